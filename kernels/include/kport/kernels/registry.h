@@ -1,0 +1,93 @@
+// The kernel library's contract: op families, their argument structs, and the
+// registry of variant instances that kport-harness lists, checks and times.
+//
+// Layouts (all row-major, contiguous):
+//   gemm:      A[M,K] * B[K,N] -> C[M,N]; inputs and C in `dtype`, fp32 accumulation.
+//   attention: Q,K,V,O as [B,H,L,d]; lse as fp32 [B,H,L] (natural log of the row sum of
+//              exp(scale * q.k), the softmax statistics); causal masks key j > query i.
+//   rmsnorm:   y[r,:] = x[r,:] / sqrt(mean(x[r,:]^2) + eps) * w[:]; w has `cols` entries.
+//   softmax:   y[r,:] = softmax(x[r,:]) over the row; `w` unused.
+// Every instance registers itself from its own translation unit (KPORT_REGISTER_KERNEL),
+// so a harness links exactly the variants that were built for its target.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+namespace kport::kernels {
+
+enum class DType { f32, f16, bf16 };
+enum class Family { gemm, attention, rmsnorm, softmax };
+
+const char* dtype_name(DType t);
+const char* family_name(Family f);
+inline int dtype_size(DType t) { return t == DType::f32 ? 4 : 2; }
+
+struct GemmArgs {
+  const void* a;
+  const void* b;
+  void* c;
+  int m, n, k;
+  DType dtype;
+};
+
+struct AttentionArgs {
+  const void* q;
+  const void* k;
+  const void* v;
+  void* o;
+  float* lse;  // [B,H,L] fp32
+  int batch, heads, seq_len, head_dim;
+  bool causal;
+  float scale;
+  DType dtype;
+};
+
+struct RowwiseArgs {  // rmsnorm and softmax
+  const void* x;
+  const void* w;  // rmsnorm weight [cols]; nullptr for softmax
+  void* y;
+  int rows, cols;
+  float eps;
+  DType dtype;
+};
+
+// Problem handed to a kernel: exactly one member is meaningful, chosen by family.
+struct Problem {
+  Family family;
+  GemmArgs gemm{};
+  AttentionArgs attention{};
+  RowwiseArgs rowwise{};
+};
+
+// An instance answers supports() before it is launched: "" when it can run the
+// problem, otherwise the reason it cannot ("head_dim 96 not supported"). A
+// supports() refusal is a clean "not supported", never an error.
+struct Instance {
+  Family family;
+  std::string variant;   // "simt", "mma_sync", "wgmma_tma", "tcgen05", "vec16"
+  std::string name;      // "gemm.wgmma_tma.128x256x64_s4"
+  std::vector<std::string> features;  // what the variant needs: "mma_sync", "wgmma", ...
+  std::vector<DType> dtypes;
+  std::string config_json;  // tiles, stages, warps as a JSON object
+  std::string (*supports)(const Problem&);
+  cudaError_t (*launch)(const Problem&, cudaStream_t);
+};
+
+// All instances linked into this binary, in registration order.
+std::vector<const Instance*>& registry();
+const Instance* find_instance(const std::string& name);
+
+struct Registrar {
+  explicit Registrar(const Instance& inst) { registry().push_back(&inst); }
+};
+
+}  // namespace kport::kernels
+
+#define KPORT_KERNEL_CONCAT2(a, b) a##b
+#define KPORT_KERNEL_CONCAT(a, b) KPORT_KERNEL_CONCAT2(a, b)
+// KPORT_REGISTER_KERNEL(instance): `instance` is a static const Instance object.
+#define KPORT_REGISTER_KERNEL(instance) \
+  static ::kport::kernels::Registrar KPORT_KERNEL_CONCAT(kport_registrar_, __LINE__){instance}
