@@ -1,0 +1,74 @@
+// Server: a multi-threaded HTTP/1.1 server (Boost.Beast) that dispatches to a Router.
+//
+// Behaviour every kport service relies on:
+//  - keep-alive and pipelining; `Server: kport` and Content-Length on every response;
+//  - 404 / 405 (with Allow) / 413 (before the body is read) / 400 (malformed, then close)
+//    / 408 (headers or body not received within read_timeout, then close), all as
+//    {"error":{"code":..,"message":..}};
+//  - a handler's exception becomes a JSON 500 and is logged;
+//  - a path parameter or query value that is not UTF-8 or holds NUL is a 400;
+//  - graceful stop in two phases (see stop()).
+//
+// Thread-safety: start() and stop() from one controlling thread; port(), metrics(),
+// stop_signal() and running() from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "kport/common/result.h"
+#include "kport/http/metrics.h"
+#include "kport/http/router.h"
+#include "kport/http/stop_signal.h"
+
+namespace kport::http {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;          // 0 picks a free port; see Server::port()
+  int threads = 4;
+  std::size_t body_limit = 8u << 20;    // bytes; larger bodies get 413
+  std::size_t header_limit = 16u << 10; // bytes; larger header blocks get 431
+  std::chrono::milliseconds read_timeout{30'000};   // to receive one request once begun
+  std::chrono::milliseconds idle_timeout{60'000};   // between keep-alive requests
+  std::chrono::milliseconds write_timeout{30'000};  // to send one response
+  std::chrono::milliseconds sse_heartbeat{15'000};  // comment line on idle event streams
+  std::size_t max_connections = 10'000;  // beyond this new connections get 503 and close
+  bool log_requests = false;             // one debug line per request
+};
+
+class Server {
+ public:
+  Server(ServerOptions options, std::shared_ptr<const Router> router);
+  ~Server();  // stops with a zero drain if still running
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds and starts the I/O threads. Errors: unavailable when the address is in use or
+  // cannot be bound (the message names it), invalid_argument for a bad host.
+  Status start();
+  // The bound port (the chosen one when options.port was 0); 0 before start().
+  std::uint16_t port() const noexcept;
+  bool running() const noexcept;
+
+  // Two-phase stop: (1) stop accepting, trigger stop_signal() so long-poll handlers reply
+  // early, close idle keep-alive connections and event streams; (2) wait up to `drain`
+  // for in-flight requests to finish, then force-close the rest and join the threads.
+  // Idempotent; blocks until the threads are joined.
+  void stop(std::chrono::milliseconds drain = std::chrono::milliseconds{5000});
+
+  Metrics& metrics() noexcept;
+  const std::shared_ptr<StopSignal>& stop_signal() const noexcept;
+  // Requests currently being handled (read complete, response not yet written).
+  std::size_t in_flight() const noexcept;
+
+  class Impl;
+
+ private:
+  std::shared_ptr<Impl> m_impl;
+};
+
+}  // namespace kport::http
