@@ -1,0 +1,42 @@
+// Problem shapes as kport names them: "m=4096,n=4096,k=4096" for gemm,
+// "b=4,h=16,l=4096,d=128,causal=1" for attention, "rows=32768,cols=4096" for the
+// row-wise families. A Shape keeps its dimensions sorted by key, so two spellings of
+// one shape compare equal and print the same canonical string.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "kport/common/result.h"
+
+namespace kport::porting {
+
+class Shape {
+ public:
+  using Dim = std::pair<std::string, std::int64_t>;
+
+  // Parses "key=value,..." with non-negative integer values and unique lowercase keys.
+  // Errors (invalid_argument) name the offending part.
+  static Result<Shape> parse(std::string_view text);
+
+  const std::vector<Dim>& dims() const { return m_dims; }
+  // The value of `key`, or -1 when the shape has no such dimension.
+  std::int64_t get(std::string_view key) const;
+  std::string canonical() const;
+
+  // Distance between two shapes of one family: the sum over dimensions of
+  // |ln(a/b)|, so 4096 vs 8192 counts as much as 512 vs 1024. Shapes that differ in
+  // their keys, or in a dimension that must match exactly (head dim `d`, `causal`),
+  // are incomparable: the distance is infinity.
+  double distance(const Shape& other) const;
+
+  friend bool operator==(const Shape& a, const Shape& b) { return a.m_dims == b.m_dims; }
+
+ private:
+  std::vector<Dim> m_dims;
+};
+
+}  // namespace kport::porting

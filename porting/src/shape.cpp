@@ -1,0 +1,83 @@
+#include "kport/porting/shape.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+namespace kport::porting {
+namespace {
+
+// Dimensions that change which code runs, not only how much work there is: a
+// measurement at another value says nothing about this one.
+bool must_match_exactly(std::string_view key) { return key == "d" || key == "causal"; }
+
+bool valid_key(std::string_view key) {
+  if (key.empty() || key.size() > 16) return false;
+  return std::all_of(key.begin(), key.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; });
+}
+
+}  // namespace
+
+Result<Shape> Shape::parse(std::string_view text) {
+  Shape shape;
+  if (text.empty()) return make_error(Errc::invalid_argument, "shape is empty; expected key=value,... such as m=4096,n=4096,k=4096");
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    std::size_t comma = text.find(',', pos);
+    std::string_view part = text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    std::size_t eq = part.find('=');
+    if (eq == std::string_view::npos)
+      return make_error(Errc::invalid_argument, "shape part '" + std::string(part) + "' is not key=value");
+    std::string_view key = part.substr(0, eq), value = part.substr(eq + 1);
+    if (!valid_key(key))
+      return make_error(Errc::invalid_argument, "shape key '" + std::string(key) + "' must be lowercase letters");
+    std::int64_t v = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc() || end != value.data() + value.size() || v < 0 || value.empty())
+      return make_error(Errc::invalid_argument, "shape value '" + std::string(value) + "' of '" + std::string(key) + "' is not a non-negative integer");
+    for (const auto& d : shape.m_dims)
+      if (d.first == key) return make_error(Errc::invalid_argument, "shape key '" + std::string(key) + "' appears twice");
+    shape.m_dims.emplace_back(std::string(key), v);
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  std::sort(shape.m_dims.begin(), shape.m_dims.end());
+  return shape;
+}
+
+std::int64_t Shape::get(std::string_view key) const {
+  for (const auto& d : m_dims)
+    if (d.first == key) return d.second;
+  return -1;
+}
+
+std::string Shape::canonical() const {
+  std::string out;
+  for (const auto& [k, v] : m_dims) {
+    if (!out.empty()) out.push_back(',');
+    out += k;
+    out.push_back('=');
+    out += std::to_string(v);
+  }
+  return out;
+}
+
+double Shape::distance(const Shape& other) const {
+  constexpr double k_inf = std::numeric_limits<double>::infinity();
+  if (m_dims.size() != other.m_dims.size()) return k_inf;
+  double total = 0;
+  for (std::size_t i = 0; i < m_dims.size(); ++i) {
+    const auto& [ka, va] = m_dims[i];
+    const auto& [kb, vb] = other.m_dims[i];
+    if (ka != kb) return k_inf;
+    if (va == vb) continue;
+    if (must_match_exactly(ka)) return k_inf;
+    // A zero-sized dimension only matches itself.
+    if (va == 0 || vb == 0) return k_inf;
+    total += std::abs(std::log(static_cast<double>(va) / static_cast<double>(vb)));
+  }
+  return total;
+}
+
+}  // namespace kport::porting

@@ -1,0 +1,41 @@
+#include "kport/porting/shape.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace kport::porting {
+
+TEST(Shape, ParsesAndCanonicalizesKeyOrder) {
+  auto s = Shape::parse("n=8,m=4,k=16");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->canonical(), "k=16,m=4,n=8");
+  EXPECT_EQ(s->get("m"), 4);
+  EXPECT_EQ(s->get("x"), -1);
+  EXPECT_TRUE(*s == *Shape::parse("k=16,m=4,n=8"));
+}
+
+TEST(Shape, RejectsMalformedInputWithTheOffendingPart) {
+  for (const char* bad : {"", "m", "m=", "m=-1", "m=1x", "M=4", "m=1,m=2", "m=1,,n=2", "m=99999999999999999999"}) {
+    auto s = Shape::parse(bad);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_EQ(s.error().code, Errc::invalid_argument) << bad;
+    EXPECT_FALSE(s.error().message.empty());
+  }
+  EXPECT_NE(Shape::parse("m=4,q=x").error().message.find("'x'"), std::string::npos);
+}
+
+TEST(Shape, DistanceIsLogRatioAndExactKeysMustMatch) {
+  auto a = *Shape::parse("m=4096,n=4096,k=4096");
+  auto b = *Shape::parse("m=8192,n=4096,k=4096");
+  EXPECT_DOUBLE_EQ(a.distance(a), 0.0);
+  EXPECT_NEAR(a.distance(b), std::log(2.0), 1e-12);
+  EXPECT_TRUE(std::isinf(a.distance(*Shape::parse("rows=1,cols=2"))));
+  auto d64 = *Shape::parse("b=4,h=16,l=4096,d=64,causal=0");
+  auto d128 = *Shape::parse("b=4,h=16,l=4096,d=128,causal=0");
+  auto causal = *Shape::parse("b=4,h=16,l=4096,d=128,causal=1");
+  EXPECT_TRUE(std::isinf(d64.distance(d128)));
+  EXPECT_TRUE(std::isinf(d128.distance(causal)));
+}
+
+}  // namespace kport::porting
