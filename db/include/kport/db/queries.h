@@ -1,0 +1,120 @@
+// Filters, pages and aggregate rows for kport::db::Store's read queries.
+//
+// Pagination is keyset: a page holds at most `limit` items (1..1000, default 100; a
+// limit outside that range is refused with invalid_argument) ordered newest first by
+// id, and `next_cursor` is set when more rows may follow; pass it back as `before_id`
+// to get the next page. Keyset pages stay fast and stable while rows are inserted.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kport/db/records.h"
+
+namespace kport::db {
+
+inline constexpr int k_max_page_limit = 1000;
+
+template <typename T>
+struct Page {
+  std::vector<T> items;
+  std::optional<std::int64_t> next_cursor;  // before_id for the next page
+};
+
+// Every set field narrows the query (AND).
+struct ResultFilter {
+  std::optional<std::string> commit_sha, target, gpu_model, family, variant, instance;
+  std::optional<std::string> dtype, shape;
+  std::optional<ResultStatus> status;
+  std::optional<std::int64_t> job_id;
+  std::optional<std::int64_t> since_ms;  // created_ms >= since_ms
+  std::optional<std::int64_t> before_id;
+  int limit = 100;
+};
+
+struct BuildRecordFilter {
+  std::optional<std::string> commit_sha, target, family, variant;
+  std::optional<BuildStatus> status;
+  std::optional<std::int64_t> job_id;
+  std::optional<std::int64_t> before_id;
+  int limit = 100;
+};
+
+struct JobFilter {
+  std::optional<std::int64_t> pipeline_id;
+  std::optional<JobStatus> status;  // awaiting_runner selects queued checks with no runner
+  std::optional<JobKind> kind;
+  std::optional<std::string> commit_sha, target;
+  std::optional<std::int64_t> before_id;
+  int limit = 100;
+};
+
+struct PipelineFilter {
+  std::optional<std::string> commit_sha, repo;
+  std::optional<PipelineReason> reason;
+  std::optional<std::int64_t> before_id;
+  int limit = 50;
+};
+
+// Counts for a commit: what ran and what came out of it.
+struct CommitSummary {
+  Commit commit;
+  std::vector<std::int64_t> pipeline_ids;
+  std::map<JobStatus, std::int64_t> jobs_by_status;
+  std::map<BuildStatus, std::int64_t> builds_by_status;
+  std::map<ResultStatus, std::int64_t> results_by_status;
+  std::vector<std::string> targets;  // targets that have build records or results
+};
+
+// Bring-up stage flags of one (target, variant), DESIGN.md "bring-up stage".
+struct BringupRow {
+  std::string family, variant;
+  bool not_applicable = false;   // latest build: a required feature is missing
+  bool built = false;            // latest build record for the target is ok
+  bool resources_clean = false;  // built with no spill stores/loads
+  bool numerics_passed = false;  // a passed result on a GPU of the target's arch
+  bool measured = false;         // a passed result with a median time
+  bool selected_best = false;    // fastest passing instance for some (gpu, dtype, shape)
+  std::optional<std::string> build_status;  // latest build status text
+  std::optional<std::string> commit_sha;    // commit of that build record
+  std::int64_t results_passed = 0, results_failed = 0;
+};
+
+struct Bringup {
+  Target target;
+  std::optional<std::string> commit_sha;  // restricted to this commit when given
+  std::vector<BringupRow> rows;           // ordered by family, variant
+};
+
+// The fastest passing result of one kernel instance on one GPU model, dtype and shape,
+// kept current on every insert (summary table best_candidates).
+struct BestCandidate {
+  std::string gpu_model, arch, family, dtype, shape;
+  std::vector<std::pair<std::string, std::int64_t>> dims;  // parsed from shape, in order
+  std::string instance, variant, target, commit_sha;
+  double median_us = 0;
+  std::optional<double> stddev_us;
+  std::optional<std::int64_t> samples;
+  std::optional<double> tflops, gbps, ratio;
+  std::int64_t result_id = 0;      // the result that holds median_us
+  std::int64_t passed_count = 0;   // passing results behind this row
+  std::int64_t measured_ms = 0;    // created_ms of result_id
+};
+
+// An instance whose build record is ok for a target (for provisional answers).
+struct BuiltInstance {
+  std::string target, family, variant, commit_sha;
+  std::int64_t build_record_id = 0;
+  std::int64_t created_ms = 0;
+};
+
+struct QueueStats {
+  std::map<JobStatus, std::int64_t> jobs_by_status;  // awaiting_runner split out of queued
+  std::int64_t runners_online = 0;
+  std::map<RunnerRole, std::int64_t> runners_online_by_role;
+};
+
+}  // namespace kport::db

@@ -1,0 +1,231 @@
+// kport::db::Store: the coordinator's SQLite database.
+//
+// What: every persistent fact kport knows (catalog, commits, pipelines, the job queue,
+// runners, artifacts, build records, results, logs) behind typed, thread-safe methods.
+//
+// Ownership: a Store owns one SQLite file (plus its WAL) and, when configured, an
+// artifact directory. Only one process may open a database at a time (the coordinator);
+// open() takes no lock for that, the deployment guarantees it. Destroying the Store
+// drains queued writes, commits them and checkpoints the WAL.
+//
+// Threads: every public method may be called from any thread concurrently. Writes go to
+// one writer thread that groups queued requests into one transaction (group commit);
+// a write method returns only after its transaction committed, so an acknowledged write
+// survives a process kill. A failing request inside a batch is rolled back alone (a
+// savepoint each) and does not fail its neighbours. Reads run on a small pool of reader
+// connections and see every write acknowledged before they started.
+//
+// Errors: no exception crosses this API. Errors carry kport::Errc: invalid_argument for
+// bad input (the message names the field), not_found, conflict for a state that forbids
+// the request (stale attempt, lease of another runner), unavailable when SQLite stays
+// busy or the store is closing, internal for anything SQLite reports unexpectedly.
+//
+// Queue state machine (jobs):
+//   queued --claim--> running --complete--> succeeded
+//                        |  --fail(retry, attempts left)--> queued
+//                        |  --fail / last attempt--> failed
+//                        |  --lease expired, attempts left--> queued (attempt counted)
+//                        |  --lease expired, last attempt--> failed
+//                        |       ("lease expired after N attempts")
+//                        `--cancel--> cancel_requested stays running until the runner
+//                           completes/fails it (-> cancelled) or its lease expires
+//                           (-> cancelled); the runner learns it from heartbeat().
+//   queued --cancel--> cancelled at once.
+//   A check job with depends_on is claimable only once that build job succeeded.
+//   awaiting_runner is derived, not stored: queries report it for a queued check job
+//   while no online gpu runner of its arch (and gpu_model, if pinned) exists.
+//   claim() picks the oldest claimable queued job the runner matches: build jobs for
+//   build runners whose targets include the job's target; check jobs for gpu runners
+//   whose arch equals the job's arch (and gpu_model, if pinned).
+//   When a build job succeeds, complete() enqueues in the same transaction one check
+//   job per arch in target_check_arches(target) (set_target_check_arches; when none is
+//   registered: the target's own arch), depends_on = the build job, same pipeline,
+//   commit and target; their ids come back in CompleteReply::spawned. Coordinators
+//   wanting a different fan-out pass spawn_checks=false and call enqueue().
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kport/common/result.h"
+#include "kport/db/queries.h"
+#include "kport/db/records.h"
+#include "kport/db/types.h"
+
+namespace kport::db {
+
+struct Options {
+  std::string path;          // database file; created when missing
+  std::string artifact_dir;  // content-addressed blobs; empty: artifacts disabled
+  int readers = 4;           // reader connections
+  int busy_timeout_ms = 5000;
+  int max_batch = 512;                     // write requests per transaction at most
+  std::int64_t lease_ms = 60'000;          // default lease claim() grants
+  std::int64_t runner_online_ms = 90'000;  // a runner is online if heard from within this
+  std::function<std::int64_t()> clock;     // Unix ms; default kport::now_unix_ms (tests inject)
+};
+
+// The schema version this build of kport knows (highest migration number).
+int schema_version() noexcept;
+
+struct Claim {
+  Job job;  // status running, attempt already incremented, lease set
+  std::int64_t lease_expires_ms = 0;
+};
+
+struct HeartbeatReply {
+  std::int64_t lease_expires_ms = 0;
+  bool cancel_requested = false;  // stop work and call fail(); the job ends cancelled
+};
+
+struct CompleteReply {
+  JobStatus status = JobStatus::succeeded;  // the job's status afterwards
+  bool duplicate = false;                   // this attempt was already reported
+  std::vector<std::int64_t> spawned;        // check jobs enqueued by this completion
+};
+
+struct ExpiredLease {
+  std::int64_t job_id = 0;
+  int attempt = 0;
+  std::int64_t runner_id = 0;
+  JobStatus status = JobStatus::queued;  // queued (retry), failed or cancelled
+};
+
+class Store {
+ public:
+  // Opens (creating if needed) the database, applies pending migrations in one
+  // transaction each, and starts the writer. Fails with `unavailable` when the file
+  // cannot be opened and with `conflict` when it was written by a newer kport:
+  // "database schema version 7 is newer than this kport (5); upgrade kport".
+  static Result<std::unique_ptr<Store>> open(Options options);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  const Options& options() const noexcept;
+  // Migration versions recorded in schema_migrations, ascending.
+  Result<std::vector<int>> applied_migrations();
+  // Checkpoints the WAL into the main file (TRUNCATE); safe at any time.
+  Status checkpoint();
+
+  // ---- catalog ---------------------------------------------------------------------
+  // Inserts or updates a target; returns true when it was not known before (it is then
+  // flagged new). first_seen_ms and an existing is_new flag are kept on update.
+  Result<bool> upsert_target(const Target& target);
+  Status acknowledge_target(std::string_view name);  // clears is_new
+  Result<std::optional<Target>> get_target(std::string_view name);
+  Result<std::vector<Target>> list_targets();
+  // Arches whose GPUs must check this target's builds (see the state machine above).
+  Status set_target_check_arches(std::string_view target, const std::vector<std::string>& arches);
+  Result<std::vector<std::string>> target_check_arches(std::string_view target);
+  // Records a GPU model and driver seen (register_runner does it for gpu runners);
+  // returns true when the model is new, or the driver is new for it.
+  Result<bool> record_gpu_model(std::string_view name, std::string_view arch, std::string_view driver);
+  Result<std::vector<GpuModel>> list_gpu_models();
+
+  // Inserts or updates instances (and their families and variants) by name.
+  Status upsert_kernel_instances(const std::vector<KernelInstance>& instances);
+  Result<std::vector<KernelInstance>> list_kernel_instances(std::optional<std::string> family = {});
+
+  Result<Repository> upsert_repository(std::string_view name, std::string_view url);
+  Result<std::vector<Repository>> list_repositories();
+  // Inserts a commit (its repository must exist); an existing sha is left unchanged.
+  Status put_commit(const Commit& commit);
+  Result<std::optional<Commit>> get_commit(std::string_view sha);
+
+  // ---- pipelines and the job queue ---------------------------------------------------
+  // Creates the pipeline and enqueues its jobs atomically. A JobSpec's depends_on may
+  // be -(i+1) to name the i-th job of this same pipeline (resolved to its id).
+  Result<Pipeline> create_pipeline(const NewPipeline& pipeline);
+  Result<std::vector<std::int64_t>> enqueue(std::int64_t pipeline_id, const std::vector<JobSpec>& jobs);
+  Result<std::optional<Pipeline>> get_pipeline(std::int64_t id);
+  Result<Page<Pipeline>> list_pipelines(const PipelineFilter& filter);
+  Result<std::optional<Job>> get_job(std::int64_t id);
+  Result<Page<Job>> list_jobs(const JobFilter& filter);
+
+  // Leases the oldest matching queued job to the runner; nullopt when none matches.
+  // lease_ms <= 0 uses Options::lease_ms. Refuses unknown runners (not_found) and
+  // deregistered ones (gone). A job the runner still holds is abandoned first: it goes
+  // back to the queue (attempt counted) as if its lease had expired.
+  Result<std::optional<Claim>> claim(std::int64_t runner_id, std::int64_t lease_ms = 0);
+  // Records the runner as alive; with a job, extends its lease (conflict when the lease
+  // is not this runner's or the attempt is stale; gone when the job already ended).
+  Result<HeartbeatReply> heartbeat(std::int64_t runner_id, std::optional<std::int64_t> job_id = {},
+                                   int attempt = 0, std::int64_t lease_ms = 0);
+  // Marks the attempt succeeded (or cancelled when cancel was requested). Repeating it
+  // for the same attempt answers duplicate=true; a stale attempt or a lease held by
+  // another runner is refused with conflict.
+  Result<CompleteReply> complete(std::int64_t job_id, std::int64_t runner_id, int attempt,
+                                 bool spawn_checks = true);
+  // Reports the attempt as failed. retry=true requeues while attempts remain; otherwise
+  // (or at the last attempt) the job fails with `reason`. Idempotent like complete().
+  Result<CompleteReply> fail(std::int64_t job_id, std::int64_t runner_id, int attempt,
+                             std::string_view reason, bool retry = false);
+  // Cancels a queued job at once, flags a running one (see heartbeat); a finished job
+  // answers its final status unchanged.
+  Result<JobStatus> cancel(std::int64_t job_id);
+  Result<std::int64_t> cancel_pipeline(std::int64_t pipeline_id);  // jobs affected
+  // Returns jobs whose lease expired at `now_ms` to the queue, or fails them at their
+  // last attempt; returns what it changed.
+  Result<std::vector<ExpiredLease>> expire_leases(std::int64_t now_ms);
+  Result<QueueStats> queue_stats();
+
+  // ---- runners ---------------------------------------------------------------------
+  Result<RegisteredRunner> register_runner(const NewRunner& runner);
+  // Finds the runner whose token hashes to the stored hash; unauthorized otherwise
+  // (also for deregistered runners).
+  Result<Runner> authenticate_runner(std::string_view token);
+  Result<std::optional<Runner>> get_runner(std::int64_t id);
+  Result<std::vector<Runner>> list_runners(bool include_deregistered = false);
+  // Marks it deregistered; a job it holds goes back to the queue (attempt counted).
+  Status deregister_runner(std::int64_t runner_id);
+
+  // ---- artifacts ---------------------------------------------------------------------
+  // Stores the blob under its SHA-256 after checking it equals expected_sha256
+  // (unprocessable on mismatch). Storing known content again is a no-op.
+  Result<Artifact> put_artifact(std::string_view name, std::string_view kind,
+                                std::string_view expected_sha256, std::string_view data);
+  // Same, streaming from a file the caller wrote (moved into the store on success).
+  Result<Artifact> put_artifact_file(std::string_view name, std::string_view kind,
+                                     std::string_view expected_sha256, const std::string& file);
+  Result<std::optional<Artifact>> get_artifact(std::string_view sha256);
+
+  // ---- build records, results, logs ---------------------------------------------------
+  // Idempotent per (job, attempt, target, variant). When job_id is set the job must
+  // exist and `attempt` must be its current attempt (conflict otherwise); duplicates
+  // are reported, not refused, whatever the job's state.
+  Result<std::vector<PutOutcome>> put_build_records(const std::vector<BuildRecord>& records);
+  Result<Page<BuildRecord>> list_build_records(const BuildRecordFilter& filter);
+  // Idempotent per (job, attempt, instance, dtype, shape); job checks as above, and a
+  // set runner_id must be the lease holder. All of a call's rows commit together or none.
+  Result<std::vector<PutOutcome>> put_results(const std::vector<ResultRecord>& results);
+  Result<std::optional<ResultRecord>> get_result(std::int64_t id);
+  Result<Page<ResultRecord>> list_results(const ResultFilter& filter);
+  Status append_job_log(std::int64_t job_id, int attempt, std::string_view text);
+  Result<std::vector<LogChunk>> job_log(std::int64_t job_id, std::int64_t after_seq = 0,
+                                        int limit = 1000);
+
+  // ---- aggregates --------------------------------------------------------------------
+  Result<std::optional<CommitSummary>> commit_summary(std::string_view sha);
+  Result<std::optional<Bringup>> bringup(std::string_view target,
+                                         std::optional<std::string> commit_sha = {});
+  // Per shape, the fastest passing result of every instance on that GPU model; ordered
+  // by shape, then median. Empty gpu_model means every GPU model (provisional answers).
+  Result<std::vector<BestCandidate>> best_candidates(std::string_view gpu_model,
+                                                     std::string_view family, std::string_view dtype);
+  // Variants whose latest build record for the target is ok.
+  Result<std::vector<BuiltInstance>> built_variants(std::string_view target, std::string_view family);
+
+  class Impl;
+
+ private:
+  explicit Store(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> m_impl;
+};
+
+}  // namespace kport::db
