@@ -1,0 +1,126 @@
+// attention.wgmma_tma instances: host side of the Hopper attention kernel (see the
+// .cuh for the algorithm). Builds the three TMA tensor maps per launch through the
+// driver entry point (no link against libcuda), picks the dtype/causal instantiation
+// and launches one CTA per (query tile, batch*head).
+#include <cudaTypedefs.h>
+
+#include <cmath>
+#include <string>
+
+#include "attention_wgmma_tma_sm90.cuh"
+#include "kport/kernels/registry.h"
+
+namespace kport::kernels::attention_wgmma_tma {
+namespace {
+
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* ptr = nullptr;
+    cudaDriverEntryPointQueryResult status{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &ptr, 12000, cudaEnableDefault,
+                                         &status) != cudaSuccess ||
+        status != cudaDriverEntryPointSuccess)
+      ptr = nullptr;
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(ptr);
+  }();
+  return fn;
+}
+
+// [B*H, L, d] viewed as 3-D so that rows past L are zero-filled instead of read from
+// the next head; box = 64 columns (one 128-byte swizzle row) x `rows`.
+bool make_map(CUtensorMap* map, const void* ptr, const AttentionArgs& a, int rows) {
+  auto encode = tensor_map_encoder();
+  if (encode == nullptr) return false;
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(a.head_dim),
+                              static_cast<cuuint64_t>(a.seq_len),
+                              static_cast<cuuint64_t>(a.batch) * a.heads};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(a.head_dim) * 2,
+                                 static_cast<cuuint64_t>(a.seq_len) * a.head_dim * 2};
+  const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(rows), 1};
+  const cuuint32_t elem_strides[3] = {1, 1, 1};
+  const CUtensorMapDataType type = a.dtype == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                          : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  return encode(map, type, 3, const_cast<void*>(ptr), dims, strides, box, elem_strides,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+template <class Cfg, class T, bool Causal>
+cudaError_t launch_typed(const AttentionArgs& a, cudaStream_t stream) {
+  CUtensorMap tm_q, tm_k, tm_v;
+  if (!make_map(&tm_q, a.q, a, Cfg::k_br) || !make_map(&tm_k, a.k, a, Cfg::k_bc) ||
+      !make_map(&tm_v, a.v, a, Cfg::k_bc))
+    return cudaErrorInvalidValue;
+  auto kernel = attention_fwd_wgmma_kernel<Cfg, T, Causal>;
+  static const cudaError_t attr = cudaFuncSetAttribute(
+      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::k_smem_bytes);
+  if (attr != cudaSuccess) return attr;
+  const dim3 grid((a.seq_len + Cfg::k_br - 1) / Cfg::k_br, a.batch * a.heads);
+  const float scale_log2 = a.scale * 1.4426950408889634f;
+  kernel<<<grid, Cfg::k_threads, Cfg::k_smem_bytes, stream>>>(
+      tm_q, tm_k, tm_v, static_cast<T*>(a.o), a.lse, a.seq_len, scale_log2);
+  return cudaGetLastError();
+}
+
+template <class Cfg>
+std::string supports(const Problem& p) {
+  if (p.family != Family::attention) return "not an attention problem";
+  const AttentionArgs& a = p.attention;
+  if (a.dtype != DType::bf16 && a.dtype != DType::f16)
+    return std::string("dtype ") + dtype_name(a.dtype) + " not supported (bf16 and f16 only)";
+  if (a.head_dim != Cfg::k_d)
+    return "head_dim " + std::to_string(a.head_dim) + " not supported by this instance (needs " +
+           std::to_string(Cfg::k_d) + ")";
+  if (a.batch < 1 || a.heads < 1 || a.seq_len < 1) return "batch, heads and seq_len must be >= 1";
+  if (a.batch > 65535 / a.heads) return "batch * heads must be at most 65535";
+  if (!(a.scale > 0.f) || !std::isfinite(a.scale)) return "softmax scale must be positive and finite";
+  for (const void* ptr : {a.q, a.k, a.v, static_cast<const void*>(a.o)})
+    if (reinterpret_cast<uintptr_t>(ptr) % 16 != 0) return "Q, K, V and O must be 16-byte aligned";
+  if (tensor_map_encoder() == nullptr) return "driver has no cuTensorMapEncodeTiled";
+  return "";
+}
+
+template <class Cfg>
+cudaError_t launch(const Problem& p, cudaStream_t stream) {
+  const AttentionArgs& a = p.attention;
+  if (a.dtype == DType::bf16)
+    return a.causal ? launch_typed<Cfg, __nv_bfloat16, true>(a, stream)
+                    : launch_typed<Cfg, __nv_bfloat16, false>(a, stream);
+  return a.causal ? launch_typed<Cfg, __half, true>(a, stream)
+                  : launch_typed<Cfg, __half, false>(a, stream);
+}
+
+template <class Cfg>
+std::string config_json() {
+  return "{\"head_dim\":" + std::to_string(Cfg::k_d) + ",\"br\":" + std::to_string(Cfg::k_br) +
+         ",\"bc\":" + std::to_string(Cfg::k_bc) + ",\"stages\":" + std::to_string(Cfg::k_stages) +
+         ",\"consumer_warpgroups\":" + std::to_string(Cfg::k_consumers) +
+         ",\"threads\":" + std::to_string(Cfg::k_threads) +
+         ",\"smem_bytes\":" + std::to_string(Cfg::k_smem_bytes) + "}";
+}
+
+template <class Cfg>
+Instance make_instance(const char* name) {
+  return Instance{Family::attention,
+                  "wgmma_tma",
+                  name,
+                  {"wgmma", "tma", "mbarrier", "setmaxnreg"},
+                  {DType::bf16, DType::f16},
+                  config_json<Cfg>(),
+                  &supports<Cfg>,
+                  &launch<Cfg>};
+}
+
+using D64 = TileConfig<64, 128, 128, 2>;
+using D128 = TileConfig<128, 128, 128, 2>;
+
+const Instance k_d64 = make_instance<D64>("attention.wgmma_tma.d64_br128_bc128");
+const Instance k_d128 = make_instance<D128>("attention.wgmma_tma.d128_br128_bc128");
+
+}  // namespace
+
+KPORT_REGISTER_KERNEL(k_d64);
+KPORT_REGISTER_KERNEL(k_d128);
+
+}  // namespace kport::kernels::attention_wgmma_tma

@@ -1,0 +1,364 @@
+// attention.wgmma_tma: forward attention for Hopper (sm_90a), FlashAttention-3 style.
+//
+// Algorithm: one CTA computes Br query rows of one (batch, head). Warpgroup 0 is the
+// producer: one thread loads the Q tile once and streams K and V tiles through a
+// k_stages-deep ring with TMA (128-byte swizzled, 64-column panels), each tile landing
+// on its own mbarrier so the S GEMM can start before V arrives. Each consumer
+// warpgroup owns 64 query rows: S = Q.K^T with wgmma (both operands in shared memory,
+// K-major), online softmax on the fp32 accumulators with exp2 and the scale folded into
+// log2(e), then O += P.V with wgmma taking P from registers (re-packed to 16 bits) and
+// V from shared memory as an MN-major (transposed) operand. The producer gives its
+// registers to the consumers with setmaxnreg. Causal CTAs are launched heaviest first
+// and stop at the diagonal; only the diagonal and tail blocks are masked.
+//
+// Target: sm_90a only (wgmma, setmaxnreg, TMA). Constraints: head_dim in {64, 128},
+// bf16 or fp16, any seq_len >= 1 (TMA zero-fills past the end; the tail is masked and
+// stored rows are guarded), positive softmax scale, [B,H,L,d] contiguous tensors with
+// 16-byte aligned bases.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "wgmma_ops_sm90.cuh"
+
+namespace kport::kernels::attention_wgmma_tma {
+
+template <int D, int Br, int Bc, int Stages>
+struct TileConfig {
+  static constexpr int k_d = D;
+  static constexpr int k_br = Br;
+  static constexpr int k_bc = Bc;
+  static constexpr int k_stages = Stages;
+  static constexpr int k_consumers = Br / 64;  // consumer warpgroups, 64 rows each
+  static constexpr int k_threads = 128 * (k_consumers + 1);
+  static constexpr int k_panels = D / 64;  // 64 columns of 16-bit values = one 128-byte swizzle row
+  static constexpr int k_q_bytes = Br * D * 2;
+  static constexpr int k_kv_bytes = Bc * D * 2;
+  static constexpr int k_q_off = 0;
+  static constexpr int k_k_off = k_q_off + k_q_bytes;
+  static constexpr int k_v_off = k_k_off + Stages * k_kv_bytes;
+  static constexpr int k_bar_off = k_v_off + Stages * k_kv_bytes;
+  static constexpr int k_num_bars = 1 + 3 * Stages;  // q_full, k_full[], v_full[], empty[]
+  static constexpr int k_smem_bytes = k_bar_off + 8 * k_num_bars + 1024;  // + alignment slack
+
+  static_assert(D == 64 || D == 128, "head_dim must be 64 or 128");
+  static_assert(Br % 64 == 0 && Br >= 64 && Br <= 192, "Br: 1 to 3 consumer warpgroups");
+  static_assert(Bc == 64 || Bc == 128, "Bc must be 64 or 128 (wgmma N of the S GEMM)");
+  static_assert(Stages >= 2 && Stages <= 4, "2 to 4 K/V stages");
+  static_assert(k_q_bytes % 1024 == 0 && k_kv_bytes % 1024 == 0, "swizzle atoms are 1 KiB");
+  static_assert(k_smem_bytes <= 227 * 1024, "exceeds Hopper shared memory per block");
+};
+
+namespace detail {
+
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
+}
+
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+// 3-D tiled TMA load: coordinates are (column, row in the sequence, batch*head).
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map, int c0, int c1,
+                                            int c2, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+      : "memory");
+}
+
+// Shared-memory matrix descriptor, 128-byte swizzle. K-major operands (Q, K) ignore
+// `lbo`; for the MN-major V operand `lbo` is the distance between 64-column panels.
+// `sbo` is the distance between groups of 8 rows (8 x 128 bytes).
+__device__ __forceinline__ uint64_t make_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
+  uint64_t desc = 0;
+  desc |= static_cast<uint64_t>((addr & 0x3FFFF) >> 4);
+  desc |= static_cast<uint64_t>((lbo >> 4) & 0x3FFF) << 16;
+  desc |= static_cast<uint64_t>((sbo >> 4) & 0x3FFF) << 32;
+  desc |= static_cast<uint64_t>(1) << 62;  // 128-byte swizzle
+  return desc;
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+// Keeps the compiler from moving accumulator reads or writes across wgmma issue/wait.
+template <int N>
+__device__ __forceinline__ void fence_regs(float (&r)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+
+template <class T>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+  if constexpr (sizeof(T) == 2 && __is_same(T, __nv_bfloat16)) {
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t*>(&v);
+  } else {
+    __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<uint32_t*>(&v);
+  }
+}
+
+template <class T, int N>
+__device__ __forceinline__ void mma_ss(float (&d)[N / 2], uint64_t da, uint64_t db, int acc) {
+  using namespace kport::kernels::wgmma_sm90;
+  constexpr bool k_bf16 = __is_same(T, __nv_bfloat16);
+  if constexpr (N == 128) {
+    if constexpr (k_bf16) mma_ss_m64n128k16_bf16(d, da, db, acc);
+    else mma_ss_m64n128k16_f16(d, da, db, acc);
+  } else {
+    if constexpr (k_bf16) mma_ss_m64n64k16_bf16(d, da, db, acc);
+    else mma_ss_m64n64k16_f16(d, da, db, acc);
+  }
+}
+
+template <class T, int N>
+__device__ __forceinline__ void mma_rs_tb(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db) {
+  using namespace kport::kernels::wgmma_sm90;
+  constexpr bool k_bf16 = __is_same(T, __nv_bfloat16);
+  if constexpr (N == 128) {
+    if constexpr (k_bf16) mma_rs_m64n128k16_bf16<1>(d, a, db, 1);
+    else mma_rs_m64n128k16_f16<1>(d, a, db, 1);
+  } else {
+    if constexpr (k_bf16) mma_rs_m64n64k16_bf16<1>(d, a, db, 1);
+    else mma_rs_m64n64k16_f16<1>(d, a, db, 1);
+  }
+}
+
+__device__ __forceinline__ float quad_max(float x) {
+  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+}
+__device__ __forceinline__ float quad_sum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 1);
+  return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+
+}  // namespace detail
+
+template <class Cfg, class T, bool Causal>
+__global__ void __launch_bounds__(Cfg::k_threads, 1)
+    attention_fwd_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q,
+                               const __grid_constant__ CUtensorMap tm_k,
+                               const __grid_constant__ CUtensorMap tm_v, T* __restrict__ out,
+                               float* __restrict__ lse, int seq_len, float scale_log2) {
+  using namespace detail;
+  constexpr int D = Cfg::k_d, Br = Cfg::k_br, Bc = Cfg::k_bc, S = Cfg::k_stages;
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const uint32_t q_smem = base + Cfg::k_q_off;
+  const uint32_t k_smem = base + Cfg::k_k_off;
+  const uint32_t v_smem = base + Cfg::k_v_off;
+  const uint32_t bars = base + Cfg::k_bar_off;
+  const uint32_t q_full = bars;
+  auto k_full = [&](int s) { return bars + 8u * (1 + s); };
+  auto v_full = [&](int s) { return bars + 8u * (1 + S + s); };
+  auto empty = [&](int s) { return bars + 8u * (1 + 2 * S + s); };
+
+  const int bh = blockIdx.y;
+  const int m_block = Causal ? (gridDim.x - 1 - blockIdx.x) : blockIdx.x;
+  const int kv_len = Causal ? min(seq_len, (m_block + 1) * Br) : seq_len;
+  const int n_blocks = (kv_len + Bc - 1) / Bc;
+
+  if (threadIdx.x == 0) {
+    mbar_init(q_full, 1);
+    for (int s = 0; s < S; ++s) {
+      mbar_init(k_full(s), 1);
+      mbar_init(v_full(s), 1);
+      mbar_init(empty(s), 4 * Cfg::k_consumers);  // one arrival per consumer warp
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  const int wg = threadIdx.x / 128;
+  if (wg == 0) {
+    // Producer warpgroup: a single thread issues every TMA load.
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
+    if (threadIdx.x == 0) {
+      mbar_expect_tx(q_full, Cfg::k_q_bytes);
+      for (int p = 0; p < Cfg::k_panels; ++p)
+        tma_load_3d(q_smem + p * Br * 128, &tm_q, p * 64, m_block * Br, bh, q_full);
+      for (int j = 0; j < n_blocks; ++j) {
+        const int s = j % S;
+        if (j >= S) mbar_wait(empty(s), ((j / S) - 1) & 1);
+        mbar_expect_tx(k_full(s), Cfg::k_kv_bytes);
+        for (int p = 0; p < Cfg::k_panels; ++p)
+          tma_load_3d(k_smem + s * Cfg::k_kv_bytes + p * Bc * 128, &tm_k, p * 64, j * Bc, bh,
+                      k_full(s));
+        mbar_expect_tx(v_full(s), Cfg::k_kv_bytes);
+        for (int p = 0; p < Cfg::k_panels; ++p)
+          tma_load_3d(v_smem + s * Cfg::k_kv_bytes + p * Bc * 128, &tm_v, p * 64, j * Bc, bh,
+                      v_full(s));
+      }
+    }
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
+    const int c = wg - 1;                 // consumer index: rows [64c, 64c+64) of the tile
+    const int warp = (threadIdx.x / 32) % 4;
+    const int lane = threadIdx.x % 32;
+    const int row0 = m_block * Br + c * 64 + warp * 16 + lane / 4;  // and row0 + 8
+    const int col_in_quad = 2 * (lane % 4);
+
+    float o_acc[D / 2];
+#pragma unroll
+    for (int i = 0; i < D / 2; ++i) o_acc[i] = 0.f;
+    float m_run[2] = {-INFINITY, -INFINITY};
+    float l_run[2] = {0.f, 0.f};
+
+    const uint32_t q_rows = q_smem + c * 64 * 128;
+    mbar_wait(q_full, 0);
+
+    for (int j = 0; j < n_blocks; ++j) {
+      const int s = j % S;
+      const uint32_t phase = (j / S) & 1;
+      const uint32_t k_tile = k_smem + s * Cfg::k_kv_bytes;
+      const uint32_t v_tile = v_smem + s * Cfg::k_kv_bytes;
+
+      float s_acc[Bc / 2];
+      mbar_wait(k_full(s), phase);
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+        const uint32_t off = (kk % 4) * 32;  // 16 columns inside the swizzled 128-byte row
+        const uint64_t da = make_desc(q_rows + (kk / 4) * Br * 128 + off, 16, 1024);
+        const uint64_t db = make_desc(k_tile + (kk / 4) * Bc * 128 + off, 16, 1024);
+        mma_ss<T, Bc>(s_acc, da, db, kk > 0 ? 1 : 0);
+      }
+      wgmma_commit();
+      wgmma_wait<0>();
+      fence_regs(s_acc);
+
+      // Mask keys past the end and, for causal, keys after the query.
+      const int key0 = j * Bc;
+      const bool need_mask = (key0 + Bc > seq_len) || (Causal && key0 + Bc - 1 > m_block * Br);
+      if (need_mask) {
+#pragma unroll
+        for (int i = 0; i < Bc / 8; ++i) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int key = key0 + i * 8 + col_in_quad + (e & 1);
+            const int row = row0 + 8 * (e >> 1);
+            if (key >= seq_len || (Causal && key > row)) s_acc[i * 4 + e] = -INFINITY;
+          }
+        }
+      }
+
+      // Online softmax in the log2 domain, statistics in fp32.
+      float alpha[2];
+      float m_use[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float mx = -INFINITY;
+#pragma unroll
+        for (int i = 0; i < Bc / 8; ++i) mx = fmaxf(mx, fmaxf(s_acc[i * 4 + 2 * h], s_acc[i * 4 + 2 * h + 1]));
+        mx = quad_max(mx);
+        const float m_new = fmaxf(m_run[h], mx * scale_log2);
+        m_use[h] = (m_new == -INFINITY) ? 0.f : m_new;
+        alpha[h] = exp2f(m_run[h] - m_use[h]);
+        m_run[h] = m_new;
+      }
+      float row_sum[2] = {0.f, 0.f};
+#pragma unroll
+      for (int i = 0; i < Bc / 8; ++i) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int h = e >> 1;
+          const float p = exp2f(fmaf(s_acc[i * 4 + e], scale_log2, -m_use[h]));
+          s_acc[i * 4 + e] = p;
+          row_sum[h] += p;
+        }
+      }
+#pragma unroll
+      for (int h = 0; h < 2; ++h) l_run[h] = l_run[h] * alpha[h] + row_sum[h];
+#pragma unroll
+      for (int i = 0; i < D / 8; ++i) {
+        o_acc[i * 4 + 0] *= alpha[0];
+        o_acc[i * 4 + 1] *= alpha[0];
+        o_acc[i * 4 + 2] *= alpha[1];
+        o_acc[i * 4 + 3] *= alpha[1];
+      }
+
+      // P as the register A operand: keys [16kk, 16kk+16) are accumulator slabs 2kk, 2kk+1.
+      uint32_t p_frag[Bc / 16][4];
+#pragma unroll
+      for (int kk = 0; kk < Bc / 16; ++kk) {
+        p_frag[kk][0] = pack2<T>(s_acc[(2 * kk) * 4 + 0], s_acc[(2 * kk) * 4 + 1]);
+        p_frag[kk][1] = pack2<T>(s_acc[(2 * kk) * 4 + 2], s_acc[(2 * kk) * 4 + 3]);
+        p_frag[kk][2] = pack2<T>(s_acc[(2 * kk + 1) * 4 + 0], s_acc[(2 * kk + 1) * 4 + 1]);
+        p_frag[kk][3] = pack2<T>(s_acc[(2 * kk + 1) * 4 + 2], s_acc[(2 * kk + 1) * 4 + 3]);
+      }
+
+      mbar_wait(v_full(s), phase);
+      fence_regs(o_acc);
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < Bc / 16; ++kk) {
+        // 16 keys = two 8-row groups (sbo); the D columns span D/64 panels (lbo).
+        const uint64_t db = make_desc(v_tile + kk * 16 * 128, Bc * 128, 1024);
+        mma_rs_tb<T, D>(o_acc, p_frag[kk], db);
+      }
+      wgmma_commit();
+      wgmma_wait<0>();
+      fence_regs(o_acc);
+      if (lane == 0) mbar_arrive(empty(s));
+    }
+
+    // Epilogue: normalise, store O in the input type and the natural-log LSE.
+    const size_t head_base = static_cast<size_t>(bh) * seq_len;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float l = quad_sum(l_run[h]);
+      const float inv = l > 0.f ? 1.f / l : 0.f;
+      const int row = row0 + 8 * h;
+      if (row < seq_len) {
+        T* dst = out + (head_base + row) * D + col_in_quad;
+#pragma unroll
+        for (int i = 0; i < D / 8; ++i) {
+          *reinterpret_cast<uint32_t*>(dst + i * 8) =
+              pack2<T>(o_acc[i * 4 + 2 * h] * inv, o_acc[i * 4 + 2 * h + 1] * inv);
+        }
+        if (lane % 4 == 0)
+          lse[head_base + row] = l > 0.f ? m_run[h] * 0.6931471805599453f + logf(l) : -INFINITY;
+      }
+    }
+  }
+}
+
+}  // namespace kport::kernels::attention_wgmma_tma
