@@ -1,0 +1,313 @@
+// Hopper gemm: C[M,N] = A[M,K] * B[K,N], row-major, bf16/fp16 in, fp32 accumulate, C in the
+// input type. Target sm_90a only (wgmma, setmaxnreg).
+//
+// Algorithm: a persistent grid (one CTA per SM) walks output tiles in a grouped order, so the
+// tiles in flight share rows of A and columns of B in L2. Each CTA has three warpgroups. The
+// producer warpgroup gives registers away (setmaxnreg.dec) and one of its threads streams
+// BMxBK tiles of A and BKxBN tiles of B into a ring of shared-memory stages with TMA
+// (128-byte swizzle), each stage guarded by a "full" and an "empty" mbarrier. The two consumer
+// warpgroups take the registers (setmaxnreg.inc), each owns 64 rows of the tile and issues
+// wgmma m64nBNk16 over the stage (A K-major, B MN-major through the transpose bit), keeping
+// one k-block of wgmma in flight before releasing the previous stage. The epilogue converts the
+// fp32 accumulators and stores them straight from registers, guarded at the M and N edges.
+//
+// Constraints: K and N multiples of 8 (TMA needs 16-byte global row strides) and 16-byte
+// aligned A and B; M is free. Edges in M, N and K are handled by TMA zero fill on loads and
+// by predicated stores.
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+#include "kport/kernels/registry.h"
+#include "wgmma_ops_sm90.cuh"
+
+namespace kport::kernels::gemm_wgmma_tma {
+namespace {
+
+constexpr int k_consumers = 2;                       // consumer warpgroups
+constexpr int k_threads = 128 * (1 + k_consumers);   // + one producer warpgroup
+constexpr int k_group_m = 8;                         // tile rows per L2 group
+constexpr int k_producer_regs = 40;
+constexpr int k_consumer_regs = 232;
+
+template <int BM_, int BN_, int BK_, int Stages_>
+struct Config {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, Stages = Stages_;
+  static_assert(BM == 64 * k_consumers, "each consumer warpgroup owns 64 rows");
+  static_assert(BN == 128 || BN == 256, "wgmma wrappers exist for n128 and n256");
+  static_assert(BK == 64, "one 128-byte swizzle row of 16-bit elements per K block");
+  static_assert(Stages >= 2 && Stages <= 8, "pipeline depth");
+  static constexpr int a_bytes = BM * BK * 2;
+  static constexpr int b_chunk_bytes = BK * 64 * 2;  // one 64-column slab of B
+  static constexpr int b_bytes = BK * BN * 2;
+  static constexpr int stage_bytes = a_bytes + b_bytes;
+  static_assert(a_bytes % 1024 == 0 && b_chunk_bytes % 1024 == 0, "swizzle atoms are 1 KiB");
+  // stages, then the barriers, plus slack to align the base to 1 KiB
+  static constexpr int smem_bytes = Stages * stage_bytes + 2 * Stages * 8 + 1024;
+  static_assert(smem_bytes <= 227 * 1024, "fits the sm_90 per-block shared memory");
+};
+
+__device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, int& tm, int& tn) {
+  const int per_group = k_group_m * tiles_n;
+  const int group = tile / per_group;
+  const int first_m = group * k_group_m;
+  const int rows = min(tiles_m - first_m, k_group_m);
+  const int r = tile - group * per_group;
+  tm = first_m + r % rows;
+  tn = r / rows;
+}
+
+template <class T>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t*>(&v);
+  } else {
+    __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<uint32_t*>(&v);
+  }
+}
+
+template <class Cfg, class T>
+__global__ void __launch_bounds__(k_threads, 1)
+    gemm_wgmma_tma_kernel(const __grid_constant__ CUtensorMap tmap_a,
+                          const __grid_constant__ CUtensorMap tmap_b, T* __restrict__ c, int m,
+                          int n, int k) {
+#if KPORT_WGMMA_ENABLED
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, S = Cfg::Stages;
+  extern __shared__ uint8_t smem_raw[];
+  const uint32_t smem_base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const uint32_t bar_base = smem_base + S * Cfg::stage_bytes;
+  auto full_bar = [&](int s) { return bar_base + 8u * s; };
+  auto empty_bar = [&](int s) { return bar_base + 8u * (S + s); };
+  auto stage_a = [&](int s) { return smem_base + s * Cfg::stage_bytes; };
+  auto stage_b = [&](int s) { return smem_base + s * Cfg::stage_bytes + Cfg::a_bytes; };
+
+  const int wg = threadIdx.x / 128;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < S; ++s) {
+      mbar_init(full_bar(s), 1);
+      mbar_init(empty_bar(s), k_consumers * 4);  // one arrival per consumer warp
+    }
+    mbar_fence_init();
+    tma_prefetch_desc(&tmap_a);
+    tma_prefetch_desc(&tmap_b);
+  }
+  __syncthreads();
+
+  const int tiles_m = (m + BM - 1) / BM;
+  const int tiles_n = (n + BN - 1) / BN;
+  const int tiles = tiles_m * tiles_n;
+  const int k_blocks = (k + BK - 1) / BK;
+
+  if (wg == 0) {
+    regs_dealloc<k_producer_regs>();
+    if (threadIdx.x == 0) {
+      int s = 0;
+      uint32_t phase = 0;
+      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        int tm, tn;
+        tile_coords(tile, tiles_m, tiles_n, tm, tn);
+        for (int kb = 0; kb < k_blocks; ++kb) {
+          mbar_wait(empty_bar(s), phase ^ 1);
+          mbar_arrive_expect_tx(full_bar(s), Cfg::stage_bytes);
+          tma_load_2d(stage_a(s), &tmap_a, kb * BK, tm * BM, full_bar(s));
+#pragma unroll
+          for (int j = 0; j < BN / 64; ++j)
+            tma_load_2d(stage_b(s) + j * Cfg::b_chunk_bytes, &tmap_b, tn * BN + j * 64, kb * BK,
+                        full_bar(s));
+          if (++s == S) {
+            s = 0;
+            phase ^= 1;
+          }
+        }
+      }
+    }
+  } else {
+    regs_alloc<k_consumer_regs>();
+    const int cw = wg - 1;               // which 64-row half of the tile
+    const int t = threadIdx.x % 128;
+    const int warp = t / 32, lane = t % 32;
+    float acc[BN / 2];
+    int s = 0;
+    uint32_t phase = 0;
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      int tm, tn;
+      tile_coords(tile, tiles_m, tiles_n, tm, tn);
+      int prev = -1;
+      for (int kb = 0; kb < k_blocks; ++kb) {
+        mbar_wait(full_bar(s), phase);
+        fence_regs(acc);
+        wgmma_fence();
+        const uint32_t a0 = stage_a(s) + cw * 64 * 128;
+        const uint32_t b0 = stage_b(s);
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk) {
+          const uint64_t da = make_desc_sw128(a0 + kk * 32, 16, 1024);
+          const uint64_t db = make_desc_sw128(b0 + kk * 2048, Cfg::b_chunk_bytes, 1024);
+          wgmma_m64k16<BN, std::is_same_v<T, __nv_bfloat16>>(acc, da, db,
+                                                             (kb > 0 || kk > 0) ? 1 : 0);
+        }
+        wgmma_commit();
+        fence_regs(acc);
+        if (prev >= 0) {
+          wgmma_wait<1>();
+          if (lane == 0) mbar_arrive(empty_bar(prev));
+        }
+        prev = s;
+        if (++s == S) {
+          s = 0;
+          phase ^= 1;
+        }
+      }
+      wgmma_wait<0>();
+      fence_regs(acc);
+      if (prev >= 0 && lane == 0) mbar_arrive(empty_bar(prev));
+
+      // Accumulator layout of m64nN: per 8-column chunk j a thread holds rows r and r+8,
+      // columns 2*(lane%4) and +1.
+      const int row0 = tm * BM + cw * 64 + warp * 16 + lane / 4;
+      const int col0 = tn * BN + (lane % 4) * 2;
+      const bool interior = (tm + 1) * BM <= m && (tn + 1) * BN <= n;
+      if (k_blocks == 0) {
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
+      }
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+        const int col = col0 + j * 8;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int row = row0 + h * 8;
+          const uint32_t v = pack2<T>(acc[j * 4 + h * 2], acc[j * 4 + h * 2 + 1]);
+          // N is a multiple of 8, so col < n implies col + 1 < n.
+          if (interior || (row < m && col < n))
+            *reinterpret_cast<uint32_t*>(c + static_cast<size_t>(row) * n + col) = v;
+        }
+      }
+    }
+  }
+#endif
+}
+
+// ---- host side --------------------------------------------------------------------------------
+
+using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
+                                 const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
+                                 const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                 CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+// The driver's tensor-map encoder, fetched once through the runtime so the library does not
+// link libcuda directly.
+EncodeTiled encode_tiled() {
+  static const EncodeTiled fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
+                                         &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      return static_cast<EncodeTiled>(nullptr);
+    return reinterpret_cast<EncodeTiled>(p);
+  }();
+  return fn;
+}
+
+// 2-D row-major [rows, cols] tensor of 16-bit elements, boxes of box_rows x 64 columns.
+bool make_tmap(CUtensorMap* map, const void* ptr, int rows, int cols, int box_rows, DType t) {
+  EncodeTiled enc = encode_tiled();
+  if (enc == nullptr) return false;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * 2};
+  const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  const CUtensorMapDataType dt =
+      t == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  return enc(map, dt, 2, const_cast<void*>(ptr), dims, strides, box, elem_strides,
+             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+std::string supports(const Problem& p) {
+  if (p.family != Family::gemm) return "not a gemm problem";
+  const GemmArgs& g = p.gemm;
+  if (g.dtype != DType::bf16 && g.dtype != DType::f16)
+    return std::string("dtype ") + dtype_name(g.dtype) +
+           " not supported: wgmma_tma takes bf16 or f16 (use the simt variant for f32)";
+  if (g.m < 0 || g.n < 0 || g.k < 0) return "negative dimension";
+  if (g.k % 8 != 0 || g.n % 8 != 0)
+    return "K and N must be multiples of 8: TMA needs 16-byte row strides (K=" +
+           std::to_string(g.k) + ", N=" + std::to_string(g.n) + "); use the mma_sync variant";
+  auto misaligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 != 0; };
+  if (misaligned(g.a) || misaligned(g.b) || misaligned(g.c))
+    return "A, B and C must be 16-byte aligned for TMA";
+  return "";
+}
+
+template <class Cfg, class T>
+cudaError_t launch_typed(const GemmArgs& g, cudaStream_t stream) {
+  if (g.m == 0 || g.n == 0) return cudaSuccess;
+  if (g.k == 0)  // empty sum: C is zero
+    return cudaMemsetAsync(g.c, 0, static_cast<size_t>(g.m) * g.n * sizeof(T), stream);
+  CUtensorMap ta, tb;
+  if (!make_tmap(&ta, g.a, g.m, g.k, Cfg::BM, g.dtype) ||
+      !make_tmap(&tb, g.b, g.k, g.n, Cfg::BK, g.dtype))
+    return cudaErrorInvalidValue;
+  auto kernel = gemm_wgmma_tma_kernel<Cfg, T>;
+  cudaError_t err =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
+  if (err != cudaSuccess) return err;
+  int dev = 0, sms = 0;
+  if ((err = cudaGetDevice(&dev)) != cudaSuccess) return err;
+  if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
+    return err;
+  const int tiles = ((g.m + Cfg::BM - 1) / Cfg::BM) * ((g.n + Cfg::BN - 1) / Cfg::BN);
+  const int grid = tiles < sms ? tiles : sms;
+  kernel<<<grid, k_threads, Cfg::smem_bytes, stream>>>(ta, tb, static_cast<T*>(g.c), g.m, g.n,
+                                                       g.k);
+  return cudaGetLastError();
+}
+
+template <class Cfg>
+cudaError_t launch(const Problem& p, cudaStream_t stream) {
+  if (p.gemm.dtype == DType::bf16) return launch_typed<Cfg, __nv_bfloat16>(p.gemm, stream);
+  return launch_typed<Cfg, __half>(p.gemm, stream);
+}
+
+template <class Cfg>
+std::string config_json() {
+  return "{\"bm\":" + std::to_string(Cfg::BM) + ",\"bn\":" + std::to_string(Cfg::BN) +
+         ",\"bk\":" + std::to_string(Cfg::BK) + ",\"stages\":" + std::to_string(Cfg::Stages) +
+         ",\"consumer_warpgroups\":" + std::to_string(k_consumers) +
+         ",\"threads\":" + std::to_string(k_threads) + ",\"persistent\":true}";
+}
+
+using Cfg128x256 = Config<128, 256, 64, 4>;
+using Cfg128x128 = Config<128, 128, 64, 6>;
+
+const Instance k_inst_128x256{Family::gemm,
+                              "wgmma_tma",
+                              "gemm.wgmma_tma.128x256x64_s4",
+                              {"wgmma", "tma", "mbarrier", "setmaxnreg"},
+                              {DType::bf16, DType::f16},
+                              config_json<Cfg128x256>(),
+                              &supports,
+                              &launch<Cfg128x256>};
+const Instance k_inst_128x128{Family::gemm,
+                              "wgmma_tma",
+                              "gemm.wgmma_tma.128x128x64_s6",
+                              {"wgmma", "tma", "mbarrier", "setmaxnreg"},
+                              {DType::bf16, DType::f16},
+                              config_json<Cfg128x128>(),
+                              &supports,
+                              &launch<Cfg128x128>};
+
+}  // namespace
+
+KPORT_REGISTER_KERNEL(k_inst_128x256);
+KPORT_REGISTER_KERNEL(k_inst_128x128);
+
+}  // namespace kport::kernels::gemm_wgmma_tma
