@@ -33,7 +33,7 @@ struct Request {
   HeaderList headers;                         // as received, names in their original case
   std::string body;
   std::string remote;                         // peer "127.0.0.1:5555"
-  std::string route;                          // route name that matched (metrics label)
+  std::string_view route;  // name of the matched route; points into the Router (Server lifetime)
   bool keep_alive = true;
   // Observed by long-poll handlers to reply early when the server stops; never null
   // for requests built by the Server.

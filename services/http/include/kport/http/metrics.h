@@ -6,7 +6,8 @@
 //
 // Thread-safety: record() is lock-free (atomics) and may run on any thread; adding
 // routes, gauges and collectors takes a mutex; render_prometheus() may run concurrently
-// with everything. Gauge and collector callbacks run on the rendering thread.
+// with everything. Gauge and collector callbacks run on the rendering thread, under the
+// Metrics lock: they must not call back into this Metrics.
 #pragma once
 
 #include <array>

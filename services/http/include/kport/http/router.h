@@ -44,10 +44,11 @@ struct Route {
 
 // The outcome of a lookup.
 struct Match {
-  enum class Kind { found, not_found, method_not_allowed };
+  enum class Kind { found, not_found, method_not_allowed, bad_parameter };
   Kind kind = Kind::not_found;
   const Route* route = nullptr;
   std::string allow;  // "GET, POST" when kind is method_not_allowed
+  std::string error;  // why, when kind is bad_parameter
 };
 
 class Router {
@@ -65,15 +66,18 @@ class Router {
   // the parameter "path". Sugar for add_sync(method, prefix + "{path...}", ...).
   void add_prefix(std::string_view prefix, SyncHandler handler, std::string route_name = {});
 
-  // Looks `path` (decoded) up for `method`; fills `params` when found. HEAD falls back to
-  // GET when no HEAD route exists.
+  // Looks `path` up for `method`. `path` is still percent-encoded, so an encoded '/'
+  // stays inside its segment; captured parameters are decoded into `params`, and one that
+  // is malformed, holds NUL or is not UTF-8 gives bad_parameter. HEAD falls back to GET
+  // when no HEAD route exists.
   Match match(std::string_view method, std::string_view path,
               std::map<std::string, std::string>& params) const;
 
   const std::vector<std::unique_ptr<Route>>& routes() const noexcept { return m_routes; }
 
+  struct Node;  // the segment trie; defined in router.cpp
+
  private:
-  struct Node;
   void insert(std::unique_ptr<Route> route);
   std::vector<std::unique_ptr<Route>> m_routes;
   std::unique_ptr<Node> m_root;

@@ -1,0 +1,157 @@
+#include "kport/http/client.h"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+
+namespace kport::http {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = net::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+// Each blocking call runs asynchronous operations on a private io_context, because only
+// the asynchronous operations of tcp_stream honour a deadline.
+class Client::Impl {
+ public:
+  explicit Impl(ClientOptions o) : opts(std::move(o)) {}
+
+  template <typename Start>
+  beast::error_code run(Clock::time_point deadline, Start&& start) {
+    beast::error_code result = net::error::would_block;
+    stream.expires_at(deadline);
+    start([&result](beast::error_code ec, auto&&...) { result = ec; });
+    ioc.restart();
+    ioc.run();
+    return result;
+  }
+
+  Status connect(const Url& url, Clock::time_point deadline) {
+    close();
+    tcp::resolver resolver(ioc);
+    beast::error_code ec;
+    tcp::resolver::results_type endpoints;
+    resolver.async_resolve(url.host, std::to_string(url.port),
+                           [&](beast::error_code e, tcp::resolver::results_type r) {
+                             ec = e;
+                             endpoints = std::move(r);
+                           });
+    ioc.restart();
+    ioc.run();
+    if (ec) return make_error(Errc::unavailable, "cannot resolve " + url.host + ": " + ec.message());
+    ec = run(deadline, [&](auto handler) { stream.async_connect(endpoints, handler); });
+    const std::string where = url.host + ":" + std::to_string(url.port);
+    if (ec == beast::error::timeout)
+      return make_error(Errc::request_timeout, "connecting to " + where + " timed out");
+    if (ec) return make_error(Errc::unavailable, "cannot connect to " + where + ": " + ec.message());
+    beast::error_code ignored;
+    stream.socket().set_option(tcp::no_delay(true), ignored);
+    host = url.host;
+    port = url.port;
+    connected = true;
+    buffer.clear();
+    return {};
+  }
+
+  void close() {
+    beast::error_code ec;
+    stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream.close();
+    connected = false;
+  }
+
+  ClientOptions opts;
+  net::io_context ioc;
+  beast::tcp_stream stream{ioc};
+  beast::flat_buffer buffer;
+  std::string host;
+  std::uint16_t port = 0;
+  bool connected = false;
+};
+
+namespace {
+
+bool idempotent(std::string_view m) {
+  return m == "GET" || m == "HEAD" || m == "PUT" || m == "DELETE" || m == "OPTIONS";
+}
+
+}  // namespace
+
+Client::Client(ClientOptions options) : m_impl(std::make_unique<Impl>(std::move(options))) {}
+Client::~Client() = default;
+Client::Client(Client&&) noexcept = default;
+Client& Client::operator=(Client&&) noexcept = default;
+
+void Client::close() { m_impl->close(); }
+
+Result<ClientResponse> Client::fetch(std::string_view method, std::string_view url_text,
+                                     std::string_view body, const HeaderList& headers,
+                                     std::chrono::milliseconds timeout) {
+  auto url = parse_url(url_text);
+  if (!url) return std::move(url).error();
+  auto& im = *m_impl;
+  const auto deadline = Clock::now() + (timeout.count() > 0 ? timeout : im.opts.timeout);
+
+  bhttp::request<bhttp::string_body> req;
+  req.method_string(method);
+  req.target(url->target);
+  req.version(11);
+  req.set(bhttp::field::host, url->host + ":" + std::to_string(url->port));
+  req.set(bhttp::field::user_agent, im.opts.user_agent);
+  for (const auto& [name, value] : headers) req.set(name, value);
+  if (!body.empty() && req[bhttp::field::content_type].empty())
+    req.set(bhttp::field::content_type, "application/json");
+  req.body() = body;
+  req.prepare_payload();
+
+  for (int attempt = 0;; ++attempt) {
+    bool reused = im.connected && im.host == url->host && im.port == url->port;
+    if (!reused) KPORT_TRY(im.connect(*url, deadline));
+    auto ec = im.run(deadline, [&](auto handler) { bhttp::async_write(im.stream, req, handler); });
+    bhttp::response_parser<bhttp::string_body> parser;
+    parser.body_limit(im.opts.body_limit);
+    if (method == "HEAD") parser.skip(true);
+    if (!ec)
+      ec = im.run(deadline, [&](auto handler) { bhttp::async_read(im.stream, im.buffer, parser, handler); });
+    if (ec) {
+      im.close();
+      // A kept connection the server closed while idle fails before any byte comes back.
+      bool stale = reused && attempt == 0 && !parser.got_some() && ec != beast::error::timeout &&
+                   idempotent(method);
+      if (stale) continue;
+      if (ec == beast::error::timeout)
+        return make_error(Errc::request_timeout, std::string(method) + " " + std::string(url_text) +
+                                                     " timed out");
+      if (ec == bhttp::error::body_limit)
+        return make_error(Errc::payload_too_large, "response from " + std::string(url_text) +
+                                                       " exceeds the client's body limit");
+      if (ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category())
+        return make_error(Errc::internal, "malformed response from " + std::string(url_text) + ": " +
+                                              ec.message());
+      return make_error(Errc::unavailable, std::string(method) + " " + std::string(url_text) +
+                                               " failed: " + ec.message());
+    }
+    auto msg = parser.release();
+    ClientResponse out;
+    out.status = static_cast<int>(msg.result_int());
+    out.body = std::move(msg.body());
+    for (const auto& f : msg) out.headers.emplace_back(f.name_string(), f.value());
+    if (!msg.keep_alive()) im.close();
+    return out;
+  }
+}
+
+Result<ClientResponse> fetch(std::string_view method, std::string_view url, std::string_view body,
+                             const HeaderList& headers, std::chrono::milliseconds timeout) {
+  Client client;
+  return client.fetch(method, url, body, headers, timeout);
+}
+
+}  // namespace kport::http

@@ -1,0 +1,169 @@
+#include <algorithm>
+#include <exception>
+
+#include <boost/asio/post.hpp>
+
+#include "kport/common/log.h"
+#include "session.h"
+
+namespace kport::http {
+
+Server::Impl::Impl(ServerOptions opts, std::shared_ptr<const Router> r)
+    : options(std::move(opts)),
+      router(std::move(r)),
+      ioc(std::max(1, options.threads)),
+      m_accept_strand(net::make_strand(ioc)),
+      m_acceptor(m_accept_strand),
+      m_sweeper(m_accept_strand),
+      m_accept_retry(m_accept_strand) {
+  // Stats slots are created up front so the request path only touches atomics.
+  for (const auto& route : router->routes())
+    m_route_stats.push_back(&metrics.route(route->name, route->method));
+  m_unmatched = &metrics.route("unmatched", "any");
+}
+
+Server::Impl::~Impl() = default;
+
+RouteStats& Server::Impl::stats_for(const Route* route) noexcept {
+  return route->id < m_route_stats.size() ? *m_route_stats[route->id] : *m_unmatched;
+}
+
+Status Server::Impl::start() {
+  if (running.load() || closed.load())
+    return make_error(Errc::conflict, "the server was already started; create a new one");
+  beast::error_code ec;
+  std::string host = options.host == "localhost" ? "127.0.0.1" : options.host;
+  auto address = net::ip::make_address(host, ec);
+  if (ec)
+    return make_error(Errc::invalid_argument,
+                      "cannot listen on '" + options.host + "': not an IP address (" + ec.message() + ")");
+  tcp::endpoint ep(address, options.port);
+  const std::string where = options.host + ":" + std::to_string(options.port);
+  if (m_acceptor.open(ep.protocol(), ec); ec)
+    return make_error(Errc::unavailable, "cannot open a socket for " + where + ": " + ec.message());
+  m_acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (m_acceptor.bind(ep, ec); ec)
+    return make_error(Errc::unavailable, "cannot listen on " + where + ": " + ec.message() +
+                                             "; choose another port or stop the other process");
+  if (m_acceptor.listen(net::socket_base::max_listen_connections, ec); ec)
+    return make_error(Errc::unavailable, "cannot listen on " + where + ": " + ec.message());
+  port.store(m_acceptor.local_endpoint().port());
+
+  auto shortest = std::min({options.read_timeout, options.idle_timeout, options.write_timeout,
+                            options.sse_heartbeat});
+  m_tick = std::clamp(shortest / 4, std::chrono::milliseconds{5}, std::chrono::milliseconds{500});
+  m_work.emplace(ioc.get_executor());
+  running.store(true);
+  net::post(m_accept_strand, [self = shared_from_this()] {
+    self->do_accept();
+    self->arm_sweeper();
+  });
+  for (int i = 0; i < std::max(1, options.threads); ++i) {
+    m_threads.emplace_back([this] {
+      // A handler that throws past its own catch is a bug; keep the thread serving.
+      for (;;) {
+        try {
+          ioc.run();
+          return;
+        } catch (const std::exception& e) {
+          log::error("exception escaped an I/O handler", {{"what", e.what()}});
+        }
+      }
+    });
+  }
+  return {};
+}
+
+void Server::Impl::do_accept() {
+  m_acceptor.async_accept(net::make_strand(ioc),
+                          [self = shared_from_this()](beast::error_code ec, tcp::socket s) {
+                            self->on_accept(ec, std::move(s));
+                          });
+}
+
+void Server::Impl::on_accept(beast::error_code ec, tcp::socket socket) {
+  if (!m_acceptor.is_open() || stop_signal->stopping()) return;
+  if (ec) {
+    if (ec == net::error::operation_aborted) return;
+    log::warn("accept failed", {{"error", ec.message()}});
+    // Out of descriptors: retrying at once would spin; give sessions time to close.
+    m_accept_retry.expires_after(std::chrono::milliseconds{100});
+    m_accept_retry.async_wait([self = shared_from_this()](beast::error_code e) {
+      if (!e) self->do_accept();
+    });
+    return;
+  }
+  metrics.connections_total.fetch_add(1, std::memory_order_relaxed);
+  if (static_cast<std::size_t>(metrics.connections_open.load()) >= options.max_connections) {
+    metrics.connections_rejected.fetch_add(1, std::memory_order_relaxed);
+    reject(socket);
+  } else {
+    socket.set_option(tcp::no_delay(true), ec);
+    std::make_shared<Session>(shared_from_this(), std::move(socket))->start();
+  }
+  do_accept();
+}
+
+void Server::Impl::reject(tcp::socket& socket) {
+  static constexpr std::string_view k_body =
+      R"({"error":{"code":"unavailable","message":"too many connections; retry later"}})";
+  static const std::string k_reply =
+      "HTTP/1.1 503 Service Unavailable\r\nServer: kport\r\nContent-Type: application/json\r\n"
+      "Content-Length: " + std::to_string(k_body.size()) + "\r\nConnection: close\r\n\r\n" +
+      std::string(k_body);
+  // Best effort and never blocking: the reply fits in an empty socket buffer.
+  beast::error_code ec;
+  socket.non_blocking(true, ec);
+  socket.write_some(net::buffer(k_reply), ec);
+  socket.close(ec);
+}
+
+void Server::Impl::add_session(const std::shared_ptr<Session>& s) {
+  std::lock_guard lock(m_mu);
+  m_sessions.emplace(s.get(), s);
+  metrics.connections_open.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Server::Impl::remove_session(Session* s) {
+  std::lock_guard lock(m_mu);
+  if (m_sessions.erase(s) == 0) return;
+  metrics.connections_open.fetch_sub(1, std::memory_order_relaxed);
+  if (m_sessions.empty()) m_sessions_cv.notify_all();
+}
+
+std::vector<std::shared_ptr<Session>> Server::Impl::snapshot() {
+  std::vector<std::shared_ptr<Session>> out;
+  std::lock_guard lock(m_mu);
+  out.reserve(m_sessions.size());
+  for (auto& [ptr, weak] : m_sessions)
+    if (auto s = weak.lock()) out.push_back(std::move(s));
+  return out;
+}
+
+// One timer for all connections: sessions only store a deadline (an atomic), so the
+// request path never touches the timer queue.
+void Server::Impl::arm_sweeper() {
+  m_sweeper.expires_after(m_tick);
+  m_sweeper.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (ec || !self->m_acceptor.is_open()) return;
+    self->sweep();
+    self->arm_sweeper();
+  });
+}
+
+void Server::Impl::sweep() {
+  const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       Clock::now().time_since_epoch()).count();
+  std::vector<std::shared_ptr<Session>> due;
+  {
+    std::lock_guard lock(m_mu);
+    for (auto& [ptr, weak] : m_sessions) {
+      if (ptr->deadline_ns() > now || ptr->timeout_posted.exchange(true)) continue;
+      if (auto s = weak.lock()) due.push_back(std::move(s));
+    }
+  }
+  // Posted outside the lock: dropping the last reference to a session takes the lock.
+  for (auto& s : due) s->post_timeout();
+}
+
+}  // namespace kport::http

@@ -1,0 +1,79 @@
+// Private: the state a Server shares with its sessions. Sessions hold a shared_ptr to it,
+// so the io_context outlives every socket even when a late Reply keeps a session alive.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+
+#include "kport/http/server.h"
+
+namespace kport::http {
+
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+class Session;
+
+class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
+ public:
+  Impl(ServerOptions options, std::shared_ptr<const Router> router);
+  ~Impl();
+
+  Status start();
+  void stop(std::chrono::milliseconds drain);
+
+  // Called by sessions.
+  void add_session(const std::shared_ptr<Session>& s);
+  void remove_session(Session* s);
+  RouteStats& stats_for(const Route* route) noexcept;
+  RouteStats& unmatched_stats() noexcept { return *m_unmatched; }
+
+  const ServerOptions options;
+  const std::shared_ptr<const Router> router;
+  Metrics metrics;
+  std::shared_ptr<StopSignal> stop_signal = std::make_shared<StopSignal>();
+  std::atomic<std::size_t> in_flight{0};
+  std::atomic<bool> running{false};
+  std::atomic<bool> closed{false};  // threads joined; late replies are dropped
+  std::atomic<std::uint16_t> port{0};
+  net::io_context ioc;
+
+ private:
+  void do_accept();
+  void on_accept(boost::system::error_code ec, tcp::socket socket);
+  void reject(tcp::socket& socket);
+  void arm_sweeper();
+  void sweep();
+  std::vector<std::shared_ptr<Session>> snapshot();
+
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> m_work;
+  net::strand<net::io_context::executor_type> m_accept_strand;
+  tcp::acceptor m_acceptor;
+  net::steady_timer m_sweeper;
+  net::steady_timer m_accept_retry;
+  std::chrono::milliseconds m_tick{};
+  std::vector<std::thread> m_threads;
+  std::vector<RouteStats*> m_route_stats;  // by Route::id; fixed after start()
+  RouteStats* m_unmatched = nullptr;
+
+  std::mutex m_mu;  // guards m_sessions
+  std::condition_variable m_sessions_cv;
+  std::unordered_map<Session*, std::weak_ptr<Session>> m_sessions;
+  bool m_stopped = false;
+};
+
+}  // namespace kport::http

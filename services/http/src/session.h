@@ -1,0 +1,101 @@
+// Private: one client connection. All of its state is touched only on its strand;
+// the deadline and the timeout flag are atomics because the server's sweeper reads them.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include "kport/http/events.h"
+#include "kport/http/message.h"
+#include "server_impl.h"
+
+namespace kport::http {
+
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(std::shared_ptr<Server::Impl> server, tcp::socket socket);
+  ~Session();
+  void start();
+
+  // Called by the server (from any thread); each posts onto the strand.
+  void post_stop();       // graceful: finish the request in progress, then close
+  void post_close();      // forced
+  void post_timeout();    // the sweeper saw the deadline pass
+  std::int64_t deadline_ns() const noexcept { return m_deadline.load(std::memory_order_relaxed); }
+  std::atomic<bool> timeout_posted{false};
+
+ private:
+  enum class Phase { idle, reading, handling, writing, streaming, lingering, closing };
+
+  // Reading (session.cpp).
+  void wait_request();
+  void read_more();
+  void on_read(beast::error_code ec, std::size_t n);
+  void parse_buffered();
+  void on_header_done();
+  void on_read_error(beast::error_code ec);
+  void on_request();
+  void dispatch(Request& req);
+  void run_async(const Route& route, Request&& req);
+  void on_timeout();
+  void close();
+  void set_deadline(std::chrono::milliseconds d);
+  void clear_deadline();
+
+  // Writing and event streams (session_send.cpp).
+  friend struct ReplyFn;
+  void complete(std::uint64_t seq, Response&& r);
+  void send(Response&& r);
+  void send_error(int status, std::string_view code, std::string_view message, bool close_after);
+  void serialize_head(const Response& r, bool keep_alive, bool streaming);
+  void on_write(beast::error_code ec, std::size_t n);
+  void linger();
+  void discard_input();  // reads and drops input until error (lingering, event streams)
+  void start_stream();
+  void pump_events();
+  void on_stream_write(beast::error_code ec, std::size_t n);
+
+  std::shared_ptr<Server::Impl> m_server;
+  tcp::socket m_socket;
+  beast::flat_buffer m_buf;
+  std::optional<bhttp::request_parser<bhttp::string_body>> m_parser;
+  std::string m_remote;
+  std::string m_head;      // serialized status line and headers, reused
+  Response m_response;     // the response being written (owns the body)
+  Phase m_phase = Phase::idle;
+  bool m_header_checked = false;
+  bool m_head_request = false;
+  bool m_keep_alive = true;
+  bool m_http10 = false;
+  bool m_stopping = false;
+  bool m_timed_out = false;
+  bool m_counted = false;  // this request is counted in Impl::in_flight
+  std::uint64_t m_seq = 0;       // id of the latest request
+  std::uint64_t m_awaiting = 0;  // id of the request whose reply is due, 0 when none
+  RouteStats* m_stats = nullptr;
+  Clock::time_point m_started;
+  std::atomic<std::int64_t> m_deadline{INT64_MAX};
+
+  // Event stream state.
+  std::vector<EventFrame> m_frames;
+  std::vector<net::const_buffer> m_out;
+  std::atomic<bool> m_pump_posted{false};
+  bool m_stream_writing = false;
+  std::array<char, 256> m_discard{};
+};
+
+}  // namespace kport::http
