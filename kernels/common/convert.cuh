@@ -1,0 +1,42 @@
+// Element conversions between storage types (float, __half, __nv_bfloat16) and fp32 math,
+// usable from device and host code. `Storage<DType>` maps the registry's dtype to a type.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "kport/kernels/registry.h"
+
+namespace kport::kernels {
+
+template <DType T> struct StorageOf;
+template <> struct StorageOf<DType::f32> { using type = float; };
+template <> struct StorageOf<DType::f16> { using type = __half; };
+template <> struct StorageOf<DType::bf16> { using type = __nv_bfloat16; };
+template <DType T> using Storage = typename StorageOf<T>::type;
+
+__host__ __device__ __forceinline__ float to_float(float v) { return v; }
+__host__ __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+__host__ __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <typename T> __host__ __device__ __forceinline__ T from_float(float v);
+template <> __host__ __device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <> __host__ __device__ __forceinline__ __half from_float<__half>(float v) {
+  return __float2half_rn(v);
+}
+template <> __host__ __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+// Packed pairs, for 16-byte vectors of 16-bit types.
+__device__ __forceinline__ float2 to_float2(__half2 v) { return __half22float2(v); }
+__device__ __forceinline__ float2 to_float2(__nv_bfloat162 v) { return __bfloat1622float2(v); }
+template <typename T2> __device__ __forceinline__ T2 from_float2(float2 v);
+template <> __device__ __forceinline__ __half2 from_float2<__half2>(float2 v) {
+  return __float22half2_rn(v);
+}
+template <> __device__ __forceinline__ __nv_bfloat162 from_float2<__nv_bfloat162>(float2 v) {
+  return __float22bfloat162_rn(v);
+}
+
+}  // namespace kport::kernels

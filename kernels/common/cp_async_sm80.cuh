@@ -1,0 +1,25 @@
+// cp.async global->shared copies (sm_80+). cp_async_16_sm80 copies 16 bytes, or zero-fills
+// them when `valid` is false (out-of-bounds tiles); both addresses 16-byte aligned.
+#pragma once
+
+#include <cstdint>
+
+namespace kport::kernels {
+
+__device__ __forceinline__ void cp_async_16_sm80(void* smem, const void* gmem, bool valid) {
+  const auto s = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem));
+  const int src_bytes = valid ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(s), "l"(gmem),
+               "r"(src_bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void cp_async_commit_sm80() {
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+template <int k_pending> __device__ __forceinline__ void cp_async_wait_sm80() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(k_pending) : "memory");
+}
+
+}  // namespace kport::kernels

@@ -1,0 +1,54 @@
+// Warp- and block-level reductions over fp32 with register shuffles.
+// block_reduce_* need every thread of the block to call them, blockDim.x a multiple of 32
+// and at most 1024, and `scratch` of 32 floats in shared memory; they return the result to
+// every thread and leave `scratch` reusable after the call.
+#pragma once
+
+#include <cmath>
+
+namespace kport::kernels {
+
+__device__ __forceinline__ float warp_reduce_sum(float v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+__device__ __forceinline__ float warp_reduce_max(float v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1)
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+}
+
+// Reduction over `width` consecutive lanes (width a power of two <= 32).
+template <int k_width> __device__ __forceinline__ float group_reduce_sum(float v) {
+#pragma unroll
+  for (int offset = k_width / 2; offset > 0; offset >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+__device__ __forceinline__ float block_reduce_sum(float v, float* scratch) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int warps = (blockDim.x + 31) >> 5;
+  v = warp_reduce_sum(v);
+  __syncthreads();  // scratch may still be read by a previous reduction
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = lane < warps ? scratch[lane] : 0.0f;
+  return warp_reduce_sum(v);
+}
+
+__device__ __forceinline__ float block_reduce_max(float v, float* scratch) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int warps = (blockDim.x + 31) >> 5;
+  v = warp_reduce_max(v);
+  __syncthreads();
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = lane < warps ? scratch[lane] : -INFINITY;
+  return warp_reduce_max(v);
+}
+
+}  // namespace kport::kernels

@@ -1,0 +1,108 @@
+#include "cli.h"
+
+#include <cmath>
+#include <exception>
+
+namespace kport::harness {
+
+namespace {
+
+HarnessError usage(const std::string& what) {
+  return {"usage", what + ". " + usage_text(), k_exit_usage};
+}
+
+bool parse_number(const std::string& text, double& out) {
+  try {
+    std::size_t used = 0;
+    out = std::stod(text, &used);
+    return used == text.size() && std::isfinite(out);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+std::string usage_text() {
+  return "usage: kport-harness-<target> list | device | "
+         "check (--instance NAME --dtype bf16|fp16|fp32 --shape SPEC | --all [--filter TEXT] "
+         "[--dtype D|all] [--shape SPEC]) [--seed S] | bench (same selection) "
+         "[--time-cap-ms MS] [--max-rse R] [--warmup-ms MS] [--min-samples N] [--no-baseline]; "
+         "all: [--timeout-s S]. Shapes: gemm m=..,n=..,k=..; attention b=..,h=..,l=..,d=..[,causal=1]; "
+         "rmsnorm/softmax rows=..,cols=..";
+}
+
+std::optional<HarnessError> parse_args(const std::vector<std::string>& args, Options& out) {
+  Options o;
+  if (args.empty()) return usage("no command given");
+  o.command = args[0];
+  if (o.command != "list" && o.command != "device" && o.command != "check" &&
+      o.command != "bench" && o.command != "help" && o.command != "--help")
+    return usage("unknown command '" + o.command + "'");
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const auto value = [&](std::string& dst) -> std::optional<HarnessError> {
+      if (i + 1 >= args.size()) return usage("option " + a + " needs a value");
+      dst = args[++i];
+      return std::nullopt;
+    };
+    const auto number = [&](double& dst, double lo, double hi) -> std::optional<HarnessError> {
+      std::string text;
+      if (auto e = value(text)) return e;
+      if (!parse_number(text, dst) || dst < lo || dst > hi)
+        return usage("option " + a + ": '" + text + "' is not a number in [" +
+                     std::to_string(lo) + ", " + std::to_string(hi) + "]");
+      return std::nullopt;
+    };
+    std::optional<HarnessError> err;
+    if (a == "--instance") err = value(o.instance);
+    else if (a == "--filter") err = value(o.filter);
+    else if (a == "--dtype") err = value(o.dtype);
+    else if (a == "--shape") err = value(o.shape);
+    else if (a == "--all") o.all = true;
+    else if (a == "--no-baseline") o.baseline = false;
+    else if (a == "--seed") {
+      std::string text;
+      err = value(text);
+      if (!err) {
+        try {
+          std::size_t used = 0;
+          if (!text.empty() && text[0] == '-') throw std::invalid_argument("negative");
+          o.seed = std::stoull(text, &used, 0);
+          if (used != text.size()) throw std::invalid_argument("trailing");
+          o.seed_given = true;
+        } catch (const std::exception&) {
+          err = usage("--seed: '" + text + "' is not an unsigned integer");
+        }
+      }
+    } else if (a == "--time-cap-ms") err = number(o.time_cap_ms, 1, 600000);
+    else if (a == "--max-rse") err = number(o.max_rse, 1e-6, 1);
+    else if (a == "--warmup-ms") err = number(o.warmup_ms, 0, 60000);
+    else if (a == "--timeout-s") err = number(o.timeout_s, 0.1, 86400);
+    else if (a == "--min-samples") {
+      double v = 0;
+      err = number(v, 1, 100000);
+      o.min_samples = static_cast<int>(v);
+    } else err = usage("unknown option '" + a + "'");
+    if (err) return err;
+  }
+  if (o.command == "check" || o.command == "bench") {
+    if (o.all && !o.instance.empty())
+      return usage("give either --instance or --all, not both");
+    if (!o.all) {
+      if (o.instance.empty()) return usage(o.command + " needs --instance NAME or --all");
+      if (o.dtype.empty() || o.dtype == "all")
+        return usage(o.command + " --instance needs --dtype bf16|fp16|fp32");
+      if (o.shape.empty()) return usage(o.command + " --instance needs --shape");
+    }
+    if (!o.dtype.empty() && o.dtype != "all" && o.dtype != "bf16" && o.dtype != "fp16" &&
+        o.dtype != "fp32")
+      return HarnessError{"unknown_dtype",
+                          "unknown dtype '" + o.dtype + "'; use bf16, fp16, fp32 (or all with --all)",
+                          k_exit_usage};
+  }
+  out = o;
+  return std::nullopt;
+}
+
+}  // namespace kport::harness

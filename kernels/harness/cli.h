@@ -1,0 +1,45 @@
+// Command-line parsing of kport-harness. Host-only and side-effect free, so it is tested
+// on machines without a GPU.
+//
+//   kport-harness-<target> list
+//   kport-harness-<target> device
+//   kport-harness-<target> check --instance NAME --dtype bf16 --shape m=..,n=..,k=.. [--seed S]
+//   kport-harness-<target> check --all [--filter TEXT] [--dtype D|all] [--shape S] [--seed S]
+//   kport-harness-<target> bench --instance NAME --dtype D --shape S
+//   kport-harness-<target> bench --all [--filter TEXT] [--dtype D|all] [--shape S]
+// bench options: --time-cap-ms MS (per measurement, default 1500), --max-rse R (default
+// 0.005), --warmup-ms MS (default 25), --min-samples N (default 10); --no-baseline skips the
+// in-process baseline. Every command: --timeout-s S (kernel watchdog, default 60).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "json_out.h"
+
+namespace kport::harness {
+
+struct Options {
+  std::string command;   // list, device, check, bench
+  std::string instance;  // one instance (check/bench without --all)
+  std::string filter;    // --all: instances whose name contains this text
+  std::string dtype;     // "bf16", "fp16", "fp32", "all"; empty: per command default
+  std::string shape;     // shape spec; empty with --all: the family grid
+  std::uint64_t seed = 0;
+  bool seed_given = false;
+  bool all = false;
+  bool baseline = true;
+  double time_cap_ms = 1500.0;
+  double max_rse = 0.005;
+  double warmup_ms = 25.0;
+  int min_samples = 10;
+  double timeout_s = 60.0;
+};
+
+// Parses argv[1..]; on failure returns the error (code "usage") with what was wrong.
+std::optional<HarnessError> parse_args(const std::vector<std::string>& args, Options& out);
+std::string usage_text();
+
+}  // namespace kport::harness

@@ -1,0 +1,223 @@
+#include "shapes.h"
+
+#include <cmath>
+#include <map>
+#include <sstream>
+
+namespace kport::harness {
+
+using kport::kernels::Problem;
+
+namespace {
+
+constexpr long long k_max_dim = 1LL << 30;
+
+HarnessError bad_shape(const std::string& text, const std::string& why, Family family) {
+  const char* expected = family == Family::gemm ? "m=4096,n=4096,k=4096"
+                         : family == Family::attention ? "b=4,h=16,l=4096,d=128,causal=1"
+                                                       : "rows=32768,cols=4096";
+  return {"bad_shape",
+          "shape '" + text + "' for " + kport::kernels::family_name(family) + ": " + why +
+              " (expected e.g. " + expected + ")",
+          k_exit_usage};
+}
+
+}  // namespace
+
+std::optional<HarnessError> parse_shape(Family family, const std::string& text, Shape& out) {
+  std::vector<std::string> keys;
+  switch (family) {
+    case Family::gemm: keys = {"m", "n", "k"}; break;
+    case Family::attention: keys = {"b", "h", "l", "d", "causal"}; break;
+    default: keys = {"rows", "cols"}; break;
+  }
+  std::map<std::string, long long> values;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      return bad_shape(text, "'" + item + "' is not key=value", family);
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    bool known = false;
+    for (const auto& k : keys) known = known || k == key;
+    if (!known) return bad_shape(text, "unknown key '" + key + "'", family);
+    if (values.count(key)) return bad_shape(text, "key '" + key + "' given twice", family);
+    std::size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != value.size()) return bad_shape(text, "'" + value + "' is not an integer", family);
+    if (key == "causal") {
+      if (v != 0 && v != 1) return bad_shape(text, "causal must be 0 or 1", family);
+    } else if (v <= 0 || v > k_max_dim) {
+      return bad_shape(text, key + " must be between 1 and 2^30", family);
+    }
+    values[key] = v;
+  }
+  for (const auto& k : keys)
+    if (k != "causal" && !values.count(k)) return bad_shape(text, "missing key '" + k + "'", family);
+  Shape s;
+  s.family = family;
+  const auto get = [&](const char* k) { return static_cast<int>(values[k]); };
+  switch (family) {
+    case Family::gemm: s.m = get("m"), s.n = get("n"), s.k = get("k"); break;
+    case Family::attention:
+      s.batch = get("b"), s.heads = get("h"), s.seq_len = get("l"), s.head_dim = get("d");
+      s.causal = values.count("causal") && values["causal"] == 1;
+      break;
+    default: s.rows = get("rows"), s.cols = get("cols"); break;
+  }
+  // Element counts must fit the 64-bit indexing of buffers and stay allocatable.
+  if (output_elements(s) > 4e10) return bad_shape(text, "problem too large", family);
+  out = s;
+  return std::nullopt;
+}
+
+std::string shape_string(const Shape& s) {
+  std::ostringstream o;
+  switch (s.family) {
+    case Family::gemm: o << "m=" << s.m << ",n=" << s.n << ",k=" << s.k; break;
+    case Family::attention:
+      o << "b=" << s.batch << ",h=" << s.heads << ",l=" << s.seq_len << ",d=" << s.head_dim
+        << ",causal=" << (s.causal ? 1 : 0);
+      break;
+    default: o << "rows=" << s.rows << ",cols=" << s.cols; break;
+  }
+  return o.str();
+}
+
+Json shape_json(const Shape& s) {
+  switch (s.family) {
+    case Family::gemm: return {{"m", s.m}, {"n", s.n}, {"k", s.k}};
+    case Family::attention:
+      return {{"b", s.batch}, {"h", s.heads}, {"l", s.seq_len}, {"d", s.head_dim},
+              {"causal", s.causal}};
+    default: return {{"rows", s.rows}, {"cols", s.cols}};
+  }
+}
+
+std::optional<Family> parse_family(const std::string& name) {
+  for (Family f : {Family::gemm, Family::attention, Family::rmsnorm, Family::softmax})
+    if (name == kport::kernels::family_name(f)) return f;
+  return std::nullopt;
+}
+
+std::optional<DType> parse_dtype(const std::string& name) {
+  if (name == "bf16") return DType::bf16;
+  if (name == "fp16" || name == "f16") return DType::f16;
+  if (name == "fp32" || name == "f32") return DType::f32;
+  return std::nullopt;
+}
+
+double output_elements(const Shape& s) {
+  switch (s.family) {
+    case Family::gemm: return double(s.m) * s.n;
+    case Family::attention: return double(s.batch) * s.heads * s.seq_len * s.head_dim;
+    default: return double(s.rows) * s.cols;
+  }
+}
+
+double flop_count(const Shape& s) {
+  switch (s.family) {
+    case Family::gemm: return 2.0 * s.m * s.n * s.k;
+    case Family::attention: {
+      const double full = 4.0 * s.batch * s.heads * double(s.seq_len) * s.seq_len * s.head_dim;
+      return s.causal ? full / 2 : full;
+    }
+    default: return 0.0;
+  }
+}
+
+double byte_count(const Shape& s, DType dtype) {
+  const double e = kport::kernels::dtype_size(dtype);
+  switch (s.family) {
+    case Family::gemm: return e * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
+    case Family::attention:
+      return e * 4.0 * s.batch * s.heads * double(s.seq_len) * s.head_dim +
+             4.0 * s.batch * s.heads * double(s.seq_len);  // q,k,v read; o, lse written
+    case Family::rmsnorm: return e * (2.0 * s.rows * double(s.cols) + s.cols);
+    default: return e * 2.0 * s.rows * double(s.cols);
+  }
+}
+
+namespace {
+Shape gemm_shape(int m, int n, int k) {
+  Shape s;
+  s.family = Family::gemm, s.m = m, s.n = n, s.k = k;
+  return s;
+}
+Shape attn_shape(int b, int h, int l, int d, bool causal) {
+  Shape s;
+  s.family = Family::attention, s.batch = b, s.heads = h, s.seq_len = l, s.head_dim = d;
+  s.causal = causal;
+  return s;
+}
+Shape row_shape(Family f, int rows, int cols) {
+  Shape s;
+  s.family = f, s.rows = rows, s.cols = cols;
+  return s;
+}
+}  // namespace
+
+std::vector<Shape> bench_grid(Family family) {
+  switch (family) {
+    case Family::gemm:
+      return {gemm_shape(2048, 2048, 2048), gemm_shape(4096, 4096, 4096),
+              gemm_shape(8192, 8192, 8192), gemm_shape(4096, 4096, 512),
+              gemm_shape(128, 8192, 8192)};
+    case Family::attention:
+      return {attn_shape(4, 16, 4096, 128, false), attn_shape(4, 16, 4096, 128, true),
+              attn_shape(4, 32, 4096, 64, false)};
+    default:
+      return {row_shape(family, 32768, 4096), row_shape(family, 65536, 1024),
+              row_shape(family, 8192, 16384)};
+  }
+}
+
+std::vector<Shape> check_grid(Family family) {
+  std::vector<Shape> grid = bench_grid(family);
+  switch (family) {
+    case Family::gemm:
+      for (const Shape& s : {gemm_shape(1000, 1000, 1000), gemm_shape(127, 255, 63),
+                             gemm_shape(1, 1, 1), gemm_shape(64, 64, 64),
+                             gemm_shape(257, 129, 33), gemm_shape(33, 4104, 520)})
+        grid.push_back(s);
+      break;
+    case Family::attention:
+      for (const Shape& s : {attn_shape(4, 32, 4096, 64, true), attn_shape(1, 2, 1, 64, false),
+                             attn_shape(1, 2, 77, 64, true), attn_shape(2, 3, 129, 128, false),
+                             attn_shape(1, 2, 1000, 128, true), attn_shape(2, 2, 333, 64, false),
+                             attn_shape(1, 1, 200, 128, true)})
+        grid.push_back(s);
+      break;
+    default:
+      for (const Shape& s : {row_shape(family, 4096, 1000), row_shape(family, 1024, 4097),
+                             row_shape(family, 1000, 1), row_shape(family, 7, 8192),
+                             row_shape(family, 3, 65536), row_shape(family, 4, 300000),
+                             row_shape(family, 5, 8), row_shape(family, 129, 4104)})
+        grid.push_back(s);
+      break;
+  }
+  return grid;
+}
+
+Problem make_problem(const Shape& s, DType dtype) {
+  Problem p;
+  p.family = s.family;
+  switch (s.family) {
+    case Family::gemm: p.gemm = {nullptr, nullptr, nullptr, s.m, s.n, s.k, dtype}; break;
+    case Family::attention:
+      p.attention = {nullptr, nullptr, nullptr, nullptr, nullptr,
+                     s.batch, s.heads, s.seq_len, s.head_dim, s.causal,
+                     static_cast<float>(1.0 / std::sqrt(double(s.head_dim))), dtype};
+      break;
+    default: p.rowwise = {nullptr, nullptr, nullptr, s.rows, s.cols, 1e-6f, dtype}; break;
+  }
+  return p;
+}
+
+}  // namespace kport::harness

@@ -1,0 +1,53 @@
+// Problem shapes: parsing "m=4096,n=4096,k=4096", printing, and the per-family grids that
+// `check --all` and `bench --all` walk. Host-only; no CUDA calls.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "json_out.h"
+#include "kport/kernels/registry.h"
+
+namespace kport::harness {
+
+using kport::kernels::DType;
+using kport::kernels::Family;
+
+struct Shape {
+  Family family = Family::gemm;
+  // gemm
+  int m = 0, n = 0, k = 0;
+  // attention
+  int batch = 0, heads = 0, seq_len = 0, head_dim = 0;
+  bool causal = false;
+  // rmsnorm, softmax
+  int rows = 0, cols = 0;
+};
+
+// Keys per family: gemm m,n,k; attention b,h,l,d[,causal=0|1]; rmsnorm/softmax rows,cols.
+// Every key must be given once (causal defaults to 0) and sizes must be positive.
+std::optional<HarnessError> parse_shape(Family family, const std::string& text, Shape& out);
+std::string shape_string(const Shape& s);
+Json shape_json(const Shape& s);
+
+std::optional<Family> parse_family(const std::string& name);
+std::optional<DType> parse_dtype(const std::string& name);
+
+// Number of elements of the main output (C, O or y).
+double output_elements(const Shape& s);
+// Work per call: 2MNK for gemm, 4*B*H*L^2*d for attention (halved when causal).
+double flop_count(const Shape& s);
+// Bytes each call must move at least: inputs read once plus outputs written once.
+double byte_count(const Shape& s, DType dtype);
+
+// Grids. check_grid holds every benchmark shape plus odd edge shapes; bench_grid holds the
+// shapes the H200 baselines were measured on.
+std::vector<Shape> check_grid(Family family);
+std::vector<Shape> bench_grid(Family family);
+
+// A Problem with null pointers, sizes from the shape (attention scale 1/sqrt(d), rmsnorm
+// eps 1e-6).
+kport::kernels::Problem make_problem(const Shape& s, DType dtype);
+
+}  // namespace kport::harness

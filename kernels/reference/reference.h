@@ -1,0 +1,33 @@
+// CPU references for every op family, accumulating in double.
+//
+// Inputs are float arrays holding the exact values the kernel saw (bf16/fp16 inputs are
+// widened first, which is exact), so the only difference left between a kernel and its
+// reference is the kernel's own arithmetic. Layouts follow kport/kernels/registry.h.
+// All functions are pure and thread-compatible; sizes must be positive.
+#pragma once
+
+#include <cstddef>
+
+namespace kport::reference {
+
+// c[m,n] = sum_k a[m,k] * b[k,n]
+void gemm(const float* a, const float* b, double* c, int m, int n, int k);
+
+// One attention head: q,k,v are [seq_len, head_dim]; o [seq_len, head_dim]; lse [seq_len]
+// is the natural log of sum_j exp(scale * q_i.k_j) over the unmasked keys.
+void attention_head(const float* q, const float* k, const float* v, double* o, double* lse,
+                    int seq_len, int head_dim, bool causal, double scale);
+
+// Full [B,H,L,d] attention: attention_head over every (b, h).
+void attention(const float* q, const float* k, const float* v, double* o, double* lse,
+               int batch, int heads, int seq_len, int head_dim, bool causal, double scale);
+
+// y = x / sqrt(mean(x^2) + eps) * w over one row of `cols`.
+void rmsnorm_row(const float* x, const float* w, double* y, int cols, double eps);
+void rmsnorm(const float* x, const float* w, double* y, int rows, int cols, double eps);
+
+// y = exp(x - max) / sum(exp(x - max)) over one row.
+void softmax_row(const float* x, double* y, int cols);
+void softmax(const float* x, double* y, int rows, int cols);
+
+}  // namespace kport::reference
