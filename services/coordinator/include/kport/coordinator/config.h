@@ -1,0 +1,39 @@
+// kport-coordinator's configuration: flags, KPORT_* environment variables and an
+// optional config file (see kport::Options for precedence).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "kport/common/result.h"
+
+namespace kport::coordinator {
+
+struct Config {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 8080;
+  std::string db_path = "var/kport.db";
+  std::string artifact_dir;        // default: <db dir>/artifacts
+  std::string web_dir;             // dashboard files; empty: not served
+  std::string admin_token;         // empty: generated and written to <db dir>/admin-token
+  std::string registration_token;  // empty: generated and written to <db dir>/registration-token
+  bool open_reads = true;          // GET needs no token
+  int threads = 2;                 // HTTP I/O threads
+  int workers = 8;                 // threads for database-bound handlers
+  std::size_t body_limit = 64u << 20;
+  std::chrono::milliseconds read_timeout{30'000};
+  std::int64_t lease_ms = 60'000;
+  int max_attempts = 3;
+  int max_claim_wait_s = 30;
+  std::int64_t runner_online_ms = 90'000;
+  std::string port_file;  // when set, the bound port is written there (for scripts)
+  std::string log_level = "info";
+  bool log_json = false;
+};
+
+// Parses the command line and environment. Sets `help` and leaves the config at its
+// defaults when --help was given; `help_text` then holds the usage.
+Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::string& help_text);
+
+}  // namespace kport::coordinator

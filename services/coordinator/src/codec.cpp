@@ -1,0 +1,275 @@
+#include "codec.h"
+
+#include "kport/common/clock.h"
+
+namespace kport::coordinator {
+namespace json = boost::json;
+namespace {
+
+template <typename T>
+json::value opt(const std::optional<T>& v) {
+  return v ? json::value(*v) : json::value(nullptr);
+}
+
+// Stored JSON text back to a value; text the store accepted always parses.
+json::value raw(const std::string& text) {
+  if (text.empty()) return json::object{};
+  boost::system::error_code ec;
+  auto v = json::parse(text, ec);
+  return ec ? json::value(text) : v;
+}
+
+json::value time_json(std::int64_t ms) { return ms > 0 ? json::value(iso8601_utc(ms)) : json::value(nullptr); }
+json::value time_json(const std::optional<std::int64_t>& ms) { return ms ? time_json(*ms) : json::value(nullptr); }
+
+template <typename K>
+json::object count_map(const std::map<K, std::int64_t>& m) {
+  json::object o;
+  for (const auto& [k, v] : m) o[db::to_string(k)] = v;
+  return o;
+}
+
+}  // namespace
+
+json::value to_json(const db::Target& t) {
+  return json::object{{"name", t.name}, {"arch", t.arch}, {"features", raw(t.features_json)},
+                      {"toolkit", t.toolkit}, {"first_seen", time_json(t.first_seen_ms)}, {"is_new", t.is_new}};
+}
+
+json::value to_json(const db::GpuModel& g) {
+  json::array drivers;
+  for (const auto& d : g.drivers) drivers.emplace_back(d);
+  return json::object{{"name", g.name}, {"arch", g.arch}, {"drivers", std::move(drivers)},
+                      {"first_seen", time_json(g.first_seen_ms)}, {"last_seen", time_json(g.last_seen_ms)}};
+}
+
+json::value to_json(const db::KernelInstance& k) {
+  return json::object{{"name", k.name}, {"family", k.family}, {"variant", k.variant},
+                      {"features", raw(k.features_json)}, {"config", raw(k.config_json)}};
+}
+
+json::value to_json(const db::Repository& r) {
+  return json::object{{"id", r.id}, {"name", r.name}, {"url", r.url}, {"created", time_json(r.created_ms)}};
+}
+
+json::value to_json(const db::Commit& c) {
+  return json::object{{"sha", c.sha}, {"repo", c.repo}, {"parent", opt(c.parent_sha)},
+                      {"message", c.message}, {"author", c.author}, {"time", time_json(c.time_ms)}};
+}
+
+json::value to_json(const db::Pipeline& p) {
+  return json::object{{"id", p.id}, {"reason", db::to_string(p.reason)}, {"repo", p.repo}, {"ref", p.ref},
+                      {"commit", p.commit_sha}, {"note", p.note}, {"created", time_json(p.created_ms)},
+                      {"status", db::to_string(p.status)}, {"jobs_total", p.jobs_total}, {"jobs_done", p.jobs_done}};
+}
+
+json::value to_json(const db::Job& j) {
+  return json::object{{"id", j.id}, {"pipeline", j.pipeline_id}, {"kind", db::to_string(j.kind)},
+                      {"status", db::to_string(j.status)}, {"commit", j.commit_sha}, {"target", j.target},
+                      {"arch", opt(j.arch)}, {"gpu_model", opt(j.gpu_model)}, {"depends_on", opt(j.depends_on)},
+                      {"attempt", j.attempt}, {"max_attempts", j.max_attempts}, {"runner", opt(j.runner_id)},
+                      {"lease_expires", time_json(j.lease_expires_ms)}, {"cancel_requested", j.cancel_requested},
+                      {"payload", raw(j.payload_json)}, {"failure_reason", opt(j.failure_reason)},
+                      {"created", time_json(j.created_ms)}, {"started", time_json(j.started_ms)},
+                      {"finished", time_json(j.finished_ms)}};
+}
+
+json::value to_json(const db::Runner& r) {
+  json::array targets;
+  for (const auto& t : r.caps.targets) targets.emplace_back(t);
+  json::object caps{{"toolkit", r.caps.toolkit}, {"targets", std::move(targets)}, {"cores", r.caps.cores},
+                    {"gpu_model", r.caps.gpu_model}, {"gpu_uuid", r.caps.gpu_uuid}, {"arch", r.caps.arch},
+                    {"driver", r.caps.driver}, {"extra", raw(r.caps.extra_json)}};
+  return json::object{{"id", r.id}, {"name", r.name}, {"role", db::to_string(r.role)},
+                      {"capabilities", std::move(caps)}, {"online", r.online},
+                      {"registered", time_json(r.registered_ms)}, {"last_heartbeat", time_json(r.last_heartbeat_ms)},
+                      {"deregistered", time_json(r.deregistered_ms)}, {"current_job", opt(r.current_job)}};
+}
+
+json::value to_json(const db::Artifact& a) {
+  return json::object{{"sha256", a.sha256}, {"size", a.size}, {"name", a.name}, {"kind", a.kind},
+                      {"created", time_json(a.created_ms)}, {"url", "/api/v1/artifacts/" + a.sha256}};
+}
+
+json::value to_json(const db::BuildRecord& b) {
+  return json::object{{"id", b.id}, {"job", opt(b.job_id)}, {"attempt", b.attempt}, {"commit", b.commit_sha},
+                      {"target", b.target}, {"family", b.family}, {"variant", b.variant},
+                      {"status", db::to_string(b.status)}, {"message", b.message}, {"registers", opt(b.registers)},
+                      {"spill_stores_bytes", opt(b.spill_stores_bytes)}, {"spill_loads_bytes", opt(b.spill_loads_bytes)},
+                      {"shared_mem_bytes", opt(b.shared_mem_bytes)}, {"stack_frame_bytes", opt(b.stack_frame_bytes)},
+                      {"constant_mem_bytes", opt(b.constant_mem_bytes)},
+                      {"instruction_audit", raw(b.instruction_audit_json)}, {"artifact", opt(b.artifact_sha256)},
+                      {"created", time_json(b.created_ms)}};
+}
+
+json::value to_json(const db::ResultRecord& r) {
+  json::object numerics{{"max_abs_err", opt(r.max_abs_err)}, {"max_rel_err", opt(r.max_rel_err)},
+                        {"normwise_rel_err", opt(r.normwise_rel_err)}, {"tolerance", opt(r.tolerance)},
+                        {"nan_inf_count", opt(r.nan_inf_count)}, {"seed", opt(r.seed)}};
+  json::object timing{{"median_us", opt(r.median_us)}, {"stddev_us", opt(r.stddev_us)}, {"samples", opt(r.samples)},
+                      {"tflops", opt(r.tflops)}, {"gbps", opt(r.gbps)}, {"baseline", r.baseline_name},
+                      {"baseline_median_us", opt(r.baseline_median_us)}, {"ratio", opt(r.ratio)}};
+  return json::object{{"id", r.id}, {"job", opt(r.job_id)}, {"attempt", r.attempt}, {"commit", r.commit_sha},
+                      {"target", r.target}, {"family", r.family}, {"variant", r.variant}, {"instance", r.instance},
+                      {"dtype", r.dtype}, {"shape", r.shape}, {"toolkit", r.toolkit}, {"runner", opt(r.runner_id)},
+                      {"gpu_model", r.gpu_model}, {"gpu_uuid", r.gpu_uuid}, {"arch", r.arch}, {"driver", r.driver},
+                      {"sm_clock_mhz", opt(r.sm_clock_mhz)}, {"env", raw(r.env_json)},
+                      {"status", db::to_string(r.status)}, {"message", r.message},
+                      {"numerics", std::move(numerics)}, {"timing", std::move(timing)},
+                      {"created", time_json(r.created_ms)}};
+}
+
+json::value to_json(const db::CommitSummary& s) {
+  json::array pipelines, targets;
+  for (auto id : s.pipeline_ids) pipelines.emplace_back(id);
+  for (const auto& t : s.targets) targets.emplace_back(t);
+  return json::object{{"commit", to_json(s.commit)}, {"pipelines", std::move(pipelines)},
+                      {"jobs", count_map(s.jobs_by_status)}, {"builds", count_map(s.builds_by_status)},
+                      {"results", count_map(s.results_by_status)}, {"targets", std::move(targets)}};
+}
+
+json::value to_json(const db::Bringup& b) {
+  json::array rows;
+  std::int64_t n = 0, applicable = 0, built = 0, clean = 0, passed = 0, measured = 0, selected = 0;
+  for (const auto& r : b.rows) {
+    ++n;
+    if (!r.not_applicable) ++applicable;
+    built += r.built; clean += r.resources_clean; passed += r.numerics_passed;
+    measured += r.measured; selected += r.selected_best;
+    const char* stage = r.not_applicable ? "not_applicable"
+                        : r.selected_best ? "selected_best"
+                        : r.measured ? "measured"
+                        : r.numerics_passed ? "numerics_passed"
+                        : r.resources_clean ? "resources_clean"
+                        : r.built ? "builds" : (r.build_status ? "build_failed" : "pending");
+    rows.push_back(json::object{{"family", r.family}, {"variant", r.variant}, {"stage", stage},
+                                {"not_applicable", r.not_applicable}, {"built", r.built},
+                                {"resources_clean", r.resources_clean}, {"numerics_passed", r.numerics_passed},
+                                {"measured", r.measured}, {"selected_best", r.selected_best},
+                                {"build_status", opt(r.build_status)}, {"commit", opt(r.commit_sha)},
+                                {"results_passed", r.results_passed}, {"results_failed", r.results_failed}});
+  }
+  json::object progress{{"variants", n}, {"applicable", applicable}, {"builds", built}, {"resources_clean", clean},
+                        {"numerics_passed", passed}, {"measured", measured}, {"selected_best", selected}};
+  return json::object{{"target", to_json(b.target)}, {"commit", opt(b.commit_sha)},
+                      {"progress", std::move(progress)}, {"variants", std::move(rows)}};
+}
+
+json::value to_json(const db::QueueStats& q) {
+  json::object roles;
+  for (const auto& [role, n] : q.runners_online_by_role) roles[db::to_string(role)] = n;
+  return json::object{{"jobs", count_map(q.jobs_by_status)}, {"runners_online", q.runners_online},
+                      {"runners_online_by_role", std::move(roles)}};
+}
+
+json::value to_json(const porting::Selection& s) {
+  json::array ranking;
+  for (const auto& r : s.ranking) {
+    json::object item{{"instance", r.instance}, {"variant", r.variant}, {"tie_with_best", r.tie_with_best},
+                      {"slowdown", r.slowdown}};
+    if (r.evidence) {
+      const auto& m = *r.evidence;
+      item["evidence"] = json::object{{"result", m.result_id}, {"gpu_model", m.gpu_model}, {"arch", m.arch},
+                                      {"target", m.target}, {"commit", m.commit}, {"shape", m.shape.canonical()},
+                                      {"median_us", m.median_us}, {"stddev_us", m.stddev_us},
+                                      {"samples", m.samples}, {"measured", time_json(m.measured_at_ms)},
+                                      {"url", "/api/v1/results/" + std::to_string(m.result_id)}};
+    } else {
+      item["evidence"] = nullptr;
+    }
+    ranking.push_back(std::move(item));
+  }
+  json::value best = nullptr;
+  if (!s.ranking.empty()) best = json::value(s.ranking.front().instance);
+  json::array tied;
+  for (const auto& r : s.ranking)
+    if (r.tie_with_best) tied.emplace_back(r.instance);
+  return json::object{{"kind", porting::kind_name(s.kind)}, {"provisional", s.kind != porting::Selection::Kind::measured},
+                      {"best", std::move(best)}, {"tied", std::move(tied)}, {"reason", s.reason},
+                      {"matched_shape", s.matched_shape ? json::value(s.matched_shape->canonical()) : json::value(nullptr)},
+                      {"exact_shape", s.exact_shape}, {"evidence_gpu_model", s.evidence_gpu_model},
+                      {"evidence_arch", s.evidence_arch}, {"ranking", std::move(ranking)}};
+}
+
+db::RunnerCapabilities caps_from_json(Fields& f) {
+  db::RunnerCapabilities c;
+  c.toolkit = f.opt_str("toolkit", 64).value_or("");
+  c.targets = f.str_list("targets", 256);
+  c.cores = static_cast<int>(f.opt_int("cores").value_or(0));
+  c.gpu_model = f.opt_str("gpu_model", 256).value_or("");
+  c.gpu_uuid = f.opt_str("gpu_uuid", 128).value_or("");
+  c.arch = f.opt_str("arch", 16).value_or("");
+  c.driver = f.opt_str("driver", 64).value_or("");
+  c.extra_json = f.json_text("extra");
+  return c;
+}
+
+db::ResultRecord result_from_json(Fields& f) {
+  db::ResultRecord r;
+  r.commit_sha = f.opt_str("commit", 64).value_or("");
+  r.target = f.str("target", 32);
+  r.family = f.str("family", 64);
+  r.variant = f.str("variant", 128);
+  r.instance = f.str("instance", 256);
+  r.dtype = f.str("dtype", 16);
+  r.shape = f.str("shape", 256);
+  r.toolkit = f.opt_str("toolkit", 64).value_or("");
+  r.gpu_model = f.opt_str("gpu_model", 256).value_or("");
+  r.gpu_uuid = f.opt_str("gpu_uuid", 128).value_or("");
+  r.arch = f.opt_str("arch", 16).value_or("");
+  r.driver = f.opt_str("driver", 64).value_or("");
+  r.sm_clock_mhz = f.opt_num("sm_clock_mhz");
+  r.env_json = f.json_text("env");
+  auto status = f.str("status", 32);
+  if (auto s = db::parse_result_status(status)) r.status = *s;
+  else if (f.ok()) f.fail("status", "must be one of passed, failed, crashed, timeout, unsupported");
+  r.message = f.opt_str("message", 65536).value_or("");
+  r.max_abs_err = f.opt_num("max_abs_err");
+  r.max_rel_err = f.opt_num("max_rel_err");
+  r.normwise_rel_err = f.opt_num("normwise_rel_err");
+  r.tolerance = f.opt_num("tolerance");
+  r.nan_inf_count = f.opt_int("nan_inf_count");
+  r.seed = f.opt_int("seed");
+  r.median_us = f.opt_num("median_us");
+  r.stddev_us = f.opt_num("stddev_us");
+  r.samples = f.opt_int("samples");
+  r.tflops = f.opt_num("tflops");
+  r.gbps = f.opt_num("gbps");
+  r.baseline_name = f.opt_str("baseline", 128).value_or("");
+  r.baseline_median_us = f.opt_num("baseline_median_us");
+  r.ratio = f.opt_num("ratio");
+  return r;
+}
+
+db::BuildRecord build_record_from_json(Fields& f) {
+  db::BuildRecord b;
+  b.commit_sha = f.opt_str("commit", 64).value_or("");
+  b.target = f.str("target", 32);
+  b.family = f.str("family", 64);
+  b.variant = f.str("variant", 128);
+  auto status = f.str("status", 32);
+  if (auto s = db::parse_build_status(status)) b.status = *s;
+  else if (f.ok()) f.fail("status", "must be one of ok, not_applicable, compile_error, timeout");
+  b.message = f.opt_str("message", 1 << 20).value_or("");
+  if (auto r = f.opt_int("registers")) b.registers = static_cast<int>(*r);
+  b.spill_stores_bytes = f.opt_int("spill_stores_bytes");
+  b.spill_loads_bytes = f.opt_int("spill_loads_bytes");
+  b.shared_mem_bytes = f.opt_int("shared_mem_bytes");
+  b.stack_frame_bytes = f.opt_int("stack_frame_bytes");
+  b.constant_mem_bytes = f.opt_int("constant_mem_bytes");
+  b.instruction_audit_json = f.json_text("instruction_audit");
+  b.artifact_sha256 = f.opt_str("artifact", 64);
+  return b;
+}
+
+db::KernelInstance instance_from_json(Fields& f) {
+  db::KernelInstance k;
+  k.name = f.str("name", 256);
+  k.family = f.str("family", 64);
+  k.variant = f.str("variant", 128);
+  k.features_json = f.json_text("features");
+  k.config_json = f.json_text("config");
+  return k;
+}
+
+}  // namespace kport::coordinator

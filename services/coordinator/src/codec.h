@@ -1,0 +1,52 @@
+// JSON forms of the store's records, as the REST API shows and accepts them.
+// Field names are the API's contract (see openapi.cpp); all functions are pure.
+#pragma once
+
+#include <boost/json.hpp>
+
+#include "json_fields.h"
+#include "kport/db/queries.h"
+#include "kport/db/records.h"
+#include "kport/porting/selection.h"
+
+namespace kport::coordinator {
+
+boost::json::value to_json(const db::Target& t);
+boost::json::value to_json(const db::GpuModel& g);
+boost::json::value to_json(const db::KernelInstance& k);
+boost::json::value to_json(const db::Repository& r);
+boost::json::value to_json(const db::Commit& c);
+boost::json::value to_json(const db::Pipeline& p);
+boost::json::value to_json(const db::Job& j);
+boost::json::value to_json(const db::Runner& r);
+boost::json::value to_json(const db::Artifact& a);
+boost::json::value to_json(const db::BuildRecord& b);
+boost::json::value to_json(const db::ResultRecord& r);
+boost::json::value to_json(const db::CommitSummary& s);
+boost::json::value to_json(const db::Bringup& b);
+boost::json::value to_json(const db::QueueStats& q);
+boost::json::value to_json(const porting::Selection& s);
+
+template <typename T>
+boost::json::value page_to_json(const db::Page<T>& page) {
+  boost::json::array items;
+  for (const auto& it : page.items) items.push_back(to_json(it));
+  boost::json::object out{{"items", std::move(items)}};
+  out["next_cursor"] = page.next_cursor ? boost::json::value(*page.next_cursor) : nullptr;
+  return out;
+}
+
+template <typename T>
+boost::json::value list_to_json(const std::vector<T>& items) {
+  boost::json::array out;
+  for (const auto& it : items) out.push_back(to_json(it));
+  return boost::json::object{{"items", std::move(out)}};
+}
+
+// Request bodies. Each reads what it needs from `f` and leaves errors in it.
+db::RunnerCapabilities caps_from_json(Fields& f);
+db::ResultRecord result_from_json(Fields& f);
+db::BuildRecord build_record_from_json(Fields& f);
+db::KernelInstance instance_from_json(Fields& f);
+
+}  // namespace kport::coordinator

@@ -1,0 +1,71 @@
+#include "kport/coordinator/config.h"
+
+#include "kport/common/options.h"
+
+namespace kport::coordinator {
+
+Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::string& help_text) {
+  Options o("kport-coordinator",
+            "The kport coordinator: REST API, job queue, artifact store and dashboard over one SQLite database.");
+  o.add("listen", "KPORT_LISTEN", "127.0.0.1:8080", "HOST:PORT to serve on; port 0 picks a free one (logged)")
+      .add("db", "KPORT_DB", "var/kport.db", "SQLite database file (created with its schema when missing)")
+      .add("artifacts", "KPORT_ARTIFACTS", "", "artifact directory (default: artifacts/ beside the database)")
+      .add("web", "KPORT_WEB", "", "directory of the dashboard's static files")
+      .add("admin-token", "KPORT_ADMIN_TOKEN", "", "admin token (default: generated into admin-token beside the database)")
+      .add("registration-token", "KPORT_REGISTRATION_TOKEN", "",
+           "token runners register with (default: generated into registration-token beside the database)")
+      .add_flag("open-reads", "KPORT_OPEN_READS", true, "GET requests need no token")
+      .add("threads", "KPORT_THREADS", "2", "HTTP I/O threads")
+      .add("workers", "KPORT_WORKERS", "8", "threads for database-bound requests")
+      .add("body-limit", "KPORT_BODY_LIMIT", "67108864", "largest request body in bytes (413 beyond)")
+      .add("read-timeout-ms", "KPORT_READ_TIMEOUT_MS", "30000", "time a client has to send one request")
+      .add("lease-seconds", "KPORT_LEASE_SECONDS", "60", "job lease a claim grants; heartbeats extend it")
+      .add("max-attempts", "KPORT_MAX_ATTEMPTS", "3", "attempts before a job fails")
+      .add("max-claim-wait", "KPORT_MAX_CLAIM_WAIT", "30", "longest long-poll of a claim, seconds")
+      .add("runner-online-seconds", "KPORT_RUNNER_ONLINE_SECONDS", "90", "a runner is online if heard from within this")
+      .add("port-file", "KPORT_PORT_FILE", "", "write the bound port to this file once listening")
+      .add("log-level", "KPORT_LOG_LEVEL", "info", "trace, debug, info, warn, error or off")
+      .add_flag("log-json", "KPORT_LOG_JSON", false, "log one JSON object per line");
+  KPORT_TRY(o.parse(argc, argv));
+  help = o.help_requested();
+  help_text = o.help_text();
+  Config c;
+  if (help) return c;
+  if (!o.positional().empty())
+    return make_error(Errc::invalid_argument, "unexpected argument '" + o.positional().front() + "'; see --help");
+  auto hp = parse_host_port(o.get("listen"));
+  if (!hp) return make_error(Errc::invalid_argument, "--listen: " + hp.error().message);
+  c.host = hp->first;
+  c.port = hp->second;
+  c.db_path = o.get("db");
+  if (c.db_path.empty()) return make_error(Errc::invalid_argument, "--db must name a file");
+  c.artifact_dir = o.get("artifacts");
+  c.web_dir = o.get("web");
+  c.admin_token = o.get("admin-token");
+  c.registration_token = o.get("registration-token");
+  c.open_reads = o.flag("open-reads");
+  auto threads = o.integer("threads", 1, 256);
+  auto workers = o.integer("workers", 1, 256);
+  auto body = o.integer("body-limit", 1024, std::int64_t{1} << 34);
+  auto read_timeout = o.integer("read-timeout-ms", 100, 3'600'000);
+  auto lease = o.integer("lease-seconds", 1, 86'400);
+  auto attempts = o.integer("max-attempts", 1, 100);
+  auto wait = o.integer("max-claim-wait", 0, 300);
+  auto online = o.integer("runner-online-seconds", 1, 86'400);
+  for (auto* r : {&threads, &workers, &body, &read_timeout, &lease, &attempts, &wait, &online})
+    if (!r->ok()) return r->error();
+  c.threads = static_cast<int>(*threads);
+  c.workers = static_cast<int>(*workers);
+  c.body_limit = static_cast<std::size_t>(*body);
+  c.read_timeout = std::chrono::milliseconds(*read_timeout);
+  c.lease_ms = *lease * 1000;
+  c.max_attempts = static_cast<int>(*attempts);
+  c.max_claim_wait_s = static_cast<int>(*wait);
+  c.runner_online_ms = *online * 1000;
+  c.port_file = o.get("port-file");
+  c.log_level = o.get("log-level");
+  c.log_json = o.flag("log-json");
+  return c;
+}
+
+}  // namespace kport::coordinator

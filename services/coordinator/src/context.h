@@ -1,0 +1,83 @@
+// What every route handler of the coordinator shares: configuration, the store, the
+// event hub, the claim broker, and the worker pool that runs database-bound work off
+// the HTTP I/O threads.
+#pragma once
+
+#include <boost/asio/thread_pool.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "kport/coordinator/config.h"
+#include "kport/db/store.h"
+#include "kport/http/events.h"
+#include "kport/http/router.h"
+
+namespace kport::coordinator {
+
+class ClaimBroker;
+
+// Who sent a request, after authentication.
+struct Principal {
+  enum class Kind { anonymous, admin, runner } kind = Kind::anonymous;
+  std::int64_t runner_id = 0;
+  std::string runner_name;
+};
+
+struct Context {
+  Config config;
+  db::Store* store = nullptr;
+  http::EventHub* events = nullptr;
+  ClaimBroker* broker = nullptr;
+  boost::asio::thread_pool* workers = nullptr;
+};
+
+using BlockingHandler = std::function<http::Response(const http::Request&)>;
+
+// Registers a handler that runs on the worker pool, since it may wait on the database.
+// An exception it throws becomes a JSON 500.
+void add_blocking(http::Router& router, Context& ctx, std::string_view method, std::string_view pattern,
+                  BlockingHandler handler);
+
+// ---- authentication (auth.cpp) -------------------------------------------------------
+// Reads "Authorization: Bearer TOKEN". No header: anonymous. An admin token compares in
+// constant time; anything else is looked up as a runner token (stored hashed). A token
+// that matches neither is unauthorized (401), never silently anonymous.
+Result<Principal> authenticate(const http::Request& req, Context& ctx);
+// Reads: anyone when open_reads, else any valid token.
+Result<Principal> require_reader(const http::Request& req, Context& ctx);
+// Writes reserved to operators.
+Result<Principal> require_admin(const http::Request& req, Context& ctx);
+// Runner calls (heartbeat, claim, results): a runner token (an admin token is refused:
+// 403, so the actor of every upload is known).
+Result<Principal> require_runner(const http::Request& req, Context& ctx);
+// The registration token, compared in constant time.
+Status require_registration(const http::Request& req, Context& ctx);
+
+// ---- route groups (routes_*.cpp) -----------------------------------------------------
+void add_catalog_routes(http::Router& router, Context& ctx);
+void add_pipeline_routes(http::Router& router, Context& ctx);
+void add_runner_routes(http::Router& router, Context& ctx);
+void add_result_routes(http::Router& router, Context& ctx);
+void add_artifact_routes(http::Router& router, Context& ctx);
+
+// The OpenAPI 3 document describing /api/v1 (openapi.cpp).
+const std::string& openapi_document();
+
+// Shared request helpers (routes_util.cpp).
+// Parses a positive integer path parameter; invalid_argument naming it otherwise.
+Result<std::int64_t> id_param(const http::Request& req, std::string_view name);
+// Parses ?limit= (1..1000) and ?before= (cursor).
+Status page_params(const http::Request& req, int& limit, std::optional<std::int64_t>& before);
+
+}  // namespace kport::coordinator
+
+// Returns the error response from the enclosing handler when an auth check fails.
+#define KPORT_AUTH(call)                                                     \
+  do {                                                                       \
+    auto kport_auth_ = (call);                                               \
+    if (!kport_auth_.ok()) return http::error_response(kport_auth_.error()); \
+  } while (0)
+// Same for any Result-returning call whose error should become the response.
+#define KPORT_HTTP_TRY(call) KPORT_AUTH(call)

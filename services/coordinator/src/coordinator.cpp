@@ -1,0 +1,222 @@
+#include "kport/coordinator/coordinator.h"
+
+#include <boost/asio/thread_pool.hpp>
+
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "claim_broker.h"
+#include "codec.h"
+#include "context.h"
+#include "kport/common/clock.h"
+#include "kport/common/crypto.h"
+#include "kport/common/log.h"
+#include "kport/http/server.h"
+#include "static_files.h"
+
+namespace kport::coordinator {
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+namespace {
+
+// A token not given in the configuration is generated once and kept in a 0600 file
+// beside the database, so restarts keep it and local tools can read it.
+Result<std::string> resolve_token(std::string given, const fs::path& file, std::string_view prefix) {
+  if (!given.empty()) return given;
+  std::error_code ec;
+  if (fs::exists(file, ec)) {
+    std::ifstream in(file);
+    std::string token;
+    std::getline(in, token);
+    if (!token.empty()) return token;
+  }
+  std::string token = crypto::random_token(prefix);
+  {
+    std::ofstream out(file, std::ios::trunc);
+    out << token << "\n";
+    if (!out) return make_error(Errc::unavailable, "cannot write " + file.string());
+  }
+  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write, ec);
+  log::info("generated token", {{"file", file.string()}});
+  return token;
+}
+
+}  // namespace
+
+class Coordinator::Impl {
+ public:
+  Config config;
+  std::unique_ptr<db::Store> store;
+  http::EventHub events;
+  std::unique_ptr<ClaimBroker> broker;
+  std::unique_ptr<boost::asio::thread_pool> workers;
+  Context ctx;
+  std::shared_ptr<http::Router> router = std::make_shared<http::Router>();
+  std::unique_ptr<http::Server> server;
+  std::thread reaper;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stopping = false;
+
+  void build_routes();
+  void reap();
+};
+
+void Coordinator::Impl::build_routes() {
+  auto& r = *router;
+  r.add_sync("GET", "/healthz", [this](const http::Request&) {
+    auto stats = store->queue_stats();
+    if (!stats.ok()) return http::error_response(stats.error());
+    return http::json_ok(json::object{{"status", "ok"}, {"schema_version", db::schema_version()}});
+  }, "/healthz");
+  r.add_sync("GET", "/metrics", [this](const http::Request&) {
+    return http::text_response(200, server->metrics().render_prometheus(), "text/plain; version=0.0.4; charset=utf-8");
+  }, "/metrics");
+  r.add_sync("GET", "/api/v1/openapi.json", [](const http::Request&) {
+    return http::text_response(200, openapi_document(), "application/json");
+  }, "/api/v1/openapi.json");
+  r.add_sync("GET", "/api/v1/events", [this](const http::Request& req) {
+    std::vector<std::string> topics;
+    std::string_view t = req.query_or("topics");
+    while (!t.empty()) {
+      auto comma = t.find(',');
+      topics.emplace_back(t.substr(0, comma));
+      t = comma == std::string_view::npos ? std::string_view{} : t.substr(comma + 1);
+    }
+    http::Response res;
+    res.content_type = "text/event-stream";
+    res.set_header("Cache-Control", "no-cache");
+    res.events = events.subscribe(std::move(topics));
+    res.body = http::format_event("hello", R"({"ok":true})");
+    return res;
+  }, "/api/v1/events");
+  r.add_sync("GET", "/api/v1/queue", [this](const http::Request&) {
+    auto stats = store->queue_stats();
+    if (!stats.ok()) return http::error_response(stats.error());
+    json::object out = to_json(*stats).as_object();
+    out["claims_waiting"] = broker->waiting();
+    return http::json_ok(out);
+  }, "/api/v1/queue");
+  add_catalog_routes(r, ctx);
+  add_pipeline_routes(r, ctx);
+  add_runner_routes(r, ctx);
+  add_result_routes(r, ctx);
+  add_artifact_routes(r, ctx);
+  if (!config.web_dir.empty()) add_static_routes(r, config.web_dir);
+}
+
+// Expires leases once a second; what comes back to the queue may be claimed at once.
+void Coordinator::Impl::reap() {
+  std::unique_lock lock(mu);
+  while (!cv.wait_for(lock, std::chrono::seconds(1), [this] { return stopping; })) {
+    lock.unlock();
+    auto expired = store->expire_leases(now_unix_ms());
+    if (!expired.ok()) {
+      log::warn("lease expiry failed", {{"error", expired.error().message}});
+    } else if (!expired->empty()) {
+      for (const auto& e : *expired)
+        log::warn("lease expired", {{"job", e.job_id}, {"attempt", e.attempt}, {"runner", e.runner_id},
+                                    {"now", std::string(db::to_string(e.status))}});
+      broker->notify();
+      events.publish("jobs", "expired", json::serialize(json::object{{"count", static_cast<std::int64_t>(expired->size())}}));
+    }
+    lock.lock();
+  }
+}
+
+Result<std::unique_ptr<Coordinator>> Coordinator::create(Config config) {
+  auto impl = std::make_unique<Impl>();
+  fs::path db_path(config.db_path);
+  fs::path dir = db_path.has_parent_path() ? db_path.parent_path() : fs::path(".");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return make_error(Errc::unavailable, "cannot create directory " + dir.string() + ": " + ec.message());
+  if (config.artifact_dir.empty()) config.artifact_dir = (dir / "artifacts").string();
+  auto admin = resolve_token(config.admin_token, dir / "admin-token", "kpa_");
+  if (!admin.ok()) return std::move(admin).error();
+  config.admin_token = *admin;
+  auto reg = resolve_token(config.registration_token, dir / "registration-token", "kpreg_");
+  if (!reg.ok()) return std::move(reg).error();
+  config.registration_token = *reg;
+
+  db::Options opts;
+  opts.path = config.db_path;
+  opts.artifact_dir = config.artifact_dir;
+  opts.lease_ms = config.lease_ms;
+  opts.runner_online_ms = config.runner_online_ms;
+  auto store = db::Store::open(opts);
+  if (!store.ok()) return std::move(store).error();
+  impl->store = std::move(*store);
+  impl->config = config;
+  impl->broker = std::make_unique<ClaimBroker>(*impl->store, config.lease_ms);
+  impl->workers = std::make_unique<boost::asio::thread_pool>(static_cast<std::size_t>(config.workers));
+  impl->ctx = Context{config, impl->store.get(), &impl->events, impl->broker.get(), impl->workers.get()};
+  impl->build_routes();
+  return std::unique_ptr<Coordinator>(new Coordinator(std::move(impl)));
+}
+
+Coordinator::Coordinator(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+
+Coordinator::~Coordinator() { stop(); }
+
+Status Coordinator::start() {
+  auto& m = *m_impl;
+  http::ServerOptions so;
+  so.host = m.config.host;
+  so.port = m.config.port;
+  so.threads = m.config.threads;
+  so.body_limit = m.config.body_limit;
+  so.read_timeout = m.config.read_timeout;
+  m.server = std::make_unique<http::Server>(so, m.router);
+  auto& metrics = m.server->metrics();
+  metrics.add_collector([&m](std::string& out) {
+    auto stats = m.store->queue_stats();
+    if (!stats.ok()) return;
+    out += "# HELP kport_jobs Jobs by status.\n# TYPE kport_jobs gauge\n";
+    for (const auto& [status, n] : stats->jobs_by_status)
+      out += "kport_jobs{status=\"" + std::string(db::to_string(status)) + "\"} " + std::to_string(n) + "\n";
+    out += "# HELP kport_queue_depth Jobs waiting to be claimed.\n# TYPE kport_queue_depth gauge\n";
+    std::int64_t depth = 0;
+    for (auto s : {db::JobStatus::queued, db::JobStatus::awaiting_runner})
+      if (auto it = stats->jobs_by_status.find(s); it != stats->jobs_by_status.end()) depth += it->second;
+    out += "kport_queue_depth " + std::to_string(depth) + "\n";
+    out += "# HELP kport_runners_online Runners heard from recently.\n# TYPE kport_runners_online gauge\n";
+    out += "kport_runners_online " + std::to_string(stats->runners_online) + "\n";
+  });
+  metrics.add_gauge("kport_claims_waiting", "Runner claims parked in long-poll.",
+                    [&m] { return static_cast<double>(m.broker->waiting()); });
+  KPORT_TRY(m.server->start());
+  m.server->stop_signal()->on_stop([&m] { m.broker->stop(); });
+  m.reaper = std::thread([&m] { m.reap(); });
+  if (!m.config.port_file.empty()) {
+    std::ofstream(m.config.port_file, std::ios::trunc) << m.server->port() << "\n";
+  }
+  log::info("coordinator listening", {{"url", "http://" + m.config.host + ":" + std::to_string(m.server->port())},
+                                      {"db", m.config.db_path}});
+  return {};
+}
+
+std::uint16_t Coordinator::port() const { return m_impl->server ? m_impl->server->port() : 0; }
+const Config& Coordinator::config() const { return m_impl->config; }
+
+void Coordinator::stop() {
+  auto& m = *m_impl;
+  {
+    std::lock_guard lock(m.mu);
+    if (m.stopping) return;
+    m.stopping = true;
+  }
+  m.cv.notify_all();
+  if (m.server) m.server->stop(std::chrono::milliseconds(5000));
+  m.broker->stop();
+  if (m.reaper.joinable()) m.reaper.join();
+  m.events.close_all();
+  m.workers->join();
+  if (auto st = m.store->checkpoint(); !st.ok()) log::warn("checkpoint failed", {{"error", st.error().message}});
+  log::info("coordinator stopped");
+}
+
+}  // namespace kport::coordinator

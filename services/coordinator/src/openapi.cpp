@@ -1,0 +1,110 @@
+// The OpenAPI 3.0 description of /api/v1, built once from a compact route table so the
+// document and the routes are reviewed side by side.
+#include <boost/json.hpp>
+
+#include "context.h"
+
+namespace kport::coordinator {
+namespace json = boost::json;
+namespace {
+
+struct Op {
+  const char* method;
+  const char* path;
+  const char* summary;
+  const char* auth;   // "read", "admin", "runner", "registration", "admin|runner"
+  const char* query;  // comma-separated query parameters
+  int ok_status;
+};
+
+constexpr Op k_ops[] = {
+    {"get", "/api/v1/targets", "List compile targets with their features", "read", "", 200},
+    {"get", "/api/v1/targets/{target}", "One target and the arches that check its builds", "read", "", 200},
+    {"put", "/api/v1/targets/{target}", "Add or update a target (arch, features, toolkit, check_arches)", "admin", "", 200},
+    {"get", "/api/v1/targets/{target}/bringup", "Bring-up stage of every variant on a target", "read", "commit", 200},
+    {"get", "/api/v1/kernels", "Kernel instances (family, variant, features, config)", "read", "family", 200},
+    {"put", "/api/v1/kernels", "Publish kernel instances {instances:[...]}", "admin|runner", "", 200},
+    {"get", "/api/v1/gpus", "GPU models seen, with their arch and drivers", "read", "", 200},
+    {"get", "/api/v1/repositories", "Watched repositories", "read", "", 200},
+    {"post", "/api/v1/repositories", "Add a repository {name,url}", "admin", "", 201},
+    {"post", "/api/v1/commits", "Record a commit {sha,repo,parent,message,author,time_ms}", "admin|runner", "", 201},
+    {"get", "/api/v1/commits/{sha}", "What ran for a commit and what came of it", "read", "", 200},
+    {"get", "/api/v1/pipelines", "Pipelines, newest first", "read", "commit,repo,reason,limit,before", 200},
+    {"post", "/api/v1/pipelines", "Start a pipeline {commit,repo,ref,reason,targets,note,payload}", "admin", "", 201},
+    {"get", "/api/v1/pipelines/{id}", "A pipeline with its jobs", "read", "", 200},
+    {"post", "/api/v1/pipelines/{id}/cancel", "Cancel every unfinished job of a pipeline", "admin", "", 200},
+    {"get", "/api/v1/jobs", "Jobs, newest first", "read", "status,kind,commit,target,limit,before", 200},
+    {"get", "/api/v1/jobs/{id}", "One job", "read", "", 200},
+    {"post", "/api/v1/jobs/{id}/cancel", "Cancel a job", "admin", "", 200},
+    {"get", "/api/v1/jobs/{id}/log", "A job's log", "read", "after,format", 200},
+    {"post", "/api/v1/jobs/{id}/log", "Append to a job's log {attempt,text}", "runner", "", 200},
+    {"post", "/api/v1/jobs/{id}/complete", "End an attempt {attempt,status:succeeded|failed,reason,retry}", "runner", "", 200},
+    {"post", "/api/v1/jobs/{id}/results", "Upload results of an attempt {attempt,results:[...]}, idempotent", "runner", "", 200},
+    {"post", "/api/v1/jobs/{id}/builds", "Upload build records of an attempt {attempt,records:[...]}, idempotent", "runner", "", 200},
+    {"get", "/api/v1/runners", "Runners (online state, capabilities, current job)", "read", "all", 200},
+    {"get", "/api/v1/runners/{id}", "One runner", "read", "", 200},
+    {"post", "/api/v1/runners/register", "Register {name,role,capabilities}; answers the runner token once", "registration", "", 201},
+    {"post", "/api/v1/runners/heartbeat", "Heartbeat {job,attempt}; extends the lease, tells of cancellation", "runner", "", 200},
+    {"post", "/api/v1/runners/claim", "Long-poll for a job matching the runner; answers {job:null} when none", "runner", "wait", 200},
+    {"post", "/api/v1/runners/deregister", "Leave; a held job returns to the queue", "runner", "", 200},
+    {"get", "/api/v1/results", "Results, filtered, newest first", "read",
+     "commit,target,gpu,op,variant,instance,dtype,shape,status,since_ms,limit,before", 200},
+    {"get", "/api/v1/results/{id}", "One result with provenance, numerics and timing", "read", "", 200},
+    {"get", "/api/v1/builds", "Build records, filtered", "read", "commit,target,family,variant,status,limit,before", 200},
+    {"get", "/api/v1/best", "The best kernel for a GPU, op, dtype and shape, with evidence", "read",
+     "gpu,op,dtype,shape,arch,target", 200},
+    {"put", "/api/v1/artifacts/{sha256}", "Upload a blob at the address of its SHA-256 (verified)", "admin|runner", "name,kind", 201},
+    {"get", "/api/v1/artifacts/{sha256}", "Download a blob (meta=1: its record)", "read", "meta", 200},
+    {"get", "/api/v1/queue", "Queue depth by status and runners online", "read", "", 200},
+    {"get", "/api/v1/events", "Server-sent events: pipelines, jobs, results, runners", "read", "topics", 200},
+};
+
+json::object build() {
+  json::object paths;
+  for (const auto& op : k_ops) {
+    json::array params;
+    std::string path = op.path;
+    for (std::size_t p = path.find('{'); p != std::string::npos; p = path.find('{', p + 1)) {
+      auto name = path.substr(p + 1, path.find('}', p) - p - 1);
+      params.push_back(json::object{{"name", name}, {"in", "path"}, {"required", true}, {"schema", {{"type", "string"}}}});
+    }
+    std::string q = op.query;
+    for (std::size_t start = 0; !q.empty() && start <= q.size();) {
+      auto comma = q.find(',', start);
+      auto name = q.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      params.push_back(json::object{{"name", name}, {"in", "query"}, {"required", false}, {"schema", {{"type", "string"}}}});
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    json::object responses{
+        {std::to_string(op.ok_status), {{"description", "success"}, {"content", {{"application/json", {{"schema", {{"type", "object"}}}}}}}}},
+        {"default", {{"description", "error"}, {"content", {{"application/json", {{"schema", {{"$ref", "#/components/schemas/Error"}}}}}}}}}};
+    json::object operation{{"summary", op.summary}, {"parameters", std::move(params)}, {"responses", std::move(responses)},
+                           {"x-kport-auth", op.auth}};
+    std::string auth = op.auth;
+    if (auth != "read") operation["security"] = json::array{json::object{{"bearer", json::array{}}}};
+    paths[op.path].emplace_object()[op.method] = std::move(operation);
+  }
+  json::object error_schema{
+      {"type", "object"},
+      {"required", {"error"}},
+      {"properties", {{"error", {{"type", "object"}, {"required", {"code", "message"}},
+                                 {"properties", {{"code", {{"type", "string"}}}, {"message", {{"type", "string"}}}}}}}}}};
+  return json::object{
+      {"openapi", "3.0.3"},
+      {"info", {{"title", "kport coordinator API"}, {"version", "1"},
+                {"description", "Targets, kernels, pipelines, jobs, runners, results and best-kernel answers. "
+                                "Errors are {\"error\":{\"code\",\"message\"}}. Writes need a bearer token."}}},
+      {"paths", std::move(paths)},
+      {"components", {{"schemas", {{"Error", std::move(error_schema)}}},
+                      {"securitySchemes", {{"bearer", {{"type", "http"}, {"scheme", "bearer"}}}}}}}};
+}
+
+}  // namespace
+
+const std::string& openapi_document() {
+  static const std::string doc = json::serialize(build());
+  return doc;
+}
+
+}  // namespace kport::coordinator

@@ -1,0 +1,170 @@
+// /api/v1/targets, /kernels, /gpus, /repositories, /commits: the catalog and history.
+#include "codec.h"
+#include "context.h"
+
+namespace kport::coordinator {
+namespace json = boost::json;
+using http::Request;
+using http::Response;
+
+namespace {
+
+bool valid_target_name(std::string_view s) {
+  if (s.size() < 4 || s.size() > 16 || s.substr(0, 3) != "sm_") return false;
+  for (char c : s.substr(3))
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z'))) return false;
+  return s[3] >= '0' && s[3] <= '9';
+}
+
+bool valid_sha(std::string_view s) {
+  if (s.size() < 7 || s.size() > 64) return false;
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+}  // namespace
+
+
+void add_catalog_routes(http::Router& router, Context& ctx) {
+  add_blocking(router, ctx, "GET", "/api/v1/targets", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    auto r = ctx.store->list_targets();
+    if (!r.ok()) return http::error_response(r.error());
+    return http::json_ok(list_to_json(*r));
+  });
+
+  add_blocking(router, ctx, "GET", "/api/v1/targets/{target}", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    auto t = ctx.store->get_target(req.param("target"));
+    if (!t.ok()) return http::error_response(t.error());
+    if (!*t) return http::error_response(make_error(Errc::not_found, "target '" + std::string(req.param("target")) + "' is not known; GET /api/v1/targets lists them"));
+    json::object out = to_json(**t).as_object();
+    auto arches = ctx.store->target_check_arches((*t)->name);
+    json::array a;
+    if (arches.ok()) for (const auto& x : *arches) a.emplace_back(x);
+    out["check_arches"] = std::move(a);
+    return http::json_ok(out);
+  });
+
+  add_blocking(router, ctx, "PUT", "/api/v1/targets/{target}", [&ctx](const Request& req) {
+    KPORT_AUTH(require_admin(req, ctx));
+    std::string name(req.param("target"));
+    if (!valid_target_name(name))
+      return http::error_response(make_error(Errc::invalid_argument, "target '" + name + "' is not a target string like sm_90a"));
+    auto obj = parse_object(req.body);
+    if (!obj.ok()) return http::error_response(obj.error());
+    Fields f(*obj, "");
+    db::Target t;
+    t.name = name;
+    t.arch = f.str("arch", 16);
+    t.features_json = f.json_text("features");
+    t.toolkit = f.opt_str("toolkit", 64).value_or("");
+    auto check_arches = f.str_list("check_arches", 32);
+    if (!f.ok()) return http::error_response(f.error());
+    auto added = ctx.store->upsert_target(t);
+    if (!added.ok()) return http::error_response(added.error());
+    if (!check_arches.empty())
+      if (auto st = ctx.store->set_target_check_arches(name, check_arches); !st.ok())
+        return http::error_response(st.error());
+    auto stored = ctx.store->get_target(name);
+    if (!stored.ok() || !*stored) return http::error_response(make_error(Errc::internal, "target vanished after upsert"));
+    return http::json_response(*added ? 201 : 200, to_json(**stored));
+  });
+
+  add_blocking(router, ctx, "GET", "/api/v1/kernels", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    std::optional<std::string> family;
+    if (auto f = req.query_or("family"); !f.empty()) family = std::string(f);
+    auto r = ctx.store->list_kernel_instances(family);
+    if (!r.ok()) return http::error_response(r.error());
+    return http::json_ok(list_to_json(*r));
+  });
+
+  // Runners (after a build) and operators publish the instances a harness contains.
+  add_blocking(router, ctx, "PUT", "/api/v1/kernels", [&ctx](const Request& req) {
+    auto who = authenticate(req, ctx);
+    if (!who.ok()) return http::error_response(who.error());
+    if (who->kind == Principal::Kind::anonymous)
+      return http::error_response(make_error(Errc::unauthorized, "publishing kernels needs an admin or runner token"));
+    auto obj = parse_object(req.body);
+    if (!obj.ok()) return http::error_response(obj.error());
+    Fields top(*obj, "");
+    const auto* arr = top.array("instances");
+    if (!top.ok()) return http::error_response(top.error());
+    if (!arr || arr->empty() || arr->size() > 10000)
+      return http::error_response(make_error(Errc::invalid_argument, "field 'instances' must be an array of 1..10000 instances"));
+    std::vector<db::KernelInstance> list;
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+      if (!(*arr)[i].is_object())
+        return http::error_response(make_error(Errc::invalid_argument, "instances[" + std::to_string(i) + "] must be an object"));
+      Fields f((*arr)[i].as_object(), "instances[" + std::to_string(i) + "]");
+      list.push_back(instance_from_json(f));
+      if (!f.ok()) return http::error_response(f.error());
+    }
+    if (auto st = ctx.store->upsert_kernel_instances(list); !st.ok()) return http::error_response(st.error());
+    return http::json_ok(json::object{{"upserted", list.size()}});
+  });
+
+  add_blocking(router, ctx, "GET", "/api/v1/gpus", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    auto r = ctx.store->list_gpu_models();
+    if (!r.ok()) return http::error_response(r.error());
+    return http::json_ok(list_to_json(*r));
+  });
+
+  add_blocking(router, ctx, "GET", "/api/v1/repositories", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    auto r = ctx.store->list_repositories();
+    if (!r.ok()) return http::error_response(r.error());
+    return http::json_ok(list_to_json(*r));
+  });
+
+  add_blocking(router, ctx, "POST", "/api/v1/repositories", [&ctx](const Request& req) {
+    KPORT_AUTH(require_admin(req, ctx));
+    auto obj = parse_object(req.body);
+    if (!obj.ok()) return http::error_response(obj.error());
+    Fields f(*obj, "");
+    auto name = f.str("name", 128);
+    auto url = f.str("url", 2048);
+    if (!f.ok()) return http::error_response(f.error());
+    auto repo = ctx.store->upsert_repository(name, url);
+    if (!repo.ok()) return http::error_response(repo.error());
+    return http::json_response(201, to_json(*repo));
+  });
+
+  add_blocking(router, ctx, "POST", "/api/v1/commits", [&ctx](const Request& req) {
+    auto who = authenticate(req, ctx);
+    if (!who.ok()) return http::error_response(who.error());
+    if (who->kind == Principal::Kind::anonymous)
+      return http::error_response(make_error(Errc::unauthorized, "recording a commit needs an admin or runner token"));
+    auto obj = parse_object(req.body);
+    if (!obj.ok()) return http::error_response(obj.error());
+    Fields f(*obj, "");
+    db::Commit c;
+    c.sha = f.str("sha", 64);
+    c.repo = f.str("repo", 128);
+    c.parent_sha = f.opt_str("parent", 64);
+    c.message = f.opt_str("message", 65536).value_or("");
+    c.author = f.opt_str("author", 512).value_or("");
+    c.time_ms = f.opt_int("time_ms").value_or(0);
+    if (!f.ok()) return http::error_response(f.error());
+    if (!valid_sha(c.sha) || (c.parent_sha && !valid_sha(*c.parent_sha)))
+      return http::error_response(make_error(Errc::invalid_argument, "commit shas must be lowercase hex"));
+    if (auto st = ctx.store->put_commit(c); !st.ok()) return http::error_response(st.error());
+    return http::json_response(201, to_json(c));
+  });
+
+  add_blocking(router, ctx, "GET", "/api/v1/commits/{sha}", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    std::string sha(req.param("sha"));
+    if (!valid_sha(sha))
+      return http::error_response(make_error(Errc::invalid_argument, "'" + sha + "' is not a commit sha (7..64 lowercase hex digits)"));
+    auto s = ctx.store->commit_summary(sha);
+    if (!s.ok()) return http::error_response(s.error());
+    if (!*s) return http::error_response(make_error(Errc::not_found, "commit " + sha + " is not known to kport"));
+    return http::json_ok(to_json(**s));
+  });
+}
+
+}  // namespace kport::coordinator

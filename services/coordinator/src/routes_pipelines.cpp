@@ -1,0 +1,170 @@
+// /api/v1/pipelines and /api/v1/jobs: what kport was asked to validate and how far it got.
+#include "claim_broker.h"
+#include "codec.h"
+#include "context.h"
+#include "kport/common/log.h"
+
+namespace kport::coordinator {
+namespace json = boost::json;
+using http::Request;
+using http::Response;
+
+namespace {
+
+json::value pipeline_with_jobs(Context& ctx, const db::Pipeline& p) {
+  json::object out = to_json(p).as_object();
+  db::JobFilter jf;
+  jf.pipeline_id = p.id;
+  jf.limit = db::k_max_page_limit;
+  auto jobs = ctx.store->list_jobs(jf);
+  out["jobs"] = jobs.ok() ? page_to_json(*jobs).as_object()["items"] : json::array{};
+  return out;
+}
+
+Result<db::NewPipeline> pipeline_from_body(Context& ctx, const std::string& body) {
+  auto obj = parse_object(body);
+  if (!obj.ok()) return std::move(obj).error();
+  Fields f(*obj, "");
+  db::NewPipeline np;
+  np.commit_sha = f.str("commit", 64);
+  np.repo = f.opt_str("repo", 128).value_or("");
+  np.ref = f.opt_str("ref", 512).value_or("");
+  np.note = f.opt_str("note", 4096).value_or("");
+  auto reason = f.opt_str("reason", 32).value_or("manual");
+  auto targets = f.str_list("targets", 64);
+  auto payload = f.json_text("payload");
+  if (!f.ok()) return f.error();
+  auto r = db::parse_pipeline_reason(reason);
+  if (!r) return make_error(Errc::invalid_argument, "field 'reason' must be push, new_target, new_driver, new_gpu or manual");
+  np.reason = *r;
+  if (targets.empty()) {
+    auto all = ctx.store->list_targets();
+    if (!all.ok()) return std::move(all).error();
+    for (const auto& t : *all) targets.push_back(t.name);
+    if (targets.empty())
+      return make_error(Errc::unprocessable, "no targets are known yet: name 'targets' or register them with PUT /api/v1/targets/{target}");
+  }
+  for (const auto& t : targets) {
+    auto known = ctx.store->get_target(t);
+    if (!known.ok()) return std::move(known).error();
+    if (!*known) return make_error(Errc::not_found, "target '" + t + "' is not known; GET /api/v1/targets lists them");
+    db::JobSpec spec;
+    spec.kind = db::JobKind::build;
+    spec.commit_sha = np.commit_sha;
+    spec.target = t;
+    spec.max_attempts = ctx.config.max_attempts;
+    spec.payload_json = payload;
+    np.jobs.push_back(std::move(spec));
+  }
+  return np;
+}
+
+}  // namespace
+
+void add_pipeline_routes(http::Router& router, Context& ctx) {
+  add_blocking(router, ctx, "GET", "/api/v1/pipelines", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    db::PipelineFilter f;
+    KPORT_HTTP_TRY(page_params(req, f.limit, f.before_id));
+    if (auto c = req.query_or("commit"); !c.empty()) f.commit_sha = std::string(c);
+    if (auto r = req.query_or("repo"); !r.empty()) f.repo = std::string(r);
+    if (auto r = req.query_or("reason"); !r.empty()) {
+      f.reason = db::parse_pipeline_reason(r);
+      if (!f.reason) return http::error_response(make_error(Errc::invalid_argument, "reason '" + std::string(r) + "' is not a pipeline reason"));
+    }
+    auto page = ctx.store->list_pipelines(f);
+    if (!page.ok()) return http::error_response(page.error());
+    return http::json_ok(page_to_json(*page));
+  });
+
+  add_blocking(router, ctx, "POST", "/api/v1/pipelines", [&ctx](const Request& req) {
+    KPORT_AUTH(require_admin(req, ctx));
+    auto np = pipeline_from_body(ctx, req.body);
+    if (!np.ok()) return http::error_response(np.error());
+    auto p = ctx.store->create_pipeline(*np);
+    if (!p.ok()) return http::error_response(p.error());
+    ctx.broker->notify();
+    auto body = pipeline_with_jobs(ctx, *p);
+    ctx.events->publish("pipelines", "pipeline", json::serialize(to_json(*p)));
+    log::info("pipeline created", {{"pipeline", p->id}, {"commit", p->commit_sha}, {"jobs", np->jobs.size()}});
+    return http::json_response(201, body);
+  });
+
+  add_blocking(router, ctx, "GET", "/api/v1/pipelines/{id}", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    auto id = id_param(req, "id");
+    KPORT_HTTP_TRY(id);
+    auto p = ctx.store->get_pipeline(*id);
+    if (!p.ok()) return http::error_response(p.error());
+    if (!*p) return http::error_response(make_error(Errc::not_found, "pipeline " + std::to_string(*id) + " does not exist"));
+    return http::json_ok(pipeline_with_jobs(ctx, **p));
+  });
+
+  add_blocking(router, ctx, "POST", "/api/v1/pipelines/{id}/cancel", [&ctx](const Request& req) {
+    KPORT_AUTH(require_admin(req, ctx));
+    auto id = id_param(req, "id");
+    KPORT_HTTP_TRY(id);
+    auto n = ctx.store->cancel_pipeline(*id);
+    if (!n.ok()) return http::error_response(n.error());
+    return http::json_ok(json::object{{"pipeline", *id}, {"jobs_cancelled", *n}});
+  });
+
+  add_blocking(router, ctx, "GET", "/api/v1/jobs", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    db::JobFilter f;
+    KPORT_HTTP_TRY(page_params(req, f.limit, f.before_id));
+    if (auto s = req.query_or("status"); !s.empty()) {
+      f.status = db::parse_job_status(s);
+      if (!f.status) return http::error_response(make_error(Errc::invalid_argument, "status '" + std::string(s) + "' is not a job status"));
+    }
+    if (auto k = req.query_or("kind"); !k.empty()) {
+      f.kind = db::parse_job_kind(k);
+      if (!f.kind) return http::error_response(make_error(Errc::invalid_argument, "kind must be build or check"));
+    }
+    if (auto c = req.query_or("commit"); !c.empty()) f.commit_sha = std::string(c);
+    if (auto t = req.query_or("target"); !t.empty()) f.target = std::string(t);
+    auto page = ctx.store->list_jobs(f);
+    if (!page.ok()) return http::error_response(page.error());
+    return http::json_ok(page_to_json(*page));
+  });
+
+  add_blocking(router, ctx, "GET", "/api/v1/jobs/{id}", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    auto id = id_param(req, "id");
+    KPORT_HTTP_TRY(id);
+    auto j = ctx.store->get_job(*id);
+    if (!j.ok()) return http::error_response(j.error());
+    if (!*j) return http::error_response(make_error(Errc::not_found, "job " + std::to_string(*id) + " does not exist"));
+    return http::json_ok(to_json(**j));
+  });
+
+  add_blocking(router, ctx, "POST", "/api/v1/jobs/{id}/cancel", [&ctx](const Request& req) {
+    KPORT_AUTH(require_admin(req, ctx));
+    auto id = id_param(req, "id");
+    KPORT_HTTP_TRY(id);
+    auto s = ctx.store->cancel(*id);
+    if (!s.ok()) return http::error_response(s.error());
+    return http::json_ok(json::object{{"job", *id}, {"status", db::to_string(*s)}});
+  });
+
+  add_blocking(router, ctx, "GET", "/api/v1/jobs/{id}/log", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    auto id = id_param(req, "id");
+    KPORT_HTTP_TRY(id);
+    std::int64_t after = 0;
+    if (auto a = req.query_or("after"); !a.empty()) after = std::atoll(std::string(a).c_str());
+    auto chunks = ctx.store->job_log(*id, after);
+    if (!chunks.ok()) return http::error_response(chunks.error());
+    if (req.query_or("format") == "text") {
+      std::string text;
+      for (const auto& c : *chunks) text += c.text;
+      return http::text_response(200, std::move(text));
+    }
+    json::array items;
+    for (const auto& c : *chunks)
+      items.push_back(json::object{{"seq", c.seq}, {"attempt", c.attempt}, {"text", c.text}});
+    return http::json_ok(json::object{{"job", *id}, {"chunks", std::move(items)}});
+  });
+}
+
+}  // namespace kport::coordinator

@@ -1,0 +1,182 @@
+// /api/v1/results, /builds, /targets/{target}/bringup and /best: what kport measured
+// and what it recommends.
+#include <mutex>
+#include <unordered_map>
+
+#include "codec.h"
+#include "context.h"
+#include "kport/porting/selection.h"
+
+namespace kport::coordinator {
+namespace json = boost::json;
+using http::Request;
+using http::Response;
+
+namespace {
+
+constexpr std::string_view k_families[] = {"gemm", "attention", "rmsnorm", "softmax"};
+
+bool simple_token(std::string_view s, std::size_t max) {
+  if (s.empty() || s.size() > max) return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
+porting::Measurement to_measurement(const db::BestCandidate& c) {
+  porting::Measurement m;
+  m.result_id = c.result_id;
+  m.instance = c.instance;
+  m.variant = c.variant;
+  m.target = c.target;
+  m.gpu_model = c.gpu_model;
+  m.arch = c.arch;
+  m.commit = c.commit_sha;
+  if (auto s = porting::Shape::parse(c.shape); s.ok()) m.shape = *s;
+  m.median_us = c.median_us;
+  m.stddev_us = c.stddev_us.value_or(0);
+  m.samples = c.samples.value_or(0);
+  m.measured_at_ms = c.measured_ms;
+  return m;
+}
+
+// The target a GPU's answers are built for: the arch-specific ("a") target of its arch
+// when the catalog has one, since that is the build that uses all of its features.
+std::string target_for_arch(const std::vector<db::Target>& targets, const std::string& arch) {
+  std::string best;
+  for (const auto& t : targets) {
+    if (t.arch != arch) continue;
+    if (best.empty() || (t.name.back() == 'a' && best.back() != 'a')) best = t.name;
+  }
+  return best;
+}
+
+}  // namespace
+
+void add_result_routes(http::Router& router, Context& ctx) {
+  add_blocking(router, ctx, "GET", "/api/v1/results", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    db::ResultFilter f;
+    KPORT_HTTP_TRY(page_params(req, f.limit, f.before_id));
+    auto set = [&](std::string_view key, std::optional<std::string>& slot) {
+      if (auto v = req.query_or(key); !v.empty()) slot = std::string(v);
+    };
+    set("commit", f.commit_sha); set("target", f.target); set("gpu", f.gpu_model);
+    set("family", f.family); set("op", f.family); set("variant", f.variant);
+    set("instance", f.instance); set("dtype", f.dtype); set("shape", f.shape);
+    if (f.shape) {
+      auto s = porting::Shape::parse(*f.shape);
+      if (!s.ok()) return http::error_response(s.error());
+    }
+    if (auto s = req.query_or("status"); !s.empty()) {
+      f.status = db::parse_result_status(s);
+      if (!f.status) return http::error_response(make_error(Errc::invalid_argument, "status must be passed, failed, crashed, timeout or unsupported"));
+    }
+    if (auto s = req.query_or("since_ms"); !s.empty()) f.since_ms = std::atoll(std::string(s).c_str());
+    auto page = ctx.store->list_results(f);
+    if (!page.ok()) return http::error_response(page.error());
+    return http::json_ok(page_to_json(*page));
+  });
+
+  add_blocking(router, ctx, "GET", "/api/v1/results/{id}", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    auto id = id_param(req, "id");
+    KPORT_HTTP_TRY(id);
+    auto r = ctx.store->get_result(*id);
+    if (!r.ok()) return http::error_response(r.error());
+    if (!*r) return http::error_response(make_error(Errc::not_found, "result " + std::to_string(*id) + " does not exist"));
+    return http::json_ok(to_json(**r));
+  });
+
+  add_blocking(router, ctx, "GET", "/api/v1/builds", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    db::BuildRecordFilter f;
+    KPORT_HTTP_TRY(page_params(req, f.limit, f.before_id));
+    if (auto v = req.query_or("commit"); !v.empty()) f.commit_sha = std::string(v);
+    if (auto v = req.query_or("target"); !v.empty()) f.target = std::string(v);
+    if (auto v = req.query_or("family"); !v.empty()) f.family = std::string(v);
+    if (auto v = req.query_or("variant"); !v.empty()) f.variant = std::string(v);
+    if (auto v = req.query_or("status"); !v.empty()) {
+      f.status = db::parse_build_status(v);
+      if (!f.status) return http::error_response(make_error(Errc::invalid_argument, "status must be ok, not_applicable, compile_error or timeout"));
+    }
+    auto page = ctx.store->list_build_records(f);
+    if (!page.ok()) return http::error_response(page.error());
+    return http::json_ok(page_to_json(*page));
+  });
+
+  add_blocking(router, ctx, "GET", "/api/v1/targets/{target}/bringup", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    std::optional<std::string> commit;
+    if (auto c = req.query_or("commit"); !c.empty()) commit = std::string(c);
+    auto b = ctx.store->bringup(req.param("target"), commit);
+    if (!b.ok()) return http::error_response(b.error());
+    if (!*b) return http::error_response(make_error(Errc::not_found, "target '" + std::string(req.param("target")) + "' is not known; GET /api/v1/targets lists them"));
+    return http::json_ok(to_json(**b));
+  });
+
+  add_blocking(router, ctx, "GET", "/api/v1/best", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    std::string gpu(req.query_or("gpu")), op(req.query_or("op")), dtype(req.query_or("dtype"));
+    std::string shape_text(req.query_or("shape"));
+    if (gpu.empty() || op.empty() || dtype.empty() || shape_text.empty())
+      return http::error_response(make_error(Errc::invalid_argument,
+          "best needs gpu, op, dtype and shape, e.g. ?gpu=NVIDIA%20H200&op=gemm&dtype=bf16&shape=m=4096,n=4096,k=4096"));
+    if (std::find(std::begin(k_families), std::end(k_families), op) == std::end(k_families))
+      return http::error_response(make_error(Errc::invalid_argument, "op '" + op + "' is not one of gemm, attention, rmsnorm, softmax"));
+    if (!simple_token(dtype, 8))
+      return http::error_response(make_error(Errc::invalid_argument, "dtype '" + dtype + "' is not a dtype such as bf16, fp16 or fp32"));
+    if (gpu.size() > 256) return http::error_response(make_error(Errc::invalid_argument, "gpu name is longer than 256 bytes"));
+    auto shape = porting::Shape::parse(shape_text);
+    if (!shape.ok()) return http::error_response(shape.error());
+
+    porting::SelectionQuery q{gpu, std::string(req.query_or("arch")), std::string(req.query_or("target")), *shape};
+    auto on_gpu_rows = ctx.store->best_candidates(gpu, op, dtype);
+    if (!on_gpu_rows.ok()) return http::error_response(on_gpu_rows.error());
+    std::vector<porting::Measurement> on_gpu, elsewhere;
+    for (const auto& c : *on_gpu_rows) on_gpu.push_back(to_measurement(c));
+    if (!on_gpu.empty() && q.arch.empty()) q.arch = on_gpu.front().arch;
+
+    // Provisional inputs are gathered only when they may be needed.
+    std::vector<porting::BuildCandidate> builds;
+    bool comparable = std::any_of(on_gpu.begin(), on_gpu.end(),
+                                  [&](const porting::Measurement& m) { return std::isfinite(shape->distance(m.shape)); });
+    if (!comparable) {
+      if (q.arch.empty()) {
+        auto models = ctx.store->list_gpu_models();
+        if (!models.ok()) return http::error_response(models.error());
+        for (const auto& m : *models)
+          if (m.name == gpu) q.arch = m.arch;
+      }
+      if (q.arch.empty() && q.target.empty())
+        return http::error_response(make_error(Errc::not_found, "GPU model '" + gpu +
+            "' has never been seen by kport; pass arch= (e.g. 10.0) or target= (e.g. sm_100a) for a provisional answer"));
+      auto targets = ctx.store->list_targets();
+      if (!targets.ok()) return http::error_response(targets.error());
+      if (q.target.empty()) q.target = target_for_arch(*targets, q.arch);
+      if (q.arch.empty())
+        for (const auto& t : *targets)
+          if (t.name == q.target) q.arch = t.arch;
+      auto all = ctx.store->best_candidates("", op, dtype);
+      if (!all.ok()) return http::error_response(all.error());
+      for (const auto& c : *all)
+        if (c.gpu_model != gpu) elsewhere.push_back(to_measurement(c));
+      if (!q.target.empty()) {
+        auto built = ctx.store->built_variants(q.target, op);
+        auto instances = ctx.store->list_kernel_instances(op);
+        if (!built.ok()) return http::error_response(built.error());
+        if (!instances.ok()) return http::error_response(instances.error());
+        for (const auto& b : *built)
+          for (const auto& inst : *instances)
+            if (inst.variant == b.variant) builds.push_back({inst.name, inst.variant});
+      }
+    }
+    auto sel = porting::select_best(q, on_gpu, elsewhere, builds);
+    json::object out = to_json(sel).as_object();
+    out["query"] = json::object{{"gpu", gpu}, {"op", op}, {"dtype", dtype}, {"shape", shape->canonical()},
+                                {"arch", q.arch}, {"target", q.target}};
+    return http::json_ok(out);
+  });
+}
+
+}  // namespace kport::coordinator

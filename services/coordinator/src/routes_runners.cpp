@@ -1,0 +1,235 @@
+// /api/v1/runners and the runner side of /api/v1/jobs: the pull protocol of DESIGN.md.
+// register -> token; claim (long-poll) -> lease; heartbeat extends it; results and
+// build records upload idempotently; complete or fail ends the attempt.
+#include <boost/asio/post.hpp>
+
+#include "claim_broker.h"
+#include "codec.h"
+#include "context.h"
+#include "kport/common/log.h"
+
+namespace kport::coordinator {
+namespace json = boost::json;
+using http::Request;
+using http::Response;
+
+namespace {
+
+// Reads {"attempt": N, ...} and checks the job id path parameter.
+struct JobCall {
+  std::int64_t job_id = 0;
+  int attempt = 0;
+  json::object body;
+};
+
+Result<JobCall> job_call(const Request& req) {
+  auto id = id_param(req, "id");
+  if (!id.ok()) return std::move(id).error();
+  auto obj = parse_object(req.body);
+  if (!obj.ok()) return std::move(obj).error();
+  Fields f(*obj, "");
+  auto attempt = f.integer("attempt");
+  if (!f.ok()) return f.error();
+  if (attempt < 1 || attempt > 1000) return make_error(Errc::invalid_argument, "field 'attempt' must be the attempt number the claim returned (>= 1)");
+  return JobCall{*id, static_cast<int>(attempt), std::move(*obj)};
+}
+
+json::value complete_json(std::int64_t job, const db::CompleteReply& r) {
+  json::array spawned;
+  for (auto id : r.spawned) spawned.emplace_back(id);
+  return json::object{{"job", job}, {"status", db::to_string(r.status)}, {"duplicate", r.duplicate},
+                      {"spawned", std::move(spawned)}};
+}
+
+template <typename Record, typename Parse>
+Result<std::vector<Record>> records_from(const json::object& body, std::string_view key, Parse parse,
+                                         const JobCall& call, std::int64_t runner_id) {
+  Fields top(body, "");
+  const auto* arr = top.array(key);
+  if (!top.ok()) return top.error();
+  if (!arr || arr->empty() || arr->size() > 100000)
+    return make_error(Errc::invalid_argument, "field '" + std::string(key) + "' must be an array of 1..100000 records");
+  std::vector<Record> out;
+  out.reserve(arr->size());
+  for (std::size_t i = 0; i < arr->size(); ++i) {
+    std::string ctx = std::string(key) + "[" + std::to_string(i) + "]";
+    if (!(*arr)[i].is_object()) return make_error(Errc::invalid_argument, "field '" + ctx + "' must be an object");
+    Fields f((*arr)[i].as_object(), ctx);
+    Record r = parse(f);
+    if (!f.ok()) return f.error();
+    r.job_id = call.job_id;
+    r.attempt = call.attempt;
+    if constexpr (requires { r.runner_id; }) r.runner_id = runner_id;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_runner_routes(http::Router& router, Context& ctx) {
+  add_blocking(router, ctx, "POST", "/api/v1/runners/register", [&ctx](const Request& req) {
+    KPORT_HTTP_TRY(require_registration(req, ctx));
+    auto obj = parse_object(req.body);
+    if (!obj.ok()) return http::error_response(obj.error());
+    Fields f(*obj, "");
+    db::NewRunner nr;
+    nr.name = f.str("name", 128);
+    auto role = f.str("role", 16);
+    if (const auto* caps = obj->if_contains("capabilities"); caps && caps->is_object()) {
+      Fields cf(caps->as_object(), "capabilities");
+      nr.caps = caps_from_json(cf);
+      if (!cf.ok()) return http::error_response(cf.error());
+    } else if (caps && !caps->is_null()) {
+      f.fail("capabilities", "must be an object");
+    }
+    if (!f.ok()) return http::error_response(f.error());
+    auto r = db::parse_runner_role(role);
+    if (!r) return http::error_response(make_error(Errc::invalid_argument, "field 'role' must be build or gpu"));
+    nr.role = *r;
+    if (nr.role == db::RunnerRole::gpu && nr.caps.arch.empty())
+      return http::error_response(make_error(Errc::invalid_argument, "a gpu runner must report 'capabilities.arch' (e.g. \"9.0\")"));
+    auto reg = ctx.store->register_runner(nr);
+    if (!reg.ok()) return http::error_response(reg.error());
+    ctx.broker->notify();
+    ctx.events->publish("runners", "runner", json::serialize(to_json(reg->runner)));
+    log::info("runner registered", {{"runner", reg->runner.id}, {"name", nr.name}, {"role", role}});
+    return http::json_response(201, json::object{
+        {"runner", to_json(reg->runner)}, {"token", reg->token},
+        {"heartbeat_interval_ms", std::max<std::int64_t>(ctx.config.lease_ms / 3, 100)},
+        {"max_claim_wait_s", ctx.config.max_claim_wait_s}});
+  });
+
+  add_blocking(router, ctx, "GET", "/api/v1/runners", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    auto list = ctx.store->list_runners(req.query_or("all") == "1" || req.query_or("all") == "true");
+    if (!list.ok()) return http::error_response(list.error());
+    return http::json_ok(list_to_json(*list));
+  });
+
+  add_blocking(router, ctx, "GET", "/api/v1/runners/{id}", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    auto id = id_param(req, "id");
+    KPORT_HTTP_TRY(id);
+    auto r = ctx.store->get_runner(*id);
+    if (!r.ok()) return http::error_response(r.error());
+    if (!*r) return http::error_response(make_error(Errc::not_found, "runner " + std::to_string(*id) + " does not exist"));
+    return http::json_ok(to_json(**r));
+  });
+
+  add_blocking(router, ctx, "POST", "/api/v1/runners/heartbeat", [&ctx](const Request& req) {
+    auto who = require_runner(req, ctx);
+    KPORT_HTTP_TRY(who);
+    std::optional<std::int64_t> job;
+    int attempt = 0;
+    if (!req.body.empty()) {
+      auto obj = parse_object(req.body);
+      if (!obj.ok()) return http::error_response(obj.error());
+      Fields f(*obj, "");
+      job = f.opt_int("job");
+      attempt = static_cast<int>(f.opt_int("attempt").value_or(0));
+      if (!f.ok()) return http::error_response(f.error());
+      if (job && attempt < 1) return http::error_response(make_error(Errc::invalid_argument, "field 'attempt' is required with 'job'"));
+    }
+    auto hb = ctx.store->heartbeat(who->runner_id, job, attempt, ctx.config.lease_ms);
+    if (!hb.ok()) return http::error_response(hb.error());
+    return http::json_ok(json::object{{"lease_expires_ms", hb->lease_expires_ms}, {"cancel_requested", hb->cancel_requested}});
+  });
+
+  add_blocking(router, ctx, "POST", "/api/v1/runners/deregister", [&ctx](const Request& req) {
+    auto who = require_runner(req, ctx);
+    KPORT_HTTP_TRY(who);
+    KPORT_HTTP_TRY(ctx.store->deregister_runner(who->runner_id));
+    ctx.broker->notify();
+    log::info("runner deregistered", {{"runner", who->runner_id}});
+    return http::json_ok(json::object{{"runner", who->runner_id}, {"deregistered", true}});
+  });
+
+  // Long-poll: parks in the broker without holding a worker thread.
+  router.add("POST", "/api/v1/runners/claim", [&ctx](Request&& req, http::Reply reply) {
+    boost::asio::post(*ctx.workers, [&ctx, req = std::move(req), reply = std::move(reply)]() mutable {
+      auto who = require_runner(req, ctx);
+      if (!who.ok()) return reply(http::error_response(who.error()));
+      int wait_s = 0;
+      if (auto w = req.query_or("wait"); !w.empty()) {
+        char* end = nullptr;
+        long v = std::strtol(std::string(w).c_str(), &end, 10);
+        if (*end != '\0' || v < 0) return reply(http::error_response(make_error(Errc::invalid_argument, "wait must be seconds >= 0")));
+        wait_s = static_cast<int>(std::min<long>(v, ctx.config.max_claim_wait_s));
+      }
+      if (req.stopping()) wait_s = 0;
+      ctx.broker->claim(who->runner_id, std::chrono::seconds(wait_s), std::move(reply));
+    });
+  }, "/api/v1/runners/claim");
+
+  add_blocking(router, ctx, "POST", "/api/v1/jobs/{id}/complete", [&ctx](const Request& req) {
+    auto who = require_runner(req, ctx);
+    KPORT_HTTP_TRY(who);
+    auto call = job_call(req);
+    KPORT_HTTP_TRY(call);
+    Fields f(call->body, "");
+    auto status = f.opt_str("status", 16).value_or("succeeded");
+    auto reason = f.opt_str("reason", 65536).value_or("");
+    bool retry = f.boolean("retry", false);
+    if (!f.ok()) return http::error_response(f.error());
+    Result<db::CompleteReply> r = make_error(Errc::internal, "unset");
+    if (status == "succeeded") r = ctx.store->complete(call->job_id, who->runner_id, call->attempt);
+    else if (status == "failed") {
+      if (reason.empty()) return http::error_response(make_error(Errc::invalid_argument, "a failed job needs a 'reason'"));
+      r = ctx.store->fail(call->job_id, who->runner_id, call->attempt, reason, retry);
+    } else {
+      return http::error_response(make_error(Errc::invalid_argument, "field 'status' must be succeeded or failed"));
+    }
+    if (!r.ok()) return http::error_response(r.error());
+    if (!r->spawned.empty() || r->status == db::JobStatus::queued) ctx.broker->notify();
+    auto body = complete_json(call->job_id, *r);
+    if (!r->duplicate) ctx.events->publish("jobs", "job", json::serialize(body));
+    return http::json_ok(body);
+  });
+
+  add_blocking(router, ctx, "POST", "/api/v1/jobs/{id}/results", [&ctx](const Request& req) {
+    auto who = require_runner(req, ctx);
+    KPORT_HTTP_TRY(who);
+    auto call = job_call(req);
+    KPORT_HTTP_TRY(call);
+    auto records = records_from<db::ResultRecord>(call->body, "results", result_from_json, *call, who->runner_id);
+    KPORT_HTTP_TRY(records);
+    auto out = ctx.store->put_results(*records);
+    if (!out.ok()) return http::error_response(out.error());
+    json::array ids;
+    std::int64_t dup = 0;
+    for (const auto& o : *out) { ids.emplace_back(o.id); dup += o.duplicate; }
+    if (dup < static_cast<std::int64_t>(out->size()))
+      ctx.events->publish("results", "results", json::serialize(json::object{{"job", call->job_id}, {"ids", ids}}));
+    return http::json_ok(json::object{{"stored", out->size() - static_cast<std::size_t>(dup)}, {"duplicates", dup}, {"ids", std::move(ids)}});
+  });
+
+  add_blocking(router, ctx, "POST", "/api/v1/jobs/{id}/builds", [&ctx](const Request& req) {
+    auto who = require_runner(req, ctx);
+    KPORT_HTTP_TRY(who);
+    auto call = job_call(req);
+    KPORT_HTTP_TRY(call);
+    auto records = records_from<db::BuildRecord>(call->body, "records", build_record_from_json, *call, who->runner_id);
+    KPORT_HTTP_TRY(records);
+    auto out = ctx.store->put_build_records(*records);
+    if (!out.ok()) return http::error_response(out.error());
+    json::array ids;
+    std::int64_t dup = 0;
+    for (const auto& o : *out) { ids.emplace_back(o.id); dup += o.duplicate; }
+    return http::json_ok(json::object{{"stored", out->size() - static_cast<std::size_t>(dup)}, {"duplicates", dup}, {"ids", std::move(ids)}});
+  });
+
+  add_blocking(router, ctx, "POST", "/api/v1/jobs/{id}/log", [&ctx](const Request& req) {
+    auto who = require_runner(req, ctx);
+    KPORT_HTTP_TRY(who);
+    auto call = job_call(req);
+    KPORT_HTTP_TRY(call);
+    Fields f(call->body, "");
+    auto text = f.str("text", 16u << 20);
+    if (!f.ok()) return http::error_response(f.error());
+    KPORT_HTTP_TRY(ctx.store->append_job_log(call->job_id, call->attempt, text));
+    return http::json_ok(json::object{{"job", call->job_id}, {"appended", text.size()}});
+  });
+}
+
+}  // namespace kport::coordinator

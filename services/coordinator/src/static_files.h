@@ -1,0 +1,16 @@
+// Serves the dashboard's static files from a directory: "/" is index.html, everything
+// else under "/static/". Paths that leave the directory are 404, never read. Every
+// response carries a Content-Security-Policy that allows only same-origin scripts.
+#pragma once
+
+#include <string>
+
+#include "kport/http/router.h"
+
+namespace kport::coordinator {
+
+void add_static_routes(http::Router& router, const std::string& dir);
+// The policy sent with dashboard pages.
+extern const char* const k_content_security_policy;
+
+}  // namespace kport::coordinator
