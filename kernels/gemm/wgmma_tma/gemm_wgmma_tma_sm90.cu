@@ -10,6 +10,9 @@
 // wgmma m64nBNk16 over the stage (A K-major, B MN-major through the transpose bit), keeping
 // one k-block of wgmma in flight before releasing the previous stage. The epilogue converts the
 // fp32 accumulators and stores them straight from registers, guarded at the M and N edges.
+// Optionally (ClusterM = 2) two CTAs on vertically adjacent tiles form a cluster: each loads
+// its own A tile and half of the shared B tile, multicast to both, and a stage is refilled
+// only when the consumers of both CTAs have released it.
 //
 // Constraints: K and N multiples of 8 (TMA needs 16-byte global row strides) and 16-byte
 // aligned A and B; M is free. Edges in M, N and K are handled by TMA zero fill on loads and
@@ -34,13 +37,15 @@ constexpr int k_group_m = 8;                         // tile rows per L2 group
 constexpr int k_producer_regs = 40;
 constexpr int k_consumer_regs = 232;
 
-template <int BM_, int BN_, int BK_, int Stages_>
+template <int BM_, int BN_, int BK_, int Stages_, int ClusterM_>
 struct Config {
-  static constexpr int BM = BM_, BN = BN_, BK = BK_, Stages = Stages_;
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, Stages = Stages_, ClusterM = ClusterM_;
   static_assert(BM == 64 * k_consumers, "each consumer warpgroup owns 64 rows");
   static_assert(BN == 128 || BN == 256, "wgmma wrappers exist for n128 and n256");
   static_assert(BK == 64, "one 128-byte swizzle row of 16-bit elements per K block");
   static_assert(Stages >= 2 && Stages <= 8, "pipeline depth");
+  static_assert(ClusterM == 1 || ClusterM == 2, "CTAs along M sharing one B tile");
+  static_assert((BN / 64) % ClusterM == 0, "each CTA of a cluster multicasts whole B slabs");
   static constexpr int a_bytes = BM * BK * 2;
   static constexpr int b_chunk_bytes = BK * 64 * 2;  // one 64-column slab of B
   static constexpr int b_bytes = BK * BN * 2;
@@ -51,11 +56,12 @@ struct Config {
   static_assert(smem_bytes <= 227 * 1024, "fits the sm_90 per-block shared memory");
 };
 
+template <int GroupM>
 __device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, int& tm, int& tn) {
-  const int per_group = k_group_m * tiles_n;
+  const int per_group = GroupM * tiles_n;
   const int group = tile / per_group;
-  const int first_m = group * k_group_m;
-  const int rows = min(tiles_m - first_m, k_group_m);
+  const int first_m = group * GroupM;
+  const int rows = min(tiles_m - first_m, GroupM);
   const int r = tile - group * per_group;
   tm = first_m + r % rows;
   tn = r / rows;
@@ -87,39 +93,56 @@ __global__ void __launch_bounds__(k_threads, 1)
   auto stage_a = [&](int s) { return smem_base + s * Cfg::stage_bytes; };
   auto stage_b = [&](int s) { return smem_base + s * Cfg::stage_bytes + Cfg::a_bytes; };
 
+  constexpr int CM = Cfg::ClusterM;
   const int wg = threadIdx.x / 128;
+  // The CTAs of a cluster take vertically adjacent tiles (same columns of C): each loads its
+  // own A and 1/CM of the B tile, multicast to all of them.
+  const uint32_t rank = CM > 1 ? cluster_rank() : 0;
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) {
       mbar_init(full_bar(s), 1);
-      mbar_init(empty_bar(s), k_consumers * 4);  // one arrival per consumer warp
+      // one arrival per consumer warp of every CTA whose B slabs land here
+      mbar_init(empty_bar(s), k_consumers * 4 * CM);
     }
     mbar_fence_init();
     tma_prefetch_desc(&tmap_a);
     tma_prefetch_desc(&tmap_b);
   }
-  __syncthreads();
+  if constexpr (CM > 1) cluster_sync();  // peers' barriers exist before anyone signals them
+  else __syncthreads();
 
   const int tiles_m = (m + BM - 1) / BM;
   const int tiles_n = (n + BN - 1) / BN;
-  const int tiles = tiles_m * tiles_n;
+  const int groups_m = (tiles_m + CM - 1) / CM;  // tile rows in units of clusters
+  const int tiles = groups_m * tiles_n;          // work items, one per cluster
   const int k_blocks = (k + BK - 1) / BK;
+  const int first_tile = blockIdx.x / CM, tile_step = gridDim.x / CM;
 
   if (wg == 0) {
     regs_dealloc<k_producer_regs>();
     if (threadIdx.x == 0) {
       int s = 0;
       uint32_t phase = 0;
-      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      for (int tile = first_tile; tile < tiles; tile += tile_step) {
         int tm, tn;
-        tile_coords(tile, tiles_m, tiles_n, tm, tn);
+        tile_coords<k_group_m / CM>(tile, groups_m, tiles_n, tm, tn);
+        tm = tm * CM + rank;  // may pass the last tile row: TMA then fills zeros
         for (int kb = 0; kb < k_blocks; ++kb) {
+          // empty here means every CTA of the cluster has released stage s
           mbar_wait(empty_bar(s), phase ^ 1);
           mbar_arrive_expect_tx(full_bar(s), Cfg::stage_bytes);
           tma_load_2d(stage_a(s), &tmap_a, kb * BK, tm * BM, full_bar(s));
+          constexpr int slabs = BN / 64 / CM;
 #pragma unroll
-          for (int j = 0; j < BN / 64; ++j)
-            tma_load_2d(stage_b(s) + j * Cfg::b_chunk_bytes, &tmap_b, tn * BN + j * 64, kb * BK,
-                        full_bar(s));
+          for (int jj = 0; jj < slabs; ++jj) {
+            const int j = rank * slabs + jj;
+            const uint32_t dst = stage_b(s) + j * Cfg::b_chunk_bytes;
+            if constexpr (CM > 1)
+              tma_load_2d_multicast(dst, &tmap_b, tn * BN + j * 64, kb * BK, full_bar(s),
+                                    static_cast<uint16_t>((1u << CM) - 1));
+            else
+              tma_load_2d(dst, &tmap_b, tn * BN + j * 64, kb * BK, full_bar(s));
+          }
           if (++s == S) {
             s = 0;
             phase ^= 1;
@@ -135,9 +158,18 @@ __global__ void __launch_bounds__(k_threads, 1)
     float acc[BN / 2];
     int s = 0;
     uint32_t phase = 0;
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    // Stage release: lane 0 of each consumer warp arrives here, lane r at cluster peer r.
+    auto release = [&](int stage) {
+      if constexpr (CM > 1) {
+        if (lane < CM) mbar_arrive_cluster(empty_bar(stage), lane);
+      } else {
+        if (lane == 0) mbar_arrive(empty_bar(stage));
+      }
+    };
+    for (int tile = first_tile; tile < tiles; tile += tile_step) {
       int tm, tn;
-      tile_coords(tile, tiles_m, tiles_n, tm, tn);
+      tile_coords<k_group_m / CM>(tile, groups_m, tiles_n, tm, tn);
+      tm = tm * CM + rank;
       int prev = -1;
       for (int kb = 0; kb < k_blocks; ++kb) {
         mbar_wait(full_bar(s), phase);
@@ -156,7 +188,7 @@ __global__ void __launch_bounds__(k_threads, 1)
         fence_regs(acc);
         if (prev >= 0) {
           wgmma_wait<1>();
-          if (lane == 0) mbar_arrive(empty_bar(prev));
+          release(prev);
         }
         prev = s;
         if (++s == S) {
@@ -166,7 +198,7 @@ __global__ void __launch_bounds__(k_threads, 1)
       }
       wgmma_wait<0>();
       fence_regs(acc);
-      if (prev >= 0 && lane == 0) mbar_arrive(empty_bar(prev));
+      if (prev >= 0) release(prev);
 
       // Accumulator layout of m64nN: per 8-column chunk j a thread holds rows r and r+8,
       // columns 2*(lane%4) and +1.
@@ -191,6 +223,9 @@ __global__ void __launch_bounds__(k_threads, 1)
       }
     }
   }
+  // No CTA may leave while a peer can still multicast into its shared memory or arrive on its
+  // barriers.
+  if constexpr (CM > 1) cluster_sync();
 #endif
 }
 
@@ -247,6 +282,45 @@ std::string supports(const Problem& p) {
   return "";
 }
 
+// Clusters of this kernel that fit on the device at once: the persistent grid must not exceed
+// it, or some clusters would wait for others to finish all their tiles.
+template <class Cfg, class T>
+cudaError_t resident_ctas(int* ctas) {
+  static int cached[64] = {};
+  int dev = 0;
+  cudaError_t err = cudaGetDevice(&dev);
+  if (err != cudaSuccess) return err;
+  if (dev < 64 && cached[dev] > 0) {
+    *ctas = cached[dev];
+    return cudaSuccess;
+  }
+  int sms = 0;
+  if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
+    return err;
+  int result = sms;
+  if constexpr (Cfg::ClusterM > 1) {
+    cudaLaunchConfig_t cfg{};
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = Cfg::ClusterM;
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cfg.gridDim = dim3(sms / Cfg::ClusterM * Cfg::ClusterM);
+    cfg.blockDim = dim3(k_threads);
+    cfg.dynamicSmemBytes = Cfg::smem_bytes;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    int clusters = 0;
+    err = cudaOccupancyMaxActiveClusters(&clusters, gemm_wgmma_tma_kernel<Cfg, T>, &cfg);
+    if (err != cudaSuccess) return err;
+    if (clusters < 1) return cudaErrorInvalidConfiguration;
+    result = clusters * Cfg::ClusterM;
+  }
+  if (dev < 64) cached[dev] = result;
+  *ctas = result;
+  return cudaSuccess;
+}
+
 template <class Cfg, class T>
 cudaError_t launch_typed(const GemmArgs& g, cudaStream_t stream) {
   if (g.m == 0 || g.n == 0) return cudaSuccess;
@@ -260,14 +334,25 @@ cudaError_t launch_typed(const GemmArgs& g, cudaStream_t stream) {
   cudaError_t err =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
   if (err != cudaSuccess) return err;
-  int dev = 0, sms = 0;
-  if ((err = cudaGetDevice(&dev)) != cudaSuccess) return err;
-  if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
-    return err;
-  const int tiles = ((g.m + Cfg::BM - 1) / Cfg::BM) * ((g.n + Cfg::BN - 1) / Cfg::BN);
-  const int grid = tiles < sms ? tiles : sms;
-  kernel<<<grid, k_threads, Cfg::smem_bytes, stream>>>(ta, tb, static_cast<T*>(g.c), g.m, g.n,
-                                                       g.k);
+  int ctas = 0;
+  if ((err = resident_ctas<Cfg, T>(&ctas)) != cudaSuccess) return err;
+  constexpr int CM = Cfg::ClusterM;
+  const int items = ((g.m + Cfg::BM * CM - 1) / (Cfg::BM * CM)) * ((g.n + Cfg::BN - 1) / Cfg::BN);
+  const int grid = (items < ctas / CM ? items : ctas / CM) * CM;
+  cudaLaunchConfig_t cfg{};
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = CM;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cfg.gridDim = dim3(grid);
+  cfg.blockDim = dim3(k_threads);
+  cfg.dynamicSmemBytes = Cfg::smem_bytes;
+  cfg.stream = stream;
+  cfg.attrs = &attr;
+  cfg.numAttrs = CM > 1 ? 1 : 0;
+  err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, static_cast<T*>(g.c), g.m, g.n, g.k);
+  if (err != cudaSuccess) return err;
   return cudaGetLastError();
 }
 
@@ -282,32 +367,28 @@ std::string config_json() {
   return "{\"bm\":" + std::to_string(Cfg::BM) + ",\"bn\":" + std::to_string(Cfg::BN) +
          ",\"bk\":" + std::to_string(Cfg::BK) + ",\"stages\":" + std::to_string(Cfg::Stages) +
          ",\"consumer_warpgroups\":" + std::to_string(k_consumers) +
-         ",\"threads\":" + std::to_string(k_threads) + ",\"persistent\":true}";
+         ",\"threads\":" + std::to_string(k_threads) + ",\"cluster_m\":" +
+         std::to_string(Cfg::ClusterM) + ",\"persistent\":true}";
 }
 
-using Cfg128x256 = Config<128, 256, 64, 4>;
-using Cfg128x128 = Config<128, 128, 64, 6>;
+using Cfg128x256 = Config<128, 256, 64, 4, 1>;
+using Cfg128x256C2 = Config<128, 256, 64, 4, 2>;
+using Cfg128x128 = Config<128, 128, 64, 6, 1>;
 
-const Instance k_inst_128x256{Family::gemm,
-                              "wgmma_tma",
-                              "gemm.wgmma_tma.128x256x64_s4",
-                              {"wgmma", "tma", "mbarrier", "setmaxnreg"},
-                              {DType::bf16, DType::f16},
-                              config_json<Cfg128x256>(),
-                              &supports,
-                              &launch<Cfg128x256>};
-const Instance k_inst_128x128{Family::gemm,
-                              "wgmma_tma",
-                              "gemm.wgmma_tma.128x128x64_s6",
-                              {"wgmma", "tma", "mbarrier", "setmaxnreg"},
-                              {DType::bf16, DType::f16},
-                              config_json<Cfg128x128>(),
-                              &supports,
-                              &launch<Cfg128x128>};
+template <class Cfg>
+Instance make_instance(const char* name) {
+  return Instance{Family::gemm,        "wgmma_tma", name, {"wgmma", "tma", "mbarrier", "setmaxnreg"},
+                  {DType::bf16, DType::f16}, config_json<Cfg>(), &supports, &launch<Cfg>};
+}
+
+const Instance k_inst_128x256 = make_instance<Cfg128x256>("gemm.wgmma_tma.128x256x64_s4");
+const Instance k_inst_128x256_c2 = make_instance<Cfg128x256C2>("gemm.wgmma_tma.128x256x64_s4_c2x1");
+const Instance k_inst_128x128 = make_instance<Cfg128x128>("gemm.wgmma_tma.128x128x64_s6");
 
 }  // namespace
 
 KPORT_REGISTER_KERNEL(k_inst_128x256);
+KPORT_REGISTER_KERNEL(k_inst_128x256_c2);
 KPORT_REGISTER_KERNEL(k_inst_128x128);
 
 }  // namespace kport::kernels::gemm_wgmma_tma
