@@ -23,8 +23,9 @@
 
 namespace kport::kernels::attention_mma_sync {
 
-template <int D, int Warps, int Bc>
+template <int D, int Warps, int Bc, int MinBlocks>
 struct TileConfig {
+  static constexpr int k_min_blocks = MinBlocks;  // __launch_bounds__ occupancy hint
   static constexpr int k_d = D;
   static constexpr int k_warps = Warps;
   static constexpr int k_br = 16 * Warps;
@@ -106,6 +107,14 @@ __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
   }
 }
 
+// exp2 on the special-function unit; inputs are <= 0 or -inf, so flushing denormal
+// results to zero is harmless and saves the range fix-up exp2f() adds.
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
 __device__ __forceinline__ float quad_max(float x) {
   x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
   return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
@@ -135,7 +144,7 @@ __device__ __forceinline__ void load_tile(uint32_t tile, const T* head, int row_
 }  // namespace detail
 
 template <class Cfg, class T, bool Causal>
-__global__ void __launch_bounds__(Cfg::k_threads)
+__global__ void __launch_bounds__(Cfg::k_threads, Cfg::k_min_blocks)
     attention_fwd_mma_kernel(const T* __restrict__ q, const T* __restrict__ k,
                              const T* __restrict__ v, T* __restrict__ out,
                              float* __restrict__ lse, int seq_len, float scale_log2) {
@@ -241,7 +250,7 @@ __global__ void __launch_bounds__(Cfg::k_threads)
       mx = quad_max(mx);
       const float m_new = fmaxf(m_run[h], mx * scale_log2);
       m_use[h] = (m_new == -INFINITY) ? 0.f : m_new;
-      alpha[h] = exp2f(m_run[h] - m_use[h]);
+      alpha[h] = fast_exp2(m_run[h] - m_use[h]);
       m_run[h] = m_new;
     }
     float row_sum[2] = {0.f, 0.f};
@@ -249,7 +258,7 @@ __global__ void __launch_bounds__(Cfg::k_threads)
     for (int t = 0; t < Bc / 8; ++t)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const float p = exp2f(fmaf(s_acc[t][e], scale_log2, -m_use[e >> 1]));
+        const float p = fast_exp2(fmaf(s_acc[t][e], scale_log2, -m_use[e >> 1]));
         s_acc[t][e] = p;
         row_sum[e >> 1] += p;
       }

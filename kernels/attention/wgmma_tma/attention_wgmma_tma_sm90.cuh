@@ -2,19 +2,22 @@
 //
 // Algorithm: one CTA computes Br query rows of one (batch, head). Warpgroup 0 is the
 // producer: one thread loads the Q tile once and streams K and V tiles through a
-// k_stages-deep ring with TMA (128-byte swizzled, 64-column panels), each tile landing
-// on its own mbarrier so the S GEMM can start before V arrives. Each consumer
-// warpgroup owns 64 query rows: S = Q.K^T with wgmma (both operands in shared memory,
-// K-major), online softmax on the fp32 accumulators with exp2 and the scale folded into
-// log2(e), then O += P.V with wgmma taking P from registers (re-packed to 16 bits) and
-// V from shared memory as an MN-major (transposed) operand. The producer gives its
-// registers to the consumers with setmaxnreg. Causal CTAs are launched heaviest first
+// k_stages-deep ring with TMA (128-byte swizzled, 64-column panels); K and V land on
+// separate mbarriers and are released separately (K after S, V after P.V). Each
+// consumer warpgroup owns 64 query rows: S = Q.K^T with wgmma (both operands in shared
+// memory, K-major), online softmax on the fp32 accumulators with exp2 and the scale
+// folded into log2(e), then O += P.V with wgmma taking P from registers (re-packed to
+// 16 bits) and V from shared memory as an MN-major (transposed) operand. S(j+1) is
+// issued together with P(j).V(j) so the softmax of one block overlaps the tensor cores,
+// and named barriers take the consumer warpgroups' GEMM issue in turns (ping-pong).
+// The producer gives its registers to the consumers with setmaxnreg. O is staged in
+// shared memory and written with TMA stores. Causal CTAs are launched heaviest first
 // and stop at the diagonal; only the diagonal and tail blocks are masked.
 //
 // Target: sm_90a only (wgmma, setmaxnreg, TMA). Constraints: head_dim in {64, 128},
-// bf16 or fp16, any seq_len >= 1 (TMA zero-fills past the end; the tail is masked and
-// stored rows are guarded), positive softmax scale, [B,H,L,d] contiguous tensors with
-// 16-byte aligned bases.
+// bf16 or fp16, any seq_len >= 1 (TMA zero-fills loads past the end and clips the O
+// store; the key tail is masked), positive softmax scale, [B,H,L,d] contiguous tensors
+// with 16-byte aligned bases.
 #pragma once
 
 #include <cuda.h>
@@ -56,7 +59,8 @@ struct TileConfig {
 
   static_assert(D == 64 || D == 128, "head_dim must be 64 or 128");
   static_assert(Br % 64 == 0 && Br >= 64 && Br <= 192, "Br: 1 to 3 consumer warpgroups");
-  static_assert(Bc == 64 || Bc == 128, "Bc must be 64 or 128 (wgmma N of the S GEMM)");
+  static_assert(Bc == 64 || Bc == 128 || Bc == 176 || Bc == 192,
+                "Bc is the N of the S GEMM: 64, 128, 176 or 192");
   static_assert(Stages >= 2 && Stages <= 4, "2 to 4 K/V stages");
   static_assert(1 + 2 * k_consumers <= 16, "named barriers: ping-pong + epilogue");
   static_assert(k_consumer_regs >= 152, "too many consumer warpgroups for the register file");
@@ -149,7 +153,13 @@ template <class T, int N>
 __device__ __forceinline__ void mma_ss(float (&d)[N / 2], uint64_t da, uint64_t db, int acc) {
   using namespace kport::kernels::wgmma_sm90;
   constexpr bool k_bf16 = __is_same(T, __nv_bfloat16);
-  if constexpr (N == 128) {
+  if constexpr (N == 192) {
+    if constexpr (k_bf16) mma_ss_m64n192k16_bf16(d, da, db, acc);
+    else mma_ss_m64n192k16_f16(d, da, db, acc);
+  } else if constexpr (N == 176) {
+    if constexpr (k_bf16) mma_ss_m64n176k16_bf16(d, da, db, acc);
+    else mma_ss_m64n176k16_f16(d, da, db, acc);
+  } else if constexpr (N == 128) {
     if constexpr (k_bf16) mma_ss_m64n128k16_bf16(d, da, db, acc);
     else mma_ss_m64n128k16_f16(d, da, db, acc);
   } else {
@@ -169,6 +179,14 @@ __device__ __forceinline__ void mma_rs_tb(float (&d)[N / 2], const uint32_t (&a)
     if constexpr (k_bf16) mma_rs_m64n64k16_bf16<1>(d, a, db, 1);
     else mma_rs_m64n64k16_f16<1>(d, a, db, 1);
   }
+}
+
+// exp2 on the special-function unit; inputs are <= 0 or -inf, so flushing denormal
+// results to zero is harmless and saves the range fix-up exp2f() adds.
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
 }
 
 __device__ __forceinline__ float quad_max(float x) {
@@ -243,7 +261,7 @@ __device__ __forceinline__ void online_softmax(float (&s_acc)[Cfg::k_bc / 2], fl
     mx = detail::quad_max(mx);
     const float m_new = fmaxf(m_run[h], mx * scale_log2);
     m_use[h] = (m_new == -INFINITY) ? 0.f : m_new;  // a fully masked row stays at zero
-    alpha[h] = exp2f(m_run[h] - m_use[h]);
+    alpha[h] = detail::fast_exp2(m_run[h] - m_use[h]);
     m_run[h] = m_new;
   }
   float row_sum[2] = {0.f, 0.f};
@@ -251,7 +269,7 @@ __device__ __forceinline__ void online_softmax(float (&s_acc)[Cfg::k_bc / 2], fl
   for (int i = 0; i < Bc / 8; ++i)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const float p = exp2f(fmaf(s_acc[i * 4 + e], scale_log2, -m_use[e >> 1]));
+      const float p = detail::fast_exp2(fmaf(s_acc[i * 4 + e], scale_log2, -m_use[e >> 1]));
       s_acc[i * 4 + e] = p;
       row_sum[e >> 1] += p;
     }
@@ -403,12 +421,16 @@ __global__ void __launch_bounds__(Cfg::k_threads, 1)
       wgmma_wait<0>();
       fence_regs(o_acc);
       if (lane == 0) mbar_arrive(v_empty(sp));
+      // Once the row maxima settle most blocks leave them unchanged: skip the rescale
+      // when no row of the warp moved (a warp-uniform branch).
+      if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
 #pragma unroll
-      for (int i = 0; i < D / 8; ++i) {
-        o_acc[i * 4 + 0] *= alpha[0];
-        o_acc[i * 4 + 1] *= alpha[0];
-        o_acc[i * 4 + 2] *= alpha[1];
-        o_acc[i * 4 + 3] *= alpha[1];
+        for (int i = 0; i < D / 8; ++i) {
+          o_acc[i * 4 + 0] *= alpha[0];
+          o_acc[i * 4 + 1] *= alpha[0];
+          o_acc[i * 4 + 2] *= alpha[1];
+          o_acc[i * 4 + 3] *= alpha[1];
+        }
       }
       pack_p<Cfg, T>(s_acc, p_frag);
     }
