@@ -68,6 +68,9 @@ struct Options {
   std::int64_t lease_ms = 60'000;          // default lease claim() grants
   std::int64_t runner_online_ms = 90'000;  // a runner is online if heard from within this
   std::function<std::int64_t()> clock;     // Unix ms; default kport::now_unix_ms (tests inject)
+  // false: synchronous=NORMAL, committed writes survive a process kill but the last
+  // ones may roll back on power loss. true: synchronous=FULL, fsync on every commit.
+  bool fsync_every_commit = false;
 };
 
 // The schema version this build of kport knows (highest migration number).

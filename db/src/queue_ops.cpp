@@ -1,0 +1,149 @@
+#include "queue_ops.h"
+
+#include "json_text.h"
+#include "rows.h"
+
+namespace kport::db::detail {
+
+namespace {
+
+Error bad(std::string message) { return make_error(Errc::invalid_argument, std::move(message)); }
+
+}  // namespace
+
+Result<std::int64_t> insert_job(Connection& c, std::int64_t pipeline_id, const JobSpec& spec, std::int64_t now) {
+  const std::string what = std::string(to_string(spec.kind)) + " job for target \"" + spec.target + "\"";
+  if (spec.commit_sha.empty()) return bad(what + " has no commit_sha");
+  if (spec.target.empty()) return bad("a " + std::string(to_string(spec.kind)) + " job needs a target");
+  if (spec.kind == JobKind::check && (!spec.arch || spec.arch->empty()))
+    return bad(what + " needs the arch of the GPUs that must run it");
+  if (spec.max_attempts < 1) return bad(what + ": max_attempts must be at least 1");
+  auto payload = json_text("payload_json", spec.payload_json);
+  if (!payload) return std::move(payload).error();
+  if (spec.depends_on) {
+    auto dep = c.prepare("SELECT 1 FROM jobs WHERE id = ?1");
+    if (!dep) return std::move(dep).error();
+    auto row = dep->bind(1, *spec.depends_on).step();
+    if (!row) return std::move(row).error();
+    if (!*row) return bad(what + " depends on job " + std::to_string(*spec.depends_on) + ", which does not exist");
+  }
+  auto ins = c.prepare(
+      "INSERT INTO jobs(pipeline_id, kind, commit_sha, target, arch, gpu_model, depends_on,"
+      " max_attempts, payload_json, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+  if (!ins) return std::move(ins).error();
+  KPORT_TRY(ins->bind_all(pipeline_id, to_string(spec.kind), spec.commit_sha, spec.target, spec.arch,
+                          spec.gpu_model, spec.depends_on, spec.max_attempts, *payload, now).run());
+  return c.last_insert_rowid();
+}
+
+Result<std::optional<Job>> load_job(Connection& c, std::int64_t id, std::optional<std::int64_t> online_since) {
+  auto s = c.prepare(std::string(k_job_select) + " WHERE j.id = ?2");
+  if (!s) return std::move(s).error();
+  s->bind_all(online_since.value_or(0), id);
+  auto job = collect_one<Job>(*s, read_job);
+  if (job && *job && !online_since) **job = stored(std::move(**job));
+  return job;
+}
+
+Result<std::optional<Runner>> load_runner(Connection& c, std::int64_t id) {
+  auto s = c.prepare(std::string(k_runner_select) + " WHERE id = ?1");
+  if (!s) return std::move(s).error();
+  s->bind(1, id);
+  auto runner = collect_one<Runner>(*s, read_runner);
+  if (!runner || !*runner) return runner;
+  auto t = c.prepare("SELECT target FROM runner_targets WHERE runner_id = ?1 ORDER BY target");
+  if (!t) return std::move(t).error();
+  t->bind(1, id);
+  auto targets = collect<std::string>(*t, [](const Stmt& st) { return st.text(0); });
+  if (!targets) return std::move(targets).error();
+  (*runner)->caps.targets = std::move(*targets);
+  return runner;
+}
+
+Result<std::vector<std::int64_t>> dependents(Connection& c, std::int64_t job_id) {
+  auto s = c.prepare("SELECT id FROM jobs WHERE depends_on = ?1 ORDER BY id");
+  if (!s) return std::move(s).error();
+  s->bind(1, job_id);
+  return collect<std::int64_t>(*s, [](const Stmt& st) { return st.int64(0); });
+}
+
+Status finish_job(Connection& c, const Job& job, JobStatus status, const std::optional<std::string>& reason,
+                  std::int64_t now) {
+  auto up = c.prepare(
+      "UPDATE jobs SET status = ?2, failure_reason = coalesce(?3, failure_reason), finished_ms = ?4,"
+      " lease_expires_ms = NULL WHERE id = ?1");
+  if (!up) return std::move(up).error();
+  KPORT_TRY(up->bind_all(job.id, to_string(status), reason, now).run());
+  auto free_runner = c.prepare("UPDATE runners SET current_job = NULL WHERE current_job = ?1");
+  if (!free_runner) return std::move(free_runner).error();
+  KPORT_TRY(free_runner->bind(1, job.id).run());
+  if (status == JobStatus::succeeded) return {};
+  // A check job waiting on a build that will never succeed would wait forever.
+  auto deps = c.prepare("SELECT id FROM jobs WHERE depends_on = ?1 AND status = 'queued'");
+  if (!deps) return std::move(deps).error();
+  deps->bind(1, job.id);
+  auto ids = collect<std::int64_t>(*deps, [](const Stmt& st) { return st.int64(0); });
+  if (!ids) return std::move(ids).error();
+  for (std::int64_t id : *ids) {
+    Job dep;
+    dep.id = id;
+    KPORT_TRY(finish_job(c, dep, JobStatus::cancelled,
+                         "job " + std::to_string(job.id) + " it depends on ended " + std::string(to_string(status)),
+                         now));
+  }
+  return {};
+}
+
+Result<JobStatus> release_lease(Connection& c, const Job& job, std::int64_t now, const std::string& why) {
+  if (job.cancel_requested) {
+    KPORT_TRY(finish_job(c, job, JobStatus::cancelled, std::string("cancelled"), now));
+    return JobStatus::cancelled;
+  }
+  const std::string reason = why + " after " + std::to_string(job.attempt) + " attempt" + (job.attempt == 1 ? "" : "s");
+  if (job.attempt >= job.max_attempts) {
+    KPORT_TRY(finish_job(c, job, JobStatus::failed, reason, now));
+    return JobStatus::failed;
+  }
+  KPORT_TRY(requeue_job(c, job, reason));
+  return JobStatus::queued;
+}
+
+Status requeue_job(Connection& c, const Job& job, const std::string& reason) {
+  auto up = c.prepare(
+      "UPDATE jobs SET status = 'queued', runner_id = NULL, lease_expires_ms = NULL,"
+      " failure_reason = ?2 WHERE id = ?1");
+  if (!up) return std::move(up).error();
+  KPORT_TRY(up->bind_all(job.id, reason).run());
+  auto free_runner = c.prepare("UPDATE runners SET current_job = NULL WHERE current_job = ?1");
+  if (!free_runner) return std::move(free_runner).error();
+  return free_runner->bind(1, job.id).run();
+}
+
+Result<std::vector<std::int64_t>> spawn_checks(Connection& c, const Job& build, std::int64_t now) {
+  auto s = c.prepare(
+      "SELECT arch FROM target_check_arches WHERE target = ?1"
+      " UNION SELECT arch FROM targets WHERE name = ?1"
+      "   AND NOT EXISTS (SELECT 1 FROM target_check_arches WHERE target = ?1)"
+      " ORDER BY 1");
+  if (!s) return std::move(s).error();
+  s->bind(1, build.target);
+  auto arches = collect<std::string>(*s, [](const Stmt& st) { return st.text(0); });
+  if (!arches) return std::move(arches).error();
+  std::vector<std::int64_t> ids;
+  for (const auto& arch : *arches) {
+    JobSpec spec;
+    spec.kind = JobKind::check;
+    spec.commit_sha = build.commit_sha;
+    spec.target = build.target;
+    spec.arch = arch;
+    spec.depends_on = build.id;
+    spec.max_attempts = build.max_attempts;
+    spec.payload_json = build.payload_json;
+    auto id = insert_job(c, build.pipeline_id, spec, now);
+    if (!id) return std::move(id).error();
+    ids.push_back(*id);
+  }
+  return ids;
+}
+
+}  // namespace kport::db::detail

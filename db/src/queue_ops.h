@@ -1,0 +1,43 @@
+// Job-queue building blocks shared by the store's queue methods. Each runs on the
+// writer connection inside the caller's transaction.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kport/db/records.h"
+#include "sqlite.h"
+
+namespace kport::db::detail {
+
+// Validates a spec (kind, target, arch, attempts, payload JSON) and inserts it queued.
+Result<std::int64_t> insert_job(Connection& c, std::int64_t pipeline_id, const JobSpec& spec,
+                                std::int64_t now);
+// online_since empty: the stored status (awaiting_runner reads as queued), which is
+// what state transitions must look at.
+Result<std::optional<Job>> load_job(Connection& c, std::int64_t id,
+                                    std::optional<std::int64_t> online_since = std::nullopt);
+// Reports the stored status: awaiting_runner is only a view of queued.
+inline Job stored(Job j) {
+  if (j.status == JobStatus::awaiting_runner) j.status = JobStatus::queued;
+  return j;
+}
+// Ends a running job's lease without a report from its runner (expired, abandoned,
+// runner deregistered): cancelled if cancel was requested, failed with
+// "<why> after N attempts" at the last attempt, else back to queued.
+Result<JobStatus> release_lease(Connection& c, const Job& job, std::int64_t now, const std::string& why);
+// Returns a running job to the queue (attempt already counted), recording why.
+Status requeue_job(Connection& c, const Job& job, const std::string& reason);
+// Moves a job to a final status, clears the runner's current job, and cancels queued
+// jobs that depended on it when it did not succeed.
+Status finish_job(Connection& c, const Job& job, JobStatus status, const std::optional<std::string>& reason,
+                  std::int64_t now);
+// Enqueues the check jobs of a succeeded build job (see store.h).
+Result<std::vector<std::int64_t>> spawn_checks(Connection& c, const Job& build, std::int64_t now);
+// A runner with its targets; `online` is left false (the caller knows the clock).
+Result<std::optional<Runner>> load_runner(Connection& c, std::int64_t id);
+Result<std::vector<std::int64_t>> dependents(Connection& c, std::int64_t job_id);
+
+}  // namespace kport::db::detail

@@ -1,0 +1,96 @@
+// Column lists and row mappers shared by the store's queries, plus small helpers to
+// collect rows and to build filtered statements with bound parameters only.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "kport/db/queries.h"
+#include "kport/db/records.h"
+#include "sqlite.h"
+
+namespace kport::db::detail {
+
+// The reported status of job row j: awaiting_runner for a queued check job that no
+// online gpu runner can take (derived, never stored). ?1 = "online since" time.
+#define KPORT_JOB_STATUS_EXPR                                                              \
+  "CASE WHEN j.status = 'queued' AND j.kind = 'check' AND NOT EXISTS ("                   \
+  " SELECT 1 FROM runners r WHERE r.role = 'gpu' AND r.arch = j.arch"                     \
+  " AND r.deregistered_ms IS NULL AND r.last_heartbeat_ms >= ?1"                          \
+  " AND (j.gpu_model IS NULL OR r.gpu_model = j.gpu_model))"                              \
+  " THEN 'awaiting_runner' ELSE j.status END"
+
+// Job rows: ?1 must be bound to the "online since" time (now - runner_online_ms), which
+// the derived awaiting_runner status needs.
+extern const char* const k_job_select;
+extern const char* const k_pipeline_select;  // ... FROM pipelines p LEFT JOIN jobs j; GROUP BY added by caller
+extern const char* const k_runner_select;
+extern const char* const k_result_select;
+extern const char* const k_build_select;
+extern const char* const k_target_select;
+extern const char* const k_artifact_select;
+
+Job read_job(const Stmt& s);
+Pipeline read_pipeline(const Stmt& s);
+Runner read_runner(const Stmt& s);  // without targets and online
+ResultRecord read_result(const Stmt& s);
+BuildRecord read_build(const Stmt& s);
+Target read_target(const Stmt& s);
+Artifact read_artifact(const Stmt& s);
+
+template <typename T, typename Map>
+Result<std::vector<T>> collect(Stmt& stmt, Map map) {
+  std::vector<T> out;
+  for (;;) {
+    auto row = stmt.step();
+    if (!row) return std::move(row).error();
+    if (!*row) return out;
+    out.push_back(map(stmt));
+  }
+}
+
+template <typename T, typename Map>
+Result<std::optional<T>> collect_one(Stmt& stmt, Map map) {
+  auto row = stmt.step();
+  if (!row) return std::move(row).error();
+  if (!*row) return std::optional<T>{};
+  return std::optional<T>(map(stmt));
+}
+
+// A WHERE clause assembled from optional filters; every value is a bound parameter.
+class Where {
+ public:
+  using Value = std::variant<std::int64_t, double, std::string>;
+  explicit Where(int first_param = 1) : m_next(first_param) {}
+  // cond uses "?" once for the value, e.g. "r.commit_sha = ?".
+  template <typename T>
+  void add(const std::string& cond, const std::optional<T>& value) {
+    if (value) add_value(cond, Value(*value));
+  }
+  void add_value(const std::string& cond, Value value);
+  std::string sql() const { return m_sql.empty() ? std::string() : " WHERE " + m_sql; }
+  void bind(Stmt& stmt) const;
+  int next_param() const { return m_next; }
+
+ private:
+  std::string m_sql;
+  std::vector<std::pair<int, Value>> m_values;
+  int m_next;
+};
+
+// Checks a page limit (1..k_max_page_limit).
+Status check_limit(int limit);
+
+// Fills next_cursor when the page is full.
+template <typename T, typename Id>
+Page<T> make_page(std::vector<T> items, int limit, Id id_of) {
+  Page<T> page;
+  if (static_cast<int>(items.size()) == limit && !items.empty()) page.next_cursor = id_of(items.back());
+  page.items = std::move(items);
+  return page;
+}
+
+}  // namespace kport::db::detail

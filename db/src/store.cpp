@@ -1,0 +1,89 @@
+#include "kport/db/store.h"
+
+#include <sqlite3.h>
+
+#include "impl.h"
+#include "kport/common/clock.h"
+#include "kport/common/log.h"
+#include "migrations.h"
+
+namespace kport::db {
+
+using detail::Connection;
+
+int schema_version() noexcept { return static_cast<int>(detail::embedded_migrations().size()); }
+
+namespace {
+
+Status configure_writer(Connection& conn, const Options& o) {
+  // WAL lets readers run beside the single writer. With synchronous=NORMAL a commit
+  // reaches the WAL in the OS page cache before we acknowledge it, so a killed process
+  // loses nothing committed; only an OS crash or power loss can drop the last commits.
+  // Group commit makes FULL (an fsync per batch) affordable where that matters too.
+  auto mode = conn.prepare("PRAGMA journal_mode = WAL");
+  if (!mode) return std::move(mode).error();
+  auto row = mode->step();
+  if (!row) return std::move(row).error();
+  if (!*row || mode->text(0) != "wal")
+    return make_error(Errc::unavailable, "database " + o.path + " cannot use WAL journaling (" +
+                                             (*row ? mode->text(0) : std::string("?")) + ")");
+  KPORT_TRY(conn.exec(o.fsync_every_commit ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL"));
+  KPORT_TRY(conn.exec("PRAGMA temp_store = MEMORY"));
+  return {};
+}
+
+}  // namespace
+
+Store::Store(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+
+Store::~Store() {
+  m_impl->writer->stop();
+  // Folding the WAL back into the main file leaves one self-contained file behind.
+  (void)m_impl->writer->connection().exec("PRAGMA wal_checkpoint(TRUNCATE)");
+}
+
+const Options& Store::options() const noexcept { return m_impl->options; }
+
+Result<std::unique_ptr<Store>> Store::open(Options options) {
+  if (options.path.empty()) return make_error(Errc::invalid_argument, "database path is empty");
+  if (options.readers < 1) options.readers = 1;
+  if (!options.clock) options.clock = [] { return now_unix_ms(); };
+  if (options.lease_ms <= 0) return make_error(Errc::invalid_argument, "lease_ms must be positive");
+
+  auto writer_conn = Connection::open(options.path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                                      options.busy_timeout_ms);
+  if (!writer_conn) return std::move(writer_conn).error();
+  KPORT_TRY(configure_writer(**writer_conn, options));
+  auto applied = detail::apply_migrations(**writer_conn, detail::embedded_migrations(), options.clock());
+  if (!applied) return std::move(applied).error();
+
+  std::vector<std::unique_ptr<Connection>> readers;
+  for (int i = 0; i < options.readers; ++i) {
+    auto r = Connection::open(options.path, SQLITE_OPEN_READONLY, options.busy_timeout_ms);
+    if (!r) return std::move(r).error();
+    readers.push_back(std::move(*r));
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->options = std::move(options);
+  impl->readers = std::make_unique<detail::ReaderPool>(std::move(readers));
+  impl->writer = std::make_unique<detail::Writer>(std::move(*writer_conn), impl->options.max_batch);
+  log::info("database open", {{"path", impl->options.path}, {"schema", schema_version()}});
+  return std::unique_ptr<Store>(new Store(std::move(impl)));
+}
+
+Result<std::vector<int>> Store::applied_migrations() {
+  return m_impl->read<std::vector<int>>([](Connection& c) { return detail::recorded_versions(c); });
+}
+
+Status Store::checkpoint() {
+  auto r = m_impl->writer->execute<bool>(
+      [](Connection& c) -> Result<bool> {
+        KPORT_TRY(c.exec("PRAGMA wal_checkpoint(TRUNCATE)"));
+        return true;
+      },
+      true);
+  if (!r) return std::move(r).error();
+  return {};
+}
+
+}  // namespace kport::db

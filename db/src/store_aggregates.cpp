@@ -1,0 +1,137 @@
+// Aggregates: commit summary, a target's bring-up, best candidates per GPU model.
+#include <map>
+
+#include "impl.h"
+#include "json_text.h"
+#include "rows.h"
+
+namespace kport::db {
+
+using detail::Connection;
+using detail::Stmt;
+
+namespace {
+
+using Counts = std::vector<std::pair<std::string, std::int64_t>>;
+
+Result<Counts> counts(Connection& c, const std::string& sql, std::int64_t online_since, std::string_view key) {
+  auto s = c.prepare(sql);
+  if (!s) return std::move(s).error();
+  s->bind_all(online_since, key);
+  return detail::collect<std::pair<std::string, std::int64_t>>(
+      *s, [](const Stmt& st) { return std::make_pair(st.text(0), st.int64(1)); });
+}
+
+template <typename E, typename Parse>
+Status fill(std::map<E, std::int64_t>& out, Result<Counts> rows, Parse parse) {
+  if (!rows) return std::move(rows).error();
+  for (const auto& [name, n] : *rows)
+    if (auto e = parse(name)) out[*e] += n;
+  return {};
+}
+
+BestCandidate read_candidate(const Stmt& s) {
+  BestCandidate b;
+  b.gpu_model = s.text(0);
+  b.arch = s.text(1);
+  b.family = s.text(2);
+  b.dtype = s.text(3);
+  b.shape = s.text(4);
+  b.dims = detail::dims_from_json(s.text(5));
+  b.instance = s.text(6);
+  b.variant = s.text(7);
+  b.target = s.text(8);
+  b.commit_sha = s.text(9);
+  b.median_us = s.real(10);
+  b.stddev_us = s.opt_real(11);
+  b.samples = s.opt_int64(12);
+  b.tflops = s.opt_real(13);
+  b.gbps = s.opt_real(14);
+  b.ratio = s.opt_real(15);
+  b.result_id = s.int64(16);
+  b.passed_count = s.int64(17);
+  b.measured_ms = s.int64(18);
+  return b;
+}
+
+}  // namespace
+
+Result<std::optional<CommitSummary>> Store::commit_summary(std::string_view sha) {
+  const std::int64_t since = m_impl->online_since(m_impl->now());
+  auto commit = get_commit(sha);
+  if (!commit) return std::move(commit).error();
+  return m_impl->read<std::optional<CommitSummary>>([&](Connection& c) -> Result<std::optional<CommitSummary>> {
+    CommitSummary out;
+    out.commit = commit->value_or(Commit{std::string(sha), {}, {}, {}, {}, 0});
+    auto p = c.prepare("SELECT id FROM pipelines WHERE commit_sha = ?1 ORDER BY id");
+    if (!p) return std::move(p).error();
+    p->bind(1, sha);
+    auto ids = detail::collect<std::int64_t>(*p, [](const Stmt& st) { return st.int64(0); });
+    if (!ids) return std::move(ids).error();
+    out.pipeline_ids = std::move(*ids);
+    KPORT_TRY(fill(out.jobs_by_status,
+                   counts(c, "SELECT " KPORT_JOB_STATUS_EXPR ", count(*) FROM jobs j WHERE j.commit_sha = ?2 GROUP BY 1",
+                          since, sha),
+                   parse_job_status));
+    KPORT_TRY(fill(out.builds_by_status,
+                   counts(c, "SELECT status, count(*) FROM build_records WHERE ?1 IS NOT NULL AND commit_sha = ?2"
+                             " GROUP BY status", since, sha),
+                   parse_build_status));
+    KPORT_TRY(fill(out.results_by_status,
+                   counts(c, "SELECT status, count(*) FROM results WHERE ?1 IS NOT NULL AND commit_sha = ?2"
+                             " GROUP BY status", since, sha),
+                   parse_result_status));
+    auto t = c.prepare(
+        "SELECT target FROM build_records WHERE commit_sha = ?1 UNION SELECT target FROM results WHERE commit_sha = ?1"
+        " ORDER BY 1");
+    if (!t) return std::move(t).error();
+    t->bind(1, sha);
+    auto targets = detail::collect<std::string>(*t, [](const Stmt& st) { return st.text(0); });
+    if (!targets) return std::move(targets).error();
+    out.targets = std::move(*targets);
+    if (!*commit && out.pipeline_ids.empty() && out.targets.empty()) return std::optional<CommitSummary>{};
+    return std::optional<CommitSummary>(std::move(out));
+  });
+}
+
+Result<std::vector<BestCandidate>> Store::best_candidates(std::string_view gpu_model, std::string_view family,
+                                                          std::string_view dtype) {
+  return m_impl->read<std::vector<BestCandidate>>([&](Connection& c) -> Result<std::vector<BestCandidate>> {
+    // Served from the best_candidates primary key (gpu_model, family, dtype, ...).
+    const std::string cols =
+        "SELECT b.gpu_model, b.arch, b.family, b.dtype, b.shape, s.dims_json, b.instance, b.variant, b.target,"
+        " b.commit_sha, b.median_us, b.stddev_us, b.samples, b.tflops, b.gbps, b.ratio, b.result_id,"
+        " b.passed_count, b.measured_ms FROM best_candidates b JOIN shapes s ON s.shape = b.shape";
+    auto s = gpu_model.empty()
+                 ? c.prepare(cols + " WHERE b.family = ?2 AND b.dtype = ?3 AND ?1 = ''"
+                                    " ORDER BY s.numel, b.shape, b.median_us, b.gpu_model")
+                 : c.prepare(cols + " WHERE b.gpu_model = ?1 AND b.family = ?2 AND b.dtype = ?3"
+                                    " ORDER BY s.numel, b.shape, b.median_us");
+    if (!s) return std::move(s).error();
+    s->bind_all(gpu_model, family, dtype);
+    return detail::collect<BestCandidate>(*s, read_candidate);
+  });
+}
+
+Result<std::vector<BuiltInstance>> Store::built_variants(std::string_view target, std::string_view family) {
+  return m_impl->read<std::vector<BuiltInstance>>([&](Connection& c) -> Result<std::vector<BuiltInstance>> {
+    // SQLite takes the bare columns of an aggregate query from the row holding max(id):
+    // the latest build record of each variant.
+    auto s = c.prepare(
+        "SELECT target, family, variant, commit_sha, id, created_ms, status, max(id) FROM build_records"
+        " WHERE target = ?1 AND (?2 = '' OR family = ?2) GROUP BY family, variant ORDER BY family, variant");
+    if (!s) return std::move(s).error();
+    s->bind_all(target, family);
+    std::vector<BuiltInstance> out;
+    for (;;) {
+      auto row = s->step();
+      if (!row) return std::move(row).error();
+      if (!*row) break;
+      if (s->text(6) != "ok") continue;
+      out.push_back(BuiltInstance{s->text(0), s->text(1), s->text(2), s->text(3), s->int64(4), s->int64(5)});
+    }
+    return out;
+  });
+}
+
+}  // namespace kport::db

@@ -1,0 +1,132 @@
+// Catalog, continued: kernel families/variants/instances, repositories and commits.
+#include "impl.h"
+#include "json_text.h"
+#include "rows.h"
+
+namespace kport::db {
+
+using detail::Connection;
+
+Status Store::upsert_kernel_instances(const std::vector<KernelInstance>& instances) {
+  std::vector<KernelInstance> clean;
+  clean.reserve(instances.size());
+  for (const auto& k : instances) {
+    if (k.name.empty() || k.family.empty() || k.variant.empty())
+      return make_error(Errc::invalid_argument, "kernel instance \"" + k.name + "\" needs a name, family and variant");
+    KernelInstance c = k;
+    auto f = detail::json_text("features_json of " + k.name, k.features_json, "[]");
+    if (!f) return std::move(f).error();
+    auto cfg = detail::json_text("config_json of " + k.name, k.config_json);
+    if (!cfg) return std::move(cfg).error();
+    c.features_json = std::move(*f);
+    c.config_json = std::move(*cfg);
+    clean.push_back(std::move(c));
+  }
+  const std::int64_t now = m_impl->now();
+  auto r = m_impl->write<bool>([&](Connection& c) -> Result<bool> {
+    for (const auto& k : clean) {
+      auto fam = c.prepare("INSERT OR IGNORE INTO kernel_families(name) VALUES (?1)");
+      if (!fam) return std::move(fam).error();
+      KPORT_TRY(fam->bind(1, k.family).run());
+      auto var = c.prepare(
+          "INSERT INTO kernel_variants(family, name, features_json) VALUES (?1, ?2, ?3)"
+          " ON CONFLICT(family, name) DO UPDATE SET features_json = excluded.features_json");
+      if (!var) return std::move(var).error();
+      KPORT_TRY(var->bind_all(k.family, k.variant, k.features_json).run());
+      auto inst = c.prepare(
+          "INSERT INTO kernel_instances(name, family, variant, features_json, config_json, updated_ms)"
+          " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(name) DO UPDATE SET family = excluded.family,"
+          " variant = excluded.variant, features_json = excluded.features_json,"
+          " config_json = excluded.config_json, updated_ms = excluded.updated_ms");
+      if (!inst) return std::move(inst).error();
+      KPORT_TRY(inst->bind_all(k.name, k.family, k.variant, k.features_json, k.config_json, now).run());
+    }
+    return true;
+  });
+  if (!r) return std::move(r).error();
+  return {};
+}
+
+Result<std::vector<KernelInstance>> Store::list_kernel_instances(std::optional<std::string> family) {
+  return m_impl->read<std::vector<KernelInstance>>([&](Connection& c) -> Result<std::vector<KernelInstance>> {
+    detail::Where where;
+    where.add("family = ?", family);
+    auto s = c.prepare("SELECT name, family, variant, features_json, config_json FROM kernel_instances" +
+                       where.sql() + " ORDER BY family, variant, name");
+    if (!s) return std::move(s).error();
+    where.bind(*s);
+    return detail::collect<KernelInstance>(*s, [](const detail::Stmt& st) {
+      return KernelInstance{st.text(0), st.text(1), st.text(2), st.text(3), st.text(4)};
+    });
+  });
+}
+
+Result<Repository> Store::upsert_repository(std::string_view name, std::string_view url) {
+  if (name.empty() || url.empty())
+    return make_error(Errc::invalid_argument, "a repository needs a name and a url or path");
+  const std::int64_t now = m_impl->now();
+  return m_impl->write<Repository>([&](Connection& c) -> Result<Repository> {
+    auto up = c.prepare(
+        "INSERT INTO repositories(name, url, created_ms) VALUES (?1, ?2, ?3)"
+        " ON CONFLICT(name) DO UPDATE SET url = excluded.url");
+    if (!up) return std::move(up).error();
+    KPORT_TRY(up->bind_all(name, url, now).run());
+    auto get = c.prepare("SELECT id, name, url, created_ms FROM repositories WHERE name = ?1");
+    if (!get) return std::move(get).error();
+    get->bind(1, name);
+    auto row = detail::collect_one<Repository>(*get, [](const detail::Stmt& s) {
+      return Repository{s.int64(0), s.text(1), s.text(2), s.int64(3)};
+    });
+    if (!row) return std::move(row).error();
+    return std::move(**row);
+  });
+}
+
+Result<std::vector<Repository>> Store::list_repositories() {
+  return m_impl->read<std::vector<Repository>>([&](Connection& c) -> Result<std::vector<Repository>> {
+    auto s = c.prepare("SELECT id, name, url, created_ms FROM repositories ORDER BY name");
+    if (!s) return std::move(s).error();
+    return detail::collect<Repository>(*s, [](const detail::Stmt& st) {
+      return Repository{st.int64(0), st.text(1), st.text(2), st.int64(3)};
+    });
+  });
+}
+
+Status Store::put_commit(const Commit& commit) {
+  if (commit.sha.size() < 7)
+    return make_error(Errc::invalid_argument, "commit sha \"" + commit.sha + "\" is too short; send the full sha");
+  const std::int64_t now = m_impl->now();
+  auto r = m_impl->write<bool>([&](Connection& c) -> Result<bool> {
+    auto repo = c.prepare("SELECT id FROM repositories WHERE name = ?1");
+    if (!repo) return std::move(repo).error();
+    auto row = repo->bind(1, commit.repo).step();
+    if (!row) return std::move(row).error();
+    if (!*row) return make_error(Errc::not_found, "no repository named \"" + commit.repo + "\"; register it first");
+    const std::int64_t repo_id = repo->int64(0);
+    // Commits are immutable in git, so a known sha is left as it is.
+    auto ins = c.prepare(
+        "INSERT OR IGNORE INTO commits(sha, repo_id, parent_sha, message, author, time_ms, created_ms)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+    if (!ins) return std::move(ins).error();
+    KPORT_TRY(ins->bind_all(commit.sha, repo_id, commit.parent_sha, commit.message, commit.author,
+                            commit.time_ms, now).run());
+    return true;
+  });
+  if (!r) return std::move(r).error();
+  return {};
+}
+
+Result<std::optional<Commit>> Store::get_commit(std::string_view sha) {
+  return m_impl->read<std::optional<Commit>>([&](Connection& c) -> Result<std::optional<Commit>> {
+    auto s = c.prepare(
+        "SELECT c.sha, r.name, c.parent_sha, c.message, c.author, c.time_ms"
+        " FROM commits c JOIN repositories r ON r.id = c.repo_id WHERE c.sha = ?1");
+    if (!s) return std::move(s).error();
+    s->bind(1, sha);
+    return detail::collect_one<Commit>(*s, [](const detail::Stmt& st) {
+      return Commit{st.text(0), st.text(1), st.opt_text(2), st.text(3), st.text(4), st.int64(5)};
+    });
+  });
+}
+
+}  // namespace kport::db

@@ -1,0 +1,156 @@
+// Results and build records: immutable rows, uploaded idempotently per job attempt.
+#include <map>
+
+#include "impl.h"
+#include "json_text.h"
+#include "queue_ops.h"
+#include "rows.h"
+
+namespace kport::db {
+
+using detail::Connection;
+
+namespace {
+
+Error missing(const std::string& what, const std::string& field) {
+  return make_error(Errc::invalid_argument, what + " has no " + field);
+}
+
+Status validate(const ResultRecord& r, std::size_t index) {
+  const std::string what = "result " + std::to_string(index) + " (" + r.instance + ")";
+  const std::pair<const std::string*, const char*> required[] = {
+      {&r.commit_sha, "commit_sha"}, {&r.target, "target"}, {&r.family, "family"}, {&r.variant, "variant"},
+      {&r.instance, "instance"},     {&r.dtype, "dtype"},   {&r.gpu_model, "gpu_model"}};
+  for (const auto& [value, field] : required)
+    if (value->empty()) return missing(what, field);
+  auto dims = detail::parse_shape(r.shape);
+  if (!dims) return std::move(dims).error();
+  auto env = detail::json_text(what + " env_json", r.env_json);
+  if (!env) return std::move(env).error();
+  return {};
+}
+
+// A row tied to a job must come from that job's current attempt, and from its lease
+// holder when the runner is named; this keeps a stale runner from adding to a retry.
+Status check_job(Connection& c, std::map<std::int64_t, Job>& seen, std::int64_t job_id, int attempt,
+                 const std::optional<std::int64_t>& runner_id) {
+  auto it = seen.find(job_id);
+  if (it == seen.end()) {
+    auto job = detail::load_job(c, job_id);
+    if (!job) return std::move(job).error();
+    if (!*job) return make_error(Errc::invalid_argument, "job " + std::to_string(job_id) + " does not exist");
+    it = seen.emplace(job_id, std::move(**job)).first;
+  }
+  const Job& j = it->second;
+  if (j.attempt != attempt)
+    return make_error(Errc::conflict, "job " + std::to_string(job_id) + " attempt " + std::to_string(attempt) +
+                                          " is stale; the current attempt is " + std::to_string(j.attempt));
+  if (runner_id && j.runner_id != runner_id)
+    return make_error(Errc::conflict, "job " + std::to_string(job_id) + " is not leased to runner " +
+                                          std::to_string(*runner_id));
+  return {};
+}
+
+Result<std::optional<std::int64_t>> find_id(Connection& c, const char* sql, std::int64_t job_id, int attempt,
+                                            const std::string& a, const std::string& b, const std::string& d) {
+  auto s = c.prepare(sql);
+  if (!s) return std::move(s).error();
+  s->bind_all(job_id, attempt, a, b, d);
+  return detail::collect_one<std::int64_t>(*s, [](const detail::Stmt& st) { return st.int64(0); });
+}
+
+Status insert_shape(Connection& c, const std::string& shape) {
+  auto dims = detail::parse_shape(shape);
+  if (!dims) return std::move(dims).error();
+  double numel = 1;
+  for (const auto& d : *dims) numel *= static_cast<double>(d.second);
+  auto s = c.prepare("INSERT OR IGNORE INTO shapes(shape, dims_json, numel) VALUES (?1, ?2, ?3)");
+  if (!s) return std::move(s).error();
+  return s->bind_all(shape, detail::dims_to_json(*dims), numel).run();
+}
+
+Status insert_result(Connection& c, const ResultRecord& r, std::int64_t now) {
+  auto s = c.prepare(
+      "INSERT INTO results(job_id, attempt, commit_sha, target, family, variant, instance, dtype, shape, toolkit,"
+      " runner_id, gpu_model, gpu_uuid, arch, driver, sm_clock_mhz, env_json, status, message, max_abs_err,"
+      " max_rel_err, normwise_rel_err, nan_inf_count, tolerance, seed, median_us, stddev_us, samples, tflops,"
+      " gbps, baseline_name, baseline_median_us, ratio, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,"
+      " ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30,"
+      " ?31, ?32, ?33, ?34)");
+  if (!s) return std::move(s).error();
+  s->bind_all(r.job_id, r.attempt, r.commit_sha, r.target, r.family, r.variant, r.instance, r.dtype, r.shape,
+              r.toolkit, r.runner_id, r.gpu_model, r.gpu_uuid, r.arch, r.driver, r.sm_clock_mhz,
+              r.env_json.empty() ? std::string("{}") : r.env_json, to_string(r.status), r.message, r.max_abs_err,
+              r.max_rel_err, r.normwise_rel_err, r.nan_inf_count, r.tolerance, r.seed, r.median_us, r.stddev_us,
+              r.samples, r.tflops, r.gbps, r.baseline_name, r.baseline_median_us, r.ratio, now);
+  return s->run();
+}
+
+}  // namespace
+
+Result<std::vector<PutOutcome>> Store::put_results(const std::vector<ResultRecord>& results) {
+  for (std::size_t i = 0; i < results.size(); ++i) KPORT_TRY(validate(results[i], i));
+  const std::int64_t now = m_impl->now();
+  return m_impl->write<std::vector<PutOutcome>>([&](Connection& c) -> Result<std::vector<PutOutcome>> {
+    std::vector<PutOutcome> out;
+    std::map<std::int64_t, Job> jobs;
+    for (const ResultRecord& r : results) {
+      if (r.job_id) {
+        // Duplicates first: a retried upload is answered even after the job moved on.
+        auto dup = find_id(c,
+                           "SELECT id FROM results WHERE job_id = ?1 AND attempt = ?2 AND instance = ?3"
+                           " AND dtype = ?4 AND shape = ?5",
+                           *r.job_id, r.attempt, r.instance, r.dtype, r.shape);
+        if (!dup) return std::move(dup).error();
+        if (*dup) {
+          out.push_back(PutOutcome{**dup, true});
+          continue;
+        }
+        KPORT_TRY(check_job(c, jobs, *r.job_id, r.attempt, r.runner_id));
+      }
+      KPORT_TRY(insert_shape(c, r.shape));
+      KPORT_TRY(insert_result(c, r, now));
+      out.push_back(PutOutcome{c.last_insert_rowid(), false});
+    }
+    return out;
+  });
+}
+
+Result<std::optional<ResultRecord>> Store::get_result(std::int64_t id) {
+  return m_impl->read<std::optional<ResultRecord>>([&](Connection& c) -> Result<std::optional<ResultRecord>> {
+    auto s = c.prepare(std::string(detail::k_result_select) + " WHERE id = ?1");
+    if (!s) return std::move(s).error();
+    s->bind(1, id);
+    return detail::collect_one<ResultRecord>(*s, detail::read_result);
+  });
+}
+
+Result<Page<ResultRecord>> Store::list_results(const ResultFilter& f) {
+  KPORT_TRY(detail::check_limit(f.limit));
+  return m_impl->read<Page<ResultRecord>>([&](Connection& c) -> Result<Page<ResultRecord>> {
+    detail::Where where;
+    where.add("commit_sha = ?", f.commit_sha);
+    where.add("target = ?", f.target);
+    where.add("gpu_model = ?", f.gpu_model);
+    where.add("family = ?", f.family);
+    where.add("variant = ?", f.variant);
+    where.add("instance = ?", f.instance);
+    where.add("dtype = ?", f.dtype);
+    where.add("shape = ?", f.shape);
+    if (f.status) where.add_value("status = ?", std::string(to_string(*f.status)));
+    where.add("job_id = ?", f.job_id);
+    where.add("created_ms >= ?", f.since_ms);
+    where.add("id < ?", f.before_id);
+    const int limit_param = where.next_param();
+    auto s = c.prepare(std::string(detail::k_result_select) + where.sql() + " ORDER BY id DESC LIMIT ?" +
+                       std::to_string(limit_param));
+    if (!s) return std::move(s).error();
+    where.bind(*s);
+    s->bind(limit_param, f.limit);
+    auto rows = detail::collect<ResultRecord>(*s, detail::read_result);
+    if (!rows) return std::move(rows).error();
+    return detail::make_page(std::move(*rows), f.limit, [](const ResultRecord& r) { return r.id; });
+  });
+}
+
+}  // namespace kport::db
