@@ -1,6 +1,8 @@
 // The four harness commands; each prints one JSON document and returns the exit code.
 #pragma once
 
+#include <cstdint>
+
 #include "cli.h"
 
 namespace kport::harness {
@@ -9,5 +11,8 @@ int run_list(const Options& o);
 int run_device(const Options& o);
 int run_check(const Options& o);
 int run_bench(const Options& o);
+
+// --seed when given, otherwise a fresh random seed (recorded in the report).
+std::uint64_t resolve_seed(const Options& o);
 
 }  // namespace kport::harness

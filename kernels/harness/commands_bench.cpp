@@ -1,0 +1,277 @@
+// `bench`: times each selected case with CUDA events around single launches, the L2 flushed
+// (a buffer of twice its size written) before every sample, after a warm-up; samples are
+// taken until the relative standard error of the mean is at most --max-rse or the time cap
+// is reached. The baseline runs in the same process on the same buffers: cuBLAS
+// (cublasGemmEx, same dtype and layout, fp32 compute) for gemm, a device-to-device copy of
+// the input for rmsnorm and softmax; attention has none here (bench/peers measures it).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include "commands.h"
+#include "device_buffers.h"
+#include "gpu_context.h"
+#include "report.h"
+#include "selection.h"
+#include "sm_clock.h"
+
+namespace kport::harness {
+
+using kport::kernels::DType;
+using kport::kernels::Family;
+using kport::kernels::Instance;
+
+namespace {
+
+struct Timing {
+  std::vector<double> ms;
+  double median = 0, mean = 0, stddev = 0, min = 0, max = 0, rse = 0;
+  std::string stopped_by;
+};
+
+void summarize(Timing& t) {
+  std::vector<double> v = t.ms;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  t.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  double sum = 0;
+  for (double x : v) sum += x;
+  t.mean = sum / n;
+  double sq = 0;
+  for (double x : v) sq += (x - t.mean) * (x - t.mean);
+  t.stddev = n > 1 ? std::sqrt(sq / (n - 1)) : 0.0;
+  t.min = v.front();
+  t.max = v.back();
+  t.rse = t.mean > 0 ? t.stddev / std::sqrt(double(n)) / t.mean : 0.0;
+}
+
+Json timing_json(const Timing& t) {
+  return {{"median_ms", t.median}, {"mean_ms", t.mean}, {"stddev_ms", t.stddev},
+          {"min_ms", t.min},       {"max_ms", t.max},   {"samples", t.ms.size()},
+          {"rse", t.rse},          {"stopped_by", t.stopped_by}};
+}
+
+cudaDataType_t cuda_type(DType t) {
+  return t == DType::f32 ? CUDA_R_32F : t == DType::f16 ? CUDA_R_16F : CUDA_R_16BF;
+}
+
+class Bencher {
+ public:
+  Bencher(GpuContext& ctx, Report& report, const Options& o)
+      : m_ctx(ctx), m_report(report), m_opt(o) {
+    cudaEventCreate(&m_start);
+    cudaEventCreate(&m_stop);
+  }
+  ~Bencher() {
+    cudaEventDestroy(m_start);
+    cudaEventDestroy(m_stop);
+  }
+
+  Json run(const Case& c, std::uint64_t seed) {
+    Json r = {{"instance", c.instance->name},
+              {"family", kport::kernels::family_name(c.instance->family)},
+              {"variant", c.instance->variant},
+              {"dtype", kport::kernels::dtype_name(c.dtype)},
+              {"shape", shape_json(c.shape)},
+              {"shape_text", shape_string(c.shape)},
+              {"seed", seed}};
+    const Instance& inst = *c.instance;
+    if (std::find(inst.dtypes.begin(), inst.dtypes.end(), c.dtype) == inst.dtypes.end()) {
+      r["verdict"] = "unsupported";
+      r["reason"] = "dtype not among the instance's dtypes";
+      return r;
+    }
+    ProblemBuffers b;
+    if (cudaError_t e = setup_problem(c.shape, c.dtype, seed, b, m_ctx.stream); e != cudaSuccess) {
+      fail(r, c, "setting up inputs", e);
+      return r;
+    }
+    const std::string refusal = inst.supports(b.problem);
+    if (!refusal.empty()) {
+      r["verdict"] = "unsupported";
+      r["reason"] = refusal;
+      return r;
+    }
+    const auto launch = [&] { return inst.launch(b.problem, m_ctx.stream); };
+    r["clock_before"] = clock_json(read_clock(m_ctx.device));
+    Timing ours;
+    if (cudaError_t e = measure(launch, c, ours); e != cudaSuccess) {
+      fail(r, c, "timing the kernel", e);
+      return r;
+    }
+    r["clock_after"] = clock_json(read_clock(m_ctx.device));
+    r["verdict"] = "measured";
+    r["timing"] = timing_json(ours);
+    add_rates(r, c, ours.median);
+
+    // Baseline, once per (family, shape, dtype) in this process.
+    const std::string key = std::string(kport::kernels::family_name(c.shape.family)) + "|" +
+                            shape_string(c.shape) + "|" + kport::kernels::dtype_name(c.dtype);
+    if (c.shape.family == Family::attention) {
+      r["baseline"] = nullptr;
+      r["baseline_note"] = "no in-process attention baseline; FlashAttention-2 and cuDNN come "
+                           "from bench/peers on the same machine";
+      return r;
+    }
+    if (!m_opt.baseline) return r;
+    auto it = m_baselines.find(key);
+    if (it == m_baselines.end()) {
+      Json base = measure_baseline(c, b);
+      it = m_baselines.emplace(key, base).first;
+    }
+    r["baseline"] = it->second;
+    if (it->second.contains("timing")) {
+      const double base_ms = it->second["timing"]["median_ms"].get<double>();
+      r["ratio"] = base_ms / ours.median;  // > 1: faster than the baseline
+    }
+    return r;
+  }
+
+ private:
+  void fail(Json& r, const Case& c, const std::string& what, cudaError_t e) {
+    r["verdict"] = "error";
+    r["reason"] = what + ": " + cuda_error_text(e);
+    if (error_is_sticky(e)) {
+      m_report.add(r);
+      m_report.abort({"kernel_fault",
+                      c.instance->name + " (" + shape_string(c.shape) +
+                          ") left the GPU context unusable: " + cuda_error_text(e) +
+                          "; remaining cases were not run",
+                      k_exit_cuda});
+    }
+  }
+
+  void add_rates(Json& r, const Case& c, double median_ms) {
+    const double s = median_ms * 1e-3;
+    const double flops = flop_count(c.shape);
+    if (flops > 0) r["tflops"] = flops / s / 1e12;
+    r["gbps"] = byte_count(c.shape, c.dtype) / s / 1e9;
+  }
+
+  cudaError_t sync_sample(const Case& c) {
+    bool timed_out = false;
+    const cudaError_t e = wait_with_watchdog(m_stop, m_opt.timeout_s, timed_out);
+    if (timed_out) {
+      Json r = {{"instance", c.instance->name}, {"shape_text", shape_string(c.shape)},
+                {"verdict", "error"}, {"reason", "timed out"}};
+      m_report.add(r);
+      m_report.abort({"kernel_timeout",
+                      c.instance->name + " (" + shape_string(c.shape) +
+                          ") did not finish within --timeout-s",
+                      k_exit_timeout});
+    }
+    return e;
+  }
+
+  cudaError_t measure(const std::function<cudaError_t()>& launch, const Case& c, Timing& t) {
+    using clock = std::chrono::steady_clock;
+    // Warm-up: module load, caches of the driver, clocks ramped; at least 3 calls.
+    const auto w0 = clock::now();
+    for (int i = 0;; ++i) {
+      cudaError_t e = launch();
+      if (e == cudaSuccess) e = cudaEventRecord(m_stop, m_ctx.stream);
+      if (e == cudaSuccess) e = sync_sample(c);
+      if (e != cudaSuccess) return e;
+      const double ms = std::chrono::duration<double, std::milli>(clock::now() - w0).count();
+      if (i >= 2 && ms >= m_opt.warmup_ms) break;
+      if (ms > m_opt.time_cap_ms) break;  // a very slow kernel: its first calls warmed it
+    }
+    const auto t0 = clock::now();
+    for (int i = 0;; ++i) {
+      cudaError_t e = cudaMemsetAsync(m_ctx.flush, i & 0xFF, m_ctx.flush_bytes, m_ctx.stream);
+      if (e == cudaSuccess) e = cudaEventRecord(m_start, m_ctx.stream);
+      if (e == cudaSuccess) e = launch();
+      if (e == cudaSuccess) e = cudaEventRecord(m_stop, m_ctx.stream);
+      if (e == cudaSuccess) e = sync_sample(c);
+      if (e != cudaSuccess) return e;
+      float ms = 0;
+      if ((e = cudaEventElapsedTime(&ms, m_start, m_stop)) != cudaSuccess) return e;
+      t.ms.push_back(ms);
+      const int n = static_cast<int>(t.ms.size());
+      if (n >= 2) summarize(t);
+      const double spent = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+      if (n >= m_opt.min_samples && t.rse <= m_opt.max_rse) {
+        t.stopped_by = "rse";
+        break;
+      }
+      if (spent >= m_opt.time_cap_ms && n >= 3) {
+        t.stopped_by = "time_cap";
+        break;
+      }
+      if (n >= 10000) {
+        t.stopped_by = "max_samples";
+        break;
+      }
+    }
+    summarize(t);
+    return cudaSuccess;
+  }
+
+  Json measure_baseline(const Case& c, ProblemBuffers& b) {
+    Json base;
+    std::function<cudaError_t()> fn;
+    if (c.shape.family == Family::gemm) {
+      base["name"] = "cublasGemmEx";
+      base["detail"] = "same layout and dtype in/out, CUBLAS_COMPUTE_32F, default math mode";
+      const auto& g = b.problem.gemm;
+      fn = [this, g]() -> cudaError_t {
+        const float alpha = 1.0f, beta = 0.0f;
+        const cublasStatus_t st = cublasGemmEx(
+            m_ctx.cublas, CUBLAS_OP_N, CUBLAS_OP_N, g.n, g.m, g.k, &alpha, g.b, cuda_type(g.dtype),
+            g.n, g.a, cuda_type(g.dtype), g.k, &beta, g.c, cuda_type(g.dtype), g.n,
+            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        return st == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
+      };
+    } else {
+      base["name"] = "cudaMemcpyAsync device-to-device";
+      base["detail"] = "copy of the input (rows*cols elements): the same bytes read and written";
+      const auto& a = b.problem.rowwise;
+      const std::size_t bytes = b.out_elems * kport::kernels::dtype_size(a.dtype);
+      fn = [this, a, bytes]() {
+        return cudaMemcpyAsync(a.y, a.x, bytes, cudaMemcpyDeviceToDevice, m_ctx.stream);
+      };
+    }
+    Timing t;
+    if (cudaError_t e = measure(fn, c, t); e != cudaSuccess) {
+      base["error"] = cuda_error_text(e);
+      cudaGetLastError();
+      return base;
+    }
+    base["timing"] = timing_json(t);
+    add_rates(base, c, t.median);
+    if (c.shape.family != Family::gemm) {
+      // What the copy moved: bytes read plus bytes written.
+      base["gbps"] = 2.0 * double(b.out_elems) * kport::kernels::dtype_size(c.dtype) /
+                     (t.median * 1e-3) / 1e9;
+    }
+    return base;
+  }
+
+  GpuContext& m_ctx;
+  Report& m_report;
+  const Options& m_opt;
+  cudaEvent_t m_start = nullptr, m_stop = nullptr;
+  std::map<std::string, Json> m_baselines;
+};
+
+}  // namespace
+
+int run_bench(const Options& o) {
+  std::vector<Case> cases;
+  if (auto err = select_cases(o, kport::kernels::registry(), cases)) return report_error(*err);
+  GpuContext ctx;
+  if (auto err = open_gpu(ctx, true)) return report_error(*err);
+  const std::uint64_t seed = resolve_seed(o);
+  Report report("bench", device_json(ctx));
+  report.doc()["seed"] = seed;
+  report.doc()["settings"] = {{"time_cap_ms", o.time_cap_ms}, {"max_rse", o.max_rse},
+                              {"warmup_ms", o.warmup_ms},     {"min_samples", o.min_samples},
+                              {"l2_flush_bytes", ctx.flush_bytes}};
+  Bencher bencher(ctx, report, o);
+  for (const Case& c : cases) report.add(bencher.run(c, seed));
+  return report.finish();
+}
+
+}  // namespace kport::harness

@@ -1,0 +1,299 @@
+// `check`: runs each selected case once on fresh seeded inputs with poisoned outputs and
+// compares with the reference: CPU double for small problems, GPU fp32 (cuBLAS for gemm, a
+// plain attention kernel) for large ones, CPU double on sampled rows for rmsnorm/softmax.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+
+#include "commands.h"
+#include "device/harness_kernels.h"
+#include "device_buffers.h"
+#include "gpu_context.h"
+#include "numerics.h"
+#include "reference/reference.h"
+#include "report.h"
+#include "selection.h"
+
+namespace kport::harness {
+
+using kport::kernels::DType;
+using kport::kernels::Family;
+using kport::kernels::Instance;
+
+namespace {
+
+// Problems up to these sizes are checked against the CPU double reference.
+constexpr double k_cpu_gemm_macs = 1 << 27;
+constexpr double k_cpu_attention_macs = 1 << 26;
+constexpr int k_sampled_rows = 64;
+
+cudaDataType_t cuda_type(DType t) {
+  return t == DType::f32 ? CUDA_R_32F : t == DType::f16 ? CUDA_R_16F : CUDA_R_16BF;
+}
+
+Json case_json(const Case& c, std::uint64_t seed) {
+  return {{"instance", c.instance->name},
+          {"family", kport::kernels::family_name(c.instance->family)},
+          {"variant", c.instance->variant},
+          {"dtype", kport::kernels::dtype_name(c.dtype)},
+          {"shape", shape_json(c.shape)},
+          {"shape_text", shape_string(c.shape)},
+          {"seed", seed}};
+}
+
+struct CheckError {
+  cudaError_t err;
+  std::string where;
+};
+
+// Row-major gemm through cuBLAS with fp32 output: C^T = B^T A^T in column-major terms.
+cublasStatus_t cublas_gemm(cublasHandle_t h, const kport::kernels::GemmArgs& g, void* c,
+                           cudaDataType_t c_type, cublasComputeType_t compute) {
+  const float alpha = 1.0f, beta = 0.0f;
+  return cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, g.n, g.m, g.k, &alpha, g.b, cuda_type(g.dtype),
+                      g.n, g.a, cuda_type(g.dtype), g.k, &beta, c, c_type, g.n, compute,
+                      CUBLAS_GEMM_DEFAULT);
+}
+
+class Checker {
+ public:
+  Checker(GpuContext& ctx, Report& report, const Options& o)
+      : m_ctx(ctx), m_report(report), m_opt(o) {}
+
+  Json run(const Case& c, std::uint64_t seed) {
+    Json r = case_json(c, seed);
+    const auto t0 = std::chrono::steady_clock::now();
+    run_inner(c, seed, r);
+    r["wall_ms"] =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+  }
+
+ private:
+  void error_result(Json& r, const std::string& what, cudaError_t err, const Case& c) {
+    r["verdict"] = "error";
+    r["reason"] = what + ": " + cuda_error_text(err);
+    if (error_is_sticky(err)) {
+      m_report.add(r);
+      m_report.abort({"kernel_fault",
+                      c.instance->name + " (" + shape_string(c.shape) + ", " +
+                          kport::kernels::dtype_name(c.dtype) + ") left the GPU context unusable: " +
+                          cuda_error_text(err) + "; remaining cases were not run",
+                      k_exit_cuda});
+    }
+  }
+
+  void run_inner(const Case& c, std::uint64_t seed, Json& r) {
+    const Instance& inst = *c.instance;
+    if (std::find(inst.dtypes.begin(), inst.dtypes.end(), c.dtype) == inst.dtypes.end()) {
+      r["verdict"] = "unsupported";
+      r["reason"] = std::string("dtype ") + kport::kernels::dtype_name(c.dtype) +
+                    " is not among the instance's dtypes";
+      return;
+    }
+    std::size_t free_b = 0, total_b = 0;
+    cudaMemGetInfo(&free_b, &total_b);
+    if (problem_device_bytes(c.shape, c.dtype) * 2.2 > double(free_b)) {
+      r["verdict"] = "error";
+      r["reason"] = "problem and its reference do not fit the free device memory";
+      return;
+    }
+    ProblemBuffers b;
+    if (cudaError_t e = setup_problem(c.shape, c.dtype, seed, b, m_ctx.stream); e != cudaSuccess)
+      return error_result(r, "setting up inputs", e, c);
+    const std::string refusal = inst.supports(b.problem);
+    if (!refusal.empty()) {
+      r["verdict"] = "unsupported";
+      r["reason"] = refusal;
+      return;
+    }
+    cudaEvent_t done;
+    cudaEventCreateWithFlags(&done, cudaEventDisableTiming);
+    cudaError_t e = inst.launch(b.problem, m_ctx.stream);
+    if (e == cudaSuccess) e = cudaEventRecord(done, m_ctx.stream);
+    bool timed_out = false;
+    if (e == cudaSuccess) e = wait_with_watchdog(done, m_opt.timeout_s, timed_out);
+    cudaEventDestroy(done);
+    if (timed_out) {
+      r["verdict"] = "error";
+      r["reason"] = "kernel did not finish within " + std::to_string(m_opt.timeout_s) + " s";
+      m_report.add(r);
+      m_report.abort({"kernel_timeout",
+                      inst.name + " (" + shape_string(c.shape) + ") did not finish within --timeout-s " +
+                          std::to_string(m_opt.timeout_s),
+                      k_exit_timeout});
+    }
+    if (e != cudaSuccess) return error_result(r, "kernel", e, c);
+
+    CompareStats stats;
+    double lse_err = -1.0;
+    unsigned long long lse_bad = 0;
+    std::string reference;
+    CheckError ce{cudaSuccess, ""};
+    switch (c.shape.family) {
+      case Family::gemm: ce = check_gemm(b, stats, reference); break;
+      case Family::attention: ce = check_attention(b, stats, lse_err, lse_bad, reference); break;
+      default: ce = check_rowwise(b, seed, stats, reference); break;
+    }
+    if (ce.err != cudaSuccess) return error_result(r, ce.where, ce.err, c);
+    const Tolerance tol = tolerance_for(c.shape.family, c.dtype);
+    const Verdict v = judge(stats, tol, lse_err, lse_bad);
+    r["verdict"] = v.passed ? "passed" : "failed";
+    if (!v.passed) r["reason"] = v.reason;
+    r["reference"] = reference;
+    r.update(stats_json(stats));
+    if (lse_err >= 0) {
+      r["lse_max_abs_error"] = lse_err;
+      r["lse_nonfinite"] = lse_bad;
+    }
+    r["tolerance"] = {{"normwise", tol.normwise}, {"max_abs_rel", tol.max_abs_rel}};
+    if (c.shape.family == Family::attention) r["tolerance"]["lse_abs"] = tol.lse_abs;
+  }
+
+  CheckError check_gemm(ProblemBuffers& b, CompareStats& stats, std::string& reference) {
+    const auto& g = b.problem.gemm;
+    if (double(g.m) * g.n * g.k <= k_cpu_gemm_macs) {
+      reference = "cpu_double";
+      std::vector<float> a, bm, out;
+      cudaError_t e = download_as_float(g.a, g.dtype, 0, std::size_t(g.m) * g.k, a);
+      if (e == cudaSuccess) e = download_as_float(g.b, g.dtype, 0, std::size_t(g.k) * g.n, bm);
+      if (e == cudaSuccess) e = download_as_float(g.c, g.dtype, 0, b.out_elems, out);
+      if (e != cudaSuccess) return {e, "copying gemm data to the host"};
+      std::vector<double> ref(b.out_elems);
+      kport::reference::gemm(a.data(), bm.data(), ref.data(), g.m, g.n, g.k);
+      compare_host(out.data(), ref.data(), out.size(), stats);
+      return {cudaSuccess, ""};
+    }
+    reference = "gpu_cublas_fp32_pedantic";
+    DeviceBuffer ref, scratch;
+    cudaError_t e = ref.allocate(b.out_elems * sizeof(float));
+    if (e == cudaSuccess) e = scratch.allocate(compare_scratch_bytes());
+    if (e != cudaSuccess) return {e, "allocating the reference"};
+    cublasSetMathMode(m_ctx.cublas, CUBLAS_PEDANTIC_MATH);
+    const cublasStatus_t st = cublas_gemm(m_ctx.cublas, g, ref.get(), CUDA_R_32F, CUBLAS_COMPUTE_32F);
+    cublasSetMathMode(m_ctx.cublas, CUBLAS_DEFAULT_MATH);
+    if (st != CUBLAS_STATUS_SUCCESS) return {cudaErrorUnknown, "cuBLAS reference gemm"};
+    e = compare_with_reference(g.c, g.dtype, static_cast<float*>(ref.get()), b.out_elems,
+                               scratch.get(), stats, m_ctx.stream);
+    return {e, "comparing with the cuBLAS reference"};
+  }
+
+  CheckError check_attention(ProblemBuffers& b, CompareStats& stats, double& lse_err,
+                             unsigned long long& lse_bad, std::string& reference) {
+    const auto& a = b.problem.attention;
+    const std::size_t n = b.out_elems, nl = b.lse_elems;
+    const double macs = double(a.batch) * a.heads * a.seq_len * double(a.seq_len) * a.head_dim;
+    if (macs <= k_cpu_attention_macs) {
+      reference = "cpu_double";
+      std::vector<float> q, k, v, o, lse;
+      cudaError_t e = download_as_float(a.q, a.dtype, 0, n, q);
+      if (e == cudaSuccess) e = download_as_float(a.k, a.dtype, 0, n, k);
+      if (e == cudaSuccess) e = download_as_float(a.v, a.dtype, 0, n, v);
+      if (e == cudaSuccess) e = download_as_float(a.o, a.dtype, 0, n, o);
+      if (e == cudaSuccess) e = download_as_float(a.lse, DType::f32, 0, nl, lse);
+      if (e != cudaSuccess) return {e, "copying attention data to the host"};
+      std::vector<double> o_ref(n), lse_ref(nl);
+      kport::reference::attention(q.data(), k.data(), v.data(), o_ref.data(), lse_ref.data(),
+                                  a.batch, a.heads, a.seq_len, a.head_dim, a.causal, a.scale);
+      compare_host(o.data(), o_ref.data(), n, stats);
+      CompareStats ls;
+      compare_host(lse.data(), lse_ref.data(), nl, ls);
+      lse_err = ls.max_abs_diff;
+      lse_bad = ls.nonfinite;
+      return {cudaSuccess, ""};
+    }
+    if (a.seq_len > k_attention_reference_max_len)
+      return {cudaErrorInvalidValue, "no reference for seq_len above 32768"};
+    reference = "gpu_fp32_attention";
+    DeviceBuffer o_ref, lse_ref, scratch;
+    cudaError_t e = o_ref.allocate(n * sizeof(float));
+    if (e == cudaSuccess) e = lse_ref.allocate(nl * sizeof(float));
+    if (e == cudaSuccess) e = scratch.allocate(compare_scratch_bytes());
+    if (e != cudaSuccess) return {e, "allocating the reference"};
+    e = attention_reference_fp32(a, static_cast<float*>(o_ref.get()),
+                                 static_cast<float*>(lse_ref.get()), m_ctx.stream);
+    if (e != cudaSuccess) return {e, "fp32 attention reference"};
+    e = compare_with_reference(a.o, a.dtype, static_cast<float*>(o_ref.get()), n, scratch.get(),
+                               stats, m_ctx.stream);
+    if (e != cudaSuccess) return {e, "comparing with the fp32 attention reference"};
+    CompareStats ls;
+    e = compare_with_reference(a.lse, DType::f32, static_cast<float*>(lse_ref.get()), nl,
+                               scratch.get(), ls, m_ctx.stream);
+    lse_err = ls.max_abs_diff;
+    lse_bad = ls.nonfinite;
+    return {e, "comparing lse"};
+  }
+
+  CheckError check_rowwise(ProblemBuffers& b, std::uint64_t seed, CompareStats& stats,
+                           std::string& reference) {
+    const auto& a = b.problem.rowwise;
+    const bool softmax = b.problem.family == Family::softmax;
+    std::vector<int> rows;
+    if (a.rows <= 2 * k_sampled_rows) {
+      for (int i = 0; i < a.rows; ++i) rows.push_back(i);
+      reference = "cpu_double";
+    } else {
+      // First, last and seeded random rows: edges of the grid plus a spread of the middle.
+      std::mt19937_64 rng(seed ^ 0x5EEDu);
+      rows = {0, a.rows - 1};
+      while (static_cast<int>(rows.size()) < k_sampled_rows)
+        rows.push_back(static_cast<int>(rng() % static_cast<std::uint64_t>(a.rows)));
+      reference = "cpu_double_sampled_rows";
+    }
+    std::vector<float> w, x, y;
+    if (!softmax) {
+      if (cudaError_t e = download_as_float(a.w, a.dtype, 0, a.cols, w); e != cudaSuccess)
+        return {e, "copying the weight to the host"};
+    }
+    std::vector<double> ref(a.cols);
+    for (int row : rows) {
+      const std::size_t off = std::size_t(row) * a.cols;
+      cudaError_t e = download_as_float(a.x, a.dtype, off, a.cols, x);
+      if (e == cudaSuccess) e = download_as_float(a.y, a.dtype, off, a.cols, y);
+      if (e != cudaSuccess) return {e, "copying rows to the host"};
+      if (softmax) kport::reference::softmax_row(x.data(), ref.data(), a.cols);
+      else kport::reference::rmsnorm_row(x.data(), w.data(), ref.data(), a.cols, a.eps);
+      compare_host(y.data(), ref.data(), a.cols, stats);
+    }
+    // Sampled rows say nothing about the others: count NaN/Inf (poison) everywhere.
+    DeviceBuffer scratch;
+    cudaError_t e = scratch.allocate(compare_scratch_bytes());
+    if (e != cudaSuccess) return {e, "allocating scratch"};
+    unsigned long long bad = 0;
+    e = count_nonfinite(a.y, a.dtype, b.out_elems, scratch.get(), bad, m_ctx.stream);
+    stats.nonfinite = std::max(stats.nonfinite, bad);
+    return {e, "counting NaN/Inf in the output"};
+  }
+
+  GpuContext& m_ctx;
+  Report& m_report;
+  const Options& m_opt;
+};
+
+}  // namespace
+
+std::uint64_t resolve_seed(const Options& o) {
+  if (o.seed_given) return o.seed;
+  std::random_device rd;
+  return (std::uint64_t{rd()} << 32) ^ rd();
+}
+
+int run_check(const Options& o) {
+  std::vector<Case> cases;
+  if (auto err = select_cases(o, kport::kernels::registry(), cases)) return report_error(*err);
+  GpuContext ctx;
+  if (auto err = open_gpu(ctx, false)) return report_error(*err);
+  const std::uint64_t seed = resolve_seed(o);
+  Report report("check", device_json(ctx));
+  report.doc()["seed"] = seed;
+  Checker checker(ctx, report, o);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    // One seed per run; each case derives its own so cases differ yet replay exactly.
+    const std::uint64_t case_seed = seed + 0x9E3779B97F4A7C15ull * (i + 1);
+    report.add(checker.run(cases[i], o.all ? case_seed : seed));
+  }
+  return report.finish();
+}
+
+}  // namespace kport::harness

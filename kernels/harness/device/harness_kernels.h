@@ -1,0 +1,44 @@
+// The harness's own device code: deterministic random fill, comparison against an fp32
+// reference, non-finite counting, dtype widening, and the plain fp32 attention reference.
+// Host-callable launchers; every one is asynchronous on `stream` unless it returns results
+// to the host, and returns the CUDA error instead of aborting.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kport/kernels/registry.h"
+#include "numerics.h"
+
+namespace kport::harness {
+
+using kport::kernels::DType;
+
+// Fills n elements of `dtype` with values uniform in [lo, hi), a pure function of
+// (seed, stream_id, index): the same seed gives the same inputs on any GPU.
+cudaError_t fill_uniform(void* dst, std::size_t n, DType dtype, std::uint64_t seed,
+                         std::uint64_t stream_id, float lo, float hi, cudaStream_t stream);
+
+// Widens n elements of `dtype` into fp32 (cuBLAS reference of fp32-output gemm).
+cudaError_t widen_to_fp32(const void* src, std::size_t n, DType dtype, float* dst,
+                          cudaStream_t stream);
+
+// Compares `out` (n elements of `dtype`) with the fp32 reference; synchronous (returns the
+// statistics to the host). `scratch` is device memory of at least compare_scratch_bytes().
+std::size_t compare_scratch_bytes();
+cudaError_t compare_with_reference(const void* out, DType dtype, const float* ref, std::size_t n,
+                                   void* scratch, CompareStats& stats, cudaStream_t stream);
+
+// Counts NaN/Inf among n elements; synchronous.
+cudaError_t count_nonfinite(const void* data, DType dtype, std::size_t n, void* scratch,
+                            unsigned long long& count, cudaStream_t stream);
+
+// Plain fp32 attention over [B,H,L,d] inputs of `args.dtype`: o_ref [B,H,L,d] fp32 and
+// lse_ref [B,H,L] fp32. Scores are kept whole per query row in shared memory (L <= 32768).
+cudaError_t attention_reference_fp32(const kport::kernels::AttentionArgs& args, float* o_ref,
+                                     float* lse_ref, cudaStream_t stream);
+constexpr int k_attention_reference_max_len = 32768;
+
+}  // namespace kport::harness

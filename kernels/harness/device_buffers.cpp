@@ -1,0 +1,130 @@
+#include "device_buffers.h"
+
+#include <cstring>
+
+#include "device/harness_kernels.h"
+#include "reference/dtype_bits.h"
+
+namespace kport::harness {
+
+namespace {
+#define KPORT_TRY(expr)                          \
+  do {                                           \
+    const cudaError_t status_ = (expr);          \
+    if (status_ != cudaSuccess) return status_;  \
+  } while (0)
+
+// Distinct random streams per buffer, so a and b (or q and k) are independent.
+constexpr std::uint64_t k_stream_in0 = 1, k_stream_in1 = 2, k_stream_in2 = 3;
+}  // namespace
+
+DeviceBuffer::~DeviceBuffer() {
+  if (m_ptr != nullptr) cudaFree(m_ptr);
+}
+
+cudaError_t DeviceBuffer::allocate(std::size_t bytes) {
+  if (m_ptr != nullptr) cudaFree(m_ptr);
+  m_ptr = nullptr;
+  m_bytes = 0;
+  KPORT_TRY(cudaMalloc(&m_ptr, bytes == 0 ? 16 : bytes));
+  m_bytes = bytes;
+  return cudaSuccess;
+}
+
+double problem_device_bytes(const Shape& s, DType dtype) {
+  const double e = kport::kernels::dtype_size(dtype);
+  switch (s.family) {
+    case Family::gemm: return e * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
+    case Family::attention:
+      return e * 4.0 * s.batch * s.heads * double(s.seq_len) * s.head_dim +
+             4.0 * s.batch * s.heads * double(s.seq_len);
+    default: return e * (2.0 * s.rows * double(s.cols) + s.cols);
+  }
+}
+
+cudaError_t setup_problem(const Shape& s, DType dtype, std::uint64_t seed, ProblemBuffers& b,
+                          cudaStream_t stream) {
+  const std::size_t e = kport::kernels::dtype_size(dtype);
+  b.problem = make_problem(s, dtype);
+  switch (s.family) {
+    case Family::gemm: {
+      const std::size_t na = std::size_t(s.m) * s.k, nb = std::size_t(s.k) * s.n;
+      b.out_elems = std::size_t(s.m) * s.n;
+      KPORT_TRY(b.in0.allocate(na * e));
+      KPORT_TRY(b.in1.allocate(nb * e));
+      KPORT_TRY(b.out.allocate(b.out_elems * e));
+      KPORT_TRY(fill_uniform(b.in0.get(), na, dtype, seed, k_stream_in0, -1.0f, 1.0f, stream));
+      KPORT_TRY(fill_uniform(b.in1.get(), nb, dtype, seed, k_stream_in1, -1.0f, 1.0f, stream));
+      b.problem.gemm.a = b.in0.get();
+      b.problem.gemm.b = b.in1.get();
+      b.problem.gemm.c = b.out.get();
+      break;
+    }
+    case Family::attention: {
+      const std::size_t n = std::size_t(s.batch) * s.heads * s.seq_len * s.head_dim;
+      b.out_elems = n;
+      b.lse_elems = std::size_t(s.batch) * s.heads * s.seq_len;
+      KPORT_TRY(b.in0.allocate(n * e));
+      KPORT_TRY(b.in1.allocate(n * e));
+      KPORT_TRY(b.in2.allocate(n * e));
+      KPORT_TRY(b.out.allocate(n * e));
+      KPORT_TRY(b.lse.allocate(b.lse_elems * sizeof(float)));
+      // q and k in [-2, 2): with scale 1/sqrt(d) the scores spread over a few units, so
+      // the softmax is neither flat nor one-hot.
+      KPORT_TRY(fill_uniform(b.in0.get(), n, dtype, seed, k_stream_in0, -2.0f, 2.0f, stream));
+      KPORT_TRY(fill_uniform(b.in1.get(), n, dtype, seed, k_stream_in1, -2.0f, 2.0f, stream));
+      KPORT_TRY(fill_uniform(b.in2.get(), n, dtype, seed, k_stream_in2, -1.0f, 1.0f, stream));
+      auto& a = b.problem.attention;
+      a.q = b.in0.get(), a.k = b.in1.get(), a.v = b.in2.get();
+      a.o = b.out.get();
+      a.lse = static_cast<float*>(b.lse.get());
+      break;
+    }
+    default: {
+      const std::size_t n = std::size_t(s.rows) * s.cols;
+      b.out_elems = n;
+      KPORT_TRY(b.in0.allocate(n * e));
+      KPORT_TRY(b.out.allocate(n * e));
+      const bool softmax = s.family == Family::softmax;
+      KPORT_TRY(fill_uniform(b.in0.get(), n, dtype, seed, k_stream_in0, softmax ? -4.0f : -3.0f,
+                             softmax ? 4.0f : 3.0f, stream));
+      b.problem.rowwise.x = b.in0.get();
+      b.problem.rowwise.y = b.out.get();
+      if (!softmax) {
+        KPORT_TRY(b.in1.allocate(std::size_t(s.cols) * e));
+        KPORT_TRY(fill_uniform(b.in1.get(), s.cols, dtype, seed, k_stream_in1, 0.5f, 1.5f,
+                               stream));
+        b.problem.rowwise.w = b.in1.get();
+      }
+      break;
+    }
+  }
+  KPORT_TRY(poison_outputs(b, stream));
+  return cudaStreamSynchronize(stream);
+}
+
+cudaError_t poison_outputs(ProblemBuffers& b, cudaStream_t stream) {
+  // All bits set is a NaN in fp32, fp16 and bf16.
+  KPORT_TRY(cudaMemsetAsync(b.out.get(), 0xFF, b.out.bytes(), stream));
+  if (b.lse.get() != nullptr) KPORT_TRY(cudaMemsetAsync(b.lse.get(), 0xFF, b.lse.bytes(), stream));
+  return cudaSuccess;
+}
+
+cudaError_t download_as_float(const void* src, DType dtype, std::size_t offset, std::size_t n,
+                              std::vector<float>& out) {
+  const std::size_t e = kport::kernels::dtype_size(dtype);
+  out.resize(n);
+  if (dtype == DType::f32) {
+    return cudaMemcpy(out.data(), static_cast<const char*>(src) + offset * e, n * e,
+                      cudaMemcpyDeviceToHost);
+  }
+  std::vector<std::uint16_t> raw(n);
+  KPORT_TRY(cudaMemcpy(raw.data(), static_cast<const char*>(src) + offset * e, n * e,
+                       cudaMemcpyDeviceToHost));
+  for (std::size_t i = 0; i < n; ++i)
+    out[i] = dtype == DType::bf16 ? kport::reference::bf16_to_float(raw[i])
+                                  : kport::reference::fp16_to_float(raw[i]);
+  return cudaSuccess;
+}
+
+}  // namespace kport::harness

@@ -1,0 +1,53 @@
+// Device memory of one problem: inputs filled with seeded random values, outputs poisoned
+// with NaN (all bits set) before every checked run, and host copies for the CPU reference.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "kport/kernels/registry.h"
+#include "shapes.h"
+
+namespace kport::harness {
+
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  cudaError_t allocate(std::size_t bytes);
+  void* get() const { return m_ptr; }
+  std::size_t bytes() const { return m_bytes; }
+
+ private:
+  void* m_ptr = nullptr;
+  std::size_t m_bytes = 0;
+};
+
+struct ProblemBuffers {
+  kport::kernels::Problem problem{};
+  DeviceBuffer in0, in1, in2;  // gemm a, b; attention q, k, v; rowwise x, w
+  DeviceBuffer out, lse;
+  std::size_t out_elems = 0;
+  std::size_t lse_elems = 0;
+};
+
+// Allocates and fills the inputs (values uniform in ranges chosen per family) from `seed`
+// and poisons the outputs. On cudaErrorMemoryAllocation the caller reports the case as an
+// error and continues; the buffers free themselves.
+cudaError_t setup_problem(const Shape& shape, DType dtype, std::uint64_t seed, ProblemBuffers& b,
+                          cudaStream_t stream);
+cudaError_t poison_outputs(ProblemBuffers& b, cudaStream_t stream);
+
+// Bytes setup_problem allocates (to refuse cases that cannot fit before trying).
+double problem_device_bytes(const Shape& shape, DType dtype);
+
+// Copies n elements of `dtype` at element offset `offset` to the host, widened to float.
+cudaError_t download_as_float(const void* src, DType dtype, std::size_t offset, std::size_t n,
+                              std::vector<float>& out);
+
+}  // namespace kport::harness

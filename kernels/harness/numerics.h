@@ -1,0 +1,43 @@
+// Error statistics of an output against its reference, and the pass/fail rule of `check`
+// (tolerances in tolerance.h). Host-only.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "tolerance.h"
+#ifndef __CUDACC__
+#include "json_out.h"
+#endif
+
+namespace kport::harness {
+
+struct CompareStats {
+  double sum_sq_diff = 0;  // over finite outputs
+  double sum_sq_ref = 0;
+  double max_abs_diff = 0;
+  double max_abs_ref = 0;
+  unsigned long long nonfinite = 0;  // NaN or Inf in the output (poison left unwritten, too)
+  std::size_t compared = 0;
+};
+
+// Accumulates out[i] vs ref[i] into `stats` (so several row samples add up).
+void compare_host(const float* out, const double* ref, std::size_t n, CompareStats& stats);
+
+// ||out - ref|| / ||ref||, or the absolute norm of the difference when ref is all zero.
+double normwise_error(const CompareStats& s);
+
+struct Verdict {
+  bool passed = false;
+  std::string reason;  // the first rule broken, empty when passed
+};
+
+// lse_max_abs < 0 means "no lse to judge".
+Verdict judge(const CompareStats& s, const Tolerance& tol, double lse_max_abs = -1.0,
+              unsigned long long lse_nonfinite = 0);
+
+#ifndef __CUDACC__
+Json stats_json(const CompareStats& s);
+#endif
+
+}  // namespace kport::harness

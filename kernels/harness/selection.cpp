@@ -1,0 +1,77 @@
+#include "selection.h"
+
+#include <algorithm>
+
+namespace kport::harness {
+
+using kport::kernels::Instance;
+
+namespace {
+
+bool has_dtype(const Instance& inst, DType t) {
+  return std::find(inst.dtypes.begin(), inst.dtypes.end(), t) != inst.dtypes.end();
+}
+
+std::vector<DType> dtypes_for(const Options& o, const Instance& inst) {
+  if (o.dtype == "all" || (o.dtype.empty() && o.command == "check")) return inst.dtypes;
+  if (o.dtype.empty()) {
+    if (has_dtype(inst, DType::bf16)) return {DType::bf16};
+    return inst.dtypes.empty() ? std::vector<DType>{} : std::vector<DType>{inst.dtypes.front()};
+  }
+  const DType t = *parse_dtype(o.dtype);
+  return has_dtype(inst, t) ? std::vector<DType>{t} : std::vector<DType>{};
+}
+
+}  // namespace
+
+std::optional<HarnessError> select_cases(const Options& o, const std::vector<const Instance*>& all,
+                                         std::vector<Case>& out) {
+  out.clear();
+  if (!o.all) {
+    const Instance* inst = nullptr;
+    for (const Instance* i : all)
+      if (i->name == o.instance) inst = i;
+    if (inst == nullptr) {
+      std::string names;
+      for (const Instance* i : all) names += (names.empty() ? "" : ", ") + i->name;
+      return HarnessError{"unknown_instance",
+                          "no instance named '" + o.instance + "' in this harness; built: " +
+                              (names.empty() ? std::string("none") : names) +
+                              " (see `list`)",
+                          k_exit_usage};
+    }
+    const auto dtype = parse_dtype(o.dtype);
+    if (!dtype)
+      return HarnessError{"unknown_dtype", "unknown dtype '" + o.dtype + "'; use bf16, fp16 or fp32",
+                          k_exit_usage};
+    Shape s;
+    if (auto err = parse_shape(inst->family, o.shape, s)) return err;
+    out.push_back({inst, *dtype, s});
+    return std::nullopt;
+  }
+  bool shape_parsed_somewhere = o.shape.empty();
+  for (const Instance* inst : all) {
+    if (!o.filter.empty() && inst->name.find(o.filter) == std::string::npos) continue;
+    std::vector<Shape> shapes;
+    if (o.shape.empty()) {
+      shapes = o.command == "bench" ? bench_grid(inst->family) : check_grid(inst->family);
+    } else {
+      Shape s;
+      if (parse_shape(inst->family, o.shape, s)) continue;  // not this family's shape
+      shapes.push_back(s);
+      shape_parsed_somewhere = true;
+    }
+    for (DType t : dtypes_for(o, *inst))
+      for (const Shape& s : shapes) out.push_back({inst, t, s});
+  }
+  if (!shape_parsed_somewhere) {
+    Shape s;
+    Family guess = o.shape.find("m=") != std::string::npos ? Family::gemm
+                   : o.shape.find("l=") != std::string::npos ? Family::attention
+                                                             : Family::rmsnorm;
+    if (auto err = parse_shape(guess, o.shape, s)) return err;
+  }
+  return std::nullopt;
+}
+
+}  // namespace kport::harness

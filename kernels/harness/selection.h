@@ -1,0 +1,27 @@
+// Which (instance, dtype, shape) cases a check or bench run covers. Host-only.
+//   --instance NAME --dtype D --shape S   one case
+//   --all [--filter TEXT] [--dtype D|all] [--shape S]
+//       every registered instance whose name contains TEXT; dtypes: all the instance
+//       supports for check, bf16 (or its first dtype) for bench unless --dtype says; shapes:
+//       the family grid, or --shape for the families it parses for.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "cli.h"
+#include "shapes.h"
+
+namespace kport::harness {
+
+struct Case {
+  const kport::kernels::Instance* instance = nullptr;
+  DType dtype = DType::bf16;
+  Shape shape;
+};
+
+std::optional<HarnessError> select_cases(const Options& o,
+                                         const std::vector<const kport::kernels::Instance*>& all,
+                                         std::vector<Case>& out);
+
+}  // namespace kport::harness

@@ -1,0 +1,28 @@
+// Numerical tolerances of `check`, in one place.
+//
+// An output passes when (1) it has no NaN/Inf (the output is poisoned with NaN before the
+// run, so an unwritten element fails here), (2) the normwise relative error
+// ||out - ref||_2 / ||ref||_2 is at most `normwise`, and (3) the largest absolute error is
+// at most `max_abs_rel * max|ref|`; attention also needs |lse - lse_ref| <= `lse_abs`
+// everywhere. References are double (CPU) or fp32 (GPU, large shapes) computed from the same
+// rounded inputs, so the budget covers the kernel's own rounding:
+//   fp32: accumulation order over K up to ~10^4 (~1e-6 normwise) with headroom; tight
+//         enough that TF32 arithmetic (~3e-4) fails.
+//   fp16: output rounding 2^-11 relative plus fp16 probabilities in attention.
+//   bf16: output rounding 2^-8 relative plus bf16 probabilities in attention (FA2-style
+//         kernels round P to bf16 before P*V).
+#pragma once
+
+#include "kport/kernels/registry.h"
+
+namespace kport::harness {
+
+struct Tolerance {
+  double normwise;
+  double max_abs_rel;
+  double lse_abs;
+};
+
+Tolerance tolerance_for(kport::kernels::Family family, kport::kernels::DType dtype);
+
+}  // namespace kport::harness
