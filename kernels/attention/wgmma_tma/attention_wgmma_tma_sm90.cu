@@ -1,7 +1,7 @@
 // attention.wgmma_tma instances: host side of the Hopper attention kernel (see the
-// .cuh for the algorithm). Builds the three TMA tensor maps per launch through the
-// driver entry point (no link against libcuda), picks the dtype/causal instantiation
-// and launches one CTA per (query tile, batch*head).
+// .cuh for the algorithm). Builds the Q, K, V and O TMA tensor maps per launch through
+// the driver entry point (no link against libcuda), picks the dtype/causal
+// instantiation and launches one CTA per (query tile, batch*head).
 #include <cudaTypedefs.h>
 
 #include <cmath>
