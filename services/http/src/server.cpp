@@ -1,8 +1,6 @@
 #include <algorithm>
 #include <exception>
 
-#include <boost/asio/post.hpp>
-
 #include "kport/common/log.h"
 #include "session.h"
 

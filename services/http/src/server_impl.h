@@ -12,11 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
+#include "asio.h"
 
 #include "kport/http/server.h"
 

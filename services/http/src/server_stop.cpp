@@ -1,8 +1,6 @@
 // Server's public face and its two-phase stop.
 #include <thread>
 
-#include <boost/asio/post.hpp>
-
 #include "kport/common/log.h"
 #include "session.h"
 

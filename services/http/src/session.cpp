@@ -2,10 +2,6 @@
 
 #include <exception>
 
-#include <boost/asio/post.hpp>
-#include <boost/asio/write.hpp>
-#include <boost/beast/http/error.hpp>
-
 #include "kport/common/log.h"
 #include "kport/http/stop_signal.h"
 #include "kport/http/uri.h"

@@ -11,11 +11,6 @@
 #include <string>
 #include <vector>
 
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/string_body.hpp>
-
 #include "kport/http/events.h"
 #include "kport/http/message.h"
 #include "server_impl.h"

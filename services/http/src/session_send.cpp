@@ -1,11 +1,6 @@
 #include <charconv>
 #include <exception>
 
-#include <boost/asio/dispatch.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/write.hpp>
-#include <boost/beast/http/status.hpp>
-
 #include "kport/common/log.h"
 #include "session.h"
 

@@ -1,7 +1,5 @@
 // The event-stream half of Session: after the head, the connection carries only frames
 // from one Subscription, written in batches, with a heartbeat comment when idle.
-#include <boost/asio/post.hpp>
-#include <boost/asio/write.hpp>
 
 #include "session.h"
 

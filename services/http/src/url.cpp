@@ -61,8 +61,9 @@ Result<Url> parse_url(std::string_view url) {
   tail = tail.substr(0, tail.find('#'));
   if (tail.find_first_of(" \r\n") != std::string_view::npos)
     return bad_url(url, "spaces or line breaks in the path; percent-encode them");
-  if (tail.empty() || tail.front() == '?') out.target = "/" + std::string(tail);
-  else out.target = tail;
+  out.target.clear();
+  if (tail.empty() || tail.front() == '?') out.target.push_back('/');
+  out.target.append(tail);
   return out;
 }
 
