@@ -1,0 +1,80 @@
+// The build driver: every variant of a kernels tree compiled for one target, audited,
+// and linked into kport-harness-<target>.
+//
+// Steps: plan the target (planner.h); configure the tree's CMake project for that one
+// target (ptxas verbose, ccache as the compiler launcher, the catalog written out so a
+// target new to the table still configures); compile each applicable variant as its own
+// unit, `jobs` at a time, each with a time limit (a hung compiler is killed and recorded
+// as a timeout); read its resources from ptxas; audit its PTX (a second nvcc -ptx pass,
+// cached by the content of the files the compile read); reconfigure with the variants
+// that failed excluded; link the harness; hash it.
+//
+// A failing variant never stops the others. Errors (Result) are reserved for what stops
+// the whole build: a target nvcc cannot build (unprocessable), not a kernels tree
+// (not_found), CMake configure or harness link failure (internal, with the output).
+// Not thread-safe per build_dir: one build at a time in a directory.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kport/common/result.h"
+#include "kport/porting/catalog.h"
+#include "kport/porting/planner.h"
+#include "kport/porting/resources.h"
+
+namespace kport::porting {
+
+enum class VariantStatus { ok, not_applicable, compile_error, timeout };
+const char* to_string(VariantStatus s);
+
+struct VariantRecord {
+  std::string family, variant, target;
+  VariantStatus status = VariantStatus::ok;
+  std::string message;             // compiler diagnostics, audit failure, or why not applicable
+  std::optional<ResourceUsage> resources;  // present when ptxas ran
+  std::string audit_json;          // instruction audit (source: "ptx"); empty if none
+  bool audit_passed = true;
+  std::string cache;               // "hit", "miss" or "" (ccache's verdict on the compile)
+  double seconds = 0;              // wall time of the compile and audit
+  std::string id() const { return family + "." + variant; }
+};
+
+struct BuildRequest {
+  std::filesystem::path kernels_dir;  // <checkout>/kernels
+  std::string target;                 // "sm_90a"
+  std::filesystem::path build_dir;    // kept between builds: cmake cache, objects, PTX cache
+  const Catalog* catalog = nullptr;   // joined with the toolkit
+  int jobs = 0;                       // parallel compiles; 0 = hardware threads
+  std::chrono::seconds compile_timeout{900};
+  std::chrono::seconds step_timeout{1800};  // cmake configure and harness link
+  std::string nvcc = "/usr/local/cuda/bin/nvcc";
+  std::string cmake = "cmake", ninja = "ninja", ccache = "ccache";
+  std::function<void(const std::string&)> log;  // progress lines; may be called from workers
+  const std::atomic<bool>* cancel = nullptr;    // stops before the next variant starts
+};
+
+struct BuildReport {
+  std::string target;
+  std::string toolkit;
+  Plan plan;
+  std::vector<VariantRecord> records;  // one per variant of the tree, sorted by id
+  std::filesystem::path harness;       // empty when no variant built or the link failed
+  std::string harness_sha256;
+  std::string harness_error;           // why there is no harness, when there is none
+  int compiles = 0;                    // compiles ccache could not answer (cache misses)
+  bool cancelled = false;
+  bool all_ok() const;                 // no compile_error or timeout, and a harness
+};
+
+Result<BuildReport> build_target(const BuildRequest& request);
+
+// nvcc's messages without the ptxas info chatter, capped to `limit` bytes.
+std::string compiler_diagnostics(const std::string& output, std::size_t limit = 16384);
+
+}  // namespace kport::porting

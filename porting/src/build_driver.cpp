@@ -1,0 +1,164 @@
+// Orchestration of build_target(): plan, configure, compile in parallel, exclude what
+// failed, link. The kernels project is configured twice only when something failed:
+// the first configure must list every applicable variant so each has a compile command.
+#include "kport/porting/build_driver.h"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "build_steps.h"
+
+namespace kport::porting {
+namespace fs = std::filesystem;
+
+const char* to_string(VariantStatus s) {
+  switch (s) {
+    case VariantStatus::ok: return "ok";
+    case VariantStatus::not_applicable: return "not_applicable";
+    case VariantStatus::compile_error: return "compile_error";
+    case VariantStatus::timeout: return "timeout";
+  }
+  return "compile_error";
+}
+
+bool BuildReport::all_ok() const {
+  if (harness.empty() || cancelled) return false;
+  return std::none_of(records.begin(), records.end(), [](const VariantRecord& r) {
+    return r.status == VariantStatus::compile_error || r.status == VariantStatus::timeout;
+  });
+}
+
+namespace {
+
+// The joined catalog, with `entry` added when it was derived, as the CMake project reads it.
+Status write_catalog(const Catalog& catalog, const TargetEntry& entry, const fs::path& file) {
+  auto doc = boost::json::parse(catalog.to_json());
+  auto& targets = doc.as_object()["targets"].as_object();
+  if (!targets.contains(entry.name)) {
+    boost::json::array features;
+    for (const auto& f : entry.features) features.emplace_back(f);
+    targets[entry.name] = boost::json::object{{"arch", entry.arch}, {"features", std::move(features)},
+                                              {"max_dynamic_smem_per_block", entry.max_dynamic_smem_per_block}};
+  }
+  std::ofstream out(file);
+  out << boost::json::serialize(doc);
+  if (!out) return make_error(Errc::internal, "cannot write " + file.string());
+  return {};
+}
+
+std::string summary(const VariantRecord& r) {
+  std::string s = r.id() + " " + r.target + ": " + to_string(r.status);
+  if (r.resources)
+    s += " (regs " + std::to_string(r.resources->registers) + ", spills " + std::to_string(r.resources->spill_stores_bytes) +
+         "/" + std::to_string(r.resources->spill_loads_bytes) + " B, smem " + std::to_string(r.resources->shared_mem_bytes) + " B)";
+  char secs[32];
+  std::snprintf(secs, sizeof secs, " %.1f s", r.seconds);
+  s += secs;
+  if (!r.cache.empty()) s += ", ccache " + r.cache;
+  return s;
+}
+
+}  // namespace
+
+Result<BuildReport> build_target(const BuildRequest& req) {
+  auto say = [&](const std::string& line) {
+    if (req.log) req.log(line);
+  };
+  if (!req.catalog) return make_error(Errc::invalid_argument, "build_target needs a catalog");
+  auto entry = req.catalog->find(req.target);
+  if (!entry.ok()) return std::move(entry).error();
+  if (!entry->supported_by_toolkit)
+    return make_error(Errc::unprocessable, "the installed CUDA toolkit " + req.catalog->toolkit_version() + " cannot build " +
+                                               req.target + " (nvcc --list-gpu-code does not list its SM)");
+  auto variants = discover_variants(req.kernels_dir);
+  if (!variants.ok()) return std::move(variants).error();
+
+  BuildReport report;
+  report.target = req.target;
+  report.toolkit = req.catalog->toolkit_version();
+  report.plan = make_plan(*entry, *variants);
+  say("plan for " + req.target + (entry->is_new ? " (new target: derived features)" : "") + ": " +
+      std::to_string(report.plan.applicable.size()) + " variants apply, " +
+      std::to_string(report.plan.not_applicable.size()) + " do not");
+  for (const auto& na : report.plan.not_applicable) {
+    VariantRecord r;
+    r.family = na.variant.family;
+    r.variant = na.variant.variant;
+    r.target = req.target;
+    r.status = VariantStatus::not_applicable;
+    r.message = na.reason();
+    say(r.id() + " " + req.target + ": not applicable, " + r.message);
+    report.records.push_back(std::move(r));
+  }
+
+  std::error_code ec;
+  fs::create_directories(req.build_dir, ec);
+  fs::path catalog_file = req.build_dir / "kport-catalog.json";
+  KPORT_TRY(write_catalog(*req.catalog, *entry, catalog_file));
+  std::string cmake_log;
+  KPORT_TRY(detail::configure_project(req, catalog_file, {}, cmake_log));
+  auto objects = detail::object_files(req.build_dir);
+  if (!objects.ok()) return std::move(objects).error();
+
+  // Compile: a fixed pool of workers takes the next variant until none is left.
+  std::vector<VariantRecord> built(report.plan.applicable.size());
+  std::vector<bool> done(built.size(), false);
+  std::atomic<std::size_t> next{0};
+  std::atomic<int> finished{0};
+  std::mutex log_mutex;
+  int jobs = req.jobs > 0 ? req.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  auto work = [&] {
+    for (std::size_t i; (i = next++) < built.size();) {
+      if (req.cancel && req.cancel->load()) return;
+      built[i] = detail::compile_variant(req, report.plan.applicable[i], *objects);
+      done[i] = true;
+      std::lock_guard lock(log_mutex);
+      say("[" + std::to_string(++finished) + "/" + std::to_string(built.size()) + "] " + summary(built[i]));
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < std::min<int>(jobs, static_cast<int>(built.size())); ++t) pool.emplace_back(work);
+  for (auto& t : pool) t.join();
+
+  std::vector<std::string> excluded;
+  for (std::size_t i = 0; i < built.size(); ++i) {
+    if (!done[i]) {
+      report.cancelled = true;
+      continue;
+    }
+    if (built[i].cache != "hit") ++report.compiles;
+    if (built[i].status != VariantStatus::ok) excluded.push_back(built[i].id());
+    report.records.push_back(std::move(built[i]));
+  }
+  std::sort(report.records.begin(), report.records.end(),
+            [](const VariantRecord& a, const VariantRecord& b) { return a.id() < b.id(); });
+  if (report.cancelled) {
+    report.harness_error = "the build was cancelled";
+    return report;
+  }
+
+  if (!excluded.empty()) {
+    say("linking kport-harness-" + req.target + " without " + std::to_string(excluded.size()) + " failed variant(s)");
+    if (auto st = detail::configure_project(req, catalog_file, excluded, cmake_log); !st.ok()) {
+      report.harness_error = st.error().message;
+      return report;
+    }
+  }
+  std::string link_log;
+  auto harness = detail::link_harness(req, link_log);
+  if (!harness.ok()) {
+    report.harness_error = harness.error().message;
+    say(report.harness_error);
+    return report;
+  }
+  report.harness = *harness;
+  report.harness_sha256 = detail::file_sha256(*harness);
+  say("linked " + harness->string() + " sha256 " + report.harness_sha256);
+  return report;
+}
+
+}  // namespace kport::porting

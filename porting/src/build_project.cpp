@@ -1,0 +1,116 @@
+// The kernels tree's own CMake project does the configuring and linking, so the harness
+// the driver links is the one developers build; the driver only adds what it needs
+// (one target, ptxas verbose, ccache, an exclude list, the joined catalog).
+#include <boost/json.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "build_steps.h"
+#include "kport/common/crypto.h"
+#include "kport/porting/subprocess.h"
+
+namespace kport::porting::detail {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string tail(const std::string& text, std::size_t n = 8000) {
+  return text.size() <= n ? text : "..." + text.substr(text.size() - n);
+}
+
+}  // namespace
+
+Status configure_project(const BuildRequest& r, const fs::path& catalog_file, const std::vector<std::string>& excluded,
+                         std::string& log) {
+  std::string exclude_list;
+  for (const auto& e : excluded) exclude_list += (exclude_list.empty() ? "" : ";") + e;
+  std::vector<std::string> argv = {r.cmake, "-S", r.kernels_dir.string(), "-B", r.build_dir.string(), "-G", "Ninja",
+                                   "-DCMAKE_BUILD_TYPE=Release",
+                                   "-DKPORT_CUDA_TARGETS=" + r.target,
+                                   "-DKPORT_PTXAS_VERBOSE=ON",
+                                   "-DKPORT_CATALOG_FILE=" + catalog_file.string(),
+                                   "-DKPORT_EXCLUDE_VARIANTS=" + exclude_list,
+                                   "-DCMAKE_CUDA_COMPILER=" + r.nvcc,
+                                   "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"};
+  if (!find_program(r.ccache).empty()) {
+    argv.push_back("-DCMAKE_CUDA_COMPILER_LAUNCHER=" + r.ccache);
+    argv.push_back("-DCMAKE_CXX_COMPILER_LAUNCHER=" + r.ccache);
+  }
+  ProcessOptions o;
+  o.timeout = r.step_timeout;
+  auto out = run_process(argv, o);
+  if (!out.ok()) return out.error();
+  log += out->output;
+  if (out->timed_out) return make_error(Errc::internal, "cmake configure of " + r.kernels_dir.string() + " timed out");
+  if (out->exit_code != 0)
+    return make_error(Errc::internal, "cmake configure of " + r.kernels_dir.string() + " for " + r.target +
+                                          " failed (exit " + std::to_string(out->exit_code) + "):\n" + tail(out->output));
+  return {};
+}
+
+Result<std::map<fs::path, std::string>> object_files(const fs::path& build_dir) {
+  std::ifstream in(build_dir / "compile_commands.json");
+  if (!in) return make_error(Errc::internal, "the configured project has no compile_commands.json in " + build_dir.string());
+  std::ostringstream s;
+  s << in.rdbuf();
+  boost::system::error_code ec;
+  auto doc = boost::json::parse(s.str(), ec);
+  if (ec || !doc.is_array()) return make_error(Errc::internal, "compile_commands.json in " + build_dir.string() + " is not a JSON array");
+  std::map<fs::path, std::string> out;
+  for (const auto& e : doc.as_array()) {
+    if (!e.is_object()) continue;
+    const auto* file = e.as_object().if_contains("file");
+    const auto* cmd = e.as_object().if_contains("command");
+    if (!file || !cmd || !file->is_string() || !cmd->is_string()) continue;
+    std::string command(cmd->as_string());
+    auto o = command.rfind(" -o ");
+    if (o == std::string::npos) continue;
+    std::string obj = command.substr(o + 4);
+    if (auto sp = obj.find(' '); sp != std::string::npos) obj.resize(sp);
+    std::error_code fec;
+    fs::path canonical = fs::weakly_canonical(std::string(file->as_string()), fec);
+    out[canonical] = obj;
+  }
+  return out;
+}
+
+Result<std::string> ninja_command(const BuildRequest& r, const std::string& object) {
+  ProcessOptions o;
+  o.timeout = std::chrono::seconds(60);
+  auto out = run_process({r.ninja, "-C", r.build_dir.string(), "-t", "commands", object}, o);
+  if (!out.ok()) return out.error();
+  if (out->exit_code != 0) return make_error(Errc::internal, "ninja -t commands " + object + " failed: " + tail(out->output));
+  std::string text = out->output;
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  auto nl = text.rfind('\n');
+  return nl == std::string::npos ? text : text.substr(nl + 1);
+}
+
+Result<fs::path> link_harness(const BuildRequest& r, std::string& log) {
+  ProcessOptions o;
+  o.timeout = r.step_timeout;
+  std::string target = "kport-harness-" + r.target;
+  auto out = run_process({r.ninja, "-C", r.build_dir.string(), target}, o);
+  if (!out.ok()) return out.error();
+  log += out->output;
+  if (out->timed_out) return make_error(Errc::internal, "linking " + target + " timed out");
+  if (out->exit_code != 0) return make_error(Errc::internal, "linking " + target + " failed:\n" + tail(out->output));
+  fs::path bin = r.build_dir / "bin" / target;
+  if (!fs::exists(bin)) return make_error(Errc::internal, "the build finished but " + bin.string() + " does not exist");
+  return bin;
+}
+
+std::string file_sha256(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return {};
+  crypto::Sha256 h;
+  char buf[1 << 16];
+  while (in) {
+    in.read(buf, sizeof buf);
+    h.update(buf, static_cast<std::size_t>(in.gcount()));
+  }
+  return crypto::to_hex(h.finish());
+}
+
+}  // namespace kport::porting::detail

@@ -1,0 +1,33 @@
+// Internal steps of the build driver (build_driver.cpp): the CMake project of a kernels
+// tree, and one variant's compile and audit. Not part of the public contract.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kport/porting/build_driver.h"
+
+namespace kport::porting::detail {
+
+// Configures the kernels project for request.target with `excluded` variant ids left out.
+Status configure_project(const BuildRequest& request, const std::filesystem::path& catalog_file,
+                         const std::vector<std::string>& excluded, std::string& log);
+
+// Source file -> object file, from compile_commands.json of the configured project.
+Result<std::map<std::filesystem::path, std::string>> object_files(const std::filesystem::path& build_dir);
+
+// The exact command ninja runs to produce `object` (so a later ninja run is a cache hit).
+Result<std::string> ninja_command(const BuildRequest& request, const std::string& object);
+
+// Compiles and audits one variant; never fails as a whole: failures become the record.
+VariantRecord compile_variant(const BuildRequest& request, const VariantSpec& variant,
+                              const std::map<std::filesystem::path, std::string>& objects);
+
+// Links kport-harness-<target>; returns its path.
+Result<std::filesystem::path> link_harness(const BuildRequest& request, std::string& log);
+
+std::string file_sha256(const std::filesystem::path& file);
+
+}  // namespace kport::porting::detail

@@ -1,0 +1,170 @@
+// One variant, one unit: its sources compiled with the command ninja would run (so the
+// harness link afterwards is answered by ccache), then its PTX audited. ccache does not
+// cache `nvcc -ptx`, so the PTX is cached here, keyed by the command and the content of
+// every file the compile read (the depfile), outside the toolkit's own headers.
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "build_steps.h"
+#include "kport/common/crypto.h"
+#include "kport/porting/subprocess.h"
+
+namespace kport::porting::detail {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> split_words(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// `<launcher> nvcc ... -MD -MT obj -MF dep -x cu -c src -o obj` -> `nvcc ... -x cu -ptx src -o ptx`.
+std::string ptx_command(const std::string& compile, const std::string& ptx_out) {
+  auto words = split_words(compile);
+  std::size_t first = 0;
+  for (std::size_t i = 0; i < words.size(); ++i)
+    if (words[i].size() >= 4 && words[i].compare(words[i].size() - 4, 4, "nvcc") == 0) { first = i; break; }
+  std::string out;
+  for (std::size_t i = first; i < words.size(); ++i) {
+    const auto& w = words[i];
+    if (w == "-MD") continue;
+    if (w == "-MT" || w == "-MF") { ++i; continue; }
+    if (w.rfind("-Xptxas", 0) == 0) continue;
+    std::string word = w == "-c" ? "-ptx" : w;
+    if (w == "-o" && i + 1 < words.size()) { out += " -o " + ptx_out; ++i; continue; }
+    out += (out.empty() ? "" : " ") + word;
+  }
+  return out;
+}
+
+// Files named by a make-style depfile, toolkit and system headers left out.
+std::vector<std::string> depfile_inputs(const fs::path& depfile, const std::string& toolkit_root) {
+  std::string text = read_file(depfile);
+  for (auto p = text.find("\\\n"); p != std::string::npos; p = text.find("\\\n", p)) text.replace(p, 2, " ");
+  std::vector<std::string> out;
+  bool after_colon = false;
+  for (auto& w : split_words(text)) {
+    if (!after_colon) { after_colon = !w.empty() && w.back() == ':'; continue; }
+    if (w.rfind(toolkit_root, 0) == 0 || w.rfind("/usr/include", 0) == 0 || w.rfind("/usr/lib", 0) == 0) continue;
+    out.push_back(w);
+  }
+  return out;
+}
+
+std::string ccache_verdict(const fs::path& stats_log) {
+  std::string text = read_file(stats_log);
+  if (text.find("cache_miss\n") != std::string::npos && text.find("direct_cache_hit") == std::string::npos &&
+      text.find("preprocessed_cache_hit") == std::string::npos)
+    return "miss";
+  if (text.find("cache_hit") != std::string::npos) return "hit";
+  return "";
+}
+
+}  // namespace
+
+VariantRecord compile_variant(const BuildRequest& r, const VariantSpec& v, const std::map<fs::path, std::string>& objects) {
+  auto started = std::chrono::steady_clock::now();
+  VariantRecord rec;
+  rec.family = v.family;
+  rec.variant = v.variant;
+  rec.target = r.target;
+  fs::path work = r.build_dir / "kport-driver" / v.id();
+  std::error_code ec;
+  fs::create_directories(work, ec);
+  fs::create_directories(r.build_dir / "kport-driver" / "ptx-cache", ec);
+  std::string toolkit_root = fs::path(r.nvcc).parent_path().parent_path().string();
+  std::string all_output, all_ptx;
+  bool any_miss = false, any_hit = false;
+  auto finish = [&](VariantStatus s, std::string message) {
+    rec.status = s;
+    rec.message = std::move(message);
+    rec.cache = any_miss ? "miss" : any_hit ? "hit" : "";
+    rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return rec;
+  };
+  for (std::size_t i = 0; i < v.sources.size(); ++i) {
+    std::error_code fec;
+    fs::path src = fs::weakly_canonical(v.dir / v.sources[i], fec);
+    auto it = objects.find(src);
+    if (it == objects.end())
+      return finish(VariantStatus::compile_error, "the configured project has no compile command for " + src.string());
+    auto cmd = ninja_command(r, it->second);
+    if (!cmd.ok()) return finish(VariantStatus::compile_error, cmd.error().message);
+    fs::path stats = work / ("ccache-" + std::to_string(i) + ".log");
+    fs::remove(stats, fec);
+    ProcessOptions o;
+    o.cwd = r.build_dir;
+    o.timeout = r.compile_timeout;
+    o.env = {"CCACHE_STATSLOG=" + stats.string()};
+    auto out = run_process({"/bin/sh", "-c", *cmd}, o);
+    if (!out.ok()) return finish(VariantStatus::compile_error, out.error().message);
+    all_output += out->output;
+    std::string verdict = ccache_verdict(stats);
+    any_miss |= verdict == "miss" || verdict.empty();
+    any_hit |= verdict == "hit";
+    if (out->timed_out)
+      return finish(VariantStatus::timeout, "the compiler did not finish " + v.sources[i] + " within " +
+                                                std::to_string(r.compile_timeout.count()) + " s and was killed");
+    if (out->exit_code != 0)
+      return finish(VariantStatus::compile_error, "nvcc exited with " + std::to_string(out->exit_code) + " on " +
+                                                      v.sources[i] + ":\n" + compiler_diagnostics(out->output));
+    // The audit's PTX, from the cache when nothing the compile read has changed.
+    fs::path ptx_file = work / ("unit-" + std::to_string(i) + ".ptx");
+    std::string pcmd = ptx_command(*cmd, ptx_file.string());
+    std::string key_text = ptx_command(*cmd, "PTX");
+    fs::path depfile = r.build_dir / (it->second + ".d");
+    if (fs::exists(depfile)) {
+      for (const auto& dep : depfile_inputs(depfile, toolkit_root)) key_text += "\n" + dep + "\n" + read_file(dep);
+    } else {
+      key_text += "\n" + read_file(src) + crypto::random_token();  // no depfile: never reuse
+    }
+    fs::path cached = r.build_dir / "kport-driver" / "ptx-cache" / (crypto::sha256_hex(key_text) + ".ptx");
+    if (!fs::exists(cached)) {
+      auto pout = run_process({"/bin/sh", "-c", pcmd}, o);
+      if (!pout.ok()) return finish(VariantStatus::compile_error, pout.error().message);
+      if (pout->timed_out)
+        return finish(VariantStatus::timeout, "the PTX pass for the instruction audit did not finish within " +
+                                                  std::to_string(r.compile_timeout.count()) + " s");
+      if (pout->exit_code != 0)
+        return finish(VariantStatus::compile_error, "nvcc -ptx (instruction audit) failed:\n" + compiler_diagnostics(pout->output));
+      fs::copy_file(ptx_file, cached, fs::copy_options::overwrite_existing, fec);
+    }
+    all_ptx += read_file(cached);
+  }
+  rec.resources = parse_ptxas_verbose(all_output);
+  auto audit = audit_ptx(all_ptx, v.features);
+  rec.audit_json = audit.to_json("ptx");
+  rec.audit_passed = audit.passed();
+  if (!audit.passed()) return finish(VariantStatus::compile_error, "instruction audit failed: " + audit.message());
+  std::string warnings = compiler_diagnostics(all_output, 4096);
+  return finish(VariantStatus::ok, warnings);
+}
+
+}  // namespace kport::porting::detail
+
+namespace kport::porting {
+
+std::string compiler_diagnostics(const std::string& output, std::size_t limit) {
+  std::string out;
+  std::istringstream in(output);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("ptxas info", 0) == 0) continue;
+    if (line.find("bytes stack frame") != std::string::npos && line.find("spill") != std::string::npos) continue;
+    out += line + "\n";
+  }
+  if (out.size() > limit) out = out.substr(0, limit) + "\n[... " + std::to_string(out.size() - limit) + " more bytes]\n";
+  return out;
+}
+
+}  // namespace kport::porting

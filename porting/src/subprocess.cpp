@@ -1,0 +1,112 @@
+#include "kport/porting/subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace kport::porting {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int decode_status(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+}  // namespace
+
+std::filesystem::path find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return std::filesystem::exists(name) ? name : "";
+  const char* path = std::getenv("PATH");
+  std::string p = path ? path : "/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= p.size()) {
+    auto end = p.find(':', start);
+    if (end == std::string::npos) end = p.size();
+    std::filesystem::path cand = std::filesystem::path(p.substr(start, end - start)) / name;
+    if (::access(cand.c_str(), X_OK) == 0) return cand;
+    start = end + 1;
+  }
+  return {};
+}
+
+Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const ProcessOptions& options) {
+  if (argv.empty()) return make_error(Errc::invalid_argument, "run_process: empty command");
+  auto exe = find_program(argv[0]);
+  if (exe.empty()) return make_error(Errc::not_found, "program '" + argv[0] + "' was not found on PATH");
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return make_error(Errc::internal, std::string("pipe: ") + std::strerror(errno));
+
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  // The environment is assembled before fork: the child of a threaded parent may not allocate.
+  // Extra entries go first: getenv() takes the first match.
+  std::vector<std::string> env_store(options.env.begin(), options.env.end());
+  for (char** e = environ; e && *e; ++e) env_store.emplace_back(*e);
+  std::vector<char*> envp;
+  for (auto& e : env_store) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return make_error(Errc::internal, std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    // Child: own process group, so a timeout can take down nvcc's helpers too.
+    ::setpgid(0, 0);
+    ::dup2(fds[1], 1);
+    ::dup2(fds[1], 2);
+    int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, 0);
+    if (!options.cwd.empty() && ::chdir(options.cwd.c_str()) != 0) _exit(127);
+    ::execve(exe.c_str(), args.data(), envp.data());
+    _exit(127);
+  }
+  ::setpgid(pid, pid);
+  ::close(fds[1]);
+
+  ProcessOutput out;
+  auto deadline = Clock::now() + options.timeout;
+  char buf[16384];
+  for (;;) {
+    int wait_ms = -1;
+    if (options.timeout.count() > 0) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left <= 0) {
+        out.timed_out = true;
+        ::kill(-pid, SIGKILL);
+        break;
+      }
+      wait_ms = static_cast<int>(std::min<long long>(left, 1000));
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    int r = ::poll(&p, 1, wait_ms);
+    if (r < 0 && errno == EINTR) continue;
+    if (r == 0) continue;
+    ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    std::size_t room = options.output_limit > out.output.size() ? options.output_limit - out.output.size() : 0;
+    out.output.append(buf, std::min<std::size_t>(room, static_cast<std::size_t>(n)));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  // Helpers that inherited the group may still run after nvcc itself exited.
+  if (out.timed_out) ::kill(-pid, SIGKILL);
+  out.exit_code = decode_status(status);
+  return out;
+}
+
+}  // namespace kport::porting
