@@ -5,15 +5,24 @@
 #include "session.h"
 
 namespace kport::http {
+namespace {
+
+std::vector<std::unique_ptr<net::io_context>> make_contexts(int threads) {
+  std::vector<std::unique_ptr<net::io_context>> out;
+  for (int i = 0; i < std::max(1, threads); ++i) out.push_back(std::make_unique<net::io_context>(1));
+  return out;
+}
+
+}  // namespace
 
 Server::Impl::Impl(ServerOptions opts, std::shared_ptr<const Router> r)
     : options(std::move(opts)),
       router(std::move(r)),
-      ioc(std::max(1, options.threads)),
-      m_accept_strand(net::make_strand(ioc)),
-      m_acceptor(m_accept_strand),
-      m_sweeper(m_accept_strand),
-      m_accept_retry(m_accept_strand) {
+      iocs(make_contexts(options.threads)),
+      m_accept_exec(iocs.front()->get_executor()),
+      m_acceptor(m_accept_exec),
+      m_sweeper(m_accept_exec),
+      m_accept_retry(m_accept_exec) {
   // Stats slots are created up front so the request path only touches atomics.
   for (const auto& route : router->routes())
     m_route_stats.push_back(&metrics.route(route->name, route->method));
@@ -50,14 +59,14 @@ Status Server::Impl::start() {
   auto shortest = std::min({options.read_timeout, options.idle_timeout, options.write_timeout,
                             options.sse_heartbeat});
   m_tick = std::clamp(shortest / 4, std::chrono::milliseconds{5}, std::chrono::milliseconds{500});
-  m_work.emplace(ioc.get_executor());
+  for (auto& ioc : iocs) m_work.push_back(net::make_work_guard(*ioc));
   running.store(true);
-  net::post(m_accept_strand, [self = shared_from_this()] {
+  net::post(m_accept_exec, [self = shared_from_this()] {
     self->do_accept();
     self->arm_sweeper();
   });
-  for (int i = 0; i < std::max(1, options.threads); ++i) {
-    m_threads.emplace_back([this] {
+  for (auto& context : iocs) {
+    m_threads.emplace_back([&ioc = *context] {
       // A handler that throws past its own catch is a bug; keep the thread serving.
       for (;;) {
         try {
@@ -73,7 +82,8 @@ Status Server::Impl::start() {
 }
 
 void Server::Impl::do_accept() {
-  m_acceptor.async_accept(net::make_strand(ioc),
+  net::io_context& target = *iocs[m_next_ioc++ % iocs.size()];
+  m_acceptor.async_accept(target.get_executor(),
                           [self = shared_from_this()](beast::error_code ec, tcp::socket s) {
                             self->on_accept(ec, std::move(s));
                           });

@@ -1,5 +1,9 @@
 // Private: the state a Server shares with its sessions. Sessions hold a shared_ptr to it,
-// so the io_context outlives every socket even when a late Reply keeps a session alive.
+// so the io_contexts outlive every socket even when a late Reply keeps a session alive.
+//
+// One io_context per thread, each connection pinned to one of them: a connection's
+// handlers then run on one thread without a strand, and threads never wake each other
+// through a shared queue (that wake-up cost dominated the profile of a shared context).
 #pragma once
 
 #include <atomic>
@@ -46,7 +50,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   std::atomic<bool> running{false};
   std::atomic<bool> closed{false};  // threads joined; late replies are dropped
   std::atomic<std::uint16_t> port{0};
-  net::io_context ioc;
+  std::vector<std::unique_ptr<net::io_context>> iocs;  // one per thread; [0] also accepts
 
  private:
   void do_accept();
@@ -56,8 +60,9 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   void sweep();
   std::vector<std::shared_ptr<Session>> snapshot();
 
-  std::optional<net::executor_work_guard<net::io_context::executor_type>> m_work;
-  net::strand<net::io_context::executor_type> m_accept_strand;
+  std::vector<net::executor_work_guard<net::io_context::executor_type>> m_work;
+  net::io_context::executor_type m_accept_exec;
+  std::size_t m_next_ioc = 0;  // round-robin, touched on the accept thread only
   tcp::acceptor m_acceptor;
   net::steady_timer m_sweeper;
   net::steady_timer m_accept_retry;

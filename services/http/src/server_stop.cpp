@@ -11,7 +11,7 @@ void Server::Impl::stop(std::chrono::milliseconds drain) {
   const auto deadline = Clock::now() + drain;
   // Phase 1: no new connections; long-polls are told to answer; idle connections close.
   stop_signal->trigger();
-  net::post(m_accept_strand, [self = shared_from_this()] {
+  net::post(m_accept_exec, [self = shared_from_this()] {
     beast::error_code ec;
     self->m_acceptor.close(ec);
     self->m_sweeper.cancel();
@@ -32,18 +32,26 @@ void Server::Impl::stop(std::chrono::milliseconds drain) {
     std::unique_lock lock(m_mu);
     m_sessions_cv.wait_for(lock, std::chrono::seconds{1}, [this] { return m_sessions.empty(); });
   }
-  m_work.reset();
+  m_work.clear();
   // Threads leave run() once no operation is pending; a stuck one is stopped outright.
-  for (int i = 0; i < 100 && !ioc.stopped(); ++i)
+  auto all_stopped = [this] {
+    for (auto& ioc : iocs)
+      if (!ioc->stopped()) return false;
+    return true;
+  };
+  for (int i = 0; i < 100 && !all_stopped(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds{10});
-  ioc.stop();
+  for (auto& ioc : iocs) ioc->stop();
   for (auto& t : m_threads) t.join();
   m_threads.clear();
   closed.store(true, std::memory_order_release);
   // Handlers still queued hold sessions, and sessions hold this object: run them (every
   // socket is closed, so they finish at once) to break that cycle.
-  ioc.restart();
-  for (int i = 0; i < 100 && ioc.poll() > 0; ++i) {
+  for (auto& ioc : iocs) ioc->restart();
+  for (int pass = 0; pass < 100; ++pass) {  // a handler may post to another context
+    std::size_t ran = 0;
+    for (auto& ioc : iocs) ran += ioc->poll();
+    if (ran == 0) break;
   }
 }
 
