@@ -9,14 +9,15 @@
 // warpgroups take the registers (setmaxnreg.inc), each owns 64 rows of the tile and issues
 // wgmma m64nBNk16 over the stage (A K-major, B MN-major through the transpose bit), keeping
 // one k-block of wgmma in flight before releasing the previous stage. The epilogue converts the
-// fp32 accumulators and stores them straight from registers, guarded at the M and N edges.
+// fp32 accumulators, stages 64-column slabs of C in shared memory and writes them with TMA
+// stores that drain while the next tile's wgmma run.
 // Optionally (ClusterM = 2) two CTAs on vertically adjacent tiles form a cluster: each loads
 // its own A tile and half of the shared B tile, multicast to both, and a stage is refilled
 // only when the consumers of both CTAs have released it.
 //
 // Constraints: K and N multiples of 8 (TMA needs 16-byte global row strides) and 16-byte
-// aligned A and B; M is free. Edges in M, N and K are handled by TMA zero fill on loads and
-// by predicated stores.
+// aligned A, B and C; M is free. Edges in M, N and K are handled by TMA: zero fill on loads,
+// clipping on stores.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -51,8 +52,10 @@ struct Config {
   static constexpr int b_bytes = BK * BN * 2;
   static constexpr int stage_bytes = a_bytes + b_bytes;
   static_assert(a_bytes % 1024 == 0 && b_chunk_bytes % 1024 == 0, "swizzle atoms are 1 KiB");
-  // stages, then the barriers, plus slack to align the base to 1 KiB
-  static constexpr int smem_bytes = Stages * stage_bytes + 2 * Stages * 8 + 1024;
+  static constexpr int c_chunk_bytes = BM * 64 * 2;  // one 64-column slab of C, staged
+  // stages, two C staging buffers, the barriers, plus slack to align the base to 1 KiB
+  static constexpr int smem_bytes =
+      Stages * stage_bytes + 2 * c_chunk_bytes + 2 * Stages * 8 + 1024;
   static_assert(smem_bytes <= 227 * 1024, "fits the sm_90 per-block shared memory");
 };
 
@@ -81,13 +84,14 @@ __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
 template <class Cfg, class T>
 __global__ void __launch_bounds__(k_threads, 1)
     gemm_wgmma_tma_kernel(const __grid_constant__ CUtensorMap tmap_a,
-                          const __grid_constant__ CUtensorMap tmap_b, T* __restrict__ c, int m,
-                          int n, int k) {
+                          const __grid_constant__ CUtensorMap tmap_b,
+                          const __grid_constant__ CUtensorMap tmap_c, int m, int n, int k) {
 #if KPORT_WGMMA_ENABLED
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, S = Cfg::Stages;
   extern __shared__ uint8_t smem_raw[];
   const uint32_t smem_base = (smem_u32(smem_raw) + 1023u) & ~1023u;
-  const uint32_t bar_base = smem_base + S * Cfg::stage_bytes;
+  const uint32_t c_base = smem_base + S * Cfg::stage_bytes;
+  const uint32_t bar_base = c_base + 2 * Cfg::c_chunk_bytes;
   auto full_bar = [&](int s) { return bar_base + 8u * s; };
   auto empty_bar = [&](int s) { return bar_base + 8u * (S + s); };
   auto stage_a = [&](int s) { return smem_base + s * Cfg::stage_bytes; };
@@ -107,6 +111,7 @@ __global__ void __launch_bounds__(k_threads, 1)
     mbar_fence_init();
     tma_prefetch_desc(&tmap_a);
     tma_prefetch_desc(&tmap_b);
+    tma_prefetch_desc(&tmap_c);
   }
   if constexpr (CM > 1) cluster_sync();  // peers' barriers exist before anyone signals them
   else __syncthreads();
@@ -158,6 +163,8 @@ __global__ void __launch_bounds__(k_threads, 1)
     float acc[BN / 2];
     int s = 0;
     uint32_t phase = 0;
+    const bool store_issuer = threadIdx.x == 128;
+    uint32_t c_slabs = 0;  // C slabs staged so far; slab i uses buffer i % 2
     // Stage release: lane 0 of each consumer warp arrives here, lane r at cluster peer r.
     auto release = [&](int stage) {
       if constexpr (CM > 1) {
@@ -200,28 +207,36 @@ __global__ void __launch_bounds__(k_threads, 1)
       fence_regs(acc);
       if (prev >= 0) release(prev);
 
-      // Accumulator layout of m64nN: per 8-column chunk j a thread holds rows r and r+8,
-      // columns 2*(lane%4) and +1.
-      const int row0 = tm * BM + cw * 64 + warp * 16 + lane / 4;
-      const int col0 = tn * BN + (lane % 4) * 2;
-      const bool interior = (tm + 1) * BM <= m && (tn + 1) * BN <= n;
-      if (k_blocks == 0) {
+      // Epilogue, one 64-column slab of C at a time: both consumer warpgroups write their
+      // rows into a staging buffer (128-byte swizzle, matching the C tensor map), then one
+      // thread hands the slab to a TMA store, which clips at the M and N edges. Two buffers
+      // alternate, so the stores drain while the next slab is written and while the next
+      // tile's wgmma run. Accumulator layout of m64nN: per 8-column group a thread holds rows
+      // r and r+8, columns 2*(lane%4) and +1.
 #pragma unroll
-        for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
-      }
+      for (int slab = 0; slab < BN / 64; ++slab, ++c_slabs) {
+        const uint32_t buf = c_base + (c_slabs & 1) * Cfg::c_chunk_bytes;
+        if (store_issuer && c_slabs >= 2) bulk_wait_read<1>();  // slab - 2 has left buf
+        named_bar_sync(1, 128 * k_consumers);
 #pragma unroll
-      for (int j = 0; j < BN / 8; ++j) {
-        const int col = col0 + j * 8;
+        for (int g = 0; g < 8; ++g) {
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int row = row0 + h * 8;
-          const uint32_t v = pack2<T>(acc[j * 4 + h * 2], acc[j * 4 + h * 2 + 1]);
-          // N is a multiple of 8, so col < n implies col + 1 < n.
-          if (interior || (row < m && col < n))
-            *reinterpret_cast<uint32_t*>(c + static_cast<size_t>(row) * n + col) = v;
+          for (int h = 0; h < 2; ++h) {
+            const int r = cw * 64 + warp * 16 + lane / 4 + h * 8;  // tile row; r%8 = lane/4
+            const uint32_t addr = buf + r * 128 + ((g ^ (lane / 4)) << 4) + (lane % 4) * 4;
+            const int a = (slab * 8 + g) * 4 + h * 2;
+            st_shared_u32(addr, pack2<T>(acc[a], acc[a + 1]));
+          }
+        }
+        fence_proxy_async_smem();
+        named_bar_sync(1, 128 * k_consumers);
+        if (store_issuer) {
+          tma_store_2d(&tmap_c, buf, tn * BN + slab * 64, tm * BM);
+          bulk_commit();
         }
       }
     }
+    if (store_issuer) bulk_wait<0>();
   }
   // No CTA may leave while a peer can still multicast into its shared memory or arrive on its
   // barriers.
@@ -326,9 +341,10 @@ cudaError_t launch_typed(const GemmArgs& g, cudaStream_t stream) {
   if (g.m == 0 || g.n == 0) return cudaSuccess;
   if (g.k == 0)  // empty sum: C is zero
     return cudaMemsetAsync(g.c, 0, static_cast<size_t>(g.m) * g.n * sizeof(T), stream);
-  CUtensorMap ta, tb;
+  CUtensorMap ta, tb, tc;
   if (!make_tmap(&ta, g.a, g.m, g.k, Cfg::BM, g.dtype) ||
-      !make_tmap(&tb, g.b, g.k, g.n, Cfg::BK, g.dtype))
+      !make_tmap(&tb, g.b, g.k, g.n, Cfg::BK, g.dtype) ||
+      !make_tmap(&tc, g.c, g.m, g.n, Cfg::BM, g.dtype))
     return cudaErrorInvalidValue;
   auto kernel = gemm_wgmma_tma_kernel<Cfg, T>;
   cudaError_t err =
@@ -351,7 +367,7 @@ cudaError_t launch_typed(const GemmArgs& g, cudaStream_t stream) {
   cfg.stream = stream;
   cfg.attrs = &attr;
   cfg.numAttrs = CM > 1 ? 1 : 0;
-  err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, static_cast<T*>(g.c), g.m, g.n, g.k);
+  err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, g.m, g.n, g.k);
   if (err != cudaSuccess) return err;
   return cudaGetLastError();
 }
