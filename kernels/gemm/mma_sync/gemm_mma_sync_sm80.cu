@@ -21,6 +21,8 @@
 #include <string>
 #include <type_traits>
 
+#include "common/convert.cuh"
+#include "common/cp_async_sm80.cuh"
 #include "kport/kernels/registry.h"
 #include "mma_ops_sm80.cuh"
 
@@ -57,12 +59,6 @@ __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
   }
 }
 
-template <class T>
-__device__ __forceinline__ T from_float(float x) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(x);
-  else return __float2half_rn(x);
-}
-
 // Copies a rows x cols tile whose top-left global element is (r0, c0) of a row-major [R, C]
 // matrix into shared memory with row stride `ld`, zero-filling outside the matrix.
 template <int Rows, int Cols, int Threads, bool Aligned, class T>
@@ -79,7 +75,7 @@ __device__ __forceinline__ void load_tile(T* sdst, int ld, const T* __restrict__
       // C % 8 == 0 here, so a chunk is entirely inside or entirely outside.
       const bool in = gr < R && gc < C;
       const T* src = in ? g + static_cast<size_t>(gr) * C + gc : g;
-      cp_async_16(smem_u32(sdst + r * ld + cc), src, in ? 16 : 0);
+      cp_async_16_sm80(sdst + r * ld + cc, src, in);
     }
   } else {
     // Slow path for unaligned shapes; not unrolled, which keeps the large tiles free of spills.
@@ -140,7 +136,7 @@ __global__ void __launch_bounds__(Cfg::threads)
 #pragma unroll
   for (int s = 0; s < S - 1; ++s) {
     if (s < k_blocks) load_stage(s, s);
-    cp_async_commit();
+    cp_async_commit_sm80();
   }
 
   // lane -> (row, column) inside a 16x16 block for ldmatrix.x4
@@ -148,10 +144,10 @@ __global__ void __launch_bounds__(Cfg::threads)
   const int ld_col = (lane / 16) * 8;
 
   for (int kb = 0; kb < k_blocks; ++kb) {
-    cp_async_wait<S - 2>();
+    cp_async_wait_sm80<S - 2>();
     __syncthreads();  // stage kb landed for everyone; stage kb-1 is free to overwrite
     if (kb + S - 1 < k_blocks) load_stage((kb + S - 1) % S, kb + S - 1);
-    cp_async_commit();
+    cp_async_commit_sm80();
 
     const T* sta = sa + (kb % S) * Cfg::a_elems;
     const T* stb = sb + (kb % S) * Cfg::b_elems;
@@ -176,7 +172,7 @@ __global__ void __launch_bounds__(Cfg::threads)
         for (int j = 0; j < NT; ++j) mma_m16n8k16<is_bf16>(acc[i][j], af[i], bfr[j]);
     }
   }
-  cp_async_wait<0>();
+  cp_async_wait_sm80<0>();
 
   // C fragment: rows lane/4 and +8, columns 2*(lane%4) and +1 of each 16x8 block
   const int row_base = tm * BM + wm * Cfg::WM + lane / 4;

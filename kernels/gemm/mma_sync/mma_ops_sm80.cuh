@@ -1,5 +1,6 @@
-// Ampere-class (sm_80+) device primitives for the mma_sync gemm: cp.async with zero fill,
-// ldmatrix (plain and transposed) and the m16n8k16 tensor-core MMA with fp32 accumulation.
+// Ampere-class (sm_80+) device primitives for the mma_sync gemm: ldmatrix (plain and
+// transposed) and the m16n8k16 tensor-core MMA with fp32 accumulation. cp.async comes from
+// kernels/common/cp_async_sm80.cuh.
 #pragma once
 
 #include <cstdint>
@@ -8,23 +9,6 @@ namespace kport::kernels::gemm_mma_sync {
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// 16-byte global->shared copy that bypasses L1; bytes past `src_bytes` are zero-filled.
-__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src),
-               "r"(src_bytes)
-               : "memory");
-}
-
-__device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;" ::: "memory");
-}
-
-// Waits until at most N committed groups are still in flight.
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
