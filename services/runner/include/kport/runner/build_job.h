@@ -1,0 +1,41 @@
+// One build job, start to end: find the repository, check the commit out in the cached
+// workspace, build the target through the porting driver, upload the harness, one
+// build record per (variant, target), the kernel instances and the log.
+//
+// run_build_job() never throws and always says how the job ended: succeeded, or failed
+// with a reason a person can act on (unknown repository, missing commit, unreachable
+// repository, a target the toolkit cannot build, variants that failed to compile or
+// timed out, cancelled) and whether a retry could help. Uploads go through `api`; the
+// caller heartbeats on another thread and sets `cancel` when the coordinator asks.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "kport/porting/catalog.h"
+#include "kport/runner/coordinator_api.h"
+
+namespace kport::runner {
+
+struct BuildSettings {
+  std::filesystem::path workdir;         // repos/ (workspaces) and build/ live here
+  std::string nvcc = "nvcc";
+  int jobs = 0;                          // parallel compiles; 0 = cores
+  std::chrono::seconds compile_timeout{900};
+  std::string catalog_file;              // fallback when the commit has no porting/catalog/targets.json
+  porting::ToolkitListing toolkit;       // probed once at start
+};
+
+struct JobOutcome {
+  bool succeeded = false;
+  std::string reason;  // why it failed; a summary when it succeeded
+  bool retry = false;  // a transient failure (repository unreachable, upload failed)
+};
+
+JobOutcome run_build_job(CoordinatorApi& api, const ClaimedJob& job, const BuildSettings& settings,
+                         const std::atomic<bool>& cancel, const std::function<void(const std::string&)>& log);
+
+}  // namespace kport::runner

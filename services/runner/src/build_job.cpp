@@ -1,0 +1,111 @@
+// The catalog is taken from the commit being built when it has one: a commit that adds
+// a target to porting/catalog/targets.json is built with the features it declares.
+#include "kport/runner/build_job.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "kport/git/workspace.h"
+#include "kport/porting/build_driver.h"
+#include "kport/porting/subprocess.h"
+#include "publish.h"
+
+namespace kport::runner {
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+namespace {
+
+JobOutcome failed(std::string reason, bool retry = false) { return JobOutcome{false, std::move(reason), retry}; }
+
+// The job's repository URL: the payload's repo_url, else the pipeline's repository.
+Result<std::string> repository_url(CoordinatorApi& api, const ClaimedJob& job) {
+  if (const auto* u = job.payload.if_contains("repo_url"); u && u->is_string()) return std::string(u->as_string());
+  auto pipeline = api.get("/api/v1/pipelines/" + std::to_string(job.pipeline));
+  if (!pipeline.ok()) return std::move(pipeline).error();
+  std::string repo;
+  if (const auto* r = pipeline->as_object().if_contains("repo"); r && r->is_string()) repo = std::string(r->as_string());
+  if (repo.empty())
+    return make_error(Errc::unprocessable, "pipeline " + std::to_string(job.pipeline) +
+                                               " names no repository; queue it with \"repo\" (POST /api/v1/repositories registers one)");
+  auto list = api.get("/api/v1/repositories");
+  if (!list.ok()) return std::move(list).error();
+  const json::value* items = list->is_object() ? list->as_object().if_contains("items") : &*list;
+  if (items && items->is_array())
+    for (const auto& r : items->as_array())
+      if (r.is_object() && r.as_object().at("name").as_string() == repo) return std::string(r.as_object().at("url").as_string());
+  return make_error(Errc::not_found, "repository '" + repo + "' of pipeline " + std::to_string(job.pipeline) +
+                                         " is not registered (POST /api/v1/repositories {name, url})");
+}
+
+Result<porting::Catalog> load_catalog(const fs::path& checkout, const BuildSettings& s) {
+  fs::path own = checkout / "porting" / "catalog" / "targets.json";
+  auto c = porting::Catalog::from_file(fs::exists(own) ? own.string() : s.catalog_file);
+  if (!c.ok()) return c;
+  c->join(s.toolkit);
+  return c;
+}
+
+std::string failure_summary(const porting::BuildReport& report) {
+  std::string failed;
+  int n = 0;
+  for (const auto& r : report.records)
+    if (r.status == porting::VariantStatus::compile_error || r.status == porting::VariantStatus::timeout) {
+      failed += (n++ ? ", " : "") + r.id() + " (" + porting::to_string(r.status) + ")";
+    }
+  std::string out;
+  if (n) out = std::to_string(n) + " of " + std::to_string(report.records.size()) + " variants failed on " + report.target + ": " + failed;
+  if (!report.harness_error.empty()) out += (out.empty() ? "" : "; ") + report.harness_error;
+  return out;
+}
+
+}  // namespace
+
+JobOutcome run_build_job(CoordinatorApi& api, const ClaimedJob& job, const BuildSettings& s, const std::atomic<bool>& cancel,
+                         const std::function<void(const std::string&)>& log) {
+  if (job.kind != "build") return failed("this runner has the build role and cannot run a '" + job.kind + "' job");
+  auto url = repository_url(api, job);
+  if (!url.ok()) return failed("cannot find the repository to build: " + url.error().message, url.error().code == Errc::unavailable);
+  log("repository " + *url + ", commit " + job.commit + ", target " + job.target);
+
+  fs::path ws_dir = git::workspace_dir(s.workdir / "repos", *url);
+  auto ws = git::Workspace::open(*url, ws_dir);
+  if (!ws.ok()) return failed("cannot open or clone " + *url + ": " + ws.error().message, ws.error().code == Errc::unavailable);
+  log(ws->cloned() ? "cloned into " + ws_dir.string() : "reusing workspace " + ws_dir.string());
+  if (!ws->cloned()) {
+    if (auto f = ws->fetch(); !f.ok()) return failed("cannot fetch " + *url + ": " + f.error().message, true);
+  }
+  auto sha = ws->checkout(job.commit);
+  if (!sha.ok()) {
+    bool transient = sha.error().code == Errc::unavailable;
+    return failed("cannot check out commit " + job.commit + ": " + sha.error().message, transient);
+  }
+  if (auto info = ws->commit_info(*sha); info.ok())
+    log("checked out " + *sha + " \"" + info->summary + "\" by " + info->author);
+
+  auto catalog = load_catalog(ws_dir, s);
+  if (!catalog.ok()) return failed("cannot read the target catalog: " + catalog.error().message);
+  porting::BuildRequest req;
+  req.kernels_dir = ws_dir / "kernels";
+  if (const auto* k = job.payload.if_contains("kernels_dir"); k && k->is_string()) req.kernels_dir = ws_dir / std::string(k->as_string());
+  req.target = job.target;
+  req.build_dir = s.workdir / "build" / ws_dir.filename() / job.target;
+  req.catalog = &*catalog;
+  req.jobs = s.jobs;
+  req.compile_timeout = s.compile_timeout;
+  req.nvcc = s.nvcc;
+  req.log = log;
+  req.cancel = &cancel;
+  auto report = porting::build_target(req);
+  if (!report.ok()) return failed("cannot build " + job.target + " at " + sha->substr(0, 12) + ": " + report.error().message);
+  if (report->cancelled) return failed("cancelled on request while building " + job.target);
+
+  auto published = publish_build(api, job, *sha, *report, log);
+  if (!published.ok()) return failed("built, but the upload failed: " + published.error().message, true);
+  if (!report->all_ok()) return failed(failure_summary(*report));
+  int ok = 0, na = 0;
+  for (const auto& r : report->records) (r.status == porting::VariantStatus::ok ? ok : na)++;
+  return JobOutcome{true, std::to_string(ok) + " variants built, " + std::to_string(na) + " not applicable on " + job.target, false};
+}
+
+}  // namespace kport::runner

@@ -1,0 +1,93 @@
+#include "publish.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "kport/porting/subprocess.h"
+
+namespace kport::runner {
+namespace json = boost::json;
+
+json::object build_record_json(const porting::VariantRecord& r, const std::string& commit, const std::string& artifact) {
+  json::object o{{"commit", commit}, {"target", r.target}, {"family", r.family}, {"variant", r.variant},
+                 {"status", porting::to_string(r.status)}, {"message", r.message}};
+  if (r.resources) {
+    o["registers"] = r.resources->registers;
+    o["spill_stores_bytes"] = r.resources->spill_stores_bytes;
+    o["spill_loads_bytes"] = r.resources->spill_loads_bytes;
+    o["shared_mem_bytes"] = r.resources->shared_mem_bytes;
+    o["stack_frame_bytes"] = r.resources->stack_frame_bytes;
+    o["constant_mem_bytes"] = r.resources->constant_mem_bytes;
+  }
+  if (!r.audit_json.empty()) {
+    boost::system::error_code ec;
+    auto audit = json::parse(r.audit_json, ec);
+    if (!ec) o["instruction_audit"] = std::move(audit);
+  }
+  if (r.status == porting::VariantStatus::ok && !artifact.empty()) o["artifact"] = artifact;
+  return o;
+}
+
+namespace {
+
+// `kport-harness-<t> list` -> the instances, in the shape PUT /api/v1/kernels takes.
+Result<json::array> harness_instances(const std::filesystem::path& harness) {
+  porting::ProcessOptions o;
+  o.timeout = std::chrono::seconds(120);
+  auto out = porting::run_process({harness.string(), "list"}, o);
+  if (!out.ok()) return std::move(out).error();
+  if (out->exit_code != 0) return make_error(Errc::internal, harness.string() + " list exited with " + std::to_string(out->exit_code) + ": " + out->output);
+  boost::system::error_code ec;
+  auto doc = json::parse(out->output, ec);
+  if (ec || !doc.is_object()) return make_error(Errc::internal, harness.string() + " list did not print a JSON object");
+  json::array instances;
+  if (const auto* vs = doc.as_object().if_contains("variants"); vs && vs->is_array())
+    for (const auto& v : vs->as_array()) {
+      const auto* list = v.is_object() ? v.as_object().if_contains("instances") : nullptr;
+      if (!list || !list->is_array()) continue;
+      for (const auto& i : list->as_array()) {
+        if (!i.is_object()) continue;
+        const auto& io = i.as_object();
+        json::object inst{{"name", io.at("name")}, {"family", io.at("family")}, {"variant", io.at("variant")}};
+        if (const auto* f = io.if_contains("features")) inst["features"] = *f;
+        if (const auto* c = io.if_contains("config")) inst["config"] = *c;
+        instances.push_back(std::move(inst));
+      }
+    }
+  return instances;
+}
+
+}  // namespace
+
+Status publish_build(CoordinatorApi& api, const ClaimedJob& job, const std::string& commit, const porting::BuildReport& report,
+                     const std::function<void(const std::string&)>& log) {
+  std::string artifact;
+  if (!report.harness.empty()) {
+    std::ifstream in(report.harness, std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    std::string name = report.harness.filename().string();
+    KPORT_TRY(api.put_artifact(report.harness_sha256, name, "harness", bytes.str()));
+    artifact = report.harness_sha256;
+    log("uploaded artifact " + name + " sha256 " + artifact + " (" + std::to_string(bytes.str().size()) + " bytes)");
+  }
+  json::array records;
+  for (const auto& r : report.records) records.push_back(build_record_json(r, commit, artifact));
+  if (!records.empty()) KPORT_TRY(api.post_build_records(job.id, job.attempt, std::move(records)));
+  log("uploaded " + std::to_string(report.records.size()) + " build records");
+  if (!report.harness.empty()) {
+    auto instances = harness_instances(report.harness);
+    if (!instances.ok()) {
+      log("cannot list the harness's instances: " + instances.error().message);
+      return instances.error();
+    }
+    if (!instances->empty()) {
+      std::size_t n = instances->size();
+      KPORT_TRY(api.put_kernels(std::move(*instances)));
+      log("published " + std::to_string(n) + " kernel instances");
+    }
+  }
+  return {};
+}
+
+}  // namespace kport::runner

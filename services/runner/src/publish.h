@@ -1,0 +1,21 @@
+// Uploading a finished build: the harness as a content-addressed artifact, one build
+// record per (variant, target), and the instances the harness lists. Internal to the
+// runner library.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "kport/porting/build_driver.h"
+#include "kport/runner/coordinator_api.h"
+
+namespace kport::runner {
+
+// The JSON build record the coordinator stores for one variant.
+boost::json::object build_record_json(const porting::VariantRecord& r, const std::string& commit,
+                                      const std::string& artifact_sha256);
+
+Status publish_build(CoordinatorApi& api, const ClaimedJob& job, const std::string& commit,
+                     const porting::BuildReport& report, const std::function<void(const std::string&)>& log);
+
+}  // namespace kport::runner
