@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "kport/common/result.h"
+#include "kport/db/dashboard.h"
 #include "kport/db/queries.h"
 #include "kport/db/records.h"
 #include "kport/db/types.h"
@@ -223,6 +224,19 @@ class Store {
                                                      std::string_view family, std::string_view dtype);
   // Variants whose latest build record for the target is ok.
   Result<std::vector<BuiltInstance>> built_variants(std::string_view target, std::string_view family);
+
+  // ---- dashboard (store_dashboard.cpp; the records are in dashboard.h) --------------
+  // Every variant on a target with its stage, figures, evidence ids and milestones.
+  Result<std::optional<TargetBoard>> target_board(std::string_view target);
+  // The latest result per (target, GPU model, instance, dtype, shape) of a commit.
+  Result<std::vector<ResultBrief>> commit_results(std::string_view sha);
+  // Passing, timed results of one configuration per GPU model and commit, ordered by
+  // GPU model, then commit time.
+  Result<std::vector<KernelPoint>> kernel_history(std::string_view instance, std::string_view dtype,
+                                                  std::string_view shape);
+  Result<std::vector<GpuPeak>> gpu_peaks(std::string_view family, std::string_view dtype);
+  // (dtype, shape) pairs an instance has a passing measurement for, ordered.
+  Result<std::vector<std::pair<std::string, std::string>>> measured_configs(std::string_view instance);
 
   class Impl;
 

@@ -1,0 +1,68 @@
+// Read models of the dashboard (kport::db::Store's dashboard queries, store_dashboard.cpp).
+//
+// They read the result_rollup summary (migration 0003, kept by a trigger on results),
+// build_records and best_candidates, so each costs a few thousand rows whatever the
+// size of the result history. Records are plain values; times are Unix milliseconds.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kport/db/records.h"
+
+namespace kport::db {
+
+// One (family, variant) on a target: how far it got, its figures and its evidence.
+struct VariantBoard {
+  std::string family, variant;
+  // The latest build record for the target (any commit).
+  std::optional<std::int64_t> build_id, build_job_id;
+  std::optional<std::string> build_status, build_commit;
+  std::optional<int> registers;
+  std::optional<std::int64_t> spill_bytes, shared_mem_bytes;
+  // Results on GPUs whose arch checks the target (the target's arch or its check arches).
+  std::int64_t passed = 0, failed = 0, measured = 0;
+  std::optional<double> max_ratio, max_tflops, max_gbps;
+  std::optional<std::int64_t> pass_result_id, fail_result_id;  // latest of each
+  // Shapes (gpu, dtype, shape) where one of its instances is the fastest passing one.
+  std::int64_t selected = 0;
+  // When each stage was first reached, as the author time of the commit that reached it
+  // (the burndown); unset while not reached.
+  std::optional<std::int64_t> built_ms, numerics_ms, measured_ms;
+};
+
+struct TargetBoard {
+  Target target;
+  std::vector<std::string> check_arches;  // the target's own arch first
+  std::vector<VariantBoard> variants;     // every known variant, by family then variant
+};
+
+// The latest result of one key (target, GPU model, instance, dtype, shape) of a commit.
+struct ResultBrief {
+  std::int64_t id = 0;
+  std::string target, gpu_model, family, variant, instance, dtype, shape;
+  ResultStatus status = ResultStatus::passed;
+  std::optional<double> median_us, stddev_us, tflops, gbps, ratio;
+};
+
+// One kernel configuration on one GPU model at one commit (the kernel page's points).
+struct KernelPoint {
+  std::string gpu_model, commit_sha;
+  std::int64_t commit_time_ms = 0;  // author time; 0 when the commit is unknown
+  std::int64_t results = 0;         // passing results behind the point
+  double median_us = 0;             // mean of their medians
+  double low_us = 0, high_us = 0;   // min(median - stddev), max(median + stddev)
+  std::optional<double> tflops, gbps, ratio;  // means
+  std::int64_t latest_result_id = 0;
+};
+
+// The best throughput measured on a GPU model for an op and dtype, by any kernel
+// instance or by the vendor baseline measured beside it (baseline = figure / ratio).
+struct GpuPeak {
+  std::string gpu_model;
+  std::optional<double> tflops, gbps;
+};
+
+}  // namespace kport::db
