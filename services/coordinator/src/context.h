@@ -61,6 +61,7 @@ void add_pipeline_routes(http::Router& router, Context& ctx);
 void add_runner_routes(http::Router& router, Context& ctx);
 void add_result_routes(http::Router& router, Context& ctx);
 void add_artifact_routes(http::Router& router, Context& ctx);
+void add_dashboard_routes(http::Router& router, Context& ctx);  // one answer per dashboard page
 
 // The OpenAPI 3 document describing /api/v1 (openapi.cpp).
 const std::string& openapi_document();

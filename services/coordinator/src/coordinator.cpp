@@ -105,6 +105,7 @@ void Coordinator::Impl::build_routes() {
   add_runner_routes(r, ctx);
   add_result_routes(r, ctx);
   add_artifact_routes(r, ctx);
+  add_dashboard_routes(r, ctx);
   if (!config.web_dir.empty()) add_static_routes(r, config.web_dir);
 }
 

@@ -56,6 +56,11 @@ constexpr Op k_ops[] = {
     {"put", "/api/v1/artifacts/{sha256}", "Upload a blob at the address of its SHA-256 (verified)", "admin|runner", "name,kind", 201},
     {"get", "/api/v1/artifacts/{sha256}", "Download a blob (meta=1: its record)", "read", "meta", 200},
     {"get", "/api/v1/queue", "Queue depth by status and runners online", "read", "", 200},
+    {"get", "/api/v1/dashboard/overview", "Dashboard: every target's progress per family, runners, recent pipelines", "read", "", 200},
+    {"get", "/api/v1/dashboard/targets/{target}", "Dashboard: variants x stages with figures, evidence, commands, burndown", "read", "", 200},
+    {"get", "/api/v1/dashboard/commits/{sha}", "Dashboard: per target and GPU, what changed against the parent", "read", "", 200},
+    {"get", "/api/v1/dashboard/kernels/{instance}", "Dashboard: one configuration over commits per GPU model", "read", "dtype,shape", 200},
+    {"get", "/api/v1/dashboard/runners", "Dashboard: runners with their current job", "read", "all", 200},
     {"get", "/api/v1/events", "Server-sent events: pipelines, jobs, results, runners", "read", "topics", 200},
 };
 

@@ -1,0 +1,286 @@
+#include "dashboard_views.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+namespace kport::coordinator {
+namespace json = boost::json;
+
+namespace {
+
+template <typename T>
+json::value opt(const std::optional<T>& v) {
+  return v ? json::value(*v) : json::value(nullptr);
+}
+
+struct Counts {
+  std::int64_t variants = 0, applicable = 0, builds = 0, clean = 0, numerics = 0, measured = 0, selected = 0;
+  void add(const StageFlags& f) {
+    ++variants;
+    applicable += !f.not_applicable;
+    builds += f.built;
+    clean += f.resources_clean;
+    numerics += f.numerics_passed;
+    measured += f.measured;
+    selected += f.selected;
+  }
+  json::object to_json() const {
+    return json::object{{"variants", variants}, {"applicable", applicable}, {"builds", builds},
+                        {"resources_clean", clean}, {"numerics_passed", numerics}, {"measured", measured},
+                        {"selected_best", selected}};
+  }
+};
+
+const char* stage_name(const StageFlags& f, const db::VariantBoard& v) {
+  if (f.not_applicable) return "not_applicable";
+  if (f.selected) return "selected_best";
+  if (f.measured) return "measured";
+  if (f.numerics_passed) return "numerics_passed";
+  if (f.resources_clean) return "resources_clean";
+  if (f.built) return "builds";
+  return v.build_status ? "build_failed" : "pending";
+}
+
+json::object evidence_json(const db::ResultRecord& r, bool timing) {
+  return json::object{{"id", r.id}, {"url", "/api/v1/results/" + std::to_string(r.id)},
+                      {"instance", r.instance}, {"dtype", r.dtype}, {"shape", r.shape},
+                      {"gpu_model", r.gpu_model}, {"driver", r.driver}, {"commit", r.commit_sha},
+                      {"status", db::to_string(r.status)}, {"message", r.message},
+                      {"max_abs_err", opt(r.max_abs_err)}, {"normwise_rel_err", opt(r.normwise_rel_err)},
+                      {"tolerance", opt(r.tolerance)}, {"median_us", opt(r.median_us)},
+                      {"stddev_us", opt(r.stddev_us)}, {"samples", opt(r.samples)}, {"tflops", opt(r.tflops)},
+                      {"gbps", opt(r.gbps)}, {"baseline", r.baseline_name}, {"ratio", opt(r.ratio)},
+                      {"command", reproduce_command(r, timing)}};
+}
+
+json::value evidence_for(const std::optional<std::int64_t>& id,
+                         const std::map<std::int64_t, db::ResultRecord>& evidence, bool timing) {
+  if (!id) return nullptr;
+  auto it = evidence.find(*id);
+  return it == evidence.end() ? json::value(nullptr) : json::value(evidence_json(it->second, timing));
+}
+
+json::object cells_json(const db::VariantBoard& v, const StageFlags& f, const std::string& target,
+                        const std::map<std::int64_t, db::ResultRecord>& evidence) {
+  const bool build_failed = v.build_status && !f.built && !f.not_applicable;
+  auto state = [&](bool ok, bool failed) { return f.not_applicable ? "na" : ok ? "ok" : failed ? "fail" : "pending"; };
+  json::object build{{"state", state(f.built, build_failed)}, {"status", opt(v.build_status)},
+                     {"record", opt(v.build_id)}, {"job", opt(v.build_job_id)}, {"commit", opt(v.build_commit)},
+                     {"log", v.build_job_id ? json::value("/api/v1/jobs/" + std::to_string(*v.build_job_id) + "/log?format=text")
+                                            : json::value(nullptr)},
+                     {"command", "cmake -S . -B build -DKPORT_CUDA_TARGETS=" + target +
+                                     " && cmake --build build --target kport-harness-" + target}};
+  json::object resources{{"state", state(f.resources_clean, f.built && !f.resources_clean)},
+                         {"registers", opt(v.registers)}, {"spill_bytes", opt(v.spill_bytes)},
+                         {"shared_mem_bytes", opt(v.shared_mem_bytes)}, {"record", opt(v.build_id)}};
+  json::object numerics{{"state", state(f.numerics_passed, v.failed > 0)}, {"passed", v.passed},
+                        {"failed", v.failed}, {"evidence", evidence_for(v.pass_result_id, evidence, false)},
+                        {"failure", evidence_for(v.fail_result_id, evidence, false)}};
+  json::object timing{{"state", state(f.measured, false)}, {"measured", v.measured}, {"max_ratio", opt(v.max_ratio)},
+                      {"max_tflops", opt(v.max_tflops)}, {"max_gbps", opt(v.max_gbps)},
+                      {"evidence", evidence_for(v.pass_result_id, evidence, true)}};
+  json::object selected{{"state", state(f.selected, false)}, {"count", v.selected}};
+  return json::object{{"build", std::move(build)}, {"resources", std::move(resources)},
+                      {"numerics", std::move(numerics)}, {"timing", std::move(timing)},
+                      {"selected", std::move(selected)}};
+}
+
+// Cumulative counts of variants that reached each stage, one point per distinct time.
+json::array burndown_json(const std::vector<db::VariantBoard>& variants) {
+  std::vector<std::pair<std::int64_t, int>> events;  // time, stage 0..2
+  for (const auto& v : variants) {
+    if (stage_flags(v).not_applicable) continue;
+    if (v.built_ms) events.emplace_back(*v.built_ms, 0);
+    if (v.numerics_ms) events.emplace_back(*v.numerics_ms, 1);
+    if (v.measured_ms) events.emplace_back(*v.measured_ms, 2);
+  }
+  std::sort(events.begin(), events.end());
+  json::array out;
+  std::int64_t n[3] = {0, 0, 0};
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    ++n[events[i].second];
+    if (i + 1 < events.size() && events[i + 1].first == events[i].first) continue;
+    out.push_back(json::object{{"time_ms", events[i].first}, {"builds", n[0]}, {"numerics_passed", n[1]},
+                               {"measured", n[2]}});
+  }
+  return out;
+}
+
+}  // namespace
+
+StageFlags stage_flags(const db::VariantBoard& v) {
+  StageFlags f;
+  f.not_applicable = v.build_status && *v.build_status == "not_applicable";
+  f.built = v.build_status && *v.build_status == "ok";
+  f.resources_clean = f.built && v.spill_bytes.value_or(0) == 0;
+  f.numerics_passed = !f.not_applicable && v.passed > 0;
+  f.measured = f.numerics_passed && v.measured > 0;
+  f.selected = f.measured && v.selected > 0;
+  return f;
+}
+
+json::object progress_json(const std::vector<db::VariantBoard>& variants) {
+  Counts c;
+  for (const auto& v : variants) c.add(stage_flags(v));
+  return c.to_json();
+}
+
+json::array family_progress_json(const std::vector<db::VariantBoard>& variants) {
+  std::map<std::string, Counts> by_family;
+  for (const auto& v : variants) by_family[v.family].add(stage_flags(v));
+  json::array out;
+  for (const auto& [family, c] : by_family) {
+    json::object o = c.to_json();
+    o["family"] = family;
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+std::string reproduce_command(const db::ResultRecord& r, bool timing) {
+  return "kport-harness-" + r.target + (timing ? " bench" : " check") + " --instance " + r.instance + " --dtype " +
+         r.dtype + " --shape " + r.shape;
+}
+
+json::object target_board_json(const db::TargetBoard& board,
+                               const std::map<std::int64_t, db::ResultRecord>& evidence) {
+  json::array rows;
+  for (const auto& v : board.variants) {
+    StageFlags f = stage_flags(v);
+    rows.push_back(json::object{{"family", v.family}, {"variant", v.variant}, {"stage", stage_name(f, v)},
+                                {"cells", cells_json(v, f, board.target.name, evidence)},
+                                {"milestones", {{"builds", opt(v.built_ms)}, {"numerics_passed", opt(v.numerics_ms)},
+                                                {"measured", opt(v.measured_ms)}}}});
+  }
+  json::array arches;
+  for (const auto& a : board.check_arches) arches.emplace_back(a);
+  return json::object{{"target", {{"name", board.target.name}, {"arch", board.target.arch},
+                                  {"toolkit", board.target.toolkit}, {"is_new", board.target.is_new}}},
+                      {"check_arches", std::move(arches)}, {"progress", progress_json(board.variants)},
+                      {"families", family_progress_json(board.variants)}, {"variants", std::move(rows)},
+                      {"burndown", burndown_json(board.variants)}};
+}
+
+namespace {
+
+using DiffKey = std::tuple<std::string, std::string, std::string, std::string, std::string>;
+
+DiffKey key_of(const db::ResultBrief& r) { return {r.target, r.gpu_model, r.instance, r.dtype, r.shape}; }
+
+json::value side_json(const db::ResultBrief* r) {
+  if (!r) return nullptr;
+  return json::object{{"id", r->id}, {"status", db::to_string(r->status)}, {"median_us", opt(r->median_us)},
+                      {"stddev_us", opt(r->stddev_us)}, {"tflops", opt(r->tflops)}, {"gbps", opt(r->gbps)},
+                      {"ratio", opt(r->ratio)}};
+}
+
+// Both passed: slower or faster beyond 5% and beyond the combined noise of the two.
+const char* timing_change(const db::ResultBrief& b, const db::ResultBrief& a) {
+  if (!b.median_us || !a.median_us || *b.median_us <= 0) return nullptr;
+  double delta = *a.median_us - *b.median_us;
+  double sd = std::sqrt(std::pow(b.stddev_us.value_or(0), 2) + std::pow(a.stddev_us.value_or(0), 2));
+  if (std::abs(delta) <= std::max(0.05 * *b.median_us, 3 * sd)) return nullptr;
+  return delta > 0 ? "regressed" : "improved";
+}
+
+constexpr const char* k_kinds[] = {"new_failure", "regressed", "fixed", "improved", "still_failing"};
+
+}  // namespace
+
+json::object commit_diff_json(const std::vector<db::ResultBrief>& after, const std::vector<db::ResultBrief>& before,
+                              std::size_t max_changes) {
+  std::map<DiffKey, const db::ResultBrief*> old;
+  for (const auto& b : before) old[key_of(b)] = &b;
+  struct Change {
+    const char* kind;
+    const db::ResultBrief* before;
+    const db::ResultBrief* after;
+    double delta;
+  };
+  struct Group {
+    std::map<std::string, std::int64_t> counts;
+    std::vector<Change> changes;
+  };
+  std::map<std::pair<std::string, std::string>, Group> groups;
+  std::map<std::string, std::int64_t> totals;
+  auto count = [&](Group& g, const char* kind) { ++g.counts[kind]; ++totals[kind]; };
+  for (const auto& a : after) {
+    Group& g = groups[{a.target, a.gpu_model}];
+    auto it = old.find(key_of(a));
+    if (it == old.end()) { count(g, "added"); continue; }
+    const db::ResultBrief& b = *it->second;
+    old.erase(it);
+    const bool was = b.status == db::ResultStatus::passed, is = a.status == db::ResultStatus::passed;
+    const char* kind = !was && is ? "fixed" : was && !is ? "new_failure" : !was ? "still_failing" : timing_change(b, a);
+    if (!kind) { count(g, "unchanged"); continue; }
+    count(g, kind);
+    double delta = (b.median_us && a.median_us && *b.median_us > 0) ? *a.median_us / *b.median_us - 1 : 0;
+    g.changes.push_back({kind, &b, &a, delta});
+  }
+  for (const auto& [key, b] : old) {
+    count(groups[{std::get<0>(key), std::get<1>(key)}], "dropped");
+  }
+  json::array out;
+  for (auto& [key, g] : groups) {
+    // Failures first, then the largest time changes.
+    auto rank = [](const char* k) { return std::find_if(std::begin(k_kinds), std::end(k_kinds), [&](const char* x) { return std::string_view(x) == k; }) - std::begin(k_kinds); };
+    std::stable_sort(g.changes.begin(), g.changes.end(), [&](const Change& x, const Change& y) {
+      if (rank(x.kind) != rank(y.kind)) return rank(x.kind) < rank(y.kind);
+      return std::abs(x.delta) > std::abs(y.delta);
+    });
+    json::array changes;
+    for (std::size_t i = 0; i < g.changes.size() && i < max_changes; ++i) {
+      const auto& c = g.changes[i];
+      changes.push_back(json::object{{"kind", c.kind}, {"family", c.after->family}, {"variant", c.after->variant},
+                                     {"instance", c.after->instance}, {"dtype", c.after->dtype},
+                                     {"shape", c.after->shape}, {"before", side_json(c.before)},
+                                     {"after", side_json(c.after)}, {"delta", c.delta}});
+    }
+    json::object counts;
+    for (const char* k : {"fixed", "new_failure", "still_failing", "regressed", "improved", "unchanged", "added", "dropped"})
+      counts[k] = g.counts[k];
+    out.push_back(json::object{{"target", key.first}, {"gpu_model", key.second}, {"counts", std::move(counts)},
+                               {"changes", std::move(changes)},
+                               {"truncated", g.changes.size() > max_changes}});
+  }
+  json::object total_counts;
+  for (const char* k : {"fixed", "new_failure", "still_failing", "regressed", "improved", "unchanged", "added", "dropped"})
+    total_counts[k] = totals[k];
+  return json::object{{"groups", std::move(out)}, {"totals", std::move(total_counts)},
+                      {"rule", "a time change counts above both 5% and 3 combined standard deviations"}};
+}
+
+json::array kernel_series_json(const std::vector<db::KernelPoint>& points, const std::vector<db::GpuPeak>& peaks,
+                               bool memory_bound) {
+  std::map<std::string, std::optional<double>> peak_of;
+  for (const auto& p : peaks) peak_of[p.gpu_model] = memory_bound ? p.gbps : p.tflops;
+  json::array out;
+  for (std::size_t i = 0; i < points.size();) {
+    const std::string& gpu = points[i].gpu_model;
+    std::optional<double> peak = peak_of[gpu];
+    json::array series;
+    for (; i < points.size() && points[i].gpu_model == gpu; ++i) {
+      const auto& p = points[i];
+      std::optional<double> figure = memory_bound ? p.gbps : p.tflops;
+      json::value share = nullptr, share_low = nullptr, share_high = nullptr;
+      // Throughput scales with 1/time, so the time band maps onto the share band.
+      if (figure && peak && *peak > 0) {
+        double s = *figure / *peak;
+        share = s;
+        share_low = s * p.median_us / std::max(p.high_us, 1e-9);
+        share_high = s * p.median_us / std::max(p.low_us, 1e-9);
+      }
+      series.push_back(json::object{{"commit", p.commit_sha}, {"time_ms", p.commit_time_ms}, {"results", p.results},
+                                    {"median_us", p.median_us}, {"low_us", p.low_us}, {"high_us", p.high_us},
+                                    {"throughput", opt(figure)}, {"share", share}, {"share_low", share_low},
+                                    {"share_high", share_high}, {"ratio", opt(p.ratio)},
+                                    {"result", p.latest_result_id}});
+    }
+    out.push_back(json::object{{"gpu_model", gpu}, {"peak", opt(peak)}, {"unit", memory_bound ? "GB/s" : "TFLOP/s"},
+                               {"points", std::move(series)}});
+  }
+  return out;
+}
+
+}  // namespace kport::coordinator

@@ -1,0 +1,191 @@
+// /api/v1/dashboard/...: one request per dashboard page, shaped for it, so a page paints
+// from a single answer. Each route reads summaries (dashboard.h), never the whole
+// result history, and the JSON views live in dashboard_views.cpp.
+#include <algorithm>
+#include <map>
+
+#include "codec.h"
+#include "context.h"
+#include "dashboard_views.h"
+
+namespace kport::coordinator {
+namespace json = boost::json;
+using http::Request;
+using http::Response;
+
+namespace {
+
+constexpr std::size_t k_recent_pipelines = 10;
+constexpr std::size_t k_changes_per_group = 200;
+
+bool memory_bound(std::string_view family) { return family == "rmsnorm" || family == "softmax"; }
+
+bool hex_sha(std::string_view s) {
+  if (s.size() < 7 || s.size() > 64) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+Error unknown_target(std::string_view name) {
+  return make_error(Errc::not_found, "target '" + std::string(name) + "' is not known; GET /api/v1/targets lists them");
+}
+
+// The results a target's matrix cites, loaded by id (a primary-key read each).
+Result<std::map<std::int64_t, db::ResultRecord>> evidence_of(Context& ctx, const db::TargetBoard& board) {
+  std::map<std::int64_t, db::ResultRecord> out;
+  for (const auto& v : board.variants)
+    for (const auto& id : {v.pass_result_id, v.fail_result_id}) {
+      if (!id || out.count(*id)) continue;
+      auto r = ctx.store->get_result(*id);
+      if (!r.ok()) return std::move(r).error();
+      if (*r) out.emplace(*id, std::move(**r));
+    }
+  return out;
+}
+
+Response overview(Context& ctx) {
+  auto targets = ctx.store->list_targets();
+  if (!targets.ok()) return http::error_response(targets.error());
+  json::array rows;
+  for (const auto& t : *targets) {
+    auto board = ctx.store->target_board(t.name);
+    if (!board.ok()) return http::error_response(board.error());
+    if (!*board) continue;
+    rows.push_back(json::object{{"name", t.name}, {"arch", t.arch}, {"toolkit", t.toolkit}, {"is_new", t.is_new},
+                                {"progress", progress_json((*board)->variants)},
+                                {"families", family_progress_json((*board)->variants)}});
+  }
+  auto runners = ctx.store->list_runners();
+  if (!runners.ok()) return http::error_response(runners.error());
+  std::int64_t online = 0, busy = 0;
+  json::object by_role{{"build", 0}, {"gpu", 0}};
+  for (const auto& r : *runners) {
+    if (!r.online) continue;
+    ++online;
+    busy += r.current_job.has_value();
+    by_role[db::to_string(r.role)] = by_role[db::to_string(r.role)].as_int64() + 1;
+  }
+  db::PipelineFilter pf;
+  pf.limit = static_cast<int>(k_recent_pipelines);
+  auto pipelines = ctx.store->list_pipelines(pf);
+  if (!pipelines.ok()) return http::error_response(pipelines.error());
+  auto queue = ctx.store->queue_stats();
+  if (!queue.ok()) return http::error_response(queue.error());
+  return http::json_ok(json::object{
+      {"targets", std::move(rows)},
+      {"runners", {{"online", online}, {"busy", busy}, {"registered", static_cast<std::int64_t>(runners->size())},
+                   {"online_by_role", std::move(by_role)}}},
+      {"queue", to_json(*queue)},
+      {"pipelines", page_to_json(*pipelines).as_object()["items"]}});
+}
+
+Response target_page(Context& ctx, std::string_view name) {
+  auto board = ctx.store->target_board(name);
+  if (!board.ok()) return http::error_response(board.error());
+  if (!*board) return http::error_response(unknown_target(name));
+  auto evidence = evidence_of(ctx, **board);
+  if (!evidence.ok()) return http::error_response(evidence.error());
+  return http::json_ok(target_board_json(**board, *evidence));
+}
+
+Response commit_page(Context& ctx, const std::string& sha) {
+  if (!hex_sha(sha))
+    return http::error_response(make_error(Errc::invalid_argument, "'" + sha + "' is not a commit sha (7..64 lowercase hex digits)"));
+  auto commit = ctx.store->get_commit(sha);
+  if (!commit.ok()) return http::error_response(commit.error());
+  auto after = ctx.store->commit_results(sha);
+  if (!after.ok()) return http::error_response(after.error());
+  if (!*commit && after->empty())
+    return http::error_response(make_error(Errc::not_found, "commit " + sha + " is not known to kport and has no results"));
+  std::optional<std::string> parent;
+  if (*commit) parent = (*commit)->parent_sha;
+  std::vector<db::ResultBrief> before;
+  if (parent) {
+    auto b = ctx.store->commit_results(*parent);
+    if (!b.ok()) return http::error_response(b.error());
+    before = std::move(*b);
+  }
+  json::object out = commit_diff_json(*after, before, k_changes_per_group);
+  out["commit"] = *commit ? to_json(**commit) : json::value(json::object{{"sha", sha}});
+  out["parent"] = parent ? json::value(*parent) : json::value(nullptr);
+  out["results"] = static_cast<std::int64_t>(after->size());
+  out["parent_results"] = static_cast<std::int64_t>(before.size());
+  return http::json_ok(out);
+}
+
+Response kernel_page(Context& ctx, const Request& req) {
+  std::string instance(req.param("instance"));
+  auto known = ctx.store->list_kernel_instances();
+  if (!known.ok()) return http::error_response(known.error());
+  auto it = std::find_if(known->begin(), known->end(), [&](const db::KernelInstance& k) { return k.name == instance; });
+  if (it == known->end())
+    return http::error_response(make_error(Errc::not_found, "kernel instance '" + instance + "' is not known; GET /api/v1/kernels lists them"));
+  auto configs = ctx.store->measured_configs(instance);
+  if (!configs.ok()) return http::error_response(configs.error());
+  std::string dtype(req.query_or("dtype")), shape(req.query_or("shape"));
+  // Without a choice, the first configuration measured is shown, so a bare link works.
+  if ((dtype.empty() || shape.empty()) && !configs->empty()) {
+    auto pick = std::find_if(configs->begin(), configs->end(),
+                             [&](const auto& c) { return dtype.empty() || c.first == dtype; });
+    if (pick == configs->end()) pick = configs->begin();
+    if (dtype.empty()) dtype = pick->first;
+    if (shape.empty()) shape = pick->second;
+  }
+  json::array config_list;
+  for (const auto& [d, s] : *configs) config_list.push_back(json::object{{"dtype", d}, {"shape", s}});
+  json::array series;
+  if (!dtype.empty() && !shape.empty()) {
+    auto points = ctx.store->kernel_history(instance, dtype, shape);
+    if (!points.ok()) return http::error_response(points.error());
+    auto peaks = ctx.store->gpu_peaks(it->family, dtype);
+    if (!peaks.ok()) return http::error_response(peaks.error());
+    series = kernel_series_json(*points, *peaks, memory_bound(it->family));
+  }
+  return http::json_ok(json::object{{"instance", instance}, {"family", it->family}, {"variant", it->variant},
+                                    {"dtype", dtype}, {"shape", shape}, {"configs", std::move(config_list)},
+                                    {"series", std::move(series)},
+                                    {"peak_rule", "best throughput measured on the GPU for this op and dtype, by any kernel or the vendor baseline"}});
+}
+
+Response runners_page(Context& ctx, bool all) {
+  auto runners = ctx.store->list_runners(all);
+  if (!runners.ok()) return http::error_response(runners.error());
+  json::array items;
+  for (const auto& r : *runners) {
+    json::object o = to_json(r).as_object();
+    o["job"] = nullptr;
+    if (r.current_job) {
+      auto job = ctx.store->get_job(*r.current_job);
+      if (!job.ok()) return http::error_response(job.error());
+      if (*job) o["job"] = to_json(**job);
+    }
+    items.push_back(std::move(o));
+  }
+  return http::json_ok(json::object{{"items", std::move(items)}});
+}
+
+}  // namespace
+
+void add_dashboard_routes(http::Router& router, Context& ctx) {
+  add_blocking(router, ctx, "GET", "/api/v1/dashboard/overview", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    return overview(ctx);
+  });
+  add_blocking(router, ctx, "GET", "/api/v1/dashboard/targets/{target}", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    return target_page(ctx, req.param("target"));
+  });
+  add_blocking(router, ctx, "GET", "/api/v1/dashboard/commits/{sha}", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    return commit_page(ctx, std::string(req.param("sha")));
+  });
+  add_blocking(router, ctx, "GET", "/api/v1/dashboard/kernels/{instance}", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    return kernel_page(ctx, req);
+  });
+  add_blocking(router, ctx, "GET", "/api/v1/dashboard/runners", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    return runners_page(ctx, req.query_or("all") == "1");
+  });
+}
+
+}  // namespace kport::coordinator
