@@ -29,12 +29,27 @@ if ! command -v npm >/dev/null 2>&1; then missing+=(npm); fi
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
+else
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# ---- dashboard: the chart library and the browser-test driver, from npm ----------------
+# web/package-lock.json pins them; `npm ci` installs exactly those into web/node_modules
+# and its postinstall copies the chart library into web/vendor/, which the coordinator
+# serves. playwright-core downloads no browser: the tests use Debian's chromium above.
+# Skipped when the installed tree is complete, so a second run is quick.
+web_dir="$(cd "$(dirname "$0")/.." && pwd)/web"
+if [ -f "$web_dir/package-lock.json" ]; then
+  if [ ! -d "$web_dir/node_modules/uplot" ] || [ ! -d "$web_dir/node_modules/playwright-core" ] \
+     || [ ! -f "$web_dir/vendor/uplot.esm.js" ]; then
+    echo "install-deps: npm ci --prefix web"
+    npm ci --prefix "$web_dir" --no-audit --no-fund
+  else
+    echo "install-deps: web/node_modules present"
+  fi
+fi

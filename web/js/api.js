@@ -1,0 +1,33 @@
+// The coordinator's REST API, same origin. Errors come back as {error:{code,message}};
+// getJSON throws an Error carrying that message and the HTTP status.
+export async function getJSON(path, params) {
+  const url = new URL(path, window.location.origin);
+  for (const [k, v] of Object.entries(params || {})) if (v !== undefined && v !== null && v !== '') url.searchParams.set(k, v);
+  const res = await fetch(url, { headers: { Accept: 'application/json' } });
+  let body = null;
+  try {
+    body = await res.json();
+  } catch {
+    body = null;
+  }
+  if (!res.ok) {
+    const msg = body && body.error ? `${body.error.code}: ${body.error.message}` : `HTTP ${res.status}`;
+    const err = new Error(msg);
+    err.status = res.status;
+    throw err;
+  }
+  return body;
+}
+
+export const api = {
+  overview: () => getJSON('/api/v1/dashboard/overview'),
+  target: (name) => getJSON(`/api/v1/dashboard/targets/${encodeURIComponent(name)}`),
+  commit: (sha) => getJSON(`/api/v1/dashboard/commits/${encodeURIComponent(sha)}`),
+  kernel: (instance, dtype, shape) => getJSON(`/api/v1/dashboard/kernels/${encodeURIComponent(instance)}`, { dtype, shape }),
+  runners: (all) => getJSON('/api/v1/dashboard/runners', { all: all ? '1' : '' }),
+  results: (params) => getJSON('/api/v1/results', params),
+  result: (id) => getJSON(`/api/v1/results/${id}`),
+  best: (params) => getJSON('/api/v1/best', params),
+  gpus: () => getJSON('/api/v1/gpus'),
+  kernels: () => getJSON('/api/v1/kernels'),
+};

@@ -1,0 +1,68 @@
+// Commit page: per target and GPU, what changed against the parent commit (fixed, new
+// failure, still failing, regressed, improved) with the figures behind each change.
+// State: #/commit/<sha>?kind=<kind> filters the lists.
+import { h, fill, fmtNum, fmtPct, fmtTime, shortSha, pageLink, pendingBadge } from '../dom.js';
+import { api } from '../api.js';
+import { replaceParams } from '../router.js';
+
+const KINDS = ['new_failure', 'regressed', 'fixed', 'improved', 'still_failing'];
+const LABEL = { new_failure: 'new failure', regressed: 'regressed', fixed: 'fixed', improved: 'improved',
+  still_failing: 'still failing', unchanged: 'unchanged', added: 'new key', dropped: 'not rerun' };
+
+function side(s) {
+  if (!s) return '—';
+  return s.status === 'passed' ? `${fmtNum(s.median_us)} µs ± ${fmtNum(s.stddev_us)}` : s.status;
+}
+
+function changeRow(c) {
+  return h('tr', { class: `kind-${c.kind}` },
+    h('td', {}, h('span', { class: `tag kind-${c.kind}` }, LABEL[c.kind])),
+    h('td', {}, pageLink(`/kernel/${c.instance}`, { dtype: c.dtype, shape: c.shape }, c.instance)),
+    h('td', {}, c.dtype), h('td', {}, h('code', {}, c.shape)),
+    h('td', { class: 'num' }, c.before ? h('a', { href: `/api/v1/results/${c.before.id}` }, side(c.before)) : '—'),
+    h('td', { class: 'num' }, h('a', { href: `/api/v1/results/${c.after.id}` }, side(c.after))),
+    h('td', { class: 'num' }, c.delta ? `${c.delta > 0 ? '+' : ''}${fmtPct(c.delta)}` : ''));
+}
+
+function group(g, kind) {
+  const changes = g.changes.filter((c) => !kind || c.kind === kind);
+  return h('section', { class: 'group', dataset: { target: g.target, gpu: g.gpu_model } },
+    h('h2', {}, pageLink(`/target/${g.target}`, null, g.target), ` on ${g.gpu_model}`),
+    h('p', { class: 'counts' }, Object.entries(g.counts).filter(([, n]) => n > 0)
+      .map(([k, n]) => h('span', { class: `tag kind-${k}` }, `${n} ${LABEL[k]}`))),
+    changes.length
+      ? h('table', { class: 'grid' },
+        h('thead', {}, h('tr', {}, ['change', 'instance', 'dtype', 'shape', 'parent', 'this commit', 'Δ time'].map((t) => h('th', {}, t)))),
+        h('tbody', {}, changes.map(changeRow)))
+      : h('p', { class: 'muted' }, 'No changes.'),
+    g.truncated ? h('p', { class: 'muted' }, 'Showing the first changes only.') : null);
+}
+
+export async function render(root, route) {
+  const sha = route.arg;
+  let kind = route.params.get('kind') || '';
+  let data = await api.commit(sha);
+  const groupsEl = h('div', { id: 'groups' });
+  const filter = h('select', { id: 'kind', onchange: () => { kind = filter.value; replaceParams({ kind }); paint(); } },
+    h('option', { value: '' }, 'every change'), KINDS.map((k) => h('option', { value: k, selected: k === kind }, LABEL[k])));
+  const paint = () => fill(groupsEl, data.groups.length ? data.groups.map((g) => group(g, kind))
+    : h('p', { class: 'muted' }, 'No results for this commit yet.'));
+  const fresh = pendingBadge('result', async () => { data = await api.commit(sha); paint(); });
+  const c = data.commit;
+  const t = data.totals;
+  fill(root,
+    h('h1', {}, 'Commit ', h('code', {}, shortSha(c.sha))),
+    h('pre', { class: 'message', id: 'commit-message' }, c.message || ''),
+    h('p', { class: 'summary' }, `${c.author || 'unknown author'} · ${fmtTime(c.time)} · parent `,
+      data.parent ? pageLink(`/commit/${data.parent}`, null, h('code', {}, shortSha(data.parent))) : 'none',
+      ` · ${data.results} result keys here, ${data.parent_results} on the parent`),
+    h('p', { class: 'counts', id: 'totals' }, KINDS.map((k) => h('span', { class: `tag kind-${k}` }, `${t[k]} ${LABEL[k]}`))),
+    h('p', {}, h('label', {}, 'Show ', filter), ' ', fresh.el, h('span', { class: 'muted' }, ` Rule: ${data.rule}.`)),
+    groupsEl);
+  paint();
+  return {
+    onEvent(ev, payload) {
+      if (ev === 'results') fresh.add(payload.ids ? payload.ids.length : 1);
+    },
+  };
+}

@@ -1,0 +1,73 @@
+// Kernel page: one configuration (instance, dtype, shape) over commits, one line per GPU
+// model with its noise band: as a share of the GPU's measured peak and as the ratio to
+// the vendor baseline. State: #/kernel/<instance>?dtype=..&shape=..
+import { h, fill, fmtNum, fmtPct, shortSha, hashFor } from '../dom.js';
+import { api } from '../api.js';
+import { coalesce } from '../live.js';
+
+function charts(container, data, lineChart) {
+  container.replaceChildren();
+  const times = [...new Set(data.series.flatMap((s) => s.points.map((p) => p.time_ms)))].sort((a, b) => a - b);
+  const at = (s, key) => {
+    const byTime = new Map(s.points.map((p) => [p.time_ms, p[key]]));
+    return times.map((t) => (byTime.has(t) ? byTime.get(t) : null));
+  };
+  const x = times.map((t) => t / 1000);
+  const shareEl = h('div', { class: 'chart', id: 'chart-share' });
+  const ratioEl = h('div', { class: 'chart', id: 'chart-ratio' });
+  const timeEl = h('div', { class: 'chart', id: 'chart-time' });
+  container.append(shareEl, ratioEl, timeEl);
+  const unit = data.series[0] ? data.series[0].unit : '';
+  lineChart(shareEl, { title: `Share of the GPU's measured peak ${unit}`, yLabel: 'share', x,
+    series: data.series.map((s) => ({ label: s.gpu_model, values: at(s, 'share'), low: at(s, 'share_low'), high: at(s, 'share_high') })) });
+  lineChart(ratioEl, { title: 'Ratio to the vendor baseline (higher is faster)', yLabel: 'ratio', x,
+    series: data.series.map((s) => ({ label: s.gpu_model, values: at(s, 'ratio') })) });
+  lineChart(timeEl, { title: 'Median time with noise band (µs)', yLabel: 'µs', x,
+    series: data.series.map((s) => ({ label: s.gpu_model, values: at(s, 'median_us'), low: at(s, 'low_us'), high: at(s, 'high_us') })) });
+}
+
+function table(data) {
+  return h('table', { class: 'grid', id: 'latest' },
+    h('thead', {}, h('tr', {}, ['GPU', 'peak', 'latest commit', 'median µs', 'band µs', 'share of peak', 'ratio', 'points'].map((t) => h('th', {}, t)))),
+    h('tbody', {}, data.series.map((s) => {
+      const p = s.points[s.points.length - 1];
+      return h('tr', { dataset: { gpu: s.gpu_model } },
+        h('td', {}, s.gpu_model),
+        h('td', { class: 'num' }, s.peak != null ? `${fmtNum(s.peak)} ${s.unit}` : '—'),
+        h('td', {}, h('a', { href: hashFor(`/commit/${p.commit}`) }, h('code', {}, shortSha(p.commit)))),
+        h('td', { class: 'num' }, h('a', { href: `/api/v1/results/${p.result}` }, fmtNum(p.median_us))),
+        h('td', { class: 'num' }, `${fmtNum(p.low_us)}–${fmtNum(p.high_us)}`),
+        h('td', { class: 'num' }, fmtPct(p.share)),
+        h('td', { class: 'num' }, `×${fmtNum(p.ratio)}`),
+        h('td', { class: 'num' }, String(s.points.length)));
+    })));
+}
+
+export async function render(root, route) {
+  const instance = route.arg;
+  let data = await api.kernel(instance, route.params.get('dtype'), route.params.get('shape'));
+  const chartsEl = h('div', { id: 'charts' });
+  const tableEl = h('div');
+  const choose = h('select', { id: 'config', onchange: () => {
+    const [dtype, shape] = choose.value.split('|');
+    window.location.hash = hashFor(`/kernel/${instance}`, { dtype, shape });
+  } }, data.configs.map((c) => h('option', { value: `${c.dtype}|${c.shape}`, selected: c.dtype === data.dtype && c.shape === data.shape }, `${c.dtype} · ${c.shape}`)));
+  const paint = async () => {
+    fill(tableEl, data.series.length ? table(data) : h('p', { class: 'muted' }, 'No passing measurement of this configuration yet.'));
+    if (data.series.length) {
+      const { lineChart } = await import('../chart.js');
+      charts(chartsEl, data, lineChart);
+    }
+  };
+  fill(root,
+    h('h1', {}, `Kernel ${instance}`),
+    h('p', { class: 'summary' }, `${data.family} · variant ${data.variant} · `, h('label', {}, 'configuration ', choose)),
+    tableEl, chartsEl,
+    h('p', { class: 'muted' }, `Peak: ${data.peak_rule}. Band: median ± standard deviation of the results at that commit.`));
+  await paint();
+  const refresh = coalesce(async () => {
+    data = await api.kernel(instance, data.dtype, data.shape);
+    await paint();
+  }, 1000);
+  return { onEvent(ev) { if (ev === 'results') refresh(ev); } };
+}

@@ -1,0 +1,152 @@
+// Target page: variants x stages in colour with figures; a cell opens its evidence and
+// the command that reproduces it; the burndown shows how many variants still have to
+// reach each stage over time. State: #/target/<name>?cell=<family.variant>:<stage>
+import { h, fill, fmtNum, fmtTime, shortSha, pageLink, hashFor } from '../dom.js';
+import { api } from '../api.js';
+import { coalesce } from '../live.js';
+import { replaceParams } from '../router.js';
+
+const STAGES = [
+  ['build', 'builds'],
+  ['resources', 'resources clean'],
+  ['numerics', 'numerics pass'],
+  ['timing', 'measured'],
+  ['selected', 'selected best'],
+];
+
+function figure(stage, c) {
+  switch (stage) {
+    case 'build': return c.status || 'not built';
+    case 'resources': return c.registers != null ? `${c.registers} regs · ${c.spill_bytes || 0} B spill` : '—';
+    case 'numerics': return `${c.passed} pass · ${c.failed} fail`;
+    case 'timing': return c.max_ratio != null ? `×${fmtNum(c.max_ratio)} vs baseline` : `${c.measured} timed`;
+    case 'selected': return c.count ? `best on ${c.count}` : '—';
+    default: return '';
+  }
+}
+
+function cellId(v, stage) {
+  return `${v.family}.${v.variant}:${stage}`;
+}
+
+function evidenceBlock(title, e) {
+  if (!e) return null;
+  return h('div', { class: 'evidence' },
+    h('h4', {}, title, ' ', h('a', { href: e.url }, `result #${e.id}`)),
+    h('dl', {},
+      h('dt', {}, 'instance'), h('dd', {}, pageLink(`/kernel/${e.instance}`, { dtype: e.dtype, shape: e.shape }, e.instance)),
+      h('dt', {}, 'dtype / shape'), h('dd', {}, `${e.dtype} · `, h('code', {}, e.shape)),
+      h('dt', {}, 'GPU'), h('dd', {}, `${e.gpu_model} (driver ${e.driver || '—'})`),
+      h('dt', {}, 'commit'), h('dd', {}, pageLink(`/commit/${e.commit}`, null, h('code', {}, shortSha(e.commit)))),
+      h('dt', {}, 'status'), h('dd', {}, e.status, e.message ? h('pre', { class: 'log' }, e.message) : null),
+      h('dt', {}, 'numerics'), h('dd', {}, `max abs ${fmtNum(e.max_abs_err, 6)} · normwise ${fmtNum(e.normwise_rel_err, 6)} · tol ${fmtNum(e.tolerance, 6)}`),
+      h('dt', {}, 'timing'), h('dd', {}, `median ${fmtNum(e.median_us)} µs ± ${fmtNum(e.stddev_us)} (${e.samples ?? '—'} samples) · ${e.baseline || 'baseline'} ratio ×${fmtNum(e.ratio)}`)),
+    h('p', {}, 'Reproduce:'), h('pre', { class: 'cmd' }, e.command));
+}
+
+function detail(target, v, stage) {
+  const c = v.cells[stage];
+  const parts = [h('h3', {}, `${v.family}.${v.variant} — ${STAGES.find(([s]) => s === stage)[1]}: `,
+    h('span', { class: `tag cell-${c.state}` }, c.state))];
+  if (stage === 'build' || stage === 'resources') {
+    const b = v.cells.build;
+    const r = v.cells.resources;
+    parts.push(h('dl', {},
+      h('dt', {}, 'build'), h('dd', {}, b.status || 'no build record yet',
+        b.record ? h('span', { class: 'muted' }, ` (record #${b.record}, commit `, pageLink(`/commit/${b.commit}`, null, shortSha(b.commit)), ')') : null),
+      h('dt', {}, 'resources'), h('dd', {}, `registers ${r.registers ?? '—'} · spills ${r.spill_bytes ?? '—'} B · shared memory ${r.shared_mem_bytes ?? '—'} B`),
+      h('dt', {}, 'build log'), h('dd', {}, b.log ? h('a', { href: b.log }, 'job log') : '—'),
+      h('dt', {}, 'records'), h('dd', {}, h('a', { href: `/api/v1/builds?target=${encodeURIComponent(target)}&family=${encodeURIComponent(v.family)}&variant=${encodeURIComponent(v.variant)}` }, 'all build records'))));
+    parts.push(h('p', {}, 'Reproduce:'), h('pre', { class: 'cmd' }, b.command));
+  } else if (stage === 'numerics') {
+    parts.push(evidenceBlock('Latest pass', c.evidence), evidenceBlock('Latest failure', c.failure));
+  } else {
+    parts.push(evidenceBlock('Evidence', v.cells.timing.evidence));
+  }
+  if (parts.length === 1 || parts.slice(1).every((p) => !p)) parts.push(h('p', { class: 'muted' }, 'No evidence yet.'));
+  return parts;
+}
+
+function burndown(container, data) {
+  if (!data.burndown.length) {
+    fill(container, h('p', { class: 'muted' }, 'No progress recorded yet.'));
+    return;
+  }
+  const total = data.progress.applicable;
+  const x = data.burndown.map((p) => p.time_ms / 1000);
+  const series = [['builds', 'to build'], ['numerics_passed', 'to pass numerics'], ['measured', 'to measure']]
+    .map(([key, label]) => ({ label, step: true, values: data.burndown.map((p) => total - p[key]) }));
+  import('../chart.js').then(({ lineChart }) => {
+    container.replaceChildren();
+    lineChart(container, { title: 'Burndown: variants still to reach each stage', yLabel: 'variants', x, series });
+  });
+}
+
+export async function render(root, route) {
+  const name = route.arg;
+  let data = await api.target(name);
+  let selected = route.params.get('cell') || '';
+  const panel = h('div', { class: 'panel', id: 'cell-detail' });
+  const chart = h('div', { class: 'chart', id: 'burndown' });
+  const body = h('tbody');
+  const summary = h('p', { class: 'summary' });
+
+  const paint = () => {
+    const p = data.progress;
+    fill(summary, `arch ${data.target.arch} · checked on ${data.check_arches.join(', ')} · `,
+      `${p.builds}/${p.applicable} build · ${p.numerics_passed} pass numerics · ${p.measured} measured · ${p.selected_best} selected`);
+    fill(body, data.variants.map((v) => h('tr', { dataset: { variant: `${v.family}.${v.variant}` } },
+      h('th', { scope: 'row' }, `${v.family}.${v.variant}`),
+      STAGES.map(([stage]) => {
+        const c = v.cells[stage];
+        const id = cellId(v, stage);
+        return h('td', { class: `cell cell-${c.state}${id === selected ? ' selected' : ''}` },
+          h('a', { href: hashFor(`/target/${name}`, { cell: id }), dataset: { cell: id },
+            onclick: (e) => { e.preventDefault(); select(id); } },
+          h('span', { class: 'state' }, c.state), h('span', { class: 'fig' }, figure(stage, c))));
+      }))));
+    paintDetail();
+  };
+  const paintDetail = () => {
+    const [key, stage] = selected.split(':');
+    const v = data.variants.find((x) => `${x.family}.${x.variant}` === key);
+    if (!v || !stage || !v.cells[stage]) {
+      fill(panel, h('p', { class: 'muted' }, 'Choose a cell to see its evidence and the command that reproduces it.'));
+      return;
+    }
+    fill(panel, detail(name, v, stage));
+  };
+  const select = (id) => {
+    selected = id;
+    replaceParams({ cell: id });
+    for (const td of body.querySelectorAll('td.selected')) td.classList.remove('selected');
+    const a = body.querySelector(`a[data-cell="${CSS.escape(id)}"]`);
+    if (a) a.parentElement.classList.add('selected');
+    paintDetail();
+  };
+
+  paint();
+  fill(root,
+    h('h1', {}, `Target ${data.target.name}`, data.target.is_new ? h('span', { class: 'tag new' }, 'new') : null),
+    summary,
+    h('div', { class: 'split' },
+      h('table', { class: 'grid matrix', id: 'matrix' },
+        h('thead', {}, h('tr', {}, h('th', {}, 'variant'), STAGES.map(([, label]) => h('th', {}, label)))), body),
+      panel),
+    chart,
+    h('p', { class: 'muted' }, 'Updated ', h('span', { id: 'updated' }, fmtTime(Date.now()))));
+  burndown(chart, data);
+
+  // Cells keep their size while their text changes, so a refresh does not move the page.
+  const refresh = coalesce(async () => {
+    data = await api.target(name);
+    paint();
+    const u = root.querySelector('#updated');
+    if (u) u.textContent = fmtTime(Date.now());
+  }, 600);
+  return {
+    onEvent(ev) {
+      if (ev === 'results' || ev === 'job') refresh(ev);
+    },
+  };
+}
