@@ -30,17 +30,19 @@ struct Vec16Plan {
   int rows_per_block = 0;
 };
 
-inline Vec16Plan plan_rowwise_vec16(const RowwiseArgs& a) {
+// target_vecs: vectors each thread should hold (1, 2, 4, 8); rows get fewer threads and more
+// loads in flight per thread as it grows.
+inline Vec16Plan plan_rowwise_vec16(const RowwiseArgs& a, int target_vecs = 4) {
   Vec16Plan plan;
   const long row_bytes = static_cast<long>(a.cols) * dtype_size(a.dtype);
   if (row_bytes % 16 != 0) return plan;
   if (!is_aligned16(a.x) || !is_aligned16(a.y) || (a.w != nullptr && !is_aligned16(a.w)))
     return plan;
   const long vecs = row_bytes / 16;
-  // Aim at 4 vectors (64 bytes) in flight per thread: enough loads outstanding to cover HBM
+  // target_vecs * 16 bytes in flight per thread: enough loads outstanding to cover HBM
   // latency while rows stay spread over many blocks.
   int tpr_log2 = 5;
-  while ((1L << tpr_log2) * 4 < vecs && (1 << tpr_log2) < k_vec16_max_tpr) ++tpr_log2;
+  while ((1L << tpr_log2) * target_vecs < vecs && (1 << tpr_log2) < k_vec16_max_tpr) ++tpr_log2;
   const long tpr = 1L << tpr_log2;
   long v = (vecs + tpr - 1) / tpr;
   int k_v = 1;

@@ -87,8 +87,6 @@ std::optional<HarnessError> parse_args(const std::vector<std::string>& args, Opt
     if (err) return err;
   }
   if (o.command == "check" || o.command == "bench") {
-    if (o.all && !o.instance.empty())
-      return usage("give either --instance or --all, not both");
     if (!o.all) {
       if (o.instance.empty()) return usage(o.command + " needs --instance NAME or --all");
       if (o.dtype.empty() || o.dtype == "all")

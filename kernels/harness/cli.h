@@ -4,7 +4,8 @@
 //   kport-harness-<target> list
 //   kport-harness-<target> device
 //   kport-harness-<target> check --instance NAME --dtype bf16 --shape m=..,n=..,k=.. [--seed S]
-//   kport-harness-<target> check --all [--filter TEXT] [--dtype D|all] [--shape S] [--seed S]
+//   kport-harness-<target> check --all [--instance NAME | --filter TEXT] [--dtype D|all] [--shape S]
+//                                [--seed S]
 //   kport-harness-<target> bench --instance NAME --dtype D --shape S
 //   kport-harness-<target> bench --all [--filter TEXT] [--dtype D|all] [--shape S]
 // bench options: --time-cap-ms MS (per measurement, default 1500), --max-rse R (default
@@ -23,7 +24,7 @@ namespace kport::harness {
 
 struct Options {
   std::string command;   // list, device, check, bench
-  std::string instance;  // one instance (check/bench without --all)
+  std::string instance;  // one instance (without --all: one case; with --all: its grid)
   std::string filter;    // --all: instances whose name contains this text
   std::string dtype;     // "bf16", "fp16", "fp32", "all"; empty: per command default
   std::string shape;     // shape spec; empty with --all: the family grid

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "sm_clock.h"
+#include "target_compat.h"
 #include "target_info.h"
 
 namespace kport::harness {
@@ -12,20 +13,6 @@ GpuContext::~GpuContext() {
   if (flush != nullptr) cudaFree(flush);
   if (cublas != nullptr) cublasDestroy(cublas);
   if (stream != nullptr) cudaStreamDestroy(stream);
-}
-
-bool target_runs_on(const std::string& target, int major, int minor) {
-  std::string digits = target.substr(target.rfind('_') + 1);
-  char suffix = 0;
-  if (!digits.empty() && (digits.back() == 'a' || digits.back() == 'f')) {
-    suffix = digits.back();
-    digits.pop_back();
-  }
-  if (digits.size() < 2) return false;
-  const int t_major = std::stoi(digits.substr(0, digits.size() - 1));
-  const int t_minor = digits.back() - '0';
-  if (suffix == 'a') return major == t_major && minor == t_minor;
-  return major == t_major && minor >= t_minor;
 }
 
 std::string cuda_error_text(cudaError_t err) {

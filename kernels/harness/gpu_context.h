@@ -9,6 +9,7 @@
 #include <string>
 
 #include "json_out.h"
+#include "target_compat.h"
 
 namespace kport::harness {
 
@@ -26,11 +27,6 @@ struct GpuContext {
 // target_mismatch (exit 3), cuda_error.
 std::optional<HarnessError> open_gpu(GpuContext& ctx, bool need_flush_buffer,
                                      bool check_target = true);
-
-// Whether code built for `target` ("sm_90a") loads on a GPU of compute capability
-// major.minor: "a" targets need that exact arch, "f" the same major and an equal or higher
-// minor, plain targets likewise (SASS compatibility within a major).
-bool target_runs_on(const std::string& target, int major, int minor);
 
 // Device facts for the `device` command and the header of every report.
 Json device_json(const GpuContext& ctx);

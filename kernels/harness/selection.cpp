@@ -50,7 +50,10 @@ std::optional<HarnessError> select_cases(const Options& o, const std::vector<con
     return std::nullopt;
   }
   bool shape_parsed_somewhere = o.shape.empty();
+  bool instance_found = o.instance.empty();
   for (const Instance* inst : all) {
+    if (!o.instance.empty() && inst->name != o.instance) continue;
+    instance_found = true;
     if (!o.filter.empty() && inst->name.find(o.filter) == std::string::npos) continue;
     std::vector<Shape> shapes;
     if (o.shape.empty()) {
@@ -64,6 +67,10 @@ std::optional<HarnessError> select_cases(const Options& o, const std::vector<con
     for (DType t : dtypes_for(o, *inst))
       for (const Shape& s : shapes) out.push_back({inst, t, s});
   }
+  if (!instance_found)
+    return HarnessError{"unknown_instance",
+                        "no instance named '" + o.instance + "' in this harness (see `list`)",
+                        k_exit_usage};
   if (!shape_parsed_somewhere) {
     Shape s;
     Family guess = o.shape.find("m=") != std::string::npos ? Family::gemm

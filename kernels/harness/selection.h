@@ -1,7 +1,7 @@
 // Which (instance, dtype, shape) cases a check or bench run covers. Host-only.
 //   --instance NAME --dtype D --shape S   one case
-//   --all [--filter TEXT] [--dtype D|all] [--shape S]
-//       every registered instance whose name contains TEXT; dtypes: all the instance
+//   --all [--instance NAME | --filter TEXT] [--dtype D|all] [--shape S]
+//       the instance NAME, or every registered instance whose name contains TEXT; dtypes: all the instance
 //       supports for check, bf16 (or its first dtype) for bench unless --dtype says; shapes:
 //       the family grid, or --shape for the families it parses for.
 #pragma once

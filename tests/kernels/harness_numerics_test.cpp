@@ -1,0 +1,77 @@
+// The pass/fail rule of `check` and its tolerances.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "numerics.h"
+#include "tolerance.h"
+
+using namespace kport::harness;
+using kport::kernels::DType;
+using kport::kernels::Family;
+
+TEST(Numerics, ExactOutputPasses) {
+  const std::vector<float> out = {1, -2, 3};
+  const std::vector<double> ref = {1, -2, 3};
+  CompareStats s;
+  compare_host(out.data(), ref.data(), 3, s);
+  EXPECT_EQ(normwise_error(s), 0.0);
+  EXPECT_EQ(s.compared, 3u);
+  EXPECT_TRUE(judge(s, tolerance_for(Family::gemm, DType::f32)).passed);
+}
+
+TEST(Numerics, PoisonLeftInTheOutputFails) {
+  const std::vector<float> out = {1, std::numeric_limits<float>::quiet_NaN(), 3};
+  const std::vector<double> ref = {1, 2, 3};
+  CompareStats s;
+  compare_host(out.data(), ref.data(), 3, s);
+  EXPECT_EQ(s.nonfinite, 1u);
+  const Verdict v = judge(s, tolerance_for(Family::softmax, DType::bf16));
+  EXPECT_FALSE(v.passed);
+  EXPECT_NE(v.reason.find("NaN"), std::string::npos);
+}
+
+TEST(Numerics, NormwiseErrorAgainstTolerance) {
+  std::vector<float> out(100);
+  std::vector<double> ref(100);
+  for (int i = 0; i < 100; ++i) ref[i] = 1.0, out[i] = 1.0f + 5e-3f;  // 0.5 % everywhere
+  CompareStats s;
+  compare_host(out.data(), ref.data(), 100, s);
+  EXPECT_NEAR(normwise_error(s), 5e-3, 1e-6);
+  EXPECT_TRUE(judge(s, tolerance_for(Family::gemm, DType::bf16)).passed);
+  EXPECT_FALSE(judge(s, tolerance_for(Family::gemm, DType::f16)).passed);
+  EXPECT_FALSE(judge(s, tolerance_for(Family::gemm, DType::f32)).passed);
+}
+
+TEST(Numerics, OneLargeOutlierFailsOnMaxAbs) {
+  std::vector<float> out(10000, 1.0f);
+  std::vector<double> ref(10000, 1.0);
+  out[17] = 1.5f;  // normwise 0.5/100 = 5e-3, but one element is 50 % off
+  CompareStats s;
+  compare_host(out.data(), ref.data(), out.size(), s);
+  const Verdict v = judge(s, tolerance_for(Family::rmsnorm, DType::bf16));
+  EXPECT_FALSE(v.passed);
+  EXPECT_NE(v.reason.find("max abs"), std::string::npos);
+}
+
+TEST(Numerics, AttentionLseIsJudged) {
+  const std::vector<float> out = {1};
+  const std::vector<double> ref = {1};
+  CompareStats s;
+  compare_host(out.data(), ref.data(), 1, s);
+  const Tolerance tol = tolerance_for(Family::attention, DType::bf16);
+  EXPECT_TRUE(judge(s, tol, 1e-4).passed);
+  EXPECT_FALSE(judge(s, tol, 1e-1).passed);
+  EXPECT_FALSE(judge(s, tol, 0.0, 3).passed);
+}
+
+TEST(Numerics, TolerancesTightenWithPrecision) {
+  for (Family f : {Family::gemm, Family::attention, Family::rmsnorm, Family::softmax}) {
+    EXPECT_LT(tolerance_for(f, DType::f32).normwise, tolerance_for(f, DType::f16).normwise);
+    EXPECT_LT(tolerance_for(f, DType::f16).normwise, tolerance_for(f, DType::bf16).normwise);
+  }
+  // TF32-level error (~3e-4) must not pass as fp32.
+  EXPECT_LT(tolerance_for(Family::gemm, DType::f32).normwise, 3e-4);
+}
