@@ -1,0 +1,156 @@
+// The dashboard in real headless Chromium against a started kport-coordinator whose
+// database was seeded through the API: every page shows the seeded facts, a result
+// posted by a runner appears live, a commit message holding a script renders as text,
+// and the Content-Security-Policy header is sent.
+//
+//   node --test tests/e2e/dashboard.test.mjs   (env: KPORT_COORDINATOR_BIN, KPORT_E2E_OUT)
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { startCoordinator } from './support/coordinator.mjs';
+import { seed, facts, runPipeline } from './support/seed.mjs';
+import { launch, openPage, missingTools, repoRoot } from './support/browser.mjs';
+
+const binary = process.env.KPORT_COORDINATOR_BIN || join(repoRoot, 'build', 'dev', 'bin', 'kport-coordinator');
+const outDir = process.env.KPORT_E2E_OUT || join(repoRoot, 'build', 'e2e-screenshots');
+const missing = missingTools();
+// A missing tool skips these tests (CTest's SKIP_RETURN_CODE), never passes them; where
+// CI is set, deploy/install-deps.sh should have installed everything, so it fails.
+if (missing) {
+  console.log(`e2e: ${missing}`);
+  process.exit(process.env.CI ? 1 : 77);
+}
+let k;
+let runners;
+let browser;
+
+before(async () => {
+  mkdirSync(outDir, { recursive: true });
+  k = await startCoordinator({ binary, web: join(repoRoot, 'web') });
+  runners = await seed(k);
+  browser = await launch();
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (k) await k.stop();
+});
+
+// Opens #hash, waits for the page to paint its data, runs fn, and takes a screenshot.
+async function visit(name, hash, fn) {
+  const errors = [];
+  const page = await openPage(browser, errors);
+  try {
+    await page.goto(`${k.url}/${hash}`);
+    await page.waitForSelector(`body[data-ready="${hash.split('/')[1].split('?')[0] || 'overview'}"]`, { timeout: 10000 });
+    await fn(page);
+    await page.screenshot({ path: join(outDir, `${name}.png`), fullPage: true });
+    assert.deepEqual(errors, [], 'no script errors or CSP violations');
+  } finally {
+    await page.context().close();
+  }
+}
+
+const opts = {};
+
+test('the dashboard is served with a Content-Security-Policy', opts, async () => {
+  const res = await fetch(`${k.url}/`);
+  const csp = res.headers.get('content-security-policy') || '';
+  assert.match(csp, /script-src 'self'/);
+  assert.match(csp, /default-src 'self'/);
+  assert.doesNotMatch(csp, /unsafe-inline/);
+  const vendor = await fetch(`${k.url}/static/vendor/uplot.esm.js`);
+  assert.equal(vendor.status, 200, 'the chart library is served by the coordinator');
+});
+
+test('overview shows every target, runners and recent pipelines', opts, async () => {
+  await visit('overview', '#/', async (page) => {
+    const progress = await page.textContent('#progress');
+    for (const t of facts.targets) assert.ok(progress.includes(t), `target ${t} listed`);
+    assert.ok(progress.includes('gemm') && progress.includes('rmsnorm'), 'families listed');
+    assert.match(await page.textContent('.summary'), /2 runners online/);
+    assert.equal(await page.locator('#pipelines tbody tr').count(), 2);
+    assert.ok((await page.textContent('#results')).includes('gemm.wgmma_tma.a'));
+  });
+});
+
+test('target page shows the matrix, evidence with its command, and the burndown', opts, async () => {
+  await visit('target-sm_90a', '#/target/sm_90a?cell=gemm.simt:numerics', async (page) => {
+    const row = page.locator('tr[data-variant="gemm.wgmma_tma"]');
+    assert.equal(await row.locator('td').nth(0).getAttribute('class'), 'cell cell-ok');
+    assert.match(await row.locator('td').nth(1).getAttribute('class'), /cell-fail/, 'spills make resources fail');
+    const detail = await page.textContent('#cell-detail');
+    assert.ok(detail.includes(`kport-harness-sm_90a check --instance gemm.simt.a --dtype bf16 --shape ${facts.shape}`), detail);
+    assert.ok(detail.includes('max_rel_err 0.31'), 'the failure is shown');
+    await page.click('a[data-cell="gemm.mma_sync:timing"]');
+    assert.match(page.url(), /cell=gemm\.mma_sync%3Atiming|cell=gemm\.mma_sync:timing/);
+    assert.ok((await page.textContent('#cell-detail')).includes('kport-harness-sm_90a bench --instance gemm.mma_sync.a'));
+    assert.equal(await page.locator('#burndown canvas').count() > 0, true, 'burndown chart drawn');
+  });
+  await visit('target-sm_100a', '#/target/sm_100a', async (page) => {
+    assert.match(await page.locator('tr[data-variant="gemm.wgmma_tma"] td').first().getAttribute('class'), /cell-na/);
+    assert.match(await page.locator('tr[data-variant="gemm.simt"] td').first().getAttribute('class'), /cell-fail/);
+  });
+});
+
+test('commit page classifies changes and renders a script in a message as text', opts, async () => {
+  await visit('commit', `#/commit/${facts.child}`, async (page) => {
+    assert.equal(await page.textContent('#commit-message'), facts.childMessage);
+    assert.equal(await page.evaluate(() => window.__kportXss), undefined, 'the script did not run');
+    assert.equal(await page.locator('#commit-message script').count(), 0);
+    const totals = await page.textContent('#totals');
+    for (const s of ['1 new failure', '1 regressed', '1 fixed']) assert.ok(totals.includes(s), `${s} in ${totals}`);
+    const group = await page.textContent('section.group');
+    assert.ok(group.includes('gemm.mma_sync.a') && group.includes('+40.0%'), group);
+  });
+});
+
+test('kernel page charts a configuration per GPU with share of peak and ratio', opts, async () => {
+  await visit('kernel', `#/kernel/gemm.mma_sync.a?dtype=bf16&shape=${facts.shape}`, async (page) => {
+    const latest = await page.textContent('#latest');
+    assert.ok(latest.includes(facts.gpu), latest);
+    assert.ok(latest.includes('420'), 'latest median');
+    assert.ok(latest.includes('×0.43'), 'ratio to the baseline');
+    assert.ok(await page.locator('#chart-share canvas').count() > 0);
+    assert.ok(await page.locator('#chart-ratio canvas').count() > 0);
+  });
+});
+
+test('runners page lists GPUs, drivers and state, names as text', opts, async () => {
+  await visit('runners', '#/runners', async (page) => {
+    const table = await page.textContent('#runners');
+    assert.ok(table.includes(facts.gpuRunner), 'the markup in a runner name is shown as text');
+    assert.ok(table.includes('580.159.04') && table.includes(facts.gpu));
+    assert.equal(await page.locator('#runners b').count(), 0);
+  });
+});
+
+test('best-kernel explorer answers from the URL with its evidence', opts, async () => {
+  const q = new URLSearchParams({ gpu: facts.gpu, op: 'gemm', dtype: 'bf16', shape: facts.shape });
+  await visit('best', `#/best?${q}`, async (page) => {
+    await page.waitForSelector('#ranking');
+    assert.ok((await page.textContent('#answer h2')).includes('gemm.wgmma_tma.a'));
+    assert.ok(await page.locator('#ranking a[href^="/api/v1/results/"]').count() >= 2, 'evidence links');
+  });
+});
+
+test('a result posted by a runner appears live without moving the page', opts, async () => {
+  await visit('live', '#/', async (page) => {
+    await page.waitForFunction(() => document.getElementById('live').textContent === 'live');
+    await page.mouse.wheel(0, 300);
+    const firstBefore = await page.getAttribute('#results tbody tr', 'data-id');
+    const where = () => page.evaluate(() => [window.scrollY, document.getElementById('results').getBoundingClientRect().top]);
+    const before = await where();
+    await runPipeline(k, runners, facts.child, { 'gemm.wgmma_tma.a': ['passed', 140] });
+    const badge = page.locator('h2:has(+ #results) button.pending');
+    await badge.waitFor({ state: 'visible', timeout: 5000 });
+    assert.match(await badge.textContent(), /^1 new result — show$/);
+    assert.deepEqual(await where(), before, 'nothing moved while the update waited');
+    await badge.click();
+    await page.waitForFunction((id) => document.querySelector('#results tbody tr').dataset.id !== id, firstBefore);
+    const first = await page.textContent('#results tbody tr');
+    assert.ok(first.includes('gemm.wgmma_tma.a') && first.includes('passed'), first);
+    assert.ok(await page.locator('h2:has(+ #pipelines) button.pending:not([hidden])').count() === 1, 'the new pipeline is announced');
+  });
+});
