@@ -1,5 +1,7 @@
 #include "rows.h"
 
+#include <cctype>
+
 #include "json_text.h"
 
 namespace kport::db::detail {
@@ -183,7 +185,10 @@ Artifact read_artifact(const Stmt& s) {
 
 void Where::add_value(const std::string& cond, Value value) {
   if (!m_sql.empty()) m_sql += " AND ";
-  const auto q = cond.find('?');
+  // The placeholder is the bare "?"; numbered ones ("?1") inside cond stay as they are.
+  std::size_t q = cond.find('?');
+  while (q != std::string::npos && q + 1 < cond.size() && std::isdigit(static_cast<unsigned char>(cond[q + 1])))
+    q = cond.find('?', q + 1);
   m_sql += cond.substr(0, q + 1) + std::to_string(m_next) + cond.substr(q + 1);
   m_values.emplace_back(m_next++, std::move(value));
 }

@@ -65,7 +65,8 @@ class Where {
  public:
   using Value = std::variant<std::int64_t, double, std::string>;
   explicit Where(int first_param = 1) : m_next(first_param) {}
-  // cond uses "?" once for the value, e.g. "r.commit_sha = ?".
+  // cond uses a bare "?" once for the value, e.g. "r.commit_sha = ?"; numbered
+  // parameters in it ("?1") are left alone.
   template <typename T>
   void add(const std::string& cond, const std::optional<T>& value) {
     if (value) add_value(cond, Value(*value));

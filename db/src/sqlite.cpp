@@ -127,6 +127,10 @@ Result<std::unique_ptr<Connection>> Connection::open(const std::string& path, in
   return conn;
 }
 
+Result<std::unique_ptr<Connection>> Connection::open_writable(const std::string& path, int busy_timeout_ms) {
+  return open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, busy_timeout_ms);
+}
+
 Connection::~Connection() {
   for (auto& [sql, cached] : m_cache) sqlite3_finalize(cached.stmt);
   sqlite3_close_v2(m_db);

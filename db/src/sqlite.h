@@ -81,6 +81,8 @@ class Connection {
   // flags: SQLITE_OPEN_* bits. Sets busy_timeout and foreign_keys on every connection.
   static Result<std::unique_ptr<Connection>> open(const std::string& path, int flags,
                                                   int busy_timeout_ms);
+  // Read-write, created when missing (the writer's mode; tests use it too).
+  static Result<std::unique_ptr<Connection>> open_writable(const std::string& path, int busy_timeout_ms);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;

@@ -1,0 +1,235 @@
+// The job queue's state machine, as runners and the coordinator drive it.
+#include "test_support.h"
+
+namespace kport::db::test {
+
+using QueueTest = StoreTest;
+
+TEST_F(QueueTest, ClaimMatchesRoleAndCapabilities) {
+  auto p = pipeline_with_builds({"sm_90a", "sm_80"});
+  auto sm80_builder = build_runner("b80", {"sm_80"});
+  auto other_builder = build_runner("b120", {"sm_120"});
+  auto gpu = gpu_runner("h200", "9.0");
+
+  EXPECT_FALSE(ok(m_store->claim(other_builder.id)).has_value());
+  EXPECT_FALSE(ok(m_store->claim(gpu.id)).has_value()) << "a gpu runner never takes build jobs";
+  auto c = ok(m_store->claim(sm80_builder.id));
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->job.target, "sm_80");
+  EXPECT_EQ(c->job.status, JobStatus::running);
+  EXPECT_EQ(c->job.attempt, 1);
+  EXPECT_EQ(c->job.runner_id, sm80_builder.id);
+  EXPECT_EQ(c->lease_expires_ms, *m_now + 10'000);
+  EXPECT_EQ(ok(m_store->get_runner(sm80_builder.id))->current_job, c->job.id);
+  EXPECT_EQ(ok(m_store->get_pipeline(p.id))->status, PipelineStatus::running);
+}
+
+TEST_F(QueueTest, OldestMatchingJobIsClaimedFirst) {
+  auto p1 = pipeline_with_builds({"sm_90a"});
+  auto p2 = pipeline_with_builds({"sm_90a"});
+  auto b = build_runner("b", {"sm_90a"});
+  auto b2 = build_runner("b2", {"sm_90a"});
+  EXPECT_EQ(ok(m_store->claim(b.id))->job.pipeline_id, p1.id);
+  EXPECT_EQ(ok(m_store->claim(b2.id))->job.pipeline_id, p2.id);
+}
+
+TEST_F(QueueTest, SucceededBuildSpawnsChecksForRegisteredArches) {
+  ok(m_store->set_target_check_arches("sm_80", {"8.0", "8.6"}));
+  auto p = pipeline_with_builds({"sm_80"});
+  auto b = build_runner("b", {"sm_80"});
+  auto hopper = gpu_runner("h200", "9.0");
+  auto ampere = gpu_runner("a6000", "8.6", "NVIDIA RTX A6000");
+  auto c = ok(m_store->claim(b.id));
+  ASSERT_TRUE(c);
+  auto done = ok(m_store->complete(c->job.id, b.id, c->job.attempt));
+  EXPECT_EQ(done.status, JobStatus::succeeded);
+  ASSERT_EQ(done.spawned.size(), 2u);
+  for (auto id : done.spawned) {
+    Job j = job(id);
+    EXPECT_EQ(j.kind, JobKind::check);
+    EXPECT_EQ(j.depends_on, c->job.id);
+    EXPECT_EQ(j.pipeline_id, p.id);
+  }
+  EXPECT_FALSE(ok(m_store->claim(hopper.id)).has_value()) << "sm_80 checks are for 8.0 and 8.6 GPUs here";
+  auto check = ok(m_store->claim(ampere.id));
+  ASSERT_TRUE(check);
+  EXPECT_EQ(check->job.arch, "8.6");
+  ASSERT_TRUE(m_store->complete(check->job.id, ampere.id, 1).ok());
+  // The 8.0 check has no runner: the pipeline is not done, and that job says why.
+  auto waiting = ok(m_store->list_jobs(JobFilter{p.id, JobStatus::awaiting_runner, {}, {}, {}, {}, 100}));
+  ASSERT_EQ(waiting.items.size(), 1u);
+  EXPECT_EQ(waiting.items[0].arch, "8.0");
+  EXPECT_EQ(ok(m_store->get_pipeline(p.id))->status, PipelineStatus::running);
+}
+
+TEST_F(QueueTest, ChecksWaitUntilTheirBuildSucceeds) {
+  NewPipeline np;
+  np.commit_sha = std::string(40, 'b');
+  np.jobs.push_back(JobSpec{JobKind::build, np.commit_sha, "sm_90a", {}, {}, {}, 3, ""});
+  np.jobs.push_back(JobSpec{JobKind::check, np.commit_sha, "sm_90a", "9.0", {}, -1, 3, ""});
+  auto p = ok(m_store->create_pipeline(np));
+  auto gpu = gpu_runner("h200", "9.0");
+  auto b = build_runner("b", {"sm_90a"});
+  EXPECT_FALSE(ok(m_store->claim(gpu.id)).has_value());
+  auto build = ok(m_store->claim(b.id));
+  ASSERT_TRUE(build);
+  ASSERT_TRUE(m_store->complete(build->job.id, b.id, 1, false).ok());
+  auto check = ok(m_store->claim(gpu.id));
+  ASSERT_TRUE(check);
+  EXPECT_EQ(check->job.depends_on, build->job.id);
+  auto all = ok(m_store->list_jobs(JobFilter{p.id, {}, {}, {}, {}, {}, 100}));
+  EXPECT_EQ(all.items.size(), 2u) << "spawn_checks=false adds no jobs";
+}
+
+TEST_F(QueueTest, ExpiredLeaseRequeuesThenFailsAtTheLastAttempt) {
+  auto p = pipeline_with_builds({"sm_90a"}, 2);
+  auto b = build_runner("b", {"sm_90a"});
+  auto c1 = ok(m_store->claim(b.id));
+  ASSERT_TRUE(c1);
+  EXPECT_TRUE(ok(m_store->expire_leases(*m_now + 9'999)).empty());
+  auto expired = ok(m_store->expire_leases(*m_now + 10'000));
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_EQ(expired[0].status, JobStatus::queued);
+  EXPECT_EQ(job(c1->job.id).status, JobStatus::queued);
+  EXPECT_EQ(job(c1->job.id).attempt, 1);
+  EXPECT_FALSE(ok(m_store->get_runner(b.id))->current_job.has_value());
+
+  auto c2 = ok(m_store->claim(b.id));
+  ASSERT_TRUE(c2);
+  EXPECT_EQ(c2->job.attempt, 2);
+  expired = ok(m_store->expire_leases(*m_now + 10'000));
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_EQ(expired[0].status, JobStatus::failed);
+  Job j = job(c1->job.id);
+  EXPECT_EQ(j.status, JobStatus::failed);
+  EXPECT_EQ(j.failure_reason, "lease expired after 2 attempts");
+  EXPECT_TRUE(j.finished_ms.has_value());
+  EXPECT_EQ(ok(m_store->get_pipeline(p.id))->status, PipelineStatus::failed);
+  EXPECT_FALSE(ok(m_store->claim(b.id)).has_value());
+}
+
+TEST_F(QueueTest, HeartbeatExtendsTheLease) {
+  pipeline_with_builds({"sm_90a"});
+  auto b = build_runner("b", {"sm_90a"});
+  auto c = ok(m_store->claim(b.id));
+  ASSERT_TRUE(c);
+  *m_now += 8'000;
+  auto hb = ok(m_store->heartbeat(b.id, c->job.id, 1));
+  EXPECT_EQ(hb.lease_expires_ms, *m_now + 10'000);
+  EXPECT_FALSE(hb.cancel_requested);
+  *m_now += 8'000;
+  EXPECT_TRUE(ok(m_store->expire_leases(*m_now)).empty());
+  EXPECT_EQ(job(c->job.id).status, JobStatus::running);
+}
+
+TEST_F(QueueTest, CompleteIsIdempotentAndStaleAttemptsAreRefused) {
+  pipeline_with_builds({"sm_90a"});
+  auto slow = build_runner("slow", {"sm_90a"});
+  auto fast = build_runner("fast", {"sm_90a"});
+  auto c1 = ok(m_store->claim(slow.id));
+  ASSERT_TRUE(c1);
+  ASSERT_TRUE(m_store->expire_leases(*m_now + 20'000).ok());
+  auto c2 = ok(m_store->claim(fast.id));
+  ASSERT_TRUE(c2);
+  EXPECT_EQ(c2->job.attempt, 2);
+
+  auto stale = m_store->complete(c1->job.id, slow.id, 1);
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.error().code, Errc::conflict);
+  auto stolen = m_store->complete(c1->job.id, slow.id, 2);
+  ASSERT_FALSE(stolen.ok());
+  EXPECT_EQ(stolen.error().code, Errc::conflict) << "the lease belongs to the other runner";
+
+  auto first = ok(m_store->complete(c2->job.id, fast.id, 2));
+  EXPECT_FALSE(first.duplicate);
+  auto again = ok(m_store->complete(c2->job.id, fast.id, 2));
+  EXPECT_TRUE(again.duplicate);
+  EXPECT_EQ(again.status, JobStatus::succeeded);
+  EXPECT_EQ(again.spawned, first.spawned);
+
+  auto hb = m_store->heartbeat(slow.id, c1->job.id, 1);
+  ASSERT_FALSE(hb.ok());
+  EXPECT_EQ(hb.error().code, Errc::gone);
+}
+
+TEST_F(QueueTest, CancelQueuedAtOnceAndRunningAtNextHeartbeat) {
+  auto p = pipeline_with_builds({"sm_90a", "sm_80"});
+  auto b = build_runner("b", {"sm_90a"});
+  auto c = ok(m_store->claim(b.id));
+  ASSERT_TRUE(c);
+  auto jobs = ok(m_store->list_jobs(JobFilter{p.id, JobStatus::queued, {}, {}, {}, {}, 100}));
+  ASSERT_EQ(jobs.items.size(), 1u);
+  EXPECT_EQ(ok(m_store->cancel(jobs.items[0].id)), JobStatus::cancelled);
+  EXPECT_EQ(job(jobs.items[0].id).status, JobStatus::cancelled);
+
+  EXPECT_EQ(ok(m_store->cancel(c->job.id)), JobStatus::running);
+  EXPECT_TRUE(ok(m_store->heartbeat(b.id, c->job.id, 1)).cancel_requested);
+  auto stopped = ok(m_store->fail(c->job.id, b.id, 1, "stopped on request"));
+  EXPECT_EQ(stopped.status, JobStatus::cancelled);
+  EXPECT_EQ(ok(m_store->get_pipeline(p.id))->status, PipelineStatus::cancelled);
+  EXPECT_EQ(ok(m_store->cancel(c->job.id)), JobStatus::cancelled) << "a finished job stays as it is";
+}
+
+TEST_F(QueueTest, FailRetriesWhileAttemptsRemainAndCancelsDependents) {
+  NewPipeline np;
+  np.commit_sha = std::string(40, 'c');
+  np.jobs.push_back(JobSpec{JobKind::build, np.commit_sha, "sm_90a", {}, {}, {}, 2, ""});
+  np.jobs.push_back(JobSpec{JobKind::check, np.commit_sha, "sm_90a", "9.0", {}, -1, 3, ""});
+  auto p = ok(m_store->create_pipeline(np));
+  auto b = build_runner("b", {"sm_90a"});
+  auto c1 = ok(m_store->claim(b.id));
+  ASSERT_TRUE(c1);
+  EXPECT_EQ(ok(m_store->fail(c1->job.id, b.id, 1, "toolkit crashed", true)).status, JobStatus::queued);
+  EXPECT_TRUE(ok(m_store->fail(c1->job.id, b.id, 1, "toolkit crashed", true)).duplicate);
+  auto c2 = ok(m_store->claim(b.id));
+  ASSERT_TRUE(c2);
+  EXPECT_EQ(ok(m_store->fail(c2->job.id, b.id, 2, "toolkit crashed", true)).status, JobStatus::failed);
+  EXPECT_EQ(job(c2->job.id).failure_reason, "toolkit crashed");
+  auto jobs = ok(m_store->list_jobs(JobFilter{p.id, {}, JobKind::check, {}, {}, {}, 100}));
+  ASSERT_EQ(jobs.items.size(), 1u);
+  EXPECT_EQ(jobs.items[0].status, JobStatus::cancelled) << "a check cannot run without its build";
+}
+
+TEST_F(QueueTest, AwaitingRunnerIsDerivedFromOnlineRunners) {
+  NewPipeline np;
+  np.commit_sha = std::string(40, 'd');
+  np.jobs.push_back(JobSpec{JobKind::check, np.commit_sha, "sm_100a", "10.0", {}, {}, 3, ""});
+  auto p = ok(m_store->create_pipeline(np));
+  auto id = ok(m_store->list_jobs(JobFilter{p.id, {}, {}, {}, {}, {}, 10})).items.at(0).id;
+  EXPECT_EQ(job(id).status, JobStatus::awaiting_runner);
+  EXPECT_EQ(ok(m_store->queue_stats()).jobs_by_status[JobStatus::awaiting_runner], 1);
+
+  auto b200 = gpu_runner("b200", "10.0", "NVIDIA B200");
+  EXPECT_EQ(job(id).status, JobStatus::queued);
+  auto stats = ok(m_store->queue_stats());
+  EXPECT_EQ(stats.jobs_by_status[JobStatus::queued], 1);
+  EXPECT_EQ(stats.jobs_by_status[JobStatus::awaiting_runner], 0);
+  EXPECT_EQ(stats.runners_online, 1);
+
+  *m_now += 61'000;  // the runner went silent
+  EXPECT_EQ(job(id).status, JobStatus::awaiting_runner);
+  EXPECT_EQ(ok(m_store->queue_stats()).runners_online, 0);
+  auto c = ok(m_store->claim(b200.id));  // claiming is a sign of life
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->job.id, id);
+}
+
+TEST_F(QueueTest, ClaimAgainOrDeregisterReleasesTheHeldJob) {
+  pipeline_with_builds({"sm_90a"});
+  auto b = build_runner("b", {"sm_90a"});
+  auto c1 = ok(m_store->claim(b.id));
+  ASSERT_TRUE(c1);
+  auto c2 = ok(m_store->claim(b.id));  // restarted runner: the old attempt is abandoned
+  ASSERT_TRUE(c2);
+  EXPECT_EQ(c2->job.id, c1->job.id);
+  EXPECT_EQ(c2->job.attempt, 2);
+  ok(m_store->deregister_runner(b.id));
+  Job j = job(c1->job.id);
+  EXPECT_EQ(j.status, JobStatus::queued);
+  EXPECT_EQ(j.failure_reason, "runner deregistered after 2 attempts");
+  auto gone = m_store->claim(b.id);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.error().code, Errc::gone);
+}
+
+}  // namespace kport::db::test

@@ -1,0 +1,217 @@
+// Results, build records and the queries built on them.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "test_support.h"
+
+namespace kport::db::test {
+
+namespace {
+
+ResultRecord result(const std::string& instance, const std::string& shape, double median_us,
+                    ResultStatus status = ResultStatus::passed, const std::string& gpu = "NVIDIA H200") {
+  ResultRecord r;
+  r.commit_sha = std::string(40, 'a');
+  r.target = "sm_90a";
+  r.family = "gemm";
+  r.variant = instance.substr(0, instance.find('.'));
+  r.instance = instance;
+  r.dtype = "bf16";
+  r.shape = shape;
+  r.toolkit = "12.8";
+  r.gpu_model = gpu;
+  r.arch = "9.0";
+  r.status = status;
+  r.median_us = median_us;
+  r.stddev_us = median_us / 100;
+  r.samples = 50;
+  r.env_json = R"({"clock_mhz":1980})";
+  return r;
+}
+
+}  // namespace
+
+class ResultsTest : public StoreTest {
+ protected:
+  // A running check job on an H200 runner, for uploads tied to a job attempt.
+  Claim running_check() {
+    NewPipeline np;
+    np.commit_sha = std::string(40, 'a');
+    np.jobs.push_back(JobSpec{JobKind::check, np.commit_sha, "sm_90a", "9.0", {}, {}, 3, ""});
+    ok(m_store->create_pipeline(np));
+    m_gpu = gpu_runner("h200", "9.0");
+    auto c = ok(m_store->claim(m_gpu.id));
+    if (!c) throw std::runtime_error("no job to claim");
+    return *c;
+  }
+  ResultRecord for_job(ResultRecord r, const Claim& c) {
+    r.job_id = c.job.id;
+    r.attempt = c.job.attempt;
+    r.runner_id = m_gpu.id;
+    return r;
+  }
+  Runner m_gpu;
+};
+
+TEST_F(ResultsTest, SameUploadTwiceStoresOneCopy) {
+  auto c = running_check();
+  std::vector<ResultRecord> upload{for_job(result("wgmma.a", "m=1024,n=1024,k=1024", 10), c),
+                                   for_job(result("wgmma.b", "m=1024,n=1024,k=1024", 12), c)};
+  auto first = ok(m_store->put_results(upload));
+  auto second = ok(m_store->put_results(upload));
+  ASSERT_EQ(first.size(), 2u);
+  ASSERT_EQ(second.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_FALSE(first[i].duplicate);
+    EXPECT_TRUE(second[i].duplicate);
+    EXPECT_EQ(first[i].id, second[i].id);
+  }
+  ResultFilter f;
+  f.job_id = c.job.id;
+  EXPECT_EQ(ok(m_store->list_results(f)).items.size(), 2u);
+  auto stored = ok(m_store->get_result(first[0].id));
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->instance, "wgmma.a");
+  EXPECT_EQ(stored->env_json, R"({"clock_mhz":1980})");
+  EXPECT_EQ(stored->samples, 50);
+}
+
+TEST_F(ResultsTest, UploadsFromAStaleAttemptOrAnotherRunnerAreRefused) {
+  auto c = running_check();
+  auto stale = result("wgmma.a", "m=64,n=64,k=64", 1);
+  stale = for_job(stale, c);
+  stale.attempt = c.job.attempt - 1;
+  auto r = m_store->put_results({stale});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, Errc::conflict);
+  auto other = for_job(result("wgmma.a", "m=64,n=64,k=64", 1), c);
+  other.runner_id = gpu_runner("intruder", "9.0").id;
+  r = m_store->put_results({other});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, Errc::conflict);
+}
+
+TEST_F(ResultsTest, ABatchWithABadRowStoresNothing) {
+  auto c = running_check();
+  auto good = for_job(result("wgmma.a", "m=64,n=64,k=64", 1), c);
+  auto bad = good;
+  bad.instance = "wgmma.b";
+  bad.job_id = 999'999;
+  EXPECT_FALSE(m_store->put_results({good, bad}).ok());
+  EXPECT_TRUE(ok(m_store->list_results(ResultFilter{})).items.empty());
+
+  auto bad_shape = result("wgmma.a", "m=64,n", 1);
+  auto r = m_store->put_results({bad_shape});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, Errc::invalid_argument);
+  EXPECT_NE(r.error().message.find("m=64,n"), std::string::npos);
+}
+
+TEST_F(ResultsTest, KeysetPagesCoverEveryRowOnce) {
+  std::vector<ResultRecord> rows;
+  for (int i = 0; i < 250; ++i)
+    rows.push_back(result("simt.i" + std::to_string(i), "m=" + std::to_string(i) + ",n=8,k=8", 1 + i));
+  ok(m_store->put_results(rows));
+  ResultFilter f;
+  f.family = "gemm";
+  f.limit = 100;
+  std::vector<std::int64_t> seen;
+  for (;;) {
+    auto page = ok(m_store->list_results(f));
+    for (const auto& r : page.items) seen.push_back(r.id);
+    if (!page.next_cursor) break;
+    f.before_id = page.next_cursor;
+  }
+  ASSERT_EQ(seen.size(), 250u);
+  EXPECT_TRUE(std::is_sorted(seen.rbegin(), seen.rend())) << "newest first";
+  EXPECT_EQ(std::set<std::int64_t>(seen.begin(), seen.end()).size(), 250u);
+
+  ResultFilter none;
+  none.gpu_model = "NVIDIA B200";
+  EXPECT_TRUE(ok(m_store->list_results(none)).items.empty());
+  ResultFilter too_big;
+  too_big.limit = 1001;
+  EXPECT_EQ(m_store->list_results(too_big).error().code, Errc::invalid_argument);
+}
+
+TEST_F(ResultsTest, BestCandidatesKeepTheFastestPassingRunPerInstanceAndShape) {
+  const std::string big = "m=4096,n=4096,k=4096", small = "m=128,n=128,k=128";
+  ok(m_store->put_results({result("wgmma.a", big, 100), result("wgmma.a", big, 90), result("wgmma.a", big, 95),
+                           result("wgmma.b", big, 80, ResultStatus::failed), result("mma.c", big, 120),
+                           result("mma.c", small, 5), result("wgmma.a", big, 10, ResultStatus::passed, "NVIDIA H100")}));
+  auto rows = ok(m_store->best_candidates("NVIDIA H200", "gemm", "bf16"));
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].shape, small) << "ordered by problem size";
+  EXPECT_EQ(rows[0].dims, (std::vector<std::pair<std::string, std::int64_t>>{{"m", 128}, {"n", 128}, {"k", 128}}));
+  EXPECT_EQ(rows[1].instance, "wgmma.a");
+  EXPECT_DOUBLE_EQ(rows[1].median_us, 90);
+  EXPECT_EQ(rows[1].passed_count, 3);
+  EXPECT_EQ(rows[1].samples, 50);
+  auto evidence = ok(m_store->get_result(rows[1].result_id));
+  ASSERT_TRUE(evidence);
+  EXPECT_DOUBLE_EQ(*evidence->median_us, 90);
+  EXPECT_EQ(rows[2].instance, "mma.c") << "failed runs are never candidates";
+
+  auto any = ok(m_store->best_candidates("", "gemm", "bf16"));
+  EXPECT_EQ(any.size(), 4u) << "every GPU model, for provisional answers";
+}
+
+TEST_F(ResultsTest, BuildRecordsAreIdempotentAndFeedTheBringup) {
+  NewPipeline np;
+  np.commit_sha = std::string(40, 'a');
+  np.jobs.push_back(JobSpec{JobKind::build, np.commit_sha, "sm_90a", {}, {}, {}, 3, ""});
+  ok(m_store->create_pipeline(np));
+  auto b = build_runner("b", {"sm_90a"});
+  auto c = ok(m_store->claim(b.id));
+  ASSERT_TRUE(c);
+  ok(m_store->upsert_kernel_instances({{"wgmma.a", "gemm", "wgmma", "[\"wgmma\"]", "{}"},
+                                       {"mma.c", "gemm", "mma", "[]", "{}"},
+                                       {"tc.x", "gemm", "tcgen05", "[\"tcgen05\"]", "{}"}}));
+  auto rec = [&](const std::string& variant, BuildStatus st, std::int64_t spills) {
+    BuildRecord r;
+    r.job_id = c->job.id;
+    r.attempt = 1;
+    r.commit_sha = np.commit_sha;
+    r.target = "sm_90a";
+    r.family = "gemm";
+    r.variant = variant;
+    r.status = st;
+    r.registers = 168;
+    r.spill_stores_bytes = spills;
+    r.spill_loads_bytes = spills;
+    return r;
+  };
+  std::vector<BuildRecord> records{rec("wgmma", BuildStatus::ok, 0), rec("mma", BuildStatus::ok, 64),
+                                   rec("tcgen05", BuildStatus::not_applicable, 0)};
+  auto first = ok(m_store->put_build_records(records));
+  auto again = ok(m_store->put_build_records(records));
+  EXPECT_TRUE(again[0].duplicate && again[1].duplicate && again[2].duplicate);
+  EXPECT_EQ(first[1].id, again[1].id);
+  ok(m_store->put_results({result("wgmma.a", "m=64,n=64,k=64", 3), result("mma.c", "m=64,n=64,k=64", 4)}));
+
+  auto built = ok(m_store->built_variants("sm_90a", "gemm"));
+  ASSERT_EQ(built.size(), 2u);
+  auto up = ok(m_store->bringup("sm_90a"));
+  ASSERT_TRUE(up);
+  ASSERT_EQ(up->rows.size(), 3u);
+  std::map<std::string, BringupRow> by;
+  for (const auto& r : up->rows) by[r.variant] = r;
+  EXPECT_TRUE(by["wgmma"].built && by["wgmma"].resources_clean && by["wgmma"].numerics_passed);
+  EXPECT_TRUE(by["wgmma"].measured && by["wgmma"].selected_best);
+  EXPECT_TRUE(by["mma"].built && by["mma"].numerics_passed);
+  EXPECT_FALSE(by["mma"].resources_clean) << "it spills";
+  EXPECT_FALSE(by["mma"].selected_best) << "wgmma is faster";
+  EXPECT_TRUE(by["tcgen05"].not_applicable);
+  EXPECT_FALSE(by["tcgen05"].built);
+  EXPECT_FALSE(ok(m_store->bringup("sm_999")).has_value());
+
+  auto summary = ok(m_store->commit_summary(np.commit_sha));
+  ASSERT_TRUE(summary);
+  EXPECT_EQ(summary->builds_by_status[BuildStatus::ok], 2);
+  EXPECT_EQ(summary->results_by_status[ResultStatus::passed], 2);
+  EXPECT_EQ(summary->jobs_by_status[JobStatus::running], 1);
+  EXPECT_EQ(summary->targets, std::vector<std::string>{"sm_90a"});
+}
+
+}  // namespace kport::db::test
