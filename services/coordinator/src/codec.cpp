@@ -207,7 +207,7 @@ db::RunnerCapabilities caps_from_json(Fields& f) {
 db::ResultRecord result_from_json(Fields& f) {
   db::ResultRecord r;
   r.commit_sha = f.opt_str("commit", 64).value_or("");
-  r.target = f.str("target", 32);
+  r.target = f.opt_str("target", 32).value_or("");
   r.family = f.str("family", 64);
   r.variant = f.str("variant", 128);
   r.instance = f.str("instance", 256);
@@ -244,7 +244,7 @@ db::ResultRecord result_from_json(Fields& f) {
 db::BuildRecord build_record_from_json(Fields& f) {
   db::BuildRecord b;
   b.commit_sha = f.opt_str("commit", 64).value_or("");
-  b.target = f.str("target", 32);
+  b.target = f.opt_str("target", 32).value_or("");
   b.family = f.str("family", 64);
   b.variant = f.str("variant", 128);
   auto status = f.str("status", 32);

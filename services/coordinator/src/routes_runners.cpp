@@ -41,9 +41,14 @@ json::value complete_json(std::int64_t job, const db::CompleteReply& r) {
                       {"spawned", std::move(spawned)}};
 }
 
+// Parses the records of an upload; commit and target default to the job's, so a runner
+// need not repeat what the claim told it.
 template <typename Record, typename Parse>
-Result<std::vector<Record>> records_from(const json::object& body, std::string_view key, Parse parse,
+Result<std::vector<Record>> records_from(Context& ctx, const json::object& body, std::string_view key, Parse parse,
                                          const JobCall& call, std::int64_t runner_id) {
+  auto job = ctx.store->get_job(call.job_id);
+  if (!job.ok()) return std::move(job).error();
+  if (!*job) return make_error(Errc::not_found, "job " + std::to_string(call.job_id) + " does not exist");
   Fields top(body, "");
   const auto* arr = top.array(key);
   if (!top.ok()) return top.error();
@@ -52,13 +57,15 @@ Result<std::vector<Record>> records_from(const json::object& body, std::string_v
   std::vector<Record> out;
   out.reserve(arr->size());
   for (std::size_t i = 0; i < arr->size(); ++i) {
-    std::string ctx = std::string(key) + "[" + std::to_string(i) + "]";
-    if (!(*arr)[i].is_object()) return make_error(Errc::invalid_argument, "field '" + ctx + "' must be an object");
-    Fields f((*arr)[i].as_object(), ctx);
+    std::string where = std::string(key) + "[" + std::to_string(i) + "]";
+    if (!(*arr)[i].is_object()) return make_error(Errc::invalid_argument, "field '" + where + "' must be an object");
+    Fields f((*arr)[i].as_object(), where);
     Record r = parse(f);
     if (!f.ok()) return f.error();
     r.job_id = call.job_id;
     r.attempt = call.attempt;
+    if (r.commit_sha.empty()) r.commit_sha = (*job)->commit_sha;
+    if (r.target.empty()) r.target = (*job)->target;
     if constexpr (requires { r.runner_id; }) r.runner_id = runner_id;
     out.push_back(std::move(r));
   }
@@ -192,7 +199,7 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     KPORT_HTTP_TRY(who);
     auto call = job_call(req);
     KPORT_HTTP_TRY(call);
-    auto records = records_from<db::ResultRecord>(call->body, "results", result_from_json, *call, who->runner_id);
+    auto records = records_from<db::ResultRecord>(ctx, call->body, "results", result_from_json, *call, who->runner_id);
     KPORT_HTTP_TRY(records);
     auto out = ctx.store->put_results(*records);
     if (!out.ok()) return http::error_response(out.error());
@@ -209,7 +216,7 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     KPORT_HTTP_TRY(who);
     auto call = job_call(req);
     KPORT_HTTP_TRY(call);
-    auto records = records_from<db::BuildRecord>(call->body, "records", build_record_from_json, *call, who->runner_id);
+    auto records = records_from<db::BuildRecord>(ctx, call->body, "records", build_record_from_json, *call, who->runner_id);
     KPORT_HTTP_TRY(records);
     auto out = ctx.store->put_build_records(*records);
     if (!out.ok()) return http::error_response(out.error());
