@@ -1,0 +1,95 @@
+// The whole build path, real processes only: kport build queues a pipeline, the real
+// kport-runner clones the bare repository with libgit2, compiles the fixture kernels
+// with nvcc through the porting driver and uploads records the CLI then prints.
+#include <gtest/gtest.h>
+
+#include "runner_fixture.h"
+
+namespace kport::testing {
+namespace {
+
+using boost::json::object;
+
+class BuildRunnerEndToEnd : public BuildRunnerTest {
+ protected:
+  void SetUp() override {
+    if (!nvcc_available()) GTEST_SKIP() << "nvcc is not installed (looked for /usr/local/cuda/bin/nvcc and PATH)";
+    if (std::system("git --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "the git CLI is needed to create the test repository";
+    BuildRunnerTest::SetUp();
+  }
+};
+
+TEST_F(BuildRunnerEndToEnd, BuildsRecordsAndReportsEveryVariant) {
+  std::string sha = make_repository();
+  add_target("sm_80", "8.0");
+  ASSERT_EQ(post("/api/v1/repositories", object{{"name", "kernels"}, {"url", origin}}, k_admin).status, 201);
+  start_runner();
+
+  // 1. One variant fails to compile: the build fails, the others are recorded and linked.
+  std::string out;
+  int rc = cli({"build", "--commit", sha, "--target", "sm_80"}, out);
+  EXPECT_EQ(rc, 1) << out << runner_output();
+  EXPECT_NE(out.find("gemm.broken"), std::string::npos) << out;
+  EXPECT_NE(out.find("compile_error"), std::string::npos) << out;
+  EXPECT_NE(out.find("1 of 4 variants failed on sm_80: gemm.broken (compile_error)"), std::string::npos) << out;
+  std::int64_t job = job_in(out);
+  auto recs = records_of(job, "sm_80");
+  ASSERT_EQ(recs.size(), 4u) << out << runner_output();
+  EXPECT_EQ(recs["softmax.tiny"].at("status").as_string(), "ok");
+  EXPECT_GT(recs["softmax.tiny"].at("registers").to_number<std::int64_t>(), 0);
+  EXPECT_EQ(recs["softmax.tiny"].at("shared_mem_bytes").to_number<std::int64_t>(), 256);
+  EXPECT_EQ(recs["softmax.tiny"].at("spill_stores_bytes").to_number<std::int64_t>(), 0);
+  EXPECT_EQ(recs["gemm.tiny_mma"].at("status").as_string(), "ok");
+  const auto& audit = recs["gemm.tiny_mma"].at("instruction_audit").as_object();
+  EXPECT_EQ(audit.at("source").as_string(), "ptx");
+  EXPECT_GE(audit.at("counts").at("mma_sync").to_number<std::int64_t>(), 1);
+  EXPECT_TRUE(audit.at("passed").as_bool());
+  EXPECT_EQ(recs["gemm.broken"].at("status").as_string(), "compile_error");
+  EXPECT_NE(recs["gemm.broken"].at("message").as_string().find("undeclared_tile_value"), std::string::npos);
+  EXPECT_EQ(recs["attention.hopper"].at("status").as_string(), "not_applicable");
+  EXPECT_EQ(recs["attention.hopper"].at("message").as_string(), "missing features: wgmma, tma");
+
+  // The harness is stored by its sha256 and lists the two variants that built.
+  ASSERT_TRUE(recs["softmax.tiny"].at("artifact").is_string());
+  std::string artifact(recs["softmax.tiny"].at("artifact").as_string());
+  auto meta = get("/api/v1/artifacts/" + artifact + "?meta=1");
+  EXPECT_EQ(meta.status, 200) << meta.raw;
+  EXPECT_EQ(meta.body.at("name").as_string(), "kport-harness-sm_80");
+  auto kernels = get("/api/v1/kernels");
+  EXPECT_NE(kernels.raw.find("gemm.tiny_mma.default"), std::string::npos) << kernels.raw;
+  EXPECT_EQ(kernels.raw.find("gemm.broken"), std::string::npos) << kernels.raw;
+  auto log = call_raw(client, "GET", url("/api/v1/jobs/" + std::to_string(job) + "/log?format=text"), "");
+  EXPECT_NE(log.raw.find("gemm.broken sm_80: compile_error"), std::string::npos) << log.raw;
+
+  // 2. The fix: every applicable variant builds, the job succeeds, the CLI exits 0.
+  std::string fixed = commit_change("git rm -q -r kernels/gemm/broken", "drop the broken gemm");
+  rc = cli({"build", "--commit", fixed, "--target", "sm_80"}, out);
+  EXPECT_EQ(rc, 0) << out << runner_output();
+  EXPECT_NE(out.find("succeeded"), std::string::npos) << out;
+  auto again = records_of(job_in(out), "sm_80");
+  EXPECT_EQ(again.size(), 3u);
+  ASSERT_EQ(again.count("gemm.tiny_mma"), 1u);
+  EXPECT_EQ(again["gemm.tiny_mma"].at("commit").as_string(), fixed);
+  // A successful build spawns the check jobs of its target.
+  EXPECT_NE(get("/api/v1/jobs?kind=check").raw.find("\"kind\":\"check\""), std::string::npos);
+
+  // 3. A commit the repository does not have: an explained failure, and the runner goes on.
+  rc = cli({"build", "--commit", std::string(40, 'b'), "--target", "sm_80"}, out);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("cannot check out commit"), std::string::npos) << out;
+
+  // 4. A repository that cannot be reached.
+  ASSERT_EQ(post("/api/v1/repositories", object{{"name", "ghost"}, {"url", (dir.path() / "nowhere.git").string()}}, k_admin).status, 201);
+  rc = cli({"build", "--commit", fixed, "--target", "sm_80", "--repo", "ghost"}, out);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("cannot open or clone"), std::string::npos) << out;
+
+  // 5. SIGTERM between jobs: deregister and exit 0.
+  EXPECT_EQ(stop_runner(), 0) << runner_output();
+  auto runners = get("/api/v1/runners?all=1");
+  EXPECT_FALSE(runners.body.at("items").as_array().at(0).at("online").as_bool()) << runners.raw;
+  EXPECT_NE(runner_output().find("deregistered"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kport::testing
