@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Load benchmark of the coordinator on this machine, with nginx serving the same bytes
+# as a static file in the same run as the peer.
+#  1. seeds a database with 1,000,000 results (kept in var/bench/ and reused),
+#  2. wrk on GET /api/v1/best against the coordinator, then against nginx,
+#  3. claim -> result -> complete throughput on a fresh database.
+# Usage: bench/api/run.sh [build-dir]   (default build/release; builds what it needs)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=${1:-build/release}
+results=${KPORT_BENCH_RESULTS:-1000000}
+duration=${KPORT_BENCH_SECONDS:-15}
+connections=${KPORT_BENCH_CONNECTIONS:-64}
+
+if [ ! -f "$build/build.ninja" ]; then cmake --preset release >/dev/null; fi
+cmake --build "$build" --target kport-coordinator kport-bench-seed kport-bench-queue >/dev/null
+bin=$build/bin
+work=var/bench
+mkdir -p $work
+db=$work/best-$results.db
+if [ ! -f $db ]; then
+  echo "== seeding $results results into $db"
+  $bin/kport-bench-seed --db $db --results $results
+fi
+
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+
+start_coordinator() {  # db port-file
+  rm -f "$2"
+  $bin/kport-coordinator --listen 127.0.0.1:0 --db "$1" --port-file "$2" --admin-token bench-admin \
+      --registration-token bench-reg --log-level warn --threads 2 --workers 4 &
+  pids+=($!)
+  for _ in $(seq 100); do [ -s "$2" ] && break; sleep 0.1; done
+  cat "$2"
+}
+
+port=$(start_coordinator $db $work/port)
+query="/api/v1/best?gpu=NVIDIA%20H200&op=gemm&dtype=bf16&shape=m=4096,n=4096,k=4096"
+curl -sf "http://127.0.0.1:$port$query" > $work/best.json
+echo "== best-kernel answer ($(wc -c < $work/best.json) bytes): $(head -c 160 $work/best.json)..."
+
+echo "== wrk: kport-coordinator GET /api/v1/best (1,000,000 results, $connections connections, ${duration}s)"
+wrk -t2 -c"$connections" -d"${duration}s" --latency "http://127.0.0.1:$port$query" | tee $work/wrk-kport.txt
+
+# nginx with the same bytes as a static file, same worker count as the coordinator's I/O threads.
+mkdir -p $work/nginx/html $work/nginx/tmp
+cp $work/best.json $work/nginx/html/best.json
+cat > $work/nginx/nginx.conf <<NGINX
+worker_processes 2;
+daemon off;
+pid $PWD/$work/nginx/nginx.pid;
+error_log $PWD/$work/nginx/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $PWD/$work/nginx/tmp;
+  proxy_temp_path $PWD/$work/nginx/tmp;
+  fastcgi_temp_path $PWD/$work/nginx/tmp;
+  uwsgi_temp_path $PWD/$work/nginx/tmp;
+  scgi_temp_path $PWD/$work/nginx/tmp;
+  server {
+    listen 127.0.0.1:18089;
+    location / { root $PWD/$work/nginx/html; default_type application/json; }
+  }
+}
+NGINX
+nginx -c $PWD/$work/nginx/nginx.conf &
+pids+=($!)
+sleep 0.5
+echo "== wrk: nginx static file, same body"
+wrk -t2 -c"$connections" -d"${duration}s" --latency "http://127.0.0.1:18089/best.json" | tee $work/wrk-nginx.txt
+
+echo "== queue: claim -> result -> complete on a fresh database"
+rm -f $work/queue.db*
+qport=$(start_coordinator $work/queue.db $work/qport)
+$bin/kport-bench-queue --server "http://127.0.0.1:$qport" --admin-token bench-admin \
+    --registration-token bench-reg --pipelines "${KPORT_BENCH_PIPELINES:-2000}" --runners 4 | tee $work/queue.txt
