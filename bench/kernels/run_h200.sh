@@ -13,6 +13,8 @@
 #   KPORT_PREBUILT     directory holding kport-harness-<target>: skip the build
 #   KPORT_BENCH_CAP_MS time cap per measurement (default 500)
 #   KPORT_SKIP_BENCH=1, KPORT_SKIP_PEERS=1, KPORT_NO_COMPILE=1 (peers without torch.compile)
+#   KPORT_DEADLINE_S   after this many seconds, remaining benches and peers are skipped so
+#                      the summary is still printed inside the call's limit (default 500)
 # Each instance is checked and benched in its own process under `timeout`, so a fault or a
 # hang in one costs only that instance. A variant that fails to compile is excluded and the
 # build retried, so the others still run.
@@ -25,6 +27,8 @@ CAP=${KPORT_BENCH_CAP_MS:-500}
 mkdir -p "$OUT"
 t_start=$(date +%s)
 say() { echo "[$(( $(date +%s) - t_start ))s] $*"; }
+DEADLINE=${KPORT_DEADLINE_S:-500}
+late() { (( $(date +%s) - t_start > DEADLINE )); }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
   --format=csv >"$OUT/run.log" 2>&1 || true
@@ -39,13 +43,17 @@ else
     cmake -S kernels -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DKPORT_CUDA_TARGETS="$TARGET" "-DKPORT_EXCLUDE_VARIANTS=$exclude" >>"$OUT/build.log" 2>&1 \
       || { say "configure failed (see build.log)"; tail -30 "$OUT/build.log"; exit 1; }
-    if ninja -C "$BUILD" -j "$(nproc)" -k 0 >>"$OUT/build.log" 2>&1; then break; fi
-    # Failed objects name their variant: kport_<family>_<variant>_<target>.dir
-    failed=$(grep -o "kport_[a-z]*_[a-z0-9_]*_${TARGET}\.dir" "$OUT/build.log" | sort -u |
+    attempt_log=$(mktemp)
+    if ninja -C "$BUILD" -j "$(nproc)" -k 0 >"$attempt_log" 2>&1; then
+      cat "$attempt_log" >>"$OUT/build.log"; break
+    fi
+    cat "$attempt_log" >>"$OUT/build.log"
+    # A failed object names its variant: FAILED: .../kport_<family>_<variant>_<target>.dir/...
+    failed=$(grep '^FAILED:' "$attempt_log" | grep -o "kport_[a-z]*_[a-z0-9_]*_${TARGET}\.dir" |
              sed -E "s/^kport_(gemm|attention|rmsnorm|softmax)_(.*)_${TARGET}\.dir$/\1.\2/" |
              grep -v '^kport_' | sort -u | tr '\n' ';')
     if [[ -z "$failed" || $attempt == 3 ]]; then
-      say "build failed outside a variant (see build.log)"; grep -B2 -A12 FAILED "$OUT/build.log" | tail -60; exit 1
+      say "build failed outside a variant (see build.log)"; grep -A12 '^FAILED' "$attempt_log" | tail -60; exit 1
     fi
     say "variants that failed to compile: $failed"
     exclude="${exclude:+$exclude;}${failed%;}"
@@ -66,6 +74,7 @@ for v in d['variants']:
 
 : >"$OUT/check.jsonl"
 for inst in $instances; do
+  if late; then say "deadline: check of $inst and later skipped"; break; fi
   timeout -k 5 240 "$HARNESS" check --all --instance "$inst" --timeout-s 60 >>"$OUT/check.jsonl" 2>>"$OUT/run.log"
   rc=$?
   if (( rc >= 124 )); then echo "{\"instance\":\"$inst\",\"error\":{\"code\":\"process\",\"message\":\"check exited $rc (timeout or crash)\"}}" >>"$OUT/check.jsonl"; fi
@@ -75,6 +84,7 @@ done
 if [[ -z "${KPORT_SKIP_BENCH:-}" ]]; then
   : >"$OUT/bench.jsonl"
   for inst in $instances; do
+    if late; then say "deadline: bench of $inst and later skipped"; break; fi
     timeout -k 5 240 "$HARNESS" bench --all --instance "$inst" --time-cap-ms "$CAP" --timeout-s 60 >>"$OUT/bench.jsonl" 2>>"$OUT/run.log"
     rc=$?
     if (( rc >= 124 )); then echo "{\"instance\":\"$inst\",\"error\":{\"code\":\"process\",\"message\":\"bench exited $rc (timeout or crash)\"}}" >>"$OUT/bench.jsonl"; fi
@@ -82,9 +92,9 @@ if [[ -z "${KPORT_SKIP_BENCH:-}" ]]; then
   done
 fi
 
-if [[ -z "${KPORT_SKIP_PEERS:-}" ]]; then
+if [[ -z "${KPORT_SKIP_PEERS:-}" ]] && ! late; then
   say "peers (PyTorch)"
-  ( cd bench/peers && timeout -k 5 300 python3 peers.py --out "$OUT/peers.json" --cap-ms "$CAP" \
+  ( cd bench/peers && timeout -k 5 $(( DEADLINE + 90 - ($(date +%s) - t_start) )) python3 peers.py --out "$OUT/peers.json" --cap-ms "$CAP" \
       ${KPORT_NO_COMPILE:+--no-compile} ) 2>>"$OUT/run.log" || say "peers exited $?"
 fi
 

@@ -37,6 +37,16 @@ def main(out):
         dev.get("driver_version"), dev.get("runtime_version"),
         dev.get("clock", {}).get("sm_mhz"), dev.get("clock", {}).get("source")))
 
+    list_path = os.path.join(out, "list.json")
+    if os.path.exists(list_path):
+        with open(list_path) as f:
+            try:
+                lst = json.load(f)
+            except json.JSONDecodeError:
+                lst = {}
+        for v in lst.get("variants", []):
+            if v.get("status") != "built":
+                print("variant %-22s %s: %s" % (v["variant"], v["status"], v.get("reason")))
     print("\n== check (per instance: passed/failed/unsupported/error, worst normwise error)")
     failures = []
     for doc in read_jsonl(os.path.join(out, "check.jsonl")):
