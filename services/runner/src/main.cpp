@@ -8,6 +8,7 @@
 
 #include "kport/common/log.h"
 #include "kport/common/options.h"
+#include "kport/runner/local_build.h"
 #include "kport/runner/runner.h"
 
 namespace {
@@ -32,6 +33,9 @@ int main(int argc, char** argv) {
       .add("compile-timeout", "KPORT_COMPILE_TIMEOUT", "900", "seconds before a compile is killed as hung")
       .add("claim-wait", "KPORT_CLAIM_WAIT", "30", "long-poll seconds per claim")
       .add("max-jobs", "KPORT_MAX_JOBS", "0", "exit after this many jobs (0: run until SIGTERM)")
+      .add("build-local", "", "", "build this kernels tree locally (no coordinator) and exit")
+      .add("target", "", "", "with --build-local: the nvcc target")
+      .add("build-dir", "", "", "with --build-local: the build tree (default: <workdir>/build/local/<target>)")
       .add("log-level", "KPORT_LOG_LEVEL", "info", "trace, debug, info, warn, error");
   if (auto st = o.parse(argc, argv); !st.ok()) {
     std::cerr << "kport-runner: " << st.error().message << "\n" << o.help_text();
@@ -48,6 +52,30 @@ int main(int argc, char** argv) {
     std::cerr << "kport-runner: --role " << o.get("role") << " is not supported by this runner; use --role build\n";
     return 2;
   }
+  auto number = [&](const char* name, std::int64_t lo, std::int64_t hi) -> std::int64_t {
+    auto v = o.integer(name, lo, hi);
+    if (!v.ok()) {
+      std::cerr << "kport-runner: " << v.error().message << "\n";
+      std::exit(2);
+    }
+    return *v;
+  };
+  if (!o.get("build-local").empty()) {
+    if (o.get("target").empty()) {
+      std::cerr << "kport-runner: --build-local needs --target, e.g. --target sm_90a\n";
+      return 2;
+    }
+    kport::runner::LocalBuild l;
+    l.kernels_dir = std::filesystem::absolute(o.get("build-local")).string();
+    l.target = o.get("target");
+    l.build_dir = o.get("build-dir").empty() ? (std::filesystem::absolute(o.get("workdir")) / "build" / "local" / l.target).string()
+                                             : std::filesystem::absolute(o.get("build-dir")).string();
+    l.catalog_file = o.get("catalog");
+    l.nvcc = o.get("nvcc");
+    l.jobs = static_cast<int>(number("jobs", 0, 1024));
+    l.compile_timeout = std::chrono::seconds(number("compile-timeout", 1, 86400));
+    return kport::runner::build_locally(l, std::cout, std::cerr);
+  }
   if (o.get("server").empty() || o.get("registration-token").empty()) {
     std::cerr << "kport-runner: --server and --registration-token are required\n";
     return 2;
@@ -59,14 +87,6 @@ int main(int argc, char** argv) {
   c.workdir = std::filesystem::absolute(o.get("workdir"));
   c.nvcc = o.get("nvcc");
   c.catalog_file = o.get("catalog");
-  auto number = [&](const char* name, std::int64_t lo, std::int64_t hi) -> std::int64_t {
-    auto v = o.integer(name, lo, hi);
-    if (!v.ok()) {
-      std::cerr << "kport-runner: " << v.error().message << "\n";
-      std::exit(2);
-    }
-    return *v;
-  };
   c.jobs = static_cast<int>(number("jobs", 0, 1024));
   c.compile_timeout = std::chrono::seconds(number("compile-timeout", 1, 86400));
   c.claim_wait = std::chrono::seconds(number("claim-wait", 0, 300));
