@@ -23,8 +23,10 @@ export function lineChart(container, opts) {
       bands.push({ series: [idx + 2, idx + 1], fill: `${color}33` });
     }
   });
-  const width = Math.max(320, Math.min(container.clientWidth || 900, 1100));
-  return new uPlot({
+  // A page may draw before it is attached; then the app's width is the best guess.
+  const avail = container.clientWidth || (document.getElementById('app').clientWidth - 40);
+  const width = Math.max(320, Math.min(avail, 1300));
+  const plot = new uPlot({
     title: opts.title,
     width,
     height: opts.height || 260,
@@ -34,4 +36,8 @@ export function lineChart(container, opts) {
     axes: [{ label: opts.xLabel }, { label: opts.yLabel, size: 60 }],
     legend: { live: true },
   }, data, container);
+  // The band's bounds are drawing aids, not readings: keep them out of the legend.
+  const rows = plot.root.querySelectorAll('.u-legend .u-series');
+  series.forEach((s, i) => { if (s.stroke === 'transparent' && rows[i]) rows[i].classList.add('legend-hidden'); });
+  return plot;
 }

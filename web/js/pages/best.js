@@ -35,7 +35,11 @@ function answer(a) {
 
 export async function render(root, route) {
   const p = route.params;
-  const [gpus] = await Promise.all([api.gpus()]);
+  // A shared link asks at once, alongside the form's GPU list.
+  const linked = p.get('gpu') && p.get('shape')
+    ? api.best({ gpu: p.get('gpu'), op: p.get('op') || 'gemm', dtype: p.get('dtype') || 'bf16', shape: p.get('shape') }).catch((e) => e)
+    : null;
+  const gpus = await api.gpus();
   const out = h('div', { id: 'answer' });
   const field = (label, input) => h('label', {}, h('span', {}, label), input);
   const gpu = h('select', { name: 'gpu' }, gpus.items.map((g) => h('option', { value: g.name, selected: g.name === p.get('gpu') }, `${g.name} (${g.arch})`)));
@@ -56,7 +60,9 @@ export async function render(root, route) {
   const form = h('form', { class: 'form', id: 'best-form', onsubmit: (e) => { e.preventDefault(); ask(); } },
     field('GPU', gpu), field('op', op), field('dtype', dtype), field('shape', shape), h('button', { type: 'submit' }, 'Ask'));
   fill(root, h('h1', {}, 'Best kernel'), form, stale.el, out);
-  if (p.get('gpu') && p.get('shape')) await ask();
-  else fill(out, h('p', { class: 'muted' }, 'Pick a GPU, op, dtype and shape.'));
+  if (linked) {
+    const first = await linked;
+    fill(out, first instanceof Error ? h('p', { class: 'error' }, first.message) : answer(first));
+  } else fill(out, h('p', { class: 'muted' }, 'Pick a GPU, op, dtype and shape.'));
   return { onEvent(ev, payload) { if (ev === 'results' && out.querySelector('table')) stale.add(payload.ids ? payload.ids.length : 1); } };
 }

@@ -45,6 +45,8 @@ function table(data) {
 
 export async function render(root, route) {
   const instance = route.arg;
+  // The chart library loads while the data is on its way.
+  const charting = import('../chart.js');
   let data = await api.kernel(instance, route.params.get('dtype'), route.params.get('shape'));
   const chartsEl = h('div', { id: 'charts' });
   const tableEl = h('div');
@@ -55,7 +57,7 @@ export async function render(root, route) {
   const paint = async () => {
     fill(tableEl, data.series.length ? table(data) : h('p', { class: 'muted' }, 'No passing measurement of this configuration yet.'));
     if (data.series.length) {
-      const { lineChart } = await import('../chart.js');
+      const { lineChart } = await charting;
       charts(chartsEl, data, lineChart);
     }
   };

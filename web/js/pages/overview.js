@@ -64,7 +64,7 @@ export async function render(root, route) {
   const paintRunners = (d) => fill(runnersEl,
     h('a', { href: '#/runners' }, `${d.runners.online} runners online`),
     ` (${d.runners.online_by_role.gpu || 0} GPU, ${d.runners.online_by_role.build || 0} build; ${d.runners.busy} busy)`,
-    ` · queue: ${Object.entries(d.queue.jobs).map(([k, v]) => `${v} ${k}`).join(', ') || 'empty'}`);
+    ` · queue: ${Object.entries(d.queue.jobs).filter(([, v]) => v > 0).map(([k, v]) => `${v} ${k.replace('_', ' ')}`).join(', ') || 'empty'}`);
   paintRunners(data);
 
   const newPipelines = pendingBadge('pipeline', async () => fill(pipelinesBody, (await api.overview()).pipelines.map(pipelineRow)));
@@ -78,9 +78,13 @@ export async function render(root, route) {
         STAGES.map(([, label]) => h('th', {}, label)))),
       progressBody),
     h('h2', {}, 'Recent pipelines ', newPipelines.el),
-    h('table', { class: 'grid', id: 'pipelines' }, pipelinesBody),
+    h('table', { class: 'grid', id: 'pipelines' },
+      h('thead', {}, h('tr', {}, ['id', 'status', 'reason', 'commit', 'jobs done', 'note', 'created'].map((t) => h('th', {}, t)))),
+      pipelinesBody),
     h('h2', {}, 'Latest results ', newResults.el),
-    h('table', { class: 'grid', id: 'results' }, resultsBody));
+    h('table', { class: 'grid', id: 'results' },
+      h('thead', {}, h('tr', {}, ['id', 'status', 'instance', 'dtype', 'shape', 'GPU', 'target', 'commit'].map((t) => h('th', {}, t)))),
+      resultsBody));
 
   // Progress counts change in place: same rows, new numbers, nothing moves.
   const refresh = coalesce(async () => {

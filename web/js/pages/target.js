@@ -67,7 +67,7 @@ function detail(target, v, stage) {
   return parts;
 }
 
-function burndown(container, data) {
+function burndown(container, data, charting) {
   if (!data.burndown.length) {
     fill(container, h('p', { class: 'muted' }, 'No progress recorded yet.'));
     return;
@@ -76,7 +76,7 @@ function burndown(container, data) {
   const x = data.burndown.map((p) => p.time_ms / 1000);
   const series = [['builds', 'to build'], ['numerics_passed', 'to pass numerics'], ['measured', 'to measure']]
     .map(([key, label]) => ({ label, step: true, values: data.burndown.map((p) => total - p[key]) }));
-  import('../chart.js').then(({ lineChart }) => {
+  return charting.then(({ lineChart }) => {
     container.replaceChildren();
     lineChart(container, { title: 'Burndown: variants still to reach each stage', yLabel: 'variants', x, series });
   });
@@ -84,6 +84,7 @@ function burndown(container, data) {
 
 export async function render(root, route) {
   const name = route.arg;
+  const charting = import('../chart.js');  // loads while the data is on its way
   let data = await api.target(name);
   let selected = route.params.get('cell') || '';
   const panel = h('div', { class: 'panel', id: 'cell-detail' });
@@ -135,7 +136,7 @@ export async function render(root, route) {
       panel),
     chart,
     h('p', { class: 'muted' }, 'Updated ', h('span', { id: 'updated' }, fmtTime(Date.now()))));
-  burndown(chart, data);
+  await burndown(chart, data, charting);
 
   // Cells keep their size while their text changes, so a refresh does not move the page.
   const refresh = coalesce(async () => {
