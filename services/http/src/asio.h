@@ -8,6 +8,10 @@
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wnull-dereference"
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+// Asio's fenced blocks use atomic_thread_fence, which ThreadSanitizer builds flag.
+#pragma GCC diagnostic ignored "-Wtsan"
+#endif
 #include <boost/asio/connect.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>

@@ -1,5 +1,9 @@
 #include "kport/http/client.h"
 
+#include <sys/socket.h>
+
+#include <cerrno>
+
 #include "asio.h"
 
 namespace kport::http {
@@ -53,6 +57,15 @@ class Client::Impl {
     return {};
   }
 
+  // Whether the kept connection is unusable: the server closed it while it sat idle (its
+  // FIN is already here) or sent bytes nobody asked for. Checked before reuse, so even a
+  // POST, which is never retried, does not fail on a connection that was already dead.
+  bool stale() {
+    char c = 0;
+    ssize_t n = ::recv(stream.socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
+  }
+
   void close() {
     beast::error_code ec;
     stream.socket().shutdown(tcp::socket::shutdown_both, ec);
@@ -71,6 +84,7 @@ class Client::Impl {
 
 namespace {
 
+// Only these may be sent twice when a kept connection turns out to be dead mid-request.
 bool idempotent(std::string_view m) {
   return m == "GET" || m == "HEAD" || m == "PUT" || m == "DELETE" || m == "OPTIONS";
 }
@@ -104,8 +118,9 @@ Result<ClientResponse> Client::fetch(std::string_view method, std::string_view u
   req.body() = body;
   req.prepare_payload();
 
+  // At most two attempts: the second only when the first hit a connection that died idle.
   for (int attempt = 0;; ++attempt) {
-    bool reused = im.connected && im.host == url->host && im.port == url->port;
+    bool reused = im.connected && im.host == url->host && im.port == url->port && !im.stale();
     if (!reused) KPORT_TRY(im.connect(*url, deadline));
     auto ec = im.run(deadline, [&](auto handler) { bhttp::async_write(im.stream, req, handler); });
     bhttp::response_parser<bhttp::string_body> parser;

@@ -8,6 +8,8 @@
 namespace kport::http {
 namespace {
 
+// Header names are ASCII tokens; a locale-aware comparison would be slower and could
+// differ between machines.
 bool iequals(std::string_view a, std::string_view b) noexcept {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -27,6 +29,8 @@ std::string_view Request::header(std::string_view name) const noexcept {
   return {};
 }
 
+// std::map<std::string, ...> without a transparent comparator needs a key string; keys
+// are short, so it stays in the small-string buffer.
 std::string_view Request::query_or(std::string_view key, std::string_view fallback) const {
   auto it = query.find(std::string(key));
   return it == query.end() ? fallback : std::string_view(it->second);
@@ -61,6 +65,7 @@ Response& Response::set_header(std::string name, std::string value) {
   return *this;
 }
 
+// Error bodies go through Boost.JSON too, so a message quoting user input is escaped.
 Response json_response(int status, const boost::json::value& body) {
   Response r;
   r.status = status;

@@ -34,6 +34,8 @@ void append_labels(std::string& out, const RouteStats& s) {
 RouteStats::RouteStats(std::string route, std::string method)
     : m_route(std::move(route)), m_method(std::move(method)) {}
 
+// Relaxed atomics: each counter only has to be exact by itself; a scrape that sees the
+// count and the sum of one request a moment apart is harmless.
 void RouteStats::record(int status, std::chrono::nanoseconds elapsed) noexcept {
   int cls = status / 100;
   if (cls < 1 || cls > 5) cls = 5;
@@ -89,6 +91,8 @@ std::string Metrics::render_prometheus() const {
   }
   out += "# HELP kport_http_request_duration_seconds Time from a complete request to its response.\n"
          "# TYPE kport_http_request_duration_seconds histogram\n";
+  // Buckets are stored per interval and summed here, because Prometheus buckets are
+  // cumulative ("le") and adding into all upper buckets on each request costs more.
   for (const auto& s : m_routes) {
     std::uint64_t cumulative = 0;
     for (std::size_t b = 0; b <= RouteStats::k_bounds.size(); ++b) {

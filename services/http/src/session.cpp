@@ -154,6 +154,7 @@ void Session::on_request() {
   m_started = Clock::now();
   m_counted = true;
   m_server->in_flight.fetch_add(1, std::memory_order_relaxed);
+  // release() hands over the parsed message, so the body moves into the Request uncopied.
   auto msg = m_parser->release();
   m_keep_alive = msg.keep_alive();
   m_http10 = msg.version() == 10;
@@ -167,7 +168,7 @@ void Session::on_request() {
   req.remote = m_remote;
   req.keep_alive = m_keep_alive;
   req.stop = m_server->stop_signal;
-  ++m_seq;
+  ++m_seq;  // names this request for its Reply (see ReplyFn)
   dispatch(req);
 }
 
@@ -180,9 +181,7 @@ void Session::dispatch(Request& req) {
     m_stats = &m_server->unmatched_stats();
     if (m.kind == Match::Kind::not_found)
       return send_error(404, "not_found",
-                        "no route for " + printable(req.method) + " " + printable(raw_path) +
-                            "; see /api/v1/openapi.json",
-                        false);
+                        "no route for " + printable(req.method) + " " + printable(raw_path), false);
     if (m.kind == Match::Kind::bad_parameter) return send_error(400, "invalid_argument", m.error, false);
     Response r = error_response(405, "method_not_allowed",
                                 "method " + printable(req.method) + " is not allowed on " +
@@ -190,6 +189,8 @@ void Session::dispatch(Request& req) {
     r.headers.emplace_back("Allow", std::move(m.allow));
     return send(std::move(r));
   }
+  // Matching ran on the raw path so an encoded '/' stays inside its parameter; the
+  // decoded copy is for handlers.
   const Route& route = *m.route;
   m_stats = &m_server->stats_for(&route);
   req.route = route.name;
@@ -203,6 +204,8 @@ void Session::dispatch(Request& req) {
   }
   if (!route.sync_handler) return run_async(route, std::move(req));
 
+  // The response is built inside the try and sent outside it, so a failure while sending
+  // can never turn into a second answer.
   std::optional<Response> r;
   try {
     r.emplace(route.sync_handler(req));

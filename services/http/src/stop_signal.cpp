@@ -23,6 +23,8 @@ void StopSignal::remove(std::uint64_t id) const {
   m_callbacks.erase(id);
 }
 
+// Callbacks run outside the lock, since they typically reply to a request and a reply
+// may register or remove other callbacks.
 void StopSignal::trigger() {
   std::map<std::uint64_t, Callback> callbacks;
   {

@@ -64,6 +64,7 @@ Result<std::string> percent_decode(std::string_view in, bool query_mode) {
       out.push_back(c);
     }
   }
+  // NUL truncates strings in C APIs (paths, SQLite text) behind our back: refuse it early.
   if (out.find('\0') != std::string::npos)
     return make_error(Errc::invalid_argument, "NUL character in URL component");
   if (!is_valid_utf8(out))
@@ -71,6 +72,7 @@ Result<std::string> percent_decode(std::string_view in, bool query_mode) {
   return out;
 }
 
+// Encoding everything outside the unreserved set is always safe, in paths and queries.
 std::string percent_encode(std::string_view in) {
   static constexpr char k_hex[] = "0123456789ABCDEF";
   std::string out;
@@ -94,7 +96,7 @@ Result<std::map<std::string, std::string>> parse_query(std::string_view query) {
     std::size_t amp = query.find('&');
     std::string_view pair = query.substr(0, amp);
     query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
-    if (pair.empty()) continue;
+    if (pair.empty()) continue;  // "a=1&&b=2" is common from string-building clients
     std::size_t eq = pair.find('=');
     auto key = percent_decode(pair.substr(0, eq), true);
     if (!key) return make_error(Errc::invalid_argument, "query parameter name: " + key.error().message);

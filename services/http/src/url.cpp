@@ -45,6 +45,7 @@ Result<Url> parse_url(std::string_view url) {
       port_text = after.substr(1);
     }
   } else {
+    // rfind: only the last colon can start a port (IPv6 literals are bracketed).
     std::size_t colon = authority.rfind(':');
     out.host = authority.substr(0, colon);
     if (colon != std::string_view::npos) port_text = authority.substr(colon + 1);
@@ -58,6 +59,7 @@ Result<Url> parse_url(std::string_view url) {
       return bad_url(url, "the port must be a number from 1 to 65535");
     out.port = static_cast<std::uint16_t>(value);
   }
+  // The fragment is the browser's business and is never sent to the server.
   tail = tail.substr(0, tail.find('#'));
   if (tail.find_first_of(" \r\n") != std::string_view::npos)
     return bad_url(url, "spaces or line breaks in the path; percent-encode them");

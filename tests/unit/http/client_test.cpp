@@ -18,6 +18,7 @@ class ClientTest : public test::ServerFixture {
       out.set_header("X-Echo", std::string(r.header("X-Runner")));
       return out;
     });
+    router->add_sync("POST", "/api/v1/results", [](const Request& r) { return text_response(201, r.body); });
     router->add_sync("GET", "/who", [](const Request& r) { return text_response(200, r.remote); });
     router->add("GET", "/hang", [this](Request&&, Reply reply) { hung = std::move(reply); });
   }
@@ -44,6 +45,11 @@ TEST_F(ClientTest, ReusesTheConnectionAndReconnectsAfterTheServerClosedIt) {
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(c->status, 200);
   EXPECT_NE(c->body, a.body) << "a fresh connection has a new client port";
+  std::this_thread::sleep_for(400ms);
+  auto post = client.fetch("POST", url("/api/v1/results"), "late");
+  ASSERT_TRUE(post.ok()) << "a dead kept connection is replaced before sending: " << post.error().message;
+  EXPECT_EQ(post->status, 201);
+  EXPECT_EQ(post->body, "late");
 }
 
 TEST_F(ClientTest, TimesOutOnASilentServer) {
