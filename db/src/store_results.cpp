@@ -1,5 +1,6 @@
 // Results and build records: immutable rows, uploaded idempotently per job attempt.
 #include <map>
+#include <set>
 
 #include "impl.h"
 #include "json_text.h"
@@ -94,6 +95,7 @@ Result<std::vector<PutOutcome>> Store::put_results(const std::vector<ResultRecor
   return m_impl->write<std::vector<PutOutcome>>([&](Connection& c) -> Result<std::vector<PutOutcome>> {
     std::vector<PutOutcome> out;
     std::map<std::int64_t, Job> jobs;
+    std::set<std::string, std::less<>> shapes;  // an upload repeats few shapes
     for (const ResultRecord& r : results) {
       if (r.job_id) {
         // Duplicates first: a retried upload is answered even after the job moved on.
@@ -108,7 +110,7 @@ Result<std::vector<PutOutcome>> Store::put_results(const std::vector<ResultRecor
         }
         KPORT_TRY(check_job(c, jobs, *r.job_id, r.attempt, r.runner_id));
       }
-      KPORT_TRY(insert_shape(c, r.shape));
+      if (shapes.insert(r.shape).second) KPORT_TRY(insert_shape(c, r.shape));
       KPORT_TRY(insert_result(c, r, now));
       out.push_back(PutOutcome{c.last_insert_rowid(), false});
     }
