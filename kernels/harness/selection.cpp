@@ -78,6 +78,13 @@ std::optional<HarnessError> select_cases(const Options& o, const std::vector<con
                                                              : Family::rmsnorm;
     if (auto err = parse_shape(guess, o.shape, s)) return err;
   }
+  if (out.empty())
+    return HarnessError{"no_cases",
+                        "nothing to run: no instance in this harness matches" +
+                            (o.filter.empty() ? std::string() : " --filter '" + o.filter + "'") +
+                            (o.dtype.empty() ? std::string() : " with --dtype " + o.dtype) +
+                            " (see `list`)",
+                        k_exit_usage};
   return std::nullopt;
 }
 

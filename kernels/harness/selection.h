@@ -4,6 +4,7 @@
 //       the instance NAME, or every registered instance whose name contains TEXT; dtypes: all the instance
 //       supports for check, bf16 (or its first dtype) for bench unless --dtype says; shapes:
 //       the family grid, or --shape for the families it parses for.
+// An empty selection is an error (no_cases): a run that checks nothing must not pass.
 #pragma once
 
 #include <optional>

@@ -99,3 +99,11 @@ TEST(Selection, FilterInstanceAndShape) {
   ASSERT_TRUE(err);
   EXPECT_EQ(err->code, "bad_shape");
 }
+
+TEST(Selection, NothingSelectedIsAnError) {
+  std::vector<Case> cases;
+  const auto err = select_cases(options({"check", "--all", "--filter", "attention"}), k_all, cases);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->code, "no_cases");
+  EXPECT_NE(err->message.find("attention"), std::string::npos);
+}
