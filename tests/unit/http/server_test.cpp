@@ -50,6 +50,17 @@ TEST_F(ServerTest, PostBodyAndHeadersReachTheHandler) {
   EXPECT_EQ(r->header("Content-Security-Policy"), "default-src 'self'");
 }
 
+TEST_F(ServerTest, ExpectContinueGetsAnInterimResponse) {
+  router->add_sync("POST", "/upload", [](const Request& r) { return text_response(200, "got " + r.body); });
+  start();
+  RawSocket s(server->port());
+  s.send("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n");
+  EXPECT_EQ(s.read("\r\n\r\n"), "HTTP/1.1 100 Continue\r\n\r\n");
+  s.send("hello");
+  std::string reply = s.read("got hello");
+  EXPECT_EQ(reply.rfind("HTTP/1.1 200", 0), 0u) << reply;
+}
+
 TEST_F(ServerTest, AsyncReplyFromAnotherThreadAfterADelay) {
   std::vector<std::thread> workers;
   std::mutex mu;
