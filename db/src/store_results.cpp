@@ -130,16 +130,24 @@ Result<std::optional<ResultRecord>> Store::get_result(std::int64_t id) {
 Result<Page<ResultRecord>> Store::list_results(const ResultFilter& f) {
   KPORT_TRY(detail::check_limit(f.limit));
   return m_impl->read<Page<ResultRecord>>([&](Connection& c) -> Result<Page<ResultRecord>> {
+    // Without table statistics SQLite may walk a broad index (every result of a target)
+    // when a narrow one fits. A unary "+" keeps a column off the index choice, so the
+    // most selective filter present picks the index: job or commit, then GPU model,
+    // then target. Every one of those indexes ends in id, so pages need no sort.
+    const bool by_job = f.job_id.has_value(), by_commit = !by_job && f.commit_sha;
+    const bool by_gpu = !by_job && !by_commit && f.gpu_model;
+    const std::string off_gpu = by_job || by_commit ? "+" : "";
+    const std::string off_target = by_job || by_commit || by_gpu ? "+" : "";
     detail::Where where;
-    where.add("commit_sha = ?", f.commit_sha);
-    where.add("target = ?", f.target);
-    where.add("gpu_model = ?", f.gpu_model);
-    where.add("family = ?", f.family);
-    where.add("variant = ?", f.variant);
-    where.add("instance = ?", f.instance);
-    where.add("dtype = ?", f.dtype);
-    where.add("shape = ?", f.shape);
-    if (f.status) where.add_value("status = ?", std::string(to_string(*f.status)));
+    where.add((by_job ? "+" : "") + std::string("commit_sha = ?"), f.commit_sha);
+    where.add(off_target + "target = ?", f.target);
+    where.add(off_gpu + "gpu_model = ?", f.gpu_model);
+    where.add(off_gpu + "family = ?", f.family);
+    where.add("+variant = ?", f.variant);
+    where.add(off_target + "instance = ?", f.instance);
+    where.add(off_gpu + "dtype = ?", f.dtype);
+    where.add(off_gpu + "shape = ?", f.shape);
+    if (f.status) where.add_value("+status = ?", std::string(to_string(*f.status)));
     where.add("job_id = ?", f.job_id);
     where.add("created_ms >= ?", f.since_ms);
     where.add("id < ?", f.before_id);

@@ -135,6 +135,49 @@ TEST_F(ResultsTest, KeysetPagesCoverEveryRowOnce) {
   EXPECT_EQ(m_store->list_results(too_big).error().code, Errc::invalid_argument);
 }
 
+TEST_F(ResultsTest, EveryFilterCombinationNarrowsTheRows) {
+  std::vector<ResultRecord> rows;
+  for (int i = 0; i < 60; ++i) {
+    auto r = result(i % 2 ? "wgmma.a" : "mma.b", "m=" + std::to_string(64 << (i % 3)) + ",n=64,k=64", 1 + i,
+                    i % 5 ? ResultStatus::passed : ResultStatus::failed, i % 4 ? "NVIDIA H200" : "NVIDIA H100");
+    r.commit_sha = std::string(40, i < 30 ? 'a' : 'b');
+    r.target = i % 3 ? "sm_90a" : "sm_80";
+    rows.push_back(r);
+  }
+  ok(m_store->put_results(rows));
+  auto count = [&](ResultFilter f) {
+    f.limit = 1000;
+    return ok(m_store->list_results(f)).items.size();
+  };
+  auto expected = [&](auto pred) {
+    return static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), pred));
+  };
+  ResultFilter f;
+  f.commit_sha = std::string(40, 'b');
+  f.target = "sm_90a";
+  f.gpu_model = "NVIDIA H200";
+  EXPECT_EQ(count(f), expected([](const ResultRecord& r) {
+              return r.commit_sha[0] == 'b' && r.target == "sm_90a" && r.gpu_model == "NVIDIA H200";
+            }));
+  ResultFilter g;
+  g.gpu_model = "NVIDIA H100";
+  g.family = "gemm";
+  g.dtype = "bf16";
+  g.status = ResultStatus::failed;
+  g.target = "sm_80";
+  EXPECT_EQ(count(g), expected([](const ResultRecord& r) {
+              return r.gpu_model == "NVIDIA H100" && r.status == ResultStatus::failed && r.target == "sm_80";
+            }));
+  ResultFilter h;
+  h.target = "sm_90a";
+  h.variant = "wgmma";
+  h.shape = "m=128,n=64,k=64";
+  EXPECT_EQ(count(h), expected([](const ResultRecord& r) {
+              return r.target == "sm_90a" && r.variant == "wgmma" && r.shape == "m=128,n=64,k=64";
+            }));
+  EXPECT_GT(count(h), 0u);
+}
+
 TEST_F(ResultsTest, BestCandidatesKeepTheFastestPassingRunPerInstanceAndShape) {
   const std::string big = "m=4096,n=4096,k=4096", small = "m=128,n=128,k=128";
   ok(m_store->put_results({result("wgmma.a", big, 100), result("wgmma.a", big, 90), result("wgmma.a", big, 95),
