@@ -14,7 +14,7 @@
 #   KPORT_BENCH_CAP_MS time cap per measurement (default 500)
 #   KPORT_SKIP_BENCH=1, KPORT_SKIP_PEERS=1, KPORT_NO_COMPILE=1 (peers without torch.compile)
 #   KPORT_DEADLINE_S   after this many seconds, remaining benches and peers are skipped so
-#                      the summary is still printed inside the call's limit (default 500)
+#                      the summary is still printed inside the call's limit (default 460)
 # Each instance is checked and benched in its own process under `timeout`, so a fault or a
 # hang in one costs only that instance. A variant that fails to compile is excluded and the
 # build retried, so the others still run.
@@ -27,7 +27,7 @@ CAP=${KPORT_BENCH_CAP_MS:-500}
 mkdir -p "$OUT"
 t_start=$(date +%s)
 say() { echo "[$(( $(date +%s) - t_start ))s] $*"; }
-DEADLINE=${KPORT_DEADLINE_S:-500}
+DEADLINE=${KPORT_DEADLINE_S:-460}
 late() { (( $(date +%s) - t_start > DEADLINE )); }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
