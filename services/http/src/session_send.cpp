@@ -136,6 +136,7 @@ void Session::on_write(beast::error_code ec, std::size_t) {
   }
   m_response.body = std::string();
   m_response.headers.clear();
+  m_response.events.reset();  // a stream refused with a non-200 status must not linger
   if (ec) return close();
   if (!m_keep_alive) return linger();
   wait_request();

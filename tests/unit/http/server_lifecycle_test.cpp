@@ -25,6 +25,7 @@ TEST_F(LifecycleTest, PortInUseIsAnErrorNotACrash) {
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, Errc::unavailable);
   EXPECT_NE(st.error().message.find(std::to_string(server->port())), std::string::npos);
+  EXPECT_EQ(server->start().error().code, Errc::conflict) << "a server starts once";
   options.host = "not-an-ip";
   EXPECT_EQ(Server(options, router).start().error().code, Errc::invalid_argument);
 }

@@ -9,8 +9,9 @@
 //  - a path parameter or query value that is not UTF-8 or holds NUL is a 400;
 //  - graceful stop in two phases (see stop()).
 //
-// Thread-safety: start() and stop() from one controlling thread; port(), metrics(),
-// stop_signal() and running() from any thread.
+// Thread-safety: start() and stop() from one controlling thread, never from a handler
+// (stop() joins the I/O threads); port(), metrics(), stop_signal() and running() from
+// any thread.
 #pragma once
 
 #include <chrono>
@@ -29,6 +30,9 @@ namespace kport::http {
 struct ServerOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;          // 0 picks a free port; see Server::port()
+  // I/O threads, each with its own event loop; a connection stays on one thread, so a
+  // handler that blocks stalls every connection of that thread. Run blocking work
+  // elsewhere and Reply later.
   int threads = 4;
   std::size_t body_limit = 8u << 20;    // bytes; larger bodies get 413
   std::size_t header_limit = 16u << 10; // bytes; larger header blocks get 431
