@@ -4,6 +4,9 @@
 //   kport_http_requests_total{route="/api/v1/best",method="GET",code="2xx"} 12
 //   kport_http_request_duration_seconds_bucket{route="/api/v1/best",method="GET",le="0.005"} 11
 //
+// A Server registers one (route, method) per Router entry, plus route="unmatched",
+// method="any" for requests that matched no route (404, 405, malformed, timeouts).
+//
 // Thread-safety: record() is lock-free (atomics) and may run on any thread; adding
 // routes, gauges and collectors takes a mutex; render_prometheus() may run concurrently
 // with everything. Gauge and collector callbacks run on the rendering thread, under the
