@@ -2,10 +2,19 @@
 // a band: two extra hidden series filled between, for the noise around a median.
 import uPlot from '../vendor/uplot.esm.js';
 
+// The chart library's stylesheet is linked on first use, so pages without charts do
+// not wait for it before their first paint.
+function ensureStyles() {
+  if (document.querySelector('link[data-uplot]')) return;
+  document.head.appendChild(Object.assign(document.createElement('link'),
+    { rel: 'stylesheet', href: '/static/vendor/uplot.min.css' })).dataset.uplot = '';
+}
+
 const COLORS = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2'];
 
 // opts: {title, xLabel, yLabel, x: [seconds], series: [{label, values, low?, high?, step?}]}
 export function lineChart(container, opts) {
+  ensureStyles();
   const data = [opts.x];
   const series = [{}];
   const bands = [];

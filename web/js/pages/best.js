@@ -59,7 +59,7 @@ export async function render(root, route) {
   const stale = pendingBadge('result', ask);
   const form = h('form', { class: 'form', id: 'best-form', onsubmit: (e) => { e.preventDefault(); ask(); } },
     field('GPU', gpu), field('op', op), field('dtype', dtype), field('shape', shape), h('button', { type: 'submit' }, 'Ask'));
-  fill(root, h('h1', {}, 'Best kernel'), form, stale.el, out);
+  fill(root, h('h1', { elementtiming: 'kport-data' }, 'Best kernel'), form, stale.el, out);
   if (linked) {
     const first = await linked;
     fill(out, first instanceof Error ? h('p', { class: 'error' }, first.message) : answer(first));

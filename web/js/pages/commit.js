@@ -41,7 +41,7 @@ function group(g, kind) {
 export async function render(root, route) {
   const sha = route.arg;
   let kind = route.params.get('kind') || '';
-  let data = await api.commit(sha);
+  let data = await (route.first || api.commit(sha));
   const groupsEl = h('div', { id: 'groups' });
   const filter = h('select', { id: 'kind', onchange: () => { kind = filter.value; replaceParams({ kind }); paint(); } },
     h('option', { value: '' }, 'every change'), KINDS.map((k) => h('option', { value: k, selected: k === kind }, LABEL[k])));
@@ -51,7 +51,7 @@ export async function render(root, route) {
   const c = data.commit;
   const t = data.totals;
   fill(root,
-    h('h1', {}, 'Commit ', h('code', {}, shortSha(c.sha))),
+    h('h1', { elementtiming: 'kport-data' }, 'Commit ', h('code', {}, shortSha(c.sha))),
     h('pre', { class: 'message', id: 'commit-message' }, c.message || ''),
     h('p', { class: 'summary' }, `${c.author || 'unknown author'} · ${fmtTime(c.time)} · parent `,
       data.parent ? pageLink(`/commit/${data.parent}`, null, h('code', {}, shortSha(data.parent))) : 'none',

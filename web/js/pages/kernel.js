@@ -47,7 +47,7 @@ export async function render(root, route) {
   const instance = route.arg;
   // The chart library loads while the data is on its way.
   const charting = import('../chart.js');
-  let data = await api.kernel(instance, route.params.get('dtype'), route.params.get('shape'));
+  let data = await (route.first || api.kernel(instance, route.params.get('dtype'), route.params.get('shape')));
   const chartsEl = h('div', { id: 'charts' });
   const tableEl = h('div');
   const choose = h('select', { id: 'config', onchange: () => {
@@ -62,7 +62,7 @@ export async function render(root, route) {
     }
   };
   fill(root,
-    h('h1', {}, `Kernel ${instance}`),
+    h('h1', { elementtiming: 'kport-data' }, `Kernel ${instance}`),
     h('p', { class: 'summary' }, `${data.family} · variant ${data.variant} · `, h('label', {}, 'configuration ', choose)),
     tableEl, chartsEl,
     h('p', { class: 'muted' }, `Peak: ${data.peak_rule}. Band: median ± standard deviation of the results at that commit.`));

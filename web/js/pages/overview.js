@@ -56,7 +56,7 @@ function resultRow(r) {
 }
 
 export async function render(root, route) {
-  const [data, recent] = await Promise.all([api.overview(), api.results({ limit: 15 })]);
+  const [data, recent] = await (route.first || Promise.all([api.overview(), api.results({ limit: 15 })]));
   const progressBody = h('tbody', {}, data.targets.map(targetRows));
   const runnersEl = h('p', { class: 'summary' });
   const pipelinesBody = h('tbody', {}, data.pipelines.map(pipelineRow));
@@ -71,7 +71,7 @@ export async function render(root, route) {
   const newResults = pendingBadge('result', async () => fill(resultsBody, (await api.results({ limit: 15 })).items.map(resultRow)));
 
   fill(root,
-    h('h1', {}, 'Bring-up overview'),
+    h('h1', { elementtiming: 'kport-data' }, 'Bring-up overview'),
     runnersEl,
     h('table', { class: 'grid progress', id: 'progress' },
       h('thead', {}, h('tr', {}, h('th', {}, 'target'), h('th', {}, 'family'), h('th', {}, 'applicable'),

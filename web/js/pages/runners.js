@@ -20,13 +20,13 @@ function row(r) {
 
 export async function render(root, route) {
   const all = route.params.get('all') === '1';
-  let data = await api.runners(all);
+  let data = await (route.first || api.runners(all));
   const body = h('tbody');
   const paint = () => fill(body, data.items.length ? data.items.map(row)
     : h('tr', {}, h('td', { colspan: 8, class: 'muted' }, 'No runners registered.')));
   paint();
   fill(root,
-    h('h1', {}, 'Runners'),
+    h('h1', { elementtiming: 'kport-data' }, 'Runners'),
     h('p', { class: 'summary' }, `${data.items.filter((r) => r.online).length} online of ${data.items.length} · `,
       h('a', { href: all ? '#/runners' : '#/runners?all=1' }, all ? 'hide runners that left' : 'include runners that left')),
     h('table', { class: 'grid', id: 'runners' },

@@ -85,7 +85,7 @@ function burndown(container, data, charting) {
 export async function render(root, route) {
   const name = route.arg;
   const charting = import('../chart.js');  // loads while the data is on its way
-  let data = await api.target(name);
+  let data = await (route.first || api.target(name));
   let selected = route.params.get('cell') || '';
   const panel = h('div', { class: 'panel', id: 'cell-detail' });
   const chart = h('div', { class: 'chart', id: 'burndown' });
@@ -128,7 +128,7 @@ export async function render(root, route) {
 
   paint();
   fill(root,
-    h('h1', {}, `Target ${data.target.name}`, data.target.is_new ? h('span', { class: 'tag new' }, 'new') : null),
+    h('h1', { elementtiming: 'kport-data' }, `Target ${data.target.name}`, data.target.is_new ? h('span', { class: 'tag new' }, 'new') : null),
     summary,
     h('div', { class: 'split' },
       h('table', { class: 'grid matrix', id: 'matrix' },

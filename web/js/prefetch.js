@@ -1,0 +1,20 @@
+// The first request of each page, started by main.js as soon as it runs, so the answer
+// is on its way while the page's module is still being evaluated.
+import { api } from './api.js';
+
+const first = {
+  overview: () => Promise.all([api.overview(), api.results({ limit: 15 })]),
+  target: (r) => api.target(r.arg),
+  commit: (r) => api.commit(r.arg),
+  kernel: (r) => api.kernel(r.arg, r.params.get('dtype'), r.params.get('shape')),
+  runners: (r) => api.runners(r.params.get('all') === '1'),
+};
+
+// A promise of the page's first data, or null when the page fetches on its own.
+export function prefetch(route) {
+  const start = first[route.page];
+  if (!start) return null;
+  const promise = start(route);
+  promise.catch(() => {});  // the page reports the error when it awaits it
+  return promise;
+}
