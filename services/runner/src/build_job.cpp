@@ -8,6 +8,7 @@
 #include "kport/git/workspace.h"
 #include "kport/porting/build_driver.h"
 #include "kport/porting/subprocess.h"
+#include "parent_diff.h"
 #include "publish.h"
 
 namespace kport::runner {
@@ -80,8 +81,11 @@ JobOutcome run_build_job(CoordinatorApi& api, const ClaimedJob& job, const Build
     bool transient = sha.error().code == Errc::unavailable;
     return failed("cannot check out commit " + job.commit + ": " + sha.error().message, transient);
   }
-  if (auto info = ws->commit_info(*sha); info.ok())
+  std::optional<std::string> parent;
+  if (auto info = ws->commit_info(*sha); info.ok()) {
     log("checked out " + *sha + " \"" + info->summary + "\" by " + info->author);
+    parent = info->parent;
+  }
 
   auto catalog = load_catalog(ws_dir, s);
   if (!catalog.ok()) return failed("cannot read the target catalog: " + catalog.error().message);
@@ -100,6 +104,10 @@ JobOutcome run_build_job(CoordinatorApi& api, const ClaimedJob& job, const Build
   if (!report.ok()) return failed("cannot build " + job.target + " at " + sha->substr(0, 12) + ": " + report.error().message);
   if (report->cancelled) return failed("cancelled on request while building " + job.target);
 
+  if (parent) {
+    int changed = flag_resource_changes(api, *parent, *report, log);
+    log(std::to_string(changed) + " variant(s) changed resources since the parent " + parent->substr(0, 12));
+  }
   auto published = publish_build(api, job, *sha, *report, log);
   if (!published.ok()) return failed("built, but the upload failed: " + published.error().message, true);
   if (!report->all_ok()) return failed(failure_summary(*report));

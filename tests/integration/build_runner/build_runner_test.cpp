@@ -61,8 +61,10 @@ TEST_F(BuildRunnerEndToEnd, BuildsRecordsAndReportsEveryVariant) {
   auto log = call_raw(client, "GET", url("/api/v1/jobs/" + std::to_string(job) + "/log?format=text"), "");
   EXPECT_NE(log.raw.find("gemm.broken sm_80: compile_error"), std::string::npos) << log.raw;
 
-  // 2. The fix: every applicable variant builds, the job succeeds, the CLI exits 0.
-  std::string fixed = commit_change("git rm -q -r kernels/gemm/broken", "drop the broken gemm");
+  // 2. The fix: every applicable variant builds, the job succeeds, the CLI exits 0; the
+  //    softmax tile doubled in the same commit is flagged against the parent's build.
+  std::string fixed = commit_change("git rm -q -r kernels/gemm/broken && sed -i s/64/128/g kernels/softmax/tiny/softmax_tiny.cu",
+                                    "drop the broken gemm, double the softmax tile");
   rc = cli({"build", "--commit", fixed, "--target", "sm_80"}, out);
   EXPECT_EQ(rc, 0) << out << runner_output();
   EXPECT_NE(out.find("succeeded"), std::string::npos) << out;
@@ -70,6 +72,10 @@ TEST_F(BuildRunnerEndToEnd, BuildsRecordsAndReportsEveryVariant) {
   EXPECT_EQ(again.size(), 3u);
   ASSERT_EQ(again.count("gemm.tiny_mma"), 1u);
   EXPECT_EQ(again["gemm.tiny_mma"].at("commit").as_string(), fixed);
+  std::string softmax_message(again["softmax.tiny"].at("message").as_string());
+  EXPECT_NE(softmax_message.find("resource change since " + sha.substr(0, 12) + " on sm_80: shared memory 256 -> 512 B"),
+            std::string::npos) << softmax_message;
+  EXPECT_EQ(std::string(again["gemm.tiny_mma"].at("message").as_string()).find("resource change"), std::string::npos);
   // A successful build spawns the check jobs of its target.
   EXPECT_NE(get("/api/v1/jobs?kind=check").raw.find("\"kind\":\"check\""), std::string::npos);
 

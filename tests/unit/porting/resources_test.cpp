@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "kport/porting/build_driver.h"
+#include "kport/porting/resource_diff.h"
 #include "kport/porting/resources.h"
 
 namespace kport::porting {
@@ -97,6 +98,27 @@ TEST(Diagnostics, DropsPtxasChatterKeepsErrors) {
   auto d = compiler_diagnostics(out);
   EXPECT_EQ(d, "x.cu(3): error: identifier \"y\" is undefined\n");
   EXPECT_NE(compiler_diagnostics(std::string(100, 'e'), 10).find("more bytes"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kport::porting
+
+namespace kport::porting {
+namespace {
+
+TEST(ResourceDiff, NamesEveryFigureThatMoved) {
+  ResourceFigures parent{"ok", 168, 0, 0, 1024, 0};
+  ResourceFigures now{"ok", 200, 48, 40, 1024, 16};
+  auto c = resource_changes(parent, now);
+  EXPECT_EQ(c, (std::vector<std::string>{"registers 168 -> 200", "spills 0/0 -> 48/40 B (stores/loads)",
+                                         "stack frame 0 -> 16 B"}));
+}
+
+TEST(ResourceDiff, UnchangedOrUnknownFiguresAreQuiet) {
+  ResourceFigures a{"ok", 64, 0, 0, 0, 0};
+  EXPECT_TRUE(resource_changes(a, a).empty());
+  ResourceFigures unknown{"compile_error", std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+  EXPECT_EQ(resource_changes(a, unknown), (std::vector<std::string>{"status ok -> compile_error"}));
 }
 
 }  // namespace
