@@ -14,10 +14,12 @@ namespace {
 
 using Counts = std::vector<std::pair<std::string, std::int64_t>>;
 
+// sql groups by ?2 = the key; ?1, when the SQL uses it, is the "online since" time.
 Result<Counts> counts(Connection& c, const std::string& sql, std::int64_t online_since, std::string_view key) {
   auto s = c.prepare(sql);
   if (!s) return std::move(s).error();
-  s->bind_all(online_since, key);
+  s->bind(2, key);
+  if (sql.find("?1") != std::string::npos) s->bind(1, online_since);
   return detail::collect<std::pair<std::string, std::int64_t>>(
       *s, [](const Stmt& st) { return std::make_pair(st.text(0), st.int64(1)); });
 }
@@ -74,11 +76,11 @@ Result<std::optional<CommitSummary>> Store::commit_summary(std::string_view sha)
                           since, sha),
                    parse_job_status));
     KPORT_TRY(fill(out.builds_by_status,
-                   counts(c, "SELECT status, count(*) FROM build_records WHERE ?1 IS NOT NULL AND commit_sha = ?2"
+                   counts(c, "SELECT status, count(*) FROM build_records WHERE commit_sha = ?2"
                              " GROUP BY status", since, sha),
                    parse_build_status));
     KPORT_TRY(fill(out.results_by_status,
-                   counts(c, "SELECT status, count(*) FROM results WHERE ?1 IS NOT NULL AND commit_sha = ?2"
+                   counts(c, "SELECT status, count(*) FROM results WHERE commit_sha = ?2"
                              " GROUP BY status", since, sha),
                    parse_result_status));
     auto t = c.prepare(

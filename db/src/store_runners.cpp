@@ -12,10 +12,9 @@ using detail::Connection;
 
 namespace {
 
-Result<std::vector<Runner>> runners_where(Connection& c, const std::string& where, std::int64_t bind_value) {
+Result<std::vector<Runner>> runners_where(Connection& c, const std::string& where) {
   auto s = c.prepare(std::string(detail::k_runner_select) + where + " ORDER BY id");
   if (!s) return std::move(s).error();
-  if (where.find("?1") != std::string::npos) s->bind(1, bind_value);
   auto rows = detail::collect<Runner>(*s, detail::read_runner);
   if (!rows) return std::move(rows).error();
   for (Runner& r : *rows) {
@@ -106,7 +105,7 @@ Result<std::optional<Runner>> Store::get_runner(std::int64_t id) {
 Result<std::vector<Runner>> Store::list_runners(bool include_deregistered) {
   const std::int64_t since = m_impl->online_since(m_impl->now());
   return m_impl->read<std::vector<Runner>>([&](Connection& c) -> Result<std::vector<Runner>> {
-    auto rows = runners_where(c, include_deregistered ? "" : " WHERE deregistered_ms IS NULL", 0);
+    auto rows = runners_where(c, include_deregistered ? "" : " WHERE deregistered_ms IS NULL");
     if (!rows) return rows;
     for (Runner& r : *rows) r.online = !r.deregistered_ms && r.last_heartbeat_ms >= since;
     return rows;
