@@ -152,5 +152,8 @@ test('a result posted by a runner appears live without moving the page', opts, a
     const first = await page.textContent('#results tbody tr');
     assert.ok(first.includes('gemm.wgmma_tma.a') && first.includes('passed'), first);
     assert.ok(await page.locator('h2:has(+ #pipelines) button.pending:not([hidden])').count() === 1, 'the new pipeline is announced');
+    // The coordinator reuses dashboard answers until an event announces a change.
+    const overview = await k.client.call('GET', '/api/v1/dashboard/overview');
+    assert.equal(overview.pipelines.length, 3, 'the cached overview was refreshed by the events');
   });
 });

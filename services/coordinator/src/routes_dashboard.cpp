@@ -1,11 +1,13 @@
 // /api/v1/dashboard/...: one request per dashboard page, shaped for it, so a page paints
 // from a single answer. Each route reads summaries (dashboard.h), never the whole
-// result history, and the JSON views live in dashboard_views.cpp.
+// result history, and the JSON views live in dashboard_views.cpp. Answers are reused
+// until an event says the data changed (dashboard_cache.h).
 #include <algorithm>
 #include <map>
 
 #include "codec.h"
 #include "context.h"
+#include "dashboard_cache.h"
 #include "dashboard_views.h"
 
 namespace kport::coordinator {
@@ -17,6 +19,8 @@ namespace {
 
 constexpr std::size_t k_recent_pipelines = 10;
 constexpr std::size_t k_changes_per_group = 200;
+// Bounds what events do not announce: runners going quiet, awaiting-runner states.
+constexpr std::int64_t k_cache_max_age_ms = 5000;
 
 bool memory_bound(std::string_view family) { return family == "rmsnorm" || family == "softmax"; }
 
@@ -166,22 +170,28 @@ Response runners_page(Context& ctx, bool all) {
 }  // namespace
 
 void add_dashboard_routes(http::Router& router, Context& ctx) {
-  add_blocking(router, ctx, "GET", "/api/v1/dashboard/overview", [&ctx](const Request& req) {
+  auto cache = std::make_shared<DashboardCache>(*ctx.events, k_cache_max_age_ms);
+  add_blocking(router, ctx, "GET", "/api/v1/dashboard/overview", [&ctx, cache](const Request& req) {
     KPORT_AUTH(require_reader(req, ctx));
-    return overview(ctx);
+    return cache->get("overview", [&] { return overview(ctx); });
   });
-  add_blocking(router, ctx, "GET", "/api/v1/dashboard/targets/{target}", [&ctx](const Request& req) {
+  add_blocking(router, ctx, "GET", "/api/v1/dashboard/targets/{target}", [&ctx, cache](const Request& req) {
     KPORT_AUTH(require_reader(req, ctx));
-    return target_page(ctx, req.param("target"));
+    std::string name(req.param("target"));
+    return cache->get("target/" + name, [&] { return target_page(ctx, name); });
   });
-  add_blocking(router, ctx, "GET", "/api/v1/dashboard/commits/{sha}", [&ctx](const Request& req) {
+  add_blocking(router, ctx, "GET", "/api/v1/dashboard/commits/{sha}", [&ctx, cache](const Request& req) {
     KPORT_AUTH(require_reader(req, ctx));
-    return commit_page(ctx, std::string(req.param("sha")));
+    std::string sha(req.param("sha"));
+    return cache->get("commit/" + sha, [&] { return commit_page(ctx, sha); });
   });
-  add_blocking(router, ctx, "GET", "/api/v1/dashboard/kernels/{instance}", [&ctx](const Request& req) {
+  add_blocking(router, ctx, "GET", "/api/v1/dashboard/kernels/{instance}", [&ctx, cache](const Request& req) {
     KPORT_AUTH(require_reader(req, ctx));
-    return kernel_page(ctx, req);
+    std::string key = "kernel/" + std::string(req.param("instance")) + "?" + std::string(req.query_or("dtype")) + "&" +
+                      std::string(req.query_or("shape"));
+    return cache->get(key, [&] { return kernel_page(ctx, req); });
   });
+  // Runners change state with time alone (heartbeats publish nothing): always fresh.
   add_blocking(router, ctx, "GET", "/api/v1/dashboard/runners", [&ctx](const Request& req) {
     KPORT_AUTH(require_reader(req, ctx));
     return runners_page(ctx, req.query_or("all") == "1");
