@@ -39,10 +39,29 @@ Status configure_project(const BuildRequest& r, const fs::path& catalog_file, co
   }
   ProcessOptions o;
   o.timeout = r.step_timeout;
-  auto out = run_process(argv, o);
+  // Configured before with the same arguments: ninja re-runs CMake itself when a
+  // CMakeLists.txt or a globbed variant folder changed, and is a no-op otherwise,
+  // which keeps a warm rebuild free of a full configure.
+  std::string args_text;
+  for (const auto& a : argv) args_text += a + "\n";
+  fs::path stamp = r.build_dir / "kport-driver" / "configure.args";
+  std::string previous;
+  if (std::ifstream in(stamp); in) {
+    std::ostringstream s;
+    s << in.rdbuf();
+    previous = s.str();
+  }
+  const bool reuse = previous == args_text && fs::exists(r.build_dir / "build.ninja");
+  std::vector<std::string> regen = {r.ninja, "-C", r.build_dir.string(), "build.ninja"};
+  auto out = run_process(reuse ? regen : argv, o);
   if (!out.ok()) return out.error();
   log += out->output;
   if (out->timed_out) return make_error(Errc::internal, "cmake configure of " + r.kernels_dir.string() + " timed out");
+  if (out->exit_code == 0 && !reuse) {
+    std::error_code ec;
+    fs::create_directories(stamp.parent_path(), ec);
+    std::ofstream(stamp) << args_text;
+  }
   if (out->exit_code != 0)
     return make_error(Errc::internal, "cmake configure of " + r.kernels_dir.string() + " for " + r.target +
                                           " failed (exit " + std::to_string(out->exit_code) + "):\n" + tail(out->output));
