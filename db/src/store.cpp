@@ -78,6 +78,8 @@ Result<std::vector<int>> Store::applied_migrations() {
   return m_impl->read<std::vector<int>>([](Connection& c) { return detail::recorded_versions(c); });
 }
 
+std::uint64_t Store::committed_batches() const { return m_impl->writer->batches(); }
+
 Status Store::checkpoint() {
   auto r = m_impl->writer->execute<bool>(
       [](Connection& c) -> Result<bool> {

@@ -12,6 +12,7 @@ using StoreBasicsTest = StoreTest;
 
 TEST_F(StoreBasicsTest, ConcurrentWritersAreAllAcknowledgedAndDurable) {
   constexpr int k_threads = 8, k_per_thread = 150;
+  const std::uint64_t batches_before = m_store->committed_batches();
   std::vector<std::vector<std::int64_t>> ids(k_threads);
   std::vector<std::thread> threads;
   for (int t = 0; t < k_threads; ++t) {
@@ -39,6 +40,9 @@ TEST_F(StoreBasicsTest, ConcurrentWritersAreAllAcknowledgedAndDurable) {
     all.insert(v.begin(), v.end());
   }
   EXPECT_EQ(all.size(), static_cast<std::size_t>(k_threads * k_per_thread));
+  const std::uint64_t batches = m_store->committed_batches() - batches_before;
+  EXPECT_GE(batches, 1u);
+  EXPECT_LE(batches, all.size());
 
   // Reopen: every acknowledged row is on disk.
   m_store.reset();

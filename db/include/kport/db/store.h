@@ -116,6 +116,9 @@ class Store {
   Result<std::vector<int>> applied_migrations();
   // Checkpoints the WAL into the main file (TRUNCATE); safe at any time.
   Status checkpoint();
+  // Write transactions committed since open; with concurrent writers it grows slower
+  // than the number of write calls (group commit). For /metrics.
+  std::uint64_t committed_batches() const;
 
   // ---- catalog ---------------------------------------------------------------------
   // Inserts or updates a target; returns true when it was not known before (it is then
