@@ -86,7 +86,7 @@ test('target page shows the matrix, evidence with its command, and the burndown'
     await page.click('a[data-cell="gemm.mma_sync:timing"]');
     assert.match(page.url(), /cell=gemm\.mma_sync%3Atiming|cell=gemm\.mma_sync:timing/);
     assert.ok((await page.textContent('#cell-detail')).includes('kport-harness-sm_90a bench --instance gemm.mma_sync.a'));
-    assert.equal(await page.locator('#burndown canvas').count() > 0, true, 'burndown chart drawn');
+    await page.waitForSelector('#burndown canvas', { timeout: 5000 });  // drawn after the matrix
   });
   await visit('target-sm_100a', '#/target/sm_100a', async (page) => {
     assert.match(await page.locator('tr[data-variant="gemm.wgmma_tma"] td').first().getAttribute('class'), /cell-na/);
@@ -112,8 +112,8 @@ test('kernel page charts a configuration per GPU with share of peak and ratio', 
     assert.ok(latest.includes(facts.gpu), latest);
     assert.ok(latest.includes('420'), 'latest median');
     assert.ok(latest.includes('×0.43'), 'ratio to the baseline');
-    assert.ok(await page.locator('#chart-share canvas').count() > 0);
-    assert.ok(await page.locator('#chart-ratio canvas').count() > 0);
+    await page.waitForSelector('#chart-share canvas', { timeout: 5000 });  // drawn after the figures
+    await page.waitForSelector('#chart-ratio canvas', { timeout: 5000 });
   });
 });
 

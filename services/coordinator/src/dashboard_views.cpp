@@ -14,6 +14,16 @@ json::value opt(const std::optional<T>& v) {
   return v ? json::value(*v) : json::value(nullptr);
 }
 
+// Four significant digits: plenty for a chart, and a quarter of the JSON of a full
+// double (the serializer prints the shortest text that reads back the same value).
+double sig4(double v) {
+  if (v == 0 || !std::isfinite(v)) return v;
+  double scale = std::pow(10.0, 3 - std::floor(std::log10(std::abs(v))));
+  return std::round(v * scale) / scale;
+}
+
+json::value opt4(const std::optional<double>& v) { return v ? json::value(sig4(*v)) : json::value(nullptr); }
+
 struct Counts {
   std::int64_t variants = 0, applicable = 0, builds = 0, clean = 0, numerics = 0, measured = 0, selected = 0;
   void add(const StageFlags& f) {
@@ -267,17 +277,17 @@ json::array kernel_series_json(const std::vector<db::KernelPoint>& points, const
       // Throughput scales with 1/time, so the time band maps onto the share band.
       if (figure && peak && *peak > 0) {
         double s = *figure / *peak;
-        share = s;
-        share_low = s * p.median_us / std::max(p.high_us, 1e-9);
-        share_high = s * p.median_us / std::max(p.low_us, 1e-9);
+        share = sig4(s);
+        share_low = sig4(s * p.median_us / std::max(p.high_us, 1e-9));
+        share_high = sig4(s * p.median_us / std::max(p.low_us, 1e-9));
       }
       series.push_back(json::object{{"commit", p.commit_sha}, {"time_ms", p.commit_time_ms}, {"results", p.results},
-                                    {"median_us", p.median_us}, {"low_us", p.low_us}, {"high_us", p.high_us},
-                                    {"throughput", opt(figure)}, {"share", share}, {"share_low", share_low},
-                                    {"share_high", share_high}, {"ratio", opt(p.ratio)},
+                                    {"median_us", sig4(p.median_us)}, {"low_us", sig4(p.low_us)},
+                                    {"high_us", sig4(p.high_us)}, {"share", share}, {"share_low", share_low},
+                                    {"share_high", share_high}, {"ratio", opt4(p.ratio)},
                                     {"result", p.latest_result_id}});
     }
-    out.push_back(json::object{{"gpu_model", gpu}, {"peak", opt(peak)}, {"unit", memory_bound ? "GB/s" : "TFLOP/s"},
+    out.push_back(json::object{{"gpu_model", gpu}, {"peak", opt4(peak)}, {"unit", memory_bound ? "GB/s" : "TFLOP/s"},
                                {"points", std::move(series)}});
   }
   return out;

@@ -54,22 +54,20 @@ export async function render(root, route) {
     const [dtype, shape] = choose.value.split('|');
     window.location.hash = hashFor(`/kernel/${instance}`, { dtype, shape });
   } }, data.configs.map((c) => h('option', { value: `${c.dtype}|${c.shape}`, selected: c.dtype === data.dtype && c.shape === data.shape }, `${c.dtype} · ${c.shape}`)));
-  const paint = async () => {
+  // The figures paint first; the charts follow as soon as the chart library is in.
+  const paint = () => {
     fill(tableEl, data.series.length ? table(data) : h('p', { class: 'muted' }, 'No passing measurement of this configuration yet.'));
-    if (data.series.length) {
-      const { lineChart } = await charting;
-      charts(chartsEl, data, lineChart);
-    }
+    if (data.series.length) charting.then(({ lineChart }) => charts(chartsEl, data, lineChart));
   };
   fill(root,
     h('h1', { elementtiming: 'kport-data' }, `Kernel ${instance}`),
     h('p', { class: 'summary' }, `${data.family} · variant ${data.variant} · `, h('label', {}, 'configuration ', choose)),
     tableEl, chartsEl,
     h('p', { class: 'muted' }, `Peak: ${data.peak_rule}. Band: median ± standard deviation of the results at that commit.`));
-  await paint();
+  paint();
   const refresh = coalesce(async () => {
     data = await api.kernel(instance, data.dtype, data.shape);
-    await paint();
+    paint();
   }, 1000);
   return { onEvent(ev) { if (ev === 'results') refresh(ev); } };
 }

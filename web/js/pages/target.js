@@ -136,7 +136,8 @@ export async function render(root, route) {
       panel),
     chart,
     h('p', { class: 'muted' }, 'Updated ', h('span', { id: 'updated' }, fmtTime(Date.now()))));
-  await burndown(chart, data, charting);
+  // The matrix paints first; the chart follows as soon as the chart library is in.
+  burndown(chart, data, charting);
 
   // Cells keep their size while their text changes, so a refresh does not move the page.
   const refresh = coalesce(async () => {
