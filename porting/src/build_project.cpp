@@ -106,6 +106,13 @@ Result<std::string> ninja_command(const BuildRequest& r, const std::string& obje
   return nl == std::string::npos ? text : text.substr(nl + 1);
 }
 
+bool ninja_up_to_date(const BuildRequest& r, const std::string& object) {
+  ProcessOptions o;
+  o.timeout = std::chrono::seconds(60);
+  auto out = run_process({r.ninja, "-C", r.build_dir.string(), "-n", object}, o);
+  return out.ok() && out->exit_code == 0 && out->output.find("no work to do") != std::string::npos;
+}
+
 Result<fs::path> link_harness(const BuildRequest& r, std::string& log) {
   ProcessOptions o;
   o.timeout = r.step_timeout;

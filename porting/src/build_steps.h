@@ -21,6 +21,9 @@ Result<std::map<std::filesystem::path, std::string>> object_files(const std::fil
 // The exact command ninja runs to produce `object` (so a later ninja run is a cache hit).
 Result<std::string> ninja_command(const BuildRequest& request, const std::string& object);
 
+// Whether ninja would not rebuild `object` (a dry run says there is no work).
+bool ninja_up_to_date(const BuildRequest& request, const std::string& object);
+
 // Compiles and audits one variant; never fails as a whole: failures become the record.
 VariantRecord compile_variant(const BuildRequest& request, const VariantSpec& variant,
                               const std::map<std::filesystem::path, std::string>& objects);
