@@ -3,7 +3,7 @@
 // Timing render time of the page's heading, which is inserted together with its data.
 // Each page is loaded `runs` times in a fresh browser context (empty cache).
 //
-//   node bench/dashboard/measure.mjs --coordinator BIN --db FILE [--commit SHA] [--runs 5]
+//   node bench/dashboard/measure.mjs --coordinator BIN --db FILE [--commit SHA] [--runs 5] [--warm-tab]
 import { parseArgs } from 'node:util';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +12,8 @@ import { seed } from '../../tests/e2e/support/seed.mjs';
 import { launch, openPage, repoRoot } from '../../tests/e2e/support/browser.mjs';
 
 const { values: args } = parseArgs({ options: {
-  coordinator: { type: 'string' }, db: { type: 'string' }, commit: { type: 'string' }, runs: { type: 'string', default: '5' } } });
+  coordinator: { type: 'string' }, db: { type: 'string' }, commit: { type: 'string' }, runs: { type: 'string', default: '5' },
+  'warm-tab': { type: 'boolean', default: false } } });
 const runs = Number(args.runs);
 
 const k = await startCoordinator({ binary: args.coordinator, web: join(repoRoot, 'web'), db: args.db });
@@ -40,6 +41,15 @@ try {
     for (let i = 0; i < runs; i++) {
       const errors = [];
       const page = await openPage(browser, errors);
+      if (args['warm-tab']) {
+        // A tab that already shows a page of this origin, with the HTTP cache off: every
+        // file and answer is fetched again, but the browser's processes are running, as
+        // for someone who opens the dashboard from a browser they already use.
+        const cdp = await page.context().newCDPSession(page);
+        await cdp.send('Network.enable');
+        await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+        await page.goto(`${k.url}/healthz`);
+      }
       await page.goto(`${k.url}/${hash}`);
       await page.waitForSelector(`body[data-ready="${name}"]`, { timeout: 30000 });
       samples.push(await page.evaluate(async () => {
