@@ -265,11 +265,14 @@ json::array kernel_series_json(const std::vector<db::KernelPoint>& points, const
                                bool memory_bound) {
   std::map<std::string, std::optional<double>> peak_of;
   for (const auto& p : peaks) peak_of[p.gpu_model] = memory_bound ? p.gbps : p.tflops;
+  constexpr const char* k_columns[] = {"commit", "time_ms", "results", "median_us", "low_us", "high_us",
+                                       "share", "share_low", "share_high", "ratio", "result"};
   json::array out;
   for (std::size_t i = 0; i < points.size();) {
     const std::string& gpu = points[i].gpu_model;
     std::optional<double> peak = peak_of[gpu];
-    json::array series;
+    // Column arrays rather than one object per point: the keys are not repeated 600 times.
+    std::map<std::string, json::array> col;
     for (; i < points.size() && points[i].gpu_model == gpu; ++i) {
       const auto& p = points[i];
       std::optional<double> figure = memory_bound ? p.gbps : p.tflops;
@@ -281,14 +284,22 @@ json::array kernel_series_json(const std::vector<db::KernelPoint>& points, const
         share_low = sig4(s * p.median_us / std::max(p.high_us, 1e-9));
         share_high = sig4(s * p.median_us / std::max(p.low_us, 1e-9));
       }
-      series.push_back(json::object{{"commit", p.commit_sha}, {"time_ms", p.commit_time_ms}, {"results", p.results},
-                                    {"median_us", sig4(p.median_us)}, {"low_us", sig4(p.low_us)},
-                                    {"high_us", sig4(p.high_us)}, {"share", share}, {"share_low", share_low},
-                                    {"share_high", share_high}, {"ratio", opt4(p.ratio)},
-                                    {"result", p.latest_result_id}});
+      col["commit"].emplace_back(p.commit_sha);
+      col["time_ms"].emplace_back(p.commit_time_ms);
+      col["results"].emplace_back(p.results);
+      col["median_us"].emplace_back(sig4(p.median_us));
+      col["low_us"].emplace_back(sig4(p.low_us));
+      col["high_us"].emplace_back(sig4(p.high_us));
+      col["share"].push_back(share);
+      col["share_low"].push_back(share_low);
+      col["share_high"].push_back(share_high);
+      col["ratio"].push_back(opt4(p.ratio));
+      col["result"].emplace_back(p.latest_result_id);
     }
+    json::object columns;
+    for (const char* name : k_columns) columns[name] = std::move(col[name]);
     out.push_back(json::object{{"gpu_model", gpu}, {"peak", opt4(peak)}, {"unit", memory_bound ? "GB/s" : "TFLOP/s"},
-                               {"points", std::move(series)}});
+                               {"points", std::move(columns)}});
   }
   return out;
 }

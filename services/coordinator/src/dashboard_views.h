@@ -45,7 +45,9 @@ boost::json::object commit_diff_json(const std::vector<db::ResultBrief>& after,
                                      const std::vector<db::ResultBrief>& before, std::size_t max_changes);
 
 // The kernel page: one series per GPU model with its noise band, share of the GPU's
-// measured peak and ratio to the vendor baseline.
+// measured peak and ratio to the vendor baseline. Points are columns:
+// points: {commit:[...], time_ms:[...], median_us:[...], share:[...], ...}, one entry per
+// commit in commit time order.
 boost::json::array kernel_series_json(const std::vector<db::KernelPoint>& points,
                                       const std::vector<db::GpuPeak>& peaks, bool memory_bound);
 

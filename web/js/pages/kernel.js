@@ -5,11 +5,17 @@ import { h, fill, fmtNum, fmtPct, shortSha, hashFor } from '../dom.js';
 import { api } from '../api.js';
 import { coalesce } from '../live.js';
 
+// Points come as columns ({time_ms: [...], median_us: [...], ...}); one point as an object.
+function pointAt(s, i) {
+  return Object.fromEntries(Object.entries(s.points).map(([key, column]) => [key, column[i]]));
+}
+
 function charts(container, data, lineChart) {
   container.replaceChildren();
-  const times = [...new Set(data.series.flatMap((s) => s.points.map((p) => p.time_ms)))].sort((a, b) => a - b);
+  const times = [...new Set(data.series.flatMap((s) => s.points.time_ms))].sort((a, b) => a - b);
+  // Series of different GPUs share the time axis; a GPU without a point there is a gap.
   const at = (s, key) => {
-    const byTime = new Map(s.points.map((p) => [p.time_ms, p[key]]));
+    const byTime = new Map(s.points.time_ms.map((t, i) => [t, s.points[key][i]]));
     return times.map((t) => (byTime.has(t) ? byTime.get(t) : null));
   };
   const x = times.map((t) => t / 1000);
@@ -30,7 +36,8 @@ function table(data) {
   return h('table', { class: 'grid', id: 'latest' },
     h('thead', {}, h('tr', {}, ['GPU', 'peak', 'latest commit', 'median µs', 'band µs', 'share of peak', 'ratio', 'points'].map((t) => h('th', {}, t)))),
     h('tbody', {}, data.series.map((s) => {
-      const p = s.points[s.points.length - 1];
+      const n = s.points.time_ms.length;
+      const p = pointAt(s, n - 1);
       return h('tr', { dataset: { gpu: s.gpu_model } },
         h('td', {}, s.gpu_model),
         h('td', { class: 'num' }, s.peak != null ? `${fmtNum(s.peak)} ${s.unit}` : '—'),
@@ -39,7 +46,7 @@ function table(data) {
         h('td', { class: 'num' }, `${fmtNum(p.low_us)}–${fmtNum(p.high_us)}`),
         h('td', { class: 'num' }, fmtPct(p.share)),
         h('td', { class: 'num' }, `×${fmtNum(p.ratio)}`),
-        h('td', { class: 'num' }, String(s.points.length)));
+        h('td', { class: 'num' }, String(n)));
     })));
 }
 
