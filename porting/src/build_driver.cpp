@@ -126,7 +126,7 @@ Result<BuildReport> build_target(const BuildRequest& req) {
 
   std::vector<std::string> excluded;
   for (std::size_t i = 0; i < built.size(); ++i) {
-    if (!done[i]) {
+    if (!done[i] || built[i].cancelled) {
       report.cancelled = true;
       continue;
     }

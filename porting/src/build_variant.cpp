@@ -117,8 +117,13 @@ VariantRecord compile_variant(const BuildRequest& r, const VariantSpec& v, const
       o.cwd = r.build_dir;
       o.timeout = r.compile_timeout;
       o.env = {"CCACHE_STATSLOG=" + stats.string()};
+      o.cancel = r.cancel;
       auto out = run_process({"/bin/sh", "-c", *cmd}, o);
       if (!out.ok()) return finish(VariantStatus::compile_error, out.error().message);
+      if (out->cancelled) {
+        rec.cancelled = true;
+        return finish(VariantStatus::compile_error, "cancelled while compiling " + v.sources[i]);
+      }
       all_output += out->output;
       std::string verdict = ccache_verdict(stats);
       any_miss |= verdict == "miss" || verdict.empty();
@@ -135,6 +140,7 @@ VariantRecord compile_variant(const BuildRequest& r, const VariantSpec& v, const
     ProcessOptions o;
     o.cwd = r.build_dir;
     o.timeout = r.compile_timeout;
+    o.cancel = r.cancel;
     // The audit's PTX, from the cache when nothing the compile read has changed.
     fs::path ptx_file = work / ("unit-" + std::to_string(i) + ".ptx");
     std::string pcmd = ptx_command(*cmd, ptx_file.string());
@@ -149,6 +155,10 @@ VariantRecord compile_variant(const BuildRequest& r, const VariantSpec& v, const
     if (!fs::exists(cached)) {
       auto pout = run_process({"/bin/sh", "-c", pcmd}, o);
       if (!pout.ok()) return finish(VariantStatus::compile_error, pout.error().message);
+      if (pout->cancelled) {
+        rec.cancelled = true;
+        return finish(VariantStatus::compile_error, "cancelled during the PTX pass");
+      }
       if (pout->timed_out)
         return finish(VariantStatus::timeout, "the PTX pass for the instruction audit did not finish within " +
                                                   std::to_string(r.compile_timeout.count()) + " s");

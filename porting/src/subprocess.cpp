@@ -79,7 +79,12 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const Pr
   auto deadline = Clock::now() + options.timeout;
   char buf[16384];
   for (;;) {
-    int wait_ms = -1;
+    if (options.cancel && options.cancel->load()) {
+      out.cancelled = true;
+      ::kill(-pid, SIGKILL);
+      break;
+    }
+    int wait_ms = options.cancel ? 1000 : -1;
     if (options.timeout.count() > 0) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       if (left <= 0) {
@@ -104,7 +109,7 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const Pr
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   // Helpers that inherited the group may still run after nvcc itself exited.
-  if (out.timed_out) ::kill(-pid, SIGKILL);
+  if (out.timed_out || out.cancelled) ::kill(-pid, SIGKILL);
   out.exit_code = decode_status(status);
   return out;
 }

@@ -3,6 +3,10 @@
 // with nvcc through the porting driver and uploads records the CLI then prints.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <iostream>
+
 #include "runner_fixture.h"
 
 namespace kport::testing {
@@ -95,6 +99,63 @@ TEST_F(BuildRunnerEndToEnd, BuildsRecordsAndReportsEveryVariant) {
   auto runners = get("/api/v1/runners?all=1");
   EXPECT_FALSE(runners.body.at("items").as_array().at(0).at("online").as_bool()) << runners.raw;
   EXPECT_NE(runner_output().find("deregistered"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kport::testing
+
+namespace kport::testing {
+namespace {
+
+class BuildRunnerCancel : public BuildRunnerEndToEnd {
+ protected:
+  BuildRunnerCancel() { lease_seconds = 3; }  // heartbeats every second
+};
+
+TEST_F(BuildRunnerCancel, CancelKillsAHungCompileAndTheRunnerStaysUp) {
+  namespace fs = std::filesystem;
+  make_repository();
+  fs::path fifo = dir.path() / "never-written";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::path hang = dir.path() / "src" / "kernels" / "rmsnorm" / "hang";
+  fs::create_directories(hang);
+  std::ofstream(hang / "CMakeLists.txt") << "kport_kernel_variant(FAMILY rmsnorm VARIANT hang FEATURES simt SOURCES hang.cu)\n";
+  std::ofstream(hang / "hang.cu") << "#include \"" << fifo.string() << "\"\n";
+  std::string sha = commit_change("true", "add a variant whose compile never ends");
+  add_target("sm_80", "8.0");
+  ASSERT_EQ(post("/api/v1/repositories", boost::json::object{{"name", "kernels"}, {"url", origin}}, k_admin).status, 201);
+  start_runner();
+  auto p = post("/api/v1/pipelines", boost::json::object{{"commit", sha}, {"repo", "kernels"}, {"targets", {"sm_80"}}}, k_admin);
+  ASSERT_EQ(p.status, 201) << p.raw;
+  std::string job = std::to_string(p.body.at("jobs").as_array().at(0).at("id").to_number<std::int64_t>());
+  auto wait_status = [&](const std::string& want, std::chrono::seconds limit) {
+    for (auto t = std::chrono::milliseconds(0); t < limit; t += std::chrono::milliseconds(250)) {
+      if (get("/api/v1/jobs/" + job).body.at("status").as_string() == want) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+    return false;
+  };
+  ASSERT_TRUE(wait_status("running", std::chrono::seconds(60))) << runner_output();
+  // Wait until the hung compile is in flight (its work folder appears when it starts).
+  auto compiling = [&] {
+    std::error_code ec;
+    for (const auto& ws : fs::directory_iterator(dir.path() / "work" / "build", ec))
+      if (fs::exists(ws.path() / "sm_80" / "kport-driver" / "rmsnorm.hang")) return true;
+    return false;
+  };
+  for (int i = 0; i < 600 && !compiling(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_TRUE(compiling()) << runner_output();
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  auto c = post("/api/v1/jobs/" + job + "/cancel", boost::json::object{}, k_admin);
+  ASSERT_EQ(c.status, 200) << c.raw;
+  auto cancelled_at = std::chrono::steady_clock::now();
+  EXPECT_TRUE(wait_status("cancelled", std::chrono::seconds(120))) << runner_output();
+  // Well before the 300 s compile limit the runner was started with.
+  EXPECT_LT(std::chrono::steady_clock::now() - cancelled_at, std::chrono::seconds(120));
+  EXPECT_NE(runner_output().find("cancel requested"), std::string::npos) << runner_output();
+  EXPECT_EQ(::waitpid(runner_pid, nullptr, WNOHANG), 0) << "the runner must survive a cancelled job";
+  if (std::getenv("KPORT_TEST_VERBOSE")) std::cerr << runner_output();
+  EXPECT_EQ(stop_runner(), 0) << runner_output();
 }
 
 }  // namespace

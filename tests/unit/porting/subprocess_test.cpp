@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <thread>
 
 #include "kport/porting/subprocess.h"
 
@@ -45,6 +46,29 @@ TEST(Subprocess, MissingProgramIsNotFound) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Errc::not_found);
   EXPECT_NE(r.error().message.find("kport-no-such-program"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kport::porting
+
+namespace kport::porting {
+namespace {
+
+TEST(Subprocess, CancelKillsTheGroupPromptly) {
+  std::atomic<bool> cancel{false};
+  ProcessOptions o;
+  o.cancel = &cancel;
+  std::thread t([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    cancel = true;
+  });
+  auto start = std::chrono::steady_clock::now();
+  auto r = run_process({"/bin/sh", "-c", "sleep 30 & sleep 30"}, o);
+  t.join();
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->cancelled);
+  EXPECT_FALSE(r->timed_out);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
 }  // namespace

@@ -42,6 +42,7 @@ struct VariantRecord {
   bool audit_passed = true;
   std::string cache;               // "hit", "miss" or "" (ccache's verdict on the compile)
   double seconds = 0;              // wall time of the compile and audit
+  bool cancelled = false;          // stopped by BuildRequest::cancel: not a real result
   std::string id() const { return family + "." + variant; }
 };
 
@@ -56,7 +57,7 @@ struct BuildRequest {
   std::string nvcc = "/usr/local/cuda/bin/nvcc";
   std::string cmake = "cmake", ninja = "ninja", ccache = "ccache";
   std::function<void(const std::string&)> log;  // progress lines; may be called from workers
-  const std::atomic<bool>* cancel = nullptr;    // stops before the next variant starts
+  const std::atomic<bool>* cancel = nullptr;    // kills running compiles, starts no more
 };
 
 struct BuildReport {

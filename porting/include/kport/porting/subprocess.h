@@ -7,6 +7,7 @@
 // not be started (not_found) or the pipe could not be created (internal).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -19,6 +20,7 @@ namespace kport::porting {
 struct ProcessOutput {
   int exit_code = -1;      // the child's exit status; 128+signal when a signal ended it
   bool timed_out = false;  // killed at the limit
+  bool cancelled = false;  // killed because `cancel` was set
   std::string output;      // stdout and stderr, interleaved as written (capped, see below)
 };
 
@@ -27,6 +29,7 @@ struct ProcessOptions {
   std::chrono::milliseconds timeout{600'000};   // zero: no limit
   std::size_t output_limit = 8u << 20;           // bytes kept; the rest is dropped
   std::vector<std::string> env;                  // extra NAME=value entries
+  const std::atomic<bool>* cancel = nullptr;     // set: the group is killed within ~1 s
 };
 
 Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const ProcessOptions& options = {});
