@@ -15,7 +15,7 @@ connections=${KPORT_BENCH_CONNECTIONS:-64}
 if [ ! -f "$build/build.ninja" ]; then cmake --preset release >/dev/null; fi
 cmake --build "$build" --target kport-coordinator kport-bench-seed kport-bench-queue >/dev/null
 bin=$build/bin
-work=var/bench
+work=var/bench/api
 mkdir -p $work
 db=$work/best-$results.db
 if [ ! -f $db ]; then

@@ -63,6 +63,10 @@ TEST_F(CoordinatorTest, BuildThenCheckThroughTheWholeProtocol) {
   EXPECT_EQ(check.at("kind").as_string(), "check");
   EXPECT_EQ(check.at("arch").as_string(), "9.0");
   auto cid = std::to_string(check.at("id").as_int64());
+  // Asked before any result exists (and cached): the same query must change once results land.
+  auto before = get("/api/v1/best?gpu=NVIDIA%20H200&op=gemm&dtype=bf16&shape=m=4096,n=4096,k=4096");
+  ASSERT_EQ(before.status, 200) << before.raw;
+  EXPECT_NE(before.body.at("kind").as_string(), "measured");
   json::array results{gemm_result("gemm.wgmma_tma.128x256", "m=4096,n=4096,k=4096", 210.0),
                       gemm_result("gemm.mma_sync.128x128", "m=4096,n=4096,k=4096", 300.0),
                       gemm_result("gemm.simt.64x64", "m=4096,n=4096,k=4096", 2000.0, "failed")};

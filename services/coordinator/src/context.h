@@ -5,6 +5,7 @@
 
 #include <boost/asio/thread_pool.hpp>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -31,7 +32,14 @@ struct Context {
   http::EventHub* events = nullptr;
   ClaimBroker* broker = nullptr;
   boost::asio::thread_pool* workers = nullptr;
+  // Bumped by every write that can change a best-kernel answer (results, build records,
+  // targets, kernels); cached answers of an older generation are never served.
+  std::atomic<std::uint64_t>* answers_generation = nullptr;
 };
+
+inline void invalidate_answers(Context& ctx) {
+  if (ctx.answers_generation) ctx.answers_generation->fetch_add(1, std::memory_order_acq_rel);
+}
 
 using BlockingHandler = std::function<http::Response(const http::Request&)>;
 

@@ -53,6 +53,7 @@ class Coordinator::Impl {
   http::EventHub events;
   std::unique_ptr<ClaimBroker> broker;
   std::unique_ptr<boost::asio::thread_pool> workers;
+  std::atomic<std::uint64_t> answers_generation{0};
   Context ctx;
   std::shared_ptr<http::Router> router = std::make_shared<http::Router>();
   std::unique_ptr<http::Server> server;
@@ -154,7 +155,8 @@ Result<std::unique_ptr<Coordinator>> Coordinator::create(Config config) {
   impl->config = config;
   impl->broker = std::make_unique<ClaimBroker>(*impl->store, config.lease_ms);
   impl->workers = std::make_unique<boost::asio::thread_pool>(static_cast<std::size_t>(config.workers));
-  impl->ctx = Context{config, impl->store.get(), &impl->events, impl->broker.get(), impl->workers.get()};
+  impl->ctx = Context{config, impl->store.get(), &impl->events, impl->broker.get(), impl->workers.get(),
+                      &impl->answers_generation};
   impl->build_routes();
   return std::unique_ptr<Coordinator>(new Coordinator(std::move(impl)));
 }

@@ -64,6 +64,7 @@ void add_catalog_routes(http::Router& router, Context& ctx) {
     if (!f.ok()) return http::error_response(f.error());
     auto added = ctx.store->upsert_target(t);
     if (!added.ok()) return http::error_response(added.error());
+    invalidate_answers(ctx);
     if (!check_arches.empty())
       if (auto st = ctx.store->set_target_check_arches(name, check_arches); !st.ok())
         return http::error_response(st.error());
@@ -103,6 +104,7 @@ void add_catalog_routes(http::Router& router, Context& ctx) {
       if (!f.ok()) return http::error_response(f.error());
     }
     if (auto st = ctx.store->upsert_kernel_instances(list); !st.ok()) return http::error_response(st.error());
+    invalidate_answers(ctx);
     return http::json_ok(json::object{{"upserted", list.size()}});
   });
 

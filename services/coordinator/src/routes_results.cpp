@@ -1,9 +1,13 @@
 // /api/v1/results, /builds, /targets/{target}/bringup and /best: what kport measured
 // and what it recommends.
+#include <boost/asio/post.hpp>
+
 #include <mutex>
+#include <shared_mutex>
 #include <unordered_map>
 
 #include "codec.h"
+#include "kport/common/log.h"
 #include "context.h"
 #include "kport/porting/selection.h"
 
@@ -49,6 +53,91 @@ std::string target_for_arch(const std::vector<db::Target>& targets, const std::s
     if (best.empty() || (t.name.back() == 'a' && best.back() != 'a')) best = t.name;
   }
   return best;
+}
+
+// Serialized answers by request target, each tagged with the data generation it was
+// computed at. Bounded: cleared when it holds too many distinct queries.
+class AnswerCache {
+ public:
+  std::optional<std::string> get(const std::string& key, std::uint64_t gen) const {
+    std::shared_lock lock(m_mu);
+    auto it = m_map.find(key);
+    if (it == m_map.end() || it->second.first != gen) return std::nullopt;
+    return it->second.second;
+  }
+  void put(const std::string& key, std::uint64_t gen, const std::string& body) {
+    std::unique_lock lock(m_mu);
+    if (m_map.size() >= k_max_entries) m_map.clear();
+    m_map[key] = {gen, body};
+  }
+
+ private:
+  static constexpr std::size_t k_max_entries = 4096;
+  mutable std::shared_mutex m_mu;
+  std::unordered_map<std::string, std::pair<std::uint64_t, std::string>> m_map;
+};
+
+Response answer_best(const Request& req, Context& ctx) {
+  KPORT_AUTH(require_reader(req, ctx));
+  std::string gpu(req.query_or("gpu")), op(req.query_or("op")), dtype(req.query_or("dtype"));
+  std::string shape_text(req.query_or("shape"));
+  if (gpu.empty() || op.empty() || dtype.empty() || shape_text.empty())
+    return http::error_response(make_error(Errc::invalid_argument,
+        "best needs gpu, op, dtype and shape, e.g. ?gpu=NVIDIA%20H200&op=gemm&dtype=bf16&shape=m=4096,n=4096,k=4096"));
+  if (std::find(std::begin(k_families), std::end(k_families), op) == std::end(k_families))
+    return http::error_response(make_error(Errc::invalid_argument, "op '" + op + "' is not one of gemm, attention, rmsnorm, softmax"));
+  if (!simple_token(dtype, 8))
+    return http::error_response(make_error(Errc::invalid_argument, "dtype '" + dtype + "' is not a dtype such as bf16, fp16 or fp32"));
+  if (gpu.size() > 256) return http::error_response(make_error(Errc::invalid_argument, "gpu name is longer than 256 bytes"));
+  auto shape = porting::Shape::parse(shape_text);
+  if (!shape.ok()) return http::error_response(shape.error());
+
+  porting::SelectionQuery q{gpu, std::string(req.query_or("arch")), std::string(req.query_or("target")), *shape};
+  auto on_gpu_rows = ctx.store->best_candidates(gpu, op, dtype);
+  if (!on_gpu_rows.ok()) return http::error_response(on_gpu_rows.error());
+  std::vector<porting::Measurement> on_gpu, elsewhere;
+  for (const auto& c : *on_gpu_rows) on_gpu.push_back(to_measurement(c));
+  if (!on_gpu.empty() && q.arch.empty()) q.arch = on_gpu.front().arch;
+
+  // Provisional inputs are gathered only when they may be needed.
+  std::vector<porting::BuildCandidate> builds;
+  bool comparable = std::any_of(on_gpu.begin(), on_gpu.end(),
+                                [&](const porting::Measurement& m) { return std::isfinite(shape->distance(m.shape)); });
+  if (!comparable) {
+    if (q.arch.empty()) {
+      auto models = ctx.store->list_gpu_models();
+      if (!models.ok()) return http::error_response(models.error());
+      for (const auto& m : *models)
+        if (m.name == gpu) q.arch = m.arch;
+    }
+    if (q.arch.empty() && q.target.empty())
+      return http::error_response(make_error(Errc::not_found, "GPU model '" + gpu +
+          "' has never been seen by kport; pass arch= (e.g. 10.0) or target= (e.g. sm_100a) for a provisional answer"));
+    auto targets = ctx.store->list_targets();
+    if (!targets.ok()) return http::error_response(targets.error());
+    if (q.target.empty()) q.target = target_for_arch(*targets, q.arch);
+    if (q.arch.empty())
+      for (const auto& t : *targets)
+        if (t.name == q.target) q.arch = t.arch;
+    auto all = ctx.store->best_candidates("", op, dtype);
+    if (!all.ok()) return http::error_response(all.error());
+    for (const auto& c : *all)
+      if (c.gpu_model != gpu) elsewhere.push_back(to_measurement(c));
+    if (!q.target.empty()) {
+      auto built = ctx.store->built_variants(q.target, op);
+      auto instances = ctx.store->list_kernel_instances(op);
+      if (!built.ok()) return http::error_response(built.error());
+      if (!instances.ok()) return http::error_response(instances.error());
+      for (const auto& b : *built)
+        for (const auto& inst : *instances)
+          if (inst.variant == b.variant) builds.push_back({inst.name, inst.variant});
+    }
+  }
+  auto sel = porting::select_best(q, on_gpu, elsewhere, builds);
+  json::object out = to_json(sel).as_object();
+  out["query"] = json::object{{"gpu", gpu}, {"op", op}, {"dtype", dtype}, {"shape", shape->canonical()},
+                              {"arch", q.arch}, {"target", q.target}};
+  return http::json_ok(out);
 }
 
 }  // namespace
@@ -115,68 +204,32 @@ void add_result_routes(http::Router& router, Context& ctx) {
     return http::json_ok(to_json(**b));
   });
 
-  add_blocking(router, ctx, "GET", "/api/v1/best", [&ctx](const Request& req) {
-    KPORT_AUTH(require_reader(req, ctx));
-    std::string gpu(req.query_or("gpu")), op(req.query_or("op")), dtype(req.query_or("dtype"));
-    std::string shape_text(req.query_or("shape"));
-    if (gpu.empty() || op.empty() || dtype.empty() || shape_text.empty())
-      return http::error_response(make_error(Errc::invalid_argument,
-          "best needs gpu, op, dtype and shape, e.g. ?gpu=NVIDIA%20H200&op=gemm&dtype=bf16&shape=m=4096,n=4096,k=4096"));
-    if (std::find(std::begin(k_families), std::end(k_families), op) == std::end(k_families))
-      return http::error_response(make_error(Errc::invalid_argument, "op '" + op + "' is not one of gemm, attention, rmsnorm, softmax"));
-    if (!simple_token(dtype, 8))
-      return http::error_response(make_error(Errc::invalid_argument, "dtype '" + dtype + "' is not a dtype such as bf16, fp16 or fp32"));
-    if (gpu.size() > 256) return http::error_response(make_error(Errc::invalid_argument, "gpu name is longer than 256 bytes"));
-    auto shape = porting::Shape::parse(shape_text);
-    if (!shape.ok()) return http::error_response(shape.error());
-
-    porting::SelectionQuery q{gpu, std::string(req.query_or("arch")), std::string(req.query_or("target")), *shape};
-    auto on_gpu_rows = ctx.store->best_candidates(gpu, op, dtype);
-    if (!on_gpu_rows.ok()) return http::error_response(on_gpu_rows.error());
-    std::vector<porting::Measurement> on_gpu, elsewhere;
-    for (const auto& c : *on_gpu_rows) on_gpu.push_back(to_measurement(c));
-    if (!on_gpu.empty() && q.arch.empty()) q.arch = on_gpu.front().arch;
-
-    // Provisional inputs are gathered only when they may be needed.
-    std::vector<porting::BuildCandidate> builds;
-    bool comparable = std::any_of(on_gpu.begin(), on_gpu.end(),
-                                  [&](const porting::Measurement& m) { return std::isfinite(shape->distance(m.shape)); });
-    if (!comparable) {
-      if (q.arch.empty()) {
-        auto models = ctx.store->list_gpu_models();
-        if (!models.ok()) return http::error_response(models.error());
-        for (const auto& m : *models)
-          if (m.name == gpu) q.arch = m.arch;
-      }
-      if (q.arch.empty() && q.target.empty())
-        return http::error_response(make_error(Errc::not_found, "GPU model '" + gpu +
-            "' has never been seen by kport; pass arch= (e.g. 10.0) or target= (e.g. sm_100a) for a provisional answer"));
-      auto targets = ctx.store->list_targets();
-      if (!targets.ok()) return http::error_response(targets.error());
-      if (q.target.empty()) q.target = target_for_arch(*targets, q.arch);
-      if (q.arch.empty())
-        for (const auto& t : *targets)
-          if (t.name == q.target) q.arch = t.arch;
-      auto all = ctx.store->best_candidates("", op, dtype);
-      if (!all.ok()) return http::error_response(all.error());
-      for (const auto& c : *all)
-        if (c.gpu_model != gpu) elsewhere.push_back(to_measurement(c));
-      if (!q.target.empty()) {
-        auto built = ctx.store->built_variants(q.target, op);
-        auto instances = ctx.store->list_kernel_instances(op);
-        if (!built.ok()) return http::error_response(built.error());
-        if (!instances.ok()) return http::error_response(instances.error());
-        for (const auto& b : *built)
-          for (const auto& inst : *instances)
-            if (inst.variant == b.variant) builds.push_back({inst.name, inst.variant});
+  // Best-kernel answers are cached per query string until the next write that can
+  // change them (answers_generation); a hit is answered on the I/O thread without
+  // touching the database. Only anonymous reads are cached, so no auth is skipped.
+  auto cache = std::make_shared<AnswerCache>();
+  router.add("GET", "/api/v1/best", [&ctx, cache](Request&& req, http::Reply reply) {
+    bool cacheable = ctx.config.open_reads && req.header("Authorization").empty() && ctx.answers_generation;
+    std::uint64_t gen = cacheable ? ctx.answers_generation->load(std::memory_order_acquire) : 0;
+    if (cacheable) {
+      if (auto hit = cache->get(req.target, gen)) {
+        Response res;
+        res.body = std::move(*hit);
+        return reply(std::move(res));
       }
     }
-    auto sel = porting::select_best(q, on_gpu, elsewhere, builds);
-    json::object out = to_json(sel).as_object();
-    out["query"] = json::object{{"gpu", gpu}, {"op", op}, {"dtype", dtype}, {"shape", shape->canonical()},
-                                {"arch", q.arch}, {"target", q.target}};
-    return http::json_ok(out);
-  });
+    boost::asio::post(*ctx.workers, [&ctx, cache, cacheable, gen, req = std::move(req), reply = std::move(reply)]() mutable {
+      Response res;
+      try {
+        res = answer_best(req, ctx);
+      } catch (const std::exception& e) {
+        log::error("best-kernel answer failed", {{"error", e.what()}});
+        res = http::error_response(make_error(Errc::internal, "internal error; the coordinator logged it"));
+      }
+      if (cacheable && res.status == 200) cache->put(req.target, gen, res.body);
+      reply(std::move(res));
+    });
+  }, "/api/v1/best");
 }
 
 }  // namespace kport::coordinator

@@ -98,6 +98,7 @@ void add_runner_routes(http::Router& router, Context& ctx) {
       return http::error_response(make_error(Errc::invalid_argument, "a gpu runner must report 'capabilities.arch' (e.g. \"9.0\")"));
     auto reg = ctx.store->register_runner(nr);
     if (!reg.ok()) return http::error_response(reg.error());
+    invalidate_answers(ctx);  // a new GPU model changes provisional answers
     ctx.broker->notify();
     ctx.events->publish("runners", "runner", json::serialize(to_json(reg->runner)));
     log::info("runner registered", {{"runner", reg->runner.id}, {"name", nr.name}, {"role", role}});
@@ -203,6 +204,7 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     KPORT_HTTP_TRY(records);
     auto out = ctx.store->put_results(*records);
     if (!out.ok()) return http::error_response(out.error());
+    invalidate_answers(ctx);
     json::array ids;
     std::int64_t dup = 0;
     for (const auto& o : *out) { ids.emplace_back(o.id); dup += o.duplicate; }
@@ -220,6 +222,7 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     KPORT_HTTP_TRY(records);
     auto out = ctx.store->put_build_records(*records);
     if (!out.ok()) return http::error_response(out.error());
+    invalidate_answers(ctx);
     json::array ids;
     std::int64_t dup = 0;
     for (const auto& o : *out) { ids.emplace_back(o.id); dup += o.duplicate; }
