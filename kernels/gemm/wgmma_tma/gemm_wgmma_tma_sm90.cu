@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/tma_gemm_host.h"
 #include "kport/kernels/registry.h"
 #include "wgmma_ops_sm90.cuh"
 
@@ -246,56 +247,9 @@ __global__ void __launch_bounds__(k_threads, 1)
 
 // ---- host side --------------------------------------------------------------------------------
 
-using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
-                                 const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
-                                 const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
-                                 CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+using tma_host::make_tmap;
 
-// The driver's tensor-map encoder, fetched once through the runtime so the library does not
-// link libcuda directly.
-EncodeTiled encode_tiled() {
-  static const EncodeTiled fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
-                                         &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess)
-      return static_cast<EncodeTiled>(nullptr);
-    return reinterpret_cast<EncodeTiled>(p);
-  }();
-  return fn;
-}
-
-// 2-D row-major [rows, cols] tensor of 16-bit elements, boxes of box_rows x 64 columns.
-bool make_tmap(CUtensorMap* map, const void* ptr, int rows, int cols, int box_rows, DType t) {
-  EncodeTiled enc = encode_tiled();
-  if (enc == nullptr) return false;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * 2};
-  const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(box_rows)};
-  const cuuint32_t elem_strides[2] = {1, 1};
-  const CUtensorMapDataType dt =
-      t == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  return enc(map, dt, 2, const_cast<void*>(ptr), dims, strides, box, elem_strides,
-             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
-}
-
-std::string supports(const Problem& p) {
-  if (p.family != Family::gemm) return "not a gemm problem";
-  const GemmArgs& g = p.gemm;
-  if (g.dtype != DType::bf16 && g.dtype != DType::f16)
-    return std::string("dtype ") + dtype_name(g.dtype) +
-           " not supported: wgmma_tma takes bf16 or f16 (use the simt variant for f32)";
-  if (g.m < 0 || g.n < 0 || g.k < 0) return "negative dimension";
-  if (g.k % 8 != 0 || g.n % 8 != 0)
-    return "K and N must be multiples of 8: TMA needs 16-byte row strides (K=" +
-           std::to_string(g.k) + ", N=" + std::to_string(g.n) + "); use the mma_sync variant";
-  auto misaligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 != 0; };
-  if (misaligned(g.a) || misaligned(g.b) || misaligned(g.c))
-    return "A, B and C must be 16-byte aligned for TMA";
-  return "";
-}
+std::string supports(const Problem& p) { return tma_host::gemm_supports(p, "wgmma_tma"); }
 
 // Clusters of this kernel that fit on the device at once: the persistent grid must not exceed
 // it, or some clusters would wait for others to finish all their tiles.
