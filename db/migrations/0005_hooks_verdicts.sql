@@ -49,3 +49,8 @@ CREATE TABLE revalidations (
   created_ms      INTEGER NOT NULL,
   PRIMARY KEY (gpu_model, driver)
 ) WITHOUT ROWID;
+
+-- What the fleet already ran on before this migration is not new.
+INSERT INTO revalidations(gpu_model, driver, arch, previous_driver, pipeline_id, created_ms)
+  SELECT d.gpu_model, d.driver, m.arch, '', NULL, d.first_seen_ms
+    FROM gpu_drivers d JOIN gpu_models m ON m.name = d.gpu_model;
