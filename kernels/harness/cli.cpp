@@ -26,7 +26,7 @@ bool parse_number(const std::string& text, double& out) {
 std::string usage_text() {
   return "usage: kport-harness-<target> list | device | "
          "check (--instance NAME --dtype bf16|fp16|fp32 --shape SPEC | --all [--filter TEXT] "
-         "[--dtype D|all] [--shape SPEC]) [--seed S] | bench (same selection) "
+         "[--dtype D|all] [--shape SPEC]) [--seed S] [--plan] | bench (same selection) "
          "[--time-cap-ms MS] [--max-rse R] [--warmup-ms MS] [--min-samples N] [--no-baseline]; "
          "all: [--timeout-s S]. Shapes: gemm m=..,n=..,k=..; attention b=..,h=..,l=..,d=..[,causal=1]; "
          "rmsnorm/softmax rows=..,cols=..";
@@ -61,6 +61,7 @@ std::optional<HarnessError> parse_args(const std::vector<std::string>& args, Opt
     else if (a == "--shape") err = value(o.shape);
     else if (a == "--all") o.all = true;
     else if (a == "--no-baseline") o.baseline = false;
+    else if (a == "--plan") o.plan = true;
     else if (a == "--seed") {
       std::string text;
       err = value(text);

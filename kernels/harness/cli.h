@@ -10,7 +10,8 @@
 //   kport-harness-<target> bench --all [--filter TEXT] [--dtype D|all] [--shape S]
 // bench options: --time-cap-ms MS (per measurement, default 1500), --max-rse R (default
 // 0.005), --warmup-ms MS (default 25), --min-samples N (default 10); --no-baseline skips the
-// in-process baseline. Every command: --timeout-s S (kernel watchdog, default 60).
+// in-process baseline. check and bench: --plan prints the selected cases without touching
+// the GPU. Every command: --timeout-s S (kernel watchdog, default 60).
 #pragma once
 
 #include <cstdint>
@@ -32,6 +33,7 @@ struct Options {
   bool seed_given = false;
   bool all = false;
   bool baseline = true;
+  bool plan = false;     // print the selected cases and exit; no GPU needed
   double time_cap_ms = 1500.0;
   double max_rse = 0.005;
   double warmup_ms = 25.0;

@@ -282,6 +282,7 @@ std::uint64_t resolve_seed(const Options& o) {
 int run_check(const Options& o) {
   std::vector<Case> cases;
   if (auto err = select_cases(o, kport::kernels::registry(), cases)) return report_error(*err);
+  if (o.plan) return print_plan(o, cases);
   GpuContext ctx;
   if (auto err = open_gpu(ctx, false)) return report_error(*err);
   const std::uint64_t seed = resolve_seed(o);

@@ -143,3 +143,13 @@ TEST(TargetCompat, SuffixRules) {
   EXPECT_FALSE(target_runs_on("compute_90", 9, 0));
   EXPECT_FALSE(target_runs_on("sm_x0", 9, 0));
 }
+
+TEST(HarnessCli, PlanIsAFlagOfCheckAndBench) {
+  Options o;
+  ASSERT_FALSE(parse({"check", "--all", "--instance", "gemm.simt.x", "--plan"}, o));
+  EXPECT_TRUE(o.plan);
+  EXPECT_TRUE(o.all);
+  Options b;
+  ASSERT_FALSE(parse({"bench", "--all"}, b));
+  EXPECT_FALSE(b.plan);
+}

@@ -185,6 +185,13 @@ void add_result_routes(http::Router& router, Context& ctx) {
     if (auto v = req.query_or("target"); !v.empty()) f.target = std::string(v);
     if (auto v = req.query_or("family"); !v.empty()) f.family = std::string(v);
     if (auto v = req.query_or("variant"); !v.empty()) f.variant = std::string(v);
+    if (auto v = req.query_or("job"); !v.empty()) {
+      char* end = nullptr;
+      std::string text(v);
+      long long id = std::strtoll(text.c_str(), &end, 10);
+      if (*end != '\0' || id <= 0) return http::error_response(make_error(Errc::invalid_argument, "job must be a positive job id"));
+      f.job_id = id;
+    }
     if (auto v = req.query_or("status"); !v.empty()) {
       f.status = db::parse_build_status(v);
       if (!f.status) return http::error_response(make_error(Errc::invalid_argument, "status must be ok, not_applicable, compile_error or timeout"));

@@ -62,33 +62,33 @@ std::string failure_summary(const porting::BuildReport& report) {
 
 }  // namespace
 
-JobOutcome run_build_job(CoordinatorApi& api, const ClaimedJob& job, const BuildSettings& s, const std::atomic<bool>& cancel,
-                         const std::function<void(const std::string&)>& log) {
-  if (job.kind != "build") return failed("this runner has the build role and cannot run a '" + job.kind + "' job");
+Result<CheckoutBuild> checkout_and_build(CoordinatorApi& api, const ClaimedJob& job, const BuildSettings& s,
+                                          const std::atomic<bool>& cancel, const std::function<void(const std::string&)>& log) {
   auto url = repository_url(api, job);
-  if (!url.ok()) return failed("cannot find the repository to build: " + url.error().message, url.error().code == Errc::unavailable);
+  if (!url.ok()) return make_error(url.error().code, "cannot find the repository to build: " + url.error().message);
   log("repository " + *url + ", commit " + job.commit + ", target " + job.target);
 
   fs::path ws_dir = git::workspace_dir(s.workdir / "repos", *url);
   auto ws = git::Workspace::open(*url, ws_dir);
-  if (!ws.ok()) return failed("cannot open or clone " + *url + ": " + ws.error().message, ws.error().code == Errc::unavailable);
+  if (!ws.ok()) return make_error(ws.error().code, "cannot open or clone " + *url + ": " + ws.error().message);
   log(ws->cloned() ? "cloned into " + ws_dir.string() : "reusing workspace " + ws_dir.string());
   if (!ws->cloned()) {
-    if (auto f = ws->fetch(); !f.ok()) return failed("cannot fetch " + *url + ": " + f.error().message, true);
+    if (auto f = ws->fetch(); !f.ok()) return make_error(Errc::unavailable, "cannot fetch " + *url + ": " + f.error().message);
   }
   auto sha = ws->checkout(job.commit);
   if (!sha.ok()) {
-    bool transient = sha.error().code == Errc::unavailable;
-    return failed("cannot check out commit " + job.commit + ": " + sha.error().message, transient);
+    Errc code = sha.error().code == Errc::unavailable ? Errc::unavailable : Errc::unprocessable;
+    return make_error(code, "cannot check out commit " + job.commit + ": " + sha.error().message);
   }
-  std::optional<std::string> parent;
+  CheckoutBuild out;
+  out.sha = *sha;
   if (auto info = ws->commit_info(*sha); info.ok()) {
     log("checked out " + *sha + " \"" + info->summary + "\" by " + info->author);
-    parent = info->parent;
+    out.parent = info->parent;
   }
 
   auto catalog = load_catalog(ws_dir, s);
-  if (!catalog.ok()) return failed("cannot read the target catalog: " + catalog.error().message);
+  if (!catalog.ok()) return make_error(Errc::unprocessable, "cannot read the target catalog: " + catalog.error().message);
   porting::BuildRequest req;
   req.kernels_dir = ws_dir / "kernels";
   if (const auto* k = job.payload.if_contains("kernels_dir"); k && k->is_string()) req.kernels_dir = ws_dir / std::string(k->as_string());
@@ -101,18 +101,29 @@ JobOutcome run_build_job(CoordinatorApi& api, const ClaimedJob& job, const Build
   req.log = log;
   req.cancel = &cancel;
   auto report = porting::build_target(req);
-  if (!report.ok()) return failed("cannot build " + job.target + " at " + sha->substr(0, 12) + ": " + report.error().message);
-  if (report->cancelled) return failed("cancelled on request while building " + job.target);
+  if (!report.ok()) return make_error(Errc::unprocessable, "cannot build " + job.target + " at " + sha->substr(0, 12) + ": " + report.error().message);
+  out.report = std::move(*report);
+  return out;
+}
 
-  if (parent) {
-    int changed = flag_resource_changes(api, *parent, *report, log);
-    log(std::to_string(changed) + " variant(s) changed resources since the parent " + parent->substr(0, 12));
+JobOutcome run_build_job(CoordinatorApi& api, const ClaimedJob& job, const BuildSettings& s, const std::atomic<bool>& cancel,
+                         const std::function<void(const std::string&)>& log) {
+  if (job.kind != "build") return failed("this runner has the build role and cannot run a '" + job.kind + "' job");
+  auto built = checkout_and_build(api, job, s, cancel, log);
+  if (!built.ok()) return failed(built.error().message, built.error().code == Errc::unavailable);
+  const auto& sha = built->sha;
+  auto& report = built->report;
+  if (report.cancelled) return failed("cancelled on request while building " + job.target);
+
+  if (built->parent) {
+    int changed = flag_resource_changes(api, *built->parent, report, log);
+    log(std::to_string(changed) + " variant(s) changed resources since the parent " + built->parent->substr(0, 12));
   }
-  auto published = publish_build(api, job, *sha, *report, log);
+  auto published = publish_build(api, job, sha, report, log);
   if (!published.ok()) return failed("built, but the upload failed: " + published.error().message, true);
-  if (!report->all_ok()) return failed(failure_summary(*report));
+  if (!report.all_ok()) return failed(failure_summary(report));
   int ok = 0, na = 0;
-  for (const auto& r : report->records) (r.status == porting::VariantStatus::ok ? ok : na)++;
+  for (const auto& r : report.records) (r.status == porting::VariantStatus::ok ? ok : na)++;
   return JobOutcome{true, std::to_string(ok) + " variants built, " + std::to_string(na) + " not applicable on " + job.target, false};
 }
 

@@ -1,5 +1,7 @@
 #include "kport/runner/coordinator_api.h"
 
+#include "kport/common/crypto.h"
+
 namespace kport::runner {
 namespace json = boost::json;
 
@@ -133,6 +135,26 @@ Status CoordinatorApi::put_kernels(json::array instances) {
   auto r = send("PUT", "/api/v1/kernels", json::serialize(json::object{{"instances", std::move(instances)}}), m_token);
   if (!r.ok()) return std::move(r).error();
   return {};
+}
+
+Status CoordinatorApi::post_results(std::int64_t job, int attempt, json::array results) {
+  auto body = json::serialize(json::object{{"attempt", attempt}, {"results", std::move(results)}});
+  auto r = send("POST", "/api/v1/jobs/" + std::to_string(job) + "/results", body, m_token);
+  if (!r.ok()) return std::move(r).error();
+  return {};
+}
+
+Result<std::string> CoordinatorApi::get_artifact(const std::string& sha256) {
+  http::HeaderList headers;
+  if (!m_token.empty()) headers.emplace_back("Authorization", "Bearer " + m_token);
+  std::string path = "/api/v1/artifacts/" + sha256;
+  auto r = m_client.fetch("GET", m_server + path, {}, headers, std::chrono::milliseconds(300'000));
+  if (!r.ok()) return make_error(r.error().code, "GET " + path + ": " + r.error().message);
+  if (r->status != 200)
+    return make_error(errc_from_status(r->status), "GET " + path + " answered " + std::to_string(r->status) + ": " + r->body.substr(0, 300));
+  if (crypto::sha256_hex(r->body) != sha256)
+    return make_error(Errc::unavailable, "artifact " + sha256 + " arrived with other content (" + std::to_string(r->body.size()) + " bytes)");
+  return std::move(r->body);
 }
 
 Result<json::value> CoordinatorApi::get(const std::string& path) { return send("GET", path, {}, m_token); }

@@ -1,13 +1,19 @@
 // kport-runner: a thin edge over kport::runner. Options and signals here; the loop in
-// runner.cpp.
+// runner.cpp. --role build runs one build runner; --role gpu discovers the GPUs and runs
+// one worker a GPU (its own registration, harness subprocesses pinned by
+// CUDA_VISIBLE_DEVICES), all stopped together by SIGTERM.
 #include <unistd.h>
 
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <thread>
+#include <vector>
 
 #include "kport/common/log.h"
 #include "kport/common/options.h"
+#include "kport/runner/check_job.h"
+#include "kport/runner/gpu.h"
 #include "kport/runner/local_build.h"
 #include "kport/runner/runner.h"
 
@@ -17,12 +23,13 @@ extern "C" void on_signal(int) { g_stop = true; }
 }  // namespace
 
 int main(int argc, char** argv) {
-  kport::Options o("kport-runner", "Claims build jobs from a kport coordinator, builds every kernel variant "
-                                   "for the job's target and uploads records and artifacts.");
+  kport::Options o("kport-runner", "Claims jobs from a kport coordinator. --role build builds every kernel variant "
+                                   "for the job's target and uploads records and artifacts; --role gpu checks and "
+                                   "times every kernel on each local GPU and uploads the results.");
   char host[256] = "runner";
   ::gethostname(host, sizeof host - 1);
   std::string nvcc = std::filesystem::exists("/usr/local/cuda/bin/nvcc") ? "/usr/local/cuda/bin/nvcc" : "nvcc";
-  o.add("role", "KPORT_RUNNER_ROLE", "build", "runner role; this build supports 'build'")
+  o.add("role", "KPORT_RUNNER_ROLE", "build", "runner role: build or gpu")
       .add("server", "KPORT_SERVER", "", "coordinator URL, e.g. http://127.0.0.1:8080")
       .add("registration-token", "KPORT_REGISTRATION_TOKEN", "", "the coordinator's registration token")
       .add("workdir", "KPORT_WORKDIR", "var/runner", "workspaces (repos/) and build trees (build/)")
@@ -36,6 +43,13 @@ int main(int argc, char** argv) {
       .add("build-local", "", "", "build this kernels tree locally (no coordinator) and exit")
       .add("target", "", "", "with --build-local: the nvcc target")
       .add("build-dir", "", "", "with --build-local: the build tree (default: <workdir>/build/local/<target>)")
+      .add("gpus", "KPORT_GPUS", "", "gpu role: a JSON inventory file used instead of nvidia-smi discovery")
+      .add("only-gpus", "KPORT_ONLY_GPUS", "", "gpu role: comma-separated indices or UUIDs to run workers for (default: all)")
+      .add("nvidia-smi", "KPORT_NVIDIA_SMI", "nvidia-smi", "gpu role: the nvidia-smi program")
+      .add("kernel-timeout", "KPORT_KERNEL_TIMEOUT", "60", "gpu role: seconds one kernel may run before the harness calls it hung")
+      .add("process-timeout", "KPORT_PROCESS_TIMEOUT", "900", "gpu role: seconds one harness process may run before it is killed")
+      .add("bench-time-cap-ms", "KPORT_BENCH_TIME_CAP_MS", "500", "gpu role: time cap of one measurement")
+      .add_flag("no-bench", "KPORT_NO_BENCH", false, "gpu role: check numerics only, time nothing")
       .add("log-level", "KPORT_LOG_LEVEL", "info", "trace, debug, info, warn, error");
   if (auto st = o.parse(argc, argv); !st.ok()) {
     std::cerr << "kport-runner: " << st.error().message << "\n" << o.help_text();
@@ -48,8 +62,8 @@ int main(int argc, char** argv) {
   kport::log::Level level = kport::log::Level::info;
   kport::log::parse_level(o.get("log-level"), level);
   kport::log::init("kport-runner", level);
-  if (o.get("role") != "build") {
-    std::cerr << "kport-runner: --role " << o.get("role") << " is not supported by this runner; use --role build\n";
+  if (o.get("role") != "build" && o.get("role") != "gpu") {
+    std::cerr << "kport-runner: --role must be build or gpu, not '" << o.get("role") << "'\n";
     return 2;
   }
   auto number = [&](const char* name, std::int64_t lo, std::int64_t hi) -> std::int64_t {
@@ -84,17 +98,74 @@ int main(int argc, char** argv) {
   c.server = o.get("server");
   c.registration_token = o.get("registration-token");
   c.name = o.get("name");
-  c.workdir = std::filesystem::absolute(o.get("workdir"));
-  c.nvcc = o.get("nvcc");
-  c.catalog_file = o.get("catalog");
-  c.jobs = static_cast<int>(number("jobs", 0, 1024));
-  c.compile_timeout = std::chrono::seconds(number("compile-timeout", 1, 86400));
   c.claim_wait = std::chrono::seconds(number("claim-wait", 0, 300));
   c.max_jobs = static_cast<int>(number("max-jobs", 0, 1'000'000));
+  kport::runner::BuildSettings b;
+  b.workdir = std::filesystem::absolute(o.get("workdir"));
+  b.nvcc = o.get("nvcc");
+  b.catalog_file = o.get("catalog");
+  b.jobs = static_cast<int>(number("jobs", 0, 1024));
+  b.compile_timeout = std::chrono::seconds(number("compile-timeout", 1, 86400));
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
-  kport::runner::Runner runner(std::move(c));
-  int rc = runner.run(g_stop);
+  if (o.get("role") == "build") {
+    kport::runner::BuildHandler handler(b, o.get("nvcc"));
+    kport::runner::Runner runner(std::move(c), handler);
+    int rc = runner.run(g_stop);
+    kport::log::flush();
+    return rc;
+  }
+
+  auto gpus = o.get("gpus").empty() ? kport::runner::discover_gpus(o.get("nvidia-smi"))
+                                    : kport::runner::gpus_from_file(o.get("gpus"));
+  if (!gpus.ok()) {
+    std::cerr << "kport-runner: no GPU to run on: " << gpus.error().message << "\n";
+    return 3;
+  }
+  if (o.get("gpus").empty()) kport::runner::fill_sm_counts(*gpus);
+  if (auto only = o.get("only-gpus"); !only.empty()) {
+    std::vector<kport::runner::GpuInfo> kept;
+    std::string list = "," + only + ",";
+    for (const auto& g : *gpus)
+      if (list.find("," + std::to_string(g.index) + ",") != std::string::npos || list.find("," + g.uuid + ",") != std::string::npos)
+        kept.push_back(g);
+    if (kept.empty()) {
+      std::cerr << "kport-runner: --only-gpus " << only << " matches none of the " << gpus->size() << " GPU(s) found\n";
+      return 2;
+    }
+    *gpus = std::move(kept);
+  }
+  std::vector<std::unique_ptr<kport::runner::CheckHandler>> handlers;
+  std::vector<std::thread> workers;
+  std::vector<int> codes(gpus->size(), 0);
+  for (std::size_t i = 0; i < gpus->size(); ++i) {
+    const auto& g = (*gpus)[i];
+    kport::log::info("GPU found", {{"index", g.index}, {"name", g.name}, {"uuid", g.uuid}, {"arch", g.arch},
+                                   {"sms", g.sm_count}, {"driver", g.driver}});
+    kport::runner::GpuSettings s;
+    s.gpu = g;
+    s.workdir = b.workdir / ("gpu" + std::to_string(g.index));
+    s.nvidia_smi = o.get("nvidia-smi");
+    s.kernel_timeout_s = static_cast<double>(number("kernel-timeout", 1, 86400));
+    s.process_timeout = std::chrono::seconds(number("process-timeout", 5, 86400));
+    s.bench_time_cap_ms = static_cast<double>(number("bench-time-cap-ms", 1, 600000));
+    s.bench = !o.flag("no-bench");
+    s.build = b;
+    s.build.workdir = b.workdir;  // workspaces and build trees are shared by the GPUs of a host
+    s.nvcc_probe = o.get("nvcc");
+    handlers.push_back(std::make_unique<kport::runner::CheckHandler>(std::move(s)));
+    auto wc = c;
+    wc.name = c.name + "-gpu" + std::to_string(g.index);
+    workers.emplace_back([&, i, wc]() mutable {
+      kport::runner::Runner runner(std::move(wc), *handlers[i]);
+      codes[i] = runner.run(g_stop);
+    });
+  }
+  int rc = 0;
+  for (std::size_t i = 0; i < workers.size(); ++i) {
+    workers[i].join();
+    rc = std::max(rc, codes[i]);
+  }
   kport::log::flush();
   return rc;
 }

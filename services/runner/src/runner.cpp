@@ -9,30 +9,40 @@
 namespace kport::runner {
 namespace json = boost::json;
 
-Runner::Runner(RunnerConfig config) : m_config(std::move(config)), m_api(m_config.server) {
-  m_settings.workdir = m_config.workdir;
-  m_settings.nvcc = m_config.nvcc;
-  m_settings.jobs = m_config.jobs;
-  m_settings.compile_timeout = m_config.compile_timeout;
-  m_settings.catalog_file = m_config.catalog_file;
+Runner::Runner(RunnerConfig config, JobHandler& handler)
+    : m_config(std::move(config)), m_handler(handler), m_api(m_config.server) {}
+
+Status BuildHandler::prepare() {
+  auto listing = porting::make_nvcc_probe(m_nvcc)->probe();
+  if (!listing.ok()) return make_error(listing.error().code, "no usable CUDA toolkit: " + listing.error().message + "; pass --nvcc PATH");
+  m_settings.toolkit = *listing;
+  return {};
 }
 
-Status Runner::register_self() {
-  auto catalog = porting::Catalog::from_file(m_config.catalog_file);
+Result<json::object> BuildHandler::registration(const std::string& name) {
+  auto catalog = porting::Catalog::from_file(m_settings.catalog_file);
   if (!catalog.ok()) return catalog.error();
   catalog->join(m_settings.toolkit);
   json::array targets;
   for (const auto& t : catalog->supported_targets()) targets.emplace_back(t);
   int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  json::object body{{"name", m_config.name}, {"role", "build"},
-                    {"capabilities", json::object{{"toolkit", m_settings.toolkit.version}, {"targets", targets},
-                                                  {"cores", cores}}}};
-  auto reg = m_api.register_runner(m_config.registration_token, body);
+  return json::object{{"name", name}, {"role", "build"},
+                      {"capabilities", json::object{{"toolkit", m_settings.toolkit.version}, {"targets", targets},
+                                                    {"cores", cores}}}};
+}
+
+JobOutcome BuildHandler::run(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel, const LogFn& log) {
+  return run_build_job(api, job, m_settings, cancel, log);
+}
+
+Status Runner::register_self() {
+  auto body = m_handler.registration(m_config.name);
+  if (!body.ok()) return body.error();
+  auto reg = m_api.register_runner(m_config.registration_token, *body);
   if (!reg.ok()) return reg.error();
   m_token = reg->token;
   m_heartbeat = reg->heartbeat_interval;
-  log::info("registered", {{"runner", reg->runner_id}, {"name", m_config.name}, {"targets", targets.size()},
-                           {"toolkit", m_settings.toolkit.version}});
+  log::info("registered", {{"runner", reg->runner_id}, {"name", m_config.name}, {"role", json::value_to<std::string>((*body)["role"])}});
   return {};
 }
 
@@ -51,7 +61,7 @@ void Runner::run_job(const ClaimedJob& job) {
       auto hb = api.heartbeat(job.id, job.attempt);
       if (hb.ok() && hb->cancel_requested && !cancel.exchange(true)) log::warn("cancel requested", {{"job", job.id}});
       if (!hb.ok() && (hb.error().code == Errc::conflict || hb.error().code == Errc::gone)) {
-        log::warn("lease lost; stopping the build", {{"job", job.id}, {"error", hb.error().message}});
+        log::warn("lease lost; stopping the job", {{"job", job.id}, {"error", hb.error().message}});
         cancel = true;
       }
       lock.lock();
@@ -64,7 +74,7 @@ void Runner::run_job(const ClaimedJob& job) {
     std::lock_guard l(text_mu);
     text += line + "\n";
   };
-  JobOutcome outcome = run_build_job(m_api, job, m_settings, cancel, say);
+  JobOutcome outcome = m_handler.run(m_api, job, cancel, say);
   {
     std::lock_guard lock(mu);
     done = true;
@@ -73,20 +83,17 @@ void Runner::run_job(const ClaimedJob& job) {
   heart.join();
   say(std::string(outcome.succeeded ? "succeeded: " : "failed: ") + outcome.reason);
   if (auto st = m_api.append_log(job.id, job.attempt, text); !st.ok())
-    log::warn("cannot upload the build log", {{"job", job.id}, {"error", st.error().message}});
+    log::warn("cannot upload the job log", {{"job", job.id}, {"error", st.error().message}});
   if (auto st = m_api.complete(job.id, job.attempt, outcome.succeeded, outcome.reason, outcome.retry); !st.ok())
     log::warn("cannot complete the job", {{"job", job.id}, {"error", st.error().message}});
   log::info(outcome.succeeded ? "job succeeded" : "job failed", {{"job", job.id}, {"reason", outcome.reason}});
 }
 
 int Runner::run(const std::atomic<bool>& stop) {
-  auto probe = porting::make_nvcc_probe(m_config.nvcc);
-  auto listing = probe->probe();
-  if (!listing.ok()) {
-    log::error("no usable CUDA toolkit: " + listing.error().message + "; pass --nvcc PATH");
+  if (auto st = m_handler.prepare(); !st.ok()) {
+    log::error(st.error().message);
     return 2;
   }
-  m_settings.toolkit = *listing;
   auto backoff = std::chrono::milliseconds(500);
   auto pause = [&](std::chrono::milliseconds d) {
     for (auto t = std::chrono::milliseconds(0); t < d && !stop; t += std::chrono::milliseconds(100))
@@ -110,6 +117,11 @@ int Runner::run(const std::atomic<bool>& stop) {
       }
       registered = true;
       backoff = std::chrono::milliseconds(500);
+    }
+    if (auto st = m_handler.ready(); !st.ok()) {
+      log::warn("not taking work: " + st.error().message);
+      pause(std::chrono::seconds(30));
+      continue;
     }
     auto claimed = m_api.claim(m_config.claim_wait);
     if (!claimed.ok()) {

@@ -13,8 +13,10 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 
+#include "kport/porting/build_driver.h"
 #include "kport/porting/catalog.h"
 #include "kport/runner/coordinator_api.h"
 
@@ -34,6 +36,17 @@ struct JobOutcome {
   std::string reason;  // why it failed; a summary when it succeeded
   bool retry = false;  // a transient failure (repository unreachable, upload failed)
 };
+
+// The steps a build job and a GPU runner without a harness artifact share: find the
+// job's repository, check its commit out in the cached workspace, build its target.
+// Errors carry unavailable when a retry could help.
+struct CheckoutBuild {
+  std::string sha;
+  std::optional<std::string> parent;
+  porting::BuildReport report;
+};
+Result<CheckoutBuild> checkout_and_build(CoordinatorApi& api, const ClaimedJob& job, const BuildSettings& settings,
+                                         const std::atomic<bool>& cancel, const std::function<void(const std::string&)>& log);
 
 JobOutcome run_build_job(CoordinatorApi& api, const ClaimedJob& job, const BuildSettings& settings,
                          const std::atomic<bool>& cancel, const std::function<void(const std::string&)>& log);

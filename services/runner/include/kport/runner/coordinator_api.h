@@ -57,6 +57,10 @@ class CoordinatorApi {
   Status append_log(std::int64_t job, int attempt, std::string_view text);
   Status complete(std::int64_t job, int attempt, bool succeeded, const std::string& reason, bool retry = false);
   Status put_kernels(boost::json::array instances);
+  Status post_results(std::int64_t job, int attempt, boost::json::array results);
+  // The bytes of a stored artifact, verified against `sha256` (unavailable when they differ:
+  // a damaged transfer is worth a retry).
+  Result<std::string> get_artifact(const std::string& sha256);
 
   // GET a JSON document (e.g. "/api/v1/pipelines/3").
   Result<boost::json::value> get(const std::string& path);

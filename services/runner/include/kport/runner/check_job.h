@@ -1,0 +1,54 @@
+// kport-runner --role gpu: one CheckHandler per GPU. A check job (commit, target, arch)
+// takes the harness built for its target from the artifact store (verified by sha256 and
+// cached under the workdir), or builds it when the build left none; then checks and times
+// every instance in it on this GPU, each in its own subprocess (harness_exec.h), and
+// uploads one result per (instance, dtype, shape) with its environment: GPU, driver,
+// toolkit, clocks around the measurement, temperature, power and clock-event reasons.
+//
+// The job succeeds when every case passed or was unsupported; numerics failures, faults
+// and hangs fail it with a reason naming them (their results are stored either way). A GPU
+// that fails its health check fails the job with retry, and the runner takes no work
+// until the GPU answers again.
+#pragma once
+
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "kport/runner/gpu.h"
+#include "kport/runner/runner.h"
+
+namespace kport::runner {
+
+struct GpuSettings {
+  GpuInfo gpu;
+  std::filesystem::path workdir;            // harness/ (artifact cache) and, for local builds, repos/ and build/
+  std::string nvidia_smi = "nvidia-smi";
+  double kernel_timeout_s = 60;
+  std::chrono::seconds process_timeout{900};
+  double bench_time_cap_ms = 500;
+  bool bench = true;
+  BuildSettings build;                      // for a local build when no harness artifact exists
+  std::string nvcc_probe = "nvcc";
+};
+
+class CheckHandler : public JobHandler {
+ public:
+  explicit CheckHandler(GpuSettings settings) : m_s(std::move(settings)) {}
+  Status prepare() override;
+  Result<boost::json::object> registration(const std::string& name) override;
+  JobOutcome run(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel, const LogFn& log) override;
+  Status ready() override;
+
+ private:
+  Result<std::filesystem::path> harness_for(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel, const LogFn& log);
+  std::vector<std::string> gpu_env() const;
+
+  GpuSettings m_s;
+  bool m_toolkit_probed = false;
+  std::optional<std::filesystem::path> m_unhealthy_harness;  // set while the GPU fails its health check
+  std::string m_unhealthy_reason;
+};
+
+}  // namespace kport::runner

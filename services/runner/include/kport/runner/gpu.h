@@ -1,0 +1,55 @@
+// The GPUs of a host, as a GPU runner sees them: discovered through `nvidia-smi`, with SM
+// counts from the CUDA driver library loaded at run time (libcuda.so.1), so the runner
+// links nothing of CUDA. A JSON inventory file can stand in for discovery on hosts without
+// nvidia-smi, or to pin a runner to some of the GPUs.
+#pragma once
+
+#include <boost/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kport/common/result.h"
+
+namespace kport::runner {
+
+struct GpuInfo {
+  int index = 0;               // nvidia-smi's index (PCI order); workers pin by uuid instead
+  std::string name;            // "NVIDIA H200"
+  std::string uuid;            // "GPU-3f1c…": the value CUDA_VISIBLE_DEVICES takes
+  std::string arch;            // compute capability, "9.0"
+  int sm_count = 0;            // 0 when the driver library could not say
+  std::int64_t memory_mib = 0;
+  std::string driver;          // "570.124.06"
+  std::string pci_bus_id;
+
+  boost::json::object to_json() const;
+};
+
+// The nvidia-smi query discovery runs, and the parser of its answer
+// (--format=csv,noheader,nounits; one line a GPU). Errors name the line that is wrong.
+inline constexpr std::string_view k_inventory_query =
+    "index,name,uuid,compute_cap,memory.total,driver_version,pci.bus_id";
+Result<std::vector<GpuInfo>> parse_inventory_csv(std::string_view csv);
+
+// Runs `nvidia_smi`. not_found: the program is absent; unavailable: it ran and failed
+// (no driver loaded, no device); an empty list is an error too (unavailable).
+Result<std::vector<GpuInfo>> discover_gpus(const std::string& nvidia_smi);
+
+// [{"name","uuid","arch", optional "index","sm_count","memory_mib","driver","pci_bus_id"}].
+Result<std::vector<GpuInfo>> gpus_from_file(const std::filesystem::path& file);
+
+// Fills sm_count (matched by UUID) from libcuda.so.1 when it can be loaded; false when not.
+bool fill_sm_counts(std::vector<GpuInfo>& gpus);
+
+// Clocks, temperature, power and the active clock-event (throttle) reasons of one GPU,
+// read with nvidia-smi at the moment of the call; fields that cannot be read are absent.
+inline constexpr std::string_view k_telemetry_query =
+    "clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,power.limit,pstate,clocks_event_reasons.active";
+boost::json::object parse_telemetry_csv(std::string_view line);
+boost::json::object read_telemetry(const std::string& nvidia_smi, const std::string& uuid);
+
+}  // namespace kport::runner

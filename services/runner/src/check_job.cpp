@@ -1,0 +1,280 @@
+#include "kport/runner/check_job.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <map>
+
+#include "harness_exec.h"
+#include "kport/common/crypto.h"
+#include "kport/common/log.h"
+
+namespace kport::runner {
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+namespace {
+
+JobOutcome failed(std::string reason, bool retry = false) { return JobOutcome{false, std::move(reason), retry}; }
+
+std::string str(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+std::optional<double> num(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  if (!v || !v->is_number()) return std::nullopt;
+  return v->to_number<double>();
+}
+
+const json::object* obj(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v && v->is_object() ? &v->as_object() : nullptr;
+}
+
+// The artifact named by an ok build record of `query`, with the commit it was built at.
+std::optional<std::pair<std::string, std::string>> harness_artifact(CoordinatorApi& api, const std::string& query) {
+  auto page = api.get("/api/v1/builds?" + query + "&status=ok&limit=200");
+  if (!page.ok() || !page->is_object()) return std::nullopt;
+  const auto* items = page->as_object().if_contains("items");
+  if (!items || !items->is_array()) return std::nullopt;
+  for (const auto& it : items->as_array()) {
+    if (!it.is_object()) continue;
+    auto sha = str(it.as_object(), "artifact");
+    if (!sha.empty()) return std::make_pair(sha, str(it.as_object(), "commit"));
+  }
+  return std::nullopt;
+}
+
+// One result document of POST /api/v1/jobs/{id}/results from a case outcome.
+json::object result_json(const CaseOutcome& o, const GpuInfo& gpu, const std::string& commit, const std::string& toolkit,
+                         const json::object& env_base) {
+  json::object r{{"family", o.c.family}, {"variant", o.c.variant}, {"instance", o.c.instance}, {"dtype", o.c.dtype},
+                 {"shape", o.c.shape}, {"status", o.status.empty() ? "crashed" : o.status}, {"message", o.message},
+                 {"gpu_model", gpu.name}, {"gpu_uuid", gpu.uuid}, {"arch", gpu.arch}, {"driver", gpu.driver},
+                 {"toolkit", toolkit}};
+  if (!commit.empty()) r["commit"] = commit;
+  if (o.seed) r["seed"] = static_cast<std::int64_t>(o.seed & 0x7fffffffffffffffull);
+  const auto& c = o.check;
+  if (auto v = num(c, "max_abs_error")) {
+    r["max_abs_err"] = *v;
+    if (auto ref = num(c, "max_abs_ref"); ref && *ref > 0) r["max_rel_err"] = *v / *ref;
+  }
+  if (auto v = num(c, "normwise_rel_error")) r["normwise_rel_err"] = *v;
+  if (auto v = num(c, "nonfinite")) r["nan_inf_count"] = static_cast<std::int64_t>(*v);
+  if (const auto* t = obj(c, "tolerance"))
+    if (auto v = num(*t, "normwise")) r["tolerance"] = *v;
+  json::object env = env_base;
+  if (auto ref = str(c, "reference"); !ref.empty()) env["reference"] = ref;
+  if (const auto* t = obj(c, "tolerance")) env["tolerance"] = *t;
+  const auto& b = o.bench;
+  if (const auto* t = obj(b, "timing")) {
+    if (auto v = num(*t, "median_ms")) r["median_us"] = *v * 1000.0;
+    if (auto v = num(*t, "stddev_ms")) r["stddev_us"] = *v * 1000.0;
+    if (auto v = num(*t, "samples")) r["samples"] = static_cast<std::int64_t>(*v);
+    env["timing"] = *t;
+  }
+  if (auto v = num(b, "tflops")) r["tflops"] = *v;
+  if (auto v = num(b, "gbps")) r["gbps"] = *v;
+  if (auto v = num(b, "ratio")) r["ratio"] = *v;
+  if (const auto* base = obj(b, "baseline")) {
+    r["baseline"] = str(*base, "name");
+    if (const auto* t = obj(*base, "timing"))
+      if (auto v = num(*t, "median_ms")) r["baseline_median_us"] = *v * 1000.0;
+  }
+  for (const char* k : {"clock_before", "clock_after"})
+    if (const auto* ck = obj(b, k)) env[k] = *ck;
+  if (const auto* before = obj(b, "clock_before"))
+    if (auto v = num(*before, "sm_mhz")) {
+      double mhz = *v;
+      if (const auto* after = obj(b, "clock_after"))
+        if (auto a = num(*after, "sm_mhz")) mhz = (mhz + *a) / 2;
+      r["sm_clock_mhz"] = mhz;
+    }
+  r["env"] = std::move(env);
+  return r;
+}
+
+}  // namespace
+
+std::vector<std::string> CheckHandler::gpu_env() const {
+  return {"CUDA_VISIBLE_DEVICES=" + m_s.gpu.uuid, "CUDA_DEVICE_ORDER=PCI_BUS_ID"};
+}
+
+Status CheckHandler::prepare() {
+  std::error_code ec;
+  fs::create_directories(m_s.workdir / "harness", ec);
+  if (ec) return make_error(Errc::internal, "cannot create " + (m_s.workdir / "harness").string() + ": " + ec.message());
+  if (m_s.gpu.arch.empty() || m_s.gpu.uuid.empty()) return make_error(Errc::invalid_argument, "the GPU has no arch or uuid");
+  return {};
+}
+
+Result<json::object> CheckHandler::registration(const std::string& name) {
+  json::object extra{{"index", m_s.gpu.index}, {"sm_count", m_s.gpu.sm_count}, {"memory_mib", m_s.gpu.memory_mib},
+                     {"pci_bus_id", m_s.gpu.pci_bus_id}};
+  return json::object{{"name", name}, {"role", "gpu"},
+                      {"capabilities", json::object{{"gpu_model", m_s.gpu.name}, {"gpu_uuid", m_s.gpu.uuid}, {"arch", m_s.gpu.arch},
+                                                    {"driver", m_s.gpu.driver}, {"extra", std::move(extra)}}}};
+}
+
+Status CheckHandler::ready() {
+  if (!m_unhealthy_harness) return {};
+  HarnessOptions o;
+  o.harness = *m_unhealthy_harness;
+  o.env = gpu_env();
+  Harness h(o, [](const std::string&) {});
+  if (auto d = h.device(); !d.ok()) return make_error(Errc::unavailable, m_unhealthy_reason + "; still: " + d.error().message);
+  log::info("GPU answers again; taking work", {{"gpu", m_s.gpu.uuid}});
+  m_unhealthy_harness.reset();
+  return {};
+}
+
+Result<fs::path> CheckHandler::harness_for(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel, const LogFn& log) {
+  // The build this check depends on names the artifact; a check with no build (queued
+  // directly) takes any ok build of its commit and target.
+  std::optional<std::pair<std::string, std::string>> found;
+  if (auto j = api.get("/api/v1/jobs/" + std::to_string(job.id)); j.ok() && j->is_object())
+    if (const auto* dep = j->as_object().if_contains("depends_on"); dep && dep->is_int64())
+      found = harness_artifact(api, "job=" + std::to_string(dep->as_int64()));
+  if (!found) found = harness_artifact(api, "commit=" + job.commit + "&target=" + job.target);
+  if (found) {
+    const std::string& sha = found->first;
+    fs::path path = m_s.workdir / "harness" / sha / ("kport-harness-" + job.target);
+    if (fs::exists(path)) {
+      log("harness " + sha.substr(0, 12) + " from the local cache");
+      return path;
+    }
+    auto bytes = api.get_artifact(sha);
+    if (!bytes.ok()) return bytes.error();
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+    fs::path tmp = path;
+    tmp += ".part";
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      out.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
+      if (!out) return make_error(Errc::internal, "cannot write " + tmp.string());
+    }
+    ::chmod(tmp.c_str(), 0755);
+    fs::rename(tmp, path, ec);
+    if (ec) return make_error(Errc::internal, "cannot place " + path.string() + ": " + ec.message());
+    log("harness " + sha.substr(0, 12) + " downloaded (" + std::to_string(bytes->size()) + " bytes, sha256 verified)");
+    return path;
+  }
+  log("no harness artifact for " + job.commit.substr(0, 12) + " " + job.target + "; building it here");
+  if (!m_toolkit_probed) {
+    auto listing = porting::make_nvcc_probe(m_s.nvcc_probe)->probe();
+    if (!listing.ok()) return make_error(Errc::unprocessable, "no harness artifact and no toolkit to build one: " + listing.error().message);
+    m_s.build.toolkit = *listing;
+    m_toolkit_probed = true;
+  }
+  auto built = checkout_and_build(api, job, m_s.build, cancel, log);
+  if (!built.ok()) return built.error();
+  if (built->report.harness.empty())
+    return make_error(Errc::unprocessable, "the local build of " + job.target + " linked no harness: " + built->report.harness_error);
+  return built->report.harness;
+}
+
+JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel, const LogFn& log) {
+  if (job.kind != "check") return failed("this runner has the gpu role and cannot run a '" + job.kind + "' job");
+  log("GPU " + m_s.gpu.name + " " + m_s.gpu.uuid + " (arch " + m_s.gpu.arch + ", driver " + m_s.gpu.driver + "); commit " + job.commit +
+      ", target " + job.target);
+  auto harness_path = harness_for(api, job, cancel, log);
+  if (!harness_path.ok()) return failed("no harness to run: " + harness_path.error().message, harness_path.error().code == Errc::unavailable);
+
+  HarnessOptions ho;
+  ho.harness = *harness_path;
+  ho.env = gpu_env();
+  ho.kernel_timeout_s = m_s.kernel_timeout_s;
+  ho.process_timeout = m_s.process_timeout;
+  ho.bench_time_cap_ms = m_s.bench_time_cap_ms;
+  ho.bench = m_s.bench;
+  ho.cancel = &cancel;
+  if (const auto* b = job.payload.if_contains("bench"); b && b->is_bool()) ho.bench = b->as_bool();
+  Harness harness(ho, log);
+
+  auto device = harness.device();
+  if (!device.ok()) {
+    m_unhealthy_harness = *harness_path;
+    m_unhealthy_reason = "GPU " + m_s.gpu.uuid + " failed its health check";
+    return failed("GPU " + m_s.gpu.uuid + " is not usable: " + device.error().message, true);
+  }
+  std::string seen_cc = str(*device, "compute_capability");
+  if (!seen_cc.empty() && seen_cc != m_s.gpu.arch)
+    return failed("the harness sees compute capability " + seen_cc + " but this runner registered arch " + m_s.gpu.arch, true);
+  std::string toolkit = str(*device, "runtime_version");
+  auto listing = harness.list();
+  if (!listing.ok()) return failed("the harness cannot list its instances: " + listing.error().message);
+
+  // Which instances: every one built into the harness, or the payload's choice
+  // ("instances": names, "filter": a substring), as revalidation pipelines ask.
+  std::vector<std::string> wanted;
+  if (const auto* w = job.payload.if_contains("instances"); w && w->is_array())
+    for (const auto& v : w->as_array())
+      if (v.is_string()) wanted.emplace_back(v.as_string());
+  std::string filter;
+  if (const auto* f = job.payload.if_contains("filter"); f && f->is_string()) filter = std::string(f->as_string());
+  std::vector<std::string> instances;
+  if (const auto* vs = listing->if_contains("variants"); vs && vs->is_array())
+    for (const auto& v : vs->as_array()) {
+      const auto* list = v.is_object() ? v.as_object().if_contains("instances") : nullptr;
+      if (!list || !list->is_array()) continue;
+      for (const auto& i : list->as_array()) {
+        if (!i.is_object()) continue;
+        auto name = str(i.as_object(), "name");
+        if (name.empty() || (!filter.empty() && name.find(filter) == std::string::npos)) continue;
+        if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), name) == wanted.end()) continue;
+        instances.push_back(name);
+      }
+    }
+  if (instances.empty()) return failed("the harness for " + job.target + " holds no instance to check" + (filter.empty() && wanted.empty() ? "" : " among those asked for"));
+  log(std::to_string(instances.size()) + " instance(s) to check and time");
+
+  json::object env_base{{"harness", harness_path->filename().string()},
+                        {"gpu", m_s.gpu.to_json()},
+                        {"telemetry_before", read_telemetry(m_s.nvidia_smi, m_s.gpu.uuid)},
+                        {"kernel_timeout_s", m_s.kernel_timeout_s}};
+  if (const auto* ck = obj(*device, "clock")) env_base["clock_at_start"] = *ck;
+  std::string commit = job.commit;
+  std::map<std::string, int> counts;
+  std::vector<std::string> problems;
+  for (const auto& inst : instances) {
+    if (cancel) return failed("cancelled on request while checking " + inst);
+    auto t0 = std::chrono::steady_clock::now();
+    auto outcomes = harness.run_instance(inst);
+    if (!outcomes.ok()) {
+      if (cancel) return failed("cancelled on request while checking " + inst);
+      m_unhealthy_harness = *harness_path;
+      m_unhealthy_reason = outcomes.error().message;
+      return failed(outcomes.error().message, true);
+    }
+    json::array docs;
+    for (const auto& o : *outcomes) {
+      ++counts[o.status];
+      if (o.status != "passed" && o.status != "unsupported" && problems.size() < 12)
+        problems.push_back(o.c.instance + " " + o.c.dtype + " " + o.c.shape + ": " + o.status + (o.message.empty() ? "" : " (" + o.message + ")"));
+      docs.push_back(result_json(o, m_s.gpu, commit, toolkit, env_base));
+    }
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    int timed = 0;
+    for (const auto& o : *outcomes) timed += !o.bench.empty();
+    log(inst + ": " + std::to_string(outcomes->size()) + " case(s), " + std::to_string(timed) + " timed, " +
+        std::to_string(static_cast<int>(secs)) + " s");
+    if (!docs.empty())
+      if (auto st = api.post_results(job.id, job.attempt, std::move(docs)); !st.ok())
+        return failed("checked " + inst + ", but the upload failed: " + st.error().message, true);
+  }
+  log("telemetry after: " + json::serialize(read_telemetry(m_s.nvidia_smi, m_s.gpu.uuid)));
+  std::string summary;
+  for (const auto& [status, n] : counts) summary += (summary.empty() ? "" : ", ") + std::to_string(n) + " " + status;
+  int bad = counts["failed"] + counts["crashed"] + counts["timeout"];
+  if (bad > 0) {
+    std::string reason = std::to_string(bad) + " case(s) did not pass on " + m_s.gpu.name + " (" + summary + "): ";
+    for (std::size_t i = 0; i < problems.size(); ++i) reason += (i ? "; " : "") + problems[i];
+    return failed(reason);
+  }
+  return JobOutcome{true, summary + " on " + m_s.gpu.name + " " + m_s.gpu.uuid, false};
+}
+
+}  // namespace kport::runner
