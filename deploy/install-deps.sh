@@ -15,6 +15,8 @@ packages=(
   libgtest-dev libgmock-dev googletest
   curl wrk nginx-light
   chromium chromium-driver nodejs
+  systemd
+  slurm-wlm munge
 )
 
 missing=()
