@@ -1,6 +1,7 @@
 #include "kport/coordinator/config.h"
 
 #include "kport/common/options.h"
+#include "slurm_dispatch.h"
 
 namespace kport::coordinator {
 
@@ -14,6 +15,8 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
       .add("admin-token", "KPORT_ADMIN_TOKEN", "", "admin token (default: generated into admin-token beside the database)")
       .add("registration-token", "KPORT_REGISTRATION_TOKEN", "",
            "token runners register with (default: generated into registration-token beside the database)")
+      .add("hook-secret", "KPORT_HOOK_SECRET", "",
+           "secret push webhooks sign with (default: generated into hook-secret beside the database)")
       .add_flag("open-reads", "KPORT_OPEN_READS", true, "GET requests need no token")
       .add("threads", "KPORT_THREADS", "2", "HTTP I/O threads")
       .add("workers", "KPORT_WORKERS", "8", "threads for database-bound requests")
@@ -26,6 +29,7 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
       .add("port-file", "KPORT_PORT_FILE", "", "write the bound port to this file once listening")
       .add("log-level", "KPORT_LOG_LEVEL", "info", "trace, debug, info, warn, error or off")
       .add_flag("log-json", "KPORT_LOG_JSON", false, "log one JSON object per line");
+  declare_slurm_options(o);
   KPORT_TRY(o.parse(argc, argv));
   help = o.help_requested();
   help_text = o.help_text();
@@ -43,6 +47,7 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
   c.web_dir = o.get("web");
   c.admin_token = o.get("admin-token");
   c.registration_token = o.get("registration-token");
+  c.hook_secret = o.get("hook-secret");
   c.open_reads = o.flag("open-reads");
   auto threads = o.integer("threads", 1, 256);
   auto workers = o.integer("workers", 1, 256);
@@ -65,6 +70,7 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
   c.port_file = o.get("port-file");
   c.log_level = o.get("log-level");
   c.log_json = o.flag("log-json");
+  KPORT_TRY(read_slurm_options(o, c.slurm));
   return c;
 }
 

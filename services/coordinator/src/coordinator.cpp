@@ -14,7 +14,9 @@
 #include "kport/common/crypto.h"
 #include "kport/common/log.h"
 #include "kport/http/server.h"
+#include "slurm_dispatch.h"
 #include "static_files.h"
+#include "watch.h"
 
 namespace kport::coordinator {
 namespace fs = std::filesystem;
@@ -57,6 +59,7 @@ class Coordinator::Impl {
   Context ctx;
   std::shared_ptr<http::Router> router = std::make_shared<http::Router>();
   std::unique_ptr<http::Server> server;
+  std::unique_ptr<SlurmDispatcher> slurm;  // set when --slurm-partition is
   std::thread reaper;
   std::mutex mu;
   std::condition_variable cv;
@@ -99,6 +102,7 @@ void Coordinator::Impl::build_routes() {
     if (!stats.ok()) return http::error_response(stats.error());
     json::object out = to_json(*stats).as_object();
     out["claims_waiting"] = broker->waiting();
+    if (slurm) out["slurm"] = slurm->snapshot();
     return http::json_ok(out);
   }, "/api/v1/queue");
   add_catalog_routes(r, ctx);
@@ -107,6 +111,8 @@ void Coordinator::Impl::build_routes() {
   add_result_routes(r, ctx);
   add_artifact_routes(r, ctx);
   add_dashboard_routes(r, ctx);
+  add_hook_routes(r, ctx);
+  add_verdict_routes(r, ctx);
   if (!config.web_dir.empty()) add_static_routes(r, config.web_dir);
 }
 
@@ -143,6 +149,9 @@ Result<std::unique_ptr<Coordinator>> Coordinator::create(Config config) {
   auto reg = resolve_token(config.registration_token, dir / "registration-token", "kpreg_");
   if (!reg.ok()) return std::move(reg).error();
   config.registration_token = *reg;
+  auto hook = resolve_token(config.hook_secret, dir / "hook-secret", "kph_");
+  if (!hook.ok()) return std::move(hook).error();
+  config.hook_secret = *hook;
 
   db::Options opts;
   opts.path = config.db_path;
@@ -194,6 +203,12 @@ Status Coordinator::start() {
   KPORT_TRY(m.server->start());
   m.server->stop_signal()->on_stop([&m] { m.broker->stop(); });
   m.reaper = std::thread([&m] { m.reap(); });
+  if (!m.config.slurm.partition.empty()) {
+    KPORT_TRY(prepare_slurm_config(m.config.slurm, m.config, m.server->port()));
+    m.slurm = std::make_unique<SlurmDispatcher>(m.config.slurm, *m.store,
+                                                make_process_runner(std::chrono::milliseconds(m.config.slurm.command_timeout_ms)));
+    m.slurm->start();
+  }
   if (!m.config.port_file.empty()) {
     std::ofstream(m.config.port_file, std::ios::trunc) << m.server->port() << "\n";
   }
@@ -215,6 +230,7 @@ void Coordinator::stop() {
   m.cv.notify_all();
   if (m.server) m.server->stop(std::chrono::milliseconds(5000));
   m.broker->stop();
+  if (m.slurm) m.slurm->stop();
   if (m.reaper.joinable()) m.reaper.join();
   m.events.close_all();
   m.workers->join();

@@ -7,6 +7,7 @@
 #include "codec.h"
 #include "context.h"
 #include "kport/common/log.h"
+#include "watch.h"
 
 namespace kport::coordinator {
 namespace json = boost::json;
@@ -192,6 +193,7 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     if (!r->spawned.empty() || r->status == db::JobStatus::queued) ctx.broker->notify();
     auto body = complete_json(call->job_id, *r);
     if (!r->duplicate) ctx.events->publish("jobs", "job", json::serialize(body));
+    if (!r->duplicate) review_commit(ctx, call->job_id);  // may queue re-measures
     return http::json_ok(body);
   });
 

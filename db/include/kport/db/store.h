@@ -54,6 +54,7 @@
 
 #include "kport/common/result.h"
 #include "kport/db/dashboard.h"
+#include "kport/db/hooks.h"
 #include "kport/db/queries.h"
 #include "kport/db/records.h"
 #include "kport/db/types.h"
@@ -240,6 +241,30 @@ class Store {
   Result<std::vector<GpuPeak>> gpu_peaks(std::string_view family, std::string_view dtype);
   // (dtype, shape) pairs an instance has a passing measurement for, ordered.
   Result<std::vector<std::pair<std::string, std::string>>> measured_configs(std::string_view instance);
+
+  // ---- pushes, verdicts, revalidations (store_hooks.cpp, store_verdicts.cpp) --------
+  // Records a verified push in one transaction: its commits, the pipeline (when given),
+  // the branch head, and the delivery. A delivery id seen before changes nothing and
+  // answers duplicate with the first delivery's pipeline. A force push or a delete
+  // cancels the queued jobs of the ref's other commits (they left the branch).
+  Result<PushOutcome> record_push(const PushDelivery& delivery, const std::optional<NewPipeline>& pipeline);
+  // The full sha of a commit that has a pipeline or a commit row, from 7+ hex digits;
+  // conflict when the prefix is ambiguous.
+  Result<std::optional<std::string>> resolve_commit(std::string_view prefix);
+  // The closest ancestor (parent first, up to max_depth steps through commits.parent_sha)
+  // that has build records or results.
+  Result<std::optional<std::string>> validated_ancestor(std::string_view sha, int max_depth = 64);
+  Result<VerdictInputs> verdict_inputs(std::string_view sha);
+  // Enqueues `job` in the pipeline and records it as the re-measure of (commit, target,
+  // GPU model); false (and nothing enqueued) when one was already requested.
+  Result<bool> request_remeasure(std::int64_t pipeline_id, const Remeasure& what, const JobSpec& job);
+  // Records the revalidation and creates its pipeline (when it has jobs) atomically;
+  // nullopt when this (GPU model, driver) was already revalidated.
+  Result<std::optional<Revalidation>> open_revalidation(const Revalidation& what, const NewPipeline& pipeline);
+  Result<std::vector<Revalidation>> list_revalidations();
+  // The latest result per (target, instance, dtype, shape) measured on a GPU model
+  // with a driver.
+  Result<std::vector<ResultRecord>> driver_results(std::string_view gpu_model, std::string_view driver);
 
   class Impl;
 

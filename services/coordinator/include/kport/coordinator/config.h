@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kport/common/result.h"
+#include "kport/coordinator/slurm_config.h"
 
 namespace kport::coordinator {
 
@@ -18,6 +19,7 @@ struct Config {
   std::string web_dir;             // dashboard files; empty: not served
   std::string admin_token;         // empty: generated and written to <db dir>/admin-token
   std::string registration_token;  // empty: generated and written to <db dir>/registration-token
+  std::string hook_secret;         // push webhooks; empty: generated into <db dir>/hook-secret
   bool open_reads = true;          // GET needs no token
   int threads = 2;                 // HTTP I/O threads
   int workers = 8;                 // threads for database-bound handlers
@@ -30,6 +32,7 @@ struct Config {
   std::string port_file;  // when set, the bound port is written there (for scripts)
   std::string log_level = "info";
   bool log_json = false;
+  SlurmConfig slurm;  // --slurm-*: runner jobs submitted where work waits
 };
 
 // Parses the command line and environment. Sets `help` and leaves the config at its

@@ -1,0 +1,59 @@
+// Records of push deliveries, commit verdict inputs, re-measures and revalidations
+// (migration 0005). Conventions as in records.h.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kport/db/records.h"
+
+namespace kport::db {
+
+// One push as a webhook or the post-receive hook reported it, already verified.
+struct PushDelivery {
+  std::string delivery_id;  // X-GitHub-Delivery, X-Gitea-Delivery, X-Gitlab-Event-UUID, ...
+  std::string source;       // github, gitea, gitlab or git
+  std::string repo;         // Repository::name it resolved to
+  std::string ref;          // "refs/heads/main"
+  std::string before_sha, after_sha;  // after is all zeros (or empty) when deleted
+  bool deleted = false;
+  bool forced = false;
+  std::string note;
+  std::vector<Commit> commits;  // recorded (an existing sha is kept) before the pipeline
+};
+
+// What record_push did.
+struct PushOutcome {
+  bool duplicate = false;            // the delivery id was seen before: nothing changed
+  std::string outcome;               // pipeline, deleted or ignored
+  std::optional<Pipeline> pipeline;  // the delivery's pipeline (the first one's for a duplicate)
+  std::int64_t superseded_jobs = 0;  // queued jobs of the ref cancelled (force push, delete)
+};
+
+// A re-measure of suspected performance regressions of one commit, target and GPU model.
+struct Remeasure {
+  std::string commit_sha, target, gpu_model;
+  std::int64_t job_id = 0;
+  std::string instances_json;  // ["gemm.tiny_mma.default", ...]
+  std::int64_t created_ms = 0;
+};
+
+// Everything a commit's verdict is decided from.
+struct VerdictInputs {
+  std::vector<Job> jobs;              // of every pipeline of the commit
+  std::vector<BuildRecord> builds;    // latest per (target, family, variant)
+  std::vector<ResultRecord> results;  // latest per (target, GPU model, instance, dtype, shape)
+  std::vector<Remeasure> remeasures;
+};
+
+// A GPU model or driver seen for the first time and the pipeline it opened.
+struct Revalidation {
+  std::string gpu_model, driver, arch;
+  std::string previous_driver;  // the newest driver seen before for the model; empty if new
+  std::optional<std::int64_t> pipeline_id;
+  std::int64_t created_ms = 0;
+};
+
+}  // namespace kport::db

@@ -1,0 +1,146 @@
+// Pushes: deliveries (deduplicated by id), the commits they carry, branch heads, and
+// what a force push or a branch delete does to the ref's queued work.
+#include "impl.h"
+#include "queue_ops.h"
+#include "rows.h"
+
+namespace kport::db {
+
+using detail::Connection;
+
+namespace {
+
+Result<std::optional<Pipeline>> pipeline_by_id(Connection& c, std::int64_t id) {
+  auto s = c.prepare(std::string(detail::k_pipeline_select) + " WHERE p.id = ?1 GROUP BY p.id");
+  if (!s) return std::move(s).error();
+  s->bind(1, id);
+  return detail::collect_one<Pipeline>(*s, detail::read_pipeline);
+}
+
+Status put_commits(Connection& c, const std::vector<Commit>& commits, std::int64_t now) {
+  for (const Commit& commit : commits) {
+    auto repo = c.prepare("SELECT id FROM repositories WHERE name = ?1");
+    if (!repo) return std::move(repo).error();
+    auto row = repo->bind(1, commit.repo).step();
+    if (!row) return std::move(row).error();
+    if (!*row) return make_error(Errc::not_found, "no repository named \"" + commit.repo + "\"; register it first");
+    const std::int64_t repo_id = repo->int64(0);
+    auto ins = c.prepare(
+        "INSERT INTO commits(sha, repo_id, parent_sha, message, author, time_ms, created_ms)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+        // A row recorded without its parent (by an API call) learns it from the push.
+        " ON CONFLICT(sha) DO UPDATE SET parent_sha = coalesce(commits.parent_sha, excluded.parent_sha)");
+    if (!ins) return std::move(ins).error();
+    KPORT_TRY(ins->bind_all(commit.sha, repo_id, commit.parent_sha, commit.message, commit.author, commit.time_ms, now).run());
+  }
+  return {};
+}
+
+// Cancels the queued jobs of the ref's pipelines for commits other than `keep`.
+Result<std::int64_t> cancel_superseded(Connection& c, const PushDelivery& d, const std::string& keep, std::int64_t now) {
+  auto s = c.prepare(std::string(detail::k_job_select) +
+                     " JOIN pipelines p ON p.id = j.pipeline_id"
+                     " WHERE p.repo = ?2 AND p.ref = ?3 AND j.commit_sha <> ?4 AND j.status = 'queued' ORDER BY j.id");
+  if (!s) return std::move(s).error();
+  s->bind_all(std::int64_t{0}, d.repo, d.ref, keep);
+  auto jobs = detail::collect<Job>(*s, [](const detail::Stmt& st) { return detail::stored(detail::read_job(st)); });
+  if (!jobs) return std::move(jobs).error();
+  const std::string why = d.deleted ? "branch " + d.ref + " was deleted"
+                                    : "force push of " + d.ref + " replaced this commit with " + keep.substr(0, 12);
+  std::int64_t n = 0;
+  for (const Job& j : *jobs) {
+    // Cancelling a build also ends the checks that depended on it; skip those.
+    auto fresh = detail::load_job(c, j.id);
+    if (!fresh) return std::move(fresh).error();
+    if (!*fresh || (*fresh)->status != JobStatus::queued) continue;
+    KPORT_TRY(detail::finish_job(c, j, JobStatus::cancelled, why, now));
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+Result<PushOutcome> Store::record_push(const PushDelivery& d, const std::optional<NewPipeline>& pipeline) {
+  if (d.delivery_id.empty() || d.delivery_id.size() > 256)
+    return make_error(Errc::invalid_argument, "a push needs a delivery id of 1..256 characters");
+  const std::int64_t now = m_impl->now();
+  return m_impl->write<PushOutcome>([&](Connection& c) -> Result<PushOutcome> {
+    PushOutcome out;
+    auto seen = c.prepare("SELECT outcome, pipeline_id FROM hook_deliveries WHERE delivery_id = ?1");
+    if (!seen) return std::move(seen).error();
+    auto row = seen->bind(1, d.delivery_id).step();
+    if (!row) return std::move(row).error();
+    if (*row) {
+      out.duplicate = true;
+      out.outcome = seen->text(0);
+      if (auto id = seen->opt_int64(1)) {
+        auto p = pipeline_by_id(c, *id);
+        if (!p) return std::move(p).error();
+        out.pipeline = std::move(*p);
+      }
+      return out;
+    }
+    KPORT_TRY(put_commits(c, d.commits, now));
+    std::optional<std::int64_t> pipeline_id;
+    if (pipeline) {
+      auto ins = c.prepare(
+          "INSERT INTO pipelines(reason, repo, ref, commit_sha, note, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+      if (!ins) return std::move(ins).error();
+      KPORT_TRY(ins->bind_all(to_string(pipeline->reason), pipeline->repo, pipeline->ref, pipeline->commit_sha,
+                              pipeline->note, now).run());
+      pipeline_id = c.last_insert_rowid();
+      for (const JobSpec& spec : pipeline->jobs) {
+        auto id = detail::insert_job(c, *pipeline_id, spec, now);
+        if (!id) return std::move(id).error();
+      }
+    }
+    if (d.forced || d.deleted) {
+      auto n = cancel_superseded(c, d, d.deleted ? std::string() : d.after_sha, now);
+      if (!n) return std::move(n).error();
+      out.superseded_jobs = *n;
+    }
+    auto head = c.prepare(
+        "INSERT INTO branch_heads(repo, ref, sha, forced, updated_ms) VALUES (?1, ?2, ?3, ?4, ?5)"
+        " ON CONFLICT(repo, ref) DO UPDATE SET sha = excluded.sha, forced = excluded.forced,"
+        " updated_ms = excluded.updated_ms");
+    if (!head) return std::move(head).error();
+    KPORT_TRY(head->bind_all(d.repo, d.ref, d.deleted ? std::string() : d.after_sha, d.forced, now).run());
+    out.outcome = pipeline ? "pipeline" : d.deleted ? "deleted" : "ignored";
+    auto rec = c.prepare(
+        "INSERT INTO hook_deliveries(delivery_id, source, repo, ref, before_sha, after_sha, outcome, pipeline_id,"
+        " note, received_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+    if (!rec) return std::move(rec).error();
+    KPORT_TRY(rec->bind_all(d.delivery_id, d.source, d.repo, d.ref, d.before_sha, d.after_sha, out.outcome, pipeline_id,
+                            d.note, now).run());
+    if (pipeline_id) {
+      auto p = pipeline_by_id(c, *pipeline_id);
+      if (!p) return std::move(p).error();
+      out.pipeline = std::move(*p);
+    }
+    return out;
+  });
+}
+
+Result<std::optional<std::string>> Store::resolve_commit(std::string_view prefix) {
+  if (prefix.size() < 7 || prefix.size() > 64 ||
+      prefix.find_first_not_of("0123456789abcdef") != std::string_view::npos)
+    return make_error(Errc::invalid_argument, "'" + std::string(prefix) + "' is not a commit sha (7 to 64 lowercase hex digits)");
+  return m_impl->read<std::optional<std::string>>([&](Connection& c) -> Result<std::optional<std::string>> {
+    // A range scan on the primary key / index: prefix <= sha < prefix + 'g'.
+    auto s = c.prepare(
+        "SELECT sha FROM (SELECT sha FROM commits WHERE sha >= ?1 AND sha < ?2"
+        " UNION SELECT commit_sha FROM pipelines WHERE commit_sha >= ?1 AND commit_sha < ?2) LIMIT 2");
+    if (!s) return std::move(s).error();
+    std::string lo(prefix), hi = std::string(prefix) + "g";
+    s->bind_all(lo, hi);
+    auto rows = detail::collect<std::string>(*s, [](const detail::Stmt& st) { return st.text(0); });
+    if (!rows) return std::move(rows).error();
+    if (rows->size() > 1)
+      return make_error(Errc::conflict, "commit prefix '" + std::string(prefix) + "' is ambiguous; give more digits");
+    if (rows->empty()) return std::optional<std::string>{};
+    return std::optional<std::string>(rows->front());
+  });
+}
+
+}  // namespace kport::db
