@@ -35,7 +35,8 @@ struct Command {
 
 // Every command, in the order --help lists them. One line registers a command.
 #define KPORT_CLI_COMMANDS(X) \
-  X(build)
+  X(build) \
+  X(status)
 
 #define KPORT_CLI_DECLARE(n) extern const Command n##_command;
 KPORT_CLI_COMMANDS(KPORT_CLI_DECLARE)
