@@ -16,7 +16,7 @@ namespace {
 
 void declare(Options& o) {
   o.add("timeout", "KPORT_CLI_TIMEOUT", "7200", "build: seconds to follow the job before giving up")
-      .add("poll-ms", "", "1000", "build: milliseconds between progress polls");
+      .add("poll-ms", "", "1000", "build, logs --follow: milliseconds between polls");
 }
 
 int run_build(Context& ctx) {

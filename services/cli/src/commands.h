@@ -35,7 +35,12 @@ struct Command {
 
 // Every command, in the order --help lists them. One line registers a command.
 #define KPORT_CLI_COMMANDS(X) \
-  X(build) \
+  X(build)                    \
+  X(trigger)                  \
+  X(best)                     \
+  X(bringup)                  \
+  X(runners)                  \
+  X(logs)                     \
   X(status)
 
 #define KPORT_CLI_DECLARE(n) extern const Command n##_command;
@@ -44,6 +49,9 @@ KPORT_CLI_COMMANDS(KPORT_CLI_DECLARE)
 
 // Writes a JSON value to ctx.out followed by a newline (the --json form of a command).
 void print_json(Context& ctx, const boost::json::value& v);
+
+// A left-aligned text table: a header row, then the rows, columns sized to fit.
+std::string format_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
 
 // Rejects more positional arguments than `max`; prints the usage and returns false.
 bool check_args(Context& ctx, const Command& c, std::size_t min, std::size_t max);

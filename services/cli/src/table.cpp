@@ -3,6 +3,7 @@
 #include <sstream>
 #include <vector>
 
+#include "commands.h"
 #include "kport/cli/cli.h"
 
 namespace kport::cli {
@@ -71,6 +72,27 @@ std::string format_build_table(const json::array& records) {
     row(field(*r, "family") + "." + field(*r, "variant"), field(*r, "status"), field(*r, "registers"), spills,
         field(*r, "shared_mem_bytes"), audit_cell(*r), first_line(field(*r, "message") == "-" ? "" : field(*r, "message")));
   }
+  return out.str();
+}
+
+std::string format_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width(header.size());
+  for (std::size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i < r.size() && i < width.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  std::ostringstream out;
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string text;
+    for (std::size_t i = 0; i < width.size(); ++i) {
+      std::string c = i < cells.size() ? cells[i] : "";
+      if (i + 1 < width.size()) c.resize(width[i] + 2, ' ');
+      text += c;
+    }
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    out << text << "\n";
+  };
+  line(header);
+  for (const auto& r : rows) line(r);
   return out.str();
 }
 

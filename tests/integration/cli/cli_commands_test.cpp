@@ -1,0 +1,217 @@
+// The daily-use commands of the kport CLI against a real coordinator. Commands run
+// in-process (kport::cli::run) where stdout and stderr must be told apart, and as the
+// real binary where the exit code of a whole process is the point.
+#include <sstream>
+
+#include "coordinator_fixture.h"
+#include "kport/cli/cli.h"
+
+namespace kport::testing {
+namespace json = boost::json;
+
+namespace {
+
+json::object gemm_result(const std::string& variant, double median_us) {
+  return json::object{{"target", "sm_90a"}, {"family", "gemm"}, {"variant", variant},
+                      {"instance", "gemm." + variant + ".128x128"}, {"dtype", "bf16"}, {"shape", "m=1024,n=1024,k=1024"},
+                      {"toolkit", "13.0"}, {"gpu_model", "NVIDIA H200"}, {"gpu_uuid", "GPU-1"}, {"arch", "9.0"},
+                      {"driver", "580.1"}, {"status", "passed"}, {"normwise_rel_err", 1e-3}, {"tolerance", 1e-2},
+                      {"nan_inf_count", 0}, {"seed", 7}, {"median_us", median_us}, {"stddev_us", median_us * 0.002},
+                      {"samples", 100}, {"baseline", "cublas"}, {"baseline_median_us", 200.0}, {"ratio", 200.0 / median_us}};
+}
+
+class CliTest : public CoordinatorTest {
+ protected:
+  struct Run {
+    int rc = -1;
+    std::string out, err;
+    json::value json() const {
+      boost::system::error_code ec;
+      auto v = json::parse(out, ec);
+      return ec ? json::value(nullptr) : v;
+    }
+  };
+
+  // kport --server URL --token ADMIN args..., in-process.
+  Run kport(std::vector<std::string> args, bool admin = true) {
+    std::vector<std::string> a = {"kport", "--server", url(""), "--poll-ms", "50"};
+    if (admin) a.insert(a.end(), {"--token", k_admin});
+    a.insert(a.end(), args.begin(), args.end());
+    std::vector<const char*> argv;
+    for (const auto& s : a) argv.push_back(s.c_str());
+    std::ostringstream out, err;
+    Run r;
+    r.rc = cli::run(static_cast<int>(argv.size()), argv.data(), out, err);
+    r.out = out.str();
+    r.err = err.str();
+    return r;
+  }
+
+  // A repository with one recorded commit, and the target sm_90a.
+  void seed() {
+    add_target();
+    auto repo = post("/api/v1/repositories", json::object{{"name", "kernels"}, {"url", "/tmp/kernels.git"}}, k_admin);
+    ASSERT_EQ(repo.status, 201) << repo.raw;
+    auto c = post("/api/v1/commits", json::object{{"sha", commit_sha()}, {"repo", "kernels"}, {"message", "gemm"}}, k_admin);
+    ASSERT_EQ(c.status, 201) << c.raw;
+  }
+};
+
+TEST_F(CliTest, TriggerOpensAPipelineAndSaysWhichJobs) {
+  seed();
+  auto r = kport({"trigger", commit_sha(), "--targets", "sm_90a", "--json"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto p = r.json();
+  ASSERT_TRUE(p.is_object()) << r.out;
+  ASSERT_EQ(p.at("jobs").as_array().size(), 1u);
+  EXPECT_EQ(p.at("jobs").as_array()[0].at("target").as_string(), "sm_90a");
+  EXPECT_EQ(p.at("repo").as_string(), "kernels");  // the only repository, picked without --repo
+
+  auto table = kport({"trigger", commit_sha(), "--repo", "kernels"});  // every known target
+  ASSERT_EQ(table.rc, 0) << table.err;
+  EXPECT_NE(table.out.find("pipeline "), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("build"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("sm_90a"), std::string::npos) << table.out;
+  EXPECT_EQ(get("/api/v1/pipelines").body.at("items").as_array().size(), 2u);
+}
+
+TEST_F(CliTest, TriggerRefusesBadInputWithAReason) {
+  seed();
+  auto bad = kport({"trigger", commit_sha(), "--targets", "sm_90a,hopper"});
+  EXPECT_EQ(bad.rc, cli::k_exit_usage);
+  EXPECT_NE(bad.err.find("'hopper' is not an nvcc target"), std::string::npos) << bad.err;
+  auto unknown = kport({"trigger", commit_sha(), "--targets", "sm_99"});
+  EXPECT_EQ(unknown.rc, cli::k_exit_usage);
+  EXPECT_NE(unknown.err.find("sm_99"), std::string::npos) << unknown.err;
+  auto none = kport({"trigger"});
+  EXPECT_EQ(none.rc, cli::k_exit_usage);
+  EXPECT_NE(none.err.find("name the commit"), std::string::npos) << none.err;
+  auto anonymous = kport({"trigger", commit_sha()}, false);
+  EXPECT_EQ(anonymous.rc, cli::k_exit_unavailable);
+  EXPECT_NE(anonymous.err.find("refused"), std::string::npos) << anonymous.err;
+  EXPECT_EQ(get("/api/v1/pipelines").body.at("items").as_array().size(), 0u);
+}
+
+TEST_F(CliTest, RunnersListsRoleGpuAndState) {
+  add_target();
+  register_runner("builder-1", "build");
+  register_runner("gpu-h200-0", "gpu");
+  auto r = kport({"runners", "--json"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto items = r.json();
+  ASSERT_TRUE(items.is_array()) << r.out;
+  ASSERT_EQ(items.as_array().size(), 2u);
+  auto table = kport({"runners"});
+  ASSERT_EQ(table.rc, 0) << table.err;
+  EXPECT_NE(table.out.find("builder-1"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("NVIDIA H200 (9.0)"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("2 runners, 2 online"), std::string::npos) << table.out;
+  EXPECT_EQ(kport({"runners", "extra"}).rc, cli::k_exit_usage);
+}
+
+TEST_F(CliTest, LogsPrintsAndFollowsAJobLog) {
+  seed();
+  auto builder = register_runner("builder-1", "build");
+  auto r = kport({"trigger", commit_sha(), "--json"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto job = claim(builder);
+  ASSERT_TRUE(job.is_object());
+  auto id = std::to_string(job.at("id").as_int64());
+  ASSERT_EQ(post("/api/v1/jobs/" + id + "/log", json::object{{"attempt", 1}, {"text", "compiling gemm\n"}}, builder).status, 200);
+
+  auto logs = kport({"logs", id});
+  ASSERT_EQ(logs.rc, 0) << logs.err;
+  EXPECT_EQ(logs.out, "compiling gemm\n");
+
+  // --follow prints what arrives later and ends with the job's verdict.
+  std::thread finisher([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    http::Client c;
+    call(c, "POST", url("/api/v1/jobs/" + id + "/log"), nullptr, builder);  // malformed: ignored by the coordinator
+    json::value more = json::object{{"attempt", 1}, {"text", "gemm.simt ok\n"}};
+    call(c, "POST", url("/api/v1/jobs/" + id + "/log"), &more, builder);
+    json::value done = json::object{{"attempt", 1}, {"status", "failed"}, {"reason", "nvcc failed"}};
+    call(c, "POST", url("/api/v1/jobs/" + id + "/complete"), &done, builder);
+  });
+  auto follow = kport({"logs", id, "--follow"});
+  finisher.join();
+  EXPECT_EQ(follow.rc, cli::k_exit_failed) << follow.err;
+  EXPECT_EQ(follow.out, "compiling gemm\ngemm.simt ok\n");
+  EXPECT_NE(follow.err.find("job " + id + " failed"), std::string::npos) << follow.err;
+
+  auto js = kport({"logs", id, "--json"});
+  ASSERT_EQ(js.rc, 0) << js.err;
+  EXPECT_EQ(js.json().at("chunks").as_array().size(), 2u) << js.out;
+  EXPECT_EQ(js.json().at("job").at("status").as_string(), "failed");
+
+  EXPECT_EQ(kport({"logs", "abc"}).rc, cli::k_exit_usage);
+  EXPECT_EQ(kport({"logs"}).rc, cli::k_exit_usage);
+  auto missing = kport({"logs", "99999"});
+  EXPECT_EQ(missing.rc, cli::k_exit_usage);
+  EXPECT_NE(missing.err.find("99999"), std::string::npos) << missing.err;
+}
+
+TEST_F(CliTest, BringupAndBestShowWhatWasMeasured) {
+  seed();
+  auto builder = register_runner("builder-1", "build");
+  auto gpu = register_runner("gpu-1", "gpu");
+  ASSERT_EQ(kport({"trigger", commit_sha(), "--json"}).rc, 0);
+  auto job = claim(builder);
+  ASSERT_TRUE(job.is_object());
+  auto id = std::to_string(job.at("id").as_int64());
+  json::array records;
+  for (const char* v : {"mma_sync", "wgmma_tma"})
+    records.push_back(json::object{{"target", "sm_90a"}, {"family", "gemm"}, {"variant", v}, {"status", "ok"},
+                                   {"registers", 128}, {"spill_stores_bytes", 0}, {"spill_loads_bytes", 0},
+                                   {"shared_mem_bytes", 65536}});
+  ASSERT_EQ(post("/api/v1/jobs/" + id + "/builds", json::object{{"attempt", 1}, {"records", records}}, builder).status, 200);
+  ASSERT_EQ(post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}, {"status", "succeeded"}}, builder).status, 200);
+  auto check = claim(gpu);
+  ASSERT_TRUE(check.is_object());
+  auto cid = std::to_string(check.at("id").as_int64());
+  json::array results{gemm_result("wgmma_tma", 90.0), gemm_result("mma_sync", 150.0)};
+  ASSERT_EQ(post("/api/v1/jobs/" + cid + "/results", json::object{{"attempt", 1}, {"results", results}}, gpu).status, 200);
+  ASSERT_EQ(post("/api/v1/jobs/" + cid + "/complete", json::object{{"attempt", 1}}, gpu).status, 200);
+
+  auto table = kport({"bringup", "sm_90a"});
+  ASSERT_EQ(table.rc, 0) << table.err;
+  EXPECT_NE(table.out.find("bring-up of sm_90a (arch 9.0)"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("gemm.wgmma_tma"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("gemm.mma_sync"), std::string::npos) << table.out;
+  auto bj = kport({"bringup", "sm_90a", "--json"});
+  ASSERT_EQ(bj.rc, 0);
+  EXPECT_GE(bj.json().at("progress").at("builds").as_int64(), 2) << bj.out;
+  EXPECT_EQ(kport({"bringup", "hopper"}).rc, cli::k_exit_usage);
+  auto unknown = kport({"bringup", "sm_99"});
+  EXPECT_EQ(unknown.rc, cli::k_exit_usage);
+  EXPECT_NE(unknown.err.find("not known"), std::string::npos) << unknown.err;
+
+  auto best = kport({"best", "--gpu", "NVIDIA H200", "--shape", "m=1024,n=1024,k=1024"});
+  ASSERT_EQ(best.rc, 0) << best.err;
+  EXPECT_NE(best.out.find(": gemm.wgmma_tma.128x128 (measured)"), std::string::npos) << best.out;
+  EXPECT_NE(best.out.find("gemm.mma_sync.128x128"), std::string::npos) << best.out;
+  auto bjs = kport({"best", "--gpu", "NVIDIA H200", "--shape", "m=1024,n=1024,k=1024", "--json"});
+  ASSERT_EQ(bjs.rc, 0);
+  EXPECT_EQ(bjs.json().at("best").as_string(), "gemm.wgmma_tma.128x128") << bjs.out;
+  EXPECT_EQ(bjs.json().at("ranking").as_array().size(), 2u);
+
+  EXPECT_EQ(kport({"best", "--gpu", "NVIDIA H200"}).rc, cli::k_exit_usage);  // no shape
+  auto never = kport({"best", "--gpu", "Mystery GPU", "--shape", "m=1,n=1,k=1"});
+  EXPECT_EQ(never.rc, cli::k_exit_usage);
+  EXPECT_NE(never.err.find("has never been seen"), std::string::npos) << never.err;
+  EXPECT_EQ(kport({"best", "--gpu", "NVIDIA H200", "--shape", "m=x", "--op", "conv"}).rc, cli::k_exit_usage);
+}
+
+TEST_F(CliTest, TheBinaryExitsNonZeroOnUnreachableServerAndUnknownCommand) {
+  std::string out;
+  EXPECT_EQ(run_to_exit(KPORT_CLI_BIN, {"--server", "http://127.0.0.1:1", "runners"}, out), cli::k_exit_unavailable);
+  EXPECT_NE(out.find("cannot reach the coordinator"), std::string::npos) << out;
+  EXPECT_EQ(run_to_exit(KPORT_CLI_BIN, {"--server", url(""), "nonsense"}, out), cli::k_exit_usage);
+  EXPECT_NE(out.find("unknown command 'nonsense'"), std::string::npos) << out;
+  EXPECT_EQ(run_to_exit(KPORT_CLI_BIN, {"--help"}, out), 0);
+  for (const char* c : {"build", "trigger", "best", "bringup", "runners", "logs"})
+    EXPECT_NE(out.find(std::string("  ") + c + " "), std::string::npos) << c << "\n" << out;
+}
+
+}  // namespace
+}  // namespace kport::testing
