@@ -1,0 +1,68 @@
+// Git watch: a watched branch whose head has no pipeline yet gets one. The coordinator's
+// pipelines are the memory, so a commit is validated once whichever way it arrived
+// (webhook, post-receive hook or this poll).
+#include <filesystem>
+
+#include "impl.h"
+#include "kport/common/log.h"
+
+namespace kport::watcher {
+namespace json = boost::json;
+
+Result<git::CommitInfo> Watcher::Impl::branch_head(const WatchedRepo& repo, const std::string& branch) {
+  auto it = workspaces.find(repo.url);
+  if (it == workspaces.end()) {
+    auto ws = git::Workspace::open(repo.url, git::workspace_dir(std::filesystem::path(config.workdir) / "repos", repo.url));
+    if (!ws.ok()) return std::move(ws).error();
+    it = workspaces.emplace(repo.url, std::move(*ws)).first;
+    fetched[repo.url] = true;  // a fresh clone is up to date
+  }
+  if (!fetched[repo.url]) {
+    KPORT_TRY(it->second.fetch());
+    fetched[repo.url] = true;
+  }
+  auto sha = it->second.resolve("refs/remotes/origin/" + branch);
+  if (!sha.ok()) return make_error(sha.error().code, repo.name + " has no branch '" + branch + "': " + sha.error().message);
+  return it->second.commit_info(*sha);
+}
+
+Status Watcher::Impl::record_commit(const std::string& repo, const git::CommitInfo& c) {
+  json::object body{{"sha", c.sha}, {"repo", repo}, {"message", c.summary}, {"author", c.author}, {"time_ms", c.time_ms}};
+  if (c.parent) body["parent"] = *c.parent;
+  auto r = api.post("/api/v1/commits", body);
+  if (!r.ok()) return std::move(r).error();
+  return {};
+}
+
+void Watcher::Impl::watch_git(Report& report) {
+  for (const auto& repo : config.repos) {
+    for (const auto& branch : repo.branches) {
+      auto head = branch_head(repo, branch);
+      if (!head.ok()) {
+        report.errors.push_back("git: " + head.error().message);
+        continue;
+      }
+      auto known = api.get("/api/v1/pipelines?limit=1&commit=" + head->sha);
+      if (!known.ok()) {
+        report.errors.push_back("git: " + known.error().message);
+        continue;
+      }
+      if (!items(*known).empty()) continue;
+      if (auto st = record_commit(repo.name, *head); !st.ok()) {
+        report.errors.push_back("git: " + st.error().message);
+        continue;
+      }
+      json::value body = json::object{{"commit", head->sha}, {"repo", repo.name}, {"ref", "refs/heads/" + branch},
+                                      {"reason", "push"}, {"note", "git watch: new commit on " + branch + ": " + head->summary}};
+      auto p = api.post("/api/v1/pipelines", body);
+      if (!p.ok()) {
+        report.errors.push_back("git: " + p.error().message);
+        continue;
+      }
+      log::info("new commit", {{"repo", repo.name}, {"branch", branch}, {"commit", head->sha}, {"pipeline", p->at("id").to_number<std::int64_t>()}});
+      report.new_commits.push_back(repo.name + " " + branch + " " + head->sha);
+    }
+  }
+}
+
+}  // namespace kport::watcher
