@@ -3,7 +3,12 @@
 // Timing render time of the page's heading, which is inserted together with its data.
 // Each page is loaded `runs` times in a fresh browser context (empty cache).
 //
-//   node bench/dashboard/measure.mjs --coordinator BIN --db FILE [--commit SHA] [--runs 5] [--warm-tab]
+// With --waterfall, each page's last load is also printed as a waterfall: when the
+// document, every script, stylesheet and API answer was requested and arrived, when the
+// page's module ran, and when it painted (ms from navigation start).
+//
+//   node bench/dashboard/measure.mjs --coordinator BIN --db FILE [--commit SHA] [--runs 5] [--warm-tab] [--waterfall]
+//   (--web DIR serves another copy of the dashboard's files; default web/)
 import { parseArgs } from 'node:util';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -13,10 +18,11 @@ import { launch, openPage, repoRoot } from '../../tests/e2e/support/browser.mjs'
 
 const { values: args } = parseArgs({ options: {
   coordinator: { type: 'string' }, db: { type: 'string' }, commit: { type: 'string' }, runs: { type: 'string', default: '5' },
-  'warm-tab': { type: 'boolean', default: false } } });
+  'warm-tab': { type: 'boolean', default: false }, waterfall: { type: 'boolean', default: false },
+  web: { type: 'string', default: join(repoRoot, 'web') } } });
 const runs = Number(args.runs);
 
-const k = await startCoordinator({ binary: args.coordinator, web: join(repoRoot, 'web'), db: args.db });
+const k = await startCoordinator({ binary: args.coordinator, web: args.web, db: args.db });
 try {
   // The big seed has results only; pipelines, build records and runners come through the
   // API once, the way runners would add them.
@@ -63,11 +69,22 @@ try {
           setTimeout(() => resolve(null), 1000);
         });
         const api = performance.getEntriesByType('resource').filter((r) => r.name.includes('/api/v1/') && !r.name.includes('/events'));
+        const nav = performance.getEntriesByType('navigation')[0];
+        const rows = [['document', nav.requestStart, nav.responseStart, nav.responseEnd],
+          ...performance.getEntriesByType('resource').map((r) => [new URL(r.name).pathname + new URL(r.name).search.slice(0, 24),
+            r.startTime, r.responseStart, r.responseEnd]),
+          ['DOM interactive', nav.domInteractive], ['first-contentful-paint', at('first-contentful-paint')],
+          ['page rendered', at('kport:rendered')], ['data painted', element ?? at('kport:painted')]];
         return { fcp: at('first-contentful-paint'), painted: element ?? at('kport:painted'),
-          api: Math.max(0, ...api.map((r) => r.responseEnd - r.startTime)) };
+          api: Math.max(0, ...api.map((r) => r.responseEnd - r.startTime)), rows };
       }));
       if (errors.length) throw new Error(`${name}: ${errors.join('; ')}`);
       await page.context().close();
+    }
+    if (args.waterfall) {
+      console.log(`-- ${name} (last load): what, requested, first byte, done (ms)`);
+      for (const [what, ...t] of samples[samples.length - 1].rows)
+        console.log(`   ${what.padEnd(48)} ${t.map((v) => (v === undefined ? '' : v.toFixed(1)).padStart(8)).join(' ')}`);
     }
     const med = (key) => { const v = samples.map((s) => s[key]).sort((a, b) => a - b); return v[Math.floor(v.length / 2)]; };
     const max = (key) => Math.max(...samples.map((s) => s[key]));

@@ -2,7 +2,8 @@
 # Dashboard first paint on a big history: seeds (or reuses) a database of 1,000,000
 # results, starts kport-coordinator on it with the dashboard, and measures every page in
 # headless Chromium (bench/dashboard/measure.mjs). Figures go to docs/BENCHMARKS.md.
-# Usage: bench/dashboard/run.sh [build-dir]   (default build/release; builds what it needs)
+# Usage: bench/dashboard/run.sh [build-dir] [measure.mjs options, e.g. --waterfall]
+#        (default build/release; builds what it needs)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build/release}
@@ -14,6 +15,8 @@ cmake --build "$build" --target kport-coordinator >/dev/null
 if [ ! -d web/node_modules/playwright-core ] || [ ! -f web/vendor/uplot.esm.js ]; then
   npm ci --prefix web --no-audit --no-fund
 fi
+# The pages load web/dist/app.js: measure it only when it matches web/js/.
+node web/scripts/bundle.mjs --check
 mkdir -p var/bench
 db=var/bench/dashboard-$results.db
 if [ ! -f "$db" ]; then
@@ -34,4 +37,4 @@ fi
 # The commit page is measured on the newest commit of the seeded history.
 commit=$(sqlite3 "$db" "SELECT sha FROM commits WHERE message LIKE 'change %' ORDER BY time_ms DESC LIMIT 1")
 echo "== measuring ($runs loads per page, fresh browser context each)"
-node bench/dashboard/measure.mjs --coordinator "$build/bin/kport-coordinator" --db "$db" --runs "$runs" --commit "$commit"
+node bench/dashboard/measure.mjs --coordinator "$build/bin/kport-coordinator" --db "$db" --runs "$runs" --commit "$commit" "${@:2}"

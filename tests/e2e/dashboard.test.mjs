@@ -6,7 +6,8 @@
 //   node --test tests/e2e/dashboard.test.mjs   (env: KPORT_COORDINATOR_BIN, KPORT_E2E_OUT)
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCoordinator } from './support/coordinator.mjs';
 import { seed, facts, runPipeline } from './support/seed.mjs';
@@ -62,6 +63,47 @@ test('the dashboard is served with a Content-Security-Policy', opts, async () =>
   assert.doesNotMatch(csp, /unsafe-inline/);
   const vendor = await fetch(`${k.url}/static/vendor/uplot.esm.js`);
   assert.equal(vendor.status, 200, 'the chart library is served by the coordinator');
+});
+
+test('the bundled script is kept for good; other files revalidate by ETag', opts, async () => {
+  const html = await (await fetch(`${k.url}/`)).text();
+  const src = html.match(/<script type="module" src="([^"]+)"/)[1];
+  assert.match(src, /^\/static\/dist\/app\.js\?v=[0-9a-f]{12}$/, 'index.html names the bundle by its content hash');
+  const app = await fetch(k.url + src);
+  assert.equal(app.status, 200);
+  assert.match(app.headers.get('cache-control'), /immutable/);
+  assert.match(app.headers.get('content-type'), /^text\/javascript/);
+  const page = await fetch(`${k.url}/`);
+  assert.equal(page.headers.get('cache-control'), 'no-cache', 'the page itself is always revalidated');
+  const etag = page.headers.get('etag');
+  assert.match(etag, /^"[0-9a-f]+"$/);
+  const again = await fetch(`${k.url}/`, { headers: { 'If-None-Match': `W/"other", ${etag}` } });
+  assert.equal(again.status, 304, 'an unchanged file costs a 304');
+  assert.equal(again.headers.get('etag'), etag);
+  assert.equal((await again.text()).length, 0);
+  const changed = await fetch(`${k.url}/`, { headers: { 'If-None-Match': '"0000"' } });
+  assert.equal(changed.status, 200);
+});
+
+test('no file outside the served folder is served, not even a sibling named like it', opts, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kport-e2e-web-'));
+  mkdirSync(join(dir, 'web'));
+  mkdirSync(join(dir, 'web-private'));
+  writeFileSync(join(dir, 'web', 'index.html'), '<!doctype html><title>t</title>');
+  writeFileSync(join(dir, 'web-private', 'secret.txt'), 'private-content-7f3a');
+  const other = await startCoordinator({ binary, web: join(dir, 'web') });
+  try {
+    assert.equal((await fetch(`${other.url}/`)).status, 200);
+    // %2F keeps the browser-side URL parser from folding the "..": the server decodes it.
+    for (const path of ['/static/..%2Fweb-private%2Fsecret.txt', '/static/..%2F..%2Fetc%2Fpasswd']) {
+      const res = await fetch(other.url + path);
+      assert.equal(res.status, 404, path);
+      assert.doesNotMatch(await res.text(), /private-content-7f3a|root:/);
+    }
+  } finally {
+    await other.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('overview shows every target, runners and recent pipelines', opts, async () => {

@@ -89,3 +89,9 @@ export function pendingBadge(label, onApply) {
     get count() { return count; },
   };
 }
+
+// Runs fn once the frame holding what was just inserted has been painted: work that can
+// wait (charts, their library) then never delays a page's first paint.
+export function afterPaint(fn) {
+  requestAnimationFrame(() => setTimeout(fn, 0));
+}

@@ -56,9 +56,11 @@ async function show() {
   }, 0));
 }
 
+window.addEventListener('hashchange', show);
+// The page's first request leaves before the live connection opens, so it never
+// waits behind it.
+show();
 connect(document.getElementById('live'));
 subscribe((name, data) => {
   if (current && current.onEvent) current.onEvent(name, data);
 });
-window.addEventListener('hashchange', show);
-show();

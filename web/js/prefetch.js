@@ -8,7 +8,16 @@ const first = {
   commit: (r) => api.commit(r.arg),
   kernel: (r) => api.kernel(r.arg, r.params.get('dtype'), r.params.get('shape')),
   runners: (r) => api.runners(r.params.get('all') === '1'),
+  // The form's GPU list, and the answer when a shared link carries a full question (an
+  // error is the answer's to show, so it is kept as a value).
+  best: (r) => Promise.all([api.gpus(), bestQuery(r.params) ? api.best(bestQuery(r.params)).catch((e) => e) : null]),
 };
+
+// The question a #/best link asks, or null when it asks none yet.
+export function bestQuery(p) {
+  if (!p.get('gpu') || !p.get('shape')) return null;
+  return { gpu: p.get('gpu'), op: p.get('op') || 'gemm', dtype: p.get('dtype') || 'bf16', shape: p.get('shape') };
+}
 
 // A promise of the page's first data, or null when the page fetches on its own.
 export function prefetch(route) {

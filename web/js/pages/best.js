@@ -3,6 +3,7 @@
 import { h, fill, fmtNum, fmtTime, shortSha, pageLink, pendingBadge } from '../dom.js';
 import { api } from '../api.js';
 import { replaceParams } from '../router.js';
+import { bestQuery } from '../prefetch.js';
 
 const OPS = ['gemm', 'attention', 'rmsnorm', 'softmax'];
 const DTYPES = ['bf16', 'fp16', 'fp32'];
@@ -35,11 +36,8 @@ function answer(a) {
 
 export async function render(root, route) {
   const p = route.params;
-  // A shared link asks at once, alongside the form's GPU list.
-  const linked = p.get('gpu') && p.get('shape')
-    ? api.best({ gpu: p.get('gpu'), op: p.get('op') || 'gemm', dtype: p.get('dtype') || 'bf16', shape: p.get('shape') }).catch((e) => e)
-    : null;
-  const gpus = await api.gpus();
+  // A shared link asks at once, alongside the form's GPU list (main.js started both).
+  const [gpus, first] = await (route.first || Promise.all([api.gpus(), bestQuery(p) ? api.best(bestQuery(p)).catch((e) => e) : null]));
   const out = h('div', { id: 'answer' });
   const field = (label, input) => h('label', {}, h('span', {}, label), input);
   const gpu = h('select', { name: 'gpu' }, gpus.items.map((g) => h('option', { value: g.name, selected: g.name === p.get('gpu') }, `${g.name} (${g.arch})`)));
@@ -60,8 +58,7 @@ export async function render(root, route) {
   const form = h('form', { class: 'form', id: 'best-form', onsubmit: (e) => { e.preventDefault(); ask(); } },
     field('GPU', gpu), field('op', op), field('dtype', dtype), field('shape', shape), h('button', { type: 'submit' }, 'Ask'));
   fill(root, h('h1', { elementtiming: 'kport-data' }, 'Best kernel'), form, stale.el, out);
-  if (linked) {
-    const first = await linked;
+  if (first) {
     fill(out, first instanceof Error ? h('p', { class: 'error' }, first.message) : answer(first));
   } else fill(out, h('p', { class: 'muted' }, 'Pick a GPU, op, dtype and shape.'));
   return { onEvent(ev, payload) { if (ev === 'results' && out.querySelector('table')) stale.add(payload.ids ? payload.ids.length : 1); } };

@@ -1,7 +1,7 @@
 // Kernel page: one configuration (instance, dtype, shape) over commits, one line per GPU
 // model with its noise band: as a share of the GPU's measured peak and as the ratio to
 // the vendor baseline. State: #/kernel/<instance>?dtype=..&shape=..
-import { h, fill, fmtNum, fmtPct, shortSha, hashFor } from '../dom.js';
+import { h, fill, fmtNum, fmtPct, shortSha, hashFor, afterPaint } from '../dom.js';
 import { api } from '../api.js';
 import { coalesce } from '../live.js';
 
@@ -52,8 +52,6 @@ function table(data) {
 
 export async function render(root, route) {
   const instance = route.arg;
-  // The chart library loads while the data is on its way.
-  const charting = import('../chart.js');
   let data = await (route.first || api.kernel(instance, route.params.get('dtype'), route.params.get('shape')));
   const chartsEl = h('div', { id: 'charts' });
   const tableEl = h('div');
@@ -61,10 +59,11 @@ export async function render(root, route) {
     const [dtype, shape] = choose.value.split('|');
     window.location.hash = hashFor(`/kernel/${instance}`, { dtype, shape });
   } }, data.configs.map((c) => h('option', { value: `${c.dtype}|${c.shape}`, selected: c.dtype === data.dtype && c.shape === data.shape }, `${c.dtype} · ${c.shape}`)));
-  // The figures paint first; the charts follow as soon as the chart library is in.
+  // The figures paint first; then the chart library loads and draws the charts.
   const paint = () => {
     fill(tableEl, data.series.length ? table(data) : h('p', { class: 'muted' }, 'No passing measurement of this configuration yet.'));
-    if (data.series.length) charting.then(({ lineChart }) => charts(chartsEl, data, lineChart));
+    const shown = data;
+    if (data.series.length) afterPaint(() => import('../chart.js').then(({ lineChart }) => charts(chartsEl, shown, lineChart)));
   };
   fill(root,
     h('h1', { elementtiming: 'kport-data' }, `Kernel ${instance}`),

@@ -1,7 +1,7 @@
 // Target page: variants x stages in colour with figures; a cell opens its evidence and
 // the command that reproduces it; the burndown shows how many variants still have to
 // reach each stage over time. State: #/target/<name>?cell=<family.variant>:<stage>
-import { h, fill, fmtNum, fmtTime, shortSha, pageLink, hashFor } from '../dom.js';
+import { h, fill, fmtNum, fmtTime, shortSha, pageLink, hashFor, afterPaint } from '../dom.js';
 import { api } from '../api.js';
 import { coalesce } from '../live.js';
 import { replaceParams } from '../router.js';
@@ -67,7 +67,7 @@ function detail(target, v, stage) {
   return parts;
 }
 
-function burndown(container, data, charting) {
+function burndown(container, data) {
   if (!data.burndown.length) {
     fill(container, h('p', { class: 'muted' }, 'No progress recorded yet.'));
     return;
@@ -76,7 +76,7 @@ function burndown(container, data, charting) {
   const x = data.burndown.map((p) => p.time_ms / 1000);
   const series = [['builds', 'to build'], ['numerics_passed', 'to pass numerics'], ['measured', 'to measure']]
     .map(([key, label]) => ({ label, step: true, values: data.burndown.map((p) => total - p[key]) }));
-  return charting.then(({ lineChart }) => {
+  return import('../chart.js').then(({ lineChart }) => {
     container.replaceChildren();
     lineChart(container, { title: 'Burndown: variants still to reach each stage', yLabel: 'variants', x, series });
   });
@@ -84,7 +84,6 @@ function burndown(container, data, charting) {
 
 export async function render(root, route) {
   const name = route.arg;
-  const charting = import('../chart.js');  // loads while the data is on its way
   let data = await (route.first || api.target(name));
   let selected = route.params.get('cell') || '';
   const panel = h('div', { class: 'panel', id: 'cell-detail' });
@@ -136,8 +135,9 @@ export async function render(root, route) {
       panel),
     chart,
     h('p', { class: 'muted' }, 'Updated ', h('span', { id: 'updated' }, fmtTime(Date.now()))));
-  // The matrix paints first; the chart follows as soon as the chart library is in.
-  burndown(chart, data, charting);
+  // The matrix paints first; then the chart library loads and draws the burndown (its
+  // box keeps its height meanwhile, so nothing moves).
+  afterPaint(() => burndown(chart, data));
 
   // Cells keep their size while their text changes, so a refresh does not move the page.
   const refresh = coalesce(async () => {

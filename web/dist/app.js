@@ -1,0 +1,863 @@
+// Built by web/scripts/bundle.mjs from web/js/; edit those files and run it again.
+'use strict';
+const $m = [];
+// js/dom.js
+$m[0] = (() => {
+// Building DOM from data. Every string goes in as a text node or an attribute value,
+// never as markup, so commit messages, logs and runner names cannot inject anything.
+
+// h('a', {href: '#/x', class: 'y'}, 'text', child, [more]) -> Element
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith('on') && typeof value === 'function') el.addEventListener(key.slice(2), value);
+    else if (key === 'dataset') Object.assign(el.dataset, value);
+    else el.setAttribute(key, value === true ? '' : String(value));
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const child of children) {
+    if (child === undefined || child === null || child === false) continue;
+    if (Array.isArray(child)) append(el, child);
+    else if (child instanceof Node) el.appendChild(child);
+    else el.appendChild(document.createTextNode(String(child)));
+  }
+}
+
+// Replaces an element's children.
+function fill(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
+  return el;
+}
+
+// Sets text only when it changed, so live updates do not disturb a reader's selection.
+function setText(el, text) {
+  const s = String(text);
+  if (el.textContent !== s) el.textContent = s;
+}
+
+function fmtNum(v, digits = 2) {
+  if (v === null || v === undefined || Number.isNaN(v)) return '—';
+  const a = Math.abs(v);
+  if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(1);
+  return Number(v.toFixed(digits)).toString();
+}
+
+function fmtPct(v) {
+  return v === null || v === undefined ? '—' : `${(v * 100).toFixed(1)}%`;
+}
+
+function fmtTime(msOrIso) {
+  if (!msOrIso) return '—';
+  const d = new Date(msOrIso);
+  return Number.isNaN(d.getTime()) ? String(msOrIso) : d.toISOString().replace('T', ' ').slice(0, 16) + 'Z';
+}
+
+function shortSha(sha) {
+  return sha ? String(sha).slice(0, 10) : '—';
+}
+
+// A link to a page of this dashboard; params become the hash's query.
+function pageLink(path, params, ...children) {
+  return h('a', { href: hashFor(path, params) }, ...children);
+}
+
+function hashFor(path, params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params || {})) if (v !== undefined && v !== null && v !== '') q.set(k, v);
+  const qs = q.toString();
+  return `#${path}${qs ? `?${qs}` : ''}`;
+}
+
+// A "N new" button that holds live changes until the reader asks for them, so the
+// page never moves under someone reading it.
+function pendingBadge(label, onApply) {
+  let count = 0;
+  const el = h('button', { class: 'pending', hidden: true, type: 'button' });
+  el.addEventListener('click', () => {
+    count = 0;
+    el.hidden = true;
+    onApply();
+  });
+  return {
+    el,
+    add(n = 1) {
+      count += n;
+      el.textContent = `${count} new ${label}${count === 1 ? '' : 's'} — show`;
+      el.hidden = false;
+    },
+    get count() { return count; },
+  };
+}
+
+// Runs fn once the frame holding what was just inserted has been painted: work that can
+// wait (charts, their library) then never delays a page's first paint.
+function afterPaint(fn) {
+  requestAnimationFrame(() => setTimeout(fn, 0));
+}
+return { h, fill, setText, fmtNum, fmtPct, fmtTime, shortSha, pageLink, hashFor, pendingBadge, afterPaint };
+})();
+// js/router.js
+$m[1] = (() => {
+// Page state lives in the URL hash ("#/target/sm_90a?cell=gemm.simt.numerics"), so
+// every view can be linked to. parseHash() splits it into a route and its parameters.
+function parseHash(hash = window.location.hash) {
+  const raw = hash.replace(/^#/, '') || '/';
+  const [path, query = ''] = raw.split('?');
+  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  return { page: parts[0] || 'overview', arg: parts.slice(1).join('/'), params: new URLSearchParams(query) };
+}
+
+// Rewrites the hash's query without adding a history entry or re-rendering the page.
+function replaceParams(params) {
+  const { page, arg } = parseHash();
+  const path = page === 'overview' ? '/' : `/${page}${arg ? `/${encodeURIComponent(arg)}` : ''}`;
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, v);
+  const qs = q.toString();
+  history.replaceState(null, '', `#${path}${qs ? `?${qs}` : ''}`);
+}
+return { parseHash, replaceParams };
+})();
+// js/live.js
+$m[2] = (() => {
+// Live updates: one EventSource on /api/v1/events for the whole app. Pages subscribe to
+// event names; bursts are coalesced so a runner uploading a thousand results causes one
+// refresh, not a thousand.
+const listeners = new Set();
+let source = null;
+
+function connect(statusEl) {
+  if (source) return;
+  source = new EventSource('/api/v1/events?topics=results,jobs,pipelines,runners');
+  const set = (on, text) => {
+    statusEl.textContent = text;
+    statusEl.classList.toggle('off', !on);
+  };
+  source.addEventListener('open', () => set(true, 'live'));
+  source.addEventListener('error', () => set(false, 'reconnecting'));
+  for (const name of ['pipeline', 'job', 'results', 'runner', 'expired']) {
+    source.addEventListener(name, (e) => {
+      let data = null;
+      try {
+        data = JSON.parse(e.data);
+      } catch {
+        return;
+      }
+      for (const fn of listeners) fn(name, data);
+    });
+  }
+}
+
+// fn(name, data) for every event until the returned function is called.
+function subscribe(fn) {
+  listeners.add(fn);
+  return () => listeners.delete(fn);
+}
+
+// Calls fn at most once per `ms`, with everything queued since the last call.
+function coalesce(fn, ms = 400) {
+  let timer = null;
+  let queued = [];
+  return (item) => {
+    queued.push(item);
+    if (timer) return;
+    timer = setTimeout(() => {
+      const batch = queued;
+      queued = [];
+      timer = null;
+      fn(batch);
+    }, ms);
+  };
+}
+return { connect, subscribe, coalesce };
+})();
+// js/api.js
+$m[3] = (() => {
+// The coordinator's REST API, same origin. Errors come back as {error:{code,message}};
+// getJSON throws an Error carrying that message and the HTTP status.
+async function getJSON(path, params) {
+  const url = new URL(path, window.location.origin);
+  for (const [k, v] of Object.entries(params || {})) if (v !== undefined && v !== null && v !== '') url.searchParams.set(k, v);
+  const res = await fetch(url, { headers: { Accept: 'application/json' } });
+  let body = null;
+  try {
+    body = await res.json();
+  } catch {
+    body = null;
+  }
+  if (!res.ok) {
+    const msg = body && body.error ? `${body.error.code}: ${body.error.message}` : `HTTP ${res.status}`;
+    const err = new Error(msg);
+    err.status = res.status;
+    throw err;
+  }
+  return body;
+}
+
+const api = {
+  overview: () => getJSON('/api/v1/dashboard/overview'),
+  target: (name) => getJSON(`/api/v1/dashboard/targets/${encodeURIComponent(name)}`),
+  commit: (sha) => getJSON(`/api/v1/dashboard/commits/${encodeURIComponent(sha)}`),
+  kernel: (instance, dtype, shape) => getJSON(`/api/v1/dashboard/kernels/${encodeURIComponent(instance)}`, { dtype, shape }),
+  runners: (all) => getJSON('/api/v1/dashboard/runners', { all: all ? '1' : '' }),
+  results: (params) => getJSON('/api/v1/results', params),
+  result: (id) => getJSON(`/api/v1/results/${id}`),
+  best: (params) => getJSON('/api/v1/best', params),
+  gpus: () => getJSON('/api/v1/gpus'),
+  kernels: () => getJSON('/api/v1/kernels'),
+};
+return { getJSON, api };
+})();
+// js/prefetch.js
+$m[4] = (() => {
+// The first request of each page, started by main.js as soon as it runs, so the answer
+// is on its way while the page's module is still being evaluated.
+const { api } = $m[3];
+
+const first = {
+  overview: () => Promise.all([api.overview(), api.results({ limit: 15 })]),
+  target: (r) => api.target(r.arg),
+  commit: (r) => api.commit(r.arg),
+  kernel: (r) => api.kernel(r.arg, r.params.get('dtype'), r.params.get('shape')),
+  runners: (r) => api.runners(r.params.get('all') === '1'),
+  // The form's GPU list, and the answer when a shared link carries a full question (an
+  // error is the answer's to show, so it is kept as a value).
+  best: (r) => Promise.all([api.gpus(), bestQuery(r.params) ? api.best(bestQuery(r.params)).catch((e) => e) : null]),
+};
+
+// The question a #/best link asks, or null when it asks none yet.
+function bestQuery(p) {
+  if (!p.get('gpu') || !p.get('shape')) return null;
+  return { gpu: p.get('gpu'), op: p.get('op') || 'gemm', dtype: p.get('dtype') || 'bf16', shape: p.get('shape') };
+}
+
+// A promise of the page's first data, or null when the page fetches on its own.
+function prefetch(route) {
+  const start = first[route.page];
+  if (!start) return null;
+  const promise = start(route);
+  promise.catch(() => {});  // the page reports the error when it awaits it
+  return promise;
+}
+return { bestQuery, prefetch };
+})();
+// js/pages/overview.js
+$m[5] = (() => {
+// Overview: every target's bring-up per family, runners online, recent pipelines and
+// results. Counts update in place; new pipelines and results wait behind "N new".
+const { h, fill, setText, fmtTime, shortSha, pageLink, pendingBadge } = $m[0];
+const { api } = $m[3];
+const { coalesce } = $m[2];
+
+const STAGES = [
+  ['builds', 'builds'],
+  ['numerics_passed', 'numerics pass'],
+  ['measured', 'measured'],
+  ['selected_best', 'selected'],
+];
+
+function bar(done, total) {
+  const fillEl = h('span', { class: 'bar-fill' });
+  fillEl.style.width = `${total ? Math.round((100 * done) / total) : 0}%`;
+  return h('span', { class: 'bar', title: `${done} of ${total}` }, fillEl, h('span', { class: 'bar-text' }, `${done}/${total}`));
+}
+
+function targetRows(t) {
+  const rows = [];
+  const groups = [{ family: 'all', ...t.progress }, ...t.families];
+  groups.forEach((g, i) => {
+    rows.push(h('tr', { class: i === 0 ? 'target-row' : 'family-row', dataset: { key: `${t.name}/${g.family}` } },
+      i === 0 ? h('th', { rowspan: groups.length, scope: 'rowgroup' },
+        pageLink(`/target/${t.name}`, null, t.name), h('div', { class: 'muted' }, `arch ${t.arch}`),
+        t.is_new ? h('span', { class: 'tag new' }, 'new') : null) : null,
+      h('td', {}, g.family === 'all' ? h('strong', {}, 'all families') : g.family),
+      h('td', { class: 'num' }, `${g.applicable}/${g.variants}`),
+      STAGES.map(([key]) => h('td', { dataset: { stage: key } }, bar(g[key], g.applicable)))));
+  });
+  return rows;
+}
+
+function pipelineRow(p) {
+  return h('tr', { dataset: { id: p.id } },
+    h('td', { class: 'num' }, `#${p.id}`),
+    h('td', {}, h('span', { class: `tag st-${p.status}` }, p.status)),
+    h('td', {}, p.reason),
+    h('td', {}, pageLink(`/commit/${p.commit}`, null, h('code', {}, shortSha(p.commit)))),
+    h('td', { class: 'num' }, `${p.jobs_done}/${p.jobs_total}`),
+    h('td', { class: 'muted' }, p.note),
+    h('td', { class: 'muted' }, fmtTime(p.created)));
+}
+
+function resultRow(r) {
+  return h('tr', { dataset: { id: r.id } },
+    h('td', { class: 'num' }, `#${r.id}`),
+    h('td', {}, h('span', { class: `tag st-${r.status}` }, r.status)),
+    h('td', {}, pageLink(`/kernel/${r.instance}`, { dtype: r.dtype, shape: r.shape }, r.instance)),
+    h('td', {}, r.dtype),
+    h('td', {}, h('code', {}, r.shape)),
+    h('td', {}, r.gpu_model),
+    h('td', {}, pageLink(`/target/${r.target}`, null, r.target)),
+    h('td', {}, pageLink(`/commit/${r.commit}`, null, h('code', {}, shortSha(r.commit)))));
+}
+
+async function render(root, route) {
+  const [data, recent] = await (route.first || Promise.all([api.overview(), api.results({ limit: 15 })]));
+  const progressBody = h('tbody', {}, data.targets.map(targetRows));
+  const runnersEl = h('p', { class: 'summary' });
+  const pipelinesBody = h('tbody', {}, data.pipelines.map(pipelineRow));
+  const resultsBody = h('tbody', {}, recent.items.map(resultRow));
+  const paintRunners = (d) => fill(runnersEl,
+    h('a', { href: '#/runners' }, `${d.runners.online} runners online`),
+    ` (${d.runners.online_by_role.gpu || 0} GPU, ${d.runners.online_by_role.build || 0} build; ${d.runners.busy} busy)`,
+    ` · queue: ${Object.entries(d.queue.jobs).filter(([, v]) => v > 0).map(([k, v]) => `${v} ${k.replace('_', ' ')}`).join(', ') || 'empty'}`);
+  paintRunners(data);
+
+  const newPipelines = pendingBadge('pipeline', async () => fill(pipelinesBody, (await api.overview()).pipelines.map(pipelineRow)));
+  const newResults = pendingBadge('result', async () => fill(resultsBody, (await api.results({ limit: 15 })).items.map(resultRow)));
+
+  fill(root,
+    h('h1', { elementtiming: 'kport-data' }, 'Bring-up overview'),
+    runnersEl,
+    h('table', { class: 'grid progress', id: 'progress' },
+      h('thead', {}, h('tr', {}, h('th', {}, 'target'), h('th', {}, 'family'), h('th', {}, 'applicable'),
+        STAGES.map(([, label]) => h('th', {}, label)))),
+      progressBody),
+    h('h2', {}, 'Recent pipelines ', newPipelines.el),
+    h('table', { class: 'grid', id: 'pipelines' },
+      h('thead', {}, h('tr', {}, ['id', 'status', 'reason', 'commit', 'jobs done', 'note', 'created'].map((t) => h('th', {}, t)))),
+      pipelinesBody),
+    h('h2', {}, 'Latest results ', newResults.el),
+    h('table', { class: 'grid', id: 'results' },
+      h('thead', {}, h('tr', {}, ['id', 'status', 'instance', 'dtype', 'shape', 'GPU', 'target', 'commit'].map((t) => h('th', {}, t)))),
+      resultsBody));
+
+  // Progress counts change in place: same rows, new numbers, nothing moves.
+  const refresh = coalesce(async () => {
+    const d = await api.overview();
+    paintRunners(d);
+    for (const t of d.targets) {
+      for (const g of [{ family: 'all', ...t.progress }, ...t.families]) {
+        const row = progressBody.querySelector(`tr[data-key="${CSS.escape(`${t.name}/${g.family}`)}"]`);
+        if (!row) continue;
+        for (const [key] of STAGES) {
+          const cell = row.querySelector(`td[data-stage="${key}"]`);
+          const pct = g.applicable ? Math.round((100 * g[key]) / g.applicable) : 0;
+          cell.querySelector('.bar-fill').style.width = `${pct}%`;
+          setText(cell.querySelector('.bar-text'), `${g[key]}/${g.applicable}`);
+        }
+      }
+    }
+  }, 500);
+
+  return {
+    onEvent(name, payload) {
+      if (name === 'pipeline') newPipelines.add(1);
+      if (name === 'results') newResults.add(payload.ids ? payload.ids.length : 1);
+      refresh(name);
+    },
+  };
+}
+return { render };
+})();
+// js/pages/target.js
+$m[6] = (() => {
+// Target page: variants x stages in colour with figures; a cell opens its evidence and
+// the command that reproduces it; the burndown shows how many variants still have to
+// reach each stage over time. State: #/target/<name>?cell=<family.variant>:<stage>
+const { h, fill, fmtNum, fmtTime, shortSha, pageLink, hashFor, afterPaint } = $m[0];
+const { api } = $m[3];
+const { coalesce } = $m[2];
+const { replaceParams } = $m[1];
+
+const STAGES = [
+  ['build', 'builds'],
+  ['resources', 'resources clean'],
+  ['numerics', 'numerics pass'],
+  ['timing', 'measured'],
+  ['selected', 'selected best'],
+];
+
+function figure(stage, c) {
+  switch (stage) {
+    case 'build': return c.status || 'not built';
+    case 'resources': return c.registers != null ? `${c.registers} regs · ${c.spill_bytes || 0} B spill` : '—';
+    case 'numerics': return `${c.passed} pass · ${c.failed} fail`;
+    case 'timing': return c.max_ratio != null ? `×${fmtNum(c.max_ratio)} vs baseline` : `${c.measured} timed`;
+    case 'selected': return c.count ? `best on ${c.count}` : '—';
+    default: return '';
+  }
+}
+
+function cellId(v, stage) {
+  return `${v.family}.${v.variant}:${stage}`;
+}
+
+function evidenceBlock(title, e) {
+  if (!e) return null;
+  return h('div', { class: 'evidence' },
+    h('h4', {}, title, ' ', h('a', { href: e.url }, `result #${e.id}`)),
+    h('dl', {},
+      h('dt', {}, 'instance'), h('dd', {}, pageLink(`/kernel/${e.instance}`, { dtype: e.dtype, shape: e.shape }, e.instance)),
+      h('dt', {}, 'dtype / shape'), h('dd', {}, `${e.dtype} · `, h('code', {}, e.shape)),
+      h('dt', {}, 'GPU'), h('dd', {}, `${e.gpu_model} (driver ${e.driver || '—'})`),
+      h('dt', {}, 'commit'), h('dd', {}, pageLink(`/commit/${e.commit}`, null, h('code', {}, shortSha(e.commit)))),
+      h('dt', {}, 'status'), h('dd', {}, e.status, e.message ? h('pre', { class: 'log' }, e.message) : null),
+      h('dt', {}, 'numerics'), h('dd', {}, `max abs ${fmtNum(e.max_abs_err, 6)} · normwise ${fmtNum(e.normwise_rel_err, 6)} · tol ${fmtNum(e.tolerance, 6)}`),
+      h('dt', {}, 'timing'), h('dd', {}, `median ${fmtNum(e.median_us)} µs ± ${fmtNum(e.stddev_us)} (${e.samples ?? '—'} samples) · ${e.baseline || 'baseline'} ratio ×${fmtNum(e.ratio)}`)),
+    h('p', {}, 'Reproduce:'), h('pre', { class: 'cmd' }, e.command));
+}
+
+function detail(target, v, stage) {
+  const c = v.cells[stage];
+  const parts = [h('h3', {}, `${v.family}.${v.variant} — ${STAGES.find(([s]) => s === stage)[1]}: `,
+    h('span', { class: `tag cell-${c.state}` }, c.state))];
+  if (stage === 'build' || stage === 'resources') {
+    const b = v.cells.build;
+    const r = v.cells.resources;
+    parts.push(h('dl', {},
+      h('dt', {}, 'build'), h('dd', {}, b.status || 'no build record yet',
+        b.record ? h('span', { class: 'muted' }, ` (record #${b.record}, commit `, pageLink(`/commit/${b.commit}`, null, shortSha(b.commit)), ')') : null),
+      h('dt', {}, 'resources'), h('dd', {}, `registers ${r.registers ?? '—'} · spills ${r.spill_bytes ?? '—'} B · shared memory ${r.shared_mem_bytes ?? '—'} B`),
+      h('dt', {}, 'build log'), h('dd', {}, b.log ? h('a', { href: b.log }, 'job log') : '—'),
+      h('dt', {}, 'records'), h('dd', {}, h('a', { href: `/api/v1/builds?target=${encodeURIComponent(target)}&family=${encodeURIComponent(v.family)}&variant=${encodeURIComponent(v.variant)}` }, 'all build records'))));
+    parts.push(h('p', {}, 'Reproduce:'), h('pre', { class: 'cmd' }, b.command));
+  } else if (stage === 'numerics') {
+    parts.push(evidenceBlock('Latest pass', c.evidence), evidenceBlock('Latest failure', c.failure));
+  } else {
+    parts.push(evidenceBlock('Evidence', v.cells.timing.evidence));
+  }
+  if (parts.length === 1 || parts.slice(1).every((p) => !p)) parts.push(h('p', { class: 'muted' }, 'No evidence yet.'));
+  return parts;
+}
+
+function burndown(container, data) {
+  if (!data.burndown.length) {
+    fill(container, h('p', { class: 'muted' }, 'No progress recorded yet.'));
+    return;
+  }
+  const total = data.progress.applicable;
+  const x = data.burndown.map((p) => p.time_ms / 1000);
+  const series = [['builds', 'to build'], ['numerics_passed', 'to pass numerics'], ['measured', 'to measure']]
+    .map(([key, label]) => ({ label, step: true, values: data.burndown.map((p) => total - p[key]) }));
+  return import('/static/js/chart.js').then(({ lineChart }) => {
+    container.replaceChildren();
+    lineChart(container, { title: 'Burndown: variants still to reach each stage', yLabel: 'variants', x, series });
+  });
+}
+
+async function render(root, route) {
+  const name = route.arg;
+  let data = await (route.first || api.target(name));
+  let selected = route.params.get('cell') || '';
+  const panel = h('div', { class: 'panel', id: 'cell-detail' });
+  const chart = h('div', { class: 'chart', id: 'burndown' });
+  const body = h('tbody');
+  const summary = h('p', { class: 'summary' });
+
+  const paint = () => {
+    const p = data.progress;
+    fill(summary, `arch ${data.target.arch} · checked on ${data.check_arches.join(', ')} · `,
+      `${p.builds}/${p.applicable} build · ${p.numerics_passed} pass numerics · ${p.measured} measured · ${p.selected_best} selected`);
+    fill(body, data.variants.map((v) => h('tr', { dataset: { variant: `${v.family}.${v.variant}` } },
+      h('th', { scope: 'row' }, `${v.family}.${v.variant}`),
+      STAGES.map(([stage]) => {
+        const c = v.cells[stage];
+        const id = cellId(v, stage);
+        return h('td', { class: `cell cell-${c.state}${id === selected ? ' selected' : ''}` },
+          h('a', { href: hashFor(`/target/${name}`, { cell: id }), dataset: { cell: id },
+            onclick: (e) => { e.preventDefault(); select(id); } },
+          h('span', { class: 'state' }, c.state), h('span', { class: 'fig' }, figure(stage, c))));
+      }))));
+    paintDetail();
+  };
+  const paintDetail = () => {
+    const [key, stage] = selected.split(':');
+    const v = data.variants.find((x) => `${x.family}.${x.variant}` === key);
+    if (!v || !stage || !v.cells[stage]) {
+      fill(panel, h('p', { class: 'muted' }, 'Choose a cell to see its evidence and the command that reproduces it.'));
+      return;
+    }
+    fill(panel, detail(name, v, stage));
+  };
+  const select = (id) => {
+    selected = id;
+    replaceParams({ cell: id });
+    for (const td of body.querySelectorAll('td.selected')) td.classList.remove('selected');
+    const a = body.querySelector(`a[data-cell="${CSS.escape(id)}"]`);
+    if (a) a.parentElement.classList.add('selected');
+    paintDetail();
+  };
+
+  paint();
+  fill(root,
+    h('h1', { elementtiming: 'kport-data' }, `Target ${data.target.name}`, data.target.is_new ? h('span', { class: 'tag new' }, 'new') : null),
+    summary,
+    h('div', { class: 'split' },
+      h('table', { class: 'grid matrix', id: 'matrix' },
+        h('thead', {}, h('tr', {}, h('th', {}, 'variant'), STAGES.map(([, label]) => h('th', {}, label)))), body),
+      panel),
+    chart,
+    h('p', { class: 'muted' }, 'Updated ', h('span', { id: 'updated' }, fmtTime(Date.now()))));
+  // The matrix paints first; then the chart library loads and draws the burndown (its
+  // box keeps its height meanwhile, so nothing moves).
+  afterPaint(() => burndown(chart, data));
+
+  // Cells keep their size while their text changes, so a refresh does not move the page.
+  const refresh = coalesce(async () => {
+    data = await api.target(name);
+    paint();
+    const u = root.querySelector('#updated');
+    if (u) u.textContent = fmtTime(Date.now());
+  }, 600);
+  return {
+    onEvent(ev) {
+      if (ev === 'results' || ev === 'job') refresh(ev);
+    },
+  };
+}
+return { render };
+})();
+// js/pages/commit.js
+$m[7] = (() => {
+// Commit page: per target and GPU, what changed against the parent commit (fixed, new
+// failure, still failing, regressed, improved) with the figures behind each change.
+// State: #/commit/<sha>?kind=<kind> filters the lists.
+const { h, fill, fmtNum, fmtPct, fmtTime, shortSha, pageLink, pendingBadge } = $m[0];
+const { api } = $m[3];
+const { replaceParams } = $m[1];
+
+const KINDS = ['new_failure', 'regressed', 'fixed', 'improved', 'still_failing'];
+const LABEL = { new_failure: 'new failure', regressed: 'regressed', fixed: 'fixed', improved: 'improved',
+  still_failing: 'still failing', unchanged: 'unchanged', added: 'new key', dropped: 'not rerun' };
+
+function side(s) {
+  if (!s) return '—';
+  return s.status === 'passed' ? `${fmtNum(s.median_us)} µs ± ${fmtNum(s.stddev_us)}` : s.status;
+}
+
+function changeRow(c) {
+  return h('tr', { class: `kind-${c.kind}` },
+    h('td', {}, h('span', { class: `tag kind-${c.kind}` }, LABEL[c.kind])),
+    h('td', {}, pageLink(`/kernel/${c.instance}`, { dtype: c.dtype, shape: c.shape }, c.instance)),
+    h('td', {}, c.dtype), h('td', {}, h('code', {}, c.shape)),
+    h('td', { class: 'num' }, c.before ? h('a', { href: `/api/v1/results/${c.before.id}` }, side(c.before)) : '—'),
+    h('td', { class: 'num' }, h('a', { href: `/api/v1/results/${c.after.id}` }, side(c.after))),
+    h('td', { class: 'num' }, c.delta ? `${c.delta > 0 ? '+' : ''}${fmtPct(c.delta)}` : ''));
+}
+
+function group(g, kind) {
+  const changes = g.changes.filter((c) => !kind || c.kind === kind);
+  return h('section', { class: 'group', dataset: { target: g.target, gpu: g.gpu_model } },
+    h('h2', {}, pageLink(`/target/${g.target}`, null, g.target), ` on ${g.gpu_model}`),
+    h('p', { class: 'counts' }, Object.entries(g.counts).filter(([, n]) => n > 0)
+      .map(([k, n]) => h('span', { class: `tag kind-${k}` }, `${n} ${LABEL[k]}`))),
+    changes.length
+      ? h('table', { class: 'grid' },
+        h('thead', {}, h('tr', {}, ['change', 'instance', 'dtype', 'shape', 'parent', 'this commit', 'Δ time'].map((t) => h('th', {}, t)))),
+        h('tbody', {}, changes.map(changeRow)))
+      : h('p', { class: 'muted' }, 'No changes.'),
+    g.truncated ? h('p', { class: 'muted' }, 'Showing the first changes only.') : null);
+}
+
+async function render(root, route) {
+  const sha = route.arg;
+  let kind = route.params.get('kind') || '';
+  let data = await (route.first || api.commit(sha));
+  const groupsEl = h('div', { id: 'groups' });
+  const filter = h('select', { id: 'kind', onchange: () => { kind = filter.value; replaceParams({ kind }); paint(); } },
+    h('option', { value: '' }, 'every change'), KINDS.map((k) => h('option', { value: k, selected: k === kind }, LABEL[k])));
+  const paint = () => fill(groupsEl, data.groups.length ? data.groups.map((g) => group(g, kind))
+    : h('p', { class: 'muted' }, 'No results for this commit yet.'));
+  const fresh = pendingBadge('result', async () => { data = await api.commit(sha); paint(); });
+  const c = data.commit;
+  const t = data.totals;
+  fill(root,
+    h('h1', { elementtiming: 'kport-data' }, 'Commit ', h('code', {}, shortSha(c.sha))),
+    h('pre', { class: 'message', id: 'commit-message' }, c.message || ''),
+    h('p', { class: 'summary' }, `${c.author || 'unknown author'} · ${fmtTime(c.time)} · parent `,
+      data.parent ? pageLink(`/commit/${data.parent}`, null, h('code', {}, shortSha(data.parent))) : 'none',
+      ` · ${data.results} result keys here, ${data.parent_results} on the parent`),
+    h('p', { class: 'counts', id: 'totals' }, KINDS.map((k) => h('span', { class: `tag kind-${k}` }, `${t[k]} ${LABEL[k]}`))),
+    h('p', {}, h('label', {}, 'Show ', filter), ' ', fresh.el, h('span', { class: 'muted' }, ` Rule: ${data.rule}.`)),
+    groupsEl);
+  paint();
+  return {
+    onEvent(ev, payload) {
+      if (ev === 'results') fresh.add(payload.ids ? payload.ids.length : 1);
+    },
+  };
+}
+return { render };
+})();
+// js/pages/kernel.js
+$m[8] = (() => {
+// Kernel page: one configuration (instance, dtype, shape) over commits, one line per GPU
+// model with its noise band: as a share of the GPU's measured peak and as the ratio to
+// the vendor baseline. State: #/kernel/<instance>?dtype=..&shape=..
+const { h, fill, fmtNum, fmtPct, shortSha, hashFor, afterPaint } = $m[0];
+const { api } = $m[3];
+const { coalesce } = $m[2];
+
+// Points come as columns ({time_ms: [...], median_us: [...], ...}); one point as an object.
+function pointAt(s, i) {
+  return Object.fromEntries(Object.entries(s.points).map(([key, column]) => [key, column[i]]));
+}
+
+function charts(container, data, lineChart) {
+  container.replaceChildren();
+  const times = [...new Set(data.series.flatMap((s) => s.points.time_ms))].sort((a, b) => a - b);
+  // Series of different GPUs share the time axis; a GPU without a point there is a gap.
+  const at = (s, key) => {
+    const byTime = new Map(s.points.time_ms.map((t, i) => [t, s.points[key][i]]));
+    return times.map((t) => (byTime.has(t) ? byTime.get(t) : null));
+  };
+  const x = times.map((t) => t / 1000);
+  const shareEl = h('div', { class: 'chart', id: 'chart-share' });
+  const ratioEl = h('div', { class: 'chart', id: 'chart-ratio' });
+  const timeEl = h('div', { class: 'chart', id: 'chart-time' });
+  container.append(shareEl, ratioEl, timeEl);
+  const unit = data.series[0] ? data.series[0].unit : '';
+  lineChart(shareEl, { title: `Share of the GPU's measured peak ${unit}`, yLabel: 'share', x,
+    series: data.series.map((s) => ({ label: s.gpu_model, values: at(s, 'share'), low: at(s, 'share_low'), high: at(s, 'share_high') })) });
+  lineChart(ratioEl, { title: 'Ratio to the vendor baseline (higher is faster)', yLabel: 'ratio', x,
+    series: data.series.map((s) => ({ label: s.gpu_model, values: at(s, 'ratio') })) });
+  lineChart(timeEl, { title: 'Median time with noise band (µs)', yLabel: 'µs', x,
+    series: data.series.map((s) => ({ label: s.gpu_model, values: at(s, 'median_us'), low: at(s, 'low_us'), high: at(s, 'high_us') })) });
+}
+
+function table(data) {
+  return h('table', { class: 'grid', id: 'latest' },
+    h('thead', {}, h('tr', {}, ['GPU', 'peak', 'latest commit', 'median µs', 'band µs', 'share of peak', 'ratio', 'points'].map((t) => h('th', {}, t)))),
+    h('tbody', {}, data.series.map((s) => {
+      const n = s.points.time_ms.length;
+      const p = pointAt(s, n - 1);
+      return h('tr', { dataset: { gpu: s.gpu_model } },
+        h('td', {}, s.gpu_model),
+        h('td', { class: 'num' }, s.peak != null ? `${fmtNum(s.peak)} ${s.unit}` : '—'),
+        h('td', {}, h('a', { href: hashFor(`/commit/${p.commit}`) }, h('code', {}, shortSha(p.commit)))),
+        h('td', { class: 'num' }, h('a', { href: `/api/v1/results/${p.result}` }, fmtNum(p.median_us))),
+        h('td', { class: 'num' }, `${fmtNum(p.low_us)}–${fmtNum(p.high_us)}`),
+        h('td', { class: 'num' }, fmtPct(p.share)),
+        h('td', { class: 'num' }, `×${fmtNum(p.ratio)}`),
+        h('td', { class: 'num' }, String(n)));
+    })));
+}
+
+async function render(root, route) {
+  const instance = route.arg;
+  let data = await (route.first || api.kernel(instance, route.params.get('dtype'), route.params.get('shape')));
+  const chartsEl = h('div', { id: 'charts' });
+  const tableEl = h('div');
+  const choose = h('select', { id: 'config', onchange: () => {
+    const [dtype, shape] = choose.value.split('|');
+    window.location.hash = hashFor(`/kernel/${instance}`, { dtype, shape });
+  } }, data.configs.map((c) => h('option', { value: `${c.dtype}|${c.shape}`, selected: c.dtype === data.dtype && c.shape === data.shape }, `${c.dtype} · ${c.shape}`)));
+  // The figures paint first; then the chart library loads and draws the charts.
+  const paint = () => {
+    fill(tableEl, data.series.length ? table(data) : h('p', { class: 'muted' }, 'No passing measurement of this configuration yet.'));
+    const shown = data;
+    if (data.series.length) afterPaint(() => import('/static/js/chart.js').then(({ lineChart }) => charts(chartsEl, shown, lineChart)));
+  };
+  fill(root,
+    h('h1', { elementtiming: 'kport-data' }, `Kernel ${instance}`),
+    h('p', { class: 'summary' }, `${data.family} · variant ${data.variant} · `, h('label', {}, 'configuration ', choose)),
+    tableEl, chartsEl,
+    h('p', { class: 'muted' }, `Peak: ${data.peak_rule}. Band: median ± standard deviation of the results at that commit.`));
+  paint();
+  const refresh = coalesce(async () => {
+    data = await api.kernel(instance, data.dtype, data.shape);
+    paint();
+  }, 1000);
+  return { onEvent(ev) { if (ev === 'results') refresh(ev); } };
+}
+return { render };
+})();
+// js/pages/runners.js
+$m[9] = (() => {
+// Runners page: GPUs, drivers, online state and current job; rows update in place.
+// State: #/runners?all=1 includes deregistered runners.
+const { h, fill, fmtTime, shortSha, pageLink } = $m[0];
+const { api } = $m[3];
+const { coalesce } = $m[2];
+
+function row(r) {
+  const c = r.capabilities;
+  const job = r.job;
+  return h('tr', { dataset: { id: r.id }, class: r.online ? 'online' : 'offline' },
+    h('td', {}, r.name),
+    h('td', {}, r.role),
+    h('td', {}, h('span', { class: `tag ${r.online ? 'st-succeeded' : 'st-failed'}` }, r.online ? 'online' : r.deregistered ? 'left' : 'offline')),
+    h('td', {}, r.role === 'gpu' ? c.gpu_model : `${c.cores || '?'} cores`),
+    h('td', {}, r.role === 'gpu' ? c.arch : (c.targets || []).join(' ')),
+    h('td', {}, r.role === 'gpu' ? c.driver : c.toolkit ? `CUDA ${c.toolkit}` : ''),
+    h('td', {}, job ? [`#${job.id} ${job.kind} ${job.target} `, pageLink(`/commit/${job.commit}`, null, h('code', {}, shortSha(job.commit))), ` (${job.status})`] : h('span', { class: 'muted' }, 'idle')),
+    h('td', { class: 'muted' }, fmtTime(r.last_heartbeat)));
+}
+
+async function render(root, route) {
+  const all = route.params.get('all') === '1';
+  let data = await (route.first || api.runners(all));
+  const body = h('tbody');
+  const paint = () => fill(body, data.items.length ? data.items.map(row)
+    : h('tr', {}, h('td', { colspan: 8, class: 'muted' }, 'No runners registered.')));
+  paint();
+  fill(root,
+    h('h1', { elementtiming: 'kport-data' }, 'Runners'),
+    h('p', { class: 'summary' }, `${data.items.filter((r) => r.online).length} online of ${data.items.length} · `,
+      h('a', { href: all ? '#/runners' : '#/runners?all=1' }, all ? 'hide runners that left' : 'include runners that left')),
+    h('table', { class: 'grid', id: 'runners' },
+      h('thead', {}, h('tr', {}, ['name', 'role', 'state', 'GPU / cores', 'arch / targets', 'driver / toolkit', 'current job', 'last heard'].map((t) => h('th', {}, t)))),
+      body));
+  const refresh = coalesce(async () => {
+    data = await api.runners(all);
+    paint();
+  }, 500);
+  return { onEvent(ev) { if (ev === 'runner' || ev === 'job' || ev === 'expired') refresh(ev); } };
+}
+return { render };
+})();
+// js/pages/best.js
+$m[10] = (() => {
+// Best-kernel explorer: a form over GET /api/v1/best, with the answer's evidence.
+// State: #/best?gpu=..&op=..&dtype=..&shape=.. (the form fills from it and writes it).
+const { h, fill, fmtNum, fmtTime, shortSha, pageLink, pendingBadge } = $m[0];
+const { api } = $m[3];
+const { replaceParams } = $m[1];
+const { bestQuery } = $m[4];
+
+const OPS = ['gemm', 'attention', 'rmsnorm', 'softmax'];
+const DTYPES = ['bf16', 'fp16', 'fp32'];
+const EXAMPLE_SHAPE = { gemm: 'm=4096,n=4096,k=4096', attention: 'b=4,h=16,l=4096,d=128,causal=0',
+  rmsnorm: 'rows=32768,cols=4096', softmax: 'rows=32768,cols=4096' };
+
+function answer(a) {
+  return [
+    h('h2', {}, a.best ? ['Best: ', pageLink(`/kernel/${a.best}`, { dtype: a.query.dtype, shape: a.matched_shape || a.query.shape }, a.best)] : 'No answer'),
+    h('p', { class: 'summary' }, a.provisional ? h('span', { class: 'tag st-queued' }, `provisional (${a.kind})`) : h('span', { class: 'tag st-succeeded' }, 'measured'),
+      ` ${a.reason}`),
+    h('p', { class: 'muted' }, `shape ${a.matched_shape || '—'}${a.exact_shape ? ' (exact)' : ' (nearest measured)'}`,
+      a.evidence_gpu_model ? ` · evidence from ${a.evidence_gpu_model}` : '', a.tied.length > 1 ? ` · tied: ${a.tied.join(', ')}` : ''),
+    h('table', { class: 'grid', id: 'ranking' },
+      h('thead', {}, h('tr', {}, ['rank', 'instance', 'variant', 'tie', 'slowdown', 'median µs', 'samples', 'GPU', 'commit', 'measured', 'evidence'].map((t) => h('th', {}, t)))),
+      h('tbody', {}, a.ranking.map((r, i) => {
+        const e = r.evidence;
+        return h('tr', {},
+          h('td', { class: 'num' }, String(i + 1)), h('td', {}, r.instance), h('td', {}, r.variant),
+          h('td', {}, r.tie_with_best ? 'tie' : ''), h('td', { class: 'num' }, `×${fmtNum(r.slowdown)}`),
+          h('td', { class: 'num' }, e ? `${fmtNum(e.median_us)} ± ${fmtNum(e.stddev_us)}` : '—'),
+          h('td', { class: 'num' }, e ? String(e.samples) : '—'),
+          h('td', {}, e ? e.gpu_model : '—'),
+          h('td', {}, e ? pageLink(`/commit/${e.commit}`, null, h('code', {}, shortSha(e.commit))) : '—'),
+          h('td', {}, e ? fmtTime(e.measured) : '—'),
+          h('td', {}, e ? h('a', { href: e.url }, `result #${e.result}`) : 'build only'));
+      }))),
+  ];
+}
+
+async function render(root, route) {
+  const p = route.params;
+  // A shared link asks at once, alongside the form's GPU list (main.js started both).
+  const [gpus, first] = await (route.first || Promise.all([api.gpus(), bestQuery(p) ? api.best(bestQuery(p)).catch((e) => e) : null]));
+  const out = h('div', { id: 'answer' });
+  const field = (label, input) => h('label', {}, h('span', {}, label), input);
+  const gpu = h('select', { name: 'gpu' }, gpus.items.map((g) => h('option', { value: g.name, selected: g.name === p.get('gpu') }, `${g.name} (${g.arch})`)));
+  const op = h('select', { name: 'op' }, OPS.map((o) => h('option', { value: o, selected: o === p.get('op') }, o)));
+  const dtype = h('select', { name: 'dtype' }, DTYPES.map((d) => h('option', { value: d, selected: d === p.get('dtype') }, d)));
+  const shape = h('input', { name: 'shape', size: 36, value: p.get('shape') || EXAMPLE_SHAPE[op.value], required: true });
+  op.addEventListener('change', () => { shape.value = EXAMPLE_SHAPE[op.value]; });
+  const ask = async () => {
+    const q = { gpu: gpu.value, op: op.value, dtype: dtype.value, shape: shape.value.trim() };
+    replaceParams(q);
+    try {
+      fill(out, answer(await api.best(q)));
+    } catch (err) {
+      fill(out, h('p', { class: 'error' }, err.message));
+    }
+  };
+  const stale = pendingBadge('result', ask);
+  const form = h('form', { class: 'form', id: 'best-form', onsubmit: (e) => { e.preventDefault(); ask(); } },
+    field('GPU', gpu), field('op', op), field('dtype', dtype), field('shape', shape), h('button', { type: 'submit' }, 'Ask'));
+  fill(root, h('h1', { elementtiming: 'kport-data' }, 'Best kernel'), form, stale.el, out);
+  if (first) {
+    fill(out, first instanceof Error ? h('p', { class: 'error' }, first.message) : answer(first));
+  } else fill(out, h('p', { class: 'muted' }, 'Pick a GPU, op, dtype and shape.'));
+  return { onEvent(ev, payload) { if (ev === 'results' && out.querySelector('table')) stale.add(payload.ids ? payload.ids.length : 1); } };
+}
+return { render };
+})();
+// js/main.js
+$m[11] = (() => {
+// The dashboard's entry: routes the hash to a page module, keeps one live connection,
+// and marks when a page's data has painted: each page's heading carries
+// elementtiming="kport-data", whose render time the benchmark reads.
+const { h, fill } = $m[0];
+const { parseHash } = $m[1];
+const { connect, subscribe } = $m[2];
+const { prefetch } = $m[4];
+
+const pages = {
+  overview: () => Promise.resolve($m[5]),
+  target: () => Promise.resolve($m[6]),
+  commit: () => Promise.resolve($m[7]),
+  kernel: () => Promise.resolve($m[8]),
+  runners: () => Promise.resolve($m[9]),
+  best: () => Promise.resolve($m[10]),
+};
+
+const root = document.getElementById('app');
+let current = null;
+let generation = 0;
+
+async function show() {
+  const route = parseHash();
+  const load = pages[route.page];
+  const mine = ++generation;
+  if (current && current.dispose) current.dispose();
+  current = null;
+  document.body.dataset.ready = '';
+  for (const a of document.querySelectorAll('[data-nav]')) a.classList.toggle('active', a.dataset.nav === route.page);
+  if (!load) {
+    fill(root, h('p', { class: 'error' }, `No page "${route.page}". `, h('a', { href: '#/' }, 'Overview')));
+    return;
+  }
+  route.first = prefetch(route);
+  try {
+    const mod = await load();
+    const view = document.createElement('section');
+    const page = await mod.render(view, route);
+    if (mine !== generation) {
+      if (page && page.dispose) page.dispose();
+      return;
+    }
+    fill(root, view);
+    current = page;
+  } catch (err) {
+    if (mine !== generation) return;
+    fill(root, h('p', { class: 'error' }, String(err.message || err)));
+  }
+  if (mine !== generation) return;
+  // Right after the next frame (the one holding the data) the page counts as ready.
+  performance.mark('kport:rendered');
+  requestAnimationFrame(() => setTimeout(() => {
+    if (mine !== generation) return;
+    performance.mark('kport:painted');
+    document.body.dataset.ready = route.page;
+  }, 0));
+}
+
+window.addEventListener('hashchange', show);
+// The page's first request leaves before the live connection opens, so it never
+// waits behind it.
+show();
+connect(document.getElementById('live'));
+subscribe((name, data) => {
+  if (current && current.onEvent) current.onEvent(name, data);
+});
+return {  };
+})();
