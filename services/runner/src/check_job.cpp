@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <fstream>
 #include <map>
 
@@ -178,6 +179,7 @@ Result<fs::path> CheckHandler::harness_for(CoordinatorApi& api, const ClaimedJob
 
 JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel, const LogFn& log) {
   if (job.kind != "check") return failed("this runner has the gpu role and cannot run a '" + job.kind + "' job");
+  const auto started = std::chrono::steady_clock::now();
   log("GPU " + m_s.gpu.name + " " + m_s.gpu.uuid + " (arch " + m_s.gpu.arch + ", driver " + m_s.gpu.driver + "); commit " + job.commit +
       ", target " + job.target);
   auto harness_path = harness_for(api, job, cancel, log);
@@ -266,6 +268,11 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
         return failed("checked " + inst + ", but the upload failed: " + st.error().message, true);
   }
   log("telemetry after: " + json::serialize(read_telemetry(m_s.nvidia_smi, m_s.gpu.uuid)));
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  char timing[200];
+  std::snprintf(timing, sizeof timing, "time: wall %.1f s, check processes %.1f s, bench processes %.1f s (%.0f%% measuring)", wall,
+                harness.check_seconds(), harness.bench_seconds(), wall > 0 ? 100.0 * harness.bench_seconds() / wall : 0.0);
+  log(timing);
   std::string summary;
   for (const auto& [status, n] : counts) summary += (summary.empty() ? "" : ", ") + std::to_string(n) + " " + status;
   int bad = counts["failed"] + counts["crashed"] + counts["timeout"];

@@ -54,7 +54,9 @@ Harness::RunResult Harness::run(const std::vector<std::string>& args, std::chron
   o.cancel = m_opt.cancel;
   o.output_limit = 64u << 20;
   RunResult r;
+  auto t0 = std::chrono::steady_clock::now();
   auto out = porting::run_process(argv, o);
+  m_seconds[args.front() == "bench" ? 1 : 0] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!out.ok()) {
     r.status = "crashed";
     r.message = "cannot start " + m_opt.harness.string() + ": " + out.error().message;

@@ -61,6 +61,10 @@ class Harness {
   // (the caller must stop using it) or the run was cancelled; per-case faults are outcomes.
   Result<std::vector<CaseOutcome>> run_instance(const std::string& instance);
 
+  // Wall seconds spent in check and bench subprocesses so far (health checks excluded).
+  double check_seconds() const { return m_seconds[0]; }
+  double bench_seconds() const { return m_seconds[1]; }
+
  private:
   struct RunResult {
     std::vector<boost::json::object> entries;  // the report's "results"
@@ -78,6 +82,7 @@ class Harness {
 
   HarnessOptions m_opt;
   Log m_log;
+  double m_seconds[2] = {0, 0};
 };
 
 }  // namespace kport::runner

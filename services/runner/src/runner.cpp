@@ -120,7 +120,7 @@ int Runner::run(const std::atomic<bool>& stop) {
     }
     if (auto st = m_handler.ready(); !st.ok()) {
       log::warn("not taking work: " + st.error().message);
-      pause(std::chrono::seconds(30));
+      pause(std::chrono::seconds(5));
       continue;
     }
     auto claimed = m_api.claim(m_config.claim_wait);

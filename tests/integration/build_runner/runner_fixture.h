@@ -63,10 +63,14 @@ class BuildRunnerTest : public CoordinatorTest {
   }
 
   void start_runner() {
-    runner_log = dir.path() / "runner.log";
     std::vector<std::string> args = {KPORT_RUNNER_BIN, "--role", "build", "--server", url(""), "--registration-token",
                                      k_registration, "--workdir", (dir.path() / "work").string(), "--name", "test-builder",
                                      "--claim-wait", "1", "--jobs", "2", "--compile-timeout", "300"};
+    spawn_runner(std::move(args));
+  }
+  // Starts kport-runner with `args` (argv[0] first), its output in runner_log.
+  void spawn_runner(std::vector<std::string> args) {
+    runner_log = dir.path() / "runner.log";
     runner_pid = ::fork();
     if (runner_pid == 0) {
       std::freopen(runner_log.c_str(), "w", stdout);

@@ -1,0 +1,155 @@
+// A stand-in for kport-harness-<target> with the same command line and JSON, for testing
+// the GPU runner where there is no GPU. Its instances misbehave on purpose, each on the
+// second shape of its grid (m=256): wrong numerics, a segfault, a hang, text that is not
+// JSON, and a kernel fault reported the way the real harness reports one (exit 4).
+// "Timing" is the measured wall time of a small CPU loop, so figures are real but tiny.
+//
+// Environment: KPORT_STAND_IN_CC (compute capability `device` reports, default 9.0);
+// KPORT_STAND_IN_SICK (a file: while it exists `device` fails, as a GPU in a bad state
+// would; the segfaulting instance creates it once when the variable is set).
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+const std::vector<std::string> k_instances = {"gemm.good.steady", "gemm.wrong.numerics", "gemm.crash.segv",
+                                              "gemm.hang.sleep", "gemm.garbage.text", "gemm.fault.kernel"};
+const std::vector<std::string> k_grid = {"m=128,n=128,k=128", "m=256,n=256,k=256", "m=512,n=512,k=512"};
+const std::string k_trouble = "m=256,n=256,k=256";
+
+std::string variant_of(const std::string& inst) {
+  auto a = inst.find('.'), b = inst.rfind('.');
+  return inst.substr(a + 1, b - a - 1);
+}
+
+std::string env(const char* name, const std::string& fallback = "") {
+  const char* v = std::getenv(name);
+  return v ? v : fallback;
+}
+
+bool exists(const std::string& path) { return !path.empty() && std::ifstream(path).good(); }
+
+std::string case_head(const std::string& inst, const std::string& shape, int seed) {
+  return "{\"instance\":\"" + inst + "\",\"family\":\"gemm\",\"variant\":\"" + variant_of(inst) +
+         "\",\"dtype\":\"bf16\",\"shape_text\":\"" + shape + "\",\"seed\":" + std::to_string(seed);
+}
+
+double cpu_loop_ms(int n) {
+  auto t0 = std::chrono::steady_clock::now();
+  volatile double x = 0;
+  for (int i = 0; i < n * 1000; ++i) x = x + i * 0.5;
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// One case's entry; may instead crash, hang or end the process as the instance dictates.
+std::string run_case(const std::string& cmd, const std::string& inst, const std::string& shape, int seed,
+                     std::vector<std::string>& done, bool& fault) {
+  const bool trouble = shape == k_trouble;
+  const std::string head = case_head(inst, shape, seed);
+  if (trouble && inst == "gemm.crash.segv" && cmd == "check") {
+    if (auto sick = env("KPORT_STAND_IN_SICK"); !sick.empty() && !exists(sick + ".done")) {
+      std::ofstream(sick) << "sick\n";
+      std::ofstream(sick + ".done") << "done\n";
+    }
+    std::raise(SIGSEGV);
+  }
+  if (trouble && inst == "gemm.hang.sleep" && cmd == "check")
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  if (trouble && inst == "gemm.fault.kernel" && cmd == "check") {
+    fault = true;
+    return head + ",\"verdict\":\"error\",\"reason\":\"kernel: an illegal memory access was encountered\"}";
+  }
+  if (cmd == "check") {
+    const bool wrong = trouble && inst == "gemm.wrong.numerics";
+    char stats[256];
+    std::snprintf(stats, sizeof stats,
+                  ",\"verdict\":\"%s\",%s\"reference\":\"cpu_double\",\"normwise_rel_error\":%g,\"max_abs_error\":%g,"
+                  "\"max_abs_ref\":4.0,\"nonfinite\":0,\"tolerance\":{\"normwise\":0.01,\"max_abs_rel\":0.05}}",
+                  wrong ? "failed" : "passed", wrong ? "\"reason\":\"normwise error 0.031 > tolerance 0.01\"," : "",
+                  wrong ? 0.031 : 0.0012, wrong ? 0.5 : 0.004);
+    return head + stats;
+  }
+  const double ms = cpu_loop_ms(200 + static_cast<int>(shape.size()));
+  char timing[400];
+  std::snprintf(timing, sizeof timing,
+                ",\"verdict\":\"measured\",\"clock_before\":{\"sm_mhz\":1980,\"source\":\"stand-in\"},"
+                "\"clock_after\":{\"sm_mhz\":1970,\"source\":\"stand-in\"},\"timing\":{\"median_ms\":%g,\"stddev_ms\":%g,"
+                "\"samples\":20},\"baseline\":{\"name\":\"cpu loop\",\"timing\":{\"median_ms\":%g}},\"ratio\":0.5,\"tflops\":%g}",
+                ms, ms * 0.01, ms * 0.5, 1e-3 / ms);
+  done.push_back(shape);
+  return head + timing;
+}
+
+int usage(const std::string& what) {
+  std::printf("{\"error\":{\"code\":\"usage\",\"message\":\"%s\"}}\n", what.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> a(argv + 1, argv + argc);
+  if (a.empty()) return usage("no command");
+  std::string cmd = a[0], instance, shape, dtype;
+  bool all = false, plan = false;
+  for (std::size_t i = 1; i < a.size(); ++i) {
+    if (a[i] == "--all") all = true;
+    else if (a[i] == "--plan") plan = true;
+    else if (a[i] == "--instance" && i + 1 < a.size()) instance = a[++i];
+    else if (a[i] == "--shape" && i + 1 < a.size()) shape = a[++i];
+    else if (a[i] == "--dtype" && i + 1 < a.size()) dtype = a[++i];
+    else if ((a[i] == "--timeout-s" || a[i] == "--time-cap-ms" || a[i] == "--seed") && i + 1 < a.size()) ++i;
+    else return usage("unknown option " + a[i]);
+  }
+  if (cmd == "list") {
+    std::string out = "{\"target\":\"sm_90a\",\"arch\":\"9.0\",\"variants\":[";
+    for (std::size_t i = 0; i < k_instances.size(); ++i)
+      out += std::string(i ? "," : "") + "{\"variant\":\"gemm." + variant_of(k_instances[i]) +
+             "\",\"status\":\"built\",\"instances\":[{\"name\":\"" + k_instances[i] +
+             "\",\"family\":\"gemm\",\"variant\":\"" + variant_of(k_instances[i]) + "\",\"dtypes\":[\"bf16\"]}]}";
+    std::printf("%s]}\n", out.c_str());
+    return 0;
+  }
+  if (cmd == "device") {
+    if (exists(env("KPORT_STAND_IN_SICK"))) {
+      std::printf("{\"error\":{\"code\":\"no_device\",\"message\":\"cudaGetDeviceCount: unknown error\"}}\n");
+      return 3;
+    }
+    std::printf("{\"name\":\"Stand-in GPU\",\"uuid\":\"%s\",\"compute_capability\":\"%s\",\"runtime_version\":\"13.0\","
+                "\"clock\":{\"sm_mhz\":1980,\"source\":\"stand-in\"}}\n",
+                env("CUDA_VISIBLE_DEVICES").c_str(), env("KPORT_STAND_IN_CC", "9.0").c_str());
+    return 0;
+  }
+  if (cmd != "check" && cmd != "bench") return usage("unknown command " + cmd);
+  if (instance.empty()) return usage("needs --instance");
+  std::vector<std::string> shapes = all ? k_grid : std::vector<std::string>{shape};
+  if (plan) {
+    std::string out = "{\"command\":\"" + cmd + "\",\"target\":\"sm_90a\",\"plan\":[";
+    for (std::size_t i = 0; i < shapes.size(); ++i)
+      out += std::string(i ? "," : "") + "{\"instance\":\"" + instance + "\",\"family\":\"gemm\",\"variant\":\"" +
+             variant_of(instance) + "\",\"dtype\":\"bf16\",\"shape_text\":\"" + shapes[i] + "\"}";
+    std::printf("%s]}\n", out.c_str());
+    return 0;
+  }
+  if (instance == "gemm.garbage.text") {
+    std::printf("Segmentation fault (core dumped)? no: this harness only prints text\n");
+    return 0;
+  }
+  std::string results;
+  std::vector<std::string> done;
+  bool fault = false;
+  for (std::size_t i = 0; i < shapes.size() && !fault; ++i)
+    results += (i ? "," : "") + run_case(cmd, instance, shapes[i], 1000 + static_cast<int>(i), done, fault);
+  std::printf("{\"command\":\"%s\",\"seed\":1000,\"results\":[%s]%s}\n", cmd.c_str(), results.c_str(),
+              fault ? ",\"error\":{\"code\":\"kernel_fault\",\"message\":\"an illegal memory access was encountered\"}" : "");
+  std::fflush(stdout);
+  return fault ? 4 : (results.find("\"failed\"") != std::string::npos ? 1 : 0);
+}

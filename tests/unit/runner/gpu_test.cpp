@@ -1,0 +1,87 @@
+// GPU discovery and telemetry parsing of the GPU runner; discovery itself on this machine.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "kport/runner/gpu.h"
+
+namespace kport::runner {
+namespace {
+
+TEST(GpuInventory, ParsesNvidiaSmiLines) {
+  auto gpus = parse_inventory_csv(
+      "0, NVIDIA H200, GPU-3f1c2a6e-1111-2222-3333-444455556666, 9.0, 143771, 570.124.06, 00000000:19:00.0\n"
+      "1, NVIDIA B200, GPU-aaaaaaaa-1111-2222-3333-444455556666, 10.0, [N/A], 580.65.06, 00000000:3B:00.0\n");
+  ASSERT_TRUE(gpus.ok()) << gpus.error().message;
+  ASSERT_EQ(gpus->size(), 2u);
+  EXPECT_EQ((*gpus)[0].name, "NVIDIA H200");
+  EXPECT_EQ((*gpus)[0].uuid, "GPU-3f1c2a6e-1111-2222-3333-444455556666");
+  EXPECT_EQ((*gpus)[0].arch, "9.0");
+  EXPECT_EQ((*gpus)[0].memory_mib, 143771);
+  EXPECT_EQ((*gpus)[0].driver, "570.124.06");
+  EXPECT_EQ((*gpus)[1].index, 1);
+  EXPECT_EQ((*gpus)[1].arch, "10.0");
+  EXPECT_EQ((*gpus)[1].memory_mib, 0);  // [N/A]
+}
+
+TEST(GpuInventory, RejectsLinesItCannotRead) {
+  auto few = parse_inventory_csv("0, NVIDIA H200, GPU-x\n");
+  ASSERT_FALSE(few.ok());
+  EXPECT_NE(few.error().message.find("expected 7 fields"), std::string::npos);
+  auto uuid = parse_inventory_csv("0, NVIDIA H200, 3f1c, 9.0, 1, 570, 0\n");
+  ASSERT_FALSE(uuid.ok());
+  EXPECT_NE(uuid.error().message.find("uuid"), std::string::npos);
+  auto cc = parse_inventory_csv("x, NVIDIA H200, GPU-1, 9.0, 1, 570, 0\n");
+  ASSERT_FALSE(cc.ok());
+  EXPECT_NE(cc.error().message.find("line 1"), std::string::npos);
+  auto empty = parse_inventory_csv("\n");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->empty());
+}
+
+TEST(GpuTelemetry, KeepsWhatTheGpuReports) {
+  auto t = parse_telemetry_csv("1980, 1980, 3201, 41, 118.52, 700.00, P0, 0x0000000000000000\n");
+  EXPECT_DOUBLE_EQ(t.at("sm_clock_mhz").as_double(), 1980);
+  EXPECT_DOUBLE_EQ(t.at("temperature_c").as_double(), 41);
+  EXPECT_DOUBLE_EQ(t.at("power_w").as_double(), 118.52);
+  EXPECT_EQ(t.at("pstate").as_string(), "P0");
+  EXPECT_EQ(t.at("clock_event_reasons").as_string(), "0x0000000000000000");
+  auto partial = parse_telemetry_csv("1755, 1980, 3201, [N/A], [Not Supported], 700.00, P0, 0x0000000000000004");
+  EXPECT_FALSE(partial.contains("temperature_c"));
+  EXPECT_FALSE(partial.contains("power_w"));
+  EXPECT_DOUBLE_EQ(partial.at("sm_clock_mhz").as_double(), 1755);
+  EXPECT_TRUE(parse_telemetry_csv("garbage").empty());
+}
+
+TEST(GpuInventory, ReadsAnInventoryFileAndRefusesAnIncompleteOne) {
+  auto dir = std::filesystem::temp_directory_path() / ("kport-gpus-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "ok.json") << R"([{"name":"NVIDIA H200","uuid":"GPU-1","arch":"9.0","sm_count":132}])";
+  std::ofstream(dir / "bad.json") << R"([{"name":"NVIDIA H200","arch":"9.0"}])";
+  auto ok = gpus_from_file(dir / "ok.json");
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ(ok->at(0).sm_count, 132);
+  auto bad = gpus_from_file(dir / "bad.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("needs name, uuid and arch"), std::string::npos);
+  EXPECT_FALSE(gpus_from_file(dir / "absent.json").ok());
+  std::filesystem::remove_all(dir);
+}
+
+// Discovery through nvidia-smi on this machine: it finds the GPUs there are, or says
+// why there are none.
+TEST(GpuDiscovery, FindsTheGpusOfThisMachine) {
+  auto gpus = discover_gpus("nvidia-smi");
+  if (!gpus.ok()) GTEST_SKIP() << "no GPU here: " << gpus.error().message;
+  ASSERT_FALSE(gpus->empty());
+  for (const auto& g : *gpus) {
+    EXPECT_EQ(g.uuid.rfind("GPU-", 0), 0u) << g.uuid;
+    EXPECT_NE(g.arch.find('.'), std::string::npos);
+    EXPECT_FALSE(g.driver.empty());
+  }
+  fill_sm_counts(*gpus);
+  EXPECT_GT(gpus->front().sm_count, 0);
+}
+
+}  // namespace
+}  // namespace kport::runner
