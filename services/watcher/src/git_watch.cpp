@@ -15,7 +15,7 @@ Result<git::CommitInfo> Watcher::Impl::branch_head(const WatchedRepo& repo, cons
     auto ws = git::Workspace::open(repo.url, git::workspace_dir(std::filesystem::path(config.workdir) / "repos", repo.url));
     if (!ws.ok()) return std::move(ws).error();
     it = workspaces.emplace(repo.url, std::move(*ws)).first;
-    fetched[repo.url] = true;  // a fresh clone is up to date
+    fetched[repo.url] = it->second.cloned();  // a fresh clone is up to date, a reused one is not
   }
   if (!fetched[repo.url]) {
     KPORT_TRY(it->second.fetch());

@@ -17,9 +17,10 @@ Report Watcher::run_once() {
   auto& m = *m_impl;
   Report report;
   m.fetched.clear();
-  // Git first: a new target's bring-up then starts at the head this round just saw.
-  if (m.config.git) m.watch_git(report);
+  // Toolkit first: on a fresh coordinator it registers the targets a pushed commit is
+  // then built for (and the head it brings them up at needs no second pipeline).
   if (m.config.toolkit) m.watch_toolkit(report);
+  if (m.config.git) m.watch_git(report);
   if (m.config.fleet) m.watch_fleet(report);
   for (const auto& e : report.errors) log::warn("watch failed", {{"error", e}});
   return report;
