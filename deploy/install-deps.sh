@@ -13,7 +13,7 @@ packages=(
   libspdlog-dev libfmt-dev
   nlohmann-json3-dev
   libgtest-dev libgmock-dev googletest
-  curl wrk nginx-light
+  curl openssl wrk nginx-light
   chromium chromium-driver nodejs
   systemd
   slurm-wlm munge
