@@ -796,7 +796,7 @@ $m[11] = (() => {
 // The dashboard's entry: routes the hash to a page module, keeps one live connection,
 // and marks when a page's data has painted: each page's heading carries
 // elementtiming="kport-data", whose render time the benchmark reads.
-const { h, fill } = $m[0];
+const { h, fill, afterPaint } = $m[0];
 const { parseHash } = $m[1];
 const { connect, subscribe } = $m[2];
 const { prefetch } = $m[4];
@@ -852,12 +852,13 @@ async function show() {
 }
 
 window.addEventListener('hashchange', show);
-// The page's first request leaves before the live connection opens, so it never
-// waits behind it.
-show();
-connect(document.getElementById('live'));
+const first = show();
 subscribe((name, data) => {
   if (current && current.onEvent) current.onEvent(name, data);
 });
+// The live connection opens once the first page has painted, so that page's request,
+// rendering and paint do not share the browser's time with it. Nothing is lost: a page
+// listens to events only once it has rendered.
+first.finally(() => afterPaint(() => connect(document.getElementById('live'))));
 return {  };
 })();
