@@ -9,10 +9,12 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build/release}
 pkg=var/h200pkg
-cmake --build "$build" --target kport-coordinator kport-runner >/dev/null
+cmake --build "$build" --target kport-coordinator kport-runner runner_unit_test >/dev/null
 rm -rf "$pkg"
 mkdir -p "$pkg/bin" "$pkg/lib"
 cp "$build/bin/kport-coordinator" "$build/bin/kport-runner" "$pkg/bin/"
+# The runner's unit tests hold the GPU discovery test, which skips where there is no GPU.
+if [[ -x $build/tests/runner_unit_test ]]; then cp "$build/tests/runner_unit_test" "$pkg/bin/"; fi
 ldd "$pkg/bin/"* | awk '/=> \// {print $3}' | sort -u |
   grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|librt|libresolv)\.so' |
   while read -r lib; do cp -L "$lib" "$pkg/lib/"; done
