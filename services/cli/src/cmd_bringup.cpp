@@ -41,7 +41,10 @@ int run_bringup(Context& ctx) {
                     mark(v, "numerics_passed"), mark(v, "measured"), mark(v, "selected_best"),
                     cell(v, "results_passed") + "/" + cell(v, "results_failed")});
   }
-  ctx.out << format_table({"variant", "stage", "build", "clean", "numerics", "measured", "best", "pass/fail"}, rows);
+  if (rows.empty())
+    ctx.out << "no build of " << target << " is recorded yet; kport trigger REV --targets " << target << " starts one\n";
+  else
+    ctx.out << format_table({"variant", "stage", "build", "clean", "numerics", "measured", "best", "pass/fail"}, rows);
   return k_exit_ok;
 }
 

@@ -50,7 +50,7 @@ int run_build(Context& ctx) {
   std::int64_t job = jobs[0].as_object().at("id").to_number<std::int64_t>();
   err << "queued pipeline " << num(p.body, "id") << ", build job " << job << " (" << commit << " on " << target << ")\n";
 
-  const bool tty = ::isatty(2) && &err != &ctx.out;
+  const bool tty = ::isatty(2);
   auto start = std::chrono::steady_clock::now();
   auto limit = std::chrono::seconds(*timeout);
   std::string status, last_line;

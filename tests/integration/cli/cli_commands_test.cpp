@@ -153,6 +153,9 @@ TEST_F(CliTest, LogsPrintsAndFollowsAJobLog) {
 
 TEST_F(CliTest, BringupAndBestShowWhatWasMeasured) {
   seed();
+  auto empty = kport({"bringup", "sm_90a"});
+  ASSERT_EQ(empty.rc, 0) << empty.err;
+  EXPECT_NE(empty.out.find("no build of sm_90a is recorded yet"), std::string::npos) << empty.out;
   auto builder = register_runner("builder-1", "build");
   auto gpu = register_runner("gpu-1", "gpu");
   ASSERT_EQ(kport({"trigger", commit_sha(), "--json"}).rc, 0);
