@@ -67,7 +67,7 @@ test('the dashboard is served with a Content-Security-Policy', opts, async () =>
 
 test('the bundled script is kept for good; other files revalidate by ETag', opts, async () => {
   const html = await (await fetch(`${k.url}/`)).text();
-  const src = html.match(/<script type="module" src="([^"]+)"/)[1];
+  const src = html.match(/<script type="module" async src="([^"]+)"/)[1];
   assert.match(src, /^\/static\/dist\/app\.js\?v=[0-9a-f]{12}$/, 'index.html names the bundle by its content hash');
   const app = await fetch(k.url + src);
   assert.equal(app.status, 200);

@@ -15,12 +15,13 @@ const pages = {
   best: () => import('./pages/best.js'),
 };
 
-const root = document.getElementById('app');
+let root = null;
 let current = null;
 let generation = 0;
 
-async function show() {
-  const route = parseHash();
+// `early` is a route whose first request already left (see the end of this file).
+async function show(early) {
+  const route = early || parseHash();
   const load = pages[route.page];
   const mine = ++generation;
   if (current && current.dispose) current.dispose();
@@ -31,7 +32,7 @@ async function show() {
     fill(root, h('p', { class: 'error' }, `No page "${route.page}". `, h('a', { href: '#/' }, 'Overview')));
     return;
   }
-  route.first = prefetch(route);
+  if (!early) route.first = prefetch(route);
   try {
     const mod = await load();
     const view = document.createElement('section');
@@ -56,12 +57,23 @@ async function show() {
   }, 0));
 }
 
-window.addEventListener('hashchange', show);
-const first = show();
-subscribe((name, data) => {
-  if (current && current.onEvent) current.onEvent(name, data);
-});
-// The live connection opens once the first page has painted, so that page's request,
-// rendering and paint do not share the browser's time with it. Nothing is lost: a page
-// listens to events only once it has rendered.
-first.finally(() => afterPaint(() => connect(document.getElementById('live'))));
+// index.html loads this script async: it runs as soon as it arrives, maybe before the
+// body is parsed, and the first page's request leaves at once; the page itself is
+// rendered once the document is there.
+const early = parseHash();
+early.first = prefetch(early);
+
+function start() {
+  root = document.getElementById('app');
+  window.addEventListener('hashchange', () => show());
+  subscribe((name, data) => {
+    if (current && current.onEvent) current.onEvent(name, data);
+  });
+  // The live connection opens once the first page has painted, so that page's request,
+  // rendering and paint do not share the browser's time with it. Nothing is lost: a
+  // page listens to events only once it has rendered.
+  show(early).finally(() => afterPaint(() => connect(document.getElementById('live'))));
+}
+
+if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start, { once: true });
+else start();

@@ -89,7 +89,9 @@ const version = (text) => createHash('sha256').update(text).digest('hex').slice(
 
 // index.html with the bundle and the stylesheet named by their content hashes.
 export function indexHtml(html, app, css) {
-  let out = html.replace(/(<script type="module" src=")[^"]*(")/, `$1${STATIC}dist/app.js?v=${version(app)}$2`);
+  if (!/<script type="module" async src="\/static\/dist\/app\.js/.test(html) || !/<link rel="stylesheet" href="\/static\/app\.css/.test(html))
+    throw new Error('bundle: index.html must load /static/dist/app.js (module, async) and /static/app.css');
+  let out = html.replace(/(<script type="module" async src=")[^"]*(")/, `$1${STATIC}dist/app.js?v=${version(app)}$2`);
   out = out.replace(/(<link rel="stylesheet" href=")\/static\/app\.css[^"]*(")/, `$1${STATIC}app.css?v=${version(css)}$2`);
   return out;
 }

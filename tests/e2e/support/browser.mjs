@@ -11,7 +11,7 @@ export const chromiumPath = process.env.KPORT_CHROMIUM || '/usr/bin/chromium';
 // The flags keep Chromium off the network: this machine's closed network refuses its
 // background connections, many at a time, and slows every start.
 const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
+  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage', '--disable-features=PreloadTopChromeWebUI,WebUIOmniboxPopup'];
 
 // What is missing to run browser tests, or null when everything is there.
 export function missingTools() {
