@@ -168,6 +168,16 @@ TEST_F(SlurmDispatch, SubmitsWhatIsMissingRecoversFromSqueueAndBacksOff) {
   state = slurm_state();
   EXPECT_EQ(state.at("backoff").at("gpu:9.0").at("failures").as_int64(), 1) << state;
   EXPECT_NE(std::string(state.at("last_error").as_string()).find("invalid partition"), std::string::npos) << state;
+
+  // Job 4242 leaves Slurm without its runner ever registering: one more failure.
+  std::ofstream(dir.path() / "squeue.txt", std::ios::trunc) << "";
+  ASSERT_TRUE(eventually([&] { return slurm_state().at("jobs").as_array().empty(); }, 5)) << slurm_state();
+  state = slurm_state();
+  EXPECT_EQ(state.at("backoff").at("gpu:9.0").at("failures").as_int64(), 2) << state;
+  EXPECT_NE(std::string(state.at("last_error").as_string()).find("4242 ended before its runner registered"), std::string::npos)
+      << state;
+  lines = read_file(calls);
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), 1) << "backing off, nothing is submitted: " << lines;
 }
 
 TEST_F(SlurmDispatch, BadOptionsStopTheCoordinatorWithAReason) {
