@@ -62,9 +62,11 @@ Result<VerdictInputs> Store::verdict_inputs(std::string_view sha) {
     auto b = detail::collect<BuildRecord>(*builds, detail::read_build);
     if (!b) return std::move(b).error();
     in.builds = std::move(*b);
+    // Revalidations measure old commits on new drivers; they judge the driver, not the commit.
     auto results = c.prepare(std::string(detail::k_result_select) +
-                             " WHERE id IN (SELECT max(id) FROM results WHERE commit_sha = ?1"
-                             " GROUP BY target, gpu_model, instance, dtype, shape)"
+                             " WHERE id IN (SELECT max(r.id) FROM results r LEFT JOIN jobs j ON j.id = r.job_id"
+                             " WHERE r.commit_sha = ?1 AND (j.payload_json IS NULL OR j.payload_json NOT LIKE '%\"revalidate\"%')"
+                             " GROUP BY r.target, r.gpu_model, r.instance, r.dtype, r.shape)"
                              " ORDER BY target, gpu_model, instance, dtype, shape");
     if (!results) return std::move(results).error();
     results->bind(1, sha);

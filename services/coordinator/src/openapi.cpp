@@ -12,7 +12,7 @@ struct Op {
   const char* method;
   const char* path;
   const char* summary;
-  const char* auth;   // "read", "admin", "runner", "registration", "admin|runner"
+  const char* auth;   // "read", "admin", "runner", "registration", "admin|runner", "signature"
   const char* query;  // comma-separated query parameters
   int ok_status;
 };
@@ -29,6 +29,12 @@ constexpr Op k_ops[] = {
     {"post", "/api/v1/repositories", "Add a repository {name,url}", "admin", "", 201},
     {"post", "/api/v1/commits", "Record a commit {sha,repo,parent,message,author,time_ms}", "admin|runner", "", 201},
     {"get", "/api/v1/commits/{sha}", "What ran for a commit and what came of it", "read", "", 200},
+    {"get", "/api/v1/commits/{sha}/verdict", "The commit against its closest validated ancestor: pass, fail or pending, with reasons",
+     "read", "", 200},
+    {"post", "/api/v1/hooks/push", "Push webhook of GitHub, Gitea or GitLab (or the post-receive hook), signed with the hook secret",
+     "signature", "", 201},
+    {"get", "/api/v1/revalidations", "GPU models and drivers revalidated, compared with the previous driver", "read", "", 200},
+    {"post", "/api/v1/revalidations", "Revalidate a GPU model and driver a runner reported {gpu_model,driver}", "admin", "", 201},
     {"get", "/api/v1/pipelines", "Pipelines, newest first", "read", "commit,repo,reason,limit,before", 200},
     {"post", "/api/v1/pipelines", "Start a pipeline {commit,repo,ref,reason,targets,note,payload}", "admin", "", 201},
     {"get", "/api/v1/pipelines/{id}", "A pipeline with its jobs", "read", "", 200},
@@ -87,8 +93,11 @@ json::object build() {
     json::object operation{{"summary", op.summary}, {"parameters", std::move(params)}, {"responses", std::move(responses)},
                            {"x-kport-auth", op.auth}};
     std::string auth = op.auth;
-    if (auth != "read") operation["security"] = json::array{json::object{{"bearer", json::array{}}}};
-    paths[op.path].emplace_object()[op.method] = std::move(operation);
+    if (auth != "read" && auth != "signature") operation["security"] = json::array{json::object{{"bearer", json::array{}}}};
+    // Several methods share a path: add to its item instead of replacing it.
+    auto& item = paths[op.path];
+    if (!item.is_object()) item.emplace_object();
+    item.as_object()[op.method] = std::move(operation);
   }
   json::object error_schema{
       {"type", "object"},

@@ -120,6 +120,9 @@ Result<Verdict> commit_verdict(Context& ctx, const std::string& sha) {
 void review_commit(Context& ctx, std::int64_t job_id) {
   auto job = ctx.store->get_job(job_id);
   if (!job.ok() || !*job || (*job)->kind != db::JobKind::check) return;
+  // A revalidation measures an old commit on a new driver: compared with the previous
+  // driver (GET /api/v1/revalidations), not a reason to re-measure the commit.
+  if ((*job)->payload_json.find("\"revalidate\"") != std::string::npos) return;
   auto v = commit_verdict(ctx, (*job)->commit_sha);
   if (!v.ok()) {
     log::warn("verdict failed", {{"commit", (*job)->commit_sha}, {"error", v.error().message}});
