@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "coordinator_fixture.h"
+#include "runner_fixture.h"
 
 namespace kport::testing {
 namespace {
@@ -15,28 +15,13 @@ namespace {
 using boost::json::array;
 using boost::json::object;
 
-std::string shell(const std::string& cmd) {
-  std::string text;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  char buf[256];
-  while (p && std::fgets(buf, sizeof buf, p)) text += buf;
-  if (p) ::pclose(p);
-  while (!text.empty() && text.back() == '\n') text.pop_back();
-  return text;
-}
-
-class Watcher : public CoordinatorTest {
+class Watcher : public BuildRunnerTest {
  protected:
   void SetUp() override {
     if (std::system("git --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "the git CLI is needed to create the test repository";
-    CoordinatorTest::SetUp();
+    BuildRunnerTest::SetUp();
     namespace fs = std::filesystem;
-    src = (dir.path() / "src").string();
-    origin = (dir.path() / "origin.git").string();
-    fs::create_directories(src);
-    std::ofstream(dir.path() / "src" / "README") << "kernels\n";
-    git("git init -q --bare " + origin);
-    git("cd " + src + " && git init -q -b main && git add -A && git commit -q -m first && git push -q " + origin + " main");
+    make_repository();
     // The toolkit: nvcc 13.9 lists sm_80 and sm_130, which no catalog knows.
     nvcc = (dir.path() / "nvcc").string();
     std::ofstream(nvcc) << "#!/bin/sh\ncase \"$1\" in\n"
@@ -50,12 +35,7 @@ class Watcher : public CoordinatorTest {
                           << "#main\nworkdir = " << (dir.path() / "watcher").string() << "\n";
     ASSERT_EQ(post("/api/v1/repositories", object{{"name", "kernels"}, {"url", origin}}, k_admin).status, 201);
   }
-  void git(const std::string& cmd) {
-    std::string full = "GIT_AUTHOR_NAME=Dev GIT_AUTHOR_EMAIL=dev@example.com GIT_COMMITTER_NAME=Dev "
-                       "GIT_COMMITTER_EMAIL=dev@example.com sh -c \"" + cmd + "\" > /dev/null 2>&1";
-    ASSERT_EQ(std::system(full.c_str()), 0) << cmd;
-  }
-  std::string head() { return shell("git -C " + src + " rev-parse HEAD"); }
+  std::string head() { return shell_out("git -C " + origin + " rev-parse main"); }
   int watch_once(std::string& out) {
     return run_to_exit(KPORT_WATCHER_BIN, {"--server", url(""), "--token", k_admin, "--config", config, "--once"}, out);
   }
@@ -82,7 +62,7 @@ class Watcher : public CoordinatorTest {
     return r.status == 201 ? std::string(r.body.at("token").as_string()) : std::string();
   }
 
-  std::string src, origin, nvcc, config;
+  std::string nvcc, config;
 };
 
 TEST_F(Watcher, NewTargetNewCommitNewGpuAndNewDriver) {
@@ -113,7 +93,7 @@ TEST_F(Watcher, NewTargetNewCommitNewGpuAndNewDriver) {
   EXPECT_EQ(get("/api/v1/pipelines?limit=1000").body.at("items").as_array().size(), pipelines_after_first);
 
   // A commit on the watched branch opens a push pipeline on the next round.
-  git("cd " + src + " && echo more >> README && git commit -q -am second && git push -q " + origin + " main");
+  commit_change("echo more >> kernels/README.md", "second");
   rc = watch_once(out);
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("new commit kernels main " + head()), std::string::npos) << out;
