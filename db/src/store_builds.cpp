@@ -1,4 +1,4 @@
-// Build records (one per job attempt, target and variant) and job logs.
+// Build records (one per job attempt, target, family and variant) and job logs.
 #include "impl.h"
 #include "json_text.h"
 #include "queue_ops.h"
@@ -39,9 +39,9 @@ Result<std::vector<PutOutcome>> Store::put_build_records(const std::vector<Build
     for (const BuildRecord& b : records) {
       if (b.job_id) {
         auto dup = c.prepare(
-            "SELECT id FROM build_records WHERE job_id = ?1 AND attempt = ?2 AND target = ?3 AND variant = ?4");
+            "SELECT id FROM build_records WHERE job_id = ?1 AND attempt = ?2 AND target = ?3 AND family = ?4 AND variant = ?5");
         if (!dup) return std::move(dup).error();
-        dup->bind_all(*b.job_id, b.attempt, b.target, b.variant);
+        dup->bind_all(*b.job_id, b.attempt, b.target, b.family, b.variant);
         auto id = detail::collect_one<std::int64_t>(*dup, [](const detail::Stmt& s) { return s.int64(0); });
         if (!id) return std::move(id).error();
         if (*id) {
