@@ -77,7 +77,7 @@ void SlurmDispatcher::stop() {
 // Reads the runner jobs this coordinator has in Slurm. A job that left since the last
 // read counts as a failure of its key when its runner never registered.
 bool SlurmDispatcher::refresh_jobs(std::int64_t now_ms) {
-  auto r = m_commands->run({m_config.squeue, "--noheader", "--name=" + m_config.job_name, "--format=%i|%T|%k"}, {});
+  auto r = m_commands->run({m_config.squeue, "--noheader", "--me", "--name=" + m_config.job_name, "--format=%i|%T|%k"}, {});
   if (!r.ok() || r->exit_code != 0) {
     m_last_error = "squeue failed: " + (r.ok() ? trimmed(r->output) : r.error().message);
     log::warn("slurm dispatch: cannot read the queue; submitting nothing this round", {{"error", m_last_error}});

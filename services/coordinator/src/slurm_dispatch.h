@@ -2,7 +2,7 @@
 //
 // Every interval the dispatcher reads the demand from the store (gpu: check jobs
 // awaiting a runner, per arch; build: queued build jobs no online build runner covers)
-// and the runner jobs it has in Slurm (squeue --name, so a restarted coordinator finds
+// and the runner jobs it has in Slurm (squeue --me --name, so a restarted coordinator finds
 // its jobs again: the state is never stored). For each demand key it submits
 // `sbatch <script>` until the key has as many runner jobs pending or running as it has
 // jobs waiting, never more than max_jobs in all. A failed sbatch, or a runner job that
