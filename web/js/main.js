@@ -57,11 +57,12 @@ async function show(early) {
   }, 0));
 }
 
-// index.html loads this script async: it runs as soon as it arrives, maybe before the
-// body is parsed, and the first page's request leaves at once; the page itself is
-// rendered once the document is there.
+// The first page's request left from boot.js, before this script arrived; where it did
+// not (another hash by now), it leaves here. index.html loads this script async, so it
+// may run before the body is parsed: the page is rendered once the document is there.
 const early = parseHash();
-early.first = prefetch(early);
+const booted = window.kportFirst;
+early.first = booted && booted.hash === window.location.hash ? booted.data : prefetch(early);
 
 function start() {
   root = document.getElementById('app');

@@ -1,15 +1,17 @@
-// Bundles the dashboard's own ES modules (web/js/, entry main.js) into one file,
-// web/dist/app.js, so a page load fetches one script instead of a dozen: each module
-// becomes a function scope whose exports form an object, imports read those objects,
-// and `import('./pages/x.js')` of a bundled page resolves to it at once. The chart
-// module stays a separate file (web/js/chart.js with the vendored uPlot), imported on
-// first use, so pages paint their figures without waiting for the chart library.
+// Bundles the dashboard's own ES modules (web/js/) into two files, so a page load
+// fetches two scripts instead of a dozen: web/dist/boot.js (entry boot.js, a plain
+// script that asks for the page's data first thing) and web/dist/app.js (entry main.js,
+// the module that renders). Each module becomes a function scope whose exports form an
+// object, imports read those objects, and `import('./pages/x.js')` of a bundled page
+// resolves to it at once. The chart module stays a separate file (web/js/chart.js with
+// the vendored uPlot), imported on first use, so pages paint their figures without
+// waiting for the chart library.
 //
-// index.html names the bundle and the stylesheet with a hash of their content
+// index.html names the bundles and the stylesheet with a hash of their content
 // (?v=...), which lets the coordinator let browsers keep them for good.
 //
-//   node web/scripts/bundle.mjs          writes web/dist/app.js and updates index.html
-//   node web/scripts/bundle.mjs --check  exits 1 when either is out of date
+//   node web/scripts/bundle.mjs          writes web/dist/ and updates index.html
+//   node web/scripts/bundle.mjs --check  exits 1 when any of them is out of date
 //
 // It knows the module syntax this code base uses, and refuses anything else rather than
 // guess: `import { a, b } from './x.js';`, `import('./x.js')`, and `export` before a
@@ -28,7 +30,8 @@ const IMPORT_FROM = /^import\s*\{([^}]*)\}\s*from\s*'([^']+)';[ \t]*$/gm;
 const IMPORT_DYNAMIC = /\bimport\(\s*'([^']+)'\s*\)/g;
 const EXPORT_DECL = /^export\s+((?:async\s+)?function\s*\*?|const|let|class)\s+([A-Za-z_$][\w$]*)/gm;
 
-export function bundle(root = web) {
+// The bundle of `entry` (relative to web/); `classic` wraps it for a plain <script>.
+export function bundle(entry, { root = web, classic = false } = {}) {
   const order = [];
   const modules = new Map();  // path relative to web/ -> {source, deps}
   const visit = (rel, stack) => {
@@ -51,12 +54,13 @@ export function bundle(root = web) {
     for (const dep of mod.deps) if (!EXTERNAL.has(dep)) visit(dep, [...stack, rel]);
     order.push(rel);
   };
-  visit('js/main.js', []);
+  visit(entry, []);
 
   const ids = new Map(order.map((rel, i) => [rel, i]));
   const ref = (rel) => `$m[${ids.get(rel)}]`;
   const parts = [
     '// Built by web/scripts/bundle.mjs from web/js/; edit those files and run it again.',
+    ...(classic ? ['(() => {'] : []),
     "'use strict';",
     'const $m = [];',
   ];
@@ -82,43 +86,53 @@ export function bundle(root = web) {
     body = body.replace(/\s+$/, '');
     parts.push(`// ${rel}`, `${ref(rel)} = (() => {`, body, `return { ${exported.join(', ')} };`, '})();');
   }
+  if (classic) {
+    if (/\bimport\(/.test(parts.join('\n'))) throw new Error(`bundle: ${entry} is a plain script and cannot import()`);
+    parts.push('})();');
+  }
   return `${parts.join('\n')}\n`;
 }
 
 const version = (text) => createHash('sha256').update(text).digest('hex').slice(0, 12);
 
-// index.html with the bundle and the stylesheet named by their content hashes.
-export function indexHtml(html, app, css) {
-  if (!/<script type="module" async src="\/static\/dist\/app\.js/.test(html) || !/<link rel="stylesheet" href="\/static\/app\.css/.test(html))
-    throw new Error('bundle: index.html must load /static/dist/app.js (module, async) and /static/app.css');
-  let out = html.replace(/(<script type="module" async src=")[^"]*(")/, `$1${STATIC}dist/app.js?v=${version(app)}$2`);
-  out = out.replace(/(<link rel="stylesheet" href=")\/static\/app\.css[^"]*(")/, `$1${STATIC}app.css?v=${version(css)}$2`);
+// index.html with the bundles and the stylesheet named by their content hashes.
+export function indexHtml(html, { boot, app, css }) {
+  const refs = [
+    [/(<script src=")\/static\/dist\/boot\.js[^"]*(")/, `dist/boot.js?v=${version(boot)}`],
+    [/(<link rel="stylesheet" href=")\/static\/app\.css[^"]*(")/, `app.css?v=${version(css)}`],
+    [/(<script type="module" async src=")\/static\/dist\/app\.js[^"]*(")/, `dist/app.js?v=${version(app)}`],
+  ];
+  let out = html;
+  for (const [re, url] of refs) {
+    if (!re.test(out)) throw new Error(`bundle: index.html has no reference matching ${re}`);
+    out = out.replace(re, `$1${STATIC}${url}$2`);
+  }
   return out;
 }
 
 function main() {
   const check = process.argv.includes('--check');
-  const app = bundle();
+  const files = { boot: bundle('js/boot.js', { classic: true }), app: bundle('js/main.js') };
   const css = readFileSync(join(web, 'app.css'), 'utf8');
-  const htmlPath = join(web, 'index.html');
-  const html = readFileSync(htmlPath, 'utf8');
-  const newHtml = indexHtml(html, app, css);
-  const appPath = join(web, 'dist', 'app.js');
-  const stale = [];
-  if (!existsSync(appPath) || readFileSync(appPath, 'utf8') !== app) stale.push('web/dist/app.js');
-  if (newHtml !== html) stale.push('web/index.html');
+  const html = readFileSync(join(web, 'index.html'), 'utf8');
+  const out = new Map([
+    ['dist/boot.js', files.boot],
+    ['dist/app.js', files.app],
+    ['index.html', indexHtml(html, { ...files, css })],
+  ]);
+  const stale = [...out].filter(([rel, text]) => !existsSync(join(web, rel)) || readFileSync(join(web, rel), 'utf8') !== text)
+    .map(([rel]) => `web/${rel}`);
   if (check) {
     if (stale.length) {
-      console.error(`bundle: ${stale.join(' and ')} out of date with web/js/; run node web/scripts/bundle.mjs`);
+      console.error(`bundle: ${stale.join(', ')} out of date with web/js/; run node web/scripts/bundle.mjs`);
       process.exit(1);
     }
-    console.log('bundle: web/dist/app.js and web/index.html are up to date');
+    console.log('bundle: web/dist/ and web/index.html are up to date');
     return;
   }
-  mkdirSync(dirname(appPath), { recursive: true });
-  writeFileSync(appPath, app);
-  writeFileSync(htmlPath, newHtml);
-  console.log(`bundle: wrote web/dist/app.js (${app.length} bytes, ${stale.length ? 'changed' : 'unchanged'})`);
+  mkdirSync(join(web, 'dist'), { recursive: true });
+  for (const [rel, text] of out) writeFileSync(join(web, rel), text);
+  console.log(`bundle: ${stale.length ? `wrote ${stale.join(', ')}` : 'nothing changed'}`);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) main();
