@@ -231,15 +231,23 @@ TEST_F(ResultsTest, BuildRecordsAreIdempotentAndFeedTheBringup) {
   auto again = ok(m_store->put_build_records(records));
   EXPECT_TRUE(again[0].duplicate && again[1].duplicate && again[2].duplicate);
   EXPECT_EQ(first[1].id, again[1].id);
+  // The same variant name in another family is another record, not a duplicate.
+  auto other_family = rec("mma", BuildStatus::ok, 0);
+  other_family.family = "attention";
+  auto attention = ok(m_store->put_build_records({other_family}));
+  EXPECT_FALSE(attention[0].duplicate);
+  EXPECT_NE(attention[0].id, first[1].id);
   ok(m_store->put_results({result("wgmma.a", "m=64,n=64,k=64", 3), result("mma.c", "m=64,n=64,k=64", 4)}));
 
   auto built = ok(m_store->built_variants("sm_90a", "gemm"));
   ASSERT_EQ(built.size(), 2u);
   auto up = ok(m_store->bringup("sm_90a"));
   ASSERT_TRUE(up);
-  ASSERT_EQ(up->rows.size(), 3u);
+  ASSERT_EQ(up->rows.size(), 4u);  // gemm: wgmma, mma, tcgen05; attention: mma
   std::map<std::string, BringupRow> by;
-  for (const auto& r : up->rows) by[r.variant] = r;
+  for (const auto& r : up->rows)
+    if (r.family == "gemm") by[r.variant] = r;
+  EXPECT_EQ(by.size(), 3u);
   EXPECT_TRUE(by["wgmma"].built && by["wgmma"].resources_clean && by["wgmma"].numerics_passed);
   EXPECT_TRUE(by["wgmma"].measured && by["wgmma"].selected_best);
   EXPECT_TRUE(by["mma"].built && by["mma"].numerics_passed);
@@ -251,7 +259,7 @@ TEST_F(ResultsTest, BuildRecordsAreIdempotentAndFeedTheBringup) {
 
   auto summary = ok(m_store->commit_summary(np.commit_sha));
   ASSERT_TRUE(summary);
-  EXPECT_EQ(summary->builds_by_status[BuildStatus::ok], 2);
+  EXPECT_EQ(summary->builds_by_status[BuildStatus::ok], 3);  // gemm.wgmma, gemm.mma, attention.mma
   EXPECT_EQ(summary->results_by_status[ResultStatus::passed], 2);
   EXPECT_EQ(summary->jobs_by_status[JobStatus::running], 1);
   EXPECT_EQ(summary->targets, std::vector<std::string>{"sm_90a"});
