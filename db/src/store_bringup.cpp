@@ -41,7 +41,7 @@ Status result_stages(Connection& c, const Target& t, const std::optional<std::st
       "SELECT family, variant,"
       " sum(status = 'passed' AND arch IN (SELECT arch FROM target_check_arches WHERE target = ?1 UNION SELECT ?2)),"
       " sum(status = 'passed' AND median_us IS NOT NULL),"
-      " sum(status = 'passed'), sum(status <> 'passed')"
+      " sum(status = 'passed'), sum(status IN ('failed', 'crashed', 'timeout'))"
       " FROM results WHERE target = ?1 AND (?3 IS NULL OR commit_sha = ?3) GROUP BY family, variant");
   if (!s) return std::move(s).error();
   s->bind_all(t.name, t.arch, commit);

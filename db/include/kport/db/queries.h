@@ -80,7 +80,7 @@ struct BringupRow {
   bool selected_best = false;    // fastest passing instance for some (gpu, dtype, shape)
   std::optional<std::string> build_status;  // latest build status text
   std::optional<std::string> commit_sha;    // commit of that build record
-  std::int64_t results_passed = 0, results_failed = 0;
+  std::int64_t results_passed = 0, results_failed = 0;  // failed: failed, crashed or timed out (not unsupported)
 };
 
 struct Bringup {
