@@ -1,8 +1,8 @@
 // The coordinator's Slurm dispatch, end to end. The first test starts a one-node Slurm
 // (slurm_cluster.h) and lets the coordinator submit deploy/slurm/kport-runner.sbatch:
 // the build runner that Slurm starts claims the waiting build job, builds it and
-// leaves. The second puts stand-in sbatch/squeue programs behind the same options to
-// show what is submitted, what is recovered from squeue and how failures back off.
+// leaves. The others put stand-in sbatch/squeue programs behind the same options to
+// show what is submitted, what is recovered from squeue, the bound, and the backoff.
 #include <sys/stat.h>
 
 #include <sstream>
@@ -117,70 +117,114 @@ TEST_F(SlurmDispatch, ARunnerStartedThroughSbatchClaimsAndCompletesTheWaitingBui
   EXPECT_EQ(runner_out.find(k_registration), std::string::npos) << "the token must not be printed";
 }
 
-TEST_F(SlurmDispatch, SubmitsWhatIsMissingRecoversFromSqueueAndBacksOff) {
-  // Stand-ins with the command lines of sbatch and squeue: squeue prints squeue.txt,
-  // sbatch records its arguments and environment and refuses like a wrong partition.
-  auto calls = dir.path() / "sbatch.calls";
-  write_script(dir.path() / "squeue", "cat " + (dir.path() / "squeue.txt").string() + "\n");
-  write_script(dir.path() / "sbatch", "echo \"$* | $KPORT_RUNNER_ROLE | $KPORT_SERVER | $KPORT_REGISTRATION_TOKEN_FILE\" >> " +
-                                          calls.string() + "\necho 'sbatch: error: invalid partition specified: gpu' >&2\nexit 1\n");
-  // A runner job left by an earlier coordinator, and another user's job of the same name.
-  std::ofstream(dir.path() / "squeue.txt") << "4242|PENDING|kport:gpu:9.0\n77|RUNNING|not ours\n";
-  extra_args = {"--slurm-partition", "gpu", "--slurm-roles", "gpu", "--slurm-script", KPORT_SBATCH_SCRIPT,
-                "--slurm-sbatch", (dir.path() / "sbatch").string(), "--slurm-squeue", (dir.path() / "squeue").string(),
-                "--slurm-interval-ms", "150", "--slurm-backoff-ms", "600000", "--slurm-gpu-constraint", "sm{arch}"};
-  start();
-  add_target();
-  auto builder = register_runner("builder-1", "build");
-  auto finish_build = [&](int n) {
+// Stand-ins with the command lines of sbatch and squeue. squeue prints squeue.txt;
+// sbatch records its arguments and environment in sbatch.calls, then either refuses
+// like a wrong partition (when the file "refuse" exists) or queues a pending job.
+class SlurmStandIns : public SlurmDispatch {
+ protected:
+  void start_with_stand_ins(const std::string& backoff_ms) {
+    auto d = dir.path().string();
+    write_script(dir.path() / "squeue", "cat " + d + "/squeue.txt\n");
+    write_script(dir.path() / "sbatch",
+                 "echo \"$* | $KPORT_RUNNER_ROLE | $KPORT_SERVER | $KPORT_REGISTRATION_TOKEN_FILE\" >> " + d + "/sbatch.calls\n"
+                 "if [ -e " + d + "/refuse ]; then echo 'sbatch: error: invalid partition specified: gpu' >&2; exit 1; fi\n"
+                 "id=$((5000 + $(wc -l < " + d + "/sbatch.calls)))\n"
+                 "for a in \"$@\"; do case $a in --comment=*) c=${a#--comment=};; esac; done\n"
+                 "echo \"$id|PENDING|$c\" >> " + d + "/squeue.txt\necho \"$id;cluster\"\n");
+    extra_args = {"--slurm-partition", "gpu", "--slurm-roles", "gpu", "--slurm-script", KPORT_SBATCH_SCRIPT,
+                  "--slurm-sbatch", d + "/sbatch", "--slurm-squeue", d + "/squeue", "--slurm-interval-ms", "150",
+                  "--slurm-backoff-ms", backoff_ms, "--slurm-max-jobs", "2", "--slurm-gpu-constraint", "sm{arch}"};
+    start();
+    add_target();
+    builder = register_runner("builder-1", "build");
+  }
+  // A build that succeeds, so one check job of arch 9.0 waits for a GPU runner.
+  void finish_build(int n) {
     start_pipeline(commit_sha(n));
     auto b = claim(builder);
     ASSERT_TRUE(b.is_object());
     auto done = post("/api/v1/jobs/" + std::to_string(b.at("id").as_int64()) + "/complete",
                      object{{"attempt", 1}, {"status", "succeeded"}}, builder);
     ASSERT_EQ(done.status, 200) << done.raw;
-  };
+  }
+  std::int64_t awaiting() {
+    auto jobs = get("/api/v1/queue").body.at("jobs").as_object();
+    return jobs.contains("awaiting_runner") ? jobs.at("awaiting_runner").as_int64() : 0;
+  }
+  std::vector<std::string> calls() {
+    std::vector<std::string> out;
+    std::istringstream in(read_file(dir.path() / "sbatch.calls"));
+    for (std::string line; std::getline(in, line);) out.push_back(line);
+    return out;
+  }
+  std::string builder;
+};
+
+TEST_F(SlurmStandIns, RecoversItsJobsFromSqueueAndSubmitsOnlyWhatIsMissingUpToTheBound) {
+  // A runner job left by an earlier coordinator, and another user's job of the same name.
+  std::ofstream(dir.path() / "squeue.txt") << "4242|PENDING|kport:gpu:9.0\n77|RUNNING|not ours\n";
+  start_with_stand_ins("600000");
 
   // One check awaits a 9.0 runner; the recovered pending job 4242 already serves it.
   finish_build(1);
-  ASSERT_TRUE(eventually([&] { return get("/api/v1/queue").body.at("jobs").as_object().contains("awaiting_runner"); }, 5));
+  ASSERT_TRUE(eventually([&] { return awaiting() == 1; }, 5));
   std::this_thread::sleep_for(std::chrono::milliseconds(800));
-  EXPECT_FALSE(fs::exists(calls)) << read_file(calls);
+  EXPECT_TRUE(calls().empty()) << read_file(dir.path() / "sbatch.calls");
   auto state = slurm_state();
   ASSERT_EQ(state.at("jobs").as_array().size(), 1u) << state;
   EXPECT_EQ(state.at("jobs").as_array()[0].at("id").as_string(), "4242");
   EXPECT_EQ(state.at("jobs").as_array()[0].at("key").as_string(), "gpu:9.0");
 
-  // A second waiting check needs a second runner: one sbatch, refused, then backoff.
+  // Three checks wait, but --slurm-max-jobs 2 allows one more runner job only.
   finish_build(2);
-  ASSERT_TRUE(eventually([&] { return fs::exists(calls); }, 5)) << slurm_state();
+  finish_build(3);
+  ASSERT_TRUE(eventually([&] { return awaiting() == 3 && !calls().empty(); }, 5)) << slurm_state();
   std::this_thread::sleep_for(std::chrono::milliseconds(800));
-  std::string lines = read_file(calls);
-  EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), 1) << lines;
-  EXPECT_NE(lines.find("--partition=gpu"), std::string::npos) << lines;
-  EXPECT_NE(lines.find("--comment=kport:gpu:9.0"), std::string::npos) << lines;
-  EXPECT_NE(lines.find("--constraint=sm90"), std::string::npos) << lines;
-  EXPECT_NE(lines.find(std::string(KPORT_SBATCH_SCRIPT) + " | gpu | " + url("")), std::string::npos) << lines;
-  auto token_file = lines.substr(lines.rfind("| ") + 2);
-  token_file.pop_back();
+  auto lines = calls();
+  ASSERT_EQ(lines.size(), 1u) << read_file(dir.path() / "sbatch.calls");
+  EXPECT_NE(lines[0].find("--partition=gpu"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("--comment=kport:gpu:9.0"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("--constraint=sm90"), std::string::npos) << lines[0];
+  EXPECT_EQ(lines[0].find("--gres=none"), std::string::npos) << "a GPU runner keeps the script's --gres=gpu:1";
+  EXPECT_NE(lines[0].find(std::string(KPORT_SBATCH_SCRIPT) + " | gpu | " + url("")), std::string::npos) << lines[0];
+  std::string token_file = lines[0].substr(lines[0].rfind("| ") + 2);
   EXPECT_EQ(read_file(token_file), k_registration + "\n");
-  EXPECT_EQ(fs::status(token_file).permissions() & fs::perms::group_all, fs::perms::none);
+  EXPECT_EQ(fs::status(token_file).permissions() & (fs::perms::group_all | fs::perms::others_all), fs::perms::none);
   state = slurm_state();
-  EXPECT_EQ(state.at("backoff").at("gpu:9.0").at("failures").as_int64(), 1) << state;
-  EXPECT_NE(std::string(state.at("last_error").as_string()).find("invalid partition"), std::string::npos) << state;
+  ASSERT_EQ(state.at("jobs").as_array().size(), 2u) << state;
+  EXPECT_EQ(state.at("jobs").as_array()[1].at("id").as_string(), "5001");  // "5001;cluster" from --parsable
 
-  // Job 4242 leaves Slurm without its runner ever registering: one more failure.
+  // Both leave Slurm without a runner ever registering: each counts as a failure, and
+  // the backoff holds further submissions although three checks still wait.
   std::ofstream(dir.path() / "squeue.txt", std::ios::trunc) << "";
   ASSERT_TRUE(eventually([&] { return slurm_state().at("jobs").as_array().empty(); }, 5)) << slurm_state();
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
   state = slurm_state();
   EXPECT_EQ(state.at("backoff").at("gpu:9.0").at("failures").as_int64(), 2) << state;
-  EXPECT_NE(std::string(state.at("last_error").as_string()).find("4242 ended before its runner registered"), std::string::npos)
+  EXPECT_NE(std::string(state.at("last_error").as_string()).find("ended before its runner registered"), std::string::npos)
       << state;
-  lines = read_file(calls);
-  EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), 1) << "backing off, nothing is submitted: " << lines;
+  EXPECT_EQ(calls().size(), 1u) << read_file(dir.path() / "sbatch.calls");
 }
 
-TEST_F(SlurmDispatch, BadOptionsStopTheCoordinatorWithAReason) {
+TEST_F(SlurmStandIns, ARefusedSubmissionBacksOffThenRetries) {
+  std::ofstream(dir.path() / "squeue.txt") << "";
+  std::ofstream(dir.path() / "refuse") << "";
+  start_with_stand_ins("1000");
+  finish_build(1);
+  ASSERT_TRUE(eventually([&] { return !calls().empty(); }, 5)) << slurm_state();
+  auto state = slurm_state();
+  EXPECT_EQ(state.at("backoff").at("gpu:9.0").at("failures").as_int64(), 1) << state;
+  EXPECT_NE(std::string(state.at("last_error").as_string()).find("invalid partition"), std::string::npos) << state;
+  // Rounds come every 150 ms, but the next try waits the 1 s backoff.
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  EXPECT_EQ(calls().size(), 1u) << read_file(dir.path() / "sbatch.calls");
+  // Once sbatch accepts, the retry goes through and the job is tracked.
+  fs::remove(dir.path() / "refuse");
+  ASSERT_TRUE(eventually([&] { return slurm_state().at("jobs").as_array().size() == 1; }, 5)) << slurm_state();
+  EXPECT_EQ(calls().size(), 2u) << read_file(dir.path() / "sbatch.calls");
+}
+
+TEST_F(SlurmStandIns, BadOptionsStopTheCoordinatorWithAReason) {
   std::string out;
   EXPECT_NE(run_to_exit(KPORT_COORDINATOR_BIN, {"--db", (dir.path() / "a.db").string(), "--listen", "127.0.0.1:0",
                                                 "--slurm-partition", "gpu", "--slurm-roles", "gpu,tpu"}, out), 0);
