@@ -122,22 +122,27 @@ Result<PushOutcome> Store::record_push(const PushDelivery& d, const std::optiona
   });
 }
 
-Result<std::optional<std::string>> Store::resolve_commit(std::string_view prefix) {
-  if (prefix.size() < 7 || prefix.size() > 64 ||
-      prefix.find_first_not_of("0123456789abcdef") != std::string_view::npos)
-    return make_error(Errc::invalid_argument, "'" + std::string(prefix) + "' is not a commit sha (7 to 64 lowercase hex digits)");
+Result<std::optional<std::string>> Store::resolve_commit(std::string_view rev) {
+  const bool hex = rev.size() >= 7 && rev.size() <= 64 && rev.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+  if (!hex && (rev.empty() || rev.size() > 255 || rev.find_first_of(" \t\n~^:?*[\\") != std::string_view::npos))
+    return make_error(Errc::invalid_argument,
+                      "'" + std::string(rev) + "' is neither a commit sha (7 to 64 hex digits) nor a branch name");
   return m_impl->read<std::optional<std::string>>([&](Connection& c) -> Result<std::optional<std::string>> {
-    // A range scan on the primary key / index: prefix <= sha < prefix + 'g'.
-    auto s = c.prepare(
-        "SELECT sha FROM (SELECT sha FROM commits WHERE sha >= ?1 AND sha < ?2"
-        " UNION SELECT commit_sha FROM pipelines WHERE commit_sha >= ?1 AND commit_sha < ?2) LIMIT 2");
+    // A sha prefix is a range scan on the primary key / index: prefix <= sha < prefix + 'g'.
+    // Anything else is a branch whose head a push reported (main or refs/heads/main).
+    auto s = hex ? c.prepare("SELECT sha FROM (SELECT sha FROM commits WHERE sha >= ?1 AND sha < ?2"
+                             " UNION SELECT commit_sha FROM pipelines WHERE commit_sha >= ?1 AND commit_sha < ?2) LIMIT 2")
+                 : c.prepare("SELECT DISTINCT sha FROM branch_heads WHERE (ref = ?1 OR ref = 'refs/heads/' || ?1) AND sha <> ''"
+                             " LIMIT 2");
     if (!s) return std::move(s).error();
-    std::string lo(prefix), hi = std::string(prefix) + "g";
-    s->bind_all(lo, hi);
+    std::string lo(rev), hi = std::string(rev) + "g";
+    if (hex) s->bind_all(lo, hi);
+    else s->bind(1, lo);
     auto rows = detail::collect<std::string>(*s, [](const detail::Stmt& st) { return st.text(0); });
     if (!rows) return std::move(rows).error();
     if (rows->size() > 1)
-      return make_error(Errc::conflict, "commit prefix '" + std::string(prefix) + "' is ambiguous; give more digits");
+      return make_error(Errc::conflict, hex ? "commit prefix '" + lo + "' is ambiguous; give more digits"
+                                            : "branch '" + lo + "' has different heads in several repositories; give the sha");
     if (rows->empty()) return std::optional<std::string>{};
     return std::optional<std::string>(rows->front());
   });

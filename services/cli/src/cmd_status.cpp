@@ -1,5 +1,6 @@
-// `kport status REV`: a commit's verdict against its closest validated ancestor, one
-// line per reason. Exit 0 pass, 1 fail, 4 still pending (after --wait, if given).
+// `kport status [REV]`: a commit's verdict against its closest validated ancestor, one
+// line per reason. REV is a sha (7+ hex digits) or a pushed branch; without it, the
+// newest pushed commit. Exit 0 pass, 1 fail, 4 still pending (after --wait, if given).
 #include <chrono>
 #include <ostream>
 #include <thread>
@@ -20,11 +21,18 @@ void declare(Options& o) {
 
 int run_status(Context& ctx) {
   auto& err = ctx.err;
-  if (!check_args(ctx, status_command, 1, 1)) return k_exit_usage;
-  const std::string& rev = ctx.args[0];
-  if (rev.size() < 7 || rev.size() > 64 || rev.find_first_not_of("0123456789abcdef") != std::string::npos) {
-    err << "kport status: '" << rev << "' is not a commit sha; give 7 to 40 hex digits (git rev-parse REV prints it)\n";
-    return k_exit_usage;
+  if (!check_args(ctx, status_command, 0, 1)) return k_exit_usage;
+  std::string rev = ctx.args.empty() ? std::string() : ctx.args[0];
+  if (rev.empty()) {
+    // No REV: the newest pushed commit.
+    auto latest = ctx.api.call("GET", "/api/v1/pipelines?reason=push&limit=1");
+    if (!latest.error.empty()) return report(err, "status", "cannot find the latest push", latest);
+    const auto* items = latest.body.is_object() ? latest.body.as_object().if_contains("items") : nullptr;
+    if (!items || !items->is_array() || items->as_array().empty()) {
+      err << "kport status: no commit has been pushed yet; name one: kport status REV\n";
+      return k_exit_usage;
+    }
+    rev = str(items->as_array()[0], "commit");
   }
   auto wait = ctx.opts.integer("wait", 0, 86'400);
   if (!wait.ok()) {
@@ -47,8 +55,13 @@ int run_status(Context& ctx) {
     ctx.out << str(r.body, "commit") << ": " << status
             << (baseline.empty() ? " (no validated ancestor to compare with)" : " (compared with " + baseline.substr(0, 12) + ")")
             << "\n";
-    for (const auto& reason : r.body.at("reasons").as_array()) ctx.out << "  " << str(reason, "kind") << "  " << str(reason, "message") << "\n";
-    for (const auto& w : r.body.at("waiting").as_array())
+    auto list = [&](std::string_view key) -> const json::array& {
+      static const json::array none;
+      const auto* v = r.body.is_object() ? r.body.as_object().if_contains(key) : nullptr;
+      return v && v->is_array() ? v->as_array() : none;
+    };
+    for (const auto& reason : list("reasons")) ctx.out << "  " << str(reason, "kind") << "  " << str(reason, "message") << "\n";
+    for (const auto& w : list("waiting"))
       if (w.is_string()) ctx.out << "  waiting: " << w.as_string() << "\n";
   }
   if (status == "pass") return k_exit_ok;
@@ -58,7 +71,7 @@ int run_status(Context& ctx) {
 
 }  // namespace
 
-extern const Command status_command = {"status", "REV [--wait SECONDS]",
+extern const Command status_command = {"status", "[REV] [--wait SECONDS]",
                                        "a commit's verdict against its parent; exit 0 pass, 1 fail, 4 pending", declare,
                                        run_status};
 

@@ -116,6 +116,12 @@ TEST_F(PushEndToEnd, APushedKernelChangeIsBuiltAndJudgedAgainstItsParent) {
   rc = status_cli(fixed, out);
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find(fixed + ": pass (compared with " + grown.substr(0, 12) + ")"), std::string::npos) << out;
+  // The branch and the newest push name the same commit.
+  EXPECT_EQ(status_cli("main", out), 0) << out;
+  EXPECT_NE(out.find(fixed + ": pass"), std::string::npos) << out;
+  EXPECT_EQ(run_to_exit(KPORT_CLI_BIN, {"--server", url(""), "status"}, out), 0) << out;
+  EXPECT_NE(out.find(fixed + ": pass"), std::string::npos) << out;
+  EXPECT_EQ(status_cli("no such branch", out), 2) << out;
 
   // 3. The same ref update reported again (a re-run hook) is one delivery.
   std::string again = shell_out("cd " + origin + " && echo '" + grown + " " + fixed + " refs/heads/main' | sh hooks/post-receive 2>&1");

@@ -120,10 +120,14 @@ TEST_F(Verdicts, ComparesWithTheParentAndReMeasuresSlowdownsOnce) {
   EXPECT_EQ(vc.at("status").as_string(), "pass") << vc;
   // Within the noise: 401 vs 400 us is +0.25%.
   EXPECT_TRUE(vc.at("reasons").as_array().empty()) << vc;
-  // Short prefixes resolve; unknown commits are 404; nonsense is 400.
+  // Ambiguous prefixes are 409; unknown commits are 404; text no rev can be is 400.
   EXPECT_EQ(get("/api/v1/commits/" + c.substr(0, 10) + "/verdict").status, 409) << "a prefix several commits share";
   EXPECT_EQ(get("/api/v1/commits/" + std::string(40, 'f') + "/verdict").status, 404);
-  EXPECT_EQ(get("/api/v1/commits/xyz/verdict").status, 400);
+  EXPECT_EQ(get("/api/v1/commits/xyz~1/verdict").status, 400);
+  // A branch names the head its last push reported.
+  EXPECT_EQ(get("/api/v1/commits/main/verdict").body.at("commit").as_string(), c);
+  EXPECT_EQ(get("/api/v1/commits/refs%2Fheads%2Fmain/verdict").body.at("commit").as_string(), c);
+  EXPECT_EQ(get("/api/v1/commits/topic/verdict").status, 404);
 }
 
 TEST_F(Verdicts, NewNumericsFailuresAndFailedJobsCount) {

@@ -248,9 +248,10 @@ class Store {
   // answers duplicate with the first delivery's pipeline. A force push or a delete
   // cancels the queued jobs of the ref's other commits (they left the branch).
   Result<PushOutcome> record_push(const PushDelivery& delivery, const std::optional<NewPipeline>& pipeline);
-  // The full sha of a commit that has a pipeline or a commit row, from 7+ hex digits;
-  // conflict when the prefix is ambiguous.
-  Result<std::optional<std::string>> resolve_commit(std::string_view prefix);
+  // The full sha of a commit that has a pipeline or a commit row, from 7+ hex digits,
+  // or the head a push last reported for a branch ("main", "refs/heads/main"); conflict
+  // when ambiguous, invalid_argument for text that is neither.
+  Result<std::optional<std::string>> resolve_commit(std::string_view rev);
   // The closest ancestor (parent first, up to max_depth steps through commits.parent_sha)
   // that has build records or results.
   Result<std::optional<std::string>> validated_ancestor(std::string_view sha, int max_depth = 64);
