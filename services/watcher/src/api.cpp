@@ -35,6 +35,12 @@ std::string str(const json::value& v, std::string_view key) {
   return x && x->is_string() ? std::string(x->as_string()) : std::string();
 }
 
+std::int64_t num(const json::value& v, std::string_view key, std::int64_t fallback) {
+  if (!v.is_object()) return fallback;
+  const auto* x = v.as_object().if_contains(key);
+  return x && (x->is_int64() || x->is_uint64()) ? x->to_number<std::int64_t>() : fallback;
+}
+
 const json::array& items(const json::value& v) {
   static const json::array empty;
   if (!v.is_object()) return empty;

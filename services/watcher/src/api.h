@@ -3,6 +3,7 @@
 
 #include <boost/json.hpp>
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -29,6 +30,8 @@ class Api {
 
 // The string under `key` of an object, or "".
 std::string str(const boost::json::value& v, std::string_view key);
+// The integer under `key`, or `fallback` when missing or not a number.
+std::int64_t num(const boost::json::value& v, std::string_view key, std::int64_t fallback = 0);
 // The "items" array of a listing, or an empty one.
 const boost::json::array& items(const boost::json::value& v);
 

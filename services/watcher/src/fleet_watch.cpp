@@ -31,7 +31,7 @@ void Watcher::Impl::watch_fleet(Report& report) {
         continue;
       }
       log::info("revalidation", {{"gpu", key.first}, {"driver", key.second}, {"previous", str(*r, "previous_driver")},
-                                 {"pipeline", r->at("pipeline").is_null() ? std::int64_t{0} : r->at("pipeline").to_number<std::int64_t>()}});
+                                 {"pipeline", num(*r, "pipeline")}});
       report.revalidations.push_back(key.first + " " + key.second);
     }
   }

@@ -59,7 +59,7 @@ void Watcher::Impl::watch_git(Report& report) {
         report.errors.push_back("git: " + p.error().message);
         continue;
       }
-      log::info("new commit", {{"repo", repo.name}, {"branch", branch}, {"commit", head->sha}, {"pipeline", p->at("id").to_number<std::int64_t>()}});
+      log::info("new commit", {{"repo", repo.name}, {"branch", branch}, {"commit", head->sha}, {"pipeline", num(*p, "id")}});
       report.new_commits.push_back(repo.name + " " + branch + " " + head->sha);
     }
   }

@@ -82,7 +82,7 @@ void Watcher::Impl::watch_toolkit(Report& report) {
       continue;
     }
     log::info("new target", {{"target", name}, {"arch", entry->arch}, {"toolkit", listing->version}, {"commit", head->sha},
-                             {"pipeline", p->at("id").to_number<std::int64_t>()}});
+                             {"pipeline", num(*p, "id")}});
     report.new_targets.push_back(name);
   }
 }

@@ -1,3 +1,4 @@
+#include <exception>
 #include <thread>
 
 #include "impl.h"
@@ -19,9 +20,17 @@ Report Watcher::run_once() {
   m.fetched.clear();
   // Toolkit first: on a fresh coordinator it registers the targets a pushed commit is
   // then built for (and the head it brings them up at needs no second pipeline).
-  if (m.config.toolkit) m.watch_toolkit(report);
-  if (m.config.git) m.watch_git(report);
-  if (m.config.fleet) m.watch_fleet(report);
+  // An answer of an unexpected shape must cost one round of one watch, not the process.
+  auto guarded = [&report](const char* name, auto&& watch) {
+    try {
+      watch();
+    } catch (const std::exception& e) {
+      report.errors.push_back(std::string(name) + ": unexpected answer: " + e.what());
+    }
+  };
+  if (m.config.toolkit) guarded("toolkit", [&] { m.watch_toolkit(report); });
+  if (m.config.git) guarded("git", [&] { m.watch_git(report); });
+  if (m.config.fleet) guarded("fleet", [&] { m.watch_fleet(report); });
   for (const auto& e : report.errors) log::warn("watch failed", {{"error", e}});
   return report;
 }
