@@ -62,6 +62,7 @@ async function show(early) {
 // may run before the body is parsed: the page is rendered once the document is there.
 const early = parseHash();
 const booted = window.kportFirst;
+window.kportFirst = null;  // the page keeps the answer as long as it needs it
 early.first = booted && booted.hash === window.location.hash ? booted.data : prefetch(early);
 
 function start() {
