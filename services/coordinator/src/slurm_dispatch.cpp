@@ -50,7 +50,10 @@ std::unique_ptr<CommandRunner> make_process_runner(std::chrono::milliseconds tim
 }
 
 SlurmDispatcher::SlurmDispatcher(SlurmConfig config, db::Store& store, std::unique_ptr<CommandRunner> commands)
-    : m_config(std::move(config)), m_store(store), m_commands(std::move(commands)) {}
+    : m_config(std::move(config)), m_store(store), m_commands(std::move(commands)) {
+  std::lock_guard lock(m_mu);
+  publish();
+}
 
 SlurmDispatcher::~SlurmDispatcher() { stop(); }
 
@@ -192,10 +195,14 @@ bool SlurmDispatcher::submit(const std::string& key, std::int64_t now_ms) {
 
 int SlurmDispatcher::tick(std::int64_t now_ms) {
   std::lock_guard lock(m_mu);
-  if (!refresh_jobs(now_ms)) return 0;
+  if (!refresh_jobs(now_ms)) {
+    publish();
+    return 0;
+  }
   auto want = demand();
   if (!want.ok()) {
     m_last_error = "cannot read the queue: " + want.error().message;
+    publish();
     return 0;
   }
   std::map<std::string, int> have;
@@ -209,18 +216,27 @@ int SlurmDispatcher::tick(std::int64_t now_ms) {
       ++submitted;
     }
   }
+  publish();
   return submitted;
 }
 
-json::value SlurmDispatcher::snapshot() const {
-  std::lock_guard lock(m_mu);
+// Called with m_mu held. The copy lets snapshot() answer (on an HTTP I/O thread)
+// without waiting for a round that may be blocked in sbatch.
+void SlurmDispatcher::publish() {
   json::array jobs;
   for (const auto& [id, t] : m_jobs) jobs.push_back(json::object{{"id", id}, {"key", t.key}, {"state", t.state}});
   json::object backoff;
   for (const auto& [key, b] : m_backoff)
     if (b.failures > 0) backoff[key] = json::object{{"failures", b.failures}, {"until_ms", b.until_ms}};
-  return json::object{{"partition", m_config.partition}, {"max_jobs", m_config.max_jobs}, {"jobs", std::move(jobs)},
-                      {"backoff", std::move(backoff)}, {"last_error", m_last_error}};
+  json::value v = json::object{{"partition", m_config.partition}, {"max_jobs", m_config.max_jobs}, {"jobs", std::move(jobs)},
+                               {"backoff", std::move(backoff)}, {"last_error", m_last_error}};
+  std::lock_guard lock(m_snapshot_mu);
+  m_snapshot = std::move(v);
+}
+
+json::value SlurmDispatcher::snapshot() const {
+  std::lock_guard lock(m_snapshot_mu);
+  return m_snapshot;
 }
 
 void declare_slurm_options(Options& o) {

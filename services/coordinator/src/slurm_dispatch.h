@@ -12,7 +12,8 @@
 // Runner jobs carry --comment=kport:<key> (key "gpu:9.0" or "build"); the sbatch
 // script names the runner slurm-<job id>-<host>, which is how a job is matched to its
 // runner. The programs are run through CommandRunner, the seam tests inject faults at.
-// Thread-safety: tick() and snapshot() may be called from any thread.
+// Thread-safety: tick() and snapshot() may be called from any thread; snapshot() never
+// waits for a round in progress (it answers the state the last round published).
 #pragma once
 
 #include <boost/json.hpp>
@@ -78,14 +79,17 @@ class SlurmDispatcher {
   Result<std::map<std::string, int>> demand();
   bool submit(const std::string& key, std::int64_t now_ms);
   void fail(const std::string& key, std::int64_t now_ms, const std::string& why);
+  void publish();
 
   SlurmConfig m_config;
   db::Store& m_store;
   std::unique_ptr<CommandRunner> m_commands;
-  mutable std::mutex m_mu;  // guards the state below; tick() holds it throughout
+  std::mutex m_mu;  // guards the state below; tick() holds it throughout
   std::map<std::string, Tracked> m_jobs;  // Slurm job id -> what it is for
   std::map<std::string, Backoff> m_backoff;
   std::string m_last_error;
+  mutable std::mutex m_snapshot_mu;  // guards m_snapshot only, never held across a command
+  boost::json::value m_snapshot;
   std::thread m_thread;
   std::mutex m_stop_mu;
   std::condition_variable m_stop_cv;
