@@ -106,8 +106,9 @@ def run_pipeline(api, args, n, report):
     for j in jobs:
         if j.get("failure_reason"):
             log(report, f"  job {j['id']} ({j['kind']}): {j['failure_reason'][:1500]}")
-        status, text = api.call("GET", f"/api/v1/jobs/{j['id']}/log", raw=True)
-        if status == 200:
+        status, doc = api.call("GET", f"/api/v1/jobs/{j['id']}/log")
+        if status == 200 and isinstance(doc, dict):
+            text = "".join(c.get("text", "") for c in doc.get("chunks", []))
             for line in text.splitlines():
                 if "time: wall" in line or "variants built" in line or "instance(s) to check" in line:
                     log(report, f"  job {j['id']} ({j['kind']}) log: {line.strip()[:300]}")

@@ -10,7 +10,8 @@
 # without SQLite or libgit2), else build/release (cmake --preset release). Repository:
 # var/h200pkg/repo.git, else this checkout. Environment (optional): OUT (default
 # build/pipeline-out), KPORT_TARGET (sm_90a), KPORT_ARCH (9.0), KPORT_PIPELINES (2),
-# KPORT_BENCH_CAP_MS (300), KPORT_PIPELINE_TIMEOUT (900 s each).
+# KPORT_BENCH_CAP_MS (400), KPORT_BENCH_WARMUP_MS (200), KPORT_BENCH_MIN_SAMPLES (20),
+# KPORT_PIPELINE_TIMEOUT (900 s each).
 set -u
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -51,7 +52,8 @@ svc kport-runner --role build --server "$url" --registration-token "$reg" --work
 pids+=($!)
 svc kport-runner --role gpu --server "$url" --registration-token "$reg" --workdir "$work/gpu-runner" \
   --catalog "$root/porting/catalog/targets.json" --nvcc "$nvcc" --name gpu-host --claim-wait 5 \
-  --bench-time-cap-ms "${KPORT_BENCH_CAP_MS:-300}" >"$OUT/gpu-runner.log" 2>&1 &
+  --bench-time-cap-ms "${KPORT_BENCH_CAP_MS:-400}" --bench-warmup-ms "${KPORT_BENCH_WARMUP_MS:-200}" \
+  --bench-min-samples "${KPORT_BENCH_MIN_SAMPLES:-20}" >"$OUT/gpu-runner.log" 2>&1 &
 pids+=($!)
 
 python3 "$root/bench/pipeline/drive.py" --server "$url" --token "$admin" --repo "$repo" --commit "$commit" \

@@ -191,6 +191,9 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
   ho.kernel_timeout_s = m_s.kernel_timeout_s;
   ho.process_timeout = m_s.process_timeout;
   ho.bench_time_cap_ms = m_s.bench_time_cap_ms;
+  ho.bench_warmup_ms = m_s.bench_warmup_ms;
+  ho.bench_min_samples = m_s.bench_min_samples;
+  ho.bench_max_rse = m_s.bench_max_rse;
   ho.bench = m_s.bench;
   ho.cancel = &cancel;
   if (const auto* b = job.payload.if_contains("bench"); b && b->is_bool()) ho.bench = b->as_bool();

@@ -184,7 +184,10 @@ Status Harness::run_cases(const std::string& command, const std::string& instanc
     return &out;
   };
   std::vector<std::string> common{"--timeout-s", std::to_string(m_opt.kernel_timeout_s)};
-  if (bench) common.insert(common.end(), {"--time-cap-ms", std::to_string(m_opt.bench_time_cap_ms)});
+  if (bench)
+    common.insert(common.end(), {"--time-cap-ms", std::to_string(m_opt.bench_time_cap_ms), "--warmup-ms",
+                                 std::to_string(m_opt.bench_warmup_ms), "--min-samples", std::to_string(m_opt.bench_min_samples),
+                                 "--max-rse", std::to_string(m_opt.bench_max_rse)});
   std::vector<HarnessCase> pending = cases;
   if (grid && !cases.empty()) {
     std::vector<std::string> args{command, "--all", "--instance", instance};

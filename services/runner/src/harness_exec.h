@@ -42,6 +42,9 @@ struct HarnessOptions {
   double kernel_timeout_s = 60;                  // the harness's own watchdog (--timeout-s)
   std::chrono::seconds process_timeout{900};     // a whole-grid process; one case gets a third
   double bench_time_cap_ms = 500;
+  double bench_warmup_ms = 200;   // long enough for the clocks to settle under load
+  int bench_min_samples = 20;
+  double bench_max_rse = 0.005;
   bool bench = true;
   const std::atomic<bool>* cancel = nullptr;
 };

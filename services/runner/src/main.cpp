@@ -49,6 +49,9 @@ int main(int argc, char** argv) {
       .add("kernel-timeout", "KPORT_KERNEL_TIMEOUT", "60", "gpu role: seconds one kernel may run before the harness calls it hung")
       .add("process-timeout", "KPORT_PROCESS_TIMEOUT", "900", "gpu role: seconds one harness process may run before it is killed")
       .add("bench-time-cap-ms", "KPORT_BENCH_TIME_CAP_MS", "500", "gpu role: time cap of one measurement")
+      .add("bench-warmup-ms", "KPORT_BENCH_WARMUP_MS", "200", "gpu role: work before each measurement, so clocks settle")
+      .add("bench-min-samples", "KPORT_BENCH_MIN_SAMPLES", "20", "gpu role: fewest timed samples of one measurement")
+      .add("bench-max-rse", "KPORT_BENCH_MAX_RSE", "0.005", "gpu role: stop sampling below this relative standard error")
       .add_flag("no-bench", "KPORT_NO_BENCH", false, "gpu role: check numerics only, time nothing")
       .add("log-level", "KPORT_LOG_LEVEL", "info", "trace, debug, info, warn, error");
   if (auto st = o.parse(argc, argv); !st.ok()) {
@@ -149,6 +152,14 @@ int main(int argc, char** argv) {
     s.kernel_timeout_s = static_cast<double>(number("kernel-timeout", 1, 86400));
     s.process_timeout = std::chrono::seconds(number("process-timeout", 5, 86400));
     s.bench_time_cap_ms = static_cast<double>(number("bench-time-cap-ms", 1, 600000));
+    s.bench_warmup_ms = static_cast<double>(number("bench-warmup-ms", 0, 60000));
+    s.bench_min_samples = static_cast<int>(number("bench-min-samples", 1, 100000));
+    auto rse = std::strtod(o.get("bench-max-rse").c_str(), nullptr);
+    if (!(rse > 0 && rse <= 1)) {
+      std::cerr << "kport-runner: --bench-max-rse must be in (0, 1]\n";
+      return 2;
+    }
+    s.bench_max_rse = rse;
     s.bench = !o.flag("no-bench");
     s.build = b;
     s.build.workdir = b.workdir;  // workspaces and build trees are shared by the GPUs of a host

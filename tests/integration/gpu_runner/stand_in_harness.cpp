@@ -106,7 +106,10 @@ int main(int argc, char** argv) {
     else if (a[i] == "--instance" && i + 1 < a.size()) instance = a[++i];
     else if (a[i] == "--shape" && i + 1 < a.size()) shape = a[++i];
     else if (a[i] == "--dtype" && i + 1 < a.size()) dtype = a[++i];
-    else if ((a[i] == "--timeout-s" || a[i] == "--time-cap-ms" || a[i] == "--seed") && i + 1 < a.size()) ++i;
+    else if ((a[i] == "--timeout-s" || a[i] == "--time-cap-ms" || a[i] == "--seed" || a[i] == "--warmup-ms" ||
+              a[i] == "--min-samples" || a[i] == "--max-rse") &&
+             i + 1 < a.size())
+      ++i;
     else return usage("unknown option " + a[i]);
   }
   if (cmd == "list") {

@@ -28,6 +28,9 @@ struct GpuSettings {
   double kernel_timeout_s = 60;
   std::chrono::seconds process_timeout{900};
   double bench_time_cap_ms = 500;
+  double bench_warmup_ms = 200;
+  int bench_min_samples = 20;
+  double bench_max_rse = 0.005;
   bool bench = true;
   BuildSettings build;                      // for a local build when no harness artifact exists
   std::string nvcc_probe = "nvcc";
