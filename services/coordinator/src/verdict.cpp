@@ -169,7 +169,11 @@ Verdict decide(const std::string& commit, const db::VerdictInputs& mine, const s
     }
     auto job = jobs.find(m->second->job_id);
     if (job != jobs.end() && unfinished(job->second->status)) continue;  // listed below as an unfinished job
-    reason->message += " (re-measured)";
+    // A re-measure that could not run leaves the first figures standing, and says so.
+    const bool measured_again = job != jobs.end() && job->second->status == db::JobStatus::succeeded;
+    reason->message += measured_again ? " (re-measured)"
+                                  : " (re-measure job " + std::to_string(m->second->job_id) + " " +
+                                        (job == jobs.end() ? std::string("missing") : std::string(db::to_string(job->second->status))) + ")";
     reason->figures["remeasure_job"] = m->second->job_id;
     v.reasons.push_back(std::move(*reason));
   }

@@ -98,6 +98,7 @@ TEST_F(Verdicts, ComparesWithTheParentAndReMeasuresSlowdownsOnce) {
   auto rm = claim(gpu);
   ASSERT_TRUE(rm.is_object());
   EXPECT_EQ(rm.at("commit").as_string(), b);
+  EXPECT_EQ(rm.at("gpu_model"), boost::json::value("NVIDIA H200")) << rm;
   EXPECT_NE(boost::json::serialize(rm.at("payload")).find("remeasure"), std::string::npos) << rm;
   std::int64_t rm_id = rm.at("id").to_number<std::int64_t>();
   std::string base = "/api/v1/jobs/" + std::to_string(rm_id);

@@ -86,6 +86,12 @@ TEST(VerdictRules, SlowdownsWithinNoiseOrThresholdDoNotCount) {
   ASSERT_EQ(v.status, "fail");
   EXPECT_EQ(v.reasons[0].kind, "perf_regression");
   EXPECT_NE(v.reasons[0].message.find("+5.0%"), std::string::npos) << v.reasons[0].message;
+  EXPECT_NE(v.reasons[0].message.find("(re-measured)"), std::string::npos) << v.reasons[0].message;
+  // A re-measure that failed leaves the first figures, and the reason says so.
+  mine.jobs.back().status = db::JobStatus::failed;
+  v = decide("c", mine, k_base, base);
+  ASSERT_EQ(v.status, "fail");
+  EXPECT_NE(v.reasons[0].message.find("(re-measure job 3 failed)"), std::string::npos) << v.reasons[0].message;
   // The re-measure still running: wait for it.
   mine.jobs.back().status = db::JobStatus::running;
   EXPECT_EQ(decide("c", mine, k_base, base).status, "pending");
