@@ -3,6 +3,9 @@
 // branch deletes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <thread>
+
 #include "hook_fixture.h"
 
 namespace kport::testing {
@@ -114,6 +117,24 @@ TEST_F(Hooks, TheSameDeliveryTwiceMakesOnePipeline) {
   EXPECT_EQ(send(gl, h).status, 201);
   EXPECT_EQ(send(gl, h).status, 200);
   EXPECT_EQ(pipeline_count(), 2);
+}
+
+TEST_F(Hooks, ConcurrentRedeliveriesStillMakeOnePipeline) {
+  std::string body = push_body("org/kernels", "refs/heads/main", zero, commit_sha(20));
+  http::HeaderList headers = {{"Content-Type", "application/json"}, {"X-GitHub-Event", "push"}, {"X-GitHub-Delivery", "race-1"},
+                              {"X-Hub-Signature-256", "sha256=" + hmac_hex(k_hook_secret, body)}};
+  std::vector<int> statuses(8, 0);
+  std::vector<std::thread> senders;
+  for (std::size_t i = 0; i < statuses.size(); ++i)
+    senders.emplace_back([&, i] {
+      auto r = http::fetch("POST", url("/api/v1/hooks/push"), body, headers);
+      statuses[i] = r.ok() ? r->status : -1;
+    });
+  for (auto& t : senders) t.join();
+  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 201), 1);
+  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 200), 7);
+  EXPECT_EQ(pipeline_count(), 1);
+  EXPECT_EQ(job_count(), 1);
 }
 
 TEST_F(Hooks, NonPushEventsAndTagsAreAcknowledgedWithoutPipelines) {
