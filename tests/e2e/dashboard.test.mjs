@@ -197,5 +197,7 @@ test('a result posted by a runner appears live without moving the page', opts, a
     // The coordinator reuses dashboard answers until an event announces a change.
     const overview = await k.client.call('GET', '/api/v1/dashboard/overview');
     assert.equal(overview.pipelines.length, 3, 'the cached overview was refreshed by the events');
+    assert.equal(overview.results[0].instance, 'gemm.wgmma_tma.a', 'its latest results too');
+    assert.equal(overview.results[0].status, 'passed');
   });
 });

@@ -3,7 +3,7 @@
 import { api } from './api.js';
 
 const first = {
-  overview: () => Promise.all([api.overview(), api.results({ limit: 15 })]),
+  overview: () => api.overview(),
   target: (r) => api.target(r.arg),
   commit: (r) => api.commit(r.arg),
   kernel: (r) => api.kernel(r.arg, r.params.get('dtype'), r.params.get('shape')),

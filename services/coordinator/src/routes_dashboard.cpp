@@ -18,6 +18,7 @@ using http::Response;
 namespace {
 
 constexpr std::size_t k_recent_pipelines = 10;
+constexpr int k_recent_results = 15;
 constexpr std::size_t k_changes_per_group = 200;
 // Bounds what events do not announce: runners going quiet, awaiting-runner states.
 constexpr std::int64_t k_cache_max_age_ms = 5000;
@@ -74,12 +75,19 @@ Response overview(Context& ctx) {
   if (!pipelines.ok()) return http::error_response(pipelines.error());
   auto queue = ctx.store->queue_stats();
   if (!queue.ok()) return http::error_response(queue.error());
+  // The latest results, as GET /api/v1/results?limit=15 lists them: the page paints
+  // from this one answer.
+  db::ResultFilter rf;
+  rf.limit = k_recent_results;
+  auto results = ctx.store->list_results(rf);
+  if (!results.ok()) return http::error_response(results.error());
   return http::json_ok(json::object{
       {"targets", std::move(rows)},
       {"runners", {{"online", online}, {"busy", busy}, {"registered", static_cast<std::int64_t>(runners->size())},
                    {"online_by_role", std::move(by_role)}}},
       {"queue", to_json(*queue)},
-      {"pipelines", page_to_json(*pipelines).as_object()["items"]}});
+      {"pipelines", page_to_json(*pipelines).as_object()["items"]},
+      {"results", page_to_json(*results).as_object()["items"]}});
 }
 
 Response target_page(Context& ctx, std::string_view name) {

@@ -56,11 +56,12 @@ function resultRow(r) {
 }
 
 export async function render(root, route) {
-  const [data, recent] = await (route.first || Promise.all([api.overview(), api.results({ limit: 15 })]));
+  // One answer: progress, runners, queue, recent pipelines and the latest results.
+  const data = await (route.first || api.overview());
   const progressBody = h('tbody', {}, data.targets.map(targetRows));
   const runnersEl = h('p', { class: 'summary' });
   const pipelinesBody = h('tbody', {}, data.pipelines.map(pipelineRow));
-  const resultsBody = h('tbody', {}, recent.items.map(resultRow));
+  const resultsBody = h('tbody', {}, data.results.map(resultRow));
   const paintRunners = (d) => fill(runnersEl,
     h('a', { href: '#/runners' }, `${d.runners.online} runners online`),
     ` (${d.runners.online_by_role.gpu || 0} GPU, ${d.runners.online_by_role.build || 0} build; ${d.runners.busy} busy)`,
