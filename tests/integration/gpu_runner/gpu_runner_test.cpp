@@ -158,6 +158,26 @@ TEST_F(GpuRunnerTest, EveryFaultBecomesAResultAndTheRunnerGoesOn) {
   for (const auto& r : runners.at("items").as_array()) EXPECT_NE(r.at("name").as_string(), "gpu-host-gpu0");
 }
 
+TEST_F(GpuRunnerTest, SigtermFinishesTheJobInHandThenDeregisters) {
+  std::string sha = commit_sha(10);
+  std::int64_t check = build_with_stand_in(sha);
+  ASSERT_GT(check, 0);
+  start_gpu_runner("leaving");
+  wait_job(check, std::chrono::seconds(60), "running");
+  ::kill(runner_pid, SIGTERM);
+  int status = 0;
+  ASSERT_EQ(::waitpid(runner_pid, &status, 0), runner_pid);
+  runner_pid = -1;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << runner_output();
+  // The job was finished, not abandoned: its one attempt ended and every case is stored.
+  auto job = get("/api/v1/jobs/" + std::to_string(check)).body.as_object();
+  EXPECT_EQ(job.at("status").as_string(), "failed") << json::serialize(job);  // the stand-in's faults
+  EXPECT_EQ(job.at("attempt").to_number<std::int64_t>(), 1);
+  EXPECT_EQ(results_of(sha).size(), 18u);
+  auto runners = get("/api/v1/runners").body;
+  for (const auto& r : runners.at("items").as_array()) EXPECT_NE(r.at("name").as_string(), "leaving-gpu0");
+}
+
 TEST_F(GpuRunnerTest, AnUnhealthyGpuGivesTheJobBackAndTakesNoWorkUntilItAnswers) {
   fs::path sick = dir.path() / "gpu-sick";
   ::setenv("KPORT_STAND_IN_SICK", sick.c_str(), 1);
