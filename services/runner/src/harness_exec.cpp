@@ -120,6 +120,8 @@ Result<json::object> Harness::device() {
   auto doc = find_document(out->output);
   if (out->exit_code != 0 || !doc || doc->contains("error"))
     return make_error(Errc::unavailable, "`device` exited with " + std::to_string(out->exit_code) + ": " + excerpt(out->output));
+  if (str(*doc, "compute_capability").empty())
+    return make_error(Errc::unavailable, "`device` named no compute capability: " + excerpt(out->output));
   return *doc;
 }
 

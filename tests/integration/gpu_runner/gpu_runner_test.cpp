@@ -58,10 +58,10 @@ class GpuRunnerTest : public BuildRunnerTest {
     return 0;
   }
 
-  void start_gpu_runner(const std::string& name) {
+  void start_gpu_runner(const std::string& name, const std::string& arch = "9.0") {
     fs::path inventory = dir.path() / "gpus.json";
     std::ofstream(inventory) << R"([{"index":0,"name":"NVIDIA H200","uuid":"GPU-0badc0de-0000-4000-8000-000000000001",)"
-                             << R"("arch":"9.0","sm_count":132,"memory_mib":143771,"driver":"580.95.05"}])";
+                             << R"("arch":")" << arch << R"(","sm_count":132,"memory_mib":143771,"driver":"580.95.05"}])";
     spawn_runner({KPORT_RUNNER_BIN, "--role", "gpu", "--server", url(""), "--registration-token", k_registration, "--workdir",
                   (dir.path() / ("work-" + name)).string(), "--name", name, "--gpus", inventory.string(), "--claim-wait", "1",
                   "--kernel-timeout", "1", "--process-timeout", "5", "--bench-time-cap-ms", "50"});
@@ -226,6 +226,54 @@ TEST_F(GpuRunnerTest, AKilledRunnersJobComesBackByLeaseExpiryAndRunsElsewhere) {
   // Both attempts' results of the good instance are kept: results are immutable.
   auto good = get("/api/v1/results?commit=" + sha + "&instance=gemm.good.steady&limit=100").body.at("items").as_array();
   EXPECT_EQ(good.size(), 6u);
+}
+
+// No artifact from the build: the GPU runner checks the commit out and builds the harness
+// itself (real nvcc, the fixture kernels). The fixture's harness answers `device` without a
+// GPU's compute capability, so the runner calls the GPU unusable and the attempt goes back
+// to the queue with that reason.
+TEST_F(GpuRunnerTest, WithoutAHarnessArtifactTheRunnerBuildsOne) {
+  if (!nvcc_available()) GTEST_SKIP() << "no nvcc here: the runner's local build needs a CUDA toolkit";
+  std::string sha = make_repository();
+  add_target("sm_80", "8.0");
+  ASSERT_EQ(post("/api/v1/repositories", json::object{{"name", "kernels"}, {"url", origin}}, k_admin).status, 201);
+  auto p = post("/api/v1/pipelines", json::object{{"commit", sha}, {"repo", "kernels"}, {"targets", json::array{"sm_80"}}}, k_admin);
+  ASSERT_EQ(p.status, 201) << p.raw;
+  auto reg = post("/api/v1/runners/register",
+                  json::object{{"name", "builder"}, {"role", "build"}, {"capabilities", json::object{{"targets", json::array{"sm_80"}}}}},
+                  k_registration);
+  ASSERT_EQ(reg.status, 201) << reg.raw;
+  std::string builder(reg.body.at("token").as_string());
+  auto job = claim(builder, 2);
+  ASSERT_TRUE(job.is_object());
+  std::string build_id = std::to_string(job.at("id").to_number<std::int64_t>());
+  int attempt = static_cast<int>(job.at("attempt").to_number<std::int64_t>());
+  json::object rec{{"family", "softmax"}, {"variant", "tiny"}, {"status", "ok"}};  // no artifact
+  ASSERT_EQ(post("/api/v1/jobs/" + build_id + "/builds", json::object{{"attempt", attempt}, {"records", json::array{rec}}}, builder).status, 200);
+  ASSERT_EQ(post("/api/v1/jobs/" + build_id + "/complete", json::object{{"attempt", attempt}}, builder).status, 200);
+  std::int64_t check = 0;
+  auto pipeline = get("/api/v1/pipelines/" + std::to_string(p.body.at("id").as_int64()));
+  for (const auto& j : pipeline.body.at("jobs").as_array())
+    if (j.at("kind").as_string() == "check") check = j.at("id").to_number<std::int64_t>();
+  ASSERT_GT(check, 0);
+
+  start_gpu_runner("builds-its-own", "8.0");
+  json::object state;
+  for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(400); std::chrono::steady_clock::now() < end;) {
+    state = get("/api/v1/jobs/" + std::to_string(check)).body.as_object();
+    std::string st(state.at("status").as_string());
+    if ((st == "queued" && state.at("attempt").to_number<std::int64_t>() >= 1) || st == "failed" || st == "succeeded") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  std::string out = runner_output();
+  EXPECT_NE(out.find("no harness artifact"), std::string::npos) << out;
+  EXPECT_NE(out.find("building it here"), std::string::npos) << out;
+  bool linked = false;
+  for (const auto& e : fs::recursive_directory_iterator(dir.path() / "work-builds-its-own"))
+    linked |= e.path().filename() == "kport-harness-sm_80";
+  EXPECT_TRUE(linked) << out;
+  ASSERT_EQ(state.at("status").as_string(), "queued") << json::serialize(state) << out;
+  EXPECT_NE(std::string(state.at("failure_reason").as_string()).find("not usable"), std::string::npos) << json::serialize(state);
 }
 
 }  // namespace
