@@ -27,16 +27,16 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
 
-start_coordinator() {  # db port-file
+start_coordinator() {  # db port-file; sets $port (not in a subshell, so cleanup knows the pid)
   rm -f "$2"
   $bin/kport-coordinator --listen 127.0.0.1:0 --db "$1" --port-file "$2" --admin-token bench-admin \
-      --registration-token bench-reg --log-level warn --threads 2 --workers 4 &
+      --registration-token bench-reg --log-level warn --threads 2 --workers 4 >>"$work/coordinator.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 100); do [ -s "$2" ] && break; sleep 0.1; done
-  cat "$2"
+  port=$(cat "$2")
 }
 
-port=$(start_coordinator $db $work/port)
+start_coordinator $db $work/port
 query="/api/v1/best?gpu=NVIDIA%20H200&op=gemm&dtype=bf16&shape=m=4096,n=4096,k=4096"
 curl -sf "http://127.0.0.1:$port$query" > $work/best.json
 echo "== best-kernel answer ($(wc -c < $work/best.json) bytes): $(head -c 160 $work/best.json)..."
@@ -74,6 +74,6 @@ wrk -t2 -c"$connections" -d"${duration}s" --latency "http://127.0.0.1:18089/best
 
 echo "== queue: claim -> result -> complete on a fresh database"
 rm -f $work/queue.db*
-qport=$(start_coordinator $work/queue.db $work/qport)
+start_coordinator $work/queue.db $work/qport; qport=$port
 $bin/kport-bench-queue --server "http://127.0.0.1:$qport" --admin-token bench-admin \
     --registration-token bench-reg --pipelines "${KPORT_BENCH_PIPELINES:-2000}" --runners 4 | tee $work/queue.txt
