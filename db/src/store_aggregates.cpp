@@ -115,6 +115,18 @@ Result<std::vector<BestCandidate>> Store::best_candidates(std::string_view gpu_m
   });
 }
 
+Result<std::vector<std::string>> Store::best_instances(std::string_view gpu_model) {
+  return m_impl->read<std::vector<std::string>>([&](Connection& c) -> Result<std::vector<std::string>> {
+    auto s = c.prepare(
+        "SELECT DISTINCT b.instance FROM best_candidates b WHERE b.gpu_model = ?1 AND b.median_us ="
+        " (SELECT min(o.median_us) FROM best_candidates o WHERE o.gpu_model = b.gpu_model"
+        "  AND o.family = b.family AND o.dtype = b.dtype AND o.shape = b.shape) ORDER BY 1");
+    if (!s) return std::move(s).error();
+    s->bind(1, gpu_model);
+    return detail::collect<std::string>(*s, [](const detail::Stmt& st) { return st.text(0); });
+  });
+}
+
 Result<std::vector<BuiltInstance>> Store::built_variants(std::string_view target, std::string_view family) {
   return m_impl->read<std::vector<BuiltInstance>>([&](Connection& c) -> Result<std::vector<BuiltInstance>> {
     // SQLite takes the bare columns of an aggregate query from the row holding max(id):

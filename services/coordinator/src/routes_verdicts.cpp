@@ -42,6 +42,14 @@ Result<db::NewPipeline> revalidation_pipeline(Context& ctx, const db::Revalidati
   np.reason = rv.previous_driver.empty() ? db::PipelineReason::new_gpu : db::PipelineReason::new_driver;
   np.note = rv.previous_driver.empty() ? "new GPU " + rv.gpu_model + " (arch " + rv.arch + ", driver " + rv.driver + ")"
                                        : "new driver " + rv.driver + " on " + rv.gpu_model + " (was " + rv.previous_driver + ")";
+  // A new driver on a known GPU model re-checks the instances that are best there now;
+  // a GPU model never seen has no best yet, so everything is checked.
+  json::array best;
+  if (!rv.previous_driver.empty()) {
+    auto names = ctx.store->best_instances(rv.gpu_model);
+    if (!names.ok()) return std::move(names).error();
+    for (const auto& n : *names) best.emplace_back(n);
+  }
   auto targets = ctx.store->list_targets();
   if (!targets.ok()) return std::move(targets).error();
   for (const auto& t : *targets) {
@@ -66,8 +74,10 @@ Result<db::NewPipeline> revalidation_pipeline(Context& ctx, const db::Revalidati
     spec.gpu_model = rv.gpu_model;
     spec.depends_on = b.id;
     spec.max_attempts = ctx.config.max_attempts;
-    spec.payload_json = json::serialize(json::object{
-        {"revalidate", json::object{{"gpu_model", rv.gpu_model}, {"driver", rv.driver}, {"previous_driver", rv.previous_driver}}}});
+    json::object payload{
+        {"revalidate", json::object{{"gpu_model", rv.gpu_model}, {"driver", rv.driver}, {"previous_driver", rv.previous_driver}}}};
+    if (!best.empty()) payload["instances"] = best;  // the GPU runner checks only these
+    spec.payload_json = json::serialize(payload);
     if (np.commit_sha.empty()) np.commit_sha = b.commit_sha;
     np.jobs.push_back(std::move(spec));
   }

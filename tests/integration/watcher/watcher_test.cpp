@@ -135,6 +135,8 @@ TEST_F(Watcher, NewTargetNewCommitNewGpuAndNewDriver) {
   ASSERT_TRUE(reval.is_object());
   EXPECT_EQ(reval.at("gpu_model").as_string(), "NVIDIA Future");
   EXPECT_NE(boost::json::serialize(reval.at("payload")).find("\"previous_driver\":\"600.1\""), std::string::npos) << reval;
+  // A new driver re-checks the instances that are best on that GPU model now.
+  EXPECT_NE(boost::json::serialize(reval.at("payload")).find("\"instances\":[\"gemm.simt.default\"]"), std::string::npos) << reval;
   std::string base = "/api/v1/jobs/" + std::to_string(reval.at("id").to_number<std::int64_t>());
   ASSERT_EQ(post(base + "/results", object{{"attempt", 1}, {"results", array{result("600.2", 12.0)}}}, second).status, 200);
   ASSERT_EQ(post(base + "/complete", object{{"attempt", 1}, {"status", "succeeded"}}, second).status, 200);

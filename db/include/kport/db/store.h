@@ -226,6 +226,8 @@ class Store {
   // by shape, then median. Empty gpu_model means every GPU model (provisional answers).
   Result<std::vector<BestCandidate>> best_candidates(std::string_view gpu_model,
                                                      std::string_view family, std::string_view dtype);
+  // The instances that are fastest for some (family, dtype, shape) on that GPU model.
+  Result<std::vector<std::string>> best_instances(std::string_view gpu_model);
   // Variants whose latest build record for the target is ok.
   Result<std::vector<BuiltInstance>> built_variants(std::string_view target, std::string_view family);
 
