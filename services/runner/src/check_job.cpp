@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -34,17 +35,15 @@ const json::object* obj(const json::object& o, std::string_view key) {
   return v && v->is_object() ? &v->as_object() : nullptr;
 }
 
-// The artifact named by an ok build record of `query`, with the commit it was built at.
-std::optional<std::pair<std::string, std::string>> harness_artifact(CoordinatorApi& api, const std::string& query) {
+// The artifact named by an ok build record of `query`.
+std::optional<std::string> harness_artifact(CoordinatorApi& api, const std::string& query) {
   auto page = api.get("/api/v1/builds?" + query + "&status=ok&limit=200");
   if (!page.ok() || !page->is_object()) return std::nullopt;
   const auto* items = page->as_object().if_contains("items");
   if (!items || !items->is_array()) return std::nullopt;
-  for (const auto& it : items->as_array()) {
-    if (!it.is_object()) continue;
-    auto sha = str(it.as_object(), "artifact");
-    if (!sha.empty()) return std::make_pair(sha, str(it.as_object(), "commit"));
-  }
+  for (const auto& it : items->as_array())
+    if (it.is_object())
+      if (auto sha = str(it.as_object(), "artifact"); !sha.empty()) return sha;
   return std::nullopt;
 }
 
@@ -134,13 +133,11 @@ Status CheckHandler::ready() {
 Result<fs::path> CheckHandler::harness_for(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel, const LogFn& log) {
   // The build this check depends on names the artifact; a check with no build (queued
   // directly) takes any ok build of its commit and target.
-  std::optional<std::pair<std::string, std::string>> found;
-  if (auto j = api.get("/api/v1/jobs/" + std::to_string(job.id)); j.ok() && j->is_object())
-    if (const auto* dep = j->as_object().if_contains("depends_on"); dep && dep->is_int64())
-      found = harness_artifact(api, "job=" + std::to_string(dep->as_int64()));
+  std::optional<std::string> found;
+  if (job.depends_on) found = harness_artifact(api, "job=" + std::to_string(*job.depends_on));
   if (!found) found = harness_artifact(api, "commit=" + job.commit + "&target=" + job.target);
   if (found) {
-    const std::string& sha = found->first;
+    const std::string& sha = *found;
     fs::path path = m_s.workdir / "harness" / sha / ("kport-harness-" + job.target);
     if (fs::exists(path)) {
       log("harness " + sha.substr(0, 12) + " from the local cache");
@@ -241,7 +238,6 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
                         {"telemetry_before", read_telemetry(m_s.nvidia_smi, m_s.gpu.uuid)},
                         {"kernel_timeout_s", m_s.kernel_timeout_s}};
   if (const auto* ck = obj(*device, "clock")) env_base["clock_at_start"] = *ck;
-  std::string commit = job.commit;
   std::map<std::string, int> counts;
   std::vector<std::string> problems;
   for (const auto& inst : instances) {
@@ -259,7 +255,7 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
       ++counts[o.status];
       if (o.status != "passed" && o.status != "unsupported" && problems.size() < 12)
         problems.push_back(o.c.instance + " " + o.c.dtype + " " + o.c.shape + ": " + o.status + (o.message.empty() ? "" : " (" + o.message + ")"));
-      docs.push_back(result_json(o, m_s.gpu, commit, toolkit, env_base));
+      docs.push_back(result_json(o, m_s.gpu, job.commit, toolkit, env_base));
     }
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     int timed = 0;

@@ -80,6 +80,7 @@ Result<std::optional<ClaimedJob>> CoordinatorApi::claim(std::chrono::seconds wai
   j.commit = std::string(o.at("commit").as_string());
   j.target = std::string(o.at("target").as_string());
   j.attempt = static_cast<int>(o.at("attempt").to_number<std::int64_t>());
+  if (const auto* d = o.if_contains("depends_on"); d && d->is_int64()) j.depends_on = d->as_int64();
   if (const auto* p = o.if_contains("payload"); p && p->is_object()) j.payload = p->as_object();
   return std::optional<ClaimedJob>(std::move(j));
 }

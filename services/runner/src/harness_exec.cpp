@@ -97,44 +97,48 @@ Harness::RunResult Harness::run(const std::vector<std::string>& args, std::chron
   return r;
 }
 
-Result<json::object> Harness::list() {
+Result<Harness::Answer> Harness::ask(const std::vector<std::string>& args, std::chrono::seconds limit) {
+  std::vector<std::string> argv{m_opt.harness.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
   porting::ProcessOptions o;
-  o.timeout = std::chrono::seconds(120);
+  o.timeout = limit;
   o.env = m_opt.env;
-  auto out = porting::run_process({m_opt.harness.string(), "list"}, o);
+  auto out = porting::run_process(argv, o);
   if (!out.ok()) return std::move(out).error();
-  auto doc = find_document(out->output);
-  if (out->exit_code != 0 || !doc)
-    return make_error(Errc::unprocessable, m_opt.harness.filename().string() + " list exited with " + std::to_string(out->exit_code) +
-                                               (doc ? "" : " and printed no JSON: " + excerpt(out->output)));
-  return *doc;
+  Answer a{std::move(*out), std::nullopt};
+  a.doc = find_document(a.out.output);
+  return a;
+}
+
+Result<json::object> Harness::list() {
+  auto a = ask({"list"}, std::chrono::seconds(120));
+  if (!a.ok()) return std::move(a).error();
+  if (a->out.exit_code != 0 || !a->doc)
+    return make_error(Errc::unprocessable, m_opt.harness.filename().string() + " list exited with " + std::to_string(a->out.exit_code) +
+                                               (a->doc ? "" : " and printed no JSON: " + excerpt(a->out.output)));
+  return *a->doc;
 }
 
 Result<json::object> Harness::device() {
-  porting::ProcessOptions o;
-  o.timeout = std::chrono::seconds(120);
-  o.env = m_opt.env;
-  auto out = porting::run_process({m_opt.harness.string(), "device"}, o);
-  if (!out.ok()) return std::move(out).error();
-  if (out->timed_out) return make_error(Errc::unavailable, "the GPU did not answer `device` within 120 s");
-  auto doc = find_document(out->output);
-  if (out->exit_code != 0 || !doc || doc->contains("error"))
-    return make_error(Errc::unavailable, "`device` exited with " + std::to_string(out->exit_code) + ": " + excerpt(out->output));
-  if (str(*doc, "compute_capability").empty())
-    return make_error(Errc::unavailable, "`device` named no compute capability: " + excerpt(out->output));
-  return *doc;
+  auto a = ask({"device"}, std::chrono::seconds(120));
+  if (!a.ok()) return std::move(a).error();
+  if (a->out.timed_out) return make_error(Errc::unavailable, "the GPU did not answer `device` within 120 s");
+  if (a->out.exit_code != 0 || !a->doc || a->doc->contains("error"))
+    return make_error(Errc::unavailable, "`device` exited with " + std::to_string(a->out.exit_code) + ": " + excerpt(a->out.output));
+  if (str(*a->doc, "compute_capability").empty())
+    return make_error(Errc::unavailable, "`device` named no compute capability: " + excerpt(a->out.output));
+  return *a->doc;
 }
 
 Result<std::vector<HarnessCase>> Harness::plan(const std::string& command, const std::string& instance) {
-  porting::ProcessOptions o;
-  o.timeout = std::chrono::seconds(60);
-  auto out = porting::run_process({m_opt.harness.string(), command, "--all", "--instance", instance, "--plan"}, o);
-  if (!out.ok()) return std::move(out).error();
-  auto doc = find_document(out->output);
+  auto a = ask({command, "--all", "--instance", instance, "--plan"}, std::chrono::seconds(60));
+  if (!a.ok()) return std::move(a).error();
+  auto& out = a->out;
+  auto& doc = a->doc;
   const json::value* plan = doc ? doc->if_contains("plan") : nullptr;
-  if (out->exit_code != 0 || !plan || !plan->is_array())
-    return make_error(Errc::unprocessable, command + " --plan for " + instance + " exited with " + std::to_string(out->exit_code) +
-                                               ": " + excerpt(out->output));
+  if (out.exit_code != 0 || !plan || !plan->is_array())
+    return make_error(Errc::unprocessable, command + " --plan for " + instance + " exited with " + std::to_string(out.exit_code) +
+                                               ": " + excerpt(out.output));
   std::vector<HarnessCase> cases;
   for (const auto& v : plan->as_array()) {
     if (!v.is_object()) continue;

@@ -15,10 +15,12 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kport/common/result.h"
+#include "kport/porting/subprocess.h"
 
 namespace kport::runner {
 
@@ -77,6 +79,12 @@ class Harness {
     std::string message;
   };
   RunResult run(const std::vector<std::string>& args, std::chrono::seconds limit);
+  // A quick command (list, device, --plan): its output and the JSON document in it.
+  struct Answer {
+    porting::ProcessOutput out;
+    std::optional<boost::json::object> doc;
+  };
+  Result<Answer> ask(const std::vector<std::string>& args, std::chrono::seconds limit);
   // Runs `command` over `cases` (the whole grid in one process when `grid`); fills `done`.
   Status run_cases(const std::string& command, const std::string& instance, const std::vector<HarnessCase>& cases, bool grid,
                    std::vector<CaseOutcome>& done);

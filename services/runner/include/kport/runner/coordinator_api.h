@@ -32,6 +32,7 @@ struct ClaimedJob {
   std::string commit;
   std::string target;
   int attempt = 0;
+  std::optional<std::int64_t> depends_on;  // a check job: the build whose harness it runs
   boost::json::object payload;
 };
 
