@@ -113,9 +113,10 @@ json::value revalidation_json(Context& ctx, const db::Revalidation& rv) {
 
 }  // namespace
 
-Result<Verdict> commit_verdict(Context& ctx, const std::string& sha) {
-  auto mine = ctx.store->verdict_inputs(sha);
-  if (!mine.ok()) return std::move(mine).error();
+namespace {
+
+// The verdict of `sha` from its own inputs, already read, against its validated ancestor.
+Result<Verdict> verdict_of(Context& ctx, const std::string& sha, const db::VerdictInputs& mine) {
   auto ancestor = ctx.store->validated_ancestor(sha);
   if (!ancestor.ok()) return std::move(ancestor).error();
   db::VerdictInputs base;
@@ -124,7 +125,15 @@ Result<Verdict> commit_verdict(Context& ctx, const std::string& sha) {
     if (!b.ok()) return std::move(b).error();
     base = std::move(*b);
   }
-  return decide(sha, *mine, *ancestor, base);
+  return decide(sha, mine, *ancestor, base);
+}
+
+}  // namespace
+
+Result<Verdict> commit_verdict(Context& ctx, const std::string& sha) {
+  auto mine = ctx.store->verdict_inputs(sha);
+  if (!mine.ok()) return std::move(mine).error();
+  return verdict_of(ctx, sha, *mine);
 }
 
 void review_commit(Context& ctx, std::int64_t job_id) {
@@ -133,13 +142,13 @@ void review_commit(Context& ctx, std::int64_t job_id) {
   // A revalidation measures an old commit on a new driver: compared with the previous
   // driver (GET /api/v1/revalidations), not a reason to re-measure the commit.
   if ((*job)->payload_json.find("\"revalidate\"") != std::string::npos) return;
-  auto v = commit_verdict(ctx, (*job)->commit_sha);
+  auto inputs = ctx.store->verdict_inputs((*job)->commit_sha);
+  if (!inputs.ok()) return;
+  auto v = verdict_of(ctx, (*job)->commit_sha, *inputs);
   if (!v.ok()) {
     log::warn("verdict failed", {{"commit", (*job)->commit_sha}, {"error", v.error().message}});
     return;
   }
-  auto inputs = ctx.store->verdict_inputs((*job)->commit_sha);
-  if (!inputs.ok()) return;
   for (const auto& req : v->remeasure) {
     // The re-measure consumes the same build as the first measurement.
     const db::Job* build = nullptr;
