@@ -27,7 +27,9 @@ std::string usage_text() {
   return "usage: kport-harness-<target> list | device | "
          "check (--instance NAME --dtype bf16|fp16|fp32 --shape SPEC | --all [--filter TEXT] "
          "[--dtype D|all] [--shape SPEC]) [--seed S] [--plan] | bench (same selection) "
-         "[--time-cap-ms MS] [--max-rse R] [--warmup-ms MS] [--min-samples N] [--no-baseline]; "
+         "[--time-cap-ms MS] [--max-rse R] [--warmup-ms MS] [--min-samples N] [--no-baseline] "
+         "[--throttle-threshold F] [--throttle-recovery-ms MS] [--sample-gap-ms MS] [--max-duty F] [--no-blocker] "
+         "[--l2-flush write|read|off] [--trace]; "
          "all: [--timeout-s S]. Shapes: gemm m=..,n=..,k=..; attention b=..,h=..,l=..,d=..[,causal=1]; "
          "rmsnorm/softmax rows=..,cols=..";
 }
@@ -80,6 +82,17 @@ std::optional<HarnessError> parse_args(const std::vector<std::string>& args, Opt
     else if (a == "--max-rse") err = number(o.max_rse, 1e-6, 1);
     else if (a == "--warmup-ms") err = number(o.warmup_ms, 0, 60000);
     else if (a == "--timeout-s") err = number(o.timeout_s, 0.1, 86400);
+    else if (a == "--throttle-threshold") err = number(o.throttle_threshold, 0, 1);
+    else if (a == "--throttle-recovery-ms") err = number(o.throttle_recovery_ms, 0, 10000);
+    else if (a == "--sample-gap-ms") err = number(o.sample_gap_ms, 0, 10000);
+    else if (a == "--trace") o.trace = true;
+    else if (a == "--no-blocker") o.blocker = false;
+    else if (a == "--max-duty") err = number(o.max_duty, 0.01, 1);
+    else if (a == "--l2-flush") {
+      err = value(o.l2_flush);
+      if (!err && o.l2_flush != "write" && o.l2_flush != "read" && o.l2_flush != "off")
+        err = usage("--l2-flush: '" + o.l2_flush + "' is not one of write, read, off");
+    }
     else if (a == "--min-samples") {
       double v = 0;
       err = number(v, 1, 100000);

@@ -10,7 +10,8 @@
 //   kport-harness-<target> bench --all [--filter TEXT] [--dtype D|all] [--shape S]
 // bench options: --time-cap-ms MS (per measurement, default 1500), --max-rse R (default
 // 0.005), --warmup-ms MS (default 25), --min-samples N (default 10); --no-baseline skips the
-// in-process baseline. check and bench: --plan prints the selected cases without touching
+// in-process baseline; --throttle-threshold F (default 0.97), --throttle-recovery-ms MS
+// (default 50), --sample-gap-ms MS (default 0), --max-duty F (default 0.5), --no-blocker, --l2-flush write|read|off (default write) and --trace (per-sample times and clocks). check and bench: --plan prints the selected cases without touching
 // the GPU. Every command: --timeout-s S (kernel watchdog, default 60).
 #pragma once
 
@@ -38,6 +39,21 @@ struct Options {
   double max_rse = 0.005;
   double warmup_ms = 25.0;
   int min_samples = 10;
+  // Throttle handling (nvbench's rule, tighter): a sample after which the SM clock reads
+  // below this fraction of the GPU's boost clock is discarded and sampling pauses for
+  // throttle_recovery_ms (x1.5 per further discard, at most 500 ms). 0 turns it off.
+  double throttle_threshold = 0.97;
+  double throttle_recovery_ms = 50.0;
+  double sample_gap_ms = 0.0;  // idle after every timed sample
+  // Longest share of time the GPU runs the measured work: after a call of t ms it idles
+  // t * (1/max_duty - 1) ms, so a power-hungry kernel is timed below its power cap
+  // instead of at whatever clock the cap and the GPU's temperature allow. 1: no idling.
+  double max_duty = 0.5;
+  bool blocker = true;  // queue each sample behind a blocking kernel (no host latency inside)
+  bool trace = false;          // per-sample times and clocks in the report
+  // How the L2 is emptied before each sample: "write" (memset of twice its size, as
+  // nvbench), "read" (a kernel reads twice its size: no dirty lines left) or "off".
+  std::string l2_flush = "write";
   double timeout_s = 60.0;
 };
 

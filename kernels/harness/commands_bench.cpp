@@ -1,7 +1,13 @@
 // `bench`: times each selected case with CUDA events around single launches, the L2 flushed
 // (a buffer of twice its size written) before every sample, after a warm-up; samples are
 // taken until the relative standard error of the mean is at most --max-rse or the time cap
-// is reached. The baseline runs in the same process on the same buffers: cuBLAS
+// is reached. Each sample is queued behind a blocking kernel, so no host latency falls
+// between the events. The GPU idles between samples (--max-duty) so that a power-hungry
+// kernel is timed at its boost clock rather than at whatever clock the power cap and the
+// GPU's temperature allow that minute, and a sample after which the SM clock reads below
+// --throttle-threshold of the boost clock is dropped, with a pause to recover (nvbench's
+// rule). Measured on an H200 (docs/BENCHMARKS.md, bench/stability/): continuous sampling
+// moved compute-bound figures by up to 4-7 % between a cool and a hot GPU; this way, under 1 %. The baseline runs in the same process on the same buffers: cuBLAS
 // (cublasGemmEx, same dtype and layout, fp32 compute) for gemm, a device-to-device copy of
 // the input for rmsnorm and softmax; attention has none here (bench/peers measures it).
 #include <algorithm>
@@ -9,9 +15,12 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
+#include <thread>
 
 #include "commands.h"
 #include "device_buffers.h"
+#include "device/harness_kernels.h"
 #include "gpu_context.h"
 #include "report.h"
 #include "selection.h"
@@ -28,7 +37,15 @@ namespace {
 struct Timing {
   std::vector<double> ms;
   double median = 0, mean = 0, stddev = 0, min = 0, max = 0, rse = 0;
+  double iq_mean = 0;  // mean of the middle half: robust like the median, not stepped by
+                       // the event timer's resolution as a median of short samples is
   std::string stopped_by;
+  // Clock read after each kept sample (when NVML is there), and what was thrown away.
+  std::vector<unsigned> sample_mhz;
+  std::vector<unsigned long long> sample_reasons;
+  int discarded_throttled = 0;
+  double paused_ms = 0;
+  Json trace;  // --trace: every sample, kept or not
 };
 
 void summarize(Timing& t) {
@@ -45,12 +62,27 @@ void summarize(Timing& t) {
   t.min = v.front();
   t.max = v.back();
   t.rse = t.mean > 0 ? t.stddev / std::sqrt(double(n)) / t.mean : 0.0;
+  const std::size_t lo = n / 4, hi = n - n / 4;
+  double mid = 0;
+  for (std::size_t i = lo; i < hi; ++i) mid += v[i];
+  t.iq_mean = mid / double(hi - lo);
 }
 
 Json timing_json(const Timing& t) {
-  return {{"median_ms", t.median}, {"mean_ms", t.mean}, {"stddev_ms", t.stddev},
-          {"min_ms", t.min},       {"max_ms", t.max},   {"samples", t.ms.size()},
-          {"rse", t.rse},          {"stopped_by", t.stopped_by}};
+  Json j = {{"median_ms", t.median}, {"iq_mean_ms", t.iq_mean}, {"mean_ms", t.mean},
+            {"stddev_ms", t.stddev}, {"min_ms", t.min},         {"max_ms", t.max},
+            {"samples", t.ms.size()}, {"rse", t.rse},           {"stopped_by", t.stopped_by},
+            {"discarded_throttled", t.discarded_throttled},     {"paused_ms", t.paused_ms}};
+  if (!t.sample_mhz.empty()) {
+    std::vector<unsigned> v = t.sample_mhz;
+    std::sort(v.begin(), v.end());
+    unsigned long long any = 0;
+    for (auto r : t.sample_reasons) any |= r;
+    j["sm_mhz_after_samples"] = {{"min", v.front()}, {"median", v[v.size() / 2]}, {"max", v.back()}};
+    j["clock_event_reasons_seen"] = event_reason_names(any & ~0x1ULL);  // idle between samples is expected
+  }
+  if (!t.trace.is_null()) j["trace"] = t.trace;
+  return j;
 }
 
 cudaDataType_t cuda_type(DType t) {
@@ -60,7 +92,7 @@ cudaDataType_t cuda_type(DType t) {
 class Bencher {
  public:
   Bencher(GpuContext& ctx, Report& report, const Options& o)
-      : m_ctx(ctx), m_report(report), m_opt(o) {
+      : m_ctx(ctx), m_report(report), m_opt(o), m_probe(ctx.device) {
     cudaEventCreate(&m_start);
     cudaEventCreate(&m_stop);
   }
@@ -150,6 +182,20 @@ class Bencher {
     r["gbps"] = byte_count(c.shape, c.dtype) / s / 1e9;
   }
 
+  // --max-duty: after work of `busy_ms`, idle so that it is at most that share of the time.
+  void idle_after(double busy_ms) {
+    if (m_opt.max_duty >= 1.0 || busy_ms <= 0) return;
+    std::this_thread::sleep_for(
+        std::chrono::duration<double, std::milli>(busy_ms * (1.0 / m_opt.max_duty - 1.0)));
+  }
+
+  cudaError_t flush_l2(int i) {
+    if (m_opt.l2_flush == "off") return cudaSuccess;
+    if (m_opt.l2_flush == "read")
+      return l2_read_flush(m_ctx.flush, m_ctx.flush_bytes, m_ctx.flush_sink, m_ctx.stream);
+    return cudaMemsetAsync(m_ctx.flush, i & 0xFF, m_ctx.flush_bytes, m_ctx.stream);
+  }
+
   cudaError_t sync_sample(const Case& c) {
     bool timed_out = false;
     const cudaError_t e = wait_with_watchdog(m_stop, m_opt.timeout_s, timed_out);
@@ -170,24 +216,78 @@ class Bencher {
     // Warm-up: module load, caches of the driver, clocks ramped; at least 3 calls.
     const auto w0 = clock::now();
     for (int i = 0;; ++i) {
+      const auto call0 = clock::now();
       cudaError_t e = launch();
       if (e == cudaSuccess) e = cudaEventRecord(m_stop, m_ctx.stream);
       if (e == cudaSuccess) e = sync_sample(c);
       if (e != cudaSuccess) return e;
+      idle_after(std::chrono::duration<double, std::milli>(clock::now() - call0).count());
       const double ms = std::chrono::duration<double, std::milli>(clock::now() - w0).count();
       if (i >= 2 && ms >= m_opt.warmup_ms) break;
       if (ms > m_opt.time_cap_ms) break;  // a very slow kernel: its first calls warmed it
     }
     const auto t0 = clock::now();
+    const bool read_clocks = m_probe.available();
+    const double floor_mhz = m_opt.throttle_threshold > 0 && m_probe.max_sm_mhz()
+                                 ? m_opt.throttle_threshold * *m_probe.max_sm_mhz()
+                                 : 0.0;
+    if (m_opt.trace) t.trace = Json::array();
+    double recovery_ms = m_opt.throttle_recovery_ms;
     for (int i = 0;; ++i) {
-      cudaError_t e = cudaMemsetAsync(m_ctx.flush, i & 0xFF, m_ctx.flush_bytes, m_ctx.stream);
+      cudaError_t e = cudaSuccess;
+      if (m_opt.blocker && m_ctx.block_flag != nullptr) {
+        *static_cast<volatile int*>(m_ctx.block_flag) = 0;
+        e = launch_stream_blocker(m_ctx.block_flag, 10.0, m_ctx.stream);
+      }
+      if (e == cudaSuccess) e = flush_l2(i);
       if (e == cudaSuccess) e = cudaEventRecord(m_start, m_ctx.stream);
       if (e == cudaSuccess) e = launch();
       if (e == cudaSuccess) e = cudaEventRecord(m_stop, m_ctx.stream);
+      if (m_ctx.block_flag != nullptr) __atomic_store_n(m_ctx.block_flag, 1, __ATOMIC_RELEASE);
       if (e == cudaSuccess) e = sync_sample(c);
       if (e != cudaSuccess) return e;
       float ms = 0;
       if ((e = cudaEventElapsedTime(&ms, m_start, m_stop)) != cudaSuccess) return e;
+      // A plain struct rather than std::optional: GCC 12 misreads the optional's payload
+      // as maybe-uninitialized here.
+      ClockSample cs;
+      bool have_clock = false;
+      if (read_clocks) {
+        if (auto got = m_probe.sample()) {
+          cs = *got;
+          have_clock = true;
+        }
+      }
+      const bool throttled = have_clock && floor_mhz > 0 && cs.sm_mhz < floor_mhz;
+      if (m_opt.trace) {
+        const double at = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+        t.trace.push_back({{"at_ms", at},
+                           {"ms", ms},
+                           {"sm_mhz", have_clock ? Json(cs.sm_mhz) : Json(nullptr)},
+                           {"reasons", cs.event_reasons ? Json(*cs.event_reasons) : Json(nullptr)},
+                           {"kept", !throttled}});
+      }
+      if (throttled) {
+        // nvbench's rule: drop the sample and let the clocks recover, longer each time.
+        ++t.discarded_throttled;
+        t.paused_ms += recovery_ms;
+        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(recovery_ms));
+        recovery_ms = std::min(recovery_ms * 1.5, 500.0);
+        const double spent = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+        if (spent >= 4 * m_opt.time_cap_ms && t.ms.size() >= 3) {
+          t.stopped_by = "throttled";
+          break;
+        }
+        continue;
+      }
+      recovery_ms = m_opt.throttle_recovery_ms;
+      if (have_clock) {
+        t.sample_mhz.push_back(cs.sm_mhz);
+        t.sample_reasons.push_back(cs.event_reasons.value_or(0));
+      }
+      idle_after(ms);
+      if (m_opt.sample_gap_ms > 0)
+        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(m_opt.sample_gap_ms));
       t.ms.push_back(ms);
       const int n = static_cast<int>(t.ms.size());
       if (n >= 2) summarize(t);
@@ -253,6 +353,7 @@ class Bencher {
   Report& m_report;
   const Options& m_opt;
   cudaEvent_t m_start = nullptr, m_stop = nullptr;
+  ClockProbe m_probe;
   std::map<std::string, Json> m_baselines;
 };
 
@@ -267,9 +368,19 @@ int run_bench(const Options& o) {
   const std::uint64_t seed = resolve_seed(o);
   Report report("bench", device_json(ctx));
   report.doc()["seed"] = seed;
-  report.doc()["settings"] = {{"time_cap_ms", o.time_cap_ms}, {"max_rse", o.max_rse},
-                              {"warmup_ms", o.warmup_ms},     {"min_samples", o.min_samples},
+  report.doc()["settings"] = {{"time_cap_ms", o.time_cap_ms},
+                              {"max_rse", o.max_rse},
+                              {"warmup_ms", o.warmup_ms},
+                              {"min_samples", o.min_samples},
+                              {"throttle_threshold", o.throttle_threshold},
+                              {"throttle_recovery_ms", o.throttle_recovery_ms},
+                              {"sample_gap_ms", o.sample_gap_ms},
+                              {"l2_flush", o.l2_flush},
+                              {"max_duty", o.max_duty},
+                              {"blocking_kernel", o.blocker},
                               {"l2_flush_bytes", ctx.flush_bytes}};
+  if (const ClockProbe probe(ctx.device); probe.max_sm_mhz())
+    report.doc()["settings"]["max_sm_mhz"] = *probe.max_sm_mhz();
   Bencher bencher(ctx, report, o);
   for (const Case& c : cases) report.add(bencher.run(c, seed));
   return report.finish();

@@ -11,6 +11,8 @@ namespace kport::harness {
 
 GpuContext::~GpuContext() {
   if (flush != nullptr) cudaFree(flush);
+  if (flush_sink != nullptr) cudaFree(flush_sink);
+  if (block_flag != nullptr) cudaFreeHost(block_flag);
   if (cublas != nullptr) cublasDestroy(cublas);
   if (stream != nullptr) cudaStreamDestroy(stream);
 }
@@ -53,6 +55,9 @@ std::optional<HarnessError> open_gpu(GpuContext& ctx, bool need_flush_buffer, bo
     const std::size_t l2 = static_cast<std::size_t>(ctx.prop.l2CacheSize);
     ctx.flush_bytes = l2 * 2 > (64u << 20) ? l2 * 2 : (64u << 20);
     e = cudaMalloc(&ctx.flush, ctx.flush_bytes);
+    if (e == cudaSuccess) e = cudaMemset(ctx.flush, 0x5A, ctx.flush_bytes);
+    if (e == cudaSuccess) e = cudaMalloc(&ctx.flush_sink, sizeof(unsigned));
+    if (e == cudaSuccess) e = cudaHostAlloc(&ctx.block_flag, sizeof(int), cudaHostAllocMapped);
     if (e != cudaSuccess)
       return HarnessError{"cuda_error", "cannot allocate the L2 flush buffer: " + cuda_error_text(e),
                           k_exit_cuda};

@@ -20,6 +20,8 @@ struct GpuContext {
   cublasHandle_t cublas = nullptr;
   void* flush = nullptr;  // larger than L2; written between timed samples
   std::size_t flush_bytes = 0;
+  unsigned* flush_sink = nullptr;  // one word the read flush may write
+  int* block_flag = nullptr;       // mapped pinned word releasing the stream blocker
   ~GpuContext();
 };
 

@@ -106,6 +106,29 @@ TEST(HarnessCli, ParsesCheckAndBench) {
   ASSERT_FALSE(parse({"check", "--all", "--instance", "x"}, o));  // one instance's grid
 }
 
+TEST(HarnessCli, SamplingPolicyDefaultsAndOptions) {
+  Options o;
+  ASSERT_FALSE(parse({"bench", "--all"}, o));
+  EXPECT_DOUBLE_EQ(o.max_duty, 0.5);  // timed below the power cap unless asked otherwise
+  EXPECT_DOUBLE_EQ(o.throttle_threshold, 0.97);
+  EXPECT_TRUE(o.blocker);
+  EXPECT_EQ(o.l2_flush, "write");
+  EXPECT_FALSE(o.trace);
+  ASSERT_FALSE(parse({"bench", "--all", "--max-duty", "1", "--throttle-threshold", "0", "--no-blocker",
+                      "--l2-flush", "read", "--trace", "--sample-gap-ms", "4", "--throttle-recovery-ms", "20"},
+                     o));
+  EXPECT_DOUBLE_EQ(o.max_duty, 1.0);
+  EXPECT_DOUBLE_EQ(o.throttle_threshold, 0.0);
+  EXPECT_FALSE(o.blocker);
+  EXPECT_EQ(o.l2_flush, "read");
+  EXPECT_TRUE(o.trace);
+  EXPECT_DOUBLE_EQ(o.sample_gap_ms, 4.0);
+  EXPECT_DOUBLE_EQ(o.throttle_recovery_ms, 20.0);
+  EXPECT_TRUE(parse({"bench", "--all", "--max-duty", "0"}, o));  // would never sample
+  EXPECT_TRUE(parse({"bench", "--all", "--throttle-threshold", "1.5"}, o));
+  EXPECT_TRUE(parse({"bench", "--all", "--l2-flush", "sometimes"}, o));
+}
+
 TEST(HarnessCli, RejectsBadArguments) {
   Options o;
   const auto code = [&](std::vector<std::string> args) {

@@ -35,6 +35,16 @@ cudaError_t compare_with_reference(const void* out, DType dtype, const float* re
 cudaError_t count_nonfinite(const void* data, DType dtype, std::size_t n, void* scratch,
                             unsigned long long& count, cudaStream_t stream);
 
+// Reads `bytes` of `buf` (16-byte aligned) so that the L2 holds only clean lines of it
+// afterwards; `sink` (one unsigned of device memory) is written only if an improbable
+// checksum comes out, which keeps the loads. Asynchronous.
+cudaError_t l2_read_flush(const void* buf, std::size_t bytes, unsigned* sink, cudaStream_t stream);
+
+// Holds `stream` until the host stores a non-zero value to *flag (mapped pinned memory)
+// or timeout_s passes, so that work queued behind it runs back to back with no host
+// latency between (nvbench's blocking kernel). Asynchronous.
+cudaError_t launch_stream_blocker(const volatile int* flag, double timeout_s, cudaStream_t stream);
+
 // Plain fp32 attention over [B,H,L,d] inputs of `args.dtype`: o_ref [B,H,L,d] fp32 and
 // lse_ref [B,H,L] fp32. Scores are kept whole per query row in shared memory (L <= 32768).
 cudaError_t attention_reference_fp32(const kport::kernels::AttentionArgs& args, float* o_ref,

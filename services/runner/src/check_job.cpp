@@ -85,7 +85,13 @@ json::object result_json(const CaseOutcome& o, const GpuInfo& gpu, const std::st
   }
   for (const char* k : {"clock_before", "clock_after"})
     if (const auto* ck = obj(b, k)) env[k] = *ck;
-  if (const auto* before = obj(b, "clock_before"))
+  // The clock read after each kept sample says best what the kernel ran at; the reads
+  // before and after the whole measurement are the fallback.
+  const json::object* per_sample = nullptr;
+  if (const auto* t = obj(b, "timing")) per_sample = obj(*t, "sm_mhz_after_samples");
+  if (per_sample && num(*per_sample, "median")) {
+    r["sm_clock_mhz"] = *num(*per_sample, "median");
+  } else if (const auto* before = obj(b, "clock_before"))
     if (auto v = num(*before, "sm_mhz")) {
       double mhz = *v;
       if (const auto* after = obj(b, "clock_after"))
@@ -191,6 +197,8 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
   ho.bench_warmup_ms = m_s.bench_warmup_ms;
   ho.bench_min_samples = m_s.bench_min_samples;
   ho.bench_max_rse = m_s.bench_max_rse;
+  ho.bench_max_duty = m_s.bench_max_duty;
+  ho.bench_throttle_threshold = m_s.bench_throttle_threshold;
   ho.bench = m_s.bench;
   ho.cancel = &cancel;
   if (const auto* b = job.payload.if_contains("bench"); b && b->is_bool()) ho.bench = b->as_bool();

@@ -193,7 +193,9 @@ Status Harness::run_cases(const std::string& command, const std::string& instanc
   if (bench)
     common.insert(common.end(), {"--time-cap-ms", std::to_string(m_opt.bench_time_cap_ms), "--warmup-ms",
                                  std::to_string(m_opt.bench_warmup_ms), "--min-samples", std::to_string(m_opt.bench_min_samples),
-                                 "--max-rse", std::to_string(m_opt.bench_max_rse)});
+                                 "--max-rse", std::to_string(m_opt.bench_max_rse), "--max-duty",
+                                 std::to_string(m_opt.bench_max_duty), "--throttle-threshold",
+                                 std::to_string(m_opt.bench_throttle_threshold)});
   std::vector<HarnessCase> pending = cases;
   if (grid && !cases.empty()) {
     std::vector<std::string> args{command, "--all", "--instance", instance};

@@ -52,6 +52,10 @@ int main(int argc, char** argv) {
       .add("bench-warmup-ms", "KPORT_BENCH_WARMUP_MS", "200", "gpu role: work before each measurement, so clocks settle")
       .add("bench-min-samples", "KPORT_BENCH_MIN_SAMPLES", "20", "gpu role: fewest timed samples of one measurement")
       .add("bench-max-rse", "KPORT_BENCH_MAX_RSE", "0.005", "gpu role: stop sampling below this relative standard error")
+      .add("bench-max-duty", "KPORT_BENCH_MAX_DUTY", "0.5",
+           "gpu role: longest share of time the GPU runs measured work (idle between samples keeps it under its power cap)")
+      .add("bench-throttle-threshold", "KPORT_BENCH_THROTTLE_THRESHOLD", "0.97",
+           "gpu role: drop a sample when the SM clock after it is below this share of the boost clock (0: keep all)")
       .add_flag("no-bench", "KPORT_NO_BENCH", false, "gpu role: check numerics only, time nothing")
       .add("log-level", "KPORT_LOG_LEVEL", "info", "trace, debug, info, warn, error");
   if (auto st = o.parse(argc, argv); !st.ok()) {
@@ -119,6 +123,31 @@ int main(int argc, char** argv) {
     return rc;
   }
 
+  // Settings shared by every GPU's worker, checked before any worker starts.
+  kport::runner::GpuSettings proto;
+  proto.nvidia_smi = o.get("nvidia-smi");
+  proto.kernel_timeout_s = static_cast<double>(number("kernel-timeout", 1, 86400));
+  proto.process_timeout = std::chrono::seconds(number("process-timeout", 5, 86400));
+  proto.bench_time_cap_ms = static_cast<double>(number("bench-time-cap-ms", 1, 600000));
+  proto.bench_warmup_ms = static_cast<double>(number("bench-warmup-ms", 0, 60000));
+  proto.bench_min_samples = static_cast<int>(number("bench-min-samples", 1, 100000));
+  const auto fraction = [&](const char* name, double lo, bool lo_open, double& out) {
+    char* end = nullptr;
+    const std::string text = o.get(name);
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !(lo_open ? v > lo : v >= lo) || !(v <= 1)) {
+      std::cerr << "kport-runner: --" << name << " must be a number in " << (lo_open ? "(" : "[") << lo
+                << ", 1], not '" << text << "'\n";
+      return false;
+    }
+    out = v;
+    return true;
+  };
+  if (!fraction("bench-max-rse", 0.0, true, proto.bench_max_rse) ||
+      !fraction("bench-max-duty", 0.01, false, proto.bench_max_duty) ||
+      !fraction("bench-throttle-threshold", 0.0, false, proto.bench_throttle_threshold))
+    return 2;
+
   auto gpus = o.get("gpus").empty() ? kport::runner::discover_gpus(o.get("nvidia-smi"))
                                     : kport::runner::gpus_from_file(o.get("gpus"));
   if (!gpus.ok()) {
@@ -145,21 +174,9 @@ int main(int argc, char** argv) {
     const auto& g = (*gpus)[i];
     kport::log::info("GPU found", {{"index", g.index}, {"name", g.name}, {"uuid", g.uuid}, {"arch", g.arch},
                                    {"sms", g.sm_count}, {"driver", g.driver}});
-    kport::runner::GpuSettings s;
+    kport::runner::GpuSettings s = proto;
     s.gpu = g;
     s.workdir = b.workdir / ("gpu" + std::to_string(g.index));
-    s.nvidia_smi = o.get("nvidia-smi");
-    s.kernel_timeout_s = static_cast<double>(number("kernel-timeout", 1, 86400));
-    s.process_timeout = std::chrono::seconds(number("process-timeout", 5, 86400));
-    s.bench_time_cap_ms = static_cast<double>(number("bench-time-cap-ms", 1, 600000));
-    s.bench_warmup_ms = static_cast<double>(number("bench-warmup-ms", 0, 60000));
-    s.bench_min_samples = static_cast<int>(number("bench-min-samples", 1, 100000));
-    auto rse = std::strtod(o.get("bench-max-rse").c_str(), nullptr);
-    if (!(rse > 0 && rse <= 1)) {
-      std::cerr << "kport-runner: --bench-max-rse must be in (0, 1]\n";
-      return 2;
-    }
-    s.bench_max_rse = rse;
     s.bench = !o.flag("no-bench");
     s.build = b;
     s.build.workdir = b.workdir;  // workspaces and build trees are shared by the GPUs of a host

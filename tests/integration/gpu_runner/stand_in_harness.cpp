@@ -107,7 +107,8 @@ int main(int argc, char** argv) {
     else if (a[i] == "--shape" && i + 1 < a.size()) shape = a[++i];
     else if (a[i] == "--dtype" && i + 1 < a.size()) dtype = a[++i];
     else if ((a[i] == "--timeout-s" || a[i] == "--time-cap-ms" || a[i] == "--seed" || a[i] == "--warmup-ms" ||
-              a[i] == "--min-samples" || a[i] == "--max-rse") &&
+              a[i] == "--min-samples" || a[i] == "--max-rse" || a[i] == "--max-duty" ||
+              a[i] == "--throttle-threshold") &&
              i + 1 < a.size())
       ++i;
     else return usage("unknown option " + a[i]);

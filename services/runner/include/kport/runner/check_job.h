@@ -31,6 +31,8 @@ struct GpuSettings {
   double bench_warmup_ms = 200;
   int bench_min_samples = 20;
   double bench_max_rse = 0.005;
+  double bench_max_duty = 0.5;
+  double bench_throttle_threshold = 0.97;
   bool bench = true;
   BuildSettings build;                      // for a local build when no harness artifact exists
   std::string nvcc_probe = "nvcc";
