@@ -46,7 +46,7 @@ struct HarnessOptions {
   double bench_time_cap_ms = 500;
   double bench_warmup_ms = 200;   // long enough for the clocks to settle under load
   int bench_min_samples = 20;
-  double bench_max_rse = 0.005;
+  double bench_max_rse = 0.001;
   double bench_max_duty = 0.5;            // idle between samples: timed below the power cap
   double bench_throttle_threshold = 0.97; // drop samples after which the SM clock is below this share of boost
   bool bench = true;

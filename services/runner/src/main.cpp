@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
       .add("bench-time-cap-ms", "KPORT_BENCH_TIME_CAP_MS", "500", "gpu role: time cap of one measurement")
       .add("bench-warmup-ms", "KPORT_BENCH_WARMUP_MS", "200", "gpu role: work before each measurement, so clocks settle")
       .add("bench-min-samples", "KPORT_BENCH_MIN_SAMPLES", "20", "gpu role: fewest timed samples of one measurement")
-      .add("bench-max-rse", "KPORT_BENCH_MAX_RSE", "0.005", "gpu role: stop sampling below this relative standard error")
+      .add("bench-max-rse", "KPORT_BENCH_MAX_RSE", "0.001",
+           "gpu role: stop sampling below this relative standard error (short kernels need the most samples)")
       .add("bench-max-duty", "KPORT_BENCH_MAX_DUTY", "0.5",
            "gpu role: longest share of time the GPU runs measured work (idle between samples keeps it under its power cap)")
       .add("bench-throttle-threshold", "KPORT_BENCH_THROTTLE_THRESHOLD", "0.97",

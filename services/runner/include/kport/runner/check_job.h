@@ -30,7 +30,7 @@ struct GpuSettings {
   double bench_time_cap_ms = 500;
   double bench_warmup_ms = 200;
   int bench_min_samples = 20;
-  double bench_max_rse = 0.005;
+  double bench_max_rse = 0.001;
   double bench_max_duty = 0.5;
   double bench_throttle_threshold = 0.97;
   bool bench = true;
