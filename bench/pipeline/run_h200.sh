@@ -12,6 +12,7 @@
 # build/pipeline-out), KPORT_TARGET (sm_90a), KPORT_ARCH (9.0), KPORT_PIPELINES (2),
 # KPORT_BENCH_CAP_MS (400), KPORT_BENCH_WARMUP_MS (200), KPORT_BENCH_MIN_SAMPLES (20),
 # KPORT_BENCH_MAX_RSE (0.001), KPORT_BENCH_MAX_DUTY (0.5), KPORT_BENCH_THROTTLE (0.97),
+# KPORT_BENCH_ROUNDS (2),
 # KPORT_PIPELINE_TIMEOUT (900 s each).
 set -u
 cd "$(dirname "$0")/../.."
@@ -56,6 +57,7 @@ svc kport-runner --role gpu --server "$url" --registration-token "$reg" --workdi
   --bench-time-cap-ms "${KPORT_BENCH_CAP_MS:-400}" --bench-warmup-ms "${KPORT_BENCH_WARMUP_MS:-200}" \
   --bench-min-samples "${KPORT_BENCH_MIN_SAMPLES:-20}" --bench-max-rse "${KPORT_BENCH_MAX_RSE:-0.001}" \
   --bench-max-duty "${KPORT_BENCH_MAX_DUTY:-0.5}" --bench-throttle-threshold "${KPORT_BENCH_THROTTLE:-0.97}" \
+  --bench-rounds "${KPORT_BENCH_ROUNDS:-2}" \
   >"$OUT/gpu-runner.log" 2>&1 &
 pids+=($!)
 

@@ -199,6 +199,7 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
   ho.bench_max_rse = m_s.bench_max_rse;
   ho.bench_max_duty = m_s.bench_max_duty;
   ho.bench_throttle_threshold = m_s.bench_throttle_threshold;
+  ho.bench_rounds = m_s.bench_rounds;
   ho.bench = m_s.bench;
   ho.cancel = &cancel;
   if (const auto* b = job.payload.if_contains("bench"); b && b->is_bool()) ho.bench = b->as_bool();

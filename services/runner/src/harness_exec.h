@@ -6,7 +6,10 @@
 // abnormally, the cases it did not report are re-run one process each, so a fault costs
 // only the case that caused it. After every abnormal end the GPU is checked (the
 // harness's `device` command) before anything else runs on it. Cases whose numerics
-// passed are then timed (bench) the same way.
+// passed are then timed (bench) the same way, in bench_rounds processes one after the
+// other: a figure is the median of the rounds' medians, which halves the offset one
+// process's memory placement and GPU state give a figure (measured on an H200: per-figure
+// spread about 0.2 % between processes; docs/BENCHMARKS.md).
 #pragma once
 
 #include <boost/json.hpp>
@@ -49,9 +52,16 @@ struct HarnessOptions {
   double bench_max_rse = 0.001;
   double bench_max_duty = 0.5;            // idle between samples: timed below the power cap
   double bench_throttle_threshold = 0.97; // drop samples after which the SM clock is below this share of boost
+  int bench_rounds = 2;                   // bench processes per instance; a figure is the median of their medians
   bool bench = true;
   const std::atomic<bool>* cancel = nullptr;
 };
+
+// Combines the bench entries of one case from several rounds: the median of the rounds'
+// medians (the mean of the middle two for an even count), the rates and the baseline
+// ratio rescaled to it, each round's median and samples under timing.rounds, their
+// spread under timing.round_spread. One entry comes back unchanged.
+boost::json::object combine_bench_rounds(const std::vector<boost::json::object>& rounds);
 
 class Harness {
  public:

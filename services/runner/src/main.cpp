@@ -55,6 +55,8 @@ int main(int argc, char** argv) {
            "gpu role: stop sampling below this relative standard error (short kernels need the most samples)")
       .add("bench-max-duty", "KPORT_BENCH_MAX_DUTY", "0.5",
            "gpu role: longest share of time the GPU runs measured work (idle between samples keeps it under its power cap)")
+      .add("bench-rounds", "KPORT_BENCH_ROUNDS", "2",
+           "gpu role: bench processes per instance, one after the other; a figure is the median of their medians")
       .add("bench-throttle-threshold", "KPORT_BENCH_THROTTLE_THRESHOLD", "0.97",
            "gpu role: drop a sample when the SM clock after it is below this share of the boost clock (0: keep all)")
       .add_flag("no-bench", "KPORT_NO_BENCH", false, "gpu role: check numerics only, time nothing")
@@ -132,6 +134,7 @@ int main(int argc, char** argv) {
   proto.bench_time_cap_ms = static_cast<double>(number("bench-time-cap-ms", 1, 600000));
   proto.bench_warmup_ms = static_cast<double>(number("bench-warmup-ms", 0, 60000));
   proto.bench_min_samples = static_cast<int>(number("bench-min-samples", 1, 100000));
+  proto.bench_rounds = static_cast<int>(number("bench-rounds", 1, 16));
   const auto fraction = [&](const char* name, double lo, bool lo_open, double& out) {
     char* end = nullptr;
     const std::string text = o.get(name);

@@ -111,7 +111,9 @@ TEST_F(GpuRunnerTest, EveryFaultBecomesAResultAndTheRunnerGoesOn) {
     const auto& r = res.at("gemm.good.steady " + shape);
     EXPECT_EQ(r.at("status").as_string(), "passed");
     EXPECT_GT(r.at("timing").at("median_us").to_number<double>(), 0.0);
-    EXPECT_EQ(r.at("timing").at("samples").to_number<std::int64_t>(), 20);
+    // Two bench rounds (the runner's default), each its own process of 20 samples.
+    EXPECT_EQ(r.at("timing").at("samples").to_number<std::int64_t>(), 40);
+    EXPECT_EQ(r.at("env").at("timing").at("rounds").as_array().size(), 2u) << json::serialize(r);
     EXPECT_EQ(r.at("timing").at("baseline").as_string(), "cpu loop");
     EXPECT_EQ(r.at("gpu_model").as_string(), "NVIDIA H200");
     EXPECT_EQ(r.at("driver").as_string(), "580.95.05");

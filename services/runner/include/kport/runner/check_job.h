@@ -33,6 +33,7 @@ struct GpuSettings {
   double bench_max_rse = 0.001;
   double bench_max_duty = 0.5;
   double bench_throttle_threshold = 0.97;
+  int bench_rounds = 2;
   bool bench = true;
   BuildSettings build;                      // for a local build when no harness artifact exists
   std::string nvcc_probe = "nvcc";
