@@ -40,7 +40,8 @@ struct Options {
   double warmup_ms = 25.0;
   int min_samples = 10;
   // Throttle handling (nvbench's rule, tighter): a sample after which the SM clock reads
-  // below this fraction of the GPU's boost clock is discarded and sampling pauses for
+  // below this fraction of the highest clock read in the warm-up (boost, or the clock an
+  // administrator locked) is discarded and sampling pauses for
   // throttle_recovery_ms (x1.5 per further discard, at most 500 ms). 0 turns it off.
   double throttle_threshold = 0.97;
   double throttle_recovery_ms = 50.0;

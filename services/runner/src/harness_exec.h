@@ -51,7 +51,7 @@ struct HarnessOptions {
   int bench_min_samples = 20;
   double bench_max_rse = 0.001;
   double bench_max_duty = 0.5;            // idle between samples: timed below the power cap
-  double bench_throttle_threshold = 0.97; // drop samples after which the SM clock is below this share of boost
+  double bench_throttle_threshold = 0.97; // drop samples after which the SM clock is below this share of the warm-up's highest
   int bench_rounds = 2;                   // bench processes per instance; a figure is the median of their medians
   bool bench = true;
   const std::atomic<bool>* cancel = nullptr;

@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
       .add("bench-rounds", "KPORT_BENCH_ROUNDS", "2",
            "gpu role: bench processes per instance, one after the other; a figure is the median of their medians")
       .add("bench-throttle-threshold", "KPORT_BENCH_THROTTLE_THRESHOLD", "0.97",
-           "gpu role: drop a sample when the SM clock after it is below this share of the boost clock (0: keep all)")
+           "gpu role: drop a sample when the SM clock after it is below this share of the warm-up's highest clock (0: keep all)")
       .add_flag("no-bench", "KPORT_NO_BENCH", false, "gpu role: check numerics only, time nothing")
       .add("log-level", "KPORT_LOG_LEVEL", "info", "trace, debug, info, warn, error");
   if (auto st = o.parse(argc, argv); !st.ok()) {
