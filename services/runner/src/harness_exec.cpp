@@ -276,13 +276,19 @@ json::object combine_bench_rounds(const std::vector<json::object>& rounds) {
   json::object out = rounds.front();
   std::vector<double> ours, base;
   json::array detail;
-  double samples = 0, stddev = 0;
+  double samples = 0, stddev = 0, dropped = 0;
+  std::optional<double> lowest_mhz, highest_mhz;
   for (const auto& r : rounds) {
     auto m = number_at(r, {"timing", "median_ms"});
     if (!m) continue;
     ours.push_back(*m);
     samples += number_at(r, {"timing", "samples"}).value_or(0);
     stddev = std::max(stddev, number_at(r, {"timing", "stddev_ms"}).value_or(0));
+    dropped += number_at(r, {"timing", "discarded_throttled"}).value_or(0);
+    if (auto lo = number_at(r, {"timing", "sm_mhz_after_samples", "min"}))
+      lowest_mhz = std::min(lowest_mhz.value_or(*lo), *lo);
+    if (auto hi = number_at(r, {"timing", "sm_mhz_after_samples", "max"}))
+      highest_mhz = std::max(highest_mhz.value_or(*hi), *hi);
     json::object d{{"median_ms", *m}, {"samples", number_at(r, {"timing", "samples"}).value_or(0)}};
     if (auto mhz = number_at(r, {"timing", "sm_mhz_after_samples", "median"})) d["sm_mhz"] = *mhz;
     if (auto b = number_at(r, {"baseline", "timing", "median_ms"})) {
@@ -298,6 +304,12 @@ json::object combine_bench_rounds(const std::vector<json::object>& rounds) {
   t["median_ms"] = combined;
   t["samples"] = samples;
   t["stddev_ms"] = stddev;
+  t["discarded_throttled"] = dropped;
+  if (lowest_mhz && highest_mhz && t.contains("sm_mhz_after_samples") && t["sm_mhz_after_samples"].is_object()) {
+    auto& mhz = t["sm_mhz_after_samples"].as_object();  // median stays the first round's
+    mhz["min"] = *lowest_mhz;
+    mhz["max"] = *highest_mhz;
+  }
   t["rounds"] = std::move(detail);
   const auto [lo, hi] = std::minmax_element(ours.begin(), ours.end());
   t["round_spread"] = *lo > 0 ? (*hi - *lo) / *lo : 0.0;

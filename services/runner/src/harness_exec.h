@@ -60,7 +60,8 @@ struct HarnessOptions {
 // Combines the bench entries of one case from several rounds: the median of the rounds'
 // medians (the mean of the middle two for an even count), the rates and the baseline
 // ratio rescaled to it, each round's median and samples under timing.rounds, their
-// spread under timing.round_spread. One entry comes back unchanged.
+// spread under timing.round_spread, samples and throttle drops summed, the lowest and
+// highest clock read over all rounds. One entry comes back unchanged.
 boost::json::object combine_bench_rounds(const std::vector<boost::json::object>& rounds);
 
 class Harness {
