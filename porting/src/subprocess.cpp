@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,6 +56,7 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const Pr
   std::vector<char*> envp;
   for (auto& e : env_store) envp.push_back(e.data());
   envp.push_back(nullptr);
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
@@ -62,8 +64,12 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const Pr
     return make_error(Errc::internal, std::string("fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
-    // Child: own process group, so a timeout can take down nvcc's helpers too.
+    // Child: own process group, so a timeout can take down nvcc's helpers too; and killed
+    // when the thread that started it goes (a runner killed with SIGKILL must not leave a
+    // hung kernel on its GPU). That thread waits for it below, so it never goes first.
     ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) _exit(127);  // the parent died before the line above
     ::dup2(fds[1], 1);
     ::dup2(fds[1], 2);
     int devnull = ::open("/dev/null", O_RDONLY);

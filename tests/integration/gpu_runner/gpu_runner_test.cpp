@@ -4,7 +4,9 @@
 // result, keep going, and fail the job with a reason that names them.
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -204,6 +206,20 @@ TEST_F(GpuRunnerTest, AnUnhealthyGpuGivesTheJobBackAndTakesNoWorkUntilItAnswers)
   EXPECT_EQ(results_of(sha).size(), 18u);
 }
 
+// Processes of this machine whose command line contains `needle` (read from /proc).
+int processes_with(const std::string& needle) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "cmdline", std::ios::binary);
+    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    if (cmd.find(needle) != std::string::npos) ++n;
+  }
+  return n;
+}
+
 TEST_F(GpuRunnerTest, AKilledRunnersJobComesBackByLeaseExpiryAndRunsElsewhere) {
   std::string sha = commit_sha(9);
   std::int64_t check = build_with_stand_in(sha);
@@ -215,9 +231,16 @@ TEST_F(GpuRunnerTest, AKilledRunnersJobComesBackByLeaseExpiryAndRunsElsewhere) {
     if (runner_output().find("gemm.hang.sleep") != std::string::npos) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  const std::string doomed_work = (dir.path() / "work-doomed" / "gpu0" / "harness").string();
+  EXPECT_EQ(processes_with(doomed_work), 1) << "the hanging harness should be running";
   ::kill(runner_pid, SIGKILL);
   ::waitpid(runner_pid, nullptr, 0);
   runner_pid = -1;
+  // Its hanging harness dies with it: nothing of a killed runner keeps the GPU busy.
+  for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+       processes_with(doomed_work) > 0 && std::chrono::steady_clock::now() < end;)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(processes_with(doomed_work), 0);
   auto stored_before = results_of(sha).size();
   EXPECT_GE(stored_before, 6u);  // what was acknowledged before the kill stays
   start_gpu_runner("rescuer");
