@@ -4,9 +4,7 @@
 // result, keep going, and fail the job with a reason that names them.
 #include <sys/wait.h>
 
-#include <algorithm>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -213,8 +211,8 @@ int processes_with(const std::string& needle) {
     const std::string name = e.path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
     std::ifstream in(e.path() / "cmdline", std::ios::binary);
-    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    std::string cmd, arg;
+    while (std::getline(in, arg, '\0')) cmd += arg + ' ';  // arguments are NUL-separated
     if (cmd.find(needle) != std::string::npos) ++n;
   }
   return n;
