@@ -45,6 +45,15 @@ Result<std::optional<Job>> load_job(Connection& c, std::int64_t id, std::optiona
   return job;
 }
 
+Result<std::int64_t> repository_id(Connection& c, const std::string& name) {
+  auto repo = c.prepare("SELECT id FROM repositories WHERE name = ?1");
+  if (!repo) return std::move(repo).error();
+  auto row = repo->bind(1, name).step();
+  if (!row) return std::move(row).error();
+  if (!*row) return make_error(Errc::not_found, "no repository named \"" + name + "\"; register it first");
+  return repo->int64(0);
+}
+
 Result<std::optional<Runner>> load_runner(Connection& c, std::int64_t id) {
   auto s = c.prepare(std::string(k_runner_select) + " WHERE id = ?1");
   if (!s) return std::move(s).error();

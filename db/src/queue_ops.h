@@ -38,6 +38,8 @@ Status finish_job(Connection& c, const Job& job, JobStatus status, const std::op
 Result<std::vector<std::int64_t>> spawn_checks(Connection& c, const Job& build, std::int64_t now);
 // A runner with its targets; `online` is left false (the caller knows the clock).
 Result<std::optional<Runner>> load_runner(Connection& c, std::int64_t id);
+// The id of the repository registered as `name`; not_found (saying to register it) if none.
+Result<std::int64_t> repository_id(Connection& c, const std::string& name);
 Result<std::vector<std::int64_t>> dependents(Connection& c, std::int64_t job_id);
 
 }  // namespace kport::db::detail

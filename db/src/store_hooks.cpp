@@ -19,19 +19,15 @@ Result<std::optional<Pipeline>> pipeline_by_id(Connection& c, std::int64_t id) {
 
 Status put_commits(Connection& c, const std::vector<Commit>& commits, std::int64_t now) {
   for (const Commit& commit : commits) {
-    auto repo = c.prepare("SELECT id FROM repositories WHERE name = ?1");
-    if (!repo) return std::move(repo).error();
-    auto row = repo->bind(1, commit.repo).step();
-    if (!row) return std::move(row).error();
-    if (!*row) return make_error(Errc::not_found, "no repository named \"" + commit.repo + "\"; register it first");
-    const std::int64_t repo_id = repo->int64(0);
+    auto repo_id = detail::repository_id(c, commit.repo);
+    if (!repo_id) return std::move(repo_id).error();
     auto ins = c.prepare(
         "INSERT INTO commits(sha, repo_id, parent_sha, message, author, time_ms, created_ms)"
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
         // A row recorded without its parent (by an API call) learns it from the push.
         " ON CONFLICT(sha) DO UPDATE SET parent_sha = coalesce(commits.parent_sha, excluded.parent_sha)");
     if (!ins) return std::move(ins).error();
-    KPORT_TRY(ins->bind_all(commit.sha, repo_id, commit.parent_sha, commit.message, commit.author, commit.time_ms, now).run());
+    KPORT_TRY(ins->bind_all(commit.sha, *repo_id, commit.parent_sha, commit.message, commit.author, commit.time_ms, now).run());
   }
   return {};
 }

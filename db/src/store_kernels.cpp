@@ -1,6 +1,7 @@
 // Catalog, continued: kernel families/variants/instances, repositories and commits.
 #include "impl.h"
 #include "json_text.h"
+#include "queue_ops.h"
 #include "rows.h"
 
 namespace kport::db {
@@ -97,18 +98,14 @@ Status Store::put_commit(const Commit& commit) {
     return make_error(Errc::invalid_argument, "commit sha \"" + commit.sha + "\" is too short; send the full sha");
   const std::int64_t now = m_impl->now();
   auto r = m_impl->write<bool>([&](Connection& c) -> Result<bool> {
-    auto repo = c.prepare("SELECT id FROM repositories WHERE name = ?1");
-    if (!repo) return std::move(repo).error();
-    auto row = repo->bind(1, commit.repo).step();
-    if (!row) return std::move(row).error();
-    if (!*row) return make_error(Errc::not_found, "no repository named \"" + commit.repo + "\"; register it first");
-    const std::int64_t repo_id = repo->int64(0);
+    auto repo_id = detail::repository_id(c, commit.repo);
+    if (!repo_id) return std::move(repo_id).error();
     // Commits are immutable in git, so a known sha is left as it is.
     auto ins = c.prepare(
         "INSERT OR IGNORE INTO commits(sha, repo_id, parent_sha, message, author, time_ms, created_ms)"
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
     if (!ins) return std::move(ins).error();
-    KPORT_TRY(ins->bind_all(commit.sha, repo_id, commit.parent_sha, commit.message, commit.author,
+    KPORT_TRY(ins->bind_all(commit.sha, *repo_id, commit.parent_sha, commit.message, commit.author,
                             commit.time_ms, now).run());
     return true;
   });

@@ -104,6 +104,8 @@ class Bencher {
     cudaEventDestroy(m_stop);
   }
 
+  const ClockProbe& probe() const { return m_probe; }
+
   Json run(const Case& c, std::uint64_t seed) {
     Json r = {{"instance", c.instance->name},
               {"family", kport::kernels::family_name(c.instance->family)},
@@ -389,10 +391,9 @@ int run_bench(const Options& o) {
                               {"max_duty", o.max_duty},
                               {"blocking_kernel", o.blocker},
                               {"l2_flush_bytes", ctx.flush_bytes}};
-  if (const ClockProbe probe(ctx.device); probe.max_sm_mhz())
-    report.doc()["settings"]["max_sm_mhz"] = *probe.max_sm_mhz();
   report.doc()["settings"]["throttle_reference"] = "highest SM clock read during each warm-up";
   Bencher bencher(ctx, report, o);
+  if (const auto mhz = bencher.probe().max_sm_mhz()) report.doc()["settings"]["max_sm_mhz"] = *mhz;
   for (const Case& c : cases) report.add(bencher.run(c, seed));
   return report.finish();
 }

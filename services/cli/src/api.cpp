@@ -45,12 +45,6 @@ int report(std::ostream& err, std::string_view cmd, std::string_view what, const
   return exit_code_for(r);
 }
 
-std::string str(const json::value& v, std::string_view key) {
-  if (!v.is_object()) return {};
-  const auto* x = v.as_object().if_contains(key);
-  return x && x->is_string() ? std::string(x->as_string()) : std::string();
-}
-
 std::int64_t num(const json::value& v, std::string_view key, std::int64_t fallback) {
   if (!v.is_object()) return fallback;
   const auto* x = v.as_object().if_contains(key);

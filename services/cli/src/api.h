@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "kport/common/json_fields.h"
 #include "kport/http/client.h"
 
 namespace kport::cli {
@@ -38,7 +39,7 @@ int exit_code_for(const Reply& r);
 int report(std::ostream& err, std::string_view cmd, std::string_view what, const Reply& r);
 
 // The string/number under `key`, or empty / `fallback` when missing or of another type.
-std::string str(const boost::json::value& v, std::string_view key);
+using kport::json_fields::str;
 std::int64_t num(const boost::json::value& v, std::string_view key, std::int64_t fallback = 0);
 // A cell: strings as they are, numbers printed, null or missing as "-".
 std::string cell(const boost::json::value& v, std::string_view key);

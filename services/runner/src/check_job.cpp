@@ -9,6 +9,7 @@
 
 #include "harness_exec.h"
 #include "kport/common/crypto.h"
+#include "kport/common/json_fields.h"
 #include "kport/common/log.h"
 
 namespace kport::runner {
@@ -19,21 +20,9 @@ namespace {
 
 JobOutcome failed(std::string reason, bool retry = false) { return JobOutcome{false, std::move(reason), retry}; }
 
-std::string str(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
-
-std::optional<double> num(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  if (!v || !v->is_number()) return std::nullopt;
-  return v->to_number<double>();
-}
-
-const json::object* obj(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  return v && v->is_object() ? &v->as_object() : nullptr;
-}
+using json_fields::num;
+using json_fields::obj;
+using json_fields::str;
 
 // The artifact named by an ok build record of `query`.
 std::optional<std::string> harness_artifact(CoordinatorApi& api, const std::string& query) {
@@ -193,13 +182,7 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
   ho.env = gpu_env();
   ho.kernel_timeout_s = m_s.kernel_timeout_s;
   ho.process_timeout = m_s.process_timeout;
-  ho.bench_time_cap_ms = m_s.bench_time_cap_ms;
-  ho.bench_warmup_ms = m_s.bench_warmup_ms;
-  ho.bench_min_samples = m_s.bench_min_samples;
-  ho.bench_max_rse = m_s.bench_max_rse;
-  ho.bench_max_duty = m_s.bench_max_duty;
-  ho.bench_throttle_threshold = m_s.bench_throttle_threshold;
-  ho.bench_rounds = m_s.bench_rounds;
+  ho.sampling = m_s.sampling;
   ho.bench = m_s.bench;
   ho.cancel = &cancel;
   if (const auto* b = job.payload.if_contains("bench"); b && b->is_bool()) ho.bench = b->as_bool();

@@ -1,11 +1,10 @@
 #include "harness_exec.h"
 
 #include <algorithm>
-#include <initializer_list>
-#include <iterator>
 #include <map>
 #include <optional>
 
+#include "kport/common/json_fields.h"
 #include "kport/porting/subprocess.h"
 
 namespace kport::runner {
@@ -36,10 +35,8 @@ std::optional<json::object> find_document(const std::string& text) {
   return doc.as_object();
 }
 
-std::string str(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
+using json_fields::number_at;
+using json_fields::str;
 
 std::string excerpt(const std::string& text) {
   std::string e = text.size() > 400 ? text.substr(0, 400) + "..." : text;
@@ -194,12 +191,13 @@ Status Harness::run_cases(const std::string& command, const std::string& instanc
     return &out;
   };
   std::vector<std::string> common{"--timeout-s", std::to_string(m_opt.kernel_timeout_s)};
-  if (bench)
-    common.insert(common.end(), {"--time-cap-ms", std::to_string(m_opt.bench_time_cap_ms), "--warmup-ms",
-                                 std::to_string(m_opt.bench_warmup_ms), "--min-samples", std::to_string(m_opt.bench_min_samples),
-                                 "--max-rse", std::to_string(m_opt.bench_max_rse), "--max-duty",
-                                 std::to_string(m_opt.bench_max_duty), "--throttle-threshold",
-                                 std::to_string(m_opt.bench_throttle_threshold)});
+  if (bench) {
+    const BenchSampling& b = m_opt.sampling;
+    common.insert(common.end(), {"--time-cap-ms", std::to_string(b.time_cap_ms), "--warmup-ms", std::to_string(b.warmup_ms),
+                                 "--min-samples", std::to_string(b.min_samples), "--max-rse", std::to_string(b.max_rse),
+                                 "--max-duty", std::to_string(b.max_duty), "--throttle-threshold",
+                                 std::to_string(b.throttle_threshold)});
+  }
   std::vector<HarnessCase> pending = cases;
   if (grid && !cases.empty()) {
     std::vector<std::string> args{command, "--all", "--instance", instance};
@@ -251,21 +249,6 @@ double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-std::optional<double> number_at(const json::object& o, std::initializer_list<std::string_view> path) {
-  const json::object* cur = &o;
-  const json::value* v = nullptr;
-  for (auto it = path.begin(); it != path.end(); ++it) {
-    v = cur->if_contains(*it);
-    if (!v) return std::nullopt;
-    if (std::next(it) != path.end()) {
-      if (!v->is_object()) return std::nullopt;
-      cur = &v->as_object();
-    }
-  }
-  if (!v || !v->is_number()) return std::nullopt;
-  return v->to_number<double>();
 }
 
 }  // namespace
@@ -345,7 +328,7 @@ Result<std::vector<CaseOutcome>> Harness::run_instance(const std::string& instan
   for (const auto& c : *timed)
     if (auto it = by_key.find(c.key()); it != by_key.end() && it->second->status == "passed") to_time.push_back(c);
   KPORT_TRY(run_cases("bench", instance, to_time, to_time.size() == timed->size(), done));
-  if (m_opt.bench_rounds <= 1) return done;
+  if (m_opt.sampling.rounds <= 1) return done;
   // Further rounds, each in new processes, for the cases the first round measured.
   std::map<std::string, std::vector<json::object>> rounds;
   std::vector<HarnessCase> again;
@@ -354,7 +337,7 @@ Result<std::vector<CaseOutcome>> Harness::run_instance(const std::string& instan
       rounds[d.c.key()].push_back(d.bench);
       again.push_back(d.c);
     }
-  for (int r = 1; r < m_opt.bench_rounds && !again.empty(); ++r) {
+  for (int r = 1; r < m_opt.sampling.rounds && !again.empty(); ++r) {
     for (auto& d : done)
       if (rounds.count(d.c.key())) d.bench = {};
     KPORT_TRY(run_cases("bench", instance, again, again.size() == timed->size(), done));

@@ -6,7 +6,7 @@
 // abnormally, the cases it did not report are re-run one process each, so a fault costs
 // only the case that caused it. After every abnormal end the GPU is checked (the
 // harness's `device` command) before anything else runs on it. Cases whose numerics
-// passed are then timed (bench) the same way, in bench_rounds processes one after the
+// passed are then timed (bench) the same way, in sampling.rounds processes one after the
 // other: a figure is the median of the rounds' medians, which halves the offset one
 // process's memory placement and GPU state give a figure (measured on an H200: per-figure
 // spread about 0.2 % between processes; docs/BENCHMARKS.md).
@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "kport/common/result.h"
+#include "kport/runner/check_job.h"
 #include "kport/porting/subprocess.h"
 
 namespace kport::runner {
@@ -46,13 +47,7 @@ struct HarnessOptions {
   std::vector<std::string> env;                  // CUDA_VISIBLE_DEVICES=<uuid>, ...
   double kernel_timeout_s = 60;                  // the harness's own watchdog (--timeout-s)
   std::chrono::seconds process_timeout{900};     // a whole-grid process; one case gets a third
-  double bench_time_cap_ms = 500;
-  double bench_warmup_ms = 200;   // long enough for the clocks to settle under load
-  int bench_min_samples = 20;
-  double bench_max_rse = 0.001;
-  double bench_max_duty = 0.5;            // idle between samples: timed below the power cap
-  double bench_throttle_threshold = 0.97; // drop samples after which the SM clock is below this share of the warm-up's highest
-  int bench_rounds = 2;                   // bench processes per instance; a figure is the median of their medians
+  BenchSampling sampling;
   bool bench = true;
   const std::atomic<bool>* cancel = nullptr;
 };

@@ -131,10 +131,10 @@ int main(int argc, char** argv) {
   proto.nvidia_smi = o.get("nvidia-smi");
   proto.kernel_timeout_s = static_cast<double>(number("kernel-timeout", 1, 86400));
   proto.process_timeout = std::chrono::seconds(number("process-timeout", 5, 86400));
-  proto.bench_time_cap_ms = static_cast<double>(number("bench-time-cap-ms", 1, 600000));
-  proto.bench_warmup_ms = static_cast<double>(number("bench-warmup-ms", 0, 60000));
-  proto.bench_min_samples = static_cast<int>(number("bench-min-samples", 1, 100000));
-  proto.bench_rounds = static_cast<int>(number("bench-rounds", 1, 16));
+  proto.sampling.time_cap_ms = static_cast<double>(number("bench-time-cap-ms", 1, 600000));
+  proto.sampling.warmup_ms = static_cast<double>(number("bench-warmup-ms", 0, 60000));
+  proto.sampling.min_samples = static_cast<int>(number("bench-min-samples", 1, 100000));
+  proto.sampling.rounds = static_cast<int>(number("bench-rounds", 1, 16));
   const auto fraction = [&](const char* name, double lo, bool lo_open, double& out) {
     char* end = nullptr;
     const std::string text = o.get(name);
@@ -147,9 +147,9 @@ int main(int argc, char** argv) {
     out = v;
     return true;
   };
-  if (!fraction("bench-max-rse", 0.0, true, proto.bench_max_rse) ||
-      !fraction("bench-max-duty", 0.01, false, proto.bench_max_duty) ||
-      !fraction("bench-throttle-threshold", 0.0, false, proto.bench_throttle_threshold))
+  if (!fraction("bench-max-rse", 0.0, true, proto.sampling.max_rse) ||
+      !fraction("bench-max-duty", 0.01, false, proto.sampling.max_duty) ||
+      !fraction("bench-throttle-threshold", 0.0, false, proto.sampling.throttle_threshold))
     return 2;
 
   auto gpus = o.get("gpus").empty() ? kport::runner::discover_gpus(o.get("nvidia-smi"))

@@ -29,12 +29,6 @@ Result<json::value> Api::call(std::string_view method, const std::string& path, 
   return make_error(code, std::string(method) + " " + path + " -> " + std::to_string(r->status) + ": " + message);
 }
 
-std::string str(const json::value& v, std::string_view key) {
-  if (!v.is_object()) return {};
-  const auto* x = v.as_object().if_contains(key);
-  return x && x->is_string() ? std::string(x->as_string()) : std::string();
-}
-
 std::int64_t num(const json::value& v, std::string_view key, std::int64_t fallback) {
   if (!v.is_object()) return fallback;
   const auto* x = v.as_object().if_contains(key);

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "kport/common/result.h"
+#include "kport/common/json_fields.h"
 #include "kport/http/client.h"
 
 namespace kport::watcher {
@@ -29,7 +30,7 @@ class Api {
 };
 
 // The string under `key` of an object, or "".
-std::string str(const boost::json::value& v, std::string_view key);
+using kport::json_fields::str;
 // The integer under `key`, or `fallback` when missing or not a number.
 std::int64_t num(const boost::json::value& v, std::string_view key, std::int64_t fallback = 0);
 // The "items" array of a listing, or an empty one.

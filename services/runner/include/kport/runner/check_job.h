@@ -21,19 +21,24 @@
 
 namespace kport::runner {
 
+// How the harness times a case (its bench options) and how many rounds the runner takes.
+struct BenchSampling {
+  double time_cap_ms = 500;
+  double warmup_ms = 200;          // long enough for the clocks to settle under load
+  int min_samples = 20;
+  double max_rse = 0.001;
+  double max_duty = 0.5;           // idle between samples: timed below the power cap
+  double throttle_threshold = 0.97; // drop samples after which the SM clock is below this share of the warm-up's highest
+  int rounds = 2;                  // bench processes per instance; a figure is the median of their medians
+};
+
 struct GpuSettings {
   GpuInfo gpu;
   std::filesystem::path workdir;            // harness/ (artifact cache) and, for local builds, repos/ and build/
   std::string nvidia_smi = "nvidia-smi";
   double kernel_timeout_s = 60;
   std::chrono::seconds process_timeout{900};
-  double bench_time_cap_ms = 500;
-  double bench_warmup_ms = 200;
-  int bench_min_samples = 20;
-  double bench_max_rse = 0.001;
-  double bench_max_duty = 0.5;
-  double bench_throttle_threshold = 0.97;
-  int bench_rounds = 2;
+  BenchSampling sampling;
   bool bench = true;
   BuildSettings build;                      // for a local build when no harness artifact exists
   std::string nvcc_probe = "nvcc";
