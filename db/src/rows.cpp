@@ -32,7 +32,7 @@ const char* const k_result_select =
     " toolkit, runner_id, gpu_model, gpu_uuid, arch, driver, sm_clock_mhz, env_json, status,"
     " message, max_abs_err, max_rel_err, normwise_rel_err, nan_inf_count, tolerance, seed,"
     " median_us, stddev_us, samples, tflops, gbps, baseline_name, baseline_median_us, ratio,"
-    " created_ms FROM results";
+    " created_ms, unstable FROM results";
 
 const char* const k_build_select =
     "SELECT id, job_id, attempt, commit_sha, target, family, variant, status, message,"
@@ -149,6 +149,7 @@ ResultRecord read_result(const Stmt& s) {
   r.baseline_median_us = s.opt_real(c++);
   r.ratio = s.opt_real(c++);
   r.created_ms = s.int64(c++);
+  r.unstable = s.int64(c++) != 0;
   return r;
 }
 

@@ -108,7 +108,8 @@ json::value to_json(const db::ResultRecord& r) {
                         {"nan_inf_count", opt(r.nan_inf_count)}, {"seed", opt(r.seed)}};
   json::object timing{{"median_us", opt(r.median_us)}, {"stddev_us", opt(r.stddev_us)}, {"samples", opt(r.samples)},
                       {"tflops", opt(r.tflops)}, {"gbps", opt(r.gbps)}, {"baseline", r.baseline_name},
-                      {"baseline_median_us", opt(r.baseline_median_us)}, {"ratio", opt(r.ratio)}};
+                      {"baseline_median_us", opt(r.baseline_median_us)}, {"ratio", opt(r.ratio)},
+                      {"unstable", r.unstable}};
   return json::object{{"id", r.id}, {"job", opt(r.job_id)}, {"attempt", r.attempt}, {"commit", r.commit_sha},
                       {"target", r.target}, {"family", r.family}, {"variant", r.variant}, {"instance", r.instance},
                       {"dtype", r.dtype}, {"shape", r.shape}, {"toolkit", r.toolkit}, {"runner", opt(r.runner_id)},
@@ -238,6 +239,7 @@ db::ResultRecord result_from_json(Fields& f) {
   r.baseline_name = f.opt_str("baseline", 128).value_or("");
   r.baseline_median_us = f.opt_num("baseline_median_us");
   r.ratio = f.opt_num("ratio");
+  r.unstable = f.boolean("unstable", false);
   return r;
 }
 

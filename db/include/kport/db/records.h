@@ -204,6 +204,9 @@ struct ResultRecord {
   std::optional<double> tflops, gbps;
   std::string baseline_name;
   std::optional<double> baseline_median_us, ratio;
+  // The bench rounds disagreed beyond the measured noise even after a re-measure: the
+  // figure is kept but never wins a tie or counts as a regression on its own.
+  bool unstable = false;
   std::int64_t created_ms = 0;  // set by the store
 };
 
