@@ -21,6 +21,13 @@ namespace {
 namespace json = boost::json;
 namespace fs = std::filesystem;
 
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
 class GpuRunnerTest : public BuildRunnerTest {
  protected:
   GpuRunnerTest() {
@@ -214,13 +221,6 @@ TEST_F(GpuRunnerTest, AnUnhealthyGpuGivesTheJobBackAndTakesNoWorkUntilItAnswers)
   EXPECT_EQ(job.at("attempt").to_number<std::int64_t>(), 2);
   EXPECT_NE(runner_output().find("GPU answers again"), std::string::npos);
   EXPECT_EQ(results_of(sha).size(), 18u);
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // Only the steady instance, whose bench rounds measure what `medians` says, one line a round.
@@ -468,10 +468,13 @@ TEST_F(GpuRunnerTest, WithoutAHarnessArtifactTheRunnerBuildsOne) {
   std::string out = runner_output();
   EXPECT_NE(out.find("no harness artifact"), std::string::npos) << out;
   EXPECT_NE(out.find("building it here"), std::string::npos) << out;
-  bool linked = false;
+  fs::path linked;
   for (const auto& e : fs::recursive_directory_iterator(dir.path() / "work-builds-its-own"))
-    linked |= e.path().filename() == "kport-harness-sm_80";
-  EXPECT_TRUE(linked) << out;
+    if (e.path().filename() == "kport-harness-sm_80") linked = e.path();
+  ASSERT_FALSE(linked.empty()) << out;
+  // Uploaded, so the repro commands of its results can download it.
+  EXPECT_NE(out.find("uploaded the locally built harness"), std::string::npos) << out;
+  EXPECT_EQ(get("/api/v1/artifacts/" + crypto::sha256_hex(slurp(linked)) + "?meta=1").status, 200);
   ASSERT_EQ(state.at("status").as_string(), "queued") << json::serialize(state) << out;
   EXPECT_NE(std::string(state.at("failure_reason").as_string()).find("not usable"), std::string::npos) << json::serialize(state);
 }
