@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "harness_exec.h"
+#include "bench_rounds.h"
 
 namespace json = boost::json;
 using kport::runner::combine_bench_rounds;

@@ -3,7 +3,11 @@
 // cached under the workdir), or builds it when the build left none; then checks and times
 // every instance in it on this GPU, each in its own subprocess (harness_exec.h), and
 // uploads one result per (instance, dtype, shape) with its environment: GPU, driver,
-// toolkit, clocks around the measurement, temperature, power and clock-event reasons.
+// toolkit, clocks around the measurement, temperature, power and clock-event reasons, and
+// env.reproduce (the harness's sha256, the exact check and bench arguments: seed and every
+// sampling flag). Seeds go up as unsigned 64-bit numbers; a figure whose bench rounds
+// still disagree after re-measuring goes up with "unstable": true and says why in its
+// message.
 //
 // The job succeeds when every case passed or was unsupported; numerics failures, faults
 // and hangs fail it with a reason naming them (their results are stored either way). A GPU
