@@ -243,7 +243,7 @@ Selection provisional(const SelectionQuery& q, const SelectionInputs& in, const 
     sel.kind = Selection::Kind::provisional;
     sel.ranked_by = "ratio_to_baseline";
     sel.reason = why + "; provisional: " + what + ", ranked by their speed relative to the vendor baseline on " +
-                 sel.evidence_gpu_model + " (arch " + sel.evidence_arch + "), the nearest measured arch, not by its raw times";
+                 sel.evidence_gpu_model + " (arch " + sel.evidence_arch + "), the nearest measured arch, not by their raw times";
     auto note = distance_note(q.shape, chosen_match);
     if (!note.empty()) sel.reason += "; " + note;
   } else {
