@@ -239,7 +239,7 @@ Selection provisional(const SelectionQuery& q, const SelectionInputs& in, const 
                   std::any_of(sel.excluded.begin(), sel.excluded.end(), [&](const Excluded& x) { return x.instance == c.instance; });
     if (!listed) sel.ranking.push_back(Ranked{c.instance, c.variant, std::nullopt, false, 1.0, false});
   }
-  if (chosen && sel.ranking.front().ranked) {
+  if (chosen && !sel.ranking.empty() && sel.ranking.front().ranked) {
     sel.kind = Selection::Kind::provisional;
     sel.ranked_by = "ratio_to_baseline";
     sel.reason = why + "; provisional: " + what + ", ranked by their speed relative to the vendor baseline on " +

@@ -160,6 +160,41 @@ TEST_F(BestAnswerTest, TheNewestCommitsFiguresAnswerAndTheAnswerSaysWhereFrom) {
   EXPECT_EQ(fp32.body.at("ranking").as_array()[0].at("instance").as_string(), "gemm.simt.c");
 }
 
+TEST_F(BestAnswerTest, AReMeasureOnTheSameCommitReplacesItsFirstFigure) {
+  const std::string c1 = commit_sha(1), c2 = commit_sha(2);
+  validate(c1, 1'700'000'000'000, json::array{gemm_result("gemm.wgmma_tma.a", 100.0, "580.1"),
+                                              gemm_result("gemm.mma_sync.e", 120.0, "580.1")});
+  validate(c2, 1'700'000'100'000, json::array{gemm_result("gemm.wgmma_tma.a", 130.0, "580.1"),
+                                              gemm_result("gemm.mma_sync.e", 121.0, "580.1")});
+  EXPECT_EQ(best("NVIDIA H200", "bf16").body.at("best").as_string(), "gemm.mma_sync.e");
+  // The suspected slowdown is measured again on c2 and does not hold.
+  validate(c2, 1'700'000'100'000, json::array{gemm_result("gemm.wgmma_tma.a", 118.0, "580.1")});
+  auto again = best("NVIDIA H200", "bf16");
+  ASSERT_EQ(again.status, 200) << again.raw;
+  EXPECT_EQ(again.body.at("best").as_string(), "gemm.wgmma_tma.a") << again.raw;
+  const auto& e = again.body.at("ranking").as_array()[0].at("evidence");
+  EXPECT_DOUBLE_EQ(e.at("median_us").as_double(), 118.0);
+  EXPECT_EQ(e.at("commit").as_string(), c2);
+  EXPECT_EQ(e.at("runs").as_int64(), 2);
+}
+
+TEST_F(BestAnswerTest, AnUnstableFigureWithinNoiseOfAStableOneDoesNotWin) {
+  auto shaky = gemm_result("gemm.wgmma_tma.a", 100.0, "580.1");
+  shaky["unstable"] = true;
+  shaky["stddev_us"] = 1.0;
+  auto steady = gemm_result("gemm.mma_sync.e", 100.5, "580.1");
+  steady["stddev_us"] = 1.0;
+  validate(commit_sha(1), 1'700'000'000'000, json::array{shaky, steady});
+  auto r = best("NVIDIA H200", "bf16");
+  ASSERT_EQ(r.status, 200) << r.raw;
+  EXPECT_EQ(r.body.at("best").as_string(), "gemm.mma_sync.e") << r.raw;
+  const auto& second = r.body.at("ranking").as_array()[1];
+  EXPECT_EQ(second.at("instance").as_string(), "gemm.wgmma_tma.a");
+  EXPECT_TRUE(second.at("evidence").at("unstable").as_bool());
+  ASSERT_FALSE(r.body.at("notes").as_array().empty());
+  EXPECT_NE(std::string(r.body.at("notes").as_array()[0].as_string()).find("unstable"), std::string::npos) << r.raw;
+}
+
 TEST_F(BestAnswerTest, QuestionsWithoutAnAnswerAreRefusedClearly) {
   validate(commit_sha(1), 1'700'000'000'000, json::array{gemm_result("gemm.mma_sync.e", 120.0, "580.1")});
   auto fp64 = best("NVIDIA B200", "fp64", "&arch=10.0");
