@@ -95,7 +95,7 @@ std::vector<Ranked> rank(std::vector<Scored> scored, std::vector<std::string>& n
 }
 
 std::string exclusion_reason(const Measurement& m) {
-  std::string where = " on commit " + short_sha(m.commit) + " (result " + std::to_string(m.result_id) + ")";
+  std::string where = " on " + m.gpu_model + " at commit " + short_sha(m.commit) + " (result " + std::to_string(m.result_id) + ")";
   if (m.status == "failed") return "failed numerics" + where;
   if (m.status == "crashed") return "crashed" + where;
   if (m.status == "timeout") return "timed out" + where;

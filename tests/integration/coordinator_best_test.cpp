@@ -215,4 +215,18 @@ TEST_F(BestAnswerTest, QuestionsWithoutAnAnswerAreRefusedClearly) {
   EXPECT_EQ(no_arch.status, 404) << no_arch.raw;
 }
 
+TEST_F(BestAnswerTest, TheOpenApiDocumentDescribesTheAnswerKindsAndEvidence) {
+  auto doc = get("/api/v1/openapi.json");
+  ASSERT_EQ(doc.status, 200);
+  const auto& ok = doc.body.at("paths").at("/api/v1/best").at("get").at("responses").at("200");
+  EXPECT_EQ(ok.at("content").at("application/json").at("schema").at("$ref").as_string(), "#/components/schemas/BestAnswer");
+  const auto& answer = doc.body.at("components").at("schemas").at("BestAnswer").at("properties");
+  EXPECT_EQ(answer.at("kind").at("enum"), (json::array{"measured", "provisional", "unranked"}));
+  for (const char* field : {"evidence", "excluded", "notes", "ranked_by", "candidates_from"})
+    EXPECT_TRUE(answer.as_object().contains(field)) << field;
+  const auto& evidence = doc.body.at("components").at("schemas").at("BestEvidence").at("properties");
+  for (const char* field : {"driver", "unstable", "ratio", "runs", "commit"})
+    EXPECT_TRUE(evidence.as_object().contains(field)) << field;
+}
+
 }  // namespace kport::testing
