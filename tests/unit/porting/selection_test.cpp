@@ -304,3 +304,51 @@ TEST(ProvisionalCandidates, UnknownFamilyDtypeOrNoneForTheTargetIsAClearError) {
 }
 
 }  // namespace kport::porting
+
+namespace kport::porting {
+
+TEST(Selection, GemmWavesCarryAFigureToAShapeThatWasNotMeasured) {
+  // 128x256 tiles at 4096^3 on 132 SMs: 512 tiles, 4 waves; at 3000^3: 288 tiles, 3 waves.
+  auto big = predict_gemm_us(178.0, *Shape::parse(k_cube), *Shape::parse("m=3000,n=3000,k=3000"), 128, 256, 132);
+  ASSERT_TRUE(big);
+  EXPECT_NEAR(*big, 178.0 * 3 * 3000 / (4 * 4096.0), 1e-9);
+  // 128x128 tiles: 1024 tiles (8 waves) against 576 (5 waves).
+  auto small = predict_gemm_us(190.0, *Shape::parse(k_cube), *Shape::parse("m=3000,n=3000,k=3000"), 128, 128, 132);
+  ASSERT_TRUE(small);
+  EXPECT_NEAR(*small, 190.0 * 5 * 3000 / (8 * 4096.0), 1e-9);
+  // No tile: the figure scales with M*N*K; a shape without m/n/k has no prediction.
+  EXPECT_NEAR(*predict_gemm_us(100.0, *Shape::parse(k_cube), *Shape::parse("m=2048,n=4096,k=4096"), 0, 0, 132), 50.0,
+              1e-9);
+  EXPECT_FALSE(predict_gemm_us(100.0, *Shape::parse("rows=4,cols=8"), *Shape::parse("rows=8,cols=8"), 128, 128, 132));
+}
+
+TEST(Selection, NearestGemmShapeIsRankedByItsWavesWhenTilesAndSmsAreKnown) {
+  // At 4096^3 the 128x256 tile is fastest; at 3000^3 its last wave is a sixth full and
+  // the 128x128 tile wins (as measured on the H200: 25 % apart).
+  std::vector<Measurement> rows = {meas(1, "gemm.wgmma_tma.128x256", k_cube, 178.0),
+                                   meas(2, "gemm.wgmma_tma.128x128", k_cube, 190.0)};
+  std::vector<GemmTile> tiles = {{"gemm.wgmma_tma.128x256", 128, 256}, {"gemm.wgmma_tma.128x128", 128, 128}};
+  auto q = query("m=3000,n=3000,k=3000");
+  auto plain = select_best(q, SelectionInputs{.on_gpu = rows});
+  ASSERT_NE(plain.best(), nullptr);
+  EXPECT_EQ(plain.best()->instance, "gemm.wgmma_tma.128x256");
+  EXPECT_EQ(plain.ranked_by, "median_us");
+
+  auto waves = select_best(q, SelectionInputs{.on_gpu = rows, .tiles = tiles, .sm_count = 132});
+  EXPECT_EQ(waves.kind, Selection::Kind::measured);
+  EXPECT_FALSE(waves.exact_shape);
+  EXPECT_EQ(waves.ranked_by, "predicted_us");
+  ASSERT_NE(waves.best(), nullptr);
+  EXPECT_EQ(waves.best()->instance, "gemm.wgmma_tma.128x128");
+  EXPECT_NE(waves.reason.find("waves of output tiles over 132 multiprocessors"), std::string::npos) << waves.reason;
+  // The evidence stays the measured figure at the nearest shape.
+  ASSERT_TRUE(waves.best()->evidence);
+  EXPECT_DOUBLE_EQ(waves.best()->evidence->median_us, 190.0);
+
+  // On the measured shape itself nothing is predicted.
+  auto exact = select_best(query(k_cube), SelectionInputs{.on_gpu = rows, .tiles = tiles, .sm_count = 132});
+  EXPECT_EQ(exact.ranked_by, "median_us");
+  EXPECT_EQ(exact.best()->instance, "gemm.wgmma_tma.128x256");
+}
+
+}  // namespace kport::porting
