@@ -10,27 +10,48 @@ const DTYPES = ['bf16', 'fp16', 'fp32'];
 const EXAMPLE_SHAPE = { gemm: 'm=4096,n=4096,k=4096', attention: 'b=4,h=16,l=4096,d=128,causal=0',
   rmsnorm: 'rows=32768,cols=4096', softmax: 'rows=32768,cols=4096' };
 
+const KIND_TAG = { measured: 'st-succeeded', provisional: 'st-queued', unranked: 'st-failed' };
+const RANKED_BY = { median_us: 'ranked by measured median', predicted_us: 'ranked by time predicted for this shape',
+  ratio_to_baseline: 'ranked by time relative to the vendor baseline' };
+
+function heading(a) {
+  if (a.best) return h('h2', {}, [a.kind === 'measured' ? 'Best: ' : 'Provisional best: ',
+    pageLink(`/kernel/${a.best}`, { dtype: a.query.dtype, shape: a.matched_shape || a.query.shape }, a.best)]);
+  return h('h2', {}, a.kind === 'unranked' ? 'No best yet: unranked' : 'No answer');
+}
+
 function answer(a) {
+  const ev = a.evidence;
   return [
-    h('h2', {}, a.best ? ['Best: ', pageLink(`/kernel/${a.best}`, { dtype: a.query.dtype, shape: a.matched_shape || a.query.shape }, a.best)] : 'No answer'),
-    h('p', { class: 'summary' }, a.provisional ? h('span', { class: 'tag st-queued' }, `provisional (${a.kind})`) : h('span', { class: 'tag st-succeeded' }, 'measured'),
-      ` ${a.reason}`),
-    h('p', { class: 'muted' }, `shape ${a.matched_shape || '—'}${a.exact_shape ? ' (exact)' : ' (nearest measured)'}`,
-      a.evidence_gpu_model ? ` · evidence from ${a.evidence_gpu_model}` : '', a.tied.length > 1 ? ` · tied: ${a.tied.join(', ')}` : ''),
+    heading(a),
+    h('p', { class: 'summary' }, h('span', { class: `tag ${KIND_TAG[a.kind] || 'st-queued'}` }, a.kind),
+      a.ranked_by ? ` ${RANKED_BY[a.ranked_by] || a.ranked_by}.` : '', a.reason ? ` ${a.reason}` : ''),
+    h('p', { class: 'muted' }, `shape ${a.matched_shape || '—'}${a.matched_shape ? (a.exact_shape ? ' (exact)' : ' (nearest measured)') : ''}`,
+      ev ? ` · evidence from ${ev.gpu_model}, commit ` : '', ev ? pageLink(`/commit/${ev.commit}`, null, h('code', {}, shortSha(ev.commit))) : '',
+      ev ? ` · driver ${ev.driver} · ${ev.samples} samples · ${fmtTime(ev.measured)}` : '',
+      a.candidates_from ? ` · candidates: instances that ${a.candidates_from}` : '',
+      a.tied.length > 1 ? ` · tied: ${a.tied.join(', ')}` : ''),
+    a.notes.length ? h('ul', { class: 'notes', id: 'answer-notes' }, a.notes.map((n) => h('li', {}, n))) : '',
     h('table', { class: 'grid', id: 'ranking' },
-      h('thead', {}, h('tr', {}, ['rank', 'instance', 'variant', 'tie', 'slowdown', 'median µs', 'samples', 'GPU', 'commit', 'measured', 'evidence'].map((t) => h('th', {}, t)))),
+      h('thead', {}, h('tr', {}, ['rank', 'instance', 'variant', 'tie', 'slowdown', 'median µs', 'vs baseline', 'samples', 'GPU', 'commit', 'measured', 'evidence'].map((t) => h('th', {}, t)))),
       h('tbody', {}, a.ranking.map((r, i) => {
         const e = r.evidence;
         return h('tr', {},
-          h('td', { class: 'num' }, String(i + 1)), h('td', {}, r.instance), h('td', {}, r.variant),
-          h('td', {}, r.tie_with_best ? 'tie' : ''), h('td', { class: 'num' }, `×${fmtNum(r.slowdown)}`),
-          h('td', { class: 'num' }, e ? `${fmtNum(e.median_us)} ± ${fmtNum(e.stddev_us)}` : '—'),
+          h('td', { class: 'num' }, r.ranked ? String(i + 1) : '—'), h('td', {}, r.instance), h('td', {}, r.variant),
+          h('td', {}, r.tie_with_best ? 'tie' : ''), h('td', { class: 'num' }, r.ranked ? `×${fmtNum(r.slowdown)}` : '—'),
+          h('td', { class: 'num' }, e && e.median_us ? `${fmtNum(e.median_us)} ± ${fmtNum(e.stddev_us)}${e.unstable ? ' (unstable)' : ''}` : '—'),
+          h('td', { class: 'num' }, e && e.ratio ? `×${fmtNum(e.ratio)}` : '—'),
           h('td', { class: 'num' }, e ? String(e.samples) : '—'),
           h('td', {}, e ? e.gpu_model : '—'),
           h('td', {}, e ? pageLink(`/commit/${e.commit}`, null, h('code', {}, shortSha(e.commit))) : '—'),
           h('td', {}, e ? fmtTime(e.measured) : '—'),
-          h('td', {}, e ? h('a', { href: e.url }, `result #${e.result}`) : 'build only'));
+          h('td', {}, e ? h('a', { href: e.url }, `result #${e.result}`) : 'not measured'));
       }))),
+    a.excluded.length ? [h('h3', {}, 'Out of the ranking'),
+      h('table', { class: 'grid', id: 'excluded' },
+        h('thead', {}, h('tr', {}, ['instance', 'why', 'evidence'].map((t) => h('th', {}, t)))),
+        h('tbody', {}, a.excluded.map((x) => h('tr', {}, h('td', {}, x.instance), h('td', {}, x.reason),
+          h('td', {}, x.evidence ? h('a', { href: x.evidence.url }, `result #${x.evidence.result}`) : '—')))))] : '',
   ];
 }
 
