@@ -32,6 +32,12 @@ inline bool nvcc_available() {
   return std::filesystem::exists("/usr/local/cuda/bin/nvcc") || std::system("command -v nvcc > /dev/null 2>&1") == 0;
 }
 
+// Whether the build driver will find a disassembler for the SASS audit (the same rule:
+// cuobjdump beside the toolkit's nvcc, else on PATH).
+inline bool disassembler_available() {
+  return std::filesystem::exists("/usr/local/cuda/bin/cuobjdump") || std::system("command -v cuobjdump > /dev/null 2>&1") == 0;
+}
+
 class BuildRunnerTest : public CoordinatorTest {
  protected:
   BuildRunnerTest() { max_attempts = 1; }
