@@ -85,6 +85,7 @@ Result<CheckoutBuild> checkout_and_build(CoordinatorApi& api, const ClaimedJob& 
   req.jobs = s.jobs;
   req.compile_timeout = s.compile_timeout;
   req.nvcc = s.nvcc;
+  req.cuobjdump = s.cuobjdump;
   req.log = log;
   req.cancel = &cancel;
   auto report = porting::build_target(req);

@@ -31,6 +31,7 @@ int build_locally(const LocalBuild& l, std::ostream& out, std::ostream& err) {
   req.jobs = l.jobs;
   req.compile_timeout = l.compile_timeout;
   req.nvcc = l.nvcc;
+  req.cuobjdump = l.cuobjdump;
   req.log = [&](const std::string& line) {
     std::lock_guard lock(mu);
     err << line << "\n";

@@ -28,7 +28,7 @@ TEST_F(BuildRunnerEndToEnd, BuildsRecordsAndReportsEveryVariant) {
   std::string sha = make_repository();
   add_target("sm_80", "8.0");
   ASSERT_EQ(post("/api/v1/repositories", object{{"name", "kernels"}, {"url", origin}}, k_admin).status, 201);
-  start_runner();
+  start_runner({"--cuobjdump", fake_cuobjdump("sm_80")});
 
   // 1. One variant fails to compile: the job still completes with a harness of the
   //    variants that built, its check jobs are spawned, and the records hold the failure.
@@ -52,18 +52,13 @@ TEST_F(BuildRunnerEndToEnd, BuildsRecordsAndReportsEveryVariant) {
   EXPECT_EQ(ptx.at("source").as_string(), "ptx");
   EXPECT_GE(ptx.at("counts").at("mma_sync").to_number<std::int64_t>(), 1);
   EXPECT_TRUE(ptx.at("passed").as_bool());
-  // The machine-code audit beside it: real counts where the toolkit has cuobjdump, else
-  // "not audited" with the reason, never a pass.
+  // The machine-code audit beside it, from the disassembler's output (the mma_sync kernel).
   const auto& sass = audit.at("sass").as_object();
-  if (disassembler_available()) {
-    EXPECT_TRUE(sass.at("audited").as_bool()) << json::serialize(sass);
-    EXPECT_GE(sass.at("counts").at("mma_sync").to_number<std::int64_t>(), 1) << json::serialize(sass);
-    EXPECT_TRUE(sass.at("passed").as_bool());
-  } else {
-    EXPECT_FALSE(sass.at("audited").as_bool()) << json::serialize(sass);
-    EXPECT_NE(std::string(sass.at("reason").as_string()).find("no cuobjdump"), std::string::npos) << json::serialize(sass);
-    EXPECT_FALSE(sass.contains("passed"));
-  }
+  ASSERT_TRUE(sass.at("audited").as_bool()) << json::serialize(sass) << runner_output();
+  EXPECT_EQ(sass.at("tool").as_string(), "cuobjdump -sass");
+  EXPECT_EQ(sass.at("counts").at("mma_sync").to_number<std::int64_t>(), 32) << json::serialize(sass);
+  EXPECT_TRUE(sass.at("passed").as_bool());
+  EXPECT_EQ(recs["softmax.tiny"].at("instruction_audit").at("sass").at("counts").at("local_store").to_number<std::int64_t>(), 0);
   EXPECT_EQ(recs["gemm.broken"].at("status").as_string(), "compile_error");
   EXPECT_NE(recs["gemm.broken"].at("message").as_string().find("undeclared_tile_value"), std::string::npos);
   EXPECT_FALSE(recs["gemm.broken"].contains("artifact") && recs["gemm.broken"].at("artifact").is_string())
@@ -118,6 +113,9 @@ TEST_F(BuildRunnerEndToEnd, BuildsRecordsAndReportsEveryVariant) {
   std::string softmax_message(again["softmax.tiny"].at("message").as_string());
   EXPECT_NE(softmax_message.find("resource change since " + sha.substr(0, 12) + " on sm_80: shared memory 256 -> 512 B"),
             std::string::npos) << softmax_message;
+  // The doubled tile also spills (the disassembler now shows local stores): flagged too.
+  EXPECT_NE(softmax_message.find("SASS local loads (LDL) 0 -> 29, SASS local stores (STL) 0 -> 64"), std::string::npos)
+      << softmax_message;
   EXPECT_EQ(std::string(again["gemm.tiny_mma"].at("message").as_string()).find("resource change"), std::string::npos);
 
   // 3. A commit the repository does not have: an explained failure, and the runner goes on.

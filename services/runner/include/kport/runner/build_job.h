@@ -25,6 +25,7 @@ namespace kport::runner {
 struct BuildSettings {
   std::filesystem::path workdir;         // repos/ (workspaces) and build/ live here
   std::string nvcc = "nvcc";
+  std::string cuobjdump;                 // the SASS audit's disassembler; empty: beside nvcc, else PATH
   int jobs = 0;                          // parallel compiles; 0 = cores
   std::chrono::seconds compile_timeout{900};
   std::string catalog_file;              // fallback when the commit has no porting/catalog/targets.json
