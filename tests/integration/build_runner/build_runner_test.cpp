@@ -59,6 +59,8 @@ TEST_F(BuildRunnerEndToEnd, BuildsRecordsAndReportsEveryVariant) {
   EXPECT_EQ(sass.at("counts").at("mma_sync").to_number<std::int64_t>(), 32) << json::serialize(sass);
   EXPECT_TRUE(sass.at("passed").as_bool());
   EXPECT_EQ(recs["softmax.tiny"].at("instruction_audit").at("sass").at("counts").at("local_store").to_number<std::int64_t>(), 0);
+  EXPECT_NE(out.find("mma_sync " + std::to_string(ptx.at("counts").at("mma_sync").to_number<std::int64_t>()) + " ok, sass ok"),
+            std::string::npos) << "the CLI's table shows both audits\n" << out;
   EXPECT_EQ(recs["gemm.broken"].at("status").as_string(), "compile_error");
   EXPECT_NE(recs["gemm.broken"].at("message").as_string().find("undeclared_tile_value"), std::string::npos);
   EXPECT_FALSE(recs["gemm.broken"].contains("artifact") && recs["gemm.broken"].at("artifact").is_string())
