@@ -75,23 +75,6 @@ class BuildRunnerTest : public CoordinatorTest {
     args.insert(args.end(), extra.begin(), extra.end());
     spawn_runner(std::move(args));
   }
-  // A stand-in for cuobjdump that prints real captured SASS (tests/unit/porting/fixtures/
-  // sass, captured for sm_90a) relabelled as `target`'s code: the mma_sync kernel for
-  // gemm.tiny_mma; for softmax.tiny, the spilling kernel once the checked-out softmax
-  // source has a 128-wide tile, else a plain simt kernel.
-  std::string fake_cuobjdump(const std::string& target) {
-    const std::string fx = KPORT_SASS_FIXTURES, relabel = " | sed s/sm_90a/" + target + "/g";
-    std::filesystem::path tool = dir.path() / "fake-cuobjdump";
-    std::ofstream(tool) << "#!/bin/sh\n[ \"$1\" = -sass ] || exit 2\ncase \"$2\" in\n"
-                        << "  *tiny_mma*) cat " << fx << "/kport_gemm_mma_sync_sm_90a__gemm_mma_sync_sm80.sass" << relabel << " ;;\n"
-                        << "  *softmax*) src=$(find " << (dir.path() / "work" / "repos").string()
-                        << " -name softmax_tiny.cu | head -n 1)\n"
-                        << "    if grep -q 128 \"$src\"; then cat " << fx << "/spill__sm_90a.sass" << relabel << "\n"
-                        << "    else cat " << fx << "/kport_softmax_simt_sm_90a__softmax_simt.sass" << relabel << "; fi ;;\n"
-                        << "  *) cat " << fx << "/kport_softmax_simt_sm_90a__softmax_simt.sass" << relabel << " ;;\nesac\n";
-    std::filesystem::permissions(tool, std::filesystem::perms::owner_all);
-    return tool.string();
-  }
   // Starts kport-runner with `args` (argv[0] first), its output in runner_log.
   void spawn_runner(std::vector<std::string> args) {
     runner_log = dir.path() / "runner.log";
