@@ -8,6 +8,8 @@
 namespace kport::porting::detail {
 namespace fs = std::filesystem;
 
+constexpr std::size_t k_sass_limit = std::size_t{512} << 20;
+
 Disassembler find_disassembler(const BuildRequest& r) {
   if (!r.cuobjdump.empty()) {
     fs::path p = find_program(r.cuobjdump);
@@ -36,6 +38,9 @@ SassAudit audit_objects(const BuildRequest& r, const Disassembler& tool, const V
     o.cwd = r.build_dir;
     o.timeout = r.compile_timeout;
     o.cancel = r.cancel;
+    // A variant with many template instances disassembles to tens of megabytes; a
+    // truncated listing would undercount, so it is kept whole or not audited.
+    o.output_limit = k_sass_limit;
     auto out = run_process({tool.cuobjdump.string(), "-sass", obj.string()}, o);
     if (!out.ok()) return sass_not_audited("cannot run " + tool.cuobjdump.string() + ": " + out.error().message);
     if (out->cancelled) return sass_not_audited("cancelled");
@@ -43,6 +48,9 @@ SassAudit audit_objects(const BuildRequest& r, const Disassembler& tool, const V
     if (out->exit_code != 0)
       return sass_not_audited(tool.cuobjdump.string() + " -sass " + obj.filename().string() + " exited with " +
                               std::to_string(out->exit_code) + ": " + out->output.substr(0, 2000));
+    if (out->output.size() >= k_sass_limit)
+      return sass_not_audited(tool.cuobjdump.string() + " -sass " + obj.filename().string() + " printed more than " +
+                              std::to_string(k_sass_limit >> 20) + " MiB");
     text += out->output;
     text += "\n";
   }
