@@ -36,7 +36,11 @@ int BuildReport::built() const {
   return static_cast<int>(std::count_if(records.begin(), records.end(), [](const VariantRecord& r) { return r.status == VariantStatus::ok; }));
 }
 
-bool BuildReport::validatable() const { return !cancelled && !harness.empty() && built() > 0; }
+bool BuildReport::validatable() const {
+  // A target where nothing applies is not a failure of the build (its harness is empty,
+  // as the planner says); one where everything that applies failed is.
+  return !cancelled && !harness.empty() && (built() > 0 || failed().empty());
+}
 
 std::string BuildReport::summary() const {
   const int ok = built();

@@ -49,6 +49,13 @@ TEST(BuildReport, NothingBuiltOrNoHarnessIsNotValidatable) {
   EXPECT_FALSE(cancelled.validatable());
 }
 
+TEST(BuildReport, NothingApplicableIsNotAFailure) {
+  auto b = report({rec("gemm", "wgmma_tma", VariantStatus::not_applicable), rec("gemm", "tcgen05", VariantStatus::not_applicable)});
+  EXPECT_TRUE(b.validatable());
+  EXPECT_TRUE(b.all_ok());
+  EXPECT_EQ(b.summary(), "0 variants built, 2 not applicable on sm_80");
+}
+
 TEST(BuildReport, EverythingBuiltIsAllOk) {
   auto b = report({rec("gemm", "simt", VariantStatus::ok), rec("gemm", "wgmma_tma", VariantStatus::not_applicable)});
   EXPECT_TRUE(b.all_ok());

@@ -79,8 +79,9 @@ struct BuildReport {
   std::vector<const VariantRecord*> failed() const;  // compile_error or timeout, by id
   int built() const;                                 // variants with status ok
   // Whether the build can be validated: not cancelled, a harness, and at least one
-  // variant in it. A build with some failed variants is still validatable: its checks
-  // run for the variants that built, and its records hold the failures.
+  // variant in it unless none failed (a target where nothing applies). A build with some
+  // failed variants is still validatable: its checks run for the variants that built,
+  // and its records hold the failures.
   bool validatable() const;
   // One line for the job: what built, what did not apply, which variants failed and
   // why there is no harness (when there is none).
