@@ -13,7 +13,8 @@
 # KPORT_BENCH_CAP_MS (400), KPORT_BENCH_WARMUP_MS (200), KPORT_BENCH_MIN_SAMPLES (20),
 # KPORT_BENCH_MAX_RSE (0.001), KPORT_BENCH_MAX_DUTY (0.5), KPORT_BENCH_THROTTLE (0.97),
 # KPORT_BENCH_ROUNDS (2),
-# KPORT_PIPELINE_TIMEOUT (900 s each).
+# KPORT_PIPELINE_TIMEOUT (900 s each), KPORT_AFTER_PIPELINES (a command run once the
+# pipelines finished, while the stack is still up, with KPORT_URL and KPORT_ADMIN_TOKEN set).
 set -u
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -65,5 +66,8 @@ python3 "$root/bench/pipeline/drive.py" --server "$url" --token "$admin" --repo 
   --target "${KPORT_TARGET:-sm_90a}" --arch "${KPORT_ARCH:-9.0}" --pipelines "${KPORT_PIPELINES:-2}" \
   --timeout "${KPORT_PIPELINE_TIMEOUT:-900}" --out "$OUT"
 rc=$?
+if [[ -n ${KPORT_AFTER_PIPELINES:-} ]]; then
+  KPORT_URL=$url KPORT_ADMIN_TOKEN=$admin bash -c "$KPORT_AFTER_PIPELINES" || rc=1
+fi
 grep -E "warn|error" "$OUT/gpu-runner.log" | tail -20
 exit $rc

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -43,8 +44,19 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const Pr
   if (argv.empty()) return make_error(Errc::invalid_argument, "run_process: empty command");
   auto exe = find_program(argv[0]);
   if (exe.empty()) return make_error(Errc::not_found, "program '" + argv[0] + "' was not found on PATH");
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return make_error(Errc::internal, std::string("pipe: ") + std::strerror(errno));
+  // One pipe for both streams keeps their interleaving exact; split capture needs a second.
+  int out_fds[2] = {-1, -1}, err_fds[2] = {-1, -1};
+  if (::pipe2(out_fds, O_CLOEXEC) != 0) return make_error(Errc::internal, std::string("pipe: ") + std::strerror(errno));
+  if (options.split_streams && ::pipe2(err_fds, O_CLOEXEC) != 0) {
+    const int e = errno;
+    ::close(out_fds[0]);
+    ::close(out_fds[1]);
+    return make_error(Errc::internal, std::string("pipe: ") + std::strerror(e));
+  }
+  const auto close_all = [&] {
+    for (int fd : {out_fds[0], out_fds[1], err_fds[0], err_fds[1]})
+      if (fd >= 0) ::close(fd);
+  };
 
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -59,9 +71,9 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const Pr
   const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return make_error(Errc::internal, std::string("fork: ") + std::strerror(errno));
+    const int e = errno;
+    close_all();
+    return make_error(Errc::internal, std::string("fork: ") + std::strerror(e));
   }
   if (pid == 0) {
     // Child: own process group, so a timeout can take down nvcc's helpers too; and killed
@@ -70,8 +82,8 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const Pr
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) _exit(127);  // the parent died before the line above
-    ::dup2(fds[1], 1);
-    ::dup2(fds[1], 2);
+    ::dup2(out_fds[1], 1);
+    ::dup2(options.split_streams ? err_fds[1] : out_fds[1], 2);
     int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) ::dup2(devnull, 0);
     if (!options.cwd.empty() && ::chdir(options.cwd.c_str()) != 0) _exit(127);
@@ -79,12 +91,25 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const Pr
     _exit(127);
   }
   ::setpgid(pid, pid);
-  ::close(fds[1]);
+  ::close(out_fds[1]);
+  out_fds[1] = -1;
+  if (err_fds[1] >= 0) {
+    ::close(err_fds[1]);
+    err_fds[1] = -1;
+  }
 
   ProcessOutput out;
+  const auto keep = [&](std::string& into, const char* data, std::size_t n) {
+    const std::size_t room = options.output_limit > into.size() ? options.output_limit - into.size() : 0;
+    if (n > room) out.truncated = true;
+    into.append(data, std::min(room, n));
+  };
   auto deadline = Clock::now() + options.timeout;
   char buf[16384];
+  // Open read ends: [0] stdout (or both streams), [1] stderr when split.
+  int open_fds[2] = {out_fds[0], err_fds[0]};
   for (;;) {
+    if (open_fds[0] < 0 && open_fds[1] < 0) break;
     if (options.cancel && options.cancel->load()) {
       out.cancelled = true;
       ::kill(-pid, SIGKILL);
@@ -100,17 +125,32 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const Pr
       }
       wait_ms = static_cast<int>(std::min<long long>(left, 1000));
     }
-    pollfd p{fds[0], POLLIN, 0};
-    int r = ::poll(&p, 1, wait_ms);
+    pollfd p[2];
+    nfds_t n_poll = 0;
+    int which[2];
+    for (int i = 0; i < 2; ++i)
+      if (open_fds[i] >= 0) {
+        p[n_poll] = pollfd{open_fds[i], POLLIN, 0};
+        which[n_poll++] = i;
+      }
+    int r = ::poll(p, n_poll, wait_ms);
     if (r < 0 && errno == EINTR) continue;
-    if (r == 0) continue;
-    ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    std::size_t room = options.output_limit > out.output.size() ? options.output_limit - out.output.size() : 0;
-    out.output.append(buf, std::min<std::size_t>(room, static_cast<std::size_t>(n)));
+    if (r <= 0) continue;
+    for (nfds_t k = 0; k < n_poll; ++k) {
+      if (!(p[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const int i = which[k];
+      ssize_t n = ::read(open_fds[i], buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        open_fds[i] = -1;  // closed below with the rest
+        continue;
+      }
+      const auto len = static_cast<std::size_t>(n);
+      keep(out.output, buf, len);
+      if (options.split_streams) keep(i == 0 ? out.stdout_text : out.stderr_text, buf, len);
+    }
   }
-  ::close(fds[0]);
+  close_all();
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

@@ -147,6 +147,19 @@ TEST(HarnessCli, RejectsBadArguments) {
   EXPECT_EQ(code({"list"}), "ok");
 }
 
+// Results show seeds as unsigned 64-bit decimals and repro commands pass them back as
+// --seed: every such value must read back as itself, one past the range must not.
+TEST(HarnessCli, SeedTakesTheFull64BitRangeAsResultsShowIt) {
+  for (std::uint64_t seed : {std::uint64_t{0}, std::uint64_t{0x8000000000000000}, std::uint64_t{0xFEDCBA9876543210},
+                             std::uint64_t{0xffffffffffffffff}}) {
+    Options o;
+    ASSERT_FALSE(parse({"bench", "--all", "--seed", std::to_string(seed)}, o)) << seed;
+    EXPECT_EQ(o.seed, seed);
+  }
+  Options o;
+  EXPECT_TRUE(parse({"bench", "--all", "--seed", "18446744073709551616"}, o));
+}
+
 TEST(HarnessJson, ErrorDocumentShape) {
   const Json doc = error_json({"bad_shape", "shape 'x' ...", k_exit_usage});
   EXPECT_EQ(doc["error"]["code"], "bad_shape");

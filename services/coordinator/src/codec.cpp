@@ -19,6 +19,11 @@ json::value raw(const std::string& text) {
   return ec ? json::value(text) : v;
 }
 
+// Seeds are unsigned 64-bit; the store keeps their bit pattern in a signed INTEGER.
+json::value seed_json(const std::optional<std::int64_t>& bits) {
+  return bits ? json::value(static_cast<std::uint64_t>(*bits)) : json::value(nullptr);
+}
+
 json::value time_json(std::int64_t ms) { return ms > 0 ? json::value(iso8601_utc(ms)) : json::value(nullptr); }
 json::value time_json(const std::optional<std::int64_t>& ms) { return ms ? time_json(*ms) : json::value(nullptr); }
 
@@ -105,7 +110,7 @@ json::value to_json(const db::BuildRecord& b) {
 json::value to_json(const db::ResultRecord& r) {
   json::object numerics{{"max_abs_err", opt(r.max_abs_err)}, {"max_rel_err", opt(r.max_rel_err)},
                         {"normwise_rel_err", opt(r.normwise_rel_err)}, {"tolerance", opt(r.tolerance)},
-                        {"nan_inf_count", opt(r.nan_inf_count)}, {"seed", opt(r.seed)}};
+                        {"nan_inf_count", opt(r.nan_inf_count)}, {"seed", seed_json(r.seed)}};
   json::object timing{{"median_us", opt(r.median_us)}, {"stddev_us", opt(r.stddev_us)}, {"samples", opt(r.samples)},
                       {"tflops", opt(r.tflops)}, {"gbps", opt(r.gbps)}, {"baseline", r.baseline_name},
                       {"baseline_median_us", opt(r.baseline_median_us)}, {"ratio", opt(r.ratio)},
@@ -230,7 +235,7 @@ db::ResultRecord result_from_json(Fields& f) {
   r.normwise_rel_err = f.opt_num("normwise_rel_err");
   r.tolerance = f.opt_num("tolerance");
   r.nan_inf_count = f.opt_int("nan_inf_count");
-  r.seed = f.opt_int("seed");
+  if (auto seed = f.opt_uint64("seed")) r.seed = static_cast<std::int64_t>(*seed);  // the bit pattern
   r.median_us = f.opt_num("median_us");
   r.stddev_us = f.opt_num("stddev_us");
   r.samples = f.opt_int("samples");

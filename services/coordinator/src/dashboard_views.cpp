@@ -1,5 +1,7 @@
 #include "dashboard_views.h"
 
+#include "reproduce.h"
+
 #include <algorithm>
 #include <cmath>
 #include <tuple>
@@ -146,11 +148,6 @@ json::array family_progress_json(const std::vector<db::VariantBoard>& variants) 
     out.push_back(std::move(o));
   }
   return out;
-}
-
-std::string reproduce_command(const db::ResultRecord& r, bool timing) {
-  return "kport-harness-" + r.target + (timing ? " bench" : " check") + " --instance " + r.instance + " --dtype " +
-         r.dtype + " --shape " + r.shape;
 }
 
 json::object target_board_json(const db::TargetBoard& board,

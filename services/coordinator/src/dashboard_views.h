@@ -35,9 +35,6 @@ boost::json::array family_progress_json(const std::vector<db::VariantBoard>& var
 boost::json::object target_board_json(const db::TargetBoard& board,
                                       const std::map<std::int64_t, db::ResultRecord>& evidence);
 
-// The command that reproduces a result on a GPU of its arch.
-std::string reproduce_command(const db::ResultRecord& r, bool timing);
-
 // A commit against its parent, per (target, GPU model): fixed, new_failure,
 // still_failing, regressed, improved (plus counts of unchanged, added, dropped keys).
 // A time change counts when it exceeds both 5% and three combined standard deviations.

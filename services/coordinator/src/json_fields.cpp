@@ -68,6 +68,19 @@ std::optional<std::int64_t> Fields::opt_int(std::string_view key) {
   return std::nullopt;
 }
 
+std::optional<std::uint64_t> Fields::opt_uint64(std::string_view key) {
+  auto* v = find(key);
+  if (!v) return std::nullopt;
+  if (v->is_uint64()) return v->as_uint64();
+  if (v->is_int64() && v->as_int64() >= 0) return static_cast<std::uint64_t>(v->as_int64());
+  if (v->is_double()) {
+    double d = v->as_double();
+    if (std::isfinite(d) && d >= 0 && d == std::floor(d) && d < 9e15) return static_cast<std::uint64_t>(d);
+  }
+  fail(key, "must be an unsigned integer in 0..18446744073709551615");
+  return std::nullopt;
+}
+
 std::optional<double> Fields::opt_num(std::string_view key) {
   auto* v = find(key);
   if (!v) return std::nullopt;

@@ -31,6 +31,8 @@ class Fields {
   std::optional<std::string> opt_str(std::string_view key, std::size_t max_len = 4096);
   std::int64_t integer(std::string_view key);
   std::optional<std::int64_t> opt_int(std::string_view key);
+  // An unsigned 64-bit integer (0 .. 2^64-1), such as a seed.
+  std::optional<std::uint64_t> opt_uint64(std::string_view key);
   std::optional<double> opt_num(std::string_view key);
   bool boolean(std::string_view key, bool fallback);
   std::vector<std::string> str_list(std::string_view key, std::size_t max_items = 1024);

@@ -55,7 +55,7 @@ constexpr Op k_ops[] = {
     {"post", "/api/v1/runners/deregister", "Leave; a held job returns to the queue", "runner", "", 200},
     {"get", "/api/v1/results", "Results, filtered, newest first", "read",
      "commit,target,gpu,op,variant,instance,dtype,shape,status,since_ms,limit,before", 200},
-    {"get", "/api/v1/results/{id}", "One result with provenance, numerics and timing", "read", "", 200},
+    {"get", "/api/v1/results/{id}", "One result with provenance, numerics, timing and the commands that reproduce it (reproduce)", "read", "", 200},
     {"get", "/api/v1/builds", "Build records, filtered", "read", "commit,target,family,variant,job,status,limit,before", 200},
     {"get", "/api/v1/best", "The best kernel for a GPU, op, dtype and shape, with evidence", "read",
      "gpu,op,dtype,shape,arch,target", 200},

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "codec.h"
+#include "reproduce.h"
 #include "kport/common/log.h"
 #include "context.h"
 #include "kport/porting/selection.h"
@@ -25,6 +26,19 @@ bool simple_token(std::string_view s, std::size_t max) {
   for (char c : s)
     if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
   return true;
+}
+
+// This coordinator's URL as the reader reached it: the Host header it sent (a proxy in
+// front that terminates TLS says so with X-Forwarded-Proto). Without a usable Host, a
+// shell variable the command's user sets.
+std::string server_url(const Request& req) {
+  const std::string_view host = req.header("Host");
+  bool usable = !host.empty() && host.size() <= 255;
+  for (char c : host)
+    usable = usable && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+                        c == ':' || c == '[' || c == ']');
+  if (!usable) return std::string(k_server_placeholder);
+  return std::string(req.header("X-Forwarded-Proto") == "https" ? "https://" : "http://") + std::string(host);
 }
 
 porting::Measurement to_measurement(const db::BestCandidate& c) {
@@ -174,7 +188,9 @@ void add_result_routes(http::Router& router, Context& ctx) {
     auto r = ctx.store->get_result(*id);
     if (!r.ok()) return http::error_response(r.error());
     if (!*r) return http::error_response(make_error(Errc::not_found, "result " + std::to_string(*id) + " does not exist"));
-    return http::json_ok(to_json(**r));
+    json::object out = to_json(**r).as_object();
+    out["reproduce"] = to_json(reproduction(**r, server_url(req)));
+    return http::json_ok(out);
   });
 
   add_blocking(router, ctx, "GET", "/api/v1/builds", [&ctx](const Request& req) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <sstream>
 
 #include "harness_exec.h"
 #include "kport/common/crypto.h"
@@ -36,7 +37,15 @@ std::optional<std::string> harness_artifact(CoordinatorApi& api, const std::stri
   return std::nullopt;
 }
 
-// One result document of POST /api/v1/jobs/{id}/results from a case outcome.
+json::array string_array(const std::vector<std::string>& v) {
+  json::array a;
+  for (const auto& s : v) a.emplace_back(s);
+  return a;
+}
+
+// One result document of POST /api/v1/jobs/{id}/results from a case outcome. The seed
+// goes up as the unsigned 64-bit number the harness used; env.reproduce holds what it
+// takes to run the case again: the harness (by sha256) and the exact arguments.
 json::object result_json(const CaseOutcome& o, const GpuInfo& gpu, const std::string& commit, const std::string& toolkit,
                          const json::object& env_base) {
   json::object r{{"family", o.c.family}, {"variant", o.c.variant}, {"instance", o.c.instance}, {"dtype", o.c.dtype},
@@ -44,7 +53,7 @@ json::object result_json(const CaseOutcome& o, const GpuInfo& gpu, const std::st
                  {"gpu_model", gpu.name}, {"gpu_uuid", gpu.uuid}, {"arch", gpu.arch}, {"driver", gpu.driver},
                  {"toolkit", toolkit}};
   if (!commit.empty()) r["commit"] = commit;
-  if (o.seed) r["seed"] = static_cast<std::int64_t>(o.seed & 0x7fffffffffffffffull);
+  if (o.seed) r["seed"] = *o.seed;
   const auto& c = o.check;
   if (auto v = num(c, "max_abs_error")) {
     r["max_abs_err"] = *v;
@@ -63,6 +72,11 @@ json::object result_json(const CaseOutcome& o, const GpuInfo& gpu, const std::st
     if (auto v = num(*t, "stddev_ms")) r["stddev_us"] = *v * 1000.0;
     if (auto v = num(*t, "samples")) r["samples"] = static_cast<std::int64_t>(*v);
     env["timing"] = *t;
+  }
+  if (const auto* u = b.if_contains("unstable"); u && u->is_bool() && u->as_bool()) {
+    r["unstable"] = true;
+    const std::string why = "timing unstable: " + str(b, "unstable_reason");
+    r["message"] = o.message.empty() ? why : o.message + "; " + why;
   }
   if (auto v = num(b, "tflops")) r["tflops"] = *v;
   if (auto v = num(b, "gbps")) r["gbps"] = *v;
@@ -87,6 +101,12 @@ json::object result_json(const CaseOutcome& o, const GpuInfo& gpu, const std::st
         if (auto a = num(*after, "sm_mhz")) mhz = (mhz + *a) / 2;
       r["sm_clock_mhz"] = mhz;
     }
+  json::object repro;  // env_base's harness and target, plus this case's arguments
+  if (auto* base = env.if_contains("reproduce"); base && base->is_object()) repro = std::move(base->as_object());
+  if (!o.check_args.empty()) repro["check"] = string_array(o.check_args);
+  if (!o.bench_args.empty() && !b.empty()) repro["bench"] = string_array(o.bench_args);
+  if (o.bench_seed) repro["bench_seed"] = *o.bench_seed;
+  env["reproduce"] = std::move(repro);
   r["env"] = std::move(env);
   return r;
 }
@@ -125,7 +145,7 @@ Status CheckHandler::ready() {
   return {};
 }
 
-Result<fs::path> CheckHandler::harness_for(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel, const LogFn& log) {
+Result<CheckHandler::HarnessFile> CheckHandler::harness_for(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel, const LogFn& log) {
   // The build this check depends on names the artifact; a check with no build (queued
   // directly) takes any ok build of its commit and target.
   std::optional<std::string> found;
@@ -136,7 +156,7 @@ Result<fs::path> CheckHandler::harness_for(CoordinatorApi& api, const ClaimedJob
     fs::path path = m_s.workdir / "harness" / sha / ("kport-harness-" + job.target);
     if (fs::exists(path)) {
       log("harness " + sha.substr(0, 12) + " from the local cache");
-      return path;
+      return HarnessFile{path, sha};
     }
     auto bytes = api.get_artifact(sha);
     if (!bytes.ok()) return bytes.error();
@@ -153,7 +173,7 @@ Result<fs::path> CheckHandler::harness_for(CoordinatorApi& api, const ClaimedJob
     fs::rename(tmp, path, ec);
     if (ec) return make_error(Errc::internal, "cannot place " + path.string() + ": " + ec.message());
     log("harness " + sha.substr(0, 12) + " downloaded (" + std::to_string(bytes->size()) + " bytes, sha256 verified)");
-    return path;
+    return HarnessFile{path, sha};
   }
   log("no harness artifact for " + job.commit.substr(0, 12) + " " + job.target + "; building it here");
   if (!m_toolkit_probed) {
@@ -166,7 +186,17 @@ Result<fs::path> CheckHandler::harness_for(CoordinatorApi& api, const ClaimedJob
   if (!built.ok()) return built.error();
   if (built->report.harness.empty())
     return make_error(Errc::unprocessable, "the local build of " + job.target + " linked no harness: " + built->report.harness_error);
-  return built->report.harness;
+  // Uploaded, so the results' repro commands can name a harness anyone can download.
+  std::ifstream in(built->report.harness, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  std::string sha = crypto::sha256_hex(bytes.str());
+  if (auto st = api.put_artifact(sha, "kport-harness-" + job.target, "harness", bytes.str()); !st.ok())
+    log("could not upload the locally built harness (" + st.error().message + "); its results name sha256 " + sha.substr(0, 12) +
+        ", which the coordinator cannot serve");
+  else
+    log("uploaded the locally built harness, sha256 " + sha.substr(0, 12));
+  return HarnessFile{built->report.harness, sha};
 }
 
 JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel, const LogFn& log) {
@@ -178,19 +208,20 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
   if (!harness_path.ok()) return failed("no harness to run: " + harness_path.error().message, harness_path.error().code == Errc::unavailable);
 
   HarnessOptions ho;
-  ho.harness = *harness_path;
+  ho.harness = harness_path->path;
   ho.env = gpu_env();
   ho.kernel_timeout_s = m_s.kernel_timeout_s;
   ho.process_timeout = m_s.process_timeout;
   ho.sampling = m_s.sampling;
   ho.bench = m_s.bench;
+  ho.seed = m_s.seed;
   ho.cancel = &cancel;
   if (const auto* b = job.payload.if_contains("bench"); b && b->is_bool()) ho.bench = b->as_bool();
   Harness harness(ho, log);
 
   auto device = harness.device();
   if (!device.ok()) {
-    m_unhealthy_harness = *harness_path;
+    m_unhealthy_harness = harness_path->path;
     m_unhealthy_reason = "GPU " + m_s.gpu.uuid + " failed its health check";
     return failed("GPU " + m_s.gpu.uuid + " is not usable: " + device.error().message, true);
   }
@@ -225,7 +256,11 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
   if (instances.empty()) return failed("the harness for " + job.target + " holds no instance to check" + (filter.empty() && wanted.empty() ? "" : " among those asked for"));
   log(std::to_string(instances.size()) + " instance(s) to check and time");
 
-  json::object env_base{{"harness", harness_path->filename().string()},
+  json::object env_base{{"harness", harness_path->path.filename().string()},
+                        {"harness_sha256", harness_path->sha256},
+                        {"reproduce", json::object{{"harness", harness_path->path.filename().string()},
+                                                   {"harness_sha256", harness_path->sha256},
+                                                   {"target", job.target}}},
                         {"gpu", m_s.gpu.to_json()},
                         {"telemetry_before", read_telemetry(m_s.nvidia_smi, m_s.gpu.uuid)},
                         {"kernel_timeout_s", m_s.kernel_timeout_s}};
@@ -238,7 +273,7 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
     auto outcomes = harness.run_instance(inst);
     if (!outcomes.ok()) {
       if (cancel) return failed("cancelled on request while checking " + inst);
-      m_unhealthy_harness = *harness_path;
+      m_unhealthy_harness = harness_path->path;
       m_unhealthy_reason = outcomes.error().message;
       return failed(outcomes.error().message, true);
     }
@@ -250,9 +285,13 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
       docs.push_back(result_json(o, m_s.gpu, job.commit, toolkit, env_base));
     }
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    int timed = 0;
-    for (const auto& o : *outcomes) timed += !o.bench.empty();
-    log(inst + ": " + std::to_string(outcomes->size()) + " case(s), " + std::to_string(timed) + " timed, " +
+    int timed = 0, unstable = 0;
+    for (const auto& o : *outcomes) {
+      timed += !o.bench.empty();
+      unstable += o.bench.contains("unstable");
+    }
+    log(inst + ": " + std::to_string(outcomes->size()) + " case(s), " + std::to_string(timed) + " timed" +
+        (unstable ? " (" + std::to_string(unstable) + " unstable: rounds disagree)" : "") + ", " +
         std::to_string(static_cast<int>(secs)) + " s");
     if (!docs.empty())
       if (auto st = api.post_results(job.id, job.attempt, std::move(docs)); !st.ok())

@@ -91,12 +91,13 @@ Result<std::vector<GpuInfo>> discover_gpus(const std::string& nvidia_smi) {
     return make_error(Errc::not_found, "'" + nvidia_smi + "' is not installed or not on PATH; no NVIDIA driver here");
   porting::ProcessOptions o;
   o.timeout = std::chrono::seconds(60);
+  o.split_streams = true;  // a driver warning on stderr must not become a CSV line
   auto out = porting::run_process({nvidia_smi, "--query-gpu=" + std::string(k_inventory_query), "--format=csv,noheader,nounits"}, o);
   if (!out.ok()) return std::move(out).error();
   if (out->timed_out) return make_error(Errc::unavailable, nvidia_smi + " did not answer within 60 s");
   if (out->exit_code != 0)
     return make_error(Errc::unavailable, nvidia_smi + " exited with " + std::to_string(out->exit_code) + ": " + std::string(trim(out->output)));
-  auto gpus = parse_inventory_csv(out->output);
+  auto gpus = parse_inventory_csv(out->stdout_text);
   if (!gpus.ok()) return gpus;
   if (gpus->empty()) return make_error(Errc::unavailable, nvidia_smi + " lists no GPU");
   return gpus;
@@ -193,6 +194,7 @@ json::object read_telemetry(const std::string& nvidia_smi, const std::string& uu
   if (porting::find_program(nvidia_smi).empty()) return {};
   porting::ProcessOptions o;
   o.timeout = std::chrono::seconds(30);
+  o.split_streams = true;
   std::string query(k_telemetry_query);
   auto out = porting::run_process({nvidia_smi, "-i", uuid, "--query-gpu=" + query, "--format=csv,noheader,nounits"}, o);
   if (out.ok() && out->exit_code != 0 && !out->timed_out) {
@@ -201,7 +203,7 @@ json::object read_telemetry(const std::string& nvidia_smi, const std::string& uu
     out = porting::run_process({nvidia_smi, "-i", uuid, "--query-gpu=" + query, "--format=csv,noheader,nounits"}, o);
   }
   if (!out.ok() || out->exit_code != 0) return {};
-  return parse_telemetry_csv(out->output);
+  return parse_telemetry_csv(out->stdout_text);
 }
 
 }  // namespace kport::runner

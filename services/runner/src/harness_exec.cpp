@@ -1,8 +1,10 @@
 #include "harness_exec.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <optional>
+#include <random>
 
 #include "kport/common/json_fields.h"
 #include "kport/porting/subprocess.h"
@@ -12,27 +14,33 @@ namespace json = boost::json;
 
 namespace {
 
-// The harness prints one JSON document; stderr shares the captured text, so the document
-// is found as the span from the first line that opens an object to the last '}'.
-std::optional<json::object> find_document(const std::string& text) {
+// The harness protocol makes stdout one JSON object (whitespace around it allowed);
+// anything else there means the report is unreadable, never a guess at where it starts.
+std::optional<json::object> parse_report(const std::string& out) {
   boost::system::error_code ec;
-  auto whole = json::parse(text, ec);
-  if (!ec && whole.is_object()) return whole.as_object();
-  std::size_t start = std::string::npos;
-  for (std::size_t at = 0; at < text.size();) {
-    if (text[at] == '{' && (at == 0 || text[at - 1] == '\n')) {
-      start = at;
-      break;
-    }
-    auto nl = text.find('\n', at);
-    if (nl == std::string::npos) break;
-    at = nl + 1;
-  }
-  auto end = text.rfind('}');
-  if (start == std::string::npos || end == std::string::npos || end < start) return std::nullopt;
-  auto doc = json::parse(std::string_view(text).substr(start, end - start + 1), ec);
+  auto doc = json::parse(out, ec);
   if (ec || !doc.is_object()) return std::nullopt;
-  return doc.as_object();
+  return std::move(doc.as_object());
+}
+
+// A number as the shortest text that reads back the same (what a command line shows).
+std::string number_text(double v) {
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
+}
+
+std::optional<std::uint64_t> seed_of(const json::object& o) {
+  const auto* s = o.if_contains("seed");
+  if (!s) return std::nullopt;
+  if (s->is_uint64()) return s->as_uint64();
+  if (s->is_int64() && s->as_int64() >= 0) return static_cast<std::uint64_t>(s->as_int64());
+  return std::nullopt;
+}
+
+std::uint64_t fresh_seed() {
+  std::random_device rd;
+  return (std::uint64_t{rd()} << 32) ^ rd();
 }
 
 using json_fields::number_at;
@@ -54,6 +62,7 @@ Harness::RunResult Harness::run(const std::vector<std::string>& args, std::chron
   o.env = m_opt.env;
   o.cancel = m_opt.cancel;
   o.output_limit = 64u << 20;
+  o.split_streams = true;
   RunResult r;
   auto t0 = std::chrono::steady_clock::now();
   auto out = porting::run_process(argv, o);
@@ -63,12 +72,15 @@ Harness::RunResult Harness::run(const std::vector<std::string>& args, std::chron
     r.message = "cannot start " + m_opt.harness.string() + ": " + out.error().message;
     return r;
   }
-  auto doc = find_document(out->output);
+  std::string label = args.front();
+  for (std::size_t i = 1; i + 1 < args.size(); ++i)
+    if (args[i] == "--instance" || args[i] == "--dtype" || args[i] == "--shape") label += " " + args[i + 1];
+  if (!out->stderr_text.empty()) m_log(label + ": stderr: " + excerpt(out->stderr_text));
+  auto doc = parse_report(out->stdout_text);
   if (doc) {
     if (const auto* list = doc->if_contains("results"); list && list->is_array())
       for (const auto& e : list->as_array())
         if (e.is_object()) r.entries.push_back(e.as_object());
-    if (const auto* s = doc->if_contains("seed"); s && s->is_number()) r.seed = s->to_number<std::uint64_t>();
   }
   if (out->cancelled) {
     r.status = "cancelled";
@@ -78,6 +90,7 @@ Harness::RunResult Harness::run(const std::vector<std::string>& args, std::chron
   if (out->timed_out) {
     r.status = "timeout";
     r.message = "killed after " + std::to_string(limit.count()) + " s without finishing";
+    if (!out->stderr_text.empty()) r.message += "; stderr: " + excerpt(out->stderr_text);
     return r;
   }
   if ((out->exit_code == 0 || out->exit_code == 1) && doc) {
@@ -94,7 +107,11 @@ Harness::RunResult Harness::run(const std::vector<std::string>& args, std::chron
   if (out->exit_code >= 128) r.message = "killed by signal " + std::to_string(out->exit_code - 128);
   else r.message = "exited with " + std::to_string(out->exit_code);
   if (!why.empty()) r.message += " (" + why + ")";
-  else if (!doc) r.message += out->output.empty() ? "; printed nothing" : "; printed no JSON report: " + excerpt(out->output);
+  else if (!doc && out->truncated) r.message += "; its output passed the 64 MiB capture, so the report was cut";
+  else if (!doc)
+    r.message += out->stdout_text.empty() ? "; printed no JSON report on stdout"
+                                          : "; printed no JSON report on stdout: " + excerpt(out->stdout_text);
+  if (!out->stderr_text.empty()) r.message += "; stderr: " + excerpt(out->stderr_text);
   return r;
 }
 
@@ -104,10 +121,11 @@ Result<Harness::Answer> Harness::ask(const std::vector<std::string>& args, std::
   porting::ProcessOptions o;
   o.timeout = limit;
   o.env = m_opt.env;
+  o.split_streams = true;
   auto out = porting::run_process(argv, o);
   if (!out.ok()) return std::move(out).error();
   Answer a{std::move(*out), std::nullopt};
-  a.doc = find_document(a.out.output);
+  a.doc = parse_report(a.out.stdout_text);
   return a;
 }
 
@@ -159,14 +177,35 @@ Status Harness::health_check(const std::string& after) {
   return {};
 }
 
+std::vector<std::string> Harness::flags(const std::string& command) const {
+  std::vector<std::string> f{"--timeout-s", number_text(m_opt.kernel_timeout_s)};
+  if (command != "bench") return f;
+  const BenchSampling& b = m_opt.sampling;
+  f.insert(f.end(), {"--time-cap-ms", number_text(b.time_cap_ms), "--warmup-ms", number_text(b.warmup_ms), "--min-samples",
+                     std::to_string(b.min_samples), "--max-rse", number_text(b.max_rse), "--max-duty", number_text(b.max_duty),
+                     "--throttle-threshold", number_text(b.throttle_threshold), "--throttle-recovery-ms",
+                     number_text(b.throttle_recovery_ms), "--sample-gap-ms", number_text(b.sample_gap_ms), "--l2-flush",
+                     b.l2_flush});
+  return f;
+}
+
 Status Harness::run_cases(const std::string& command, const std::string& instance, const std::vector<HarnessCase>& cases, bool grid,
-                          std::vector<CaseOutcome>& done) {
+                          std::uint64_t seed, std::vector<CaseOutcome>& done) {
   const bool bench = command == "bench";
   std::map<std::string, CaseOutcome*> slot;
   if (!bench) {
     done.reserve(done.size() + cases.size());
-    for (const auto& c : cases) done.push_back(CaseOutcome{c, "", "", {}, {}, 0});
+    for (const auto& c : cases) done.push_back(CaseOutcome{c, "", "", {}, {}, std::nullopt, std::nullopt, {}, {}});
   }
+  std::vector<std::string> common = flags(command);
+  // The single-case command that gives a case the same inputs and settings as this run:
+  // the harness takes a lone case's --seed as its input seed.
+  auto replay = [&](const HarnessCase& c, std::uint64_t case_seed) {
+    std::vector<std::string> args{command, "--instance", instance, "--dtype", c.dtype, "--shape", c.shape, "--seed",
+                                  std::to_string(case_seed)};
+    args.insert(args.end(), common.begin(), common.end());
+    return args;
+  };
   for (auto& d : done) slot[d.c.key()] = &d;
   auto apply = [&](const json::object& e, const RunResult& r) -> CaseOutcome* {
     auto it = slot.find(str(e, "dtype") + "|" + str(e, "shape_text"));
@@ -174,14 +213,18 @@ Status Harness::run_cases(const std::string& command, const std::string& instanc
     CaseOutcome& out = *it->second;
     std::string verdict = str(e, "verdict");
     std::string reason = str(e, "reason");
-    if (const auto* s = e.if_contains("seed"); s && s->is_number() && !bench) out.seed = s->to_number<std::uint64_t>();
+    const auto case_seed = seed_of(e);
     if (!bench) {
+      out.seed = case_seed;
+      out.check_args = case_seed ? replay(out.c, *case_seed) : std::vector<std::string>{};
       out.check = e;
       if (verdict == "passed" || verdict == "failed" || verdict == "unsupported") out.status = verdict;
       else out.status = !r.clean && r.status == "timeout" ? "timeout" : "crashed";
       out.message = reason;
     } else if (verdict == "measured") {
       out.bench = e;
+      out.bench_seed = case_seed;
+      out.bench_args = case_seed ? replay(out.c, *case_seed) : std::vector<std::string>{};
     } else if (verdict == "unsupported") {
       out.message = "not timed: " + reason;
     } else {
@@ -190,18 +233,12 @@ Status Harness::run_cases(const std::string& command, const std::string& instanc
     }
     return &out;
   };
-  std::vector<std::string> common{"--timeout-s", std::to_string(m_opt.kernel_timeout_s)};
-  if (bench) {
-    const BenchSampling& b = m_opt.sampling;
-    common.insert(common.end(), {"--time-cap-ms", std::to_string(b.time_cap_ms), "--warmup-ms", std::to_string(b.warmup_ms),
-                                 "--min-samples", std::to_string(b.min_samples), "--max-rse", std::to_string(b.max_rse),
-                                 "--max-duty", std::to_string(b.max_duty), "--throttle-threshold",
-                                 std::to_string(b.throttle_threshold)});
-  }
+  std::vector<std::string> run_flags{"--seed", std::to_string(seed)};
+  run_flags.insert(run_flags.end(), common.begin(), common.end());
   std::vector<HarnessCase> pending = cases;
   if (grid && !cases.empty()) {
     std::vector<std::string> args{command, "--all", "--instance", instance};
-    args.insert(args.end(), common.begin(), common.end());
+    args.insert(args.end(), run_flags.begin(), run_flags.end());
     RunResult r = run(args, m_opt.process_timeout);
     if (r.status == "cancelled") return make_error(Errc::conflict, "cancelled");
     std::map<std::string, bool> reported;
@@ -222,7 +259,7 @@ Status Harness::run_cases(const std::string& command, const std::string& instanc
   for (const auto& c : pending) {
     if (cancelled()) return make_error(Errc::conflict, "cancelled");
     std::vector<std::string> args{command, "--instance", instance, "--dtype", c.dtype, "--shape", c.shape};
-    args.insert(args.end(), common.begin(), common.end());
+    args.insert(args.end(), run_flags.begin(), run_flags.end());
     RunResult r = run(args, case_limit);
     if (r.status == "cancelled") return make_error(Errc::conflict, "cancelled");
     CaseOutcome* o = nullptr;
@@ -243,79 +280,14 @@ Status Harness::run_cases(const std::string& command, const std::string& instanc
   return {};
 }
 
-namespace {
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-}  // namespace
-
-json::object combine_bench_rounds(const std::vector<json::object>& rounds) {
-  if (rounds.empty()) return {};
-  if (rounds.size() == 1) return rounds.front();
-  json::object out = rounds.front();
-  std::vector<double> ours, base;
-  json::array detail;
-  double samples = 0, stddev = 0, dropped = 0;
-  std::optional<double> lowest_mhz, highest_mhz;
-  for (const auto& r : rounds) {
-    auto m = number_at(r, {"timing", "median_ms"});
-    if (!m) continue;
-    ours.push_back(*m);
-    samples += number_at(r, {"timing", "samples"}).value_or(0);
-    stddev = std::max(stddev, number_at(r, {"timing", "stddev_ms"}).value_or(0));
-    dropped += number_at(r, {"timing", "discarded_throttled"}).value_or(0);
-    if (auto lo = number_at(r, {"timing", "sm_mhz_after_samples", "min"}))
-      lowest_mhz = std::min(lowest_mhz.value_or(*lo), *lo);
-    if (auto hi = number_at(r, {"timing", "sm_mhz_after_samples", "max"}))
-      highest_mhz = std::max(highest_mhz.value_or(*hi), *hi);
-    json::object d{{"median_ms", *m}, {"samples", number_at(r, {"timing", "samples"}).value_or(0)}};
-    if (auto mhz = number_at(r, {"timing", "sm_mhz_after_samples", "median"})) d["sm_mhz"] = *mhz;
-    if (auto b = number_at(r, {"baseline", "timing", "median_ms"})) {
-      base.push_back(*b);
-      d["baseline_median_ms"] = *b;
-    }
-    detail.push_back(std::move(d));
-  }
-  if (ours.empty() || !out.contains("timing") || !out["timing"].is_object()) return out;
-  const double first = number_at(rounds.front(), {"timing", "median_ms"}).value_or(ours.front());
-  const double combined = median_of(ours);
-  auto& t = out["timing"].as_object();
-  t["median_ms"] = combined;
-  t["samples"] = samples;
-  t["stddev_ms"] = stddev;
-  t["discarded_throttled"] = dropped;
-  if (lowest_mhz && highest_mhz && t.contains("sm_mhz_after_samples") && t["sm_mhz_after_samples"].is_object()) {
-    auto& mhz = t["sm_mhz_after_samples"].as_object();  // median stays the first round's
-    mhz["min"] = *lowest_mhz;
-    mhz["max"] = *highest_mhz;
-  }
-  t["rounds"] = std::move(detail);
-  const auto [lo, hi] = std::minmax_element(ours.begin(), ours.end());
-  t["round_spread"] = *lo > 0 ? (*hi - *lo) / *lo : 0.0;
-  // Rates are inversely proportional to the time.
-  for (const char* k : {"tflops", "gbps"})
-    if (auto v = number_at(out, {k}); v && combined > 0) out[k] = *v * first / combined;
-  if (base.size() == ours.size() && out.contains("baseline") && out["baseline"].is_object()) {
-    const double base_combined = median_of(base);
-    auto& b = out["baseline"].as_object();
-    const double base_first = number_at(b, {"timing", "median_ms"}).value_or(base_combined);
-    if (b.contains("timing") && b["timing"].is_object()) b["timing"].as_object()["median_ms"] = base_combined;
-    for (const char* k : {"tflops", "gbps"})
-      if (auto v = number_at(b, {k}); v && base_combined > 0) b[k] = *v * base_first / base_combined;
-    if (combined > 0) out["ratio"] = base_combined / combined;
-  }
-  return out;
-}
-
 Result<std::vector<CaseOutcome>> Harness::run_instance(const std::string& instance) {
   auto cases = plan("check", instance);
   if (!cases.ok()) return std::move(cases).error();
+  // One seed for the instance: the check derives each case's from it, and every bench
+  // round times the same inputs, so rounds differ only by process and GPU state.
+  const std::uint64_t seed = m_opt.seed ? *m_opt.seed : fresh_seed();
   std::vector<CaseOutcome> done;
-  KPORT_TRY(run_cases("check", instance, *cases, true, done));
+  KPORT_TRY(run_cases("check", instance, *cases, true, seed, done));
   if (!m_opt.bench) return done;
   auto timed = plan("bench", instance);
   if (!timed.ok()) {
@@ -327,7 +299,7 @@ Result<std::vector<CaseOutcome>> Harness::run_instance(const std::string& instan
   std::vector<HarnessCase> to_time;
   for (const auto& c : *timed)
     if (auto it = by_key.find(c.key()); it != by_key.end() && it->second->status == "passed") to_time.push_back(c);
-  KPORT_TRY(run_cases("bench", instance, to_time, to_time.size() == timed->size(), done));
+  KPORT_TRY(run_cases("bench", instance, to_time, to_time.size() == timed->size(), seed, done));
   if (m_opt.sampling.rounds <= 1) return done;
   // Further rounds, each in new processes, for the cases the first round measured.
   std::map<std::string, std::vector<json::object>> rounds;
@@ -337,15 +309,34 @@ Result<std::vector<CaseOutcome>> Harness::run_instance(const std::string& instan
       rounds[d.c.key()].push_back(d.bench);
       again.push_back(d.c);
     }
-  for (int r = 1; r < m_opt.sampling.rounds && !again.empty(); ++r) {
+  auto one_round = [&](const std::vector<HarnessCase>& which) -> Status {
+    std::map<std::string, bool> wanted;
+    for (const auto& c : which) wanted[c.key()] = true;
     for (auto& d : done)
-      if (rounds.count(d.c.key())) d.bench = {};
-    KPORT_TRY(run_cases("bench", instance, again, again.size() == timed->size(), done));
+      if (wanted.count(d.c.key())) d.bench = {};
+    KPORT_TRY(run_cases("bench", instance, which, which.size() == timed->size(), seed, done));
     for (auto& d : done)
-      if (auto it = rounds.find(d.c.key()); it != rounds.end() && !d.bench.empty()) it->second.push_back(d.bench);
+      if (auto it = rounds.find(d.c.key()); it != rounds.end() && wanted.count(d.c.key()) && !d.bench.empty())
+        it->second.push_back(d.bench);
+    return {};
+  };
+  for (int r = 1; r < m_opt.sampling.rounds && !again.empty(); ++r) KPORT_TRY(one_round(again));
+  // Re-measure: cases whose rounds disagree get more rounds, one at a time, until a
+  // majority of their rounds agrees or the budget is spent.
+  const double floor = m_opt.sampling.round_agreement_floor;
+  for (int extra = 0; extra < m_opt.sampling.remeasure_rounds; ++extra) {
+    std::vector<HarnessCase> unsettled;
+    for (const auto& c : again)
+      if (auto it = rounds.find(c.key()); it != rounds.end() && combine_bench_rounds(it->second, floor).contains("unstable"))
+        unsettled.push_back(c);
+    if (unsettled.empty()) break;
+    m_log("bench " + instance + ": the rounds of " + std::to_string(unsettled.size()) + " case(s) disagree (" + unsettled.front().dtype +
+          " " + unsettled.front().shape + (unsettled.size() > 1 ? ", ..." : "") + "); re-measuring, round " +
+          std::to_string(extra + 1) + " of at most " + std::to_string(m_opt.sampling.remeasure_rounds));
+    KPORT_TRY(one_round(unsettled));
   }
   for (auto& d : done)
-    if (auto it = rounds.find(d.c.key()); it != rounds.end()) d.bench = combine_bench_rounds(it->second);
+    if (auto it = rounds.find(d.c.key()); it != rounds.end()) d.bench = combine_bench_rounds(it->second, floor);
   return done;
 }
 

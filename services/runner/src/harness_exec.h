@@ -1,6 +1,9 @@
 // Running kport-harness for a GPU runner: every call is its own subprocess, pinned to one
 // GPU, with a wall-clock limit. A fault, a hang or unreadable output ends that subprocess,
-// never the runner, and becomes a result ("crashed", "timeout") with what was seen.
+// never the runner, and becomes a result ("crashed", "timeout") with what was seen. The
+// report is read from the harness's stdout alone, which the protocol makes one JSON
+// document; stderr (driver warnings, library chatter) goes to the job log and, when a run
+// ends abnormally, into the result's message.
 //
 // run_instance() checks an instance over its grid in one process; when that process ends
 // abnormally, the cases it did not report are re-run one process each, so a fault costs
@@ -9,7 +12,12 @@
 // passed are then timed (bench) the same way, in sampling.rounds processes one after the
 // other: a figure is the median of the rounds' medians, which halves the offset one
 // process's memory placement and GPU state give a figure (measured on an H200: per-figure
-// spread about 0.2 % between processes; docs/BENCHMARKS.md).
+// spread about 0.2 % between processes; docs/BENCHMARKS.md). Cases whose rounds disagree
+// (combine_bench_rounds) get up to sampling.remeasure_rounds further rounds.
+//
+// Every run gets an explicit --seed and every sampling option, and each outcome carries
+// the single-case arguments that replay it (check_args, bench_args): same instance, dtype,
+// shape, seed and flags.
 #pragma once
 
 #include <boost/json.hpp>
@@ -22,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_rounds.h"
 #include "kport/common/result.h"
 #include "kport/runner/check_job.h"
 #include "kport/porting/subprocess.h"
@@ -39,7 +48,11 @@ struct CaseOutcome {
   std::string message;
   boost::json::object check;   // the harness's check entry (numerics); may be empty
   boost::json::object bench;   // its bench entry (timing); empty when not measured
-  std::uint64_t seed = 0;
+  std::optional<std::uint64_t> seed;        // the check's input seed, as the harness reported it
+  std::optional<std::uint64_t> bench_seed;  // the bench's input seed (every round uses the same)
+  // Arguments after the harness path that replay this case alone, exactly: empty when the
+  // harness reported no seed for it.
+  std::vector<std::string> check_args, bench_args;
 };
 
 struct HarnessOptions {
@@ -49,15 +62,9 @@ struct HarnessOptions {
   std::chrono::seconds process_timeout{900};     // a whole-grid process; one case gets a third
   BenchSampling sampling;
   bool bench = true;
+  std::optional<std::uint64_t> seed;             // base seed; unset: a fresh random one per instance
   const std::atomic<bool>* cancel = nullptr;
 };
-
-// Combines the bench entries of one case from several rounds: the median of the rounds'
-// medians (the mean of the middle two for an even count), the rates and the baseline
-// ratio rescaled to it, each round's median and samples under timing.rounds, their
-// spread under timing.round_spread, samples and throttle drops summed, the lowest and
-// highest clock read over all rounds. One entry comes back unchanged.
-boost::json::object combine_bench_rounds(const std::vector<boost::json::object>& rounds);
 
 class Harness {
  public:
@@ -81,7 +88,6 @@ class Harness {
  private:
   struct RunResult {
     std::vector<boost::json::object> entries;  // the report's "results"
-    std::uint64_t seed = 0;
     bool clean = false;                        // exited 0/1 with a readable report
     std::string status;                        // when not clean: crashed or timeout
     std::string message;
@@ -95,7 +101,9 @@ class Harness {
   Result<Answer> ask(const std::vector<std::string>& args, std::chrono::seconds limit);
   // Runs `command` over `cases` (the whole grid in one process when `grid`); fills `done`.
   Status run_cases(const std::string& command, const std::string& instance, const std::vector<HarnessCase>& cases, bool grid,
-                   std::vector<CaseOutcome>& done);
+                   std::uint64_t seed, std::vector<CaseOutcome>& done);
+  // The options every run of `command` gets besides its selection and seed.
+  std::vector<std::string> flags(const std::string& command) const;
   Status health_check(const std::string& after);
   bool cancelled() const { return m_opt.cancel && m_opt.cancel->load(); }
 

@@ -4,6 +4,7 @@
 // CUDA_VISIBLE_DEVICES), all stopped together by SIGTERM.
 #include <unistd.h>
 
+#include <charconv>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -61,6 +62,10 @@ int main(int argc, char** argv) {
            "gpu role: bench processes per instance, one after the other; a figure is the median of their medians")
       .add("bench-throttle-threshold", "KPORT_BENCH_THROTTLE_THRESHOLD", "0.97",
            "gpu role: drop a sample when the SM clock after it is below this share of the warm-up's highest clock (0: keep all)")
+      .add("bench-remeasure-rounds", "KPORT_BENCH_REMEASURE_ROUNDS", "2",
+           "gpu role: further bench rounds, at most, for a case whose rounds disagree beyond their noise")
+      .add("bench-l2-flush", "KPORT_BENCH_L2_FLUSH", "write", "gpu role: how the L2 is emptied before each sample: write, read or off")
+      .add("seed", "KPORT_SEED", "", "gpu role: base input seed of every harness run, 0..2^64-1 (default: a fresh random one per instance)")
       .add_flag("no-bench", "KPORT_NO_BENCH", false, "gpu role: check numerics only, time nothing")
       .add("log-level", "KPORT_LOG_LEVEL", "info", "trace, debug, info, warn, error");
   if (auto st = o.parse(argc, argv); !st.ok()) {
@@ -139,6 +144,22 @@ int main(int argc, char** argv) {
   proto.sampling.warmup_ms = static_cast<double>(number("bench-warmup-ms", 0, 60000));
   proto.sampling.min_samples = static_cast<int>(number("bench-min-samples", 1, 100000));
   proto.sampling.rounds = static_cast<int>(number("bench-rounds", 1, 16));
+  proto.sampling.remeasure_rounds = static_cast<int>(number("bench-remeasure-rounds", 0, 16));
+  proto.sampling.l2_flush = o.get("bench-l2-flush");
+  if (proto.sampling.l2_flush != "write" && proto.sampling.l2_flush != "read" && proto.sampling.l2_flush != "off") {
+    std::cerr << "kport-runner: --bench-l2-flush must be write, read or off, not '" << proto.sampling.l2_flush << "'\n";
+    return 2;
+  }
+  if (const std::string text = o.get("seed"); !text.empty()) {
+    // Decimal only, as results show seeds: the same digits go back to the harness's --seed.
+    std::uint64_t v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size()) {
+      std::cerr << "kport-runner: --seed must be a decimal number in 0..18446744073709551615, not '" << text << "'\n";
+      return 2;
+    }
+    proto.seed = v;
+  }
   const auto fraction = [&](const char* name, double lo, bool lo_open, double& out) {
     char* end = nullptr;
     const std::string text = o.get(name);

@@ -1,9 +1,13 @@
 // kport-runner --role gpu against the real coordinator, with a stand-in harness (the
 // artifact a build uploads) that passes, fails numerics, segfaults, hangs, prints text
-// that is not JSON and reports a kernel fault. The runner must turn each into a stored
-// result, keep going, and fail the job with a reason that names them.
+// that is not JSON and reports a kernel fault, and writes stray lines to stderr all along.
+// The runner must turn each into a stored result, keep going, and fail the job with a
+// reason that names them; figures whose bench rounds disagree are re-measured and stored
+// as unstable when they still do; every result's repro command replays the runner's run.
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -17,6 +21,13 @@ namespace {
 namespace json = boost::json;
 namespace fs = std::filesystem;
 
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
 class GpuRunnerTest : public BuildRunnerTest {
  protected:
   GpuRunnerTest() {
@@ -24,7 +35,8 @@ class GpuRunnerTest : public BuildRunnerTest {
     lease_seconds = 4;
   }
   void TearDown() override {
-    ::unsetenv("KPORT_STAND_IN_SICK");
+    for (const char* v : {"KPORT_STAND_IN_SICK", "KPORT_STAND_IN_ONLY", "KPORT_STAND_IN_BENCH_MS", "KPORT_STAND_IN_CALLS"})
+      ::unsetenv(v);
   }
 
   // Queues a pipeline for sm_90a and plays the build runner: the stand-in harness goes
@@ -58,13 +70,16 @@ class GpuRunnerTest : public BuildRunnerTest {
     return 0;
   }
 
-  void start_gpu_runner(const std::string& name, const std::string& arch = "9.0") {
+  void start_gpu_runner(const std::string& name, const std::string& arch = "9.0", const std::vector<std::string>& extra = {}) {
     fs::path inventory = dir.path() / "gpus.json";
     std::ofstream(inventory) << R"([{"index":0,"name":"NVIDIA H200","uuid":"GPU-0badc0de-0000-4000-8000-000000000001",)"
                              << R"("arch":")" << arch << R"(","sm_count":132,"memory_mib":143771,"driver":"580.95.05"}])";
-    spawn_runner({KPORT_RUNNER_BIN, "--role", "gpu", "--server", url(""), "--registration-token", k_registration, "--workdir",
-                  (dir.path() / ("work-" + name)).string(), "--name", name, "--gpus", inventory.string(), "--claim-wait", "1",
-                  "--kernel-timeout", "1", "--process-timeout", "5", "--bench-time-cap-ms", "50"});
+    std::vector<std::string> args{KPORT_RUNNER_BIN, "--role", "gpu", "--server", url(""), "--registration-token", k_registration,
+                                  "--workdir", (dir.path() / ("work-" + name)).string(), "--name", name, "--gpus",
+                                  inventory.string(), "--claim-wait", "1", "--kernel-timeout", "1", "--process-timeout", "5",
+                                  "--bench-time-cap-ms", "50"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    spawn_runner(std::move(args));
   }
 
   json::object wait_job(std::int64_t id, std::chrono::seconds limit, const std::string& want = "") {
@@ -121,7 +136,11 @@ TEST_F(GpuRunnerTest, EveryFaultBecomesAResultAndTheRunnerGoesOn) {
     EXPECT_EQ(r.at("toolkit").as_string(), "13.0");
     EXPECT_DOUBLE_EQ(r.at("sm_clock_mhz").to_number<double>(), 1975.0);
     EXPECT_TRUE(r.at("env").as_object().contains("clock_before")) << json::serialize(r);
+    EXPECT_FALSE(r.at("timing").at("unstable").as_bool()) << json::serialize(r);  // steady rounds agree
   }
+  // Every harness process wrote stray lines to stderr, some shaped like JSON; the reports
+  // were read from stdout regardless, and the stray lines went to the job log.
+  EXPECT_NE(runner_output().find("stderr: {\"warning\":\"stand-in: lazy loading is off\"}"), std::string::npos);
   // Numerics failure: stored with its errors, never timed.
   const auto& wrong = res.at("gemm.wrong.numerics " + k_mid);
   EXPECT_EQ(wrong.at("status").as_string(), "failed");
@@ -202,6 +221,164 @@ TEST_F(GpuRunnerTest, AnUnhealthyGpuGivesTheJobBackAndTakesNoWorkUntilItAnswers)
   EXPECT_EQ(job.at("attempt").to_number<std::int64_t>(), 2);
   EXPECT_NE(runner_output().find("GPU answers again"), std::string::npos);
   EXPECT_EQ(results_of(sha).size(), 18u);
+}
+
+// Only the steady instance, whose bench rounds measure what `medians` says, one line a round.
+void steady_only_with_rounds(const fs::path& script, const std::string& medians) {
+  std::ofstream(script) << medians;
+  ::setenv("KPORT_STAND_IN_ONLY", "gemm.good.steady", 1);
+  ::setenv("KPORT_STAND_IN_BENCH_MS", script.c_str(), 1);
+}
+
+bool have_curl() { return std::system("command -v curl > /dev/null 2>&1") == 0; }
+
+TEST_F(GpuRunnerTest, RoundsThatStillDisagreeAfterReMeasuringAreStoredUnstable) {
+  // Rounds of 4.50 and 0.43 ms, then two re-measures that agree with neither nor each other.
+  steady_only_with_rounds(dir.path() / "rounds", "4.5\n0.43\n2.0\n1.0\n");
+  std::string sha = commit_sha(11);
+  std::int64_t check = build_with_stand_in(sha);
+  ASSERT_GT(check, 0);
+  start_gpu_runner("wobbly");
+  auto job = wait_job(check, std::chrono::seconds(120));
+  EXPECT_EQ(job.at("status").as_string(), "succeeded") << json::serialize(job);  // numerics passed; the figure is flagged
+  auto res = results_of(sha);
+  ASSERT_EQ(res.size(), 3u) << runner_output();
+  for (const auto& [key, r] : res) {
+    EXPECT_EQ(r.at("status").as_string(), "passed") << key;
+    EXPECT_TRUE(r.at("timing").at("unstable").as_bool()) << json::serialize(r);
+    // The spread holds the disagreement: about the sample stddev of 4.5, 0.43, 2 and 1 ms.
+    EXPECT_NEAR(r.at("timing").at("stddev_us").to_number<double>(), 1800.0, 20.0) << json::serialize(r);
+    EXPECT_EQ(r.at("env").at("timing").at("rounds").as_array().size(), 4u);  // two rounds and the two re-measures
+    std::string message(r.at("message").as_string());
+    EXPECT_NE(message.find("timing unstable"), std::string::npos) << message;
+    EXPECT_NE(message.find("4.5, 0.43, 2, 1 ms"), std::string::npos) << message;
+  }
+  EXPECT_NE(runner_output().find("re-measuring, round 2 of at most 2"), std::string::npos) << runner_output();
+  EXPECT_EQ(slurp(dir.path() / "rounds"), "");  // every scripted round was used, none more
+}
+
+TEST_F(GpuRunnerTest, AReMeasureThatSettlesTheRoundsStoresAStableFigure) {
+  // 4.50 then 0.43 ms disagree; the re-measure says 0.431, siding with the second.
+  steady_only_with_rounds(dir.path() / "rounds", "4.5\n0.43\n0.431\n");
+  std::string sha = commit_sha(12);
+  std::int64_t check = build_with_stand_in(sha);
+  ASSERT_GT(check, 0);
+  start_gpu_runner("settles");
+  auto job = wait_job(check, std::chrono::seconds(120));
+  EXPECT_EQ(job.at("status").as_string(), "succeeded") << json::serialize(job);
+  auto res = results_of(sha);
+  ASSERT_EQ(res.size(), 3u) << runner_output();
+  for (const auto& [key, r] : res) {
+    EXPECT_FALSE(r.at("timing").at("unstable").as_bool()) << json::serialize(r);
+    EXPECT_NEAR(r.at("timing").at("median_us").to_number<double>(), 430.5, 1e-6) << json::serialize(r);
+    const auto& rounds = r.at("env").at("timing").at("rounds").as_array();
+    ASSERT_EQ(rounds.size(), 3u);
+    EXPECT_TRUE(rounds[0].at("outlier").as_bool());  // the 4.5 ms round
+    EXPECT_EQ(r.at("timing").at("samples").to_number<std::int64_t>(), 40);  // the two rounds behind the figure
+  }
+  EXPECT_NE(runner_output().find("re-measuring, round 1 of at most 2"), std::string::npos);
+  EXPECT_EQ(runner_output().find("re-measuring, round 2"), std::string::npos);  // settled: no further round
+}
+
+// The words of a command line the runner recorded as "| seeds ..." lines (KPORT_STAND_IN_CALLS).
+struct Call {
+  std::vector<std::string> args;
+  std::vector<std::string> seeds;
+};
+std::vector<Call> calls_in(const std::string& text) {
+  std::vector<Call> out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    Call c;
+    std::istringstream words(line);
+    bool after_bar = false;
+    for (std::string w; words >> w;) {
+      if (w == "|") after_bar = true;
+      else if (after_bar && w != "seeds") c.seeds.push_back(w);
+      else if (!after_bar) c.args.push_back(w);
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// The options after a command's selection and seed: what decides how it samples.
+std::vector<std::string> flags_of(const std::vector<std::string>& args) {
+  auto it = std::find(args.begin(), args.end(), "--timeout-s");
+  return {it, args.end()};
+}
+
+TEST_F(GpuRunnerTest, ThePrintedReproduceCommandReplaysTheRunnersInputsAndFlags) {
+  if (!have_curl()) GTEST_SKIP() << "no curl here: the printed command downloads the harness with curl";
+  ::setenv("KPORT_STAND_IN_ONLY", "gemm.good.steady", 1);
+  fs::path calls = dir.path() / "calls";
+  ::setenv("KPORT_STAND_IN_CALLS", calls.c_str(), 1);
+  std::string sha = commit_sha(13);
+  std::int64_t check = build_with_stand_in(sha);
+  ASSERT_GT(check, 0);
+  // A base seed above 2^63: the one that used to be masked to 63 bits.
+  const std::uint64_t base = 0xFEDCBA9876543210ull;
+  start_gpu_runner("repro", "9.0", {"--seed", std::to_string(base), "--bench-l2-flush", "read"});
+  auto job = wait_job(check, std::chrono::seconds(120));
+  ASSERT_EQ(job.at("status").as_string(), "succeeded") << json::serialize(job) << runner_output();
+  ::unsetenv("KPORT_STAND_IN_CALLS");
+
+  // What the runner's own processes were given and used.
+  auto runs = calls_in(slurp(calls));
+  const Call* runner_check = nullptr;
+  const Call* runner_bench = nullptr;
+  for (const auto& c : runs) {
+    if (c.args.size() > 1 && c.args[0] == "check" && c.args[1] == "--all") runner_check = &c;
+    if (c.args.size() > 1 && c.args[0] == "bench" && c.args[1] == "--all" && !runner_bench) runner_bench = &c;
+  }
+  ASSERT_TRUE(runner_check && runner_bench) << slurp(calls);
+  ASSERT_EQ(runner_check->seeds.size(), 3u);
+
+  auto res = results_of(sha);
+  const auto& stored = res.at("gemm.good.steady " + k_mid);
+  auto one = get("/api/v1/results/" + std::to_string(stored.at("id").as_int64()));
+  ASSERT_EQ(one.status, 200) << one.raw;
+  const auto& result = one.body.as_object();
+  // The full 64-bit seed, shown unsigned: the second case of the grid, base + golden * 2.
+  const std::uint64_t case_seed = base + 0x9E3779B97F4A7C15ull * 2;
+  EXPECT_EQ(json::serialize(result.at("numerics").at("seed")), std::to_string(case_seed));
+  EXPECT_EQ(runner_check->seeds[1], std::to_string(case_seed));
+
+  const auto& repro = result.at("reproduce").as_object();
+  EXPECT_TRUE(repro.at("exact").as_bool()) << json::serialize(repro);
+  std::string harness_sha = crypto::sha256_hex(slurp(KPORT_STAND_IN_HARNESS));
+  EXPECT_EQ(repro.at("download_url").as_string(), url("/api/v1/artifacts/" + harness_sha));
+
+  // Run each printed command as a user would, in an empty directory: it downloads the
+  // very harness, makes it executable and runs the one case.
+  for (const char* which : {"check", "bench"}) {
+    SCOPED_TRACE(which);
+    fs::path where = dir.path() / (std::string("replay-") + which);
+    fs::create_directories(where);
+    std::string command(repro.at(which).as_string());
+    ASSERT_EQ(command.rfind("curl -fsSLo kport-harness-sm_90a ", 0), 0u) << command;
+    std::string full = "cd '" + where.string() + "' && " + command + " > report.json 2> stderr.txt";
+    ASSERT_EQ(std::system(full.c_str()), 0) << command << "\n" << slurp(where / "stderr.txt");
+    EXPECT_EQ(crypto::sha256_hex(slurp(where / "kport-harness-sm_90a")), harness_sha);
+    auto report = json::parse(slurp(where / "report.json")).as_object();
+    const auto& entry = report.at("results").as_array().at(0).as_object();
+    EXPECT_EQ(entry.at("shape_text").as_string(), k_mid);
+    std::vector<std::string> printed_args;
+    for (const auto& a : repro.at(std::string(which) + "_args").as_array()) printed_args.emplace_back(a.as_string());
+    const Call& original = std::string(which) == "check" ? *runner_check : *runner_bench;
+    if (std::string(which) == "check") {
+      // The same inputs as the runner's check of this case.
+      EXPECT_EQ(json::serialize(entry.at("seed")), runner_check->seeds[1]);
+    } else {
+      // The same inputs as the runner's bench rounds of this case.
+      ASSERT_EQ(runner_bench->seeds.size(), 3u);
+      EXPECT_EQ(json::serialize(entry.at("seed")), runner_bench->seeds[1]);
+      EXPECT_EQ(std::string(report.at("settings").at("l2-flush").as_string()), "read");
+    }
+    // The same sampling flags, word for word.
+    EXPECT_FALSE(flags_of(printed_args).empty());
+    EXPECT_EQ(flags_of(printed_args), flags_of(original.args));
+  }
 }
 
 // Processes of this machine whose command line contains `needle` (read from /proc).
@@ -291,10 +468,13 @@ TEST_F(GpuRunnerTest, WithoutAHarnessArtifactTheRunnerBuildsOne) {
   std::string out = runner_output();
   EXPECT_NE(out.find("no harness artifact"), std::string::npos) << out;
   EXPECT_NE(out.find("building it here"), std::string::npos) << out;
-  bool linked = false;
+  fs::path linked;
   for (const auto& e : fs::recursive_directory_iterator(dir.path() / "work-builds-its-own"))
-    linked |= e.path().filename() == "kport-harness-sm_80";
-  EXPECT_TRUE(linked) << out;
+    if (e.path().filename() == "kport-harness-sm_80") linked = e.path();
+  ASSERT_FALSE(linked.empty()) << out;
+  // Uploaded, so the repro commands of its results can download it.
+  EXPECT_NE(out.find("uploaded the locally built harness"), std::string::npos) << out;
+  EXPECT_EQ(get("/api/v1/artifacts/" + crypto::sha256_hex(slurp(linked)) + "?meta=1").status, 200);
   ASSERT_EQ(state.at("status").as_string(), "queued") << json::serialize(state) << out;
   EXPECT_NE(std::string(state.at("failure_reason").as_string()).find("not usable"), std::string::npos) << json::serialize(state);
 }

@@ -2,18 +2,36 @@
 // the GPU runner where there is no GPU. Its instances misbehave on purpose, each on the
 // second shape of its grid (m=256): wrong numerics, a segfault, a hang, text that is not
 // JSON, and a kernel fault reported the way the real harness reports one (exit 4).
-// "Timing" is the measured wall time of a small CPU loop, so figures are real but tiny.
+// "Timing" spends a small CPU loop but reports a steady figure per shape (a loop's wall time
+// on a shared CI machine moves 10 % from process to process, which the runner would rightly
+// call unstable): 0.1 ms per 128 of m, 1 % spread.
+//
+// Like the real harness it takes --seed (a lone case, and every case of bench --all, uses it
+// as its input seed; check --all derives case i's as seed + 0x9E3779B97F4A7C15 * (i + 1)),
+// reports every case's seed,
+// and echoes the options it was given under "settings". Every command also writes stray
+// lines to stderr, some shaped like JSON, as drivers and libraries do: the report on
+// stdout must still be read.
 //
 // Environment: KPORT_STAND_IN_CC (compute capability `device` reports, default 9.0);
 // KPORT_STAND_IN_SICK (a file: while it exists `device` fails, as a GPU in a bad state
-// would; the segfaulting instance creates it once when the variable is set).
+// would; the segfaulting instance creates it once when the variable is set);
+// KPORT_STAND_IN_ONLY (list only this instance); KPORT_STAND_IN_BENCH_MS (a file of
+// medians in ms, one a line: each bench process of gemm.good.steady takes the first line
+// for all its cases and removes it, so a test decides what each round measures);
+// KPORT_STAND_IN_CALLS (a file: one line per check/bench process, its arguments and the
+// seeds its cases used).
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -37,21 +55,34 @@ std::string env(const char* name, const std::string& fallback = "") {
 
 bool exists(const std::string& path) { return !path.empty() && std::ifstream(path).good(); }
 
-std::string case_head(const std::string& inst, const std::string& shape, int seed) {
+std::string case_head(const std::string& inst, const std::string& shape, std::uint64_t seed) {
   return "{\"instance\":\"" + inst + "\",\"family\":\"gemm\",\"variant\":\"" + variant_of(inst) +
          "\",\"dtype\":\"bf16\",\"shape_text\":\"" + shape + "\",\"seed\":" + std::to_string(seed);
 }
 
-double cpu_loop_ms(int n) {
-  auto t0 = std::chrono::steady_clock::now();
+// The first line of the file named by KPORT_STAND_IN_BENCH_MS, removed from it.
+std::optional<double> scripted_ms() {
+  const std::string path = env("KPORT_STAND_IN_BENCH_MS");
+  if (path.empty()) return std::nullopt;
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) lines.push_back(line);
+  in.close();
+  if (lines.empty()) return std::nullopt;
+  std::ofstream out(path, std::ios::trunc);
+  for (std::size_t i = 1; i < lines.size(); ++i) out << lines[i] << "\n";
+  return std::stod(lines.front());
+}
+
+void cpu_loop(int n) {
   volatile double x = 0;
   for (int i = 0; i < n * 1000; ++i) x = x + i * 0.5;
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // One case's entry; may instead crash, hang or end the process as the instance dictates.
-std::string run_case(const std::string& cmd, const std::string& inst, const std::string& shape, int seed,
-                     std::vector<std::string>& done, bool& fault) {
+std::string run_case(const std::string& cmd, const std::string& inst, const std::string& shape, std::uint64_t seed,
+                     std::optional<double> scripted, std::vector<std::string>& done, bool& fault) {
   const bool trouble = shape == k_trouble;
   const std::string head = case_head(inst, shape, seed);
   if (trouble && inst == "gemm.crash.segv" && cmd == "check") {
@@ -77,7 +108,9 @@ std::string run_case(const std::string& cmd, const std::string& inst, const std:
                   wrong ? 0.031 : 0.0012, wrong ? 0.5 : 0.004);
     return head + stats;
   }
-  const double ms = cpu_loop_ms(200 + static_cast<int>(shape.size()));
+  cpu_loop(200 + static_cast<int>(shape.size()));
+  const double steady_ms = 0.1 * std::stoi(shape.substr(2)) / 128;  // m=128,... -> 0.1 ms
+  const double ms = scripted && inst == "gemm.good.steady" ? *scripted : steady_ms;
   char timing[400];
   std::snprintf(timing, sizeof timing,
                 ",\"verdict\":\"measured\",\"clock_before\":{\"sm_mhz\":1980,\"source\":\"stand-in\"},"
@@ -98,27 +131,43 @@ int usage(const std::string& what) {
 int main(int argc, char** argv) {
   std::vector<std::string> a(argv + 1, argv + argc);
   if (a.empty()) return usage("no command");
-  std::string cmd = a[0], instance, shape, dtype;
+  std::string cmd = a[0], instance, shape, dtype, settings;
   bool all = false, plan = false;
+  // Like the real harness: random unless --seed names one.
+  std::uint64_t seed = (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
   for (std::size_t i = 1; i < a.size(); ++i) {
     if (a[i] == "--all") all = true;
     else if (a[i] == "--plan") plan = true;
     else if (a[i] == "--instance" && i + 1 < a.size()) instance = a[++i];
     else if (a[i] == "--shape" && i + 1 < a.size()) shape = a[++i];
     else if (a[i] == "--dtype" && i + 1 < a.size()) dtype = a[++i];
-    else if ((a[i] == "--timeout-s" || a[i] == "--time-cap-ms" || a[i] == "--seed" || a[i] == "--warmup-ms" ||
-              a[i] == "--min-samples" || a[i] == "--max-rse" || a[i] == "--max-duty" ||
-              a[i] == "--throttle-threshold") &&
-             i + 1 < a.size())
+    else if (a[i] == "--seed" && i + 1 < a.size()) {
+      const std::string& text = a[++i];
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seed);
+      if (ec != std::errc() || end != text.data() + text.size()) return usage("--seed: '" + text + "' is not an unsigned integer");
+    } else if ((a[i] == "--timeout-s" || a[i] == "--time-cap-ms" || a[i] == "--warmup-ms" || a[i] == "--min-samples" ||
+                a[i] == "--max-rse" || a[i] == "--max-duty" || a[i] == "--throttle-threshold" ||
+                a[i] == "--throttle-recovery-ms" || a[i] == "--sample-gap-ms" || a[i] == "--l2-flush") &&
+               i + 1 < a.size()) {
+      settings += std::string(settings.empty() ? "" : ",") + "\"" + a[i].substr(2) + "\":\"" + a[i + 1] + "\"";
       ++i;
-    else return usage("unknown option " + a[i]);
+    } else return usage("unknown option " + a[i]);
   }
+  // Stray output, as CUDA and its libraries print it; the shapes defeat any guess at where
+  // a JSON document starts or ends in mixed output.
+  std::fprintf(stderr, "{\"warning\":\"stand-in: lazy loading is off\"}\nnote: stray } on stderr\n");
+  std::fflush(stderr);
   if (cmd == "list") {
     std::string out = "{\"target\":\"sm_90a\",\"arch\":\"9.0\",\"variants\":[";
-    for (std::size_t i = 0; i < k_instances.size(); ++i)
-      out += std::string(i ? "," : "") + "{\"variant\":\"gemm." + variant_of(k_instances[i]) +
-             "\",\"status\":\"built\",\"instances\":[{\"name\":\"" + k_instances[i] +
-             "\",\"family\":\"gemm\",\"variant\":\"" + variant_of(k_instances[i]) + "\",\"dtypes\":[\"bf16\"]}]}";
+    const std::string only = env("KPORT_STAND_IN_ONLY");
+    bool first = true;
+    for (const auto& inst : k_instances) {
+      if (!only.empty() && inst != only) continue;
+      out += std::string(first ? "" : ",") + "{\"variant\":\"gemm." + variant_of(inst) +
+             "\",\"status\":\"built\",\"instances\":[{\"name\":\"" + inst + "\",\"family\":\"gemm\",\"variant\":\"" +
+             variant_of(inst) + "\",\"dtypes\":[\"bf16\"]}]}";
+      first = false;
+    }
     std::printf("%s]}\n", out.c_str());
     return 0;
   }
@@ -147,13 +196,24 @@ int main(int argc, char** argv) {
     std::printf("Segmentation fault (core dumped)? no: this harness only prints text\n");
     return 0;
   }
-  std::string results;
+  std::string results, seeds;
   std::vector<std::string> done;
   bool fault = false;
-  for (std::size_t i = 0; i < shapes.size() && !fault; ++i)
-    results += (i ? "," : "") + run_case(cmd, instance, shapes[i], 1000 + static_cast<int>(i), done, fault);
-  std::printf("{\"command\":\"%s\",\"seed\":1000,\"results\":[%s]%s}\n", cmd.c_str(), results.c_str(),
+  const std::optional<double> scripted = cmd == "bench" && instance == "gemm.good.steady" ? scripted_ms() : std::nullopt;
+  for (std::size_t i = 0; i < shapes.size() && !fault; ++i) {
+    const std::uint64_t case_seed = all && cmd == "check" ? seed + 0x9E3779B97F4A7C15ull * (i + 1) : seed;
+    results += (i ? "," : "") + run_case(cmd, instance, shapes[i], case_seed, scripted, done, fault);
+    seeds += (i ? " " : "") + std::to_string(case_seed);
+  }
+  if (const std::string calls = env("KPORT_STAND_IN_CALLS"); !calls.empty()) {
+    std::ofstream log(calls, std::ios::app);
+    for (const auto& x : a) log << x << ' ';
+    log << "| seeds " << seeds << "\n";
+  }
+  std::printf("{\"command\":\"%s\",\"seed\":%s,\"settings\":{%s},\"results\":[%s]%s}\n", cmd.c_str(),
+              std::to_string(seed).c_str(), settings.c_str(), results.c_str(),
               fault ? ",\"error\":{\"code\":\"kernel_fault\",\"message\":\"an illegal memory access was encountered\"}" : "");
   std::fflush(stdout);
+  std::fprintf(stderr, "stand-in: done }\n");
   return fault ? 4 : (results.find("\"failed\"") != std::string::npos ? 1 : 0);
 }

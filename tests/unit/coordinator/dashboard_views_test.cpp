@@ -97,16 +97,5 @@ TEST(DashboardKernel, ShareOfPeakAndItsBandFollowTheTimeBand) {
   EXPECT_EQ(series.at(0).as_object().at("unit").as_string(), "TFLOP/s");
 }
 
-TEST(DashboardEvidence, ReproduceCommandNamesTheHarnessOfTheTarget) {
-  db::ResultRecord r;
-  r.target = "sm_100a";
-  r.instance = "gemm.tcgen05.a";
-  r.dtype = "bf16";
-  r.shape = "m=4096,n=4096,k=4096";
-  EXPECT_EQ(reproduce_command(r, false),
-            "kport-harness-sm_100a check --instance gemm.tcgen05.a --dtype bf16 --shape m=4096,n=4096,k=4096");
-  EXPECT_EQ(reproduce_command(r, true).substr(0, 27), "kport-harness-sm_100a bench");
-}
-
 }  // namespace
 }  // namespace kport::coordinator

@@ -19,6 +19,42 @@ TEST(Subprocess, CapturesOutputAndExitCode) {
   EXPECT_NE(r->output.find("err\n"), std::string::npos);
 }
 
+TEST(Subprocess, SplitStreamsKeepStdoutFreeOfStderr) {
+  ProcessOptions o;
+  o.split_streams = true;
+  // Many small writes to both streams, so the two pipes are read interleaved.
+  auto r = run_process({"/bin/sh", "-c",
+                        "echo '{\"a\":1'; for i in 1 2 3 4 5; do echo '} noise {' >&2; done; echo '}'; echo tail >&2"},
+                       o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 0);
+  EXPECT_EQ(r->stdout_text, "{\"a\":1\n}\n");
+  EXPECT_EQ(r->stderr_text, "} noise {\n} noise {\n} noise {\n} noise {\n} noise {\ntail\n");
+  // The merged form still holds everything, for logs.
+  EXPECT_EQ(r->output.size(), r->stdout_text.size() + r->stderr_text.size());
+  EXPECT_NE(r->output.find("tail"), std::string::npos);
+  EXPECT_FALSE(r->truncated);
+}
+
+TEST(Subprocess, MergedCaptureLeavesTheSplitFieldsEmpty) {
+  auto r = run_process({"/bin/sh", "-c", "echo out; echo err >&2"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->output, "out\nerr\n");
+  EXPECT_TRUE(r->stdout_text.empty());
+  EXPECT_TRUE(r->stderr_text.empty());
+}
+
+TEST(Subprocess, EachSplitCaptureIsCappedAndTheCapIsReported) {
+  ProcessOptions o;
+  o.split_streams = true;
+  o.output_limit = 3;
+  auto r = run_process({"/bin/sh", "-c", "echo abcdef; echo xy >&2"}, o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->stdout_text, "abc");
+  EXPECT_EQ(r->stderr_text, "xy\n");
+  EXPECT_TRUE(r->truncated);
+}
+
 TEST(Subprocess, HungProcessGroupIsKilledAtTheLimit) {
   ProcessOptions o;
   o.timeout = std::chrono::milliseconds(500);

@@ -1,5 +1,7 @@
 // Running a tool as a child process: argv (no shell), a working directory, a wall-clock
-// limit, stdout and stderr merged into one captured text.
+// limit, and its output captured: stdout and stderr merged into one text (a compiler's log
+// reads best as written), and, with `split_streams`, each stream on its own as well (a tool
+// whose stdout is a report, such as kport-harness, must not have stray stderr mixed in).
 //
 // A child that outlives its limit is killed with its whole process group (nvcc spawns
 // cicc and ptxas; killing only nvcc would leave a hung ptxas behind) and reported as
@@ -21,13 +23,20 @@ struct ProcessOutput {
   int exit_code = -1;      // the child's exit status; 128+signal when a signal ended it
   bool timed_out = false;  // killed at the limit
   bool cancelled = false;  // killed because `cancel` was set
-  std::string output;      // stdout and stderr, interleaved as written (capped, see below)
+  // stdout and stderr, interleaved as written (capped, see below). With split_streams the
+  // two are read from separate pipes, so lines of one stream keep their order but the
+  // interleaving between streams is only as fine as the reads.
+  std::string output;
+  std::string stdout_text;  // split_streams only: stdout alone (capped)
+  std::string stderr_text;  // split_streams only: stderr alone (capped)
+  bool truncated = false;   // some capture reached output_limit and dropped the rest
 };
 
 struct ProcessOptions {
   std::filesystem::path cwd;                     // empty: inherit
   std::chrono::milliseconds timeout{600'000};   // zero: no limit
-  std::size_t output_limit = 8u << 20;           // bytes kept; the rest is dropped
+  std::size_t output_limit = 8u << 20;           // bytes kept per capture; the rest is dropped
+  bool split_streams = false;                    // also capture stdout and stderr on their own
   std::vector<std::string> env;                  // extra NAME=value entries
   const std::atomic<bool>* cancel = nullptr;     // set: the group is killed within ~1 s
 };

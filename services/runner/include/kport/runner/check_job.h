@@ -3,7 +3,11 @@
 // cached under the workdir), or builds it when the build left none; then checks and times
 // every instance in it on this GPU, each in its own subprocess (harness_exec.h), and
 // uploads one result per (instance, dtype, shape) with its environment: GPU, driver,
-// toolkit, clocks around the measurement, temperature, power and clock-event reasons.
+// toolkit, clocks around the measurement, temperature, power and clock-event reasons, and
+// env.reproduce (the harness's sha256, the exact check and bench arguments: seed and every
+// sampling flag). Seeds go up as unsigned 64-bit numbers; a figure whose bench rounds
+// still disagree after re-measuring goes up with "unstable": true and says why in its
+// message.
 //
 // The job succeeds when every case passed or was unsupported; numerics failures, faults
 // and hangs fail it with a reason naming them (their results are stored either way). A GPU
@@ -11,6 +15,7 @@
 // until the GPU answers again.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <mutex>
 #include <optional>
@@ -22,6 +27,8 @@
 namespace kport::runner {
 
 // How the harness times a case (its bench options) and how many rounds the runner takes.
+// Every option is passed to the harness explicitly, so the command a result records
+// reproduces it whatever the harness's defaults are.
 struct BenchSampling {
   double time_cap_ms = 500;
   double warmup_ms = 200;          // long enough for the clocks to settle under load
@@ -29,7 +36,14 @@ struct BenchSampling {
   double max_rse = 0.001;
   double max_duty = 0.5;           // idle between samples: timed below the power cap
   double throttle_threshold = 0.97; // drop samples after which the SM clock is below this share of the warm-up's highest
+  double throttle_recovery_ms = 50; // pause after a dropped sample (the harness's default)
+  double sample_gap_ms = 0;         // idle after every sample (the harness's default)
+  std::string l2_flush = "write";   // how the L2 is emptied before each sample: write, read or off
   int rounds = 2;                  // bench processes per instance; a figure is the median of their medians
+  // Rounds that disagree (combine_bench_rounds in harness_exec.h says when) are re-measured:
+  // up to this many further rounds, each in new processes, until a majority agrees.
+  int remeasure_rounds = 2;
+  double round_agreement_floor = 0.01;  // round medians this close always agree
 };
 
 struct GpuSettings {
@@ -40,6 +54,7 @@ struct GpuSettings {
   std::chrono::seconds process_timeout{900};
   BenchSampling sampling;
   bool bench = true;
+  std::optional<std::uint64_t> seed;        // base seed of every harness run; unset: a fresh random one per instance
   BuildSettings build;                      // for a local build when no harness artifact exists
   std::string nvcc_probe = "nvcc";
 };
@@ -53,7 +68,11 @@ class CheckHandler : public JobHandler {
   Status ready() override;
 
  private:
-  Result<std::filesystem::path> harness_for(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel, const LogFn& log);
+  struct HarnessFile {
+    std::filesystem::path path;
+    std::string sha256;  // what the artifact store serves it by
+  };
+  Result<HarnessFile> harness_for(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel, const LogFn& log);
   std::vector<std::string> gpu_env() const;
 
   GpuSettings m_s;

@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""Selection regret on shapes no harness grid holds.
+
+Against a running kport stack whose GPU runner has measured a commit: generates seeded,
+LLM-like shapes for every family and dtype the harness runs (none of them in the
+harness's check or bench grids), asks `/api/v1/best` for each, then times every instance
+of the family on that exact shape with the very harness the runner used (downloaded from
+the coordinator by sha256), one `bench --all --filter FAMILY.` process per case. Reports
+the regret t(answer)/t(fastest) - 1 (median, p90, max) over the answers that name an
+instance, how many answers were measured (exact or nearest shape), provisional or
+unranked, and every answer that names an instance that cannot run the case.
+
+Standard library only. Writes cases.json and regret.txt under --out.
+"""
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+
+# Grid shapes of kernels/harness/shapes.cpp (bench_grid and check_grid): never asked.
+GRIDS = {
+    "gemm": {"m=2048,n=2048,k=2048", "m=4096,n=4096,k=4096", "m=8192,n=8192,k=8192", "m=4096,n=4096,k=512",
+             "m=128,n=8192,k=8192", "m=1000,n=1000,k=1000", "m=127,n=255,k=63", "m=1,n=1,k=1",
+             "m=64,n=64,k=64", "m=257,n=129,k=33", "m=33,n=4104,k=520"},
+    "attention": {"b=4,h=16,l=4096,d=128,causal=0", "b=4,h=16,l=4096,d=128,causal=1",
+                  "b=4,h=32,l=4096,d=64,causal=0", "b=4,h=32,l=4096,d=64,causal=1"},
+    "rows": {"rows=32768,cols=4096", "rows=65536,cols=1024", "rows=8192,cols=16384", "rows=4096,cols=1000",
+             "rows=1024,cols=4097", "rows=7,cols=8192", "rows=3,cols=65536"},
+}
+# How many shapes per (family, dtype); dtypes the harness does not run for a family are skipped.
+PER_CASE = {("gemm", "bf16"): 9, ("gemm", "fp16"): 4, ("gemm", "fp32"): 3,
+            ("attention", "bf16"): 6, ("attention", "fp16"): 3, ("attention", "fp32"): 2,
+            ("rmsnorm", "bf16"): 5, ("rmsnorm", "fp16"): 2, ("rmsnorm", "fp32"): 2,
+            ("softmax", "bf16"): 5, ("softmax", "fp16"): 2, ("softmax", "fp32"): 2}
+# Model dimensions (hidden, intermediate, fused-QKV and vocabulary-sized projections).
+NK = [(4096, 4096), (11008, 4096), (4096, 11008), (14336, 4096), (4096, 14336), (6144, 4096),
+      (28672, 8192), (8192, 28672), (7168, 16384), (5120, 5120), (13824, 5120), (2560, 8192)]
+DECODE_M = [1, 4, 16, 32, 64, 96, 192, 256]
+PREFILL_M = [512, 1000, 1536, 3000, 6144]
+ROW_COLS = [2048, 3072, 5120, 8192, 14336, 32000, 65536, 128256]
+ROWS = [1, 16, 128, 1000, 4096, 16384]
+
+
+def gen_shape(rng, family):
+    if family == "gemm":
+        r = rng.random()
+        n, k = rng.choice(NK)
+        if r < 0.45:
+            return f"m={rng.choice(DECODE_M)},n={n},k={k}"
+        if r < 0.8:
+            return f"m={rng.choice(PREFILL_M)},n={n},k={k}"
+        s = rng.choice([1536, 3000, 5120, 6000])
+        return f"m={s},n={s},k={s}"
+    if family == "attention":
+        b, h = rng.choice([(1, 32), (2, 16), (8, 8), (1, 40), (4, 8)])
+        l = rng.choice([512, 1024, 2048, 3000, 4096])
+        d = rng.choice([64, 128])
+        return f"b={b},h={h},l={l},d={d},causal={rng.choice([0, 1])}"
+    rows, cols = rng.choice(ROWS), rng.choice(ROW_COLS)
+    while rows * cols > 2 ** 28:  # keep a case under a gigabyte
+        rows //= 2
+    return f"rows={max(rows, 1)},cols={cols}"
+
+
+def grid_of(family):
+    return GRIDS["rows"] if family in ("rmsnorm", "softmax") else GRIDS[family]
+
+
+class Api:
+    def __init__(self, server, token):
+        self.server, self.token = server.rstrip("/"), token
+
+    def get(self, path, raw=False):
+        req = urllib.request.Request(self.server + path)
+        req.add_header("Authorization", "Bearer " + self.token)
+        try:
+            with urllib.request.urlopen(req, timeout=60) as r:
+                body = r.read()
+                return r.status, (body if raw else json.loads(body or b"null"))
+        except urllib.error.HTTPError as e:
+            body = e.read()
+            try:
+                return e.code, json.loads(body)
+            except ValueError:
+                return e.code, body.decode(errors="replace")
+
+
+def fetch_harness(api, target, dest):
+    status, page = api.get(f"/api/v1/builds?target={target}&status=ok&limit=200")
+    if status != 200:
+        sys.exit(f"GET /api/v1/builds answered {status}: {page}")
+    shas = [b["artifact"] for b in page["items"] if b.get("artifact")]
+    if not shas:
+        sys.exit(f"no build of {target} has a harness artifact")
+    sha = shas[0]  # newest first
+    status, blob = api.get(f"/api/v1/artifacts/{sha}", raw=True)
+    if status != 200:
+        sys.exit(f"GET /api/v1/artifacts/{sha} answered {status}")
+    with open(dest, "wb") as f:
+        f.write(blob)
+    os.chmod(dest, 0o755)
+    return sha
+
+
+def run_json(argv, timeout):
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    try:
+        return json.loads(p.stdout)
+    except ValueError:
+        return {"error": f"exit {p.returncode}; stdout {p.stdout[-400:]!r}; stderr {p.stderr[-400:]!r}"}
+
+
+def pct(values, q):
+    if not values:
+        return None
+    v = sorted(values)
+    return v[min(len(v) - 1, int(round(q * (len(v) - 1))))]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--server", required=True)
+    ap.add_argument("--token", required=True)
+    ap.add_argument("--gpu", default="NVIDIA H200")
+    ap.add_argument("--target", default="sm_90a")
+    ap.add_argument("--seed", type=int, default=20261201)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--bench-flags", default="--time-cap-ms 300 --warmup-ms 100 --min-samples 10 "
+                                             "--max-rse 0.003 --max-duty 0.5 --throttle-threshold 0.97")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    api = Api(args.server, args.token)
+    harness = os.path.join(args.out, "kport-harness-" + args.target)
+    sha = fetch_harness(api, args.target, harness)
+    listing = run_json([harness, "list"], 120)
+    dtypes = {}
+    for v in listing.get("variants", []):
+        for inst in v.get("instances", []):
+            dtypes.setdefault(inst["family"], set()).update(inst.get("dtypes", []))
+
+    rng = random.Random(args.seed)
+    cases = []
+    for (family, dtype), count in PER_CASE.items():
+        if dtype not in dtypes.get(family, set()):
+            continue
+        seen = set()
+        while len(seen) < count:
+            s = gen_shape(rng, family)
+            if s not in grid_of(family):
+                seen.add(s)
+        cases += [(family, dtype, s) for s in sorted(seen)]
+
+    rows = []
+    for family, dtype, shape in cases:
+        q = urllib.parse.urlencode({"gpu": args.gpu, "op": family, "dtype": dtype, "shape": shape})
+        status, ans = api.get("/api/v1/best?" + q)
+        bench = run_json([harness, "bench", "--all", "--filter", family + ".", "--dtype", dtype, "--shape", shape]
+                         + args.bench_flags.split(), 600)
+        timed = {r["instance"]: r["timing"]["median_ms"] for r in bench.get("results", [])
+                 if r.get("verdict") == "measured"}
+        answer = ans.get("best") if isinstance(ans, dict) else None
+        kind = ans.get("kind") if isinstance(ans, dict) else f"http {status}"
+        exact = isinstance(ans, dict) and ans.get("exact_shape")
+        fastest = min(timed, key=timed.get) if timed else None
+        row = {"family": family, "dtype": dtype, "shape": shape, "http": status, "kind": kind,
+               "exact_shape": exact, "matched_shape": ans.get("matched_shape") if isinstance(ans, dict) else None,
+               "answer": answer, "fastest": fastest, "timed": timed,
+               "bench_error": bench.get("error")}
+        if answer and timed:
+            if answer in timed:
+                row["regret"] = timed[answer] / timed[fastest] - 1
+            else:
+                row["cannot_run"] = True
+        rows.append(row)
+        print(f"{family:9} {dtype:5} {shape:34} {str(kind):12} {str(answer):40} "
+              f"{('%.1f %%' % (100 * row['regret'])) if 'regret' in row else ('CANNOT RUN' if row.get('cannot_run') else '-')}",
+              flush=True)
+
+    with open(os.path.join(args.out, "cases.json"), "w") as f:
+        json.dump({"harness_sha256": sha, "seed": args.seed, "bench_flags": args.bench_flags, "cases": rows}, f,
+                  indent=1)
+    measured_fd = {(r["family"], r["dtype"]) for r in rows if r["kind"] == "measured"}
+    reg_all = [r["regret"] for r in rows if "regret" in r]
+    reg_measured = [r["regret"] for r in rows if "regret" in r and r["kind"] == "measured"]
+    kinds = {}
+    for r in rows:
+        k = r["kind"] if r["kind"] != "measured" else ("measured (exact)" if r["exact_shape"] else "measured (nearest)")
+        kinds[k] = kinds.get(k, 0) + 1
+    lines = [f"{len(rows)} shapes, none in the harness grids; seed {args.seed}; harness {sha[:16]}",
+             "answers: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())),
+             f"answers naming an instance that cannot run the case: {sum(1 for r in rows if r.get('cannot_run'))}",
+             f"family/dtype pairs measured on {args.gpu}: " + ", ".join(f"{f} {d}" for f, d in sorted(measured_fd))]
+    for name, vals in (("measured answers", reg_measured), ("all answers naming an instance", reg_all)):
+        if vals:
+            lines.append(f"regret over {name} ({len(vals)}): median {100 * statistics.median(vals):.1f} %, "
+                         f"p90 {100 * pct(vals, 0.9):.1f} %, max {100 * max(vals):.1f} %")
+    worst = sorted((r for r in rows if "regret" in r), key=lambda r: -r["regret"])[:5]
+    for r in worst:
+        lines.append(f"  worst: {r['family']} {r['dtype']} {r['shape']}: {r['answer']} vs {r['fastest']} "
+                     f"(+{100 * r['regret']:.1f} %, {r['kind']})")
+    text = "\n".join(lines)
+    print(text)
+    with open(os.path.join(args.out, "regret.txt"), "w") as f:
+        f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
