@@ -39,8 +39,10 @@ SassAudit audit_objects(const BuildRequest& r, const Disassembler& tool, const V
     o.timeout = r.compile_timeout;
     o.cancel = r.cancel;
     // A variant with many template instances disassembles to tens of megabytes; a
-    // truncated listing would undercount, so it is kept whole or not audited.
+    // truncated listing would undercount, so it is kept whole or not audited. The listing
+    // is stdout alone: a warning on stderr is not code.
     o.output_limit = k_sass_limit;
+    o.split_streams = true;
     auto out = run_process({tool.cuobjdump.string(), "-sass", obj.string()}, o);
     if (!out.ok()) return sass_not_audited("cannot run " + tool.cuobjdump.string() + ": " + out.error().message);
     if (out->cancelled) return sass_not_audited("cancelled");
@@ -48,10 +50,10 @@ SassAudit audit_objects(const BuildRequest& r, const Disassembler& tool, const V
     if (out->exit_code != 0)
       return sass_not_audited(tool.cuobjdump.string() + " -sass " + obj.filename().string() + " exited with " +
                               std::to_string(out->exit_code) + ": " + out->output.substr(0, 2000));
-    if (out->output.size() >= k_sass_limit)
+    if (out->truncated)
       return sass_not_audited(tool.cuobjdump.string() + " -sass " + obj.filename().string() + " printed more than " +
                               std::to_string(k_sass_limit >> 20) + " MiB");
-    text += out->output;
+    text += out->stdout_text;
     text += "\n";
   }
   return audit_sass(text, r.target, v.features, "cuobjdump -sass");
