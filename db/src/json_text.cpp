@@ -68,4 +68,14 @@ std::string strings_to_json(const std::vector<std::string>& items) {
   return boost::json::serialize(a);
 }
 
+std::vector<std::string> strings_from_json(std::string_view json) {
+  boost::system::error_code ec;
+  auto v = boost::json::parse(json, ec);
+  std::vector<std::string> out;
+  if (ec || !v.is_array()) return out;
+  for (const auto& item : v.as_array())
+    if (item.is_string()) out.emplace_back(item.as_string());
+  return out;
+}
+
 }  // namespace kport::db::detail

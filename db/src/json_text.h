@@ -26,5 +26,7 @@ Dims dims_from_json(std::string_view json);
 
 // JSON array of strings <-> vector (runner targets, drivers).
 std::string strings_to_json(const std::vector<std::string>& items);
+// The strings of a JSON array; non-string items and text that is not an array give {}.
+std::vector<std::string> strings_from_json(std::string_view json);
 
 }  // namespace kport::db::detail

@@ -34,25 +34,33 @@ Status fill(std::map<E, std::int64_t>& out, Result<Counts> rows, Parse parse) {
 
 BestCandidate read_candidate(const Stmt& s) {
   BestCandidate b;
-  b.gpu_model = s.text(0);
-  b.arch = s.text(1);
-  b.family = s.text(2);
-  b.dtype = s.text(3);
-  b.shape = s.text(4);
-  b.dims = detail::dims_from_json(s.text(5));
-  b.instance = s.text(6);
-  b.variant = s.text(7);
-  b.target = s.text(8);
-  b.commit_sha = s.text(9);
-  b.median_us = s.real(10);
-  b.stddev_us = s.opt_real(11);
-  b.samples = s.opt_int64(12);
-  b.tflops = s.opt_real(13);
-  b.gbps = s.opt_real(14);
-  b.ratio = s.opt_real(15);
-  b.result_id = s.int64(16);
-  b.passed_count = s.int64(17);
-  b.measured_ms = s.int64(18);
+  int c = 0;
+  b.gpu_model = s.text(c++);
+  b.arch = s.text(c++);
+  b.family = s.text(c++);
+  b.dtype = s.text(c++);
+  b.shape = s.text(c++);
+  b.dims = detail::dims_from_json(s.text(c++));
+  b.instance = s.text(c++);
+  b.variant = s.text(c++);
+  b.target = s.text(c++);
+  b.commit_sha = s.text(c++);
+  b.commit_ms = s.int64(c++);
+  // The column is copied from results, whose CHECK admits only known statuses.
+  b.status = parse_result_status(s.text(c++)).value_or(ResultStatus::failed);
+  b.driver = s.text(c++);
+  b.median_us = s.opt_real(c++);
+  b.stddev_us = s.opt_real(c++);
+  b.samples = s.opt_int64(c++);
+  b.tflops = s.opt_real(c++);
+  b.gbps = s.opt_real(c++);
+  b.ratio = s.opt_real(c++);
+  b.baseline_median_us = s.opt_real(c++);
+  b.unstable = s.int64(c++) != 0;
+  b.result_id = s.int64(c++);
+  b.passed_count = s.int64(c++);
+  b.results_count = s.int64(c++);
+  b.measured_ms = s.int64(c++);
   return b;
 }
 
@@ -99,19 +107,33 @@ Result<std::optional<CommitSummary>> Store::commit_summary(std::string_view sha)
 Result<std::vector<BestCandidate>> Store::best_candidates(std::string_view gpu_model, std::string_view family,
                                                           std::string_view dtype) {
   return m_impl->read<std::vector<BestCandidate>>([&](Connection& c) -> Result<std::vector<BestCandidate>> {
-    // Served from the best_candidates primary key (gpu_model, family, dtype, ...).
+    // Served from the best_candidates primary key (gpu_model, family, dtype, ...), or
+    // its (family, dtype, shape) index for every GPU model.
     const std::string cols =
         "SELECT b.gpu_model, b.arch, b.family, b.dtype, b.shape, s.dims_json, b.instance, b.variant, b.target,"
-        " b.commit_sha, b.median_us, b.stddev_us, b.samples, b.tflops, b.gbps, b.ratio, b.result_id,"
-        " b.passed_count, b.measured_ms FROM best_candidates b JOIN shapes s ON s.shape = b.shape";
+        " b.commit_sha, b.commit_ms, b.status, b.driver, b.median_us, b.stddev_us, b.samples, b.tflops, b.gbps,"
+        " b.ratio, b.baseline_median_us, b.unstable, b.result_id, b.passed_count, b.results_count, b.measured_ms"
+        " FROM best_candidates b JOIN shapes s ON s.shape = b.shape";
+    const std::string order = " ORDER BY s.numel, b.shape, b.median_us IS NULL, b.median_us, b.gpu_model, b.instance";
     auto s = gpu_model.empty()
-                 ? c.prepare(cols + " WHERE b.family = ?2 AND b.dtype = ?3 AND ?1 = ''"
-                                    " ORDER BY s.numel, b.shape, b.median_us, b.gpu_model")
-                 : c.prepare(cols + " WHERE b.gpu_model = ?1 AND b.family = ?2 AND b.dtype = ?3"
-                                    " ORDER BY s.numel, b.shape, b.median_us");
+                 ? c.prepare(cols + " WHERE b.family = ?2 AND b.dtype = ?3 AND ?1 = ''" + order)
+                 : c.prepare(cols + " WHERE b.gpu_model = ?1 AND b.family = ?2 AND b.dtype = ?3" + order);
     if (!s) return std::move(s).error();
     s->bind_all(gpu_model, family, dtype);
     return detail::collect<BestCandidate>(*s, read_candidate);
+  });
+}
+
+Result<std::vector<DriverCount>> Store::result_drivers(std::string_view gpu_model, std::string_view family,
+                                                       std::string_view dtype) {
+  return m_impl->read<std::vector<DriverCount>>([&](Connection& c) -> Result<std::vector<DriverCount>> {
+    auto s = c.prepare(
+        "SELECT driver, results, last_ms FROM result_drivers WHERE gpu_model = ?1 AND family = ?2 AND dtype = ?3"
+        " ORDER BY driver");
+    if (!s) return std::move(s).error();
+    s->bind_all(gpu_model, family, dtype);
+    return detail::collect<DriverCount>(
+        *s, [](const Stmt& st) { return DriverCount{st.text(0), st.int64(1), st.int64(2)}; });
   });
 }
 

@@ -21,6 +21,11 @@ Status Store::upsert_kernel_instances(const std::vector<KernelInstance>& instanc
     if (!cfg) return std::move(cfg).error();
     c.features_json = std::move(*f);
     c.config_json = std::move(*cfg);
+    if (c.dtypes)
+      for (const auto& d : *c.dtypes)
+        if (d.empty() || d.size() > 16)
+          return make_error(Errc::invalid_argument, "kernel instance \"" + k.name + "\" lists a dtype \"" + d +
+                                                        "\"; expected a short name such as bf16");
     clean.push_back(std::move(c));
   }
   const std::int64_t now = m_impl->now();
@@ -34,13 +39,17 @@ Status Store::upsert_kernel_instances(const std::vector<KernelInstance>& instanc
           " ON CONFLICT(family, name) DO UPDATE SET features_json = excluded.features_json");
       if (!var) return std::move(var).error();
       KPORT_TRY(var->bind_all(k.family, k.variant, k.features_json).run());
+      // A publisher that does not report dtypes leaves the ones known before in place.
       auto inst = c.prepare(
-          "INSERT INTO kernel_instances(name, family, variant, features_json, config_json, updated_ms)"
-          " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(name) DO UPDATE SET family = excluded.family,"
+          "INSERT INTO kernel_instances(name, family, variant, features_json, config_json, updated_ms, dtypes_json)"
+          " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(name) DO UPDATE SET family = excluded.family,"
           " variant = excluded.variant, features_json = excluded.features_json,"
-          " config_json = excluded.config_json, updated_ms = excluded.updated_ms");
+          " config_json = excluded.config_json, updated_ms = excluded.updated_ms,"
+          " dtypes_json = coalesce(excluded.dtypes_json, kernel_instances.dtypes_json)");
       if (!inst) return std::move(inst).error();
-      KPORT_TRY(inst->bind_all(k.name, k.family, k.variant, k.features_json, k.config_json, now).run());
+      std::optional<std::string> dtypes;
+      if (k.dtypes) dtypes = detail::strings_to_json(*k.dtypes);
+      KPORT_TRY(inst->bind_all(k.name, k.family, k.variant, k.features_json, k.config_json, now, dtypes).run());
     }
     return true;
   });
@@ -52,12 +61,14 @@ Result<std::vector<KernelInstance>> Store::list_kernel_instances(std::optional<s
   return m_impl->read<std::vector<KernelInstance>>([&](Connection& c) -> Result<std::vector<KernelInstance>> {
     detail::Where where;
     where.add("family = ?", family);
-    auto s = c.prepare("SELECT name, family, variant, features_json, config_json FROM kernel_instances" +
+    auto s = c.prepare("SELECT name, family, variant, features_json, config_json, dtypes_json FROM kernel_instances" +
                        where.sql() + " ORDER BY family, variant, name");
     if (!s) return std::move(s).error();
     where.bind(*s);
     return detail::collect<KernelInstance>(*s, [](const detail::Stmt& st) {
-      return KernelInstance{st.text(0), st.text(1), st.text(2), st.text(3), st.text(4)};
+      KernelInstance k{st.text(0), st.text(1), st.text(2), st.text(3), st.text(4), std::nullopt};
+      if (auto d = st.opt_text(5)) k.dtypes = detail::strings_from_json(*d);
+      return k;
     });
   });
 }

@@ -2,8 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
+#include <set>
+#include <tuple>
+
+#include "kport/porting/planner.h"
 
 namespace kport::porting {
 namespace {
@@ -15,15 +20,24 @@ int arch_number(const std::string& arch) {
   return major * 10 + minor;
 }
 
+std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+std::string short_sha(const std::string& sha) { return sha.size() > 12 ? sha.substr(0, 12) : sha; }
+
 struct ShapeMatch {
   std::optional<Shape> shape;
   double distance = std::numeric_limits<double>::infinity();
 };
 
-ShapeMatch nearest_shape(const Shape& want, std::span<const Measurement> rows) {
+ShapeMatch nearest_shape(const Shape& want, const std::vector<Measurement>& rows) {
   ShapeMatch best;
   for (const auto& m : rows) {
     double d = want.distance(m.shape);
+    if (!std::isfinite(d)) continue;
     // On equal distance prefer the larger problem: it is the one the GPU is full on.
     bool better = d < best.distance ||
                   (d == best.distance && best.shape && m.shape.canonical() > best.shape->canonical());
@@ -32,32 +46,47 @@ ShapeMatch nearest_shape(const Shape& want, std::span<const Measurement> rows) {
   return best;
 }
 
-// The latest measurement per instance at `shape`, fastest first.
-std::vector<Measurement> latest_per_instance(std::span<const Measurement> rows, const Shape& shape) {
-  std::map<std::string, const Measurement*> latest;
-  for (const auto& m : rows) {
-    if (!(m.shape == shape)) continue;
-    auto& slot = latest[m.instance];
-    if (!slot || m.measured_at_ms > slot->measured_at_ms ||
-        (m.measured_at_ms == slot->measured_at_ms && m.result_id > slot->result_id))
-      slot = &m;
-  }
-  std::vector<Measurement> out;
-  for (auto& [_, m] : latest) out.push_back(*m);
-  std::sort(out.begin(), out.end(), [](const Measurement& a, const Measurement& b) {
-    return a.median_us != b.median_us ? a.median_us < b.median_us : a.instance < b.instance;
-  });
-  return out;
+// What a ranking orders by, lower first, with its noise in the same unit: the median
+// (measured) or the time relative to the vendor baseline, 1 / ratio (provisional).
+struct Scored {
+  const Measurement* m;
+  double cost;
+  double noise;
+};
+
+bool cost_tie(const Scored& a, const Scored& b) {
+  double diff = std::abs(a.cost - b.cost);
+  double floor = 0.01 * std::min(a.cost, b.cost);
+  double spread = 2.0 * std::sqrt(a.noise * a.noise + b.noise * b.noise);
+  return diff <= std::max(floor, spread);
 }
 
-std::vector<Ranked> rank(const std::vector<Measurement>& sorted) {
+// Sorts by cost, lets a stable figure within noise of an unstable best go first, and
+// marks ties and slowdowns against the (possibly new) best.
+std::vector<Ranked> rank(std::vector<Scored> scored, std::vector<std::string>& notes) {
+  std::sort(scored.begin(), scored.end(), [](const Scored& a, const Scored& b) {
+    return a.cost != b.cost ? a.cost < b.cost : a.m->instance < b.m->instance;
+  });
+  if (!scored.empty() && scored.front().m->unstable) {
+    auto stable = std::find_if(scored.begin() + 1, scored.end(), [&](const Scored& s) {
+      return !s.m->unstable && cost_tie(scored.front(), s);
+    });
+    if (stable != scored.end()) {
+      notes.push_back(scored.front().m->instance + "'s figure is unstable (its bench rounds disagreed) and within noise of " +
+                      stable->m->instance + "'s stable figure, so " + stable->m->instance + " ranks first");
+      std::rotate(scored.begin(), stable, stable + 1);
+    } else {
+      notes.push_back("the best figure (" + scored.front().m->instance +
+                      ") is unstable: its bench rounds disagreed beyond the measured noise, though it is faster beyond "
+                      "that noise than every stable figure");
+    }
+  }
   std::vector<Ranked> out;
-  for (const auto& m : sorted) {
-    Ranked r{m.instance, m.variant, m, false, 1.0};
+  for (const auto& s : scored) {
+    Ranked r{s.m->instance, s.m->variant, *s.m, false, 1.0, true};
     if (!out.empty()) {
-      const auto& best = *out.front().evidence;
-      r.tie_with_best = is_tie(best, m);
-      r.slowdown = best.median_us > 0 ? m.median_us / best.median_us : 1.0;
+      r.tie_with_best = cost_tie(scored.front(), s);
+      r.slowdown = scored.front().cost > 0 ? s.cost / scored.front().cost : 1.0;
     }
     out.push_back(std::move(r));
   }
@@ -65,70 +94,194 @@ std::vector<Ranked> rank(const std::vector<Measurement>& sorted) {
   return out;
 }
 
-std::string fmt_distance_note(const Shape& want, const ShapeMatch& match) {
+std::string exclusion_reason(const Measurement& m) {
+  std::string where = " on " + m.gpu_model + " at commit " + short_sha(m.commit) + " (result " + std::to_string(m.result_id) + ")";
+  if (m.status == "failed") return "failed numerics" + where;
+  if (m.status == "crashed") return "crashed" + where;
+  if (m.status == "timeout") return "timed out" + where;
+  if (m.status == "unsupported") return "does not support this case" + where;
+  return "passed numerics but was not timed" + where;
+}
+
+std::vector<Excluded> exclusions(const std::vector<Measurement>& current) {
+  std::vector<Excluded> out;
+  for (const auto& m : current)
+    if (!m.ranks()) out.push_back(Excluded{m.instance, m.variant, m, exclusion_reason(m)});
+  return out;
+}
+
+// The current figures at `shape`.
+std::vector<Measurement> at_shape(const std::vector<Measurement>& current, const Shape& shape) {
+  std::vector<Measurement> out;
+  for (const auto& m : current)
+    if (m.shape == shape) out.push_back(m);
+  return out;
+}
+
+std::string distance_note(const Shape& want, const ShapeMatch& match) {
   if (match.distance == 0) return {};
   return "nearest measured shape " + match.shape->canonical() + " stands in for " + want.canonical();
 }
 
-Selection provisional(const SelectionQuery& q, std::span<const Measurement> elsewhere,
-                      std::span<const BuildCandidate> builds, std::string why) {
+// Commits, drivers, ids, samples and dates of the ranked figures, and notes on mixed
+// commits and drivers the answer did not use.
+void summarize(Selection& sel, std::span<const DriverSeen> drivers) {
+  Evidence& e = sel.evidence;
+  std::vector<const Measurement*> figures;
+  for (const auto& r : sel.ranking)
+    if (r.ranked && r.evidence) figures.push_back(&*r.evidence);
+  if (figures.empty()) return;
+  std::vector<std::pair<std::int64_t, std::string>> commits;
+  for (const auto* m : figures) {
+    e.result_ids.push_back(m->result_id);
+    e.samples += m->samples;
+    e.newest_ms = std::max(e.newest_ms, m->measured_at_ms);
+    e.oldest_ms = e.oldest_ms == 0 ? m->measured_at_ms : std::min(e.oldest_ms, m->measured_at_ms);
+    if (std::none_of(commits.begin(), commits.end(), [&](const auto& c) { return c.second == m->commit; }))
+      commits.emplace_back(m->commit_ms, m->commit);
+    if (std::find(e.drivers.begin(), e.drivers.end(), m->driver) == e.drivers.end()) e.drivers.push_back(m->driver);
+  }
+  // The best's commit first, then the others newest first.
+  std::stable_sort(commits.begin() + 1, commits.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (auto& c : commits) e.commits.push_back(c.second);
+  for (const auto& d : drivers)
+    if (d.gpu_model == sel.evidence_gpu_model && std::find(e.drivers.begin(), e.drivers.end(), d.driver) == e.drivers.end() &&
+        std::find(e.other_drivers.begin(), e.other_drivers.end(), d.driver) == e.other_drivers.end())
+      e.other_drivers.push_back(d.driver);
+  if (e.commits.size() > 1)
+    sel.notes.push_back("each instance's figure is its newest on " + sel.evidence_gpu_model + "; they come from " +
+                        std::to_string(e.commits.size()) + " commits (the best's is " + short_sha(e.commits.front()) + ")");
+  if (!e.other_drivers.empty())
+    sel.notes.push_back("results from driver " + join(e.other_drivers) + " also exist on " + sel.evidence_gpu_model +
+                        "; this answer uses driver " + join(e.drivers) + ", that of the newest commit's measurements");
+  else if (e.drivers.size() > 1)
+    sel.notes.push_back("the ranked figures were measured under drivers " + join(e.drivers));
+}
+
+// Rescales the scored figures at `measured_at` to predictions at `query` (gemm only),
+// when every scored instance's tile is known and the multiprocessor count is given.
+bool carry_to_query(const Shape& query, const Shape& measured_at, const SelectionInputs& in, std::vector<Scored>& scored) {
+  if (in.sm_count <= 0 || in.tiles.empty() || scored.empty()) return false;
+  std::vector<Scored> out = scored;
+  for (auto& s : out) {
+    auto tile = std::find_if(in.tiles.begin(), in.tiles.end(), [&](const GemmTile& t) { return t.instance == s.m->instance; });
+    int bm = tile == in.tiles.end() ? 0 : tile->bm, bn = tile == in.tiles.end() ? 0 : tile->bn;
+    auto t = predict_gemm_us(s.cost, measured_at, query, bm, bn, in.sm_count);
+    if (!t || !(*t > 0)) return false;
+    s.noise *= *t / s.cost;
+    s.cost = *t;
+  }
+  scored = std::move(out);
+  return true;
+}
+
+Selection measured(const SelectionQuery& q, const SelectionInputs& in, const std::vector<Measurement>& current,
+                   const ShapeMatch& match) {
   Selection sel;
-  sel.kind = Selection::Kind::provisional;
-  int want_arch = arch_number(q.arch);
-  // Pick the measured arch nearest the query's; among equals, the newer arch, whose
-  // features are closer to what a new target adds.
+  sel.matched_shape = match.shape;
+  sel.exact_shape = match.distance == 0;
+  sel.evidence_gpu_model = q.gpu_model;
+  sel.evidence_arch = current.front().arch;
+  auto here = at_shape(current, *match.shape);
+  sel.excluded = exclusions(here);
+  std::vector<Scored> scored;
+  for (const auto& m : here)
+    if (m.ranks()) scored.push_back(Scored{&m, m.median_us, m.stddev_us});
+  const bool predicted = !sel.exact_shape && carry_to_query(q.shape, *match.shape, in, scored);
+  sel.ranking = rank(std::move(scored), sel.notes);
+  auto note = distance_note(q.shape, match);
+  if (predicted && !sel.ranking.empty())
+    note += "; each instance's figure there is carried to " + q.shape.canonical() + " by its waves of output tiles over " +
+            std::to_string(in.sm_count) + " multiprocessors, and the ranking is by that prediction";
+  if (sel.ranking.empty()) {
+    sel.kind = Selection::Kind::unranked;
+    sel.reason = "every instance measured on " + q.gpu_model + " at " + match.shape->canonical() +
+                 " failed or was not timed on its newest commit; none can be recommended";
+    if (!note.empty()) sel.reason += "; " + note;
+  } else {
+    sel.kind = Selection::Kind::measured;
+    sel.ranked_by = predicted ? "predicted_us" : "median_us";
+    sel.reason = note;
+  }
+  summarize(sel, in.drivers);
+  return sel;
+}
+
+Selection provisional(const SelectionQuery& q, const SelectionInputs& in, const std::string& why) {
+  Selection sel;
+  sel.candidates_basis = in.candidates_basis;
+  std::set<std::string> wanted;
+  for (const auto& c : in.candidates) wanted.insert(c.instance);
+  // Only the candidates' current figures count as evidence, and only those with a ratio
+  // to the baseline can be compared across GPUs.
+  std::vector<Measurement> rows;
+  for (const auto& m : in.elsewhere)
+    if (m.gpu_model != q.gpu_model && wanted.count(m.instance)) rows.push_back(m);
+  auto current = current_figures(rows);
   std::map<std::string, std::vector<Measurement>> by_gpu;
-  for (const auto& m : elsewhere) by_gpu[m.gpu_model].push_back(m);
+  for (auto& m : current) by_gpu[m.gpu_model].push_back(m);
+  // The measured arch nearest the query's; among equals, the newer arch, whose features
+  // are closer to what a new target adds.
+  int want_arch = arch_number(q.arch);
   const std::vector<Measurement>* chosen = nullptr;
   int chosen_gap = std::numeric_limits<int>::max(), chosen_arch = -1;
   ShapeMatch chosen_match;
-  for (auto& [gpu, rows] : by_gpu) {
-    ShapeMatch match = nearest_shape(q.shape, rows);
+  for (auto& [gpu, figures] : by_gpu) {
+    std::vector<Measurement> usable;
+    for (const auto& m : figures)
+      if (m.ranks() && m.ratio && *m.ratio > 0) usable.push_back(m);
+    ShapeMatch match = nearest_shape(q.shape, usable);
     if (!match.shape) continue;
-    int a = arch_number(rows.front().arch);
+    int a = arch_number(figures.front().arch);
     int gap = (want_arch < 0 || a < 0) ? 1000 : std::abs(a - want_arch);
     if (gap < chosen_gap || (gap == chosen_gap && a > chosen_arch)) {
-      chosen = &rows; chosen_gap = gap; chosen_arch = a; chosen_match = match;
+      chosen = &figures; chosen_gap = gap; chosen_arch = a; chosen_match = match;
     }
   }
-  std::vector<Measurement> measured;
+  std::string what = "instances that " + in.candidates_basis + " and run " + (q.dtype.empty() ? "the dtype" : q.dtype);
   if (chosen) {
-    auto all = latest_per_instance(*chosen, *chosen_match.shape);
-    // Only instances that build for the query's target can be recommended for it.
-    for (auto& m : all) {
-      bool builds_here = builds.empty() || std::any_of(builds.begin(), builds.end(),
-          [&](const BuildCandidate& b) { return b.instance == m.instance; });
-      if (builds_here) measured.push_back(std::move(m));
-    }
-  }
-  sel.ranking = rank(measured);
-  for (const auto& b : builds) {
-    bool ranked = std::any_of(sel.ranking.begin(), sel.ranking.end(),
-                              [&](const Ranked& r) { return r.instance == b.instance; });
-    if (!ranked) sel.ranking.push_back(Ranked{b.instance, b.variant, std::nullopt, false, 1.0});
-  }
-  if (sel.ranking.empty()) {
-    sel.kind = Selection::Kind::none;
-    sel.reason = why + "; no instance is known to build for " +
-                 (q.target.empty() ? std::string("its target") : q.target) +
-                 " and nothing comparable was measured elsewhere";
-    return sel;
-  }
-  if (!measured.empty()) {
+    auto here = at_shape(*chosen, *chosen_match.shape);
+    sel.excluded = exclusions(here);
+    std::vector<Scored> scored;
+    for (const auto& m : here)
+      if (m.ranks() && m.ratio && *m.ratio > 0) {
+        double cost = 1.0 / *m.ratio;
+        scored.push_back(Scored{&m, cost, cost * m.stddev_us / m.median_us});
+      }
+    sel.ranking = rank(std::move(scored), sel.notes);
     sel.evidence_gpu_model = chosen->front().gpu_model;
     sel.evidence_arch = chosen->front().arch;
     sel.matched_shape = chosen_match.shape;
     sel.exact_shape = chosen_match.distance == 0;
-    sel.reason = why + "; ranked by measurements on " + sel.evidence_gpu_model + " (arch " +
-                 sel.evidence_arch + ")";
-    if (!builds.empty()) sel.reason += " among instances that build for " + q.target;
-    auto note = fmt_distance_note(q.shape, chosen_match);
+  }
+  // Candidates without comparable evidence are listed after the ranked ones.
+  for (const auto& c : in.candidates) {
+    bool listed = std::any_of(sel.ranking.begin(), sel.ranking.end(), [&](const Ranked& r) { return r.instance == c.instance; }) ||
+                  std::any_of(sel.excluded.begin(), sel.excluded.end(), [&](const Excluded& x) { return x.instance == c.instance; });
+    if (!listed) sel.ranking.push_back(Ranked{c.instance, c.variant, std::nullopt, false, 1.0, false});
+  }
+  if (chosen && !sel.ranking.empty() && sel.ranking.front().ranked) {
+    sel.kind = Selection::Kind::provisional;
+    sel.ranked_by = "ratio_to_baseline";
+    sel.reason = why + "; provisional: " + what + ", ranked by their speed relative to the vendor baseline on " +
+                 sel.evidence_gpu_model + " (arch " + sel.evidence_arch + "), the nearest measured arch, not by their raw times";
+    auto note = distance_note(q.shape, chosen_match);
     if (!note.empty()) sel.reason += "; " + note;
   } else {
-    sel.reason = why + "; instances that build for " + q.target +
-                 " are listed unranked: none was measured on a comparable shape";
+    sel.kind = Selection::Kind::unranked;
+    sel.matched_shape.reset();
+    sel.exact_shape = false;
+    sel.reason = why + "; unranked: " + what +
+                 ", but none has a comparable measurement with a vendor baseline on any GPU, so there is no best";
   }
+  summarize(sel, in.drivers);
   return sel;
+}
+
+std::vector<std::string> sorted(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
 }
 
 }  // namespace
@@ -137,36 +290,118 @@ const char* kind_name(Selection::Kind k) {
   switch (k) {
     case Selection::Kind::measured: return "measured";
     case Selection::Kind::provisional: return "provisional";
-    case Selection::Kind::none: return "none";
+    case Selection::Kind::unranked: return "unranked";
   }
-  return "none";
+  return "unranked";
+}
+
+const Ranked* Selection::best() const {
+  if (kind == Kind::unranked || ranking.empty() || !ranking.front().ranked) return nullptr;
+  return &ranking.front();
 }
 
 bool is_tie(const Measurement& best, const Measurement& other) {
-  double diff = std::abs(other.median_us - best.median_us);
-  double floor = 0.01 * std::min(best.median_us, other.median_us);
-  double spread = 2.0 * std::sqrt(best.stddev_us * best.stddev_us + other.stddev_us * other.stddev_us);
-  return diff <= std::max(floor, spread);
+  return cost_tie(Scored{&best, best.median_us, best.stddev_us}, Scored{&other, other.median_us, other.stddev_us});
 }
 
-Selection select_best(const SelectionQuery& q, std::span<const Measurement> on_gpu,
-                      std::span<const Measurement> elsewhere,
-                      std::span<const BuildCandidate> builds) {
-  if (on_gpu.empty())
-    return provisional(q, elsewhere, builds, "no passing measurement on " + q.gpu_model + " yet");
-  ShapeMatch match = nearest_shape(q.shape, on_gpu);
+std::vector<Measurement> current_figures(std::span<const Measurement> rows) {
+  using Key = std::tuple<std::string, std::string, std::string>;  // gpu model, instance, shape
+  std::map<Key, const Measurement*> latest;
+  for (const auto& m : rows) {
+    auto& slot = latest[Key{m.gpu_model, m.instance, m.shape.canonical()}];
+    if (!slot || std::tie(m.commit_ms, m.result_id) > std::tie(slot->commit_ms, slot->result_id)) slot = &m;
+  }
+  std::vector<Measurement> out;
+  out.reserve(latest.size());
+  for (auto& [_, m] : latest) out.push_back(*m);
+  return out;
+}
+
+Selection select_best(const SelectionQuery& q, const SelectionInputs& in) {
+  auto current = current_figures(in.on_gpu);
+  if (current.empty()) return provisional(q, in, "no measurement on " + q.gpu_model + " yet");
+  ShapeMatch match = nearest_shape(q.shape, current);
   if (!match.shape)
-    return provisional(q, elsewhere, builds,
-                       "nothing comparable to " + q.shape.canonical() + " was measured on " + q.gpu_model);
-  Selection sel;
-  sel.kind = Selection::Kind::measured;
-  sel.matched_shape = match.shape;
-  sel.exact_shape = match.distance == 0;
-  sel.evidence_gpu_model = q.gpu_model;
-  sel.evidence_arch = on_gpu.front().arch;
-  sel.reason = fmt_distance_note(q.shape, match);
-  sel.ranking = rank(latest_per_instance(on_gpu, *match.shape));
-  return sel;
+    return provisional(q, in, "nothing comparable to " + q.shape.canonical() + " was measured on " + q.gpu_model);
+  return measured(q, in, current, match);
+}
+
+std::optional<double> predict_gemm_us(double measured_us, const Shape& measured_at, const Shape& query, int bm, int bn,
+                                      int sm_count) {
+  const double mm = static_cast<double>(measured_at.get("m")), mn = static_cast<double>(measured_at.get("n")),
+               mk = static_cast<double>(measured_at.get("k"));
+  const double qm = static_cast<double>(query.get("m")), qn = static_cast<double>(query.get("n")),
+               qk = static_cast<double>(query.get("k"));
+  if (mm <= 0 || mn <= 0 || mk <= 0 || qm <= 0 || qn <= 0 || qk <= 0) return std::nullopt;
+  if (bm <= 0 || bn <= 0 || sm_count <= 0) return measured_us * (qm * qn * qk) / (mm * mn * mk);
+  auto waves = [&](double m, double n) {
+    const double tiles = std::ceil(m / bm) * std::ceil(n / bn);
+    return std::ceil(tiles / sm_count);
+  };
+  return measured_us * waves(qm, qn) * qk / (waves(mm, mn) * mk);
+}
+
+Result<Candidates> provisional_candidates(const CandidateQuery& q, std::span<const InstanceInfo> instances) {
+  std::vector<const InstanceInfo*> family;
+  for (const auto& i : instances)
+    if (i.family == q.family) family.push_back(&i);
+  if (family.empty())
+    return make_error(Errc::not_found, "no " + q.family + " kernel instance is known yet; a build job publishes them "
+                                       "(PUT /api/v1/kernels) when it lists its harness");
+  const std::set<std::string> ran(q.ran_dtype.begin(), q.ran_dtype.end());
+  auto runs = [&](const InstanceInfo& i) {
+    if (i.dtypes) return std::find(i.dtypes->begin(), i.dtypes->end(), q.dtype) != i.dtypes->end();
+    return ran.count(i.name) > 0;
+  };
+  std::vector<std::string> family_dtypes;
+  for (const auto* i : family)
+    if (i->dtypes) family_dtypes.insert(family_dtypes.end(), i->dtypes->begin(), i->dtypes->end());
+  if (std::none_of(family.begin(), family.end(), [&](const InstanceInfo* i) { return runs(*i); })) {
+    auto known = sorted(family_dtypes);
+    return make_error(Errc::unprocessable, "no " + q.family + " instance runs dtype '" + q.dtype + "'" +
+                                               (known.empty() ? std::string(" (none lists its dtypes)")
+                                                              : "; " + q.family + " runs " + join(known)));
+  }
+
+  // The variants that may run on the target: what built there, else what the planner
+  // says applies by the target's features.
+  std::set<std::string> variants;
+  Candidates out;
+  if (q.has_build) {
+    variants.insert(q.built_variants.begin(), q.built_variants.end());
+    out.basis = "build for " + q.target;
+  } else {
+    TargetEntry target;
+    target.name = q.target;
+    target.features = sorted(q.target_features);
+    std::map<std::string, VariantSpec> specs;
+    for (const auto* i : family) {
+      auto& spec = specs[i->variant];
+      spec.family = i->family;
+      spec.variant = i->variant;
+      if (spec.features.empty()) spec.features = i->features;
+    }
+    std::vector<VariantSpec> list;
+    for (auto& [_, s] : specs) list.push_back(s);
+    for (const auto& v : make_plan(target, list).applicable) variants.insert(v.variant);
+    out.basis = "apply to " + q.target + " by its features (no build for it yet)";
+  }
+  bool any_on_target = false;
+  for (const auto* i : family) {
+    if (!variants.count(i->variant)) continue;
+    any_on_target = true;
+    if (runs(*i)) out.list.push_back(BuildCandidate{i->name, i->variant});
+  }
+  if (out.list.empty()) {
+    if (!any_on_target)
+      return make_error(Errc::unprocessable,
+                        q.has_build ? "no " + q.family + " variant builds for " + q.target + " yet; its builds failed"
+                                    : "no " + q.family + " variant applies to " + q.target + " by its catalog features");
+    return make_error(Errc::unprocessable, "no " + q.family + " instance that " + out.basis + " runs dtype '" + q.dtype + "'");
+  }
+  std::sort(out.list.begin(), out.list.end(),
+            [](const BuildCandidate& a, const BuildCandidate& b) { return a.instance < b.instance; });
+  return out;
 }
 
 }  // namespace kport::porting

@@ -25,6 +25,15 @@ json::object gemm_result(const std::string& instance, const std::string& shape, 
 
 TEST_F(CoordinatorTest, BuildThenCheckThroughTheWholeProtocol) {
   add_target();
+  json::array kernels;
+  for (auto [name, features] : {std::pair{"gemm.wgmma_tma.128x256", json::array{"wgmma", "tma"}},
+                                std::pair{"gemm.mma_sync.128x128", json::array{"mma_sync"}},
+                                std::pair{"gemm.simt.64x64", json::array{}}}) {
+    std::string n = name;
+    kernels.push_back(json::object{{"name", n}, {"family", "gemm"}, {"variant", n.substr(5, n.rfind('.') - 5)},
+                                   {"features", features}, {"dtypes", json::array{"bf16"}}});
+  }
+  ASSERT_EQ(put("/api/v1/kernels", json::object{{"instances", kernels}}, k_admin).status, 200);
   auto builder = register_runner("builder-1", "build");
   auto gpu = register_runner("gpu-1", "gpu");
   auto pipeline = start_pipeline(commit_sha());
@@ -94,9 +103,12 @@ TEST_F(CoordinatorTest, BuildThenCheckThroughTheWholeProtocol) {
   auto near = get("/api/v1/best?gpu=NVIDIA%20H200&op=gemm&dtype=bf16&shape=m=4000,n=4096,k=4096");
   EXPECT_FALSE(near.body.at("exact_shape").as_bool());
   EXPECT_EQ(near.body.at("matched_shape").as_string(), "k=4096,m=4096,n=4096");
+  ASSERT_EQ(put("/api/v1/targets/sm_100a", json::object{{"arch", "10.0"}, {"features", json::array{"mma_sync", "tma", "tcgen05"}}},
+                k_admin).status / 100, 2);
   auto prov = get("/api/v1/best?gpu=NVIDIA%20B200&op=gemm&dtype=bf16&shape=m=4096,n=4096,k=4096&arch=10.0&target=sm_100a");
   ASSERT_EQ(prov.status, 200) << prov.raw;
   EXPECT_EQ(prov.body.at("kind").as_string(), "provisional");
+  EXPECT_EQ(prov.body.at("best").as_string(), "gemm.mma_sync.128x128") << "sm_100a has no wgmma";
   EXPECT_TRUE(prov.body.at("provisional").as_bool());
   EXPECT_NE(prov.body.at("reason").as_string().find("NVIDIA B200"), json::string::npos);
   auto unknown = get("/api/v1/best?gpu=Mystery&op=gemm&dtype=bf16&shape=m=1,n=1,k=1");

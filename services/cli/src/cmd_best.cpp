@@ -18,8 +18,32 @@ void declare(Options& o) {
 }
 
 std::string us(const json::value& evidence) {
-  if (!evidence.is_object()) return "-";
-  return cell(evidence, "median_us") + " us";
+  std::string median = cell(evidence, "median_us");
+  return median == "-" ? median : median + " us";
+}
+
+std::string short_sha(std::string sha) { return sha.size() > 12 ? sha.substr(0, 12) : sha; }
+
+bool flag(const json::value& v, std::string_view key) {
+  const auto* x = v.is_object() ? v.as_object().if_contains(key) : nullptr;
+  return x && x->is_bool() && x->as_bool();
+}
+
+const json::array& list(const json::value& v, std::string_view key) {
+  static const json::array k_empty;
+  const auto* x = v.is_object() ? v.as_object().if_contains(key) : nullptr;
+  return x && x->is_array() ? x->as_array() : k_empty;
+}
+
+// The headline in words: what kport recommends and how far to trust it.
+std::string headline(const json::value& b) {
+  std::string kind = str(b, "kind"), best = str(b, "best");
+  if (kind == "measured") return best + " (measured)";
+  if (kind == "provisional")
+    return best + " (provisional: nothing comparable was measured on this GPU; ranked by speed relative to the vendor "
+                  "baseline on " + str(b, "evidence_gpu_model") + ")";
+  if (kind == "unranked") return "no best (unranked: the candidates below have no comparable measurement)";
+  return best.empty() ? "no answer (" + kind + ")" : best + " (" + kind + ")";
 }
 
 int run_best(Context& ctx) {
@@ -41,22 +65,47 @@ int run_best(Context& ctx) {
     return k_exit_ok;
   }
   const auto& b = r.body;
-  std::string best = str(b, "best");
-  ctx.out << o.get("op") << " " << o.get("dtype") << " " << str(b.at("query"), "shape") << " on " << o.get("gpu") << ": "
-          << (best.empty() ? "no answer" : best) << " (" << str(b, "kind") << ")\n";
+  if (!b.is_object()) {
+    ctx.err << "kport best: the coordinator's answer is not a JSON object\n";
+    return k_exit_unavailable;
+  }
+  const std::string asked = str(b.as_object().contains("query") ? b.at("query") : b, "shape");
+  ctx.out << o.get("op") << " " << o.get("dtype") << " " << asked << " on " << o.get("gpu") << ": "
+          << headline(b) << "\n";
   if (!str(b, "reason").empty()) ctx.out << str(b, "reason") << "\n";
-  if (!str(b, "matched_shape").empty() && str(b, "matched_shape") != str(b.at("query"), "shape"))
+  if (!str(b, "matched_shape").empty() && str(b, "matched_shape") != asked)
     ctx.out << "nearest measured shape: " << str(b, "matched_shape") << "\n";
+  if (const auto* e = b.as_object().if_contains("evidence"); e && e->is_object()) {
+    std::string commits;
+    for (const auto& c : list(*e, "commits"))
+      if (c.is_string()) commits += (commits.empty() ? "" : ", ") + short_sha(std::string(c.as_string()));
+    ctx.out << "evidence: " << str(*e, "gpu_model") << ", commit " << commits << ", driver " << str(*e, "driver") << ", "
+            << list(*e, "results").size() << (list(*e, "results").size() == 1 ? " result, " : " results, ")
+            << cell(*e, "samples") << " samples, measured "
+            << str(*e, "measured") << "\n";
+  }
+  for (const auto& n : list(b, "notes"))
+    if (n.is_string()) ctx.out << "note: " << n.as_string() << "\n";
   std::vector<std::vector<std::string>> rows;
-  for (const auto& x : b.at("ranking").as_array()) {
-    const json::value& e = x.at("evidence");
-    std::string tie = x.at("tie_with_best").as_bool() ? "tie" : "";
-    rows.push_back({cell(x, "instance"), cell(x, "variant"), us(e), cell(e, "samples"), cell(x, "slowdown"), tie,
-                    cell(e, "gpu_model"), cell(e, "result")});
+  for (const auto& x : list(b, "ranking")) {
+    static const json::value k_none;
+    const auto* ev = x.is_object() ? x.as_object().if_contains("evidence") : nullptr;
+    const json::value& e = ev ? *ev : k_none;
+    std::string tie = flag(x, "tie_with_best") ? "tie" : "";
+    if (flag(e, "unstable")) tie += tie.empty() ? "unstable" : ", unstable";
+    bool ranked = flag(x, "ranked");
+    rows.push_back({cell(x, "instance"), cell(x, "variant"), us(e), e.is_object() ? cell(e, "ratio") : "-",
+                    cell(e, "samples"), ranked ? cell(x, "slowdown") : "unranked", tie, cell(e, "gpu_model"),
+                    e.is_object() ? short_sha(str(e, "commit")) : "-", cell(e, "result")});
   }
   if (!rows.empty())
-    ctx.out << format_table({"instance", "variant", "median", "samples", "slowdown", "", "measured on", "result"}, rows);
-  return best.empty() ? k_exit_failed : k_exit_ok;
+    ctx.out << format_table({"instance", "variant", "median", "vs baseline", "samples", "slowdown", "", "measured on",
+                             "commit", "result"}, rows);
+  if (!list(b, "excluded").empty()) {
+    ctx.out << "out of the ranking:\n";
+    for (const auto& x : list(b, "excluded")) ctx.out << "  " << str(x, "instance") << ": " << str(x, "reason") << "\n";
+  }
+  return str(b, "best").empty() ? k_exit_failed : k_exit_ok;
 }
 
 }  // namespace

@@ -49,8 +49,15 @@ json::value to_json(const db::GpuModel& g) {
 }
 
 json::value to_json(const db::KernelInstance& k) {
+  json::value dtypes = nullptr;
+  if (k.dtypes) {
+    json::array a;
+    for (const auto& d : *k.dtypes) a.emplace_back(d);
+    dtypes = std::move(a);
+  }
   return json::object{{"name", k.name}, {"family", k.family}, {"variant", k.variant},
-                      {"features", raw(k.features_json)}, {"config", raw(k.config_json)}};
+                      {"features", raw(k.features_json)}, {"config", raw(k.config_json)},
+                      {"dtypes", std::move(dtypes)}};
 }
 
 json::value to_json(const db::Repository& r) {
@@ -168,33 +175,63 @@ json::value to_json(const db::QueueStats& q) {
                       {"runners_online_by_role", std::move(roles)}};
 }
 
+namespace {
+
+json::array strings(const std::vector<std::string>& v) {
+  json::array a;
+  for (const auto& s : v) a.emplace_back(s);
+  return a;
+}
+
+json::object evidence_json(const porting::Measurement& m) {
+  return json::object{{"result", m.result_id}, {"gpu_model", m.gpu_model}, {"arch", m.arch},
+                      {"target", m.target}, {"commit", m.commit}, {"driver", m.driver},
+                      {"shape", m.shape.canonical()}, {"status", m.status},
+                      {"median_us", m.median_us > 0 ? json::value(m.median_us) : json::value(nullptr)},
+                      {"stddev_us", m.stddev_us}, {"samples", m.samples},
+                      {"ratio", m.ratio ? json::value(*m.ratio) : json::value(nullptr)},
+                      {"unstable", m.unstable}, {"runs", m.runs}, {"measured", time_json(m.measured_at_ms)},
+                      {"url", "/api/v1/results/" + std::to_string(m.result_id)}};
+}
+
+}  // namespace
+
 json::value to_json(const porting::Selection& s) {
   json::array ranking;
   for (const auto& r : s.ranking) {
     json::object item{{"instance", r.instance}, {"variant", r.variant}, {"tie_with_best", r.tie_with_best},
-                      {"slowdown", r.slowdown}};
-    if (r.evidence) {
-      const auto& m = *r.evidence;
-      item["evidence"] = json::object{{"result", m.result_id}, {"gpu_model", m.gpu_model}, {"arch", m.arch},
-                                      {"target", m.target}, {"commit", m.commit}, {"shape", m.shape.canonical()},
-                                      {"median_us", m.median_us}, {"stddev_us", m.stddev_us},
-                                      {"samples", m.samples}, {"measured", time_json(m.measured_at_ms)},
-                                      {"url", "/api/v1/results/" + std::to_string(m.result_id)}};
-    } else {
-      item["evidence"] = nullptr;
-    }
+                      {"slowdown", r.slowdown}, {"ranked", r.ranked}};
+    item["evidence"] = r.evidence ? json::value(evidence_json(*r.evidence)) : json::value(nullptr);
     ranking.push_back(std::move(item));
   }
-  json::value best = nullptr;
-  if (!s.ranking.empty()) best = json::value(s.ranking.front().instance);
+  json::array excluded;
+  for (const auto& x : s.excluded)
+    excluded.push_back(json::object{{"instance", x.instance}, {"variant", x.variant}, {"reason", x.reason},
+                                    {"evidence", evidence_json(x.evidence)}});
+  const porting::Ranked* best = s.best();
   json::array tied;
-  for (const auto& r : s.ranking)
-    if (r.tie_with_best) tied.emplace_back(r.instance);
+  if (best)
+    for (const auto& r : s.ranking)
+      if (r.tie_with_best) tied.emplace_back(r.instance);
+  const auto& e = s.evidence;
+  json::array ids;
+  for (auto id : e.result_ids) ids.emplace_back(id);
+  json::value evidence = nullptr;
+  if (!e.result_ids.empty())
+    evidence = json::object{{"gpu_model", s.evidence_gpu_model}, {"arch", s.evidence_arch},
+                            {"commit", e.commits.front()}, {"commits", strings(e.commits)},
+                            {"driver", e.drivers.front()}, {"drivers", strings(e.drivers)},
+                            {"other_drivers", strings(e.other_drivers)}, {"results", std::move(ids)},
+                            {"samples", e.samples}, {"measured", time_json(e.newest_ms)},
+                            {"oldest", time_json(e.oldest_ms)}};
   return json::object{{"kind", porting::kind_name(s.kind)}, {"provisional", s.kind != porting::Selection::Kind::measured},
-                      {"best", std::move(best)}, {"tied", std::move(tied)}, {"reason", s.reason},
+                      {"best", best ? json::value(best->instance) : json::value(nullptr)}, {"tied", std::move(tied)},
+                      {"reason", s.reason}, {"notes", strings(s.notes)}, {"ranked_by", s.ranked_by},
+                      {"candidates_from", s.candidates_basis},
                       {"matched_shape", s.matched_shape ? json::value(s.matched_shape->canonical()) : json::value(nullptr)},
                       {"exact_shape", s.exact_shape}, {"evidence_gpu_model", s.evidence_gpu_model},
-                      {"evidence_arch", s.evidence_arch}, {"ranking", std::move(ranking)}};
+                      {"evidence_arch", s.evidence_arch}, {"evidence", std::move(evidence)},
+                      {"ranking", std::move(ranking)}, {"excluded", std::move(excluded)}};
 }
 
 db::RunnerCapabilities caps_from_json(Fields& f) {
@@ -276,6 +313,8 @@ db::KernelInstance instance_from_json(Fields& f) {
   k.variant = f.str("variant", 128);
   k.features_json = f.json_text("features");
   k.config_json = f.json_text("config");
+  // Absent, null or empty: the publisher did not say which dtypes it runs.
+  if (auto it = f.str_list("dtypes", 16); !it.empty()) k.dtypes = std::move(it);
   return k;
 }
 

@@ -57,8 +57,13 @@ constexpr Op k_ops[] = {
      "commit,target,gpu,op,variant,instance,dtype,shape,status,since_ms,limit,before", 200},
     {"get", "/api/v1/results/{id}", "One result with provenance, numerics, timing and the commands that reproduce it (reproduce)", "read", "", 200},
     {"get", "/api/v1/builds", "Build records, filtered", "read", "commit,target,family,variant,job,status,limit,before", 200},
-    {"get", "/api/v1/best", "The best kernel for a GPU, op, dtype and shape, with evidence", "read",
-     "gpu,op,dtype,shape,arch,target", 200},
+    {"get", "/api/v1/best",
+     "The best kernel for a GPU, op, dtype and shape, from the current (newest commit's) results on that GPU model, "
+     "with evidence; provisional (ranked by ratio to the vendor baseline on the nearest measured arch) or unranked "
+     "(candidates, no best) where that GPU model has no comparable measurement. 404: unknown GPU without arch/target, "
+     "unregistered target, no instance of the family known; 422: no instance of the family (or none for the target) "
+     "runs the dtype",
+     "read", "gpu,op,dtype,shape,arch,target", 200},
     {"put", "/api/v1/artifacts/{sha256}", "Upload a blob at the address of its SHA-256 (verified)", "admin|runner", "name,kind", 201},
     {"get", "/api/v1/artifacts/{sha256}", "Download a blob (meta=1: its record)", "read", "meta", 200},
     {"get", "/api/v1/queue", "Queue depth by status and runners online", "read", "", 200},
@@ -99,6 +104,67 @@ json::object build() {
     if (!item.is_object()) item.emplace_object();
     item.as_object()[op.method] = std::move(operation);
   }
+  // The best-kernel answer is what users act on, so its shape is spelled out.
+  auto& best_ok = paths["/api/v1/best"].as_object()["get"].as_object()["responses"].as_object()["200"];
+  best_ok.as_object()["content"] = {{"application/json", {{"schema", {{"$ref", "#/components/schemas/BestAnswer"}}}}}};
+  json::object evidence{
+      {"type", "object"},
+      {"description", "One result behind a ranked or excluded instance"},
+      {"properties", {{"result", {{"type", "integer"}}}, {"gpu_model", {{"type", "string"}}}, {"arch", {{"type", "string"}}},
+                      {"target", {{"type", "string"}}}, {"commit", {{"type", "string"}}}, {"driver", {{"type", "string"}}},
+                      {"shape", {{"type", "string"}}},
+                      {"status", {{"type", "string"}, {"enum", {"passed", "failed", "crashed", "timeout", "unsupported"}}}},
+                      {"median_us", {{"type", "number"}, {"nullable", true}}}, {"stddev_us", {{"type", "number"}}},
+                      {"samples", {{"type", "integer"}}},
+                      {"ratio", {{"type", "number"}, {"nullable", true}, {"description", "vendor baseline median / median (> 1: faster)"}}},
+                      {"unstable", {{"type", "boolean"}, {"description", "bench rounds disagreed beyond noise; never wins a tie"}}},
+                      {"runs", {{"type", "integer"}, {"description", "results of its commit behind it (> 1: re-measured)"}}},
+                      {"measured", {{"type", "string"}, {"format", "date-time"}}}, {"url", {{"type", "string"}}}}}};
+  json::object best_answer{
+      {"type", "object"},
+      {"required", {"kind", "best", "reason", "ranking", "evidence"}},
+      {"properties",
+       {{"kind", {{"type", "string"}, {"enum", {"measured", "provisional", "unranked"}},
+                  {"description", "measured: timed on this GPU model; provisional: ranked by ratio to the vendor baseline on "
+                                  "the nearest measured arch; unranked: candidates only, no best"}}},
+        {"provisional", {{"type", "boolean"}}},
+        {"best", {{"type", "string"}, {"nullable", true}, {"description", "null when unranked"}}},
+        {"tied", {{"type", "array"}, {"items", {{"type", "string"}}}}},
+        {"reason", {{"type", "string"}}},
+        {"notes", {{"type", "array"}, {"items", {{"type", "string"}}},
+                   {"description", "unstable figures demoted, other drivers present, figures from several commits"}}},
+        {"ranked_by", {{"type", "string"}, {"enum", {"median_us", "predicted_us", "ratio_to_baseline", ""}}}},
+        {"candidates_from", {{"type", "string"}, {"description", "provisional/unranked: where the candidates came from"}}},
+        {"matched_shape", {{"type", "string"}, {"nullable", true}}},
+        {"exact_shape", {{"type", "boolean"}}},
+        {"evidence_gpu_model", {{"type", "string"}}},
+        {"evidence_arch", {{"type", "string"}}},
+        {"evidence", {{"type", "object"}, {"nullable", true},
+                      {"properties", {{"gpu_model", {{"type", "string"}}}, {"arch", {{"type", "string"}}},
+                                      {"commit", {{"type", "string"}, {"description", "the best's commit"}}},
+                                      {"commits", {{"type", "array"}, {"items", {{"type", "string"}}}}},
+                                      {"driver", {{"type", "string"}}},
+                                      {"drivers", {{"type", "array"}, {"items", {{"type", "string"}}}}},
+                                      {"other_drivers", {{"type", "array"}, {"items", {{"type", "string"}}},
+                                                         {"description", "drivers of other results on that GPU model, not used"}}},
+                                      {"results", {{"type", "array"}, {"items", {{"type", "integer"}}}}},
+                                      {"samples", {{"type", "integer"}}},
+                                      {"measured", {{"type", "string"}, {"format", "date-time"}}},
+                                      {"oldest", {{"type", "string"}, {"format", "date-time"}}}}}}},
+        {"ranking", {{"type", "array"},
+                     {"items", {{"type", "object"},
+                                {"properties", {{"instance", {{"type", "string"}}}, {"variant", {{"type", "string"}}},
+                                                {"ranked", {{"type", "boolean"}}}, {"tie_with_best", {{"type", "boolean"}}},
+                                                {"slowdown", {{"type", "number"}}},
+                                                {"evidence", {{"allOf", {json::object{{"$ref", "#/components/schemas/BestEvidence"}}}},
+                                                              {"nullable", true}}}}}}}}},
+        {"excluded", {{"type", "array"},
+                      {"description", "instances whose newest result on that GPU model failed, crashed, timed out, was unsupported or untimed"},
+                      {"items", {{"type", "object"},
+                                 {"properties", {{"instance", {{"type", "string"}}}, {"variant", {{"type", "string"}}},
+                                                 {"reason", {{"type", "string"}}},
+                                                 {"evidence", {{"$ref", "#/components/schemas/BestEvidence"}}}}}}}}},
+        {"query", {{"type", "object"}}}}}};
   json::object error_schema{
       {"type", "object"},
       {"required", {"error"}},
@@ -110,7 +176,8 @@ json::object build() {
                 {"description", "Targets, kernels, pipelines, jobs, runners, results and best-kernel answers. "
                                 "Errors are {\"error\":{\"code\",\"message\"}}. Writes need a bearer token."}}},
       {"paths", std::move(paths)},
-      {"components", {{"schemas", {{"Error", std::move(error_schema)}}},
+      {"components", {{"schemas", {{"Error", std::move(error_schema)}, {"BestAnswer", std::move(best_answer)},
+                                   {"BestEvidence", std::move(evidence)}}},
                       {"securitySchemes", {{"bearer", {{"type", "http"}, {"scheme", "bearer"}}}}}}}};
 }
 

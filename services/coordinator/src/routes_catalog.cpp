@@ -154,6 +154,7 @@ void add_catalog_routes(http::Router& router, Context& ctx) {
     if (!valid_sha(c.sha) || (c.parent_sha && !valid_sha(*c.parent_sha)))
       return http::error_response(make_error(Errc::invalid_argument, "commit shas must be lowercase hex"));
     if (auto st = ctx.store->put_commit(c); !st.ok()) return http::error_response(st.error());
+    invalidate_answers(ctx);  // a commit's time can reorder which results are current
     return http::json_response(201, to_json(c));
   });
 

@@ -3,6 +3,7 @@
 #include <boost/asio/post.hpp>
 
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <unordered_map>
 
@@ -49,13 +50,35 @@ porting::Measurement to_measurement(const db::BestCandidate& c) {
   m.target = c.target;
   m.gpu_model = c.gpu_model;
   m.arch = c.arch;
+  m.driver = c.driver;
   m.commit = c.commit_sha;
+  m.commit_ms = c.commit_ms;
+  m.status = std::string(db::to_string(c.status));
   if (auto s = porting::Shape::parse(c.shape); s.ok()) m.shape = *s;
-  m.median_us = c.median_us;
+  m.median_us = c.median_us.value_or(0);
   m.stddev_us = c.stddev_us.value_or(0);
   m.samples = c.samples.value_or(0);
+  m.ratio = c.ratio;
+  m.unstable = c.unstable;
+  m.runs = c.results_count;
   m.measured_at_ms = c.measured_ms;
   return m;
+}
+
+// Feature lists as stored: ["wgmma","tma"], or a target's {"wgmma":true,...}.
+std::vector<std::string> feature_list(const std::string& text) {
+  boost::system::error_code ec;
+  auto v = json::parse(text, ec);
+  std::vector<std::string> out;
+  if (ec) return out;
+  if (v.is_array()) {
+    for (const auto& f : v.as_array())
+      if (f.is_string()) out.emplace_back(f.as_string());
+  } else if (v.is_object()) {
+    for (const auto& [k, val] : v.as_object())
+      if (val.is_bool() ? val.as_bool() : !val.is_null()) out.emplace_back(k);
+  }
+  return out;
 }
 
 // The target a GPU's answers are built for: the arch-specific ("a") target of its arch
@@ -91,6 +114,31 @@ class AnswerCache {
   std::unordered_map<std::string, std::pair<std::uint64_t, std::string>> m_map;
 };
 
+json::object json_object_of(const std::string& text) {
+  boost::system::error_code ec;
+  auto v = json::parse(text, ec);
+  return !ec && v.is_object() ? v.as_object() : json::object{};
+}
+
+int int_field(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  if (!v) return 0;
+  if (v->is_int64()) return static_cast<int>(v->as_int64());
+  if (v->is_uint64()) return static_cast<int>(v->as_uint64());
+  return 0;
+}
+
+// The multiprocessor count GPU runners report for a GPU model (extra.sm_count); 0 when
+// no runner of that model has said.
+Result<int> sm_count_of(Context& ctx, const std::string& gpu) {
+  auto runners = ctx.store->list_runners();
+  if (!runners.ok()) return std::move(runners).error();
+  for (const auto& r : *runners)
+    if (r.caps.gpu_model == gpu)
+      if (int n = int_field(json_object_of(r.caps.extra_json), "sm_count"); n > 0) return n;
+  return 0;
+}
+
 Response answer_best(const Request& req, Context& ctx) {
   KPORT_AUTH(require_reader(req, ctx));
   std::string gpu(req.query_or("gpu")), op(req.query_or("op")), dtype(req.query_or("dtype"));
@@ -106,15 +154,23 @@ Response answer_best(const Request& req, Context& ctx) {
   auto shape = porting::Shape::parse(shape_text);
   if (!shape.ok()) return http::error_response(shape.error());
 
-  porting::SelectionQuery q{gpu, std::string(req.query_or("arch")), std::string(req.query_or("target")), *shape};
+  porting::SelectionQuery q{gpu, std::string(req.query_or("arch")), std::string(req.query_or("target")), *shape, dtype};
   auto on_gpu_rows = ctx.store->best_candidates(gpu, op, dtype);
   if (!on_gpu_rows.ok()) return http::error_response(on_gpu_rows.error());
   std::vector<porting::Measurement> on_gpu, elsewhere;
   for (const auto& c : *on_gpu_rows) on_gpu.push_back(to_measurement(c));
   if (!on_gpu.empty() && q.arch.empty()) q.arch = on_gpu.front().arch;
+  std::vector<porting::DriverSeen> drivers;
+  auto add_drivers = [&](const std::string& model) -> Status {
+    auto ds = ctx.store->result_drivers(model, op, dtype);
+    if (!ds.ok()) return ds.error();
+    for (const auto& d : *ds) drivers.push_back({model, d.driver});
+    return {};
+  };
+  if (auto st = add_drivers(gpu); !st.ok()) return http::error_response(st.error());
 
   // Provisional inputs are gathered only when they may be needed.
-  std::vector<porting::BuildCandidate> builds;
+  porting::Candidates candidates;
   bool comparable = std::any_of(on_gpu.begin(), on_gpu.end(),
                                 [&](const porting::Measurement& m) { return std::isfinite(shape->distance(m.shape)); });
   if (!comparable) {
@@ -130,24 +186,60 @@ Response answer_best(const Request& req, Context& ctx) {
     auto targets = ctx.store->list_targets();
     if (!targets.ok()) return http::error_response(targets.error());
     if (q.target.empty()) q.target = target_for_arch(*targets, q.arch);
-    if (q.arch.empty())
-      for (const auto& t : *targets)
-        if (t.name == q.target) q.arch = t.arch;
+    if (q.target.empty())
+      return http::error_response(make_error(Errc::not_found, "no target of arch " + q.arch +
+          " is registered, so kport cannot tell which instances build for " + gpu + "; pass target= (e.g. sm_100a)"));
+    auto target = std::find_if(targets->begin(), targets->end(), [&](const db::Target& t) { return t.name == q.target; });
+    if (target == targets->end())
+      return http::error_response(make_error(Errc::not_found, "target '" + q.target +
+          "' is not registered (GET /api/v1/targets lists them; kport-watcher adds new ones from the catalog)"));
+    if (q.arch.empty()) q.arch = target->arch;
     auto all = ctx.store->best_candidates("", op, dtype);
     if (!all.ok()) return http::error_response(all.error());
-    for (const auto& c : *all)
-      if (c.gpu_model != gpu) elsewhere.push_back(to_measurement(c));
-    if (!q.target.empty()) {
-      auto built = ctx.store->built_variants(q.target, op);
-      auto instances = ctx.store->list_kernel_instances(op);
-      if (!built.ok()) return http::error_response(built.error());
-      if (!instances.ok()) return http::error_response(instances.error());
-      for (const auto& b : *built)
-        for (const auto& inst : *instances)
-          if (inst.variant == b.variant) builds.push_back({inst.name, inst.variant});
+    porting::CandidateQuery cq{op, dtype, q.target, feature_list(target->features_json), false, {}, {}};
+    std::set<std::string> others;
+    for (const auto& c : *all) {
+      if (c.status == db::ResultStatus::passed) cq.ran_dtype.push_back(c.instance);
+      if (c.gpu_model != gpu) { elsewhere.push_back(to_measurement(c)); others.insert(c.gpu_model); }
     }
+    db::BuildRecordFilter bf;
+    bf.target = q.target;
+    bf.family = op;
+    bf.limit = 1;
+    auto any_build = ctx.store->list_build_records(bf);
+    auto built = ctx.store->built_variants(q.target, op);
+    auto instances = ctx.store->list_kernel_instances(op);
+    if (!any_build.ok()) return http::error_response(any_build.error());
+    if (!built.ok()) return http::error_response(built.error());
+    if (!instances.ok()) return http::error_response(instances.error());
+    cq.has_build = !any_build->items.empty();
+    for (const auto& b : *built) cq.built_variants.push_back(b.variant);
+    std::vector<porting::InstanceInfo> infos;
+    for (const auto& i : *instances)
+      infos.push_back({i.name, i.family, i.variant, feature_list(i.features_json), i.dtypes});
+    auto found = porting::provisional_candidates(cq, infos);
+    if (!found.ok()) return http::error_response(found.error());
+    candidates = std::move(*found);
+    for (const auto& model : others)
+      if (auto st = add_drivers(model); !st.ok()) return http::error_response(st.error());
   }
-  auto sel = porting::select_best(q, on_gpu, elsewhere, builds);
+  porting::SelectionInputs in{on_gpu, elsewhere, candidates.list, candidates.basis, drivers};
+  // A gemm shape that was not measured is answered from the nearest one, carried over by
+  // the tiles' waves: that needs the tiles and the GPU model's multiprocessor count.
+  std::vector<porting::GemmTile> tiles;
+  if (op == "gemm" && comparable) {
+    auto instances = ctx.store->list_kernel_instances(op);
+    if (!instances.ok()) return http::error_response(instances.error());
+    for (const auto& i : *instances) {
+      auto cfg = json_object_of(i.config_json);
+      tiles.push_back({i.name, int_field(cfg, "bm"), int_field(cfg, "bn")});
+    }
+    auto sms = sm_count_of(ctx, gpu);
+    if (!sms.ok()) return http::error_response(sms.error());
+    in.tiles = tiles;
+    in.sm_count = *sms;
+  }
+  auto sel = porting::select_best(q, in);
   json::object out = to_json(sel).as_object();
   out["query"] = json::object{{"gpu", gpu}, {"op", op}, {"dtype", dtype}, {"shape", shape->canonical()},
                               {"arch", q.arch}, {"target", q.target}};

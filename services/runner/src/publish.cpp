@@ -50,6 +50,8 @@ Result<json::array> harness_instances(const std::filesystem::path& harness) {
         const auto& io = i.as_object();
         json::object inst{{"name", io.at("name")}, {"family", io.at("family")}, {"variant", io.at("variant")}};
         if (const auto* f = io.if_contains("features")) inst["features"] = *f;
+        // Which dtypes it runs: provisional answers offer only instances that run the one asked.
+        if (const auto* d = io.if_contains("dtypes"); d && d->is_array()) inst["dtypes"] = *d;
         if (const auto* c = io.if_contains("config")) inst["config"] = *c;
         instances.push_back(std::move(inst));
       }

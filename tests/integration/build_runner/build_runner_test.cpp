@@ -112,6 +112,8 @@ TEST_F(BuildRunnerEndToEnd, BuildsRecordsAndReportsEveryVariant) {
   auto kernels = get("/api/v1/kernels");
   EXPECT_NE(kernels.raw.find("gemm.tiny_mma.default"), std::string::npos) << kernels.raw;
   EXPECT_EQ(kernels.raw.find("gemm.broken"), std::string::npos) << kernels.raw;
+  // The dtypes the harness lists travel with each instance (provisional answers filter on them).
+  for (const auto& k : kernels.body.at("items").as_array()) EXPECT_EQ(k.at("dtypes"), (boost::json::array{"fp32"})) << k;
   // The log and the job's summary name the failed variant.
   auto log = call_raw(client, "GET", url("/api/v1/jobs/" + std::to_string(job) + "/log?format=text"), "");
   EXPECT_NE(log.raw.find("gemm.broken sm_80: compile_error"), std::string::npos) << log.raw;

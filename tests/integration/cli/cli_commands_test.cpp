@@ -205,6 +205,59 @@ TEST_F(CliTest, BringupAndBestShowWhatWasMeasured) {
   EXPECT_EQ(kport({"best", "--gpu", "NVIDIA H200", "--shape", "m=x", "--op", "conv"}).rc, cli::k_exit_usage);
 }
 
+TEST_F(CliTest, BestSaysInWordsWhenAnAnswerIsProvisionalOrUnranked) {
+  seed();
+  json::array kernels;
+  for (auto [variant, feature] : {std::pair{"mma_sync", "mma_sync"}, std::pair{"wgmma_tma", "wgmma"}, std::pair{"tcgen05", "tcgen05"}})
+    kernels.push_back(json::object{{"name", std::string("gemm.") + variant + ".128x128"}, {"family", "gemm"}, {"variant", variant},
+                                   {"features", json::array{feature}}, {"dtypes", json::array{"bf16"}}});
+  ASSERT_EQ(put("/api/v1/kernels", json::object{{"instances", kernels}}, k_admin).status, 200);
+  auto builder = register_runner("builder-1", "build");
+  auto gpu = register_runner("gpu-1", "gpu");
+  ASSERT_EQ(kport({"trigger", commit_sha(), "--json"}).rc, 0);
+  auto job = claim(builder);
+  ASSERT_TRUE(job.is_object());
+  auto id = std::to_string(job.at("id").as_int64());
+  json::array records;
+  for (const char* v : {"mma_sync", "wgmma_tma"})
+    records.push_back(json::object{{"target", "sm_90a"}, {"family", "gemm"}, {"variant", v}, {"status", "ok"}});
+  ASSERT_EQ(post("/api/v1/jobs/" + id + "/builds", json::object{{"attempt", 1}, {"records", records}}, builder).status, 200);
+  ASSERT_EQ(post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}, {"status", "succeeded"}}, builder).status, 200);
+  // A Blackwell target appears before anything was built for it.
+  ASSERT_EQ(put("/api/v1/targets/sm_100a", json::object{{"arch", "10.0"}, {"features", json::array{"mma_sync", "tcgen05"}}},
+                k_admin).status / 100, 2);
+
+  // Nothing measured anywhere: the candidates for sm_100a, and no best.
+  auto unranked = kport({"best", "--gpu", "NVIDIA B200", "--arch", "10.0", "--shape", "m=1024,n=1024,k=1024"});
+  EXPECT_EQ(unranked.rc, cli::k_exit_failed) << unranked.err;
+  EXPECT_NE(unranked.out.find("no best (unranked"), std::string::npos) << unranked.out;
+  EXPECT_NE(unranked.out.find("gemm.tcgen05.128x128"), std::string::npos) << unranked.out;
+  EXPECT_EQ(unranked.out.find("gemm.wgmma_tma"), std::string::npos) << "sm_100a has no wgmma: " << unranked.out;
+
+  auto check = claim(gpu);
+  ASSERT_TRUE(check.is_object());
+  auto cid = std::to_string(check.at("id").as_int64());
+  json::array results{gemm_result("wgmma_tma", 90.0), gemm_result("mma_sync", 150.0)};
+  ASSERT_EQ(post("/api/v1/jobs/" + cid + "/results", json::object{{"attempt", 1}, {"results", results}}, gpu).status, 200);
+
+  // Measured on the H200 only: the B200's answer is provisional and says by what.
+  auto prov = kport({"best", "--gpu", "NVIDIA B200", "--arch", "10.0", "--shape", "m=1024,n=1024,k=1024"});
+  ASSERT_EQ(prov.rc, 0) << prov.err;
+  EXPECT_NE(prov.out.find(": gemm.mma_sync.128x128 (provisional: nothing comparable was measured on this GPU; ranked by "
+                          "speed relative to the vendor baseline on NVIDIA H200)"), std::string::npos) << prov.out;
+  EXPECT_NE(prov.out.find("evidence: NVIDIA H200, commit "), std::string::npos) << prov.out;
+  EXPECT_NE(prov.out.find("driver 580.1"), std::string::npos) << prov.out;
+  EXPECT_NE(prov.out.find("unranked"), std::string::npos) << "tcgen05 has no evidence: " << prov.out;
+  auto js = kport({"best", "--gpu", "NVIDIA B200", "--arch", "10.0", "--shape", "m=1024,n=1024,k=1024", "--json"});
+  ASSERT_EQ(js.rc, 0);
+  EXPECT_EQ(js.json().at("kind").as_string(), "provisional") << js.out;
+  EXPECT_EQ(js.json().at("evidence").at("commit").as_string(), commit_sha()) << js.out;
+
+  auto bad = kport({"best", "--gpu", "NVIDIA B200", "--arch", "10.0", "--dtype", "fp64", "--shape", "m=1024,n=1024,k=1024"});
+  EXPECT_EQ(bad.rc, cli::k_exit_usage);
+  EXPECT_NE(bad.err.find("no gemm instance runs dtype 'fp64'"), std::string::npos) << bad.err;
+}
+
 TEST_F(CliTest, TheBinaryExitsNonZeroOnUnreachableServerAndUnknownCommand) {
   std::string out;
   EXPECT_EQ(run_to_exit(KPORT_CLI_BIN, {"--server", "http://127.0.0.1:1", "runners"}, out), cli::k_exit_unavailable);

@@ -178,28 +178,6 @@ TEST_F(ResultsTest, EveryFilterCombinationNarrowsTheRows) {
   EXPECT_GT(count(h), 0u);
 }
 
-TEST_F(ResultsTest, BestCandidatesKeepTheFastestPassingRunPerInstanceAndShape) {
-  const std::string big = "m=4096,n=4096,k=4096", small = "m=128,n=128,k=128";
-  ok(m_store->put_results({result("wgmma.a", big, 100), result("wgmma.a", big, 90), result("wgmma.a", big, 95),
-                           result("wgmma.b", big, 80, ResultStatus::failed), result("mma.c", big, 120),
-                           result("mma.c", small, 5), result("wgmma.a", big, 10, ResultStatus::passed, "NVIDIA H100")}));
-  auto rows = ok(m_store->best_candidates("NVIDIA H200", "gemm", "bf16"));
-  ASSERT_EQ(rows.size(), 3u);
-  EXPECT_EQ(rows[0].shape, small) << "ordered by problem size";
-  EXPECT_EQ(rows[0].dims, (std::vector<std::pair<std::string, std::int64_t>>{{"m", 128}, {"n", 128}, {"k", 128}}));
-  EXPECT_EQ(rows[1].instance, "wgmma.a");
-  EXPECT_DOUBLE_EQ(rows[1].median_us, 90);
-  EXPECT_EQ(rows[1].passed_count, 3);
-  EXPECT_EQ(rows[1].samples, 50);
-  auto evidence = ok(m_store->get_result(rows[1].result_id));
-  ASSERT_TRUE(evidence);
-  EXPECT_DOUBLE_EQ(*evidence->median_us, 90);
-  EXPECT_EQ(rows[2].instance, "mma.c") << "failed runs are never candidates";
-
-  auto any = ok(m_store->best_candidates("", "gemm", "bf16"));
-  EXPECT_EQ(any.size(), 4u) << "every GPU model, for provisional answers";
-}
-
 TEST_F(ResultsTest, BuildRecordsAreIdempotentAndFeedTheBringup) {
   NewPipeline np;
   np.commit_sha = std::string(40, 'a');

@@ -89,19 +89,32 @@ struct Bringup {
   std::vector<BringupRow> rows;           // ordered by family, variant
 };
 
-// The fastest passing result of one kernel instance on one GPU model, dtype and shape,
-// kept current on every insert (summary table best_candidates).
+// The current figure of one kernel instance on one GPU model, dtype and shape: the
+// latest result of the newest commit measured there (summary table best_candidates,
+// migration 0008). A row whose result did not pass (or was not timed) has no figures:
+// that instance is out of the ranking until a newer result passes.
 struct BestCandidate {
   std::string gpu_model, arch, family, dtype, shape;
   std::vector<std::pair<std::string, std::int64_t>> dims;  // parsed from shape, in order
   std::string instance, variant, target, commit_sha;
-  double median_us = 0;
-  std::optional<double> stddev_us;
+  std::int64_t commit_ms = 0;  // the commit's time, else the arrival of its first figure here
+  ResultStatus status = ResultStatus::passed;
+  std::string driver;
+  std::optional<double> median_us, stddev_us;  // set only for a passing, timed result
   std::optional<std::int64_t> samples;
-  std::optional<double> tflops, gbps, ratio;
-  std::int64_t result_id = 0;      // the result that holds median_us
-  std::int64_t passed_count = 0;   // passing results behind this row
+  std::optional<double> tflops, gbps, ratio, baseline_median_us;
+  bool unstable = false;
+  std::int64_t result_id = 0;      // the result the row shows
+  std::int64_t passed_count = 0;   // passing results of commit_sha behind this row
+  std::int64_t results_count = 0;  // all results of commit_sha behind it (> 1: re-measured)
   std::int64_t measured_ms = 0;    // created_ms of result_id
+};
+
+// How many results of a GPU model, family and dtype came from one driver.
+struct DriverCount {
+  std::string driver;
+  std::int64_t results = 0;
+  std::int64_t last_ms = 0;  // the newest of them
 };
 
 // An instance whose build record is ok for a target (for provisional answers).

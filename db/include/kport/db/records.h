@@ -41,6 +41,9 @@ struct KernelInstance {
   std::string variant;  // "wgmma_tma"
   std::string features_json;  // features the variant needs: ["wgmma","tma"]
   std::string config_json;    // {"tile_m":128,...}
+  // The dtypes it runs, as the harness lists them ("bf16", "fp16", "fp32"); nullopt when
+  // the publisher did not say (then only a passing result shows that it runs a dtype).
+  std::optional<std::vector<std::string>> dtypes = std::nullopt;
 };
 
 struct Repository {

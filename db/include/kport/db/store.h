@@ -222,10 +222,14 @@ class Store {
   Result<std::optional<CommitSummary>> commit_summary(std::string_view sha);
   Result<std::optional<Bringup>> bringup(std::string_view target,
                                          std::optional<std::string> commit_sha = {});
-  // Per shape, the fastest passing result of every instance on that GPU model; ordered
-  // by shape, then median. Empty gpu_model means every GPU model (provisional answers).
+  // Per shape, the current figure of every instance on that GPU model (see
+  // BestCandidate), failures included; ordered by shape, then median (rows without a
+  // figure last). Empty gpu_model means every GPU model (provisional answers).
   Result<std::vector<BestCandidate>> best_candidates(std::string_view gpu_model,
                                                      std::string_view family, std::string_view dtype);
+  // The drivers that results of that GPU model, family and dtype came from, by driver.
+  Result<std::vector<DriverCount>> result_drivers(std::string_view gpu_model, std::string_view family,
+                                                  std::string_view dtype);
   // The instances that are fastest for some (family, dtype, shape) on that GPU model.
   Result<std::vector<std::string>> best_instances(std::string_view gpu_model);
   // Variants whose latest build record for the target is ok.

@@ -2,14 +2,26 @@
 // use, how sure we are, and the evidence.
 //
 // Rules (DESIGN.md, "Best kernel per GPU"):
-//  - Among instances whose numerics passed on that GPU model, the fastest by median.
-//  - Instances whose medians lie within measured noise of the best are reported as a
-//    tie (see is_tie()).
+//  - Current evidence only. Per (GPU model, instance, shape) the figure that counts is
+//    the latest result of the newest commit measured there (current_figures()): a
+//    re-measure replaces the first figure, and an instance whose current result did
+//    not pass (failed, crashed, timeout, unsupported, or passed but was not timed) is
+//    out of the ranking, listed under `excluded` with the reason.
+//  - Among the rest, the fastest by median. Instances within measured noise of the best
+//    tie (is_tie()). A figure flagged unstable never wins a tie: when it is within noise
+//    of a stable figure, the stable one ranks first, and a note says so.
 //  - The query shape maps to the nearest measured shape (Shape::distance); the answer
-//    says whether the match was exact.
-//  - With no comparable measurement on that GPU model the answer is *provisional*:
-//    instances that build for the GPU's target, ranked by their measurements on the
-//    nearest measured arch, with the reason spelled out.
+//    says whether the match was exact. For gemm, figures at the nearest shape are
+//    carried to the query shape by the waves of their tiles (predict_gemm_us()) when the
+//    tiles and the GPU's multiprocessor count are known, and ranked by that prediction.
+//  - With no comparable measurement on that GPU model the answer is *provisional*: the
+//    caller's candidates (provisional_candidates(): instances that build for the GPU's
+//    target and run the dtype) ranked by their ratio to the vendor baseline on the
+//    nearest measured arch, never by raw time, since another GPU's microseconds say
+//    nothing about this one's. With no such evidence at all the answer is *unranked*:
+//    the candidates, and no best.
+//  - Every answer carries its evidence: result ids, commits, drivers (and the drivers of
+//    other results present there), sample counts, dates.
 // Pure functions over the rows given: no I/O, thread-safe.
 #pragma once
 
@@ -19,26 +31,36 @@
 #include <string>
 #include <vector>
 
+#include "kport/common/result.h"
 #include "kport/porting/shape.h"
 
 namespace kport::porting {
 
-struct Measurement {  // one result whose numerics passed and that was timed
+struct Measurement {  // one result of an instance on a GPU model, any status
   std::int64_t result_id = 0;
   std::string instance;   // "gemm.wgmma_tma.128x256x64_s4"
   std::string variant;    // "wgmma_tma"
   std::string target;     // "sm_90a"
   std::string gpu_model;  // "NVIDIA H200"
   std::string arch;       // "9.0"
+  std::string driver;     // "580.65.06"
   std::string commit;
+  // Orders commits: the commit's time where known, else the result's arrival.
+  std::int64_t commit_ms = 0;
+  std::string status = "passed";  // passed, failed, crashed, timeout, unsupported
   Shape shape;
-  double median_us = 0;
+  double median_us = 0;  // 0: not timed
   double stddev_us = 0;
   std::int64_t samples = 0;
+  std::optional<double> ratio;  // vendor baseline median / median: > 1 is faster than the baseline
+  bool unstable = false;        // its bench rounds disagreed beyond the measured noise
+  std::int64_t runs = 1;        // results of its commit behind it (> 1: re-measured)
   std::int64_t measured_at_ms = 0;
+
+  bool ranks() const { return status == "passed" && median_us > 0; }
 };
 
-struct BuildCandidate {  // an instance that built for the query's target
+struct BuildCandidate {  // an instance that may be recommended for the query's target
   std::string instance;
   std::string variant;
 };
@@ -48,25 +70,93 @@ struct SelectionQuery {
   std::string arch;       // "10.0"; needed for provisional ranking
   std::string target;     // "sm_100a"
   Shape shape;
+  std::string dtype;      // for the words of the answer
 };
+
+struct DriverSeen {  // a driver that results of (GPU model, family, dtype) came from
+  std::string gpu_model;
+  std::string driver;
+};
+
+// The output tile of a gemm instance, from its published config ({"bm":128,"bn":256}).
+struct GemmTile {
+  std::string instance;
+  int bm = 0, bn = 0;
+};
+
+struct SelectionInputs {
+  // Results on query.gpu_model for the family and dtype, any status; several per
+  // instance and shape are reduced by current_figures().
+  std::span<const Measurement> on_gpu = {};
+  // The same from other GPU models (used only for provisional answers).
+  std::span<const Measurement> elsewhere = {};
+  // Provisional candidates and where they come from ("build for sm_90a"); see
+  // provisional_candidates(). Unused when the GPU model has comparable measurements.
+  std::span<const BuildCandidate> candidates = {};
+  std::string candidates_basis = {};
+  // Drivers present per GPU model, so the answer can name those it did not use.
+  std::span<const DriverSeen> drivers = {};
+  // For a gemm shape that was not measured: the instances' tiles and the GPU model's
+  // multiprocessor count. With both, each figure at the nearest shape is carried over to
+  // the query shape by its waves of tiles (predict_gemm_us()) before ranking.
+  std::span<const GemmTile> tiles = {};
+  int sm_count = 0;
+};
+
+// A gemm figure carried from the shape it was measured at to another: time scales with
+// the waves of output tiles over the multiprocessors and with K,
+//   t(q) = t(m) * ceil(tiles(q) / sms) * K(q) / (ceil(tiles(m) / sms) * K(m)),
+// tiles(s) = ceil(M / bm) * ceil(N / bn). This is why a 128x128 tile beats a 128x256 one
+// at 3000^3 on 132 multiprocessors (5 of 5 waves full against 3 of which one is a
+// sixth full) although the larger tile wins at 4096^3. Without a tile (bm or bn 0) the
+// figure scales with M*N*K. nullopt when a shape lacks m, n or k.
+std::optional<double> predict_gemm_us(double measured_us, const Shape& measured_at, const Shape& query, int bm, int bn,
+                                      int sm_count);
 
 struct Ranked {
   std::string instance;
   std::string variant;
-  std::optional<Measurement> evidence;  // absent for a provisional candidate never measured
+  std::optional<Measurement> evidence;  // absent for a candidate never measured
   bool tie_with_best = false;
-  double slowdown = 1.0;  // median / best median (1.0 for the best and unmeasured ones)
+  // Measured: median / best median. Provisional: best ratio / ratio (how much further
+  // from the vendor baseline). 1.0 for the best and for unmeasured candidates.
+  double slowdown = 1.0;
+  bool ranked = false;  // placed by evidence (false: listed after the ranked ones)
+};
+
+struct Excluded {  // an instance whose current result rules it out
+  std::string instance;
+  std::string variant;
+  Measurement evidence;
+  std::string reason;  // "failed numerics on commit 1a2b3c4 (result 17)"
+};
+
+struct Evidence {  // where the ranked figures come from
+  std::vector<std::string> commits;  // newest first; the first is the best's commit
+  std::vector<std::string> drivers;  // drivers of the ranked figures, the best's first
+  std::vector<std::string> other_drivers;  // drivers of other results on that GPU model
+  std::vector<std::int64_t> result_ids;
+  std::int64_t samples = 0;          // over the ranked figures
+  std::int64_t newest_ms = 0, oldest_ms = 0;
 };
 
 struct Selection {
-  enum class Kind { measured, provisional, none };
-  Kind kind = Kind::none;
-  std::string reason;  // why provisional or none; empty for a plain measured answer
+  enum class Kind { measured, provisional, unranked };
+  Kind kind = Kind::unranked;
+  std::string reason;  // why provisional or unranked; empty for a plain measured answer
+  std::vector<std::string> notes;  // unstable figures, other drivers, mixed commits
+  std::string ranked_by;           // "median_us", "ratio_to_baseline" or "" (unranked)
+  std::string candidates_basis;    // provisional and unranked: where the candidates came from
   std::optional<Shape> matched_shape;
   bool exact_shape = false;
   std::string evidence_gpu_model;  // whose measurements ranked the answer
   std::string evidence_arch;
+  Evidence evidence;
   std::vector<Ranked> ranking;  // best first
+  std::vector<Excluded> excluded;
+
+  // The recommended instance: the first ranked entry; none for an unranked answer.
+  const Ranked* best() const;
 };
 
 const char* kind_name(Selection::Kind k);
@@ -76,13 +166,45 @@ const char* kind_name(Selection::Kind k);
 // percent or so even when one run's spread is tighter.
 bool is_tie(const Measurement& best, const Measurement& other);
 
-// `on_gpu`: passing, timed results on query.gpu_model for the family and dtype.
-// `elsewhere`: the same from other GPU models (used only for provisional answers).
-// `builds`: instances that built for query.target (provisional candidates).
-// Several results of one instance at one shape: the most recent one counts, so a
-// regression shows up in the answer rather than hiding behind an old fast run.
-Selection select_best(const SelectionQuery& query, std::span<const Measurement> on_gpu,
-                      std::span<const Measurement> elsewhere,
-                      std::span<const BuildCandidate> builds);
+// The figure that counts per (GPU model, instance, shape): the row with the largest
+// (commit_ms, result_id), i.e. the latest result of the newest commit. The store's
+// best_candidates summary keeps the same rule incrementally (migration 0008).
+std::vector<Measurement> current_figures(std::span<const Measurement> rows);
+
+Selection select_best(const SelectionQuery& query, const SelectionInputs& inputs);
+
+// ---- provisional candidates ----------------------------------------------------------
+
+struct InstanceInfo {  // a published kernel instance
+  std::string name, family, variant;
+  std::vector<std::string> features;  // the features its variant needs
+  std::optional<std::vector<std::string>> dtypes;  // nullopt: not reported
+};
+
+struct CandidateQuery {
+  std::string family, dtype;
+  std::string target;                          // "sm_100a"
+  std::vector<std::string> target_features;    // the catalog's features of target
+  // Whether the target has any build record of the family; if so the candidates are
+  // the instances of `built_variants` (latest build record ok), else of the variants
+  // the planner says apply to the target.
+  bool has_build = false;
+  std::vector<std::string> built_variants = {};
+  // Instances with a passing result of `dtype` on some GPU: they run it even when their
+  // publisher did not list dtypes.
+  std::vector<std::string> ran_dtype = {};
+};
+
+struct Candidates {
+  std::vector<BuildCandidate> list;  // by instance name
+  std::string basis;                 // "build for sm_90a", "apply to sm_100a by its features"
+};
+
+// The instances a provisional answer may rank: those that build for the target (or,
+// before its first build, whose variant the planner says applies to it) AND run the
+// dtype. Errors: not_found when no instance of the family is known; unprocessable when
+// no instance of the family runs the dtype (the message lists those it runs) or none of
+// the target's candidates does.
+Result<Candidates> provisional_candidates(const CandidateQuery& query, std::span<const InstanceInfo> instances);
 
 }  // namespace kport::porting
