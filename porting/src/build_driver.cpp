@@ -25,6 +25,39 @@ const char* to_string(VariantStatus s) {
   return "compile_error";
 }
 
+std::vector<const VariantRecord*> BuildReport::failed() const {
+  std::vector<const VariantRecord*> out;
+  for (const auto& r : records)
+    if (r.status == VariantStatus::compile_error || r.status == VariantStatus::timeout) out.push_back(&r);
+  return out;
+}
+
+int BuildReport::built() const {
+  return static_cast<int>(std::count_if(records.begin(), records.end(), [](const VariantRecord& r) { return r.status == VariantStatus::ok; }));
+}
+
+bool BuildReport::validatable() const {
+  // A target where nothing applies is not a failure of the build (its harness is empty,
+  // as the planner says); one where everything that applies failed is.
+  return !cancelled && !harness.empty() && (built() > 0 || failed().empty());
+}
+
+std::string BuildReport::summary() const {
+  const int ok = built();
+  const auto bad = failed();
+  const auto na = records.size() - bad.size() - static_cast<std::size_t>(ok);
+  std::string out = std::to_string(ok) + " variant" + (ok == 1 ? "" : "s") + " built, " + std::to_string(na) +
+                    " not applicable on " + target;
+  if (!bad.empty()) {
+    out += "; " + std::to_string(bad.size()) + " of " + std::to_string(records.size()) + " variants failed on " + target + ": ";
+    for (std::size_t i = 0; i < bad.size(); ++i)
+      out += (i ? ", " : "") + bad[i]->id() + " (" + to_string(bad[i]->status) + ")";
+  }
+  if (!harness_error.empty()) out += "; " + harness_error;
+  else if (harness.empty() && !cancelled) out += "; no harness was linked";
+  return out;
+}
+
 bool BuildReport::all_ok() const {
   if (harness.empty() || cancelled) return false;
   return std::none_of(records.begin(), records.end(), [](const VariantRecord& r) {
@@ -104,6 +137,10 @@ Result<BuildReport> build_target(const BuildRequest& req) {
   auto objects = detail::object_files(req.build_dir);
   if (!objects.ok()) return std::move(objects).error();
 
+  const detail::Disassembler disassembler = detail::find_disassembler(req);
+  say(disassembler.cuobjdump.empty() ? "SASS audit off: " + disassembler.missing
+                                     : "SASS audit with " + disassembler.cuobjdump.string());
+
   // Compile: a fixed pool of workers takes the next variant until none is left.
   std::vector<VariantRecord> built(report.plan.applicable.size());
   std::vector<bool> done(built.size(), false);
@@ -114,7 +151,7 @@ Result<BuildReport> build_target(const BuildRequest& req) {
   auto work = [&] {
     for (std::size_t i; (i = next++) < built.size();) {
       if (req.cancel && req.cancel->load()) return;
-      built[i] = detail::compile_variant(req, report.plan.applicable[i], *objects);
+      built[i] = detail::compile_variant(req, report.plan.applicable[i], *objects, disassembler);
       done[i] = true;
       std::lock_guard lock(log_mutex);
       say("[" + std::to_string(++finished) + "/" + std::to_string(built.size()) + "] " + summary(built[i]));

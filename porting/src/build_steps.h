@@ -24,9 +24,21 @@ Result<std::string> ninja_command(const BuildRequest& request, const std::string
 // Whether ninja would not rebuild `object` (a dry run says there is no work).
 bool ninja_up_to_date(const BuildRequest& request, const std::string& object);
 
+// The SASS audit's tool, found once per build: request.cuobjdump when set, else
+// cuobjdump beside request.nvcc, else on PATH. Empty path: none, and `missing` says why.
+struct Disassembler {
+  std::filesystem::path cuobjdump;
+  std::string missing;
+};
+Disassembler find_disassembler(const BuildRequest& request);
+
+// `cuobjdump -sass` of a variant's objects, audited for request.target.
+SassAudit audit_objects(const BuildRequest& request, const Disassembler& tool, const VariantSpec& variant,
+                        const std::vector<std::filesystem::path>& objects);
+
 // Compiles and audits one variant; never fails as a whole: failures become the record.
 VariantRecord compile_variant(const BuildRequest& request, const VariantSpec& variant,
-                              const std::map<std::filesystem::path, std::string>& objects);
+                              const std::map<std::filesystem::path, std::string>& objects, const Disassembler& tool);
 
 // Links kport-harness-<target>; returns its path.
 Result<std::filesystem::path> link_harness(const BuildRequest& request, std::string& log);

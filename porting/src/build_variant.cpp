@@ -73,7 +73,8 @@ std::string ccache_verdict(const fs::path& stats_log) {
 
 }  // namespace
 
-VariantRecord compile_variant(const BuildRequest& r, const VariantSpec& v, const std::map<fs::path, std::string>& objects) {
+VariantRecord compile_variant(const BuildRequest& r, const VariantSpec& v, const std::map<fs::path, std::string>& objects,
+                              const Disassembler& tool) {
   auto started = std::chrono::steady_clock::now();
   VariantRecord rec;
   rec.family = v.family;
@@ -85,6 +86,7 @@ VariantRecord compile_variant(const BuildRequest& r, const VariantSpec& v, const
   fs::create_directories(r.build_dir / "kport-driver" / "ptx-cache", ec);
   std::string toolkit_root = fs::path(r.nvcc).parent_path().parent_path().string();
   std::string all_output, all_ptx;
+  std::vector<fs::path> object_paths;
   bool any_miss = false, any_hit = false;
   auto finish = [&](VariantStatus s, std::string message) {
     rec.status = s;
@@ -101,6 +103,7 @@ VariantRecord compile_variant(const BuildRequest& r, const VariantSpec& v, const
       return finish(VariantStatus::compile_error, "the configured project has no compile command for " + src.string());
     auto cmd = ninja_command(r, it->second);
     if (!cmd.ok()) return finish(VariantStatus::compile_error, cmd.error().message);
+    object_paths.push_back(r.build_dir / it->second);
     // Up to date for ninja and compiled by this command before: reuse that compile's
     // output instead of running it again. Rewriting the object (even from ccache)
     // would make ninja relink the harness for nothing.
@@ -170,9 +173,17 @@ VariantRecord compile_variant(const BuildRequest& r, const VariantSpec& v, const
   }
   rec.resources = parse_ptxas_verbose(all_output);
   auto audit = audit_ptx(all_ptx, v.features);
-  rec.audit_json = audit.to_json("ptx");
-  rec.audit_passed = audit.passed();
-  if (!audit.passed()) return finish(VariantStatus::compile_error, "instruction audit failed: " + audit.message());
+  rec.sass = audit_objects(r, tool, v, object_paths);
+  if (r.cancel && r.cancel->load()) {
+    rec.cancelled = true;
+    return finish(VariantStatus::compile_error, "cancelled during the SASS audit");
+  }
+  rec.audit_json = "{\"ptx\":" + audit.to_json("ptx") + ",\"sass\":" + rec.sass.to_json() + "}";
+  rec.audit_passed = audit.passed() && (!rec.sass.audited || rec.sass.passed());
+  std::string failures;
+  if (!audit.passed()) failures = audit.message();
+  if (rec.sass.audited && !rec.sass.passed()) failures += (failures.empty() ? "" : "; ") + rec.sass.message(r.target);
+  if (!failures.empty()) return finish(VariantStatus::compile_error, "instruction audit failed: " + failures);
   std::string warnings = compiler_diagnostics(all_output, 4096);
   return finish(VariantStatus::ok, warnings);
 }

@@ -18,6 +18,21 @@ std::vector<std::string> resource_changes(const ResourceFigures& a, const Resour
   }
   cmp("shared memory", a.shared_mem_bytes, b.shared_mem_bytes, " B");
   cmp("stack frame", a.stack_frame_bytes, b.stack_frame_bytes, " B");
+  if (!a.sass.empty() && !b.sass.empty()) {
+    auto count = [](const std::map<std::string, std::int64_t>& m, const char* k) {
+      auto it = m.find(k);
+      return it == m.end() ? std::int64_t{0} : it->second;
+    };
+    constexpr std::pair<const char*, const char*> k_path[] = {
+        {"wgmma", "wgmma (HGMMA)"}, {"tcgen05", "tcgen05 (UTC*MMA)"}, {"mma_sync", "mma_sync (HMMA)"}, {"ldmatrix", "ldmatrix (LDSM)"}};
+    for (const auto& [k, shown] : k_path)
+      if (count(a.sass, k) > 0 && count(b.sass, k) == 0)
+        out.push_back(std::string("SASS lost ") + shown + " " + std::to_string(count(a.sass, k)) + " -> 0");
+    constexpr std::pair<const char*, const char*> k_local[] = {{"local_load", "local loads (LDL)"}, {"local_store", "local stores (STL)"}};
+    for (const auto& [k, shown] : k_local)
+      if (count(b.sass, k) > count(a.sass, k))
+        out.push_back(std::string("SASS ") + shown + " " + std::to_string(count(a.sass, k)) + " -> " + std::to_string(count(b.sass, k)));
+  }
   return out;
 }
 

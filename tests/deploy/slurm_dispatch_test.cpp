@@ -100,8 +100,9 @@ TEST_F(SlurmDispatch, ARunnerStartedThroughSbatchClaimsAndCompletesTheWaitingBui
   auto log = call_raw(client, "GET", url("/api/v1/jobs/" + std::to_string(job) + "/log?format=text"), "");
   EXPECT_FALSE(log.raw.empty());
   if (nvcc_available()) {
-    // The fixture tree has one variant that does not compile; the rest are recorded.
-    EXPECT_EQ(j.at("status").as_string(), "failed") << j;
+    // The fixture tree has one variant that does not compile: it is recorded as such, and
+    // the job completes with the harness of the variants that built.
+    EXPECT_EQ(j.at("status").as_string(), "succeeded") << j;
     EXPECT_EQ(records_of(job, "sm_80").size(), 4u) << read_file(logs / ("kport-runner-" + slurm_id + ".out"));
   }
 

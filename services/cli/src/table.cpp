@@ -19,25 +19,45 @@ std::string field(const json::object& o, std::string_view key) {
   return json::serialize(*v);
 }
 
-// "wgmma 24 ok", "missing wgmma", or "-" when no audit ran.
-std::string audit_cell(const json::object& o) {
-  const auto* a = o.if_contains("instruction_audit");
-  if (!a || !a->is_object() || a->as_object().empty()) return "-";
-  const auto& audit = a->as_object();
+// One audit's cell: "wgmma 24 ok", "MISSING wgmma", or "" when it says nothing.
+std::string audit_part(const json::object& audit) {
   std::string out;
   if (const auto* m = audit.if_contains("missing"); m && m->is_array() && !m->as_array().empty()) {
-    for (const auto& x : m->as_array()) out += (out.empty() ? "MISSING " : ",") + std::string(x.as_string());
+    for (const auto& x : m->as_array())
+      if (x.is_string()) out += (out.empty() ? "MISSING " : ",") + std::string(x.as_string());
     return out;
   }
   const auto* req = audit.if_contains("required");
   const auto* counts = audit.if_contains("counts");
   if (req && req->is_array() && counts && counts->is_object())
     for (const auto& r : req->as_array()) {
+      if (!r.is_string()) continue;
       std::string k(r.as_string());
       const auto* c = counts->as_object().if_contains(k);
-      out += (out.empty() ? "" : " ") + k + " " + (c ? std::to_string(c->to_number<std::int64_t>()) : "?");
+      out += (out.empty() ? "" : " ") + k + " " + (c && c->is_number() ? std::to_string(c->to_number<std::int64_t>()) : "?");
     }
   return out.empty() ? "ok" : out + " ok";
+}
+
+// The PTX audit's cell, then "sass ok", "sass MISSING wgmma" or "sass -" (not audited);
+// "-" when no audit ran. Records from before the SASS audit hold the PTX audit alone.
+std::string audit_cell(const json::object& o) {
+  const auto* a = o.if_contains("instruction_audit");
+  if (!a || !a->is_object() || a->as_object().empty()) return "-";
+  const auto& audit = a->as_object();
+  const auto* ptx = audit.if_contains("ptx");
+  if (!ptx || !ptx->is_object()) return audit_part(audit);
+  std::string out = audit_part(ptx->as_object());
+  if (const auto* sass = audit.if_contains("sass"); sass && sass->is_object()) {
+    const auto* audited = sass->as_object().if_contains("audited");
+    if (audited && audited->is_bool() && audited->as_bool()) {
+      const auto* m = sass->as_object().if_contains("missing");
+      out += m && m->is_array() && !m->as_array().empty() ? ", sass " + audit_part(sass->as_object()) : ", sass ok";
+    } else {
+      out += ", sass -";
+    }
+  }
+  return out;
 }
 
 std::string first_line(std::string s, std::size_t max = 70) {

@@ -31,6 +31,7 @@ int build_locally(const LocalBuild& l, std::ostream& out, std::ostream& err) {
   req.jobs = l.jobs;
   req.compile_timeout = l.compile_timeout;
   req.nvcc = l.nvcc;
+  req.cuobjdump = l.cuobjdump;
   req.log = [&](const std::string& line) {
     std::lock_guard lock(mu);
     err << line << "\n";
@@ -49,6 +50,15 @@ int build_locally(const LocalBuild& l, std::ostream& out, std::ostream& err) {
           << r.resources->spill_loads_bytes << " smem " << r.resources->shared_mem_bytes << " ccache " << r.cache;
     else if (r.status != porting::VariantStatus::ok)
       out << r.message.substr(0, r.message.find('\n'));
+    if (r.sass.audited) {
+      out << " sass";
+      for (const auto& k : r.sass.required) out << " " << k << " " << r.sass.count(k);
+      if (r.sass.count("local_load") + r.sass.count("local_store") > 0)
+        out << " LDL " << r.sass.count("local_load") << " STL " << r.sass.count("local_store");
+      if (!r.sass.missing.empty()) out << " FAILED";
+    } else if (r.status == porting::VariantStatus::ok) {
+      out << " sass not audited (" << r.sass.reason << ")";
+    }
     out << "\n";
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -36,6 +36,8 @@ int main(int argc, char** argv) {
       .add("workdir", "KPORT_WORKDIR", "var/runner", "workspaces (repos/) and build trees (build/)")
       .add("name", "KPORT_RUNNER_NAME", std::string(host) + "-" + std::to_string(::getpid()), "name shown by the coordinator")
       .add("nvcc", "KPORT_NVCC", nvcc, "the CUDA compiler to build with")
+      .add("cuobjdump", "KPORT_CUOBJDUMP", "",
+           "the disassembler of the SASS audit (default: cuobjdump beside --nvcc, else on PATH; none found: not audited)")
       .add("catalog", "KPORT_CATALOG", KPORT_CATALOG_DEFAULT, "targets.json used when a commit carries none")
       .add("jobs", "KPORT_JOBS", "0", "parallel compiles (0: one per core)")
       .add("compile-timeout", "KPORT_COMPILE_TIMEOUT", "900", "seconds before a compile is killed as hung")
@@ -101,6 +103,7 @@ int main(int argc, char** argv) {
                                              : std::filesystem::absolute(o.get("build-dir")).string();
     l.catalog_file = o.get("catalog");
     l.nvcc = o.get("nvcc");
+    l.cuobjdump = o.get("cuobjdump");
     l.jobs = static_cast<int>(number("jobs", 0, 1024));
     l.compile_timeout = std::chrono::seconds(number("compile-timeout", 1, 86400));
     return kport::runner::build_locally(l, std::cout, std::cerr);
@@ -118,6 +121,7 @@ int main(int argc, char** argv) {
   kport::runner::BuildSettings b;
   b.workdir = std::filesystem::absolute(o.get("workdir"));
   b.nvcc = o.get("nvcc");
+  b.cuobjdump = o.get("cuobjdump");
   b.catalog_file = o.get("catalog");
   b.jobs = static_cast<int>(number("jobs", 0, 1024));
   b.compile_timeout = std::chrono::seconds(number("compile-timeout", 1, 86400));

@@ -51,12 +51,19 @@ TEST(BuildDriver, HungCompilerTimesOutAndAuditCatchesMissingInstructions) {
   // Generous: a tiny compile can take tens of seconds on a loaded 2-core CI machine.
   req.compile_timeout = std::chrono::seconds(60);
   if (fs::exists("/usr/local/cuda/bin/nvcc")) req.nvcc = "/usr/local/cuda/bin/nvcc";
+  req.cuobjdump = (dir.path() / "no-such-cuobjdump").string();
   auto report = build_target(req);
   ASSERT_TRUE(report.ok()) << report.error().message;
 
   std::map<std::string, VariantRecord> by_id;
   for (const auto& r : report->records) by_id[r.id()] = r;
   ASSERT_EQ(by_id.size(), 5u);
+  // Without a disassembler the machine code is not audited, and the record says why.
+  EXPECT_FALSE(by_id["softmax.tiny"].sass.audited);
+  EXPECT_NE(by_id["softmax.tiny"].sass.reason.find("no-such-cuobjdump does not exist"), std::string::npos)
+      << by_id["softmax.tiny"].sass.reason;
+  EXPECT_NE(by_id["softmax.tiny"].audit_json.find("\"sass\":{\"audited\":false,\"reason\":"), std::string::npos)
+      << by_id["softmax.tiny"].audit_json;
   EXPECT_EQ(by_id["rmsnorm.hang"].status, VariantStatus::timeout) << by_id["rmsnorm.hang"].message;
   EXPECT_NE(by_id["rmsnorm.hang"].message.find("was killed"), std::string::npos);
   EXPECT_EQ(by_id["gemm.fake_mma"].status, VariantStatus::compile_error);
@@ -74,6 +81,107 @@ TEST(BuildDriver, HungCompilerTimesOutAndAuditCatchesMissingInstructions) {
   testing::run_to_exit(report->harness.string(), {"list"}, list);
   EXPECT_NE(list.find("softmax.tiny"), std::string::npos) << list;
   EXPECT_EQ(list.find("rmsnorm.hang"), std::string::npos) << list;
+}
+
+// The fixture tree for sm_90a without the variants that cannot pass there.
+struct Sm90Build {
+  testing::TempDir dir;
+  fs::path kernels = dir.path() / "kernels";
+  Result<Catalog> catalog = Catalog::from_file(KPORT_CATALOG_DEFAULT);
+  BuildRequest req;
+
+  Sm90Build() {
+    fs::copy(KPORT_FIXTURE_KERNELS, kernels, fs::copy_options::recursive);
+    fs::create_directories(kernels / "cmake");
+    fs::copy_file(KPORT_KERNELS_CMAKE, kernels / "cmake" / "kport_kernels.cmake");
+    fs::remove_all(kernels / "gemm" / "broken");
+    fs::remove_all(kernels / "attention" / "hopper");  // declares wgmma, has none: fails the PTX audit
+    std::string nvcc = fs::exists("/usr/local/cuda/bin/nvcc") ? "/usr/local/cuda/bin/nvcc" : "nvcc";
+    auto listing = make_nvcc_probe(nvcc)->probe();
+    if (catalog.ok() && listing.ok()) catalog->join(*listing);
+    req.kernels_dir = kernels;
+    req.target = "sm_90a";
+    req.build_dir = dir.path() / "build";
+    req.catalog = catalog.ok() ? &*catalog : nullptr;
+    req.jobs = 2;
+    req.compile_timeout = std::chrono::seconds(120);
+    req.nvcc = nvcc;
+  }
+};
+
+// The driver runs the disassembler on each variant's objects and audits what it prints.
+// The stand-in prints real cuobjdump output captured on the GPU machine: a plain (simt)
+// function for gemm.tiny_mma, as if its mma.sync path had been lowered away, the
+// mma_sync kernel for gemm.real_mma, and the spilling kernel for softmax.tiny.
+TEST(BuildDriver, SassAuditFailsAVariantWhoseMachineCodeLostItsPath) {
+  if (!testing::nvcc_available()) GTEST_SKIP() << "nvcc is not installed (looked for /usr/local/cuda/bin/nvcc and PATH)";
+  Sm90Build b;
+  ASSERT_TRUE(b.catalog.ok());
+  fs::create_directories(b.kernels / "gemm" / "real_mma");
+  fs::copy_file(b.kernels / "gemm" / "tiny_mma" / "gemm_tiny_mma_sm80.cu", b.kernels / "gemm" / "real_mma" / "gemm_real_mma_sm80.cu");
+  write(b.kernels / "gemm" / "real_mma" / "CMakeLists.txt",
+        "kport_kernel_variant(FAMILY gemm VARIANT real_mma FEATURES mma_sync ldmatrix SOURCES gemm_real_mma_sm80.cu)\n");
+  const std::string fx = KPORT_SASS_FIXTURES;
+  fs::path tool = b.dir.path() / "cuobjdump";
+  write(tool, "#!/bin/sh\n[ \"$1\" = -sass ] || exit 2\ncase \"$2\" in\n"
+              "  *tiny_mma*) cat " + fx + "/kport_softmax_simt_sm_90a__softmax_simt.sass ;;\n"
+              "  *real_mma*) cat " + fx + "/kport_gemm_mma_sync_sm_90a__gemm_mma_sync_sm80.sass ;;\n"
+              "  *) cat " + fx + "/spill__sm_90a.sass ;;\nesac\n");
+  fs::permissions(tool, fs::perms::owner_all);
+  b.req.cuobjdump = tool.string();
+  auto report = build_target(b.req);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  std::map<std::string, VariantRecord> by_id;
+  for (const auto& r : report->records) by_id[r.id()] = r;
+  ASSERT_EQ(by_id.size(), 3u);
+
+  const auto& lost = by_id["gemm.tiny_mma"];
+  EXPECT_EQ(lost.status, VariantStatus::compile_error) << lost.message;
+  EXPECT_NE(lost.message.find("declares mma_sync but its sm_90a machine code has no HMMA"), std::string::npos) << lost.message;
+  EXPECT_FALSE(lost.audit_passed);
+  EXPECT_TRUE(lost.sass.audited);
+  EXPECT_NE(lost.audit_json.find("\"ptx\":{\"source\":\"ptx\""), std::string::npos) << "the PTX audit passed and is kept";
+
+  const auto& real = by_id["gemm.real_mma"];
+  EXPECT_EQ(real.status, VariantStatus::ok) << real.message;
+  ASSERT_TRUE(real.sass.audited) << real.sass.reason;
+  EXPECT_EQ(real.sass.count("mma_sync"), 32);
+  EXPECT_EQ(real.sass.count("ldmatrix"), 12);
+  EXPECT_TRUE(real.audit_passed);
+
+  const auto& spilled = by_id["softmax.tiny"];
+  EXPECT_EQ(spilled.status, VariantStatus::ok) << "local memory is counted and diffed, not a failed path";
+  EXPECT_EQ(spilled.sass.count("local_store"), 64);
+  EXPECT_EQ(spilled.sass.count("local_load"), 29);
+
+  // The variant whose machine code failed is left out of the harness.
+  ASSERT_FALSE(report->harness.empty()) << report->harness_error;
+  EXPECT_TRUE(report->validatable());
+  std::string list;
+  testing::run_to_exit(report->harness.string(), {"list"}, list);
+  EXPECT_NE(list.find("gemm.real_mma"), std::string::npos) << list;
+  EXPECT_EQ(list.find("gemm.tiny_mma"), std::string::npos) << list;
+}
+
+// With the toolkit's own disassembler (the GPU machine has it): the mma.sync fixture's
+// machine code really holds HMMA for sm_90a.
+TEST(BuildDriver, RealDisassemblerAuditsTheMachineCode) {
+  if (!testing::nvcc_available()) GTEST_SKIP() << "nvcc is not installed (looked for /usr/local/cuda/bin/nvcc and PATH)";
+  if (!testing::disassembler_available()) GTEST_SKIP() << "no cuobjdump next to nvcc or on PATH";
+  Sm90Build b;
+  ASSERT_TRUE(b.catalog.ok());
+  auto report = build_target(b.req);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  std::map<std::string, VariantRecord> by_id;
+  for (const auto& r : report->records) by_id[r.id()] = r;
+  const auto& mma = by_id["gemm.tiny_mma"];
+  EXPECT_EQ(mma.status, VariantStatus::ok) << mma.message;
+  ASSERT_TRUE(mma.sass.audited) << mma.sass.reason;
+  EXPECT_GE(mma.sass.count("mma_sync"), 1);
+  EXPECT_EQ(mma.sass.count("local_store"), 0);
+  EXPECT_TRUE(by_id["softmax.tiny"].sass.audited);
+  EXPECT_EQ(by_id["softmax.tiny"].sass.count("mma_sync"), 0);
+  EXPECT_TRUE(report->all_ok()) << report->summary();
 }
 
 TEST(BuildDriver, TargetTheToolkitCannotBuildIsRefusedBeforeAnyCompile) {

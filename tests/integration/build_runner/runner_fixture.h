@@ -32,6 +32,12 @@ inline bool nvcc_available() {
   return std::filesystem::exists("/usr/local/cuda/bin/nvcc") || std::system("command -v nvcc > /dev/null 2>&1") == 0;
 }
 
+// Whether the build driver will find a disassembler for the SASS audit (the same rule:
+// cuobjdump beside the toolkit's nvcc, else on PATH).
+inline bool disassembler_available() {
+  return std::filesystem::exists("/usr/local/cuda/bin/cuobjdump") || std::system("command -v cuobjdump > /dev/null 2>&1") == 0;
+}
+
 class BuildRunnerTest : public CoordinatorTest {
  protected:
   BuildRunnerTest() { max_attempts = 1; }
@@ -62,10 +68,11 @@ class BuildRunnerTest : public CoordinatorTest {
     ASSERT_EQ(std::system(full.c_str()), 0) << cmd;
   }
 
-  void start_runner() {
+  void start_runner(std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {KPORT_RUNNER_BIN, "--role", "build", "--server", url(""), "--registration-token",
                                      k_registration, "--workdir", (dir.path() / "work").string(), "--name", "test-builder",
                                      "--claim-wait", "1", "--jobs", "2", "--compile-timeout", "300"};
+    args.insert(args.end(), extra.begin(), extra.end());
     spawn_runner(std::move(args));
   }
   // Starts kport-runner with `args` (argv[0] first), its output in runner_log.

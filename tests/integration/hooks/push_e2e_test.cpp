@@ -98,6 +98,14 @@ TEST_F(PushEndToEnd, APushedKernelChangeIsBuiltAndJudgedAgainstItsParent) {
   rc = status_cli(fixed, out);
   EXPECT_EQ(rc, 4) << out;
   EXPECT_NE(out.find("awaiting_runner"), std::string::npos) << out;
+  // The baseline's and the grown tile's builds validated the variants that built
+  // (gemm.broken left out), so their checks wait for a GPU too; this runner is for the fix.
+  for (const auto& earlier : {base, grown}) {
+    auto checks = get("/api/v1/jobs?kind=check&commit=" + earlier);
+    ASSERT_FALSE(checks.body.at("items").as_array().empty()) << "a build with a failed variant still spawns checks\n" << checks.raw;
+    for (const auto& j : checks.body.at("items").as_array())
+      ASSERT_EQ(post("/api/v1/jobs/" + std::to_string(j.at("id").to_number<std::int64_t>()) + "/cancel", object{}, k_admin).status, 200);
+  }
   std::string gpu = register_runner("a100", "gpu", "8.0", "NVIDIA A100");
   auto job = claim(gpu);
   ASSERT_TRUE(job.is_object());

@@ -107,18 +107,30 @@ namespace kport::porting {
 namespace {
 
 TEST(ResourceDiff, NamesEveryFigureThatMoved) {
-  ResourceFigures parent{"ok", 168, 0, 0, 1024, 0};
-  ResourceFigures now{"ok", 200, 48, 40, 1024, 16};
+  ResourceFigures parent{"ok", 168, 0, 0, 1024, 0, {}};
+  ResourceFigures now{"ok", 200, 48, 40, 1024, 16, {}};
   auto c = resource_changes(parent, now);
   EXPECT_EQ(c, (std::vector<std::string>{"registers 168 -> 200", "spills 0/0 -> 48/40 B (stores/loads)",
                                          "stack frame 0 -> 16 B"}));
 }
 
 TEST(ResourceDiff, UnchangedOrUnknownFiguresAreQuiet) {
-  ResourceFigures a{"ok", 64, 0, 0, 0, 0};
+  ResourceFigures a{"ok", 64, 0, 0, 0, 0, {}};
   EXPECT_TRUE(resource_changes(a, a).empty());
-  ResourceFigures unknown{"compile_error", std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+  ResourceFigures unknown{"compile_error", std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt, {}};
   EXPECT_EQ(resource_changes(a, unknown), (std::vector<std::string>{"status ok -> compile_error"}));
+}
+
+TEST(ResourceDiff, LostPathInstructionsAndNewLocalMemoryAreFlagged) {
+  ResourceFigures parent{"ok", 168, 0, 0, 1024, 0, {{"wgmma", 24}, {"local_load", 0}, {"local_store", 0}, {"tma", 4}}};
+  ResourceFigures now{"ok", 168, 0, 0, 1024, 0, {{"wgmma", 0}, {"local_load", 6}, {"local_store", 3}, {"tma", 2}}};
+  EXPECT_EQ(resource_changes(parent, now), (std::vector<std::string>{"SASS lost wgmma (HGMMA) 24 -> 0",
+                                                                     "SASS local loads (LDL) 0 -> 6",
+                                                                     "SASS local stores (STL) 0 -> 3"}));
+  EXPECT_TRUE(resource_changes(now, parent).empty()) << "regaining the path or losing spills is not a regression";
+  ResourceFigures unaudited{"ok", 168, 0, 0, 1024, 0, {}};
+  EXPECT_TRUE(resource_changes(parent, unaudited).empty()) << "a side without a SASS audit compares nothing";
+  EXPECT_TRUE(resource_changes(unaudited, now).empty());
 }
 
 }  // namespace

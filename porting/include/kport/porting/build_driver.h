@@ -6,8 +6,10 @@
 // target new to the table still configures); compile each applicable variant as its own
 // unit, `jobs` at a time, each with a time limit (a hung compiler is killed and recorded
 // as a timeout); read its resources from ptxas; audit its PTX (a second nvcc -ptx pass,
-// cached by the content of the files the compile read); reconfigure with the variants
-// that failed excluded; link the harness; hash it.
+// cached by the content of the files the compile read); audit its SASS where a
+// disassembler is found (sass_audit.h; cuobjdump next to nvcc, else on PATH; without one
+// the record says "not audited" and why); reconfigure with the variants that failed
+// excluded; link the harness; hash it.
 //
 // A failing variant never stops the others. Errors (Result) are reserved for what stops
 // the whole build: a target nvcc cannot build (unprocessable), not a kernels tree
@@ -27,6 +29,7 @@
 #include "kport/porting/catalog.h"
 #include "kport/porting/planner.h"
 #include "kport/porting/resources.h"
+#include "kport/porting/sass_audit.h"
 
 namespace kport::porting {
 
@@ -38,8 +41,9 @@ struct VariantRecord {
   VariantStatus status = VariantStatus::ok;
   std::string message;             // compiler diagnostics, audit failure, or why not applicable
   std::optional<ResourceUsage> resources;  // present when ptxas ran
-  std::string audit_json;          // instruction audit (source: "ptx"); empty if none
-  bool audit_passed = true;
+  std::string audit_json;          // {"ptx": {...}, "sass": {...}}; empty if no audit ran
+  SassAudit sass;                  // the machine-code audit (audited == false: not run, and why)
+  bool audit_passed = true;        // the PTX audit passed, and the SASS audit where it ran
   std::string cache;               // "hit", "miss" or "" (ccache's verdict on the compile)
   double seconds = 0;              // wall time of the compile and audit
   bool cancelled = false;          // stopped by BuildRequest::cancel: not a real result
@@ -56,6 +60,7 @@ struct BuildRequest {
   std::chrono::seconds step_timeout{1800};  // cmake configure and harness link
   std::string nvcc = "/usr/local/cuda/bin/nvcc";
   std::string cmake = "cmake", ninja = "ninja", ccache = "ccache";
+  std::string cuobjdump;  // the SASS audit's disassembler; empty: next to nvcc, else on PATH
   std::function<void(const std::string&)> log;  // progress lines; may be called from workers
   const std::atomic<bool>* cancel = nullptr;    // kills running compiles, starts no more
 };
@@ -71,6 +76,16 @@ struct BuildReport {
   int compiles = 0;                    // compiles ccache could not answer (cache misses)
   bool cancelled = false;
   bool all_ok() const;                 // no compile_error or timeout, and a harness
+  std::vector<const VariantRecord*> failed() const;  // compile_error or timeout, by id
+  int built() const;                                 // variants with status ok
+  // Whether the build can be validated: not cancelled, a harness, and at least one
+  // variant in it unless none failed (a target where nothing applies). A build with some
+  // failed variants is still validatable: its checks run for the variants that built,
+  // and its records hold the failures.
+  bool validatable() const;
+  // One line for the job: what built, what did not apply, which variants failed and
+  // why there is no harness (when there is none).
+  std::string summary() const;
 };
 
 Result<BuildReport> build_target(const BuildRequest& request);

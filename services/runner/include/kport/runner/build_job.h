@@ -2,10 +2,12 @@
 // workspace, build the target through the porting driver, upload the harness, one
 // build record per (variant, target), the kernel instances and the log.
 //
-// run_build_job() never throws and always says how the job ended: succeeded, or failed
-// with a reason a person can act on (unknown repository, missing commit, unreachable
-// repository, a target the toolkit cannot build, variants that failed to compile or
-// timed out, cancelled) and whether a retry could help. Uploads go through `api`; the
+// run_build_job() never throws and always says how the job ended: succeeded, with a
+// summary that names any variant that failed to compile or timed out (the harness holds
+// the variants that built, the records hold the failures, and the coordinator spawns the
+// checks), or failed with a reason a person can act on (unknown repository, missing
+// commit, unreachable repository, a target the toolkit cannot build, no variant built,
+// the harness did not link, cancelled) and whether a retry could help. Uploads go through `api`; the
 // caller heartbeats on another thread and sets `cancel` when the coordinator asks.
 #pragma once
 
@@ -25,6 +27,7 @@ namespace kport::runner {
 struct BuildSettings {
   std::filesystem::path workdir;         // repos/ (workspaces) and build/ live here
   std::string nvcc = "nvcc";
+  std::string cuobjdump;                 // the SASS audit's disassembler; empty: beside nvcc, else PATH
   int jobs = 0;                          // parallel compiles; 0 = cores
   std::chrono::seconds compile_timeout{900};
   std::string catalog_file;              // fallback when the commit has no porting/catalog/targets.json
