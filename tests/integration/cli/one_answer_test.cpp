@@ -76,11 +76,23 @@ class OneAnswerTest : public CoordinatorTest {
                                                            "setmaxnreg"})}},
                     k_admin);
     ASSERT_TRUE(t100.status == 201 || t100.status == 200) << t100.raw;
-    json::array instances;
-    for (const auto& [variant, features] : k_variants)
-      instances.push_back(json::object{{"name", "gemm." + variant + ".a"}, {"family", "gemm"}, {"variant", variant},
-                                       {"features", features}});
-    ASSERT_EQ(put("/api/v1/kernels", json::object{{"instances", instances}}, k_admin).status, 200);
+    // As an sm_90a build runner publishes its harness: instances of what it built, and every
+    // variant with its features, tcgen05 too (listed as not applicable, no instances).
+    json::array instances, variants;
+    for (const auto& [variant, features] : k_variants) {
+      variants.push_back(json::object{{"family", "gemm"}, {"variant", variant}, {"features", features}});
+      if (variant != "tcgen05")
+        instances.push_back(json::object{{"name", "gemm." + variant + ".a"}, {"family", "gemm"}, {"variant", variant},
+                                         {"features", features}});
+    }
+    auto published = put("/api/v1/kernels", json::object{{"instances", instances}, {"variants", variants}}, k_admin);
+    ASSERT_EQ(published.status, 200) << published.raw;
+    EXPECT_EQ(published.body.at("variants").as_int64(), 4);
+    auto bad = put("/api/v1/kernels", json::object{{"variants", json::array{json::object{{"family", "gemm"}, {"variant", "x"},
+                                                                                        {"features", "tcgen05"}}}}}, k_admin);
+    EXPECT_EQ(bad.status, 400) << bad.raw;
+    EXPECT_NE(bad.raw.find("variants[0].features must be an array"), std::string::npos) << bad.raw;
+    EXPECT_EQ(put("/api/v1/kernels", json::object{}, k_admin).status, 400);
     ASSERT_EQ(post("/api/v1/repositories", json::object{{"name", "kernels"}, {"url", "/tmp/kernels.git"}}, k_admin).status, 201);
     ASSERT_EQ(post("/api/v1/commits", json::object{{"sha", k_parent}, {"repo", "kernels"}, {"message", "gemm variants"},
                                                     {"time_ms", 1764400000000}}, k_admin).status, 201);

@@ -138,6 +138,9 @@ class Store {
 
   // Inserts or updates instances (and their families and variants) by name.
   Status upsert_kernel_instances(const std::vector<KernelInstance>& instances);
+  // Records variants and their declared features (the planner's input for a target
+  // never built); invalid_argument names the variant without a family or name.
+  Status upsert_kernel_variants(const std::vector<KernelVariant>& variants);
   Result<std::vector<KernelInstance>> list_kernel_instances(std::optional<std::string> family = {});
 
   Result<Repository> upsert_repository(std::string_view name, std::string_view url);
