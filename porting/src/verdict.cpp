@@ -197,7 +197,7 @@ Verdict decide_verdict(const std::string& commit, const CommitFacts& mine, const
     const std::string first_line = b.message.substr(0, b.message.find('\n')).substr(0, 200);
     if (failing(b.status) && before && failing(before->status)) {
       v.notes.push_back("build: " + b.family + "." + b.variant + " on " + b.target + " still fails to compile (" +
-                        to_string(b.status) + ", as " + than + ")");
+                        to_string(b.status) + "), as at " + baseline_sha.value_or("the baseline").substr(0, 12));
     } else if (failing(b.status)) {
       VerdictReason r{"build_failure", b.family + "." + b.variant, b.target, "", "", {}};
       r.message = "build: " + r.variant + " on " + b.target + ": " + to_string(b.status) +
