@@ -99,10 +99,13 @@ std::string numerics_text(const ResultFact& r) {
   return s;
 }
 
-VerdictReason numerics_reason(const ResultFact& now, const ResultFact* before, const std::string& than) {
+// `at` says where the comparison was made: "at <sha>" or "with driver <version>"; empty
+// when there is nothing to compare with.
+VerdictReason numerics_reason(const ResultFact& now, const ResultFact* before, const std::string& at) {
   VerdictReason r{"numerics_failure", now.family + "." + now.variant, now.target, now.gpu_model, "", {}};
   r.message = "numerics: " + config_of(now) + " on " + now.target + " / " + now.gpu_model + ": " + numerics_text(now) +
-              (before ? " (passed " + than + ")" : " (no result " + than + ")");
+              (at.empty() ? " (no validated ancestor to compare with)"
+                          : before ? " (passed " + at + ")" : " (no result " + at + ")");
   r.figures = {{"instance", now.instance}, {"dtype", now.dtype}, {"shape", now.shape},
                {"status", std::string(to_string(now.status))}, {"result", now.id}};
   if (now.max_rel_err) r.figures["max_rel_err"] = *now.max_rel_err;
@@ -181,6 +184,7 @@ Verdict decide_verdict(const std::string& commit, const CommitFacts& mine, const
   v.builds = static_cast<int>(mine.builds.size());
   v.results = static_cast<int>(mine.results.size());
   const std::string than = baseline_sha ? "than " + baseline_sha->substr(0, 12) : "(no validated ancestor)";
+  const std::string at = baseline_sha ? "at " + baseline_sha->substr(0, 12) : "";
 
   std::map<BuildKey, const BuildFact*> base_builds;
   for (const auto& b : baseline.builds) base_builds[key_of(b)] = &b;
@@ -201,7 +205,8 @@ Verdict decide_verdict(const std::string& commit, const CommitFacts& mine, const
     } else if (failing(b.status)) {
       VerdictReason r{"build_failure", b.family + "." + b.variant, b.target, "", "", {}};
       r.message = "build: " + r.variant + " on " + b.target + ": " + to_string(b.status) +
-                  (before ? " (built " + than + ")" : " (no build " + than + ")") +
+                  (at.empty() ? " (no validated ancestor to compare with)"
+                              : before ? " (built " + at + ")" : " (no build " + at + ")") +
                   (first_line.empty() ? "" : ": " + first_line);
       r.figures = {{"status", std::string(to_string(b.status))}, {"build", b.id}};
       v.reasons.push_back(std::move(r));
@@ -223,7 +228,7 @@ Verdict decide_verdict(const std::string& commit, const CommitFacts& mine, const
     const ResultFact* before = it == base_results.end() ? nullptr : it->second;
     const Change change = classify(before, r, policy);
     if (change == Change::new_failure) {
-      v.reasons.push_back(numerics_reason(r, before, than));
+      v.reasons.push_back(numerics_reason(r, before, at));
       continue;
     }
     if (change == Change::unstable) {
@@ -298,7 +303,7 @@ std::vector<VerdictReason> compare_drivers(const std::vector<ResultFact>& now, c
     const ResultFact* b = it == old.end() ? nullptr : it->second;
     const Change change = classify(b, r, policy);
     std::optional<VerdictReason> reason;
-    if (change == Change::new_failure) reason = numerics_reason(r, b, than);
+    if (change == Change::new_failure) reason = numerics_reason(r, b, "with driver " + previous_driver);
     if (change == Change::regressed) reason = perf_reason(r, *b, *compare_timing(*b, r, policy), than);
     if (!reason) continue;
     reason->message += " (driver " + driver + ")";

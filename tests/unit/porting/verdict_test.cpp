@@ -82,7 +82,7 @@ TEST(Verdict, CompileErrorInsideASucceededBuildJobIsABuildFailure) {
   ASSERT_EQ(v.status, "fail");
   ASSERT_EQ(v.reasons.size(), 1u);
   EXPECT_EQ(v.reasons[0].kind, "build_failure");
-  EXPECT_EQ(v.reasons[0].message, "build: gemm.simt on sm_90a: compile_error (built than aaaaaaaaaaaa): error: identifier \"__cvta\" is undefined");
+  EXPECT_EQ(v.reasons[0].message, "build: gemm.simt on sm_90a: compile_error (built at aaaaaaaaaaaa): error: identifier \"__cvta\" is undefined");
   // No baseline at all (the first commit): a compile error still counts.
   EXPECT_EQ(decide_verdict("c", mine, std::nullopt, {}).status, "fail");
 }
@@ -209,6 +209,8 @@ TEST(Verdict, DriversAreComparedOnTheSameConfiguration) {
   now[0].status = CheckOutcome::failed;
   ASSERT_EQ(compare_drivers(now, before, "600.2", "600.1").size(), 1u);
   EXPECT_EQ(compare_drivers(now, before, "600.2", "600.1")[0].kind, "numerics_failure");
+  EXPECT_NE(compare_drivers(now, before, "600.2", "600.1")[0].message.find("(passed with driver 600.1) (driver 600.2)"),
+            std::string::npos) << compare_drivers(now, before, "600.2", "600.1")[0].message;
 }
 
 }  // namespace
