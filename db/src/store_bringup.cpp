@@ -1,4 +1,7 @@
-// A target's bring-up: per variant, how far it got (DESIGN.md, "bring-up stage").
+// A target's bring-up facts (dashboard.h, TargetBoard): per variant, its build record and
+// latest results at the target's stage commit, its declared features, and the history of
+// first times for the burndown. The stages are decided from these by porting's
+// decide_stages, never here.
 #include <map>
 
 #include "impl.h"
@@ -13,96 +16,148 @@ namespace {
 
 using Key = std::pair<std::string, std::string>;  // family, variant
 
-Status latest_builds(Connection& c, const Target& t, const std::optional<std::string>& commit,
-                     std::map<Key, BringupRow>& rows) {
-  auto s = c.prepare(
-      "SELECT family, variant, status, commit_sha, coalesce(spill_stores_bytes, 0) + coalesce(spill_loads_bytes, 0),"
-      " max(id) FROM build_records WHERE target = ?1 AND (?2 IS NULL OR commit_sha = ?2) GROUP BY family, variant");
+template <typename Fn>
+Status each_row(Result<Stmt>& s, Fn fn) {
   if (!s) return std::move(s).error();
-  s->bind_all(t.name, commit);
   for (;;) {
     auto row = s->step();
     if (!row) return std::move(row).error();
     if (!*row) return {};
-    BringupRow& r = rows[{s->text(0), s->text(1)}];
-    r.build_status = s->text(2);
-    r.commit_sha = s->text(3);
-    r.not_applicable = *r.build_status == "not_applicable";
-    r.built = *r.build_status == "ok";
-    r.resources_clean = r.built && s->int64(4) == 0;
+    fn(*s);
   }
 }
 
-Status result_stages(Connection& c, const Target& t, const std::optional<std::string>& commit,
-                     std::map<Key, BringupRow>& rows) {
-  // Numerics count only on GPUs that can run the target's code: its arch or the arches
-  // registered to check it.
+// The latest commit that has a build for the target: by author time where the commit is
+// known (a rebuild of an old commit does not make it current), else by when it was built.
+Result<std::optional<std::string>> stage_commit(Connection& c, const std::string& target) {
   auto s = c.prepare(
-      "SELECT family, variant,"
-      " sum(status = 'passed' AND arch IN (SELECT arch FROM target_check_arches WHERE target = ?1 UNION SELECT ?2)),"
-      " sum(status = 'passed' AND median_us IS NOT NULL),"
-      " sum(status = 'passed'), sum(status IN ('failed', 'crashed', 'timeout'))"
-      " FROM results WHERE target = ?1 AND (?3 IS NULL OR commit_sha = ?3) GROUP BY family, variant");
-  if (!s) return std::move(s).error();
-  s->bind_all(t.name, t.arch, commit);
-  for (;;) {
-    auto row = s->step();
-    if (!row) return std::move(row).error();
-    if (!*row) return {};
-    BringupRow& r = rows[{s->text(0), s->text(1)}];
-    r.numerics_passed = s->int64(2) > 0;
-    r.measured = r.numerics_passed && s->int64(3) > 0;
-    r.results_passed = s->int64(4);
-    r.results_failed = s->int64(5);
-  }
+      "SELECT b.commit_sha FROM build_records b LEFT JOIN commits c ON c.sha = b.commit_sha WHERE b.target = ?1"
+      " ORDER BY CASE WHEN c.time_ms > 0 THEN c.time_ms ELSE b.created_ms END DESC, b.id DESC LIMIT 1");
+  if (s) s->bind(1, target);
+  std::optional<std::string> out;
+  KPORT_TRY(each_row(s, [&](const Stmt& st) { out = st.text(0); }));
+  return out;
 }
 
-Status selected(Connection& c, const Target& t, std::map<Key, BringupRow>& rows) {
+Status board_builds(Connection& c, const std::string& target, const std::string& commit,
+                    std::map<Key, VariantBoard>& rows) {
+  // The bare columns come from the row holding max(id): the latest record per variant.
   auto s = c.prepare(
-      "SELECT DISTINCT b.family, b.variant FROM best_candidates b WHERE b.target = ?1 AND b.median_us ="
+      "SELECT family, variant, id, job_id, status, commit_sha, registers,"
+      " CASE WHEN spill_stores_bytes IS NULL AND spill_loads_bytes IS NULL THEN NULL"
+      " ELSE coalesce(spill_stores_bytes, 0) + coalesce(spill_loads_bytes, 0) END, shared_mem_bytes, message, max(id)"
+      " FROM build_records WHERE target = ?1 AND commit_sha = ?2 GROUP BY family, variant");
+  if (s) s->bind_all(target, commit);
+  return each_row(s, [&](const Stmt& st) {
+    VariantBoard& v = rows[{st.text(0), st.text(1)}];
+    v.build_id = st.int64(2);
+    v.build_job_id = st.opt_int64(3);
+    v.build_status = st.text(4);
+    v.build_commit = st.text(5);
+    if (auto r = st.opt_int64(6)) v.registers = static_cast<int>(*r);
+    v.spill_bytes = st.opt_int64(7);
+    v.shared_mem_bytes = st.opt_int64(8);
+    v.build_message = st.text(9);
+  });
+}
+
+Status board_results(Connection& c, const Target& t, const std::string& commit, std::map<Key, VariantBoard>& rows) {
+  // The latest result of each key at the commit, on GPUs that run the target's code: its
+  // arch or its check arches. A rerun replaces what it reran.
+  auto s = c.prepare(
+      "SELECT family, variant, sum(status = 'passed'), sum(status IN ('failed', 'crashed', 'timeout')),"
+      " sum(status = 'passed' AND median_us IS NOT NULL), max(CASE WHEN status = 'passed' THEN ratio END),"
+      " max(CASE WHEN status = 'passed' THEN tflops END), max(CASE WHEN status = 'passed' THEN gbps END),"
+      " max(CASE WHEN status = 'passed' THEN id END), max(CASE WHEN status IN ('failed', 'crashed', 'timeout') THEN id END)"
+      " FROM results WHERE id IN (SELECT max(id) FROM results WHERE commit_sha = ?3 AND target = ?1"
+      "  AND arch IN (SELECT arch FROM target_check_arches WHERE target = ?1 UNION SELECT ?2)"
+      "  GROUP BY gpu_model, instance, dtype, shape)"
+      " GROUP BY family, variant");
+  if (s) s->bind_all(t.name, t.arch, commit);
+  return each_row(s, [&](const Stmt& st) {
+    VariantBoard& v = rows[{st.text(0), st.text(1)}];
+    v.passed = st.int64(2);
+    v.failed = st.int64(3);
+    v.measured = st.int64(4);
+    v.max_ratio = st.opt_real(5);
+    v.max_tflops = st.opt_real(6);
+    v.max_gbps = st.opt_real(7);
+    v.pass_result_id = st.opt_int64(8);
+    v.fail_result_id = st.opt_int64(9);
+  });
+}
+
+// When each stage was first reached on any commit: the burndown's history.
+Status board_milestones(Connection& c, const Target& t, std::map<Key, VariantBoard>& rows) {
+  auto first = c.prepare(
+      "SELECT b.family, b.variant, min(coalesce(c.time_ms, b.created_ms)) FROM build_records b"
+      " LEFT JOIN commits c ON c.sha = b.commit_sha WHERE b.target = ?1 AND b.status = 'ok'"
+      " GROUP BY b.family, b.variant");
+  if (first) first->bind(1, t.name);
+  KPORT_TRY(each_row(first, [&](const Stmt& st) { rows[{st.text(0), st.text(1)}].built_ms = st.int64(2); }));
+  auto s = c.prepare(
+      "SELECT r.family, r.variant,"
+      " min(CASE WHEN r.passed > 0 THEN coalesce(c.time_ms, r.first_ms) END),"
+      " min(CASE WHEN r.measured > 0 THEN coalesce(c.time_ms, r.first_ms) END)"
+      " FROM result_rollup r LEFT JOIN commits c ON c.sha = r.commit_sha"
+      " WHERE r.target = ?1 AND r.arch IN (SELECT arch FROM target_check_arches WHERE target = ?1 UNION SELECT ?2)"
+      " GROUP BY r.family, r.variant");
+  if (s) s->bind_all(t.name, t.arch);
+  return each_row(s, [&](const Stmt& st) {
+    VariantBoard& v = rows[{st.text(0), st.text(1)}];
+    v.numerics_ms = st.opt_int64(2);
+    v.measured_ms = st.opt_int64(3);
+  });
+}
+
+Status board_selected(Connection& c, const std::string& target, std::map<Key, VariantBoard>& rows) {
+  auto s = c.prepare(
+      "SELECT b.family, b.variant, count(*) FROM best_candidates b WHERE b.target = ?1 AND b.median_us ="
       " (SELECT min(o.median_us) FROM best_candidates o WHERE o.gpu_model = b.gpu_model"
-      "  AND o.family = b.family AND o.dtype = b.dtype AND o.shape = b.shape)");
-  if (!s) return std::move(s).error();
-  s->bind(1, t.name);
-  for (;;) {
-    auto row = s->step();
-    if (!row) return std::move(row).error();
-    if (!*row) return {};
-    rows[{s->text(0), s->text(1)}].selected_best = true;
-  }
+      "  AND o.family = b.family AND o.dtype = b.dtype AND o.shape = b.shape) GROUP BY b.family, b.variant");
+  if (s) s->bind(1, target);
+  return each_row(s, [&](const Stmt& st) { rows[{st.text(0), st.text(1)}].selected = st.int64(2); });
 }
 
 }  // namespace
 
-Result<std::optional<Bringup>> Store::bringup(std::string_view target, std::optional<std::string> commit_sha) {
-  return m_impl->read<std::optional<Bringup>>([&](Connection& c) -> Result<std::optional<Bringup>> {
+Result<std::optional<TargetBoard>> Store::target_board(std::string_view target, std::optional<std::string> commit_sha) {
+  return m_impl->read<std::optional<TargetBoard>>([&](Connection& c) -> Result<std::optional<TargetBoard>> {
     auto ts = c.prepare(std::string(detail::k_target_select) + " WHERE name = ?1");
     if (!ts) return std::move(ts).error();
     ts->bind(1, target);
     auto t = detail::collect_one<Target>(*ts, detail::read_target);
     if (!t) return std::move(t).error();
-    if (!*t) return std::optional<Bringup>{};
-    std::map<Key, BringupRow> rows;
-    // Every known variant appears, even one never built for this target yet.
-    auto v = c.prepare("SELECT family, name FROM kernel_variants");
-    if (!v) return std::move(v).error();
-    for (;;) {
-      auto row = v->step();
-      if (!row) return std::move(row).error();
-      if (!*row) break;
-      rows[{v->text(0), v->text(1)}];
+    if (!*t) return std::optional<TargetBoard>{};
+    TargetBoard out;
+    out.target = std::move(**t);
+    out.check_arches.push_back(out.target.arch);
+    auto a = c.prepare("SELECT arch FROM target_check_arches WHERE target = ?1 AND arch <> ?2 ORDER BY arch");
+    if (a) a->bind_all(out.target.name, out.target.arch);
+    KPORT_TRY(each_row(a, [&](const Stmt& st) { out.check_arches.push_back(st.text(0)); }));
+    if (commit_sha) {
+      out.stage_commit = std::move(commit_sha);
+    } else {
+      auto latest = stage_commit(c, out.target.name);
+      if (!latest) return std::move(latest).error();
+      out.stage_commit = std::move(*latest);
     }
-    KPORT_TRY(latest_builds(c, **t, commit_sha, rows));
-    KPORT_TRY(result_stages(c, **t, commit_sha, rows));
-    KPORT_TRY(selected(c, **t, rows));
-    Bringup out{std::move(**t), std::move(commit_sha), {}};
+    std::map<Key, VariantBoard> rows;
+    // Every known variant appears, with its declared features, even one never built here.
+    auto v = c.prepare("SELECT family, name, features_json FROM kernel_variants");
+    KPORT_TRY(each_row(v, [&](const Stmt& st) { rows[{st.text(0), st.text(1)}].features_json = st.text(2); }));
+    if (out.stage_commit) {
+      KPORT_TRY(board_builds(c, out.target.name, *out.stage_commit, rows));
+      KPORT_TRY(board_results(c, out.target, *out.stage_commit, rows));
+    }
+    KPORT_TRY(board_milestones(c, out.target, rows));
+    KPORT_TRY(board_selected(c, out.target.name, rows));
     for (auto& [key, row] : rows) {
       row.family = key.first;
       row.variant = key.second;
-      row.selected_best = row.selected_best && row.measured;
-      out.rows.push_back(std::move(row));
+      out.variants.push_back(std::move(row));
     }
-    return std::optional<Bringup>(std::move(out));
+    return std::optional<TargetBoard>(std::move(out));
   });
 }
 

@@ -57,6 +57,33 @@ Status Store::upsert_kernel_instances(const std::vector<KernelInstance>& instanc
   return {};
 }
 
+Status Store::upsert_kernel_variants(const std::vector<KernelVariant>& variants) {
+  std::vector<KernelVariant> clean;
+  clean.reserve(variants.size());
+  for (const auto& v : variants) {
+    if (v.family.empty() || v.variant.empty())
+      return make_error(Errc::invalid_argument, "kernel variant \"" + v.family + "." + v.variant + "\" needs a family and a variant");
+    auto f = detail::json_text("features of " + v.family + "." + v.variant, v.features_json, "[]");
+    if (!f) return std::move(f).error();
+    clean.push_back(KernelVariant{v.family, v.variant, std::move(*f)});
+  }
+  auto r = m_impl->write<bool>([&](Connection& c) -> Result<bool> {
+    for (const auto& v : clean) {
+      auto fam = c.prepare("INSERT OR IGNORE INTO kernel_families(name) VALUES (?1)");
+      if (!fam) return std::move(fam).error();
+      KPORT_TRY(fam->bind(1, v.family).run());
+      auto var = c.prepare(
+          "INSERT INTO kernel_variants(family, name, features_json) VALUES (?1, ?2, ?3)"
+          " ON CONFLICT(family, name) DO UPDATE SET features_json = excluded.features_json");
+      if (!var) return std::move(var).error();
+      KPORT_TRY(var->bind_all(v.family, v.variant, v.features_json).run());
+    }
+    return true;
+  });
+  if (!r) return std::move(r).error();
+  return {};
+}
+
 Result<std::vector<KernelInstance>> Store::list_kernel_instances(std::optional<std::string> family) {
   return m_impl->read<std::vector<KernelInstance>>([&](Connection& c) -> Result<std::vector<KernelInstance>> {
     detail::Where where;

@@ -131,6 +131,7 @@ test('target page shows the matrix, evidence with its command, and the burndown'
     await page.waitForSelector('#burndown canvas', { timeout: 5000 });  // drawn after the matrix
   });
   await visit('target-sm_100a', '#/target/sm_100a', async (page) => {
+    assert.ok((await page.textContent('#stage-commit')).includes(facts.child.slice(0, 7)), 'stages of the latest built commit');
     assert.match(await page.locator('tr[data-variant="gemm.wgmma_tma"] td').first().getAttribute('class'), /cell-na/);
     assert.match(await page.locator('tr[data-variant="gemm.simt"] td').first().getAttribute('class'), /cell-fail/);
   });
@@ -145,6 +146,12 @@ test('commit page classifies changes and renders a script in a message as text',
     for (const s of ['1 new failure', '1 regressed', '1 fixed']) assert.ok(totals.includes(s), `${s} in ${totals}`);
     const group = await page.textContent('section.group');
     assert.ok(group.includes('gemm.mma_sync.a') && group.includes('+40.0%'), group);
+    // The verdict beside the diff is the one GET /api/v1/commits/{sha}/verdict gives.
+    const verdict = await k.client.call('GET', `/api/v1/commits/${facts.child}/verdict`);
+    assert.equal(await page.textContent('#verdict-status'), verdict.status);
+    const box = await page.textContent('#verdict');
+    assert.ok(box.includes('numerics failure') && box.includes(facts.parent.slice(0, 7)), box);
+    assert.equal(await page.locator('#verdict li.reason').count(), verdict.reasons.length);
   });
 });
 

@@ -1,4 +1,6 @@
-// `kport bringup TARGET`: how far every variant got on a target, as a terminal table.
+// `kport bringup TARGET`: how far every variant got on a target, as a terminal table. The
+// stages are the coordinator's (one rule, the same the dashboard shows): those of the
+// target's latest commit with a build, or of --commit.
 #include <ostream>
 
 #include "commands.h"
@@ -9,10 +11,12 @@ namespace json = boost::json;
 
 namespace {
 
-std::string mark(const json::value& row, std::string_view key) {
+bool flag(const json::value& row, std::string_view key) {
   const auto* v = row.as_object().if_contains(key);
-  return v && v->is_bool() && v->as_bool() ? "x" : ".";
+  return v && v->is_bool() && v->as_bool();
 }
+
+std::string mark(const json::value& row, std::string_view key) { return flag(row, key) ? "x" : "."; }
 
 int run_bringup(Context& ctx) {
   if (!check_args(ctx, bringup_command, 1, 1)) return k_exit_usage;
@@ -30,21 +34,23 @@ int run_bringup(Context& ctx) {
     return k_exit_ok;
   }
   const auto& p = r.body.at("progress");
+  const std::string at = str(r.body, "commit");
   ctx.out << "bring-up of " << target << " (arch " << str(r.body.at("target"), "arch") << ")"
-          << (str(r.body, "commit").empty() ? "" : " at " + str(r.body, "commit").substr(0, 12)) << ": "
+          << (at.empty() ? " before its first build" : " at " + at.substr(0, 12)) << ": "
           << cell(p, "selected_best") << " selected, " << cell(p, "measured") << " measured, " << cell(p, "numerics_passed")
           << " numerics pass, " << cell(p, "builds") << " build, of " << cell(p, "applicable") << " applicable ("
           << cell(p, "variants") << " variants)\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& v : r.body.at("variants").as_array()) {
     rows.push_back({str(v, "family") + "." + str(v, "variant"), cell(v, "stage"), mark(v, "built"), mark(v, "resources_clean"),
-                    mark(v, "numerics_passed"), mark(v, "measured"), mark(v, "selected_best"),
-                    cell(v, "results_passed") + "/" + cell(v, "results_failed")});
+                    flag(v, "numerics_failed") ? "F" : mark(v, "numerics_passed"), mark(v, "measured"),
+                    mark(v, "selected_best"), cell(v, "results_passed") + "/" + cell(v, "results_failed"),
+                    str(v, "reason")});
   }
-  if (rows.empty())
+  if (!rows.empty())
+    ctx.out << format_table({"variant", "stage", "build", "clean", "numerics", "measured", "best", "pass/fail", "why"}, rows);
+  if (at.empty())
     ctx.out << "no build of " << target << " is recorded yet; kport trigger REV --targets " << target << " starts one\n";
-  else
-    ctx.out << format_table({"variant", "stage", "build", "clean", "numerics", "measured", "best", "pass/fail"}, rows);
   return k_exit_ok;
 }
 

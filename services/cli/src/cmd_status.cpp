@@ -62,7 +62,9 @@ int run_status(Context& ctx) {
     };
     for (const auto& reason : list("reasons")) ctx.out << "  " << str(reason, "kind") << "  " << str(reason, "message") << "\n";
     for (const auto& w : list("waiting"))
-      if (w.is_string()) ctx.out << "  waiting: " << w.as_string() << "\n";
+      if (w.is_string()) ctx.out << "  waiting: " << std::string_view(w.as_string()) << "\n";
+    for (const auto& n : list("notes"))
+      if (n.is_string()) ctx.out << "  note: " << std::string_view(n.as_string()) << "\n";
   }
   if (status == "pass") return k_exit_ok;
   if (status == "fail") return k_exit_failed;
@@ -72,7 +74,7 @@ int run_status(Context& ctx) {
 }  // namespace
 
 extern const Command status_command = {"status", "[REV] [--wait SECONDS]",
-                                       "a commit's verdict against its parent; exit 0 pass, 1 fail, 4 pending", declare,
+                                       "a commit's verdict against its closest validated ancestor; exit 0 pass, 1 fail, 4 pending", declare,
                                        run_status};
 
 }  // namespace kport::cli

@@ -141,33 +141,6 @@ json::value to_json(const db::CommitSummary& s) {
                       {"results", count_map(s.results_by_status)}, {"targets", std::move(targets)}};
 }
 
-json::value to_json(const db::Bringup& b) {
-  json::array rows;
-  std::int64_t n = 0, applicable = 0, built = 0, clean = 0, passed = 0, measured = 0, selected = 0;
-  for (const auto& r : b.rows) {
-    ++n;
-    if (!r.not_applicable) ++applicable;
-    built += r.built; clean += r.resources_clean; passed += r.numerics_passed;
-    measured += r.measured; selected += r.selected_best;
-    const char* stage = r.not_applicable ? "not_applicable"
-                        : r.selected_best ? "selected_best"
-                        : r.measured ? "measured"
-                        : r.numerics_passed ? "numerics_passed"
-                        : r.resources_clean ? "resources_clean"
-                        : r.built ? "builds" : (r.build_status ? "build_failed" : "pending");
-    rows.push_back(json::object{{"family", r.family}, {"variant", r.variant}, {"stage", stage},
-                                {"not_applicable", r.not_applicable}, {"built", r.built},
-                                {"resources_clean", r.resources_clean}, {"numerics_passed", r.numerics_passed},
-                                {"measured", r.measured}, {"selected_best", r.selected_best},
-                                {"build_status", opt(r.build_status)}, {"commit", opt(r.commit_sha)},
-                                {"results_passed", r.results_passed}, {"results_failed", r.results_failed}});
-  }
-  json::object progress{{"variants", n}, {"applicable", applicable}, {"builds", built}, {"resources_clean", clean},
-                        {"numerics_passed", passed}, {"measured", measured}, {"selected_best", selected}};
-  return json::object{{"target", to_json(b.target)}, {"commit", opt(b.commit_sha)},
-                      {"progress", std::move(progress)}, {"variants", std::move(rows)}};
-}
-
 json::value to_json(const db::QueueStats& q) {
   json::object roles;
   for (const auto& [role, n] : q.runners_online_by_role) roles[db::to_string(role)] = n;

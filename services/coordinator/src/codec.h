@@ -23,7 +23,6 @@ boost::json::value to_json(const db::Artifact& a);
 boost::json::value to_json(const db::BuildRecord& b);
 boost::json::value to_json(const db::ResultRecord& r);
 boost::json::value to_json(const db::CommitSummary& s);
-boost::json::value to_json(const db::Bringup& b);
 boost::json::value to_json(const db::QueueStats& q);
 boost::json::value to_json(const porting::Selection& s);
 

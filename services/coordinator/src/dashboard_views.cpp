@@ -1,5 +1,6 @@
 #include "dashboard_views.h"
 
+#include "bringup_stages.h"
 #include "reproduce.h"
 
 #include <algorithm>
@@ -26,34 +27,6 @@ double sig4(double v) {
 
 json::value opt4(const std::optional<double>& v) { return v ? json::value(sig4(*v)) : json::value(nullptr); }
 
-struct Counts {
-  std::int64_t variants = 0, applicable = 0, builds = 0, clean = 0, numerics = 0, measured = 0, selected = 0;
-  void add(const StageFlags& f) {
-    ++variants;
-    applicable += !f.not_applicable;
-    builds += f.built;
-    clean += f.resources_clean;
-    numerics += f.numerics_passed;
-    measured += f.measured;
-    selected += f.selected;
-  }
-  json::object to_json() const {
-    return json::object{{"variants", variants}, {"applicable", applicable}, {"builds", builds},
-                        {"resources_clean", clean}, {"numerics_passed", numerics}, {"measured", measured},
-                        {"selected_best", selected}};
-  }
-};
-
-const char* stage_name(const StageFlags& f, const db::VariantBoard& v) {
-  if (f.not_applicable) return "not_applicable";
-  if (f.selected) return "selected_best";
-  if (f.measured) return "measured";
-  if (f.numerics_passed) return "numerics_passed";
-  if (f.resources_clean) return "resources_clean";
-  if (f.built) return "builds";
-  return v.build_status ? "build_failed" : "pending";
-}
-
 json::object evidence_json(const db::ResultRecord& r, bool timing) {
   return json::object{{"id", r.id}, {"url", "/api/v1/results/" + std::to_string(r.id)},
                       {"instance", r.instance}, {"dtype", r.dtype}, {"shape", r.shape},
@@ -73,12 +46,13 @@ json::value evidence_for(const std::optional<std::int64_t>& id,
   return it == evidence.end() ? json::value(nullptr) : json::value(evidence_json(it->second, timing));
 }
 
-json::object cells_json(const db::VariantBoard& v, const StageFlags& f, const std::string& target,
+json::object cells_json(const db::VariantBoard& v, const porting::VariantStage& f, const std::string& target,
                         const std::map<std::int64_t, db::ResultRecord>& evidence) {
-  const bool build_failed = v.build_status && !f.built && !f.not_applicable;
-  auto state = [&](bool ok, bool failed) { return f.not_applicable ? "na" : ok ? "ok" : failed ? "fail" : "pending"; };
-  json::object build{{"state", state(f.built, build_failed)}, {"status", opt(v.build_status)},
+  const bool na = !f.applicable;
+  auto state = [&](bool ok, bool failed) { return na ? "na" : ok ? "ok" : failed ? "fail" : "pending"; };
+  json::object build{{"state", state(f.built, f.stage == porting::Stage::build_failed)}, {"status", opt(v.build_status)},
                      {"record", opt(v.build_id)}, {"job", opt(v.build_job_id)}, {"commit", opt(v.build_commit)},
+                     {"reason", f.reason},
                      {"log", v.build_job_id ? json::value("/api/v1/jobs/" + std::to_string(*v.build_job_id) + "/log?format=text")
                                             : json::value(nullptr)},
                      {"command", "cmake -S . -B build -DKPORT_CUDA_TARGETS=" + target +
@@ -86,23 +60,25 @@ json::object cells_json(const db::VariantBoard& v, const StageFlags& f, const st
   json::object resources{{"state", state(f.resources_clean, f.built && !f.resources_clean)},
                          {"registers", opt(v.registers)}, {"spill_bytes", opt(v.spill_bytes)},
                          {"shared_mem_bytes", opt(v.shared_mem_bytes)}, {"record", opt(v.build_id)}};
-  json::object numerics{{"state", state(f.numerics_passed, v.failed > 0)}, {"passed", v.passed},
+  json::object numerics{{"state", state(f.numerics_passed, f.numerics_failed)}, {"passed", v.passed},
                         {"failed", v.failed}, {"evidence", evidence_for(v.pass_result_id, evidence, false)},
                         {"failure", evidence_for(v.fail_result_id, evidence, false)}};
   json::object timing{{"state", state(f.measured, false)}, {"measured", v.measured}, {"max_ratio", opt(v.max_ratio)},
                       {"max_tflops", opt(v.max_tflops)}, {"max_gbps", opt(v.max_gbps)},
                       {"evidence", evidence_for(v.pass_result_id, evidence, true)}};
-  json::object selected{{"state", state(f.selected, false)}, {"count", v.selected}};
+  json::object selected{{"state", state(f.selected_best, false)}, {"count", v.selected}};
   return json::object{{"build", std::move(build)}, {"resources", std::move(resources)},
                       {"numerics", std::move(numerics)}, {"timing", std::move(timing)},
                       {"selected", std::move(selected)}};
 }
 
-// Cumulative counts of variants that reached each stage, one point per distinct time.
-json::array burndown_json(const std::vector<db::VariantBoard>& variants) {
+// Cumulative counts of variants that reached each stage on any commit, one point per
+// distinct time: the history, apart from the current stages.
+json::array burndown_json(const db::TargetBoard& board, const porting::BringupStages& stages) {
   std::vector<std::pair<std::int64_t, int>> events;  // time, stage 0..2
-  for (const auto& v : variants) {
-    if (stage_flags(v).not_applicable) continue;
+  for (std::size_t i = 0; i < board.variants.size(); ++i) {
+    const auto& v = board.variants[i];
+    if (!stages.variants[i].applicable) continue;
     if (v.built_ms) events.emplace_back(*v.built_ms, 0);
     if (v.numerics_ms) events.emplace_back(*v.numerics_ms, 1);
     if (v.measured_ms) events.emplace_back(*v.measured_ms, 2);
@@ -121,42 +97,14 @@ json::array burndown_json(const std::vector<db::VariantBoard>& variants) {
 
 }  // namespace
 
-StageFlags stage_flags(const db::VariantBoard& v) {
-  StageFlags f;
-  f.not_applicable = v.build_status && *v.build_status == "not_applicable";
-  f.built = v.build_status && *v.build_status == "ok";
-  f.resources_clean = f.built && v.spill_bytes.value_or(0) == 0;
-  f.numerics_passed = !f.not_applicable && v.passed > 0;
-  f.measured = f.numerics_passed && v.measured > 0;
-  f.selected = f.measured && v.selected > 0;
-  return f;
-}
-
-json::object progress_json(const std::vector<db::VariantBoard>& variants) {
-  Counts c;
-  for (const auto& v : variants) c.add(stage_flags(v));
-  return c.to_json();
-}
-
-json::array family_progress_json(const std::vector<db::VariantBoard>& variants) {
-  std::map<std::string, Counts> by_family;
-  for (const auto& v : variants) by_family[v.family].add(stage_flags(v));
-  json::array out;
-  for (const auto& [family, c] : by_family) {
-    json::object o = c.to_json();
-    o["family"] = family;
-    out.push_back(std::move(o));
-  }
-  return out;
-}
-
-json::object target_board_json(const db::TargetBoard& board,
+json::object target_board_json(const db::TargetBoard& board, const porting::BringupStages& stages,
                                const std::map<std::int64_t, db::ResultRecord>& evidence) {
   json::array rows;
-  for (const auto& v : board.variants) {
-    StageFlags f = stage_flags(v);
-    rows.push_back(json::object{{"family", v.family}, {"variant", v.variant}, {"stage", stage_name(f, v)},
-                                {"cells", cells_json(v, f, board.target.name, evidence)},
+  for (std::size_t i = 0; i < board.variants.size(); ++i) {
+    const auto& v = board.variants[i];
+    const auto& f = stages.variants[i];
+    rows.push_back(json::object{{"family", v.family}, {"variant", v.variant}, {"stage", porting::to_string(f.stage)},
+                                {"reason", f.reason}, {"cells", cells_json(v, f, board.target.name, evidence)},
                                 {"milestones", {{"builds", opt(v.built_ms)}, {"numerics_passed", opt(v.numerics_ms)},
                                                 {"measured", opt(v.measured_ms)}}}});
   }
@@ -164,45 +112,37 @@ json::object target_board_json(const db::TargetBoard& board,
   for (const auto& a : board.check_arches) arches.emplace_back(a);
   return json::object{{"target", {{"name", board.target.name}, {"arch", board.target.arch},
                                   {"toolkit", board.target.toolkit}, {"is_new", board.target.is_new}}},
-                      {"check_arches", std::move(arches)}, {"progress", progress_json(board.variants)},
-                      {"families", family_progress_json(board.variants)}, {"variants", std::move(rows)},
-                      {"burndown", burndown_json(board.variants)}};
+                      {"commit", opt(stages.commit)}, {"check_arches", std::move(arches)},
+                      {"progress", counts_json(stages.counts)}, {"families", families_json(stages)},
+                      {"variants", std::move(rows)}, {"burndown", burndown_json(board, stages)}};
 }
 
 namespace {
 
 using DiffKey = std::tuple<std::string, std::string, std::string, std::string, std::string>;
 
-DiffKey key_of(const db::ResultBrief& r) { return {r.target, r.gpu_model, r.instance, r.dtype, r.shape}; }
+DiffKey key_of(const porting::ResultFact& r) { return {r.target, r.gpu_model, r.instance, r.dtype, r.shape}; }
 
-json::value side_json(const db::ResultBrief* r) {
+json::value side_json(const porting::ResultFact* r) {
   if (!r) return nullptr;
-  return json::object{{"id", r->id}, {"status", db::to_string(r->status)}, {"median_us", opt(r->median_us)},
-                      {"stddev_us", opt(r->stddev_us)}, {"tflops", opt(r->tflops)}, {"gbps", opt(r->gbps)},
-                      {"ratio", opt(r->ratio)}};
+  return json::object{{"id", r->id}, {"status", porting::to_string(r->status)}, {"median_us", opt(r->median_us)},
+                      {"stddev_us", opt(r->stddev_us)}, {"unstable", r->unstable}};
 }
 
-// Both passed: slower or faster beyond 5% and beyond the combined noise of the two.
-const char* timing_change(const db::ResultBrief& b, const db::ResultBrief& a) {
-  if (!b.median_us || !a.median_us || *b.median_us <= 0) return nullptr;
-  double delta = *a.median_us - *b.median_us;
-  double sd = std::sqrt(std::pow(b.stddev_us.value_or(0), 2) + std::pow(a.stddev_us.value_or(0), 2));
-  if (std::abs(delta) <= std::max(0.05 * *b.median_us, 3 * sd)) return nullptr;
-  return delta > 0 ? "regressed" : "improved";
-}
-
-constexpr const char* k_kinds[] = {"new_failure", "regressed", "fixed", "improved", "still_failing"};
+constexpr const char* k_kinds[] = {"new_failure", "regressed", "fixed", "improved", "unstable", "still_failing"};
+constexpr const char* k_counted[] = {"fixed", "new_failure", "still_failing", "regressed", "improved",
+                                     "unstable", "unchanged", "added", "dropped"};
 
 }  // namespace
 
-json::object commit_diff_json(const std::vector<db::ResultBrief>& after, const std::vector<db::ResultBrief>& before,
-                              std::size_t max_changes) {
-  std::map<DiffKey, const db::ResultBrief*> old;
+json::object commit_diff_json(const std::vector<porting::ResultFact>& after, const std::vector<porting::ResultFact>& before,
+                              const porting::VerdictPolicy& policy, std::size_t max_changes) {
+  std::map<DiffKey, const porting::ResultFact*> old;
   for (const auto& b : before) old[key_of(b)] = &b;
   struct Change {
     const char* kind;
-    const db::ResultBrief* before;
-    const db::ResultBrief* after;
+    const porting::ResultFact* before;
+    const porting::ResultFact* after;
     double delta;
   };
   struct Group {
@@ -215,19 +155,16 @@ json::object commit_diff_json(const std::vector<db::ResultBrief>& after, const s
   for (const auto& a : after) {
     Group& g = groups[{a.target, a.gpu_model}];
     auto it = old.find(key_of(a));
-    if (it == old.end()) { count(g, "added"); continue; }
-    const db::ResultBrief& b = *it->second;
-    old.erase(it);
-    const bool was = b.status == db::ResultStatus::passed, is = a.status == db::ResultStatus::passed;
-    const char* kind = !was && is ? "fixed" : was && !is ? "new_failure" : !was ? "still_failing" : timing_change(b, a);
-    if (!kind) { count(g, "unchanged"); continue; }
+    const porting::ResultFact* b = it == old.end() ? nullptr : it->second;
+    if (it != old.end()) old.erase(it);
+    const porting::Change change = porting::classify(b, a, policy);
+    const char* kind = porting::to_string(change);
     count(g, kind);
-    double delta = (b.median_us && a.median_us && *b.median_us > 0) ? *a.median_us / *b.median_us - 1 : 0;
-    g.changes.push_back({kind, &b, &a, delta});
+    if (change == porting::Change::unchanged || change == porting::Change::added) continue;
+    double delta = (b && b->median_us && a.median_us && *b->median_us > 0) ? *a.median_us / *b->median_us - 1 : 0;
+    g.changes.push_back({kind, b, &a, delta});
   }
-  for (const auto& [key, b] : old) {
-    count(groups[{std::get<0>(key), std::get<1>(key)}], "dropped");
-  }
+  for (const auto& [key, b] : old) count(groups[{std::get<0>(key), std::get<1>(key)}], "dropped");
   json::array out;
   for (auto& [key, g] : groups) {
     // Failures first, then the largest time changes.
@@ -245,17 +182,15 @@ json::object commit_diff_json(const std::vector<db::ResultBrief>& after, const s
                                      {"after", side_json(c.after)}, {"delta", c.delta}});
     }
     json::object counts;
-    for (const char* k : {"fixed", "new_failure", "still_failing", "regressed", "improved", "unchanged", "added", "dropped"})
-      counts[k] = g.counts[k];
+    for (const char* k : k_counted) counts[k] = g.counts[k];
     out.push_back(json::object{{"target", key.first}, {"gpu_model", key.second}, {"counts", std::move(counts)},
                                {"changes", std::move(changes)},
                                {"truncated", g.changes.size() > max_changes}});
   }
   json::object total_counts;
-  for (const char* k : {"fixed", "new_failure", "still_failing", "regressed", "improved", "unchanged", "added", "dropped"})
-    total_counts[k] = totals[k];
+  for (const char* k : k_counted) total_counts[k] = totals[k];
   return json::object{{"groups", std::move(out)}, {"totals", std::move(total_counts)},
-                      {"rule", "a time change counts above both 5% and 3 combined standard deviations"}};
+                      {"rule", porting::describe(policy)}};
 }
 
 json::array kernel_series_json(const std::vector<db::KernelPoint>& points, const std::vector<db::GpuPeak>& peaks,

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <map>
 
+#include "bringup_stages.h"
 #include "codec.h"
 #include "context.h"
 #include "dashboard_cache.h"
 #include "dashboard_views.h"
+#include "verdict.h"
 
 namespace kport::coordinator {
 namespace json = boost::json;
@@ -55,9 +57,9 @@ Response overview(Context& ctx) {
     auto board = ctx.store->target_board(t.name);
     if (!board.ok()) return http::error_response(board.error());
     if (!*board) continue;
+    const porting::BringupStages stages = stages_of(**board);
     rows.push_back(json::object{{"name", t.name}, {"arch", t.arch}, {"toolkit", t.toolkit}, {"is_new", t.is_new},
-                                {"progress", progress_json((*board)->variants)},
-                                {"families", family_progress_json((*board)->variants)}});
+                                {"progress", counts_json(stages.counts)}, {"families", families_json(stages)}});
   }
   auto runners = ctx.store->list_runners();
   if (!runners.ok()) return http::error_response(runners.error());
@@ -96,31 +98,30 @@ Response target_page(Context& ctx, std::string_view name) {
   if (!*board) return http::error_response(unknown_target(name));
   auto evidence = evidence_of(ctx, **board);
   if (!evidence.ok()) return http::error_response(evidence.error());
-  return http::json_ok(target_board_json(**board, *evidence));
+  return http::json_ok(target_board_json(**board, stages_of(**board), *evidence));
 }
 
+// The commit's verdict and, beside it, its per-result diff: the same inputs, the same
+// baseline and the same policy, so the page and `kport status` say the same thing.
 Response commit_page(Context& ctx, const std::string& sha) {
   if (!hex_sha(sha))
     return http::error_response(make_error(Errc::invalid_argument, "'" + sha + "' is not a commit sha (7..64 lowercase hex digits)"));
   auto commit = ctx.store->get_commit(sha);
   if (!commit.ok()) return http::error_response(commit.error());
-  auto after = ctx.store->commit_results(sha);
-  if (!after.ok()) return http::error_response(after.error());
-  if (!*commit && after->empty())
+  auto mine = ctx.store->verdict_inputs(sha);
+  if (!mine.ok()) return http::error_response(mine.error());
+  if (!*commit && mine->results.empty() && mine->builds.empty() && mine->jobs.empty())
     return http::error_response(make_error(Errc::not_found, "commit " + sha + " is not known to kport and has no results"));
-  std::optional<std::string> parent;
-  if (*commit) parent = (*commit)->parent_sha;
-  std::vector<db::ResultBrief> before;
-  if (parent) {
-    auto b = ctx.store->commit_results(*parent);
-    if (!b.ok()) return http::error_response(b.error());
-    before = std::move(*b);
-  }
-  json::object out = commit_diff_json(*after, before, k_changes_per_group);
+  auto c = verdict_case(*ctx.store, sha, *mine);
+  if (!c.ok()) return http::error_response(c.error());
+  const Verdict verdict = decide(*c);
+  json::object out = commit_diff_json(c->mine.results, c->base.results, verdict.policy, k_changes_per_group);
+  out["verdict"] = to_json(verdict);
   out["commit"] = *commit ? to_json(**commit) : json::value(json::object{{"sha", sha}});
-  out["parent"] = parent ? json::value(*parent) : json::value(nullptr);
-  out["results"] = static_cast<std::int64_t>(after->size());
-  out["parent_results"] = static_cast<std::int64_t>(before.size());
+  out["parent"] = *commit && (*commit)->parent_sha ? json::value(*(*commit)->parent_sha) : json::value(nullptr);
+  out["baseline"] = c->baseline ? json::value(*c->baseline) : json::value(nullptr);
+  out["results"] = static_cast<std::int64_t>(c->mine.results.size());
+  out["baseline_results"] = static_cast<std::int64_t>(c->base.results.size());
   return http::json_ok(out);
 }
 

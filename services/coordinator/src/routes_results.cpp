@@ -7,6 +7,7 @@
 #include <shared_mutex>
 #include <unordered_map>
 
+#include "bringup_stages.h"
 #include "codec.h"
 #include "reproduce.h"
 #include "kport/common/log.h"
@@ -312,11 +313,16 @@ void add_result_routes(http::Router& router, Context& ctx) {
   add_blocking(router, ctx, "GET", "/api/v1/targets/{target}/bringup", [&ctx](const Request& req) {
     KPORT_AUTH(require_reader(req, ctx));
     std::optional<std::string> commit;
-    if (auto c = req.query_or("commit"); !c.empty()) commit = std::string(c);
-    auto b = ctx.store->bringup(req.param("target"), commit);
+    if (auto c = req.query_or("commit"); !c.empty()) {
+      auto sha = ctx.store->resolve_commit(c);
+      if (!sha.ok()) return http::error_response(sha.error());
+      if (!*sha) return http::error_response(make_error(Errc::not_found, "no pipeline or record for commit '" + std::string(c) + "'"));
+      commit = std::move(*sha);
+    }
+    auto b = ctx.store->target_board(req.param("target"), commit);
     if (!b.ok()) return http::error_response(b.error());
     if (!*b) return http::error_response(make_error(Errc::not_found, "target '" + std::string(req.param("target")) + "' is not known; GET /api/v1/targets lists them"));
-    return http::json_ok(to_json(**b));
+    return http::json_ok(bringup_json(**b, stages_of(**b)));
   });
 
   // Best-kernel answers are cached per query string until the next write that can

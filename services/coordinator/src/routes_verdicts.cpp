@@ -117,15 +117,9 @@ namespace {
 
 // The verdict of `sha` from its own inputs, already read, against its validated ancestor.
 Result<Verdict> verdict_of(Context& ctx, const std::string& sha, const db::VerdictInputs& mine) {
-  auto ancestor = ctx.store->validated_ancestor(sha);
-  if (!ancestor.ok()) return std::move(ancestor).error();
-  db::VerdictInputs base;
-  if (*ancestor) {
-    auto b = ctx.store->verdict_inputs(**ancestor);
-    if (!b.ok()) return std::move(b).error();
-    base = std::move(*b);
-  }
-  return decide(sha, mine, *ancestor, base);
+  auto c = verdict_case(*ctx.store, sha, mine);
+  if (!c.ok()) return std::move(c).error();
+  return decide(*c);
 }
 
 }  // namespace

@@ -1,17 +1,11 @@
-// A commit's verdict: what it broke compared with a baseline commit (its parent, or the
-// closest validated ancestor) on the same targets and GPU models.
+// The coordinator's side of a commit's verdict: it loads what the rule needs from the
+// store, converts the records into porting's plain facts, and serializes the answer. The
+// rule itself (what counts, the thresholds, the baseline's role) is porting's
+// decide_verdict (kport/porting/verdict.h), the same for the verdict route, the commit
+// page and the forge reports.
 //
-// Reasons, each naming the variant, target, GPU and figures:
-//   build_failure        a variant that built at the baseline no longer compiles
-//   job_failure          a build or check job failed without records to show for it
-//   numerics_failure     a check that passed at the baseline fails, crashes or times out
-//   perf_regression      median slower by >= the threshold (3%) and by more than the
-//                        measured noise; counted only after one re-measure
-//   resource_regression  new register spills, or more shared memory per block
-// Status: fail when any reason counts; else pending while a job of the commit is
-// unfinished or a suspected regression awaits its re-measure; else pass.
-//
-// decide() is pure: the caller loads the inputs and acts on `remeasure`. Thread-safe.
+// The baseline is chosen here, once: the closest validated ancestor (through
+// commits.parent_sha; a commit with build records or results).
 #pragma once
 
 #include <boost/json.hpp>
@@ -21,43 +15,37 @@
 #include <vector>
 
 #include "kport/db/hooks.h"
+#include "kport/db/store.h"
+#include "kport/porting/verdict.h"
 
 namespace kport::coordinator {
 
-struct VerdictPolicy {
-  double slowdown = 0.03;  // relative median increase that can count as a regression
-  double noise_sigmas = 2.0;  // ... when also beyond this many combined standard deviations
-};
+using porting::RemeasureRequest;
+using porting::Verdict;
+using porting::VerdictPolicy;
+using porting::VerdictReason;
 
-struct VerdictReason {
-  std::string kind;     // build_failure, job_failure, numerics_failure, perf_regression, resource_regression
-  std::string variant;  // family.variant, or family.variant instance for results
-  std::string target, gpu_model;
-  std::string message;  // one line naming everything above and the figures
-  boost::json::object figures;
-};
+// Record -> fact conversions (the only place db statuses meet porting's).
+porting::ResultFact fact_of(const db::ResultRecord& r);
+porting::BuildFact fact_of(const db::BuildRecord& b);
+porting::CommitFacts facts_of(const db::VerdictInputs& in);
 
-// Suspected regressions of one (target, GPU model) that need their re-measure.
-struct RemeasureRequest {
-  std::string target, gpu_model, arch;
-  std::vector<std::string> instances;
-};
-
-struct Verdict {
+// Everything one commit is judged from.
+struct VerdictCase {
   std::string commit;
-  std::optional<std::string> baseline;  // the commit compared with
-  std::string status = "pending";       // pending, pass or fail
-  std::vector<VerdictReason> reasons;
-  std::vector<std::string> waiting;     // why it is not final: unfinished jobs, re-measures
-  std::vector<RemeasureRequest> remeasure;
-  int builds = 0, results = 0;          // records looked at
+  std::optional<std::string> baseline;  // closest validated ancestor
+  porting::CommitFacts mine, base;
 };
 
+// Finds the baseline of `sha` and loads its inputs; `mine` were read by the caller.
+Result<VerdictCase> verdict_case(db::Store& store, const std::string& sha, const db::VerdictInputs& mine);
+Verdict decide(const VerdictCase& c, const VerdictPolicy& policy = {});
+
+// Same inputs, as records (the rule's pure entry point, for callers holding records).
 Verdict decide(const std::string& commit, const db::VerdictInputs& mine, const std::optional<std::string>& baseline_sha,
                const db::VerdictInputs& baseline, const VerdictPolicy& policy = {});
 
-// Compares results measured with a new driver with the same configurations measured
-// with the previous driver on the same GPU model (numerics and performance reasons).
+// Results measured with a new driver against the previous driver's (porting::compare_drivers).
 std::vector<VerdictReason> compare_drivers(const std::vector<db::ResultRecord>& now,
                                            const std::vector<db::ResultRecord>& before,
                                            const std::string& driver, const std::string& previous_driver,

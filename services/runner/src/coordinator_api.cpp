@@ -132,8 +132,10 @@ Status CoordinatorApi::complete(std::int64_t job, int attempt, bool succeeded, c
   return {};
 }
 
-Status CoordinatorApi::put_kernels(json::array instances) {
-  auto r = send("PUT", "/api/v1/kernels", json::serialize(json::object{{"instances", std::move(instances)}}), m_token);
+Status CoordinatorApi::put_kernels(json::array instances, json::array variants) {
+  json::object body{{"instances", std::move(instances)}};
+  if (!variants.empty()) body["variants"] = std::move(variants);
+  auto r = send("PUT", "/api/v1/kernels", json::serialize(body), m_token);
   if (!r.ok()) return std::move(r).error();
   return {};
 }

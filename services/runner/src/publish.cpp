@@ -1,5 +1,6 @@
 #include "publish.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -28,10 +29,43 @@ json::object build_record_json(const porting::VariantRecord& r, const std::strin
   return o;
 }
 
+json::array harness_variants(const json::object& list) {
+  json::array out;
+  const auto* vs = list.if_contains("variants");
+  if (!vs || !vs->is_array()) return out;
+  for (const auto& v : vs->as_array()) {
+    const auto* id = v.is_object() ? v.as_object().if_contains("variant") : nullptr;
+    const auto* features = v.is_object() ? v.as_object().if_contains("features") : nullptr;
+    if (!id || !id->is_string() || !features) continue;
+    const std::string full(id->as_string());
+    const auto dot = full.find('.');
+    if (dot == std::string::npos || dot == 0 || dot + 1 == full.size()) continue;
+    json::array names;
+    if (features->is_array()) {
+      for (const auto& f : features->as_array())
+        if (f.is_string()) names.push_back(f);
+    } else if (features->is_string()) {
+      // The harness prints a variant's features comma separated, as its CMake call lists them.
+      const std::string text(features->as_string());
+      for (std::size_t at = 0; at <= text.size();) {
+        auto end = std::min(text.find(',', at), text.size());
+        if (end > at) names.emplace_back(text.substr(at, end - at));
+        at = end + 1;
+      }
+    } else {
+      continue;
+    }
+    out.push_back(json::object{{"family", full.substr(0, dot)}, {"variant", full.substr(dot + 1)}, {"features", std::move(names)}});
+  }
+  return out;
+}
+
 namespace {
 
-// `kport-harness-<t> list` -> the instances, in the shape PUT /api/v1/kernels takes.
-Result<json::array> harness_instances(const std::filesystem::path& harness) {
+// `kport-harness-<t> list` -> the instances, in the shape PUT /api/v1/kernels takes, and
+// every variant the harness knows with its features (those it left out too: a target
+// never built is planned from them).
+Result<json::array> harness_instances(const std::filesystem::path& harness, json::array& variants) {
   porting::ProcessOptions o;
   o.timeout = std::chrono::seconds(120);
   auto out = porting::run_process({harness.string(), "list"}, o);
@@ -40,6 +74,7 @@ Result<json::array> harness_instances(const std::filesystem::path& harness) {
   boost::system::error_code ec;
   auto doc = json::parse(out->output, ec);
   if (ec || !doc.is_object()) return make_error(Errc::internal, harness.string() + " list did not print a JSON object");
+  variants = harness_variants(doc.as_object());
   json::array instances;
   if (const auto* vs = doc.as_object().if_contains("variants"); vs && vs->is_array())
     for (const auto& v : vs->as_array()) {
@@ -78,15 +113,16 @@ Status publish_build(CoordinatorApi& api, const ClaimedJob& job, const std::stri
   if (!records.empty()) KPORT_TRY(api.post_build_records(job.id, job.attempt, std::move(records)));
   log("uploaded " + std::to_string(report.records.size()) + " build records");
   if (!report.harness.empty()) {
-    auto instances = harness_instances(report.harness);
+    json::array variants;
+    auto instances = harness_instances(report.harness, variants);
     if (!instances.ok()) {
       log("cannot list the harness's instances: " + instances.error().message);
       return instances.error();
     }
-    if (!instances->empty()) {
-      std::size_t n = instances->size();
-      KPORT_TRY(api.put_kernels(std::move(*instances)));
-      log("published " + std::to_string(n) + " kernel instances");
+    if (!instances->empty() || !variants.empty()) {
+      std::size_t n = instances->size(), nv = variants.size();
+      KPORT_TRY(api.put_kernels(std::move(*instances), std::move(variants)));
+      log("published " + std::to_string(n) + " kernel instances of " + std::to_string(nv) + " variants");
     }
   }
   return {};

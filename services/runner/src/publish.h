@@ -1,5 +1,5 @@
 // Uploading a finished build: the harness as a content-addressed artifact, one build
-// record per (variant, target), and the instances the harness lists. Internal to the
+// record per (variant, target), and the instances and variants the harness lists. Internal to the
 // runner library.
 #pragma once
 
@@ -14,6 +14,11 @@ namespace kport::runner {
 // The JSON build record the coordinator stores for one variant.
 boost::json::object build_record_json(const porting::VariantRecord& r, const std::string& commit,
                                       const std::string& artifact_sha256);
+
+// From `kport-harness list` output, every variant the harness knows (built or left out)
+// as {family, variant, features}: what PUT /api/v1/kernels records as "variants", so a
+// target never built can be planned. Entries without an id or features are skipped.
+boost::json::array harness_variants(const boost::json::object& list);
 
 Status publish_build(CoordinatorApi& api, const ClaimedJob& job, const std::string& commit,
                      const porting::BuildReport& report, const std::function<void(const std::string&)>& log);

@@ -88,7 +88,7 @@ TEST_F(Verdicts, ComparesWithTheParentAndReMeasuresSlowdownsOnce) {
   EXPECT_EQ(vb.at("status").as_string(), "fail") << vb;
   EXPECT_EQ(vb.at("baseline").as_string(), a);
   std::string text = reasons_text(vb);
-  EXPECT_NE(text.find("build: gemm.simt on sm_90a: compile_error (built than " + a.substr(0, 12) + ")"), std::string::npos) << text;
+  EXPECT_NE(text.find("build: gemm.simt on sm_90a: compile_error (built at " + a.substr(0, 12) + ")"), std::string::npos) << text;
   EXPECT_NE(text.find("resources: gemm.tiny_mma on sm_90a: shared memory 1024 -> 2048 B"), std::string::npos) << text;
   run_job(gpu, "results", array{result("tiny_mma", 110.0)}, b);
   vb = verdict(b);
@@ -143,7 +143,7 @@ TEST_F(Verdicts, NewNumericsFailuresAndFailedJobsCount) {
   EXPECT_EQ(vb.at("status").as_string(), "fail");
   std::string text = reasons_text(vb);
   EXPECT_NE(text.find("numerics: gemm.tiny_mma.default bf16 m=4096,n=4096,k=4096 on sm_90a / NVIDIA H200: failed, max rel err 0.500000 "
-                      "(tolerance 0.010000) (passed than " + a.substr(0, 12) + ")"), std::string::npos) << text;
+                      "(tolerance 0.010000) (passed at " + a.substr(0, 12) + ")"), std::string::npos) << text;
   // A build job that fails without records (the checkout failed) is a reason too.
   const std::string d = commit_sha(4);
   push(d, a);

@@ -1,6 +1,9 @@
-// The dashboard's decisions: which stage a variant reached, how a commit's results
-// compare with its parent's, and how a kernel's history maps to a share of peak.
+// The dashboard's views of the shared rules: the stages a target page shows, how a
+// commit's results compare with its baseline, and how a kernel's history maps to a share
+// of peak.
 #include "dashboard_views.h"
+
+#include "bringup_stages.h"
 
 #include <gtest/gtest.h>
 
@@ -8,12 +11,13 @@ namespace kport::coordinator {
 namespace {
 namespace json = boost::json;
 
-db::ResultBrief brief(std::string instance, db::ResultStatus status, std::optional<double> median = {},
-                      std::optional<double> stddev = {}) {
-  db::ResultBrief b;
+porting::ResultFact brief(std::string instance, porting::CheckOutcome status, std::optional<double> median = {},
+                          std::optional<double> stddev = {}) {
+  porting::ResultFact b;
   b.id = static_cast<std::int64_t>(instance.size());
   b.target = "sm_90a";
   b.gpu_model = "NVIDIA H200";
+  b.arch = "9.0";
   b.family = "gemm";
   b.variant = "v";
   b.instance = std::move(instance);
@@ -25,59 +29,81 @@ db::ResultBrief brief(std::string instance, db::ResultStatus status, std::option
   return b;
 }
 
-constexpr auto pass = db::ResultStatus::passed;
-constexpr auto fail = db::ResultStatus::failed;
+constexpr auto pass = porting::CheckOutcome::passed;
+constexpr auto fail = porting::CheckOutcome::failed;
+const porting::VerdictPolicy k_policy;
 
-TEST(DashboardCommitDiff, ClassifiesEveryKindAgainstTheParent) {
-  std::vector<db::ResultBrief> before = {
+TEST(DashboardCommitDiff, ClassifiesEveryKindAgainstTheBaseline) {
+  std::vector<porting::ResultFact> before = {
       brief("fixed", fail),          brief("broken", pass, 100, 1),   brief("still", fail),
       brief("slower", pass, 100, 1), brief("faster", pass, 100, 1),   brief("noise", pass, 100, 1),
-      brief("gone", pass, 100, 1)};
-  std::vector<db::ResultBrief> after = {
-      brief("fixed", pass, 100, 1),  brief("broken", fail),           brief("still", db::ResultStatus::crashed),
-      brief("slower", pass, 120, 1), brief("faster", pass, 80, 1),    brief("noise", pass, 104, 1),
-      brief("new", pass, 50, 1)};
-  json::object out = commit_diff_json(after, before, 100);
+      brief("gone", pass, 100, 1),   brief("shaky", pass, 100, 1)};
+  std::vector<porting::ResultFact> after = {
+      brief("fixed", pass, 100, 1),  brief("broken", fail),           brief("still", porting::CheckOutcome::crashed),
+      brief("slower", pass, 120, 1), brief("faster", pass, 80, 1),    brief("noise", pass, 102, 1),
+      brief("new", pass, 50, 1),     brief("shaky", pass, 150, 1)};
+  after.back().unstable = true;
+  json::object out = commit_diff_json(after, before, k_policy, 100);
   const auto& counts = out.at("groups").as_array().at(0).as_object().at("counts").as_object();
-  for (const char* kind : {"fixed", "new_failure", "still_failing", "regressed", "improved", "unchanged", "added", "dropped"})
+  for (const char* kind : {"fixed", "new_failure", "still_failing", "regressed", "improved", "unstable", "unchanged", "added",
+                           "dropped"})
     EXPECT_EQ(counts.at(kind).as_int64(), 1) << kind;
   const auto& changes = out.at("groups").as_array().at(0).as_object().at("changes").as_array();
-  ASSERT_EQ(changes.size(), 5u);
+  ASSERT_EQ(changes.size(), 6u);
   // Failures come first, so a reader sees what broke before what got faster.
   EXPECT_EQ(changes.at(0).as_object().at("kind").as_string(), "new_failure");
   EXPECT_EQ(changes.at(1).as_object().at("kind").as_string(), "regressed");
   EXPECT_NEAR(changes.at(1).as_object().at("delta").as_double(), 0.2, 1e-9);
+  EXPECT_EQ(out.at("rule").as_string(), porting::describe(k_policy));
 }
 
 TEST(DashboardCommitDiff, ChangeWithinTheMeasuredNoiseIsNotARegression) {
-  // +10% but each side has a 5 us standard deviation: 3 combined sigmas is 21 us.
-  json::object out = commit_diff_json({brief("k", pass, 110, 5)}, {brief("k", pass, 100, 5)}, 100);
+  // +10% but each side has a 5 us standard deviation: 2 combined sigmas is 14.1 us.
+  json::object out = commit_diff_json({brief("k", pass, 110, 5)}, {brief("k", pass, 100, 5)}, k_policy, 100);
   EXPECT_EQ(out.at("totals").as_object().at("regressed").as_int64(), 0);
   EXPECT_EQ(out.at("totals").as_object().at("unchanged").as_int64(), 1);
+  // The verdict's threshold, not a page's own: +4% beyond the noise is regressed here too.
+  out = commit_diff_json({brief("k", pass, 104, 0.5)}, {brief("k", pass, 100, 0.5)}, k_policy, 100);
+  EXPECT_EQ(out.at("totals").as_object().at("regressed").as_int64(), 1);
 }
 
-TEST(DashboardStages, EachStageNeedsThePreviousOne) {
-  db::VariantBoard v;
-  v.build_status = "not_applicable";
-  v.passed = 3;
-  EXPECT_TRUE(stage_flags(v).not_applicable);
-  EXPECT_FALSE(stage_flags(v).numerics_passed) << "results do not count where a feature is missing";
-
-  v.build_status = "ok";
-  v.spill_bytes = 64;
-  v.measured = 0;
-  v.selected = 2;
-  StageFlags f = stage_flags(v);
-  EXPECT_TRUE(f.built);
-  EXPECT_FALSE(f.resources_clean);
-  EXPECT_TRUE(f.numerics_passed);
-  EXPECT_FALSE(f.measured);
-  EXPECT_FALSE(f.selected) << "selection without a timed result is not shown";
-
-  json::object p = progress_json({v});
-  EXPECT_EQ(p.at("applicable").as_int64(), 1);
-  EXPECT_EQ(p.at("builds").as_int64(), 1);
-  EXPECT_EQ(p.at("resources_clean").as_int64(), 0);
+// The target page shows decide_stages' output; its cells follow the stage.
+TEST(DashboardTarget, CellsFollowTheDecidedStages) {
+  db::TargetBoard board;
+  board.target.name = "sm_90a";
+  board.target.arch = "9.0";
+  board.target.features_json = R"({"simt": true, "wgmma": false, "max_dynamic_smem_per_block": 232448})";
+  board.stage_commit = std::string(40, 'c');
+  db::VariantBoard failing;
+  failing.family = "gemm";
+  failing.variant = "simt";
+  failing.features_json = R"(["simt"])";
+  failing.build_status = "ok";
+  failing.spill_bytes = 0;
+  failing.passed = 5;
+  failing.failed = 1;
+  db::VariantBoard missing;
+  missing.family = "gemm";
+  missing.variant = "wgmma_tma";
+  missing.features_json = R"(["wgmma", "tma"])";
+  board.variants = {failing, missing};
+  const auto stages = stages_of(board);
+  json::object out = target_board_json(board, stages, {});
+  const auto& rows = out.at("variants").as_array();
+  EXPECT_EQ(rows.at(0).at("stage").as_string(), "numerics_failed");
+  EXPECT_EQ(rows.at(0).at("cells").at("numerics").at("state").as_string(), "fail");
+  EXPECT_EQ(rows.at(0).at("cells").at("resources").at("state").as_string(), "ok");
+  EXPECT_EQ(rows.at(1).at("stage").as_string(), "not_applicable") << "wgmma is false in the target's features";
+  EXPECT_EQ(rows.at(1).at("reason").as_string(), "missing features: wgmma, tma");
+  EXPECT_EQ(rows.at(1).at("cells").at("build").at("state").as_string(), "na");
+  EXPECT_EQ(out.at("progress").at("applicable").as_int64(), 1);
+  EXPECT_EQ(out.at("progress").at("numerics_passed").as_int64(), 0);
+  EXPECT_EQ(out.at("commit").as_string(), std::string(40, 'c'));
+  // The API's answer is built from the same stages.
+  json::object api = bringup_json(board, stages);
+  EXPECT_EQ(api.at("progress"), out.at("progress"));
+  EXPECT_EQ(api.at("variants").at(0).at("stage"), rows.at(0).at("stage"));
+  EXPECT_EQ(api.at("variants").at(0).at("results_failed").as_int64(), 1);
 }
 
 TEST(DashboardKernel, ShareOfPeakAndItsBandFollowTheTimeBand) {

@@ -178,7 +178,7 @@ TEST_F(ResultsTest, EveryFilterCombinationNarrowsTheRows) {
   EXPECT_GT(count(h), 0u);
 }
 
-TEST_F(ResultsTest, BuildRecordsAreIdempotentAndFeedTheBringup) {
+TEST_F(ResultsTest, BuildRecordsAreIdempotentAndFeedTheBringupFacts) {
   NewPipeline np;
   np.commit_sha = std::string(40, 'a');
   np.jobs.push_back(JobSpec{JobKind::build, np.commit_sha, "sm_90a", {}, {}, {}, 3, ""});
@@ -219,21 +219,57 @@ TEST_F(ResultsTest, BuildRecordsAreIdempotentAndFeedTheBringup) {
 
   auto built = ok(m_store->built_variants("sm_90a", "gemm"));
   ASSERT_EQ(built.size(), 2u);
-  auto up = ok(m_store->bringup("sm_90a"));
+  // The board holds facts, not stages (porting's decide_stages turns them into stages).
+  auto up = ok(m_store->target_board("sm_90a"));
   ASSERT_TRUE(up);
-  ASSERT_EQ(up->rows.size(), 4u);  // gemm: wgmma, mma, tcgen05; attention: mma
-  std::map<std::string, BringupRow> by;
-  for (const auto& r : up->rows)
+  EXPECT_EQ(up->stage_commit, np.commit_sha);
+  ASSERT_EQ(up->variants.size(), 4u);  // gemm: wgmma, mma, tcgen05; attention: mma
+  std::map<std::string, VariantBoard> by;
+  for (const auto& r : up->variants)
     if (r.family == "gemm") by[r.variant] = r;
   EXPECT_EQ(by.size(), 3u);
-  EXPECT_TRUE(by["wgmma"].built && by["wgmma"].resources_clean && by["wgmma"].numerics_passed);
-  EXPECT_TRUE(by["wgmma"].measured && by["wgmma"].selected_best);
-  EXPECT_TRUE(by["mma"].built && by["mma"].numerics_passed);
-  EXPECT_FALSE(by["mma"].resources_clean) << "it spills";
-  EXPECT_FALSE(by["mma"].selected_best) << "wgmma is faster";
-  EXPECT_TRUE(by["tcgen05"].not_applicable);
-  EXPECT_FALSE(by["tcgen05"].built);
-  EXPECT_FALSE(ok(m_store->bringup("sm_999")).has_value());
+  EXPECT_EQ(by["wgmma"].build_status, "ok");
+  EXPECT_EQ(by["wgmma"].spill_bytes, 0);
+  EXPECT_EQ(by["wgmma"].passed, 1);
+  EXPECT_EQ(by["wgmma"].measured, 1);
+  EXPECT_EQ(by["wgmma"].selected, 1);
+  EXPECT_EQ(by["wgmma"].features_json, "[\"wgmma\"]");
+  EXPECT_EQ(by["mma"].spill_bytes, 128) << "stores and loads";
+  EXPECT_EQ(by["mma"].selected, 0) << "wgmma is faster";
+  EXPECT_EQ(by["tcgen05"].build_status, "not_applicable");
+  EXPECT_EQ(by["tcgen05"].features_json, "[\"tcgen05\"]");
+  EXPECT_FALSE(ok(m_store->target_board("sm_999")).has_value());
+
+  // A later commit rebuilt: its records and results are the facts now; an earlier pass
+  // stays in the history only.
+  const std::string later(40, 'b');
+  std::vector<BuildRecord> rebuilt{rec("wgmma", BuildStatus::ok, 0), rec("mma", BuildStatus::compile_error, 0)};
+  for (auto& r : rebuilt) {
+    r.commit_sha = later;
+    r.job_id.reset();  // recorded by an operator, outside a job
+  }
+  ok(m_store->put_build_records(rebuilt));
+  auto failing = result("wgmma.a", "m=64,n=64,k=64", 3, ResultStatus::failed);
+  failing.commit_sha = later;
+  ok(m_store->put_results({failing}));
+  auto now = ok(m_store->target_board("sm_90a"));
+  ASSERT_TRUE(now);
+  EXPECT_EQ(now->stage_commit, later);
+  by.clear();
+  for (const auto& r : now->variants)
+    if (r.family == "gemm") by[r.variant] = r;
+  EXPECT_EQ(by["wgmma"].passed, 0);
+  EXPECT_EQ(by["wgmma"].failed, 1);
+  EXPECT_TRUE(by["wgmma"].numerics_ms.has_value()) << "the burndown keeps the first pass";
+  EXPECT_EQ(by["mma"].build_status, "compile_error");
+  EXPECT_FALSE(by["tcgen05"].build_status.has_value()) << "no record at the later commit";
+  // Asked for the first commit, the board shows that commit's facts.
+  auto then = ok(m_store->target_board("sm_90a", np.commit_sha));
+  ASSERT_TRUE(then);
+  for (const auto& r : then->variants)
+    if (r.family == "gemm" && r.variant == "wgmma") {
+      EXPECT_EQ(r.passed, 1);
+    }
 
   auto summary = ok(m_store->commit_summary(np.commit_sha));
   ASSERT_TRUE(summary);

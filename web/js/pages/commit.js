@@ -1,13 +1,29 @@
-// Commit page: per target and GPU, what changed against the parent commit (fixed, new
-// failure, still failing, regressed, improved) with the figures behind each change.
-// State: #/commit/<sha>?kind=<kind> filters the lists.
+// Commit page: the commit's verdict (the one `kport status` prints: status, baseline,
+// reasons) and beside it, per target and GPU, what changed against the same baseline
+// (fixed, new failure, still failing, regressed, improved, unstable) with the figures
+// behind each change. State: #/commit/<sha>?kind=<kind> filters the lists.
 import { h, fill, fmtNum, fmtPct, fmtTime, shortSha, pageLink, pendingBadge } from '../dom.js';
 import { api } from '../api.js';
 import { replaceParams } from '../router.js';
 
-const KINDS = ['new_failure', 'regressed', 'fixed', 'improved', 'still_failing'];
+const KINDS = ['new_failure', 'regressed', 'fixed', 'improved', 'unstable', 'still_failing'];
 const LABEL = { new_failure: 'new failure', regressed: 'regressed', fixed: 'fixed', improved: 'improved',
-  still_failing: 'still failing', unchanged: 'unchanged', added: 'new key', dropped: 'not rerun' };
+  unstable: 'unstable', still_failing: 'still failing', unchanged: 'unchanged', added: 'new key', dropped: 'not rerun' };
+const REASON = { build_failure: 'build failure', job_failure: 'job failure', numerics_failure: 'numerics failure',
+  perf_regression: 'slower', resource_regression: 'resources' };
+
+function verdictBox(v) {
+  const list = (cls, items, item) => (items.length ? h('ul', { class: cls }, items.map(item)) : null);
+  return h('section', { class: `verdict verdict-${v.status}`, id: 'verdict', dataset: { status: v.status } },
+    h('h2', {}, 'Verdict: ', h('span', { class: `tag verdict-${v.status}`, id: 'verdict-status' }, v.status),
+      ' ', h('span', { class: 'muted' }, v.baseline ? ['against ', pageLink(`/commit/${v.baseline}`, null, h('code', {}, shortSha(v.baseline)))]
+        : 'no validated ancestor to compare with')),
+    list('reasons', v.reasons, (r) => h('li', { class: `reason reason-${r.kind}` },
+      h('span', { class: `tag reason-${r.kind}` }, REASON[r.kind] || r.kind), ' ', r.message)),
+    list('waiting', v.waiting, (w) => h('li', { class: 'muted' }, 'waiting: ', w)),
+    list('notes', v.notes, (n) => h('li', { class: 'muted' }, 'not counted: ', n)),
+    !v.reasons.length && v.status === 'pass' ? h('p', { class: 'muted' }, 'Nothing this commit changed counts against it.') : null);
+}
 
 function side(s) {
   if (!s) return '—';
@@ -32,7 +48,7 @@ function group(g, kind) {
       .map(([k, n]) => h('span', { class: `tag kind-${k}` }, `${n} ${LABEL[k]}`))),
     changes.length
       ? h('table', { class: 'grid' },
-        h('thead', {}, h('tr', {}, ['change', 'instance', 'dtype', 'shape', 'parent', 'this commit', 'Δ time'].map((t) => h('th', {}, t)))),
+        h('thead', {}, h('tr', {}, ['change', 'instance', 'dtype', 'shape', 'baseline', 'this commit', 'Δ time'].map((t) => h('th', {}, t)))),
         h('tbody', {}, changes.map(changeRow)))
       : h('p', { class: 'muted' }, 'No changes.'),
     g.truncated ? h('p', { class: 'muted' }, 'Showing the first changes only.') : null);
@@ -47,7 +63,8 @@ export async function render(root, route) {
     h('option', { value: '' }, 'every change'), KINDS.map((k) => h('option', { value: k, selected: k === kind }, LABEL[k])));
   const paint = () => fill(groupsEl, data.groups.length ? data.groups.map((g) => group(g, kind))
     : h('p', { class: 'muted' }, 'No results for this commit yet.'));
-  const fresh = pendingBadge('result', async () => { data = await api.commit(sha); paint(); });
+  const verdictEl = h('div', { id: 'verdict-box' }, verdictBox(data.verdict));
+  const fresh = pendingBadge('result', async () => { data = await api.commit(sha); fill(verdictEl, verdictBox(data.verdict)); paint(); });
   const c = data.commit;
   const t = data.totals;
   fill(root,
@@ -55,7 +72,8 @@ export async function render(root, route) {
     h('pre', { class: 'message', id: 'commit-message' }, c.message || ''),
     h('p', { class: 'summary' }, `${c.author || 'unknown author'} · ${fmtTime(c.time)} · parent `,
       data.parent ? pageLink(`/commit/${data.parent}`, null, h('code', {}, shortSha(data.parent))) : 'none',
-      ` · ${data.results} result keys here, ${data.parent_results} on the parent`),
+      ` · ${data.results} result keys here, ${data.baseline_results} on the baseline`),
+    verdictEl,
     h('p', { class: 'counts', id: 'totals' }, KINDS.map((k) => h('span', { class: `tag kind-${k}` }, `${t[k]} ${LABEL[k]}`))),
     h('p', {}, h('label', {}, 'Show ', filter), ' ', fresh.el, h('span', { class: 'muted' }, ` Rule: ${data.rule}.`)),
     groupsEl);

@@ -1,6 +1,7 @@
-// Target page: variants x stages in colour with figures; a cell opens its evidence and
-// the command that reproduces it; the burndown shows how many variants still have to
-// reach each stage over time. State: #/target/<name>?cell=<family.variant>:<stage>
+// Target page: variants x stages in colour with figures, as of the target's latest commit
+// with a build (the stages `kport bringup` prints); a cell opens its evidence and the
+// command that reproduces it; the burndown shows how many variants still have to reach
+// each stage over time. State: #/target/<name>?cell=<family.variant>:<stage>
 import { h, fill, fmtNum, fmtTime, shortSha, pageLink, hashFor, afterPaint } from '../dom.js';
 import { api } from '../api.js';
 import { coalesce } from '../live.js';
@@ -94,9 +95,11 @@ export async function render(root, route) {
   const paint = () => {
     const p = data.progress;
     fill(summary, `arch ${data.target.arch} · checked on ${data.check_arches.join(', ')} · `,
-      `${p.builds}/${p.applicable} build · ${p.numerics_passed} pass numerics · ${p.measured} measured · ${p.selected_best} selected`);
-    fill(body, data.variants.map((v) => h('tr', { dataset: { variant: `${v.family}.${v.variant}` } },
-      h('th', { scope: 'row' }, `${v.family}.${v.variant}`),
+      data.commit ? h('span', { id: 'stage-commit' }, 'at ', pageLink(`/commit/${data.commit}`, null, h('code', {}, shortSha(data.commit))))
+        : h('span', { id: 'stage-commit' }, 'not built yet: the planner\'s view'),
+      ` · ${p.builds}/${p.applicable} build · ${p.numerics_passed} pass numerics · ${p.measured} measured · ${p.selected_best} selected`);
+    fill(body, data.variants.map((v) => h('tr', { dataset: { variant: `${v.family}.${v.variant}`, stage: v.stage } },
+      h('th', { scope: 'row', title: v.reason || v.stage.replace(/_/g, ' ') }, `${v.family}.${v.variant}`),
       STAGES.map(([stage]) => {
         const c = v.cells[stage];
         const id = cellId(v, stage);

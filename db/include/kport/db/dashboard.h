@@ -14,37 +14,38 @@
 
 namespace kport::db {
 
-// One (family, variant) on a target: how far it got, its figures and its evidence.
+// One (family, variant) on a target: the facts its bring-up stage is decided from
+// (porting's decide_stages), its figures and its evidence.
 struct VariantBoard {
   std::string family, variant;
-  // The latest build record for the target (any commit).
+  // Declared features (JSON array text from kernel_variants); unset when unknown.
+  std::optional<std::string> features_json;
+  // Its latest build record at the stage commit; unset when it has none there.
   std::optional<std::int64_t> build_id, build_job_id;
   std::optional<std::string> build_status, build_commit;
+  std::string build_message;
   std::optional<int> registers;
   std::optional<std::int64_t> spill_bytes, shared_mem_bytes;
-  // Results on GPUs whose arch checks the target (the target's arch or its check arches).
+  // The latest result per (GPU model, instance, dtype, shape) at the stage commit, on GPUs
+  // whose arch checks the target (its arch or its check arches). failed: failed, crashed
+  // or timed out (not unsupported).
   std::int64_t passed = 0, failed = 0, measured = 0;
   std::optional<double> max_ratio, max_tflops, max_gbps;
   std::optional<std::int64_t> pass_result_id, fail_result_id;  // latest of each
   // Shapes (gpu, dtype, shape) where one of its instances is the fastest passing one.
   std::int64_t selected = 0;
-  // When each stage was first reached, as the author time of the commit that reached it
-  // (the burndown); unset while not reached.
+  // History, any commit: when each stage was first reached, as the author time of the
+  // commit that reached it (the burndown); unset while never reached.
   std::optional<std::int64_t> built_ms, numerics_ms, measured_ms;
 };
 
 struct TargetBoard {
   Target target;
-  std::vector<std::string> check_arches;  // the target's own arch first
-  std::vector<VariantBoard> variants;     // every known variant, by family then variant
-};
-
-// The latest result of one key (target, GPU model, instance, dtype, shape) of a commit.
-struct ResultBrief {
-  std::int64_t id = 0;
-  std::string target, gpu_model, family, variant, instance, dtype, shape;
-  ResultStatus status = ResultStatus::passed;
-  std::optional<double> median_us, stddev_us, tflops, gbps, ratio;
+  std::vector<std::string> check_arches;   // the target's own arch first
+  // The commit the stages are of: the one asked for, else the target's latest commit
+  // that has a build (by author time, else build time); unset when never built.
+  std::optional<std::string> stage_commit;
+  std::vector<VariantBoard> variants;      // every known variant, by family then variant
 };
 
 // One kernel configuration on one GPU model at one commit (the kernel page's points).

@@ -69,26 +69,6 @@ struct CommitSummary {
   std::vector<std::string> targets;  // targets that have build records or results
 };
 
-// Bring-up stage flags of one (target, variant), DESIGN.md "bring-up stage".
-struct BringupRow {
-  std::string family, variant;
-  bool not_applicable = false;   // latest build: a required feature is missing
-  bool built = false;            // latest build record for the target is ok
-  bool resources_clean = false;  // built with no spill stores/loads
-  bool numerics_passed = false;  // a passed result on a GPU of the target's arch
-  bool measured = false;         // a passed result with a median time
-  bool selected_best = false;    // fastest passing instance for some (gpu, dtype, shape)
-  std::optional<std::string> build_status;  // latest build status text
-  std::optional<std::string> commit_sha;    // commit of that build record
-  std::int64_t results_passed = 0, results_failed = 0;  // failed: failed, crashed or timed out (not unsupported)
-};
-
-struct Bringup {
-  Target target;
-  std::optional<std::string> commit_sha;  // restricted to this commit when given
-  std::vector<BringupRow> rows;           // ordered by family, variant
-};
-
 // The current figure of one kernel instance on one GPU model, dtype and shape: the
 // latest result of the newest commit measured there (summary table best_candidates,
 // migration 0008). A row whose result did not pass (or was not timed) has no figures:

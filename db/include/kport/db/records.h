@@ -46,6 +46,14 @@ struct KernelInstance {
   std::optional<std::vector<std::string>> dtypes = std::nullopt;
 };
 
+// A variant of the kernel library with the features it declares, whether or not any
+// target built it yet (a harness lists the variants it left out, too).
+struct KernelVariant {
+  std::string family;         // "gemm"
+  std::string variant;        // "tcgen05"
+  std::string features_json;  // ["tcgen05","tmem","tma","mbarrier"]
+};
+
 struct Repository {
   std::int64_t id = 0;
   std::string name;  // "kport-kernels"

@@ -138,6 +138,9 @@ class Store {
 
   // Inserts or updates instances (and their families and variants) by name.
   Status upsert_kernel_instances(const std::vector<KernelInstance>& instances);
+  // Records variants and their declared features (the planner's input for a target
+  // never built); invalid_argument names the variant without a family or name.
+  Status upsert_kernel_variants(const std::vector<KernelVariant>& variants);
   Result<std::vector<KernelInstance>> list_kernel_instances(std::optional<std::string> family = {});
 
   Result<Repository> upsert_repository(std::string_view name, std::string_view url);
@@ -220,8 +223,6 @@ class Store {
 
   // ---- aggregates --------------------------------------------------------------------
   Result<std::optional<CommitSummary>> commit_summary(std::string_view sha);
-  Result<std::optional<Bringup>> bringup(std::string_view target,
-                                         std::optional<std::string> commit_sha = {});
   // Per shape, the current figure of every instance on that GPU model (see
   // BestCandidate), failures included; ordered by shape, then median (rows without a
   // figure last). Empty gpu_model means every GPU model (provisional answers).
@@ -236,10 +237,11 @@ class Store {
   Result<std::vector<BuiltInstance>> built_variants(std::string_view target, std::string_view family);
 
   // ---- dashboard (store_dashboard.cpp; the records are in dashboard.h) --------------
-  // Every variant on a target with its stage, figures, evidence ids and milestones.
-  Result<std::optional<TargetBoard>> target_board(std::string_view target);
-  // The latest result per (target, GPU model, instance, dtype, shape) of a commit.
-  Result<std::vector<ResultBrief>> commit_results(std::string_view sha);
+  // Every known variant on a target with the facts of its bring-up stage at the stage
+  // commit (`commit_sha`, else the target's latest commit with a build), its figures,
+  // evidence ids and milestones (store_bringup.cpp). nullopt: the target is not known.
+  Result<std::optional<TargetBoard>> target_board(std::string_view target,
+                                                  std::optional<std::string> commit_sha = {});
   // Passing, timed results of one configuration per GPU model and commit, ordered by
   // GPU model, then commit time.
   Result<std::vector<KernelPoint>> kernel_history(std::string_view instance, std::string_view dtype,

@@ -57,7 +57,8 @@ class CoordinatorApi {
   Status put_artifact(const std::string& sha256, const std::string& name, const std::string& kind, std::string_view bytes);
   Status append_log(std::int64_t job, int attempt, std::string_view text);
   Status complete(std::int64_t job, int attempt, bool succeeded, const std::string& reason, bool retry = false);
-  Status put_kernels(boost::json::array instances);
+  // PUT /api/v1/kernels: the harness's instances and, when given, its variants with features.
+  Status put_kernels(boost::json::array instances, boost::json::array variants = {});
   Status post_results(std::int64_t job, int attempt, boost::json::array results);
   // The bytes of a stored artifact, verified against `sha256` (unavailable when they differ:
   // a damaged transfer is worth a retry).

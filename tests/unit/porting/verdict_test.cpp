@@ -1,0 +1,217 @@
+// The commit verdict on hand-made facts: what counts, what waits, what is noise, and
+// the per-result classification the commit page shows beside it.
+#include "kport/porting/verdict.h"
+
+#include <gtest/gtest.h>
+
+namespace kport::porting {
+namespace {
+
+JobFact job(std::int64_t id, JobKind kind, JobState status) {
+  JobFact j;
+  j.id = id;
+  j.kind = kind;
+  j.status = status;
+  j.target = "sm_90a";
+  if (kind == JobKind::check) j.arch = "9.0";
+  return j;
+}
+
+BuildFact build(const std::string& variant, BuildOutcome status, std::int64_t smem = 0, std::int64_t spills = 0) {
+  BuildFact b;
+  b.target = "sm_90a";
+  b.family = "gemm";
+  b.variant = variant;
+  b.status = status;
+  b.shared_mem_bytes = smem;
+  b.spill_bytes = spills;
+  return b;
+}
+
+ResultFact result(const std::string& variant, double median, double stddev, CheckOutcome status = CheckOutcome::passed) {
+  ResultFact r;
+  r.target = "sm_90a";
+  r.family = "gemm";
+  r.variant = variant;
+  r.instance = "gemm." + variant + ".default";
+  r.dtype = "bf16";
+  r.shape = "m=1,n=1,k=1";
+  r.gpu_model = "NVIDIA H200";
+  r.arch = "9.0";
+  r.status = status;
+  r.median_us = median;
+  r.stddev_us = stddev;
+  return r;
+}
+
+CommitFacts done(std::vector<BuildFact> b, std::vector<ResultFact> r) {
+  CommitFacts in;
+  in.jobs = {job(1, JobKind::build, JobState::succeeded), job(2, JobKind::check, JobState::succeeded)};
+  in.builds = std::move(b);
+  in.results = std::move(r);
+  return in;
+}
+
+const std::string k_base = std::string(40, 'a');
+
+Verdict decide(const CommitFacts& mine, const CommitFacts& base) { return decide_verdict("c", mine, k_base, base); }
+
+TEST(Verdict, FailuresTheBaselineSharesAreNotNewButAreNoted) {
+  auto base = done({build("simt", BuildOutcome::compile_error)}, {});
+  auto mine = done({build("simt", BuildOutcome::compile_error)}, {});
+  auto v = decide(mine, base);
+  EXPECT_EQ(v.status, "pass");
+  ASSERT_EQ(v.notes.size(), 1u);
+  EXPECT_EQ(v.notes[0], "build: gemm.simt on sm_90a still fails to compile (compile_error), as at aaaaaaaaaaaa");
+  mine.builds[0].status = BuildOutcome::timeout;
+  EXPECT_EQ(decide(mine, base).status, "pass") << "still failing, not newly";
+  base.builds[0].status = BuildOutcome::ok;
+  v = decide(mine, base);
+  ASSERT_EQ(v.status, "fail");
+  EXPECT_EQ(v.reasons[0].kind, "build_failure");
+  EXPECT_EQ(v.reasons[0].variant, "gemm.simt");
+}
+
+// A build job with one broken variant succeeds for the others: the broken one's record is
+// the only trace, and it must fail the commit.
+TEST(Verdict, CompileErrorInsideASucceededBuildJobIsABuildFailure) {
+  auto base = done({build("simt", BuildOutcome::ok), build("mma", BuildOutcome::ok)}, {result("mma", 100, 0.5)});
+  auto mine = done({build("simt", BuildOutcome::compile_error), build("mma", BuildOutcome::ok)}, {result("mma", 100, 0.5)});
+  mine.builds[0].message = "error: identifier \"__cvta\" is undefined\nmore";
+  auto v = decide(mine, base);
+  ASSERT_EQ(v.status, "fail");
+  ASSERT_EQ(v.reasons.size(), 1u);
+  EXPECT_EQ(v.reasons[0].kind, "build_failure");
+  EXPECT_EQ(v.reasons[0].message, "build: gemm.simt on sm_90a: compile_error (built at aaaaaaaaaaaa): error: identifier \"__cvta\" is undefined");
+  // No baseline at all (the first commit): a compile error still counts.
+  EXPECT_EQ(decide_verdict("c", mine, std::nullopt, {}).status, "fail");
+}
+
+TEST(Verdict, SlowdownsWithinNoiseOrThresholdDoNotCount) {
+  auto base = done({}, {result("mma", 100, 0.5)});
+  // +2%: under the 3% threshold.
+  EXPECT_EQ(decide(done({}, {result("mma", 102, 0.5)}), base).status, "pass");
+  // +5% but the two measurements' noise is 2 * sqrt(4^2 + 4^2) = 11.3 us.
+  EXPECT_EQ(decide(done({}, {result("mma", 105, 4)}), base).status, "pass");
+  // +5% outside the noise: a suspect that asks for its re-measure first.
+  auto v = decide(done({}, {result("mma", 105, 0.5)}), base);
+  EXPECT_EQ(v.status, "pending");
+  ASSERT_EQ(v.remeasure.size(), 1u);
+  EXPECT_EQ(v.remeasure[0].instances, std::vector<std::string>{"gemm.mma.default"});
+  // Re-measured (its job finished): now it counts.
+  auto mine = done({}, {result("mma", 105, 0.5)});
+  mine.jobs.push_back(job(3, JobKind::check, JobState::succeeded));
+  mine.remeasures.push_back(RemeasureFact{"sm_90a", "NVIDIA H200", 3});
+  v = decide(mine, base);
+  ASSERT_EQ(v.status, "fail");
+  EXPECT_EQ(v.reasons[0].kind, "perf_regression");
+  EXPECT_NE(v.reasons[0].message.find("+5.0%"), std::string::npos) << v.reasons[0].message;
+  EXPECT_NE(v.reasons[0].message.find("(re-measured)"), std::string::npos) << v.reasons[0].message;
+  // A re-measure that failed leaves the first figures, and the reason says so.
+  mine.jobs.back().status = JobState::failed;
+  v = decide(mine, base);
+  ASSERT_EQ(v.status, "fail");
+  EXPECT_NE(v.reasons[0].message.find("(re-measure job 3 failed)"), std::string::npos) << v.reasons[0].message;
+  // The re-measure still running: wait for it.
+  mine.jobs.back().status = JobState::running;
+  EXPECT_EQ(decide(mine, base).status, "pending");
+}
+
+TEST(Verdict, AnUnstableFigureNeverCountsAsARegressionOnItsOwn) {
+  auto base = done({}, {result("mma", 100, 0.5)});
+  auto mine = done({}, {result("mma", 140, 0.5)});
+  mine.results[0].unstable = true;
+  mine.jobs.push_back(job(3, JobKind::check, JobState::succeeded));
+  mine.remeasures.push_back(RemeasureFact{"sm_90a", "NVIDIA H200", 3});
+  auto v = decide(mine, base);
+  EXPECT_EQ(v.status, "pass");
+  EXPECT_TRUE(v.remeasure.empty()) << "nothing to re-measure: the runner already did";
+  ASSERT_EQ(v.notes.size(), 1u);
+  EXPECT_NE(v.notes[0].find("+40.0%"), std::string::npos) << v.notes[0];
+  EXPECT_NE(v.notes[0].find("this figure is unstable"), std::string::npos) << v.notes[0];
+  // An unstable baseline speaks for nothing either.
+  mine.results[0].unstable = false;
+  base.results[0].unstable = true;
+  v = decide(mine, base);
+  EXPECT_EQ(v.status, "pass");
+  EXPECT_NE(v.notes.at(0).find("the baseline figure is unstable"), std::string::npos) << v.notes[0];
+  // ... but an unstable figure that fails numerics is a failure like any other.
+  mine.results[0].unstable = true;
+  mine.results[0].status = CheckOutcome::failed;
+  EXPECT_EQ(decide(mine, base).status, "fail");
+}
+
+TEST(Verdict, ResourceGrowthAndNumerics) {
+  auto base = done({build("mma", BuildOutcome::ok, 1024, 0)}, {result("mma", 100, 0.5)});
+  auto mine = done({build("mma", BuildOutcome::ok, 1024, 16)}, {result("mma", 100, 0.5, CheckOutcome::crashed)});
+  auto v = decide(mine, base);
+  ASSERT_EQ(v.reasons.size(), 2u);
+  EXPECT_EQ(v.reasons[0].kind, "resource_regression");
+  EXPECT_NE(v.reasons[0].message.find("new register spills 0 -> 16 B"), std::string::npos) << v.reasons[0].message;
+  EXPECT_EQ(v.reasons[1].kind, "numerics_failure");
+  EXPECT_EQ(v.reasons[1].gpu_model, "NVIDIA H200");
+  EXPECT_EQ(std::get<std::string>(v.reasons[1].figures.at("status")), "crashed");
+  // Less shared memory is no regression.
+  EXPECT_EQ(decide(done({build("mma", BuildOutcome::ok, 512)}, {}), base).status, "pass");
+}
+
+TEST(Verdict, UnfinishedJobsKeepItPendingAndNoJobsIsNoVerdict) {
+  auto mine = done({}, {});
+  mine.jobs[1].status = JobState::awaiting_runner;
+  auto v = decide_verdict("c", mine, std::nullopt, {});
+  EXPECT_EQ(v.status, "pending");
+  EXPECT_NE(v.waiting[0].find("awaiting_runner"), std::string::npos);
+  EXPECT_EQ(decide_verdict("c", {}, std::nullopt, {}).status, "pending");
+}
+
+TEST(Verdict, FailedJobWithoutRecordsCounts) {
+  auto mine = done({}, {});
+  mine.jobs[1].status = JobState::failed;
+  mine.jobs[1].failure_reason = "lease expired after the last attempt";
+  auto v = decide_verdict("c", mine, std::nullopt, {});
+  ASSERT_EQ(v.status, "fail");
+  EXPECT_EQ(v.reasons[0].kind, "job_failure");
+  EXPECT_NE(v.reasons[0].message.find("lease expired"), std::string::npos);
+}
+
+// The commit page's per-result kinds are the verdict's decisions, one by one.
+TEST(Verdict, ClassifyIsTheVerdictsComparison) {
+  const VerdictPolicy p;
+  auto before = result("k", 100, 0.5);
+  EXPECT_EQ(classify(&before, result("k", 105, 0.5), p), Change::regressed);
+  EXPECT_EQ(classify(&before, result("k", 95, 0.5), p), Change::improved);
+  EXPECT_EQ(classify(&before, result("k", 102, 0.5), p), Change::unchanged) << "under 3%";
+  EXPECT_EQ(classify(&before, result("k", 110, 5), p), Change::unchanged) << "inside 2 combined sigmas";
+  EXPECT_EQ(classify(&before, result("k", 0, 0, CheckOutcome::timeout), p), Change::new_failure);
+  EXPECT_EQ(classify(nullptr, result("k", 0, 0, CheckOutcome::failed), p), Change::new_failure)
+      << "a failure with nothing to compare is new, as the verdict counts it";
+  EXPECT_EQ(classify(nullptr, result("k", 100, 0.5), p), Change::added);
+  auto failed = result("k", 0, 0, CheckOutcome::failed);
+  EXPECT_EQ(classify(&failed, result("k", 100, 0.5), p), Change::fixed);
+  EXPECT_EQ(classify(&failed, result("k", 0, 0, CheckOutcome::crashed), p), Change::still_failing);
+  auto shaky = result("k", 140, 0.5);
+  shaky.unstable = true;
+  EXPECT_EQ(classify(&before, shaky, p), Change::unstable);
+  // Stricter policy, stricter page: the same policy object drives both.
+  VerdictPolicy loose{0.10, 3.0};
+  EXPECT_EQ(classify(&before, result("k", 105, 0.5), loose), Change::unchanged);
+  EXPECT_NE(describe(p).find("3% or more and beyond 2 combined standard deviations"), std::string::npos) << describe(p);
+}
+
+TEST(Verdict, DriversAreComparedOnTheSameConfiguration) {
+  std::vector<ResultFact> before{result("mma", 100, 0.5)}, now{result("mma", 120, 0.5)};
+  auto reasons = compare_drivers(now, before, "600.2", "600.1");
+  ASSERT_EQ(reasons.size(), 1u);
+  EXPECT_NE(reasons[0].message.find("than driver 600.1"), std::string::npos) << reasons[0].message;
+  EXPECT_EQ(std::get<std::string>(reasons[0].figures.at("driver")), "600.2");
+  now[0].median_us = 100.2;
+  EXPECT_TRUE(compare_drivers(now, before, "600.2", "600.1").empty());
+  now[0].status = CheckOutcome::failed;
+  ASSERT_EQ(compare_drivers(now, before, "600.2", "600.1").size(), 1u);
+  EXPECT_EQ(compare_drivers(now, before, "600.2", "600.1")[0].kind, "numerics_failure");
+  EXPECT_NE(compare_drivers(now, before, "600.2", "600.1")[0].message.find("(passed with driver 600.1) (driver 600.2)"),
+            std::string::npos) << compare_drivers(now, before, "600.2", "600.1")[0].message;
+}
+
+}  // namespace
+}  // namespace kport::porting
