@@ -412,7 +412,13 @@ function evidenceBlock(title, e) {
       h('dt', {}, 'status'), h('dd', {}, e.status, e.message ? h('pre', { class: 'log' }, e.message) : null),
       h('dt', {}, 'numerics'), h('dd', {}, `max abs ${fmtNum(e.max_abs_err, 6)} · normwise ${fmtNum(e.normwise_rel_err, 6)} · tol ${fmtNum(e.tolerance, 6)}`),
       h('dt', {}, 'timing'), h('dd', {}, `median ${fmtNum(e.median_us)} µs ± ${fmtNum(e.stddev_us)} (${e.samples ?? '—'} samples) · ${e.baseline || 'baseline'} ratio ×${fmtNum(e.ratio)}`)),
-    h('p', {}, 'Reproduce:'), h('pre', { class: 'cmd' }, e.command));
+    h('p', {}, 'Reproduce:'), h('pre', { class: 'cmd' }, withOrigin(e.command)));
+}
+
+// The coordinator writes a placeholder where its own address goes (it cannot know the
+// address a browser reached it by); the page knows it.
+function withOrigin(command) {
+  return command ? command.split('${KPORT_SERVER:-http://127.0.0.1:8080}').join(window.location.origin) : command;
 }
 
 function detail(target, v, stage) {
