@@ -92,6 +92,8 @@ class PipelineReasons : public HookTest {
 
 TEST_F(PipelineReasons, APushBuildsEveryTargetAndEachBuildSpawnsTheChecksOfItsArches) {
   add_sm80();
+  // The API shows the arches that do check the target, as the checks below are spawned.
+  EXPECT_EQ(get("/api/v1/targets/sm_80").body.at("check_arches"), (array{"8.0", "8.6", "9.0"}));
   const std::string a = commit_sha(1);
   auto r = push(a, "", "delivery-1");
   ASSERT_EQ(r.status, 201) << r.raw;
