@@ -56,8 +56,21 @@ Result<std::vector<std::int64_t>> insert_jobs(Connection& c, std::int64_t pipeli
   return ids;
 }
 
-Result<std::int64_t> insert_pipeline(Connection& c, const NewPipeline& p, std::int64_t now) {
+std::string already_validated(const std::string& commit_sha, std::int64_t pipeline_id) {
+  return "commit " + commit_sha.substr(0, 12) + " is already validated by pipeline " + std::to_string(pipeline_id);
+}
+
+Result<InsertedPipeline> insert_pipeline(Connection& c, const NewPipeline& p, std::int64_t now) {
   if (p.commit_sha.empty()) return bad("a pipeline needs a commit_sha");
+  if (p.once_per_commit) {
+    // One writer runs every transaction, so no other pipeline can appear between this
+    // read and the insert below.
+    auto seen = c.prepare("SELECT max(id) FROM pipelines WHERE commit_sha = ?1");
+    if (!seen) return std::move(seen).error();
+    auto row = seen->bind(1, p.commit_sha).step();
+    if (!row) return std::move(row).error();
+    if (*row && !seen->is_null(0)) return InsertedPipeline{seen->int64(0), false};
+  }
   auto ins = c.prepare(
       "INSERT INTO pipelines(reason, repo, ref, commit_sha, note, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
   if (!ins) return std::move(ins).error();
@@ -65,7 +78,7 @@ Result<std::int64_t> insert_pipeline(Connection& c, const NewPipeline& p, std::i
   const std::int64_t id = c.last_insert_rowid();
   auto jobs = insert_jobs(c, id, p.jobs, now);
   if (!jobs) return std::move(jobs).error();
-  return id;
+  return InsertedPipeline{id, true};
 }
 
 Result<std::optional<Pipeline>> load_pipeline(Connection& c, std::int64_t id) {

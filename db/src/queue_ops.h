@@ -21,8 +21,15 @@ Result<std::vector<std::int64_t>> insert_jobs(Connection& c, std::int64_t pipeli
                                               const std::vector<JobSpec>& jobs, std::int64_t now);
 // The one path that creates a pipeline: the row and its jobs (insert_jobs), inside the
 // caller's transaction so that whatever the caller records with it (a push delivery, a
-// revalidation) commits with it or not at all. Returns the pipeline's id.
-Result<std::int64_t> insert_pipeline(Connection& c, const NewPipeline& pipeline, std::int64_t now);
+// revalidation) commits with it or not at all. With once_per_commit and a commit that
+// already has a pipeline, nothing is inserted and that (newest) pipeline is returned.
+struct InsertedPipeline {
+  std::int64_t id = 0;
+  bool created = true;  // false: the commit's existing pipeline
+};
+Result<InsertedPipeline> insert_pipeline(Connection& c, const NewPipeline& pipeline, std::int64_t now);
+// "commit 0123456789ab is already validated by pipeline 7"
+std::string already_validated(const std::string& commit_sha, std::int64_t pipeline_id);
 Result<std::optional<Pipeline>> load_pipeline(Connection& c, std::int64_t id);
 // online_since empty: the stored status (awaiting_runner reads as queued), which is
 // what state transitions must look at.

@@ -72,10 +72,12 @@ Result<PushOutcome> Store::record_push(const PushDelivery& d, const std::optiona
     }
     KPORT_TRY(put_commits(c, d.commits, now));
     std::optional<std::int64_t> pipeline_id;
+    out.note = d.note;
     if (pipeline) {
-      auto id = detail::insert_pipeline(c, *pipeline, now);
-      if (!id) return std::move(id).error();
-      pipeline_id = *id;
+      auto ins = detail::insert_pipeline(c, *pipeline, now);
+      if (!ins) return std::move(ins).error();
+      if (ins->created) pipeline_id = ins->id;
+      else out.note = detail::already_validated(pipeline->commit_sha, ins->id);
     }
     if (d.forced || d.deleted) {
       auto n = cancel_superseded(c, d, d.deleted ? std::string() : d.after_sha, now);
@@ -88,13 +90,13 @@ Result<PushOutcome> Store::record_push(const PushDelivery& d, const std::optiona
         " updated_ms = excluded.updated_ms");
     if (!head) return std::move(head).error();
     KPORT_TRY(head->bind_all(d.repo, d.ref, d.deleted ? std::string() : d.after_sha, d.forced, now).run());
-    out.outcome = pipeline ? "pipeline" : d.deleted ? "deleted" : "ignored";
+    out.outcome = pipeline_id ? "pipeline" : d.deleted ? "deleted" : "ignored";
     auto rec = c.prepare(
         "INSERT INTO hook_deliveries(delivery_id, source, repo, ref, before_sha, after_sha, outcome, pipeline_id,"
         " note, received_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
     if (!rec) return std::move(rec).error();
     KPORT_TRY(rec->bind_all(d.delivery_id, d.source, d.repo, d.ref, d.before_sha, d.after_sha, out.outcome, pipeline_id,
-                            d.note, now).run());
+                            out.note, now).run());
     if (pipeline_id) {
       auto p = detail::load_pipeline(c, *pipeline_id);
       if (!p) return std::move(p).error();

@@ -12,9 +12,10 @@ using detail::load_pipeline;
 Result<Pipeline> Store::create_pipeline(const NewPipeline& p) {
   const std::int64_t now = m_impl->now();
   return m_impl->write<Pipeline>([&](Connection& c) -> Result<Pipeline> {
-    auto id = detail::insert_pipeline(c, p, now);
-    if (!id) return std::move(id).error();
-    auto out = load_pipeline(c, *id);
+    auto ins = detail::insert_pipeline(c, p, now);
+    if (!ins) return std::move(ins).error();
+    if (!ins->created) return make_error(Errc::conflict, detail::already_validated(p.commit_sha, ins->id));
+    auto out = load_pipeline(c, ins->id);
     if (!out) return std::move(out).error();
     return std::move(**out);
   });

@@ -117,9 +117,9 @@ Result<std::optional<Revalidation>> Store::open_revalidation(const Revalidation&
     out.pipeline_id.reset();
     // Nothing built for the GPU's arch yet: recorded, no pipeline (its checks would wait forever).
     if (!p.jobs.empty()) {
-      auto id = detail::insert_pipeline(c, p, now);
-      if (!id) return std::move(id).error();
-      out.pipeline_id = *id;
+      auto ins = detail::insert_pipeline(c, p, now);
+      if (!ins) return std::move(ins).error();
+      out.pipeline_id = ins->id;
     }
     auto rec = c.prepare(
         "INSERT INTO revalidations(gpu_model, driver, arch, previous_driver, pipeline_id, created_ms)"

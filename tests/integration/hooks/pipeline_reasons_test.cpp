@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <thread>
 
 #include "hook_fixture.h"
 
@@ -210,6 +211,37 @@ TEST_F(PipelineReasons, ANewGpuAndANewDriverCheckEachTargetsLatestBuildPinnedToT
   auto h100_jobs = jobs_of(h100_pipeline);
   EXPECT_EQ(described(h100_jobs), (std::vector<std::string>{"check sm_80 9.0 NVIDIA H100", "check sm_90a 9.0 NVIDIA H100"}));
   for (const auto& j : h100_jobs) EXPECT_FALSE(j.at("payload").as_object().contains("instances")) << j;
+}
+
+TEST_F(PipelineReasons, ACommitPushedByEveryPathAtOnceIsValidatedOnce) {
+  // Webhooks with their own delivery ids and git-watch triggers, all for one commit.
+  const std::string sha = commit_sha(5);
+  const std::string body = push_body("org/kernels", "refs/heads/main", std::string(40, '0'), sha);
+  const std::string trigger_body =
+      boost::json::serialize(object{{"commit", sha}, {"repo", "org/kernels"}, {"ref", "refs/heads/main"}, {"reason", "push"}});
+  std::vector<int> statuses(12, 0);
+  std::vector<std::thread> senders;
+  for (std::size_t i = 0; i < statuses.size(); ++i)
+    senders.emplace_back([&, i] {
+      http::HeaderList h = {{"Content-Type", "application/json"}};
+      std::string path = "/api/v1/pipelines", text = trigger_body;
+      if (i % 2 == 0) {
+        path = "/api/v1/hooks/push";
+        text = body;
+        h.emplace_back("X-GitHub-Event", "push");
+        h.emplace_back("X-GitHub-Delivery", "every-path-" + std::to_string(i));
+        h.emplace_back("X-Hub-Signature-256", "sha256=" + hmac_hex(k_hook_secret, body));
+      } else {
+        h.emplace_back("Authorization", "Bearer " + k_admin);
+      }
+      auto r = http::fetch("POST", url(path), text, h);
+      statuses[i] = r.ok() ? r->status : -1;
+    });
+  for (auto& t : senders) t.join();
+  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 201), 1) << "one of them created the pipeline";
+  for (int s : statuses) EXPECT_TRUE(s == 201 || s == 202 || s == 200) << s;
+  EXPECT_EQ(pipeline_count(), 1);
+  EXPECT_EQ(job_count(), 1);
 }
 
 object build_record(const std::string& variant) {

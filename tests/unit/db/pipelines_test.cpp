@@ -72,6 +72,43 @@ TEST_F(PipelineStoreTest, APushWhosePipelineFailsRecordsNoDeliverySoTheRetryCoun
   EXPECT_EQ(pipelines(), 1u);
 }
 
+TEST_F(PipelineStoreTest, APushedCommitIsValidatedOnceWhicheverPathCreatesItsPipeline) {
+  auto manual = ok(m_store->create_pipeline(push_pipeline({build("sm_90a")})));
+  NewPipeline once = push_pipeline({build("sm_90a"), build("sm_80")});
+  once.once_per_commit = true;
+  auto refused = m_store->create_pipeline(once);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, Errc::conflict);
+  EXPECT_NE(refused.error().message.find("already validated by pipeline " + std::to_string(manual.id)), std::string::npos)
+      << refused.error().message;
+
+  PushDelivery d = delivery("d2");
+  d.note = "the delivery's own note";
+  auto pushed = ok(m_store->record_push(d, once));
+  EXPECT_FALSE(pushed.duplicate);
+  EXPECT_EQ(pushed.outcome, "ignored");
+  EXPECT_FALSE(pushed.pipeline);
+  EXPECT_NE(pushed.note.find("already validated by pipeline " + std::to_string(manual.id)), std::string::npos) << pushed.note;
+  EXPECT_EQ(pipelines(), 1u);
+  EXPECT_TRUE(ok(m_store->record_push(d, once)).duplicate) << "the delivery itself was recorded";
+
+  // Without the flag (a manual re-run) the commit gets another pipeline.
+  EXPECT_EQ(ok(m_store->create_pipeline(push_pipeline({build("sm_90a")}))).jobs_total, 1);
+  EXPECT_EQ(pipelines(), 2u);
+  // A fresh commit is created as usual, and the delivery keeps its note.
+  NewPipeline other = once;
+  other.commit_sha = std::string(40, 'f');
+  for (auto& j : other.jobs) j.commit_sha = other.commit_sha;
+  PushDelivery d3 = delivery("d3");
+  d3.after_sha = other.commit_sha;
+  d3.note = "kept";
+  auto fresh = ok(m_store->record_push(d3, other));
+  EXPECT_EQ(fresh.outcome, "pipeline");
+  EXPECT_EQ(fresh.note, "kept");
+  ASSERT_TRUE(fresh.pipeline);
+  EXPECT_EQ(fresh.pipeline->jobs_total, 2);
+}
+
 TEST_F(PipelineStoreTest, ARevalidationIsOpenedOnceWithItsPipelineOrWithoutOneWhenNothingToCheck) {
   Revalidation rv{"NVIDIA H200", "600.1", "9.0", "580.1", {}, 0};
   NewPipeline np = push_pipeline({build("sm_90a"), check_after(-1, "9.0")});

@@ -156,7 +156,9 @@ class Store {
   // Creates the pipeline and enqueues its jobs atomically (invalid_argument, and
   // nothing created, when any job is invalid or commit_sha is empty). A JobSpec's
   // depends_on may be -(i+1) to name the i-th job of this same pipeline (resolved to
-  // its id); record_push and open_revalidation resolve it the same way.
+  // its id); record_push and open_revalidation resolve it the same way. With
+  // once_per_commit, conflict ("commit ... is already validated by pipeline N") when the
+  // commit has a pipeline.
   Result<Pipeline> create_pipeline(const NewPipeline& pipeline);
   Result<std::vector<std::int64_t>> enqueue(std::int64_t pipeline_id, const std::vector<JobSpec>& jobs);
   Result<std::optional<Pipeline>> get_pipeline(std::int64_t id);
@@ -258,8 +260,11 @@ class Store {
   // ---- pushes, verdicts, revalidations (store_hooks.cpp, store_verdicts.cpp) --------
   // Records a verified push in one transaction: its commits, the pipeline (when given),
   // the branch head, and the delivery. A delivery id seen before changes nothing and
-  // answers duplicate with the first delivery's pipeline. A force push or a delete
-  // cancels the queued jobs of the ref's other commits (they left the branch).
+  // answers duplicate with the first delivery's pipeline. A pipeline with
+  // once_per_commit whose commit already has one is not created: the delivery is
+  // recorded as ignored, its note saying which pipeline validates the commit. A force
+  // push or a delete cancels the queued jobs of the ref's other commits (they left the
+  // branch).
   Result<PushOutcome> record_push(const PushDelivery& delivery, const std::optional<NewPipeline>& pipeline);
   // The full sha of a commit that has a pipeline or a commit row, from 7+ hex digits,
   // or the head a push last reported for a branch ("main", "refs/heads/main"); conflict

@@ -73,12 +73,6 @@ Result<Triggered> trigger(Context& ctx, const TriggerRequest& rq) {
     return make_error(Errc::unprocessable, "a " + std::string(db::to_string(rq.origin.reason)) +
                                                " pipeline checks the builds a GPU model needs and is opened by"
                                                " POST /api/v1/revalidations {gpu_model, driver}, not queued directly");
-  if (rq.origin.reason == db::PipelineReason::push) {
-    auto earlier = existing_pipeline(ctx, rq.origin.commit_sha);
-    if (!earlier.ok()) return std::move(earlier).error();
-    if (*earlier)
-      return Triggered{**earlier, false, "commit already validated by pipeline " + std::to_string((*earlier)->id)};
-  }
   std::vector<std::string> targets = rq.targets;
   if (targets.empty()) {
     auto all = all_targets(ctx);
@@ -93,7 +87,15 @@ Result<Triggered> trigger(Context& ctx, const TriggerRequest& rq) {
     if (!known.ok()) return std::move(known).error();
     if (!*known) return make_error(Errc::not_found, "target '" + t + "' is not known; GET /api/v1/targets lists them");
   }
-  auto p = ctx.store->create_pipeline(plan_builds(rq.origin, targets, ctx.config.max_attempts, rq.payload_json));
+  db::NewPipeline np = plan_builds(rq.origin, targets, ctx.config.max_attempts, rq.payload_json);
+  np.once_per_commit = rq.origin.reason == db::PipelineReason::push;
+  auto p = ctx.store->create_pipeline(np);
+  if (!p.ok() && p.error().code == Errc::conflict && np.once_per_commit) {
+    // Another push of the commit won: answer with its pipeline, as a webhook would.
+    auto earlier = existing_pipeline(ctx, rq.origin.commit_sha);
+    if (!earlier.ok()) return std::move(earlier).error();
+    if (*earlier) return Triggered{**earlier, false, p.error().message};
+  }
   if (!p.ok()) return std::move(p).error();
   announce(ctx, *p);
   return Triggered{std::move(*p), true, ""};
@@ -111,24 +113,22 @@ Result<PushReceived> receive_push(Context& ctx, const PushEvent& ev) {
   } else if (ev.ref.rfind("refs/heads/", 0) != 0) {
     d.note = "only branch pushes are validated, not " + ev.ref;
   } else {
-    auto earlier = existing_pipeline(ctx, ev.after);
-    if (!earlier.ok()) return std::move(earlier).error();
     auto targets = all_targets(ctx);
     if (!targets.ok()) return std::move(targets).error();
-    if (*earlier) {
-      d.note = "commit already validated by pipeline " + std::to_string((*earlier)->id);
-    } else if (targets->empty()) {
+    if (targets->empty()) {
       d.note = "no targets are known yet: nothing to build (PUT /api/v1/targets/{target})";
     } else {
       PipelineOrigin origin{db::PipelineReason::push, repo->name, ev.ref, ev.after,
                             ev.source + " push of " + ev.ref + (ev.forced ? " (forced)" : "") + ", delivery " +
                                 ev.delivery_id};
       pipeline = plan_builds(origin, *targets, ctx.config.max_attempts);
+      pipeline->once_per_commit = true;  // the store answers "already validated" atomically
     }
   }
   auto recorded = ctx.store->record_push(d, pipeline);
   if (!recorded.ok()) return std::move(recorded).error();
   out.outcome = std::move(*recorded);
+  if (!out.outcome.duplicate) d.note = out.outcome.note;
   if (out.outcome.duplicate) {
     log::info("push delivery repeated", {{"delivery", d.delivery_id}, {"repo", d.repo}});
     return out;

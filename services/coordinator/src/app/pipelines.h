@@ -34,7 +34,8 @@ struct Triggered {
 // Plans and creates the pipeline. unprocessable for new_gpu / new_driver (they come from
 // open_revalidation) and when no target is known; not_found naming an unknown target.
 // A push of a commit that already has a pipeline creates nothing and answers that one,
-// as a webhook does: a commit is validated once, whichever way it arrived.
+// as a webhook does: a commit is validated once, whichever way it arrived (decided in
+// the creating transaction).
 Result<Triggered> trigger(Context& ctx, const TriggerRequest& request);
 
 // ---- pushes (POST /api/v1/hooks/push) --------------------------------------------------
@@ -44,8 +45,9 @@ struct PushReceived {
 };
 
 // Records a verified push event and, for a branch push of a commit without a pipeline,
-// its pipeline, in one transaction with the delivery id (a redelivery changes nothing).
-// not_found when the repository is not registered.
+// its pipeline, in one transaction with the delivery id: a redelivery changes nothing,
+// and of several pushes of one commit racing, one makes the pipeline. not_found when the
+// repository is not registered.
 Result<PushReceived> receive_push(Context& ctx, const PushEvent& event);
 
 // ---- revalidations (POST /api/v1/revalidations) ---------------------------------------
