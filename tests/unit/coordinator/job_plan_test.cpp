@@ -51,6 +51,8 @@ TEST(JobPlan, PushNewTargetAndManualPipelinesBuildEveryTargetGiven) {
     EXPECT_EQ(np.ref, "refs/heads/main");
     EXPECT_EQ(np.commit_sha, k_sha);
     EXPECT_EQ(np.note, "why");
+    EXPECT_EQ(np.once_per_commit, reason == db::PipelineReason::push)
+        << "a pushed commit is validated once; manual and new-target pipelines run again on purpose";
     ASSERT_EQ(np.jobs.size(), 2u);
     EXPECT_EQ(np.jobs[0].target, "sm_90a");
     EXPECT_EQ(np.jobs[1].target, "sm_80");

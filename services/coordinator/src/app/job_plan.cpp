@@ -20,6 +20,9 @@ db::NewPipeline plan_builds(const PipelineOrigin& origin, const std::vector<std:
   np.ref = origin.ref;
   np.commit_sha = origin.commit_sha;
   np.note = origin.note;
+  // A commit is validated once, whichever way its push arrived; a manual or new-target
+  // pipeline runs again on purpose.
+  np.once_per_commit = origin.reason == db::PipelineReason::push;
   for (const auto& t : targets) {
     db::JobSpec spec;
     spec.kind = db::JobKind::build;

@@ -3,7 +3,8 @@
 //   reason                 jobs it is created with
 //   push, new_target,      one build job per target (plan_builds). Each build that
 //   manual                 succeeds spawns its checks in the same transaction, one per
-//                          arch of porting::check_arches (db: spawn_checks).
+//                          arch of porting::check_arches (db: spawn_checks). A push of a
+//                          commit that already has a pipeline gets none (once_per_commit).
 //   new_gpu, new_driver    one check job per target the GPU's arch checks
 //                          (porting::checks_target), pinned to the GPU model, on that
 //                          target's latest successful build (plan_revalidation). A new
@@ -37,7 +38,7 @@ struct PipelineOrigin {
 bool builds_from_scratch(db::PipelineReason reason) noexcept;
 
 // One build job per target, in the order given, each carrying `payload_json` (which the
-// checks it spawns inherit).
+// checks it spawns inherit); once_per_commit for a push.
 db::NewPipeline plan_builds(const PipelineOrigin& origin, const std::vector<std::string>& targets, int max_attempts,
                             const std::string& payload_json = "");
 

@@ -87,8 +87,7 @@ Result<Triggered> trigger(Context& ctx, const TriggerRequest& rq) {
     if (!known.ok()) return std::move(known).error();
     if (!*known) return make_error(Errc::not_found, "target '" + t + "' is not known; GET /api/v1/targets lists them");
   }
-  db::NewPipeline np = plan_builds(rq.origin, targets, ctx.config.max_attempts, rq.payload_json);
-  np.once_per_commit = rq.origin.reason == db::PipelineReason::push;
+  const db::NewPipeline np = plan_builds(rq.origin, targets, ctx.config.max_attempts, rq.payload_json);
   auto p = ctx.store->create_pipeline(np);
   if (!p.ok() && p.error().code == Errc::conflict && np.once_per_commit) {
     // Another push of the commit won: answer with its pipeline, as a webhook would.
@@ -122,7 +121,6 @@ Result<PushReceived> receive_push(Context& ctx, const PushEvent& ev) {
                             ev.source + " push of " + ev.ref + (ev.forced ? " (forced)" : "") + ", delivery " +
                                 ev.delivery_id};
       pipeline = plan_builds(origin, *targets, ctx.config.max_attempts);
-      pipeline->once_per_commit = true;  // the store answers "already validated" atomically
     }
   }
   auto recorded = ctx.store->record_push(d, pipeline);
