@@ -126,11 +126,11 @@ Result<PushReceived> receive_push(Context& ctx, const PushEvent& ev) {
   auto recorded = ctx.store->record_push(d, pipeline);
   if (!recorded.ok()) return std::move(recorded).error();
   out.outcome = std::move(*recorded);
-  if (!out.outcome.duplicate) d.note = out.outcome.note;
   if (out.outcome.duplicate) {
     log::info("push delivery repeated", {{"delivery", d.delivery_id}, {"repo", d.repo}});
     return out;
   }
+  d.note = out.outcome.note;  // the store's, when it found the commit already validated
   if (out.outcome.pipeline && out.outcome.outcome == "pipeline") announce(ctx, *out.outcome.pipeline);
   if (out.outcome.superseded_jobs > 0) ctx.broker->notify();
   log::info("push received", {{"delivery", d.delivery_id}, {"source", d.source}, {"repo", d.repo}, {"ref", d.ref},
