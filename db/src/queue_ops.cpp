@@ -1,6 +1,7 @@
 #include "queue_ops.h"
 
 #include "json_text.h"
+#include "kport/porting/check_arches.h"
 #include "rows.h"
 
 namespace kport::db::detail {
@@ -34,6 +35,57 @@ Result<std::int64_t> insert_job(Connection& c, std::int64_t pipeline_id, const J
   KPORT_TRY(ins->bind_all(pipeline_id, to_string(spec.kind), spec.commit_sha, spec.target, spec.arch,
                           spec.gpu_model, spec.depends_on, spec.max_attempts, *payload, now).run());
   return c.last_insert_rowid();
+}
+
+Result<std::vector<std::int64_t>> insert_jobs(Connection& c, std::int64_t pipeline_id, const std::vector<JobSpec>& jobs,
+                                              std::int64_t now) {
+  std::vector<std::int64_t> ids;
+  for (const JobSpec& spec : jobs) {
+    JobSpec resolved = spec;
+    // The caller cannot know the ids of jobs it creates in the same call.
+    if (spec.depends_on && *spec.depends_on < 0) {
+      const auto index = static_cast<std::size_t>(-(*spec.depends_on + 1));
+      if (index >= ids.size())
+        return bad("depends_on " + std::to_string(*spec.depends_on) + " must name an earlier job of the same request");
+      resolved.depends_on = ids[index];
+    }
+    auto id = insert_job(c, pipeline_id, resolved, now);
+    if (!id) return std::move(id).error();
+    ids.push_back(*id);
+  }
+  return ids;
+}
+
+std::string already_validated(const std::string& commit_sha, std::int64_t pipeline_id) {
+  return "commit " + commit_sha.substr(0, 12) + " is already validated by pipeline " + std::to_string(pipeline_id);
+}
+
+Result<InsertedPipeline> insert_pipeline(Connection& c, const NewPipeline& p, std::int64_t now) {
+  if (p.commit_sha.empty()) return bad("a pipeline needs a commit_sha");
+  if (p.once_per_commit) {
+    // One writer runs every transaction, so no other pipeline can appear between this
+    // read and the insert below.
+    auto seen = c.prepare("SELECT max(id) FROM pipelines WHERE commit_sha = ?1");
+    if (!seen) return std::move(seen).error();
+    auto row = seen->bind(1, p.commit_sha).step();
+    if (!row) return std::move(row).error();
+    if (*row && !seen->is_null(0)) return InsertedPipeline{seen->int64(0), false};
+  }
+  auto ins = c.prepare(
+      "INSERT INTO pipelines(reason, repo, ref, commit_sha, note, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+  if (!ins) return std::move(ins).error();
+  KPORT_TRY(ins->bind_all(to_string(p.reason), p.repo, p.ref, p.commit_sha, p.note, now).run());
+  const std::int64_t id = c.last_insert_rowid();
+  auto jobs = insert_jobs(c, id, p.jobs, now);
+  if (!jobs) return std::move(jobs).error();
+  return InsertedPipeline{id, true};
+}
+
+Result<std::optional<Pipeline>> load_pipeline(Connection& c, std::int64_t id) {
+  auto s = c.prepare(std::string(k_pipeline_select) + " WHERE p.id = ?1 GROUP BY p.id");
+  if (!s) return std::move(s).error();
+  s->bind(1, id);
+  return collect_one<Pipeline>(*s, read_pipeline);
 }
 
 Result<std::optional<Job>> load_job(Connection& c, std::int64_t id, std::optional<std::int64_t> online_since) {
@@ -129,30 +181,30 @@ Status requeue_job(Connection& c, const Job& job, const std::string& reason) {
 }
 
 Result<std::vector<std::int64_t>> spawn_checks(Connection& c, const Job& build, std::int64_t now) {
-  auto s = c.prepare(
-      "SELECT arch FROM target_check_arches WHERE target = ?1"
-      " UNION SELECT arch FROM targets WHERE name = ?1"
-      "   AND NOT EXISTS (SELECT 1 FROM target_check_arches WHERE target = ?1)"
-      " ORDER BY 1");
-  if (!s) return std::move(s).error();
-  s->bind(1, build.target);
-  auto arches = collect<std::string>(*s, [](const Stmt& st) { return st.text(0); });
-  if (!arches) return std::move(arches).error();
-  std::vector<std::int64_t> ids;
-  for (const auto& arch : *arches) {
+  auto t = c.prepare("SELECT arch FROM targets WHERE name = ?1");
+  if (!t) return std::move(t).error();
+  auto row = t->bind(1, build.target).step();
+  if (!row) return std::move(row).error();
+  if (!*row) return std::vector<std::int64_t>{};
+  const std::string target_arch = t->text(0);
+  auto r = c.prepare("SELECT arch FROM target_check_arches WHERE target = ?1");
+  if (!r) return std::move(r).error();
+  r->bind(1, build.target);
+  auto registered = collect<std::string>(*r, [](const Stmt& st) { return st.text(0); });
+  if (!registered) return std::move(registered).error();
+  std::vector<JobSpec> specs;
+  for (auto& arch : porting::check_arches(target_arch, std::move(*registered))) {
     JobSpec spec;
     spec.kind = JobKind::check;
     spec.commit_sha = build.commit_sha;
     spec.target = build.target;
-    spec.arch = arch;
+    spec.arch = std::move(arch);
     spec.depends_on = build.id;
     spec.max_attempts = build.max_attempts;
     spec.payload_json = build.payload_json;
-    auto id = insert_job(c, build.pipeline_id, spec, now);
-    if (!id) return std::move(id).error();
-    ids.push_back(*id);
+    specs.push_back(std::move(spec));
   }
-  return ids;
+  return insert_jobs(c, build.pipeline_id, specs, now);
 }
 
 }  // namespace kport::db::detail

@@ -15,6 +15,22 @@ namespace kport::db::detail {
 // Validates a spec (kind, target, arch, attempts, payload JSON) and inserts it queued.
 Result<std::int64_t> insert_job(Connection& c, std::int64_t pipeline_id, const JobSpec& spec,
                                 std::int64_t now);
+// Inserts specs in order; a depends_on of -(i+1) names the i-th job of this same call
+// (resolved to its id), invalid_argument when it names no earlier job.
+Result<std::vector<std::int64_t>> insert_jobs(Connection& c, std::int64_t pipeline_id,
+                                              const std::vector<JobSpec>& jobs, std::int64_t now);
+// The one path that creates a pipeline: the row and its jobs (insert_jobs), inside the
+// caller's transaction so that whatever the caller records with it (a push delivery, a
+// revalidation) commits with it or not at all. With once_per_commit and a commit that
+// already has a pipeline, nothing is inserted and that (newest) pipeline is returned.
+struct InsertedPipeline {
+  std::int64_t id = 0;
+  bool created = true;  // false: the commit's existing pipeline
+};
+Result<InsertedPipeline> insert_pipeline(Connection& c, const NewPipeline& pipeline, std::int64_t now);
+// "commit 0123456789ab is already validated by pipeline 7"
+std::string already_validated(const std::string& commit_sha, std::int64_t pipeline_id);
+Result<std::optional<Pipeline>> load_pipeline(Connection& c, std::int64_t id);
 // online_since empty: the stored status (awaiting_runner reads as queued), which is
 // what state transitions must look at.
 Result<std::optional<Job>> load_job(Connection& c, std::int64_t id,
@@ -34,7 +50,10 @@ Status requeue_job(Connection& c, const Job& job, const std::string& reason);
 // jobs that depended on it when it did not succeed.
 Status finish_job(Connection& c, const Job& job, JobStatus status, const std::optional<std::string>& reason,
                   std::int64_t now);
-// Enqueues the check jobs of a succeeded build job (see store.h).
+// Enqueues the check jobs of a finished build job in its pipeline: one per arch of
+// porting::check_arches(target's arch, its registered check arches), depends_on the
+// build, same commit, target, attempts and payload. Nothing when the target is unknown.
+// Call it in the transaction that ends the build; it does not look at the build's status.
 Result<std::vector<std::int64_t>> spawn_checks(Connection& c, const Job& build, std::int64_t now);
 // A runner with its targets; `online` is left false (the caller knows the clock).
 Result<std::optional<Runner>> load_runner(Connection& c, std::int64_t id);

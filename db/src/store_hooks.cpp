@@ -10,13 +10,6 @@ using detail::Connection;
 
 namespace {
 
-Result<std::optional<Pipeline>> pipeline_by_id(Connection& c, std::int64_t id) {
-  auto s = c.prepare(std::string(detail::k_pipeline_select) + " WHERE p.id = ?1 GROUP BY p.id");
-  if (!s) return std::move(s).error();
-  s->bind(1, id);
-  return detail::collect_one<Pipeline>(*s, detail::read_pipeline);
-}
-
 Status put_commits(Connection& c, const std::vector<Commit>& commits, std::int64_t now) {
   for (const Commit& commit : commits) {
     auto repo_id = detail::repository_id(c, commit.repo);
@@ -71,7 +64,7 @@ Result<PushOutcome> Store::record_push(const PushDelivery& d, const std::optiona
       out.duplicate = true;
       out.outcome = seen->text(0);
       if (auto id = seen->opt_int64(1)) {
-        auto p = pipeline_by_id(c, *id);
+        auto p = detail::load_pipeline(c, *id);
         if (!p) return std::move(p).error();
         out.pipeline = std::move(*p);
       }
@@ -79,17 +72,12 @@ Result<PushOutcome> Store::record_push(const PushDelivery& d, const std::optiona
     }
     KPORT_TRY(put_commits(c, d.commits, now));
     std::optional<std::int64_t> pipeline_id;
+    out.note = d.note;
     if (pipeline) {
-      auto ins = c.prepare(
-          "INSERT INTO pipelines(reason, repo, ref, commit_sha, note, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+      auto ins = detail::insert_pipeline(c, *pipeline, now);
       if (!ins) return std::move(ins).error();
-      KPORT_TRY(ins->bind_all(to_string(pipeline->reason), pipeline->repo, pipeline->ref, pipeline->commit_sha,
-                              pipeline->note, now).run());
-      pipeline_id = c.last_insert_rowid();
-      for (const JobSpec& spec : pipeline->jobs) {
-        auto id = detail::insert_job(c, *pipeline_id, spec, now);
-        if (!id) return std::move(id).error();
-      }
+      if (ins->created) pipeline_id = ins->id;
+      else out.note = detail::already_validated(pipeline->commit_sha, ins->id);
     }
     if (d.forced || d.deleted) {
       auto n = cancel_superseded(c, d, d.deleted ? std::string() : d.after_sha, now);
@@ -102,15 +90,15 @@ Result<PushOutcome> Store::record_push(const PushDelivery& d, const std::optiona
         " updated_ms = excluded.updated_ms");
     if (!head) return std::move(head).error();
     KPORT_TRY(head->bind_all(d.repo, d.ref, d.deleted ? std::string() : d.after_sha, d.forced, now).run());
-    out.outcome = pipeline ? "pipeline" : d.deleted ? "deleted" : "ignored";
+    out.outcome = pipeline_id ? "pipeline" : d.deleted ? "deleted" : "ignored";
     auto rec = c.prepare(
         "INSERT INTO hook_deliveries(delivery_id, source, repo, ref, before_sha, after_sha, outcome, pipeline_id,"
         " note, received_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
     if (!rec) return std::move(rec).error();
     KPORT_TRY(rec->bind_all(d.delivery_id, d.source, d.repo, d.ref, d.before_sha, d.after_sha, out.outcome, pipeline_id,
-                            d.note, now).run());
+                            out.note, now).run());
     if (pipeline_id) {
-      auto p = pipeline_by_id(c, *pipeline_id);
+      auto p = detail::load_pipeline(c, *pipeline_id);
       if (!p) return std::move(p).error();
       out.pipeline = std::move(*p);
     }

@@ -7,48 +7,15 @@ namespace kport::db {
 
 using detail::Connection;
 
-namespace {
-
-Result<std::optional<Pipeline>> load_pipeline(Connection& c, std::int64_t id) {
-  auto s = c.prepare(std::string(detail::k_pipeline_select) + " WHERE p.id = ?1 GROUP BY p.id");
-  if (!s) return std::move(s).error();
-  s->bind(1, id);
-  return detail::collect_one<Pipeline>(*s, detail::read_pipeline);
-}
-
-Result<std::vector<std::int64_t>> insert_jobs(Connection& c, std::int64_t pipeline_id,
-                                              const std::vector<JobSpec>& jobs, std::int64_t now) {
-  std::vector<std::int64_t> ids;
-  for (const JobSpec& spec : jobs) {
-    JobSpec resolved = spec;
-    // -(i+1) names the i-th job of this same call, whose id is not known to the caller.
-    if (spec.depends_on && *spec.depends_on < 0) {
-      const auto index = static_cast<std::size_t>(-*spec.depends_on - 1);
-      if (index >= ids.size())
-        return make_error(Errc::invalid_argument, "depends_on " + std::to_string(*spec.depends_on) +
-                                                      " must name an earlier job of the same request");
-      resolved.depends_on = ids[index];
-    }
-    auto id = detail::insert_job(c, pipeline_id, resolved, now);
-    if (!id) return std::move(id).error();
-    ids.push_back(*id);
-  }
-  return ids;
-}
-
-}  // namespace
+using detail::load_pipeline;
 
 Result<Pipeline> Store::create_pipeline(const NewPipeline& p) {
   const std::int64_t now = m_impl->now();
   return m_impl->write<Pipeline>([&](Connection& c) -> Result<Pipeline> {
-    auto ins = c.prepare(
-        "INSERT INTO pipelines(reason, repo, ref, commit_sha, note, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    auto ins = detail::insert_pipeline(c, p, now);
     if (!ins) return std::move(ins).error();
-    KPORT_TRY(ins->bind_all(to_string(p.reason), p.repo, p.ref, p.commit_sha, p.note, now).run());
-    const std::int64_t id = c.last_insert_rowid();
-    auto jobs = insert_jobs(c, id, p.jobs, now);
-    if (!jobs) return std::move(jobs).error();
-    auto out = load_pipeline(c, id);
+    if (!ins->created) return make_error(Errc::conflict, detail::already_validated(p.commit_sha, ins->id));
+    auto out = load_pipeline(c, ins->id);
     if (!out) return std::move(out).error();
     return std::move(**out);
   });
@@ -60,7 +27,7 @@ Result<std::vector<std::int64_t>> Store::enqueue(std::int64_t pipeline_id, const
     auto known = load_pipeline(c, pipeline_id);
     if (!known) return std::move(known).error();
     if (!*known) return make_error(Errc::not_found, "no pipeline " + std::to_string(pipeline_id));
-    return insert_jobs(c, pipeline_id, jobs, now);
+    return detail::insert_jobs(c, pipeline_id, jobs, now);
   });
 }
 

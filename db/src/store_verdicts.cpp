@@ -117,15 +117,9 @@ Result<std::optional<Revalidation>> Store::open_revalidation(const Revalidation&
     out.pipeline_id.reset();
     // Nothing built for the GPU's arch yet: recorded, no pipeline (its checks would wait forever).
     if (!p.jobs.empty()) {
-      auto ins = c.prepare(
-          "INSERT INTO pipelines(reason, repo, ref, commit_sha, note, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+      auto ins = detail::insert_pipeline(c, p, now);
       if (!ins) return std::move(ins).error();
-      KPORT_TRY(ins->bind_all(to_string(p.reason), p.repo, p.ref, p.commit_sha, p.note, now).run());
-      out.pipeline_id = c.last_insert_rowid();
-      for (const JobSpec& spec : p.jobs) {
-        auto job = detail::insert_job(c, *out.pipeline_id, spec, now);
-        if (!job) return std::move(job).error();
-      }
+      out.pipeline_id = ins->id;
     }
     auto rec = c.prepare(
         "INSERT INTO revalidations(gpu_model, driver, arch, previous_driver, pipeline_id, created_ms)"

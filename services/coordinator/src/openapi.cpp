@@ -36,7 +36,10 @@ constexpr Op k_ops[] = {
     {"get", "/api/v1/revalidations", "GPU models and drivers revalidated, compared with the previous driver", "read", "", 200},
     {"post", "/api/v1/revalidations", "Revalidate a GPU model and driver a runner reported {gpu_model,driver}", "admin", "", 201},
     {"get", "/api/v1/pipelines", "Pipelines, newest first", "read", "commit,repo,reason,limit,before", 200},
-    {"post", "/api/v1/pipelines", "Start a pipeline {commit,repo,ref,reason,targets,note,payload}", "admin", "", 201},
+    {"post", "/api/v1/pipelines",
+     "Start a pipeline {commit,repo,ref,reason:push|new_target|manual,targets,note,payload}: one build per target"
+     " (all when none named); a pushed commit that has a pipeline answers it (200)",
+     "admin", "", 201},
     {"get", "/api/v1/pipelines/{id}", "A pipeline with its jobs", "read", "", 200},
     {"post", "/api/v1/pipelines/{id}/cancel", "Cancel every unfinished job of a pipeline", "admin", "", 200},
     {"get", "/api/v1/jobs", "Jobs, newest first", "read", "status,kind,commit,target,limit,before", 200},

@@ -3,6 +3,7 @@
 
 #include "codec.h"
 #include "context.h"
+#include "kport/porting/check_arches.h"
 
 namespace kport::coordinator {
 namespace json = boost::json;
@@ -43,8 +44,10 @@ void add_catalog_routes(http::Router& router, Context& ctx) {
     if (!*t) return http::error_response(make_error(Errc::not_found, "target '" + std::string(req.param("target")) + "' is not known; GET /api/v1/targets lists them"));
     json::object out = to_json(**t).as_object();
     auto arches = ctx.store->target_check_arches((*t)->name);
+    if (!arches.ok()) return http::error_response(arches.error());
+    // The arches that do check it: its own plus the registered ones.
     json::array a;
-    if (arches.ok()) for (const auto& x : *arches) a.emplace_back(x);
+    for (const auto& x : porting::check_arches((*t)->arch, std::move(*arches))) a.emplace_back(x);
     out["check_arches"] = std::move(a);
     return http::json_ok(out);
   });

@@ -1,8 +1,7 @@
 // /api/v1/pipelines and /api/v1/jobs: what kport was asked to validate and how far it got.
-#include "claim_broker.h"
+#include "app/pipelines.h"
 #include "codec.h"
 #include "context.h"
-#include "kport/common/log.h"
 
 namespace kport::coordinator {
 namespace json = boost::json;
@@ -21,42 +20,23 @@ json::value pipeline_with_jobs(Context& ctx, const db::Pipeline& p) {
   return out;
 }
 
-Result<db::NewPipeline> pipeline_from_body(Context& ctx, const std::string& body) {
+Result<app::TriggerRequest> trigger_from_body(const std::string& body) {
   auto obj = parse_object(body);
   if (!obj.ok()) return std::move(obj).error();
   Fields f(*obj, "");
-  db::NewPipeline np;
-  np.commit_sha = f.str("commit", 64);
-  np.repo = f.opt_str("repo", 128).value_or("");
-  np.ref = f.opt_str("ref", 512).value_or("");
-  np.note = f.opt_str("note", 4096).value_or("");
+  app::TriggerRequest rq;
+  rq.origin.commit_sha = f.str("commit", 64);
+  rq.origin.repo = f.opt_str("repo", 128).value_or("");
+  rq.origin.ref = f.opt_str("ref", 512).value_or("");
+  rq.origin.note = f.opt_str("note", 4096).value_or("");
   auto reason = f.opt_str("reason", 32).value_or("manual");
-  auto targets = f.str_list("targets", 64);
-  auto payload = f.json_text("payload");
+  rq.targets = f.str_list("targets", 64);
+  rq.payload_json = f.json_text("payload");
   if (!f.ok()) return f.error();
   auto r = db::parse_pipeline_reason(reason);
   if (!r) return make_error(Errc::invalid_argument, "field 'reason' must be push, new_target, new_driver, new_gpu or manual");
-  np.reason = *r;
-  if (targets.empty()) {
-    auto all = ctx.store->list_targets();
-    if (!all.ok()) return std::move(all).error();
-    for (const auto& t : *all) targets.push_back(t.name);
-    if (targets.empty())
-      return make_error(Errc::unprocessable, "no targets are known yet: name 'targets' or register them with PUT /api/v1/targets/{target}");
-  }
-  for (const auto& t : targets) {
-    auto known = ctx.store->get_target(t);
-    if (!known.ok()) return std::move(known).error();
-    if (!*known) return make_error(Errc::not_found, "target '" + t + "' is not known; GET /api/v1/targets lists them");
-    db::JobSpec spec;
-    spec.kind = db::JobKind::build;
-    spec.commit_sha = np.commit_sha;
-    spec.target = t;
-    spec.max_attempts = ctx.config.max_attempts;
-    spec.payload_json = payload;
-    np.jobs.push_back(std::move(spec));
-  }
-  return np;
+  rq.origin.reason = *r;
+  return rq;
 }
 
 }  // namespace
@@ -79,14 +59,15 @@ void add_pipeline_routes(http::Router& router, Context& ctx) {
 
   add_blocking(router, ctx, "POST", "/api/v1/pipelines", [&ctx](const Request& req) {
     KPORT_AUTH(require_admin(req, ctx));
-    auto np = pipeline_from_body(ctx, req.body);
-    if (!np.ok()) return http::error_response(np.error());
-    auto p = ctx.store->create_pipeline(*np);
-    if (!p.ok()) return http::error_response(p.error());
-    ctx.broker->notify();
-    auto body = pipeline_with_jobs(ctx, *p);
-    ctx.events->publish("pipelines", "pipeline", json::serialize(to_json(*p)));
-    log::info("pipeline created", {{"pipeline", p->id}, {"commit", p->commit_sha}, {"jobs", np->jobs.size()}});
+    auto rq = trigger_from_body(req.body);
+    if (!rq.ok()) return http::error_response(rq.error());
+    auto t = app::trigger(ctx, *rq);
+    if (!t.ok()) return http::error_response(t.error());
+    json::object body = pipeline_with_jobs(ctx, t->pipeline).as_object();
+    if (!t->created) {
+      body["note"] = t->note;
+      return http::json_ok(body);
+    }
     return http::json_response(201, body);
   });
 

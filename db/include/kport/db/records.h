@@ -93,6 +93,9 @@ struct NewPipeline {
   std::string commit_sha;
   std::string note;  // "new target sm_120f listed by nvcc 13.0"
   std::vector<JobSpec> jobs;  // enqueued atomically with the pipeline
+  // true: nothing is created when the commit already has a pipeline, decided in the
+  // creating transaction, so a pushed commit is validated once however its pushes race.
+  bool once_per_commit = false;
 };
 
 struct Pipeline {

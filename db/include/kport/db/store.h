@@ -38,10 +38,12 @@
 //   build runners whose targets include the job's target; check jobs for gpu runners
 //   whose arch equals the job's arch (and gpu_model, if pinned).
 //   When a build job succeeds, complete() enqueues in the same transaction one check
-//   job per arch in target_check_arches(target) (set_target_check_arches; when none is
-//   registered: the target's own arch), depends_on = the build job, same pipeline,
-//   commit and target; their ids come back in CompleteReply::spawned. Coordinators
+//   job per arch of porting::check_arches: the target's own arch plus those registered
+//   with set_target_check_arches; depends_on = the build job, same pipeline, commit,
+//   target and payload; their ids come back in CompleteReply::spawned. Coordinators
 //   wanting a different fan-out pass spawn_checks=false and call enqueue().
+//   Every pipeline is created by one insert path, with its jobs, in the transaction of
+//   the method that creates it (create_pipeline, record_push, open_revalidation).
 #pragma once
 
 #include <cstdint>
@@ -128,7 +130,8 @@ class Store {
   Status acknowledge_target(std::string_view name);  // clears is_new
   Result<std::optional<Target>> get_target(std::string_view name);
   Result<std::vector<Target>> list_targets();
-  // Arches whose GPUs must check this target's builds (see the state machine above).
+  // Arches registered to check this target's builds besides its own arch (see the
+  // state machine above); target_check_arches returns the registered list only.
   Status set_target_check_arches(std::string_view target, const std::vector<std::string>& arches);
   Result<std::vector<std::string>> target_check_arches(std::string_view target);
   // Records a GPU model and driver seen (register_runner does it for gpu runners);
@@ -150,8 +153,12 @@ class Store {
   Result<std::optional<Commit>> get_commit(std::string_view sha);
 
   // ---- pipelines and the job queue ---------------------------------------------------
-  // Creates the pipeline and enqueues its jobs atomically. A JobSpec's depends_on may
-  // be -(i+1) to name the i-th job of this same pipeline (resolved to its id).
+  // Creates the pipeline and enqueues its jobs atomically (invalid_argument, and
+  // nothing created, when any job is invalid or commit_sha is empty). A JobSpec's
+  // depends_on may be -(i+1) to name the i-th job of this same pipeline (resolved to
+  // its id); record_push and open_revalidation resolve it the same way. With
+  // once_per_commit, conflict ("commit ... is already validated by pipeline N") when the
+  // commit has a pipeline.
   Result<Pipeline> create_pipeline(const NewPipeline& pipeline);
   Result<std::vector<std::int64_t>> enqueue(std::int64_t pipeline_id, const std::vector<JobSpec>& jobs);
   Result<std::optional<Pipeline>> get_pipeline(std::int64_t id);
@@ -253,8 +260,11 @@ class Store {
   // ---- pushes, verdicts, revalidations (store_hooks.cpp, store_verdicts.cpp) --------
   // Records a verified push in one transaction: its commits, the pipeline (when given),
   // the branch head, and the delivery. A delivery id seen before changes nothing and
-  // answers duplicate with the first delivery's pipeline. A force push or a delete
-  // cancels the queued jobs of the ref's other commits (they left the branch).
+  // answers duplicate with the first delivery's pipeline. A pipeline with
+  // once_per_commit whose commit already has one is not created: the delivery is
+  // recorded as ignored, its note saying which pipeline validates the commit. A force
+  // push or a delete cancels the queued jobs of the ref's other commits (they left the
+  // branch).
   Result<PushOutcome> record_push(const PushDelivery& delivery, const std::optional<NewPipeline>& pipeline);
   // The full sha of a commit that has a pipeline or a commit row, from 7+ hex digits,
   // or the head a push last reported for a branch ("main", "refs/heads/main"); conflict

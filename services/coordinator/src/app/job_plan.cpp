@@ -1,0 +1,99 @@
+#include "job_plan.h"
+
+#include <boost/json.hpp>
+
+#include "kport/porting/check_arches.h"
+
+namespace kport::coordinator::app {
+namespace json = boost::json;
+
+bool builds_from_scratch(db::PipelineReason reason) noexcept {
+  return reason == db::PipelineReason::push || reason == db::PipelineReason::new_target ||
+         reason == db::PipelineReason::manual;
+}
+
+db::NewPipeline plan_builds(const PipelineOrigin& origin, const std::vector<std::string>& targets, int max_attempts,
+                            const std::string& payload_json) {
+  db::NewPipeline np;
+  np.reason = origin.reason;
+  np.repo = origin.repo;
+  np.ref = origin.ref;
+  np.commit_sha = origin.commit_sha;
+  np.note = origin.note;
+  // A commit is validated once, whichever way its push arrived; a manual or new-target
+  // pipeline runs again on purpose.
+  np.once_per_commit = origin.reason == db::PipelineReason::push;
+  for (const auto& t : targets) {
+    db::JobSpec spec;
+    spec.kind = db::JobKind::build;
+    spec.commit_sha = origin.commit_sha;
+    spec.target = t;
+    spec.max_attempts = max_attempts;
+    spec.payload_json = payload_json;
+    np.jobs.push_back(std::move(spec));
+  }
+  return np;
+}
+
+db::NewPipeline plan_revalidation(const db::Revalidation& rv, const std::vector<TargetState>& targets,
+                                  const std::vector<std::string>& best_instances, int max_attempts) {
+  const bool new_gpu = rv.previous_driver.empty();
+  db::NewPipeline np;
+  np.reason = new_gpu ? db::PipelineReason::new_gpu : db::PipelineReason::new_driver;
+  np.note = new_gpu ? "new GPU " + rv.gpu_model + " (arch " + rv.arch + ", driver " + rv.driver + ")"
+                    : "new driver " + rv.driver + " on " + rv.gpu_model + " (was " + rv.previous_driver + ")";
+  json::object payload{
+      {"revalidate", json::object{{"gpu_model", rv.gpu_model}, {"driver", rv.driver}, {"previous_driver", rv.previous_driver}}}};
+  // The GPU runner checks only the listed instances. A model seen for the first time has
+  // no best yet, so everything is checked.
+  if (!new_gpu && !best_instances.empty()) {
+    json::array best;
+    for (const auto& n : best_instances) best.emplace_back(n);
+    payload["instances"] = std::move(best);
+  }
+  const std::string payload_text = json::serialize(payload);
+  for (const auto& t : targets) {
+    if (!t.latest_build || !porting::checks_target(rv.arch, t.target.arch, t.registered_arches)) continue;
+    const db::Job& b = *t.latest_build;
+    db::JobSpec spec;
+    spec.kind = db::JobKind::check;
+    spec.commit_sha = b.commit_sha;
+    spec.target = t.target.name;
+    spec.arch = rv.arch;
+    spec.gpu_model = rv.gpu_model;
+    spec.depends_on = b.id;
+    spec.max_attempts = max_attempts;
+    spec.payload_json = payload_text;
+    if (np.commit_sha.empty()) np.commit_sha = b.commit_sha;
+    np.jobs.push_back(std::move(spec));
+  }
+  return np;
+}
+
+std::optional<PlannedRemeasure> plan_remeasure(const db::Job& measured, const RemeasureAsk& ask,
+                                               const std::vector<db::Job>& commit_jobs, int max_attempts) {
+  // The re-measure consumes the same build as the first measurement: the latest one
+  // that succeeded, as the commit's jobs are ordered by id.
+  const db::Job* build = nullptr;
+  for (const auto& j : commit_jobs)
+    if (j.kind == db::JobKind::build && j.commit_sha == measured.commit_sha && j.target == ask.target &&
+        j.status == db::JobStatus::succeeded)
+      build = &j;
+  if (!build) return std::nullopt;
+  json::array instances;
+  for (const auto& i : ask.instances) instances.emplace_back(i);
+  PlannedRemeasure out;
+  out.pipeline_id = build->pipeline_id;
+  out.job.kind = db::JobKind::check;
+  out.job.commit_sha = measured.commit_sha;
+  out.job.target = ask.target;
+  out.job.arch = ask.arch.empty() ? measured.arch : std::optional<std::string>(ask.arch);
+  out.job.gpu_model = ask.gpu_model;
+  out.job.depends_on = build->id;
+  out.job.max_attempts = max_attempts;
+  out.job.payload_json = json::serialize(json::object{{"remeasure", true}, {"instances", instances}});
+  out.record = db::Remeasure{measured.commit_sha, ask.target, ask.gpu_model, 0, json::serialize(instances), 0};
+  return out;
+}
+
+}  // namespace kport::coordinator::app

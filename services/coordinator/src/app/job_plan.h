@@ -1,0 +1,79 @@
+// Which jobs a pipeline gets, by the reason it exists: the one home of that rule.
+//
+//   reason                 jobs it is created with
+//   push, new_target,      one build job per target (plan_builds). Each build that
+//   manual                 succeeds spawns its checks in the same transaction, one per
+//                          arch of porting::check_arches (db: spawn_checks). A push of a
+//                          commit that already has a pipeline gets none (once_per_commit).
+//   new_gpu, new_driver    one check job per target the GPU's arch checks
+//                          (porting::checks_target), pinned to the GPU model, on that
+//                          target's latest successful build (plan_revalidation). A new
+//                          driver re-checks only the instances best on the model now;
+//                          a new GPU model (no best yet) checks everything.
+//   re-measure             no pipeline of its own: one check job pinned to the GPU
+//                          model, of the suspect instances only, on the build the first
+//                          measurement used, in that build's pipeline (plan_remeasure).
+//
+// Pure functions over plain data: the caller reads the store and writes the result with
+// one store call. Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kport/db/hooks.h"
+#include "kport/db/records.h"
+
+namespace kport::coordinator::app {
+
+// Where a pipeline comes from: copied onto the pipeline as given.
+struct PipelineOrigin {
+  db::PipelineReason reason = db::PipelineReason::manual;
+  std::string repo, ref, commit_sha, note;
+};
+
+// True for the reasons plan_builds serves (push, new_target, manual).
+bool builds_from_scratch(db::PipelineReason reason) noexcept;
+
+// One build job per target, in the order given, each carrying `payload_json` (which the
+// checks it spawns inherit); once_per_commit for a push.
+db::NewPipeline plan_builds(const PipelineOrigin& origin, const std::vector<std::string>& targets, int max_attempts,
+                            const std::string& payload_json = "");
+
+// A known target with what a revalidation needs to know about it.
+struct TargetState {
+  db::Target target;
+  std::vector<std::string> registered_arches;  // Store::target_check_arches
+  std::optional<db::Job> latest_build;         // its newest succeeded build job, if any
+};
+
+// The revalidation pipeline of `rv` (gpu_model, driver, arch, previous_driver set).
+// `best_instances` are the instances best on the model now (used for a new driver).
+// Its commit is the first check's commit; no jobs when nothing the arch checks was
+// ever built (the caller records the revalidation without a pipeline).
+db::NewPipeline plan_revalidation(const db::Revalidation& rv, const std::vector<TargetState>& targets,
+                                  const std::vector<std::string>& best_instances, int max_attempts);
+
+// A verdict's request to measure suspected slowdowns again.
+struct RemeasureAsk {
+  std::string target, gpu_model;
+  std::string arch;  // empty: the arch of the check job that measured them
+  std::vector<std::string> instances;
+};
+
+// The re-measure job and the record that keeps it from being queued twice.
+struct PlannedRemeasure {
+  std::int64_t pipeline_id = 0;  // the build's pipeline
+  db::Remeasure record;
+  db::JobSpec job;
+};
+
+// Plans the re-measure of `ask` after check job `measured` of the same commit;
+// `commit_jobs` are the commit's jobs (to find the succeeded build of ask.target).
+// nullopt when no build of that target succeeded for the commit.
+std::optional<PlannedRemeasure> plan_remeasure(const db::Job& measured, const RemeasureAsk& ask,
+                                               const std::vector<db::Job>& commit_jobs, int max_attempts);
+
+}  // namespace kport::coordinator::app

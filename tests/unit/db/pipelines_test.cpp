@@ -1,0 +1,165 @@
+// The one insert path for a pipeline with its jobs, through every store method that
+// creates one (create_pipeline, record_push, open_revalidation), and the checks a
+// finished build spawns.
+#include "test_support.h"
+
+namespace kport::db::test {
+namespace {
+
+const std::string k_sha = std::string(40, 'e');
+
+JobSpec build(const std::string& target) { return JobSpec{JobKind::build, k_sha, target, {}, {}, {}, 3, ""}; }
+JobSpec check_after(std::int64_t depends_on, const std::string& arch) {
+  return JobSpec{JobKind::check, k_sha, "sm_90a", arch, "NVIDIA H200", depends_on, 3, ""};
+}
+
+PushDelivery delivery(const std::string& id) {
+  PushDelivery d;
+  d.delivery_id = id;
+  d.source = "github";
+  d.repo = "kernels";
+  d.ref = "refs/heads/main";
+  d.after_sha = k_sha;
+  return d;
+}
+
+NewPipeline push_pipeline(std::vector<JobSpec> jobs) {
+  NewPipeline np;
+  np.reason = PipelineReason::push;
+  np.repo = "kernels";
+  np.ref = "refs/heads/main";
+  np.commit_sha = k_sha;
+  np.jobs = std::move(jobs);
+  return np;
+}
+
+class PipelineStoreTest : public StoreTest {
+ protected:
+  std::size_t pipelines() { return ok(m_store->list_pipelines(PipelineFilter{})).items.size(); }
+  std::vector<Job> jobs_of(std::int64_t pipeline) {
+    auto page = ok(m_store->list_jobs(JobFilter{pipeline, {}, {}, {}, {}, {}, 100}));
+    std::reverse(page.items.begin(), page.items.end());  // oldest first
+    return page.items;
+  }
+};
+
+TEST_F(PipelineStoreTest, APipelineWithAnInvalidJobIsNotCreatedAtAll) {
+  auto bad = m_store->create_pipeline(push_pipeline({build("sm_90a"), check_after(-1, "")}));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, Errc::invalid_argument);
+  EXPECT_NE(bad.error().message.find("needs the arch"), std::string::npos) << bad.error().message;
+  EXPECT_EQ(pipelines(), 0u) << "the pipeline row rolled back with its jobs";
+  auto no_commit = push_pipeline({});
+  no_commit.commit_sha.clear();
+  EXPECT_EQ(m_store->create_pipeline(no_commit).error().code, Errc::invalid_argument);
+}
+
+TEST_F(PipelineStoreTest, APushWhosePipelineFailsRecordsNoDeliverySoTheRetryCounts) {
+  auto bad = m_store->record_push(delivery("d1"), push_pipeline({check_after(-5, "9.0")}));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("must name an earlier job"), std::string::npos) << bad.error().message;
+  EXPECT_EQ(pipelines(), 0u);
+  auto retry = ok(m_store->record_push(delivery("d1"), push_pipeline({build("sm_90a"), check_after(-1, "9.0")})));
+  EXPECT_FALSE(retry.duplicate) << "the failed attempt left no delivery behind";
+  ASSERT_TRUE(retry.pipeline);
+  auto jobs = jobs_of(retry.pipeline->id);
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[1].depends_on, jobs[0].id) << "depends_on -1 resolves on every creation path";
+  auto again = ok(m_store->record_push(delivery("d1"), push_pipeline({build("sm_90a")})));
+  EXPECT_TRUE(again.duplicate);
+  ASSERT_TRUE(again.pipeline);
+  EXPECT_EQ(again.pipeline->id, retry.pipeline->id);
+  EXPECT_EQ(pipelines(), 1u);
+}
+
+TEST_F(PipelineStoreTest, APushedCommitIsValidatedOnceWhicheverPathCreatesItsPipeline) {
+  auto manual = ok(m_store->create_pipeline(push_pipeline({build("sm_90a")})));
+  NewPipeline once = push_pipeline({build("sm_90a"), build("sm_80")});
+  once.once_per_commit = true;
+  auto refused = m_store->create_pipeline(once);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, Errc::conflict);
+  EXPECT_NE(refused.error().message.find("already validated by pipeline " + std::to_string(manual.id)), std::string::npos)
+      << refused.error().message;
+
+  PushDelivery d = delivery("d2");
+  d.note = "the delivery's own note";
+  auto pushed = ok(m_store->record_push(d, once));
+  EXPECT_FALSE(pushed.duplicate);
+  EXPECT_EQ(pushed.outcome, "ignored");
+  EXPECT_FALSE(pushed.pipeline);
+  EXPECT_NE(pushed.note.find("already validated by pipeline " + std::to_string(manual.id)), std::string::npos) << pushed.note;
+  EXPECT_EQ(pipelines(), 1u);
+  EXPECT_TRUE(ok(m_store->record_push(d, once)).duplicate) << "the delivery itself was recorded";
+
+  // Without the flag (a manual re-run) the commit gets another pipeline.
+  EXPECT_EQ(ok(m_store->create_pipeline(push_pipeline({build("sm_90a")}))).jobs_total, 1);
+  EXPECT_EQ(pipelines(), 2u);
+  // A fresh commit is created as usual, and the delivery keeps its note.
+  NewPipeline other = once;
+  other.commit_sha = std::string(40, 'f');
+  for (auto& j : other.jobs) j.commit_sha = other.commit_sha;
+  PushDelivery d3 = delivery("d3");
+  d3.after_sha = other.commit_sha;
+  d3.note = "kept";
+  auto fresh = ok(m_store->record_push(d3, other));
+  EXPECT_EQ(fresh.outcome, "pipeline");
+  EXPECT_EQ(fresh.note, "kept");
+  ASSERT_TRUE(fresh.pipeline);
+  EXPECT_EQ(fresh.pipeline->jobs_total, 2);
+}
+
+TEST_F(PipelineStoreTest, ARevalidationIsOpenedOnceWithItsPipelineOrWithoutOneWhenNothingToCheck) {
+  Revalidation rv{"NVIDIA H200", "600.1", "9.0", "580.1", {}, 0};
+  NewPipeline np = push_pipeline({build("sm_90a"), check_after(-1, "9.0")});
+  np.reason = PipelineReason::new_driver;
+  auto opened = ok(m_store->open_revalidation(rv, np));
+  ASSERT_TRUE(opened && opened->pipeline_id);
+  auto p = ok(m_store->get_pipeline(*opened->pipeline_id));
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->reason, PipelineReason::new_driver);
+  EXPECT_EQ(p->jobs_total, 2);
+  EXPECT_FALSE(ok(m_store->open_revalidation(rv, np))) << "a pair is revalidated once";
+  EXPECT_EQ(pipelines(), 1u);
+
+  Revalidation fresh{"NVIDIA H100", "580.1", "9.0", "", {}, 0};
+  auto empty = ok(m_store->open_revalidation(fresh, NewPipeline{}));
+  ASSERT_TRUE(empty);
+  EXPECT_FALSE(empty->pipeline_id) << "no jobs: recorded without a pipeline";
+  EXPECT_EQ(pipelines(), 1u);
+}
+
+TEST_F(PipelineStoreTest, ARemeasureIsQueuedOncePerCommitTargetAndGpuModel) {
+  auto p = ok(m_store->create_pipeline(push_pipeline({build("sm_90a")})));
+  const std::int64_t b = jobs_of(p.id).at(0).id;
+  Remeasure what{k_sha, "sm_90a", "NVIDIA H200", 0, R"(["gemm.x.default"])", 0};
+  EXPECT_TRUE(ok(m_store->request_remeasure(p.id, what, check_after(b, "9.0"))));
+  EXPECT_FALSE(ok(m_store->request_remeasure(p.id, what, check_after(b, "9.0"))));
+  EXPECT_EQ(jobs_of(p.id).size(), 2u);
+  what.gpu_model = "NVIDIA H100";
+  EXPECT_TRUE(ok(m_store->request_remeasure(p.id, what, check_after(b, "9.0")))) << "another GPU model is another re-measure";
+}
+
+TEST_F(PipelineStoreTest, ABuildSpawnsChecksOnItsOwnArchEvenWhenTheRegisteredListLacksIt) {
+  ok(m_store->set_target_check_arches("sm_80", {"8.9", "8.6"}));
+  auto p = pipeline_with_builds({"sm_80"});
+  auto b = build_runner("b", {"sm_80"});
+  auto c = ok(m_store->claim(b.id));
+  ASSERT_TRUE(c);
+  auto done = ok(m_store->complete(c->job.id, b.id, c->job.attempt));
+  std::vector<std::string> arches;
+  for (auto id : done.spawned) arches.push_back(job(id).arch.value_or(""));
+  EXPECT_EQ(arches, (std::vector<std::string>{"8.0", "8.6", "8.9"}));
+  EXPECT_EQ(jobs_of(p.id).size(), 4u);
+}
+
+TEST_F(PipelineStoreTest, ABuildOfAnUnknownTargetSpawnsNoChecks) {
+  pipeline_with_builds({"sm_120a"});
+  auto b = build_runner("b", {"sm_120a"});
+  auto c = ok(m_store->claim(b.id));
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(ok(m_store->complete(c->job.id, b.id, c->job.attempt)).spawned.empty());
+}
+
+}  // namespace
+}  // namespace kport::db::test
