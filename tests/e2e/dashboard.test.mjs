@@ -193,7 +193,7 @@ test('a result posted by a runner appears live without moving the page', opts, a
     const firstBefore = await page.getAttribute('#results tbody tr', 'data-id');
     const where = () => page.evaluate(() => [window.scrollY, document.getElementById('results').getBoundingClientRect().top]);
     const before = await where();
-    await runPipeline(k, runners, facts.child, { 'gemm.wgmma_tma.a': ['passed', 140] });
+    await runPipeline(k, runners, facts.child, { 'gemm.wgmma_tma.a': ['passed', 140] }, 'manual');
     const badge = page.locator('h2:has(+ #results) button.pending');
     await badge.waitFor({ state: 'visible', timeout: 5000 });
     assert.match(await badge.textContent(), /^1 new result — show$/);

@@ -53,10 +53,11 @@ async function claim(c, token) {
   return r.job;
 }
 
-// Runs one pipeline for `sha`: every build job, then the sm_90a check job.
-export async function runPipeline(k, runners, sha, checks) {
+// Runs one pipeline for `sha`: every build job, then the sm_90a check job. A push is
+// validated once per commit, so running a commit again takes a manual pipeline.
+export async function runPipeline(k, runners, sha, checks, reason = 'push') {
   const c = k.client;
-  await c.call('POST', '/api/v1/pipelines', { token: k.admin, body: { commit: sha, repo: 'kernels', reason: 'push', targets: facts.targets } });
+  await c.call('POST', '/api/v1/pipelines', { token: k.admin, body: { commit: sha, repo: 'kernels', reason, targets: facts.targets } });
   for (let i = 0; i < facts.targets.length; i++) {
     const job = await claim(c, runners.build);
     const records = Object.entries(BUILDS[job.target]).map(([variant, [status, registers, spill]]) => ({
