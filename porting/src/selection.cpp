@@ -158,23 +158,6 @@ void summarize(Selection& sel, std::span<const DriverSeen> drivers) {
     sel.notes.push_back("the ranked figures were measured under drivers " + join(e.drivers));
 }
 
-// Rescales the scored figures at `measured_at` to predictions at `query` (gemm only),
-// when every scored instance's tile is known and the multiprocessor count is given.
-bool carry_to_query(const Shape& query, const Shape& measured_at, const SelectionInputs& in, std::vector<Scored>& scored) {
-  if (in.sm_count <= 0 || in.tiles.empty() || scored.empty()) return false;
-  std::vector<Scored> out = scored;
-  for (auto& s : out) {
-    auto tile = std::find_if(in.tiles.begin(), in.tiles.end(), [&](const GemmTile& t) { return t.instance == s.m->instance; });
-    int bm = tile == in.tiles.end() ? 0 : tile->bm, bn = tile == in.tiles.end() ? 0 : tile->bn;
-    auto t = predict_gemm_us(s.cost, measured_at, query, bm, bn, in.sm_count);
-    if (!t || !(*t > 0)) return false;
-    s.noise *= *t / s.cost;
-    s.cost = *t;
-  }
-  scored = std::move(out);
-  return true;
-}
-
 Selection measured(const SelectionQuery& q, const SelectionInputs& in, const std::vector<Measurement>& current,
                    const ShapeMatch& match) {
   Selection sel;
@@ -187,12 +170,8 @@ Selection measured(const SelectionQuery& q, const SelectionInputs& in, const std
   std::vector<Scored> scored;
   for (const auto& m : here)
     if (m.ranks()) scored.push_back(Scored{&m, m.median_us, m.stddev_us});
-  const bool predicted = !sel.exact_shape && carry_to_query(q.shape, *match.shape, in, scored);
   sel.ranking = rank(std::move(scored), sel.notes);
   auto note = distance_note(q.shape, match);
-  if (predicted && !sel.ranking.empty())
-    note += "; each instance's figure there is carried to " + q.shape.canonical() + " by its waves of output tiles over " +
-            std::to_string(in.sm_count) + " multiprocessors, and the ranking is by that prediction";
   if (sel.ranking.empty()) {
     sel.kind = Selection::Kind::unranked;
     sel.reason = "every instance measured on " + q.gpu_model + " at " + match.shape->canonical() +
@@ -200,7 +179,7 @@ Selection measured(const SelectionQuery& q, const SelectionInputs& in, const std
     if (!note.empty()) sel.reason += "; " + note;
   } else {
     sel.kind = Selection::Kind::measured;
-    sel.ranked_by = predicted ? "predicted_us" : "median_us";
+    sel.ranked_by = "median_us";
     sel.reason = note;
   }
   summarize(sel, in.drivers);
@@ -324,21 +303,6 @@ Selection select_best(const SelectionQuery& q, const SelectionInputs& in) {
   if (!match.shape)
     return provisional(q, in, "nothing comparable to " + q.shape.canonical() + " was measured on " + q.gpu_model);
   return measured(q, in, current, match);
-}
-
-std::optional<double> predict_gemm_us(double measured_us, const Shape& measured_at, const Shape& query, int bm, int bn,
-                                      int sm_count) {
-  const double mm = static_cast<double>(measured_at.get("m")), mn = static_cast<double>(measured_at.get("n")),
-               mk = static_cast<double>(measured_at.get("k"));
-  const double qm = static_cast<double>(query.get("m")), qn = static_cast<double>(query.get("n")),
-               qk = static_cast<double>(query.get("k"));
-  if (mm <= 0 || mn <= 0 || mk <= 0 || qm <= 0 || qn <= 0 || qk <= 0) return std::nullopt;
-  if (bm <= 0 || bn <= 0 || sm_count <= 0) return measured_us * (qm * qn * qk) / (mm * mn * mk);
-  auto waves = [&](double m, double n) {
-    const double tiles = std::ceil(m / bm) * std::ceil(n / bn);
-    return std::ceil(tiles / sm_count);
-  };
-  return measured_us * waves(qm, qn) * qk / (waves(mm, mn) * mk);
 }
 
 Result<Candidates> provisional_candidates(const CandidateQuery& q, std::span<const InstanceInfo> instances) {

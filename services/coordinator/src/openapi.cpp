@@ -136,7 +136,7 @@ json::object build() {
         {"reason", {{"type", "string"}}},
         {"notes", {{"type", "array"}, {"items", {{"type", "string"}}},
                    {"description", "unstable figures demoted, other drivers present, figures from several commits"}}},
-        {"ranked_by", {{"type", "string"}, {"enum", {"median_us", "predicted_us", "ratio_to_baseline", ""}}}},
+        {"ranked_by", {{"type", "string"}, {"enum", {"median_us", "ratio_to_baseline", ""}}}},
         {"candidates_from", {{"type", "string"}, {"description", "provisional/unranked: where the candidates came from"}}},
         {"matched_shape", {{"type", "string"}, {"nullable", true}}},
         {"exact_shape", {{"type", "boolean"}}},

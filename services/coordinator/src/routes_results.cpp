@@ -115,31 +115,6 @@ class AnswerCache {
   std::unordered_map<std::string, std::pair<std::uint64_t, std::string>> m_map;
 };
 
-json::object json_object_of(const std::string& text) {
-  boost::system::error_code ec;
-  auto v = json::parse(text, ec);
-  return !ec && v.is_object() ? v.as_object() : json::object{};
-}
-
-int int_field(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  if (!v) return 0;
-  if (v->is_int64()) return static_cast<int>(v->as_int64());
-  if (v->is_uint64()) return static_cast<int>(v->as_uint64());
-  return 0;
-}
-
-// The multiprocessor count GPU runners report for a GPU model (extra.sm_count); 0 when
-// no runner of that model has said.
-Result<int> sm_count_of(Context& ctx, const std::string& gpu) {
-  auto runners = ctx.store->list_runners();
-  if (!runners.ok()) return std::move(runners).error();
-  for (const auto& r : *runners)
-    if (r.caps.gpu_model == gpu)
-      if (int n = int_field(json_object_of(r.caps.extra_json), "sm_count"); n > 0) return n;
-  return 0;
-}
-
 Response answer_best(const Request& req, Context& ctx) {
   KPORT_AUTH(require_reader(req, ctx));
   std::string gpu(req.query_or("gpu")), op(req.query_or("op")), dtype(req.query_or("dtype"));
@@ -225,21 +200,6 @@ Response answer_best(const Request& req, Context& ctx) {
       if (auto st = add_drivers(model); !st.ok()) return http::error_response(st.error());
   }
   porting::SelectionInputs in{on_gpu, elsewhere, candidates.list, candidates.basis, drivers};
-  // A gemm shape that was not measured is answered from the nearest one, carried over by
-  // the tiles' waves: that needs the tiles and the GPU model's multiprocessor count.
-  std::vector<porting::GemmTile> tiles;
-  if (op == "gemm" && comparable) {
-    auto instances = ctx.store->list_kernel_instances(op);
-    if (!instances.ok()) return http::error_response(instances.error());
-    for (const auto& i : *instances) {
-      auto cfg = json_object_of(i.config_json);
-      tiles.push_back({i.name, int_field(cfg, "bm"), int_field(cfg, "bn")});
-    }
-    auto sms = sm_count_of(ctx, gpu);
-    if (!sms.ok()) return http::error_response(sms.error());
-    in.tiles = tiles;
-    in.sm_count = *sms;
-  }
   auto sel = porting::select_best(q, in);
   json::object out = to_json(sel).as_object();
   out["query"] = json::object{{"gpu", gpu}, {"op", op}, {"dtype", dtype}, {"shape", shape->canonical()},

@@ -11,9 +11,7 @@
 //    tie (is_tie()). A figure flagged unstable never wins a tie: when it is within noise
 //    of a stable figure, the stable one ranks first, and a note says so.
 //  - The query shape maps to the nearest measured shape (Shape::distance); the answer
-//    says whether the match was exact. For gemm, figures at the nearest shape are
-//    carried to the query shape by the waves of their tiles (predict_gemm_us()) when the
-//    tiles and the GPU's multiprocessor count are known, and ranked by that prediction.
+//    says whether the match was exact.
 //  - With no comparable measurement on that GPU model the answer is *provisional*: the
 //    caller's candidates (provisional_candidates(): instances that build for the GPU's
 //    target and run the dtype) ranked by their ratio to the vendor baseline on the
@@ -78,12 +76,6 @@ struct DriverSeen {  // a driver that results of (GPU model, family, dtype) came
   std::string driver;
 };
 
-// The output tile of a gemm instance, from its published config ({"bm":128,"bn":256}).
-struct GemmTile {
-  std::string instance;
-  int bm = 0, bn = 0;
-};
-
 struct SelectionInputs {
   // Results on query.gpu_model for the family and dtype, any status; several per
   // instance and shape are reduced by current_figures().
@@ -96,22 +88,7 @@ struct SelectionInputs {
   std::string candidates_basis = {};
   // Drivers present per GPU model, so the answer can name those it did not use.
   std::span<const DriverSeen> drivers = {};
-  // For a gemm shape that was not measured: the instances' tiles and the GPU model's
-  // multiprocessor count. With both, each figure at the nearest shape is carried over to
-  // the query shape by its waves of tiles (predict_gemm_us()) before ranking.
-  std::span<const GemmTile> tiles = {};
-  int sm_count = 0;
 };
-
-// A gemm figure carried from the shape it was measured at to another: time scales with
-// the waves of output tiles over the multiprocessors and with K,
-//   t(q) = t(m) * ceil(tiles(q) / sms) * K(q) / (ceil(tiles(m) / sms) * K(m)),
-// tiles(s) = ceil(M / bm) * ceil(N / bn). This is why a 128x128 tile beats a 128x256 one
-// at 3000^3 on 132 multiprocessors (5 of 5 waves full against 3 of which one is a
-// sixth full) although the larger tile wins at 4096^3. Without a tile (bm or bn 0) the
-// figure scales with M*N*K. nullopt when a shape lacks m, n or k.
-std::optional<double> predict_gemm_us(double measured_us, const Shape& measured_at, const Shape& query, int bm, int bn,
-                                      int sm_count);
 
 struct Ranked {
   std::string instance;
