@@ -9,6 +9,7 @@ agree. Standard library only; writes results-N.json and report.txt under --out.
 """
 import argparse
 import json
+import pathlib
 import statistics
 import sys
 import time
@@ -151,7 +152,13 @@ def main():
     report = []
 
     api.call("POST", "/api/v1/repositories", {"name": "kernels", "url": args.repo})
-    api.ok("PUT", f"/api/v1/targets/{args.target}", {"arch": args.arch, "check_arches": [args.arch]})
+    # Registered as kport-watcher registers a target: with its catalog entry's features.
+    catalog = pathlib.Path(__file__).resolve().parents[2] / "porting" / "catalog" / "targets.json"
+    entry = json.loads(catalog.read_text())["targets"].get(args.target, {})
+    features = {f: True for f in entry.get("features", [])}
+    if "max_dynamic_smem_per_block" in entry:
+        features["max_dynamic_smem_per_block"] = entry["max_dynamic_smem_per_block"]
+    api.ok("PUT", f"/api/v1/targets/{args.target}", {"arch": args.arch, "check_arches": [args.arch], "features": features})
     api.call("POST", "/api/v1/commits", {"sha": args.commit, "repo": "kernels", "message": "bench/pipeline"})
     wait_runners(api, report, 120)
 

@@ -87,7 +87,12 @@ def main():
     guarded("SASS audit", sass_section)
 
     def bringup_section():
-        api.call("PUT", "/api/v1/targets/sm_100a", {"arch": "10.0"})
+        # Registered as kport-watcher registers a target: its catalog entry's features.
+        catalog = json.load(open(os.path.join(os.path.dirname(__file__), "../../porting/catalog/targets.json")))
+        entry = catalog["targets"]["sm_100a"]
+        features = {f: True for f in entry["features"]}
+        features["max_dynamic_smem_per_block"] = entry["max_dynamic_smem_per_block"]
+        api.call("PUT", "/api/v1/targets/sm_100a", {"arch": entry["arch"], "features": features})
         status, bring = api.call("GET", "/api/v1/targets/sm_100a/bringup")
         doc["bringup_sm_100a"] = bring
         if isinstance(bring, dict):

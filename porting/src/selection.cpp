@@ -299,7 +299,14 @@ std::vector<Measurement> current_figures(std::span<const Measurement> rows) {
 Selection select_best(const SelectionQuery& q, const SelectionInputs& in) {
   auto current = current_figures(in.on_gpu);
   if (current.empty()) return provisional(q, in, "no measurement on " + q.gpu_model + " yet");
-  ShapeMatch match = nearest_shape(q.shape, current);
+  // The nearest shape that was timed: most shapes are checked for numerics only, and a
+  // shape where no instance has a figure can rank nothing. Only where nothing comparable
+  // was timed does the nearest checked shape answer (unranked, with its exclusions).
+  std::vector<Measurement> timed;
+  for (const auto& m : current)
+    if (m.ranks()) timed.push_back(m);
+  ShapeMatch match = nearest_shape(q.shape, timed);
+  if (!match.shape) match = nearest_shape(q.shape, current);
   if (!match.shape)
     return provisional(q, in, "nothing comparable to " + q.shape.canonical() + " was measured on " + q.gpu_model);
   return measured(q, in, current, match);

@@ -304,3 +304,28 @@ TEST(ProvisionalCandidates, UnknownFamilyDtypeOrNoneForTheTargetIsAClearError) {
 }
 
 }  // namespace kport::porting
+
+namespace kport::porting {
+
+TEST(Selection, TheNearestTimedShapeAnswersNotANearerShapeThatWasOnlyChecked) {
+  // rows=1024,cols=4097 was checked (passed, no timing); rows=32768,cols=4096 was timed.
+  Measurement checked = meas(1, "rmsnorm.vec16.regs_v4", "rows=1024,cols=4097", 10.0);
+  checked.median_us = 0;
+  checked.ratio.reset();
+  std::vector<Measurement> rows = {checked, meas(2, "rmsnorm.vec16.regs_v4", "rows=32768,cols=4096", 140.0),
+                                   meas(3, "rmsnorm.simt.block256", "rows=32768,cols=4096", 400.0)};
+  auto sel = on_gpu(query("rows=1000,cols=3072"), rows);
+  EXPECT_EQ(sel.kind, Selection::Kind::measured);
+  ASSERT_TRUE(sel.matched_shape);
+  EXPECT_EQ(sel.matched_shape->canonical(), Shape::parse("rows=32768,cols=4096")->canonical());
+  ASSERT_NE(sel.best(), nullptr);
+  EXPECT_EQ(sel.best()->instance, "rmsnorm.vec16.regs_v4");
+
+  // With only checked shapes comparable, the answer is unranked and says why.
+  auto only_checked = on_gpu(query("rows=1000,cols=3072"), std::vector<Measurement>{checked});
+  EXPECT_EQ(only_checked.kind, Selection::Kind::unranked);
+  EXPECT_EQ(only_checked.best(), nullptr);
+  EXPECT_NE(only_checked.reason.find("not timed"), std::string::npos) << only_checked.reason;
+}
+
+}  // namespace kport::porting
