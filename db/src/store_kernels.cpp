@@ -100,6 +100,19 @@ Result<std::vector<KernelInstance>> Store::list_kernel_instances(std::optional<s
   });
 }
 
+Result<std::vector<KernelVariant>> Store::list_kernel_variants(std::optional<std::string> family) {
+  return m_impl->read<std::vector<KernelVariant>>([&](Connection& c) -> Result<std::vector<KernelVariant>> {
+    detail::Where where;
+    where.add("family = ?", family);
+    auto s = c.prepare("SELECT family, name, features_json FROM kernel_variants" + where.sql() + " ORDER BY family, name");
+    if (!s) return std::move(s).error();
+    where.bind(*s);
+    return detail::collect<KernelVariant>(*s, [](const detail::Stmt& st) {
+      return KernelVariant{st.text(0), st.text(1), st.text(2)};
+    });
+  });
+}
+
 Result<Repository> Store::upsert_repository(std::string_view name, std::string_view url) {
   if (name.empty() || url.empty())
     return make_error(Errc::invalid_argument, "a repository needs a name and a url or path");

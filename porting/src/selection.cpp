@@ -189,6 +189,11 @@ Selection measured(const SelectionQuery& q, const SelectionInputs& in, const std
 Selection provisional(const SelectionQuery& q, const SelectionInputs& in, const std::string& why) {
   Selection sel;
   sel.candidates_basis = in.candidates_basis;
+  if (!in.candidates_missing.empty())
+    sel.notes.push_back(join(std::vector<std::string>(in.candidates_missing.begin(), in.candidates_missing.end())) +
+                        (in.candidates_missing.size() == 1 ? " applies" : " apply") + " to " + q.target +
+                        " but no instance of it is known yet (a build for " + q.target +
+                        " publishes them), so it cannot be ranked or recommended by name");
   std::set<std::string> wanted;
   for (const auto& c : in.candidates) wanted.insert(c.instance);
   // Only the candidates' current figures count as evidence, and only those with a ratio
@@ -346,6 +351,12 @@ Result<Candidates> provisional_candidates(const CandidateQuery& q, std::span<con
     target.name = q.target;
     target.features = sorted(q.target_features);
     std::map<std::string, VariantSpec> specs;
+    for (const auto& v : q.variants) {
+      auto& spec = specs[v.variant];
+      spec.family = q.family;
+      spec.variant = v.variant;
+      spec.features = v.features;
+    }
     for (const auto* i : family) {
       auto& spec = specs[i->variant];
       spec.family = i->family;
@@ -358,11 +369,15 @@ Result<Candidates> provisional_candidates(const CandidateQuery& q, std::span<con
     out.basis = "apply to " + q.target + " by its features (no build for it yet)";
   }
   bool any_on_target = false;
+  std::set<std::string> with_instances;
   for (const auto* i : family) {
     if (!variants.count(i->variant)) continue;
     any_on_target = true;
+    with_instances.insert(i->variant);
     if (runs(*i)) out.list.push_back(BuildCandidate{i->name, i->variant});
   }
+  for (const auto& v : variants)
+    if (!with_instances.count(v)) out.without_instances.push_back(q.family + "." + v);
   if (out.list.empty()) {
     if (!any_on_target)
       return make_error(Errc::unprocessable,

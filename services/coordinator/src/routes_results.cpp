@@ -185,6 +185,9 @@ Response answer_best(const Request& req, Context& ctx) {
     auto any_build = ctx.store->list_build_records(bf);
     auto built = ctx.store->built_variants(q.target, op);
     auto instances = ctx.store->list_kernel_instances(op);
+    auto variants = ctx.store->list_kernel_variants(op);
+    if (!variants.ok()) return http::error_response(variants.error());
+    for (const auto& v : *variants) cq.variants.push_back({v.variant, feature_list(v.features_json)});
     if (!any_build.ok()) return http::error_response(any_build.error());
     if (!built.ok()) return http::error_response(built.error());
     if (!instances.ok()) return http::error_response(instances.error());
@@ -199,7 +202,7 @@ Response answer_best(const Request& req, Context& ctx) {
     for (const auto& model : others)
       if (auto st = add_drivers(model); !st.ok()) return http::error_response(st.error());
   }
-  porting::SelectionInputs in{on_gpu, elsewhere, candidates.list, candidates.basis, drivers};
+  porting::SelectionInputs in{on_gpu, elsewhere, candidates.list, candidates.basis, candidates.without_instances, drivers};
   auto sel = porting::select_best(q, in);
   json::object out = to_json(sel).as_object();
   out["query"] = json::object{{"gpu", gpu}, {"op", op}, {"dtype", dtype}, {"shape", shape->canonical()},

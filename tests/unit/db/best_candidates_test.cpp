@@ -165,6 +165,18 @@ TEST_F(BestCandidatesTest, KernelInstancesKeepTheirDtypesUnlessAPublisherSaysNot
   EXPECT_EQ(refused.error().code, Errc::invalid_argument);
 }
 
+TEST_F(BestCandidatesTest, KernelVariantsAreListedWithTheirFeaturesEvenWithoutInstances) {
+  ok(m_store->upsert_kernel_variants({KernelVariant{"gemm", "tcgen05", R"(["tcgen05","tma"])"},
+                                      KernelVariant{"gemm", "simt", R"(["simt"])"},
+                                      KernelVariant{"softmax", "vec16", "[]"}}));
+  auto gemm = ok(m_store->list_kernel_variants("gemm"));
+  ASSERT_EQ(gemm.size(), 2u);
+  EXPECT_EQ(gemm[0].variant, "simt");
+  EXPECT_EQ(gemm[1].variant, "tcgen05");
+  EXPECT_EQ(gemm[1].features_json, R"(["tcgen05","tma"])");
+  EXPECT_EQ(ok(m_store->list_kernel_variants()).size(), 3u);
+}
+
 // Migration 0008 rebuilds the summary from the results a 0007 database already holds.
 TEST_F(BestCandidatesTest, TheMigrationRebuildsTheSummaryFromExistingResults) {
   using detail::Connection;

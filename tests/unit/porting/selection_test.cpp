@@ -267,6 +267,28 @@ TEST(ProvisionalCandidates, BeforeTheFirstBuildThePlannerPicksByTheTargetsFeatur
   EXPECT_NE(c->basis.find("apply to sm_100a"), std::string::npos);
 }
 
+TEST(ProvisionalCandidates, AnApplicableVariantWithNoKnownInstanceIsNamedNotHidden) {
+  // The harness of the first build lists gemm.tcgen05 with its features but, not having
+  // built it, none of its instances.
+  std::vector<InstanceInfo> all;
+  for (auto& i : gemm_instances())
+    if (i.variant != "tcgen05") all.push_back(i);
+  CandidateQuery q{"gemm", "bf16", "sm_100a", k_sm100a, false, {}, {}};
+  q.variants = {{"tcgen05", {"tcgen05", "tma"}}, {"wgmma_tma", {"wgmma", "tma"}}};
+  auto c = provisional_candidates(q, all);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(names(*c), (std::vector<std::string>{"gemm.mma_sync_bf16.128x128", "gemm.simt.64x64"}));
+  EXPECT_EQ(c->without_instances, (std::vector<std::string>{"gemm.tcgen05"}));  // wgmma does not apply
+
+  auto sel = select_best(SelectionQuery{"NVIDIA B200", "10.0", "sm_100a", *Shape::parse(k_cube), "bf16"},
+                         SelectionInputs{.candidates = c->list, .candidates_basis = c->basis,
+                                         .candidates_missing = c->without_instances});
+  EXPECT_EQ(sel.kind, Selection::Kind::unranked);
+  ASSERT_EQ(sel.notes.size(), 1u);
+  EXPECT_NE(sel.notes[0].find("gemm.tcgen05 applies to sm_100a but no instance of it is known yet"), std::string::npos)
+      << sel.notes[0];
+}
+
 TEST(ProvisionalCandidates, AfterABuildOnlyWhatBuiltAndRunsTheDtype) {
   auto all = gemm_instances();
   auto c = provisional_candidates({"gemm", "fp32", "sm_90a", {"simt", "mma_sync", "wgmma", "tma"}, true,

@@ -145,6 +145,8 @@ class Store {
   // never built); invalid_argument names the variant without a family or name.
   Status upsert_kernel_variants(const std::vector<KernelVariant>& variants);
   Result<std::vector<KernelInstance>> list_kernel_instances(std::optional<std::string> family = {});
+  // Known variants with their declared features (a harness lists those it left out too).
+  Result<std::vector<KernelVariant>> list_kernel_variants(std::optional<std::string> family = {});
 
   Result<Repository> upsert_repository(std::string_view name, std::string_view url);
   Result<std::vector<Repository>> list_repositories();

@@ -86,6 +86,7 @@ struct SelectionInputs {
   // provisional_candidates(). Unused when the GPU model has comparable measurements.
   std::span<const BuildCandidate> candidates = {};
   std::string candidates_basis = {};
+  std::span<const std::string> candidates_missing = {};  // Candidates::without_instances
   // Drivers present per GPU model, so the answer can name those it did not use.
   std::span<const DriverSeen> drivers = {};
 };
@@ -158,6 +159,11 @@ struct InstanceInfo {  // a published kernel instance
   std::optional<std::vector<std::string>> dtypes;  // nullopt: not reported
 };
 
+struct VariantFeatures {
+  std::string variant;
+  std::vector<std::string> features;
+};
+
 struct CandidateQuery {
   std::string family, dtype;
   std::string target;                          // "sm_100a"
@@ -170,11 +176,18 @@ struct CandidateQuery {
   // Instances with a passing result of `dtype` on some GPU: they run it even when their
   // publisher did not list dtypes.
   std::vector<std::string> ran_dtype = {};
+  // Variants of the family known with their features, whether or not any of their
+  // instances is known (a harness lists the variants it left out, without instances).
+  std::vector<VariantFeatures> variants = {};
 };
 
 struct Candidates {
   std::vector<BuildCandidate> list;  // by instance name
   std::string basis;                 // "build for sm_90a", "apply to sm_100a by its features"
+  // Variants that apply to the target but have no known instance yet (their instances
+  // are published by the first build that lists them): they cannot be recommended by
+  // name, and the answer says so.
+  std::vector<std::string> without_instances;
 };
 
 // The instances a provisional answer may rank: those that build for the target (or,
