@@ -2,9 +2,12 @@
 // latest results at the target's stage commit, its declared features, and the history of
 // first times for the burndown. The stages are decided from these by porting's
 // decide_stages, never here.
+#include <boost/json.hpp>
+
 #include <map>
 
 #include "impl.h"
+#include "kport/porting/check_arches.h"
 #include "rows.h"
 
 namespace kport::db {
@@ -61,7 +64,15 @@ Status board_builds(Connection& c, const std::string& target, const std::string&
   });
 }
 
-Status board_results(Connection& c, const Target& t, const std::string& commit, std::map<Key, VariantBoard>& rows) {
+// The arches that check the target (porting::check_arches), as a JSON array for json_each.
+std::string arches_json(const std::vector<std::string>& arches) {
+  boost::json::array a;
+  for (const auto& x : arches) a.emplace_back(x);
+  return boost::json::serialize(a);
+}
+
+Status board_results(Connection& c, const Target& t, const std::vector<std::string>& arches, const std::string& commit,
+                     std::map<Key, VariantBoard>& rows) {
   // The latest result of each key at the commit, on GPUs that run the target's code: its
   // arch or its check arches. A rerun replaces what it reran.
   auto s = c.prepare(
@@ -70,10 +81,10 @@ Status board_results(Connection& c, const Target& t, const std::string& commit, 
       " max(CASE WHEN status = 'passed' THEN tflops END), max(CASE WHEN status = 'passed' THEN gbps END),"
       " max(CASE WHEN status = 'passed' THEN id END), max(CASE WHEN status IN ('failed', 'crashed', 'timeout') THEN id END)"
       " FROM results WHERE id IN (SELECT max(id) FROM results WHERE commit_sha = ?3 AND target = ?1"
-      "  AND arch IN (SELECT arch FROM target_check_arches WHERE target = ?1 UNION SELECT ?2)"
+      "  AND arch IN (SELECT value FROM json_each(?2))"
       "  GROUP BY gpu_model, instance, dtype, shape)"
       " GROUP BY family, variant");
-  if (s) s->bind_all(t.name, t.arch, commit);
+  if (s) s->bind_all(t.name, arches_json(arches), commit);
   return each_row(s, [&](const Stmt& st) {
     VariantBoard& v = rows[{st.text(0), st.text(1)}];
     v.passed = st.int64(2);
@@ -88,7 +99,8 @@ Status board_results(Connection& c, const Target& t, const std::string& commit, 
 }
 
 // When each stage was first reached on any commit: the burndown's history.
-Status board_milestones(Connection& c, const Target& t, std::map<Key, VariantBoard>& rows) {
+Status board_milestones(Connection& c, const Target& t, const std::vector<std::string>& arches,
+                        std::map<Key, VariantBoard>& rows) {
   auto first = c.prepare(
       "SELECT b.family, b.variant, min(coalesce(c.time_ms, b.created_ms)) FROM build_records b"
       " LEFT JOIN commits c ON c.sha = b.commit_sha WHERE b.target = ?1 AND b.status = 'ok'"
@@ -100,9 +112,9 @@ Status board_milestones(Connection& c, const Target& t, std::map<Key, VariantBoa
       " min(CASE WHEN r.passed > 0 THEN coalesce(c.time_ms, r.first_ms) END),"
       " min(CASE WHEN r.measured > 0 THEN coalesce(c.time_ms, r.first_ms) END)"
       " FROM result_rollup r LEFT JOIN commits c ON c.sha = r.commit_sha"
-      " WHERE r.target = ?1 AND r.arch IN (SELECT arch FROM target_check_arches WHERE target = ?1 UNION SELECT ?2)"
+      " WHERE r.target = ?1 AND r.arch IN (SELECT value FROM json_each(?2))"
       " GROUP BY r.family, r.variant");
-  if (s) s->bind_all(t.name, t.arch);
+  if (s) s->bind_all(t.name, arches_json(arches));
   return each_row(s, [&](const Stmt& st) {
     VariantBoard& v = rows[{st.text(0), st.text(1)}];
     v.numerics_ms = st.opt_int64(2);
@@ -131,10 +143,15 @@ Result<std::optional<TargetBoard>> Store::target_board(std::string_view target, 
     if (!*t) return std::optional<TargetBoard>{};
     TargetBoard out;
     out.target = std::move(**t);
-    out.check_arches.push_back(out.target.arch);
-    auto a = c.prepare("SELECT arch FROM target_check_arches WHERE target = ?1 AND arch <> ?2 ORDER BY arch");
-    if (a) a->bind_all(out.target.name, out.target.arch);
-    KPORT_TRY(each_row(a, [&](const Stmt& st) { out.check_arches.push_back(st.text(0)); }));
+    std::vector<std::string> registered;
+    auto a = c.prepare("SELECT arch FROM target_check_arches WHERE target = ?1");
+    if (a) a->bind(1, out.target.name);
+    KPORT_TRY(each_row(a, [&](const Stmt& st) { registered.push_back(st.text(0)); }));
+    // Which results count for the target is porting's rule; shown with its own arch first.
+    const auto arches = porting::check_arches(out.target.arch, registered);
+    if (!out.target.arch.empty()) out.check_arches.push_back(out.target.arch);
+    for (const auto& x : arches)
+      if (x != out.target.arch) out.check_arches.push_back(x);
     if (commit_sha) {
       out.stage_commit = std::move(commit_sha);
     } else {
@@ -148,9 +165,9 @@ Result<std::optional<TargetBoard>> Store::target_board(std::string_view target, 
     KPORT_TRY(each_row(v, [&](const Stmt& st) { rows[{st.text(0), st.text(1)}].features_json = st.text(2); }));
     if (out.stage_commit) {
       KPORT_TRY(board_builds(c, out.target.name, *out.stage_commit, rows));
-      KPORT_TRY(board_results(c, out.target, *out.stage_commit, rows));
+      KPORT_TRY(board_results(c, out.target, arches, *out.stage_commit, rows));
     }
-    KPORT_TRY(board_milestones(c, out.target, rows));
+    KPORT_TRY(board_milestones(c, out.target, arches, rows));
     KPORT_TRY(board_selected(c, out.target.name, rows));
     for (auto& [key, row] : rows) {
       row.family = key.first;
