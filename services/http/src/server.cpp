@@ -122,7 +122,8 @@ void Server::Impl::on_accept(beast::error_code ec, tcp::socket socket) {
 std::optional<bool> Server::Impl::admit(const net::ip::address& addr) {
   const auto open = static_cast<std::size_t>(std::max<std::int64_t>(0, metrics.connections_open.load()));
   const auto in_reserve = static_cast<std::size_t>(std::max<std::int64_t>(0, metrics.connections_reserved.load()));
-  const std::size_t reserve = std::min(options.reserved_connections, options.max_connections);
+  // The reserve never takes more than half of max_connections.
+  const std::size_t reserve = std::min(options.reserved_connections, options.max_connections / 2);
   const std::size_t ordinary_cap = options.max_connections - reserve;
   std::size_t from_addr = 0;
   {

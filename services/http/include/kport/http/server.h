@@ -48,7 +48,7 @@ struct ServerOptions {
   // either limit a connection is taken into the reserve: it must send its first request
   // within reserve_timeout and that request must be privileged (an Authorization
   // header, or a path in privileged_paths), else it gets 503 and is closed. When the
-  // reserve is full, its oldest connection that has sent nothing yet is closed to make
+  // reserve (at most half of max_connections) is full, its oldest connection that has sent nothing yet is closed to make
   // room, so idle connections can never keep runners and health checks out.
   std::size_t max_connections_per_address = 256;
   std::size_t reserved_connections = 1'000;
