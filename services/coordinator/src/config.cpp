@@ -22,6 +22,14 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
       .add("workers", "KPORT_WORKERS", "8", "threads for database-bound requests")
       .add("body-limit", "KPORT_BODY_LIMIT", "67108864", "largest request body in bytes (413 beyond)")
       .add("read-timeout-ms", "KPORT_READ_TIMEOUT_MS", "30000", "time a client has to send one request")
+      .add("first-request-timeout-ms", "KPORT_FIRST_REQUEST_TIMEOUT_MS", "5000",
+           "time a new connection has to send its first request (then it is closed)")
+      .add("max-connections", "KPORT_MAX_CONNECTIONS", "10000", "open client connections at most (503 beyond)")
+      .add("max-connections-per-address", "KPORT_MAX_CONNECTIONS_PER_ADDRESS", "256",
+           "ordinary connections one client address may hold; beyond, only authorized requests and health checks")
+      .add("reserved-connections", "KPORT_RESERVED_CONNECTIONS", "1000",
+           "connections of max-connections kept for authorized requests and health checks")
+      .add("ready-timeout-ms", "KPORT_READY_TIMEOUT_MS", "1000", "deadline of /readyz's database check")
       .add("lease-seconds", "KPORT_LEASE_SECONDS", "60", "job lease a claim grants; heartbeats extend it")
       .add("max-attempts", "KPORT_MAX_ATTEMPTS", "3", "attempts before a job fails")
       .add("max-claim-wait", "KPORT_MAX_CLAIM_WAIT", "30", "longest long-poll of a claim, seconds")
@@ -54,11 +62,25 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
   auto body = o.integer("body-limit", 1024, std::int64_t{1} << 34);
   auto read_timeout = o.integer("read-timeout-ms", 100, 3'600'000);
   auto lease = o.integer("lease-seconds", 1, 86'400);
+  auto first = o.integer("first-request-timeout-ms", 100, 3'600'000);
+  auto max_conn = o.integer("max-connections", 1, 1'000'000);
+  auto per_addr = o.integer("max-connections-per-address", 1, 1'000'000);
+  auto reserved = o.integer("reserved-connections", 0, 1'000'000);
+  auto ready = o.integer("ready-timeout-ms", 10, 60'000);
   auto attempts = o.integer("max-attempts", 1, 100);
   auto wait = o.integer("max-claim-wait", 0, 300);
   auto online = o.integer("runner-online-seconds", 1, 86'400);
-  for (auto* r : {&threads, &workers, &body, &read_timeout, &lease, &attempts, &wait, &online})
+  for (auto* r : {&threads, &workers, &body, &read_timeout, &lease, &attempts, &wait, &online, &first, &max_conn,
+                  &per_addr, &reserved, &ready})
     if (!r->ok()) return r->error();
+  if (*reserved >= *max_conn)
+    return make_error(Errc::invalid_argument, "--reserved-connections (" + std::to_string(*reserved) +
+                                                  ") must be below --max-connections (" + std::to_string(*max_conn) + ")");
+  c.first_request_timeout = std::chrono::milliseconds(*first);
+  c.max_connections = static_cast<std::size_t>(*max_conn);
+  c.max_connections_per_address = static_cast<std::size_t>(*per_addr);
+  c.reserved_connections = static_cast<std::size_t>(*reserved);
+  c.ready_timeout = std::chrono::milliseconds(*ready);
   c.threads = static_cast<int>(*threads);
   c.workers = static_cast<int>(*workers);
   c.body_limit = static_cast<std::size_t>(*body);

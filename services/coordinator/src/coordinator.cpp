@@ -1,5 +1,7 @@
 #include "kport/coordinator/coordinator.h"
 
+#include <sys/resource.h>
+
 #include <boost/asio/thread_pool.hpp>
 
 #include <condition_variable>
@@ -14,6 +16,7 @@
 #include "kport/common/crypto.h"
 #include "kport/common/log.h"
 #include "kport/http/server.h"
+#include "readiness.h"
 #include "slurm_dispatch.h"
 #include "static_files.h"
 #include "watch.h"
@@ -46,6 +49,41 @@ Result<std::string> resolve_token(std::string given, const fs::path& file, std::
   return token;
 }
 
+// Every connection is a descriptor: a soft limit of 1024 (the usual default) would turn
+// a few hundred idle clients into accept failures long before max_connections.
+void raise_fd_limit(std::size_t max_connections) {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
+  const auto before = lim.rlim_cur;
+  if (lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &lim) != 0) lim.rlim_cur = before;
+  }
+  log::info("file descriptor limit", {{"soft_before", static_cast<std::int64_t>(before)},
+                                      {"soft", static_cast<std::int64_t>(lim.rlim_cur)},
+                                      {"hard", static_cast<std::int64_t>(lim.rlim_max)}});
+  // Descriptors beyond the connections: the database and its WAL, readers, artifacts, logs.
+  if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < max_connections + 256)
+    log::warn("the file descriptor limit is below max-connections plus headroom; raise LimitNOFILE or lower --max-connections",
+              {{"limit", static_cast<std::int64_t>(lim.rlim_cur)}, {"max_connections", static_cast<std::int64_t>(max_connections)}});
+}
+
+// The queue gauges of /metrics, rendered by the reaper thread once a second so that a
+// scrape never reads the database on an I/O thread.
+std::string render_queue_metrics(const db::QueueStats& stats) {
+  std::string out = "# HELP kport_jobs Jobs by status.\n# TYPE kport_jobs gauge\n";
+  for (const auto& [status, n] : stats.jobs_by_status)
+    out += "kport_jobs{status=\"" + std::string(db::to_string(status)) + "\"} " + std::to_string(n) + "\n";
+  out += "# HELP kport_queue_depth Jobs waiting to be claimed.\n# TYPE kport_queue_depth gauge\n";
+  std::int64_t depth = 0;
+  for (auto s : {db::JobStatus::queued, db::JobStatus::awaiting_runner})
+    if (auto it = stats.jobs_by_status.find(s); it != stats.jobs_by_status.end()) depth += it->second;
+  out += "kport_queue_depth " + std::to_string(depth) + "\n";
+  out += "# HELP kport_runners_online Runners heard from recently.\n# TYPE kport_runners_online gauge\n";
+  out += "kport_runners_online " + std::to_string(stats.runners_online) + "\n";
+  return out;
+}
+
 }  // namespace
 
 class Coordinator::Impl {
@@ -60,6 +98,10 @@ class Coordinator::Impl {
   std::shared_ptr<http::Router> router = std::make_shared<http::Router>();
   std::unique_ptr<http::Server> server;
   std::unique_ptr<SlurmDispatcher> slurm;  // set when --slurm-partition is
+  std::unique_ptr<Readiness> readiness;
+  std::mutex queue_metrics_mu;  // guards the two below
+  std::string queue_metrics;
+  std::int64_t queue_metrics_at_ms = 0;
   std::thread reaper;
   std::mutex mu;
   std::condition_variable cv;
@@ -67,15 +109,18 @@ class Coordinator::Impl {
 
   void build_routes();
   void reap();
+  void refresh_queue_metrics();
 };
 
 void Coordinator::Impl::build_routes() {
   auto& r = *router;
-  r.add_sync("GET", "/healthz", [this](const http::Request&) {
-    auto stats = store->queue_stats();
-    if (!stats.ok()) return http::error_response(stats.error());
-    return http::json_ok(json::object{{"status", "ok"}, {"schema_version", db::schema_version()}});
+  // Liveness answers from memory: it says the process serves HTTP, nothing more, so no
+  // load on the database or the workers can make a probe kill a healthy coordinator.
+  const std::string live = json::serialize(json::object{{"status", "ok"}, {"schema_version", db::schema_version()}});
+  r.add_sync("GET", "/healthz", [live](const http::Request&) {
+    return http::text_response(200, live, "application/json");
   }, "/healthz");
+  r.add("GET", "/readyz", [this](http::Request&&, http::Reply reply) { readiness->check(std::move(reply)); }, "/readyz");
   r.add_sync("GET", "/metrics", [this](const http::Request&) {
     return http::text_response(200, server->metrics().render_prometheus(), "text/plain; version=0.0.4; charset=utf-8");
   }, "/metrics");
@@ -117,10 +162,20 @@ void Coordinator::Impl::build_routes() {
 }
 
 // Expires leases once a second; what comes back to the queue may be claimed at once.
+void Coordinator::Impl::refresh_queue_metrics() {
+  auto stats = store->queue_stats();
+  if (!stats.ok()) return log::warn("queue metrics not refreshed", {{"error", stats.error().message}});
+  std::string text = render_queue_metrics(*stats);
+  std::lock_guard lock(queue_metrics_mu);
+  queue_metrics = std::move(text);
+  queue_metrics_at_ms = now_unix_ms();
+}
+
 void Coordinator::Impl::reap() {
   std::unique_lock lock(mu);
   while (!cv.wait_for(lock, std::chrono::seconds(1), [this] { return stopping; })) {
     lock.unlock();
+    refresh_queue_metrics();
     auto expired = store->expire_leases(now_unix_ms());
     if (!expired.ok()) {
       log::warn("lease expiry failed", {{"error", expired.error().message}});
@@ -166,6 +221,7 @@ Result<std::unique_ptr<Coordinator>> Coordinator::create(Config config) {
   impl->workers = std::make_unique<boost::asio::thread_pool>(static_cast<std::size_t>(config.workers));
   impl->ctx = Context{config, impl->store.get(), &impl->events, impl->broker.get(), impl->workers.get(),
                       &impl->answers_generation};
+  impl->readiness = std::make_unique<Readiness>(*impl->store, *impl->workers, config.ready_timeout);
   impl->build_routes();
   return std::unique_ptr<Coordinator>(new Coordinator(std::move(impl)));
 }
@@ -182,21 +238,22 @@ Status Coordinator::start() {
   so.threads = m.config.threads;
   so.body_limit = m.config.body_limit;
   so.read_timeout = m.config.read_timeout;
+  so.first_request_timeout = m.config.first_request_timeout;
+  so.max_connections = m.config.max_connections;
+  so.max_connections_per_address = m.config.max_connections_per_address;
+  so.reserved_connections = m.config.reserved_connections;
+  so.privileged_paths = {"/healthz", "/readyz", "/metrics"};
+  raise_fd_limit(so.max_connections);
   m.server = std::make_unique<http::Server>(so, m.router);
   auto& metrics = m.server->metrics();
+  m.refresh_queue_metrics();
   metrics.add_collector([&m](std::string& out) {
-    auto stats = m.store->queue_stats();
-    if (!stats.ok()) return;
-    out += "# HELP kport_jobs Jobs by status.\n# TYPE kport_jobs gauge\n";
-    for (const auto& [status, n] : stats->jobs_by_status)
-      out += "kport_jobs{status=\"" + std::string(db::to_string(status)) + "\"} " + std::to_string(n) + "\n";
-    out += "# HELP kport_queue_depth Jobs waiting to be claimed.\n# TYPE kport_queue_depth gauge\n";
-    std::int64_t depth = 0;
-    for (auto s : {db::JobStatus::queued, db::JobStatus::awaiting_runner})
-      if (auto it = stats->jobs_by_status.find(s); it != stats->jobs_by_status.end()) depth += it->second;
-    out += "kport_queue_depth " + std::to_string(depth) + "\n";
-    out += "# HELP kport_runners_online Runners heard from recently.\n# TYPE kport_runners_online gauge\n";
-    out += "kport_runners_online " + std::to_string(stats->runners_online) + "\n";
+    std::lock_guard lock(m.queue_metrics_mu);
+    out += m.queue_metrics;
+    if (m.queue_metrics_at_ms == 0) return;
+    out += "# HELP kport_queue_metrics_age_seconds Age of the queue gauges (refreshed once a second).\n"
+           "# TYPE kport_queue_metrics_age_seconds gauge\nkport_queue_metrics_age_seconds " +
+           std::to_string(static_cast<double>(now_unix_ms() - m.queue_metrics_at_ms) / 1000.0) + "\n";
   });
   metrics.add_gauge("kport_claims_waiting", "Runner claims parked in long-poll.",
                     [&m] { return static_cast<double>(m.broker->waiting()); });
@@ -234,6 +291,7 @@ void Coordinator::stop() {
   if (m.reaper.joinable()) m.reaper.join();
   m.events.close_all();
   m.workers->join();
+  m.readiness.reset();
   if (auto st = m.store->checkpoint(); !st.ok()) log::warn("checkpoint failed", {{"error", st.error().message}});
   log::info("coordinator stopped");
 }

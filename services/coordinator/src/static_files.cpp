@@ -2,9 +2,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <sstream>
 
 #include "kport/common/crypto.h"
+#include "kport/common/log.h"
 
 namespace kport::coordinator {
 namespace fs = std::filesystem;
@@ -41,31 +44,76 @@ bool etag_matches(std::string_view header, std::string_view etag) {
   return false;
 }
 
+struct StaticFile {
+  std::string body;
+  std::string etag;  // a hash of the content, quoted
+  std::string type;
+  bool html = false;
+};
+using StaticFiles = std::map<std::string, StaticFile, std::less<>>;
+
+// Reads every file under `root` once, at start: a request then costs a map lookup and a
+// copy, never a read or a hash on an I/O thread. node_modules (a developer's checkout)
+// is never served. Files are taken as they are at start; a new bundle needs a restart,
+// as a new binary does.
+std::shared_ptr<const StaticFiles> load(const fs::path& root) {
+  auto files = std::make_shared<StaticFiles>();
+  std::error_code ec;
+  std::size_t bytes = 0;
+  fs::recursive_directory_iterator it(root, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    if (it->is_directory(ec) && it->path().filename() == "node_modules") {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (!it->is_regular_file(ec)) continue;
+    fs::path rel = it->path().lexically_relative(root);
+    // A link pointing outside the root is not served.
+    fs::path real = fs::weakly_canonical(it->path(), ec);
+    fs::path inside = ec ? fs::path() : real.lexically_relative(root);
+    if (ec || inside.empty() || *inside.begin() == "..") continue;
+    std::ifstream in(it->path(), std::ios::binary);
+    std::ostringstream data;
+    data << in.rdbuf();
+    if (!in && !in.eof()) {
+      log::warn("static file not readable; not served", {{"file", it->path().string()}});
+      continue;
+    }
+    StaticFile f;
+    f.body = data.str();
+    f.etag = "\"" + crypto::sha256_hex(f.body).substr(0, 24) + "\"";
+    f.type = content_type(rel);
+    f.html = rel.extension() == ".html";
+    bytes += f.body.size();
+    files->emplace(rel.generic_string(), std::move(f));
+  }
+  if (ec) log::warn("static files: cannot list the directory", {{"dir", root.string()}, {"error", ec.message()}});
+  log::info("static files loaded", {{"dir", root.string()}, {"files", static_cast<std::int64_t>(files->size())},
+                                    {"bytes", static_cast<std::int64_t>(bytes)}});
+  return files;
+}
+
 // index.html names the bundle and the stylesheet with a hash of their content
 // (?v=..., written by web/scripts/bundle.mjs): such a URL never changes its content, so
 // browsers keep it for good. Everything else is revalidated on each use, which costs a
 // 304 when the file did not change (the ETag is a hash of the content).
-http::Response serve(const fs::path& root, std::string_view rel, const http::Request& req) {
+http::Response serve(const StaticFiles& files, std::string_view rel, const http::Request& req) {
   if (rel.find('\0') != std::string_view::npos)
     return http::error_response(make_error(Errc::invalid_argument, "bad path"));
-  std::error_code ec;
-  fs::path full = fs::weakly_canonical(root / fs::path(std::string(rel)).relative_path(), ec);
-  // Inside the root, not merely a sibling whose name starts like it ("web-old/...").
-  fs::path inside = ec ? fs::path() : full.lexically_relative(root);
-  if (ec || inside.empty() || *inside.begin() == ".." || !fs::is_regular_file(full, ec))
+  // Only names of loaded files are served, so "..", links and absolute paths can reach
+  // nothing else; normalizing lets "js/./app.js" find "js/app.js".
+  std::string key = fs::path(std::string(rel)).lexically_normal().relative_path().generic_string();
+  auto it = files.find(key);
+  if (it == files.end())
     return http::error_response(make_error(Errc::not_found, "no such page: /" + std::string(rel)));
-  std::ifstream in(full, std::ios::binary);
-  std::ostringstream data;
-  data << in.rdbuf();
-  std::string body = data.str();
-  std::string etag = "\"" + crypto::sha256_hex(body).substr(0, 24) + "\"";
-  bool unchanged = etag_matches(req.header("If-None-Match"), etag);
+  const StaticFile& f = it->second;
+  bool unchanged = etag_matches(req.header("If-None-Match"), f.etag);
   http::Response res = unchanged ? http::text_response(304, std::string(), std::string())
-                                 : http::text_response(200, std::move(body), content_type(full));
+                                 : http::text_response(200, f.body, f.type);
   res.set_header("Content-Security-Policy", k_content_security_policy);
   res.set_header("X-Content-Type-Options", "nosniff");
-  res.set_header("ETag", etag);
-  bool versioned = full.extension() != ".html" && !req.query_or("v").empty();
+  res.set_header("ETag", f.etag);
+  bool versioned = !f.html && !req.query_or("v").empty();
   res.set_header("Cache-Control", versioned ? "public, max-age=31536000, immutable" : "no-cache");
   return res;
 }
@@ -75,8 +123,9 @@ http::Response serve(const fs::path& root, std::string_view rel, const http::Req
 void add_static_routes(http::Router& router, const std::string& dir) {
   std::error_code ec;
   fs::path root = fs::weakly_canonical(fs::path(dir), ec);
-  router.add_sync("GET", "/", [root](const http::Request& req) { return serve(root, "index.html", req); }, "/");
-  router.add_prefix("/static/", [root](const http::Request& req) { return serve(root, req.param("path"), req); }, "/static/");
+  auto files = load(root);
+  router.add_sync("GET", "/", [files](const http::Request& req) { return serve(*files, "index.html", req); }, "/");
+  router.add_prefix("/static/", [files](const http::Request& req) { return serve(*files, req.param("path"), req); }, "/static/");
 }
 
 }  // namespace kport::coordinator

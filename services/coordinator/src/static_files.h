@@ -1,5 +1,6 @@
 // Serves the dashboard's static files from a directory: "/" is index.html, everything
-// else under "/static/". Paths that leave the directory are 404, never read. Every
+// else under "/static/". The files are read and hashed (ETag) once, when the routes are
+// added; requests are answered from memory. Paths that leave the directory are 404. Every
 // response carries a Content-Security-Policy that allows only same-origin scripts.
 #pragma once
 

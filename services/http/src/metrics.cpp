@@ -136,6 +136,14 @@ std::string Metrics::render_prometheus() const {
          "# TYPE kport_http_connections_rejected_total counter\n"
          "kport_http_connections_rejected_total " +
          std::to_string(connections_rejected.load()) + "\n";
+  gauge("kport_http_connections_reserved", "Open connections admitted into the reserve.",
+        static_cast<double>(connections_reserved.load()));
+  out += "# HELP kport_http_connections_evicted_total Idle reserve connections closed to admit new ones.\n"
+         "# TYPE kport_http_connections_evicted_total counter\nkport_http_connections_evicted_total " +
+         std::to_string(connections_evicted.load()) + "\n";
+  out += "# HELP kport_http_connections_unprivileged_total Reserve connections whose first request was not privileged.\n"
+         "# TYPE kport_http_connections_unprivileged_total counter\nkport_http_connections_unprivileged_total " +
+         std::to_string(connections_unprivileged.load()) + "\n";
   for (const auto& g : m_gauges) gauge(g.name, g.help, g.fn());
   for (const auto& c : m_collectors) c(out);
   return out;

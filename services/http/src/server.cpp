@@ -102,14 +102,58 @@ void Server::Impl::on_accept(beast::error_code ec, tcp::socket socket) {
     return;
   }
   metrics.connections_total.fetch_add(1, std::memory_order_relaxed);
-  if (static_cast<std::size_t>(metrics.connections_open.load()) >= options.max_connections) {
+  beast::error_code addr_ec;
+  auto remote = socket.remote_endpoint(addr_ec);
+  std::optional<bool> reserved = addr_ec ? std::nullopt : admit(remote.address());
+  if (!reserved) {
     metrics.connections_rejected.fetch_add(1, std::memory_order_relaxed);
     reject(socket);
   } else {
     socket.set_option(tcp::no_delay(true), ec);
-    std::make_shared<Session>(shared_from_this(), std::move(socket))->start();
+    auto session = std::make_shared<Session>(shared_from_this(), std::move(socket), *reserved);
+    if (*reserved) m_reserve_order.push_back(session);
+    session->start();
   }
   do_accept();
+}
+
+// Runs on the accept thread. Counts are read without holding the lock across the
+// decision: a session closing meanwhile only makes the answer conservative.
+std::optional<bool> Server::Impl::admit(const net::ip::address& addr) {
+  const auto open = static_cast<std::size_t>(std::max<std::int64_t>(0, metrics.connections_open.load()));
+  const auto in_reserve = static_cast<std::size_t>(std::max<std::int64_t>(0, metrics.connections_reserved.load()));
+  // The reserve never takes more than half of max_connections.
+  const std::size_t reserve = std::min(options.reserved_connections, options.max_connections / 2);
+  const std::size_t ordinary_cap = options.max_connections - reserve;
+  std::size_t from_addr = 0;
+  {
+    std::lock_guard lock(m_mu);
+    if (auto it = m_per_address.find(addr); it != m_per_address.end()) from_addr = it->second;
+  }
+  const std::size_t ordinary = open > in_reserve ? open - in_reserve : 0;
+  if (ordinary < ordinary_cap && from_addr < options.max_connections_per_address) return false;
+  if (reserve == 0) return std::nullopt;
+  if (in_reserve < reserve || evict_idle_reserved()) return true;
+  return std::nullopt;
+}
+
+// The oldest reserve connection that has not sent a byte is the cheapest to lose: it
+// holds a slot and asks for nothing. Connections that spoke are no longer candidates.
+bool Server::Impl::evict_idle_reserved() {
+  while (!m_reserve_order.empty()) {
+    auto s = m_reserve_order.front().lock();
+    m_reserve_order.pop_front();
+    if (!s || s->spoke()) continue;
+    metrics.connections_evicted.fetch_add(1, std::memory_order_relaxed);
+    s->post_close();
+    return true;
+  }
+  return false;
+}
+
+bool Server::Impl::privileged_path(std::string_view path) const {
+  return std::find(options.privileged_paths.begin(), options.privileged_paths.end(), path) !=
+         options.privileged_paths.end();
 }
 
 void Server::Impl::reject(tcp::socket& socket) {
@@ -130,12 +174,21 @@ void Server::Impl::add_session(const std::shared_ptr<Session>& s) {
   std::lock_guard lock(m_mu);
   m_sessions.emplace(s.get(), s);
   metrics.connections_open.fetch_add(1, std::memory_order_relaxed);
+  if (s->reserved())
+    metrics.connections_reserved.fetch_add(1, std::memory_order_relaxed);
+  else
+    ++m_per_address[s->address()];
 }
 
 void Server::Impl::remove_session(Session* s) {
   std::lock_guard lock(m_mu);
   if (m_sessions.erase(s) == 0) return;
   metrics.connections_open.fetch_sub(1, std::memory_order_relaxed);
+  if (s->reserved()) {
+    metrics.connections_reserved.fetch_sub(1, std::memory_order_relaxed);
+  } else if (auto it = m_per_address.find(s->address()); it != m_per_address.end() && --it->second == 0) {
+    m_per_address.erase(it);
+  }
   if (m_sessions.empty()) m_sessions_cv.notify_all();
 }
 

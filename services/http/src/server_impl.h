@@ -9,6 +9,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -38,6 +40,8 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
 
   // Called by sessions.
   void add_session(const std::shared_ptr<Session>& s);
+  // True when `path` may use a reserve connection without an Authorization header.
+  bool privileged_path(std::string_view path) const;
   void remove_session(Session* s);
   RouteStats& stats_for(const Route* route) noexcept;
   RouteStats& unmatched_stats() noexcept { return *m_unmatched; }
@@ -56,6 +60,10 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   void do_accept();
   void on_accept(boost::system::error_code ec, tcp::socket socket);
   void reject(tcp::socket& socket);
+  // Where a new connection from `addr` goes: false for an ordinary slot, true for the
+  // reserve; nullopt when there is no room even after evicting an idle reserve connection.
+  std::optional<bool> admit(const net::ip::address& addr);
+  bool evict_idle_reserved();
   void arm_sweeper();
   void sweep();
   std::vector<std::shared_ptr<Session>> snapshot();
@@ -71,9 +79,13 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   std::vector<RouteStats*> m_route_stats;  // by Route::id; fixed after start()
   RouteStats* m_unmatched = nullptr;
 
-  std::mutex m_mu;  // guards m_sessions
+  // Reserve connections in the order they came, for eviction; accept thread only.
+  std::deque<std::weak_ptr<Session>> m_reserve_order;
+
+  std::mutex m_mu;  // guards m_sessions and m_per_address
   std::condition_variable m_sessions_cv;
   std::unordered_map<Session*, std::weak_ptr<Session>> m_sessions;
+  std::map<net::ip::address, std::size_t> m_per_address;  // ordinary connections per address
   bool m_stopped = false;
 };
 

@@ -25,24 +25,31 @@ std::string printable(std::string_view s) {
 
 }  // namespace
 
-Session::Session(std::shared_ptr<Server::Impl> server, tcp::socket socket)
-    : m_server(std::move(server)), m_socket(std::move(socket)) {
+Session::Session(std::shared_ptr<Server::Impl> server, tcp::socket socket, bool reserved)
+    : m_server(std::move(server)), m_socket(std::move(socket)), m_reserved(reserved) {
   beast::error_code ec;
   auto ep = m_socket.remote_endpoint(ec);
-  if (!ec) m_remote = ep.address().to_string() + ":" + std::to_string(ep.port());
+  if (!ec) {
+    m_address = ep.address();
+    m_remote = ep.address().to_string() + ":" + std::to_string(ep.port());
+  }
 }
 
 Session::~Session() { m_server->remove_session(this); }
 
 void Session::start() {
   m_server->add_session(shared_from_this());
-  // A fresh connection gets read_timeout, not idle_timeout: it has not earned keep-alive.
+  // A fresh connection has not earned keep-alive: its whole first request must arrive
+  // within the first-request deadline (shorter still in the reserve), and that deadline
+  // is not extended when its first bytes come (see on_read), so a client that trickles
+  // bytes is closed as surely as one that sends none.
   m_phase = Phase::idle;
   m_parser.emplace();
   m_parser->body_limit(m_server->options.body_limit);
   m_parser->header_limit(static_cast<std::uint32_t>(m_server->options.header_limit));
   m_parser->eager(true);
-  set_deadline(m_server->options.read_timeout);
+  const auto& o = m_server->options;
+  set_deadline(std::min(o.read_timeout, m_reserved ? o.reserve_timeout : o.first_request_timeout));
   read_more();
 }
 
@@ -82,9 +89,10 @@ void Session::read_more() {
 void Session::on_read(beast::error_code ec, std::size_t n) {
   if (ec) return on_read_error(ec);
   m_buf.commit(n);
+  m_spoke.store(true, std::memory_order_relaxed);
   if (m_phase == Phase::idle) {
     m_phase = Phase::reading;
-    set_deadline(m_server->options.read_timeout);
+    if (m_seq > 0) set_deadline(m_server->options.read_timeout);
   }
   parse_buffered();
 }
@@ -124,11 +132,14 @@ void Session::on_header_done() {
 void Session::on_read_error(beast::error_code ec) {
   if (m_phase == Phase::closing) return;
   const auto& opt = m_server->options;
-  if (m_timed_out && m_phase == Phase::reading)
+  if (m_timed_out && m_phase == Phase::reading) {
+    auto limit = m_seq > 0 ? opt.read_timeout
+                           : std::min(opt.read_timeout, m_reserved ? opt.reserve_timeout : opt.first_request_timeout);
     return send_error(408, "request_timeout",
-                      "the request was not received within " +
-                          std::to_string(opt.read_timeout.count()) + " ms; send it faster",
+                      "the request was not received within " + std::to_string(limit.count()) +
+                          " ms; send it faster",
                       true);
+  }
   if (ec == bhttp::error::body_limit)
     return send_error(413, "payload_too_large",
                       "request body exceeds the limit of " + std::to_string(opt.body_limit) +
@@ -169,6 +180,15 @@ void Session::on_request() {
   req.keep_alive = m_keep_alive;
   req.stop = m_server->stop_signal;
   ++m_seq;  // names this request for its Reply (see ReplyFn)
+  if (m_reserved && m_seq == 1 && req.header("Authorization").empty() &&
+      !m_server->privileged_path(req.target.substr(0, req.target.find('?')))) {
+    m_server->metrics.connections_unprivileged.fetch_add(1, std::memory_order_relaxed);
+    return send_error(503, "unavailable",
+                      "too many connections (from " + m_address.to_string() +
+                          " or in all); only authorized requests and health checks are served "
+                          "now; close idle connections and retry",
+                      true);
+  }
   dispatch(req);
 }
 

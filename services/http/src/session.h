@@ -22,7 +22,9 @@ namespace bhttp = boost::beast::http;
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(std::shared_ptr<Server::Impl> server, tcp::socket socket);
+  // `reserved`: admitted into the reserve (see ServerOptions): its first request must come
+  // within reserve_timeout and be privileged.
+  Session(std::shared_ptr<Server::Impl> server, tcp::socket socket, bool reserved);
   ~Session();
   void start();
 
@@ -32,6 +34,10 @@ class Session : public std::enable_shared_from_this<Session> {
   void post_timeout();    // the sweeper saw the deadline pass
   std::int64_t deadline_ns() const noexcept { return m_deadline.load(std::memory_order_relaxed); }
   std::atomic<bool> timeout_posted{false};
+  bool reserved() const noexcept { return m_reserved; }
+  const net::ip::address& address() const noexcept { return m_address; }
+  // True once the client sent any byte; read by the accept thread for eviction.
+  bool spoke() const noexcept { return m_spoke.load(std::memory_order_relaxed); }
 
  private:
   enum class Phase { idle, reading, handling, writing, streaming, lingering, closing };
@@ -69,6 +75,9 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::flat_buffer m_buf;
   std::optional<bhttp::request_parser<bhttp::string_body>> m_parser;
   std::string m_remote;
+  net::ip::address m_address;
+  const bool m_reserved;
+  std::atomic<bool> m_spoke{false};
   std::string m_head;      // serialized status line and headers, reused
   Response m_response;     // the response being written (owns the body)
   Phase m_phase = Phase::idle;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -25,6 +26,12 @@ struct Config {
   int workers = 8;                 // threads for database-bound handlers
   std::size_t body_limit = 64u << 20;
   std::chrono::milliseconds read_timeout{30'000};
+  // Connection fairness (see http::ServerOptions).
+  std::size_t max_connections = 10'000;
+  std::size_t max_connections_per_address = 256;
+  std::size_t reserved_connections = 1'000;
+  std::chrono::milliseconds first_request_timeout{5'000};
+  std::chrono::milliseconds ready_timeout{1'000};  // /readyz's database check deadline
   std::int64_t lease_ms = 60'000;
   int max_attempts = 3;
   int max_claim_wait_s = 30;

@@ -62,6 +62,9 @@ class Metrics {
   std::atomic<std::int64_t> connections_open{0};
   std::atomic<std::uint64_t> connections_total{0};
   std::atomic<std::uint64_t> connections_rejected{0};
+  std::atomic<std::int64_t> connections_reserved{0};      // open connections in the reserve
+  std::atomic<std::uint64_t> connections_evicted{0};      // idle reserve connections closed for room
+  std::atomic<std::uint64_t> connections_unprivileged{0};  // reserve connections refused at their request
 
   std::string render_prometheus() const;
 

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kport/common/result.h"
 #include "kport/http/metrics.h"
@@ -41,6 +42,19 @@ struct ServerOptions {
   std::chrono::milliseconds write_timeout{30'000};  // to send one response
   std::chrono::milliseconds sse_heartbeat{15'000};  // comment line on idle event streams
   std::size_t max_connections = 10'000;  // beyond this new connections get 503 and close
+  // Fairness. A connection must send its first request within first_request_timeout.
+  // One client address holds at most max_connections_per_address ordinary connections,
+  // and all addresses together at most max_connections - reserved_connections. Past
+  // either limit a connection is taken into the reserve: it must send its first request
+  // within reserve_timeout and that request must be privileged (an Authorization
+  // header, or a path in privileged_paths), else it gets 503 and is closed. When the
+  // reserve (at most half of max_connections) is full, its oldest connection that has sent nothing yet is closed to make
+  // room, so idle connections can never keep runners and health checks out.
+  std::size_t max_connections_per_address = 256;
+  std::size_t reserved_connections = 1'000;
+  std::chrono::milliseconds first_request_timeout{5'000};
+  std::chrono::milliseconds reserve_timeout{1'000};
+  std::vector<std::string> privileged_paths{"/healthz", "/readyz"};
   bool log_requests = false;             // one debug line per request
 };
 

@@ -1,0 +1,242 @@
+// Regression tests for issue 14's serving defects, against a real coordinator process:
+// /healthz blocked behind the database (item 4), one client locking everyone out with
+// idle connections (item 5), static files read and hashed per request (item 12).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include "coordinator_fixture.h"
+
+namespace kport::testing {
+namespace {
+
+using Ms = std::chrono::milliseconds;
+using SteadyClock = std::chrono::steady_clock;
+
+// A TCP connection from `source` (any 127.0.0.0/8 address is loopback) to the coordinator.
+int connect_from(const char* source, std::uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in src{};
+  src.sin_family = AF_INET;
+  ::inet_pton(AF_INET, source, &src.sin_addr);
+  sockaddr_in dst{};
+  dst.sin_family = AF_INET;
+  dst.sin_port = htons(port);
+  ::inet_pton(AF_INET, "127.0.0.1", &dst.sin_addr);
+  timeval tv{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&src), sizeof src) != 0 ||
+      ::connect(fd, reinterpret_cast<sockaddr*>(&dst), sizeof dst) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+struct RawReply {
+  int status = 0;  // 0: no answer (closed or timed out)
+  std::string text;
+  Ms took{0};
+};
+
+// Reads until the peer closes or the response's Content-Length is complete.
+RawReply read_reply(int fd, SteadyClock::time_point t0) {
+  RawReply r;
+  char buf[8192];
+  for (;;) {
+    auto n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    r.text.append(buf, static_cast<std::size_t>(n));
+    auto head_end = r.text.find("\r\n\r\n");
+    if (head_end == std::string::npos) continue;
+    auto cl = r.text.find("Content-Length: ");
+    if (cl == std::string::npos || cl > head_end) break;
+    if (r.text.size() >= head_end + 4 + std::stoul(r.text.substr(cl + 16))) break;
+  }
+  r.took = std::chrono::duration_cast<Ms>(SteadyClock::now() - t0);
+  if (r.text.rfind("HTTP/1.1 ", 0) == 0) r.status = std::stoi(r.text.substr(9, 3));
+  return r;
+}
+
+RawReply request(const char* source, std::uint16_t port, const std::string& method, const std::string& path,
+                 const std::string& token = "", const std::string& body = "", const std::string& extra = "") {
+  auto t0 = SteadyClock::now();
+  int fd = connect_from(source, port);
+  if (fd < 0) return {};
+  std::string req = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" + extra;
+  if (!token.empty()) req += "Authorization: Bearer " + token + "\r\n";
+  if (!body.empty()) req += "Content-Type: application/json\r\n";
+  req += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  (void)::send(fd, req.data(), req.size(), MSG_NOSIGNAL);
+  auto r = read_reply(fd, t0);
+  ::close(fd);
+  return r;
+}
+
+// Holds SQLite's write lock on a database from another process (the sqlite3 shell), as
+// a long migration or a stuck backup would.
+class DatabaseLock {
+ public:
+  explicit DatabaseLock(const std::filesystem::path& db) {
+    m_pipe = ::popen(("sqlite3 '" + db.string() + "' > /dev/null 2>&1").c_str(), "w");
+    if (!m_pipe) return;
+    std::fputs("BEGIN IMMEDIATE;\nCREATE TABLE IF NOT EXISTS lock_probe(x);\n", m_pipe);
+    std::fflush(m_pipe);
+  }
+  ~DatabaseLock() { release(); }
+  bool ok() const { return m_pipe != nullptr; }
+  void release() {
+    if (!m_pipe) return;
+    std::fputs("ROLLBACK;\n.quit\n", m_pipe);
+    ::pclose(m_pipe);
+    m_pipe = nullptr;
+  }
+
+ private:
+  FILE* m_pipe = nullptr;
+};
+
+class ServingTest : public CoordinatorTest {
+ protected:
+  void SetUp() override {}
+};
+
+// Item 4: 16 clients on routes that wait on the database pushed /healthz to seconds.
+// Here every worker is provably blocked (the database is write-locked by another
+// process, and 16 writers wait on it with 2 workers); liveness must not care.
+TEST_F(ServingTest, HealthzAnswersWhileEveryWorkerIsBlockedOnTheDatabase) {
+  extra_args = {"--workers", "2", "--ready-timeout-ms", "300"};
+  start();
+  const auto port = proc->port();
+  DatabaseLock lock(dir.path() / "kport.db");
+  ASSERT_TRUE(lock.ok());
+  std::this_thread::sleep_for(Ms(300));
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> writes{0};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 16; ++i)
+    clients.emplace_back([&, i] {
+      for (int n = 0; !stop.load(); ++n) {
+        std::string body = R"({"name":"r)" + std::to_string(i) + "_" + std::to_string(n) + R"(","url":"/tmp/x.git"})";
+        request("127.0.0.1", port, "POST", "/api/v1/repositories", k_admin, body);
+        writes.fetch_add(1);
+      }
+    });
+  std::this_thread::sleep_for(Ms(500));
+
+  // The readiness check cannot get a worker: 503 with the reason, by its deadline.
+  auto ready = request("127.0.0.1", port, "GET", "/readyz");
+  EXPECT_EQ(ready.status, 503) << ready.text;
+  EXPECT_NE(ready.text.find("did not answer within 300 ms"), std::string::npos) << ready.text;
+  EXPECT_LT(ready.took, Ms(2000));
+  // Liveness and metrics come from memory; a generous bound, not a benchmark.
+  Ms worst{0};
+  for (int i = 0; i < 50; ++i) {
+    auto h = request("127.0.0.1", port, "GET", "/healthz");
+    ASSERT_EQ(h.status, 200) << h.text;
+    worst = std::max(worst, h.took);
+  }
+  EXPECT_LT(worst, Ms(250)) << "slowest /healthz while every worker was blocked";
+  auto m = request("127.0.0.1", port, "GET", "/metrics");
+  EXPECT_EQ(m.status, 200);
+  EXPECT_NE(m.text.find("kport_queue_depth"), std::string::npos);
+  EXPECT_LT(m.took, Ms(250));
+  EXPECT_EQ(writes.load(), 0) << "the writers were not blocked; the test proves nothing";
+
+  lock.release();
+  stop = true;
+  for (auto& t : clients) t.join();
+  int status = 0;
+  for (int i = 0; i < 100 && status != 200; ++i) {
+    status = request("127.0.0.1", port, "GET", "/readyz").status;
+    if (status != 200) std::this_thread::sleep_for(Ms(100));
+  }
+  EXPECT_EQ(status, 200) << "readiness did not come back once the database was free";
+}
+
+// Item 5: 10,050 idle connections from one process hit max_connections and every other
+// client, runners included, got 503.
+TEST_F(ServingTest, TenThousandIdleConnectionsFromOneAddressDoNotLockOutOthers) {
+  start();
+  const auto port = proc->port();
+  add_target();
+  const std::string runner = register_runner("gpu-1", "gpu");
+  ASSERT_FALSE(runner.empty());
+
+  std::vector<int> idle;
+  idle.reserve(10'000);
+  for (int i = 0; i < 10'000; ++i) {
+    int fd = connect_from("127.0.0.1", port);
+    if (fd >= 0) idle.push_back(fd);
+  }
+  EXPECT_GT(idle.size(), 9'000u);
+
+  auto other = request("127.0.0.2", port, "GET", "/api/v1/targets");
+  EXPECT_EQ(other.status, 200) << other.text;
+  auto health = request("127.0.0.1", port, "GET", "/healthz");
+  EXPECT_EQ(health.status, 200) << health.text;
+  auto claim = request("127.0.0.1", port, "POST", "/api/v1/runners/claim?wait=0", runner);
+  EXPECT_EQ(claim.status, 200) << claim.text;
+  auto anonymous = request("127.0.0.1", port, "GET", "/api/v1/targets");
+  EXPECT_EQ(anonymous.status, 503) << anonymous.text;
+  EXPECT_NE(anonymous.text.find("only authorized requests and health checks"), std::string::npos) << anonymous.text;
+
+  auto m = request("127.0.0.2", port, "GET", "/metrics");
+  ASSERT_EQ(m.status, 200);
+  EXPECT_NE(m.text.find("kport_http_connections_evicted_total"), std::string::npos);
+  EXPECT_EQ(m.text.find("kport_http_connections_evicted_total 0\n"), std::string::npos) << "nothing was evicted";
+  for (int fd : idle) ::close(fd);
+}
+
+// Item 5: a connection that never sends its request is closed at the first-request
+// deadline, not kept for read_timeout.
+TEST_F(ServingTest, IdleConnectionIsClosedAtTheFirstRequestDeadline) {
+  extra_args = {"--first-request-timeout-ms", "300"};
+  start();
+  auto t0 = SteadyClock::now();
+  int fd = connect_from("127.0.0.1", proc->port());
+  ASSERT_GE(fd, 0);
+  (void)::send(fd, "GET /heal", 9, MSG_NOSIGNAL);  // a trickle does not extend the deadline
+  auto r = read_reply(fd, t0);
+  ::close(fd);
+  EXPECT_EQ(r.status, 408) << r.text;
+  EXPECT_LT(r.took, Ms(1400));
+}
+
+// Item 12: app.js was read and hashed on every request on an I/O thread.
+TEST_F(ServingTest, StaticFilesAreServedFromMemoryWithEtagsComputedAtStart) {
+  auto web = dir.path() / "web";
+  std::filesystem::create_directories(web / "dist");
+  std::ofstream(web / "index.html") << "<!doctype html><title>kport</title>";
+  std::ofstream(web / "dist" / "app.js") << "console.log('v1');";
+  extra_args = {"--web", web.string()};
+  start();
+  const auto port = proc->port();
+  auto first = request("127.0.0.1", port, "GET", "/static/dist/app.js");
+  ASSERT_EQ(first.status, 200) << first.text;
+  EXPECT_NE(first.text.find("console.log('v1');"), std::string::npos);
+  auto at = first.text.find("ETag: ");
+  ASSERT_NE(at, std::string::npos);
+  std::string etag = first.text.substr(at + 6, first.text.find("\r\n", at) - at - 6);
+
+  // Changed on disk after start: still the loaded content, so nothing is read per request.
+  std::ofstream(web / "dist" / "app.js", std::ios::trunc) << "console.log('v2');";
+  auto again = request("127.0.0.1", port, "GET", "/static/dist/./app.js");
+  EXPECT_NE(again.text.find("console.log('v1');"), std::string::npos) << again.text;
+  auto cached = request("127.0.0.1", port, "GET", "/static/dist/app.js", "", "", "If-None-Match: " + etag + "\r\n");
+  EXPECT_EQ(cached.status, 304) << cached.text;
+  EXPECT_EQ(request("127.0.0.1", port, "GET", "/static/../kport.db").status, 404);
+  EXPECT_EQ(request("127.0.0.1", port, "GET", "/static/%2e%2e/kport.db").status, 404);
+  EXPECT_EQ(request("127.0.0.1", port, "GET", "/").status, 200);
+}
+
+}  // namespace
+}  // namespace kport::testing
