@@ -69,7 +69,9 @@ TEST(RunnerAnswersIntegration, RunnerStaysUpThroughMalformedAnswersAndRecovers) 
                     raw(job_json(R"("id":10,"kind":"check","attempt":1,"target":"sm_90a")")),  // commit missing
                     html200(),
                     // A good job, which a GPU runner cannot run: it must complete it as failed.
-                    raw(job_json(R"("id":11,"pipeline":1,"kind":"build","attempt":1,)" + ct))};
+                    raw(job_json(R"("id":11,"pipeline":1,"kind":"build","attempt":1,)" + ct)),
+                    // A good check job whose builds lookup answers with a proxy's page: failed, to be retried, with the reason.
+                    raw(job_json(R"("id":12,"pipeline":1,"kind":"check","attempt":2,"depends_on":11,)" + ct))};
 
   auto router = std::make_shared<http::Router>();
   router->add_sync("POST", "/api/v1/runners/register", [&](const http::Request&) {
@@ -89,6 +91,7 @@ TEST(RunnerAnswersIntegration, RunnerStaysUpThroughMalformedAnswersAndRecovers) 
     return StandIn::next(s.claim_script, http::json_ok(json::object{{"job", nullptr}}));
   });
   router->add_sync("POST", "/api/v1/runners/heartbeat", [&](const http::Request&) { return html200(); });
+  router->add_sync("GET", "/api/v1/builds", [&](const http::Request&) { return html200(); });
   router->add_sync("POST", "/api/v1/jobs/{id}/log", [&](const http::Request&) { return http::json_ok(json::object{}); });
   router->add_sync("POST", "/api/v1/jobs/{id}/complete", [&](const http::Request& req) {
     std::lock_guard l(s.mu);
@@ -136,7 +139,7 @@ TEST(RunnerAnswersIntegration, RunnerStaysUpThroughMalformedAnswersAndRecovers) 
       if (c.at("job").as_int64() == job) return true;
     return false;
   };
-  while (std::chrono::steady_clock::now() < deadline && !completed(11)) {
+  while (std::chrono::steady_clock::now() < deadline && !(completed(11) && completed(12))) {
     if (::waitpid(pid, &status, WNOHANG) == pid) {
       exited = true;
       break;
@@ -145,7 +148,7 @@ TEST(RunnerAnswersIntegration, RunnerStaysUpThroughMalformedAnswersAndRecovers) 
   }
   ASSERT_FALSE(exited) << "the runner ended (status " << status << ", signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0)
                        << "):\n" << slurp(log);
-  ASSERT_TRUE(completed(11)) << slurp(log);
+  ASSERT_TRUE(completed(11) && completed(12)) << slurp(log);
 
   // SIGTERM: both workers stop, deregister, exit 0.
   ::kill(pid, SIGTERM);
@@ -179,6 +182,10 @@ TEST(RunnerAnswersIntegration, RunnerStaysUpThroughMalformedAnswersAndRecovers) 
   // The good job ran and was completed by its attempt, with the handler's reason.
   EXPECT_EQ(by_job[11].at("attempt").as_int64(), 1);
   EXPECT_NE(std::string(by_job[11].at("reason").as_string()).find("cannot run a 'build' job"), std::string::npos);
+  EXPECT_EQ(by_job[12].at("status").as_string(), "failed");
+  EXPECT_TRUE(by_job[12].at("retry").as_bool());
+  const std::string why(by_job[12].at("reason").as_string());
+  EXPECT_NE(why.find("builds lookup answer: not JSON"), std::string::npos) << why;
 }
 
 }  // namespace
