@@ -5,9 +5,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "kport/common/json_fields.h"
 #include "kport/git/workspace.h"
 #include "kport/porting/build_driver.h"
 #include "kport/porting/subprocess.h"
+#include "kport/runner/answers.h"
 #include "parent_diff.h"
 #include "publish.h"
 
@@ -24,17 +26,15 @@ Result<std::string> repository_url(CoordinatorApi& api, const ClaimedJob& job) {
   if (const auto* u = job.payload.if_contains("repo_url"); u && u->is_string()) return std::string(u->as_string());
   auto pipeline = api.get("/api/v1/pipelines/" + std::to_string(job.pipeline));
   if (!pipeline.ok()) return std::move(pipeline).error();
-  std::string repo;
-  if (const auto* r = pipeline->as_object().if_contains("repo"); r && r->is_string()) repo = std::string(r->as_string());
+  std::string repo = json_fields::str(*pipeline, "repo");
   if (repo.empty())
     return make_error(Errc::unprocessable, "pipeline " + std::to_string(job.pipeline) +
                                                " names no repository; queue it with \"repo\" (POST /api/v1/repositories registers one)");
-  auto list = api.get("/api/v1/repositories");
+  auto list = api.get_text("/api/v1/repositories");
   if (!list.ok()) return std::move(list).error();
-  const json::value* items = list->is_object() ? list->as_object().if_contains("items") : &*list;
-  if (items && items->is_array())
-    for (const auto& r : items->as_array())
-      if (r.is_object() && r.as_object().at("name").as_string() == repo) return std::string(r.as_object().at("url").as_string());
+  auto url = parse_repository_url(*list, repo);
+  if (!url.ok()) return make_error(url.error().code, "GET /api/v1/repositories: " + url.error().message);
+  if (*url) return std::move(**url);
   return make_error(Errc::not_found, "repository '" + repo + "' of pipeline " + std::to_string(job.pipeline) +
                                          " is not registered (POST /api/v1/repositories {name, url})");
 }

@@ -12,6 +12,7 @@
 #include "kport/common/crypto.h"
 #include "kport/common/json_fields.h"
 #include "kport/common/log.h"
+#include "kport/runner/answers.h"
 
 namespace kport::runner {
 namespace fs = std::filesystem;
@@ -25,16 +26,17 @@ using json_fields::num;
 using json_fields::obj;
 using json_fields::str;
 
-// The artifact named by an ok build record of `query`.
-std::optional<std::string> harness_artifact(CoordinatorApi& api, const std::string& query) {
-  auto page = api.get("/api/v1/builds?" + query + "&status=ok&limit=200");
-  if (!page.ok() || !page->is_object()) return std::nullopt;
-  const auto* items = page->as_object().if_contains("items");
-  if (!items || !items->is_array()) return std::nullopt;
-  for (const auto& it : items->as_array())
-    if (it.is_object())
-      if (auto sha = str(it.as_object(), "artifact"); !sha.empty()) return sha;
-  return std::nullopt;
+// The artifact named by an ok build record of `query`; nullopt when none names one. A
+// lookup that fails or cannot be read is an Error: building locally because a proxy
+// answered with a page would be wrong.
+Result<std::optional<std::string>> harness_artifact(CoordinatorApi& api, const std::string& query) {
+  const std::string path = "/api/v1/builds?" + query + "&status=ok&limit=200";
+  auto page = api.get_text(path);
+  if (!page.ok()) return std::move(page).error();
+  auto artifacts = parse_build_artifacts(*page);
+  if (!artifacts.ok()) return make_error(artifacts.error().code, "GET " + path + ": " + artifacts.error().message);
+  if (artifacts->empty()) return std::optional<std::string>{};
+  return std::optional<std::string>(artifacts->front());
 }
 
 json::array string_array(const std::vector<std::string>& v) {
@@ -149,8 +151,16 @@ Result<CheckHandler::HarnessFile> CheckHandler::harness_for(CoordinatorApi& api,
   // The build this check depends on names the artifact; a check with no build (queued
   // directly) takes any ok build of its commit and target.
   std::optional<std::string> found;
-  if (job.depends_on) found = harness_artifact(api, "job=" + std::to_string(*job.depends_on));
-  if (!found) found = harness_artifact(api, "commit=" + job.commit + "&target=" + job.target);
+  if (job.depends_on) {
+    auto by_job = harness_artifact(api, "job=" + std::to_string(*job.depends_on));
+    if (!by_job.ok()) return std::move(by_job).error();
+    found = std::move(*by_job);
+  }
+  if (!found) {
+    auto by_commit = harness_artifact(api, "commit=" + job.commit + "&target=" + job.target);
+    if (!by_commit.ok()) return std::move(by_commit).error();
+    found = std::move(*by_commit);
+  }
   if (found) {
     const std::string& sha = *found;
     fs::path path = m_s.workdir / "harness" / sha / ("kport-harness-" + job.target);

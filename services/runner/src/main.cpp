@@ -213,9 +213,21 @@ int main(int argc, char** argv) {
     handlers.push_back(std::make_unique<kport::runner::CheckHandler>(std::move(s)));
     auto wc = c;
     wc.name = c.name + "-gpu" + std::to_string(g.index);
-    workers.emplace_back([&, i, wc]() mutable {
-      kport::runner::Runner runner(std::move(wc), *handlers[i]);
-      codes[i] = runner.run(g_stop);
+    // Each GPU's worker is on its own: whatever escapes one (Runner::run catches at its
+    // loop, so nothing should) is logged and that worker starts over, the others untouched.
+    workers.emplace_back([&, i, wc]() {
+      while (!g_stop) {
+        try {
+          kport::runner::Runner runner(wc, *handlers[i]);
+          codes[i] = runner.run(g_stop);
+          return;
+        } catch (const std::exception& e) {
+          kport::log::error("GPU worker failed; starting it again", {{"gpu", wc.name}, {"error", e.what()}});
+        } catch (...) {
+          kport::log::error("GPU worker failed; starting it again", {{"gpu", wc.name}});
+        }
+        for (int t = 0; t < 50 && !g_stop; ++t) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
     });
   }
   int rc = 0;

@@ -1,9 +1,12 @@
 #include "kport/runner/runner.h"
 
 #include <condition_variable>
+#include <exception>
 #include <mutex>
+#include <optional>
 #include <thread>
 
+#include "backoff.h"
 #include "kport/common/log.h"
 
 namespace kport::runner {
@@ -46,23 +49,62 @@ Status Runner::register_self() {
   return {};
 }
 
+namespace {
+
+// The message of whatever was thrown, for a last-resort log line.
+std::string what_of(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(std::move(e));
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+    return "an exception that is not a std::exception";
+  }
+}
+
+// Ends an attempt on the coordinator, trying again with backoff while the answer does not
+// come or cannot be read (a proxy, a restart). A conflict or gone means the lease is no
+// longer ours (it expired, or an earlier try was recorded): nothing left to do.
+void end_attempt(CoordinatorApi& api, const Lease& lease, bool succeeded, const std::string& reason, bool retry) {
+  Backoff backoff(std::chrono::milliseconds(500), std::chrono::milliseconds(4'000));
+  for (int tries = 1;; ++tries) {
+    auto st = api.complete(lease.job, lease.attempt, succeeded, reason, retry);
+    if (st.ok()) return;
+    const bool final = st.error().code == Errc::conflict || st.error().code == Errc::gone || tries == 4;
+    log::warn(final ? "cannot complete the job; its lease will expire on the coordinator" : "cannot complete the job yet; retrying",
+              {{"job", lease.job}, {"attempt", lease.attempt}, {"try", tries}, {"error", st.error().message}});
+    if (final) return;
+    std::this_thread::sleep_for(backoff.next());
+  }
+}
+
+}  // namespace
+
 void Runner::run_job(const ClaimedJob& job) {
   log::info("claimed job", {{"job", job.id}, {"attempt", job.attempt}, {"commit", job.commit}, {"target", job.target}});
   std::atomic<bool> cancel{false};
   std::mutex mu;
   std::condition_variable cv;
   bool done = false;
-  // The heartbeat thread has its own connection: the job's uploads may take a while.
+  // The heartbeat thread has its own connection: the job's uploads may take a while. An
+  // answer it cannot read costs one beat, not the process: the lease runs on until the next
+  // good answer, or expires on the coordinator, which then says so (conflict or gone).
   std::thread heart([&] {
     CoordinatorApi api(m_config.server, m_token);
     std::unique_lock lock(mu);
     while (!cv.wait_for(lock, m_heartbeat, [&] { return done; })) {
       lock.unlock();
-      auto hb = api.heartbeat(job.id, job.attempt);
-      if (hb.ok() && hb->cancel_requested && !cancel.exchange(true)) log::warn("cancel requested", {{"job", job.id}});
-      if (!hb.ok() && (hb.error().code == Errc::conflict || hb.error().code == Errc::gone)) {
-        log::warn("lease lost; stopping the job", {{"job", job.id}, {"error", hb.error().message}});
-        cancel = true;
+      try {
+        auto hb = api.heartbeat(job.id, job.attempt);
+        if (hb.ok() && hb->cancel_requested && !cancel.exchange(true)) log::warn("cancel requested", {{"job", job.id}});
+        if (!hb.ok() && (hb.error().code == Errc::conflict || hb.error().code == Errc::gone)) {
+          log::warn("lease lost; stopping the job", {{"job", job.id}, {"error", hb.error().message}});
+          cancel = true;
+        } else if (!hb.ok()) {
+          log::warn("heartbeat failed; the lease holds until it expires", {{"job", job.id}, {"error", hb.error().message}});
+        }
+      } catch (...) {
+        log::error("heartbeat failed unexpectedly", {{"job", job.id}, {"error", what_of(std::current_exception())}});
       }
       lock.lock();
     }
@@ -74,7 +116,14 @@ void Runner::run_job(const ClaimedJob& job) {
     std::lock_guard l(text_mu);
     text += line + "\n";
   };
-  JobOutcome outcome = m_handler.run(m_api, job, cancel, say);
+  JobOutcome outcome;
+  try {
+    outcome = m_handler.run(m_api, job, cancel, say);
+  } catch (...) {
+    // A last resort: handlers return their failures. The job goes back to the queue with its reason.
+    outcome = JobOutcome{false, "the runner failed while running the job: " + what_of(std::current_exception()), true};
+    log::error("job handler threw", {{"job", job.id}, {"error", outcome.reason}});
+  }
   {
     std::lock_guard lock(mu);
     done = true;
@@ -84,8 +133,7 @@ void Runner::run_job(const ClaimedJob& job) {
   say(std::string(outcome.succeeded ? "succeeded: " : "failed: ") + outcome.reason);
   if (auto st = m_api.append_log(job.id, job.attempt, text); !st.ok())
     log::warn("cannot upload the job log", {{"job", job.id}, {"error", st.error().message}});
-  if (auto st = m_api.complete(job.id, job.attempt, outcome.succeeded, outcome.reason, outcome.retry); !st.ok())
-    log::warn("cannot complete the job", {{"job", job.id}, {"error", st.error().message}});
+  end_attempt(m_api, Lease{job.id, job.attempt}, outcome.succeeded, outcome.reason, outcome.retry);
   log::info(outcome.succeeded ? "job succeeded" : "job failed", {{"job", job.id}, {"reason", outcome.reason}});
 }
 
@@ -94,51 +142,63 @@ int Runner::run(const std::atomic<bool>& stop) {
     log::error(st.error().message);
     return 2;
   }
-  auto backoff = std::chrono::milliseconds(500);
+  Backoff backoff(std::chrono::milliseconds(500), std::chrono::milliseconds(15'000));
   auto pause = [&](std::chrono::milliseconds d) {
     for (auto t = std::chrono::milliseconds(0); t < d && !stop; t += std::chrono::milliseconds(100))
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      std::this_thread::sleep_for(std::min(std::chrono::milliseconds(100), d - t));
   };
   bool registered = false;
   int jobs_done = 0;
   while (!stop) {
-    if (!registered) {
-      auto st = register_self();
-      if (!st.ok()) {
-        if (st.error().code == Errc::unauthorized || st.error().code == Errc::forbidden ||
-            st.error().code == Errc::invalid_argument || st.error().code == Errc::not_found) {
-          log::error("registration refused: " + st.error().message + "; check --registration-token and --server");
-          return 2;
+    // Every failure below is a value; the catch is the last resort that keeps this
+    // worker (and, in a GPU runner, every other GPU's) alive whatever slipped through.
+    try {
+      if (!registered) {
+        auto st = register_self();
+        if (!st.ok()) {
+          if (st.error().code == Errc::unauthorized || st.error().code == Errc::forbidden ||
+              st.error().code == Errc::invalid_argument || st.error().code == Errc::not_found) {
+            log::error("registration refused: " + st.error().message + "; check --registration-token and --server");
+            return 2;
+          }
+          const auto wait = backoff.next();
+          log::warn("cannot register yet; retrying", {{"error", st.error().message}, {"retry_in_ms", wait.count()}});
+          pause(wait);
+          continue;
         }
-        log::warn("cannot register yet; retrying", {{"error", st.error().message}});
-        pause(backoff);
-        backoff = std::min(backoff * 2, std::chrono::milliseconds(15'000));
+        registered = true;
+        backoff.reset();
+      }
+      if (auto st = m_handler.ready(); !st.ok()) {
+        log::warn("not taking work: " + st.error().message);
+        pause(std::chrono::seconds(5));
         continue;
       }
-      registered = true;
-      backoff = std::chrono::milliseconds(500);
-    }
-    if (auto st = m_handler.ready(); !st.ok()) {
-      log::warn("not taking work: " + st.error().message);
-      pause(std::chrono::seconds(5));
-      continue;
-    }
-    auto claimed = m_api.claim(m_config.claim_wait);
-    if (!claimed.ok()) {
-      if (claimed.error().code == Errc::unauthorized) {
-        log::warn("runner token rejected; registering again");
-        registered = false;
+      std::optional<Lease> unreadable;
+      auto claimed = m_api.claim(m_config.claim_wait, &unreadable);
+      if (!claimed.ok()) {
+        if (claimed.error().code == Errc::unauthorized) {
+          log::warn("runner token rejected; registering again");
+          registered = false;
+          continue;
+        }
+        const auto wait = backoff.next();
+        log::warn("claim failed; retrying", {{"error", claimed.error().message}, {"retry_in_ms", wait.count()}});
+        // A job leased to us that we cannot read goes back to the queue now, with the
+        // reason, rather than when its lease runs out.
+        if (unreadable) end_attempt(m_api, *unreadable, false, "the runner could not read the job it claimed: " + claimed.error().message, true);
+        pause(wait);
         continue;
       }
-      log::warn("claim failed; retrying", {{"error", claimed.error().message}});
-      pause(backoff);
-      backoff = std::min(backoff * 2, std::chrono::milliseconds(15'000));
-      continue;
+      backoff.reset();
+      if (!*claimed) continue;
+      run_job(**claimed);
+      if (m_config.max_jobs > 0 && ++jobs_done >= m_config.max_jobs) break;
+    } catch (...) {
+      const auto wait = backoff.next();
+      log::error("runner loop failed unexpectedly; going on", {{"error", what_of(std::current_exception())}, {"retry_in_ms", wait.count()}});
+      pause(wait);
     }
-    backoff = std::chrono::milliseconds(500);
-    if (!*claimed) continue;
-    run_job(**claimed);
-    if (m_config.max_jobs > 0 && ++jobs_done >= m_config.max_jobs) break;
   }
   if (registered) {
     if (auto st = m_api.deregister(); !st.ok()) log::warn("deregister failed", {{"error", st.error().message}});

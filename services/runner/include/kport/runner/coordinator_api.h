@@ -1,9 +1,11 @@
 // The runner's side of the coordinator's REST API (docs/ARCHITECTURE.md, "How the parts
 // talk"): register, long-poll claim, heartbeat, uploads, completion.
 //
-// Every call returns a Result: transport failures keep the http client's codes
-// (unavailable, request_timeout); an HTTP error status becomes an Error with the code
-// the status maps to and the server's message. Not thread-safe: one CoordinatorApi per
+// Every call returns a Result and never throws: transport failures keep the http client's
+// codes (unavailable, request_timeout); an HTTP error status becomes an Error with the
+// code the status maps to and the server's message; a 2xx answer that does not validate
+// (answers.h: not JSON, a field of the wrong type, a missing field) and a 1xx/3xx status
+// are unavailable, with the request and what was wrong in the message. Not thread-safe: one CoordinatorApi per
 // thread (the heartbeat thread has its own).
 #pragma once
 
@@ -40,6 +42,12 @@ struct Heartbeat {
   bool cancel_requested = false;
 };
 
+// A job the coordinator leased out, by id and attempt.
+struct Lease {
+  std::int64_t job = 0;
+  int attempt = 0;
+};
+
 class CoordinatorApi {
  public:
   explicit CoordinatorApi(std::string server_url, std::string token = {});
@@ -48,8 +56,9 @@ class CoordinatorApi {
   const std::string& server() const { return m_server; }
 
   Result<Registration> register_runner(const std::string& registration_token, const boost::json::object& body);
-  // Long-polls up to `wait`; nullopt when no job came.
-  Result<std::optional<ClaimedJob>> claim(std::chrono::seconds wait);
+  // Long-polls up to `wait`; nullopt when no job came. When the answer named a job whose
+  // id and attempt were readable but the rest was not, `unreadable` receives its lease.
+  Result<std::optional<ClaimedJob>> claim(std::chrono::seconds wait, std::optional<Lease>* unreadable = nullptr);
   Result<Heartbeat> heartbeat(std::int64_t job, int attempt);
   Status deregister();
 
@@ -64,13 +73,19 @@ class CoordinatorApi {
   // a damaged transfer is worth a retry).
   Result<std::string> get_artifact(const std::string& sha256);
 
-  // GET a JSON document (e.g. "/api/v1/pipelines/3").
+  // GET a JSON document (e.g. "/api/v1/pipelines/3"); a body that is not JSON is an Error.
   Result<boost::json::value> get(const std::string& path);
+  // GET the body of a 2xx answer as it came, for the answers.h parsers.
+  Result<std::string> get_text(const std::string& path);
 
  private:
-  Result<boost::json::value> send(std::string_view method, const std::string& path, std::string_view body,
+  // The body of a 2xx answer.
+  Result<std::string> send(std::string_view method, const std::string& path, std::string_view body,
                                   const std::string& token, std::chrono::milliseconds timeout = std::chrono::milliseconds{0},
                                   std::string_view content_type = "application/json");
+  // send(), then the body must be empty or a JSON object (answers.h, parse_ack).
+  Status ack(std::string_view method, const std::string& path, std::string_view body,
+             std::chrono::milliseconds timeout = std::chrono::milliseconds{0}, std::string_view content_type = "application/json");
   std::string m_server;
   std::string m_token;
   http::Client m_client;
