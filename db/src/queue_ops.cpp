@@ -128,6 +128,54 @@ Result<std::vector<std::int64_t>> dependents(Connection& c, std::int64_t job_id)
   return collect<std::int64_t>(*s, [](const Stmt& st) { return st.int64(0); });
 }
 
+Status check_holder(const Job& j, std::int64_t runner_id, int attempt, std::int64_t now) {
+  const std::string job = "job " + std::to_string(j.id);
+  const std::string rule = "; only the runner holding a job's live lease writes to it, for its current attempt";
+  if (j.attempt != attempt) {
+    if (attempt > j.attempt)
+      return make_error(Errc::conflict, job + " has no attempt " + std::to_string(attempt) + " (it was claimed " +
+                                            std::to_string(j.attempt) + " time" + (j.attempt == 1 ? "" : "s") + ")" + rule);
+    return make_error(Errc::conflict, job + " attempt " + std::to_string(attempt) + " is stale; the current attempt is " +
+                                          std::to_string(j.attempt) + rule);
+  }
+  if (j.runner_id && *j.runner_id != runner_id)
+    return make_error(Errc::forbidden, job + " attempt " + std::to_string(attempt) + " is leased to runner " +
+                                           std::to_string(*j.runner_id) + ", not runner " + std::to_string(runner_id) + rule);
+  if (j.status != JobStatus::running) {
+    const std::string status(to_string(j.status));
+    if (j.status == JobStatus::queued)
+      return make_error(Errc::conflict, job + " attempt " + std::to_string(attempt) +
+                                            " ended: its lease was released and the job is queued again" + rule);
+    return make_error(Errc::conflict, job + " attempt " + std::to_string(attempt) + " ended (" + status +
+                                          "); it takes no more uploads");
+  }
+  if (!j.runner_id || (j.lease_expires_ms && *j.lease_expires_ms <= now))
+    return make_error(Errc::conflict, job + " attempt " + std::to_string(attempt) +
+                                          ": the lease expired; the job goes back to the queue" + rule);
+  return {};
+}
+
+Result<Job> holder_job(Connection& c, std::int64_t job_id, std::int64_t runner_id, int attempt, std::int64_t now) {
+  auto job = load_job(c, job_id);
+  if (!job) return std::move(job).error();
+  if (!*job) return make_error(Errc::not_found, "job " + std::to_string(job_id) + " does not exist");
+  KPORT_TRY(check_holder(**job, runner_id, attempt, now));
+  return std::move(**job);
+}
+
+Status from_job(std::string& value, const std::string& expected, std::string_view field, const std::string& what,
+                std::int64_t job_id) {
+  if (value.empty() || expected.empty()) {
+    if (value.empty()) value = expected;
+    return {};
+  }
+  if (value == expected) return {};
+  return make_error(Errc::conflict, what + " names " + std::string(field) + " '" + value + "' but job " +
+                                        std::to_string(job_id) + " is for " + std::string(field) + " '" + expected +
+                                        "'; a job's uploads take its " + std::string(field) +
+                                        " (leave '" + std::string(field) + "' out)");
+}
+
 Status finish_job(Connection& c, const Job& job, JobStatus status, const std::optional<std::string>& reason,
                   std::int64_t now) {
   auto up = c.prepare(

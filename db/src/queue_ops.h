@@ -61,4 +61,19 @@ Result<std::optional<Runner>> load_runner(Connection& c, std::int64_t id);
 Result<std::int64_t> repository_id(Connection& c, const std::string& name);
 Result<std::vector<std::int64_t>> dependents(Connection& c, std::int64_t job_id);
 
+// The holder rule, the one check before anything is written into a job (heartbeat,
+// build records, results, log, complete, fail): `runner_id` holds the job's live lease
+// (not expired at `now`), for `attempt`, its current attempt. Errors, in this order:
+// conflict when `attempt` is not the current one (stale, or never claimed);
+// forbidden when another runner holds that attempt; conflict when the attempt ended
+// (the job finished or went back to the queue) or its lease expired.
+Status check_holder(const Job& job, std::int64_t runner_id, int attempt, std::int64_t now);
+// Loads the job and applies check_holder; not_found when there is no such job.
+Result<Job> holder_job(Connection& c, std::int64_t job_id, std::int64_t runner_id, int attempt, std::int64_t now);
+// Provenance a row takes from its job (commit, target, GPU model, arch): an empty
+// `value` takes `expected`; another value is a conflict naming `field` (the API's
+// name). `what` names the row ("result 3 (gemm.simt.64x64)").
+Status from_job(std::string& value, const std::string& expected, std::string_view field, const std::string& what,
+                std::int64_t job_id);
+
 }  // namespace kport::db::detail

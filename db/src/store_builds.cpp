@@ -1,4 +1,6 @@
 // Build records (one per job attempt, target, family and variant) and job logs.
+#include <map>
+
 #include "impl.h"
 #include "json_text.h"
 #include "queue_ops.h"
@@ -10,34 +12,42 @@ using detail::Connection;
 
 namespace {
 
-Status validate(const BuildRecord& b, std::size_t index) {
+// A job's record takes commit and target from its job in the transaction.
+Status validate(const BuildRecord& b, std::size_t index, const std::optional<std::int64_t>& runner_id) {
   const std::string what = "build record " + std::to_string(index);
-  if (b.commit_sha.empty() || b.target.empty() || b.family.empty() || b.variant.empty())
+  if (b.family.empty() || b.variant.empty() || (!b.job_id && (b.commit_sha.empty() || b.target.empty())))
     return make_error(Errc::invalid_argument, what + " needs commit_sha, target, family and variant");
+  if (b.job_id && !runner_id)
+    return make_error(Errc::invalid_argument, what + " belongs to job " + std::to_string(*b.job_id) +
+                                                  " but names no runner; a job's records come from the runner holding its lease");
   auto audit = detail::json_text(what + " instruction_audit_json", b.instruction_audit_json);
   if (!audit) return std::move(audit).error();
   return {};
 }
 
-Status check_attempt(Connection& c, std::int64_t job_id, int attempt) {
-  auto job = detail::load_job(c, job_id);
-  if (!job) return std::move(job).error();
-  if (!*job) return make_error(Errc::invalid_argument, "job " + std::to_string(job_id) + " does not exist");
-  if ((*job)->attempt != attempt)
-    return make_error(Errc::conflict, "job " + std::to_string(job_id) + " attempt " + std::to_string(attempt) +
-                                          " is stale; the current attempt is " + std::to_string((*job)->attempt));
-  return {};
-}
-
 }  // namespace
 
-Result<std::vector<PutOutcome>> Store::put_build_records(const std::vector<BuildRecord>& records) {
-  for (std::size_t i = 0; i < records.size(); ++i) KPORT_TRY(validate(records[i], i));
+Result<std::vector<PutOutcome>> Store::put_build_records(const std::vector<BuildRecord>& records,
+                                                        std::optional<std::int64_t> runner_id) {
+  for (std::size_t i = 0; i < records.size(); ++i) KPORT_TRY(validate(records[i], i, runner_id));
   const std::int64_t now = m_impl->now();
   return m_impl->write<std::vector<PutOutcome>>([&](Connection& c) -> Result<std::vector<PutOutcome>> {
     std::vector<PutOutcome> out;
-    for (const BuildRecord& b : records) {
+    std::map<std::int64_t, Job> jobs;
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      BuildRecord b = records[i];
       if (b.job_id) {
+        // The holder rule first (see put_results), then the job's commit and target.
+        auto it = jobs.find(*b.job_id);
+        if (it == jobs.end()) {
+          auto job = detail::holder_job(c, *b.job_id, *runner_id, b.attempt, now);
+          if (!job) return std::move(job).error();
+          it = jobs.emplace(*b.job_id, std::move(*job)).first;
+        }
+        KPORT_TRY(detail::check_holder(it->second, *runner_id, b.attempt, now));
+        const std::string what = "build record " + std::to_string(i) + " (" + b.family + "." + b.variant + ")";
+        KPORT_TRY(detail::from_job(b.commit_sha, it->second.commit_sha, "commit", what, *b.job_id));
+        KPORT_TRY(detail::from_job(b.target, it->second.target, "target", what, *b.job_id));
         auto dup = c.prepare(
             "SELECT id FROM build_records WHERE job_id = ?1 AND attempt = ?2 AND target = ?3 AND family = ?4 AND variant = ?5");
         if (!dup) return std::move(dup).error();
@@ -48,7 +58,6 @@ Result<std::vector<PutOutcome>> Store::put_build_records(const std::vector<Build
           out.push_back(PutOutcome{**id, true});
           continue;
         }
-        KPORT_TRY(check_attempt(c, *b.job_id, b.attempt));
       }
       auto s = c.prepare(
           "INSERT INTO build_records(job_id, attempt, commit_sha, target, family, variant, status, message,"
@@ -91,15 +100,13 @@ Result<Page<BuildRecord>> Store::list_build_records(const BuildRecordFilter& f) 
   });
 }
 
-Status Store::append_job_log(std::int64_t job_id, int attempt, std::string_view text) {
-  if (text.empty()) return {};
+Status Store::append_job_log(std::int64_t job_id, std::int64_t runner_id, int attempt, std::string_view text) {
   const std::int64_t now = m_impl->now();
   auto r = m_impl->write<bool>([&](Connection& c) -> Result<bool> {
-    auto known = c.prepare("SELECT 1 FROM jobs WHERE id = ?1");
-    if (!known) return std::move(known).error();
-    auto row = known->bind(1, job_id).step();
-    if (!row) return std::move(row).error();
-    if (!*row) return make_error(Errc::not_found, "no job " + std::to_string(job_id));
+    // Checked even for empty text: the answer tells a runner whether it still holds the job.
+    auto job = detail::holder_job(c, job_id, runner_id, attempt, now);
+    if (!job) return std::move(job).error();
+    if (text.empty()) return false;
     auto s = c.prepare("INSERT INTO job_logs(job_id, attempt, created_ms, text) VALUES (?1, ?2, ?3, ?4)");
     if (!s) return std::move(s).error();
     KPORT_TRY(s->bind_all(job_id, attempt, now, text).run());

@@ -41,21 +41,6 @@ Result<std::optional<std::int64_t>> pick_job(Connection& c, const Runner& r) {
   return detail::collect_one<std::int64_t>(*s, [](const detail::Stmt& st) { return st.int64(0); });
 }
 
-// Checks that `runner` holds `attempt` of a running job; the Error says why not.
-Status check_lease(const Job& j, std::int64_t runner_id, int attempt) {
-  const std::string job = "job " + std::to_string(j.id);
-  if (j.status != JobStatus::running)
-    return make_error(Errc::conflict, job + " is " + std::string(to_string(j.status)) + ", not running attempt " +
-                                          std::to_string(attempt) + "; its lease has ended");
-  if (j.runner_id != runner_id)
-    return make_error(Errc::conflict, job + " is leased to runner " + std::to_string(j.runner_id.value_or(0)) +
-                                          ", not runner " + std::to_string(runner_id));
-  if (j.attempt != attempt)
-    return make_error(Errc::conflict, job + " attempt " + std::to_string(attempt) + " is stale; the current attempt is " +
-                                          std::to_string(j.attempt));
-  return {};
-}
-
 // A reply without spawned jobs. Built out of line: GCC 12 reports a false
 // -Wfree-nonheap-object when a braced CompleteReply temporary converts to Result.
 Result<CompleteReply> answer(JobStatus status, bool duplicate) {
@@ -114,7 +99,7 @@ Result<HeartbeatReply> Store::heartbeat(std::int64_t runner_id, std::optional<st
     if (j.status != JobStatus::running)
       return make_error(Errc::gone, "job " + std::to_string(j.id) + " is " + std::string(to_string(j.status)) +
                                         "; stop working on it");
-    KPORT_TRY(check_lease(j, runner_id, attempt > 0 ? attempt : j.attempt));
+    KPORT_TRY(detail::check_holder(j, runner_id, attempt > 0 ? attempt : j.attempt, now));
     auto up = c.prepare("UPDATE jobs SET lease_expires_ms = ?2 WHERE id = ?1");
     if (!up) return std::move(up).error();
     KPORT_TRY(up->bind_all(j.id, now + lease).run());
@@ -142,7 +127,7 @@ Result<CompleteReply> Store::complete(std::int64_t job_id, std::int64_t runner_i
       }
       return reply;
     }
-    KPORT_TRY(check_lease(j, runner_id, attempt));
+    KPORT_TRY(detail::check_holder(j, runner_id, attempt, now));
     const JobStatus status = j.cancel_requested ? JobStatus::cancelled : JobStatus::succeeded;
     KPORT_TRY(detail::finish_job(c, j, status, j.cancel_requested ? std::optional<std::string>("cancelled")
                                                                   : std::nullopt, now));
@@ -169,7 +154,7 @@ Result<CompleteReply> Store::fail(std::int64_t job_id, std::int64_t runner_id, i
     const bool ended = j.status == JobStatus::failed || j.status == JobStatus::cancelled;
     if (j.attempt == attempt && ((ended && j.runner_id == runner_id) || j.status == JobStatus::queued))
       return answer(j.status, true);  // this attempt already ended; nothing to change
-    KPORT_TRY(check_lease(j, runner_id, attempt));
+    KPORT_TRY(detail::check_holder(j, runner_id, attempt, now));
     if (j.cancel_requested) {
       KPORT_TRY(detail::finish_job(c, j, JobStatus::cancelled, std::string("cancelled"), now));
       return answer(JobStatus::cancelled, false);

@@ -17,13 +17,25 @@ Error missing(const std::string& what, const std::string& field) {
   return make_error(Errc::invalid_argument, what + " has no " + field);
 }
 
+std::string row_name(const ResultRecord& r, std::size_t index) {
+  return "result " + std::to_string(index) + " (" + r.instance + ")";
+}
+
+// A job's row takes commit, target and GPU model from its job in the transaction, so
+// only a row outside a job must carry them itself.
 Status validate(const ResultRecord& r, std::size_t index) {
-  const std::string what = "result " + std::to_string(index) + " (" + r.instance + ")";
+  const std::string what = row_name(r, index);
+  const bool own = !r.job_id;
   const std::pair<const std::string*, const char*> required[] = {
-      {&r.commit_sha, "commit_sha"}, {&r.target, "target"}, {&r.family, "family"}, {&r.variant, "variant"},
-      {&r.instance, "instance"},     {&r.dtype, "dtype"},   {&r.gpu_model, "gpu_model"}};
+      {&r.family, "family"}, {&r.variant, "variant"}, {&r.instance, "instance"}, {&r.dtype, "dtype"}};
   for (const auto& [value, field] : required)
     if (value->empty()) return missing(what, field);
+  if (own && r.commit_sha.empty()) return missing(what, "commit_sha");
+  if (own && r.target.empty()) return missing(what, "target");
+  if (own && r.gpu_model.empty()) return missing(what, "gpu_model");
+  if (r.job_id && !r.runner_id)
+    return make_error(Errc::invalid_argument, what + " belongs to job " + std::to_string(*r.job_id) +
+                                                  " but names no runner; a job's results come from the runner holding its lease");
   auto dims = detail::parse_shape(r.shape);
   if (!dims) return std::move(dims).error();
   auto env = detail::json_text(what + " env_json", r.env_json);
@@ -31,24 +43,37 @@ Status validate(const ResultRecord& r, std::size_t index) {
   return {};
 }
 
-// A row tied to a job must come from that job's current attempt, and from its lease
-// holder when the runner is named; this keeps a stale runner from adding to a retry.
-Status check_job(Connection& c, std::map<std::int64_t, Job>& seen, std::int64_t job_id, int attempt,
-                 const std::optional<std::int64_t>& runner_id) {
-  auto it = seen.find(job_id);
-  if (it == seen.end()) {
-    auto job = detail::load_job(c, job_id);
+// Ties a row to its job: written by the holder of the job's live lease for its current
+// attempt (detail::check_holder), on a check job, with the job's commit, target and arch
+// and the GPU model the job is pinned to or its runner registered with.
+Status bind_to_job(Connection& c, std::map<std::int64_t, Job>& jobs, std::map<std::int64_t, Runner>& runners,
+                   ResultRecord& r, std::size_t index, std::int64_t now) {
+  const std::int64_t job_id = *r.job_id, runner_id = *r.runner_id;
+  auto it = jobs.find(job_id);
+  if (it == jobs.end()) {
+    auto job = detail::holder_job(c, job_id, runner_id, r.attempt, now);
     if (!job) return std::move(job).error();
-    if (!*job) return make_error(Errc::invalid_argument, "job " + std::to_string(job_id) + " does not exist");
-    it = seen.emplace(job_id, std::move(**job)).first;
+    it = jobs.emplace(job_id, std::move(*job)).first;
   }
   const Job& j = it->second;
-  if (j.attempt != attempt)
-    return make_error(Errc::conflict, "job " + std::to_string(job_id) + " attempt " + std::to_string(attempt) +
-                                          " is stale; the current attempt is " + std::to_string(j.attempt));
-  if (runner_id && j.runner_id != runner_id)
-    return make_error(Errc::conflict, "job " + std::to_string(job_id) + " is not leased to runner " +
-                                          std::to_string(*runner_id));
+  KPORT_TRY(detail::check_holder(j, runner_id, r.attempt, now));
+  if (j.kind != JobKind::check)
+    return make_error(Errc::conflict, "job " + std::to_string(job_id) + " is a " + std::string(to_string(j.kind)) +
+                                          " job; results come from check jobs");
+  auto rt = runners.find(runner_id);
+  if (rt == runners.end()) {
+    auto runner = detail::load_runner(c, runner_id);
+    if (!runner) return std::move(runner).error();
+    if (!*runner) return make_error(Errc::not_found, "no runner " + std::to_string(runner_id));
+    rt = runners.emplace(runner_id, std::move(**runner)).first;
+  }
+  const Runner& who = rt->second;
+  const std::string what = row_name(r, index);
+  KPORT_TRY(detail::from_job(r.commit_sha, j.commit_sha, "commit", what, job_id));
+  KPORT_TRY(detail::from_job(r.target, j.target, "target", what, job_id));
+  KPORT_TRY(detail::from_job(r.gpu_model, j.gpu_model.value_or(who.caps.gpu_model), "gpu_model", what, job_id));
+  KPORT_TRY(detail::from_job(r.arch, j.arch.value_or(who.caps.arch), "arch", what, job_id));
+  if (r.gpu_model.empty()) return missing(what, "gpu_model");
   return {};
 }
 
@@ -96,10 +121,14 @@ Result<std::vector<PutOutcome>> Store::put_results(const std::vector<ResultRecor
   return m_impl->write<std::vector<PutOutcome>>([&](Connection& c) -> Result<std::vector<PutOutcome>> {
     std::vector<PutOutcome> out;
     std::map<std::int64_t, Job> jobs;
+    std::map<std::int64_t, Runner> runners;
     std::set<std::string, std::less<>> shapes;  // an upload repeats few shapes
-    for (const ResultRecord& r : results) {
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      ResultRecord r = results[i];
       if (r.job_id) {
-        // Duplicates first: a retried upload is answered even after the job moved on.
+        // The holder rule comes before duplicates: a retry is answered only while the
+        // attempt is live, and nobody else learns what it stored.
+        KPORT_TRY(bind_to_job(c, jobs, runners, r, i, now));
         auto dup = find_id(c,
                            "SELECT id FROM results WHERE job_id = ?1 AND attempt = ?2 AND instance = ?3"
                            " AND dtype = ?4 AND shape = ?5",
@@ -109,7 +138,6 @@ Result<std::vector<PutOutcome>> Store::put_results(const std::vector<ResultRecor
           out.push_back(PutOutcome{**dup, true});
           continue;
         }
-        KPORT_TRY(check_job(c, jobs, *r.job_id, r.attempt, r.runner_id));
       }
       if (shapes.insert(r.shape).second) KPORT_TRY(insert_shape(c, r.shape));
       KPORT_TRY(insert_result(c, r, now));

@@ -145,7 +145,7 @@ TEST_F(CoordinatorTest, StaleAttemptsAndForeignLeasesAreRefused) {
   ASSERT_TRUE(job.is_object());
   auto id = std::to_string(job.at("id").as_int64());
   auto foreign = post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}}, b);
-  EXPECT_EQ(foreign.status, 409) << foreign.raw;
+  EXPECT_EQ(foreign.status, 403) << foreign.raw;
   auto stale = post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 2}}, a);
   EXPECT_EQ(stale.status, 409) << stale.raw;
   auto noreason = post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}, {"status", "failed"}}, a);

@@ -42,14 +42,12 @@ json::value complete_json(std::int64_t job, const db::CompleteReply& r) {
                       {"spawned", std::move(spawned)}};
 }
 
-// Parses the records of an upload; commit and target default to the job's, so a runner
-// need not repeat what the claim told it.
+// Parses the records of an upload into the caller's attempt. Commit, target and GPU are
+// left as the body says: the store fills what is absent from the job and refuses what
+// disagrees with it, in the transaction that checks the lease.
 template <typename Record, typename Parse>
-Result<std::vector<Record>> records_from(Context& ctx, const json::object& body, std::string_view key, Parse parse,
+Result<std::vector<Record>> records_from(const json::object& body, std::string_view key, Parse parse,
                                          const JobCall& call, std::int64_t runner_id) {
-  auto job = ctx.store->get_job(call.job_id);
-  if (!job.ok()) return std::move(job).error();
-  if (!*job) return make_error(Errc::not_found, "job " + std::to_string(call.job_id) + " does not exist");
   Fields top(body, "");
   const auto* arr = top.array(key);
   if (!top.ok()) return top.error();
@@ -65,8 +63,6 @@ Result<std::vector<Record>> records_from(Context& ctx, const json::object& body,
     if (!f.ok()) return f.error();
     r.job_id = call.job_id;
     r.attempt = call.attempt;
-    if (r.commit_sha.empty()) r.commit_sha = (*job)->commit_sha;
-    if (r.target.empty()) r.target = (*job)->target;
     if constexpr (requires { r.runner_id; }) r.runner_id = runner_id;
     out.push_back(std::move(r));
   }
@@ -202,7 +198,7 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     KPORT_HTTP_TRY(who);
     auto call = job_call(req);
     KPORT_HTTP_TRY(call);
-    auto records = records_from<db::ResultRecord>(ctx, call->body, "results", result_from_json, *call, who->runner_id);
+    auto records = records_from<db::ResultRecord>(call->body, "results", result_from_json, *call, who->runner_id);
     KPORT_HTTP_TRY(records);
     auto out = ctx.store->put_results(*records);
     if (!out.ok()) return http::error_response(out.error());
@@ -220,9 +216,9 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     KPORT_HTTP_TRY(who);
     auto call = job_call(req);
     KPORT_HTTP_TRY(call);
-    auto records = records_from<db::BuildRecord>(ctx, call->body, "records", build_record_from_json, *call, who->runner_id);
+    auto records = records_from<db::BuildRecord>(call->body, "records", build_record_from_json, *call, who->runner_id);
     KPORT_HTTP_TRY(records);
-    auto out = ctx.store->put_build_records(*records);
+    auto out = ctx.store->put_build_records(*records, who->runner_id);
     if (!out.ok()) return http::error_response(out.error());
     invalidate_answers(ctx);
     json::array ids;
@@ -239,7 +235,7 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     Fields f(call->body, "");
     auto text = f.str("text", 16u << 20);
     if (!f.ok()) return http::error_response(f.error());
-    KPORT_HTTP_TRY(ctx.store->append_job_log(call->job_id, call->attempt, text));
+    KPORT_HTTP_TRY(ctx.store->append_job_log(call->job_id, who->runner_id, call->attempt, text));
     return http::json_ok(json::object{{"job", call->job_id}, {"appended", text.size()}});
   });
 }

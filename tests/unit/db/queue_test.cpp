@@ -138,7 +138,7 @@ TEST_F(QueueTest, CompleteIsIdempotentAndStaleAttemptsAreRefused) {
   EXPECT_EQ(stale.error().code, Errc::conflict);
   auto stolen = m_store->complete(c1->job.id, slow.id, 2);
   ASSERT_FALSE(stolen.ok());
-  EXPECT_EQ(stolen.error().code, Errc::conflict) << "the lease belongs to the other runner";
+  EXPECT_EQ(stolen.error().code, Errc::forbidden) << "the lease belongs to the other runner";
 
   auto first = ok(m_store->complete(c2->job.id, fast.id, 2));
   EXPECT_FALSE(first.duplicate);

@@ -1,5 +1,6 @@
 // Results, build records and the queries built on them.
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -89,7 +90,121 @@ TEST_F(ResultsTest, UploadsFromAStaleAttemptOrAnotherRunnerAreRefused) {
   other.runner_id = gpu_runner("intruder", "9.0").id;
   r = m_store->put_results({other});
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().code, Errc::conflict);
+  EXPECT_EQ(r.error().code, Errc::forbidden);
+  EXPECT_NE(r.error().message.find("leased to runner " + std::to_string(m_gpu.id)), std::string::npos) << r.error().message;
+}
+
+// Issue 14: a runner leasing commit A's check posted results for commit B and target
+// sm_100a, and they were stored and fed to best answers.
+TEST_F(ResultsTest, ResultsForAnotherCommitTargetOrGpuThanTheirJobAreRefused) {
+  auto c = running_check();
+  const std::pair<std::string, std::function<void(ResultRecord&)>> lies[] = {
+      {"commit", [](ResultRecord& r) { r.commit_sha = std::string(40, 'b'); }},
+      {"target", [](ResultRecord& r) { r.target = "sm_100a"; }},
+      {"gpu_model", [](ResultRecord& r) { r.gpu_model = "NVIDIA B200"; }},
+      {"arch", [](ResultRecord& r) { r.arch = "10.0"; }}};
+  for (const auto& [field, lie] : lies) {
+    auto r = for_job(result("wgmma.a", "m=64,n=64,k=64", 1), c);
+    lie(r);
+    auto out = m_store->put_results({r});
+    ASSERT_FALSE(out.ok()) << field;
+    EXPECT_EQ(out.error().code, Errc::conflict) << field;
+    EXPECT_NE(out.error().message.find("names " + field + " '"), std::string::npos) << out.error().message;
+  }
+  EXPECT_TRUE(ok(m_store->list_results(ResultFilter{})).items.empty());
+
+  // What a row leaves out comes from the job and the runner's registration.
+  auto bare = for_job(result("wgmma.a", "m=64,n=64,k=64", 1), c);
+  bare.commit_sha.clear();
+  bare.target.clear();
+  bare.gpu_model.clear();
+  bare.arch.clear();
+  auto id = ok(m_store->put_results({bare})).at(0).id;
+  auto stored = ok(m_store->get_result(id));
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->commit_sha, std::string(40, 'a'));
+  EXPECT_EQ(stored->target, "sm_90a");
+  EXPECT_EQ(stored->gpu_model, "NVIDIA H200");
+  EXPECT_EQ(stored->arch, "9.0");
+  EXPECT_EQ(stored->runner_id, m_gpu.id);
+}
+
+// Issue 14: results were accepted after the job completed.
+TEST_F(ResultsTest, AnEndedOrExpiredAttemptTakesNoMoreUploads) {
+  auto c = running_check();
+  auto first = for_job(result("wgmma.a", "m=64,n=64,k=64", 1), c);
+  ok(m_store->put_results({first}));
+  ok(m_store->complete(c.job.id, m_gpu.id, c.job.attempt));
+  for (const auto& r : {first, for_job(result("wgmma.b", "m=64,n=64,k=64", 1), c)}) {
+    auto late = m_store->put_results({r});
+    ASSERT_FALSE(late.ok()) << "neither a replay nor a new row after complete";
+    EXPECT_EQ(late.error().code, Errc::conflict);
+    EXPECT_NE(late.error().message.find("ended (succeeded)"), std::string::npos) << late.error().message;
+  }
+  EXPECT_EQ(m_store->append_job_log(c.job.id, m_gpu.id, c.job.attempt, "late\n").error().code, Errc::conflict);
+
+  // A lease that ran out is over even before the reaper requeues the job.
+  NewPipeline np;
+  np.commit_sha = std::string(40, 'a');
+  np.jobs.push_back(JobSpec{JobKind::check, np.commit_sha, "sm_90a", "9.0", {}, {}, 3, ""});
+  ok(m_store->create_pipeline(np));
+  auto second = ok(m_store->claim(m_gpu.id));
+  ASSERT_TRUE(second);
+  *m_now += 10'000;
+  auto expired = m_store->put_results({for_job(result("wgmma.a", "m=64,n=64,k=64", 1), *second)});
+  ASSERT_FALSE(expired.ok());
+  EXPECT_EQ(expired.error().code, Errc::conflict);
+  EXPECT_NE(expired.error().message.find("lease expired"), std::string::npos) << expired.error().message;
+  EXPECT_EQ(m_store->complete(second->job.id, m_gpu.id, second->job.attempt).error().code, Errc::conflict);
+}
+
+TEST_F(ResultsTest, BuildJobsTakeNoResultsAndTheirRecordsComeFromTheHolder) {
+  pipeline_with_builds({"sm_90a"});
+  auto a = build_runner("a", {"sm_90a"});
+  auto b = build_runner("b", {"sm_90a"});
+  auto c = ok(m_store->claim(a.id));
+  ASSERT_TRUE(c);
+  BuildRecord rec;
+  rec.job_id = c->job.id;
+  rec.attempt = c->job.attempt;
+  rec.family = "gemm";
+  rec.variant = "wgmma";
+  rec.status = BuildStatus::compile_error;
+  auto forged = m_store->put_build_records({rec}, b.id);
+  ASSERT_FALSE(forged.ok());
+  EXPECT_EQ(forged.error().code, Errc::forbidden);
+  EXPECT_EQ(m_store->put_build_records({rec}).error().code, Errc::invalid_argument) << "a job's record names its writer";
+  auto other_target = rec;
+  other_target.target = "sm_100a";
+  auto lied = m_store->put_build_records({other_target}, a.id);
+  ASSERT_FALSE(lied.ok());
+  EXPECT_EQ(lied.error().code, Errc::conflict);
+  EXPECT_NE(lied.error().message.find("names target 'sm_100a'"), std::string::npos) << lied.error().message;
+  auto stored = ok(m_store->put_build_records({rec}, a.id));
+  BuildRecordFilter f;
+  f.job_id = c->job.id;
+  auto listed = ok(m_store->list_build_records(f)).items;
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].id, stored.at(0).id);
+  EXPECT_EQ(listed[0].commit_sha, c->job.commit_sha);
+  EXPECT_EQ(listed[0].target, "sm_90a");
+
+  ResultRecord r = result("wgmma.a", "m=64,n=64,k=64", 1);
+  r.job_id = c->job.id;
+  r.attempt = c->job.attempt;
+  r.runner_id = a.id;
+  auto on_build = m_store->put_results({r});
+  ASSERT_FALSE(on_build.ok());
+  EXPECT_EQ(on_build.error().code, Errc::conflict);
+  EXPECT_NE(on_build.error().message.find("build job"), std::string::npos) << on_build.error().message;
+
+  // Issue 14: a log for attempt 77 was accepted.
+  auto log77 = m_store->append_job_log(c->job.id, a.id, 77, "x");
+  ASSERT_FALSE(log77.ok());
+  EXPECT_EQ(log77.error().code, Errc::conflict);
+  EXPECT_NE(log77.error().message.find("has no attempt 77"), std::string::npos) << log77.error().message;
+  EXPECT_EQ(m_store->append_job_log(c->job.id, b.id, c->job.attempt, "x").error().code, Errc::forbidden);
+  EXPECT_TRUE(ok(m_store->job_log(c->job.id)).empty());
 }
 
 TEST_F(ResultsTest, ABatchWithABadRowStoresNothing) {
@@ -205,14 +320,14 @@ TEST_F(ResultsTest, BuildRecordsAreIdempotentAndFeedTheBringupFacts) {
   };
   std::vector<BuildRecord> records{rec("wgmma", BuildStatus::ok, 0), rec("mma", BuildStatus::ok, 64),
                                    rec("tcgen05", BuildStatus::not_applicable, 0)};
-  auto first = ok(m_store->put_build_records(records));
-  auto again = ok(m_store->put_build_records(records));
+  auto first = ok(m_store->put_build_records(records, b.id));
+  auto again = ok(m_store->put_build_records(records, b.id));
   EXPECT_TRUE(again[0].duplicate && again[1].duplicate && again[2].duplicate);
   EXPECT_EQ(first[1].id, again[1].id);
   // The same variant name in another family is another record, not a duplicate.
   auto other_family = rec("mma", BuildStatus::ok, 0);
   other_family.family = "attention";
-  auto attention = ok(m_store->put_build_records({other_family}));
+  auto attention = ok(m_store->put_build_records({other_family}, b.id));
   EXPECT_FALSE(attention[0].duplicate);
   EXPECT_NE(attention[0].id, first[1].id);
   ok(m_store->put_results({result("wgmma.a", "m=64,n=64,k=64", 3), result("mma.c", "m=64,n=64,k=64", 4)}));

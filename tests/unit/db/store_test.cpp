@@ -151,13 +151,15 @@ TEST_F(StoreBasicsTest, TargetsAreFlaggedNewUntilAcknowledged) {
 TEST_F(StoreBasicsTest, JobLogsAppendInOrder) {
   auto p = pipeline_with_builds({"sm_90a"});
   auto id = ok(m_store->list_jobs(JobFilter{p.id, {}, {}, {}, {}, {}, 10})).items.at(0).id;
-  ok(m_store->append_job_log(id, 1, "nvcc ...\n"));
-  ok(m_store->append_job_log(id, 1, "ptxas info: 168 registers\n"));
+  auto b = build_runner("b", {"sm_90a"});
+  ASSERT_TRUE(ok(m_store->claim(b.id)));
+  ok(m_store->append_job_log(id, b.id, 1, "nvcc ...\n"));
+  ok(m_store->append_job_log(id, b.id, 1, "ptxas info: 168 registers\n"));
   auto log = ok(m_store->job_log(id));
   ASSERT_EQ(log.size(), 2u);
   EXPECT_EQ(log[1].text, "ptxas info: 168 registers\n");
   EXPECT_EQ(ok(m_store->job_log(id, log[0].seq)).size(), 1u);
-  EXPECT_EQ(m_store->append_job_log(424242, 1, "x").error().code, Errc::not_found);
+  EXPECT_EQ(m_store->append_job_log(424242, b.id, 1, "x").error().code, Errc::not_found);
 }
 
 }  // namespace kport::db::test

@@ -173,13 +173,14 @@ class Store {
   // deregistered ones (gone). A job the runner still holds is abandoned first: it goes
   // back to the queue (attempt counted) as if its lease had expired.
   Result<std::optional<Claim>> claim(std::int64_t runner_id, std::int64_t lease_ms = 0);
-  // Records the runner as alive; with a job, extends its lease (conflict when the lease
-  // is not this runner's or the attempt is stale; gone when the job already ended).
+  // Records the runner as alive; with a job, extends its lease (gone when the job is not
+  // running; otherwise the holder rule of the uploads below: conflict for a stale
+  // attempt or an expired lease, forbidden when another runner holds it).
   Result<HeartbeatReply> heartbeat(std::int64_t runner_id, std::optional<std::int64_t> job_id = {},
                                    int attempt = 0, std::int64_t lease_ms = 0);
   // Marks the attempt succeeded (or cancelled when cancel was requested). Repeating it
-  // for the same attempt answers duplicate=true; a stale attempt or a lease held by
-  // another runner is refused with conflict.
+  // for the same attempt answers duplicate=true; otherwise the holder rule of the
+  // uploads below (conflict: stale attempt or expired lease; forbidden: another runner).
   Result<CompleteReply> complete(std::int64_t job_id, std::int64_t runner_id, int attempt,
                                  bool spawn_checks = true);
   // Reports the attempt as failed. retry=true requeues while attempts remain; otherwise
@@ -216,17 +217,29 @@ class Store {
   Result<std::optional<Artifact>> get_artifact(std::string_view sha256);
 
   // ---- build records, results, logs ---------------------------------------------------
-  // Idempotent per (job, attempt, target, variant). When job_id is set the job must
-  // exist and `attempt` must be its current attempt (conflict otherwise); duplicates
-  // are reported, not refused, whatever the job's state.
-  Result<std::vector<PutOutcome>> put_build_records(const std::vector<BuildRecord>& records);
+  // A row with a job_id is written into that job, under one rule (the holder rule):
+  // the writing runner holds the job's live lease, for the row's attempt, which is the
+  // job's current one. not_found: no such job; conflict: a stale or never-claimed
+  // attempt, an attempt that ended (the job finished or was requeued) or whose lease
+  // expired; forbidden: another runner holds it. A job's row takes its commit and target
+  // (results also GPU model and arch) from the job: empty fields are filled, another
+  // value is a conflict naming the field. A row without a job_id (an operator's) names
+  // its provenance itself. A call's rows commit together or none.
+  //
+  // Build records are idempotent per (job, attempt, target, family, variant); job rows
+  // need `runner_id`, the writer.
+  Result<std::vector<PutOutcome>> put_build_records(const std::vector<BuildRecord>& records,
+                                                    std::optional<std::int64_t> runner_id = std::nullopt);
   Result<Page<BuildRecord>> list_build_records(const BuildRecordFilter& filter);
-  // Idempotent per (job, attempt, instance, dtype, shape); job checks as above, and a
-  // set runner_id must be the lease holder. All of a call's rows commit together or none.
+  // Idempotent per (job, attempt, instance, dtype, shape) while the attempt is live; a
+  // job's result names its writer in runner_id, comes from a check job, and takes the
+  // GPU model the job is pinned to, else the one its runner registered.
   Result<std::vector<PutOutcome>> put_results(const std::vector<ResultRecord>& results);
   Result<std::optional<ResultRecord>> get_result(std::int64_t id);
   Result<Page<ResultRecord>> list_results(const ResultFilter& filter);
-  Status append_job_log(std::int64_t job_id, int attempt, std::string_view text);
+  // Appends to the log of the runner's live attempt (the holder rule above); empty text
+  // appends nothing but is checked all the same.
+  Status append_job_log(std::int64_t job_id, std::int64_t runner_id, int attempt, std::string_view text);
   Result<std::vector<LogChunk>> job_log(std::int64_t job_id, std::int64_t after_seq = 0,
                                         int limit = 1000);
 
