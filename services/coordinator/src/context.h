@@ -79,6 +79,10 @@ const std::string& openapi_document();
 Result<std::int64_t> id_param(const http::Request& req, std::string_view name);
 // Parses ?limit= (1..1000) and ?before= (cursor).
 Status page_params(const http::Request& req, int& limit, std::optional<std::int64_t>& before);
+// Parses an optional integer query parameter in min..max (absent: nullopt); anything
+// else, such as ?since_ms=yesterday, is an invalid_argument naming the parameter.
+Result<std::optional<std::int64_t>> int_query(const http::Request& req, std::string_view name, std::int64_t min,
+                                              std::int64_t max);
 
 }  // namespace kport::coordinator
 
