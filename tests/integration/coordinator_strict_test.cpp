@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <thread>
 
 #include "coordinator_fixture.h"
 #include "kport/common/crypto.h"
@@ -229,6 +230,88 @@ TEST_F(StrictTest, Http11RequestWithoutHostIs400) {
   auto http10 = raw_exchange("GET /healthz HTTP/1.0\r\n\r\n");
   // HTTP/1.0 has no Host requirement; the answer's status line may say 1.1 (RFC 9110 2.5).
   EXPECT_EQ(http10.substr(0, http10.find("\r\n")).substr(8), " 200 OK") << http10;
+}
+
+// Issue 14 item 11: the registration token could not be rotated without a restart,
+// never expired, and 200 registrations in 0.1 s all went through.
+TEST_F(StrictTest, RegistrationTokenRotatesExpiresAndSurvivesARestart) {
+  auto rotated = post("/api/v1/admin/registration-token", json::object{}, k_admin);
+  ASSERT_EQ(rotated.status, 201) << rotated.raw;
+  const std::string fresh(rotated.body.at("token").as_string());
+  EXPECT_NE(fresh, k_registration);
+  json::object runner{{"name", "r-1"}, {"role", "build"}, {"capabilities", json::object{{"toolkit", "13.0"}, {"targets", json::array{"sm_90a"}}}}};
+  auto old = post("/api/v1/runners/register", runner, k_registration);
+  EXPECT_EQ(old.status, 403) << old.raw;
+  auto ok = post("/api/v1/runners/register", runner, fresh);
+  EXPECT_EQ(ok.status, 201) << ok.raw;
+  EXPECT_EQ(post("/api/v1/admin/registration-token", json::object{}, fresh).status, 401);
+  auto bad = post("/api/v1/admin/registration-token", json::object{{"expires_in_s", -5}}, k_admin);
+  EXPECT_EQ(bad.status, 400) << bad.raw;
+  EXPECT_NE(error_message(bad).find("expires_in_s"), std::string::npos) << bad.raw;
+
+  // A restart keeps the rotation, even though --registration-token still names the old one.
+  ASSERT_EQ(proc->terminate(), 0);
+  start();
+  EXPECT_EQ(post("/api/v1/runners/register", runner, k_registration).status, 403);
+  EXPECT_EQ(post("/api/v1/runners/register", runner, fresh).status, 201);
+
+  auto expiring = post("/api/v1/admin/registration-token", json::object{{"expires_in_s", 1}}, k_admin);
+  ASSERT_EQ(expiring.status, 201) << expiring.raw;
+  const std::string brief(expiring.body.at("token").as_string());
+  EXPECT_TRUE(expiring.body.at("expires_ms").is_int64());
+  EXPECT_EQ(post("/api/v1/runners/register", runner, brief).status, 201);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  auto expired = post("/api/v1/runners/register", runner, brief);
+  EXPECT_EQ(expired.status, 403) << expired.raw;
+  EXPECT_NE(error_message(expired).find("expired"), std::string::npos) << expired.raw;
+}
+
+TEST_F(StrictTest, RegistrationBurstIsRateLimitedWith429AndRetryAfter) {
+  json::object runner{{"name", "burst"}, {"role", "build"}, {"capabilities", json::object{{"toolkit", "13.0"}, {"targets", json::array{"sm_90a"}}}}};
+  int created = 0, limited = 0;
+  std::string retry_after;
+  for (int i = 0; i < 200; ++i) {
+    auto body = json::serialize(runner);
+    auto r = client.fetch("POST", url("/api/v1/runners/register"), body,
+                          {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + k_registration}});
+    ASSERT_TRUE(r.ok());
+    if (r->status == 201) ++created;
+    if (r->status == 429) {
+      ++limited;
+      for (const auto& [name, value] : r->headers)
+        if (name == "Retry-After") retry_after = value;
+    }
+  }
+  EXPECT_LE(created, 25);
+  EXPECT_GE(created, 20);
+  EXPECT_EQ(created + limited, 200);
+  ASSERT_FALSE(retry_after.empty());
+  EXPECT_GE(std::stoi(retry_after), 1);
+  // A wrong token is refused as such, not counted against the runners that hold the right one.
+  EXPECT_EQ(post("/api/v1/runners/register", runner, "wrong-token").status, 403);
+}
+
+// Issue 14 item 11: a runner token could not be revoked.
+TEST_F(StrictTest, RevokedRunnerTokenStopsWorkingAndItsJobReturnsToTheQueue) {
+  add_target();
+  auto builder = register_runner("builder-1", "build");
+  start_pipeline(commit_sha());
+  auto job = claim(builder);
+  ASSERT_TRUE(job.is_object());
+  auto runners = get("/api/v1/runners");
+  ASSERT_EQ(runners.status, 200) << runners.raw;
+  const auto id = runners.body.at("items").as_array().at(0).at("id").as_int64();
+  auto anon = call(client, "DELETE", url("/api/v1/runners/" + std::to_string(id) + "/token"), nullptr, builder);
+  EXPECT_EQ(anon.status, 403) << anon.raw;
+  auto revoked = call(client, "DELETE", url("/api/v1/runners/" + std::to_string(id) + "/token"), nullptr, k_admin);
+  ASSERT_EQ(revoked.status, 200) << revoked.raw;
+  auto hb = post("/api/v1/runners/heartbeat", json::object{{"job", job.at("id")}, {"attempt", 1}}, builder);
+  EXPECT_EQ(hb.status, 401) << hb.raw;
+  EXPECT_EQ(call(client, "DELETE", url("/api/v1/runners/999/token"), nullptr, k_admin).status, 404);
+  auto other = register_runner("builder-2", "build");
+  auto again = claim(other);
+  ASSERT_TRUE(again.is_object());
+  EXPECT_EQ(again.at("id"), job.at("id"));
 }
 
 }  // namespace kport::testing
