@@ -175,7 +175,8 @@ Result<std::unique_ptr<Coordinator>> Coordinator::create(Config config) {
   impl->store = std::move(*store);
   impl->config = config;
   impl->broker = std::make_unique<ClaimBroker>(*impl->store, config.lease_ms);
-  impl->registration = std::make_unique<RegistrationGate>(*rotated, reg_file);
+  impl->registration = std::make_unique<RegistrationGate>(*rotated, reg_file, config.registration_burst,
+                                                          config.registrations_per_minute);
   impl->workers = std::make_unique<boost::asio::thread_pool>(static_cast<std::size_t>(config.workers));
   impl->ctx = Context{config, impl->store.get(), &impl->events, impl->broker.get(), impl->workers.get(),
                       &impl->answers_generation, impl->registration.get()};
