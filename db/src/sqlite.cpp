@@ -26,6 +26,14 @@ Error error_from(sqlite3* db, int rc, std::string_view what) {
     case SQLITE_IOERR:
     case SQLITE_CANTOPEN:
       return make_error(Errc::unavailable, message);
+    // The file, its WAL or its directory stopped being writable (or the disk failed):
+    // the service cannot take writes until an operator fixes it, which is a 503 with
+    // the reason, not an "internal" 500.
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT:
+      return make_error(Errc::unavailable, message + " (the database cannot be written; an operator must fix it)");
     default:
       return make_error(Errc::internal, message);
   }

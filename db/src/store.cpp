@@ -35,6 +35,30 @@ Status configure_writer(Connection& conn, const Options& o) {
   return {};
 }
 
+// SQLite opens a file it cannot write read-only without saying so, and a database whose
+// directory is read-only may still be read through WAL files left behind; either way
+// every write would fail later. The coordinator is the sole writer, so it refuses to
+// start instead: a committed no-op write proves the file, its WAL and the directory.
+Status check_writable(Connection& conn, const Options& o) {
+  const std::string what = "database " + o.path + " is not writable";
+  const std::string fix = "; give the coordinator's user write access to the file and its directory (SQLite "
+                          "writes the -wal and -shm files beside it)";
+  if (sqlite3_db_readonly(conn.handle(), "main") == 1)
+    return make_error(Errc::unavailable, what + ": SQLite opened it read-only" + fix);
+  auto probe = [&]() -> Status {
+    KPORT_TRY(conn.exec("BEGIN IMMEDIATE"));
+    auto st = conn.exec("UPDATE schema_migrations SET applied_at = applied_at "
+                        "WHERE version = (SELECT MAX(version) FROM schema_migrations)");
+    if (!st) {
+      (void)conn.exec("ROLLBACK");
+      return st;
+    }
+    return conn.exec("COMMIT");
+  }();
+  if (!probe) return make_error(Errc::unavailable, what + ": " + probe.error().message + fix);
+  return {};
+}
+
 }  // namespace
 
 Store::Store(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
@@ -56,9 +80,11 @@ Result<std::unique_ptr<Store>> Store::open(Options options) {
   auto writer_conn = Connection::open(options.path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
                                       options.busy_timeout_ms);
   if (!writer_conn) return std::move(writer_conn).error();
+  if (sqlite3_db_readonly((*writer_conn)->handle(), "main") == 1) KPORT_TRY(check_writable(**writer_conn, options));
   KPORT_TRY(configure_writer(**writer_conn, options));
   auto applied = detail::apply_migrations(**writer_conn, detail::embedded_migrations(), options.clock());
   if (!applied) return std::move(applied).error();
+  KPORT_TRY(check_writable(**writer_conn, options));
 
   std::vector<std::unique_ptr<Connection>> readers;
   for (int i = 0; i < options.readers; ++i) {

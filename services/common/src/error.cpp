@@ -15,6 +15,7 @@ std::string_view errc_name(Errc code) noexcept {
     case Errc::gone: return "gone";
     case Errc::payload_too_large: return "payload_too_large";
     case Errc::unprocessable: return "unprocessable";
+    case Errc::too_many_requests: return "too_many_requests";
     case Errc::unavailable: return "unavailable";
     case Errc::internal: return "internal";
   }
@@ -34,6 +35,7 @@ int errc_http_status(Errc code) noexcept {
     case Errc::gone: return 410;
     case Errc::payload_too_large: return 413;
     case Errc::unprocessable: return 422;
+    case Errc::too_many_requests: return 429;
     case Errc::unavailable: return 503;
     case Errc::internal: return 500;
   }

@@ -1,4 +1,6 @@
+#include "kport/common/clock.h"
 #include "kport/common/crypto.h"
+#include "registration.h"
 #include "context.h"
 
 namespace kport::coordinator {
@@ -60,13 +62,12 @@ Result<Principal> require_runner(const http::Request& req, Context& ctx) {
   return p;
 }
 
-Status require_registration(const http::Request& req, Context& ctx) {
+Status require_registration(const http::Request& req, Context& ctx, int& retry_after_s) {
+  retry_after_s = 0;
   std::string_view token = bearer(req);
   if (token.empty())
     return make_error(Errc::unauthorized, "registration needs 'Authorization: Bearer REGISTRATION_TOKEN'");
-  if (!crypto::constant_time_equal(token, ctx.config.registration_token))
-    return make_error(Errc::forbidden, "registration token is not valid");
-  return {};
+  return ctx.registration->admit(token, now_unix_ms(), retry_after_s);
 }
 
 }  // namespace kport::coordinator

@@ -211,7 +211,7 @@ db::RunnerCapabilities caps_from_json(Fields& f) {
   db::RunnerCapabilities c;
   c.toolkit = f.opt_str("toolkit", 64).value_or("");
   c.targets = f.str_list("targets", 256);
-  c.cores = static_cast<int>(f.opt_int("cores").value_or(0));
+  c.cores = static_cast<int>(f.opt_int("cores", 0, 1 << 20).value_or(0));
   c.gpu_model = f.opt_str("gpu_model", 256).value_or("");
   c.gpu_uuid = f.opt_str("gpu_uuid", 128).value_or("");
   c.arch = f.opt_str("arch", 16).value_or("");
@@ -222,7 +222,7 @@ db::RunnerCapabilities caps_from_json(Fields& f) {
 
 db::ResultRecord result_from_json(Fields& f) {
   db::ResultRecord r;
-  r.commit_sha = f.opt_str("commit", 64).value_or("");
+  r.commit_sha = f.opt_sha("commit").value_or("");
   r.target = f.opt_str("target", 32).value_or("");
   r.family = f.str("family", 64);
   r.variant = f.str("variant", 128);
@@ -234,33 +234,33 @@ db::ResultRecord result_from_json(Fields& f) {
   r.gpu_uuid = f.opt_str("gpu_uuid", 128).value_or("");
   r.arch = f.opt_str("arch", 16).value_or("");
   r.driver = f.opt_str("driver", 64).value_or("");
-  r.sm_clock_mhz = f.opt_num("sm_clock_mhz");
+  r.sm_clock_mhz = f.opt_num_min("sm_clock_mhz", 0);
   r.env_json = f.json_text("env");
   auto status = f.str("status", 32);
   if (auto s = db::parse_result_status(status)) r.status = *s;
   else if (f.ok()) f.fail("status", "must be one of passed, failed, crashed, timeout, unsupported");
   r.message = f.opt_str("message", 65536).value_or("");
-  r.max_abs_err = f.opt_num("max_abs_err");
-  r.max_rel_err = f.opt_num("max_rel_err");
-  r.normwise_rel_err = f.opt_num("normwise_rel_err");
-  r.tolerance = f.opt_num("tolerance");
-  r.nan_inf_count = f.opt_int("nan_inf_count");
+  r.max_abs_err = f.opt_num_min("max_abs_err", 0);
+  r.max_rel_err = f.opt_num_min("max_rel_err", 0);
+  r.normwise_rel_err = f.opt_num_min("normwise_rel_err", 0);
+  r.tolerance = f.opt_num_min("tolerance", 0);
+  r.nan_inf_count = f.opt_int("nan_inf_count", 0, INT64_MAX);
   if (auto seed = f.opt_uint64("seed")) r.seed = static_cast<std::int64_t>(*seed);  // the bit pattern
-  r.median_us = f.opt_num("median_us");
-  r.stddev_us = f.opt_num("stddev_us");
-  r.samples = f.opt_int("samples");
-  r.tflops = f.opt_num("tflops");
-  r.gbps = f.opt_num("gbps");
+  r.median_us = f.opt_num_min("median_us", 0);
+  r.stddev_us = f.opt_num_min("stddev_us", 0);
+  r.samples = f.opt_int("samples", 1, INT64_MAX);
+  r.tflops = f.opt_num_min("tflops", 0);
+  r.gbps = f.opt_num_min("gbps", 0);
   r.baseline_name = f.opt_str("baseline", 128).value_or("");
-  r.baseline_median_us = f.opt_num("baseline_median_us");
-  r.ratio = f.opt_num("ratio");
+  r.baseline_median_us = f.opt_num_min("baseline_median_us", 0);
+  r.ratio = f.opt_num_min("ratio", 0);
   r.unstable = f.boolean("unstable", false);
   return r;
 }
 
 db::BuildRecord build_record_from_json(Fields& f) {
   db::BuildRecord b;
-  b.commit_sha = f.opt_str("commit", 64).value_or("");
+  b.commit_sha = f.opt_sha("commit").value_or("");
   b.target = f.opt_str("target", 32).value_or("");
   b.family = f.str("family", 64);
   b.variant = f.str("variant", 128);
@@ -268,12 +268,12 @@ db::BuildRecord build_record_from_json(Fields& f) {
   if (auto s = db::parse_build_status(status)) b.status = *s;
   else if (f.ok()) f.fail("status", "must be one of ok, not_applicable, compile_error, timeout");
   b.message = f.opt_str("message", 1 << 20).value_or("");
-  if (auto r = f.opt_int("registers")) b.registers = static_cast<int>(*r);
-  b.spill_stores_bytes = f.opt_int("spill_stores_bytes");
-  b.spill_loads_bytes = f.opt_int("spill_loads_bytes");
-  b.shared_mem_bytes = f.opt_int("shared_mem_bytes");
-  b.stack_frame_bytes = f.opt_int("stack_frame_bytes");
-  b.constant_mem_bytes = f.opt_int("constant_mem_bytes");
+  if (auto r = f.opt_int("registers", 0, 65536)) b.registers = static_cast<int>(*r);
+  b.spill_stores_bytes = f.opt_int("spill_stores_bytes", 0, INT64_MAX);
+  b.spill_loads_bytes = f.opt_int("spill_loads_bytes", 0, INT64_MAX);
+  b.shared_mem_bytes = f.opt_int("shared_mem_bytes", 0, INT64_MAX);
+  b.stack_frame_bytes = f.opt_int("stack_frame_bytes", 0, INT64_MAX);
+  b.constant_mem_bytes = f.opt_int("constant_mem_bytes", 0, INT64_MAX);
   b.instruction_audit_json = f.json_text("instruction_audit");
   b.artifact_sha256 = f.opt_str("artifact", 64);
   return b;

@@ -18,6 +18,8 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
       .add("hook-secret", "KPORT_HOOK_SECRET", "",
            "secret push webhooks sign with (default: generated into hook-secret beside the database)")
       .add_flag("open-reads", "KPORT_OPEN_READS", true, "GET requests need no token")
+      .add("registration-burst", "KPORT_REGISTRATION_BURST", "20", "registrations allowed at once (429 beyond)")
+      .add("registrations-per-minute", "KPORT_REGISTRATIONS_PER_MINUTE", "60", "rate at which the registration burst refills")
       .add("threads", "KPORT_THREADS", "2", "HTTP I/O threads")
       .add("workers", "KPORT_WORKERS", "8", "threads for database-bound requests")
       .add("body-limit", "KPORT_BODY_LIMIT", "67108864", "largest request body in bytes (413 beyond)")
@@ -70,8 +72,10 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
   auto attempts = o.integer("max-attempts", 1, 100);
   auto wait = o.integer("max-claim-wait", 0, 300);
   auto online = o.integer("runner-online-seconds", 1, 86'400);
+  auto burst = o.integer("registration-burst", 1, 1'000'000);
+  auto per_minute = o.integer("registrations-per-minute", 1, 1'000'000);
   for (auto* r : {&threads, &workers, &body, &read_timeout, &lease, &attempts, &wait, &online, &first, &max_conn,
-                  &per_addr, &reserved, &ready})
+                  &per_addr, &reserved, &ready, &burst, &per_minute})
     if (!r->ok()) return r->error();
   if (*reserved >= *max_conn)
     return make_error(Errc::invalid_argument, "--reserved-connections (" + std::to_string(*reserved) +
@@ -89,6 +93,8 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
   c.max_attempts = static_cast<int>(*attempts);
   c.max_claim_wait_s = static_cast<int>(*wait);
   c.runner_online_ms = *online * 1000;
+  c.registration_burst = static_cast<int>(*burst);
+  c.registrations_per_minute = static_cast<int>(*per_minute);
   c.port_file = o.get("port-file");
   c.log_level = o.get("log-level");
   c.log_json = o.flag("log-json");

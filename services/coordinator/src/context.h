@@ -26,6 +26,8 @@ struct Principal {
   std::string runner_name;
 };
 
+class RegistrationGate;
+
 struct Context {
   Config config;
   db::Store* store = nullptr;
@@ -35,6 +37,7 @@ struct Context {
   // Bumped by every write that can change a best-kernel answer (results, build records,
   // targets, kernels); cached answers of an older generation are never served.
   std::atomic<std::uint64_t>* answers_generation = nullptr;
+  RegistrationGate* registration = nullptr;  // the registration token and its rate limit
 };
 
 inline void invalidate_answers(Context& ctx) {
@@ -61,7 +64,9 @@ Result<Principal> require_admin(const http::Request& req, Context& ctx);
 // 403, so the actor of every upload is known).
 Result<Principal> require_runner(const http::Request& req, Context& ctx);
 // The registration token, compared in constant time.
-Status require_registration(const http::Request& req, Context& ctx);
+// The current, unexpired registration token within the registration rate; on a 429
+// retry_after_s says when to come back.
+Status require_registration(const http::Request& req, Context& ctx, int& retry_after_s);
 
 // ---- route groups (routes_*.cpp) -----------------------------------------------------
 void add_catalog_routes(http::Router& router, Context& ctx);
@@ -69,6 +74,7 @@ void add_pipeline_routes(http::Router& router, Context& ctx);
 void add_runner_routes(http::Router& router, Context& ctx);
 void add_result_routes(http::Router& router, Context& ctx);
 void add_artifact_routes(http::Router& router, Context& ctx);
+void add_admin_routes(http::Router& router, Context& ctx);  // token rotation and revocation
 void add_dashboard_routes(http::Router& router, Context& ctx);  // one answer per dashboard page
 
 // The OpenAPI 3 document describing /api/v1 (openapi.cpp).
@@ -79,6 +85,10 @@ const std::string& openapi_document();
 Result<std::int64_t> id_param(const http::Request& req, std::string_view name);
 // Parses ?limit= (1..1000) and ?before= (cursor).
 Status page_params(const http::Request& req, int& limit, std::optional<std::int64_t>& before);
+// Parses an optional integer query parameter in min..max (absent: nullopt); anything
+// else, such as ?since_ms=yesterday, is an invalid_argument naming the parameter.
+Result<std::optional<std::int64_t>> int_query(const http::Request& req, std::string_view name, std::int64_t min,
+                                              std::int64_t max);
 
 }  // namespace kport::coordinator
 

@@ -17,6 +17,7 @@
 #include "kport/common/log.h"
 #include "kport/http/server.h"
 #include "readiness.h"
+#include "registration.h"
 #include "slurm_dispatch.h"
 #include "static_files.h"
 #include "watch.h"
@@ -92,6 +93,7 @@ class Coordinator::Impl {
   std::unique_ptr<db::Store> store;
   http::EventHub events;
   std::unique_ptr<ClaimBroker> broker;
+  std::unique_ptr<RegistrationGate> registration;
   std::unique_ptr<boost::asio::thread_pool> workers;
   std::atomic<std::uint64_t> answers_generation{0};
   Context ctx;
@@ -158,6 +160,7 @@ void Coordinator::Impl::build_routes() {
   add_dashboard_routes(r, ctx);
   add_hook_routes(r, ctx);
   add_verdict_routes(r, ctx);
+  add_admin_routes(r, ctx);
   if (!config.web_dir.empty()) add_static_routes(r, config.web_dir);
 }
 
@@ -201,9 +204,18 @@ Result<std::unique_ptr<Coordinator>> Coordinator::create(Config config) {
   auto admin = resolve_token(config.admin_token, dir / "admin-token", "kpa_");
   if (!admin.ok()) return std::move(admin).error();
   config.admin_token = *admin;
-  auto reg = resolve_token(config.registration_token, dir / "registration-token", "kpreg_");
-  if (!reg.ok()) return std::move(reg).error();
-  config.registration_token = *reg;
+  // A rotated token (its file has an expiry line) wins over one given at start: rotating
+  // is how an admin retires a leaked token, and a restart must not bring that one back.
+  const fs::path reg_file = dir / "registration-token";
+  auto rotated = RegistrationGate::read_file(reg_file);
+  if (rotated && rotated->rotated) {
+    config.registration_token = rotated->value;
+  } else {
+    auto reg = resolve_token(config.registration_token, reg_file, "kpreg_");
+    if (!reg.ok()) return std::move(reg).error();
+    config.registration_token = *reg;
+    rotated = RegistrationGate::Token{*reg, std::nullopt, false};
+  }
   auto hook = resolve_token(config.hook_secret, dir / "hook-secret", "kph_");
   if (!hook.ok()) return std::move(hook).error();
   config.hook_secret = *hook;
@@ -218,9 +230,11 @@ Result<std::unique_ptr<Coordinator>> Coordinator::create(Config config) {
   impl->store = std::move(*store);
   impl->config = config;
   impl->broker = std::make_unique<ClaimBroker>(*impl->store, config.lease_ms);
+  impl->registration = std::make_unique<RegistrationGate>(*rotated, reg_file, config.registration_burst,
+                                                          config.registrations_per_minute);
   impl->workers = std::make_unique<boost::asio::thread_pool>(static_cast<std::size_t>(config.workers));
   impl->ctx = Context{config, impl->store.get(), &impl->events, impl->broker.get(), impl->workers.get(),
-                      &impl->answers_generation};
+                      &impl->answers_generation, impl->registration.get()};
   impl->readiness = std::make_unique<Readiness>(*impl->store, *impl->workers, config.ready_timeout);
   impl->build_routes();
   return std::unique_ptr<Coordinator>(new Coordinator(std::move(impl)));

@@ -68,6 +68,47 @@ std::optional<std::int64_t> Fields::opt_int(std::string_view key) {
   return std::nullopt;
 }
 
+std::optional<std::int64_t> Fields::opt_int(std::string_view key, std::int64_t min, std::int64_t max) {
+  auto v = opt_int(key);
+  if (v && (*v < min || *v > max)) {
+    fail(key, "must be an integer in " + std::to_string(min) + ".." + std::to_string(max) + ", got " + std::to_string(*v));
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<double> Fields::opt_num_min(std::string_view key, double min) {
+  auto v = opt_num(key);
+  if (v && *v < min) {
+    fail(key, "must be a number >= " + boost::json::serialize(boost::json::value(min)) + ", got " +
+                  boost::json::serialize(boost::json::value(*v)));
+    return std::nullopt;
+  }
+  return v;
+}
+
+bool is_commit_sha(std::string_view s) noexcept {
+  if (s.size() < 7 || s.size() > 64) return false;
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+std::string Fields::sha(std::string_view key) {
+  auto v = opt_sha(key);
+  if (!v) { if (!find(key)) fail(key, "is required (a commit sha)"); return {}; }
+  return *v;
+}
+
+std::optional<std::string> Fields::opt_sha(std::string_view key) {
+  auto v = opt_str(key, 64);
+  if (v && !is_commit_sha(*v)) {
+    fail(key, "must be a commit sha (7..64 lowercase hex digits)");
+    return std::nullopt;
+  }
+  return v;
+}
+
 std::optional<std::uint64_t> Fields::opt_uint64(std::string_view key) {
   auto* v = find(key);
   if (!v) return std::nullopt;

@@ -23,6 +23,9 @@ namespace kport::coordinator {
 // Parses a request body as one JSON object; bad_json (with the parser's position) otherwise.
 Result<boost::json::object> parse_object(std::string_view body);
 
+// 7..64 lowercase hex digits: a full or abbreviated git object name.
+bool is_commit_sha(std::string_view s) noexcept;
+
 class Fields {
  public:
   Fields(const boost::json::object& obj, std::string context);
@@ -31,6 +34,13 @@ class Fields {
   std::optional<std::string> opt_str(std::string_view key, std::size_t max_len = 4096);
   std::int64_t integer(std::string_view key);
   std::optional<std::int64_t> opt_int(std::string_view key);
+  // An integer in min..max; anything else fails naming the field and the range.
+  std::optional<std::int64_t> opt_int(std::string_view key, std::int64_t min, std::int64_t max);
+  // A finite number >= min (counts, times, rates and errors are never negative).
+  std::optional<double> opt_num_min(std::string_view key, double min);
+  // A commit sha: 7..64 lowercase hex digits.
+  std::string sha(std::string_view key);
+  std::optional<std::string> opt_sha(std::string_view key);
   // An unsigned 64-bit integer (0 .. 2^64-1), such as a seed.
   std::optional<std::uint64_t> opt_uint64(std::string_view key);
   std::optional<double> opt_num(std::string_view key);

@@ -55,6 +55,11 @@ constexpr Op k_ops[] = {
     {"post", "/api/v1/runners/register", "Register {name,role,capabilities}; answers the runner token once", "registration", "", 201},
     {"post", "/api/v1/runners/heartbeat", "Heartbeat {job,attempt}; extends the lease, tells of cancellation", "runner", "", 200},
     {"post", "/api/v1/runners/claim", "Long-poll for a job matching the runner; answers {job:null} when none", "runner", "wait", 200},
+    {"post", "/api/v1/admin/registration-token",
+     "Rotate the registration token {expires_in_s}: a new token (optionally expiring); the old one stops working at once. "
+     "Registrations are rate limited (429 with Retry-After)", "admin", "", 201},
+    {"delete", "/api/v1/runners/{id}/token", "Revoke a runner's token: the runner is deregistered and its held job returns to the queue",
+     "admin", "", 200},
     {"post", "/api/v1/runners/deregister", "Leave; a held job returns to the queue", "runner", "", 200},
     {"get", "/api/v1/results", "Results, filtered, newest first", "read",
      "commit,target,gpu,op,variant,instance,dtype,shape,status,since_ms,limit,before", 200},

@@ -8,11 +8,16 @@
 #include <cctype>
 
 #include "kport/common/crypto.h"
+#include "kport/common/utf8.h"
 
 namespace kport::coordinator {
 namespace json = boost::json;
 
 namespace {
+
+// A pushed commit's message is kept to 4 KiB, cut on a character boundary: a cut
+// inside a multi-byte character would make every answer that shows it invalid UTF-8.
+constexpr std::size_t k_max_message_bytes = 4096;
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -184,7 +189,7 @@ Result<PushEvent> parse_push(std::string_view source, const HeaderLookup& header
       PushedCommit pc;
       pc.sha = string_at(c, "id");
       if (!is_full_sha(pc.sha)) return make_error(Errc::invalid_argument, "field '" + where + ".id' must be a full commit sha");
-      pc.message = string_at(c, "message").substr(0, 4096);
+      pc.message = utf8::clip(string_at(c, "message"), k_max_message_bytes);
       if (const auto* a = at(c, "author"); a && a->is_object()) {
         std::string name = string_at(a->as_object(), "name"), email = string_at(a->as_object(), "email");
         pc.author = email.empty() ? name : name + " <" + email + ">";

@@ -19,12 +19,6 @@ bool valid_target_name(std::string_view s) {
   return s[3] >= '0' && s[3] <= '9';
 }
 
-bool valid_sha(std::string_view s) {
-  if (s.size() < 7 || s.size() > 64) return false;
-  for (char c : s)
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  return true;
-}
 
 }  // namespace
 
@@ -172,15 +166,13 @@ void add_catalog_routes(http::Router& router, Context& ctx) {
     if (!obj.ok()) return http::error_response(obj.error());
     Fields f(*obj, "");
     db::Commit c;
-    c.sha = f.str("sha", 64);
+    c.sha = f.sha("sha");
     c.repo = f.str("repo", 128);
-    c.parent_sha = f.opt_str("parent", 64);
+    c.parent_sha = f.opt_sha("parent");
     c.message = f.opt_str("message", 65536).value_or("");
     c.author = f.opt_str("author", 512).value_or("");
-    c.time_ms = f.opt_int("time_ms").value_or(0);
+    c.time_ms = f.opt_int("time_ms", 0, INT64_MAX).value_or(0);
     if (!f.ok()) return http::error_response(f.error());
-    if (!valid_sha(c.sha) || (c.parent_sha && !valid_sha(*c.parent_sha)))
-      return http::error_response(make_error(Errc::invalid_argument, "commit shas must be lowercase hex"));
     if (auto st = ctx.store->put_commit(c); !st.ok()) return http::error_response(st.error());
     invalidate_answers(ctx);  // a commit's time can reorder which results are current
     return http::json_response(201, to_json(c));
@@ -189,7 +181,7 @@ void add_catalog_routes(http::Router& router, Context& ctx) {
   add_blocking(router, ctx, "GET", "/api/v1/commits/{sha}", [&ctx](const Request& req) {
     KPORT_AUTH(require_reader(req, ctx));
     std::string sha(req.param("sha"));
-    if (!valid_sha(sha))
+    if (!is_commit_sha(sha))
       return http::error_response(make_error(Errc::invalid_argument, "'" + sha + "' is not a commit sha (7..64 lowercase hex digits)"));
     auto s = ctx.store->commit_summary(sha);
     if (!s.ok()) return http::error_response(s.error());

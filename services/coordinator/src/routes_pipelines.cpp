@@ -25,7 +25,7 @@ Result<app::TriggerRequest> trigger_from_body(const std::string& body) {
   if (!obj.ok()) return std::move(obj).error();
   Fields f(*obj, "");
   app::TriggerRequest rq;
-  rq.origin.commit_sha = f.str("commit", 64);
+  rq.origin.commit_sha = f.sha("commit");
   rq.origin.repo = f.opt_str("repo", 128).value_or("");
   rq.origin.ref = f.opt_str("ref", 512).value_or("");
   rq.origin.note = f.opt_str("note", 4096).value_or("");
@@ -132,8 +132,9 @@ void add_pipeline_routes(http::Router& router, Context& ctx) {
     KPORT_AUTH(require_reader(req, ctx));
     auto id = id_param(req, "id");
     KPORT_HTTP_TRY(id);
-    std::int64_t after = 0;
-    if (auto a = req.query_or("after"); !a.empty()) after = std::atoll(std::string(a).c_str());
+    auto after_q = int_query(req, "after", 0, INT64_MAX);
+    KPORT_HTTP_TRY(after_q);
+    const std::int64_t after = after_q->value_or(0);
     auto chunks = ctx.store->job_log(*id, after);
     if (!chunks.ok()) return http::error_response(chunks.error());
     if (req.query_or("format") == "text") {

@@ -231,7 +231,9 @@ void add_result_routes(http::Router& router, Context& ctx) {
       f.status = db::parse_result_status(s);
       if (!f.status) return http::error_response(make_error(Errc::invalid_argument, "status must be passed, failed, crashed, timeout or unsupported"));
     }
-    if (auto s = req.query_or("since_ms"); !s.empty()) f.since_ms = std::atoll(std::string(s).c_str());
+    auto since = int_query(req, "since_ms", 0, INT64_MAX);
+    KPORT_HTTP_TRY(since);
+    if (*since) f.since_ms = **since;
     auto page = ctx.store->list_results(f);
     if (!page.ok()) return http::error_response(page.error());
     return http::json_ok(page_to_json(*page));

@@ -73,7 +73,12 @@ Result<std::vector<Record>> records_from(const json::object& body, std::string_v
 
 void add_runner_routes(http::Router& router, Context& ctx) {
   add_blocking(router, ctx, "POST", "/api/v1/runners/register", [&ctx](const Request& req) {
-    KPORT_HTTP_TRY(require_registration(req, ctx));
+    int retry_after_s = 0;
+    if (auto admitted = require_registration(req, ctx, retry_after_s); !admitted.ok()) {
+      auto res = http::error_response(admitted.error());
+      if (retry_after_s > 0) res.set_header("Retry-After", std::to_string(retry_after_s));
+      return res;
+    }
     auto obj = parse_object(req.body);
     if (!obj.ok()) return http::error_response(obj.error());
     Fields f(*obj, "");

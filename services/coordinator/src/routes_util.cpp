@@ -51,4 +51,17 @@ Status page_params(const http::Request& req, int& limit, std::optional<std::int6
   return {};
 }
 
+Result<std::optional<std::int64_t>> int_query(const http::Request& req, std::string_view name, std::int64_t min,
+                                              std::int64_t max) {
+  std::string_view s = req.query_or(name);
+  if (s.empty()) return std::optional<std::int64_t>{};
+  std::int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < min || v > max)
+    return make_error(Errc::invalid_argument, "query parameter '" + std::string(name) + "' must be an integer in " +
+                                                  std::to_string(min) + ".." + std::to_string(max) + ", got '" +
+                                                  std::string(s) + "'");
+  return std::optional<std::int64_t>{v};
+}
+
 }  // namespace kport::coordinator

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "kport/common/crypto.h"
+#include "kport/common/utf8.h"
 
 namespace kport::git {
 namespace fs = std::filesystem;
@@ -147,11 +148,13 @@ Result<CommitInfo> Workspace::commit_info(const std::string& rev) const {
   info.sha = *sha;
   if (git_commit_parentcount(commit.p) > 0) info.parent = oid_hex(git_commit_parent_id(commit.p, 0));
   const char* msg = git_commit_message(commit.p);
-  info.message = msg ? msg : "";
+  // git stores a message as bytes in whatever encoding its author used; what leaves this
+  // library is valid UTF-8 so that every answer built from it is too.
+  info.message = utf8::sanitize(msg ? msg : "");
   info.summary = info.message.substr(0, info.message.find('\n'));
   const git_signature* a = git_commit_author(commit.p);
   if (a) {
-    info.author = std::string(a->name ? a->name : "") + " <" + (a->email ? a->email : "") + ">";
+    info.author = utf8::sanitize(std::string(a->name ? a->name : "") + " <" + (a->email ? a->email : "") + ">");
     info.time_ms = static_cast<std::int64_t>(a->when.time) * 1000;
   }
   return info;

@@ -3,6 +3,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "kport/common/utf8.h"
 #include "kport/http/stop_signal.h"
 
 namespace kport::http {
@@ -80,7 +81,9 @@ Response error_response(const kport::Error& error) {
 Response error_response(int status, std::string_view code, std::string_view message) {
   boost::json::object inner;
   inner["code"] = code;
-  inner["message"] = message;
+  // A message may quote what the client sent (a decoded path or query), which need not
+  // be UTF-8; the answer must be.
+  inner["message"] = kport::utf8::sanitize(message);
   boost::json::object outer;
   outer["error"] = std::move(inner);
   return json_response(status, outer);

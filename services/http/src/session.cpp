@@ -169,6 +169,11 @@ void Session::on_request() {
   auto msg = m_parser->release();
   m_keep_alive = msg.keep_alive();
   m_http10 = msg.version() == 10;
+  // RFC 9112 section 3.2: a server must answer 400 to an HTTP/1.1 request without Host.
+  if (msg.version() == 11 && msg.find(bhttp::field::host) == msg.end()) {
+    m_keep_alive = false;
+    return send_error(400, "invalid_argument", "HTTP/1.1 request without a Host header", true);
+  }
 
   Request req;
   req.method = msg.method_string();

@@ -69,6 +69,10 @@ void Session::send_error(int status, std::string_view code, std::string_view mes
 void Session::send(Response&& r) {
   if (!m_stats) m_stats = &m_server->unmatched_stats();
   m_stats->record(r.status, Clock::now() - m_started);
+  // A 5xx is the server's fault and must be explainable from the log alone.
+  if (r.status >= 500)
+    log::error("request failed", {{"route", m_stats->route()}, {"status", r.status}, {"remote", m_remote},
+                                  {"body", r.events ? std::string() : r.body.substr(0, 1024)}});
   if (m_server->options.log_requests)
     log::debug("request", {{"route", m_stats->route()}, {"status", r.status}, {"remote", m_remote}});
   m_response = std::move(r);

@@ -4,6 +4,9 @@
 #include <thread>
 
 #include "kport/common/crypto.h"
+#include <sqlite3.h>
+
+#include "sqlite.h"
 #include "test_support.h"
 
 namespace kport::db::test {
@@ -160,6 +163,19 @@ TEST_F(StoreBasicsTest, JobLogsAppendInOrder) {
   EXPECT_EQ(log[1].text, "ptxas info: 168 registers\n");
   EXPECT_EQ(ok(m_store->job_log(id, log[0].seq)).size(), 1u);
   EXPECT_EQ(m_store->append_job_log(424242, b.id, 1, "x").error().code, Errc::not_found);
+}
+
+
+// Issue 14 item 7: a write refused because the database cannot be written was a bare
+// "internal" 500; it is "unavailable" (503) with SQLite's reason.
+TEST_F(StoreTest, AWriteToADatabaseThatCannotBeWrittenIsUnavailableWithTheReason) {
+  auto conn = detail::Connection::open((m_dir / "kport.db").string(), SQLITE_OPEN_READONLY, 1000);
+  ASSERT_TRUE(conn.ok()) << conn.error().message;
+  auto st = (*conn)->exec("INSERT INTO repositories(name, url, created_ms) VALUES ('r', '/r', 0)");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, Errc::unavailable);
+  EXPECT_EQ(errc_http_status(st.error().code), 503);
+  EXPECT_NE(st.error().message.find("readonly"), std::string::npos) << st.error().message;
 }
 
 }  // namespace kport::db::test

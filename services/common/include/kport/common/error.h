@@ -21,6 +21,7 @@ enum class Errc {
   gone,                // 410: it existed but is no longer valid (expired lease)
   payload_too_large,   // 413
   unprocessable,       // 422: well-formed but semantically invalid
+  too_many_requests,   // 429: rate limited; retry later
   unavailable,         // 503: shutting down, database busy
   internal,            // 500: a broken invariant
 };

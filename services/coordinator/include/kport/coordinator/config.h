@@ -24,6 +24,8 @@ struct Config {
   bool open_reads = true;          // GET needs no token
   int threads = 2;                 // HTTP I/O threads
   int workers = 8;                 // threads for database-bound handlers
+  int registration_burst = 20;     // registrations allowed at once ...
+  int registrations_per_minute = 60;  // ... and refilled at this rate (429 beyond)
   std::size_t body_limit = 64u << 20;
   std::chrono::milliseconds read_timeout{30'000};
   // Connection fairness (see http::ServerOptions).

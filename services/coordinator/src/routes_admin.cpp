@@ -1,0 +1,48 @@
+// /api/v1/admin and runner token revocation: the credentials an admin manages.
+#include "claim_broker.h"
+#include "codec.h"
+#include "context.h"
+#include "kport/common/clock.h"
+#include "kport/common/log.h"
+#include "registration.h"
+
+namespace kport::coordinator {
+namespace json = boost::json;
+using http::Request;
+
+void add_admin_routes(http::Router& router, Context& ctx) {
+  add_blocking(router, ctx, "POST", "/api/v1/admin/registration-token", [&ctx](const Request& req) {
+    KPORT_AUTH(require_admin(req, ctx));
+    std::optional<std::int64_t> expires_in_s;
+    if (!req.body.empty()) {
+      auto obj = parse_object(req.body);
+      if (!obj.ok()) return http::error_response(obj.error());
+      Fields f(*obj, "");
+      expires_in_s = f.opt_int("expires_in_s", 1, 10LL * 365 * 24 * 3600);
+      if (!f.ok()) return http::error_response(f.error());
+    }
+    auto t = ctx.registration->rotate(expires_in_s, now_unix_ms());
+    if (!t.ok()) return http::error_response(t.error());
+    log::info("registration token rotated", {{"expires_ms", t->expires_ms.value_or(0)}});
+    json::object out{{"token", t->value}};
+    out["expires_ms"] = t->expires_ms ? json::value(*t->expires_ms) : json::value(nullptr);
+    return http::json_response(201, out);
+  });
+
+  add_blocking(router, ctx, "DELETE", "/api/v1/runners/{id}/token", [&ctx](const Request& req) {
+    KPORT_AUTH(require_admin(req, ctx));
+    auto id = id_param(req, "id");
+    KPORT_HTTP_TRY(id);
+    auto runner = ctx.store->get_runner(*id);
+    if (!runner.ok()) return http::error_response(runner.error());
+    if (!*runner) return http::error_response(make_error(Errc::not_found, "runner " + std::to_string(*id) + " does not exist"));
+    // A runner's token is its identity: revoking it deregisters the runner, which also
+    // gives its held job back to the queue. It registers again to get a new token.
+    KPORT_HTTP_TRY(ctx.store->deregister_runner(*id));
+    ctx.broker->notify();
+    log::info("runner token revoked", {{"runner", *id}});
+    return http::json_ok(json::object{{"runner", *id}, {"revoked", true}});
+  });
+}
+
+}  // namespace kport::coordinator
