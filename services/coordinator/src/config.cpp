@@ -24,6 +24,9 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
       .add("read-timeout-ms", "KPORT_READ_TIMEOUT_MS", "30000", "time a client has to send one request")
       .add("lease-seconds", "KPORT_LEASE_SECONDS", "60", "job lease a claim grants; heartbeats extend it")
       .add("max-attempts", "KPORT_MAX_ATTEMPTS", "3", "attempts before a job fails")
+      .add("retry-base-ms", "KPORT_RETRY_BASE_MS", "10000",
+           "backoff after a job's first failed attempt; doubles per attempt, with jitter")
+      .add("retry-max-ms", "KPORT_RETRY_MAX_MS", "600000", "longest backoff between attempts of a job")
       .add("max-claim-wait", "KPORT_MAX_CLAIM_WAIT", "30", "longest long-poll of a claim, seconds")
       .add("runner-online-seconds", "KPORT_RUNNER_ONLINE_SECONDS", "90", "a runner is online if heard from within this")
       .add("port-file", "KPORT_PORT_FILE", "", "write the bound port to this file once listening")
@@ -57,7 +60,9 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
   auto attempts = o.integer("max-attempts", 1, 100);
   auto wait = o.integer("max-claim-wait", 0, 300);
   auto online = o.integer("runner-online-seconds", 1, 86'400);
-  for (auto* r : {&threads, &workers, &body, &read_timeout, &lease, &attempts, &wait, &online})
+  auto retry_base = o.integer("retry-base-ms", 0, 86'400'000);
+  auto retry_max = o.integer("retry-max-ms", 0, 86'400'000);
+  for (auto* r : {&threads, &workers, &body, &read_timeout, &lease, &attempts, &wait, &online, &retry_base, &retry_max})
     if (!r->ok()) return r->error();
   c.threads = static_cast<int>(*threads);
   c.workers = static_cast<int>(*workers);
@@ -67,6 +72,8 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
   c.max_attempts = static_cast<int>(*attempts);
   c.max_claim_wait_s = static_cast<int>(*wait);
   c.runner_online_ms = *online * 1000;
+  c.retry_base_ms = *retry_base;
+  c.retry_max_ms = *retry_max;
   c.port_file = o.get("port-file");
   c.log_level = o.get("log-level");
   c.log_json = o.flag("log-json");
