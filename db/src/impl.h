@@ -6,6 +6,7 @@
 #include <memory>
 #include <utility>
 
+#include "kport/db/retry.h"
 #include "kport/db/store.h"
 #include "reader_pool.h"
 #include "sqlite.h"
@@ -21,6 +22,10 @@ class Store::Impl {
 
   std::int64_t now() const { return options.clock(); }
   std::int64_t online_since(std::int64_t now_ms) const { return now_ms - options.runner_online_ms; }
+  // How long a job whose attempt `failed_attempt` just ended waits before its next.
+  RetryDelay backoff(int failed_attempt) const {
+    return retry_delay(options.retry, failed_attempt, options.jitter());
+  }
 
   // Runs fn on the writer thread inside a group-committed transaction; returns after
   // the commit.

@@ -203,7 +203,8 @@ Status finish_job(Connection& c, const Job& job, JobStatus status, const std::op
   return {};
 }
 
-Result<JobStatus> release_lease(Connection& c, const Job& job, std::int64_t now, const std::string& why) {
+Result<JobStatus> release_lease(Connection& c, const Job& job, std::int64_t now, const std::string& why,
+                                const RetryDelay& backoff) {
   if (job.cancel_requested) {
     KPORT_TRY(finish_job(c, job, JobStatus::cancelled, std::string("cancelled"), now));
     return JobStatus::cancelled;
@@ -213,16 +214,17 @@ Result<JobStatus> release_lease(Connection& c, const Job& job, std::int64_t now,
     KPORT_TRY(finish_job(c, job, JobStatus::failed, reason, now));
     return JobStatus::failed;
   }
-  KPORT_TRY(requeue_job(c, job, reason));
+  KPORT_TRY(requeue_job(c, job, reason, now, backoff));
   return JobStatus::queued;
 }
 
-Status requeue_job(Connection& c, const Job& job, const std::string& reason) {
+Status requeue_job(Connection& c, const Job& job, const std::string& reason, std::int64_t now,
+                   const RetryDelay& backoff) {
   auto up = c.prepare(
-      "UPDATE jobs SET status = 'queued', runner_id = NULL, lease_expires_ms = NULL,"
-      " failure_reason = ?2 WHERE id = ?1");
+      "UPDATE jobs SET status = 'queued', runner_id = NULL, lease_expires_ms = NULL, failure_reason = ?2,"
+      " not_before_ms = ?3, retry_runner_id = ?4, retry_runner_after_ms = ?5 WHERE id = ?1");
   if (!up) return std::move(up).error();
-  KPORT_TRY(up->bind_all(job.id, reason).run());
+  KPORT_TRY(up->bind_all(job.id, reason, now + backoff.others_ms, job.runner_id, now + backoff.same_ms).run());
   auto free_runner = c.prepare("UPDATE runners SET current_job = NULL WHERE current_job = ?1");
   if (!free_runner) return std::move(free_runner).error();
   return free_runner->bind(1, job.id).run();

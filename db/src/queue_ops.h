@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kport/db/records.h"
+#include "kport/db/retry.h"
 #include "sqlite.h"
 
 namespace kport::db::detail {
@@ -42,10 +43,13 @@ inline Job stored(Job j) {
 }
 // Ends a running job's lease without a report from its runner (expired, abandoned,
 // runner deregistered): cancelled if cancel was requested, failed with
-// "<why> after N attempts" at the last attempt, else back to queued.
-Result<JobStatus> release_lease(Connection& c, const Job& job, std::int64_t now, const std::string& why);
-// Returns a running job to the queue (attempt already counted), recording why.
-Status requeue_job(Connection& c, const Job& job, const std::string& reason);
+// "<why> after N attempts" at the last attempt, else back to queued with `backoff`.
+Result<JobStatus> release_lease(Connection& c, const Job& job, std::int64_t now, const std::string& why,
+                                const RetryDelay& backoff);
+// Returns a running job to the queue (attempt already counted), recording why; it is
+// claimable from now + backoff.others_ms, by its last runner from now + backoff.same_ms.
+Status requeue_job(Connection& c, const Job& job, const std::string& reason, std::int64_t now,
+                   const RetryDelay& backoff);
 // Moves a job to a final status, clears the runner's current job, and cancels queued
 // jobs that depended on it when it did not succeed.
 Status finish_job(Connection& c, const Job& job, JobStatus status, const std::optional<std::string>& reason,

@@ -2,6 +2,9 @@
 
 #include <sqlite3.h>
 
+#include <memory>
+#include <random>
+
 #include "impl.h"
 #include "kport/common/clock.h"
 #include "kport/common/log.h"
@@ -75,6 +78,12 @@ Result<std::unique_ptr<Store>> Store::open(Options options) {
   if (options.path.empty()) return make_error(Errc::invalid_argument, "database path is empty");
   if (options.readers < 1) options.readers = 1;
   if (!options.clock) options.clock = [] { return now_unix_ms(); };
+  if (!options.jitter) {
+    // Called on the writer thread only; one generator is enough.
+    options.jitter = [gen = std::make_shared<std::mt19937_64>(std::random_device{}())] {
+      return std::uniform_real_distribution<double>(0.0, 1.0)(*gen);
+    };
+  }
   if (options.lease_ms <= 0) return make_error(Errc::invalid_argument, "lease_ms must be positive");
 
   auto writer_conn = Connection::open(options.path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,

@@ -23,11 +23,15 @@ Result<Runner> live_runner(Connection& c, std::int64_t runner_id, std::int64_t n
   return std::move(**r);
 }
 
-Result<std::optional<std::int64_t>> pick_job(Connection& c, const Runner& r) {
-  // The oldest queued job the runner can do whose build dependency (if any) succeeded.
+Result<std::optional<std::int64_t>> pick_job(Connection& c, const Runner& r, std::int64_t now) {
+  // The oldest queued job the runner can do whose build dependency (if any) succeeded
+  // and whose backoff passed (longer for the runner that failed its last attempt).
   constexpr const char* k_ready =
       " AND (j.depends_on IS NULL OR EXISTS (SELECT 1 FROM jobs d WHERE d.id = j.depends_on"
-      " AND d.status = 'succeeded')) ORDER BY j.id LIMIT 1";
+      " AND d.status = 'succeeded'))"
+      " AND (j.not_before_ms IS NULL OR j.not_before_ms <= ?3)"
+      " AND (j.retry_runner_id IS NULL OR j.retry_runner_id <> ?4 OR j.retry_runner_after_ms <= ?3)"
+      " ORDER BY j.id LIMIT 1";
   const bool build = r.role == RunnerRole::build;
   auto s = build ? c.prepare(std::string("SELECT j.id FROM jobs j WHERE j.status = 'queued' AND j.kind = 'build'"
                                          " AND j.target IN (SELECT target FROM runner_targets WHERE runner_id = ?1)") +
@@ -38,6 +42,8 @@ Result<std::optional<std::int64_t>> pick_job(Connection& c, const Runner& r) {
   if (!s) return std::move(s).error();
   if (build) s->bind(1, r.id);
   else s->bind_all(r.caps.arch, r.caps.gpu_model);
+  s->bind(3, now);
+  s->bind(4, r.id);
   return detail::collect_one<std::int64_t>(*s, [](const detail::Stmt& st) { return st.int64(0); });
 }
 
@@ -61,18 +67,23 @@ Result<std::optional<Claim>> Store::claim(std::int64_t runner_id, std::int64_t l
     if (runner->current_job) {
       auto held = detail::load_job(c, *runner->current_job);
       if (!held) return std::move(held).error();
-      // A runner that claims again has dropped what it held (it restarted, say).
+      // A runner token is one worker and holds one job. A second claim on it is a
+      // retried request whose answer was lost, or one of many parked duplicates: it
+      // gets the lease it holds, unchanged, so no claim ever burns an attempt. A
+      // restarted runner registers again and gets a new token; the old lease expires.
       if (*held && (*held)->status == JobStatus::running && (*held)->runner_id == runner_id) {
-        auto released = detail::release_lease(c, **held, now, "runner abandoned the job");
-        if (!released) return std::move(released).error();
+        Claim again{std::move(**held), 0, true};
+        again.lease_expires_ms = again.job.lease_expires_ms.value_or(now);
+        return std::optional<Claim>(std::move(again));
       }
     }
-    auto picked = pick_job(c, *runner);
+    auto picked = pick_job(c, *runner, now);
     if (!picked) return std::move(picked).error();
     if (!*picked) return std::optional<Claim>{};
     auto up = c.prepare(
         "UPDATE jobs SET status = 'running', attempt = attempt + 1, runner_id = ?2, lease_expires_ms = ?3,"
-        " cancel_requested = 0, started_ms = coalesce(started_ms, ?4) WHERE id = ?1 AND status = 'queued'");
+        " cancel_requested = 0, started_ms = coalesce(started_ms, ?4), not_before_ms = NULL, retry_runner_id = NULL,"
+        " retry_runner_after_ms = NULL WHERE id = ?1 AND status = 'queued'");
     if (!up) return std::move(up).error();
     KPORT_TRY(up->bind_all(**picked, runner_id, now + lease, now).run());
     auto cur = c.prepare("UPDATE runners SET current_job = ?2 WHERE id = ?1");
@@ -160,10 +171,17 @@ Result<CompleteReply> Store::fail(std::int64_t job_id, std::int64_t runner_id, i
       return answer(JobStatus::cancelled, false);
     }
     if (retry && j.attempt < j.max_attempts) {
-      KPORT_TRY(detail::requeue_job(c, j, why));
-      return answer(JobStatus::queued, false);
+      const RetryDelay backoff = m_impl->backoff(j.attempt);
+      KPORT_TRY(detail::requeue_job(c, j, why, now, backoff));
+      auto reply = answer(JobStatus::queued, false);
+      if (reply) reply->retry_in = backoff;
+      return reply;
     }
-    KPORT_TRY(detail::finish_job(c, j, JobStatus::failed, why, now));
+    KPORT_TRY(detail::finish_job(c, j, JobStatus::failed,
+                                 retry ? why + " (attempt " + std::to_string(j.attempt) + " of " +
+                                             std::to_string(j.max_attempts) + ")"
+                                       : why,
+                                 now));
     return answer(JobStatus::failed, false);
   });
 }
@@ -180,9 +198,11 @@ Result<std::vector<ExpiredLease>> Store::expire_leases(std::int64_t now_ms) {
       auto job = detail::load_job(c, id);
       if (!job) return std::move(job).error();
       if (!*job) continue;
-      auto status = detail::release_lease(c, **job, now_ms, "lease expired");
+      const RetryDelay backoff = m_impl->backoff((*job)->attempt);
+      auto status = detail::release_lease(c, **job, now_ms, "lease expired", backoff);
       if (!status) return std::move(status).error();
-      out.push_back(ExpiredLease{id, (*job)->attempt, (*job)->runner_id.value_or(0), *status});
+      out.push_back(ExpiredLease{id, (*job)->attempt, (*job)->runner_id.value_or(0), *status,
+                                 *status == JobStatus::queued ? backoff : RetryDelay{}});
     }
     return out;
   });

@@ -48,6 +48,41 @@ Result<std::int64_t> cancel_superseded(Connection& c, const PushDelivery& d, con
   return n;
 }
 
+bool zero_sha(const std::string& sha) { return sha.find_first_not_of('0') == std::string::npos; }
+
+// Whether `sha` is `head` or one of its ancestors, through the parents pushes recorded.
+Result<bool> reached_from(Connection& c, const std::string& head, const std::string& sha) {
+  auto s = c.prepare(
+      "WITH RECURSIVE anc(sha, depth) AS (SELECT ?1, 0 UNION ALL"
+      " SELECT c.parent_sha, anc.depth + 1 FROM commits c JOIN anc ON c.sha = anc.sha"
+      " WHERE c.parent_sha IS NOT NULL AND anc.depth < 100000)"
+      " SELECT 1 FROM anc WHERE sha = ?2 LIMIT 1");
+  if (!s) return std::move(s).error();
+  auto row = s->bind_all(head, sha).step();
+  if (!row) return std::move(row).error();
+  return *row;
+}
+
+// A push is stale when it is older than what kport already knows of its ref: a delete
+// or a force push whose `before` is not the head kport recorded (a replay with a fresh
+// delivery id, which the signature does not cover, or a delivery overtaken by a later
+// one), or any other push that would move the ref back to its head or an ancestor of
+// it. A ref kport never saw has no record to contradict. A stale push is acted on
+// not at all; the next real push moves the head on, as its `before` cannot be judged
+// against an ancestor rule that only ever looks backwards.
+Result<bool> stale_push(Connection& c, const PushDelivery& d) {
+  auto s = c.prepare("SELECT sha FROM branch_heads WHERE repo = ?1 AND ref = ?2");
+  if (!s) return std::move(s).error();
+  auto row = s->bind_all(d.repo, d.ref).step();
+  if (!row) return std::move(row).error();
+  if (!*row) return false;
+  const std::string head = s->text(0);  // '' once deleted
+  const std::string before = zero_sha(d.before_sha) ? std::string() : d.before_sha;
+  if (d.deleted || d.forced) return before != head;
+  if (head.empty() || zero_sha(d.after_sha)) return false;
+  return reached_from(c, head, d.after_sha);
+}
+
 }  // namespace
 
 Result<PushOutcome> Store::record_push(const PushDelivery& d, const std::optional<NewPipeline>& pipeline) {
@@ -70,9 +105,22 @@ Result<PushOutcome> Store::record_push(const PushDelivery& d, const std::optiona
       }
       return out;
     }
-    KPORT_TRY(put_commits(c, d.commits, now));
+    auto stale = stale_push(c, d);
+    if (!stale) return std::move(stale).error();
+    out.stale = *stale;
     std::optional<std::int64_t> pipeline_id;
     out.note = d.note;
+    if (out.stale) {
+      out.outcome = "ignored";
+      out.note = "older than the recorded state of " + d.ref + "; nothing changed";
+      auto rec = c.prepare(
+          "INSERT INTO hook_deliveries(delivery_id, source, repo, ref, before_sha, after_sha, outcome, note,"
+          " received_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'ignored', ?7, ?8)");
+      if (!rec) return std::move(rec).error();
+      KPORT_TRY(rec->bind_all(d.delivery_id, d.source, d.repo, d.ref, d.before_sha, d.after_sha, out.note, now).run());
+      return out;
+    }
+    KPORT_TRY(put_commits(c, d.commits, now));
     if (pipeline) {
       auto ins = detail::insert_pipeline(c, *pipeline, now);
       if (!ins) return std::move(ins).error();

@@ -123,7 +123,7 @@ Status Store::deregister_runner(std::int64_t runner_id) {
       auto job = detail::load_job(c, *(*runner)->current_job);
       if (!job) return std::move(job).error();
       if (*job && (*job)->status == JobStatus::running && (*job)->runner_id == runner_id) {
-        auto released = detail::release_lease(c, **job, now, "runner deregistered");
+        auto released = detail::release_lease(c, **job, now, "runner deregistered", m_impl->backoff((*job)->attempt));
         if (!released) return std::move(released).error();
       }
     }

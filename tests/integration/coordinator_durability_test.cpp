@@ -83,6 +83,9 @@ TEST_F(CoordinatorTest, KillNineDuringUploadsLosesNoAcknowledgedResult) {
   EXPECT_EQ(missing, 0u) << "of " << acked.size() << " acknowledged results";
 
   // With no more heartbeats the lease expires and the job comes back, attempt counted.
+  // (Until then a claim on the same token answers the lease it still holds.)
+  for (int i = 0; i < 150 && get("/api/v1/jobs/" + cid).body.at("status").as_string() == "running"; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   auto again = claim(gpu, 15);
   ASSERT_TRUE(again.is_object()) << proc->log();
   EXPECT_EQ(std::to_string(again.at("id").as_int64()), cid);

@@ -22,7 +22,7 @@ class CoordinatorTest : public ::testing::Test {
                                   "--admin-token", k_admin, "--registration-token", k_registration,
                                   "--lease-seconds", std::to_string(lease_seconds), "--max-attempts",
                                   std::to_string(max_attempts), "--body-limit", "1048576",
-                                  "--read-timeout-ms", "1500"};
+                                  "--read-timeout-ms", "1500", "--retry-base-ms", std::to_string(retry_base_ms)};
     a.insert(a.end(), extra_args.begin(), extra_args.end());
     return a;
   }
@@ -87,6 +87,7 @@ class CoordinatorTest : public ::testing::Test {
   std::unique_ptr<ServiceProcess> proc;
   int lease_seconds = 60;
   int max_attempts = 3;
+  int retry_base_ms = 200;  // backoff after a first failed attempt; tests wait it out
   std::vector<std::string> extra_args;
 };
 

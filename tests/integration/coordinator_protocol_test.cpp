@@ -168,13 +168,21 @@ TEST_F(CoordinatorTest, ExpiredLeaseRequeuesWithAttemptCountedAndLastAttemptFail
   auto first = claim(r);
   ASSERT_TRUE(first.is_object());
   auto id = std::to_string(first.at("id").as_int64());
-  // No heartbeat: the reaper returns it to the queue with the attempt counted.
-  auto second = claim(r, 10);
+  // A claim on the same token while the lease lives answers that lease again.
+  auto held = claim(r);
+  ASSERT_TRUE(held.is_object());
+  EXPECT_EQ(held.at("attempt").as_int64(), 1);
+  // No heartbeat: the reaper returns it to the queue with the attempt counted, and after
+  // its backoff another runner takes it.
+  auto r2 = register_runner("r2", "build");
+  auto second = claim(r2, 10);
   ASSERT_TRUE(second.is_object()) << proc->log();
   EXPECT_EQ(second.at("id"), first.at("id"));
   EXPECT_EQ(second.at("attempt").as_int64(), 2);
   // The late result of attempt 1 is refused.
   EXPECT_EQ(post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}}, r).status, 409);
+  EXPECT_EQ(post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 2}}, r).status, 409)
+      << "the lease is r2's";
   for (int i = 0; i < 50; ++i) {
     auto j = get("/api/v1/jobs/" + id);
     if (j.body.at("status").as_string() == "failed") {

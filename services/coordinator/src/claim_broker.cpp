@@ -30,7 +30,10 @@ std::optional<http::Response> ClaimBroker::attempt(std::int64_t runner_id) {
   if (!c.ok()) return http::error_response(c.error());
   if (!c->has_value()) return std::nullopt;
   auto res = job_response(**c, m_lease_ms);
-  log::info("job claimed", {{"job", (*c)->job.id}, {"runner", runner_id}, {"attempt", (*c)->job.attempt}});
+  if ((*c)->held)  // a duplicate claim of a token that holds a lease: same attempt, nothing changed
+    log::debug("claim answered with the held lease", {{"job", (*c)->job.id}, {"runner", runner_id}});
+  else
+    log::info("job claimed", {{"job", (*c)->job.id}, {"runner", runner_id}, {"attempt", (*c)->job.attempt}});
   return res;
 }
 
@@ -50,6 +53,14 @@ void ClaimBroker::claim(std::int64_t runner_id, std::chrono::milliseconds wait, 
 void ClaimBroker::notify() {
   std::lock_guard lock(m_mu);
   m_dirty = true;
+  m_cv.notify_one();
+}
+
+void ClaimBroker::notify_in(std::chrono::milliseconds delay) {
+  if (delay.count() <= 0) return notify();
+  std::lock_guard lock(m_mu);
+  // Few retries are pending at once; a vector scanned per wake is enough.
+  m_wakes.push_back(std::chrono::steady_clock::now() + delay);
   m_cv.notify_one();
 }
 
@@ -75,8 +86,11 @@ void ClaimBroker::run() {
   while (!m_stopping) {
     auto next = std::chrono::steady_clock::now() + std::chrono::seconds(1);
     for (const auto& w : m_waiters) next = std::min(next, w.deadline);
+    for (const auto& t : m_wakes) next = std::min(next, t);
     m_cv.wait_until(lock, next, [this] { return m_dirty || m_stopping; });
     if (m_stopping) break;
+    const auto woke = std::chrono::steady_clock::now();
+    if (std::erase_if(m_wakes, [woke](auto t) { return t <= woke; }) > 0) m_dirty = true;
     bool dirty = std::exchange(m_dirty, false);
     std::deque<Waiter> batch;
     batch.swap(m_waiters);

@@ -13,6 +13,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "kport/db/store.h"
 #include "kport/http/message.h"
@@ -33,6 +34,8 @@ class ClaimBroker {
   void claim(std::int64_t runner_id, std::chrono::milliseconds wait, Reply reply);
   // The queue may hold new claimable work (enqueue, retry, expiry, build success).
   void notify();
+  // A job becomes claimable after `delay` (its retry backoff ends): look again then.
+  void notify_in(std::chrono::milliseconds delay);
   // Answers every parked claim with "no job" and refuses new waits. Idempotent.
   void stop();
   std::size_t waiting() const;
@@ -56,6 +59,7 @@ class ClaimBroker {
   mutable std::mutex m_mu;
   std::condition_variable m_cv;
   std::deque<Waiter> m_waiters;
+  std::vector<std::chrono::steady_clock::time_point> m_wakes;  // pending notify_in times
   bool m_dirty = false;
   bool m_stopping = false;
   std::thread m_thread;

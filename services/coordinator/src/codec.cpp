@@ -83,7 +83,7 @@ json::value to_json(const db::Job& j) {
                       {"lease_expires", time_json(j.lease_expires_ms)}, {"cancel_requested", j.cancel_requested},
                       {"payload", raw(j.payload_json)}, {"failure_reason", opt(j.failure_reason)},
                       {"created", time_json(j.created_ms)}, {"started", time_json(j.started_ms)},
-                      {"finished", time_json(j.finished_ms)}};
+                      {"finished", time_json(j.finished_ms)}, {"not_before", time_json(j.not_before_ms)}};
 }
 
 json::value to_json(const db::Runner& r) {

@@ -34,6 +34,9 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
       .add("ready-timeout-ms", "KPORT_READY_TIMEOUT_MS", "1000", "deadline of /readyz's database check")
       .add("lease-seconds", "KPORT_LEASE_SECONDS", "60", "job lease a claim grants; heartbeats extend it")
       .add("max-attempts", "KPORT_MAX_ATTEMPTS", "3", "attempts before a job fails")
+      .add("retry-base-ms", "KPORT_RETRY_BASE_MS", "10000",
+           "backoff after a job's first failed attempt; doubles per attempt, with jitter")
+      .add("retry-max-ms", "KPORT_RETRY_MAX_MS", "600000", "longest backoff between attempts of a job")
       .add("max-claim-wait", "KPORT_MAX_CLAIM_WAIT", "30", "longest long-poll of a claim, seconds")
       .add("runner-online-seconds", "KPORT_RUNNER_ONLINE_SECONDS", "90", "a runner is online if heard from within this")
       .add("port-file", "KPORT_PORT_FILE", "", "write the bound port to this file once listening")
@@ -74,8 +77,10 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
   auto online = o.integer("runner-online-seconds", 1, 86'400);
   auto burst = o.integer("registration-burst", 1, 1'000'000);
   auto per_minute = o.integer("registrations-per-minute", 1, 1'000'000);
+  auto retry_base = o.integer("retry-base-ms", 0, 86'400'000);
+  auto retry_max = o.integer("retry-max-ms", 0, 86'400'000);
   for (auto* r : {&threads, &workers, &body, &read_timeout, &lease, &attempts, &wait, &online, &first, &max_conn,
-                  &per_addr, &reserved, &ready, &burst, &per_minute})
+                  &per_addr, &reserved, &ready, &burst, &per_minute, &retry_base, &retry_max})
     if (!r->ok()) return r->error();
   if (*reserved >= *max_conn)
     return make_error(Errc::invalid_argument, "--reserved-connections (" + std::to_string(*reserved) +
@@ -95,6 +100,8 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
   c.runner_online_ms = *online * 1000;
   c.registration_burst = static_cast<int>(*burst);
   c.registrations_per_minute = static_cast<int>(*per_minute);
+  c.retry_base_ms = *retry_base;
+  c.retry_max_ms = *retry_max;
   c.port_file = o.get("port-file");
   c.log_level = o.get("log-level");
   c.log_json = o.flag("log-json");

@@ -183,9 +183,13 @@ void Coordinator::Impl::reap() {
     if (!expired.ok()) {
       log::warn("lease expiry failed", {{"error", expired.error().message}});
     } else if (!expired->empty()) {
-      for (const auto& e : *expired)
+      for (const auto& e : *expired) {
         log::warn("lease expired", {{"job", e.job_id}, {"attempt", e.attempt}, {"runner", e.runner_id},
                                     {"now", std::string(db::to_string(e.status))}});
+        if (e.status != db::JobStatus::queued) continue;
+        broker->notify_in(std::chrono::milliseconds(e.retry_in.others_ms));
+        broker->notify_in(std::chrono::milliseconds(e.retry_in.same_ms));
+      }
       broker->notify();
       events.publish("jobs", "expired", json::serialize(json::object{{"count", static_cast<std::int64_t>(expired->size())}}));
     }
@@ -225,6 +229,7 @@ Result<std::unique_ptr<Coordinator>> Coordinator::create(Config config) {
   opts.artifact_dir = config.artifact_dir;
   opts.lease_ms = config.lease_ms;
   opts.runner_online_ms = config.runner_online_ms;
+  opts.retry = db::RetryPolicy{config.retry_base_ms, config.retry_max_ms};
   auto store = db::Store::open(opts);
   if (!store.ok()) return std::move(store).error();
   impl->store = std::move(*store);

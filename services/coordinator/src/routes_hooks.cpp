@@ -31,7 +31,7 @@ Response handle_push(Context& ctx, const Request& req) {
   const db::PushOutcome& out = got->outcome;
   json::object body{{"delivery", d.delivery_id}, {"source", d.source}, {"repo", d.repo}, {"ref", d.ref},
                     {"commit", d.after_sha}, {"outcome", out.outcome}, {"duplicate", out.duplicate},
-                    {"forced", d.forced}, {"superseded_jobs", out.superseded_jobs}};
+                    {"forced", d.forced}, {"superseded_jobs", out.superseded_jobs}, {"stale", out.stale}};
   body["pipeline"] = out.pipeline ? to_json(*out.pipeline) : json::value(nullptr);
   if (!d.note.empty() && !out.duplicate) body["note"] = d.note;
   if (out.duplicate) return http::json_ok(body);

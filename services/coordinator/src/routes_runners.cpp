@@ -38,8 +38,10 @@ Result<JobCall> job_call(const Request& req) {
 json::value complete_json(std::int64_t job, const db::CompleteReply& r) {
   json::array spawned;
   for (auto id : r.spawned) spawned.emplace_back(id);
-  return json::object{{"job", job}, {"status", db::to_string(r.status)}, {"duplicate", r.duplicate},
-                      {"spawned", std::move(spawned)}};
+  json::object out{{"job", job}, {"status", db::to_string(r.status)}, {"duplicate", r.duplicate},
+                   {"spawned", std::move(spawned)}};
+  if (r.status == db::JobStatus::queued && !r.duplicate) out["retry_in_ms"] = r.retry_in.others_ms;
+  return out;
 }
 
 // Parses the records of an upload into the caller's attempt. Commit, target and GPU are
@@ -180,8 +182,16 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     Fields f(call->body, "");
     auto status = f.opt_str("status", 16).value_or("succeeded");
     auto reason = f.opt_str("reason", 65536).value_or("");
-    bool retry = f.boolean("retry", false);
+    // "retryable": true marks a passing cause (a clone that timed out, a GPU that fell
+    // off the bus): the job backs off and runs again while attempts remain. false, or
+    // no flag, is permanent (repository not found, a bad manifest): it fails at once
+    // with its reason. "retry" is the older name of the same flag.
+    const bool retryable = f.boolean("retryable", false);
+    const bool retry_alias = f.boolean("retry", false);
     if (!f.ok()) return http::error_response(f.error());
+    if (call->body.contains("retryable") && call->body.contains("retry") && retryable != retry_alias)
+      return http::error_response(make_error(Errc::invalid_argument, "fields 'retryable' and 'retry' disagree; send 'retryable' alone"));
+    const bool retry = call->body.contains("retryable") ? retryable : retry_alias;
     Result<db::CompleteReply> r = make_error(Errc::internal, "unset");
     if (status == "succeeded") r = ctx.store->complete(call->job_id, who->runner_id, call->attempt);
     else if (status == "failed") {
@@ -191,7 +201,11 @@ void add_runner_routes(http::Router& router, Context& ctx) {
       return http::error_response(make_error(Errc::invalid_argument, "field 'status' must be succeeded or failed"));
     }
     if (!r.ok()) return http::error_response(r.error());
-    if (!r->spawned.empty() || r->status == db::JobStatus::queued) ctx.broker->notify();
+    if (!r->spawned.empty()) ctx.broker->notify();
+    if (r->status == db::JobStatus::queued && !r->duplicate) {
+      ctx.broker->notify_in(std::chrono::milliseconds(r->retry_in.others_ms));
+      ctx.broker->notify_in(std::chrono::milliseconds(r->retry_in.same_ms));
+    }
     auto body = complete_json(call->job_id, *r);
     if (!r->duplicate) ctx.events->publish("jobs", "job", json::serialize(body));
     if (!r->duplicate) review_commit(ctx, call->job_id);  // may queue re-measures

@@ -162,4 +162,47 @@ TEST_F(PipelineStoreTest, ABuildOfAnUnknownTargetSpawnsNoChecks) {
 }
 
 }  // namespace
+// Issue 14, item 6: a replayed, validly signed branch delete (or force push) with a
+// fresh delivery id cancelled the live head's queued build.
+TEST_F(PipelineStoreTest, ReplayedDeleteOrForcePushOlderThanTheHeadChangesNothing) {
+  const std::string old_head(40, 'a');
+  PushDelivery first = delivery("p1");
+  first.after_sha = old_head;
+  first.before_sha = std::string(40, '0');
+  ok(m_store->record_push(first, std::nullopt));
+  PushDelivery live = delivery("p2");  // main moves on to k_sha, whose build is queued
+  live.before_sha = old_head;
+  auto pushed = ok(m_store->record_push(live, push_pipeline({build("sm_90a")})));
+  ASSERT_TRUE(pushed.pipeline);
+  const auto build_job = jobs_of(pushed.pipeline->id).at(0).id;
+
+  PushDelivery replayed_delete = delivery("p3-fresh-id");  // recorded when main was at old_head
+  replayed_delete.before_sha = old_head;
+  replayed_delete.after_sha = std::string(40, '0');
+  replayed_delete.deleted = true;
+  auto del = ok(m_store->record_push(replayed_delete, std::nullopt));
+  EXPECT_TRUE(del.stale);
+  EXPECT_EQ(del.outcome, "ignored");
+  EXPECT_EQ(del.superseded_jobs, 0);
+  PushDelivery replayed_force = delivery("p4-fresh-id");
+  replayed_force.before_sha = old_head;
+  replayed_force.after_sha = std::string(40, 'f');
+  replayed_force.forced = true;
+  auto forced = ok(m_store->record_push(replayed_force, std::nullopt));
+  EXPECT_TRUE(forced.stale);
+  EXPECT_EQ(forced.superseded_jobs, 0);
+  EXPECT_EQ(ok(m_store->get_job(build_job))->status, JobStatus::queued) << "the live head's build survives";
+  EXPECT_EQ(ok(m_store->resolve_commit("main")), std::optional<std::string>(k_sha)) << "the head did not move";
+
+  // A delete whose before is the recorded head is acted on.
+  PushDelivery real_delete = delivery("p5");
+  real_delete.before_sha = k_sha;
+  real_delete.after_sha = std::string(40, '0');
+  real_delete.deleted = true;
+  auto gone = ok(m_store->record_push(real_delete, std::nullopt));
+  EXPECT_FALSE(gone.stale);
+  EXPECT_EQ(gone.superseded_jobs, 1);
+  EXPECT_EQ(ok(m_store->get_job(build_job))->status, JobStatus::cancelled);
+}
+
 }  // namespace kport::db::test

@@ -93,7 +93,10 @@ TEST_F(QueueTest, ExpiredLeaseRequeuesThenFailsAtTheLastAttempt) {
   EXPECT_EQ(job(c1->job.id).status, JobStatus::queued);
   EXPECT_EQ(job(c1->job.id).attempt, 1);
   EXPECT_FALSE(ok(m_store->get_runner(b.id))->current_job.has_value());
-
+  // Requeued at +10 s with a 1 s backoff, 2 s for the runner that held it.
+  *m_now += 11'999;
+  EXPECT_FALSE(ok(m_store->claim(b.id)).has_value()) << "the expired runner waits out twice the backoff";
+  *m_now += 1;
   auto c2 = ok(m_store->claim(b.id));
   ASSERT_TRUE(c2);
   EXPECT_EQ(c2->job.attempt, 2);
@@ -129,6 +132,7 @@ TEST_F(QueueTest, CompleteIsIdempotentAndStaleAttemptsAreRefused) {
   auto c1 = ok(m_store->claim(slow.id));
   ASSERT_TRUE(c1);
   ASSERT_TRUE(m_store->expire_leases(*m_now + 20'000).ok());
+  *m_now += 21'000;  // past the first backoff
   auto c2 = ok(m_store->claim(fast.id));
   ASSERT_TRUE(c2);
   EXPECT_EQ(c2->job.attempt, 2);
@@ -181,10 +185,11 @@ TEST_F(QueueTest, FailRetriesWhileAttemptsRemainAndCancelsDependents) {
   ASSERT_TRUE(c1);
   EXPECT_EQ(ok(m_store->fail(c1->job.id, b.id, 1, "toolkit crashed", true)).status, JobStatus::queued);
   EXPECT_TRUE(ok(m_store->fail(c1->job.id, b.id, 1, "toolkit crashed", true)).duplicate);
+  *m_now += 2'000;  // the backoff of the runner that failed it
   auto c2 = ok(m_store->claim(b.id));
   ASSERT_TRUE(c2);
   EXPECT_EQ(ok(m_store->fail(c2->job.id, b.id, 2, "toolkit crashed", true)).status, JobStatus::failed);
-  EXPECT_EQ(job(c2->job.id).failure_reason, "toolkit crashed");
+  EXPECT_EQ(job(c2->job.id).failure_reason, "toolkit crashed (attempt 2 of 2)");
   auto jobs = ok(m_store->list_jobs(JobFilter{p.id, {}, JobKind::check, {}, {}, {}, 100}));
   ASSERT_EQ(jobs.items.size(), 1u);
   EXPECT_EQ(jobs.items[0].status, JobStatus::cancelled) << "a check cannot run without its build";
@@ -214,22 +219,112 @@ TEST_F(QueueTest, AwaitingRunnerIsDerivedFromOnlineRunners) {
   EXPECT_EQ(c->job.id, id);
 }
 
-TEST_F(QueueTest, ClaimAgainOrDeregisterReleasesTheHeldJob) {
+TEST_F(QueueTest, DeregisterReleasesTheHeldJob) {
   pipeline_with_builds({"sm_90a"});
   auto b = build_runner("b", {"sm_90a"});
   auto c1 = ok(m_store->claim(b.id));
   ASSERT_TRUE(c1);
-  auto c2 = ok(m_store->claim(b.id));  // restarted runner: the old attempt is abandoned
-  ASSERT_TRUE(c2);
-  EXPECT_EQ(c2->job.id, c1->job.id);
-  EXPECT_EQ(c2->job.attempt, 2);
   ok(m_store->deregister_runner(b.id));
   Job j = job(c1->job.id);
   EXPECT_EQ(j.status, JobStatus::queued);
-  EXPECT_EQ(j.failure_reason, "runner deregistered after 2 attempts");
+  EXPECT_EQ(j.failure_reason, "runner deregistered after 1 attempt");
+  EXPECT_EQ(j.not_before_ms, *m_now + 1'000);
   auto gone = m_store->claim(b.id);
   ASSERT_FALSE(gone.ok());
   EXPECT_EQ(gone.error().code, Errc::gone);
+}
+
+// Issue 14, item 10: 500 parked long-polls on one runner token were handed the same job
+// three times, each counted "abandoned", and the job failed without running.
+TEST_F(QueueTest, RepeatedClaimsOnOneTokenNeverBurnAttempts) {
+  pipeline_with_builds({"sm_90a", "sm_90a"});
+  auto b = build_runner("b", {"sm_90a"});
+  auto first = ok(m_store->claim(b.id));
+  ASSERT_TRUE(first);
+  EXPECT_FALSE(first->held);
+  for (int i = 0; i < 50; ++i) {
+    *m_now += 1;
+    auto again = ok(m_store->claim(b.id));
+    ASSERT_TRUE(again) << "a claim on a token that holds a lease answers that lease";
+    EXPECT_TRUE(again->held);
+    EXPECT_EQ(again->job.id, first->job.id);
+    EXPECT_EQ(again->job.attempt, 1);
+    EXPECT_EQ(again->lease_expires_ms, first->lease_expires_ms) << "answering a claim again changes nothing";
+  }
+  Job j = job(first->job.id);
+  EXPECT_EQ(j.status, JobStatus::running);
+  EXPECT_EQ(j.attempt, 1);
+  EXPECT_EQ(ok(m_store->list_jobs(JobFilter{first->job.pipeline_id, JobStatus::running, {}, {}, {}, {}, 10})).items.size(),
+            1u) << "one token, one worker, one job";
+  EXPECT_EQ(ok(m_store->complete(first->job.id, b.id, 1)).status, JobStatus::succeeded);
+  auto next = ok(m_store->claim(b.id));
+  ASSERT_TRUE(next) << "once the held job ended, the token claims the next one";
+  EXPECT_NE(next->job.id, first->job.id);
+  EXPECT_FALSE(next->held);
+}
+
+// Issue 14, item 9: a failing clone burned all three attempts in 15 ms.
+TEST_F(QueueTest, RetriesBackOffAndTheFailingRunnerWaitsLonger) {
+  auto p = pipeline_with_builds({"sm_90a"}, 3);
+  auto a = build_runner("a", {"sm_90a"});
+  auto b = build_runner("b", {"sm_90a"});
+  const std::int64_t t0 = *m_now;
+  auto c1 = ok(m_store->claim(a.id));
+  ASSERT_TRUE(c1);
+  auto failed = ok(m_store->fail(c1->job.id, a.id, 1, "clone failed: connection reset", true));
+  EXPECT_EQ(failed.status, JobStatus::queued);
+  EXPECT_EQ(failed.retry_in.others_ms, 1'000);
+  EXPECT_EQ(failed.retry_in.same_ms, 2'000);
+  EXPECT_EQ(job(c1->job.id).not_before_ms, t0 + 1'000);
+  EXPECT_FALSE(ok(m_store->claim(a.id)).has_value()) << "no retry right away";
+  EXPECT_FALSE(ok(m_store->claim(b.id)).has_value());
+  *m_now = t0 + 999;
+  EXPECT_FALSE(ok(m_store->claim(b.id)).has_value());
+  *m_now = t0 + 1'000;
+  EXPECT_FALSE(ok(m_store->claim(a.id)).has_value()) << "the runner that failed it waits twice as long";
+  auto c2 = ok(m_store->claim(b.id));
+  ASSERT_TRUE(c2);
+  EXPECT_EQ(c2->job.attempt, 2);
+  EXPECT_FALSE(job(c2->job.id).not_before_ms.has_value()) << "a running job has no backoff";
+
+  // The second failure doubles the delay.
+  const std::int64_t t1 = *m_now;
+  EXPECT_EQ(ok(m_store->fail(c2->job.id, b.id, 2, "clone failed: connection reset", true)).retry_in.others_ms, 2'000);
+  *m_now = t1 + 1'999;
+  EXPECT_FALSE(ok(m_store->claim(a.id)).has_value());
+  *m_now = t1 + 2'000;
+  auto c3 = ok(m_store->claim(a.id));
+  ASSERT_TRUE(c3) << "a did not fail attempt 2; it may take the job once the backoff passed";
+  EXPECT_EQ(c3->job.attempt, 3);
+  EXPECT_EQ(ok(m_store->fail(c3->job.id, a.id, 3, "clone failed: connection reset", true)).status, JobStatus::failed);
+  EXPECT_EQ(job(c3->job.id).failure_reason, "clone failed: connection reset (attempt 3 of 3)");
+  EXPECT_EQ(ok(m_store->get_pipeline(p.id))->status, PipelineStatus::failed);
+}
+
+TEST_F(QueueTest, PermanentFailureFailsAtOnceWithItsReason) {
+  pipeline_with_builds({"sm_90a"}, 3);
+  auto b = build_runner("b", {"sm_90a"});
+  auto c = ok(m_store->claim(b.id));
+  ASSERT_TRUE(c);
+  auto r = ok(m_store->fail(c->job.id, b.id, 1, "repository acme/kernels not found", false));
+  EXPECT_EQ(r.status, JobStatus::failed);
+  Job j = job(c->job.id);
+  EXPECT_EQ(j.attempt, 1) << "a permanent failure is not retried";
+  EXPECT_EQ(j.failure_reason, "repository acme/kernels not found");
+}
+
+TEST(RetryDelayTest, DoublesPerAttemptUpToTheCapWithJitterInTheUpperHalf) {
+  const RetryPolicy p{1'000, 5'000};
+  EXPECT_EQ(retry_delay(p, 1, 1.0).others_ms, 1'000);
+  EXPECT_EQ(retry_delay(p, 2, 1.0).others_ms, 2'000);
+  EXPECT_EQ(retry_delay(p, 3, 1.0).others_ms, 4'000);
+  EXPECT_EQ(retry_delay(p, 4, 1.0).others_ms, 5'000) << "capped";
+  EXPECT_EQ(retry_delay(p, 1'000'000, 1.0).others_ms, 5'000) << "no overflow however many attempts";
+  EXPECT_EQ(retry_delay(p, 1, 0.0).others_ms, 500) << "jitter keeps at least half the delay";
+  EXPECT_EQ(retry_delay(p, 3, 0.5).others_ms, 3'000);
+  EXPECT_EQ(retry_delay(p, 3, -2.0).others_ms, 2'000) << "draws outside [0, 1] are clamped";
+  EXPECT_EQ(retry_delay(p, 2, 0.25).same_ms, 2 * retry_delay(p, 2, 0.25).others_ms);
+  EXPECT_EQ(retry_delay(RetryPolicy{0, 0}, 3, 0.7).others_ms, 0) << "a zero base turns backoff off";
 }
 
 }  // namespace kport::db::test

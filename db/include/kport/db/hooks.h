@@ -30,6 +30,7 @@ struct PushOutcome {
   std::string outcome;               // pipeline, deleted or ignored
   std::optional<Pipeline> pipeline;  // the delivery's pipeline (the first one's for a duplicate)
   std::int64_t superseded_jobs = 0;  // queued jobs of the ref cancelled (force push, delete)
+  bool stale = false;  // older than the ref's recorded head: recorded as ignored, nothing else changed
   std::string note;  // as recorded: the delivery's, or why the store created no pipeline
 };
 

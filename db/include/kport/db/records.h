@@ -127,6 +127,7 @@ struct Job {
   std::int64_t created_ms = 0;
   std::optional<std::int64_t> started_ms;   // first claim
   std::optional<std::int64_t> finished_ms;  // reached a final status
+  std::optional<std::int64_t> not_before_ms;  // queued after a failed attempt: claimable from then
 };
 
 // ---- runners -------------------------------------------------------------------

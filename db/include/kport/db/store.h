@@ -59,6 +59,7 @@
 #include "kport/db/hooks.h"
 #include "kport/db/queries.h"
 #include "kport/db/records.h"
+#include "kport/db/retry.h"
 #include "kport/db/types.h"
 
 namespace kport::db {
@@ -72,6 +73,8 @@ struct Options {
   std::int64_t lease_ms = 60'000;          // default lease claim() grants
   std::int64_t runner_online_ms = 90'000;  // a runner is online if heard from within this
   std::function<std::int64_t()> clock;     // Unix ms; default kport::now_unix_ms (tests inject)
+  RetryPolicy retry;                       // backoff of a job sent back to the queue
+  std::function<double()> jitter;          // draws in [0, 1) for it; default uniform random
   // false: synchronous=NORMAL, committed writes survive a process kill but the last
   // ones may roll back on power loss. true: synchronous=FULL, fsync on every commit.
   bool fsync_every_commit = false;
@@ -83,6 +86,7 @@ int schema_version() noexcept;
 struct Claim {
   Job job;  // status running, attempt already incremented, lease set
   std::int64_t lease_expires_ms = 0;
+  bool held = false;  // the runner already held this lease: the same attempt, unchanged
 };
 
 struct HeartbeatReply {
@@ -94,6 +98,7 @@ struct CompleteReply {
   JobStatus status = JobStatus::succeeded;  // the job's status afterwards
   bool duplicate = false;                   // this attempt was already reported
   std::vector<std::int64_t> spawned;        // check jobs enqueued by this completion
+  RetryDelay retry_in;                      // status queued: when it is claimable again
 };
 
 struct ExpiredLease {
@@ -101,6 +106,7 @@ struct ExpiredLease {
   int attempt = 0;
   std::int64_t runner_id = 0;
   JobStatus status = JobStatus::queued;  // queued (retry), failed or cancelled
+  RetryDelay retry_in;                   // status queued: when it is claimable again
 };
 
 class Store {
@@ -170,8 +176,12 @@ class Store {
 
   // Leases the oldest matching queued job to the runner; nullopt when none matches.
   // lease_ms <= 0 uses Options::lease_ms. Refuses unknown runners (not_found) and
-  // deregistered ones (gone). A job the runner still holds is abandoned first: it goes
-  // back to the queue (attempt counted) as if its lease had expired.
+  // deregistered ones (gone). A runner token is one worker and holds at most one job:
+  // while it holds a live lease, claim() answers that lease again (Claim::held, same
+  // attempt, nothing changed), so a retried or duplicated claim never burns an attempt.
+  // A job sent back to the queue after a failed or expired attempt is claimable only
+  // once its backoff (Options::retry) passed, by the runner that held that attempt only
+  // after twice that.
   Result<std::optional<Claim>> claim(std::int64_t runner_id, std::int64_t lease_ms = 0);
   // Records the runner as alive; with a job, extends its lease (gone when the job is not
   // running; otherwise the holder rule of the uploads below: conflict for a stale

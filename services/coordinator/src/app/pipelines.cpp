@@ -135,7 +135,7 @@ Result<PushReceived> receive_push(Context& ctx, const PushEvent& ev) {
   if (out.outcome.superseded_jobs > 0) ctx.broker->notify();
   log::info("push received", {{"delivery", d.delivery_id}, {"source", d.source}, {"repo", d.repo}, {"ref", d.ref},
                               {"commit", d.after_sha}, {"outcome", out.outcome.outcome}, {"forced", d.forced},
-                              {"superseded_jobs", out.outcome.superseded_jobs}});
+                              {"superseded_jobs", out.outcome.superseded_jobs}, {"stale", out.outcome.stale}});
   return out;
 }
 

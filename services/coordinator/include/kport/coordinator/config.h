@@ -36,6 +36,8 @@ struct Config {
   std::chrono::milliseconds ready_timeout{1'000};  // /readyz's database check deadline
   std::int64_t lease_ms = 60'000;
   int max_attempts = 3;
+  std::int64_t retry_base_ms = 10'000;  // backoff after a job's first failed attempt (doubles, jittered)
+  std::int64_t retry_max_ms = 600'000;  // longest backoff
   int max_claim_wait_s = 30;
   std::int64_t runner_online_ms = 90'000;
   std::string port_file;  // when set, the bound port is written there (for scripts)
