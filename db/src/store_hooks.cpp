@@ -79,7 +79,9 @@ Result<bool> stale_push(Connection& c, const PushDelivery& d) {
   const std::string head = s->text(0);  // '' once deleted
   const std::string before = zero_sha(d.before_sha) ? std::string() : d.before_sha;
   if (d.deleted || d.forced) return before != head;
-  if (head.empty() || zero_sha(d.after_sha)) return false;
+  // A push of the head itself (another delivery of the same commit) is not older than the
+  // record: the once-per-commit rule answers it with the pipeline that validates it.
+  if (head.empty() || zero_sha(d.after_sha) || d.after_sha == head) return false;
   return reached_from(c, head, d.after_sha);
 }
 

@@ -112,28 +112,29 @@ Result<std::vector<Runner>> Store::list_runners(bool include_deregistered) {
   });
 }
 
-Status Store::deregister_runner(std::int64_t runner_id) {
+Result<RetryDelay> Store::deregister_runner(std::int64_t runner_id) {
   const std::int64_t now = m_impl->now();
-  auto r = m_impl->write<bool>([&](Connection& c) -> Result<bool> {
+  return m_impl->write<RetryDelay>([&](Connection& c) -> Result<RetryDelay> {
+    RetryDelay delay;
     auto runner = detail::load_runner(c, runner_id);
     if (!runner) return std::move(runner).error();
     if (!*runner) return make_error(Errc::not_found, "no runner " + std::to_string(runner_id));
-    if ((*runner)->deregistered_ms) return true;
+    if ((*runner)->deregistered_ms) return delay;
     if ((*runner)->current_job) {
       auto job = detail::load_job(c, *(*runner)->current_job);
       if (!job) return std::move(job).error();
       if (*job && (*job)->status == JobStatus::running && (*job)->runner_id == runner_id) {
-        auto released = detail::release_lease(c, **job, now, "runner deregistered", m_impl->backoff((*job)->attempt));
+        const RetryDelay backoff = m_impl->backoff((*job)->attempt);
+        auto released = detail::release_lease(c, **job, now, "runner deregistered", backoff);
         if (!released) return std::move(released).error();
+        if (*released == JobStatus::queued) delay = backoff;
       }
     }
     auto s = c.prepare("UPDATE runners SET deregistered_ms = ?2, current_job = NULL WHERE id = ?1");
     if (!s) return std::move(s).error();
     KPORT_TRY(s->bind_all(runner_id, now).run());
-    return true;
+    return delay;
   });
-  if (!r) return std::move(r).error();
-  return {};
 }
 
 Result<QueueStats> Store::queue_stats() {

@@ -181,7 +181,7 @@ TEST_F(CoordinatorTest, ExpiredLeaseRequeuesWithAttemptCountedAndLastAttemptFail
   EXPECT_EQ(second.at("attempt").as_int64(), 2);
   // The late result of attempt 1 is refused.
   EXPECT_EQ(post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}}, r).status, 409);
-  EXPECT_EQ(post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 2}}, r).status, 409)
+  EXPECT_EQ(post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 2}}, r).status, 403)
       << "the lease is r2's";
   for (int i = 0; i < 50; ++i) {
     auto j = get("/api/v1/jobs/" + id);

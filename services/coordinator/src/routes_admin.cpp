@@ -38,8 +38,11 @@ void add_admin_routes(http::Router& router, Context& ctx) {
     if (!*runner) return http::error_response(make_error(Errc::not_found, "runner " + std::to_string(*id) + " does not exist"));
     // A runner's token is its identity: revoking it deregisters the runner, which also
     // gives its held job back to the queue. It registers again to get a new token.
-    KPORT_HTTP_TRY(ctx.store->deregister_runner(*id));
+    auto released = ctx.store->deregister_runner(*id);
+    KPORT_HTTP_TRY(released);
     ctx.broker->notify();
+    // The job it gave back is claimable once its backoff ends: wake parked claims then.
+    if (released->others_ms > 0) ctx.broker->notify_in(std::chrono::milliseconds(released->others_ms));
     log::info("runner token revoked", {{"runner", *id}});
     return http::json_ok(json::object{{"runner", *id}, {"revoked", true}});
   });

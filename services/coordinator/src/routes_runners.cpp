@@ -151,8 +151,11 @@ void add_runner_routes(http::Router& router, Context& ctx) {
   add_blocking(router, ctx, "POST", "/api/v1/runners/deregister", [&ctx](const Request& req) {
     auto who = require_runner(req, ctx);
     KPORT_HTTP_TRY(who);
-    KPORT_HTTP_TRY(ctx.store->deregister_runner(who->runner_id));
+    auto released = ctx.store->deregister_runner(who->runner_id);
+    KPORT_HTTP_TRY(released);
     ctx.broker->notify();
+    // The job it gave back is claimable once its backoff ends: wake parked claims then.
+    if (released->others_ms > 0) ctx.broker->notify_in(std::chrono::milliseconds(released->others_ms));
     log::info("runner deregistered", {{"runner", who->runner_id}});
     return http::json_ok(json::object{{"runner", who->runner_id}, {"deregistered", true}});
   });

@@ -214,7 +214,8 @@ class Store {
   Result<std::optional<Runner>> get_runner(std::int64_t id);
   Result<std::vector<Runner>> list_runners(bool include_deregistered = false);
   // Marks it deregistered; a job it holds goes back to the queue (attempt counted).
-  Status deregister_runner(std::int64_t runner_id);
+  // Returns when a job it held and gave back is claimable again (zero when none).
+  Result<RetryDelay> deregister_runner(std::int64_t runner_id);
 
   // ---- artifacts ---------------------------------------------------------------------
   // Stores the blob under its SHA-256 after checking it equals expected_sha256
