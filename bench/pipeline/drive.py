@@ -38,6 +38,8 @@ class Api:
         self.server, self.token = server.rstrip("/"), token
 
     def call(self, method, path, body=None, raw=False):
+        """(status, answer): the JSON answer, or its bytes with raw=True (an artifact); an
+        error body that is not JSON comes back as text. bench/selection uses this client too."""
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(self.server + path, data=data, method=method)
         req.add_header("Authorization", "Bearer " + self.token)
@@ -45,10 +47,10 @@ class Api:
             req.add_header("Content-Type", "application/json")
         try:
             with urllib.request.urlopen(req, timeout=60) as r:
-                text = r.read().decode()
-                return r.status, (text if raw else json.loads(text or "null"))
+                blob = r.read()
+                return r.status, (blob if raw else json.loads(blob or b"null"))
         except urllib.error.HTTPError as e:
-            text = e.read().decode()
+            text = e.read().decode(errors="replace")
             try:
                 return e.code, json.loads(text)
             except ValueError:

@@ -12,30 +12,11 @@ import argparse
 import json
 import os
 import subprocess
-import urllib.error
+import sys
 import urllib.parse
-import urllib.request
 
-
-class Api:
-    def __init__(self, server, token):
-        self.server, self.token = server.rstrip("/"), token
-
-    def call(self, method, path, body=None):
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.server + path, data=data, method=method)
-        req.add_header("Authorization", "Bearer " + self.token)
-        if data is not None:
-            req.add_header("Content-Type", "application/json")
-        try:
-            with urllib.request.urlopen(req, timeout=60) as r:
-                return r.status, json.loads(r.read() or b"null")
-        except urllib.error.HTTPError as e:
-            text = e.read()
-            try:
-                return e.code, json.loads(text)
-            except ValueError:
-                return e.code, text.decode(errors="replace")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
+from drive import Api  # noqa: E402  (the benches' one client of the REST API)
 
 
 def main():

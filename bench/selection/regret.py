@@ -19,9 +19,10 @@ import random
 import statistics
 import subprocess
 import sys
-import urllib.error
 import urllib.parse
-import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
+from drive import Api  # noqa: E402  (the benches' one client of the REST API)
 
 # Grid shapes of kernels/harness/shapes.cpp (bench_grid and check_grid): never asked.
 GRIDS = {
@@ -72,34 +73,15 @@ def grid_of(family):
     return GRIDS["rows"] if family in ("rmsnorm", "softmax") else GRIDS[family]
 
 
-class Api:
-    def __init__(self, server, token):
-        self.server, self.token = server.rstrip("/"), token
-
-    def get(self, path, raw=False):
-        req = urllib.request.Request(self.server + path)
-        req.add_header("Authorization", "Bearer " + self.token)
-        try:
-            with urllib.request.urlopen(req, timeout=60) as r:
-                body = r.read()
-                return r.status, (body if raw else json.loads(body or b"null"))
-        except urllib.error.HTTPError as e:
-            body = e.read()
-            try:
-                return e.code, json.loads(body)
-            except ValueError:
-                return e.code, body.decode(errors="replace")
-
-
 def fetch_harness(api, target, dest):
-    status, page = api.get(f"/api/v1/builds?target={target}&status=ok&limit=200")
+    status, page = api.call("GET", f"/api/v1/builds?target={target}&status=ok&limit=200")
     if status != 200:
         sys.exit(f"GET /api/v1/builds answered {status}: {page}")
     shas = [b["artifact"] for b in page["items"] if b.get("artifact")]
     if not shas:
         sys.exit(f"no build of {target} has a harness artifact")
     sha = shas[0]  # newest first
-    status, blob = api.get(f"/api/v1/artifacts/{sha}", raw=True)
+    status, blob = api.call("GET", f"/api/v1/artifacts/{sha}", raw=True)
     if status != 200:
         sys.exit(f"GET /api/v1/artifacts/{sha} answered {status}")
     with open(dest, "wb") as f:
@@ -159,7 +141,7 @@ def main():
     rows = []
     for family, dtype, shape in cases:
         q = urllib.parse.urlencode({"gpu": args.gpu, "op": family, "dtype": dtype, "shape": shape})
-        status, ans = api.get("/api/v1/best?" + q)
+        status, ans = api.call("GET", "/api/v1/best?" + q)
         bench = run_json([harness, "bench", "--all", "--filter", family + ".", "--dtype", dtype, "--shape", shape]
                          + args.bench_flags.split(), 600)
         timed = {r["instance"]: r["timing"]["median_ms"] for r in bench.get("results", [])
