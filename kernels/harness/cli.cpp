@@ -26,8 +26,10 @@ bool parse_number(const std::string& text, double& out) {
 std::string usage_text() {
   return "usage: kport-harness-<target> list | device | "
          "check (--instance NAME --dtype bf16|fp16|fp32 --shape SPEC | --all [--filter TEXT] "
-         "[--dtype D|all] [--shape SPEC]) [--seed S] [--plan] | bench (same selection) "
-         "[--time-cap-ms MS] [--max-rse R] [--warmup-ms MS] [--min-samples N] [--no-baseline] "
+         "[--dtype D|all] [--shape SPEC] | --case INSTANCE:DTYPE:SHAPE [--case ...]) [--seed S] [--plan] | "
+         "bench (same selection) "
+         "[--time-cap-ms MS] [--max-rse R] [--warmup-ms MS] [--warmup-calls N] [--later-warmup-ms MS] "
+         "[--min-samples N] [--no-baseline] "
          "[--throttle-threshold F] [--throttle-recovery-ms MS] [--sample-gap-ms MS] [--max-duty F] [--no-blocker] "
          "[--l2-flush write|read|off] [--trace]; "
          "all: [--timeout-s S]. Shapes: gemm m=..,n=..,k=..; attention b=..,h=..,l=..,d=..[,causal=1]; "
@@ -62,6 +64,17 @@ std::optional<HarnessError> parse_args(const std::vector<std::string>& args, Opt
     else if (a == "--dtype") err = value(o.dtype);
     else if (a == "--shape") err = value(o.shape);
     else if (a == "--all") o.all = true;
+    else if (a == "--case") {
+      std::string text;
+      err = value(text);
+      if (!err) o.cases.push_back(text);
+    }
+    else if (a == "--later-warmup-ms") err = number(o.later_warmup_ms, 0, 60000);
+    else if (a == "--warmup-calls") {
+      double v = 0;
+      err = number(v, 1, 1000);
+      o.warmup_calls = static_cast<int>(v);
+    }
     else if (a == "--no-baseline") o.baseline = false;
     else if (a == "--plan") o.plan = true;
     else if (a == "--seed") {
@@ -101,6 +114,18 @@ std::optional<HarnessError> parse_args(const std::vector<std::string>& args, Opt
     if (err) return err;
   }
   if (o.command == "check" || o.command == "bench") {
+    if (!o.cases.empty()) {
+      if (!o.instance.empty() || !o.filter.empty() || !o.dtype.empty() || !o.shape.empty())
+        return usage("--case names its instance, dtype and shape: it cannot be combined with "
+                     "--instance, --filter, --dtype or --shape");
+      for (const std::string& c : o.cases) {
+        const auto a = c.find(':');
+        const auto b = a == std::string::npos ? a : c.find(':', a + 1);
+        if (b == std::string::npos || a == 0 || b == a + 1 || b + 1 == c.size())
+          return usage("--case '" + c + "' is not INSTANCE:DTYPE:SHAPE");
+      }
+      o.all = true;
+    }
     if (!o.all) {
       if (o.instance.empty()) return usage(o.command + " needs --instance NAME or --all");
       if (o.dtype.empty() || o.dtype == "all")

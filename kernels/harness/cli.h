@@ -8,10 +8,14 @@
 //                                [--seed S]
 //   kport-harness-<target> bench --instance NAME --dtype D --shape S
 //   kport-harness-<target> bench --all [--filter TEXT] [--dtype D|all] [--shape S]
+//   kport-harness-<target> check|bench --case INSTANCE:DTYPE:SHAPE [--case ...]   (exactly these
+//                                cases, of any instances, in one process; replaces the selection)
 // bench options: --time-cap-ms MS (per measurement, default 1500), --max-rse R (default
 // 0.005), --warmup-ms MS (default 25), --min-samples N (default 10); --no-baseline skips the
 // in-process baseline; --throttle-threshold F (default 0.97), --throttle-recovery-ms MS
-// (default 50), --sample-gap-ms MS (default 0), --max-duty F (default 0.5), --no-blocker, --l2-flush write|read|off (default write) and --trace (per-sample times and clocks). check and bench: --plan prints the selected cases without touching
+// (default 50), --sample-gap-ms MS (default 0), --max-duty F (default 0.5), --warmup-calls N (fewest warm-up calls,
+// default 3), --later-warmup-ms MS (warm-up of every case after a process's first, whose
+// warm-up already brought the clocks up; default: --warmup-ms), --no-blocker, --l2-flush write|read|off (default write) and --trace (per-sample times and clocks). check and bench: --plan prints the selected cases without touching
 // the GPU. Every command: --timeout-s S (kernel watchdog, default 60).
 #pragma once
 
@@ -30,6 +34,9 @@ struct Options {
   std::string filter;    // --all: instances whose name contains this text
   std::string dtype;     // "bf16", "fp16", "fp32", "all"; empty: per command default
   std::string shape;     // shape spec; empty with --all: the family grid
+  // --case INSTANCE:DTYPE:SHAPE, in the order given: exactly these cases (sets `all`, so
+  // each case derives its own seed as in a grid run).
+  std::vector<std::string> cases;
   std::uint64_t seed = 0;
   bool seed_given = false;
   bool all = false;
@@ -38,6 +45,8 @@ struct Options {
   double time_cap_ms = 1500.0;
   double max_rse = 0.005;
   double warmup_ms = 25.0;
+  int warmup_calls = 3;            // fewest warm-up calls of each measurement
+  double later_warmup_ms = -1.0;   // warm-up of each case after the first; < 0: warmup_ms
   int min_samples = 10;
   // Throttle handling (nvbench's rule, tighter): a sample after which the SM clock reads
   // below this fraction of the highest clock read in the warm-up (boost, or the clock an

@@ -27,6 +27,29 @@ std::vector<DType> dtypes_for(const Options& o, const Instance& inst) {
 std::optional<HarnessError> select_cases(const Options& o, const std::vector<const Instance*>& all,
                                          std::vector<Case>& out) {
   out.clear();
+  if (!o.cases.empty()) {
+    // INSTANCE:DTYPE:SHAPE each (the parser checked the two colons), in the order given.
+    for (const std::string& text : o.cases) {
+      const auto a = text.find(':'), b = text.find(':', a + 1);
+      const std::string name = text.substr(0, a), dtype_text = text.substr(a + 1, b - a - 1);
+      const Instance* inst = nullptr;
+      for (const Instance* i : all)
+        if (i->name == name) inst = i;
+      if (inst == nullptr)
+        return HarnessError{"unknown_instance",
+                            "--case '" + text + "': no instance named '" + name + "' in this harness (see `list`)",
+                            k_exit_usage};
+      const auto dtype = parse_dtype(dtype_text);
+      if (!dtype)
+        return HarnessError{"unknown_dtype",
+                            "--case '" + text + "': unknown dtype '" + dtype_text + "'; use bf16, fp16 or fp32",
+                            k_exit_usage};
+      Shape s;
+      if (auto err = parse_shape(inst->family, text.substr(b + 1), s)) return err;
+      out.push_back({inst, *dtype, s});
+    }
+    return std::nullopt;
+  }
   if (!o.all) {
     const Instance* inst = nullptr;
     for (const Instance* i : all)

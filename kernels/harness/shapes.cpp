@@ -1,5 +1,6 @@
 #include "shapes.h"
 
+#include <array>
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -164,18 +165,47 @@ Shape row_shape(Family f, int rows, int cols) {
 }  // namespace
 
 std::vector<Shape> bench_grid(Family family) {
+  std::vector<Shape> grid;
   switch (family) {
-    case Family::gemm:
-      return {gemm_shape(2048, 2048, 2048), gemm_shape(4096, 4096, 4096),
-              gemm_shape(8192, 8192, 8192), gemm_shape(4096, 4096, 512),
-              gemm_shape(128, 8192, 8192)};
+    case Family::gemm: {
+      // Decode (a few tokens against a model's projections), prefill, square and skinny-K:
+      // the projections of 4096-hidden models (attention 4096x4096, MLP up 14336x4096 and
+      // down 4096x14336), so a selection for any shape has a measured neighbour on each
+      // side of the tile and wave boundaries that decide it.
+      const int nk[][2] = {{4096, 4096}, {14336, 4096}, {4096, 14336}};
+      for (int m : {1, 16, 64, 256})
+        for (const auto& p : nk) grid.push_back(gemm_shape(m, p[0], p[1]));
+      for (int m : {1024, 4096})
+        for (const auto& p : {std::array<int, 2>{14336, 4096}, std::array<int, 2>{4096, 14336},
+                              std::array<int, 2>{6144, 4096}})
+          grid.push_back(gemm_shape(m, p[0], p[1]));
+      for (int s : {1024, 2048, 3072, 4096, 6144, 8192}) grid.push_back(gemm_shape(s, s, s));
+      grid.push_back(gemm_shape(4096, 4096, 512));
+      grid.push_back(gemm_shape(8192, 8192, 1024));
+      grid.push_back(gemm_shape(128, 8192, 8192));
+      break;
+    }
     case Family::attention:
-      return {attn_shape(4, 16, 4096, 128, false), attn_shape(4, 16, 4096, 128, true),
-              attn_shape(4, 32, 4096, 64, false)};
+      // Batch x heads x length at about the same tokens per launch, head dim 64 and 128,
+      // causal and not.
+      for (int d : {128, 64})
+        for (bool causal : {false, true})
+          for (const auto& blh : {std::array<int, 3>{4, 16, 4096}, std::array<int, 3>{4, 16, 2048},
+                                  std::array<int, 3>{8, 16, 1024}, std::array<int, 3>{16, 16, 512}})
+            grid.push_back(attn_shape(blh[0], d == 64 ? 2 * blh[1] : blh[1], blh[2], d, causal));
+      break;
     default:
-      return {row_shape(family, 32768, 4096), row_shape(family, 65536, 1024),
-              row_shape(family, 8192, 16384)};
+      // Rows from a decode batch to a long prefill; columns from small hidden sizes to
+      // vocabulary-sized rows (128k).
+      for (const auto& rc : {std::array<int, 2>{65536, 1024}, std::array<int, 2>{32768, 4096},
+                             std::array<int, 2>{8192, 16384}, std::array<int, 2>{2048, 32768},
+                             std::array<int, 2>{1024, 131072}, std::array<int, 2>{16, 4096},
+                             std::array<int, 2>{128, 8192}, std::array<int, 2>{1, 131072},
+                             std::array<int, 2>{1000, 2048}, std::array<int, 2>{4096, 5120}})
+        grid.push_back(row_shape(family, rc[0], rc[1]));
+      break;
   }
+  return grid;
 }
 
 std::vector<Shape> check_grid(Family family) {
@@ -188,7 +218,7 @@ std::vector<Shape> check_grid(Family family) {
         grid.push_back(s);
       break;
     case Family::attention:
-      for (const Shape& s : {attn_shape(4, 32, 4096, 64, true), attn_shape(1, 2, 1, 64, false),
+      for (const Shape& s : {attn_shape(1, 2, 1, 64, false),
                              attn_shape(1, 2, 77, 64, true), attn_shape(2, 3, 129, 128, false),
                              attn_shape(1, 2, 1000, 128, true), attn_shape(2, 2, 333, 64, false),
                              attn_shape(1, 1, 200, 128, true)})

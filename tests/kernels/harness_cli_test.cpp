@@ -127,6 +127,25 @@ TEST(HarnessCli, SamplingPolicyDefaultsAndOptions) {
   EXPECT_TRUE(parse({"bench", "--all", "--max-duty", "0"}, o));  // would never sample
   EXPECT_TRUE(parse({"bench", "--all", "--throttle-threshold", "1.5"}, o));
   EXPECT_TRUE(parse({"bench", "--all", "--l2-flush", "sometimes"}, o));
+  ASSERT_FALSE(parse({"bench", "--all"}, o));
+  EXPECT_EQ(o.warmup_calls, 3);
+  EXPECT_LT(o.later_warmup_ms, 0);  // later cases warm like the first unless asked
+  ASSERT_FALSE(parse({"bench", "--all", "--warmup-calls", "1", "--later-warmup-ms", "20"}, o));
+  EXPECT_EQ(o.warmup_calls, 1);
+  EXPECT_DOUBLE_EQ(o.later_warmup_ms, 20.0);
+  EXPECT_TRUE(parse({"bench", "--all", "--warmup-calls", "0"}, o));
+}
+
+TEST(HarnessCli, CaseListsReplaceTheSelection) {
+  Options o;
+  ASSERT_FALSE(parse({"bench", "--case", "gemm.x:bf16:m=1,n=2,k=3", "--case", "softmax.y:fp32:rows=2,cols=9"}, o));
+  EXPECT_TRUE(o.all);  // several cases: each derives its own seed, as a grid run does
+  ASSERT_EQ(o.cases.size(), 2u);
+  EXPECT_EQ(o.cases[1], "softmax.y:fp32:rows=2,cols=9");
+  EXPECT_TRUE(parse({"check", "--case", "gemm.x:bf16"}, o));                                   // no shape
+  EXPECT_TRUE(parse({"check", "--case", ":bf16:m=1,n=1,k=1"}, o));                             // no instance
+  EXPECT_TRUE(parse({"check", "--case", "gemm.x:bf16:m=1,n=1,k=1", "--dtype", "fp16"}, o));    // both
+  EXPECT_TRUE(parse({"check", "--case", "gemm.x:bf16:m=1,n=1,k=1", "--instance", "gemm.x"}, o));
 }
 
 TEST(HarnessCli, RejectsBadArguments) {

@@ -107,3 +107,38 @@ TEST(Selection, NothingSelectedIsAnError) {
   EXPECT_EQ(err->code, "no_cases");
   EXPECT_NE(err->message.find("attention"), std::string::npos);
 }
+
+TEST(Selection, CasesNameExactlyWhatRunsAcrossInstancesInOrder) {
+  std::vector<Case> cases;
+  ASSERT_FALSE(select_cases(options({"bench", "--case", "softmax.fake.v4:fp32:rows=3,cols=5", "--case",
+                                     "gemm.fake.a:bf16:m=7,n=8,k=9", "--case", "gemm.fake.a_wide:fp16:m=1,n=2,k=3"}),
+                            k_all, cases));
+  ASSERT_EQ(cases.size(), 3u);
+  EXPECT_EQ(cases[0].instance, &k_softmax);
+  EXPECT_EQ(cases[0].dtype, DType::f32);
+  EXPECT_EQ(cases[0].shape.cols, 5);
+  EXPECT_EQ(cases[1].instance, &k_gemm_a);
+  EXPECT_EQ(cases[1].shape.n, 8);
+  EXPECT_EQ(cases[2].instance, &k_gemm_b);
+  EXPECT_EQ(cases[2].dtype, DType::f16);
+}
+
+TEST(Selection, ACaseWithAnUnknownInstanceDtypeOrShapeIsAnError) {
+  std::vector<Case> cases;
+  auto err = select_cases(options({"check", "--case", "gemm.nope:bf16:m=1,n=1,k=1"}), k_all, cases);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->code, "unknown_instance");
+  err = select_cases(options({"check", "--case", "gemm.fake.a:int4:m=1,n=1,k=1"}), k_all, cases);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->code, "unknown_dtype");
+  err = select_cases(options({"check", "--case", "gemm.fake.a:bf16:rows=1,cols=1"}), k_all, cases);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->code, "bad_shape");
+}
+
+TEST(Selection, TheBenchGridIsEveryDtypeWhenAsked) {
+  std::vector<Case> cases;
+  ASSERT_FALSE(select_cases(options({"bench", "--all", "--dtype", "all"}), k_all, cases));
+  EXPECT_EQ(cases.size(), 3 * bench_grid(Family::gemm).size() + 1 * bench_grid(Family::gemm).size() +
+                              2 * bench_grid(Family::softmax).size());
+}

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
+#include <set>
 #include <sstream>
 
 #include "harness_exec.h"
@@ -243,14 +245,31 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
   if (!listing.ok()) return failed("the harness cannot list its instances: " + listing.error().message);
 
   // Which instances: every one built into the harness, or the payload's choice
-  // ("instances": names, "filter": a substring), as revalidation pipelines ask.
+  // ("instances": names, "filter": a substring), as revalidation pipelines ask. Which
+  // cases: each instance's grids, or exactly the payload's "cases" ({family, dtype,
+  // shape}) for every instance of that family, as a request to measure a shape asks.
   std::vector<std::string> wanted;
   if (const auto* w = job.payload.if_contains("instances"); w && w->is_array())
     for (const auto& v : w->as_array())
       if (v.is_string()) wanted.emplace_back(v.as_string());
   std::string filter;
   if (const auto* f = job.payload.if_contains("filter"); f && f->is_string()) filter = std::string(f->as_string());
-  std::vector<std::string> instances;
+  std::optional<std::vector<HarnessCase>> asked;  // family, dtype and shape set; no instance
+  if (const auto* cs = job.payload.if_contains("cases"); cs && cs->is_array()) {
+    asked.emplace();
+    for (const auto& v : cs->as_array()) {
+      if (!v.is_object()) continue;
+      HarnessCase c{"", str(v.as_object(), "family"), "", str(v.as_object(), "dtype"), str(v.as_object(), "shape")};
+      if (c.family.empty() || c.dtype.empty() || c.shape.empty())
+        return failed("the job's payload names a case without family, dtype or shape: " + json::serialize(v));
+      asked->push_back(std::move(c));
+    }
+    if (asked->empty()) return failed("the job's payload asks for no case");
+  }
+  struct Named {
+    std::string name, family, variant;
+  };
+  std::vector<Named> instances;
   if (const auto* vs = listing->if_contains("variants"); vs && vs->is_array())
     for (const auto& v : vs->as_array()) {
       const auto* list = v.is_object() ? v.as_object().if_contains("instances") : nullptr;
@@ -260,10 +279,15 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
         auto name = str(i.as_object(), "name");
         if (name.empty() || (!filter.empty() && name.find(filter) == std::string::npos)) continue;
         if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), name) == wanted.end()) continue;
-        instances.push_back(name);
+        Named n{name, str(i.as_object(), "family"), str(i.as_object(), "variant")};
+        if (asked && std::none_of(asked->begin(), asked->end(), [&](const HarnessCase& c) { return c.family == n.family; }))
+          continue;
+        instances.push_back(std::move(n));
       }
     }
-  if (instances.empty()) return failed("the harness for " + job.target + " holds no instance to check" + (filter.empty() && wanted.empty() ? "" : " among those asked for"));
+  if (instances.empty())
+    return failed("the harness for " + job.target + " holds no instance to check" +
+                  (filter.empty() && wanted.empty() && !asked ? "" : " among those asked for"));
   log(std::to_string(instances.size()) + " instance(s) to check and time");
 
   json::object env_base{{"harness", harness_path->path.filename().string()},
@@ -277,41 +301,90 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
   if (const auto* ck = obj(*device, "clock")) env_base["clock_at_start"] = *ck;
   std::map<std::string, int> counts;
   std::vector<std::string> problems;
+  // Uploads in batches, so no request body grows with the grid.
+  auto upload = [&](const std::vector<const CaseOutcome*>& which, const std::string& what) -> std::optional<JobOutcome> {
+    for (std::size_t i = 0; i < which.size(); i += 100) {
+      json::array docs;
+      for (std::size_t j = i; j < std::min(which.size(), i + 100); ++j)
+        docs.push_back(result_json(*which[j], m_s.gpu, job.commit, toolkit, env_base));
+      if (auto st = api.post_results(job.id, job.attempt, std::move(docs)); !st.ok())
+        return failed(what + ", but the upload failed: " + st.error().message, true);
+    }
+    return std::nullopt;
+  };
+  auto gave_up = [&](const Error& e, const std::string& during) {
+    if (cancel) return failed("cancelled on request while " + during);
+    m_unhealthy_harness = harness_path->path;
+    m_unhealthy_reason = e.message;
+    return failed(e.message, true);
+  };
+  // Check every instance; what did not pass is final and goes up at once.
+  std::vector<CaseOutcome> outcomes;
+  std::set<std::string> to_time, uploaded;
   for (const auto& inst : instances) {
-    if (cancel) return failed("cancelled on request while checking " + inst);
+    if (cancel) return failed("cancelled on request while checking " + inst.name);
     auto t0 = std::chrono::steady_clock::now();
-    auto outcomes = harness.run_instance(inst);
-    if (!outcomes.ok()) {
-      if (cancel) return failed("cancelled on request while checking " + inst);
-      m_unhealthy_harness = harness_path->path;
-      m_unhealthy_reason = outcomes.error().message;
-      return failed(outcomes.error().message, true);
+    std::vector<HarnessCase> cases, timed;
+    if (asked) {
+      for (const auto& c : *asked)
+        if (c.family == inst.family) cases.push_back(HarnessCase{inst.name, inst.family, inst.variant, c.dtype, c.shape});
+      timed = cases;
+    } else {
+      auto planned = harness.plan("check", inst.name);
+      if (!planned.ok()) return failed("cannot plan the check of " + inst.name + ": " + planned.error().message);
+      cases = std::move(*planned);
+      if (ho.bench) {
+        auto grid = harness.plan("bench", inst.name);
+        if (grid.ok()) timed = std::move(*grid);
+        else log("cannot plan bench for " + inst.name + ": " + grid.error().message);
+      }
     }
-    json::array docs;
-    for (const auto& o : *outcomes) {
-      ++counts[o.status];
-      if (o.status != "passed" && o.status != "unsupported" && problems.size() < 12)
-        problems.push_back(o.c.instance + " " + o.c.dtype + " " + o.c.shape + ": " + o.status + (o.message.empty() ? "" : " (" + o.message + ")"));
-      docs.push_back(result_json(o, m_s.gpu, job.commit, toolkit, env_base));
+    auto checked = harness.check(cases);
+    if (!checked.ok()) return gave_up(checked.error(), "checking " + inst.name);
+    std::vector<const CaseOutcome*> final_now;
+    int passed = 0;
+    for (const auto& o : *checked) {
+      if (o.status == "passed") ++passed;
+      else final_now.push_back(&o), uploaded.insert(o.c.key());
     }
+    if (auto f = upload(final_now, "checked " + inst.name)) return *f;
+    for (const auto& c : timed) to_time.insert(c.key());
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    log(inst.name + ": " + std::to_string(checked->size()) + " case(s) checked, " + std::to_string(passed) + " passed, " +
+        std::to_string(static_cast<int>(secs)) + " s");
+    for (auto& o : *checked) outcomes.push_back(std::move(o));
+  }
+  // Time what passed: screened where instances compete, precise where it may decide an answer.
+  if (ho.bench) {
+    auto t0 = std::chrono::steady_clock::now();
+    if (auto st = harness.time(outcomes, to_time); !st.ok()) return gave_up(st.error(), "timing");
     int timed = 0, unstable = 0;
-    for (const auto& o : *outcomes) {
+    for (const auto& o : outcomes) {
       timed += !o.bench.empty();
       unstable += o.bench.contains("unstable");
     }
-    log(inst + ": " + std::to_string(outcomes->size()) + " case(s), " + std::to_string(timed) + " timed" +
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    log("timed " + std::to_string(timed) + " case(s): " + std::to_string(harness.screened_cases()) + " screened, " +
+        std::to_string(harness.precise_cases()) + " measured precisely" +
         (unstable ? " (" + std::to_string(unstable) + " unstable: rounds disagree)" : "") + ", " +
         std::to_string(static_cast<int>(secs)) + " s");
-    if (!docs.empty())
-      if (auto st = api.post_results(job.id, job.attempt, std::move(docs)); !st.ok())
-        return failed("checked " + inst + ", but the upload failed: " + st.error().message, true);
   }
+  std::vector<const CaseOutcome*> rest;
+  for (const auto& o : outcomes) {
+    ++counts[o.status];
+    if (o.status != "passed" && o.status != "unsupported" && problems.size() < 12)
+      problems.push_back(o.c.instance + " " + o.c.dtype + " " + o.c.shape + ": " + o.status + (o.message.empty() ? "" : " (" + o.message + ")"));
+    // Every case that passed its check, including one that then faulted while timed.
+    if (!uploaded.count(o.c.key())) rest.push_back(&o);
+  }
+  if (auto f = upload(rest, "checked and timed " + std::to_string(instances.size()) + " instance(s)")) return *f;
   log("telemetry after: " + json::serialize(read_telemetry(m_s.nvidia_smi, m_s.gpu.uuid)));
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  char timing[200];
-  std::snprintf(timing, sizeof timing, "time: wall %.1f s, check processes %.1f s, bench processes %.1f s (%.0f%% measuring)", wall,
-                harness.check_seconds(), harness.bench_seconds(), wall > 0 ? 100.0 * harness.bench_seconds() / wall : 0.0);
+  char timing[320];
+  const double measuring = harness.screen_seconds() + harness.bench_seconds();
+  std::snprintf(timing, sizeof timing,
+                "time: wall %.1f s, check processes %.1f s, screen processes %.1f s, bench processes %.1f s (%.0f%% measuring)", wall,
+                harness.check_seconds(), harness.screen_seconds(), harness.bench_seconds(), wall > 0 ? 100.0 * measuring / wall : 0.0);
   log(timing);
   std::string summary;
   for (const auto& [status, n] : counts) summary += (summary.empty() ? "" : ", ") + std::to_string(n) + " " + status;

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 
 #include "kport/common/json_fields.h"
 #include "kport/porting/subprocess.h"
@@ -54,7 +56,7 @@ std::string excerpt(const std::string& text) {
 
 }  // namespace
 
-Harness::RunResult Harness::run(const std::vector<std::string>& args, std::chrono::seconds limit) {
+Harness::RunResult Harness::run(const std::vector<std::string>& args, std::chrono::seconds limit, int stage) {
   std::vector<std::string> argv{m_opt.harness.string()};
   argv.insert(argv.end(), args.begin(), args.end());
   porting::ProcessOptions o;
@@ -66,15 +68,19 @@ Harness::RunResult Harness::run(const std::vector<std::string>& args, std::chron
   RunResult r;
   auto t0 = std::chrono::steady_clock::now();
   auto out = porting::run_process(argv, o);
-  m_seconds[args.front() == "bench" ? 1 : 0] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  m_seconds[stage] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!out.ok()) {
     r.status = "crashed";
     r.message = "cannot start " + m_opt.harness.string() + ": " + out.error().message;
     return r;
   }
   std::string label = args.front();
-  for (std::size_t i = 1; i + 1 < args.size(); ++i)
+  int listed = 0;
+  for (std::size_t i = 1; i + 1 < args.size(); ++i) {
     if (args[i] == "--instance" || args[i] == "--dtype" || args[i] == "--shape") label += " " + args[i + 1];
+    listed += args[i] == "--case";
+  }
+  if (listed > 0) label += " (" + std::to_string(listed) + " case(s))";
   if (!out->stderr_text.empty()) m_log(label + ": stderr: " + excerpt(out->stderr_text));
   auto doc = parse_report(out->stdout_text);
   if (doc) {
@@ -150,7 +156,9 @@ Result<json::object> Harness::device() {
 }
 
 Result<std::vector<HarnessCase>> Harness::plan(const std::string& command, const std::string& instance) {
-  auto a = ask({command, "--all", "--instance", instance, "--plan"}, std::chrono::seconds(60));
+  std::vector<std::string> args{command, "--all", "--instance", instance, "--plan"};
+  if (command == "bench") args.insert(args.end(), {"--dtype", "all"});  // every dtype the instance runs
+  auto a = ask(args, std::chrono::seconds(60));
   if (!a.ok()) return std::move(a).error();
   auto& out = a->out;
   auto& doc = a->doc;
@@ -177,44 +185,45 @@ Status Harness::health_check(const std::string& after) {
   return {};
 }
 
-std::vector<std::string> Harness::flags(const std::string& command) const {
+std::vector<std::string> Harness::flags(const std::string& stage) const {
   std::vector<std::string> f{"--timeout-s", number_text(m_opt.kernel_timeout_s)};
-  if (command != "bench") return f;
+  if (stage == "check") return f;
   const BenchSampling& b = m_opt.sampling;
-  f.insert(f.end(), {"--time-cap-ms", number_text(b.time_cap_ms), "--warmup-ms", number_text(b.warmup_ms), "--min-samples",
-                     std::to_string(b.min_samples), "--max-rse", number_text(b.max_rse), "--max-duty", number_text(b.max_duty),
+  const bool screen = stage == "screen";
+  f.insert(f.end(), {"--time-cap-ms", number_text(screen ? b.screen_time_cap_ms : b.time_cap_ms), "--warmup-ms",
+                     number_text(screen ? b.screen_warmup_ms : b.warmup_ms), "--later-warmup-ms",
+                     number_text(screen ? b.screen_warmup_ms : b.later_warmup_ms), "--min-samples",
+                     std::to_string(screen ? b.screen_min_samples : b.min_samples), "--max-rse",
+                     number_text(screen ? b.screen_max_rse : b.max_rse), "--max-duty", number_text(b.max_duty),
                      "--throttle-threshold", number_text(b.throttle_threshold), "--throttle-recovery-ms",
                      number_text(b.throttle_recovery_ms), "--sample-gap-ms", number_text(b.sample_gap_ms), "--l2-flush",
                      b.l2_flush});
+  if (screen) f.insert(f.end(), {"--warmup-calls", "2", "--no-baseline"});
   return f;
 }
 
-Status Harness::run_cases(const std::string& command, const std::string& instance, const std::vector<HarnessCase>& cases, bool grid,
-                          std::uint64_t seed, std::vector<CaseOutcome>& done) {
-  const bool bench = command == "bench";
-  std::map<std::string, CaseOutcome*> slot;
-  if (!bench) {
-    done.reserve(done.size() + cases.size());
-    for (const auto& c : cases) done.push_back(CaseOutcome{c, "", "", {}, {}, std::nullopt, std::nullopt, {}, {}});
-  }
-  std::vector<std::string> common = flags(command);
+Status Harness::run_cases(const std::string& stage, const std::vector<HarnessCase>& cases, std::uint64_t seed,
+                          std::map<std::string, CaseOutcome*>& slot, std::map<std::string, json::object>* entries) {
+  const bool check = stage == "check";
+  const std::string command = check ? "check" : "bench";
+  const int stage_index = check ? 0 : stage == "screen" ? 1 : 2;
+  std::vector<std::string> common = flags(stage);
   // The single-case command that gives a case the same inputs and settings as this run:
   // the harness takes a lone case's --seed as its input seed.
   auto replay = [&](const HarnessCase& c, std::uint64_t case_seed) {
-    std::vector<std::string> args{command, "--instance", instance, "--dtype", c.dtype, "--shape", c.shape, "--seed",
+    std::vector<std::string> args{command, "--instance", c.instance, "--dtype", c.dtype, "--shape", c.shape, "--seed",
                                   std::to_string(case_seed)};
     args.insert(args.end(), common.begin(), common.end());
     return args;
   };
-  for (auto& d : done) slot[d.c.key()] = &d;
   auto apply = [&](const json::object& e, const RunResult& r) -> CaseOutcome* {
-    auto it = slot.find(str(e, "dtype") + "|" + str(e, "shape_text"));
+    auto it = slot.find(str(e, "instance") + "|" + str(e, "dtype") + "|" + str(e, "shape_text"));
     if (it == slot.end()) return nullptr;
     CaseOutcome& out = *it->second;
     std::string verdict = str(e, "verdict");
     std::string reason = str(e, "reason");
     const auto case_seed = seed_of(e);
-    if (!bench) {
+    if (check) {
       out.seed = case_seed;
       out.check_args = case_seed ? replay(out.c, *case_seed) : std::vector<std::string>{};
       out.check = e;
@@ -222,9 +231,9 @@ Status Harness::run_cases(const std::string& command, const std::string& instanc
       else out.status = !r.clean && r.status == "timeout" ? "timeout" : "crashed";
       out.message = reason;
     } else if (verdict == "measured") {
-      out.bench = e;
-      out.bench_seed = case_seed;
-      out.bench_args = case_seed ? replay(out.c, *case_seed) : std::vector<std::string>{};
+      json::object entry = e;
+      entry["replay"] = json::value_from(case_seed ? replay(out.c, *case_seed) : std::vector<std::string>{});
+      (*entries)[out.c.key()] = std::move(entry);
     } else if (verdict == "unsupported") {
       out.message = "not timed: " + reason;
     } else {
@@ -233,111 +242,215 @@ Status Harness::run_cases(const std::string& command, const std::string& instanc
     }
     return &out;
   };
-  std::vector<std::string> run_flags{"--seed", std::to_string(seed)};
-  run_flags.insert(run_flags.end(), common.begin(), common.end());
-  std::vector<HarnessCase> pending = cases;
-  if (grid && !cases.empty()) {
-    std::vector<std::string> args{command, "--all", "--instance", instance};
-    args.insert(args.end(), run_flags.begin(), run_flags.end());
-    RunResult r = run(args, m_opt.process_timeout);
-    if (r.status == "cancelled") return make_error(Errc::conflict, "cancelled");
-    std::map<std::string, bool> reported;
-    for (const auto& e : r.entries)
-      if (auto* o = apply(e, r)) reported[o->c.key()] = true;
-    std::erase_if(pending, [&](const HarnessCase& c) { return reported.count(c.key()) > 0; });
-    if (!r.clean) {
-      m_log(command + " " + instance + ": " + r.status + ", " + r.message + "; " + std::to_string(pending.size()) +
-            " case(s) left run one process each");
-      KPORT_TRY(health_check(command + " " + instance));
-    } else if (!pending.empty()) {
-      m_log(command + " " + instance + ": the report left out " + std::to_string(pending.size()) + " planned case(s); running them alone");
-    }
-  }
   auto case_limit = std::min<std::chrono::seconds>(
       m_opt.process_timeout, std::max<std::chrono::seconds>(std::chrono::seconds(60),
                                                             std::chrono::seconds(static_cast<long>(2 * m_opt.kernel_timeout_s) + 30)));
-  for (const auto& c : pending) {
+  // Runs `c` alone, so that a fault it causes is its own.
+  auto alone = [&](const HarnessCase& c) -> Status {
     if (cancelled()) return make_error(Errc::conflict, "cancelled");
-    std::vector<std::string> args{command, "--instance", instance, "--dtype", c.dtype, "--shape", c.shape};
-    args.insert(args.end(), run_flags.begin(), run_flags.end());
-    RunResult r = run(args, case_limit);
+    std::vector<std::string> args{command, "--instance", c.instance, "--dtype", c.dtype, "--shape", c.shape, "--seed",
+                                  std::to_string(seed)};
+    args.insert(args.end(), common.begin(), common.end());
+    RunResult r = run(args, case_limit, stage_index);
     if (r.status == "cancelled") return make_error(Errc::conflict, "cancelled");
     CaseOutcome* o = nullptr;
     for (const auto& e : r.entries) o = apply(e, r);
+    CaseOutcome& out = *slot.at(c.key());
     if (!r.clean) {
-      CaseOutcome& out = *slot.at(c.key());
       out.status = r.status;
-      std::string where = bench ? "bench: " : "";
+      std::string where = check ? "" : "bench: ";
       out.message = o && !out.message.empty() ? out.message + "; " + r.message : where + r.message;
-      m_log(command + " " + instance + " " + c.dtype + " " + c.shape + ": " + r.status + ", " + r.message);
-      KPORT_TRY(health_check(command + " " + instance + " " + c.dtype + " " + c.shape));
+      m_log(stage + " " + c.instance + " " + c.dtype + " " + c.shape + ": " + r.status + ", " + r.message);
+      KPORT_TRY(health_check(stage + " " + c.instance + " " + c.dtype + " " + c.shape));
     } else if (!o) {
-      CaseOutcome& out = *slot.at(c.key());
       out.status = "crashed";
       out.message = command + " reported no result for the case";
     }
+    return {};
+  };
+  std::vector<HarnessCase> pending = cases;
+  while (!pending.empty()) {
+    if (cancelled()) return make_error(Errc::conflict, "cancelled");
+    if (pending.size() == 1) {
+      KPORT_TRY(alone(pending.front()));
+      break;
+    }
+    std::vector<std::string> args{command};
+    for (const auto& c : pending) args.insert(args.end(), {"--case", c.spec()});
+    args.insert(args.end(), {"--seed", std::to_string(seed)});
+    args.insert(args.end(), common.begin(), common.end());
+    RunResult r = run(args, m_opt.process_timeout, stage_index);
+    if (r.status == "cancelled") return make_error(Errc::conflict, "cancelled");
+    std::set<std::string> reported;
+    for (const auto& e : r.entries)
+      if (auto* o = apply(e, r)) reported.insert(o->c.key());
+    std::erase_if(pending, [&](const HarnessCase& c) { return reported.count(c.key()) > 0; });
+    if (pending.empty()) break;
+    if (r.clean) {
+      m_log(stage + ": the report left out " + std::to_string(pending.size()) + " planned case(s); running them alone");
+      for (const auto& c : pending) KPORT_TRY(alone(c));
+      break;
+    }
+    // The harness runs cases in the order given, so the first one unreported is where the
+    // process ended: that case alone, then the rest in a new process.
+    m_log(stage + " " + pending.front().instance + ": " + r.status + ", " + r.message + "; " + std::to_string(pending.size()) +
+          " case(s) unreported: " + pending.front().dtype + " " + pending.front().shape + " runs alone, the rest in a new process");
+    KPORT_TRY(health_check(stage + " " + pending.front().instance));
+    KPORT_TRY(alone(pending.front()));
+    pending.erase(pending.begin());
   }
   return {};
 }
 
-Result<std::vector<CaseOutcome>> Harness::run_instance(const std::string& instance) {
-  auto cases = plan("check", instance);
-  if (!cases.ok()) return std::move(cases).error();
-  // One seed for the instance: the check derives each case's from it, and every bench
-  // round times the same inputs, so rounds differ only by process and GPU state.
-  const std::uint64_t seed = m_opt.seed ? *m_opt.seed : fresh_seed();
+Result<std::vector<CaseOutcome>> Harness::check(const std::vector<HarnessCase>& cases) {
   std::vector<CaseOutcome> done;
-  KPORT_TRY(run_cases("check", instance, *cases, true, seed, done));
-  if (!m_opt.bench) return done;
-  auto timed = plan("bench", instance);
-  if (!timed.ok()) {
-    m_log("cannot plan bench for " + instance + ": " + timed.error().message);
-    return done;
+  done.reserve(cases.size());
+  std::map<std::string, CaseOutcome*> slot;
+  for (const auto& c : cases) {
+    if (slot.count(c.key())) continue;
+    done.push_back(CaseOutcome{c, "", "", {}, {}, {}, std::nullopt, std::nullopt, {}, {}});
   }
-  std::map<std::string, const CaseOutcome*> by_key;
-  for (const auto& d : done) by_key[d.c.key()] = &d;
-  std::vector<HarnessCase> to_time;
-  for (const auto& c : *timed)
-    if (auto it = by_key.find(c.key()); it != by_key.end() && it->second->status == "passed") to_time.push_back(c);
-  KPORT_TRY(run_cases("bench", instance, to_time, to_time.size() == timed->size(), seed, done));
-  if (m_opt.sampling.rounds <= 1) return done;
-  // Further rounds, each in new processes, for the cases the first round measured.
-  std::map<std::string, std::vector<json::object>> rounds;
-  std::vector<HarnessCase> again;
-  for (const auto& d : done)
-    if (!d.bench.empty() && d.status == "passed") {
-      rounds[d.c.key()].push_back(d.bench);
-      again.push_back(d.c);
+  for (auto& d : done) slot[d.c.key()] = &d;
+  std::vector<HarnessCase> unique;
+  for (const auto& d : done) unique.push_back(d.c);
+  // One seed for the run: the check derives each case's from it.
+  const std::uint64_t seed = m_opt.seed ? *m_opt.seed : fresh_seed();
+  KPORT_TRY(run_cases("check", unique, seed, slot, nullptr));
+  return done;
+}
+
+namespace {
+
+double median_ms(const json::object& e) { return number_at(e, {"timing", "median_ms"}).value_or(0.0); }
+
+// The relative noise of a screen's median: its relative standard error, at least 0.5 %
+// (what one process's placement and GPU state add between processes).
+double screen_noise(const json::object& e) {
+  const double rse = number_at(e, {"timing", "rse"}).value_or(0.0);
+  return std::max(0.005, rse);
+}
+
+void mark_precision(json::object& bench, const char* precision) {
+  if (auto* t = bench.if_contains("timing"); t && t->is_object()) t->as_object()["precision"] = precision;
+}
+
+}  // namespace
+
+Status Harness::time(std::vector<CaseOutcome>& outcomes, const std::set<std::string>& to_time) {
+  std::map<std::string, CaseOutcome*> slot;
+  std::vector<HarnessCase> timed;
+  for (auto& o : outcomes)
+    if (o.status == "passed" && to_time.count(o.c.key())) {
+      slot[o.c.key()] = &o;
+      timed.push_back(o.c);
     }
+  if (timed.empty()) return {};
+  // Every round and screen times the same inputs, so figures differ only by process and GPU state.
+  const std::uint64_t seed = m_opt.seed ? *m_opt.seed : fresh_seed();
+  std::map<std::string, std::vector<const HarnessCase*>> by_problem;
+  for (const auto& c : timed) by_problem[c.problem()].push_back(&c);
+
+  // Screen: where instances compete, each instance's contested cases in one process.
+  std::set<std::string> precise_keys;
+  std::map<std::string, json::object> screens;
+  if (m_opt.sampling.screen) {
+    std::map<std::string, std::vector<HarnessCase>> per_instance;
+    for (const auto& [problem, cs] : by_problem) {
+      if (cs.size() < 2) continue;
+      for (const auto* c : cs) per_instance[c->instance].push_back(*c);
+    }
+    for (const auto& [instance, cs] : per_instance) KPORT_TRY(run_cases("screen", cs, seed, slot, &screens));
+    m_screened += static_cast<int>(screens.size());
+  }
+  for (const auto& [problem, cs] : by_problem) {
+    const json::object* lead = nullptr;
+    for (const auto* c : cs)
+      if (auto it = screens.find(c->key()); it != screens.end() && slot.at(c->key())->status == "passed")
+        if (!lead || median_ms(it->second) < median_ms(*lead)) lead = &it->second;
+    for (const auto* c : cs) {
+      if (slot.at(c->key())->status != "passed") continue;
+      auto it = screens.find(c->key());
+      if (!lead || it == screens.end()) {
+        // Not screened (no competitor, or screening off) or its screen reported nothing:
+        // measured precisely.
+        if (it == screens.end()) precise_keys.insert(c->key());
+        continue;
+      }
+      const double noise = std::sqrt(std::pow(screen_noise(it->second), 2) + std::pow(screen_noise(*lead), 2));
+      const double margin = std::max(m_opt.sampling.screen_margin, 4.0 * noise);
+      if (median_ms(it->second) <= median_ms(*lead) * (1.0 + margin)) precise_keys.insert(c->key());
+    }
+  }
+
+  // Precise rounds over every case that may decide an answer, one process per round.
+  std::vector<HarnessCase> precise;
+  for (const auto& c : timed)
+    if (precise_keys.count(c.key())) precise.push_back(c);
+  std::map<std::string, std::vector<json::object>> rounds;
   auto one_round = [&](const std::vector<HarnessCase>& which) -> Status {
-    std::map<std::string, bool> wanted;
-    for (const auto& c : which) wanted[c.key()] = true;
-    for (auto& d : done)
-      if (wanted.count(d.c.key())) d.bench = {};
-    KPORT_TRY(run_cases("bench", instance, which, which.size() == timed->size(), seed, done));
-    for (auto& d : done)
-      if (auto it = rounds.find(d.c.key()); it != rounds.end() && wanted.count(d.c.key()) && !d.bench.empty())
-        it->second.push_back(d.bench);
+    std::map<std::string, json::object> got;
+    KPORT_TRY(run_cases("bench", which, seed, slot, &got));
+    for (auto& [key, e] : got) rounds[key].push_back(std::move(e));
     return {};
   };
+  KPORT_TRY(one_round(precise));
+  std::vector<HarnessCase> again;
+  for (const auto& c : precise)
+    if (rounds.count(c.key()) && slot.at(c.key())->status == "passed") again.push_back(c);
   for (int r = 1; r < m_opt.sampling.rounds && !again.empty(); ++r) KPORT_TRY(one_round(again));
   // Re-measure: cases whose rounds disagree get more rounds, one at a time, until a
   // majority of their rounds agrees or the budget is spent.
   const double floor = m_opt.sampling.round_agreement_floor;
-  for (int extra = 0; extra < m_opt.sampling.remeasure_rounds; ++extra) {
+  for (int extra = 0; m_opt.sampling.rounds > 1 && extra < m_opt.sampling.remeasure_rounds; ++extra) {
     std::vector<HarnessCase> unsettled;
     for (const auto& c : again)
-      if (auto it = rounds.find(c.key()); it != rounds.end() && combine_bench_rounds(it->second, floor).contains("unstable"))
+      if (auto it = rounds.find(c.key());
+          it != rounds.end() && slot.at(c.key())->status == "passed" && combine_bench_rounds(it->second, floor).contains("unstable"))
         unsettled.push_back(c);
     if (unsettled.empty()) break;
-    m_log("bench " + instance + ": the rounds of " + std::to_string(unsettled.size()) + " case(s) disagree (" + unsettled.front().dtype +
-          " " + unsettled.front().shape + (unsettled.size() > 1 ? ", ..." : "") + "); re-measuring, round " +
-          std::to_string(extra + 1) + " of at most " + std::to_string(m_opt.sampling.remeasure_rounds));
+    m_log("bench: the rounds of " + std::to_string(unsettled.size()) + " case(s) disagree (" + unsettled.front().instance + " " +
+          unsettled.front().dtype + " " + unsettled.front().shape + (unsettled.size() > 1 ? ", ..." : "") +
+          "); re-measuring, round " + std::to_string(extra + 1) + " of at most " + std::to_string(m_opt.sampling.remeasure_rounds));
     KPORT_TRY(one_round(unsettled));
   }
-  for (auto& d : done)
-    if (auto it = rounds.find(d.c.key()); it != rounds.end()) d.bench = combine_bench_rounds(it->second, floor);
-  return done;
+
+  // The figures: precise rounds combined; the rest keep their screen, with the baseline
+  // the precise rounds measured for the same problem.
+  std::map<std::string, json::object> baselines;
+  for (auto& [key, list] : rounds) {
+    CaseOutcome& o = *slot.at(key);
+    if (o.status != "passed" || list.empty()) continue;
+    json::object figure = combine_bench_rounds(list, floor);
+    mark_precision(figure, "precise");
+    if (auto it = screens.find(key); it != screens.end())
+      if (auto* t = figure.if_contains("timing"); t && t->is_object())
+        t->as_object()["screen"] = json::object{{"median_ms", median_ms(it->second)},
+                                                {"samples", number_at(it->second, {"timing", "samples"}).value_or(0.0)},
+                                                {"rse", number_at(it->second, {"timing", "rse"}).value_or(0.0)}};
+    if (const auto* b = figure.if_contains("baseline"); b && b->is_object() && b->as_object().contains("timing"))
+      baselines.emplace(o.c.problem(), b->as_object());
+    o.bench_args = json::value_to<std::vector<std::string>>(list.back().at("replay"));
+    o.bench_seed = seed_of(list.back());
+    figure.erase("replay");
+    o.bench = std::move(figure);
+    ++m_precise;
+  }
+  for (auto& [key, e] : screens) {
+    CaseOutcome& o = *slot.at(key);
+    if (o.status != "passed" || !o.bench.empty() || precise_keys.count(key)) continue;
+    json::object figure = e;
+    mark_precision(figure, "screen");
+    if (auto it = baselines.find(o.c.problem()); it != baselines.end()) {
+      figure["baseline"] = it->second;
+      const double base = number_at(it->second, {"timing", "median_ms"}).value_or(0.0);
+      if (base > 0 && median_ms(figure) > 0) figure["ratio"] = base / median_ms(figure);
+    }
+    o.bench_args = json::value_to<std::vector<std::string>>(e.at("replay"));
+    o.bench_seed = seed_of(e);
+    figure.erase("replay");
+    o.bench = std::move(figure);
+  }
+  return {};
 }
 
 }  // namespace kport::runner

@@ -5,19 +5,25 @@
 // document; stderr (driver warnings, library chatter) goes to the job log and, when a run
 // ends abnormally, into the result's message.
 //
-// run_instance() checks an instance over its grid in one process; when that process ends
-// abnormally, the cases it did not report are re-run one process each, so a fault costs
-// only the case that caused it. After every abnormal end the GPU is checked (the
-// harness's `device` command) before anything else runs on it. Cases whose numerics
-// passed are then timed (bench) the same way, in sampling.rounds processes one after the
-// other: a figure is the median of the rounds' medians, which halves the offset one
-// process's memory placement and GPU state give a figure (measured on an H200: per-figure
-// spread about 0.2 % between processes; docs/BENCHMARKS.md). Cases whose rounds disagree
-// (combine_bench_rounds) get up to sampling.remeasure_rounds further rounds.
+// check() runs cases (of one instance or several) in one process; when that process ends
+// abnormally, the first case it did not report runs alone (so the fault is that case's)
+// and the rest go on in a new process: a fault costs only the case that caused it. After
+// every abnormal end the GPU is checked (the harness's `device` command) before anything
+// else runs on it.
 //
-// Every run gets an explicit --seed and every sampling option, and each outcome carries
-// the single-case arguments that replay it (check_args, bench_args): same instance, dtype,
-// shape, seed and flags.
+// time() measures the cases whose numerics passed, in two stages (successive halving).
+// Where several instances run the same (family, dtype, shape), each is screened first: a
+// short measurement of every case, one process per instance. Only the cases within the
+// screen margin of that shape's fastest screen (widened by the screens' own noise) are
+// then measured precisely, all of them in one process per round, sampling.rounds rounds
+// one after the other: a figure is the median of the rounds' medians, which halves the
+// offset one process's memory placement and GPU state give a figure (measured on an H200:
+// per-figure spread about 0.2 % between processes; docs/BENCHMARKS.md). Cases whose rounds
+// disagree (combine_bench_rounds) get up to sampling.remeasure_rounds further rounds. A
+// case no other instance competes for goes straight to the precise rounds; the others keep
+// their screen figure, marked "precision": "screen" (a winner or a tie is never one), with
+// the vendor baseline the precise rounds measured for that shape.
+//
 #pragma once
 
 #include <boost/json.hpp>
@@ -26,7 +32,9 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,7 +47,9 @@ namespace kport::runner {
 
 struct HarnessCase {
   std::string instance, family, variant, dtype, shape;
-  std::string key() const { return dtype + "|" + shape; }
+  std::string key() const { return instance + "|" + dtype + "|" + shape; }
+  std::string problem() const { return family + "|" + dtype + "|" + shape; }  // what instances compete on
+  std::string spec() const { return instance + ":" + dtype + ":" + shape; }   // the harness's --case
 };
 
 struct CaseOutcome {
@@ -48,6 +58,7 @@ struct CaseOutcome {
   std::string message;
   boost::json::object check;   // the harness's check entry (numerics); may be empty
   boost::json::object bench;   // its bench entry (timing); empty when not measured
+  boost::json::object screen;  // its screen entry, when it was screened
   std::optional<std::uint64_t> seed;        // the check's input seed, as the harness reported it
   std::optional<std::uint64_t> bench_seed;  // the bench's input seed (every round uses the same)
   // Arguments after the harness path that replay this case alone, exactly: empty when the
@@ -62,7 +73,7 @@ struct HarnessOptions {
   std::chrono::seconds process_timeout{900};     // a whole-grid process; one case gets a third
   BenchSampling sampling;
   bool bench = true;
-  std::optional<std::uint64_t> seed;             // base seed; unset: a fresh random one per instance
+  std::optional<std::uint64_t> seed;             // base seed; unset: a fresh random one per run
   const std::atomic<bool>* cancel = nullptr;
 };
 
@@ -75,15 +86,22 @@ class Harness {
   Result<boost::json::object> list();
   // `device`: the GPU as the harness sees it; an error means the GPU is not usable.
   Result<boost::json::object> device();
-  // The cases `check --all --instance` or `bench --all --instance` would run.
+  // The cases `check --all --instance` or `bench --all --instance --dtype all` would run.
   Result<std::vector<HarnessCase>> plan(const std::string& command, const std::string& instance);
-  // Checks then benches one instance. Error only when the GPU failed its health check
-  // (the caller must stop using it) or the run was cancelled; per-case faults are outcomes.
-  Result<std::vector<CaseOutcome>> run_instance(const std::string& instance);
+  // Checks `cases`. Error only when the GPU failed its health check (the caller must stop
+  // using it) or the run was cancelled; per-case faults are outcomes.
+  Result<std::vector<CaseOutcome>> check(const std::vector<HarnessCase>& cases);
+  // Times the outcomes that passed and whose key is in `to_time` (screen, then precise
+  // rounds); errors as check().
+  Status time(std::vector<CaseOutcome>& outcomes, const std::set<std::string>& to_time);
 
-  // Wall seconds spent in check and bench subprocesses so far (health checks excluded).
+  // Wall seconds spent in check, screen and precise bench subprocesses so far (health
+  // checks excluded), and how many cases each stage timed.
   double check_seconds() const { return m_seconds[0]; }
-  double bench_seconds() const { return m_seconds[1]; }
+  double screen_seconds() const { return m_seconds[1]; }
+  double bench_seconds() const { return m_seconds[2]; }
+  int screened_cases() const { return m_screened; }
+  int precise_cases() const { return m_precise; }
 
  private:
   struct RunResult {
@@ -92,24 +110,27 @@ class Harness {
     std::string status;                        // when not clean: crashed or timeout
     std::string message;
   };
-  RunResult run(const std::vector<std::string>& args, std::chrono::seconds limit);
+  RunResult run(const std::vector<std::string>& args, std::chrono::seconds limit, int stage = 0);
   // A quick command (list, device, --plan): its output and the JSON document in it.
   struct Answer {
     porting::ProcessOutput out;
     std::optional<boost::json::object> doc;
   };
   Result<Answer> ask(const std::vector<std::string>& args, std::chrono::seconds limit);
-  // Runs `command` over `cases` (the whole grid in one process when `grid`); fills `done`.
-  Status run_cases(const std::string& command, const std::string& instance, const std::vector<HarnessCase>& cases, bool grid,
-                   std::uint64_t seed, std::vector<CaseOutcome>& done);
-  // The options every run of `command` gets besides its selection and seed.
-  std::vector<std::string> flags(const std::string& command) const;
+  // Runs `stage` (check, screen or bench) over `cases`, whose outcomes are in `slot`: check
+  // fills status, numerics and seed; screen and bench put each measured entry in `entries`
+  // and turn a case that faults into a crashed/timeout outcome.
+  Status run_cases(const std::string& stage, const std::vector<HarnessCase>& cases, std::uint64_t seed,
+                   std::map<std::string, CaseOutcome*>& slot, std::map<std::string, boost::json::object>* entries);
+  // The options every run of `stage` gets besides its selection and seed.
+  std::vector<std::string> flags(const std::string& stage) const;
   Status health_check(const std::string& after);
   bool cancelled() const { return m_opt.cancel && m_opt.cancel->load(); }
 
   HarnessOptions m_opt;
   Log m_log;
-  double m_seconds[2] = {0, 0};
+  double m_seconds[3] = {0, 0, 0};
+  int m_screened = 0, m_precise = 0;
 };
 
 }  // namespace kport::runner

@@ -65,6 +65,14 @@ int main(int argc, char** argv) {
       .add("bench-remeasure-rounds", "KPORT_BENCH_REMEASURE_ROUNDS", "2",
            "gpu role: further bench rounds, at most, for a case whose rounds disagree beyond their noise")
       .add("bench-l2-flush", "KPORT_BENCH_L2_FLUSH", "write", "gpu role: how the L2 is emptied before each sample: write, read or off")
+      .add("bench-later-warmup-ms", "KPORT_BENCH_LATER_WARMUP_MS", "20",
+           "gpu role: warm-up of each measurement after a process's first (whose warm-up brought the clocks up)")
+      .add("bench-screen", "KPORT_BENCH_SCREEN", "on",
+           "gpu role: on: where instances compete for a case, time each briefly first and measure precisely only those "
+           "within --bench-screen-margin of the fastest; off: measure every case precisely")
+      .add("bench-screen-margin", "KPORT_BENCH_SCREEN_MARGIN", "0.05",
+           "gpu role: screens this much slower than the fastest (or within 4x their noise) are measured precisely")
+      .add("bench-screen-time-cap-ms", "KPORT_BENCH_SCREEN_TIME_CAP_MS", "20", "gpu role: time cap of one screen")
       .add("seed", "KPORT_SEED", "", "gpu role: base input seed of every harness run, 0..2^64-1 (default: a fresh random one per instance)")
       .add_flag("no-bench", "KPORT_NO_BENCH", false, "gpu role: check numerics only, time nothing")
       .add("log-level", "KPORT_LOG_LEVEL", "info", "trace, debug, info, warn, error");
@@ -150,6 +158,13 @@ int main(int argc, char** argv) {
     std::cerr << "kport-runner: --bench-l2-flush must be write, read or off, not '" << proto.sampling.l2_flush << "'\n";
     return 2;
   }
+  proto.sampling.later_warmup_ms = static_cast<double>(number("bench-later-warmup-ms", 0, 60000));
+  proto.sampling.screen_time_cap_ms = static_cast<double>(number("bench-screen-time-cap-ms", 1, 600000));
+  if (o.get("bench-screen") != "on" && o.get("bench-screen") != "off") {
+    std::cerr << "kport-runner: --bench-screen must be on or off, not '" << o.get("bench-screen") << "'\n";
+    return 2;
+  }
+  proto.sampling.screen = o.get("bench-screen") == "on";
   if (const std::string text = o.get("seed"); !text.empty()) {
     // Decimal only, as results show seeds: the same digits go back to the harness's --seed.
     std::uint64_t v = 0;
@@ -174,7 +189,8 @@ int main(int argc, char** argv) {
   };
   if (!fraction("bench-max-rse", 0.0, true, proto.sampling.max_rse) ||
       !fraction("bench-max-duty", 0.01, false, proto.sampling.max_duty) ||
-      !fraction("bench-throttle-threshold", 0.0, false, proto.sampling.throttle_threshold))
+      !fraction("bench-throttle-threshold", 0.0, false, proto.sampling.throttle_threshold) ||
+      !fraction("bench-screen-margin", 0.0, false, proto.sampling.screen_margin))
     return 2;
 
   auto gpus = o.get("gpus").empty() ? kport::runner::discover_gpus(o.get("nvidia-smi"))

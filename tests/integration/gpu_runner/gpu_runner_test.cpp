@@ -138,6 +138,27 @@ TEST_F(GpuRunnerTest, EveryFaultBecomesAResultAndTheRunnerGoesOn) {
     EXPECT_TRUE(r.at("env").as_object().contains("clock_before")) << json::serialize(r);
     EXPECT_FALSE(r.at("timing").at("unstable").as_bool()) << json::serialize(r);  // steady rounds agree
   }
+  // Screening: where instances compete (m=128 and m=512, which five instances pass), each
+  // was timed briefly first; the others, 20 % slower there, keep their screen figure with
+  // the baseline of the shape, and only the fastest was measured in precise rounds. At
+  // m=256 only gemm.good.steady passed: nothing to screen against, measured precisely.
+  for (const auto& shape : {k_small, k_big}) {
+    const auto& fast = res.at("gemm.good.steady " + shape);
+    EXPECT_EQ(fast.at("env").at("timing").at("precision").as_string(), "precise") << json::serialize(fast);
+    EXPECT_TRUE(fast.at("env").at("timing").as_object().contains("screen")) << json::serialize(fast);
+    for (const char* slower : {"gemm.wrong.numerics", "gemm.crash.segv", "gemm.hang.sleep", "gemm.fault.kernel"}) {
+      const auto& r = res.at(std::string(slower) + " " + shape);
+      ASSERT_EQ(r.at("status").as_string(), "passed") << json::serialize(r);
+      EXPECT_EQ(r.at("env").at("timing").at("precision").as_string(), "screen") << json::serialize(r);
+      EXPECT_FALSE(r.at("env").at("timing").as_object().contains("rounds")) << json::serialize(r);
+      EXPECT_NEAR(r.at("timing").at("median_us").to_number<double>(),
+                  1.2 * fast.at("timing").at("median_us").to_number<double>(), 1e-6);
+      EXPECT_EQ(r.at("timing").at("baseline").as_string(), "cpu loop");
+    }
+  }
+  EXPECT_EQ(res.at("gemm.good.steady " + k_mid).at("env").at("timing").at("precision").as_string(), "precise");
+  EXPECT_FALSE(res.at("gemm.good.steady " + k_mid).at("env").at("timing").as_object().contains("screen"));
+  EXPECT_NE(runner_output().find("screened"), std::string::npos) << runner_output();
   // Every harness process wrote stray lines to stderr, some shaped like JSON; the reports
   // were read from stdout regardless, and the stray lines went to the job log.
   EXPECT_NE(runner_output().find("stderr: {\"warning\":\"stand-in: lazy loading is off\"}"), std::string::npos);
@@ -328,8 +349,12 @@ TEST_F(GpuRunnerTest, ThePrintedReproduceCommandReplaysTheRunnersInputsAndFlags)
   const Call* runner_check = nullptr;
   const Call* runner_bench = nullptr;
   for (const auto& c : runs) {
-    if (c.args.size() > 1 && c.args[0] == "check" && c.args[1] == "--all") runner_check = &c;
-    if (c.args.size() > 1 && c.args[0] == "bench" && c.args[1] == "--all" && !runner_bench) runner_bench = &c;
+    // The runner's multi-case processes (--case lists); a screen would carry --no-baseline,
+    // but a lone instance has no competitor, so every bench here is a precise round.
+    const bool listed = std::find(c.args.begin(), c.args.end(), "--case") != c.args.end();
+    const bool screen = std::find(c.args.begin(), c.args.end(), "--no-baseline") != c.args.end();
+    if (listed && c.args[0] == "check") runner_check = &c;
+    if (listed && c.args[0] == "bench" && !screen && !runner_bench) runner_bench = &c;
   }
   ASSERT_TRUE(runner_check && runner_bench) << slurp(calls);
   ASSERT_EQ(runner_check->seeds.size(), 3u);
@@ -416,16 +441,20 @@ TEST_F(GpuRunnerTest, AKilledRunnersJobComesBackByLeaseExpiryAndRunsElsewhere) {
        processes_with(doomed_work) > 0 && std::chrono::steady_clock::now() < end;)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_EQ(processes_with(doomed_work), 0);
+  // What was acknowledged before the kill stays: the cases that did not pass their check
+  // go up as soon as each instance is checked (wrong.numerics and crash.segv at m=256);
+  // passed cases go up once timed, after every instance was checked.
   auto stored_before = results_of(sha).size();
-  EXPECT_GE(stored_before, 6u);  // what was acknowledged before the kill stays
+  EXPECT_GE(stored_before, 2u);
   start_gpu_runner("rescuer");
   auto job = wait_job(check, std::chrono::seconds(120));
   EXPECT_EQ(job.at("status").as_string(), "failed");  // the stand-in's faults, not the kill
   EXPECT_EQ(job.at("attempt").to_number<std::int64_t>(), 2);
   EXPECT_EQ(results_of(sha).size(), 18u);
-  // Both attempts' results of the good instance are kept: results are immutable.
-  auto good = get("/api/v1/results?commit=" + sha + "&instance=gemm.good.steady&limit=100").body.at("items").as_array();
-  EXPECT_EQ(good.size(), 6u);
+  // Both attempts' results are kept, results being immutable: the first attempt's failure of
+  // gemm.wrong.numerics beside the second attempt's three cases.
+  auto wrong = get("/api/v1/results?commit=" + sha + "&instance=gemm.wrong.numerics&limit=100").body.at("items").as_array();
+  EXPECT_EQ(wrong.size(), 4u);
 }
 
 // No artifact from the build: the GPU runner checks the commit out and builds the harness

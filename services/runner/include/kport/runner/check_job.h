@@ -44,6 +44,18 @@ struct BenchSampling {
   // up to this many further rounds, each in new processes, until a majority agrees.
   int remeasure_rounds = 2;
   double round_agreement_floor = 0.01;  // round medians this close always agree
+  // Later measurements of a process, the clocks already up from its first, warm up this long.
+  double later_warmup_ms = 20;
+  // Screening (successive halving): where several instances run a case, each is first
+  // timed briefly; only those within screen_margin of the fastest (widened by their
+  // screens' noise) are then measured to the precise settings above. The rest keep their
+  // screen figure, marked "precision": "screen".
+  bool screen = true;
+  double screen_time_cap_ms = 20;
+  double screen_warmup_ms = 10;
+  int screen_min_samples = 5;
+  double screen_max_rse = 0.01;
+  double screen_margin = 0.05;
 };
 
 struct GpuSettings {
