@@ -113,7 +113,7 @@ def run_pipeline(api, args, n, report):
         if status == 200 and isinstance(doc, dict):
             text = "".join(c.get("text", "") for c in doc.get("chunks", []))
             for line in text.splitlines():
-                if "time: wall" in line or "variants built" in line or "instance(s) to check" in line:
+                if any(k in line for k in ("time: wall", "variants built", "instance(s) to check", "case(s): ")):
                     log(report, f"  job {j['id']} ({j['kind']}) log: {line.strip()[:300]}")
     return pid, jobs, wall
 

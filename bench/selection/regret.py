@@ -24,21 +24,11 @@ import urllib.parse
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
 from drive import Api  # noqa: E402  (the benches' one client of the REST API)
 
-# Grid shapes of kernels/harness/shapes.cpp (bench_grid and check_grid): never asked.
-GRIDS = {
-    "gemm": {"m=2048,n=2048,k=2048", "m=4096,n=4096,k=4096", "m=8192,n=8192,k=8192", "m=4096,n=4096,k=512",
-             "m=128,n=8192,k=8192", "m=1000,n=1000,k=1000", "m=127,n=255,k=63", "m=1,n=1,k=1",
-             "m=64,n=64,k=64", "m=257,n=129,k=33", "m=33,n=4104,k=520"},
-    "attention": {"b=4,h=16,l=4096,d=128,causal=0", "b=4,h=16,l=4096,d=128,causal=1",
-                  "b=4,h=32,l=4096,d=64,causal=0", "b=4,h=32,l=4096,d=64,causal=1"},
-    "rows": {"rows=32768,cols=4096", "rows=65536,cols=1024", "rows=8192,cols=16384", "rows=4096,cols=1000",
-             "rows=1024,cols=4097", "rows=7,cols=8192", "rows=3,cols=65536"},
-}
 # How many shapes per (family, dtype); dtypes the harness does not run for a family are skipped.
-PER_CASE = {("gemm", "bf16"): 9, ("gemm", "fp16"): 4, ("gemm", "fp32"): 3,
-            ("attention", "bf16"): 6, ("attention", "fp16"): 3, ("attention", "fp32"): 2,
-            ("rmsnorm", "bf16"): 5, ("rmsnorm", "fp16"): 2, ("rmsnorm", "fp32"): 2,
-            ("softmax", "bf16"): 5, ("softmax", "fp16"): 2, ("softmax", "fp32"): 2}
+PER_CASE = {("gemm", "bf16"): 12, ("gemm", "fp16"): 6, ("gemm", "fp32"): 4,
+            ("attention", "bf16"): 8, ("attention", "fp16"): 4, ("attention", "fp32"): 2,
+            ("rmsnorm", "bf16"): 6, ("rmsnorm", "fp16"): 3, ("rmsnorm", "fp32"): 3,
+            ("softmax", "bf16"): 6, ("softmax", "fp16"): 3, ("softmax", "fp32"): 3}
 # Model dimensions (hidden, intermediate, fused-QKV and vocabulary-sized projections).
 NK = [(4096, 4096), (11008, 4096), (4096, 11008), (14336, 4096), (4096, 14336), (6144, 4096),
       (28672, 8192), (8192, 28672), (7168, 16384), (5120, 5120), (13824, 5120), (2560, 8192)]
@@ -69,8 +59,13 @@ def gen_shape(rng, family):
     return f"rows={max(rows, 1)},cols={cols}"
 
 
-def grid_of(family):
-    return GRIDS["rows"] if family in ("rmsnorm", "softmax") else GRIDS[family]
+def harness_grids(harness):
+    """Every shape the harness checks or times, per family (its own --plan): never asked."""
+    grids = {}
+    for argv in ([harness, "check", "--all", "--plan"], [harness, "bench", "--all", "--dtype", "all", "--plan"]):
+        for case in run_json(argv, 120).get("plan", []):
+            grids.setdefault(case["family"], set()).add(case["shape_text"])
+    return grids
 
 
 def fetch_harness(api, target, dest):
@@ -126,6 +121,7 @@ def main():
         for inst in v.get("instances", []):
             dtypes.setdefault(inst["family"], set()).update(inst.get("dtypes", []))
 
+    grids = harness_grids(harness)
     rng = random.Random(args.seed)
     cases = []
     for (family, dtype), count in PER_CASE.items():
@@ -134,7 +130,7 @@ def main():
         seen = set()
         while len(seen) < count:
             s = gen_shape(rng, family)
-            if s not in grid_of(family):
+            if s not in grids.get(family, set()):
                 seen.add(s)
         cases += [(family, dtype, s) for s in sorted(seen)]
 
