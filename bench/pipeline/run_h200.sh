@@ -10,8 +10,8 @@
 # without SQLite or libgit2), else build/release (cmake --preset release). Repository:
 # var/h200pkg/repo.git, else this checkout. Environment (optional): OUT (default
 # build/pipeline-out), KPORT_TARGET (sm_90a), KPORT_ARCH (9.0), KPORT_PIPELINES (2),
-# KPORT_BENCH_CAP_MS (400), KPORT_BENCH_WARMUP_MS (200), KPORT_BENCH_MIN_SAMPLES (20),
-# KPORT_BENCH_MAX_RSE (0.001), KPORT_BENCH_MAX_DUTY (0.5), KPORT_BENCH_THROTTLE (0.97),
+# KPORT_BENCH_CAP_MS (300), KPORT_BENCH_WARMUP_MS (200), KPORT_BENCH_MIN_SAMPLES (20),
+# KPORT_BENCH_MAX_RSE (0.003), KPORT_BENCH_MAX_DUTY (0.5), KPORT_BENCH_THROTTLE (0.97),
 # KPORT_BENCH_ROUNDS (2),
 # KPORT_PIPELINE_TIMEOUT (900 s each), KPORT_AFTER_PIPELINES (a command run once the
 # pipelines finished, while the stack is still up, with KPORT_URL and KPORT_ADMIN_TOKEN set).
@@ -55,8 +55,8 @@ svc kport-runner --role build --server "$url" --registration-token "$reg" --work
 pids+=($!)
 svc kport-runner --role gpu --server "$url" --registration-token "$reg" --workdir "$work/gpu-runner" \
   --catalog "$root/porting/catalog/targets.json" --nvcc "$nvcc" --name gpu-host --claim-wait 5 \
-  --bench-time-cap-ms "${KPORT_BENCH_CAP_MS:-400}" --bench-warmup-ms "${KPORT_BENCH_WARMUP_MS:-200}" \
-  --bench-min-samples "${KPORT_BENCH_MIN_SAMPLES:-20}" --bench-max-rse "${KPORT_BENCH_MAX_RSE:-0.001}" \
+  --bench-time-cap-ms "${KPORT_BENCH_CAP_MS:-300}" --bench-warmup-ms "${KPORT_BENCH_WARMUP_MS:-200}" \
+  --bench-min-samples "${KPORT_BENCH_MIN_SAMPLES:-20}" --bench-max-rse "${KPORT_BENCH_MAX_RSE:-0.003}" \
   --bench-max-duty "${KPORT_BENCH_MAX_DUTY:-0.5}" --bench-throttle-threshold "${KPORT_BENCH_THROTTLE:-0.97}" \
   --bench-rounds "${KPORT_BENCH_ROUNDS:-2}" \
   >"$OUT/gpu-runner.log" 2>&1 &

@@ -180,6 +180,10 @@ std::vector<Shape> bench_grid(Family family) {
                               std::array<int, 2>{6144, 4096}})
           grid.push_back(gemm_shape(m, p[0], p[1]));
       for (int s : {1024, 2048, 3072, 4096, 6144, 8192}) grid.push_back(gemm_shape(s, s, s));
+      // Extents that are not whole tiles, where the kernels' edge paths decide.
+      for (int s : {1000, 2500, 5000}) grid.push_back(gemm_shape(s, s, s));
+      grid.push_back(gemm_shape(1000, 14336, 4096));
+      grid.push_back(gemm_shape(3000, 4096, 4096));
       grid.push_back(gemm_shape(4096, 4096, 512));
       grid.push_back(gemm_shape(8192, 8192, 1024));
       grid.push_back(gemm_shape(128, 8192, 8192));
@@ -191,7 +195,8 @@ std::vector<Shape> bench_grid(Family family) {
       for (int d : {128, 64})
         for (bool causal : {false, true})
           for (const auto& blh : {std::array<int, 3>{4, 16, 4096}, std::array<int, 3>{4, 16, 2048},
-                                  std::array<int, 3>{8, 16, 1024}, std::array<int, 3>{16, 16, 512}})
+                                  std::array<int, 3>{8, 16, 1024}, std::array<int, 3>{16, 16, 512},
+                                  std::array<int, 3>{4, 16, 3000}})
             grid.push_back(attn_shape(blh[0], d == 64 ? 2 * blh[1] : blh[1], blh[2], d, causal));
       break;
     default:
@@ -212,7 +217,7 @@ std::vector<Shape> check_grid(Family family) {
   std::vector<Shape> grid = bench_grid(family);
   switch (family) {
     case Family::gemm:
-      for (const Shape& s : {gemm_shape(1000, 1000, 1000), gemm_shape(127, 255, 63),
+      for (const Shape& s : {gemm_shape(127, 255, 63),
                              gemm_shape(1, 1, 1), gemm_shape(64, 64, 64),
                              gemm_shape(257, 129, 33), gemm_shape(33, 4104, 520)})
         grid.push_back(s);

@@ -12,6 +12,30 @@ namespace {
 // measurement at another value says nothing about this one.
 bool must_match_exactly(std::string_view key) { return key == "d" || key == "causal"; }
 
+// How much a dimension decides which kernel is fastest, and the tile quantum below which
+// a kernel runs partial tiles. Row length (`cols`) sets a row-wise kernel's vector and
+// register path, so it counts twice a row count. A gemm or attention extent that is not a
+// multiple of the tiles (128 for m, n, k; 64 for a sequence) takes the kernels' predicated
+// edge paths, which can cost one kernel far more than another (on the H200 the 128x128
+// wgmma tile was the fastest gemm at 3072^3 and 46 % slower than the 2x1-cluster tile at
+// 3000^3): a measurement on the other side of that line is a worse stand-in than its
+// ratio says.
+struct DimRule {
+  double weight = 1.0;
+  std::int64_t quantum = 0;  // 0: no alignment rule
+};
+
+DimRule rule_of(std::string_view key) {
+  if (key == "m" || key == "n" || key == "k") return {1.0, 128};
+  if (key == "l") return {1.0, 64};
+  if (key == "b" || key == "h") return {0.5, 0};
+  if (key == "cols") return {2.0, 0};
+  return {};
+}
+
+// Distance added when one extent is a whole number of tiles and the other is not.
+constexpr double k_alignment_penalty = 1.0;
+
 bool valid_key(std::string_view key) {
   if (key.empty() || key.size() > 16) return false;
   return std::all_of(key.begin(), key.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; });
@@ -75,7 +99,9 @@ double Shape::distance(const Shape& other) const {
     if (must_match_exactly(ka)) return k_inf;
     // A zero-sized dimension only matches itself.
     if (va == 0 || vb == 0) return k_inf;
-    total += std::abs(std::log(static_cast<double>(va) / static_cast<double>(vb)));
+    const DimRule rule = rule_of(ka);
+    total += rule.weight * std::abs(std::log(static_cast<double>(va) / static_cast<double>(vb)));
+    if (rule.quantum > 0 && (va % rule.quantum == 0) != (vb % rule.quantum == 0)) total += k_alignment_penalty;
   }
   return total;
 }

@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <atomic>
 #include <map>
+#include <mutex>
+#include <thread>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -318,42 +321,82 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
     m_unhealthy_reason = e.message;
     return failed(e.message, true);
   };
-  // Check every instance; what did not pass is final and goes up at once.
+  // Check every instance, check_parallel at a time; what did not pass is final and goes
+  // up as soon as its instance is checked.
   std::vector<CaseOutcome> outcomes;
   std::set<std::string> to_time, uploaded;
-  for (const auto& inst : instances) {
-    if (cancel) return failed("cancelled on request while checking " + inst.name);
-    auto t0 = std::chrono::steady_clock::now();
-    std::vector<HarnessCase> cases, timed;
-    if (asked) {
-      for (const auto& c : *asked)
-        if (c.family == inst.family) cases.push_back(HarnessCase{inst.name, inst.family, inst.variant, c.dtype, c.shape});
-      timed = cases;
-    } else {
-      auto planned = harness.plan("check", inst.name);
-      if (!planned.ok()) return failed("cannot plan the check of " + inst.name + ": " + planned.error().message);
-      cases = std::move(*planned);
-      if (ho.bench) {
-        auto grid = harness.plan("bench", inst.name);
-        if (grid.ok()) timed = std::move(*grid);
-        else log("cannot plan bench for " + inst.name + ": " + grid.error().message);
+  std::mutex mu;  // the job log, the API client and what the workers collect
+  const LogFn locked_log = [&](const std::string& line) {
+    std::lock_guard<std::mutex> lock(mu);
+    log(line);
+  };
+  std::optional<JobOutcome> stopped;
+  double check_secs = 0;
+  std::atomic<std::size_t> next{0};
+  auto check_worker = [&] {
+    Harness mine(ho, locked_log);
+    for (std::size_t i; (i = next++) < instances.size();) {
+      const auto& inst = instances[i];
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (stopped) return;
+        if (cancel) {
+          stopped = failed("cancelled on request while checking " + inst.name);
+          return;
+        }
       }
+      auto t0 = std::chrono::steady_clock::now();
+      std::vector<HarnessCase> cases, timed;
+      if (asked) {
+        for (const auto& c : *asked)
+          if (c.family == inst.family) cases.push_back(HarnessCase{inst.name, inst.family, inst.variant, c.dtype, c.shape});
+        timed = cases;
+      } else {
+        auto planned = mine.plan("check", inst.name);
+        if (!planned.ok()) {
+          std::lock_guard<std::mutex> lock(mu);
+          if (!stopped) stopped = failed("cannot plan the check of " + inst.name + ": " + planned.error().message);
+          return;
+        }
+        cases = std::move(*planned);
+        if (ho.bench) {
+          auto grid = mine.plan("bench", inst.name);
+          if (grid.ok()) timed = std::move(*grid);
+          else locked_log("cannot plan bench for " + inst.name + ": " + grid.error().message);
+        }
+      }
+      const double before = mine.check_seconds();
+      auto checked = mine.check(cases);
+      std::lock_guard<std::mutex> lock(mu);
+      check_secs += mine.check_seconds() - before;
+      if (!checked.ok()) {
+        if (!stopped) stopped = gave_up(checked.error(), "checking " + inst.name);
+        return;
+      }
+      std::vector<const CaseOutcome*> final_now;
+      int passed = 0;
+      for (const auto& o : *checked) {
+        if (o.status == "passed") ++passed;
+        else final_now.push_back(&o), uploaded.insert(o.c.key());
+      }
+      if (auto f = upload(final_now, "checked " + inst.name)) {
+        if (!stopped) stopped = *f;
+        return;
+      }
+      for (const auto& c : timed) to_time.insert(c.key());
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      log(inst.name + ": " + std::to_string(checked->size()) + " case(s) checked, " + std::to_string(passed) + " passed, " +
+          std::to_string(static_cast<int>(secs)) + " s");
+      for (auto& o : *checked) outcomes.push_back(std::move(o));
     }
-    auto checked = harness.check(cases);
-    if (!checked.ok()) return gave_up(checked.error(), "checking " + inst.name);
-    std::vector<const CaseOutcome*> final_now;
-    int passed = 0;
-    for (const auto& o : *checked) {
-      if (o.status == "passed") ++passed;
-      else final_now.push_back(&o), uploaded.insert(o.c.key());
-    }
-    if (auto f = upload(final_now, "checked " + inst.name)) return *f;
-    for (const auto& c : timed) to_time.insert(c.key());
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    log(inst.name + ": " + std::to_string(checked->size()) + " case(s) checked, " + std::to_string(passed) + " passed, " +
-        std::to_string(static_cast<int>(secs)) + " s");
-    for (auto& o : *checked) outcomes.push_back(std::move(o));
+  };
+  {
+    std::vector<std::thread> workers;
+    const int n = std::max(1, std::min<int>(m_s.check_parallel, static_cast<int>(instances.size())));
+    for (int w = 0; w < n; ++w) workers.emplace_back(check_worker);
+    for (auto& t : workers) t.join();
   }
+  if (stopped) return *stopped;
   // Time what passed: screened where instances compete, precise where it may decide an answer.
   if (ho.bench) {
     auto t0 = std::chrono::steady_clock::now();
@@ -384,7 +427,7 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
   const double measuring = harness.screen_seconds() + harness.bench_seconds();
   std::snprintf(timing, sizeof timing,
                 "time: wall %.1f s, check processes %.1f s, screen processes %.1f s, bench processes %.1f s (%.0f%% measuring)", wall,
-                harness.check_seconds(), harness.screen_seconds(), harness.bench_seconds(), wall > 0 ? 100.0 * measuring / wall : 0.0);
+                check_secs, harness.screen_seconds(), harness.bench_seconds(), wall > 0 ? 100.0 * measuring / wall : 0.0);
   log(timing);
   std::string summary;
   for (const auto& [status, n] : counts) summary += (summary.empty() ? "" : ", ") + std::to_string(n) + " " + status;

@@ -51,10 +51,10 @@ int main(int argc, char** argv) {
       .add("nvidia-smi", "KPORT_NVIDIA_SMI", "nvidia-smi", "gpu role: the nvidia-smi program")
       .add("kernel-timeout", "KPORT_KERNEL_TIMEOUT", "60", "gpu role: seconds one kernel may run before the harness calls it hung")
       .add("process-timeout", "KPORT_PROCESS_TIMEOUT", "900", "gpu role: seconds one harness process may run before it is killed")
-      .add("bench-time-cap-ms", "KPORT_BENCH_TIME_CAP_MS", "500", "gpu role: time cap of one measurement")
+      .add("bench-time-cap-ms", "KPORT_BENCH_TIME_CAP_MS", "300", "gpu role: time cap of one measurement")
       .add("bench-warmup-ms", "KPORT_BENCH_WARMUP_MS", "200", "gpu role: work before each measurement, so clocks settle")
       .add("bench-min-samples", "KPORT_BENCH_MIN_SAMPLES", "20", "gpu role: fewest timed samples of one measurement")
-      .add("bench-max-rse", "KPORT_BENCH_MAX_RSE", "0.001",
+      .add("bench-max-rse", "KPORT_BENCH_MAX_RSE", "0.003",
            "gpu role: stop sampling below this relative standard error (short kernels need the most samples)")
       .add("bench-max-duty", "KPORT_BENCH_MAX_DUTY", "0.5",
            "gpu role: longest share of time the GPU runs measured work (idle between samples keeps it under its power cap)")
@@ -67,6 +67,8 @@ int main(int argc, char** argv) {
       .add("bench-l2-flush", "KPORT_BENCH_L2_FLUSH", "write", "gpu role: how the L2 is emptied before each sample: write, read or off")
       .add("bench-later-warmup-ms", "KPORT_BENCH_LATER_WARMUP_MS", "20",
            "gpu role: warm-up of each measurement after a process's first (whose warm-up brought the clocks up)")
+      .add("check-parallel", "KPORT_CHECK_PARALLEL", "4",
+           "gpu role: instances checked at once on one GPU, each in its own processes (nothing is timed meanwhile)")
       .add("bench-screen", "KPORT_BENCH_SCREEN", "on",
            "gpu role: on: where instances compete for a case, time each briefly first and measure precisely only those "
            "within --bench-screen-margin of the fastest; off: measure every case precisely")
@@ -158,6 +160,7 @@ int main(int argc, char** argv) {
     std::cerr << "kport-runner: --bench-l2-flush must be write, read or off, not '" << proto.sampling.l2_flush << "'\n";
     return 2;
   }
+  proto.check_parallel = static_cast<int>(number("check-parallel", 1, 64));
   proto.sampling.later_warmup_ms = static_cast<double>(number("bench-later-warmup-ms", 0, 60000));
   proto.sampling.screen_time_cap_ms = static_cast<double>(number("bench-screen-time-cap-ms", 1, 600000));
   if (o.get("bench-screen") != "on" && o.get("bench-screen") != "off") {

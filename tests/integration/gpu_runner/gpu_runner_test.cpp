@@ -424,7 +424,8 @@ TEST_F(GpuRunnerTest, AKilledRunnersJobComesBackByLeaseExpiryAndRunsElsewhere) {
   std::string sha = commit_sha(9);
   std::int64_t check = build_with_stand_in(sha);
   ASSERT_GT(check, 0);
-  start_gpu_runner("doomed");
+  // One instance checked at a time, so the hanging harness is the only one running when killed.
+  start_gpu_runner("doomed", "9.0", {"--check-parallel", "1"});
   wait_job(check, std::chrono::seconds(60), "running");
   // Let it get into the hang (the fourth instance), then kill it outright.
   for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60); std::chrono::steady_clock::now() < end;) {

@@ -38,4 +38,25 @@ TEST(Shape, DistanceIsLogRatioAndExactKeysMustMatch) {
   EXPECT_TRUE(std::isinf(d128.distance(causal)));
 }
 
+TEST(Shape, AnExtentOnTheOtherSideOfATileBoundaryIsAWorseStandIn) {
+  auto q = *Shape::parse("m=3000,n=3000,k=3000");
+  auto aligned = *Shape::parse("m=3072,n=3072,k=3072");
+  auto partial = *Shape::parse("m=2500,n=2500,k=2500");
+  EXPECT_NEAR(q.distance(aligned), 3 * std::log(3072.0 / 3000) + 3.0, 1e-12);  // three extents cross 128
+  EXPECT_NEAR(q.distance(partial), 3 * std::log(3000.0 / 2500), 1e-12);
+  EXPECT_LT(q.distance(partial), q.distance(aligned));
+  // A sequence length crosses at 64.
+  auto l1000 = *Shape::parse("b=1,h=8,l=1000,d=128,causal=0");
+  auto l1024 = *Shape::parse("b=1,h=8,l=1024,d=128,causal=0");
+  EXPECT_NEAR(l1000.distance(l1024), std::log(1.024) + 1.0, 1e-12);
+}
+
+TEST(Shape, RowLengthCountsTwiceARowCountAndBatchOrHeadsHalf) {
+  auto q = *Shape::parse("rows=1,cols=8192");
+  EXPECT_NEAR(q.distance(*Shape::parse("rows=1,cols=131072")), 2 * std::log(16.0), 1e-12);
+  EXPECT_NEAR(q.distance(*Shape::parse("rows=16,cols=4096")), std::log(16.0) + 2 * std::log(2.0), 1e-12);
+  auto a = *Shape::parse("b=4,h=16,l=4096,d=128,causal=0");
+  EXPECT_NEAR(a.distance(*Shape::parse("b=8,h=16,l=4096,d=128,causal=0")), 0.5 * std::log(2.0), 1e-12);
+}
+
 }  // namespace kport::porting

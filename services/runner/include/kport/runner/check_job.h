@@ -30,10 +30,10 @@ namespace kport::runner {
 // Every option is passed to the harness explicitly, so the command a result records
 // reproduces it whatever the harness's defaults are.
 struct BenchSampling {
-  double time_cap_ms = 500;
+  double time_cap_ms = 300;
   double warmup_ms = 200;          // long enough for the clocks to settle under load
   int min_samples = 20;
-  double max_rse = 0.001;
+  double max_rse = 0.003;
   double max_duty = 0.5;           // idle between samples: timed below the power cap
   double throttle_threshold = 0.97; // drop samples after which the SM clock is below this share of the warm-up's highest
   double throttle_recovery_ms = 50; // pause after a dropped sample (the harness's default)
@@ -66,7 +66,10 @@ struct GpuSettings {
   std::chrono::seconds process_timeout{900};
   BenchSampling sampling;
   bool bench = true;
-  std::optional<std::uint64_t> seed;        // base seed of every harness run; unset: a fresh random one per instance
+  // Instances checked at once, each in its own processes (nothing is timed meanwhile):
+  // a check mostly waits on references, inputs and process start, not on the GPU.
+  int check_parallel = 4;
+  std::optional<std::uint64_t> seed;        // base seed of every harness run; unset: a fresh random one per run
   BuildSettings build;                      // for a local build when no harness artifact exists
   std::string nvcc_probe = "nvcc";
 };
