@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace kport::porting {
 namespace {
@@ -12,29 +13,33 @@ namespace {
 // measurement at another value says nothing about this one.
 bool must_match_exactly(std::string_view key) { return key == "d" || key == "causal"; }
 
-// How much a dimension decides which kernel is fastest, and the tile quantum below which
-// a kernel runs partial tiles. Row length (`cols`) sets a row-wise kernel's vector and
-// register path, so it counts twice a row count. A gemm or attention extent that is not a
-// multiple of the tiles (128 for m, n, k; 64 for a sequence) takes the kernels' predicated
-// edge paths, which can cost one kernel far more than another (on the H200 the 128x128
-// wgmma tile was the fastest gemm at 3072^3 and 46 % slower than the 2x1-cluster tile at
-// 3000^3): a measurement on the other side of that line is a worse stand-in than its
-// ratio says.
+// How much a dimension decides which kernel is fastest, and the alignments across which
+// kernels change path. Row length (`cols`) sets a row-wise kernel's vector and register
+// path, so it counts twice a row count. An extent that is not a multiple of the tiles (128
+// for m, n, k; 64 for a sequence) takes the kernels' predicated edge paths, which can cost
+// one kernel far more than another (on the H200 the 128x128 wgmma tile was the fastest gemm
+// at 3072^3 and 46 % slower than the 2x1-cluster tile at 3000^3). One that is not a
+// multiple of 8 elements breaks 16-byte rows: TMA and vector kernels refuse it, so a
+// measurement there ranks only the slow kernels (at 2500^3 only mma_sync and simt ran, and
+// answered 3000^3 with a kernel 2.1x slower than the fastest). A measurement on the other
+// side of such a line is a worse stand-in than its ratio says.
+struct Alignment {
+  std::int64_t quantum;
+  double penalty;  // distance added when one extent is a multiple and the other is not
+};
+
 struct DimRule {
   double weight = 1.0;
-  std::int64_t quantum = 0;  // 0: no alignment rule
+  std::vector<Alignment> alignments;
 };
 
 DimRule rule_of(std::string_view key) {
-  if (key == "m" || key == "n" || key == "k") return {1.0, 128};
-  if (key == "l") return {1.0, 64};
-  if (key == "b" || key == "h") return {0.5, 0};
-  if (key == "cols") return {2.0, 0};
+  if (key == "m" || key == "n" || key == "k") return {1.0, {{128, 1.0}, {8, 2.0}}};
+  if (key == "l") return {1.0, {{64, 1.0}}};
+  if (key == "b" || key == "h") return {0.5, {}};
+  if (key == "cols") return {2.0, {{8, 2.0}}};
   return {};
 }
-
-// Distance added when one extent is a whole number of tiles and the other is not.
-constexpr double k_alignment_penalty = 1.0;
 
 bool valid_key(std::string_view key) {
   if (key.empty() || key.size() > 16) return false;
@@ -101,7 +106,8 @@ double Shape::distance(const Shape& other) const {
     if (va == 0 || vb == 0) return k_inf;
     const DimRule rule = rule_of(ka);
     total += rule.weight * std::abs(std::log(static_cast<double>(va) / static_cast<double>(vb)));
-    if (rule.quantum > 0 && (va % rule.quantum == 0) != (vb % rule.quantum == 0)) total += k_alignment_penalty;
+    for (const auto& a : rule.alignments)
+      if ((va % a.quantum == 0) != (vb % a.quantum == 0)) total += a.penalty;
   }
   return total;
 }

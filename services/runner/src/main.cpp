@@ -67,14 +67,14 @@ int main(int argc, char** argv) {
       .add("bench-l2-flush", "KPORT_BENCH_L2_FLUSH", "write", "gpu role: how the L2 is emptied before each sample: write, read or off")
       .add("bench-later-warmup-ms", "KPORT_BENCH_LATER_WARMUP_MS", "20",
            "gpu role: warm-up of each measurement after a process's first (whose warm-up brought the clocks up)")
-      .add("check-parallel", "KPORT_CHECK_PARALLEL", "4",
+      .add("check-parallel", "KPORT_CHECK_PARALLEL", "8",
            "gpu role: instances checked at once on one GPU, each in its own processes (nothing is timed meanwhile)")
       .add("bench-screen", "KPORT_BENCH_SCREEN", "on",
            "gpu role: on: where instances compete for a case, time each briefly first and measure precisely only those "
            "within --bench-screen-margin of the fastest; off: measure every case precisely")
       .add("bench-screen-margin", "KPORT_BENCH_SCREEN_MARGIN", "0.05",
            "gpu role: screens this much slower than the fastest (or within 4x their noise) are measured precisely")
-      .add("bench-screen-time-cap-ms", "KPORT_BENCH_SCREEN_TIME_CAP_MS", "20", "gpu role: time cap of one screen")
+      .add("bench-screen-time-cap-ms", "KPORT_BENCH_SCREEN_TIME_CAP_MS", "10", "gpu role: time cap of one screen")
       .add("seed", "KPORT_SEED", "", "gpu role: base input seed of every harness run, 0..2^64-1 (default: a fresh random one per instance)")
       .add_flag("no-bench", "KPORT_NO_BENCH", false, "gpu role: check numerics only, time nothing")
       .add("log-level", "KPORT_LOG_LEVEL", "info", "trace, debug, info, warn, error");

@@ -28,9 +28,10 @@ class Shape {
   std::string canonical() const;
 
   // Distance between two shapes of one family: the sum over dimensions of
-  // weight * |ln(a/b)|, so 4096 vs 8192 counts as much as 512 vs 1024, plus a penalty of
-  // 1 for each extent that is a whole number of tiles on one side only (m, n, k: 128;
-  // l: 64), where kernels' edge paths change which is fastest. Weights: row length
+  // weight * |ln(a/b)|, so 4096 vs 8192 counts as much as 512 vs 1024, plus a penalty for
+  // each extent that is aligned on one side only: 1 for a whole number of tiles (m, n, k:
+  // 128; l: 64), where kernels' edge paths change which is fastest, and 2 for a multiple
+  // of 8 elements (m, n, k, cols), below which 16-byte kernels refuse. Weights: row length
   // `cols` 2, batch and heads 0.5, the rest 1. Shapes that differ in their keys, or in a
   // dimension that must match exactly (head dim `d`, `causal`), are incomparable: the
   // distance is infinity.

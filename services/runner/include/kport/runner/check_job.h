@@ -51,9 +51,9 @@ struct BenchSampling {
   // screens' noise) are then measured to the precise settings above. The rest keep their
   // screen figure, marked "precision": "screen".
   bool screen = true;
-  double screen_time_cap_ms = 20;
+  double screen_time_cap_ms = 10;
   double screen_warmup_ms = 10;
-  int screen_min_samples = 5;
+  int screen_min_samples = 3;
   double screen_max_rse = 0.01;
   double screen_margin = 0.05;
 };
@@ -68,7 +68,7 @@ struct GpuSettings {
   bool bench = true;
   // Instances checked at once, each in its own processes (nothing is timed meanwhile):
   // a check mostly waits on references, inputs and process start, not on the GPU.
-  int check_parallel = 4;
+  int check_parallel = 8;
   std::optional<std::uint64_t> seed;        // base seed of every harness run; unset: a fresh random one per run
   BuildSettings build;                      // for a local build when no harness artifact exists
   std::string nvcc_probe = "nvcc";
