@@ -39,11 +39,12 @@ Result<std::optional<std::string>> known_arch(Context& ctx, const std::string& g
 // Whether some instance of the family runs the dtype: its publisher listed it, or it
 // passed on it somewhere (as provisional answers decide).
 Status family_runs(Context& ctx, const std::string& family, const std::string& dtype) {
+  auto ran = ctx.store->best_candidates("", family, dtype);
+  if (!ran.ok()) return std::move(ran).error();
+  for (const auto& c : *ran)
+    if (c.status == db::ResultStatus::passed) return {};
   auto instances = ctx.store->list_kernel_instances(family);
   if (!instances.ok()) return std::move(instances).error();
-  if (instances->empty())
-    return make_error(Errc::unprocessable, "no instance of " + family +
-                                               " is known yet, so there is nothing to measure (a build publishes them)");
   std::set<std::string> listed;
   for (const auto& i : *instances)
     if (i.dtypes)
@@ -51,10 +52,9 @@ Status family_runs(Context& ctx, const std::string& family, const std::string& d
         if (d == dtype) return {};
         listed.insert(d);
       }
-  auto ran = ctx.store->best_candidates("", family, dtype);
-  if (!ran.ok()) return std::move(ran).error();
-  for (const auto& c : *ran)
-    if (c.status == db::ResultStatus::passed) return {};
+  if (instances->empty() && ran->empty())
+    return make_error(Errc::unprocessable, "no instance of " + family +
+                                               " is known yet, so there is nothing to measure (a build publishes them)");
   std::string names;
   for (const auto& d : listed) names += (names.empty() ? "" : ", ") + d;
   return make_error(Errc::unprocessable, "field 'dtype': no instance of " + family + " runs " + dtype +
