@@ -124,12 +124,13 @@ Result<Page<BestRequest>> Store::list_best_requests(const BestRequestFilter& f) 
 Status Store::record_best_asks(const std::vector<BestAsk>& asks, std::int64_t keep) {
   if (asks.empty()) return {};
   auto written = m_impl->write<bool>([&](Connection& c) -> Result<bool> {
-    auto up = c.prepare(
-        "INSERT INTO best_asks(gpu_model, family, dtype, shape, asks, first_ms, last_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
-        " ON CONFLICT(gpu_model, family, dtype, shape) DO UPDATE SET asks = asks + excluded.asks,"
-        " last_ms = max(last_ms, excluded.last_ms)");
-    if (!up) return std::move(up).error();
     for (const auto& a : asks) {
+      // One Stmt per row: the connection's cached statement is reset when it goes away.
+      auto up = c.prepare(
+          "INSERT INTO best_asks(gpu_model, family, dtype, shape, asks, first_ms, last_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+          " ON CONFLICT(gpu_model, family, dtype, shape) DO UPDATE SET asks = asks + excluded.asks,"
+          " last_ms = max(last_ms, excluded.last_ms)");
+      if (!up) return std::move(up).error();
       KPORT_TRY(up->bind_all(a.key.gpu_model, a.key.family, a.key.dtype, a.key.shape, a.asks, a.first_ms, a.last_ms).run());
     }
     // Bounded: shapes nobody asked for lately are forgotten first.

@@ -281,13 +281,17 @@ TEST_F(BestRequestTest, AFailedRequestSaysWhyAndAskingAgainQueuesANewJob) {
 TEST_F(BestRequestTest, UnmeasuredAsksSurviveARestart) {
   validate_grid();
   for (int i = 0; i < 2; ++i) ASSERT_EQ(best("m=2000,n=2000,k=2000").status, 200);
+  ASSERT_EQ(best("m=2500,n=2500,k=2500").status, 200);
   // A shape the family cannot run is answered but not counted.
   ASSERT_EQ(best("m=2000,n=2000").status, 200);
   ASSERT_EQ(proc->terminate(), 0);  // SIGTERM: the coordinator flushes what it counted
   start();
   EXPECT_EQ(asks_listed("k=2000,m=2000,n=2000"), 2);
+  EXPECT_EQ(asks_listed("k=2500,m=2500,n=2500"), 1);
   auto list = get("/api/v1/best/requests?gpu=" + k_h200);
-  EXPECT_EQ(list.body.at("unmeasured_asks").as_array().size(), 1u) << list.raw;
+  const auto& asked = list.body.at("unmeasured_asks").as_array();
+  ASSERT_EQ(asked.size(), 2u) << list.raw;
+  EXPECT_EQ(text(asked[0], "shape"), "k=2000,m=2000,n=2000") << "most asked first";
 }
 
 TEST_F(BestRequestTest, TheOpenApiDocumentDescribesTheRequestRoutes) {
