@@ -285,6 +285,14 @@ TEST_F(CliTest, BestRequestQueuesAMeasurementFollowsItAndLists) {
   ASSERT_EQ(post("/api/v1/jobs/" + cid + "/results", json::object{{"attempt", 1}, {"results", results}}, gpu).status, 200);
   ASSERT_EQ(post("/api/v1/jobs/" + cid + "/complete", json::object{{"attempt", 1}}, gpu).status, 200);
 
+  auto nearest = kport({"best", "--gpu", "NVIDIA H200", "--shape", "m=2048,n=2048,k=2048"});
+  ASSERT_EQ(nearest.rc, 0) << nearest.err;
+  EXPECT_NE(nearest.out.find("nearest measured shape: k=1024,m=1024,n=1024"), std::string::npos) << nearest.out;
+  EXPECT_NE(nearest.out.find("to measure it: kport best-request --gpu \"NVIDIA H200\" --op gemm --dtype bf16 --shape "
+                             "m=2048,n=2048,k=2048"), std::string::npos) << nearest.out;
+  auto exact = kport({"best", "--gpu", "NVIDIA H200", "--shape", "m=1024,n=1024,k=1024"});
+  EXPECT_EQ(exact.out.find("to measure it"), std::string::npos) << exact.out;
+
   // The measured grid shape needs no request.
   auto measured = kport({"best-request", "--gpu", "NVIDIA H200", "--shape", "m=1024,n=1024,k=1024"});
   ASSERT_EQ(measured.rc, 0) << measured.err;
