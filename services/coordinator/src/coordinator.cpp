@@ -288,6 +288,8 @@ Status Coordinator::start() {
   });
   metrics.add_gauge("kport_claims_waiting", "Runner claims parked in long-poll.",
                     [&m] { return static_cast<double>(m.broker->waiting()); });
+  metrics.add_gauge("kport_best_asks_dropped", "Unmeasured /api/v1/best questions not counted: too many distinct ones between flushes.",
+                    [&m] { return static_cast<double>(m.best_asks.dropped()); });
   KPORT_TRY(m.server->start());
   m.server->stop_signal()->on_stop([&m] { m.broker->stop(); });
   m.reaper = std::thread([&m] { m.reap(); });
