@@ -75,11 +75,11 @@ std::string target_for_arch(const std::vector<db::Target>& targets, const std::s
   return best;
 }
 
-// An answer as served: its body, and the question it counts as when it was not a
-// measurement at the exact shape asked (BestAsks).
+// An answer as served: its body, and the counter of the question when it was not a
+// measurement at the exact shape asked (BestAsks), so that a cache hit counts too.
 struct ServedAnswer {
   std::string body;
-  std::optional<db::BestKey> unmeasured;
+  std::shared_ptr<BestAsks::Counter> unmeasured;
 };
 
 // Serialized answers by request target, each tagged with the data generation it was
@@ -104,8 +104,8 @@ class AnswerCache {
   std::unordered_map<std::string, std::pair<std::uint64_t, ServedAnswer>> m_map;
 };
 
-void count_ask(Context& ctx, const std::optional<db::BestKey>& unmeasured) {
-  if (unmeasured && ctx.best_asks) ctx.best_asks->record(*unmeasured, now_unix_ms());
+void count_ask(const std::shared_ptr<BestAsks::Counter>& unmeasured) {
+  if (unmeasured) unmeasured->add(now_unix_ms());
 }
 
 // `unmeasured` is set when the answer is not a measurement at the exact shape asked, on
@@ -310,7 +310,7 @@ void add_result_routes(http::Router& router, Context& ctx) {
     std::uint64_t gen = cacheable ? ctx.answers_generation->load(std::memory_order_acquire) : 0;
     if (cacheable) {
       if (auto hit = cache->get(req.target, gen)) {
-        count_ask(ctx, hit->unmeasured);
+        count_ask(hit->unmeasured);
         Response res;
         res.body = std::move(hit->body);
         return reply(std::move(res));
@@ -326,9 +326,10 @@ void add_result_routes(http::Router& router, Context& ctx) {
         res = http::error_response(make_error(Errc::internal, "internal error; the coordinator logged it"));
         unmeasured.reset();
       }
-      if (res.status != 200) unmeasured.reset();
-      count_ask(ctx, unmeasured);
-      if (cacheable && res.status == 200) cache->put(req.target, gen, ServedAnswer{res.body, unmeasured});
+      std::shared_ptr<BestAsks::Counter> counter;
+      if (res.status == 200 && unmeasured && ctx.best_asks) counter = ctx.best_asks->counter(*unmeasured);
+      count_ask(counter);
+      if (cacheable && res.status == 200) cache->put(req.target, gen, ServedAnswer{res.body, counter});
       reply(std::move(res));
     });
   }, "/api/v1/best");

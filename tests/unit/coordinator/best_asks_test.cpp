@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <random>
 
@@ -53,17 +54,29 @@ TEST_F(BestAsksTest, CountsArePendingUntilFlushedThenStoredOnceAndSummed) {
   EXPECT_EQ((*stored)[1].asks, 1);
 }
 
-TEST_F(BestAsksTest, DistinctKeysBeyondTheBoundAreDroppedAndCounted) {
+TEST_F(BestAsksTest, DistinctKeysBeyondTheBoundAreDroppedUntilAFlushForgetsIdleOnes) {
   BestAsks asks;
-  for (std::size_t i = 0; i < BestAsks::k_max_pending; ++i) asks.record(key(static_cast<int>(i)), 1);
-  asks.record(key(0), 2);  // a key already pending still counts
+  for (std::size_t i = 0; i < BestAsks::k_max_keys; ++i) asks.record(key(static_cast<int>(i)), 1);
+  asks.record(key(0), 2);  // a key already counted still counts
   asks.record(key(-1), 2);
   EXPECT_EQ(asks.dropped(), 1);
   EXPECT_EQ(asks.pending(key(0)), 2);
   EXPECT_EQ(asks.pending(key(-1)), 0);
-  ASSERT_TRUE(asks.flush(*m_store).ok());
-  asks.record(key(-1), 3);  // room again after the flush
+  auto held = asks.counter(key(7));  // as a cached answer holds it
+  ASSERT_NE(held, nullptr);
+  ASSERT_TRUE(asks.flush(*m_store).ok());  // writes every count
+  ASSERT_TRUE(asks.flush(*m_store).ok());  // forgets the idle keys nobody holds
+  asks.record(key(-1), 3);
   EXPECT_EQ(asks.pending(key(-1)), 1);
+  held->add(4);  // a cache hit after the flushes still counts
+  EXPECT_EQ(asks.pending(key(7)), 1);
+  ASSERT_TRUE(asks.flush(*m_store).ok());
+  auto stored = m_store->list_best_asks("NVIDIA H200", 1000);
+  ASSERT_TRUE(stored.ok());
+  auto seven = std::find_if(stored->begin(), stored->end(), [](const db::BestAsk& a) { return a.key.shape == key(7).shape; });
+  ASSERT_NE(seven, stored->end());
+  EXPECT_EQ(seven->asks, 2);
+  EXPECT_EQ(seven->last_ms, 4);
 }
 
 }  // namespace
