@@ -115,6 +115,7 @@ TEST_F(BestRequestTest, ARequestedShapeIsQueuedClaimedMeasuredAndThenAnsweredAsM
   EXPECT_EQ(text(first.body, "shape"), k_asked_key);
   EXPECT_EQ(first.body.at("requests").as_int64(), 1);
   EXPECT_EQ(first.body.at("asked").as_int64(), 3);
+  EXPECT_EQ(text(first.body, "created").size(), std::string("2026-12-01T12:00:00.000Z").size()) << first.raw;
   const std::int64_t id = first.body.at("id").as_int64();
   const std::int64_t job_id = first.body.at("job").as_int64();
 

@@ -4,6 +4,7 @@
 #include "best_asks.h"
 #include "codec.h"
 #include "context.h"
+#include "kport/common/clock.h"
 #include "kport/http/uri.h"
 
 namespace kport::coordinator {
@@ -40,8 +41,8 @@ json::object request_json(Context& ctx, const db::BestRequest& r, const app::Mea
   out["commit"] = r.job.commit_sha;
   out["requests"] = r.requests;
   out["asked"] = r.asked + (ctx.best_asks ? ctx.best_asks->pending(r.key) : 0);
-  out["created_ms"] = r.created_ms;
-  out["updated_ms"] = r.updated_ms;
+  out["created"] = iso8601_utc(r.created_ms);
+  out["updated"] = iso8601_utc(r.updated_ms);
   if (s.answer.measured) out["measured"] = answer_json(s.answer);
   out["answer"] = answer_url(r.key);
   return out;
@@ -129,8 +130,8 @@ void add_best_request_routes(http::Router& router, Context& ctx) {
     for (const auto& a : asks) {
       json::object o = key_json(a.key);
       o["asks"] = a.asks;
-      o["first_ms"] = a.first_ms;
-      o["last_ms"] = a.last_ms;
+      o["first_asked"] = iso8601_utc(a.first_ms);
+      o["last_asked"] = iso8601_utc(a.last_ms);
       asked.push_back(std::move(o));
     }
     return http::json_ok(json::object{{"items", std::move(items)},
