@@ -105,6 +105,12 @@ int run_best(Context& ctx) {
     ctx.out << "out of the ranking:\n";
     for (const auto& x : list(b, "excluded")) ctx.out << "  " << str(x, "instance") << ": " << str(x, "reason") << "\n";
   }
+  // Not measured at this shape: the command that asks for a measurement.
+  if (const auto* m = b.as_object().if_contains("measure"); m && m->is_object() && m->as_object().contains("body")) {
+    const auto& ask = m->at("body");
+    ctx.out << "not measured at this shape; to measure it: kport best-request --gpu \"" << str(ask, "gpu") << "\" --op "
+            << str(ask, "op") << " --dtype " << str(ask, "dtype") << " --shape " << str(ask, "shape") << "\n";
+  }
   return str(b, "best").empty() ? k_exit_failed : k_exit_ok;
 }
 

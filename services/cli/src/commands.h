@@ -38,6 +38,7 @@ struct Command {
   X(build)                    \
   X(trigger)                  \
   X(best)                     \
+  X(best_request)             \
   X(bringup)                  \
   X(runners)                  \
   X(logs)                     \

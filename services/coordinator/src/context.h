@@ -17,6 +17,7 @@
 
 namespace kport::coordinator {
 
+class BestAsks;
 class ClaimBroker;
 
 // Who sent a request, after authentication.
@@ -38,6 +39,7 @@ struct Context {
   // targets, kernels); cached answers of an older generation are never served.
   std::atomic<std::uint64_t>* answers_generation = nullptr;
   RegistrationGate* registration = nullptr;  // the registration token and its rate limit
+  BestAsks* best_asks = nullptr;  // /api/v1/best questions answered without a measurement
 };
 
 inline void invalidate_answers(Context& ctx) {
@@ -76,6 +78,7 @@ void add_result_routes(http::Router& router, Context& ctx);
 void add_artifact_routes(http::Router& router, Context& ctx);
 void add_admin_routes(http::Router& router, Context& ctx);  // token rotation and revocation
 void add_dashboard_routes(http::Router& router, Context& ctx);  // one answer per dashboard page
+void add_best_request_routes(http::Router& router, Context& ctx);  // /api/v1/best/requests
 
 // The OpenAPI 3 document describing /api/v1 (openapi.cpp).
 const std::string& openapi_document();

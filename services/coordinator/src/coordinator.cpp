@@ -9,6 +9,7 @@
 #include <fstream>
 #include <thread>
 
+#include "best_asks.h"
 #include "claim_broker.h"
 #include "codec.h"
 #include "context.h"
@@ -96,6 +97,7 @@ class Coordinator::Impl {
   std::unique_ptr<RegistrationGate> registration;
   std::unique_ptr<boost::asio::thread_pool> workers;
   std::atomic<std::uint64_t> answers_generation{0};
+  BestAsks best_asks;
   Context ctx;
   std::shared_ptr<http::Router> router = std::make_shared<http::Router>();
   std::unique_ptr<http::Server> server;
@@ -112,6 +114,7 @@ class Coordinator::Impl {
   void build_routes();
   void reap();
   void refresh_queue_metrics();
+  void flush_best_asks();
 };
 
 void Coordinator::Impl::build_routes() {
@@ -161,6 +164,7 @@ void Coordinator::Impl::build_routes() {
   add_hook_routes(r, ctx);
   add_verdict_routes(r, ctx);
   add_admin_routes(r, ctx);
+  add_best_request_routes(r, ctx);
   if (!config.web_dir.empty()) add_static_routes(r, config.web_dir);
 }
 
@@ -174,11 +178,18 @@ void Coordinator::Impl::refresh_queue_metrics() {
   queue_metrics_at_ms = now_unix_ms();
 }
 
+// Writes the counts of /api/v1/best questions answered without a measurement.
+void Coordinator::Impl::flush_best_asks() {
+  if (auto st = best_asks.flush(*store); !st.ok())
+    log::warn("best-answer asks not recorded; kept for the next flush", {{"error", st.error().message}});
+}
+
 void Coordinator::Impl::reap() {
   std::unique_lock lock(mu);
   while (!cv.wait_for(lock, std::chrono::seconds(1), [this] { return stopping; })) {
     lock.unlock();
     refresh_queue_metrics();
+    flush_best_asks();
     auto expired = store->expire_leases(now_unix_ms());
     if (!expired.ok()) {
       log::warn("lease expiry failed", {{"error", expired.error().message}});
@@ -240,6 +251,7 @@ Result<std::unique_ptr<Coordinator>> Coordinator::create(Config config) {
   impl->workers = std::make_unique<boost::asio::thread_pool>(static_cast<std::size_t>(config.workers));
   impl->ctx = Context{config, impl->store.get(), &impl->events, impl->broker.get(), impl->workers.get(),
                       &impl->answers_generation, impl->registration.get()};
+  impl->ctx.best_asks = &impl->best_asks;
   impl->readiness = std::make_unique<Readiness>(*impl->store, *impl->workers, config.ready_timeout);
   impl->build_routes();
   return std::unique_ptr<Coordinator>(new Coordinator(std::move(impl)));
@@ -276,6 +288,8 @@ Status Coordinator::start() {
   });
   metrics.add_gauge("kport_claims_waiting", "Runner claims parked in long-poll.",
                     [&m] { return static_cast<double>(m.broker->waiting()); });
+  metrics.add_gauge("kport_best_asks_dropped", "Unmeasured /api/v1/best questions not counted: too many distinct ones between flushes.",
+                    [&m] { return static_cast<double>(m.best_asks.dropped()); });
   KPORT_TRY(m.server->start());
   m.server->stop_signal()->on_stop([&m] { m.broker->stop(); });
   m.reaper = std::thread([&m] { m.reap(); });
@@ -310,6 +324,7 @@ void Coordinator::stop() {
   if (m.reaper.joinable()) m.reaper.join();
   m.events.close_all();
   m.workers->join();
+  m.flush_best_asks();
   m.readiness.reset();
   if (auto st = m.store->checkpoint(); !st.ok()) log::warn("checkpoint failed", {{"error", st.error().message}});
   log::info("coordinator stopped");

@@ -72,6 +72,18 @@ constexpr Op k_ops[] = {
      "unregistered target, no instance of the family known; 422: no instance of the family (or none for the target) "
      "runs the dtype",
      "read", "gpu,op,dtype,shape,arch,target", 200},
+    {"post", "/api/v1/best/requests",
+     "Ask kport to measure a shape {gpu,op,dtype,shape}: one check job pinned to the GPU model, on the latest successful "
+     "build of a target its arch checks, timing every instance of the family on that case only (201, outcome queued). "
+     "An open request of the same GPU, op, dtype and canonical shape queues nothing and answers it (200, coalesced); "
+     "a shape already measured exactly answers 200 (already_measured, job null). 400: op, dtype or shape malformed "
+     "(the message names the field); 404: GPU model never seen; 422: no instance of the family runs the dtype; "
+     "409: nothing the GPU's arch checks was built", "admin", "", 201},
+    {"get", "/api/v1/best/requests",
+     "Measure requests, newest first: state queued|running|measured|failed, job, requests (times requested while open), "
+     "asked (times /api/v1/best answered it unmeasured); unmeasured_asks: the questions most often answered without a "
+     "measurement", "read", "gpu,limit,before", 200},
+    {"get", "/api/v1/best/requests/{id}", "One measure request with its state, job and answer URL", "read", "", 200},
     {"put", "/api/v1/artifacts/{sha256}", "Upload a blob at the address of its SHA-256 (verified)", "admin|runner", "name,kind", 201},
     {"get", "/api/v1/artifacts/{sha256}", "Download a blob (meta=1: its record)", "read", "meta", 200},
     {"get", "/api/v1/queue", "Queue depth by status and runners online", "read", "", 200},
@@ -172,7 +184,13 @@ json::object build() {
                                  {"properties", {{"instance", {{"type", "string"}}}, {"variant", {{"type", "string"}}},
                                                  {"reason", {{"type", "string"}}},
                                                  {"evidence", {{"$ref", "#/components/schemas/BestEvidence"}}}}}}}}},
-        {"query", {{"type", "object"}}}}}};
+        {"query", {{"type", "object"}}},
+        {"measure", {{"type", "object"},
+                     {"description", "present when the answer is not a measurement at the exact shape asked (on a GPU model "
+                                     "kport knows): how to have it measured"},
+                     {"properties", {{"requests", {{"type", "string"}, {"description", "POST /api/v1/best/requests"}}},
+                                     {"body", {{"type", "object"}, {"description", "the body to post: gpu, op, dtype, shape"}}},
+                                     {"list", {{"type", "string"}}}}}}}}}};
   json::object error_schema{
       {"type", "object"},
       {"required", {"error"}},

@@ -7,8 +7,13 @@
 #include <shared_mutex>
 #include <unordered_map>
 
+#include "best_asks.h"
+#include "best_evidence.h"
 #include "bringup_stages.h"
 #include "codec.h"
+#include "kport/common/clock.h"
+#include "kport/http/uri.h"
+#include "kport/porting/op_shape.h"
 #include "reproduce.h"
 #include "kport/common/log.h"
 #include "context.h"
@@ -43,29 +48,6 @@ std::string server_url(const Request& req) {
   return std::string(req.header("X-Forwarded-Proto") == "https" ? "https://" : "http://") + std::string(host);
 }
 
-porting::Measurement to_measurement(const db::BestCandidate& c) {
-  porting::Measurement m;
-  m.result_id = c.result_id;
-  m.instance = c.instance;
-  m.variant = c.variant;
-  m.target = c.target;
-  m.gpu_model = c.gpu_model;
-  m.arch = c.arch;
-  m.driver = c.driver;
-  m.commit = c.commit_sha;
-  m.commit_ms = c.commit_ms;
-  m.status = std::string(db::to_string(c.status));
-  if (auto s = porting::Shape::parse(c.shape); s.ok()) m.shape = *s;
-  m.median_us = c.median_us.value_or(0);
-  m.stddev_us = c.stddev_us.value_or(0);
-  m.samples = c.samples.value_or(0);
-  m.ratio = c.ratio;
-  m.unstable = c.unstable;
-  m.runs = c.results_count;
-  m.measured_at_ms = c.measured_ms;
-  return m;
-}
-
 // Feature lists as stored: ["wgmma","tma"], or a target's {"wgmma":true,...}.
 std::vector<std::string> feature_list(const std::string& text) {
   boost::system::error_code ec;
@@ -93,29 +75,42 @@ std::string target_for_arch(const std::vector<db::Target>& targets, const std::s
   return best;
 }
 
+// An answer as served: its body, and the counter of the question when it was not a
+// measurement at the exact shape asked (BestAsks), so that a cache hit counts too.
+struct ServedAnswer {
+  std::string body;
+  std::shared_ptr<BestAsks::Counter> unmeasured;
+};
+
 // Serialized answers by request target, each tagged with the data generation it was
 // computed at. Bounded: cleared when it holds too many distinct queries.
 class AnswerCache {
  public:
-  std::optional<std::string> get(const std::string& key, std::uint64_t gen) const {
+  std::optional<ServedAnswer> get(const std::string& key, std::uint64_t gen) const {
     std::shared_lock lock(m_mu);
     auto it = m_map.find(key);
     if (it == m_map.end() || it->second.first != gen) return std::nullopt;
     return it->second.second;
   }
-  void put(const std::string& key, std::uint64_t gen, const std::string& body) {
+  void put(const std::string& key, std::uint64_t gen, ServedAnswer answer) {
     std::unique_lock lock(m_mu);
     if (m_map.size() >= k_max_entries) m_map.clear();
-    m_map[key] = {gen, body};
+    m_map[key] = {gen, std::move(answer)};
   }
 
  private:
   static constexpr std::size_t k_max_entries = 4096;
   mutable std::shared_mutex m_mu;
-  std::unordered_map<std::string, std::pair<std::uint64_t, std::string>> m_map;
+  std::unordered_map<std::string, std::pair<std::uint64_t, ServedAnswer>> m_map;
 };
 
-Response answer_best(const Request& req, Context& ctx) {
+void count_ask(const std::shared_ptr<BestAsks::Counter>& unmeasured) {
+  if (unmeasured) unmeasured->add(now_unix_ms());
+}
+
+// `unmeasured` is set when the answer is not a measurement at the exact shape asked, on
+// a GPU model kport knows, for a shape the family can be measured at.
+Response answer_best(const Request& req, Context& ctx, std::optional<db::BestKey>& unmeasured) {
   KPORT_AUTH(require_reader(req, ctx));
   std::string gpu(req.query_or("gpu")), op(req.query_or("op")), dtype(req.query_or("dtype"));
   std::string shape_text(req.query_or("shape"));
@@ -135,6 +130,7 @@ Response answer_best(const Request& req, Context& ctx) {
   if (!on_gpu_rows.ok()) return http::error_response(on_gpu_rows.error());
   std::vector<porting::Measurement> on_gpu, elsewhere;
   for (const auto& c : *on_gpu_rows) on_gpu.push_back(to_measurement(c));
+  bool known_gpu = !on_gpu.empty();
   if (!on_gpu.empty() && q.arch.empty()) q.arch = on_gpu.front().arch;
   std::vector<porting::DriverSeen> drivers;
   auto add_drivers = [&](const std::string& model) -> Status {
@@ -150,11 +146,14 @@ Response answer_best(const Request& req, Context& ctx) {
   bool comparable = std::any_of(on_gpu.begin(), on_gpu.end(),
                                 [&](const porting::Measurement& m) { return std::isfinite(shape->distance(m.shape)); });
   if (!comparable) {
-    if (q.arch.empty()) {
+    if (q.arch.empty() || !known_gpu) {
       auto models = ctx.store->list_gpu_models();
       if (!models.ok()) return http::error_response(models.error());
       for (const auto& m : *models)
-        if (m.name == gpu) q.arch = m.arch;
+        if (m.name == gpu) {
+          known_gpu = true;
+          if (q.arch.empty()) q.arch = m.arch;
+        }
     }
     if (q.arch.empty() && q.target.empty())
       return http::error_response(make_error(Errc::not_found, "GPU model '" + gpu +
@@ -207,6 +206,18 @@ Response answer_best(const Request& req, Context& ctx) {
   json::object out = to_json(sel).as_object();
   out["query"] = json::object{{"gpu", gpu}, {"op", op}, {"dtype", dtype}, {"shape", shape->canonical()},
                               {"arch", q.arch}, {"target", q.target}};
+  // Not measured at this shape: say how to have it measured (a GPU model kport knows, a
+  // shape its family can run), and count the question.
+  const bool measured_exactly = sel.kind == porting::Selection::Kind::measured && sel.exact_shape;
+  if (!measured_exactly && known_gpu) {
+    if (auto runnable = porting::op_shape(op, shape_text); runnable.ok()) {
+      unmeasured = db::BestKey{gpu, op, dtype, runnable->shape.canonical()};
+      out["measure"] = json::object{
+          {"requests", "POST /api/v1/best/requests"},
+          {"body", json::object{{"gpu", gpu}, {"op", op}, {"dtype", dtype}, {"shape", runnable->text}}},
+          {"list", "GET /api/v1/best/requests?gpu=" + http::percent_encode(gpu)}};
+    }
+  }
   return http::json_ok(out);
 }
 
@@ -299,20 +310,26 @@ void add_result_routes(http::Router& router, Context& ctx) {
     std::uint64_t gen = cacheable ? ctx.answers_generation->load(std::memory_order_acquire) : 0;
     if (cacheable) {
       if (auto hit = cache->get(req.target, gen)) {
+        count_ask(hit->unmeasured);
         Response res;
-        res.body = std::move(*hit);
+        res.body = std::move(hit->body);
         return reply(std::move(res));
       }
     }
     boost::asio::post(*ctx.workers, [&ctx, cache, cacheable, gen, req = std::move(req), reply = std::move(reply)]() mutable {
       Response res;
+      std::optional<db::BestKey> unmeasured;
       try {
-        res = answer_best(req, ctx);
+        res = answer_best(req, ctx, unmeasured);
       } catch (const std::exception& e) {
         log::error("best-kernel answer failed", {{"error", e.what()}});
         res = http::error_response(make_error(Errc::internal, "internal error; the coordinator logged it"));
+        unmeasured.reset();
       }
-      if (cacheable && res.status == 200) cache->put(req.target, gen, res.body);
+      std::shared_ptr<BestAsks::Counter> counter;
+      if (res.status == 200 && unmeasured && ctx.best_asks) counter = ctx.best_asks->counter(*unmeasured);
+      count_ask(counter);
+      if (cacheable && res.status == 200) cache->put(req.target, gen, ServedAnswer{res.body, counter});
       reply(std::move(res));
     });
   }, "/api/v1/best");

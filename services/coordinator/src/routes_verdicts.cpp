@@ -65,6 +65,9 @@ void review_commit(Context& ctx, std::int64_t job_id) {
   // A revalidation measures an old commit on a new driver: compared with the previous
   // driver (GET /api/v1/revalidations), not a reason to re-measure the commit.
   if ((*job)->payload_json.find("\"revalidate\"") != std::string::npos) return;
+  // A measure request times a new shape on an already judged build: it answers
+  // /api/v1/best and is left out of the commit's verdict (Store::verdict_inputs).
+  if ((*job)->payload_json.find("\"best_request\"") != std::string::npos) return;
   auto inputs = ctx.store->verdict_inputs((*job)->commit_sha);
   if (!inputs.ok()) return;
   auto v = verdict_of(ctx, (*job)->commit_sha, *inputs);

@@ -269,5 +269,78 @@ TEST_F(CliTest, TheBinaryExitsNonZeroOnUnreachableServerAndUnknownCommand) {
     EXPECT_NE(out.find(std::string("  ") + c + " "), std::string::npos) << c << "\n" << out;
 }
 
+TEST_F(CliTest, BestRequestQueuesAMeasurementFollowsItAndLists) {
+  seed();
+  auto builder = register_runner("builder-1", "build");
+  auto gpu = register_runner("gpu-1", "gpu");
+  ASSERT_EQ(kport({"trigger", commit_sha(), "--json"}).rc, 0);
+  auto job = claim(builder);
+  ASSERT_TRUE(job.is_object());
+  auto id = std::to_string(job.at("id").as_int64());
+  ASSERT_EQ(post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}, {"status", "succeeded"}}, builder).status, 200);
+  auto check = claim(gpu);
+  ASSERT_TRUE(check.is_object());
+  auto cid = std::to_string(check.at("id").as_int64());
+  json::array results{gemm_result("wgmma_tma", 90.0), gemm_result("mma_sync", 150.0)};
+  ASSERT_EQ(post("/api/v1/jobs/" + cid + "/results", json::object{{"attempt", 1}, {"results", results}}, gpu).status, 200);
+  ASSERT_EQ(post("/api/v1/jobs/" + cid + "/complete", json::object{{"attempt", 1}}, gpu).status, 200);
+
+  auto nearest = kport({"best", "--gpu", "NVIDIA H200", "--shape", "m=2048,n=2048,k=2048"});
+  ASSERT_EQ(nearest.rc, 0) << nearest.err;
+  EXPECT_NE(nearest.out.find("nearest measured shape: k=1024,m=1024,n=1024"), std::string::npos) << nearest.out;
+  EXPECT_NE(nearest.out.find("to measure it: kport best-request --gpu \"NVIDIA H200\" --op gemm --dtype bf16 --shape "
+                             "m=2048,n=2048,k=2048"), std::string::npos) << nearest.out;
+  auto exact = kport({"best", "--gpu", "NVIDIA H200", "--shape", "m=1024,n=1024,k=1024"});
+  EXPECT_EQ(exact.out.find("to measure it"), std::string::npos) << exact.out;
+
+  // The measured grid shape needs no request.
+  auto measured = kport({"best-request", "--gpu", "NVIDIA H200", "--shape", "m=1024,n=1024,k=1024"});
+  ASSERT_EQ(measured.rc, 0) << measured.err;
+  EXPECT_NE(measured.out.find("already measured: best gemm.wgmma_tma.128x128"), std::string::npos) << measured.out;
+
+  auto queued = kport({"best-request", "--gpu", "NVIDIA H200", "--shape", "m=2048,n=2048,k=2048"});
+  ASSERT_EQ(queued.rc, 0) << queued.err;
+  EXPECT_NE(queued.out.find("queued; measure request 1: gemm bf16 k=2048,m=2048,n=2048 on NVIDIA H200: queued"),
+            std::string::npos) << queued.out;
+  auto again = kport({"best-request", "--gpu", "NVIDIA H200", "--shape", "k=2048,m=2048,n=2048", "--json"});
+  ASSERT_EQ(again.rc, 0) << again.err;
+  EXPECT_EQ(again.json().at("outcome").as_string(), "coalesced") << again.out;
+  EXPECT_EQ(again.json().at("requests").as_int64(), 2);
+
+  // The GPU runner measures the case; the request, followed by id, ends measured.
+  auto m = claim(gpu);
+  ASSERT_TRUE(m.is_object());
+  EXPECT_EQ(m.at("payload").at("cases").as_array()[0].at("shape").as_string(), "m=2048,n=2048,k=2048");
+  auto mid = std::to_string(m.at("id").as_int64());
+  auto at_2048 = [](json::object r) {
+    r["shape"] = "m=2048,n=2048,k=2048";
+    return r;
+  };
+  json::array measured_now{at_2048(gemm_result("wgmma_tma", 700.0)), at_2048(gemm_result("mma_sync", 650.0))};
+  ASSERT_EQ(post("/api/v1/jobs/" + mid + "/results", json::object{{"attempt", 1}, {"results", measured_now}}, gpu).status, 200);
+  ASSERT_EQ(post("/api/v1/jobs/" + mid + "/complete", json::object{{"attempt", 1}}, gpu).status, 200);
+  auto followed = kport({"best-request", "1", "--request-wait", "5"});
+  ASSERT_EQ(followed.rc, 0) << followed.err;
+  EXPECT_NE(followed.out.find(": measured (job " + mid), std::string::npos) << followed.out;
+  EXPECT_NE(followed.out.find("best: gemm.mma_sync.128x128"), std::string::npos) << followed.out;
+
+  auto listed = kport({"best-request", "--list", "--gpu", "NVIDIA H200"});
+  ASSERT_EQ(listed.rc, 0) << listed.err;
+  EXPECT_NE(listed.out.find("k=2048,m=2048,n=2048"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("measured"), std::string::npos) << listed.out;
+  auto lj = kport({"best-request", "--list", "--json"});
+  ASSERT_EQ(lj.rc, 0);
+  EXPECT_EQ(lj.json().at("items").as_array().size(), 1u) << lj.out;
+
+  // Bad input and refusals: exit 2 for what the server found wrong, 3 when refused.
+  EXPECT_EQ(kport({"best-request", "--gpu", "NVIDIA H200"}).rc, cli::k_exit_usage);
+  auto bad = kport({"best-request", "--gpu", "NVIDIA H200", "--shape", "m=1,n=1"});
+  EXPECT_EQ(bad.rc, cli::k_exit_usage);
+  EXPECT_NE(bad.err.find("'shape'"), std::string::npos) << bad.err;
+  EXPECT_EQ(kport({"best-request", "--gpu", "Mystery GPU", "--shape", "m=1,n=1,k=1"}).rc, cli::k_exit_usage);
+  EXPECT_EQ(kport({"best-request", "--gpu", "NVIDIA H200", "--shape", "m=8,n=8,k=8"}, false).rc, cli::k_exit_unavailable);
+  EXPECT_EQ(kport({"best-request", "42"}).rc, cli::k_exit_usage);
+}
+
 }  // namespace
 }  // namespace kport::testing

@@ -162,5 +162,54 @@ TEST(JobPlan, NoRemeasureWithoutASucceededBuildOfTheTarget) {
   EXPECT_FALSE(plan_remeasure(measured, RemeasureAsk{"sm_90a", "NVIDIA H200", "", {"x"}}, jobs, 3));
 }
 
+MeasureAsk measure_ask() {
+  return MeasureAsk{"NVIDIA H200", "9.0", "gemm", "bf16", "m=3000,n=3000,k=3000", "k=3000,m=3000,n=3000"};
+}
+
+TEST(JobPlan, AMeasureRequestIsOneCheckPinnedToTheGpuOnTheArchSpecificTargetsLatestBuild) {
+  auto sm90a_build = build_job(21, "sm_90a", db::JobStatus::succeeded, 9);
+  sm90a_build.commit_sha = std::string(40, 'c');
+  std::vector<TargetState> targets = {{target("sm_80", "8.0"), {"9.0"}, build_job(30, "sm_80")},
+                                      {target("sm_90", "9.0"), {}, build_job(25, "sm_90")},
+                                      {target("sm_90a", "9.0"), {}, sm90a_build},
+                                      {target("sm_100a", "10.0"), {}, build_job(40, "sm_100a")}};
+  auto np = plan_measure(measure_ask(), targets, 3);
+  ASSERT_TRUE(np);
+  EXPECT_EQ(np->reason, db::PipelineReason::manual);
+  EXPECT_EQ(np->commit_sha, sm90a_build.commit_sha);
+  EXPECT_NE(np->note.find("m=3000,n=3000,k=3000"), std::string::npos) << np->note;
+  ASSERT_EQ(np->jobs.size(), 1u) << "one job, whatever the number of targets the arch checks";
+  const auto& j = np->jobs[0];
+  EXPECT_EQ(j.kind, db::JobKind::check);
+  EXPECT_EQ(j.target, "sm_90a") << "the arch's own arch-specific target beats a newer sm_80 build it also checks";
+  EXPECT_EQ(j.depends_on, 21);
+  EXPECT_EQ(j.commit_sha, sm90a_build.commit_sha);
+  EXPECT_EQ(j.arch, "9.0");
+  EXPECT_EQ(j.gpu_model, "NVIDIA H200");
+  EXPECT_EQ(j.max_attempts, 3);
+  auto p = payload(j);
+  EXPECT_EQ(p.at("cases"), (json::array{json::object{{"family", "gemm"}, {"dtype", "bf16"}, {"shape", "m=3000,n=3000,k=3000"}}}));
+  EXPECT_FALSE(p.as_object().contains("instances")) << "every instance of the family is checked on the case";
+  EXPECT_EQ(p.at("bench"), json::value(true));
+  EXPECT_EQ(p.at("best_request").at("shape"), json::value("k=3000,m=3000,n=3000"));
+}
+
+TEST(JobPlan, AMeasureRequestFallsBackToATargetTheArchOnlyChecks) {
+  std::vector<TargetState> targets = {{target("sm_80", "8.0"), {"9.0"}, build_job(30, "sm_80")},
+                                      {target("sm_90a", "9.0"), {}, std::nullopt},
+                                      {target("sm_86", "8.6"), {}, build_job(31, "sm_86")}};
+  auto np = plan_measure(measure_ask(), targets, 3);
+  ASSERT_TRUE(np);
+  ASSERT_EQ(np->jobs.size(), 1u);
+  EXPECT_EQ(np->jobs[0].target, "sm_80");
+  EXPECT_EQ(np->jobs[0].depends_on, 30);
+}
+
+TEST(JobPlan, NoMeasureRequestWithoutABuildTheArchChecks) {
+  std::vector<TargetState> targets = {{target("sm_90a", "9.0"), {}, std::nullopt},
+                                      {target("sm_100a", "10.0"), {}, build_job(40, "sm_100a")}};
+  EXPECT_FALSE(plan_measure(measure_ask(), targets, 3));
+}
+
 }  // namespace
 }  // namespace kport::coordinator::app

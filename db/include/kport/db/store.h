@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "kport/common/result.h"
+#include "kport/db/best_requests.h"
 #include "kport/db/dashboard.h"
 #include "kport/db/hooks.h"
 #include "kport/db/queries.h"
@@ -310,6 +311,22 @@ class Store {
   // The latest result per (target, instance, dtype, shape) measured on a GPU model
   // with a driver.
   Result<std::vector<ResultRecord>> driver_results(std::string_view gpu_model, std::string_view driver);
+
+  // ---- measure requests (store_best_requests.cpp) ---------------------------------
+  // Opens a request to measure `key` with `pipeline` (exactly one check job), in one
+  // transaction: when a request of the key is still open (its job queued or running),
+  // nothing is created, that request counts one more ask and is answered (created
+  // false); otherwise the pipeline, its job and the request are created together.
+  // invalid_argument when the pipeline has not exactly one check job.
+  Result<BestRequestOpened> open_best_request(const BestKey& key, const NewPipeline& pipeline);
+  Result<std::optional<BestRequest>> get_best_request(std::int64_t id);
+  // Newest first.
+  Result<Page<BestRequest>> list_best_requests(const BestRequestFilter& filter);
+  // Adds counts of /api/v1/best answers without a measurement, one transaction for the
+  // batch; keeps the `keep` most recently asked keys and forgets the rest.
+  Status record_best_asks(const std::vector<BestAsk>& asks, std::int64_t keep = 100'000);
+  // Most asked first (then most recent); empty gpu_model: every GPU model.
+  Result<std::vector<BestAsk>> list_best_asks(std::string_view gpu_model, int limit = 100);
 
   class Impl;
 

@@ -2,6 +2,8 @@
 
 #include <boost/json.hpp>
 
+#include <tuple>
+
 #include "kport/porting/check_arches.h"
 
 namespace kport::coordinator::app {
@@ -94,6 +96,44 @@ std::optional<PlannedRemeasure> plan_remeasure(const db::Job& measured, const Re
   out.job.payload_json = json::serialize(json::object{{"remeasure", true}, {"instances", instances}});
   out.record = db::Remeasure{measured.commit_sha, ask.target, ask.gpu_model, 0, json::serialize(instances), 0};
   return out;
+}
+
+std::optional<db::NewPipeline> plan_measure(const MeasureAsk& ask, const std::vector<TargetState>& targets,
+                                            int max_attempts) {
+  // Rank: own arch before a target that only checks on it, "a" before the rest, newer build.
+  auto rank = [&](const TargetState& t) {
+    const bool own = t.target.arch == ask.arch;
+    const bool specific = !t.target.name.empty() && t.target.name.back() == 'a';
+    return std::make_tuple(own, own && specific, t.latest_build->id);
+  };
+  const TargetState* pick = nullptr;
+  for (const auto& t : targets) {
+    if (!t.latest_build || !porting::checks_target(ask.arch, t.target.arch, t.registered_arches)) continue;
+    if (!pick || rank(t) > rank(*pick)) pick = &t;
+  }
+  if (!pick) return std::nullopt;
+  const db::Job& b = *pick->latest_build;
+  json::object payload{
+      {"cases", json::array{json::object{{"family", ask.family}, {"dtype", ask.dtype}, {"shape", ask.shape_text}}}},
+      {"bench", true},
+      {"best_request",
+       json::object{{"gpu_model", ask.gpu_model}, {"op", ask.family}, {"dtype", ask.dtype}, {"shape", ask.shape_key}}}};
+  db::NewPipeline np;
+  np.reason = db::PipelineReason::manual;
+  np.commit_sha = b.commit_sha;
+  np.note = "measure " + ask.family + " " + ask.dtype + " " + ask.shape_text + " on " + ask.gpu_model +
+            " (requested through /api/v1/best/requests)";
+  db::JobSpec spec;
+  spec.kind = db::JobKind::check;
+  spec.commit_sha = b.commit_sha;
+  spec.target = pick->target.name;
+  spec.arch = ask.arch;
+  spec.gpu_model = ask.gpu_model;
+  spec.depends_on = b.id;
+  spec.max_attempts = max_attempts;
+  spec.payload_json = json::serialize(payload);
+  np.jobs.push_back(std::move(spec));
+  return np;
 }
 
 }  // namespace kport::coordinator::app

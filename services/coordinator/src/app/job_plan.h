@@ -13,6 +13,10 @@
 //   re-measure             no pipeline of its own: one check job pinned to the GPU
 //                          model, of the suspect instances only, on the build the first
 //                          measurement used, in that build's pipeline (plan_remeasure).
+//   measure request        a manual pipeline of one check job pinned to the GPU model, on
+//                          the latest successful build of a target the GPU's arch checks,
+//                          of every instance of the family on the one asked case only
+//                          (plan_measure).
 //
 // Pure functions over plain data: the caller reads the store and writes the result with
 // one store call. Thread-safe.
@@ -75,5 +79,25 @@ struct PlannedRemeasure {
 // nullopt when no build of that target succeeded for the commit.
 std::optional<PlannedRemeasure> plan_remeasure(const db::Job& measured, const RemeasureAsk& ask,
                                                const std::vector<db::Job>& commit_jobs, int max_attempts);
+
+// A request to measure one (GPU model, op family, dtype, shape), already validated.
+struct MeasureAsk {
+  std::string gpu_model, arch;  // the GPU model and its arch
+  std::string family, dtype;
+  std::string shape_text;  // in the family's own order (porting::OpShape::text)
+  std::string shape_key;   // canonical (porting::Shape::canonical)
+};
+
+// The pipeline of a measure request: one check job pinned to ask.gpu_model and arch,
+// depending on the latest successful build of the target it checks. Of the targets the
+// arch checks (porting::checks_target) with a build, one of the arch's own is preferred,
+// the arch-specific "a" target first (the build that uses all its features), then the
+// newest build. Payload:
+//   {"cases": [{"family", "dtype", "shape"}], "bench": true,
+//    "best_request": {"gpu_model", "op", "dtype", "shape"}}
+// (no "instances": every instance of the family is checked and timed on those cases
+// only). nullopt when nothing the arch checks was built.
+std::optional<db::NewPipeline> plan_measure(const MeasureAsk& ask, const std::vector<TargetState>& targets,
+                                            int max_attempts);
 
 }  // namespace kport::coordinator::app

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "best_evidence.h"
 #include "context.h"
 #include "push_event.h"
 #include "job_plan.h"
@@ -71,5 +72,40 @@ std::string previous_driver(const db::GpuModel& model, const std::string& driver
 // failures are logged, never returned: the completion that asked has already happened.
 std::size_t queue_remeasures(Context& ctx, const db::Job& measured, const std::vector<RemeasureAsk>& asks,
                              const std::vector<db::Job>& commit_jobs);
+
+// ---- measure requests (POST /api/v1/best/requests; best_requests.cpp) -----------------
+struct MeasureRequest {  // as the user sent it
+  std::string gpu_model, op, dtype, shape;
+};
+
+struct MeasureOpened {
+  enum class Outcome { queued, coalesced, already_measured };
+  Outcome outcome = Outcome::queued;
+  db::BestKey key;                         // shape canonical
+  std::string shape_text;                  // the family's order, as queued
+  std::optional<db::BestRequest> request;  // absent when already measured
+  ExactAnswer answer;                      // already_measured: what answers it
+};
+
+// Validates the request (invalid_argument naming op, dtype or shape; not_found for a
+// GPU model no runner registered and no result names; unprocessable when no instance of
+// the family runs the dtype; conflict when nothing the GPU's arch checks was built) and,
+// unless the shape already has a measured exact answer on that GPU model, queues its
+// check job (plan_measure) or counts one more ask of the open request of the same key.
+Result<MeasureOpened> request_measurement(Context& ctx, const MeasureRequest& request);
+
+// A measure request as users see it: queued or running (its job), measured (its job
+// succeeded and the exact shape has a measured answer), or failed (why in `reason`).
+struct MeasureState {
+  std::string state;
+  std::string reason;
+  ExactAnswer answer;
+};
+// The states of `requests`, reading each (GPU model, family, dtype) once.
+Result<std::vector<MeasureState>> measure_states(Context& ctx, const std::vector<db::BestRequest>& requests);
+
+// Every known target with its registered check arches and newest succeeded build
+// (revalidations.cpp).
+Result<std::vector<TargetState>> target_states(Context& ctx);
 
 }  // namespace kport::coordinator::app

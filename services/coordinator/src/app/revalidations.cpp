@@ -25,7 +25,8 @@ bool version_less(const std::string& a, const std::string& b) {
   return false;
 }
 
-// Every known target with its registered check arches and newest succeeded build.
+}  // namespace
+
 Result<std::vector<TargetState>> target_states(Context& ctx) {
   auto targets = ctx.store->list_targets();
   if (!targets.ok()) return std::move(targets).error();
@@ -48,8 +49,6 @@ Result<std::vector<TargetState>> target_states(Context& ctx) {
   }
   return out;
 }
-
-}  // namespace
 
 std::string previous_driver(const db::GpuModel& g, const std::string& driver) {
   std::string best;

@@ -1,0 +1,73 @@
+#include "kport/porting/op_shape.h"
+
+#include <algorithm>
+
+namespace kport::porting {
+namespace {
+
+constexpr std::int64_t k_max_dim = std::int64_t{1} << 30;  // the harness's bound
+
+struct FamilyDims {
+  std::string_view family;
+  std::vector<std::string_view> keys;  // in the harness's order
+};
+
+const std::vector<FamilyDims>& table() {
+  static const std::vector<FamilyDims> k_table = {
+      {"gemm", {"m", "n", "k"}},
+      {"attention", {"b", "h", "l", "d", "causal"}},
+      {"rmsnorm", {"rows", "cols"}},
+      {"softmax", {"rows", "cols"}},
+  };
+  return k_table;
+}
+
+std::string key_list(const FamilyDims& f) {
+  std::string out;
+  for (auto k : f.keys) {
+    if (!out.empty()) out += ",";
+    out += k;
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<std::string>& op_families() {
+  static const std::vector<std::string> k_names = [] {
+    std::vector<std::string> names;
+    for (const auto& f : table()) names.emplace_back(f.family);
+    return names;
+  }();
+  return k_names;
+}
+
+Result<OpShape> op_shape(std::string_view family, std::string_view text) {
+  auto f = std::find_if(table().begin(), table().end(), [&](const FamilyDims& d) { return d.family == family; });
+  if (f == table().end())
+    return make_error(Errc::invalid_argument, "op '" + std::string(family) + "' is not one of gemm, attention, rmsnorm, softmax");
+  auto parsed = Shape::parse(text);
+  if (!parsed.ok()) return std::move(parsed).error();
+  const std::string expected = " (" + std::string(family) + " shapes are " + key_list(*f) + ")";
+  for (const auto& [key, value] : parsed->dims()) {
+    if (std::find(f->keys.begin(), f->keys.end(), key) == f->keys.end())
+      return make_error(Errc::invalid_argument, "shape key '" + key + "' is not a dimension of " + std::string(family) + expected);
+    if (key == "causal" ? value > 1 : (value < 1 || value > k_max_dim))
+      return make_error(Errc::invalid_argument, "shape value " + std::to_string(value) + " of '" + key + "' is out of range (" +
+                                                    (key == "causal" ? std::string("0 or 1") : std::string("1 .. 2^30")) + ")");
+  }
+  OpShape out;
+  for (auto key : f->keys) {
+    std::int64_t v = parsed->get(key);
+    if (v < 0 && key == "causal") v = 0;
+    if (v < 0) return make_error(Errc::invalid_argument, "shape has no '" + std::string(key) + "'" + expected);
+    if (!out.text.empty()) out.text += ",";
+    out.text += std::string(key) + "=" + std::to_string(v);
+  }
+  auto full = Shape::parse(out.text);
+  if (!full.ok()) return std::move(full).error();
+  out.shape = std::move(*full);
+  return out;
+}
+
+}  // namespace kport::porting

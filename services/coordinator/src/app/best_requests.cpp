@@ -1,0 +1,156 @@
+// Measure requests: a user asks kport to measure a shape /api/v1/best answered without
+// a measurement of it, and the request follows its one check job to a measured answer.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "claim_broker.h"
+#include "codec.h"
+#include "kport/common/log.h"
+#include "kport/porting/op_shape.h"
+#include "pipelines.h"
+
+namespace kport::coordinator::app {
+namespace json = boost::json;
+
+namespace {
+
+bool dtype_token(std::string_view s) {
+  if (s.empty() || s.size() > 8) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; });
+}
+
+// The arch of a GPU model kport knows: one a runner registered, else one results name.
+Result<std::optional<std::string>> known_arch(Context& ctx, const std::string& gpu_model) {
+  auto models = ctx.store->list_gpu_models();
+  if (!models.ok()) return std::move(models).error();
+  for (const auto& m : *models)
+    if (m.name == gpu_model) return std::optional<std::string>(m.arch);
+  db::ResultFilter f;
+  f.gpu_model = gpu_model;
+  f.limit = 1;
+  auto any = ctx.store->list_results(f);
+  if (!any.ok()) return std::move(any).error();
+  if (any->items.empty() || any->items.front().arch.empty()) return std::optional<std::string>{};
+  return std::optional<std::string>(any->items.front().arch);
+}
+
+// Whether some instance of the family runs the dtype: its publisher listed it, or it
+// passed on it somewhere (as provisional answers decide).
+Status family_runs(Context& ctx, const std::string& family, const std::string& dtype) {
+  auto ran = ctx.store->best_candidates("", family, dtype);
+  if (!ran.ok()) return std::move(ran).error();
+  for (const auto& c : *ran)
+    if (c.status == db::ResultStatus::passed) return {};
+  auto instances = ctx.store->list_kernel_instances(family);
+  if (!instances.ok()) return std::move(instances).error();
+  std::set<std::string> listed;
+  for (const auto& i : *instances)
+    if (i.dtypes)
+      for (const auto& d : *i.dtypes) {
+        if (d == dtype) return {};
+        listed.insert(d);
+      }
+  if (instances->empty() && ran->empty())
+    return make_error(Errc::unprocessable, "no instance of " + family +
+                                               " is known yet, so there is nothing to measure (a build publishes them)");
+  std::string names;
+  for (const auto& d : listed) names += (names.empty() ? "" : ", ") + d;
+  return make_error(Errc::unprocessable, "field 'dtype': no instance of " + family + " runs " + dtype +
+                                             (names.empty() ? std::string() : "; they run " + names));
+}
+
+}  // namespace
+
+Result<MeasureOpened> request_measurement(Context& ctx, const MeasureRequest& rq) {
+  auto shape = porting::op_shape(rq.op, rq.shape);
+  if (!shape.ok()) {
+    const bool op_wrong = std::find(porting::op_families().begin(), porting::op_families().end(), rq.op) ==
+                          porting::op_families().end();
+    return make_error(shape.error().code, std::string(op_wrong ? "field 'op': " : "field 'shape': ") + shape.error().message);
+  }
+  if (!dtype_token(rq.dtype))
+    return make_error(Errc::invalid_argument, "field 'dtype': '" + rq.dtype + "' is not a dtype such as bf16, fp16 or fp32");
+  auto arch = known_arch(ctx, rq.gpu_model);
+  if (!arch.ok()) return std::move(arch).error();
+  if (!*arch)
+    return make_error(Errc::not_found, "field 'gpu': GPU model '" + rq.gpu_model +
+                                           "' has never been seen by kport (no runner registered it and no result names it);"
+                                           " GET /api/v1/gpus lists the known ones");
+  KPORT_TRY(family_runs(ctx, rq.op, rq.dtype));
+
+  MeasureOpened out;
+  out.key = db::BestKey{rq.gpu_model, rq.op, rq.dtype, shape->shape.canonical()};
+  out.shape_text = shape->text;
+  auto answer = exact_answer(*ctx.store, out.key);
+  if (!answer.ok()) return std::move(answer).error();
+  if (answer->measured) {
+    out.outcome = MeasureOpened::Outcome::already_measured;
+    out.answer = std::move(*answer);
+    return out;
+  }
+  auto targets = target_states(ctx);
+  if (!targets.ok()) return std::move(targets).error();
+  const MeasureAsk ask{rq.gpu_model, **arch, rq.op, rq.dtype, shape->text, out.key.shape};
+  auto np = plan_measure(ask, *targets, ctx.config.max_attempts);
+  if (!np)
+    return make_error(Errc::conflict, "nothing that arch " + **arch + " (" + rq.gpu_model +
+                                          ") checks has a successful build yet, so there is no harness to measure with;"
+                                          " push a commit or POST /api/v1/pipelines first");
+  auto opened = ctx.store->open_best_request(out.key, *np);
+  if (!opened.ok()) return std::move(opened).error();
+  out.outcome = opened->created ? MeasureOpened::Outcome::queued : MeasureOpened::Outcome::coalesced;
+  out.request = std::move(opened->request);
+  if (opened->created) {
+    ctx.broker->notify();
+    auto p = ctx.store->get_pipeline(out.request->job.pipeline_id);
+    if (p.ok() && *p) ctx.events->publish("pipelines", "pipeline", json::serialize(to_json(**p)));
+  }
+  log::info(opened->created ? "measure request queued" : "measure request asked again",
+            {{"request", out.request->id}, {"job", out.request->job_id}, {"gpu", rq.gpu_model}, {"op", rq.op},
+             {"dtype", rq.dtype}, {"shape", out.key.shape}, {"requests", out.request->requests}});
+  return out;
+}
+
+Result<std::vector<MeasureState>> measure_states(Context& ctx, const std::vector<db::BestRequest>& requests) {
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<porting::Measurement>> rows;
+  std::vector<MeasureState> out;
+  out.reserve(requests.size());
+  for (const auto& r : requests) {
+    MeasureState s;
+    switch (r.job.status) {
+      case db::JobStatus::queued:
+      case db::JobStatus::awaiting_runner: s.state = "queued"; break;
+      case db::JobStatus::running: s.state = "running"; break;
+      case db::JobStatus::failed:
+        s.state = "failed";
+        s.reason = "its check job failed: " + r.job.failure_reason.value_or("no reason given");
+        break;
+      case db::JobStatus::cancelled:
+        s.state = "failed";
+        s.reason = "its check job was cancelled";
+        break;
+      case db::JobStatus::succeeded: {
+        const auto key = std::make_tuple(r.key.gpu_model, r.key.family, r.key.dtype);
+        auto it = rows.find(key);
+        if (it == rows.end()) {
+          auto m = gpu_measurements(*ctx.store, r.key.gpu_model, r.key.family, r.key.dtype);
+          if (!m.ok()) return std::move(m).error();
+          it = rows.emplace(key, std::move(*m)).first;
+        }
+        auto shape = porting::Shape::parse(r.key.shape);
+        if (shape.ok()) s.answer = exact_answer(it->second, r.key.gpu_model, r.key.dtype, *shape);
+        s.state = s.answer.measured ? "measured" : "failed";
+        if (!s.answer.measured)
+          s.reason = "its check job finished, but no instance passed and was timed at exactly this shape on " +
+                     r.key.gpu_model + " (its log: GET /api/v1/jobs/" + std::to_string(r.job_id) + "/log)";
+        break;
+      }
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace kport::coordinator::app

@@ -1,0 +1,99 @@
+#include "best_asks.h"
+
+#include <algorithm>
+
+namespace kport::coordinator {
+
+std::string BestAsks::key_text(const db::BestKey& k) {
+  // NUL cannot appear in any of the four (the request readers refuse it).
+  std::string s;
+  s.reserve(k.gpu_model.size() + k.family.size() + k.dtype.size() + k.shape.size() + 3);
+  s.append(k.gpu_model).push_back('\0');
+  s.append(k.family).push_back('\0');
+  s.append(k.dtype).push_back('\0');
+  s.append(k.shape);
+  return s;
+}
+
+std::shared_ptr<BestAsks::Counter> BestAsks::counter(const db::BestKey& key) {
+  std::string k = key_text(key);
+  std::lock_guard lock(m_mu);
+  auto it = m_counters.find(k);
+  if (it != m_counters.end()) return it->second;
+  if (m_counters.size() >= k_max_keys) {
+    m_dropped.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  auto c = std::make_shared<Counter>(key);
+  m_counters.emplace(std::move(k), c);
+  return c;
+}
+
+void BestAsks::record(const db::BestKey& key, std::int64_t now_ms) {
+  if (auto c = counter(key)) c->add(now_ms);
+}
+
+std::int64_t BestAsks::pending(const db::BestKey& key) const {
+  const std::string k = key_text(key);
+  std::lock_guard lock(m_mu);
+  std::int64_t n = 0;
+  if (auto it = m_counters.find(k); it != m_counters.end()) n += it->second->m_asks.load(std::memory_order_relaxed);
+  if (auto it = m_in_flight.find(k); it != m_in_flight.end()) n += it->second.asks;
+  return n;
+}
+
+std::vector<db::BestAsk> BestAsks::pending_for(const std::string& gpu_model) const {
+  std::vector<db::BestAsk> out;
+  std::lock_guard lock(m_mu);
+  for (const auto& [k, c] : m_counters) {
+    const std::int64_t n = c->m_asks.load(std::memory_order_relaxed);
+    if (n > 0 && (gpu_model.empty() || c->m_key.gpu_model == gpu_model))
+      out.push_back(db::BestAsk{c->m_key, n, c->m_first_ms.load(std::memory_order_relaxed),
+                                c->m_last_ms.load(std::memory_order_relaxed)});
+  }
+  for (const auto& [k, a] : m_in_flight)
+    if (gpu_model.empty() || a.key.gpu_model == gpu_model) out.push_back(a);
+  return out;
+}
+
+Status BestAsks::flush(db::Store& store) {
+  std::vector<db::BestAsk> asks;
+  {
+    std::lock_guard lock(m_mu);
+    for (auto it = m_counters.begin(); it != m_counters.end();) {
+      Counter& c = *it->second;
+      const std::int64_t first = c.m_first_ms.load(std::memory_order_relaxed);
+      const std::int64_t last = c.m_last_ms.load(std::memory_order_relaxed);
+      const std::int64_t n = c.m_asks.exchange(0, std::memory_order_relaxed);
+      if (n > 0) {
+        // Still counted by pending() while the write is under way.
+        db::BestAsk a{c.m_key, n, first, last};
+        m_in_flight.emplace(it->first, a);
+        asks.push_back(std::move(a));
+        ++it;
+      } else if (it->second.use_count() == 1) {
+        it = m_counters.erase(it);  // idle and no cached answer holds it: room for another key
+      } else {
+        ++it;
+      }
+    }
+  }
+  if (asks.empty()) return {};
+  auto st = store.record_best_asks(asks);
+  std::lock_guard lock(m_mu);
+  std::unordered_map<std::string, db::BestAsk> batch;
+  batch.swap(m_in_flight);
+  if (st.ok()) return st;
+  // Keep the counts for the next flush, on top of what arrived meanwhile.
+  for (auto& [k, a] : batch) {
+    auto it = m_counters.find(k);
+    if (it == m_counters.end()) it = m_counters.emplace(k, std::make_shared<Counter>(a.key)).first;
+    Counter& c = *it->second;
+    if (c.m_asks.fetch_add(a.asks, std::memory_order_relaxed) == 0 || a.first_ms < c.m_first_ms.load(std::memory_order_relaxed))
+      c.m_first_ms.store(a.first_ms, std::memory_order_relaxed);
+    if (c.m_last_ms.load(std::memory_order_relaxed) < a.last_ms) c.m_last_ms.store(a.last_ms, std::memory_order_relaxed);
+  }
+  return st;
+}
+
+}  // namespace kport::coordinator

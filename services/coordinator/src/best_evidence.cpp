@@ -1,0 +1,62 @@
+#include "best_evidence.h"
+
+namespace kport::coordinator {
+
+porting::Measurement to_measurement(const db::BestCandidate& c) {
+  porting::Measurement m;
+  m.result_id = c.result_id;
+  m.instance = c.instance;
+  m.variant = c.variant;
+  m.target = c.target;
+  m.gpu_model = c.gpu_model;
+  m.arch = c.arch;
+  m.driver = c.driver;
+  m.commit = c.commit_sha;
+  m.commit_ms = c.commit_ms;
+  m.status = std::string(db::to_string(c.status));
+  if (auto s = porting::Shape::parse(c.shape); s.ok()) m.shape = *s;
+  m.median_us = c.median_us.value_or(0);
+  m.stddev_us = c.stddev_us.value_or(0);
+  m.samples = c.samples.value_or(0);
+  m.ratio = c.ratio;
+  m.unstable = c.unstable;
+  m.runs = c.results_count;
+  m.measured_at_ms = c.measured_ms;
+  return m;
+}
+
+Result<std::vector<porting::Measurement>> gpu_measurements(db::Store& store, const std::string& gpu_model,
+                                                           const std::string& family, const std::string& dtype) {
+  auto rows = store.best_candidates(gpu_model, family, dtype);
+  if (!rows.ok()) return std::move(rows).error();
+  std::vector<porting::Measurement> out;
+  out.reserve(rows->size());
+  for (const auto& c : *rows) out.push_back(to_measurement(c));
+  return out;
+}
+
+ExactAnswer exact_answer(const std::vector<porting::Measurement>& on_gpu, const std::string& gpu_model,
+                         const std::string& dtype, const porting::Shape& shape) {
+  // Without comparable rows select_best answers provisional or unranked, never measured,
+  // so the provisional inputs /api/v1/best gathers cannot change this answer.
+  porting::SelectionQuery q{gpu_model, on_gpu.empty() ? std::string() : on_gpu.front().arch, "", shape, dtype};
+  porting::SelectionInputs in;
+  in.on_gpu = on_gpu;
+  const auto sel = porting::select_best(q, in);
+  ExactAnswer out;
+  out.measured = sel.kind == porting::Selection::Kind::measured && sel.exact_shape;
+  if (!out.measured) return out;
+  if (const auto* b = sel.best()) out.best = b->instance;
+  out.result_ids = sel.evidence.result_ids;
+  return out;
+}
+
+Result<ExactAnswer> exact_answer(db::Store& store, const db::BestKey& key) {
+  auto shape = porting::Shape::parse(key.shape);
+  if (!shape.ok()) return std::move(shape).error();
+  auto on_gpu = gpu_measurements(store, key.gpu_model, key.family, key.dtype);
+  if (!on_gpu.ok()) return std::move(on_gpu).error();
+  return exact_answer(*on_gpu, key.gpu_model, key.dtype, *shape);
+}
+
+}  // namespace kport::coordinator

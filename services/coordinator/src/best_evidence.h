@@ -1,0 +1,39 @@
+// The store's best-kernel rows as porting::select_best reads them, and the one
+// question measure requests ask of that rule: is (GPU model, op, dtype, shape) answered
+// by a measurement at that exact shape? /api/v1/best, measure requests and their states
+// read the same rows through here.
+//
+// Thread-safe as the store is.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kport/common/result.h"
+#include "kport/db/store.h"
+#include "kport/porting/selection.h"
+
+namespace kport::coordinator {
+
+porting::Measurement to_measurement(const db::BestCandidate& c);
+
+// What select_best answers from a GPU model's own current figures at one shape.
+struct ExactAnswer {
+  bool measured = false;  // kind measured and the matched shape is the query's
+  std::string best;       // the recommended instance when measured
+  std::vector<std::int64_t> result_ids;
+};
+
+// select_best over `on_gpu` (the GPU model's rows of one family and dtype).
+ExactAnswer exact_answer(const std::vector<porting::Measurement>& on_gpu, const std::string& gpu_model,
+                         const std::string& dtype, const porting::Shape& shape);
+
+// Reads the GPU model's rows of the family and dtype and answers as above.
+Result<ExactAnswer> exact_answer(db::Store& store, const db::BestKey& key);
+
+// The GPU model's rows of a family and dtype, as Measurements.
+Result<std::vector<porting::Measurement>> gpu_measurements(db::Store& store, const std::string& gpu_model,
+                                                           const std::string& family, const std::string& dtype);
+
+}  // namespace kport::coordinator
