@@ -406,6 +406,50 @@ TEST_F(GpuRunnerTest, ThePrintedReproduceCommandReplaysTheRunnersInputsAndFlags)
   }
 }
 
+// A shape a user asked kport to measure (POST /api/v1/best/requests): the runner checks and
+// times exactly that case on every instance of the family, and /best then answers it as
+// measured at that very shape.
+TEST_F(GpuRunnerTest, AMeasureRequestIsCheckedAndTimedAtExactlyTheAskedShape) {
+  ::setenv("KPORT_STAND_IN_ONLY", "gemm.good.steady", 1);
+  fs::path calls = dir.path() / "calls";
+  std::string sha = commit_sha(14);
+  std::int64_t check = build_with_stand_in(sha);
+  ASSERT_GT(check, 0);
+  start_gpu_runner("asked");
+  ASSERT_EQ(wait_job(check, std::chrono::seconds(120)).at("status").as_string(), "succeeded") << runner_output();
+  const std::string asked = "m=384,n=384,k=384";
+  auto before = get("/api/v1/best?gpu=NVIDIA%20H200&op=gemm&dtype=bf16&shape=" + asked);
+  ASSERT_EQ(before.status, 200) << before.raw;
+  EXPECT_FALSE(before.body.at("exact_shape").as_bool()) << before.raw;
+  ::setenv("KPORT_STAND_IN_CALLS", calls.c_str(), 1);
+  auto req = post("/api/v1/best/requests",
+                  json::object{{"gpu", "NVIDIA H200"}, {"op", "gemm"}, {"dtype", "bf16"}, {"shape", asked}}, k_admin);
+  ASSERT_EQ(req.status, 201) << req.raw;
+  const std::int64_t job_id = req.body.at("job").as_int64();
+  ASSERT_EQ(wait_job(job_id, std::chrono::seconds(120)).at("status").as_string(), "succeeded") << runner_output();
+  ::unsetenv("KPORT_STAND_IN_CALLS");
+  // Only the asked case ran: one check and one bench process per round, each of that shape alone.
+  for (const auto& c : calls_in(slurp(calls))) {
+    if (c.args.empty() || (c.args[0] != "check" && c.args[0] != "bench")) continue;
+    auto shape = std::find(c.args.begin(), c.args.end(), "--shape");
+    ASSERT_NE(shape, c.args.end()) << "a lone case runs in the single-case form";
+    EXPECT_EQ(*(shape + 1), asked);
+  }
+  int at_shape = 0;
+  for (const auto& [key, r] : results_of(sha))
+    if (r.at("shape").as_string() == asked) {
+      ++at_shape;
+      EXPECT_EQ(r.at("status").as_string(), "passed") << json::serialize(r);
+      EXPECT_GT(r.at("timing").at("median_us").to_number<double>(), 0.0);
+    }
+  EXPECT_EQ(at_shape, 1);
+  auto after = get("/api/v1/best?gpu=NVIDIA%20H200&op=gemm&dtype=bf16&shape=" + asked);
+  ASSERT_EQ(after.status, 200) << after.raw;
+  EXPECT_TRUE(after.body.at("exact_shape").as_bool()) << after.raw;
+  auto state = get("/api/v1/best/requests/" + std::to_string(req.body.at("id").as_int64()));
+  EXPECT_EQ(state.body.at("state").as_string(), "measured") << state.raw;
+}
+
 // Processes of this machine whose command line contains `needle` (read from /proc).
 int processes_with(const std::string& needle) {
   int n = 0;
