@@ -8,10 +8,6 @@
 namespace kport::porting {
 namespace {
 
-// Dimensions that change which code runs, not only how much work there is: a
-// measurement at another value says nothing about this one.
-bool must_match_exactly(std::string_view key) { return key == "d" || key == "causal"; }
-
 bool valid_key(std::string_view key) {
   if (key.empty() || key.size() > 16) return false;
   return std::all_of(key.begin(), key.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; });
@@ -71,13 +67,24 @@ double Shape::distance(const Shape& other) const {
     const auto& [ka, va] = m_dims[i];
     const auto& [kb, vb] = other.m_dims[i];
     if (ka != kb) return k_inf;
-    if (va == vb) continue;
-    if (must_match_exactly(ka)) return k_inf;
-    // A zero-sized dimension only matches itself.
-    if (va == 0 || vb == 0) return k_inf;
-    total += std::abs(std::log(static_cast<double>(va) / static_cast<double>(vb)));
+    double term = dim_distance(ka, va, vb);
+    if (term == k_inf) return k_inf;
+    total += term;
   }
   return total;
+}
+
+// Dimensions that change which code runs, not only how much work there is: a
+// measurement at another value says nothing about this one.
+bool Shape::must_match_exactly(std::string_view key) { return key == "d" || key == "causal"; }
+
+double Shape::dim_distance(std::string_view key, std::int64_t a, std::int64_t b) {
+  constexpr double k_inf = std::numeric_limits<double>::infinity();
+  if (a == b) return 0;
+  if (must_match_exactly(key)) return k_inf;
+  // A zero-sized dimension only matches itself.
+  if (a == 0 || b == 0) return k_inf;
+  return std::abs(std::log(static_cast<double>(a) / static_cast<double>(b)));
 }
 
 }  // namespace kport::porting

@@ -33,6 +33,15 @@ class Shape {
   // are incomparable: the distance is infinity.
   double distance(const Shape& other) const;
 
+  // One dimension's term of distance(): 0 when a == b; |ln(a/b)| otherwise, or infinity
+  // when `key` must match exactly or either value is 0. distance() is the sum of these
+  // over the (sorted) keys, in key order, so a caller that keeps its own dimensions
+  // (kport-dispatch's lookup tables) sums the very same terms.
+  static double dim_distance(std::string_view key, std::int64_t a, std::int64_t b);
+  // Whether a dimension changes which code runs (head dim `d`, `causal`): measurements at
+  // another value of it never stand in.
+  static bool must_match_exactly(std::string_view key);
+
   friend bool operator==(const Shape& a, const Shape& b) { return a.m_dims == b.m_dims; }
 
  private:
