@@ -1,5 +1,5 @@
-// The snapshot's checksum: FNV-1a 64 over the document's bytes with the 16 hex digits
-// of its "checksum" value read as zeros. It catches truncation and edits (a figure
+// The snapshot's checksum: FNV-1a 64 over the document's bytes (trailing whitespace
+// aside) with the 16 hex digits of its "checksum" value read as zeros. It catches truncation and edits (a figure
 // changed by hand, a file mangled in transit); it is not a signature.
 #pragma once
 

@@ -245,13 +245,15 @@ Expected<std::unique_ptr<Snapshot::Impl>> read(std::string_view text, const Load
   if (!version->is_int64() || version->as_int64() != k_schema_version)
     return fail(ErrorCode::schema_version, "schema_version is " + json::serialize(*version) + "; this kport-dispatch reads " +
                                                std::to_string(k_schema_version) + " (fetch a snapshot from a matching coordinator, or upgrade kport-dispatch)");
-  auto digits = detail::find_checksum_digits(text);
+  // Whitespace after the document (an editor's final newline) is not part of what was served.
+  std::string_view served = text.substr(0, text.find_last_not_of(" \t\r\n") + 1);
+  auto digits = detail::find_checksum_digits(served);
   if (!digits) return fail(ErrorCode::missing_field, "checksum is missing; a snapshot as served carries \"checksum\":\"fnv1a64:...\"");
   if (*digits == std::string_view::npos)
     return fail(ErrorCode::checksum, "checksum is not one \"fnv1a64:<16 hex digits>\" value");
-  auto want = detail::hex16(detail::fnv1a64_masked(text, *digits));
-  if (text.substr(*digits, 16) != want)
-    return fail(ErrorCode::checksum, "checksum mismatch: the snapshot says fnv1a64:" + std::string(text.substr(*digits, 16)) +
+  auto want = detail::hex16(detail::fnv1a64_masked(served, *digits));
+  if (served.substr(*digits, 16) != want)
+    return fail(ErrorCode::checksum, "checksum mismatch: the snapshot says fnv1a64:" + std::string(served.substr(*digits, 16)) +
                                          " but its bytes hash to fnv1a64:" + want +
                                          "; it was truncated or edited after it was served; fetch it again");
 
