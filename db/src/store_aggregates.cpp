@@ -124,6 +124,21 @@ Result<std::vector<BestCandidate>> Store::best_candidates(std::string_view gpu_m
   });
 }
 
+Result<std::vector<BestCandidate>> Store::gpu_best_candidates(std::string_view gpu_model) {
+  return m_impl->read<std::vector<BestCandidate>>([&](Connection& c) -> Result<std::vector<BestCandidate>> {
+    // A range of the best_candidates primary key (gpu_model, family, dtype, ...).
+    auto s = c.prepare(
+        "SELECT b.gpu_model, b.arch, b.family, b.dtype, b.shape, s.dims_json, b.instance, b.variant, b.target,"
+        " b.commit_sha, b.commit_ms, b.status, b.driver, b.median_us, b.stddev_us, b.samples, b.tflops, b.gbps,"
+        " b.ratio, b.baseline_median_us, b.unstable, b.result_id, b.passed_count, b.results_count, b.measured_ms"
+        " FROM best_candidates b JOIN shapes s ON s.shape = b.shape WHERE b.gpu_model = ?1"
+        " ORDER BY b.family, b.dtype, b.shape, b.instance");
+    if (!s) return std::move(s).error();
+    s->bind(1, gpu_model);
+    return detail::collect<BestCandidate>(*s, read_candidate);
+  });
+}
+
 Result<std::vector<DriverCount>> Store::result_drivers(std::string_view gpu_model, std::string_view family,
                                                        std::string_view dtype) {
   return m_impl->read<std::vector<DriverCount>>([&](Connection& c) -> Result<std::vector<DriverCount>> {

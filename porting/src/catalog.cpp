@@ -13,10 +13,6 @@
 namespace kport::porting {
 namespace json = boost::json;
 
-bool TargetEntry::has(std::string_view feature) const {
-  return std::binary_search(features.begin(), features.end(), feature);
-}
-
 std::optional<TargetName> parse_target_name(std::string_view name) {
   if (name.size() < 5 || name.substr(0, 3) != "sm_") return std::nullopt;
   std::string_view rest = name.substr(3);

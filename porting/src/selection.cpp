@@ -35,13 +35,17 @@ struct ShapeMatch {
 
 ShapeMatch nearest_shape(const Shape& want, const std::vector<Measurement>& rows) {
   ShapeMatch best;
+  std::string best_canonical;
   for (const auto& m : rows) {
     double d = want.distance(m.shape);
-    if (!std::isfinite(d)) continue;
-    // On equal distance prefer the larger problem: it is the one the GPU is full on.
-    bool better = d < best.distance ||
-                  (d == best.distance && best.shape && m.shape.canonical() > best.shape->canonical());
-    if (better) { best.distance = d; best.shape = m.shape; }
+    // A farther shape is never preferred; skipping it spares its canonical text.
+    if (!std::isfinite(d) || d > best.distance) continue;
+    std::string canonical = m.shape.canonical();
+    if (prefer_shape(d, canonical, best.distance, best_canonical)) {
+      best.distance = d;
+      best.shape = m.shape;
+      best_canonical = std::move(canonical);
+    }
   }
   return best;
 }
@@ -282,6 +286,11 @@ const char* kind_name(Selection::Kind k) {
 const Ranked* Selection::best() const {
   if (kind == Kind::unranked || ranking.empty() || !ranking.front().ranked) return nullptr;
   return &ranking.front();
+}
+
+bool prefer_shape(double d, std::string_view canonical, double best_d, std::string_view best_canonical) {
+  if (!std::isfinite(d)) return false;
+  return d < best_d || (d == best_d && canonical > best_canonical);
 }
 
 bool is_tie(const Measurement& best, const Measurement& other) {

@@ -9,38 +9,6 @@
 namespace kport::porting {
 namespace {
 
-// Dimensions that change which code runs, not only how much work there is: a
-// measurement at another value says nothing about this one.
-bool must_match_exactly(std::string_view key) { return key == "d" || key == "causal"; }
-
-// How much a dimension decides which kernel is fastest, and the alignments across which
-// kernels change path. Row length (`cols`) sets a row-wise kernel's vector and register
-// path, so it counts twice a row count. An extent that is not a multiple of the tiles (128
-// for m, n, k; 64 for a sequence) takes the kernels' predicated edge paths, which can cost
-// one kernel far more than another (on the H200 the 128x128 wgmma tile was the fastest gemm
-// at 3072^3 and 46 % slower than the 2x1-cluster tile at 3000^3). One that is not a
-// multiple of 8 elements breaks 16-byte rows: TMA and vector kernels refuse it, so a
-// measurement there ranks only the slow kernels (at 2500^3 only mma_sync and simt ran, and
-// answered 3000^3 with a kernel 2.1x slower than the fastest). A measurement on the other
-// side of such a line is a worse stand-in than its ratio says.
-struct Alignment {
-  std::int64_t quantum;
-  double penalty;  // distance added when one extent is a multiple and the other is not
-};
-
-struct DimRule {
-  double weight = 1.0;
-  std::vector<Alignment> alignments;
-};
-
-DimRule rule_of(std::string_view key) {
-  if (key == "m" || key == "n" || key == "k") return {1.0, {{128, 1.0}, {8, 2.0}}};
-  if (key == "l") return {1.0, {{64, 1.0}}};
-  if (key == "b" || key == "h") return {0.5, {}};
-  if (key == "cols") return {2.0, {{8, 2.0}}};
-  return {};
-}
-
 bool valid_key(std::string_view key) {
   if (key.empty() || key.size() > 16) return false;
   return std::all_of(key.begin(), key.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; });
@@ -100,16 +68,46 @@ double Shape::distance(const Shape& other) const {
     const auto& [ka, va] = m_dims[i];
     const auto& [kb, vb] = other.m_dims[i];
     if (ka != kb) return k_inf;
-    if (va == vb) continue;
-    if (must_match_exactly(ka)) return k_inf;
-    // A zero-sized dimension only matches itself.
-    if (va == 0 || vb == 0) return k_inf;
-    const DimRule rule = rule_of(ka);
-    total += rule.weight * std::abs(std::log(static_cast<double>(va) / static_cast<double>(vb)));
-    for (const auto& a : rule.alignments)
-      if ((va % a.quantum == 0) != (vb % a.quantum == 0)) total += a.penalty;
+    double term = dim_distance(ka, va, vb);
+    if (term == k_inf) return k_inf;
+    total += term;
   }
   return total;
+}
+
+// Dimensions that change which code runs, not only how much work there is: a
+// measurement at another value says nothing about this one.
+bool Shape::must_match_exactly(std::string_view key) { return key == "d" || key == "causal"; }
+
+// How much a dimension decides which kernel is fastest, and the alignments across which
+// kernels change path. Row length (`cols`) sets a row-wise kernel's vector and register
+// path, so it counts twice a row count. An extent that is not a multiple of the tiles (128
+// for m, n, k; 64 for a sequence) takes the kernels' predicated edge paths, which can cost
+// one kernel far more than another (on the H200 the 128x128 wgmma tile was the fastest gemm
+// at 3072^3 and 46 % slower than the 2x1-cluster tile at 3000^3). One that is not a
+// multiple of 8 elements breaks 16-byte rows: TMA and vector kernels refuse it, so a
+// measurement there ranks only the slow kernels (at 2500^3 only mma_sync and simt ran, and
+// answered 3000^3 with a kernel 2.1x slower than the fastest). A measurement on the other
+// side of such a line is a worse stand-in than its ratio says.
+Shape::DimRule Shape::dim_rule(std::string_view key) {
+  if (key == "m" || key == "n" || key == "k") return {1.0, {{128, 1.0}, {8, 2.0}}};
+  if (key == "l") return {1.0, {{64, 1.0}}};
+  if (key == "b" || key == "h") return {0.5, {}};
+  if (key == "cols") return {2.0, {{8, 2.0}}};
+  return {};
+}
+
+double Shape::dim_distance(std::string_view key, std::int64_t a, std::int64_t b) {
+  constexpr double k_inf = std::numeric_limits<double>::infinity();
+  if (a == b) return 0;
+  if (must_match_exactly(key)) return k_inf;
+  // A zero-sized dimension only matches itself.
+  if (a == 0 || b == 0) return k_inf;
+  const DimRule rule = dim_rule(key);
+  double term = rule.weight * std::abs(std::log(static_cast<double>(a) / static_cast<double>(b)));
+  for (const auto& al : rule.alignments)
+    if ((a % al.quantum == 0) != (b % al.quantum == 0)) term += al.penalty;
+  return term;
 }
 
 }  // namespace kport::porting

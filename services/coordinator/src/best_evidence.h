@@ -1,7 +1,7 @@
-// The store's best-kernel rows as porting::select_best reads them, and the one
-// question measure requests ask of that rule: is (GPU model, op, dtype, shape) answered
-// by a measurement at that exact shape? /api/v1/best, measure requests and their states
-// read the same rows through here.
+// The store's best-kernel rows as porting::select_best reads them (one conversion for
+// /api/v1/best, measure requests and the dispatch snapshot, so all hand the rule the same
+// rows), and the one question measure requests ask of that rule: is (GPU model, op,
+// dtype, shape) answered by a measurement at that exact shape?
 //
 // Thread-safe as the store is.
 #pragma once

@@ -165,6 +165,7 @@ void Coordinator::Impl::build_routes() {
   add_verdict_routes(r, ctx);
   add_admin_routes(r, ctx);
   add_best_request_routes(r, ctx);
+  add_dispatch_routes(r, ctx);
   if (!config.web_dir.empty()) add_static_routes(r, config.web_dir);
 }
 

@@ -84,6 +84,11 @@ constexpr Op k_ops[] = {
      "asked (times /api/v1/best answered it unmeasured); unmeasured_asks: the questions most often answered without a "
      "measurement", "read", "gpu,limit,before", 200},
     {"get", "/api/v1/best/requests/{id}", "One measure request with its state, job and answer URL", "read", "", 200},
+    {"get", "/api/v1/dispatch/snapshot",
+     "Every current figure on one GPU model (the rows /api/v1/best ranks), per op and dtype, with the commits and drivers "
+     "they come from: the versioned, checksummed document kport-dispatch loads to answer offline by the same rule. "
+     "400: no gpu; 404: a GPU model kport has never seen",
+     "read", "gpu", 200},
     {"put", "/api/v1/artifacts/{sha256}", "Upload a blob at the address of its SHA-256 (verified)", "admin|runner", "name,kind", 201},
     {"get", "/api/v1/artifacts/{sha256}", "Download a blob (meta=1: its record)", "read", "meta", 200},
     {"get", "/api/v1/queue", "Queue depth by status and runners online", "read", "", 200},
@@ -191,6 +196,49 @@ json::object build() {
                      {"properties", {{"requests", {{"type", "string"}, {"description", "POST /api/v1/best/requests"}}},
                                      {"body", {{"type", "object"}, {"description", "the body to post: gpu, op, dtype, shape"}}},
                                      {"list", {{"type", "string"}}}}}}}}}};
+  // The snapshot is a contract with code outside kport (kport-dispatch in a framework).
+  auto& snap_get = paths["/api/v1/dispatch/snapshot"].as_object()["get"].as_object();
+  snap_get["responses"].as_object()["200"].as_object()["content"] =
+      {{"application/json", {{"schema", {{"$ref", "#/components/schemas/DispatchSnapshot"}}}}}};
+  snap_get["responses"].as_object()["404"] = {
+      {"description", "GPU model never seen by kport"},
+      {"content", {{"application/json", {{"schema", {{"$ref", "#/components/schemas/Error"}}}}}}}};
+  auto strings = [] { return json::object{{"type", "array"}, {"items", {{"type", "string"}}}}; };
+  json::object figure{
+      {"type", "object"},
+      {"description", "An instance's current figure at a shape: the latest result of the newest commit measured there"},
+      {"required", {"shape", "instance", "variant", "target", "status", "median_us", "stddev_us", "samples", "ratio",
+                    "unstable", "result_id", "commit", "commit_ms", "driver", "runs", "measured_at_ms"}},
+      {"properties", {{"shape", {{"type", "string"}, {"description", "canonical, keys sorted: k=4096,m=4096,n=4096"}}},
+                      {"instance", {{"type", "string"}}}, {"variant", {{"type", "string"}}}, {"target", {{"type", "string"}}},
+                      {"status", {{"type", "string"}, {"enum", {"passed", "failed", "crashed", "timeout", "unsupported"}}}},
+                      {"median_us", {{"type", "number"}, {"nullable", true}, {"description", "null: not timed"}}},
+                      {"stddev_us", {{"type", "number"}}}, {"samples", {{"type", "integer"}}},
+                      {"ratio", {{"type", "number"}, {"nullable", true}}},
+                      {"unstable", {{"type", "boolean"}, {"description", "bench rounds disagreed; never wins a tie"}}},
+                      {"result_id", {{"type", "integer"}}}, {"commit", {{"type", "string"}}},
+                      {"commit_ms", {{"type", "integer"}}}, {"driver", {{"type", "string"}}},
+                      {"runs", {{"type", "integer"}}}, {"measured_at_ms", {{"type", "integer"}}}}}};
+  json::object snapshot_schema{
+      {"type", "object"},
+      {"required", {"schema_version", "kind", "gpu", "generated_at", "generated_at_ms", "commits", "drivers", "tables", "checksum"}},
+      {"properties",
+       {{"schema_version", {{"type", "integer"}, {"enum", {1}}}},
+        {"kind", {{"type", "string"}, {"enum", {"kport.dispatch.snapshot"}}}},
+        {"gpu", {{"type", "object"}, {"properties", {{"model", {{"type", "string"}}}, {"arch", {{"type", "string"}}}}}}},
+        {"generated_at", {{"type", "string"}, {"format", "date-time"}}},
+        {"generated_at_ms", {{"type", "integer"}}},
+        {"commits", strings()}, {"drivers", strings()},
+        {"rule", {{"type", "string"}}},
+        {"tables", {{"type", "array"},
+                    {"items", {{"type", "object"},
+                               {"required", {"op", "dtype", "commits", "drivers", "figures"}},
+                               {"properties", {{"op", {{"type", "string"}}}, {"dtype", {{"type", "string"}}},
+                                               {"commits", strings()}, {"drivers", strings()},
+                                               {"figures", {{"type", "array"},
+                                                            {"items", {{"$ref", "#/components/schemas/DispatchFigure"}}}}}}}}}}},
+        {"checksum", {{"type", "string"},
+                      {"description", "fnv1a64:<16 hex>: FNV-1a 64 of the document's bytes with these 16 digits read as '0'"}}}}}};
   json::object error_schema{
       {"type", "object"},
       {"required", {"error"}},
@@ -203,7 +251,8 @@ json::object build() {
                                 "Errors are {\"error\":{\"code\",\"message\"}}. Writes need a bearer token."}}},
       {"paths", std::move(paths)},
       {"components", {{"schemas", {{"Error", std::move(error_schema)}, {"BestAnswer", std::move(best_answer)},
-                                   {"BestEvidence", std::move(evidence)}}},
+                                   {"BestEvidence", std::move(evidence)},
+                                   {"DispatchSnapshot", std::move(snapshot_schema)}, {"DispatchFigure", std::move(figure)}}},
                       {"securitySchemes", {{"bearer", {{"type", "http"}, {"scheme", "bearer"}}}}}}}};
 }
 

@@ -262,6 +262,9 @@ class Store {
   // figure last). Empty gpu_model means every GPU model (provisional answers).
   Result<std::vector<BestCandidate>> best_candidates(std::string_view gpu_model,
                                                      std::string_view family, std::string_view dtype);
+  // Every current figure on one GPU model, all families and dtypes (a dispatch
+  // snapshot), ordered by family, dtype, shape, instance.
+  Result<std::vector<BestCandidate>> gpu_best_candidates(std::string_view gpu_model);
   // The drivers that results of that GPU model, family and dtype came from, by driver.
   Result<std::vector<DriverCount>> result_drivers(std::string_view gpu_model, std::string_view family,
                                                   std::string_view dtype);

@@ -27,6 +27,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kport/common/result.h"
@@ -150,6 +151,13 @@ bool is_tie(const Measurement& best, const Measurement& other);
 std::vector<Measurement> current_figures(std::span<const Measurement> rows);
 
 Selection select_best(const SelectionQuery& query, const SelectionInputs& inputs);
+
+// The nearest-shape rule select_best applies to the shapes it may answer from: a shape
+// at distance `d` (Shape::distance to the query) with canonical text `canonical` is
+// preferred to the one chosen so far (at `best_d`, `best_canonical`; none yet: infinity
+// and empty) when it is nearer, or as near and the larger problem (greater canonical
+// text), the one the GPU is full on. An infinite distance is never preferred.
+bool prefer_shape(double d, std::string_view canonical, double best_d, std::string_view best_canonical);
 
 // ---- provisional candidates ----------------------------------------------------------
 

@@ -37,6 +37,28 @@ class Shape {
   // distance is infinity.
   double distance(const Shape& other) const;
 
+  // One dimension's term of distance(): 0 when a == b; weight * |ln(a/b)| plus the
+  // alignment penalties otherwise, or infinity when `key` must match exactly or either
+  // value is 0. distance() is the sum of these
+  // over the (sorted) keys, in key order, so a caller that keeps its own dimensions
+  // (kport-dispatch's lookup tables) sums the very same terms.
+  static double dim_distance(std::string_view key, std::int64_t a, std::int64_t b);
+  // Whether a dimension changes which code runs (head dim `d`, `causal`): measurements at
+  // another value of it never stand in.
+  static bool must_match_exactly(std::string_view key);
+  // The rule of one dimension's term: its weight on |ln(a/b)| and the alignments across
+  // which the term adds a penalty. dim_distance() applies it; kport-dispatch keeps it per
+  // table so that its fast pass sums the same terms.
+  struct Alignment {
+    std::int64_t quantum;
+    double penalty;  // added when exactly one of the two values is a multiple of quantum
+  };
+  struct DimRule {
+    double weight = 1.0;
+    std::vector<Alignment> alignments;
+  };
+  static DimRule dim_rule(std::string_view key);
+
   friend bool operator==(const Shape& a, const Shape& b) { return a.m_dims == b.m_dims; }
 
  private:

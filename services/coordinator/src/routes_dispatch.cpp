@@ -1,0 +1,48 @@
+// GET /api/v1/dispatch/snapshot?gpu=MODEL: every current figure on one GPU model, the
+// rows /api/v1/best hands select_best, in the document kport-dispatch loads
+// (kport::dispatch::write_snapshot, the format's one home). An embedding framework
+// answers (op, dtype, shape) offline from it with the same rule.
+#include "best_evidence.h"
+#include "context.h"
+#include "kport/common/clock.h"
+#include "kport/dispatch/snapshot_writer.h"
+
+namespace kport::coordinator {
+using http::Request;
+using http::Response;
+
+namespace {
+
+Response snapshot(const Request& req, Context& ctx) {
+  KPORT_AUTH(require_reader(req, ctx));
+  std::string gpu(req.query_or("gpu"));
+  if (gpu.empty())
+    return http::error_response(make_error(Errc::invalid_argument,
+        "a snapshot needs gpu, e.g. /api/v1/dispatch/snapshot?gpu=NVIDIA%20H200 (GET /api/v1/gpus lists the models)"));
+  if (gpu.size() > 256) return http::error_response(make_error(Errc::invalid_argument, "gpu name is longer than 256 bytes"));
+  auto rows = ctx.store->gpu_best_candidates(gpu);
+  if (!rows.ok()) return http::error_response(rows.error());
+  auto models = ctx.store->list_gpu_models();
+  if (!models.ok()) return http::error_response(models.error());
+  auto model = std::find_if(models->begin(), models->end(), [&](const db::GpuModel& m) { return m.name == gpu; });
+  if (model == models->end() && rows->empty())
+    return http::error_response(make_error(Errc::not_found, "GPU model '" + gpu +
+        "' has never been seen by kport, so there is nothing to dispatch on; GET /api/v1/gpus lists the models it knows"));
+
+  dispatch::SnapshotSource src;
+  src.gpu_model = gpu;
+  src.arch = model != models->end() ? model->arch : rows->front().arch;
+  src.generated_at_ms = now_unix_ms();
+  src.generated_at = iso8601_utc(src.generated_at_ms);
+  src.figures.reserve(rows->size());
+  for (const auto& c : *rows) src.figures.push_back(dispatch::SnapshotFigure{c.family, c.dtype, to_measurement(c)});
+  return http::text_response(200, dispatch::write_snapshot(src), "application/json");
+}
+
+}  // namespace
+
+void add_dispatch_routes(http::Router& router, Context& ctx) {
+  add_blocking(router, ctx, "GET", "/api/v1/dispatch/snapshot", [&ctx](const Request& req) { return snapshot(req, ctx); });
+}
+
+}  // namespace kport::coordinator

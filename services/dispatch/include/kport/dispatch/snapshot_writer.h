@@ -1,0 +1,32 @@
+// Writes the snapshot document kport::dispatch::Snapshot reads (schema_version 1): the
+// one home of the format, so the coordinator's route and the library never disagree.
+// Used by the coordinator (GET /api/v1/dispatch/snapshot); not installed with the
+// library. Pure; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kport/porting/selection.h"
+
+namespace kport::dispatch {
+
+struct SnapshotFigure {  // one current figure: what select_best consumes
+  std::string op, dtype;
+  porting::Measurement m;
+};
+
+struct SnapshotSource {
+  std::string gpu_model, arch;
+  std::int64_t generated_at_ms = 0;
+  std::string generated_at;  // the same instant as ISO-8601 UTC
+  std::vector<SnapshotFigure> figures;
+};
+
+// The document, checksummed (FNV-1a 64 over its bytes with the checksum's digits
+// zeroed). Figures are grouped per (op, dtype) and ordered, so one source always
+// writes the same bytes.
+std::string write_snapshot(const SnapshotSource& source);
+
+}  // namespace kport::dispatch

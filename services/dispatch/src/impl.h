@@ -1,0 +1,56 @@
+// What a loaded snapshot holds: per (op, dtype), shapes grouped by their key set
+// ("layout"), timed shapes with their precomputed winner, and shapes measured without a
+// ranking figure (the API's unranked answers). Flat arrays, so a lookup walks memory
+// in order and allocates nothing.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kport/dispatch/dispatch.h"
+
+namespace kport::dispatch {
+
+inline constexpr std::size_t k_max_dims = 16;
+
+struct Winner {
+  std::string instance, variant;
+  double median_us = 0, stddev_us = 0;
+  bool tie = false, unstable = false;
+  std::int64_t result_id = 0;
+};
+
+// Shapes of one key set; dims of shape j are values[j * keys.size() + i], keys sorted.
+struct ShapeSet {
+  std::vector<std::int64_t> values;
+  std::vector<double> logs;  // ln(value), -inf for 0
+  std::vector<std::string> canonical;
+  std::size_t size() const { return canonical.size(); }
+};
+
+struct Layout {
+  std::vector<std::string> keys;  // sorted, as porting::Shape keeps them
+  std::vector<char> exact;        // porting::Shape::must_match_exactly(key)
+  std::vector<porting::Shape::DimRule> rules;  // porting::Shape::dim_rule(key)
+  ShapeSet timed;                 // at least one ranking figure
+  std::vector<Winner> winners;    // per timed shape
+  ShapeSet untimed;               // figures, none ranking
+};
+
+class Snapshot::Table {
+ public:
+  std::string op, dtype;
+  std::vector<Layout> layouts;
+  TableInfo info;
+};
+
+struct Snapshot::Impl {
+  std::string gpu_model, arch;
+  std::int64_t generated_at_ms = 0;
+  std::vector<std::string> commits, drivers;
+  std::vector<std::unique_ptr<Snapshot::Table>> tables;
+};
+
+}  // namespace kport::dispatch

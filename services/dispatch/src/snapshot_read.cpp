@@ -1,0 +1,379 @@
+// Loading a snapshot: every check happens here, once, so a lookup can trust the index.
+// The rule itself is porting's: current_figures() reduces the rows and select_best()
+// picks each timed shape's winner from that shape's figures (its answer at a shape
+// depends on nothing else), exactly as GET /api/v1/best does for a query at that shape.
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "checksum.h"
+#include "impl.h"
+#include "kport/porting/selection.h"
+
+namespace kport::dispatch {
+namespace json = boost::json;
+namespace {
+
+Error fail(ErrorCode code, std::string message) { return Error{code, std::move(message)}; }
+
+const char* kind_of(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::null: return "null";
+    case json::kind::bool_: return "a boolean";
+    case json::kind::int64:
+    case json::kind::uint64:
+    case json::kind::double_: return "a number";
+    case json::kind::string: return "a string";
+    case json::kind::array: return "an array";
+    case json::kind::object: return "an object";
+  }
+  return "a value";
+}
+
+// Reads the fields of one object; the first problem is kept, naming the field's path.
+class Fields {
+ public:
+  Fields(const json::object& o, std::string path) : m_o(o), m_path(std::move(path)) {}
+
+  const json::value* get(std::string_view key) {
+    auto* v = m_o.if_contains(key);
+    if (!v) fail_once(ErrorCode::missing_field, where(key) + " is missing");
+    return v;
+  }
+  std::string str(std::string_view key, bool allow_empty = false) {
+    auto* v = get(key);
+    if (!v) return {};
+    if (!v->is_string()) return wrong(key, *v, "a string"), std::string();
+    std::string s(v->as_string());
+    if (s.empty() && !allow_empty) fail_once(ErrorCode::bad_value, where(key) + " is empty");
+    return s;
+  }
+  std::int64_t integer(std::string_view key, std::int64_t min = 0) {
+    auto* v = get(key);
+    if (!v) return 0;
+    std::int64_t out = 0;
+    if (v->is_int64()) out = v->as_int64();
+    else if (v->is_uint64() && v->as_uint64() <= static_cast<std::uint64_t>(INT64_MAX)) out = static_cast<std::int64_t>(v->as_uint64());
+    else return wrong(key, *v, "an integer"), 0;
+    if (out < min) fail_once(ErrorCode::bad_value, where(key) + " is " + std::to_string(out) + "; it must be at least " + std::to_string(min));
+    return out;
+  }
+  std::optional<double> number(std::string_view key, bool nullable) {
+    auto* v = get(key);
+    if (!v) return std::nullopt;
+    if (v->is_null()) {
+      if (!nullable) wrong(key, *v, "a number");
+      return std::nullopt;
+    }
+    if (!v->is_number()) return wrong(key, *v, "a number"), std::nullopt;
+    double d = v->to_number<double>();
+    if (!std::isfinite(d) || d < 0) fail_once(ErrorCode::bad_value, where(key) + " must be a finite number >= 0");
+    return d;
+  }
+  bool boolean(std::string_view key) {
+    auto* v = get(key);
+    if (!v) return false;
+    if (!v->is_bool()) return wrong(key, *v, "a boolean"), false;
+    return v->as_bool();
+  }
+  std::vector<std::string> strings(std::string_view key) {
+    auto* v = get(key);
+    std::vector<std::string> out;
+    if (!v) return out;
+    if (!v->is_array()) return wrong(key, *v, "an array of strings"), out;
+    for (const auto& s : v->as_array()) {
+      if (!s.is_string()) return wrong(key, s, "an array of strings"), out;
+      out.emplace_back(s.as_string());
+    }
+    return out;
+  }
+  const json::array* array(std::string_view key) {
+    auto* v = get(key);
+    if (!v) return nullptr;
+    if (!v->is_array()) return wrong(key, *v, "an array"), nullptr;
+    return &v->as_array();
+  }
+  const json::object* object(std::string_view key) {
+    auto* v = get(key);
+    if (!v) return nullptr;
+    if (!v->is_object()) return wrong(key, *v, "an object"), nullptr;
+    return &v->as_object();
+  }
+
+  std::string where(std::string_view key) const { return m_path.empty() ? std::string(key) : m_path + "." + std::string(key); }
+  void fail_once(ErrorCode code, std::string message) {
+    if (!m_error) m_error = Error{code, std::move(message)};
+  }
+  const std::optional<Error>& error() const { return m_error; }
+
+ private:
+  void wrong(std::string_view key, const json::value& v, const char* want) {
+    fail_once(ErrorCode::bad_json, where(key) + " is " + kind_of(v) + "; expected " + want);
+  }
+  const json::object& m_o;
+  std::string m_path;
+  std::optional<Error> m_error;
+};
+
+constexpr std::string_view k_statuses[] = {"passed", "failed", "crashed", "timeout", "unsupported"};
+
+Expected<porting::Measurement> read_figure(const json::value& v, const std::string& path, const std::string& gpu,
+                                           const std::string& arch) {
+  if (!v.is_object()) return fail(ErrorCode::bad_json, path + " is " + kind_of(v) + "; expected an object");
+  Fields f(v.as_object(), path);
+  porting::Measurement m;
+  auto shape_text = f.str("shape");
+  m.instance = f.str("instance");
+  m.variant = f.str("variant");
+  m.target = f.str("target", true);
+  m.status = f.str("status");
+  m.median_us = f.number("median_us", true).value_or(0);
+  m.stddev_us = f.number("stddev_us", false).value_or(0);
+  m.samples = f.integer("samples");
+  m.ratio = f.number("ratio", true);
+  m.unstable = f.boolean("unstable");
+  m.result_id = f.integer("result_id", 1);
+  m.commit = f.str("commit");
+  m.commit_ms = f.integer("commit_ms");
+  m.driver = f.str("driver", true);
+  m.runs = f.integer("runs", 1);
+  m.measured_at_ms = f.integer("measured_at_ms");
+  if (f.error()) return *f.error();
+  if (std::find(std::begin(k_statuses), std::end(k_statuses), m.status) == std::end(k_statuses))
+    return fail(ErrorCode::bad_value, path + ".status is '" + m.status + "'; expected passed, failed, crashed, timeout or unsupported");
+  auto shape = porting::Shape::parse(shape_text);
+  if (!shape.ok()) return fail(ErrorCode::bad_value, path + ".shape: " + shape.error().message);
+  if (shape->dims().size() > k_max_dims)
+    return fail(ErrorCode::bad_value, path + ".shape has " + std::to_string(shape->dims().size()) +
+                                          " dimensions; kport-dispatch reads at most " + std::to_string(k_max_dims));
+  m.shape = std::move(*shape);
+  m.gpu_model = gpu;
+  m.arch = arch;
+  return m;
+}
+
+void add_shape(ShapeSet& set, const porting::Shape& shape) {
+  for (const auto& [key, value] : shape.dims()) {
+    set.values.push_back(value);
+    set.logs.push_back(value > 0 ? std::log(static_cast<double>(value)) : -std::numeric_limits<double>::infinity());
+  }
+  set.canonical.push_back(shape.canonical());
+}
+
+Layout& layout_for(Snapshot::Table& t, const porting::Shape& shape) {
+  for (auto& l : t.layouts) {
+    if (l.keys.size() != shape.dims().size()) continue;
+    bool same = true;
+    for (std::size_t i = 0; i < l.keys.size() && same; ++i) same = l.keys[i] == shape.dims()[i].first;
+    if (same) return l;
+  }
+  Layout l;
+  for (const auto& [key, _] : shape.dims()) {
+    l.keys.push_back(key);
+    l.exact.push_back(porting::Shape::must_match_exactly(key) ? 1 : 0);
+    l.rules.push_back(porting::Shape::dim_rule(key));
+  }
+  t.layouts.push_back(std::move(l));
+  return t.layouts.back();
+}
+
+// Reduces a table's rows as the API does and precomputes every timed shape's winner.
+Expected<std::unique_ptr<Snapshot::Table>> index_table(std::string op, std::string dtype, std::vector<porting::Measurement> rows,
+                                                       const std::string& gpu, const std::string& arch,
+                                                       const std::string& path) {
+  auto table = std::make_unique<Snapshot::Table>();
+  table->op = std::move(op);
+  table->dtype = std::move(dtype);
+  auto current = porting::current_figures(rows);
+  std::map<std::string, std::vector<porting::Measurement>> by_shape;
+  for (auto& m : current) by_shape[m.shape.canonical()].push_back(std::move(m));
+  std::set<std::string> winners;
+  for (auto& [canonical, figures] : by_shape) {
+    const porting::Shape shape = figures.front().shape;
+    Layout& layout = layout_for(*table, shape);
+    bool timed = std::any_of(figures.begin(), figures.end(), [](const porting::Measurement& m) { return m.ranks(); });
+    if (!timed) {
+      add_shape(layout.untimed, shape);
+      continue;
+    }
+    porting::SelectionQuery q{gpu, arch, "", shape, table->dtype};
+    porting::SelectionInputs in;
+    in.on_gpu = figures;
+    auto sel = porting::select_best(q, in);
+    const porting::Ranked* best = sel.best();
+    if (sel.kind != porting::Selection::Kind::measured || !best || !best->evidence)
+      return fail(ErrorCode::bad_value, path + ": the rule found no measured best at " + canonical +
+                                            " although it has a timed figure; this snapshot does not fit this library's rule");
+    const auto& e = *best->evidence;
+    layout.winners.push_back(Winner{best->instance, best->variant, e.median_us, e.stddev_us, best->tie_with_best, e.unstable,
+                                    e.result_id});
+    add_shape(layout.timed, shape);
+    winners.insert(best->instance);
+  }
+  table->info.op = table->op;
+  table->info.dtype = table->dtype;
+  table->info.figures = current.size();
+  table->info.shapes = by_shape.size();
+  for (const auto& l : table->layouts) table->info.timed_shapes += l.timed.size();
+  table->info.instances.assign(winners.begin(), winners.end());
+  return table;
+}
+
+bool hex_prefix(std::string_view s) {
+  return s.size() >= 7 && s.size() <= 64 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+std::int64_t system_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+Expected<std::unique_ptr<Snapshot::Impl>> read(std::string_view text, const LoadOptions& opt) {
+  boost::system::error_code ec;
+  json::value doc = json::parse(text, ec);
+  if (ec) return fail(ErrorCode::bad_json, "snapshot is not JSON (" + ec.message() + "); fetch it again from GET /api/v1/dispatch/snapshot?gpu=MODEL");
+  if (!doc.is_object()) return fail(ErrorCode::bad_json, std::string("snapshot is ") + kind_of(doc) + "; expected a JSON object");
+  const auto& root = doc.as_object();
+  auto* version = root.if_contains("schema_version");
+  if (!version) return fail(ErrorCode::missing_field, "schema_version is missing: this is not a kport-dispatch snapshot");
+  if (!version->is_int64() || version->as_int64() != k_schema_version)
+    return fail(ErrorCode::schema_version, "schema_version is " + json::serialize(*version) + "; this kport-dispatch reads " +
+                                               std::to_string(k_schema_version) + " (fetch a snapshot from a matching coordinator, or upgrade kport-dispatch)");
+  // Whitespace after the document (an editor's final newline) is not part of what was served.
+  std::string_view served = text.substr(0, text.find_last_not_of(" \t\r\n") + 1);
+  auto digits = detail::find_checksum_digits(served);
+  if (!digits) return fail(ErrorCode::missing_field, "checksum is missing; a snapshot as served carries \"checksum\":\"fnv1a64:...\"");
+  if (*digits == std::string_view::npos)
+    return fail(ErrorCode::checksum, "checksum is not one \"fnv1a64:<16 hex digits>\" value");
+  auto want = detail::hex16(detail::fnv1a64_masked(served, *digits));
+  if (served.substr(*digits, 16) != want)
+    return fail(ErrorCode::checksum, "checksum mismatch: the snapshot says fnv1a64:" + std::string(served.substr(*digits, 16)) +
+                                         " but its bytes hash to fnv1a64:" + want +
+                                         "; it was truncated or edited after it was served; fetch it again");
+
+  auto impl = std::make_unique<Snapshot::Impl>();
+  Fields f(root, "");
+  if (auto* kind = root.if_contains("kind"); kind && !(kind->is_string() && kind->as_string() == "kport.dispatch.snapshot"))
+    return fail(ErrorCode::bad_value, "kind is " + json::serialize(*kind) + "; expected \"kport.dispatch.snapshot\"");
+  const json::object* gpu = f.object("gpu");
+  impl->generated_at_ms = f.integer("generated_at_ms", 1);
+  impl->commits = f.strings("commits");
+  impl->drivers = f.strings("drivers");
+  const json::array* tables = f.array("tables");
+  if (f.error()) return *f.error();
+  Fields g(*gpu, "gpu");
+  impl->gpu_model = g.str("model");
+  impl->arch = g.str("arch", true);
+  if (g.error()) return *g.error();
+
+  if (opt.expect_gpu && *opt.expect_gpu != impl->gpu_model)
+    return fail(ErrorCode::wrong_gpu, "snapshot is for GPU model '" + impl->gpu_model + "', not '" + *opt.expect_gpu + "'");
+  if (opt.max_age_s) {
+    std::int64_t now = opt.now_ms ? opt.now_ms : system_now_ms();
+    std::int64_t age_s = (now - impl->generated_at_ms) / 1000;
+    if (now - impl->generated_at_ms > *opt.max_age_s * 1000)
+      return fail(ErrorCode::stale, "snapshot of " + impl->gpu_model + " was generated " + std::to_string(age_s) +
+                                        " s ago, more than the max age of " + std::to_string(*opt.max_age_s) +
+                                        " s; fetch a new one (GET /api/v1/dispatch/snapshot?gpu=MODEL)");
+    if (impl->generated_at_ms - now > 5 * 60 * 1000)
+      return fail(ErrorCode::stale, "snapshot of " + impl->gpu_model + " was generated " + std::to_string(-age_s) +
+                                        " s in the future; this clock and the coordinator's disagree, so its age is unknown");
+  }
+  if (opt.expect_commit) {
+    if (!hex_prefix(*opt.expect_commit))
+      return fail(ErrorCode::wrong_commit, "expected commit '" + *opt.expect_commit + "' is not 7 to 64 lowercase hex digits");
+    if (impl->commits.empty())
+      return fail(ErrorCode::wrong_commit, "snapshot of " + impl->gpu_model + " has no measurement, so no commit; expected " + *opt.expect_commit);
+    if (impl->commits.front().rfind(*opt.expect_commit, 0) != 0)
+      return fail(ErrorCode::wrong_commit, "snapshot's newest commit on " + impl->gpu_model + " is " + impl->commits.front() +
+                                               ", not the expected " + *opt.expect_commit + "; fetch a snapshot after that commit was measured");
+  }
+
+  std::set<std::pair<std::string, std::string>> seen;
+  for (std::size_t i = 0; i < tables->size(); ++i) {
+    std::string path = "tables[" + std::to_string(i) + "]";
+    const auto& tv = (*tables)[i];
+    if (!tv.is_object()) return fail(ErrorCode::bad_json, path + " is " + kind_of(tv) + "; expected an object");
+    Fields t(tv.as_object(), path);
+    auto op = t.str("op");
+    auto dtype = t.str("dtype");
+    const json::array* figures = t.array("figures");
+    if (t.error()) return *t.error();
+    if (!seen.insert({op, dtype}).second) return fail(ErrorCode::bad_value, path + " repeats op " + op + " dtype " + dtype);
+    std::vector<porting::Measurement> rows;
+    rows.reserve(figures->size());
+    for (std::size_t j = 0; j < figures->size(); ++j) {
+      auto m = read_figure((*figures)[j], path + ".figures[" + std::to_string(j) + "]", impl->gpu_model, impl->arch);
+      if (!m.ok()) return m.error();
+      rows.push_back(std::move(*m));
+    }
+    auto table = index_table(op, dtype, std::move(rows), impl->gpu_model, impl->arch, path);
+    if (!table.ok()) return table.error();
+    impl->tables.push_back(std::move(*table));
+  }
+  return impl;
+}
+
+}  // namespace
+
+Snapshot::Snapshot(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+Snapshot::Snapshot(Snapshot&&) noexcept = default;
+Snapshot& Snapshot::operator=(Snapshot&&) noexcept = default;
+Snapshot::~Snapshot() = default;
+
+Expected<Snapshot> Snapshot::parse(std::string_view text, const LoadOptions& options) {
+  try {
+    auto impl = read(text, options);
+    if (!impl.ok()) return impl.error();
+    return Snapshot(std::move(*impl));
+  } catch (const std::exception& e) {  // allocation failure on a huge document
+    return Error{ErrorCode::bad_json, std::string("snapshot could not be read: ") + e.what()};
+  }
+}
+
+Expected<Snapshot> Snapshot::load_file(const std::string& path, const LoadOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{ErrorCode::io, "cannot open snapshot '" + path + "'"};
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) return Error{ErrorCode::io, "cannot read snapshot '" + path + "'"};
+  auto snap = parse(buf.str(), options);
+  if (!snap.ok()) return Error{snap.error().code, path + ": " + snap.error().message};
+  return snap;
+}
+
+const std::string& Snapshot::gpu_model() const noexcept { return m_impl->gpu_model; }
+const std::string& Snapshot::arch() const noexcept { return m_impl->arch; }
+std::int64_t Snapshot::generated_at_ms() const noexcept { return m_impl->generated_at_ms; }
+const std::vector<std::string>& Snapshot::commits() const noexcept { return m_impl->commits; }
+const std::vector<std::string>& Snapshot::drivers() const noexcept { return m_impl->drivers; }
+
+std::vector<TableInfo> Snapshot::tables() const {
+  std::vector<TableInfo> out;
+  for (const auto& t : m_impl->tables) out.push_back(t->info);
+  return out;
+}
+
+const char* error_code_name(ErrorCode code) noexcept {
+  switch (code) {
+    case ErrorCode::io: return "io";
+    case ErrorCode::bad_json: return "bad_json";
+    case ErrorCode::schema_version: return "schema_version";
+    case ErrorCode::missing_field: return "missing_field";
+    case ErrorCode::bad_value: return "bad_value";
+    case ErrorCode::checksum: return "checksum";
+    case ErrorCode::stale: return "stale";
+    case ErrorCode::wrong_commit: return "wrong_commit";
+    case ErrorCode::wrong_gpu: return "wrong_gpu";
+  }
+  return "bad_json";
+}
+
+}  // namespace kport::dispatch

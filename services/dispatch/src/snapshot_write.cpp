@@ -1,0 +1,90 @@
+#include "kport/dispatch/snapshot_writer.h"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "checksum.h"
+#include "kport/dispatch/dispatch.h"
+
+namespace kport::dispatch {
+namespace json = boost::json;
+namespace {
+
+using Key = std::pair<std::string, std::string>;  // op, dtype
+
+// Commits newest first (by the time the rule orders them by), then drivers in the
+// order of the commits that used them: the first of each list is the newest evidence.
+void provenance(const std::vector<const SnapshotFigure*>& rows, json::array& commits, json::array& drivers) {
+  std::map<std::string, std::int64_t> newest;
+  for (const auto* f : rows) newest[f->m.commit] = std::max(newest[f->m.commit], f->m.commit_ms);
+  std::vector<std::pair<std::int64_t, std::string>> order;
+  for (const auto& [sha, ms] : newest) order.emplace_back(ms, sha);
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::vector<std::string> seen;
+  for (const auto& [ms, sha] : order) {
+    commits.emplace_back(sha);
+    for (const auto* f : rows)
+      if (f->m.commit == sha && std::find(seen.begin(), seen.end(), f->m.driver) == seen.end()) seen.push_back(f->m.driver);
+  }
+  for (const auto& d : seen) drivers.emplace_back(d);
+}
+
+json::object figure_json(const porting::Measurement& m) {
+  return json::object{{"shape", m.shape.canonical()}, {"instance", m.instance}, {"variant", m.variant},
+                      {"target", m.target}, {"status", m.status},
+                      {"median_us", m.median_us > 0 ? json::value(m.median_us) : json::value(nullptr)},
+                      {"stddev_us", m.stddev_us}, {"samples", m.samples},
+                      {"ratio", m.ratio ? json::value(*m.ratio) : json::value(nullptr)},
+                      {"unstable", m.unstable}, {"result_id", m.result_id}, {"commit", m.commit},
+                      {"commit_ms", m.commit_ms}, {"driver", m.driver}, {"runs", m.runs},
+                      {"measured_at_ms", m.measured_at_ms}};
+}
+
+}  // namespace
+
+std::string write_snapshot(const SnapshotSource& source) {
+  std::map<Key, std::vector<const SnapshotFigure*>> tables;
+  std::vector<const SnapshotFigure*> all;
+  for (const auto& f : source.figures) {
+    tables[{f.op, f.dtype}].push_back(&f);
+    all.push_back(&f);
+  }
+  json::array out_tables;
+  for (auto& [key, rows] : tables) {
+    std::sort(rows.begin(), rows.end(), [](const SnapshotFigure* a, const SnapshotFigure* b) {
+      return std::tuple(a->m.shape.canonical(), a->m.instance, a->m.result_id) <
+             std::tuple(b->m.shape.canonical(), b->m.instance, b->m.result_id);
+    });
+    json::array commits, drivers, figures;
+    provenance(rows, commits, drivers);
+    for (const auto* f : rows) figures.push_back(figure_json(f->m));
+    out_tables.push_back(json::object{{"op", key.first}, {"dtype", key.second}, {"commits", std::move(commits)},
+                                      {"drivers", std::move(drivers)}, {"figures", std::move(figures)}});
+  }
+  json::array commits, drivers;
+  provenance(all, commits, drivers);
+  json::object doc{{"schema_version", k_schema_version},
+                   {"kind", "kport.dispatch.snapshot"},
+                   {"gpu", json::object{{"model", source.gpu_model}, {"arch", source.arch}}},
+                   {"generated_at", source.generated_at},
+                   {"generated_at_ms", source.generated_at_ms},
+                   {"commits", std::move(commits)},
+                   {"drivers", std::move(drivers)},
+                   {"rule", "per (op, dtype): the nearest timed shape (Shape::distance, ties to the larger problem) and its "
+                            "fastest current figure by median, ties within noise to a stable figure (porting::select_best)"},
+                   {"tables", std::move(out_tables)},
+                   {"checksum", "fnv1a64:" + std::string(detail::k_checksum_zero)}};
+  std::string text = json::serialize(doc);
+  auto digits = detail::find_checksum_digits(text);
+  // The writer's own output always has exactly one marker: instance names are JSON strings.
+  if (digits && *digits != std::string::npos)
+    text.replace(*digits, detail::k_checksum_zero.size(), detail::hex16(detail::fnv1a64_masked(text, *digits)));
+  return text;
+}
+
+}  // namespace kport::dispatch

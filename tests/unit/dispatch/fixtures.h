@@ -1,0 +1,70 @@
+// Snapshots built in memory through the coordinator's own writer, for the library's
+// unit tests: rows as select_best consumes them, then write_snapshot.
+#pragma once
+
+#include <boost/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "checksum.h"
+#include "kport/dispatch/dispatch.h"
+#include "kport/dispatch/snapshot_writer.h"
+
+namespace kport::dispatch::testing {
+
+inline const std::string k_gpu = "NVIDIA H200";
+inline const std::string k_commit = std::string(40, 'c');
+inline constexpr std::int64_t k_generated_ms = 1'800'000'000'000;
+
+inline porting::Shape shape(const std::string& text) { return *porting::Shape::parse(text); }
+
+inline SnapshotFigure figure(const std::string& op, const std::string& dtype, const std::string& instance,
+                             const std::string& shape_text, double median_us, double stddev_us = 0.0,
+                             const std::string& status = "passed", bool unstable = false) {
+  static std::int64_t next_id = 1;
+  porting::Measurement m;
+  m.result_id = next_id++;
+  m.instance = instance;
+  m.variant = instance.substr(instance.find('.') + 1, instance.rfind('.') - instance.find('.') - 1);
+  m.target = "sm_90a";
+  m.gpu_model = k_gpu;
+  m.arch = "9.0";
+  m.driver = "580.65.06";
+  m.commit = k_commit;
+  m.commit_ms = 1'700'000'000'000;
+  m.status = status;
+  m.shape = shape(shape_text);
+  m.median_us = status == "passed" ? median_us : 0;
+  m.stddev_us = status == "passed" ? (stddev_us > 0 ? stddev_us : median_us * 0.001) : 0;
+  m.samples = status == "passed" && median_us > 0 ? 50 : 0;
+  m.unstable = unstable;
+  m.measured_at_ms = 1'700'000'100'000;
+  return SnapshotFigure{op, dtype, m};
+}
+
+inline std::string write(std::vector<SnapshotFigure> figures, std::int64_t generated_ms = k_generated_ms) {
+  SnapshotSource src{k_gpu, "9.0", generated_ms, "2027-01-15T08:00:00.000Z", std::move(figures)};
+  return write_snapshot(src);
+}
+
+// Re-signs a document edited by a test, as a coordinator would have signed it.
+inline std::string resign(std::string text) {
+  auto at = detail::find_checksum_digits(text);
+  if (at && *at != std::string::npos) text.replace(*at, 16, detail::hex16(detail::fnv1a64_masked(text, *at)));
+  return text;
+}
+
+inline std::string edit(const std::string& text, void (*change)(boost::json::object&)) {
+  auto doc = boost::json::parse(text).as_object();
+  change(doc);
+  return resign(boost::json::serialize(doc));
+}
+
+inline LoadOptions at_generation() {
+  LoadOptions o;
+  o.now_ms = k_generated_ms;
+  return o;
+}
+
+}  // namespace kport::dispatch::testing

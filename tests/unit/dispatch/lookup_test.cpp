@@ -1,0 +1,222 @@
+// Lookups: the same answer as porting::select_best (exact and nearest shapes, current
+// figures, ties and unstable figures), plain statuses where kport does not know, the
+// query syntax of Shape::parse, and no allocation.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "fixtures.h"
+
+long allocations_so_far();  // alloc_counter.cpp
+
+namespace kport::dispatch::testing {
+namespace {
+
+Snapshot load(const std::vector<SnapshotFigure>& figures) {
+  auto snap = Snapshot::parse(write(figures), at_generation());
+  EXPECT_TRUE(snap.ok()) << (snap.ok() ? "" : snap.error().message);
+  return std::move(*snap);
+}
+
+std::vector<SnapshotFigure> gemm_grid() {
+  std::vector<SnapshotFigure> f;
+  for (int m : {1, 64, 4096})
+    for (int nk : {1024, 4096}) {
+      std::string s = "m=" + std::to_string(m) + ",n=" + std::to_string(nk) + ",k=" + std::to_string(nk);
+      double work = double(m) * nk * nk * 1e-9;
+      // Small problems favour the small tile, large ones the big tile.
+      f.push_back(figure("gemm", "bf16", "gemm.wgmma_tma.big", s, 10 + work * 1.0));
+      f.push_back(figure("gemm", "bf16", "gemm.mma_sync.small", s, 5 + work * 3.0));
+    }
+  return f;
+}
+
+}  // namespace
+
+TEST(DispatchLookup, AnExactShapeAnswersItsFastestInstance) {
+  auto snap = load(gemm_grid());
+  auto big = snap.lookup("gemm", "bf16", "m=4096,n=4096,k=4096");
+  EXPECT_EQ(big.status, Status::exact);
+  EXPECT_EQ(big.instance, "gemm.wgmma_tma.big");
+  EXPECT_EQ(big.matched_shape, "k=4096,m=4096,n=4096");
+  EXPECT_DOUBLE_EQ(big.distance, 0.0);
+  auto small = snap.lookup("gemm", "bf16", "k=1024,n=1024,m=1");  // any key order
+  EXPECT_EQ(small.status, Status::exact);
+  EXPECT_EQ(small.instance, "gemm.mma_sync.small");
+  EXPECT_EQ(small.variant, "mma_sync");
+  EXPECT_GT(small.result_id, 0);
+}
+
+TEST(DispatchLookup, AnUnmeasuredShapeAnswersFromTheNearestTimedShape) {
+  auto snap = load(gemm_grid());
+  auto a = snap.lookup("gemm", "bf16", "m=3000,n=4000,k=4100");
+  EXPECT_EQ(a.status, Status::nearest);
+  EXPECT_EQ(a.matched_shape, "k=4096,m=4096,n=4096");
+  EXPECT_EQ(a.instance, "gemm.wgmma_tma.big");
+  EXPECT_NEAR(a.distance, std::log(4096.0 / 3000) + std::log(4096.0 / 4000) + std::log(4100.0 / 4096), 1e-12);
+}
+
+TEST(DispatchLookup, EqualDistancesAreBrokenAsTheApiBreaksThem) {
+  // m=128 is exactly halfway (in log) between 64 and 256, and n=2048 between 1024 and
+  // 4096: the rule's preference (porting::prefer_shape) decides, not table order.
+  std::vector<SnapshotFigure> figs = {figure("gemm", "bf16", "gemm.x.a", "m=64,n=1024,k=1024", 5.0),
+                                      figure("gemm", "bf16", "gemm.x.b", "m=256,n=1024,k=1024", 9.0),
+                                      figure("gemm", "bf16", "gemm.x.c", "m=256,n=1024,k=1024", 8.0),
+                                      figure("gemm", "bf16", "gemm.x.a", "m=64,n=4096,k=1024", 5.0),
+                                      figure("gemm", "bf16", "gemm.x.b", "m=256,n=4096,k=1024", 3.0)};
+  auto snap = load(figs);
+  std::vector<porting::Measurement> rows;
+  for (const auto& f : figs) rows.push_back(f.m);
+  for (std::string q : {"m=128,n=1024,k=1024", "m=128,n=2048,k=1024", "m=64,n=2048,k=1024", "m=256,n=2048,k=1024"}) {
+    porting::SelectionInputs in;
+    in.on_gpu = rows;
+    auto sel = porting::select_best({k_gpu, "9.0", "sm_90a", shape(q), "bf16"}, in);
+    auto a = snap.lookup("gemm", "bf16", q);
+    ASSERT_NE(sel.best(), nullptr);
+    EXPECT_EQ(a.status, Status::nearest) << q;
+    EXPECT_EQ(std::string(a.matched_shape), sel.matched_shape->canonical()) << q;
+    EXPECT_EQ(std::string(a.instance), sel.best()->instance) << q;
+  }
+}
+
+TEST(DispatchLookup, OnlyTheNewestCommitsFigureCounts) {
+  auto fig = gemm_grid();
+  auto newer = figure("gemm", "bf16", "gemm.wgmma_tma.big", "m=4096,n=4096,k=4096", 1000.0);
+  newer.m.commit = std::string(40, 'e');
+  newer.m.commit_ms += 1000;  // the new commit made it slow
+  fig.push_back(newer);
+  auto snap = load(fig);
+  EXPECT_EQ(snap.lookup("gemm", "bf16", "m=4096,n=4096,k=4096").instance, "gemm.mma_sync.small");
+  EXPECT_EQ(snap.commits().front(), std::string(40, 'e'));
+}
+
+TEST(DispatchLookup, AnUnstableFigureWithinNoiseOfAStableOneDoesNotWin) {
+  auto snap = load({figure("gemm", "bf16", "gemm.x.shaky", "m=1,n=1,k=1", 100.0, 0.5, "passed", true),
+                    figure("gemm", "bf16", "gemm.x.steady", "m=1,n=1,k=1", 100.4, 0.5)});
+  auto a = snap.lookup("gemm", "bf16", "m=1,n=1,k=1");
+  EXPECT_EQ(a.instance, "gemm.x.steady");
+  EXPECT_TRUE(a.tie);
+  EXPECT_FALSE(a.unstable);
+}
+
+TEST(DispatchLookup, AShapeWhereEveryInstanceFailedHasNoBest) {
+  auto snap = load({figure("softmax", "fp32", "softmax.row.a", "rows=128,cols=1024", 0, 0, "failed"),
+                    figure("softmax", "fp32", "softmax.row.b", "rows=128,cols=1024", 0, 0, "crashed")});
+  auto a = snap.lookup("softmax", "fp32", "rows=100,cols=1000");
+  EXPECT_EQ(a.status, Status::no_best);
+  EXPECT_TRUE(a.instance.empty());
+  EXPECT_EQ(a.matched_shape, "cols=1024,rows=128");
+  EXPECT_FALSE(a.found());
+}
+
+TEST(DispatchLookup, ATimedShapeAnswersBeforeANearerFailedOne) {
+  auto snap = load({figure("softmax", "fp32", "softmax.row.a", "rows=128,cols=1024", 0, 0, "failed"),
+                    figure("softmax", "fp32", "softmax.row.a", "rows=65536,cols=1024", 40.0)});
+  auto a = snap.lookup("softmax", "fp32", "rows=128,cols=1024");
+  EXPECT_EQ(a.status, Status::nearest);
+  EXPECT_EQ(a.matched_shape, "cols=1024,rows=65536");
+}
+
+TEST(DispatchLookup, WithoutComparableEvidenceItSaysItDoesNotKnow) {
+  auto snap = load({figure("attention", "bf16", "attention.fa.a", "b=1,h=16,l=4096,d=128,causal=1", 50.0),
+                    figure("gemm", "bf16", "gemm.x.a", "m=0,n=64,k=64", 1.0)});
+  EXPECT_EQ(snap.lookup("attention", "fp16", "b=1,h=16,l=4096,d=128,causal=1").status, Status::unknown);  // dtype
+  EXPECT_EQ(snap.lookup("rmsnorm", "bf16", "rows=1,cols=1").status, Status::unknown);                      // op
+  EXPECT_EQ(snap.lookup("attention", "bf16", "b=1,h=16,l=4096,d=64,causal=1").status, Status::unknown);    // head dim
+  EXPECT_EQ(snap.lookup("attention", "bf16", "b=1,h=16,l=4096,d=128,causal=0").status, Status::unknown);   // causal
+  EXPECT_EQ(snap.lookup("attention", "bf16", "b=1,h=16,l=4096,d=128").status, Status::unknown);            // keys
+  EXPECT_EQ(snap.lookup("attention", "bf16", "b=8,h=16,l=512,d=128,causal=1").status, Status::nearest);
+  EXPECT_EQ(snap.lookup("gemm", "bf16", "m=5,n=64,k=64").status, Status::unknown);  // 0 only matches 0
+  EXPECT_EQ(snap.lookup("gemm", "bf16", "m=0,n=64,k=64").status, Status::exact);
+  const auto* t = snap.table("gemm", "bf16");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(snap.lookup(*t, "m=0,n=64,k=64").instance, "gemm.x.a");
+  EXPECT_EQ(snap.table("gemm", "fp8"), nullptr);
+}
+
+TEST(DispatchLookup, TheQuerySyntaxIsShapeParses) {
+  auto snap = load(gemm_grid());
+  for (std::string q : {"m=1,n=1,k=1", "k=7,m=8,n=9", "m=4096,n=4096,k=4096", "", "m=1,", ",m=1", "m", "m=", "=1",
+                        "m=-1,n=1,k=1", "M=1,n=1,k=1", "m=1,m=2,k=1", "m=1.5,n=1,k=1", "m=1 ,n=1,k=1", "m=0x10,n=1,k=1",
+                        "m=99999999999999999999,n=1,k=1", "abcdefghijklmnopq=1", "m_x=1", "m=1,n=1,k=1,,", "m=+1,n=1,k=1"}) {
+    bool parses = porting::Shape::parse(q).ok();
+    auto a = snap.lookup("gemm", "bf16", q);
+    EXPECT_EQ(a.status == Status::bad_query, !parses) << "'" << q << "': " << status_name(a.status);
+  }
+}
+
+// The rule's own answer over all rows of the table, as GET /api/v1/best computes it.
+TEST(DispatchLookup, AgreesWithSelectBestOnRandomTablesAndShapes) {
+  std::mt19937_64 rng(20261201);
+  auto pick = [&](std::initializer_list<int> v) { return *(v.begin() + rng() % v.size()); };
+  std::vector<SnapshotFigure> figures;
+  const char* instances[] = {"gemm.a.one", "gemm.b.two", "gemm.c.three", "gemm.d.four"};
+  for (int m : {1, 16, 128, 1024, 8192})
+    for (int n : {1024, 4096, 16384})
+      for (int k : {512, 4096}) {
+        std::string s = "m=" + std::to_string(m) + ",n=" + std::to_string(n) + ",k=" + std::to_string(k);
+        for (const char* inst : instances) {
+          double r = std::uniform_real_distribution<double>(0, 1)(rng);
+          if (r < 0.08) { figures.push_back(figure("gemm", "bf16", inst, s, 0, 0, r < 0.04 ? "failed" : "timeout")); continue; }
+          if (r < 0.12) { figures.push_back(figure("gemm", "bf16", inst, s, 0, 0, "passed")); continue; }  // untimed
+          double median = std::uniform_real_distribution<double>(10, 13)(rng);
+          figures.push_back(figure("gemm", "bf16", inst, s, median, median * 0.004, "passed", r > 0.9));
+        }
+      }
+  // A shape nobody timed: near as it may be, a timed shape answers before it.
+  for (const char* inst : instances) figures.push_back(figure("gemm", "bf16", inst, "m=3,n=3,k=3", 0, 0, "failed"));
+  auto snap = load(figures);
+  std::vector<porting::Measurement> rows;
+  for (const auto& f : figures) rows.push_back(f.m);
+
+  int exact = 0, nearest = 0, no_best = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string q;
+    if (i % 3 == 0)  // midpoints in log space: exact distance ties
+      q = "m=" + std::to_string(pick({4, 32, 256, 2048, 3, 1})) + ",n=" + std::to_string(pick({2048, 8192, 1024})) +
+          ",k=" + std::to_string(pick({1448, 2048, 4096}));
+    else
+      q = "m=" + std::to_string(1 + rng() % 10000) + ",n=" + std::to_string(1 + rng() % 20000) + ",k=" +
+          std::to_string(1 + rng() % 8000);
+    auto shape = *porting::Shape::parse(q);
+    porting::SelectionInputs in;
+    in.on_gpu = rows;
+    auto sel = porting::select_best(porting::SelectionQuery{k_gpu, "9.0", "sm_90a", shape, "bf16"}, in);
+    auto a = snap.lookup("gemm", "bf16", q);
+    ASSERT_TRUE(sel.matched_shape.has_value()) << q;
+    EXPECT_EQ(std::string(a.matched_shape), sel.matched_shape->canonical()) << q;
+    if (const auto* best = sel.best()) {
+      EXPECT_EQ(std::string(a.instance), best->instance) << q;
+      EXPECT_EQ(a.status, sel.exact_shape ? Status::exact : Status::nearest) << q;
+      EXPECT_EQ(a.tie, best->tie_with_best) << q;
+      (a.status == Status::exact ? exact : nearest)++;
+    } else {
+      EXPECT_EQ(sel.kind, porting::Selection::Kind::unranked) << q;
+      EXPECT_EQ(a.status, Status::no_best) << q;
+      ++no_best;
+    }
+  }
+  EXPECT_GT(exact, 0);
+  EXPECT_GT(nearest, 1000);
+  EXPECT_EQ(no_best, 0);
+}
+
+TEST(DispatchLookup, ALookupAllocatesNothing) {
+  auto snap = load(gemm_grid());
+  const auto* t = snap.table("gemm", "bf16");
+  ASSERT_NE(t, nullptr);
+  // Long enough that std::string would leave its small buffer if one were built.
+  const std::string queries[] = {"m=4096,n=4096,k=4096", "m=333333333,n=44444444444,k=555555555555", "m=1,n=1,k=1,x=1",
+                                 "bad", "m=64,n=2048,k=2048"};
+  long before = allocations_so_far();
+  std::size_t found = 0;
+  for (int i = 0; i < 1000; ++i)
+    for (const auto& q : queries) {
+      found += snap.lookup("gemm", "bf16", q).found();
+      found += snap.lookup(*t, q).found();
+    }
+  EXPECT_EQ(allocations_so_far(), before);
+  EXPECT_EQ(found, 1000u * 3 * 2);
+}
+
+}  // namespace kport::dispatch::testing

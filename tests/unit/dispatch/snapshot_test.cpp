@@ -1,0 +1,173 @@
+// Loading snapshots: what a valid one says about itself, and every way a corrupt or
+// stale one is refused with an error that names the problem, never a silent default.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "fixtures.h"
+
+namespace kport::dispatch::testing {
+namespace json = boost::json;
+namespace {
+
+std::string sample() {
+  return write({figure("gemm", "bf16", "gemm.wgmma_tma.a", "m=4096,n=4096,k=4096", 100.0),
+                figure("gemm", "bf16", "gemm.mma_sync.b", "m=4096,n=4096,k=4096", 130.0),
+                figure("rmsnorm", "fp16", "rmsnorm.vec.a", "rows=4096,cols=8192", 20.0)});
+}
+
+void expect_refused(const std::string& text, ErrorCode code, const std::string& words, const LoadOptions& opt = at_generation()) {
+  auto snap = Snapshot::parse(text, opt);
+  ASSERT_FALSE(snap.ok()) << "a bad snapshot was accepted; expected " << error_code_name(code);
+  EXPECT_EQ(snap.error().code, code) << snap.error().message;
+  EXPECT_NE(snap.error().message.find(words), std::string::npos) << snap.error().message;
+}
+
+}  // namespace
+
+TEST(DispatchSnapshot, AValidSnapshotSaysWhereItsEvidenceComesFrom) {
+  auto snap = Snapshot::parse(sample(), at_generation());
+  ASSERT_TRUE(snap.ok()) << snap.error().message;
+  EXPECT_EQ(snap->gpu_model(), k_gpu);
+  EXPECT_EQ(snap->arch(), "9.0");
+  EXPECT_EQ(snap->generated_at_ms(), k_generated_ms);
+  EXPECT_EQ(snap->commits(), std::vector<std::string>{k_commit});
+  EXPECT_EQ(snap->drivers(), std::vector<std::string>{"580.65.06"});
+  auto tables = snap->tables();
+  ASSERT_EQ(tables.size(), 2u);
+  EXPECT_EQ(tables[0].op, "gemm");
+  EXPECT_EQ(tables[0].figures, 2u);
+  EXPECT_EQ(tables[0].timed_shapes, 1u);
+  EXPECT_EQ(tables[0].instances, std::vector<std::string>{"gemm.wgmma_tma.a"});
+  EXPECT_EQ(tables[1].op, "rmsnorm");
+  EXPECT_EQ(tables[1].dtype, "fp16");
+}
+
+TEST(DispatchSnapshot, TheWriterIsDeterministic) {
+  // The same figures in another order are the same document, checksum included.
+  auto a = write({figure("gemm", "bf16", "gemm.x.a", "m=1,n=2,k=3", 5.0), figure("gemm", "bf16", "gemm.x.b", "m=1,n=2,k=3", 6.0)});
+  auto doc = json::parse(a).as_object();
+  auto& figs = doc["tables"].as_array()[0].as_object()["figures"].as_array();
+  std::swap(figs[0], figs[1]);
+  EXPECT_NE(json::serialize(doc), a);
+  auto b = write({figure("gemm", "bf16", "gemm.x.b", "m=1,n=2,k=3", 6.0), figure("gemm", "bf16", "gemm.x.a", "m=1,n=2,k=3", 5.0)});
+  // Result ids differ between the two calls, so compare the figure order only.
+  auto fa = json::parse(a).at("tables").at(0).at("figures"), fb = json::parse(b).at("tables").at(0).at("figures");
+  EXPECT_EQ(fa.at(0).at("instance"), fb.at(0).at("instance"));
+  EXPECT_EQ(fa.at(1).at("instance"), fb.at(1).at("instance"));
+}
+
+TEST(DispatchSnapshot, NotJsonIsRefused) {
+  expect_refused("{\"schema_version\": 1, \"tables\": [", ErrorCode::bad_json, "not JSON");
+  expect_refused("", ErrorCode::bad_json, "not JSON");
+  expect_refused("[1,2,3]", ErrorCode::bad_json, "expected a JSON object");
+}
+
+TEST(DispatchSnapshot, ATruncatedSnapshotIsRefused) {
+  auto text = sample();
+  expect_refused(text.substr(0, text.size() / 2), ErrorCode::bad_json, "not JSON");
+}
+
+TEST(DispatchSnapshot, AnotherSchemaVersionIsRefused) {
+  expect_refused(edit(sample(), [](json::object& d) { d["schema_version"] = 2; }), ErrorCode::schema_version, "reads 1");
+  expect_refused(edit(sample(), [](json::object& d) { d["schema_version"] = "1"; }), ErrorCode::schema_version, "schema_version");
+  expect_refused(edit(sample(), [](json::object& d) { d.erase("schema_version"); }), ErrorCode::missing_field, "schema_version");
+}
+
+TEST(DispatchSnapshot, AMissingFieldIsRefusedByName) {
+  expect_refused(edit(sample(), [](json::object& d) { d.erase("generated_at_ms"); }), ErrorCode::missing_field, "generated_at_ms");
+  expect_refused(edit(sample(), [](json::object& d) { d["gpu"].as_object().erase("model"); }), ErrorCode::missing_field, "gpu.model");
+  expect_refused(edit(sample(), [](json::object& d) {
+                   d["tables"].as_array()[0].as_object()["figures"].as_array()[1].as_object().erase("median_us");
+                 }),
+                 ErrorCode::missing_field, "tables[0].figures[1].median_us");
+  expect_refused(edit(sample(), [](json::object& d) { d.erase("tables"); }), ErrorCode::missing_field, "tables");
+}
+
+TEST(DispatchSnapshot, AFieldOfTheWrongTypeOrDomainIsRefused) {
+  expect_refused(edit(sample(), [](json::object& d) {
+                   d["tables"].as_array()[0].as_object()["figures"].as_array()[0].as_object()["median_us"] = "fast";
+                 }),
+                 ErrorCode::bad_json, "tables[0].figures[0].median_us is a string");
+  expect_refused(edit(sample(), [](json::object& d) {
+                   d["tables"].as_array()[0].as_object()["figures"].as_array()[0].as_object()["median_us"] = -3.0;
+                 }),
+                 ErrorCode::bad_value, "median_us must be a finite number >= 0");
+  expect_refused(edit(sample(), [](json::object& d) {
+                   d["tables"].as_array()[0].as_object()["figures"].as_array()[0].as_object()["shape"] = "m=4096;n=1";
+                 }),
+                 ErrorCode::bad_value, "tables[0].figures[0].shape");
+  expect_refused(edit(sample(), [](json::object& d) {
+                   d["tables"].as_array()[0].as_object()["figures"].as_array()[0].as_object()["status"] = "great";
+                 }),
+                 ErrorCode::bad_value, "'great'");
+  expect_refused(edit(sample(), [](json::object& d) { d["kind"] = "something.else"; }), ErrorCode::bad_value, "kind");
+  expect_refused(edit(sample(), [](json::object& d) {
+                   auto t = d["tables"].as_array()[0];
+                   d["tables"].as_array().push_back(t);
+                 }),
+                 ErrorCode::bad_value, "repeats op gemm dtype bf16");
+}
+
+TEST(DispatchSnapshot, ABitChangedAfterServingFailsTheChecksum) {
+  auto text = sample();
+  auto at = text.find("\"median_us\":1E2");
+  ASSERT_NE(at, std::string::npos) << text;
+  std::string edited = text;
+  edited.replace(at, 15, "\"median_us\":9E1");  // still valid JSON, a faster figure
+  expect_refused(edited, ErrorCode::checksum, "checksum mismatch");
+  std::string no_sum = text;
+  no_sum.replace(no_sum.find("\"checksum\""), 10, "\"checksun\"");
+  expect_refused(no_sum, ErrorCode::missing_field, "checksum is missing");
+  std::string bad_digits = text;
+  bad_digits.replace(bad_digits.find("fnv1a64:") + 8, 2, "ZZ");
+  expect_refused(bad_digits, ErrorCode::checksum, "16 hex digits");
+}
+
+TEST(DispatchSnapshot, AnOldSnapshotIsStaleOnlyWhenTheCallerSetsAMaxAge) {
+  auto text = sample();
+  LoadOptions opt;
+  opt.now_ms = k_generated_ms + 3'600'000;  // an hour later
+  EXPECT_TRUE(Snapshot::parse(text, opt).ok());
+  opt.max_age_s = 7200;
+  EXPECT_TRUE(Snapshot::parse(text, opt).ok());
+  opt.max_age_s = 600;
+  expect_refused(text, ErrorCode::stale, "3600 s ago, more than the max age of 600 s", opt);
+  opt.now_ms = k_generated_ms - 3'600'000;  // generated "an hour in the future"
+  expect_refused(text, ErrorCode::stale, "in the future", opt);
+}
+
+TEST(DispatchSnapshot, AnotherCommitOrGpuThanExpectedIsRefused) {
+  auto text = sample();
+  LoadOptions opt = at_generation();
+  opt.expect_commit = k_commit.substr(0, 7);
+  EXPECT_TRUE(Snapshot::parse(text, opt).ok());
+  opt.expect_commit = std::string(40, 'd');
+  expect_refused(text, ErrorCode::wrong_commit, "not the expected dddddddd", opt);
+  opt.expect_commit = "main";
+  expect_refused(text, ErrorCode::wrong_commit, "hex digits", opt);
+  opt.expect_commit.reset();
+  opt.expect_gpu = "NVIDIA B200";
+  expect_refused(text, ErrorCode::wrong_gpu, "'NVIDIA H200', not 'NVIDIA B200'", opt);
+  LoadOptions empty = at_generation();
+  empty.expect_commit = k_commit;
+  expect_refused(write({}), ErrorCode::wrong_commit, "no measurement", empty);
+}
+
+TEST(DispatchSnapshot, AFileThatCannotBeReadIsAnIoErrorNamingIt) {
+  auto missing = Snapshot::load_file("/nonexistent/snap.json");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ErrorCode::io);
+  EXPECT_NE(missing.error().message.find("/nonexistent/snap.json"), std::string::npos);
+  auto path = std::filesystem::temp_directory_path() / ("kport-dispatch-" + std::to_string(::getpid()) + ".json");
+  {
+    std::ofstream out(path);
+    out << sample();
+  }
+  auto ok = Snapshot::load_file(path.string(), at_generation());
+  EXPECT_TRUE(ok.ok()) << ok.error().message;
+  std::filesystem::remove(path);
+}
+
+}  // namespace kport::dispatch::testing
