@@ -72,7 +72,9 @@ constexpr Op k_ops[] = {
      "unregistered target, no instance of the family known; 422: no instance of the family (or none for the target) "
      "runs the dtype",
      "read", "gpu,op,dtype,shape,arch,target", 200},
-    {"put", "/api/v1/artifacts/{sha256}", "Upload a blob at the address of its SHA-256 (verified)", "admin|runner", "name,kind", 201},
+    {"put", "/api/v1/artifacts/{sha256}",
+     "Upload a blob at the address of its SHA-256 (verified). A runner uploads into the job it holds (job, attempt: its "
+     "live lease); the admin token uploads without them", "admin|runner", "name,kind,job,attempt", 201},
     {"get", "/api/v1/artifacts/{sha256}", "Download a blob (meta=1: its record)", "read", "meta", 200},
     {"get", "/api/v1/queue", "Queue depth by status and runners online", "read", "", 200},
     {"get", "/api/v1/dashboard/overview", "Dashboard: every target's progress per family, runners, recent pipelines", "read", "", 200},

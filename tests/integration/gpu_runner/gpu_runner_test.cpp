@@ -54,7 +54,10 @@ class GpuRunnerTest : public BuildRunnerTest {
     std::stringstream bytes;
     bytes << in.rdbuf();
     std::string hash = crypto::sha256_hex(bytes.str());
-    auto put = call_raw(client, "PUT", url("/api/v1/artifacts/" + hash + "?name=kport-harness-sm_90a&kind=harness"), bytes.str(),
+    auto put = call_raw(client, "PUT",
+                        url("/api/v1/artifacts/" + hash + "?name=kport-harness-sm_90a&kind=harness&job=" +
+                            std::to_string(build_id) + "&attempt=" + std::to_string(attempt)),
+                        bytes.str(),
                         builder, "application/octet-stream");
     EXPECT_EQ(put.status, 201) << put.raw;
     json::object rec{{"family", "gemm"}, {"variant", "good"}, {"status", "ok"}, {"artifact", hash}};

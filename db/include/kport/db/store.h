@@ -219,9 +219,13 @@ class Store {
 
   // ---- artifacts ---------------------------------------------------------------------
   // Stores the blob under its SHA-256 after checking it equals expected_sha256
-  // (unprocessable on mismatch). Storing known content again is a no-op.
+  // (unprocessable on mismatch). Storing known content again is a no-op. With a
+  // `writer`, the upload is into that job and takes the holder rule of the uploads
+  // below (not_found, conflict, forbidden), checked before the blob is written and again
+  // in the transaction that records it; without one it is an operator's.
   Result<Artifact> put_artifact(std::string_view name, std::string_view kind,
-                                std::string_view expected_sha256, std::string_view data);
+                                std::string_view expected_sha256, std::string_view data,
+                                std::optional<JobWriter> writer = std::nullopt);
   // Same, streaming from a file the caller wrote (moved into the store on success).
   Result<Artifact> put_artifact_file(std::string_view name, std::string_view kind,
                                      std::string_view expected_sha256, const std::string& file);
