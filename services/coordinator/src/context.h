@@ -8,6 +8,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "kport/coordinator/config.h"
@@ -38,6 +39,10 @@ struct Context {
   // targets, kernels); cached answers of an older generation are never served.
   std::atomic<std::uint64_t>* answers_generation = nullptr;
   RegistrationGate* registration = nullptr;  // the registration token and its rate limit
+  // Where a ref of a repository points, asked of the repository itself (the seam to the
+  // outside git servers; git::remote_ref in production): the sha, nullopt when the ref
+  // does not exist, unavailable when the repository cannot be reached.
+  std::function<Result<std::optional<std::string>>(const std::string& url, const std::string& ref)> ref_lookup;
 };
 
 inline void invalidate_answers(Context& ctx) {

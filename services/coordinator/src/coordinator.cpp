@@ -15,6 +15,7 @@
 #include "kport/common/clock.h"
 #include "kport/common/crypto.h"
 #include "kport/common/log.h"
+#include "kport/git/remote.h"
 #include "kport/http/server.h"
 #include "readiness.h"
 #include "registration.h"
@@ -239,7 +240,7 @@ Result<std::unique_ptr<Coordinator>> Coordinator::create(Config config) {
                                                           config.registrations_per_minute);
   impl->workers = std::make_unique<boost::asio::thread_pool>(static_cast<std::size_t>(config.workers));
   impl->ctx = Context{config, impl->store.get(), &impl->events, impl->broker.get(), impl->workers.get(),
-                      &impl->answers_generation, impl->registration.get()};
+                      &impl->answers_generation, impl->registration.get(), &git::remote_ref};
   impl->readiness = std::make_unique<Readiness>(*impl->store, *impl->workers, config.ready_timeout);
   impl->build_routes();
   return std::unique_ptr<Coordinator>(new Coordinator(std::move(impl)));
