@@ -156,6 +156,17 @@ bool Server::Impl::privileged_path(std::string_view path) const {
          options.privileged_paths.end();
 }
 
+bool Server::Impl::authorized(std::string_view authorization) const {
+  if (authorization.empty()) return false;
+  if (!options.authorized) return true;
+  // A throwing callback must not take the I/O thread down: no reserve slot then.
+  try {
+    return options.authorized(authorization);
+  } catch (...) {
+    return false;
+  }
+}
+
 void Server::Impl::reject(tcp::socket& socket) {
   static constexpr std::string_view k_body =
       R"({"error":{"code":"unavailable","message":"too many connections; retry later"}})";

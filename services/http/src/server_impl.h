@@ -42,6 +42,9 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   void add_session(const std::shared_ptr<Session>& s);
   // True when `path` may use a reserve connection without an Authorization header.
   bool privileged_path(std::string_view path) const;
+  // Whether a reserve connection's Authorization header earns it the reserve: present,
+  // and accepted by options.authorized when one is set.
+  bool authorized(std::string_view authorization) const;
   void remove_session(Session* s);
   RouteStats& stats_for(const Route* route) noexcept;
   RouteStats& unmatched_stats() noexcept { return *m_unmatched; }

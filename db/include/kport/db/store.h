@@ -212,6 +212,9 @@ class Store {
   // (also for deregistered runners).
   Result<Runner> authenticate_runner(std::string_view token);
   Result<std::optional<Runner>> get_runner(std::int64_t id);
+  // (runner id, SHA-256 of its token) of every runner not deregistered: what a caller
+  // keeps in memory to recognise a valid token without asking the database.
+  Result<std::vector<std::pair<std::int64_t, std::string>>> live_runner_tokens();
   Result<std::vector<Runner>> list_runners(bool include_deregistered = false);
   // Marks it deregistered; a job it holds goes back to the queue (attempt counted).
   // Returns when a job it held and gave back is claimable again (zero when none).
