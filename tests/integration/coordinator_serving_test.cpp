@@ -10,13 +10,16 @@
 #include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "coordinator_fixture.h"
+#include "kport/common/crypto.h"
 
 namespace kport::testing {
 namespace {
 
+namespace fs = std::filesystem;
 using Ms = std::chrono::milliseconds;
 using SteadyClock = std::chrono::steady_clock;
 
@@ -283,6 +286,58 @@ TEST_F(ServingTest, BogusAuthorizationHeadersCannotHoldTheReserve) {
   for (const auto& v : valid) EXPECT_FALSE(v.closed_by_peer(Ms(200))) << v.reply.text;
   EXPECT_EQ(reserved_now(), "3") << "each valid connection holds its reserve slot";
   for (auto& h : valid) ::close(h.fd);
+  for (int fd : idle) ::close(fd);
+}
+
+// Item 7: writes that failed were answered 500 with nothing in the log. Every 5xx the
+// coordinator sends, whichever layer sends it, leaves a line in its log with the status
+// and what was said: a store that cannot write (503 with the reason), a request refused
+// by the reserve, and a connection refused at the door (those at most one line a second,
+// with how many).
+TEST_F(ServingTest, EveryFiveHundredIsLoggedWithItsStatusAndReason) {
+  const fs::path artifacts = dir.path() / "artifacts-broken";
+  std::ofstream(artifacts) << "a file where the artifact directory should be\n";
+  extra_args = {"--artifacts", artifacts.string(), "--max-connections", "6", "--reserved-connections", "1",
+                "--max-connections-per-address", "2"};
+  start();
+  const auto port = proc->port();
+  // The log line of a 5xx, waited for (warnings and errors are flushed at once).
+  auto logged = [&](const std::vector<std::string>& parts) {
+    for (int i = 0; i < 40; ++i) {
+      std::istringstream lines(proc->log());
+      for (std::string line; std::getline(lines, line);) {
+        bool all = true;
+        for (const auto& p : parts) all = all && line.find(p) != std::string::npos;
+        if (all) return line;
+      }
+      std::this_thread::sleep_for(Ms(50));
+    }
+    return std::string();
+  };
+
+  // 1. The artifact store cannot write: 503 naming why.
+  const std::string data = "harness bytes";
+  auto put = request("127.0.0.3", port, "PUT", "/api/v1/artifacts/" + crypto::sha256_hex(data), k_admin, data);
+  ASSERT_EQ(put.status, 503) << put.text;
+  EXPECT_NE(logged({"request failed", "status=503", "/api/v1/artifacts/{sha256}", "cannot create"}), "") << proc->log();
+
+  // 2. Past the address's limit, an anonymous request is refused by the reserve.
+  std::vector<int> idle;
+  for (int i = 0; i < 2; ++i) idle.push_back(connect_from("127.0.0.4", port));
+  std::this_thread::sleep_for(Ms(100));
+  auto refused = request("127.0.0.4", port, "GET", "/api/v1/targets");
+  ASSERT_EQ(refused.status, 503) << refused.text;
+  EXPECT_NE(logged({"request failed", "status=503", "only authorized requests and health checks"}), "") << proc->log();
+
+  // 3. The reserve's one slot held by a live admin connection: the next is refused at the door.
+  std::this_thread::sleep_for(Ms(100));
+  auto held = keep_alive_request("127.0.0.4", port, "/api/v1/targets", k_admin);
+  ASSERT_EQ(held.reply.status, 200) << held.reply.text;
+  auto door = request("127.0.0.4", port, "GET", "/healthz");
+  ASSERT_EQ(door.status, 503) << door.text;
+  EXPECT_NE(logged({"connections refused with 503", "status=503", "refused=", "remote=127.0.0.4"}), "") << proc->log();
+
+  ::close(held.fd);
   for (int fd : idle) ::close(fd);
 }
 

@@ -84,6 +84,9 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
 
   // Reserve connections in the order they came, for eviction; accept thread only.
   std::deque<std::weak_ptr<Session>> m_reserve_order;
+  // Connections refused at the door since the last log line, and when that was (ms).
+  std::atomic<std::int64_t> m_refused_unlogged{0};
+  std::atomic<std::int64_t> m_refused_logged_ms{-1'000'000};
 
   std::mutex m_mu;  // guards m_sessions and m_per_address
   std::condition_variable m_sessions_cv;
