@@ -11,6 +11,7 @@
 
 #include "impl.h"
 #include "kport/common/crypto.h"
+#include "queue_ops.h"
 #include "rows.h"
 
 namespace kport::db {
@@ -82,8 +83,18 @@ Result<std::string> hash_file(const std::string& path, std::int64_t& size) {
 
 namespace {
 
-Result<Artifact> record_artifact(Store::Impl& impl, Artifact a) {
+// The holder rule for an upload into a job; nothing for an operator's upload.
+Status check_writer(Connection& c, const std::optional<JobWriter>& w, std::int64_t now) {
+  if (!w) return {};
+  auto job = detail::holder_job(c, w->job_id, w->runner_id, w->attempt, now);
+  if (!job) return std::move(job).error();
+  return {};
+}
+
+Result<Artifact> record_artifact(Store::Impl& impl, Artifact a, const std::optional<JobWriter>& writer = std::nullopt) {
   return impl.write<Artifact>([&](Connection& c) -> Result<Artifact> {
+    // Again in the transaction: the lease may have ended while the blob was written.
+    KPORT_TRY(check_writer(c, writer, impl.now()));
     auto ins = c.prepare(
         "INSERT OR IGNORE INTO artifacts(sha256, size, name, kind, path, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
     if (!ins) return std::move(ins).error();
@@ -113,8 +124,16 @@ fs::path blob_path(const Options& o, const std::string& sha) {
 }  // namespace
 
 Result<Artifact> Store::put_artifact(std::string_view name, std::string_view kind, std::string_view expected_sha256,
-                                     std::string_view data) {
+                                     std::string_view data, std::optional<JobWriter> writer) {
   KPORT_TRY(check_upload(m_impl->options, expected_sha256));
+  // Before the blob is written, so a runner without the lease leaves nothing on disk.
+  if (writer) {
+    auto held = m_impl->read<bool>([&](Connection& c) -> Result<bool> {
+      KPORT_TRY(check_writer(c, writer, m_impl->now()));
+      return true;
+    });
+    if (!held) return std::move(held).error();
+  }
   const std::string sha = crypto::sha256_hex(data);
   if (sha != expected_sha256)
     return make_error(Errc::unprocessable, "artifact \"" + std::string(name) + "\" content hashes to " + sha +
@@ -123,7 +142,7 @@ Result<Artifact> Store::put_artifact(std::string_view name, std::string_view kin
   std::error_code ec;
   if (!fs::exists(dest, ec)) KPORT_TRY(write_blob(dest, data));
   return record_artifact(*m_impl, Artifact{sha, static_cast<std::int64_t>(data.size()), std::string(name),
-                                           std::string(kind), dest.string(), m_impl->now()});
+                                           std::string(kind), dest.string(), m_impl->now()}, writer);
 }
 
 Result<Artifact> Store::put_artifact_file(std::string_view name, std::string_view kind,

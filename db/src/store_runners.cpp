@@ -93,6 +93,15 @@ Result<Runner> Store::authenticate_runner(std::string_view token) {
   });
 }
 
+Result<std::vector<std::pair<std::int64_t, std::string>>> Store::live_runner_tokens() {
+  using Row = std::pair<std::int64_t, std::string>;
+  return m_impl->read<std::vector<Row>>([&](Connection& c) -> Result<std::vector<Row>> {
+    auto s = c.prepare("SELECT id, token_hash FROM runners WHERE deregistered_ms IS NULL ORDER BY id");
+    if (!s) return std::move(s).error();
+    return detail::collect<Row>(*s, [](const detail::Stmt& st) { return Row{st.int64(0), st.text(1)}; });
+  });
+}
+
 Result<std::optional<Runner>> Store::get_runner(std::int64_t id) {
   const std::int64_t since = m_impl->online_since(m_impl->now());
   return m_impl->read<std::optional<Runner>>([&](Connection& c) -> Result<std::optional<Runner>> {

@@ -24,6 +24,21 @@ TEST_F(CoordinatorTest, HealthOpenApiAndMetricsAnswer) {
   EXPECT_EQ(doc.body.at("openapi").as_string(), "3.0.3");
   EXPECT_TRUE(doc.body.at("paths").as_object().contains("/api/v1/best"));
   EXPECT_TRUE(doc.body.at("paths").as_object().contains("/api/v1/runners/claim"));
+  // Probes are documented, readiness with its 503; lease-bound writes with their 403/409.
+  const auto& paths = doc.body.at("paths").as_object();
+  ASSERT_TRUE(paths.contains("/readyz")) << doc.raw;
+  EXPECT_TRUE(paths.at("/readyz").at("get").at("responses").as_object().contains("503"));
+  EXPECT_FALSE(paths.at("/healthz").at("get").as_object().contains("security"));
+  for (const auto& [method, path] : std::vector<std::pair<std::string, std::string>>{
+           {"post", "/api/v1/jobs/{id}/builds"}, {"post", "/api/v1/jobs/{id}/results"}, {"post", "/api/v1/jobs/{id}/log"},
+           {"post", "/api/v1/jobs/{id}/complete"}, {"post", "/api/v1/runners/heartbeat"}, {"put", "/api/v1/artifacts/{sha256}"}}) {
+    const auto& responses = paths.at(path).at(method).at("responses").as_object();
+    EXPECT_TRUE(responses.contains("403")) << method << " " << path;
+    EXPECT_TRUE(responses.contains("409")) << method << " " << path;
+  }
+  EXPECT_NE(json::serialize(paths.at("/api/v1/artifacts/{sha256}").at("put").at("parameters")).find("\"attempt\""),
+            std::string::npos);
+  EXPECT_TRUE(paths.at("/api/v1/hooks/push").at("post").at("responses").as_object().contains("409"));
   get("/api/v1/targets");
   auto m = call_raw(client, "GET", url("/metrics"), "");
   EXPECT_EQ(m.status, 200);

@@ -1,8 +1,9 @@
 // The holder rule against a real coordinator: only the runner holding a job's live
-// lease writes into it (build records, results, log, complete), for its current attempt,
+// lease writes into it (build records, results, log, artifacts, complete), for its current attempt,
 // and a job's results carry the job's commit, target and GPU. Each test is named after a
 // defect of issue 14.
 #include "coordinator_fixture.h"
+#include "kport/common/crypto.h"
 
 namespace kport::testing {
 namespace json = boost::json;
@@ -165,6 +166,59 @@ TEST_F(LeaseTest, TheAdminTokenWritesIntoNoJob) {
   EXPECT_EQ(post(job_path("/complete"), json::object{{"attempt", m_attempt}}, k_admin).status, 403);
   // What the admin token may do to a job: cancel it.
   EXPECT_EQ(call(client, "POST", url(job_path("/cancel")), nullptr, k_admin).status, 200);
+}
+
+// Issue 14: artifacts were stored for any runner token, with no job at all; a runner
+// without work could fill the artifact store, or plant a harness under another
+// runner's build.
+TEST_F(LeaseTest, ArtifactUploadWithoutALiveLeaseIsRefused) {
+  claim_build();
+  const std::string data = "a harness built by runner a";
+  const std::string sha = crypto::sha256_hex(data);
+  auto put = [&](const std::string& query, const std::string& token) {
+    return call_raw(client, "PUT", url("/api/v1/artifacts/" + sha + "?name=kport-harness-sm_90a&kind=harness" + query),
+                    data, token, "application/octet-stream");
+  };
+  auto as_json = [](const JsonReply& r) { return r.body; };
+  const std::string lease = "&job=" + std::to_string(m_job) + "&attempt=" + std::to_string(m_attempt);
+
+  // No job named: a runner token alone uploads nothing.
+  auto bare = put("", m_b);
+  EXPECT_EQ(bare.status, 403) << bare.raw;
+  EXPECT_EQ(as_json(bare).at("error").at("code").as_string(), "forbidden") << bare.raw;
+  EXPECT_NE(bare.raw.find("?job=ID&attempt=N"), std::string::npos) << bare.raw;
+  // Another runner's job: forbidden, by the holder rule's own words.
+  auto other = put(lease, m_b);
+  EXPECT_EQ(other.status, 403) << other.raw;
+  EXPECT_NE(other.raw.find("only the runner holding a job's live lease"), std::string::npos) << other.raw;
+  // The holder, for a stale or unknown attempt: a conflict; an unknown job: 404.
+  auto stale = put("&job=" + std::to_string(m_job) + "&attempt=" + std::to_string(m_attempt + 1), m_a);
+  EXPECT_EQ(stale.status, 409) << stale.raw;
+  EXPECT_EQ(as_json(stale).at("error").at("code").as_string(), "conflict") << stale.raw;
+  EXPECT_EQ(put("&job=999999&attempt=1", m_a).status, 404);
+  EXPECT_EQ(put("&job=x&attempt=1", m_a).status, 400);
+  EXPECT_EQ(get("/api/v1/artifacts/" + sha + "?meta=1").status, 404) << "a refused upload stores nothing";
+
+  // The holder, for its attempt: stored.
+  auto ok = put(lease, m_a);
+  ASSERT_EQ(ok.status, 201) << ok.raw;
+  EXPECT_EQ(get("/api/v1/artifacts/" + sha + "?meta=1").status, 200);
+
+  // Once the attempt completed, no more uploads into it.
+  ASSERT_EQ(post(job_path("/complete"), json::object{{"attempt", m_attempt}}, m_a).status, 200);
+  const std::string late_data = "uploaded after the job completed";
+  auto late = call_raw(client, "PUT",
+                       url("/api/v1/artifacts/" + crypto::sha256_hex(late_data) + "?name=late&kind=harness" + lease),
+                       late_data, m_a, "application/octet-stream");
+  EXPECT_EQ(late.status, 409) << late.raw;
+  EXPECT_NE(late.raw.find("ended (succeeded)"), std::string::npos) << late.raw;
+  EXPECT_EQ(get("/api/v1/artifacts/" + crypto::sha256_hex(late_data) + "?meta=1").status, 404);
+
+  // The operator uploads without a job; naming one with the admin token is a mistake.
+  auto admin = call_raw(client, "PUT", url("/api/v1/artifacts/" + crypto::sha256_hex(late_data) + "?name=late"),
+                        late_data, k_admin, "application/octet-stream");
+  EXPECT_EQ(admin.status, 201) << admin.raw;
+  EXPECT_EQ(put(lease, k_admin).status, 400);
 }
 
 }  // namespace kport::testing

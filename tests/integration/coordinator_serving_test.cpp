@@ -3,19 +3,23 @@
 // idle connections (item 5), static files read and hashed per request (item 12).
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "coordinator_fixture.h"
+#include "kport/common/crypto.h"
 
 namespace kport::testing {
 namespace {
 
+namespace fs = std::filesystem;
 using Ms = std::chrono::milliseconds;
 using SteadyClock = std::chrono::steady_clock;
 
@@ -193,6 +197,147 @@ TEST_F(ServingTest, TenThousandIdleConnectionsFromOneAddressDoNotLockOutOthers) 
   ASSERT_EQ(m.status, 200);
   EXPECT_NE(m.text.find("kport_http_connections_evicted_total"), std::string::npos);
   EXPECT_EQ(m.text.find("kport_http_connections_evicted_total 0\n"), std::string::npos) << "nothing was evicted";
+  for (int fd : idle) ::close(fd);
+}
+
+// A keep-alive connection that sends one request and keeps the connection open; the
+// answer is read, the socket stays open (or was closed by the coordinator).
+struct HeldConnection {
+  int fd = -1;
+  RawReply reply;
+  // Waits up to `wait` for the coordinator to close the connection.
+  bool closed_by_peer(Ms wait = Ms(2000)) const {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(wait.count())) <= 0) return false;
+    char c;
+    return ::recv(fd, &c, 1, MSG_DONTWAIT) == 0;
+  }
+};
+HeldConnection keep_alive_request(const char* source, std::uint16_t port, const std::string& path, const std::string& token,
+                                  const std::string& method = "GET", const std::string& body = "") {
+  HeldConnection h;
+  auto t0 = SteadyClock::now();
+  h.fd = connect_from(source, port);
+  if (h.fd < 0) return h;
+  std::string req = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + token +
+                    "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+                    "\r\n\r\n" + body;
+  (void)::send(h.fd, req.data(), req.size(), MSG_NOSIGNAL);
+  h.reply = read_reply(h.fd, t0);
+  return h;
+}
+
+// Item 5, after the reserve: any Authorization header earned a reserve slot, so a client
+// sending "Bearer bogus" on keep-alive connections held the whole reserve (eviction only
+// takes silent connections) and locked runners out again. Only a token the coordinator
+// accepts, checked from memory, takes a slot now.
+TEST_F(ServingTest, BogusAuthorizationHeadersCannotHoldTheReserve) {
+  extra_args = {"--max-connections-per-address", "2", "--reserved-connections", "3", "--max-connections", "64"};
+  start();
+  const auto port = proc->port();
+  add_target();
+  const std::string runner = register_runner("gpu-1", "gpu");
+  const std::string revoked = register_runner("gpu-2", "gpu");
+  ASSERT_FALSE(runner.empty());
+  auto listed = get("/api/v1/runners");
+  std::int64_t revoked_id = 0;
+  for (const auto& r : listed.body.at("items").as_array())
+    if (r.at("name").as_string() == "gpu-2") revoked_id = r.at("id").as_int64();
+  ASSERT_GT(revoked_id, 0) << listed.raw;
+  ASSERT_EQ(call(client, "DELETE", url("/api/v1/runners/" + std::to_string(revoked_id) + "/token"), nullptr, k_admin).status, 200);
+
+  // The address's ordinary connections are taken by idle ones.
+  std::vector<int> idle;
+  for (int i = 0; i < 2; ++i) idle.push_back(connect_from("127.0.0.1", port));
+  std::this_thread::sleep_for(Ms(100));
+
+  // Bogus and revoked tokens are refused at the door and closed: they hold nothing.
+  std::vector<HeldConnection> bogus;
+  for (int i = 0; i < 4; ++i) {
+    bogus.push_back(keep_alive_request("127.0.0.1", port, "/api/v1/targets", i == 3 ? revoked : "bogus-" + std::to_string(i)));
+    EXPECT_EQ(bogus.back().reply.status, 503) << bogus.back().reply.text;
+    EXPECT_NE(bogus.back().reply.text.find("only authorized requests and health checks"), std::string::npos)
+        << bogus.back().reply.text;
+    EXPECT_TRUE(bogus.back().closed_by_peer()) << "a bogus token must not keep a reserve connection";
+    ::close(bogus.back().fd);
+  }
+  // Their slots are given back as they close.
+  auto reserved_now = [&] {
+    auto m = request("127.0.0.2", port, "GET", "/metrics");
+    const std::string key = "\nkport_http_connections_reserved ";
+    auto at = m.text.find(key);
+    if (at == std::string::npos) return std::string("?");
+    at += key.size();
+    return m.text.substr(at, m.text.find('\n', at) - at);
+  };
+  for (int i = 0; i < 50 && reserved_now() != "0"; ++i) std::this_thread::sleep_for(Ms(20));
+  EXPECT_EQ(reserved_now(), "0");
+  // With the bogus ones gone the reserve is free for what is valid: a runner's claim,
+  // the admin token, and a runner registering with the registration token, each held
+  // open in a reserve slot of its own.
+  std::vector<HeldConnection> valid;
+  valid.push_back(keep_alive_request("127.0.0.1", port, "/api/v1/runners/claim?wait=0", runner, "POST"));
+  valid.push_back(keep_alive_request("127.0.0.1", port, "/api/v1/targets", k_admin));
+  valid.push_back(keep_alive_request("127.0.0.1", port, "/api/v1/runners/register", k_registration, "POST",
+                                     R"({"name":"late","role":"build","capabilities":{"targets":["sm_90a"]}})"));
+  EXPECT_EQ(valid[0].reply.status, 200) << valid[0].reply.text;
+  EXPECT_EQ(valid[1].reply.status, 200) << valid[1].reply.text;
+  EXPECT_EQ(valid[2].reply.status, 201) << valid[2].reply.text;
+  for (const auto& v : valid) EXPECT_FALSE(v.closed_by_peer(Ms(200))) << v.reply.text;
+  EXPECT_EQ(reserved_now(), "3") << "each valid connection holds its reserve slot";
+  for (auto& h : valid) ::close(h.fd);
+  for (int fd : idle) ::close(fd);
+}
+
+// Item 7: writes that failed were answered 500 with nothing in the log. Every 5xx the
+// coordinator sends, whichever layer sends it, leaves a line in its log with the status
+// and what was said: a store that cannot write (503 with the reason), a request refused
+// by the reserve, and a connection refused at the door (those at most one line a second,
+// with how many).
+TEST_F(ServingTest, EveryFiveHundredIsLoggedWithItsStatusAndReason) {
+  const fs::path artifacts = dir.path() / "artifacts-broken";
+  std::ofstream(artifacts) << "a file where the artifact directory should be\n";
+  extra_args = {"--artifacts", artifacts.string(), "--max-connections", "6", "--reserved-connections", "1",
+                "--max-connections-per-address", "2"};
+  start();
+  const auto port = proc->port();
+  // The log line of a 5xx, waited for (warnings and errors are flushed at once).
+  auto logged = [&](const std::vector<std::string>& parts) {
+    for (int i = 0; i < 40; ++i) {
+      std::istringstream lines(proc->log());
+      for (std::string line; std::getline(lines, line);) {
+        bool all = true;
+        for (const auto& p : parts) all = all && line.find(p) != std::string::npos;
+        if (all) return line;
+      }
+      std::this_thread::sleep_for(Ms(50));
+    }
+    return std::string();
+  };
+
+  // 1. The artifact store cannot write: 503 naming why.
+  const std::string data = "harness bytes";
+  auto put = request("127.0.0.3", port, "PUT", "/api/v1/artifacts/" + crypto::sha256_hex(data), k_admin, data);
+  ASSERT_EQ(put.status, 503) << put.text;
+  EXPECT_NE(logged({"request failed", "status=503", "/api/v1/artifacts/{sha256}", "cannot create"}), "") << proc->log();
+
+  // 2. Past the address's limit, an anonymous request is refused by the reserve.
+  std::vector<int> idle;
+  for (int i = 0; i < 2; ++i) idle.push_back(connect_from("127.0.0.4", port));
+  std::this_thread::sleep_for(Ms(100));
+  auto refused = request("127.0.0.4", port, "GET", "/api/v1/targets");
+  ASSERT_EQ(refused.status, 503) << refused.text;
+  EXPECT_NE(logged({"request failed", "status=503", "only authorized requests and health checks"}), "") << proc->log();
+
+  // 3. The reserve's one slot held by a live admin connection: the next is refused at the door.
+  std::this_thread::sleep_for(Ms(100));
+  auto held = keep_alive_request("127.0.0.4", port, "/api/v1/targets", k_admin);
+  ASSERT_EQ(held.reply.status, 200) << held.reply.text;
+  auto door = request("127.0.0.4", port, "GET", "/healthz");
+  ASSERT_EQ(door.status, 503) << door.text;
+  EXPECT_NE(logged({"connections refused with 503", "status=503", "refused=", "remote=127.0.0.4"}), "") << proc->log();
+
+  ::close(held.fd);
   for (int fd : idle) ::close(fd);
 }
 

@@ -1,4 +1,6 @@
-// `kport runners`: who is connected, what they can do and what they are doing.
+// `kport runners`: who is connected, what they can do and what they are doing;
+// `kport runners revoke ID` revokes a runner's token (DELETE /api/v1/runners/{id}/token):
+// the runner is deregistered and its held job goes back to the queue.
 #include <ostream>
 
 #include "commands.h"
@@ -11,7 +13,24 @@ namespace {
 
 void declare(Options& o) { o.add_flag("all", "", false, "runners: include runners that left"); }
 
+int revoke(Context& ctx) {
+  const std::string& id = ctx.args[1];
+  if (id.empty() || id.size() > 18 || id.find_first_not_of("0123456789") != std::string::npos || id == "0" || id[0] == '0') {
+    ctx.err << "kport runners: '" << id << "' is not a runner id (a positive integer, as kport runners lists them)\n";
+    return k_exit_usage;
+  }
+  auto r = ctx.api.call("DELETE", "/api/v1/runners/" + id + "/token");
+  if (!r.error.empty()) return report(ctx.err, "runners", "cannot revoke runner " + id + "'s token", r);
+  if (ctx.json) {
+    print_json(ctx, r.body);
+    return k_exit_ok;
+  }
+  ctx.out << "runner " << id << ": token revoked; the runner is deregistered and a job it held is back in the queue\n";
+  return k_exit_ok;
+}
+
 int run_runners(Context& ctx) {
+  if (ctx.args.size() == 2 && ctx.args[0] == "revoke") return revoke(ctx);
   if (!check_args(ctx, runners_command, 0, 0)) return k_exit_usage;
   auto r = ctx.api.call("GET", std::string("/api/v1/runners") + (ctx.opts.flag("all") ? "?all=1" : ""));
   if (!r.error.empty()) return report(ctx.err, "runners", "cannot list runners", r);
@@ -38,7 +57,8 @@ int run_runners(Context& ctx) {
 
 }  // namespace
 
-extern const Command runners_command = {"runners", "[--all]", "list runners: role, GPU, state, current job", declare,
+extern const Command runners_command = {"runners", "[--all] | revoke ID",
+                                        "list runners: role, GPU, state, current job; revoke a runner's token", declare,
                                         run_runners};
 
 }  // namespace kport::cli

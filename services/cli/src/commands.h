@@ -42,7 +42,8 @@ struct Command {
   X(bringup)                  \
   X(runners)                  \
   X(logs)                     \
-  X(status)
+  X(status)                   \
+  X(admin)
 
 #define KPORT_CLI_DECLARE(n) extern const Command n##_command;
 KPORT_CLI_COMMANDS(KPORT_CLI_DECLARE)

@@ -1,13 +1,11 @@
 #include "kport/common/clock.h"
 #include "kport/common/crypto.h"
-#include "registration.h"
 #include "context.h"
+#include "registration.h"
+#include "token_cache.h"
 
 namespace kport::coordinator {
-namespace {
-
-std::string_view bearer(const http::Request& req) {
-  std::string_view h = req.header("Authorization");
+std::string_view bearer_of(std::string_view h) {
   constexpr std::string_view k_prefix = "Bearer ";
   if (h.size() <= k_prefix.size()) return {};
   // The scheme is case-insensitive (RFC 7235).
@@ -17,7 +15,19 @@ std::string_view bearer(const http::Request& req) {
   return h.substr(k_prefix.size());
 }
 
+namespace {
+
+std::string_view bearer(const http::Request& req) { return bearer_of(req.header("Authorization")); }
+
 }  // namespace
+
+bool reserve_worthy(std::string_view authorization, Context& ctx) {
+  std::string_view token = bearer_of(authorization);
+  if (token.empty()) return false;
+  if (crypto::constant_time_equal(token, ctx.config.admin_token)) return true;
+  if (ctx.registration && ctx.registration->is_current(token, now_unix_ms())) return true;
+  return ctx.tokens && ctx.tokens->knows(token);
+}
 
 Result<Principal> authenticate(const http::Request& req, Context& ctx) {
   std::string_view token = bearer(req);

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "kport/coordinator/config.h"
@@ -28,6 +29,7 @@ struct Principal {
 };
 
 class RegistrationGate;
+class TokenCache;
 
 struct Context {
   Config config;
@@ -39,6 +41,11 @@ struct Context {
   // targets, kernels); cached answers of an older generation are never served.
   std::atomic<std::uint64_t>* answers_generation = nullptr;
   RegistrationGate* registration = nullptr;  // the registration token and its rate limit
+  // Where a ref of a repository points, asked of the repository itself (the seam to the
+  // outside git servers; git::remote_ref in production): the sha, nullopt when the ref
+  // does not exist, unavailable when the repository cannot be reached.
+  std::function<Result<std::optional<std::string>>(const std::string& url, const std::string& ref)> ref_lookup;
+  TokenCache* tokens = nullptr;  // live runner tokens in memory, for the connection reserve
   BestAsks* best_asks = nullptr;  // /api/v1/best questions answered without a measurement
 };
 
@@ -54,6 +61,13 @@ void add_blocking(http::Router& router, Context& ctx, std::string_view method, s
                   BlockingHandler handler);
 
 // ---- authentication (auth.cpp) -------------------------------------------------------
+// The TOKEN of an "Authorization: Bearer TOKEN" header value (scheme case-insensitive);
+// empty for anything else.
+std::string_view bearer_of(std::string_view authorization);
+// Whether an Authorization header value carries a token this coordinator accepts (admin,
+// the current registration token, a live runner's), from memory only: what the HTTP
+// server asks, on its I/O thread, before a request may take a reserve slot.
+bool reserve_worthy(std::string_view authorization, Context& ctx);
 // Reads "Authorization: Bearer TOKEN". No header: anonymous. An admin token compares in
 // constant time; anything else is looked up as a runner token (stored hashed). A token
 // that matches neither is unauthorized (401), never silently anonymous.

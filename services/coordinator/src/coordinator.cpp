@@ -16,11 +16,13 @@
 #include "kport/common/clock.h"
 #include "kport/common/crypto.h"
 #include "kport/common/log.h"
+#include "kport/git/remote.h"
 #include "kport/http/server.h"
 #include "readiness.h"
 #include "registration.h"
 #include "slurm_dispatch.h"
 #include "static_files.h"
+#include "token_cache.h"
 #include "watch.h"
 
 namespace kport::coordinator {
@@ -95,6 +97,7 @@ class Coordinator::Impl {
   http::EventHub events;
   std::unique_ptr<ClaimBroker> broker;
   std::unique_ptr<RegistrationGate> registration;
+  TokenCache tokens;
   std::unique_ptr<boost::asio::thread_pool> workers;
   std::atomic<std::uint64_t> answers_generation{0};
   BestAsks best_asks;
@@ -251,7 +254,10 @@ Result<std::unique_ptr<Coordinator>> Coordinator::create(Config config) {
                                                           config.registrations_per_minute);
   impl->workers = std::make_unique<boost::asio::thread_pool>(static_cast<std::size_t>(config.workers));
   impl->ctx = Context{config, impl->store.get(), &impl->events, impl->broker.get(), impl->workers.get(),
-                      &impl->answers_generation, impl->registration.get()};
+                      &impl->answers_generation, impl->registration.get(), &git::remote_ref, &impl->tokens};
+  auto live = impl->store->live_runner_tokens();
+  if (!live.ok()) return std::move(live).error();
+  impl->tokens.reset(*live);
   impl->ctx.best_asks = &impl->best_asks;
   impl->readiness = std::make_unique<Readiness>(*impl->store, *impl->workers, config.ready_timeout);
   impl->build_routes();
@@ -275,6 +281,9 @@ Status Coordinator::start() {
   so.max_connections_per_address = m.config.max_connections_per_address;
   so.reserved_connections = m.config.reserved_connections;
   so.privileged_paths = {"/healthz", "/readyz", "/metrics"};
+  // Only a token that would authenticate takes a reserve slot (asked of memory: this
+  // runs on the I/O threads), so a bogus Authorization header cannot hold the reserve.
+  so.authorized = [&m](std::string_view authorization) { return reserve_worthy(authorization, m.ctx); };
   raise_fd_limit(so.max_connections);
   m.server = std::make_unique<http::Server>(so, m.router);
   auto& metrics = m.server->metrics();

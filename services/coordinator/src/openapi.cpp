@@ -2,6 +2,8 @@
 // document and the routes are reviewed side by side.
 #include <boost/json.hpp>
 
+#include <utility>
+
 #include "context.h"
 
 namespace kport::coordinator {
@@ -12,12 +14,16 @@ struct Op {
   const char* method;
   const char* path;
   const char* summary;
-  const char* auth;   // "read", "admin", "runner", "registration", "admin|runner", "signature"
+  const char* auth;   // "read", "admin", "runner", "registration", "admin|runner", "signature", "none"
   const char* query;  // comma-separated query parameters
   int ok_status;
 };
 
 constexpr Op k_ops[] = {
+    {"get", "/healthz", "Liveness, from memory: the process serves HTTP (never touches the database)", "none", "", 200},
+    {"get", "/readyz", "Readiness: the database answers within the deadline (--ready-timeout-ms); 503 with the reason otherwise",
+     "none", "", 200},
+    {"get", "/metrics", "Prometheus metrics: HTTP per route, connections, queue gauges the reaper refreshes", "none", "", 200},
     {"get", "/api/v1/targets", "List compile targets with their features", "read", "", 200},
     {"get", "/api/v1/targets/{target}", "One target and the arches that check its builds", "read", "", 200},
     {"put", "/api/v1/targets/{target}", "Add or update a target (arch, features, toolkit, check_arches)", "admin", "", 200},
@@ -89,7 +95,9 @@ constexpr Op k_ops[] = {
      "they come from: the versioned, checksummed document kport-dispatch loads to answer offline by the same rule. "
      "400: no gpu; 404: a GPU model kport has never seen",
      "read", "gpu", 200},
-    {"put", "/api/v1/artifacts/{sha256}", "Upload a blob at the address of its SHA-256 (verified)", "admin|runner", "name,kind", 201},
+    {"put", "/api/v1/artifacts/{sha256}",
+     "Upload a blob at the address of its SHA-256 (verified). A runner uploads into the job it holds (job, attempt: its "
+     "live lease); the admin token uploads without them", "admin|runner", "name,kind,job,attempt", 201},
     {"get", "/api/v1/artifacts/{sha256}", "Download a blob (meta=1: its record)", "read", "meta", 200},
     {"get", "/api/v1/queue", "Queue depth by status and runners online", "read", "", 200},
     {"get", "/api/v1/dashboard/overview", "Dashboard: every target's progress per family, runners, recent pipelines", "read", "", 200},
@@ -123,12 +131,45 @@ json::object build() {
     json::object operation{{"summary", op.summary}, {"parameters", std::move(params)}, {"responses", std::move(responses)},
                            {"x-kport-auth", op.auth}};
     std::string auth = op.auth;
-    if (auth != "read" && auth != "signature") operation["security"] = json::array{json::object{{"bearer", json::array{}}}};
+    if (auth != "read" && auth != "signature" && auth != "none")
+      operation["security"] = json::array{json::object{{"bearer", json::array{}}}};
     // Several methods share a path: add to its item instead of replacing it.
     auto& item = paths[op.path];
     if (!item.is_object()) item.emplace_object();
     item.as_object()[op.method] = std::move(operation);
   }
+  // The answers of the lease-bound writes: only the runner holding a job's live lease
+  // writes into it, for its current attempt (db queue_ops check_holder).
+  auto error_answer = [](const char* description) {
+    return json::object{{"description", description},
+                        {"content", {{"application/json", {{"schema", {{"$ref", "#/components/schemas/Error"}}}}}}}};
+  };
+  constexpr std::pair<const char*, const char*> k_lease_bound[] = {
+      {"post", "/api/v1/runners/heartbeat"}, {"post", "/api/v1/jobs/{id}/log"},     {"post", "/api/v1/jobs/{id}/complete"},
+      {"post", "/api/v1/jobs/{id}/results"}, {"post", "/api/v1/jobs/{id}/builds"}, {"put", "/api/v1/artifacts/{sha256}"}};
+  for (const auto& [method, path] : k_lease_bound) {
+    auto& responses = paths[path].as_object()[method].as_object()["responses"].as_object();
+    responses["403"] = error_answer(
+        "forbidden: another runner holds this job attempt's lease (an artifact upload: a runner token named no job), "
+        "or the admin token was used for a runner's write");
+    responses["404"] = error_answer("not_found: no such job");
+    responses["409"] = error_answer(
+        "conflict: the attempt is not the job's current one, it ended (the job finished or went back to the queue) or "
+        "its lease expired; or a row names another commit, target or GPU than its job");
+  }
+  // /readyz answers 503 while the database does not answer in time.
+  paths["/readyz"].as_object()["get"].as_object()["responses"].as_object()["503"] =
+      error_answer("unavailable: the database did not answer within the deadline, with the reason");
+  // A delete or force push is acted on only once the repository confirms it.
+  auto& push = paths["/api/v1/hooks/push"].as_object()["post"].as_object()["responses"].as_object();
+  push["202"] = json::object{{"description", "accepted without a pipeline: another event, a tag, a branch delete, or a push "
+                                             "older than the recorded state of its ref"},
+                             {"content", {{"application/json", {{"schema", {{"type", "object"}}}}}}}};
+  push["409"] = error_answer("conflict: a delete or force push the repository does not confirm (the ref still exists, or "
+                             "points elsewhere); nothing changed");
+  push["503"] = error_answer("unavailable: the repository could not be asked to confirm a delete or force push; deliver "
+                             "it again later");
+
   // The best-kernel answer is what users act on, so its shape is spelled out.
   auto& best_ok = paths["/api/v1/best"].as_object()["get"].as_object()["responses"].as_object()["200"];
   best_ok.as_object()["content"] = {{"application/json", {{"schema", {{"$ref", "#/components/schemas/BestAnswer"}}}}}};

@@ -52,6 +52,11 @@ Status RegistrationGate::admit(std::string_view presented, std::int64_t now_ms, 
   return {};
 }
 
+bool RegistrationGate::is_current(std::string_view presented, std::int64_t now_ms) {
+  std::lock_guard lock(m_mu);
+  return crypto::constant_time_equal(presented, m_token.value) && (!m_token.expires_ms || now_ms < *m_token.expires_ms);
+}
+
 Result<RegistrationGate::Token> RegistrationGate::rotate(std::optional<std::int64_t> expires_in_s, std::int64_t now_ms) {
   Token t{crypto::random_token("kpreg_"), std::nullopt, true};
   if (expires_in_s && *expires_in_s > 0) t.expires_ms = now_ms + *expires_in_s * 1000;

@@ -36,6 +36,9 @@ class RegistrationGate {
   // forbidden (wrong or expired token) or too_many_requests otherwise, with retry_after_s set.
   Status admit(std::string_view presented, std::int64_t now_ms, int& retry_after_s);
 
+  // Whether `presented` is the current, unexpired token; uses up no registration.
+  bool is_current(std::string_view presented, std::int64_t now_ms);
+
   // A new random token replacing the current one; expires_in_s > 0 gives it an expiry.
   Result<Token> rotate(std::optional<std::int64_t> expires_in_s, std::int64_t now_ms);
 

@@ -5,6 +5,7 @@
 #include "kport/common/clock.h"
 #include "kport/common/log.h"
 #include "registration.h"
+#include "token_cache.h"
 
 namespace kport::coordinator {
 namespace json = boost::json;
@@ -40,6 +41,7 @@ void add_admin_routes(http::Router& router, Context& ctx) {
     // gives its held job back to the queue. It registers again to get a new token.
     auto released = ctx.store->deregister_runner(*id);
     KPORT_HTTP_TRY(released);
+    if (ctx.tokens) ctx.tokens->remove(*id);
     ctx.broker->notify();
     // The job it gave back is claimable once its backoff ends: wake parked claims then.
     if (released->others_ms > 0) ctx.broker->notify_in(std::chrono::milliseconds(released->others_ms));

@@ -1,7 +1,12 @@
 // /api/v1/artifacts/{sha256}: content-addressed blobs (harness binaries, fatbins, logs).
 // Upload is PUT of the raw bytes to the address of their SHA-256; the store verifies
-// the content before it acknowledges, so an artifact is either whole or absent.
+// the content before it acknowledges, so an artifact is either whole or absent. A
+// runner uploads into a job it holds (?job=ID&attempt=N, the holder rule of every other
+// write into a job), so a runner without work cannot fill the store; the admin token
+// uploads as an operator.
 #include <fstream>
+#include <limits>
+#include <optional>
 #include <sstream>
 
 #include "codec.h"
@@ -22,9 +27,23 @@ void add_artifact_routes(http::Router& router, Context& ctx) {
     std::string sha(req.param("sha256"));
     if (!crypto::is_sha256_hex(sha))
       return http::error_response(make_error(Errc::invalid_argument, "'" + sha + "' is not a SHA-256 (64 lowercase hex digits)"));
+    auto job = int_query(req, "job", 1, std::numeric_limits<std::int64_t>::max());
+    KPORT_HTTP_TRY(job);
+    auto attempt = int_query(req, "attempt", 1, 1000);
+    KPORT_HTTP_TRY(attempt);
+    std::optional<db::JobWriter> writer;
+    if (who->kind == Principal::Kind::runner) {
+      if (!*job || !*attempt)
+        return http::error_response(make_error(
+            Errc::forbidden, "a runner uploads artifacts only into a job it holds: add ?job=ID&attempt=N of its live lease"));
+      writer = db::JobWriter{**job, who->runner_id, static_cast<int>(**attempt)};
+    } else if (*job || *attempt) {
+      return http::error_response(
+          make_error(Errc::invalid_argument, "'job' and 'attempt' name a runner's lease; the admin token uploads without them"));
+    }
     std::string name(req.query_or("name", sha));
     std::string kind(req.query_or("kind", "blob"));
-    auto a = ctx.store->put_artifact(name, kind, sha, req.body);
+    auto a = ctx.store->put_artifact(name, kind, sha, req.body, writer);
     if (!a.ok()) return http::error_response(a.error());
     return http::json_response(201, to_json(*a));
   });

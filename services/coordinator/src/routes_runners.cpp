@@ -6,7 +6,9 @@
 #include "claim_broker.h"
 #include "codec.h"
 #include "context.h"
+#include "kport/common/crypto.h"
 #include "kport/common/log.h"
+#include "token_cache.h"
 #include "watch.h"
 
 namespace kport::coordinator {
@@ -102,6 +104,7 @@ void add_runner_routes(http::Router& router, Context& ctx) {
       return http::error_response(make_error(Errc::invalid_argument, "a gpu runner must report 'capabilities.arch' (e.g. \"9.0\")"));
     auto reg = ctx.store->register_runner(nr);
     if (!reg.ok()) return http::error_response(reg.error());
+    if (ctx.tokens) ctx.tokens->add(reg->runner.id, crypto::sha256_hex(reg->token));
     invalidate_answers(ctx);  // a new GPU model changes provisional answers
     ctx.broker->notify();
     ctx.events->publish("runners", "runner", json::serialize(to_json(reg->runner)));
@@ -153,6 +156,7 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     KPORT_HTTP_TRY(who);
     auto released = ctx.store->deregister_runner(who->runner_id);
     KPORT_HTTP_TRY(released);
+    if (ctx.tokens) ctx.tokens->remove(who->runner_id);
     ctx.broker->notify();
     // The job it gave back is claimable once its backoff ends: wake parked claims then.
     if (released->others_ms > 0) ctx.broker->notify_in(std::chrono::milliseconds(released->others_ms));

@@ -40,6 +40,21 @@ struct Owned {
   }
 };
 
+// A repository that does not exist is a permanent failure (retrying cannot make it
+// appear), unlike one that cannot be reached now: a local path that is absent, libgit2's
+// GIT_ENOTFOUND, or a server that answers 404 / "not found" for it.
+bool repository_missing(const std::string& url, int rc) {
+  if (rc == GIT_ENOTFOUND) return true;
+  std::string path = url.rfind("file://", 0) == 0 ? url.substr(7) : url;
+  std::error_code ec;
+  if (!path.empty() && path.front() == '/' && !fs::exists(path, ec)) return true;
+  const ::git_error* e = git_error_last();
+  if (!e || !e->message) return false;
+  const std::string m = e->message;
+  return (e->klass == GIT_ERROR_HTTP && m.find("404") != std::string::npos) ||
+         m.find("not found") != std::string::npos || m.find("does not exist") != std::string::npos;
+}
+
 }  // namespace
 
 struct Workspace::Repo {
@@ -82,8 +97,9 @@ Result<Workspace> Workspace::open(const std::string& url, const fs::path& dir) {
   git_clone_options opts;
   git_clone_options_init(&opts, GIT_CLONE_OPTIONS_VERSION);
   opts.checkout_opts.checkout_strategy = GIT_CHECKOUT_NONE;  // checkout() picks the commit
-  if (git_clone(&repo->repo, url.c_str(), dir.c_str(), &opts) != 0) {
-    Error e = lib_error(Errc::unavailable, "cannot clone " + url);
+  if (int rc = git_clone(&repo->repo, url.c_str(), dir.c_str(), &opts); rc != 0) {
+    Error e = repository_missing(url, rc) ? lib_error(Errc::not_found, "repository " + url + " does not exist")
+                                          : lib_error(Errc::unavailable, "cannot clone " + url);
     fs::remove_all(dir, ec);  // a half clone must not be mistaken for a workspace later
     return e;
   }

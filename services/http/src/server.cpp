@@ -156,6 +156,17 @@ bool Server::Impl::privileged_path(std::string_view path) const {
          options.privileged_paths.end();
 }
 
+bool Server::Impl::authorized(std::string_view authorization) const {
+  if (authorization.empty()) return false;
+  if (!options.authorized) return true;
+  // A throwing callback must not take the I/O thread down: no reserve slot then.
+  try {
+    return options.authorized(authorization);
+  } catch (...) {
+    return false;
+  }
+}
+
 void Server::Impl::reject(tcp::socket& socket) {
   static constexpr std::string_view k_body =
       R"({"error":{"code":"unavailable","message":"too many connections; retry later"}})";
@@ -163,6 +174,20 @@ void Server::Impl::reject(tcp::socket& socket) {
       "HTTP/1.1 503 Service Unavailable\r\nServer: kport\r\nContent-Type: application/json\r\n"
       "Content-Length: " + std::to_string(k_body.size()) + "\r\nConnection: close\r\n\r\n" +
       std::string(k_body);
+  // A 5xx must be explainable from the log, but a flood of refused connections must not
+  // flood the log: one line a second at most, counting those refused since the last.
+  m_refused_unlogged.fetch_add(1, std::memory_order_relaxed);
+  const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch()).count();
+  auto last = m_refused_logged_ms.load(std::memory_order_relaxed);
+  if (now_ms - last >= 1000 && m_refused_logged_ms.compare_exchange_strong(last, now_ms)) {
+    beast::error_code addr_ec;
+    auto remote = socket.remote_endpoint(addr_ec);
+    log::error("connections refused with 503: too many connections",
+               {{"status", 503}, {"refused", m_refused_unlogged.exchange(0)},
+                {"remote", addr_ec ? std::string("?") : remote.address().to_string()},
+                {"max_connections", options.max_connections}});
+  }
   // Best effort and never blocking: the reply fits in an empty socket buffer.
   beast::error_code ec;
   socket.non_blocking(true, ec);

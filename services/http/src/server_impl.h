@@ -42,6 +42,9 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   void add_session(const std::shared_ptr<Session>& s);
   // True when `path` may use a reserve connection without an Authorization header.
   bool privileged_path(std::string_view path) const;
+  // Whether a reserve connection's Authorization header earns it the reserve: present,
+  // and accepted by options.authorized when one is set.
+  bool authorized(std::string_view authorization) const;
   void remove_session(Session* s);
   RouteStats& stats_for(const Route* route) noexcept;
   RouteStats& unmatched_stats() noexcept { return *m_unmatched; }
@@ -81,6 +84,9 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
 
   // Reserve connections in the order they came, for eviction; accept thread only.
   std::deque<std::weak_ptr<Session>> m_reserve_order;
+  // Connections refused at the door since the last log line, and when that was (ms).
+  std::atomic<std::int64_t> m_refused_unlogged{0};
+  std::atomic<std::int64_t> m_refused_logged_ms{-1'000'000};
 
   std::mutex m_mu;  // guards m_sessions and m_per_address
   std::condition_variable m_sessions_cv;

@@ -185,8 +185,8 @@ void Session::on_request() {
   req.keep_alive = m_keep_alive;
   req.stop = m_server->stop_signal;
   ++m_seq;  // names this request for its Reply (see ReplyFn)
-  if (m_reserved && m_seq == 1 && req.header("Authorization").empty() &&
-      !m_server->privileged_path(req.target.substr(0, req.target.find('?')))) {
+  if (m_reserved && m_seq == 1 && !m_server->privileged_path(req.target.substr(0, req.target.find('?'))) &&
+      !m_server->authorized(req.header("Authorization"))) {
     m_server->metrics.connections_unprivileged.fetch_add(1, std::memory_order_relaxed);
     return send_error(503, "unavailable",
                       "too many connections (from " + m_address.to_string() +

@@ -206,7 +206,7 @@ Result<CheckHandler::HarnessFile> CheckHandler::harness_for(CoordinatorApi& api,
   std::stringstream bytes;
   bytes << in.rdbuf();
   std::string sha = crypto::sha256_hex(bytes.str());
-  if (auto st = api.put_artifact(sha, "kport-harness-" + job.target, "harness", bytes.str()); !st.ok())
+  if (auto st = api.put_artifact(job.id, job.attempt, sha, "kport-harness-" + job.target, "harness", bytes.str()); !st.ok())
     log("could not upload the locally built harness (" + st.error().message + "); its results name sha256 " + sha.substr(0, 12) +
         ", which the coordinator cannot serve");
   else

@@ -106,10 +106,12 @@ Status CoordinatorApi::post_build_records(std::int64_t job, int attempt, json::a
   return ack("POST", "/api/v1/jobs/" + std::to_string(job) + "/builds", body);
 }
 
-Status CoordinatorApi::put_artifact(const std::string& sha256, const std::string& name, const std::string& kind,
-                                    std::string_view bytes) {
-  return ack("PUT", "/api/v1/artifacts/" + sha256 + "?name=" + name + "&kind=" + kind, bytes, std::chrono::milliseconds(300'000),
-             "application/octet-stream");
+Status CoordinatorApi::put_artifact(std::int64_t job, int attempt, const std::string& sha256, const std::string& name,
+                                    const std::string& kind, std::string_view bytes) {
+  return ack("PUT",
+             "/api/v1/artifacts/" + sha256 + "?job=" + std::to_string(job) + "&attempt=" + std::to_string(attempt) +
+                 "&name=" + name + "&kind=" + kind,
+             bytes, std::chrono::milliseconds(300'000), "application/octet-stream");
 }
 
 Status CoordinatorApi::append_log(std::int64_t job, int attempt, std::string_view text) {

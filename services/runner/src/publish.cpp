@@ -104,7 +104,7 @@ Status publish_build(CoordinatorApi& api, const ClaimedJob& job, const std::stri
     std::ostringstream bytes;
     bytes << in.rdbuf();
     std::string name = report.harness.filename().string();
-    KPORT_TRY(api.put_artifact(report.harness_sha256, name, "harness", bytes.str()));
+    KPORT_TRY(api.put_artifact(job.id, job.attempt, report.harness_sha256, name, "harness", bytes.str()));
     artifact = report.harness_sha256;
     log("uploaded artifact " + name + " sha256 " + artifact + " (" + std::to_string(bytes.str().size()) + " bytes)");
   }

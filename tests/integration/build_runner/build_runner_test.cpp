@@ -217,3 +217,53 @@ TEST_F(BuildRunnerCancel, CancelKillsAHungCompileAndTheRunnerStaysUp) {
 
 }  // namespace
 }  // namespace kport::testing
+
+namespace kport::testing {
+namespace {
+
+// Issue 14, item 9: a permanent error was retried for nothing. Three attempts allowed,
+// a repository that does not exist: the real build runner fails the job on its first
+// attempt, with the reason, and never claims it again.
+class BuildRunnerPermanentFailure : public BuildRunnerTest {
+ protected:
+  BuildRunnerPermanentFailure() {
+    max_attempts = 3;
+    retry_base_ms = 50;  // a retry, were there one, would come back at once
+  }
+};
+
+TEST_F(BuildRunnerPermanentFailure, ABuildOfARepositoryThatDoesNotExistFailsAtOnceWithItsReason) {
+  if (!nvcc_available()) GTEST_SKIP() << "nvcc is not installed (looked for /usr/local/cuda/bin/nvcc and PATH)";
+  const std::string missing = (dir.path() / "no-such-repository.git").string();
+  add_target("sm_80", "8.0");
+  ASSERT_EQ(post("/api/v1/repositories", object{{"name", "ghost"}, {"url", missing}}, k_admin).status, 201);
+  const std::string sha = commit_sha(5);
+  ASSERT_EQ(post("/api/v1/commits", object{{"sha", sha}, {"repo", "ghost"}, {"message", "x"}}, k_admin).status, 201);
+  auto p = post("/api/v1/pipelines", object{{"commit", sha}, {"repo", "ghost"}, {"targets", boost::json::array{"sm_80"}}}, k_admin);
+  ASSERT_EQ(p.status, 201) << p.raw;
+  auto jobs = get("/api/v1/jobs?commit=" + sha);
+  ASSERT_EQ(jobs.body.at("items").as_array().size(), 1u) << jobs.raw;
+  const auto id = jobs.body.at("items").as_array().at(0).at("id").to_number<std::int64_t>();
+  start_runner();
+
+  boost::json::object job;
+  for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60); std::chrono::steady_clock::now() < end;) {
+    job = get("/api/v1/jobs/" + std::to_string(id)).body.as_object();
+    if (job.at("status").as_string() == "failed") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(job.at("status").as_string(), "failed") << boost::json::serialize(job) << "\n" << runner_output();
+  EXPECT_EQ(job.at("attempt").to_number<std::int64_t>(), 1) << "a missing repository is not worth a retry";
+  const std::string why(job.at("failure_reason").as_string());
+  EXPECT_NE(why.find("repository " + missing + " does not exist"), std::string::npos) << why;
+  EXPECT_EQ(why.find("(attempt"), std::string::npos) << why;
+  // Given time for a retry, none comes: the runner claimed it once.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const std::string out = runner_output();
+  std::size_t claims = 0;
+  for (auto at = out.find("claimed job"); at != std::string::npos; at = out.find("claimed job", at + 1)) ++claims;
+  EXPECT_EQ(claims, 1u) << out;
+}
+
+}  // namespace
+}  // namespace kport::testing

@@ -109,6 +109,56 @@ TEST_F(CliTest, RunnersListsRoleGpuAndState) {
   EXPECT_EQ(kport({"runners", "extra"}).rc, cli::k_exit_usage);
 }
 
+TEST_F(CliTest, RunnersRevokeEndsARunnersTokenAndSaysSo) {
+  add_target();
+  const std::string token = register_runner("gpu-h200-0", "gpu");
+  auto listed = kport({"runners", "--json"});
+  ASSERT_EQ(listed.rc, 0) << listed.err;
+  const std::string id = std::to_string(listed.json().as_array().at(0).at("id").as_int64());
+  // The runner's token works until it is revoked.
+  ASSERT_EQ(post("/api/v1/runners/heartbeat", json::object{}, token).status, 200);
+  auto r = kport({"runners", "revoke", id, "--json"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.json().at("runner").as_int64(), std::stoll(id)) << r.out;
+  EXPECT_TRUE(r.json().at("revoked").as_bool()) << r.out;
+  EXPECT_EQ(post("/api/v1/runners/heartbeat", json::object{}, token).status, 401) << "a revoked token must not work";
+  auto again = kport({"runners", "revoke", id});
+  ASSERT_EQ(again.rc, 0) << again.err;
+  EXPECT_NE(again.out.find("runner " + id + ": token revoked"), std::string::npos) << again.out;
+  // Bad input: an id that is not one, a runner that does not exist, no admin token.
+  auto bad = kport({"runners", "revoke", "x1"});
+  EXPECT_EQ(bad.rc, cli::k_exit_usage);
+  EXPECT_NE(bad.err.find("'x1' is not a runner id"), std::string::npos) << bad.err;
+  auto missing = kport({"runners", "revoke", "999"});
+  EXPECT_EQ(missing.rc, cli::k_exit_usage) << missing.err;
+  EXPECT_NE(missing.err.find("runner 999 does not exist"), std::string::npos) << missing.err;
+  EXPECT_EQ(kport({"runners", "revoke", id}, false).rc, cli::k_exit_unavailable);
+}
+
+TEST_F(CliTest, AdminRegistrationTokenRotateMakesANewTokenAndRefusesTheOld) {
+  auto r = kport({"admin", "registration-token", "rotate", "--expires-in", "2h", "--json"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const std::string fresh(r.json().at("token").as_string());
+  ASSERT_FALSE(fresh.empty()) << r.out;
+  EXPECT_TRUE(r.json().at("expires_ms").is_int64()) << r.out;
+  json::object reg{{"name", "b"}, {"role", "build"}, {"capabilities", json::object{{"targets", json::array{"sm_90a"}}}}};
+  EXPECT_EQ(post("/api/v1/runners/register", reg, k_registration).status, 403) << "the old token must be refused";
+  EXPECT_EQ(post("/api/v1/runners/register", reg, fresh).status, 201);
+  // Text form, without an expiry.
+  auto text = kport({"admin", "registration-token", "rotate"});
+  ASSERT_EQ(text.rc, 0) << text.err;
+  EXPECT_NE(text.out.find("new registration token: kpreg_"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("it does not expire"), std::string::npos) << text.out;
+  // Bad input is refused before anything is asked of the coordinator.
+  auto bad = kport({"admin", "registration-token", "rotate", "--expires-in", "soon"});
+  EXPECT_EQ(bad.rc, cli::k_exit_usage);
+  EXPECT_NE(bad.err.find("--expires-in 'soon' is not a duration"), std::string::npos) << bad.err;
+  EXPECT_EQ(kport({"admin", "registration-token", "rotate", "--expires-in", "0"}).rc, cli::k_exit_usage);
+  EXPECT_EQ(kport({"admin", "registration-token"}).rc, cli::k_exit_usage);
+  EXPECT_EQ(kport({"admin", "runner-token", "rotate"}).rc, cli::k_exit_usage);
+  EXPECT_EQ(kport({"admin", "registration-token", "rotate"}, false).rc, cli::k_exit_unavailable);
+}
+
 TEST_F(CliTest, LogsPrintsAndFollowsAJobLog) {
   seed();
   auto builder = register_runner("builder-1", "build");

@@ -15,6 +15,8 @@
 
 #include "build_runner/runner_fixture.h"
 #include "kport/common/crypto.h"
+#include "kport/http/client.h"
+#include "kport/http/server.h"
 
 namespace kport::testing {
 namespace {
@@ -54,7 +56,10 @@ class GpuRunnerTest : public BuildRunnerTest {
     std::stringstream bytes;
     bytes << in.rdbuf();
     std::string hash = crypto::sha256_hex(bytes.str());
-    auto put = call_raw(client, "PUT", url("/api/v1/artifacts/" + hash + "?name=kport-harness-sm_90a&kind=harness"), bytes.str(),
+    auto put = call_raw(client, "PUT",
+                        url("/api/v1/artifacts/" + hash + "?name=kport-harness-sm_90a&kind=harness&job=" +
+                            std::to_string(build_id) + "&attempt=" + std::to_string(attempt)),
+                        bytes.str(),
                         builder, "application/octet-stream");
     EXPECT_EQ(put.status, 201) << put.raw;
     json::object rec{{"family", "gemm"}, {"variant", "good"}, {"status", "ok"}, {"artifact", hash}};
@@ -70,11 +75,13 @@ class GpuRunnerTest : public BuildRunnerTest {
     return 0;
   }
 
-  void start_gpu_runner(const std::string& name, const std::string& arch = "9.0", const std::vector<std::string>& extra = {}) {
+  void start_gpu_runner(const std::string& name, const std::string& arch = "9.0", const std::vector<std::string>& extra = {},
+                        const std::string& server = "") {
     fs::path inventory = dir.path() / "gpus.json";
     std::ofstream(inventory) << R"([{"index":0,"name":"NVIDIA H200","uuid":"GPU-0badc0de-0000-4000-8000-000000000001",)"
                              << R"("arch":")" << arch << R"(","sm_count":132,"memory_mib":143771,"driver":"580.95.05"}])";
-    std::vector<std::string> args{KPORT_RUNNER_BIN, "--role", "gpu", "--server", url(""), "--registration-token", k_registration,
+    std::vector<std::string> args{KPORT_RUNNER_BIN, "--role", "gpu", "--server", server.empty() ? url("") : server,
+                                  "--registration-token", k_registration,
                                   "--workdir", (dir.path() / ("work-" + name)).string(), "--name", name, "--gpus",
                                   inventory.string(), "--claim-wait", "1", "--kernel-timeout", "1", "--process-timeout", "5",
                                   "--bench-time-cap-ms", "50"};
@@ -551,6 +558,79 @@ TEST_F(GpuRunnerTest, WithoutAHarnessArtifactTheRunnerBuildsOne) {
   EXPECT_EQ(get("/api/v1/artifacts/" + crypto::sha256_hex(slurp(linked)) + "?meta=1").status, 200);
   ASSERT_EQ(state.at("status").as_string(), "queued") << json::serialize(state) << out;
   EXPECT_NE(std::string(state.at("failure_reason").as_string()).find("not usable"), std::string::npos) << json::serialize(state);
+}
+
+// A proxy in front of the real coordinator, as a runner often has one: it forwards
+// every request, except that it answers the first `html_beats` heartbeats of a job
+// itself with a 200 HTML page (what nginx or a captive portal sends when the upstream
+// hiccups).
+class HtmlHeartbeatProxy {
+ public:
+  HtmlHeartbeatProxy(std::string upstream, int html_beats) : m_upstream(std::move(upstream)), m_html_left(html_beats) {
+    auto router = std::make_shared<http::Router>();
+    for (const char* method : {"GET", "POST", "PUT", "DELETE"})
+      router->add_sync(method, "/{path...}", [this](const http::Request& req) { return forward(req); });
+    m_server = std::make_unique<http::Server>(http::ServerOptions{}, router);
+    m_ok = m_server->start().ok();
+  }
+  ~HtmlHeartbeatProxy() { m_server->stop(); }
+  bool ok() const { return m_ok; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(m_server->port()); }
+  int html_sent() const { return m_html_sent; }
+  int beats_forwarded() const { return m_forwarded; }
+
+ private:
+  http::Response forward(const http::Request& req) {
+    const bool beat = req.path == "/api/v1/runners/heartbeat";
+    if (beat && json::parse(req.body).as_object().contains("job")) {
+      if (m_html_left.fetch_sub(1) > 0) {
+        ++m_html_sent;
+        return http::text_response(200, "<html><body><h1>502 Bad Gateway</h1><hr>nginx</body></html>", "text/html");
+      }
+      ++m_forwarded;
+    }
+    http::HeaderList headers;
+    for (const char* h : {"Authorization", "Content-Type"})
+      if (auto v = req.header(h); !v.empty()) headers.emplace_back(h, std::string(v));
+    auto r = http::fetch(req.method, m_upstream + req.target, req.body, headers, std::chrono::milliseconds(60'000));
+    if (!r.ok()) return http::text_response(502, "upstream: " + r.error().message, "text/plain");
+    std::string type(r->header("Content-Type"));
+    return http::text_response(r->status, r->body, type.empty() ? "application/json" : type);
+  }
+
+  std::string m_upstream;
+  std::atomic<int> m_html_left, m_html_sent{0}, m_forwarded{0};
+  std::unique_ptr<http::Server> m_server;
+  bool m_ok = false;
+};
+
+// Issue 14, item 1: a 200 HTML heartbeat answer mid-job (what a proxy sends) aborted
+// the runner. Now it is logged, the next beat goes out as usual, and the job in hand
+// runs to its end with every result stored.
+TEST_F(GpuRunnerTest, A200HtmlHeartbeatAnswerMidJobIsLoggedAndTheJobStillFinishes) {
+  std::string sha = commit_sha(8);
+  std::int64_t check = build_with_stand_in(sha);
+  ASSERT_GT(check, 0);
+  HtmlHeartbeatProxy proxy(url(""), 1);
+  ASSERT_TRUE(proxy.ok());
+  start_gpu_runner("gpu-behind-proxy", "9.0", {}, proxy.url());
+  auto job = wait_job(check, std::chrono::seconds(120));
+  // The job ran to its end on its first attempt (the faults of the stand-in harness
+  // fail it, with their reasons): its lease was never lost.
+  EXPECT_EQ(job.at("status").as_string(), "failed") << json::serialize(job);
+  EXPECT_EQ(job.at("attempt").to_number<std::int64_t>(), 1) << json::serialize(job);
+  EXPECT_NE(std::string(job.at("failure_reason").as_string()).find("gemm.crash.segv"), std::string::npos)
+      << json::serialize(job);
+  EXPECT_EQ(results_of(sha).size(), 18u) << runner_output();
+  EXPECT_EQ(proxy.html_sent(), 1);
+  EXPECT_GE(proxy.beats_forwarded(), 1) << "the runner did not heartbeat again after the HTML answer\n" << runner_output();
+  const std::string out = runner_output();
+  EXPECT_NE(out.find("heartbeat failed; the lease holds until it expires"), std::string::npos) << out;
+  EXPECT_NE(out.find("502 Bad Gateway"), std::string::npos) << "the log must say what came back\n" << out;
+  EXPECT_EQ(out.find("lease lost"), std::string::npos) << out;
+  // Still up, waiting for its next job.
+  int status = 0;
+  EXPECT_EQ(::waitpid(runner_pid, &status, WNOHANG), 0) << "the runner ended (status " << status << ")\n" << out;
 }
 
 }  // namespace

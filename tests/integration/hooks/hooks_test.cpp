@@ -1,6 +1,6 @@
 // POST /api/v1/hooks/push against a real coordinator: the three senders' formats, bad
-// signatures, unknown repositories, malformed payloads, redeliveries, force pushes and
-// branch deletes.
+// signatures, unknown repositories, malformed payloads, redeliveries (force pushes and
+// branch deletes, which need a real repository: push_confirm_test.cpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -148,30 +148,8 @@ TEST_F(Hooks, NonPushEventsAndTagsAreAcknowledgedWithoutPipelines) {
   EXPECT_EQ(pipeline_count(), 0);
 }
 
-TEST_F(Hooks, ForcePushAndDeleteCancelTheRefsQueuedWork) {
-  auto a = github(push_body("org/kernels", "refs/heads/topic", zero, commit_sha(11)), "f-1");
-  ASSERT_EQ(a.status, 201) << a.raw;
-  std::string old_job = std::to_string(get("/api/v1/jobs?commit=" + commit_sha(11)).body.at("items").as_array()[0].at("id").to_number<std::int64_t>());
-  // Rewritten history: the old commit left the branch, its queued build is cancelled.
-  auto f = github(push_body("org/kernels", "refs/heads/topic", commit_sha(11), commit_sha(12), true), "f-2");
-  ASSERT_EQ(f.status, 201) << f.raw;
-  EXPECT_TRUE(f.body.at("forced").as_bool());
-  EXPECT_EQ(f.body.at("superseded_jobs").to_number<std::int64_t>(), 1);
-  auto j = get("/api/v1/jobs/" + old_job);
-  EXPECT_EQ(j.body.at("status").as_string(), "cancelled") << j.raw;
-  EXPECT_NE(j.raw.find("force push"), std::string::npos) << j.raw;
-  // A forced push does not claim the old head as the new commit's parent.
-  auto c = get("/api/v1/commits/" + commit_sha(12));
-  EXPECT_EQ(c.raw.find(commit_sha(11)), std::string::npos) << c.raw;
-  // Deleting the branch: no pipeline, the remaining queued build is cancelled.
-  auto d = github(push_body("org/kernels", "refs/heads/topic", commit_sha(12), zero), "f-3");
-  EXPECT_EQ(d.status, 202) << d.raw;
-  EXPECT_EQ(d.body.at("outcome").as_string(), "deleted");
-  EXPECT_EQ(d.body.at("superseded_jobs").to_number<std::int64_t>(), 1);
-  EXPECT_EQ(pipeline_count(), 2);
-  auto left = get("/api/v1/jobs?status=queued");
-  EXPECT_TRUE(left.body.at("items").as_array().empty()) << left.raw;
-}
+// Force pushes and deletes are confirmed against a real repository before they cancel
+// anything: push_confirm_test.cpp.
 
 }  // namespace
 }  // namespace kport::testing

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "kport/git/remote.h"
 #include "kport/git/workspace.h"
 
 namespace kport::git {
@@ -105,12 +106,40 @@ TEST_F(GitTest, MissingCommitIsNotFoundAfterAFetch) {
   EXPECT_NE(r.error().message.find("does not exist"), std::string::npos);
 }
 
-TEST_F(GitTest, UnreachableRepositoryIsUnavailableAndLeavesNoHalfClone) {
+// A repository that does not exist is permanent (not_found: no retry can make it
+// appear); one that cannot be reached now is worth a retry (unavailable).
+TEST_F(GitTest, MissingRepositoryIsNotFoundAndLeavesNoHalfClone) {
   fs::path dir = root / "cache" / "nowhere";
-  auto ws = Workspace::open((root / "no-such-repo.git").string(), dir);
+  const std::string missing = (root / "no-such-repo.git").string();
+  auto ws = Workspace::open(missing, dir);
   ASSERT_FALSE(ws.ok());
-  EXPECT_EQ(ws.error().code, Errc::unavailable);
+  EXPECT_EQ(ws.error().code, Errc::not_found) << ws.error().message;
+  EXPECT_NE(ws.error().message.find("repository " + missing + " does not exist"), std::string::npos) << ws.error().message;
   EXPECT_FALSE(fs::exists(dir));
+  EXPECT_EQ(Workspace::open("file://" + missing, dir).error().code, Errc::not_found);
+}
+
+TEST_F(GitTest, UnreachableRepositoryIsUnavailableAndLeavesNoHalfClone) {
+  fs::path dir = root / "cache" / "unreachable";
+  // Port 1 on loopback: nothing listens, the connection is refused at once.
+  auto ws = Workspace::open("http://127.0.0.1:1/kernels.git", dir);
+  ASSERT_FALSE(ws.ok());
+  EXPECT_EQ(ws.error().code, Errc::unavailable) << ws.error().message;
+  EXPECT_FALSE(fs::exists(dir));
+}
+
+TEST_F(GitTest, RemoteRefSaysWhereARefPointsOrThatItIsGone) {
+  const std::string sha = commit("a.txt", "one", "first");
+  auto main = remote_ref(origin, "refs/heads/main");
+  ASSERT_TRUE(main.ok()) << main.error().message;
+  ASSERT_TRUE(main->has_value());
+  EXPECT_EQ(**main, sha);
+  auto gone = remote_ref(origin, "refs/heads/never-pushed");
+  ASSERT_TRUE(gone.ok()) << gone.error().message;
+  EXPECT_FALSE(gone->has_value());
+  auto unreachable = remote_ref((root / "no-such-repo.git").string(), "refs/heads/main");
+  ASSERT_FALSE(unreachable.ok());
+  EXPECT_EQ(unreachable.error().code, Errc::unavailable);
 }
 
 TEST_F(GitTest, WorkspaceOfAnotherRepositoryIsRefused) {

@@ -41,6 +41,25 @@ TEST_F(FairnessTest, OverThePerAddressLimitOnlyPrivilegedRequestsAreServed) {
   EXPECT_NE(runner.read("ok").find("200"), std::string::npos);
 }
 
+TEST_F(FairnessTest, AnAuthorizationHeaderTheCallbackRefusesEarnsNoReserveSlot) {
+  options.max_connections_per_address = 1;
+  options.reserved_connections = 8;
+  options.authorized = [](std::string_view authorization) { return authorization == "Bearer good"; };
+  routes();
+  start();
+  RawSocket ordinary(server->port());
+  ordinary.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_NE(ordinary.read("ok").find("200"), std::string::npos);
+  RawSocket bogus(server->port());
+  bogus.send("GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer bogus\r\n\r\n");
+  std::string refused = bogus.read();
+  EXPECT_EQ(refused.rfind("HTTP/1.1 503", 0), 0u) << refused;
+  EXPECT_TRUE(bogus.peer_closed());
+  RawSocket good(server->port());
+  good.send("GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer good\r\n\r\n");
+  EXPECT_NE(good.read("ok").find("200"), std::string::npos);
+}
+
 TEST_F(FairnessTest, AFullReserveEvictsItsOldestSilentConnection) {
   options.max_connections_per_address = 1;
   options.reserved_connections = 2;

@@ -226,6 +226,13 @@ struct ResultRecord {
 };
 
 // One answer of put_results / put_build_records, in input order.
+// Who writes into a job, for the holder rule: the runner and the attempt it claims.
+struct JobWriter {
+  std::int64_t job_id = 0;
+  std::int64_t runner_id = 0;
+  int attempt = 0;
+};
+
 struct PutOutcome {
   std::int64_t id = 0;     // the stored row (the earlier one for a duplicate)
   bool duplicate = false;  // the same (job, attempt, key) was already stored

@@ -213,6 +213,9 @@ class Store {
   // (also for deregistered runners).
   Result<Runner> authenticate_runner(std::string_view token);
   Result<std::optional<Runner>> get_runner(std::int64_t id);
+  // (runner id, SHA-256 of its token) of every runner not deregistered: what a caller
+  // keeps in memory to recognise a valid token without asking the database.
+  Result<std::vector<std::pair<std::int64_t, std::string>>> live_runner_tokens();
   Result<std::vector<Runner>> list_runners(bool include_deregistered = false);
   // Marks it deregistered; a job it holds goes back to the queue (attempt counted).
   // Returns when a job it held and gave back is claimable again (zero when none).
@@ -220,9 +223,13 @@ class Store {
 
   // ---- artifacts ---------------------------------------------------------------------
   // Stores the blob under its SHA-256 after checking it equals expected_sha256
-  // (unprocessable on mismatch). Storing known content again is a no-op.
+  // (unprocessable on mismatch). Storing known content again is a no-op. With a
+  // `writer`, the upload is into that job and takes the holder rule of the uploads
+  // below (not_found, conflict, forbidden), checked before the blob is written and again
+  // in the transaction that records it; without one it is an operator's.
   Result<Artifact> put_artifact(std::string_view name, std::string_view kind,
-                                std::string_view expected_sha256, std::string_view data);
+                                std::string_view expected_sha256, std::string_view data,
+                                std::optional<JobWriter> writer = std::nullopt);
   // Same, streaming from a file the caller wrote (moved into the store on success).
   Result<Artifact> put_artifact_file(std::string_view name, std::string_view kind,
                                      std::string_view expected_sha256, const std::string& file);

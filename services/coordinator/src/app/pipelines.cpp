@@ -66,6 +66,34 @@ db::PushDelivery delivery_of(const PushEvent& ev, const std::string& repo) {
   return d;
 }
 
+// A delete or a rewind cancels the ref's queued work, so it is acted on only once the
+// repository says it happened: the signature covers the body, not its freshness, and a
+// replayed event (with a fresh delivery id) whose `before` happens to be the recorded
+// head would otherwise cancel live work. The registered URL is asked, never one the
+// payload names. conflict when the repository disagrees, unavailable when it cannot say.
+Status confirm_ref_update(Context& ctx, const PushEvent& ev, const db::Repository& repo) {
+  if (!ev.deleted && !ev.forced) return {};
+  const std::string what = ev.deleted ? "delete of " + ev.ref : "force push of " + ev.ref + " to " + ev.after.substr(0, 12);
+  if (!ctx.ref_lookup)
+    return make_error(Errc::unavailable, "the " + what + " cannot be confirmed: this coordinator has no way to ask the repository");
+  auto now = ctx.ref_lookup(repo.url, ev.ref);
+  if (!now.ok())
+    return make_error(Errc::unavailable, "the " + what + " is not acted on until the repository confirms it, and " +
+                                             repo.url + " cannot be asked now (" + now.error().message +
+                                             "); deliver it again later");
+  const std::string nothing = "; nothing changed (delivery " + ev.delivery_id + ")";
+  if (ev.deleted && *now)
+    return make_error(Errc::conflict, "the " + what + " is not confirmed by the repository: " + repo.name + " still has " +
+                                          ev.ref + " at " + (*now)->substr(0, 12) + nothing);
+  if (!ev.deleted && !*now)
+    return make_error(Errc::conflict, "the " + what + " is not confirmed by the repository: " + repo.name + " has no " +
+                                          ev.ref + nothing);
+  if (!ev.deleted && **now != ev.after)
+    return make_error(Errc::conflict, "the " + what + " is not confirmed by the repository: " + repo.name + " has " +
+                                          ev.ref + " at " + (*now)->substr(0, 12) + ", not " + ev.after.substr(0, 12) + nothing);
+  return {};
+}
+
 }  // namespace
 
 Result<Triggered> trigger(Context& ctx, const TriggerRequest& rq) {
@@ -103,6 +131,11 @@ Result<Triggered> trigger(Context& ctx, const TriggerRequest& rq) {
 Result<PushReceived> receive_push(Context& ctx, const PushEvent& ev) {
   auto repo = find_repository(ctx, ev);
   if (!repo.ok()) return std::move(repo).error();
+  if (auto confirmed = confirm_ref_update(ctx, ev, *repo); !confirmed.ok()) {
+    log::warn("push not confirmed by the repository", {{"delivery", ev.delivery_id}, {"repo", repo->name},
+                                                       {"ref", ev.ref}, {"reason", confirmed.error().message}});
+    return std::move(confirmed).error();
+  }
   PushReceived out;
   out.delivery = delivery_of(ev, repo->name);
   db::PushDelivery& d = out.delivery;

@@ -48,7 +48,10 @@ struct PushReceived {
 // Records a verified push event and, for a branch push of a commit without a pipeline,
 // its pipeline, in one transaction with the delivery id: a redelivery changes nothing,
 // and of several pushes of one commit racing, one makes the pipeline. not_found when the
-// repository is not registered.
+// repository is not registered. A delete or a force push is acted on only once the
+// repository confirms it (Context::ref_lookup on its registered URL: a deleted ref is
+// gone, a rewound one points at `after`): conflict, with nothing recorded, when the
+// repository says otherwise; unavailable when it cannot be asked.
 Result<PushReceived> receive_push(Context& ctx, const PushEvent& event);
 
 // ---- revalidations (POST /api/v1/revalidations) ---------------------------------------

@@ -6,8 +6,9 @@
 // detaches HEAD at a commit and forces the working tree to match it. URLs may be local
 // paths, file:// URLs or anything libgit2 supports without credentials.
 //
-// Errors (Result): not_found for a commit or ref that does not exist (after a fetch),
-// unavailable when the repository cannot be reached or cloned, invalid_argument for a
+// Errors (Result): not_found for a commit or ref that does not exist (after a fetch), or
+// a repository that does not exist (an absent local path, a server's 404: permanent),
+// unavailable when the repository cannot be reached or cloned now (worth a retry), invalid_argument for a
 // malformed revision, internal for anything else libgit2 reports; messages carry
 // libgit2's own text. A Workspace is not thread-safe; one per thread and directory.
 #pragma once

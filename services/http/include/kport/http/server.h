@@ -17,7 +17,9 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -46,8 +48,9 @@ struct ServerOptions {
   // One client address holds at most max_connections_per_address ordinary connections,
   // and all addresses together at most max_connections - reserved_connections. Past
   // either limit a connection is taken into the reserve: it must send its first request
-  // within reserve_timeout and that request must be privileged (an Authorization
-  // header, or a path in privileged_paths), else it gets 503 and is closed. When the
+  // within reserve_timeout and that request must be privileged (a path in
+  // privileged_paths, or an Authorization header that `authorized` accepts), else it
+  // gets 503 and is closed. When the
   // reserve (at most half of max_connections) is full, its oldest connection that has sent nothing yet is closed to make
   // room, so idle connections can never keep runners and health checks out.
   std::size_t max_connections_per_address = 256;
@@ -55,6 +58,10 @@ struct ServerOptions {
   std::chrono::milliseconds first_request_timeout{5'000};
   std::chrono::milliseconds reserve_timeout{1'000};
   std::vector<std::string> privileged_paths{"/healthz", "/readyz"};
+  // Whether a reserve connection's Authorization header value earns it the reserve.
+  // Called on an I/O thread, so it must answer from memory (never a database or the
+  // network); empty: any Authorization header does.
+  std::function<bool(std::string_view authorization)> authorized;
   bool log_requests = false;             // one debug line per request
 };
 

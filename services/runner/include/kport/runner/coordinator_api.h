@@ -63,7 +63,10 @@ class CoordinatorApi {
   Status deregister();
 
   Status post_build_records(std::int64_t job, int attempt, boost::json::array records);
-  Status put_artifact(const std::string& sha256, const std::string& name, const std::string& kind, std::string_view bytes);
+  // Uploads into the job attempt this runner holds (the coordinator refuses an upload
+  // without a live lease: 403 another runner's job, 409 an attempt that ended).
+  Status put_artifact(std::int64_t job, int attempt, const std::string& sha256, const std::string& name,
+                      const std::string& kind, std::string_view bytes);
   Status append_log(std::int64_t job, int attempt, std::string_view text);
   Status complete(std::int64_t job, int attempt, bool succeeded, const std::string& reason, bool retry = false);
   // PUT /api/v1/kernels: the harness's instances and, when given, its variants with features.
