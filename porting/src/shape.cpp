@@ -89,12 +89,14 @@ bool Shape::must_match_exactly(std::string_view key) { return key == "d" || key 
 // measurement there ranks only the slow kernels (at 2500^3 only mma_sync and simt ran, and
 // answered 3000^3 with a kernel 2.1x slower than the fastest). A measurement on the other
 // side of such a line is a worse stand-in than its ratio says.
-Shape::DimRule Shape::dim_rule(std::string_view key) {
-  if (key == "m" || key == "n" || key == "k") return {1.0, {{128, 1.0}, {8, 2.0}}};
-  if (key == "l") return {1.0, {{64, 1.0}}};
-  if (key == "b" || key == "h") return {0.5, {}};
-  if (key == "cols") return {2.0, {{8, 2.0}}};
-  return {};
+const Shape::DimRule& Shape::dim_rule(std::string_view key) {
+  static const DimRule extent{1.0, {{128, 1.0}, {8, 2.0}}}, sequence{1.0, {{64, 1.0}}}, count{0.5, {}},
+      row_length{2.0, {{8, 2.0}}}, plain{};
+  if (key == "m" || key == "n" || key == "k") return extent;
+  if (key == "l") return sequence;
+  if (key == "b" || key == "h") return count;
+  if (key == "cols") return row_length;
+  return plain;
 }
 
 double Shape::dim_distance(std::string_view key, std::int64_t a, std::int64_t b) {
@@ -103,7 +105,7 @@ double Shape::dim_distance(std::string_view key, std::int64_t a, std::int64_t b)
   if (must_match_exactly(key)) return k_inf;
   // A zero-sized dimension only matches itself.
   if (a == 0 || b == 0) return k_inf;
-  const DimRule rule = dim_rule(key);
+  const DimRule& rule = dim_rule(key);
   double term = rule.weight * std::abs(std::log(static_cast<double>(a) / static_cast<double>(b)));
   for (const auto& al : rule.alignments)
     if ((a % al.quantum == 0) != (b % al.quantum == 0)) term += al.penalty;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kport/dispatch/dispatch.h"
+#include "kport/porting/shape.h"
 
 namespace kport::dispatch {
 

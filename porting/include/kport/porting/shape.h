@@ -57,7 +57,7 @@ class Shape {
     double weight = 1.0;
     std::vector<Alignment> alignments;
   };
-  static DimRule dim_rule(std::string_view key);
+  static const DimRule& dim_rule(std::string_view key);  // static storage: never allocates
 
   friend bool operator==(const Shape& a, const Shape& b) { return a.m_dims == b.m_dims; }
 
