@@ -394,4 +394,19 @@ TEST_F(ResultsTest, BuildRecordsAreIdempotentAndFeedTheBringupFacts) {
   EXPECT_EQ(summary->targets, std::vector<std::string>{"sm_90a"});
 }
 
+// "Selected best" is select_best's answer, not the smallest median: an unstable figure
+// within noise of a stable one does not make its variant selected.
+TEST_F(ResultsTest, TheSelectedStageFollowsTheSelectionRuleNotTheSmallestMedian) {
+  auto fast_but_unstable = result("wgmma.a", "m=64,n=64,k=64", 3.00);
+  fast_but_unstable.unstable = true;
+  auto stable = result("mma.c", "m=64,n=64,k=64", 3.02);  // within 1 %: a tie
+  ok(m_store->put_results({fast_but_unstable, stable}));
+  auto up = ok(m_store->target_board("sm_90a"));
+  ASSERT_TRUE(up);
+  std::map<std::string, std::int64_t> selected;
+  for (const auto& r : up->variants) selected[r.variant] = r.selected;
+  EXPECT_EQ(selected["mma"], 1) << "the stable figure ranks first in a tie";
+  EXPECT_EQ(selected["wgmma"], 0);
+}
+
 }  // namespace kport::db::test
