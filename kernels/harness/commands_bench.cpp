@@ -23,7 +23,7 @@
 #include "device/harness_kernels.h"
 #include "gpu_context.h"
 #include "report.h"
-#include "selection.h"
+#include "case_selection.h"
 #include "sm_clock.h"
 
 namespace kport::harness {

@@ -13,7 +13,7 @@
 #include "numerics.h"
 #include "reference/reference.h"
 #include "report.h"
-#include "selection.h"
+#include "case_selection.h"
 
 namespace kport::harness {
 

@@ -1,6 +1,6 @@
 #include "commands.h"
 #include "kport/kernels/registry.h"
-#include "selection.h"
+#include "case_selection.h"
 #include "target_info.h"
 
 namespace kport::harness {

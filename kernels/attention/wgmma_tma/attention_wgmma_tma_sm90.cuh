@@ -27,7 +27,7 @@
 
 #include <cstdint>
 
-#include "wgmma_ops_sm90.cuh"
+#include "attention_wgmma_ops_sm90.cuh"
 
 namespace kport::kernels::attention_wgmma_tma {
 

@@ -28,7 +28,7 @@
 
 #include "common/tma_gemm_host.h"
 #include "kport/kernels/registry.h"
-#include "wgmma_ops_sm90.cuh"
+#include "gemm_wgmma_primitives_sm90.cuh"
 
 namespace kport::kernels::gemm_wgmma_tma {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <boost/json.hpp>
 
-#include "json_fields.h"
+#include "body_fields.h"
 #include "kport/db/queries.h"
 #include "kport/db/records.h"
 #include "kport/porting/selection.h"

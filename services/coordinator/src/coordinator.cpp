@@ -23,7 +23,7 @@
 #include "slurm_dispatch.h"
 #include "static_files.h"
 #include "token_cache.h"
-#include "watch.h"
+#include "hooks_and_verdicts.h"
 
 namespace kport::coordinator {
 namespace fs = std::filesystem;

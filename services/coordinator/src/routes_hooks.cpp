@@ -6,7 +6,7 @@
 #include "app/pipelines.h"
 #include "codec.h"
 #include "push_event.h"
-#include "watch.h"
+#include "hooks_and_verdicts.h"
 
 namespace kport::coordinator {
 namespace json = boost::json;

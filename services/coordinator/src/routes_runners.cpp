@@ -1,4 +1,4 @@
-// /api/v1/runners and the runner side of /api/v1/jobs: the pull protocol of DESIGN.md.
+// /api/v1/runners and the runner side of /api/v1/jobs: the pull protocol of docs/DESIGN.md.
 // register -> token; claim (long-poll) -> lease; heartbeat extends it; results and
 // build records upload idempotently; complete or fail ends the attempt.
 #include <boost/asio/post.hpp>
@@ -9,7 +9,7 @@
 #include "kport/common/crypto.h"
 #include "kport/common/log.h"
 #include "token_cache.h"
-#include "watch.h"
+#include "hooks_and_verdicts.h"
 
 namespace kport::coordinator {
 namespace json = boost::json;

@@ -4,7 +4,7 @@
 #include "app/pipelines.h"
 #include "codec.h"
 #include "kport/common/log.h"
-#include "watch.h"
+#include "hooks_and_verdicts.h"
 
 namespace kport::coordinator {
 namespace json = boost::json;

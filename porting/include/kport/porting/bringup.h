@@ -1,4 +1,4 @@
-// Bring-up stages (DESIGN.md, "bring-up stage"): how far each variant got on a target.
+// Bring-up stages (docs/DESIGN.md, "Bring-up stage"): how far each variant got on a target.
 // The one rule behind /api/v1/targets/{t}/bringup, `kport bringup`, the dashboard's
 // target page and the overview's counts.
 //

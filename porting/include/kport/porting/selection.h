@@ -1,7 +1,7 @@
 // Best-kernel selection: for (GPU model, op family, dtype, shape), which instance to
 // use, how sure we are, and the evidence.
 //
-// Rules (DESIGN.md, "Best kernel per GPU"):
+// Rules (docs/DESIGN.md, "Best kernel per GPU"):
 //  - Current evidence only. Per (GPU model, instance, shape) the figure that counts is
 //    the latest result of the newest commit measured there (current_figures()): a
 //    re-measure replaces the first figure, and an instance whose current result did

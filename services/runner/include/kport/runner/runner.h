@@ -1,4 +1,4 @@
-// kport-runner: the loop of DESIGN.md's pull protocol, shared by both roles.
+// kport-runner: the loop of docs/DESIGN.md's pull protocol, shared by both roles.
 //
 // run() asks the role's JobHandler to prepare (probe the toolkit or the GPU), registers
 // with the capabilities the handler reports, then long-polls for jobs until `stop` is set.

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "kport/kernels/registry.h"
-#include "selection.h"
+#include "case_selection.h"
 
 using namespace kport::harness;
 using kport::kernels::Instance;

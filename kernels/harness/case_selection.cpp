@@ -1,4 +1,4 @@
-#include "selection.h"
+#include "case_selection.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "json_fields.h"
+#include "body_fields.h"
 
 #include <cmath>
 

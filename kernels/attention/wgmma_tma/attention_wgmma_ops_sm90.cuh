@@ -1,5 +1,6 @@
 // wgmma.mma_async wrappers for the Hopper attention kernel (sm_90a only).
-// Generated operand lists: one function per (N, input type, operand source).
+// Written out by hand, one function per (N, input type, operand source): the PTX operand
+// lists differ in length with N, which inline asm cannot take as a parameter.
 // SS: A and B from shared-memory descriptors (both K-major).
 // RS: A from registers (4 x b32 per thread, the m16n8k16 A-fragment layout of each
 //     warp's 16 rows), B from a shared-memory descriptor, transposed (MN-major) when
