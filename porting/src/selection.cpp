@@ -310,6 +310,60 @@ std::vector<Measurement> current_figures(std::span<const Measurement> rows) {
   return out;
 }
 
+namespace {
+
+std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& timed) {
+  struct AtShape {
+    const Shape* shape = nullptr;
+    std::string canonical;
+    std::map<std::string, double> median;  // instance -> median_us
+    std::string fastest;
+  };
+  std::map<std::string, AtShape> shapes;
+  for (const auto& m : timed) {
+    auto& a = shapes[m.shape.canonical()];
+    a.shape = &m.shape;
+    a.canonical = m.shape.canonical();
+    a.median[m.instance] = m.median_us;
+    if (a.fastest.empty() || m.median_us < a.median[a.fastest]) a.fastest = m.instance;
+  }
+  std::vector<double> regrets;
+  for (const auto& [key, a] : shapes) {
+    if (a.median.size() < 2) continue;
+    const AtShape* nearest = nullptr;
+    double best_d = std::numeric_limits<double>::infinity();
+    for (const auto& [other_key, b] : shapes) {
+      if (other_key == key) continue;
+      const double d = a.shape->distance(*b.shape);
+      if (prefer_shape(d, b.canonical, best_d, nearest ? std::string_view(nearest->canonical) : std::string_view())) {
+        best_d = d;
+        nearest = &b;
+      }
+    }
+    if (!nearest) continue;
+    auto it = a.median.find(nearest->fastest);
+    if (it == a.median.end()) continue;
+    regrets.push_back(it->second / a.median.at(a.fastest) - 1.0);
+  }
+  if (regrets.size() < 2) return std::nullopt;
+  std::sort(regrets.begin(), regrets.end());
+  const auto at = [&](double q) { return regrets[static_cast<std::size_t>(std::lround(q * double(regrets.size() - 1)))]; };
+  NeighbourRegret r;
+  r.shapes = static_cast<int>(regrets.size());
+  r.median = at(0.5);
+  r.p90 = at(0.9);
+  r.max = regrets.back();
+  return r;
+}
+
+std::string percent(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %%", 100.0 * x);
+  return buf;
+}
+
+}  // namespace
+
 Selection select_best(const SelectionQuery& q, const SelectionInputs& in) {
   auto current = current_figures(in.on_gpu);
   if (current.empty()) return provisional(q, in, "no measurement on " + q.gpu_model + " yet");
@@ -323,7 +377,17 @@ Selection select_best(const SelectionQuery& q, const SelectionInputs& in) {
   if (!match.shape) match = nearest_shape(q.shape, current);
   if (!match.shape)
     return provisional(q, in, "nothing comparable to " + q.shape.canonical() + " was measured on " + q.gpu_model);
-  return measured(q, in, current, match);
+  Selection sel = measured(q, in, current, match);
+  sel.shape_distance = match.distance;
+  if (sel.kind == Selection::Kind::measured && !sel.exact_shape) {
+    sel.nearest_shape_regret = neighbour_regret(timed);
+    if (const auto& r = sel.nearest_shape_regret)
+      sel.notes.push_back("how sure: on " + q.gpu_model + ", answering each of " + std::to_string(r->shapes) +
+                          " measured shapes from its nearest other measured shape picked an instance " + percent(r->median) +
+                          " slower than the fastest there at the median, " + percent(r->p90) + " at p90, " +
+                          percent(r->max) + " at worst; ask for a measurement (POST /api/v1/best/requests) to be sure");
+  }
+  return sel;
 }
 
 Result<Candidates> provisional_candidates(const CandidateQuery& q, std::span<const InstanceInfo> instances) {

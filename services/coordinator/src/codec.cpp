@@ -197,7 +197,18 @@ json::value to_json(const porting::Selection& s) {
                             {"other_drivers", strings(e.other_drivers)}, {"results", std::move(ids)},
                             {"samples", e.samples}, {"measured", time_json(e.newest_ms)},
                             {"oldest", time_json(e.oldest_ms)}};
+  // How sure a measured answer is: exact, or from the nearest measured shape with how such
+  // answers fared on this GPU model (porting::NeighbourRegret).
+  json::value confidence = nullptr;
+  if (s.kind == porting::Selection::Kind::measured) {
+    json::object c{{"basis", s.exact_shape ? "measured at this shape" : "nearest measured shape"},
+                   {"shape_distance", s.shape_distance}};
+    if (const auto& r = s.nearest_shape_regret)
+      c["nearest_shape_regret"] = json::object{{"shapes", r->shapes}, {"median", r->median}, {"p90", r->p90}, {"max", r->max}};
+    confidence = std::move(c);
+  }
   return json::object{{"kind", porting::kind_name(s.kind)}, {"provisional", s.kind != porting::Selection::Kind::measured},
+                      {"confidence", std::move(confidence)},
                       {"best", best ? json::value(best->instance) : json::value(nullptr)}, {"tied", std::move(tied)},
                       {"reason", s.reason}, {"notes", strings(s.notes)}, {"ranked_by", s.ranked_by},
                       {"candidates_from", s.candidates_basis},

@@ -203,6 +203,17 @@ json::object build() {
         {"candidates_from", {{"type", "string"}, {"description", "provisional/unranked: where the candidates came from"}}},
         {"matched_shape", {{"type", "string"}, {"nullable", true}}},
         {"exact_shape", {{"type", "boolean"}}},
+        {"confidence", {{"type", "object"}, {"nullable", true},
+                        {"description", "measured answers: the basis (this shape, or the nearest measured one), the "
+                                        "distance to it, and for a nearest-shape answer how such answers fared on this GPU "
+                                        "model: each measured shape answered from its nearest other one, regret of that "
+                                        "answer against the shape's fastest (fractions)"},
+                        {"properties", {{"basis", {{"type", "string"}}}, {"shape_distance", {{"type", "number"}}},
+                                        {"nearest_shape_regret", {{"type", "object"},
+                                                                  {"properties", {{"shapes", {{"type", "integer"}}},
+                                                                                  {"median", {{"type", "number"}}},
+                                                                                  {"p90", {{"type", "number"}}},
+                                                                                  {"max", {{"type", "number"}}}}}}}}}}},
         {"evidence_gpu_model", {{"type", "string"}}},
         {"evidence_arch", {{"type", "string"}}},
         {"evidence", {{"type", "object"}, {"nullable", true},

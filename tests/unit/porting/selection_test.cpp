@@ -94,6 +94,32 @@ TEST(Selection, NearestShapeStandsInAndSaysSo) {
   EXPECT_NE(sel.reason.find("nearest measured shape"), std::string::npos);
 }
 
+// How sure a nearest-shape answer is, calibrated on the GPU's own measurements: each
+// measured shape answered from its nearest other one. At 1024 and 2048 "a" wins, at 8192
+// "b" by 25 %; 8192 answered from 2048 picks "a" (25 % off), 1024 from 2048 and 2048 from
+// 1024 pick "a" (right).
+TEST(Selection, ANearestShapeAnswerSaysHowSuchAnswersFaredOnThisGpu) {
+  std::vector<Measurement> rows = {
+      meas(1, "gemm.a.x", "m=1024,n=1024,k=1024", 10.0), meas(2, "gemm.b.y", "m=1024,n=1024,k=1024", 12.0),
+      meas(3, "gemm.a.x", "m=2048,n=2048,k=2048", 50.0), meas(4, "gemm.b.y", "m=2048,n=2048,k=2048", 60.0),
+      meas(5, "gemm.a.x", "m=8192,n=8192,k=8192", 2500.0), meas(6, "gemm.b.y", "m=8192,n=8192,k=8192", 2000.0)};
+  auto sel = on_gpu(query("m=1536,n=1536,k=1536"), rows);
+  ASSERT_EQ(sel.kind, Selection::Kind::measured);
+  EXPECT_FALSE(sel.exact_shape);
+  EXPECT_GT(sel.shape_distance, 0.0);
+  ASSERT_TRUE(sel.nearest_shape_regret);
+  EXPECT_EQ(sel.nearest_shape_regret->shapes, 3);
+  EXPECT_DOUBLE_EQ(sel.nearest_shape_regret->median, 0.0);
+  EXPECT_NEAR(sel.nearest_shape_regret->max, 0.25, 1e-12);
+  bool said = false;
+  for (const auto& n : sel.notes) said |= n.find("how sure") != std::string::npos && n.find("25.0 %") != std::string::npos;
+  EXPECT_TRUE(said);
+  // An exact answer needs no such estimate.
+  auto exact = on_gpu(query("m=2048,n=2048,k=2048"), rows);
+  EXPECT_TRUE(exact.exact_shape);
+  EXPECT_FALSE(exact.nearest_shape_regret);
+}
+
 // c1 measured 100 us, c2 (newer) 130 us and re-measured at 131 us: the answer is the
 // re-measure on c2, never c1's faster figure.
 TEST(Selection, TheNewestCommitsLatestFigureCountsNotTheFastestEver) {

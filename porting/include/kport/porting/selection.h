@@ -119,6 +119,17 @@ struct Evidence {  // where the ranked figures come from
   std::int64_t newest_ms = 0, oldest_ms = 0;
 };
 
+// How well the nearest measured shape has stood in on this GPU model: every measured
+// shape of the family and dtype with at least two timed instances is answered from its
+// nearest *other* measured shape (the fastest figure there), and that instance's time at
+// the shape itself is compared with the shape's fastest. The regret t(answer)/t(fastest)
+// - 1 over those shapes says how far a nearest-shape answer has been off, calibrated on
+// this GPU's own measurements.
+struct NeighbourRegret {
+  int shapes = 0;  // shapes scored (their neighbour's winner was timed there too)
+  double median = 0, p90 = 0, max = 0;
+};
+
 struct Selection {
   enum class Kind { measured, provisional, unranked };
   Kind kind = Kind::unranked;
@@ -128,6 +139,10 @@ struct Selection {
   std::string candidates_basis;    // provisional and unranked: where the candidates came from
   std::optional<Shape> matched_shape;
   bool exact_shape = false;
+  double shape_distance = 0;  // Shape::distance of the query to matched_shape
+  // A measured answer from another shape: how nearest-shape answers fared on this GPU
+  // model (nullopt when fewer than two shapes could be scored).
+  std::optional<NeighbourRegret> nearest_shape_regret;
   std::string evidence_gpu_model;  // whose measurements ranked the answer
   std::string evidence_arch;
   Evidence evidence;
