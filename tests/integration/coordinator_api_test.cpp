@@ -15,6 +15,34 @@ void expect_error(const JsonReply& r, int status, std::string_view code) {
 }
 }  // namespace
 
+// The document and the router cannot drift apart: every route the coordinator serves
+// (each has its counters in /metrics from the start) is in the OpenAPI document with its
+// method, and every documented operation is served. Static files (the dashboard) are the
+// one prefix route and are not an API.
+TEST_F(CoordinatorTest, EveryServedRouteIsDocumentedAndEveryDocumentedOperationServed) {
+  auto m = call_raw(client, "GET", url("/metrics"), "");
+  ASSERT_EQ(m.status, 200);
+  std::set<std::string> served;
+  for (std::size_t at = m.raw.find("route=\""); at != std::string::npos; at = m.raw.find("route=\"", at + 1)) {
+    const auto r0 = at + 7, r1 = m.raw.find('"', r0);
+    const auto m0 = m.raw.find("method=\"", r1), m1 = m.raw.find('"', m0 + 8);
+    if (r1 == std::string::npos || m0 == std::string::npos || m0 > m.raw.find('}', r1)) continue;
+    std::string route = m.raw.substr(r0, r1 - r0), method = m.raw.substr(m0 + 8, m1 - m0 - 8);
+    if (route == "unmatched" || route.find("...}") != std::string::npos || method == "HEAD") continue;
+    for (auto& c : method) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    served.insert(method + " " + route);
+  }
+  ASSERT_GT(served.size(), 40u) << m.raw.substr(0, 2000);
+  auto doc = get("/api/v1/openapi.json");
+  ASSERT_EQ(doc.status, 200);
+  std::set<std::string> documented;
+  for (const auto& [path, ops] : doc.body.at("paths").as_object())
+    for (const auto& [method, op] : ops.as_object())
+      if (method != "parameters") documented.insert(std::string(method) + " " + std::string(path));
+  for (const auto& r : served) EXPECT_TRUE(documented.count(r)) << r << " is served but not documented";
+  for (const auto& d : documented) EXPECT_TRUE(served.count(d)) << d << " is documented but not served";
+}
+
 TEST_F(CoordinatorTest, HealthOpenApiAndMetricsAnswer) {
   auto h = get("/healthz");
   EXPECT_EQ(h.status, 200);

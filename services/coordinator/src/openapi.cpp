@@ -24,6 +24,7 @@ constexpr Op k_ops[] = {
     {"get", "/readyz", "Readiness: the database answers within the deadline (--ready-timeout-ms); 503 with the reason otherwise",
      "none", "", 200},
     {"get", "/metrics", "Prometheus metrics: HTTP per route, connections, queue gauges the reaper refreshes", "none", "", 200},
+    {"get", "/api/v1/openapi.json", "This document", "none", "", 200},
     {"get", "/api/v1/targets", "List compile targets with their features", "read", "", 200},
     {"get", "/api/v1/targets/{target}", "One target and the arches that check its builds", "read", "", 200},
     {"put", "/api/v1/targets/{target}", "Add or update a target (arch, features, toolkit, check_arches)", "admin", "", 200},
