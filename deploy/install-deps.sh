@@ -40,15 +40,18 @@ else
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# ---- dashboard: the chart library and the browser-test driver, from npm ----------------
+# ---- dashboard: the chart library, the bundler and the browser-test driver, from npm ----
 # web/package-lock.json pins them; `npm ci` installs exactly those into web/node_modules
 # and its postinstall copies the chart library into web/vendor/, which the coordinator
-# serves. playwright-core downloads no browser: the tests use Debian's chromium above.
+# serves. esbuild comes with its binary for this platform (an npm package of its own,
+# @esbuild/linux-x64 here), so nothing is downloaded past the registry; the pin matters
+# because web/dist/ is esbuild's output, checked byte for byte. playwright-core
+# downloads no browser: the tests use Debian's chromium above.
 # Skipped when the installed tree is complete, so a second run is quick.
 web_dir="$(cd "$(dirname "$0")/.." && pwd)/web"
 if [ -f "$web_dir/package-lock.json" ]; then
   if [ ! -d "$web_dir/node_modules/uplot" ] || [ ! -d "$web_dir/node_modules/playwright-core" ] \
-     || [ ! -f "$web_dir/vendor/uplot.esm.js" ]; then
+     || [ ! -d "$web_dir/node_modules/esbuild" ] || [ ! -f "$web_dir/vendor/uplot.esm.js" ]; then
     echo "install-deps: npm ci --prefix web"
     npm ci --prefix "$web_dir" --no-audit --no-fund
   else

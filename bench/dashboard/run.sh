@@ -12,7 +12,7 @@ runs=${KPORT_BENCH_RUNS:-5}
 
 if [ ! -f "$build/build.ninja" ]; then cmake --preset release >/dev/null; fi
 cmake --build "$build" --target kport-coordinator >/dev/null
-if [ ! -d web/node_modules/playwright-core ] || [ ! -f web/vendor/uplot.esm.js ]; then
+if [ ! -d web/node_modules/playwright-core ] || [ ! -d web/node_modules/esbuild ] || [ ! -f web/vendor/uplot.esm.js ]; then
   npm ci --prefix web --no-audit --no-fund
 fi
 # The pages load web/dist/app.js: measure it only when it matches web/js/.

@@ -1,85 +1,78 @@
-// Built by web/scripts/bundle.mjs from web/js/; edit those files and run it again.
-'use strict';
-const $m = [];
-// js/dom.js
-$m[0] = (() => {
-// Building DOM from data. Every string goes in as a text node or an attribute value,
-// never as markup, so commit messages, logs and runner names cannot inject anything.
+// Built by web/scripts/bundle.mjs (esbuild) from web/js/; edit those files and run it again.
+var __defProp = Object.defineProperty;
+var __getOwnPropNames = Object.getOwnPropertyNames;
+var __esm = (fn, res, err) => function __init() {
+  if (err) throw err[0];
+  try {
+    return fn && (res = (0, fn[__getOwnPropNames(fn)[0]])(fn = 0)), res;
+  } catch (e) {
+    throw err = [e], e;
+  }
+};
+var __export = (target, all) => {
+  for (var name in all)
+    __defProp(target, name, { get: all[name], enumerable: true });
+};
 
-// h('a', {href: '#/x', class: 'y'}, 'text', child, [more]) -> Element
+// js/dom.js
 function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs || {})) {
-    if (value === undefined || value === null || value === false) continue;
-    if (key.startsWith('on') && typeof value === 'function') el.addEventListener(key.slice(2), value);
-    else if (key === 'dataset') Object.assign(el.dataset, value);
-    else el.setAttribute(key, value === true ? '' : String(value));
+    if (value === void 0 || value === null || value === false) continue;
+    if (key.startsWith("on") && typeof value === "function") el.addEventListener(key.slice(2), value);
+    else if (key === "dataset") Object.assign(el.dataset, value);
+    else el.setAttribute(key, value === true ? "" : String(value));
   }
   append(el, children);
   return el;
 }
-
 function append(el, children) {
   for (const child of children) {
-    if (child === undefined || child === null || child === false) continue;
+    if (child === void 0 || child === null || child === false) continue;
     if (Array.isArray(child)) append(el, child);
     else if (child instanceof Node) el.appendChild(child);
     else el.appendChild(document.createTextNode(String(child)));
   }
 }
-
-// Replaces an element's children.
 function fill(el, ...children) {
   el.replaceChildren();
   append(el, children);
   return el;
 }
-
-// Sets text only when it changed, so live updates do not disturb a reader's selection.
 function setText(el, text) {
   const s = String(text);
   if (el.textContent !== s) el.textContent = s;
 }
-
 function fmtNum(v, digits = 2) {
-  if (v === null || v === undefined || Number.isNaN(v)) return '—';
+  if (v === null || v === void 0 || Number.isNaN(v)) return "\u2014";
   const a = Math.abs(v);
   if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(1);
   return Number(v.toFixed(digits)).toString();
 }
-
 function fmtPct(v) {
-  return v === null || v === undefined ? '—' : `${(v * 100).toFixed(1)}%`;
+  return v === null || v === void 0 ? "\u2014" : `${(v * 100).toFixed(1)}%`;
 }
-
 function fmtTime(msOrIso) {
-  if (!msOrIso) return '—';
+  if (!msOrIso) return "\u2014";
   const d = new Date(msOrIso);
-  return Number.isNaN(d.getTime()) ? String(msOrIso) : d.toISOString().replace('T', ' ').slice(0, 16) + 'Z';
+  return Number.isNaN(d.getTime()) ? String(msOrIso) : d.toISOString().replace("T", " ").slice(0, 16) + "Z";
 }
-
 function shortSha(sha) {
-  return sha ? String(sha).slice(0, 10) : '—';
+  return sha ? String(sha).slice(0, 10) : "\u2014";
 }
-
-// A link to a page of this dashboard; params become the hash's query.
 function pageLink(path, params, ...children) {
-  return h('a', { href: hashFor(path, params) }, ...children);
+  return h("a", { href: hashFor(path, params) }, ...children);
 }
-
 function hashFor(path, params) {
   const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(params || {})) if (v !== undefined && v !== null && v !== '') q.set(k, v);
+  for (const [k, v] of Object.entries(params || {})) if (v !== void 0 && v !== null && v !== "") q.set(k, v);
   const qs = q.toString();
-  return `#${path}${qs ? `?${qs}` : ''}`;
+  return `#${path}${qs ? `?${qs}` : ""}`;
 }
-
-// A "N new" button that holds live changes until the reader asks for them, so the
-// page never moves under someone reading it.
 function pendingBadge(label, onApply) {
   let count = 0;
-  const el = h('button', { class: 'pending', hidden: true, type: 'button' });
-  el.addEventListener('click', () => {
+  const el = h("button", { class: "pending", hidden: true, type: "button" });
+  el.addEventListener("click", () => {
     count = 0;
     el.hidden = true;
     onApply();
@@ -88,60 +81,53 @@ function pendingBadge(label, onApply) {
     el,
     add(n = 1) {
       count += n;
-      el.textContent = `${count} new ${label}${count === 1 ? '' : 's'} — show`;
+      el.textContent = `${count} new ${label}${count === 1 ? "" : "s"} \u2014 show`;
       el.hidden = false;
     },
-    get count() { return count; },
+    get count() {
+      return count;
+    }
   };
 }
-
-// Runs fn once the frame holding what was just inserted has been painted: work that can
-// wait (charts, their library) then never delays a page's first paint.
 function afterPaint(fn) {
   requestAnimationFrame(() => setTimeout(fn, 0));
 }
-return { h, fill, setText, fmtNum, fmtPct, fmtTime, shortSha, pageLink, hashFor, pendingBadge, afterPaint };
-})();
-// js/router.js
-$m[1] = (() => {
-// Page state lives in the URL hash ("#/target/sm_90a?cell=gemm.simt.numerics"), so
-// every view can be linked to. parseHash() splits it into a route and its parameters.
-function parseHash(hash = window.location.hash) {
-  const raw = hash.replace(/^#/, '') || '/';
-  const [path, query = ''] = raw.split('?');
-  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
-  return { page: parts[0] || 'overview', arg: parts.slice(1).join('/'), params: new URLSearchParams(query) };
-}
+var init_dom = __esm({
+  "js/dom.js"() {
+  }
+});
 
-// Rewrites the hash's query without adding a history entry or re-rendering the page.
+// js/router.js
+function parseHash(hash = window.location.hash) {
+  const raw = hash.replace(/^#/, "") || "/";
+  const [path, query = ""] = raw.split("?");
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  return { page: parts[0] || "overview", arg: parts.slice(1).join("/"), params: new URLSearchParams(query) };
+}
 function replaceParams(params) {
   const { page, arg } = parseHash();
-  const path = page === 'overview' ? '/' : `/${page}${arg ? `/${encodeURIComponent(arg)}` : ''}`;
+  const path = page === "overview" ? "/" : `/${page}${arg ? `/${encodeURIComponent(arg)}` : ""}`;
   const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, v);
+  for (const [k, v] of Object.entries(params)) if (v !== void 0 && v !== null && v !== "") q.set(k, v);
   const qs = q.toString();
-  history.replaceState(null, '', `#${path}${qs ? `?${qs}` : ''}`);
+  history.replaceState(null, "", `#${path}${qs ? `?${qs}` : ""}`);
 }
-return { parseHash, replaceParams };
-})();
-// js/live.js
-$m[2] = (() => {
-// Live updates: one EventSource on /api/v1/events for the whole app. Pages subscribe to
-// event names; bursts are coalesced so a runner uploading a thousand results causes one
-// refresh, not a thousand.
-const listeners = new Set();
-let source = null;
+var init_router = __esm({
+  "js/router.js"() {
+  }
+});
 
+// js/live.js
 function connect(statusEl) {
   if (source) return;
-  source = new EventSource('/api/v1/events?topics=results,jobs,pipelines,runners');
+  source = new EventSource("/api/v1/events?topics=results,jobs,pipelines,runners");
   const set = (on, text) => {
     statusEl.textContent = text;
-    statusEl.classList.toggle('off', !on);
+    statusEl.classList.toggle("off", !on);
   };
-  source.addEventListener('open', () => set(true, 'live'));
-  source.addEventListener('error', () => set(false, 'reconnecting'));
-  for (const name of ['pipeline', 'job', 'results', 'runner', 'expired']) {
+  source.addEventListener("open", () => set(true, "live"));
+  source.addEventListener("error", () => set(false, "reconnecting"));
+  for (const name of ["pipeline", "job", "results", "runner", "expired"]) {
     source.addEventListener(name, (e) => {
       let data = null;
       try {
@@ -153,14 +139,10 @@ function connect(statusEl) {
     });
   }
 }
-
-// fn(name, data) for every event until the returned function is called.
 function subscribe(fn) {
   listeners.add(fn);
   return () => listeners.delete(fn);
 }
-
-// Calls fn at most once per `ms`, with everything queued since the last call.
 function coalesce(fn, ms = 400) {
   let timer = null;
   let queued = [];
@@ -175,16 +157,19 @@ function coalesce(fn, ms = 400) {
     }, ms);
   };
 }
-return { connect, subscribe, coalesce };
-})();
+var listeners, source;
+var init_live = __esm({
+  "js/live.js"() {
+    listeners = /* @__PURE__ */ new Set();
+    source = null;
+  }
+});
+
 // js/api.js
-$m[3] = (() => {
-// The coordinator's REST API, same origin. Errors come back as {error:{code,message}};
-// getJSON throws an Error carrying that message and the HTTP status.
 async function getJSON(path, params) {
   const url = new URL(path, window.location.origin);
-  for (const [k, v] of Object.entries(params || {})) if (v !== undefined && v !== null && v !== '') url.searchParams.set(k, v);
-  const res = await fetch(url, { headers: { Accept: 'application/json' } });
+  for (const [k, v] of Object.entries(params || {})) if (v !== void 0 && v !== null && v !== "") url.searchParams.set(k, v);
+  const res = await fetch(url, { headers: { Accept: "application/json" } });
   let body = null;
   try {
     body = await res.json();
@@ -199,298 +184,352 @@ async function getJSON(path, params) {
   }
   return body;
 }
+var api;
+var init_api = __esm({
+  "js/api.js"() {
+    api = {
+      overview: () => getJSON("/api/v1/dashboard/overview"),
+      target: (name) => getJSON(`/api/v1/dashboard/targets/${encodeURIComponent(name)}`),
+      commit: (sha) => getJSON(`/api/v1/dashboard/commits/${encodeURIComponent(sha)}`),
+      kernel: (instance, dtype, shape) => getJSON(`/api/v1/dashboard/kernels/${encodeURIComponent(instance)}`, { dtype, shape }),
+      runners: (all) => getJSON("/api/v1/dashboard/runners", { all: all ? "1" : "" }),
+      results: (params) => getJSON("/api/v1/results", params),
+      result: (id) => getJSON(`/api/v1/results/${id}`),
+      best: (params) => getJSON("/api/v1/best", params),
+      gpus: () => getJSON("/api/v1/gpus"),
+      kernels: () => getJSON("/api/v1/kernels")
+    };
+  }
+});
 
-const api = {
-  overview: () => getJSON('/api/v1/dashboard/overview'),
-  target: (name) => getJSON(`/api/v1/dashboard/targets/${encodeURIComponent(name)}`),
-  commit: (sha) => getJSON(`/api/v1/dashboard/commits/${encodeURIComponent(sha)}`),
-  kernel: (instance, dtype, shape) => getJSON(`/api/v1/dashboard/kernels/${encodeURIComponent(instance)}`, { dtype, shape }),
-  runners: (all) => getJSON('/api/v1/dashboard/runners', { all: all ? '1' : '' }),
-  results: (params) => getJSON('/api/v1/results', params),
-  result: (id) => getJSON(`/api/v1/results/${id}`),
-  best: (params) => getJSON('/api/v1/best', params),
-  gpus: () => getJSON('/api/v1/gpus'),
-  kernels: () => getJSON('/api/v1/kernels'),
-};
-return { getJSON, api };
-})();
 // js/prefetch.js
-$m[4] = (() => {
-// The first request of each page, started by main.js as soon as it runs, so the answer
-// is on its way while the page's module is still being evaluated.
-const { api } = $m[3];
-
-const first = {
-  overview: () => api.overview(),
-  target: (r) => api.target(r.arg),
-  commit: (r) => api.commit(r.arg),
-  kernel: (r) => api.kernel(r.arg, r.params.get('dtype'), r.params.get('shape')),
-  runners: (r) => api.runners(r.params.get('all') === '1'),
-  // The form's GPU list, and the answer when a shared link carries a full question (an
-  // error is the answer's to show, so it is kept as a value).
-  best: (r) => Promise.all([api.gpus(), bestQuery(r.params) ? api.best(bestQuery(r.params)).catch((e) => e) : null]),
-};
-
-// The question a #/best link asks, or null when it asks none yet.
 function bestQuery(p) {
-  if (!p.get('gpu') || !p.get('shape')) return null;
-  return { gpu: p.get('gpu'), op: p.get('op') || 'gemm', dtype: p.get('dtype') || 'bf16', shape: p.get('shape') };
+  if (!p.get("gpu") || !p.get("shape")) return null;
+  return { gpu: p.get("gpu"), op: p.get("op") || "gemm", dtype: p.get("dtype") || "bf16", shape: p.get("shape") };
 }
-
-// A promise of the page's first data, or null when the page fetches on its own.
 function prefetch(route) {
-  const start = first[route.page];
-  if (!start) return null;
-  const promise = start(route);
-  promise.catch(() => {});  // the page reports the error when it awaits it
+  const start2 = first[route.page];
+  if (!start2) return null;
+  const promise = start2(route);
+  promise.catch(() => {
+  });
   return promise;
 }
-return { bestQuery, prefetch };
-})();
+var first;
+var init_prefetch = __esm({
+  "js/prefetch.js"() {
+    init_api();
+    first = {
+      overview: () => api.overview(),
+      target: (r) => api.target(r.arg),
+      commit: (r) => api.commit(r.arg),
+      kernel: (r) => api.kernel(r.arg, r.params.get("dtype"), r.params.get("shape")),
+      runners: (r) => api.runners(r.params.get("all") === "1"),
+      // The form's GPU list, and the answer when a shared link carries a full question (an
+      // error is the answer's to show, so it is kept as a value).
+      best: (r) => Promise.all([api.gpus(), bestQuery(r.params) ? api.best(bestQuery(r.params)).catch((e) => e) : null])
+    };
+  }
+});
+
 // js/pages/overview.js
-$m[5] = (() => {
-// Overview: every target's bring-up per family, runners online, recent pipelines and
-// results. Counts update in place; new pipelines and results wait behind "N new".
-const { h, fill, setText, fmtTime, shortSha, pageLink, pendingBadge } = $m[0];
-const { api } = $m[3];
-const { coalesce } = $m[2];
-
-const STAGES = [
-  ['builds', 'builds'],
-  ['numerics_passed', 'numerics pass'],
-  ['measured', 'measured'],
-  ['selected_best', 'selected'],
-];
-
+var overview_exports = {};
+__export(overview_exports, {
+  render: () => render
+});
 function bar(done, total) {
-  const fillEl = h('span', { class: 'bar-fill' });
-  fillEl.style.width = `${total ? Math.round((100 * done) / total) : 0}%`;
-  return h('span', { class: 'bar', title: `${done} of ${total}` }, fillEl, h('span', { class: 'bar-text' }, `${done}/${total}`));
+  const fillEl = h("span", { class: "bar-fill" });
+  fillEl.style.width = `${total ? Math.round(100 * done / total) : 0}%`;
+  return h("span", { class: "bar", title: `${done} of ${total}` }, fillEl, h("span", { class: "bar-text" }, `${done}/${total}`));
 }
-
 function targetRows(t) {
   const rows = [];
-  const groups = [{ family: 'all', ...t.progress }, ...t.families];
+  const groups = [{ family: "all", ...t.progress }, ...t.families];
   groups.forEach((g, i) => {
-    rows.push(h('tr', { class: i === 0 ? 'target-row' : 'family-row', dataset: { key: `${t.name}/${g.family}` } },
-      i === 0 ? h('th', { rowspan: groups.length, scope: 'rowgroup' },
-        pageLink(`/target/${t.name}`, null, t.name), h('div', { class: 'muted' }, `arch ${t.arch}`),
-        t.is_new ? h('span', { class: 'tag new' }, 'new') : null) : null,
-      h('td', {}, g.family === 'all' ? h('strong', {}, 'all families') : g.family),
-      h('td', { class: 'num' }, `${g.applicable}/${g.variants}`),
-      STAGES.map(([key]) => h('td', { dataset: { stage: key } }, bar(g[key], g.applicable)))));
+    rows.push(h(
+      "tr",
+      { class: i === 0 ? "target-row" : "family-row", dataset: { key: `${t.name}/${g.family}` } },
+      i === 0 ? h(
+        "th",
+        { rowspan: groups.length, scope: "rowgroup" },
+        pageLink(`/target/${t.name}`, null, t.name),
+        h("div", { class: "muted" }, `arch ${t.arch}`),
+        t.is_new ? h("span", { class: "tag new" }, "new") : null
+      ) : null,
+      h("td", {}, g.family === "all" ? h("strong", {}, "all families") : g.family),
+      h("td", { class: "num" }, `${g.applicable}/${g.variants}`),
+      STAGES.map(([key]) => h("td", { dataset: { stage: key } }, bar(g[key], g.applicable)))
+    ));
   });
   return rows;
 }
-
 function pipelineRow(p) {
-  return h('tr', { dataset: { id: p.id } },
-    h('td', { class: 'num' }, `#${p.id}`),
-    h('td', {}, h('span', { class: `tag st-${p.status}` }, p.status)),
-    h('td', {}, p.reason),
-    h('td', {}, pageLink(`/commit/${p.commit}`, null, h('code', {}, shortSha(p.commit)))),
-    h('td', { class: 'num' }, `${p.jobs_done}/${p.jobs_total}`),
-    h('td', { class: 'muted' }, p.note),
-    h('td', { class: 'muted' }, fmtTime(p.created)));
+  return h(
+    "tr",
+    { dataset: { id: p.id } },
+    h("td", { class: "num" }, `#${p.id}`),
+    h("td", {}, h("span", { class: `tag st-${p.status}` }, p.status)),
+    h("td", {}, p.reason),
+    h("td", {}, pageLink(`/commit/${p.commit}`, null, h("code", {}, shortSha(p.commit)))),
+    h("td", { class: "num" }, `${p.jobs_done}/${p.jobs_total}`),
+    h("td", { class: "muted" }, p.note),
+    h("td", { class: "muted" }, fmtTime(p.created))
+  );
 }
-
 function resultRow(r) {
-  return h('tr', { dataset: { id: r.id } },
-    h('td', { class: 'num' }, `#${r.id}`),
-    h('td', {}, h('span', { class: `tag st-${r.status}` }, r.status)),
-    h('td', {}, pageLink(`/kernel/${r.instance}`, { dtype: r.dtype, shape: r.shape }, r.instance)),
-    h('td', {}, r.dtype),
-    h('td', {}, h('code', {}, r.shape)),
-    h('td', {}, r.gpu_model),
-    h('td', {}, pageLink(`/target/${r.target}`, null, r.target)),
-    h('td', {}, pageLink(`/commit/${r.commit}`, null, h('code', {}, shortSha(r.commit)))));
+  return h(
+    "tr",
+    { dataset: { id: r.id } },
+    h("td", { class: "num" }, `#${r.id}`),
+    h("td", {}, h("span", { class: `tag st-${r.status}` }, r.status)),
+    h("td", {}, pageLink(`/kernel/${r.instance}`, { dtype: r.dtype, shape: r.shape }, r.instance)),
+    h("td", {}, r.dtype),
+    h("td", {}, h("code", {}, r.shape)),
+    h("td", {}, r.gpu_model),
+    h("td", {}, pageLink(`/target/${r.target}`, null, r.target)),
+    h("td", {}, pageLink(`/commit/${r.commit}`, null, h("code", {}, shortSha(r.commit))))
+  );
 }
-
-async function render(root, route) {
-  // One answer: progress, runners, queue, recent pipelines and the latest results.
+async function render(root2, route) {
   const data = await (route.first || api.overview());
-  const progressBody = h('tbody', {}, data.targets.map(targetRows));
-  const runnersEl = h('p', { class: 'summary' });
-  const pipelinesBody = h('tbody', {}, data.pipelines.map(pipelineRow));
-  const resultsBody = h('tbody', {}, data.results.map(resultRow));
-  const paintRunners = (d) => fill(runnersEl,
-    h('a', { href: '#/runners' }, `${d.runners.online} runners online`),
-    ` (${d.runners.online_by_role.gpu || 0} GPU, ${d.runners.online_by_role.build || 0} build; ${d.runners.busy} busy)`,
-    ` · queue: ${Object.entries(d.queue.jobs).filter(([, v]) => v > 0).map(([k, v]) => `${v} ${k.replace('_', ' ')}`).join(', ') || 'empty'}`);
-  paintRunners(data);
-
-  const newPipelines = pendingBadge('pipeline', async () => fill(pipelinesBody, (await api.overview()).pipelines.map(pipelineRow)));
-  const newResults = pendingBadge('result', async () => fill(resultsBody, (await api.results({ limit: 15 })).items.map(resultRow)));
-
-  fill(root,
-    h('h1', { elementtiming: 'kport-data' }, 'Bring-up overview'),
+  const progressBody = h("tbody", {}, data.targets.map(targetRows));
+  const runnersEl = h("p", { class: "summary" });
+  const pipelinesBody = h("tbody", {}, data.pipelines.map(pipelineRow));
+  const resultsBody = h("tbody", {}, data.results.map(resultRow));
+  const paintRunners = (d) => fill(
     runnersEl,
-    h('table', { class: 'grid progress', id: 'progress' },
-      h('thead', {}, h('tr', {}, h('th', {}, 'target'), h('th', {}, 'family'), h('th', {}, 'applicable'),
-        STAGES.map(([, label]) => h('th', {}, label)))),
-      progressBody),
-    h('h2', {}, 'Recent pipelines ', newPipelines.el),
-    h('table', { class: 'grid', id: 'pipelines' },
-      h('thead', {}, h('tr', {}, ['id', 'status', 'reason', 'commit', 'jobs done', 'note', 'created'].map((t) => h('th', {}, t)))),
-      pipelinesBody),
-    h('h2', {}, 'Latest results ', newResults.el),
-    h('table', { class: 'grid', id: 'results' },
-      h('thead', {}, h('tr', {}, ['id', 'status', 'instance', 'dtype', 'shape', 'GPU', 'target', 'commit'].map((t) => h('th', {}, t)))),
-      resultsBody));
-
-  // Progress counts change in place: same rows, new numbers, nothing moves.
+    h("a", { href: "#/runners" }, `${d.runners.online} runners online`),
+    ` (${d.runners.online_by_role.gpu || 0} GPU, ${d.runners.online_by_role.build || 0} build; ${d.runners.busy} busy)`,
+    ` \xB7 queue: ${Object.entries(d.queue.jobs).filter(([, v]) => v > 0).map(([k, v]) => `${v} ${k.replace("_", " ")}`).join(", ") || "empty"}`
+  );
+  paintRunners(data);
+  const newPipelines = pendingBadge("pipeline", async () => fill(pipelinesBody, (await api.overview()).pipelines.map(pipelineRow)));
+  const newResults = pendingBadge("result", async () => fill(resultsBody, (await api.results({ limit: 15 })).items.map(resultRow)));
+  fill(
+    root2,
+    h("h1", { elementtiming: "kport-data" }, "Bring-up overview"),
+    runnersEl,
+    h(
+      "table",
+      { class: "grid progress", id: "progress" },
+      h("thead", {}, h(
+        "tr",
+        {},
+        h("th", {}, "target"),
+        h("th", {}, "family"),
+        h("th", {}, "applicable"),
+        STAGES.map(([, label]) => h("th", {}, label))
+      )),
+      progressBody
+    ),
+    h("h2", {}, "Recent pipelines ", newPipelines.el),
+    h(
+      "table",
+      { class: "grid", id: "pipelines" },
+      h("thead", {}, h("tr", {}, ["id", "status", "reason", "commit", "jobs done", "note", "created"].map((t) => h("th", {}, t)))),
+      pipelinesBody
+    ),
+    h("h2", {}, "Latest results ", newResults.el),
+    h(
+      "table",
+      { class: "grid", id: "results" },
+      h("thead", {}, h("tr", {}, ["id", "status", "instance", "dtype", "shape", "GPU", "target", "commit"].map((t) => h("th", {}, t)))),
+      resultsBody
+    )
+  );
   const refresh = coalesce(async () => {
     const d = await api.overview();
     paintRunners(d);
     for (const t of d.targets) {
-      for (const g of [{ family: 'all', ...t.progress }, ...t.families]) {
-        const row = progressBody.querySelector(`tr[data-key="${CSS.escape(`${t.name}/${g.family}`)}"]`);
-        if (!row) continue;
+      for (const g of [{ family: "all", ...t.progress }, ...t.families]) {
+        const row2 = progressBody.querySelector(`tr[data-key="${CSS.escape(`${t.name}/${g.family}`)}"]`);
+        if (!row2) continue;
         for (const [key] of STAGES) {
-          const cell = row.querySelector(`td[data-stage="${key}"]`);
-          const pct = g.applicable ? Math.round((100 * g[key]) / g.applicable) : 0;
-          cell.querySelector('.bar-fill').style.width = `${pct}%`;
-          setText(cell.querySelector('.bar-text'), `${g[key]}/${g.applicable}`);
+          const cell = row2.querySelector(`td[data-stage="${key}"]`);
+          const pct = g.applicable ? Math.round(100 * g[key] / g.applicable) : 0;
+          cell.querySelector(".bar-fill").style.width = `${pct}%`;
+          setText(cell.querySelector(".bar-text"), `${g[key]}/${g.applicable}`);
         }
       }
     }
   }, 500);
-
   return {
     onEvent(name, payload) {
-      if (name === 'pipeline') newPipelines.add(1);
-      if (name === 'results') newResults.add(payload.ids ? payload.ids.length : 1);
+      if (name === "pipeline") newPipelines.add(1);
+      if (name === "results") newResults.add(payload.ids ? payload.ids.length : 1);
       refresh(name);
-    },
+    }
   };
 }
-return { render };
-})();
+var STAGES;
+var init_overview = __esm({
+  "js/pages/overview.js"() {
+    init_dom();
+    init_api();
+    init_live();
+    STAGES = [
+      ["builds", "builds"],
+      ["numerics_passed", "numerics pass"],
+      ["measured", "measured"],
+      ["selected_best", "selected"]
+    ];
+  }
+});
+
 // js/pages/target.js
-$m[6] = (() => {
-// Target page: variants x stages in colour with figures, as of the target's latest commit
-// with a build (the stages `kport bringup` prints); a cell opens its evidence and the
-// command that reproduces it; the burndown shows how many variants still have to reach
-// each stage over time. State: #/target/<name>?cell=<family.variant>:<stage>
-const { h, fill, fmtNum, fmtTime, shortSha, pageLink, hashFor, afterPaint } = $m[0];
-const { api } = $m[3];
-const { coalesce } = $m[2];
-const { replaceParams } = $m[1];
-
-const STAGES = [
-  ['build', 'builds'],
-  ['resources', 'resources clean'],
-  ['numerics', 'numerics pass'],
-  ['timing', 'measured'],
-  ['selected', 'selected best'],
-];
-
+var target_exports = {};
+__export(target_exports, {
+  render: () => render2
+});
 function figure(stage, c) {
   switch (stage) {
-    case 'build': return c.status || 'not built';
-    case 'resources': return c.registers != null ? `${c.registers} regs · ${c.spill_bytes || 0} B spill` : '—';
-    case 'numerics': return `${c.passed} pass · ${c.failed} fail`;
-    case 'timing': return c.max_ratio != null ? `×${fmtNum(c.max_ratio)} vs baseline` : `${c.measured} timed`;
-    case 'selected': return c.count ? `best on ${c.count}` : '—';
-    default: return '';
+    case "build":
+      return c.status || "not built";
+    case "resources":
+      return c.registers != null ? `${c.registers} regs \xB7 ${c.spill_bytes || 0} B spill` : "\u2014";
+    case "numerics":
+      return `${c.passed} pass \xB7 ${c.failed} fail`;
+    case "timing":
+      return c.max_ratio != null ? `\xD7${fmtNum(c.max_ratio)} vs baseline` : `${c.measured} timed`;
+    case "selected":
+      return c.count ? `best on ${c.count}` : "\u2014";
+    default:
+      return "";
   }
 }
-
 function cellId(v, stage) {
   return `${v.family}.${v.variant}:${stage}`;
 }
-
 function evidenceBlock(title, e) {
   if (!e) return null;
-  return h('div', { class: 'evidence' },
-    h('h4', {}, title, ' ', h('a', { href: e.url }, `result #${e.id}`)),
-    h('dl', {},
-      h('dt', {}, 'instance'), h('dd', {}, pageLink(`/kernel/${e.instance}`, { dtype: e.dtype, shape: e.shape }, e.instance)),
-      h('dt', {}, 'dtype / shape'), h('dd', {}, `${e.dtype} · `, h('code', {}, e.shape)),
-      h('dt', {}, 'GPU'), h('dd', {}, `${e.gpu_model} (driver ${e.driver || '—'})`),
-      h('dt', {}, 'commit'), h('dd', {}, pageLink(`/commit/${e.commit}`, null, h('code', {}, shortSha(e.commit)))),
-      h('dt', {}, 'status'), h('dd', {}, e.status, e.message ? h('pre', { class: 'log' }, e.message) : null),
-      h('dt', {}, 'numerics'), h('dd', {}, `max abs ${fmtNum(e.max_abs_err, 6)} · normwise ${fmtNum(e.normwise_rel_err, 6)} · tol ${fmtNum(e.tolerance, 6)}`),
-      h('dt', {}, 'timing'), h('dd', {}, `median ${fmtNum(e.median_us)} µs ± ${fmtNum(e.stddev_us)} (${e.samples ?? '—'} samples) · ${e.baseline || 'baseline'} ratio ×${fmtNum(e.ratio)}`)),
-    h('p', {}, 'Reproduce:'), h('pre', { class: 'cmd' }, withOrigin(e.command)));
+  return h(
+    "div",
+    { class: "evidence" },
+    h("h4", {}, title, " ", h("a", { href: e.url }, `result #${e.id}`)),
+    h(
+      "dl",
+      {},
+      h("dt", {}, "instance"),
+      h("dd", {}, pageLink(`/kernel/${e.instance}`, { dtype: e.dtype, shape: e.shape }, e.instance)),
+      h("dt", {}, "dtype / shape"),
+      h("dd", {}, `${e.dtype} \xB7 `, h("code", {}, e.shape)),
+      h("dt", {}, "GPU"),
+      h("dd", {}, `${e.gpu_model} (driver ${e.driver || "\u2014"})`),
+      h("dt", {}, "commit"),
+      h("dd", {}, pageLink(`/commit/${e.commit}`, null, h("code", {}, shortSha(e.commit)))),
+      h("dt", {}, "status"),
+      h("dd", {}, e.status, e.message ? h("pre", { class: "log" }, e.message) : null),
+      h("dt", {}, "numerics"),
+      h("dd", {}, `max abs ${fmtNum(e.max_abs_err, 6)} \xB7 normwise ${fmtNum(e.normwise_rel_err, 6)} \xB7 tol ${fmtNum(e.tolerance, 6)}`),
+      h("dt", {}, "timing"),
+      h("dd", {}, `median ${fmtNum(e.median_us)} \xB5s \xB1 ${fmtNum(e.stddev_us)} (${e.samples ?? "\u2014"} samples) \xB7 ${e.baseline || "baseline"} ratio \xD7${fmtNum(e.ratio)}`)
+    ),
+    h("p", {}, "Reproduce:"),
+    h("pre", { class: "cmd" }, withOrigin(e.command))
+  );
 }
-
-// The coordinator writes a placeholder where its own address goes (it cannot know the
-// address a browser reached it by); the page knows it.
 function withOrigin(command) {
-  return command ? command.split('${KPORT_SERVER:-http://127.0.0.1:8080}').join(window.location.origin) : command;
+  return command ? command.split("${KPORT_SERVER:-http://127.0.0.1:8080}").join(window.location.origin) : command;
 }
-
 function detail(target, v, stage) {
   const c = v.cells[stage];
-  const parts = [h('h3', {}, `${v.family}.${v.variant} — ${STAGES.find(([s]) => s === stage)[1]}: `,
-    h('span', { class: `tag cell-${c.state}` }, c.state))];
-  if (stage === 'build' || stage === 'resources') {
+  const parts = [h(
+    "h3",
+    {},
+    `${v.family}.${v.variant} \u2014 ${STAGES2.find(([s]) => s === stage)[1]}: `,
+    h("span", { class: `tag cell-${c.state}` }, c.state)
+  )];
+  if (stage === "build" || stage === "resources") {
     const b = v.cells.build;
     const r = v.cells.resources;
-    parts.push(h('dl', {},
-      h('dt', {}, 'build'), h('dd', {}, b.status || 'no build record yet',
-        b.record ? h('span', { class: 'muted' }, ` (record #${b.record}, commit `, pageLink(`/commit/${b.commit}`, null, shortSha(b.commit)), ')') : null),
-      h('dt', {}, 'resources'), h('dd', {}, `registers ${r.registers ?? '—'} · spills ${r.spill_bytes ?? '—'} B · shared memory ${r.shared_mem_bytes ?? '—'} B`),
-      h('dt', {}, 'build log'), h('dd', {}, b.log ? h('a', { href: b.log }, 'job log') : '—'),
-      h('dt', {}, 'records'), h('dd', {}, h('a', { href: `/api/v1/builds?target=${encodeURIComponent(target)}&family=${encodeURIComponent(v.family)}&variant=${encodeURIComponent(v.variant)}` }, 'all build records'))));
-    parts.push(h('p', {}, 'Reproduce:'), h('pre', { class: 'cmd' }, b.command));
-  } else if (stage === 'numerics') {
-    parts.push(evidenceBlock('Latest pass', c.evidence), evidenceBlock('Latest failure', c.failure));
+    parts.push(h(
+      "dl",
+      {},
+      h("dt", {}, "build"),
+      h(
+        "dd",
+        {},
+        b.status || "no build record yet",
+        b.record ? h("span", { class: "muted" }, ` (record #${b.record}, commit `, pageLink(`/commit/${b.commit}`, null, shortSha(b.commit)), ")") : null
+      ),
+      h("dt", {}, "resources"),
+      h("dd", {}, `registers ${r.registers ?? "\u2014"} \xB7 spills ${r.spill_bytes ?? "\u2014"} B \xB7 shared memory ${r.shared_mem_bytes ?? "\u2014"} B`),
+      h("dt", {}, "build log"),
+      h("dd", {}, b.log ? h("a", { href: b.log }, "job log") : "\u2014"),
+      h("dt", {}, "records"),
+      h("dd", {}, h("a", { href: `/api/v1/builds?target=${encodeURIComponent(target)}&family=${encodeURIComponent(v.family)}&variant=${encodeURIComponent(v.variant)}` }, "all build records"))
+    ));
+    parts.push(h("p", {}, "Reproduce:"), h("pre", { class: "cmd" }, b.command));
+  } else if (stage === "numerics") {
+    parts.push(evidenceBlock("Latest pass", c.evidence), evidenceBlock("Latest failure", c.failure));
   } else {
-    parts.push(evidenceBlock('Evidence', v.cells.timing.evidence));
+    parts.push(evidenceBlock("Evidence", v.cells.timing.evidence));
   }
-  if (parts.length === 1 || parts.slice(1).every((p) => !p)) parts.push(h('p', { class: 'muted' }, 'No evidence yet.'));
+  if (parts.length === 1 || parts.slice(1).every((p) => !p)) parts.push(h("p", { class: "muted" }, "No evidence yet."));
   return parts;
 }
-
 function burndown(container, data) {
   if (!data.burndown.length) {
-    fill(container, h('p', { class: 'muted' }, 'No progress recorded yet.'));
+    fill(container, h("p", { class: "muted" }, "No progress recorded yet."));
     return;
   }
   const total = data.progress.applicable;
-  const x = data.burndown.map((p) => p.time_ms / 1000);
-  const series = [['builds', 'to build'], ['numerics_passed', 'to pass numerics'], ['measured', 'to measure']]
-    .map(([key, label]) => ({ label, step: true, values: data.burndown.map((p) => total - p[key]) }));
-  return import('/static/js/chart.js').then(({ lineChart }) => {
+  const x = data.burndown.map((p) => p.time_ms / 1e3);
+  const series = [["builds", "to build"], ["numerics_passed", "to pass numerics"], ["measured", "to measure"]].map(([key, label]) => ({ label, step: true, values: data.burndown.map((p) => total - p[key]) }));
+  return import("/static/js/chart.js").then(({ lineChart }) => {
     container.replaceChildren();
-    lineChart(container, { title: 'Burndown: variants still to reach each stage', yLabel: 'variants', x, series });
+    lineChart(container, { title: "Burndown: variants still to reach each stage", yLabel: "variants", x, series });
   });
 }
-
-async function render(root, route) {
+async function render2(root2, route) {
   const name = route.arg;
   let data = await (route.first || api.target(name));
-  let selected = route.params.get('cell') || '';
-  const panel = h('div', { class: 'panel', id: 'cell-detail' });
-  const chart = h('div', { class: 'chart', id: 'burndown' });
-  const body = h('tbody');
-  const summary = h('p', { class: 'summary' });
-
+  let selected = route.params.get("cell") || "";
+  const panel = h("div", { class: "panel", id: "cell-detail" });
+  const chart = h("div", { class: "chart", id: "burndown" });
+  const body = h("tbody");
+  const summary = h("p", { class: "summary" });
   const paint = () => {
     const p = data.progress;
-    fill(summary, `arch ${data.target.arch} · checked on ${data.check_arches.join(', ')} · `,
-      data.commit ? h('span', { id: 'stage-commit' }, 'at ', pageLink(`/commit/${data.commit}`, null, h('code', {}, shortSha(data.commit))))
-        : h('span', { id: 'stage-commit' }, 'not built yet: the planner\'s view'),
-      ` · ${p.builds}/${p.applicable} build · ${p.numerics_passed} pass numerics · ${p.measured} measured · ${p.selected_best} selected`);
-    fill(body, data.variants.map((v) => h('tr', { dataset: { variant: `${v.family}.${v.variant}`, stage: v.stage } },
-      h('th', { scope: 'row', title: v.reason || v.stage.replace(/_/g, ' ') }, `${v.family}.${v.variant}`),
-      STAGES.map(([stage]) => {
+    fill(
+      summary,
+      `arch ${data.target.arch} \xB7 checked on ${data.check_arches.join(", ")} \xB7 `,
+      data.commit ? h("span", { id: "stage-commit" }, "at ", pageLink(`/commit/${data.commit}`, null, h("code", {}, shortSha(data.commit)))) : h("span", { id: "stage-commit" }, "not built yet: the planner's view"),
+      ` \xB7 ${p.builds}/${p.applicable} build \xB7 ${p.numerics_passed} pass numerics \xB7 ${p.measured} measured \xB7 ${p.selected_best} selected`
+    );
+    fill(body, data.variants.map((v) => h(
+      "tr",
+      { dataset: { variant: `${v.family}.${v.variant}`, stage: v.stage } },
+      h("th", { scope: "row", title: v.reason || v.stage.replace(/_/g, " ") }, `${v.family}.${v.variant}`),
+      STAGES2.map(([stage]) => {
         const c = v.cells[stage];
         const id = cellId(v, stage);
-        return h('td', { class: `cell cell-${c.state}${id === selected ? ' selected' : ''}` },
-          h('a', { href: hashFor(`/target/${name}`, { cell: id }), dataset: { cell: id },
-            onclick: (e) => { e.preventDefault(); select(id); } },
-          h('span', { class: 'state' }, c.state), h('span', { class: 'fig' }, figure(stage, c))));
-      }))));
+        return h(
+          "td",
+          { class: `cell cell-${c.state}${id === selected ? " selected" : ""}` },
+          h(
+            "a",
+            {
+              href: hashFor(`/target/${name}`, { cell: id }),
+              dataset: { cell: id },
+              onclick: (e) => {
+                e.preventDefault();
+                select(id);
+              }
+            },
+            h("span", { class: "state" }, c.state),
+            h("span", { class: "fig" }, figure(stage, c))
+          )
+        );
+      })
+    )));
     paintDetail();
   };
   const paintDetail = () => {
-    const [key, stage] = selected.split(':');
+    const [key, stage] = selected.split(":");
     const v = data.variants.find((x) => `${x.family}.${x.variant}` === key);
     if (!v || !stage || !v.cells[stage]) {
-      fill(panel, h('p', { class: 'muted' }, 'Choose a cell to see its evidence and the command that reproduces it.'));
+      fill(panel, h("p", { class: "muted" }, "Choose a cell to see its evidence and the command that reproduces it."));
       return;
     }
     fill(panel, detail(name, v, stage));
@@ -498,388 +537,532 @@ async function render(root, route) {
   const select = (id) => {
     selected = id;
     replaceParams({ cell: id });
-    for (const td of body.querySelectorAll('td.selected')) td.classList.remove('selected');
+    for (const td of body.querySelectorAll("td.selected")) td.classList.remove("selected");
     const a = body.querySelector(`a[data-cell="${CSS.escape(id)}"]`);
-    if (a) a.parentElement.classList.add('selected');
+    if (a) a.parentElement.classList.add("selected");
     paintDetail();
   };
-
   paint();
-  fill(root,
-    h('h1', { elementtiming: 'kport-data' }, `Target ${data.target.name}`, data.target.is_new ? h('span', { class: 'tag new' }, 'new') : null),
+  fill(
+    root2,
+    h("h1", { elementtiming: "kport-data" }, `Target ${data.target.name}`, data.target.is_new ? h("span", { class: "tag new" }, "new") : null),
     summary,
-    h('div', { class: 'split' },
-      h('table', { class: 'grid matrix', id: 'matrix' },
-        h('thead', {}, h('tr', {}, h('th', {}, 'variant'), STAGES.map(([, label]) => h('th', {}, label)))), body),
-      panel),
+    h(
+      "div",
+      { class: "split" },
+      h(
+        "table",
+        { class: "grid matrix", id: "matrix" },
+        h("thead", {}, h("tr", {}, h("th", {}, "variant"), STAGES2.map(([, label]) => h("th", {}, label)))),
+        body
+      ),
+      panel
+    ),
     chart,
-    h('p', { class: 'muted' }, 'Updated ', h('span', { id: 'updated' }, fmtTime(Date.now()))));
-  // The matrix paints first; then the chart library loads and draws the burndown (its
-  // box keeps its height meanwhile, so nothing moves).
+    h("p", { class: "muted" }, "Updated ", h("span", { id: "updated" }, fmtTime(Date.now())))
+  );
   afterPaint(() => burndown(chart, data));
-
-  // Cells keep their size while their text changes, so a refresh does not move the page.
   const refresh = coalesce(async () => {
     data = await api.target(name);
     paint();
-    const u = root.querySelector('#updated');
+    const u = root2.querySelector("#updated");
     if (u) u.textContent = fmtTime(Date.now());
   }, 600);
   return {
     onEvent(ev) {
-      if (ev === 'results' || ev === 'job') refresh(ev);
-    },
+      if (ev === "results" || ev === "job") refresh(ev);
+    }
   };
 }
-return { render };
-})();
+var STAGES2;
+var init_target = __esm({
+  "js/pages/target.js"() {
+    init_dom();
+    init_api();
+    init_live();
+    init_router();
+    STAGES2 = [
+      ["build", "builds"],
+      ["resources", "resources clean"],
+      ["numerics", "numerics pass"],
+      ["timing", "measured"],
+      ["selected", "selected best"]
+    ];
+  }
+});
+
 // js/pages/commit.js
-$m[7] = (() => {
-// Commit page: the commit's verdict (the one `kport status` prints: status, baseline,
-// reasons) and beside it, per target and GPU, what changed against the same baseline
-// (fixed, new failure, still failing, regressed, improved, unstable) with the figures
-// behind each change. State: #/commit/<sha>?kind=<kind> filters the lists.
-const { h, fill, fmtNum, fmtPct, fmtTime, shortSha, pageLink, pendingBadge } = $m[0];
-const { api } = $m[3];
-const { replaceParams } = $m[1];
-
-const KINDS = ['new_failure', 'regressed', 'fixed', 'improved', 'unstable', 'still_failing'];
-const LABEL = { new_failure: 'new failure', regressed: 'regressed', fixed: 'fixed', improved: 'improved',
-  unstable: 'unstable', still_failing: 'still failing', unchanged: 'unchanged', added: 'new key', dropped: 'not rerun' };
-const REASON = { build_failure: 'build failure', job_failure: 'job failure', numerics_failure: 'numerics failure',
-  perf_regression: 'slower', resource_regression: 'resources' };
-
+var commit_exports = {};
+__export(commit_exports, {
+  render: () => render3
+});
 function verdictBox(v) {
-  const list = (cls, items, item) => (items.length ? h('ul', { class: cls }, items.map(item)) : null);
-  return h('section', { class: `verdict verdict-${v.status}`, id: 'verdict', dataset: { status: v.status } },
-    h('h2', {}, 'Verdict: ', h('span', { class: `tag verdict-${v.status}`, id: 'verdict-status' }, v.status),
-      ' ', h('span', { class: 'muted' }, v.baseline ? ['against ', pageLink(`/commit/${v.baseline}`, null, h('code', {}, shortSha(v.baseline)))]
-        : 'no validated ancestor to compare with')),
-    list('reasons', v.reasons, (r) => h('li', { class: `reason reason-${r.kind}` },
-      h('span', { class: `tag reason-${r.kind}` }, REASON[r.kind] || r.kind), ' ', r.message)),
-    list('waiting', v.waiting, (w) => h('li', { class: 'muted' }, 'waiting: ', w)),
-    list('notes', v.notes, (n) => h('li', { class: 'muted' }, 'not counted: ', n)),
-    !v.reasons.length && v.status === 'pass' ? h('p', { class: 'muted' }, 'Nothing this commit changed counts against it.') : null);
+  const list = (cls, items, item) => items.length ? h("ul", { class: cls }, items.map(item)) : null;
+  return h(
+    "section",
+    { class: `verdict verdict-${v.status}`, id: "verdict", dataset: { status: v.status } },
+    h(
+      "h2",
+      {},
+      "Verdict: ",
+      h("span", { class: `tag verdict-${v.status}`, id: "verdict-status" }, v.status),
+      " ",
+      h("span", { class: "muted" }, v.baseline ? ["against ", pageLink(`/commit/${v.baseline}`, null, h("code", {}, shortSha(v.baseline)))] : "no validated ancestor to compare with")
+    ),
+    list("reasons", v.reasons, (r) => h(
+      "li",
+      { class: `reason reason-${r.kind}` },
+      h("span", { class: `tag reason-${r.kind}` }, REASON[r.kind] || r.kind),
+      " ",
+      r.message
+    )),
+    list("waiting", v.waiting, (w) => h("li", { class: "muted" }, "waiting: ", w)),
+    list("notes", v.notes, (n) => h("li", { class: "muted" }, "not counted: ", n)),
+    !v.reasons.length && v.status === "pass" ? h("p", { class: "muted" }, "Nothing this commit changed counts against it.") : null
+  );
 }
-
 function side(s) {
-  if (!s) return '—';
-  return s.status === 'passed' ? `${fmtNum(s.median_us)} µs ± ${fmtNum(s.stddev_us)}` : s.status;
+  if (!s) return "\u2014";
+  return s.status === "passed" ? `${fmtNum(s.median_us)} \xB5s \xB1 ${fmtNum(s.stddev_us)}` : s.status;
 }
-
 function changeRow(c) {
-  return h('tr', { class: `kind-${c.kind}` },
-    h('td', {}, h('span', { class: `tag kind-${c.kind}` }, LABEL[c.kind])),
-    h('td', {}, pageLink(`/kernel/${c.instance}`, { dtype: c.dtype, shape: c.shape }, c.instance)),
-    h('td', {}, c.dtype), h('td', {}, h('code', {}, c.shape)),
-    h('td', { class: 'num' }, c.before ? h('a', { href: `/api/v1/results/${c.before.id}` }, side(c.before)) : '—'),
-    h('td', { class: 'num' }, h('a', { href: `/api/v1/results/${c.after.id}` }, side(c.after))),
-    h('td', { class: 'num' }, c.delta ? `${c.delta > 0 ? '+' : ''}${fmtPct(c.delta)}` : ''));
+  return h(
+    "tr",
+    { class: `kind-${c.kind}` },
+    h("td", {}, h("span", { class: `tag kind-${c.kind}` }, LABEL[c.kind])),
+    h("td", {}, pageLink(`/kernel/${c.instance}`, { dtype: c.dtype, shape: c.shape }, c.instance)),
+    h("td", {}, c.dtype),
+    h("td", {}, h("code", {}, c.shape)),
+    h("td", { class: "num" }, c.before ? h("a", { href: `/api/v1/results/${c.before.id}` }, side(c.before)) : "\u2014"),
+    h("td", { class: "num" }, h("a", { href: `/api/v1/results/${c.after.id}` }, side(c.after))),
+    h("td", { class: "num" }, c.delta ? `${c.delta > 0 ? "+" : ""}${fmtPct(c.delta)}` : "")
+  );
 }
-
 function group(g, kind) {
   const changes = g.changes.filter((c) => !kind || c.kind === kind);
-  return h('section', { class: 'group', dataset: { target: g.target, gpu: g.gpu_model } },
-    h('h2', {}, pageLink(`/target/${g.target}`, null, g.target), ` on ${g.gpu_model}`),
-    h('p', { class: 'counts' }, Object.entries(g.counts).filter(([, n]) => n > 0)
-      .map(([k, n]) => h('span', { class: `tag kind-${k}` }, `${n} ${LABEL[k]}`))),
-    changes.length
-      ? h('table', { class: 'grid' },
-        h('thead', {}, h('tr', {}, ['change', 'instance', 'dtype', 'shape', 'baseline', 'this commit', 'Δ time'].map((t) => h('th', {}, t)))),
-        h('tbody', {}, changes.map(changeRow)))
-      : h('p', { class: 'muted' }, 'No changes.'),
-    g.truncated ? h('p', { class: 'muted' }, 'Showing the first changes only.') : null);
+  return h(
+    "section",
+    { class: "group", dataset: { target: g.target, gpu: g.gpu_model } },
+    h("h2", {}, pageLink(`/target/${g.target}`, null, g.target), ` on ${g.gpu_model}`),
+    h("p", { class: "counts" }, Object.entries(g.counts).filter(([, n]) => n > 0).map(([k, n]) => h("span", { class: `tag kind-${k}` }, `${n} ${LABEL[k]}`))),
+    changes.length ? h(
+      "table",
+      { class: "grid" },
+      h("thead", {}, h("tr", {}, ["change", "instance", "dtype", "shape", "baseline", "this commit", "\u0394 time"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, changes.map(changeRow))
+    ) : h("p", { class: "muted" }, "No changes."),
+    g.truncated ? h("p", { class: "muted" }, "Showing the first changes only.") : null
+  );
 }
-
-async function render(root, route) {
+async function render3(root2, route) {
   const sha = route.arg;
-  let kind = route.params.get('kind') || '';
+  let kind = route.params.get("kind") || "";
   let data = await (route.first || api.commit(sha));
-  const groupsEl = h('div', { id: 'groups' });
-  const filter = h('select', { id: 'kind', onchange: () => { kind = filter.value; replaceParams({ kind }); paint(); } },
-    h('option', { value: '' }, 'every change'), KINDS.map((k) => h('option', { value: k, selected: k === kind }, LABEL[k])));
-  const paint = () => fill(groupsEl, data.groups.length ? data.groups.map((g) => group(g, kind))
-    : h('p', { class: 'muted' }, 'No results for this commit yet.'));
-  const verdictEl = h('div', { id: 'verdict-box' }, verdictBox(data.verdict));
-  const fresh = pendingBadge('result', async () => { data = await api.commit(sha); fill(verdictEl, verdictBox(data.verdict)); paint(); });
+  const groupsEl = h("div", { id: "groups" });
+  const filter = h(
+    "select",
+    { id: "kind", onchange: () => {
+      kind = filter.value;
+      replaceParams({ kind });
+      paint();
+    } },
+    h("option", { value: "" }, "every change"),
+    KINDS.map((k) => h("option", { value: k, selected: k === kind }, LABEL[k]))
+  );
+  const paint = () => fill(groupsEl, data.groups.length ? data.groups.map((g) => group(g, kind)) : h("p", { class: "muted" }, "No results for this commit yet."));
+  const verdictEl = h("div", { id: "verdict-box" }, verdictBox(data.verdict));
+  const fresh = pendingBadge("result", async () => {
+    data = await api.commit(sha);
+    fill(verdictEl, verdictBox(data.verdict));
+    paint();
+  });
   const c = data.commit;
   const t = data.totals;
-  fill(root,
-    h('h1', { elementtiming: 'kport-data' }, 'Commit ', h('code', {}, shortSha(c.sha))),
-    h('pre', { class: 'message', id: 'commit-message' }, c.message || ''),
-    h('p', { class: 'summary' }, `${c.author || 'unknown author'} · ${fmtTime(c.time)} · parent `,
-      data.parent ? pageLink(`/commit/${data.parent}`, null, h('code', {}, shortSha(data.parent))) : 'none',
-      ` · ${data.results} result keys here, ${data.baseline_results} on the baseline`),
+  fill(
+    root2,
+    h("h1", { elementtiming: "kport-data" }, "Commit ", h("code", {}, shortSha(c.sha))),
+    h("pre", { class: "message", id: "commit-message" }, c.message || ""),
+    h(
+      "p",
+      { class: "summary" },
+      `${c.author || "unknown author"} \xB7 ${fmtTime(c.time)} \xB7 parent `,
+      data.parent ? pageLink(`/commit/${data.parent}`, null, h("code", {}, shortSha(data.parent))) : "none",
+      ` \xB7 ${data.results} result keys here, ${data.baseline_results} on the baseline`
+    ),
     verdictEl,
-    h('p', { class: 'counts', id: 'totals' }, KINDS.map((k) => h('span', { class: `tag kind-${k}` }, `${t[k]} ${LABEL[k]}`))),
-    h('p', {}, h('label', {}, 'Show ', filter), ' ', fresh.el, h('span', { class: 'muted' }, ` Rule: ${data.rule}.`)),
-    groupsEl);
+    h("p", { class: "counts", id: "totals" }, KINDS.map((k) => h("span", { class: `tag kind-${k}` }, `${t[k]} ${LABEL[k]}`))),
+    h("p", {}, h("label", {}, "Show ", filter), " ", fresh.el, h("span", { class: "muted" }, ` Rule: ${data.rule}.`)),
+    groupsEl
+  );
   paint();
   return {
     onEvent(ev, payload) {
-      if (ev === 'results') fresh.add(payload.ids ? payload.ids.length : 1);
-    },
+      if (ev === "results") fresh.add(payload.ids ? payload.ids.length : 1);
+    }
   };
 }
-return { render };
-})();
-// js/pages/kernel.js
-$m[8] = (() => {
-// Kernel page: one configuration (instance, dtype, shape) over commits, one line per GPU
-// model with its noise band: as a share of the GPU's measured peak and as the ratio to
-// the vendor baseline. State: #/kernel/<instance>?dtype=..&shape=..
-const { h, fill, fmtNum, fmtPct, shortSha, hashFor, afterPaint } = $m[0];
-const { api } = $m[3];
-const { coalesce } = $m[2];
+var KINDS, LABEL, REASON;
+var init_commit = __esm({
+  "js/pages/commit.js"() {
+    init_dom();
+    init_api();
+    init_router();
+    KINDS = ["new_failure", "regressed", "fixed", "improved", "unstable", "still_failing"];
+    LABEL = {
+      new_failure: "new failure",
+      regressed: "regressed",
+      fixed: "fixed",
+      improved: "improved",
+      unstable: "unstable",
+      still_failing: "still failing",
+      unchanged: "unchanged",
+      added: "new key",
+      dropped: "not rerun"
+    };
+    REASON = {
+      build_failure: "build failure",
+      job_failure: "job failure",
+      numerics_failure: "numerics failure",
+      perf_regression: "slower",
+      resource_regression: "resources"
+    };
+  }
+});
 
-// Points come as columns ({time_ms: [...], median_us: [...], ...}); one point as an object.
+// js/pages/kernel.js
+var kernel_exports = {};
+__export(kernel_exports, {
+  render: () => render4
+});
 function pointAt(s, i) {
   return Object.fromEntries(Object.entries(s.points).map(([key, column]) => [key, column[i]]));
 }
-
 function charts(container, data, lineChart) {
   container.replaceChildren();
   const times = [...new Set(data.series.flatMap((s) => s.points.time_ms))].sort((a, b) => a - b);
-  // Series of different GPUs share the time axis; a GPU without a point there is a gap.
   const at = (s, key) => {
     const byTime = new Map(s.points.time_ms.map((t, i) => [t, s.points[key][i]]));
-    return times.map((t) => (byTime.has(t) ? byTime.get(t) : null));
+    return times.map((t) => byTime.has(t) ? byTime.get(t) : null);
   };
-  const x = times.map((t) => t / 1000);
-  const shareEl = h('div', { class: 'chart', id: 'chart-share' });
-  const ratioEl = h('div', { class: 'chart', id: 'chart-ratio' });
-  const timeEl = h('div', { class: 'chart', id: 'chart-time' });
+  const x = times.map((t) => t / 1e3);
+  const shareEl = h("div", { class: "chart", id: "chart-share" });
+  const ratioEl = h("div", { class: "chart", id: "chart-ratio" });
+  const timeEl = h("div", { class: "chart", id: "chart-time" });
   container.append(shareEl, ratioEl, timeEl);
-  const unit = data.series[0] ? data.series[0].unit : '';
-  lineChart(shareEl, { title: `Share of the GPU's measured peak ${unit}`, yLabel: 'share', x,
-    series: data.series.map((s) => ({ label: s.gpu_model, values: at(s, 'share'), low: at(s, 'share_low'), high: at(s, 'share_high') })) });
-  lineChart(ratioEl, { title: 'Ratio to the vendor baseline (higher is faster)', yLabel: 'ratio', x,
-    series: data.series.map((s) => ({ label: s.gpu_model, values: at(s, 'ratio') })) });
-  lineChart(timeEl, { title: 'Median time with noise band (µs)', yLabel: 'µs', x,
-    series: data.series.map((s) => ({ label: s.gpu_model, values: at(s, 'median_us'), low: at(s, 'low_us'), high: at(s, 'high_us') })) });
+  const unit = data.series[0] ? data.series[0].unit : "";
+  lineChart(shareEl, {
+    title: `Share of the GPU's measured peak ${unit}`,
+    yLabel: "share",
+    x,
+    series: data.series.map((s) => ({ label: s.gpu_model, values: at(s, "share"), low: at(s, "share_low"), high: at(s, "share_high") }))
+  });
+  lineChart(ratioEl, {
+    title: "Ratio to the vendor baseline (higher is faster)",
+    yLabel: "ratio",
+    x,
+    series: data.series.map((s) => ({ label: s.gpu_model, values: at(s, "ratio") }))
+  });
+  lineChart(timeEl, {
+    title: "Median time with noise band (\xB5s)",
+    yLabel: "\xB5s",
+    x,
+    series: data.series.map((s) => ({ label: s.gpu_model, values: at(s, "median_us"), low: at(s, "low_us"), high: at(s, "high_us") }))
+  });
 }
-
 function table(data) {
-  return h('table', { class: 'grid', id: 'latest' },
-    h('thead', {}, h('tr', {}, ['GPU', 'peak', 'latest commit', 'median µs', 'band µs', 'share of peak', 'ratio', 'points'].map((t) => h('th', {}, t)))),
-    h('tbody', {}, data.series.map((s) => {
+  return h(
+    "table",
+    { class: "grid", id: "latest" },
+    h("thead", {}, h("tr", {}, ["GPU", "peak", "latest commit", "median \xB5s", "band \xB5s", "share of peak", "ratio", "points"].map((t) => h("th", {}, t)))),
+    h("tbody", {}, data.series.map((s) => {
       const n = s.points.time_ms.length;
       const p = pointAt(s, n - 1);
-      return h('tr', { dataset: { gpu: s.gpu_model } },
-        h('td', {}, s.gpu_model),
-        h('td', { class: 'num' }, s.peak != null ? `${fmtNum(s.peak)} ${s.unit}` : '—'),
-        h('td', {}, h('a', { href: hashFor(`/commit/${p.commit}`) }, h('code', {}, shortSha(p.commit)))),
-        h('td', { class: 'num' }, h('a', { href: `/api/v1/results/${p.result}` }, fmtNum(p.median_us))),
-        h('td', { class: 'num' }, `${fmtNum(p.low_us)}–${fmtNum(p.high_us)}`),
-        h('td', { class: 'num' }, fmtPct(p.share)),
-        h('td', { class: 'num' }, `×${fmtNum(p.ratio)}`),
-        h('td', { class: 'num' }, String(n)));
-    })));
+      return h(
+        "tr",
+        { dataset: { gpu: s.gpu_model } },
+        h("td", {}, s.gpu_model),
+        h("td", { class: "num" }, s.peak != null ? `${fmtNum(s.peak)} ${s.unit}` : "\u2014"),
+        h("td", {}, h("a", { href: hashFor(`/commit/${p.commit}`) }, h("code", {}, shortSha(p.commit)))),
+        h("td", { class: "num" }, h("a", { href: `/api/v1/results/${p.result}` }, fmtNum(p.median_us))),
+        h("td", { class: "num" }, `${fmtNum(p.low_us)}\u2013${fmtNum(p.high_us)}`),
+        h("td", { class: "num" }, fmtPct(p.share)),
+        h("td", { class: "num" }, `\xD7${fmtNum(p.ratio)}`),
+        h("td", { class: "num" }, String(n))
+      );
+    }))
+  );
 }
-
-async function render(root, route) {
+async function render4(root2, route) {
   const instance = route.arg;
-  let data = await (route.first || api.kernel(instance, route.params.get('dtype'), route.params.get('shape')));
-  const chartsEl = h('div', { id: 'charts' });
-  const tableEl = h('div');
-  const choose = h('select', { id: 'config', onchange: () => {
-    const [dtype, shape] = choose.value.split('|');
+  let data = await (route.first || api.kernel(instance, route.params.get("dtype"), route.params.get("shape")));
+  const chartsEl = h("div", { id: "charts" });
+  const tableEl = h("div");
+  const choose = h("select", { id: "config", onchange: () => {
+    const [dtype, shape] = choose.value.split("|");
     window.location.hash = hashFor(`/kernel/${instance}`, { dtype, shape });
-  } }, data.configs.map((c) => h('option', { value: `${c.dtype}|${c.shape}`, selected: c.dtype === data.dtype && c.shape === data.shape }, `${c.dtype} · ${c.shape}`)));
-  // The figures paint first; then the chart library loads and draws the charts.
+  } }, data.configs.map((c) => h("option", { value: `${c.dtype}|${c.shape}`, selected: c.dtype === data.dtype && c.shape === data.shape }, `${c.dtype} \xB7 ${c.shape}`)));
   const paint = () => {
-    fill(tableEl, data.series.length ? table(data) : h('p', { class: 'muted' }, 'No passing measurement of this configuration yet.'));
+    fill(tableEl, data.series.length ? table(data) : h("p", { class: "muted" }, "No passing measurement of this configuration yet."));
     const shown = data;
-    if (data.series.length) afterPaint(() => import('/static/js/chart.js').then(({ lineChart }) => charts(chartsEl, shown, lineChart)));
+    if (data.series.length) afterPaint(() => import("/static/js/chart.js").then(({ lineChart }) => charts(chartsEl, shown, lineChart)));
   };
-  fill(root,
-    h('h1', { elementtiming: 'kport-data' }, `Kernel ${instance}`),
-    h('p', { class: 'summary' }, `${data.family} · variant ${data.variant} · `, h('label', {}, 'configuration ', choose)),
-    tableEl, chartsEl,
-    h('p', { class: 'muted' }, `Peak: ${data.peak_rule}. Band: median ± standard deviation of the results at that commit.`));
+  fill(
+    root2,
+    h("h1", { elementtiming: "kport-data" }, `Kernel ${instance}`),
+    h("p", { class: "summary" }, `${data.family} \xB7 variant ${data.variant} \xB7 `, h("label", {}, "configuration ", choose)),
+    tableEl,
+    chartsEl,
+    h("p", { class: "muted" }, `Peak: ${data.peak_rule}. Band: median \xB1 standard deviation of the results at that commit.`)
+  );
   paint();
   const refresh = coalesce(async () => {
     data = await api.kernel(instance, data.dtype, data.shape);
     paint();
-  }, 1000);
-  return { onEvent(ev) { if (ev === 'results') refresh(ev); } };
+  }, 1e3);
+  return { onEvent(ev) {
+    if (ev === "results") refresh(ev);
+  } };
 }
-return { render };
-})();
-// js/pages/runners.js
-$m[9] = (() => {
-// Runners page: GPUs, drivers, online state and current job; rows update in place.
-// State: #/runners?all=1 includes deregistered runners.
-const { h, fill, fmtTime, shortSha, pageLink } = $m[0];
-const { api } = $m[3];
-const { coalesce } = $m[2];
+var init_kernel = __esm({
+  "js/pages/kernel.js"() {
+    init_dom();
+    init_api();
+    init_live();
+  }
+});
 
+// js/pages/runners.js
+var runners_exports = {};
+__export(runners_exports, {
+  render: () => render5
+});
 function row(r) {
   const c = r.capabilities;
   const job = r.job;
-  return h('tr', { dataset: { id: r.id }, class: r.online ? 'online' : 'offline' },
-    h('td', {}, r.name),
-    h('td', {}, r.role),
-    h('td', {}, h('span', { class: `tag ${r.online ? 'st-succeeded' : 'st-failed'}` }, r.online ? 'online' : r.deregistered ? 'left' : 'offline')),
-    h('td', {}, r.role === 'gpu' ? c.gpu_model : `${c.cores || '?'} cores`),
-    h('td', {}, r.role === 'gpu' ? c.arch : (c.targets || []).join(' ')),
-    h('td', {}, r.role === 'gpu' ? c.driver : c.toolkit ? `CUDA ${c.toolkit}` : ''),
-    h('td', {}, job ? [`#${job.id} ${job.kind} ${job.target} `, pageLink(`/commit/${job.commit}`, null, h('code', {}, shortSha(job.commit))), ` (${job.status})`] : h('span', { class: 'muted' }, 'idle')),
-    h('td', { class: 'muted' }, fmtTime(r.last_heartbeat)));
+  return h(
+    "tr",
+    { dataset: { id: r.id }, class: r.online ? "online" : "offline" },
+    h("td", {}, r.name),
+    h("td", {}, r.role),
+    h("td", {}, h("span", { class: `tag ${r.online ? "st-succeeded" : "st-failed"}` }, r.online ? "online" : r.deregistered ? "left" : "offline")),
+    h("td", {}, r.role === "gpu" ? c.gpu_model : `${c.cores || "?"} cores`),
+    h("td", {}, r.role === "gpu" ? c.arch : (c.targets || []).join(" ")),
+    h("td", {}, r.role === "gpu" ? c.driver : c.toolkit ? `CUDA ${c.toolkit}` : ""),
+    h("td", {}, job ? [`#${job.id} ${job.kind} ${job.target} `, pageLink(`/commit/${job.commit}`, null, h("code", {}, shortSha(job.commit))), ` (${job.status})`] : h("span", { class: "muted" }, "idle")),
+    h("td", { class: "muted" }, fmtTime(r.last_heartbeat))
+  );
 }
-
-async function render(root, route) {
-  const all = route.params.get('all') === '1';
+async function render5(root2, route) {
+  const all = route.params.get("all") === "1";
   let data = await (route.first || api.runners(all));
-  const body = h('tbody');
-  const paint = () => fill(body, data.items.length ? data.items.map(row)
-    : h('tr', {}, h('td', { colspan: 8, class: 'muted' }, 'No runners registered.')));
+  const body = h("tbody");
+  const paint = () => fill(body, data.items.length ? data.items.map(row) : h("tr", {}, h("td", { colspan: 8, class: "muted" }, "No runners registered.")));
   paint();
-  fill(root,
-    h('h1', { elementtiming: 'kport-data' }, 'Runners'),
-    h('p', { class: 'summary' }, `${data.items.filter((r) => r.online).length} online of ${data.items.length} · `,
-      h('a', { href: all ? '#/runners' : '#/runners?all=1' }, all ? 'hide runners that left' : 'include runners that left')),
-    h('table', { class: 'grid', id: 'runners' },
-      h('thead', {}, h('tr', {}, ['name', 'role', 'state', 'GPU / cores', 'arch / targets', 'driver / toolkit', 'current job', 'last heard'].map((t) => h('th', {}, t)))),
-      body));
+  fill(
+    root2,
+    h("h1", { elementtiming: "kport-data" }, "Runners"),
+    h(
+      "p",
+      { class: "summary" },
+      `${data.items.filter((r) => r.online).length} online of ${data.items.length} \xB7 `,
+      h("a", { href: all ? "#/runners" : "#/runners?all=1" }, all ? "hide runners that left" : "include runners that left")
+    ),
+    h(
+      "table",
+      { class: "grid", id: "runners" },
+      h("thead", {}, h("tr", {}, ["name", "role", "state", "GPU / cores", "arch / targets", "driver / toolkit", "current job", "last heard"].map((t) => h("th", {}, t)))),
+      body
+    )
+  );
   const refresh = coalesce(async () => {
     data = await api.runners(all);
     paint();
   }, 500);
-  return { onEvent(ev) { if (ev === 'runner' || ev === 'job' || ev === 'expired') refresh(ev); } };
+  return { onEvent(ev) {
+    if (ev === "runner" || ev === "job" || ev === "expired") refresh(ev);
+  } };
 }
-return { render };
-})();
+var init_runners = __esm({
+  "js/pages/runners.js"() {
+    init_dom();
+    init_api();
+    init_live();
+  }
+});
+
 // js/pages/best.js
-$m[10] = (() => {
-// Best-kernel explorer: a form over GET /api/v1/best, with the answer's evidence.
-// State: #/best?gpu=..&op=..&dtype=..&shape=.. (the form fills from it and writes it).
-const { h, fill, fmtNum, fmtTime, shortSha, pageLink, pendingBadge } = $m[0];
-const { api } = $m[3];
-const { replaceParams } = $m[1];
-const { bestQuery } = $m[4];
-
-const OPS = ['gemm', 'attention', 'rmsnorm', 'softmax'];
-const DTYPES = ['bf16', 'fp16', 'fp32'];
-const EXAMPLE_SHAPE = { gemm: 'm=4096,n=4096,k=4096', attention: 'b=4,h=16,l=4096,d=128,causal=0',
-  rmsnorm: 'rows=32768,cols=4096', softmax: 'rows=32768,cols=4096' };
-
-const KIND_TAG = { measured: 'st-succeeded', provisional: 'st-queued', unranked: 'st-failed' };
-const RANKED_BY = { median_us: 'ranked by measured median', predicted_us: 'ranked by time predicted for this shape',
-  ratio_to_baseline: 'ranked by time relative to the vendor baseline' };
-
+var best_exports = {};
+__export(best_exports, {
+  render: () => render6
+});
 function heading(a) {
-  if (a.best) return h('h2', {}, [a.kind === 'measured' ? 'Best: ' : 'Provisional best: ',
-    pageLink(`/kernel/${a.best}`, { dtype: a.query.dtype, shape: a.matched_shape || a.query.shape }, a.best)]);
-  return h('h2', {}, a.kind === 'unranked' ? 'No best yet: unranked' : 'No answer');
+  if (a.best) return h("h2", {}, [
+    a.kind === "measured" ? "Best: " : "Provisional best: ",
+    pageLink(`/kernel/${a.best}`, { dtype: a.query.dtype, shape: a.matched_shape || a.query.shape }, a.best)
+  ]);
+  return h("h2", {}, a.kind === "unranked" ? "No best yet: unranked" : "No answer");
 }
-
 function answer(a) {
   const ev = a.evidence;
   return [
     heading(a),
-    h('p', { class: 'summary' }, h('span', { class: `tag ${KIND_TAG[a.kind] || 'st-queued'}` }, a.kind),
-      a.ranked_by ? ` ${RANKED_BY[a.ranked_by] || a.ranked_by}.` : '', a.reason ? ` ${a.reason}` : ''),
-    h('p', { class: 'muted' }, `shape ${a.matched_shape || '—'}${a.matched_shape ? (a.exact_shape ? ' (exact)' : ' (nearest measured)') : ''}`,
-      ev ? ` · evidence from ${ev.gpu_model}, commit ` : '', ev ? pageLink(`/commit/${ev.commit}`, null, h('code', {}, shortSha(ev.commit))) : '',
-      ev ? ` · driver ${ev.driver} · ${ev.samples} samples · ${fmtTime(ev.measured)}` : '',
-      a.candidates_from ? ` · candidates: instances that ${a.candidates_from}` : '',
-      a.tied.length > 1 ? ` · tied: ${a.tied.join(', ')}` : ''),
-    a.notes.length ? h('ul', { class: 'notes', id: 'answer-notes' }, a.notes.map((n) => h('li', {}, n))) : '',
-    h('table', { class: 'grid', id: 'ranking' },
-      h('thead', {}, h('tr', {}, ['rank', 'instance', 'variant', 'tie', 'slowdown', 'median µs', 'vs baseline', 'samples', 'GPU', 'commit', 'measured', 'evidence'].map((t) => h('th', {}, t)))),
-      h('tbody', {}, a.ranking.map((r, i) => {
+    h(
+      "p",
+      { class: "summary" },
+      h("span", { class: `tag ${KIND_TAG[a.kind] || "st-queued"}` }, a.kind),
+      a.ranked_by ? ` ${RANKED_BY[a.ranked_by] || a.ranked_by}.` : "",
+      a.reason ? ` ${a.reason}` : ""
+    ),
+    h(
+      "p",
+      { class: "muted" },
+      `shape ${a.matched_shape || "\u2014"}${a.matched_shape ? a.exact_shape ? " (exact)" : " (nearest measured)" : ""}`,
+      ev ? ` \xB7 evidence from ${ev.gpu_model}, commit ` : "",
+      ev ? pageLink(`/commit/${ev.commit}`, null, h("code", {}, shortSha(ev.commit))) : "",
+      ev ? ` \xB7 driver ${ev.driver} \xB7 ${ev.samples} samples \xB7 ${fmtTime(ev.measured)}` : "",
+      a.candidates_from ? ` \xB7 candidates: instances that ${a.candidates_from}` : "",
+      a.tied.length > 1 ? ` \xB7 tied: ${a.tied.join(", ")}` : ""
+    ),
+    a.notes.length ? h("ul", { class: "notes", id: "answer-notes" }, a.notes.map((n) => h("li", {}, n))) : "",
+    h(
+      "table",
+      { class: "grid", id: "ranking" },
+      h("thead", {}, h("tr", {}, ["rank", "instance", "variant", "tie", "slowdown", "median \xB5s", "vs baseline", "samples", "GPU", "commit", "measured", "evidence"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, a.ranking.map((r, i) => {
         const e = r.evidence;
-        return h('tr', {},
-          h('td', { class: 'num' }, r.ranked ? String(i + 1) : '—'), h('td', {}, r.instance), h('td', {}, r.variant),
-          h('td', {}, r.tie_with_best ? 'tie' : ''), h('td', { class: 'num' }, r.ranked ? `×${fmtNum(r.slowdown)}` : '—'),
-          h('td', { class: 'num' }, e && e.median_us ? `${fmtNum(e.median_us)} ± ${fmtNum(e.stddev_us)}${e.unstable ? ' (unstable)' : ''}` : '—'),
-          h('td', { class: 'num' }, e && e.ratio ? `×${fmtNum(e.ratio)}` : '—'),
-          h('td', { class: 'num' }, e ? String(e.samples) : '—'),
-          h('td', {}, e ? e.gpu_model : '—'),
-          h('td', {}, e ? pageLink(`/commit/${e.commit}`, null, h('code', {}, shortSha(e.commit))) : '—'),
-          h('td', {}, e ? fmtTime(e.measured) : '—'),
-          h('td', {}, e ? h('a', { href: e.url }, `result #${e.result}`) : 'not measured'));
-      }))),
-    a.excluded.length ? [h('h3', {}, 'Out of the ranking'),
-      h('table', { class: 'grid', id: 'excluded' },
-        h('thead', {}, h('tr', {}, ['instance', 'why', 'evidence'].map((t) => h('th', {}, t)))),
-        h('tbody', {}, a.excluded.map((x) => h('tr', {}, h('td', {}, x.instance), h('td', {}, x.reason),
-          h('td', {}, x.evidence ? h('a', { href: x.evidence.url }, `result #${x.evidence.result}`) : '—')))))] : '',
+        return h(
+          "tr",
+          {},
+          h("td", { class: "num" }, r.ranked ? String(i + 1) : "\u2014"),
+          h("td", {}, r.instance),
+          h("td", {}, r.variant),
+          h("td", {}, r.tie_with_best ? "tie" : ""),
+          h("td", { class: "num" }, r.ranked ? `\xD7${fmtNum(r.slowdown)}` : "\u2014"),
+          h("td", { class: "num" }, e && e.median_us ? `${fmtNum(e.median_us)} \xB1 ${fmtNum(e.stddev_us)}${e.unstable ? " (unstable)" : ""}` : "\u2014"),
+          h("td", { class: "num" }, e && e.ratio ? `\xD7${fmtNum(e.ratio)}` : "\u2014"),
+          h("td", { class: "num" }, e ? String(e.samples) : "\u2014"),
+          h("td", {}, e ? e.gpu_model : "\u2014"),
+          h("td", {}, e ? pageLink(`/commit/${e.commit}`, null, h("code", {}, shortSha(e.commit))) : "\u2014"),
+          h("td", {}, e ? fmtTime(e.measured) : "\u2014"),
+          h("td", {}, e ? h("a", { href: e.url }, `result #${e.result}`) : "not measured")
+        );
+      }))
+    ),
+    a.excluded.length ? [
+      h("h3", {}, "Out of the ranking"),
+      h(
+        "table",
+        { class: "grid", id: "excluded" },
+        h("thead", {}, h("tr", {}, ["instance", "why", "evidence"].map((t) => h("th", {}, t)))),
+        h("tbody", {}, a.excluded.map((x) => h(
+          "tr",
+          {},
+          h("td", {}, x.instance),
+          h("td", {}, x.reason),
+          h("td", {}, x.evidence ? h("a", { href: x.evidence.url }, `result #${x.evidence.result}`) : "\u2014")
+        )))
+      )
+    ] : ""
   ];
 }
-
-async function render(root, route) {
+async function render6(root2, route) {
   const p = route.params;
-  // A shared link asks at once, alongside the form's GPU list (main.js started both).
-  const [gpus, first] = await (route.first || Promise.all([api.gpus(), bestQuery(p) ? api.best(bestQuery(p)).catch((e) => e) : null]));
-  const out = h('div', { id: 'answer' });
-  const field = (label, input) => h('label', {}, h('span', {}, label), input);
-  const gpu = h('select', { name: 'gpu' }, gpus.items.map((g) => h('option', { value: g.name, selected: g.name === p.get('gpu') }, `${g.name} (${g.arch})`)));
-  const op = h('select', { name: 'op' }, OPS.map((o) => h('option', { value: o, selected: o === p.get('op') }, o)));
-  const dtype = h('select', { name: 'dtype' }, DTYPES.map((d) => h('option', { value: d, selected: d === p.get('dtype') }, d)));
-  const shape = h('input', { name: 'shape', size: 36, value: p.get('shape') || EXAMPLE_SHAPE[op.value], required: true });
-  op.addEventListener('change', () => { shape.value = EXAMPLE_SHAPE[op.value]; });
+  const [gpus, first2] = await (route.first || Promise.all([api.gpus(), bestQuery(p) ? api.best(bestQuery(p)).catch((e) => e) : null]));
+  const out = h("div", { id: "answer" });
+  const field = (label, input) => h("label", {}, h("span", {}, label), input);
+  const gpu = h("select", { name: "gpu" }, gpus.items.map((g) => h("option", { value: g.name, selected: g.name === p.get("gpu") }, `${g.name} (${g.arch})`)));
+  const op = h("select", { name: "op" }, OPS.map((o) => h("option", { value: o, selected: o === p.get("op") }, o)));
+  const dtype = h("select", { name: "dtype" }, DTYPES.map((d) => h("option", { value: d, selected: d === p.get("dtype") }, d)));
+  const shape = h("input", { name: "shape", size: 36, value: p.get("shape") || EXAMPLE_SHAPE[op.value], required: true });
+  op.addEventListener("change", () => {
+    shape.value = EXAMPLE_SHAPE[op.value];
+  });
   const ask = async () => {
     const q = { gpu: gpu.value, op: op.value, dtype: dtype.value, shape: shape.value.trim() };
     replaceParams(q);
     try {
       fill(out, answer(await api.best(q)));
     } catch (err) {
-      fill(out, h('p', { class: 'error' }, err.message));
+      fill(out, h("p", { class: "error" }, err.message));
     }
   };
-  const stale = pendingBadge('result', ask);
-  const form = h('form', { class: 'form', id: 'best-form', onsubmit: (e) => { e.preventDefault(); ask(); } },
-    field('GPU', gpu), field('op', op), field('dtype', dtype), field('shape', shape), h('button', { type: 'submit' }, 'Ask'));
-  fill(root, h('h1', { elementtiming: 'kport-data' }, 'Best kernel'), form, stale.el, out);
-  if (first) {
-    fill(out, first instanceof Error ? h('p', { class: 'error' }, first.message) : answer(first));
-  } else fill(out, h('p', { class: 'muted' }, 'Pick a GPU, op, dtype and shape.'));
-  return { onEvent(ev, payload) { if (ev === 'results' && out.querySelector('table')) stale.add(payload.ids ? payload.ids.length : 1); } };
+  const stale = pendingBadge("result", ask);
+  const form = h(
+    "form",
+    { class: "form", id: "best-form", onsubmit: (e) => {
+      e.preventDefault();
+      ask();
+    } },
+    field("GPU", gpu),
+    field("op", op),
+    field("dtype", dtype),
+    field("shape", shape),
+    h("button", { type: "submit" }, "Ask")
+  );
+  fill(root2, h("h1", { elementtiming: "kport-data" }, "Best kernel"), form, stale.el, out);
+  if (first2) {
+    fill(out, first2 instanceof Error ? h("p", { class: "error" }, first2.message) : answer(first2));
+  } else fill(out, h("p", { class: "muted" }, "Pick a GPU, op, dtype and shape."));
+  return { onEvent(ev, payload) {
+    if (ev === "results" && out.querySelector("table")) stale.add(payload.ids ? payload.ids.length : 1);
+  } };
 }
-return { render };
-})();
+var OPS, DTYPES, EXAMPLE_SHAPE, KIND_TAG, RANKED_BY;
+var init_best = __esm({
+  "js/pages/best.js"() {
+    init_dom();
+    init_api();
+    init_router();
+    init_prefetch();
+    OPS = ["gemm", "attention", "rmsnorm", "softmax"];
+    DTYPES = ["bf16", "fp16", "fp32"];
+    EXAMPLE_SHAPE = {
+      gemm: "m=4096,n=4096,k=4096",
+      attention: "b=4,h=16,l=4096,d=128,causal=0",
+      rmsnorm: "rows=32768,cols=4096",
+      softmax: "rows=32768,cols=4096"
+    };
+    KIND_TAG = { measured: "st-succeeded", provisional: "st-queued", unranked: "st-failed" };
+    RANKED_BY = {
+      median_us: "ranked by measured median",
+      predicted_us: "ranked by time predicted for this shape",
+      ratio_to_baseline: "ranked by time relative to the vendor baseline"
+    };
+  }
+});
+
 // js/main.js
-$m[11] = (() => {
-// The dashboard's entry: routes the hash to a page module, keeps one live connection,
-// and marks when a page's data has painted: each page's heading carries
-// elementtiming="kport-data", whose render time the benchmark reads.
-const { h, fill, afterPaint } = $m[0];
-const { parseHash } = $m[1];
-const { connect, subscribe } = $m[2];
-const { prefetch } = $m[4];
-
-const pages = {
-  overview: () => Promise.resolve($m[5]),
-  target: () => Promise.resolve($m[6]),
-  commit: () => Promise.resolve($m[7]),
-  kernel: () => Promise.resolve($m[8]),
-  runners: () => Promise.resolve($m[9]),
-  best: () => Promise.resolve($m[10]),
+init_dom();
+init_router();
+init_live();
+init_prefetch();
+var pages = {
+  overview: () => Promise.resolve().then(() => (init_overview(), overview_exports)),
+  target: () => Promise.resolve().then(() => (init_target(), target_exports)),
+  commit: () => Promise.resolve().then(() => (init_commit(), commit_exports)),
+  kernel: () => Promise.resolve().then(() => (init_kernel(), kernel_exports)),
+  runners: () => Promise.resolve().then(() => (init_runners(), runners_exports)),
+  best: () => Promise.resolve().then(() => (init_best(), best_exports))
 };
-
-let root = null;
-let current = null;
-let generation = 0;
-
-// `early` is a route whose first request already left (see the end of this file).
-async function show(early) {
-  const route = early || parseHash();
+var root = null;
+var current = null;
+var generation = 0;
+async function show(early2) {
+  const route = early2 || parseHash();
   const load = pages[route.page];
   const mine = ++generation;
   if (current && current.dispose) current.dispose();
   current = null;
-  document.body.dataset.ready = '';
-  for (const a of document.querySelectorAll('[data-nav]')) a.classList.toggle('active', a.dataset.nav === route.page);
+  document.body.dataset.ready = "";
+  for (const a of document.querySelectorAll("[data-nav]")) a.classList.toggle("active", a.dataset.nav === route.page);
   if (!load) {
-    fill(root, h('p', { class: 'error' }, `No page "${route.page}". `, h('a', { href: '#/' }, 'Overview')));
+    fill(root, h("p", { class: "error" }, `No page "${route.page}". `, h("a", { href: "#/" }, "Overview")));
     return;
   }
-  if (!early) route.first = prefetch(route);
+  if (!early2) route.first = prefetch(route);
   try {
     const mod = await load();
-    const view = document.createElement('section');
+    const view = document.createElement("section");
     const page = await mod.render(view, route);
     if (mine !== generation) {
       if (page && page.dispose) page.dispose();
@@ -889,39 +1072,27 @@ async function show(early) {
     current = page;
   } catch (err) {
     if (mine !== generation) return;
-    fill(root, h('p', { class: 'error' }, String(err.message || err)));
+    fill(root, h("p", { class: "error" }, String(err.message || err)));
   }
   if (mine !== generation) return;
-  // Right after the next frame (the one holding the data) the page counts as ready.
-  performance.mark('kport:rendered');
+  performance.mark("kport:rendered");
   requestAnimationFrame(() => setTimeout(() => {
     if (mine !== generation) return;
-    performance.mark('kport:painted');
+    performance.mark("kport:painted");
     document.body.dataset.ready = route.page;
   }, 0));
 }
-
-// The first page's request left from boot.js, before this script arrived; where it did
-// not (another hash by now), it leaves here. index.html loads this script async, so it
-// may run before the body is parsed: the page is rendered once the document is there.
-const early = parseHash();
-const booted = window.kportFirst;
-window.kportFirst = null;  // the page keeps the answer as long as it needs it
+var early = parseHash();
+var booted = window.kportFirst;
+window.kportFirst = null;
 early.first = booted && booted.hash === window.location.hash ? booted.data : prefetch(early);
-
 function start() {
-  root = document.getElementById('app');
-  window.addEventListener('hashchange', () => show());
+  root = document.getElementById("app");
+  window.addEventListener("hashchange", () => show());
   subscribe((name, data) => {
     if (current && current.onEvent) current.onEvent(name, data);
   });
-  // The live connection opens once the first page has painted, so that page's request,
-  // rendering and paint do not share the browser's time with it. Nothing is lost: a
-  // page listens to events only once it has rendered.
-  show(early).finally(() => afterPaint(() => connect(document.getElementById('live'))));
+  show(early).finally(() => afterPaint(() => connect(document.getElementById("live"))));
 }
-
-if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start, { once: true });
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start, { once: true });
 else start();
-return {  };
-})();

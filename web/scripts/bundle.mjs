@@ -1,96 +1,106 @@
-// Bundles the dashboard's own ES modules (web/js/) into two files, so a page load
-// fetches two scripts instead of a dozen: web/dist/boot.js (entry boot.js, a plain
+// Bundles the dashboard's own ES modules (web/js/) with esbuild into two files, so a page
+// load fetches two scripts instead of a dozen: web/dist/boot.js (entry boot.js, a plain
 // script that asks for the page's data first thing) and web/dist/app.js (entry main.js,
-// the module that renders). Each module becomes a function scope whose exports form an
-// object, imports read those objects, and `import('./pages/x.js')` of a bundled page
-// resolves to it at once. The chart module stays a separate file (web/js/chart.js with
-// the vendored uPlot), imported on first use, so pages paint their figures without
-// waiting for the chart library.
+// the module that renders). The pages main.js imports with `import('./pages/x.js')` are
+// bundled into app.js, so such an import resolves at once. The chart module stays a
+// separate file (web/js/chart.js with the vendored uPlot), imported on first use from
+// /static/js/chart.js, so pages paint their figures without waiting for the chart library.
 //
 // index.html names the bundles and the stylesheet with a hash of their content
 // (?v=...), which lets the coordinator let browsers keep them for good.
 //
 //   node web/scripts/bundle.mjs          writes web/dist/ and updates index.html
 //   node web/scripts/bundle.mjs --check  exits 1 when any of them is out of date
+//                                        (77, a skip, when esbuild is not installed)
 //
-// It knows the module syntax this code base uses, and refuses anything else rather than
-// guess: `import { a, b } from './x.js';`, `import('./x.js')`, and `export` before a
-// function, async function, const or class declaration.
+// esbuild is a devDependency pinned in web/package-lock.json (npm ci --prefix web): the
+// checked-in bundles are its output, byte for byte, so the version that checks them must
+// be the version that wrote them, and this script refuses any other. The output holds no
+// eval and no inline script, as the coordinator's Content-Security-Policy requires.
 import { readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { dirname, join, posix } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const web = join(dirname(fileURLToPath(import.meta.url)), '..');
 // Modules left out of the bundle, fetched from their own URL when first imported.
 const EXTERNAL = new Set(['js/chart.js']);
 const STATIC = '/static/';
+const BANNER = '// Built by web/scripts/bundle.mjs (esbuild) from web/js/; edit those files and run it again.';
 
-const IMPORT_FROM = /^import\s*\{([^}]*)\}\s*from\s*'([^']+)';[ \t]*$/gm;
-const IMPORT_DYNAMIC = /\bimport\(\s*'([^']+)'\s*\)/g;
-const EXPORT_DECL = /^export\s+((?:async\s+)?function\s*\*?|const|let|class)\s+([A-Za-z_$][\w$]*)/gm;
+// Thrown when esbuild is not installed at all: the caller may treat it as "cannot check".
+export class MissingBundler extends Error {}
 
-// The bundle of `entry` (relative to web/); `classic` wraps it for a plain <script>.
-export function bundle(entry, { root = web, classic = false } = {}) {
-  const order = [];
-  const modules = new Map();  // path relative to web/ -> {source, deps}
-  const visit = (rel, stack) => {
-    if (modules.has(rel)) {
-      if (stack.includes(rel)) throw new Error(`bundle: import cycle ${[...stack, rel].join(' -> ')}`);
-      return;
-    }
-    const source = readFileSync(join(root, rel), 'utf8');
-    const mod = { source, deps: [] };
-    modules.set(rel, mod);
-    const resolve = (spec) => {
-      if (!spec.startsWith('.')) throw new Error(`bundle: ${rel} imports '${spec}'; only relative imports are bundled`);
-      return posix.normalize(posix.join(posix.dirname(rel), spec));
-    };
-    for (const m of source.matchAll(IMPORT_FROM)) mod.deps.push(resolve(m[2]));
-    for (const m of source.matchAll(IMPORT_DYNAMIC)) mod.deps.push(resolve(m[1]));
-    const rest = source.replace(IMPORT_FROM, '').replace(IMPORT_DYNAMIC, '');
-    if (/^\s*(import|export)\b(?!\s+((async\s+)?function|const|let|class)\b)/m.test(rest) || /\bimport\s*\.\s*meta\b/.test(rest))
-      throw new Error(`bundle: ${rel} uses module syntax this bundler does not handle`);
-    for (const dep of mod.deps) if (!EXTERNAL.has(dep)) visit(dep, [...stack, rel]);
-    order.push(rel);
-  };
-  visit(entry, []);
+// esbuild from web/node_modules, refused unless it is the version package-lock.json pins.
+let loaded = null;
+export async function esbuild() {
+  if (loaded) return loaded;
+  let mod;
+  try {
+    mod = await import('esbuild');
+  } catch (e) {
+    if (e.code !== 'ERR_MODULE_NOT_FOUND') throw e;
+    throw new MissingBundler('bundle: esbuild is not installed in web/node_modules; run npm ci --prefix web');
+  }
+  const lock = JSON.parse(readFileSync(join(web, 'package-lock.json'), 'utf8'));
+  const pinned = lock.packages?.['node_modules/esbuild']?.version;
+  if (mod.version !== pinned)
+    throw new Error(`bundle: web/node_modules has esbuild ${mod.version} but web/package-lock.json pins ${pinned}; run npm ci --prefix web`);
+  loaded = mod;
+  return mod;
+}
 
-  const ids = new Map(order.map((rel, i) => [rel, i]));
-  const ref = (rel) => `$m[${ids.get(rel)}]`;
-  const parts = [
-    '// Built by web/scripts/bundle.mjs from web/js/; edit those files and run it again.',
-    ...(classic ? ['(() => {'] : []),
-    "'use strict';",
-    'const $m = [];',
-  ];
-  for (const rel of order) {
-    const { source } = modules.get(rel);
-    const exported = [];
-    let body = source
-      .replace(IMPORT_FROM, (_, names, spec) => {
-        const dep = posix.normalize(posix.join(posix.dirname(rel), spec));
-        const list = names.split(',').map((n) => n.trim()).filter(Boolean)
-          .map((n) => n.replace(/^([\w$]+)\s+as\s+([\w$]+)$/, '$1: $2'));
-        return `const { ${list.join(', ')} } = ${ref(dep)};`;
-      })
-      .replace(IMPORT_DYNAMIC, (_, spec) => {
-        const dep = posix.normalize(posix.join(posix.dirname(rel), spec));
-        return EXTERNAL.has(dep) ? `import('${STATIC}${dep}')` : `Promise.resolve(${ref(dep)})`;
-      })
-      .replace(EXPORT_DECL, (_, kind, name) => {
-        if (kind === 'let') throw new Error(`bundle: ${rel} exports let ${name}; a bundled export is not a live binding`);
-        exported.push(name);
-        return `${kind} ${name}`;
+// Resolution kept to what this code base means: a relative path to a file under `root`.
+// A bare name would pull a package from node_modules into the bundle, past vendor/, so it
+// is refused; an EXTERNAL module becomes an import of its served URL.
+function resolver(root) {
+  return {
+    name: 'kport-resolve',
+    setup(build) {
+      build.onResolve({ filter: /.*/ }, (args) => {
+        if (args.kind === 'entry-point') return { path: resolve(root, args.path) };
+        const from = relative(root, args.importer).split(sep).join('/');
+        if (!args.path.startsWith('./') && !args.path.startsWith('../'))
+          return { errors: [{ text: `${from} imports '${args.path}'; only relative imports are bundled` }] };
+        const abs = resolve(args.resolveDir, args.path);
+        const rel = relative(root, abs).split(sep).join('/');
+        if (rel.startsWith('../') || isAbsolute(rel))
+          return { errors: [{ text: `${from} imports '${args.path}', which is outside web/` }] };
+        if (EXTERNAL.has(rel)) return { path: `${STATIC}${rel}`, external: true };
+        if (!existsSync(abs)) return { errors: [{ text: `${from} imports '${args.path}', and web/${rel} does not exist` }] };
+        return { path: abs };
       });
-    body = body.replace(/\s+$/, '');
-    parts.push(`// ${rel}`, `${ref(rel)} = (() => {`, body, `return { ${exported.join(', ')} };`, '})();');
+    },
+  };
+}
+
+// The bundle of `entry` (relative to `root`, web/ by default); `classic` makes it a plain
+// script (an IIFE with nothing global but what the code assigns) instead of a module.
+export async function bundle(entry, { root = web, classic = false } = {}) {
+  const { build } = await esbuild();
+  let result;
+  try {
+    result = await build({
+      absWorkingDir: root, // the `// js/x.js` comments name files relative to it, wherever the checkout is
+      entryPoints: [entry],
+      bundle: true,
+      write: false,
+      format: classic ? 'iife' : 'esm',
+      platform: 'browser',
+      target: 'es2022',
+      charset: 'ascii',
+      legalComments: 'eof',
+      banner: { js: classic ? `${BANNER}\n'use strict';` : BANNER },
+      plugins: [resolver(root)],
+      logLevel: 'silent',
+    });
+  } catch (e) {
+    if (!e.errors) throw e;
+    // esbuild counts columns from 0; editors and compilers from 1.
+    const where = (m) => (m.location ? `${m.location.file}:${m.location.line}:${m.location.column + 1}: ` : '');
+    throw new Error(`bundle: ${entry}: ${e.errors.map((m) => where(m) + m.text).join('; ')}`);
   }
-  if (classic) {
-    if (/\bimport\(/.test(parts.join('\n'))) throw new Error(`bundle: ${entry} is a plain script and cannot import()`);
-    parts.push('})();');
-  }
-  return `${parts.join('\n')}\n`;
+  return result.outputFiles[0].text;
 }
 
 const version = (text) => createHash('sha256').update(text).digest('hex').slice(0, 12);
@@ -110,9 +120,17 @@ export function indexHtml(html, { boot, app, css }) {
   return out;
 }
 
-function main() {
+async function main() {
   const check = process.argv.includes('--check');
-  const files = { boot: bundle('js/boot.js', { classic: true }), app: bundle('js/main.js') };
+  let files;
+  try {
+    files = { boot: await bundle('js/boot.js', { classic: true }), app: await bundle('js/main.js') };
+  } catch (e) {
+    console.error(e.message);
+    // Without esbuild the check cannot run: a skip (CTest's SKIP_RETURN_CODE), never a
+    // pass; where CI is set, deploy/install-deps.sh should have installed it, so it fails.
+    process.exit(check && e instanceof MissingBundler && !process.env.CI ? 77 : 1);
+  }
   const css = readFileSync(join(web, 'app.css'), 'utf8');
   const html = readFileSync(join(web, 'index.html'), 'utf8');
   const out = new Map([
@@ -135,4 +153,4 @@ function main() {
   console.log(`bundle: ${stale.length ? `wrote ${stale.join(', ')}` : 'nothing changed'}`);
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) main();
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await main();
