@@ -40,11 +40,13 @@ start_coordinator() {
   port=$(cat "$dir/port")
 }
 stop_last() { kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true; unset 'pids[-1]'; }
-# expect_dashboard: "/" is the installed index.html.
+# expect_dashboard WHAT MARKER: "/" is the installed index.html (which the test marked,
+# so the checkout's copy would not pass).
 expect_dashboard() {
   local body
   body=$(curl -sS -f "http://127.0.0.1:$port/") || fail "GET / on $1"
   [[ $body == *"bring-up dashboard"* ]] || fail "GET / on $1 is not the dashboard: ${body:0:200}"
+  [[ $body == *"$2"* ]] || fail "GET / on $1 is not the installed index.html"
   curl -sS -f -o /dev/null "http://127.0.0.1:$port/static/dist/app.js" || fail "GET /static/dist/app.js on $1"
 }
 
@@ -75,8 +77,9 @@ for bin in kport-runner kport-watcher; do
 done
 "$prefix/bin/kport" --help >/dev/null
 
+echo "<!-- installed copy -->" >>"$prefix/share/kport/web/index.html"
 start_coordinator "$prefix/bin/kport-coordinator" installed
-expect_dashboard "the installed coordinator"
+expect_dashboard "the installed coordinator" "installed copy"
 stop_last
 
 # Without the dashboard's files: "/" says where it looked (JSON, and a page for browsers).
@@ -122,8 +125,9 @@ for pkg in "${!contents[@]}"; do
   done
 done
 for pkg in kport-common kport-coordinator kport-runner kport-watcher; do
-  info=$(dpkg-deb --info "$work/packages/${pkg}_"*.deb)
-  grep -q ' postinst ' <<<"$info" || fail "$pkg has no postinst"
+  dpkg-deb --control "$work/packages/${pkg}_"*.deb "$work/control-$pkg"
+  need "$work/control-$pkg/postinst"
+  sh -n "$work/control-$pkg/postinst" || fail "$pkg's postinst is not valid sh"
 done
 
 # A package's tree, extracted anywhere, runs as installed: units name /usr/bin, the
@@ -134,7 +138,8 @@ grep -q '^ExecStart=/usr/bin/kport-coordinator ' "$root/usr/lib/systemd/system/k
   || fail "the packaged unit does not start /usr/bin/kport-coordinator"
 help=$("$root/usr/bin/kport-runner" --help)
 grep -q -- "(default $root/usr/share/kport/catalog/targets.json)" <<<"$help" || fail "the packaged runner does not find the packaged catalog"
+echo "<!-- packaged copy -->" >>"$root/usr/share/kport/web/index.html"
 start_coordinator "$root/usr/bin/kport-coordinator" packaged
-expect_dashboard "the packaged coordinator"
+expect_dashboard "the packaged coordinator" "packaged copy"
 stop_last
 echo "install, packages and defaults: ok"
