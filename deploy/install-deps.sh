@@ -16,6 +16,7 @@ packages=(
   curl openssl wrk nginx-light
   chromium chromium-driver nodejs
   systemd
+  dpkg-dev file
   slurm-wlm munge
 )
 

@@ -383,5 +383,16 @@ TEST_F(ServingTest, StaticFilesAreServedFromMemoryWithEtagsComputedAtStart) {
   EXPECT_EQ(request("127.0.0.1", port, "GET", "/").status, 200);
 }
 
+// Issue 15: started without --web, the coordinator answered "/" with a bare 404 although
+// the README says the dashboard is at the root. From the build tree it finds the
+// checkout's web/ (an install finds share/kport/web: deploy.install_and_packages).
+TEST_F(ServingTest, WithoutWebTheDashboardIsFoundAndServedAtTheRoot) {
+  start();
+  auto root = request("127.0.0.1", proc->port(), "GET", "/");
+  EXPECT_EQ(root.status, 200) << root.text;
+  EXPECT_NE(root.text.find("Content-Type: text/html"), std::string::npos) << root.text;
+  EXPECT_NE(root.text.find("/static/dist/"), std::string::npos) << root.text;
+}
+
 }  // namespace
 }  // namespace kport::testing

@@ -2,6 +2,7 @@
 
 #include "kport/common/options.h"
 #include "slurm_dispatch.h"
+#include "static_files.h"
 
 namespace kport::coordinator {
 
@@ -11,7 +12,8 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
   o.add("listen", "KPORT_LISTEN", "127.0.0.1:8080", "HOST:PORT to serve on; port 0 picks a free one (logged)")
       .add("db", "KPORT_DB", "var/kport.db", "SQLite database file (created with its schema when missing)")
       .add("artifacts", "KPORT_ARTIFACTS", "", "artifact directory (default: artifacts/ beside the database)")
-      .add("web", "KPORT_WEB", "", "directory of the dashboard's static files")
+      .add("web", "KPORT_WEB", "",
+           "directory of the dashboard's static files (default: share/kport/web beside the binary, else the checkout's web/)")
       .add("admin-token", "KPORT_ADMIN_TOKEN", "", "admin token (default: generated into admin-token beside the database)")
       .add("registration-token", "KPORT_REGISTRATION_TOKEN", "",
            "token runners register with (default: generated into registration-token beside the database)")
@@ -57,7 +59,7 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
   c.db_path = o.get("db");
   if (c.db_path.empty()) return make_error(Errc::invalid_argument, "--db must name a file");
   c.artifact_dir = o.get("artifacts");
-  c.web_dir = o.get("web");
+  c.web_dir = o.get("web").empty() ? find_dashboard() : o.get("web");
   c.admin_token = o.get("admin-token");
   c.registration_token = o.get("registration-token");
   c.hook_secret = o.get("hook-secret");

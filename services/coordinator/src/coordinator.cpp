@@ -170,6 +170,7 @@ void Coordinator::Impl::build_routes() {
   add_best_request_routes(r, ctx);
   add_dispatch_routes(r, ctx);
   if (!config.web_dir.empty()) add_static_routes(r, config.web_dir);
+  else add_missing_dashboard_route(r);
 }
 
 // Expires leases once a second; what comes back to the queue may be claimed at once.

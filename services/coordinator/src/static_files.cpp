@@ -5,8 +5,10 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <vector>
 
 #include "kport/common/crypto.h"
+#include "kport/common/install_paths.h"
 #include "kport/common/log.h"
 
 namespace kport::coordinator {
@@ -118,7 +120,60 @@ http::Response serve(const StaticFiles& files, std::string_view rel, const http:
   return res;
 }
 
+std::string html_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string find_dashboard() {
+  auto found = install::find_data("web", KPORT_WEB_SOURCE_DIR, "index.html");
+  return found ? found->string() : std::string();
+}
+
+// The README sends people to the root; a bare 404 there would look like a broken
+// server. The answer says where the files were looked for and how to point at them:
+// a short page for a browser, the usual JSON error for anything else.
+void add_missing_dashboard_route(http::Router& router) {
+  std::vector<fs::path> looked = install::data_candidates("web", KPORT_WEB_SOURCE_DIR);
+  std::string list;
+  std::string items;
+  for (const auto& p : looked) {
+    list += (list.empty() ? "" : ", ") + p.string();
+    items += "<li><code>" + html_escape(p.string()) + "</code></li>";
+  }
+  std::string message = "the dashboard is not served: kport-coordinator was started without --web and found no "
+                        "index.html in " + list + "; start it with --web DIR (a checkout's web/ folder) or "
+                        "install the dashboard into share/kport/web beside the binary";
+  std::string page =
+      "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>kport: no dashboard</title></head>"
+      "<body><h1>kport: the dashboard is not installed here</h1>"
+      "<p>kport-coordinator was started without <code>--web</code> and found no <code>index.html</code> in:</p><ul>" +
+      items +
+      "</ul><p>Start it with <code>--web DIR</code> (a checkout's <code>web/</code> folder), or install the "
+      "dashboard into <code>share/kport/web</code> beside the binary (<code>cmake --install</code>, the "
+      "kport-coordinator package). The API is served as usual under <code>/api/v1</code> (<a href=\"/api/v1/openapi.json\">its OpenAPI document</a>).</p>"
+      "</body></html>";
+  log::warn("dashboard not served: no --web and no dashboard files found", {{"looked_in", list}});
+  router.add_sync("GET", "/", [message, page](const http::Request& req) {
+    if (req.header("Accept").find("text/html") == std::string_view::npos)
+      return http::error_response(make_error(Errc::not_found, message));
+    http::Response res = http::text_response(404, page, "text/html; charset=utf-8");
+    res.set_header("Content-Security-Policy", k_content_security_policy);
+    res.set_header("X-Content-Type-Options", "nosniff");
+    return res;
+  }, "/");
+}
 
 void add_static_routes(http::Router& router, const std::string& dir) {
   std::error_code ec;

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "kport/common/install_paths.h"
 #include "kport/common/log.h"
 #include "kport/common/options.h"
 #include "kport/runner/check_job.h"
@@ -38,7 +39,8 @@ int main(int argc, char** argv) {
       .add("nvcc", "KPORT_NVCC", nvcc, "the CUDA compiler to build with")
       .add("cuobjdump", "KPORT_CUOBJDUMP", "",
            "the disassembler of the SASS audit (default: cuobjdump beside --nvcc, else on PATH; none found: not audited)")
-      .add("catalog", "KPORT_CATALOG", KPORT_CATALOG_DEFAULT, "targets.json used when a commit carries none")
+      .add("catalog", "KPORT_CATALOG", kport::install::data_path_or_default("catalog/targets.json", KPORT_CATALOG_DEFAULT),
+           "targets.json used when a commit carries none")
       .add("jobs", "KPORT_JOBS", "0", "parallel compiles (0: one per core)")
       .add("compile-timeout", "KPORT_COMPILE_TIMEOUT", "900", "seconds before a compile is killed as hung")
       .add("claim-wait", "KPORT_CLAIM_WAIT", "30", "long-poll seconds per claim")

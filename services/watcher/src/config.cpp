@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "kport/common/install_paths.h"
 #include "kport/common/options.h"
 #include "kport/watcher/watcher.h"
 
@@ -42,7 +43,8 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
       .add("interval", "KPORT_WATCH_INTERVAL", "60", "seconds between rounds")
       .add("watch", "KPORT_WATCH", "toolkit,fleet,git", "which watches run (comma-separated)")
       .add("nvcc", "KPORT_NVCC", "nvcc", "the CUDA compiler whose targets the toolkit watch reads")
-      .add("catalog", "KPORT_CATALOG", KPORT_CATALOG_DEFAULT, "targets.json with the features of known targets")
+      .add("catalog", "KPORT_CATALOG", kport::install::data_path_or_default("catalog/targets.json", KPORT_CATALOG_DEFAULT),
+           "targets.json with the features of known targets")
       .add("repos", "KPORT_WATCH_REPOS", "", "watched branches: NAME=URL#BRANCH[,BRANCH] separated by spaces")
       .add("toolkit-repo", "KPORT_TOOLKIT_REPO", "", "repository whose first branch a new target is built at (default: the first)")
       .add("workdir", "KPORT_WORKDIR", "var/watcher", "libgit2 workspaces of the watched repositories")

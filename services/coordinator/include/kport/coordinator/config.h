@@ -17,7 +17,7 @@ struct Config {
   std::uint16_t port = 8080;
   std::string db_path = "var/kport.db";
   std::string artifact_dir;        // default: <db dir>/artifacts
-  std::string web_dir;             // dashboard files; empty: not served
+  std::string web_dir;             // dashboard files; empty: not served ("/" says why)
   std::string admin_token;         // empty: generated and written to <db dir>/admin-token
   std::string registration_token;  // empty: generated and written to <db dir>/registration-token
   std::string hook_secret;         // push webhooks; empty: generated into <db dir>/hook-secret
