@@ -23,7 +23,7 @@ std::string summary() {
     else line += "\n" + std::string(48, ' ');
     s += line + c->summary + "\n";
   }
-  s += "\nEvery command takes --json to print the coordinator's answer as JSON.\n"
+  s += "\nEvery command takes --json to print the coordinator's answer as JSON; kport COMMAND --help prints its usage.\n"
        "Exit codes: 0 success; 1 a build/job failed; 2 bad input; 3 coordinator unreachable or refused.";
   return s;
 }
