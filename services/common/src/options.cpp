@@ -135,8 +135,9 @@ Status Options::parse(int argc, const char* const* argv) {
 std::string Options::help_text() const {
   std::string out = "usage: " + m_program + " [options]\n" + m_summary + "\n\noptions:\n";
   out += option_lines(true);
-  out += std::string("  --version").append(21, ' ') + "print the version, git commit and build date\n";
-  out += std::string("  --help").append(24, ' ') + "print this help\n";
+  // Padded like option_lines(): the help column starts at 30.
+  out += std::string("  --version").append(19, ' ') + "print the version, git commit and build date\n";
+  out += std::string("  --help").append(22, ' ') + "print this help\n";
   return out;
 }
 
