@@ -23,9 +23,27 @@ std::string summary() {
     else line += "\n" + std::string(48, ' ');
     s += line + c->summary + "\n";
   }
-  s += "\nEvery command takes --json to print the coordinator's answer as JSON.\n"
+  s += "\nEvery command takes --json to print the coordinator's answer as JSON; kport COMMAND --help prints its usage.\n"
        "Exit codes: 0 success; 1 a build/job failed; 2 bad input; 3 coordinator unreachable or refused.";
   return s;
+}
+
+// `kport CMD --help`: the command's usage, summary and its own options; the shared
+// ones are on kport --help.
+std::string command_help(const Command& c) {
+  Options own("kport " + std::string(c.name), c.summary);
+  if (c.declare) c.declare(own);
+  std::string out = "usage: kport " + std::string(c.name) + " " + c.usage + "\n" + c.summary + "\n";
+  if (std::string lines = own.options_text(); !lines.empty()) out += "\noptions:\n" + lines;
+  out += "\nshared options: --server URL, --token TOKEN, --json, --commit REV, --target TARGET, --repo NAME "
+         "(see kport --help)\n";
+  return out;
+}
+
+const Command* find_command(std::string_view name) {
+  for (const Command* c : k_commands)
+    if (name == c->name) return c;
+  return nullptr;
 }
 
 }  // namespace
@@ -53,19 +71,27 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     err << "kport: " << st.error().message << "\n";
     return k_exit_usage;
   }
-  if (o.help_requested() || o.positional().empty()) {
+  if (o.version_requested()) {
+    out << o.version_text();
+    return k_exit_ok;
+  }
+  if (o.positional().empty()) {
     (o.help_requested() ? out : err) << o.help_text();
     return o.help_requested() ? k_exit_ok : k_exit_usage;
   }
   const std::string& name = o.positional()[0];
-  for (const Command* c : k_commands)
-    if (name == c->name) {
-      Api api(o.get("server"), o.get("token"));
-      Context ctx{api, o, {o.positional().begin() + 1, o.positional().end()}, o.flag("json"), out, err};
-      return c->run(ctx);
-    }
-  err << "kport: unknown command '" << name << "'; try kport --help\n";
-  return k_exit_usage;
+  const Command* c = find_command(name);
+  if (!c) {
+    err << "kport: unknown command '" << name << "'; try kport --help\n";
+    return k_exit_usage;
+  }
+  if (o.help_requested()) {
+    out << command_help(*c);
+    return k_exit_ok;
+  }
+  Api api(o.get("server"), o.get("token"));
+  Context ctx{api, o, {o.positional().begin() + 1, o.positional().end()}, o.flag("json"), out, err};
+  return c->run(ctx);
 }
 
 }  // namespace kport::cli

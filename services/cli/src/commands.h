@@ -28,7 +28,7 @@ struct Context {
 struct Command {
   const char* name;
   const char* usage;    // arguments after the name, e.g. "TARGET [--commit REV]"
-  const char* summary;  // one line for --help
+  const char* summary;  // one line for kport --help, and the head of kport NAME --help
   void (*declare)(Options&);  // the command's own options (may be null)
   int (*run)(Context&);
 };

@@ -16,7 +16,7 @@ spdlog::logger& logger() {
   std::call_once(g_default_once, [] {
     if (!g_logger) {
       g_logger = spdlog::stderr_logger_mt("kport");
-      g_logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+      g_logger->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %^%l%$ %v", spdlog::pattern_time_type::utc);
     }
   });
   return *g_logger;
@@ -58,15 +58,16 @@ void append_json_string(std::string& out, std::string_view s) {
 
 }  // namespace
 
-void init(std::string_view process, Level level, bool json) {
+void init(std::string_view process, Level level, Format format) {
+  const bool json = format == Format::json;
   std::call_once(g_default_once, [] {});
   spdlog::drop(std::string(process));
   g_logger = spdlog::stderr_logger_mt(std::string(process));
   g_json = json;
   if (json)
-    g_logger->set_pattern(R"({"ts":"%Y-%m-%dT%H:%M:%S.%e","level":"%l","proc":"%n",%v})");
+    g_logger->set_pattern(R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","proc":"%n",%v})", spdlog::pattern_time_type::utc);
   else
-    g_logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%-5l%$ %n: %v");
+    g_logger->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %^%-5l%$ %n: %v", spdlog::pattern_time_type::utc);
   g_logger->set_level(to_spd(level));
   g_logger->flush_on(spdlog::level::warn);
 }
@@ -77,6 +78,12 @@ bool parse_level(std::string_view text, Level& out) {
       {"warn", Level::warn},   {"error", Level::error}, {"off", Level::off}};
   for (auto& [name, level] : k_levels)
     if (name == text) { out = level; return true; }
+  return false;
+}
+
+bool parse_format(std::string_view text, Format& out) {
+  if (text == "text") { out = Format::text; return true; }
+  if (text == "json") { out = Format::json; return true; }
   return false;
 }
 

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "kport/common/build_info.h"
+
 namespace kport {
 namespace {
 
@@ -79,6 +81,7 @@ Status Options::parse(int argc, const char* const* argv) {
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--help" || arg == "-h") { m_help = true; continue; }
+    if (arg == "--version") { m_version = true; continue; }
     if (arg.rfind("--", 0) != 0 || arg == "--") {
       if (arg != "--") m_positional.emplace_back(arg);
       else for (++i; i < argc; ++i) m_positional.emplace_back(argv[i]);
@@ -131,7 +134,19 @@ Status Options::parse(int argc, const char* const* argv) {
 
 std::string Options::help_text() const {
   std::string out = "usage: " + m_program + " [options]\n" + m_summary + "\n\noptions:\n";
+  out += option_lines(true);
+  // Padded like option_lines(): the help column starts at 30.
+  out += std::string("  --version").append(19, ' ') + "print the version, git commit and build date\n";
+  out += std::string("  --help").append(22, ' ') + "print this help\n";
+  return out;
+}
+
+std::string Options::options_text() const { return option_lines(false); }
+
+std::string Options::option_lines(bool with_config) const {
+  std::string out;
   for (const auto& s : m_specs) {
+    if (!with_config && s.name == "config") continue;
     std::string left = "  --" + s.name + (s.is_flag ? "" : " VALUE");
     if (left.size() < 30) left.resize(30, ' ');
     else left += "\n" + std::string(30, ' ');
@@ -142,6 +157,8 @@ std::string Options::help_text() const {
   }
   return out;
 }
+
+std::string Options::version_text() const { return kport::version_text(m_program); }
 
 const std::string& Options::get(std::string_view name) const { return at(name).value; }
 bool Options::flag(std::string_view name) const { return at(name).value == "true"; }

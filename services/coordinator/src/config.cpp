@@ -1,5 +1,6 @@
 #include "kport/coordinator/config.h"
 
+#include "kport/common/log_options.h"
 #include "kport/common/options.h"
 #include "slurm_dispatch.h"
 #include "static_files.h"
@@ -42,12 +43,12 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
       .add("max-claim-wait", "KPORT_MAX_CLAIM_WAIT", "30", "longest long-poll of a claim, seconds")
       .add("runner-online-seconds", "KPORT_RUNNER_ONLINE_SECONDS", "90", "a runner is online if heard from within this")
       .add("port-file", "KPORT_PORT_FILE", "", "write the bound port to this file once listening")
-      .add("log-level", "KPORT_LOG_LEVEL", "info", "trace, debug, info, warn, error or off")
-      .add_flag("log-json", "KPORT_LOG_JSON", false, "log one JSON object per line");
+      .add_flag("log-json", "KPORT_LOG_JSON", false, "the same as --log-format json (kept for existing units)");
+  log::add_options(o);
   declare_slurm_options(o);
   KPORT_TRY(o.parse(argc, argv));
-  help = o.help_requested();
-  help_text = o.help_text();
+  help = o.help_requested() || o.version_requested();
+  help_text = o.version_requested() ? o.version_text() : o.help_text();
   Config c;
   if (help) return c;
   if (!o.positional().empty())
@@ -105,8 +106,10 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
   c.retry_base_ms = *retry_base;
   c.retry_max_ms = *retry_max;
   c.port_file = o.get("port-file");
-  c.log_level = o.get("log-level");
-  c.log_json = o.flag("log-json");
+  auto log = log::read_options(o);
+  if (!log) return log.error();
+  c.log = *log;
+  if (o.flag("log-json")) c.log.format = log::Format::json;
   KPORT_TRY(read_slurm_options(o, c.slurm));
   return c;
 }

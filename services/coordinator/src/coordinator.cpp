@@ -13,6 +13,7 @@
 #include "claim_broker.h"
 #include "codec.h"
 #include "context.h"
+#include "kport/common/build_info.h"
 #include "kport/common/clock.h"
 #include "kport/common/crypto.h"
 #include "kport/common/log.h"
@@ -296,6 +297,15 @@ Status Coordinator::start() {
     out += "# HELP kport_queue_metrics_age_seconds Age of the queue gauges (refreshed once a second).\n"
            "# TYPE kport_queue_metrics_age_seconds gauge\nkport_queue_metrics_age_seconds " +
            std::to_string(static_cast<double>(now_unix_ms() - m.queue_metrics_at_ms) / 1000.0) + "\n";
+  });
+  // Which build answers, and how the process fares: from memory and /proc, never the database.
+  const auto& build = build_info();
+  const std::string build_line = "# HELP kport_build_info The version and git commit of this coordinator; always 1.\n"
+                                 "# TYPE kport_build_info gauge\nkport_build_info{version=\"" + std::string(build.version) +
+                                 "\",commit=\"" + std::string(build.commit) + "\"} 1\n";
+  metrics.add_collector([build_line](std::string& out) {
+    out += build_line;
+    http::append_process_metrics(out);
   });
   metrics.add_gauge("kport_claims_waiting", "Runner claims parked in long-poll.",
                     [&m] { return static_cast<double>(m.broker->waiting()); });

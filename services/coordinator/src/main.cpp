@@ -26,13 +26,7 @@ int main(int argc, char** argv) {
     std::fputs(help_text.c_str(), stdout);
     return 0;
   }
-  kport::log::Level level = kport::log::Level::info;
-  if (!kport::log::parse_level(config->log_level, level)) {
-    std::fprintf(stderr, "kport-coordinator: --log-level '%s' is not trace, debug, info, warn, error or off\n",
-                 config->log_level.c_str());
-    return 2;
-  }
-  kport::log::init("kport-coordinator", level, config->log_json);
+  kport::log::init("kport-coordinator", config->log.level, config->log.format);
 
   auto coordinator = kport::coordinator::Coordinator::create(*config);
   if (!coordinator.ok()) {

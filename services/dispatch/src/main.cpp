@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 
+#include "kport/common/build_info.h"
 #include "kport/dispatch/dispatch.h"
 
 namespace {
@@ -26,6 +27,7 @@ constexpr int k_ok = 0, k_refused = 1, k_usage = 2, k_no_answer = 3;
 const char* k_usage_text =
     "usage: kport-dispatch check  --snapshot FILE [--max-age SECONDS] [--commit SHA] [--gpu MODEL] [--json]\n"
     "       kport-dispatch lookup --snapshot FILE --op OP --dtype DTYPE --shape K=V,... [check options] [--json]\n"
+    "       kport-dispatch --version\n"
     "A snapshot comes from the coordinator: curl -fsS -o snap.json \"$KPORT_SERVER/api/v1/dispatch/snapshot?gpu=NVIDIA%20H200\"\n"
     "exit status: 0 answered, 1 snapshot refused (corrupt, stale, wrong commit or GPU), 2 usage, 3 kport does not know\n";
 
@@ -130,6 +132,10 @@ int main(int argc, char** argv) {
   std::string cmd = argv[1];
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     std::cout << k_usage_text;
+    return k_ok;
+  }
+  if (cmd == "--version") {
+    std::cout << kport::version_text("kport-dispatch");
     return k_ok;
   }
   if (cmd != "check" && cmd != "lookup") return usage("unknown command '" + cmd + "'");

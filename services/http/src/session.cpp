@@ -175,6 +175,10 @@ void Session::on_request() {
     return send_error(400, "invalid_argument", "HTTP/1.1 request without a Host header", true);
   }
 
+  m_sent_bearer = false;
+  if (auto auth = msg.find(bhttp::field::authorization); auth != msg.end())
+    m_sent_bearer = auth->value().size() > 7 && beast::iequals(auth->value().substr(0, 7), "Bearer ");
+
   Request req;
   req.method = msg.method_string();
   req.target = msg.target();

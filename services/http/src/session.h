@@ -85,6 +85,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool m_head_request = false;
   bool m_keep_alive = true;
   bool m_http10 = false;
+  bool m_sent_bearer = false;  // the request being answered has "Authorization: Bearer ..."
   bool m_stopping = false;
   bool m_timed_out = false;
   bool m_counted = false;  // this request is counted in Impl::in_flight

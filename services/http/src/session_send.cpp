@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <charconv>
 #include <exception>
 
@@ -68,6 +69,15 @@ void Session::send_error(int status, std::string_view code, std::string_view mes
 
 void Session::send(Response&& r) {
   if (!m_stats) m_stats = &m_server->unmatched_stats();
+  // RFC 9110 15.5.2: a 401 must say how to authenticate. Added here, once, so that no
+  // route's answer can lack it.
+  if (r.status == 401 && std::none_of(r.headers.begin(), r.headers.end(), [](const auto& h) {
+        return beast::iequals(h.first, "WWW-Authenticate");
+      })) {
+    std::string challenge = "Bearer realm=\"" + m_server->options.auth_realm + "\"";
+    if (m_sent_bearer) challenge += ", error=\"invalid_token\"";
+    r.headers.emplace_back("WWW-Authenticate", std::move(challenge));
+  }
   m_stats->record(r.status, Clock::now() - m_started);
   // A 5xx is the server's fault and must be explainable from the log alone.
   if (r.status >= 500)

@@ -13,6 +13,7 @@
 
 #include "kport/common/install_paths.h"
 #include "kport/common/log.h"
+#include "kport/common/log_options.h"
 #include "kport/common/options.h"
 #include "kport/runner/check_job.h"
 #include "kport/runner/gpu.h"
@@ -78,8 +79,8 @@ int main(int argc, char** argv) {
            "gpu role: screens this much slower than the fastest (or within 4x their noise) are measured precisely")
       .add("bench-screen-time-cap-ms", "KPORT_BENCH_SCREEN_TIME_CAP_MS", "10", "gpu role: time cap of one screen")
       .add("seed", "KPORT_SEED", "", "gpu role: base input seed of every harness run, 0..2^64-1 (default: a fresh random one per instance)")
-      .add_flag("no-bench", "KPORT_NO_BENCH", false, "gpu role: check numerics only, time nothing")
-      .add("log-level", "KPORT_LOG_LEVEL", "info", "trace, debug, info, warn, error");
+      .add_flag("no-bench", "KPORT_NO_BENCH", false, "gpu role: check numerics only, time nothing");
+  kport::log::add_options(o);
   if (auto st = o.parse(argc, argv); !st.ok()) {
     std::cerr << "kport-runner: " << st.error().message << "\n" << o.help_text();
     return 2;
@@ -88,9 +89,16 @@ int main(int argc, char** argv) {
     std::cout << o.help_text();
     return 0;
   }
-  kport::log::Level level = kport::log::Level::info;
-  kport::log::parse_level(o.get("log-level"), level);
-  kport::log::init("kport-runner", level);
+  if (o.version_requested()) {
+    std::cout << o.version_text();
+    return 0;
+  }
+  auto log = kport::log::read_options(o);
+  if (!log.ok()) {
+    std::cerr << "kport-runner: " << log.error().message << "\n";
+    return 2;
+  }
+  kport::log::init("kport-runner", log->level, log->format);
   if (o.get("role") != "build" && o.get("role") != "gpu") {
     std::cerr << "kport-runner: --role must be build or gpu, not '" << o.get("role") << "'\n";
     return 2;

@@ -2,6 +2,7 @@
 #include <cctype>
 
 #include "kport/common/install_paths.h"
+#include "kport/common/log_options.h"
 #include "kport/common/options.h"
 #include "kport/watcher/watcher.h"
 
@@ -48,11 +49,11 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
       .add("repos", "KPORT_WATCH_REPOS", "", "watched branches: NAME=URL#BRANCH[,BRANCH] separated by spaces")
       .add("toolkit-repo", "KPORT_TOOLKIT_REPO", "", "repository whose first branch a new target is built at (default: the first)")
       .add("workdir", "KPORT_WORKDIR", "var/watcher", "libgit2 workspaces of the watched repositories")
-      .add_flag("once", "", false, "run one round of every watch and exit (non-zero if a watch failed)")
-      .add("log-level", "KPORT_LOG_LEVEL", "info", "trace, debug, info, warn, error");
+      .add_flag("once", "", false, "run one round of every watch and exit (non-zero if a watch failed)");
+  log::add_options(o);
   KPORT_TRY(o.parse(argc, argv));
-  help = o.help_requested();
-  help_text = o.help_text();
+  help = o.help_requested() || o.version_requested();
+  help_text = o.version_requested() ? o.version_text() : o.help_text();
   Config c;
   if (help) return c;
   if (!o.positional().empty())
@@ -87,7 +88,9 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
     return make_error(Errc::invalid_argument, "--toolkit-repo '" + c.toolkit_repo + "' is not one of --repos");
   c.workdir = o.get("workdir");
   c.once = o.flag("once");
-  c.log_level = o.get("log-level");
+  auto log = log::read_options(o);
+  if (!log) return log.error();
+  c.log = *log;
   return c;
 }
 

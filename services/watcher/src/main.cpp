@@ -22,12 +22,7 @@ int main(int argc, char** argv) {
     std::cout << help_text;
     return 0;
   }
-  kport::log::Level level = kport::log::Level::info;
-  if (!kport::log::parse_level(config->log_level, level)) {
-    std::cerr << "kport-watcher: --log-level must be trace, debug, info, warn, error or off\n";
-    return 2;
-  }
-  kport::log::init("kport-watcher", level);
+  kport::log::init("kport-watcher", config->log.level, config->log.format);
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
   kport::watcher::Watcher w(*config);

@@ -319,6 +319,26 @@ TEST_F(CliTest, TheBinaryExitsNonZeroOnUnreachableServerAndUnknownCommand) {
     EXPECT_NE(out.find(std::string("  ") + c + " "), std::string::npos) << c << "\n" << out;
 }
 
+TEST_F(CliTest, CommandHelpPrintsThatCommandsUsageAndOptions) {
+  auto best = kport({"best", "--help"});
+  EXPECT_EQ(best.rc, cli::k_exit_ok);
+  EXPECT_EQ(best.out.rfind("usage: kport best ", 0), 0u) << best.out;
+  EXPECT_NE(best.out.find("--gpu VALUE"), std::string::npos) << best.out;  // best's own option
+  EXPECT_EQ(best.out.find("Commands:"), std::string::npos) << best.out;    // not the global help
+  EXPECT_EQ(best.err, "");
+  // Every command answers its own --help, without asking the coordinator.
+  std::string out;
+  for (const char* c : {"build", "trigger", "best", "best-request", "bringup", "runners", "logs", "status", "admin"}) {
+    EXPECT_EQ(run_to_exit(KPORT_CLI_BIN, {"--server", "http://127.0.0.1:1", c, "--help"}, out), 0) << c << ": " << out;
+    EXPECT_EQ(out.rfind(std::string("usage: kport ") + c + " ", 0), 0u) << c << ": " << out;
+  }
+  // An unknown command is still an error, --help or not.
+  auto unknown = kport({"nonsense", "--help"});
+  EXPECT_EQ(unknown.rc, cli::k_exit_usage);
+  EXPECT_NE(unknown.err.find("unknown command 'nonsense'"), std::string::npos) << unknown.err;
+  EXPECT_EQ(unknown.out, "");
+}
+
 TEST_F(CliTest, BestRequestQueuesAMeasurementFollowsItAndLists) {
   seed();
   auto builder = register_runner("builder-1", "build");

@@ -9,11 +9,21 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 namespace kport::log {
 
 enum class Level { trace, debug, info, warn, error, off };
+// text: "2026-12-01T12:00:00.123Z info  kport-runner: message key=value";
+// json: {"ts":"2026-12-01T12:00:00.123Z","level":"info","proc":"kport-runner","msg":"message","key":"value"}.
+enum class Format { text, json };
+
+// What a service's --log-level and --log-format said (kport/common/log_options.h).
+struct Settings {
+  Level level = Level::info;
+  Format format = Format::text;
+};
 
 struct Field {
   std::string_view key;
@@ -26,12 +36,13 @@ struct Field {
 };
 using Fields = std::initializer_list<Field>;
 
-// Sets the process name shown in each line, the minimum level and the format
-// ("text": human-readable key=value; "json": one JSON object per line). Log lines
-// go to stderr.
-void init(std::string_view process, Level level = Level::info, bool json = false);
+// Sets the process name shown in each line, the minimum level and the format. Log lines
+// go to stderr; timestamps are UTC in both formats.
+void init(std::string_view process, Level level = Level::info, Format format = Format::text);
 // Parses "trace".."off"; returns false for anything else.
 bool parse_level(std::string_view text, Level& out);
+// Parses "text" or "json"; returns false for anything else.
+bool parse_format(std::string_view text, Format& out);
 
 void write(Level level, std::string_view message, Fields fields = {});
 inline void trace(std::string_view m, Fields f = {}) { write(Level::trace, m, f); }

@@ -5,6 +5,8 @@
 // the environment, a config file (`name = value` lines, '#' comments) given with
 // --config, then the default. Flags (boolean options) take no value on the command
 // line (--name sets true, --no-name sets false) and "true/false/1/0/yes/no" elsewhere.
+// Every program answers --help (help_text()) and --version (version_text(): name,
+// version, git commit and build date).
 //
 // Not thread-safe; used once at start-up.
 #pragma once
@@ -33,6 +35,13 @@ class Options {
 
   bool help_requested() const { return m_help; }
   std::string help_text() const;
+  // The declared options alone, one "  --name VALUE   help" line each (no --config,
+  // --version, --help): for a help page that frames them itself.
+  std::string options_text() const;
+  // `--version` was given; print version_text() and exit 0 (before validating anything else).
+  bool version_requested() const { return m_version; }
+  std::string version_text() const;
+  const std::string& program() const { return m_program; }
 
   const std::string& get(std::string_view name) const;
   bool flag(std::string_view name) const;
@@ -49,6 +58,7 @@ class Options {
     bool is_flag = false;
   };
   Spec* find(std::string_view name);
+  std::string option_lines(bool with_config) const;
   const Spec& at(std::string_view name) const;
   Status set(Spec& s, std::string_view value, std::string source);
 
@@ -56,6 +66,7 @@ class Options {
   std::vector<Spec> m_specs;
   std::vector<std::string> m_positional;
   bool m_help = false;
+  bool m_version = false;
 };
 
 // Splits "host:port" ("[::1]:80" for IPv6). Port 0 is allowed (pick a free one).

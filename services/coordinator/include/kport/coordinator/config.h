@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "kport/common/log.h"
 #include "kport/common/result.h"
 #include "kport/coordinator/slurm_config.h"
 
@@ -41,13 +42,13 @@ struct Config {
   int max_claim_wait_s = 30;
   std::int64_t runner_online_ms = 90'000;
   std::string port_file;  // when set, the bound port is written there (for scripts)
-  std::string log_level = "info";
-  bool log_json = false;
+  log::Settings log;  // --log-level, --log-format (--log-json: json)
   SlurmConfig slurm;  // --slurm-*: runner jobs submitted where work waits
 };
 
 // Parses the command line and environment. Sets `help` and leaves the config at its
-// defaults when --help was given; `help_text` then holds the usage.
+// defaults when --help or --version was given; `help_text` then holds what to print
+// (the usage, or the version line) before exiting 0.
 Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::string& help_text);
 
 }  // namespace kport::coordinator

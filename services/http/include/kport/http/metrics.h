@@ -76,4 +76,10 @@ class Metrics {
   std::vector<CollectorFn> m_collectors;
 };
 
+// Appends the standard process metrics (process_cpu_seconds_total,
+// process_start_time_seconds, process_resident_memory_bytes,
+// process_virtual_memory_bytes, process_open_fds, process_max_fds), read from
+// /proc/self now. A value that cannot be read is left out. Any thread.
+void append_process_metrics(std::string& out);
+
 }  // namespace kport::http

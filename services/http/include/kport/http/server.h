@@ -63,6 +63,10 @@ struct ServerOptions {
   // network); empty: any Authorization header does.
   std::function<bool(std::string_view authorization)> authorized;
   bool log_requests = false;             // one debug line per request
+  // Every 401 answer carries `WWW-Authenticate: Bearer realm="<auth_realm>"` (RFC 6750),
+  // with `error="invalid_token"` when the request sent a Bearer token (so it was wrong),
+  // unless the handler set that header itself.
+  std::string auth_realm = "kport";
 };
 
 class Server {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "kport/common/result.h"
+#include "kport/common/log.h"
 #include "kport/porting/catalog.h"
 
 namespace kport::watcher {
@@ -43,12 +44,13 @@ struct Config {
   std::string toolkit_repo;  // builds of a new target use this repository's first branch (default: the first repo)
   std::string workdir = "var/watcher";  // libgit2 workspaces
   bool once = false;
-  std::string log_level = "info";
+  log::Settings log;  // --log-level, --log-format
 };
 
 // Parses "NAME=URL#BRANCH[,BRANCH...]" entries separated by whitespace.
 Result<std::vector<WatchedRepo>> parse_repos(std::string_view text);
-// Flags, KPORT_* environment and the --config file (name = value per line).
+// Flags, KPORT_* environment and the --config file (name = value per line). Sets `help`
+// for --help or --version; `help_text` then holds what to print before exiting 0.
 Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::string& help_text);
 
 // What one round did, for logs and tests.
