@@ -4,6 +4,7 @@
 // in order and allocates nothing.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -15,6 +16,7 @@
 namespace kport::dispatch {
 
 inline constexpr std::size_t k_max_dims = 16;
+inline constexpr std::size_t k_max_alignments = 2;  // per dimension, as dim_rule gives them
 
 struct Winner {
   std::string instance, variant;
@@ -27,6 +29,9 @@ struct Winner {
 struct ShapeSet {
   std::vector<std::int64_t> values;
   std::vector<double> logs;  // ln(value), -inf for 0
+  // Per value, bit k set when it is a multiple of its dimension's k-th alignment quantum
+  // (porting::Shape::dim_rule); filled by finish_layout().
+  std::vector<std::uint8_t> aligned;
   std::vector<std::string> canonical;
   std::size_t size() const { return canonical.size(); }
 };
@@ -35,10 +40,22 @@ struct Layout {
   std::vector<std::string> keys;  // sorted, as porting::Shape keeps them
   std::vector<char> exact;        // porting::Shape::must_match_exactly(key)
   std::vector<porting::Shape::DimRule> rules;  // porting::Shape::dim_rule(key)
+  // The same rules flattened for the fast pass: the weight on |ln a - ln b| and, indexed
+  // by the XOR of two values' alignment bits, the penalty they add.
+  std::vector<double> weight;
+  std::vector<std::array<double, 4>> penalty;
   ShapeSet timed;                 // at least one ranking figure
   std::vector<Winner> winners;    // per timed shape
   ShapeSet untimed;               // figures, none ranking
 };
+
+// Alignment bits of `value` under `rule` (bit k: a multiple of its k-th quantum).
+inline std::uint8_t alignment_bits(const porting::Shape::DimRule& rule, std::int64_t value) {
+  std::uint8_t bits = 0;
+  for (std::size_t k = 0; k < rule.alignments.size() && k < k_max_alignments; ++k)
+    if (value % rule.alignments[k].quantum == 0) bits = static_cast<std::uint8_t>(bits | (1u << k));
+  return bits;
+}
 
 class Snapshot::Table {
  public:

@@ -25,6 +25,7 @@ struct Query {
   std::string_view keys[k_max_dims];
   std::int64_t values[k_max_dims];
   double logs[k_max_dims];
+  std::uint8_t aligned[k_max_dims];
   std::size_t n = 0;
 };
 
@@ -81,14 +82,13 @@ const Layout* layout_of(const Snapshot::Table& t, const Query& q) {
 double approx_distance(const Layout& l, const ShapeSet& s, std::size_t j, const Query& q) {
   const std::int64_t* v = &s.values[j * q.n];
   const double* lg = &s.logs[j * q.n];
+  const std::uint8_t* al = &s.aligned[j * q.n];
   double d = 0;
   for (std::size_t i = 0; i < q.n; ++i) {
     if (v[i] == q.values[i]) continue;
     if (l.exact[i]) return k_inf;
-    const auto& rule = l.rules[i];
-    d += rule.weight * std::abs(q.logs[i] - lg[i]);  // inf when exactly one side is 0
-    for (const auto& a : rule.alignments)
-      if ((v[i] % a.quantum == 0) != (q.values[i] % a.quantum == 0)) d += a.penalty;
+    d += l.weight[i] * std::abs(q.logs[i] - lg[i]);  // inf when exactly one side is 0
+    d += l.penalty[i][(al[i] ^ q.aligned[i]) & 3u];
   }
   return d;
 }
@@ -181,8 +181,10 @@ Answer Snapshot::lookup(const Table& t, std::string_view shape) const noexcept {
   }
   const Layout* l = layout_of(t, q);
   if (!l) return only(Status::unknown);
-  for (std::size_t i = 0; i < q.n; ++i)
+  for (std::size_t i = 0; i < q.n; ++i) {
     q.logs[i] = q.values[i] > 0 ? std::log(static_cast<double>(q.values[i])) : -k_inf;
+    q.aligned[i] = alignment_bits(l->rules[i], q.values[i]);
+  }
   Answer a;
   if (auto n = nearest(*l, l->timed, q); n.index != SIZE_MAX) {
     const Winner& w = l->winners[n.index];

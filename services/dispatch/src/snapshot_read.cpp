@@ -217,6 +217,22 @@ Expected<std::unique_ptr<Snapshot::Table>> index_table(std::string op, std::stri
     add_shape(layout.timed, shape);
     winners.insert(best->instance);
   }
+  for (auto& l : table->layouts) {
+    // The fast pass's flat copy of the rules, and every shape's alignment bits.
+    for (const auto& rule : l.rules) {
+      l.weight.push_back(rule.weight);
+      std::array<double, 4> pen{0, 0, 0, 0};
+      for (unsigned x = 0; x < 4; ++x)
+        for (std::size_t k = 0; k < rule.alignments.size() && k < k_max_alignments; ++k)
+          if (x & (1u << k)) pen[x] += rule.alignments[k].penalty;
+      l.penalty.push_back(pen);
+    }
+    for (ShapeSet* set : {&l.timed, &l.untimed}) {
+      set->aligned.clear();
+      for (std::size_t j = 0; j < set->values.size(); ++j)
+        set->aligned.push_back(alignment_bits(l.rules[j % l.rules.size()], set->values[j]));
+    }
+  }
   table->info.op = table->op;
   table->info.dtype = table->dtype;
   table->info.figures = current.size();
