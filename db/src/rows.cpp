@@ -207,4 +207,43 @@ Status check_limit(int limit) {
   return {};
 }
 
+const char* const k_candidate_select =
+    "SELECT b.gpu_model, b.arch, b.family, b.dtype, b.shape, s.dims_json, b.instance, b.variant, b.target,"
+    " b.commit_sha, b.commit_ms, b.status, b.driver, b.median_us, b.stddev_us, b.samples, b.tflops, b.gbps,"
+    " b.ratio, b.baseline_median_us, b.unstable, b.result_id, b.passed_count, b.results_count, b.measured_ms"
+    " FROM best_candidates b JOIN shapes s ON s.shape = b.shape";
+
+BestCandidate read_candidate(const Stmt& s) {
+  BestCandidate b;
+  int c = 0;
+  b.gpu_model = s.text(c++);
+  b.arch = s.text(c++);
+  b.family = s.text(c++);
+  b.dtype = s.text(c++);
+  b.shape = s.text(c++);
+  b.dims = dims_from_json(s.text(c++));
+  b.instance = s.text(c++);
+  b.variant = s.text(c++);
+  b.target = s.text(c++);
+  b.commit_sha = s.text(c++);
+  b.commit_ms = s.int64(c++);
+  // The column is copied from results, whose CHECK admits only known statuses.
+  b.status = parse_result_status(s.text(c++)).value_or(ResultStatus::failed);
+  b.driver = s.text(c++);
+  b.median_us = s.opt_real(c++);
+  b.stddev_us = s.opt_real(c++);
+  b.samples = s.opt_int64(c++);
+  b.tflops = s.opt_real(c++);
+  b.gbps = s.opt_real(c++);
+  b.ratio = s.opt_real(c++);
+  b.baseline_median_us = s.opt_real(c++);
+  b.unstable = s.int64(c++) != 0;
+  b.result_id = s.int64(c++);
+  b.passed_count = s.int64(c++);
+  b.results_count = s.int64(c++);
+  b.measured_ms = s.int64(c++);
+  return b;
+}
+
+
 }  // namespace kport::db::detail

@@ -32,6 +32,8 @@ extern const char* const k_result_select;
 extern const char* const k_build_select;
 extern const char* const k_target_select;
 extern const char* const k_artifact_select;
+// best_candidates b joined with shapes s (for dims): the columns read_candidate reads.
+extern const char* const k_candidate_select;
 
 Job read_job(const Stmt& s);
 Pipeline read_pipeline(const Stmt& s);
@@ -40,6 +42,7 @@ ResultRecord read_result(const Stmt& s);
 BuildRecord read_build(const Stmt& s);
 Target read_target(const Stmt& s);
 Artifact read_artifact(const Stmt& s);
+BestCandidate read_candidate(const Stmt& s);
 
 template <typename T, typename Map>
 Result<std::vector<T>> collect(Stmt& stmt, Map map) {

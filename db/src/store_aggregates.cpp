@@ -32,38 +32,6 @@ Status fill(std::map<E, std::int64_t>& out, Result<Counts> rows, Parse parse) {
   return {};
 }
 
-BestCandidate read_candidate(const Stmt& s) {
-  BestCandidate b;
-  int c = 0;
-  b.gpu_model = s.text(c++);
-  b.arch = s.text(c++);
-  b.family = s.text(c++);
-  b.dtype = s.text(c++);
-  b.shape = s.text(c++);
-  b.dims = detail::dims_from_json(s.text(c++));
-  b.instance = s.text(c++);
-  b.variant = s.text(c++);
-  b.target = s.text(c++);
-  b.commit_sha = s.text(c++);
-  b.commit_ms = s.int64(c++);
-  // The column is copied from results, whose CHECK admits only known statuses.
-  b.status = parse_result_status(s.text(c++)).value_or(ResultStatus::failed);
-  b.driver = s.text(c++);
-  b.median_us = s.opt_real(c++);
-  b.stddev_us = s.opt_real(c++);
-  b.samples = s.opt_int64(c++);
-  b.tflops = s.opt_real(c++);
-  b.gbps = s.opt_real(c++);
-  b.ratio = s.opt_real(c++);
-  b.baseline_median_us = s.opt_real(c++);
-  b.unstable = s.int64(c++) != 0;
-  b.result_id = s.int64(c++);
-  b.passed_count = s.int64(c++);
-  b.results_count = s.int64(c++);
-  b.measured_ms = s.int64(c++);
-  return b;
-}
-
 }  // namespace
 
 Result<std::optional<CommitSummary>> Store::commit_summary(std::string_view sha) {
@@ -109,33 +77,25 @@ Result<std::vector<BestCandidate>> Store::best_candidates(std::string_view gpu_m
   return m_impl->read<std::vector<BestCandidate>>([&](Connection& c) -> Result<std::vector<BestCandidate>> {
     // Served from the best_candidates primary key (gpu_model, family, dtype, ...), or
     // its (family, dtype, shape) index for every GPU model.
-    const std::string cols =
-        "SELECT b.gpu_model, b.arch, b.family, b.dtype, b.shape, s.dims_json, b.instance, b.variant, b.target,"
-        " b.commit_sha, b.commit_ms, b.status, b.driver, b.median_us, b.stddev_us, b.samples, b.tflops, b.gbps,"
-        " b.ratio, b.baseline_median_us, b.unstable, b.result_id, b.passed_count, b.results_count, b.measured_ms"
-        " FROM best_candidates b JOIN shapes s ON s.shape = b.shape";
+    const std::string cols = detail::k_candidate_select;
     const std::string order = " ORDER BY s.numel, b.shape, b.median_us IS NULL, b.median_us, b.gpu_model, b.instance";
     auto s = gpu_model.empty()
                  ? c.prepare(cols + " WHERE b.family = ?2 AND b.dtype = ?3 AND ?1 = ''" + order)
                  : c.prepare(cols + " WHERE b.gpu_model = ?1 AND b.family = ?2 AND b.dtype = ?3" + order);
     if (!s) return std::move(s).error();
     s->bind_all(gpu_model, family, dtype);
-    return detail::collect<BestCandidate>(*s, read_candidate);
+    return detail::collect<BestCandidate>(*s, detail::read_candidate);
   });
 }
 
 Result<std::vector<BestCandidate>> Store::gpu_best_candidates(std::string_view gpu_model) {
   return m_impl->read<std::vector<BestCandidate>>([&](Connection& c) -> Result<std::vector<BestCandidate>> {
     // A range of the best_candidates primary key (gpu_model, family, dtype, ...).
-    auto s = c.prepare(
-        "SELECT b.gpu_model, b.arch, b.family, b.dtype, b.shape, s.dims_json, b.instance, b.variant, b.target,"
-        " b.commit_sha, b.commit_ms, b.status, b.driver, b.median_us, b.stddev_us, b.samples, b.tflops, b.gbps,"
-        " b.ratio, b.baseline_median_us, b.unstable, b.result_id, b.passed_count, b.results_count, b.measured_ms"
-        " FROM best_candidates b JOIN shapes s ON s.shape = b.shape WHERE b.gpu_model = ?1"
-        " ORDER BY b.family, b.dtype, b.shape, b.instance");
+    auto s = c.prepare(std::string(detail::k_candidate_select) +
+                       " WHERE b.gpu_model = ?1 ORDER BY b.family, b.dtype, b.shape, b.instance");
     if (!s) return std::move(s).error();
     s->bind(1, gpu_model);
-    return detail::collect<BestCandidate>(*s, read_candidate);
+    return detail::collect<BestCandidate>(*s, detail::read_candidate);
   });
 }
 

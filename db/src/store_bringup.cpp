@@ -5,10 +5,11 @@
 #include <boost/json.hpp>
 
 #include <map>
+#include <tuple>
 
 #include "impl.h"
 #include "kport/porting/check_arches.h"
-#include "kport/porting/selection.h"
+#include "kport/db/best_measurement.h"
 #include "rows.h"
 
 namespace kport::db {
@@ -127,62 +128,31 @@ Status board_milestones(Connection& c, const Target& t, const std::vector<std::s
 // (select_best: current figures, ties within noise, an unstable figure never winning a
 // tie) over every instance measured there on that GPU model, whatever its target.
 Status board_selected(Connection& c, const std::string& target, std::map<Key, VariantBoard>& rows) {
-  auto s = c.prepare(
-      "SELECT b.gpu_model, b.family, b.dtype, b.shape, b.instance, b.variant, b.target, b.arch, b.driver, b.commit_sha,"
-      " b.commit_ms, b.status, b.median_us, b.stddev_us, b.samples, b.ratio, b.unstable, b.result_id, b.results_count,"
-      " b.measured_ms FROM best_candidates b"
-      " WHERE (b.gpu_model, b.family, b.dtype, b.shape) IN"
-      "  (SELECT gpu_model, family, dtype, shape FROM best_candidates WHERE target = ?1 AND median_us IS NOT NULL)"
-      " ORDER BY b.gpu_model, b.family, b.dtype, b.shape");
-  if (s) s->bind(1, target);
+  auto s = c.prepare(std::string(detail::k_candidate_select) +
+                     " WHERE (b.gpu_model, b.family, b.dtype, b.shape) IN"
+                     "  (SELECT gpu_model, family, dtype, shape FROM best_candidates WHERE target = ?1 AND median_us IS NOT NULL)"
+                     " ORDER BY b.gpu_model, b.family, b.dtype, b.shape");
+  if (!s) return std::move(s).error();
+  s->bind(1, target);
+  auto candidates = detail::collect<BestCandidate>(*s, detail::read_candidate);
+  if (!candidates) return std::move(candidates).error();
+  // Rows come grouped by (GPU model, family, dtype, shape): one selection per group.
   std::vector<porting::Measurement> group;
-  std::string group_key, family, dtype;
-  auto decide = [&] {
-    if (group.empty()) return;
-    porting::SelectionQuery q;
-    q.gpu_model = group.front().gpu_model;
-    q.arch = group.front().arch;
-    q.shape = group.front().shape;
-    q.dtype = dtype;
-    porting::SelectionInputs in;
-    in.on_gpu = group;
-    const porting::Selection sel = porting::select_best(q, in);
-    if (const auto* best = sel.best(); best && best->evidence && best->evidence->target == target)
-      ++rows[{family, best->variant}].selected;
-    group.clear();
-  };
-  KPORT_TRY(each_row(s, [&](const Stmt& st) {
-    std::string key = st.text(0) + "|" + st.text(1) + "|" + st.text(2) + "|" + st.text(3);
-    if (key != group_key) {
-      decide();
-      group_key = key;
-      family = st.text(1);
-      dtype = st.text(2);
+  for (std::size_t i = 0; i < candidates->size(); ++i) {
+    const BestCandidate& row = (*candidates)[i];
+    group.push_back(to_measurement(row));
+    const bool last = i + 1 == candidates->size();
+    if (!last) {
+      const BestCandidate& next = (*candidates)[i + 1];
+      if (std::tie(next.gpu_model, next.family, next.dtype, next.shape) == std::tie(row.gpu_model, row.family, row.dtype, row.shape))
+        continue;
     }
-    auto shape = porting::Shape::parse(st.text(3));
-    if (!shape.ok()) return;  // a shape the rule cannot read ranks nowhere
-    porting::Measurement m;
-    m.gpu_model = st.text(0);
-    m.shape = std::move(*shape);
-    m.instance = st.text(4);
-    m.variant = st.text(5);
-    m.target = st.text(6);
-    m.arch = st.text(7);
-    m.driver = st.text(8);
-    m.commit = st.text(9);
-    m.commit_ms = st.int64(10);
-    m.status = st.text(11);
-    m.median_us = st.opt_real(12).value_or(0.0);
-    m.stddev_us = st.opt_real(13).value_or(0.0);
-    m.samples = st.opt_int64(14).value_or(0);
-    m.ratio = st.opt_real(15);
-    m.unstable = st.int64(16) != 0;
-    m.result_id = st.int64(17);
-    m.runs = st.int64(18);
-    m.measured_at_ms = st.int64(19);
-    group.push_back(std::move(m));
-  }));
-  decide();
+    porting::SelectionQuery q{row.gpu_model, row.arch, target, group.front().shape, row.dtype};
+    const porting::Selection sel = porting::select_best(q, porting::SelectionInputs{.on_gpu = group});
+    if (const auto* best = sel.best(); best && best->evidence && best->evidence->target == target)
+      ++rows[{row.family, best->variant}].selected;
+    group.clear();
+  }
   return {};
 }
 

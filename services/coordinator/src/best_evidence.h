@@ -1,6 +1,5 @@
-// The store's best-kernel rows as porting::select_best reads them (one conversion for
-// /api/v1/best, measure requests and the dispatch snapshot, so all hand the rule the same
-// rows), and the one question measure requests ask of that rule: is (GPU model, op,
+// The store's best-kernel rows as porting::select_best reads them (db::to_measurement, the
+// one conversion), and the one question measure requests ask of that rule: is (GPU model, op,
 // dtype, shape) answered by a measurement at that exact shape?
 //
 // Thread-safe as the store is.
@@ -11,12 +10,13 @@
 #include <vector>
 
 #include "kport/common/result.h"
+#include "kport/db/best_measurement.h"
 #include "kport/db/store.h"
 #include "kport/porting/selection.h"
 
 namespace kport::coordinator {
 
-porting::Measurement to_measurement(const db::BestCandidate& c);
+using db::to_measurement;  // kport/db/best_measurement.h
 
 // What select_best answers from a GPU model's own current figures at one shape.
 struct ExactAnswer {
