@@ -143,4 +143,19 @@ Result<std::vector<GpuModel>> Store::list_gpu_models() {
   });
 }
 
+Result<int> Store::gpu_sm_count(const std::string& gpu_model) {
+  return m_impl->read<int>([&](Connection& c) -> Result<int> {
+    auto s = c.prepare(
+        "SELECT CAST(json_extract(extra_json, '$.sm_count') AS INTEGER) AS sms FROM runners "
+        "WHERE role = 'gpu' AND gpu_model = ?1 AND json_valid(extra_json) AND sms > 0 "
+        "ORDER BY last_heartbeat_ms DESC LIMIT 1");
+    if (!s) return std::move(s).error();
+    s->bind(1, gpu_model);
+    auto counts = detail::collect<std::int64_t>(*s, [](const detail::Stmt& st) { return st.int64(0); });
+    if (!counts) return std::move(counts).error();
+    if (counts->empty() || counts->front() > 1'000'000) return 0;
+    return static_cast<int>(counts->front());
+  });
+}
+
 }  // namespace kport::db

@@ -58,16 +58,11 @@ struct Scored {
   double noise;
 };
 
-bool cost_tie(const Scored& a, const Scored& b) {
-  double diff = std::abs(a.cost - b.cost);
-  double floor = 0.01 * std::min(a.cost, b.cost);
-  double spread = 2.0 * std::sqrt(a.noise * a.noise + b.noise * b.noise);
-  return diff <= std::max(floor, spread);
-}
+bool cost_tie(const Scored& a, const Scored& b) { return costs_tie(a.cost, a.noise, b.cost, b.noise); }
 
 // Sorts by cost, lets a stable figure within noise of an unstable best go first, and
 // marks ties and slowdowns against the (possibly new) best.
-std::vector<Ranked> rank(std::vector<Scored> scored, std::vector<std::string>& notes) {
+std::vector<Ranked> rank(std::vector<Scored> scored, std::vector<std::string>& notes, bool estimated = false) {
   std::sort(scored.begin(), scored.end(), [](const Scored& a, const Scored& b) {
     return a.cost != b.cost ? a.cost < b.cost : a.m->instance < b.m->instance;
   });
@@ -88,6 +83,7 @@ std::vector<Ranked> rank(std::vector<Scored> scored, std::vector<std::string>& n
   std::vector<Ranked> out;
   for (const auto& s : scored) {
     Ranked r{s.m->instance, s.m->variant, *s.m, false, 1.0, true};
+    if (estimated) r.estimate_us = s.cost;
     if (!out.empty()) {
       r.tie_with_best = cost_tie(scored.front(), s);
       r.slowdown = scored.front().cost > 0 ? s.cost / scored.front().cost : 1.0;
@@ -171,11 +167,28 @@ Selection measured(const SelectionQuery& q, const SelectionInputs& in, const std
   sel.evidence_arch = current.front().arch;
   auto here = at_shape(current, *match.shape);
   sel.excluded = exclusions(here);
+  // From another shape, each figure is moved to the asked one and its noise with it.
+  const bool estimated = !sel.exact_shape;
+  bool by_waves = false;
   std::vector<Scored> scored;
-  for (const auto& m : here)
-    if (m.ranks()) scored.push_back(Scored{&m, m.median_us, m.stddev_us});
-  sel.ranking = rank(std::move(scored), sel.notes);
+  for (const auto& m : here) {
+    if (!m.ranks()) continue;
+    if (!estimated) {
+      scored.push_back(Scored{&m, m.median_us, m.stddev_us});
+      continue;
+    }
+    const Geometry* g = in.sm_count > 0 ? find_geometry(in.geometry, m.instance) : nullptr;
+    by_waves = by_waves || g;
+    double cost = estimate_at(g, in.sm_count, m.shape, m.median_us, q.shape);
+    scored.push_back(Scored{&m, cost, m.stddev_us * cost / m.median_us});
+  }
+  sel.ranking = rank(std::move(scored), sel.notes, estimated);
+  sel.method = !estimated ? "measured_shape" : by_waves ? "wave_model" : "problem_size";
   auto note = distance_note(q.shape, match);
+  if (estimated && !sel.ranking.empty())
+    note += by_waves ? "; each instance's figure there is moved to the asked shape by its waves of tiles over " +
+                           std::to_string(in.sm_count) + " SMs and the steps each tile takes (wave model), and ranked by that estimate"
+                     : "; its figures are ranked as measured there (no instance geometry or SM count known to move them by)";
   if (sel.ranking.empty()) {
     sel.kind = Selection::Kind::unranked;
     sel.reason = "every instance measured on " + q.gpu_model + " at " + match.shape->canonical() +
@@ -183,7 +196,7 @@ Selection measured(const SelectionQuery& q, const SelectionInputs& in, const std
     if (!note.empty()) sel.reason += "; " + note;
   } else {
     sel.kind = Selection::Kind::measured;
-    sel.ranked_by = "median_us";
+    sel.ranked_by = estimated ? "estimate_us" : "median_us";
     sel.reason = note;
   }
   summarize(sel, in.drivers);
@@ -293,6 +306,13 @@ bool prefer_shape(double d, std::string_view canonical, double best_d, std::stri
   return d < best_d || (d == best_d && canonical > best_canonical);
 }
 
+bool costs_tie(double a, double a_noise, double b, double b_noise) {
+  double diff = std::abs(a - b);
+  double floor = 0.01 * std::min(a, b);
+  double spread = 2.0 * std::sqrt(a_noise * a_noise + b_noise * b_noise);
+  return diff <= std::max(floor, spread);
+}
+
 bool is_tie(const Measurement& best, const Measurement& other) {
   return cost_tie(Scored{&best, best.median_us, best.stddev_us}, Scored{&other, other.median_us, other.stddev_us});
 }
@@ -312,12 +332,27 @@ std::vector<Measurement> current_figures(std::span<const Measurement> rows) {
 
 namespace {
 
-std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& timed) {
+std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& timed, const SelectionInputs& in) {
   struct AtShape {
     const Shape* shape = nullptr;
     std::string canonical;
     std::map<std::string, double> median;  // instance -> median_us
     std::string fastest;
+  };
+  // The instance an answer at `to` from the figures at `from` would name: the best
+  // estimate, as measured() ranks (ties by name).
+  auto answer_from = [&](const AtShape& from, const Shape& to) {
+    std::string best;
+    double best_cost = std::numeric_limits<double>::infinity();
+    for (const auto& [instance, median] : from.median) {
+      const Geometry* g = in.sm_count > 0 ? find_geometry(in.geometry, instance) : nullptr;
+      double cost = estimate_at(g, in.sm_count, *from.shape, median, to);
+      if (cost < best_cost) {
+        best_cost = cost;
+        best = instance;
+      }
+    }
+    return best;
   };
   std::map<std::string, AtShape> shapes;
   for (const auto& m : timed) {
@@ -341,7 +376,7 @@ std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& 
       }
     }
     if (!nearest) continue;
-    auto it = a.median.find(nearest->fastest);
+    auto it = a.median.find(answer_from(*nearest, *a.shape));
     if (it == a.median.end()) continue;
     regrets.push_back(it->second / a.median.at(a.fastest) - 1.0);
   }
@@ -380,10 +415,11 @@ Selection select_best(const SelectionQuery& q, const SelectionInputs& in) {
   Selection sel = measured(q, in, current, match);
   sel.shape_distance = match.distance;
   if (sel.kind == Selection::Kind::measured && !sel.exact_shape) {
-    sel.nearest_shape_regret = neighbour_regret(timed);
+    sel.nearest_shape_regret = neighbour_regret(timed, in);
     if (const auto& r = sel.nearest_shape_regret)
       sel.notes.push_back("how sure: on " + q.gpu_model + ", answering each of " + std::to_string(r->shapes) +
-                          " measured shapes from its nearest other measured shape picked an instance " + percent(r->median) +
+                          " measured shapes from its nearest other measured shape by the same method picked an instance " +
+                          percent(r->median) +
                           " slower than the fastest there at the median, " + percent(r->p90) + " at p90, " +
                           percent(r->max) + " at worst; ask for a measurement (POST /api/v1/best/requests) to be sure");
   }

@@ -1025,7 +1025,7 @@ var init_best = __esm({
     KIND_TAG = { measured: "st-succeeded", provisional: "st-queued", unranked: "st-failed" };
     RANKED_BY = {
       median_us: "ranked by measured median",
-      predicted_us: "ranked by time predicted for this shape",
+      estimate_us: "ranked by each figure moved to this shape by its waves of tiles",
       ratio_to_baseline: "ranked by time relative to the vendor baseline"
     };
   }

@@ -1,6 +1,33 @@
 #include "best_evidence.h"
 
+#include <boost/json.hpp>
+
 namespace kport::coordinator {
+
+Result<WaveInputs> wave_inputs(db::Store& store, const std::string& gpu_model, const std::optional<std::string>& family) {
+  WaveInputs out;
+  auto sms = store.gpu_sm_count(gpu_model);
+  if (!sms.ok()) return std::move(sms).error();
+  out.sm_count = *sms;
+  if (out.sm_count <= 0) return out;
+  auto instances = store.list_kernel_instances(family);
+  if (!instances.ok()) return std::move(instances).error();
+  for (const auto& i : *instances) {
+    boost::system::error_code ec;
+    auto config = boost::json::parse(i.config_json, ec);
+    if (ec || !config.is_object()) continue;
+    const auto& obj = config.as_object();
+    auto g = porting::geometry_from_config(i.family, [&](std::string_view key) -> std::optional<std::int64_t> {
+      const auto* v = obj.if_contains(key);
+      if (!v) return std::nullopt;
+      if (v->is_int64()) return v->as_int64();
+      if (v->is_uint64() && v->as_uint64() <= static_cast<std::uint64_t>(INT64_MAX)) return static_cast<std::int64_t>(v->as_uint64());
+      return std::nullopt;
+    });
+    if (g) out.geometry.push_back({i.name, std::move(*g)});
+  }
+  return out;
+}
 
 Result<std::vector<porting::Measurement>> gpu_measurements(db::Store& store, const std::string& gpu_model,
                                                            const std::string& family, const std::string& dtype) {

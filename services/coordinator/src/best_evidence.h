@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,16 @@ ExactAnswer exact_answer(const std::vector<porting::Measurement>& on_gpu, const 
 
 // Reads the GPU model's rows of the family and dtype and answers as above.
 Result<ExactAnswer> exact_answer(db::Store& store, const db::BestKey& key);
+
+// What moves a figure to a shape that was not measured (porting/wave_model.h): the GPU
+// model's SM count (0 when no runner said) and the family's instances' geometries, read
+// from their published configs (instances without one are left out).
+struct WaveInputs {
+  int sm_count = 0;
+  std::vector<porting::InstanceGeometry> geometry;
+};
+// `family` nullopt: every family's instances.
+Result<WaveInputs> wave_inputs(db::Store& store, const std::string& gpu_model, const std::optional<std::string>& family);
 
 // The GPU model's rows of a family and dtype, as Measurements.
 Result<std::vector<porting::Measurement>> gpu_measurements(db::Store& store, const std::string& gpu_model,

@@ -175,6 +175,7 @@ json::value to_json(const porting::Selection& s) {
     json::object item{{"instance", r.instance}, {"variant", r.variant}, {"tie_with_best", r.tie_with_best},
                       {"slowdown", r.slowdown}, {"ranked", r.ranked}};
     item["evidence"] = r.evidence ? json::value(evidence_json(*r.evidence)) : json::value(nullptr);
+    if (r.estimate_us) item["estimate_us"] = *r.estimate_us;
     ranking.push_back(std::move(item));
   }
   json::array excluded;
@@ -202,7 +203,7 @@ json::value to_json(const porting::Selection& s) {
   json::value confidence = nullptr;
   if (s.kind == porting::Selection::Kind::measured) {
     json::object c{{"basis", s.exact_shape ? "measured at this shape" : "nearest measured shape"},
-                   {"shape_distance", s.shape_distance}};
+                   {"method", s.method}, {"shape_distance", s.shape_distance}};
     if (const auto& r = s.nearest_shape_regret)
       c["nearest_shape_regret"] = json::object{{"shapes", r->shapes}, {"median", r->median}, {"p90", r->p90}, {"max", r->max}};
     confidence = std::move(c);

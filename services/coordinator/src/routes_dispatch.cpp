@@ -34,6 +34,10 @@ Response snapshot(const Request& req, Context& ctx) {
   src.arch = model != models->end() ? model->arch : rows->front().arch;
   src.generated_at_ms = now_unix_ms();
   src.generated_at = iso8601_utc(src.generated_at_ms);
+  auto waves = wave_inputs(*ctx.store, gpu, std::nullopt);
+  if (!waves.ok()) return http::error_response(waves.error());
+  src.sm_count = waves->sm_count;
+  src.geometry = std::move(waves->geometry);
   src.figures.reserve(rows->size());
   for (const auto& c : *rows) src.figures.push_back(dispatch::SnapshotFigure{c.family, c.dtype, to_measurement(c)});
   return http::text_response(200, dispatch::write_snapshot(src), "application/json");

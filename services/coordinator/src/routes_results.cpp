@@ -202,6 +202,17 @@ Response answer_best(const Request& req, Context& ctx, std::optional<db::BestKey
       if (auto st = add_drivers(model); !st.ok()) return http::error_response(st.error());
   }
   porting::SelectionInputs in{on_gpu, elsewhere, candidates.list, candidates.basis, candidates.without_instances, drivers};
+  WaveInputs waves;
+  // An answer from another shape moves the figures there by each instance's waves.
+  const bool timed_here = std::any_of(on_gpu.begin(), on_gpu.end(),
+                                      [&](const porting::Measurement& m) { return m.ranks() && m.shape == *shape; });
+  if (comparable && !timed_here) {
+    auto w = wave_inputs(*ctx.store, gpu, op);
+    if (!w.ok()) return http::error_response(w.error());
+    waves = std::move(*w);
+    in.sm_count = waves.sm_count;
+    in.geometry = waves.geometry;
+  }
   auto sel = porting::select_best(q, in);
   json::object out = to_json(sel).as_object();
   out["query"] = json::object{{"gpu", gpu}, {"op", op}, {"dtype", dtype}, {"shape", shape->canonical()},

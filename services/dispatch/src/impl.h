@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -12,6 +13,7 @@
 
 #include "kport/dispatch/dispatch.h"
 #include "kport/porting/shape.h"
+#include "kport/porting/wave_model.h"
 
 namespace kport::dispatch {
 
@@ -23,6 +25,31 @@ struct Winner {
   double median_us = 0, stddev_us = 0;
   bool tie = false, unstable = false;
   std::int64_t result_id = 0;
+};
+
+// One ranking figure at a timed shape, for answers from that shape to another: moved
+// to the query by its instance's work (porting::estimate_at, wave_model.h).
+struct Figure {
+  std::uint32_t instance = 0;  // index into Snapshot::Table::instances, which is sorted by name
+  double median_us = 0, stddev_us = 0;
+  double work = 0;  // the instance's work at the figure's own shape (its WorkPlan)
+  bool unstable = false;
+  std::int64_t result_id = 0;
+};
+
+// porting::wave_work (or problem_size) over a layout's key indices, so a lookup sums
+// the very same products from the query's values without building a Shape.
+struct WorkPlan {
+  bool waves = false;  // false: problem_size
+  bool missing = false;  // the geometry names a dimension the layout lacks: work 0
+  std::uint8_t n_tiles = 0, n_steps = 0, n_others = 0;
+  std::array<std::uint8_t, k_max_dims> tile_at{}, step_at{}, other_at{};  // key indices
+  std::array<std::int64_t, k_max_dims> tile{}, step{};
+};
+
+struct TableInstance {
+  std::string name, variant;
+  const porting::Geometry* geometry = nullptr;  // into Snapshot::Impl::geometry
 };
 
 // Shapes of one key set; dims of shape j are values[j * keys.size() + i], keys sorted.
@@ -46,8 +73,42 @@ struct Layout {
   std::vector<std::array<double, 4>> penalty;
   ShapeSet timed;                 // at least one ranking figure
   std::vector<Winner> winners;    // per timed shape
+  // Per timed shape j, its ranking figures are figures[first[j] .. first[j + 1]).
+  std::vector<Figure> figures;
+  std::vector<std::uint32_t> first;
+  std::vector<WorkPlan> plans;    // per table instance
   ShapeSet untimed;               // figures, none ranking
 };
+
+inline constexpr std::size_t k_max_figures = 256;  // ranking figures at one timed shape
+
+// A plan's work at `values` (the layout's key order): porting::wave_work's or
+// porting::problem_size's products, in their order, so the doubles are the same.
+inline double plan_work(const WorkPlan& p, const std::int64_t* values, int sm_count) {
+  if (p.missing) return 0;
+  if (!p.waves) {
+    double size = 1;
+    for (std::uint8_t i = 0; i < p.n_others; ++i) size *= static_cast<double>(values[p.other_at[i]]);
+    return size;
+  }
+  double blocks = 1, steps = 1;
+  for (std::uint8_t i = 0; i < p.n_tiles; ++i) {
+    std::int64_t v = values[p.tile_at[i]];
+    if (v <= 0) return 0;
+    blocks *= static_cast<double>((v + p.tile[i] - 1) / p.tile[i]);
+  }
+  for (std::uint8_t i = 0; i < p.n_steps; ++i) {
+    std::int64_t v = values[p.step_at[i]];
+    if (v <= 0) return 0;
+    steps *= static_cast<double>((v + p.step[i] - 1) / p.step[i]);
+  }
+  for (std::uint8_t i = 0; i < p.n_others; ++i) {
+    std::int64_t v = values[p.other_at[i]];
+    if (v <= 0) return 0;
+    blocks *= static_cast<double>(v);
+  }
+  return std::ceil(blocks / sm_count) * steps;
+}
 
 // Alignment bits of `value` under `rule` (bit k: a multiple of its k-th quantum).
 inline std::uint8_t alignment_bits(const porting::Shape::DimRule& rule, std::int64_t value) {
@@ -61,11 +122,14 @@ class Snapshot::Table {
  public:
   std::string op, dtype;
   std::vector<Layout> layouts;
+  std::vector<TableInstance> instances;  // every instance with a ranking figure, by name
   TableInfo info;
 };
 
 struct Snapshot::Impl {
   std::string gpu_model, arch;
+  int sm_count = 0;  // 0: unknown (answers from another shape move figures by problem size)
+  std::vector<porting::InstanceGeometry> geometry;
   std::int64_t generated_at_ms = 0;
   std::vector<std::string> commits, drivers;
   std::vector<std::unique_ptr<Snapshot::Table>> tables;

@@ -138,6 +138,64 @@ Nearest nearest(const Layout& l, const ShapeSet& s, const Query& q) {
   return out;
 }
 
+// The API's ranking (porting::select_best from another shape) of the figures at timed
+// shape j moved to the query: each instance's estimate (porting::estimate_at over its
+// WorkPlan), the fastest first and ties by name; an unstable best gives way to the first
+// stable figure within noise of it; the winner ties when the next in that order is
+// within noise of it.
+struct Estimated {
+  std::uint32_t figure = 0;
+  double cost = 0, noise = 0;
+};
+
+bool before(const Layout& l, const Estimated& a, const Estimated& b) {
+  if (a.cost != b.cost) return a.cost < b.cost;
+  return l.figures[a.figure].instance < l.figures[b.figure].instance;  // indices order as names
+}
+
+void rank_estimates(const Snapshot::Table& t, const Layout& l, std::size_t j, const Query& q, int sm_count, Answer& a) {
+  Estimated est[k_max_figures];
+  std::size_t n = 0;
+  for (std::uint32_t f = l.first[j]; f < l.first[j + 1]; ++f) {
+    const Figure& fig = l.figures[f];
+    double to = plan_work(l.plans[fig.instance], q.values, sm_count);
+    double cost = (fig.work <= 0 || to <= 0) ? fig.median_us : fig.median_us * (to / fig.work);
+    est[n++] = Estimated{f, cost, fig.stddev_us * cost / fig.median_us};
+  }
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < n; ++i)
+    if (before(l, est[i], est[best])) best = i;
+  std::size_t win = best;
+  if (l.figures[est[best].figure].unstable) {
+    std::size_t stable = SIZE_MAX;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i == best || l.figures[est[i].figure].unstable) continue;
+      if (!porting::costs_tie(est[best].cost, est[best].noise, est[i].cost, est[i].noise)) continue;
+      if (stable == SIZE_MAX || before(l, est[i], est[stable])) stable = i;
+    }
+    if (stable != SIZE_MAX) win = stable;
+  }
+  // The next after the winner: the displaced best, or the fastest of the rest.
+  std::size_t next = SIZE_MAX;
+  if (win != best) {
+    next = best;
+  } else {
+    for (std::size_t i = 0; i < n; ++i)
+      if (i != win && (next == SIZE_MAX || before(l, est[i], est[next]))) next = i;
+  }
+  const Figure& w = l.figures[est[win].figure];
+  const TableInstance& inst = t.instances[w.instance];
+  a.instance = inst.name;
+  a.variant = inst.variant;
+  a.median_us = w.median_us;
+  a.stddev_us = w.stddev_us;
+  a.unstable = w.unstable;
+  a.result_id = w.result_id;
+  a.estimated = true;
+  a.estimate_us = est[win].cost;
+  a.tie = next != SIZE_MAX && porting::costs_tie(est[win].cost, est[win].noise, est[next].cost, est[next].noise);
+}
+
 Answer only(Status s) {
   Answer a;
   a.status = s;
@@ -187,12 +245,16 @@ Answer Snapshot::lookup(const Table& t, std::string_view shape) const noexcept {
   }
   Answer a;
   if (auto n = nearest(*l, l->timed, q); n.index != SIZE_MAX) {
-    const Winner& w = l->winners[n.index];
     a.status = n.distance == 0 ? Status::exact : Status::nearest;
-    a.instance = w.instance;
-    a.variant = w.variant;
     a.matched_shape = l->timed.canonical[n.index];
     a.distance = n.distance;
+    if (a.status == Status::nearest) {
+      rank_estimates(t, *l, n.index, q, m_impl->sm_count, a);
+      return a;
+    }
+    const Winner& w = l->winners[n.index];
+    a.instance = w.instance;
+    a.variant = w.variant;
     a.median_us = w.median_us;
     a.stddev_us = w.stddev_us;
     a.tie = w.tie;

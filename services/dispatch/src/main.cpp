@@ -110,13 +110,15 @@ int lookup(const Snapshot& snap, const std::string& op, const std::string& dtype
       o["tie"] = a.tie;
       o["unstable"] = a.unstable;
       o["result_id"] = a.result_id;
+      if (a.estimated) o["estimate_us"] = a.estimate_us;
     }
     if (!why.empty()) o["reason"] = why;
     std::cout << json::serialize(o) << "\n";
   } else if (a.found()) {
     std::cout << a.instance << "\n";
-    std::cerr << kport::dispatch::status_name(a.status) << " at " << a.matched_shape << ": " << a.median_us << " us"
-              << (a.tie ? ", tied within noise" : "") << (a.unstable ? ", unstable figure" : "") << " (result " << a.result_id
+    std::cerr << kport::dispatch::status_name(a.status) << " at " << a.matched_shape << ": " << a.median_us << " us";
+    if (a.estimated) std::cerr << ", estimated " << a.estimate_us << " us at " << shape;
+    std::cerr << (a.tie ? ", tied within noise" : "") << (a.unstable ? ", unstable figure" : "") << " (result " << a.result_id
               << ")\n";
   } else {
     std::cerr << "kport-dispatch: " << kport::dispatch::status_name(a.status) << ": " << why << "\n";

@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "checksum.h"
 #include "impl.h"
@@ -159,6 +160,70 @@ Expected<porting::Measurement> read_figure(const json::value& v, const std::stri
   return m;
 }
 
+bool dim_key(std::string_view key) {
+  return !key.empty() && key.size() <= 16 && std::all_of(key.begin(), key.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; });
+}
+
+// {"name", "tiles": [{"dim", "size"}], "steps": [...]}: how an instance divides a problem.
+Expected<porting::InstanceGeometry> read_geometry(const json::value& v, const std::string& path) {
+  if (!v.is_object()) return fail(ErrorCode::bad_json, path + " is " + kind_of(v) + "; expected an object");
+  Fields f(v.as_object(), path);
+  porting::InstanceGeometry g;
+  g.instance = f.str("name");
+  const json::array* tiles = f.array("tiles");
+  const json::array* steps = f.array("steps");
+  if (f.error()) return *f.error();
+  for (auto [list, into, name] : {std::tuple{tiles, &g.geometry.tiles, "tiles"}, std::tuple{steps, &g.geometry.steps, "steps"}}) {
+    if (list->size() > k_max_dims)
+      return fail(ErrorCode::bad_value, path + "." + name + " has more than " + std::to_string(k_max_dims) + " entries");
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      std::string at = path + "." + name + "[" + std::to_string(i) + "]";
+      if (!(*list)[i].is_object()) return fail(ErrorCode::bad_json, at + " is " + kind_of((*list)[i]) + "; expected an object");
+      Fields e((*list)[i].as_object(), at);
+      porting::Geometry::Split split{e.str("dim"), e.integer("size", 1)};
+      if (e.error()) return *e.error();
+      if (!dim_key(split.dim)) return fail(ErrorCode::bad_value, at + ".dim '" + split.dim + "' is not a shape dimension");
+      into->push_back(std::move(split));
+    }
+  }
+  return g;
+}
+
+// The work plan of one instance over a layout's keys: the products porting::wave_work
+// (with a geometry and an SM count) or porting::problem_size takes, in the same order.
+WorkPlan plan_for(const Layout& l, const porting::Geometry* g, int sm_count) {
+  WorkPlan p;
+  auto index_of = [&](const std::string& dim) -> int {
+    for (std::size_t i = 0; i < l.keys.size(); ++i)
+      if (l.keys[i] == dim) return static_cast<int>(i);
+    return -1;
+  };
+  p.waves = g && sm_count > 0;
+  if (p.waves) {
+    for (const auto& t : g->tiles) {
+      int at = index_of(t.dim);
+      if (at < 0) { p.missing = true; return p; }
+      p.tile_at[p.n_tiles] = static_cast<std::uint8_t>(at);
+      p.tile[p.n_tiles++] = t.size;
+    }
+    for (const auto& t : g->steps) {
+      int at = index_of(t.dim);
+      if (at < 0) { p.missing = true; return p; }
+      p.step_at[p.n_steps] = static_cast<std::uint8_t>(at);
+      p.step[p.n_steps++] = t.size;
+    }
+  }
+  auto named = [&](const std::vector<porting::Geometry::Split>& splits, const std::string& key) {
+    return std::any_of(splits.begin(), splits.end(), [&](const auto& s) { return s.dim == key; });
+  };
+  for (std::size_t i = 0; i < l.keys.size(); ++i) {
+    if (l.exact[i]) continue;
+    if (p.waves && (named(g->tiles, l.keys[i]) || named(g->steps, l.keys[i]))) continue;
+    p.other_at[p.n_others++] = static_cast<std::uint8_t>(i);
+  }
+  return p;
+}
+
 void add_shape(ShapeSet& set, const porting::Shape& shape) {
   for (const auto& [key, value] : shape.dims()) {
     set.values.push_back(value);
@@ -186,12 +251,22 @@ Layout& layout_for(Snapshot::Table& t, const porting::Shape& shape) {
 
 // Reduces a table's rows as the API does and precomputes every timed shape's winner.
 Expected<std::unique_ptr<Snapshot::Table>> index_table(std::string op, std::string dtype, std::vector<porting::Measurement> rows,
-                                                       const std::string& gpu, const std::string& arch,
-                                                       const std::string& path) {
+                                                       const Snapshot::Impl& snap, const std::string& path) {
+  const std::string& gpu = snap.gpu_model;
+  const std::string& arch = snap.arch;
   auto table = std::make_unique<Snapshot::Table>();
   table->op = std::move(op);
   table->dtype = std::move(dtype);
   auto current = porting::current_figures(rows);
+  // The instances with a ranking figure, by name: an index into them orders as names do.
+  std::map<std::string, std::string> ranking_instances;
+  for (const auto& m : current)
+    if (m.ranks()) ranking_instances.emplace(m.instance, m.variant);
+  std::map<std::string, std::uint32_t> instance_index;
+  for (const auto& [name, variant] : ranking_instances) {
+    instance_index[name] = static_cast<std::uint32_t>(table->instances.size());
+    table->instances.push_back(TableInstance{name, variant, porting::find_geometry(snap.geometry, name)});
+  }
   std::map<std::string, std::vector<porting::Measurement>> by_shape;
   for (auto& m : current) by_shape[m.shape.canonical()].push_back(std::move(m));
   std::set<std::string> winners;
@@ -214,6 +289,21 @@ Expected<std::unique_ptr<Snapshot::Table>> index_table(std::string op, std::stri
     const auto& e = *best->evidence;
     layout.winners.push_back(Winner{best->instance, best->variant, e.median_us, e.stddev_us, best->tie_with_best, e.unstable,
                                     e.result_id});
+    if (layout.plans.empty())
+      for (const auto& ti : table->instances) layout.plans.push_back(plan_for(layout, ti.geometry, snap.sm_count));
+    if (layout.first.empty()) layout.first.push_back(0);
+    for (const auto& m : figures) {
+      if (!m.ranks()) continue;
+      std::uint32_t at = instance_index.at(m.instance);
+      std::array<std::int64_t, k_max_dims> values{};
+      for (std::size_t i = 0; i < m.shape.dims().size(); ++i) values[i] = m.shape.dims()[i].second;
+      layout.figures.push_back(Figure{at, m.median_us, m.stddev_us, plan_work(layout.plans[at], values.data(), snap.sm_count),
+                                      m.unstable, m.result_id});
+    }
+    if (layout.figures.size() - layout.first.back() > k_max_figures)
+      return fail(ErrorCode::bad_value, path + ": " + canonical + " has more than " + std::to_string(k_max_figures) +
+                                            " ranking figures; kport-dispatch ranks at most that many at one shape");
+    layout.first.push_back(static_cast<std::uint32_t>(layout.figures.size()));
     add_shape(layout.timed, shape);
     winners.insert(best->instance);
   }
@@ -287,7 +377,20 @@ Expected<std::unique_ptr<Snapshot::Impl>> read(std::string_view text, const Load
   Fields g(*gpu, "gpu");
   impl->gpu_model = g.str("model");
   impl->arch = g.str("arch", true);
+  std::int64_t sms = g.integer("sm_count");
   if (g.error()) return *g.error();
+  if (sms > 100'000) return fail(ErrorCode::bad_value, "gpu.sm_count is " + std::to_string(sms) + "; no GPU has that many SMs");
+  impl->sm_count = static_cast<int>(sms);
+  const json::array* instances = f.array("instances");
+  if (f.error()) return *f.error();
+  std::set<std::string> named;
+  for (std::size_t i = 0; i < instances->size(); ++i) {
+    std::string path = "instances[" + std::to_string(i) + "]";
+    auto geometry = read_geometry((*instances)[i], path);
+    if (!geometry.ok()) return geometry.error();
+    if (!named.insert(geometry->instance).second) return fail(ErrorCode::bad_value, path + " repeats instance " + geometry->instance);
+    impl->geometry.push_back(std::move(*geometry));
+  }
 
   if (opt.expect_gpu && *opt.expect_gpu != impl->gpu_model)
     return fail(ErrorCode::wrong_gpu, "snapshot is for GPU model '" + impl->gpu_model + "', not '" + *opt.expect_gpu + "'");
@@ -330,7 +433,7 @@ Expected<std::unique_ptr<Snapshot::Impl>> read(std::string_view text, const Load
       if (!m.ok()) return m.error();
       rows.push_back(std::move(*m));
     }
-    auto table = index_table(op, dtype, std::move(rows), impl->gpu_model, impl->arch, path);
+    auto table = index_table(op, dtype, std::move(rows), *impl, path);
     if (!table.ok()) return table.error();
     impl->tables.push_back(std::move(*table));
   }

@@ -68,15 +68,29 @@ std::string write_snapshot(const SnapshotSource& source) {
   }
   json::array commits, drivers;
   provenance(all, commits, drivers);
+  auto geometry = source.geometry;
+  std::sort(geometry.begin(), geometry.end(), [](const auto& a, const auto& b) { return a.instance < b.instance; });
+  json::array instances;
+  for (const auto& g : geometry) {
+    auto splits = [](const std::vector<porting::Geometry::Split>& list) {
+      json::array out;
+      for (const auto& s : list) out.push_back(json::object{{"dim", s.dim}, {"size", s.size}});
+      return out;
+    };
+    instances.push_back(json::object{{"name", g.instance}, {"tiles", splits(g.geometry.tiles)}, {"steps", splits(g.geometry.steps)}});
+  }
   json::object doc{{"schema_version", k_schema_version},
                    {"kind", "kport.dispatch.snapshot"},
-                   {"gpu", json::object{{"model", source.gpu_model}, {"arch", source.arch}}},
+                   {"gpu", json::object{{"model", source.gpu_model}, {"arch", source.arch}, {"sm_count", source.sm_count}}},
                    {"generated_at", source.generated_at},
                    {"generated_at_ms", source.generated_at_ms},
                    {"commits", std::move(commits)},
                    {"drivers", std::move(drivers)},
                    {"rule", "per (op, dtype): the nearest timed shape (Shape::distance, ties to the larger problem) and its "
-                            "fastest current figure by median, ties within noise to a stable figure (porting::select_best)"},
+                            "fastest current figure by median, ties within noise to a stable figure (porting::select_best); "
+                            "from another shape each figure is moved to the query by its instance's waves of tiles over "
+                            "gpu.sm_count SMs (instances[]), else by problem size, and the estimates rank"},
+                   {"instances", std::move(instances)},
                    {"tables", std::move(out_tables)},
                    {"checksum", "fnv1a64:" + std::string(detail::k_checksum_zero)}};
   std::string text = json::serialize(doc);

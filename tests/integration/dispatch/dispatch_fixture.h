@@ -57,13 +57,34 @@ class DispatchTest : public CoordinatorTest {
         boost::json::array dtypes;
         for (const auto& d : f.dtypes) dtypes.emplace_back(d);
         kernels.push_back(boost::json::object{{"name", i}, {"family", f.op}, {"variant", variant(i)},
-                                              {"features", boost::json::array{"simt"}}, {"dtypes", std::move(dtypes)}});
+                                              {"features", boost::json::array{"simt"}}, {"dtypes", std::move(dtypes)},
+                                              {"config", config(f.op, i)}});
       }
     ASSERT_EQ(put("/api/v1/kernels", boost::json::object{{"instances", kernels}}, k_admin).status, 200);
     auto repo = post("/api/v1/repositories", boost::json::object{{"name", "kernels"}, {"url", "/tmp/kernels.git"}}, k_admin);
     ASSERT_EQ(repo.status, 201) << repo.raw;
     m_builder = register_runner("builder-1", "build");
-    m_gpu = register_runner("gpu-1", "gpu");
+    // The GPU runner says how many SMs its GPU has, as kport-runner does.
+    auto gpu = post("/api/v1/runners/register",
+                    boost::json::object{{"name", "gpu-1"}, {"role", "gpu"},
+                                        {"capabilities", boost::json::object{{"arch", "9.0"}, {"gpu_model", "NVIDIA H200"},
+                                                                             {"driver", "580.1"},
+                                                                             {"extra", boost::json::object{{"sm_count", 132}}}}}},
+                    k_registration);
+    ASSERT_EQ(gpu.status, 201) << gpu.raw;
+    m_gpu = std::string(gpu.body.at("token").as_string());
+  }
+
+  // The tiles a published config names (gemm "128x256": bm, bn and bk 64; attention
+  // "fa_wgmma.128": br 128, bc 64), so answers from another shape move by waves.
+  static boost::json::object config(const std::string& op, const std::string& instance) {
+    std::string tail = instance.substr(instance.rfind('.') + 1);
+    if (op == "gemm") {
+      auto x = tail.find('x');
+      return {{"bm", std::stoi(tail.substr(0, x))}, {"bn", std::stoi(tail.substr(x + 1))}, {"bk", 64}};
+    }
+    if (op == "attention") return {{"br", std::stoi(tail)}, {"bc", 64}};
+    return {};
   }
 
   static std::string variant(const std::string& instance) {

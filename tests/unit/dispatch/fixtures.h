@@ -43,9 +43,15 @@ inline SnapshotFigure figure(const std::string& op, const std::string& dtype, co
   return SnapshotFigure{op, dtype, m};
 }
 
-inline std::string write(std::vector<SnapshotFigure> figures, std::int64_t generated_ms = k_generated_ms) {
-  SnapshotSource src{k_gpu, "9.0", generated_ms, "2027-01-15T08:00:00.000Z", std::move(figures)};
+inline std::string write(std::vector<SnapshotFigure> figures, std::int64_t generated_ms = k_generated_ms, int sm_count = 0,
+                         std::vector<porting::InstanceGeometry> geometry = {}) {
+  SnapshotSource src{k_gpu, "9.0", generated_ms, "2027-01-15T08:00:00.000Z", std::move(figures), sm_count, std::move(geometry)};
   return write_snapshot(src);
+}
+
+// A gemm geometry: tiles of bm x bn, K in steps of bk.
+inline porting::InstanceGeometry gemm_tiles(const std::string& instance, std::int64_t bm, std::int64_t bn, std::int64_t bk = 64) {
+  return porting::InstanceGeometry{instance, porting::Geometry{{{"m", bm}, {"n", bn}}, {{"k", bk}}}};
 }
 
 // Re-signs a document edited by a test, as a coordinator would have signed it.

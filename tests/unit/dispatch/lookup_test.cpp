@@ -3,6 +3,7 @@
 // query syntax of Shape::parse, and no allocation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "fixtures.h"
@@ -148,7 +149,12 @@ TEST(DispatchLookup, TheQuerySyntaxIsShapeParses) {
 }
 
 // The rule's own answer over all rows of the table, as GET /api/v1/best computes it.
-TEST(DispatchLookup, AgreesWithSelectBestOnRandomTablesAndShapes) {
+// Both rules: from another shape by problem size (no SM count) and by the instances'
+// waves of tiles over 132 SMs.
+class DispatchLookupRule : public ::testing::TestWithParam<bool> {};
+
+TEST_P(DispatchLookupRule, AgreesWithSelectBestOnRandomTablesAndShapes) {
+  const bool waves = GetParam();
   std::mt19937_64 rng(20261201);
   auto pick = [&](std::initializer_list<int> v) { return *(v.begin() + rng() % v.size()); };
   std::vector<SnapshotFigure> figures;
@@ -167,11 +173,18 @@ TEST(DispatchLookup, AgreesWithSelectBestOnRandomTablesAndShapes) {
       }
   // A shape nobody timed: near as it may be, a timed shape answers before it.
   for (const char* inst : instances) figures.push_back(figure("gemm", "bf16", inst, "m=3,n=3,k=3", 0, 0, "failed"));
-  auto snap = load(figures);
+  // "gemm.d.four" publishes no geometry: it moves by problem size among the others.
+  std::vector<porting::InstanceGeometry> geometry = {gemm_tiles("gemm.a.one", 64, 64), gemm_tiles("gemm.b.two", 128, 128),
+                                                     gemm_tiles("gemm.c.three", 128, 256, 32)};
+  const int sm_count = waves ? 132 : 0;
+  auto parsed = Snapshot::parse(write(figures, k_generated_ms, sm_count, waves ? geometry : std::vector<porting::InstanceGeometry>{}),
+                                at_generation());
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  const Snapshot& snap = *parsed;
   std::vector<porting::Measurement> rows;
   for (const auto& f : figures) rows.push_back(f.m);
 
-  int exact = 0, nearest = 0, no_best = 0;
+  int exact = 0, nearest = 0, no_best = 0, moved = 0;
   for (int i = 0; i < 3000; ++i) {
     std::string q;
     if (i % 3 == 0)  // midpoints in log space: exact distance ties
@@ -183,6 +196,8 @@ TEST(DispatchLookup, AgreesWithSelectBestOnRandomTablesAndShapes) {
     auto shape = *porting::Shape::parse(q);
     porting::SelectionInputs in;
     in.on_gpu = rows;
+    in.sm_count = sm_count;
+    if (waves) in.geometry = geometry;
     auto sel = porting::select_best(porting::SelectionQuery{k_gpu, "9.0", "sm_90a", shape, "bf16"}, in);
     auto a = snap.lookup("gemm", "bf16", q);
     ASSERT_TRUE(sel.matched_shape.has_value()) << q;
@@ -191,6 +206,14 @@ TEST(DispatchLookup, AgreesWithSelectBestOnRandomTablesAndShapes) {
       EXPECT_EQ(std::string(a.instance), best->instance) << q;
       EXPECT_EQ(a.status, sel.exact_shape ? Status::exact : Status::nearest) << q;
       EXPECT_EQ(a.tie, best->tie_with_best) << q;
+      EXPECT_EQ(a.estimated, best->estimate_us.has_value()) << q;
+      if (best->estimate_us) {
+        EXPECT_DOUBLE_EQ(a.estimate_us, *best->estimate_us) << q;
+        EXPECT_EQ(sel.method, waves ? "wave_model" : "problem_size") << q;
+        moved += std::any_of(sel.ranking.begin(), sel.ranking.end(), [&](const porting::Ranked& r) {
+          return r.ranked && r.evidence && r.evidence->median_us < best->evidence->median_us;
+        });
+      }
       (a.status == Status::exact ? exact : nearest)++;
     } else {
       EXPECT_EQ(sel.kind, porting::Selection::Kind::unranked) << q;
@@ -201,10 +224,21 @@ TEST(DispatchLookup, AgreesWithSelectBestOnRandomTablesAndShapes) {
   EXPECT_GT(exact, 0);
   EXPECT_GT(nearest, 1000);
   EXPECT_EQ(no_best, 0);
+  // By waves, some answers name another instance than the fastest where it was measured.
+  if (waves) {
+    EXPECT_GT(moved, 50);
+  }
 }
 
+INSTANTIATE_TEST_SUITE_P(ProblemSizeAndWaves, DispatchLookupRule, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? std::string("Waves") : std::string("ProblemSize"); });
+
 TEST(DispatchLookup, ALookupAllocatesNothing) {
-  auto snap = load(gemm_grid());
+  auto parsed = Snapshot::parse(write(gemm_grid(), k_generated_ms, 132,
+                                      {gemm_tiles("gemm.wgmma_tma.big", 128, 256), gemm_tiles("gemm.mma_sync.small", 64, 64)}),
+                                at_generation());
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  const Snapshot& snap = *parsed;
   const auto* t = snap.table("gemm", "bf16");
   ASSERT_NE(t, nullptr);
   // Long enough that std::string would leave its small buffer if one were built.

@@ -70,8 +70,8 @@ TEST(DispatchSnapshot, ATruncatedSnapshotIsRefused) {
 }
 
 TEST(DispatchSnapshot, AnotherSchemaVersionIsRefused) {
-  expect_refused(edit(sample(), [](json::object& d) { d["schema_version"] = 2; }), ErrorCode::schema_version, "reads 1");
-  expect_refused(edit(sample(), [](json::object& d) { d["schema_version"] = "1"; }), ErrorCode::schema_version, "schema_version");
+  expect_refused(edit(sample(), [](json::object& d) { d["schema_version"] = 1; }), ErrorCode::schema_version, "reads 2");
+  expect_refused(edit(sample(), [](json::object& d) { d["schema_version"] = "2"; }), ErrorCode::schema_version, "schema_version");
   expect_refused(edit(sample(), [](json::object& d) { d.erase("schema_version"); }), ErrorCode::missing_field, "schema_version");
 }
 

@@ -11,7 +11,7 @@ const EXAMPLE_SHAPE = { gemm: 'm=4096,n=4096,k=4096', attention: 'b=4,h=16,l=409
   rmsnorm: 'rows=32768,cols=4096', softmax: 'rows=32768,cols=4096' };
 
 const KIND_TAG = { measured: 'st-succeeded', provisional: 'st-queued', unranked: 'st-failed' };
-const RANKED_BY = { median_us: 'ranked by measured median', predicted_us: 'ranked by time predicted for this shape',
+const RANKED_BY = { median_us: 'ranked by measured median', estimate_us: 'ranked by each figure moved to this shape by its waves of tiles',
   ratio_to_baseline: 'ranked by time relative to the vendor baseline' };
 
 function heading(a) {

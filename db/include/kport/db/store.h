@@ -145,6 +145,9 @@ class Store {
   // returns true when the model is new, or the driver is new for it.
   Result<bool> record_gpu_model(std::string_view name, std::string_view arch, std::string_view driver);
   Result<std::vector<GpuModel>> list_gpu_models();
+  // The SM count GPU runners of `gpu_model` registered (the most recently heard from);
+  // 0 when none said.
+  Result<int> gpu_sm_count(const std::string& gpu_model);
 
   // Inserts or updates instances (and their families and variants) by name.
   Status upsert_kernel_instances(const std::vector<KernelInstance>& instances);

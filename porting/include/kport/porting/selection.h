@@ -11,7 +11,9 @@
 //    tie (is_tie()). A figure flagged unstable never wins a tie: when it is within noise
 //    of a stable figure, the stable one ranks first, and a note says so.
 //  - The query shape maps to the nearest measured shape (Shape::distance); the answer
-//    says whether the match was exact.
+//    says whether the match was exact. From another shape, each instance's figure there
+//    is moved to the asked shape (estimate_at(), wave_model.h: its waves of tiles over
+//    the GPU's SMs when its geometry and the SM count are known) and the estimates rank.
 //  - With no comparable measurement on that GPU model the answer is *provisional*: the
 //    caller's candidates (provisional_candidates(): instances that build for the GPU's
 //    target and run the dtype) ranked by their ratio to the vendor baseline on the
@@ -32,6 +34,7 @@
 
 #include "kport/common/result.h"
 #include "kport/porting/shape.h"
+#include "kport/porting/wave_model.h"
 
 namespace kport::porting {
 
@@ -90,6 +93,11 @@ struct SelectionInputs {
   std::span<const std::string> candidates_missing = {};  // Candidates::without_instances
   // Drivers present per GPU model, so the answer can name those it did not use.
   std::span<const DriverSeen> drivers = {};
+  // The GPU model's SM count (0: unknown) and the instances' geometries: with both, an
+  // answer from another shape ranks each instance by its figure moved to the asked shape
+  // by its waves of tiles (wave_model.h); without, by problem size, as measured there.
+  int sm_count = 0;
+  std::span<const InstanceGeometry> geometry = {};
 };
 
 struct Ranked {
@@ -101,6 +109,9 @@ struct Ranked {
   // from the vendor baseline). 1.0 for the best and for unmeasured candidates.
   double slowdown = 1.0;
   bool ranked = false;  // placed by evidence (false: listed after the ranked ones)
+  // A measured answer from another shape: the evidence's median moved to the asked shape
+  // (estimate_at()), what the ranking ordered by.
+  std::optional<double> estimate_us = std::nullopt;
 };
 
 struct Excluded {  // an instance whose current result rules it out
@@ -119,10 +130,11 @@ struct Evidence {  // where the ranked figures come from
   std::int64_t newest_ms = 0, oldest_ms = 0;
 };
 
-// How well the nearest measured shape has stood in on this GPU model: every measured
+// How well answers from another shape have done on this GPU model: every measured
 // shape of the family and dtype with at least two timed instances is answered from its
-// nearest *other* measured shape (the fastest figure there), and that instance's time at
-// the shape itself is compared with the shape's fastest. The regret t(answer)/t(fastest)
+// nearest *other* measured shape, by the same method as the answer (the best estimate
+// moved from there), and that instance's time at the shape itself is compared with the
+// shape's fastest. The regret t(answer)/t(fastest)
 // - 1 over those shapes says how far a nearest-shape answer has been off, calibrated on
 // this GPU's own measurements.
 struct NeighbourRegret {
@@ -135,11 +147,16 @@ struct Selection {
   Kind kind = Kind::unranked;
   std::string reason;  // why provisional or unranked; empty for a plain measured answer
   std::vector<std::string> notes;  // unstable figures, other drivers, mixed commits
-  std::string ranked_by;           // "median_us", "ratio_to_baseline" or "" (unranked)
+  std::string ranked_by;           // "median_us", "estimate_us" (from another shape), "ratio_to_baseline" or "" (unranked)
   std::string candidates_basis;    // provisional and unranked: where the candidates came from
   std::optional<Shape> matched_shape;
   bool exact_shape = false;
   double shape_distance = 0;  // Shape::distance of the query to matched_shape
+  // How a measured answer ranked: "measured_shape" (figures at the asked shape),
+  // "wave_model" (figures at matched_shape moved by the instances' waves of tiles) or
+  // "problem_size" (moved by the problem's size: as ranked at matched_shape). Empty for
+  // provisional and unranked answers.
+  std::string method;
   // A measured answer from another shape: how nearest-shape answers fared on this GPU
   // model (nullopt when fewer than two shapes could be scored).
   std::optional<NeighbourRegret> nearest_shape_regret;
@@ -159,6 +176,9 @@ const char* kind_name(Selection::Kind k);
 // one and twice their combined standard deviation: run-to-run noise on a GPU is a
 // percent or so even when one run's spread is tighter.
 bool is_tie(const Measurement& best, const Measurement& other);
+// The same test on any cost with its noise in the same unit (an estimate and its
+// spread): what ranks ties, for a caller that ranks without Measurements (kport-dispatch).
+bool costs_tie(double a, double a_noise, double b, double b_noise);
 
 // The figure that counts per (GPU model, instance, shape): the row with the largest
 // (commit_ms, result_id), i.e. the latest result of the newest commit. The store's

@@ -2,13 +2,16 @@
 // answered offline from a snapshot of kport's measured answers, by the same rule as
 // GET /api/v1/best (porting::select_best, linked in as kport::selection).
 //
-// A snapshot (GET /api/v1/dispatch/snapshot?gpu=MODEL, schema_version 1) carries the
+// A snapshot (GET /api/v1/dispatch/snapshot?gpu=MODEL, schema_version 2) carries the
 // current figure of every (op, dtype, shape, instance) measured on one GPU model, with
 // the commits and drivers they come from. Loading it validates it completely (JSON,
 // schema version, every field, the checksum) and, where the caller asks, its age and
 // commit; then it precomputes, per (op, dtype), the timed shapes and the winner of each.
 // A lookup maps the query to the nearest timed shape (Shape::distance, ties to the
-// larger problem) and returns that shape's winner: no allocation, no I/O.
+// larger problem) and returns that shape's winner, or, from another shape, ranks that
+// shape's figures moved to the query by each instance's waves of tiles over the GPU's
+// SMs (porting/wave_model.h; the snapshot carries the SM count and the instances'
+// geometries): no allocation, no I/O.
 //
 // What the API would answer *provisional* or *unranked* (no measured evidence for the
 // op and dtype on this GPU model, or none comparable to the shape) is Status::unknown,
@@ -30,7 +33,7 @@
 
 namespace kport::dispatch {
 
-inline constexpr int k_schema_version = 1;
+inline constexpr int k_schema_version = 2;
 
 // ---- errors ----------------------------------------------------------------------------
 
@@ -95,6 +98,10 @@ struct Answer {
   bool tie = false;       // another instance is within measured noise of the winner there
   bool unstable = false;  // the winner's figure is flagged unstable (faster beyond noise all the same)
   std::int64_t result_id = 0;  // the winner's result, for GET /api/v1/results/{id}
+  // nearest: the winner's figure moved to the query by its waves of tiles (or by problem
+  // size), what ranked it; the API's ranking[].estimate_us.
+  bool estimated = false;
+  double estimate_us = 0;
 
   bool found() const noexcept { return status == Status::exact || status == Status::nearest; }
 };

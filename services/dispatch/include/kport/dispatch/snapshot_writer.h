@@ -1,4 +1,4 @@
-// Writes the snapshot document kport::dispatch::Snapshot reads (schema_version 1): the
+// Writes the snapshot document kport::dispatch::Snapshot reads (schema_version 2): the
 // one home of the format, so the coordinator's route and the library never disagree.
 // Used by the coordinator (GET /api/v1/dispatch/snapshot); not installed with the
 // library. Pure; thread-safe.
@@ -22,6 +22,8 @@ struct SnapshotSource {
   std::int64_t generated_at_ms = 0;
   std::string generated_at;  // the same instant as ISO-8601 UTC
   std::vector<SnapshotFigure> figures;
+  int sm_count = 0;  // 0: unknown
+  std::vector<porting::InstanceGeometry> geometry = {};  // instances whose geometry is known
 };
 
 // The document, checksummed (FNV-1a 64 over its bytes with the checksum's digits

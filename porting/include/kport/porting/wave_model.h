@@ -1,0 +1,69 @@
+// Moving a measured time to a shape that was not measured, by what decides a kernel's
+// time there: how many waves of thread blocks (CTAs) its tiles make over the GPU's SMs,
+// and how many steps each block walks. A kernel whose tile leaves the last wave a third
+// full, or needs a second wave where another tile needs one, loses exactly that, and
+// the nearest measured shape cannot show it (on the H200, gemm at M = 96, N = 28672: the
+// 128x128 tile needs 224 blocks, two waves over 132 SMs, and the 128x256 tile 112, one
+// wave; at the nearest measured N = 14336 both fit in one wave and 128x128 was faster).
+//
+// An estimate is anchored on the instance's own figure at the nearest measured shape on
+// the same GPU model and scaled by the ratio of its work there and at the asked shape:
+//   work = ceil(blocks / SMs) * prod(ceil(stepped extent / step)),
+//   blocks = prod(ceil(tiled extent / tile)) * prod(every other dimension that does not
+//            have to match exactly: batch, heads).
+// An instance whose geometry is not known scales by the problem's size alone (the
+// product of those dimensions), the same for every instance, which ranks as the nearest
+// shape's figures do.
+//
+// Pure functions; thread-safe; the standard library only (part of kport::selection).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kport/porting/shape.h"
+
+namespace kport::porting {
+
+struct Geometry {  // how an instance divides a problem among its thread blocks
+  struct Split {
+    std::string dim;         // a dimension of the family's shapes: "m"
+    std::int64_t size = 0;   // the tile (or step) along it: 128
+  };
+  std::vector<Split> tiles;  // cut into one tile per block: gemm m, n; attention l (query rows)
+  std::vector<Split> steps;  // walked by each block in steps: gemm k; attention l (key columns)
+};
+
+struct InstanceGeometry {
+  std::string instance;
+  Geometry geometry;
+};
+
+// A family's geometry read from an instance's published configuration: `config(key)` is
+// the config's integer value of `key`, nullopt when absent or not an integer. gemm: bm,
+// bn, bk (or block_m, block_n, block_k); attention: br, bc. nullopt for a family whose
+// geometry is not known here (the row-wise families) or a config that lacks its keys.
+std::optional<Geometry> geometry_from_config(std::string_view family,
+                                             const std::function<std::optional<std::int64_t>(std::string_view)>& config);
+
+// The work above, in SM steps; 0 when the shape lacks a dimension the geometry names or
+// a dimension is 0. `sm_count` > 0.
+double wave_work(const Geometry& g, const Shape& s, int sm_count);
+
+// The product of the dimensions that need not match exactly (0 when one is 0).
+double problem_size(const Shape& s);
+
+// `from_us`, measured at `from`, moved to `to`: scaled by the geometry's wave work when
+// `g` is given and `sm_count` > 0, else by problem_size(). Returns from_us when a work
+// figure is 0 (nothing to scale by).
+double estimate_at(const Geometry* g, int sm_count, const Shape& from, double from_us, const Shape& to);
+
+// The geometry of `instance` in `all`, or nullptr.
+const Geometry* find_geometry(std::span<const InstanceGeometry> all, std::string_view instance);
+
+}  // namespace kport::porting

@@ -1,0 +1,85 @@
+#include "kport/porting/wave_model.h"
+
+#include <cmath>
+
+namespace kport::porting {
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+bool named(const std::vector<Geometry::Split>& splits, std::string_view dim) {
+  for (const auto& s : splits)
+    if (s.dim == dim) return true;
+  return false;
+}
+
+}  // namespace
+
+std::optional<Geometry> geometry_from_config(std::string_view family,
+                                             const std::function<std::optional<std::int64_t>(std::string_view)>& config) {
+  auto either = [&](std::string_view a, std::string_view b) {
+    auto v = config(a);
+    return v ? v : config(b);
+  };
+  auto positive = [](std::optional<std::int64_t> v) { return v && *v > 0; };
+  if (family == "gemm") {
+    auto bm = either("bm", "block_m"), bn = either("bn", "block_n"), bk = either("bk", "block_k");
+    if (!positive(bm) || !positive(bn) || !positive(bk)) return std::nullopt;
+    return Geometry{{{"m", *bm}, {"n", *bn}}, {{"k", *bk}}};
+  }
+  if (family == "attention") {
+    auto br = config("br"), bc = config("bc");
+    if (!positive(br) || !positive(bc)) return std::nullopt;
+    return Geometry{{{"l", *br}}, {{"l", *bc}}};
+  }
+  return std::nullopt;
+}
+
+double wave_work(const Geometry& g, const Shape& s, int sm_count) {
+  if (sm_count <= 0) return 0;
+  double blocks = 1, steps = 1;
+  for (const auto& t : g.tiles) {
+    std::int64_t v = s.get(t.dim);
+    if (v <= 0) return 0;
+    blocks *= static_cast<double>(ceil_div(v, t.size));
+  }
+  for (const auto& t : g.steps) {
+    std::int64_t v = s.get(t.dim);
+    if (v <= 0) return 0;
+    steps *= static_cast<double>(ceil_div(v, t.size));
+  }
+  for (const auto& [key, v] : s.dims()) {
+    if (named(g.tiles, key) || named(g.steps, key) || Shape::must_match_exactly(key)) continue;
+    if (v <= 0) return 0;
+    blocks *= static_cast<double>(v);
+  }
+  return std::ceil(blocks / sm_count) * steps;
+}
+
+double problem_size(const Shape& s) {
+  double size = 1;
+  for (const auto& [key, v] : s.dims())
+    if (!Shape::must_match_exactly(key)) size *= static_cast<double>(v);
+  return size;
+}
+
+double estimate_at(const Geometry* g, int sm_count, const Shape& from, double from_us, const Shape& to) {
+  double a = 0, b = 0;
+  if (g && sm_count > 0) {
+    a = wave_work(*g, from, sm_count);
+    b = wave_work(*g, to, sm_count);
+  } else {
+    a = problem_size(from);
+    b = problem_size(to);
+  }
+  if (a <= 0 || b <= 0) return from_us;
+  return from_us * (b / a);
+}
+
+const Geometry* find_geometry(std::span<const InstanceGeometry> all, std::string_view instance) {
+  for (const auto& g : all)
+    if (g.instance == instance) return &g.geometry;
+  return nullptr;
+}
+
+}  // namespace kport::porting

@@ -1,0 +1,147 @@
+#include "kport/porting/wave_model.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "kport/porting/selection.h"
+
+namespace kport::porting {
+namespace {
+
+Shape shape(const char* text) { return *Shape::parse(text); }
+
+std::optional<Geometry> from(std::string_view family, std::map<std::string, std::int64_t> config) {
+  return geometry_from_config(family, [&](std::string_view key) -> std::optional<std::int64_t> {
+    auto it = config.find(std::string(key));
+    if (it == config.end()) return std::nullopt;
+    return it->second;
+  });
+}
+
+Measurement meas(std::int64_t id, std::string instance, std::string text, double median) {
+  Measurement m;
+  m.result_id = id;
+  m.instance = instance;
+  m.variant = "wgmma_tma";
+  m.gpu_model = "NVIDIA H200";
+  m.arch = "9.0";
+  m.target = "sm_90a";
+  m.driver = "580.1";
+  m.commit = "c1";
+  m.commit_ms = 1000;
+  m.shape = shape(text.c_str());
+  m.median_us = median;
+  m.stddev_us = 0.05;
+  m.samples = 50;
+  m.measured_at_ms = 1000 + id;
+  return m;
+}
+
+}  // namespace
+
+TEST(WaveModel, GeometryComesFromEachFamilysConfigKeys) {
+  auto g = from("gemm", {{"bm", 128}, {"bn", 256}, {"bk", 64}, {"stages", 4}});
+  ASSERT_TRUE(g);
+  ASSERT_EQ(g->tiles.size(), 2u);
+  EXPECT_EQ(g->tiles[1].dim, "n");
+  EXPECT_EQ(g->tiles[1].size, 256);
+  EXPECT_EQ(g->steps.at(0).dim, "k");
+  // The SIMT kernels spell their tiles block_m/block_n/block_k.
+  EXPECT_TRUE(from("gemm", {{"block_m", 64}, {"block_n", 64}, {"block_k", 16}}));
+  auto a = from("attention", {{"head_dim", 128}, {"br", 128}, {"bc", 176}});
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->tiles.at(0).dim, "l");
+  EXPECT_EQ(a->steps.at(0).size, 176);
+  // Unknown families, missing or non-positive tiles: no geometry, never a guess.
+  EXPECT_FALSE(from("rmsnorm", {{"load_bytes", 16}}));
+  EXPECT_FALSE(from("gemm", {{"bm", 128}, {"bn", 128}}));
+  EXPECT_FALSE(from("gemm", {{"bm", 0}, {"bn", 128}, {"bk", 64}}));
+}
+
+TEST(WaveModel, WorkCountsWavesOfTilesOverTheSmsAndTheStepsOfEach) {
+  Geometry narrow{{{"m", 128}, {"n", 128}}, {{"k", 64}}}, wide{{{"m", 128}, {"n", 256}}, {{"k", 64}}};
+  // M = 96, N = 28672: 224 tiles of 128x128 make two waves over 132 SMs, 112 of 128x256 one.
+  EXPECT_DOUBLE_EQ(wave_work(narrow, shape("m=96,n=28672,k=8192"), 132), 2 * 128);
+  EXPECT_DOUBLE_EQ(wave_work(wide, shape("m=96,n=28672,k=8192"), 132), 1 * 128);
+  // A partial tile costs a whole one; batch and heads multiply the blocks; the head dim
+  // and causal flag must match exactly and do not.
+  Geometry attention{{{"l", 128}}, {{"l", 128}}};
+  EXPECT_DOUBLE_EQ(wave_work(attention, shape("b=2,h=16,l=1000,d=128,causal=1"), 132), 2 * 8);  // 256 blocks
+  EXPECT_DOUBLE_EQ(wave_work(attention, shape("b=4,h=16,l=1024,d=128,causal=1"), 132), 4 * 8);
+  // A shape without the geometry's dimensions, or an unknown SM count: no work figure.
+  EXPECT_EQ(wave_work(narrow, shape("rows=8,cols=8"), 132), 0);
+  EXPECT_EQ(wave_work(narrow, shape("m=96,n=28672,k=8192"), 0), 0);
+}
+
+TEST(WaveModel, AnEstimateScalesTheMeasuredFigureByTheWorkRatio) {
+  Geometry narrow{{{"m", 128}, {"n", 128}}, {{"k", 64}}};
+  auto at = shape("m=64,n=14336,k=4096"), to = shape("m=96,n=28672,k=8192");
+  // One wave of 64 steps there, two waves of 128 steps here: four times the time.
+  EXPECT_DOUBLE_EQ(estimate_at(&narrow, 132, at, 44.0, to), 176.0);
+  // No geometry: by problem size (m*n*k grows 6x), the same factor for every instance.
+  EXPECT_DOUBLE_EQ(estimate_at(nullptr, 132, at, 44.0, to), 264.0);
+  EXPECT_DOUBLE_EQ(estimate_at(&narrow, 0, at, 44.0, to), 264.0);
+}
+
+// The H200's figures at the nearest measured shape (m=64,n=14336,k=4096): the 128x128 tile
+// 44.0 us, the 128x256 tile 48.5 us. Asked for M = 96, N = 28672, K = 8192, the nearest
+// shape alone names 128x128, which was 18 % slower there; moved by their waves, 128x256
+// wins.
+TEST(WaveModel, AnAnswerFromAnotherShapeRanksByTheWavesEachTileNeedsThere) {
+  std::vector<Measurement> rows = {meas(1, "gemm.wgmma_tma.128x128x64_s6", "m=64,n=14336,k=4096", 44.0),
+                                   meas(2, "gemm.wgmma_tma.128x256x64_s4", "m=64,n=14336,k=4096", 48.5)};
+  std::vector<InstanceGeometry> geometry = {{"gemm.wgmma_tma.128x128x64_s6", {{{"m", 128}, {"n", 128}}, {{"k", 64}}}},
+                                            {"gemm.wgmma_tma.128x256x64_s4", {{{"m", 128}, {"n", 256}}, {{"k", 64}}}}};
+  SelectionQuery q{"NVIDIA H200", "9.0", "sm_90a", shape("m=96,n=28672,k=8192"), "bf16"};
+
+  auto plain = select_best(q, SelectionInputs{.on_gpu = rows});
+  ASSERT_NE(plain.best(), nullptr);
+  EXPECT_EQ(plain.best()->instance, "gemm.wgmma_tma.128x128x64_s6");
+  EXPECT_EQ(plain.method, "problem_size");
+
+  auto waves = select_best(q, SelectionInputs{.on_gpu = rows, .sm_count = 132, .geometry = geometry});
+  ASSERT_NE(waves.best(), nullptr);
+  EXPECT_EQ(waves.method, "wave_model");
+  EXPECT_EQ(waves.ranked_by, "estimate_us");
+  EXPECT_EQ(waves.best()->instance, "gemm.wgmma_tma.128x256x64_s4");
+  ASSERT_TRUE(waves.best()->estimate_us);
+  EXPECT_DOUBLE_EQ(*waves.best()->estimate_us, 48.5 * 2);       // one wave, twice the K steps
+  EXPECT_DOUBLE_EQ(*waves.ranking.at(1).estimate_us, 44.0 * 4);  // two waves, twice the K steps
+  EXPECT_NEAR(waves.ranking.at(1).slowdown, 176.0 / 97.0, 1e-12);
+  EXPECT_NE(waves.reason.find("132 SMs"), std::string::npos) << waves.reason;
+  // The evidence stays the measurement it was moved from.
+  EXPECT_EQ(waves.best()->evidence->shape.canonical(), "k=4096,m=64,n=14336");
+
+  // At the measured shape itself nothing is estimated.
+  SelectionQuery there{"NVIDIA H200", "9.0", "sm_90a", shape("m=64,n=14336,k=4096"), "bf16"};
+  auto exact = select_best(there, SelectionInputs{.on_gpu = rows, .sm_count = 132, .geometry = geometry});
+  EXPECT_EQ(exact.method, "measured_shape");
+  EXPECT_EQ(exact.ranked_by, "median_us");
+  EXPECT_EQ(exact.best()->instance, "gemm.wgmma_tma.128x128x64_s6");
+  EXPECT_FALSE(exact.best()->estimate_us);
+}
+
+// How sure an answer from another shape is follows the method that answers: measured at
+// two shapes where the tiles' waves differ, each answered from the other by the wave model
+// names the faster there, where the nearest shape's winner would be 20 % off.
+TEST(WaveModel, HowSureScoresTheSameMethodOnTheGpusOwnShapes) {
+  std::vector<Measurement> rows = {meas(1, "gemm.wgmma_tma.128x128x64_s6", "m=64,n=14336,k=4096", 44.0),
+                                   meas(2, "gemm.wgmma_tma.128x256x64_s4", "m=64,n=14336,k=4096", 48.5),
+                                   meas(3, "gemm.wgmma_tma.128x128x64_s6", "m=64,n=28672,k=4096", 88.0),
+                                   meas(4, "gemm.wgmma_tma.128x256x64_s4", "m=64,n=28672,k=4096", 50.0),
+                                   meas(5, "gemm.wgmma_tma.128x128x64_s6", "m=64,n=4096,k=4096", 25.0),
+                                   meas(6, "gemm.wgmma_tma.128x256x64_s4", "m=64,n=4096,k=4096", 42.0)};
+  std::vector<InstanceGeometry> geometry = {{"gemm.wgmma_tma.128x128x64_s6", {{{"m", 128}, {"n", 128}}, {{"k", 64}}}},
+                                            {"gemm.wgmma_tma.128x256x64_s4", {{{"m", 128}, {"n", 256}}, {{"k", 64}}}}};
+  SelectionQuery q{"NVIDIA H200", "9.0", "sm_90a", shape("m=64,n=20000,k=4096"), "bf16"};
+  auto plain = select_best(q, SelectionInputs{.on_gpu = rows});
+  ASSERT_TRUE(plain.nearest_shape_regret);
+  EXPECT_GT(plain.nearest_shape_regret->max, 0.5);  // 28672 answered from 14336: 128x128, 76 % off
+  auto waves = select_best(q, SelectionInputs{.on_gpu = rows, .sm_count = 132, .geometry = geometry});
+  ASSERT_TRUE(waves.nearest_shape_regret);
+  EXPECT_EQ(waves.nearest_shape_regret->shapes, 3);
+  EXPECT_DOUBLE_EQ(waves.nearest_shape_regret->max, 0.0);
+}
+
+}  // namespace kport::porting
