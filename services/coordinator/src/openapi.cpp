@@ -1,312 +1,507 @@
-// The OpenAPI 3.0 description of /api/v1, built once from a compact route table so the
-// document and the routes are reviewed side by side.
+// The OpenAPI 3.0 description of the coordinator, built once from one table of
+// operations (below, in the order of the route files) and the schemas of
+// openapi_schemas.cpp, so the document and the routes are reviewed side by side.
+// Two tests keep it true against a running coordinator: every served route is an
+// operation and every operation is served (coordinator_api_test), and every JSON
+// answer the tests can provoke validates against its documented schema
+// (openapi_conformance_test); `redocly lint` checks it as a document (openapi_lint).
 #include <boost/json.hpp>
 
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "context.h"
+#include "openapi_schemas.h"
 
 namespace kport::coordinator {
 namespace json = boost::json;
 namespace {
 
+using V = json::value;
+
+// Who may call an operation, as the handler checks it (auth.cpp).
+enum class Auth {
+  none,          // no check at all
+  read,          // anyone while --open-reads (the default), else any valid token
+  admin,         // the admin token
+  runner,        // a runner token
+  admin_runner,  // either
+  registration,  // the registration token
+  signature,     // a push webhook's signature or token against the hook secret
+};
+
+V ref(const std::string& name) { return json::object{{"$ref", "#/components/schemas/" + name}}; }
+V typed(const char* type) { return json::object{{"type", type}}; }
+V str() { return typed("string"); }
+V integer(std::int64_t min) { return json::object{{"type", "integer"}, {"minimum", min}}; }
+V integer(std::int64_t min, std::int64_t max) { return json::object{{"type", "integer"}, {"minimum", min}, {"maximum", max}}; }
+V enm(std::initializer_list<const char*> values) {
+  json::array a;
+  for (const char* v : values) a.emplace_back(v);
+  return json::object{{"type", "string"}, {"enum", std::move(a)}};
+}
+
+json::object param(const char* in, const char* name, V schema, const char* description, bool required) {
+  json::object p{{"name", name}, {"in", in}, {"required", required}, {"schema", std::move(schema)}};
+  if (*description) p["description"] = description;
+  return p;
+}
+json::object q(const char* name, V schema, const char* description = "") {
+  return param("query", name, std::move(schema), description, false);
+}
+json::object q_required(const char* name, V schema, const char* description = "") {
+  return param("query", name, std::move(schema), description, true);
+}
+std::vector<json::object> paging() {
+  return {q("limit", integer(1, 1000), "page size (default 100)"),
+          q("before", integer(1), "the next_cursor of the previous page")};
+}
+
+// The path parameters by name: ids are positive integers, artifact addresses SHA-256s.
+json::object path_param(const std::string& name) {
+  V schema = str();
+  const char* description = "";
+  if (name == "id") {
+    schema = integer(1);
+  } else if (name == "sha256") {
+    schema = json::object{{"type", "string"}, {"pattern", "^[0-9a-f]{64}$"}};
+    description = "SHA-256 of the blob, 64 lowercase hex digits";
+  } else if (name == "sha") {
+    description = "a commit sha (7..64 lowercase hex digits; the verdict also takes a ref kport recorded)";
+  } else if (name == "target") {
+    schema = json::object{{"type", "string"}, {"pattern", "^sm_[0-9][0-9a-z]*$"}};
+    description = "a compile target such as sm_90a";
+  }
+  json::object p{{"name", name}, {"in", "path"}, {"required", true}, {"schema", std::move(schema)}};
+  if (*description) p["description"] = description;
+  return p;
+}
+
+json::object content(const char* media_type, V schema) {
+  return json::object{{media_type, json::object{{"schema", std::move(schema)}}}};
+}
+json::object json_content(const std::string& schema) { return content("application/json", ref(schema)); }
+
+struct Answer {
+  int status;
+  const char* description;
+  json::object content;  // empty: no body
+};
+Answer ok(int status, const std::string& schema, const char* description = "success") {
+  return Answer{status, description, json_content(schema)};
+}
+Answer err(int status, const char* description) { return Answer{status, description, json_content("Error")}; }
+
 struct Op {
   const char* method;
   const char* path;
+  const char* id;  // operationId
   const char* summary;
-  const char* auth;   // "read", "admin", "runner", "registration", "admin|runner", "signature", "none"
-  const char* query;  // comma-separated query parameters
-  int ok_status;
+  Auth auth;
+  std::vector<json::object> query;
+  json::object request;  // content of the request body; empty: none
+  std::vector<Answer> answers;
+  bool request_optional = false;
 };
 
-constexpr Op k_ops[] = {
-    {"get", "/healthz", "Liveness, from memory: the process serves HTTP (never touches the database)", "none", "", 200},
-    {"get", "/readyz", "Readiness: the database answers within the deadline (--ready-timeout-ms); 503 with the reason otherwise",
-     "none", "", 200},
-    {"get", "/metrics", "Prometheus metrics: HTTP per route, connections, queue gauges the reaper refreshes", "none", "", 200},
-    {"get", "/api/v1/openapi.json", "This document", "none", "", 200},
-    {"get", "/api/v1/targets", "List compile targets with their features", "read", "", 200},
-    {"get", "/api/v1/targets/{target}", "One target and the arches that check its builds", "read", "", 200},
-    {"put", "/api/v1/targets/{target}", "Add or update a target (arch, features, toolkit, check_arches)", "admin", "", 200},
-    {"get", "/api/v1/targets/{target}/bringup", "Bring-up stage of every variant on a target, at its latest commit with a build (or ?commit=)", "read", "commit", 200},
-    {"get", "/api/v1/kernels", "Kernel instances (family, variant, features, config)", "read", "family", 200},
-    {"put", "/api/v1/kernels", "Publish kernel instances and variants {instances:[...], variants:[{family, variant, features}]}", "admin|runner", "", 200},
-    {"get", "/api/v1/gpus", "GPU models seen, with their arch and drivers", "read", "", 200},
-    {"get", "/api/v1/repositories", "Watched repositories", "read", "", 200},
-    {"post", "/api/v1/repositories", "Add a repository {name,url}", "admin", "", 201},
-    {"post", "/api/v1/commits", "Record a commit {sha,repo,parent,message,author,time_ms}", "admin|runner", "", 201},
-    {"get", "/api/v1/commits/{sha}", "What ran for a commit and what came of it", "read", "", 200},
-    {"get", "/api/v1/commits/{sha}/verdict", "The commit against its closest validated ancestor: pass, fail or pending, with reasons",
-     "read", "", 200},
-    {"post", "/api/v1/hooks/push", "Push webhook of GitHub, Gitea or GitLab (or the post-receive hook), signed with the hook secret",
-     "signature", "", 201},
-    {"get", "/api/v1/revalidations", "GPU models and drivers revalidated, compared with the previous driver", "read", "", 200},
-    {"post", "/api/v1/revalidations", "Revalidate a GPU model and driver a runner reported {gpu_model,driver}", "admin", "", 201},
-    {"get", "/api/v1/pipelines", "Pipelines, newest first", "read", "commit,repo,reason,limit,before", 200},
-    {"post", "/api/v1/pipelines",
-     "Start a pipeline {commit,repo,ref,reason:push|new_target|manual,targets,note,payload}: one build per target"
-     " (all when none named); a pushed commit that has a pipeline answers it (200)",
-     "admin", "", 201},
-    {"get", "/api/v1/pipelines/{id}", "A pipeline with its jobs", "read", "", 200},
-    {"post", "/api/v1/pipelines/{id}/cancel", "Cancel every unfinished job of a pipeline", "admin", "", 200},
-    {"get", "/api/v1/jobs", "Jobs, newest first", "read", "status,kind,commit,target,limit,before", 200},
-    {"get", "/api/v1/jobs/{id}", "One job", "read", "", 200},
-    {"post", "/api/v1/jobs/{id}/cancel", "Cancel a job", "admin", "", 200},
-    {"get", "/api/v1/jobs/{id}/log", "A job's log", "read", "after,format", 200},
-    {"post", "/api/v1/jobs/{id}/log", "Append to a job's log {attempt,text}", "runner", "", 200},
-    {"post", "/api/v1/jobs/{id}/complete", "End an attempt {attempt,status:succeeded|failed,reason,retry}", "runner", "", 200},
-    {"post", "/api/v1/jobs/{id}/results", "Upload results of an attempt {attempt,results:[...]}, idempotent", "runner", "", 200},
-    {"post", "/api/v1/jobs/{id}/builds", "Upload build records of an attempt {attempt,records:[...]}, idempotent", "runner", "", 200},
-    {"get", "/api/v1/runners", "Runners (online state, capabilities, current job)", "read", "all", 200},
-    {"get", "/api/v1/runners/{id}", "One runner", "read", "", 200},
-    {"post", "/api/v1/runners/register", "Register {name,role,capabilities}; answers the runner token once", "registration", "", 201},
-    {"post", "/api/v1/runners/heartbeat", "Heartbeat {job,attempt}; extends the lease, tells of cancellation", "runner", "", 200},
-    {"post", "/api/v1/runners/claim", "Long-poll for a job matching the runner; answers {job:null} when none", "runner", "wait", 200},
-    {"post", "/api/v1/admin/registration-token",
-     "Rotate the registration token {expires_in_s}: a new token (optionally expiring); the old one stops working at once. "
-     "Registrations are rate limited (429 with Retry-After)", "admin", "", 201},
-    {"delete", "/api/v1/runners/{id}/token", "Revoke a runner's token: the runner is deregistered and its held job returns to the queue",
-     "admin", "", 200},
-    {"post", "/api/v1/runners/deregister", "Leave; a held job returns to the queue", "runner", "", 200},
-    {"get", "/api/v1/results", "Results, filtered, newest first", "read",
-     "commit,target,gpu,op,variant,instance,dtype,shape,status,since_ms,limit,before", 200},
-    {"get", "/api/v1/results/{id}", "One result with provenance, numerics, timing and the commands that reproduce it (reproduce)", "read", "", 200},
-    {"get", "/api/v1/builds", "Build records, filtered", "read", "commit,target,family,variant,job,status,limit,before", 200},
-    {"get", "/api/v1/best",
-     "The best kernel for a GPU, op, dtype and shape, from the current (newest commit's) results on that GPU model, "
-     "with evidence; provisional (ranked by ratio to the vendor baseline on the nearest measured arch) or unranked "
-     "(candidates, no best) where that GPU model has no comparable measurement. 404: unknown GPU without arch/target, "
-     "unregistered target, no instance of the family known; 422: no instance of the family (or none for the target) "
-     "runs the dtype",
-     "read", "gpu,op,dtype,shape,arch,target", 200},
-    {"post", "/api/v1/best/requests",
-     "Ask kport to measure a shape {gpu,op,dtype,shape}: one check job pinned to the GPU model, on the latest successful "
-     "build of a target its arch checks, timing every instance of the family on that case only (201, outcome queued). "
-     "An open request of the same GPU, op, dtype and canonical shape queues nothing and answers it (200, coalesced); "
-     "a shape already measured exactly answers 200 (already_measured, job null). 400: op, dtype or shape malformed "
-     "(the message names the field); 404: GPU model never seen; 422: no instance of the family runs the dtype; "
-     "409: nothing the GPU's arch checks was built", "admin", "", 201},
-    {"get", "/api/v1/best/requests",
-     "Measure requests, newest first: state queued|running|measured|failed, job, requests (times requested while open), "
-     "asked (times /api/v1/best answered it unmeasured); unmeasured_asks: the questions most often answered without a "
-     "measurement", "read", "gpu,limit,before", 200},
-    {"get", "/api/v1/best/requests/{id}", "One measure request with its state, job and answer URL", "read", "", 200},
-    {"get", "/api/v1/dispatch/snapshot",
-     "Every current figure on one GPU model (the rows /api/v1/best ranks), per op and dtype, with the commits and drivers "
-     "they come from: the versioned, checksummed document kport-dispatch loads to answer offline by the same rule. "
-     "400: no gpu; 404: a GPU model kport has never seen",
-     "read", "gpu", 200},
-    {"put", "/api/v1/artifacts/{sha256}",
-     "Upload a blob at the address of its SHA-256 (verified). A runner uploads into the job it holds (job, attempt: its "
-     "live lease); the admin token uploads without them", "admin|runner", "name,kind,job,attempt", 201},
-    {"get", "/api/v1/artifacts/{sha256}", "Download a blob (meta=1: its record)", "read", "meta", 200},
-    {"get", "/api/v1/queue", "Queue depth by status and runners online", "read", "", 200},
-    {"get", "/api/v1/dashboard/overview", "Dashboard: every target's progress per family, runners, recent pipelines", "read", "", 200},
-    {"get", "/api/v1/dashboard/targets/{target}", "Dashboard: variants x stages with figures, evidence, commands, burndown", "read", "", 200},
-    {"get", "/api/v1/dashboard/commits/{sha}", "Dashboard: the commit's verdict and, per target and GPU, what changed against its baseline", "read", "", 200},
-    {"get", "/api/v1/dashboard/kernels/{instance}", "Dashboard: one configuration over commits per GPU model", "read", "dtype,shape", 200},
-    {"get", "/api/v1/dashboard/runners", "Dashboard: runners with their current job", "read", "all", 200},
-    {"get", "/api/v1/events", "Server-sent events: pipelines, jobs, results, runners", "read", "topics", 200},
+json::object json_request(const std::string& schema) { return json_content(schema); }
+
+// The answers every holder-bound write shares: only the runner holding a job's live
+// lease writes into it, for its current attempt (db queue_ops check_holder).
+std::vector<Answer> lease_bound(std::vector<Answer> answers) {
+  answers.push_back(err(403, "forbidden: another runner holds this job attempt's lease (an artifact upload: a runner "
+                             "token named no job), or the admin token was used for a runner's write"));
+  answers.push_back(err(404, "not_found: no such job"));
+  answers.push_back(err(409, "conflict: the attempt is not the job's current one, it ended (the job finished or went "
+                             "back to the queue) or its lease expired; or a row names another commit, target or GPU "
+                             "than its job"));
+  return answers;
+}
+
+std::vector<Op> operations() {
+  const auto read = Auth::read;
+  std::vector<Op> ops;
+  auto add = [&ops](Op op) { ops.push_back(std::move(op)); };
+  // ---- probes and the document (coordinator.cpp) ----
+  add({"get", "/healthz", "getHealth", "Liveness, from memory: the process serves HTTP (never touches the database)",
+       Auth::none, {}, {}, {ok(200, "Health")}});
+  add({"get", "/readyz", "getReadiness",
+       "Readiness: the database answers within the deadline (--ready-timeout-ms); 503 with the reason otherwise",
+       Auth::none, {}, {},
+       {ok(200, "Ready"), err(503, "unavailable: the database did not answer within the deadline, with the reason")}});
+  add({"get", "/metrics", "getMetrics", "Prometheus metrics: HTTP per route, connections, queue gauges the reaper refreshes",
+       Auth::none, {}, {}, {Answer{200, "Prometheus text exposition format 0.0.4", content("text/plain", str())}}});
+  add({"get", "/api/v1/openapi.json", "getOpenApi", "This document", Auth::none, {}, {},
+       {Answer{200, "the OpenAPI 3.0 document", content("application/json", typed("object"))}}});
+  add({"get", "/api/v1/events", "streamEvents",
+       "Server-sent events: pipelines, jobs, results, runners, verdicts. The stream opens with a hello event",
+       Auth::none,
+       {json::object{{"name", "topics"}, {"in", "query"}, {"required", false}, {"style", "form"}, {"explode", false},
+                     {"description", "comma-separated topics to receive (all when absent)"},
+                     {"schema", json::object{{"type", "array"},
+                                             {"items", enm({"pipelines", "jobs", "results", "runners", "verdicts"})}}}}},
+       {},
+       {Answer{200, "an event stream (event: NAME, data: JSON)", content("text/event-stream", str())}}});
+  add({"get", "/api/v1/queue", "getQueue", "Queue depth by status, runners online, claims waiting, Slurm dispatch state",
+       Auth::none, {}, {}, {ok(200, "Queue")}});
+  // ---- routes_catalog.cpp ----
+  add({"get", "/api/v1/targets", "listTargets", "List compile targets with their features", read, {}, {},
+       {ok(200, "TargetList")}});
+  add({"get", "/api/v1/targets/{target}", "getTarget", "One target and the arches that check its builds", read, {}, {},
+       {ok(200, "TargetDetail"), err(404, "not_found: no such target")}});
+  add({"put", "/api/v1/targets/{target}", "putTarget", "Add or update a target (arch, features, toolkit, check_arches)",
+       Auth::admin, {}, json_request("TargetInput"),
+       {ok(200, "Target", "updated"), ok(201, "Target", "added")}});
+  add({"get", "/api/v1/kernels", "listKernels", "Kernel instances (family, variant, features, config)", read,
+       {q("family", str(), "only this op family")}, {}, {ok(200, "KernelInstanceList")}});
+  add({"put", "/api/v1/kernels", "putKernels",
+       "Publish kernel instances and variants {instances:[...], variants:[{family, variant, features}]}",
+       Auth::admin_runner, {}, json_request("KernelsInput"), {ok(200, "KernelsPublished")}});
+  add({"get", "/api/v1/gpus", "listGpus", "GPU models seen, with their arch and drivers", read, {}, {},
+       {ok(200, "GpuModelList")}});
+  add({"get", "/api/v1/repositories", "listRepositories", "Watched repositories", read, {}, {},
+       {ok(200, "RepositoryList")}});
+  add({"post", "/api/v1/repositories", "addRepository", "Add a repository {name,url}", Auth::admin, {},
+       json_request("RepositoryInput"), {ok(201, "Repository")}});
+  add({"post", "/api/v1/commits", "recordCommit", "Record a commit {sha,repo,parent,message,author,time_ms}",
+       Auth::admin_runner, {}, json_request("CommitInput"), {ok(201, "Commit")}});
+  add({"get", "/api/v1/commits/{sha}", "getCommit", "What ran for a commit and what came of it", read, {}, {},
+       {ok(200, "CommitSummary"), err(404, "not_found: commit not known to kport")}});
+  // ---- routes_verdicts.cpp, routes_hooks.cpp ----
+  add({"get", "/api/v1/commits/{sha}/verdict", "getVerdict",
+       "The commit against its closest validated ancestor: pass, fail or pending, with reasons", read, {}, {},
+       {ok(200, "Verdict"), err(404, "not_found: no pipeline or record for the commit")}});
+  add({"post", "/api/v1/hooks/push", "receivePush",
+       "Push webhook of GitHub, Gitea or GitLab (or the post-receive hook), signed with the hook secret; the "
+       "signature is checked before the body is read",
+       Auth::signature, {}, content("application/json", typed("object")),
+       {ok(200, "PushAccepted", "a redelivery: the recorded outcome, nothing new"),
+        ok(201, "PushAccepted", "a pipeline was started for the pushed commit"),
+        ok(202, "PushAnswer",
+           "accepted without a pipeline: another event, a tag, a branch delete, or a push older than the recorded "
+           "state of its ref"),
+        err(404, "not_found: the repository is not registered"),
+        err(409, "conflict: a delete or force push the repository does not confirm (the ref still exists, or points "
+                 "elsewhere); nothing changed"),
+        err(503, "unavailable: the repository could not be asked to confirm a delete or force push; deliver it again "
+                 "later")}});
+  add({"get", "/api/v1/revalidations", "listRevalidations",
+       "GPU models and drivers revalidated, compared with the previous driver", read, {}, {},
+       {ok(200, "RevalidationList")}});
+  add({"post", "/api/v1/revalidations", "openRevalidation",
+       "Revalidate a GPU model and driver a runner reported {gpu_model,driver}; the same pair again answers 200",
+       Auth::admin, {}, json_request("RevalidationInput"),
+       {ok(200, "RevalidationKnown", "already revalidated: nothing opened"), ok(201, "RevalidationOpened")}});
+  // ---- routes_pipelines.cpp ----
+  auto pipeline_reason = enm({"push", "new_target", "new_driver", "new_gpu", "manual"});
+  auto with_paging = [](std::vector<json::object> qs) {
+    for (auto& p : paging()) qs.push_back(std::move(p));
+    return qs;
+  };
+  add({"get", "/api/v1/pipelines", "listPipelines", "Pipelines, newest first", read,
+       with_paging({q("commit", str()), q("repo", str()), q("reason", pipeline_reason)}), {}, {ok(200, "PipelinePage")}});
+  add({"post", "/api/v1/pipelines", "startPipeline",
+       "Start a pipeline {commit,repo,ref,reason,targets,note,payload}: one build per target (all when none named); "
+       "a pushed commit that has a pipeline answers it (200)",
+       Auth::admin, {}, json_request("PipelineInput"),
+       {ok(200, "PipelineWithJobs", "the commit's existing pipeline, with a note"), ok(201, "PipelineWithJobs")}});
+  add({"get", "/api/v1/pipelines/{id}", "getPipeline", "A pipeline with its jobs", read, {}, {},
+       {ok(200, "PipelineWithJobs"), err(404, "not_found: no such pipeline")}});
+  add({"post", "/api/v1/pipelines/{id}/cancel", "cancelPipeline", "Cancel every unfinished job of a pipeline",
+       Auth::admin, {}, {}, {ok(200, "PipelineCancelled"), err(404, "not_found: no such pipeline")}});
+  add({"get", "/api/v1/jobs", "listJobs", "Jobs, newest first", read,
+       with_paging({q("status", enm({"queued", "awaiting_runner", "running", "succeeded", "failed", "cancelled"})),
+                    q("kind", enm({"build", "check"})), q("commit", str()), q("target", str())}),
+       {}, {ok(200, "JobPage")}});
+  add({"get", "/api/v1/jobs/{id}", "getJob", "One job", read, {}, {},
+       {ok(200, "Job"), err(404, "not_found: no such job")}});
+  add({"post", "/api/v1/jobs/{id}/cancel", "cancelJob", "Cancel a job", Auth::admin, {}, {},
+       {ok(200, "JobCancelled"), err(404, "not_found: no such job")}});
+  {
+    json::object log_content = json_content("JobLog");
+    log_content["text/plain"] = json::object{{"schema", str()}};
+    add({"get", "/api/v1/jobs/{id}/log", "getJobLog", "A job's log: its chunks as JSON, or the text (format=text)",
+         read,
+         {q("after", integer(0), "only chunks after this seq"),
+          q("format", enm({"json", "text"}), "text: the log as text/plain")},
+         {}, {Answer{200, "the log", std::move(log_content)}}});
+  }
+  // ---- routes_runners.cpp ----
+  add({"post", "/api/v1/jobs/{id}/log", "appendJobLog", "Append to a job's log {attempt,text}", Auth::runner, {},
+       json_request("JobLogInput"), lease_bound({ok(200, "JobLogAppended")})});
+  add({"post", "/api/v1/jobs/{id}/complete", "completeJob",
+       "End an attempt {attempt,status:succeeded|failed,reason,retryable}", Auth::runner, {},
+       json_request("JobCompleteInput"), lease_bound({ok(200, "JobCompleted")})});
+  add({"post", "/api/v1/jobs/{id}/results", "uploadResults",
+       "Upload results of an attempt {attempt,results:[...]}, idempotent", Auth::runner, {},
+       json_request("ResultsInput"), lease_bound({ok(200, "Stored")})});
+  add({"post", "/api/v1/jobs/{id}/builds", "uploadBuildRecords",
+       "Upload build records of an attempt {attempt,records:[...]}, idempotent", Auth::runner, {},
+       json_request("BuildRecordsInput"), lease_bound({ok(200, "Stored")})});
+  add({"get", "/api/v1/runners", "listRunners", "Runners (online state, capabilities, current job)", read,
+       {q("all", typed("boolean"), "true (or 1): deregistered runners too")}, {}, {ok(200, "RunnerList")}});
+  add({"get", "/api/v1/runners/{id}", "getRunner", "One runner", read, {}, {},
+       {ok(200, "Runner"), err(404, "not_found: no such runner")}});
+  {
+    Answer limited = err(429, "too_many_requests: registrations are rate limited; retry after Retry-After seconds");
+    Answer registered = ok(201, "Registered");
+    add({"post", "/api/v1/runners/register", "registerRunner",
+         "Register {name,role,capabilities}; answers the runner token once", Auth::registration, {},
+         json_request("RegisterInput"), {registered, limited}});
+  }
+  add({"post", "/api/v1/runners/heartbeat", "heartbeat", "Heartbeat {job,attempt}; extends the lease, tells of cancellation",
+       Auth::runner, {}, json_request("HeartbeatInput"), lease_bound({ok(200, "Heartbeat")}), true});
+  add({"post", "/api/v1/runners/claim", "claimJob",
+       "Long-poll for a job matching the runner; answers {job:null} when none came within the wait", Auth::runner,
+       {q("wait", integer(0), "seconds to wait for a job (capped by --max-claim-wait)")}, {}, {ok(200, "Claim")}});
+  add({"post", "/api/v1/runners/deregister", "deregisterRunner", "Leave; a held job returns to the queue", Auth::runner,
+       {}, {}, {ok(200, "Deregistered")}});
+  // ---- routes_admin.cpp ----
+  add({"post", "/api/v1/admin/registration-token", "rotateRegistrationToken",
+       "Rotate the registration token {expires_in_s}: a new token (optionally expiring); the old one stops working "
+       "at once",
+       Auth::admin, {}, json_request("RegistrationTokenInput"), {ok(201, "RegistrationToken")}, true});
+  add({"delete", "/api/v1/runners/{id}/token", "revokeRunnerToken",
+       "Revoke a runner's token: the runner is deregistered and its held job returns to the queue", Auth::admin, {}, {},
+       {ok(200, "TokenRevoked"), err(404, "not_found: no such runner")}});
+  // ---- routes_results.cpp ----
+  add({"get", "/api/v1/results", "listResults", "Results, filtered, newest first", read,
+       with_paging({q("commit", str()), q("target", str()), q("gpu", str(), "GPU model"),
+                    q("op", str(), "op family (the same filter as family)"), q("family", str()), q("variant", str()),
+                    q("instance", str()), q("dtype", str()), q("shape", str(), "e.g. m=4096,n=4096,k=4096"),
+                    q("status", enm({"passed", "failed", "crashed", "timeout", "unsupported"})),
+                    q("since_ms", integer(0), "created at or after, Unix ms")}),
+       {}, {ok(200, "ResultPage")}});
+  add({"get", "/api/v1/results/{id}", "getResult",
+       "One result with provenance, numerics, timing and the commands that reproduce it (reproduce)", read, {}, {},
+       {ok(200, "ResultDetail"), err(404, "not_found: no such result")}});
+  add({"get", "/api/v1/builds", "listBuildRecords", "Build records, filtered", read,
+       with_paging({q("commit", str()), q("target", str()), q("family", str()), q("variant", str()),
+                    q("job", integer(1)), q("status", enm({"ok", "not_applicable", "compile_error", "timeout"}))}),
+       {}, {ok(200, "BuildRecordPage")}});
+  add({"get", "/api/v1/targets/{target}/bringup", "getBringup",
+       "Bring-up stage of every variant on a target, at its latest commit with a build (or ?commit=)", read,
+       {q("commit", str(), "a commit sha or ref kport recorded")}, {},
+       {ok(200, "Bringup"), err(404, "not_found: no such target, or nothing recorded for the commit")}});
+  auto op_family = enm({"gemm", "attention", "rmsnorm", "softmax"});
+  add({"get", "/api/v1/best", "getBest",
+       "The best kernel for a GPU, op, dtype and shape, from the current (newest commit's) results on that GPU model, "
+       "with evidence; provisional (ranked by ratio to the vendor baseline on the nearest measured arch) or unranked "
+       "(candidates, no best) where that GPU model has no comparable measurement",
+       read,
+       {q_required("gpu", str(), "GPU model, e.g. NVIDIA H200"), q_required("op", op_family),
+        q_required("dtype", str(), "e.g. bf16"), q_required("shape", str(), "e.g. m=4096,n=4096,k=4096"),
+        q("arch", str(), "for a GPU kport has not seen: its arch, e.g. 10.0"),
+        q("target", str(), "for a GPU kport has not seen: the target its builds use, e.g. sm_100a")},
+       {},
+       {ok(200, "BestAnswer"),
+        err(404, "not_found: unknown GPU without arch/target, unregistered target, no instance of the family known"),
+        err(422, "unprocessable: no instance of the family (or none for the target) runs the dtype")}});
+  // ---- routes_best_requests.cpp ----
+  add({"post", "/api/v1/best/requests", "requestMeasurement",
+       "Ask kport to measure a shape {gpu,op,dtype,shape}: one check job pinned to the GPU model, on the latest "
+       "successful build of a target its arch checks, timing every instance of the family on that case only",
+       Auth::admin, {}, json_request("MeasureRequestInput"),
+       {ok(200, "MeasureRequestAnswer",
+           "an open request of the same GPU, op, dtype and canonical shape (coalesced, nothing queued), or the shape "
+           "is already measured exactly (already_measured, job null)"),
+        ok(201, "MeasureRequestOpened", "queued"), err(404, "not_found: GPU model never seen"),
+        err(409, "conflict: nothing the GPU's arch checks was built"),
+        err(422, "unprocessable: no instance of the family runs the dtype")}});
+  add({"get", "/api/v1/best/requests", "listMeasureRequests",
+       "Measure requests, newest first, and the questions most often answered without a measurement", read,
+       with_paging({q("gpu", str(), "only this GPU model")}), {}, {ok(200, "MeasureRequestPage")}});
+  add({"get", "/api/v1/best/requests/{id}", "getMeasureRequest", "One measure request with its state, job and answer URL",
+       read, {}, {}, {ok(200, "MeasureRequest"), err(404, "not_found: no such measure request")}});
+  // ---- routes_dispatch.cpp ----
+  add({"get", "/api/v1/dispatch/snapshot", "getDispatchSnapshot",
+       "Every current figure on one GPU model (the rows /api/v1/best ranks), per op and dtype, with the commits and "
+       "drivers they come from: the versioned, checksummed document kport-dispatch loads to answer offline by the "
+       "same rule",
+       read, {q_required("gpu", str(), "GPU model, e.g. NVIDIA H200")}, {},
+       {ok(200, "DispatchSnapshot"), err(404, "not_found: a GPU model kport has never seen")}});
+  // ---- routes_artifacts.cpp ----
+  add({"put", "/api/v1/artifacts/{sha256}", "uploadArtifact",
+       "Upload a blob at the address of its SHA-256 (verified). A runner uploads into the job it holds (job, "
+       "attempt: its live lease); the admin token uploads without them",
+       Auth::admin_runner,
+       {q("name", str(), "file name (default: the sha256)"), q("kind", str(), "e.g. harness (default blob)"),
+        q("job", integer(1), "a runner's held job"), q("attempt", integer(1, 1000), "that job's current attempt")},
+       content("application/octet-stream", json::object{{"type", "string"}, {"format", "binary"}}),
+       lease_bound({ok(201, "Artifact")})});
+  {
+    json::object blob = content("application/octet-stream", json::object{{"type", "string"}, {"format", "binary"}});
+    blob["application/json"] = json::object{{"schema", ref("Artifact")}};
+    Answer download{200, "the blob (X-Kport-Sha256 names it), or with meta=1 its record as JSON", std::move(blob)};
+    add({"get", "/api/v1/artifacts/{sha256}", "downloadArtifact", "Download a blob (meta=1: its record)", read,
+         {q("meta", json::object{{"type", "integer"}, {"enum", json::array{0, 1}}}, "1: the record, not the bytes")},
+         {}, {std::move(download), err(404, "not_found: not stored")}});
+  }
+  // ---- routes_dashboard.cpp ----
+  add({"get", "/api/v1/dashboard/overview", "getDashboardOverview",
+       "Dashboard: every target's progress per family, runners, recent pipelines and results", read, {}, {},
+       {ok(200, "DashboardOverview")}});
+  add({"get", "/api/v1/dashboard/targets/{target}", "getDashboardTarget",
+       "Dashboard: variants x stages with figures, evidence, commands, burndown", read, {}, {},
+       {ok(200, "DashboardTarget"), err(404, "not_found: no such target")}});
+  add({"get", "/api/v1/dashboard/commits/{sha}", "getDashboardCommit",
+       "Dashboard: the commit's verdict and, per target and GPU, what changed against its baseline", read, {}, {},
+       {ok(200, "DashboardCommit"), err(404, "not_found: commit not known and without results")}});
+  add({"get", "/api/v1/dashboard/kernels/{instance}", "getDashboardKernel",
+       "Dashboard: one configuration over commits per GPU model", read,
+       {q("dtype", str(), "default: the first measured"), q("shape", str(), "default: the first measured")}, {},
+       {ok(200, "DashboardKernel"), err(404, "not_found: no such kernel instance")}});
+  add({"get", "/api/v1/dashboard/runners", "getDashboardRunners", "Dashboard: runners with their current job", read,
+       {q("all", json::object{{"type", "integer"}, {"enum", json::array{0, 1}}}, "1: deregistered runners too")}, {},
+       {ok(200, "DashboardRunnerList")}});
+  return ops;
+}
+
+// Operations grouped as the route files group them.
+constexpr std::pair<const char*, const char*> k_tags[] = {
+    {"probes", "Liveness, readiness, metrics and this document"},
+    {"catalog", "Targets, kernels, GPU models, repositories and commits"},
+    {"pipelines", "What kport was asked to validate: pipelines and their jobs"},
+    {"runners", "The pull protocol: registration, claims, heartbeats and the writes into a held job"},
+    {"results", "Results, build records, bring-up stages, verdicts and revalidations"},
+    {"best", "Best-kernel answers, measure requests and the dispatch snapshot"},
+    {"artifacts", "Content-addressed blobs"},
+    {"dashboard", "One answer per dashboard page, and the live event stream"},
+    {"hooks", "Push webhooks"},
+    {"admin", "Credentials an admin manages"},
 };
+
+const char* tag_of(std::string_view method, std::string_view path) {
+  auto starts = [&](std::string_view prefix) { return path.substr(0, prefix.size()) == prefix; };
+  if (!starts("/api/v1/") || path == "/api/v1/openapi.json") return "probes";
+  if (starts("/api/v1/dashboard/") || path == "/api/v1/events") return "dashboard";
+  if (starts("/api/v1/hooks/")) return "hooks";
+  if (starts("/api/v1/admin/") || path == "/api/v1/runners/{id}/token") return "admin";
+  if (starts("/api/v1/artifacts/")) return "artifacts";
+  if (starts("/api/v1/best") || starts("/api/v1/dispatch/")) return "best";
+  if (path == "/api/v1/pipelines" || starts("/api/v1/pipelines/") || path == "/api/v1/queue") return "pipelines";
+  if (starts("/api/v1/jobs")) return method == "get" || path.ends_with("/cancel") ? "pipelines" : "runners";
+  if (starts("/api/v1/runners")) return "runners";
+  if (starts("/api/v1/results") || starts("/api/v1/builds") || path.ends_with("/bringup") || path.ends_with("/verdict") ||
+      starts("/api/v1/revalidations"))
+    return "results";
+  return "catalog";
+}
+
+json::array security_of(Auth auth) {
+  auto scheme = [](const char* name) { return json::object{{name, json::array{}}}; };
+  switch (auth) {
+    case Auth::none: return {};
+    case Auth::read: return {json::object{}, scheme("adminToken"), scheme("runnerToken")};
+    case Auth::admin: return {scheme("adminToken")};
+    case Auth::runner: return {scheme("runnerToken")};
+    case Auth::admin_runner: return {scheme("adminToken"), scheme("runnerToken")};
+    case Auth::registration: return {scheme("registrationToken")};
+    case Auth::signature: return {scheme("githubSignature"), scheme("giteaSignature"), scheme("gitlabToken")};
+  }
+  return {};
+}
+
+// The same rule as one word, for tools that read the document (x-kport-auth).
+const char* auth_name(Auth auth) {
+  switch (auth) {
+    case Auth::none: return "none";
+    case Auth::read: return "read";
+    case Auth::admin: return "admin";
+    case Auth::runner: return "runner";
+    case Auth::admin_runner: return "admin|runner";
+    case Auth::registration: return "registration";
+    case Auth::signature: return "signature";
+  }
+  return "none";
+}
+
+const char* unauthorized_text(Auth auth) {
+  switch (auth) {
+    case Auth::read: return "unauthorized: a token that is not valid, or none where reads need one (--open-reads=false)";
+    case Auth::signature: return "unauthorized: the signature or token is missing or does not match the hook secret";
+    default: return "unauthorized: no token, or one that is not valid";
+  }
+}
+
+json::object response_of(const Answer& a) {
+  json::object r{{"description", a.description}};
+  if (!a.content.empty()) r["content"] = a.content;
+  return r;
+}
 
 json::object build() {
   json::object paths;
-  for (const auto& op : k_ops) {
+  for (const auto& op : operations()) {
     json::array params;
-    std::string path = op.path;
-    for (std::size_t p = path.find('{'); p != std::string::npos; p = path.find('{', p + 1)) {
-      auto name = path.substr(p + 1, path.find('}', p) - p - 1);
-      params.push_back(json::object{{"name", name}, {"in", "path"}, {"required", true}, {"schema", {{"type", "string"}}}});
+    const std::string path = op.path;
+    for (std::size_t p = path.find('{'); p != std::string::npos; p = path.find('{', p + 1))
+      params.push_back(path_param(path.substr(p + 1, path.find('}', p) - p - 1)));
+    for (const auto& qp : op.query) params.push_back(qp);
+    json::object responses;
+    for (const auto& a : op.answers) responses[std::to_string(a.status)] = response_of(a);
+    // The server answers 400 to a malformed request on any route (the handlers also to
+    // a bad parameter or body), and every error carries the Error body.
+    if (!responses.contains("400"))
+      responses["400"] = response_of(err(400, "invalid_argument or bad_json: a malformed request, parameter or body; the "
+                                              "message names it"));
+    if (op.auth != Auth::none) {
+      json::object r = response_of(err(401, unauthorized_text(op.auth)));
+      r["headers"] = json::object{{"WWW-Authenticate", json::object{{"$ref", "#/components/headers/WWW-Authenticate"}}}};
+      responses["401"] = std::move(r);
     }
-    std::string q = op.query;
-    for (std::size_t start = 0; !q.empty() && start <= q.size();) {
-      auto comma = q.find(',', start);
-      auto name = q.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      params.push_back(json::object{{"name", name}, {"in", "query"}, {"required", false}, {"schema", {{"type", "string"}}}});
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
-    json::object responses{
-        {std::to_string(op.ok_status), {{"description", "success"}, {"content", {{"application/json", {{"schema", {{"type", "object"}}}}}}}}},
-        {"default", {{"description", "error"}, {"content", {{"application/json", {{"schema", {{"$ref", "#/components/schemas/Error"}}}}}}}}}};
-    json::object operation{{"summary", op.summary}, {"parameters", std::move(params)}, {"responses", std::move(responses)},
-                           {"x-kport-auth", op.auth}};
-    std::string auth = op.auth;
-    if (auth != "read" && auth != "signature" && auth != "none")
-      operation["security"] = json::array{json::object{{"bearer", json::array{}}}};
+    if ((op.auth == Auth::admin || op.auth == Auth::runner) && !responses.contains("403"))
+      responses["403"] = response_of(err(403, op.auth == Auth::admin ? "forbidden: a runner token where the admin token is needed"
+                                                                     : "forbidden: the admin token where a runner token is needed"));
+    if (op.auth == Auth::registration)
+      responses["429"].as_object()["headers"] = json::object{
+          {"Retry-After", json::object{{"description", "seconds until a registration is admitted again"},
+                                       {"schema", json::object{{"type", "integer"}}}}}};
+    responses["default"] = response_of(err(0, "any other error (413 body too large, 500 internal, 503 overloaded)"));
+    json::object operation{{"operationId", op.id}, {"summary", op.summary}, {"tags", json::array{tag_of(op.method, path)}},
+                           {"security", security_of(op.auth)}, {"x-kport-auth", auth_name(op.auth)},
+                           {"responses", std::move(responses)}};
+    if (!params.empty()) operation["parameters"] = std::move(params);
+    if (!op.request.empty())
+      operation["requestBody"] = json::object{{"required", !op.request_optional}, {"content", op.request}};
     // Several methods share a path: add to its item instead of replacing it.
     auto& item = paths[op.path];
     if (!item.is_object()) item.emplace_object();
     item.as_object()[op.method] = std::move(operation);
   }
-  // The answers of the lease-bound writes: only the runner holding a job's live lease
-  // writes into it, for its current attempt (db queue_ops check_holder).
-  auto error_answer = [](const char* description) {
-    return json::object{{"description", description},
-                        {"content", {{"application/json", {{"schema", {{"$ref", "#/components/schemas/Error"}}}}}}}};
-  };
-  constexpr std::pair<const char*, const char*> k_lease_bound[] = {
-      {"post", "/api/v1/runners/heartbeat"}, {"post", "/api/v1/jobs/{id}/log"},     {"post", "/api/v1/jobs/{id}/complete"},
-      {"post", "/api/v1/jobs/{id}/results"}, {"post", "/api/v1/jobs/{id}/builds"}, {"put", "/api/v1/artifacts/{sha256}"}};
-  for (const auto& [method, path] : k_lease_bound) {
-    auto& responses = paths[path].as_object()[method].as_object()["responses"].as_object();
-    responses["403"] = error_answer(
-        "forbidden: another runner holds this job attempt's lease (an artifact upload: a runner token named no job), "
-        "or the admin token was used for a runner's write");
-    responses["404"] = error_answer("not_found: no such job");
-    responses["409"] = error_answer(
-        "conflict: the attempt is not the job's current one, it ended (the job finished or went back to the queue) or "
-        "its lease expired; or a row names another commit, target or GPU than its job");
-  }
-  // /readyz answers 503 while the database does not answer in time.
-  paths["/readyz"].as_object()["get"].as_object()["responses"].as_object()["503"] =
-      error_answer("unavailable: the database did not answer within the deadline, with the reason");
-  // A delete or force push is acted on only once the repository confirms it.
-  auto& push = paths["/api/v1/hooks/push"].as_object()["post"].as_object()["responses"].as_object();
-  push["202"] = json::object{{"description", "accepted without a pipeline: another event, a tag, a branch delete, or a push "
-                                             "older than the recorded state of its ref"},
-                             {"content", {{"application/json", {{"schema", {{"type", "object"}}}}}}}};
-  push["409"] = error_answer("conflict: a delete or force push the repository does not confirm (the ref still exists, or "
-                             "points elsewhere); nothing changed");
-  push["503"] = error_answer("unavailable: the repository could not be asked to confirm a delete or force push; deliver "
-                             "it again later");
-
-  // The best-kernel answer is what users act on, so its shape is spelled out.
-  auto& best_ok = paths["/api/v1/best"].as_object()["get"].as_object()["responses"].as_object()["200"];
-  best_ok.as_object()["content"] = {{"application/json", {{"schema", {{"$ref", "#/components/schemas/BestAnswer"}}}}}};
-  json::object evidence{
-      {"type", "object"},
-      {"description", "One result behind a ranked or excluded instance"},
-      {"properties", {{"result", {{"type", "integer"}}}, {"gpu_model", {{"type", "string"}}}, {"arch", {{"type", "string"}}},
-                      {"target", {{"type", "string"}}}, {"commit", {{"type", "string"}}}, {"driver", {{"type", "string"}}},
-                      {"shape", {{"type", "string"}}},
-                      {"status", {{"type", "string"}, {"enum", {"passed", "failed", "crashed", "timeout", "unsupported"}}}},
-                      {"median_us", {{"type", "number"}, {"nullable", true}}}, {"stddev_us", {{"type", "number"}}},
-                      {"samples", {{"type", "integer"}}},
-                      {"ratio", {{"type", "number"}, {"nullable", true}, {"description", "vendor baseline median / median (> 1: faster)"}}},
-                      {"unstable", {{"type", "boolean"}, {"description", "bench rounds disagreed beyond noise; never wins a tie"}}},
-                      {"runs", {{"type", "integer"}, {"description", "results of its commit behind it (> 1: re-measured)"}}},
-                      {"measured", {{"type", "string"}, {"format", "date-time"}}}, {"url", {{"type", "string"}}}}}};
-  json::object best_answer{
-      {"type", "object"},
-      {"required", {"kind", "best", "reason", "ranking", "evidence"}},
-      {"properties",
-       {{"kind", {{"type", "string"}, {"enum", {"measured", "provisional", "unranked"}},
-                  {"description", "measured: timed on this GPU model; provisional: ranked by ratio to the vendor baseline on "
-                                  "the nearest measured arch; unranked: candidates only, no best"}}},
-        {"provisional", {{"type", "boolean"}}},
-        {"best", {{"type", "string"}, {"nullable", true}, {"description", "null when unranked"}}},
-        {"tied", {{"type", "array"}, {"items", {{"type", "string"}}}}},
-        {"reason", {{"type", "string"}}},
-        {"notes", {{"type", "array"}, {"items", {{"type", "string"}}},
-                   {"description", "unstable figures demoted, other drivers present, figures from several commits"}}},
-        {"ranked_by", {{"type", "string"}, {"enum", {"median_us", "ratio_to_baseline", ""}}}},
-        {"candidates_from", {{"type", "string"}, {"description", "provisional/unranked: where the candidates came from"}}},
-        {"matched_shape", {{"type", "string"}, {"nullable", true}}},
-        {"exact_shape", {{"type", "boolean"}}},
-        {"confidence", {{"type", "object"}, {"nullable", true},
-                        {"description", "measured answers: the basis (this shape, or the nearest measured one), the "
-                                        "distance to it, and for a nearest-shape answer how such answers fared on this GPU "
-                                        "model: each measured shape answered from its nearest other one, regret of that "
-                                        "answer against the shape's fastest (fractions)"},
-                        {"properties", {{"basis", {{"type", "string"}}}, {"shape_distance", {{"type", "number"}}},
-                                        {"nearest_shape_regret", {{"type", "object"},
-                                                                  {"properties", {{"shapes", {{"type", "integer"}}},
-                                                                                  {"median", {{"type", "number"}}},
-                                                                                  {"p90", {{"type", "number"}}},
-                                                                                  {"max", {{"type", "number"}}}}}}}}}}},
-        {"evidence_gpu_model", {{"type", "string"}}},
-        {"evidence_arch", {{"type", "string"}}},
-        {"evidence", {{"type", "object"}, {"nullable", true},
-                      {"properties", {{"gpu_model", {{"type", "string"}}}, {"arch", {{"type", "string"}}},
-                                      {"commit", {{"type", "string"}, {"description", "the best's commit"}}},
-                                      {"commits", {{"type", "array"}, {"items", {{"type", "string"}}}}},
-                                      {"driver", {{"type", "string"}}},
-                                      {"drivers", {{"type", "array"}, {"items", {{"type", "string"}}}}},
-                                      {"other_drivers", {{"type", "array"}, {"items", {{"type", "string"}}},
-                                                         {"description", "drivers of other results on that GPU model, not used"}}},
-                                      {"results", {{"type", "array"}, {"items", {{"type", "integer"}}}}},
-                                      {"samples", {{"type", "integer"}}},
-                                      {"measured", {{"type", "string"}, {"format", "date-time"}}},
-                                      {"oldest", {{"type", "string"}, {"format", "date-time"}}}}}}},
-        {"ranking", {{"type", "array"},
-                     {"items", {{"type", "object"},
-                                {"properties", {{"instance", {{"type", "string"}}}, {"variant", {{"type", "string"}}},
-                                                {"ranked", {{"type", "boolean"}}}, {"tie_with_best", {{"type", "boolean"}}},
-                                                {"slowdown", {{"type", "number"}}},
-                                                {"evidence", {{"allOf", {json::object{{"$ref", "#/components/schemas/BestEvidence"}}}},
-                                                              {"nullable", true}}}}}}}}},
-        {"excluded", {{"type", "array"},
-                      {"description", "instances whose newest result on that GPU model failed, crashed, timed out, was unsupported or untimed"},
-                      {"items", {{"type", "object"},
-                                 {"properties", {{"instance", {{"type", "string"}}}, {"variant", {{"type", "string"}}},
-                                                 {"reason", {{"type", "string"}}},
-                                                 {"evidence", {{"$ref", "#/components/schemas/BestEvidence"}}}}}}}}},
-        {"query", {{"type", "object"}}},
-        {"measure", {{"type", "object"},
-                     {"description", "present when the answer is not a measurement at the exact shape asked (on a GPU model "
-                                     "kport knows): how to have it measured"},
-                     {"properties", {{"requests", {{"type", "string"}, {"description", "POST /api/v1/best/requests"}}},
-                                     {"body", {{"type", "object"}, {"description", "the body to post: gpu, op, dtype, shape"}}},
-                                     {"list", {{"type", "string"}}}}}}}}}};
-  // The snapshot is a contract with code outside kport (kport-dispatch in a framework).
-  auto& snap_get = paths["/api/v1/dispatch/snapshot"].as_object()["get"].as_object();
-  snap_get["responses"].as_object()["200"].as_object()["content"] =
-      {{"application/json", {{"schema", {{"$ref", "#/components/schemas/DispatchSnapshot"}}}}}};
-  snap_get["responses"].as_object()["404"] = {
-      {"description", "GPU model never seen by kport"},
-      {"content", {{"application/json", {{"schema", {{"$ref", "#/components/schemas/Error"}}}}}}}};
-  auto strings = [] { return json::object{{"type", "array"}, {"items", {{"type", "string"}}}}; };
-  json::object figure{
-      {"type", "object"},
-      {"description", "An instance's current figure at a shape: the latest result of the newest commit measured there"},
-      {"required", {"shape", "instance", "variant", "target", "status", "median_us", "stddev_us", "samples", "ratio",
-                    "unstable", "result_id", "commit", "commit_ms", "driver", "runs", "measured_at_ms"}},
-      {"properties", {{"shape", {{"type", "string"}, {"description", "canonical, keys sorted: k=4096,m=4096,n=4096"}}},
-                      {"instance", {{"type", "string"}}}, {"variant", {{"type", "string"}}}, {"target", {{"type", "string"}}},
-                      {"status", {{"type", "string"}, {"enum", {"passed", "failed", "crashed", "timeout", "unsupported"}}}},
-                      {"median_us", {{"type", "number"}, {"nullable", true}, {"description", "null: not timed"}}},
-                      {"stddev_us", {{"type", "number"}}}, {"samples", {{"type", "integer"}}},
-                      {"ratio", {{"type", "number"}, {"nullable", true}}},
-                      {"unstable", {{"type", "boolean"}, {"description", "bench rounds disagreed; never wins a tie"}}},
-                      {"result_id", {{"type", "integer"}}}, {"commit", {{"type", "string"}}},
-                      {"commit_ms", {{"type", "integer"}}}, {"driver", {{"type", "string"}}},
-                      {"runs", {{"type", "integer"}}}, {"measured_at_ms", {{"type", "integer"}}}}}};
-  json::object snapshot_schema{
-      {"type", "object"},
-      {"required", {"schema_version", "kind", "gpu", "generated_at", "generated_at_ms", "commits", "drivers", "tables", "checksum"}},
-      {"properties",
-       {{"schema_version", {{"type", "integer"}, {"enum", {1}}}},
-        {"kind", {{"type", "string"}, {"enum", {"kport.dispatch.snapshot"}}}},
-        {"gpu", {{"type", "object"}, {"properties", {{"model", {{"type", "string"}}}, {"arch", {{"type", "string"}}}}}}},
-        {"generated_at", {{"type", "string"}, {"format", "date-time"}}},
-        {"generated_at_ms", {{"type", "integer"}}},
-        {"commits", strings()}, {"drivers", strings()},
-        {"rule", {{"type", "string"}}},
-        {"tables", {{"type", "array"},
-                    {"items", {{"type", "object"},
-                               {"required", {"op", "dtype", "commits", "drivers", "figures"}},
-                               {"properties", {{"op", {{"type", "string"}}}, {"dtype", {{"type", "string"}}},
-                                               {"commits", strings()}, {"drivers", strings()},
-                                               {"figures", {{"type", "array"},
-                                                            {"items", {{"$ref", "#/components/schemas/DispatchFigure"}}}}}}}}}}},
-        {"checksum", {{"type", "string"},
-                      {"description", "fnv1a64:<16 hex>: FNV-1a 64 of the document's bytes with these 16 digits read as '0'"}}}}}};
-  json::object error_schema{
-      {"type", "object"},
-      {"required", {"error"}},
-      {"properties", {{"error", {{"type", "object"}, {"required", {"code", "message"}},
-                                 {"properties", {{"code", {{"type", "string"}}}, {"message", {{"type", "string"}}}}}}}}}};
+  json::object schemes{
+      {"adminToken", {{"type", "http"}, {"scheme", "bearer"},
+                      {"description", "the admin token (--admin-token, or the admin-token file beside the database)"}}},
+      {"runnerToken", {{"type", "http"}, {"scheme", "bearer"},
+                       {"description", "a runner's own token, answered once by POST /api/v1/runners/register"}}},
+      {"registrationToken", {{"type", "http"}, {"scheme", "bearer"},
+                             {"description", "the registration token (--registration-token; rotated by POST "
+                                             "/api/v1/admin/registration-token)"}}},
+      {"githubSignature", {{"type", "apiKey"}, {"in", "header"}, {"name", "X-Hub-Signature-256"},
+                           {"description", "sha256=HMAC-SHA256 of the body with the hook secret (GitHub, the "
+                                           "post-receive hook)"}}},
+      {"giteaSignature", {{"type", "apiKey"}, {"in", "header"}, {"name", "X-Gitea-Signature"},
+                          {"description", "HMAC-SHA256 of the body with the hook secret, hex"}}},
+      {"gitlabToken", {{"type", "apiKey"}, {"in", "header"}, {"name", "X-Gitlab-Token"},
+                       {"description", "the hook secret itself"}}}};
+  json::object headers{
+      {"WWW-Authenticate",
+       {{"description", "Bearer realm=\"kport\", with error=\"invalid_token\" when a token was sent and refused"},
+        {"schema", {{"type", "string"}}}}}};
+  json::array tags;
+  for (const auto& [name, text] : k_tags) tags.push_back(json::object{{"name", name}, {"description", text}});
   return json::object{
       {"openapi", "3.0.3"},
       {"info", {{"title", "kport coordinator API"}, {"version", "1"},
                 {"description", "Targets, kernels, pipelines, jobs, runners, results and best-kernel answers. "
-                                "Errors are {\"error\":{\"code\",\"message\"}}. Writes need a bearer token."}}},
+                                "Errors are {\"error\":{\"code\",\"message\"}}. Writes need a bearer token; reads "
+                                "need none unless the coordinator runs with --open-reads=false."}}},
+      {"servers", json::array{json::object{{"url", "/"}, {"description", "the coordinator that serves this document"}}}},
+      {"tags", std::move(tags)},
       {"paths", std::move(paths)},
-      {"components", {{"schemas", {{"Error", std::move(error_schema)}, {"BestAnswer", std::move(best_answer)},
-                                   {"BestEvidence", std::move(evidence)},
-                                   {"DispatchSnapshot", std::move(snapshot_schema)}, {"DispatchFigure", std::move(figure)}}},
-                      {"securitySchemes", {{"bearer", {{"type", "http"}, {"scheme", "bearer"}}}}}}}};
+      {"components", {{"schemas", openapi_schemas()}, {"securitySchemes", std::move(schemes)},
+                      {"headers", std::move(headers)}}}};
 }
 
 }  // namespace
