@@ -248,7 +248,9 @@ std::vector<Op> operations() {
     Answer registered = ok(201, "Registered");
     add({"post", "/api/v1/runners/register", "registerRunner",
          "Register {name,role,capabilities}; answers the runner token once", Auth::registration, {},
-         json_request("RegisterInput"), {registered, limited}});
+         json_request("RegisterInput"),
+         {registered, err(403, "forbidden: the registration token is not the current one (rotated) or it expired"),
+          limited}});
   }
   add({"post", "/api/v1/runners/heartbeat", "heartbeat", "Heartbeat {job,attempt}; extends the lease, tells of cancellation",
        Auth::runner, {}, json_request("HeartbeatInput"), lease_bound({ok(200, "Heartbeat")}), true});
@@ -421,6 +423,7 @@ const char* unauthorized_text(Auth auth) {
   switch (auth) {
     case Auth::read: return "unauthorized: a token that is not valid, or none where reads need one (--open-reads=false)";
     case Auth::signature: return "unauthorized: the signature or token is missing or does not match the hook secret";
+    case Auth::registration: return "unauthorized: no registration token";
     default: return "unauthorized: no token, or one that is not valid";
   }
 }
