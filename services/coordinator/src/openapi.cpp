@@ -165,7 +165,8 @@ std::vector<Op> operations() {
   add({"post", "/api/v1/repositories", "addRepository", "Add a repository {name,url}", Auth::admin, {},
        json_request("RepositoryInput"), {ok(201, "Repository")}});
   add({"post", "/api/v1/commits", "recordCommit", "Record a commit {sha,repo,parent,message,author,time_ms}",
-       Auth::admin_runner, {}, json_request("CommitInput"), {ok(201, "Commit")}});
+       Auth::admin_runner, {}, json_request("CommitInput"),
+       {ok(201, "Commit"), err(404, "not_found: the repository is not registered")}});
   add({"get", "/api/v1/commits/{sha}", "getCommit", "What ran for a commit and what came of it", read, {}, {},
        {ok(200, "CommitSummary"), err(404, "not_found: commit not known to kport")}});
   // ---- routes_verdicts.cpp, routes_hooks.cpp ----
@@ -192,7 +193,8 @@ std::vector<Op> operations() {
   add({"post", "/api/v1/revalidations", "openRevalidation",
        "Revalidate a GPU model and driver a runner reported {gpu_model,driver}; the same pair again answers 200",
        Auth::admin, {}, json_request("RevalidationInput"),
-       {ok(200, "RevalidationKnown", "already revalidated: nothing opened"), ok(201, "RevalidationOpened")}});
+       {ok(200, "RevalidationKnown", "already revalidated: nothing opened"), ok(201, "RevalidationOpened"),
+        err(404, "not_found: no runner has reported that GPU model with that driver")}});
   // ---- routes_pipelines.cpp ----
   auto pipeline_reason = enm({"push", "new_target", "new_driver", "new_gpu", "manual"});
   auto with_paging = [](std::vector<json::object> qs) {
@@ -205,7 +207,10 @@ std::vector<Op> operations() {
        "Start a pipeline {commit,repo,ref,reason,targets,note,payload}: one build per target (all when none named); "
        "a pushed commit that has a pipeline answers it (200)",
        Auth::admin, {}, json_request("PipelineInput"),
-       {ok(200, "PipelineWithJobs", "the commit's existing pipeline, with a note"), ok(201, "PipelineWithJobs")}});
+       {ok(200, "PipelineWithJobs", "the commit's existing pipeline, with a note"), ok(201, "PipelineWithJobs"),
+        err(404, "not_found: a named target or the repository is not registered"),
+        err(422, "unprocessable: a new_driver or new_gpu reason (POST /api/v1/revalidations opens those), or no "
+                 "target named and none registered")}});
   add({"get", "/api/v1/pipelines/{id}", "getPipeline", "A pipeline with its jobs", read, {}, {},
        {ok(200, "PipelineWithJobs"), err(404, "not_found: no such pipeline")}});
   add({"post", "/api/v1/pipelines/{id}/cancel", "cancelPipeline", "Cancel every unfinished job of a pipeline",
@@ -253,10 +258,15 @@ std::vector<Op> operations() {
           limited}});
   }
   add({"post", "/api/v1/runners/heartbeat", "heartbeat", "Heartbeat {job,attempt}; extends the lease, tells of cancellation",
-       Auth::runner, {}, json_request("HeartbeatInput"), lease_bound({ok(200, "Heartbeat")}), true});
+       Auth::runner, {}, json_request("HeartbeatInput"),
+       lease_bound({ok(200, "Heartbeat"),
+                    err(410, "gone: the job is no longer running (it finished, was cancelled or went back to the "
+                             "queue), so stop working on it; or the runner was deregistered meanwhile")}),
+       true});
   add({"post", "/api/v1/runners/claim", "claimJob",
        "Long-poll for a job matching the runner; answers {job:null} when none came within the wait", Auth::runner,
-       {q("wait", integer(0), "seconds to wait for a job (capped by --max-claim-wait)")}, {}, {ok(200, "Claim")}});
+       {q("wait", integer(0), "seconds to wait for a job (capped by --max-claim-wait)")}, {},
+       {ok(200, "Claim"), err(410, "gone: the runner was deregistered meanwhile; register again")}});
   add({"post", "/api/v1/runners/deregister", "deregisterRunner", "Leave; a held job returns to the queue", Auth::runner,
        {}, {}, {ok(200, "Deregistered")}});
   // ---- routes_admin.cpp ----
@@ -331,7 +341,7 @@ std::vector<Op> operations() {
        {q("name", str(), "file name (default: the sha256)"), q("kind", str(), "e.g. harness (default blob)"),
         q("job", integer(1), "a runner's held job"), q("attempt", integer(1, 1000), "that job's current attempt")},
        content("application/octet-stream", json::object{{"type", "string"}, {"format", "binary"}}),
-       lease_bound({ok(201, "Artifact")})});
+       lease_bound({ok(201, "Artifact"), err(422, "unprocessable: the bytes do not hash to the address")})});
   {
     json::object blob = content("application/octet-stream", json::object{{"type", "string"}, {"format", "binary"}});
     blob["application/json"] = json::object{{"schema", ref("Artifact")}};
@@ -421,7 +431,7 @@ const char* auth_name(Auth auth) {
 
 const char* unauthorized_text(Auth auth) {
   switch (auth) {
-    case Auth::read: return "unauthorized: a token that is not valid, or none where reads need one (--open-reads=false)";
+    case Auth::read: return "unauthorized: a token that is not valid, or none where reads need one (--no-open-reads)";
     case Auth::signature: return "unauthorized: the signature or token is missing or does not match the hook secret";
     case Auth::registration: return "unauthorized: no registration token";
     default: return "unauthorized: no token, or one that is not valid";
@@ -499,7 +509,7 @@ json::object build() {
       {"info", {{"title", "kport coordinator API"}, {"version", "1"},
                 {"description", "Targets, kernels, pipelines, jobs, runners, results and best-kernel answers. "
                                 "Errors are {\"error\":{\"code\",\"message\"}}. Writes need a bearer token; reads "
-                                "need none unless the coordinator runs with --open-reads=false."}}},
+                                "need none unless the coordinator runs with --no-open-reads."}}},
       {"servers", json::array{json::object{{"url", "/"}, {"description", "the coordinator that serves this document"}}}},
       {"tags", std::move(tags)},
       {"paths", std::move(paths)},

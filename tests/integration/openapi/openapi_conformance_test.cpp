@@ -297,6 +297,21 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
   EXPECT_EQ(ask_json("post", "/api/v1/jobs/{id}/complete", "/api/v1/jobs/" + check_job + "/complete",
                      json::object{{"attempt", 1}}, gpu).status, 200);
   ask_json("post", "/api/v1/runners/heartbeat", "/api/v1/runners/heartbeat", json::object{}, gpu);
+  // The holder rule's answers: an ended attempt, a job that does not exist.
+  const json::object one_result{{"attempt", 1}, {"results", json::array{results[0]}}};
+  EXPECT_EQ(ask_json("post", "/api/v1/jobs/{id}/results", "/api/v1/jobs/" + check_job + "/results", one_result, gpu).status, 409);
+  EXPECT_EQ(ask_json("post", "/api/v1/jobs/{id}/results", "/api/v1/jobs/999/results", one_result, gpu).status, 404);
+  EXPECT_EQ(ask_json("post", "/api/v1/jobs/{id}/builds", "/api/v1/jobs/999/builds",
+                     json::object{{"attempt", 1}, {"records", json::array{record}}}, builder).status, 404);
+  EXPECT_EQ(ask_json("post", "/api/v1/jobs/{id}/complete", "/api/v1/jobs/999/complete", json::object{{"attempt", 1}}, gpu).status,
+            404);
+  ask_json("post", "/api/v1/runners/heartbeat", "/api/v1/runners/heartbeat", json::object{{"job", 999}, {"attempt", 1}}, gpu);
+  ask_json("post", "/api/v1/runners/heartbeat", "/api/v1/runners/heartbeat",
+           json::object{{"job", std::stoll(check_job)}, {"attempt", 1}}, gpu);
+  ask("post", "/api/v1/jobs/{id}/cancel", "/api/v1/jobs/999/cancel", "", k_admin);
+  ask("post", "/api/v1/pipelines/{id}/cancel", "/api/v1/pipelines/999/cancel", "", k_admin);
+  ask_json("post", "/api/v1/admin/registration-token", "/api/v1/admin/registration-token",
+           json::object{{"expires_in_s", 0}}, k_admin);
   // ---- reads over what was recorded ----
   ask("get", "/api/v1/pipelines", "/api/v1/pipelines?limit=5&reason=manual");
   ask("get", "/api/v1/pipelines", "/api/v1/pipelines?limit=0");
@@ -390,6 +405,14 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
   ask_json("post", "/api/v1/pipelines", "/api/v1/pipelines",
            json::object{{"commit", sha2}, {"repo", "org/kernels"}, {"reason", "push"}, {"targets", json::array{"sm_90a"}}}, k_admin);
   ask_json("post", "/api/v1/pipelines", "/api/v1/pipelines", json::object{{"commit", "xyz"}}, k_admin);
+  ask_json("post", "/api/v1/pipelines", "/api/v1/pipelines",
+           json::object{{"commit", sha2}, {"repo", "org/kernels"}, {"targets", json::array{"sm_999"}}}, k_admin);
+  ask_json("post", "/api/v1/pipelines", "/api/v1/pipelines", json::object{{"commit", sha2}, {"reason", "new_driver"}}, k_admin);
+  ask_json("post", "/api/v1/commits", "/api/v1/commits", json::object{{"sha", commit_sha(7)}, {"repo", "nowhere"}}, k_admin);
+  ask_json("post", "/api/v1/revalidations", "/api/v1/revalidations",
+           json::object{{"gpu_model", "NVIDIA X"}, {"driver", "1.0"}}, k_admin);
+  ask("put", "/api/v1/artifacts/{sha256}", "/api/v1/artifacts/" + std::string(64, 'd'), "not those bytes", k_admin, {},
+      "application/octet-stream");
   ask_json("post", "/api/v1/pipelines", "/api/v1/pipelines", json::object{{"commit", sha2}}, builder);
   ask_json("post", "/api/v1/pipelines", "/api/v1/pipelines", json::object{{"commit", sha2}}, "");
   if (p2.status == 201) {
@@ -421,6 +444,25 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
         EXPECT_TRUE(validated.count(key)) << key << " is documented but no answer of it was validated";
       }
   std::cout << validated.size() << " answers validated; error answers documented but not provoked:\n" << unprovoked;
+}
+
+// With --no-open-reads a read needs a token: every read refuses an anonymous request
+// with 401, as its security (anonymous, or either token) says only open reads allow.
+class OpenApiClosedReads : public OpenApiConformance {
+ protected:
+  OpenApiClosedReads() { extra_args.push_back("--no-open-reads"); }
+};
+
+TEST_F(OpenApiClosedReads, AnonymousReadsAreRefusedAsDocumented) {
+  const auto reads = operations("read");
+  ASSERT_GT(reads.size(), 25u);
+  for (const auto& [method, path] : reads) {
+    EXPECT_TRUE(schema->document().at("paths").at(path).at(method).at("security").as_array().front().as_object().empty())
+        << path << ": a read lists anonymous access first";
+    EXPECT_EQ(ask(method, path, concrete(path)).status, 401) << method << " " << path;
+    EXPECT_EQ(last_www_authenticate.rfind("Bearer realm=\"kport\"", 0), 0u) << method << " " << path;
+  }
+  EXPECT_EQ(ask("get", "/api/v1/targets", "/api/v1/targets", "", k_admin).status, 200);
 }
 
 // The validator itself: the document test is only as strict as this.
