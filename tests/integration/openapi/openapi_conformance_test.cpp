@@ -5,16 +5,8 @@
 // media type. Response schemas admit no undocumented field and require what is always
 // there, so a handler that adds, drops or retypes a field fails here until the
 // document follows. Every documented JSON success answer must have been seen once.
-#include <gtest/gtest.h>
-
-#include <boost/asio.hpp>
-
-#include <map>
-#include <set>
-
-#include "hooks/hook_fixture.h"
 #include "kport/common/crypto.h"
-#include "schema_check.h"
+#include "openapi_fixture.h"
 
 namespace kport::testing {
 namespace json = boost::json;
@@ -33,150 +25,6 @@ json::object gemm_result(const std::string& instance, const std::string& shape, 
                       {"env", json::object{{"reproduce", json::object{{"harness_sha256", std::string(64, 'b')}}}}}};
 }
 
-class OpenApiConformance : public HookTest {
- protected:
-  void SetUp() override {
-    HookTest::SetUp();
-    auto doc = get("/api/v1/openapi.json");
-    ASSERT_EQ(doc.status, 200) << doc.raw;
-    schema = std::make_unique<SchemaCheck>(doc.body);
-  }
-
-  // Sends a request to `path` (the operation `method tmpl`) and validates the answer
-  // against the document; the reply is returned for the scenario to go on with.
-  JsonReply ask(const std::string& method, const std::string& tmpl, const std::string& path,
-                const std::string& body = "", const std::string& token = "", http::HeaderList headers = {},
-                const std::string& content_type = "application/json") {
-    if (!token.empty()) headers.emplace_back("Authorization", "Bearer " + token);
-    if (!body.empty()) headers.emplace_back("Content-Type", content_type);
-    std::string upper = method;
-    for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    auto r = client.fetch(upper, url(path), body, headers);
-    JsonReply out;
-    if (!r.ok()) {
-      ADD_FAILURE() << method << " " << path << ": " << r.error().message;
-      return out;
-    }
-    out.status = r->status;
-    out.raw = r->body;
-    const std::string media(r->header("Content-Type"));
-    std::string why;
-    const json::value* s = schema->answer_schema(method, tmpl, r->status, media, why);
-    if (!s) {
-      ADD_FAILURE() << why << "\n" << r->body.substr(0, 400);
-      return out;
-    }
-    const std::string key = method + " " + tmpl + " " + std::to_string(r->status);
-    seen.insert(key);
-    // An answer the handler gives must be listed with its status; "default" is for what
-    // the server answers on any route (413, 500, 503 when overloaded).
-    const auto& responses = schema->document().at("paths").at(tmpl).at(method).at("responses").as_object();
-    if (!responses.contains(std::to_string(r->status)))
-      ADD_FAILURE() << key << " is answered but not documented with its status\n" << r->body.substr(0, 300);
-    last_www_authenticate = std::string(r->header("WWW-Authenticate"));
-    if (media.rfind("application/json", 0) == 0) {
-      auto v = r->json();
-      if (!v.ok()) {
-        ADD_FAILURE() << key << ": not JSON: " << r->body.substr(0, 200);
-        return out;
-      }
-      out.body = *v;
-      for (const auto& e : schema->validate(*v, *s)) ADD_FAILURE() << key << ": " << e << "\n" << r->body.substr(0, 600);
-      validated.insert(key);
-    }
-    return out;
-  }
-  // The same for a JSON body; a body the handler accepted (2xx) must also be one the
-  // document's request schema accepts.
-  JsonReply ask_json(const std::string& method, const std::string& tmpl, const std::string& path, const json::value& body,
-                     const std::string& token) {
-    auto r = ask(method, tmpl, path, json::serialize(body), token);
-    if (r.status < 200 || r.status > 299) return r;
-    const auto& op = schema->document().at("paths").at(tmpl).at(method).as_object();
-    const auto* request = op.if_contains("requestBody");
-    if (!request) {
-      ADD_FAILURE() << method << " " << tmpl << " took a body but documents none";
-      return r;
-    }
-    for (const auto& e : schema->validate(body, request->at("content").at("application/json").at("schema")))
-      ADD_FAILURE() << method << " " << tmpl << " request: " << e << "\n" << json::serialize(body);
-    return r;
-  }
-
-  // The head of the event stream's answer (the stream itself never ends).
-  std::string event_stream_head() {
-    boost::asio::io_context io;
-    boost::asio::ip::tcp::socket socket(io);
-    socket.connect({boost::asio::ip::make_address("127.0.0.1"), proc->port()});
-    const std::string request = "GET /api/v1/events?topics=jobs,runners HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
-    boost::asio::write(socket, boost::asio::buffer(request));
-    std::string head;
-    boost::system::error_code ec;
-    boost::asio::read_until(socket, boost::asio::dynamic_buffer(head), "\r\n\r\n", ec);
-    return head;
-  }
-
-  // Every documented operation with the values its path parameters take here.
-  std::vector<std::pair<std::string, std::string>> operations(const std::string& auth) const {
-    std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& [path, item] : schema->document().at("paths").as_object())
-      for (const auto& [method, op] : item.as_object())
-        if (op.at("x-kport-auth").as_string() == auth) out.emplace_back(std::string(method), std::string(path));
-    return out;
-  }
-  std::size_t operations_total() const {
-    std::size_t n = 0;
-    for (const auto& [path, item] : schema->document().at("paths").as_object()) n += item.as_object().size();
-    return n;
-  }
-  static std::string concrete(std::string path) {
-    const std::pair<const char*, std::string> values[] = {{"{id}", "1"}, {"{sha256}", std::string(64, 'c')},
-                                                          {"{sha}", std::string(40, 'a')}, {"{target}", "sm_90a"},
-                                                          {"{instance}", "gemm.x"}};
-    for (const auto& [name, value] : values)
-      if (auto at = path.find(name); at != std::string::npos) path.replace(at, std::string(name).size(), value);
-    return path;
-  }
-
-  std::unique_ptr<SchemaCheck> schema;
-  std::set<std::string> seen, validated;
-  std::string last_www_authenticate;
-};
-
-// Every operation that checks a credential refuses a wrong one with 401, the Error body
-// and WWW-Authenticate, as documented; one that needs the admin token refuses a runner
-// token with 403, and the other way round.
-TEST_F(OpenApiConformance, CredentialsAreRefusedAsDocumented) {
-  auto reg = post("/api/v1/runners/register",
-                  json::object{{"name", "r"}, {"role", "build"}, {"capabilities", json::object{{"targets", json::array{"sm_90a"}}}}},
-                  k_registration);
-  ASSERT_EQ(reg.status, 201) << reg.raw;
-  const std::string runner(reg.body.at("token").as_string());
-  std::size_t checked = 0;
-  for (const char* auth : {"read", "admin", "runner", "admin|runner"})
-    for (const auto& [method, path] : operations(auth)) {
-      auto r = ask(method, path, concrete(path), "", "not-a-valid-token");
-      EXPECT_EQ(r.status, 401) << method << " " << path << ": " << r.raw;
-      EXPECT_EQ(last_www_authenticate.rfind("Bearer realm=\"kport\"", 0), 0u) << method << " " << path;
-      ++checked;
-    }
-  // The registration token: none is 401, a wrong one 403 (rotated or expired).
-  for (const auto& [method, path] : operations("registration")) {
-    EXPECT_EQ(ask(method, path, concrete(path)).status, 401) << path;
-    EXPECT_FALSE(last_www_authenticate.empty()) << path;
-    EXPECT_EQ(ask(method, path, concrete(path), "", "not-a-valid-token").status, 403) << path;
-    ++checked;
-  }
-  for (const auto& [method, path] : operations("signature")) {
-    EXPECT_EQ(ask(method, path, concrete(path), "{}", "", {{"X-GitHub-Event", "push"}}).status, 401) << path;
-    EXPECT_FALSE(last_www_authenticate.empty()) << path;
-    ++checked;
-  }
-  // Each operation is refused once, so none with a credential rule was left out.
-  EXPECT_EQ(checked, operations_total() - operations("none").size());
-  for (const auto& [method, path] : operations("admin")) EXPECT_EQ(ask(method, path, concrete(path), "", runner).status, 403) << path;
-  for (const auto& [method, path] : operations("runner")) EXPECT_EQ(ask(method, path, concrete(path), "", k_admin).status, 403) << path;
-}
 
 TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
   const std::string sha1 = commit_sha(1), sha2 = commit_sha(2);
@@ -446,44 +294,6 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
   std::cout << validated.size() << " answers validated; error answers documented but not provoked:\n" << unprovoked;
 }
 
-// With --no-open-reads a read needs a token: every read refuses an anonymous request
-// with 401, as its security (anonymous, or either token) says only open reads allow.
-class OpenApiClosedReads : public OpenApiConformance {
- protected:
-  OpenApiClosedReads() { extra_args.push_back("--no-open-reads"); }
-};
-
-TEST_F(OpenApiClosedReads, AnonymousReadsAreRefusedAsDocumented) {
-  const auto reads = operations("read");
-  ASSERT_GT(reads.size(), 25u);
-  for (const auto& [method, path] : reads) {
-    EXPECT_TRUE(schema->document().at("paths").at(path).at(method).at("security").as_array().front().as_object().empty())
-        << path << ": a read lists anonymous access first";
-    EXPECT_EQ(ask(method, path, concrete(path)).status, 401) << method << " " << path;
-    EXPECT_EQ(last_www_authenticate.rfind("Bearer realm=\"kport\"", 0), 0u) << method << " " << path;
-  }
-  EXPECT_EQ(ask("get", "/api/v1/targets", "/api/v1/targets", "", k_admin).status, 200);
-}
-
-// The validator itself: the document test is only as strict as this.
-TEST(SchemaCheckTest, RefusesUndocumentedMissingRetypedAndNullFields) {
-  json::value doc = json::parse(R"({"components":{"schemas":{
-    "Thing":{"type":"object","required":["id","name"],"additionalProperties":false,
-             "properties":{"id":{"type":"integer"},"name":{"type":"string"},
-                           "parent":{"allOf":[{"$ref":"#/components/schemas/Thing"}],"nullable":true},
-                           "kind":{"type":"string","enum":["a","b"]}}}}}})");
-  SchemaCheck check(doc);
-  EXPECT_TRUE(check.validate_ref(json::parse(R"({"id":1,"name":"x","parent":null})"), "Thing").empty());
-  EXPECT_TRUE(check.validate_ref(json::parse(R"({"id":1,"name":"x","parent":{"id":2,"name":"y"}})"), "Thing").empty());
-  EXPECT_EQ(check.validate_ref(json::parse(R"({"id":1,"name":"x","extra":1})"), "Thing").size(), 1u);
-  EXPECT_EQ(check.validate_ref(json::parse(R"({"id":1})"), "Thing").size(), 1u);
-  EXPECT_EQ(check.validate_ref(json::parse(R"({"id":"1","name":"x"})"), "Thing").size(), 1u);
-  EXPECT_EQ(check.validate_ref(json::parse(R"({"id":1,"name":null})"), "Thing").size(), 1u);
-  EXPECT_EQ(check.validate_ref(json::parse(R"({"id":1,"name":"x","kind":"c"})"), "Thing").size(), 1u);
-  EXPECT_EQ(check.validate_ref(json::parse(R"({"id":1,"name":"x","parent":{"id":2}})"), "Thing").size(), 1u);
-  EXPECT_EQ(check.validate(json::parse("1"), json::parse(R"({"type":"integer","exclusiveMinimum":true})")).size(), 1u)
-      << "a keyword the check does not know is an error, never ignored";
-}
 
 }  // namespace
 }  // namespace kport::testing
