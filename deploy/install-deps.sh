@@ -59,3 +59,17 @@ if [ -f "$web_dir/package-lock.json" ]; then
     echo "install-deps: web/node_modules present"
   fi
 fi
+
+# ---- the OpenAPI linter: @redocly/cli, pinned in tests/openapi/package-lock.json ----
+# One self-contained package (no dependencies, nothing downloaded past the registry);
+# CTest CoordinatorTest.OpenApiDocumentHasNoLintErrors runs it on the served document
+# with telemetry and the update check off.
+lint_dir="$(cd "$(dirname "$0")/.." && pwd)/tests/openapi"
+if [ -f "$lint_dir/package-lock.json" ]; then
+  if [ ! -f "$lint_dir/node_modules/@redocly/cli/bin/cli.js" ]; then
+    echo "install-deps: npm ci --prefix tests/openapi"
+    npm ci --prefix "$lint_dir" --no-audit --no-fund
+  else
+    echo "install-deps: tests/openapi/node_modules present"
+  fi
+fi
