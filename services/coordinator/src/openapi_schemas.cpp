@@ -299,19 +299,24 @@ void best(json::object& s) {
            {"runs", describe(integer(), "results of its commit behind it (> 1: re-measured)")},
            {"measured", when()}, {"url", str()}}),
       "One result behind a ranked or excluded instance");
+  auto method = [] { return enm({"measured_shape", "wave_model", "problem_size"}); };
   s["BestAnswer"] = obj(
       {{"kind", describe(enm({"measured", "provisional", "unranked"}),
                          "measured: timed on this GPU model; provisional: ranked by ratio to the vendor baseline on "
                          "the nearest measured arch; unranked: candidates only, no best")},
        {"provisional", boolean()},
        {"confidence",
-        describe(nullable(obj({{"basis", str()}, {"shape_distance", number()},
+        describe(nullable(obj({{"basis", str()},
+                               {"method", describe(method(), "how it ranked: at this shape, or from the nearest measured "
+                                                             "one moved by each instance's waves of tiles (wave_model) "
+                                                             "or by problem size")},
+                               {"shape_distance", number()},
                                opt("nearest_shape_regret", obj({{"shapes", integer()}, {"median", number()},
                                                                 {"p90", number()}, {"max", number()}}))})),
                  "measured answers: the basis (this shape, or the nearest measured one), the distance to it, and for "
                  "a nearest-shape answer how such answers fared on this GPU model (regret as fractions)")},
        {"best", describe(nullable(str()), "null when unranked")}, {"tied", strings()}, {"reason", str()},
-       {"notes", strings()}, {"ranked_by", enm({"median_us", "ratio_to_baseline", ""})},
+       {"notes", strings()}, {"ranked_by", enm({"median_us", "estimate_us", "ratio_to_baseline", ""})},
        {"candidates_from", describe(str(), "provisional/unranked: where the candidates came from")},
        {"matched_shape", nullable(str())}, {"exact_shape", boolean()}, {"evidence_gpu_model", str()},
        {"evidence_arch", str()},
@@ -322,7 +327,9 @@ void best(json::object& s) {
                                   {"oldest", when()}}))},
        {"ranking", arr(obj({{"instance", str()}, {"variant", str()}, {"tie_with_best", boolean()},
                             {"slowdown", number()}, {"ranked", boolean()},
-                            {"evidence", nullable(ref("BestEvidence"))}}))},
+                            {"evidence", nullable(ref("BestEvidence"))},
+                            opt("estimate_us", describe(number(), "from another shape: the evidence's median moved "
+                                                                  "to the asked shape, what the ranking ordered by"))}))},
        {"excluded", describe(arr(obj({{"instance", str()}, {"variant", str()}, {"reason", str()},
                                       {"evidence", ref("BestEvidence")}})),
                              "instances whose newest result on that GPU model failed, crashed, timed out, was "
@@ -366,11 +373,17 @@ void best(json::object& s) {
            {"commit", str()}, {"commit_ms", integer()}, {"driver", str()}, {"runs", integer()},
            {"measured_at_ms", integer()}}),
       "An instance's current figure at a shape: the latest result of the newest commit measured there");
-  auto schema_version = json::object{{"type", "integer"}, {"enum", json::array{1}}};
+  auto schema_version = json::object{{"type", "integer"}, {"enum", json::array{2}}};
+  auto splits = [] { return arr(obj({{"dim", str()}, {"size", integer()}})); };
   s["DispatchSnapshot"] = obj(
       {{"schema_version", schema_version}, {"kind", enm({"kport.dispatch.snapshot"})},
-       {"gpu", obj({{"model", str()}, {"arch", str()}})}, {"generated_at", when_set()}, {"generated_at_ms", integer()},
+       {"gpu", obj({{"model", str()}, {"arch", str()},
+                    {"sm_count", describe(integer(), "SMs the GPU runners of this model registered; 0: unknown")}})},
+       {"generated_at", when_set()}, {"generated_at_ms", integer()},
        {"commits", strings()}, {"drivers", strings()}, {"rule", str()},
+       {"instances", describe(arr(obj({{"name", str()}, {"tiles", splits()}, {"steps", splits()}})),
+                              "how each instance with a known geometry divides a problem among its thread blocks: "
+                              "the dimensions cut into tiles and those walked in steps")},
        {"tables", arr(obj({{"op", str()}, {"dtype", str()}, {"commits", strings()}, {"drivers", strings()},
                            {"figures", arr(ref("DispatchFigure"))}}))},
        {"checksum", describe(str(), "fnv1a64:<16 hex>: FNV-1a 64 of the document's bytes with these 16 digits read as '0'")}});
