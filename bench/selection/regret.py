@@ -26,8 +26,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from drive import Api  # noqa: E402  (the benches' one client of the REST API)
 
 # How many shapes per (family, dtype); dtypes the harness does not run for a family are skipped.
-PER_CASE = {("gemm", "bf16"): 12, ("gemm", "fp16"): 6, ("gemm", "fp32"): 4,
-            ("attention", "bf16"): 8, ("attention", "fp16"): 4, ("attention", "fp32"): 2,
+PER_CASE = {("gemm", "bf16"): 12, ("gemm", "fp16"): 8, ("gemm", "fp32"): 4,
+            ("attention", "bf16"): 8, ("attention", "fp16"): 6, ("attention", "fp32"): 2,
             ("rmsnorm", "bf16"): 6, ("rmsnorm", "fp16"): 3, ("rmsnorm", "fp32"): 3,
             ("softmax", "bf16"): 6, ("softmax", "fp16"): 3, ("softmax", "fp32"): 3}
 # Model dimensions (hidden, intermediate, fused-QKV and vocabulary-sized projections).
@@ -152,6 +152,7 @@ def main():
         fastest = min(timed, key=timed.get) if timed else None
         row = {"family": family, "dtype": dtype, "shape": shape, "http": status, "kind": kind,
                "exact_shape": exact, "matched_shape": ans.get("matched_shape") if isinstance(ans, dict) else None,
+               "method": ((ans.get("confidence") or {}).get("method") if isinstance(ans, dict) else None),
                "answer": answer, "fastest": fastest, "timed": timed,
                "bench_error": bench.get("error")}
         if answer and timed:
@@ -172,7 +173,8 @@ def main():
     reg_measured = [r["regret"] for r in rows if "regret" in r and r["kind"] == "measured"]
     kinds = {}
     for r in rows:
-        k = r["kind"] if r["kind"] != "measured" else ("measured (exact)" if r["exact_shape"] else "measured (nearest)")
+        k = r["kind"] if r["kind"] != "measured" else (
+            "measured (exact)" if r["exact_shape"] else f"measured (nearest, {r.get('method') or 'no method'})")
         kinds[k] = kinds.get(k, 0) + 1
     lines = [f"{len(rows)} shapes, none in the harness grids; seed {args.seed}; harness {sha[:16]}",
              "answers: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())),
