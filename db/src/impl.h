@@ -20,7 +20,7 @@ class Store::Impl {
   std::unique_ptr<detail::Writer> writer;
   std::unique_ptr<detail::ReaderPool> readers;
 
-  std::int64_t now() const { return options.clock(); }
+  std::int64_t now() const { return options.env->now_unix_ms(); }
   std::int64_t online_since(std::int64_t now_ms) const { return now_ms - options.runner_online_ms; }
   // How long a job whose attempt `failed_attempt` just ended waits before its next.
   RetryDelay backoff(int failed_attempt) const {

@@ -77,7 +77,7 @@ const Options& Store::options() const noexcept { return m_impl->options; }
 Result<std::unique_ptr<Store>> Store::open(Options options) {
   if (options.path.empty()) return make_error(Errc::invalid_argument, "database path is empty");
   if (options.readers < 1) options.readers = 1;
-  if (!options.clock) options.clock = [] { return now_unix_ms(); };
+  if (!options.env) options.env = &Env::system();
   if (!options.jitter) {
     // Called on the writer thread only; one generator is enough.
     options.jitter = [gen = std::make_shared<std::mt19937_64>(std::random_device{}())] {
@@ -91,7 +91,7 @@ Result<std::unique_ptr<Store>> Store::open(Options options) {
   if (!writer_conn) return std::move(writer_conn).error();
   if (sqlite3_db_readonly((*writer_conn)->handle(), "main") == 1) KPORT_TRY(check_writable(**writer_conn, options));
   KPORT_TRY(configure_writer(**writer_conn, options));
-  auto applied = detail::apply_migrations(**writer_conn, detail::embedded_migrations(), options.clock());
+  auto applied = detail::apply_migrations(**writer_conn, detail::embedded_migrations(), options.env->now_unix_ms());
   if (!applied) return std::move(applied).error();
   KPORT_TRY(check_writable(**writer_conn, options));
 

@@ -8,7 +8,7 @@
 
 #include "build_steps.h"
 #include "kport/common/crypto.h"
-#include "kport/porting/subprocess.h"
+#include "kport/common/process.h"
 
 namespace kport::porting::detail {
 namespace fs = std::filesystem;

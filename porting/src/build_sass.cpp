@@ -3,7 +3,7 @@
 // (beside the nvcc that compiled), so its opcodes match the compiler's; PATH is the
 // fallback for toolkits installed split across prefixes.
 #include "build_steps.h"
-#include "kport/porting/subprocess.h"
+#include "kport/common/process.h"
 
 namespace kport::porting::detail {
 namespace fs = std::filesystem;

@@ -2,7 +2,7 @@
 #include <sstream>
 
 #include "kport/porting/catalog.h"
-#include "kport/porting/subprocess.h"
+#include "kport/common/process.h"
 
 namespace kport::porting {
 namespace {

@@ -316,8 +316,7 @@ Status Coordinator::start() {
   m.reaper = std::thread([&m] { m.reap(); });
   if (!m.config.slurm.partition.empty()) {
     KPORT_TRY(prepare_slurm_config(m.config.slurm, m.config, m.server->port()));
-    m.slurm = std::make_unique<SlurmDispatcher>(m.config.slurm, *m.store,
-                                                make_process_runner(std::chrono::milliseconds(m.config.slurm.command_timeout_ms)));
+    m.slurm = std::make_unique<SlurmDispatcher>(m.config.slurm, *m.store, Env::system());
     m.slurm->start();
   }
   if (!m.config.port_file.empty()) {

@@ -10,30 +10,26 @@
 
 #include "kport/common/clock.h"
 #include "kport/common/log.h"
-#include "kport/porting/subprocess.h"
+#include "kport/common/process.h"
 
 namespace kport::coordinator {
 namespace json = boost::json;
 
 namespace {
 
-class ProcessRunner : public CommandRunner {
- public:
-  explicit ProcessRunner(std::chrono::milliseconds timeout) : m_timeout(timeout) {}
-  Result<CommandOutput> run(const std::vector<std::string>& argv, const std::vector<std::string>& env) override {
-    porting::ProcessOptions po;
-    po.timeout = m_timeout;
-    po.env = env;
-    po.output_limit = 1u << 20;
-    auto r = porting::run_process(argv, po);
-    if (!r.ok()) return std::move(r).error();
-    if (r->timed_out) return make_error(Errc::unavailable, argv[0] + " did not answer within " + std::to_string(m_timeout.count()) + " ms");
-    return CommandOutput{r->exit_code, r->output};
-  }
-
- private:
-  std::chrono::milliseconds m_timeout;
-};
+// squeue and sbatch through the Env, with the configured wall-clock limit (a hung sbatch
+// is killed, not waited for) and the runner's settings in its environment.
+Result<ProcessOutput> run_command(Env& env, std::chrono::milliseconds timeout, const std::vector<std::string>& argv,
+                                  const std::vector<std::string>& extra_env) {
+  kport::ProcessOptions po;
+  po.timeout = timeout;
+  po.env = extra_env;
+  po.output_limit = 1u << 20;
+  auto r = env.run_process(argv, po);
+  if (!r.ok()) return std::move(r).error();
+  if (r->timed_out) return make_error(Errc::unavailable, argv[0] + " did not answer within " + std::to_string(timeout.count()) + " ms");
+  return r;
+}
 
 std::string trimmed(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
@@ -45,12 +41,8 @@ const std::string k_comment_prefix = "kport:";
 
 }  // namespace
 
-std::unique_ptr<CommandRunner> make_process_runner(std::chrono::milliseconds timeout) {
-  return std::make_unique<ProcessRunner>(timeout);
-}
-
-SlurmDispatcher::SlurmDispatcher(SlurmConfig config, db::Store& store, std::unique_ptr<CommandRunner> commands)
-    : m_config(std::move(config)), m_store(store), m_commands(std::move(commands)) {
+SlurmDispatcher::SlurmDispatcher(SlurmConfig config, db::Store& store, Env& env)
+    : m_config(std::move(config)), m_store(store), m_env(env) {
   std::lock_guard lock(m_mu);
   publish();
 }
@@ -62,7 +54,7 @@ void SlurmDispatcher::start() {
     std::unique_lock lock(m_stop_mu);
     do {
       lock.unlock();
-      tick(now_unix_ms());
+      tick(m_env.now_unix_ms());
       lock.lock();
     } while (!m_stop_cv.wait_for(lock, std::chrono::milliseconds(m_config.interval_ms), [this] { return m_stopping; }));
   });
@@ -80,7 +72,7 @@ void SlurmDispatcher::stop() {
 // Reads the runner jobs this coordinator has in Slurm. A job that left since the last
 // read counts as a failure of its key when its runner never registered.
 bool SlurmDispatcher::refresh_jobs(std::int64_t now_ms) {
-  auto r = m_commands->run({m_config.squeue, "--noheader", "--me", "--name=" + m_config.job_name, "--format=%i|%T|%k"}, {});
+  auto r = run_command(m_env, timeout(), {m_config.squeue, "--noheader", "--me", "--name=" + m_config.job_name, "--format=%i|%T|%k"}, {});
   if (!r.ok() || r->exit_code != 0) {
     m_last_error = "squeue failed: " + (r.ok() ? trimmed(r->output) : r.error().message);
     log::warn("slurm dispatch: cannot read the queue; submitting nothing this round", {{"error", m_last_error}});
@@ -175,7 +167,7 @@ bool SlurmDispatcher::submit(const std::string& key, std::int64_t now_ms) {
   std::vector<std::string> env = {"KPORT_SERVER=" + m_config.server_url, "KPORT_REGISTRATION_TOKEN_FILE=" + m_config.token_file,
                                   std::string("KPORT_RUNNER_ROLE=") + (gpu ? "gpu" : "build")};
   if (m_config.runner_max_jobs > 0) env.push_back("KPORT_MAX_JOBS=" + std::to_string(m_config.runner_max_jobs));
-  auto r = m_commands->run(argv, env);
+  auto r = run_command(m_env, timeout(), argv, env);
   if (!r.ok() || r->exit_code != 0) {
     fail(key, now_ms, "sbatch failed: " + (r.ok() ? trimmed(r->output) : r.error().message));
     return false;

@@ -11,7 +11,7 @@
 //
 // Runner jobs carry --comment=kport:<key> (key "gpu:9.0" or "build"); the sbatch
 // script names the runner slurm-<job id>-<host>, which is how a job is matched to its
-// runner. The programs are run through CommandRunner, the seam tests inject faults at.
+// runner. The programs run through kport::Env (common/), the seam tests inject faults at.
 // Thread-safety: tick() and snapshot() may be called from any thread; snapshot() never
 // waits for a round in progress (it answers the state the last round published).
 #pragma once
@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "kport/common/env.h"
 #include "kport/common/options.h"
 #include "kport/common/result.h"
 #include "kport/coordinator/config.h"
@@ -35,25 +36,10 @@
 
 namespace kport::coordinator {
 
-struct CommandOutput {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
-// Runs an outside program: argv without a shell, `env` (NAME=value) added to the
-// coordinator's environment. Errors: the program could not be started.
-class CommandRunner {
- public:
-  virtual ~CommandRunner() = default;
-  virtual Result<CommandOutput> run(const std::vector<std::string>& argv, const std::vector<std::string>& env) = 0;
-};
-
-// Child processes with a wall-clock limit (a hung sbatch is killed, not waited for).
-std::unique_ptr<CommandRunner> make_process_runner(std::chrono::milliseconds timeout);
-
 class SlurmDispatcher {
  public:
-  SlurmDispatcher(SlurmConfig config, db::Store& store, std::unique_ptr<CommandRunner> commands);
+  // squeue and sbatch run through `env` (Env::system() in production), as does the clock.
+  SlurmDispatcher(SlurmConfig config, db::Store& store, Env& env);
   ~SlurmDispatcher();
 
   // A thread calling tick() every interval_ms until stop().
@@ -83,7 +69,8 @@ class SlurmDispatcher {
 
   SlurmConfig m_config;
   db::Store& m_store;
-  std::unique_ptr<CommandRunner> m_commands;
+  Env& m_env;
+  std::chrono::milliseconds timeout() const { return std::chrono::milliseconds(m_config.command_timeout_ms); }
   std::mutex m_mu;  // guards the state below; tick() holds it throughout
   std::map<std::string, Tracked> m_jobs;  // Slurm job id -> what it is for
   std::map<std::string, Backoff> m_backoff;

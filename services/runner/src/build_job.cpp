@@ -8,7 +8,7 @@
 #include "kport/common/json_fields.h"
 #include "kport/git/workspace.h"
 #include "kport/porting/build_driver.h"
-#include "kport/porting/subprocess.h"
+#include "kport/common/process.h"
 #include "kport/runner/answers.h"
 #include "parent_diff.h"
 #include "publish.h"

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "kport/common/json_fields.h"
-#include "kport/porting/subprocess.h"
+#include "kport/common/process.h"
 
 namespace kport::runner {
 namespace json = boost::json;
@@ -59,7 +59,7 @@ std::string excerpt(const std::string& text) {
 Harness::RunResult Harness::run(const std::vector<std::string>& args, std::chrono::seconds limit, int stage) {
   std::vector<std::string> argv{m_opt.harness.string()};
   argv.insert(argv.end(), args.begin(), args.end());
-  porting::ProcessOptions o;
+  kport::ProcessOptions o;
   o.timeout = limit;
   o.env = m_opt.env;
   o.cancel = m_opt.cancel;
@@ -67,7 +67,7 @@ Harness::RunResult Harness::run(const std::vector<std::string>& args, std::chron
   o.split_streams = true;
   RunResult r;
   auto t0 = std::chrono::steady_clock::now();
-  auto out = porting::run_process(argv, o);
+  auto out = kport::run_process(argv, o);
   m_seconds[stage] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!out.ok()) {
     r.status = "crashed";
@@ -124,11 +124,11 @@ Harness::RunResult Harness::run(const std::vector<std::string>& args, std::chron
 Result<Harness::Answer> Harness::ask(const std::vector<std::string>& args, std::chrono::seconds limit) {
   std::vector<std::string> argv{m_opt.harness.string()};
   argv.insert(argv.end(), args.begin(), args.end());
-  porting::ProcessOptions o;
+  kport::ProcessOptions o;
   o.timeout = limit;
   o.env = m_opt.env;
   o.split_streams = true;
-  auto out = porting::run_process(argv, o);
+  auto out = kport::run_process(argv, o);
   if (!out.ok()) return std::move(out).error();
   Answer a{std::move(*out), std::nullopt};
   a.doc = parse_report(a.out.stdout_text);

@@ -41,7 +41,7 @@
 #include "bench_rounds.h"
 #include "kport/common/result.h"
 #include "kport/runner/check_job.h"
-#include "kport/porting/subprocess.h"
+#include "kport/common/process.h"
 
 namespace kport::runner {
 
@@ -113,7 +113,7 @@ class Harness {
   RunResult run(const std::vector<std::string>& args, std::chrono::seconds limit, int stage = 0);
   // A quick command (list, device, --plan): its output and the JSON document in it.
   struct Answer {
-    porting::ProcessOutput out;
+    kport::ProcessOutput out;
     std::optional<boost::json::object> doc;
   };
   Result<Answer> ask(const std::vector<std::string>& args, std::chrono::seconds limit);

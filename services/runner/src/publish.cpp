@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "kport/porting/subprocess.h"
+#include "kport/common/process.h"
 
 namespace kport::runner {
 namespace json = boost::json;
@@ -66,9 +66,9 @@ namespace {
 // every variant the harness knows with its features (those it left out too: a target
 // never built is planned from them).
 Result<json::array> harness_instances(const std::filesystem::path& harness, json::array& variants) {
-  porting::ProcessOptions o;
+  kport::ProcessOptions o;
   o.timeout = std::chrono::seconds(120);
-  auto out = porting::run_process({harness.string(), "list"}, o);
+  auto out = kport::run_process({harness.string(), "list"}, o);
   if (!out.ok()) return std::move(out).error();
   if (out->exit_code != 0) return make_error(Errc::internal, harness.string() + " list exited with " + std::to_string(out->exit_code) + ": " + out->output);
   boost::system::error_code ec;

@@ -36,7 +36,7 @@ Options StoreTest::options() {
   o.artifact_dir = (m_dir / "artifacts").string();
   o.lease_ms = 10'000;
   o.runner_online_ms = 60'000;
-  o.clock = [now = m_now] { return now->load(); };
+  o.env = &m_env;
   // Backoff 1 s after the first failed attempt, doubling; the jitter draw at its top,
   // so every delay is the full one and the tests can step the clock exactly.
   o.retry = RetryPolicy{1'000, 8'000};

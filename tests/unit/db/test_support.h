@@ -31,6 +31,16 @@ class StoreTest : public ::testing::Test {
 
   std::filesystem::path m_dir;
   std::shared_ptr<std::atomic<std::int64_t>> m_now = std::make_shared<std::atomic<std::int64_t>>(1'000'000);
+  // The store's Env: the machine's, with the clock the tests step.
+  class SteppedClock : public Env {
+   public:
+    explicit SteppedClock(std::shared_ptr<std::atomic<std::int64_t>> now) : m_at(std::move(now)) {}
+    std::int64_t now_unix_ms() override { return m_at->load(); }
+
+   private:
+    std::shared_ptr<std::atomic<std::int64_t>> m_at;
+  };
+  SteppedClock m_env{m_now};
   std::unique_ptr<Store> m_store;
 };
 

@@ -54,6 +54,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kport/common/env.h"
 #include "kport/common/result.h"
 #include "kport/db/best_requests.h"
 #include "kport/db/dashboard.h"
@@ -73,7 +74,7 @@ struct Options {
   int max_batch = 512;                     // write requests per transaction at most
   std::int64_t lease_ms = 60'000;          // default lease claim() grants
   std::int64_t runner_online_ms = 90'000;  // a runner is online if heard from within this
-  std::function<std::int64_t()> clock;     // Unix ms; default kport::now_unix_ms (tests inject)
+  Env* env = nullptr;                      // the clock's seam; nullptr: Env::system() (tests inject their own)
   RetryPolicy retry;                       // backoff of a job sent back to the queue
   std::function<double()> jitter;          // draws in [0, 1) for it; default uniform random
   // false: synchronous=NORMAL, committed writes survive a process kill but the last

@@ -1,4 +1,4 @@
-#include "kport/porting/subprocess.h"
+#include "kport/common/process.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace kport::porting {
+namespace kport {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -160,4 +160,4 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const Pr
   return out;
 }
 
-}  // namespace kport::porting
+}  // namespace kport

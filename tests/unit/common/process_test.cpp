@@ -5,9 +5,9 @@
 #include <chrono>
 #include <thread>
 
-#include "kport/porting/subprocess.h"
+#include "kport/common/process.h"
 
-namespace kport::porting {
+namespace kport {
 namespace {
 
 TEST(Subprocess, CapturesOutputAndExitCode) {
@@ -85,9 +85,9 @@ TEST(Subprocess, MissingProgramIsNotFound) {
 }
 
 }  // namespace
-}  // namespace kport::porting
+}  // namespace kport
 
-namespace kport::porting {
+namespace kport {
 namespace {
 
 TEST(Subprocess, CancelKillsTheGroupPromptly) {
@@ -108,4 +108,4 @@ TEST(Subprocess, CancelKillsTheGroupPromptly) {
 }
 
 }  // namespace
-}  // namespace kport::porting
+}  // namespace kport

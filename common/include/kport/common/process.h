@@ -17,7 +17,7 @@
 
 #include "kport/common/result.h"
 
-namespace kport::porting {
+namespace kport {
 
 struct ProcessOutput {
   int exit_code = -1;      // the child's exit status; 128+signal when a signal ended it
@@ -46,4 +46,4 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const Pr
 // Where `name` resolves on PATH (or itself when it contains a '/'); empty when absent.
 std::filesystem::path find_program(const std::string& name);
 
-}  // namespace kport::porting
+}  // namespace kport
