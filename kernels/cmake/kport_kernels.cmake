@@ -75,7 +75,9 @@ function(kport_cuda_flags lib t)
       $<$<BOOL:${KPORT_WERROR}>:-Werror=all-warnings -Xcompiler=-Werror>>)
   target_compile_definitions(${lib} PRIVATE KPORT_TARGET="${t}" KPORT_SM=${sm_digits})
   target_link_libraries(${lib} PRIVATE kport_kernels_headers)
-  add_dependencies(${lib} kport_kernels_generated)  # headers generated into the build tree
+  if(TARGET kport_kernels_generated)  # headers generated into the build tree (kernels/CMakeLists.txt)
+    add_dependencies(${lib} kport_kernels_generated)
+  endif()
 endfunction()
 
 function(kport_kernel_variant)
