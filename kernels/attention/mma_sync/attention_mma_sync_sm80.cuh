@@ -23,8 +23,10 @@
 
 #include "common/convert.cuh"
 #include "common/cp_async_sm80.cuh"
+#include "common/fast_math.cuh"
 #include "common/mma_sync_sm80.cuh"
 #include "common/smem.cuh"
+#include "common/warp_reduce.cuh"
 
 namespace kport::kernels::attention_mma_sync {
 
@@ -57,23 +59,6 @@ namespace detail {
 template <int D>
 __device__ __forceinline__ uint32_t swz(int row, int chunk) {
   return static_cast<uint32_t>(row * D * 2 + ((chunk ^ (row & 7)) << 4));
-}
-
-// exp2 on the special-function unit; inputs are <= 0 or -inf, so flushing denormal
-// results to zero is harmless and saves the range fix-up exp2f() adds.
-__device__ __forceinline__ float fast_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
-
-__device__ __forceinline__ float quad_max(float x) {
-  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
-  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
-}
-__device__ __forceinline__ float quad_sum(float x) {
-  x += __shfl_xor_sync(0xffffffffu, x, 1);
-  return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }
 
 // Copies `rows` rows of a [L, D] head starting at `row_begin` into a swizzled tile;

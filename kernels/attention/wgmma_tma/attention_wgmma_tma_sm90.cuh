@@ -28,10 +28,12 @@
 #include <cstdint>
 
 #include "common/convert.cuh"
+#include "common/fast_math.cuh"
 #include "common/mbarrier_sm90.cuh"
 #include "common/smem.cuh"
 #include "common/sync_sm90.cuh"
 #include "common/tma_sm90.cuh"
+#include "common/warp_reduce.cuh"
 #include "common/wgmma_sm90.cuh"
 
 namespace kport::kernels::attention_wgmma_tma {
@@ -74,27 +76,6 @@ struct TileConfig {
   static_assert(k_q_bytes % 1024 == 0 && k_kv_bytes % 1024 == 0, "swizzle atoms are 1 KiB");
   static_assert(k_smem_bytes <= 227 * 1024, "exceeds Hopper shared memory per block");
 };
-
-namespace detail {
-
-// exp2 on the special-function unit; inputs are <= 0 or -inf, so flushing denormal
-// results to zero is harmless and saves the range fix-up exp2f() adds.
-__device__ __forceinline__ float fast_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
-
-__device__ __forceinline__ float quad_max(float x) {
-  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
-  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
-}
-__device__ __forceinline__ float quad_sum(float x) {
-  x += __shfl_xor_sync(0xffffffffu, x, 1);
-  return x + __shfl_xor_sync(0xffffffffu, x, 2);
-}
-
-}  // namespace detail
 
 // Consumer-side pieces of one KV block, shared by the pipelined main loop.
 template <class Cfg, class T>
@@ -154,10 +135,10 @@ __device__ __forceinline__ void online_softmax(float (&s_acc)[Cfg::k_bc / 2], fl
 #pragma unroll
     for (int i = 0; i < Bc / 8; ++i)
       mx = fmaxf(mx, fmaxf(s_acc[i * 4 + 2 * h], s_acc[i * 4 + 2 * h + 1]));
-    mx = detail::quad_max(mx);
+    mx = quad_max(mx);
     const float m_new = fmaxf(m_run[h], mx * scale_log2);
     m_use[h] = (m_new == -INFINITY) ? 0.f : m_new;  // a fully masked row stays at zero
-    alpha[h] = detail::fast_exp2(m_run[h] - m_use[h]);
+    alpha[h] = fast_exp2(m_run[h] - m_use[h]);
     m_run[h] = m_new;
   }
   float row_sum[2] = {0.f, 0.f};
@@ -165,7 +146,7 @@ __device__ __forceinline__ void online_softmax(float (&s_acc)[Cfg::k_bc / 2], fl
   for (int i = 0; i < Bc / 8; ++i)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const float p = detail::fast_exp2(fmaf(s_acc[i * 4 + e], scale_log2, -m_use[e >> 1]));
+      const float p = fast_exp2(fmaf(s_acc[i * 4 + e], scale_log2, -m_use[e >> 1]));
       s_acc[i * 4 + e] = p;
       row_sum[e >> 1] += p;
     }
@@ -192,7 +173,6 @@ __global__ void __launch_bounds__(Cfg::k_threads, 1)
                                const __grid_constant__ CUtensorMap tm_k,
                                const __grid_constant__ CUtensorMap tm_v,
                                const __grid_constant__ CUtensorMap tm_o, float* __restrict__ lse, int seq_len, float scale_log2) {
-  using namespace detail;
   constexpr int D = Cfg::k_d, Br = Cfg::k_br, Bc = Cfg::k_bc, S = Cfg::k_stages;
   constexpr int NC = Cfg::k_consumers;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
