@@ -5,6 +5,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cstdint>
+
 #include "kport/kernels/registry.h"
 
 namespace kport::kernels {
@@ -37,6 +39,18 @@ template <> __device__ __forceinline__ __half2 from_float2<__half2>(float2 v) {
 }
 template <> __device__ __forceinline__ __nv_bfloat162 from_float2<__nv_bfloat162>(float2 v) {
   return __float22bfloat162_rn(v);
+}
+
+// Two floats rounded to T (__nv_bfloat16, else __half) and packed, `lo` in the low half,
+// into the 32 bits an MMA operand register or a 4-byte store takes.
+template <class T> __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+  if constexpr (__is_same(T, __nv_bfloat16)) {
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t*>(&v);
+  } else {
+    __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<uint32_t*>(&v);
+  }
 }
 
 }  // namespace kport::kernels

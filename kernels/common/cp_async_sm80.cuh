@@ -4,14 +4,21 @@
 
 #include <cstdint>
 
+#include "common/smem.cuh"
+
 namespace kport::kernels {
 
-__device__ __forceinline__ void cp_async_16_sm80(void* smem, const void* gmem, bool valid) {
-  const auto s = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem));
+// To a 32-bit shared address (smem_u32); the void* form converts a generic pointer.
+__device__ __forceinline__ void cp_async_16_sm80(std::uint32_t smem_addr, const void* gmem,
+                                                 bool valid) {
   const int src_bytes = valid ? 16 : 0;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(s), "l"(gmem),
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr), "l"(gmem),
                "r"(src_bytes)
                : "memory");
+}
+
+__device__ __forceinline__ void cp_async_16_sm80(void* smem, const void* gmem, bool valid) {
+  cp_async_16_sm80(smem_u32(smem), gmem, valid);
 }
 
 __device__ __forceinline__ void cp_async_commit_sm80() {

@@ -29,6 +29,18 @@ template <int k_width> __device__ __forceinline__ float group_reduce_sum(float v
   return v;
 }
 
+// Over the four lanes of a quad (lanes 4q..4q+3: the threads sharing an MMA accumulator
+// row), xor 1 then 2. Not group_reduce_sum<4>, which adds in the other order: the attention
+// kernels' figures were validated with this one.
+__device__ __forceinline__ float quad_max(float x) {
+  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+}
+__device__ __forceinline__ float quad_sum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 1);
+  return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+
 __device__ __forceinline__ float block_reduce_sum(float v, float* scratch) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int warps = (blockDim.x + 31) >> 5;

@@ -24,7 +24,7 @@ bool parse_number(const std::string& text, double& out) {
 }  // namespace
 
 std::string usage_text() {
-  return "usage: kport-harness-<target> list | device | "
+  return "usage: kport-harness-<target> --version | --help | list | device | "
          "check (--instance NAME --dtype bf16|fp16|fp32 --shape SPEC | --all [--filter TEXT] "
          "[--dtype D|all] [--shape SPEC] | --case INSTANCE:DTYPE:SHAPE [--case ...]) [--seed S] [--plan] | "
          "bench (same selection) "
@@ -41,7 +41,8 @@ std::optional<HarnessError> parse_args(const std::vector<std::string>& args, Opt
   if (args.empty()) return usage("no command given");
   o.command = args[0];
   if (o.command != "list" && o.command != "device" && o.command != "check" &&
-      o.command != "bench" && o.command != "help" && o.command != "--help")
+      o.command != "bench" && o.command != "help" && o.command != "--help" &&
+      o.command != "--version")
     return usage("unknown command '" + o.command + "'");
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];

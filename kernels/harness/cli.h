@@ -1,6 +1,8 @@
 // Command-line parsing of kport-harness. Host-only and side-effect free, so it is tested
 // on machines without a GPU.
 //
+//   kport-harness-<target> --version   (version, git commit, UTC build date and target)
+//   kport-harness-<target> --help
 //   kport-harness-<target> list
 //   kport-harness-<target> device
 //   kport-harness-<target> check --instance NAME --dtype bf16 --shape m=..,n=..,k=.. [--seed S]
@@ -29,7 +31,7 @@
 namespace kport::harness {
 
 struct Options {
-  std::string command;   // list, device, check, bench
+  std::string command;   // list, device, check, bench, --version; help or --help: usage
   std::string instance;  // one instance (without --all: one case; with --all: its grid)
   std::string filter;    // --all: instances whose name contains this text
   std::string dtype;     // "bf16", "fp16", "fp32", "all"; empty: per command default

@@ -7,6 +7,8 @@
 #include "cli.h"
 #include "commands.h"
 #include "json_out.h"
+#include "target_info.h"
+#include "version.h"
 
 int main(int argc, char** argv) {
   using namespace kport::harness;
@@ -18,6 +20,10 @@ int main(int argc, char** argv) {
     if (options.command == "device") return run_device(options);
     if (options.command == "check") return run_check(options);
     if (options.command == "bench") return run_bench(options);
+    if (options.command == "--version") {
+      print_json(version_json(target_info().target));
+      return k_exit_ok;
+    }
     print_json(Json{{"usage", usage_text()}});
     return k_exit_ok;
   } catch (const std::exception& e) {  // a broken invariant: still answer in JSON

@@ -2,10 +2,13 @@
 // compatibility, JSON errors.
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include "cli.h"
 #include "json_out.h"
 #include "shapes.h"
 #include "target_compat.h"
+#include "version.h"
 
 using namespace kport::harness;
 
@@ -207,4 +210,25 @@ TEST(HarnessCli, PlanIsAFlagOfCheckAndBench) {
   Options b;
   ASSERT_FALSE(parse({"bench", "--all"}, b));
   EXPECT_FALSE(b.plan);
+}
+
+TEST(HarnessVersion, VersionIsACommandAndListedInTheUsage) {
+  Options o;
+  ASSERT_FALSE(parse({"--version"}, o));
+  EXPECT_EQ(o.command, "--version");
+  EXPECT_NE(usage_text().find("--version"), std::string::npos);
+  EXPECT_NE(usage_text().find("--help"), std::string::npos);
+}
+
+TEST(HarnessVersion, NamesProgramVersionCommitUtcBuildDateAndTarget) {
+  const Json v = version_json("sm_90a");
+  EXPECT_EQ(v.at("program"), "kport-harness-sm_90a");
+  EXPECT_EQ(v.at("target"), "sm_90a");
+  const auto matches = [&](const char* key, const char* pattern) {
+    const std::string text = v.at(key).get<std::string>();
+    EXPECT_TRUE(std::regex_match(text, std::regex(pattern))) << key << ": " << text;
+  };
+  matches("version", R"(\d+\.\d+\.\d+)");
+  matches("commit", "[0-9a-f]{7,40}|unknown");
+  matches("built", R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)");
 }

@@ -21,7 +21,16 @@
 
 #include <cstdint>
 
+#include "common/convert.cuh"
+#include "common/cp_async_sm80.cuh"
+#include "common/fast_math.cuh"
+#include "common/mma_sync_sm80.cuh"
+#include "common/smem.cuh"
+#include "common/warp_reduce.cuh"
+
 namespace kport::kernels::attention_mma_sync {
+
+using namespace kport::kernels::sm80;
 
 template <int D, int Warps, int Bc, int MinBlocks>
 struct TileConfig {
@@ -46,82 +55,10 @@ struct TileConfig {
 
 namespace detail {
 
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
 // Byte offset of 16-byte chunk `chunk` of row `row` in a swizzled [rows][D] tile.
 template <int D>
 __device__ __forceinline__ uint32_t swz(int row, int chunk) {
   return static_cast<uint32_t>(row * D * 2 + ((chunk ^ (row & 7)) << 4));
-}
-
-__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-               "r"(valid ? 16 : 0)
-               : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-
-template <class T>
-__device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
-                                          uint32_t b1) {
-  if constexpr (__is_same(T, __nv_bfloat16)) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-        "{%8, %9}, {%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-        "{%8, %9}, {%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-}
-
-template <class T>
-__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
-  if constexpr (__is_same(T, __nv_bfloat16)) {
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&v);
-  } else {
-    __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&v);
-  }
-}
-
-// exp2 on the special-function unit; inputs are <= 0 or -inf, so flushing denormal
-// results to zero is harmless and saves the range fix-up exp2f() adds.
-__device__ __forceinline__ float fast_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
-
-__device__ __forceinline__ float quad_max(float x) {
-  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
-  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
-}
-__device__ __forceinline__ float quad_sum(float x) {
-  x += __shfl_xor_sync(0xffffffffu, x, 1);
-  return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }
 
 // Copies `rows` rows of a [L, D] head starting at `row_begin` into a swizzled tile;
@@ -137,7 +74,7 @@ __device__ __forceinline__ void load_tile(uint32_t tile, const T* head, int row_
     const int g = row_begin + r;
     const bool valid = g < seq_len;
     const T* src = head + static_cast<size_t>(valid ? g : 0) * Cfg::k_d + ch * 8;
-    cp_async_16(tile + swz<Cfg::k_d>(r, ch), src, valid);
+    cp_async_16_sm80(tile + swz<Cfg::k_d>(r, ch), src, valid);
   }
 }
 
@@ -150,6 +87,7 @@ __global__ void __launch_bounds__(Cfg::k_threads, Cfg::k_min_blocks)
                              float* __restrict__ lse, int seq_len, float scale_log2) {
   using namespace detail;
   constexpr int D = Cfg::k_d, Br = Cfg::k_br, Bc = Cfg::k_bc;
+  constexpr bool k_bf16 = __is_same(T, __nv_bfloat16);
   extern __shared__ __align__(128) uint8_t smem_raw[];
   const uint32_t q_tile = smem_u32(smem_raw);
   const uint32_t k_tiles = q_tile + Cfg::k_q_bytes;
@@ -172,7 +110,7 @@ __global__ void __launch_bounds__(Cfg::k_threads, Cfg::k_min_blocks)
   load_tile<Cfg, Br>(q_tile, q_head, m_block * Br, seq_len);
   load_tile<Cfg, Bc>(k_tiles, k_head, 0, seq_len);
   load_tile<Cfg, Bc>(v_tiles, v_head, 0, seq_len);
-  cp_async_commit();
+  cp_async_commit_sm80();
 
   uint32_t q_frag[D / 16][4];
   float o_acc[D / 8][4];
@@ -193,8 +131,8 @@ __global__ void __launch_bounds__(Cfg::k_threads, Cfg::k_min_blocks)
       load_tile<Cfg, Bc>(k_tiles + (s ^ 1) * Cfg::k_kv_bytes, k_head, (j + 1) * Bc, seq_len);
       load_tile<Cfg, Bc>(v_tiles + (s ^ 1) * Cfg::k_kv_bytes, v_head, (j + 1) * Bc, seq_len);
     }
-    cp_async_commit();
-    cp_async_wait<1>();
+    cp_async_commit_sm80();
+    cp_async_wait_sm80<1>();
     __syncthreads();
 
     if (j == 0) {
@@ -222,8 +160,8 @@ __global__ void __launch_bounds__(Cfg::k_threads, Cfg::k_min_blocks)
         uint32_t b[4];  // (n-tile t: k lo, k hi), (n-tile t+1: k lo, k hi)
         const int n = t * 8 + (lm_mat / 2) * 8 + lm_row;
         ldmatrix_x4(b, k_tile + swz<D>(n, kk * 2 + lm_mat % 2));
-        mma_16816<T>(s_acc[t], q_frag[kk], b[0], b[1]);
-        mma_16816<T>(s_acc[t + 1], q_frag[kk], b[2], b[3]);
+        mma_m16n8k16<k_bf16>(s_acc[t], q_frag[kk], {b[0], b[1]});
+        mma_m16n8k16<k_bf16>(s_acc[t + 1], q_frag[kk], {b[2], b[3]});
       }
     }
 
@@ -285,8 +223,8 @@ __global__ void __launch_bounds__(Cfg::k_threads, Cfg::k_min_blocks)
         uint32_t b[4];  // (d-tile t: keys lo, hi), (d-tile t+1: keys lo, hi)
         const int key = kk * 16 + (lm_mat % 2) * 8 + lm_row;
         ldmatrix_x4_trans(b, v_tile + swz<D>(key, t + lm_mat / 2));
-        mma_16816<T>(o_acc[t], a, b[0], b[1]);
-        mma_16816<T>(o_acc[t + 1], a, b[2], b[3]);
+        mma_m16n8k16<k_bf16>(o_acc[t], a, {b[0], b[1]});
+        mma_m16n8k16<k_bf16>(o_acc[t + 1], a, {b[2], b[3]});
       }
     }
     __syncthreads();  // stage s is overwritten by the next iteration's prefetch

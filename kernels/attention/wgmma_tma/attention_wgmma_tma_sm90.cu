@@ -1,49 +1,27 @@
 // attention.wgmma_tma instances: host side of the Hopper attention kernel (see the
-// .cuh for the algorithm). Builds the Q, K, V and O TMA tensor maps per launch through
-// the driver entry point (no link against libcuda), picks the dtype/causal
+// .cuh for the algorithm). Builds the Q, K, V and O TMA tensor maps per launch
+// (common/tma_host_sm90.h: the driver's encoder, no link against libcuda), picks the dtype/causal
 // instantiation and launches one CTA per (query tile, batch*head).
-#include <cudaTypedefs.h>
-
 #include <cmath>
 #include <string>
 
 #include "attention_wgmma_tma_sm90.cuh"
+#include "common/tma_host_sm90.h"
 #include "kport/kernels/registry.h"
 
 namespace kport::kernels::attention_wgmma_tma {
 namespace {
 
-PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-  static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-    void* ptr = nullptr;
-    cudaDriverEntryPointQueryResult status{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &ptr, 12000, cudaEnableDefault,
-                                         &status) != cudaSuccess ||
-        status != cudaDriverEntryPointSuccess)
-      ptr = nullptr;
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(ptr);
-  }();
-  return fn;
-}
-
 // [B*H, L, d] viewed as 3-D so that rows past L are zero-filled instead of read from
 // the next head; box = 64 columns (one 128-byte swizzle row) x `rows`.
 bool make_map(CUtensorMap* map, const void* ptr, const AttentionArgs& a, int rows) {
-  auto encode = tensor_map_encoder();
-  if (encode == nullptr) return false;
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(a.head_dim),
                               static_cast<cuuint64_t>(a.seq_len),
                               static_cast<cuuint64_t>(a.batch) * a.heads};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(a.head_dim) * 2,
                                  static_cast<cuuint64_t>(a.seq_len) * a.head_dim * 2};
   const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(rows), 1};
-  const cuuint32_t elem_strides[3] = {1, 1, 1};
-  const CUtensorMapDataType type = a.dtype == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                                          : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  return encode(map, type, 3, const_cast<void*>(ptr), dims, strides, box, elem_strides,
-                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+  return tma_host::make_tmap_16bit_sw128<3>(map, ptr, dims, strides, box, a.dtype);
 }
 
 template <class Cfg, class T, bool Causal>
@@ -77,7 +55,7 @@ std::string supports(const Problem& p) {
   if (!(a.scale > 0.f) || !std::isfinite(a.scale)) return "softmax scale must be positive and finite";
   for (const void* ptr : {a.q, a.k, a.v, static_cast<const void*>(a.o)})
     if (reinterpret_cast<uintptr_t>(ptr) % 16 != 0) return "Q, K, V and O must be 16-byte aligned";
-  if (tensor_map_encoder() == nullptr) return "driver has no cuTensorMapEncodeTiled";
+  if (tma_host::encode_tiled() == nullptr) return "driver has no cuTensorMapEncodeTiled";
   return "";
 }
 

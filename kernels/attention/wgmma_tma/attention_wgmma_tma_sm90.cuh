@@ -27,9 +27,18 @@
 
 #include <cstdint>
 
-#include "attention_wgmma_ops_sm90.cuh"
+#include "common/convert.cuh"
+#include "common/fast_math.cuh"
+#include "common/mbarrier_sm90.cuh"
+#include "common/smem.cuh"
+#include "common/sync_sm90.cuh"
+#include "common/tma_sm90.cuh"
+#include "common/warp_reduce.cuh"
+#include "common/wgmma_sm90.cuh"
 
 namespace kport::kernels::attention_wgmma_tma {
+
+using namespace kport::kernels::sm90;
 
 template <int D, int Br, int Bc, int Stages, bool PingPong>
 struct TileConfig {
@@ -68,152 +77,20 @@ struct TileConfig {
   static_assert(k_smem_bytes <= 227 * 1024, "exceeds Hopper shared memory per block");
 };
 
-namespace detail {
-
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
-}
-
-__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
-               : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-  uint32_t done = 0;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-
-// 3-D tiled TMA load: coordinates are (column, row in the sequence, batch*head).
-__device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map, int c0, int c1,
-                                            int c2, uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
-      : "memory");
-}
-
-// Shared-memory matrix descriptor, 128-byte swizzle. K-major operands (Q, K) ignore
-// `lbo`; for the MN-major V operand `lbo` is the distance between 64-column panels.
-// `sbo` is the distance between groups of 8 rows (8 x 128 bytes).
-__device__ __forceinline__ uint64_t make_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
-  uint64_t desc = 0;
-  desc |= static_cast<uint64_t>((addr & 0x3FFFF) >> 4);
-  desc |= static_cast<uint64_t>((lbo >> 4) & 0x3FFF) << 16;
-  desc |= static_cast<uint64_t>((sbo >> 4) & 0x3FFF) << 32;
-  desc |= static_cast<uint64_t>(1) << 62;  // 128-byte swizzle
-  return desc;
-}
-
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() {
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-}
-template <int N>
-__device__ __forceinline__ void wgmma_wait() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-
-// Keeps the compiler from moving accumulator reads or writes across wgmma issue/wait.
-template <int N>
-__device__ __forceinline__ void fence_regs(float (&r)[N]) {
-#pragma unroll
-  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
-}
-
-template <class T>
-__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
-  if constexpr (sizeof(T) == 2 && __is_same(T, __nv_bfloat16)) {
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&v);
-  } else {
-    __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&v);
-  }
-}
-
-template <class T, int N>
-__device__ __forceinline__ void mma_ss(float (&d)[N / 2], uint64_t da, uint64_t db, int acc) {
-  using namespace kport::kernels::wgmma_sm90;
-  constexpr bool k_bf16 = __is_same(T, __nv_bfloat16);
-  if constexpr (N == 192) {
-    if constexpr (k_bf16) mma_ss_m64n192k16_bf16(d, da, db, acc);
-    else mma_ss_m64n192k16_f16(d, da, db, acc);
-  } else if constexpr (N == 176) {
-    if constexpr (k_bf16) mma_ss_m64n176k16_bf16(d, da, db, acc);
-    else mma_ss_m64n176k16_f16(d, da, db, acc);
-  } else if constexpr (N == 128) {
-    if constexpr (k_bf16) mma_ss_m64n128k16_bf16(d, da, db, acc);
-    else mma_ss_m64n128k16_f16(d, da, db, acc);
-  } else {
-    if constexpr (k_bf16) mma_ss_m64n64k16_bf16(d, da, db, acc);
-    else mma_ss_m64n64k16_f16(d, da, db, acc);
-  }
-}
-
-template <class T, int N>
-__device__ __forceinline__ void mma_rs_tb(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db) {
-  using namespace kport::kernels::wgmma_sm90;
-  constexpr bool k_bf16 = __is_same(T, __nv_bfloat16);
-  if constexpr (N == 128) {
-    if constexpr (k_bf16) mma_rs_m64n128k16_bf16<1>(d, a, db, 1);
-    else mma_rs_m64n128k16_f16<1>(d, a, db, 1);
-  } else {
-    if constexpr (k_bf16) mma_rs_m64n64k16_bf16<1>(d, a, db, 1);
-    else mma_rs_m64n64k16_f16<1>(d, a, db, 1);
-  }
-}
-
-// exp2 on the special-function unit; inputs are <= 0 or -inf, so flushing denormal
-// results to zero is harmless and saves the range fix-up exp2f() adds.
-__device__ __forceinline__ float fast_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
-
-__device__ __forceinline__ float quad_max(float x) {
-  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
-  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
-}
-__device__ __forceinline__ float quad_sum(float x) {
-  x += __shfl_xor_sync(0xffffffffu, x, 1);
-  return x + __shfl_xor_sync(0xffffffffu, x, 2);
-}
-
-}  // namespace detail
-
 // Consumer-side pieces of one KV block, shared by the pipelined main loop.
 template <class Cfg, class T>
 __device__ __forceinline__ void issue_qk(float (&s_acc)[Cfg::k_bc / 2], uint32_t q_rows,
                                          uint32_t k_tile) {
   constexpr int D = Cfg::k_d, Br = Cfg::k_br, Bc = Cfg::k_bc;
-  detail::wgmma_fence();
+  wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk) {
     const uint32_t off = (kk % 4) * 32u;  // 16 columns inside a 128-byte row
-    const uint64_t da = detail::make_desc(q_rows + (kk / 4) * Br * 128 + off, 16, 1024);
-    const uint64_t db = detail::make_desc(k_tile + (kk / 4) * Bc * 128 + off, 16, 1024);
-    detail::mma_ss<T, Bc>(s_acc, da, db, kk > 0 ? 1 : 0);
+    const uint64_t da = make_desc_sw128(q_rows + (kk / 4) * Br * 128 + off, 16, 1024);
+    const uint64_t db = make_desc_sw128(k_tile + (kk / 4) * Bc * 128 + off, 16, 1024);
+    wgmma_ss<Bc, T, 0>(s_acc, da, db, kk > 0 ? 1 : 0);
   }
-  detail::wgmma_commit();
+  wgmma_commit();
 }
 
 template <class Cfg, class T>
@@ -221,15 +98,15 @@ __device__ __forceinline__ void issue_pv(float (&o_acc)[Cfg::k_d / 2],
                                          const uint32_t (&p_frag)[Cfg::k_bc / 16][4],
                                          uint32_t v_tile) {
   constexpr int Bc = Cfg::k_bc;
-  detail::fence_regs(o_acc);
-  detail::wgmma_fence();
+  fence_regs(o_acc);
+  wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < Bc / 16; ++kk) {
     // 16 keys = two 8-row groups (sbo); the d columns span d/64 panels (lbo).
-    const uint64_t db = detail::make_desc(v_tile + kk * 16 * 128, Bc * 128, 1024);
-    detail::mma_rs_tb<T, Cfg::k_d>(o_acc, p_frag[kk], db);
+    const uint64_t db = make_desc_sw128(v_tile + kk * 16 * 128, Bc * 128, 1024);
+    wgmma_rs<Cfg::k_d, T, 1>(o_acc, p_frag[kk], db, 1);
   }
-  detail::wgmma_commit();
+  wgmma_commit();
 }
 
 // Masks, then turns the scores into unnormalised probabilities in place (log2 domain,
@@ -258,10 +135,10 @@ __device__ __forceinline__ void online_softmax(float (&s_acc)[Cfg::k_bc / 2], fl
 #pragma unroll
     for (int i = 0; i < Bc / 8; ++i)
       mx = fmaxf(mx, fmaxf(s_acc[i * 4 + 2 * h], s_acc[i * 4 + 2 * h + 1]));
-    mx = detail::quad_max(mx);
+    mx = quad_max(mx);
     const float m_new = fmaxf(m_run[h], mx * scale_log2);
     m_use[h] = (m_new == -INFINITY) ? 0.f : m_new;  // a fully masked row stays at zero
-    alpha[h] = detail::fast_exp2(m_run[h] - m_use[h]);
+    alpha[h] = fast_exp2(m_run[h] - m_use[h]);
     m_run[h] = m_new;
   }
   float row_sum[2] = {0.f, 0.f};
@@ -269,7 +146,7 @@ __device__ __forceinline__ void online_softmax(float (&s_acc)[Cfg::k_bc / 2], fl
   for (int i = 0; i < Bc / 8; ++i)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const float p = detail::fast_exp2(fmaf(s_acc[i * 4 + e], scale_log2, -m_use[e >> 1]));
+      const float p = fast_exp2(fmaf(s_acc[i * 4 + e], scale_log2, -m_use[e >> 1]));
       s_acc[i * 4 + e] = p;
       row_sum[e >> 1] += p;
     }
@@ -283,20 +160,11 @@ __device__ __forceinline__ void pack_p(const float (&s_acc)[Cfg::k_bc / 2],
                                        uint32_t (&p_frag)[Cfg::k_bc / 16][4]) {
 #pragma unroll
   for (int kk = 0; kk < Cfg::k_bc / 16; ++kk) {
-    p_frag[kk][0] = detail::pack2<T>(s_acc[(2 * kk) * 4 + 0], s_acc[(2 * kk) * 4 + 1]);
-    p_frag[kk][1] = detail::pack2<T>(s_acc[(2 * kk) * 4 + 2], s_acc[(2 * kk) * 4 + 3]);
-    p_frag[kk][2] = detail::pack2<T>(s_acc[(2 * kk + 1) * 4 + 0], s_acc[(2 * kk + 1) * 4 + 1]);
-    p_frag[kk][3] = detail::pack2<T>(s_acc[(2 * kk + 1) * 4 + 2], s_acc[(2 * kk + 1) * 4 + 3]);
+    p_frag[kk][0] = pack2<T>(s_acc[(2 * kk) * 4 + 0], s_acc[(2 * kk) * 4 + 1]);
+    p_frag[kk][1] = pack2<T>(s_acc[(2 * kk) * 4 + 2], s_acc[(2 * kk) * 4 + 3]);
+    p_frag[kk][2] = pack2<T>(s_acc[(2 * kk + 1) * 4 + 0], s_acc[(2 * kk + 1) * 4 + 1]);
+    p_frag[kk][3] = pack2<T>(s_acc[(2 * kk + 1) * 4 + 2], s_acc[(2 * kk + 1) * 4 + 3]);
   }
-}
-
-// Named barriers 1..k_consumers order the consumer warpgroups' GEMM issue round-robin
-// (ping-pong), so one warpgroup's softmax overlaps the other's tensor-core work.
-__device__ __forceinline__ void named_bar_sync(int id, int threads) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-__device__ __forceinline__ void named_bar_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 template <class Cfg, class T, bool Causal>
@@ -305,7 +173,6 @@ __global__ void __launch_bounds__(Cfg::k_threads, 1)
                                const __grid_constant__ CUtensorMap tm_k,
                                const __grid_constant__ CUtensorMap tm_v,
                                const __grid_constant__ CUtensorMap tm_o, float* __restrict__ lse, int seq_len, float scale_log2) {
-  using namespace detail;
   constexpr int D = Cfg::k_d, Br = Cfg::k_br, Bc = Cfg::k_bc, S = Cfg::k_stages;
   constexpr int NC = Cfg::k_consumers;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
@@ -333,7 +200,7 @@ __global__ void __launch_bounds__(Cfg::k_threads, 1)
       mbar_init(k_empty(s), 4 * NC);  // one arrival per consumer warp
       mbar_init(v_empty(s), 4 * NC);
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    mbar_fence_init();
   }
   __syncthreads();
 
@@ -341,28 +208,28 @@ __global__ void __launch_bounds__(Cfg::k_threads, 1)
   if (wg == 0) {
     // Producer warpgroup: a single thread issues every TMA load. K and V have their own
     // release barriers: K is free once S is computed, V only after P.V.
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(Cfg::k_producer_regs));
+    regs_dealloc<Cfg::k_producer_regs>();
     if (threadIdx.x == 0) {
-      mbar_expect_tx(q_full, Cfg::k_q_bytes);
+      mbar_arrive_expect_tx(q_full, Cfg::k_q_bytes);
       for (int p = 0; p < Cfg::k_panels; ++p)
         tma_load_3d(q_smem + p * Br * 128, &tm_q, p * 64, m_block * Br, bh, q_full);
       for (int j = 0; j < n_blocks; ++j) {
         const int s = j % S;
         const uint32_t parity = ((j / S) - 1) & 1;
         if (j >= S) mbar_wait(k_empty(s), parity);
-        mbar_expect_tx(k_full(s), Cfg::k_kv_bytes);
+        mbar_arrive_expect_tx(k_full(s), Cfg::k_kv_bytes);
         for (int p = 0; p < Cfg::k_panels; ++p)
           tma_load_3d(k_smem + s * Cfg::k_kv_bytes + p * Bc * 128, &tm_k, p * 64, j * Bc, bh,
                       k_full(s));
         if (j >= S) mbar_wait(v_empty(s), parity);
-        mbar_expect_tx(v_full(s), Cfg::k_kv_bytes);
+        mbar_arrive_expect_tx(v_full(s), Cfg::k_kv_bytes);
         for (int p = 0; p < Cfg::k_panels; ++p)
           tma_load_3d(v_smem + s * Cfg::k_kv_bytes + p * Bc * 128, &tm_v, p * 64, j * Bc, bh,
                       v_full(s));
       }
     }
   } else {
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Cfg::k_consumer_regs));
+    regs_alloc<Cfg::k_consumer_regs>();
     const int c = wg - 1;  // consumer index: rows [64c, 64c+64) of the tile
     const int warp = (threadIdx.x / 32) % 4;
     const int lane = threadIdx.x % 32;
@@ -460,24 +327,20 @@ __global__ void __launch_bounds__(Cfg::k_threads, 1)
         const uint32_t addr = q_rows + (i / 8) * Br * 128 + r * 128 +
                               ((static_cast<uint32_t>(i % 8) ^ (r % 8)) << 4) + col_in_quad * 2;
         const uint32_t v = pack2<T>(o_acc[i * 4 + 2 * h] * inv, o_acc[i * 4 + 2 * h + 1] * inv);
-        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+        st_shared_u32(addr, v);
       }
       const int row = row0 + 8 * h;
       if (row < seq_len && lane % 4 == 0)
         lse[head_base + row] = l > 0.f ? m_run[h] * 0.6931471805599453f + logf(l) : -INFINITY;
     }
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    fence_proxy_async_smem();
     named_bar_sync(1 + NC + c, 128);
     if (threadIdx.x % 128 == 0) {
 #pragma unroll
       for (int p = 0; p < Cfg::k_panels; ++p)
-        asm volatile(
-            "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(
-                reinterpret_cast<uint64_t>(&tm_o)),
-            "r"(p * 64), "r"(m_block * Br + c * 64), "r"(bh), "r"(q_rows + p * Br * 128)
-            : "memory");
-      asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-      asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+        tma_store_3d(&tm_o, q_rows + p * Br * 128, p * 64, m_block * Br + c * 64, bh);
+      bulk_commit();
+      bulk_wait_read<0>();
     }
   }
 }

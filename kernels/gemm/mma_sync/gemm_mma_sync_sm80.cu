@@ -23,11 +23,14 @@
 
 #include "common/convert.cuh"
 #include "common/cp_async_sm80.cuh"
+#include "common/mma_sync_sm80.cuh"
+#include "common/smem.cuh"
 #include "kport/kernels/registry.h"
-#include "mma_ops_sm80.cuh"
 
 namespace kport::kernels::gemm_mma_sync {
 namespace {
+
+using namespace kport::kernels::sm80;
 
 constexpr int k_group_m = 8;  // tile rows per L2 group
 
@@ -47,17 +50,6 @@ struct Config {
                 "every thread copies the same number of 16-byte chunks");
   static_assert(Stages >= 2, "pipeline depth");
 };
-
-template <class T>
-__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&v);
-  } else {
-    __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&v);
-  }
-}
 
 // Copies a rows x cols tile whose top-left global element is (r0, c0) of a row-major [R, C]
 // matrix into shared memory with row stride `ld`, zero-filling outside the matrix.

@@ -22,12 +22,19 @@
 #include <string>
 #include <type_traits>
 
-#include "common/tma_gemm_host.h"
+#include "common/convert.cuh"
+#include "common/mbarrier_sm90.cuh"
+#include "common/smem.cuh"
+#include "common/tcgen05_sm100.cuh"
+#include "common/tma_host_sm90.h"
+#include "common/tma_sm90.cuh"
 #include "kport/kernels/registry.h"
-#include "tcgen05_ops_sm100.cuh"
 
 namespace kport::kernels::gemm_tcgen05 {
 namespace {
+
+using namespace kport::kernels::sm90;  // mbarriers and TMA: the same PTX on sm_100
+using namespace kport::kernels::sm100;
 
 constexpr int k_threads = 128;
 constexpr int k_group_m = 8;
@@ -48,18 +55,6 @@ struct Config {
   static constexpr int smem_bytes = Stages * stage_bytes + (2 * Stages + 1) * 8 + 16 + 1024;
   static_assert(smem_bytes <= 227 * 1024, "fits the sm_100 per-block shared memory");
 };
-
-template <class T>
-__device__ __forceinline__ uint32_t pack2(uint32_t lo_bits, uint32_t hi_bits) {
-  const float lo = __uint_as_float(lo_bits), hi = __uint_as_float(hi_bits);
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&v);
-  } else {
-    __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&v);
-  }
-}
 
 template <class Cfg, class T>
 __global__ void __launch_bounds__(k_threads, 1)
@@ -164,7 +159,8 @@ __global__ void __launch_bounds__(k_threads, 1)
     if (row >= m || col >= n) continue;
     uint32_t packed[16];
 #pragma unroll
-    for (int i = 0; i < 16; ++i) packed[i] = pack2<T>(r[2 * i], r[2 * i + 1]);
+    for (int i = 0; i < 16; ++i)
+      packed[i] = pack2<T>(__uint_as_float(r[2 * i]), __uint_as_float(r[2 * i + 1]));
     T* dst = c + static_cast<size_t>(row) * n + col;
     if (col + 32 <= n) {
       // n % 8 == 0 and col % 32 == 0 keep these 16-byte aligned

@@ -25,13 +25,21 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
-#include "common/tma_gemm_host.h"
+#include "common/convert.cuh"
+#include "common/mbarrier_sm90.cuh"
+#include "common/smem.cuh"
+#include "common/sync_sm90.cuh"
+#include "common/tma_host_sm90.h"
+#include "common/tma_sm90.cuh"
+#include "common/wgmma_sm90.cuh"
 #include "kport/kernels/registry.h"
-#include "gemm_wgmma_primitives_sm90.cuh"
 
 namespace kport::kernels::gemm_wgmma_tma {
 namespace {
+
+using namespace kport::kernels::sm90;
 
 constexpr int k_consumers = 2;                       // consumer warpgroups
 constexpr int k_threads = 128 * (1 + k_consumers);   // + one producer warpgroup
@@ -69,17 +77,6 @@ __device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, 
   const int r = tile - group * per_group;
   tm = first_m + r % rows;
   tn = r / rows;
-}
-
-template <class T>
-__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&v);
-  } else {
-    __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&v);
-  }
 }
 
 template <class Cfg, class T>
@@ -189,8 +186,7 @@ __global__ void __launch_bounds__(k_threads, 1)
         for (int kk = 0; kk < BK / 16; ++kk) {
           const uint64_t da = make_desc_sw128(a0 + kk * 32, 16, 1024);
           const uint64_t db = make_desc_sw128(b0 + kk * 2048, Cfg::b_chunk_bytes, 1024);
-          wgmma_m64k16<BN, std::is_same_v<T, __nv_bfloat16>>(acc, da, db,
-                                                             (kb > 0 || kk > 0) ? 1 : 0);
+          wgmma_ss<BN, T, 1>(acc, da, db, (kb > 0 || kk > 0) ? 1 : 0);  // B MN-major
         }
         wgmma_commit();
         fence_regs(acc);

@@ -1,5 +1,5 @@
 // What this binary is: the kport version, the git commit it was built from and when,
-// stamped by the build (services/common/cmake/build_stamp.cmake). Every executable's
+// stamped by the build (cmake/build_stamp.cmake). Every executable's
 // --version prints version_text(); /metrics exports kport_build_info.
 //
 // Header of the small kport::build_info library (the standard library alone), so that

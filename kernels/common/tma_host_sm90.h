@@ -1,7 +1,8 @@
-// Host side shared by the TMA-fed gemm variants (wgmma_tma on sm_90a, tcgen05 on
-// sm_100a): the driver's tensor-map encoder, the 2-D 16-bit tensor map with 128-byte
-// swizzle both load with, and the shape and alignment rules TMA imposes.
-// Header-only, host code; everything is inline so each variant stays its own unit.
+// Host side of TMA (sm_90 and later, Blackwell too), the one home of tensor-map code: the
+// driver's tensor-map encoder, the tiled maps of 16-bit elements with 128-byte swizzle that
+// the TMA-fed variants load and store through (kernels/common/tma_sm90.cuh), and the shape
+// and alignment rules TMA imposes on a gemm's operands.
+// Header-only host code; everything is inline so each variant stays its own unit.
 #pragma once
 
 #include <cuda.h>
@@ -20,7 +21,7 @@ using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, 
                                  CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 
 // The driver's tensor-map encoder, fetched once through the runtime so the library does not
-// link libcuda directly; nullptr when the driver lacks it.
+// link libcuda directly; nullptr when the driver lacks it. Thread-safe.
 inline EncodeTiled encode_tiled() {
   static const EncodeTiled fn = [] {
     void* p = nullptr;
@@ -34,19 +35,31 @@ inline EncodeTiled encode_tiled() {
   return fn;
 }
 
-// 2-D row-major [rows, cols] tensor of 16-bit elements, boxes of box_rows x 64 columns.
-inline bool make_tmap(CUtensorMap* map, const void* ptr, int rows, int cols, int box_rows, DType t) {
+// A Rank-dimensional tiled map of 16-bit elements (bf16, else f16) at `ptr`, as the driver
+// takes it: `dims` innermost first, `strides` in bytes of dimensions 1..Rank-1, boxes of
+// `box` elements, dense element strides, 128-byte swizzle, 256-byte L2 promotion, zeros for
+// out-of-bounds loads. False when the driver has no encoder or refuses the map.
+template <int Rank>
+bool make_tmap_16bit_sw128(CUtensorMap* map, const void* ptr, const cuuint64_t (&dims)[Rank],
+                           const cuuint64_t (&strides)[Rank - 1], const cuuint32_t (&box)[Rank],
+                           DType t) {
   EncodeTiled enc = encode_tiled();
   if (enc == nullptr) return false;
+  cuuint32_t elem_strides[Rank];
+  for (int i = 0; i < Rank; ++i) elem_strides[i] = 1;
+  const CUtensorMapDataType dt =
+      t == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  return enc(map, dt, Rank, const_cast<void*>(ptr), dims, strides, box, elem_strides,
+             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+// 2-D row-major [rows, cols] tensor of 16-bit elements, boxes of box_rows x 64 columns.
+inline bool make_tmap(CUtensorMap* map, const void* ptr, int rows, int cols, int box_rows, DType t) {
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * 2};
   const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(box_rows)};
-  const cuuint32_t elem_strides[2] = {1, 1};
-  const CUtensorMapDataType dt =
-      t == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  return enc(map, dt, 2, const_cast<void*>(ptr), dims, strides, box, elem_strides,
-             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+  return make_tmap_16bit_sw128<2>(map, ptr, dims, strides, box, t);
 }
 
 // "" when a TMA-fed gemm named `variant` can run `p`, otherwise why not.

@@ -1,16 +1,17 @@
-// Ampere-class (sm_80+) device primitives for the mma_sync gemm: ldmatrix (plain and
-// transposed) and the m16n8k16 tensor-core MMA with fp32 accumulation. cp.async comes from
-// kernels/common/cp_async_sm80.cuh.
+// Ampere-class tensor-core primitives (sm_80 and every later target: the mma_sync variants
+// run from sm_80 to sm_12x): ldmatrix (plain and transposed) from 32-bit shared addresses
+// (smem_u32, smem.cuh) and the m16n8k16 MMA with fp32 accumulation. cp.async is in
+// cp_async_sm80.cuh.
 #pragma once
 
 #include <cstdint>
 
-namespace kport::kernels::gemm_mma_sync {
+#include "common/smem.cuh"
 
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
+namespace kport::kernels::sm80 {
 
+// Four 8x8 matrices of 16-bit elements: thread 8i+j names row j of matrix i; each thread
+// receives its fragment of matrix i in r[i].
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
@@ -42,4 +43,4 @@ __device__ __forceinline__ void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[
   }
 }
 
-}  // namespace kport::kernels::gemm_mma_sync
+}  // namespace kport::kernels::sm80

@@ -1,7 +1,8 @@
-// Blackwell (sm_100a family) device primitives for the tcgen05 gemm: mbarriers, TMA tile loads,
-// tensor-memory allocation, tcgen05.mma with its shared-memory and instruction descriptors,
-// tcgen05.commit and tcgen05.ld. Inline PTX that only assembles for targets with tcgen05;
-// callers guard their bodies with KPORT_TCGEN05_ENABLED.
+// Blackwell (sm_100a family: sm_100a, sm_103a, sm_110a and their `f` targets) tcgen05
+// primitives: tensor-memory allocation, tcgen05.mma with its shared-memory and instruction
+// descriptors, tcgen05.commit and tcgen05.ld. mbarriers and TMA are the sm_90 ones
+// (mbarrier_sm90.cuh, tma_sm90.cuh: the same PTX). Inline PTX that only assembles for
+// targets with tcgen05; callers guard their bodies with KPORT_TCGEN05_ENABLED.
 #pragma once
 
 #include <cstdint>
@@ -14,51 +15,7 @@
 #define KPORT_TCGEN05_ENABLED 0
 #endif
 
-namespace kport::kernels::gemm_tcgen05 {
-
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// ---- mbarrier and TMA (as on sm_90) ---------------------------------------------------------
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void mbar_fence_init() {
-  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-}
-
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-  uint32_t done = 0;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-
-__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
-               : "memory");
-}
-
-__device__ __forceinline__ void tma_load_2d(uint32_t dst, const void* tmap, int c0, int c1,
-                                            uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(tmap)), "r"(c0), "r"(c1), "r"(bar)
-      : "memory");
-}
-
-__device__ __forceinline__ void tma_prefetch_desc(const void* tmap) {
-  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(tmap)) : "memory");
-}
+namespace kport::kernels::sm100 {
 
 // ---- tensor memory --------------------------------------------------------------------------
 // One warp allocates `cols` columns (a power of two >= 32) of the 128-lane tensor memory and
@@ -146,4 +103,4 @@ __device__ __forceinline__ void tmem_wait_ld() {
   asm volatile("tcgen05.wait::ld.sync.aligned;" ::: "memory");
 }
 
-}  // namespace kport::kernels::gemm_tcgen05
+}  // namespace kport::kernels::sm100
