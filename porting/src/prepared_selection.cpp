@@ -89,6 +89,17 @@ Selection PreparedSelection::answer(const Shape& want, const Match& m) const {
   return sel;
 }
 
+Selection PreparedSelection::answer_query_part(const Shape& want, const Match& m) const {
+  const Selection& at = m_at[m.shape];
+  Selection sel;
+  sel.kind = at.kind;
+  sel.reason = at.reason;
+  sel.notes = at.notes;
+  sel.matched_shape = at.matched_shape;
+  detail::answer_query(sel, m_gpu_model, want, m.distance, [this] { return m_regret; });
+  return sel;
+}
+
 std::optional<Selection> PreparedSelection::answer(const Shape& want) const {
   auto m = match(want);
   if (!m) return std::nullopt;

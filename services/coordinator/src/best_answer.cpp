@@ -65,7 +65,9 @@ std::optional<std::string> measured_answer(const BestIndex::Entry& entry, const 
   const auto& prepared = entry.prepared();
   auto match = prepared.match(q.shape);
   if (!match) return std::nullopt;
-  const porting::Selection sel = prepared.answer(q.shape, *match);
+  // Only the members that depend on the question are written per request; the rest is
+  // the matched shape's, serialized once.
+  const porting::Selection sel = prepared.answer_query_part(q.shape, *match);
   const BestIndex::ShapeText& text = entry.text(match->shape);
   std::string body;
   body.reserve(text.segments.front().size() + text.segments.back().size() + 1024 +

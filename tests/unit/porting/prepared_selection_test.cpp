@@ -96,6 +96,15 @@ TEST(PreparedSelection, AnswersEveryShapeAsSelectBestDoes) {
       auto got = prepared.answer(shape);
       ASSERT_TRUE(got.has_value()) << text;
       ASSERT_EQ(describe(*got), describe(want)) << "round " << round << " shape " << text;
+      // The question's own fields alone, as answer() has them.
+      auto part = prepared.answer_query_part(shape, *prepared.match(shape));
+      EXPECT_EQ(part.kind, want.kind);
+      EXPECT_EQ(part.reason, want.reason);
+      EXPECT_EQ(part.notes, want.notes);
+      EXPECT_EQ(part.exact_shape, want.exact_shape);
+      EXPECT_EQ(part.shape_distance, want.shape_distance);
+      EXPECT_EQ(part.nearest_shape_regret.has_value(), want.nearest_shape_regret.has_value());
+      EXPECT_TRUE(part.ranking.empty());
     }
   }
 }

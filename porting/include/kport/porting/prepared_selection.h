@@ -38,6 +38,11 @@ class PreparedSelection {
   // select_best({gpu_model, ..., want, ...}, {on_gpu, ..., drivers}) for a match of want.
   Selection answer(const Shape& want, const Match& m) const;
   std::optional<Selection> answer(const Shape& want) const;
+  // answer(want, m) with only the fields that depend on the question filled in: kind,
+  // reason, notes, matched_shape, exact_shape, shape_distance, nearest_shape_regret
+  // (ranking, exclusions and evidence left empty: at(m.shape)'s are the answer's). For
+  // callers that hold the rest already serialized; it copies no ranking.
+  Selection answer_query_part(const Shape& want, const Match& m) const;
 
   // The distinct shapes of the current figures, and what a question at exactly that
   // shape's rows is answered with before the query's own fields (answer() adds them).
