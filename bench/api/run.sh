@@ -2,8 +2,13 @@
 # Load benchmark of the coordinator on this machine, with nginx serving the same bytes
 # as a static file in the same run as the peer.
 #  1. seeds a database with 1,000,000 results (kept in var/bench/ and reused),
-#  2. wrk on GET /api/v1/best against the coordinator, then against nginx,
+#  2. wrk on GET /api/v1/best against the coordinator, then nginx on the same bytes:
+#     the fixed question (gemm bf16 4096^3 on the H200), then seeded random questions
+#     (bench/api/best_random.lua: measured and unmeasured shapes over every GPU model,
+#     family and dtype), with nginx sent the same request lines (it ignores the query),
 #  3. claim -> result -> complete throughput on a fresh database.
+# The load average before each wrk run is printed with it: other work on the machine
+# moves these figures.
 # Usage: bench/api/run.sh [build-dir]   (default build/release; builds what it needs)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -41,8 +46,11 @@ query="/api/v1/best?gpu=NVIDIA%20H200&op=gemm&dtype=bf16&shape=m=4096,n=4096,k=4
 curl -sf "http://127.0.0.1:$port$query" > $work/best.json
 echo "== best-kernel answer ($(wc -c < $work/best.json) bytes): $(head -c 160 $work/best.json)..."
 
-echo "== wrk: kport-coordinator GET /api/v1/best (1,000,000 results, $connections connections, ${duration}s)"
-wrk -t2 -c"$connections" -d"${duration}s" --latency "http://127.0.0.1:$port$query" | tee $work/wrk-kport.txt
+random_script=bench/api/best_random.lua
+seed=${KPORT_BENCH_SEED:-42}
+load() { echo "   (load average before: $(cut -d' ' -f1-3 /proc/loadavg))"; }
+# A short warm-up: the coordinator loads each key's evidence on its first question.
+wrk -t2 -c"$connections" -d2s -s $random_script "http://127.0.0.1:$port" -- /api/v1/best "$seed" >/dev/null
 
 # nginx with the same bytes as a static file, same worker count as the coordinator's I/O threads.
 mkdir -p $work/nginx/html $work/nginx/tmp
@@ -69,8 +77,19 @@ NGINX
 nginx -c $PWD/$work/nginx/nginx.conf &
 pids+=($!)
 sleep 0.5
-echo "== wrk: nginx static file, same body"
+
+echo "== wrk: kport-coordinator GET /api/v1/best, fixed question ($results results, $connections connections, ${duration}s)"; load
+wrk -t2 -c"$connections" -d"${duration}s" --latency "http://127.0.0.1:$port$query" | tee $work/wrk-kport.txt
+echo "== wrk: nginx static file, same body"; load
 wrk -t2 -c"$connections" -d"${duration}s" --latency "http://127.0.0.1:18089/best.json" | tee $work/wrk-nginx.txt
+echo "== wrk: kport-coordinator GET /api/v1/best, seeded random questions (seed $seed)"; load
+wrk -t2 -c"$connections" -d"${duration}s" --latency -s $random_script "http://127.0.0.1:$port" -- /api/v1/best "$seed" \
+    | tee $work/wrk-kport-random.txt
+echo "== wrk: nginx static file, the same request lines"; load
+wrk -t2 -c"$connections" -d"${duration}s" --latency -s $random_script "http://127.0.0.1:18089" -- /best.json "$seed" \
+    | tee $work/wrk-nginx-random.txt
+echo "== best-kernel evidence held in memory"
+curl -sf "http://127.0.0.1:$port/metrics" | grep '^kport_best_index' | tee $work/best-index.txt
 
 echo "== queue: claim -> result -> complete on a fresh database"
 rm -f $work/queue.db*

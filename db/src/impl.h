@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "kport/db/retry.h"
+#include "best_versions.h"
 #include "kport/db/store.h"
 #include "reader_pool.h"
 #include "sqlite.h"
@@ -17,6 +18,8 @@ namespace kport::db {
 class Store::Impl {
  public:
   Options options;
+  // Before the writer, which reports every commit to it, so it outlives the writer.
+  std::unique_ptr<detail::BestVersions> best_versions;
   std::unique_ptr<detail::Writer> writer;
   std::unique_ptr<detail::ReaderPool> readers;
 

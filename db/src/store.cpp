@@ -94,6 +94,7 @@ Result<std::unique_ptr<Store>> Store::open(Options options) {
   auto applied = detail::apply_migrations(**writer_conn, detail::embedded_migrations(), options.env->now_unix_ms());
   if (!applied) return std::move(applied).error();
   KPORT_TRY(check_writable(**writer_conn, options));
+  KPORT_TRY(detail::BestVersions::install(**writer_conn));
 
   std::vector<std::unique_ptr<Connection>> readers;
   for (int i = 0; i < options.readers; ++i) {
@@ -104,7 +105,9 @@ Result<std::unique_ptr<Store>> Store::open(Options options) {
   auto impl = std::make_unique<Impl>();
   impl->options = std::move(options);
   impl->readers = std::make_unique<detail::ReaderPool>(std::move(readers));
-  impl->writer = std::make_unique<detail::Writer>(std::move(*writer_conn), impl->options.max_batch);
+  impl->best_versions = std::make_unique<detail::BestVersions>();
+  impl->writer = std::make_unique<detail::Writer>(std::move(*writer_conn), impl->options.max_batch,
+                                                  impl->best_versions.get());
   log::info("database open", {{"path", impl->options.path}, {"schema", schema_version()}});
   return std::unique_ptr<Store>(new Store(std::move(impl)));
 }

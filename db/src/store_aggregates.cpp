@@ -72,13 +72,18 @@ Result<std::optional<CommitSummary>> Store::commit_summary(std::string_view sha)
   });
 }
 
+// The order best_candidates() and best_evidence() return rows in (the answer's query
+// echoes the first row's arch).
+constexpr const char* k_candidate_order =
+    " ORDER BY s.numel, b.shape, b.median_us IS NULL, b.median_us, b.gpu_model, b.instance";
+
 Result<std::vector<BestCandidate>> Store::best_candidates(std::string_view gpu_model, std::string_view family,
                                                           std::string_view dtype) {
   return m_impl->read<std::vector<BestCandidate>>([&](Connection& c) -> Result<std::vector<BestCandidate>> {
     // Served from the best_candidates primary key (gpu_model, family, dtype, ...), or
     // its (family, dtype, shape) index for every GPU model.
     const std::string cols = detail::k_candidate_select;
-    const std::string order = " ORDER BY s.numel, b.shape, b.median_us IS NULL, b.median_us, b.gpu_model, b.instance";
+    const std::string order = k_candidate_order;
     auto s = gpu_model.empty()
                  ? c.prepare(cols + " WHERE b.family = ?2 AND b.dtype = ?3 AND ?1 = ''" + order)
                  : c.prepare(cols + " WHERE b.gpu_model = ?1 AND b.family = ?2 AND b.dtype = ?3" + order);
@@ -98,6 +103,37 @@ Result<std::vector<BestCandidate>> Store::gpu_best_candidates(std::string_view g
     return detail::collect<BestCandidate>(*s, detail::read_candidate);
   });
 }
+
+Result<BestEvidenceRows> Store::best_evidence(std::string_view gpu_model, std::string_view family,
+                                               std::string_view dtype) {
+  return m_impl->read<BestEvidenceRows>([&](Connection& c) -> Result<BestEvidenceRows> {
+    BestEvidenceRows out;
+    auto s = c.prepare(std::string(detail::k_candidate_select) + " WHERE b.gpu_model = ?1 AND b.family = ?2 AND b.dtype = ?3" +
+                       k_candidate_order);
+    if (!s) return std::move(s).error();
+    s->bind_all(gpu_model, family, dtype);
+    auto rows = detail::collect<BestCandidate>(*s, detail::read_candidate);
+    if (!rows) return std::move(rows).error();
+    out.rows = std::move(*rows);
+    auto d = c.prepare(
+        "SELECT driver, results, last_ms FROM result_drivers WHERE gpu_model = ?1 AND family = ?2 AND dtype = ?3"
+        " ORDER BY driver");
+    if (!d) return std::move(d).error();
+    d->bind_all(gpu_model, family, dtype);
+    auto drivers = detail::collect<DriverCount>(
+        *d, [](const Stmt& st) { return DriverCount{st.text(0), st.int64(1), st.int64(2)}; });
+    if (!drivers) return std::move(drivers).error();
+    out.drivers = std::move(*drivers);
+    return out;
+  });
+}
+
+std::uint64_t Store::best_evidence_version(std::string_view gpu_model, std::string_view family,
+                                           std::string_view dtype) const noexcept {
+  return m_impl->best_versions->version(gpu_model, family, dtype);
+}
+
+std::size_t Store::best_evidence_keys() const { return m_impl->best_versions->keys(); }
 
 Result<std::vector<DriverCount>> Store::result_drivers(std::string_view gpu_model, std::string_view family,
                                                        std::string_view dtype) {

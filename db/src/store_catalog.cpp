@@ -148,7 +148,7 @@ Result<int> Store::gpu_sm_count(const std::string& gpu_model) {
     auto s = c.prepare(
         "SELECT CAST(json_extract(extra_json, '$.sm_count') AS INTEGER) AS sms FROM runners "
         "WHERE role = 'gpu' AND gpu_model = ?1 AND json_valid(extra_json) AND sms > 0 "
-        "ORDER BY last_heartbeat_ms DESC LIMIT 1");
+        "ORDER BY registered_ms DESC, id DESC LIMIT 1");
     if (!s) return std::move(s).error();
     s->bind(1, gpu_model);
     auto counts = detail::collect<std::int64_t>(*s, [](const detail::Stmt& st) { return st.int64(0); });

@@ -6,9 +6,10 @@
 
 namespace kport::db::detail {
 
-Writer::Writer(std::unique_ptr<Connection> conn, int max_batch)
+Writer::Writer(std::unique_ptr<Connection> conn, int max_batch, CommitObserver* observer)
     : m_conn(std::move(conn)),
       m_max_batch(static_cast<std::size_t>(max_batch > 0 ? max_batch : 1)),
+      m_observer(observer),
       m_thread([this] { loop(); }) {}
 
 Writer::~Writer() { stop(); }
@@ -56,6 +57,10 @@ void Writer::loop() {
     if (batch.front().standalone) {
       Task& t = batch.front();
       (void)t.run(*m_conn);
+      if (m_observer) {
+        (void)m_observer->before_commit(*m_conn);
+        m_observer->after_commit();
+      }
       t.done(nullptr);
     } else {
       run_batch(batch);
@@ -93,15 +98,20 @@ void Writer::run_batch(std::deque<Task>& batch) {
     if (auto r = t.run(*m_conn); !r) (void)m_conn->exec("ROLLBACK TO request");
     (void)m_conn->exec("RELEASE request");
   }
-  auto committed = m_conn->exec("COMMIT");
+  // The observer's mark goes in before COMMIT, so no reader can see the commit while
+  // the observer still calls its state settled.
+  Status observed = m_observer ? m_observer->before_commit(*m_conn) : Status{};
+  auto committed = observed ? m_conn->exec("COMMIT") : observed;
   if (!committed) {
     (void)m_conn->exec("ROLLBACK");
+    if (m_observer) m_observer->after_commit();
     Error e = make_error(Errc::unavailable, "write not committed: " + committed.error().message);
     log::error("database commit failed", {{"error", e.message}, {"requests", batch.size()}});
     for (Task& t : batch)
       if (t.done) t.done(&e);
     return;
   }
+  if (m_observer) m_observer->after_commit();
   {
     std::lock_guard lock(m_mutex);
     ++m_batches;

@@ -22,9 +22,22 @@
 
 namespace kport::db::detail {
 
+// Told about every commit on the writer thread: before_commit() inside the batch's
+// transaction once its requests ran (an error rolls the whole batch back and answers
+// every request `unavailable`), after_commit() once the COMMIT or ROLLBACK returned,
+// before any caller of the batch hears back. A standalone task (outside a transaction)
+// is followed by both.
+class CommitObserver {
+ public:
+  virtual ~CommitObserver() = default;
+  virtual Status before_commit(Connection& conn) = 0;
+  virtual void after_commit() = 0;
+};
+
 class Writer {
  public:
-  Writer(std::unique_ptr<Connection> conn, int max_batch);
+  // `observer` (may be null) must outlive the Writer.
+  Writer(std::unique_ptr<Connection> conn, int max_batch, CommitObserver* observer = nullptr);
   ~Writer();  // stop(): drains what is queued, then joins
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
@@ -69,6 +82,7 @@ class Writer {
 
   std::unique_ptr<Connection> m_conn;
   const std::size_t m_max_batch;
+  CommitObserver* const m_observer;
   mutable std::mutex m_mutex;
   std::condition_variable m_cv;
   std::deque<Task> m_queue;

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "kport/porting/planner.h"
+#include "selection_detail.h"
 
 namespace kport::porting {
 namespace {
@@ -24,6 +25,12 @@ std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
   return out;
+}
+
+std::string percent(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %%", 100.0 * x);
+  return buf;
 }
 
 std::string short_sha(const std::string& sha) { return sha.size() > 12 ? sha.substr(0, 12) : sha; }
@@ -118,11 +125,6 @@ std::vector<Measurement> at_shape(const std::vector<Measurement>& current, const
   return out;
 }
 
-std::string distance_note(const Shape& want, const ShapeMatch& match) {
-  if (match.distance == 0) return {};
-  return "nearest measured shape " + match.shape->canonical() + " stands in for " + want.canonical();
-}
-
 // Commits, drivers, ids, samples and dates of the ranked figures, and notes on mixed
 // commits and drivers the answer did not use.
 void summarize(Selection& sel, std::span<const DriverSeen> drivers) {
@@ -158,17 +160,20 @@ void summarize(Selection& sel, std::span<const DriverSeen> drivers) {
     sel.notes.push_back("the ranked figures were measured under drivers " + join(e.drivers));
 }
 
-Selection measured(const SelectionQuery& q, const SelectionInputs& in, const std::vector<Measurement>& current,
-                   const ShapeMatch& match) {
+}  // namespace
+
+namespace detail {
+
+Selection measured_at(const std::string& gpu_model, std::span<const DriverSeen> drivers,
+                      const std::vector<Measurement>& current, const Shape& shape, const Shape* want, const Waves& waves) {
   Selection sel;
-  sel.matched_shape = match.shape;
-  sel.exact_shape = match.distance == 0;
-  sel.evidence_gpu_model = q.gpu_model;
+  sel.matched_shape = shape;
+  sel.evidence_gpu_model = gpu_model;
   sel.evidence_arch = current.front().arch;
-  auto here = at_shape(current, *match.shape);
+  auto here = at_shape(current, shape);
   sel.excluded = exclusions(here);
   // From another shape, each figure is moved to the asked one and its noise with it.
-  const bool estimated = !sel.exact_shape;
+  const bool estimated = want && !(*want == shape);
   bool by_waves = false;
   std::vector<Scored> scored;
   for (const auto& m : here) {
@@ -177,31 +182,52 @@ Selection measured(const SelectionQuery& q, const SelectionInputs& in, const std
       scored.push_back(Scored{&m, m.median_us, m.stddev_us});
       continue;
     }
-    const Geometry* g = in.sm_count > 0 ? find_geometry(in.geometry, m.instance) : nullptr;
+    const Geometry* g = waves.sm_count > 0 ? find_geometry(waves.geometry, m.instance) : nullptr;
     by_waves = by_waves || g;
-    double cost = estimate_at(g, in.sm_count, m.shape, m.median_us, q.shape);
+    double cost = estimate_at(g, waves.sm_count, m.shape, m.median_us, *want);
     scored.push_back(Scored{&m, cost, m.stddev_us * cost / m.median_us});
   }
   sel.ranking = rank(std::move(scored), sel.notes, estimated);
   sel.method = !estimated ? "measured_shape" : by_waves ? "wave_model" : "problem_size";
-  auto note = distance_note(q.shape, match);
-  if (estimated && !sel.ranking.empty())
-    note += by_waves ? "; each instance's figure there is moved to the asked shape by its waves of tiles over " +
-                           std::to_string(in.sm_count) + " SMs and the steps each tile takes (wave model), and ranked by that estimate"
-                     : "; its figures are ranked as measured there (no instance geometry or SM count known to move them by)";
   if (sel.ranking.empty()) {
     sel.kind = Selection::Kind::unranked;
-    sel.reason = "every instance measured on " + q.gpu_model + " at " + match.shape->canonical() +
+    sel.reason = "every instance measured on " + gpu_model + " at " + shape.canonical() +
                  " failed or was not timed on its newest commit; none can be recommended";
-    if (!note.empty()) sel.reason += "; " + note;
   } else {
     sel.kind = Selection::Kind::measured;
     sel.ranked_by = estimated ? "estimate_us" : "median_us";
-    sel.reason = note;
   }
-  summarize(sel, in.drivers);
+  summarize(sel, drivers);
   return sel;
 }
+
+void answer_query(Selection& sel, const std::string& gpu_model, const Shape& want, double distance,
+                  const std::function<std::optional<NeighbourRegret>()>& regret, const Waves& waves) {
+  sel.exact_shape = distance == 0;
+  sel.shape_distance = distance;
+  if (distance != 0) {
+    std::string note = "nearest measured shape " + sel.matched_shape->canonical() + " stands in for " + want.canonical();
+    if (sel.method == "wave_model")
+      note += "; each instance's figure there is moved to the asked shape by its waves of tiles over " +
+              std::to_string(waves.sm_count) + " SMs and the steps each tile takes (wave model), and ranked by that estimate";
+    else if (sel.method == "problem_size")
+      note += "; its figures are ranked as measured there (no instance geometry or SM count known to move them by)";
+    sel.reason = sel.reason.empty() ? std::move(note) : sel.reason + "; " + note;
+  }
+  if (sel.kind == Selection::Kind::measured && !sel.exact_shape) {
+    sel.nearest_shape_regret = regret();
+    if (const auto& r = sel.nearest_shape_regret)
+      sel.notes.push_back("how sure: on " + gpu_model + ", answering each of " + std::to_string(r->shapes) +
+                          " measured shapes from its nearest other measured shape by the same method picked an instance " +
+                          percent(r->median) +
+                          " slower than the fastest there at the median, " + percent(r->p90) + " at p90, " +
+                          percent(r->max) + " at worst; ask for a measurement (POST /api/v1/best/requests) to be sure");
+  }
+}
+
+}  // namespace detail
+
+namespace {
 
 Selection provisional(const SelectionQuery& q, const SelectionInputs& in, const std::string& why) {
   Selection sel;
@@ -266,8 +292,8 @@ Selection provisional(const SelectionQuery& q, const SelectionInputs& in, const 
     sel.ranked_by = "ratio_to_baseline";
     sel.reason = why + "; provisional: " + what + ", ranked by their speed relative to the vendor baseline on " +
                  sel.evidence_gpu_model + " (arch " + sel.evidence_arch + "), the nearest measured arch, not by their raw times";
-    auto note = distance_note(q.shape, chosen_match);
-    if (!note.empty()) sel.reason += "; " + note;
+    if (chosen_match.distance != 0)
+      sel.reason += "; nearest measured shape " + chosen_match.shape->canonical() + " stands in for " + q.shape.canonical();
   } else {
     sel.kind = Selection::Kind::unranked;
     sel.matched_shape.reset();
@@ -330,9 +356,9 @@ std::vector<Measurement> current_figures(std::span<const Measurement> rows) {
   return out;
 }
 
-namespace {
+namespace detail {
 
-std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& timed, const SelectionInputs& in) {
+std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& timed, const Waves& in) {
   struct AtShape {
     const Shape* shape = nullptr;
     std::string canonical;
@@ -391,13 +417,7 @@ std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& 
   return r;
 }
 
-std::string percent(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f %%", 100.0 * x);
-  return buf;
-}
-
-}  // namespace
+}  // namespace detail
 
 Selection select_best(const SelectionQuery& q, const SelectionInputs& in) {
   auto current = current_figures(in.on_gpu);
@@ -412,17 +432,10 @@ Selection select_best(const SelectionQuery& q, const SelectionInputs& in) {
   if (!match.shape) match = nearest_shape(q.shape, current);
   if (!match.shape)
     return provisional(q, in, "nothing comparable to " + q.shape.canonical() + " was measured on " + q.gpu_model);
-  Selection sel = measured(q, in, current, match);
-  sel.shape_distance = match.distance;
-  if (sel.kind == Selection::Kind::measured && !sel.exact_shape) {
-    sel.nearest_shape_regret = neighbour_regret(timed, in);
-    if (const auto& r = sel.nearest_shape_regret)
-      sel.notes.push_back("how sure: on " + q.gpu_model + ", answering each of " + std::to_string(r->shapes) +
-                          " measured shapes from its nearest other measured shape by the same method picked an instance " +
-                          percent(r->median) +
-                          " slower than the fastest there at the median, " + percent(r->p90) + " at p90, " +
-                          percent(r->max) + " at worst; ask for a measurement (POST /api/v1/best/requests) to be sure");
-  }
+  const detail::Waves waves{in.sm_count, in.geometry};
+  Selection sel = detail::measured_at(q.gpu_model, in.drivers, current, *match.shape, &q.shape, waves);
+  detail::answer_query(sel, q.gpu_model, q.shape, match.distance, [&] { return detail::neighbour_regret(timed, waves); },
+                       waves);
   return sel;
 }
 

@@ -1,9 +1,8 @@
 // How often /api/v1/best answered a question without a measurement at its exact shape,
 // counted in memory on the request path and written to the store in batches
 // (best_asks, migration 0010) by flush(), which the coordinator's reaper calls once a
-// second and once at stop. No database write happens on an I/O thread: a fresh answer
-// takes its key's Counter once (a mutex and a hash lookup), and a cached answer keeps
-// that Counter, so a cache hit counts with one atomic add.
+// second and once at stop. No database write happens on an I/O thread: an answer takes
+// its key's Counter (a mutex and a hash lookup) and counts with one atomic add.
 //
 // Bounded: at most k_max_keys keys are counted at once; asks of further keys are
 // counted as dropped until a flush forgets the idle ones. Thread-safe.

@@ -169,54 +169,74 @@ json::object evidence_json(const porting::Measurement& m) {
 
 }  // namespace
 
-json::value to_json(const porting::Selection& s) {
-  json::array ranking;
-  for (const auto& r : s.ranking) {
-    json::object item{{"instance", r.instance}, {"variant", r.variant}, {"tie_with_best", r.tie_with_best},
-                      {"slowdown", r.slowdown}, {"ranked", r.ranked}};
-    item["evidence"] = r.evidence ? json::value(evidence_json(*r.evidence)) : json::value(nullptr);
-    if (r.estimate_us) item["estimate_us"] = *r.estimate_us;
-    ranking.push_back(std::move(item));
-  }
-  json::array excluded;
-  for (const auto& x : s.excluded)
-    excluded.push_back(json::object{{"instance", x.instance}, {"variant", x.variant}, {"reason", x.reason},
-                                    {"evidence", evidence_json(x.evidence)}});
+json::value selection_member(const porting::Selection& s, std::string_view name) {
   const porting::Ranked* best = s.best();
-  json::array tied;
-  if (best)
-    for (const auto& r : s.ranking)
-      if (r.tie_with_best) tied.emplace_back(r.instance);
-  const auto& e = s.evidence;
-  json::array ids;
-  for (auto id : e.result_ids) ids.emplace_back(id);
-  json::value evidence = nullptr;
-  if (!e.result_ids.empty())
-    evidence = json::object{{"gpu_model", s.evidence_gpu_model}, {"arch", s.evidence_arch},
-                            {"commit", e.commits.front()}, {"commits", strings(e.commits)},
-                            {"driver", e.drivers.front()}, {"drivers", strings(e.drivers)},
-                            {"other_drivers", strings(e.other_drivers)}, {"results", std::move(ids)},
-                            {"samples", e.samples}, {"measured", time_json(e.newest_ms)},
-                            {"oldest", time_json(e.oldest_ms)}};
-  // How sure a measured answer is: exact, or from the nearest measured shape with how such
-  // answers fared on this GPU model (porting::NeighbourRegret).
-  json::value confidence = nullptr;
-  if (s.kind == porting::Selection::Kind::measured) {
+  if (name == "kind") return json::value(porting::kind_name(s.kind));
+  if (name == "provisional") return json::value(s.kind != porting::Selection::Kind::measured);
+  if (name == "confidence") {
+    // How sure a measured answer is: exact, or from the nearest measured shape with how
+    // such answers fared on this GPU model (porting::NeighbourRegret).
+    if (s.kind != porting::Selection::Kind::measured) return nullptr;
     json::object c{{"basis", s.exact_shape ? "measured at this shape" : "nearest measured shape"},
                    {"method", s.method}, {"shape_distance", s.shape_distance}};
     if (const auto& r = s.nearest_shape_regret)
       c["nearest_shape_regret"] = json::object{{"shapes", r->shapes}, {"median", r->median}, {"p90", r->p90}, {"max", r->max}};
-    confidence = std::move(c);
+    return c;
   }
-  return json::object{{"kind", porting::kind_name(s.kind)}, {"provisional", s.kind != porting::Selection::Kind::measured},
-                      {"confidence", std::move(confidence)},
-                      {"best", best ? json::value(best->instance) : json::value(nullptr)}, {"tied", std::move(tied)},
-                      {"reason", s.reason}, {"notes", strings(s.notes)}, {"ranked_by", s.ranked_by},
-                      {"candidates_from", s.candidates_basis},
-                      {"matched_shape", s.matched_shape ? json::value(s.matched_shape->canonical()) : json::value(nullptr)},
-                      {"exact_shape", s.exact_shape}, {"evidence_gpu_model", s.evidence_gpu_model},
-                      {"evidence_arch", s.evidence_arch}, {"evidence", std::move(evidence)},
-                      {"ranking", std::move(ranking)}, {"excluded", std::move(excluded)}};
+  if (name == "best") return best ? json::value(best->instance) : json::value(nullptr);
+  if (name == "tied") {
+    json::array tied;
+    if (best)
+      for (const auto& r : s.ranking)
+        if (r.tie_with_best) tied.emplace_back(r.instance);
+    return tied;
+  }
+  if (name == "reason") return json::value(s.reason);
+  if (name == "notes") return strings(s.notes);
+  if (name == "ranked_by") return json::value(s.ranked_by);
+  if (name == "candidates_from") return json::value(s.candidates_basis);
+  if (name == "matched_shape") return s.matched_shape ? json::value(s.matched_shape->canonical()) : json::value(nullptr);
+  if (name == "exact_shape") return json::value(s.exact_shape);
+  if (name == "evidence_gpu_model") return json::value(s.evidence_gpu_model);
+  if (name == "evidence_arch") return json::value(s.evidence_arch);
+  if (name == "evidence") {
+    const auto& e = s.evidence;
+    if (e.result_ids.empty()) return nullptr;
+    json::array ids;
+    for (auto id : e.result_ids) ids.emplace_back(id);
+    return json::object{{"gpu_model", s.evidence_gpu_model}, {"arch", s.evidence_arch},
+                        {"commit", e.commits.front()}, {"commits", strings(e.commits)},
+                        {"driver", e.drivers.front()}, {"drivers", strings(e.drivers)},
+                        {"other_drivers", strings(e.other_drivers)}, {"results", std::move(ids)},
+                        {"samples", e.samples}, {"measured", time_json(e.newest_ms)},
+                        {"oldest", time_json(e.oldest_ms)}};
+  }
+  if (name == "ranking") {
+    json::array ranking;
+    for (const auto& r : s.ranking) {
+      json::object item{{"instance", r.instance}, {"variant", r.variant}, {"tie_with_best", r.tie_with_best},
+                        {"slowdown", r.slowdown}, {"ranked", r.ranked}};
+      item["evidence"] = r.evidence ? json::value(evidence_json(*r.evidence)) : json::value(nullptr);
+      if (r.estimate_us) item["estimate_us"] = *r.estimate_us;
+      ranking.push_back(std::move(item));
+    }
+    return ranking;
+  }
+  if (name == "excluded") {
+    json::array excluded;
+    for (const auto& x : s.excluded)
+      excluded.push_back(json::object{{"instance", x.instance}, {"variant", x.variant}, {"reason", x.reason},
+                                      {"evidence", evidence_json(x.evidence)}});
+    return excluded;
+  }
+  return nullptr;
+}
+
+json::value to_json(const porting::Selection& s) {
+  json::object out;
+  out.reserve(std::size(k_selection_members));
+  for (std::string_view name : k_selection_members) out.emplace(name, selection_member(s, name));
+  return out;
 }
 
 db::RunnerCapabilities caps_from_json(Fields& f) {

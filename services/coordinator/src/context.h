@@ -19,6 +19,7 @@
 namespace kport::coordinator {
 
 class BestAsks;
+class BestIndex;
 class ClaimBroker;
 
 // Who sent a request, after authentication.
@@ -37,9 +38,6 @@ struct Context {
   http::EventHub* events = nullptr;
   ClaimBroker* broker = nullptr;
   boost::asio::thread_pool* workers = nullptr;
-  // Bumped by every write that can change a best-kernel answer (results, build records,
-  // targets, kernels); cached answers of an older generation are never served.
-  std::atomic<std::uint64_t>* answers_generation = nullptr;
   RegistrationGate* registration = nullptr;  // the registration token and its rate limit
   // Where a ref of a repository points, asked of the repository itself (the seam to the
   // outside git servers; git::remote_ref in production): the sha, nullopt when the ref
@@ -47,11 +45,8 @@ struct Context {
   std::function<Result<std::optional<std::string>>(const std::string& url, const std::string& ref)> ref_lookup;
   TokenCache* tokens = nullptr;  // live runner tokens in memory, for the connection reserve
   BestAsks* best_asks = nullptr;  // /api/v1/best questions answered without a measurement
+  BestIndex* best_index = nullptr;  // /api/v1/best's evidence in memory, never stale
 };
-
-inline void invalidate_answers(Context& ctx) {
-  if (ctx.answers_generation) ctx.answers_generation->fetch_add(1, std::memory_order_acq_rel);
-}
 
 using BlockingHandler = std::function<http::Response(const http::Request&)>;
 

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "best_asks.h"
+#include "best_index.h"
 #include "claim_broker.h"
 #include "codec.h"
 #include "context.h"
@@ -100,8 +101,8 @@ class Coordinator::Impl {
   std::unique_ptr<RegistrationGate> registration;
   TokenCache tokens;
   std::unique_ptr<boost::asio::thread_pool> workers;
-  std::atomic<std::uint64_t> answers_generation{0};
   BestAsks best_asks;
+  std::unique_ptr<BestIndex> best_index;
   Context ctx;
   std::shared_ptr<http::Router> router = std::make_shared<http::Router>();
   std::unique_ptr<http::Server> server;
@@ -256,11 +257,13 @@ Result<std::unique_ptr<Coordinator>> Coordinator::create(Config config) {
                                                           config.registrations_per_minute);
   impl->workers = std::make_unique<boost::asio::thread_pool>(static_cast<std::size_t>(config.workers));
   impl->ctx = Context{config, impl->store.get(), &impl->events, impl->broker.get(), impl->workers.get(),
-                      &impl->answers_generation, impl->registration.get(), &git::remote_ref, &impl->tokens};
+                      impl->registration.get(), &git::remote_ref, &impl->tokens};
   auto live = impl->store->live_runner_tokens();
   if (!live.ok()) return std::move(live).error();
   impl->tokens.reset(*live);
   impl->ctx.best_asks = &impl->best_asks;
+  impl->best_index = std::make_unique<BestIndex>(*impl->store);
+  impl->ctx.best_index = impl->best_index.get();
   impl->readiness = std::make_unique<Readiness>(*impl->store, *impl->workers, config.ready_timeout);
   impl->build_routes();
   return std::unique_ptr<Coordinator>(new Coordinator(std::move(impl)));
@@ -311,6 +314,20 @@ Status Coordinator::start() {
                     [&m] { return static_cast<double>(m.broker->waiting()); });
   metrics.add_gauge("kport_best_asks_dropped", "Unmeasured /api/v1/best questions not counted: too many distinct ones between flushes.",
                     [&m] { return static_cast<double>(m.best_asks.dropped()); });
+  // What /api/v1/best holds in memory (BestIndex::Stats: entries, their rows and shapes,
+  // estimated bytes, and how often an entry was read from the store).
+  metrics.add_collector([&m](std::string& out) {
+    const auto st = m.best_index->stats();
+    auto gauge = [&out](const char* name, const char* help, std::size_t v, const char* type = "gauge") {
+      out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" + name + " " +
+             std::to_string(v) + "\n";
+    };
+    gauge("kport_best_index_keys", "(GPU model, family, dtype) keys whose best-kernel evidence is held in memory.", st.keys);
+    gauge("kport_best_index_rows", "best_candidates rows held in memory for /api/v1/best.", st.rows);
+    gauge("kport_best_index_shapes", "Distinct shapes of those rows.", st.shapes);
+    gauge("kport_best_index_bytes", "Estimated bytes held by the best-kernel evidence index.", st.bytes);
+    gauge("kport_best_index_loads_total", "Best-kernel evidence entries read from the store.", st.loads, "counter");
+  });
   KPORT_TRY(m.server->start());
   m.server->stop_signal()->on_stop([&m] { m.broker->stop(); });
   m.reaper = std::thread([&m] { m.reap(); });

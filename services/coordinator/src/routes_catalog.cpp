@@ -63,7 +63,6 @@ void add_catalog_routes(http::Router& router, Context& ctx) {
     if (!f.ok()) return http::error_response(f.error());
     auto added = ctx.store->upsert_target(t);
     if (!added.ok()) return http::error_response(added.error());
-    invalidate_answers(ctx);
     if (!check_arches.empty())
       if (auto st = ctx.store->set_target_check_arches(name, check_arches); !st.ok())
         return http::error_response(st.error());
@@ -126,7 +125,6 @@ void add_catalog_routes(http::Router& router, Context& ctx) {
     }
     if (!list.empty())
       if (auto st = ctx.store->upsert_kernel_instances(list); !st.ok()) return http::error_response(st.error());
-    invalidate_answers(ctx);
     return http::json_ok(json::object{{"upserted", list.size()}, {"variants", variants.size()}});
   });
 
@@ -174,7 +172,6 @@ void add_catalog_routes(http::Router& router, Context& ctx) {
     c.time_ms = f.opt_int("time_ms", 0, INT64_MAX).value_or(0);
     if (!f.ok()) return http::error_response(f.error());
     if (auto st = ctx.store->put_commit(c); !st.ok()) return http::error_response(st.error());
-    invalidate_answers(ctx);  // a commit's time can reorder which results are current
     return http::json_response(201, to_json(c));
   });
 

@@ -7,6 +7,7 @@
 #include <shared_mutex>
 #include <unordered_map>
 
+#include "best_answer.h"
 #include "best_asks.h"
 #include "best_evidence.h"
 #include "bringup_stages.h"
@@ -25,15 +26,6 @@ using http::Request;
 using http::Response;
 
 namespace {
-
-constexpr std::string_view k_families[] = {"gemm", "attention", "rmsnorm", "softmax"};
-
-bool simple_token(std::string_view s, std::size_t max) {
-  if (s.empty() || s.size() > max) return false;
-  for (char c : s)
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
-  return true;
-}
 
 // This coordinator's URL as the reader reached it: the Host header it sent (a proxy in
 // front that terminates TLS says so with X-Forwarded-Proto). Without a usable Host, a
@@ -75,57 +67,36 @@ std::string target_for_arch(const std::vector<db::Target>& targets, const std::s
   return best;
 }
 
-// An answer as served: its body, and the counter of the question when it was not a
-// measurement at the exact shape asked (BestAsks), so that a cache hit counts too.
-struct ServedAnswer {
-  std::string body;
-  std::shared_ptr<BestAsks::Counter> unmeasured;
-};
-
-// Serialized answers by request target, each tagged with the data generation it was
-// computed at. Bounded: cleared when it holds too many distinct queries.
-class AnswerCache {
- public:
-  std::optional<ServedAnswer> get(const std::string& key, std::uint64_t gen) const {
-    std::shared_lock lock(m_mu);
-    auto it = m_map.find(key);
-    if (it == m_map.end() || it->second.first != gen) return std::nullopt;
-    return it->second.second;
-  }
-  void put(const std::string& key, std::uint64_t gen, ServedAnswer answer) {
-    std::unique_lock lock(m_mu);
-    if (m_map.size() >= k_max_entries) m_map.clear();
-    m_map[key] = {gen, std::move(answer)};
-  }
-
- private:
-  static constexpr std::size_t k_max_entries = 4096;
-  mutable std::shared_mutex m_mu;
-  std::unordered_map<std::string, std::pair<std::uint64_t, ServedAnswer>> m_map;
-};
+// A 200 with a body already serialized.
+Response json_text(std::string body) {
+  Response r;
+  r.body = std::move(body);
+  return r;
+}
 
 void count_ask(const std::shared_ptr<BestAsks::Counter>& unmeasured) {
   if (unmeasured) unmeasured->add(now_unix_ms());
 }
 
+// The answer on the worker pool: the key's evidence loaded into the index (so the next
+// questions are answered on the I/O thread), else, when no row of this GPU model is
+// comparable with the shape, the provisional rule over every GPU model's evidence.
 // `unmeasured` is set when the answer is not a measurement at the exact shape asked, on
 // a GPU model kport knows, for a shape the family can be measured at.
 Response answer_best(const Request& req, Context& ctx, std::optional<db::BestKey>& unmeasured) {
   KPORT_AUTH(require_reader(req, ctx));
-  std::string gpu(req.query_or("gpu")), op(req.query_or("op")), dtype(req.query_or("dtype"));
-  std::string shape_text(req.query_or("shape"));
-  if (gpu.empty() || op.empty() || dtype.empty() || shape_text.empty())
-    return http::error_response(make_error(Errc::invalid_argument,
-        "best needs gpu, op, dtype and shape, e.g. ?gpu=NVIDIA%20H200&op=gemm&dtype=bf16&shape=m=4096,n=4096,k=4096"));
-  if (std::find(std::begin(k_families), std::end(k_families), op) == std::end(k_families))
-    return http::error_response(make_error(Errc::invalid_argument, "op '" + op + "' is not one of gemm, attention, rmsnorm, softmax"));
-  if (!simple_token(dtype, 8))
-    return http::error_response(make_error(Errc::invalid_argument, "dtype '" + dtype + "' is not a dtype such as bf16, fp16 or fp32"));
-  if (gpu.size() > 256) return http::error_response(make_error(Errc::invalid_argument, "gpu name is longer than 256 bytes"));
-  auto shape = porting::Shape::parse(shape_text);
-  if (!shape.ok()) return http::error_response(shape.error());
+  auto question = parse_best_question(req);
+  if (!question.ok()) return http::error_response(question.error());
+  const BestQuestion& bq = *question;
+  const std::string &gpu = bq.gpu, &op = bq.op, &dtype = bq.dtype;
+  const porting::Shape* shape = &bq.shape;
+  if (ctx.best_index) {
+    auto entry = ctx.best_index->load(gpu, op, dtype);
+    if (!entry.ok()) return http::error_response(entry.error());
+    if (auto body = measured_answer(**entry, bq, unmeasured)) return json_text(std::move(*body));
+  }
 
-  porting::SelectionQuery q{gpu, std::string(req.query_or("arch")), std::string(req.query_or("target")), *shape, dtype};
+  porting::SelectionQuery q{gpu, bq.arch, bq.target, *shape, dtype};
   auto on_gpu_rows = ctx.store->best_candidates(gpu, op, dtype);
   if (!on_gpu_rows.ok()) return http::error_response(on_gpu_rows.error());
   std::vector<porting::Measurement> on_gpu, elsewhere;
@@ -215,20 +186,8 @@ Response answer_best(const Request& req, Context& ctx, std::optional<db::BestKey
   }
   auto sel = porting::select_best(q, in);
   json::object out = to_json(sel).as_object();
-  out["query"] = json::object{{"gpu", gpu}, {"op", op}, {"dtype", dtype}, {"shape", shape->canonical()},
-                              {"arch", q.arch}, {"target", q.target}};
-  // Not measured at this shape: say how to have it measured (a GPU model kport knows, a
-  // shape its family can run), and count the question.
   const bool measured_exactly = sel.kind == porting::Selection::Kind::measured && sel.exact_shape;
-  if (!measured_exactly && known_gpu) {
-    if (auto runnable = porting::op_shape(op, shape_text); runnable.ok()) {
-      unmeasured = db::BestKey{gpu, op, dtype, runnable->shape.canonical()};
-      out["measure"] = json::object{
-          {"requests", "POST /api/v1/best/requests"},
-          {"body", json::object{{"gpu", gpu}, {"op", op}, {"dtype", dtype}, {"shape", runnable->text}}},
-          {"list", "GET /api/v1/best/requests?gpu=" + http::percent_encode(gpu)}};
-    }
-  }
+  add_question_members(out, bq, q.arch, q.target, measured_exactly, known_gpu, unmeasured);
   return http::json_ok(out);
 }
 
@@ -312,22 +271,23 @@ void add_result_routes(http::Router& router, Context& ctx) {
     return http::json_ok(bringup_json(**b, stages_of(**b)));
   });
 
-  // Best-kernel answers are cached per query string until the next write that can
-  // change them (answers_generation); a hit is answered on the I/O thread without
-  // touching the database. Only anonymous reads are cached, so no auth is skipped.
-  auto cache = std::make_shared<AnswerCache>();
-  router.add("GET", "/api/v1/best", [&ctx, cache](Request&& req, http::Reply reply) {
-    bool cacheable = ctx.config.open_reads && req.header("Authorization").empty() && ctx.answers_generation;
-    std::uint64_t gen = cacheable ? ctx.answers_generation->load(std::memory_order_acquire) : 0;
-    if (cacheable) {
-      if (auto hit = cache->get(req.target, gen)) {
-        count_ask(hit->unmeasured);
-        Response res;
-        res.body = std::move(hit->body);
-        return reply(std::move(res));
+  // A measured answer whose key's evidence is current in the index is written on the
+  // I/O thread, from memory: no store, no worker hop. Only anonymous reads go that way
+  // (a token may need the store to check); everything else, and every key the index
+  // holds no current entry for, goes to the worker pool, which loads the entry.
+  router.add("GET", "/api/v1/best", [&ctx](Request&& req, http::Reply reply) {
+    if (ctx.best_index && ctx.config.open_reads && req.header("Authorization").empty()) {
+      auto question = parse_best_question(req);
+      if (!question.ok()) return reply(http::error_response(question.error()));
+      if (auto entry = ctx.best_index->current(question->gpu, question->op, question->dtype)) {
+        std::optional<db::BestKey> unmeasured;
+        if (auto body = measured_answer(*entry, *question, unmeasured)) {
+          if (unmeasured && ctx.best_asks) count_ask(ctx.best_asks->counter(*unmeasured));
+          return reply(json_text(std::move(*body)));
+        }
       }
     }
-    boost::asio::post(*ctx.workers, [&ctx, cache, cacheable, gen, req = std::move(req), reply = std::move(reply)]() mutable {
+    boost::asio::post(*ctx.workers, [&ctx, req = std::move(req), reply = std::move(reply)]() mutable {
       Response res;
       std::optional<db::BestKey> unmeasured;
       try {
@@ -337,10 +297,7 @@ void add_result_routes(http::Router& router, Context& ctx) {
         res = http::error_response(make_error(Errc::internal, "internal error; the coordinator logged it"));
         unmeasured.reset();
       }
-      std::shared_ptr<BestAsks::Counter> counter;
-      if (res.status == 200 && unmeasured && ctx.best_asks) counter = ctx.best_asks->counter(*unmeasured);
-      count_ask(counter);
-      if (cacheable && res.status == 200) cache->put(req.target, gen, ServedAnswer{res.body, counter});
+      if (res.status == 200 && unmeasured && ctx.best_asks) count_ask(ctx.best_asks->counter(*unmeasured));
       reply(std::move(res));
     });
   }, "/api/v1/best");

@@ -105,7 +105,6 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     auto reg = ctx.store->register_runner(nr);
     if (!reg.ok()) return http::error_response(reg.error());
     if (ctx.tokens) ctx.tokens->add(reg->runner.id, crypto::sha256_hex(reg->token));
-    invalidate_answers(ctx);  // a new GPU model changes provisional answers
     ctx.broker->notify();
     ctx.events->publish("runners", "runner", json::serialize(to_json(reg->runner)));
     log::info("runner registered", {{"runner", reg->runner.id}, {"name", nr.name}, {"role", role}});
@@ -228,7 +227,6 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     KPORT_HTTP_TRY(records);
     auto out = ctx.store->put_results(*records);
     if (!out.ok()) return http::error_response(out.error());
-    invalidate_answers(ctx);
     json::array ids;
     std::int64_t dup = 0;
     for (const auto& o : *out) { ids.emplace_back(o.id); dup += o.duplicate; }
@@ -246,7 +244,6 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     KPORT_HTTP_TRY(records);
     auto out = ctx.store->put_build_records(*records, who->runner_id);
     if (!out.ok()) return http::error_response(out.error());
-    invalidate_answers(ctx);
     json::array ids;
     std::int64_t dup = 0;
     for (const auto& o : *out) { ids.emplace_back(o.id); dup += o.duplicate; }

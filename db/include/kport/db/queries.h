@@ -97,6 +97,14 @@ struct DriverCount {
   std::int64_t last_ms = 0;  // the newest of them
 };
 
+// What /api/v1/best reads of one (GPU model, family, dtype), from one snapshot: its
+// best_candidates rows (ordered as Store::best_candidates orders them) and the drivers
+// its results came from (as Store::result_drivers).
+struct BestEvidenceRows {
+  std::vector<BestCandidate> rows;
+  std::vector<DriverCount> drivers;
+};
+
 // An instance whose build record is ok for a target (for provisional answers).
 struct BuiltInstance {
   std::string target, family, variant, commit_sha;

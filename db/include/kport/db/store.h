@@ -146,7 +146,8 @@ class Store {
   // returns true when the model is new, or the driver is new for it.
   Result<bool> record_gpu_model(std::string_view name, std::string_view arch, std::string_view driver);
   Result<std::vector<GpuModel>> list_gpu_models();
-  // The SM count GPU runners of `gpu_model` registered (the most recently heard from);
+  // The SM count GPU runners of `gpu_model` registered (the most recently registered: a
+  // registration changes it, a heartbeat never);
   // 0 when none said.
   Result<int> gpu_sm_count(const std::string& gpu_model);
 
@@ -279,6 +280,20 @@ class Store {
   // The drivers that results of that GPU model, family and dtype came from, by driver.
   Result<std::vector<DriverCount>> result_drivers(std::string_view gpu_model, std::string_view family,
                                                   std::string_view dtype);
+  // best_candidates(gpu_model, family, dtype) and result_drivers(...) of one GPU model
+  // (not empty) in one read transaction.
+  Result<BestEvidenceRows> best_evidence(std::string_view gpu_model, std::string_view family, std::string_view dtype);
+  // The version of that evidence: bumped by the writer to an odd value before the COMMIT
+  // of every transaction that changes a best_candidates or result_drivers row of the key
+  // (results, a commit recorded after its results), and to the next even value once
+  // that COMMIT returned, before the write is acknowledged. 0 for a key unchanged since
+  // open. So evidence read by best_evidence() between two reads of one even version is
+  // the key's committed state, and stays current for as long as the version reads the
+  // same. From memory, no I/O: safe on any thread, including an HTTP I/O thread.
+  std::uint64_t best_evidence_version(std::string_view gpu_model, std::string_view family,
+                                      std::string_view dtype) const noexcept;
+  // Keys whose version has changed since open (for /metrics).
+  std::size_t best_evidence_keys() const;
   // The instances that are fastest for some (family, dtype, shape) on that GPU model.
   Result<std::vector<std::string>> best_instances(std::string_view gpu_model);
   // Variants whose latest build record for the target is ok.

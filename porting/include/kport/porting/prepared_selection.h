@@ -1,0 +1,81 @@
+// select_best() for one GPU model, family and dtype, prepared once for many shapes.
+//
+// The rows of a (GPU model, family, dtype) change only when results arrive, but every
+// /api/v1/best question asks about a shape of its own. Everything select_best derives
+// from the rows alone is computed here once: the current figures, the distinct shapes
+// (timed or not), each shape's ranking with its exclusions, evidence and notes, and the
+// neighbour regret. A question then costs the nearest-shape search and the few fields
+// that depend on its shape (exactness, distance, the stand-in note, the regret note),
+// by the same code select_best runs (answer(shape) == select_best(query, inputs) for
+// every shape with a comparable row).
+//
+// Thread-safety: immutable after construction; any number of threads may ask at once.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kport/porting/selection.h"
+
+namespace kport::porting {
+namespace detail {
+struct Waves;
+}
+
+class PreparedSelection {
+ public:
+  // `on_gpu`: the GPU model's rows of one family and dtype, any status, as select_best's
+  // SelectionInputs::on_gpu; `drivers`: SelectionInputs::drivers.
+  // `sm_count` and `geometry`: SelectionInputs' (what moves figures from another shape).
+  PreparedSelection(std::string gpu_model, std::vector<Measurement> on_gpu, std::vector<DriverSeen> drivers,
+                    int sm_count = 0, std::vector<InstanceGeometry> geometry = {});
+
+  struct Match {
+    std::size_t shape = 0;  // index into shapes()
+    double distance = 0;    // Shape::distance of the query to it
+  };
+  // The shape select_best answers `want` from: the nearest timed shape (prefer_shape),
+  // else the nearest shape measured at all; nullopt when no row is comparable (then
+  // select_best's answer is provisional or unranked from other inputs: not prepared here).
+  std::optional<Match> match(const Shape& want) const;
+  // select_best({gpu_model, ..., want, ...}, {on_gpu, ..., drivers}) for a match of want.
+  Selection answer(const Shape& want, const Match& m) const;
+  std::optional<Selection> answer(const Shape& want) const;
+  // For an exact match (m.distance == 0) only: answer(want, m) with only the fields that
+  // depend on the question filled in: kind, reason, notes, matched_shape, exact_shape,
+  // shape_distance (ranking, exclusions and evidence left empty: at(m.shape)'s are the
+  // answer's). For callers that hold the rest already serialized; it copies no ranking.
+  // From another shape the ranking itself depends on the question (the figures moved to
+  // it): ask answer().
+  Selection answer_query_part(const Shape& want, const Match& m) const;
+
+  // The distinct shapes of the current figures, and what a question at exactly that
+  // shape's rows is answered with before the query's own fields (answer() adds them).
+  const std::vector<Shape>& shapes() const { return m_shapes; }
+  const std::vector<std::string>& canonical() const { return m_canonical; }
+  const Selection& at(std::size_t shape) const { return m_at[shape]; }
+  const std::string& gpu_model() const { return m_gpu_model; }
+  // The first row's arch as given (what /api/v1/best echoes as the query's arch).
+  const std::string& first_arch() const { return m_first_arch; }
+  std::size_t rows() const { return m_rows; }
+  // An estimate of the heap and inline bytes held, for the coordinator's memory report.
+  std::size_t bytes() const;
+
+ private:
+  detail::Waves waves() const;
+  std::string m_gpu_model, m_first_arch;
+  std::size_t m_rows = 0;
+  std::vector<Shape> m_shapes;
+  std::vector<std::string> m_canonical;
+  std::vector<char> m_timed;       // per shape: some figure there ranks
+  std::vector<Selection> m_at;     // per shape: detail::measured_at
+  std::vector<std::vector<Measurement>> m_current_at;  // per shape: its current figures
+  std::vector<DriverSeen> m_drivers;
+  int m_sm_count = 0;
+  std::vector<InstanceGeometry> m_geometry;
+  std::optional<NeighbourRegret> m_regret;
+};
+
+}  // namespace kport::porting

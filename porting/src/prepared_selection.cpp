@@ -1,0 +1,136 @@
+#include "kport/porting/prepared_selection.h"
+
+#include <cmath>
+#include <limits>
+
+#include "selection_detail.h"
+
+namespace kport::porting {
+namespace {
+
+std::size_t heap(const std::string& s) { return s.capacity() > 15 ? s.capacity() + 1 : 0; }
+
+std::size_t heap(const Shape& s) {
+  std::size_t n = s.dims().capacity() * sizeof(Shape::Dim);
+  for (const auto& d : s.dims()) n += heap(d.first);
+  return n;
+}
+
+std::size_t heap(const Measurement& m) {
+  return heap(m.instance) + heap(m.variant) + heap(m.target) + heap(m.gpu_model) + heap(m.arch) + heap(m.driver) +
+         heap(m.commit) + heap(m.status) + heap(m.shape);
+}
+
+std::size_t heap(const std::vector<std::string>& v) {
+  std::size_t n = v.capacity() * sizeof(std::string);
+  for (const auto& s : v) n += heap(s);
+  return n;
+}
+
+std::size_t heap(const Selection& s) {
+  std::size_t n = heap(s.reason) + heap(s.notes) + heap(s.ranked_by) + heap(s.candidates_basis) +
+                  heap(s.evidence_gpu_model) + heap(s.evidence_arch) + heap(s.evidence.commits) +
+                  heap(s.evidence.drivers) + heap(s.evidence.other_drivers) +
+                  s.evidence.result_ids.capacity() * sizeof(std::int64_t);
+  if (s.matched_shape) n += heap(*s.matched_shape);
+  n += s.ranking.capacity() * sizeof(Ranked) + s.excluded.capacity() * sizeof(Excluded);
+  for (const auto& r : s.ranking) n += heap(r.instance) + heap(r.variant) + (r.evidence ? heap(*r.evidence) : 0);
+  for (const auto& x : s.excluded) n += heap(x.instance) + heap(x.variant) + heap(x.reason) + heap(x.evidence);
+  return n;
+}
+
+}  // namespace
+
+PreparedSelection::PreparedSelection(std::string gpu_model, std::vector<Measurement> on_gpu,
+                                     std::vector<DriverSeen> drivers, int sm_count, std::vector<InstanceGeometry> geometry)
+    : m_gpu_model(std::move(gpu_model)), m_rows(on_gpu.size()), m_drivers(std::move(drivers)), m_sm_count(sm_count),
+      m_geometry(std::move(geometry)) {
+  if (!on_gpu.empty()) m_first_arch = on_gpu.front().arch;
+  auto current = current_figures(on_gpu);
+  if (current.empty()) return;
+  std::vector<Measurement> timed;
+  for (const auto& m : current) {
+    if (m.ranks()) timed.push_back(m);
+    std::string c = m.shape.canonical();
+    std::size_t i = 0;
+    while (i < m_canonical.size() && m_canonical[i] != c) ++i;
+    if (i == m_canonical.size()) {
+      m_shapes.push_back(m.shape);
+      m_canonical.push_back(std::move(c));
+      m_timed.push_back(0);
+    }
+    if (m.ranks()) m_timed[i] = 1;
+  }
+  m_at.reserve(m_shapes.size());
+  m_current_at.resize(m_shapes.size());
+  for (const auto& m : current)
+    for (std::size_t i = 0; i < m_shapes.size(); ++i)
+      if (m.shape == m_shapes[i]) m_current_at[i].push_back(m);
+  for (std::size_t i = 0; i < m_shapes.size(); ++i)
+    m_at.push_back(detail::measured_at(m_gpu_model, m_drivers, m_current_at[i], m_shapes[i]));
+  m_regret = detail::neighbour_regret(timed, waves());
+}
+
+detail::Waves PreparedSelection::waves() const { return detail::Waves{m_sm_count, m_geometry}; }
+
+std::optional<PreparedSelection::Match> PreparedSelection::match(const Shape& want) const {
+  // select_best's order: the nearest timed shape; only when none is comparable, the
+  // nearest shape measured at all.
+  for (int pass = 0; pass < 2; ++pass) {
+    double best_d = std::numeric_limits<double>::infinity();
+    std::size_t best = m_shapes.size();
+    for (std::size_t i = 0; i < m_shapes.size(); ++i) {
+      if (pass == 0 && !m_timed[i]) continue;
+      const double d = want.distance(m_shapes[i]);
+      if (prefer_shape(d, m_canonical[i], best_d,
+                       best < m_shapes.size() ? std::string_view(m_canonical[best]) : std::string_view()))
+        best_d = d, best = i;
+    }
+    if (best < m_shapes.size()) return Match{best, best_d};
+  }
+  return std::nullopt;
+}
+
+Selection PreparedSelection::answer(const Shape& want, const Match& m) const {
+  // From another shape the figures are moved to the question's and ranked there.
+  Selection sel = m.distance == 0 ? m_at[m.shape]
+                                  : detail::measured_at(m_gpu_model, m_drivers, m_current_at[m.shape], m_shapes[m.shape],
+                                                        &want, waves());
+  detail::answer_query(sel, m_gpu_model, want, m.distance, [this] { return m_regret; }, waves());
+  return sel;
+}
+
+Selection PreparedSelection::answer_query_part(const Shape& want, const Match& m) const {
+  const Selection& at = m_at[m.shape];
+  Selection sel;
+  sel.kind = at.kind;
+  sel.reason = at.reason;
+  sel.notes = at.notes;
+  sel.matched_shape = at.matched_shape;
+  sel.method = at.method;
+  detail::answer_query(sel, m_gpu_model, want, m.distance, [this] { return m_regret; }, waves());
+  return sel;
+}
+
+std::optional<Selection> PreparedSelection::answer(const Shape& want) const {
+  auto m = match(want);
+  if (!m) return std::nullopt;
+  return answer(want, *m);
+}
+
+std::size_t PreparedSelection::bytes() const {
+  std::size_t n = sizeof(*this) + heap(m_gpu_model) + heap(m_first_arch) + heap(m_canonical) +
+                  m_shapes.capacity() * sizeof(Shape) + m_timed.capacity() + m_at.capacity() * sizeof(Selection);
+  for (const auto& s : m_shapes) n += heap(s);
+  for (const auto& s : m_at) n += heap(s);
+  n += m_current_at.capacity() * sizeof(std::vector<Measurement>) + m_drivers.capacity() * sizeof(DriverSeen) +
+       m_geometry.capacity() * sizeof(InstanceGeometry);
+  for (const auto& at : m_current_at) {
+    n += at.capacity() * sizeof(Measurement);
+    for (const auto& m : at) n += heap(m);
+  }
+  for (const auto& g : m_geometry) n += heap(g.instance) + (g.geometry.tiles.capacity() + g.geometry.steps.capacity()) * sizeof(Geometry::Split);
+  return n;
+}
+
+}  // namespace kport::porting

@@ -1,0 +1,42 @@
+// Private to kport::selection: the two halves of a measured answer, shared by
+// select_best() and PreparedSelection so that both answer by the very same code.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kport/porting/selection.h"
+
+namespace kport::porting::detail {
+
+// What moves a figure from another shape to the query (SelectionInputs::sm_count and
+// ::geometry; wave_model.h).
+struct Waves {
+  int sm_count = 0;
+  std::span<const InstanceGeometry> geometry = {};
+};
+
+// What select_best answers from the current figures at `shape` (current not empty),
+// before anything that depends on the query's own shape: ranking, exclusions, evidence,
+// notes on unstable figures, commits and drivers; kind measured, or unranked when
+// nothing there ranks.
+// With `want` another shape than `shape`, the ranking is of each figure moved to `want`
+// (estimate_at() with `waves`), ranked_by estimate_us, and method says how.
+Selection measured_at(const std::string& gpu_model, std::span<const DriverSeen> drivers,
+                      const std::vector<Measurement>& current, const Shape& shape, const Shape* want = nullptr,
+                      const Waves& waves = {});
+
+// Adds what depends on the query: exactness, distance, the note naming the stand-in
+// shape and, for a measured answer from another shape, the neighbour regret (asked of
+// `regret` only then) and its note.
+void answer_query(Selection& sel, const std::string& gpu_model, const Shape& want, double distance,
+                  const std::function<std::optional<NeighbourRegret>()>& regret, const Waves& waves = {});
+
+// NeighbourRegret over the timed current figures (nullopt below two scored shapes).
+// Each shape answered from its nearest other one by the same method (`waves`).
+std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& timed, const Waves& waves = {});
+
+}  // namespace kport::porting::detail

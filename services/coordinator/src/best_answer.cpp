@@ -1,0 +1,98 @@
+#include "best_answer.h"
+
+#include <algorithm>
+
+#include "codec.h"
+#include "kport/http/uri.h"
+#include "kport/porting/op_shape.h"
+
+namespace kport::coordinator {
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::string_view k_families[] = {"gemm", "attention", "rmsnorm", "softmax"};
+
+bool simple_token(std::string_view s, std::size_t max) {
+  if (s.empty() || s.size() > max) return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
+}  // namespace
+
+Result<BestQuestion> parse_best_question(const http::Request& req) {
+  BestQuestion q;
+  q.gpu = req.query_or("gpu");
+  q.op = req.query_or("op");
+  q.dtype = req.query_or("dtype");
+  q.shape_text = req.query_or("shape");
+  if (q.gpu.empty() || q.op.empty() || q.dtype.empty() || q.shape_text.empty())
+    return make_error(Errc::invalid_argument,
+        "best needs gpu, op, dtype and shape, e.g. ?gpu=NVIDIA%20H200&op=gemm&dtype=bf16&shape=m=4096,n=4096,k=4096");
+  if (std::find(std::begin(k_families), std::end(k_families), q.op) == std::end(k_families))
+    return make_error(Errc::invalid_argument, "op '" + q.op + "' is not one of gemm, attention, rmsnorm, softmax");
+  if (!simple_token(q.dtype, 8))
+    return make_error(Errc::invalid_argument, "dtype '" + q.dtype + "' is not a dtype such as bf16, fp16 or fp32");
+  if (q.gpu.size() > 256) return make_error(Errc::invalid_argument, "gpu name is longer than 256 bytes");
+  auto shape = porting::Shape::parse(q.shape_text);
+  if (!shape.ok()) return std::move(shape).error();
+  q.shape = std::move(*shape);
+  q.arch = req.query_or("arch");
+  q.target = req.query_or("target");
+  return q;
+}
+
+void add_question_members(json::object& out, const BestQuestion& q, const std::string& arch, const std::string& target,
+                          bool measured_exactly, bool known_gpu, std::optional<db::BestKey>& unmeasured) {
+  out["query"] = json::object{{"gpu", q.gpu}, {"op", q.op}, {"dtype", q.dtype}, {"shape", q.shape.canonical()},
+                              {"arch", arch}, {"target", target}};
+  // Not measured at this shape: say how to have it measured (a GPU model kport knows, a
+  // shape its family can run), and count the question.
+  if (measured_exactly || !known_gpu) return;
+  if (auto runnable = porting::op_shape(q.op, q.shape_text); runnable.ok()) {
+    unmeasured = db::BestKey{q.gpu, q.op, q.dtype, runnable->shape.canonical()};
+    out["measure"] = json::object{
+        {"requests", "POST /api/v1/best/requests"},
+        {"body", json::object{{"gpu", q.gpu}, {"op", q.op}, {"dtype", q.dtype}, {"shape", runnable->text}}},
+        {"list", "GET /api/v1/best/requests?gpu=" + http::percent_encode(q.gpu)}};
+  }
+}
+
+std::optional<std::string> measured_answer(const BestIndex::Entry& entry, const BestQuestion& q,
+                                           std::optional<db::BestKey>& unmeasured) {
+  const auto& prepared = entry.prepared();
+  auto match = prepared.match(q.shape);
+  if (!match) return std::nullopt;
+  if (match->distance != 0) {
+    // From another shape the ranking is the figures moved to this one: the whole answer
+    // is the question's.
+    json::object out = to_json(prepared.answer(q.shape, *match)).as_object();
+    const bool exactly = false;
+    add_question_members(out, q, q.arch.empty() ? prepared.first_arch() : q.arch, q.target, exactly, true, unmeasured);
+    return json::serialize(out);
+  }
+  // Only the members that depend on the question are written per request; the rest is
+  // the matched shape's, serialized once.
+  const porting::Selection sel = prepared.answer_query_part(q.shape, *match);
+  const BestIndex::ShapeText& text = entry.text(match->shape);
+  std::string body;
+  body.reserve(text.segments.front().size() + text.segments.back().size() + 1024 +
+               (text.segments.size() > 2 ? text.segments[1].size() + text.segments[2].size() : 0));
+  for (std::size_t i = 0; i + 1 < text.segments.size(); ++i) {
+    body += text.segments[i];
+    body += json::serialize(selection_member(sel, k_query_members[i]));
+  }
+  body += text.segments.back();
+  // The question's members, serialized as an object whose braces the answer's own replace.
+  json::object tail;
+  const bool exactly = sel.kind == porting::Selection::Kind::measured && sel.exact_shape;
+  add_question_members(tail, q, q.arch.empty() ? prepared.first_arch() : q.arch, q.target, exactly, true, unmeasured);
+  std::string rest = json::serialize(tail);
+  body += ',';
+  body.append(rest, 1, std::string::npos);
+  return body;
+}
+
+}  // namespace kport::coordinator

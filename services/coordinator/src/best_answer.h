@@ -1,0 +1,43 @@
+// GET /api/v1/best's question and its measured answers, shared by the HTTP I/O thread
+// (a current BestIndex entry: no store, no worker hop) and the worker pool (which loads
+// the entry first). Provisional and unranked answers from other GPUs' evidence stay on
+// the worker pool (routes_results.cpp).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "best_index.h"
+#include "kport/common/result.h"
+#include "kport/db/best_requests.h"
+#include "kport/http/message.h"
+#include "kport/porting/shape.h"
+
+namespace kport::coordinator {
+
+struct BestQuestion {
+  std::string gpu, op, dtype, shape_text;
+  std::string arch, target;  // as given; either may be empty
+  porting::Shape shape;
+};
+
+// The question a request asks; invalid_argument naming the parameter and an example
+// when a parameter is missing or malformed.
+Result<BestQuestion> parse_best_question(const http::Request& req);
+
+// The answer body when `entry`'s rows are comparable with the question's shape
+// (porting::PreparedSelection::match), else nullopt: the answer is provisional or
+// unranked and needs other GPU models' evidence. `unmeasured` is set when the answer is
+// not a measurement at the exact shape asked and the shape is one the family can be
+// measured at (porting::op_shape): the key counted as an unmeasured ask.
+std::optional<std::string> measured_answer(const BestIndex::Entry& entry, const BestQuestion& q,
+                                           std::optional<db::BestKey>& unmeasured);
+
+// The members every answer ends with: "query" (the question as answered, arch and
+// target as resolved) and, when the answer is not a measurement at the exact shape on a
+// GPU model kport knows, "measure" (how to ask for one), setting `unmeasured`.
+void add_question_members(boost::json::object& out, const BestQuestion& q, const std::string& arch,
+                          const std::string& target, bool measured_exactly, bool known_gpu,
+                          std::optional<db::BestKey>& unmeasured);
+
+}  // namespace kport::coordinator

@@ -1,0 +1,205 @@
+// /api/v1/best's in-memory evidence: measured answers written from pre-serialized members
+// are byte for byte what select_best and to_json write, and an entry is served only while
+// the store's version of its key still reads what it was read at, so an acknowledged
+// upload is answered at once, with readers on other threads.
+#include "best_index.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "best_answer.h"
+#include "codec.h"
+
+namespace kport::coordinator {
+namespace {
+
+namespace json = boost::json;
+
+std::vector<porting::Measurement> history(std::mt19937_64& rng, int n) {
+  const char* shapes[] = {"m=2048,n=2048,k=2048", "m=4096,n=4096,k=4096", "m=8192,n=8192,k=8192",
+                          "m=4096,n=4096,k=512",  "m=128,n=8192,k=8192",  "m=1000,n=1000,k=1000"};
+  const char* instances[] = {"gemm.simt.a", "gemm.mma_sync.a", "gemm.wgmma_tma.a", "gemm.wgmma_tma.b"};
+  std::vector<porting::Measurement> rows;
+  for (int i = 0; i < n; ++i) {
+    porting::Measurement m;
+    m.result_id = i + 1;
+    m.instance = instances[rng() % 4];
+    m.variant = m.instance.substr(5, m.instance.rfind('.') - 5);
+    m.target = "sm_90a";
+    m.gpu_model = "NVIDIA H200";
+    m.arch = "9.0";
+    m.driver = rng() % 4 == 0 ? "570.1" : "580.1";
+    const auto c = rng() % 3;
+    m.commit = std::string(40, static_cast<char>('a' + c));
+    m.commit_ms = 1'700'000'000'000 + static_cast<std::int64_t>(c) * 1000;
+    m.shape = *porting::Shape::parse(shapes[rng() % 6]);
+    m.status = rng() % 9 == 0 ? "failed" : "passed";
+    if (m.status == "passed") {
+      m.median_us = 100.0 + static_cast<double>(rng() % 40) + 0.25;
+      m.stddev_us = 0.5 + static_cast<double>(rng() % 3);
+      m.samples = 50;
+      m.ratio = 120.0 / m.median_us;
+    }
+    m.unstable = rng() % 7 == 0;
+    m.measured_at_ms = m.commit_ms + i;
+    rows.push_back(std::move(m));
+  }
+  return rows;
+}
+
+http::Request request(const std::string& shape, const std::string& arch = "", const std::string& target = "") {
+  http::Request r;
+  r.query = {{"gpu", "NVIDIA H200"}, {"op", "gemm"}, {"dtype", "bf16"}, {"shape", shape}};
+  if (!arch.empty()) r.query["arch"] = arch;
+  if (!target.empty()) r.query["target"] = target;
+  return r;
+}
+
+}  // namespace
+
+TEST(BestAnswer, MeasuredAnswersAreByteForByteWhatTheRuleAndTheCodecWrite) {
+  std::mt19937_64 rng(16);
+  for (int round = 0; round < 20; ++round) {
+    auto rows = history(rng, 1 + static_cast<int>(rng() % 50));
+    std::vector<porting::DriverSeen> drivers{{"NVIDIA H200", "570.1"}, {"NVIDIA H200", "580.1"}};
+    // Odd rounds move figures from another shape by waves of tiles over 132 SMs.
+    const bool waves = round % 2 == 1;
+    const std::vector<porting::InstanceGeometry> tiles = {
+        {"gemm.mma_sync.a", {{{"m", 128}, {"n", 128}}, {{"k", 32}}}}, {"gemm.wgmma_tma.a", {{{"m", 128}, {"n", 256}}, {{"k", 64}}}},
+        {"gemm.wgmma_tma.b", {{{"m", 128}, {"n", 128}}, {{"k", 64}}}}};
+    BestIndex::Entry entry(2, porting::PreparedSelection("NVIDIA H200", rows, drivers, waves ? 132 : 0,
+                                                         waves ? tiles : std::vector<porting::InstanceGeometry>{}));
+    for (int i = 0; i < 40; ++i) {
+      std::string shape = i % 4 == 0 ? rows[rng() % rows.size()].shape.canonical()
+                                     : "k=" + std::to_string(1 + rng() % 9000) + ",m=" + std::to_string(1 + rng() % 9000) +
+                                           ",n=" + std::to_string(1 + rng() % 9000);
+      auto q = parse_best_question(request(shape, i % 3 == 0 ? "9.0" : "", i % 5 == 0 ? "sm_90a" : ""));
+      ASSERT_TRUE(q.ok());
+      // What the route wrote before the index: select_best over the rows, to_json, then
+      // the question's members.
+      porting::SelectionQuery sq{q->gpu, q->arch.empty() ? rows.front().arch : q->arch, q->target, q->shape, q->dtype};
+      porting::SelectionInputs in;
+      in.on_gpu = rows;
+      in.drivers = drivers;
+      if (waves) {
+        in.sm_count = 132;
+        in.geometry = tiles;
+      }
+      auto sel = porting::select_best(sq, in);
+      json::object want = to_json(sel).as_object();
+      std::optional<db::BestKey> want_ask, got_ask;
+      add_question_members(want, *q, sq.arch, sq.target, sel.kind == porting::Selection::Kind::measured && sel.exact_shape,
+                           true, want_ask);
+      auto got = measured_answer(entry, *q, got_ask);
+      ASSERT_TRUE(got.has_value()) << shape;
+      ASSERT_EQ(*got, json::serialize(want)) << "round " << round << " shape " << shape;
+      ASSERT_EQ(got_ask.has_value(), want_ask.has_value());
+      if (want_ask) {
+        EXPECT_EQ(got_ask->shape, want_ask->shape);
+      }
+    }
+  }
+}
+
+class BestIndexTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    m_dir = std::filesystem::temp_directory_path() / ("kport-best-index-" + std::to_string(std::random_device{}()));
+    std::filesystem::create_directories(m_dir);
+    db::Options o;
+    o.path = (m_dir / "kport.db").string();
+    auto s = db::Store::open(o);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    m_store = std::move(*s);
+  }
+  void TearDown() override {
+    m_store.reset();
+    std::filesystem::remove_all(m_dir);
+  }
+  void upload(double median_us, const std::string& gpu = "NVIDIA H200") {
+    db::ResultRecord r;
+    r.commit_sha = std::string(40, 'c');
+    r.target = "sm_90a";
+    r.family = "gemm";
+    r.variant = "wgmma_tma";
+    r.instance = "gemm.wgmma_tma.a";
+    r.dtype = "bf16";
+    r.shape = "m=4096,n=4096,k=4096";
+    r.gpu_model = gpu;
+    r.arch = "9.0";
+    r.driver = "580.1";
+    r.status = db::ResultStatus::passed;
+    r.median_us = median_us;
+    r.stddev_us = 0.1;
+    r.samples = 50;
+    auto out = m_store->put_results({r});
+    ASSERT_TRUE(out.ok()) << out.error().message;
+  }
+  static double best_median(const BestIndex::Entry& e) {
+    return e.prepared().at(0).ranking.front().evidence->median_us;
+  }
+  std::filesystem::path m_dir;
+  std::unique_ptr<db::Store> m_store;
+};
+
+TEST_F(BestIndexTest, AnEntryIsServedOnlyWhileTheStoreHoldsItsVersion) {
+  BestIndex index(*m_store);
+  EXPECT_EQ(index.current("NVIDIA H200", "gemm", "bf16"), nullptr);
+  upload(100);
+  auto first = index.load("NVIDIA H200", "gemm", "bf16");
+  ASSERT_TRUE(first.ok());
+  EXPECT_DOUBLE_EQ(best_median(**first), 100);
+  EXPECT_EQ(index.current("NVIDIA H200", "gemm", "bf16"), *first) << "kept: no write overlapped the read";
+  upload(90, "NVIDIA H100");
+  EXPECT_EQ(index.current("NVIDIA H200", "gemm", "bf16"), *first) << "another GPU model's upload leaves it current";
+  upload(80);
+  EXPECT_EQ(index.current("NVIDIA H200", "gemm", "bf16"), nullptr) << "an acknowledged upload retires it";
+  auto second = index.load("NVIDIA H200", "gemm", "bf16");
+  ASSERT_TRUE(second.ok());
+  EXPECT_DOUBLE_EQ(best_median(**second), 80);
+  // Unknown keys are read, answered, and not kept.
+  auto none = index.load("Mystery", "gemm", "bf16");
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ((*none)->prepared().rows(), 0u);
+  const auto st = index.stats();
+  EXPECT_EQ(st.keys, 1u);
+  EXPECT_EQ(st.rows, 1u);
+  EXPECT_GT(st.bytes, 0u);
+}
+
+TEST_F(BestIndexTest, ReadersOnOtherThreadsNeverSeeAnOlderFigureThanTheLastAcknowledged) {
+  BestIndex index(*m_store);
+  upload(1000);
+  std::atomic<double> acknowledged{1000};
+  std::atomic<bool> done{false};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 3; ++t)
+    readers.emplace_back([&] {
+      while (!done.load()) {
+        const double floor = acknowledged.load();
+        auto e = index.current("NVIDIA H200", "gemm", "bf16");
+        if (!e) {
+          auto loaded = index.load("NVIDIA H200", "gemm", "bf16");
+          ASSERT_TRUE(loaded.ok());
+          e = *loaded;
+        }
+        // Figures fall with every upload: an answer above the last acknowledged one is stale.
+        EXPECT_LE(best_median(*e), floor);
+        (void)e->text(0);
+      }
+    });
+  for (int i = 1; i <= 150; ++i) {
+    upload(1000 - i);
+    acknowledged = 1000 - i;
+    auto e = index.load("NVIDIA H200", "gemm", "bf16");
+    ASSERT_TRUE(e.ok());
+    ASSERT_DOUBLE_EQ(best_median(**e), 1000 - i);
+  }
+  done = true;
+  for (auto& r : readers) r.join();
+}
+
+}  // namespace kport::coordinator
