@@ -106,6 +106,25 @@ Result<std::string> ninja_command(const BuildRequest& r, const std::string& obje
   return nl == std::string::npos ? text : text.substr(nl + 1);
 }
 
+Result<std::vector<std::string>> ninja_prerequisites(const BuildRequest& r, const std::string& object) {
+  ProcessOptions o;
+  o.timeout = std::chrono::seconds(60);
+  auto out = run_process({r.ninja, "-C", r.build_dir.string(), "-t", "commands", object}, o);
+  if (!out.ok()) return out.error();
+  if (out->exit_code != 0) return make_error(Errc::internal, "ninja -t commands " + object + " failed: " + tail(out->output));
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  const std::string& text = out->output;
+  while (start < text.size()) {
+    auto nl = text.find('\n', start);
+    if (nl == std::string::npos) nl = text.size();
+    if (nl > start) lines.push_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  if (!lines.empty()) lines.pop_back();  // the compile itself
+  return lines;
+}
+
 bool ninja_up_to_date(const BuildRequest& r, const std::string& object) {
   ProcessOptions o;
   o.timeout = std::chrono::seconds(60);

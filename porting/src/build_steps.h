@@ -20,6 +20,10 @@ Result<std::map<std::filesystem::path, std::string>> object_files(const std::fil
 
 // The exact command ninja runs to produce `object` (so a later ninja run is a cache hit).
 Result<std::string> ninja_command(const BuildRequest& request, const std::string& object);
+// The commands ninja runs before that compile when building the object from scratch
+// (`ninja -t commands` but its last line): what generates the headers it includes (the
+// wgmma wrappers). Each is idempotent and writes its output atomically.
+Result<std::vector<std::string>> ninja_prerequisites(const BuildRequest& request, const std::string& object);
 
 // Whether ninja would not rebuild `object` (a dry run says there is no work).
 bool ninja_up_to_date(const BuildRequest& request, const std::string& object);
