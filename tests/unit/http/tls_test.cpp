@@ -3,6 +3,7 @@
 // (tests/support/test_pki.h); without the openssl command line these tests are skipped.
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <thread>
 
 #include "kport/http/certificate_problem.h"
@@ -172,6 +173,44 @@ TEST_F(TlsTest, HttpsToAPlainServerSaysToCheckTheScheme) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("TLS handshake with 127.0.0.1:"), std::string::npos) << r.error().message;
   EXPECT_NE(r.error().message.find("http:// URL"), std::string::npos) << r.error().message;
+}
+
+TEST_F(TlsTest, GracefulStopDrainsAnInFlightHttpsRequest) {
+  std::promise<void> entered;
+  router->add("GET", "/slow", [&](Request&&, Reply reply) {
+    entered.set_value();
+    std::thread([reply = std::move(reply)] {
+      std::this_thread::sleep_for(300ms);
+      reply(text_response(200, "done"));
+    }).detach();
+  });
+  start_tls();
+  auto pending = std::async(std::launch::async, [this] { return fetch_with_ca(pki->ca(), https("127.0.0.1", "/slow")); });
+  entered.get_future().wait();
+  EXPECT_EQ(server->in_flight(), 1u);
+  server->stop(5s);
+  auto r = pending.get();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->body, "done");
+  EXPECT_EQ(r->header("Connection"), "close");
+}
+
+TEST_F(TlsTest, LimitsHoldOverHttpsAsOverHttp) {
+  options.body_limit = 1024;
+  router->add_sync("POST", "/echo", [](const Request& r) { return text_response(200, r.body); });
+  start_tls();
+  ClientOptions o;
+  o.ca_file = pki->ca();
+  Client c(o);
+  auto big = c.fetch("POST", https("127.0.0.1", "/echo"), std::string(4096, 'x'));
+  ASSERT_TRUE(big.ok()) << big.error().message;
+  EXPECT_EQ(big->status, 413);
+  auto missing = c.fetch("GET", https("127.0.0.1", "/nowhere"));
+  ASSERT_TRUE(missing.ok()) << missing.error().message;
+  EXPECT_EQ(missing->status, 404);
+  auto small = c.fetch("POST", https("127.0.0.1", "/echo"), "ping");
+  ASSERT_TRUE(small.ok()) << small.error().message;
+  EXPECT_EQ(small->body, "ping");
 }
 
 TEST(CertificateProblem, EachProblemSaysWhatFailedAndWhatToDo) {
