@@ -1,6 +1,6 @@
-// TLS contexts. OpenSSL is reached only through Asio's ssl, except for reading the
-// verdict of a certificate check (X509_STORE_CTX_get_error) and setting SNI, which Asio
-// leaves to the native handle.
+// TLS contexts. OpenSSL is reached only through Asio's ssl, except for what Asio leaves
+// to the native handle: the verdict of a certificate check (X509_STORE_CTX_get_error),
+// SNI, and turning session tickets off.
 #include "tls.h"
 
 #include <fstream>
