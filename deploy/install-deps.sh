@@ -11,6 +11,7 @@ packages=(
   libsqlite3-dev sqlite3
   libgit2-dev
   libspdlog-dev libfmt-dev
+  libssl-dev ca-certificates
   nlohmann-json3-dev
   libgtest-dev libgmock-dev googletest
   curl openssl wrk nginx-light

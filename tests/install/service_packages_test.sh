@@ -105,10 +105,10 @@ declare -A contents=(
   [kport-cli]="./usr/bin/kport"
 )
 declare -A depends=(
-  [kport-coordinator]="kport-common libsqlite3-0 libboost-json1.81.0 libgit2-1.5"
-  [kport-runner]="kport-common libgit2-1.5 libboost-json1.81.0"
-  [kport-watcher]="kport-common libgit2-1.5"
-  [kport-cli]="libboost-json1.81.0"
+  [kport-coordinator]="kport-common libsqlite3-0 libboost-json1.81.0 libgit2-1.5 libssl3"
+  [kport-runner]="kport-common libgit2-1.5 libboost-json1.81.0 libssl3"
+  [kport-watcher]="kport-common libgit2-1.5 libssl3"
+  [kport-cli]="libboost-json1.81.0 libssl3"
   [kport-common]="adduser"
 )
 for pkg in "${!contents[@]}"; do

@@ -7,7 +7,18 @@
 namespace kport::cli {
 namespace json = boost::json;
 
-Api::Api(std::string server, std::string token) : m_server(std::move(server)), m_token(std::move(token)) {
+namespace {
+
+http::ClientOptions client_options(std::string ca_file) {
+  http::ClientOptions o;
+  o.ca_file = std::move(ca_file);
+  return o;
+}
+
+}  // namespace
+
+Api::Api(std::string server, std::string token, std::string ca_file)
+    : m_server(std::move(server)), m_token(std::move(token)), m_client(client_options(std::move(ca_file))) {
   while (!m_server.empty() && m_server.back() == '/') m_server.pop_back();
 }
 

@@ -22,7 +22,8 @@ struct Reply {
 
 class Api {
  public:
-  Api(std::string server, std::string token);
+  // `ca_file`: for an https:// server, the CA certificates (PEM) to trust; empty: the system store.
+  Api(std::string server, std::string token, std::string ca_file = {});
   Reply call(std::string_view method, const std::string& path, const boost::json::value* body = nullptr);
   const std::string& server() const { return m_server; }
 

@@ -61,6 +61,8 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   Options o("kport", summary());
   o.add("server", "KPORT_SERVER", "http://127.0.0.1:8080", "coordinator URL")
       .add("token", "KPORT_TOKEN", "", "admin token (build and trigger need it)")
+      .add("ca-file", "KPORT_CA_FILE", "",
+           "https: PEM CA certificate(s) the coordinator's certificate must chain to (default: the system trust store)")
       .add_flag("json", "", false, "print the answer as JSON")
       .add("commit", "", "", "commit (sha, branch or tag)")
       .add("target", "", "", "nvcc target, e.g. sm_100a")
@@ -89,7 +91,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     out << command_help(*c);
     return k_exit_ok;
   }
-  Api api(o.get("server"), o.get("token"));
+  Api api(o.get("server"), o.get("token"), o.get("ca-file"));
   Context ctx{api, o, {o.positional().begin() + 1, o.positional().end()}, o.flag("json"), out, err};
   return c->run(ctx);
 }

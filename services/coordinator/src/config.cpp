@@ -43,6 +43,9 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
       .add("max-claim-wait", "KPORT_MAX_CLAIM_WAIT", "30", "longest long-poll of a claim, seconds")
       .add("runner-online-seconds", "KPORT_RUNNER_ONLINE_SECONDS", "90", "a runner is online if heard from within this")
       .add("port-file", "KPORT_PORT_FILE", "", "write the bound port to this file once listening")
+      .add("tls-cert", "KPORT_TLS_CERT", "",
+           "serve HTTPS with this PEM certificate (chain, leaf first); needs --tls-key (default: plain HTTP)")
+      .add("tls-key", "KPORT_TLS_KEY", "", "the PEM private key of --tls-cert")
       .add_flag("log-json", "KPORT_LOG_JSON", false, "the same as --log-format json (kept for existing units)");
   log::add_options(o);
   declare_slurm_options(o);
@@ -106,6 +109,11 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
   c.retry_base_ms = *retry_base;
   c.retry_max_ms = *retry_max;
   c.port_file = o.get("port-file");
+  c.tls_cert = o.get("tls-cert");
+  c.tls_key = o.get("tls-key");
+  if (c.tls_cert.empty() != c.tls_key.empty())
+    return make_error(Errc::invalid_argument, std::string("HTTPS needs both --tls-cert and --tls-key; ") +
+                                                  (c.tls_cert.empty() ? "--tls-cert" : "--tls-key") + " is missing");
   auto log = log::read_options(o);
   if (!log) return log.error();
   c.log = *log;

@@ -286,6 +286,8 @@ Status Coordinator::start() {
   so.max_connections_per_address = m.config.max_connections_per_address;
   so.reserved_connections = m.config.reserved_connections;
   so.privileged_paths = {"/healthz", "/readyz", "/metrics"};
+  so.tls_cert_file = m.config.tls_cert;
+  so.tls_key_file = m.config.tls_key;
   // Only a token that would authenticate takes a reserve slot (asked of memory: this
   // runs on the I/O threads), so a bogus Authorization header cannot hold the reserve.
   so.authorized = [&m](std::string_view authorization) { return reserve_worthy(authorization, m.ctx); };
@@ -339,7 +341,7 @@ Status Coordinator::start() {
   if (!m.config.port_file.empty()) {
     std::ofstream(m.config.port_file, std::ios::trunc) << m.server->port() << "\n";
   }
-  log::info("coordinator listening", {{"url", "http://" + m.config.host + ":" + std::to_string(m.server->port())},
+  log::info("coordinator listening", {{"url", std::string(m.server->scheme()) + "://" + m.config.host + ":" + std::to_string(m.server->port())},
                                       {"db", m.config.db_path}});
   return {};
 }

@@ -166,7 +166,7 @@ json::object build() {
                 {"description", "Targets, kernels, pipelines, jobs, runners, results and best-kernel answers. "
                                 "Errors are {\"error\":{\"code\",\"message\"}}. Writes need a bearer token; reads "
                                 "need none unless the coordinator runs with --no-open-reads."}}},
-      {"servers", json::array{json::object{{"url", "/"}, {"description", "the coordinator that serves this document"}}}},
+      {"servers", json::array{json::object{{"url", "/"}, {"description", "the coordinator that serves this document (over https when it was started with --tls-cert and --tls-key)"}}}},
       {"tags", std::move(tags)},
       {"paths", std::move(paths)},
       {"components", {{"schemas", openapi_schemas()}, {"securitySchemes", std::move(schemes)},

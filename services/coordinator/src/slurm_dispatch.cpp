@@ -294,7 +294,7 @@ Status prepare_slurm_config(SlurmConfig& c, const Config& config, std::uint16_t 
     } else if (host.find(':') != std::string::npos) {
       host = "[" + host + "]";
     }
-    c.server_url = "http://" + host + ":" + std::to_string(port);
+    c.server_url = (config.tls_cert.empty() ? "http://" : "https://") + host + ":" + std::to_string(port);
   }
   std::error_code ec;
   if (c.token_file.empty()) {

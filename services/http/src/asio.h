@@ -1,4 +1,6 @@
-// Private: the one place kport::http includes Boost.Asio and Boost.Beast.
+// Private: the one place kport::http includes Boost.Asio and Boost.Beast, and through
+// Asio's ssl the one place kport includes OpenSSL (services use TLS only through
+// kport::http's server and client).
 //
 // At -O2 and above GCC 12 reports -Wnull-dereference inside inlined Asio internals
 // (scheduler, strand and executor comparisons), although these are system headers. GCC
@@ -18,6 +20,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>

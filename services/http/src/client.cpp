@@ -4,7 +4,7 @@
 
 #include <cerrno>
 
-#include "asio.h"
+#include "tls.h"
 
 namespace kport::http {
 
@@ -19,6 +19,16 @@ using Clock = std::chrono::steady_clock;
 class Client::Impl {
  public:
   explicit Impl(ClientOptions o) : opts(std::move(o)) {}
+
+  // Runs `op(stream, handler)` on the kept connection's stream: TLS over the TCP stream
+  // for https, the TCP stream itself for http.
+  template <typename Op>
+  beast::error_code io(Clock::time_point deadline, Op&& op) {
+    return run(deadline, [&](auto handler) {
+      if (tls) op(*tls, handler);
+      else op(stream, handler);
+    });
+  }
 
   template <typename Start>
   beast::error_code run(Clock::time_point deadline, Start&& start) {
@@ -50,11 +60,38 @@ class Client::Impl {
     if (ec) return make_error(Errc::unavailable, "cannot connect to " + where + ": " + ec.message());
     beast::error_code ignored;
     stream.socket().set_option(tcp::no_delay(true), ignored);
+    if (url.scheme == "https") KPORT_TRY(handshake(url, where, deadline));
     host = url.host;
     port = url.port;
+    scheme = url.scheme;
     connected = true;
     buffer.clear();
     return {};
+  }
+
+  // TLS on the connected stream: the server's certificate must chain to the trusted CAs
+  // (opts.ca_file, else the system store) and name the URL's host.
+  Status handshake(const Url& url, const std::string& where, Clock::time_point deadline) {
+    if (!tls_context) {
+      auto ctx = make_client_tls(opts.ca_file);
+      if (!ctx) {
+        close();
+        return std::move(ctx).error();
+      }
+      tls_context = std::move(*ctx);
+    }
+    tls = std::make_unique<ssl::stream<beast::tcp_stream&>>(stream, *tls_context);
+    VerifyOutcome verdict;
+    verify_peer(*tls, url.host, verdict);
+    auto ec = run(deadline, [&](auto handler) { tls->async_handshake(ssl::stream_base::client, handler); });
+    if (!ec) return {};
+    close();
+    if (verdict.failed)
+      return make_error(Errc::unavailable,
+                        describe_certificate_problem(verdict.problem, where, url.host, opts.ca_file, verdict.detail));
+    if (ec == beast::error::timeout) return make_error(Errc::request_timeout, "TLS handshake with " + where + " timed out");
+    return make_error(Errc::unavailable, "TLS handshake with " + where + " failed: " + ec.message() +
+                                             "; check that the server serves HTTPS there (an http:// URL for a plain server)");
   }
 
   // Whether the kept connection is unusable: the server closed it while it sat idle (its
@@ -66,17 +103,23 @@ class Client::Impl {
     return n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
   }
 
+  // No TLS close_notify: every answer is framed by Content-Length, so the server loses
+  // nothing, and a close never waits on the network.
   void close() {
     beast::error_code ec;
     stream.socket().shutdown(tcp::socket::shutdown_both, ec);
     stream.close();
+    tls.reset();
     connected = false;
   }
 
   ClientOptions opts;
   net::io_context ioc;
   beast::tcp_stream stream{ioc};
+  std::unique_ptr<ssl::context> tls_context;             // made at the first https URL, then kept
+  std::unique_ptr<ssl::stream<beast::tcp_stream&>> tls;  // over `stream` while an https connection is open
   beast::flat_buffer buffer;
+  std::string scheme;
   std::string host;
   std::uint16_t port = 0;
   bool connected = false;
@@ -120,14 +163,14 @@ Result<ClientResponse> Client::fetch(std::string_view method, std::string_view u
 
   // At most two attempts: the second only when the first hit a connection that died idle.
   for (int attempt = 0;; ++attempt) {
-    bool reused = im.connected && im.host == url->host && im.port == url->port && !im.stale();
+    bool reused = im.connected && im.scheme == url->scheme && im.host == url->host && im.port == url->port && !im.stale();
     if (!reused) KPORT_TRY(im.connect(*url, deadline));
-    auto ec = im.run(deadline, [&](auto handler) { bhttp::async_write(im.stream, req, handler); });
+    auto ec = im.io(deadline, [&](auto& s, auto handler) { bhttp::async_write(s, req, handler); });
     bhttp::response_parser<bhttp::string_body> parser;
     parser.body_limit(im.opts.body_limit);
     if (method == "HEAD") parser.skip(true);
     if (!ec)
-      ec = im.run(deadline, [&](auto handler) { bhttp::async_read(im.stream, im.buffer, parser, handler); });
+      ec = im.io(deadline, [&](auto& s, auto handler) { bhttp::async_read(s, im.buffer, parser, handler); });
     if (ec) {
       im.close();
       // A kept connection the server closed while idle fails before any byte comes back.

@@ -144,6 +144,12 @@ std::string Metrics::render_prometheus() const {
   out += "# HELP kport_http_connections_unprivileged_total Reserve connections whose first request was not privileged.\n"
          "# TYPE kport_http_connections_unprivileged_total counter\nkport_http_connections_unprivileged_total " +
          std::to_string(connections_unprivileged.load()) + "\n";
+  out += "# HELP kport_http_tls_handshakes_failed_total HTTPS connections whose TLS handshake failed or timed out.\n"
+         "# TYPE kport_http_tls_handshakes_failed_total counter\nkport_http_tls_handshakes_failed_total " +
+         std::to_string(tls_handshakes_failed.load()) + "\n";
+  out += "# HELP kport_http_tls_plain_requests_total Connections to an HTTPS port that sent plain HTTP (answered 400).\n"
+         "# TYPE kport_http_tls_plain_requests_total counter\nkport_http_tls_plain_requests_total " +
+         std::to_string(tls_plain_requests.load()) + "\n";
   for (const auto& g : m_gauges) gauge(g.name, g.help, g.fn());
   for (const auto& c : m_collectors) c(out);
   return out;

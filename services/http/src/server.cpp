@@ -38,6 +38,14 @@ RouteStats& Server::Impl::stats_for(const Route* route) noexcept {
 Status Server::Impl::start() {
   if (running.load() || closed.load())
     return make_error(Errc::conflict, "the server was already started; create a new one");
+  if (!options.tls_cert_file.empty() || !options.tls_key_file.empty()) {
+    if (options.tls_cert_file.empty() || options.tls_key_file.empty())
+      return make_error(Errc::invalid_argument, std::string("HTTPS needs both --tls-cert and --tls-key; only ") +
+                                                    (options.tls_cert_file.empty() ? "--tls-key" : "--tls-cert") + " was given");
+    auto ctx = make_server_tls(options.tls_cert_file, options.tls_key_file);
+    if (!ctx) return std::move(ctx).error();
+    tls = std::move(*ctx);
+  }
   beast::error_code ec;
   std::string host = options.host == "localhost" ? "127.0.0.1" : options.host;
   auto address = net::ip::make_address(host, ec);

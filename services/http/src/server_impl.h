@@ -18,7 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "asio.h"
+#include "tls.h"
 
 #include "kport/http/server.h"
 
@@ -58,6 +58,8 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   std::atomic<bool> closed{false};  // threads joined; late replies are dropped
   std::atomic<std::uint16_t> port{0};
   std::vector<std::unique_ptr<net::io_context>> iocs;  // one per thread; [0] also accepts
+  // Set by start() when options name a certificate and key; sessions then speak TLS.
+  std::unique_ptr<net::ssl::context> tls;
 
  private:
   void do_accept();

@@ -63,6 +63,7 @@ Server::~Server() { m_impl->stop(std::chrono::milliseconds{0}); }
 Status Server::start() { return m_impl->start(); }
 std::uint16_t Server::port() const noexcept { return m_impl->port.load(); }
 bool Server::running() const noexcept { return m_impl->running.load(); }
+const char* Server::scheme() const noexcept { return m_impl->options.tls_cert_file.empty() ? "http" : "https"; }
 void Server::stop(std::chrono::milliseconds drain) { m_impl->stop(drain); }
 Metrics& Server::metrics() noexcept { return m_impl->metrics; }
 const std::shared_ptr<StopSignal>& Server::stop_signal() const noexcept { return m_impl->stop_signal; }

@@ -50,6 +50,7 @@ void Session::start() {
   m_parser->eager(true);
   const auto& o = m_server->options;
   set_deadline(std::min(o.read_timeout, m_reserved ? o.reserve_timeout : o.first_request_timeout));
+  if (m_server->tls) return start_tls();  // the handshake counts against the same deadline
   read_more();
 }
 
@@ -80,7 +81,7 @@ void Session::wait_request() {
 
 void Session::read_more() {
   if (m_timed_out) return on_read_error(net::error::operation_aborted);
-  m_socket.async_read_some(m_buf.prepare(8192),
+  m_stream.async_read_some(m_buf.prepare(8192),
                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
                              self->on_read(ec, n);
                            });
@@ -114,7 +115,7 @@ void Session::parse_buffered() {
     static constexpr std::string_view k_continue = "HTTP/1.1 100 Continue\r\n\r\n";
     // Clear the header so the interim response goes out once.
     m_parser->get().erase(bhttp::field::expect);
-    net::async_write(m_socket, net::buffer(k_continue.data(), k_continue.size()),
+    net::async_write(m_stream, net::buffer(k_continue.data(), k_continue.size()),
                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
                        if (ec) return self->close();
                        self->read_more();

@@ -1,5 +1,7 @@
 // Private: one client connection. All of its state is touched only on its strand;
 // the deadline and the timeout flag are atomics because the server's sweeper reads them.
+// On an HTTPS server a connection first tells a TLS handshake from plain HTTP by its first
+// byte, then handshakes (session_tls.cpp) before its first request is read.
 #pragma once
 
 #include <array>
@@ -19,6 +21,32 @@ namespace kport::http {
 
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
+
+// The bytes of a connection: the TCP socket itself, or TLS over it once the handshake is
+// done. An asynchronous read and write stream, so net::async_write takes it as it took
+// the socket; only the socket is ever shut down or closed.
+class SessionStream {
+ public:
+  using executor_type = tcp::socket::executor_type;
+  explicit SessionStream(tcp::socket& socket) : m_socket(socket) {}
+  executor_type get_executor() { return m_socket.get_executor(); }
+  void secure(ssl::stream<tcp::socket&>* tls) { m_tls = tls; }
+
+  template <class Buffers, class Handler>
+  void async_read_some(const Buffers& buffers, Handler&& handler) {
+    if (m_tls) m_tls->async_read_some(buffers, std::forward<Handler>(handler));
+    else m_socket.async_read_some(buffers, std::forward<Handler>(handler));
+  }
+  template <class Buffers, class Handler>
+  void async_write_some(const Buffers& buffers, Handler&& handler) {
+    if (m_tls) m_tls->async_write_some(buffers, std::forward<Handler>(handler));
+    else m_socket.async_write_some(buffers, std::forward<Handler>(handler));
+  }
+
+ private:
+  tcp::socket& m_socket;
+  ssl::stream<tcp::socket&>* m_tls = nullptr;
+};
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
@@ -41,6 +69,11 @@ class Session : public std::enable_shared_from_this<Session> {
 
  private:
   enum class Phase { idle, reading, handling, writing, streaming, lingering, closing };
+
+  // HTTPS (session_tls.cpp): the first bytes, then the handshake.
+  void start_tls();
+  void on_first_bytes(beast::error_code ec, std::size_t n);
+  void on_handshake(beast::error_code ec);
 
   // Reading (session.cpp).
   void wait_request();
@@ -72,6 +105,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
   std::shared_ptr<Server::Impl> m_server;
   tcp::socket m_socket;
+  std::unique_ptr<ssl::stream<tcp::socket&>> m_tls;  // HTTPS, once the first bytes were a ClientHello
+  SessionStream m_stream{m_socket};                   // what requests and answers go through
   beast::flat_buffer m_buf;
   std::optional<bhttp::request_parser<bhttp::string_body>> m_parser;
   std::string m_remote;

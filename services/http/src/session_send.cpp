@@ -96,7 +96,7 @@ void Session::send(Response&& r) {
       m_head_request ? net::const_buffer{} : net::buffer(m_response.body)};
   m_phase = Phase::writing;
   set_deadline(m_server->options.write_timeout);
-  net::async_write(m_socket, bufs, [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+  net::async_write(m_stream, bufs, [self = shared_from_this()](beast::error_code ec, std::size_t n) {
     self->on_write(ec, n);
   });
 }
@@ -168,7 +168,7 @@ void Session::linger() {
 }
 
 void Session::discard_input() {
-  m_socket.async_read_some(net::buffer(m_discard),
+  m_stream.async_read_some(net::buffer(m_discard),
                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
                              if (self->m_phase != Phase::lingering && self->m_phase != Phase::streaming)
                                return;

@@ -20,20 +20,22 @@ bool istarts_with(std::string_view s, std::string_view prefix) {
 Error bad_url(std::string_view url, std::string_view why) {
   return make_error(Errc::invalid_argument,
                     "bad URL '" + std::string(url.substr(0, 200)) + "': " + std::string(why) +
-                        " (expected http://host:port/path)");
+                        " (expected http://host:port/path or https://host:port/path)");
 }
 
 }  // namespace
 
 Result<Url> parse_url(std::string_view url) {
-  if (istarts_with(url, "https://")) return bad_url(url, "https is not supported; use a TLS proxy");
-  if (!istarts_with(url, "http://")) return bad_url(url, "the scheme must be http://");
-  std::string_view rest = url.substr(7);
+  const bool secure = istarts_with(url, "https://");
+  if (!secure && !istarts_with(url, "http://")) return bad_url(url, "the scheme must be http:// or https://");
+  std::string_view rest = url.substr(secure ? 8 : 7);
   std::size_t end = rest.find_first_of("/?#");
   std::string_view authority = rest.substr(0, end);
   std::string_view tail = end == std::string_view::npos ? std::string_view{} : rest.substr(end);
   if (authority.find('@') != std::string_view::npos) return bad_url(url, "credentials in URLs are not supported");
   Url out;
+  out.scheme = secure ? "https" : "http";
+  out.port = secure ? 443 : 80;
   std::string_view port_text;
   if (!authority.empty() && authority.front() == '[') {
     std::size_t close = authority.find(']');

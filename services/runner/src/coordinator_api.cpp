@@ -24,8 +24,18 @@ Errc errc_from_status(int status) {
   }
 }
 
-CoordinatorApi::CoordinatorApi(std::string server_url, std::string token)
-    : m_server(std::move(server_url)), m_token(std::move(token)) {
+namespace {
+
+http::ClientOptions client_options(std::string ca_file) {
+  http::ClientOptions o;
+  o.ca_file = std::move(ca_file);
+  return o;
+}
+
+}  // namespace
+
+CoordinatorApi::CoordinatorApi(std::string server_url, std::string token, std::string ca_file)
+    : m_server(std::move(server_url)), m_token(std::move(token)), m_client(client_options(std::move(ca_file))) {
   while (!m_server.empty() && m_server.back() == '/') m_server.pop_back();
 }
 

@@ -33,7 +33,9 @@ int main(int argc, char** argv) {
   ::gethostname(host, sizeof host - 1);
   std::string nvcc = std::filesystem::exists("/usr/local/cuda/bin/nvcc") ? "/usr/local/cuda/bin/nvcc" : "nvcc";
   o.add("role", "KPORT_RUNNER_ROLE", "build", "runner role: build or gpu")
-      .add("server", "KPORT_SERVER", "", "coordinator URL, e.g. http://127.0.0.1:8080")
+      .add("server", "KPORT_SERVER", "", "coordinator URL, e.g. http://127.0.0.1:8080 or https://ci.example.org:8443")
+      .add("ca-file", "KPORT_CA_FILE", "",
+           "https: PEM CA certificate(s) the coordinator's certificate must chain to (default: the system trust store)")
       .add("registration-token", "KPORT_REGISTRATION_TOKEN", "", "the coordinator's registration token")
       .add("workdir", "KPORT_WORKDIR", "var/runner", "workspaces (repos/) and build trees (build/)")
       .add("name", "KPORT_RUNNER_NAME", std::string(host) + "-" + std::to_string(::getpid()), "name shown by the coordinator")
@@ -134,6 +136,7 @@ int main(int argc, char** argv) {
   }
   kport::runner::RunnerConfig c;
   c.server = o.get("server");
+  c.ca_file = o.get("ca-file");
   c.registration_token = o.get("registration-token");
   c.name = o.get("name");
   c.claim_wait = std::chrono::seconds(number("claim-wait", 0, 300));

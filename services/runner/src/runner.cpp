@@ -13,7 +13,7 @@ namespace kport::runner {
 namespace json = boost::json;
 
 Runner::Runner(RunnerConfig config, JobHandler& handler)
-    : m_config(std::move(config)), m_handler(handler), m_api(m_config.server) {}
+    : m_config(std::move(config)), m_handler(handler), m_api(m_config.server, {}, m_config.ca_file) {}
 
 Status BuildHandler::prepare() {
   auto listing = porting::make_nvcc_probe(m_nvcc)->probe();
@@ -90,7 +90,7 @@ void Runner::run_job(const ClaimedJob& job) {
   // answer it cannot read costs one beat, not the process: the lease runs on until the next
   // good answer, or expires on the coordinator, which then says so (conflict or gone).
   std::thread heart([&] {
-    CoordinatorApi api(m_config.server, m_token);
+    CoordinatorApi api(m_config.server, m_token, m_config.ca_file);
     std::unique_lock lock(mu);
     while (!cv.wait_for(lock, m_heartbeat, [&] { return done; })) {
       lock.unlock();

@@ -15,7 +15,8 @@ namespace kport::watcher {
 
 class Api {
  public:
-  Api(std::string server, std::string token);
+  // `ca_file`: for an https:// server, the CA certificates (PEM) to trust; empty: the system store.
+  Api(std::string server, std::string token, std::string ca_file = {});
   // The parsed body of a 2xx answer; otherwise an error carrying the server's message
   // (its status mapped back to the nearest Errc) or the transport failure.
   Result<boost::json::value> call(std::string_view method, const std::string& path,

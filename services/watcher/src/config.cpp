@@ -41,6 +41,8 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
             "Watches the CUDA toolkit, the GPU fleet and git branches, and asks a kport coordinator to validate what is new.");
   o.add("server", "KPORT_SERVER", "", "coordinator URL, e.g. http://127.0.0.1:8080")
       .add("token", "KPORT_TOKEN", "", "the coordinator's admin token")
+      .add("ca-file", "KPORT_CA_FILE", "",
+           "https: PEM CA certificate(s) the coordinator's certificate must chain to (default: the system trust store)")
       .add("interval", "KPORT_WATCH_INTERVAL", "60", "seconds between rounds")
       .add("watch", "KPORT_WATCH", "toolkit,fleet,git", "which watches run (comma-separated)")
       .add("nvcc", "KPORT_NVCC", "nvcc", "the CUDA compiler whose targets the toolkit watch reads")
@@ -60,6 +62,7 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
     return make_error(Errc::invalid_argument, "unexpected argument '" + o.positional().front() + "'; see --help");
   c.server = o.get("server");
   c.token = o.get("token");
+  c.ca_file = o.get("ca-file");
   if (c.server.empty()) return make_error(Errc::invalid_argument, "--server URL is required");
   if (c.token.empty()) return make_error(Errc::invalid_argument, "--token is required (the coordinator's admin token)");
   auto interval = o.integer("interval", 1, 86'400);

@@ -7,7 +7,7 @@
 namespace kport::watcher {
 
 Watcher::Impl::Impl(Config c, std::unique_ptr<porting::ToolkitProbe> p)
-    : config(std::move(c)), api(config.server, config.token), probe(std::move(p)) {}
+    : config(std::move(c)), api(config.server, config.token, config.ca_file), probe(std::move(p)) {}
 
 Watcher::Watcher(Config config, std::unique_ptr<porting::ToolkitProbe> probe)
     : m_impl(std::make_unique<Impl>(std::move(config), std::move(probe))) {}

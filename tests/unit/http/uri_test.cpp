@@ -72,10 +72,24 @@ TEST(ParseUrl, SplitsHostPortAndTarget) {
   ASSERT_TRUE(v6.ok());
   EXPECT_EQ(v6->host, "::1");
   EXPECT_EQ(v6->port, 9000);
+  EXPECT_EQ(v6->scheme, "http");
+}
+
+TEST(ParseUrl, HttpsDefaultsToPort443AndKeepsItsScheme) {
+  auto u = parse_url("HTTPS://ci.example.org/api/v1/runners");
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(u->scheme, "https");
+  EXPECT_EQ(u->host, "ci.example.org");
+  EXPECT_EQ(u->port, 443);
+  EXPECT_EQ(u->target, "/api/v1/runners");
+  auto with_port = parse_url("https://127.0.0.1:8443");
+  ASSERT_TRUE(with_port.ok());
+  EXPECT_EQ(with_port->port, 8443);
+  EXPECT_EQ(with_port->target, "/");
 }
 
 TEST(ParseUrl, RejectsWhatTheClientCannotHonour) {
-  for (const char* bad : {"https://h/", "ftp://h/", "http://", "http://:80/", "http://h:0/",
+  for (const char* bad : {"ftp://h/", "httpx://h/", "https://", "https://:443/", "http://", "http://:80/", "http://h:0/",
                           "http://h:70000/", "http://h:8x/", "http://u:p@h/", "http://[::1/",
                           "http://h/a b"}) {
     auto u = parse_url(bad);

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "kport/watcher/watcher.h"
 
 namespace kport::watcher {
@@ -31,6 +33,21 @@ TEST(WatcherConfig, FlagsAreCheckedAndTheToolkitRepoMustBeWatched) {
   EXPECT_NE(parse_config(7, bad_watch, help, text).error().message.find("weather"), std::string::npos);
   const char* bad_repo[] = {"kport-watcher", "--server", "s", "--token", "t", "--repos", "k=/x#main", "--toolkit-repo", "z"};
   EXPECT_EQ(parse_config(9, bad_repo, help, text).error().code, Errc::invalid_argument);
+}
+
+TEST(WatcherConfig, CaFileComesFromTheFlagOrTheEnvironment) {
+  bool help = false;
+  std::string text;
+  const char* flag[] = {"kport-watcher", "--server", "https://ci:8443", "--token", "t", "--ca-file", "/etc/kport/ca.pem"};
+  auto c = parse_config(7, flag, help, text);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->ca_file, "/etc/kport/ca.pem");
+  ::setenv("KPORT_CA_FILE", "/env/ca.pem", 1);
+  const char* env[] = {"kport-watcher", "--server", "https://ci:8443", "--token", "t"};
+  auto e = parse_config(5, env, help, text);
+  ::unsetenv("KPORT_CA_FILE");
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  EXPECT_EQ(e->ca_file, "/env/ca.pem");
 }
 
 }  // namespace

@@ -42,6 +42,9 @@ struct Config {
   int max_claim_wait_s = 30;
   std::int64_t runner_online_ms = 90'000;
   std::string port_file;  // when set, the bound port is written there (for scripts)
+  // HTTPS: PEM certificate (chain) and key, both or neither; neither serves plain HTTP.
+  std::string tls_cert;
+  std::string tls_key;
   log::Settings log;  // --log-level, --log-format (--log-json: json)
   SlurmConfig slurm;  // --slurm-*: runner jobs submitted where work waits
 };

@@ -1,4 +1,9 @@
-// A synchronous HTTP/1.1 client for runners, the CLI and tests: plain http:// only.
+// A synchronous HTTP/1.1 client for runners, the CLI and tests, over http:// and https://.
+//
+// https verifies the server: its certificate must chain to a CA of ClientOptions::ca_file
+// (else the system trust store) and name the URL's host (DNS name or IP address), and
+// be valid now. A refused certificate is an unavailable Error that says what failed
+// (unknown CA, wrong host name, expired) and what to do (e.g. pass --ca-file).
 //
 // Client keeps one keep-alive connection per (host, port) it last talked to and reuses
 // it; a reused connection that the server closed meanwhile is reopened once,
@@ -29,7 +34,8 @@ struct Url {
   std::uint16_t port = 80;
   std::string target = "/";  // path and query, as given ("/a/b?x=1")
 };
-// Parses "http://host[:port][/path][?query]". https and userinfo are rejected.
+// Parses "http[s]://host[:port][/path][?query]" (port 80 for http, 443 for https; the
+// scheme is kept lowercase). Other schemes and userinfo are rejected.
 Result<Url> parse_url(std::string_view url);
 
 struct ClientResponse {
@@ -46,6 +52,9 @@ struct ClientOptions {
   std::chrono::milliseconds timeout{30'000};  // default per request
   std::size_t body_limit = 256u << 20;        // bytes accepted in a response
   std::string user_agent = "kport";
+  // https: the PEM CA certificate(s) a server's certificate must chain to; empty: the
+  // system trust store. A file that cannot be read fails the first https request.
+  std::string ca_file = "";
 };
 
 class Client {

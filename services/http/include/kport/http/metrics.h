@@ -65,6 +65,8 @@ class Metrics {
   std::atomic<std::int64_t> connections_reserved{0};      // open connections in the reserve
   std::atomic<std::uint64_t> connections_evicted{0};      // idle reserve connections closed for room
   std::atomic<std::uint64_t> connections_unprivileged{0};  // reserve connections refused at their request
+  std::atomic<std::uint64_t> tls_handshakes_failed{0};     // HTTPS: handshakes that failed or timed out
+  std::atomic<std::uint64_t> tls_plain_requests{0};        // HTTPS: connections that sent plain HTTP
 
   std::string render_prometheus() const;
 

@@ -7,7 +7,11 @@
 //    {"error":{"code":..,"message":..}};
 //  - a handler's exception becomes a JSON 500 and is logged;
 //  - a path parameter or query value that is not UTF-8 or holds NUL is a 400;
-//  - graceful stop in two phases (see stop()).
+//  - graceful stop in two phases (see stop());
+//  - HTTPS when ServerOptions names a certificate and key: every connection then starts
+//    with a TLS handshake, bounded by the first-request deadline like the request after
+//    it; a handshake that fails ends that connection alone, and a connection that sends
+//    plain HTTP instead gets a 400 that says to use https://, then is closed.
 //
 // Thread-safety: start() and stop() from one controlling thread, never from a handler
 // (stop() joins the I/O threads); port(), metrics(), stop_signal() and running() from
@@ -67,6 +71,12 @@ struct ServerOptions {
   // with `error="invalid_token"` when the request sent a Bearer token (so it was wrong),
   // unless the handler set that header itself.
   std::string auth_realm = "kport";
+  // HTTPS: a PEM certificate (chain, leaf first) and its PEM private key. Both or
+  // neither; neither serves plain HTTP. start() fails (invalid_argument, naming the file)
+  // when one cannot be read, is not PEM, or the key does not belong to the certificate.
+  // TLS 1.2 and later.
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 class Server {
@@ -77,11 +87,14 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   // Binds and starts the I/O threads. Errors: unavailable when the address is in use or
-  // cannot be bound (the message names it), invalid_argument for a bad host.
+  // cannot be bound (the message names it), invalid_argument for a bad host or a TLS
+  // certificate or key that cannot be used (the message names the file).
   Status start();
   // The bound port (the chosen one when options.port was 0); 0 before start().
   std::uint16_t port() const noexcept;
   bool running() const noexcept;
+  // Whether connections speak TLS (a certificate and key were given): "https" or "http".
+  const char* scheme() const noexcept;
 
   // Two-phase stop: (1) stop accepting, trigger stop_signal() so long-poll handlers reply
   // early, close idle keep-alive connections and event streams; (2) wait up to `drain`

@@ -50,7 +50,9 @@ struct Lease {
 
 class CoordinatorApi {
  public:
-  explicit CoordinatorApi(std::string server_url, std::string token = {});
+  // `ca_file`: for an https:// server, the CA certificates (PEM) to trust instead of
+  // the system store. A refused certificate is unavailable, like any network failure.
+  explicit CoordinatorApi(std::string server_url, std::string token = {}, std::string ca_file = {});
 
   void set_token(std::string token) { m_token = std::move(token); }
   const std::string& server() const { return m_server; }

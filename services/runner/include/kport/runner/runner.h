@@ -37,7 +37,8 @@ class JobHandler {
 };
 
 struct RunnerConfig {
-  std::string server;              // http://host:port
+  std::string server;              // http://host:port or https://host:port
+  std::string ca_file;             // https: CA certificates to trust; empty: the system store
   std::string registration_token;
   std::string name;                // shown in /api/v1/runners
   std::chrono::seconds claim_wait{30};

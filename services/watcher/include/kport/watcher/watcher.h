@@ -36,6 +36,7 @@ struct WatchedRepo {
 
 struct Config {
   std::string server, token;
+  std::string ca_file;  // https: CA certificates to trust; empty: the system store
   std::chrono::seconds interval{60};
   bool toolkit = true, fleet = true, git = true;  // which watches run
   std::string nvcc = "nvcc";
