@@ -9,7 +9,6 @@ namespace kport::harness {
 
 Json error_json(const HarnessError& e) {
   Json doc;
-  doc["schema_version"] = k_report_schema_version;
   doc["error"] = {{"code", e.code}, {"message", e.message}};
   return doc;
 }

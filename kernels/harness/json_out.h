@@ -1,5 +1,5 @@
 // JSON output conventions of kport-harness: one JSON document on stdout per run; errors as
-// {"schema_version":..,"error":{"code":..,"message":..}} with a non-zero exit code from ExitCode.
+// {"error":{"code":..,"message":..}} with a non-zero exit code from ExitCode.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -9,10 +9,11 @@ namespace kport::harness {
 
 using Json = nlohmann::ordered_json;
 
-// The version of the check/bench report's form (and of an error document), printed as its
-// "schema_version": a field renamed, rescaled or removed, in the report or a case entry, is
-// a new version; a field added is not. The runner reads reports with
-// kport::api::parse_harness_report (services/api), which refuses a version it does not know.
+// The version of the check/bench report's form (report.h), printed as its "schema_version":
+// a field renamed, rescaled or removed, in the report or a case entry, is a new version; a
+// field added is not. The error document above is the same in every version. The runner
+// reads reports with kport::api::parse_harness_report (services/api), which refuses a
+// version it does not know.
 inline constexpr int k_report_schema_version = 1;
 
 enum ExitCode : int {

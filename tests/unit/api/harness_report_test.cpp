@@ -95,6 +95,16 @@ TEST(HarnessReport, ReadsTheFatalErrorOfAnAbortedRun) {
   EXPECT_TRUE(r->results.empty());
 }
 
+TEST(HarnessReport, ReadsTheErrorDocumentOfEveryVersion) {
+  auto r = api::parse_harness_report(R"({"error":{"code":"no_device","message":"cudaGetDeviceCount: no CUDA-capable device"}})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->schema_version, 0);
+  EXPECT_EQ(r->error_code, "no_device");
+  EXPECT_TRUE(r->results.empty());
+  EXPECT_FALSE(api::parse_harness_report(R"({"error":{"code":7}})").ok()) << "error.code must be a string";
+  EXPECT_FALSE(api::parse_harness_report(R"({"error":{"code":"x"},"results":[]})").ok()) << "a report, without its version";
+}
+
 TEST(HarnessReport, TextThatIsNotAnObjectIsRefused) {
   EXPECT_FALSE(api::parse_harness_report("").ok());
   EXPECT_FALSE(api::parse_harness_report("[1]").ok());

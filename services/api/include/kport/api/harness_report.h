@@ -4,7 +4,10 @@
 //
 // Versioned: the document carries `schema_version`; a report without one (a harness built
 // before the field existed) or with a version this reader does not know is an Error that
-// says which version came and which one is read, never a guess. Within a version, fields
+// says which version came and which one is read, never a guess. The harness's error
+// document ({"error": {code, message}} alone, which every command prints when it fails
+// before a report exists: no device, a bad argument) is the same in every version and is
+// read as a report with that error, no results and schema_version 0. Within a version, fields
 // are read strictly: a field of the wrong type is an Error naming it as
 // `results[3].timing.median_ms`; unknown fields are ignored (a harness may add some).
 //
@@ -158,6 +161,14 @@ inline Result<HarnessReport> parse_harness_report(std::string_view text) {
   HarnessReport r;
   const auto version = f.opt_int("schema_version");
   if (!f.ok()) return make_error(Errc::unprocessable, "the harness report's " + f.error().message);
+  if (!version && !o.contains("results"))
+    if (const auto* e = o.if_contains("error"); e && e->is_object()) {
+      Fields ef(e->as_object(), "error");
+      r.error_code = ef.opt_str("code", 256).value_or("");
+      r.error_message = ef.opt_str("message", 65536).value_or("");
+      if (!ef.ok()) return make_error(Errc::unprocessable, "the harness's error document's " + ef.error().message);
+      return r;
+    }
   if (!version)
     return make_error(Errc::unprocessable, "the harness report has no schema_version (this runner reads version " +
                                                std::to_string(k_harness_schema_version) +
