@@ -119,7 +119,7 @@ json::value to_json(const db::ResultRecord& r) {
                         {"normwise_rel_err", opt(r.normwise_rel_err)}, {"tolerance", opt(r.tolerance)},
                         {"nan_inf_count", opt(r.nan_inf_count)}, {"seed", seed_json(r.seed)}};
   json::object timing{{"median_us", opt(r.median_us)}, {"stddev_us", opt(r.stddev_us)}, {"samples", opt(r.samples)},
-                      {"tflops", opt(r.tflops)}, {"gbps", opt(r.gbps)}, {"baseline", r.baseline_name},
+                      {"samples_dropped", opt(r.samples_dropped)}, {"tflops", opt(r.tflops)}, {"gbps", opt(r.gbps)}, {"baseline", r.baseline_name},
                       {"baseline_median_us", opt(r.baseline_median_us)}, {"ratio", opt(r.ratio)},
                       {"unstable", r.unstable}};
   return json::object{{"id", r.id}, {"job", opt(r.job_id)}, {"attempt", r.attempt}, {"commit", r.commit_sha},
@@ -260,6 +260,7 @@ db::ResultRecord to_record(const api::ResultUpload& u) {
   r.median_us = u.median_us;
   r.stddev_us = u.stddev_us;
   r.samples = u.samples;
+  r.samples_dropped = u.samples_dropped;
   r.tflops = u.tflops;
   r.gbps = u.gbps;
   r.baseline_name = u.baseline;

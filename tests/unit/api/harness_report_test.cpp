@@ -37,6 +37,7 @@ TEST(HarnessReport, ReadsAVersionOneReport) {
   ASSERT_TRUE(e.timing);
   EXPECT_EQ(e.timing->median_ms, 0.125);
   EXPECT_EQ(e.timing->samples, 40);
+  EXPECT_EQ(e.timing->discarded_throttled, 3);
   EXPECT_EQ(e.timing->sm_mhz_median, 1965.0);
   EXPECT_FALSE(e.baseline) << "null: no in-process baseline";
   EXPECT_EQ(e.clock_before_mhz, 1980.0);

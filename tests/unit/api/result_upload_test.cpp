@@ -36,6 +36,7 @@ api::ResultUpload full() {
   r.median_us = 412.5;
   r.stddev_us = 1.5;
   r.samples = 200;
+  r.samples_dropped = 3;
   r.tflops = 333.0;
   r.baseline = "cublasGemmEx";
   r.baseline_median_us = 420.0;
@@ -55,6 +56,7 @@ TEST(ResultUpload, RoundTripsEveryField) {
   EXPECT_EQ(out->status, api::CaseStatus::passed);
   EXPECT_EQ(out->median_us, 412.5);
   EXPECT_TRUE(out->unstable);
+  EXPECT_EQ(out->samples_dropped, 3);
 }
 
 TEST(ResultUpload, LeavesAbsentFiguresOut) {
@@ -66,7 +68,8 @@ TEST(ResultUpload, LeavesAbsentFiguresOut) {
   r.shape = "m=64,n=64,k=64";
   r.status = api::CaseStatus::crashed;
   const json::object o = api::to_json(r);
-  for (const char* k : {"commit", "target", "seed", "max_abs_err", "median_us", "samples", "baseline", "unstable", "sm_clock_mhz"})
+  for (const char* k : {"commit", "target", "seed", "max_abs_err", "median_us", "samples", "samples_dropped", "baseline", "unstable",
+                        "sm_clock_mhz"})
     EXPECT_FALSE(o.contains(k)) << k;
   EXPECT_EQ(o.at("status"), "crashed");
 }
@@ -106,7 +109,7 @@ TEST(ResultUpload, FillsFromTheHarnessRenamedAndRescaledOnce) {
       "max_abs_error":0.5,"max_abs_ref":4.0,"normwise_rel_error":0.001,"nonfinite":2,"tolerance":{"normwise":0.01}})").as_object());
   ASSERT_TRUE(check.ok()) << check.error().message;
   auto bench = api::parse_harness_entry(json::parse(R"({"instance":"i","dtype":"bf16","shape_text":"m=1","verdict":"measured",
-      "timing":{"median_ms":0.25,"stddev_ms":0.001,"samples":40,"sm_mhz_after_samples":{"median":1965}},
+      "timing":{"median_ms":0.25,"stddev_ms":0.001,"samples":40,"discarded_throttled":2,"sm_mhz_after_samples":{"median":1965}},
       "clock_before":{"sm_mhz":1980},"baseline":{"name":"cublasGemmEx","timing":{"median_ms":0.5}},"ratio":2.0,"tflops":100,
       "unstable":true,"unstable_reason":"rounds disagree"})").as_object());
   ASSERT_TRUE(bench.ok()) << bench.error().message;
@@ -121,6 +124,7 @@ TEST(ResultUpload, FillsFromTheHarnessRenamedAndRescaledOnce) {
   EXPECT_EQ(r.median_us, 250.0);
   EXPECT_EQ(r.stddev_us, 1.0);
   EXPECT_EQ(r.samples, 40);
+  EXPECT_EQ(r.samples_dropped, 2) << "timing.discarded_throttled";
   EXPECT_EQ(r.sm_clock_mhz, 1965.0) << "the clock after the kept samples, not the reads around the measurement";
   EXPECT_EQ(r.baseline, "cublasGemmEx");
   EXPECT_EQ(r.baseline_median_us, 500.0);

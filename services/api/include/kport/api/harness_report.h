@@ -41,6 +41,7 @@ struct HarnessTiming {
   double median_ms = 0;
   std::optional<double> stddev_ms, rse;
   std::optional<std::int64_t> samples;
+  std::optional<std::int64_t> discarded_throttled;  // samples dropped: the SM clock read throttled after them
   std::optional<double> sm_mhz_median;  // sm_mhz_after_samples.median: the clock after each kept sample
 };
 
@@ -120,6 +121,7 @@ inline HarnessEntry read_harness_entry(Fields& f) {
     timing.stddev_ms = tf.opt_num("stddev_ms");
     timing.rse = tf.opt_num("rse");
     timing.samples = tf.opt_int("samples", 0, INT64_MAX);
+    timing.discarded_throttled = tf.opt_int("discarded_throttled", 0, INT64_MAX);
     timing.sm_mhz_median = detail::nested_num(tf, tf.object("sm_mhz_after_samples"), tf.path("sm_mhz_after_samples"), "median");
     if (!tf.ok()) f.fail_with(tf.error());
     e.timing = timing;

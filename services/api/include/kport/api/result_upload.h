@@ -52,6 +52,7 @@ struct ResultUpload {
   // timing
   std::optional<double> median_us, stddev_us;
   std::optional<std::int64_t> samples;
+  std::optional<std::int64_t> samples_dropped;  // timed samples dropped because the SM clock read throttled
   std::optional<double> tflops, gbps;
   std::string baseline;  // the vendor baseline's name, "" when none was timed
   std::optional<double> baseline_median_us, ratio;
@@ -81,6 +82,7 @@ inline void fill_from_bench(ResultUpload& r, const HarnessEntry& b) {
     r.median_us = t->median_ms * 1000.0;
     if (t->stddev_ms) r.stddev_us = *t->stddev_ms * 1000.0;
     r.samples = t->samples;
+    r.samples_dropped = t->discarded_throttled;
   }
   r.tflops = b.tflops;
   r.gbps = b.gbps;
@@ -120,6 +122,7 @@ inline boost::json::object to_json(const ResultUpload& r) {
   put("median_us", r.median_us);
   put("stddev_us", r.stddev_us);
   put("samples", r.samples);
+  put("samples_dropped", r.samples_dropped);
   if (r.unstable) o["unstable"] = true;
   put("tflops", r.tflops);
   put("gbps", r.gbps);
@@ -162,6 +165,7 @@ inline ResultUpload read_result_upload(Fields& f) {
   r.median_us = f.opt_num_min("median_us", 0);
   r.stddev_us = f.opt_num_min("stddev_us", 0);
   r.samples = f.opt_int("samples", 1, INT64_MAX);
+  r.samples_dropped = f.opt_int("samples_dropped", 0, INT64_MAX);
   r.tflops = f.opt_num_min("tflops", 0);
   r.gbps = f.opt_num_min("gbps", 0);
   r.baseline = f.opt_str("baseline", 128).value_or("");
