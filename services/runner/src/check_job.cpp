@@ -287,6 +287,9 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
   };
   auto gave_up = [&](const Error& e, const std::string& during) {
     if (cancel) return failed("cancelled on request while " + during);
+    // A report of a version this runner does not read says nothing about the GPU: the job
+    // fails for good (another attempt gets the same harness), the GPU keeps working.
+    if (e.code == Errc::unprocessable) return failed(e.message);
     m_unhealthy_harness = harness_path->path;
     m_unhealthy_reason = e.message;
     return failed(e.message, true);
