@@ -39,6 +39,8 @@ Job read_job(const Stmt& s);
 Pipeline read_pipeline(const Stmt& s);
 Runner read_runner(const Stmt& s);  // without targets and online
 ResultRecord read_result(const Stmt& s);
+// Inserts one result row (created_ms = now); the store has validated it and bound it to its job.
+Status insert_result(Connection& c, const ResultRecord& r, std::int64_t now);
 BuildRecord read_build(const Stmt& s);
 Target read_target(const Stmt& s);
 Artifact read_artifact(const Stmt& s);

@@ -95,24 +95,6 @@ Status insert_shape(Connection& c, const std::string& shape) {
   return s->bind_all(shape, detail::dims_to_json(*dims), numel).run();
 }
 
-Status insert_result(Connection& c, const ResultRecord& r, std::int64_t now) {
-  auto s = c.prepare(
-      "INSERT INTO results(job_id, attempt, commit_sha, target, family, variant, instance, dtype, shape, toolkit,"
-      " runner_id, gpu_model, gpu_uuid, arch, driver, sm_clock_mhz, env_json, status, message, max_abs_err,"
-      " max_rel_err, normwise_rel_err, nan_inf_count, tolerance, seed, median_us, stddev_us, samples, tflops,"
-      " gbps, baseline_name, baseline_median_us, ratio, created_ms, unstable) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
-      " ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28,"
-      " ?29, ?30, ?31, ?32, ?33, ?34, ?35)");
-  if (!s) return std::move(s).error();
-  s->bind_all(r.job_id, r.attempt, r.commit_sha, r.target, r.family, r.variant, r.instance, r.dtype, r.shape,
-              r.toolkit, r.runner_id, r.gpu_model, r.gpu_uuid, r.arch, r.driver, r.sm_clock_mhz,
-              r.env_json.empty() ? std::string("{}") : r.env_json, to_string(r.status), r.message, r.max_abs_err,
-              r.max_rel_err, r.normwise_rel_err, r.nan_inf_count, r.tolerance, r.seed, r.median_us, r.stddev_us,
-              r.samples, r.tflops, r.gbps, r.baseline_name, r.baseline_median_us, r.ratio, now,
-              static_cast<std::int64_t>(r.unstable));
-  return s->run();
-}
-
 }  // namespace
 
 Result<std::vector<PutOutcome>> Store::put_results(const std::vector<ResultRecord>& results) {
@@ -140,7 +122,7 @@ Result<std::vector<PutOutcome>> Store::put_results(const std::vector<ResultRecor
         }
       }
       if (shapes.insert(r.shape).second) KPORT_TRY(insert_shape(c, r.shape));
-      KPORT_TRY(insert_result(c, r, now));
+      KPORT_TRY(detail::insert_result(c, r, now));
       out.push_back(PutOutcome{c.last_insert_rowid(), false});
     }
     return out;

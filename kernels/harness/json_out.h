@@ -9,6 +9,13 @@ namespace kport::harness {
 
 using Json = nlohmann::ordered_json;
 
+// The version of the check/bench report's form (report.h), printed as its "schema_version":
+// a field renamed, rescaled or removed, in the report or a case entry, is a new version; a
+// field added is not. The error document above is the same in every version. The runner
+// reads reports with kport::api::parse_harness_report (services/api), which refuses a
+// version it does not know.
+inline constexpr int k_report_schema_version = 1;
+
 enum ExitCode : int {
   k_exit_ok = 0,
   k_exit_failed = 1,     // a check failed (numerics) - the run itself worked

@@ -11,6 +11,7 @@ Report::Report(const std::string& command, Json device) {
   char stamp[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  m_doc["schema_version"] = k_report_schema_version;
   m_doc["command"] = command;
   m_doc["target"] = target_info().target;
   m_doc["started_utc"] = stamp;

@@ -1,6 +1,6 @@
-// The JSON document a check or bench run prints: a header (command, target, device, seed),
-// one entry per case, a summary. A fatal error (kernel fault, hang) prints what was
-// collected so far with the error and ends the process.
+// The JSON document a check or bench run prints: a header (schema_version, command, target,
+// device, seed), one entry per case, a summary. A fatal error (kernel fault, hang) prints
+// what was collected so far with the error and ends the process.
 #pragma once
 
 #include <string>

@@ -119,7 +119,7 @@ json::value to_json(const db::ResultRecord& r) {
                         {"normwise_rel_err", opt(r.normwise_rel_err)}, {"tolerance", opt(r.tolerance)},
                         {"nan_inf_count", opt(r.nan_inf_count)}, {"seed", seed_json(r.seed)}};
   json::object timing{{"median_us", opt(r.median_us)}, {"stddev_us", opt(r.stddev_us)}, {"samples", opt(r.samples)},
-                      {"tflops", opt(r.tflops)}, {"gbps", opt(r.gbps)}, {"baseline", r.baseline_name},
+                      {"samples_dropped", opt(r.samples_dropped)}, {"tflops", opt(r.tflops)}, {"gbps", opt(r.gbps)}, {"baseline", r.baseline_name},
                       {"baseline_median_us", opt(r.baseline_median_us)}, {"ratio", opt(r.ratio)},
                       {"unstable", r.unstable}};
   return json::object{{"id", r.id}, {"job", opt(r.job_id)}, {"attempt", r.attempt}, {"commit", r.commit_sha},
@@ -252,43 +252,45 @@ db::RunnerCapabilities caps_from_json(Fields& f) {
   return c;
 }
 
-db::ResultRecord result_from_json(Fields& f) {
+db::ResultRecord to_record(const api::ResultUpload& u) {
   db::ResultRecord r;
-  r.commit_sha = f.opt_sha("commit").value_or("");
-  r.target = f.opt_str("target", 32).value_or("");
-  r.family = f.str("family", 64);
-  r.variant = f.str("variant", 128);
-  r.instance = f.str("instance", 256);
-  r.dtype = f.str("dtype", 16);
-  r.shape = f.str("shape", 256);
-  r.toolkit = f.opt_str("toolkit", 64).value_or("");
-  r.gpu_model = f.opt_str("gpu_model", 256).value_or("");
-  r.gpu_uuid = f.opt_str("gpu_uuid", 128).value_or("");
-  r.arch = f.opt_str("arch", 16).value_or("");
-  r.driver = f.opt_str("driver", 64).value_or("");
-  r.sm_clock_mhz = f.opt_num_min("sm_clock_mhz", 0);
-  r.env_json = f.json_text("env");
-  auto status = f.str("status", 32);
-  if (auto s = db::parse_result_status(status)) r.status = *s;
-  else if (f.ok()) f.fail("status", "must be one of passed, failed, crashed, timeout, unsupported");
-  r.message = f.opt_str("message", 65536).value_or("");
-  r.max_abs_err = f.opt_num_min("max_abs_err", 0);
-  r.max_rel_err = f.opt_num_min("max_rel_err", 0);
-  r.normwise_rel_err = f.opt_num_min("normwise_rel_err", 0);
-  r.tolerance = f.opt_num_min("tolerance", 0);
-  r.nan_inf_count = f.opt_int("nan_inf_count", 0, INT64_MAX);
-  if (auto seed = f.opt_uint64("seed")) r.seed = static_cast<std::int64_t>(*seed);  // the bit pattern
-  r.median_us = f.opt_num_min("median_us", 0);
-  r.stddev_us = f.opt_num_min("stddev_us", 0);
-  r.samples = f.opt_int("samples", 1, INT64_MAX);
-  r.tflops = f.opt_num_min("tflops", 0);
-  r.gbps = f.opt_num_min("gbps", 0);
-  r.baseline_name = f.opt_str("baseline", 128).value_or("");
-  r.baseline_median_us = f.opt_num_min("baseline_median_us", 0);
-  r.ratio = f.opt_num_min("ratio", 0);
-  r.unstable = f.boolean("unstable", false);
+  r.commit_sha = u.commit;
+  r.target = u.target;
+  r.family = u.family;
+  r.variant = u.variant;
+  r.instance = u.instance;
+  r.dtype = u.dtype;
+  r.shape = u.shape;
+  r.toolkit = u.toolkit;
+  r.gpu_model = u.gpu_model;
+  r.gpu_uuid = u.gpu_uuid;
+  r.arch = u.arch;
+  r.driver = u.driver;
+  r.sm_clock_mhz = u.sm_clock_mhz;
+  r.env_json = json::serialize(u.env);
+  // Both spell the statuses alike (db/include/kport/db/types.h, kport/api/result_upload.h).
+  r.status = db::parse_result_status(api::to_string(u.status)).value_or(db::ResultStatus::crashed);
+  r.message = u.message;
+  r.max_abs_err = u.max_abs_err;
+  r.max_rel_err = u.max_rel_err;
+  r.normwise_rel_err = u.normwise_rel_err;
+  r.tolerance = u.tolerance;
+  r.nan_inf_count = u.nan_inf_count;
+  if (u.seed) r.seed = static_cast<std::int64_t>(*u.seed);  // the bit pattern
+  r.median_us = u.median_us;
+  r.stddev_us = u.stddev_us;
+  r.samples = u.samples;
+  r.samples_dropped = u.samples_dropped;
+  r.tflops = u.tflops;
+  r.gbps = u.gbps;
+  r.baseline_name = u.baseline;
+  r.baseline_median_us = u.baseline_median_us;
+  r.ratio = u.ratio;
+  r.unstable = u.unstable;
   return r;
 }
+
+db::ResultRecord result_from_json(Fields& f) { return to_record(api::read_result_upload(f)); }
 
 db::BuildRecord build_record_from_json(Fields& f) {
   db::BuildRecord b;

@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 
 #include "body_fields.h"
+#include "kport/api/result_upload.h"
 #include "kport/db/queries.h"
 #include "kport/db/records.h"
 #include "kport/porting/selection.h"
@@ -53,6 +54,8 @@ boost::json::value list_to_json(const std::vector<T>& items) {
 
 // Request bodies. Each reads what it needs from `f` and leaves errors in it.
 db::RunnerCapabilities caps_from_json(Fields& f);
+// A result upload (kport::api::ResultUpload, the one mapping of the wire form) as stored.
+db::ResultRecord to_record(const api::ResultUpload& u);
 db::ResultRecord result_from_json(Fields& f);
 db::BuildRecord build_record_from_json(Fields& f);
 db::KernelInstance instance_from_json(Fields& f);

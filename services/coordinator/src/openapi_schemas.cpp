@@ -183,7 +183,9 @@ void pipelines(json::object& s) {
        {"status", result_status()}, opt("message", str()), opt("max_abs_err", number()), opt("max_rel_err", number()),
        opt("normwise_rel_err", number()), opt("tolerance", number()), opt("nan_inf_count", integer()),
        opt("seed", describe(integer(), "unsigned 64-bit")), opt("median_us", number()), opt("stddev_us", number()),
-       opt("samples", integer()), opt("tflops", number()), opt("gbps", number()), opt("baseline", str()),
+       opt("samples", integer()),
+       opt("samples_dropped", describe(integer(), "timed samples dropped because the SM clock read throttled")),
+       opt("tflops", number()), opt("gbps", number()), opt("baseline", str()),
        opt("baseline_median_us", number()), opt("ratio", number()), opt("unstable", boolean())});
   s["ResultsInput"] = body({{"attempt", integer()}, {"results", arr(ref("ResultInput"))}});
   s["BuildRecordInput"] = body(
@@ -233,7 +235,10 @@ void results(json::object& s) {
        {"numerics", obj({{"max_abs_err", nn()}, {"max_rel_err", nn()}, {"normwise_rel_err", nn()}, {"tolerance", nn()},
                          {"nan_inf_count", nullable(integer())},
                          {"seed", describe(nullable(integer()), "unsigned 64-bit")}})},
-       {"timing", obj({{"median_us", nn()}, {"stddev_us", nn()}, {"samples", nullable(integer())}, {"tflops", nn()},
+       {"timing", obj({{"median_us", nn()}, {"stddev_us", nn()}, {"samples", nullable(integer())},
+                       {"samples_dropped", describe(nullable(integer()),
+                                                    "timed samples dropped because the SM clock read throttled (null before 0011)")},
+                       {"tflops", nn()},
                        {"gbps", nn()}, {"baseline", str()}, {"baseline_median_us", nn()},
                        {"ratio", describe(nn(), "baseline median / median (> 1: faster)")},
                        {"unstable", describe(boolean(), "bench rounds disagreed beyond noise; never wins a tie")}})},

@@ -3,6 +3,7 @@
 // (POST/GET /api/v1/revalidations, which kport-watcher's fleet watch calls).
 #include "app/pipelines.h"
 #include "codec.h"
+#include "kport/api/job_payload.h"
 #include "kport/common/log.h"
 #include "hooks_and_verdicts.h"
 
@@ -63,11 +64,14 @@ void review_commit(Context& ctx, std::int64_t job_id) {
   auto job = ctx.store->get_job(job_id);
   if (!job.ok() || !*job || (*job)->kind != db::JobKind::check) return;
   // A revalidation measures an old commit on a new driver: compared with the previous
-  // driver (GET /api/v1/revalidations), not a reason to re-measure the commit.
-  if ((*job)->payload_json.find("\"revalidate\"") != std::string::npos) return;
-  // A measure request times a new shape on an already judged build: it answers
-  // /api/v1/best and is left out of the commit's verdict (Store::verdict_inputs).
-  if ((*job)->payload_json.find("\"best_request\"") != std::string::npos) return;
+  // driver (GET /api/v1/revalidations), not a reason to re-measure the commit. A measure
+  // request times a new shape on an already judged build: it answers /api/v1/best and is
+  // left out of the commit's verdict (Store::verdict_inputs). A payload the coordinator
+  // cannot read (a manual pipeline's) is judged as a plain check.
+  const auto payload = api::parse_job_payload((*job)->payload_json);
+  if (!payload.ok()) log::warn("job payload unreadable; judged as a check", {{"job", std::to_string(job_id)}, {"error", payload.error().message}});
+  const api::JobPurpose purpose = payload.ok() ? payload->purpose : api::JobPurpose::check;
+  if (purpose == api::JobPurpose::revalidate || purpose == api::JobPurpose::measure_request) return;
   auto inputs = ctx.store->verdict_inputs((*job)->commit_sha);
   if (!inputs.ok()) return;
   auto v = verdict_of(ctx, (*job)->commit_sha, *inputs);

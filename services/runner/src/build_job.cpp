@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "kport/api/job_payload.h"
 #include "kport/common/json_fields.h"
 #include "kport/git/workspace.h"
 #include "kport/porting/build_driver.h"
@@ -22,8 +23,8 @@ namespace {
 JobOutcome failed(std::string reason, bool retry = false) { return JobOutcome{false, std::move(reason), retry}; }
 
 // The job's repository URL: the payload's repo_url, else the pipeline's repository.
-Result<std::string> repository_url(CoordinatorApi& api, const ClaimedJob& job) {
-  if (const auto* u = job.payload.if_contains("repo_url"); u && u->is_string()) return std::string(u->as_string());
+Result<std::string> repository_url(CoordinatorApi& api, const ClaimedJob& job, const api::JobPayload& payload) {
+  if (!payload.repo_url.empty()) return payload.repo_url;
   auto pipeline = api.get("/api/v1/pipelines/" + std::to_string(job.pipeline));
   if (!pipeline.ok()) return std::move(pipeline).error();
   std::string repo = json_fields::str(*pipeline, "repo");
@@ -51,7 +52,9 @@ Result<porting::Catalog> load_catalog(const fs::path& checkout, const BuildSetti
 
 Result<CheckoutBuild> checkout_and_build(CoordinatorApi& api, const ClaimedJob& job, const BuildSettings& s,
                                           const std::atomic<bool>& cancel, const std::function<void(const std::string&)>& log) {
-  auto url = repository_url(api, job);
+  auto payload = api::parse_job_payload(job.payload);
+  if (!payload.ok()) return make_error(Errc::unprocessable, "the job's payload cannot be read: " + payload.error().message);
+  auto url = repository_url(api, job, *payload);
   if (!url.ok()) return make_error(url.error().code, "cannot find the repository to build: " + url.error().message);
   log("repository " + *url + ", commit " + job.commit + ", target " + job.target);
 
@@ -78,7 +81,7 @@ Result<CheckoutBuild> checkout_and_build(CoordinatorApi& api, const ClaimedJob& 
   if (!catalog.ok()) return make_error(Errc::unprocessable, "cannot read the target catalog: " + catalog.error().message);
   porting::BuildRequest req;
   req.kernels_dir = ws_dir / "kernels";
-  if (const auto* k = job.payload.if_contains("kernels_dir"); k && k->is_string()) req.kernels_dir = ws_dir / std::string(k->as_string());
+  if (!payload->kernels_dir.empty()) req.kernels_dir = ws_dir / payload->kernels_dir;
   req.target = job.target;
   req.build_dir = s.workdir / "build" / ws_dir.filename() / job.target;
   req.catalog = &*catalog;

@@ -14,6 +14,8 @@
 #include <sstream>
 
 #include "harness_exec.h"
+#include "kport/api/job_payload.h"
+#include "kport/api/result_upload.h"
 #include "kport/common/crypto.h"
 #include "kport/common/json_fields.h"
 #include "kport/common/log.h"
@@ -50,71 +52,48 @@ json::array string_array(const std::vector<std::string>& v) {
   return a;
 }
 
-// One result document of POST /api/v1/jobs/{id}/results from a case outcome. The seed
-// goes up as the unsigned 64-bit number the harness used; env.reproduce holds what it
-// takes to run the case again: the harness (by sha256) and the exact arguments.
-json::object result_json(const CaseOutcome& o, const GpuInfo& gpu, const std::string& commit, const std::string& toolkit,
-                         const json::object& env_base) {
-  json::object r{{"family", o.c.family}, {"variant", o.c.variant}, {"instance", o.c.instance}, {"dtype", o.c.dtype},
-                 {"shape", o.c.shape}, {"status", o.status.empty() ? "crashed" : o.status}, {"message", o.message},
-                 {"gpu_model", gpu.name}, {"gpu_uuid", gpu.uuid}, {"arch", gpu.arch}, {"driver", gpu.driver},
-                 {"toolkit", toolkit}};
-  if (!commit.empty()) r["commit"] = commit;
-  if (o.seed) r["seed"] = *o.seed;
-  const auto& c = o.check;
-  if (auto v = num(c, "max_abs_error")) {
-    r["max_abs_err"] = *v;
-    if (auto ref = num(c, "max_abs_ref"); ref && *ref > 0) r["max_rel_err"] = *v / *ref;
-  }
-  if (auto v = num(c, "normwise_rel_error")) r["normwise_rel_err"] = *v;
-  if (auto v = num(c, "nonfinite")) r["nan_inf_count"] = static_cast<std::int64_t>(*v);
-  if (const auto* t = obj(c, "tolerance"))
-    if (auto v = num(*t, "normwise")) r["tolerance"] = *v;
+// One result of POST /api/v1/jobs/{id}/results from a case outcome: the figures through
+// api::fill_from_check/fill_from_bench, the entries' own objects kept in env. The seed goes
+// up as the unsigned 64-bit number the harness used; env.reproduce holds what it takes to
+// run the case again: the harness (by sha256) and the exact arguments.
+api::ResultUpload result_upload(const CaseOutcome& o, const GpuInfo& gpu, const std::string& commit, const std::string& toolkit,
+                                const json::object& env_base) {
+  api::ResultUpload r;
+  r.family = o.c.family;
+  r.variant = o.c.variant;
+  r.instance = o.c.instance;
+  r.dtype = o.c.dtype;
+  r.shape = o.c.shape;
+  r.status = api::parse_case_status(o.status).value_or(api::CaseStatus::crashed);
+  r.message = o.message;
+  r.gpu_model = gpu.name;
+  r.gpu_uuid = gpu.uuid;
+  r.arch = gpu.arch;
+  r.driver = gpu.driver;
+  r.toolkit = toolkit;
+  r.commit = commit;
+  r.seed = o.seed;
+  api::fill_from_check(r, o.check);
   json::object env = env_base;
-  if (auto ref = str(c, "reference"); !ref.empty()) env["reference"] = ref;
-  if (const auto* t = obj(c, "tolerance")) env["tolerance"] = *t;
-  const auto& b = o.bench;
-  if (const auto* t = obj(b, "timing")) {
-    if (auto v = num(*t, "median_ms")) r["median_us"] = *v * 1000.0;
-    if (auto v = num(*t, "stddev_ms")) r["stddev_us"] = *v * 1000.0;
-    if (auto v = num(*t, "samples")) r["samples"] = static_cast<std::int64_t>(*v);
-    env["timing"] = *t;
-  }
-  if (const auto* u = b.if_contains("unstable"); u && u->is_bool() && u->as_bool()) {
-    r["unstable"] = true;
-    const std::string why = "timing unstable: " + str(b, "unstable_reason");
-    r["message"] = o.message.empty() ? why : o.message + "; " + why;
-  }
-  if (auto v = num(b, "tflops")) r["tflops"] = *v;
-  if (auto v = num(b, "gbps")) r["gbps"] = *v;
-  if (auto v = num(b, "ratio")) r["ratio"] = *v;
-  if (const auto* base = obj(b, "baseline")) {
-    r["baseline"] = str(*base, "name");
-    if (const auto* t = obj(*base, "timing"))
-      if (auto v = num(*t, "median_ms")) r["baseline_median_us"] = *v * 1000.0;
-  }
-  for (const char* k : {"clock_before", "clock_after"})
-    if (const auto* ck = obj(b, k)) env[k] = *ck;
-  // The clock read after each kept sample says best what the kernel ran at; the reads
-  // before and after the whole measurement are the fallback.
-  const json::object* per_sample = nullptr;
-  if (const auto* t = obj(b, "timing")) per_sample = obj(*t, "sm_mhz_after_samples");
-  if (per_sample && num(*per_sample, "median")) {
-    r["sm_clock_mhz"] = *num(*per_sample, "median");
-  } else if (const auto* before = obj(b, "clock_before"))
-    if (auto v = num(*before, "sm_mhz")) {
-      double mhz = *v;
-      if (const auto* after = obj(b, "clock_after"))
-        if (auto a = num(*after, "sm_mhz")) mhz = (mhz + *a) / 2;
-      r["sm_clock_mhz"] = mhz;
+  if (!o.check.reference.empty()) env["reference"] = o.check.reference;
+  if (const auto* t = obj(o.check.raw, "tolerance")) env["tolerance"] = *t;
+  if (!o.bench.empty()) {
+    // The runner's own figure (combined rounds or a screen) in the harness's entry form.
+    if (auto b = api::parse_harness_entry(o.bench, "bench"); b.ok()) {
+      api::fill_from_bench(r, *b);
+      for (const char* k : {"timing", "clock_before", "clock_after"})
+        if (const auto* v = obj(b->raw, k)) env[k] = *v;
+    } else {
+      r.message += (r.message.empty() ? "" : "; ") + ("its timing could not be read: " + b.error().message);
     }
+  }
   json::object repro;  // env_base's harness and target, plus this case's arguments
   if (auto* base = env.if_contains("reproduce"); base && base->is_object()) repro = std::move(base->as_object());
   if (!o.check_args.empty()) repro["check"] = string_array(o.check_args);
-  if (!o.bench_args.empty() && !b.empty()) repro["bench"] = string_array(o.bench_args);
+  if (!o.bench_args.empty() && !o.bench.empty()) repro["bench"] = string_array(o.bench_args);
   if (o.bench_seed) repro["bench_seed"] = *o.bench_seed;
   env["reproduce"] = std::move(repro);
-  r["env"] = std::move(env);
+  r.env = std::move(env);
   return r;
 }
 
@@ -231,7 +210,9 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
   ho.bench = m_s.bench;
   ho.seed = m_s.seed;
   ho.cancel = &cancel;
-  if (const auto* b = job.payload.if_contains("bench"); b && b->is_bool()) ho.bench = b->as_bool();
+  auto payload = api::parse_job_payload(job.payload);
+  if (!payload.ok()) return failed("the job's payload cannot be read: " + payload.error().message);
+  if (payload->bench) ho.bench = *payload->bench;
   Harness harness(ho, log);
 
   auto device = harness.device();
@@ -251,23 +232,12 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
   // ("instances": names, "filter": a substring), as revalidation pipelines ask. Which
   // cases: each instance's grids, or exactly the payload's "cases" ({family, dtype,
   // shape}) for every instance of that family, as a request to measure a shape asks.
-  std::vector<std::string> wanted;
-  if (const auto* w = job.payload.if_contains("instances"); w && w->is_array())
-    for (const auto& v : w->as_array())
-      if (v.is_string()) wanted.emplace_back(v.as_string());
-  std::string filter;
-  if (const auto* f = job.payload.if_contains("filter"); f && f->is_string()) filter = std::string(f->as_string());
+  const std::vector<std::string>& wanted = payload->instances;
+  const std::string& filter = payload->filter;
   std::optional<std::vector<HarnessCase>> asked;  // family, dtype and shape set; no instance
-  if (const auto* cs = job.payload.if_contains("cases"); cs && cs->is_array()) {
+  if (payload->cases) {
     asked.emplace();
-    for (const auto& v : cs->as_array()) {
-      if (!v.is_object()) continue;
-      HarnessCase c{"", str(v.as_object(), "family"), "", str(v.as_object(), "dtype"), str(v.as_object(), "shape")};
-      if (c.family.empty() || c.dtype.empty() || c.shape.empty())
-        return failed("the job's payload names a case without family, dtype or shape: " + json::serialize(v));
-      asked->push_back(std::move(c));
-    }
-    if (asked->empty()) return failed("the job's payload asks for no case");
+    for (const auto& c : *payload->cases) asked->push_back(HarnessCase{"", c.family, "", c.dtype, c.shape});
   }
   struct Named {
     std::string name, family, variant;
@@ -309,7 +279,7 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
     for (std::size_t i = 0; i < which.size(); i += 100) {
       json::array docs;
       for (std::size_t j = i; j < std::min(which.size(), i + 100); ++j)
-        docs.push_back(result_json(*which[j], m_s.gpu, job.commit, toolkit, env_base));
+        docs.push_back(api::to_json(result_upload(*which[j], m_s.gpu, job.commit, toolkit, env_base)));
       if (auto st = api.post_results(job.id, job.attempt, std::move(docs)); !st.ok())
         return failed(what + ", but the upload failed: " + st.error().message, true);
     }
@@ -317,6 +287,9 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
   };
   auto gave_up = [&](const Error& e, const std::string& during) {
     if (cancel) return failed("cancelled on request while " + during);
+    // A report of a version this runner does not read says nothing about the GPU: the job
+    // fails for good (another attempt gets the same harness), the GPU keeps working.
+    if (e.code == Errc::unprocessable) return failed(e.message);
     m_unhealthy_harness = harness_path->path;
     m_unhealthy_reason = e.message;
     return failed(e.message, true);

@@ -16,9 +16,10 @@ namespace json = boost::json;
 
 namespace {
 
-// The harness protocol makes stdout one JSON object (whitespace around it allowed);
-// anything else there means the report is unreadable, never a guess at where it starts.
-std::optional<json::object> parse_report(const std::string& out) {
+// A quick command's answer (list, device, --plan) is one JSON object on stdout; anything
+// else there is unreadable, never a guess at where it starts. check and bench reports are
+// read by api::parse_harness_report.
+std::optional<json::object> parse_answer(const std::string& out) {
   boost::system::error_code ec;
   auto doc = json::parse(out, ec);
   if (ec || !doc.is_object()) return std::nullopt;
@@ -32,12 +33,10 @@ std::string number_text(double v) {
   return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
 }
 
-std::optional<std::uint64_t> seed_of(const json::object& o) {
-  const auto* s = o.if_contains("seed");
-  if (!s) return std::nullopt;
-  if (s->is_uint64()) return s->as_uint64();
-  if (s->is_int64() && s->as_int64() >= 0) return static_cast<std::uint64_t>(s->as_int64());
-  return std::nullopt;
+// The input seed of one of the runner's round documents (a harness entry as printed).
+std::optional<std::uint64_t> seed_of(const json::object& entry) {
+  auto e = api::parse_harness_entry(entry);
+  return e.ok() ? e->seed : std::nullopt;
 }
 
 std::uint64_t fresh_seed() {
@@ -82,12 +81,10 @@ Harness::RunResult Harness::run(const std::vector<std::string>& args, std::chron
   }
   if (listed > 0) label += " (" + std::to_string(listed) + " case(s))";
   if (!out->stderr_text.empty()) m_log(label + ": stderr: " + excerpt(out->stderr_text));
-  auto doc = parse_report(out->stdout_text);
-  if (doc) {
-    if (const auto* list = doc->if_contains("results"); list && list->is_array())
-      for (const auto& e : list->as_array())
-        if (e.is_object()) r.entries.push_back(e.as_object());
-  }
+  auto report = api::parse_harness_report(out->stdout_text);
+  const bool readable = report.ok();
+  if (readable) r.entries = std::move(report->results);
+  else if (parse_answer(out->stdout_text)) r.unreadable = report.error();  // JSON, but not a report read here
   if (out->cancelled) {
     r.status = "cancelled";
     r.message = "cancelled";
@@ -99,13 +96,12 @@ Harness::RunResult Harness::run(const std::vector<std::string>& args, std::chron
     if (!out->stderr_text.empty()) r.message += "; stderr: " + excerpt(out->stderr_text);
     return r;
   }
-  if ((out->exit_code == 0 || out->exit_code == 1) && doc) {
+  if ((out->exit_code == 0 || out->exit_code == 1) && readable) {
     r.clean = true;
     return r;
   }
   std::string why;
-  if (doc)
-    if (const auto* e = doc->if_contains("error"); e && e->is_object()) why = str(e->as_object(), "code") + ": " + str(e->as_object(), "message");
+  if (readable && report->error_code) why = *report->error_code + ": " + report->error_message.value_or("");
   switch (out->exit_code) {
     case 5: r.status = "timeout"; break;
     default: r.status = "crashed"; break;
@@ -113,8 +109,9 @@ Harness::RunResult Harness::run(const std::vector<std::string>& args, std::chron
   if (out->exit_code >= 128) r.message = "killed by signal " + std::to_string(out->exit_code - 128);
   else r.message = "exited with " + std::to_string(out->exit_code);
   if (!why.empty()) r.message += " (" + why + ")";
-  else if (!doc && out->truncated) r.message += "; its output passed the 64 MiB capture, so the report was cut";
-  else if (!doc)
+  else if (r.unreadable) r.message += "; " + r.unreadable->message;
+  else if (!readable && out->truncated) r.message += "; its output passed the 64 MiB capture, so the report was cut";
+  else if (!readable)
     r.message += out->stdout_text.empty() ? "; printed no JSON report on stdout"
                                           : "; printed no JSON report on stdout: " + excerpt(out->stdout_text);
   if (!out->stderr_text.empty()) r.message += "; stderr: " + excerpt(out->stderr_text);
@@ -131,7 +128,7 @@ Result<Harness::Answer> Harness::ask(const std::vector<std::string>& args, std::
   auto out = kport::run_process(argv, o);
   if (!out.ok()) return std::move(out).error();
   Answer a{std::move(*out), std::nullopt};
-  a.doc = parse_report(a.out.stdout_text);
+  a.doc = parse_answer(a.out.stdout_text);
   return a;
 }
 
@@ -216,13 +213,13 @@ Status Harness::run_cases(const std::string& stage, const std::vector<HarnessCas
     args.insert(args.end(), common.begin(), common.end());
     return args;
   };
-  auto apply = [&](const json::object& e, const RunResult& r) -> CaseOutcome* {
-    auto it = slot.find(str(e, "instance") + "|" + str(e, "dtype") + "|" + str(e, "shape_text"));
+  auto apply = [&](const api::HarnessEntry& e, const RunResult& r) -> CaseOutcome* {
+    auto it = slot.find(e.key());
     if (it == slot.end()) return nullptr;
     CaseOutcome& out = *it->second;
-    std::string verdict = str(e, "verdict");
-    std::string reason = str(e, "reason");
-    const auto case_seed = seed_of(e);
+    const std::string& verdict = e.verdict;
+    const std::string& reason = e.reason;
+    const auto case_seed = e.seed;
     if (check) {
       out.seed = case_seed;
       out.check_args = case_seed ? replay(out.c, *case_seed) : std::vector<std::string>{};
@@ -231,7 +228,7 @@ Status Harness::run_cases(const std::string& stage, const std::vector<HarnessCas
       else out.status = !r.clean && r.status == "timeout" ? "timeout" : "crashed";
       out.message = reason;
     } else if (verdict == "measured") {
-      json::object entry = e;
+      json::object entry = e.raw;
       entry["replay"] = json::value_from(case_seed ? replay(out.c, *case_seed) : std::vector<std::string>{});
       (*entries)[out.c.key()] = std::move(entry);
     } else if (verdict == "unsupported") {
@@ -245,6 +242,11 @@ Status Harness::run_cases(const std::string& stage, const std::vector<HarnessCas
   auto case_limit = std::min<std::chrono::seconds>(
       m_opt.process_timeout, std::max<std::chrono::seconds>(std::chrono::seconds(60),
                                                             std::chrono::seconds(static_cast<long>(2 * m_opt.kernel_timeout_s) + 30)));
+  // A report this runner cannot read is the harness's version, not a case's fault: every
+  // case would read the same, so the stage stops and says which version came.
+  auto unreadable = [&](const Error& e) -> Status {
+    return make_error(Errc::unprocessable, m_opt.harness.filename().string() + " " + command + ": " + e.message);
+  };
   // Runs `c` alone, so that a fault it causes is its own.
   auto alone = [&](const HarnessCase& c) -> Status {
     if (cancelled()) return make_error(Errc::conflict, "cancelled");
@@ -253,6 +255,7 @@ Status Harness::run_cases(const std::string& stage, const std::vector<HarnessCas
     args.insert(args.end(), common.begin(), common.end());
     RunResult r = run(args, case_limit, stage_index);
     if (r.status == "cancelled") return make_error(Errc::conflict, "cancelled");
+    if (r.unreadable) return unreadable(*r.unreadable);
     CaseOutcome* o = nullptr;
     for (const auto& e : r.entries) o = apply(e, r);
     CaseOutcome& out = *slot.at(c.key());
@@ -281,6 +284,7 @@ Status Harness::run_cases(const std::string& stage, const std::vector<HarnessCas
     args.insert(args.end(), common.begin(), common.end());
     RunResult r = run(args, m_opt.process_timeout, stage_index);
     if (r.status == "cancelled") return make_error(Errc::conflict, "cancelled");
+    if (r.unreadable) return unreadable(*r.unreadable);
     std::set<std::string> reported;
     for (const auto& e : r.entries)
       if (auto* o = apply(e, r)) reported.insert(o->c.key());
@@ -308,7 +312,7 @@ Result<std::vector<CaseOutcome>> Harness::check(const std::vector<HarnessCase>& 
   std::map<std::string, CaseOutcome*> slot;
   for (const auto& c : cases) {
     if (slot.count(c.key())) continue;
-    done.push_back(CaseOutcome{c, "", "", {}, {}, {}, std::nullopt, std::nullopt, {}, {}});
+    done.push_back(CaseOutcome{c, "", "", api::HarnessEntry{}, {}, {}, std::nullopt, std::nullopt, {}, {}});
   }
   for (auto& d : done) slot[d.c.key()] = &d;
   std::vector<HarnessCase> unique;

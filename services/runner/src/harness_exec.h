@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "bench_rounds.h"
+#include "kport/api/harness_report.h"
 #include "kport/common/result.h"
 #include "kport/runner/check_job.h"
 #include "kport/common/process.h"
@@ -56,8 +57,9 @@ struct CaseOutcome {
   HarnessCase c;
   std::string status;          // passed, failed, crashed, timeout, unsupported
   std::string message;
-  boost::json::object check;   // the harness's check entry (numerics); may be empty
-  boost::json::object bench;   // its bench entry (timing); empty when not measured
+  api::HarnessEntry check;     // the harness's check entry (numerics); empty when it reported none
+  boost::json::object bench;   // its figure in the harness's entry form (combined rounds or a
+                               // screen, read with api::parse_harness_entry); empty when not measured
   boost::json::object screen;  // its screen entry, when it was screened
   std::optional<std::uint64_t> seed;        // the check's input seed, as the harness reported it
   std::optional<std::uint64_t> bench_seed;  // the bench's input seed (every round uses the same)
@@ -89,7 +91,9 @@ class Harness {
   // The cases `check --all --instance` or `bench --all --instance --dtype all` would run.
   Result<std::vector<HarnessCase>> plan(const std::string& command, const std::string& instance);
   // Checks `cases`. Error only when the GPU failed its health check (the caller must stop
-  // using it) or the run was cancelled; per-case faults are outcomes.
+  // using it), the run was cancelled (conflict) or the harness's report is not one this
+  // runner reads (unprocessable: a schema_version it does not know); per-case faults are
+  // outcomes.
   Result<std::vector<CaseOutcome>> check(const std::vector<HarnessCase>& cases);
   // Times the outcomes that passed and whose key is in `to_time` (screen, then precise
   // rounds); errors as check().
@@ -105,8 +109,9 @@ class Harness {
 
  private:
   struct RunResult {
-    std::vector<boost::json::object> entries;  // the report's "results"
-    bool clean = false;                        // exited 0/1 with a readable report
+    std::vector<api::HarnessEntry> entries;  // the report's "results"
+    bool clean = false;                      // exited 0/1 with a readable report
+    std::optional<Error> unreadable;         // the report is JSON but not of a version read here
     std::string status;                        // when not clean: crashed or timeout
     std::string message;
   };

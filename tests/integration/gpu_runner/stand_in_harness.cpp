@@ -10,7 +10,7 @@
 //
 // Like the real harness it takes --seed (a lone case, and every case of bench --all, uses it
 // as its input seed; check --all derives case i's as seed + 0x9E3779B97F4A7C15 * (i + 1)),
-// reports every case's seed,
+// reports every case's seed and its report's schema_version (1, as kernels/harness prints it),
 // and echoes the options it was given under "settings". Every command also writes stray
 // lines to stderr, some shaped like JSON, as drivers and libraries do: the report on
 // stdout must still be read.
@@ -230,7 +230,7 @@ int main(int argc, char** argv) {
     for (const auto& x : a) log << x << ' ';
     log << "| seeds " << seeds << "\n";
   }
-  std::printf("{\"command\":\"%s\",\"seed\":%s,\"settings\":{%s},\"results\":[%s]%s}\n", cmd.c_str(),
+  std::printf("{\"schema_version\":1,\"command\":\"%s\",\"seed\":%s,\"settings\":{%s},\"results\":[%s]%s}\n", cmd.c_str(),
               std::to_string(seed).c_str(), settings.c_str(), results.c_str(),
               fault ? ",\"error\":{\"code\":\"kernel_fault\",\"message\":\"an illegal memory access was encountered\"}" : "");
   std::fflush(stdout);

@@ -78,6 +78,18 @@ TEST_F(ResultsTest, SameUploadTwiceStoresOneCopy) {
   EXPECT_EQ(stored->samples, 50);
 }
 
+// Migration 0011: a figure keeps how many samples the harness dropped at a throttled clock;
+// a result that does not say stores NULL, not 0.
+TEST_F(ResultsTest, ThrottledSamplesDroppedAreStoredAndReadBack) {
+  auto c = running_check();
+  auto timed = for_job(result("wgmma.a", "m=64,n=64,k=64", 10), c);
+  timed.samples_dropped = 3;
+  auto unsaid = for_job(result("wgmma.b", "m=64,n=64,k=64", 12), c);
+  auto ids = ok(m_store->put_results({timed, unsaid}));
+  EXPECT_EQ(ok(m_store->get_result(ids[0].id))->samples_dropped, 3);
+  EXPECT_FALSE(ok(m_store->get_result(ids[1].id))->samples_dropped);
+}
+
 TEST_F(ResultsTest, UploadsFromAStaleAttemptOrAnotherRunnerAreRefused) {
   auto c = running_check();
   auto stale = result("wgmma.a", "m=64,n=64,k=64", 1);

@@ -216,6 +216,7 @@ struct ResultRecord {
   // timing
   std::optional<double> median_us, stddev_us;
   std::optional<std::int64_t> samples;
+  std::optional<std::int64_t> samples_dropped;  // timed samples dropped at a throttled SM clock (migration 0011)
   std::optional<double> tflops, gbps;
   std::string baseline_name;
   std::optional<double> baseline_median_us, ratio;

@@ -4,6 +4,7 @@
 
 #include <tuple>
 
+#include "kport/api/job_payload.h"
 #include "kport/porting/check_arches.h"
 
 namespace kport::coordinator::app {
@@ -44,16 +45,13 @@ db::NewPipeline plan_revalidation(const db::Revalidation& rv, const std::vector<
   np.reason = new_gpu ? db::PipelineReason::new_gpu : db::PipelineReason::new_driver;
   np.note = new_gpu ? "new GPU " + rv.gpu_model + " (arch " + rv.arch + ", driver " + rv.driver + ")"
                     : "new driver " + rv.driver + " on " + rv.gpu_model + " (was " + rv.previous_driver + ")";
-  json::object payload{
-      {"revalidate", json::object{{"gpu_model", rv.gpu_model}, {"driver", rv.driver}, {"previous_driver", rv.previous_driver}}}};
+  api::JobPayload payload;
+  payload.purpose = api::JobPurpose::revalidate;
+  payload.revalidate = api::RevalidationAsk{rv.gpu_model, rv.driver, rv.previous_driver};
   // The GPU runner checks only the listed instances. A model seen for the first time has
   // no best yet, so everything is checked.
-  if (!new_gpu && !best_instances.empty()) {
-    json::array best;
-    for (const auto& n : best_instances) best.emplace_back(n);
-    payload["instances"] = std::move(best);
-  }
-  const std::string payload_text = json::serialize(payload);
+  if (!new_gpu) payload.instances = best_instances;
+  const std::string payload_text = json::serialize(api::to_json(payload));
   for (const auto& t : targets) {
     if (!t.latest_build || !porting::checks_target(rv.arch, t.target.arch, t.registered_arches)) continue;
     const db::Job& b = *t.latest_build;
@@ -84,6 +82,9 @@ std::optional<PlannedRemeasure> plan_remeasure(const db::Job& measured, const Re
   if (!build) return std::nullopt;
   json::array instances;
   for (const auto& i : ask.instances) instances.emplace_back(i);
+  api::JobPayload payload;
+  payload.purpose = api::JobPurpose::remeasure;
+  payload.instances = ask.instances;
   PlannedRemeasure out;
   out.pipeline_id = build->pipeline_id;
   out.job.kind = db::JobKind::check;
@@ -93,7 +94,7 @@ std::optional<PlannedRemeasure> plan_remeasure(const db::Job& measured, const Re
   out.job.gpu_model = ask.gpu_model;
   out.job.depends_on = build->id;
   out.job.max_attempts = max_attempts;
-  out.job.payload_json = json::serialize(json::object{{"remeasure", true}, {"instances", instances}});
+  out.job.payload_json = json::serialize(api::to_json(payload));
   out.record = db::Remeasure{measured.commit_sha, ask.target, ask.gpu_model, 0, json::serialize(instances), 0};
   return out;
 }
@@ -113,11 +114,11 @@ std::optional<db::NewPipeline> plan_measure(const MeasureAsk& ask, const std::ve
   }
   if (!pick) return std::nullopt;
   const db::Job& b = *pick->latest_build;
-  json::object payload{
-      {"cases", json::array{json::object{{"family", ask.family}, {"dtype", ask.dtype}, {"shape", ask.shape_text}}}},
-      {"bench", true},
-      {"best_request",
-       json::object{{"gpu_model", ask.gpu_model}, {"op", ask.family}, {"dtype", ask.dtype}, {"shape", ask.shape_key}}}};
+  api::JobPayload payload;
+  payload.purpose = api::JobPurpose::measure_request;
+  payload.cases = std::vector<api::CaseAsk>{{ask.family, ask.dtype, ask.shape_text}};
+  payload.bench = true;
+  payload.best_request = api::BestRequestRef{ask.gpu_model, ask.family, ask.dtype, ask.shape_key};
   db::NewPipeline np;
   np.reason = db::PipelineReason::manual;
   np.commit_sha = b.commit_sha;
@@ -131,7 +132,7 @@ std::optional<db::NewPipeline> plan_measure(const MeasureAsk& ask, const std::ve
   spec.gpu_model = ask.gpu_model;
   spec.depends_on = b.id;
   spec.max_attempts = max_attempts;
-  spec.payload_json = json::serialize(payload);
+  spec.payload_json = json::serialize(api::to_json(payload));
   np.jobs.push_back(std::move(spec));
   return np;
 }

@@ -1,8 +1,8 @@
-#include "body_fields.h"
+#include "kport/api/fields.h"
 
 #include <cmath>
 
-namespace kport::coordinator {
+namespace kport::api {
 
 Result<boost::json::object> parse_object(std::string_view body) {
   if (body.empty()) return make_error(Errc::bad_json, "request body is empty; expected a JSON object");
@@ -162,6 +162,20 @@ std::string Fields::json_text(std::string_view key) {
   return boost::json::serialize(*v);
 }
 
+boost::json::value Fields::json_value(std::string_view key) {
+  auto* v = find(key);
+  if (!v) return boost::json::object{};
+  if (!v->is_object() && !v->is_array()) { fail(key, "must be a JSON object or array"); return boost::json::object{}; }
+  return *v;
+}
+
+const boost::json::object* Fields::object(std::string_view key) {
+  auto* v = find(key);
+  if (!v) return nullptr;
+  if (!v->is_object()) { fail(key, "must be an object"); return nullptr; }
+  return &v->as_object();
+}
+
 const boost::json::array* Fields::array(std::string_view key) {
   auto* v = find(key);
   if (!v) return nullptr;
@@ -169,4 +183,4 @@ const boost::json::array* Fields::array(std::string_view key) {
   return &v->as_array();
 }
 
-}  // namespace kport::coordinator
+}  // namespace kport::api

@@ -1,0 +1,80 @@
+// The GPU runner against a harness whose report it cannot read: a report of another
+// schema_version, or of none, stops the stage with an Error that says which version came
+// (kport::api::parse_harness_report), instead of turning every case into a crash.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "harness_exec.h"
+
+namespace fs = std::filesystem;
+using namespace kport;
+using namespace kport::runner;
+
+namespace {
+
+// A harness that prints `report` on stdout for every command and exits 0.
+class ScriptedHarness : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    m_dir = fs::temp_directory_path() / ("kport-harness-exec-" + std::to_string(::getpid()) + "-" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(m_dir);
+  }
+  void TearDown() override { fs::remove_all(m_dir); }
+
+  Harness with_report(const std::string& report) {
+    const fs::path script = m_dir / "kport-harness-sm_90a";
+    std::ofstream(script) << "#!/bin/sh\ncat <<'REPORT'\n" << report << "\nREPORT\n";
+    ::chmod(script.c_str(), 0755);
+    HarnessOptions o;
+    o.harness = script;
+    o.seed = 7;
+    return Harness(o, [](const std::string&) {});
+  }
+
+  std::vector<HarnessCase> two_cases() const {
+    return {HarnessCase{"gemm.simt.default", "gemm", "simt", "fp32", "m=64,n=64,k=64"},
+            HarnessCase{"gemm.simt.default", "gemm", "simt", "fp32", "m=128,n=128,k=128"}};
+  }
+
+  fs::path m_dir;
+};
+
+}  // namespace
+
+TEST_F(ScriptedHarness, AReportOfAnotherVersionStopsTheCheckSayingWhichCame) {
+  auto h = with_report(R"({"schema_version":2,"command":"check","results":[]})");
+  auto r = h.check(two_cases());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, Errc::unprocessable);
+  EXPECT_NE(r.error().message.find("schema_version 2 but this runner reads version 1"), std::string::npos) << r.error().message;
+}
+
+TEST_F(ScriptedHarness, AReportWithoutAVersionStopsTheCheck) {
+  auto h = with_report(R"({"command":"check","results":[]})");
+  auto r = h.check(two_cases());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("has no schema_version"), std::string::npos) << r.error().message;
+}
+
+TEST_F(ScriptedHarness, AVersionOneReportIsReadIntoOutcomes) {
+  auto h = with_report(R"({"schema_version":1,"command":"check","results":[
+    {"instance":"gemm.simt.default","dtype":"fp32","shape_text":"m=64,n=64,k=64","seed":11,"verdict":"passed",
+     "max_abs_error":0.001,"max_abs_ref":2.0},
+    {"instance":"gemm.simt.default","dtype":"fp32","shape_text":"m=128,n=128,k=128","seed":12,"verdict":"failed",
+     "reason":"normwise error 0.3 > tolerance 0.01"}]})");
+  auto r = h.check(two_cases());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_EQ((*r)[0].status, "passed");
+  EXPECT_EQ((*r)[0].seed, 11u);
+  EXPECT_EQ((*r)[0].check.max_abs_error, 0.001);
+  EXPECT_EQ((*r)[1].status, "failed");
+  EXPECT_EQ((*r)[1].message, "normwise error 0.3 > tolerance 0.01");
+}
