@@ -137,6 +137,10 @@ Result<BuildReport> build_target(const BuildRequest& req) {
   auto objects = detail::object_files(req.build_dir);
   if (!objects.ok()) return std::move(objects).error();
 
+  // What the compiles include that the build generates (the wgmma wrappers) is made first,
+  // once, as ninja would before any of them: in a fresh build tree it does not exist yet.
+  KPORT_TRY(detail::run_prerequisites(req, *objects));
+
   const detail::Disassembler disassembler = detail::find_disassembler(req);
   say(disassembler.cuobjdump.empty() ? "SASS audit off: " + disassembler.missing
                                      : "SASS audit with " + disassembler.cuobjdump.string());

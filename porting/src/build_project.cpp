@@ -3,6 +3,7 @@
 // (one target, ptxas verbose, ccache, an exclude list, the joined catalog).
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -123,6 +124,27 @@ Result<std::vector<std::string>> ninja_prerequisites(const BuildRequest& r, cons
   }
   if (!lines.empty()) lines.pop_back();  // the compile itself
   return lines;
+}
+
+Status run_prerequisites(const BuildRequest& r, const std::map<fs::path, std::string>& objects) {
+  std::vector<std::string> steps;
+  for (const auto& [source, object] : objects) {
+    auto before = ninja_prerequisites(r, object);
+    if (!before.ok()) return before.error();
+    for (auto& step : *before)
+      if (std::find(steps.begin(), steps.end(), step) == steps.end()) steps.push_back(std::move(step));
+  }
+  for (const auto& step : steps) {
+    ProcessOptions o;
+    o.cwd = r.build_dir;
+    o.timeout = r.step_timeout;
+    o.cancel = r.cancel;
+    auto out = run_process({"/bin/sh", "-c", step}, o);
+    if (!out.ok()) return out.error();
+    if (out->exit_code != 0 || out->timed_out)
+      return make_error(Errc::internal, "generating what the kernels include failed (" + step + "):\n" + tail(out->output));
+  }
+  return {};
 }
 
 bool ninja_up_to_date(const BuildRequest& r, const std::string& object) {

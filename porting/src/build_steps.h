@@ -24,6 +24,10 @@ Result<std::string> ninja_command(const BuildRequest& request, const std::string
 // (`ninja -t commands` but its last line): what generates the headers it includes (the
 // wgmma wrappers). Each is idempotent and writes its output atomically.
 Result<std::vector<std::string>> ninja_prerequisites(const BuildRequest& request, const std::string& object);
+// Runs, once each and one at a time, the prerequisites of every object (what the build
+// generates that compiles include), before any variant compiles: variants compile in
+// parallel and share them. The first that fails is the error, with its output.
+Status run_prerequisites(const BuildRequest& request, const std::map<std::filesystem::path, std::string>& objects);
 
 // Whether ninja would not rebuild `object` (a dry run says there is no work).
 bool ninja_up_to_date(const BuildRequest& request, const std::string& object);

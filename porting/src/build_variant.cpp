@@ -103,21 +103,6 @@ VariantRecord compile_variant(const BuildRequest& r, const VariantSpec& v, const
       return finish(VariantStatus::compile_error, "the configured project has no compile command for " + src.string());
     auto cmd = ninja_command(r, it->second);
     if (!cmd.ok()) return finish(VariantStatus::compile_error, cmd.error().message);
-    // What the compile includes that the build generates (the wgmma wrappers) is made
-    // first, as ninja would: in a fresh build tree it does not exist yet.
-    auto before = ninja_prerequisites(r, it->second);
-    if (!before.ok()) return finish(VariantStatus::compile_error, before.error().message);
-    for (const auto& step : *before) {
-      ProcessOptions po;
-      po.cwd = r.build_dir;
-      po.timeout = r.compile_timeout;
-      po.cancel = r.cancel;
-      auto gen = run_process({"/bin/sh", "-c", step}, po);
-      if (!gen.ok()) return finish(VariantStatus::compile_error, gen.error().message);
-      if (gen->exit_code != 0 || gen->timed_out)
-        return finish(VariantStatus::compile_error, "generating what " + v.sources[i] + " includes failed (" + step +
-                                                        "):\n" + compiler_diagnostics(gen->output));
-    }
     object_paths.push_back(r.build_dir / it->second);
     // Up to date for ninja and compiled by this command before: reuse that compile's
     // output instead of running it again. Rewriting the object (even from ccache)
