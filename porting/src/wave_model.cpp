@@ -35,25 +35,33 @@ std::optional<Geometry> geometry_from_config(std::string_view family,
   return std::nullopt;
 }
 
-double wave_work(const Geometry& g, const Shape& s, int sm_count) {
+double wave_work(std::span<const Extent> tiled, std::span<const Extent> stepped, std::span<const std::int64_t> others,
+                 int sm_count) {
   if (sm_count <= 0) return 0;
   double blocks = 1, steps = 1;
-  for (const auto& t : g.tiles) {
-    std::int64_t v = s.get(t.dim);
+  for (const auto& [v, size] : tiled) {
     if (v <= 0) return 0;
-    blocks *= static_cast<double>(ceil_div(v, t.size));
+    blocks *= static_cast<double>(ceil_div(v, size));
   }
-  for (const auto& t : g.steps) {
-    std::int64_t v = s.get(t.dim);
+  for (const auto& [v, size] : stepped) {
     if (v <= 0) return 0;
-    steps *= static_cast<double>(ceil_div(v, t.size));
+    steps *= static_cast<double>(ceil_div(v, size));
   }
-  for (const auto& [key, v] : s.dims()) {
-    if (named(g.tiles, key) || named(g.steps, key) || Shape::must_match_exactly(key)) continue;
+  for (std::int64_t v : others) {
     if (v <= 0) return 0;
     blocks *= static_cast<double>(v);
   }
   return std::ceil(blocks / sm_count) * steps;
+}
+
+double wave_work(const Geometry& g, const Shape& s, int sm_count) {
+  std::vector<Extent> tiled, stepped;
+  std::vector<std::int64_t> others;
+  for (const auto& t : g.tiles) tiled.push_back({s.get(t.dim), t.size});  // -1 when absent
+  for (const auto& t : g.steps) stepped.push_back({s.get(t.dim), t.size});
+  for (const auto& [key, v] : s.dims())
+    if (!named(g.tiles, key) && !named(g.steps, key) && !Shape::must_match_exactly(key)) others.push_back(v);
+  return wave_work(tiled, stepped, others, sm_count);
 }
 
 double problem_size(const Shape& s) {

@@ -82,8 +82,8 @@ struct Layout {
 
 inline constexpr std::size_t k_max_figures = 256;  // ranking figures at one timed shape
 
-// A plan's work at `values` (the layout's key order): porting::wave_work's or
-// porting::problem_size's products, in their order, so the doubles are the same.
+// A plan's work at `values` (the layout's key order): porting::wave_work itself (or
+// porting::problem_size's product, in its order), so the doubles are the same.
 inline double plan_work(const WorkPlan& p, const std::int64_t* values, int sm_count) {
   if (p.missing) return 0;
   if (!p.waves) {
@@ -91,23 +91,13 @@ inline double plan_work(const WorkPlan& p, const std::int64_t* values, int sm_co
     for (std::uint8_t i = 0; i < p.n_others; ++i) size *= static_cast<double>(values[p.other_at[i]]);
     return size;
   }
-  double blocks = 1, steps = 1;
-  for (std::uint8_t i = 0; i < p.n_tiles; ++i) {
-    std::int64_t v = values[p.tile_at[i]];
-    if (v <= 0) return 0;
-    blocks *= static_cast<double>((v + p.tile[i] - 1) / p.tile[i]);
-  }
-  for (std::uint8_t i = 0; i < p.n_steps; ++i) {
-    std::int64_t v = values[p.step_at[i]];
-    if (v <= 0) return 0;
-    steps *= static_cast<double>((v + p.step[i] - 1) / p.step[i]);
-  }
-  for (std::uint8_t i = 0; i < p.n_others; ++i) {
-    std::int64_t v = values[p.other_at[i]];
-    if (v <= 0) return 0;
-    blocks *= static_cast<double>(v);
-  }
-  return std::ceil(blocks / sm_count) * steps;
+  std::array<porting::Extent, k_max_dims> tiled{}, stepped{};
+  std::array<std::int64_t, k_max_dims> others{};
+  for (std::uint8_t i = 0; i < p.n_tiles; ++i) tiled[i] = {values[p.tile_at[i]], p.tile[i]};
+  for (std::uint8_t i = 0; i < p.n_steps; ++i) stepped[i] = {values[p.step_at[i]], p.step[i]};
+  for (std::uint8_t i = 0; i < p.n_others; ++i) others[i] = values[p.other_at[i]];
+  return porting::wave_work(std::span(tiled.data(), p.n_tiles), std::span(stepped.data(), p.n_steps),
+                            std::span(others.data(), p.n_others), sm_count);
 }
 
 // Alignment bits of `value` under `rule` (bit k: a multiple of its k-th quantum).

@@ -18,6 +18,7 @@
 // Pure functions; thread-safe; the standard library only (part of kport::selection).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -54,6 +55,15 @@ std::optional<Geometry> geometry_from_config(std::string_view family,
 // The work above, in SM steps; 0 when the shape lacks a dimension the geometry names or
 // a dimension is 0. `sm_count` > 0.
 double wave_work(const Geometry& g, const Shape& s, int sm_count);
+
+// The same arithmetic over plain values, for a caller that keeps its own dimensions
+// (kport-dispatch's lookup tables): `tiled` and `stepped` as {extent, tile} in the
+// geometry's order, `others` the extents that multiply the blocks in key order. 0 when an
+// extent is <= 0 or `sm_count` <= 0. wave_work() is this over a Shape, so both give the
+// very same double.
+using Extent = std::array<std::int64_t, 2>;  // {extent, tile or step}
+double wave_work(std::span<const Extent> tiled, std::span<const Extent> stepped, std::span<const std::int64_t> others,
+                 int sm_count);
 
 // The product of the dimensions that need not match exactly (0 when one is 0).
 double problem_size(const Shape& s);
