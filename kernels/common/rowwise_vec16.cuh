@@ -21,6 +21,10 @@ namespace kport::kernels {
 
 inline constexpr int k_vec16_max_tpr = 512;
 inline constexpr int k_vec16_block = 256;
+inline constexpr int k_vec16_max_vecs = 8;  // 16-byte vectors one thread holds at most
+// The rows the plan takes, published in the instances' configs as their path bounds.
+inline constexpr long k_vec16_max_row_bytes = 16L * k_vec16_max_tpr * k_vec16_max_vecs;
+inline constexpr long k_vec16_row_align_bytes = 16;
 
 struct Vec16Plan {
   bool ok = false;
@@ -35,7 +39,7 @@ struct Vec16Plan {
 inline Vec16Plan plan_rowwise_vec16(const RowwiseArgs& a, int target_vecs = 4) {
   Vec16Plan plan;
   const long row_bytes = static_cast<long>(a.cols) * dtype_size(a.dtype);
-  if (row_bytes % 16 != 0) return plan;
+  if (row_bytes % k_vec16_row_align_bytes != 0) return plan;
   if (!is_aligned16(a.x) || !is_aligned16(a.y) || (a.w != nullptr && !is_aligned16(a.w)))
     return plan;
   const long vecs = row_bytes / 16;
@@ -47,7 +51,7 @@ inline Vec16Plan plan_rowwise_vec16(const RowwiseArgs& a, int target_vecs = 4) {
   long v = (vecs + tpr - 1) / tpr;
   int k_v = 1;
   while (k_v < v) k_v *= 2;
-  if (k_v > 8) return plan;
+  if (k_v > k_vec16_max_vecs) return plan;
   plan.ok = true;
   plan.vecs_per_thread = k_v;
   plan.tpr_log2 = tpr_log2;

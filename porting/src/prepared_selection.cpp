@@ -42,9 +42,10 @@ std::size_t heap(const Selection& s) {
 }  // namespace
 
 PreparedSelection::PreparedSelection(std::string gpu_model, std::vector<Measurement> on_gpu,
-                                     std::vector<DriverSeen> drivers, int sm_count, std::vector<InstanceGeometry> geometry)
+                                     std::vector<DriverSeen> drivers, int sm_count, std::vector<InstanceGeometry> geometry,
+                                     int element_bytes)
     : m_gpu_model(std::move(gpu_model)), m_rows(on_gpu.size()), m_drivers(std::move(drivers)), m_sm_count(sm_count),
-      m_geometry(std::move(geometry)) {
+      m_geometry(std::move(geometry)), m_element_bytes(element_bytes) {
   if (!on_gpu.empty()) m_first_arch = on_gpu.front().arch;
   auto current = current_figures(on_gpu);
   if (current.empty()) return;
@@ -71,20 +72,23 @@ PreparedSelection::PreparedSelection(std::string gpu_model, std::vector<Measurem
   m_regret = detail::neighbour_regret(timed, waves());
 }
 
-detail::Waves PreparedSelection::waves() const { return detail::Waves{m_sm_count, m_geometry}; }
+detail::Waves PreparedSelection::waves() const { return detail::Waves{m_sm_count, m_geometry, m_element_bytes}; }
 
 std::optional<PreparedSelection::Match> PreparedSelection::match(const Shape& want) const {
   // select_best's order: the nearest timed shape; only when none is comparable, the
   // nearest shape measured at all.
   for (int pass = 0; pass < 2; ++pass) {
     double best_d = std::numeric_limits<double>::infinity();
+    int best_changes = 0;
     std::size_t best = m_shapes.size();
     for (std::size_t i = 0; i < m_shapes.size(); ++i) {
       if (pass == 0 && !m_timed[i]) continue;
       const double d = want.distance(m_shapes[i]);
-      if (prefer_shape(d, m_canonical[i], best_d,
+      if (!std::isfinite(d)) continue;
+      const int changes = path_changes(m_geometry, want, m_shapes[i], m_element_bytes);
+      if (prefer_match(changes, d, m_canonical[i], best_changes, best_d,
                        best < m_shapes.size() ? std::string_view(m_canonical[best]) : std::string_view()))
-        best_d = d, best = i;
+        best_d = d, best_changes = changes, best = i;
     }
     if (best < m_shapes.size()) return Match{best, best_d};
   }
@@ -129,7 +133,9 @@ std::size_t PreparedSelection::bytes() const {
     n += at.capacity() * sizeof(Measurement);
     for (const auto& m : at) n += heap(m);
   }
-  for (const auto& g : m_geometry) n += heap(g.instance) + (g.geometry.tiles.capacity() + g.geometry.steps.capacity()) * sizeof(Geometry::Split);
+  for (const auto& g : m_geometry)
+    n += heap(g.instance) + (g.geometry.tiles.capacity() + g.geometry.steps.capacity()) * sizeof(Geometry::Split) +
+         g.geometry.paths.capacity() * sizeof(Geometry::PathBound);
   return n;
 }
 

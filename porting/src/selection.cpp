@@ -40,17 +40,21 @@ struct ShapeMatch {
   double distance = std::numeric_limits<double>::infinity();
 };
 
-ShapeMatch nearest_shape(const Shape& want, const std::vector<Measurement>& rows) {
+ShapeMatch nearest_shape(const Shape& want, const std::vector<Measurement>& rows, const detail::Waves& waves) {
   ShapeMatch best;
+  int best_changes = 0;
   std::string best_canonical;
   for (const auto& m : rows) {
     double d = want.distance(m.shape);
-    // A farther shape is never preferred; skipping it spares its canonical text.
-    if (!std::isfinite(d) || d > best.distance) continue;
+    if (!std::isfinite(d)) continue;
+    const int changes = path_changes(waves.geometry, want, m.shape, waves.element_bytes);
+    // A farther shape on no fewer paths is never preferred; skipping it spares its text.
+    if (best.shape && (changes > best_changes || (changes == best_changes && d > best.distance))) continue;
     std::string canonical = m.shape.canonical();
-    if (prefer_shape(d, canonical, best.distance, best_canonical)) {
+    if (prefer_match(changes, d, canonical, best_changes, best.distance, best_canonical)) {
       best.distance = d;
       best.shape = m.shape;
+      best_changes = changes;
       best_canonical = std::move(canonical);
     }
   }
@@ -183,7 +187,7 @@ Selection measured_at(const std::string& gpu_model, std::span<const DriverSeen> 
       continue;
     }
     const Geometry* g = waves.sm_count > 0 ? find_geometry(waves.geometry, m.instance) : nullptr;
-    by_waves = by_waves || g;
+    by_waves = by_waves || (g && has_waves(*g));
     double cost = estimate_at(g, waves.sm_count, m.shape, m.median_us, *want);
     scored.push_back(Scored{&m, cost, m.stddev_us * cost / m.median_us});
   }
@@ -257,7 +261,7 @@ Selection provisional(const SelectionQuery& q, const SelectionInputs& in, const 
     std::vector<Measurement> usable;
     for (const auto& m : figures)
       if (m.ranks() && m.ratio && *m.ratio > 0) usable.push_back(m);
-    ShapeMatch match = nearest_shape(q.shape, usable);
+    ShapeMatch match = nearest_shape(q.shape, usable, detail::Waves{0, in.geometry, element_bytes(q.dtype)});
     if (!match.shape) continue;
     int a = arch_number(figures.front().arch);
     int gap = (want_arch < 0 || a < 0) ? 1000 : std::abs(a - want_arch);
@@ -332,6 +336,13 @@ bool prefer_shape(double d, std::string_view canonical, double best_d, std::stri
   return d < best_d || (d == best_d && canonical > best_canonical);
 }
 
+bool prefer_match(int changes, double d, std::string_view canonical, int best_changes, double best_d,
+                  std::string_view best_canonical) {
+  if (!std::isfinite(d)) return false;
+  if (!std::isfinite(best_d) || changes != best_changes) return !std::isfinite(best_d) || changes < best_changes;
+  return prefer_shape(d, canonical, best_d, best_canonical);
+}
+
 bool costs_tie(double a, double a_noise, double b, double b_noise) {
   double diff = std::abs(a - b);
   double floor = 0.01 * std::min(a, b);
@@ -393,11 +404,15 @@ std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& 
     if (a.median.size() < 2) continue;
     const AtShape* nearest = nullptr;
     double best_d = std::numeric_limits<double>::infinity();
+    int best_changes = 0;
     for (const auto& [other_key, b] : shapes) {
       if (other_key == key) continue;
       const double d = a.shape->distance(*b.shape);
-      if (prefer_shape(d, b.canonical, best_d, nearest ? std::string_view(nearest->canonical) : std::string_view())) {
+      const int changes = path_changes(in.geometry, *a.shape, *b.shape, in.element_bytes);
+      if (prefer_match(changes, d, b.canonical, best_changes, best_d,
+                       nearest ? std::string_view(nearest->canonical) : std::string_view())) {
         best_d = d;
+        best_changes = changes;
         nearest = &b;
       }
     }
@@ -428,11 +443,11 @@ Selection select_best(const SelectionQuery& q, const SelectionInputs& in) {
   std::vector<Measurement> timed;
   for (const auto& m : current)
     if (m.ranks()) timed.push_back(m);
-  ShapeMatch match = nearest_shape(q.shape, timed);
-  if (!match.shape) match = nearest_shape(q.shape, current);
+  const detail::Waves waves{in.sm_count, in.geometry, element_bytes(q.dtype)};
+  ShapeMatch match = nearest_shape(q.shape, timed, waves);
+  if (!match.shape) match = nearest_shape(q.shape, current, waves);
   if (!match.shape)
     return provisional(q, in, "nothing comparable to " + q.shape.canonical() + " was measured on " + q.gpu_model);
-  const detail::Waves waves{in.sm_count, in.geometry};
   Selection sel = detail::measured_at(q.gpu_model, in.drivers, current, *match.shape, &q.shape, waves);
   detail::answer_query(sel, q.gpu_model, q.shape, match.distance, [&] { return detail::neighbour_regret(timed, waves); },
                        waves);

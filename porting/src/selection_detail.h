@@ -13,10 +13,12 @@
 namespace kport::porting::detail {
 
 // What moves a figure from another shape to the query (SelectionInputs::sm_count and
-// ::geometry; wave_model.h).
+// ::geometry; wave_model.h), and the query dtype's element bytes, which place a shape
+// on either side of the instances' path bounds (wave_model.h own_path).
 struct Waves {
   int sm_count = 0;
   std::span<const InstanceGeometry> geometry = {};
+  int element_bytes = 0;
 };
 
 // What select_best answers from the current figures at `shape` (current not empty),

@@ -32,7 +32,42 @@ std::optional<Geometry> geometry_from_config(std::string_view family,
     if (!positive(br) || !positive(bc)) return std::nullopt;
     return Geometry{{{"l", *br}}, {{"l", *bc}}};
   }
+  if (family == "rmsnorm" || family == "softmax") {
+    auto max_bytes = config("max_row_bytes"), align = config("row_align_bytes");
+    if (!positive(max_bytes) && !positive(align)) return std::nullopt;
+    Geometry g;
+    g.paths.push_back({"cols", positive(max_bytes) ? *max_bytes : 0, positive(align) ? *align : 0});
+    return g;
+  }
   return std::nullopt;
+}
+
+int element_bytes(std::string_view dtype) {
+  if (dtype == "bf16" || dtype == "fp16") return 2;
+  if (dtype == "fp32") return 4;
+  if (dtype.starts_with("fp8")) return 1;
+  return 0;
+}
+
+bool within(const Geometry::PathBound& b, std::int64_t extent, int element_bytes) {
+  if (element_bytes <= 0 || extent <= 0) return true;
+  const std::int64_t bytes = extent * element_bytes;
+  if (b.max_bytes > 0 && bytes > b.max_bytes) return false;
+  return b.align_bytes <= 0 || bytes % b.align_bytes == 0;
+}
+
+bool own_path(const Geometry& g, const Shape& s, int element_bytes) {
+  for (const auto& b : g.paths)
+    if (!within(b, s.get(b.dim), element_bytes)) return false;
+  return true;
+}
+
+int path_changes(std::span<const InstanceGeometry> all, const Shape& a, const Shape& b, int element_bytes) {
+  int n = 0;
+  for (const auto& g : all)
+    if (!g.geometry.paths.empty() && own_path(g.geometry, a, element_bytes) != own_path(g.geometry, b, element_bytes))
+      ++n;
+  return n;
 }
 
 double wave_work(std::span<const Extent> tiled, std::span<const Extent> stepped, std::span<const std::int64_t> others,
@@ -73,7 +108,7 @@ double problem_size(const Shape& s) {
 
 double estimate_at(const Geometry* g, int sm_count, const Shape& from, double from_us, const Shape& to) {
   double a = 0, b = 0;
-  if (g && sm_count > 0) {
+  if (g && has_waves(*g) && sm_count > 0) {
     a = wave_work(*g, from, sm_count);
     b = wave_work(*g, to, sm_count);
   } else {

@@ -25,13 +25,16 @@ template <int k_target_vecs> cudaError_t launch(const Problem& p, cudaStream_t s
   return launch_rowwise_vec16<true>(p.rowwise, plan, stream);
 }
 
+// The config's path bounds are plan_rowwise_vec16's.
+static_assert(k_vec16_max_row_bytes == 65536 && k_vec16_row_align_bytes == 16);
+
 #define KPORT_SOFTMAX_VEC16(vecs)                                                     \
   const Instance k_softmax_vec16_v##vecs{                                                  \
       Family::softmax, "vec16", "softmax.vec16.regs_v" #vecs, {"simt"},                       \
       {DType::bf16, DType::f16, DType::f32},                                              \
       R"({"load_bytes":16,"target_vectors_per_thread":)" #vecs                             \
-      R"(,"max_threads_per_row":512,"fallback":"simt when row bytes % 16 != 0, )"          \
-      R"(unaligned, or row over 64 KB"})",                                                  \
+      R"(,"max_threads_per_row":512,"max_row_bytes":65536,"row_align_bytes":16)"           \
+      R"(,"fallback":"simt when row bytes % 16 != 0, unaligned, or row over 64 KB"})",       \
       &supports, &launch<vecs>};                                                           \
   KPORT_REGISTER_KERNEL(k_softmax_vec16_v##vecs)
 

@@ -100,7 +100,7 @@ Result<std::shared_ptr<const BestIndex::Entry>> BestIndex::load(std::string_view
   for (const auto& d : read->drivers) drivers.push_back({std::string(gpu_model), d.driver});
   auto entry = std::make_shared<const Entry>(
       after, porting::PreparedSelection(std::string(gpu_model), std::move(rows), std::move(drivers), waves->sm_count,
-                                        std::move(waves->geometry)));
+                                        std::move(waves->geometry), porting::element_bytes(dtype)));
   // Kept only when no write to the key was committing or began during the read: then
   // the rows are the committed state of version `after`. Either way this question is
   // answered from what was read, a state committed while it was being asked.

@@ -386,9 +386,17 @@ void best(json::object& s) {
                     {"sm_count", describe(integer(), "SMs the GPU runners of this model registered; 0: unknown")}})},
        {"generated_at", when_set()}, {"generated_at_ms", integer()},
        {"commits", strings()}, {"drivers", strings()}, {"rule", str()},
-       {"instances", describe(arr(obj({{"name", str()}, {"tiles", splits()}, {"steps", splits()}})),
-                              "how each instance with a known geometry divides a problem among its thread blocks: "
-                              "the dimensions cut into tiles and those walked in steps")},
+       {"instances",
+        describe(arr(obj({{"name", str()},
+                          {"tiles", splits()},
+                          {"steps", splits()},
+                          opt("paths", describe(arr(obj({{"dim", str()},
+                                                         {"max_bytes", describe(integer(), "0: no upper bound")},
+                                                         {"align_bytes", describe(integer(), "0: no alignment")}})),
+                                                "the extents beyond which, or off whose alignment in bytes, the "
+                                                "instance runs a fallback kernel instead of its own"))})),
+                 "how each instance with a known geometry divides a problem among its thread blocks: "
+                 "the dimensions cut into tiles and those walked in steps, and where it leaves its own code")},
        {"tables", arr(obj({{"op", str()}, {"dtype", str()}, {"commits", strings()}, {"drivers", strings()},
                            {"figures", arr(ref("DispatchFigure"))}}))},
        {"checksum", describe(str(), "fnv1a64:<16 hex>: FNV-1a 64 of the document's bytes with these 16 digits read as '0'")}});

@@ -60,8 +60,19 @@ struct ShapeSet {
   // (porting::Shape::dim_rule); filled by finish_layout().
   std::vector<std::uint8_t> aligned;
   std::vector<std::string> canonical;
+  // Per shape, bit k set when the layout's k-th bounded instance runs its own code there
+  // (porting::own_path); filled by finish_layout(), empty when no instance is bounded.
+  std::vector<std::uint64_t> own;
   std::size_t size() const { return canonical.size(); }
 };
+
+// One path bound of an instance over a layout's keys (porting::Geometry::PathBound).
+struct PathCheck {
+  std::uint8_t slot = 0;  // the instance's bit in ShapeSet::own
+  std::uint8_t key = 0;   // index into the layout's keys
+  porting::Geometry::PathBound bound;
+};
+inline constexpr std::size_t k_max_bounded = 64;  // bounded instances of one table
 
 struct Layout {
   std::vector<std::string> keys;  // sorted, as porting::Shape keeps them
@@ -78,7 +89,18 @@ struct Layout {
   std::vector<std::uint32_t> first;
   std::vector<WorkPlan> plans;    // per table instance
   ShapeSet untimed;               // figures, none ranking
+  std::vector<PathCheck> paths;   // every bound instance's bounds on this layout's keys
+  int element_bytes = 0;          // the table dtype's (porting::element_bytes)
 };
+
+// The bits of ShapeSet::own for a shape of `l` at `values` (the layout's key order):
+// porting::within over each bound, as porting::own_path applies it.
+inline std::uint64_t own_paths(const Layout& l, const std::int64_t* values) {
+  std::uint64_t own = ~std::uint64_t{0};
+  for (const auto& c : l.paths)
+    if (!porting::within(c.bound, values[c.key], l.element_bytes)) own &= ~(std::uint64_t{1} << c.slot);
+  return own;
+}
 
 inline constexpr std::size_t k_max_figures = 256;  // ranking figures at one timed shape
 

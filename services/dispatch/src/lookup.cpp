@@ -6,6 +6,7 @@
 // porting::Shape::dim_distance, the very terms Shape::distance sums, and ordered by
 // porting::prefer_shape, so exact ties (a query halfway between 1024 and 4096) resolve
 // as the API resolves them.
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -109,12 +110,28 @@ struct Nearest {
   double distance = k_inf;
 };
 
-Nearest nearest(const Layout& l, const ShapeSet& s, const Query& q) {
+// How many bounded instances run other code at shape j than at the query
+// (porting::path_changes).
+int changes(const ShapeSet& s, std::size_t j, std::uint64_t query_own) {
+  return s.own.empty() ? 0 : std::popcount(s.own[j] ^ query_own);
+}
+
+// porting::prefer_match's order: the fewest path changes, then the nearest.
+Nearest nearest(const Layout& l, const ShapeSet& s, const Query& q, std::uint64_t query_own) {
   double best = k_inf, second = k_inf;
+  int best_changes = 0;
   std::size_t at = SIZE_MAX;
   for (std::size_t j = 0; j < s.size(); ++j) {
     double d = approx_distance(l, s, j, q);
-    if (d < best) {
+    if (d == k_inf) continue;
+    const int c = changes(s, j, query_own);
+    if (at != SIZE_MAX && c > best_changes) continue;
+    if (at == SIZE_MAX || c < best_changes) {
+      second = k_inf;
+      best = d;
+      best_changes = c;
+      at = j;
+    } else if (d < best) {
       second = best;
       best = d;
       at = j;
@@ -128,7 +145,7 @@ Nearest nearest(const Layout& l, const ShapeSet& s, const Query& q) {
   Nearest out;
   std::string_view out_canonical;
   for (std::size_t j = 0; j < s.size(); ++j) {
-    if (approx_distance(l, s, j, q) > best + k_near) continue;
+    if (changes(s, j, query_own) != best_changes || approx_distance(l, s, j, q) > best + k_near) continue;
     double d = exact_distance(l, s, j, q);
     if (porting::prefer_shape(d, s.canonical[j], out.distance, out_canonical)) {
       out = Nearest{j, d};
@@ -243,8 +260,9 @@ Answer Snapshot::lookup(const Table& t, std::string_view shape) const noexcept {
     q.logs[i] = q.values[i] > 0 ? std::log(static_cast<double>(q.values[i])) : -k_inf;
     q.aligned[i] = alignment_bits(l->rules[i], q.values[i]);
   }
+  const std::uint64_t query_own = l->paths.empty() ? 0 : own_paths(*l, q.values);
   Answer a;
-  if (auto n = nearest(*l, l->timed, q); n.index != SIZE_MAX) {
+  if (auto n = nearest(*l, l->timed, q, query_own); n.index != SIZE_MAX) {
     a.status = n.distance == 0 ? Status::exact : Status::nearest;
     a.matched_shape = l->timed.canonical[n.index];
     a.distance = n.distance;
@@ -264,7 +282,7 @@ Answer Snapshot::lookup(const Table& t, std::string_view shape) const noexcept {
   }
   // Nothing comparable was timed: the nearest shape measured at all answers, as the API
   // does, with no best.
-  if (auto n = nearest(*l, l->untimed, q); n.index != SIZE_MAX) {
+  if (auto n = nearest(*l, l->untimed, q, query_own); n.index != SIZE_MAX) {
     a.status = Status::no_best;
     a.matched_shape = l->untimed.canonical[n.index];
     a.distance = n.distance;

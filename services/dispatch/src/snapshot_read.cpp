@@ -186,6 +186,22 @@ Expected<porting::InstanceGeometry> read_geometry(const json::value& v, const st
       into->push_back(std::move(split));
     }
   }
+  // Path bounds came later within schema_version 2: a snapshot without them has none.
+  if (const auto* paths = v.as_object().if_contains("paths")) {
+    if (!paths->is_array()) return fail(ErrorCode::bad_json, path + ".paths is " + kind_of(*paths) + "; expected an array");
+    const auto& list = paths->as_array();
+    if (list.size() > k_max_dims)
+      return fail(ErrorCode::bad_value, path + ".paths has more than " + std::to_string(k_max_dims) + " entries");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      std::string at = path + ".paths[" + std::to_string(i) + "]";
+      if (!list[i].is_object()) return fail(ErrorCode::bad_json, at + " is " + kind_of(list[i]) + "; expected an object");
+      Fields e(list[i].as_object(), at);
+      porting::Geometry::PathBound b{e.str("dim"), e.integer("max_bytes", 0), e.integer("align_bytes", 0)};
+      if (e.error()) return *e.error();
+      if (!dim_key(b.dim)) return fail(ErrorCode::bad_value, at + ".dim '" + b.dim + "' is not a shape dimension");
+      g.geometry.paths.push_back(std::move(b));
+    }
+  }
   return g;
 }
 
@@ -198,7 +214,7 @@ WorkPlan plan_for(const Layout& l, const porting::Geometry* g, int sm_count) {
       if (l.keys[i] == dim) return static_cast<int>(i);
     return -1;
   };
-  p.waves = g && sm_count > 0;
+  p.waves = g && porting::has_waves(*g) && sm_count > 0;
   if (p.waves) {
     for (const auto& t : g->tiles) {
       int at = index_of(t.dim);
@@ -307,7 +323,25 @@ Expected<std::unique_ptr<Snapshot::Table>> index_table(std::string op, std::stri
     add_shape(layout.timed, shape);
     winners.insert(best->instance);
   }
+  const int element_bytes = porting::element_bytes(table->dtype);
   for (auto& l : table->layouts) {
+    // The instances' path bounds on this layout's keys, and every shape's own-path bits.
+    l.element_bytes = element_bytes;
+    std::size_t bounded = 0;
+    for (const auto& ti : table->instances) {
+      if (!ti.geometry || ti.geometry->paths.empty()) continue;
+      if (bounded == k_max_bounded)
+        return fail(ErrorCode::bad_value, path + ": more than " + std::to_string(k_max_bounded) +
+                                              " instances with path bounds; kport-dispatch places shapes for at most that many");
+      for (const auto& b : ti.geometry->paths)
+        for (std::size_t i = 0; i < l.keys.size(); ++i)
+          if (l.keys[i] == b.dim)
+            l.paths.push_back(PathCheck{static_cast<std::uint8_t>(bounded), static_cast<std::uint8_t>(i), b});
+      ++bounded;
+    }
+    if (!l.paths.empty())
+      for (ShapeSet* set : {&l.timed, &l.untimed})
+        for (std::size_t j = 0; j < set->size(); ++j) set->own.push_back(own_paths(l, &set->values[j * l.keys.size()]));
     // The fast pass's flat copy of the rules, and every shape's alignment bits.
     for (const auto& rule : l.rules) {
       l.weight.push_back(rule.weight);

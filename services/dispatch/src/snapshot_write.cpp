@@ -77,7 +77,14 @@ std::string write_snapshot(const SnapshotSource& source) {
       for (const auto& s : list) out.push_back(json::object{{"dim", s.dim}, {"size", s.size}});
       return out;
     };
-    instances.push_back(json::object{{"name", g.instance}, {"tiles", splits(g.geometry.tiles)}, {"steps", splits(g.geometry.steps)}});
+    json::object instance{{"name", g.instance}, {"tiles", splits(g.geometry.tiles)}, {"steps", splits(g.geometry.steps)}};
+    if (!g.geometry.paths.empty()) {
+      json::array paths;
+      for (const auto& b : g.geometry.paths)
+        paths.push_back(json::object{{"dim", b.dim}, {"max_bytes", b.max_bytes}, {"align_bytes", b.align_bytes}});
+      instance["paths"] = std::move(paths);
+    }
+    instances.push_back(std::move(instance));
   }
   json::object doc{{"schema_version", k_schema_version},
                    {"kind", "kport.dispatch.snapshot"},
@@ -86,7 +93,8 @@ std::string write_snapshot(const SnapshotSource& source) {
                    {"generated_at_ms", source.generated_at_ms},
                    {"commits", std::move(commits)},
                    {"drivers", std::move(drivers)},
-                   {"rule", "per (op, dtype): the nearest timed shape (Shape::distance, ties to the larger problem) and its "
+                   {"rule", "per (op, dtype): the timed shape where the fewest instances leave their own code for a "
+                            "fallback (instances[].paths), then the nearest (Shape::distance, ties to the larger problem), and its "
                             "fastest current figure by median, ties within noise to a stable figure (porting::select_best); "
                             "from another shape each figure is moved to the query by its instance's waves of tiles over "
                             "gpu.sm_count SMs (instances[]), else by problem size, and the estimates rank"},

@@ -54,6 +54,14 @@ inline porting::InstanceGeometry gemm_tiles(const std::string& instance, std::in
   return porting::InstanceGeometry{instance, porting::Geometry{{{"m", bm}, {"n", bn}}, {{"k", bk}}}};
 }
 
+// A row-wise geometry of path bounds alone: rows of `cols` over `max_bytes`, or not a
+// multiple of `align_bytes`, run the instance's fallback.
+inline porting::InstanceGeometry row_bounds(const std::string& instance, std::int64_t max_bytes, std::int64_t align_bytes) {
+  porting::Geometry g;
+  g.paths.push_back({"cols", max_bytes, align_bytes});
+  return porting::InstanceGeometry{instance, std::move(g)};
+}
+
 // Re-signs a document edited by a test, as a coordinator would have signed it.
 inline std::string resign(std::string text) {
   auto at = detail::find_checksum_digits(text);

@@ -233,6 +233,54 @@ TEST_P(DispatchLookupRule, AgreesWithSelectBestOnRandomTablesAndShapes) {
 INSTANTIATE_TEST_SUITE_P(ProblemSizeAndWaves, DispatchLookupRule, ::testing::Values(false, true),
                          [](const ::testing::TestParamInfo<bool>& p) { return p.param ? std::string("Waves") : std::string("ProblemSize"); });
 
+// Row-wise tables where two instances leave their own code beyond 64 KB rows (and off
+// 16-byte rows): per dtype, the shape answering is the one select_best takes, on the
+// same paths first, then the nearest.
+TEST(DispatchLookup, PathBoundsPlaceShapesAsSelectBestDoesInEveryDtype) {
+  std::mt19937_64 rng(20261202);
+  const char* instances[] = {"softmax.simt.block256", "softmax.vec16.regs_v2", "softmax.vec16.regs_v8"};
+  std::vector<porting::InstanceGeometry> geometry = {row_bounds("softmax.vec16.regs_v2", 65536, 16),
+                                                     row_bounds("softmax.vec16.regs_v8", 65536, 16)};
+  std::vector<SnapshotFigure> figures;
+  for (const char* dtype : {"fp16", "fp32"})
+    for (int rows : {1, 64, 4096})
+      for (int cols : {1000, 4096, 32768, 131072}) {
+        if (rows == 1 && cols != 131072) continue;  // the decode row is measured at the vocabulary only
+        std::string s = "rows=" + std::to_string(rows) + ",cols=" + std::to_string(cols);
+        for (const char* inst : instances) {
+          double median = std::uniform_real_distribution<double>(5, 9)(rng);
+          figures.push_back(figure("softmax", dtype, inst, s, median, median * 0.004));
+        }
+      }
+  auto parsed = Snapshot::parse(write(figures, k_generated_ms, 132, geometry), at_generation());
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  int moved_off_nearest = 0;
+  for (const char* dtype : {"fp16", "fp32"}) {
+    std::vector<porting::Measurement> rows;
+    for (const auto& f : figures)
+      if (f.dtype == dtype) rows.push_back(f.m);
+    for (int i = 0; i < 2000; ++i) {
+      std::string q = "rows=" + std::to_string(1 + rng() % (i % 2 ? 8 : 8192)) + ",cols=" + std::to_string(1 + rng() % 140000);
+      porting::SelectionInputs in;
+      in.on_gpu = rows;
+      in.sm_count = 132;
+      in.geometry = geometry;
+      auto sel = porting::select_best(porting::SelectionQuery{k_gpu, "9.0", "sm_90a", shape(q), dtype}, in);
+      auto a = parsed->lookup("softmax", dtype, q);
+      ASSERT_TRUE(sel.matched_shape) << q;
+      EXPECT_EQ(std::string(a.matched_shape), sel.matched_shape->canonical()) << dtype << " " << q;
+      ASSERT_NE(sel.best(), nullptr) << q;
+      EXPECT_EQ(std::string(a.instance), sel.best()->instance) << dtype << " " << q;
+      porting::SelectionInputs plain = in;
+      plain.geometry = {};
+      auto nearest = porting::select_best(porting::SelectionQuery{k_gpu, "9.0", "sm_90a", shape(q), dtype}, plain);
+      moved_off_nearest += !(*nearest.matched_shape == *sel.matched_shape);
+    }
+  }
+  // The bounds change which shape answers for a good share of the questions.
+  EXPECT_GT(moved_off_nearest, 200);
+}
+
 TEST(DispatchLookup, ALookupAllocatesNothing) {
   auto parsed = Snapshot::parse(write(gemm_grid(), k_generated_ms, 132,
                                       {gemm_tiles("gemm.wgmma_tma.big", 128, 256), gemm_tiles("gemm.mma_sync.small", 64, 64)}),

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "kport/porting/prepared_selection.h"
 #include "kport/porting/selection.h"
 
 namespace kport::porting {
@@ -53,10 +54,72 @@ TEST(WaveModel, GeometryComesFromEachFamilysConfigKeys) {
   ASSERT_TRUE(a);
   EXPECT_EQ(a->tiles.at(0).dim, "l");
   EXPECT_EQ(a->steps.at(0).size, 176);
+  // The row-wise families publish where they leave their own code: path bounds, no tiles.
+  auto rows = from("softmax", {{"load_bytes", 16}, {"max_row_bytes", 65536}, {"row_align_bytes", 16}});
+  ASSERT_TRUE(rows);
+  EXPECT_FALSE(has_waves(*rows));
+  ASSERT_EQ(rows->paths.size(), 1u);
+  EXPECT_EQ(rows->paths[0].dim, "cols");
+  EXPECT_EQ(rows->paths[0].max_bytes, 65536);
+  EXPECT_EQ(rows->paths[0].align_bytes, 16);
   // Unknown families, missing or non-positive tiles: no geometry, never a guess.
   EXPECT_FALSE(from("rmsnorm", {{"load_bytes", 16}}));
   EXPECT_FALSE(from("gemm", {{"bm", 128}, {"bn", 128}}));
   EXPECT_FALSE(from("gemm", {{"bm", 0}, {"bn", 128}, {"bk", 64}}));
+}
+
+TEST(WaveModel, PathBoundsAreInBytesOfTheDtype) {
+  Geometry vec16;
+  vec16.paths.push_back({"cols", 65536, 16});
+  EXPECT_EQ(element_bytes("bf16"), 2);
+  EXPECT_EQ(element_bytes("fp32"), 4);
+  EXPECT_EQ(element_bytes("fp8_e4m3"), 1);
+  EXPECT_EQ(element_bytes("int4"), 0);
+  // 32000 fp16 columns are 64,000 bytes: its own kernel; 131072 are 256 KB: the fallback.
+  EXPECT_TRUE(own_path(vec16, shape("rows=1,cols=32000"), 2));
+  EXPECT_FALSE(own_path(vec16, shape("rows=1,cols=131072"), 2));
+  EXPECT_FALSE(own_path(vec16, shape("rows=1,cols=32000"), 4));  // 128,000 bytes in fp32
+  EXPECT_FALSE(own_path(vec16, shape("rows=8,cols=1001"), 2));   // not whole 16-byte vectors
+  EXPECT_TRUE(own_path(vec16, shape("rows=8,cols=1004"), 4));
+  EXPECT_TRUE(own_path(vec16, shape("rows=1,cols=131072"), 0));  // dtype unknown: no claim
+  std::vector<InstanceGeometry> all = {{"softmax.vec16.regs_v2", vec16}, {"softmax.vec16.regs_v8", vec16},
+                                       {"softmax.simt.block256", Geometry{}}};
+  EXPECT_EQ(path_changes(all, shape("rows=1,cols=32000"), shape("rows=1,cols=131072"), 2), 2);
+  EXPECT_EQ(path_changes(all, shape("rows=1,cols=32000"), shape("rows=64,cols=32768"), 2), 0);
+  EXPECT_EQ(path_changes(all, shape("rows=1,cols=32000"), shape("rows=1,cols=131072"), 4), 0);
+}
+
+// The H200 at 323250a: softmax fp16 rows=1, cols=32000 was answered from rows=1,
+// cols=131072, where the vec16 instances run the simt kernel, so the tie there named simt
+// (8x slower at 32000). A shape where vec16 runs its own kernel answers instead.
+TEST(WaveModel, AShapeOnTheSamePathsAnswersBeforeANearerOneOnAFallback) {
+  std::vector<Measurement> rows = {meas(1, "softmax.simt.block256", "rows=1,cols=131072", 60.0),
+                                   meas(2, "softmax.vec16.regs_v2", "rows=1,cols=131072", 60.1),
+                                   meas(3, "softmax.simt.block256", "rows=4096,cols=32768", 400.0),
+                                   meas(4, "softmax.vec16.regs_v2", "rows=4096,cols=32768", 290.0)};
+  Geometry vec16;
+  vec16.paths.push_back({"cols", 65536, 16});
+  std::vector<InstanceGeometry> geometry = {{"softmax.vec16.regs_v2", vec16}};
+  SelectionQuery q{"NVIDIA H200", "9.0", "sm_90a", shape("rows=1,cols=32000"), "fp16"};
+  auto plain = select_best(q, SelectionInputs{.on_gpu = rows});
+  EXPECT_EQ(plain.matched_shape->canonical(), "cols=131072,rows=1");
+  EXPECT_EQ(plain.best()->instance, "softmax.simt.block256");
+  auto bounded = select_best(q, SelectionInputs{.on_gpu = rows, .sm_count = 132, .geometry = geometry});
+  EXPECT_EQ(bounded.matched_shape->canonical(), "cols=32768,rows=4096");
+  EXPECT_EQ(bounded.best()->instance, "softmax.vec16.regs_v2");
+  EXPECT_EQ(bounded.method, "problem_size");  // bounds alone move no figure by waves
+  // In fp32 the same 32000 columns are past the bound too: the nearest shape, on the same
+  // paths, answers.
+  SelectionQuery fp32{"NVIDIA H200", "9.0", "sm_90a", shape("rows=1,cols=32000"), "fp32"};
+  EXPECT_EQ(select_best(fp32, SelectionInputs{.on_gpu = rows, .sm_count = 132, .geometry = geometry})
+                .matched_shape->canonical(),
+            "cols=131072,rows=1");
+  // The prepared rows answer the same.
+  PreparedSelection prepared("NVIDIA H200", rows, {}, 132, geometry, element_bytes("fp16"));
+  auto m = prepared.match(shape("rows=1,cols=32000"));
+  ASSERT_TRUE(m);
+  EXPECT_EQ(prepared.canonical()[m->shape], "cols=32768,rows=4096");
+  EXPECT_EQ(prepared.answer(shape("rows=1,cols=32000"))->best()->instance, "softmax.vec16.regs_v2");
 }
 
 TEST(WaveModel, WorkCountsWavesOfTilesOverTheSmsAndTheStepsOfEach) {

@@ -28,9 +28,11 @@ class PreparedSelection {
  public:
   // `on_gpu`: the GPU model's rows of one family and dtype, any status, as select_best's
   // SelectionInputs::on_gpu; `drivers`: SelectionInputs::drivers.
-  // `sm_count` and `geometry`: SelectionInputs' (what moves figures from another shape).
+  // `sm_count` and `geometry`: SelectionInputs' (what moves figures from another shape);
+  // `element_bytes`: the dtype's (wave_model.h element_bytes; 0 unknown), which places
+  // shapes on either side of the instances' path bounds as select_best does.
   PreparedSelection(std::string gpu_model, std::vector<Measurement> on_gpu, std::vector<DriverSeen> drivers,
-                    int sm_count = 0, std::vector<InstanceGeometry> geometry = {});
+                    int sm_count = 0, std::vector<InstanceGeometry> geometry = {}, int element_bytes = 0);
 
   struct Match {
     std::size_t shape = 0;  // index into shapes()
@@ -75,6 +77,7 @@ class PreparedSelection {
   std::vector<DriverSeen> m_drivers;
   int m_sm_count = 0;
   std::vector<InstanceGeometry> m_geometry;
+  int m_element_bytes = 0;
   std::optional<NeighbourRegret> m_regret;
 };
 

@@ -194,6 +194,13 @@ Selection select_best(const SelectionQuery& query, const SelectionInputs& inputs
 // text), the one the GPU is full on. An infinite distance is never preferred.
 bool prefer_shape(double d, std::string_view canonical, double best_d, std::string_view best_canonical);
 
+// The same rule with the instances' code paths first (wave_model.h path_changes): a
+// shape where fewer instances run other code than at the query is preferred however far
+// it is, so a figure of an instance's fallback never stands in for its own kernel while
+// a shape on the same paths was measured; among equals, prefer_shape.
+bool prefer_match(int changes, double d, std::string_view canonical, int best_changes, double best_d,
+                  std::string_view best_canonical);
+
 // ---- provisional candidates ----------------------------------------------------------
 
 struct InstanceInfo {  // a published kernel instance

@@ -38,6 +38,16 @@ struct Geometry {  // how an instance divides a problem among its thread blocks
   };
   std::vector<Split> tiles;  // cut into one tile per block: gemm m, n; attention l (query rows)
   std::vector<Split> steps;  // walked by each block in steps: gemm k; attention l (key columns)
+  // Where the instance leaves its own code for a fallback: an extent whose bytes exceed
+  // `max_bytes` or are not a multiple of `align_bytes` (0: no such bound) runs another
+  // kernel (the row-wise vec16 instances: rows over 64 KB, or not a whole number of
+  // 16-byte vectors, run simt). Figures on either side of a bound are of different code.
+  struct PathBound {
+    std::string dim;               // "cols"
+    std::int64_t max_bytes = 0;    // 65536
+    std::int64_t align_bytes = 0;  // 16
+  };
+  std::vector<PathBound> paths = {};
 };
 
 struct InstanceGeometry {
@@ -45,10 +55,32 @@ struct InstanceGeometry {
   Geometry geometry;
 };
 
+// Whether the geometry knows the instance's tiles (what wave_work needs); a geometry
+// of path bounds alone moves figures by problem size.
+inline bool has_waves(const Geometry& g) { return !g.tiles.empty(); }
+
+// The bytes of one element of `dtype` ("bf16" 2, "fp32" 4, "fp8_e4m3" 1), 0 when unknown.
+int element_bytes(std::string_view dtype);
+
+// Whether an extent of `extent` elements of `element_bytes` keeps within bound `b`; true
+// when either is unknown (<= 0). own_path() is this over a shape's dimensions, so a
+// caller that keeps its own dimensions (kport-dispatch's lookup) applies the same rule.
+bool within(const Geometry::PathBound& b, std::int64_t extent, int element_bytes);
+
+// Whether the instance runs its own code at `s` (every path bound holds), for elements
+// of `element_bytes`; true when that is 0 (unknown) or the shape lacks the bound's dim.
+bool own_path(const Geometry& g, const Shape& s, int element_bytes);
+
+// How many of the instances take their own path at one of `a`, `b` and the fallback at
+// the other: a measured shape where none does (0) stands in for the asked one as a
+// figure of the same code; the nearest-shape searches prefer the fewest, then the nearest.
+int path_changes(std::span<const InstanceGeometry> all, const Shape& a, const Shape& b, int element_bytes);
+
 // A family's geometry read from an instance's published configuration: `config(key)` is
 // the config's integer value of `key`, nullopt when absent or not an integer. gemm: bm,
-// bn, bk (or block_m, block_n, block_k); attention: br, bc. nullopt for a family whose
-// geometry is not known here (the row-wise families) or a config that lacks its keys.
+// bn, bk (or block_m, block_n, block_k); attention: br, bc; the row-wise families
+// (rmsnorm, softmax): path bounds alone, `max_row_bytes` and `row_align_bytes` on `cols`.
+// nullopt for a family whose geometry is not known here or a config that lacks its keys.
 std::optional<Geometry> geometry_from_config(std::string_view family,
                                              const std::function<std::optional<std::int64_t>(std::string_view)>& config);
 
@@ -69,7 +101,7 @@ double wave_work(std::span<const Extent> tiled, std::span<const Extent> stepped,
 double problem_size(const Shape& s);
 
 // `from_us`, measured at `from`, moved to `to`: scaled by the geometry's wave work when
-// `g` is given and `sm_count` > 0, else by problem_size(). Returns from_us when a work
+// `g` is given with its tiles (has_waves) and `sm_count` > 0, else by problem_size(). Returns from_us when a work
 // figure is 0 (nothing to scale by).
 double estimate_at(const Geometry* g, int sm_count, const Shape& from, double from_us, const Shape& to);
 
