@@ -31,7 +31,7 @@ std::string usage_text() {
          "[--time-cap-ms MS] [--max-rse R] [--warmup-ms MS] [--warmup-calls N] [--later-warmup-ms MS] "
          "[--min-samples N] [--no-baseline] "
          "[--throttle-threshold F] [--throttle-recovery-ms MS] [--sample-gap-ms MS] [--max-duty F] [--no-blocker] "
-         "[--l2-flush write|read|off] [--trace]; "
+         "[--l2-flush write|read|off] [--trace]; check: [--reference auto|gpu]; "
          "all: [--timeout-s S]. Shapes: gemm m=..,n=..,k=..; attention b=..,h=..,l=..,d=..[,causal=1]; "
          "rmsnorm/softmax rows=..,cols=..";
 }
@@ -106,6 +106,11 @@ std::optional<HarnessError> parse_args(const std::vector<std::string>& args, Opt
       err = value(o.l2_flush);
       if (!err && o.l2_flush != "write" && o.l2_flush != "read" && o.l2_flush != "off")
         err = usage("--l2-flush: '" + o.l2_flush + "' is not one of write, read, off");
+    }
+    else if (a == "--reference") {
+      err = value(o.reference);
+      if (!err && o.reference != "auto" && o.reference != "gpu")
+        err = usage("--reference: '" + o.reference + "' is not one of auto, gpu");
     }
     else if (a == "--min-samples") {
       double v = 0;

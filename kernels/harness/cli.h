@@ -18,7 +18,9 @@
 // (default 50), --sample-gap-ms MS (default 0), --max-duty F (default 0.5), --warmup-calls N (fewest warm-up calls,
 // default 3), --later-warmup-ms MS (warm-up of every case after a process's first, whose
 // warm-up already brought the clocks up; default: --warmup-ms), --no-blocker, --l2-flush write|read|off (default write) and --trace (per-sample times and clocks). check and bench: --plan prints the selected cases without touching
-// the GPU. Every command: --timeout-s S (kernel watchdog, default 60).
+// the GPU. check: --reference auto|gpu (gpu: the GPU fp32 reference at every size, not the
+// CPU double one for small problems; default auto). Every command: --timeout-s S (kernel
+// watchdog, default 60).
 #pragma once
 
 #include <cstdint>
@@ -66,6 +68,9 @@ struct Options {
   // How the L2 is emptied before each sample: "write" (memset of twice its size, as
   // nvbench), "read" (a kernel reads twice its size: no dirty lines left) or "off".
   std::string l2_flush = "write";
+  // check: "auto" (CPU double for small problems, the GPU fp32 reference for large) or
+  // "gpu" (the GPU reference at every size, to check it against the CPU one).
+  std::string reference = "auto";
   double timeout_s = 60.0;
 };
 

@@ -84,6 +84,51 @@ TEST_P(HarnessOnGpu, EveryInstancePassesCheck) {
   EXPECT_EQ(chk.exit_code, 0);
 }
 
+// The fp32 GPU references (cuBLAS gemm; cuBLAS gemms around a row softmax for attention),
+// which check every large problem, against the CPU double reference on problems small
+// enough for both: the same inputs (same seed) give the same verdict and errors that
+// differ by fp32 rounding only, far below what the kernels' own rounding makes.
+TEST_P(HarnessOnGpu, TheGpuReferencesAgreeWithTheCpuDoubleOne) {
+  const Harness& h = GetParam();
+  const RunResult dev = run("'" + h.path + "' device");
+  const auto info = nlohmann::json::parse(dev.out, nullptr, false);
+  ASSERT_FALSE(info.is_discarded()) << "device printed no JSON: " << dev.out;
+  if (info.contains("error")) GTEST_SKIP() << "no CUDA device: " << info["error"]["message"].get<std::string>();
+  if (!info.value("harness_target_runs_here", false)) GTEST_SKIP() << h.target << " code does not run here";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"attention", "b=1,h=2,l=128,d=64"},   {"attention", "b=2,h=3,l=200,d=128,causal=1"},
+      {"attention", "b=1,h=1,l=77,d=64,causal=1"}, {"gemm", "m=96,n=200,k=136"}};
+  int compared = 0;
+  for (const auto& [family, shape] : cases) {
+    auto check = [&](const std::string& reference) {
+      const RunResult r = run("'" + h.path + "' check --all --filter '" + family + ".' --dtype bf16 --shape '" + shape +
+                              "' --seed 7 --reference " + reference);
+      auto doc = nlohmann::json::parse(r.out, nullptr, false);
+      EXPECT_FALSE(doc.is_discarded()) << r.out;
+      return doc;
+    };
+    const auto cpu = check("auto"), gpu = check("gpu");
+    ASSERT_TRUE(cpu.contains("results") && gpu.contains("results")) << cpu.dump() << gpu.dump();
+    ASSERT_EQ(cpu["results"].size(), gpu["results"].size());
+    for (std::size_t i = 0; i < cpu["results"].size(); ++i) {
+      const auto &a = cpu["results"][i], &b = gpu["results"][i];
+      const std::string what = a["instance"].get<std::string>() + " " + shape;
+      ASSERT_EQ(a["instance"], b["instance"]);
+      ASSERT_EQ(a["verdict"], b["verdict"]) << what << ": " << b.dump();
+      if (a["verdict"] != "passed") continue;
+      EXPECT_EQ(a["reference"], "cpu_double") << what;
+      EXPECT_EQ(b["reference"], family == "gemm" ? "gpu_cublas_fp32_pedantic" : "gpu_cublas_fp32_attention") << what;
+      const double ea = a["max_abs_error"].get<double>(), eb = b["max_abs_error"].get<double>();
+      EXPECT_NEAR(ea, eb, 1e-4 + 0.02 * ea) << what;
+      if (family == "attention") {
+        EXPECT_NEAR(a["lse_max_abs_error"].get<double>(), b["lse_max_abs_error"].get<double>(), 1e-4) << what;
+      }
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 4);
+}
+
 INSTANTIATE_TEST_SUITE_P(Targets, HarnessOnGpu, testing::ValuesIn(harnesses()),
                          [](const testing::TestParamInfo<Harness>& p) { return p.param.target; });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(HarnessOnGpu);

@@ -109,6 +109,17 @@ TEST(HarnessCli, ParsesCheckAndBench) {
   ASSERT_FALSE(parse({"check", "--all", "--instance", "x"}, o));  // one instance's grid
 }
 
+TEST(HarnessCli, CheckPicksItsReferenceBySizeUnlessToldToUseTheGpuOne) {
+  Options o;
+  ASSERT_FALSE(parse({"check", "--all"}, o));
+  EXPECT_EQ(o.reference, "auto");
+  ASSERT_FALSE(parse({"check", "--all", "--reference", "gpu"}, o));
+  EXPECT_EQ(o.reference, "gpu");
+  auto err = parse({"check", "--all", "--reference", "cpu"}, o);
+  ASSERT_TRUE(err);
+  EXPECT_NE(err->message.find("auto, gpu"), std::string::npos) << err->message;
+}
+
 TEST(HarnessCli, SamplingPolicyDefaultsAndOptions) {
   Options o;
   ASSERT_FALSE(parse({"bench", "--all"}, o));

@@ -1,9 +1,10 @@
 // The harness's own device code: deterministic random fill, comparison against an fp32
-// reference, non-finite counting, dtype widening, and the plain fp32 attention reference.
+// reference, non-finite counting, dtype widening, and the fp32 attention reference.
 // Host-callable launchers; every one is asynchronous on `stream` unless it returns results
 // to the host, and returns the CUDA error instead of aborting.
 #pragma once
 
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -45,10 +46,12 @@ cudaError_t l2_read_flush(const void* buf, std::size_t bytes, unsigned* sink, cu
 // latency between (nvbench's blocking kernel). Asynchronous.
 cudaError_t launch_stream_blocker(const volatile int* flag, double timeout_s, cudaStream_t stream);
 
-// Plain fp32 attention over [B,H,L,d] inputs of `args.dtype`: o_ref [B,H,L,d] fp32 and
-// lse_ref [B,H,L] fp32. Scores are kept whole per query row in shared memory (L <= 32768).
-cudaError_t attention_reference_fp32(const kport::kernels::AttentionArgs& args, float* o_ref,
-                                     float* lse_ref, cudaStream_t stream);
-constexpr int k_attention_reference_max_len = 32768;
+// fp32 attention over [B,H,L,d] inputs of `args.dtype` by its definition (cuBLAS fp32
+// gemms in pedantic math around a row softmax): o_ref [B,H,L,d] fp32 and lse_ref [B,H,L]
+// fp32. `scratch`: device memory of attention_reference_scratch_bytes(args) (about 1.4 GiB
+// at most: the scores of a chunk of heads or rows, and its inputs widened). Asynchronous.
+std::size_t attention_reference_scratch_bytes(const kport::kernels::AttentionArgs& args);
+cudaError_t attention_reference_fp32(const kport::kernels::AttentionArgs& args, cublasHandle_t cublas,
+                                     void* scratch, float* o_ref, float* lse_ref, cudaStream_t stream);
 
 }  // namespace kport::harness
