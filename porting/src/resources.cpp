@@ -60,15 +60,15 @@ std::int64_t count_lines_with(std::string_view text, std::string_view needle) {
 
 }  // namespace
 
-ResourceUsage parse_ptxas_verbose(std::string_view text) {
+ResourceUsage parse_ptxas_verbose(std::string_view compiler_output) {
   ResourceUsage u;
   EntryResources* cur = nullptr;
   std::string properties_for;
   std::size_t start = 0;
-  while (start < text.size()) {
-    auto end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
+  while (start < compiler_output.size()) {
+    auto end = compiler_output.find('\n', start);
+    if (end == std::string_view::npos) end = compiler_output.size();
+    std::string_view line = compiler_output.substr(start, end - start);
     start = end + 1;
     if (line.find("Compiling entry function") != std::string_view::npos) {
       u.entries.push_back(EntryResources{quoted_name(line)});

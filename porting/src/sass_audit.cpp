@@ -83,17 +83,17 @@ SassAudit sass_not_audited(std::string reason) {
   return a;
 }
 
-SassAudit audit_sass(std::string_view text, std::string_view target, const std::vector<std::string>& features, std::string tool) {
+SassAudit audit_sass(std::string_view disassembly, std::string_view target, const std::vector<std::string>& declared_features, std::string tool) {
   SassAudit a;
   a.tool = std::move(tool);
   for (const char* k : k_classes) a.counts[k] = 0;
   std::vector<std::string> sections;  // the targets named by "code for sm_XX" headers
   bool in_target = true;              // output without section headers is all one target's
   std::size_t start = 0;
-  while (start < text.size()) {
-    auto end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = trim(text.substr(start, end - start));
+  while (start < disassembly.size()) {
+    auto end = disassembly.find('\n', start);
+    if (end == std::string_view::npos) end = disassembly.size();
+    std::string_view line = trim(disassembly.substr(start, end - start));
     start = end + 1;
     if (line.substr(0, 9) == "code for ") {
       std::string_view arch = trim(line.substr(9));
@@ -107,7 +107,7 @@ SassAudit audit_sass(std::string_view text, std::string_view target, const std::
       if (colon != std::string_view::npos) a.functions.emplace_back(trim(line.substr(colon + 1)));
       continue;
     }
-    if (line.substr(0, 6) == ".text." && line.back() == ':') {  // nvdisasm: ".text._Z4gemmPf:"
+    if (line.substr(0, 6) == ".disassembly." && line.back() == ':') {  // nvdisasm: ".disassembly._Z4gemmPf:"
       a.functions.emplace_back(line.substr(6, line.size() - 7));
       continue;
     }
@@ -129,7 +129,7 @@ SassAudit audit_sass(std::string_view text, std::string_view target, const std::
   }
   a.audited = true;
   for (const auto& r : k_rules) {
-    if (std::find(features.begin(), features.end(), r.feature) == features.end()) continue;
+    if (std::find(declared_features.begin(), declared_features.end(), r.feature) == declared_features.end()) continue;
     a.required.emplace_back(r.klass);
     if (a.count(r.klass) == 0) a.missing.emplace_back(r.klass);
   }

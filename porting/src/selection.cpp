@@ -369,7 +369,7 @@ std::vector<Measurement> current_figures(std::span<const Measurement> rows) {
 
 namespace detail {
 
-std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& timed, const Waves& in) {
+std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& timed, const Waves& waves) {
   struct AtShape {
     const Shape* shape = nullptr;
     std::string canonical;
@@ -382,8 +382,8 @@ std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& 
     std::string best;
     double best_cost = std::numeric_limits<double>::infinity();
     for (const auto& [instance, median] : from.median) {
-      const Geometry* g = in.sm_count > 0 ? find_geometry(in.geometry, instance) : nullptr;
-      double cost = estimate_at(g, in.sm_count, *from.shape, median, to);
+      const Geometry* g = waves.sm_count > 0 ? find_geometry(waves.geometry, instance) : nullptr;
+      double cost = estimate_at(g, waves.sm_count, *from.shape, median, to);
       if (cost < best_cost) {
         best_cost = cost;
         best = instance;
@@ -408,7 +408,7 @@ std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& 
     for (const auto& [other_key, b] : shapes) {
       if (other_key == key) continue;
       const double d = a.shape->distance(*b.shape);
-      const int changes = path_changes(in.geometry, *a.shape, *b.shape, in.element_bytes);
+      const int changes = path_changes(waves.geometry, *a.shape, *b.shape, waves.element_bytes);
       if (prefer_match(changes, d, b.canonical, best_changes, best_d,
                        nearest ? std::string_view(nearest->canonical) : std::string_view())) {
         best_d = d;
