@@ -107,7 +107,7 @@ SassAudit audit_sass(std::string_view disassembly, std::string_view target, cons
       if (colon != std::string_view::npos) a.functions.emplace_back(trim(line.substr(colon + 1)));
       continue;
     }
-    if (line.substr(0, 6) == ".disassembly." && line.back() == ':') {  // nvdisasm: ".disassembly._Z4gemmPf:"
+    if (line.substr(0, 6) == ".text." && line.back() == ':') {  // nvdisasm: ".text._Z4gemmPf:"
       a.functions.emplace_back(line.substr(6, line.size() - 7));
       continue;
     }
