@@ -7,6 +7,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
+  clang-format clang-tidy
   libboost1.81-dev libboost-json1.81-dev
   libsqlite3-dev sqlite3
   libgit2-dev
