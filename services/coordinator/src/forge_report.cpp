@@ -22,7 +22,7 @@ constexpr std::size_t k_description_max = 140;  // commit statuses show one shor
 
 bool regression_kind(const std::string& kind) {
   return kind == "perf_regression" || kind == "resource_regression" || kind == "numerics_failure" ||
-         kind == "build_failure";
+         kind == "build_failure" || kind == "job_failure";
 }
 
 // A GitLab project named by its path ("group/name") is one URL segment.
