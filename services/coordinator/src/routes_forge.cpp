@@ -1,6 +1,7 @@
 // Forge connections (PUT /api/v1/repositories/{name}/forge, GET /api/v1/forges) and the
 // outgoing delivery queue (GET /api/v1/deliveries). A connection's answer names its
 // token file, never the token.
+#include <filesystem>
 #include <fstream>
 
 #include "codec.h"
@@ -75,6 +76,11 @@ void add_forge_routes(http::Router& router, Context& ctx) {
     if (!std::ifstream(c.token_file))
       return http::error_response(make_error(Errc::unprocessable, "field 'token_file': cannot read " + c.token_file +
                                                                       " as the coordinator; write the token there (mode 0600)"));
+    // The token is as safe as its file: say so when others may read it.
+    std::error_code ec;
+    const auto perms = std::filesystem::status(c.token_file, ec).permissions();
+    if (!ec && (perms & (std::filesystem::perms::group_read | std::filesystem::perms::others_read)) != std::filesystem::perms::none)
+      log::warn("forge token file is readable by other users; chmod 600 it", {{"repo", c.repo}, {"file", c.token_file}});
     auto put = ctx.store->put_forge_connection(c);
     if (!put.ok()) return http::error_response(put.error());
     log::info("forge connection set", {{"repo", c.repo}, {"kind", c.kind}, {"mode", c.mode}});
