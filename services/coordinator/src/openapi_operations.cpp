@@ -145,7 +145,9 @@ std::vector<Op> operations() {
        {ok(200, "Verdict"), err(404, "not_found: no pipeline or record for the commit")}});
   add({"post", "/api/v1/hooks/push", "receivePush",
        "Push webhook of GitHub, Gitea or GitLab (or the post-receive hook), signed with the hook secret; the "
-       "signature is checked before the body is read",
+       "signature is checked before the body is read. Pull request (GitHub, Gitea) and merge request (GitLab) events "
+       "validate the request's head as a push to refs/pull/N/head (refs/merge-requests/N/head) with the base as its "
+       "parent; a new head cancels the queued jobs of the previous one",
        Auth::signature, {}, content("application/json", typed("object")),
        {ok(200, "PushAccepted", "a redelivery: the recorded outcome, nothing new"),
         ok(201, "PushAccepted", "a pipeline was started for the pushed commit"),

@@ -327,6 +327,8 @@ class Store {
   // or the head a push last reported for a branch ("main", "refs/heads/main"); conflict
   // when ambiguous, invalid_argument for text that is neither.
   Result<std::optional<std::string>> resolve_commit(std::string_view rev);
+  // The head a push last reported for (repo, ref); nullopt when none (or deleted).
+  Result<std::optional<std::string>> ref_head(std::string_view repo, std::string_view ref);
   // The closest ancestor (parent first, up to max_depth steps through commits.parent_sha)
   // that has build records or results.
   Result<std::optional<std::string>> validated_ancestor(std::string_view sha, int max_depth = 64);
