@@ -52,7 +52,8 @@ struct ForgeFault {
 
 class FakeForge {
  public:
-  FakeForge() {
+  // With a PEM certificate and key it speaks HTTPS, as forges do.
+  explicit FakeForge(std::string cert = "", std::string key = "") : m_scheme(cert.empty() ? "http" : "https") {
     auto router = std::make_shared<http::Router>();
     for (const char* method : {"GET", "POST", "PATCH", "PUT"})
       router->add(method, "/{path...}", [this](http::Request&& req, http::Reply reply) { handle(std::move(req), std::move(reply)); });
@@ -60,6 +61,8 @@ class FakeForge {
     so.port = 0;
     so.threads = 2;
     so.body_limit = 8u << 20;
+    so.tls_cert_file = std::move(cert);
+    so.tls_key_file = std::move(key);
     m_server = std::make_unique<http::Server>(so, router);
     auto st = m_server->start();
     EXPECT_TRUE(st.ok()) << (st.ok() ? "" : st.error().message);
@@ -69,7 +72,7 @@ class FakeForge {
     m_server->stop(std::chrono::milliseconds(0));
   }
 
-  std::string url(const std::string& path = "") const { return "http://127.0.0.1:" + std::to_string(m_server->port()) + path; }
+  std::string url(const std::string& path = "") const { return m_scheme + "://127.0.0.1:" + std::to_string(m_server->port()) + path; }
 
   // The next `n` requests get `fault`.
   void fail_next(int n, ForgeFault fault = {}) {
@@ -156,6 +159,7 @@ class FakeForge {
     return res;
   }
 
+  std::string m_scheme;
   std::unique_ptr<http::Server> m_server;
   mutable std::mutex m_mu;
   std::condition_variable m_cv;

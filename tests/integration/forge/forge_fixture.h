@@ -7,6 +7,7 @@
 
 #include "fake_forge.h"
 #include "hook_fixture.h"
+#include "test_pki.h"
 
 namespace kport::testing {
 
@@ -16,7 +17,15 @@ inline const std::string k_public_url = "https://kport.example";
 
 class ForgeTest : public HookTest {
  protected:
-  ForgeTest() {
+  // tls: the fake forge (and webhook receiver) speaks HTTPS with a test CA the
+  // coordinator is told to trust (--forge-ca-file).
+  explicit ForgeTest(bool tls = false)
+      : pki(tls ? std::make_unique<TestPki>(dir.path() / "pki") : nullptr),
+        forge(pki ? pki->cert() : "", pki ? pki->key() : "") {
+    if (pki) {
+      extra_args.push_back("--forge-ca-file");
+      extra_args.push_back(pki->ca());
+    }
     std::ofstream(dir.path() / "forge-token") << k_forge_token << "\n";
     std::ofstream(dir.path() / "notify-secret") << k_notify_secret << "\n";
     for (std::string a : {"--delivery-poll-ms", "50", "--delivery-retry-base-ms", "100", "--delivery-retry-max-ms", "400",
@@ -113,6 +122,7 @@ class ForgeTest : public HookTest {
   }
   std::string metrics() { return call_raw(client, "GET", url("/metrics"), "").raw; }
 
+  std::unique_ptr<TestPki> pki;  // before the forge, which serves its certificate
   FakeForge forge;  // constructed before the fixture's body runs: its URL goes into the flags
   std::string sha = std::string(39, 'c') + "1";
 };
