@@ -8,6 +8,7 @@
 #include "kport/common/clock.h"
 #include "kport/common/log.h"
 #include "kport/http/client.h"
+#include "reproduce.h"
 
 namespace kport::coordinator {
 
@@ -29,7 +30,22 @@ Result<std::string> read_token(const std::string& file) {
   return token;
 }
 
+constexpr std::size_t k_repro_max = 20;  // commands in one summary at most
+
 }  // namespace
+
+std::map<std::int64_t, std::string> DeliverySender::repro_commands(const porting::Verdict& v) {
+  std::map<std::int64_t, std::string> out;
+  for (const auto& r : v.reasons) {
+    if (out.size() >= k_repro_max) break;
+    auto id = r.figures.find("result");
+    if (id == r.figures.end() || !std::holds_alternative<std::int64_t>(id->second)) continue;
+    auto result = m_ctx.store->get_result(std::get<std::int64_t>(id->second));
+    if (!result.ok() || !*result) continue;
+    out[(*result)->id] = reproduce_command(**result, r.kind == "perf_regression", m_ctx.config.public_url);
+  }
+  return out;
+}
 
 DeliverySender::DeliverySender(Context& ctx) : m_ctx(ctx) {}
 
@@ -105,6 +121,7 @@ void DeliverySender::report_round() {
     in.verdict = verdict ? &*verdict : nullptr;
     in.public_url = m_ctx.config.public_url;
     in.notify_urls = m_ctx.config.notify_urls;
+    if (verdict) in.repro_commands = repro_commands(*verdict);
     in.max_attempts = m_ctx.config.delivery_max_attempts;
     in.now_ms = now_unix_ms();
     auto advanced = m_ctx.store->advance_report(pr.pipeline.id, state, plan_report(in));

@@ -14,11 +14,13 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
 
 #include "context.h"
+#include "kport/porting/verdict.h"
 
 namespace kport::coordinator {
 
@@ -39,6 +41,8 @@ class DeliverySender {
   void report_round();
   void send_round();
   void refresh_metrics();
+  // The repro command of each result the verdict's reasons name (a bounded number).
+  std::map<std::int64_t, std::string> repro_commands(const porting::Verdict& v);
 
   Context& m_ctx;
   std::thread m_thread;

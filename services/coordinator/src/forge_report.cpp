@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <variant>
 
 #include "kport/common/clock.h"
 #include "kport/common/crypto.h"
@@ -91,7 +92,7 @@ db::NewDelivery forge_delivery(const ReportInputs& in, const std::string& conclu
       body["conclusion"] = conclusion;
       body["completed_at"] = at;
       body["output"] = json::object{{"title", report_title(conclusion, in.verdict)},
-                                    {"summary", report_summary(p, conclusion, in.verdict, details)}};
+                                    {"summary", report_summary(p, conclusion, in.verdict, details, in.repro_commands)}};
     }
     d.body = json::serialize(body);
     return d;
@@ -154,7 +155,7 @@ std::string report_title(const std::string& conclusion, const porting::Verdict* 
 }
 
 std::string report_summary(const db::Pipeline& p, const std::string& conclusion, const porting::Verdict* v,
-                           const std::string& details_url) {
+                           const std::string& details_url, const std::map<std::int64_t, std::string>& repro_commands) {
   std::string md = "**" + report_title(conclusion, v) + "** for `" + short_sha(p.commit_sha) + "`";
   if (v && v->baseline) md += " against `" + short_sha(*v->baseline) + "`";
   md += " (pipeline " + std::to_string(p.id) + ", " + std::to_string(p.jobs_done) + " of " +
@@ -174,6 +175,14 @@ std::string report_summary(const db::Pipeline& p, const std::string& conclusion,
         md += "| " + r->kind + " | `" + r->variant + "` | " + msg + " |\n";
       }
       md += "\n";
+      for (const auto* r : reasons) {
+        auto id = r->figures.find("result");
+        if (id == r->figures.end() || !std::holds_alternative<std::int64_t>(id->second)) continue;
+        auto cmd = repro_commands.find(std::get<std::int64_t>(id->second));
+        if (cmd == repro_commands.end()) continue;
+        md += "Reproduce the " + r->kind + " of `" + r->variant + "` (result " + std::to_string(cmd->first) +
+              "):\n\n```sh\n" + cmd->second + "\n```\n\n";
+      }
     }
     if (!v->waiting.empty()) {
       md += "### Waiting\n\n";

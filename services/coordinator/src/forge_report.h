@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,9 @@ struct ReportInputs {
   const porting::Verdict* verdict = nullptr;       // completed: the commit's verdict
   std::string public_url;                          // the dashboard's root, no trailing slash
   std::vector<std::string> notify_urls;
+  // The command that reproduces each result a verdict reason names (its figures'
+  // "result"), keyed by result id; reasons without one are listed without.
+  std::map<std::int64_t, std::string> repro_commands;
   int max_attempts = 10;
   std::int64_t now_ms = 0;
 };
@@ -51,7 +55,7 @@ std::vector<db::NewDelivery> plan_report(const ReportInputs& in);
 // reproduce), bounded to GitHub's 65535 characters.
 std::string report_title(const std::string& conclusion, const porting::Verdict* verdict);
 std::string report_summary(const db::Pipeline& pipeline, const std::string& conclusion, const porting::Verdict* verdict,
-                           const std::string& details_url);
+                           const std::string& details_url, const std::map<std::int64_t, std::string>& repro_commands = {});
 
 // The dashboard page of a commit.
 std::string commit_page_url(const std::string& public_url, const std::string& sha);

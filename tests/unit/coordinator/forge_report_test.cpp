@@ -118,6 +118,17 @@ TEST(ForgeReport, CompletedCheckRunCarriesConclusionTitleAndSummaryPerTargetAndG
   EXPECT_NE(summary.find("against `aaaaaaaaaaaa`"), std::string::npos) << summary;
   EXPECT_NE(summary.find("`kport status " + std::string(40, 'b') + "`"), std::string::npos) << summary;
   EXPECT_NE(summary.find("gemm.mma_sync figure unstable"), std::string::npos) << summary;
+  EXPECT_EQ(summary.find("Reproduce the"), std::string::npos) << "no command was given: " << summary;
+}
+
+TEST(ForgeReport, SummaryCarriesTheReproCommandOfEachNamedResult) {
+  auto v = failing();
+  v.reasons[1].figures["result"] = std::int64_t{42};
+  auto p = pipeline(db::PipelineStatus::succeeded);
+  const std::string md = report_summary(p, "failure", &v, "https://kport.example", {{42, "kport-harness-sm_100a --check x"}});
+  EXPECT_NE(md.find("Reproduce the numerics_failure of `gemm.simt` (result 42):\n\n```sh\nkport-harness-sm_100a --check x\n```"),
+            std::string::npos)
+      << md;
 }
 
 TEST(ForgeReport, SummaryIsBoundedToWhatGitHubTakes) {
