@@ -127,8 +127,11 @@ void DeliverySender::report_round() {
     auto advanced = m_ctx.store->advance_report(pr.pipeline.id, state, plan_report(in));
     if (!advanced.ok())
       log::warn("pipeline report not advanced", {{"pipeline", pr.pipeline.id}, {"error", advanced.error().message}});
-    else if (*advanced)
+    else if (*advanced) {
       log::info("pipeline report queued", {{"pipeline", pr.pipeline.id}, {"state", state}});
+      m_ctx.events->publish("deliveries", "delivery",
+                            boost::json::serialize(boost::json::object{{"pipeline", pr.pipeline.id}, {"report", state}}));
+    }
   }
 }
 
@@ -200,6 +203,8 @@ void DeliverySender::send_round() {
         log::warn("delivery not sent", {{"delivery", d.id}, {"kind", d.kind}, {"outcome", outcome}, {"error", attempt.error}});
       if (auto st = m_ctx.store->record_delivery_attempt(attempt); !st.ok())
         return log::warn("delivery attempt not recorded", {{"delivery", d.id}, {"error", st.error().message}});
+      m_ctx.events->publish("deliveries", "delivery",
+                            boost::json::serialize(boost::json::object{{"id", d.id}, {"outcome", outcome}}));
     }
   }
 }
