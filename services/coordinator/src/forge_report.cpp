@@ -283,6 +283,14 @@ OutgoingRequest webhook_request(const db::Delivery& d, const std::string& secret
   return r;
 }
 
+std::string redact_url(std::string_view url) {
+  const auto scheme = url.find("://");
+  if (scheme == std::string_view::npos) return "…";
+  const auto path = url.find_first_of("/?#", scheme + 3);
+  if (path == std::string_view::npos || url.substr(path) == "/") return std::string(url);
+  return std::string(url.substr(0, path)) + "/…";
+}
+
 std::int64_t delivery_backoff_ms(int attempts, std::int64_t base_ms, std::int64_t max_ms, std::string_view retry_after) {
   std::int64_t wait = base_ms;
   for (int i = 1; i < attempts && wait < max_ms; ++i) wait *= 2;
@@ -297,7 +305,7 @@ db::DeliveryAttempt classify_answer(const db::Delivery& d, const OutgoingRequest
   db::DeliveryAttempt a;
   a.id = d.id;
   a.next_attempt_ms = retry_at_ms;
-  const std::string what = request.method + " " + request.url;
+  const std::string what = request.method + " " + (d.kind == "webhook" ? redact_url(request.url) : request.url);
   if (!answer.ok()) {
     a.outcome = db::DeliveryAttempt::Outcome::retry;
     a.error = utf8::clip(what + ": " + answer.error().message, 1000);

@@ -90,6 +90,10 @@ struct ClientAnswer {
 db::DeliveryAttempt classify_answer(const db::Delivery& d, const OutgoingRequest& request,
                                     const Result<ClientAnswer>& answer, std::int64_t retry_at_ms);
 
+// A webhook URL as the API and the logs show it: scheme, host and port, the path
+// replaced by "/…" (chat webhooks carry their secret in the path).
+std::string redact_url(std::string_view url);
+
 // The backoff before the attempt after `attempts` failed ones: base doubled per attempt,
 // at most max; a Retry-After (seconds) asks for longer within the same bound.
 std::int64_t delivery_backoff_ms(int attempts, std::int64_t base_ms, std::int64_t max_ms,

@@ -498,7 +498,7 @@ json::object openapi_schemas() {
        {"kind", enm({"check_run", "commit_status", "webhook"})},
        {"event", describe(str(), "pipeline.queued, pipeline.in_progress, pipeline.completed, verdict or regression")},
        {"repo", nullable(str())}, {"pipeline", nullable(integer())}, {"commit", str()}, {"method", str()},
-       {"url", describe(str(), "a forge call's path under the connection's api_url; a webhook's URL")},
+       {"url", describe(str(), "a forge call's path under the connection's api_url; a webhook's scheme and host (its path is not shown)")},
        {"body", describe(any_json(), "the JSON sent (a check run's POST adds head_sha)")},
        {"state", enm({"pending", "delivered", "failed"})}, {"attempts", integer()}, {"max_attempts", integer()},
        {"next_attempt_at", describe(when(), "null unless pending")},

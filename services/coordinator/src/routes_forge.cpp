@@ -6,6 +6,7 @@
 
 #include "codec.h"
 #include "context.h"
+#include "forge_report.h"
 #include "kport/common/clock.h"
 #include "kport/common/log.h"
 
@@ -42,7 +43,7 @@ json::object delivery_json(const db::Delivery& d) {
                       {"pipeline", d.pipeline_id ? json::value(*d.pipeline_id) : json::value(nullptr)},
                       {"commit", d.commit_sha},
                       {"method", d.method},
-                      {"url", d.url},
+                      {"url", d.kind == "webhook" ? redact_url(d.url) : d.url},
                       {"body", std::move(body)},
                       {"state", d.state},
                       {"attempts", d.attempts},

@@ -81,6 +81,7 @@ TEST_F(ForgeTest, GitHubCheckRunFollowsAPassingPipelineAndWebhooksAreSigned) {
   ASSERT_EQ(all.size(), 4u) << boost::json::serialize(all);
   EXPECT_EQ(hook.header("X-Kport-Delivery"), std::to_string(all[0].at("id").as_int64()));  // newest first: the webhook
   EXPECT_EQ(all[0].at("kind").as_string(), "webhook");
+  EXPECT_EQ(all[0].at("url").as_string(), forge.url("/…"));  // a webhook's path may be its secret
   EXPECT_EQ(all[3].at("event").as_string(), "pipeline.queued");
   EXPECT_EQ(all[3].at("last_status").as_int64(), 201);
   const std::string listed = get("/api/v1/deliveries").raw + get("/api/v1/forges").raw;

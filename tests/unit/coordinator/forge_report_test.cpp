@@ -257,6 +257,20 @@ TEST(ForgeReport, AnswersAreClassifiedWithoutTrustingTheirBodies) {
   EXPECT_EQ(classify_answer(d, post, ClientAnswer{401, "", "", ""}, 0).outcome, O::failed);  // no connection to break
 }
 
+TEST(ForgeReport, WebhookUrlsAreShownWithoutTheirPath) {
+  EXPECT_EQ(redact_url("https://hooks.example.com/services/T0/B0/secret"), "https://hooks.example.com/…");
+  EXPECT_EQ(redact_url("http://127.0.0.1:9000?token=x"), "http://127.0.0.1:9000/…");
+  EXPECT_EQ(redact_url("https://hooks.example.com/"), "https://hooks.example.com/");
+  EXPECT_EQ(redact_url("not a url"), "…");
+  db::Delivery d;
+  d.id = 1;
+  d.kind = "webhook";
+  OutgoingRequest post{"POST", "https://hooks.example.com/services/secret", "{}", {}};
+  auto a = classify_answer(d, post, ClientAnswer{500, "", "", ""}, 0);
+  EXPECT_EQ(a.error.find("secret"), std::string::npos) << a.error;
+  EXPECT_EQ(a.error, "POST https://hooks.example.com/… answered 500");
+}
+
 TEST(ForgeReport, BackoffDoublesUpToItsBoundAndHonoursRetryAfter) {
   EXPECT_EQ(delivery_backoff_ms(1, 100, 1000), 100);
   EXPECT_EQ(delivery_backoff_ms(2, 100, 1000), 200);
