@@ -30,7 +30,8 @@ Result<std::string> read_token(const std::string& file) {
   return token;
 }
 
-constexpr std::size_t k_repro_max = 20;  // commands in one summary at most
+constexpr std::size_t k_repro_max = 20;
+constexpr std::int64_t k_remeasure_wait_ms = 30'000;  // how long a completed report waits for its re-measures  // commands in one summary at most
 
 }  // namespace
 
@@ -113,6 +114,15 @@ void DeliverySender::report_round() {
         continue;
       }
       verdict = std::move(*v);
+      // The check that ends a pipeline may ask for re-measures, queued into the same
+      // pipeline right after its completion: its verdict is not final yet, so the report
+      // waits for them (a bounded while, should they never come).
+      if (!verdict->remeasure.empty()) {
+        const std::int64_t now = now_unix_ms();
+        auto [it, fresh] = m_deferred.try_emplace(pr.pipeline.id, now);
+        if (fresh || now - it->second < k_remeasure_wait_ms) continue;
+      }
+      m_deferred.erase(pr.pipeline.id);
     }
     ReportInputs in;
     in.pipeline = pr.pipeline;

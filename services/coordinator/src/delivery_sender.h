@@ -51,6 +51,9 @@ class DeliverySender {
   bool m_stopping = false;
   bool m_poked = false;
   std::string m_metrics;
+  // Sender thread only: completed pipelines whose verdict still asks for re-measures,
+  // and when that was first seen.
+  std::map<std::int64_t, std::int64_t> m_deferred;
 };
 
 }  // namespace kport::coordinator

@@ -51,8 +51,9 @@ class ForgeTest : public HookTest {
                k_admin);
   }
 
-  void push(const std::string& commit) {
-    auto r = github(push_body("org/kernels", "refs/heads/main", std::string(40, '0'), commit), "delivery-" + commit);
+  void push(const std::string& commit, const std::string& parent = "") {
+    auto r = github(push_body("org/kernels", "refs/heads/main", parent.empty() ? std::string(40, '0') : parent, commit, false, parent),
+                    "delivery-" + commit);
     ASSERT_EQ(r.status, 201) << r.raw;
   }
 
@@ -82,11 +83,11 @@ class ForgeTest : public HookTest {
     return {boost::json::object{{"family", "gemm"}, {"variant", "simt"}, {"status", "ok"}, {"registers", 96},
                                 {"shared_mem_bytes", 4096}, {"spill_stores_bytes", 0}, {"spill_loads_bytes", 0}}};
   }
-  static boost::json::array passing_result() {
+  static boost::json::array passing_result(double median_us = 100.0) {
     return {boost::json::object{{"family", "gemm"}, {"variant", "simt"}, {"instance", "gemm.simt.default"}, {"dtype", "bf16"},
                                 {"shape", "m=4096,n=4096,k=4096"}, {"toolkit", "13.0"}, {"gpu_model", "NVIDIA H200"},
                                 {"gpu_uuid", "GPU-1"}, {"arch", "9.0"}, {"driver", "580.1"}, {"status", "passed"},
-                                {"max_rel_err", 1e-3}, {"tolerance", 1e-2}, {"median_us", 100.0}, {"stddev_us", 0.5},
+                                {"max_rel_err", 1e-3}, {"tolerance", 1e-2}, {"median_us", median_us}, {"stddev_us", 0.5},
                                 {"samples", 100}}};
   }
 

@@ -93,6 +93,45 @@ TEST_F(ForgeTest, GitHubCheckRunFollowsAPassingPipelineAndWebhooksAreSigned) {
   EXPECT_EQ(proc->log().find(k_forge_token), std::string::npos);
 }
 
+TEST_F(ForgeTest, ASlowdownIsReportedOnlyOnceItsReMeasureConfirmsIt) {
+  ASSERT_EQ(connect("github", "check").status, 200);
+  const std::string builder = register_runner("builder", "build");
+  const std::string gpu = register_runner("h200", "gpu", "9.0", "NVIDIA H200");
+  const std::string a = std::string(39, 'a') + "1", b = std::string(39, 'a') + "2";
+  push(a);
+  ASSERT_EQ(wait_to("/check-runs", 1).size(), 1u);
+  auto build_a = take(builder);
+  ASSERT_EQ(wait_to("/check-runs", 2).size(), 2u);
+  finish(build_a, builder, "records", ok_build());
+  finish(take(gpu), gpu, "results", passing_result(100.0));
+  auto first = wait_to("/check-runs", 3);
+  ASSERT_EQ(first.size(), 3u);
+  ASSERT_EQ(first[2].json().at("conclusion").as_string(), "success");
+
+  // B is 30 % slower: its check ends the pipeline, and the re-measure it asks for is
+  // queued into it right after. The report waits for it instead of calling it neutral.
+  push(b, a);
+  ASSERT_EQ(wait_to("/check-runs", 4).size(), 4u);
+  auto build_b = take(builder);
+  ASSERT_EQ(wait_to("/check-runs", 5).size(), 5u);
+  finish(build_b, builder, "records", ok_build());
+  finish(take(gpu), gpu, "results", passing_result(130.0));
+  auto remeasure = take(gpu);
+  ASSERT_FALSE(remeasure.first.empty()) << "a re-measure was queued";
+  finish(remeasure, gpu, "results", passing_result(131.0));
+  auto runs = wait_to("/check-runs", 6);
+  ASSERT_EQ(runs.size(), 6u);
+  std::vector<std::string> completed;
+  for (const auto& r : runs)
+    if (r.json().contains("conclusion")) completed.push_back(std::string(r.json().at("conclusion").as_string()));
+  EXPECT_EQ(completed, (std::vector<std::string>{"success", "failure"})) << "never a neutral in between";
+  const auto output = runs[5].json().at("output").as_object();
+  EXPECT_NE(std::string(output.at("title").as_string()).find("perf_regression"), std::string::npos) << output;
+  const std::string summary(output.at("summary").as_string());
+  EXPECT_NE(summary.find("median 100.00 us -> 131.00 us"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("Reproduce the perf_regression of `gemm.simt`"), std::string::npos) << summary;
+}
+
 TEST_F(ForgeTest, GiteaStatusesGoPendingThenFailureForAFailedBuild) {
   ASSERT_EQ(connect("gitea", "status").status, 200);
   const std::string builder = register_runner("builder", "build");
