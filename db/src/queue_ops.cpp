@@ -78,6 +78,13 @@ Result<InsertedPipeline> insert_pipeline(Connection& c, const NewPipeline& p, st
   const std::int64_t id = c.last_insert_rowid();
   auto jobs = insert_jobs(c, id, p.jobs, now);
   if (!jobs) return std::move(jobs).error();
+  // A push is reported where it came from (forge, webhooks); the report starts with the
+  // pipeline so that no pipeline escapes it, whenever the coordinator stops.
+  if (p.reason == PipelineReason::push) {
+    auto report = c.prepare("INSERT INTO forge_reports(pipeline_id, repo, state, updated_ms) VALUES (?1, ?2, 'new', ?3)");
+    if (!report) return std::move(report).error();
+    KPORT_TRY(report->bind_all(id, p.repo, now).run());
+  }
   return InsertedPipeline{id, true};
 }
 

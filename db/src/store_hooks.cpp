@@ -156,6 +156,15 @@ Result<PushOutcome> Store::record_push(const PushDelivery& d, const std::optiona
   });
 }
 
+Result<std::optional<std::string>> Store::ref_head(std::string_view repo, std::string_view ref) {
+  return m_impl->read<std::optional<std::string>>([&](Connection& c) -> Result<std::optional<std::string>> {
+    auto s = c.prepare("SELECT sha FROM branch_heads WHERE repo = ?1 AND ref = ?2 AND sha <> ''");
+    if (!s) return std::move(s).error();
+    s->bind_all(repo, ref);
+    return detail::collect_one<std::string>(*s, [](const detail::Stmt& st) { return st.text(0); });
+  });
+}
+
 Result<std::optional<std::string>> Store::resolve_commit(std::string_view rev) {
   const bool hex = rev.size() >= 7 && rev.size() <= 64 && rev.find_first_not_of("0123456789abcdef") == std::string_view::npos;
   if (!hex && (rev.empty() || rev.size() > 255 || rev.find_first_of(" \t\n~^:?*[\\") != std::string_view::npos))

@@ -210,3 +210,35 @@ test('a result posted by a runner appears live without moving the page', opts, a
     assert.equal(overview.results[0].status, 'passed');
   });
 });
+
+test('deliveries page shows forge connections and every outgoing call with its last error', opts, async () => {
+  // A Gitea on a closed port: the push pipeline's status is queued and its first attempt fails.
+  const tokenFile = join(k.dir, 'forge-token');
+  writeFileSync(tokenFile, 'forge-token-e2e\n', { mode: 0o600 });
+  await k.client.call('PUT', '/api/v1/repositories/kernels/forge', {
+    token: k.admin, body: { kind: 'gitea', api_url: 'http://127.0.0.1:1/api/v1', project: 'org/kernels', token_file: tokenFile },
+  });
+  const sha = 'c3'.repeat(20);
+  await k.client.call('POST', '/api/v1/commits', { token: k.admin, body: { sha, repo: 'kernels', message: 'report me' } });
+  await k.client.call('POST', '/api/v1/pipelines', { token: k.admin, body: { commit: sha, repo: 'kernels', reason: 'push', targets: ['sm_90a'] } });
+  let tried = null;
+  for (let i = 0; i < 100 && !tried; i++) {
+    const page = await k.client.call('GET', '/api/v1/deliveries');
+    tried = page.items.find((d) => d.commit === sha && d.attempts >= 1) || null;
+    if (!tried) await new Promise((r) => setTimeout(r, 100));  // the sender's first attempt; no event reaches this client
+  }
+  assert.ok(tried, 'the status delivery was attempted');
+  await visit('deliveries', '#/deliveries', async (page) => {
+    const forges = await page.textContent('#forges');
+    assert.ok(forges.includes('kernels') && forges.includes('gitea (status)') && forges.includes('ok'), forges);
+    assert.ok(!forges.includes('forge-token-e2e'), 'the token is never shown');
+    const row = await page.textContent(`#deliveries tr[data-id="${tried.id}"]`);
+    assert.ok(row.includes('commit_status') && row.includes('pipeline.queued') && row.includes('pending'), row);
+    assert.ok(row.includes(`1 / ${tried.max_attempts}`), row);
+    assert.ok(row.includes('/api/v1/repos/org/kernels/statuses/'), `the last error names the call: ${row}`);
+    assert.ok(await page.locator(`#deliveries a[href="#/commit/${sha}"]`).count() === 1, 'the commit links to its page');
+  });
+  await visit('deliveries-failed', '#/deliveries?state=failed', async (page) => {
+    assert.ok((await page.textContent('#deliveries')).includes('No deliveries.'));
+  });
+});

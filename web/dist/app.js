@@ -120,14 +120,14 @@ var init_router = __esm({
 // js/live.js
 function connect(statusEl) {
   if (source) return;
-  source = new EventSource("/api/v1/events?topics=results,jobs,pipelines,runners");
+  source = new EventSource("/api/v1/events?topics=results,jobs,pipelines,runners,deliveries");
   const set = (on, text) => {
     statusEl.textContent = text;
     statusEl.classList.toggle("off", !on);
   };
   source.addEventListener("open", () => set(true, "live"));
   source.addEventListener("error", () => set(false, "reconnecting"));
-  for (const name of ["pipeline", "job", "results", "runner", "expired"]) {
+  for (const name of ["pipeline", "job", "results", "runner", "expired", "delivery"]) {
     source.addEventListener(name, (e) => {
       let data = null;
       try {
@@ -197,7 +197,9 @@ var init_api = __esm({
       result: (id) => getJSON(`/api/v1/results/${id}`),
       best: (params) => getJSON("/api/v1/best", params),
       gpus: () => getJSON("/api/v1/gpus"),
-      kernels: () => getJSON("/api/v1/kernels")
+      kernels: () => getJSON("/api/v1/kernels"),
+      forges: () => getJSON("/api/v1/forges"),
+      deliveries: (state) => getJSON("/api/v1/deliveries", { state, limit: 200 })
     };
   }
 });
@@ -227,6 +229,7 @@ var init_prefetch = __esm({
       runners: (r) => api.runners(r.params.get("all") === "1"),
       // The form's GPU list, and the answer when a shared link carries a full question (an
       // error is the answer's to show, so it is kept as a value).
+      deliveries: (r) => Promise.all([api.forges(), api.deliveries(r.params.get("state") || "")]),
       best: (r) => Promise.all([api.gpus(), bestQuery(r.params) ? api.best(bestQuery(r.params)).catch((e) => e) : null])
     };
   }
@@ -1031,6 +1034,94 @@ var init_best = __esm({
   }
 });
 
+// js/pages/deliveries.js
+var deliveries_exports = {};
+__export(deliveries_exports, {
+  render: () => render7
+});
+function connectionRow(c) {
+  return h(
+    "tr",
+    { class: c.state },
+    h("td", {}, c.repo),
+    h("td", {}, `${c.kind} (${c.mode})`),
+    h("td", {}, h("code", {}, c.api_url)),
+    h("td", {}, c.project),
+    h(
+      "td",
+      {},
+      h("span", { class: `tag ${c.state === "ok" ? "st-succeeded" : "st-failed"}` }, c.state),
+      c.broken_reason ? h("span", { class: "reason" }, c.broken_reason) : null
+    )
+  );
+}
+function deliveryRow(d) {
+  const when = d.state === "pending" ? `next ${fmtTime(d.next_attempt_at)}` : fmtTime(d.finished_at);
+  return h(
+    "tr",
+    { dataset: { id: d.id } },
+    h("td", {}, `#${d.id}`),
+    h("td", {}, d.kind),
+    h("td", {}, d.event),
+    h("td", {}, d.commit ? pageLink(`/commit/${d.commit}`, null, h("code", {}, shortSha(d.commit))) : ""),
+    h("td", {}, h("span", { class: `tag ${TAG[d.state] || ""}` }, d.state)),
+    h("td", {}, `${d.attempts} / ${d.max_attempts}`),
+    h("td", {}, d.last_status === null ? "" : String(d.last_status)),
+    h("td", { class: "error-text" }, d.last_error),
+    h("td", { class: "muted" }, when)
+  );
+}
+async function render7(root2, route) {
+  const state = route.params.get("state") || "";
+  let [forges, page] = await (route.first || Promise.all([api.forges(), api.deliveries(state)]));
+  const conns = h("tbody");
+  const rows = h("tbody");
+  const paint = () => {
+    fill(conns, forges.items.length ? forges.items.map(connectionRow) : h("tr", {}, h("td", { colspan: 5, class: "muted" }, "No forge connections: PUT /api/v1/repositories/{name}/forge.")));
+    fill(rows, page.items.length ? page.items.map(deliveryRow) : h("tr", {}, h("td", { colspan: 9, class: "muted" }, "No deliveries.")));
+  };
+  paint();
+  fill(
+    root2,
+    h("h1", { elementtiming: "kport-data" }, "Deliveries"),
+    h("p", { class: "summary" }, "Show: ", ...STATES.map((s) => [
+      s === state ? h("b", {}, s || "all") : h("a", { href: s ? `#/deliveries?state=${s}` : "#/deliveries" }, s || "all"),
+      " "
+    ])),
+    h("h2", {}, "Forge connections"),
+    h(
+      "table",
+      { class: "grid", id: "forges" },
+      h("thead", {}, h("tr", {}, ["repository", "forge", "API", "project", "state"].map((t) => h("th", {}, t)))),
+      conns
+    ),
+    h("h2", {}, "Outgoing calls"),
+    h(
+      "table",
+      { class: "grid", id: "deliveries" },
+      h("thead", {}, h("tr", {}, ["id", "kind", "event", "commit", "state", "attempts", "last status", "last error", "when"].map((t) => h("th", {}, t)))),
+      rows
+    )
+  );
+  const refresh = coalesce(async () => {
+    [forges, page] = await Promise.all([api.forges(), api.deliveries(state)]);
+    paint();
+  }, 1e3);
+  return { onEvent(ev) {
+    if (ev === "delivery") refresh(ev);
+  } };
+}
+var STATES, TAG;
+var init_deliveries = __esm({
+  "js/pages/deliveries.js"() {
+    init_dom();
+    init_api();
+    init_live();
+    STATES = ["", "pending", "delivered", "failed"];
+    TAG = { pending: "st-queued", delivered: "st-succeeded", failed: "st-failed" };
+  }
+});
+
 // js/main.js
 init_dom();
 init_router();
@@ -1042,7 +1133,8 @@ var pages = {
   commit: () => Promise.resolve().then(() => (init_commit(), commit_exports)),
   kernel: () => Promise.resolve().then(() => (init_kernel(), kernel_exports)),
   runners: () => Promise.resolve().then(() => (init_runners(), runners_exports)),
-  best: () => Promise.resolve().then(() => (init_best(), best_exports))
+  best: () => Promise.resolve().then(() => (init_best(), best_exports)),
+  deliveries: () => Promise.resolve().then(() => (init_deliveries(), deliveries_exports))
 };
 var root = null;
 var current = null;

@@ -38,7 +38,9 @@
     result: (id) => getJSON(`/api/v1/results/${id}`),
     best: (params) => getJSON("/api/v1/best", params),
     gpus: () => getJSON("/api/v1/gpus"),
-    kernels: () => getJSON("/api/v1/kernels")
+    kernels: () => getJSON("/api/v1/kernels"),
+    forges: () => getJSON("/api/v1/forges"),
+    deliveries: (state) => getJSON("/api/v1/deliveries", { state, limit: 200 })
   };
 
   // js/prefetch.js
@@ -50,6 +52,7 @@
     runners: (r) => api.runners(r.params.get("all") === "1"),
     // The form's GPU list, and the answer when a shared link carries a full question (an
     // error is the answer's to show, so it is kept as a value).
+    deliveries: (r) => Promise.all([api.forges(), api.deliveries(r.params.get("state") || "")]),
     best: (r) => Promise.all([api.gpus(), bestQuery(r.params) ? api.best(bestQuery(r.params)).catch((e) => e) : null])
   };
   function bestQuery(p) {

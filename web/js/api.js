@@ -30,4 +30,6 @@ export const api = {
   best: (params) => getJSON('/api/v1/best', params),
   gpus: () => getJSON('/api/v1/gpus'),
   kernels: () => getJSON('/api/v1/kernels'),
+  forges: () => getJSON('/api/v1/forges'),
+  deliveries: (state) => getJSON('/api/v1/deliveries', { state, limit: 200 }),
 };

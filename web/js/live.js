@@ -6,14 +6,14 @@ let source = null;
 
 export function connect(statusEl) {
   if (source) return;
-  source = new EventSource('/api/v1/events?topics=results,jobs,pipelines,runners');
+  source = new EventSource('/api/v1/events?topics=results,jobs,pipelines,runners,deliveries');
   const set = (on, text) => {
     statusEl.textContent = text;
     statusEl.classList.toggle('off', !on);
   };
   source.addEventListener('open', () => set(true, 'live'));
   source.addEventListener('error', () => set(false, 'reconnecting'));
-  for (const name of ['pipeline', 'job', 'results', 'runner', 'expired']) {
+  for (const name of ['pipeline', 'job', 'results', 'runner', 'expired', 'delivery']) {
     source.addEventListener(name, (e) => {
       let data = null;
       try {

@@ -13,6 +13,7 @@ const pages = {
   kernel: () => import('./pages/kernel.js'),
   runners: () => import('./pages/runners.js'),
   best: () => import('./pages/best.js'),
+  deliveries: () => import('./pages/deliveries.js'),
 };
 
 let root = null;

@@ -10,6 +10,7 @@ const first = {
   runners: (r) => api.runners(r.params.get('all') === '1'),
   // The form's GPU list, and the answer when a shared link carries a full question (an
   // error is the answer's to show, so it is kept as a value).
+  deliveries: (r) => Promise.all([api.forges(), api.deliveries(r.params.get('state') || '')]),
   best: (r) => Promise.all([api.gpus(), bestQuery(r.params) ? api.best(bestQuery(r.params)).catch((e) => e) : null]),
 };
 

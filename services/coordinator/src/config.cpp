@@ -46,6 +46,19 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
       .add("tls-cert", "KPORT_TLS_CERT", "",
            "serve HTTPS with this PEM certificate (chain, leaf first); needs --tls-key (default: plain HTTP)")
       .add("tls-key", "KPORT_TLS_KEY", "", "the PEM private key of --tls-cert")
+      .add("public-url", "KPORT_PUBLIC_URL", "",
+           "the dashboard's URL as forges and webhooks link to it (default: the listen address)")
+      .add("notify-urls", "KPORT_NOTIFY_URLS", "",
+           "comma-separated webhook URLs told of verdicts and regressions (JSON, signed X-Kport-Signature-256)")
+      .add("notify-secret-file", "KPORT_NOTIFY_SECRET_FILE", "",
+           "file holding the notification webhooks' HMAC secret (default: notify-secret beside the database)")
+      .add("forge-ca-file", "KPORT_FORGE_CA_FILE", "", "PEM CA certificates of https forges and webhooks not in the system store")
+      .add("delivery-poll-ms", "KPORT_DELIVERY_POLL_MS", "1000", "how often pipeline reports and due deliveries are looked at")
+      .add("delivery-timeout-ms", "KPORT_DELIVERY_TIMEOUT_MS", "10000", "time one outgoing call may take")
+      .add("delivery-retry-base-ms", "KPORT_DELIVERY_RETRY_BASE_MS", "5000",
+           "backoff after a delivery's failed attempt (network error, 5xx); doubles per attempt")
+      .add("delivery-retry-max-ms", "KPORT_DELIVERY_RETRY_MAX_MS", "600000", "longest backoff between attempts of a delivery")
+      .add("delivery-max-attempts", "KPORT_DELIVERY_MAX_ATTEMPTS", "10", "attempts before a delivery is given up")
       .add_flag("log-json", "KPORT_LOG_JSON", false, "the same as --log-format json (kept for existing units)");
   log::add_options(o);
   declare_slurm_options(o);
@@ -85,6 +98,33 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
   auto per_minute = o.integer("registrations-per-minute", 1, 1'000'000);
   auto retry_base = o.integer("retry-base-ms", 0, 86'400'000);
   auto retry_max = o.integer("retry-max-ms", 0, 86'400'000);
+  auto d_poll = o.integer("delivery-poll-ms", 10, 3'600'000);
+  auto d_timeout = o.integer("delivery-timeout-ms", 100, 600'000);
+  auto d_base = o.integer("delivery-retry-base-ms", 0, 86'400'000);
+  auto d_max = o.integer("delivery-retry-max-ms", 0, 86'400'000);
+  auto d_attempts = o.integer("delivery-max-attempts", 1, 1000);
+  for (auto* r : {&d_poll, &d_timeout, &d_base, &d_max, &d_attempts})
+    if (!r->ok()) return r->error();
+  c.delivery_poll_ms = *d_poll;
+  c.delivery_timeout_ms = *d_timeout;
+  c.delivery_retry_base_ms = *d_base;
+  c.delivery_retry_max_ms = *d_max;
+  c.delivery_max_attempts = static_cast<int>(*d_attempts);
+  c.public_url = o.get("public-url");
+  while (!c.public_url.empty() && c.public_url.back() == '/') c.public_url.pop_back();
+  for (std::string_view rest = o.get("notify-urls"); !rest.empty();) {
+    const auto comma = rest.find(',');
+    std::string one(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    while (!one.empty() && one.front() == ' ') one.erase(0, 1);
+    while (!one.empty() && one.back() == ' ') one.pop_back();
+    if (one.empty()) continue;
+    if (one.rfind("http://", 0) != 0 && one.rfind("https://", 0) != 0)
+      return make_error(Errc::invalid_argument, "--notify-urls: '" + one + "' is not an http:// or https:// URL");
+    c.notify_urls.push_back(std::move(one));
+  }
+  c.notify_secret_file = o.get("notify-secret-file");
+  c.forge_ca_file = o.get("forge-ca-file");
   for (auto* r : {&threads, &workers, &body, &read_timeout, &lease, &attempts, &wait, &online, &first, &max_conn,
                   &per_addr, &reserved, &ready, &burst, &per_minute, &retry_base, &retry_max})
     if (!r->ok()) return r->error();

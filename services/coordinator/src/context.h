@@ -89,6 +89,7 @@ void add_admin_routes(http::Router& router, Context& ctx);  // token rotation an
 void add_dashboard_routes(http::Router& router, Context& ctx);  // one answer per dashboard page
 void add_best_request_routes(http::Router& router, Context& ctx);  // /api/v1/best/requests
 void add_dispatch_routes(http::Router& router, Context& ctx);  // kport-dispatch snapshots
+void add_forge_routes(http::Router& router, Context& ctx);  // forge connections, /api/v1/deliveries
 
 // The OpenAPI 3 document describing /api/v1 (openapi.cpp).
 const std::string& openapi_document();

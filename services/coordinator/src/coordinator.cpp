@@ -13,6 +13,7 @@
 #include "best_index.h"
 #include "claim_broker.h"
 #include "codec.h"
+#include "delivery_sender.h"
 #include "context.h"
 #include "kport/common/build_info.h"
 #include "kport/common/clock.h"
@@ -108,6 +109,7 @@ class Coordinator::Impl {
   std::unique_ptr<http::Server> server;
   std::unique_ptr<SlurmDispatcher> slurm;  // set when --slurm-partition is
   std::unique_ptr<Readiness> readiness;
+  std::unique_ptr<DeliverySender> sender;  // forge reports and webhooks
   std::mutex queue_metrics_mu;  // guards the two below
   std::string queue_metrics;
   std::int64_t queue_metrics_at_ms = 0;
@@ -171,6 +173,7 @@ void Coordinator::Impl::build_routes() {
   add_admin_routes(r, ctx);
   add_best_request_routes(r, ctx);
   add_dispatch_routes(r, ctx);
+  add_forge_routes(r, ctx);
   if (!config.web_dir.empty()) add_static_routes(r, config.web_dir);
   else add_missing_dashboard_route(r);
 }
@@ -241,6 +244,12 @@ Result<std::unique_ptr<Coordinator>> Coordinator::create(Config config) {
   auto hook = resolve_token(config.hook_secret, dir / "hook-secret", "kph_");
   if (!hook.ok()) return std::move(hook).error();
   config.hook_secret = *hook;
+  // The notification webhooks' secret is kept in a file, like the tokens, so a restart
+  // signs with the same one.
+  const fs::path notify_file = config.notify_secret_file.empty() ? dir / "notify-secret" : fs::path(config.notify_secret_file);
+  auto notify = resolve_token("", notify_file, "kpn_");
+  if (!notify.ok()) return std::move(notify).error();
+  config.notify_secret = *notify;
 
   db::Options opts;
   opts.path = config.db_path;
@@ -330,8 +339,14 @@ Status Coordinator::start() {
     gauge("kport_best_index_bytes", "Estimated bytes held by the best-kernel evidence index.", st.bytes);
     gauge("kport_best_index_loads_total", "Best-kernel evidence entries read from the store.", st.loads, "counter");
   });
+  m.sender = std::make_unique<DeliverySender>(m.ctx);
+  metrics.add_collector([&m](std::string& out) { out += m.sender->metrics(); });
   KPORT_TRY(m.server->start());
   m.server->stop_signal()->on_stop([&m] { m.broker->stop(); });
+  if (m.config.public_url.empty())
+    m.config.public_url = std::string(m.server->scheme()) + "://" + m.config.host + ":" + std::to_string(m.server->port());
+  m.ctx.config.public_url = m.config.public_url;
+  m.sender->start();
   m.reaper = std::thread([&m] { m.reap(); });
   if (!m.config.slurm.partition.empty()) {
     KPORT_TRY(prepare_slurm_config(m.config.slurm, m.config, m.server->port()));
@@ -360,6 +375,7 @@ void Coordinator::stop() {
   if (m.server) m.server->stop(std::chrono::milliseconds(5000));
   m.broker->stop();
   if (m.slurm) m.slurm->stop();
+  if (m.sender) m.sender->stop();
   if (m.reaper.joinable()) m.reaper.join();
   m.events.close_all();
   m.workers->join();

@@ -145,7 +145,9 @@ std::vector<Op> operations() {
        {ok(200, "Verdict"), err(404, "not_found: no pipeline or record for the commit")}});
   add({"post", "/api/v1/hooks/push", "receivePush",
        "Push webhook of GitHub, Gitea or GitLab (or the post-receive hook), signed with the hook secret; the "
-       "signature is checked before the body is read",
+       "signature is checked before the body is read. Pull request (GitHub, Gitea) and merge request (GitLab) events "
+       "validate the request's head as a push to refs/pull/N/head (refs/merge-requests/N/head) with the base as its "
+       "parent; a new head cancels the queued jobs of the previous one",
        Auth::signature, {}, content("application/json", typed("object")),
        {ok(200, "PushAccepted", "a redelivery: the recorded outcome, nothing new"),
         ok(201, "PushAccepted", "a pipeline was started for the pushed commit"),
@@ -296,6 +298,22 @@ std::vector<Op> operations() {
        with_paging({q("gpu", str(), "only this GPU model")}), {}, {ok(200, "MeasureRequestPage")}});
   add({"get", "/api/v1/best/requests/{id}", "getMeasureRequest", "One measure request with its state, job and answer URL",
        read, {}, {}, {ok(200, "MeasureRequest"), err(404, "not_found: no such measure request")}});
+  // ---- routes_forge.cpp ----
+  add({"put", "/api/v1/repositories/{name}/forge", "putForgeConnection",
+       "Report the repository's push pipelines to its forge {kind,api_url,project,token_file,mode}: a GitHub check run "
+       "or commit status, a Gitea or GitLab commit status; putting it again repairs a broken connection",
+       Auth::admin, {}, json_request("ForgeConnectionInput"),
+       {ok(200, "ForgeConnection"), err(404, "not_found: the repository is not registered"),
+        err(422, "unprocessable: the coordinator cannot read the token file")}});
+  add({"get", "/api/v1/forges", "listForgeConnections", "Forge connections, with the reason of a broken one", read, {},
+       {}, {ok(200, "ForgeConnectionList")}});
+  add({"get", "/api/v1/deliveries", "listDeliveries",
+       "Outgoing calls (forge check runs and statuses, notification webhooks), newest first, with their attempts and "
+       "why the last one did not deliver",
+       read,
+       with_paging({q("state", enm({"pending", "delivered", "failed"})), q("kind", enm({"check_run", "commit_status", "webhook"})),
+                    q("repo", str()), q("pipeline", integer(1))}),
+       {}, {ok(200, "DeliveryPage")}});
   // ---- routes_dispatch.cpp ----
   add({"get", "/api/v1/dispatch/snapshot", "getDispatchSnapshot",
        "Every current figure on one GPU model (the rows /api/v1/best ranks), per op and dtype, with the commits and "

@@ -489,6 +489,31 @@ json::object openapi_schemas() {
   s["KernelInstanceList"] = items_of("KernelInstance");
   s["GpuModelList"] = items_of("GpuModel");
   s["RepositoryList"] = items_of("Repository");
+  s["ForgeConnectionInput"] = body(
+      {{"kind", enm({"github", "gitea", "gitlab"})},
+       {"api_url", describe(str(), "the API root: https://api.github.com, https://HOST/api/v1 (Gitea), https://HOST/api/v4 (GitLab)")},
+       {"project", describe(str(), "owner/name (GitHub, Gitea), the project id or path (GitLab)")},
+       {"token_file", describe(str(), "a file the coordinator reads the token from when it sends; the token is never stored")},
+       opt("mode", describe(enm({"check", "status"}), "check: GitHub check runs (the default on GitHub); status: commit statuses"))});
+  s["ForgeConnection"] = obj(
+      {{"repo", str()}, {"kind", enm({"github", "gitea", "gitlab"})}, {"api_url", str()}, {"project", str()},
+       {"mode", enm({"check", "status"})}, {"token_file", str()},
+       {"state", describe(enm({"ok", "broken"}), "broken: the forge refused the token; its deliveries wait until the connection is put again")},
+       {"broken_reason", nullable(str())}, {"broken_at", when()}, {"created_at", when_set()}, {"updated_at", when_set()}});
+  s["ForgeConnectionList"] = items_of("ForgeConnection");
+  s["Delivery"] = obj(
+      {{"id", describe(integer(), "also the X-Kport-Delivery header of a webhook, the same on every retry")},
+       {"kind", enm({"check_run", "commit_status", "webhook"})},
+       {"event", describe(str(), "pipeline.queued, pipeline.in_progress, pipeline.completed, verdict or regression")},
+       {"repo", nullable(str())}, {"pipeline", nullable(integer())}, {"commit", str()}, {"method", str()},
+       {"url", describe(str(), "a forge call's path under the connection's api_url; a webhook's scheme and host (its path is not shown)")},
+       {"body", describe(any_json(), "the JSON sent (a check run's POST adds head_sha)")},
+       {"state", enm({"pending", "delivered", "failed"})}, {"attempts", integer()}, {"max_attempts", integer()},
+       {"next_attempt_at", describe(when(), "null unless pending")},
+       {"last_status", describe(nullable(integer()), "the HTTP status of the last answer; null: none came")},
+       {"last_error", describe(str(), "why the last attempt did not deliver, or why it was given up")},
+       {"created_at", when_set()}, {"finished_at", when()}});
+  s["DeliveryPage"] = page_of("Delivery");
   s["RevalidationList"] = items_of("Revalidation");
   s["RunnerList"] = items_of("Runner");
   s["DashboardRunnerList"] = items_of("DashboardRunner");

@@ -55,6 +55,86 @@ std::int64_t days_from_civil(int y, int m, int d) {
   return static_cast<std::int64_t>(era) * 146097 + doe - 719468;
 }
 
+// The repository's name and URLs, from GitLab's project or the others' repository.
+void read_repository(const json::object& o, PushEvent& ev) {
+  const json::object* repo = nullptr;
+  if (const auto* r = at(o, "repository"); r && r->is_object()) repo = &r->as_object();
+  const json::object* project = nullptr;
+  if (const auto* p = at(o, "project"); p && p->is_object()) project = &p->as_object();
+  if (project) {
+    ev.repo_name = string_at(*project, "path_with_namespace");
+    for (auto k : {"git_http_url", "git_ssh_url", "http_url", "ssh_url", "web_url", "url"}) add_url(ev.repo_urls, *project, k);
+  }
+  if (repo) {
+    if (ev.repo_name.empty()) ev.repo_name = string_at(*repo, "full_name");
+    if (ev.repo_name.empty()) ev.repo_name = string_at(*repo, "name");
+    for (auto k : {"clone_url", "ssh_url", "git_url", "html_url", "git_http_url", "git_ssh_url", "url", "homepage"})
+      add_url(ev.repo_urls, *repo, k);
+  }
+}
+
+const json::object* object_at(const json::object& o, std::string_view key) {
+  const auto* v = at(o, key);
+  return v && v->is_object() ? &v->as_object() : nullptr;
+}
+
+bool is_pull_event(std::string_view source, std::string_view event) {
+  return source == "gitlab" ? event == "Merge Request Hook" : event == "pull_request";
+}
+
+// A pull or merge request as the push of its head (see PushEvent::is_pull).
+Result<PushEvent> parse_pull(PushEvent ev, const json::object& o) {
+  read_repository(o, ev);
+  if (ev.repo_name.empty() && ev.repo_urls.empty())
+    return make_error(Errc::invalid_argument, "the pull request names no repository (repository.full_name or project.path_with_namespace)");
+  std::string head, title;
+  const bool gitlab = ev.source == "gitlab";
+  const json::object* attrs = object_at(o, gitlab ? "object_attributes" : "pull_request");
+  if (!attrs) return make_error(Errc::invalid_argument, gitlab ? "field 'object_attributes' must be an object" : "field 'pull_request' must be an object");
+  title = utf8::clip(string_at(*attrs, "title"), k_max_message_bytes);
+  ev.action = string_at(gitlab ? *attrs : o, "action");
+  bool new_head = false;
+  if (gitlab) {
+    const auto* iid = at(*attrs, "iid");
+    if (!iid || !iid->is_int64() || iid->as_int64() <= 0) return make_error(Errc::invalid_argument, "field 'object_attributes.iid' must be a positive integer");
+    ev.pull_number = iid->as_int64();
+    if (const auto* last = object_at(*attrs, "last_commit")) head = string_at(*last, "id");
+    ev.base_ref = "refs/heads/" + string_at(*attrs, "target_branch");
+    if (const auto* refs = object_at(*attrs, "diff_refs")) ev.base_sha = string_at(*refs, "base_sha");
+    ev.before = string_at(*attrs, "oldrev");
+    // An update without oldrev changed the description or labels, not the head.
+    new_head = ev.action == "update" && !ev.before.empty();
+    if (ev.action != "open" && ev.action != "reopen" && !new_head) return ev;
+    ev.ref = "refs/merge-requests/" + std::to_string(ev.pull_number) + "/head";
+  } else {
+    const auto* number = at(o, "number");
+    if (!number || !number->is_int64() || number->as_int64() <= 0) return make_error(Errc::invalid_argument, "field 'number' must be a positive integer");
+    ev.pull_number = number->as_int64();
+    if (const auto* h = object_at(*attrs, "head")) head = string_at(*h, "sha");
+    if (const auto* b = object_at(*attrs, "base")) {
+      ev.base_sha = string_at(*b, "sha");
+      ev.base_ref = "refs/heads/" + string_at(*b, "ref");
+    }
+    ev.before = string_at(o, "before");  // GitHub's synchronize names the previous head
+    new_head = ev.action == "synchronize" || ev.action == "synchronized";
+    if (ev.action != "opened" && ev.action != "reopened" && !new_head) return ev;
+    ev.ref = "refs/pull/" + std::to_string(ev.pull_number) + "/head";
+  }
+  if (!is_full_sha(head)) return make_error(Errc::invalid_argument, "the pull request's head commit must be a full sha");
+  if (!ev.base_sha.empty() && !is_full_sha(ev.base_sha)) return make_error(Errc::invalid_argument, "the pull request's base sha must be a full sha");
+  if (!ev.before.empty() && !is_full_sha(ev.before)) return make_error(Errc::invalid_argument, "field 'before' must be a full commit sha");
+  if (ev.before.empty()) ev.before = std::string(40, '0');
+  ev.is_pull = true;
+  ev.after = head;
+  ev.forced = new_head;
+  PushedCommit c;
+  c.sha = head;
+  if (!ev.base_sha.empty()) c.parent = ev.base_sha;
+  c.message = title;
+  ev.commits.push_back(std::move(c));
+  return ev;
+}
+
 }  // namespace
 
 bool is_full_sha(std::string_view s) {
@@ -142,13 +222,15 @@ Result<PushEvent> parse_push(std::string_view source, const HeaderLookup& header
   ev.delivery_id = delivery.empty() ? "sha256:" + crypto::sha256_hex(body) : std::string(delivery);
   ev.event = std::string(source == "gitea" ? header("X-Gitea-Event") : source == "gitlab" ? header("X-Gitlab-Event") : header("X-GitHub-Event"));
   ev.is_push = source == "gitlab" ? ev.event == "Push Hook" : ev.event == "push";
-  if (!ev.is_push) return ev;
+  const bool pull = is_pull_event(source, ev.event);
+  if (!ev.is_push && !pull) return ev;
 
   boost::system::error_code ec;
   json::value doc = json::parse(body, ec);
   if (ec) return make_error(Errc::bad_json, "the push payload is not JSON: " + ec.message());
   if (!doc.is_object()) return make_error(Errc::bad_json, "the push payload must be a JSON object");
   const json::object& o = doc.as_object();
+  if (pull) return parse_pull(std::move(ev), o);
   ev.ref = string_at(o, "ref");
   ev.before = string_at(o, "before");
   ev.after = string_at(o, "after");
@@ -157,20 +239,7 @@ Result<PushEvent> parse_push(std::string_view source, const HeaderLookup& header
   if (!is_full_sha(ev.before)) return make_error(Errc::invalid_argument, "field 'before' must be a full commit sha");
   if (!is_full_sha(ev.after)) return make_error(Errc::invalid_argument, "field 'after' must be a full commit sha");
 
-  const json::object* repo = nullptr;
-  if (const auto* r = at(o, "repository"); r && r->is_object()) repo = &r->as_object();
-  const json::object* project = nullptr;
-  if (const auto* p = at(o, "project"); p && p->is_object()) project = &p->as_object();
-  if (project) {
-    ev.repo_name = string_at(*project, "path_with_namespace");
-    for (auto k : {"git_http_url", "git_ssh_url", "http_url", "ssh_url", "web_url", "url"}) add_url(ev.repo_urls, *project, k);
-  }
-  if (repo) {
-    if (ev.repo_name.empty()) ev.repo_name = string_at(*repo, "full_name");
-    if (ev.repo_name.empty()) ev.repo_name = string_at(*repo, "name");
-    for (auto k : {"clone_url", "ssh_url", "git_url", "html_url", "git_http_url", "git_ssh_url", "url", "homepage"})
-      add_url(ev.repo_urls, *repo, k);
-  }
+  read_repository(o, ev);
   if (ev.repo_name.empty() && ev.repo_urls.empty())
     return make_error(Errc::invalid_argument, "the push names no repository (repository.full_name or project.path_with_namespace)");
 

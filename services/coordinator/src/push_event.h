@@ -30,6 +30,17 @@ struct PushEvent {
   std::string event;        // the sender's event name: push, Push Hook, ping, ...
   std::string delivery_id;  // the sender's delivery id, else "sha256:<hex of the body>"
   bool is_push = false;     // false: another event (ping, issues, ...) to acknowledge and ignore
+  // A pull request (GitHub, Gitea) or merge request (GitLab) whose head is to be
+  // validated: opened, reopened, or a new head (synchronize / synchronized / update with
+  // new commits), as a push of its head to refs/pull/N/head (GitLab
+  // refs/merge-requests/N/head) whose one commit is the head with the base as parent, so
+  // the verdict compares it with the base. A new head supersedes the old (forced, with
+  // `before` the previous head when the sender names it). Other actions are ignored.
+  bool is_pull = false;
+  std::int64_t pull_number = 0;
+  std::string action;     // the sender's action word
+  std::string base_sha;   // the base branch's head the request targets
+  std::string base_ref;   // refs/heads/<base branch>
   std::string repo_name;    // repository.full_name or project.path_with_namespace
   std::vector<std::string> repo_urls;  // every clone/web URL the payload names
   std::string ref, before, after;
@@ -48,7 +59,9 @@ Result<std::string> push_source(const HeaderLookup& header);
 Status verify_push(std::string_view source, const HeaderLookup& header, std::string_view body, std::string_view secret);
 
 // Parses a verified body. invalid_argument / bad_json naming the field for a payload
-// that is not a push event of that sender.
+// that is not a push event of that sender. Pull and merge request events are parsed
+// too (is_pull); one whose action does not change the head comes back with neither
+// is_push nor is_pull.
 Result<PushEvent> parse_push(std::string_view source, const HeaderLookup& header, std::string_view body);
 
 // "2026-11-29T17:45:00Z" / "+01:00" offsets to Unix ms; nullopt when not ISO 8601.

@@ -1,5 +1,5 @@
 // POST /api/v1/hooks/push: push events of GitHub, Gitea, GitLab and the post-receive
-// hook. Order matters: the signature is checked before the body is parsed (an
+// hook, and pull (merge) request events, whose head is validated as a push of it. Order matters: the signature is checked before the body is parsed (an
 // unauthenticated sender learns nothing and queues nothing), then the payload; then
 // app::receive_push finds the repository and records the delivery with its pipeline in
 // one transaction, so a redelivery racing the first one still makes one pipeline.
@@ -22,9 +22,13 @@ Response handle_push(Context& ctx, const Request& req) {
   KPORT_HTTP_TRY(verify_push(*source, header, req.body, ctx.config.hook_secret));
   auto ev = parse_push(*source, header, req.body);
   if (!ev.ok()) return http::error_response(ev.error());
-  if (!ev->is_push)
+  if (!ev->is_push && !ev->is_pull) {
+    const std::string note = ev->action.empty()
+                                 ? "only push, pull request and merge request events start pipelines"
+                                 : "a pull or merge request '" + ev->action + "' does not change its head: nothing to validate";
     return http::json_response(202, json::object{{"outcome", "ignored"}, {"event", ev->event}, {"delivery", ev->delivery_id},
-                                                 {"note", "only push events start pipelines"}});
+                                                 {"note", note}});
+  }
   auto got = app::receive_push(ctx, *ev);
   if (!got.ok()) return http::error_response(got.error());
   const db::PushDelivery& d = got->delivery;

@@ -5,6 +5,9 @@
 // media type. Response schemas admit no undocumented field and require what is always
 // there, so a handler that adds, drops or retypes a field fails here until the
 // document follows. Every documented JSON success answer must have been seen once.
+#include <fstream>
+#include <thread>
+
 #include "kport/common/crypto.h"
 #include "openapi_fixture.h"
 
@@ -68,6 +71,17 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
   EXPECT_EQ(ask_json("post", "/api/v1/repositories", "/api/v1/repositories",
                      json::object{{"name", "org/kernels"}, {"url", "https://example.com/org/kernels.git"}}, k_admin).status, 201);
   ask("get", "/api/v1/repositories", "/api/v1/repositories");
+  // ---- forge connections (the forge is a closed port: its deliveries stay pending) ----
+  std::ofstream(dir.path() / "forge-token") << "token\n";
+  const json::object forge{{"kind", "gitea"}, {"api_url", "http://127.0.0.1:1/api/v1"}, {"project", "org/kernels"},
+                           {"token_file", (dir.path() / "forge-token").string()}};
+  EXPECT_EQ(ask_json("put", "/api/v1/repositories/{name}/forge", "/api/v1/repositories/org%2Fkernels/forge", forge, k_admin).status, 200);
+  EXPECT_EQ(ask_json("put", "/api/v1/repositories/{name}/forge", "/api/v1/repositories/nope/forge", forge, k_admin).status, 404);
+  json::object unreadable = forge;
+  unreadable["token_file"] = (dir.path() / "missing").string();
+  EXPECT_EQ(ask_json("put", "/api/v1/repositories/{name}/forge", "/api/v1/repositories/org%2Fkernels/forge", unreadable,
+                     k_admin).status, 422);
+  ask("get", "/api/v1/forges", "/api/v1/forges");
   EXPECT_EQ(ask_json("post", "/api/v1/commits", "/api/v1/commits",
                      json::object{{"sha", sha1}, {"repo", "org/kernels"}, {"message", "gemm"}, {"author", "a"},
                                   {"time_ms", 1764000000000}}, k_admin).status, 201);
@@ -235,6 +249,11 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
   EXPECT_EQ(hook(push_body("org/kernels", "refs/tags/v1", zero, commit_sha(4)), "push", "d-2").status, 202);
   EXPECT_EQ(hook("{\"zen\":\"hi\"}", "ping", "d-3").status, 202);
   ask("post", "/api/v1/hooks/push", "/api/v1/hooks/push", push, "", {{"X-GitHub-Event", "push"}, {"X-GitHub-Delivery", "d-4"}});
+  // The push's report is queued by the coordinator's sender within a poll (a second).
+  for (int i = 0; i < 100 && get("/api/v1/deliveries").body.at("items").as_array().empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling an HTTP API: no event to wait on
+  EXPECT_FALSE(ask("get", "/api/v1/deliveries", "/api/v1/deliveries?limit=10").body.at("items").as_array().empty());
+  ask("get", "/api/v1/deliveries", "/api/v1/deliveries?state=pending&kind=commit_status&repo=org%2Fkernels");
   // ---- dashboard ----
   ask("get", "/api/v1/dashboard/overview", "/api/v1/dashboard/overview");
   ask("get", "/api/v1/dashboard/targets/{target}", "/api/v1/dashboard/targets/sm_90a");

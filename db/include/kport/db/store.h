@@ -58,6 +58,7 @@
 #include "kport/common/result.h"
 #include "kport/db/best_requests.h"
 #include "kport/db/dashboard.h"
+#include "kport/db/forge.h"
 #include "kport/db/hooks.h"
 #include "kport/db/queries.h"
 #include "kport/db/records.h"
@@ -326,6 +327,8 @@ class Store {
   // or the head a push last reported for a branch ("main", "refs/heads/main"); conflict
   // when ambiguous, invalid_argument for text that is neither.
   Result<std::optional<std::string>> resolve_commit(std::string_view rev);
+  // The head a push last reported for (repo, ref); nullopt when none (or deleted).
+  Result<std::optional<std::string>> ref_head(std::string_view repo, std::string_view ref);
   // The closest ancestor (parent first, up to max_depth steps through commits.parent_sha)
   // that has build records or results.
   Result<std::optional<std::string>> validated_ancestor(std::string_view sha, int max_depth = 64);
@@ -356,6 +359,34 @@ class Store {
   Status record_best_asks(const std::vector<BestAsk>& asks, std::int64_t keep = 100'000);
   // Most asked first (then most recent); empty gpu_model: every GPU model.
   Result<std::vector<BestAsk>> list_best_asks(std::string_view gpu_model, int limit = 100);
+
+  // ---- forge connections and outgoing deliveries (store_forge.cpp) -----------------
+  // Creates or replaces a repository's connection (a broken one is repaired, and its
+  // waiting deliveries go out again). not_found when the repository is not registered;
+  // invalid_argument naming a bad kind, mode or an empty field.
+  Result<ForgeConnection> put_forge_connection(const ForgeConnection& connection);
+  Result<std::optional<ForgeConnection>> get_forge_connection(std::string_view repo);
+  Result<std::vector<ForgeConnection>> list_forge_connections();
+  // Marks the connection broken with `reason` (the forge refused its token).
+  Status mark_forge_broken(std::string_view repo, std::string_view reason);
+  // Push pipelines whose report has not reached completed, oldest first, each with its
+  // repository's connection when it has one (kind empty otherwise).
+  Result<std::vector<PendingReport>> pending_reports(int limit = 100);
+  // Moves the report of the pipeline to `state` and enqueues `deliveries` with it, in one
+  // transaction; false, and nothing enqueued, when the report already is in that state.
+  Result<bool> advance_report(std::int64_t pipeline_id, std::string_view state,
+                              const std::vector<NewDelivery>& deliveries);
+  // Pending deliveries due at `now_ms`: per subject only the oldest pending one, none of
+  // a broken connection; oldest first. A check_run delivery carries the id of the check
+  // run its pipeline's report created, when there is one (check_run_id).
+  Result<std::vector<std::pair<Delivery, std::optional<std::int64_t>>>> due_deliveries(std::int64_t now_ms,
+                                                                                        int limit = 32);
+  // Records an attempt (the attempt count grows by one; see DeliveryAttempt). A retry at
+  // the delivery's last attempt gives up: failed, the reason in last_error.
+  Status record_delivery_attempt(const DeliveryAttempt& attempt);
+  Result<std::optional<Delivery>> get_delivery(std::int64_t id);
+  Result<Page<Delivery>> list_deliveries(const DeliveryFilter& filter);
+  Result<DeliveryStats> delivery_stats();
 
   class Impl;
 

@@ -71,8 +71,12 @@ db::PushDelivery delivery_of(const PushEvent& ev, const std::string& repo) {
 // replayed event (with a fresh delivery id) whose `before` happens to be the recorded
 // head would otherwise cancel live work. The registered URL is asked, never one the
 // payload names. conflict when the repository disagrees, unavailable when it cannot say.
+//
+// A pull request's new head is not asked: its ref lives on the forge, not always in the
+// registered repository, and the store acts on it only when its `before` is the head it
+// recorded for the request (a replay names an older one and is stale).
 Status confirm_ref_update(Context& ctx, const PushEvent& ev, const db::Repository& repo) {
-  if (!ev.deleted && !ev.forced) return {};
+  if ((!ev.deleted && !ev.forced) || ev.is_pull) return {};
   const std::string what = ev.deleted ? "delete of " + ev.ref : "force push of " + ev.ref + " to " + ev.after.substr(0, 12);
   if (!ctx.ref_lookup)
     return make_error(Errc::unavailable, "the " + what + " cannot be confirmed: this coordinator has no way to ask the repository");
@@ -138,11 +142,17 @@ Result<PushReceived> receive_push(Context& ctx, const PushEvent& ev) {
   }
   PushReceived out;
   out.delivery = delivery_of(ev, repo->name);
+  if (ev.is_pull && ev.forced && is_null_sha(ev.before)) {
+    // Gitea's synchronized names no previous head: the one recorded for the request is it.
+    auto head = ctx.store->ref_head(repo->name, ev.ref);
+    if (!head.ok()) return std::move(head).error();
+    if (*head) out.delivery.before_sha = **head;
+  }
   db::PushDelivery& d = out.delivery;
   std::optional<db::NewPipeline> pipeline;
   if (ev.deleted) {
     d.note = "branch deleted";
-  } else if (ev.ref.rfind("refs/heads/", 0) != 0) {
+  } else if (ev.ref.rfind("refs/heads/", 0) != 0 && !ev.is_pull) {
     d.note = "only branch pushes are validated, not " + ev.ref;
   } else {
     auto targets = all_targets(ctx);
@@ -150,9 +160,10 @@ Result<PushReceived> receive_push(Context& ctx, const PushEvent& ev) {
     if (targets->empty()) {
       d.note = "no targets are known yet: nothing to build (PUT /api/v1/targets/{target})";
     } else {
-      PipelineOrigin origin{db::PipelineReason::push, repo->name, ev.ref, ev.after,
-                            ev.source + " push of " + ev.ref + (ev.forced ? " (forced)" : "") + ", delivery " +
-                                ev.delivery_id};
+      const std::string what = ev.is_pull ? ev.source + (ev.source == "gitlab" ? " merge request !" : " pull request #") +
+                                                 std::to_string(ev.pull_number) + " " + ev.action + " into " + ev.base_ref
+                                           : ev.source + " push of " + ev.ref + (ev.forced ? " (forced)" : "");
+      PipelineOrigin origin{db::PipelineReason::push, repo->name, ev.ref, ev.after, what + ", delivery " + ev.delivery_id};
       pipeline = plan_builds(origin, *targets, ctx.config.max_attempts);
     }
   }

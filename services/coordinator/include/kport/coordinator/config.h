@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kport/common/log.h"
 #include "kport/common/result.h"
@@ -45,6 +46,18 @@ struct Config {
   // HTTPS: PEM certificate (chain) and key, both or neither; neither serves plain HTTP.
   std::string tls_cert;
   std::string tls_key;
+  // Reporting back (forge statuses and check runs, notification webhooks), through the
+  // durable delivery queue.
+  std::string public_url;                   // the dashboard's URL in reports; empty: http(s)://<listen address>
+  std::vector<std::string> notify_urls;     // webhooks told of verdicts and regressions
+  std::string notify_secret_file;           // their HMAC-SHA256 secret; empty: generated into <db dir>/notify-secret
+  std::string notify_secret;                // read from notify_secret_file at start
+  std::string forge_ca_file;                // https forges whose CA is not in the system store
+  std::int64_t delivery_poll_ms = 1'000;    // how often reports and due deliveries are looked at
+  std::int64_t delivery_timeout_ms = 10'000;  // one outgoing call, connect to last byte
+  std::int64_t delivery_retry_base_ms = 5'000;  // backoff after a failed attempt; doubles
+  std::int64_t delivery_retry_max_ms = 600'000;
+  int delivery_max_attempts = 10;           // attempts before a delivery is given up
   log::Settings log;  // --log-level, --log-format (--log-json: json)
   SlurmConfig slurm;  // --slurm-*: runner jobs submitted where work waits
 };

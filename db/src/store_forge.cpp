@@ -1,0 +1,319 @@
+// Forge connections, the reports of push pipelines and the outgoing delivery queue
+// (migration 0012).
+#include "impl.h"
+#include "queue_ops.h"
+#include "rows.h"
+
+namespace kport::db {
+
+using detail::Connection;
+
+namespace {
+
+constexpr const char* k_connection_select =
+    "SELECT repo, kind, api_url, project, token_file, mode, broken_reason, broken_ms, created_ms, updated_ms"
+    " FROM forge_connections";
+
+ForgeConnection read_connection(const detail::Stmt& s, int at = 0) {
+  ForgeConnection c;
+  c.repo = s.text(at + 0);
+  c.kind = s.text(at + 1);
+  c.api_url = s.text(at + 2);
+  c.project = s.text(at + 3);
+  c.token_file = s.text(at + 4);
+  c.mode = s.text(at + 5);
+  c.broken_reason = s.opt_text(at + 6);
+  c.broken_ms = s.opt_int64(at + 7);
+  c.created_ms = s.int64(at + 8);
+  c.updated_ms = s.int64(at + 9);
+  return c;
+}
+
+constexpr const char* k_delivery_select =
+    "SELECT d.id, d.kind, d.subject, d.repo, d.pipeline_id, d.event, d.commit_sha, d.method, d.url, d.body, d.state,"
+    " d.attempts, d.max_attempts, d.next_attempt_ms, d.last_status, d.last_error, d.created_ms, d.updated_ms,"
+    " d.finished_ms FROM deliveries d";
+
+Delivery read_delivery(const detail::Stmt& s) {
+  Delivery d;
+  d.id = s.int64(0);
+  d.kind = s.text(1);
+  d.subject = s.text(2);
+  d.repo = s.opt_text(3);
+  d.pipeline_id = s.opt_int64(4);
+  d.event = s.text(5);
+  d.commit_sha = s.text(6);
+  d.method = s.text(7);
+  d.url = s.text(8);
+  d.body = s.text(9);
+  d.state = s.text(10);
+  d.attempts = s.int32(11);
+  d.max_attempts = s.int32(12);
+  d.next_attempt_ms = s.int64(13);
+  if (auto st = s.opt_int64(14)) d.last_status = static_cast<int>(*st);
+  d.last_error = s.text(15);
+  d.created_ms = s.int64(16);
+  d.updated_ms = s.int64(17);
+  d.finished_ms = s.opt_int64(18);
+  return d;
+}
+
+Status check_connection(const ForgeConnection& c) {
+  if (c.kind != "github" && c.kind != "gitea" && c.kind != "gitlab")
+    return make_error(Errc::invalid_argument, "field 'kind' must be github, gitea or gitlab, not '" + c.kind + "'");
+  if (c.mode != "check" && c.mode != "status")
+    return make_error(Errc::invalid_argument, "field 'mode' must be check or status, not '" + c.mode + "'");
+  if (c.mode == "check" && c.kind != "github")
+    return make_error(Errc::invalid_argument, "field 'mode': check runs are GitHub's; use mode status for " + c.kind);
+  if (c.api_url.empty()) return make_error(Errc::invalid_argument, "field 'api_url' must not be empty");
+  if (c.project.empty()) return make_error(Errc::invalid_argument, "field 'project' must not be empty");
+  if (c.token_file.empty()) return make_error(Errc::invalid_argument, "field 'token_file' must not be empty");
+  return {};
+}
+
+Status check_delivery(const NewDelivery& d) {
+  if (d.kind != "check_run" && d.kind != "commit_status" && d.kind != "webhook")
+    return make_error(Errc::invalid_argument, "delivery kind must be check_run, commit_status or webhook, not '" + d.kind + "'");
+  if (d.subject.empty() || d.url.empty() || d.event.empty())
+    return make_error(Errc::invalid_argument, "a delivery needs a subject, an event and a url");
+  if (d.max_attempts < 1) return make_error(Errc::invalid_argument, "a delivery needs max_attempts >= 1");
+  return {};
+}
+
+Result<std::optional<ForgeConnection>> load_connection(Connection& c, std::string_view repo) {
+  auto s = c.prepare(std::string(k_connection_select) + " WHERE repo = ?1");
+  if (!s) return std::move(s).error();
+  s->bind(1, repo);
+  return detail::collect_one<ForgeConnection>(*s, [](const detail::Stmt& r) { return read_connection(r); });
+}
+
+}  // namespace
+
+Result<ForgeConnection> Store::put_forge_connection(const ForgeConnection& in) {
+  KPORT_TRY(check_connection(in));
+  const std::int64_t now = m_impl->now();
+  return m_impl->write<ForgeConnection>([&](Connection& c) -> Result<ForgeConnection> {
+    auto repo = detail::repository_id(c, in.repo);
+    if (!repo) return std::move(repo).error();
+    auto up = c.prepare(
+        "INSERT INTO forge_connections(repo, kind, api_url, project, token_file, mode, created_ms, updated_ms)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7) ON CONFLICT(repo) DO UPDATE SET kind = excluded.kind,"
+        " api_url = excluded.api_url, project = excluded.project, token_file = excluded.token_file,"
+        " mode = excluded.mode, broken_reason = NULL, broken_ms = NULL, updated_ms = excluded.updated_ms");
+    if (!up) return std::move(up).error();
+    KPORT_TRY(up->bind_all(in.repo, in.kind, in.api_url, in.project, in.token_file, in.mode, now).run());
+    auto loaded = load_connection(c, in.repo);
+    if (!loaded) return std::move(loaded).error();
+    if (!*loaded) return make_error(Errc::internal, "forge connection of '" + in.repo + "' vanished");
+    return std::move(**loaded);
+  });
+}
+
+Result<std::optional<ForgeConnection>> Store::get_forge_connection(std::string_view repo) {
+  return m_impl->read<std::optional<ForgeConnection>>([&](Connection& c) { return load_connection(c, repo); });
+}
+
+Result<std::vector<ForgeConnection>> Store::list_forge_connections() {
+  return m_impl->read<std::vector<ForgeConnection>>([&](Connection& c) -> Result<std::vector<ForgeConnection>> {
+    auto s = c.prepare(std::string(k_connection_select) + " ORDER BY repo");
+    if (!s) return std::move(s).error();
+    return detail::collect<ForgeConnection>(*s, [](const detail::Stmt& r) { return read_connection(r); });
+  });
+}
+
+Status Store::mark_forge_broken(std::string_view repo, std::string_view reason) {
+  const std::int64_t now = m_impl->now();
+  auto done = m_impl->write<bool>([&](Connection& c) -> Result<bool> {
+    auto s = c.prepare("UPDATE forge_connections SET broken_reason = ?2, broken_ms = ?3, updated_ms = ?3 WHERE repo = ?1");
+    if (!s) return std::move(s).error();
+    KPORT_TRY(s->bind_all(repo, reason, now).run());
+    return true;
+  });
+  if (!done.ok()) return std::move(done).error();
+  return {};
+}
+
+Result<std::vector<PendingReport>> Store::pending_reports(int limit) {
+  KPORT_TRY(detail::check_limit(limit));
+  return m_impl->read<std::vector<PendingReport>>([&](Connection& c) -> Result<std::vector<PendingReport>> {
+    auto s = c.prepare(
+        "SELECT fr.pipeline_id, fr.state, fr.check_run_id, fr.repo FROM forge_reports fr"
+        " WHERE fr.state != 'completed' ORDER BY fr.pipeline_id LIMIT ?1");
+    if (!s) return std::move(s).error();
+    s->bind(1, limit);
+    struct Row {
+      std::int64_t pipeline_id;
+      std::string state;
+      std::optional<std::int64_t> check_run_id;
+      std::string repo;
+    };
+    auto rows = detail::collect<Row>(*s, [](const detail::Stmt& r) {
+      return Row{r.int64(0), r.text(1), r.opt_int64(2), r.text(3)};
+    });
+    if (!rows) return std::move(rows).error();
+    std::vector<PendingReport> out;
+    for (auto& row : *rows) {
+      auto p = detail::load_pipeline(c, row.pipeline_id);
+      if (!p) return std::move(p).error();
+      if (!*p) continue;
+      auto conn = load_connection(c, row.repo);
+      if (!conn) return std::move(conn).error();
+      PendingReport pr;
+      pr.pipeline = std::move(**p);
+      if (*conn) pr.connection = std::move(**conn);
+      if (row.state != "new") pr.reported = row.state;
+      pr.check_run_id = row.check_run_id;
+      out.push_back(std::move(pr));
+    }
+    return out;
+  });
+}
+
+Result<bool> Store::advance_report(std::int64_t pipeline_id, std::string_view state,
+                                   const std::vector<NewDelivery>& deliveries) {
+  if (state != "queued" && state != "in_progress" && state != "completed")
+    return make_error(Errc::invalid_argument, "a report's state is queued, in_progress or completed, not '" +
+                                                  std::string(state) + "'");
+  for (const auto& d : deliveries) KPORT_TRY(check_delivery(d));
+  const std::int64_t now = m_impl->now();
+  return m_impl->write<bool>([&](Connection& c) -> Result<bool> {
+    auto up = c.prepare("UPDATE forge_reports SET state = ?2, updated_ms = ?3 WHERE pipeline_id = ?1 AND state != ?2"
+                        " AND state != 'completed'");
+    if (!up) return std::move(up).error();
+    KPORT_TRY(up->bind_all(pipeline_id, state, now).run());
+    if (c.changes() == 0) return false;
+    for (const auto& d : deliveries) {
+      auto ins = c.prepare(
+          "INSERT INTO deliveries(kind, subject, repo, pipeline_id, event, commit_sha, method, url, body, max_attempts,"
+          " next_attempt_ms, created_ms, updated_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?11)");
+      if (!ins) return std::move(ins).error();
+      KPORT_TRY(ins->bind_all(d.kind, d.subject, d.repo, d.pipeline_id, d.event, d.commit_sha, d.method, d.url, d.body,
+                              d.max_attempts, now)
+                    .run());
+    }
+    return true;
+  });
+}
+
+Result<std::vector<std::pair<Delivery, std::optional<std::int64_t>>>> Store::due_deliveries(std::int64_t now_ms,
+                                                                                             int limit) {
+  KPORT_TRY(detail::check_limit(limit));
+  using Due = std::pair<Delivery, std::optional<std::int64_t>>;
+  return m_impl->read<std::vector<Due>>([&](Connection& c) -> Result<std::vector<Due>> {
+    // The oldest pending delivery of each subject is the only candidate: a forge sees a
+    // pipeline's states in the order they happened, whatever the retries.
+    auto q = c.prepare(
+        "SELECT d.id, d.kind, d.subject, d.repo, d.pipeline_id, d.event, d.commit_sha, d.method, d.url, d.body, d.state,"
+        " d.attempts, d.max_attempts, d.next_attempt_ms, d.last_status, d.last_error, d.created_ms, d.updated_ms,"
+        " d.finished_ms, fr.check_run_id FROM deliveries d"
+        " LEFT JOIN forge_reports fr ON fr.pipeline_id = d.pipeline_id AND fr.repo = d.repo"
+        " LEFT JOIN forge_connections fc ON fc.repo = d.repo"
+        " WHERE d.state = 'pending' AND d.next_attempt_ms <= ?1 AND fc.broken_reason IS NULL"
+        " AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.subject = d.subject AND e.state = 'pending' AND e.id < d.id)"
+        " ORDER BY d.next_attempt_ms, d.id LIMIT ?2");
+    if (!q) return std::move(q).error();
+    q->bind_all(now_ms, limit);
+    return detail::collect<Due>(*q, [](const detail::Stmt& r) { return Due{read_delivery(r), r.opt_int64(19)}; });
+  });
+}
+
+Status Store::record_delivery_attempt(const DeliveryAttempt& a) {
+  const std::int64_t now = m_impl->now();
+  auto done = m_impl->write<bool>([&](Connection& c) -> Result<bool> {
+    auto s = c.prepare(std::string(k_delivery_select) + " WHERE d.id = ?1");
+    if (!s) return std::move(s).error();
+    s->bind(1, a.id);
+    auto found = detail::collect_one<Delivery>(*s, read_delivery);
+    if (!found) return std::move(found).error();
+    if (!*found) return make_error(Errc::not_found, "no delivery " + std::to_string(a.id));
+    const Delivery& d = **found;
+    if (d.state != "pending") return make_error(Errc::conflict, "delivery " + std::to_string(a.id) + " is " + d.state);
+    const int attempts = d.attempts + 1;
+    std::string state = "pending";
+    std::string error = a.error;
+    std::int64_t next = d.next_attempt_ms;
+    switch (a.outcome) {
+      case DeliveryAttempt::Outcome::delivered: state = "delivered"; break;
+      case DeliveryAttempt::Outcome::failed: state = "failed"; break;
+      case DeliveryAttempt::Outcome::refused: break;  // waits for the connection to be repaired
+      case DeliveryAttempt::Outcome::retry:
+        if (attempts >= d.max_attempts) {
+          state = "failed";
+          error = "gave up after " + std::to_string(attempts) + " attempts: " + a.error;
+        } else {
+          next = a.next_attempt_ms;
+        }
+        break;
+    }
+    auto up = c.prepare(
+        "UPDATE deliveries SET state = ?2, attempts = ?3, next_attempt_ms = ?4, last_status = ?5, last_error = ?6,"
+        " updated_ms = ?7, finished_ms = CASE WHEN ?2 = 'pending' THEN NULL ELSE ?7 END WHERE id = ?1");
+    if (!up) return std::move(up).error();
+    KPORT_TRY(up->bind_all(a.id, state, attempts, next, a.status, error, now).run());
+    if (a.check_run_id && d.pipeline_id && d.repo) {
+      auto run = c.prepare("UPDATE forge_reports SET check_run_id = ?3 WHERE pipeline_id = ?1 AND repo = ?2");
+      if (!run) return std::move(run).error();
+      KPORT_TRY(run->bind_all(*d.pipeline_id, *d.repo, *a.check_run_id).run());
+    }
+    if (a.outcome == DeliveryAttempt::Outcome::refused && d.repo) {
+      auto broken = c.prepare(
+          "UPDATE forge_connections SET broken_reason = ?2, broken_ms = ?3, updated_ms = ?3 WHERE repo = ?1");
+      if (!broken) return std::move(broken).error();
+      KPORT_TRY(broken->bind_all(*d.repo, a.error, now).run());
+    }
+    return true;
+  });
+  if (!done.ok()) return std::move(done).error();
+  return {};
+}
+
+Result<std::optional<Delivery>> Store::get_delivery(std::int64_t id) {
+  return m_impl->read<std::optional<Delivery>>([&](Connection& c) -> Result<std::optional<Delivery>> {
+    auto s = c.prepare(std::string(k_delivery_select) + " WHERE d.id = ?1");
+    if (!s) return std::move(s).error();
+    s->bind(1, id);
+    return detail::collect_one<Delivery>(*s, read_delivery);
+  });
+}
+
+Result<Page<Delivery>> Store::list_deliveries(const DeliveryFilter& f) {
+  KPORT_TRY(detail::check_limit(f.limit));
+  return m_impl->read<Page<Delivery>>([&](Connection& c) -> Result<Page<Delivery>> {
+    detail::Where w;
+    w.add("d.state = ?", f.state);
+    w.add("d.repo = ?", f.repo);
+    w.add("d.kind = ?", f.kind);
+    w.add("d.pipeline_id = ?", f.pipeline_id);
+    w.add("d.id < ?", f.before_id);
+    auto s = c.prepare(std::string(k_delivery_select) + w.sql() + " ORDER BY d.id DESC LIMIT " + std::to_string(f.limit));
+    if (!s) return std::move(s).error();
+    w.bind(*s);
+    auto rows = detail::collect<Delivery>(*s, read_delivery);
+    if (!rows) return std::move(rows).error();
+    return detail::make_page(std::move(*rows), f.limit, [](const Delivery& d) { return d.id; });
+  });
+}
+
+Result<DeliveryStats> Store::delivery_stats() {
+  return m_impl->read<DeliveryStats>([&](Connection& c) -> Result<DeliveryStats> {
+    DeliveryStats st;
+    st.by_state = {{"pending", 0}, {"delivered", 0}, {"failed", 0}};
+    auto s = c.prepare("SELECT state, count(*), coalesce(sum(attempts), 0) FROM deliveries GROUP BY state");
+    if (!s) return std::move(s).error();
+    for (;;) {
+      auto row = s->step();
+      if (!row) return std::move(row).error();
+      if (!*row) break;
+      st.by_state[s->text(0)] = s->int64(1);
+      st.attempts += s->int64(2);
+    }
+    auto b = c.prepare("SELECT count(*) FROM forge_connections WHERE broken_reason IS NOT NULL");
+    if (!b) return std::move(b).error();
+    auto row = b->step();
+    if (!row) return std::move(row).error();
+    if (*row) st.broken_connections = b->int64(0);
+    return st;
+  });
+}
+
+}  // namespace kport::db

@@ -1,0 +1,236 @@
+#include "delivery_sender.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "forge_report.h"
+#include "hooks_and_verdicts.h"
+#include "kport/common/clock.h"
+#include "kport/common/log.h"
+#include "kport/http/client.h"
+#include "reproduce.h"
+
+namespace kport::coordinator {
+
+namespace {
+
+constexpr std::size_t k_answer_limit = 1u << 20;  // a forge's answer we read at most
+constexpr std::size_t k_token_limit = 16u << 10;
+
+// The token of a connection, first line of its file, whitespace trimmed. The error says
+// which file, never what it held.
+Result<std::string> read_token(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return make_error(Errc::unavailable, "cannot read the token file " + file + "; create it (mode 0600) with the forge token");
+  std::string token;
+  std::getline(in, token);
+  if (token.size() > k_token_limit) return make_error(Errc::invalid_argument, "the token file " + file + " is too long to hold a token");
+  while (!token.empty() && (token.back() == '\r' || token.back() == ' ' || token.back() == '\t')) token.pop_back();
+  if (token.empty()) return make_error(Errc::invalid_argument, "the token file " + file + " is empty; write the forge token into it");
+  return token;
+}
+
+constexpr std::size_t k_repro_max = 20;
+constexpr std::int64_t k_remeasure_wait_ms = 30'000;  // how long a completed report waits for its re-measures  // commands in one summary at most
+
+}  // namespace
+
+std::map<std::int64_t, std::string> DeliverySender::repro_commands(const porting::Verdict& v) {
+  std::map<std::int64_t, std::string> out;
+  for (const auto& r : v.reasons) {
+    if (out.size() >= k_repro_max) break;
+    auto id = r.figures.find("result");
+    if (id == r.figures.end() || !std::holds_alternative<std::int64_t>(id->second)) continue;
+    auto result = m_ctx.store->get_result(std::get<std::int64_t>(id->second));
+    if (!result.ok() || !*result) continue;
+    out[(*result)->id] = reproduce_command(**result, r.kind == "perf_regression", m_ctx.config.public_url);
+  }
+  return out;
+}
+
+DeliverySender::DeliverySender(Context& ctx) : m_ctx(ctx) {}
+
+DeliverySender::~DeliverySender() { stop(); }
+
+void DeliverySender::start() {
+  refresh_metrics();
+  m_thread = std::thread([this] { run(); });
+}
+
+void DeliverySender::stop() {
+  {
+    std::lock_guard lock(m_mu);
+    m_stopping = true;
+  }
+  m_cv.notify_all();
+  if (m_thread.joinable()) m_thread.join();
+}
+
+void DeliverySender::poke() {
+  {
+    std::lock_guard lock(m_mu);
+    m_poked = true;
+  }
+  m_cv.notify_all();
+}
+
+std::string DeliverySender::metrics() const {
+  std::lock_guard lock(m_mu);
+  return m_metrics;
+}
+
+void DeliverySender::run() {
+  const auto poll = std::chrono::milliseconds(m_ctx.config.delivery_poll_ms);
+  std::unique_lock lock(m_mu);
+  while (!m_stopping) {
+    m_poked = false;
+    lock.unlock();
+    // An exception here would end the thread and, with it, every report: log it and go on.
+    try {
+      report_round();
+      send_round();
+      refresh_metrics();
+    } catch (const std::exception& e) {
+      log::error("delivery round failed", {{"error", e.what()}});
+    }
+    lock.lock();
+    m_cv.wait_for(lock, poll, [this] { return m_stopping || m_poked; });
+  }
+}
+
+// Moves each open report to its pipeline's state, enqueueing what that change says.
+void DeliverySender::report_round() {
+  auto pending = m_ctx.store->pending_reports(200);
+  if (!pending.ok()) return log::warn("pipeline reports not read", {{"error", pending.error().message}});
+  for (const auto& pr : *pending) {
+    const std::string state = report_state(pr.pipeline.status);
+    if (pr.reported && *pr.reported == state) continue;
+    std::optional<Verdict> verdict;
+    if (state == "completed") {
+      auto v = commit_verdict(m_ctx, pr.pipeline.commit_sha);
+      if (!v.ok()) {
+        log::warn("verdict for the report failed; tried again next round",
+                  {{"pipeline", pr.pipeline.id}, {"error", v.error().message}});
+        continue;
+      }
+      verdict = std::move(*v);
+      // The check that ends a pipeline may ask for re-measures, queued into the same
+      // pipeline right after its completion: its verdict is not final yet, so the report
+      // waits for them (a bounded while, should they never come).
+      if (!verdict->remeasure.empty()) {
+        const std::int64_t now = now_unix_ms();
+        auto [it, fresh] = m_deferred.try_emplace(pr.pipeline.id, now);
+        if (fresh || now - it->second < k_remeasure_wait_ms) continue;
+      }
+      m_deferred.erase(pr.pipeline.id);
+    }
+    ReportInputs in;
+    in.pipeline = pr.pipeline;
+    if (!pr.connection.kind.empty()) in.connection = pr.connection;
+    in.state = state;
+    in.verdict = verdict ? &*verdict : nullptr;
+    in.public_url = m_ctx.config.public_url;
+    in.notify_urls = m_ctx.config.notify_urls;
+    if (verdict) in.repro_commands = repro_commands(*verdict);
+    in.max_attempts = m_ctx.config.delivery_max_attempts;
+    in.now_ms = now_unix_ms();
+    auto advanced = m_ctx.store->advance_report(pr.pipeline.id, state, plan_report(in));
+    if (!advanced.ok())
+      log::warn("pipeline report not advanced", {{"pipeline", pr.pipeline.id}, {"error", advanced.error().message}});
+    else if (*advanced) {
+      log::info("pipeline report queued", {{"pipeline", pr.pipeline.id}, {"state", state}});
+      m_ctx.events->publish("deliveries", "delivery",
+                            boost::json::serialize(boost::json::object{{"pipeline", pr.pipeline.id}, {"report", state}}));
+    }
+  }
+}
+
+void DeliverySender::send_round() {
+  http::ClientOptions opts;
+  opts.timeout = std::chrono::milliseconds(m_ctx.config.delivery_timeout_ms);
+  opts.body_limit = k_answer_limit;
+  opts.ca_file = m_ctx.config.forge_ca_file;
+  http::Client client(opts);
+  for (;;) {
+    auto due = m_ctx.store->due_deliveries(now_unix_ms(), 32);
+    if (!due.ok()) return log::warn("due deliveries not read", {{"error", due.error().message}});
+    if (due->empty()) return;
+    for (const auto& [d, check_run_id] : *due) {
+      {
+        std::lock_guard lock(m_mu);
+        if (m_stopping) return;
+      }
+      db::DeliveryAttempt attempt;
+      attempt.id = d.id;
+      const std::int64_t retry_at = now_unix_ms() + delivery_backoff_ms(d.attempts + 1, m_ctx.config.delivery_retry_base_ms,
+                                                                        m_ctx.config.delivery_retry_max_ms);
+      Result<OutgoingRequest> request = make_error(Errc::internal, "no request");
+      if (d.kind == "webhook") {
+        request = webhook_request(d, m_ctx.config.notify_secret);
+      } else {
+        auto conn = d.repo ? m_ctx.store->get_forge_connection(*d.repo) : Result<std::optional<db::ForgeConnection>>(std::nullopt);
+        if (!conn.ok()) return log::warn("forge connection not read", {{"error", conn.error().message}});
+        if (!*conn) {
+          attempt.outcome = db::DeliveryAttempt::Outcome::failed;
+          attempt.error = "repository '" + d.repo.value_or("") + "' has no forge connection any more";
+        } else if (auto token = read_token((*conn)->token_file); !token.ok()) {
+          attempt.outcome = db::DeliveryAttempt::Outcome::refused;
+          attempt.error = token.error().message;
+        } else {
+          request = forge_request(d, **conn, *token, check_run_id);
+          if (!request.ok()) {
+            attempt.outcome = db::DeliveryAttempt::Outcome::failed;
+            attempt.error = request.error().message;
+          }
+        }
+      }
+      if (request.ok()) {
+        auto res = client.fetch(request->method, request->url, request->body, request->headers);
+        Result<ClientAnswer> answer = make_error(Errc::internal, "unset");
+        std::string retry_after;
+        if (res.ok()) {
+          answer = ClientAnswer{res->status, std::move(res->body), std::string(res->header("Retry-After")),
+                                std::string(res->header("X-RateLimit-Remaining"))};
+          retry_after = answer->retry_after;
+        } else {
+          answer = std::move(res).error();
+          client.close();  // a connection that failed once is not reused
+        }
+        const std::int64_t at = retry_after.empty()
+                                    ? retry_at
+                                    : now_unix_ms() + delivery_backoff_ms(d.attempts + 1, m_ctx.config.delivery_retry_base_ms,
+                                                                          m_ctx.config.delivery_retry_max_ms, retry_after);
+        attempt = classify_answer(d, *request, answer, at);
+      }
+      using Outcome = db::DeliveryAttempt::Outcome;
+      const char* outcome = attempt.outcome == Outcome::delivered ? "delivered"
+                            : attempt.outcome == Outcome::retry   ? "retry"
+                            : attempt.outcome == Outcome::refused ? "refused"
+                                                                  : "failed";
+      if (attempt.outcome == Outcome::delivered)
+        log::info("delivery sent", {{"delivery", d.id}, {"kind", d.kind}, {"event", d.event}, {"status", attempt.status.value_or(0)}});
+      else
+        log::warn("delivery not sent", {{"delivery", d.id}, {"kind", d.kind}, {"outcome", outcome}, {"error", attempt.error}});
+      if (auto st = m_ctx.store->record_delivery_attempt(attempt); !st.ok())
+        return log::warn("delivery attempt not recorded", {{"delivery", d.id}, {"error", st.error().message}});
+      m_ctx.events->publish("deliveries", "delivery",
+                            boost::json::serialize(boost::json::object{{"id", d.id}, {"outcome", outcome}}));
+    }
+  }
+}
+
+void DeliverySender::refresh_metrics() {
+  auto st = m_ctx.store->delivery_stats();
+  if (!st.ok()) return log::warn("delivery metrics not refreshed", {{"error", st.error().message}});
+  std::string out = "# HELP kport_deliveries Outgoing deliveries (forge reports, webhooks) by state.\n# TYPE kport_deliveries gauge\n";
+  for (const auto& [state, n] : st->by_state) out += "kport_deliveries{state=\"" + state + "\"} " + std::to_string(n) + "\n";
+  out += "# HELP kport_delivery_attempts_total Attempts to send a delivery.\n# TYPE kport_delivery_attempts_total counter\n";
+  out += "kport_delivery_attempts_total " + std::to_string(st->attempts) + "\n";
+  out += "# HELP kport_forge_connections_broken Forge connections whose token the forge refused.\n"
+         "# TYPE kport_forge_connections_broken gauge\n";
+  out += "kport_forge_connections_broken " + std::to_string(st->broken_connections) + "\n";
+  std::lock_guard lock(m_mu);
+  m_metrics = std::move(out);
+}
+
+}  // namespace kport::coordinator

@@ -1,0 +1,131 @@
+// A coordinator that reports to a FakeForge: a push webhook's pipeline, run through the
+// real runner API, reported as GitHub check runs or Gitea/GitLab commit statuses, and
+// told to the fake's webhook receiver.
+#pragma once
+
+#include <fstream>
+
+#include "fake_forge.h"
+#include "hook_fixture.h"
+#include "test_pki.h"
+
+namespace kport::testing {
+
+inline const std::string k_forge_token = "forge-token-never-shown";
+inline const std::string k_notify_secret = "notify-secret-for-tests";
+inline const std::string k_public_url = "https://kport.example";
+
+class ForgeTest : public HookTest {
+ protected:
+  // tls: the fake forge (and webhook receiver) speaks HTTPS with a test CA the
+  // coordinator is told to trust (--forge-ca-file).
+  explicit ForgeTest(bool tls = false)
+      : pki(tls ? std::make_unique<TestPki>(dir.path() / "pki") : nullptr),
+        forge(pki ? pki->cert() : "", pki ? pki->key() : "") {
+    if (pki) {
+      extra_args.push_back("--forge-ca-file");
+      extra_args.push_back(pki->ca());
+    }
+    std::ofstream(dir.path() / "forge-token") << k_forge_token << "\n";
+    std::ofstream(dir.path() / "notify-secret") << k_notify_secret << "\n";
+    for (std::string a : {"--delivery-poll-ms", "50", "--delivery-retry-base-ms", "100", "--delivery-retry-max-ms", "400",
+                          "--delivery-max-attempts", "3", "--delivery-timeout-ms", "1000", "--public-url"})
+      extra_args.push_back(a);
+    extra_args.push_back(k_public_url);
+    extra_args.push_back("--notify-urls");
+    extra_args.push_back(forge.url("/hooks/kport"));
+    extra_args.push_back("--notify-secret-file");
+    extra_args.push_back((dir.path() / "notify-secret").string());
+  }
+
+  void SetUp() override {
+    HookTest::SetUp();
+    add_target("sm_90a", "9.0");
+    ASSERT_EQ(post("/api/v1/repositories", boost::json::object{{"name", "org/kernels"}, {"url", "/srv/git/kernels.git"}}, k_admin).status, 201);
+  }
+
+  JsonReply connect(const std::string& kind, const std::string& mode, const std::string& project = "org/kernels") {
+    return put("/api/v1/repositories/org%2Fkernels/forge",
+               boost::json::object{{"kind", kind}, {"api_url", forge.url(kind == "github" ? "" : kind == "gitea" ? "/api/v1" : "/api/v4")},
+                                   {"project", project}, {"token_file", (dir.path() / "forge-token").string()}, {"mode", mode}},
+               k_admin);
+  }
+
+  void push(const std::string& commit, const std::string& parent = "") {
+    auto r = github(push_body("org/kernels", "refs/heads/main", parent.empty() ? std::string(40, '0') : parent, commit, false, parent),
+                    "delivery-" + commit);
+    ASSERT_EQ(r.status, 201) << r.raw;
+  }
+
+  // Claims the next job with `token`; returns {id, attempt}.
+  std::pair<std::string, std::int64_t> take(const std::string& token) {
+    auto job = claim(token);
+    EXPECT_TRUE(job.is_object()) << "nothing to claim";
+    if (!job.is_object()) return {"", 0};
+    return {std::to_string(job.at("id").to_number<std::int64_t>()), job.at("attempt").to_number<std::int64_t>()};
+  }
+  void finish(const std::pair<std::string, std::int64_t>& job, const std::string& token, const std::string& key,
+              boost::json::array rows) {
+    const std::string base = "/api/v1/jobs/" + job.first;
+    auto up = post(base + (key == "records" ? "/builds" : "/results"),
+                   boost::json::object{{"attempt", job.second}, {key, std::move(rows)}}, token);
+    ASSERT_EQ(up.status, 200) << up.raw;
+    auto done = post(base + "/complete", boost::json::object{{"attempt", job.second}, {"status", "succeeded"}}, token);
+    ASSERT_EQ(done.status, 200) << done.raw;
+  }
+  void fail(const std::pair<std::string, std::int64_t>& job, const std::string& token) {
+    auto done = post("/api/v1/jobs/" + job.first + "/complete",
+                     boost::json::object{{"attempt", job.second}, {"status", "failed"}, {"reason", "cannot check out commit"}}, token);
+    ASSERT_EQ(done.status, 200) << done.raw;
+  }
+
+  static boost::json::array ok_build() {
+    return {boost::json::object{{"family", "gemm"}, {"variant", "simt"}, {"status", "ok"}, {"registers", 96},
+                                {"shared_mem_bytes", 4096}, {"spill_stores_bytes", 0}, {"spill_loads_bytes", 0}}};
+  }
+  static boost::json::array passing_result(double median_us = 100.0) {
+    return {boost::json::object{{"family", "gemm"}, {"variant", "simt"}, {"instance", "gemm.simt.default"}, {"dtype", "bf16"},
+                                {"shape", "m=4096,n=4096,k=4096"}, {"toolkit", "13.0"}, {"gpu_model", "NVIDIA H200"},
+                                {"gpu_uuid", "GPU-1"}, {"arch", "9.0"}, {"driver", "580.1"}, {"status", "passed"},
+                                {"max_rel_err", 1e-3}, {"tolerance", 1e-2}, {"median_us", median_us}, {"stddev_us", 0.5},
+                                {"samples", 100}}};
+  }
+
+  // The forge requests whose path contains `part`.
+  std::vector<ForgeRequest> to(const std::string& part) const {
+    std::vector<ForgeRequest> out;
+    for (auto& r : forge.requests())
+      if (r.target.find(part) != std::string::npos) out.push_back(r);
+    return out;
+  }
+  // Waits until `n` requests to paths containing `part` came.
+  std::vector<ForgeRequest> wait_to(const std::string& part, std::size_t n,
+                                    std::chrono::milliseconds timeout = std::chrono::milliseconds(20'000)) {
+    const auto end = std::chrono::steady_clock::now() + timeout;
+    for (std::size_t seen = 0;;) {
+      auto got = to(part);
+      if (got.size() >= n || std::chrono::steady_clock::now() >= end) return got;
+      seen = forge.requests().size();
+      forge.wait_for(seen + 1, std::chrono::milliseconds(200));
+    }
+  }
+  // Waits until GET /api/v1/deliveries?<query> satisfies `done`.
+  boost::json::array wait_deliveries(const std::string& query, const std::function<bool(const boost::json::array&)>& done,
+                                     std::chrono::milliseconds timeout = std::chrono::milliseconds(20'000)) {
+    const auto end = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      auto r = get("/api/v1/deliveries?" + query);
+      EXPECT_EQ(r.status, 200) << r.raw;
+      auto items = r.status == 200 ? r.body.at("items").as_array() : boost::json::array{};
+      if (done(items) || std::chrono::steady_clock::now() >= end) return items;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling an HTTP API: no event to wait on
+    }
+  }
+  std::string metrics() { return call_raw(client, "GET", url("/metrics"), "").raw; }
+
+  std::unique_ptr<TestPki> pki;  // before the forge, which serves its certificate
+  FakeForge forge;  // constructed before the fixture's body runs: its URL goes into the flags
+  std::string sha = std::string(39, 'c') + "1";
+};
+
+}  // namespace kport::testing
