@@ -195,8 +195,11 @@ Change classify(const ResultFact* before, const ResultFact& now, const VerdictPo
   if (was_failing) return now.status == CheckOutcome::passed ? Change::fixed : Change::unchanged;
   auto d = compare_timing(*before, now, policy, noise);
   // Below the floor nothing could count whatever the history says: no guess is needed.
-  if (d && d->insufficient)
-    return std::abs(d->rel) >= policy.noise.floor ? Change::insufficient_data : Change::unchanged;
+  if (d && d->insufficient) {
+    if (std::abs(d->rel) < policy.noise.floor) return Change::unchanged;
+    // An unstable figure could not count with any history: that is the stronger answer.
+    return now.unstable || before->unstable ? Change::unstable : Change::insufficient_data;
+  }
   if (!d || !d->beyond) return Change::unchanged;
   if (now.unstable || before->unstable) return Change::unstable;
   return d->delta_us > 0 ? Change::regressed : Change::improved;
@@ -264,10 +267,18 @@ Verdict decide_verdict(const std::string& commit, const CommitFacts& mine, const
     checked.insert({r.target, r.arch});
     if ((r.status == CheckOutcome::crashed || r.status == CheckOutcome::timeout) && r.job_id &&
         mass_failures.count(*r.job_id)) {
-      v.infrastructure.push_back({r.target, r.gpu_model, *r.job_id, r.id,
-                                  config_of(r) + " " + to_string(r.status) + " in check job " +
-                                      std::to_string(*r.job_id) + ", where most cases crashed or timed out at once"});
-      continue;
+      // Checked once more on the same build: a machine that fell over does not fall over
+      // the same way twice, a commit that breaks every kernel does. The re-check failing
+      // en masse as well makes these the code's failures.
+      auto m = remeasured.find({r.target, r.gpu_model});
+      const bool again = m != remeasured.end() && *r.job_id == m->second->job_id;
+      if (!again) {
+        v.infrastructure.push_back({r.target, r.gpu_model, *r.job_id, r.id,
+                                    config_of(r) + " " + to_string(r.status) + " in check job " +
+                                        std::to_string(*r.job_id) + ", where most cases crashed or timed out at once"});
+        if (m == remeasured.end()) ask_remeasure(r);
+        continue;
+      }
     }
     auto it = base_results.find(key_of(r));
     const ResultFact* before = it == base_results.end() ? nullptr : it->second;

@@ -198,7 +198,7 @@ json::object commit_diff_json(const std::vector<porting::ResultFact>& after, con
   json::object total_counts;
   for (const char* k : k_counted) total_counts[k] = totals[k];
   return json::object{{"groups", std::move(out)}, {"totals", std::move(total_counts)},
-                      {"rule", porting::describe(policy)}};
+                      {"rule", porting::describe(policy, noise != nullptr)}};
 }
 
 json::array kernel_series_json(const std::vector<db::KernelPoint>& points, const std::vector<db::GpuPeak>& peaks,

@@ -143,7 +143,22 @@ TEST(FlakeVerdict, MostCasesOfAJobCrashingIsTheMachine) {
   const auto v = decide_verdict("c", facts(mine_r), std::string(40, 'a'), facts(base_r));
   EXPECT_TRUE(v.reasons.empty());
   EXPECT_EQ(v.infrastructure.size(), 4u);
-  EXPECT_EQ(v.status, "insufficient_data") << "unchecked is not passed";
+  EXPECT_EQ(v.status, "pending") << "checked once more first";
+  ASSERT_EQ(v.remeasure.size(), 1u);
+  EXPECT_EQ(v.remeasure[0].instances.size(), 4u);
+  // A re-check that left these figures standing (it did not rerun them): still the
+  // machine's, and not a pass.
+  auto rechecked = facts(mine_r);
+  rechecked.jobs.push_back(JobFact{3, JobKind::check, JobState::succeeded, "sm_90a", "9.0", k_case.gpu_model, {}});
+  rechecked.remeasures.push_back({"sm_90a", k_case.gpu_model, 3});
+  auto after = decide_verdict("c", rechecked, std::string(40, 'a'), facts(base_r));
+  EXPECT_EQ(after.status, "insufficient_data") << "lost figures are not a pass";
+  // The re-check failed en masse too: a commit that breaks every kernel, not a machine.
+  for (auto& r : rechecked.results)
+    if (r.status == CheckOutcome::crashed) r.job_id = 3;
+  after = decide_verdict("c", rechecked, std::string(40, 'a'), facts(base_r));
+  EXPECT_EQ(after.status, "fail");
+  EXPECT_EQ(after.reasons.size(), 4u);
   mine_r[0].status = CheckOutcome::crashed;
   mine_r[1].status = CheckOutcome::passed;
   mine_r[2].status = CheckOutcome::passed;

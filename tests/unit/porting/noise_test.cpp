@@ -156,6 +156,15 @@ TEST(NoiseVerdict, TooLittleHistoryIsInsufficientDataNotAGuess) {
   EXPECT_NEAR(v.insufficient_data[0].rel, 0.10, 1e-9);
   EXPECT_EQ(judge(100, 100.2, book).status, "pass") << "a change below the floor never counts, history or not";
   EXPECT_EQ(judge(100, 110, NoiseBook{}).status, "insufficient_data") << "a series with no history at all";
+  auto shaky = decide_verdict("c", done({timed(110, 2)}, false), std::string(40, 'a'), done({timed(100, 1)}, false), {},
+                              &book);
+  EXPECT_EQ(shaky.status, "pending") << "re-measured first";
+  auto unstable_now = done({timed(110, 2)}, false);
+  unstable_now.results[0].unstable = true;
+  shaky = decide_verdict("c", unstable_now, std::string(40, 'a'), done({timed(100, 1)}, false), {}, &book);
+  EXPECT_EQ(shaky.status, "pass") << "an unstable figure is noted, never re-measured for history";
+  ASSERT_EQ(shaky.notes.size(), 1u);
+  EXPECT_NE(shaky.notes[0].find("unstable"), std::string::npos);
 }
 
 }  // namespace

@@ -20,7 +20,8 @@
 // A new failure of a case that is flaky (flake.h) is listed under `flaky`, not counted;
 // an infrastructure failure (flake.h: a lost lease, a GPU that failed its health check,
 // the crashes of a check job in which most cases crashed at once) is listed under
-// `infrastructure` and never blamed on the commit.
+// `infrastructure` and never blamed on the commit. Cases of such a mass failure are
+// checked once more (the re-measure job); failing en masse there too, they count.
 // Status: fail when any reason counts; else pending while a job of the commit is
 // unfinished or a suspected regression awaits its re-measure; else insufficient_data
 // when a series could not be judged or an infrastructure failure left something
