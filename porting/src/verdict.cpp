@@ -1,12 +1,16 @@
 // Only what changed counts: a failure the baseline shares is the baseline's problem,
-// and a slowdown inside the noise of the two measurements is not a regression. A
-// slowdown that passes both tests is measured once more before it fails the commit,
-// because one noisy run on a shared GPU must not block a merge; a figure whose bench
-// rounds disagreed (unstable) is too imprecise to accuse anything by itself.
+// and a slowdown inside the noise of the two measurements is not a regression. That
+// noise is what the series showed from run to run of unchanged code where its history
+// says (the figures' own spread underestimates it: it misses what changes between
+// processes), and nothing is decided where it cannot say. A slowdown beyond it is
+// measured once more before it fails the commit, because one noisy run on a shared GPU
+// must not block a merge; a figure whose bench rounds disagreed (unstable) is too
+// imprecise to accuse anything by itself.
 #include "kport/porting/verdict.h"
 
 #include "kport/porting/flake.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -259,7 +263,8 @@ Verdict decide_verdict(const std::string& commit, const CommitFacts& mine, const
     req.target = r.target;
     req.gpu_model = r.gpu_model;
     req.arch = r.arch;
-    req.instances.push_back(r.instance);
+    if (std::find(req.instances.begin(), req.instances.end(), r.instance) == req.instances.end())
+      req.instances.push_back(r.instance);
   };
   std::set<std::int64_t> mass_failures;
   for (std::int64_t job : mass_failure_jobs(mine.results)) mass_failures.insert(job);
