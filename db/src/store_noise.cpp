@@ -24,6 +24,9 @@ constexpr const char* k_figure_columns =
 constexpr const char* k_figure_filter =
     " r.status = 'passed' AND r.median_us IS NOT NULL AND r.median_us > 0 AND r.unstable = 0";
 
+// Results of one (GPU model, family, dtype, shape), every instance, a verdict learns from.
+constexpr int k_history_window = 256;
+
 SeriesFigure read_figure(const detail::Stmt& s) {
   return SeriesFigure{s.text(0), s.text(1), s.text(2), s.text(3), s.text(4), s.text(5), s.real(6)};
 }
@@ -74,12 +77,18 @@ Result<std::vector<CaseRunRecord>> Store::case_runs(const CaseRunFilter& f) {
 
 Result<std::vector<SeriesFigure>> Store::commit_series_history(std::string_view sha) {
   return m_impl->read<std::vector<SeriesFigure>>([&](Connection& c) -> Result<std::vector<SeriesFigure>> {
-    // Joined on the columns of results_by_gpu first, so each series is an index range.
+    // Joined on the columns of results_by_gpu, so each series is read from an index range,
+    // and only from the newest k_history_window results of its (GPU model, family, dtype,
+    // shape): what a verdict costs does not grow with the years of history, and the noise
+    // is the GPU's as it is now.
     auto s = c.prepare(std::string("SELECT ") + k_figure_columns +
                        " FROM (SELECT DISTINCT gpu_model, family, dtype, shape, instance, driver FROM results"
                        "       WHERE commit_sha = ?1) k"
                        " JOIN results r ON r.gpu_model = k.gpu_model AND r.family = k.family AND r.dtype = k.dtype"
                        "  AND r.shape = k.shape AND r.instance = k.instance AND r.driver = k.driver"
+                       "  AND r.id >= coalesce((SELECT x.id FROM results x WHERE x.gpu_model = k.gpu_model"
+                       "   AND x.family = k.family AND x.dtype = k.dtype AND x.shape = k.shape"
+                       "   ORDER BY x.id DESC LIMIT 1 OFFSET " + std::to_string(k_history_window - 1) + "), 0)"
                        " WHERE" + k_figure_filter + " ORDER BY r.id");
     if (!s) return std::move(s).error();
     s->bind(1, sha);

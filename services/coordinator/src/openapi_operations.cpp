@@ -141,7 +141,10 @@ std::vector<Op> operations() {
        {ok(200, "CommitSummary"), err(404, "not_found: commit not known to kport")}});
   // ---- routes_verdicts.cpp, routes_hooks.cpp ----
   add({"get", "/api/v1/commits/{sha}/verdict", "getVerdict",
-       "The commit against its closest validated ancestor: pass, fail or pending, with reasons", read, {}, {},
+       "The commit against its closest validated ancestor: pass, fail, pending or insufficient_data (a series without "
+       "enough A/A history, or a failure of the machine: a forge check's neutral), with reasons, and the flaky cases "
+       "and infrastructure failures it did not count",
+       read, {}, {},
        {ok(200, "Verdict"), err(404, "not_found: no pipeline or record for the commit")}});
   add({"post", "/api/v1/hooks/push", "receivePush",
        "Push webhook of GitHub, Gitea or GitLab (or the post-receive hook), signed with the hook secret; the "

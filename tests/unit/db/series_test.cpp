@@ -56,6 +56,21 @@ TEST_F(SeriesTest, FiguresAreGroupedByTheBinaryAndHowTheyWereMeasured) {
   EXPECT_TRUE(ok(m_store->series_history(f)).empty());
 }
 
+TEST_F(SeriesTest, OnlyTheNewestResultsOfAShapeAreHistory) {
+  ok(m_store->put_results({figure(k_a, 10, k_harness), figure(k_a, 10.1, k_harness)}));
+  std::vector<ResultRecord> others;
+  for (int i = 0; i < 254; ++i) {
+    ResultRecord r = figure(k_a, 20 + i, k_harness);
+    r.instance = "gemm.mma.other";
+    others.push_back(r);
+  }
+  ok(m_store->put_results(others));
+  ok(m_store->put_results({figure(k_b, 10.2, k_harness)}));
+  auto history = ok(m_store->commit_series_history(k_b));
+  ASSERT_EQ(history.size(), 2u) << "the newest 256 results of the shape hold the second figure, not the first";
+  EXPECT_DOUBLE_EQ(history[0].median_us, 10.1);
+}
+
 TEST_F(SeriesTest, CaseRunsAreEveryRunOfACaseThatFailedOnce) {
   ok(m_store->put_results({figure(k_a, 10, k_harness), figure(k_a, 0, k_harness, ResultStatus::failed)}));
   ResultRecord other = figure(k_b, 5, k_harness);

@@ -342,8 +342,9 @@ class Store {
   Result<std::vector<ResultRecord>> driver_results(std::string_view gpu_model, std::string_view driver);
 
   // ---- series noise (store_noise.cpp) -----------------------------------------------
-  // Every figure of every series a result of commit `sha` belongs to, from any commit:
-  // the A/A history its verdict learns each series' noise from. Unstable figures and
+  // Every figure of every series a result of commit `sha` belongs to, from any commit,
+  // among the newest 256 results of each (GPU model, family, dtype, shape): the A/A
+  // history its verdict learns each series' noise from. Unstable figures and
   // failures are left out; a screen figure's code is its binary's screens.
   Result<std::vector<SeriesFigure>> commit_series_history(std::string_view sha);
   // The same figures for the series `filter` matches (callers bound it: a GPU model, or
