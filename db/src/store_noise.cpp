@@ -98,12 +98,20 @@ Result<std::vector<SeriesFigure>> Store::commit_series_history(std::string_view 
 
 Result<std::vector<SeriesFigure>> Store::series_history(const SeriesFilter& f) {
   return m_impl->read<std::vector<SeriesFigure>>([&](Connection& c) -> Result<std::vector<SeriesFigure>> {
-    auto s = c.prepare(std::string("SELECT ") + k_figure_columns + " FROM results r WHERE (?1 = '' OR r.gpu_model = ?1)" +
-                       " AND (?2 = '' OR r.driver = ?2) AND (?3 = '' OR r.instance = ?3)"
-                       " AND (?4 = '' OR r.dtype = ?4) AND (?5 = '' OR r.shape = ?5) AND" + k_figure_filter +
-                       " ORDER BY r.driver, r.instance, r.dtype, r.shape, r.id");
+    // Only the fields given become conditions, in results_by_gpu's column order, so a
+    // filter that names GPU model, family, dtype and shape reads one index range.
+    std::string sql = std::string("SELECT ") + k_figure_columns + " FROM results r WHERE" + k_figure_filter;
+    std::vector<const std::string*> values;
+    for (const auto& [column, value] : {std::pair{"gpu_model", &f.gpu_model}, std::pair{"family", &f.family},
+                                        std::pair{"dtype", &f.dtype}, std::pair{"shape", &f.shape},
+                                        std::pair{"instance", &f.instance}, std::pair{"driver", &f.driver}}) {
+      if (value->empty()) continue;
+      values.push_back(value);
+      sql += std::string(" AND r.") + column + " = ?" + std::to_string(values.size());
+    }
+    auto s = c.prepare(sql + " ORDER BY r.driver, r.instance, r.dtype, r.shape, r.id");
     if (!s) return std::move(s).error();
-    s->bind_all(f.gpu_model, f.driver, f.instance, f.dtype, f.shape);
+    for (std::size_t i = 0; i < values.size(); ++i) s->bind(static_cast<int>(i + 1), *values[i]);
     return detail::collect<SeriesFigure>(*s, read_figure);
   });
 }

@@ -154,9 +154,18 @@ Response kernel_page(Context& ctx, const Request& req) {
     auto peaks = ctx.store->gpu_peaks(it->family, dtype);
     if (!peaks.ok()) return http::error_response(peaks.error());
     series = kernel_series_json(*points, *peaks, memory_bound(it->family));
-    auto figures = ctx.store->series_history(db::SeriesFilter{"", "", instance, dtype, shape});
-    if (!figures.ok()) return http::error_response(figures.error());
-    for (const auto& [key, model] : noise_book(*figures)) noise.push_back(to_json(model));
+    // One index range per GPU model the page charts.
+    for (const auto& sv : series) {
+      db::SeriesFilter f;
+      f.gpu_model = std::string(sv.at("gpu_model").as_string());
+      f.family = it->family;
+      f.instance = instance;
+      f.dtype = dtype;
+      f.shape = shape;
+      auto figures = ctx.store->series_history(f);
+      if (!figures.ok()) return http::error_response(figures.error());
+      for (const auto& [key, model] : noise_book(*figures)) noise.push_back(to_json(model));
+    }
   }
   return http::json_ok(json::object{{"instance", instance}, {"family", it->family}, {"variant", it->variant},
                                     {"dtype", dtype}, {"shape", shape}, {"configs", std::move(config_list)},

@@ -63,6 +63,7 @@ struct SeriesFigure {
 // Which series to read; an empty field matches any value.
 struct SeriesFilter {
   std::string gpu_model, driver, instance, dtype, shape;
+  std::string family;  // with gpu_model, dtype and shape: one index range
 };
 
 // One check of a case (GPU model, instance, dtype, shape), with the code it ran (as in

@@ -347,8 +347,9 @@ class Store {
   // history its verdict learns each series' noise from. Unstable figures and
   // failures are left out; a screen figure's code is its binary's screens.
   Result<std::vector<SeriesFigure>> commit_series_history(std::string_view sha);
-  // The same figures for the series `filter` matches (callers bound it: a GPU model, or
-  // one instance, dtype and shape), ordered by series.
+  // The same figures for the series `filter` matches (its empty fields match anything;
+  // naming the GPU model, family, dtype and shape reads one index range), ordered by
+  // series.
   Result<std::vector<SeriesFigure>> series_history(const SeriesFilter& filter);
   // Every check (any commit, any status) of each case `filter` selects, oldest first: the
   // history flakes are decided from.
