@@ -103,6 +103,12 @@ TEST_F(NoiseVerdicts, InsufficientDataThenCalibratedNoiseAndARealRegression) {
   EXPECT_EQ(unjudged.at("instance").as_string(), "gemm.mma.default");
   EXPECT_EQ(unjudged.at("degrees").to_number<std::int64_t>(), 1) << "its re-measure is its first A/A pair";
   EXPECT_EQ(unjudged.at("needed").to_number<std::int64_t>(), 2);
+  {
+    std::string out;
+    const int rc = run_to_exit(KPORT_CLI_BIN, {"--server", url(""), "--token", k_admin, "status", b}, out);
+    EXPECT_EQ(rc, 5) << "kport status: insufficient data is neither pass (0) nor fail (1)\n" << out;
+    EXPECT_NE(out.find("insufficient data: gemm.mma.default bf16 " + k_shape), std::string::npos) << out;
+  }
 
   // Repeated pipelines of A give the series its history: the same harness, four more times.
   for (double m : {100.3, 99.8, 100.2, 99.9}) {
