@@ -1,10 +1,16 @@
 // Only what changed counts: a failure the baseline shares is the baseline's problem,
-// and a slowdown inside the noise of the two measurements is not a regression. A
-// slowdown that passes both tests is measured once more before it fails the commit,
-// because one noisy run on a shared GPU must not block a merge; a figure whose bench
-// rounds disagreed (unstable) is too imprecise to accuse anything by itself.
+// and a slowdown inside the noise of the two measurements is not a regression. That
+// noise is what the series showed from run to run of unchanged code where its history
+// says (the figures' own spread underestimates it: it misses what changes between
+// processes), and nothing is decided where it cannot say. A slowdown beyond it is
+// measured once more before it fails the commit, because one noisy run on a shared GPU
+// must not block a merge; a figure whose bench rounds disagreed (unstable) is too
+// imprecise to accuse anything by itself.
 #include "kport/porting/verdict.h"
 
+#include "kport/porting/flake.h"
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -12,8 +18,17 @@
 
 namespace kport::porting {
 
-std::string describe(const VerdictPolicy& policy) {
-  char buf[256];
+std::string describe(const VerdictPolicy& policy, bool calibrated) {
+  char buf[400];
+  if (calibrated) {
+    std::snprintf(buf, sizeof buf,
+                  "against the closest validated ancestor; a time change counts beyond its series' band, %g A/A standard"
+                  " deviations (of the series' history of the same code, and of each figure's own median) and at least"
+                  " %g%%, a slowdown only once re-measured; a series with fewer than %d A/A degrees of freedom is"
+                  " insufficient data; an unstable figure never counts",
+                  policy.noise.k, policy.noise.floor * 100, policy.noise.min_degrees);
+    return buf;
+  }
   std::snprintf(buf, sizeof buf,
                 "against the closest validated ancestor; a time change counts at %g%% or more and beyond %g combined"
                 " standard deviations, a slowdown only once re-measured; an unstable figure never counts",
@@ -66,6 +81,7 @@ const char* to_string(Change c) {
     case Change::regressed: return "regressed";
     case Change::improved: return "improved";
     case Change::unstable: return "unstable";
+    case Change::insufficient_data: return "insufficient_data";
   }
   return "?";
 }
@@ -121,6 +137,7 @@ VerdictReason perf_reason(const ResultFact& now, const ResultFact& before, const
   r.figures = {{"instance", now.instance}, {"dtype", now.dtype}, {"shape", now.shape}, {"median_us", *now.median_us},
                {"baseline_median_us", *before.median_us}, {"slowdown", d.rel}, {"noise_us", d.noise_us},
                {"result", now.id}, {"baseline_result", before.id}};
+  if (d.band_rel) r.figures["band"] = *d.band_rel;
   return r;
 }
 
@@ -151,36 +168,55 @@ std::optional<VerdictReason> resource_reason(const BuildFact& now, const BuildFa
 
 }  // namespace
 
-std::optional<TimingDelta> compare_timing(const ResultFact& before, const ResultFact& now, const VerdictPolicy& policy) {
+SeriesKey series_of(const ResultFact& r) { return {r.gpu_model, r.driver, r.instance, r.dtype, r.shape}; }
+
+std::optional<TimingDelta> compare_timing(const ResultFact& before, const ResultFact& now, const VerdictPolicy& policy,
+                                          const NoiseModel* noise) {
   if (now.status != CheckOutcome::passed || before.status != CheckOutcome::passed) return std::nullopt;
   if (!now.median_us || !before.median_us || *before.median_us <= 0) return std::nullopt;
   TimingDelta d;
   d.delta_us = *now.median_us - *before.median_us;
   d.rel = d.delta_us / *before.median_us;
+  if (noise) {
+    d.band_rel = change_band(*noise, median_standard_error(before.median_us, before.stddev_us, before.samples),
+                             median_standard_error(now.median_us, now.stddev_us, now.samples), policy.noise);
+    d.insufficient = !d.band_rel;
+    d.noise_us = d.band_rel.value_or(0) * *before.median_us;
+    d.beyond = d.band_rel && std::abs(d.rel) > *d.band_rel;
+    return d;
+  }
   const double sn = now.stddev_us.value_or(0), sb = before.stddev_us.value_or(0);
   d.noise_us = policy.noise_sigmas * std::sqrt(sn * sn + sb * sb);
   d.beyond = std::abs(d.rel) >= policy.slowdown && std::abs(d.delta_us) > d.noise_us;
   return d;
 }
 
-Change classify(const ResultFact* before, const ResultFact& now, const VerdictPolicy& policy) {
+Change classify(const ResultFact* before, const ResultFact& now, const VerdictPolicy& policy, const NoiseModel* noise) {
   const bool is_failing = failing(now.status);
   if (!before) return is_failing ? Change::new_failure : Change::added;
   const bool was_failing = failing(before->status);
   if (is_failing) return was_failing ? Change::still_failing : Change::new_failure;
   if (was_failing) return now.status == CheckOutcome::passed ? Change::fixed : Change::unchanged;
-  auto d = compare_timing(*before, now, policy);
+  auto d = compare_timing(*before, now, policy, noise);
+  // Below the floor nothing could count whatever the history says: no guess is needed.
+  if (d && d->insufficient) {
+    if (std::abs(d->rel) < policy.noise.floor) return Change::unchanged;
+    // An unstable figure could not count with any history: that is the stronger answer.
+    return now.unstable || before->unstable ? Change::unstable : Change::insufficient_data;
+  }
   if (!d || !d->beyond) return Change::unchanged;
   if (now.unstable || before->unstable) return Change::unstable;
   return d->delta_us > 0 ? Change::regressed : Change::improved;
 }
 
 Verdict decide_verdict(const std::string& commit, const CommitFacts& mine, const std::optional<std::string>& baseline_sha,
-                       const CommitFacts& baseline, const VerdictPolicy& policy) {
+                       const CommitFacts& baseline, const VerdictPolicy& policy, const NoiseBook* noise,
+                       const FlakeBook* flakes) {
   Verdict v;
   v.commit = commit;
   v.baseline = baseline_sha;
   v.policy = policy;
+  v.calibrated = noise != nullptr;
   v.builds = static_cast<int>(mine.builds.size());
   v.results = static_cast<int>(mine.results.size());
   const std::string than = baseline_sha ? "than " + baseline_sha->substr(0, 12) : "(no validated ancestor)";
@@ -222,17 +258,68 @@ Verdict decide_verdict(const std::string& commit, const CommitFacts& mine, const
   for (const auto& j : mine.jobs) jobs[j.id] = &j;
   std::map<std::pair<std::string, std::string>, RemeasureRequest> requests;
   std::set<std::pair<std::string, std::string>> checked;  // (target, arch) with results
+  auto ask_remeasure = [&](const ResultFact& r) {
+    auto& req = requests[{r.target, r.gpu_model}];
+    req.target = r.target;
+    req.gpu_model = r.gpu_model;
+    req.arch = r.arch;
+    if (std::find(req.instances.begin(), req.instances.end(), r.instance) == req.instances.end())
+      req.instances.push_back(r.instance);
+  };
+  std::set<std::int64_t> mass_failures;
+  for (std::int64_t job : mass_failure_jobs(mine.results)) mass_failures.insert(job);
   for (const auto& r : mine.results) {
     checked.insert({r.target, r.arch});
+    if ((r.status == CheckOutcome::crashed || r.status == CheckOutcome::timeout) && r.job_id &&
+        mass_failures.count(*r.job_id)) {
+      // Checked once more on the same build: a machine that fell over does not fall over
+      // the same way twice, a commit that breaks every kernel does. The re-check failing
+      // en masse as well makes these the code's failures.
+      auto m = remeasured.find({r.target, r.gpu_model});
+      const bool again = m != remeasured.end() && *r.job_id == m->second->job_id;
+      if (!again) {
+        v.infrastructure.push_back({r.target, r.gpu_model, *r.job_id, r.id,
+                                    config_of(r) + " " + to_string(r.status) + " in check job " +
+                                        std::to_string(*r.job_id) + ", where most cases crashed or timed out at once"});
+        if (m == remeasured.end()) ask_remeasure(r);
+        continue;
+      }
+    }
     auto it = base_results.find(key_of(r));
     const ResultFact* before = it == base_results.end() ? nullptr : it->second;
-    const Change change = classify(before, r, policy);
+    std::optional<NoiseModel> model;
+    if (noise) {
+      auto found = noise->find(series_of(r));
+      model = found != noise->end() ? found->second : learn_noise(series_of(r), {}, policy.noise);
+    }
+    const NoiseModel* m_ptr = model ? &*model : nullptr;
+    const Change change = classify(before, r, policy, m_ptr);
+    if (change == Change::insufficient_data) {
+      // Measured again on the same build, the series gains the A/A history it lacks.
+      auto m = remeasured.find({r.target, r.gpu_model});
+      if (m == remeasured.end()) {
+        ask_remeasure(r);
+        continue;
+      }
+      auto job = jobs.find(m->second->job_id);
+      if (job != jobs.end() && unfinished(job->second->status)) continue;
+      v.insufficient_data.push_back(
+          UnjudgedSeries{r.target, *model, compare_timing(*before, r, policy, m_ptr)->rel, r.id, before->id});
+      continue;
+    }
     if (change == Change::new_failure) {
+      const auto flake = flakes ? flakes->find(CaseKey{r.gpu_model, r.instance, r.dtype, r.shape}) : FlakeBook::const_iterator{};
+      if (flakes && flake != flakes->end() && flake->second.flaky) {
+        const FlakeState& f = flake->second;
+        v.flaky.push_back({r.target, r.gpu_model, r.instance, r.dtype, r.shape, r.status, r.id, r.seed, f.since_ms,
+                           f.runs, f.failures, f.to_release});
+        continue;
+      }
       v.reasons.push_back(numerics_reason(r, before, at));
       continue;
     }
     if (change == Change::unstable) {
-      const auto d = compare_timing(*before, r, policy);
+      const auto d = compare_timing(*before, r, policy, m_ptr);
       if (d && d->delta_us > 0)
         v.notes.push_back("performance: " + config_of(r) + " on " + r.target + " / " + r.gpu_model + ": +" +
                           fmt(d->rel * 100, 1) + "% " + than + ", not counted: " +
@@ -240,14 +327,18 @@ Verdict decide_verdict(const std::string& commit, const CommitFacts& mine, const
       continue;
     }
     if (change != Change::regressed) continue;
-    VerdictReason reason = perf_reason(r, *before, *compare_timing(*before, r, policy), than);
+    const TimingDelta delta = *compare_timing(*before, r, policy, m_ptr);
+    VerdictReason reason = perf_reason(r, *before, delta, than);
+    if (model && delta.band_rel) {
+      reason.message += ", beyond the series' band +-" + fmt(*delta.band_rel * 100, 1) + "% (" +
+                        describe(*model, policy.noise) + ")";
+      reason.figures["sigma_aa"] = model->sigma_rel;
+      reason.figures["mde"] = model->mde_rel;
+      reason.figures["aa_degrees"] = static_cast<std::int64_t>(model->degrees);
+    }
     auto m = remeasured.find({r.target, r.gpu_model});
     if (m == remeasured.end()) {
-      auto& req = requests[{r.target, r.gpu_model}];
-      req.target = r.target;
-      req.gpu_model = r.gpu_model;
-      req.arch = r.arch;
-      req.instances.push_back(r.instance);
+      ask_remeasure(r);
       continue;
     }
     auto job = jobs.find(m->second->job_id);
@@ -275,6 +366,11 @@ Verdict decide_verdict(const std::string& commit, const CommitFacts& mine, const
       continue;
     }
     if (j.status != JobState::failed) continue;
+    if (j.failure_reason && infrastructure_failure(*j.failure_reason)) {
+      v.infrastructure.push_back({j.target, j.gpu_model.value_or(""), j.id, std::nullopt,
+                                  what + " failed on its machine, not its code: " + j.failure_reason->substr(0, 300)});
+      continue;
+    }
     const bool has_records = j.kind == JobKind::build ? targets_with_builds.count(j.target) > 0
                                                       : checked.count({j.target, j.arch.value_or("")}) > 0;
     if (has_records) continue;
@@ -284,7 +380,10 @@ Verdict decide_verdict(const std::string& commit, const CommitFacts& mine, const
     v.reasons.push_back(std::move(r));
   }
 
-  v.status = !v.reasons.empty() ? "fail" : !v.waiting.empty() || mine.jobs.empty() ? "pending" : "pass";
+  v.status = !v.reasons.empty()                         ? "fail"
+             : !v.waiting.empty() || mine.jobs.empty()      ? "pending"
+             : !v.insufficient_data.empty() || !v.infrastructure.empty() ? "insufficient_data"
+                                                            : "pass";
   if (mine.jobs.empty()) v.waiting.push_back("no pipeline has run for this commit");
   return v;
 }

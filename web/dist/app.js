@@ -621,6 +621,19 @@ function verdictBox(v) {
     )),
     list("waiting", v.waiting, (w) => h("li", { class: "muted" }, "waiting: ", w)),
     list("notes", v.notes, (n) => h("li", { class: "muted" }, "not counted: ", n)),
+    list("insufficient", v.insufficient_data || [], (u) => h(
+      "li",
+      { class: "muted" },
+      "not judged: ",
+      `${u.instance} ${u.dtype} ${u.shape} on ${u.target} / ${u.gpu_model} changed ${fmtPct(u.change)}; ${u.summary}`
+    )),
+    list("flaky", v.flaky || [], (f) => h(
+      "li",
+      { class: "muted" },
+      "flaky, not counted: ",
+      `${f.instance} ${f.dtype} ${f.shape} on ${f.gpu_model} ${f.status} (seed ${f.seed ?? "\u2014"}; ${f.failures} of ${f.runs} runs failed)`
+    )),
+    list("infrastructure", v.infrastructure || [], (i) => h("li", { class: "muted" }, "machine, not code: ", i.message)),
     !v.reasons.length && v.status === "pass" ? h("p", { class: "muted" }, "Nothing this commit changed counts against it.") : null
   );
 }
@@ -710,13 +723,14 @@ var init_commit = __esm({
     init_dom();
     init_api();
     init_router();
-    KINDS = ["new_failure", "regressed", "fixed", "improved", "unstable", "still_failing"];
+    KINDS = ["new_failure", "regressed", "fixed", "improved", "unstable", "insufficient_data", "still_failing"];
     LABEL = {
       new_failure: "new failure",
       regressed: "regressed",
       fixed: "fixed",
       improved: "improved",
       unstable: "unstable",
+      insufficient_data: "too little history",
       still_failing: "still failing",
       unchanged: "unchanged",
       added: "new key",
@@ -795,6 +809,24 @@ function table(data) {
     }))
   );
 }
+function noiseTable(data) {
+  if (!data.noise || !data.noise.length) return h("p", { class: "muted" }, "No A/A history of this configuration yet.");
+  return h(
+    "table",
+    { class: "grid", id: "noise" },
+    h("thead", {}, h("tr", {}, ["GPU", "driver", "A/A \u03C3", "detects (MDE)", "A/A degrees", "figures"].map((t) => h("th", {}, t)))),
+    h("tbody", {}, data.noise.map((n) => h(
+      "tr",
+      { dataset: { gpu: n.gpu_model, status: n.status } },
+      h("td", {}, n.gpu_model),
+      h("td", {}, n.driver),
+      h("td", { class: "num" }, n.sigma != null ? fmtPct(n.sigma) : "\u2014"),
+      h("td", { class: "num" }, n.mde != null ? fmtPct(n.mde) : `insufficient data (${n.needed} more)`),
+      h("td", { class: "num" }, String(n.degrees)),
+      h("td", { class: "num" }, String(n.figures))
+    )))
+  );
+}
 async function render4(root2, route) {
   const instance = route.arg;
   let data = await (route.first || api.kernel(instance, route.params.get("dtype"), route.params.get("shape")));
@@ -804,8 +836,10 @@ async function render4(root2, route) {
     const [dtype, shape] = choose.value.split("|");
     window.location.hash = hashFor(`/kernel/${instance}`, { dtype, shape });
   } }, data.configs.map((c) => h("option", { value: `${c.dtype}|${c.shape}`, selected: c.dtype === data.dtype && c.shape === data.shape }, `${c.dtype} \xB7 ${c.shape}`)));
+  const noiseEl = h("div");
   const paint = () => {
     fill(tableEl, data.series.length ? table(data) : h("p", { class: "muted" }, "No passing measurement of this configuration yet."));
+    fill(noiseEl, noiseTable(data));
     const shown = data;
     if (data.series.length) afterPaint(() => import("/static/js/chart.js").then(({ lineChart }) => charts(chartsEl, shown, lineChart)));
   };
@@ -814,6 +848,8 @@ async function render4(root2, route) {
     h("h1", { elementtiming: "kport-data" }, `Kernel ${instance}`),
     h("p", { class: "summary" }, `${data.family} \xB7 variant ${data.variant} \xB7 `, h("label", {}, "configuration ", choose)),
     tableEl,
+    h("h2", {}, "Noise and minimum detectable effect"),
+    noiseEl,
     chartsEl,
     h("p", { class: "muted" }, `Peak: ${data.peak_rule}. Band: median \xB1 standard deviation of the results at that commit.`)
   );

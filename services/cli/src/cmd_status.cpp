@@ -1,6 +1,7 @@
 // `kport status [REV]`: a commit's verdict against its closest validated ancestor, one
 // line per reason. REV is a sha (7+ hex digits) or a pushed branch; without it, the
-// newest pushed commit. Exit 0 pass, 1 fail, 4 still pending (after --wait, if given).
+// newest pushed commit. Exit 0 pass, 1 fail, 4 still pending (after --wait, if given),
+// 5 insufficient data (a series without enough A/A history, or a machine failure).
 #include <chrono>
 #include <ostream>
 #include <thread>
@@ -14,6 +15,7 @@ namespace json = boost::json;
 namespace {
 
 constexpr int k_exit_pending = 4;
+constexpr int k_exit_insufficient = 5;
 
 void declare(Options& o) {
   o.add("wait", "", "0", "status: seconds to wait for a pending verdict to become final");
@@ -65,16 +67,26 @@ int run_status(Context& ctx) {
       if (w.is_string()) ctx.out << "  waiting: " << std::string_view(w.as_string()) << "\n";
     for (const auto& n : list("notes"))
       if (n.is_string()) ctx.out << "  note: " << std::string_view(n.as_string()) << "\n";
+    for (const auto& u : list("insufficient_data"))
+      ctx.out << "  insufficient data: " << str(u, "instance") << " " << str(u, "dtype") << " " << str(u, "shape") << " on "
+              << str(u, "target") << " / " << str(u, "gpu_model") << ": " << str(u, "summary") << "\n";
+    for (const auto& f : list("flaky"))
+      ctx.out << "  flaky (not counted): " << str(f, "instance") << " " << str(f, "dtype") << " " << str(f, "shape")
+              << " on " << str(f, "gpu_model") << ": " << str(f, "status") << "\n";
+    for (const auto& i : list("infrastructure")) ctx.out << "  infrastructure: " << str(i, "message") << "\n";
   }
   if (status == "pass") return k_exit_ok;
   if (status == "fail") return k_exit_failed;
+  if (status == "insufficient_data") return k_exit_insufficient;
   return k_exit_pending;
 }
 
 }  // namespace
 
 extern const Command status_command = {"status", "[REV] [--wait SECONDS]",
-                                       "a commit's verdict against its closest validated ancestor; exit 0 pass, 1 fail, 4 pending", declare,
+                                       "a commit's verdict against its closest validated ancestor; exit 0 pass, 1 fail, 4 pending,"
+                                       " 5 insufficient data",
+                                       declare,
                                        run_status};
 
 }  // namespace kport::cli

@@ -40,6 +40,8 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
       .add("retry-base-ms", "KPORT_RETRY_BASE_MS", "10000",
            "backoff after a job's first failed attempt; doubles per attempt, with jitter")
       .add("retry-max-ms", "KPORT_RETRY_MAX_MS", "600000", "longest backoff between attempts of a job")
+      .add("flake-release-after", "KPORT_FLAKE_RELEASE_AFTER", "5",
+           "passing runs in a row that release a flaky case from quarantine")
       .add("max-claim-wait", "KPORT_MAX_CLAIM_WAIT", "30", "longest long-poll of a claim, seconds")
       .add("runner-online-seconds", "KPORT_RUNNER_ONLINE_SECONDS", "90", "a runner is online if heard from within this")
       .add("port-file", "KPORT_PORT_FILE", "", "write the bound port to this file once listening")
@@ -125,8 +127,9 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
   }
   c.notify_secret_file = o.get("notify-secret-file");
   c.forge_ca_file = o.get("forge-ca-file");
+  auto release = o.integer("flake-release-after", 1, 1000);
   for (auto* r : {&threads, &workers, &body, &read_timeout, &lease, &attempts, &wait, &online, &first, &max_conn,
-                  &per_addr, &reserved, &ready, &burst, &per_minute, &retry_base, &retry_max})
+                  &per_addr, &reserved, &ready, &burst, &per_minute, &retry_base, &retry_max, &release})
     if (!r->ok()) return r->error();
   if (*reserved >= *max_conn)
     return make_error(Errc::invalid_argument, "--reserved-connections (" + std::to_string(*reserved) +
@@ -148,6 +151,7 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
   c.registrations_per_minute = static_cast<int>(*per_minute);
   c.retry_base_ms = *retry_base;
   c.retry_max_ms = *retry_max;
+  c.flake_release_after = static_cast<int>(*release);
   c.port_file = o.get("port-file");
   c.tls_cert = o.get("tls-cert");
   c.tls_key = o.get("tls-key");

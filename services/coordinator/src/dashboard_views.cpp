@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <tuple>
 
 namespace kport::coordinator {
@@ -129,14 +130,16 @@ json::value side_json(const porting::ResultFact* r) {
                       {"stddev_us", opt(r->stddev_us)}, {"unstable", r->unstable}};
 }
 
-constexpr const char* k_kinds[] = {"new_failure", "regressed", "fixed", "improved", "unstable", "still_failing"};
+constexpr const char* k_kinds[] = {"new_failure", "regressed", "fixed", "improved", "unstable", "insufficient_data",
+                                   "still_failing"};
 constexpr const char* k_counted[] = {"fixed", "new_failure", "still_failing", "regressed", "improved",
-                                     "unstable", "unchanged", "added", "dropped"};
+                                     "unstable", "insufficient_data", "unchanged", "added", "dropped"};
 
 }  // namespace
 
 json::object commit_diff_json(const std::vector<porting::ResultFact>& after, const std::vector<porting::ResultFact>& before,
-                              const porting::VerdictPolicy& policy, std::size_t max_changes) {
+                              const porting::VerdictPolicy& policy, std::size_t max_changes,
+                              const porting::NoiseBook* noise) {
   std::map<DiffKey, const porting::ResultFact*> old;
   for (const auto& b : before) old[key_of(b)] = &b;
   struct Change {
@@ -157,7 +160,12 @@ json::object commit_diff_json(const std::vector<porting::ResultFact>& after, con
     auto it = old.find(key_of(a));
     const porting::ResultFact* b = it == old.end() ? nullptr : it->second;
     if (it != old.end()) old.erase(it);
-    const porting::Change change = porting::classify(b, a, policy);
+    std::optional<porting::NoiseModel> model;
+    if (noise) {
+      auto found = noise->find(porting::series_of(a));
+      model = found != noise->end() ? found->second : porting::learn_noise(porting::series_of(a), {}, policy.noise);
+    }
+    const porting::Change change = porting::classify(b, a, policy, model ? &*model : nullptr);
     const char* kind = porting::to_string(change);
     count(g, kind);
     if (change == porting::Change::unchanged || change == porting::Change::added) continue;
@@ -190,7 +198,7 @@ json::object commit_diff_json(const std::vector<porting::ResultFact>& after, con
   json::object total_counts;
   for (const char* k : k_counted) total_counts[k] = totals[k];
   return json::object{{"groups", std::move(out)}, {"totals", std::move(total_counts)},
-                      {"rule", porting::describe(policy)}};
+                      {"rule", porting::describe(policy, noise != nullptr)}};
 }
 
 json::array kernel_series_json(const std::vector<db::KernelPoint>& points, const std::vector<db::GpuPeak>& peaks,

@@ -28,11 +28,13 @@ boost::json::object target_board_json(const db::TargetBoard& board, const portin
                                       const std::map<std::int64_t, db::ResultRecord>& evidence);
 
 // A commit's results against its verdict's baseline, per (target, GPU model), each
-// classified by porting::classify under `policy`: new_failure, regressed, fixed,
-// improved, still_failing, unstable (plus counts of unchanged, added, dropped keys).
+// classified by porting::classify under `policy` and, when given, the series' noise
+// models (as the verdict is): new_failure, regressed, fixed, improved, still_failing,
+// unstable, insufficient_data (plus counts of unchanged, added, dropped keys).
 boost::json::object commit_diff_json(const std::vector<porting::ResultFact>& after,
                                      const std::vector<porting::ResultFact>& before,
-                                     const porting::VerdictPolicy& policy, std::size_t max_changes);
+                                     const porting::VerdictPolicy& policy, std::size_t max_changes,
+                                     const porting::NoiseBook* noise = nullptr);
 
 // The kernel page: one series per GPU model with its noise band, share of the GPU's
 // measured peak and ratio to the vendor baseline. Points are columns:

@@ -141,7 +141,10 @@ std::vector<Op> operations() {
        {ok(200, "CommitSummary"), err(404, "not_found: commit not known to kport")}});
   // ---- routes_verdicts.cpp, routes_hooks.cpp ----
   add({"get", "/api/v1/commits/{sha}/verdict", "getVerdict",
-       "The commit against its closest validated ancestor: pass, fail or pending, with reasons", read, {}, {},
+       "The commit against its closest validated ancestor: pass, fail, pending or insufficient_data (a series without "
+       "enough A/A history, or a failure of the machine: a forge check's neutral), with reasons, and the flaky cases "
+       "and infrastructure failures it did not count",
+       read, {}, {},
        {ok(200, "Verdict"), err(404, "not_found: no pipeline or record for the commit")}});
   add({"post", "/api/v1/hooks/push", "receivePush",
        "Push webhook of GitHub, Gitea or GitLab (or the post-receive hook), signed with the hook secret; the "
@@ -167,6 +170,21 @@ std::vector<Op> operations() {
        Auth::admin, {}, json_request("RevalidationInput"),
        {ok(200, "RevalidationKnown", "already revalidated: nothing opened"), ok(201, "RevalidationOpened"),
         err(404, "not_found: no runner has reported that GPU model with that driver")}});
+  add({"get", "/api/v1/series", "listSeries",
+       "The noise of each timed series (GPU model, driver, instance, dtype, shape) learned from its A/A history (figures "
+       "of the same harness binary), and the minimum detectable effect a change must reach to count",
+       read,
+       {q_required("gpu", str(), "GPU model, e.g. NVIDIA H200"), q("driver", str()), q("instance", str()),
+        q("dtype", str(), "e.g. bf16"), q("shape", str(), "canonical, e.g. m=4096,n=4096,k=4096")},
+       {}, {ok(200, "SeriesList"), err(400, "invalid_argument: no gpu given")}});
+  add({"get", "/api/v1/flakes", "listFlakes",
+       "Flaky cases (GPU model, instance, dtype, shape): the same harness binary both passed and failed on them; "
+       "their failures no longer fail a verdict until they pass release_after runs in a row. Each lists when it "
+       "became flaky, how often it fails and the seeds that failed",
+       read,
+       {q("gpu", str(), "only this GPU model"),
+        q("state", enm({"flaky", "released", "all"}), "flaky (default): quarantined now; released: were, then passed")},
+       {}, {ok(200, "FlakeList"), err(400, "invalid_argument: an unknown state")}});
   // ---- routes_pipelines.cpp ----
   auto pipeline_reason = enm({"push", "new_target", "new_driver", "new_gpu", "manual"});
   auto with_paging = [](std::vector<json::object> qs) {

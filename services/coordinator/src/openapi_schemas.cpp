@@ -263,9 +263,48 @@ void results(json::object& s) {
                             {"figures", json::object{{"type", "object"},
                                                      {"additionalProperties",
                                                       json::object{{"anyOf", json::array{number(), str()}}}}}}});
+  s["SeriesNoise"] = obj(
+      {{"gpu_model", str()}, {"driver", str()}, {"instance", str()}, {"dtype", str()}, {"shape", str()},
+       {"status", enm({"calibrated", "insufficient_data"})},
+       {"figures", describe(integer(), "passing, stable, precise figures of the series")},
+       {"codes", describe(integer(), "harness binaries measured twice or more (the A/A groups)")},
+       {"degrees", describe(integer(), "A/A degrees of freedom: over the codes, figures - 1")},
+       {"needed", describe(integer(), "more degrees of freedom before the series judges a change; 0 once calibrated")},
+       {"sigma", describe(nullable(number()), "robust A/A standard deviation of one figure, relative to the median")},
+       {"mde", describe(nullable(number()), "minimum detectable effect: the smallest relative change that counts")},
+       {"summary", str()}});
+  s["SeriesList"] = obj({{"items", arr(ref("SeriesNoise"))}, {"rule", str()}});
+  s["Flake"] = obj(
+      {{"gpu_model", str()}, {"instance", str()}, {"dtype", str()}, {"shape", str()},
+       {"state", enm({"flaky", "released", "stable"})},
+       {"since", describe(when(), "when the same harness binary first both passed and failed on the case")},
+       {"first_commit", str()}, {"runs", integer()}, {"failures", integer()},
+       {"clean_runs", describe(integer(), "passing runs in a row since the last failure")},
+       {"to_release", describe(integer(), "passing runs in a row still needed before it is released")},
+       {"failed", describe(arr(obj({{"result", integer()}, {"seed", nullable(integer())}, {"commit", str()},
+                                    {"status", enm({"failed", "crashed", "timeout"})}})),
+                           "its failures since it became flaky, oldest first: replay a seed with the result's reproduce")}});
+  s["FlakeList"] = obj({{"items", arr(ref("Flake"))}, {"release_after", integer()}});
   s["Verdict"] = obj({{"commit", str()}, {"baseline", describe(nullable(str()), "the closest validated ancestor")},
-                      {"status", enm({"pending", "pass", "fail"})}, {"reasons", arr(ref("VerdictReason"))},
+                      {"status", enm({"pending", "pass", "fail", "insufficient_data"})},
+                      {"reasons", arr(ref("VerdictReason"))},
                       {"waiting", strings()}, {"notes", strings()},
+                      {"insufficient_data",
+                       describe(arr(extend(s["SeriesNoise"], {{"target", str()}, {"change", number()},
+                                                             {"result", integer()}, {"baseline_result", integer()}})),
+                                "timed series whose change could not be judged: too little A/A history")},
+                      {"flaky", describe(arr(obj({{"target", str()}, {"gpu_model", str()}, {"instance", str()},
+                                                  {"dtype", str()}, {"shape", str()},
+                                                  {"status", enm({"failed", "crashed", "timeout"})},
+                                                  {"result", integer()}, {"seed", nullable(integer())},
+                                                  {"since", when_set()}, {"runs", integer()}, {"failures", integer()},
+                                                  {"to_release", integer()}})),
+                                         "new failures of flaky cases: listed, not counted")},
+                      {"infrastructure",
+                       describe(arr(obj({{"target", str()}, {"gpu_model", str()}, {"job", integer()},
+                                         {"result", nullable(integer())}, {"message", str()}})),
+                                "failures of the machine (lease, runner, GPU health, a check job failing en masse), "
+                                "never blamed on the commit")},
                       {"compared", obj({{"builds", integer()}, {"results", integer()}})}, {"rule", str()}});
   s["Revalidation"] = obj({{"gpu_model", str()}, {"driver", str()}, {"arch", str()},
                            {"previous_driver", nullable(str())}, {"pipeline", nullable(integer())},
@@ -464,6 +503,8 @@ void dashboard(json::object& s) {
                                                     {"share_high", column(nn())}, {"ratio", column(nn())},
                                                     {"result", column(integer())}}),
                                                "one array per column, one entry per point")}}))},
+       {"noise", describe(arr(ref("SeriesNoise")),
+                          "each series of this configuration (GPU model, driver): its A/A noise and minimum detectable effect")},
        {"peak_rule", str()}});
   s["DashboardRunner"] = extend(s["Runner"], {{"job", nullable(ref("Job"))}});
 }

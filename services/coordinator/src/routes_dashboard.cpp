@@ -112,10 +112,12 @@ Response commit_page(Context& ctx, const std::string& sha) {
   if (!mine.ok()) return http::error_response(mine.error());
   if (!*commit && mine->results.empty() && mine->builds.empty() && mine->jobs.empty())
     return http::error_response(make_error(Errc::not_found, "commit " + sha + " is not known to kport and has no results"));
-  auto c = verdict_case(*ctx.store, sha, *mine);
+  porting::FlakePolicy flakes;
+  flakes.release_after = ctx.config.flake_release_after;
+  auto c = verdict_case(*ctx.store, sha, *mine, flakes);
   if (!c.ok()) return http::error_response(c.error());
   const Verdict verdict = decide(*c);
-  json::object out = commit_diff_json(c->mine.results, c->base.results, verdict.policy, k_changes_per_group);
+  json::object out = commit_diff_json(c->mine.results, c->base.results, verdict.policy, k_changes_per_group, &c->noise);
   out["verdict"] = to_json(verdict);
   out["commit"] = *commit ? to_json(**commit) : json::value(json::object{{"sha", sha}});
   out["parent"] = *commit && (*commit)->parent_sha ? json::value(*(*commit)->parent_sha) : json::value(nullptr);
@@ -145,17 +147,29 @@ Response kernel_page(Context& ctx, const Request& req) {
   }
   json::array config_list;
   for (const auto& [d, s] : *configs) config_list.push_back(json::object{{"dtype", d}, {"shape", s}});
-  json::array series;
+  json::array series, noise;
   if (!dtype.empty() && !shape.empty()) {
     auto points = ctx.store->kernel_history(instance, dtype, shape);
     if (!points.ok()) return http::error_response(points.error());
     auto peaks = ctx.store->gpu_peaks(it->family, dtype);
     if (!peaks.ok()) return http::error_response(peaks.error());
     series = kernel_series_json(*points, *peaks, memory_bound(it->family));
+    // One index range per GPU model the page charts.
+    for (const auto& sv : series) {
+      db::SeriesFilter f;
+      f.gpu_model = std::string(sv.at("gpu_model").as_string());
+      f.family = it->family;
+      f.instance = instance;
+      f.dtype = dtype;
+      f.shape = shape;
+      auto figures = ctx.store->series_history(f);
+      if (!figures.ok()) return http::error_response(figures.error());
+      for (const auto& [key, model] : noise_book(*figures)) noise.push_back(to_json(model));
+    }
   }
   return http::json_ok(json::object{{"instance", instance}, {"family", it->family}, {"variant", it->variant},
                                     {"dtype", dtype}, {"shape", shape}, {"configs", std::move(config_list)},
-                                    {"series", std::move(series)},
+                                    {"series", std::move(series)}, {"noise", std::move(noise)},
                                     {"peak_rule", "best throughput measured on the GPU for this op and dtype, by any kernel or the vendor baseline"}});
 }
 

@@ -1,5 +1,6 @@
 // Commit verdicts (GET /api/v1/commits/{sha}/verdict), the re-measures they ask for,
-// and revalidations of a GPU model or driver seen for the first time
+// the series' noise they are judged by (GET /api/v1/series), flaky cases
+// (GET /api/v1/flakes), and revalidations of a GPU model or driver seen for the first time
 // (POST/GET /api/v1/revalidations, which kport-watcher's fleet watch calls).
 #include "app/pipelines.h"
 #include "codec.h"
@@ -45,9 +46,15 @@ json::value revalidation_json(Context& ctx, const db::Revalidation& rv) {
 
 namespace {
 
+porting::FlakePolicy flake_policy(const Context& ctx) {
+  porting::FlakePolicy p;
+  p.release_after = ctx.config.flake_release_after;
+  return p;
+}
+
 // The verdict of `sha` from its own inputs, already read, against its validated ancestor.
 Result<Verdict> verdict_of(Context& ctx, const std::string& sha, const db::VerdictInputs& mine) {
-  auto c = verdict_case(*ctx.store, sha, mine);
+  auto c = verdict_case(*ctx.store, sha, mine, flake_policy(ctx));
   if (!c.ok()) return std::move(c).error();
   return decide(*c);
 }
@@ -96,6 +103,44 @@ void add_verdict_routes(http::Router& router, Context& ctx) {
     auto v = commit_verdict(ctx, **sha);
     if (!v.ok()) return http::error_response(v.error());
     return http::json_ok(to_json(*v));
+  });
+
+  add_blocking(router, ctx, "GET", "/api/v1/series", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    db::SeriesFilter f;
+    f.gpu_model = std::string(req.query_or("gpu"));
+    f.driver = std::string(req.query_or("driver"));
+    f.instance = std::string(req.query_or("instance"));
+    f.dtype = std::string(req.query_or("dtype"));
+    f.shape = std::string(req.query_or("shape"));
+    if (f.gpu_model.empty())
+      return http::error_response(make_error(
+          Errc::invalid_argument, "query 'gpu' is required (a GPU model, e.g. gpu=NVIDIA%20H200); GET /api/v1/gpus lists them"));
+    auto figures = ctx.store->series_history(f);
+    if (!figures.ok()) return http::error_response(figures.error());
+    const porting::VerdictPolicy policy;
+    json::array items;
+    for (const auto& [key, model] : noise_book(*figures, policy.noise)) items.push_back(to_json(model, policy.noise));
+    return http::json_ok(json::object{{"items", std::move(items)}, {"rule", porting::describe(policy, true)}});
+  });
+
+  add_blocking(router, ctx, "GET", "/api/v1/flakes", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    const std::string state(req.query_or("state", "flaky"));
+    if (state != "flaky" && state != "released" && state != "all")
+      return http::error_response(make_error(Errc::invalid_argument, "query 'state' must be flaky, released or all, not '" +
+                                                                         state + "'"));
+    auto runs = ctx.store->case_runs(db::CaseRunFilter{"", std::string(req.query_or("gpu"))});
+    if (!runs.ok()) return http::error_response(runs.error());
+    const porting::FlakePolicy policy = flake_policy(ctx);
+    json::array items;
+    for (const auto& [key, f] : flake_book(*runs, policy)) {
+      if (!f.flaky && !f.released) continue;
+      if (state == "flaky" && !f.flaky) continue;
+      if (state == "released" && !f.released) continue;
+      items.push_back(to_json(f));
+    }
+    return http::json_ok(json::object{{"items", std::move(items)}, {"release_after", policy.release_after}});
   });
 
   add_blocking(router, ctx, "GET", "/api/v1/revalidations", [&ctx](const Request& req) {

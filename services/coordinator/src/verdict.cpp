@@ -3,6 +3,10 @@
 // compile here instead of being judged as something it is not.
 #include "verdict.h"
 
+#include <map>
+
+#include "kport/common/clock.h"
+
 namespace kport::coordinator {
 namespace json = boost::json;
 
@@ -82,8 +86,12 @@ porting::ResultFact fact_of(const db::ResultRecord& r) {
   f.max_rel_err = r.max_rel_err;
   f.tolerance = r.tolerance;
   f.nan_inf_count = r.nan_inf_count;
+  f.driver = r.driver;
   f.median_us = r.median_us;
   f.stddev_us = r.stddev_us;
+  f.samples = r.samples;
+  f.job_id = r.job_id;
+  f.seed = r.seed;
   f.unstable = r.unstable;
   return f;
 }
@@ -110,10 +118,45 @@ porting::CommitFacts facts_of(const db::VerdictInputs& in) {
   return f;
 }
 
-Result<VerdictCase> verdict_case(db::Store& store, const std::string& sha, const db::VerdictInputs& mine) {
+porting::NoiseBook noise_book(const std::vector<db::SeriesFigure>& figures, const porting::NoisePolicy& policy) {
+  std::map<porting::SeriesKey, std::vector<porting::AaFigure>> by_series;
+  for (const auto& f : figures)
+    by_series[{f.gpu_model, f.driver, f.instance, f.dtype, f.shape}].push_back({f.code, f.median_us});
+  porting::NoiseBook book;
+  for (const auto& [key, history] : by_series) book.emplace(key, porting::learn_noise(key, history, policy));
+  return book;
+}
+
+porting::FlakeBook flake_book(const std::vector<db::CaseRunRecord>& runs, const porting::FlakePolicy& policy) {
+  std::map<porting::CaseKey, std::vector<porting::CaseRun>> by_case;
+  for (const auto& r : runs) {
+    porting::CaseRun run;
+    run.code = r.code;
+    run.commit = r.commit_sha;
+    run.status = outcome_of(r.status);
+    run.seed = r.seed;
+    run.result = r.result_id;
+    run.time_ms = r.created_ms;
+    run.infrastructure = (r.status == db::ResultStatus::crashed || r.status == db::ResultStatus::timeout) &&
+                         porting::mass_failure(r.job_results, r.job_broken, policy);
+    by_case[{r.gpu_model, r.instance, r.dtype, r.shape}].push_back(std::move(run));
+  }
+  porting::FlakeBook book;
+  for (auto& [key, list] : by_case) book.emplace(key, porting::decide_flake(key, std::move(list), policy));
+  return book;
+}
+
+Result<VerdictCase> verdict_case(db::Store& store, const std::string& sha, const db::VerdictInputs& mine,
+                                 const porting::FlakePolicy& flakes) {
   VerdictCase c;
   c.commit = sha;
   c.mine = facts_of(mine);
+  auto history = store.commit_series_history(sha);
+  if (!history.ok()) return std::move(history).error();
+  c.noise = noise_book(*history);
+  auto runs = store.case_runs(db::CaseRunFilter{sha, ""});
+  if (!runs.ok()) return std::move(runs).error();
+  c.flakes = flake_book(*runs, flakes);
   auto ancestor = store.validated_ancestor(sha);
   if (!ancestor.ok()) return std::move(ancestor).error();
   c.baseline = *ancestor;
@@ -126,7 +169,7 @@ Result<VerdictCase> verdict_case(db::Store& store, const std::string& sha, const
 }
 
 Verdict decide(const VerdictCase& c, const VerdictPolicy& policy) {
-  return porting::decide_verdict(c.commit, c.mine, c.baseline, c.base, policy);
+  return porting::decide_verdict(c.commit, c.mine, c.baseline, c.base, policy, &c.noise, &c.flakes);
 }
 
 Verdict decide(const std::string& commit, const db::VerdictInputs& mine, const std::optional<std::string>& baseline_sha,
@@ -147,9 +190,49 @@ json::value to_json(const VerdictReason& r) {
                       {"message", r.message}, {"figures", std::move(figures)}};
 }
 
+json::object to_json(const porting::NoiseModel& m, const porting::NoisePolicy& policy) {
+  const auto& k = m.series;
+  return json::object{{"gpu_model", k.gpu_model}, {"driver", k.driver}, {"instance", k.instance}, {"dtype", k.dtype},
+                      {"shape", k.shape}, {"status", m.enough ? "calibrated" : "insufficient_data"},
+                      {"figures", m.figures}, {"codes", m.codes}, {"degrees", m.degrees}, {"needed", m.needed},
+                      {"sigma", m.enough ? json::value(m.sigma_rel) : json::value(nullptr)},
+                      {"mde", m.enough ? json::value(m.mde_rel) : json::value(nullptr)},
+                      {"summary", porting::describe(m, policy)}};
+}
+
+json::object to_json(const porting::FlakeState& f) {
+  json::array failed;
+  for (const auto& e : f.failed)
+    failed.push_back(json::object{{"result", e.result}, {"seed", e.seed ? json::value(*e.seed) : json::value(nullptr)},
+                                  {"commit", e.commit}, {"status", porting::to_string(e.status)}});
+  return json::object{{"gpu_model", f.key.gpu_model}, {"instance", f.key.instance}, {"dtype", f.key.dtype},
+                      {"shape", f.key.shape}, {"state", f.flaky ? "flaky" : f.released ? "released" : "stable"},
+                      {"since", f.since_ms ? json::value(iso8601_utc(f.since_ms)) : json::value(nullptr)},
+                      {"first_commit", f.first_commit}, {"runs", f.runs}, {"failures", f.failures},
+                      {"clean_runs", f.clean_runs}, {"to_release", f.to_release}, {"failed", std::move(failed)}};
+}
+
 json::value to_json(const Verdict& v) {
-  json::array reasons, waiting, notes;
+  json::array reasons, waiting, notes, unjudged, flaky, infrastructure;
+  for (const auto& f : v.flaky)
+    flaky.push_back(json::object{{"target", f.target}, {"gpu_model", f.gpu_model}, {"instance", f.instance},
+                                 {"dtype", f.dtype}, {"shape", f.shape}, {"status", porting::to_string(f.status)},
+                                 {"result", f.result}, {"seed", f.seed ? json::value(*f.seed) : json::value(nullptr)},
+                                 {"since", iso8601_utc(f.since_ms)}, {"runs", f.runs}, {"failures", f.failures},
+                                 {"to_release", f.to_release}});
+  for (const auto& i : v.infrastructure)
+    infrastructure.push_back(json::object{{"target", i.target}, {"gpu_model", i.gpu_model}, {"job", i.job},
+                                          {"result", i.result ? json::value(*i.result) : json::value(nullptr)},
+                                          {"message", i.message}});
   for (const auto& r : v.reasons) reasons.push_back(to_json(r));
+  for (const auto& u : v.insufficient_data) {
+    json::object o = to_json(u.model, v.policy.noise);
+    o["target"] = u.target;
+    o["change"] = u.rel;
+    o["result"] = u.result;
+    o["baseline_result"] = u.baseline_result;
+    unjudged.push_back(std::move(o));
+  }
   for (const auto& w : v.waiting) waiting.emplace_back(w);
   for (const auto& n : v.notes) notes.emplace_back(n);
   return json::object{{"commit", v.commit},
@@ -158,8 +241,11 @@ json::value to_json(const Verdict& v) {
                       {"reasons", std::move(reasons)},
                       {"waiting", std::move(waiting)},
                       {"notes", std::move(notes)},
+                      {"insufficient_data", std::move(unjudged)},
+                      {"flaky", std::move(flaky)},
+                      {"infrastructure", std::move(infrastructure)},
                       {"compared", json::object{{"builds", v.builds}, {"results", v.results}}},
-                      {"rule", porting::describe(v.policy)}};
+                      {"rule", porting::describe(v.policy, v.calibrated)}};
 }
 
 }  // namespace kport::coordinator

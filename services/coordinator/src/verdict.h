@@ -16,6 +16,7 @@
 
 #include "kport/db/hooks.h"
 #include "kport/db/store.h"
+#include "kport/porting/flake.h"
 #include "kport/porting/verdict.h"
 
 namespace kport::coordinator {
@@ -30,16 +31,27 @@ porting::ResultFact fact_of(const db::ResultRecord& r);
 porting::BuildFact fact_of(const db::BuildRecord& b);
 porting::CommitFacts facts_of(const db::VerdictInputs& in);
 
+// The noise model of every series `figures` hold (Store::commit_series_history).
+porting::NoiseBook noise_book(const std::vector<db::SeriesFigure>& figures, const porting::NoisePolicy& policy = {});
+
+// The flake state of every case `runs` hold (Store::case_runs); a run of a check job that
+// failed en masse (porting::mass_failure) is infrastructure.
+porting::FlakeBook flake_book(const std::vector<db::CaseRunRecord>& runs, const porting::FlakePolicy& policy = {});
+
 // Everything one commit is judged from.
 struct VerdictCase {
   std::string commit;
   std::optional<std::string> baseline;  // closest validated ancestor
   porting::CommitFacts mine, base;
+  porting::NoiseBook noise;             // the series of mine's results, from their A/A history
+  porting::FlakeBook flakes;            // the cases mine failed on, from all their runs
 };
 
-// Finds the baseline of `sha` and loads its inputs; `mine` were read by the caller.
-Result<VerdictCase> verdict_case(db::Store& store, const std::string& sha, const db::VerdictInputs& mine);
-Verdict decide(const VerdictCase& c, const VerdictPolicy& policy = {});
+// Finds the baseline of `sha` and loads its inputs and its series' noise; `mine` were
+// read by the caller.
+Result<VerdictCase> verdict_case(db::Store& store, const std::string& sha, const db::VerdictInputs& mine,
+                                 const porting::FlakePolicy& flakes = {});
+Verdict decide(const VerdictCase& c, const VerdictPolicy& policy = {});  // calibrated by c.noise
 
 // Same inputs, as records (the rule's pure entry point, for callers holding records).
 Verdict decide(const std::string& commit, const db::VerdictInputs& mine, const std::optional<std::string>& baseline_sha,
@@ -52,6 +64,11 @@ std::vector<VerdictReason> compare_drivers(const std::vector<db::ResultRecord>& 
                                            const VerdictPolicy& policy = {});
 
 boost::json::value to_json(const Verdict& v);
+// A series' noise as the API answers it: series, figures, codes, degrees, status
+// ("calibrated" or "insufficient_data"), sigma, mde, needed, summary.
+boost::json::object to_json(const porting::NoiseModel& m, const porting::NoisePolicy& policy = {});
+// A case's flake state as GET /api/v1/flakes answers it.
+boost::json::object to_json(const porting::FlakeState& f);
 boost::json::value to_json(const VerdictReason& r);
 
 }  // namespace kport::coordinator

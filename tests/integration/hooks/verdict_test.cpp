@@ -1,6 +1,6 @@
 // Commit verdicts from pushes, with build and GPU results uploaded through the real
 // runner API exactly as kport-runner does: new build failures, resource growth, new
-// numerics failures, and slowdowns that count only after their re-measure.
+// numerics failures, and slowdowns re-measured before anything is decided on them.
 #include <gtest/gtest.h>
 
 #include "hook_fixture.h"
@@ -106,9 +106,12 @@ TEST_F(Verdicts, ComparesWithTheParentAndReMeasuresSlowdownsOnce) {
   ASSERT_EQ(post(base + "/complete", object{{"attempt", 1}, {"status", "succeeded"}}, gpu).status, 200);
   vb = verdict(b);
   text = reasons_text(vb);
-  EXPECT_NE(text.find("performance: gemm.tiny_mma.default bf16 m=4096,n=4096,k=4096 on sm_90a / NVIDIA H200: median 100.00 us -> "
-                      "111.00 us (+11.0%"), std::string::npos) << text;
-  EXPECT_NE(text.find("(re-measured)"), std::string::npos) << text;
+  // The series has no A/A history beyond this pair: the slowdown is neither counted nor
+  // passed (noise_test.cpp shows the same slowdown counted on a calibrated series).
+  EXPECT_EQ(text.find("perf_regression"), std::string::npos) << text;
+  ASSERT_EQ(vb.at("insufficient_data").as_array().size(), 1u) << vb;
+  EXPECT_EQ(vb.at("insufficient_data").as_array()[0].at("instance").as_string(), "gemm.tiny_mma.default");
+  EXPECT_NEAR(vb.at("insufficient_data").as_array()[0].at("change").to_number<double>(), 0.11, 1e-9);
   EXPECT_TRUE(claim(gpu).is_null()) << "one re-measure only";
 
   // C (child of A): a slowdown the re-measure does not confirm is no regression.

@@ -237,6 +237,12 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
   EXPECT_EQ(ask_json("post", "/api/v1/revalidations", "/api/v1/revalidations",
                      json::object{{"gpu_model", "NVIDIA H200"}, {"driver", "590.2"}}, k_admin).status, 200);
   ask("get", "/api/v1/revalidations", "/api/v1/revalidations");
+  ask("get", "/api/v1/series", "/api/v1/series?gpu=" + k_gpu);
+  ask("get", "/api/v1/series", "/api/v1/series?gpu=" + k_gpu + "&dtype=bf16&shape=m=4096,n=4096,k=4096");
+  ask("get", "/api/v1/series", "/api/v1/series");
+  ask("get", "/api/v1/flakes", "/api/v1/flakes");
+  ask("get", "/api/v1/flakes", "/api/v1/flakes?state=all&gpu=" + k_gpu);
+  ask("get", "/api/v1/flakes", "/api/v1/flakes?state=sometimes");
   const std::string zero(40, '0');
   const std::string push = push_body("org/kernels", "refs/heads/main", zero, commit_sha(3));
   auto hook = [&](const std::string& body, const std::string& event, const std::string& delivery) {

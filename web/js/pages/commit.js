@@ -6,9 +6,10 @@ import { h, fill, fmtNum, fmtPct, fmtTime, shortSha, pageLink, pendingBadge } fr
 import { api } from '../api.js';
 import { replaceParams } from '../router.js';
 
-const KINDS = ['new_failure', 'regressed', 'fixed', 'improved', 'unstable', 'still_failing'];
+const KINDS = ['new_failure', 'regressed', 'fixed', 'improved', 'unstable', 'insufficient_data', 'still_failing'];
 const LABEL = { new_failure: 'new failure', regressed: 'regressed', fixed: 'fixed', improved: 'improved',
-  unstable: 'unstable', still_failing: 'still failing', unchanged: 'unchanged', added: 'new key', dropped: 'not rerun' };
+  unstable: 'unstable', insufficient_data: 'too little history', still_failing: 'still failing', unchanged: 'unchanged',
+  added: 'new key', dropped: 'not rerun' };
 const REASON = { build_failure: 'build failure', job_failure: 'job failure', numerics_failure: 'numerics failure',
   perf_regression: 'slower', resource_regression: 'resources' };
 
@@ -22,6 +23,11 @@ function verdictBox(v) {
       h('span', { class: `tag reason-${r.kind}` }, REASON[r.kind] || r.kind), ' ', r.message)),
     list('waiting', v.waiting, (w) => h('li', { class: 'muted' }, 'waiting: ', w)),
     list('notes', v.notes, (n) => h('li', { class: 'muted' }, 'not counted: ', n)),
+    list('insufficient', v.insufficient_data || [], (u) => h('li', { class: 'muted' }, 'not judged: ',
+      `${u.instance} ${u.dtype} ${u.shape} on ${u.target} / ${u.gpu_model} changed ${fmtPct(u.change)}; ${u.summary}`)),
+    list('flaky', v.flaky || [], (f) => h('li', { class: 'muted' }, 'flaky, not counted: ',
+      `${f.instance} ${f.dtype} ${f.shape} on ${f.gpu_model} ${f.status} (seed ${f.seed ?? '—'}; ${f.failures} of ${f.runs} runs failed)`)),
+    list('infrastructure', v.infrastructure || [], (i) => h('li', { class: 'muted' }, 'machine, not code: ', i.message)),
     !v.reasons.length && v.status === 'pass' ? h('p', { class: 'muted' }, 'Nothing this commit changed counts against it.') : null);
 }
 

@@ -50,6 +50,20 @@ function table(data) {
     })));
 }
 
+// Each series' noise from its A/A history: the smallest change a verdict can see on it.
+function noiseTable(data) {
+  if (!data.noise || !data.noise.length) return h('p', { class: 'muted' }, 'No A/A history of this configuration yet.');
+  return h('table', { class: 'grid', id: 'noise' },
+    h('thead', {}, h('tr', {}, ['GPU', 'driver', 'A/A σ', 'detects (MDE)', 'A/A degrees', 'figures'].map((t) => h('th', {}, t)))),
+    h('tbody', {}, data.noise.map((n) => h('tr', { dataset: { gpu: n.gpu_model, status: n.status } },
+      h('td', {}, n.gpu_model),
+      h('td', {}, n.driver),
+      h('td', { class: 'num' }, n.sigma != null ? fmtPct(n.sigma) : '—'),
+      h('td', { class: 'num' }, n.mde != null ? fmtPct(n.mde) : `insufficient data (${n.needed} more)`),
+      h('td', { class: 'num' }, String(n.degrees)),
+      h('td', { class: 'num' }, String(n.figures))))));
+}
+
 export async function render(root, route) {
   const instance = route.arg;
   let data = await (route.first || api.kernel(instance, route.params.get('dtype'), route.params.get('shape')));
@@ -60,15 +74,17 @@ export async function render(root, route) {
     window.location.hash = hashFor(`/kernel/${instance}`, { dtype, shape });
   } }, data.configs.map((c) => h('option', { value: `${c.dtype}|${c.shape}`, selected: c.dtype === data.dtype && c.shape === data.shape }, `${c.dtype} · ${c.shape}`)));
   // The figures paint first; then the chart library loads and draws the charts.
+  const noiseEl = h('div');
   const paint = () => {
     fill(tableEl, data.series.length ? table(data) : h('p', { class: 'muted' }, 'No passing measurement of this configuration yet.'));
+    fill(noiseEl, noiseTable(data));
     const shown = data;
     if (data.series.length) afterPaint(() => import('../chart.js').then(({ lineChart }) => charts(chartsEl, shown, lineChart)));
   };
   fill(root,
     h('h1', { elementtiming: 'kport-data' }, `Kernel ${instance}`),
     h('p', { class: 'summary' }, `${data.family} · variant ${data.variant} · `, h('label', {}, 'configuration ', choose)),
-    tableEl, chartsEl,
+    tableEl, h('h2', {}, 'Noise and minimum detectable effect'), noiseEl, chartsEl,
     h('p', { class: 'muted' }, `Peak: ${data.peak_rule}. Band: median ± standard deviation of the results at that commit.`));
   paint();
   const refresh = coalesce(async () => {

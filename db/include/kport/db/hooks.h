@@ -50,6 +50,40 @@ struct VerdictInputs {
   std::vector<Remeasure> remeasures;
 };
 
+// One passing, stable, timed figure of a series (GPU model, driver, instance, dtype,
+// shape) and the code that produced it: the harness sha256 the result names, else
+// "<commit>:<target>" (a re-measure runs the build its first measurement ran), and
+// "/precise" or "/screen" (env.timing.precision: two ways of measuring are not A/A).
+struct SeriesFigure {
+  std::string gpu_model, driver, instance, dtype, shape;
+  std::string code;
+  double median_us = 0;
+};
+
+// Which series to read; an empty field matches any value.
+struct SeriesFilter {
+  std::string gpu_model, driver, instance, dtype, shape;
+  std::string family;  // with gpu_model, dtype and shape: one index range
+};
+
+// One check of a case (GPU model, instance, dtype, shape), with the code it ran (as in
+// SeriesFigure) and how its check job went as a whole.
+struct CaseRunRecord {
+  std::string gpu_model, instance, dtype, shape;
+  std::string code, commit_sha, target;
+  ResultStatus status = ResultStatus::passed;
+  std::optional<std::int64_t> seed;
+  std::int64_t result_id = 0, created_ms = 0;
+  std::optional<std::int64_t> job_id;
+  int job_results = 0, job_broken = 0;  // the job's results, and those crashed or timed out
+};
+
+// Which cases to read the runs of: those that failed, crashed or timed out at least
+// once (on `commit_sha` when given), on `gpu_model` when given.
+struct CaseRunFilter {
+  std::string commit_sha, gpu_model;
+};
+
 // A GPU model or driver seen for the first time and the pipeline it opened.
 struct Revalidation {
   std::string gpu_model, driver, arch;

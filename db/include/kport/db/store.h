@@ -344,6 +344,20 @@ class Store {
   // with a driver.
   Result<std::vector<ResultRecord>> driver_results(std::string_view gpu_model, std::string_view driver);
 
+  // ---- series noise (store_noise.cpp) -----------------------------------------------
+  // Every figure of every series a result of commit `sha` belongs to, from any commit,
+  // among the newest 256 results of each (GPU model, family, dtype, shape): the A/A
+  // history its verdict learns each series' noise from. Unstable figures and
+  // failures are left out; a screen figure's code is its binary's screens.
+  Result<std::vector<SeriesFigure>> commit_series_history(std::string_view sha);
+  // The same figures for the series `filter` matches (its empty fields match anything;
+  // naming the GPU model, family, dtype and shape reads one index range), ordered by
+  // series.
+  Result<std::vector<SeriesFigure>> series_history(const SeriesFilter& filter);
+  // Every check (any commit, any status) of each case `filter` selects, oldest first: the
+  // history flakes are decided from.
+  Result<std::vector<CaseRunRecord>> case_runs(const CaseRunFilter& filter);
+
   // ---- measure requests (store_best_requests.cpp) ---------------------------------
   // Opens a request to measure `key` with `pipeline` (exactly one check job), in one
   // transaction: when a request of the key is still open (its job queued or running),

@@ -38,6 +38,7 @@ struct Config {
   std::chrono::milliseconds ready_timeout{1'000};  // /readyz's database check deadline
   std::int64_t lease_ms = 60'000;
   int max_attempts = 3;
+  int flake_release_after = 5;  // passing runs in a row that release a flaky case
   std::int64_t retry_base_ms = 10'000;  // backoff after a job's first failed attempt (doubles, jittered)
   std::int64_t retry_max_ms = 600'000;  // longest backoff
   int max_claim_wait_s = 30;
