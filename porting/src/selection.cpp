@@ -114,18 +114,18 @@ std::string exclusion_reason(const Measurement& m) {
   return "passed numerics but was not timed" + where;
 }
 
-std::vector<Excluded> exclusions(const std::vector<Measurement>& current) {
+std::vector<Excluded> exclusions(const std::vector<const Measurement*>& current) {
   std::vector<Excluded> out;
-  for (const auto& m : current)
-    if (!m.ranks()) out.push_back(Excluded{m.instance, m.variant, m, exclusion_reason(m)});
+  for (const auto* m : current)
+    if (!m->ranks()) out.push_back(Excluded{m->instance, m->variant, *m, exclusion_reason(*m)});
   return out;
 }
 
-// The current figures at `shape`.
-std::vector<Measurement> at_shape(const std::vector<Measurement>& current, const Shape& shape) {
-  std::vector<Measurement> out;
+// The current figures at `shape`, in place (the answer copies only those it names).
+std::vector<const Measurement*> at_shape(const std::vector<Measurement>& current, const Shape& shape) {
+  std::vector<const Measurement*> out;
   for (const auto& m : current)
-    if (m.shape == shape) out.push_back(m);
+    if (m.shape == shape) out.push_back(&m);
   return out;
 }
 
@@ -180,7 +180,8 @@ Selection measured_at(const std::string& gpu_model, std::span<const DriverSeen> 
   const bool estimated = want && !(*want == shape);
   bool by_waves = false;
   std::vector<Scored> scored;
-  for (const auto& m : here) {
+  for (const auto* figure : here) {
+    const Measurement& m = *figure;
     if (!m.ranks()) continue;
     if (!estimated) {
       scored.push_back(Scored{&m, m.median_us, m.stddev_us});
@@ -274,10 +275,10 @@ Selection provisional(const SelectionQuery& q, const SelectionInputs& in, const 
     auto here = at_shape(*chosen, *chosen_match.shape);
     sel.excluded = exclusions(here);
     std::vector<Scored> scored;
-    for (const auto& m : here)
-      if (m.ranks() && m.ratio && *m.ratio > 0) {
-        double cost = 1.0 / *m.ratio;
-        scored.push_back(Scored{&m, cost, cost * m.stddev_us / m.median_us});
+    for (const auto* m : here)
+      if (m->ranks() && m->ratio && *m->ratio > 0) {
+        double cost = 1.0 / *m->ratio;
+        scored.push_back(Scored{m, cost, cost * m->stddev_us / m->median_us});
       }
     sel.ranking = rank(std::move(scored), sel.notes);
     sel.evidence_gpu_model = chosen->front().gpu_model;

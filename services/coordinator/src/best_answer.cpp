@@ -68,7 +68,8 @@ std::optional<std::string> measured_answer(const BestIndex::Entry& entry, const 
   if (match->distance != 0) {
     // From another shape the ranking is the figures moved to this one: the whole answer
     // is the question's.
-    json::object out = to_json(prepared.answer(q.shape, *match)).as_object();
+    json::value answer = to_json(prepared.answer(q.shape, *match));
+    json::object& out = answer.as_object();  // in place: no copy of the tree
     const bool exactly = false;
     add_question_members(out, q, q.arch.empty() ? prepared.first_arch() : q.arch, q.target, exactly, true, unmeasured);
     return json::serialize(out);

@@ -157,14 +157,28 @@ json::array strings(const std::vector<std::string>& v) {
 }
 
 json::object evidence_json(const porting::Measurement& m) {
-  return json::object{{"result", m.result_id}, {"gpu_model", m.gpu_model}, {"arch", m.arch},
-                      {"target", m.target}, {"commit", m.commit}, {"driver", m.driver},
-                      {"shape", m.shape.canonical()}, {"status", m.status},
-                      {"median_us", m.median_us > 0 ? json::value(m.median_us) : json::value(nullptr)},
-                      {"stddev_us", m.stddev_us}, {"samples", m.samples},
-                      {"ratio", m.ratio ? json::value(*m.ratio) : json::value(nullptr)},
-                      {"unstable", m.unstable}, {"runs", m.runs}, {"measured", time_json(m.measured_at_ms)},
-                      {"url", "/api/v1/results/" + std::to_string(m.result_id)}};
+  // Built member by member: every answer of /api/v1/best writes one per ranked figure.
+  json::object o;
+  o.reserve(16);
+  o.emplace("result", m.result_id);
+  o.emplace("gpu_model", m.gpu_model);
+  o.emplace("arch", m.arch);
+  o.emplace("target", m.target);
+  o.emplace("commit", m.commit);
+  o.emplace("driver", m.driver);
+  o.emplace("shape", m.shape.canonical());
+  o.emplace("status", m.status);
+  o.emplace("median_us", m.median_us > 0 ? json::value(m.median_us) : json::value(nullptr));
+  o.emplace("stddev_us", m.stddev_us);
+  o.emplace("samples", m.samples);
+  o.emplace("ratio", m.ratio ? json::value(*m.ratio) : json::value(nullptr));
+  o.emplace("unstable", m.unstable);
+  o.emplace("runs", m.runs);
+  o.emplace("measured", time_json(m.measured_at_ms));
+  std::string url = "/api/v1/results/";
+  url += std::to_string(m.result_id);
+  o.emplace("url", std::move(url));
+  return o;
 }
 
 }  // namespace
@@ -213,12 +227,18 @@ json::value selection_member(const porting::Selection& s, std::string_view name)
   }
   if (name == "ranking") {
     json::array ranking;
+    ranking.reserve(s.ranking.size());
     for (const auto& r : s.ranking) {
-      json::object item{{"instance", r.instance}, {"variant", r.variant}, {"tie_with_best", r.tie_with_best},
-                        {"slowdown", r.slowdown}, {"ranked", r.ranked}};
-      item["evidence"] = r.evidence ? json::value(evidence_json(*r.evidence)) : json::value(nullptr);
-      if (r.estimate_us) item["estimate_us"] = *r.estimate_us;
-      ranking.push_back(std::move(item));
+      json::object item;
+      item.reserve(7);
+      item.emplace("instance", r.instance);
+      item.emplace("variant", r.variant);
+      item.emplace("tie_with_best", r.tie_with_best);
+      item.emplace("slowdown", r.slowdown);
+      item.emplace("ranked", r.ranked);
+      item.emplace("evidence", r.evidence ? json::value(evidence_json(*r.evidence)) : json::value(nullptr));
+      if (r.estimate_us) item.emplace("estimate_us", *r.estimate_us);
+      ranking.emplace_back(std::move(item));
     }
     return ranking;
   }

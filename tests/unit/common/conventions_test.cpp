@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kport/common/build_info.h"
+#include "kport/common/clock.h"
 #include "kport/common/log.h"
 #include "kport/common/log_options.h"
 #include "kport/common/options.h"
@@ -16,6 +17,13 @@ namespace kport {
 namespace {
 
 const std::regex k_version_line(R"(^kport-test \d+\.\d+\.\d+ \(commit ([0-9a-f]{7,40}|unknown), built \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)\n$)");
+
+TEST(Clock, TimesAreIso8601InUtcWithMilliseconds) {
+  EXPECT_EQ(kport::iso8601_utc(0), "1970-01-01T00:00:00.000Z");
+  EXPECT_EQ(kport::iso8601_utc(1'764'593'045'007), "2025-12-01T12:44:05.007Z");
+  EXPECT_EQ(kport::iso8601_utc(951'782'399'999), "2000-02-28T23:59:59.999Z");
+  EXPECT_EQ(kport::iso8601_utc(951'868'800'000), "2000-03-01T00:00:00.000Z");  // past Feb 29
+}
 
 TEST(BuildInfo, NamesVersionCommitAndUtcBuildDate) {
   const auto& b = build_info();
