@@ -84,6 +84,7 @@ struct JobSpec {
   std::optional<std::int64_t> depends_on;
   int max_attempts = 3;
   std::string payload_json;  // free-form instructions for the runner (variants, shapes)
+  JobPurpose purpose = JobPurpose::check;  // the payload's purpose; checks a build spawns inherit it
 };
 
 struct NewPipeline {
@@ -123,6 +124,7 @@ struct Job {
   std::optional<std::int64_t> lease_expires_ms;
   bool cancel_requested = false;
   std::string payload_json;
+  JobPurpose purpose = JobPurpose::check;
   std::optional<std::string> failure_reason;
   std::int64_t created_ms = 0;
   std::optional<std::int64_t> started_ms;   // first claim
