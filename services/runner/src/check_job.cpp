@@ -111,12 +111,17 @@ Status CheckHandler::prepare() {
   return {};
 }
 
-Result<json::object> CheckHandler::registration(const std::string& name) {
-  json::object extra{{"index", m_s.gpu.index}, {"sm_count", m_s.gpu.sm_count}, {"memory_mib", m_s.gpu.memory_mib},
-                     {"pci_bus_id", m_s.gpu.pci_bus_id}};
-  return json::object{{"name", name}, {"role", "gpu"},
-                      {"capabilities", json::object{{"gpu_model", m_s.gpu.name}, {"gpu_uuid", m_s.gpu.uuid}, {"arch", m_s.gpu.arch},
-                                                    {"driver", m_s.gpu.driver}, {"extra", std::move(extra)}}}};
+Result<api::RunnerRegistration> CheckHandler::registration(const std::string& name) {
+  api::RunnerRegistration r;
+  r.name = name;
+  r.role = api::RunnerRole::gpu;
+  r.capabilities.gpu_model = m_s.gpu.name;
+  r.capabilities.gpu_uuid = m_s.gpu.uuid;
+  r.capabilities.arch = m_s.gpu.arch;
+  r.capabilities.driver = m_s.gpu.driver;
+  r.capabilities.extra = json::object{{"index", m_s.gpu.index}, {"sm_count", m_s.gpu.sm_count},
+                                      {"memory_mib", m_s.gpu.memory_mib}, {"pci_bus_id", m_s.gpu.pci_bus_id}};
+  return r;
 }
 
 Status CheckHandler::ready() {

@@ -78,7 +78,7 @@ class CheckHandler : public JobHandler {
  public:
   explicit CheckHandler(GpuSettings settings) : m_s(std::move(settings)) {}
   Status prepare() override;
-  Result<boost::json::object> registration(const std::string& name) override;
+  Result<api::RunnerRegistration> registration(const std::string& name) override;
   JobOutcome run(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel, const LogFn& log) override;
   Status ready() override;
 
