@@ -153,6 +153,13 @@ json::value to_json(const db::ResultRecord& r) {
                       {"samples_dropped", opt(r.samples_dropped)}, {"tflops", opt(r.tflops)}, {"gbps", opt(r.gbps)}, {"baseline", r.baseline_name},
                       {"baseline_median_us", opt(r.baseline_median_us)}, {"ratio", opt(r.ratio)},
                       {"unstable", r.unstable}};
+  // The table's metrics, each under its group; null where the result has none.
+  const json::value stored = raw(r.metrics_json);
+  const json::object* metrics = stored.is_object() ? &stored.as_object() : nullptr;
+  for (const api::ResultMetric& m : api::k_result_metrics) {
+    const json::value* v = metrics ? metrics->if_contains(m.name) : nullptr;
+    (m.group == api::MetricGroup::timing ? timing : numerics)[m.name] = v ? *v : json::value(nullptr);
+  }
   return json::object{{"id", r.id}, {"job", opt(r.job_id)}, {"attempt", r.attempt}, {"commit", r.commit_sha},
                       {"target", r.target}, {"family", r.family}, {"variant", r.variant}, {"instance", r.instance},
                       {"dtype", r.dtype}, {"shape", r.shape}, {"toolkit", r.toolkit}, {"runner", opt(r.runner_id)},
@@ -312,6 +319,7 @@ db::ResultRecord to_record(const api::ResultUpload& u) {
   r.stddev_us = u.stddev_us;
   r.samples = u.samples;
   r.samples_dropped = u.samples_dropped;
+  r.metrics_json = json::serialize(u.metrics);
   r.tflops = u.tflops;
   r.gbps = u.gbps;
   r.baseline_name = u.baseline;

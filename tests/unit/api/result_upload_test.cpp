@@ -131,3 +131,18 @@ TEST(ResultUpload, FillsFromTheHarnessRenamedAndRescaledOnce) {
   EXPECT_TRUE(r.unstable);
   EXPECT_EQ(r.message, "timing unstable: rounds disagree");
 }
+
+// The metric table's reader walks a row's path into the harness's entry, rescales, rounds
+// an integer metric, and leaves out what is absent, not a number, or below the minimum.
+TEST(ResultMetrics, ARowReadsItsFigureFromTheHarnessEntryInItsUnit) {
+  const api::ResultMetric mhz{"sm_mhz_floor", api::MetricGroup::timing, true, 0, api::MetricSource::bench,
+                              {"timing", "sm_mhz_after_samples", "min"}, 1.0, "lowest clock"};
+  const api::ResultMetric warm{"warm_us", api::MetricGroup::timing, false, 0, api::MetricSource::bench,
+                               {"warmup_ms", "", ""}, 1000.0, "warm-up"};
+  auto entry = json::parse(R"({"timing":{"sm_mhz_after_samples":{"min":1754.6}},"warmup_ms":0.25})").as_object();
+  EXPECT_EQ(api::harness_metric(entry, mhz), json::value(1755));
+  EXPECT_EQ(api::harness_metric(entry, warm), json::value(250.0));
+  EXPECT_FALSE(api::harness_metric(json::parse(R"({"timing":{}})").as_object(), mhz));
+  EXPECT_FALSE(api::harness_metric(json::parse(R"({"timing":{"sm_mhz_after_samples":"fast"}})").as_object(), mhz));
+  EXPECT_FALSE(api::harness_metric(json::parse(R"({"warmup_ms":-1})").as_object(), warm)) << "below the row's minimum";
+}

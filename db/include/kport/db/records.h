@@ -225,6 +225,9 @@ struct ResultRecord {
   // The bench rounds disagreed beyond the measured noise even after a re-measure: the
   // figure is kept but never wins a tie or counts as a regression on its own.
   bool unstable = false;
+  // The metrics beyond these columns, by name (a JSON object, migration 0014): what the
+  // coordinator's metric table names; the store keeps it as given.
+  std::string metrics_json = "{}";
   std::int64_t created_ms = 0;  // set by the store
 };
 
