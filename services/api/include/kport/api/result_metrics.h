@@ -36,7 +36,13 @@ struct ResultMetric {
   std::string_view description;                  // for the OpenAPI document
 };
 
-inline constexpr std::array<ResultMetric, 0> k_result_metrics{};
+inline constexpr auto k_result_metrics = std::to_array<ResultMetric>({
+    // The clock dips a median hides: a figure timed while the SM clock sagged reads
+    // slower than the kernel is (the bench entry's lowest read after a kept sample; the
+    // runner's combined rounds keep the lowest of all rounds).
+    {"sm_clock_mhz_min", MetricGroup::timing, true, 0, MetricSource::bench, {"timing", "sm_mhz_after_samples", "min"}, 1.0,
+     "the lowest SM clock read after a kept timed sample, in MHz (null when the harness read none, or before it was kept)"},
+});
 
 // The figure a harness entry holds at `m.harness_path`, in the metric's unit; none when
 // the entry lacks it or it is not a finite number.
