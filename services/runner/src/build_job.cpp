@@ -91,6 +91,7 @@ Result<CheckoutBuild> checkout_and_build(CoordinatorApi& api, const ClaimedJob& 
   req.cuobjdump = s.cuobjdump;
   req.log = log;
   req.cancel = &cancel;
+  req.env = s.env;
   auto report = porting::build_target(req);
   if (!report.ok()) return make_error(Errc::unprocessable, "cannot build " + job.target + " at " + sha->substr(0, 12) + ": " + report.error().message);
   out.report = std::move(*report);

@@ -129,6 +129,7 @@ Status CheckHandler::ready() {
   HarnessOptions o;
   o.harness = *m_unhealthy_harness;
   o.env = gpu_env();
+  o.machine = m_s.env;
   Harness h(o, [](const std::string&) {});
   if (auto d = h.device(); !d.ok()) return make_error(Errc::unavailable, m_unhealthy_reason + "; still: " + d.error().message);
   log::info("GPU answers again; taking work", {{"gpu", m_s.gpu.uuid}});
@@ -215,6 +216,7 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
   ho.bench = m_s.bench;
   ho.seed = m_s.seed;
   ho.cancel = &cancel;
+  ho.machine = m_s.env;
   auto payload = api::parse_job_payload(job.payload);
   if (!payload.ok()) return failed("the job's payload cannot be read: " + payload.error().message);
   if (payload->bench) ho.bench = *payload->bench;

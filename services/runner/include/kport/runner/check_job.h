@@ -72,6 +72,7 @@ struct GpuSettings {
   std::optional<std::uint64_t> seed;        // base seed of every harness run; unset: a fresh random one per run
   BuildSettings build;                      // for a local build when no harness artifact exists
   std::string nvcc_probe = "nvcc";
+  Env* env = nullptr;                       // harness processes start through it; null: Env::system()
 };
 
 class CheckHandler : public JobHandler {
