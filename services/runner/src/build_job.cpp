@@ -111,7 +111,7 @@ JobOutcome run_build_job(CoordinatorApi& api, const ClaimedJob& job, const Build
     int changed = flag_resource_changes(api, *built->parent, report, log);
     log(std::to_string(changed) + " variant(s) changed resources since the parent " + built->parent->substr(0, 12));
   }
-  auto published = publish_build(api, job, sha, report, log);
+  auto published = publish_build(api, job, sha, report, log, s.env ? *s.env : Env::system());
   if (!published.ok()) return failed("built, but the upload failed: " + published.error().message, true);
   // Some variants failing does not stop the others' validation: the harness holds what
   // built, the records hold the failures, and completing the job spawns the checks.

@@ -276,7 +276,7 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
                                                    {"harness_sha256", harness_path->sha256},
                                                    {"target", job.target}}},
                         {"gpu", m_s.gpu.to_json()},
-                        {"telemetry_before", read_telemetry(m_s.nvidia_smi, m_s.gpu.uuid)},
+                        {"telemetry_before", read_telemetry(m_s.nvidia_smi, m_s.gpu.uuid, m_s.env ? *m_s.env : Env::system())},
                         {"kernel_timeout_s", m_s.kernel_timeout_s}};
   if (const auto* ck = obj(*device, "clock")) env_base["clock_at_start"] = *ck;
   std::map<std::string, int> counts;
@@ -401,7 +401,7 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
     if (!uploaded.count(o.c.key())) rest.push_back(&o);
   }
   if (auto f = upload(rest, "checked and timed " + std::to_string(instances.size()) + " instance(s)")) return *f;
-  log("telemetry after: " + json::serialize(read_telemetry(m_s.nvidia_smi, m_s.gpu.uuid)));
+  log("telemetry after: " + json::serialize(read_telemetry(m_s.nvidia_smi, m_s.gpu.uuid, m_s.env ? *m_s.env : Env::system())));
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   char timing[320];
   const double measuring = harness.screen_seconds() + harness.bench_seconds();

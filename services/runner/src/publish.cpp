@@ -71,10 +71,10 @@ namespace {
 // `kport-harness-<t> list` -> the instances, in the shape PUT /api/v1/kernels takes, and
 // every variant the harness knows with its features (those it left out too: a target
 // never built is planned from them).
-Result<json::array> harness_instances(const std::filesystem::path& harness, json::array& variants) {
+Result<json::array> harness_instances(const std::filesystem::path& harness, json::array& variants, Env& env) {
   kport::ProcessOptions o;
   o.timeout = std::chrono::seconds(120);
-  auto out = kport::run_process({harness.string(), "list"}, o);
+  auto out = env.run_process({harness.string(), "list"}, o);
   if (!out.ok()) return std::move(out).error();
   if (out->exit_code != 0) return make_error(Errc::internal, harness.string() + " list exited with " + std::to_string(out->exit_code) + ": " + out->output);
   boost::system::error_code ec;
@@ -103,7 +103,7 @@ Result<json::array> harness_instances(const std::filesystem::path& harness, json
 }  // namespace
 
 Status publish_build(CoordinatorApi& api, const ClaimedJob& job, const std::string& commit, const porting::BuildReport& report,
-                     const std::function<void(const std::string&)>& log) {
+                     const std::function<void(const std::string&)>& log, Env& env) {
   std::string artifact;
   if (!report.harness.empty()) {
     std::ifstream in(report.harness, std::ios::binary);
@@ -120,7 +120,7 @@ Status publish_build(CoordinatorApi& api, const ClaimedJob& job, const std::stri
   log("uploaded " + std::to_string(report.records.size()) + " build records");
   if (!report.harness.empty()) {
     json::array variants;
-    auto instances = harness_instances(report.harness, variants);
+    auto instances = harness_instances(report.harness, variants, env);
     if (!instances.ok()) {
       log("cannot list the harness's instances: " + instances.error().message);
       return instances.error();

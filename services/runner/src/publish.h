@@ -22,7 +22,8 @@ api::BuildRecordUpload build_record(const porting::VariantRecord& r, const std::
 // target never built can be planned. Entries without an id or features are skipped.
 boost::json::array harness_variants(const boost::json::object& list);
 
+// `env` starts the harness's `list`.
 Status publish_build(CoordinatorApi& api, const ClaimedJob& job, const std::string& commit,
-                     const porting::BuildReport& report, const std::function<void(const std::string&)>& log);
+                     const porting::BuildReport& report, const std::function<void(const std::string&)>& log, Env& env);
 
 }  // namespace kport::runner
