@@ -1,5 +1,6 @@
 #include "migrations.h"
 
+#include <algorithm>
 #include <string>
 
 #include "kport/common/log.h"
@@ -8,12 +9,17 @@ namespace kport::db::detail {
 
 namespace {
 
+// Numbers only ever grow, but two branches may each add one: a migration numbered below
+// the newest applied one (its sibling merged first) is still pending, so what runs is
+// every version not recorded, in order. A duplicate or out-of-order number is a broken
+// build, refused before anything runs.
 Status check_sequence(const std::vector<Migration>& migrations) {
-  for (std::size_t i = 0; i < migrations.size(); ++i) {
-    if (migrations[i].version != static_cast<int>(i) + 1)
-      return make_error(Errc::internal, "migrations must be numbered 1..N without gaps; found " +
-                                            std::to_string(migrations[i].version) + " at position " +
-                                            std::to_string(i + 1));
+  int previous = 0;
+  for (const Migration& m : migrations) {
+    if (m.version <= previous)
+      return make_error(Errc::internal, "migrations must be numbered upwards from 1 without repeats; found " +
+                                            std::to_string(m.version) + " after " + std::to_string(previous));
+    previous = m.version;
   }
   return {};
 }
@@ -59,15 +65,19 @@ Result<std::vector<int>> apply_migrations(Connection& conn, const std::vector<Mi
       " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)"));
   auto recorded = recorded_versions(conn);
   if (!recorded) return std::move(recorded).error();
-  const int known = static_cast<int>(migrations.size());
-  const int current = recorded->empty() ? 0 : recorded->back();
-  if (current > known)
-    return make_error(Errc::conflict, "database schema version " + std::to_string(current) +
-                                          " is newer than this kport (" + std::to_string(known) +
-                                          "); upgrade kport");
+  const int known = migrations.empty() ? 0 : migrations.back().version;
+  for (int v : *recorded) {
+    const bool embedded = std::any_of(migrations.begin(), migrations.end(), [v](const Migration& m) { return m.version == v; });
+    if (v > known)
+      return make_error(Errc::conflict, "database schema version " + std::to_string(v) +
+                                            " is newer than this kport (" + std::to_string(known) + "); upgrade kport");
+    if (!embedded)
+      return make_error(Errc::conflict, "database records migration " + std::to_string(v) +
+                                            ", which this kport does not have; run a kport that has it");
+  }
   std::vector<int> applied;
   for (const Migration& m : migrations) {
-    if (m.version <= current) continue;
+    if (std::binary_search(recorded->begin(), recorded->end(), m.version)) continue;
     KPORT_TRY(apply_one(conn, m, now_ms));
     log::info("applied database migration", {{"version", m.version}, {"name", m.name}});
     applied.push_back(m.version);

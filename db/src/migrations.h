@@ -1,9 +1,11 @@
 // Schema migrations: db/migrations/NNNN_name.sql, embedded at build time.
 //
 // apply_migrations() brings a database up to the newest embedded version: each pending
-// migration runs in its own transaction together with its schema_migrations row, so a
-// crash leaves the database at a whole version. Applied versions are never re-run.
-// A database recording a version newer than the embedded ones is refused (conflict).
+// migration (every embedded version the database does not record, in order; numbers may
+// skip one another branch holds) runs in its own transaction together with its
+// schema_migrations row, so a crash leaves the database at a whole version. Applied
+// versions are never re-run. A database recording a version this kport does not embed
+// is refused (conflict).
 #pragma once
 
 #include <string_view>
@@ -23,8 +25,8 @@ struct Migration {
 // Sorted by version (generated into migrations_embedded.cpp).
 const std::vector<Migration>& embedded_migrations();
 
-// Applies what is pending from `migrations` (versions 1..N, contiguous). Returns the
-// versions applied by this call.
+// Applies what is pending from `migrations` (versions strictly increasing from 1).
+// Returns the versions applied by this call.
 Result<std::vector<int>> apply_migrations(Connection& conn, const std::vector<Migration>& migrations,
                                           std::int64_t now_ms);
 

@@ -30,10 +30,10 @@ Result<std::int64_t> insert_job(Connection& c, std::int64_t pipeline_id, const J
   }
   auto ins = c.prepare(
       "INSERT INTO jobs(pipeline_id, kind, commit_sha, target, arch, gpu_model, depends_on,"
-      " max_attempts, payload_json, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+      " max_attempts, payload_json, created_ms, purpose) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
   if (!ins) return std::move(ins).error();
   KPORT_TRY(ins->bind_all(pipeline_id, to_string(spec.kind), spec.commit_sha, spec.target, spec.arch,
-                          spec.gpu_model, spec.depends_on, spec.max_attempts, *payload, now).run());
+                          spec.gpu_model, spec.depends_on, spec.max_attempts, *payload, now, to_string(spec.purpose)).run());
   return c.last_insert_rowid();
 }
 
@@ -259,6 +259,7 @@ Result<std::vector<std::int64_t>> spawn_checks(Connection& c, const Job& build, 
     spec.depends_on = build.id;
     spec.max_attempts = build.max_attempts;
     spec.payload_json = build.payload_json;
+    spec.purpose = build.purpose;
     specs.push_back(std::move(spec));
   }
   return insert_jobs(c, build.pipeline_id, specs, now);

@@ -12,7 +12,7 @@ const char* const k_job_select =
     "SELECT j.id, j.pipeline_id, j.kind, " KPORT_JOB_STATUS_EXPR ","
     " j.commit_sha, j.target, j.arch, j.gpu_model, j.depends_on, j.attempt, j.max_attempts,"
     " j.runner_id, j.lease_expires_ms, j.cancel_requested, j.payload_json, j.failure_reason,"
-    " j.created_ms, j.started_ms, j.finished_ms, j.not_before_ms FROM jobs j";
+    " j.created_ms, j.started_ms, j.finished_ms, j.not_before_ms, j.purpose FROM jobs j";
 
 const char* const k_pipeline_select =
     "SELECT p.id, p.reason, p.repo, p.ref, p.commit_sha, p.note, p.created_ms,"
@@ -32,7 +32,7 @@ const char* const k_result_select =
     " toolkit, runner_id, gpu_model, gpu_uuid, arch, driver, sm_clock_mhz, env_json, status,"
     " message, max_abs_err, max_rel_err, normwise_rel_err, nan_inf_count, tolerance, seed,"
     " median_us, stddev_us, samples, tflops, gbps, baseline_name, baseline_median_us, ratio,"
-    " created_ms, unstable, samples_dropped FROM results";
+    " created_ms, unstable, samples_dropped, metrics_json FROM results";
 
 const char* const k_build_select =
     "SELECT id, job_id, attempt, commit_sha, target, family, variant, status, message,"
@@ -67,6 +67,7 @@ Job read_job(const Stmt& s) {
   j.started_ms = s.opt_int64(17);
   j.finished_ms = s.opt_int64(18);
   j.not_before_ms = s.opt_int64(19);
+  j.purpose = parse_job_purpose(s.text(20)).value_or(JobPurpose::check);
   return j;
 }
 
@@ -152,26 +153,29 @@ ResultRecord read_result(const Stmt& s) {
   r.created_ms = s.int64(c++);
   r.unstable = s.int64(c++) != 0;
   r.samples_dropped = s.opt_int64(c++);
+  r.metrics_json = s.text(c++);
   return r;
 }
 
 // The same columns as k_result_select and read_result, kept beside them: a result field is
 // one column here, one in the select and one in the reader.
 Status insert_result(Connection& c, const ResultRecord& r, std::int64_t now) {
+  auto metrics = json_text("metrics_json", r.metrics_json);
+  if (!metrics) return std::move(metrics).error();
   auto s = c.prepare(
       "INSERT INTO results(job_id, attempt, commit_sha, target, family, variant, instance, dtype, shape, toolkit,"
       " runner_id, gpu_model, gpu_uuid, arch, driver, sm_clock_mhz, env_json, status, message, max_abs_err,"
       " max_rel_err, normwise_rel_err, nan_inf_count, tolerance, seed, median_us, stddev_us, samples, tflops,"
-      " gbps, baseline_name, baseline_median_us, ratio, created_ms, unstable, samples_dropped) VALUES (?1, ?2, ?3,"
-      " ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25,"
-      " ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36)");
+      " gbps, baseline_name, baseline_median_us, ratio, created_ms, unstable, samples_dropped, metrics_json) VALUES"
+      " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23,"
+      " ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37)");
   if (!s) return std::move(s).error();
   s->bind_all(r.job_id, r.attempt, r.commit_sha, r.target, r.family, r.variant, r.instance, r.dtype, r.shape,
               r.toolkit, r.runner_id, r.gpu_model, r.gpu_uuid, r.arch, r.driver, r.sm_clock_mhz,
               r.env_json.empty() ? std::string("{}") : r.env_json, to_string(r.status), r.message, r.max_abs_err,
               r.max_rel_err, r.normwise_rel_err, r.nan_inf_count, r.tolerance, r.seed, r.median_us, r.stddev_us,
               r.samples, r.tflops, r.gbps, r.baseline_name, r.baseline_median_us, r.ratio, now,
-              static_cast<std::int64_t>(r.unstable), r.samples_dropped);
+              static_cast<std::int64_t>(r.unstable), r.samples_dropped, *metrics);
   return s->run();
 }
 

@@ -14,7 +14,10 @@ namespace kport::db {
 
 using detail::Connection;
 
-int schema_version() noexcept { return static_cast<int>(detail::embedded_migrations().size()); }
+int schema_version() noexcept {
+  const auto& all = detail::embedded_migrations();
+  return all.empty() ? 0 : all.back().version;
+}
 
 namespace {
 

@@ -50,7 +50,7 @@ Result<VerdictInputs> Store::verdict_inputs(std::string_view sha) {
     // A measure request (migration 0010) times a shape nobody validated before on a build
     // that was already judged: what it finds answers /api/v1/best, not the commit's verdict.
     auto jobs = c.prepare(std::string(detail::k_job_select) +
-                          " WHERE j.commit_sha = ?2 AND j.payload_json NOT LIKE '%\"best_request\"%' ORDER BY j.id");
+                          " WHERE j.commit_sha = ?2 AND j.purpose <> 'measure_request' ORDER BY j.id");
     if (!jobs) return std::move(jobs).error();
     jobs->bind_all(since, sha);
     auto j = detail::collect<Job>(*jobs, detail::read_job);
@@ -68,8 +68,7 @@ Result<VerdictInputs> Store::verdict_inputs(std::string_view sha) {
     // Revalidations measure old commits on new drivers; they judge the driver, not the commit.
     auto results = c.prepare(std::string(detail::k_result_select) +
                              " WHERE id IN (SELECT max(r.id) FROM results r LEFT JOIN jobs j ON j.id = r.job_id"
-                             " WHERE r.commit_sha = ?1 AND (j.payload_json IS NULL OR (j.payload_json NOT LIKE '%\"revalidate\"%'"
-                             " AND j.payload_json NOT LIKE '%\"best_request\"%'))"
+                             " WHERE r.commit_sha = ?1 AND (j.purpose IS NULL OR j.purpose NOT IN ('revalidate', 'measure_request'))"
                              " GROUP BY r.target, r.gpu_model, r.instance, r.dtype, r.shape)"
                              " ORDER BY target, gpu_model, instance, dtype, shape");
     if (!results) return std::move(results).error();

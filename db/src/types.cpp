@@ -17,6 +17,10 @@ constexpr Names<PipelineReason, 5> k_reasons{{{PipelineReason::push, "push"},
                                               {PipelineReason::new_gpu, "new_gpu"},
                                               {PipelineReason::manual, "manual"}}};
 constexpr Names<JobKind, 2> k_kinds{{{JobKind::build, "build"}, {JobKind::check, "check"}}};
+constexpr Names<JobPurpose, 4> k_purposes{{{JobPurpose::check, "check"},
+                                           {JobPurpose::revalidate, "revalidate"},
+                                           {JobPurpose::remeasure, "remeasure"},
+                                           {JobPurpose::measure_request, "measure_request"}}};
 constexpr Names<JobStatus, 6> k_job_statuses{{{JobStatus::queued, "queued"},
                                               {JobStatus::awaiting_runner, "awaiting_runner"},
                                               {JobStatus::running, "running"},
@@ -57,6 +61,7 @@ std::optional<E> parse_in(const Names<E, N>& names, std::string_view s) noexcept
 
 std::string_view to_string(PipelineReason v) noexcept { return name_of(k_reasons, v); }
 std::string_view to_string(JobKind v) noexcept { return name_of(k_kinds, v); }
+std::string_view to_string(JobPurpose v) noexcept { return name_of(k_purposes, v); }
 std::string_view to_string(JobStatus v) noexcept { return name_of(k_job_statuses, v); }
 std::string_view to_string(PipelineStatus v) noexcept { return name_of(k_pipeline_statuses, v); }
 std::string_view to_string(RunnerRole v) noexcept { return name_of(k_roles, v); }
@@ -65,6 +70,7 @@ std::string_view to_string(ResultStatus v) noexcept { return name_of(k_result_st
 
 std::optional<PipelineReason> parse_pipeline_reason(std::string_view s) noexcept { return parse_in(k_reasons, s); }
 std::optional<JobKind> parse_job_kind(std::string_view s) noexcept { return parse_in(k_kinds, s); }
+std::optional<JobPurpose> parse_job_purpose(std::string_view s) noexcept { return parse_in(k_purposes, s); }
 std::optional<JobStatus> parse_job_status(std::string_view s) noexcept { return parse_in(k_job_statuses, s); }
 std::optional<PipelineStatus> parse_pipeline_status(std::string_view s) noexcept {
   return parse_in(k_pipeline_statuses, s);

@@ -54,7 +54,7 @@ Status configure_project(const BuildRequest& r, const fs::path& catalog_file, co
   }
   const bool reuse = previous == args_text && fs::exists(r.build_dir / "build.ninja");
   std::vector<std::string> regen = {r.ninja, "-C", r.build_dir.string(), "build.ninja"};
-  auto out = run_process(reuse ? regen : argv, o);
+  auto out = env_of(r).run_process(reuse ? regen : argv, o);
   if (!out.ok()) return out.error();
   log += out->output;
   if (out->timed_out) return make_error(Errc::internal, "cmake configure of " + r.kernels_dir.string() + " timed out");
@@ -98,7 +98,7 @@ Result<std::map<fs::path, std::string>> object_files(const fs::path& build_dir) 
 Result<std::string> ninja_command(const BuildRequest& r, const std::string& object) {
   ProcessOptions o;
   o.timeout = std::chrono::seconds(60);
-  auto out = run_process({r.ninja, "-C", r.build_dir.string(), "-t", "commands", object}, o);
+  auto out = env_of(r).run_process({r.ninja, "-C", r.build_dir.string(), "-t", "commands", object}, o);
   if (!out.ok()) return out.error();
   if (out->exit_code != 0) return make_error(Errc::internal, "ninja -t commands " + object + " failed: " + tail(out->output));
   std::string text = out->output;
@@ -110,7 +110,7 @@ Result<std::string> ninja_command(const BuildRequest& r, const std::string& obje
 Result<std::vector<std::string>> ninja_prerequisites(const BuildRequest& r, const std::string& object) {
   ProcessOptions o;
   o.timeout = std::chrono::seconds(60);
-  auto out = run_process({r.ninja, "-C", r.build_dir.string(), "-t", "commands", object}, o);
+  auto out = env_of(r).run_process({r.ninja, "-C", r.build_dir.string(), "-t", "commands", object}, o);
   if (!out.ok()) return out.error();
   if (out->exit_code != 0) return make_error(Errc::internal, "ninja -t commands " + object + " failed: " + tail(out->output));
   std::vector<std::string> lines;
@@ -139,7 +139,7 @@ Status run_prerequisites(const BuildRequest& r, const std::map<fs::path, std::st
     o.cwd = r.build_dir;
     o.timeout = r.step_timeout;
     o.cancel = r.cancel;
-    auto out = run_process({"/bin/sh", "-c", step}, o);
+    auto out = env_of(r).run_process({"/bin/sh", "-c", step}, o);
     if (!out.ok()) return out.error();
     if (out->exit_code != 0 || out->timed_out)
       return make_error(Errc::internal, "generating what the kernels include failed (" + step + "):\n" + tail(out->output));
@@ -150,7 +150,7 @@ Status run_prerequisites(const BuildRequest& r, const std::map<fs::path, std::st
 bool ninja_up_to_date(const BuildRequest& r, const std::string& object) {
   ProcessOptions o;
   o.timeout = std::chrono::seconds(60);
-  auto out = run_process({r.ninja, "-C", r.build_dir.string(), "-n", object}, o);
+  auto out = env_of(r).run_process({r.ninja, "-C", r.build_dir.string(), "-n", object}, o);
   return out.ok() && out->exit_code == 0 && out->output.find("no work to do") != std::string::npos;
 }
 
@@ -158,7 +158,7 @@ Result<fs::path> link_harness(const BuildRequest& r, std::string& log) {
   ProcessOptions o;
   o.timeout = r.step_timeout;
   std::string target = "kport-harness-" + r.target;
-  auto out = run_process({r.ninja, "-C", r.build_dir.string(), target}, o);
+  auto out = env_of(r).run_process({r.ninja, "-C", r.build_dir.string(), target}, o);
   if (!out.ok()) return out.error();
   log += out->output;
   if (out->timed_out) return make_error(Errc::internal, "linking " + target + " timed out");

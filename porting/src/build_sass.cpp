@@ -43,7 +43,7 @@ SassAudit audit_objects(const BuildRequest& r, const Disassembler& tool, const V
     // is stdout alone: a warning on stderr is not code.
     o.output_limit = k_sass_limit;
     o.split_streams = true;
-    auto out = run_process({tool.cuobjdump.string(), "-sass", obj.string()}, o);
+    auto out = env_of(r).run_process({tool.cuobjdump.string(), "-sass", obj.string()}, o);
     if (!out.ok()) return sass_not_audited("cannot run " + tool.cuobjdump.string() + ": " + out.error().message);
     if (out->cancelled) return sass_not_audited("cancelled");
     if (out->timed_out) return sass_not_audited(tool.cuobjdump.string() + " -sass " + obj.filename().string() + " timed out");

@@ -11,6 +11,9 @@
 
 namespace kport::porting::detail {
 
+// The seam every child of a build starts through (BuildRequest::env, else the machine's).
+inline Env& env_of(const BuildRequest& request) { return request.env ? *request.env : Env::system(); }
+
 // Configures the kernels project for request.target with `excluded` variant ids left out.
 Status configure_project(const BuildRequest& request, const std::filesystem::path& catalog_file,
                          const std::vector<std::string>& excluded, std::string& log);

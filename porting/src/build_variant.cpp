@@ -121,7 +121,7 @@ VariantRecord compile_variant(const BuildRequest& r, const VariantSpec& v, const
       o.timeout = r.compile_timeout;
       o.env = {"CCACHE_STATSLOG=" + stats.string()};
       o.cancel = r.cancel;
-      auto out = run_process({"/bin/sh", "-c", *cmd}, o);
+      auto out = env_of(r).run_process({"/bin/sh", "-c", *cmd}, o);
       if (!out.ok()) return finish(VariantStatus::compile_error, out.error().message);
       if (out->cancelled) {
         rec.cancelled = true;
@@ -156,7 +156,7 @@ VariantRecord compile_variant(const BuildRequest& r, const VariantSpec& v, const
     }
     fs::path cached = r.build_dir / "kport-driver" / "ptx-cache" / (crypto::sha256_hex(key_text) + ".ptx");
     if (!fs::exists(cached)) {
-      auto pout = run_process({"/bin/sh", "-c", pcmd}, o);
+      auto pout = env_of(r).run_process({"/bin/sh", "-c", pcmd}, o);
       if (!pout.ok()) return finish(VariantStatus::compile_error, pout.error().message);
       if (pout->cancelled) {
         rec.cancelled = true;

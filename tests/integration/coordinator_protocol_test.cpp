@@ -2,6 +2,7 @@
 // lease, heartbeat, idempotent uploads, completion spawning checks, lease expiry.
 #include <thread>
 
+#include "kport/api/result_metrics.h"
 #include "kport/common/crypto.h"
 
 #include "coordinator_fixture.h"
@@ -76,7 +77,12 @@ TEST_F(CoordinatorTest, BuildThenCheckThroughTheWholeProtocol) {
   auto before = get("/api/v1/best?gpu=NVIDIA%20H200&op=gemm&dtype=bf16&shape=m=4096,n=4096,k=4096");
   ASSERT_EQ(before.status, 200) << before.raw;
   EXPECT_NE(before.body.at("kind").as_string(), "measured");
-  json::array results{gemm_result("gemm.wgmma_tma.128x256", "m=4096,n=4096,k=4096", 210.0),
+  // Every metric of the result table goes up with the first result and comes back under
+  // its group; the others answer null for it.
+  json::object measured = gemm_result("gemm.wgmma_tma.128x256", "m=4096,n=4096,k=4096", 210.0);
+  for (const api::ResultMetric& m : api::k_result_metrics)
+    measured[m.name] = m.integer ? json::value(static_cast<std::int64_t>(m.min) + 42) : json::value(m.min + 42.5);
+  json::array results{measured,
                       gemm_result("gemm.mma_sync.128x128", "m=4096,n=4096,k=4096", 300.0),
                       gemm_result("gemm.simt.64x64", "m=4096,n=4096,k=4096", 2000.0, "failed")};
   auto up1 = post("/api/v1/jobs/" + cid + "/results", json::object{{"attempt", 1}, {"results", results}}, gpu);
@@ -88,6 +94,17 @@ TEST_F(CoordinatorTest, BuildThenCheckThroughTheWholeProtocol) {
 
   auto listed = get("/api/v1/results?commit=" + commit_sha() + "&status=passed");
   EXPECT_EQ(listed.body.at("items").as_array().size(), 2u);
+  std::size_t timing_metrics = 0;
+  for (const api::ResultMetric& m : api::k_result_metrics) timing_metrics += m.group == api::MetricGroup::timing;
+  for (const auto& item : listed.body.at("items").as_array()) {
+    const bool with_metrics = item.at("instance").as_string() == "gemm.wgmma_tma.128x256";
+    EXPECT_EQ(item.at("timing").as_object().size(), 10u + timing_metrics) << "the core figures and the table's";
+    for (const api::ResultMetric& m : api::k_result_metrics) {
+      const auto& got = item.at(m.group == api::MetricGroup::timing ? "timing" : "numerics").at(m.name);
+      if (!with_metrics) EXPECT_TRUE(got.is_null()) << m.name;
+      else EXPECT_EQ(got, measured.at(m.name)) << m.name;
+    }
+  }
   auto p = get("/api/v1/pipelines/" + std::to_string(pipeline.at("id").as_int64()));
   EXPECT_EQ(p.body.at("status").as_string(), "succeeded") << p.raw;
   auto commit = get("/api/v1/commits/" + commit_sha());

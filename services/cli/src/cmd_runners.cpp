@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "commands.h"
+#include "kport/api/runner_protocol.h"
 #include "kport/cli/cli.h"
 
 namespace kport::cli {
@@ -41,14 +42,24 @@ int run_runners(Context& ctx) {
   }
   std::vector<std::vector<std::string>> rows;
   std::size_t online = 0;
-  for (const auto& x : items) {
-    const json::value& caps = x.as_object().contains("capabilities") ? x.as_object().at("capabilities") : json::value();
-    bool on = x.as_object().contains("online") && x.as_object().at("online").is_bool() && x.as_object().at("online").as_bool();
-    online += on;
-    std::string gpu = str(caps, "gpu_model");
-    if (!gpu.empty()) gpu += " (" + str(caps, "arch") + ")";
-    rows.push_back({cell(x, "id"), cell(x, "name"), cell(x, "role"), on ? "online" : "offline", gpu.empty() ? "-" : gpu,
-                    cell(caps, "toolkit"), cell(x, "current_job"), cell(x, "last_heartbeat")});
+  auto or_dash = [](const std::string& v) { return v.empty() ? std::string("-") : v; };
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (!items[i].is_object()) {
+      ctx.err << "kport runners: the coordinator's runner " << i << " is not an object\n";
+      return k_exit_unavailable;
+    }
+    api::Fields f(items[i].as_object(), "items[" + std::to_string(i) + "]");
+    const api::RunnerInfo x = api::read_runner_info(f);
+    if (!f.ok()) {
+      ctx.err << "kport runners: the coordinator's answer does not read: " << f.error().message << "\n";
+      return k_exit_unavailable;
+    }
+    online += x.online;
+    std::string gpu = x.capabilities.gpu_model;
+    if (!gpu.empty()) gpu += " (" + x.capabilities.arch + ")";
+    rows.push_back({std::to_string(x.id), or_dash(x.name), std::string(api::to_string(x.role)), x.online ? "online" : "offline",
+                    or_dash(gpu), or_dash(x.capabilities.toolkit), x.current_job ? std::to_string(*x.current_job) : "-",
+                    or_dash(x.last_heartbeat.value_or(""))});
   }
   ctx.out << format_table({"id", "name", "role", "state", "gpu", "toolkit", "job", "last heartbeat"}, rows);
   ctx.out << items.size() << " runner" << (items.size() == 1 ? "" : "s") << ", " << online << " online\n";

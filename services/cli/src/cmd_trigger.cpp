@@ -4,6 +4,7 @@
 
 #include "commands.h"
 #include "kport/cli/cli.h"
+#include "kport/api/pipeline.h"
 
 namespace kport::cli {
 namespace json = boost::json;
@@ -25,7 +26,7 @@ int run_trigger(Context& ctx) {
     return k_exit_usage;
   }
   std::string list = o.get("targets").empty() ? o.get("target") : o.get("targets");
-  json::array targets;
+  api::TriggerRequest rq;
   for (std::size_t pos = 0; pos < list.size();) {
     auto comma = list.find(',', pos);
     std::string t = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
@@ -35,15 +36,15 @@ int run_trigger(Context& ctx) {
       ctx.err << "kport trigger: '" << t << "' is not an nvcc target; expected sm_<number>[a|f], e.g. sm_90a\n";
       return k_exit_usage;
     }
-    targets.emplace_back(t);
+    rq.targets.push_back(t);
   }
   std::string repo = o.get("repo");
   if (int rc = pick_repo(ctx.api, repo, "trigger", ctx.err); rc != k_exit_ok) return rc;
-  json::object body{{"commit", commit}, {"repo", repo}, {"reason", "manual"},
-                    {"note", o.get("note").empty() ? "kport trigger " + commit : o.get("note")}};
-  if (!targets.empty()) body["targets"] = targets;
-  if (!o.get("ref").empty()) body["ref"] = o.get("ref");
-  json::value v = body;
+  rq.commit = commit;
+  rq.repo = repo;
+  rq.ref = o.get("ref");
+  rq.note = o.get("note").empty() ? "kport trigger " + commit : o.get("note");
+  json::value v = api::to_json(rq);
   auto p = ctx.api.call("POST", "/api/v1/pipelines", &v);
   if (!p.error.empty()) return report(ctx.err, "trigger", "the coordinator refused the pipeline", p);
   if (ctx.json) {

@@ -16,13 +16,17 @@ ClaimBroker::~ClaimBroker() {
 
 http::Response ClaimBroker::job_response(const db::Claim& claim, std::int64_t lease_ms) {
   // Runners heartbeat three times per lease, so one lost heartbeat never costs the job.
-  return http::json_ok(json::object{{"job", to_json(claim.job)},
-                                    {"lease_expires_ms", claim.lease_expires_ms},
-                                    {"heartbeat_interval_ms", std::max<std::int64_t>(lease_ms / 3, 100)}});
+  api::ClaimAnswer a;
+  a.job = to_job_info(claim.job);
+  a.lease_expires_ms = claim.lease_expires_ms;
+  a.heartbeat_interval_ms = std::max<std::int64_t>(lease_ms / 3, 100);
+  return http::json_ok(api::to_json(a));
 }
 
 http::Response ClaimBroker::empty_response(std::chrono::milliseconds retry_after) {
-  return http::json_ok(json::object{{"job", nullptr}, {"retry_after_ms", retry_after.count()}});
+  api::ClaimAnswer none;
+  none.retry_after_ms = retry_after.count();
+  return http::json_ok(api::to_json(none));
 }
 
 std::optional<http::Response> ClaimBroker::attempt(std::int64_t runner_id) {

@@ -1,5 +1,6 @@
 #include "codec.h"
 
+#include "kport/api/build_record.h"
 #include "kport/common/clock.h"
 
 namespace kport::coordinator {
@@ -25,7 +26,10 @@ json::value seed_json(const std::optional<std::int64_t>& bits) {
 }
 
 json::value time_json(std::int64_t ms) { return ms > 0 ? json::value(iso8601_utc(ms)) : json::value(nullptr); }
-json::value time_json(const std::optional<std::int64_t>& ms) { return ms ? time_json(*ms) : json::value(nullptr); }
+// The text form of a time the typed answers carry: none for unset (or 0).
+std::optional<std::string> time_text(const std::optional<std::int64_t>& ms) {
+  return ms && *ms > 0 ? std::optional<std::string>(iso8601_utc(*ms)) : std::nullopt;
+}
 
 template <typename K>
 json::object count_map(const std::map<K, std::int64_t>& m) {
@@ -75,28 +79,55 @@ json::value to_json(const db::Pipeline& p) {
                       {"status", db::to_string(p.status)}, {"jobs_total", p.jobs_total}, {"jobs_done", p.jobs_done}};
 }
 
-json::value to_json(const db::Job& j) {
-  return json::object{{"id", j.id}, {"pipeline", j.pipeline_id}, {"kind", db::to_string(j.kind)},
-                      {"status", db::to_string(j.status)}, {"commit", j.commit_sha}, {"target", j.target},
-                      {"arch", opt(j.arch)}, {"gpu_model", opt(j.gpu_model)}, {"depends_on", opt(j.depends_on)},
-                      {"attempt", j.attempt}, {"max_attempts", j.max_attempts}, {"runner", opt(j.runner_id)},
-                      {"lease_expires", time_json(j.lease_expires_ms)}, {"cancel_requested", j.cancel_requested},
-                      {"payload", raw(j.payload_json)}, {"failure_reason", opt(j.failure_reason)},
-                      {"created", time_json(j.created_ms)}, {"started", time_json(j.started_ms)},
-                      {"finished", time_json(j.finished_ms)}, {"not_before", time_json(j.not_before_ms)}};
+api::JobInfo to_job_info(const db::Job& j) {
+  api::JobInfo out;
+  out.id = j.id;
+  out.pipeline = j.pipeline_id;
+  out.kind = std::string(db::to_string(j.kind));
+  out.status = std::string(db::to_string(j.status));
+  out.commit = j.commit_sha;
+  out.target = j.target;
+  out.arch = j.arch;
+  out.gpu_model = j.gpu_model;
+  out.depends_on = j.depends_on;
+  out.attempt = j.attempt;
+  out.max_attempts = j.max_attempts;
+  out.runner = j.runner_id;
+  out.lease_expires = time_text(j.lease_expires_ms);
+  out.cancel_requested = j.cancel_requested;
+  out.payload = raw(j.payload_json);
+  out.failure_reason = j.failure_reason;
+  out.created = time_text(j.created_ms);
+  out.started = time_text(j.started_ms);
+  out.finished = time_text(j.finished_ms);
+  out.not_before = time_text(j.not_before_ms);
+  return out;
 }
 
-json::value to_json(const db::Runner& r) {
-  json::array targets;
-  for (const auto& t : r.caps.targets) targets.emplace_back(t);
-  json::object caps{{"toolkit", r.caps.toolkit}, {"targets", std::move(targets)}, {"cores", r.caps.cores},
-                    {"gpu_model", r.caps.gpu_model}, {"gpu_uuid", r.caps.gpu_uuid}, {"arch", r.caps.arch},
-                    {"driver", r.caps.driver}, {"extra", raw(r.caps.extra_json)}};
-  return json::object{{"id", r.id}, {"name", r.name}, {"role", db::to_string(r.role)},
-                      {"capabilities", std::move(caps)}, {"online", r.online},
-                      {"registered", time_json(r.registered_ms)}, {"last_heartbeat", time_json(r.last_heartbeat_ms)},
-                      {"deregistered", time_json(r.deregistered_ms)}, {"current_job", opt(r.current_job)}};
+json::value to_json(const db::Job& j) { return api::to_json(to_job_info(j)); }
+
+api::RunnerInfo to_runner_info(const db::Runner& r) {
+  api::RunnerInfo out;
+  out.id = r.id;
+  out.name = r.name;
+  out.role = r.role == db::RunnerRole::gpu ? api::RunnerRole::gpu : api::RunnerRole::build;
+  out.capabilities.toolkit = r.caps.toolkit;
+  out.capabilities.targets = r.caps.targets;
+  out.capabilities.cores = r.caps.cores;
+  out.capabilities.gpu_model = r.caps.gpu_model;
+  out.capabilities.gpu_uuid = r.caps.gpu_uuid;
+  out.capabilities.arch = r.caps.arch;
+  out.capabilities.driver = r.caps.driver;
+  out.capabilities.extra = raw(r.caps.extra_json);
+  out.online = r.online;
+  out.registered = time_text(r.registered_ms);
+  out.last_heartbeat = time_text(r.last_heartbeat_ms);
+  out.deregistered = time_text(r.deregistered_ms);
+  out.current_job = r.current_job;
+  return out;
 }
+
+json::value to_json(const db::Runner& r) { return api::to_json(to_runner_info(r)); }
 
 json::value to_json(const db::Artifact& a) {
   return json::object{{"sha256", a.sha256}, {"size", a.size}, {"name", a.name}, {"kind", a.kind},
@@ -122,6 +153,13 @@ json::value to_json(const db::ResultRecord& r) {
                       {"samples_dropped", opt(r.samples_dropped)}, {"tflops", opt(r.tflops)}, {"gbps", opt(r.gbps)}, {"baseline", r.baseline_name},
                       {"baseline_median_us", opt(r.baseline_median_us)}, {"ratio", opt(r.ratio)},
                       {"unstable", r.unstable}};
+  // The table's metrics, each under its group; null where the result has none.
+  const json::value stored = raw(r.metrics_json);
+  const json::object* metrics = stored.is_object() ? &stored.as_object() : nullptr;
+  for (const api::ResultMetric& m : api::k_result_metrics) {
+    const json::value* v = metrics ? metrics->if_contains(m.name) : nullptr;
+    (m.group == api::MetricGroup::timing ? timing : numerics)[m.name] = v ? *v : json::value(nullptr);
+  }
   return json::object{{"id", r.id}, {"job", opt(r.job_id)}, {"attempt", r.attempt}, {"commit", r.commit_sha},
                       {"target", r.target}, {"family", r.family}, {"variant", r.variant}, {"instance", r.instance},
                       {"dtype", r.dtype}, {"shape", r.shape}, {"toolkit", r.toolkit}, {"runner", opt(r.runner_id)},
@@ -259,17 +297,17 @@ json::value to_json(const porting::Selection& s) {
   return out;
 }
 
-db::RunnerCapabilities caps_from_json(Fields& f) {
-  db::RunnerCapabilities c;
-  c.toolkit = f.opt_str("toolkit", 64).value_or("");
-  c.targets = f.str_list("targets", 256);
-  c.cores = static_cast<int>(f.opt_int("cores", 0, 1 << 20).value_or(0));
-  c.gpu_model = f.opt_str("gpu_model", 256).value_or("");
-  c.gpu_uuid = f.opt_str("gpu_uuid", 128).value_or("");
-  c.arch = f.opt_str("arch", 16).value_or("");
-  c.driver = f.opt_str("driver", 64).value_or("");
-  c.extra_json = f.json_text("extra");
-  return c;
+db::RunnerCapabilities to_caps(const api::RunnerCapabilities& c) {
+  db::RunnerCapabilities out;
+  out.toolkit = c.toolkit;
+  out.targets = c.targets;
+  out.cores = c.cores;
+  out.gpu_model = c.gpu_model;
+  out.gpu_uuid = c.gpu_uuid;
+  out.arch = c.arch;
+  out.driver = c.driver;
+  out.extra_json = json::serialize(c.extra);
+  return out;
 }
 
 db::ResultRecord to_record(const api::ResultUpload& u) {
@@ -301,6 +339,7 @@ db::ResultRecord to_record(const api::ResultUpload& u) {
   r.stddev_us = u.stddev_us;
   r.samples = u.samples;
   r.samples_dropped = u.samples_dropped;
+  r.metrics_json = json::serialize(u.metrics);
   r.tflops = u.tflops;
   r.gbps = u.gbps;
   r.baseline_name = u.baseline;
@@ -313,23 +352,23 @@ db::ResultRecord to_record(const api::ResultUpload& u) {
 db::ResultRecord result_from_json(Fields& f) { return to_record(api::read_result_upload(f)); }
 
 db::BuildRecord build_record_from_json(Fields& f) {
+  const api::BuildRecordUpload u = api::read_build_record(f);
   db::BuildRecord b;
-  b.commit_sha = f.opt_sha("commit").value_or("");
-  b.target = f.opt_str("target", 32).value_or("");
-  b.family = f.str("family", 64);
-  b.variant = f.str("variant", 128);
-  auto status = f.str("status", 32);
-  if (auto s = db::parse_build_status(status)) b.status = *s;
-  else if (f.ok()) f.fail("status", "must be one of ok, not_applicable, compile_error, timeout");
-  b.message = f.opt_str("message", 1 << 20).value_or("");
-  if (auto r = f.opt_int("registers", 0, 65536)) b.registers = static_cast<int>(*r);
-  b.spill_stores_bytes = f.opt_int("spill_stores_bytes", 0, INT64_MAX);
-  b.spill_loads_bytes = f.opt_int("spill_loads_bytes", 0, INT64_MAX);
-  b.shared_mem_bytes = f.opt_int("shared_mem_bytes", 0, INT64_MAX);
-  b.stack_frame_bytes = f.opt_int("stack_frame_bytes", 0, INT64_MAX);
-  b.constant_mem_bytes = f.opt_int("constant_mem_bytes", 0, INT64_MAX);
-  b.instruction_audit_json = f.json_text("instruction_audit");
-  b.artifact_sha256 = f.opt_str("artifact", 64);
+  b.commit_sha = u.commit;
+  b.target = u.target;
+  b.family = u.family;
+  b.variant = u.variant;
+  // The wire's outcomes and the store's statuses are the same four names.
+  b.status = db::parse_build_status(api::to_string(u.status)).value_or(db::BuildStatus::compile_error);
+  b.message = u.message;
+  b.registers = u.registers;
+  b.spill_stores_bytes = u.spill_stores_bytes;
+  b.spill_loads_bytes = u.spill_loads_bytes;
+  b.shared_mem_bytes = u.shared_mem_bytes;
+  b.stack_frame_bytes = u.stack_frame_bytes;
+  b.constant_mem_bytes = u.constant_mem_bytes;
+  b.instruction_audit_json = u.instruction_audit ? json::serialize(*u.instruction_audit) : std::string("{}");
+  b.artifact_sha256 = u.artifact;
   return b;
 }
 

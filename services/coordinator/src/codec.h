@@ -5,7 +5,9 @@
 #include <boost/json.hpp>
 
 #include "body_fields.h"
+#include "kport/api/job.h"
 #include "kport/api/result_upload.h"
+#include "kport/api/runner_protocol.h"
 #include "kport/db/queries.h"
 #include "kport/db/records.h"
 #include "kport/porting/selection.h"
@@ -19,6 +21,10 @@ boost::json::value to_json(const db::Repository& r);
 boost::json::value to_json(const db::Commit& c);
 boost::json::value to_json(const db::Pipeline& p);
 boost::json::value to_json(const db::Job& j);
+// A job as every answer shows it (kport::api::JobInfo; times ISO 8601 UTC, null when unset).
+api::JobInfo to_job_info(const db::Job& j);
+// A runner as every answer shows it (kport::api::RunnerInfo).
+api::RunnerInfo to_runner_info(const db::Runner& r);
 boost::json::value to_json(const db::Runner& r);
 boost::json::value to_json(const db::Artifact& a);
 boost::json::value to_json(const db::BuildRecord& b);
@@ -53,7 +59,8 @@ boost::json::value list_to_json(const std::vector<T>& items) {
 }
 
 // Request bodies. Each reads what it needs from `f` and leaves errors in it.
-db::RunnerCapabilities caps_from_json(Fields& f);
+// A registration's capabilities (kport::api::RunnerCapabilities) as stored.
+db::RunnerCapabilities to_caps(const api::RunnerCapabilities& c);
 // A result upload (kport::api::ResultUpload, the one mapping of the wire form) as stored.
 db::ResultRecord to_record(const api::ResultUpload& u);
 db::ResultRecord result_from_json(Fields& f);

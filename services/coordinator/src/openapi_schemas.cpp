@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "kport/api/result_metrics.h"
+
 namespace kport::coordinator {
 namespace json = boost::json;
 namespace {
@@ -73,6 +75,21 @@ V object_of(const std::vector<P>& props, bool closed) {
   if (closed) out["additionalProperties"] = false;
   return out;
 }
+// A metric of the result table (kport::api::k_result_metrics): its type and its words.
+V metric_schema(const api::ResultMetric& m) {
+  V v = m.integer ? integer() : number();
+  v.as_object()["description"] = m.description;
+  return v;
+}
+
+// An answer group's fields and, after them, the table's metrics of that group (always
+// present, null where a result has none).
+std::vector<P> with_metrics(api::MetricGroup group, std::vector<P> props) {
+  for (const api::ResultMetric& m : api::k_result_metrics)
+    if (m.group == group) props.push_back(P{m.name.data(), nullable(metric_schema(m)), true});
+  return props;
+}
+
 // An answer: exactly these fields.
 V obj(const std::vector<P>& props) { return object_of(props, true); }
 // A request body: what the handler reads; it ignores other fields.
@@ -176,8 +193,8 @@ void pipelines(json::object& s) {
   s["JobCompleted"] = obj({{"job", integer()}, {"status", job_status()}, {"duplicate", boolean()},
                            {"spawned", describe(integers(), "jobs this one unblocked")},
                            opt("retry_in_ms", describe(integer(), "present when the job went back to the queue"))});
-  s["ResultInput"] = body(
-      {opt("commit", str()), opt("target", str()), {"family", str()}, {"variant", str()}, {"instance", str()},
+  std::vector<P> result_input{
+       opt("commit", str()), opt("target", str()), {"family", str()}, {"variant", str()}, {"instance", str()},
        {"dtype", str()}, {"shape", str()}, opt("toolkit", str()), opt("gpu_model", str()), opt("gpu_uuid", str()),
        opt("arch", str()), opt("driver", str()), opt("sm_clock_mhz", number()), opt("env", any_json()),
        {"status", result_status()}, opt("message", str()), opt("max_abs_err", number()), opt("max_rel_err", number()),
@@ -186,7 +203,9 @@ void pipelines(json::object& s) {
        opt("samples", integer()),
        opt("samples_dropped", describe(integer(), "timed samples dropped because the SM clock read throttled")),
        opt("tflops", number()), opt("gbps", number()), opt("baseline", str()),
-       opt("baseline_median_us", number()), opt("ratio", number()), opt("unstable", boolean())});
+       opt("baseline_median_us", number()), opt("ratio", number()), opt("unstable", boolean())};
+  for (const api::ResultMetric& m : api::k_result_metrics) result_input.push_back(opt(m.name.data(), metric_schema(m)));
+  s["ResultInput"] = body(result_input);
   s["ResultsInput"] = body({{"attempt", integer()}, {"results", arr(ref("ResultInput"))}});
   s["BuildRecordInput"] = body(
       {opt("commit", str()), opt("target", str()), {"family", str()}, {"variant", str()}, {"status", build_status()},
@@ -232,16 +251,18 @@ void results(json::object& s) {
        {"family", str()}, {"variant", str()}, {"instance", str()}, {"dtype", str()}, {"shape", str()},
        {"toolkit", str()}, {"runner", nullable(integer())}, {"gpu_model", str()}, {"gpu_uuid", str()}, {"arch", str()},
        {"driver", str()}, {"sm_clock_mhz", nn()}, {"env", any_json()}, {"status", result_status()}, {"message", str()},
-       {"numerics", obj({{"max_abs_err", nn()}, {"max_rel_err", nn()}, {"normwise_rel_err", nn()}, {"tolerance", nn()},
-                         {"nan_inf_count", nullable(integer())},
-                         {"seed", describe(nullable(integer()), "unsigned 64-bit")}})},
-       {"timing", obj({{"median_us", nn()}, {"stddev_us", nn()}, {"samples", nullable(integer())},
-                       {"samples_dropped", describe(nullable(integer()),
-                                                    "timed samples dropped because the SM clock read throttled (null before 0011)")},
-                       {"tflops", nn()},
-                       {"gbps", nn()}, {"baseline", str()}, {"baseline_median_us", nn()},
-                       {"ratio", describe(nn(), "baseline median / median (> 1: faster)")},
-                       {"unstable", describe(boolean(), "bench rounds disagreed beyond noise; never wins a tie")}})},
+       {"numerics", obj(with_metrics(api::MetricGroup::numerics,
+                                     {{"max_abs_err", nn()}, {"max_rel_err", nn()}, {"normwise_rel_err", nn()},
+                                      {"tolerance", nn()}, {"nan_inf_count", nullable(integer())},
+                                      {"seed", describe(nullable(integer()), "unsigned 64-bit")}}))},
+       {"timing", obj(with_metrics(api::MetricGroup::timing,
+                                   {{"median_us", nn()}, {"stddev_us", nn()}, {"samples", nullable(integer())},
+                                    {"samples_dropped",
+                                     describe(nullable(integer()),
+                                              "timed samples dropped because the SM clock read throttled (null before 0011)")},
+                                    {"tflops", nn()}, {"gbps", nn()}, {"baseline", str()}, {"baseline_median_us", nn()},
+                                    {"ratio", describe(nn(), "baseline median / median (> 1: faster)")},
+                                    {"unstable", describe(boolean(), "bench rounds disagreed beyond noise; never wins a tie")}}))},
        {"created", when()}});
   s["Reproduction"] = obj({{"harness", str()}, {"harness_sha256", nullable(str())}, {"download_url", nullable(str())},
                            {"check", describe(str(), "shell command that checks the case again")},

@@ -2,6 +2,7 @@
 #include "app/pipelines.h"
 #include "codec.h"
 #include "context.h"
+#include "kport/api/pipeline.h"
 
 namespace kport::coordinator {
 namespace json = boost::json;
@@ -23,19 +24,17 @@ json::value pipeline_with_jobs(Context& ctx, const db::Pipeline& p) {
 Result<app::TriggerRequest> trigger_from_body(const std::string& body) {
   auto obj = parse_object(body);
   if (!obj.ok()) return std::move(obj).error();
-  Fields f(*obj, "");
+  auto t = api::parse_trigger_request(*obj);
+  if (!t.ok()) return std::move(t).error();
   app::TriggerRequest rq;
-  rq.origin.commit_sha = f.sha("commit");
-  rq.origin.repo = f.opt_str("repo", 128).value_or("");
-  rq.origin.ref = f.opt_str("ref", 512).value_or("");
-  rq.origin.note = f.opt_str("note", 4096).value_or("");
-  auto reason = f.opt_str("reason", 32).value_or("manual");
-  rq.targets = f.str_list("targets", 64);
-  rq.payload_json = f.json_text("payload");
-  if (!f.ok()) return f.error();
-  auto r = db::parse_pipeline_reason(reason);
-  if (!r) return make_error(Errc::invalid_argument, "field 'reason' must be push, new_target, new_driver, new_gpu or manual");
-  rq.origin.reason = *r;
+  rq.origin.commit_sha = std::move(t->commit);
+  rq.origin.repo = std::move(t->repo);
+  rq.origin.ref = std::move(t->ref);
+  rq.origin.note = std::move(t->note);
+  // The wire's reasons and the store's are the same five names.
+  rq.origin.reason = db::parse_pipeline_reason(api::to_string(t->reason)).value_or(db::PipelineReason::manual);
+  rq.targets = std::move(t->targets);
+  rq.payload_json = json::serialize(t->payload);
   return rq;
 }
 

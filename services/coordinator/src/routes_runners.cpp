@@ -85,21 +85,13 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     }
     auto obj = parse_object(req.body);
     if (!obj.ok()) return http::error_response(obj.error());
-    Fields f(*obj, "");
+    auto asked = api::parse_runner_registration(*obj);
+    if (!asked.ok()) return http::error_response(asked.error());
     db::NewRunner nr;
-    nr.name = f.str("name", 128);
-    auto role = f.str("role", 16);
-    if (const auto* caps = obj->if_contains("capabilities"); caps && caps->is_object()) {
-      Fields cf(caps->as_object(), "capabilities");
-      nr.caps = caps_from_json(cf);
-      if (!cf.ok()) return http::error_response(cf.error());
-    } else if (caps && !caps->is_null()) {
-      f.fail("capabilities", "must be an object");
-    }
-    if (!f.ok()) return http::error_response(f.error());
-    auto r = db::parse_runner_role(role);
-    if (!r) return http::error_response(make_error(Errc::invalid_argument, "field 'role' must be build or gpu"));
-    nr.role = *r;
+    nr.name = asked->name;
+    const std::string role(api::to_string(asked->role));
+    nr.role = db::parse_runner_role(role).value_or(db::RunnerRole::build);  // the same two names
+    nr.caps = to_caps(asked->capabilities);
     if (nr.role == db::RunnerRole::gpu && nr.caps.arch.empty())
       return http::error_response(make_error(Errc::invalid_argument, "a gpu runner must report 'capabilities.arch' (e.g. \"9.0\")"));
     auto reg = ctx.store->register_runner(nr);
@@ -108,10 +100,9 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     ctx.broker->notify();
     ctx.events->publish("runners", "runner", json::serialize(to_json(reg->runner)));
     log::info("runner registered", {{"runner", reg->runner.id}, {"name", nr.name}, {"role", role}});
-    return http::json_response(201, json::object{
-        {"runner", to_json(reg->runner)}, {"token", reg->token},
-        {"heartbeat_interval_ms", std::max<std::int64_t>(ctx.config.lease_ms / 3, 100)},
-        {"max_claim_wait_s", ctx.config.max_claim_wait_s}});
+    api::RegistrationAnswer answer{to_runner_info(reg->runner), reg->token,
+                                   std::max<std::int64_t>(ctx.config.lease_ms / 3, 100), ctx.config.max_claim_wait_s};
+    return http::json_response(201, api::to_json(answer));
   });
 
   add_blocking(router, ctx, "GET", "/api/v1/runners", [&ctx](const Request& req) {
@@ -134,20 +125,17 @@ void add_runner_routes(http::Router& router, Context& ctx) {
   add_blocking(router, ctx, "POST", "/api/v1/runners/heartbeat", [&ctx](const Request& req) {
     auto who = require_runner(req, ctx);
     KPORT_HTTP_TRY(who);
-    std::optional<std::int64_t> job;
-    int attempt = 0;
+    api::HeartbeatRequest beat;
     if (!req.body.empty()) {
       auto obj = parse_object(req.body);
       if (!obj.ok()) return http::error_response(obj.error());
       Fields f(*obj, "");
-      job = f.opt_int("job");
-      attempt = static_cast<int>(f.opt_int("attempt").value_or(0));
+      beat = api::read_heartbeat_request(f);
       if (!f.ok()) return http::error_response(f.error());
-      if (job && attempt < 1) return http::error_response(make_error(Errc::invalid_argument, "field 'attempt' is required with 'job'"));
     }
-    auto hb = ctx.store->heartbeat(who->runner_id, job, attempt, ctx.config.lease_ms);
+    auto hb = ctx.store->heartbeat(who->runner_id, beat.job, beat.attempt, ctx.config.lease_ms);
     if (!hb.ok()) return http::error_response(hb.error());
-    return http::json_ok(json::object{{"lease_expires_ms", hb->lease_expires_ms}, {"cancel_requested", hb->cancel_requested}});
+    return http::json_ok(api::to_json(api::HeartbeatAnswer{hb->lease_expires_ms, hb->cancel_requested}));
   });
 
   add_blocking(router, ctx, "POST", "/api/v1/runners/deregister", [&ctx](const Request& req) {

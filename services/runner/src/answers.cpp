@@ -1,5 +1,10 @@
 #include "kport/runner/answers.h"
 
+#include <cstdint>
+#include <limits>
+
+#include "kport/api/job.h"
+#include "kport/api/runner_protocol.h"
 #include "kport/common/json_fields.h"
 
 namespace kport::runner {
@@ -45,22 +50,6 @@ bool is_sha256(std::string_view s) {
   return true;
 }
 
-// A git object id, full or abbreviated: it goes into a checkout and a query string.
-bool is_commit(std::string_view s) {
-  if (s.size() < 7 || s.size() > 64) return false;
-  for (char c : s)
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) return false;
-  return true;
-}
-
-// An nvcc target (sm_90a, compute_120f): it goes into file names and a query string.
-bool is_target(std::string_view s) {
-  if (s.empty() || s.size() > 64) return false;
-  for (char c : s)
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '.' || c == '-')) return false;
-  return true;
-}
-
 }  // namespace
 
 Result<json::value> parse_document(std::string_view body, std::string_view what) {
@@ -75,21 +64,10 @@ Result<Registration> parse_registration(std::string_view body) {
   constexpr std::string_view what = "register";
   auto o = parse_object(body, what);
   if (!o.ok()) return std::move(o).error();
-  Registration reg;
-  auto token = required_string(*o, "token", "");
-  if (!token.ok()) return malformed(what, token.error());
-  reg.token = std::move(*token);
-  auto runner = optional_object(*o, "runner", "");
-  if (!runner.ok()) return malformed(what, runner.error());
-  if (*runner) {
-    auto id = optional_integer(**runner, "id", "runner", 1);
-    if (!id.ok()) return malformed(what, id.error());
-    reg.runner_id = id->value_or(0);
-  }
-  auto hb = optional_integer(*o, "heartbeat_interval_ms", "", 100, 3'600'000);
-  if (!hb.ok()) return malformed(what, hb.error());
-  if (*hb) reg.heartbeat_interval = std::chrono::milliseconds(**hb);
-  return reg;
+  api::Fields f(*o, "");
+  const api::RegistrationAnswer a = api::read_registration_answer(f);
+  if (!f.ok()) return malformed(what, f.error());
+  return Registration{a.token, a.runner.id, std::chrono::milliseconds(a.heartbeat_interval_ms)};
 }
 
 Result<std::optional<ClaimedJob>> parse_claim(std::string_view body, std::optional<Lease>* unreadable) {
@@ -99,49 +77,38 @@ Result<std::optional<ClaimedJob>> parse_claim(std::string_view body, std::option
   if (!doc.ok()) return std::move(doc).error();
   const auto* job = doc->if_contains("job");
   if (!job || job->is_null()) return std::optional<ClaimedJob>{};
-  if (!job->is_object()) return malformed(what, "job must be an object or null, not " + describe(*job));
-  const auto& o = job->as_object();
-  ClaimedJob j;
-  auto id = required_integer(o, "id", "job", 1);
-  auto attempt = required_integer(o, "attempt", "job", 0, std::numeric_limits<int>::max());
-  if (id.ok() && attempt.ok() && unreadable) *unreadable = Lease{*id, static_cast<int>(*attempt)};
-  if (!id.ok()) return malformed(what, id.error());
-  if (!attempt.ok()) return malformed(what, attempt.error());
-  j.id = *id;
-  j.attempt = static_cast<int>(*attempt);
-  auto fail = [&](const Error& e) -> Error { return malformed(what, "job " + std::to_string(j.id) + ": " + e.message); };
-  auto kind = required_string(o, "kind", "job");
-  if (!kind.ok()) return fail(kind.error());
-  auto commit = required_string(o, "commit", "job");
-  if (!commit.ok()) return fail(commit.error());
-  if (!is_commit(*commit)) return fail(make_error(Errc::invalid_argument, "job.commit must be a git commit id (7 to 64 hex digits), not \"" + quote(*commit) + "\""));
-  auto target = required_string(o, "target", "job");
-  if (!target.ok()) return fail(target.error());
-  if (!is_target(*target))
-    return fail(make_error(Errc::invalid_argument, "job.target must be an nvcc target such as sm_90a, not \"" + quote(*target) + "\""));
-  auto pipeline = optional_integer(o, "pipeline", "job", 0);
-  if (!pipeline.ok()) return fail(pipeline.error());
-  auto depends = optional_integer(o, "depends_on", "job", 1);
-  if (!depends.ok()) return fail(depends.error());
-  auto payload = optional_object(o, "payload", "job");
-  if (!payload.ok()) return fail(payload.error());
-  j.kind = std::move(*kind);
-  j.commit = std::move(*commit);
-  j.target = std::move(*target);
-  j.pipeline = pipeline->value_or(0);
-  j.depends_on = *depends;
-  if (*payload) j.payload = **payload;
-  if (unreadable) unreadable->reset();
-  return std::optional<ClaimedJob>(std::move(j));
+  if (!job->is_object()) return malformed(what, "field 'job' must be an object or null, not " + describe(*job));
+  api::Fields f(*doc, "");
+  const api::ClaimAnswer answer = api::read_claim_answer(f);
+  if (!f.ok()) {
+    // A job whose id and attempt read can be given back instead of held until its lease ends.
+    api::Fields lease(job->as_object(), "job");
+    const auto id = lease.opt_int("id", 1, INT64_MAX);
+    const auto attempt = lease.opt_int("attempt", 0, std::numeric_limits<int>::max());
+    if (unreadable && lease.ok() && id && attempt) *unreadable = Lease{*id, static_cast<int>(*attempt)};
+    return malformed(what, f.error());
+  }
+  const api::JobInfo& j = *answer.job;
+  ClaimedJob out;
+  out.id = j.id;
+  out.pipeline = j.pipeline;
+  out.kind = j.kind;
+  out.commit = j.commit;
+  out.target = j.target;
+  out.attempt = j.attempt;
+  out.depends_on = j.depends_on;
+  out.payload = j.payload.as_object();  // read_job_info takes only an object
+  return std::optional<ClaimedJob>(std::move(out));
 }
 
 Result<Heartbeat> parse_heartbeat(std::string_view body) {
   constexpr std::string_view what = "heartbeat";
   auto o = parse_object(body, what);
   if (!o.ok()) return std::move(o).error();
-  auto cancel = optional_bool(*o, "cancel_requested", "");
-  if (!cancel.ok()) return malformed(what, cancel.error());
-  return Heartbeat{cancel->value_or(false)};
+  api::Fields f(*o, "");
+  const api::HeartbeatAnswer a = api::read_heartbeat_answer(f);
+  if (!f.ok()) return malformed(what, f.error());
+  return Heartbeat{a.cancel_requested};
 }
 
 Status parse_ack(std::string_view body, std::string_view what) {

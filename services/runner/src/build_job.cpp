@@ -91,6 +91,7 @@ Result<CheckoutBuild> checkout_and_build(CoordinatorApi& api, const ClaimedJob& 
   req.cuobjdump = s.cuobjdump;
   req.log = log;
   req.cancel = &cancel;
+  req.env = s.env;
   auto report = porting::build_target(req);
   if (!report.ok()) return make_error(Errc::unprocessable, "cannot build " + job.target + " at " + sha->substr(0, 12) + ": " + report.error().message);
   out.report = std::move(*report);
@@ -110,7 +111,7 @@ JobOutcome run_build_job(CoordinatorApi& api, const ClaimedJob& job, const Build
     int changed = flag_resource_changes(api, *built->parent, report, log);
     log(std::to_string(changed) + " variant(s) changed resources since the parent " + built->parent->substr(0, 12));
   }
-  auto published = publish_build(api, job, sha, report, log);
+  auto published = publish_build(api, job, sha, report, log, s.env ? *s.env : Env::system());
   if (!published.ok()) return failed("built, but the upload failed: " + published.error().message, true);
   // Some variants failing does not stop the others' validation: the harness holds what
   // built, the records hold the failures, and completing the job spawns the checks.

@@ -111,12 +111,17 @@ Status CheckHandler::prepare() {
   return {};
 }
 
-Result<json::object> CheckHandler::registration(const std::string& name) {
-  json::object extra{{"index", m_s.gpu.index}, {"sm_count", m_s.gpu.sm_count}, {"memory_mib", m_s.gpu.memory_mib},
-                     {"pci_bus_id", m_s.gpu.pci_bus_id}};
-  return json::object{{"name", name}, {"role", "gpu"},
-                      {"capabilities", json::object{{"gpu_model", m_s.gpu.name}, {"gpu_uuid", m_s.gpu.uuid}, {"arch", m_s.gpu.arch},
-                                                    {"driver", m_s.gpu.driver}, {"extra", std::move(extra)}}}};
+Result<api::RunnerRegistration> CheckHandler::registration(const std::string& name) {
+  api::RunnerRegistration r;
+  r.name = name;
+  r.role = api::RunnerRole::gpu;
+  r.capabilities.gpu_model = m_s.gpu.name;
+  r.capabilities.gpu_uuid = m_s.gpu.uuid;
+  r.capabilities.arch = m_s.gpu.arch;
+  r.capabilities.driver = m_s.gpu.driver;
+  r.capabilities.extra = json::object{{"index", m_s.gpu.index}, {"sm_count", m_s.gpu.sm_count},
+                                      {"memory_mib", m_s.gpu.memory_mib}, {"pci_bus_id", m_s.gpu.pci_bus_id}};
+  return r;
 }
 
 Status CheckHandler::ready() {
@@ -124,6 +129,7 @@ Status CheckHandler::ready() {
   HarnessOptions o;
   o.harness = *m_unhealthy_harness;
   o.env = gpu_env();
+  o.machine = m_s.env;
   Harness h(o, [](const std::string&) {});
   if (auto d = h.device(); !d.ok()) return make_error(Errc::unavailable, m_unhealthy_reason + "; still: " + d.error().message);
   log::info("GPU answers again; taking work", {{"gpu", m_s.gpu.uuid}});
@@ -210,6 +216,7 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
   ho.bench = m_s.bench;
   ho.seed = m_s.seed;
   ho.cancel = &cancel;
+  ho.machine = m_s.env;
   auto payload = api::parse_job_payload(job.payload);
   if (!payload.ok()) return failed("the job's payload cannot be read: " + payload.error().message);
   if (payload->bench) ho.bench = *payload->bench;
@@ -269,7 +276,7 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
                                                    {"harness_sha256", harness_path->sha256},
                                                    {"target", job.target}}},
                         {"gpu", m_s.gpu.to_json()},
-                        {"telemetry_before", read_telemetry(m_s.nvidia_smi, m_s.gpu.uuid)},
+                        {"telemetry_before", read_telemetry(m_s.nvidia_smi, m_s.gpu.uuid, m_s.env ? *m_s.env : Env::system())},
                         {"kernel_timeout_s", m_s.kernel_timeout_s}};
   if (const auto* ck = obj(*device, "clock")) env_base["clock_at_start"] = *ck;
   std::map<std::string, int> counts;
@@ -394,7 +401,7 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
     if (!uploaded.count(o.c.key())) rest.push_back(&o);
   }
   if (auto f = upload(rest, "checked and timed " + std::to_string(instances.size()) + " instance(s)")) return *f;
-  log("telemetry after: " + json::serialize(read_telemetry(m_s.nvidia_smi, m_s.gpu.uuid)));
+  log("telemetry after: " + json::serialize(read_telemetry(m_s.nvidia_smi, m_s.gpu.uuid, m_s.env ? *m_s.env : Env::system())));
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   char timing[320];
   const double measuring = harness.screen_seconds() + harness.bench_seconds();

@@ -72,9 +72,9 @@ Error at(std::string_view method, const std::string& path, Error e) {
 }
 }  // namespace
 
-Result<Registration> CoordinatorApi::register_runner(const std::string& registration_token, const json::object& body) {
+Result<Registration> CoordinatorApi::register_runner(const std::string& registration_token, const api::RunnerRegistration& who) {
   const std::string path = "/api/v1/runners/register";
-  auto r = send("POST", path, json::serialize(body), registration_token);
+  auto r = send("POST", path, json::serialize(api::to_json(who)), registration_token);
   if (!r.ok()) return std::move(r).error();
   auto reg = parse_registration(*r);
   if (!reg.ok()) return at("POST", path, std::move(reg).error());
@@ -94,7 +94,7 @@ Result<std::optional<ClaimedJob>> CoordinatorApi::claim(std::chrono::seconds wai
 
 Result<Heartbeat> CoordinatorApi::heartbeat(std::int64_t job, int attempt) {
   const std::string path = "/api/v1/runners/heartbeat";
-  auto r = send("POST", path, json::serialize(json::object{{"job", job}, {"attempt", attempt}}), m_token);
+  auto r = send("POST", path, json::serialize(api::to_json(api::HeartbeatRequest{job, attempt})), m_token);
   if (!r.ok()) return std::move(r).error();
   auto hb = parse_heartbeat(*r);
   if (!hb.ok()) return at("POST", path, std::move(hb).error());
@@ -111,8 +111,10 @@ Status CoordinatorApi::ack(std::string_view method, const std::string& path, std
 
 Status CoordinatorApi::deregister() { return ack("POST", "/api/v1/runners/deregister", {}); }
 
-Status CoordinatorApi::post_build_records(std::int64_t job, int attempt, json::array records) {
-  auto body = json::serialize(json::object{{"attempt", attempt}, {"records", std::move(records)}});
+Status CoordinatorApi::post_build_records(std::int64_t job, int attempt, const std::vector<api::BuildRecordUpload>& records) {
+  json::array list;
+  for (const auto& r : records) list.push_back(api::to_json(r));
+  auto body = json::serialize(json::object{{"attempt", attempt}, {"records", std::move(list)}});
   return ack("POST", "/api/v1/jobs/" + std::to_string(job) + "/builds", body);
 }
 

@@ -86,13 +86,13 @@ Result<std::vector<GpuInfo>> parse_inventory_csv(std::string_view csv) {
   return gpus;
 }
 
-Result<std::vector<GpuInfo>> discover_gpus(const std::string& nvidia_smi) {
+Result<std::vector<GpuInfo>> discover_gpus(const std::string& nvidia_smi, Env& env) {
   if (kport::find_program(nvidia_smi).empty())
     return make_error(Errc::not_found, "'" + nvidia_smi + "' is not installed or not on PATH; no NVIDIA driver here");
   kport::ProcessOptions o;
   o.timeout = std::chrono::seconds(60);
   o.split_streams = true;  // a driver warning on stderr must not become a CSV line
-  auto out = kport::run_process({nvidia_smi, "--query-gpu=" + std::string(k_inventory_query), "--format=csv,noheader,nounits"}, o);
+  auto out = env.run_process({nvidia_smi, "--query-gpu=" + std::string(k_inventory_query), "--format=csv,noheader,nounits"}, o);
   if (!out.ok()) return std::move(out).error();
   if (out->timed_out) return make_error(Errc::unavailable, nvidia_smi + " did not answer within 60 s");
   if (out->exit_code != 0)
@@ -190,17 +190,17 @@ json::object parse_telemetry_csv(std::string_view line) {
   return t;
 }
 
-json::object read_telemetry(const std::string& nvidia_smi, const std::string& uuid) {
+json::object read_telemetry(const std::string& nvidia_smi, const std::string& uuid, Env& env) {
   if (kport::find_program(nvidia_smi).empty()) return {};
   kport::ProcessOptions o;
   o.timeout = std::chrono::seconds(30);
   o.split_streams = true;
   std::string query(k_telemetry_query);
-  auto out = kport::run_process({nvidia_smi, "-i", uuid, "--query-gpu=" + query, "--format=csv,noheader,nounits"}, o);
+  auto out = env.run_process({nvidia_smi, "-i", uuid, "--query-gpu=" + query, "--format=csv,noheader,nounits"}, o);
   if (out.ok() && out->exit_code != 0 && !out->timed_out) {
     // Drivers before 535 call the clock-event reasons "clocks_throttle_reasons".
     query.replace(query.find("clocks_event_reasons"), 20, "clocks_throttle_reasons");
-    out = kport::run_process({nvidia_smi, "-i", uuid, "--query-gpu=" + query, "--format=csv,noheader,nounits"}, o);
+    out = env.run_process({nvidia_smi, "-i", uuid, "--query-gpu=" + query, "--format=csv,noheader,nounits"}, o);
   }
   if (!out.ok() || out->exit_code != 0) return {};
   return parse_telemetry_csv(out->stdout_text);

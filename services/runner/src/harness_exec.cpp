@@ -66,7 +66,7 @@ Harness::RunResult Harness::run(const std::vector<std::string>& args, std::chron
   o.split_streams = true;
   RunResult r;
   auto t0 = std::chrono::steady_clock::now();
-  auto out = kport::run_process(argv, o);
+  auto out = machine().run_process(argv, o);
   m_seconds[stage] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!out.ok()) {
     r.status = "crashed";
@@ -125,7 +125,7 @@ Result<Harness::Answer> Harness::ask(const std::vector<std::string>& args, std::
   o.timeout = limit;
   o.env = m_opt.env;
   o.split_streams = true;
-  auto out = kport::run_process(argv, o);
+  auto out = machine().run_process(argv, o);
   if (!out.ok()) return std::move(out).error();
   Answer a{std::move(*out), std::nullopt};
   a.doc = parse_answer(a.out.stdout_text);

@@ -40,6 +40,7 @@
 
 #include "bench_rounds.h"
 #include "kport/api/harness_report.h"
+#include "kport/common/env.h"
 #include "kport/common/result.h"
 #include "kport/runner/check_job.h"
 #include "kport/common/process.h"
@@ -77,6 +78,9 @@ struct HarnessOptions {
   bool bench = true;
   std::optional<std::uint64_t> seed;             // base seed; unset: a fresh random one per run
   const std::atomic<bool>* cancel = nullptr;
+  // Every harness process starts through it; null: Env::system(). A test's Env injects a
+  // killed, hung or unstartable harness there.
+  Env* machine = nullptr;
 };
 
 class Harness {
@@ -108,6 +112,7 @@ class Harness {
   int precise_cases() const { return m_precise; }
 
  private:
+  Env& machine() const { return m_opt.machine ? *m_opt.machine : Env::system(); }
   struct RunResult {
     std::vector<api::HarnessEntry> entries;  // the report's "results"
     bool clean = false;                      // exited 0/1 with a readable report

@@ -9,24 +9,30 @@
 namespace kport::runner {
 namespace json = boost::json;
 
-json::object build_record_json(const porting::VariantRecord& r, const std::string& commit, const std::string& artifact) {
-  json::object o{{"commit", commit}, {"target", r.target}, {"family", r.family}, {"variant", r.variant},
-                 {"status", porting::to_string(r.status)}, {"message", r.message}};
+api::BuildRecordUpload build_record(const porting::VariantRecord& r, const std::string& commit, const std::string& artifact) {
+  api::BuildRecordUpload b;
+  b.commit = commit;
+  b.target = r.target;
+  b.family = r.family;
+  b.variant = r.variant;
+  // The driver's statuses and the wire's are the same four names.
+  b.status = api::parse_build_outcome(porting::to_string(r.status)).value_or(api::BuildOutcome::compile_error);
+  b.message = r.message;
   if (r.resources) {
-    o["registers"] = r.resources->registers;
-    o["spill_stores_bytes"] = r.resources->spill_stores_bytes;
-    o["spill_loads_bytes"] = r.resources->spill_loads_bytes;
-    o["shared_mem_bytes"] = r.resources->shared_mem_bytes;
-    o["stack_frame_bytes"] = r.resources->stack_frame_bytes;
-    o["constant_mem_bytes"] = r.resources->constant_mem_bytes;
+    b.registers = r.resources->registers;
+    b.spill_stores_bytes = r.resources->spill_stores_bytes;
+    b.spill_loads_bytes = r.resources->spill_loads_bytes;
+    b.shared_mem_bytes = r.resources->shared_mem_bytes;
+    b.stack_frame_bytes = r.resources->stack_frame_bytes;
+    b.constant_mem_bytes = r.resources->constant_mem_bytes;
   }
   if (!r.audit_json.empty()) {
     boost::system::error_code ec;
     auto audit = json::parse(r.audit_json, ec);
-    if (!ec) o["instruction_audit"] = std::move(audit);
+    if (!ec) b.instruction_audit = std::move(audit);
   }
-  if (r.status == porting::VariantStatus::ok && !artifact.empty()) o["artifact"] = artifact;
-  return o;
+  if (r.status == porting::VariantStatus::ok && !artifact.empty()) b.artifact = artifact;
+  return b;
 }
 
 json::array harness_variants(const json::object& list) {
@@ -65,10 +71,10 @@ namespace {
 // `kport-harness-<t> list` -> the instances, in the shape PUT /api/v1/kernels takes, and
 // every variant the harness knows with its features (those it left out too: a target
 // never built is planned from them).
-Result<json::array> harness_instances(const std::filesystem::path& harness, json::array& variants) {
+Result<json::array> harness_instances(const std::filesystem::path& harness, json::array& variants, Env& env) {
   kport::ProcessOptions o;
   o.timeout = std::chrono::seconds(120);
-  auto out = kport::run_process({harness.string(), "list"}, o);
+  auto out = env.run_process({harness.string(), "list"}, o);
   if (!out.ok()) return std::move(out).error();
   if (out->exit_code != 0) return make_error(Errc::internal, harness.string() + " list exited with " + std::to_string(out->exit_code) + ": " + out->output);
   boost::system::error_code ec;
@@ -97,7 +103,7 @@ Result<json::array> harness_instances(const std::filesystem::path& harness, json
 }  // namespace
 
 Status publish_build(CoordinatorApi& api, const ClaimedJob& job, const std::string& commit, const porting::BuildReport& report,
-                     const std::function<void(const std::string&)>& log) {
+                     const std::function<void(const std::string&)>& log, Env& env) {
   std::string artifact;
   if (!report.harness.empty()) {
     std::ifstream in(report.harness, std::ios::binary);
@@ -108,13 +114,13 @@ Status publish_build(CoordinatorApi& api, const ClaimedJob& job, const std::stri
     artifact = report.harness_sha256;
     log("uploaded artifact " + name + " sha256 " + artifact + " (" + std::to_string(bytes.str().size()) + " bytes)");
   }
-  json::array records;
-  for (const auto& r : report.records) records.push_back(build_record_json(r, commit, artifact));
+  std::vector<api::BuildRecordUpload> records;
+  for (const auto& r : report.records) records.push_back(build_record(r, commit, artifact));
   if (!records.empty()) KPORT_TRY(api.post_build_records(job.id, job.attempt, std::move(records)));
   log("uploaded " + std::to_string(report.records.size()) + " build records");
   if (!report.harness.empty()) {
     json::array variants;
-    auto instances = harness_instances(report.harness, variants);
+    auto instances = harness_instances(report.harness, variants, env);
     if (!instances.ok()) {
       log("cannot list the harness's instances: " + instances.error().message);
       return instances.error();

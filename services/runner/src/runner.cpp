@@ -22,16 +22,17 @@ Status BuildHandler::prepare() {
   return {};
 }
 
-Result<json::object> BuildHandler::registration(const std::string& name) {
+Result<api::RunnerRegistration> BuildHandler::registration(const std::string& name) {
   auto catalog = porting::Catalog::from_file(m_settings.catalog_file);
   if (!catalog.ok()) return catalog.error();
   catalog->join(m_settings.toolkit);
-  json::array targets;
-  for (const auto& t : catalog->supported_targets()) targets.emplace_back(t);
-  int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return json::object{{"name", name}, {"role", "build"},
-                      {"capabilities", json::object{{"toolkit", m_settings.toolkit.version}, {"targets", targets},
-                                                    {"cores", cores}}}};
+  api::RunnerRegistration r;
+  r.name = name;
+  r.role = api::RunnerRole::build;
+  for (const auto& t : catalog->supported_targets()) r.capabilities.targets.push_back(t);
+  r.capabilities.toolkit = m_settings.toolkit.version;
+  r.capabilities.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return r;
 }
 
 JobOutcome BuildHandler::run(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel, const LogFn& log) {
@@ -45,7 +46,7 @@ Status Runner::register_self() {
   if (!reg.ok()) return reg.error();
   m_token = reg->token;
   m_heartbeat = reg->heartbeat_interval;
-  log::info("registered", {{"runner", reg->runner_id}, {"name", m_config.name}, {"role", json::value_to<std::string>((*body)["role"])}});
+  log::info("registered", {{"runner", reg->runner_id}, {"name", m_config.name}, {"role", std::string(api::to_string(body->role))}});
   return {};
 }
 

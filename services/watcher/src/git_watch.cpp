@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "impl.h"
+#include "kport/api/pipeline.h"
 #include "kport/common/log.h"
 
 namespace kport::watcher {
@@ -52,9 +53,13 @@ void Watcher::Impl::watch_git(Report& report) {
         report.errors.push_back("git: " + st.error().message);
         continue;
       }
-      json::value body = json::object{{"commit", head->sha}, {"repo", repo.name}, {"ref", "refs/heads/" + branch},
-                                      {"reason", "push"}, {"note", "git watch: new commit on " + branch + ": " + head->summary}};
-      auto p = api.post("/api/v1/pipelines", body);
+      api::TriggerRequest rq;
+      rq.commit = head->sha;
+      rq.repo = repo.name;
+      rq.ref = "refs/heads/" + branch;
+      rq.reason = api::PipelineReason::push;
+      rq.note = "git watch: new commit on " + branch + ": " + head->summary;
+      auto p = api.post("/api/v1/pipelines", api::to_json(rq));
       if (!p.ok()) {
         report.errors.push_back("git: " + p.error().message);
         continue;

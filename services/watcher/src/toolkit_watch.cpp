@@ -6,6 +6,7 @@
 #include <set>
 
 #include "impl.h"
+#include "kport/api/pipeline.h"
 #include "kport/common/log.h"
 
 namespace kport::watcher {
@@ -72,11 +73,14 @@ void Watcher::Impl::watch_toolkit(Report& report) {
       report.errors.push_back("toolkit: " + put.error().message);
       continue;
     }
-    json::value body = json::object{
-        {"commit", head->sha}, {"repo", repo->name}, {"ref", "refs/heads/" + branch}, {"reason", "new_target"},
-        {"targets", json::array{json::value(name)}},
-        {"note", "new target " + name + " listed by nvcc " + listing->version + (entry->is_new ? " (features derived)" : "")}};
-    auto p = api.post("/api/v1/pipelines", body);
+    api::TriggerRequest rq;
+    rq.commit = head->sha;
+    rq.repo = repo->name;
+    rq.ref = "refs/heads/" + branch;
+    rq.reason = api::PipelineReason::new_target;
+    rq.targets = {name};
+    rq.note = "new target " + name + " listed by nvcc " + listing->version + (entry->is_new ? " (features derived)" : "");
+    auto p = api.post("/api/v1/pipelines", api::to_json(rq));
     if (!p.ok()) {
       report.errors.push_back("toolkit: " + p.error().message);
       continue;

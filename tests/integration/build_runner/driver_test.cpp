@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "kport/porting/build_driver.h"
 #include "runner_fixture.h"
@@ -199,6 +202,47 @@ TEST(BuildDriver, TargetTheToolkitCannotBuildIsRefusedBeforeAnyCompile) {
   EXPECT_NE(report.error().message.find("cannot build sm_100a"), std::string::npos);
   req.target = "volta";
   EXPECT_EQ(build_target(req).error().code, Errc::invalid_argument);
+}
+
+// The machine of a build whose disk fills while the harness links: the link step fails
+// with the linker's message, injected through kport::Env; every other child runs.
+class FullDiskAtLink : public Env {
+ public:
+  explicit FullDiskAtLink(std::string link_target) : m_link(std::move(link_target)) {}
+  Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const ProcessOptions& options) override {
+    if (!argv.empty() && argv.back() == m_link) {
+      m_links.fetch_add(1);
+      ProcessOutput out;
+      out.exit_code = 1;
+      out.output = "/usr/bin/ld: final link failed: No space left on device\n";
+      return out;
+    }
+    return Env::run_process(argv, options);
+  }
+  int links() const { return m_links.load(); }
+
+ private:
+  std::string m_link;
+  std::atomic<int> m_links{0};
+};
+
+// A fault injected through the Env the driver's children start through: the variants
+// that compiled keep their records, and the report says why there is no harness.
+TEST(BuildDriver, AFailedLinkKeepsTheVariantsThatBuiltAndSaysWhy) {
+  if (!testing::nvcc_available()) GTEST_SKIP() << "nvcc is not installed (looked for /usr/local/cuda/bin/nvcc and PATH)";
+  Sm90Build b;
+  ASSERT_TRUE(b.catalog.ok()) << b.catalog.error().message;
+  FullDiskAtLink machine("kport-harness-sm_90a");
+  b.req.env = &machine;
+  b.req.cuobjdump = (b.dir.path() / "no-such-cuobjdump").string();
+  auto report = build_target(b.req);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(machine.links(), 1);
+  EXPECT_TRUE(report->harness.empty());
+  EXPECT_NE(report->harness_error.find("linking kport-harness-sm_90a failed"), std::string::npos) << report->harness_error;
+  EXPECT_NE(report->harness_error.find("No space left on device"), std::string::npos) << report->harness_error;
+  EXPECT_GE(report->built(), 1) << report->summary();
+  EXPECT_FALSE(report->all_ok()) << "no harness, so not all ok";
 }
 
 }  // namespace

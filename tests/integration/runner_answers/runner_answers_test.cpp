@@ -158,9 +158,9 @@ TEST(RunnerAnswersIntegration, RunnerStaysUpThroughMalformedAnswersAndRecovers) 
   server.stop();
 
   const std::string text = slurp(log);
-  for (const char* reason : {"register answer: not JSON", "token must be a non-empty string, not the number 12345",
-                             "job.kind must be a non-empty string, not the number 3", "job.id must be an integer",
-                             "job.attempt must be an integer in 0..2147483647, not the number 1.5", "job.commit is missing",
+  for (const char* reason : {"register answer: not JSON", "register answer: field 'token' must be a string",
+                             "claim answer: field 'job.kind' must be a string", "field 'job.id' must be an integer",
+                             "field 'job.attempt' must be an integer", "field 'job.commit' is required (a string)",
                              "claim answer: not JSON", "502 Bad Gateway", "retry_in_ms"})
     EXPECT_NE(text.find(reason), std::string::npos) << "the log does not say: " << reason << "\n" << text;
 

@@ -131,3 +131,44 @@ TEST(ResultUpload, FillsFromTheHarnessRenamedAndRescaledOnce) {
   EXPECT_TRUE(r.unstable);
   EXPECT_EQ(r.message, "timing unstable: rounds disagree");
 }
+
+// The metric table's reader walks a row's path into the harness's entry, rescales, rounds
+// an integer metric, and leaves out what is absent, not a number, or below the minimum.
+TEST(ResultMetrics, ARowReadsItsFigureFromTheHarnessEntryInItsUnit) {
+  const api::ResultMetric mhz{"sm_mhz_floor", api::MetricGroup::timing, true, 0, api::MetricSource::bench,
+                              {"timing", "sm_mhz_after_samples", "min"}, 1.0, "lowest clock"};
+  const api::ResultMetric warm{"warm_us", api::MetricGroup::timing, false, 0, api::MetricSource::bench,
+                               {"warmup_ms", "", ""}, 1000.0, "warm-up"};
+  auto entry = json::parse(R"({"timing":{"sm_mhz_after_samples":{"min":1754.6}},"warmup_ms":0.25})").as_object();
+  EXPECT_EQ(api::harness_metric(entry, mhz), json::value(1755));
+  EXPECT_EQ(api::harness_metric(entry, warm), json::value(250.0));
+  EXPECT_FALSE(api::harness_metric(json::parse(R"({"timing":{}})").as_object(), mhz));
+  EXPECT_FALSE(api::harness_metric(json::parse(R"({"timing":{"sm_mhz_after_samples":"fast"}})").as_object(), mhz));
+  EXPECT_FALSE(api::harness_metric(json::parse(R"({"warmup_ms":-1})").as_object(), warm)) << "below the row's minimum";
+}
+
+// sm_clock_mhz_min: the bench entry's lowest clock read after a kept sample, from the
+// harness's report to the upload's wire and back.
+TEST(ResultMetrics, TheLowestClockAfterAKeptSampleTravelsFromTheHarnessToTheCoordinator) {
+  auto bench = api::parse_harness_entry(json::parse(R"({"instance":"i","dtype":"bf16","shape_text":"m=1","verdict":"measured",
+      "timing":{"median_ms":0.25,"samples":40,"sm_mhz_after_samples":{"min":1755,"median":1965,"max":1980}}})").as_object());
+  ASSERT_TRUE(bench.ok()) << bench.error().message;
+  api::ResultUpload r;
+  api::fill_from_bench(r, *bench);
+  EXPECT_EQ(r.metrics.at("sm_clock_mhz_min"), json::value(1755));
+  const json::object wire = api::to_json(r);
+  EXPECT_EQ(wire.at("sm_clock_mhz_min"), json::value(1755)) << "a top-level upload field";
+  auto back = api::parse_result_upload(wire);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->metrics.at("sm_clock_mhz_min"), json::value(1755));
+
+  api::ResultUpload untimed;
+  api::fill_from_bench(untimed, *api::parse_harness_entry(
+      json::parse(R"({"instance":"i","dtype":"bf16","shape_text":"m=1","verdict":"unsupported"})").as_object()));
+  EXPECT_FALSE(api::to_json(untimed).contains("sm_clock_mhz_min"));
+  json::object negative = wire;
+  negative["sm_clock_mhz_min"] = -5;
+  auto refused = api::parse_result_upload(negative, "results[0]");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("'results[0].sm_clock_mhz_min'"), std::string::npos) << refused.error().message;
+}

@@ -63,8 +63,14 @@ TEST(JobPlan, PushNewTargetAndManualPipelinesBuildEveryTargetGiven) {
       EXPECT_FALSE(j.depends_on);
       EXPECT_EQ(j.max_attempts, 4);
       EXPECT_EQ(j.payload_json, R"({"variants":["gemm.simt"]})") << "its checks inherit it";
+      EXPECT_EQ(j.purpose, db::JobPurpose::check);
     }
   }
+  // A manual pipeline's payload may say why it exists; the store keeps that beside it.
+  PipelineOrigin manual{db::PipelineReason::manual, "org/kernels", "", k_sha, ""};
+  EXPECT_EQ(plan_builds(manual, {"sm_90a"}, 3, R"({"remeasure":true})").jobs.at(0).purpose, db::JobPurpose::remeasure);
+  EXPECT_EQ(plan_builds(manual, {"sm_90a"}, 3, R"({"remeasure":"yes"})").jobs.at(0).purpose, db::JobPurpose::check)
+      << "a payload the runner cannot read is the runner's to refuse";
 }
 
 TEST(JobPlan, RevalidationReasonsAreNotBuiltFromScratch) {
@@ -97,6 +103,7 @@ TEST(JobPlan, ANewGpuChecksEveryTargetItsArchChecksOnTheLatestBuild) {
     EXPECT_EQ(p.at("revalidate").at("driver"), "600.1");
     EXPECT_EQ(p.at("revalidate").at("previous_driver"), "");
     EXPECT_FALSE(p.as_object().contains("instances")) << "a GPU never seen has no best yet: everything is checked";
+    EXPECT_EQ(j.purpose, db::JobPurpose::revalidate);
   }
 }
 
@@ -144,6 +151,7 @@ TEST(JobPlan, ARemeasureUsesTheBuildTheMeasurementUsedAndJoinsItsPipeline) {
   EXPECT_EQ(plan->job.gpu_model, "NVIDIA H200");
   EXPECT_EQ(plan->job.max_attempts, 3);
   EXPECT_EQ(payload(plan->job), (json::object{{"remeasure", true}, {"instances", json::array{"gemm.mma.a", "gemm.mma.b"}}}));
+  EXPECT_EQ(plan->job.purpose, db::JobPurpose::remeasure);
   EXPECT_EQ(plan->record.commit_sha, k_sha);
   EXPECT_EQ(plan->record.target, "sm_90a");
   EXPECT_EQ(plan->record.gpu_model, "NVIDIA H200");
@@ -192,6 +200,7 @@ TEST(JobPlan, AMeasureRequestIsOneCheckPinnedToTheGpuOnTheArchSpecificTargetsLat
   EXPECT_FALSE(p.as_object().contains("instances")) << "every instance of the family is checked on the case";
   EXPECT_EQ(p.at("bench"), json::value(true));
   EXPECT_EQ(p.at("best_request").at("shape"), json::value("k=3000,m=3000,n=3000"));
+  EXPECT_EQ(j.purpose, db::JobPurpose::measure_request);
 }
 
 TEST(JobPlan, AMeasureRequestFallsBackToATargetTheArchOnlyChecks) {

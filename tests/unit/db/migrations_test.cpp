@@ -22,18 +22,18 @@ class MigrationsTest : public StoreTest {
   }
 };
 
-TEST_F(MigrationsTest, EmbeddedMigrationsAreNumberedWithoutGaps) {
+TEST_F(MigrationsTest, EmbeddedMigrationsAreNumberedUpwards) {
   const auto& all = detail::embedded_migrations();
   ASSERT_FALSE(all.empty());
-  for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i].version, static_cast<int>(i) + 1);
-  EXPECT_EQ(schema_version(), static_cast<int>(all.size()));
+  EXPECT_EQ(all.front().version, 1);
+  for (std::size_t i = 1; i < all.size(); ++i) EXPECT_GT(all[i].version, all[i - 1].version);
+  EXPECT_EQ(schema_version(), all.back().version);
 }
 
 TEST_F(MigrationsTest, FreshDatabaseRecordsEveryVersion) {
-  auto versions = ok(m_store->applied_migrations());
-  ASSERT_EQ(static_cast<int>(versions.size()), schema_version());
-  EXPECT_EQ(versions.front(), 1);
-  EXPECT_EQ(versions.back(), schema_version());
+  std::vector<int> embedded;
+  for (const auto& m : detail::embedded_migrations()) embedded.push_back(m.version);
+  EXPECT_EQ(ok(m_store->applied_migrations()), embedded);
 }
 
 TEST_F(MigrationsTest, ReopenDoesNotReapply) {
@@ -47,7 +47,8 @@ TEST_F(MigrationsTest, ReopenDoesNotReapply) {
   m_store.reset();
   c = raw();
   EXPECT_EQ(scalar(*c, "SELECT sum(applied_at) FROM schema_migrations"), before);
-  EXPECT_EQ(scalar(*c, "SELECT count(*) FROM schema_migrations"), schema_version());
+  EXPECT_EQ(scalar(*c, "SELECT count(*) FROM schema_migrations"),
+            static_cast<std::int64_t>(detail::embedded_migrations().size()));
   // Data written before the re-open is still there.
   EXPECT_EQ(scalar(*c, "SELECT count(*) FROM targets"), 2);
 }
@@ -88,8 +89,57 @@ TEST_F(MigrationsTest, OnlyPendingMigrationsRunAndEachIsAtomic) {
   EXPECT_EQ(ok(detail::recorded_versions(conn)), (std::vector<int>{1, 2}));
   EXPECT_EQ(scalar(conn, "SELECT count(*) FROM sqlite_master WHERE name = 'c'"), 0);
 
-  std::vector<Migration> gap{{1, "one", ""}, {3, "three", ""}};
-  EXPECT_FALSE(detail::apply_migrations(conn, gap, 5).ok());
+  std::vector<Migration> repeated{{1, "one", ""}, {1, "again", ""}};
+  EXPECT_FALSE(detail::apply_migrations(conn, repeated, 5).ok());
+  std::vector<Migration> backwards{{2, "two", ""}, {1, "one", ""}};
+  EXPECT_FALSE(detail::apply_migrations(conn, backwards, 5).ok());
+}
+
+// Two branches each add a migration: the one numbered 5 arrives with its sibling 4
+// still on the other branch. When 4 comes, it runs on a database already at 5, once.
+TEST_F(MigrationsTest, AMigrationBelowTheNewestAppliedStillRuns) {
+  auto c = Connection::open_writable((m_dir / "branches.db").string(), 1000);
+  ASSERT_TRUE(c.ok());
+  Connection& conn = **c;
+  std::vector<Migration> without_4{{1, "one", "CREATE TABLE a(x INTEGER);"}, {5, "five", "CREATE TABLE e(x INTEGER);"}};
+  EXPECT_EQ(ok(detail::apply_migrations(conn, without_4, 1)), (std::vector<int>{1, 5}));
+  std::vector<Migration> merged{without_4[0], {4, "four", "CREATE TABLE d(x INTEGER);"}, without_4[1]};
+  EXPECT_EQ(ok(detail::apply_migrations(conn, merged, 2)), std::vector<int>{4});
+  EXPECT_EQ(scalar(conn, "SELECT count(*) FROM sqlite_master WHERE name IN ('a', 'd', 'e')"), 3);
+  EXPECT_TRUE(ok(detail::apply_migrations(conn, merged, 3)).empty());
+  // The branch without 4 refuses the merged database instead of running beside it.
+  auto r = detail::apply_migrations(conn, without_4, 4);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, Errc::conflict);
+  EXPECT_EQ(r.error().message, "database records migration 4, which this kport does not have; run a kport that has it");
+}
+
+// Migration 0013 reads the purpose of the jobs a 0012 database holds from their payload,
+// by its top-level key as the typed payload reads it; a key nested deeper is no purpose.
+TEST_F(MigrationsTest, TheJobPurposeMigrationReadsOldRowsFromTheirPayload) {
+  auto c = Connection::open_writable((m_dir / "old.db").string(), 1000);
+  ASSERT_TRUE(c.ok());
+  Connection& conn = **c;
+  std::vector<Migration> before, all;
+  for (const auto& m : detail::embedded_migrations()) (m.version < 13 ? before : all).push_back(m);
+  ASSERT_FALSE(all.empty());
+  ok(detail::apply_migrations(conn, before, 1));
+  ok(conn.exec(
+      "INSERT INTO repositories(id, name, url, created_ms) VALUES (1, 'kernels', '/k', 0);"
+      "INSERT INTO pipelines(id, reason, repo, ref, commit_sha, note, created_ms) VALUES (1, 'manual', '', '', 'c1', '', 0);"
+      "INSERT INTO jobs(id, pipeline_id, kind, commit_sha, target, arch, payload_json, created_ms) VALUES"
+      " (1, 1, 'build', 'c1', 'sm_90a', NULL, '{}', 0),"
+      " (2, 1, 'check', 'c1', 'sm_90a', '9.0', '{\"revalidate\":{\"gpu_model\":\"H200\",\"driver\":\"580\"},"
+      "\"instances\":[\"a\"]}', 0),"
+      " (3, 1, 'check', 'c1', 'sm_90a', '9.0', '{\"remeasure\":true,\"instances\":[\"a\"]}', 0),"
+      " (4, 1, 'check', 'c1', 'sm_90a', '9.0', '{\"cases\":[],\"best_request\":{\"gpu_model\":\"H200\"}}', 0),"
+      " (5, 1, 'check', 'c1', 'sm_90a', '9.0', '{\"remeasure\":false,\"note\":{\"revalidate\":{}}}', 0);"));
+  ok(detail::apply_migrations(conn, detail::embedded_migrations(), 2));
+  auto s = ok(conn.prepare("SELECT group_concat(purpose, ' ') FROM (SELECT purpose FROM jobs ORDER BY id)"));
+  ASSERT_TRUE(ok(s.step()));
+  EXPECT_EQ(s.text(0), "check revalidate remeasure measure_request check");
+  // A purpose outside the four is refused by the column itself.
+  EXPECT_FALSE(conn.exec("UPDATE jobs SET purpose = 'bisect' WHERE id = 1").ok());
 }
 
 }  // namespace kport::db::test

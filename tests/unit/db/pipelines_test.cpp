@@ -153,6 +153,27 @@ TEST_F(PipelineStoreTest, ABuildSpawnsChecksOnItsOwnArchEvenWhenTheRegisteredLis
   EXPECT_EQ(jobs_of(p.id).size(), 4u);
 }
 
+TEST_F(PipelineStoreTest, ChecksInheritTheirBuildsPurposeAndTheVerdictLeavesMeasureRequestsOut) {
+  JobSpec measured = build("sm_90a");
+  measured.purpose = JobPurpose::measure_request;
+  auto own = ok(m_store->create_pipeline(push_pipeline({build("sm_90a")})));
+  auto asked = ok(m_store->create_pipeline(push_pipeline({measured})));
+  auto b = build_runner("b", {"sm_90a"});
+  std::vector<std::int64_t> spawned;
+  for (int i = 0; i < 2; ++i) {
+    auto c = ok(m_store->claim(b.id));
+    ASSERT_TRUE(c);
+    for (auto id : ok(m_store->complete(c->job.id, b.id, c->job.attempt)).spawned) spawned.push_back(id);
+  }
+  ASSERT_EQ(spawned.size(), 2u);
+  for (auto id : spawned)
+    EXPECT_EQ(job(id).purpose, job(id).pipeline_id == asked.id ? JobPurpose::measure_request : JobPurpose::check);
+  // Whatever its payload says: the column, not the text, is what the verdict reads.
+  std::vector<std::int64_t> judged;
+  for (const auto& j : ok(m_store->verdict_inputs(k_sha)).jobs) judged.push_back(j.pipeline_id);
+  EXPECT_EQ(judged, (std::vector<std::int64_t>{own.id, own.id}));
+}
+
 TEST_F(PipelineStoreTest, ABuildOfAnUnknownTargetSpawnsNoChecks) {
   pipeline_with_builds({"sm_120a"});
   auto b = build_runner("b", {"sm_120a"});

@@ -90,6 +90,24 @@ TEST_F(ResultsTest, ThrottledSamplesDroppedAreStoredAndReadBack) {
   EXPECT_FALSE(ok(m_store->get_result(ids[1].id))->samples_dropped);
 }
 
+// Migration 0014: the metrics beyond the columns are kept as the object given ('{}' when
+// none); text that is not JSON is refused and the batch stores nothing.
+TEST_F(ResultsTest, MetricsBeyondTheColumnsAreKeptAsGiven) {
+  auto c = running_check();
+  auto measured = for_job(result("wgmma.a", "m=64,n=64,k=64", 10), c);
+  measured.metrics_json = R"({"clock_mhz_min":1755})";
+  auto plain = for_job(result("wgmma.b", "m=64,n=64,k=64", 12), c);
+  auto ids = ok(m_store->put_results({measured, plain}));
+  EXPECT_EQ(ok(m_store->get_result(ids[0].id))->metrics_json, R"({"clock_mhz_min":1755})");
+  EXPECT_EQ(ok(m_store->get_result(ids[1].id))->metrics_json, "{}");
+  auto broken = for_job(result("wgmma.c", "m=64,n=64,k=64", 14), c);
+  broken.metrics_json = "{clock";
+  auto refused = m_store->put_results({broken});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, Errc::invalid_argument);
+  EXPECT_NE(refused.error().message.find("metrics_json"), std::string::npos) << refused.error().message;
+}
+
 TEST_F(ResultsTest, UploadsFromAStaleAttemptOrAnotherRunnerAreRefused) {
   auto c = running_check();
   auto stale = result("wgmma.a", "m=64,n=64,k=64", 1);

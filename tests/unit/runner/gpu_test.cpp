@@ -85,3 +85,36 @@ TEST(GpuDiscovery, FindsTheGpusOfThisMachine) {
 
 }  // namespace
 }  // namespace kport::runner
+
+namespace {
+
+// A machine whose NVIDIA driver is gone (unloaded, or the GPU fell off the bus): nvidia-smi
+// runs and says so, through the Env discovery starts its children with.
+class DriverGone : public kport::Env {
+ public:
+  kport::Result<kport::ProcessOutput> run_process(const std::vector<std::string>& argv,
+                                                  const kport::ProcessOptions&) override {
+    m_argv = argv;
+    kport::ProcessOutput out;
+    out.exit_code = 9;
+    out.output = out.stdout_text =
+        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n";
+    return out;
+  }
+  std::vector<std::string> m_argv;
+};
+
+}  // namespace
+
+TEST(GpuDiscovery, ADriverThatDoesNotAnswerIsUnavailableWithWhatNvidiaSmiSaid) {
+  DriverGone machine;
+  auto gpus = kport::runner::discover_gpus("/bin/true", machine);  // a program that exists; the Env answers for it
+  ASSERT_FALSE(gpus.ok());
+  EXPECT_EQ(gpus.error().code, kport::Errc::unavailable);
+  EXPECT_NE(gpus.error().message.find("exited with 9: NVIDIA-SMI has failed because it couldn't communicate"),
+            std::string::npos)
+      << gpus.error().message;
+  ASSERT_FALSE(machine.m_argv.empty());
+  EXPECT_EQ(machine.m_argv.front(), "/bin/true");
+  EXPECT_TRUE(kport::runner::read_telemetry("/bin/true", "GPU-1", machine).empty()) << "no figures rather than wrong ones";
+}

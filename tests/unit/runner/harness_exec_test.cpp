@@ -6,8 +6,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <string>
 
 #include "harness_exec.h"
@@ -77,4 +79,64 @@ TEST_F(ScriptedHarness, AVersionOneReportIsReadIntoOutcomes) {
   EXPECT_EQ((*r)[0].check.max_abs_error, 0.001);
   EXPECT_EQ((*r)[1].status, "failed");
   EXPECT_EQ((*r)[1].message, "normwise error 0.3 > tolerance 0.01");
+}
+
+namespace {
+
+// The machine of a GPU whose harness processes the kernel kills (an OOM killer, a driver
+// reset): every `check` ends by SIGKILL with nothing on stdout; `device`, the health check
+// between processes, answers. Other children run as they would.
+class KilledChecks : public Env {
+ public:
+  Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const ProcessOptions& options) override {
+    const std::string command = argv.size() > 1 ? argv[1] : "";
+    {
+      std::lock_guard l(m_mu);
+      m_commands.push_back(command);
+    }
+    ProcessOutput out;
+    if (command == "check") {
+      out.exit_code = 128 + 9;
+      out.stderr_text = "Killed";
+      return out;
+    }
+    if (command == "device") {
+      out.exit_code = 0;
+      out.stdout_text = out.output = R"({"compute_capability":"9.0","name":"NVIDIA H200"})";
+      return out;
+    }
+    return Env::run_process(argv, options);
+  }
+  std::vector<std::string> commands() {
+    std::lock_guard l(m_mu);
+    return m_commands;
+  }
+
+ private:
+  std::mutex m_mu;
+  std::vector<std::string> m_commands;
+};
+
+}  // namespace
+
+// A fault injected through kport::Env reaches the runner the way a real one would: each
+// case of a killed process is a crashed result of its own, and the GPU is asked whether
+// it still answers before the next process starts.
+TEST_F(ScriptedHarness, AHarnessKilledByTheMachineIsACrashedResultPerCaseThroughTheEnv) {
+  KilledChecks machine;
+  HarnessOptions o;
+  o.harness = m_dir / "kport-harness-sm_90a";  // never started: the Env answers for it
+  o.seed = 7;
+  o.machine = &machine;
+  Harness h(o, [](const std::string&) {});
+  auto r = h.check(two_cases());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->size(), 2u);
+  for (const auto& outcome : *r) {
+    EXPECT_EQ(outcome.status, "crashed") << outcome.c.key();
+    EXPECT_NE(outcome.message.find("killed by signal 9"), std::string::npos) << outcome.message;
+  }
+  const auto commands = machine.commands();
+  EXPECT_GE(std::count(commands.begin(), commands.end(), "check"), 2) << "a killed process's cases run again, alone";
+  EXPECT_NE(std::find(commands.begin(), commands.end(), "device"), commands.end()) << "the GPU is health-checked";
 }

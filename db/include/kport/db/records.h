@@ -84,6 +84,7 @@ struct JobSpec {
   std::optional<std::int64_t> depends_on;
   int max_attempts = 3;
   std::string payload_json;  // free-form instructions for the runner (variants, shapes)
+  JobPurpose purpose = JobPurpose::check;  // the payload's purpose; checks a build spawns inherit it
 };
 
 struct NewPipeline {
@@ -123,6 +124,7 @@ struct Job {
   std::optional<std::int64_t> lease_expires_ms;
   bool cancel_requested = false;
   std::string payload_json;
+  JobPurpose purpose = JobPurpose::check;
   std::optional<std::string> failure_reason;
   std::int64_t created_ms = 0;
   std::optional<std::int64_t> started_ms;   // first claim
@@ -223,6 +225,9 @@ struct ResultRecord {
   // The bench rounds disagreed beyond the measured noise even after a re-measure: the
   // figure is kept but never wins a tie or counts as a regression on its own.
   bool unstable = false;
+  // The metrics beyond these columns, by name (a JSON object, migration 0014): what the
+  // coordinator's metric table names; the store keeps it as given.
+  std::string metrics_json = "{}";
   std::int64_t created_ms = 0;  // set by the store
 };
 

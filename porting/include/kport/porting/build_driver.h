@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "kport/common/env.h"
 #include "kport/common/result.h"
 #include "kport/porting/catalog.h"
 #include "kport/porting/planner.h"
@@ -63,6 +64,9 @@ struct BuildRequest {
   std::string cuobjdump;  // the SASS audit's disassembler; empty: next to nvcc, else on PATH
   std::function<void(const std::string&)> log;  // progress lines; may be called from workers
   const std::atomic<bool>* cancel = nullptr;    // kills running compiles, starts no more
+  // Every child (cmake, ninja, nvcc, cuobjdump) starts through it, from worker threads too;
+  // null: Env::system(). A test's Env injects a failing or hanging child there.
+  Env* env = nullptr;
 };
 
 struct BuildReport {

@@ -10,6 +10,16 @@
 namespace kport::coordinator::app {
 namespace json = boost::json;
 
+void set_payload(db::JobSpec& spec, const api::JobPayload& payload) {
+  spec.payload_json = json::serialize(api::to_json(payload));
+  switch (payload.purpose) {
+    case api::JobPurpose::check: spec.purpose = db::JobPurpose::check; break;
+    case api::JobPurpose::revalidate: spec.purpose = db::JobPurpose::revalidate; break;
+    case api::JobPurpose::remeasure: spec.purpose = db::JobPurpose::remeasure; break;
+    case api::JobPurpose::measure_request: spec.purpose = db::JobPurpose::measure_request; break;
+  }
+}
+
 bool builds_from_scratch(db::PipelineReason reason) noexcept {
   return reason == db::PipelineReason::push || reason == db::PipelineReason::new_target ||
          reason == db::PipelineReason::manual;
@@ -26,13 +36,18 @@ db::NewPipeline plan_builds(const PipelineOrigin& origin, const std::vector<std:
   // A commit is validated once, whichever way its push arrived; a manual or new-target
   // pipeline runs again on purpose.
   np.once_per_commit = origin.reason == db::PipelineReason::push;
+  db::JobSpec shared;
+  if (auto payload = api::parse_job_payload(payload_json); payload.ok()) set_payload(shared, *payload);
+  // The text as sent: a field the typed payload does not know stays where it was.
+  shared.payload_json = payload_json;
   for (const auto& t : targets) {
     db::JobSpec spec;
     spec.kind = db::JobKind::build;
     spec.commit_sha = origin.commit_sha;
     spec.target = t;
     spec.max_attempts = max_attempts;
-    spec.payload_json = payload_json;
+    spec.payload_json = shared.payload_json;
+    spec.purpose = shared.purpose;
     np.jobs.push_back(std::move(spec));
   }
   return np;
@@ -51,7 +66,8 @@ db::NewPipeline plan_revalidation(const db::Revalidation& rv, const std::vector<
   // The GPU runner checks only the listed instances. A model seen for the first time has
   // no best yet, so everything is checked.
   if (!new_gpu) payload.instances = best_instances;
-  const std::string payload_text = json::serialize(api::to_json(payload));
+  db::JobSpec shared;
+  set_payload(shared, payload);
   for (const auto& t : targets) {
     if (!t.latest_build || !porting::checks_target(rv.arch, t.target.arch, t.registered_arches)) continue;
     const db::Job& b = *t.latest_build;
@@ -63,7 +79,8 @@ db::NewPipeline plan_revalidation(const db::Revalidation& rv, const std::vector<
     spec.gpu_model = rv.gpu_model;
     spec.depends_on = b.id;
     spec.max_attempts = max_attempts;
-    spec.payload_json = payload_text;
+    spec.payload_json = shared.payload_json;
+    spec.purpose = shared.purpose;
     if (np.commit_sha.empty()) np.commit_sha = b.commit_sha;
     np.jobs.push_back(std::move(spec));
   }
@@ -94,7 +111,7 @@ std::optional<PlannedRemeasure> plan_remeasure(const db::Job& measured, const Re
   out.job.gpu_model = ask.gpu_model;
   out.job.depends_on = build->id;
   out.job.max_attempts = max_attempts;
-  out.job.payload_json = json::serialize(api::to_json(payload));
+  set_payload(out.job, payload);
   out.record = db::Remeasure{measured.commit_sha, ask.target, ask.gpu_model, 0, json::serialize(instances), 0};
   return out;
 }
@@ -132,7 +149,7 @@ std::optional<db::NewPipeline> plan_measure(const MeasureAsk& ask, const std::ve
   spec.gpu_model = ask.gpu_model;
   spec.depends_on = b.id;
   spec.max_attempts = max_attempts;
-  spec.payload_json = json::serialize(api::to_json(payload));
+  set_payload(spec, payload);
   np.jobs.push_back(std::move(spec));
   return np;
 }

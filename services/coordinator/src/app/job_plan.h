@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "kport/api/job_payload.h"
 #include "kport/db/hooks.h"
 #include "kport/db/records.h"
 
@@ -38,11 +39,16 @@ struct PipelineOrigin {
   std::string repo, ref, commit_sha, note;
 };
 
+// A job's payload and the purpose the store keeps beside it (the jobs.purpose column its
+// queries read), set together so they cannot disagree.
+void set_payload(db::JobSpec& spec, const api::JobPayload& payload);
+
 // True for the reasons plan_builds serves (push, new_target, manual).
 bool builds_from_scratch(db::PipelineReason reason) noexcept;
 
 // One build job per target, in the order given, each carrying `payload_json` (which the
-// checks it spawns inherit); once_per_commit for a push.
+// checks it spawns inherit, with its purpose); once_per_commit for a push. A payload its
+// runner cannot read keeps the check purpose: the runner fails the job, saying why.
 db::NewPipeline plan_builds(const PipelineOrigin& origin, const std::vector<std::string>& targets, int max_attempts,
                             const std::string& payload_json = "");
 

@@ -3,7 +3,9 @@
 // (`fill_from_check`, `fill_from_bench`: the one place harness figures are renamed and
 // rescaled, milliseconds to microseconds), sends `to_json`; the coordinator reads it back
 // with `read_result_upload` and stores it. The wire form is the contract the OpenAPI
-// document describes (`ResultUpload`): absent optionals are absent fields.
+// document describes (`ResultInput`): absent optionals are absent fields. The metrics
+// beyond the core figures are rows of one table (result_metrics.h), filled, written and
+// read by it.
 //
 // Reading is strict: a field of the wrong type, a negative figure or an unknown status is
 // an invalid_argument Error naming the field ("field 'results[3].median_us' must be a
@@ -20,6 +22,7 @@
 
 #include "kport/api/fields.h"
 #include "kport/api/harness_report.h"
+#include "kport/api/result_metrics.h"
 
 namespace kport::api {
 
@@ -57,7 +60,17 @@ struct ResultUpload {
   std::string baseline;  // the vendor baseline's name, "" when none was timed
   std::optional<double> baseline_median_us, ratio;
   bool unstable = false;  // the bench rounds disagreed beyond their noise
+  // The table's metrics (result_metrics.h) the result has, by name; an integer metric as
+  // an int64, a number as a double.
+  boost::json::object metrics;
 };
+
+// The table's metrics of `source` that a harness entry holds, into `r.metrics`.
+inline void fill_metrics(ResultUpload& r, const HarnessEntry& e, MetricSource source) {
+  for (const ResultMetric& m : k_result_metrics)
+    if (m.source == source)
+      if (auto v = harness_metric(e.raw, m)) r.metrics[m.name] = std::move(*v);
+}
 
 // ---- the harness's figures, renamed and rescaled once ------------------------------
 
@@ -72,6 +85,7 @@ inline void fill_from_check(ResultUpload& r, const HarnessEntry& c) {
   r.normwise_rel_err = c.normwise_rel_error;
   r.nan_inf_count = c.nonfinite;
   r.tolerance = c.tolerance_normwise;
+  fill_metrics(r, c, MetricSource::check);
 }
 
 // Timing from a bench entry (one round, a screen, or the runner's combined rounds):
@@ -99,6 +113,7 @@ inline void fill_from_bench(ResultUpload& r, const HarnessEntry& b) {
     const std::string why = "timing unstable: " + b.unstable_reason;
     r.message = r.message.empty() ? why : r.message + "; " + why;
   }
+  fill_metrics(r, b, MetricSource::bench);
 }
 
 // ---- the wire ------------------------------------------------------------------------
@@ -130,6 +145,8 @@ inline boost::json::object to_json(const ResultUpload& r) {
   if (!r.baseline.empty()) o["baseline"] = r.baseline;
   put("baseline_median_us", r.baseline_median_us);
   put("sm_clock_mhz", r.sm_clock_mhz);
+  for (const ResultMetric& m : k_result_metrics)
+    if (const auto* v = r.metrics.if_contains(m.name)) o[m.name] = *v;
   o["env"] = r.env;
   return o;
 }
@@ -172,6 +189,13 @@ inline ResultUpload read_result_upload(Fields& f) {
   r.baseline_median_us = f.opt_num_min("baseline_median_us", 0);
   r.ratio = f.opt_num_min("ratio", 0);
   r.unstable = f.boolean("unstable", false);
+  for (const ResultMetric& m : k_result_metrics) {
+    if (m.integer) {
+      if (auto v = f.opt_int(m.name, static_cast<std::int64_t>(m.min), INT64_MAX)) r.metrics[m.name] = *v;
+    } else if (auto v = f.opt_num_min(m.name, m.min)) {
+      r.metrics[m.name] = *v;
+    }
+  }
   return r;
 }
 

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 
+#include "kport/common/env.h"
 #include "kport/porting/build_driver.h"
 #include "kport/porting/catalog.h"
 #include "kport/runner/coordinator_api.h"
@@ -32,6 +33,7 @@ struct BuildSettings {
   std::chrono::seconds compile_timeout{900};
   std::string catalog_file;              // fallback when the commit has no porting/catalog/targets.json
   porting::ToolkitListing toolkit;       // probed once at start
+  Env* env = nullptr;                    // the build's children start through it; null: Env::system()
 };
 
 struct JobOutcome {

@@ -72,13 +72,14 @@ struct GpuSettings {
   std::optional<std::uint64_t> seed;        // base seed of every harness run; unset: a fresh random one per run
   BuildSettings build;                      // for a local build when no harness artifact exists
   std::string nvcc_probe = "nvcc";
+  Env* env = nullptr;                       // harness processes start through it; null: Env::system()
 };
 
 class CheckHandler : public JobHandler {
  public:
   explicit CheckHandler(GpuSettings settings) : m_s(std::move(settings)) {}
   Status prepare() override;
-  Result<boost::json::object> registration(const std::string& name) override;
+  Result<api::RunnerRegistration> registration(const std::string& name) override;
   JobOutcome run(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel, const LogFn& log) override;
   Status ready() override;
 

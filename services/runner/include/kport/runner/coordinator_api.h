@@ -15,7 +15,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "kport/api/build_record.h"
+#include "kport/api/runner_protocol.h"
 #include "kport/common/result.h"
 #include "kport/http/client.h"
 
@@ -57,14 +60,14 @@ class CoordinatorApi {
   void set_token(std::string token) { m_token = std::move(token); }
   const std::string& server() const { return m_server; }
 
-  Result<Registration> register_runner(const std::string& registration_token, const boost::json::object& body);
+  Result<Registration> register_runner(const std::string& registration_token, const api::RunnerRegistration& who);
   // Long-polls up to `wait`; nullopt when no job came. When the answer named a job whose
   // id and attempt were readable but the rest was not, `unreadable` receives its lease.
   Result<std::optional<ClaimedJob>> claim(std::chrono::seconds wait, std::optional<Lease>* unreadable = nullptr);
   Result<Heartbeat> heartbeat(std::int64_t job, int attempt);
   Status deregister();
 
-  Status post_build_records(std::int64_t job, int attempt, boost::json::array records);
+  Status post_build_records(std::int64_t job, int attempt, const std::vector<api::BuildRecordUpload>& records);
   // Uploads into the job attempt this runner holds (the coordinator refuses an upload
   // without a live lease: 403 another runner's job, 409 an attempt that ended).
   Status put_artifact(std::int64_t job, int attempt, const std::string& sha256, const std::string& name,

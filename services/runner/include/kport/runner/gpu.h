@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kport/common/env.h"
 #include "kport/common/result.h"
 
 namespace kport::runner {
@@ -35,9 +36,9 @@ inline constexpr std::string_view k_inventory_query =
     "index,name,uuid,compute_cap,memory.total,driver_version,pci.bus_id";
 Result<std::vector<GpuInfo>> parse_inventory_csv(std::string_view csv);
 
-// Runs `nvidia_smi`. not_found: the program is absent; unavailable: it ran and failed
-// (no driver loaded, no device); an empty list is an error too (unavailable).
-Result<std::vector<GpuInfo>> discover_gpus(const std::string& nvidia_smi);
+// Runs `nvidia_smi` through `env`. not_found: the program is absent; unavailable: it ran
+// and failed (no driver loaded, no device); an empty list is an error too (unavailable).
+Result<std::vector<GpuInfo>> discover_gpus(const std::string& nvidia_smi, Env& env = Env::system());
 
 // [{"name","uuid","arch", optional "index","sm_count","memory_mib","driver","pci_bus_id"}].
 Result<std::vector<GpuInfo>> gpus_from_file(const std::filesystem::path& file);
@@ -50,6 +51,6 @@ bool fill_sm_counts(std::vector<GpuInfo>& gpus);
 inline constexpr std::string_view k_telemetry_query =
     "clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,power.limit,pstate,clocks_event_reasons.active";
 boost::json::object parse_telemetry_csv(std::string_view line);
-boost::json::object read_telemetry(const std::string& nvidia_smi, const std::string& uuid);
+boost::json::object read_telemetry(const std::string& nvidia_smi, const std::string& uuid, Env& env = Env::system());
 
 }  // namespace kport::runner

@@ -29,8 +29,8 @@ class JobHandler {
  public:
   virtual ~JobHandler() = default;
   virtual Status prepare() = 0;
-  // The body of POST /api/v1/runners/register.
-  virtual Result<boost::json::object> registration(const std::string& name) = 0;
+  // Who this runner is and what its role can do (POST /api/v1/runners/register).
+  virtual Result<api::RunnerRegistration> registration(const std::string& name) = 0;
   virtual JobOutcome run(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel, const LogFn& log) = 0;
   // Asked before each claim; an error says why this runner must not take work now.
   virtual Status ready() { return {}; }
@@ -67,7 +67,7 @@ class BuildHandler : public JobHandler {
  public:
   BuildHandler(BuildSettings settings, std::string nvcc_probe) : m_settings(std::move(settings)), m_nvcc(std::move(nvcc_probe)) {}
   Status prepare() override;
-  Result<boost::json::object> registration(const std::string& name) override;
+  Result<api::RunnerRegistration> registration(const std::string& name) override;
   JobOutcome run(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel, const LogFn& log) override;
 
  private:

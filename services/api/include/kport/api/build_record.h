@@ -1,0 +1,104 @@
+// One record of POST /api/v1/jobs/{id}/builds: how one variant compiled for one target.
+// The build runner writes it from the build driver's record (`to_json`); the coordinator
+// reads it back (`read_build_record`) and stores it. The wire form is the contract the
+// OpenAPI document describes (`BuildRecordInput`): absent optionals are absent fields.
+//
+// Reading is strict: a field of the wrong type, a negative figure or an unknown status is
+// an invalid_argument Error naming the field ("field 'records[2].registers' must be an
+// integer in 0..65536"); unknown fields are ignored. Values; no thread affinity.
+#pragma once
+
+#include <boost/json.hpp>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "kport/api/fields.h"
+
+namespace kport::api {
+
+// How a compile ended (the build driver's VariantStatus, by the same names).
+enum class BuildOutcome { ok, not_applicable, compile_error, timeout };
+
+inline constexpr std::array<std::string_view, 4> k_build_outcomes{"ok", "not_applicable", "compile_error", "timeout"};
+
+inline std::string_view to_string(BuildOutcome s) noexcept { return k_build_outcomes[static_cast<std::size_t>(s)]; }
+
+inline std::optional<BuildOutcome> parse_build_outcome(std::string_view s) noexcept {
+  for (std::size_t i = 0; i < k_build_outcomes.size(); ++i)
+    if (k_build_outcomes[i] == s) return static_cast<BuildOutcome>(i);
+  return std::nullopt;
+}
+
+struct BuildRecordUpload {
+  std::string commit, target;  // may be left out: the job names them
+  std::string family, variant;
+  BuildOutcome status = BuildOutcome::compile_error;
+  std::string message;
+  // ptxas resources, when the compile got that far
+  std::optional<int> registers;
+  std::optional<std::int64_t> spill_stores_bytes, spill_loads_bytes, shared_mem_bytes, stack_frame_bytes,
+      constant_mem_bytes;
+  std::optional<boost::json::value> instruction_audit;  // the PTX/SASS audit, kept as the driver wrote it
+  std::optional<std::string> artifact;  // the harness's sha256, for a variant it holds
+};
+
+inline boost::json::object to_json(const BuildRecordUpload& r) {
+  boost::json::object o;
+  if (!r.commit.empty()) o["commit"] = r.commit;
+  if (!r.target.empty()) o["target"] = r.target;
+  o["family"] = r.family;
+  o["variant"] = r.variant;
+  o["status"] = to_string(r.status);
+  o["message"] = r.message;
+  auto put = [&o](std::string_view key, const auto& v) {
+    if (v) o[key] = *v;
+  };
+  put("registers", r.registers);
+  put("spill_stores_bytes", r.spill_stores_bytes);
+  put("spill_loads_bytes", r.spill_loads_bytes);
+  put("shared_mem_bytes", r.shared_mem_bytes);
+  put("stack_frame_bytes", r.stack_frame_bytes);
+  put("constant_mem_bytes", r.constant_mem_bytes);
+  put("instruction_audit", r.instruction_audit);
+  put("artifact", r.artifact);
+  return o;
+}
+
+// Reads one record; problems go into `f` (the first one wins), so a caller reading a list
+// names the element (`Fields f(item, "records[2]")`).
+inline BuildRecordUpload read_build_record(Fields& f) {
+  BuildRecordUpload r;
+  r.commit = f.opt_sha("commit").value_or("");
+  r.target = f.opt_str("target", 32).value_or("");
+  r.family = f.str("family", 64);
+  r.variant = f.str("variant", 128);
+  auto status = f.str("status", 32);
+  if (auto s = parse_build_outcome(status)) r.status = *s;
+  else if (f.ok()) f.fail("status", "must be one of ok, not_applicable, compile_error, timeout");
+  r.message = f.opt_str("message", 1 << 20).value_or("");
+  if (auto n = f.opt_int("registers", 0, 65536)) r.registers = static_cast<int>(*n);
+  r.spill_stores_bytes = f.opt_int("spill_stores_bytes", 0, INT64_MAX);
+  r.spill_loads_bytes = f.opt_int("spill_loads_bytes", 0, INT64_MAX);
+  r.shared_mem_bytes = f.opt_int("shared_mem_bytes", 0, INT64_MAX);
+  r.stack_frame_bytes = f.opt_int("stack_frame_bytes", 0, INT64_MAX);
+  r.constant_mem_bytes = f.opt_int("constant_mem_bytes", 0, INT64_MAX);
+  if (const auto* a = f.source().if_contains("instruction_audit"); a && !a->is_null()) {
+    if (a->is_object() || a->is_array()) r.instruction_audit = *a;
+    else f.fail("instruction_audit", "must be a JSON object or array");
+  }
+  r.artifact = f.opt_str("artifact", 64);
+  return r;
+}
+
+inline Result<BuildRecordUpload> parse_build_record(const boost::json::object& o, std::string where = "") {
+  Fields f(o, std::move(where));
+  BuildRecordUpload r = read_build_record(f);
+  if (!f.ok()) return f.error();
+  return r;
+}
+
+}  // namespace kport::api
