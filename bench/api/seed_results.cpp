@@ -24,43 +24,67 @@ struct Family {
 
 std::vector<Family> families() {
   return {
-      {"gemm", {"simt", "mma_sync", "wgmma_tma", "tcgen05"},
+      {"gemm",
+       {"simt", "mma_sync", "wgmma_tma", "tcgen05"},
        {"m=2048,n=2048,k=2048", "m=4096,n=4096,k=4096", "m=8192,n=8192,k=8192", "m=4096,n=4096,k=512",
         "m=128,n=8192,k=8192", "m=1000,n=1000,k=1000"},
        {"bf16", "fp16", "fp32"}},
-      {"attention", {"simt", "mma_sync", "wgmma_tma"},
+      {"attention",
+       {"simt", "mma_sync", "wgmma_tma"},
        {"b=4,h=16,l=4096,d=128,causal=0", "b=4,h=16,l=4096,d=128,causal=1", "b=4,h=32,l=4096,d=64,causal=0",
         "b=1,h=8,l=1000,d=64,causal=1"},
        {"bf16", "fp16"}},
-      {"rmsnorm", {"simt", "vec16"}, {"rows=32768,cols=4096", "rows=4096,cols=1000", "rows=1024,cols=4097"},
+      {"rmsnorm",
+       {"simt", "vec16"},
+       {"rows=32768,cols=4096", "rows=4096,cols=1000", "rows=1024,cols=4097"},
        {"bf16", "fp16", "fp32"}},
-      {"softmax", {"simt", "vec16"}, {"rows=32768,cols=4096", "rows=4096,cols=1000", "rows=1024,cols=4097"},
+      {"softmax",
+       {"simt", "vec16"},
+       {"rows=32768,cols=4096", "rows=4096,cols=1000", "rows=1024,cols=4097"},
        {"bf16", "fp16", "fp32"}},
   };
 }
 
-struct Gpu { const char* model; const char* arch; const char* target; };
+struct Gpu {
+  const char* model;
+  const char* arch;
+  const char* target;
+};
 
 }  // namespace
 
 int main(int argc, char** argv) {
   Options o("kport-bench-seed", "Seed a kport database with a large result history.");
-  o.add("db", "", "var/bench.db", "database file").add("results", "", "1000000", "results to write")
+  o.add("db", "", "var/bench.db", "database file")
+      .add("results", "", "1000000", "results to write")
       .add("commits", "", "200", "commits in the history");
-  if (auto st = o.parse(argc, argv); !st.ok()) { std::fprintf(stderr, "%s\n", st.error().message.c_str()); return 2; }
-  if (o.help_requested()) { std::fputs(o.help_text().c_str(), stdout); return 0; }
+  if (auto st = o.parse(argc, argv); !st.ok()) {
+    std::fprintf(stderr, "%s\n", st.error().message.c_str());
+    return 2;
+  }
+  if (o.help_requested()) {
+    std::fputs(o.help_text().c_str(), stdout);
+    return 0;
+  }
   auto total = o.integer("results", 1, 100'000'000);
   auto n_commits = o.integer("commits", 1, 100'000);
-  if (!total.ok() || !n_commits.ok()) { std::fprintf(stderr, "bad --results or --commits\n"); return 2; }
+  if (!total.ok() || !n_commits.ok()) {
+    std::fprintf(stderr, "bad --results or --commits\n");
+    return 2;
+  }
   log::init("kport-bench-seed", log::Level::warn);
 
   db::Options opts;
   opts.path = o.get("db");
   auto store = db::Store::open(opts);
-  if (!store.ok()) { std::fprintf(stderr, "%s\n", store.error().message.c_str()); return 1; }
+  if (!store.ok()) {
+    std::fprintf(stderr, "%s\n", store.error().message.c_str());
+    return 1;
+  }
   auto& s = **store;
 
-  const std::vector<Gpu> gpus = {{"NVIDIA H200", "9.0", "sm_90a"}, {"NVIDIA H100 80GB HBM3", "9.0", "sm_90a"},
+  const std::vector<Gpu> gpus = {{"NVIDIA H200", "9.0", "sm_90a"},
+                                 {"NVIDIA H100 80GB HBM3", "9.0", "sm_90a"},
                                  {"NVIDIA A100-SXM4-80GB", "8.0", "sm_80"}};
   for (auto [name, arch] : {std::pair{"sm_80", "8.0"}, {"sm_90a", "9.0"}, {"sm_100a", "10.0"}, {"sm_120", "12.0"}})
     (void)s.upsert_target(db::Target{name, arch, "{}", "13.0", 0, false});
@@ -79,7 +103,8 @@ int main(int argc, char** argv) {
   for (std::int64_t c = 0; c < *n_commits; ++c) {
     char sha[41];
     std::snprintf(sha, sizeof sha, "%040llx", static_cast<unsigned long long>(0xc0ffee0000ULL + c));
-    (void)s.put_commit(db::Commit{sha, "kernels", parent, "change " + std::to_string(c), "dev", 1700000000000 + c * 60000});
+    (void)s.put_commit(
+        db::Commit{sha, "kernels", parent, "change " + std::to_string(c), "dev", 1700000000000 + c * 60000});
     shas.emplace_back(sha);
     parent = sha;
   }
@@ -123,7 +148,10 @@ int main(int argc, char** argv) {
     ++written;
     if (batch.size() == 5000 || written == *total) {
       auto out = s.put_results(batch);
-      if (!out.ok()) { std::fprintf(stderr, "put_results: %s\n", out.error().message.c_str()); return 1; }
+      if (!out.ok()) {
+        std::fprintf(stderr, "put_results: %s\n", out.error().message.c_str());
+        return 1;
+      }
       batch.clear();
     }
   }

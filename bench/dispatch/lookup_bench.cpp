@@ -37,7 +37,8 @@ std::string synthetic_snapshot() {
   std::mt19937_64 rng(7);
   kport::dispatch::SnapshotSource src{"NVIDIA H200", "9.0", 1'800'000'000'000, "2027-01-15T08:00:00.000Z", {}};
   std::int64_t id = 1;
-  auto add = [&](const std::string& op, const std::string& dtype, const std::string& shape, int instances, double work) {
+  auto add = [&](const std::string& op, const std::string& dtype, const std::string& shape, int instances,
+                 double work) {
     for (int i = 0; i < instances; ++i) {
       kport::porting::Measurement m;
       m.result_id = id++;
@@ -48,7 +49,8 @@ std::string synthetic_snapshot() {
       m.commit_ms = 1'700'000'000'000;
       m.driver = "580.65.06";
       m.shape = *kport::porting::Shape::parse(shape);
-      m.median_us = (3.0 / (1 + i) + work * 1e-7 * (1 + 0.3 * i)) * std::uniform_real_distribution<double>(0.95, 1.05)(rng);
+      m.median_us =
+          (3.0 / (1 + i) + work * 1e-7 * (1 + 0.3 * i)) * std::uniform_real_distribution<double>(0.95, 1.05)(rng);
       m.stddev_us = m.median_us * 0.005;
       m.samples = 50;
       m.ratio = 1.0;
@@ -58,9 +60,18 @@ std::string synthetic_snapshot() {
   };
   for (const char* dt : {"bf16", "fp16", "fp32"}) {
     for (int m : {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768})
-      for (auto [n, k] : {std::pair{4096, 4096}, {8192, 8192}, {4096, 14336}, {14336, 4096}, {1024, 8192},
-                          {8192, 1024}, {128256, 4096}, {6144, 4096}, {2048, 2048}, {16384, 16384}})
-        add("gemm", dt, "m=" + std::to_string(m) + ",n=" + std::to_string(n) + ",k=" + std::to_string(k), 12, double(m) * n * k);
+      for (auto [n, k] : {std::pair{4096, 4096},
+                          {8192, 8192},
+                          {4096, 14336},
+                          {14336, 4096},
+                          {1024, 8192},
+                          {8192, 1024},
+                          {128256, 4096},
+                          {6144, 4096},
+                          {2048, 2048},
+                          {16384, 16384}})
+        add("gemm", dt, "m=" + std::to_string(m) + ",n=" + std::to_string(n) + ",k=" + std::to_string(k), 12,
+            double(m) * n * k);
     for (int rows : {1, 16, 128, 1024, 4096, 16384, 32768, 65536})
       for (int cols : {1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072}) {
         std::string s = "rows=" + std::to_string(rows) + ",cols=" + std::to_string(cols);
@@ -75,15 +86,18 @@ std::string synthetic_snapshot() {
           for (int d : {64, 128, 256})
             for (int causal : {0, 1})
               add("attention", dt,
-                  "b=" + std::to_string(b) + ",h=" + std::to_string(h) + ",l=" + std::to_string(l) + ",d=" + std::to_string(d) +
-                      ",causal=" + std::to_string(causal),
+                  "b=" + std::to_string(b) + ",h=" + std::to_string(h) + ",l=" + std::to_string(l) +
+                      ",d=" + std::to_string(d) + ",causal=" + std::to_string(causal),
                   6, double(b) * h * l * l * d);
   return kport::dispatch::write_snapshot(src);
 }
 
 // Random queries near the snapshot's own shapes (read from its JSON).
 std::vector<Query> queries(const std::string& text, std::size_t n, std::uint64_t seed) {
-  struct Table { std::string op, dtype; std::vector<std::vector<std::pair<std::string, std::int64_t>>> shapes; };
+  struct Table {
+    std::string op, dtype;
+    std::vector<std::vector<std::pair<std::string, std::int64_t>>> shapes;
+  };
   std::vector<Table> tables;
   const json::value doc = json::parse(text);
   for (const auto& t : doc.at("tables").as_array()) {
@@ -109,7 +123,8 @@ std::vector<Query> queries(const std::string& text, std::size_t n, std::uint64_t
     bool exact = rng() % 16 == 0;
     for (const auto& [k, v] : dims) {
       std::int64_t x = v;
-      if (!exact && k != "d" && k != "causal") x = std::max<std::int64_t>(1, std::llround(double(v) * std::exp(scale(rng))));
+      if (!exact && k != "d" && k != "causal")
+        x = std::max<std::int64_t>(1, std::llround(double(v) * std::exp(scale(rng))));
       s += (s.empty() ? "" : ",") + k + "=" + std::to_string(x);
     }
     out.push_back({t.op, t.dtype, std::move(s)});
@@ -154,15 +169,24 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-    if (a == "--synthetic") synthetic = true;
-    else if (a == "--server") server = next();
-    else if (a == "--gpu") gpu = next();
-    else if (a == "--lookups") lookups = std::stoul(next());
-    else if (a == "--http") http_n = std::stoul(next());
-    else { std::fprintf(stderr, "unknown argument %s\n", a.c_str()); return 2; }
+    if (a == "--synthetic")
+      synthetic = true;
+    else if (a == "--server")
+      server = next();
+    else if (a == "--gpu")
+      gpu = next();
+    else if (a == "--lookups")
+      lookups = std::stoul(next());
+    else if (a == "--http")
+      http_n = std::stoul(next());
+    else {
+      std::fprintf(stderr, "unknown argument %s\n", a.c_str());
+      return 2;
+    }
   }
   if (!synthetic && (server.empty() || gpu.empty())) {
-    std::fprintf(stderr, "usage: kport-bench-dispatch --synthetic | --server URL --gpu MODEL [--lookups N] [--http N]\n");
+    std::fprintf(stderr,
+                 "usage: kport-bench-dispatch --synthetic | --server URL --gpu MODEL [--lookups N] [--http N]\n");
     return 2;
   }
   kport::http::Client client;
@@ -180,11 +204,17 @@ int main(int argc, char** argv) {
   auto t0 = std::chrono::steady_clock::now();
   auto snap = Snapshot::parse(text);
   double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  if (!snap.ok()) { std::fprintf(stderr, "load: %s\n", snap.error().message.c_str()); return 1; }
+  if (!snap.ok()) {
+    std::fprintf(stderr, "load: %s\n", snap.error().message.c_str());
+    return 1;
+  }
   std::size_t figures = 0, timed = 0;
-  for (const auto& t : snap->tables()) { figures += t.figures; timed += t.timed_shapes; }
-  std::printf("snapshot: %s, %zu bytes, %zu tables, %zu figures, %zu timed shapes; load %.1f ms\n", snap->gpu_model().c_str(),
-              text.size(), snap->tables().size(), figures, timed, load_ms);
+  for (const auto& t : snap->tables()) {
+    figures += t.figures;
+    timed += t.timed_shapes;
+  }
+  std::printf("snapshot: %s, %zu bytes, %zu tables, %zu figures, %zu timed shapes; load %.1f ms\n",
+              snap->gpu_model().c_str(), text.size(), snap->tables().size(), figures, timed, load_ms);
 
   auto qs = queries(text, lookups, 20261201);
   std::size_t found = 0;
@@ -196,10 +226,10 @@ int main(int argc, char** argv) {
   }
   std::sort(runs.begin(), runs.end());
   std::sort(table_runs.begin(), table_runs.end());
-  std::printf("lookup(op, dtype, shape): %.1f ns/lookup median of 5 x %zu (min %.1f, max %.1f); %zu answered\n", runs[2],
-              qs.size(), runs.front(), runs.back(), found);
-  std::printf("lookup(table, shape):     %.1f ns/lookup median of 5 x %zu (min %.1f, max %.1f)\n", table_runs[2], qs.size(),
-              table_runs.front(), table_runs.back());
+  std::printf("lookup(op, dtype, shape): %.1f ns/lookup median of 5 x %zu (min %.1f, max %.1f); %zu answered\n",
+              runs[2], qs.size(), runs.front(), runs.back(), found);
+  std::printf("lookup(table, shape):     %.1f ns/lookup median of 5 x %zu (min %.1f, max %.1f)\n", table_runs[2],
+              qs.size(), table_runs.front(), table_runs.back());
   if (synthetic || http_n == 0) return 0;
 
   // The peer: /api/v1/best for distinct random queries (not cached), one connection.
@@ -207,7 +237,8 @@ int main(int argc, char** argv) {
   std::vector<double> lat;
   std::size_t agree = 0, compared = 0;
   for (const auto& q : peer) {
-    std::string url = server + "/api/v1/best?gpu=" + encode(gpu) + "&op=" + q.op + "&dtype=" + q.dtype + "&shape=" + q.shape;
+    std::string url =
+        server + "/api/v1/best?gpu=" + encode(gpu) + "&op=" + q.op + "&dtype=" + q.dtype + "&shape=" + q.shape;
     auto s = std::chrono::steady_clock::now();
     auto r = client.fetch("GET", url);
     lat.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - s).count());
@@ -221,8 +252,10 @@ int main(int argc, char** argv) {
   double mean = 0;
   for (double l : lat) mean += l;
   mean /= static_cast<double>(lat.size());
-  std::printf("peer GET /api/v1/best over HTTP (keep-alive, sequential, %zu distinct queries): mean %.1f us, p50 %.1f us, p99 %.1f us\n",
-              lat.size(), mean, lat[lat.size() / 2], lat[lat.size() * 99 / 100]);
+  std::printf(
+      "peer GET /api/v1/best over HTTP (keep-alive, sequential, %zu distinct queries): mean %.1f us, p50 %.1f us, p99 "
+      "%.1f us\n",
+      lat.size(), mean, lat[lat.size() / 2], lat[lat.size() * 99 / 100]);
   std::printf("agreement: %zu of %zu measured answers identical\n", agree, compared);
   return agree == compared ? 0 : 1;
 }

@@ -23,30 +23,39 @@ inline std::uint32_t rotr(std::uint32_t x, int n) { return (x >> n) | (x << (32 
 }  // namespace
 
 Sha256::Sha256()
-    : m_h{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
-          0x5be0cd19},
-      m_buf{} {}
+    : m_h{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19}, m_buf{} {}
 
 void Sha256::block(const std::uint8_t* p) {
   std::uint32_t w[64];
   for (int i = 0; i < 16; ++i)
-    w[i] = (std::uint32_t{p[4 * i]} << 24) | (std::uint32_t{p[4 * i + 1]} << 16) |
-           (std::uint32_t{p[4 * i + 2]} << 8) | std::uint32_t{p[4 * i + 3]};
+    w[i] = (std::uint32_t{p[4 * i]} << 24) | (std::uint32_t{p[4 * i + 1]} << 16) | (std::uint32_t{p[4 * i + 2]} << 8) |
+           std::uint32_t{p[4 * i + 3]};
   for (int i = 16; i < 64; ++i) {
     std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
     std::uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
     w[i] = w[i - 16] + s0 + w[i - 7] + s1;
   }
-  std::uint32_t a = m_h[0], b = m_h[1], c = m_h[2], d = m_h[3], e = m_h[4], f = m_h[5],
-                g = m_h[6], h = m_h[7];
+  std::uint32_t a = m_h[0], b = m_h[1], c = m_h[2], d = m_h[3], e = m_h[4], f = m_h[5], g = m_h[6], h = m_h[7];
   for (int i = 0; i < 64; ++i) {
-    std::uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) +
-                       k_round[i] + w[i];
+    std::uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + k_round[i] + w[i];
     std::uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-    h = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
+    h = g;
+    g = f;
+    f = e;
+    e = d + t1;
+    d = c;
+    c = b;
+    b = a;
+    a = t1 + t2;
   }
-  m_h[0] += a; m_h[1] += b; m_h[2] += c; m_h[3] += d;
-  m_h[4] += e; m_h[5] += f; m_h[6] += g; m_h[7] += h;
+  m_h[0] += a;
+  m_h[1] += b;
+  m_h[2] += c;
+  m_h[3] += d;
+  m_h[4] += e;
+  m_h[5] += f;
+  m_h[6] += g;
+  m_h[7] += h;
 }
 
 void Sha256::update(const void* data, std::size_t size) {
@@ -55,7 +64,9 @@ void Sha256::update(const void* data, std::size_t size) {
   if (m_buf_len > 0) {
     std::size_t take = std::min(size, 64 - m_buf_len);
     std::memcpy(m_buf + m_buf_len, p, take);
-    m_buf_len += take; p += take; size -= take;
+    m_buf_len += take;
+    p += take;
+    size -= take;
     if (m_buf_len < 64) return;
     block(m_buf);
     m_buf_len = 0;
@@ -94,7 +105,10 @@ Digest hmac_sha256(std::string_view key, std::string_view message) {
     std::memcpy(k, key.data(), key.size());
   }
   std::uint8_t ipad[64], opad[64];
-  for (int i = 0; i < 64; ++i) { ipad[i] = k[i] ^ 0x36; opad[i] = k[i] ^ 0x5c; }
+  for (int i = 0; i < 64; ++i) {
+    ipad[i] = k[i] ^ 0x36;
+    opad[i] = k[i] ^ 0x5c;
+  }
   Sha256 inner;
   inner.update(ipad, 64);
   inner.update(message);
@@ -141,8 +155,7 @@ std::string random_token(std::string_view prefix, std::size_t bytes) {
     // /dev/urandom missing is a broken host, not an expected failure.
     throw std::runtime_error("cannot read /dev/urandom for a random token");
   }
-  return std::string(prefix) +
-         to_hex(reinterpret_cast<const std::uint8_t*>(raw.data()), raw.size());
+  return std::string(prefix) + to_hex(reinterpret_cast<const std::uint8_t*>(raw.data()), raw.size());
 }
 
 }  // namespace kport::crypto

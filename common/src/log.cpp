@@ -65,7 +65,8 @@ void init(std::string_view process, Level level, Format format) {
   g_logger = spdlog::stderr_logger_mt(std::string(process));
   g_json = json;
   if (json)
-    g_logger->set_pattern(R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","proc":"%n",%v})", spdlog::pattern_time_type::utc);
+    g_logger->set_pattern(R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","proc":"%n",%v})",
+                          spdlog::pattern_time_type::utc);
   else
     g_logger->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %^%-5l%$ %n: %v", spdlog::pattern_time_type::utc);
   g_logger->set_level(to_spd(level));
@@ -73,17 +74,26 @@ void init(std::string_view process, Level level, Format format) {
 }
 
 bool parse_level(std::string_view text, Level& out) {
-  static constexpr std::pair<std::string_view, Level> k_levels[] = {
-      {"trace", Level::trace}, {"debug", Level::debug}, {"info", Level::info},
-      {"warn", Level::warn},   {"error", Level::error}, {"off", Level::off}};
+  static constexpr std::pair<std::string_view, Level> k_levels[] = {{"trace", Level::trace}, {"debug", Level::debug},
+                                                                    {"info", Level::info},   {"warn", Level::warn},
+                                                                    {"error", Level::error}, {"off", Level::off}};
   for (auto& [name, level] : k_levels)
-    if (name == text) { out = level; return true; }
+    if (name == text) {
+      out = level;
+      return true;
+    }
   return false;
 }
 
 bool parse_format(std::string_view text, Format& out) {
-  if (text == "text") { out = Format::text; return true; }
-  if (text == "json") { out = Format::json; return true; }
+  if (text == "text") {
+    out = Format::text;
+    return true;
+  }
+  if (text == "json") {
+    out = Format::json;
+    return true;
+  }
   return false;
 }
 
@@ -107,8 +117,10 @@ void write(Level level, std::string_view message, Fields fields) {
       line.append(f.key);
       line.push_back('=');
       bool quote = f.value.find_first_of(" \"=") != std::string::npos || f.value.empty();
-      if (quote) append_json_string(line, f.value);
-      else line += f.value;
+      if (quote)
+        append_json_string(line, f.value);
+      else
+        line += f.value;
     }
   }
   lg.log(to_spd(level), "{}", line);

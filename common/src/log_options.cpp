@@ -10,11 +10,13 @@ void add_options(Options& o) {
 Result<Settings> read_options(const Options& o) {
   Settings s;
   if (!parse_level(o.get("log-level"), s.level))
-    return make_error(Errc::invalid_argument, "--log-level (from " + o.source("log-level") + ") must be trace, debug, info, "
-                                              "warn, error or off, got '" + o.get("log-level") + "'");
+    return make_error(Errc::invalid_argument, "--log-level (from " + o.source("log-level") +
+                                                  ") must be trace, debug, info, "
+                                                  "warn, error or off, got '" +
+                                                  o.get("log-level") + "'");
   if (!parse_format(o.get("log-format"), s.format))
-    return make_error(Errc::invalid_argument, "--log-format (from " + o.source("log-format") + ") must be text or json, got '" +
-                                              o.get("log-format") + "'");
+    return make_error(Errc::invalid_argument, "--log-format (from " + o.source("log-format") +
+                                                  ") must be text or json, got '" + o.get("log-format") + "'");
   return s;
 }
 

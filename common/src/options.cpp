@@ -46,7 +46,8 @@ Options& Options::add(std::string name, std::string env, std::string default_val
 }
 
 Options& Options::add_flag(std::string name, std::string env, bool default_value, std::string help) {
-  m_specs.push_back(Spec{std::move(name), std::move(env), default_value ? "true" : "false", std::move(help), "default", true});
+  m_specs.push_back(
+      Spec{std::move(name), std::move(env), default_value ? "true" : "false", std::move(help), "default", true});
   return *this;
 }
 
@@ -66,7 +67,9 @@ const Options::Spec& Options::at(std::string_view name) const {
 Status Options::set(Spec& s, std::string_view value, std::string source) {
   if (s.is_flag) {
     auto b = parse_bool(value);
-    if (!b) return make_error(Errc::invalid_argument, "--" + s.name + " from " + source + " expects true or false, got '" + std::string(value) + "'");
+    if (!b)
+      return make_error(Errc::invalid_argument,
+                        "--" + s.name + " from " + source + " expects true or false, got '" + std::string(value) + "'");
     s.value = *b ? "true" : "false";
   } else {
     s.value = std::string(value);
@@ -80,11 +83,19 @@ Status Options::parse(int argc, const char* const* argv) {
   std::map<std::string, std::string> cli;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
-    if (arg == "--help" || arg == "-h") { m_help = true; continue; }
-    if (arg == "--version") { m_version = true; continue; }
+    if (arg == "--help" || arg == "-h") {
+      m_help = true;
+      continue;
+    }
+    if (arg == "--version") {
+      m_version = true;
+      continue;
+    }
     if (arg.rfind("--", 0) != 0 || arg == "--") {
-      if (arg != "--") m_positional.emplace_back(arg);
-      else for (++i; i < argc; ++i) m_positional.emplace_back(argv[i]);
+      if (arg != "--")
+        m_positional.emplace_back(arg);
+      else
+        for (++i; i < argc; ++i) m_positional.emplace_back(argv[i]);
       continue;
     }
     std::string_view body = arg.substr(2);
@@ -96,14 +107,21 @@ Status Options::parse(int argc, const char* const* argv) {
       continue;
     }
     if (!s) return make_error(Errc::invalid_argument, "unknown option --" + name + "; see " + m_program + " --help");
-    if (s->is_flag && !has_inline) { cli[name] = "true"; continue; }
-    if (has_inline) { cli[name] = std::string(body.substr(body.find('=') + 1)); continue; }
+    if (s->is_flag && !has_inline) {
+      cli[name] = "true";
+      continue;
+    }
+    if (has_inline) {
+      cli[name] = std::string(body.substr(body.find('=') + 1));
+      continue;
+    }
     if (i + 1 >= argc) return make_error(Errc::invalid_argument, "option --" + name + " needs a value");
     cli[name] = argv[++i];
   }
   std::map<std::string, std::string> file;
   std::string config_path = cli.count("config") ? cli["config"] : "";
-  if (config_path.empty()) if (const char* e = std::getenv("KPORT_CONFIG")) config_path = e;
+  if (config_path.empty())
+    if (const char* e = std::getenv("KPORT_CONFIG")) config_path = e;
   if (!config_path.empty()) {
     std::ifstream in(config_path);
     if (!in) return make_error(Errc::invalid_argument, "cannot read config file " + config_path);
@@ -113,10 +131,12 @@ Status Options::parse(int argc, const char* const* argv) {
       if (l.empty() || l.front() == '#') continue;
       auto eq = l.find('=');
       if (eq == std::string_view::npos)
-        return make_error(Errc::invalid_argument, config_path + ":" + std::to_string(lineno) + ": expected name = value");
+        return make_error(Errc::invalid_argument,
+                          config_path + ":" + std::to_string(lineno) + ": expected name = value");
       std::string name(trim(l.substr(0, eq)));
       if (!find(name) || name == "config")
-        return make_error(Errc::invalid_argument, config_path + ":" + std::to_string(lineno) + ": unknown option '" + name + "'");
+        return make_error(Errc::invalid_argument,
+                          config_path + ":" + std::to_string(lineno) + ": unknown option '" + name + "'");
       file[name] = std::string(trim(l.substr(eq + 1)));
     }
   }
@@ -148,8 +168,10 @@ std::string Options::option_lines(bool with_config) const {
   for (const auto& s : m_specs) {
     if (!with_config && s.name == "config") continue;
     std::string left = "  --" + s.name + (s.is_flag ? "" : " VALUE");
-    if (left.size() < 30) left.resize(30, ' ');
-    else left += "\n" + std::string(30, ' ');
+    if (left.size() < 30)
+      left.resize(30, ' ');
+    else
+      left += "\n" + std::string(30, ' ');
     out += left + s.help;
     if (!s.env.empty()) out += " [env " + s.env + "]";
     if (!s.value.empty() && s.name != "config") out += " (default " + s.value + ")";
@@ -170,7 +192,8 @@ Result<std::int64_t> Options::integer(std::string_view name, std::int64_t min, s
   auto [end, ec] = std::from_chars(s.value.data(), s.value.data() + s.value.size(), v);
   if (ec != std::errc() || end != s.value.data() + s.value.size() || v < min || v > max)
     return make_error(Errc::invalid_argument, "--" + s.name + " (from " + s.source + ") must be an integer in [" +
-                                                  std::to_string(min) + ", " + std::to_string(max) + "], got '" + s.value + "'");
+                                                  std::to_string(min) + ", " + std::to_string(max) + "], got '" +
+                                                  s.value + "'");
   return v;
 }
 

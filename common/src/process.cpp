@@ -152,8 +152,7 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const Pr
   }
   close_all();
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   // Helpers that inherited the group may still run after nvcc itself exited.
   if (out.timed_out || out.cancelled) ::kill(-pid, SIGKILL);
   out.exit_code = decode_status(status);

@@ -13,15 +13,28 @@ std::size_t sequence_length(std::string_view s, std::size_t i) noexcept {
   if (c < 0x80) return 1;
   std::size_t n = 0;
   unsigned char lo = 0x80, hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) n = 2;
-  else if (c == 0xE0) { n = 3; lo = 0xA0; }
-  else if (c >= 0xE1 && c <= 0xEC) n = 3;
-  else if (c == 0xED) { n = 3; hi = 0x9F; }
-  else if (c >= 0xEE && c <= 0xEF) n = 3;
-  else if (c == 0xF0) { n = 4; lo = 0x90; }
-  else if (c >= 0xF1 && c <= 0xF3) n = 4;
-  else if (c == 0xF4) { n = 4; hi = 0x8F; }
-  else return 0;
+  if (c >= 0xC2 && c <= 0xDF)
+    n = 2;
+  else if (c == 0xE0) {
+    n = 3;
+    lo = 0xA0;
+  } else if (c >= 0xE1 && c <= 0xEC)
+    n = 3;
+  else if (c == 0xED) {
+    n = 3;
+    hi = 0x9F;
+  } else if (c >= 0xEE && c <= 0xEF)
+    n = 3;
+  else if (c == 0xF0) {
+    n = 4;
+    lo = 0x90;
+  } else if (c >= 0xF1 && c <= 0xF3)
+    n = 4;
+  else if (c == 0xF4) {
+    n = 4;
+    hi = 0x8F;
+  } else
+    return 0;
   if (i + n > s.size()) return 0;
   if (b(i + 1) < lo || b(i + 1) > hi) return 0;
   for (std::size_t k = 2; k < n; ++k)
@@ -81,8 +94,6 @@ std::string sanitize(std::string_view s) {
   return out;
 }
 
-std::string clip(std::string_view s, std::size_t max_bytes) {
-  return std::string(truncate(sanitize(s), max_bytes));
-}
+std::string clip(std::string_view s, std::size_t max_bytes) { return std::string(truncate(sanitize(s), max_bytes)); }
 
 }  // namespace kport::utf8

@@ -12,9 +12,10 @@ namespace {
 // to that of the statement firing it (an upsert's).
 std::string note(const char* row) {
   const std::string r(row);
-  return "  INSERT INTO best_changed SELECT " + r + ".gpu_model, " + r + ".family, " + r + ".dtype WHERE NOT EXISTS"
-         " (SELECT 1 FROM best_changed WHERE gpu_model = " + r + ".gpu_model AND family = " + r + ".family AND dtype = " +
-         r + ".dtype);\n";
+  return "  INSERT INTO best_changed SELECT " + r + ".gpu_model, " + r + ".family, " + r +
+         ".dtype WHERE NOT EXISTS"
+         " (SELECT 1 FROM best_changed WHERE gpu_model = " +
+         r + ".gpu_model AND family = " + r + ".family AND dtype = " + r + ".dtype);\n";
 }
 
 std::string install_sql() {
@@ -34,16 +35,23 @@ std::string install_sql() {
   // of the evidence too: the instances' published configs (their tiles) and the SM count
   // GPU runners register. A change notes every key it can change.
   auto note_keys = [](const std::string& where) {
-    return "  INSERT INTO best_changed SELECT DISTINCT b.gpu_model, b.family, b.dtype FROM main.best_candidates b WHERE " +
-           where + " AND NOT EXISTS (SELECT 1 FROM best_changed c WHERE c.gpu_model = b.gpu_model AND c.family = b.family"
+    return "  INSERT INTO best_changed SELECT DISTINCT b.gpu_model, b.family, b.dtype FROM main.best_candidates b "
+           "WHERE " +
+           where +
+           " AND NOT EXISTS (SELECT 1 FROM best_changed c WHERE c.gpu_model = b.gpu_model AND c.family = b.family"
            " AND c.dtype = b.dtype);\n";
   };
-  sql += "CREATE TEMP TRIGGER IF NOT EXISTS best_changed_instances_insert AFTER INSERT ON main.kernel_instances BEGIN\n" +
-         note_keys("b.family = NEW.family") + "END;\n";
-  sql += "CREATE TEMP TRIGGER IF NOT EXISTS best_changed_instances_update AFTER UPDATE OF config_json, family ON "
-         "main.kernel_instances BEGIN\n" + note_keys("b.family = NEW.family") + note_keys("b.family = OLD.family") + "END;\n";
-  sql += "CREATE TEMP TRIGGER IF NOT EXISTS best_changed_runners_insert AFTER INSERT ON main.runners WHEN NEW.role = 'gpu' BEGIN\n" +
-         note_keys("b.gpu_model = NEW.gpu_model") + "END;\n";
+  sql +=
+      "CREATE TEMP TRIGGER IF NOT EXISTS best_changed_instances_insert AFTER INSERT ON main.kernel_instances BEGIN\n" +
+      note_keys("b.family = NEW.family") + "END;\n";
+  sql +=
+      "CREATE TEMP TRIGGER IF NOT EXISTS best_changed_instances_update AFTER UPDATE OF config_json, family ON "
+      "main.kernel_instances BEGIN\n" +
+      note_keys("b.family = NEW.family") + note_keys("b.family = OLD.family") + "END;\n";
+  sql +=
+      "CREATE TEMP TRIGGER IF NOT EXISTS best_changed_runners_insert AFTER INSERT ON main.runners WHEN NEW.role = "
+      "'gpu' BEGIN\n" +
+      note_keys("b.gpu_model = NEW.gpu_model") + "END;\n";
   return sql;
 }
 

@@ -26,9 +26,7 @@ class Store::Impl {
   std::int64_t now() const { return options.env->now_unix_ms(); }
   std::int64_t online_since(std::int64_t now_ms) const { return now_ms - options.runner_online_ms; }
   // How long a job whose attempt `failed_attempt` just ended waits before its next.
-  RetryDelay backoff(int failed_attempt) const {
-    return retry_delay(options.retry, failed_attempt, options.jitter());
-  }
+  RetryDelay backoff(int failed_attempt) const { return retry_delay(options.retry, failed_attempt, options.jitter()); }
 
   // Runs fn on the writer thread inside a group-committed transaction; returns after
   // the commit.

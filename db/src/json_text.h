@@ -13,8 +13,7 @@ namespace kport::db::detail {
 
 // Returns text unchanged when it is one JSON document, `empty_as` when it is empty;
 // invalid_argument naming `field` otherwise.
-Result<std::string> json_text(std::string_view field, std::string_view text,
-                              std::string_view empty_as = "{}");
+Result<std::string> json_text(std::string_view field, std::string_view text, std::string_view empty_as = "{}");
 
 using Dims = std::vector<std::pair<std::string, std::int64_t>>;
 

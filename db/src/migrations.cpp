@@ -29,8 +29,8 @@ Status apply_one(Connection& conn, const Migration& m, std::int64_t now_ms) {
   auto body = [&]() -> Status {
     auto applied = conn.exec(m.sql);
     if (!applied)
-      return make_error(Errc::internal, "migration " + std::to_string(m.version) + " (" +
-                                            std::string(m.name) + ") failed: " + applied.error().message);
+      return make_error(Errc::internal, "migration " + std::to_string(m.version) + " (" + std::string(m.name) +
+                                            ") failed: " + applied.error().message);
     auto ins = conn.prepare("INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)");
     if (!ins) return std::move(ins).error();
     return ins->bind_all(m.version, m.name, now_ms).run();
@@ -60,17 +60,18 @@ Result<std::vector<int>> recorded_versions(Connection& conn) {
 Result<std::vector<int>> apply_migrations(Connection& conn, const std::vector<Migration>& migrations,
                                           std::int64_t now_ms) {
   KPORT_TRY(check_sequence(migrations));
-  KPORT_TRY(conn.exec(
-      "CREATE TABLE IF NOT EXISTS schema_migrations ("
-      " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)"));
+  KPORT_TRY(
+      conn.exec("CREATE TABLE IF NOT EXISTS schema_migrations ("
+                " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)"));
   auto recorded = recorded_versions(conn);
   if (!recorded) return std::move(recorded).error();
   const int known = migrations.empty() ? 0 : migrations.back().version;
   for (int v : *recorded) {
-    const bool embedded = std::any_of(migrations.begin(), migrations.end(), [v](const Migration& m) { return m.version == v; });
+    const bool embedded =
+        std::any_of(migrations.begin(), migrations.end(), [v](const Migration& m) { return m.version == v; });
     if (v > known)
-      return make_error(Errc::conflict, "database schema version " + std::to_string(v) +
-                                            " is newer than this kport (" + std::to_string(known) + "); upgrade kport");
+      return make_error(Errc::conflict, "database schema version " + std::to_string(v) + " is newer than this kport (" +
+                                            std::to_string(known) + "); upgrade kport");
     if (!embedded)
       return make_error(Errc::conflict, "database records migration " + std::to_string(v) +
                                             ", which this kport does not have; run a kport that has it");

@@ -32,8 +32,9 @@ Result<std::int64_t> insert_job(Connection& c, std::int64_t pipeline_id, const J
       "INSERT INTO jobs(pipeline_id, kind, commit_sha, target, arch, gpu_model, depends_on,"
       " max_attempts, payload_json, created_ms, purpose) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
   if (!ins) return std::move(ins).error();
-  KPORT_TRY(ins->bind_all(pipeline_id, to_string(spec.kind), spec.commit_sha, spec.target, spec.arch,
-                          spec.gpu_model, spec.depends_on, spec.max_attempts, *payload, now, to_string(spec.purpose)).run());
+  KPORT_TRY(ins->bind_all(pipeline_id, to_string(spec.kind), spec.commit_sha, spec.target, spec.arch, spec.gpu_model,
+                          spec.depends_on, spec.max_attempts, *payload, now, to_string(spec.purpose))
+                .run());
   return c.last_insert_rowid();
 }
 
@@ -81,7 +82,8 @@ Result<InsertedPipeline> insert_pipeline(Connection& c, const NewPipeline& p, st
   // A push is reported where it came from (forge, webhooks); the report starts with the
   // pipeline so that no pipeline escapes it, whenever the coordinator stops.
   if (p.reason == PipelineReason::push) {
-    auto report = c.prepare("INSERT INTO forge_reports(pipeline_id, repo, state, updated_ms) VALUES (?1, ?2, 'new', ?3)");
+    auto report =
+        c.prepare("INSERT INTO forge_reports(pipeline_id, repo, state, updated_ms) VALUES (?1, ?2, 'new', ?3)");
     if (!report) return std::move(report).error();
     KPORT_TRY(report->bind_all(id, p.repo, now).run());
   }
@@ -141,13 +143,15 @@ Status check_holder(const Job& j, std::int64_t runner_id, int attempt, std::int6
   if (j.attempt != attempt) {
     if (attempt > j.attempt)
       return make_error(Errc::conflict, job + " has no attempt " + std::to_string(attempt) + " (it was claimed " +
-                                            std::to_string(j.attempt) + " time" + (j.attempt == 1 ? "" : "s") + ")" + rule);
-    return make_error(Errc::conflict, job + " attempt " + std::to_string(attempt) + " is stale; the current attempt is " +
-                                          std::to_string(j.attempt) + rule);
+                                            std::to_string(j.attempt) + " time" + (j.attempt == 1 ? "" : "s") + ")" +
+                                            rule);
+    return make_error(Errc::conflict, job + " attempt " + std::to_string(attempt) +
+                                          " is stale; the current attempt is " + std::to_string(j.attempt) + rule);
   }
   if (j.runner_id && *j.runner_id != runner_id)
     return make_error(Errc::forbidden, job + " attempt " + std::to_string(attempt) + " is leased to runner " +
-                                           std::to_string(*j.runner_id) + ", not runner " + std::to_string(runner_id) + rule);
+                                           std::to_string(*j.runner_id) + ", not runner " + std::to_string(runner_id) +
+                                           rule);
   if (j.status != JobStatus::running) {
     const std::string status(to_string(j.status));
     if (j.status == JobStatus::queued)
@@ -179,8 +183,8 @@ Status from_job(std::string& value, const std::string& expected, std::string_vie
   if (value == expected) return {};
   return make_error(Errc::conflict, what + " names " + std::string(field) + " '" + value + "' but job " +
                                         std::to_string(job_id) + " is for " + std::string(field) + " '" + expected +
-                                        "'; a job's uploads take its " + std::string(field) +
-                                        " (leave '" + std::string(field) + "' out)");
+                                        "'; a job's uploads take its " + std::string(field) + " (leave '" +
+                                        std::string(field) + "' out)");
 }
 
 Status finish_job(Connection& c, const Job& job, JobStatus status, const std::optional<std::string>& reason,

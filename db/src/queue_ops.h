@@ -14,12 +14,11 @@
 namespace kport::db::detail {
 
 // Validates a spec (kind, target, arch, attempts, payload JSON) and inserts it queued.
-Result<std::int64_t> insert_job(Connection& c, std::int64_t pipeline_id, const JobSpec& spec,
-                                std::int64_t now);
+Result<std::int64_t> insert_job(Connection& c, std::int64_t pipeline_id, const JobSpec& spec, std::int64_t now);
 // Inserts specs in order; a depends_on of -(i+1) names the i-th job of this same call
 // (resolved to its id), invalid_argument when it names no earlier job.
-Result<std::vector<std::int64_t>> insert_jobs(Connection& c, std::int64_t pipeline_id,
-                                              const std::vector<JobSpec>& jobs, std::int64_t now);
+Result<std::vector<std::int64_t>> insert_jobs(Connection& c, std::int64_t pipeline_id, const std::vector<JobSpec>& jobs,
+                                              std::int64_t now);
 // The one path that creates a pipeline: the row and its jobs (insert_jobs), inside the
 // caller's transaction so that whatever the caller records with it (a push delivery, a
 // revalidation) commits with it or not at all. With once_per_commit and a commit that

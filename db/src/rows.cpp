@@ -9,7 +9,8 @@ namespace kport::db::detail {
 // Deriving awaiting_runner keeps the stored state machine small and always current:
 // a runner coming online or going silent changes it without a write.
 const char* const k_job_select =
-    "SELECT j.id, j.pipeline_id, j.kind, " KPORT_JOB_STATUS_EXPR ","
+    "SELECT j.id, j.pipeline_id, j.kind, " KPORT_JOB_STATUS_EXPR
+    ","
     " j.commit_sha, j.target, j.arch, j.gpu_model, j.depends_on, j.attempt, j.max_attempts,"
     " j.runner_id, j.lease_expires_ms, j.cancel_requested, j.payload_json, j.failure_reason,"
     " j.created_ms, j.started_ms, j.finished_ms, j.not_before_ms, j.purpose FROM jobs j";
@@ -39,11 +40,9 @@ const char* const k_build_select =
     " registers, spill_stores_bytes, spill_loads_bytes, shared_mem_bytes, stack_frame_bytes,"
     " constant_mem_bytes, instruction_audit_json, artifact_sha256, created_ms FROM build_records";
 
-const char* const k_target_select =
-    "SELECT name, arch, features_json, toolkit, first_seen_ms, is_new FROM targets";
+const char* const k_target_select = "SELECT name, arch, features_json, toolkit, first_seen_ms, is_new FROM targets";
 
-const char* const k_artifact_select =
-    "SELECT sha256, size, name, kind, path, created_ms FROM artifacts";
+const char* const k_artifact_select = "SELECT sha256, size, name, kind, path, created_ms FROM artifacts";
 
 Job read_job(const Stmt& s) {
   Job j;
@@ -84,8 +83,7 @@ Pipeline read_pipeline(const Stmt& s) {
   p.jobs_done = s.int64(8);
   const std::int64_t queued = s.int64(9), failed = s.int64(10), cancelled = s.int64(11);
   if (p.jobs_done == p.jobs_total) {
-    p.status = failed ? PipelineStatus::failed
-               : cancelled ? PipelineStatus::cancelled : PipelineStatus::succeeded;
+    p.status = failed ? PipelineStatus::failed : cancelled ? PipelineStatus::cancelled : PipelineStatus::succeeded;
   } else if (queued == p.jobs_total) {
     p.status = PipelineStatus::queued;
   } else {
@@ -170,8 +168,8 @@ Status insert_result(Connection& c, const ResultRecord& r, std::int64_t now) {
       " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23,"
       " ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37)");
   if (!s) return std::move(s).error();
-  s->bind_all(r.job_id, r.attempt, r.commit_sha, r.target, r.family, r.variant, r.instance, r.dtype, r.shape,
-              r.toolkit, r.runner_id, r.gpu_model, r.gpu_uuid, r.arch, r.driver, r.sm_clock_mhz,
+  s->bind_all(r.job_id, r.attempt, r.commit_sha, r.target, r.family, r.variant, r.instance, r.dtype, r.shape, r.toolkit,
+              r.runner_id, r.gpu_model, r.gpu_uuid, r.arch, r.driver, r.sm_clock_mhz,
               r.env_json.empty() ? std::string("{}") : r.env_json, to_string(r.status), r.message, r.max_abs_err,
               r.max_rel_err, r.normwise_rel_err, r.nan_inf_count, r.tolerance, r.seed, r.median_us, r.stddev_us,
               r.samples, r.tflops, r.gbps, r.baseline_name, r.baseline_median_us, r.ratio, now,
@@ -221,8 +219,7 @@ void Where::add_value(const std::string& cond, Value value) {
 }
 
 void Where::bind(Stmt& stmt) const {
-  for (const auto& [index, value] : m_values)
-    std::visit([&, i = index](const auto& v) { stmt.bind(i, v); }, value);
+  for (const auto& [index, value] : m_values) std::visit([&, i = index](const auto& v) { stmt.bind(i, v); }, value);
 }
 
 Status check_limit(int limit) {
@@ -269,6 +266,5 @@ BestCandidate read_candidate(const Stmt& s) {
   b.measured_ms = s.int64(c++);
   return b;
 }
-
 
 }  // namespace kport::db::detail

@@ -16,11 +16,11 @@ namespace kport::db::detail {
 
 // The reported status of job row j: awaiting_runner for a queued check job that no
 // online gpu runner can take (derived, never stored). ?1 = "online since" time.
-#define KPORT_JOB_STATUS_EXPR                                                              \
-  "CASE WHEN j.status = 'queued' AND j.kind = 'check' AND NOT EXISTS ("                   \
-  " SELECT 1 FROM runners r WHERE r.role = 'gpu' AND r.arch = j.arch"                     \
-  " AND r.deregistered_ms IS NULL AND r.last_heartbeat_ms >= ?1"                          \
-  " AND (j.gpu_model IS NULL OR r.gpu_model = j.gpu_model))"                              \
+#define KPORT_JOB_STATUS_EXPR                                           \
+  "CASE WHEN j.status = 'queued' AND j.kind = 'check' AND NOT EXISTS (" \
+  " SELECT 1 FROM runners r WHERE r.role = 'gpu' AND r.arch = j.arch"   \
+  " AND r.deregistered_ms IS NULL AND r.last_heartbeat_ms >= ?1"        \
+  " AND (j.gpu_model IS NULL OR r.gpu_model = j.gpu_model))"            \
   " THEN 'awaiting_runner' ELSE j.status END"
 
 // Job rows: ?1 must be bound to the "online since" time (now - runner_online_ms), which

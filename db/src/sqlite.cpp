@@ -15,8 +15,7 @@ Error error_from(sqlite3* db, int rc, std::string_view what) {
   message += db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
   switch (primary) {
     case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-      return make_error(Errc::unavailable, message + " (database busy; retry)");
+    case SQLITE_LOCKED: return make_error(Errc::unavailable, message + " (database busy; retry)");
     case SQLITE_CONSTRAINT:
       // A unique key means "already there"; any other constraint is bad input.
       if (rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT_PRIMARYKEY)
@@ -24,8 +23,7 @@ Error error_from(sqlite3* db, int rc, std::string_view what) {
       return make_error(Errc::invalid_argument, message);
     case SQLITE_FULL:
     case SQLITE_IOERR:
-    case SQLITE_CANTOPEN:
-      return make_error(Errc::unavailable, message);
+    case SQLITE_CANTOPEN: return make_error(Errc::unavailable, message);
     // The file, its WAL or its directory stopped being writable (or the disk failed):
     // the service cannot take writes until an operator fixes it, which is a 503 with
     // the reason, not an "internal" 500.
@@ -34,15 +32,13 @@ Error error_from(sqlite3* db, int rc, std::string_view what) {
     case SQLITE_NOTADB:
     case SQLITE_CORRUPT:
       return make_error(Errc::unavailable, message + " (the database cannot be written; an operator must fix it)");
-    default:
-      return make_error(Errc::internal, message);
+    default: return make_error(Errc::internal, message);
   }
 }
 
 }  // namespace
 
-Stmt::Stmt(Stmt&& other) noexcept
-    : m_conn(other.m_conn), m_stmt(other.m_stmt), m_in_use(other.m_in_use) {
+Stmt::Stmt(Stmt&& other) noexcept : m_conn(other.m_conn), m_stmt(other.m_stmt), m_in_use(other.m_in_use) {
   other.m_stmt = nullptr;
 }
 
@@ -118,8 +114,7 @@ std::optional<std::string> Stmt::opt_text(int col) const {
   return text(col);
 }
 
-Result<std::unique_ptr<Connection>> Connection::open(const std::string& path, int flags,
-                                                     int busy_timeout_ms) {
+Result<std::unique_ptr<Connection>> Connection::open(const std::string& path, int flags, int busy_timeout_ms) {
   sqlite3* db = nullptr;
   const int rc = sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
@@ -151,8 +146,8 @@ Result<Stmt> Connection::prepare(std::string_view sql) {
     return Stmt(this, it->second.stmt, &it->second.in_use);
   }
   sqlite3_stmt* stmt = nullptr;
-  const int rc = sqlite3_prepare_v3(m_db, sql.data(), static_cast<int>(sql.size()),
-                                    SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+  const int rc =
+      sqlite3_prepare_v3(m_db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
   if (rc != SQLITE_OK) return error_from(m_db, rc, "sqlite prepare");
   // A statement already in use (a nested query with the same text) gets a private copy.
   if (it != m_cache.end()) return Stmt(this, stmt, nullptr);

@@ -28,8 +28,7 @@ class Connection;
 class Stmt {
  public:
   // in_use: the cache slot's flag to clear on destruction; nullptr for a private copy.
-  Stmt(Connection* conn, sqlite3_stmt* stmt, bool* in_use)
-      : m_conn(conn), m_stmt(stmt), m_in_use(in_use) {}
+  Stmt(Connection* conn, sqlite3_stmt* stmt, bool* in_use) : m_conn(conn), m_stmt(stmt), m_in_use(in_use) {}
   Stmt(Stmt&& other) noexcept;
   Stmt& operator=(Stmt&&) = delete;
   Stmt(const Stmt&) = delete;
@@ -79,8 +78,7 @@ class Stmt {
 class Connection {
  public:
   // flags: SQLITE_OPEN_* bits. Sets busy_timeout and foreign_keys on every connection.
-  static Result<std::unique_ptr<Connection>> open(const std::string& path, int flags,
-                                                  int busy_timeout_ms);
+  static Result<std::unique_ptr<Connection>> open(const std::string& path, int flags, int busy_timeout_ms);
   // Read-write, created when missing (the writer's mode; tests use it too).
   static Result<std::unique_ptr<Connection>> open_writable(const std::string& path, int busy_timeout_ms);
   ~Connection();

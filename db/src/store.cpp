@@ -47,14 +47,16 @@ Status configure_writer(Connection& conn, const Options& o) {
 // start instead: a committed no-op write proves the file, its WAL and the directory.
 Status check_writable(Connection& conn, const Options& o) {
   const std::string what = "database " + o.path + " is not writable";
-  const std::string fix = "; give the coordinator's user write access to the file and its directory (SQLite "
-                          "writes the -wal and -shm files beside it)";
+  const std::string fix =
+      "; give the coordinator's user write access to the file and its directory (SQLite "
+      "writes the -wal and -shm files beside it)";
   if (sqlite3_db_readonly(conn.handle(), "main") == 1)
     return make_error(Errc::unavailable, what + ": SQLite opened it read-only" + fix);
   auto probe = [&]() -> Status {
     KPORT_TRY(conn.exec("BEGIN IMMEDIATE"));
-    auto st = conn.exec("UPDATE schema_migrations SET applied_at = applied_at "
-                        "WHERE version = (SELECT MAX(version) FROM schema_migrations)");
+    auto st = conn.exec(
+        "UPDATE schema_migrations SET applied_at = applied_at "
+        "WHERE version = (SELECT MAX(version) FROM schema_migrations)");
     if (!st) {
       (void)conn.exec("ROLLBACK");
       return st;
@@ -89,8 +91,8 @@ Result<std::unique_ptr<Store>> Store::open(Options options) {
   }
   if (options.lease_ms <= 0) return make_error(Errc::invalid_argument, "lease_ms must be positive");
 
-  auto writer_conn = Connection::open(options.path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                                      options.busy_timeout_ms);
+  auto writer_conn =
+      Connection::open(options.path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, options.busy_timeout_ms);
   if (!writer_conn) return std::move(writer_conn).error();
   if (sqlite3_db_readonly((*writer_conn)->handle(), "main") == 1) KPORT_TRY(check_writable(**writer_conn, options));
   KPORT_TRY(configure_writer(**writer_conn, options));
@@ -109,8 +111,8 @@ Result<std::unique_ptr<Store>> Store::open(Options options) {
   impl->options = std::move(options);
   impl->readers = std::make_unique<detail::ReaderPool>(std::move(readers));
   impl->best_versions = std::make_unique<detail::BestVersions>();
-  impl->writer = std::make_unique<detail::Writer>(std::move(*writer_conn), impl->options.max_batch,
-                                                  impl->best_versions.get());
+  impl->writer =
+      std::make_unique<detail::Writer>(std::move(*writer_conn), impl->options.max_batch, impl->best_versions.get());
   log::info("database open", {{"path", impl->options.path}, {"schema", schema_version()}});
   return std::unique_ptr<Store>(new Store(std::move(impl)));
 }

@@ -47,17 +47,22 @@ Result<std::optional<CommitSummary>> Store::commit_summary(std::string_view sha)
     auto ids = detail::collect<std::int64_t>(*p, [](const Stmt& st) { return st.int64(0); });
     if (!ids) return std::move(ids).error();
     out.pipeline_ids = std::move(*ids);
-    KPORT_TRY(fill(out.jobs_by_status,
-                   counts(c, "SELECT " KPORT_JOB_STATUS_EXPR ", count(*) FROM jobs j WHERE j.commit_sha = ?2 GROUP BY 1",
-                          since, sha),
-                   parse_job_status));
+    KPORT_TRY(
+        fill(out.jobs_by_status,
+             counts(c, "SELECT " KPORT_JOB_STATUS_EXPR ", count(*) FROM jobs j WHERE j.commit_sha = ?2 GROUP BY 1",
+                    since, sha),
+             parse_job_status));
     KPORT_TRY(fill(out.builds_by_status,
-                   counts(c, "SELECT status, count(*) FROM build_records WHERE commit_sha = ?2"
-                             " GROUP BY status", since, sha),
+                   counts(c,
+                          "SELECT status, count(*) FROM build_records WHERE commit_sha = ?2"
+                          " GROUP BY status",
+                          since, sha),
                    parse_build_status));
     KPORT_TRY(fill(out.results_by_status,
-                   counts(c, "SELECT status, count(*) FROM results WHERE commit_sha = ?2"
-                             " GROUP BY status", since, sha),
+                   counts(c,
+                          "SELECT status, count(*) FROM results WHERE commit_sha = ?2"
+                          " GROUP BY status",
+                          since, sha),
                    parse_result_status));
     auto t = c.prepare(
         "SELECT target FROM build_records WHERE commit_sha = ?1 UNION SELECT target FROM results WHERE commit_sha = ?1"
@@ -84,9 +89,8 @@ Result<std::vector<BestCandidate>> Store::best_candidates(std::string_view gpu_m
     // its (family, dtype, shape) index for every GPU model.
     const std::string cols = detail::k_candidate_select;
     const std::string order = k_candidate_order;
-    auto s = gpu_model.empty()
-                 ? c.prepare(cols + " WHERE b.family = ?2 AND b.dtype = ?3 AND ?1 = ''" + order)
-                 : c.prepare(cols + " WHERE b.gpu_model = ?1 AND b.family = ?2 AND b.dtype = ?3" + order);
+    auto s = gpu_model.empty() ? c.prepare(cols + " WHERE b.family = ?2 AND b.dtype = ?3 AND ?1 = ''" + order)
+                               : c.prepare(cols + " WHERE b.gpu_model = ?1 AND b.family = ?2 AND b.dtype = ?3" + order);
     if (!s) return std::move(s).error();
     s->bind_all(gpu_model, family, dtype);
     return detail::collect<BestCandidate>(*s, detail::read_candidate);
@@ -105,11 +109,11 @@ Result<std::vector<BestCandidate>> Store::gpu_best_candidates(std::string_view g
 }
 
 Result<BestEvidenceRows> Store::best_evidence(std::string_view gpu_model, std::string_view family,
-                                               std::string_view dtype) {
+                                              std::string_view dtype) {
   return m_impl->read<BestEvidenceRows>([&](Connection& c) -> Result<BestEvidenceRows> {
     BestEvidenceRows out;
-    auto s = c.prepare(std::string(detail::k_candidate_select) + " WHERE b.gpu_model = ?1 AND b.family = ?2 AND b.dtype = ?3" +
-                       k_candidate_order);
+    auto s = c.prepare(std::string(detail::k_candidate_select) +
+                       " WHERE b.gpu_model = ?1 AND b.family = ?2 AND b.dtype = ?3" + k_candidate_order);
     if (!s) return std::move(s).error();
     s->bind_all(gpu_model, family, dtype);
     auto rows = detail::collect<BestCandidate>(*s, detail::read_candidate);
@@ -120,8 +124,9 @@ Result<BestEvidenceRows> Store::best_evidence(std::string_view gpu_model, std::s
         " ORDER BY driver");
     if (!d) return std::move(d).error();
     d->bind_all(gpu_model, family, dtype);
-    auto drivers = detail::collect<DriverCount>(
-        *d, [](const Stmt& st) { return DriverCount{st.text(0), st.int64(1), st.int64(2)}; });
+    auto drivers = detail::collect<DriverCount>(*d, [](const Stmt& st) {
+      return DriverCount{st.text(0), st.int64(1), st.int64(2)};
+    });
     if (!drivers) return std::move(drivers).error();
     out.drivers = std::move(*drivers);
     return out;
@@ -143,8 +148,9 @@ Result<std::vector<DriverCount>> Store::result_drivers(std::string_view gpu_mode
         " ORDER BY driver");
     if (!s) return std::move(s).error();
     s->bind_all(gpu_model, family, dtype);
-    return detail::collect<DriverCount>(
-        *s, [](const Stmt& st) { return DriverCount{st.text(0), st.int64(1), st.int64(2)}; });
+    return detail::collect<DriverCount>(*s, [](const Stmt& st) {
+      return DriverCount{st.text(0), st.int64(1), st.int64(2)};
+    });
   });
 }
 

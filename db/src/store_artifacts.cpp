@@ -112,8 +112,8 @@ Status check_upload(const Options& o, std::string_view expected) {
   if (o.artifact_dir.empty())
     return make_error(Errc::unavailable, "artifact storage is not configured (no artifact directory)");
   if (!crypto::is_sha256_hex(expected))
-    return make_error(Errc::invalid_argument, "artifact sha256 \"" + std::string(expected) +
-                                                  "\" is not 64 lowercase hex digits");
+    return make_error(Errc::invalid_argument,
+                      "artifact sha256 \"" + std::string(expected) + "\" is not 64 lowercase hex digits");
   return {};
 }
 
@@ -141,8 +141,10 @@ Result<Artifact> Store::put_artifact(std::string_view name, std::string_view kin
   const fs::path dest = blob_path(m_impl->options, sha);
   std::error_code ec;
   if (!fs::exists(dest, ec)) KPORT_TRY(write_blob(dest, data));
-  return record_artifact(*m_impl, Artifact{sha, static_cast<std::int64_t>(data.size()), std::string(name),
-                                           std::string(kind), dest.string(), m_impl->now()}, writer);
+  return record_artifact(*m_impl,
+                         Artifact{sha, static_cast<std::int64_t>(data.size()), std::string(name), std::string(kind),
+                                  dest.string(), m_impl->now()},
+                         writer);
 }
 
 Result<Artifact> Store::put_artifact_file(std::string_view name, std::string_view kind,
@@ -169,8 +171,8 @@ Result<Artifact> Store::put_artifact_file(std::string_view name, std::string_vie
     if (ec) return make_error(Errc::unavailable, "cannot move blob to " + dest.string() + ": " + ec.message());
     fs::remove(file, ec);
   }
-  return record_artifact(*m_impl, Artifact{*sha, size, std::string(name), std::string(kind), dest.string(),
-                                           m_impl->now()});
+  return record_artifact(*m_impl,
+                         Artifact{*sha, size, std::string(name), std::string(kind), dest.string(), m_impl->now()});
 }
 
 Result<std::optional<Artifact>> Store::get_artifact(std::string_view sha256) {

@@ -111,7 +111,8 @@ Result<Page<BestRequest>> Store::list_best_requests(const BestRequestFilter& f) 
     detail::Where w;
     w.add("br.gpu_model = ?", f.gpu_model);
     w.add("br.id < ?", f.before_id);
-    auto s = c.prepare(std::string(k_request_select) + w.sql() + " ORDER BY br.id DESC LIMIT " + std::to_string(f.limit));
+    auto s =
+        c.prepare(std::string(k_request_select) + w.sql() + " ORDER BY br.id DESC LIMIT " + std::to_string(f.limit));
     if (!s) return std::move(s).error();
     w.bind(*s);
     auto rows = detail::collect<BestRequest>(*s, read_request);
@@ -127,11 +128,13 @@ Status Store::record_best_asks(const std::vector<BestAsk>& asks, std::int64_t ke
     for (const auto& a : asks) {
       // One Stmt per row: the connection's cached statement is reset when it goes away.
       auto up = c.prepare(
-          "INSERT INTO best_asks(gpu_model, family, dtype, shape, asks, first_ms, last_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+          "INSERT INTO best_asks(gpu_model, family, dtype, shape, asks, first_ms, last_ms) VALUES (?1, ?2, ?3, ?4, ?5, "
+          "?6, ?7)"
           " ON CONFLICT(gpu_model, family, dtype, shape) DO UPDATE SET asks = asks + excluded.asks,"
           " last_ms = max(last_ms, excluded.last_ms)");
       if (!up) return std::move(up).error();
-      KPORT_TRY(up->bind_all(a.key.gpu_model, a.key.family, a.key.dtype, a.key.shape, a.asks, a.first_ms, a.last_ms).run());
+      KPORT_TRY(
+          up->bind_all(a.key.gpu_model, a.key.family, a.key.dtype, a.key.shape, a.asks, a.first_ms, a.last_ms).run());
     }
     // Bounded: shapes nobody asked for lately are forgotten first.
     auto count = c.prepare("SELECT count(*) FROM best_asks");

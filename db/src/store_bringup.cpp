@@ -81,7 +81,8 @@ Status board_results(Connection& c, const Target& t, const std::vector<std::stri
       "SELECT family, variant, sum(status = 'passed'), sum(status IN ('failed', 'crashed', 'timeout')),"
       " sum(status = 'passed' AND median_us IS NOT NULL), max(CASE WHEN status = 'passed' THEN ratio END),"
       " max(CASE WHEN status = 'passed' THEN tflops END), max(CASE WHEN status = 'passed' THEN gbps END),"
-      " max(CASE WHEN status = 'passed' THEN id END), max(CASE WHEN status IN ('failed', 'crashed', 'timeout') THEN id END)"
+      " max(CASE WHEN status = 'passed' THEN id END), max(CASE WHEN status IN ('failed', 'crashed', 'timeout') THEN id "
+      "END)"
       " FROM results WHERE id IN (SELECT max(id) FROM results WHERE commit_sha = ?3 AND target = ?1"
       "  AND arch IN (SELECT value FROM json_each(?2))"
       "  GROUP BY gpu_model, instance, dtype, shape)"
@@ -128,10 +129,11 @@ Status board_milestones(Connection& c, const Target& t, const std::vector<std::s
 // (select_best: current figures, ties within noise, an unstable figure never winning a
 // tie) over every instance measured there on that GPU model, whatever its target.
 Status board_selected(Connection& c, const std::string& target, std::map<Key, VariantBoard>& rows) {
-  auto s = c.prepare(std::string(detail::k_candidate_select) +
-                     " WHERE (b.gpu_model, b.family, b.dtype, b.shape) IN"
-                     "  (SELECT gpu_model, family, dtype, shape FROM best_candidates WHERE target = ?1 AND median_us IS NOT NULL)"
-                     " ORDER BY b.gpu_model, b.family, b.dtype, b.shape");
+  auto s = c.prepare(
+      std::string(detail::k_candidate_select) +
+      " WHERE (b.gpu_model, b.family, b.dtype, b.shape) IN"
+      "  (SELECT gpu_model, family, dtype, shape FROM best_candidates WHERE target = ?1 AND median_us IS NOT NULL)"
+      " ORDER BY b.gpu_model, b.family, b.dtype, b.shape");
   if (!s) return std::move(s).error();
   s->bind(1, target);
   auto candidates = detail::collect<BestCandidate>(*s, detail::read_candidate);
@@ -144,7 +146,8 @@ Status board_selected(Connection& c, const std::string& target, std::map<Key, Va
     const bool last = i + 1 == candidates->size();
     if (!last) {
       const BestCandidate& next = (*candidates)[i + 1];
-      if (std::tie(next.gpu_model, next.family, next.dtype, next.shape) == std::tie(row.gpu_model, row.family, row.dtype, row.shape))
+      if (std::tie(next.gpu_model, next.family, next.dtype, next.shape) ==
+          std::tie(row.gpu_model, row.family, row.dtype, row.shape))
         continue;
     }
     porting::SelectionQuery q{row.gpu_model, row.arch, target, group.front().shape, row.dtype};

@@ -18,8 +18,9 @@ Status validate(const BuildRecord& b, std::size_t index, const std::optional<std
   if (b.family.empty() || b.variant.empty() || (!b.job_id && (b.commit_sha.empty() || b.target.empty())))
     return make_error(Errc::invalid_argument, what + " needs commit_sha, target, family and variant");
   if (b.job_id && !runner_id)
-    return make_error(Errc::invalid_argument, what + " belongs to job " + std::to_string(*b.job_id) +
-                                                  " but names no runner; a job's records come from the runner holding its lease");
+    return make_error(Errc::invalid_argument,
+                      what + " belongs to job " + std::to_string(*b.job_id) +
+                          " but names no runner; a job's records come from the runner holding its lease");
   auto audit = detail::json_text(what + " instruction_audit_json", b.instruction_audit_json);
   if (!audit) return std::move(audit).error();
   return {};
@@ -28,7 +29,7 @@ Status validate(const BuildRecord& b, std::size_t index, const std::optional<std
 }  // namespace
 
 Result<std::vector<PutOutcome>> Store::put_build_records(const std::vector<BuildRecord>& records,
-                                                        std::optional<std::int64_t> runner_id) {
+                                                         std::optional<std::int64_t> runner_id) {
   for (std::size_t i = 0; i < records.size(); ++i) KPORT_TRY(validate(records[i], i, runner_id));
   const std::int64_t now = m_impl->now();
   return m_impl->write<std::vector<PutOutcome>>([&](Connection& c) -> Result<std::vector<PutOutcome>> {
@@ -49,7 +50,8 @@ Result<std::vector<PutOutcome>> Store::put_build_records(const std::vector<Build
         KPORT_TRY(detail::from_job(b.commit_sha, it->second.commit_sha, "commit", what, *b.job_id));
         KPORT_TRY(detail::from_job(b.target, it->second.target, "target", what, *b.job_id));
         auto dup = c.prepare(
-            "SELECT id FROM build_records WHERE job_id = ?1 AND attempt = ?2 AND target = ?3 AND family = ?4 AND variant = ?5");
+            "SELECT id FROM build_records WHERE job_id = ?1 AND attempt = ?2 AND target = ?3 AND family = ?4 AND "
+            "variant = ?5");
         if (!dup) return std::move(dup).error();
         dup->bind_all(*b.job_id, b.attempt, b.target, b.family, b.variant);
         auto id = detail::collect_one<std::int64_t>(*dup, [](const detail::Stmt& s) { return s.int64(0); });

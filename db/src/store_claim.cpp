@@ -40,8 +40,10 @@ Result<std::optional<std::int64_t>> pick_job(Connection& c, const Runner& r, std
                                          " AND j.arch = ?1 AND (j.gpu_model IS NULL OR j.gpu_model = ?2)") +
                              k_ready);
   if (!s) return std::move(s).error();
-  if (build) s->bind(1, r.id);
-  else s->bind_all(r.caps.arch, r.caps.gpu_model);
+  if (build)
+    s->bind(1, r.id);
+  else
+    s->bind_all(r.caps.arch, r.caps.gpu_model);
   s->bind(3, now);
   s->bind(4, r.id);
   return detail::collect_one<std::int64_t>(*s, [](const detail::Stmt& st) { return st.int64(0); });
@@ -140,8 +142,8 @@ Result<CompleteReply> Store::complete(std::int64_t job_id, std::int64_t runner_i
     }
     KPORT_TRY(detail::check_holder(j, runner_id, attempt, now));
     const JobStatus status = j.cancel_requested ? JobStatus::cancelled : JobStatus::succeeded;
-    KPORT_TRY(detail::finish_job(c, j, status, j.cancel_requested ? std::optional<std::string>("cancelled")
-                                                                  : std::nullopt, now));
+    KPORT_TRY(detail::finish_job(c, j, status,
+                                 j.cancel_requested ? std::optional<std::string>("cancelled") : std::nullopt, now));
     CompleteReply reply;
     reply.status = status;
     if (status == JobStatus::succeeded && j.kind == JobKind::build && spawn) {
@@ -177,11 +179,10 @@ Result<CompleteReply> Store::fail(std::int64_t job_id, std::int64_t runner_id, i
       if (reply) reply->retry_in = backoff;
       return reply;
     }
-    KPORT_TRY(detail::finish_job(c, j, JobStatus::failed,
-                                 retry ? why + " (attempt " + std::to_string(j.attempt) + " of " +
-                                             std::to_string(j.max_attempts) + ")"
-                                       : why,
-                                 now));
+    KPORT_TRY(detail::finish_job(
+        c, j, JobStatus::failed,
+        retry ? why + " (attempt " + std::to_string(j.attempt) + " of " + std::to_string(j.max_attempts) + ")" : why,
+        now));
     return answer(JobStatus::failed, false);
   });
 }

@@ -73,7 +73,8 @@ Status check_connection(const ForgeConnection& c) {
 
 Status check_delivery(const NewDelivery& d) {
   if (d.kind != "check_run" && d.kind != "commit_status" && d.kind != "webhook")
-    return make_error(Errc::invalid_argument, "delivery kind must be check_run, commit_status or webhook, not '" + d.kind + "'");
+    return make_error(Errc::invalid_argument,
+                      "delivery kind must be check_run, commit_status or webhook, not '" + d.kind + "'");
   if (d.subject.empty() || d.url.empty() || d.event.empty())
     return make_error(Errc::invalid_argument, "a delivery needs a subject, an event and a url");
   if (d.max_attempts < 1) return make_error(Errc::invalid_argument, "a delivery needs max_attempts >= 1");
@@ -124,7 +125,8 @@ Result<std::vector<ForgeConnection>> Store::list_forge_connections() {
 Status Store::mark_forge_broken(std::string_view repo, std::string_view reason) {
   const std::int64_t now = m_impl->now();
   auto done = m_impl->write<bool>([&](Connection& c) -> Result<bool> {
-    auto s = c.prepare("UPDATE forge_connections SET broken_reason = ?2, broken_ms = ?3, updated_ms = ?3 WHERE repo = ?1");
+    auto s =
+        c.prepare("UPDATE forge_connections SET broken_reason = ?2, broken_ms = ?3, updated_ms = ?3 WHERE repo = ?1");
     if (!s) return std::move(s).error();
     KPORT_TRY(s->bind_all(repo, reason, now).run());
     return true;
@@ -172,13 +174,14 @@ Result<std::vector<PendingReport>> Store::pending_reports(int limit) {
 Result<bool> Store::advance_report(std::int64_t pipeline_id, std::string_view state,
                                    const std::vector<NewDelivery>& deliveries) {
   if (state != "queued" && state != "in_progress" && state != "completed")
-    return make_error(Errc::invalid_argument, "a report's state is queued, in_progress or completed, not '" +
-                                                  std::string(state) + "'");
+    return make_error(Errc::invalid_argument,
+                      "a report's state is queued, in_progress or completed, not '" + std::string(state) + "'");
   for (const auto& d : deliveries) KPORT_TRY(check_delivery(d));
   const std::int64_t now = m_impl->now();
   return m_impl->write<bool>([&](Connection& c) -> Result<bool> {
-    auto up = c.prepare("UPDATE forge_reports SET state = ?2, updated_ms = ?3 WHERE pipeline_id = ?1 AND state != ?2"
-                        " AND state != 'completed'");
+    auto up = c.prepare(
+        "UPDATE forge_reports SET state = ?2, updated_ms = ?3 WHERE pipeline_id = ?1 AND state != ?2"
+        " AND state != 'completed'");
     if (!up) return std::move(up).error();
     KPORT_TRY(up->bind_all(pipeline_id, state, now).run());
     if (c.changes() == 0) return false;
@@ -196,20 +199,22 @@ Result<bool> Store::advance_report(std::int64_t pipeline_id, std::string_view st
 }
 
 Result<std::vector<std::pair<Delivery, std::optional<std::int64_t>>>> Store::due_deliveries(std::int64_t now_ms,
-                                                                                             int limit) {
+                                                                                            int limit) {
   KPORT_TRY(detail::check_limit(limit));
   using Due = std::pair<Delivery, std::optional<std::int64_t>>;
   return m_impl->read<std::vector<Due>>([&](Connection& c) -> Result<std::vector<Due>> {
     // The oldest pending delivery of each subject is the only candidate: a forge sees a
     // pipeline's states in the order they happened, whatever the retries.
     auto q = c.prepare(
-        "SELECT d.id, d.kind, d.subject, d.repo, d.pipeline_id, d.event, d.commit_sha, d.method, d.url, d.body, d.state,"
+        "SELECT d.id, d.kind, d.subject, d.repo, d.pipeline_id, d.event, d.commit_sha, d.method, d.url, d.body, "
+        "d.state,"
         " d.attempts, d.max_attempts, d.next_attempt_ms, d.last_status, d.last_error, d.created_ms, d.updated_ms,"
         " d.finished_ms, fr.check_run_id FROM deliveries d"
         " LEFT JOIN forge_reports fr ON fr.pipeline_id = d.pipeline_id AND fr.repo = d.repo"
         " LEFT JOIN forge_connections fc ON fc.repo = d.repo"
         " WHERE d.state = 'pending' AND d.next_attempt_ms <= ?1 AND fc.broken_reason IS NULL"
-        " AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.subject = d.subject AND e.state = 'pending' AND e.id < d.id)"
+        " AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.subject = d.subject AND e.state = 'pending' AND e.id < "
+        "d.id)"
         " ORDER BY d.next_attempt_ms, d.id LIMIT ?2");
     if (!q) return std::move(q).error();
     q->bind_all(now_ms, limit);
@@ -256,8 +261,8 @@ Status Store::record_delivery_attempt(const DeliveryAttempt& a) {
       KPORT_TRY(run->bind_all(*d.pipeline_id, *d.repo, *a.check_run_id).run());
     }
     if (a.outcome == DeliveryAttempt::Outcome::refused && d.repo) {
-      auto broken = c.prepare(
-          "UPDATE forge_connections SET broken_reason = ?2, broken_ms = ?3, updated_ms = ?3 WHERE repo = ?1");
+      auto broken =
+          c.prepare("UPDATE forge_connections SET broken_reason = ?2, broken_ms = ?3, updated_ms = ?3 WHERE repo = ?1");
       if (!broken) return std::move(broken).error();
       KPORT_TRY(broken->bind_all(*d.repo, a.error, now).run());
     }
@@ -285,7 +290,8 @@ Result<Page<Delivery>> Store::list_deliveries(const DeliveryFilter& f) {
     w.add("d.kind = ?", f.kind);
     w.add("d.pipeline_id = ?", f.pipeline_id);
     w.add("d.id < ?", f.before_id);
-    auto s = c.prepare(std::string(k_delivery_select) + w.sql() + " ORDER BY d.id DESC LIMIT " + std::to_string(f.limit));
+    auto s =
+        c.prepare(std::string(k_delivery_select) + w.sql() + " ORDER BY d.id DESC LIMIT " + std::to_string(f.limit));
     if (!s) return std::move(s).error();
     w.bind(*s);
     auto rows = detail::collect<Delivery>(*s, read_delivery);

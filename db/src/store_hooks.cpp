@@ -20,13 +20,15 @@ Status put_commits(Connection& c, const std::vector<Commit>& commits, std::int64
         // A row recorded without its parent (by an API call) learns it from the push.
         " ON CONFLICT(sha) DO UPDATE SET parent_sha = coalesce(commits.parent_sha, excluded.parent_sha)");
     if (!ins) return std::move(ins).error();
-    KPORT_TRY(ins->bind_all(commit.sha, *repo_id, commit.parent_sha, commit.message, commit.author, commit.time_ms, now).run());
+    KPORT_TRY(ins->bind_all(commit.sha, *repo_id, commit.parent_sha, commit.message, commit.author, commit.time_ms, now)
+                  .run());
   }
   return {};
 }
 
 // Cancels the queued jobs of the ref's pipelines for commits other than `keep`.
-Result<std::int64_t> cancel_superseded(Connection& c, const PushDelivery& d, const std::string& keep, std::int64_t now) {
+Result<std::int64_t> cancel_superseded(Connection& c, const PushDelivery& d, const std::string& keep,
+                                       std::int64_t now) {
   auto s = c.prepare(std::string(detail::k_job_select) +
                      " JOIN pipelines p ON p.id = j.pipeline_id"
                      " WHERE p.repo = ?2 AND p.ref = ?3 AND j.commit_sha <> ?4 AND j.status = 'queued' ORDER BY j.id");
@@ -126,8 +128,10 @@ Result<PushOutcome> Store::record_push(const PushDelivery& d, const std::optiona
     if (pipeline) {
       auto ins = detail::insert_pipeline(c, *pipeline, now);
       if (!ins) return std::move(ins).error();
-      if (ins->created) pipeline_id = ins->id;
-      else out.note = detail::already_validated(pipeline->commit_sha, ins->id);
+      if (ins->created)
+        pipeline_id = ins->id;
+      else
+        out.note = detail::already_validated(pipeline->commit_sha, ins->id);
     }
     if (d.forced || d.deleted) {
       auto n = cancel_superseded(c, d, d.deleted ? std::string() : d.after_sha, now);
@@ -146,7 +150,8 @@ Result<PushOutcome> Store::record_push(const PushDelivery& d, const std::optiona
         " note, received_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
     if (!rec) return std::move(rec).error();
     KPORT_TRY(rec->bind_all(d.delivery_id, d.source, d.repo, d.ref, d.before_sha, d.after_sha, out.outcome, pipeline_id,
-                            out.note, now).run());
+                            out.note, now)
+                  .run());
     if (pipeline_id) {
       auto p = detail::load_pipeline(c, *pipeline_id);
       if (!p) return std::move(p).error();
@@ -166,26 +171,33 @@ Result<std::optional<std::string>> Store::ref_head(std::string_view repo, std::s
 }
 
 Result<std::optional<std::string>> Store::resolve_commit(std::string_view rev) {
-  const bool hex = rev.size() >= 7 && rev.size() <= 64 && rev.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+  const bool hex =
+      rev.size() >= 7 && rev.size() <= 64 && rev.find_first_not_of("0123456789abcdef") == std::string_view::npos;
   if (!hex && (rev.empty() || rev.size() > 255 || rev.find_first_of(" \t\n~^:?*[\\") != std::string_view::npos))
     return make_error(Errc::invalid_argument,
                       "'" + std::string(rev) + "' is neither a commit sha (7 to 64 hex digits) nor a branch name");
   return m_impl->read<std::optional<std::string>>([&](Connection& c) -> Result<std::optional<std::string>> {
     // A sha prefix is a range scan on the primary key / index: prefix <= sha < prefix + 'g'.
     // Anything else is a branch whose head a push reported (main or refs/heads/main).
-    auto s = hex ? c.prepare("SELECT sha FROM (SELECT sha FROM commits WHERE sha >= ?1 AND sha < ?2"
-                             " UNION SELECT commit_sha FROM pipelines WHERE commit_sha >= ?1 AND commit_sha < ?2) LIMIT 2")
-                 : c.prepare("SELECT DISTINCT sha FROM branch_heads WHERE (ref = ?1 OR ref = 'refs/heads/' || ?1) AND sha <> ''"
-                             " LIMIT 2");
+    auto s =
+        hex ? c.prepare(
+                  "SELECT sha FROM (SELECT sha FROM commits WHERE sha >= ?1 AND sha < ?2"
+                  " UNION SELECT commit_sha FROM pipelines WHERE commit_sha >= ?1 AND commit_sha < ?2) LIMIT 2")
+            : c.prepare(
+                  "SELECT DISTINCT sha FROM branch_heads WHERE (ref = ?1 OR ref = 'refs/heads/' || ?1) AND sha <> ''"
+                  " LIMIT 2");
     if (!s) return std::move(s).error();
     std::string lo(rev), hi = std::string(rev) + "g";
-    if (hex) s->bind_all(lo, hi);
-    else s->bind(1, lo);
+    if (hex)
+      s->bind_all(lo, hi);
+    else
+      s->bind(1, lo);
     auto rows = detail::collect<std::string>(*s, [](const detail::Stmt& st) { return st.text(0); });
     if (!rows) return std::move(rows).error();
     if (rows->size() > 1)
-      return make_error(Errc::conflict, hex ? "commit prefix '" + lo + "' is ambiguous; give more digits"
-                                            : "branch '" + lo + "' has different heads in several repositories; give the sha");
+      return make_error(Errc::conflict,
+                        hex ? "commit prefix '" + lo + "' is ambiguous; give more digits"
+                            : "branch '" + lo + "' has different heads in several repositories; give the sha");
     if (rows->empty()) return std::optional<std::string>{};
     return std::optional<std::string>(rows->front());
   });

@@ -62,7 +62,8 @@ Status Store::upsert_kernel_variants(const std::vector<KernelVariant>& variants)
   clean.reserve(variants.size());
   for (const auto& v : variants) {
     if (v.family.empty() || v.variant.empty())
-      return make_error(Errc::invalid_argument, "kernel variant \"" + v.family + "." + v.variant + "\" needs a family and a variant");
+      return make_error(Errc::invalid_argument,
+                        "kernel variant \"" + v.family + "." + v.variant + "\" needs a family and a variant");
     auto f = detail::json_text("features of " + v.family + "." + v.variant, v.features_json, "[]");
     if (!f) return std::move(f).error();
     clean.push_back(KernelVariant{v.family, v.variant, std::move(*f)});
@@ -104,7 +105,8 @@ Result<std::vector<KernelVariant>> Store::list_kernel_variants(std::optional<std
   return m_impl->read<std::vector<KernelVariant>>([&](Connection& c) -> Result<std::vector<KernelVariant>> {
     detail::Where where;
     where.add("family = ?", family);
-    auto s = c.prepare("SELECT family, name, features_json FROM kernel_variants" + where.sql() + " ORDER BY family, name");
+    auto s =
+        c.prepare("SELECT family, name, features_json FROM kernel_variants" + where.sql() + " ORDER BY family, name");
     if (!s) return std::move(s).error();
     where.bind(*s);
     return detail::collect<KernelVariant>(*s, [](const detail::Stmt& st) {
@@ -156,8 +158,8 @@ Status Store::put_commit(const Commit& commit) {
         "INSERT OR IGNORE INTO commits(sha, repo_id, parent_sha, message, author, time_ms, created_ms)"
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
     if (!ins) return std::move(ins).error();
-    KPORT_TRY(ins->bind_all(commit.sha, *repo_id, commit.parent_sha, commit.message, commit.author,
-                            commit.time_ms, now).run());
+    KPORT_TRY(ins->bind_all(commit.sha, *repo_id, commit.parent_sha, commit.message, commit.author, commit.time_ms, now)
+                  .run());
     return true;
   });
   if (!r) return std::move(r).error();

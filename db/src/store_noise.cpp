@@ -88,8 +88,11 @@ Result<std::vector<SeriesFigure>> Store::commit_series_history(std::string_view 
                        "  AND r.shape = k.shape AND r.instance = k.instance AND r.driver = k.driver"
                        "  AND r.id >= coalesce((SELECT x.id FROM results x WHERE x.gpu_model = k.gpu_model"
                        "   AND x.family = k.family AND x.dtype = k.dtype AND x.shape = k.shape"
-                       "   ORDER BY x.id DESC LIMIT 1 OFFSET " + std::to_string(k_history_window - 1) + "), 0)"
-                       " WHERE" + k_figure_filter + " ORDER BY r.id");
+                       "   ORDER BY x.id DESC LIMIT 1 OFFSET " +
+                       std::to_string(k_history_window - 1) +
+                       "), 0)"
+                       " WHERE" +
+                       k_figure_filter + " ORDER BY r.id");
     if (!s) return std::move(s).error();
     s->bind(1, sha);
     return detail::collect<SeriesFigure>(*s, read_figure);
@@ -102,9 +105,9 @@ Result<std::vector<SeriesFigure>> Store::series_history(const SeriesFilter& f) {
     // filter that names GPU model, family, dtype and shape reads one index range.
     std::string sql = std::string("SELECT ") + k_figure_columns + " FROM results r WHERE" + k_figure_filter;
     std::vector<const std::string*> values;
-    for (const auto& [column, value] : {std::pair{"gpu_model", &f.gpu_model}, std::pair{"family", &f.family},
-                                        std::pair{"dtype", &f.dtype}, std::pair{"shape", &f.shape},
-                                        std::pair{"instance", &f.instance}, std::pair{"driver", &f.driver}}) {
+    for (const auto& [column, value] :
+         {std::pair{"gpu_model", &f.gpu_model}, std::pair{"family", &f.family}, std::pair{"dtype", &f.dtype},
+          std::pair{"shape", &f.shape}, std::pair{"instance", &f.instance}, std::pair{"driver", &f.driver}}) {
       if (value->empty()) continue;
       values.push_back(value);
       sql += std::string(" AND r.") + column + " = ?" + std::to_string(values.size());

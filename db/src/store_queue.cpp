@@ -43,8 +43,8 @@ Result<Page<Pipeline>> Store::list_pipelines(const PipelineFilter& f) {
     where.add("p.repo = ?", f.repo);
     if (f.reason) where.add_value("p.reason = ?", std::string(to_string(*f.reason)));
     where.add("p.id < ?", f.before_id);
-    auto s = c.prepare(std::string(detail::k_pipeline_select) + where.sql() + " GROUP BY p.id ORDER BY p.id DESC LIMIT ?" +
-                       std::to_string(where.next_param()));
+    auto s = c.prepare(std::string(detail::k_pipeline_select) + where.sql() +
+                       " GROUP BY p.id ORDER BY p.id DESC LIMIT ?" + std::to_string(where.next_param()));
     if (!s) return std::move(s).error();
     where.bind(*s);
     s->bind(where.next_param(), f.limit);

@@ -34,8 +34,9 @@ Status validate(const ResultRecord& r, std::size_t index) {
   if (own && r.target.empty()) return missing(what, "target");
   if (own && r.gpu_model.empty()) return missing(what, "gpu_model");
   if (r.job_id && !r.runner_id)
-    return make_error(Errc::invalid_argument, what + " belongs to job " + std::to_string(*r.job_id) +
-                                                  " but names no runner; a job's results come from the runner holding its lease");
+    return make_error(Errc::invalid_argument,
+                      what + " belongs to job " + std::to_string(*r.job_id) +
+                          " but names no runner; a job's results come from the runner holding its lease");
   auto dims = detail::parse_shape(r.shape);
   if (!dims) return std::move(dims).error();
   auto env = detail::json_text(what + " env_json", r.env_json);

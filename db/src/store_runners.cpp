@@ -45,7 +45,8 @@ Result<RegisteredRunner> Store::register_runner(const NewRunner& n) {
         " extra_json, registered_ms, last_heartbeat_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)");
     if (!ins) return std::move(ins).error();
     KPORT_TRY(ins->bind_all(n.name, to_string(n.role), hash, n.caps.toolkit, n.caps.cores, n.caps.gpu_model,
-                            n.caps.gpu_uuid, n.caps.arch, n.caps.driver, *extra, now).run());
+                            n.caps.gpu_uuid, n.caps.arch, n.caps.driver, *extra, now)
+                  .run());
     const std::int64_t id = c.last_insert_rowid();
     for (const auto& t : n.caps.targets) {
       auto tg = c.prepare("INSERT OR IGNORE INTO runner_targets(runner_id, target) VALUES (?1, ?2)");
@@ -160,8 +161,9 @@ Result<QueueStats> Store::queue_stats() {
     if (!counts) return std::move(counts).error();
     for (const auto& [status, n] : *counts)
       if (auto st = parse_job_status(status)) out.jobs_by_status[*st] = n;
-    auto w = c.prepare("SELECT count(*) FROM jobs j WHERE j.status = 'queued' AND j.kind = 'check' AND (" KPORT_JOB_STATUS_EXPR
-                       ") = 'awaiting_runner'");
+    auto w = c.prepare(
+        "SELECT count(*) FROM jobs j WHERE j.status = 'queued' AND j.kind = 'check' AND (" KPORT_JOB_STATUS_EXPR
+        ") = 'awaiting_runner'");
     if (!w) return std::move(w).error();
     w->bind(1, since);
     auto waiting = detail::collect_one<std::int64_t>(*w, [](const detail::Stmt& st) { return st.int64(0); });

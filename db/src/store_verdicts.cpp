@@ -66,18 +66,20 @@ Result<VerdictInputs> Store::verdict_inputs(std::string_view sha) {
     if (!b) return std::move(b).error();
     in.builds = std::move(*b);
     // Revalidations measure old commits on new drivers; they judge the driver, not the commit.
-    auto results = c.prepare(std::string(detail::k_result_select) +
-                             " WHERE id IN (SELECT max(r.id) FROM results r LEFT JOIN jobs j ON j.id = r.job_id"
-                             " WHERE r.commit_sha = ?1 AND (j.purpose IS NULL OR j.purpose NOT IN ('revalidate', 'measure_request'))"
-                             " GROUP BY r.target, r.gpu_model, r.instance, r.dtype, r.shape)"
-                             " ORDER BY target, gpu_model, instance, dtype, shape");
+    auto results = c.prepare(
+        std::string(detail::k_result_select) +
+        " WHERE id IN (SELECT max(r.id) FROM results r LEFT JOIN jobs j ON j.id = r.job_id"
+        " WHERE r.commit_sha = ?1 AND (j.purpose IS NULL OR j.purpose NOT IN ('revalidate', 'measure_request'))"
+        " GROUP BY r.target, r.gpu_model, r.instance, r.dtype, r.shape)"
+        " ORDER BY target, gpu_model, instance, dtype, shape");
     if (!results) return std::move(results).error();
     results->bind(1, sha);
     auto r = detail::collect<ResultRecord>(*results, detail::read_result);
     if (!r) return std::move(r).error();
     in.results = std::move(*r);
     auto rm = c.prepare(
-        "SELECT commit_sha, target, gpu_model, job_id, instances_json, created_ms FROM remeasures WHERE commit_sha = ?1");
+        "SELECT commit_sha, target, gpu_model, job_id, instances_json, created_ms FROM remeasures WHERE commit_sha = "
+        "?1");
     if (!rm) return std::move(rm).error();
     rm->bind(1, sha);
     auto m = detail::collect<Remeasure>(*rm, read_remeasure);
@@ -102,7 +104,8 @@ Result<bool> Store::request_remeasure(std::int64_t pipeline_id, const Remeasure&
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
     if (!ins) return std::move(ins).error();
     KPORT_TRY(ins->bind_all(what.commit_sha, what.target, what.gpu_model, *id,
-                            what.instances_json.empty() ? std::string("[]") : what.instances_json, now).run());
+                            what.instances_json.empty() ? std::string("[]") : what.instances_json, now)
+                  .run());
     return true;
   });
 }

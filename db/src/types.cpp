@@ -77,8 +77,6 @@ std::optional<PipelineStatus> parse_pipeline_status(std::string_view s) noexcept
 }
 std::optional<RunnerRole> parse_runner_role(std::string_view s) noexcept { return parse_in(k_roles, s); }
 std::optional<BuildStatus> parse_build_status(std::string_view s) noexcept { return parse_in(k_build_statuses, s); }
-std::optional<ResultStatus> parse_result_status(std::string_view s) noexcept {
-  return parse_in(k_result_statuses, s);
-}
+std::optional<ResultStatus> parse_result_status(std::string_view s) noexcept { return parse_in(k_result_statuses, s); }
 
 }  // namespace kport::db

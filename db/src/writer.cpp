@@ -51,8 +51,7 @@ void Writer::loop() {
       do {
         batch.push_back(std::move(m_queue.front()));
         m_queue.pop_front();
-      } while (!alone && !m_queue.empty() && batch.size() < m_max_batch &&
-               !m_queue.front().standalone);
+      } while (!alone && !m_queue.empty() && batch.size() < m_max_batch && !m_queue.front().standalone);
     }
     if (batch.front().standalone) {
       Task& t = batch.front();

@@ -57,8 +57,10 @@ class Writer {
       return status;
     };
     task.done = [slot, promise](const Error* batch_error) {
-      if (batch_error) promise->set_value(*batch_error);
-      else promise->set_value(std::move(**slot));
+      if (batch_error)
+        promise->set_value(*batch_error);
+      else
+        promise->set_value(std::move(**slot));
     };
     if (auto queued = enqueue(std::move(task)); !queued) return std::move(queued).error();
     return future.get();

@@ -9,23 +9,19 @@
 namespace kport::kernels {
 
 // To a 32-bit shared address (smem_u32); the void* form converts a generic pointer.
-__device__ __forceinline__ void cp_async_16_sm80(std::uint32_t smem_addr, const void* gmem,
-                                                 bool valid) {
+__device__ __forceinline__ void cp_async_16_sm80(std::uint32_t smem_addr, const void* gmem, bool valid) {
   const int src_bytes = valid ? 16 : 0;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr), "l"(gmem),
-               "r"(src_bytes)
-               : "memory");
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr), "l"(gmem), "r"(src_bytes) : "memory");
 }
 
 __device__ __forceinline__ void cp_async_16_sm80(void* smem, const void* gmem, bool valid) {
   cp_async_16_sm80(smem_u32(smem), gmem, valid);
 }
 
-__device__ __forceinline__ void cp_async_commit_sm80() {
-  asm volatile("cp.async.commit_group;" ::: "memory");
-}
+__device__ __forceinline__ void cp_async_commit_sm80() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 
-template <int k_pending> __device__ __forceinline__ void cp_async_wait_sm80() {
+template <int k_pending>
+__device__ __forceinline__ void cp_async_wait_sm80() {
   asm volatile("cp.async.wait_group %0;" ::"n"(k_pending) : "memory");
 }
 

@@ -6,8 +6,8 @@
 
 #include <cuda_runtime.h>
 
-#define KPORT_CUDA_CHECK(expr)                          \
-  do {                                                  \
-    const cudaError_t kport_cuda_status_ = (expr);      \
+#define KPORT_CUDA_CHECK(expr)                                        \
+  do {                                                                \
+    const cudaError_t kport_cuda_status_ = (expr);                    \
     if (kport_cuda_status_ != cudaSuccess) return kport_cuda_status_; \
   } while (0)

@@ -19,8 +19,7 @@ inline constexpr int k_rowwise_simt_threads = 256;
 
 template <typename T>
 __global__ void __launch_bounds__(k_rowwise_simt_threads)
-rmsnorm_simt_kernel(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y,
-                    int cols, float eps) {
+    rmsnorm_simt_kernel(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y, int cols, float eps) {
   __shared__ float scratch[32];
   const size_t off = static_cast<size_t>(blockIdx.x) * cols;
   float ss = 0.0f;
@@ -36,7 +35,7 @@ rmsnorm_simt_kernel(const T* __restrict__ x, const T* __restrict__ w, T* __restr
 
 template <typename T>
 __global__ void __launch_bounds__(k_rowwise_simt_threads)
-softmax_simt_kernel(const T* __restrict__ x, T* __restrict__ y, int cols) {
+    softmax_simt_kernel(const T* __restrict__ x, T* __restrict__ y, int cols) {
   __shared__ float scratch[32];
   const size_t off = static_cast<size_t>(blockIdx.x) * cols;
   float mx = -INFINITY;
@@ -55,17 +54,15 @@ template <typename T>
 cudaError_t launch_rowwise_simt(const RowwiseArgs& a, bool softmax, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(a.rows));
   if (softmax)
-    softmax_simt_kernel<T><<<grid, k_rowwise_simt_threads, 0, stream>>>(
-        static_cast<const T*>(a.x), static_cast<T*>(a.y), a.cols);
+    softmax_simt_kernel<T>
+        <<<grid, k_rowwise_simt_threads, 0, stream>>>(static_cast<const T*>(a.x), static_cast<T*>(a.y), a.cols);
   else
     rmsnorm_simt_kernel<T><<<grid, k_rowwise_simt_threads, 0, stream>>>(
-        static_cast<const T*>(a.x), static_cast<const T*>(a.w), static_cast<T*>(a.y), a.cols,
-        a.eps);
+        static_cast<const T*>(a.x), static_cast<const T*>(a.w), static_cast<T*>(a.y), a.cols, a.eps);
   return cudaGetLastError();
 }
 
-inline cudaError_t launch_rowwise_simt_any(const RowwiseArgs& a, bool softmax,
-                                           cudaStream_t stream) {
+inline cudaError_t launch_rowwise_simt_any(const RowwiseArgs& a, bool softmax, cudaStream_t stream) {
   switch (a.dtype) {
     case DType::f32: return launch_rowwise_simt<float>(a, softmax, stream);
     case DType::f16: return launch_rowwise_simt<__half>(a, softmax, stream);

@@ -40,8 +40,7 @@ inline Vec16Plan plan_rowwise_vec16(const RowwiseArgs& a, int target_vecs = 4) {
   Vec16Plan plan;
   const long row_bytes = static_cast<long>(a.cols) * dtype_size(a.dtype);
   if (row_bytes % k_vec16_row_align_bytes != 0) return plan;
-  if (!is_aligned16(a.x) || !is_aligned16(a.y) || (a.w != nullptr && !is_aligned16(a.w)))
-    return plan;
+  if (!is_aligned16(a.x) || !is_aligned16(a.y) || (a.w != nullptr && !is_aligned16(a.w))) return plan;
   const long vecs = row_bytes / 16;
   // target_vecs * 16 bytes in flight per thread: enough loads outstanding to cover HBM
   // latency while rows stay spread over many blocks.
@@ -78,8 +77,8 @@ __device__ __forceinline__ float row_reduce(float v, float* scratch, int tpr_log
 
 template <typename T, int k_v, bool k_softmax>
 __global__ void __launch_bounds__(k_vec16_max_tpr)
-rowwise_vec16_kernel(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y,
-                     int rows, int cols, float eps, int tpr_log2) {
+    rowwise_vec16_kernel(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y, int rows, int cols,
+                         float eps, int tpr_log2) {
   constexpr int k_e = Vec16<T>::k_count;  // elements per vector
   // At most 16 warps per row (512 threads); separate scratch per reduction so that no
   // barrier is needed between them.
@@ -87,8 +86,7 @@ rowwise_vec16_kernel(const T* __restrict__ x, const T* __restrict__ w, T* __rest
   __shared__ float scratch_b[k_vec16_max_tpr / 32 * 16];
   const int tpr = 1 << tpr_log2;
   const int lt = threadIdx.x & (tpr - 1);
-  const long row = static_cast<long>(blockIdx.x) * (blockDim.x >> tpr_log2) +
-                   (threadIdx.x >> tpr_log2);
+  const long row = static_cast<long>(blockIdx.x) * (blockDim.x >> tpr_log2) + (threadIdx.x >> tpr_log2);
   const bool active = row < rows;
   const int vecs = cols / k_e;
   const T* xr = x + row * cols;
@@ -126,12 +124,13 @@ rowwise_vec16_kernel(const T* __restrict__ x, const T* __restrict__ w, T* __rest
       const int vi = lt + i * tpr;
       if (!(active && vi < vecs)) continue;
       Vec16<T> wi;
-      if constexpr (k_early_w) wi = wv[i];
-      else wi = load_vec16(w + static_cast<long>(vi) * k_e);
+      if constexpr (k_early_w)
+        wi = wv[i];
+      else
+        wi = load_vec16(w + static_cast<long>(vi) * k_e);
       Vec16<T> out;
 #pragma unroll
-      for (int e = 0; e < k_e; ++e)
-        out.v[e] = from_float<T>(to_float(xv[i].v[e]) * inv * to_float(wi.v[e]));
+      for (int e = 0; e < k_e; ++e) out.v[e] = from_float<T>(to_float(xv[i].v[e]) * inv * to_float(wi.v[e]));
       store_vec16_stream_sm70(yr + static_cast<long>(vi) * k_e, out);
     }
   } else {
@@ -171,8 +170,7 @@ rowwise_vec16_kernel(const T* __restrict__ x, const T* __restrict__ w, T* __rest
 }
 
 template <typename T, bool k_softmax>
-cudaError_t launch_rowwise_vec16_typed(const RowwiseArgs& a, const Vec16Plan& plan,
-                                       cudaStream_t stream) {
+cudaError_t launch_rowwise_vec16_typed(const RowwiseArgs& a, const Vec16Plan& plan, cudaStream_t stream) {
   const long blocks = (static_cast<long>(a.rows) + plan.rows_per_block - 1) / plan.rows_per_block;
   const dim3 grid(static_cast<unsigned>(blocks));
   const auto* x = static_cast<const T*>(a.x);
@@ -180,20 +178,20 @@ cudaError_t launch_rowwise_vec16_typed(const RowwiseArgs& a, const Vec16Plan& pl
   auto* y = static_cast<T*>(a.y);
   switch (plan.vecs_per_thread) {
     case 1:
-      rowwise_vec16_kernel<T, 1, k_softmax><<<grid, plan.threads, 0, stream>>>(
-          x, w, y, a.rows, a.cols, a.eps, plan.tpr_log2);
+      rowwise_vec16_kernel<T, 1, k_softmax>
+          <<<grid, plan.threads, 0, stream>>>(x, w, y, a.rows, a.cols, a.eps, plan.tpr_log2);
       break;
     case 2:
-      rowwise_vec16_kernel<T, 2, k_softmax><<<grid, plan.threads, 0, stream>>>(
-          x, w, y, a.rows, a.cols, a.eps, plan.tpr_log2);
+      rowwise_vec16_kernel<T, 2, k_softmax>
+          <<<grid, plan.threads, 0, stream>>>(x, w, y, a.rows, a.cols, a.eps, plan.tpr_log2);
       break;
     case 4:
-      rowwise_vec16_kernel<T, 4, k_softmax><<<grid, plan.threads, 0, stream>>>(
-          x, w, y, a.rows, a.cols, a.eps, plan.tpr_log2);
+      rowwise_vec16_kernel<T, 4, k_softmax>
+          <<<grid, plan.threads, 0, stream>>>(x, w, y, a.rows, a.cols, a.eps, plan.tpr_log2);
       break;
     case 8:
-      rowwise_vec16_kernel<T, 8, k_softmax><<<grid, plan.threads, 0, stream>>>(
-          x, w, y, a.rows, a.cols, a.eps, plan.tpr_log2);
+      rowwise_vec16_kernel<T, 8, k_softmax>
+          <<<grid, plan.threads, 0, stream>>>(x, w, y, a.rows, a.cols, a.eps, plan.tpr_log2);
       break;
     default: return cudaErrorInvalidValue;
   }
@@ -201,13 +199,11 @@ cudaError_t launch_rowwise_vec16_typed(const RowwiseArgs& a, const Vec16Plan& pl
 }
 
 template <bool k_softmax>
-cudaError_t launch_rowwise_vec16(const RowwiseArgs& a, const Vec16Plan& plan,
-                                 cudaStream_t stream) {
+cudaError_t launch_rowwise_vec16(const RowwiseArgs& a, const Vec16Plan& plan, cudaStream_t stream) {
   switch (a.dtype) {
     case DType::f32: return launch_rowwise_vec16_typed<float, k_softmax>(a, plan, stream);
     case DType::f16: return launch_rowwise_vec16_typed<__half, k_softmax>(a, plan, stream);
-    case DType::bf16:
-      return launch_rowwise_vec16_typed<__nv_bfloat16, k_softmax>(a, plan, stream);
+    case DType::bf16: return launch_rowwise_vec16_typed<__nv_bfloat16, k_softmax>(a, plan, stream);
   }
   return cudaErrorInvalidValue;
 }

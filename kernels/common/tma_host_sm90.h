@@ -15,10 +15,9 @@
 
 namespace kport::kernels::tma_host {
 
-using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
-                                 const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
-                                 const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
-                                 CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 
 // The driver's tensor-map encoder, fetched once through the runtime so the library does not
 // link libcuda directly; nullptr when the driver lacks it. Thread-safe.
@@ -26,8 +25,7 @@ inline EncodeTiled encode_tiled() {
   static const EncodeTiled fn = [] {
     void* p = nullptr;
     cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
-                                         &q) != cudaSuccess ||
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
         q != cudaDriverEntryPointSuccess)
       return static_cast<EncodeTiled>(nullptr);
     return reinterpret_cast<EncodeTiled>(p);
@@ -41,17 +39,15 @@ inline EncodeTiled encode_tiled() {
 // out-of-bounds loads. False when the driver has no encoder or refuses the map.
 template <int Rank>
 bool make_tmap_16bit_sw128(CUtensorMap* map, const void* ptr, const cuuint64_t (&dims)[Rank],
-                           const cuuint64_t (&strides)[Rank - 1], const cuuint32_t (&box)[Rank],
-                           DType t) {
+                           const cuuint64_t (&strides)[Rank - 1], const cuuint32_t (&box)[Rank], DType t) {
   EncodeTiled enc = encode_tiled();
   if (enc == nullptr) return false;
   cuuint32_t elem_strides[Rank];
   for (int i = 0; i < Rank; ++i) elem_strides[i] = 1;
-  const CUtensorMapDataType dt =
-      t == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  return enc(map, dt, Rank, const_cast<void*>(ptr), dims, strides, box, elem_strides,
-             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+  const CUtensorMapDataType dt = t == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  return enc(map, dt, Rank, const_cast<void*>(ptr), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
 // 2-D row-major [rows, cols] tensor of 16-bit elements, boxes of box_rows x 64 columns.
@@ -71,11 +67,10 @@ inline std::string gemm_supports(const Problem& p, const char* variant) {
            " takes bf16 or f16 (use the simt variant for f32)";
   if (g.m < 0 || g.n < 0 || g.k < 0) return "negative dimension";
   if (g.k % 8 != 0 || g.n % 8 != 0)
-    return "K and N must be multiples of 8: TMA needs 16-byte row strides (K=" +
-           std::to_string(g.k) + ", N=" + std::to_string(g.n) + "); use the mma_sync variant";
+    return "K and N must be multiples of 8: TMA needs 16-byte row strides (K=" + std::to_string(g.k) +
+           ", N=" + std::to_string(g.n) + "); use the mma_sync variant";
   auto misaligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 != 0; };
-  if (misaligned(g.a) || misaligned(g.b) || misaligned(g.c))
-    return "A, B and C must be 16-byte aligned for TMA";
+  if (misaligned(g.a) || misaligned(g.b) || misaligned(g.c)) return "A, B and C must be 16-byte aligned for TMA";
   return "";
 }
 

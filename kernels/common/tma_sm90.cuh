@@ -12,8 +12,7 @@
 namespace kport::kernels::sm90 {
 
 // ---- loads ----------------------------------------------------------------------------------
-__device__ __forceinline__ void tma_load_2d(uint32_t dst, const void* tmap, int c0, int c1,
-                                            uint32_t bar) {
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const void* tmap, int c0, int c1, uint32_t bar) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
       " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
@@ -23,8 +22,8 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const void* tmap, int 
 
 // Same load, delivered to the same shared-memory offset in every CTA of the cluster named in
 // `cta_mask`, each CTA's barrier at `bar`'s offset receiving the bytes that land there.
-__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const void* tmap, int c0,
-                                                      int c1, uint32_t bar, uint16_t cta_mask) {
+__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const void* tmap, int c0, int c1, uint32_t bar,
+                                                      uint16_t cta_mask) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
       ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst),
@@ -32,8 +31,7 @@ __device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const void* 
       : "memory");
 }
 
-__device__ __forceinline__ void tma_load_3d(uint32_t dst, const void* tmap, int c0, int c1,
-                                            int c2, uint32_t bar) {
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const void* tmap, int c0, int c1, int c2, uint32_t bar) {
   asm volatile(
       "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
       " [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(dst),
@@ -56,18 +54,14 @@ __device__ __forceinline__ void tma_store_2d(const void* tmap, uint32_t src, int
                : "memory");
 }
 
-__device__ __forceinline__ void tma_store_3d(const void* tmap, uint32_t src, int c0, int c1,
-                                             int c2) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];" ::"l"(
-          reinterpret_cast<uint64_t>(tmap)),
-      "r"(c0), "r"(c1), "r"(c2), "r"(src)
-      : "memory");
+__device__ __forceinline__ void tma_store_3d(const void* tmap, uint32_t src, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];" ::"l"(
+                   reinterpret_cast<uint64_t>(tmap)),
+               "r"(c0), "r"(c1), "r"(c2), "r"(src)
+               : "memory");
 }
 
-__device__ __forceinline__ void bulk_commit() {
-  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
 // Waits until at most N bulk groups still read their shared-memory source.
 template <int N>
 __device__ __forceinline__ void bulk_wait_read() {

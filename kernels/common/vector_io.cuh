@@ -9,19 +9,22 @@
 
 namespace kport::kernels {
 
-template <typename T> struct alignas(16) Vec16 {
+template <typename T>
+struct alignas(16) Vec16 {
   static constexpr int k_count = 16 / static_cast<int>(sizeof(T));
   T v[k_count];
 };
 
-template <typename T> __device__ __forceinline__ Vec16<T> load_vec16(const T* p) {
+template <typename T>
+__device__ __forceinline__ Vec16<T> load_vec16(const T* p) {
   const uint4 raw = *reinterpret_cast<const uint4*>(p);
   Vec16<T> out;
   *reinterpret_cast<uint4*>(out.v) = raw;
   return out;
 }
 
-template <typename T> __device__ __forceinline__ void store_vec16(T* p, const Vec16<T>& x) {
+template <typename T>
+__device__ __forceinline__ void store_vec16(T* p, const Vec16<T>& x) {
   *reinterpret_cast<uint4*>(p) = *reinterpret_cast<const uint4*>(x.v);
 }
 
@@ -36,12 +39,11 @@ __device__ __forceinline__ uint4 ld_global_stream_v4_sm80(const void* p) {
 
 // Streaming store (evict-first): output written once and not re-read by this kernel.
 __device__ __forceinline__ void st_global_stream_v4_sm70(void* p, uint4 v) {
-  asm volatile("st.global.cs.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(v.x), "r"(v.y),
-               "r"(v.z), "r"(v.w)
-               : "memory");
+  asm volatile("st.global.cs.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
 }
 
-template <typename T> __device__ __forceinline__ Vec16<T> load_vec16_stream_sm80(const T* p) {
+template <typename T>
+__device__ __forceinline__ Vec16<T> load_vec16_stream_sm80(const T* p) {
   const uint4 raw = ld_global_stream_v4_sm80(p);
   Vec16<T> out;
   *reinterpret_cast<uint4*>(out.v) = raw;

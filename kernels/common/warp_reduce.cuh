@@ -16,16 +16,15 @@ __device__ __forceinline__ float warp_reduce_sum(float v) {
 
 __device__ __forceinline__ float warp_reduce_max(float v) {
 #pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1)
-    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  for (int offset = 16; offset > 0; offset >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
   return v;
 }
 
 // Reduction over `width` consecutive lanes (width a power of two <= 32).
-template <int k_width> __device__ __forceinline__ float group_reduce_sum(float v) {
+template <int k_width>
+__device__ __forceinline__ float group_reduce_sum(float v) {
 #pragma unroll
-  for (int offset = k_width / 2; offset > 0; offset >>= 1)
-    v += __shfl_xor_sync(0xffffffffu, v, offset);
+  for (int offset = k_width / 2; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
   return v;
 }
 

@@ -34,13 +34,9 @@ __device__ __forceinline__ uint64_t make_desc_sw128(uint32_t addr, uint32_t lbo,
 }
 
 // Before the first wgmma that reads registers written since the last fence.
-__device__ __forceinline__ void wgmma_fence() {
-  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-}
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 // Closes the wgmma issued since the last commit into one group.
-__device__ __forceinline__ void wgmma_commit() {
-  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-}
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 // Waits until at most N committed groups are still in flight.
 template <int N>
 __device__ __forceinline__ void wgmma_wait() {
@@ -60,8 +56,7 @@ inline constexpr bool k_wgmma_bf16 = __is_same(T, __nv_bfloat16);
 // D[64 x N] (+)= A[64 x 16] * B[16 x N] over T (__nv_bfloat16 or __half): A K-major from the
 // descriptor `da`, B from `db`, MN-major when TransB is 1. scale_d = 0 overwrites D.
 template <int N, class T, int TransB>
-__device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], uint64_t da, uint64_t db,
-                                         int scale_d) {
+__device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], uint64_t da, uint64_t db, int scale_d) {
   static_assert(__is_same(T, __nv_bfloat16) || __is_same(T, __half), "bf16 or f16 inputs");
   WgmmaOps<N, k_wgmma_bf16<T>>::template ss<TransB>(d, da, db, scale_d);
 }
@@ -69,8 +64,7 @@ __device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], uint64_t da, uint64_
 // Same with A from registers: four 32-bit registers a thread, the m16n8k16 A-fragment layout
 // of each warp's 16 rows.
 template <int N, class T, int TransB>
-__device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db,
-                                         int scale_d) {
+__device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db, int scale_d) {
   static_assert(__is_same(T, __nv_bfloat16) || __is_same(T, __half), "bf16 or f16 inputs");
   WgmmaOps<N, k_wgmma_bf16<T>>::template rs<TransB>(d, a, db, scale_d);
 }

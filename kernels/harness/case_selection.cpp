@@ -59,14 +59,12 @@ std::optional<HarnessError> select_cases(const Options& o, const std::vector<con
       for (const Instance* i : all) names += (names.empty() ? "" : ", ") + i->name;
       return HarnessError{"unknown_instance",
                           "no instance named '" + o.instance + "' in this harness; built: " +
-                              (names.empty() ? std::string("none") : names) +
-                              " (see `list`)",
+                              (names.empty() ? std::string("none") : names) + " (see `list`)",
                           k_exit_usage};
     }
     const auto dtype = parse_dtype(o.dtype);
     if (!dtype)
-      return HarnessError{"unknown_dtype", "unknown dtype '" + o.dtype + "'; use bf16, fp16 or fp32",
-                          k_exit_usage};
+      return HarnessError{"unknown_dtype", "unknown dtype '" + o.dtype + "'; use bf16, fp16 or fp32", k_exit_usage};
     Shape s;
     if (auto err = parse_shape(inst->family, o.shape, s)) return err;
     out.push_back({inst, *dtype, s});
@@ -91,12 +89,11 @@ std::optional<HarnessError> select_cases(const Options& o, const std::vector<con
       for (const Shape& s : shapes) out.push_back({inst, t, s});
   }
   if (!instance_found)
-    return HarnessError{"unknown_instance",
-                        "no instance named '" + o.instance + "' in this harness (see `list`)",
+    return HarnessError{"unknown_instance", "no instance named '" + o.instance + "' in this harness (see `list`)",
                         k_exit_usage};
   if (!shape_parsed_somewhere) {
     Shape s;
-    Family guess = o.shape.find("m=") != std::string::npos ? Family::gemm
+    Family guess = o.shape.find("m=") != std::string::npos   ? Family::gemm
                    : o.shape.find("l=") != std::string::npos ? Family::attention
                                                              : Family::rmsnorm;
     if (auto err = parse_shape(guess, o.shape, s)) return err;
@@ -105,8 +102,7 @@ std::optional<HarnessError> select_cases(const Options& o, const std::vector<con
     return HarnessError{"no_cases",
                         "nothing to run: no instance in this harness matches" +
                             (o.filter.empty() ? std::string() : " --filter '" + o.filter + "'") +
-                            (o.dtype.empty() ? std::string() : " with --dtype " + o.dtype) +
-                            " (see `list`)",
+                            (o.dtype.empty() ? std::string() : " with --dtype " + o.dtype) + " (see `list`)",
                         k_exit_usage};
   return std::nullopt;
 }

@@ -21,8 +21,7 @@ struct Case {
   Shape shape;
 };
 
-std::optional<HarnessError> select_cases(const Options& o,
-                                         const std::vector<const kport::kernels::Instance*>& all,
+std::optional<HarnessError> select_cases(const Options& o, const std::vector<const kport::kernels::Instance*>& all,
                                          std::vector<Case>& out);
 
 }  // namespace kport::harness

@@ -7,9 +7,7 @@ namespace kport::harness {
 
 namespace {
 
-HarnessError usage(const std::string& what) {
-  return {"usage", what + ". " + usage_text(), k_exit_usage};
-}
+HarnessError usage(const std::string& what) { return {"usage", what + ". " + usage_text(), k_exit_usage}; }
 
 bool parse_number(const std::string& text, double& out) {
   try {
@@ -40,9 +38,8 @@ std::optional<HarnessError> parse_args(const std::vector<std::string>& args, Opt
   Options o;
   if (args.empty()) return usage("no command given");
   o.command = args[0];
-  if (o.command != "list" && o.command != "device" && o.command != "check" &&
-      o.command != "bench" && o.command != "help" && o.command != "--help" &&
-      o.command != "--version")
+  if (o.command != "list" && o.command != "device" && o.command != "check" && o.command != "bench" &&
+      o.command != "help" && o.command != "--help" && o.command != "--version")
     return usage("unknown command '" + o.command + "'");
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -55,29 +52,35 @@ std::optional<HarnessError> parse_args(const std::vector<std::string>& args, Opt
       std::string text;
       if (auto e = value(text)) return e;
       if (!parse_number(text, dst) || dst < lo || dst > hi)
-        return usage("option " + a + ": '" + text + "' is not a number in [" +
-                     std::to_string(lo) + ", " + std::to_string(hi) + "]");
+        return usage("option " + a + ": '" + text + "' is not a number in [" + std::to_string(lo) + ", " +
+                     std::to_string(hi) + "]");
       return std::nullopt;
     };
     std::optional<HarnessError> err;
-    if (a == "--instance") err = value(o.instance);
-    else if (a == "--filter") err = value(o.filter);
-    else if (a == "--dtype") err = value(o.dtype);
-    else if (a == "--shape") err = value(o.shape);
-    else if (a == "--all") o.all = true;
+    if (a == "--instance")
+      err = value(o.instance);
+    else if (a == "--filter")
+      err = value(o.filter);
+    else if (a == "--dtype")
+      err = value(o.dtype);
+    else if (a == "--shape")
+      err = value(o.shape);
+    else if (a == "--all")
+      o.all = true;
     else if (a == "--case") {
       std::string text;
       err = value(text);
       if (!err) o.cases.push_back(text);
-    }
-    else if (a == "--later-warmup-ms") err = number(o.later_warmup_ms, 0, 60000);
+    } else if (a == "--later-warmup-ms")
+      err = number(o.later_warmup_ms, 0, 60000);
     else if (a == "--warmup-calls") {
       double v = 0;
       err = number(v, 1, 1000);
       o.warmup_calls = static_cast<int>(v);
-    }
-    else if (a == "--no-baseline") o.baseline = false;
-    else if (a == "--plan") o.plan = true;
+    } else if (a == "--no-baseline")
+      o.baseline = false;
+    else if (a == "--plan")
+      o.plan = true;
     else if (a == "--seed") {
       std::string text;
       err = value(text);
@@ -92,38 +95,48 @@ std::optional<HarnessError> parse_args(const std::vector<std::string>& args, Opt
           err = usage("--seed: '" + text + "' is not an unsigned integer");
         }
       }
-    } else if (a == "--time-cap-ms") err = number(o.time_cap_ms, 1, 600000);
-    else if (a == "--max-rse") err = number(o.max_rse, 1e-6, 1);
-    else if (a == "--warmup-ms") err = number(o.warmup_ms, 0, 60000);
-    else if (a == "--timeout-s") err = number(o.timeout_s, 0.1, 86400);
-    else if (a == "--throttle-threshold") err = number(o.throttle_threshold, 0, 1);
-    else if (a == "--throttle-recovery-ms") err = number(o.throttle_recovery_ms, 0, 10000);
-    else if (a == "--sample-gap-ms") err = number(o.sample_gap_ms, 0, 10000);
-    else if (a == "--trace") o.trace = true;
-    else if (a == "--no-blocker") o.blocker = false;
-    else if (a == "--max-duty") err = number(o.max_duty, 0.01, 1);
+    } else if (a == "--time-cap-ms")
+      err = number(o.time_cap_ms, 1, 600000);
+    else if (a == "--max-rse")
+      err = number(o.max_rse, 1e-6, 1);
+    else if (a == "--warmup-ms")
+      err = number(o.warmup_ms, 0, 60000);
+    else if (a == "--timeout-s")
+      err = number(o.timeout_s, 0.1, 86400);
+    else if (a == "--throttle-threshold")
+      err = number(o.throttle_threshold, 0, 1);
+    else if (a == "--throttle-recovery-ms")
+      err = number(o.throttle_recovery_ms, 0, 10000);
+    else if (a == "--sample-gap-ms")
+      err = number(o.sample_gap_ms, 0, 10000);
+    else if (a == "--trace")
+      o.trace = true;
+    else if (a == "--no-blocker")
+      o.blocker = false;
+    else if (a == "--max-duty")
+      err = number(o.max_duty, 0.01, 1);
     else if (a == "--l2-flush") {
       err = value(o.l2_flush);
       if (!err && o.l2_flush != "write" && o.l2_flush != "read" && o.l2_flush != "off")
         err = usage("--l2-flush: '" + o.l2_flush + "' is not one of write, read, off");
-    }
-    else if (a == "--reference") {
+    } else if (a == "--reference") {
       err = value(o.reference);
       if (!err && o.reference != "auto" && o.reference != "gpu")
         err = usage("--reference: '" + o.reference + "' is not one of auto, gpu");
-    }
-    else if (a == "--min-samples") {
+    } else if (a == "--min-samples") {
       double v = 0;
       err = number(v, 1, 100000);
       o.min_samples = static_cast<int>(v);
-    } else err = usage("unknown option '" + a + "'");
+    } else
+      err = usage("unknown option '" + a + "'");
     if (err) return err;
   }
   if (o.command == "check" || o.command == "bench") {
     if (!o.cases.empty()) {
       if (!o.instance.empty() || !o.filter.empty() || !o.dtype.empty() || !o.shape.empty())
-        return usage("--case names its instance, dtype and shape: it cannot be combined with "
-                     "--instance, --filter, --dtype or --shape");
+        return usage(
+            "--case names its instance, dtype and shape: it cannot be combined with "
+            "--instance, --filter, --dtype or --shape");
       for (const std::string& c : o.cases) {
         const auto a = c.find(':');
         const auto b = a == std::string::npos ? a : c.find(':', a + 1);
@@ -134,14 +147,11 @@ std::optional<HarnessError> parse_args(const std::vector<std::string>& args, Opt
     }
     if (!o.all) {
       if (o.instance.empty()) return usage(o.command + " needs --instance NAME or --all");
-      if (o.dtype.empty() || o.dtype == "all")
-        return usage(o.command + " --instance needs --dtype bf16|fp16|fp32");
+      if (o.dtype.empty() || o.dtype == "all") return usage(o.command + " --instance needs --dtype bf16|fp16|fp32");
       if (o.shape.empty()) return usage(o.command + " --instance needs --shape");
     }
-    if (!o.dtype.empty() && o.dtype != "all" && o.dtype != "bf16" && o.dtype != "fp16" &&
-        o.dtype != "fp32")
-      return HarnessError{"unknown_dtype",
-                          "unknown dtype '" + o.dtype + "'; use bf16, fp16, fp32 (or all with --all)",
+    if (!o.dtype.empty() && o.dtype != "all" && o.dtype != "bf16" && o.dtype != "fp16" && o.dtype != "fp32")
+      return HarnessError{"unknown_dtype", "unknown dtype '" + o.dtype + "'; use bf16, fp16, fp32 (or all with --all)",
                           k_exit_usage};
   }
   out = o;

@@ -45,12 +45,12 @@ struct Options {
   bool seed_given = false;
   bool all = false;
   bool baseline = true;
-  bool plan = false;     // print the selected cases and exit; no GPU needed
+  bool plan = false;  // print the selected cases and exit; no GPU needed
   double time_cap_ms = 1500.0;
   double max_rse = 0.005;
   double warmup_ms = 25.0;
-  int warmup_calls = 3;            // fewest warm-up calls of each measurement
-  double later_warmup_ms = -1.0;   // warm-up of each case after the first; < 0: warmup_ms
+  int warmup_calls = 3;           // fewest warm-up calls of each measurement
+  double later_warmup_ms = -1.0;  // warm-up of each case after the first; < 0: warmup_ms
   int min_samples = 10;
   // Throttle handling (nvbench's rule, tighter): a sample after which the SM clock reads
   // below this fraction of the highest clock read in the warm-up (boost, or the clock an
@@ -64,7 +64,7 @@ struct Options {
   // instead of at whatever clock the cap and the GPU's temperature allow. 1: no idling.
   double max_duty = 0.5;
   bool blocker = true;  // queue each sample behind a blocking kernel (no host latency inside)
-  bool trace = false;          // per-sample times and clocks in the report
+  bool trace = false;   // per-sample times and clocks in the report
   // How the L2 is emptied before each sample: "write" (memset of twice its size, as
   // nvbench), "read" (a kernel reads twice its size: no dirty lines left) or "off".
   std::string l2_flush = "write";

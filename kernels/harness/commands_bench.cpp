@@ -45,9 +45,9 @@ struct Timing {
   std::vector<unsigned long long> sample_reasons;
   int discarded_throttled = 0;
   double paused_ms = 0;
-  unsigned reference_mhz = 0;  // the throttle rule's reference clock (0: no clock read)
+  unsigned reference_mhz = 0;   // the throttle rule's reference clock (0: no clock read)
   bool throttled_kept = false;  // the GPU stayed throttled, so throttled samples were kept
-  Json trace;  // --trace: every sample, kept or not
+  Json trace;                   // --trace: every sample, kept or not
 };
 
 void summarize(Timing& t) {
@@ -71,11 +71,19 @@ void summarize(Timing& t) {
 }
 
 Json timing_json(const Timing& t) {
-  Json j = {{"median_ms", t.median}, {"iq_mean_ms", t.iq_mean}, {"mean_ms", t.mean},
-            {"stddev_ms", t.stddev}, {"min_ms", t.min},         {"max_ms", t.max},
-            {"samples", t.ms.size()}, {"rse", t.rse},           {"stopped_by", t.stopped_by},
-            {"discarded_throttled", t.discarded_throttled},     {"paused_ms", t.paused_ms},
-            {"throttle_reference_mhz", t.reference_mhz},        {"throttled_samples_kept", t.throttled_kept}};
+  Json j = {{"median_ms", t.median},
+            {"iq_mean_ms", t.iq_mean},
+            {"mean_ms", t.mean},
+            {"stddev_ms", t.stddev},
+            {"min_ms", t.min},
+            {"max_ms", t.max},
+            {"samples", t.ms.size()},
+            {"rse", t.rse},
+            {"stopped_by", t.stopped_by},
+            {"discarded_throttled", t.discarded_throttled},
+            {"paused_ms", t.paused_ms},
+            {"throttle_reference_mhz", t.reference_mhz},
+            {"throttled_samples_kept", t.throttled_kept}};
   if (!t.sample_mhz.empty()) {
     std::vector<unsigned> v = t.sample_mhz;
     std::sort(v.begin(), v.end());
@@ -88,9 +96,7 @@ Json timing_json(const Timing& t) {
   return j;
 }
 
-cudaDataType_t cuda_type(DType t) {
-  return t == DType::f32 ? CUDA_R_32F : t == DType::f16 ? CUDA_R_16F : CUDA_R_16BF;
-}
+cudaDataType_t cuda_type(DType t) { return t == DType::f32 ? CUDA_R_32F : t == DType::f16 ? CUDA_R_16F : CUDA_R_16BF; }
 
 class Bencher {
  public:
@@ -144,12 +150,13 @@ class Bencher {
     add_rates(r, c, ours.median);
 
     // Baseline, once per (family, shape, dtype) in this process.
-    const std::string key = std::string(kport::kernels::family_name(c.shape.family)) + "|" +
-                            shape_string(c.shape) + "|" + kport::kernels::dtype_name(c.dtype);
+    const std::string key = std::string(kport::kernels::family_name(c.shape.family)) + "|" + shape_string(c.shape) +
+                            "|" + kport::kernels::dtype_name(c.dtype);
     if (c.shape.family == Family::attention) {
       r["baseline"] = nullptr;
-      r["baseline_note"] = "no in-process attention baseline; FlashAttention-2 and cuDNN come "
-                           "from bench/peers on the same machine";
+      r["baseline_note"] =
+          "no in-process attention baseline; FlashAttention-2 and cuDNN come "
+          "from bench/peers on the same machine";
       return r;
     }
     if (!m_opt.baseline) return r;
@@ -174,8 +181,7 @@ class Bencher {
       m_report.add(r);
       m_report.abort({"kernel_fault",
                       c.instance->name + " (" + shape_string(c.shape) +
-                          ") left the GPU context unusable: " + cuda_error_text(e) +
-                          "; remaining cases were not run",
+                          ") left the GPU context unusable: " + cuda_error_text(e) + "; remaining cases were not run",
                       k_exit_cuda});
     }
   }
@@ -190,14 +196,12 @@ class Bencher {
   // --max-duty: after work of `busy_ms`, idle so that it is at most that share of the time.
   void idle_after(double busy_ms) {
     if (m_opt.max_duty >= 1.0 || busy_ms <= 0) return;
-    std::this_thread::sleep_for(
-        std::chrono::duration<double, std::milli>(busy_ms * (1.0 / m_opt.max_duty - 1.0)));
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(busy_ms * (1.0 / m_opt.max_duty - 1.0)));
   }
 
   cudaError_t flush_l2(int i) {
     if (m_opt.l2_flush == "off") return cudaSuccess;
-    if (m_opt.l2_flush == "read")
-      return l2_read_flush(m_ctx.flush, m_ctx.flush_bytes, m_ctx.flush_sink, m_ctx.stream);
+    if (m_opt.l2_flush == "read") return l2_read_flush(m_ctx.flush, m_ctx.flush_bytes, m_ctx.flush_sink, m_ctx.stream);
     return cudaMemsetAsync(m_ctx.flush, i & 0xFF, m_ctx.flush_bytes, m_ctx.stream);
   }
 
@@ -205,12 +209,13 @@ class Bencher {
     bool timed_out = false;
     const cudaError_t e = wait_with_watchdog(m_stop, m_opt.timeout_s, timed_out);
     if (timed_out) {
-      Json r = {{"instance", c.instance->name}, {"shape_text", shape_string(c.shape)},
-                {"verdict", "error"}, {"reason", "timed out"}};
+      Json r = {{"instance", c.instance->name},
+                {"shape_text", shape_string(c.shape)},
+                {"verdict", "error"},
+                {"reason", "timed out"}};
       m_report.add(r);
       m_report.abort({"kernel_timeout",
-                      c.instance->name + " (" + shape_string(c.shape) +
-                          ") did not finish within --timeout-s",
+                      c.instance->name + " (" + shape_string(c.shape) + ") did not finish within --timeout-s",
                       k_exit_timeout});
     }
     return e;
@@ -225,7 +230,8 @@ class Bencher {
     unsigned reference_mhz = 0;
     // The process's first measurement warms for --warmup-ms; later ones, with the clocks
     // already up, for --later-warmup-ms when it is given.
-    const double warmup_ms = m_measurements++ == 0 || m_opt.later_warmup_ms < 0 ? m_opt.warmup_ms : m_opt.later_warmup_ms;
+    const double warmup_ms =
+        m_measurements++ == 0 || m_opt.later_warmup_ms < 0 ? m_opt.warmup_ms : m_opt.later_warmup_ms;
     const auto w0 = clock::now();
     for (int i = 0;; ++i) {
       const auto call0 = clock::now();
@@ -333,10 +339,9 @@ class Bencher {
       const auto& g = b.problem.gemm;
       fn = [this, g]() -> cudaError_t {
         const float alpha = 1.0f, beta = 0.0f;
-        const cublasStatus_t st = cublasGemmEx(
-            m_ctx.cublas, CUBLAS_OP_N, CUBLAS_OP_N, g.n, g.m, g.k, &alpha, g.b, cuda_type(g.dtype),
-            g.n, g.a, cuda_type(g.dtype), g.k, &beta, g.c, cuda_type(g.dtype), g.n,
-            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        const cublasStatus_t st = cublasGemmEx(m_ctx.cublas, CUBLAS_OP_N, CUBLAS_OP_N, g.n, g.m, g.k, &alpha, g.b,
+                                               cuda_type(g.dtype), g.n, g.a, cuda_type(g.dtype), g.k, &beta, g.c,
+                                               cuda_type(g.dtype), g.n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
         return st == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
       };
     } else {
@@ -344,9 +349,7 @@ class Bencher {
       base["detail"] = "copy of the input (rows*cols elements): the same bytes read and written";
       const auto& a = b.problem.rowwise;
       const std::size_t bytes = b.out_elems * kport::kernels::dtype_size(a.dtype);
-      fn = [this, a, bytes]() {
-        return cudaMemcpyAsync(a.y, a.x, bytes, cudaMemcpyDeviceToDevice, m_ctx.stream);
-      };
+      fn = [this, a, bytes]() { return cudaMemcpyAsync(a.y, a.x, bytes, cudaMemcpyDeviceToDevice, m_ctx.stream); };
     }
     Timing t;
     if (cudaError_t e = measure(fn, c, t); e != cudaSuccess) {
@@ -358,8 +361,7 @@ class Bencher {
     add_rates(base, c, t.median);
     if (c.shape.family != Family::gemm) {
       // What the copy moved: bytes read plus bytes written.
-      base["gbps"] = 2.0 * double(b.out_elems) * kport::kernels::dtype_size(c.dtype) /
-                     (t.median * 1e-3) / 1e9;
+      base["gbps"] = 2.0 * double(b.out_elems) * kport::kernels::dtype_size(c.dtype) / (t.median * 1e-3) / 1e9;
     }
     return base;
   }

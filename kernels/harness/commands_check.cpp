@@ -29,9 +29,7 @@ constexpr double k_cpu_gemm_macs = 1 << 27;
 constexpr double k_cpu_attention_macs = 1 << 26;
 constexpr int k_sampled_rows = 64;
 
-cudaDataType_t cuda_type(DType t) {
-  return t == DType::f32 ? CUDA_R_32F : t == DType::f16 ? CUDA_R_16F : CUDA_R_16BF;
-}
+cudaDataType_t cuda_type(DType t) { return t == DType::f32 ? CUDA_R_32F : t == DType::f16 ? CUDA_R_16F : CUDA_R_16BF; }
 
 Json case_json(const Case& c, std::uint64_t seed) {
   return {{"instance", c.instance->name},
@@ -49,25 +47,22 @@ struct CheckError {
 };
 
 // Row-major gemm through cuBLAS with fp32 output: C^T = B^T A^T in column-major terms.
-cublasStatus_t cublas_gemm(cublasHandle_t h, const kport::kernels::GemmArgs& g, void* c,
-                           cudaDataType_t c_type, cublasComputeType_t compute) {
+cublasStatus_t cublas_gemm(cublasHandle_t h, const kport::kernels::GemmArgs& g, void* c, cudaDataType_t c_type,
+                           cublasComputeType_t compute) {
   const float alpha = 1.0f, beta = 0.0f;
-  return cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, g.n, g.m, g.k, &alpha, g.b, cuda_type(g.dtype),
-                      g.n, g.a, cuda_type(g.dtype), g.k, &beta, c, c_type, g.n, compute,
-                      CUBLAS_GEMM_DEFAULT);
+  return cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, g.n, g.m, g.k, &alpha, g.b, cuda_type(g.dtype), g.n, g.a,
+                      cuda_type(g.dtype), g.k, &beta, c, c_type, g.n, compute, CUBLAS_GEMM_DEFAULT);
 }
 
 class Checker {
  public:
-  Checker(GpuContext& ctx, Report& report, const Options& o)
-      : m_ctx(ctx), m_report(report), m_opt(o) {}
+  Checker(GpuContext& ctx, Report& report, const Options& o) : m_ctx(ctx), m_report(report), m_opt(o) {}
 
   Json run(const Case& c, std::uint64_t seed) {
     Json r = case_json(c, seed);
     const auto t0 = std::chrono::steady_clock::now();
     run_inner(c, seed, r);
-    r["wall_ms"] =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    r["wall_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return r;
   }
 
@@ -78,9 +73,8 @@ class Checker {
     if (error_is_sticky(err)) {
       m_report.add(r);
       m_report.abort({"kernel_fault",
-                      c.instance->name + " (" + shape_string(c.shape) + ", " +
-                          kport::kernels::dtype_name(c.dtype) + ") left the GPU context unusable: " +
-                          cuda_error_text(err) + "; remaining cases were not run",
+                      c.instance->name + " (" + shape_string(c.shape) + ", " + kport::kernels::dtype_name(c.dtype) +
+                          ") left the GPU context unusable: " + cuda_error_text(err) + "; remaining cases were not run",
                       k_exit_cuda});
     }
   }
@@ -89,8 +83,7 @@ class Checker {
     const Instance& inst = *c.instance;
     if (std::find(inst.dtypes.begin(), inst.dtypes.end(), c.dtype) == inst.dtypes.end()) {
       r["verdict"] = "unsupported";
-      r["reason"] = std::string("dtype ") + kport::kernels::dtype_name(c.dtype) +
-                    " is not among the instance's dtypes";
+      r["reason"] = std::string("dtype ") + kport::kernels::dtype_name(c.dtype) + " is not among the instance's dtypes";
       return;
     }
     std::size_t free_b = 0, total_b = 0;
@@ -175,13 +168,13 @@ class Checker {
     const cublasStatus_t st = cublas_gemm(m_ctx.cublas, g, ref.get(), CUDA_R_32F, CUBLAS_COMPUTE_32F);
     cublasSetMathMode(m_ctx.cublas, CUBLAS_DEFAULT_MATH);
     if (st != CUBLAS_STATUS_SUCCESS) return {cudaErrorUnknown, "cuBLAS reference gemm"};
-    e = compare_with_reference(g.c, g.dtype, static_cast<float*>(ref.get()), b.out_elems,
-                               scratch.get(), stats, m_ctx.stream);
+    e = compare_with_reference(g.c, g.dtype, static_cast<float*>(ref.get()), b.out_elems, scratch.get(), stats,
+                               m_ctx.stream);
     return {e, "comparing with the cuBLAS reference"};
   }
 
-  CheckError check_attention(ProblemBuffers& b, CompareStats& stats, double& lse_err,
-                             unsigned long long& lse_bad, std::string& reference) {
+  CheckError check_attention(ProblemBuffers& b, CompareStats& stats, double& lse_err, unsigned long long& lse_bad,
+                             std::string& reference) {
     const auto& a = b.problem.attention;
     const std::size_t n = b.out_elems, nl = b.lse_elems;
     const double macs = double(a.batch) * a.heads * a.seq_len * double(a.seq_len) * a.head_dim;
@@ -195,8 +188,8 @@ class Checker {
       if (e == cudaSuccess) e = download_as_float(a.lse, DType::f32, 0, nl, lse);
       if (e != cudaSuccess) return {e, "copying attention data to the host"};
       std::vector<double> o_ref(n), lse_ref(nl);
-      kport::reference::attention(q.data(), k.data(), v.data(), o_ref.data(), lse_ref.data(),
-                                  a.batch, a.heads, a.seq_len, a.head_dim, a.causal, a.scale);
+      kport::reference::attention(q.data(), k.data(), v.data(), o_ref.data(), lse_ref.data(), a.batch, a.heads,
+                                  a.seq_len, a.head_dim, a.causal, a.scale);
       compare_host(o.data(), o_ref.data(), n, stats);
       CompareStats ls;
       compare_host(lse.data(), lse_ref.data(), nl, ls);
@@ -214,19 +207,17 @@ class Checker {
     e = attention_reference_fp32(a, m_ctx.cublas, work.get(), static_cast<float*>(o_ref.get()),
                                  static_cast<float*>(lse_ref.get()), m_ctx.stream);
     if (e != cudaSuccess) return {e, "fp32 attention reference"};
-    e = compare_with_reference(a.o, a.dtype, static_cast<float*>(o_ref.get()), n, scratch.get(),
-                               stats, m_ctx.stream);
+    e = compare_with_reference(a.o, a.dtype, static_cast<float*>(o_ref.get()), n, scratch.get(), stats, m_ctx.stream);
     if (e != cudaSuccess) return {e, "comparing with the fp32 attention reference"};
     CompareStats ls;
-    e = compare_with_reference(a.lse, DType::f32, static_cast<float*>(lse_ref.get()), nl,
-                               scratch.get(), ls, m_ctx.stream);
+    e = compare_with_reference(a.lse, DType::f32, static_cast<float*>(lse_ref.get()), nl, scratch.get(), ls,
+                               m_ctx.stream);
     lse_err = ls.max_abs_diff;
     lse_bad = ls.nonfinite;
     return {e, "comparing lse"};
   }
 
-  CheckError check_rowwise(ProblemBuffers& b, std::uint64_t seed, CompareStats& stats,
-                           std::string& reference) {
+  CheckError check_rowwise(ProblemBuffers& b, std::uint64_t seed, CompareStats& stats, std::string& reference) {
     const auto& a = b.problem.rowwise;
     const bool softmax = b.problem.family == Family::softmax;
     std::vector<int> rows;
@@ -252,8 +243,10 @@ class Checker {
       cudaError_t e = download_as_float(a.x, a.dtype, off, a.cols, x);
       if (e == cudaSuccess) e = download_as_float(a.y, a.dtype, off, a.cols, y);
       if (e != cudaSuccess) return {e, "copying rows to the host"};
-      if (softmax) kport::reference::softmax_row(x.data(), ref.data(), a.cols);
-      else kport::reference::rmsnorm_row(x.data(), w.data(), ref.data(), a.cols, a.eps);
+      if (softmax)
+        kport::reference::softmax_row(x.data(), ref.data(), a.cols);
+      else
+        kport::reference::rmsnorm_row(x.data(), w.data(), ref.data(), a.cols, a.eps);
       compare_host(y.data(), ref.data(), a.cols, stats);
     }
     // Sampled rows say nothing about the others: count NaN/Inf (poison) everywhere.

@@ -8,10 +8,10 @@
 namespace kport::harness {
 
 namespace {
-#define KPORT_TRY(expr)                          \
-  do {                                           \
-    const cudaError_t status_ = (expr);          \
-    if (status_ != cudaSuccess) return status_;  \
+#define KPORT_TRY(expr)                         \
+  do {                                          \
+    const cudaError_t status_ = (expr);         \
+    if (status_ != cudaSuccess) return status_; \
   } while (0)
 
 // Distinct random streams per buffer, so a and b (or q and k) are independent.
@@ -36,14 +36,12 @@ double problem_device_bytes(const Shape& s, DType dtype) {
   switch (s.family) {
     case Family::gemm: return e * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
     case Family::attention:
-      return e * 4.0 * s.batch * s.heads * double(s.seq_len) * s.head_dim +
-             4.0 * s.batch * s.heads * double(s.seq_len);
+      return e * 4.0 * s.batch * s.heads * double(s.seq_len) * s.head_dim + 4.0 * s.batch * s.heads * double(s.seq_len);
     default: return e * (2.0 * s.rows * double(s.cols) + s.cols);
   }
 }
 
-cudaError_t setup_problem(const Shape& s, DType dtype, std::uint64_t seed, ProblemBuffers& b,
-                          cudaStream_t stream) {
+cudaError_t setup_problem(const Shape& s, DType dtype, std::uint64_t seed, ProblemBuffers& b, cudaStream_t stream) {
   const std::size_t e = kport::kernels::dtype_size(dtype);
   b.problem = make_problem(s, dtype);
   switch (s.family) {
@@ -86,14 +84,13 @@ cudaError_t setup_problem(const Shape& s, DType dtype, std::uint64_t seed, Probl
       KPORT_TRY(b.in0.allocate(n * e));
       KPORT_TRY(b.out.allocate(n * e));
       const bool softmax = s.family == Family::softmax;
-      KPORT_TRY(fill_uniform(b.in0.get(), n, dtype, seed, k_stream_in0, softmax ? -4.0f : -3.0f,
-                             softmax ? 4.0f : 3.0f, stream));
+      KPORT_TRY(fill_uniform(b.in0.get(), n, dtype, seed, k_stream_in0, softmax ? -4.0f : -3.0f, softmax ? 4.0f : 3.0f,
+                             stream));
       b.problem.rowwise.x = b.in0.get();
       b.problem.rowwise.y = b.out.get();
       if (!softmax) {
         KPORT_TRY(b.in1.allocate(std::size_t(s.cols) * e));
-        KPORT_TRY(fill_uniform(b.in1.get(), s.cols, dtype, seed, k_stream_in1, 0.5f, 1.5f,
-                               stream));
+        KPORT_TRY(fill_uniform(b.in1.get(), s.cols, dtype, seed, k_stream_in1, 0.5f, 1.5f, stream));
         b.problem.rowwise.w = b.in1.get();
       }
       break;
@@ -115,15 +112,12 @@ cudaError_t download_as_float(const void* src, DType dtype, std::size_t offset, 
   const std::size_t e = kport::kernels::dtype_size(dtype);
   out.resize(n);
   if (dtype == DType::f32) {
-    return cudaMemcpy(out.data(), static_cast<const char*>(src) + offset * e, n * e,
-                      cudaMemcpyDeviceToHost);
+    return cudaMemcpy(out.data(), static_cast<const char*>(src) + offset * e, n * e, cudaMemcpyDeviceToHost);
   }
   std::vector<std::uint16_t> raw(n);
-  KPORT_TRY(cudaMemcpy(raw.data(), static_cast<const char*>(src) + offset * e, n * e,
-                       cudaMemcpyDeviceToHost));
+  KPORT_TRY(cudaMemcpy(raw.data(), static_cast<const char*>(src) + offset * e, n * e, cudaMemcpyDeviceToHost));
   for (std::size_t i = 0; i < n; ++i)
-    out[i] = dtype == DType::bf16 ? kport::reference::bf16_to_float(raw[i])
-                                  : kport::reference::fp16_to_float(raw[i]);
+    out[i] = dtype == DType::bf16 ? kport::reference::bf16_to_float(raw[i]) : kport::reference::fp16_to_float(raw[i]);
   return cudaSuccess;
 }
 

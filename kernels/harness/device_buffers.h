@@ -39,15 +39,13 @@ struct ProblemBuffers {
 // Allocates and fills the inputs (values uniform in ranges chosen per family) from `seed`
 // and poisons the outputs. On cudaErrorMemoryAllocation the caller reports the case as an
 // error and continues; the buffers free themselves.
-cudaError_t setup_problem(const Shape& shape, DType dtype, std::uint64_t seed, ProblemBuffers& b,
-                          cudaStream_t stream);
+cudaError_t setup_problem(const Shape& shape, DType dtype, std::uint64_t seed, ProblemBuffers& b, cudaStream_t stream);
 cudaError_t poison_outputs(ProblemBuffers& b, cudaStream_t stream);
 
 // Bytes setup_problem allocates (to refuse cases that cannot fit before trying).
 double problem_device_bytes(const Shape& shape, DType dtype);
 
 // Copies n elements of `dtype` at element offset `offset` to the host, widened to float.
-cudaError_t download_as_float(const void* src, DType dtype, std::size_t offset, std::size_t n,
-                              std::vector<float>& out);
+cudaError_t download_as_float(const void* src, DType dtype, std::size_t offset, std::size_t n, std::vector<float>& out);
 
 }  // namespace kport::harness

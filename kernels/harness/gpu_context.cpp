@@ -37,16 +37,14 @@ std::optional<HarnessError> open_gpu(GpuContext& ctx, bool need_flush_buffer, bo
   const TargetInfo& info = target_info();
   if (check_target && !target_runs_on(info.target, ctx.prop.major, ctx.prop.minor)) {
     return HarnessError{"target_mismatch",
-                        "this harness holds code for " + info.target + " only; device 0 (" +
-                            ctx.prop.name + ") is compute capability " +
-                            std::to_string(ctx.prop.major) + "." + std::to_string(ctx.prop.minor) +
-                            "; use the harness built for that target",
+                        "this harness holds code for " + info.target + " only; device 0 (" + ctx.prop.name +
+                            ") is compute capability " + std::to_string(ctx.prop.major) + "." +
+                            std::to_string(ctx.prop.minor) + "; use the harness built for that target",
                         k_exit_no_device};
   }
   cudaError_t e = cudaSetDevice(ctx.device);
   if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking);
-  if (e != cudaSuccess)
-    return HarnessError{"cuda_error", "cannot create a stream: " + cuda_error_text(e), k_exit_cuda};
+  if (e != cudaSuccess) return HarnessError{"cuda_error", "cannot create a stream: " + cuda_error_text(e), k_exit_cuda};
   if (cublasCreate(&ctx.cublas) != CUBLAS_STATUS_SUCCESS)
     return HarnessError{"cuda_error", "cublasCreate failed", k_exit_cuda};
   cublasSetStream(ctx.cublas, ctx.stream);
@@ -59,8 +57,7 @@ std::optional<HarnessError> open_gpu(GpuContext& ctx, bool need_flush_buffer, bo
     if (e == cudaSuccess) e = cudaMalloc(&ctx.flush_sink, sizeof(unsigned));
     if (e == cudaSuccess) e = cudaHostAlloc(&ctx.block_flag, sizeof(int), cudaHostAllocMapped);
     if (e != cudaSuccess)
-      return HarnessError{"cuda_error", "cannot allocate the L2 flush buffer: " + cuda_error_text(e),
-                          k_exit_cuda};
+      return HarnessError{"cuda_error", "cannot allocate the L2 flush buffer: " + cuda_error_text(e), k_exit_cuda};
   }
   return std::nullopt;
 }
@@ -84,9 +81,7 @@ Json device_json(const GpuContext& ctx) {
   *u = 0;
   char bus[32] = {};
   cudaDeviceGetPCIBusId(bus, sizeof bus, ctx.device);
-  const auto fmt_version = [](int v) {
-    return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
-  };
+  const auto fmt_version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); };
   Json j;
   j["name"] = p.name;
   j["uuid"] = uuid;
@@ -114,8 +109,7 @@ cudaError_t wait_with_watchdog(cudaEvent_t event, double timeout_s, bool& timed_
   for (;;) {
     const cudaError_t q = cudaEventQuery(event);
     if (q != cudaErrorNotReady) return q;
-    const double waited =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (waited > timeout_s) {
       timed_out = true;
       return cudaErrorTimeout;

@@ -27,8 +27,7 @@ struct GpuContext {
 
 // Opens device 0 and checks this binary's target can run on it. Errors: no_device (exit 3),
 // target_mismatch (exit 3), cuda_error.
-std::optional<HarnessError> open_gpu(GpuContext& ctx, bool need_flush_buffer,
-                                     bool check_target = true);
+std::optional<HarnessError> open_gpu(GpuContext& ctx, bool need_flush_buffer, bool check_target = true);
 
 // Device facts for the `device` command and the header of every report.
 Json device_json(const GpuContext& ctx);

@@ -24,8 +24,7 @@ double normwise_error(const CompareStats& s) {
   return s.sum_sq_ref > 0 ? std::sqrt(s.sum_sq_diff / s.sum_sq_ref) : std::sqrt(s.sum_sq_diff);
 }
 
-Verdict judge(const CompareStats& s, const Tolerance& tol, double lse_max_abs,
-              unsigned long long lse_nonfinite) {
+Verdict judge(const CompareStats& s, const Tolerance& tol, double lse_max_abs, unsigned long long lse_nonfinite) {
   std::ostringstream why;
   if (s.nonfinite > 0) {
     why << s.nonfinite << " NaN/Inf outputs (unwritten or overflowed)";
@@ -38,8 +37,7 @@ Verdict judge(const CompareStats& s, const Tolerance& tol, double lse_max_abs,
   }
   const double max_allowed = tol.max_abs_rel * s.max_abs_ref;
   if (!(s.max_abs_diff <= max_allowed)) {
-    why << "max abs error " << s.max_abs_diff << " > " << tol.max_abs_rel << " * max|ref| = "
-        << max_allowed;
+    why << "max abs error " << s.max_abs_diff << " > " << tol.max_abs_rel << " * max|ref| = " << max_allowed;
     return {false, why.str()};
   }
   if (lse_nonfinite > 0) {

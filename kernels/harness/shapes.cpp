@@ -14,12 +14,12 @@ namespace {
 constexpr long long k_max_dim = 1LL << 30;
 
 HarnessError bad_shape(const std::string& text, const std::string& why, Family family) {
-  const char* expected = family == Family::gemm ? "m=4096,n=4096,k=4096"
+  const char* expected = family == Family::gemm        ? "m=4096,n=4096,k=4096"
                          : family == Family::attention ? "b=4,h=16,l=4096,d=128,causal=1"
                                                        : "rows=32768,cols=4096";
   return {"bad_shape",
-          "shape '" + text + "' for " + kport::kernels::family_name(family) + ": " + why +
-              " (expected e.g. " + expected + ")",
+          "shape '" + text + "' for " + kport::kernels::family_name(family) + ": " + why + " (expected e.g. " +
+              expected + ")",
           k_exit_usage};
 }
 
@@ -95,8 +95,7 @@ Json shape_json(const Shape& s) {
   switch (s.family) {
     case Family::gemm: return {{"m", s.m}, {"n", s.n}, {"k", s.k}};
     case Family::attention:
-      return {{"b", s.batch}, {"h", s.heads}, {"l", s.seq_len}, {"d", s.head_dim},
-              {"causal", s.causal}};
+      return {{"b", s.batch}, {"h", s.heads}, {"l", s.seq_len}, {"d", s.head_dim}, {"causal", s.causal}};
     default: return {{"rows", s.rows}, {"cols", s.cols}};
   }
 }
@@ -176,8 +175,8 @@ std::vector<Shape> bench_grid(Family family) {
       for (int m : {1, 16, 64, 256})
         for (const auto& p : nk) grid.push_back(gemm_shape(m, p[0], p[1]));
       for (int m : {1024, 4096})
-        for (const auto& p : {std::array<int, 2>{14336, 4096}, std::array<int, 2>{4096, 14336},
-                              std::array<int, 2>{6144, 4096}})
+        for (const auto& p :
+             {std::array<int, 2>{14336, 4096}, std::array<int, 2>{4096, 14336}, std::array<int, 2>{6144, 4096}})
           grid.push_back(gemm_shape(m, p[0], p[1]));
       for (int s : {1024, 2048, 3072, 4096, 6144, 8192}) grid.push_back(gemm_shape(s, s, s));
       // Extents that are not whole tiles, where the kernels' edge paths decide.
@@ -194,19 +193,19 @@ std::vector<Shape> bench_grid(Family family) {
       // causal and not.
       for (int d : {128, 64})
         for (bool causal : {false, true})
-          for (const auto& blh : {std::array<int, 3>{4, 16, 4096}, std::array<int, 3>{4, 16, 2048},
-                                  std::array<int, 3>{8, 16, 1024}, std::array<int, 3>{16, 16, 512},
-                                  std::array<int, 3>{4, 16, 3000}})
+          for (const auto& blh :
+               {std::array<int, 3>{4, 16, 4096}, std::array<int, 3>{4, 16, 2048}, std::array<int, 3>{8, 16, 1024},
+                std::array<int, 3>{16, 16, 512}, std::array<int, 3>{4, 16, 3000}})
             grid.push_back(attn_shape(blh[0], d == 64 ? 2 * blh[1] : blh[1], blh[2], d, causal));
       break;
     default:
       // Rows from a decode batch to a long prefill; columns from small hidden sizes to
       // vocabulary-sized rows (128k).
-      for (const auto& rc : {std::array<int, 2>{65536, 1024}, std::array<int, 2>{32768, 4096},
-                             std::array<int, 2>{8192, 16384}, std::array<int, 2>{2048, 32768},
-                             std::array<int, 2>{1024, 131072}, std::array<int, 2>{16, 4096},
-                             std::array<int, 2>{128, 8192}, std::array<int, 2>{1, 131072},
-                             std::array<int, 2>{1000, 2048}, std::array<int, 2>{4096, 5120}})
+      for (const auto& rc :
+           {std::array<int, 2>{65536, 1024}, std::array<int, 2>{32768, 4096}, std::array<int, 2>{8192, 16384},
+            std::array<int, 2>{2048, 32768}, std::array<int, 2>{1024, 131072}, std::array<int, 2>{16, 4096},
+            std::array<int, 2>{128, 8192}, std::array<int, 2>{1, 131072}, std::array<int, 2>{1000, 2048},
+            std::array<int, 2>{4096, 5120}})
         grid.push_back(row_shape(family, rc[0], rc[1]));
       break;
   }
@@ -217,22 +216,19 @@ std::vector<Shape> check_grid(Family family) {
   std::vector<Shape> grid = bench_grid(family);
   switch (family) {
     case Family::gemm:
-      for (const Shape& s : {gemm_shape(127, 255, 63),
-                             gemm_shape(1, 1, 1), gemm_shape(64, 64, 64),
+      for (const Shape& s : {gemm_shape(127, 255, 63), gemm_shape(1, 1, 1), gemm_shape(64, 64, 64),
                              gemm_shape(257, 129, 33), gemm_shape(33, 4104, 520)})
         grid.push_back(s);
       break;
     case Family::attention:
-      for (const Shape& s : {attn_shape(1, 2, 1, 64, false),
-                             attn_shape(1, 2, 77, 64, true), attn_shape(2, 3, 129, 128, false),
-                             attn_shape(1, 2, 1000, 128, true), attn_shape(2, 2, 333, 64, false),
-                             attn_shape(1, 1, 200, 128, true)})
+      for (const Shape& s :
+           {attn_shape(1, 2, 1, 64, false), attn_shape(1, 2, 77, 64, true), attn_shape(2, 3, 129, 128, false),
+            attn_shape(1, 2, 1000, 128, true), attn_shape(2, 2, 333, 64, false), attn_shape(1, 1, 200, 128, true)})
         grid.push_back(s);
       break;
     default:
-      for (const Shape& s : {row_shape(family, 4096, 1000), row_shape(family, 1024, 4097),
-                             row_shape(family, 1000, 1), row_shape(family, 7, 8192),
-                             row_shape(family, 3, 65536), row_shape(family, 4, 300000),
+      for (const Shape& s : {row_shape(family, 4096, 1000), row_shape(family, 1024, 4097), row_shape(family, 1000, 1),
+                             row_shape(family, 7, 8192), row_shape(family, 3, 65536), row_shape(family, 4, 300000),
                              row_shape(family, 5, 8), row_shape(family, 129, 4104)})
         grid.push_back(s);
       break;
@@ -246,9 +242,18 @@ Problem make_problem(const Shape& s, DType dtype) {
   switch (s.family) {
     case Family::gemm: p.gemm = {nullptr, nullptr, nullptr, s.m, s.n, s.k, dtype}; break;
     case Family::attention:
-      p.attention = {nullptr, nullptr, nullptr, nullptr, nullptr,
-                     s.batch, s.heads, s.seq_len, s.head_dim, s.causal,
-                     static_cast<float>(1.0 / std::sqrt(double(s.head_dim))), dtype};
+      p.attention = {nullptr,
+                     nullptr,
+                     nullptr,
+                     nullptr,
+                     nullptr,
+                     s.batch,
+                     s.heads,
+                     s.seq_len,
+                     s.head_dim,
+                     s.causal,
+                     static_cast<float>(1.0 / std::sqrt(double(s.head_dim))),
+                     dtype};
       break;
     default: p.rowwise = {nullptr, nullptr, nullptr, s.rows, s.cols, 1e-6f, dtype}; break;
   }

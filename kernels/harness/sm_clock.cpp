@@ -58,8 +58,7 @@ NvmlDevice nvml_device(int cuda_device) {
   Nvml& n = nvml();
   char bus[32] = {};
   NvmlDevice dev = nullptr;
-  if (!n.ok || cudaDeviceGetPCIBusId(bus, sizeof bus, cuda_device) != cudaSuccess ||
-      n.by_pci(bus, &dev) != 0)
+  if (!n.ok || cudaDeviceGetPCIBusId(bus, sizeof bus, cuda_device) != cudaSuccess || n.by_pci(bus, &dev) != 0)
     return nullptr;
   return dev;
 }
@@ -69,8 +68,7 @@ NvmlDevice nvml_device(int cuda_device) {
 ClockProbe::ClockProbe(int cuda_device) : m_device(nvml_device(cuda_device)) {
   Nvml& n = nvml();
   unsigned mhz = 0;
-  if (m_device != nullptr && n.max_clock != nullptr && n.max_clock(m_device, k_nvml_clock_sm, &mhz) == 0 &&
-      mhz > 0)
+  if (m_device != nullptr && n.max_clock != nullptr && n.max_clock(m_device, k_nvml_clock_sm, &mhz) == 0 && mhz > 0)
     m_max_mhz = mhz;
 }
 
@@ -85,10 +83,15 @@ std::optional<ClockSample> ClockProbe::sample() const {
 }
 
 std::vector<std::string> event_reason_names(unsigned long long mask) {
-  static const std::pair<unsigned long long, const char*> k_names[] = {
-      {0x1, "gpu_idle"},          {0x2, "applications_clocks"}, {0x4, "sw_power_cap"},
-      {0x8, "hw_slowdown"},       {0x10, "sync_boost"},         {0x20, "sw_thermal_slowdown"},
-      {0x40, "hw_thermal_slowdown"}, {0x80, "hw_power_brake_slowdown"}, {0x100, "display_clocks"}};
+  static const std::pair<unsigned long long, const char*> k_names[] = {{0x1, "gpu_idle"},
+                                                                       {0x2, "applications_clocks"},
+                                                                       {0x4, "sw_power_cap"},
+                                                                       {0x8, "hw_slowdown"},
+                                                                       {0x10, "sync_boost"},
+                                                                       {0x20, "sw_thermal_slowdown"},
+                                                                       {0x40, "hw_thermal_slowdown"},
+                                                                       {0x80, "hw_power_brake_slowdown"},
+                                                                       {0x100, "display_clocks"}};
   std::vector<std::string> out;
   unsigned long long known = 0;
   for (const auto& [bit, name] : k_names) {

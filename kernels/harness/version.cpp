@@ -13,8 +13,7 @@ extern const char k_build_date[];
 namespace kport::harness {
 
 const BuildStamp& build_stamp() noexcept {
-  static const BuildStamp stamp{detail::k_build_version, detail::k_build_commit,
-                                detail::k_build_date};
+  static const BuildStamp stamp{detail::k_build_version, detail::k_build_commit, detail::k_build_date};
   return stamp;
 }
 

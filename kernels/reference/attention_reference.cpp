@@ -7,8 +7,8 @@
 
 namespace kport::reference {
 
-void attention_head(const float* q, const float* k, const float* v, double* o, double* lse,
-                    int seq_len, int head_dim, bool causal, double scale) {
+void attention_head(const float* q, const float* k, const float* v, double* o, double* lse, int seq_len, int head_dim,
+                    bool causal, double scale) {
   std::vector<double> s(static_cast<std::size_t>(seq_len));
   for (int i = 0; i < seq_len; ++i) {
     const int keys = causal ? i + 1 : seq_len;  // causal: key j <= query i
@@ -37,12 +37,12 @@ void attention_head(const float* q, const float* k, const float* v, double* o, d
   }
 }
 
-void attention(const float* q, const float* k, const float* v, double* o, double* lse,
-               int batch, int heads, int seq_len, int head_dim, bool causal, double scale) {
+void attention(const float* q, const float* k, const float* v, double* o, double* lse, int batch, int heads,
+               int seq_len, int head_dim, bool causal, double scale) {
   const std::size_t head_elems = static_cast<std::size_t>(seq_len) * head_dim;
   for (std::size_t bh = 0; bh < static_cast<std::size_t>(batch) * heads; ++bh)
-    attention_head(q + bh * head_elems, k + bh * head_elems, v + bh * head_elems,
-                   o + bh * head_elems, lse + bh * seq_len, seq_len, head_dim, causal, scale);
+    attention_head(q + bh * head_elems, k + bh * head_elems, v + bh * head_elems, o + bh * head_elems,
+                   lse + bh * seq_len, seq_len, head_dim, causal, scale);
 }
 
 }  // namespace kport::reference

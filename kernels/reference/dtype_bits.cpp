@@ -23,7 +23,7 @@ float bf16_to_float(std::uint16_t bits) { return float_of(std::uint32_t{bits} <<
 std::uint16_t float_to_bf16(float value) {
   std::uint32_t u = bits_of(value);
   if (std::isnan(value)) return static_cast<std::uint16_t>((u >> 16) | 0x40);  // quiet NaN
-  const std::uint32_t rounding = 0x7FFF + ((u >> 16) & 1);  // ties to even
+  const std::uint32_t rounding = 0x7FFF + ((u >> 16) & 1);                     // ties to even
   return static_cast<std::uint16_t>((u + rounding) >> 16);
 }
 
@@ -32,7 +32,7 @@ float fp16_to_float(std::uint16_t bits) {
   const std::uint32_t exp = (bits >> 10) & 0x1F;
   const std::uint32_t man = bits & 0x3FF;
   if (exp == 0x1F) return float_of(sign | 0x7F800000u | (man << 13));  // inf / NaN
-  if (exp == 0) {  // zero or subnormal: man * 2^-24
+  if (exp == 0) {                                                      // zero or subnormal: man * 2^-24
     const float mag = std::ldexp(static_cast<float>(man), -24);
     return sign ? -mag : mag;
   }

@@ -15,12 +15,12 @@ void gemm(const float* a, const float* b, double* c, int m, int n, int k);
 
 // One attention head: q,k,v are [seq_len, head_dim]; o [seq_len, head_dim]; lse [seq_len]
 // is the natural log of sum_j exp(scale * q_i.k_j) over the unmasked keys.
-void attention_head(const float* q, const float* k, const float* v, double* o, double* lse,
-                    int seq_len, int head_dim, bool causal, double scale);
+void attention_head(const float* q, const float* k, const float* v, double* o, double* lse, int seq_len, int head_dim,
+                    bool causal, double scale);
 
 // Full [B,H,L,d] attention: attention_head over every (b, h).
-void attention(const float* q, const float* k, const float* v, double* o, double* lse,
-               int batch, int heads, int seq_len, int head_dim, bool causal, double scale);
+void attention(const float* q, const float* k, const float* v, double* o, double* lse, int batch, int heads,
+               int seq_len, int head_dim, bool causal, double scale);
 
 // y = x / sqrt(mean(x^2) + eps) * w over one row of `cols`.
 void rmsnorm_row(const float* x, const float* w, double* y, int cols, double eps);

@@ -33,7 +33,8 @@ std::vector<const VariantRecord*> BuildReport::failed() const {
 }
 
 int BuildReport::built() const {
-  return static_cast<int>(std::count_if(records.begin(), records.end(), [](const VariantRecord& r) { return r.status == VariantStatus::ok; }));
+  return static_cast<int>(std::count_if(records.begin(), records.end(),
+                                        [](const VariantRecord& r) { return r.status == VariantStatus::ok; }));
 }
 
 bool BuildReport::validatable() const {
@@ -49,12 +50,15 @@ std::string BuildReport::summary() const {
   std::string out = std::to_string(ok) + " variant" + (ok == 1 ? "" : "s") + " built, " + std::to_string(na) +
                     " not applicable on " + target;
   if (!bad.empty()) {
-    out += "; " + std::to_string(bad.size()) + " of " + std::to_string(records.size()) + " variants failed on " + target + ": ";
+    out += "; " + std::to_string(bad.size()) + " of " + std::to_string(records.size()) + " variants failed on " +
+           target + ": ";
     for (std::size_t i = 0; i < bad.size(); ++i)
       out += (i ? ", " : "") + bad[i]->id() + " (" + to_string(bad[i]->status) + ")";
   }
-  if (!harness_error.empty()) out += "; " + harness_error;
-  else if (harness.empty() && !cancelled) out += "; no harness was linked";
+  if (!harness_error.empty())
+    out += "; " + harness_error;
+  else if (harness.empty() && !cancelled)
+    out += "; no harness was linked";
   return out;
 }
 
@@ -74,7 +78,8 @@ Status write_catalog(const Catalog& catalog, const TargetEntry& entry, const fs:
   if (!targets.contains(entry.name)) {
     boost::json::array features;
     for (const auto& f : entry.features) features.emplace_back(f);
-    targets[entry.name] = boost::json::object{{"arch", entry.arch}, {"features", std::move(features)},
+    targets[entry.name] = boost::json::object{{"arch", entry.arch},
+                                              {"features", std::move(features)},
                                               {"max_dynamic_smem_per_block", entry.max_dynamic_smem_per_block}};
   }
   std::ofstream out(file);
@@ -86,8 +91,9 @@ Status write_catalog(const Catalog& catalog, const TargetEntry& entry, const fs:
 std::string summary(const VariantRecord& r) {
   std::string s = r.id() + " " + r.target + ": " + to_string(r.status);
   if (r.resources)
-    s += " (regs " + std::to_string(r.resources->registers) + ", spills " + std::to_string(r.resources->spill_stores_bytes) +
-         "/" + std::to_string(r.resources->spill_loads_bytes) + " B, smem " + std::to_string(r.resources->shared_mem_bytes) + " B)";
+    s += " (regs " + std::to_string(r.resources->registers) + ", spills " +
+         std::to_string(r.resources->spill_stores_bytes) + "/" + std::to_string(r.resources->spill_loads_bytes) +
+         " B, smem " + std::to_string(r.resources->shared_mem_bytes) + " B)";
   char secs[32];
   std::snprintf(secs, sizeof secs, " %.1f s", r.seconds);
   s += secs;
@@ -105,8 +111,9 @@ Result<BuildReport> build_target(const BuildRequest& req) {
   auto entry = req.catalog->find(req.target);
   if (!entry.ok()) return std::move(entry).error();
   if (!entry->supported_by_toolkit)
-    return make_error(Errc::unprocessable, "the installed CUDA toolkit " + req.catalog->toolkit_version() + " cannot build " +
-                                               req.target + " (nvcc --list-gpu-code does not list its SM)");
+    return make_error(Errc::unprocessable, "the installed CUDA toolkit " + req.catalog->toolkit_version() +
+                                               " cannot build " + req.target +
+                                               " (nvcc --list-gpu-code does not list its SM)");
   auto variants = discover_variants(req.kernels_dir);
   if (!variants.ok()) return std::move(variants).error();
 

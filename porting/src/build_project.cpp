@@ -26,7 +26,13 @@ Status configure_project(const BuildRequest& r, const fs::path& catalog_file, co
                          std::string& log) {
   std::string exclude_list;
   for (const auto& e : excluded) exclude_list += (exclude_list.empty() ? "" : ";") + e;
-  std::vector<std::string> argv = {r.cmake, "-S", r.kernels_dir.string(), "-B", r.build_dir.string(), "-G", "Ninja",
+  std::vector<std::string> argv = {r.cmake,
+                                   "-S",
+                                   r.kernels_dir.string(),
+                                   "-B",
+                                   r.build_dir.string(),
+                                   "-G",
+                                   "Ninja",
                                    "-DCMAKE_BUILD_TYPE=Release",
                                    "-DKPORT_CUDA_TARGETS=" + r.target,
                                    "-DKPORT_PTXAS_VERBOSE=ON",
@@ -65,18 +71,21 @@ Status configure_project(const BuildRequest& r, const fs::path& catalog_file, co
   }
   if (out->exit_code != 0)
     return make_error(Errc::internal, "cmake configure of " + r.kernels_dir.string() + " for " + r.target +
-                                          " failed (exit " + std::to_string(out->exit_code) + "):\n" + tail(out->output));
+                                          " failed (exit " + std::to_string(out->exit_code) + "):\n" +
+                                          tail(out->output));
   return {};
 }
 
 Result<std::map<fs::path, std::string>> object_files(const fs::path& build_dir) {
   std::ifstream in(build_dir / "compile_commands.json");
-  if (!in) return make_error(Errc::internal, "the configured project has no compile_commands.json in " + build_dir.string());
+  if (!in)
+    return make_error(Errc::internal, "the configured project has no compile_commands.json in " + build_dir.string());
   std::ostringstream s;
   s << in.rdbuf();
   boost::system::error_code ec;
   auto doc = boost::json::parse(s.str(), ec);
-  if (ec || !doc.is_array()) return make_error(Errc::internal, "compile_commands.json in " + build_dir.string() + " is not a JSON array");
+  if (ec || !doc.is_array())
+    return make_error(Errc::internal, "compile_commands.json in " + build_dir.string() + " is not a JSON array");
   std::map<fs::path, std::string> out;
   for (const auto& e : doc.as_array()) {
     if (!e.is_object()) continue;
@@ -100,7 +109,8 @@ Result<std::string> ninja_command(const BuildRequest& r, const std::string& obje
   o.timeout = std::chrono::seconds(60);
   auto out = env_of(r).run_process({r.ninja, "-C", r.build_dir.string(), "-t", "commands", object}, o);
   if (!out.ok()) return out.error();
-  if (out->exit_code != 0) return make_error(Errc::internal, "ninja -t commands " + object + " failed: " + tail(out->output));
+  if (out->exit_code != 0)
+    return make_error(Errc::internal, "ninja -t commands " + object + " failed: " + tail(out->output));
   std::string text = out->output;
   while (!text.empty() && text.back() == '\n') text.pop_back();
   auto nl = text.rfind('\n');
@@ -112,7 +122,8 @@ Result<std::vector<std::string>> ninja_prerequisites(const BuildRequest& r, cons
   o.timeout = std::chrono::seconds(60);
   auto out = env_of(r).run_process({r.ninja, "-C", r.build_dir.string(), "-t", "commands", object}, o);
   if (!out.ok()) return out.error();
-  if (out->exit_code != 0) return make_error(Errc::internal, "ninja -t commands " + object + " failed: " + tail(out->output));
+  if (out->exit_code != 0)
+    return make_error(Errc::internal, "ninja -t commands " + object + " failed: " + tail(out->output));
   std::vector<std::string> lines;
   std::size_t start = 0;
   const std::string& text = out->output;
@@ -142,7 +153,8 @@ Status run_prerequisites(const BuildRequest& r, const std::map<fs::path, std::st
     auto out = env_of(r).run_process({"/bin/sh", "-c", step}, o);
     if (!out.ok()) return out.error();
     if (out->exit_code != 0 || out->timed_out)
-      return make_error(Errc::internal, "generating what the kernels include failed (" + step + "):\n" + tail(out->output));
+      return make_error(Errc::internal,
+                        "generating what the kernels include failed (" + step + "):\n" + tail(out->output));
   }
   return {};
 }

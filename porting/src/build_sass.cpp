@@ -25,8 +25,9 @@ Disassembler find_disassembler(const BuildRequest& r) {
     if (fs::exists(beside, ec)) return {beside, ""};
   }
   if (fs::path p = find_program("cuobjdump"); !p.empty()) return {p, ""};
-  return {{}, "no cuobjdump next to " + (nvcc.empty() ? r.nvcc : nvcc.string()) +
-                  " or on PATH (install the toolkit's cuobjdump to audit the machine code)"};
+  return {{},
+          "no cuobjdump next to " + (nvcc.empty() ? r.nvcc : nvcc.string()) +
+              " or on PATH (install the toolkit's cuobjdump to audit the machine code)"};
 }
 
 SassAudit audit_objects(const BuildRequest& r, const Disassembler& tool, const VariantSpec& v,
@@ -46,7 +47,8 @@ SassAudit audit_objects(const BuildRequest& r, const Disassembler& tool, const V
     auto out = env_of(r).run_process({tool.cuobjdump.string(), "-sass", obj.string()}, o);
     if (!out.ok()) return sass_not_audited("cannot run " + tool.cuobjdump.string() + ": " + out.error().message);
     if (out->cancelled) return sass_not_audited("cancelled");
-    if (out->timed_out) return sass_not_audited(tool.cuobjdump.string() + " -sass " + obj.filename().string() + " timed out");
+    if (out->timed_out)
+      return sass_not_audited(tool.cuobjdump.string() + " -sass " + obj.filename().string() + " timed out");
     if (out->exit_code != 0)
       return sass_not_audited(tool.cuobjdump.string() + " -sass " + obj.filename().string() + " exited with " +
                               std::to_string(out->exit_code) + ": " + out->output.substr(0, 2000));

@@ -34,15 +34,25 @@ std::string ptx_command(const std::string& compile, const std::string& ptx_out) 
   auto words = split_words(compile);
   std::size_t first = 0;
   for (std::size_t i = 0; i < words.size(); ++i)
-    if (words[i].size() >= 4 && words[i].compare(words[i].size() - 4, 4, "nvcc") == 0) { first = i; break; }
+    if (words[i].size() >= 4 && words[i].compare(words[i].size() - 4, 4, "nvcc") == 0) {
+      first = i;
+      break;
+    }
   std::string out;
   for (std::size_t i = first; i < words.size(); ++i) {
     const auto& w = words[i];
     if (w == "-MD") continue;
-    if (w == "-MT" || w == "-MF") { ++i; continue; }
+    if (w == "-MT" || w == "-MF") {
+      ++i;
+      continue;
+    }
     if (w.rfind("-Xptxas", 0) == 0) continue;
     std::string word = w == "-c" ? "-ptx" : w;
-    if (w == "-o" && i + 1 < words.size()) { out += " -o " + ptx_out; ++i; continue; }
+    if (w == "-o" && i + 1 < words.size()) {
+      out += " -o " + ptx_out;
+      ++i;
+      continue;
+    }
     out += (out.empty() ? "" : " ") + word;
   }
   return out;
@@ -55,7 +65,10 @@ std::vector<std::string> depfile_inputs(const fs::path& depfile, const std::stri
   std::vector<std::string> out;
   bool after_colon = false;
   for (auto& w : split_words(text)) {
-    if (!after_colon) { after_colon = !w.empty() && w.back() == ':'; continue; }
+    if (!after_colon) {
+      after_colon = !w.empty() && w.back() == ':';
+      continue;
+    }
     if (w.rfind(toolkit_root, 0) == 0 || w.rfind("/usr/include", 0) == 0 || w.rfind("/usr/lib", 0) == 0) continue;
     out.push_back(w);
   }
@@ -73,8 +86,8 @@ std::string ccache_verdict(const fs::path& stats_log) {
 
 }  // namespace
 
-VariantRecord compile_variant(const BuildRequest& r, const VariantSpec& v, const std::map<fs::path, std::string>& objects,
-                              const Disassembler& tool) {
+VariantRecord compile_variant(const BuildRequest& r, const VariantSpec& v,
+                              const std::map<fs::path, std::string>& objects, const Disassembler& tool) {
   auto started = std::chrono::steady_clock::now();
   VariantRecord rec;
   rec.family = v.family;
@@ -166,7 +179,8 @@ VariantRecord compile_variant(const BuildRequest& r, const VariantSpec& v, const
         return finish(VariantStatus::timeout, "the PTX pass for the instruction audit did not finish within " +
                                                   std::to_string(r.compile_timeout.count()) + " s");
       if (pout->exit_code != 0)
-        return finish(VariantStatus::compile_error, "nvcc -ptx (instruction audit) failed:\n" + compiler_diagnostics(pout->output));
+        return finish(VariantStatus::compile_error,
+                      "nvcc -ptx (instruction audit) failed:\n" + compiler_diagnostics(pout->output));
       fs::copy_file(ptx_file, cached, fs::copy_options::overwrite_existing, fec);
     }
     all_ptx += read_file(cached);
@@ -200,7 +214,8 @@ std::string compiler_diagnostics(const std::string& output, std::size_t limit) {
     if (line.find("bytes stack frame") != std::string::npos && line.find("spill") != std::string::npos) continue;
     out += line + "\n";
   }
-  if (out.size() > limit) out = out.substr(0, limit) + "\n[... " + std::to_string(out.size() - limit) + " more bytes]\n";
+  if (out.size() > limit)
+    out = out.substr(0, limit) + "\n[... " + std::to_string(out.size() - limit) + " more bytes]\n";
   return out;
 }
 

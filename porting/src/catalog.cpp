@@ -45,8 +45,9 @@ TargetEntry derive_entry(std::string_view name, const TargetName& parsed) {
   // The smallest opt-in limit of any GPU of that generation or later: safe to plan with.
   e.max_dynamic_smem_per_block = n >= 86 ? 101376 : n >= 80 ? 166912 : 65536;
   e.runs_on = {e.arch};
-  e.note = "not in porting/catalog/targets.json: conservative features derived from the SM number; "
-           "add an entry to unlock architecture-specific variants";
+  e.note =
+      "not in porting/catalog/targets.json: conservative features derived from the SM number; "
+      "add an entry to unlock architecture-specific variants";
   e.is_new = true;
   return e;
 }
@@ -78,17 +79,21 @@ Result<Catalog> Catalog::from_json(std::string_view text) {
   Catalog c;
   for (const auto& [key, value] : targets->as_object()) {
     std::string name(key);
-    if (!parse_target_name(name)) return make_error(Errc::invalid_argument, "catalog target '" + name + "' is not an nvcc target (sm_<number>[a|f])");
+    if (!parse_target_name(name))
+      return make_error(Errc::invalid_argument,
+                        "catalog target '" + name + "' is not an nvcc target (sm_<number>[a|f])");
     if (!value.is_object()) return make_error(Errc::bad_json, "catalog target '" + name + "' must be an object");
     const auto& o = value.as_object();
     TargetEntry e;
     e.name = name;
     const auto* arch = o.if_contains("arch");
-    if (!arch || !arch->is_string()) return make_error(Errc::bad_json, "catalog target '" + name + "' needs a string 'arch'");
+    if (!arch || !arch->is_string())
+      return make_error(Errc::bad_json, "catalog target '" + name + "' needs a string 'arch'");
     e.arch = std::string(arch->as_string());
     e.features = strings(o, "features");
     std::sort(e.features.begin(), e.features.end());
-    if (const auto* s = o.if_contains("max_dynamic_smem_per_block"); s && s->is_int64()) e.max_dynamic_smem_per_block = s->as_int64();
+    if (const auto* s = o.if_contains("max_dynamic_smem_per_block"); s && s->is_int64())
+      e.max_dynamic_smem_per_block = s->as_int64();
     e.gpus = strings(o, "gpus");
     e.runs_on = strings(o, "runs_on");
     if (const auto* n = o.if_contains("note"); n && n->is_string()) e.note = std::string(n->as_string());
@@ -132,7 +137,9 @@ Result<TargetEntry> Catalog::find(std::string_view name) const {
   for (const auto& e : m_entries)
     if (e.name == name) return e;
   auto t = parse_target_name(name);
-  if (!t) return make_error(Errc::invalid_argument, "'" + std::string(name) + "' is not an nvcc target; expected sm_<number>[a|f], e.g. sm_90a");
+  if (!t)
+    return make_error(Errc::invalid_argument,
+                      "'" + std::string(name) + "' is not an nvcc target; expected sm_<number>[a|f], e.g. sm_90a");
   return derive_entry(name, *t);
 }
 
@@ -146,9 +153,12 @@ std::vector<std::string> Catalog::supported_targets() const {
 std::string Catalog::to_json() const {
   json::object targets;
   for (const auto& e : m_entries) {
-    json::object o{{"arch", e.arch}, {"features", to_array(e.features)},
+    json::object o{{"arch", e.arch},
+                   {"features", to_array(e.features)},
                    {"max_dynamic_smem_per_block", e.max_dynamic_smem_per_block},
-                   {"gpus", to_array(e.gpus)}, {"runs_on", to_array(e.runs_on)}, {"is_new", e.is_new}};
+                   {"gpus", to_array(e.gpus)},
+                   {"runs_on", to_array(e.runs_on)},
+                   {"is_new", e.is_new}};
     if (!e.note.empty()) o["note"] = e.note;
     targets[e.name] = std::move(o);
   }

@@ -12,7 +12,9 @@ namespace kport::porting {
 
 namespace {
 
-bool failing(CheckOutcome s) { return s == CheckOutcome::failed || s == CheckOutcome::crashed || s == CheckOutcome::timeout; }
+bool failing(CheckOutcome s) {
+  return s == CheckOutcome::failed || s == CheckOutcome::crashed || s == CheckOutcome::timeout;
+}
 
 }  // namespace
 

@@ -63,8 +63,8 @@ std::optional<double> median_standard_error(std::optional<double> median_us, std
   return k_median_efficiency * *stddev_us / std::sqrt(static_cast<double>(*samples)) / *median_us;
 }
 
-std::optional<double> change_band(const NoiseModel& model, std::optional<double> se_before, std::optional<double> se_now,
-                                  const NoisePolicy& policy) {
+std::optional<double> change_band(const NoiseModel& model, std::optional<double> se_before,
+                                  std::optional<double> se_now, const NoisePolicy& policy) {
   if (!model.enough) return std::nullopt;
   // A figure noisier than its series usually is widens the band by its own error; a
   // quieter one cannot narrow it below what the series has shown from run to run.

@@ -45,16 +45,19 @@ const std::vector<std::string>& op_families() {
 Result<OpShape> op_shape(std::string_view family, std::string_view text) {
   auto f = std::find_if(table().begin(), table().end(), [&](const FamilyDims& d) { return d.family == family; });
   if (f == table().end())
-    return make_error(Errc::invalid_argument, "op '" + std::string(family) + "' is not one of gemm, attention, rmsnorm, softmax");
+    return make_error(Errc::invalid_argument,
+                      "op '" + std::string(family) + "' is not one of gemm, attention, rmsnorm, softmax");
   auto parsed = Shape::parse(text);
   if (!parsed.ok()) return std::move(parsed).error();
   const std::string expected = " (" + std::string(family) + " shapes are " + key_list(*f) + ")";
   for (const auto& [key, value] : parsed->dims()) {
     if (std::find(f->keys.begin(), f->keys.end(), key) == f->keys.end())
-      return make_error(Errc::invalid_argument, "shape key '" + key + "' is not a dimension of " + std::string(family) + expected);
+      return make_error(Errc::invalid_argument,
+                        "shape key '" + key + "' is not a dimension of " + std::string(family) + expected);
     if (key == "causal" ? value > 1 : (value < 1 || value > k_max_dim))
-      return make_error(Errc::invalid_argument, "shape value " + std::to_string(value) + " of '" + key + "' is out of range (" +
-                                                    (key == "causal" ? std::string("0 or 1") : std::string("1 .. 2^30")) + ")");
+      return make_error(Errc::invalid_argument,
+                        "shape value " + std::to_string(value) + " of '" + key + "' is out of range (" +
+                            (key == "causal" ? std::string("0 or 1") : std::string("1 .. 2^30")) + ")");
   }
   OpShape out;
   for (auto key : f->keys) {

@@ -57,12 +57,14 @@ Plan make_plan(const TargetEntry& target, const std::vector<VariantSpec>& varian
     const VariantSpec& best = *ok.front();
     fp.chosen = best.id();
     for (const auto* v : all)
-      if (more_specialized(*v, best) && std::find(ok.begin(), ok.end(), v) == ok.end()) fp.instead_of.push_back(v->id());
+      if (more_specialized(*v, best) && std::find(ok.begin(), ok.end(), v) == ok.end())
+        fp.instead_of.push_back(v->id());
     std::sort(fp.instead_of.begin(), fp.instead_of.end());
     fp.is_fallback = !fp.instead_of.empty();
-    fp.explanation = fp.is_fallback
-                         ? target.name + " falls back to " + fp.chosen + " because " + join(fp.instead_of) + " does not apply"
-                         : fp.chosen + " is the most specialized " + family + " variant and applies to " + target.name;
+    fp.explanation =
+        fp.is_fallback
+            ? target.name + " falls back to " + fp.chosen + " because " + join(fp.instead_of) + " does not apply"
+            : fp.chosen + " is the most specialized " + family + " variant and applies to " + target.name;
     plan.families.push_back(std::move(fp));
   }
   return plan;

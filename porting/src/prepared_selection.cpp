@@ -42,10 +42,14 @@ std::size_t heap(const Selection& s) {
 }  // namespace
 
 PreparedSelection::PreparedSelection(std::string gpu_model, std::vector<Measurement> on_gpu,
-                                     std::vector<DriverSeen> drivers, int sm_count, std::vector<InstanceGeometry> geometry,
-                                     int element_bytes)
-    : m_gpu_model(std::move(gpu_model)), m_rows(on_gpu.size()), m_drivers(std::move(drivers)), m_sm_count(sm_count),
-      m_geometry(std::move(geometry)), m_element_bytes(element_bytes) {
+                                     std::vector<DriverSeen> drivers, int sm_count,
+                                     std::vector<InstanceGeometry> geometry, int element_bytes)
+    : m_gpu_model(std::move(gpu_model)),
+      m_rows(on_gpu.size()),
+      m_drivers(std::move(drivers)),
+      m_sm_count(sm_count),
+      m_geometry(std::move(geometry)),
+      m_element_bytes(element_bytes) {
   if (!on_gpu.empty()) m_first_arch = on_gpu.front().arch;
   auto current = current_figures(on_gpu);
   if (current.empty()) return;
@@ -98,9 +102,10 @@ std::optional<PreparedSelection::Match> PreparedSelection::match(const Shape& wa
 Selection PreparedSelection::answer(const Shape& want, const Match& m) const {
   // From another shape the figures are moved to the question's and ranked there.
   Selection sel = m.distance == 0 ? m_at[m.shape]
-                                  : detail::measured_at(m_gpu_model, m_drivers, m_current_at[m.shape], m_shapes[m.shape],
-                                                        &want, waves());
-  detail::answer_query(sel, m_gpu_model, want, m.distance, [this] { return m_regret; }, waves());
+                                  : detail::measured_at(m_gpu_model, m_drivers, m_current_at[m.shape],
+                                                        m_shapes[m.shape], &want, waves());
+  detail::answer_query(
+      sel, m_gpu_model, want, m.distance, [this] { return m_regret; }, waves());
   return sel;
 }
 
@@ -112,7 +117,8 @@ Selection PreparedSelection::answer_query_part(const Shape& want, const Match& m
   sel.notes = at.notes;
   sel.matched_shape = at.matched_shape;
   sel.method = at.method;
-  detail::answer_query(sel, m_gpu_model, want, m.distance, [this] { return m_regret; }, waves());
+  detail::answer_query(
+      sel, m_gpu_model, want, m.distance, [this] { return m_regret; }, waves());
   return sel;
 }
 

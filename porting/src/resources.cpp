@@ -121,8 +121,10 @@ std::string InstructionAudit::to_json(std::string_view source) const {
   boost::json::array req, miss;
   for (const auto& r : required) req.emplace_back(r);
   for (const auto& m : missing) miss.emplace_back(m);
-  return boost::json::serialize(boost::json::object{{"source", source}, {"counts", std::move(c)},
-                                                    {"required", std::move(req)}, {"missing", std::move(miss)},
+  return boost::json::serialize(boost::json::object{{"source", source},
+                                                    {"counts", std::move(c)},
+                                                    {"required", std::move(req)},
+                                                    {"missing", std::move(miss)},
                                                     {"passed", passed()}});
 }
 

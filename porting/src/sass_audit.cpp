@@ -68,7 +68,8 @@ std::string sass_opcode(std::string_view line) {
   std::string_view op = line.substr(0, end);
   if (op.empty() || !std::isupper(static_cast<unsigned char>(op.front()))) return {};
   for (char c : op)
-    if (!std::isupper(static_cast<unsigned char>(c)) && !std::isdigit(static_cast<unsigned char>(c)) && c != '_') return {};
+    if (!std::isupper(static_cast<unsigned char>(c)) && !std::isdigit(static_cast<unsigned char>(c)) && c != '_')
+      return {};
   return std::string(op);
 }
 
@@ -83,7 +84,8 @@ SassAudit sass_not_audited(std::string reason) {
   return a;
 }
 
-SassAudit audit_sass(std::string_view disassembly, std::string_view target, const std::vector<std::string>& declared_features, std::string tool) {
+SassAudit audit_sass(std::string_view disassembly, std::string_view target,
+                     const std::vector<std::string>& declared_features, std::string tool) {
   SassAudit a;
   a.tool = std::move(tool);
   for (const char* k : k_classes) a.counts[k] = 0;
@@ -145,10 +147,15 @@ std::string SassAudit::to_json() const {
   for (const auto& r : required) req.emplace_back(r);
   for (const auto& m : missing) miss.emplace_back(m);
   for (const auto& f : functions) fns.emplace_back(f);
-  return boost::json::serialize(boost::json::object{
-      {"audited", true}, {"tool", tool}, {"functions", std::move(fns)}, {"instructions", instructions},
-      {"counts", std::move(c)}, {"opcodes", std::move(o)}, {"required", std::move(req)}, {"missing", std::move(miss)},
-      {"passed", passed()}});
+  return boost::json::serialize(boost::json::object{{"audited", true},
+                                                    {"tool", tool},
+                                                    {"functions", std::move(fns)},
+                                                    {"instructions", instructions},
+                                                    {"counts", std::move(c)},
+                                                    {"opcodes", std::move(o)},
+                                                    {"required", std::move(req)},
+                                                    {"missing", std::move(miss)},
+                                                    {"passed", passed()}});
 }
 
 std::string SassAudit::message(std::string_view target) const {

@@ -78,12 +78,12 @@ std::vector<Ranked> rank(std::vector<Scored> scored, std::vector<std::string>& n
     return a.cost != b.cost ? a.cost < b.cost : a.m->instance < b.m->instance;
   });
   if (!scored.empty() && scored.front().m->unstable) {
-    auto stable = std::find_if(scored.begin() + 1, scored.end(), [&](const Scored& s) {
-      return !s.m->unstable && cost_tie(scored.front(), s);
-    });
+    auto stable = std::find_if(scored.begin() + 1, scored.end(),
+                               [&](const Scored& s) { return !s.m->unstable && cost_tie(scored.front(), s); });
     if (stable != scored.end()) {
-      notes.push_back(scored.front().m->instance + "'s figure is unstable (its bench rounds disagreed) and within noise of " +
-                      stable->m->instance + "'s stable figure, so " + stable->m->instance + " ranks first");
+      notes.push_back(scored.front().m->instance +
+                      "'s figure is unstable (its bench rounds disagreed) and within noise of " + stable->m->instance +
+                      "'s stable figure, so " + stable->m->instance + " ranks first");
       std::rotate(scored.begin(), stable, stable + 1);
     } else {
       notes.push_back("the best figure (" + scored.front().m->instance +
@@ -106,7 +106,8 @@ std::vector<Ranked> rank(std::vector<Scored> scored, std::vector<std::string>& n
 }
 
 std::string exclusion_reason(const Measurement& m) {
-  std::string where = " on " + m.gpu_model + " at commit " + short_sha(m.commit) + " (result " + std::to_string(m.result_id) + ")";
+  std::string where =
+      " on " + m.gpu_model + " at commit " + short_sha(m.commit) + " (result " + std::to_string(m.result_id) + ")";
   if (m.status == "failed") return "failed numerics" + where;
   if (m.status == "crashed") return "crashed" + where;
   if (m.status == "timeout") return "timed out" + where;
@@ -151,12 +152,14 @@ void summarize(Selection& sel, std::span<const DriverSeen> drivers) {
   std::stable_sort(commits.begin() + 1, commits.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   for (auto& c : commits) e.commits.push_back(c.second);
   for (const auto& d : drivers)
-    if (d.gpu_model == sel.evidence_gpu_model && std::find(e.drivers.begin(), e.drivers.end(), d.driver) == e.drivers.end() &&
+    if (d.gpu_model == sel.evidence_gpu_model &&
+        std::find(e.drivers.begin(), e.drivers.end(), d.driver) == e.drivers.end() &&
         std::find(e.other_drivers.begin(), e.other_drivers.end(), d.driver) == e.other_drivers.end())
       e.other_drivers.push_back(d.driver);
   if (e.commits.size() > 1)
     sel.notes.push_back("each instance's figure is its newest on " + sel.evidence_gpu_model + "; they come from " +
-                        std::to_string(e.commits.size()) + " commits (the best's is " + short_sha(e.commits.front()) + ")");
+                        std::to_string(e.commits.size()) + " commits (the best's is " + short_sha(e.commits.front()) +
+                        ")");
   if (!e.other_drivers.empty())
     sel.notes.push_back("results from driver " + join(e.other_drivers) + " also exist on " + sel.evidence_gpu_model +
                         "; this answer uses driver " + join(e.drivers) + ", that of the newest commit's measurements");
@@ -169,7 +172,8 @@ void summarize(Selection& sel, std::span<const DriverSeen> drivers) {
 namespace detail {
 
 Selection measured_at(const std::string& gpu_model, std::span<const DriverSeen> drivers,
-                      const std::vector<Measurement>& current, const Shape& shape, const Shape* want, const Waves& waves) {
+                      const std::vector<Measurement>& current, const Shape& shape, const Shape* want,
+                      const Waves& waves) {
   Selection sel;
   sel.matched_shape = shape;
   sel.evidence_gpu_model = gpu_model;
@@ -211,10 +215,12 @@ void answer_query(Selection& sel, const std::string& gpu_model, const Shape& wan
   sel.exact_shape = distance == 0;
   sel.shape_distance = distance;
   if (distance != 0) {
-    std::string note = "nearest measured shape " + sel.matched_shape->canonical() + " stands in for " + want.canonical();
+    std::string note =
+        "nearest measured shape " + sel.matched_shape->canonical() + " stands in for " + want.canonical();
     if (sel.method == "wave_model")
       note += "; each instance's figure there is moved to the asked shape by its waves of tiles over " +
-              std::to_string(waves.sm_count) + " SMs and the steps each tile takes (wave model), and ranked by that estimate";
+              std::to_string(waves.sm_count) +
+              " SMs and the steps each tile takes (wave model), and ranked by that estimate";
     else if (sel.method == "problem_size")
       note += "; its figures are ranked as measured there (no instance geometry or SM count known to move them by)";
     sel.reason = sel.reason.empty() ? std::move(note) : sel.reason + "; " + note;
@@ -222,11 +228,11 @@ void answer_query(Selection& sel, const std::string& gpu_model, const Shape& wan
   if (sel.kind == Selection::Kind::measured && !sel.exact_shape) {
     sel.nearest_shape_regret = regret();
     if (const auto& r = sel.nearest_shape_regret)
-      sel.notes.push_back("how sure: on " + gpu_model + ", answering each of " + std::to_string(r->shapes) +
-                          " measured shapes from its nearest other measured shape by the same method picked an instance " +
-                          percent(r->median) +
-                          " slower than the fastest there at the median, " + percent(r->p90) + " at p90, " +
-                          percent(r->max) + " at worst; ask for a measurement (POST /api/v1/best/requests) to be sure");
+      sel.notes.push_back(
+          "how sure: on " + gpu_model + ", answering each of " + std::to_string(r->shapes) +
+          " measured shapes from its nearest other measured shape by the same method picked an instance " +
+          percent(r->median) + " slower than the fastest there at the median, " + percent(r->p90) + " at p90, " +
+          percent(r->max) + " at worst; ask for a measurement (POST /api/v1/best/requests) to be sure");
   }
 }
 
@@ -267,7 +273,10 @@ Selection provisional(const SelectionQuery& q, const SelectionInputs& in, const 
     int a = arch_number(figures.front().arch);
     int gap = (want_arch < 0 || a < 0) ? 1000 : std::abs(a - want_arch);
     if (gap < chosen_gap || (gap == chosen_gap && a > chosen_arch)) {
-      chosen = &figures; chosen_gap = gap; chosen_arch = a; chosen_match = match;
+      chosen = &figures;
+      chosen_gap = gap;
+      chosen_arch = a;
+      chosen_match = match;
     }
   }
   std::string what = "instances that " + in.candidates_basis + " and run " + (q.dtype.empty() ? "the dtype" : q.dtype);
@@ -288,17 +297,21 @@ Selection provisional(const SelectionQuery& q, const SelectionInputs& in, const 
   }
   // Candidates without comparable evidence are listed after the ranked ones.
   for (const auto& c : in.candidates) {
-    bool listed = std::any_of(sel.ranking.begin(), sel.ranking.end(), [&](const Ranked& r) { return r.instance == c.instance; }) ||
-                  std::any_of(sel.excluded.begin(), sel.excluded.end(), [&](const Excluded& x) { return x.instance == c.instance; });
+    bool listed = std::any_of(sel.ranking.begin(), sel.ranking.end(),
+                              [&](const Ranked& r) { return r.instance == c.instance; }) ||
+                  std::any_of(sel.excluded.begin(), sel.excluded.end(),
+                              [&](const Excluded& x) { return x.instance == c.instance; });
     if (!listed) sel.ranking.push_back(Ranked{c.instance, c.variant, std::nullopt, false, 1.0, false});
   }
   if (chosen && !sel.ranking.empty() && sel.ranking.front().ranked) {
     sel.kind = Selection::Kind::provisional;
     sel.ranked_by = "ratio_to_baseline";
     sel.reason = why + "; provisional: " + what + ", ranked by their speed relative to the vendor baseline on " +
-                 sel.evidence_gpu_model + " (arch " + sel.evidence_arch + "), the nearest measured arch, not by their raw times";
+                 sel.evidence_gpu_model + " (arch " + sel.evidence_arch +
+                 "), the nearest measured arch, not by their raw times";
     if (chosen_match.distance != 0)
-      sel.reason += "; nearest measured shape " + chosen_match.shape->canonical() + " stands in for " + q.shape.canonical();
+      sel.reason +=
+          "; nearest measured shape " + chosen_match.shape->canonical() + " stands in for " + q.shape.canonical();
   } else {
     sel.kind = Selection::Kind::unranked;
     sel.matched_shape.reset();
@@ -424,7 +437,9 @@ std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& 
   }
   if (regrets.size() < 2) return std::nullopt;
   std::sort(regrets.begin(), regrets.end());
-  const auto at = [&](double q) { return regrets[static_cast<std::size_t>(std::lround(q * double(regrets.size() - 1)))]; };
+  const auto at = [&](double q) {
+    return regrets[static_cast<std::size_t>(std::lround(q * double(regrets.size() - 1)))];
+  };
   NeighbourRegret r;
   r.shapes = static_cast<int>(regrets.size());
   r.median = at(0.5);
@@ -450,8 +465,8 @@ Selection select_best(const SelectionQuery& q, const SelectionInputs& in) {
   if (!match.shape)
     return provisional(q, in, "nothing comparable to " + q.shape.canonical() + " was measured on " + q.gpu_model);
   Selection sel = detail::measured_at(q.gpu_model, in.drivers, current, *match.shape, &q.shape, waves);
-  detail::answer_query(sel, q.gpu_model, q.shape, match.distance, [&] { return detail::neighbour_regret(timed, waves); },
-                       waves);
+  detail::answer_query(
+      sel, q.gpu_model, q.shape, match.distance, [&] { return detail::neighbour_regret(timed, waves); }, waves);
   return sel;
 }
 
@@ -460,8 +475,9 @@ Result<Candidates> provisional_candidates(const CandidateQuery& q, std::span<con
   for (const auto& i : instances)
     if (i.family == q.family) family.push_back(&i);
   if (family.empty())
-    return make_error(Errc::not_found, "no " + q.family + " kernel instance is known yet; a build job publishes them "
-                                       "(PUT /api/v1/kernels) when it lists its harness");
+    return make_error(Errc::not_found, "no " + q.family +
+                                           " kernel instance is known yet; a build job publishes them "
+                                           "(PUT /api/v1/kernels) when it lists its harness");
   const std::set<std::string> ran(q.ran_dtype.begin(), q.ran_dtype.end());
   auto runs = [&](const InstanceInfo& i) {
     if (i.dtypes) return std::find(i.dtypes->begin(), i.dtypes->end(), q.dtype) != i.dtypes->end();
@@ -519,9 +535,11 @@ Result<Candidates> provisional_candidates(const CandidateQuery& q, std::span<con
   if (out.list.empty()) {
     if (!any_on_target)
       return make_error(Errc::unprocessable,
-                        q.has_build ? "no " + q.family + " variant builds for " + q.target + " yet; its builds failed"
-                                    : "no " + q.family + " variant applies to " + q.target + " by its catalog features");
-    return make_error(Errc::unprocessable, "no " + q.family + " instance that " + out.basis + " runs dtype '" + q.dtype + "'");
+                        q.has_build
+                            ? "no " + q.family + " variant builds for " + q.target + " yet; its builds failed"
+                            : "no " + q.family + " variant applies to " + q.target + " by its catalog features");
+    return make_error(Errc::unprocessable,
+                      "no " + q.family + " instance that " + out.basis + " runs dtype '" + q.dtype + "'");
   }
   std::sort(out.list.begin(), out.list.end(),
             [](const BuildCandidate& a, const BuildCandidate& b) { return a.instance < b.instance; });

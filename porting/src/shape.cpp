@@ -18,7 +18,8 @@ bool valid_key(std::string_view key) {
 
 Result<Shape> Shape::parse(std::string_view text) {
   Shape shape;
-  if (text.empty()) return make_error(Errc::invalid_argument, "shape is empty; expected key=value,... such as m=4096,n=4096,k=4096");
+  if (text.empty())
+    return make_error(Errc::invalid_argument, "shape is empty; expected key=value,... such as m=4096,n=4096,k=4096");
   std::size_t pos = 0;
   while (pos <= text.size()) {
     std::size_t comma = text.find(',', pos);
@@ -32,9 +33,11 @@ Result<Shape> Shape::parse(std::string_view text) {
     std::int64_t v = 0;
     auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
     if (ec != std::errc() || end != value.data() + value.size() || v < 0 || value.empty())
-      return make_error(Errc::invalid_argument, "shape value '" + std::string(value) + "' of '" + std::string(key) + "' is not a non-negative integer");
+      return make_error(Errc::invalid_argument, "shape value '" + std::string(value) + "' of '" + std::string(key) +
+                                                    "' is not a non-negative integer");
     for (const auto& d : shape.m_dims)
-      if (d.first == key) return make_error(Errc::invalid_argument, "shape key '" + std::string(key) + "' appears twice");
+      if (d.first == key)
+        return make_error(Errc::invalid_argument, "shape key '" + std::string(key) + "' appears twice");
     shape.m_dims.emplace_back(std::string(key), v);
     if (comma == std::string_view::npos) break;
     pos = comma + 1;

@@ -18,8 +18,10 @@ std::vector<std::string> words(std::string_view args) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     char c = args[i];
     if (quoted) {
-      if (c == '"') quoted = false;
-      else cur += c;
+      if (c == '"')
+        quoted = false;
+      else
+        cur += c;
       continue;
     }
     if (c == '#') {
@@ -56,18 +58,32 @@ Result<std::vector<VariantSpec>> parse_variant_calls(std::string_view text, cons
     pos += k_call.size();
     if (commented || open == std::string_view::npos || text[open] != '(') continue;
     auto close = text.find(')', open);
-    if (close == std::string_view::npos) return make_error(Errc::invalid_argument, origin + ": kport_kernel_variant( is not closed");
+    if (close == std::string_view::npos)
+      return make_error(Errc::invalid_argument, origin + ": kport_kernel_variant( is not closed");
     VariantSpec v;
     std::vector<std::string>* list = nullptr;
     std::string* single = nullptr;
     for (auto& w : words(text.substr(open + 1, close - open - 1))) {
-      if (w == "FAMILY") { single = &v.family; list = nullptr; }
-      else if (w == "VARIANT") { single = &v.variant; list = nullptr; }
-      else if (w == "FEATURES") { list = &v.features; single = nullptr; }
-      else if (w == "SOURCES") { list = &v.sources; single = nullptr; }
-      else if (w == "OPTIONS") { list = &v.options; single = nullptr; }
-      else if (single) { *single = w; single = nullptr; }
-      else if (list) list->push_back(w);
+      if (w == "FAMILY") {
+        single = &v.family;
+        list = nullptr;
+      } else if (w == "VARIANT") {
+        single = &v.variant;
+        list = nullptr;
+      } else if (w == "FEATURES") {
+        list = &v.features;
+        single = nullptr;
+      } else if (w == "SOURCES") {
+        list = &v.sources;
+        single = nullptr;
+      } else if (w == "OPTIONS") {
+        list = &v.options;
+        single = nullptr;
+      } else if (single) {
+        *single = w;
+        single = nullptr;
+      } else if (list)
+        list->push_back(w);
     }
     if (v.family.empty() || v.variant.empty() || v.sources.empty())
       return make_error(Errc::invalid_argument, origin + ": kport_kernel_variant needs FAMILY, VARIANT and SOURCES");

@@ -21,12 +21,13 @@ namespace kport::porting {
 std::string describe(const VerdictPolicy& policy, bool calibrated) {
   char buf[400];
   if (calibrated) {
-    std::snprintf(buf, sizeof buf,
-                  "against the closest validated ancestor; a time change counts beyond its series' band, %g A/A standard"
-                  " deviations (of the series' history of the same code, and of each figure's own median) and at least"
-                  " %g%%, a slowdown only once re-measured; a series with fewer than %d A/A degrees of freedom is"
-                  " insufficient data; an unstable figure never counts",
-                  policy.noise.k, policy.noise.floor * 100, policy.noise.min_degrees);
+    std::snprintf(
+        buf, sizeof buf,
+        "against the closest validated ancestor; a time change counts beyond its series' band, %g A/A standard"
+        " deviations (of the series' history of the same code, and of each figure's own median) and at least"
+        " %g%%, a slowdown only once re-measured; a series with fewer than %d A/A degrees of freedom is"
+        " insufficient data; an unstable figure never counts",
+        policy.noise.k, policy.noise.floor * 100, policy.noise.min_degrees);
     return buf;
   }
   std::snprintf(buf, sizeof buf,
@@ -100,9 +101,13 @@ std::string fmt(double v, int precision = 2) {
   return buf;
 }
 
-bool failing(CheckOutcome s) { return s == CheckOutcome::failed || s == CheckOutcome::crashed || s == CheckOutcome::timeout; }
+bool failing(CheckOutcome s) {
+  return s == CheckOutcome::failed || s == CheckOutcome::crashed || s == CheckOutcome::timeout;
+}
 bool failing(BuildOutcome s) { return s == BuildOutcome::compile_error || s == BuildOutcome::timeout; }
-bool unfinished(JobState s) { return s == JobState::queued || s == JobState::awaiting_runner || s == JobState::running; }
+bool unfinished(JobState s) {
+  return s == JobState::queued || s == JobState::awaiting_runner || s == JobState::running;
+}
 
 std::string config_of(const ResultFact& r) { return r.instance + " " + r.dtype + " " + r.shape; }
 
@@ -121,22 +126,33 @@ VerdictReason numerics_reason(const ResultFact& now, const ResultFact* before, c
   VerdictReason r{"numerics_failure", now.family + "." + now.variant, now.target, now.gpu_model, "", {}};
   r.message = "numerics: " + config_of(now) + " on " + now.target + " / " + now.gpu_model + ": " + numerics_text(now) +
               (at.empty() ? " (no validated ancestor to compare with)"
-                          : before ? " (passed " + at + ")" : " (no result " + at + ")");
-  r.figures = {{"instance", now.instance}, {"dtype", now.dtype}, {"shape", now.shape},
-               {"status", std::string(to_string(now.status))}, {"result", now.id}};
+               : before   ? " (passed " + at + ")"
+                          : " (no result " + at + ")");
+  r.figures = {{"instance", now.instance},
+               {"dtype", now.dtype},
+               {"shape", now.shape},
+               {"status", std::string(to_string(now.status))},
+               {"result", now.id}};
   if (now.max_rel_err) r.figures["max_rel_err"] = *now.max_rel_err;
   if (now.tolerance) r.figures["tolerance"] = *now.tolerance;
   return r;
 }
 
-VerdictReason perf_reason(const ResultFact& now, const ResultFact& before, const TimingDelta& d, const std::string& than) {
+VerdictReason perf_reason(const ResultFact& now, const ResultFact& before, const TimingDelta& d,
+                          const std::string& than) {
   VerdictReason r{"perf_regression", now.family + "." + now.variant, now.target, now.gpu_model, "", {}};
   r.message = "performance: " + config_of(now) + " on " + now.target + " / " + now.gpu_model + ": median " +
               fmt(*before.median_us) + " us -> " + fmt(*now.median_us) + " us (+" + fmt(d.rel * 100, 1) +
               "%, noise +-" + fmt(d.noise_us) + " us) " + than;
-  r.figures = {{"instance", now.instance}, {"dtype", now.dtype}, {"shape", now.shape}, {"median_us", *now.median_us},
-               {"baseline_median_us", *before.median_us}, {"slowdown", d.rel}, {"noise_us", d.noise_us},
-               {"result", now.id}, {"baseline_result", before.id}};
+  r.figures = {{"instance", now.instance},
+               {"dtype", now.dtype},
+               {"shape", now.shape},
+               {"median_us", *now.median_us},
+               {"baseline_median_us", *before.median_us},
+               {"slowdown", d.rel},
+               {"noise_us", d.noise_us},
+               {"result", now.id},
+               {"baseline_result", before.id}};
   if (d.band_rel) r.figures["band"] = *d.band_rel;
   return r;
 }
@@ -209,9 +225,9 @@ Change classify(const ResultFact* before, const ResultFact& now, const VerdictPo
   return d->delta_us > 0 ? Change::regressed : Change::improved;
 }
 
-Verdict decide_verdict(const std::string& commit, const CommitFacts& mine, const std::optional<std::string>& baseline_sha,
-                       const CommitFacts& baseline, const VerdictPolicy& policy, const NoiseBook* noise,
-                       const FlakeBook* flakes) {
+Verdict decide_verdict(const std::string& commit, const CommitFacts& mine,
+                       const std::optional<std::string>& baseline_sha, const CommitFacts& baseline,
+                       const VerdictPolicy& policy, const NoiseBook* noise, const FlakeBook* flakes) {
   Verdict v;
   v.commit = commit;
   v.baseline = baseline_sha;
@@ -242,7 +258,8 @@ Verdict decide_verdict(const std::string& commit, const CommitFacts& mine, const
       VerdictReason r{"build_failure", b.family + "." + b.variant, b.target, "", "", {}};
       r.message = "build: " + r.variant + " on " + b.target + ": " + to_string(b.status) +
                   (at.empty() ? " (no validated ancestor to compare with)"
-                              : before ? " (built " + at + ")" : " (no build " + at + ")") +
+                   : before   ? " (built " + at + ")"
+                              : " (no build " + at + ")") +
                   (first_line.empty() ? "" : ": " + first_line);
       r.figures = {{"status", std::string(to_string(b.status))}, {"build", b.id}};
       v.reasons.push_back(std::move(r));
@@ -308,7 +325,8 @@ Verdict decide_verdict(const std::string& commit, const CommitFacts& mine, const
       continue;
     }
     if (change == Change::new_failure) {
-      const auto flake = flakes ? flakes->find(CaseKey{r.gpu_model, r.instance, r.dtype, r.shape}) : FlakeBook::const_iterator{};
+      const auto flake =
+          flakes ? flakes->find(CaseKey{r.gpu_model, r.instance, r.dtype, r.shape}) : FlakeBook::const_iterator{};
       if (flakes && flake != flakes->end() && flake->second.flaky) {
         const FlakeState& f = flake->second;
         v.flaky.push_back({r.target, r.gpu_model, r.instance, r.dtype, r.shape, r.status, r.id, r.seed, f.since_ms,
@@ -322,16 +340,16 @@ Verdict decide_verdict(const std::string& commit, const CommitFacts& mine, const
       const auto d = compare_timing(*before, r, policy, m_ptr);
       if (d && d->delta_us > 0)
         v.notes.push_back("performance: " + config_of(r) + " on " + r.target + " / " + r.gpu_model + ": +" +
-                          fmt(d->rel * 100, 1) + "% " + than + ", not counted: " +
-                          (r.unstable ? "this figure" : "the baseline figure") + " is unstable");
+                          fmt(d->rel * 100, 1) + "% " + than +
+                          ", not counted: " + (r.unstable ? "this figure" : "the baseline figure") + " is unstable");
       continue;
     }
     if (change != Change::regressed) continue;
     const TimingDelta delta = *compare_timing(*before, r, policy, m_ptr);
     VerdictReason reason = perf_reason(r, *before, delta, than);
     if (model && delta.band_rel) {
-      reason.message += ", beyond the series' band +-" + fmt(*delta.band_rel * 100, 1) + "% (" +
-                        describe(*model, policy.noise) + ")";
+      reason.message +=
+          ", beyond the series' band +-" + fmt(*delta.band_rel * 100, 1) + "% (" + describe(*model, policy.noise) + ")";
       reason.figures["sigma_aa"] = model->sigma_rel;
       reason.figures["mde"] = model->mde_rel;
       reason.figures["aa_degrees"] = static_cast<std::int64_t>(model->degrees);
@@ -345,9 +363,11 @@ Verdict decide_verdict(const std::string& commit, const CommitFacts& mine, const
     if (job != jobs.end() && unfinished(job->second->status)) continue;  // listed below as an unfinished job
     // A re-measure that could not run leaves the first figures standing, and says so.
     const bool measured_again = job != jobs.end() && job->second->status == JobState::succeeded;
-    reason.message += measured_again ? " (re-measured)"
-                                     : " (re-measure job " + std::to_string(m->second->job_id) + " " +
-                                           (job == jobs.end() ? std::string("missing") : std::string(to_string(job->second->status))) + ")";
+    reason.message +=
+        measured_again
+            ? " (re-measured)"
+            : " (re-measure job " + std::to_string(m->second->job_id) + " " +
+                  (job == jobs.end() ? std::string("missing") : std::string(to_string(job->second->status))) + ")";
     reason.figures["remeasure_job"] = m->second->job_id;
     v.reasons.push_back(std::move(reason));
   }
@@ -380,11 +400,11 @@ Verdict decide_verdict(const std::string& commit, const CommitFacts& mine, const
     v.reasons.push_back(std::move(r));
   }
 
-  v.status = !v.reasons.empty()                         ? "fail"
-             : !v.waiting.empty() || mine.jobs.empty()      ? "pending"
+  v.status = !v.reasons.empty()                                          ? "fail"
+             : !v.waiting.empty() || mine.jobs.empty()                   ? "pending"
              : !v.insufficient_data.empty() || !v.infrastructure.empty() ? "insufficient_data"
-                                                            : "pass";
-  if (mine.jobs.empty()) v.waiting.push_back("no pipeline has run for this commit");
+                                                                         : "pass";
+  if (mine.jobs.empty()) v.waiting.emplace_back("no pipeline has run for this commit");
   return v;
 }
 

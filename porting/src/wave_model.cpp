@@ -15,8 +15,8 @@ bool named(const std::vector<Geometry::Split>& splits, std::string_view dim) {
 
 }  // namespace
 
-std::optional<Geometry> geometry_from_config(std::string_view family,
-                                             const std::function<std::optional<std::int64_t>(std::string_view)>& config) {
+std::optional<Geometry> geometry_from_config(
+    std::string_view family, const std::function<std::optional<std::int64_t>(std::string_view)>& config) {
   auto either = [&](std::string_view a, std::string_view b) {
     auto v = config(a);
     return v ? v : config(b);

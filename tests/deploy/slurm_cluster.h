@@ -57,12 +57,14 @@ class SlurmCluster {
       << "SlurmUser=" << user << "\nSlurmdUser=" << user << "\n"
       << "AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket=" << (m_dir / "munge" / "sock").string() << "\n"
       << "StateSaveLocation=" << (m_dir / "state").string() << "\nSlurmdSpoolDir=" << (m_dir / "spool").string() << "\n"
-      << "SlurmctldPidFile=" << (m_dir / "slurmctld.pid").string() << "\nSlurmdPidFile=" << (m_dir / "slurmd.pid").string() << "\n"
+      << "SlurmctldPidFile=" << (m_dir / "slurmctld.pid").string()
+      << "\nSlurmdPidFile=" << (m_dir / "slurmd.pid").string() << "\n"
       << "ProctrackType=proctrack/pgid\nTaskPlugin=task/none\nJobAcctGatherType=jobacct_gather/none\n"
       << "AccountingStorageType=accounting_storage/none\nJobCompType=jobcomp/none\nMpiDefault=none\n"
       << "SchedulerType=sched/builtin\nSelectType=select/cons_tres\nSelectTypeParameters=CR_Core\n"
       << "GresTypes=gpu\nReturnToService=2\nSlurmdTimeout=30\nMinJobAge=2\n"
-      << "NodeName=kport-node NodeHostname=" << hostname() << " NodeAddr=127.0.0.1 CPUs=" << std::thread::hardware_concurrency()
+      << "NodeName=kport-node NodeHostname=" << hostname()
+      << " NodeAddr=127.0.0.1 CPUs=" << std::thread::hardware_concurrency()
       << " RealMemory=1000 Gres=gpu:1 State=UNKNOWN\n"
       << "PartitionName=kport Nodes=kport-node Default=YES MaxTime=INFINITE State=UP\n";
     std::ofstream(m_dir / "gres.conf") << "NodeName=kport-node Name=gpu File=/dev/null\n";
@@ -75,17 +77,23 @@ class SlurmCluster {
   // what went wrong otherwise, with the daemons' logs.
   bool start(std::string& why) {
     auto d = m_dir.string();
-    m_pids.push_back(spawn({which("munged"), "-F", "-f", "-S", d + "/munge/sock", "--key-file=" + d + "/munge/key",
-                            "--log-file=" + d + "/munged.log", "--pid-file=" + d + "/munged.pid",
-                            "--seed-file=" + d + "/munge/seed"}, d + "/munged.out"));
-    if (!wait_for([&] { return std::filesystem::exists(d + "/munge/sock"); }, 10)) return fail(why, "munged did not start");
-    m_pids.push_back(spawn({which("slurmctld"), "-D", "-i", "-f", conf, "-L", d + "/slurmctld.log"}, d + "/slurmctld.out"));
-    m_pids.push_back(spawn({which("slurmd"), "-D", "-f", conf, "-N", "kport-node", "-L", d + "/slurmd.log"}, d + "/slurmd.out"));
+    m_pids.push_back(spawn(
+        {which("munged"), "-F", "-f", "-S", d + "/munge/sock", "--key-file=" + d + "/munge/key",
+         "--log-file=" + d + "/munged.log", "--pid-file=" + d + "/munged.pid", "--seed-file=" + d + "/munge/seed"},
+        d + "/munged.out"));
+    if (!wait_for([&] { return std::filesystem::exists(d + "/munge/sock"); }, 10))
+      return fail(why, "munged did not start");
+    m_pids.push_back(
+        spawn({which("slurmctld"), "-D", "-i", "-f", conf, "-L", d + "/slurmctld.log"}, d + "/slurmctld.out"));
+    m_pids.push_back(
+        spawn({which("slurmd"), "-D", "-f", conf, "-N", "kport-node", "-L", d + "/slurmd.log"}, d + "/slurmd.out"));
     std::string out;
-    bool idle = wait_for([&] {
-      run_to_exit(which("sinfo"), {"--noheader", "--format=%T", "--partition=kport"}, out);
-      return out.rfind("idle", 0) == 0;
-    }, 40);
+    bool idle = wait_for(
+        [&] {
+          run_to_exit(which("sinfo"), {"--noheader", "--format=%T", "--partition=kport"}, out);
+          return out.rfind("idle", 0) == 0;
+        },
+        40);
     return idle || fail(why, "the node did not become idle (sinfo: " + out + ")");
   }
 

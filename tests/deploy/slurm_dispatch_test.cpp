@@ -44,7 +44,8 @@ class SlurmDispatch : public BuildRunnerTest {
   boost::json::value slurm_state() { return get("/api/v1/queue").body.at("slurm"); }
 
   std::int64_t open_pipeline(const std::string& sha, const std::string& target) {
-    auto p = post("/api/v1/pipelines", object{{"commit", sha}, {"repo", "kernels"}, {"targets", boost::json::array{target}}}, k_admin);
+    auto p = post("/api/v1/pipelines",
+                  object{{"commit", sha}, {"repo", "kernels"}, {"targets", boost::json::array{target}}}, k_admin);
     EXPECT_EQ(p.status, 201) << p.raw;
     return p.status == 201 ? p.body.at("jobs").as_array()[0].at("id").as_int64() : 0;
   }
@@ -52,8 +53,10 @@ class SlurmDispatch : public BuildRunnerTest {
 
 TEST_F(SlurmDispatch, ARunnerStartedThroughSbatchClaimsAndCompletesTheWaitingBuild) {
   if (auto missing = SlurmCluster::missing_programs(); !missing.empty())
-    GTEST_SKIP() << "Slurm is not installed (missing " << missing << "; deploy/install-deps.sh installs slurm-wlm and munge)";
-  if (std::system("git --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "the git CLI is needed to create the test repository";
+    GTEST_SKIP() << "Slurm is not installed (missing " << missing
+                 << "; deploy/install-deps.sh installs slurm-wlm and munge)";
+  if (std::system("git --version > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "the git CLI is needed to create the test repository";
   SlurmCluster slurm(dir.path());
   std::string why;
   ASSERT_TRUE(slurm.start(why)) << why;
@@ -64,9 +67,22 @@ TEST_F(SlurmDispatch, ARunnerStartedThroughSbatchClaimsAndCompletesTheWaitingBui
   ::setenv("KPORT_CLAIM_WAIT", "1", 1);
   ::setenv("KPORT_COMPILE_TIMEOUT", "300", 1);
   auto logs = dir.path() / "slurm-logs";
-  extra_args = {"--slurm-partition", "kport", "--slurm-roles", "build", "--slurm-script", KPORT_SBATCH_SCRIPT,
-                "--slurm-interval-ms", "300", "--slurm-max-jobs", "1", "--slurm-runner-max-jobs", "1",
-                "--slurm-args", "--cpus-per-task=1", "--slurm-log-dir", logs.string()};
+  extra_args = {"--slurm-partition",
+                "kport",
+                "--slurm-roles",
+                "build",
+                "--slurm-script",
+                KPORT_SBATCH_SCRIPT,
+                "--slurm-interval-ms",
+                "300",
+                "--slurm-max-jobs",
+                "1",
+                "--slurm-runner-max-jobs",
+                "1",
+                "--slurm-args",
+                "--cpus-per-task=1",
+                "--slurm-log-dir",
+                logs.string()};
   start();
 
   std::string sha = make_repository();
@@ -77,19 +93,26 @@ TEST_F(SlurmDispatch, ARunnerStartedThroughSbatchClaimsAndCompletesTheWaitingBui
 
   // No build runner is online: the dispatcher submits one runner job, and only one.
   std::string slurm_id;
-  ASSERT_TRUE(eventually([&] {
-    auto jobs = slurm_state().at("jobs").as_array();
-    if (!jobs.empty()) slurm_id = std::string(jobs[0].at("id").as_string());
-    return !jobs.empty();
-  }, 30)) << slurm_state() << slurm.logs();
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto jobs = slurm_state().at("jobs").as_array();
+        if (!jobs.empty()) slurm_id = std::string(jobs[0].at("id").as_string());
+        return !jobs.empty();
+      },
+      30))
+      << slurm_state() << slurm.logs();
   EXPECT_EQ(slurm_state().at("jobs").as_array()[0].at("key").as_string(), "build");
 
   boost::json::value j;
-  ASSERT_TRUE(eventually([&] {
-    j = get("/api/v1/jobs/" + std::to_string(job)).body;
-    std::string s(j.at("status").as_string());
-    return s == "succeeded" || s == "failed";
-  }, 300)) << j << "\n" << read_file(logs / ("kport-runner-" + slurm_id + ".out")) << slurm.logs();
+  ASSERT_TRUE(eventually(
+      [&] {
+        j = get("/api/v1/jobs/" + std::to_string(job)).body;
+        std::string s(j.at("status").as_string());
+        return s == "succeeded" || s == "failed";
+      },
+      300))
+      << j << "\n"
+      << read_file(logs / ("kport-runner-" + slurm_id + ".out")) << slurm.logs();
 
   // The runner Slurm started did it: its name carries the Slurm job id.
   ASSERT_TRUE(j.at("runner").is_int64()) << j;
@@ -127,14 +150,26 @@ class SlurmStandIns : public SlurmDispatch {
     auto d = dir.path().string();
     write_script(dir.path() / "squeue", "cat " + d + "/squeue.txt\n");
     write_script(dir.path() / "sbatch",
-                 "echo \"$* | $KPORT_RUNNER_ROLE | $KPORT_SERVER | $KPORT_REGISTRATION_TOKEN_FILE\" >> " + d + "/sbatch.calls\n"
-                 "if [ -e " + d + "/refuse ]; then echo 'sbatch: error: invalid partition specified: gpu' >&2; exit 1; fi\n"
-                 "id=$((5000 + $(wc -l < " + d + "/sbatch.calls)))\n"
-                 "for a in \"$@\"; do case $a in --comment=*) c=${a#--comment=};; esac; done\n"
-                 "echo \"$id|PENDING|$c\" >> " + d + "/squeue.txt\necho \"$id;cluster\"\n");
-    extra_args = {"--slurm-partition", "gpu", "--slurm-roles", "gpu", "--slurm-script", KPORT_SBATCH_SCRIPT,
-                  "--slurm-sbatch", d + "/sbatch", "--slurm-squeue", d + "/squeue", "--slurm-interval-ms", "150",
-                  "--slurm-backoff-ms", backoff_ms, "--slurm-max-jobs", "2", "--slurm-gpu-constraint", "sm{arch}"};
+                 "echo \"$* | $KPORT_RUNNER_ROLE | $KPORT_SERVER | $KPORT_REGISTRATION_TOKEN_FILE\" >> " + d +
+                     "/sbatch.calls\n"
+                     "if [ -e " +
+                     d +
+                     "/refuse ]; then echo 'sbatch: error: invalid partition specified: gpu' >&2; exit 1; fi\n"
+                     "id=$((5000 + $(wc -l < " +
+                     d +
+                     "/sbatch.calls)))\n"
+                     "for a in \"$@\"; do case $a in --comment=*) c=${a#--comment=};; esac; done\n"
+                     "echo \"$id|PENDING|$c\" >> " +
+                     d + "/squeue.txt\necho \"$id;cluster\"\n");
+    extra_args = {"--slurm-partition",      "gpu",
+                  "--slurm-roles",          "gpu",
+                  "--slurm-script",         KPORT_SBATCH_SCRIPT,
+                  "--slurm-sbatch",         d + "/sbatch",
+                  "--slurm-squeue",         d + "/squeue",
+                  "--slurm-interval-ms",    "150",
+                  "--slurm-backoff-ms",     backoff_ms,
+                  "--slurm-max-jobs",       "2",
+                  "--slurm-gpu-constraint", "sm{arch}"};
     start();
     add_target();
     builder = register_runner("builder-1", "build");
@@ -202,7 +237,8 @@ TEST_F(SlurmStandIns, RecoversItsJobsFromSqueueAndSubmitsOnlyWhatIsMissingUpToTh
   std::this_thread::sleep_for(std::chrono::milliseconds(600));
   state = slurm_state();
   EXPECT_EQ(state.at("backoff").at("gpu:9.0").at("failures").as_int64(), 2) << state;
-  EXPECT_NE(std::string(state.at("last_error").as_string()).find("ended before its runner registered"), std::string::npos)
+  EXPECT_NE(std::string(state.at("last_error").as_string()).find("ended before its runner registered"),
+            std::string::npos)
       << state;
   EXPECT_EQ(calls().size(), 1u) << read_file(dir.path() / "sbatch.calls");
 }
@@ -227,11 +263,17 @@ TEST_F(SlurmStandIns, ARefusedSubmissionBacksOffThenRetries) {
 
 TEST_F(SlurmStandIns, BadOptionsStopTheCoordinatorWithAReason) {
   std::string out;
-  EXPECT_NE(run_to_exit(KPORT_COORDINATOR_BIN, {"--db", (dir.path() / "a.db").string(), "--listen", "127.0.0.1:0",
-                                                "--slurm-partition", "gpu", "--slurm-roles", "gpu,tpu"}, out), 0);
+  EXPECT_NE(run_to_exit(KPORT_COORDINATOR_BIN,
+                        {"--db", (dir.path() / "a.db").string(), "--listen", "127.0.0.1:0", "--slurm-partition", "gpu",
+                         "--slurm-roles", "gpu,tpu"},
+                        out),
+            0);
   EXPECT_NE(out.find("'tpu' is not gpu or build"), std::string::npos) << out;
-  EXPECT_NE(run_to_exit(KPORT_COORDINATOR_BIN, {"--db", (dir.path() / "b.db").string(), "--listen", "127.0.0.1:0",
-                                                "--slurm-partition", "gpu", "--slurm-script", "/nonexistent.sbatch"}, out), 0);
+  EXPECT_NE(run_to_exit(KPORT_COORDINATOR_BIN,
+                        {"--db", (dir.path() / "b.db").string(), "--listen", "127.0.0.1:0", "--slurm-partition", "gpu",
+                         "--slurm-script", "/nonexistent.sbatch"},
+                        out),
+            0);
   EXPECT_NE(out.find("/nonexistent.sbatch does not exist"), std::string::npos) << out;
 }
 

@@ -30,8 +30,16 @@ void exercise(std::string_view text) {
     require(!snap.error().message.empty());
     return;
   }
-  const char* shapes[] = {"m=4096,n=4096,k=4096", "m=1,n=1024,k=1024", "m=0,n=1,k=1", "b=1,h=16,l=4096,d=128,causal=1",
-                          "b=2,h=8,l=100,d=64,causal=0", "rows=128,cols=1024", "rows=1,cols=1", "x=1", "", "m=1,m=2"};
+  const char* shapes[] = {"m=4096,n=4096,k=4096",
+                          "m=1,n=1024,k=1024",
+                          "m=0,n=1,k=1",
+                          "b=1,h=16,l=4096,d=128,causal=1",
+                          "b=2,h=8,l=100,d=64,causal=0",
+                          "rows=128,cols=1024",
+                          "rows=1,cols=1",
+                          "x=1",
+                          "",
+                          "m=1,m=2"};
   for (const auto& t : snap->tables())
     for (const char* s : shapes) {
       Answer a = snap->lookup(t.op, t.dtype, s);

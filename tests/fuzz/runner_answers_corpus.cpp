@@ -21,10 +21,38 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
 namespace {
 
-const char* const k_tokens[] = {"{", "}", "[", "]", ",", ":", "\"", "null", "true", "false", "0", "-1", "1.5", "1e308",
-                                "-0.0", "18446744073709551615", "9223372036854775808", "\"job\"", "\"id\"", "\"kind\"",
-                                "\"attempt\"", "\"commit\"", "\"target\"", "\"token\"", "\"items\"", "\"artifact\"",
-                                "\"payload\"", "\\u0000", "\\ud800", "<html>", "\xff\xfe", "\x00"};
+const char* const k_tokens[] = {"{",
+                                "}",
+                                "[",
+                                "]",
+                                ",",
+                                ":",
+                                "\"",
+                                "null",
+                                "true",
+                                "false",
+                                "0",
+                                "-1",
+                                "1.5",
+                                "1e308",
+                                "-0.0",
+                                "18446744073709551615",
+                                "9223372036854775808",
+                                "\"job\"",
+                                "\"id\"",
+                                "\"kind\"",
+                                "\"attempt\"",
+                                "\"commit\"",
+                                "\"target\"",
+                                "\"token\"",
+                                "\"items\"",
+                                "\"artifact\"",
+                                "\"payload\"",
+                                "\\u0000",
+                                "\\ud800",
+                                "<html>",
+                                "\xff\xfe",
+                                "\x00"};
 
 std::string mutate(std::string s, const std::vector<std::string>& seeds, std::mt19937_64& rng) {
   auto pick = [&](std::size_t n) { return n == 0 ? std::size_t{0} : static_cast<std::size_t>(rng() % n); };
@@ -32,7 +60,9 @@ std::string mutate(std::string s, const std::vector<std::string>& seeds, std::mt
   for (int e = 0; e < edits; ++e) {
     const std::size_t at = pick(s.size() + 1);
     switch (rng() % 6) {
-      case 0: if (!s.empty()) s[pick(s.size())] ^= static_cast<char>(1u << (rng() % 8)); break;
+      case 0:
+        if (!s.empty()) s[pick(s.size())] ^= static_cast<char>(1u << (rng() % 8));
+        break;
       case 1: s.erase(at, pick(s.size() - at + 1)); break;
       case 2: {
         const char* t = k_tokens[pick(sizeof k_tokens / sizeof *k_tokens)];
@@ -45,7 +75,9 @@ std::string mutate(std::string s, const std::vector<std::string>& seeds, std::mt
         s = s.substr(0, at) + other.substr(pick(other.size() + 1));
         break;
       }
-      default: if (!s.empty()) s[pick(s.size())] = static_cast<char>(rng()); break;
+      default:
+        if (!s.empty()) s[pick(s.size())] = static_cast<char>(rng());
+        break;
     }
   }
   return s;

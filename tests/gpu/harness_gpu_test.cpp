@@ -62,9 +62,8 @@ TEST_P(HarnessOnGpu, EveryInstancePassesCheck) {
     GTEST_SKIP() << "no CUDA device: " << info["error"]["message"].get<std::string>();
   }
   if (!info.value("harness_target_runs_here", false))
-    GTEST_SKIP() << h.target << " code does not run on " << info["name"].get<std::string>()
-                 << " (compute capability " << info["compute_capability"].get<std::string>()
-                 << ")";
+    GTEST_SKIP() << h.target << " code does not run on " << info["name"].get<std::string>() << " (compute capability "
+                 << info["compute_capability"].get<std::string>() << ")";
 
   std::string cmd = "'" + h.path + "' check --all --timeout-s 120";
   if (const char* f = std::getenv("KPORT_GPU_TEST_FILTER")) cmd += std::string(" --filter '") + f + "'";
@@ -78,8 +77,7 @@ TEST_P(HarnessOnGpu, EveryInstancePassesCheck) {
     const std::string verdict = r.value("verdict", "?");
     EXPECT_TRUE(verdict == "passed" || verdict == "unsupported")
         << r["instance"].get<std::string>() << " " << r["dtype"].get<std::string>() << " "
-        << r["shape_text"].get<std::string>() << ": " << verdict << " - "
-        << r.value("reason", std::string());
+        << r["shape_text"].get<std::string>() << ": " << verdict << " - " << r.value("reason", std::string());
   }
   EXPECT_EQ(chk.exit_code, 0);
 }
@@ -95,9 +93,10 @@ TEST_P(HarnessOnGpu, TheGpuReferencesAgreeWithTheCpuDoubleOne) {
   ASSERT_FALSE(info.is_discarded()) << "device printed no JSON: " << dev.out;
   if (info.contains("error")) GTEST_SKIP() << "no CUDA device: " << info["error"]["message"].get<std::string>();
   if (!info.value("harness_target_runs_here", false)) GTEST_SKIP() << h.target << " code does not run here";
-  const std::vector<std::pair<std::string, std::string>> cases = {
-      {"attention", "b=1,h=2,l=128,d=64"},   {"attention", "b=2,h=3,l=200,d=128,causal=1"},
-      {"attention", "b=1,h=1,l=77,d=64,causal=1"}, {"gemm", "m=96,n=200,k=136"}};
+  const std::vector<std::pair<std::string, std::string>> cases = {{"attention", "b=1,h=2,l=128,d=64"},
+                                                                  {"attention", "b=2,h=3,l=200,d=128,causal=1"},
+                                                                  {"attention", "b=1,h=1,l=77,d=64,causal=1"},
+                                                                  {"gemm", "m=96,n=200,k=136"}};
   int compared = 0;
   for (const auto& [family, shape] : cases) {
     auto check = [&](const std::string& reference) {

@@ -55,7 +55,8 @@ int expect_json_lines(const std::string& log, const std::string& proc) {
 void expect_version(const std::string& binary, const std::string& name) {
   std::string out;
   EXPECT_EQ(run_to_exit(binary, {"--version"}, out), 0) << out;
-  const std::regex line("^" + name + R"( \d+\.\d+\.\d+ \(commit ([0-9a-f]{7,40}|unknown), built \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)\n$)");
+  const std::regex line(
+      "^" + name + R"( \d+\.\d+\.\d+ \(commit ([0-9a-f]{7,40}|unknown), built \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)\n$)");
   EXPECT_TRUE(std::regex_match(out, line)) << name << ": " << out;
 }
 
@@ -134,12 +135,15 @@ TEST_F(ConventionsCoordinator, MetricsExportBuildInfoAndProcessMetrics) {
   auto r = fetch("GET", "/metrics");
   ASSERT_EQ(r.status, 200);
   const std::string& t = r.body;
-  EXPECT_TRUE(std::regex_search(t, std::regex(R"re(\n# TYPE kport_build_info gauge\nkport_build_info\{version="\d+\.\d+\.\d+",commit="([0-9a-f]{7,40}|unknown)"\} 1\n)re")))
+  EXPECT_TRUE(std::regex_search(
+      t,
+      std::regex(
+          R"re(\n# TYPE kport_build_info gauge\nkport_build_info\{version="\d+\.\d+\.\d+",commit="([0-9a-f]{7,40}|unknown)"\} 1\n)re")))
       << t;
   EXPECT_NE(t.find("# TYPE process_cpu_seconds_total counter\n"), std::string::npos);
   const double start = metric(t, "process_start_time_seconds");
-  const double now = static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(
-                                             std::chrono::system_clock::now().time_since_epoch()).count());
+  const double now = static_cast<double>(
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
   EXPECT_GT(start, now - 600) << t;  // started by this test, moments ago
   EXPECT_LT(start, now + 5);
   EXPECT_GT(metric(t, "process_resident_memory_bytes"), 1 << 20);
@@ -179,13 +183,14 @@ std::string log_until(const std::string& binary, const std::vector<std::string>&
 }
 
 TEST_F(ConventionsCoordinator, RunnerAndWatcherLogJsonLinesWithUtcTimestamps) {
-  auto runner = log_until(KPORT_RUNNER_BIN, {"--role", "build", "--server", url(""), "--registration-token", k_registration,
-                                              "--workdir", (dir.path() / "runner").string(), "--claim-wait", "1",
-                                              "--log-format", "json"},
+  auto runner = log_until(KPORT_RUNNER_BIN,
+                          {"--role", "build", "--server", url(""), "--registration-token", k_registration, "--workdir",
+                           (dir.path() / "runner").string(), "--claim-wait", "1", "--log-format", "json"},
                           dir.path() / "runner.log", "\"msg\":\"registered\"");
   EXPECT_GT(expect_json_lines(runner, "kport-runner"), 0);
-  auto watcher = log_until(KPORT_WATCHER_BIN, {"--server", url(""), "--token", k_admin, "--watch", "fleet",
-                                                "--workdir", (dir.path() / "watcher").string(), "--log-format", "json"},
+  auto watcher = log_until(KPORT_WATCHER_BIN,
+                           {"--server", url(""), "--token", k_admin, "--watch", "fleet", "--workdir",
+                            (dir.path() / "watcher").string(), "--log-format", "json"},
                            dir.path() / "watcher.log", "\"msg\":\"watcher started\"");
   EXPECT_GT(expect_json_lines(watcher, "kport-watcher"), 0);
 }

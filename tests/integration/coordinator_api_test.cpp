@@ -62,9 +62,13 @@ TEST_F(CoordinatorTest, HealthOpenApiAndMetricsAnswer) {
   // A probe needs no credentials, and says so (security: []).
   ASSERT_TRUE(paths.at("/healthz").at("get").as_object().contains("security"));
   EXPECT_TRUE(paths.at("/healthz").at("get").at("security").as_array().empty());
-  for (const auto& [method, path] : std::vector<std::pair<std::string, std::string>>{
-           {"post", "/api/v1/jobs/{id}/builds"}, {"post", "/api/v1/jobs/{id}/results"}, {"post", "/api/v1/jobs/{id}/log"},
-           {"post", "/api/v1/jobs/{id}/complete"}, {"post", "/api/v1/runners/heartbeat"}, {"put", "/api/v1/artifacts/{sha256}"}}) {
+  for (const auto& [method, path] :
+       std::vector<std::pair<std::string, std::string>>{{"post", "/api/v1/jobs/{id}/builds"},
+                                                        {"post", "/api/v1/jobs/{id}/results"},
+                                                        {"post", "/api/v1/jobs/{id}/log"},
+                                                        {"post", "/api/v1/jobs/{id}/complete"},
+                                                        {"post", "/api/v1/runners/heartbeat"},
+                                                        {"put", "/api/v1/artifacts/{sha256}"}}) {
     const auto& responses = paths.at(path).at(method).at("responses").as_object();
     EXPECT_TRUE(responses.contains("403")) << method << " " << path;
     EXPECT_TRUE(responses.contains("409")) << method << " " << path;
@@ -98,9 +102,11 @@ TEST_F(CoordinatorTest, MalformedJsonWrongTypesAndMissingFieldsAre400) {
   auto wrong = post("/api/v1/pipelines", json::object{{"commit", 42}}, k_admin);
   expect_error(wrong, 400, "invalid_argument");
   EXPECT_NE(wrong.body.at("error").at("message").as_string().find("'commit'"), json::string::npos);
-  expect_error(post("/api/v1/pipelines", json::object{{"targets", json::array{"sm_90a"}}}, k_admin), 400, "invalid_argument");
-  expect_error(post("/api/v1/pipelines", json::object{{"commit", commit_sha()}, {"targets", json::array{"sm_999z"}}}, k_admin),
-               404, "not_found");
+  expect_error(post("/api/v1/pipelines", json::object{{"targets", json::array{"sm_90a"}}}, k_admin), 400,
+               "invalid_argument");
+  expect_error(
+      post("/api/v1/pipelines", json::object{{"commit", commit_sha()}, {"targets", json::array{"sm_999z"}}}, k_admin),
+      404, "not_found");
   expect_error(get("/api/v1/results?limit=0"), 400, "invalid_argument");
   expect_error(get("/api/v1/results?limit=abc"), 400, "invalid_argument");
   expect_error(get("/api/v1/jobs/-3"), 400, "invalid_argument");
@@ -119,9 +125,12 @@ TEST_F(CoordinatorTest, WritesNeedTheRightToken) {
   auto runner = register_runner("b1", "build");
   expect_error(put("/api/v1/targets/sm_90a", body, runner), 403, "forbidden");
   expect_error(call(client, "POST", url("/api/v1/runners/claim"), nullptr, k_admin), 403, "forbidden");
-  expect_error(post("/api/v1/runners/register", json::object{{"name", "x"}, {"role", "build"}}, "bad"), 403, "forbidden");
-  expect_error(post("/api/v1/runners/register", json::object{{"name", "x"}, {"role", "build"}}, ""), 401, "unauthorized");
-  expect_error(post("/api/v1/runners/register", json::object{{"name", "x"}, {"role", "chef"}}, k_registration), 400, "invalid_argument");
+  expect_error(post("/api/v1/runners/register", json::object{{"name", "x"}, {"role", "build"}}, "bad"), 403,
+               "forbidden");
+  expect_error(post("/api/v1/runners/register", json::object{{"name", "x"}, {"role", "build"}}, ""), 401,
+               "unauthorized");
+  expect_error(post("/api/v1/runners/register", json::object{{"name", "x"}, {"role", "chef"}}, k_registration), 400,
+               "invalid_argument");
   EXPECT_EQ(put("/api/v1/targets/sm_90a", body, k_admin).status, 201);
   EXPECT_EQ(put("/api/v1/targets/sm_90a", body, k_admin).status, 200);
   expect_error(put("/api/v1/targets/../../etc", body, k_admin), 404, "not_found");

@@ -17,22 +17,29 @@ TEST_F(BestFreshTest, AnUploadIsAnsweredByTheVeryNextQuestion) {
   auto build = claim(builder);
   ASSERT_TRUE(build.is_object());
   const auto bid = std::to_string(build.at("id").as_int64());
-  json::array records{json::object{{"target", "sm_90a"}, {"family", "gemm"}, {"variant", "wgmma_tma"}, {"status", "ok"}}};
-  ASSERT_EQ(post("/api/v1/jobs/" + bid + "/builds", json::object{{"attempt", 1}, {"records", records}}, builder).status, 200);
-  ASSERT_EQ(post("/api/v1/jobs/" + bid + "/complete", json::object{{"attempt", 1}, {"status", "succeeded"}}, builder).status, 200);
+  json::array records{
+      json::object{{"target", "sm_90a"}, {"family", "gemm"}, {"variant", "wgmma_tma"}, {"status", "ok"}}};
+  ASSERT_EQ(post("/api/v1/jobs/" + bid + "/builds", json::object{{"attempt", 1}, {"records", records}}, builder).status,
+            200);
+  ASSERT_EQ(
+      post("/api/v1/jobs/" + bid + "/complete", json::object{{"attempt", 1}, {"status", "succeeded"}}, builder).status,
+      200);
   auto check = claim(gpu);
   ASSERT_TRUE(check.is_object());
   const auto cid = std::to_string(check.at("id").as_int64());
 
   auto upload = [&](const std::string& shape, double median_us) {
-    json::object r{{"target", "sm_90a"}, {"family", "gemm"}, {"variant", "wgmma_tma"}, {"instance", "gemm.wgmma_tma.a"},
-                   {"dtype", "bf16"}, {"shape", shape}, {"toolkit", "13.0"}, {"gpu_model", "NVIDIA H200"},
-                   {"gpu_uuid", "GPU-1"}, {"arch", "9.0"}, {"driver", "580.1"}, {"status", "passed"}, {"seed", 7},
-                   {"median_us", median_us}, {"stddev_us", 0.1}, {"samples", 100}};
+    json::object r{
+        {"target", "sm_90a"},  {"family", "gemm"},       {"variant", "wgmma_tma"}, {"instance", "gemm.wgmma_tma.a"},
+        {"dtype", "bf16"},     {"shape", shape},         {"toolkit", "13.0"},      {"gpu_model", "NVIDIA H200"},
+        {"gpu_uuid", "GPU-1"}, {"arch", "9.0"},          {"driver", "580.1"},      {"status", "passed"},
+        {"seed", 7},           {"median_us", median_us}, {"stddev_us", 0.1},       {"samples", 100}};
     auto up = post("/api/v1/jobs/" + cid + "/results", json::object{{"attempt", 1}, {"results", json::array{r}}}, gpu);
     ASSERT_EQ(up.status, 200) << up.raw;
   };
-  auto best = [&](const std::string& shape) { return get("/api/v1/best?gpu=NVIDIA%20H200&op=gemm&dtype=bf16&shape=" + shape); };
+  auto best = [&](const std::string& shape) {
+    return get("/api/v1/best?gpu=NVIDIA%20H200&op=gemm&dtype=bf16&shape=" + shape);
+  };
 
   upload("m=4096,n=4096,k=4096", 100);
   for (int i = 1; i <= 25; ++i) {
@@ -46,7 +53,8 @@ TEST_F(BestFreshTest, AnUploadIsAnsweredByTheVeryNextQuestion) {
     ASSERT_TRUE(after.body.at("exact_shape").as_bool()) << "upload " << i << " not seen at once: " << after.raw;
     ASSERT_DOUBLE_EQ(after.body.at("ranking").as_array()[0].at("evidence").at("median_us").as_double(), 100 + i);
     // A reader with a token is answered on the worker pool from the same evidence.
-    auto with_token = call(client, "GET", url("/api/v1/best?gpu=NVIDIA%20H200&op=gemm&dtype=bf16&shape=" + shape), nullptr, k_admin);
+    auto with_token =
+        call(client, "GET", url("/api/v1/best?gpu=NVIDIA%20H200&op=gemm&dtype=bf16&shape=" + shape), nullptr, k_admin);
     ASSERT_EQ(with_token.raw, after.raw);
   }
   // The index says what it holds.

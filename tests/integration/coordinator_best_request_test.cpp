@@ -17,11 +17,25 @@ const std::string k_asked_key = "k=3000,m=3000,n=3000";  // canonical: keys sort
 const std::string k_h200 = "NVIDIA%20H200";
 
 json::object gemm_result(const std::string& instance, const std::string& shape, double median_us) {
-  return json::object{{"target", "sm_90a"}, {"family", "gemm"}, {"variant", instance.substr(5, instance.rfind('.') - 5)},
-                      {"instance", instance}, {"dtype", "bf16"}, {"shape", shape}, {"toolkit", "13.0"},
-                      {"gpu_model", "NVIDIA H200"}, {"gpu_uuid", "GPU-1"}, {"arch", "9.0"}, {"driver", "580.1"},
-                      {"status", "passed"}, {"seed", 7}, {"median_us", median_us}, {"stddev_us", median_us * 0.002},
-                      {"samples", 100}, {"baseline", "cublas"}, {"baseline_median_us", 200.0}, {"ratio", 200.0 / median_us}};
+  return json::object{{"target", "sm_90a"},
+                      {"family", "gemm"},
+                      {"variant", instance.substr(5, instance.rfind('.') - 5)},
+                      {"instance", instance},
+                      {"dtype", "bf16"},
+                      {"shape", shape},
+                      {"toolkit", "13.0"},
+                      {"gpu_model", "NVIDIA H200"},
+                      {"gpu_uuid", "GPU-1"},
+                      {"arch", "9.0"},
+                      {"driver", "580.1"},
+                      {"status", "passed"},
+                      {"seed", 7},
+                      {"median_us", median_us},
+                      {"stddev_us", median_us * 0.002},
+                      {"samples", 100},
+                      {"baseline", "cublas"},
+                      {"baseline_median_us", 200.0},
+                      {"ratio", 200.0 / median_us}};
 }
 
 json::object ask_body(const std::string& shape = k_asked, const std::string& gpu = "NVIDIA H200",
@@ -43,8 +57,11 @@ class BestRequestTest : public CoordinatorTest {
     add_target("sm_90a", "9.0");
     json::array kernels;
     for (const char* n : {"gemm.wgmma_tma.a", "gemm.mma_sync.e"})
-      kernels.push_back(json::object{{"name", n}, {"family", "gemm"}, {"variant", std::string(n).substr(5, std::string(n).rfind('.') - 5)},
-                                     {"features", json::array{}}, {"dtypes", json::array{"bf16", "fp16"}}});
+      kernels.push_back(json::object{{"name", n},
+                                     {"family", "gemm"},
+                                     {"variant", std::string(n).substr(5, std::string(n).rfind('.') - 5)},
+                                     {"features", json::array{}},
+                                     {"dtypes", json::array{"bf16", "fp16"}}});
     ASSERT_EQ(put("/api/v1/kernels", json::object{{"instances", kernels}}, k_admin).status, 200);
     m_builder = register_runner("builder-1", "build");
     m_gpu = register_runner("gpu-1", "gpu");
@@ -60,13 +77,19 @@ class BestRequestTest : public CoordinatorTest {
     json::array records;
     for (const char* v : {"wgmma_tma", "mma_sync"})
       records.push_back(json::object{{"target", "sm_90a"}, {"family", "gemm"}, {"variant", v}, {"status", "ok"}});
-    ASSERT_EQ(post("/api/v1/jobs/" + id + "/builds", json::object{{"attempt", 1}, {"records", records}}, m_builder).status, 200);
-    ASSERT_EQ(post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}, {"status", "succeeded"}}, m_builder).status, 200);
+    ASSERT_EQ(
+        post("/api/v1/jobs/" + id + "/builds", json::object{{"attempt", 1}, {"records", records}}, m_builder).status,
+        200);
+    ASSERT_EQ(post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}, {"status", "succeeded"}}, m_builder)
+                  .status,
+              200);
     auto check = claim(m_gpu);
     ASSERT_TRUE(check.is_object());
     auto cid = std::to_string(check.at("id").as_int64());
     json::array results{gemm_result("gemm.wgmma_tma.a", k_grid, 100.0), gemm_result("gemm.mma_sync.e", k_grid, 120.0)};
-    ASSERT_EQ(post("/api/v1/jobs/" + cid + "/results", json::object{{"attempt", 1}, {"results", results}}, m_gpu).status, 200);
+    ASSERT_EQ(
+        post("/api/v1/jobs/" + cid + "/results", json::object{{"attempt", 1}, {"results", results}}, m_gpu).status,
+        200);
     ASSERT_EQ(post("/api/v1/jobs/" + cid + "/complete", json::object{{"attempt", 1}}, m_gpu).status, 200);
   }
 
@@ -80,7 +103,8 @@ class BestRequestTest : public CoordinatorTest {
     EXPECT_EQ(list.status, 200) << list.raw;
     if (list.status != 200) return -1;
     for (const auto& a : list.body.at("unmeasured_asks").as_array())
-      if (text(a, "shape") == shape_key && text(a, "op") == "gemm" && text(a, "dtype") == "bf16") return a.at("asks").as_int64();
+      if (text(a, "shape") == shape_key && text(a, "op") == "gemm" && text(a, "dtype") == "bf16")
+        return a.at("asks").as_int64();
     return 0;
   }
 
@@ -141,7 +165,8 @@ TEST_F(BestRequestTest, ARequestedShapeIsQueuedClaimedMeasuredAndThenAnsweredAsM
   EXPECT_EQ(job.at("depends_on").as_int64(), m_build_id);
   EXPECT_EQ(text(job, "commit"), commit_sha(1));
   const auto& payload = job.at("payload");
-  EXPECT_EQ(payload.at("cases"), (json::array{json::object{{"family", "gemm"}, {"dtype", "bf16"}, {"shape", k_asked}}}));
+  EXPECT_EQ(payload.at("cases"),
+            (json::array{json::object{{"family", "gemm"}, {"dtype", "bf16"}, {"shape", k_asked}}}));
   EXPECT_FALSE(payload.as_object().contains("instances")) << payload;
   EXPECT_EQ(payload.at("bench"), json::value(true));
   auto running = get("/api/v1/best/requests/" + std::to_string(id));
@@ -150,7 +175,8 @@ TEST_F(BestRequestTest, ARequestedShapeIsQueuedClaimedMeasuredAndThenAnsweredAsM
 
   const std::string jid = std::to_string(job_id);
   json::array results{gemm_result("gemm.wgmma_tma.a", k_asked, 60.0), gemm_result("gemm.mma_sync.e", k_asked, 50.0)};
-  ASSERT_EQ(post("/api/v1/jobs/" + jid + "/results", json::object{{"attempt", 1}, {"results", results}}, m_gpu).status, 200);
+  ASSERT_EQ(post("/api/v1/jobs/" + jid + "/results", json::object{{"attempt", 1}, {"results", results}}, m_gpu).status,
+            200);
   ASSERT_EQ(post("/api/v1/jobs/" + jid + "/complete", json::object{{"attempt", 1}}, m_gpu).status, 200);
 
   auto measured = best(k_asked);
@@ -209,7 +235,8 @@ TEST_F(BestRequestTest, BadInputIsAJsonErrorNamingTheFieldAndQueuesNothing) {
       {ask_body(k_asked, "NVIDIA H200", "gemm", "BF16!"), 400, "invalid_argument", "'dtype'"},
       {ask_body(k_asked, "NVIDIA H200", "gemm", "fp64"), 422, "unprocessable", "'dtype'"},
       {json::object{{"gpu", "NVIDIA H200"}, {"op", "gemm"}, {"dtype", "bf16"}}, 400, "invalid_argument", "'shape'"},
-      {json::object{{"gpu", 7}, {"op", "gemm"}, {"dtype", "bf16"}, {"shape", k_asked}}, 400, "invalid_argument", "'gpu'"},
+      {json::object{{"gpu", 7}, {"op", "gemm"}, {"dtype", "bf16"}, {"shape", k_asked}}, 400, "invalid_argument",
+       "'gpu'"},
       {ask_body(k_asked, "NVIDIA B200"), 404, "not_found", "NVIDIA B200"},
   };
   for (const auto& c : cases) {
@@ -302,7 +329,8 @@ TEST_F(BestRequestTest, TheOpenApiDocumentDescribesTheRequestRoutes) {
   EXPECT_EQ(text(paths.at("/api/v1/best/requests").at("post"), "x-kport-auth"), "admin");
   EXPECT_TRUE(paths.at("/api/v1/best/requests").as_object().contains("get"));
   EXPECT_TRUE(paths.at("/api/v1/best/requests/{id}").as_object().contains("get"));
-  EXPECT_TRUE(doc.body.at("components").at("schemas").at("BestAnswer").at("properties").as_object().contains("measure"));
+  EXPECT_TRUE(
+      doc.body.at("components").at("schemas").at("BestAnswer").at("properties").as_object().contains("measure"));
 }
 
 }  // namespace kport::testing

@@ -12,10 +12,19 @@ const std::string k_shape = "m=4096,n=4096,k=4096";
 
 json::object gemm_result(const std::string& instance, std::optional<double> median_us, const std::string& driver,
                          const std::string& status = "passed", const std::string& dtype = "bf16") {
-  json::object r{{"target", "sm_90a"}, {"family", "gemm"}, {"variant", instance.substr(5, instance.rfind('.') - 5)},
-                 {"instance", instance}, {"dtype", dtype}, {"shape", k_shape}, {"toolkit", "13.0"},
-                 {"gpu_model", "NVIDIA H200"}, {"gpu_uuid", "GPU-1"}, {"arch", "9.0"}, {"driver", driver},
-                 {"status", status}, {"seed", 7}};
+  json::object r{{"target", "sm_90a"},
+                 {"family", "gemm"},
+                 {"variant", instance.substr(5, instance.rfind('.') - 5)},
+                 {"instance", instance},
+                 {"dtype", dtype},
+                 {"shape", k_shape},
+                 {"toolkit", "13.0"},
+                 {"gpu_model", "NVIDIA H200"},
+                 {"gpu_uuid", "GPU-1"},
+                 {"arch", "9.0"},
+                 {"driver", driver},
+                 {"status", status},
+                 {"seed", 7}};
   if (median_us) {
     r["median_us"] = *median_us;
     r["stddev_us"] = *median_us * 0.002;
@@ -35,11 +44,10 @@ class BestAnswerTest : public CoordinatorTest {
     CoordinatorTest::SetUp();
     put_target("sm_90a", "9.0", json::array{"simt", "mma_sync", "wgmma", "tma"});
     put_target("sm_100a", "10.0", json::array{"simt", "mma_sync", "tma", "tcgen05"});
-    json::array kernels{
-        instance("gemm.wgmma_tma.a", json::array{"wgmma", "tma"}, json::array{"bf16", "fp16"}),
-        instance("gemm.mma_sync.e", json::array{"mma_sync"}, json::array{"bf16", "fp16"}),
-        instance("gemm.simt.c", json::array{"simt"}, json::array{"bf16", "fp16", "fp32"}),
-        instance("gemm.tcgen05.d", json::array{"tcgen05", "tma"}, json::array{"bf16"})};
+    json::array kernels{instance("gemm.wgmma_tma.a", json::array{"wgmma", "tma"}, json::array{"bf16", "fp16"}),
+                        instance("gemm.mma_sync.e", json::array{"mma_sync"}, json::array{"bf16", "fp16"}),
+                        instance("gemm.simt.c", json::array{"simt"}, json::array{"bf16", "fp16", "fp32"}),
+                        instance("gemm.tcgen05.d", json::array{"tcgen05", "tma"}, json::array{"bf16"})};
     ASSERT_EQ(put("/api/v1/kernels", json::object{{"instances", kernels}}, k_admin).status, 200);
     auto repo = post("/api/v1/repositories", json::object{{"name", "kernels"}, {"url", "/tmp/kernels.git"}}, k_admin);
     ASSERT_EQ(repo.status, 201) << repo.raw;
@@ -53,17 +61,23 @@ class BestAnswerTest : public CoordinatorTest {
   }
 
   static json::object instance(const std::string& name, json::array features, json::array dtypes) {
-    return json::object{{"name", name}, {"family", "gemm"}, {"variant", name.substr(5, name.rfind('.') - 5)},
-                        {"features", std::move(features)}, {"dtypes", std::move(dtypes)}};
+    return json::object{{"name", name},
+                        {"family", "gemm"},
+                        {"variant", name.substr(5, name.rfind('.') - 5)},
+                        {"features", std::move(features)},
+                        {"dtypes", std::move(dtypes)}};
   }
 
   // A commit at `time_ms`, its sm_90a build (what built) and its H200 check (results).
   void validate(const std::string& sha, std::int64_t time_ms, json::array results) {
-    auto c = post("/api/v1/commits", json::object{{"sha", sha}, {"repo", "kernels"}, {"message", "gemm"}, {"time_ms", time_ms}},
-                  k_admin);
+    auto c = post("/api/v1/commits",
+                  json::object{{"sha", sha}, {"repo", "kernels"}, {"message", "gemm"}, {"time_ms", time_ms}}, k_admin);
     ASSERT_EQ(c.status, 201) << c.raw;
-    auto p = post("/api/v1/pipelines", json::object{{"commit", sha}, {"repo", "kernels"}, {"ref", "refs/heads/main"},
-                                                   {"targets", json::array{"sm_90a"}}}, k_admin);
+    auto p =
+        post("/api/v1/pipelines",
+             json::object{
+                 {"commit", sha}, {"repo", "kernels"}, {"ref", "refs/heads/main"}, {"targets", json::array{"sm_90a"}}},
+             k_admin);
     ASSERT_EQ(p.status, 201) << p.raw;
     auto build = claim(m_builder);
     ASSERT_TRUE(build.is_object());
@@ -71,12 +85,17 @@ class BestAnswerTest : public CoordinatorTest {
     json::array records;
     for (const char* v : {"wgmma_tma", "mma_sync", "simt"})
       records.push_back(json::object{{"target", "sm_90a"}, {"family", "gemm"}, {"variant", v}, {"status", "ok"}});
-    ASSERT_EQ(post("/api/v1/jobs/" + id + "/builds", json::object{{"attempt", 1}, {"records", records}}, m_builder).status, 200);
-    ASSERT_EQ(post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}, {"status", "succeeded"}}, m_builder).status, 200);
+    ASSERT_EQ(
+        post("/api/v1/jobs/" + id + "/builds", json::object{{"attempt", 1}, {"records", records}}, m_builder).status,
+        200);
+    ASSERT_EQ(post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}, {"status", "succeeded"}}, m_builder)
+                  .status,
+              200);
     auto check = claim(m_gpu);
     ASSERT_TRUE(check.is_object());
     auto cid = std::to_string(check.at("id").as_int64());
-    auto up = post("/api/v1/jobs/" + cid + "/results", json::object{{"attempt", 1}, {"results", std::move(results)}}, m_gpu);
+    auto up =
+        post("/api/v1/jobs/" + cid + "/results", json::object{{"attempt", 1}, {"results", std::move(results)}}, m_gpu);
     ASSERT_EQ(up.status, 200) << up.raw;
     ASSERT_EQ(post("/api/v1/jobs/" + cid + "/complete", json::object{{"attempt", 1}}, m_gpu).status, 200);
   }
@@ -98,18 +117,18 @@ class BestAnswerTest : public CoordinatorTest {
 
 TEST_F(BestAnswerTest, TheNewestCommitsFiguresAnswerAndTheAnswerSaysWhereFrom) {
   const std::string c1 = commit_sha(1), c2 = commit_sha(2);
-  validate(c1, 1'700'000'000'000, json::array{gemm_result("gemm.wgmma_tma.a", 100.0, "570.0"),
-                                              gemm_result("gemm.mma_sync.e", 120.0, "570.0"),
-                                              gemm_result("gemm.simt.c", 400.0, "570.0")});
+  validate(c1, 1'700'000'000'000,
+           json::array{gemm_result("gemm.wgmma_tma.a", 100.0, "570.0"), gemm_result("gemm.mma_sync.e", 120.0, "570.0"),
+                       gemm_result("gemm.simt.c", 400.0, "570.0")});
   auto first = best("NVIDIA H200", "bf16");
   ASSERT_EQ(first.status, 200) << first.raw;
   EXPECT_EQ(first.body.at("kind").as_string(), "measured");
   EXPECT_EQ(first.body.at("best").as_string(), "gemm.wgmma_tma.a");
 
   // c2 made wgmma_tma slower and broke simt: the answer follows c2, not the fastest ever.
-  validate(c2, 1'700'000'100'000, json::array{gemm_result("gemm.wgmma_tma.a", 130.0, "580.1"),
-                                              gemm_result("gemm.mma_sync.e", 121.0, "580.1"),
-                                              gemm_result("gemm.simt.c", std::nullopt, "580.1", "failed")});
+  validate(c2, 1'700'000'100'000,
+           json::array{gemm_result("gemm.wgmma_tma.a", 130.0, "580.1"), gemm_result("gemm.mma_sync.e", 121.0, "580.1"),
+                       gemm_result("gemm.simt.c", std::nullopt, "580.1", "failed")});
   auto now = best("NVIDIA H200", "bf16");
   ASSERT_EQ(now.status, 200) << now.raw;
   EXPECT_EQ(now.body.at("kind").as_string(), "measured");
@@ -162,10 +181,12 @@ TEST_F(BestAnswerTest, TheNewestCommitsFiguresAnswerAndTheAnswerSaysWhereFrom) {
 
 TEST_F(BestAnswerTest, AReMeasureOnTheSameCommitReplacesItsFirstFigure) {
   const std::string c1 = commit_sha(1), c2 = commit_sha(2);
-  validate(c1, 1'700'000'000'000, json::array{gemm_result("gemm.wgmma_tma.a", 100.0, "580.1"),
-                                              gemm_result("gemm.mma_sync.e", 120.0, "580.1")});
-  validate(c2, 1'700'000'100'000, json::array{gemm_result("gemm.wgmma_tma.a", 130.0, "580.1"),
-                                              gemm_result("gemm.mma_sync.e", 121.0, "580.1")});
+  validate(
+      c1, 1'700'000'000'000,
+      json::array{gemm_result("gemm.wgmma_tma.a", 100.0, "580.1"), gemm_result("gemm.mma_sync.e", 120.0, "580.1")});
+  validate(
+      c2, 1'700'000'100'000,
+      json::array{gemm_result("gemm.wgmma_tma.a", 130.0, "580.1"), gemm_result("gemm.mma_sync.e", 121.0, "580.1")});
   EXPECT_EQ(best("NVIDIA H200", "bf16").body.at("best").as_string(), "gemm.mma_sync.e");
   // The suspected slowdown is measured again on c2 and does not hold.
   validate(c2, 1'700'000'100'000, json::array{gemm_result("gemm.wgmma_tma.a", 118.0, "580.1")});
@@ -201,7 +222,8 @@ TEST_F(BestAnswerTest, QuestionsWithoutAnAnswerAreRefusedClearly) {
   EXPECT_EQ(fp64.status, 422) << fp64.raw;
   EXPECT_EQ(fp64.body.at("error").at("code").as_string(), "unprocessable");
   EXPECT_NE(std::string(fp64.body.at("error").at("message").as_string()).find("gemm runs bf16, fp16, fp32"),
-            std::string::npos) << fp64.raw;
+            std::string::npos)
+      << fp64.raw;
   // An unseen Hopper GPU asking for fp32: of what built for sm_90a only simt runs fp32,
   // and no fp32 figure exists anywhere, so the answer lists it, unranked.
   auto h100 = best("NVIDIA H100", "fp32", "&arch=9.0");
@@ -219,7 +241,8 @@ TEST_F(BestAnswerTest, TheOpenApiDocumentDescribesTheAnswerKindsAndEvidence) {
   auto doc = get("/api/v1/openapi.json");
   ASSERT_EQ(doc.status, 200);
   const auto& ok = doc.body.at("paths").at("/api/v1/best").at("get").at("responses").at("200");
-  EXPECT_EQ(ok.at("content").at("application/json").at("schema").at("$ref").as_string(), "#/components/schemas/BestAnswer");
+  EXPECT_EQ(ok.at("content").at("application/json").at("schema").at("$ref").as_string(),
+            "#/components/schemas/BestAnswer");
   const auto& answer = doc.body.at("components").at("schemas").at("BestAnswer").at("properties");
   EXPECT_EQ(answer.at("kind").at("enum"), (json::array{"measured", "provisional", "unranked"}));
   for (const char* field : {"evidence", "excluded", "notes", "ranked_by", "candidates_from"})

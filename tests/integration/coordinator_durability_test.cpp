@@ -13,9 +13,10 @@ namespace json = boost::json;
 namespace {
 
 json::object result_row(const std::string& instance) {
-  return json::object{{"target", "sm_90a"}, {"family", "gemm"}, {"variant", "simt"}, {"instance", instance},
-                      {"dtype", "bf16"}, {"shape", "m=256,n=256,k=256"}, {"gpu_model", "NVIDIA H200"},
-                      {"arch", "9.0"}, {"status", "passed"}, {"median_us", 10.0}, {"stddev_us", 0.1}, {"samples", 10}};
+  return json::object{{"target", "sm_90a"},         {"family", "gemm"}, {"variant", "simt"},
+                      {"instance", instance},       {"dtype", "bf16"},  {"shape", "m=256,n=256,k=256"},
+                      {"gpu_model", "NVIDIA H200"}, {"arch", "9.0"},    {"status", "passed"},
+                      {"median_us", 10.0},          {"stddev_us", 0.1}, {"samples", 10}};
 }
 
 }  // namespace
@@ -30,7 +31,10 @@ TEST_F(CoordinatorTest, KillNineDuringUploadsLosesNoAcknowledgedResult) {
   start_pipeline(commit_sha());
   auto build = claim(builder);
   ASSERT_TRUE(build.is_object());
-  ASSERT_EQ(post("/api/v1/jobs/" + std::to_string(build.at("id").as_int64()) + "/complete", json::object{{"attempt", 1}}, builder).status, 200);
+  ASSERT_EQ(post("/api/v1/jobs/" + std::to_string(build.at("id").as_int64()) + "/complete",
+                 json::object{{"attempt", 1}}, builder)
+                .status,
+            200);
   auto check = claim(gpu);
   ASSERT_TRUE(check.is_object());
   const std::string cid = std::to_string(check.at("id").as_int64());
@@ -111,8 +115,10 @@ TEST_F(CoordinatorTest, SigtermAnswersLongPollsAndExitsCleanly) {
 TEST_F(CoordinatorTest, DatabaseFromANewerKportIsRefused) {
   proc->terminate();
   std::string out;
-  int rc = run_to_exit("/usr/bin/sqlite3", {(dir.path() / "kport.db").string(),
-                       "INSERT INTO schema_migrations(version, name, applied_at) VALUES (9999, 'future', 0);"}, out);
+  int rc = run_to_exit("/usr/bin/sqlite3",
+                       {(dir.path() / "kport.db").string(),
+                        "INSERT INTO schema_migrations(version, name, applied_at) VALUES (9999, 'future', 0);"},
+                       out);
   if (rc == 127) GTEST_SKIP() << "sqlite3 command-line tool not installed (deploy/install-deps.sh installs it)";
   ASSERT_EQ(rc, 0) << out;
   rc = run_to_exit(KPORT_COORDINATOR_BIN, args(), out);

@@ -18,23 +18,39 @@ class CoordinatorTest : public ::testing::Test {
   void SetUp() override { start(); }
 
   std::vector<std::string> args() const {
-    std::vector<std::string> a = {"--listen", "127.0.0.1:0", "--db", (dir.path() / "kport.db").string(),
-                                  "--admin-token", k_admin, "--registration-token", k_registration,
-                                  "--lease-seconds", std::to_string(lease_seconds), "--max-attempts",
-                                  std::to_string(max_attempts), "--body-limit", "1048576",
-                                  "--read-timeout-ms", "1500", "--retry-base-ms", std::to_string(retry_base_ms)};
+    std::vector<std::string> a = {"--listen",
+                                  "127.0.0.1:0",
+                                  "--db",
+                                  (dir.path() / "kport.db").string(),
+                                  "--admin-token",
+                                  k_admin,
+                                  "--registration-token",
+                                  k_registration,
+                                  "--lease-seconds",
+                                  std::to_string(lease_seconds),
+                                  "--max-attempts",
+                                  std::to_string(max_attempts),
+                                  "--body-limit",
+                                  "1048576",
+                                  "--read-timeout-ms",
+                                  "1500",
+                                  "--retry-base-ms",
+                                  std::to_string(retry_base_ms)};
     a.insert(a.end(), extra_args.begin(), extra_args.end());
     return a;
   }
 
   void start() {
-    proc = std::make_unique<ServiceProcess>(KPORT_COORDINATOR_BIN, args(), dir.path() / "port", dir.path() / "coordinator.log");
+    proc = std::make_unique<ServiceProcess>(KPORT_COORDINATOR_BIN, args(), dir.path() / "port",
+                                            dir.path() / "coordinator.log");
     ASSERT_TRUE(proc->started()) << proc->log();
   }
 
   std::string url(std::string_view path) const { return proc->url(path); }
 
-  JsonReply get(const std::string& path, const std::string& token = "") { return call(client, "GET", url(path), nullptr, token); }
+  JsonReply get(const std::string& path, const std::string& token = "") {
+    return call(client, "GET", url(path), nullptr, token);
+  }
   JsonReply post(const std::string& path, const boost::json::value& body, const std::string& token) {
     return call(client, "POST", url(path), &body, token);
   }
@@ -44,7 +60,8 @@ class CoordinatorTest : public ::testing::Test {
 
   // Registers sm_90a (arch 9.0) and returns nothing; most tests need one target.
   void add_target(const std::string& name = "sm_90a", const std::string& arch = "9.0") {
-    auto r = put("/api/v1/targets/" + name, boost::json::object{{"arch", arch}, {"features", boost::json::array{"wgmma"}}}, k_admin);
+    auto r = put("/api/v1/targets/" + name,
+                 boost::json::object{{"arch", arch}, {"features", boost::json::array{"wgmma"}}}, k_admin);
     ASSERT_TRUE(r.status == 201 || r.status == 200) << r.raw;
   }
 
@@ -52,8 +69,13 @@ class CoordinatorTest : public ::testing::Test {
   std::string register_runner(const std::string& name, const std::string& role, const std::string& arch = "9.0",
                               const std::string& gpu = "NVIDIA H200") {
     boost::json::object caps{{"toolkit", "13.0"}, {"targets", boost::json::array{"sm_90a", "sm_100a"}}, {"cores", 2}};
-    if (role == "gpu") { caps["arch"] = arch; caps["gpu_model"] = gpu; caps["driver"] = "580.1"; }
-    auto r = post("/api/v1/runners/register", boost::json::object{{"name", name}, {"role", role}, {"capabilities", caps}}, k_registration);
+    if (role == "gpu") {
+      caps["arch"] = arch;
+      caps["gpu_model"] = gpu;
+      caps["driver"] = "580.1";
+    }
+    auto r = post("/api/v1/runners/register",
+                  boost::json::object{{"name", name}, {"role", role}, {"capabilities", caps}}, k_registration);
     EXPECT_EQ(r.status, 201) << r.raw;
     return r.status == 201 ? std::string(r.body.at("token").as_string()) : std::string();
   }
@@ -65,12 +87,17 @@ class CoordinatorTest : public ::testing::Test {
 
   // Records a commit and starts a pipeline on the given targets; returns the pipeline.
   boost::json::object start_pipeline(const std::string& sha, boost::json::array targets = {"sm_90a"}) {
-    auto repo = post("/api/v1/repositories", boost::json::object{{"name", "kernels"}, {"url", "/tmp/kernels.git"}}, k_admin);
+    auto repo =
+        post("/api/v1/repositories", boost::json::object{{"name", "kernels"}, {"url", "/tmp/kernels.git"}}, k_admin);
     EXPECT_TRUE(repo.status == 201) << repo.raw;
-    auto c = post("/api/v1/commits", boost::json::object{{"sha", sha}, {"repo", "kernels"}, {"message", "change gemm"}}, k_admin);
+    auto c = post("/api/v1/commits", boost::json::object{{"sha", sha}, {"repo", "kernels"}, {"message", "change gemm"}},
+                  k_admin);
     EXPECT_EQ(c.status, 201) << c.raw;
-    auto p = post("/api/v1/pipelines", boost::json::object{{"commit", sha}, {"repo", "kernels"}, {"ref", "refs/heads/main"},
-                                                           {"targets", std::move(targets)}}, k_admin);
+    auto p =
+        post("/api/v1/pipelines",
+             boost::json::object{
+                 {"commit", sha}, {"repo", "kernels"}, {"ref", "refs/heads/main"}, {"targets", std::move(targets)}},
+             k_admin);
     EXPECT_EQ(p.status, 201) << p.raw;
     return p.status == 201 ? p.body.as_object() : boost::json::object{};
   }

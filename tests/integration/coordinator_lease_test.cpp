@@ -11,11 +11,25 @@ namespace json = boost::json;
 namespace {
 
 json::object check_result(const std::string& instance) {
-  return json::object{{"family", "gemm"}, {"variant", "wgmma_tma"}, {"instance", instance}, {"dtype", "bf16"},
-                      {"shape", "m=4096,n=4096,k=4096"}, {"toolkit", "13.0"}, {"gpu_uuid", "GPU-1"},
-                      {"driver", "580.1"}, {"status", "passed"}, {"normwise_rel_err", 1e-3}, {"tolerance", 1e-2},
-                      {"nan_inf_count", 0}, {"seed", 7}, {"median_us", 210.0}, {"stddev_us", 0.5},
-                      {"samples", 100}, {"baseline", "cublas"}, {"baseline_median_us", 200.0}, {"ratio", 0.95}};
+  return json::object{{"family", "gemm"},
+                      {"variant", "wgmma_tma"},
+                      {"instance", instance},
+                      {"dtype", "bf16"},
+                      {"shape", "m=4096,n=4096,k=4096"},
+                      {"toolkit", "13.0"},
+                      {"gpu_uuid", "GPU-1"},
+                      {"driver", "580.1"},
+                      {"status", "passed"},
+                      {"normwise_rel_err", 1e-3},
+                      {"tolerance", 1e-2},
+                      {"nan_inf_count", 0},
+                      {"seed", 7},
+                      {"median_us", 210.0},
+                      {"stddev_us", 0.5},
+                      {"samples", 100},
+                      {"baseline", "cublas"},
+                      {"baseline_median_us", 200.0},
+                      {"ratio", 0.95}};
 }
 
 std::string error_code(const JsonReply& r) {
@@ -67,8 +81,8 @@ class LeaseTest : public CoordinatorTest {
 
 TEST_F(LeaseTest, RunnerBsForgedCompileErrorIntoRunnerAsJobIsForbidden) {
   claim_build();
-  json::object forged{{"family", "gemm"}, {"variant", "wgmma_tma"}, {"status", "compile_error"},
-                      {"message", "error: forged"}};
+  json::object forged{
+      {"family", "gemm"}, {"variant", "wgmma_tma"}, {"status", "compile_error"}, {"message", "error: forged"}};
   auto r = post(job_path("/builds"), json::object{{"attempt", m_attempt}, {"records", json::array{forged}}}, m_b);
   EXPECT_EQ(r.status, 403) << r.raw;
   EXPECT_EQ(error_code(r), "forbidden");
@@ -80,7 +94,8 @@ TEST_F(LeaseTest, RunnerBsForgedCompileErrorIntoRunnerAsJobIsForbidden) {
 
   // B can neither log into, fail nor complete A's job; A's own record goes in.
   EXPECT_EQ(post(job_path("/log"), json::object{{"attempt", m_attempt}, {"text", "forged\n"}}, m_b).status, 403);
-  auto fail = post(job_path("/complete"), json::object{{"attempt", m_attempt}, {"status", "failed"}, {"reason", "x"}}, m_b);
+  auto fail =
+      post(job_path("/complete"), json::object{{"attempt", m_attempt}, {"status", "failed"}, {"reason", "x"}}, m_b);
   EXPECT_EQ(fail.status, 403) << fail.raw;
   EXPECT_EQ(post(job_path("/complete"), json::object{{"attempt", m_attempt}}, m_b).status, 403);
   json::object own{{"family", "gemm"}, {"variant", "wgmma_tma"}, {"status", "ok"}};

@@ -14,12 +14,28 @@ namespace {
 
 json::object gemm_result(const std::string& instance, const std::string& shape, double median_us,
                          const std::string& status = "passed") {
-  return json::object{{"target", "sm_90a"}, {"family", "gemm"}, {"variant", instance.substr(5, instance.rfind('.') - 5)},
-                      {"instance", instance}, {"dtype", "bf16"}, {"shape", shape}, {"toolkit", "13.0"},
-                      {"gpu_model", "NVIDIA H200"}, {"gpu_uuid", "GPU-1"}, {"arch", "9.0"}, {"driver", "580.1"},
-                      {"status", status}, {"normwise_rel_err", 1e-3}, {"tolerance", 1e-2}, {"nan_inf_count", 0},
-                      {"seed", 7}, {"median_us", median_us}, {"stddev_us", median_us * 0.002}, {"samples", 100},
-                      {"baseline", "cublas"}, {"baseline_median_us", 200.0}, {"ratio", 200.0 / median_us}};
+  return json::object{{"target", "sm_90a"},
+                      {"family", "gemm"},
+                      {"variant", instance.substr(5, instance.rfind('.') - 5)},
+                      {"instance", instance},
+                      {"dtype", "bf16"},
+                      {"shape", shape},
+                      {"toolkit", "13.0"},
+                      {"gpu_model", "NVIDIA H200"},
+                      {"gpu_uuid", "GPU-1"},
+                      {"arch", "9.0"},
+                      {"driver", "580.1"},
+                      {"status", status},
+                      {"normwise_rel_err", 1e-3},
+                      {"tolerance", 1e-2},
+                      {"nan_inf_count", 0},
+                      {"seed", 7},
+                      {"median_us", median_us},
+                      {"stddev_us", median_us * 0.002},
+                      {"samples", 100},
+                      {"baseline", "cublas"},
+                      {"baseline_median_us", 200.0},
+                      {"ratio", 200.0 / median_us}};
 }
 
 }  // namespace
@@ -27,12 +43,15 @@ json::object gemm_result(const std::string& instance, const std::string& shape, 
 TEST_F(CoordinatorTest, BuildThenCheckThroughTheWholeProtocol) {
   add_target();
   json::array kernels;
-  for (auto [name, features] : {std::pair{"gemm.wgmma_tma.128x256", json::array{"wgmma", "tma"}},
-                                std::pair{"gemm.mma_sync.128x128", json::array{"mma_sync"}},
-                                std::pair{"gemm.simt.64x64", json::array{}}}) {
+  for (auto [name, features] :
+       {std::pair{"gemm.wgmma_tma.128x256", json::array{"wgmma", "tma"}},
+        std::pair{"gemm.mma_sync.128x128", json::array{"mma_sync"}}, std::pair{"gemm.simt.64x64", json::array{}}}) {
     std::string n = name;
-    kernels.push_back(json::object{{"name", n}, {"family", "gemm"}, {"variant", n.substr(5, n.rfind('.') - 5)},
-                                   {"features", features}, {"dtypes", json::array{"bf16"}}});
+    kernels.push_back(json::object{{"name", n},
+                                   {"family", "gemm"},
+                                   {"variant", n.substr(5, n.rfind('.') - 5)},
+                                   {"features", features},
+                                   {"dtypes", json::array{"bf16"}}});
   }
   ASSERT_EQ(put("/api/v1/kernels", json::object{{"instances", kernels}}, k_admin).status, 200);
   auto builder = register_runner("builder-1", "build");
@@ -52,15 +71,19 @@ TEST_F(CoordinatorTest, BuildThenCheckThroughTheWholeProtocol) {
   EXPECT_EQ(hb.status, 200) << hb.raw;
   EXPECT_FALSE(hb.body.at("cancel_requested").as_bool());
 
-  json::object record{{"target", "sm_90a"}, {"family", "gemm"}, {"variant", "wgmma_tma"}, {"status", "ok"},
-                      {"registers", 168}, {"spill_stores_bytes", 0}, {"spill_loads_bytes", 0},
-                      {"shared_mem_bytes", 196608}, {"instruction_audit", json::object{{"wgmma", 24}}}};
-  auto b1 = post("/api/v1/jobs/" + id + "/builds", json::object{{"attempt", 1}, {"records", json::array{record}}}, builder);
+  json::object record{
+      {"target", "sm_90a"},     {"family", "gemm"},           {"variant", "wgmma_tma"},
+      {"status", "ok"},         {"registers", 168},           {"spill_stores_bytes", 0},
+      {"spill_loads_bytes", 0}, {"shared_mem_bytes", 196608}, {"instruction_audit", json::object{{"wgmma", 24}}}};
+  auto b1 =
+      post("/api/v1/jobs/" + id + "/builds", json::object{{"attempt", 1}, {"records", json::array{record}}}, builder);
   ASSERT_EQ(b1.status, 200) << b1.raw;
-  auto b2 = post("/api/v1/jobs/" + id + "/builds", json::object{{"attempt", 1}, {"records", json::array{record}}}, builder);
+  auto b2 =
+      post("/api/v1/jobs/" + id + "/builds", json::object{{"attempt", 1}, {"records", json::array{record}}}, builder);
   EXPECT_EQ(b2.body.at("duplicates").as_int64(), 1);
   EXPECT_EQ(b2.body.at("ids"), b1.body.at("ids"));
-  EXPECT_EQ(post("/api/v1/jobs/" + id + "/log", json::object{{"attempt", 1}, {"text", "nvcc ok\n"}}, builder).status, 200);
+  EXPECT_EQ(post("/api/v1/jobs/" + id + "/log", json::object{{"attempt", 1}, {"text", "nvcc ok\n"}}, builder).status,
+            200);
 
   auto done = post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}, {"status", "succeeded"}}, builder);
   ASSERT_EQ(done.status, 200) << done.raw;
@@ -82,8 +105,7 @@ TEST_F(CoordinatorTest, BuildThenCheckThroughTheWholeProtocol) {
   json::object measured = gemm_result("gemm.wgmma_tma.128x256", "m=4096,n=4096,k=4096", 210.0);
   for (const api::ResultMetric& m : api::k_result_metrics)
     measured[m.name] = m.integer ? json::value(static_cast<std::int64_t>(m.min) + 42) : json::value(m.min + 42.5);
-  json::array results{measured,
-                      gemm_result("gemm.mma_sync.128x128", "m=4096,n=4096,k=4096", 300.0),
+  json::array results{measured, gemm_result("gemm.mma_sync.128x128", "m=4096,n=4096,k=4096", 300.0),
                       gemm_result("gemm.simt.64x64", "m=4096,n=4096,k=4096", 2000.0, "failed")};
   auto up1 = post("/api/v1/jobs/" + cid + "/results", json::object{{"attempt", 1}, {"results", results}}, gpu);
   ASSERT_EQ(up1.status, 200) << up1.raw;
@@ -101,8 +123,10 @@ TEST_F(CoordinatorTest, BuildThenCheckThroughTheWholeProtocol) {
     EXPECT_EQ(item.at("timing").as_object().size(), 10u + timing_metrics) << "the core figures and the table's";
     for (const api::ResultMetric& m : api::k_result_metrics) {
       const auto& got = item.at(m.group == api::MetricGroup::timing ? "timing" : "numerics").at(m.name);
-      if (!with_metrics) EXPECT_TRUE(got.is_null()) << m.name;
-      else EXPECT_EQ(got, measured.at(m.name)) << m.name;
+      if (!with_metrics)
+        EXPECT_TRUE(got.is_null()) << m.name;
+      else
+        EXPECT_EQ(got, measured.at(m.name)) << m.name;
     }
   }
   auto p = get("/api/v1/pipelines/" + std::to_string(pipeline.at("id").as_int64()));
@@ -120,9 +144,13 @@ TEST_F(CoordinatorTest, BuildThenCheckThroughTheWholeProtocol) {
   auto near = get("/api/v1/best?gpu=NVIDIA%20H200&op=gemm&dtype=bf16&shape=m=4000,n=4096,k=4096");
   EXPECT_FALSE(near.body.at("exact_shape").as_bool());
   EXPECT_EQ(near.body.at("matched_shape").as_string(), "k=4096,m=4096,n=4096");
-  ASSERT_EQ(put("/api/v1/targets/sm_100a", json::object{{"arch", "10.0"}, {"features", json::array{"mma_sync", "tma", "tcgen05"}}},
-                k_admin).status / 100, 2);
-  auto prov = get("/api/v1/best?gpu=NVIDIA%20B200&op=gemm&dtype=bf16&shape=m=4096,n=4096,k=4096&arch=10.0&target=sm_100a");
+  ASSERT_EQ(put("/api/v1/targets/sm_100a",
+                json::object{{"arch", "10.0"}, {"features", json::array{"mma_sync", "tma", "tcgen05"}}}, k_admin)
+                    .status /
+                100,
+            2);
+  auto prov =
+      get("/api/v1/best?gpu=NVIDIA%20B200&op=gemm&dtype=bf16&shape=m=4096,n=4096,k=4096&arch=10.0&target=sm_100a");
   ASSERT_EQ(prov.status, 200) << prov.raw;
   EXPECT_EQ(prov.body.at("kind").as_string(), "provisional");
   EXPECT_EQ(prov.body.at("best").as_string(), "gemm.mma_sync.128x128") << "sm_100a has no wgmma";
@@ -235,8 +263,8 @@ TEST_F(CoordinatorTest, ArtifactsAreVerifiedByContent) {
   EXPECT_EQ(get("/api/v1/artifacts/" + other).status, 404);
   auto anon = call_raw(client, "PUT", url("/api/v1/artifacts/" + sha), data, "", "application/octet-stream");
   EXPECT_EQ(anon.status, 401);
-  auto ok = call_raw(client, "PUT", url("/api/v1/artifacts/" + sha + "?name=kport-harness-sm_90a&kind=harness"), data, r,
-                     "application/octet-stream");
+  auto ok = call_raw(client, "PUT", url("/api/v1/artifacts/" + sha + "?name=kport-harness-sm_90a&kind=harness"), data,
+                     r, "application/octet-stream");
   ASSERT_EQ(ok.status, 201) << ok.raw;
   EXPECT_EQ(ok.body.at("size").as_int64(), 100000);
   auto back = call_raw(client, "GET", url("/api/v1/artifacts/" + sha), "");

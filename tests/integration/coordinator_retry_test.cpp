@@ -38,7 +38,10 @@ TEST_F(CoordinatorTest, ManyParkedClaimsOnOneTokenNeverBurnAttempts) {
     threads.emplace_back([&, i] {
       http::Client c(http::ClientOptions{milliseconds(60'000)});
       auto r = c.fetch("POST", url("/api/v1/runners/claim?wait=20"), {}, {{"Authorization", "Bearer " + token}});
-      if (!r.ok() || r->status != 200) { ++transport_errors; return; }
+      if (!r.ok() || r->status != 200) {
+        ++transport_errors;
+        return;
+      }
       answers[static_cast<std::size_t>(i)] = json::parse(r->body).at("job");
     });
   }
@@ -129,8 +132,9 @@ TEST_F(CoordinatorTest, PermanentFailuresFailAtOnceWithTheirReason) {
   auto job = claim(a);
   ASSERT_TRUE(job.is_object());
   const auto id = std::to_string(job.at("id").as_int64());
-  auto bad = post("/api/v1/jobs/" + id + "/complete",
-                  json::object{{"attempt", 1}, {"status", "failed"}, {"reason", "x"}, {"retryable", true}, {"retry", false}}, a);
+  auto bad = post(
+      "/api/v1/jobs/" + id + "/complete",
+      json::object{{"attempt", 1}, {"status", "failed"}, {"reason", "x"}, {"retryable", true}, {"retry", false}}, a);
   EXPECT_EQ(bad.status, 400) << bad.raw;
   EXPECT_NE(bad.body.at("error").at("message").as_string().find("retryable"), json::string::npos) << bad.raw;
   auto typed = post("/api/v1/jobs/" + id + "/complete",

@@ -213,8 +213,9 @@ struct HeldConnection {
     return ::recv(fd, &c, 1, MSG_DONTWAIT) == 0;
   }
 };
-HeldConnection keep_alive_request(const char* source, std::uint16_t port, const std::string& path, const std::string& token,
-                                  const std::string& method = "GET", const std::string& body = "") {
+HeldConnection keep_alive_request(const char* source, std::uint16_t port, const std::string& path,
+                                  const std::string& token, const std::string& method = "GET",
+                                  const std::string& body = "") {
   HeldConnection h;
   auto t0 = SteadyClock::now();
   h.fd = connect_from(source, port);
@@ -244,7 +245,9 @@ TEST_F(ServingTest, BogusAuthorizationHeadersCannotHoldTheReserve) {
   for (const auto& r : listed.body.at("items").as_array())
     if (r.at("name").as_string() == "gpu-2") revoked_id = r.at("id").as_int64();
   ASSERT_GT(revoked_id, 0) << listed.raw;
-  ASSERT_EQ(call(client, "DELETE", url("/api/v1/runners/" + std::to_string(revoked_id) + "/token"), nullptr, k_admin).status, 200);
+  ASSERT_EQ(
+      call(client, "DELETE", url("/api/v1/runners/" + std::to_string(revoked_id) + "/token"), nullptr, k_admin).status,
+      200);
 
   // The address's ordinary connections are taken by idle ones.
   std::vector<int> idle;
@@ -254,7 +257,8 @@ TEST_F(ServingTest, BogusAuthorizationHeadersCannotHoldTheReserve) {
   // Bogus and revoked tokens are refused at the door and closed: they hold nothing.
   std::vector<HeldConnection> bogus;
   for (int i = 0; i < 4; ++i) {
-    bogus.push_back(keep_alive_request("127.0.0.1", port, "/api/v1/targets", i == 3 ? revoked : "bogus-" + std::to_string(i)));
+    bogus.push_back(
+        keep_alive_request("127.0.0.1", port, "/api/v1/targets", i == 3 ? revoked : "bogus-" + std::to_string(i)));
     EXPECT_EQ(bogus.back().reply.status, 503) << bogus.back().reply.text;
     EXPECT_NE(bogus.back().reply.text.find("only authorized requests and health checks"), std::string::npos)
         << bogus.back().reply.text;
@@ -297,8 +301,14 @@ TEST_F(ServingTest, BogusAuthorizationHeadersCannotHoldTheReserve) {
 TEST_F(ServingTest, EveryFiveHundredIsLoggedWithItsStatusAndReason) {
   const fs::path artifacts = dir.path() / "artifacts-broken";
   std::ofstream(artifacts) << "a file where the artifact directory should be\n";
-  extra_args = {"--artifacts", artifacts.string(), "--max-connections", "6", "--reserved-connections", "1",
-                "--max-connections-per-address", "2"};
+  extra_args = {"--artifacts",
+                artifacts.string(),
+                "--max-connections",
+                "6",
+                "--reserved-connections",
+                "1",
+                "--max-connections-per-address",
+                "2"};
   start();
   const auto port = proc->port();
   // The log line of a 5xx, waited for (warnings and errors are flushed at once).

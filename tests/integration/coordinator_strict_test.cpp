@@ -33,7 +33,10 @@ class StrictTest : public CoordinatorTest {
     addr.sin_family = AF_INET;
     addr.sin_port = htons(proc->port());
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) { ::close(fd); return {}; }
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      ::close(fd);
+      return {};
+    }
     timeval tv{5, 0};
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
@@ -46,9 +49,18 @@ class StrictTest : public CoordinatorTest {
 
   // The result a GPU runner would upload, with one field overridden.
   static json::object result(const std::string& key, json::value value) {
-    json::object r{{"target", "sm_90a"}, {"family", "gemm"}, {"variant", "simt"}, {"instance", "gemm.simt.64x64"},
-                   {"dtype", "bf16"}, {"shape", "m=64,n=64,k=64"}, {"gpu_model", "NVIDIA H200"}, {"arch", "9.0"},
-                   {"driver", "580.1"}, {"status", "passed"}, {"median_us", 10.0}, {"samples", 100},
+    json::object r{{"target", "sm_90a"},
+                   {"family", "gemm"},
+                   {"variant", "simt"},
+                   {"instance", "gemm.simt.64x64"},
+                   {"dtype", "bf16"},
+                   {"shape", "m=64,n=64,k=64"},
+                   {"gpu_model", "NVIDIA H200"},
+                   {"arch", "9.0"},
+                   {"driver", "580.1"},
+                   {"status", "passed"},
+                   {"median_us", 10.0},
+                   {"samples", 100},
                    {"message", "Grüße aus dem Prüfstand: 日本語 🚀"}};
     r[key] = std::move(value);
     return r;
@@ -64,7 +76,9 @@ class StrictTest : public CoordinatorTest {
     EXPECT_TRUE(job.is_object());
     if (!job.is_object()) return {};
     auto id = std::to_string(job.at("id").as_int64());
-    EXPECT_EQ(post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}, {"status", "succeeded"}}, builder).status, 200);
+    EXPECT_EQ(
+        post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}, {"status", "succeeded"}}, builder).status,
+        200);
     auto check = claim(gpu);
     EXPECT_TRUE(check.is_object());
     if (!check.is_object()) return {};
@@ -72,12 +86,17 @@ class StrictTest : public CoordinatorTest {
   }
 
   JsonReply push(const std::string& body, const std::string& delivery) {
-    http::HeaderList headers{{"Content-Type", "application/json"}, {"X-GitHub-Event", "push"},
-                             {"X-GitHub-Delivery", delivery},
-                             {"X-Hub-Signature-256", "sha256=" + crypto::to_hex(crypto::hmac_sha256(k_hook_secret, body))}};
+    http::HeaderList headers{
+        {"Content-Type", "application/json"},
+        {"X-GitHub-Event", "push"},
+        {"X-GitHub-Delivery", delivery},
+        {"X-Hub-Signature-256", "sha256=" + crypto::to_hex(crypto::hmac_sha256(k_hook_secret, body))}};
     auto r = client.fetch("POST", url("/api/v1/hooks/push"), body, headers, std::chrono::milliseconds(30'000));
     JsonReply out;
-    if (!r.ok()) { ADD_FAILURE() << r.error().message; return out; }
+    if (!r.ok()) {
+      ADD_FAILURE() << r.error().message;
+      return out;
+    }
     out.status = r->status;
     out.raw = r->body;
     boost::system::error_code ec;
@@ -97,7 +116,9 @@ std::string error_message(const JsonReply& r) {
 // started, said healthy and answered every write with a bare 500.
 TEST_F(StrictTest, ReadOnlyDatabaseWithWalFilesLeftStopsTheCoordinatorAtStart) {
   add_target();
-  ASSERT_EQ(post("/api/v1/repositories", json::object{{"name", "kernels"}, {"url", "/tmp/kernels.git"}}, k_admin).status, 201);
+  ASSERT_EQ(
+      post("/api/v1/repositories", json::object{{"name", "kernels"}, {"url", "/tmp/kernels.git"}}, k_admin).status,
+      201);
   proc->kill_hard();  // no checkpoint: the -wal and -shm files stay beside the database
   const fs::path db = dir.path() / "kport.db";
   ASSERT_TRUE(fs::exists(fs::path(db.string() + "-wal")));
@@ -113,10 +134,11 @@ TEST_F(StrictTest, ReadOnlyDatabaseWithWalFilesLeftStopsTheCoordinatorAtStart) {
   fs::permissions(dir.path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                   fs::perms::others_read | fs::perms::others_exec);
   for (const auto& entry : fs::directory_iterator(dir.path()))
-    fs::permissions(entry.path(), fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
-                                      fs::perms::others_read);
+    fs::permissions(entry.path(),
+                    fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
   if (::geteuid() != 0)
-    for (const auto& entry : fs::directory_iterator(dir.path())) fs::permissions(entry.path(), fs::perms::owner_write, fs::perm_options::remove);
+    for (const auto& entry : fs::directory_iterator(dir.path()))
+      fs::permissions(entry.path(), fs::perms::owner_write, fs::perm_options::remove);
 
   std::string output;
   const int rc = run_to_exit(binary, a, output);
@@ -128,14 +150,23 @@ TEST_F(StrictTest, ReadOnlyDatabaseWithWalFilesLeftStopsTheCoordinatorAtStart) {
 // Issue 14 item 8: a pushed message was cut at byte 4096 inside 'é', and
 // /api/v1/commits/{sha} then answered invalid UTF-8.
 TEST_F(StrictTest, CommitMessageCutAtByte4096MidCharacterStaysValidUtf8) {
-  ASSERT_EQ(post("/api/v1/repositories", json::object{{"name", "org/kernels"}, {"url", "https://example.com/org/kernels.git"}}, k_admin).status, 201);
+  ASSERT_EQ(post("/api/v1/repositories",
+                 json::object{{"name", "org/kernels"}, {"url", "https://example.com/org/kernels.git"}}, k_admin)
+                .status,
+            201);
   add_target();
   const std::string sha = commit_sha(7);
   const std::string message = std::string(4095, 'x') + "é and the rest";
-  json::object c{{"id", sha}, {"message", message}, {"timestamp", "2026-11-29T17:45:00Z"},
+  json::object c{{"id", sha},
+                 {"message", message},
+                 {"timestamp", "2026-11-29T17:45:00Z"},
                  {"author", json::object{{"name", "Jürgen Groß"}, {"email", "jg@example.com"}}}};
   auto body = json::serialize(json::object{
-      {"ref", "refs/heads/main"}, {"before", std::string(40, '0')}, {"after", sha}, {"forced", false}, {"deleted", false},
+      {"ref", "refs/heads/main"},
+      {"before", std::string(40, '0')},
+      {"after", sha},
+      {"forced", false},
+      {"deleted", false},
       {"repository", json::object{{"full_name", "org/kernels"}, {"clone_url", "https://example.com/org/kernels.git"}}},
       {"commits", json::array{c}}});
   auto r = push(body, "delivery-utf8-1");
@@ -155,21 +186,37 @@ TEST_F(StrictTest, CommitMessageCutAtByte4096MidCharacterStaysValidUtf8) {
 TEST_F(StrictTest, MultiByteTextStoredThroughTheApiComesBackAsValidUtf8) {
   auto [gpu, check] = leased_check();
   ASSERT_FALSE(check.empty());
-  auto c = post("/api/v1/commits", json::object{{"sha", commit_sha(2)}, {"repo", "kernels"},
-                                                {"message", "Füge 日本語 hinzu 🚀"}, {"author", "Zoë <z@example.com>"}}, k_admin);
+  auto c = post("/api/v1/commits",
+                json::object{{"sha", commit_sha(2)},
+                             {"repo", "kernels"},
+                             {"message", "Füge 日本語 hinzu 🚀"},
+                             {"author", "Zoë <z@example.com>"}},
+                k_admin);
   ASSERT_EQ(c.status, 201) << c.raw;
-  auto p = post("/api/v1/pipelines", json::object{{"commit", commit_sha(2)}, {"repo", "kernels"}, {"targets", json::array{"sm_90a"}},
-                                                  {"note", "prüfen, ob es läuft ✓"}}, k_admin);
+  auto p = post("/api/v1/pipelines",
+                json::object{{"commit", commit_sha(2)},
+                             {"repo", "kernels"},
+                             {"targets", json::array{"sm_90a"}},
+                             {"note", "prüfen, ob es läuft ✓"}},
+                k_admin);
   ASSERT_EQ(p.status, 201) << p.raw;
-  auto up = post("/api/v1/jobs/" + check + "/results", json::object{{"attempt", 1}, {"results", json::array{result("status", "passed")}}}, gpu);
+  auto up = post("/api/v1/jobs/" + check + "/results",
+                 json::object{{"attempt", 1}, {"results", json::array{result("status", "passed")}}}, gpu);
   ASSERT_EQ(up.status, 200) << up.raw;
-  ASSERT_EQ(post("/api/v1/jobs/" + check + "/log", json::object{{"attempt", 1}, {"text", "Prüfung läuft… ✓\n"}}, gpu).status, 200);
+  ASSERT_EQ(
+      post("/api/v1/jobs/" + check + "/log", json::object{{"attempt", 1}, {"text", "Prüfung läuft… ✓\n"}}, gpu).status,
+      200);
 
-  const std::vector<std::string> paths = {
-      "/api/v1/commits/" + commit_sha(2), "/api/v1/commits/" + commit_sha(), "/api/v1/runners", "/api/v1/pipelines",
-      "/api/v1/pipelines/" + std::to_string(p.body.at("id").as_int64()), "/api/v1/results",
-      "/api/v1/jobs/" + check + "/log", "/api/v1/jobs/" + check + "/log?format=text",
-      "/api/v1/results?since_ms=%FF%FE", "/api/v1/no%C3such"};
+  const std::vector<std::string> paths = {"/api/v1/commits/" + commit_sha(2),
+                                          "/api/v1/commits/" + commit_sha(),
+                                          "/api/v1/runners",
+                                          "/api/v1/pipelines",
+                                          "/api/v1/pipelines/" + std::to_string(p.body.at("id").as_int64()),
+                                          "/api/v1/results",
+                                          "/api/v1/jobs/" + check + "/log",
+                                          "/api/v1/jobs/" + check + "/log?format=text",
+                                          "/api/v1/results?since_ms=%FF%FE",
+                                          "/api/v1/no%C3such"};
   for (const std::string& path : paths) {
     auto r = call_raw(client, "GET", url(path), "");
     EXPECT_TRUE(utf8::valid(r.raw)) << path;
@@ -184,10 +231,12 @@ TEST_F(StrictTest, MultiByteTextStoredThroughTheApiComesBackAsValidUtf8) {
 TEST_F(StrictTest, NegativeSamplesInAResultAre400NamingTheField) {
   auto [gpu, check] = leased_check();
   ASSERT_FALSE(check.empty());
-  auto r = post("/api/v1/jobs/" + check + "/results", json::object{{"attempt", 1}, {"results", json::array{result("samples", -5)}}}, gpu);
+  auto r = post("/api/v1/jobs/" + check + "/results",
+                json::object{{"attempt", 1}, {"results", json::array{result("samples", -5)}}}, gpu);
   EXPECT_EQ(r.status, 400) << r.raw;
   EXPECT_NE(error_message(r).find("samples"), std::string::npos) << r.raw;
-  auto neg = post("/api/v1/jobs/" + check + "/results", json::object{{"attempt", 1}, {"results", json::array{result("median_us", -1.0)}}}, gpu);
+  auto neg = post("/api/v1/jobs/" + check + "/results",
+                  json::object{{"attempt", 1}, {"results", json::array{result("median_us", -1.0)}}}, gpu);
   EXPECT_EQ(neg.status, 400) << neg.raw;
   EXPECT_NE(error_message(neg).find("median_us"), std::string::npos) << neg.raw;
   EXPECT_EQ(get("/api/v1/results").body.at("items").as_array().size(), 0u);
@@ -210,12 +259,14 @@ TEST_F(StrictTest, NonNumericSinceMsIs400NamingTheParameter) {
 TEST_F(StrictTest, PipelineCommitThatIsNotHexIs400NamingTheField) {
   add_target();
   for (const char* bad : {"<img src=x onerror=alert(1)>", "ABCDEF1234", "abc", "zzzzzzzzzz"}) {
-    auto r = post("/api/v1/pipelines", json::object{{"commit", bad}, {"repo", "kernels"}, {"targets", json::array{"sm_90a"}}}, k_admin);
+    auto r = post("/api/v1/pipelines",
+                  json::object{{"commit", bad}, {"repo", "kernels"}, {"targets", json::array{"sm_90a"}}}, k_admin);
     EXPECT_EQ(r.status, 400) << bad << ": " << r.raw;
     EXPECT_NE(error_message(r).find("'commit'"), std::string::npos) << r.raw;
   }
   EXPECT_EQ(get("/api/v1/pipelines").body.at("items").as_array().size(), 0u);
-  auto c = post("/api/v1/commits", json::object{{"sha", commit_sha()}, {"repo", "kernels"}, {"parent", "not-a-sha"}}, k_admin);
+  auto c = post("/api/v1/commits", json::object{{"sha", commit_sha()}, {"repo", "kernels"}, {"parent", "not-a-sha"}},
+                k_admin);
   EXPECT_EQ(c.status, 400) << c.raw;
   EXPECT_NE(error_message(c).find("'parent'"), std::string::npos) << c.raw;
 }
@@ -239,7 +290,9 @@ TEST_F(StrictTest, RegistrationTokenRotatesExpiresAndSurvivesARestart) {
   ASSERT_EQ(rotated.status, 201) << rotated.raw;
   const std::string fresh(rotated.body.at("token").as_string());
   EXPECT_NE(fresh, k_registration);
-  json::object runner{{"name", "r-1"}, {"role", "build"}, {"capabilities", json::object{{"toolkit", "13.0"}, {"targets", json::array{"sm_90a"}}}}};
+  json::object runner{{"name", "r-1"},
+                      {"role", "build"},
+                      {"capabilities", json::object{{"toolkit", "13.0"}, {"targets", json::array{"sm_90a"}}}}};
   auto old = post("/api/v1/runners/register", runner, k_registration);
   EXPECT_EQ(old.status, 403) << old.raw;
   auto ok = post("/api/v1/runners/register", runner, fresh);
@@ -267,7 +320,9 @@ TEST_F(StrictTest, RegistrationTokenRotatesExpiresAndSurvivesARestart) {
 }
 
 TEST_F(StrictTest, RegistrationBurstIsRateLimitedWith429AndRetryAfter) {
-  json::object runner{{"name", "burst"}, {"role", "build"}, {"capabilities", json::object{{"toolkit", "13.0"}, {"targets", json::array{"sm_90a"}}}}};
+  json::object runner{{"name", "burst"},
+                      {"role", "build"},
+                      {"capabilities", json::object{{"toolkit", "13.0"}, {"targets", json::array{"sm_90a"}}}}};
   int created = 0, limited = 0;
   std::string retry_after;
   for (int i = 0; i < 200; ++i) {

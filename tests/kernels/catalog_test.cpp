@@ -50,6 +50,5 @@ TEST(ArchitectureCatalog, HopperAndBlackwellFeaturesSitOnTheRightSuffixes) {
   EXPECT_TRUE(has(cat, "sm_80", "mma_sync"));
   EXPECT_FALSE(has(cat, "sm_80", "tma"));
   // The four CI targets are present.
-  for (const char* t : {"sm_80", "sm_90a", "sm_100a", "sm_120"})
-    EXPECT_TRUE(cat["targets"].contains(t)) << t;
+  for (const char* t : {"sm_80", "sm_90a", "sm_100a", "sm_120"}) EXPECT_TRUE(cat["targets"].contains(t)) << t;
 }

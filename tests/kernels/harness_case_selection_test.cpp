@@ -13,12 +13,12 @@ namespace {
 std::string accept(const Problem&) { return ""; }
 cudaError_t no_launch(const Problem&, cudaStream_t) { return cudaSuccess; }
 
-const Instance k_gemm_a{Family::gemm, "simt", "gemm.fake.a", {"simt"},
-                        {DType::bf16, DType::f16, DType::f32}, "{}", &accept, &no_launch};
-const Instance k_gemm_b{Family::gemm, "mma_sync", "gemm.fake.a_wide", {"mma_sync"},
-                        {DType::f16}, "{}", &accept, &no_launch};
-const Instance k_softmax{Family::softmax, "vec16", "softmax.fake.v4", {"simt"},
-                         {DType::bf16, DType::f32}, "{}", &accept, &no_launch};
+const Instance k_gemm_a{Family::gemm, "simt",  "gemm.fake.a", {"simt"}, {DType::bf16, DType::f16, DType::f32},
+                        "{}",         &accept, &no_launch};
+const Instance k_gemm_b{Family::gemm, "mma_sync", "gemm.fake.a_wide", {"mma_sync"}, {DType::f16},
+                        "{}",         &accept,    &no_launch};
+const Instance k_softmax{Family::softmax,           "vec16", "softmax.fake.v4", {"simt"},
+                         {DType::bf16, DType::f32}, "{}",    &accept,           &no_launch};
 KPORT_REGISTER_KERNEL(k_softmax);  // this test binary's registry holds one instance
 
 const std::vector<const Instance*> k_all = {&k_gemm_a, &k_gemm_b, &k_softmax};
@@ -44,9 +44,8 @@ TEST(Registry, FindsRegisteredInstancesAndNamesEnums) {
 
 TEST(Selection, OneCase) {
   std::vector<Case> cases;
-  ASSERT_FALSE(select_cases(options({"check", "--instance", "gemm.fake.a", "--dtype", "fp32",
-                                     "--shape", "m=3,n=4,k=5"}),
-                            k_all, cases));
+  ASSERT_FALSE(select_cases(
+      options({"check", "--instance", "gemm.fake.a", "--dtype", "fp32", "--shape", "m=3,n=4,k=5"}), k_all, cases));
   ASSERT_EQ(cases.size(), 1u);
   EXPECT_EQ(cases[0].instance, &k_gemm_a);
   EXPECT_EQ(cases[0].dtype, DType::f32);
@@ -55,9 +54,8 @@ TEST(Selection, OneCase) {
 
 TEST(Selection, UnknownInstanceListsWhatIsBuilt) {
   std::vector<Case> cases;
-  const auto err = select_cases(
-      options({"check", "--instance", "nope", "--dtype", "bf16", "--shape", "m=1,n=1,k=1"}), k_all,
-      cases);
+  const auto err =
+      select_cases(options({"check", "--instance", "nope", "--dtype", "bf16", "--shape", "m=1,n=1,k=1"}), k_all, cases);
   ASSERT_TRUE(err);
   EXPECT_EQ(err->code, "unknown_instance");
   EXPECT_NE(err->message.find("gemm.fake.a_wide"), std::string::npos);
@@ -83,13 +81,12 @@ TEST(Selection, BenchAllDefaultsToBf16AndTheBenchGrid) {
 
 TEST(Selection, FilterInstanceAndShape) {
   std::vector<Case> cases;
-  ASSERT_FALSE(select_cases(options({"check", "--all", "--instance", "gemm.fake.a", "--dtype",
-                                     "bf16", "--shape", "m=7,n=8,k=9"}),
-                            k_all, cases));
+  ASSERT_FALSE(select_cases(
+      options({"check", "--all", "--instance", "gemm.fake.a", "--dtype", "bf16", "--shape", "m=7,n=8,k=9"}), k_all,
+      cases));
   ASSERT_EQ(cases.size(), 1u);  // exact name: gemm.fake.a_wide is not included
-  ASSERT_FALSE(select_cases(options({"check", "--all", "--filter", "fake.a", "--dtype", "fp16",
-                                     "--shape", "m=7,n=8,k=9"}),
-                            k_all, cases));
+  ASSERT_FALSE(select_cases(
+      options({"check", "--all", "--filter", "fake.a", "--dtype", "fp16", "--shape", "m=7,n=8,k=9"}), k_all, cases));
   EXPECT_EQ(cases.size(), 2u);
   // A shape of one family applies to that family only.
   ASSERT_FALSE(select_cases(options({"check", "--all", "--shape", "rows=3,cols=5"}), k_all, cases));

@@ -13,9 +13,7 @@
 using namespace kport::harness;
 
 namespace {
-std::optional<HarnessError> parse(std::vector<std::string> args, Options& o) {
-  return parse_args(args, o);
-}
+std::optional<HarnessError> parse(std::vector<std::string> args, Options& o) { return parse_args(args, o); }
 }  // namespace
 
 TEST(HarnessShape, ParsesEachFamily) {
@@ -76,16 +74,14 @@ TEST(HarnessShape, GridsHoldEveryBaselineShape) {
       if (shape_string(s) == text) return true;
     return false;
   };
-  for (const char* g : {"m=2048,n=2048,k=2048", "m=4096,n=4096,k=4096", "m=8192,n=8192,k=8192",
-                        "m=4096,n=4096,k=512", "m=128,n=8192,k=8192", "m=1000,n=1000,k=1000",
-                        "m=127,n=255,k=63"})
+  for (const char* g : {"m=2048,n=2048,k=2048", "m=4096,n=4096,k=4096", "m=8192,n=8192,k=8192", "m=4096,n=4096,k=512",
+                        "m=128,n=8192,k=8192", "m=1000,n=1000,k=1000", "m=127,n=255,k=63"})
     EXPECT_TRUE(contains(Family::gemm, g)) << g;
-  for (const char* a : {"b=4,h=16,l=4096,d=128,causal=0", "b=4,h=16,l=4096,d=128,causal=1",
-                        "b=4,h=32,l=4096,d=64,causal=0"})
+  for (const char* a :
+       {"b=4,h=16,l=4096,d=128,causal=0", "b=4,h=16,l=4096,d=128,causal=1", "b=4,h=32,l=4096,d=64,causal=0"})
     EXPECT_TRUE(contains(Family::attention, a)) << a;
   for (Family f : {Family::rmsnorm, Family::softmax})
-    for (const char* r : {"rows=32768,cols=4096", "rows=4096,cols=1000", "rows=1024,cols=4097",
-                          "rows=1000,cols=1"})
+    for (const char* r : {"rows=32768,cols=4096", "rows=4096,cols=1000", "rows=1024,cols=4097", "rows=1000,cols=1"})
       EXPECT_TRUE(contains(f, r)) << r;
   // Bench grids are subsets of the check grids: everything timed is also checked.
   for (Family f : {Family::gemm, Family::attention, Family::rmsnorm, Family::softmax})
@@ -94,15 +90,14 @@ TEST(HarnessShape, GridsHoldEveryBaselineShape) {
 
 TEST(HarnessCli, ParsesCheckAndBench) {
   Options o;
-  ASSERT_FALSE(parse({"check", "--instance", "gemm.simt.64x64x16_t4x4", "--dtype", "bf16",
-                      "--shape", "m=1,n=2,k=3", "--seed", "42"},
-                     o));
+  ASSERT_FALSE(parse(
+      {"check", "--instance", "gemm.simt.64x64x16_t4x4", "--dtype", "bf16", "--shape", "m=1,n=2,k=3", "--seed", "42"},
+      o));
   EXPECT_EQ(o.command, "check");
   EXPECT_TRUE(o.seed_given);
   EXPECT_EQ(o.seed, 42u);
-  ASSERT_FALSE(parse({"bench", "--all", "--filter", "vec16", "--time-cap-ms", "200",
-                      "--max-rse", "0.01", "--no-baseline"},
-                     o));
+  ASSERT_FALSE(
+      parse({"bench", "--all", "--filter", "vec16", "--time-cap-ms", "200", "--max-rse", "0.01", "--no-baseline"}, o));
   EXPECT_TRUE(o.all);
   EXPECT_FALSE(o.baseline);
   EXPECT_DOUBLE_EQ(o.time_cap_ms, 200);
@@ -128,8 +123,8 @@ TEST(HarnessCli, SamplingPolicyDefaultsAndOptions) {
   EXPECT_TRUE(o.blocker);
   EXPECT_EQ(o.l2_flush, "write");
   EXPECT_FALSE(o.trace);
-  ASSERT_FALSE(parse({"bench", "--all", "--max-duty", "1", "--throttle-threshold", "0", "--no-blocker",
-                      "--l2-flush", "read", "--trace", "--sample-gap-ms", "4", "--throttle-recovery-ms", "20"},
+  ASSERT_FALSE(parse({"bench", "--all", "--max-duty", "1", "--throttle-threshold", "0", "--no-blocker", "--l2-flush",
+                      "read", "--trace", "--sample-gap-ms", "4", "--throttle-recovery-ms", "20"},
                      o));
   EXPECT_DOUBLE_EQ(o.max_duty, 1.0);
   EXPECT_DOUBLE_EQ(o.throttle_threshold, 0.0);
@@ -156,9 +151,9 @@ TEST(HarnessCli, CaseListsReplaceTheSelection) {
   EXPECT_TRUE(o.all);  // several cases: each derives its own seed, as a grid run does
   ASSERT_EQ(o.cases.size(), 2u);
   EXPECT_EQ(o.cases[1], "softmax.y:fp32:rows=2,cols=9");
-  EXPECT_TRUE(parse({"check", "--case", "gemm.x:bf16"}, o));                                   // no shape
-  EXPECT_TRUE(parse({"check", "--case", ":bf16:m=1,n=1,k=1"}, o));                             // no instance
-  EXPECT_TRUE(parse({"check", "--case", "gemm.x:bf16:m=1,n=1,k=1", "--dtype", "fp16"}, o));    // both
+  EXPECT_TRUE(parse({"check", "--case", "gemm.x:bf16"}, o));                                 // no shape
+  EXPECT_TRUE(parse({"check", "--case", ":bf16:m=1,n=1,k=1"}, o));                           // no instance
+  EXPECT_TRUE(parse({"check", "--case", "gemm.x:bf16:m=1,n=1,k=1", "--dtype", "fp16"}, o));  // both
   EXPECT_TRUE(parse({"check", "--case", "gemm.x:bf16:m=1,n=1,k=1", "--instance", "gemm.x"}, o));
 }
 
@@ -172,8 +167,7 @@ TEST(HarnessCli, RejectsBadArguments) {
   EXPECT_EQ(code({"frobnicate"}), "usage");
   EXPECT_EQ(code({"check"}), "usage");
   EXPECT_EQ(code({"check", "--instance", "x", "--shape", "m=1,n=1,k=1"}), "usage");  // no dtype
-  EXPECT_EQ(code({"check", "--instance", "x", "--dtype", "int8", "--shape", "m=1,n=1,k=1"}),
-            "unknown_dtype");
+  EXPECT_EQ(code({"check", "--instance", "x", "--dtype", "int8", "--shape", "m=1,n=1,k=1"}), "unknown_dtype");
   EXPECT_EQ(code({"bench", "--all", "--time-cap-ms", "soon"}), "usage");
   EXPECT_EQ(code({"bench", "--all", "--seed", "-1"}), "usage");
   EXPECT_EQ(code({"check", "--all", "--bogus"}), "usage");

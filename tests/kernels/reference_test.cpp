@@ -129,8 +129,8 @@ TEST(AttentionReference, BatchedEqualsPerHead) {
   std::vector<double> o(n), lse(b * h * l), o1(l * d), lse1(l);
   kr::attention(q.data(), k.data(), v.data(), o.data(), lse.data(), b, h, l, d, true, 0.5);
   const int head = 4;
-  kr::attention_head(q.data() + head * l * d, k.data() + head * l * d, v.data() + head * l * d,
-                     o1.data(), lse1.data(), l, d, true, 0.5);
+  kr::attention_head(q.data() + head * l * d, k.data() + head * l * d, v.data() + head * l * d, o1.data(), lse1.data(),
+                     l, d, true, 0.5);
   for (int i = 0; i < l * d; ++i) EXPECT_EQ(o[head * l * d + i], o1[i]);
   for (int i = 0; i < l; ++i) EXPECT_EQ(lse[head * l + i], lse1[i]);
 }

@@ -29,9 +29,15 @@ class TestPki {
     std::ofstream(m_dir / "index.txt").flush();
     std::ofstream(m_dir / "serial") << "1000\n";
     std::ofstream(m_dir / "ca.cnf") << "[ca]\ndefault_ca = test_ca\n"
-                                       "[test_ca]\ndatabase = " << (m_dir / "index.txt").string() << "\n"
-                                       "new_certs_dir = " << (m_dir / "newcerts").string() << "\n"
-                                       "serial = " << (m_dir / "serial").string() << "\n"
+                                       "[test_ca]\ndatabase = "
+                                    << (m_dir / "index.txt").string()
+                                    << "\n"
+                                       "new_certs_dir = "
+                                    << (m_dir / "newcerts").string()
+                                    << "\n"
+                                       "serial = "
+                                    << (m_dir / "serial").string()
+                                    << "\n"
                                        "default_md = sha256\npolicy = policy_any\nunique_subject = no\n"
                                        "[policy_any]\ncommonName = supplied\n"
                                        "[local]\nbasicConstraints = CA:FALSE\nextendedKeyUsage = serverAuth\n"
@@ -62,15 +68,18 @@ class TestPki {
     return false;
   }
   bool make_ca(const std::string& name, const std::string& cn) {
-    return run("making " + name, "req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " + name +
-                                     ".key -out " + name + ".pem -days 2 -subj '/CN=" + cn + "'"
-                                     " -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign");
+    return run("making " + name,
+               "req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " + name + ".key -out " +
+                   name + ".pem -days 2 -subj '/CN=" + cn +
+                   "'"
+                   " -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign");
   }
-  bool make_leaf(const std::string& name, const std::string& cn, const std::string& section, const std::string& validity) {
-    return run("making " + name + "'s request", "req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " + name +
-                                                    ".key -out " + name + ".csr -subj '/CN=" + cn + "'") &&
-           run("signing " + name, "ca -batch -notext -config ca.cnf -cert ca.pem -keyfile ca.key -in " + name + ".csr -out " +
-                                      name + ".pem -extensions " + section + " " + validity);
+  bool make_leaf(const std::string& name, const std::string& cn, const std::string& section,
+                 const std::string& validity) {
+    return run("making " + name + "'s request", "req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " +
+                                                    name + ".key -out " + name + ".csr -subj '/CN=" + cn + "'") &&
+           run("signing " + name, "ca -batch -notext -config ca.cnf -cert ca.pem -keyfile ca.key -in " + name +
+                                      ".csr -out " + name + ".pem -extensions " + section + " " + validity);
   }
 
   std::filesystem::path m_dir;

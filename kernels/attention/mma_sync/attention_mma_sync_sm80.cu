@@ -13,14 +13,14 @@ namespace {
 template <class Cfg, class T, bool Causal>
 cudaError_t launch_typed(const AttentionArgs& a, cudaStream_t stream) {
   auto kernel = attention_fwd_mma_kernel<Cfg, T, Causal>;
-  static const cudaError_t attr = cudaFuncSetAttribute(
-      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::k_smem_bytes);
+  static const cudaError_t attr =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::k_smem_bytes);
   if (attr != cudaSuccess) return attr;
   const dim3 grid((a.seq_len + Cfg::k_br - 1) / Cfg::k_br, a.batch * a.heads);
   const float scale_log2 = a.scale * 1.4426950408889634f;
-  kernel<<<grid, Cfg::k_threads, Cfg::k_smem_bytes, stream>>>(
-      static_cast<const T*>(a.q), static_cast<const T*>(a.k), static_cast<const T*>(a.v),
-      static_cast<T*>(a.o), a.lse, a.seq_len, scale_log2);
+  kernel<<<grid, Cfg::k_threads, Cfg::k_smem_bytes, stream>>>(static_cast<const T*>(a.q), static_cast<const T*>(a.k),
+                                                              static_cast<const T*>(a.v), static_cast<T*>(a.o), a.lse,
+                                                              a.seq_len, scale_log2);
   return cudaGetLastError();
 }
 
@@ -47,19 +47,17 @@ cudaError_t launch(const Problem& p, cudaStream_t stream) {
   if (a.dtype == DType::bf16)
     return a.causal ? launch_typed<Cfg, __nv_bfloat16, true>(a, stream)
                     : launch_typed<Cfg, __nv_bfloat16, false>(a, stream);
-  return a.causal ? launch_typed<Cfg, __half, true>(a, stream)
-                  : launch_typed<Cfg, __half, false>(a, stream);
+  return a.causal ? launch_typed<Cfg, __half, true>(a, stream) : launch_typed<Cfg, __half, false>(a, stream);
 }
 
 template <class Cfg>
 Instance make_instance(const char* name) {
-  const std::string json = "{\"head_dim\":" + std::to_string(Cfg::k_d) +
-                           ",\"br\":" + std::to_string(Cfg::k_br) +
-                           ",\"bc\":" + std::to_string(Cfg::k_bc) +
-                           ",\"warps\":" + std::to_string(Cfg::k_warps) +
+  const std::string json = "{\"head_dim\":" + std::to_string(Cfg::k_d) + ",\"br\":" + std::to_string(Cfg::k_br) +
+                           ",\"bc\":" + std::to_string(Cfg::k_bc) + ",\"warps\":" + std::to_string(Cfg::k_warps) +
                            ",\"stages\":2,\"smem_bytes\":" + std::to_string(Cfg::k_smem_bytes) + "}";
-  return Instance{Family::attention, "mma_sync", name, {"mma_sync", "mma_sync_bf16", "ldmatrix", "cp_async"},
-                  {DType::bf16, DType::f16}, json, &supports<Cfg>, &launch<Cfg>};
+  return Instance{
+      Family::attention,         "mma_sync", name,           {"mma_sync", "mma_sync_bf16", "ldmatrix", "cp_async"},
+      {DType::bf16, DType::f16}, json,       &supports<Cfg>, &launch<Cfg>};
 }
 
 // Instances kept after tuning on the H200 (bf16, L=4096, TFLOP/s): d128 with 4 warps

@@ -82,9 +82,8 @@ __device__ __forceinline__ void load_tile(uint32_t tile, const T* head, int row_
 
 template <class Cfg, class T, bool Causal>
 __global__ void __launch_bounds__(Cfg::k_threads, Cfg::k_min_blocks)
-    attention_fwd_mma_kernel(const T* __restrict__ q, const T* __restrict__ k,
-                             const T* __restrict__ v, T* __restrict__ out,
-                             float* __restrict__ lse, int seq_len, float scale_log2) {
+    attention_fwd_mma_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
+                             T* __restrict__ out, float* __restrict__ lse, int seq_len, float scale_log2) {
   using namespace detail;
   constexpr int D = Cfg::k_d, Br = Cfg::k_br, Bc = Cfg::k_bc;
   constexpr bool k_bf16 = __is_same(T, __nv_bfloat16);
@@ -214,8 +213,7 @@ __global__ void __launch_bounds__(Cfg::k_threads, Cfg::k_min_blocks)
     // V is [key][d] row-major, so ldmatrix.trans yields the "col" B fragments.
 #pragma unroll
     for (int kk = 0; kk < Bc / 16; ++kk) {
-      const uint32_t a[4] = {pack2<T>(s_acc[2 * kk][0], s_acc[2 * kk][1]),
-                             pack2<T>(s_acc[2 * kk][2], s_acc[2 * kk][3]),
+      const uint32_t a[4] = {pack2<T>(s_acc[2 * kk][0], s_acc[2 * kk][1]), pack2<T>(s_acc[2 * kk][2], s_acc[2 * kk][3]),
                              pack2<T>(s_acc[2 * kk + 1][0], s_acc[2 * kk + 1][1]),
                              pack2<T>(s_acc[2 * kk + 1][2], s_acc[2 * kk + 1][3])};
 #pragma unroll
@@ -241,10 +239,8 @@ __global__ void __launch_bounds__(Cfg::k_threads, Cfg::k_min_blocks)
       T* dst = out + (row_base + row) * D + col_in_quad;
 #pragma unroll
       for (int t = 0; t < D / 8; ++t)
-        *reinterpret_cast<uint32_t*>(dst + t * 8) =
-            pack2<T>(o_acc[t][2 * h] * inv, o_acc[t][2 * h + 1] * inv);
-      if (lane % 4 == 0)
-        lse[row_base + row] = l > 0.f ? m_run[h] * 0.6931471805599453f + logf(l) : -INFINITY;
+        *reinterpret_cast<uint32_t*>(dst + t * 8) = pack2<T>(o_acc[t][2 * h] * inv, o_acc[t][2 * h + 1] * inv);
+      if (lane % 4 == 0) lse[row_base + row] = l > 0.f ? m_run[h] * 0.6931471805599453f + logf(l) : -INFINITY;
     }
   }
 }

@@ -29,7 +29,8 @@ constexpr int k_block_queries = k_warps * k_rows_per_warp;  // 32
 constexpr int k_tile_keys = 32;
 constexpr int k_threads = k_warps * 32;
 
-template <int k_d> constexpr size_t smem_bytes() {
+template <int k_d>
+constexpr size_t smem_bytes() {
   return sizeof(float) * (k_tile_keys * (k_d + 1) + k_tile_keys * k_d + k_block_queries * k_d +
                           k_warps * k_tile_keys * k_rows_per_warp);
 }
@@ -37,8 +38,7 @@ template <int k_d> constexpr size_t smem_bytes() {
 // Copies `rows` rows of d elements starting at `src` into fp32 shared memory with row pitch
 // `pitch`; rows at or beyond `valid` are zero. 16-byte global loads.
 template <typename T, int k_d>
-__device__ __forceinline__ void stage_rows(float* dst, int pitch, const T* src, int rows,
-                                           int valid, float factor) {
+__device__ __forceinline__ void stage_rows(float* dst, int pitch, const T* src, int rows, int valid, float factor) {
   constexpr int k_e = Vec16<T>::k_count;
   constexpr int k_vecs_per_row = k_d / k_e;
   for (int idx = threadIdx.x; idx < rows * k_vecs_per_row; idx += k_threads) {
@@ -57,15 +57,14 @@ __device__ __forceinline__ void stage_rows(float* dst, int pitch, const T* src, 
 
 template <typename T, int k_d>
 __global__ void __launch_bounds__(k_threads)
-attention_simt_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
-                      T* __restrict__ o, float* __restrict__ lse, int seq_len, bool causal,
-                      float scale_log2) {
+    attention_simt_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v, T* __restrict__ o,
+                          float* __restrict__ lse, int seq_len, bool causal, float scale_log2) {
   constexpr int k_cols = k_d / 32;  // output columns per lane
   extern __shared__ __align__(16) float smem[];
-  float* ks = smem;                                  // [32][d+1]
-  float* vs = ks + k_tile_keys * (k_d + 1);          // [32][d]
-  float* qs = vs + k_tile_keys * k_d;                // [32][d], pre-scaled by scale*log2(e)
-  float* ps = qs + k_block_queries * k_d;            // [warps][32 keys][4 rows]
+  float* ks = smem;                          // [32][d+1]
+  float* vs = ks + k_tile_keys * (k_d + 1);  // [32][d]
+  float* qs = vs + k_tile_keys * k_d;        // [32][d], pre-scaled by scale*log2(e)
+  float* ps = qs + k_block_queries * k_d;    // [warps][32 keys][4 rows]
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const long head = blockIdx.y;
@@ -73,8 +72,7 @@ attention_simt_kernel(const T* __restrict__ q, const T* __restrict__ k, const T*
   const int q0 = blockIdx.x * k_block_queries;
   const int row0 = q0 + warp * k_rows_per_warp;  // first query of this warp
 
-  stage_rows<T, k_d>(qs, k_d, q + head_off + static_cast<long>(q0) * k_d, k_block_queries,
-                     seq_len - q0, scale_log2);
+  stage_rows<T, k_d>(qs, k_d, q + head_off + static_cast<long>(q0) * k_d, k_block_queries, seq_len - q0, scale_log2);
 
   float m[k_rows_per_warp], l[k_rows_per_warp], acc[k_rows_per_warp][k_cols];
 #pragma unroll
@@ -91,10 +89,8 @@ attention_simt_kernel(const T* __restrict__ q, const T* __restrict__ k, const T*
   for (int kt = 0; kt < kv_end; kt += k_tile_keys) {
     __syncthreads();  // previous tile fully consumed (and qs staged on the first pass)
     const int valid = seq_len - kt;
-    stage_rows<T, k_d>(ks, k_d + 1, k + head_off + static_cast<long>(kt) * k_d, k_tile_keys,
-                       valid, 1.0f);
-    stage_rows<T, k_d>(vs, k_d, v + head_off + static_cast<long>(kt) * k_d, k_tile_keys, valid,
-                       1.0f);
+    stage_rows<T, k_d>(ks, k_d + 1, k + head_off + static_cast<long>(kt) * k_d, k_tile_keys, valid, 1.0f);
+    stage_rows<T, k_d>(vs, k_d, v + head_off + static_cast<long>(kt) * k_d, k_tile_keys, valid, 1.0f);
     __syncthreads();
     if (causal && kt > warp_last) continue;  // whole tile above this warp's diagonal
 
@@ -119,8 +115,7 @@ attention_simt_kernel(const T* __restrict__ q, const T* __restrict__ k, const T*
       const float sr = masked ? -INFINITY : s[r];
       float tile_max = sr;
 #pragma unroll
-      for (int off = 16; off > 0; off >>= 1)
-        tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, off));
+      for (int off = 16; off > 0; off >>= 1) tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, off));
       const float m_new = fmaxf(m[r], tile_max);  // finite: key 0 is visible to every row
       const float alpha = exp2f(m[r] - m_new);
       p[r] = masked ? 0.0f : exp2f(sr - m_new);
@@ -175,36 +170,37 @@ std::string supports(const Problem& p) {
   return "";
 }
 
-template <typename T, int k_d> cudaError_t launch_typed(const AttentionArgs& a, cudaStream_t s) {
+template <typename T, int k_d>
+cudaError_t launch_typed(const AttentionArgs& a, cudaStream_t s) {
   constexpr size_t k_smem = smem_bytes<k_d>();
-  KPORT_CUDA_CHECK(cudaFuncSetAttribute(attention_simt_kernel<T, k_d>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+  KPORT_CUDA_CHECK(cudaFuncSetAttribute(attention_simt_kernel<T, k_d>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(k_smem)));
   const dim3 grid(static_cast<unsigned>((a.seq_len + k_block_queries - 1) / k_block_queries),
                   static_cast<unsigned>(a.batch * a.heads));
-  attention_simt_kernel<T, k_d><<<grid, k_threads, k_smem, s>>>(
-      static_cast<const T*>(a.q), static_cast<const T*>(a.k), static_cast<const T*>(a.v),
-      static_cast<T*>(a.o), a.lse, a.seq_len, a.causal,
-      a.scale * 1.44269504088896341f);
+  attention_simt_kernel<T, k_d><<<grid, k_threads, k_smem, s>>>(static_cast<const T*>(a.q), static_cast<const T*>(a.k),
+                                                                static_cast<const T*>(a.v), static_cast<T*>(a.o), a.lse,
+                                                                a.seq_len, a.causal, a.scale * 1.44269504088896341f);
   return cudaGetLastError();
 }
 
 cudaError_t launch(const Problem& p, cudaStream_t stream) {
   const AttentionArgs& a = p.attention;
   if (a.dtype == DType::bf16)
-    return a.head_dim == 64 ? launch_typed<__nv_bfloat16, 64>(a, stream)
-                            : launch_typed<__nv_bfloat16, 128>(a, stream);
+    return a.head_dim == 64 ? launch_typed<__nv_bfloat16, 64>(a, stream) : launch_typed<__nv_bfloat16, 128>(a, stream);
   if (a.dtype == DType::f16)
-    return a.head_dim == 64 ? launch_typed<__half, 64>(a, stream)
-                            : launch_typed<__half, 128>(a, stream);
+    return a.head_dim == 64 ? launch_typed<__half, 64>(a, stream) : launch_typed<__half, 128>(a, stream);
   return cudaErrorInvalidValue;
 }
 
-const Instance k_attention_simt{Family::attention, "simt", "attention.simt.q32_k32", {"simt"},
+const Instance k_attention_simt{Family::attention,
+                                "simt",
+                                "attention.simt.q32_k32",
+                                {"simt"},
                                 {DType::bf16, DType::f16},
                                 R"({"queries_per_block":32,"keys_per_tile":32,"warps":8,)"
                                 R"("head_dims":[64,128]})",
-                                &supports, &launch};
+                                &supports,
+                                &launch};
 KPORT_REGISTER_KERNEL(k_attention_simt);
 
 }  // namespace

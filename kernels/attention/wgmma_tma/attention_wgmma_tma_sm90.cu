@@ -15,8 +15,7 @@ namespace {
 // [B*H, L, d] viewed as 3-D so that rows past L are zero-filled instead of read from
 // the next head; box = 64 columns (one 128-byte swizzle row) x `rows`.
 bool make_map(CUtensorMap* map, const void* ptr, const AttentionArgs& a, int rows) {
-  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(a.head_dim),
-                              static_cast<cuuint64_t>(a.seq_len),
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(a.head_dim), static_cast<cuuint64_t>(a.seq_len),
                               static_cast<cuuint64_t>(a.batch) * a.heads};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(a.head_dim) * 2,
                                  static_cast<cuuint64_t>(a.seq_len) * a.head_dim * 2};
@@ -31,13 +30,12 @@ cudaError_t launch_typed(const AttentionArgs& a, cudaStream_t stream) {
       !make_map(&tm_v, a.v, a, Cfg::k_bc) || !make_map(&tm_o, a.o, a, 64))
     return cudaErrorInvalidValue;
   auto kernel = attention_fwd_wgmma_kernel<Cfg, T, Causal>;
-  static const cudaError_t attr = cudaFuncSetAttribute(
-      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::k_smem_bytes);
+  static const cudaError_t attr =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::k_smem_bytes);
   if (attr != cudaSuccess) return attr;
   const dim3 grid((a.seq_len + Cfg::k_br - 1) / Cfg::k_br, a.batch * a.heads);
   const float scale_log2 = a.scale * 1.4426950408889634f;
-  kernel<<<grid, Cfg::k_threads, Cfg::k_smem_bytes, stream>>>(
-      tm_q, tm_k, tm_v, tm_o, a.lse, a.seq_len, scale_log2);
+  kernel<<<grid, Cfg::k_threads, Cfg::k_smem_bytes, stream>>>(tm_q, tm_k, tm_v, tm_o, a.lse, a.seq_len, scale_log2);
   return cudaGetLastError();
 }
 
@@ -65,8 +63,7 @@ cudaError_t launch(const Problem& p, cudaStream_t stream) {
   if (a.dtype == DType::bf16)
     return a.causal ? launch_typed<Cfg, __nv_bfloat16, true>(a, stream)
                     : launch_typed<Cfg, __nv_bfloat16, false>(a, stream);
-  return a.causal ? launch_typed<Cfg, __half, true>(a, stream)
-                  : launch_typed<Cfg, __half, false>(a, stream);
+  return a.causal ? launch_typed<Cfg, __half, true>(a, stream) : launch_typed<Cfg, __half, false>(a, stream);
 }
 
 template <class Cfg>
@@ -75,20 +72,15 @@ std::string config_json() {
          ",\"bc\":" + std::to_string(Cfg::k_bc) + ",\"stages\":" + std::to_string(Cfg::k_stages) +
          ",\"pingpong\":" + (Cfg::k_pingpong ? "true" : "false") +
          ",\"consumer_warpgroups\":" + std::to_string(Cfg::k_consumers) +
-         ",\"threads\":" + std::to_string(Cfg::k_threads) +
-         ",\"smem_bytes\":" + std::to_string(Cfg::k_smem_bytes) + "}";
+         ",\"threads\":" + std::to_string(Cfg::k_threads) + ",\"smem_bytes\":" + std::to_string(Cfg::k_smem_bytes) +
+         "}";
 }
 
 template <class Cfg>
 Instance make_instance(const char* name) {
-  return Instance{Family::attention,
-                  "wgmma_tma",
-                  name,
-                  {"wgmma", "tma", "mbarrier", "setmaxnreg"},
-                  {DType::bf16, DType::f16},
-                  config_json<Cfg>(),
-                  &supports<Cfg>,
-                  &launch<Cfg>};
+  return Instance{
+      Family::attention,         "wgmma_tma",        name,           {"wgmma", "tma", "mbarrier", "setmaxnreg"},
+      {DType::bf16, DType::f16}, config_json<Cfg>(), &supports<Cfg>, &launch<Cfg>};
 }
 
 // Instances kept after tuning on the H200 (bf16, L=4096, TFLOP/s, same run):

@@ -68,8 +68,7 @@ struct TileConfig {
 
   static_assert(D == 64 || D == 128, "head_dim must be 64 or 128");
   static_assert(Br % 64 == 0 && Br >= 64 && Br <= 192, "Br: 1 to 3 consumer warpgroups");
-  static_assert(Bc == 64 || Bc == 128 || Bc == 176 || Bc == 192,
-                "Bc is the N of the S GEMM: 64, 128, 176 or 192");
+  static_assert(Bc == 64 || Bc == 128 || Bc == 176 || Bc == 192, "Bc is the N of the S GEMM: 64, 128, 176 or 192");
   static_assert(Stages >= 2 && Stages <= 4, "2 to 4 K/V stages");
   static_assert(1 + 2 * k_consumers <= 16, "named barriers: ping-pong + epilogue");
   static_assert(k_consumer_regs >= 152, "too many consumer warpgroups for the register file");
@@ -79,8 +78,7 @@ struct TileConfig {
 
 // Consumer-side pieces of one KV block, shared by the pipelined main loop.
 template <class Cfg, class T>
-__device__ __forceinline__ void issue_qk(float (&s_acc)[Cfg::k_bc / 2], uint32_t q_rows,
-                                         uint32_t k_tile) {
+__device__ __forceinline__ void issue_qk(float (&s_acc)[Cfg::k_bc / 2], uint32_t q_rows, uint32_t k_tile) {
   constexpr int D = Cfg::k_d, Br = Cfg::k_br, Bc = Cfg::k_bc;
   wgmma_fence();
 #pragma unroll
@@ -94,8 +92,7 @@ __device__ __forceinline__ void issue_qk(float (&s_acc)[Cfg::k_bc / 2], uint32_t
 }
 
 template <class Cfg, class T>
-__device__ __forceinline__ void issue_pv(float (&o_acc)[Cfg::k_d / 2],
-                                         const uint32_t (&p_frag)[Cfg::k_bc / 16][4],
+__device__ __forceinline__ void issue_pv(float (&o_acc)[Cfg::k_d / 2], const uint32_t (&p_frag)[Cfg::k_bc / 16][4],
                                          uint32_t v_tile) {
   constexpr int Bc = Cfg::k_bc;
   fence_regs(o_acc);
@@ -112,9 +109,8 @@ __device__ __forceinline__ void issue_pv(float (&o_acc)[Cfg::k_d / 2],
 // Masks, then turns the scores into unnormalised probabilities in place (log2 domain,
 // fp32 statistics); alpha is the factor that rescales the previous O and row sums.
 template <class Cfg, bool Causal>
-__device__ __forceinline__ void online_softmax(float (&s_acc)[Cfg::k_bc / 2], float (&m_run)[2],
-                                               float (&l_run)[2], float (&alpha)[2], int key0,
-                                               int row0, int col_in_quad, int first_row,
+__device__ __forceinline__ void online_softmax(float (&s_acc)[Cfg::k_bc / 2], float (&m_run)[2], float (&l_run)[2],
+                                               float (&alpha)[2], int key0, int row0, int col_in_quad, int first_row,
                                                int seq_len, float scale_log2) {
   constexpr int Bc = Cfg::k_bc;
   const bool need_mask = (key0 + Bc > seq_len) || (Causal && key0 + Bc - 1 > first_row);
@@ -133,8 +129,7 @@ __device__ __forceinline__ void online_softmax(float (&s_acc)[Cfg::k_bc / 2], fl
   for (int h = 0; h < 2; ++h) {
     float mx = -INFINITY;
 #pragma unroll
-    for (int i = 0; i < Bc / 8; ++i)
-      mx = fmaxf(mx, fmaxf(s_acc[i * 4 + 2 * h], s_acc[i * 4 + 2 * h + 1]));
+    for (int i = 0; i < Bc / 8; ++i) mx = fmaxf(mx, fmaxf(s_acc[i * 4 + 2 * h], s_acc[i * 4 + 2 * h + 1]));
     mx = quad_max(mx);
     const float m_new = fmaxf(m_run[h], mx * scale_log2);
     m_use[h] = (m_new == -INFINITY) ? 0.f : m_new;  // a fully masked row stays at zero
@@ -156,8 +151,7 @@ __device__ __forceinline__ void online_softmax(float (&s_acc)[Cfg::k_bc / 2], fl
 
 // P as the register A operand: keys [16kk, 16kk+16) are accumulator slabs 2kk and 2kk+1.
 template <class Cfg, class T>
-__device__ __forceinline__ void pack_p(const float (&s_acc)[Cfg::k_bc / 2],
-                                       uint32_t (&p_frag)[Cfg::k_bc / 16][4]) {
+__device__ __forceinline__ void pack_p(const float (&s_acc)[Cfg::k_bc / 2], uint32_t (&p_frag)[Cfg::k_bc / 16][4]) {
 #pragma unroll
   for (int kk = 0; kk < Cfg::k_bc / 16; ++kk) {
     p_frag[kk][0] = pack2<T>(s_acc[(2 * kk) * 4 + 0], s_acc[(2 * kk) * 4 + 1]);
@@ -169,10 +163,9 @@ __device__ __forceinline__ void pack_p(const float (&s_acc)[Cfg::k_bc / 2],
 
 template <class Cfg, class T, bool Causal>
 __global__ void __launch_bounds__(Cfg::k_threads, 1)
-    attention_fwd_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q,
-                               const __grid_constant__ CUtensorMap tm_k,
-                               const __grid_constant__ CUtensorMap tm_v,
-                               const __grid_constant__ CUtensorMap tm_o, float* __restrict__ lse, int seq_len, float scale_log2) {
+    attention_fwd_wgmma_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
+                               const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_o,
+                               float* __restrict__ lse, int seq_len, float scale_log2) {
   constexpr int D = Cfg::k_d, Br = Cfg::k_br, Bc = Cfg::k_bc, S = Cfg::k_stages;
   constexpr int NC = Cfg::k_consumers;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
@@ -219,13 +212,11 @@ __global__ void __launch_bounds__(Cfg::k_threads, 1)
         if (j >= S) mbar_wait(k_empty(s), parity);
         mbar_arrive_expect_tx(k_full(s), Cfg::k_kv_bytes);
         for (int p = 0; p < Cfg::k_panels; ++p)
-          tma_load_3d(k_smem + s * Cfg::k_kv_bytes + p * Bc * 128, &tm_k, p * 64, j * Bc, bh,
-                      k_full(s));
+          tma_load_3d(k_smem + s * Cfg::k_kv_bytes + p * Bc * 128, &tm_k, p * 64, j * Bc, bh, k_full(s));
         if (j >= S) mbar_wait(v_empty(s), parity);
         mbar_arrive_expect_tx(v_full(s), Cfg::k_kv_bytes);
         for (int p = 0; p < Cfg::k_panels; ++p)
-          tma_load_3d(v_smem + s * Cfg::k_kv_bytes + p * Bc * 128, &tm_v, p * 64, j * Bc, bh,
-                      v_full(s));
+          tma_load_3d(v_smem + s * Cfg::k_kv_bytes + p * Bc * 128, &tm_v, p * 64, j * Bc, bh, v_full(s));
       }
     }
   } else {
@@ -267,8 +258,7 @@ __global__ void __launch_bounds__(Cfg::k_threads, 1)
     wgmma_wait<0>();
     fence_regs(s_acc);
     if (lane == 0) mbar_arrive(k_empty(0));
-    online_softmax<Cfg, Causal>(s_acc, m_run, l_run, alpha, 0, row0, col_in_quad, first_row,
-                                seq_len, scale_log2);
+    online_softmax<Cfg, Causal>(s_acc, m_run, l_run, alpha, 0, row0, col_in_quad, first_row, seq_len, scale_log2);
     pack_p<Cfg, T>(s_acc, p_frag);
 
     for (int j = 1; j < n_blocks; ++j) {
@@ -283,8 +273,8 @@ __global__ void __launch_bounds__(Cfg::k_threads, 1)
       wgmma_wait<1>();  // S_j is done; P_{j-1}.V_{j-1} may still run
       fence_regs(s_acc);
       if (lane == 0) mbar_arrive(k_empty(s));
-      online_softmax<Cfg, Causal>(s_acc, m_run, l_run, alpha, j * Bc, row0, col_in_quad,
-                                  first_row, seq_len, scale_log2);
+      online_softmax<Cfg, Causal>(s_acc, m_run, l_run, alpha, j * Bc, row0, col_in_quad, first_row, seq_len,
+                                  scale_log2);
       wgmma_wait<0>();
       fence_regs(o_acc);
       if (lane == 0) mbar_arrive(v_empty(sp));
@@ -324,8 +314,8 @@ __global__ void __launch_bounds__(Cfg::k_threads, 1)
       const int r = warp * 16 + lane / 4 + 8 * h;  // row inside this warpgroup's 64
 #pragma unroll
       for (int i = 0; i < D / 8; ++i) {
-        const uint32_t addr = q_rows + (i / 8) * Br * 128 + r * 128 +
-                              ((static_cast<uint32_t>(i % 8) ^ (r % 8)) << 4) + col_in_quad * 2;
+        const uint32_t addr =
+            q_rows + (i / 8) * Br * 128 + r * 128 + ((static_cast<uint32_t>(i % 8) ^ (r % 8)) << 4) + col_in_quad * 2;
         const uint32_t v = pack2<T>(o_acc[i * 4 + 2 * h] * inv, o_acc[i * 4 + 2 * h + 1] * inv);
         st_shared_u32(addr, v);
       }

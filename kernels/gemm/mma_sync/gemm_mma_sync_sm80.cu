@@ -40,8 +40,8 @@ struct Config {
   static constexpr int Stages = Stages_;
   static constexpr int threads = WarpsM * WarpsN * 32;
   static constexpr int WM = BM / WarpsM, WN = BN / WarpsN;  // warp tile
-  static constexpr int MT = WM / 16, NT = WN / 8;            // mma tiles per warp
-  static constexpr int a_ld = BK + 8, b_ld = BN + 8;          // padded row lengths (elements)
+  static constexpr int MT = WM / 16, NT = WN / 8;           // mma tiles per warp
+  static constexpr int a_ld = BK + 8, b_ld = BN + 8;        // padded row lengths (elements)
   static constexpr int a_elems = BM * a_ld, b_elems = BK * b_ld;
   static constexpr int smem_bytes = Stages * (a_elems + b_elems) * 2;
   static_assert(BK % 16 == 0, "BK is a whole number of k16 steps");
@@ -54,8 +54,7 @@ struct Config {
 // Copies a rows x cols tile whose top-left global element is (r0, c0) of a row-major [R, C]
 // matrix into shared memory with row stride `ld`, zero-filling outside the matrix.
 template <int Rows, int Cols, int Threads, bool Aligned, class T>
-__device__ __forceinline__ void load_tile(T* sdst, int ld, const T* __restrict__ g, int R, int C,
-                                          int r0, int c0) {
+__device__ __forceinline__ void load_tile(T* sdst, int ld, const T* __restrict__ g, int R, int C, int r0, int c0) {
   constexpr int chunks_per_row = Cols / 8;
   constexpr int per_thread = Rows * chunks_per_row / Threads;
   if constexpr (Aligned) {
@@ -88,8 +87,7 @@ __device__ __forceinline__ void load_tile(T* sdst, int ld, const T* __restrict__
 
 template <class Cfg, class T, bool Aligned>
 __global__ void __launch_bounds__(Cfg::threads)
-    gemm_mma_sync_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c,
-                         int m, int n, int k) {
+    gemm_mma_sync_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int m, int n, int k) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, S = Cfg::Stages;
   constexpr int MT = Cfg::MT, NT = Cfg::NT;
   constexpr bool is_bf16 = std::is_same_v<T, __nv_bfloat16>;
@@ -111,10 +109,8 @@ __global__ void __launch_bounds__(Cfg::threads)
   const int k_blocks = (k + BK - 1) / BK;
 
   auto load_stage = [&](int stage, int kb) {
-    load_tile<BM, BK, Cfg::threads, Aligned>(sa + stage * Cfg::a_elems, Cfg::a_ld, a, m, k,
-                                              tm * BM, kb * BK);
-    load_tile<BK, BN, Cfg::threads, Aligned>(sb + stage * Cfg::b_elems, Cfg::b_ld, b, k, n,
-                                              kb * BK, tn * BN);
+    load_tile<BM, BK, Cfg::threads, Aligned>(sa + stage * Cfg::a_elems, Cfg::a_ld, a, m, k, tm * BM, kb * BK);
+    load_tile<BK, BN, Cfg::threads, Aligned>(sb + stage * Cfg::b_elems, Cfg::b_ld, b, k, n, kb * BK, tn * BN);
   };
 
   float acc[MT][NT][4];
@@ -211,20 +207,18 @@ std::string supports(const Problem& p) {
 template <class Cfg, class T, bool Aligned>
 cudaError_t launch_kernel(const GemmArgs& g, cudaStream_t stream) {
   auto kernel = gemm_mma_sync_kernel<Cfg, T, Aligned>;
-  cudaError_t err =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
   if (err != cudaSuccess) return err;
   const int tiles = ((g.m + Cfg::BM - 1) / Cfg::BM) * ((g.n + Cfg::BN - 1) / Cfg::BN);
-  kernel<<<tiles, Cfg::threads, Cfg::smem_bytes, stream>>>(
-      static_cast<const T*>(g.a), static_cast<const T*>(g.b), static_cast<T*>(g.c), g.m, g.n, g.k);
+  kernel<<<tiles, Cfg::threads, Cfg::smem_bytes, stream>>>(static_cast<const T*>(g.a), static_cast<const T*>(g.b),
+                                                           static_cast<T*>(g.c), g.m, g.n, g.k);
   return cudaGetLastError();
 }
 
 template <class Cfg, class T>
 cudaError_t launch_typed(const GemmArgs& g, cudaStream_t stream) {
   if (g.m == 0 || g.n == 0) return cudaSuccess;
-  const bool aligned = g.k % 8 == 0 && g.n % 8 == 0 && aligned16(g.a) && aligned16(g.b) &&
-                       aligned16(g.c);
+  const bool aligned = g.k % 8 == 0 && g.n % 8 == 0 && aligned16(g.a) && aligned16(g.b) && aligned16(g.c);
   return aligned ? launch_kernel<Cfg, T, true>(g, stream) : launch_kernel<Cfg, T, false>(g, stream);
 }
 
@@ -238,9 +232,8 @@ template <class Cfg>
 std::string config_json() {
   return "{\"bm\":" + std::to_string(Cfg::BM) + ",\"bn\":" + std::to_string(Cfg::BN) +
          ",\"bk\":" + std::to_string(Cfg::BK) + ",\"stages\":" + std::to_string(Cfg::Stages) +
-         ",\"warps_m\":" + std::to_string(Cfg::WarpsM) + ",\"warps_n\":" +
-         std::to_string(Cfg::WarpsN) + ",\"threads\":" + std::to_string(Cfg::threads) +
-         ",\"smem_bytes\":" + std::to_string(Cfg::smem_bytes) + "}";
+         ",\"warps_m\":" + std::to_string(Cfg::WarpsM) + ",\"warps_n\":" + std::to_string(Cfg::WarpsN) +
+         ",\"threads\":" + std::to_string(Cfg::threads) + ",\"smem_bytes\":" + std::to_string(Cfg::smem_bytes) + "}";
 }
 
 // 128x128: 8 warps of 64x32; 4 stages (76 KB) fit every target down to sm_86's 99 KB.

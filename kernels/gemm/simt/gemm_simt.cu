@@ -19,11 +19,11 @@ using namespace kport::kernels;
 
 constexpr int k_threads = 256;
 
-template <int k_bm, int k_bn, int k_bk, int k_tm, int k_tn> struct GemmTile {
+template <int k_bm, int k_bn, int k_bk, int k_tm, int k_tn>
+struct GemmTile {
   static_assert((k_bm / k_tm) * (k_bn / k_tn) == k_threads, "one sub-tile per thread");
   static_assert(k_tm % 4 == 0 && k_tn % 4 == 0, "sub-tiles are read as float4");
-  static_assert((k_bm * k_bk) % k_threads == 0 && (k_bk * k_bn) % k_threads == 0,
-                "tiles load evenly");
+  static_assert((k_bm * k_bk) % k_threads == 0 && (k_bk * k_bn) % k_threads == 0, "tiles load evenly");
   static constexpr int k_a_loads = k_bm * k_bk / k_threads;
   static constexpr int k_b_loads = k_bk * k_bn / k_threads;
   static constexpr int k_pad = 4;  // keeps float4 alignment, shifts banks between rows
@@ -31,8 +31,7 @@ template <int k_bm, int k_bn, int k_bk, int k_tm, int k_tn> struct GemmTile {
 
 template <typename T, int k_bm, int k_bn, int k_bk, int k_tm, int k_tn>
 __global__ void __launch_bounds__(k_threads)
-gemm_simt_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int m,
-                 int n, int k) {
+    gemm_simt_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int m, int n, int k) {
   using Tile = GemmTile<k_bm, k_bn, k_bk, k_tm, k_tn>;
   __shared__ __align__(16) float as[2][k_bk][k_bm + Tile::k_pad];
   __shared__ __align__(16) float bs[2][k_bk][k_bn + Tile::k_pad];
@@ -86,12 +85,10 @@ gemm_simt_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict
       float fa[k_tm], fb[k_tn];
 #pragma unroll
       for (int i = 0; i < k_tm; i += 4)
-        *reinterpret_cast<float4*>(&fa[i]) =
-            *reinterpret_cast<const float4*>(&as[buf][kk][ty * k_tm + i]);
+        *reinterpret_cast<float4*>(&fa[i]) = *reinterpret_cast<const float4*>(&as[buf][kk][ty * k_tm + i]);
 #pragma unroll
       for (int j = 0; j < k_tn; j += 4)
-        *reinterpret_cast<float4*>(&fb[j]) =
-            *reinterpret_cast<const float4*>(&bs[buf][kk][tx * k_tn + j]);
+        *reinterpret_cast<float4*>(&fb[j]) = *reinterpret_cast<const float4*>(&bs[buf][kk][tx * k_tn + j]);
 #pragma unroll
       for (int i = 0; i < k_tm; ++i)
 #pragma unroll
@@ -126,11 +123,9 @@ std::string supports(const Problem& p) {
 
 template <typename T, int k_bm, int k_bn, int k_bk, int k_tm, int k_tn>
 cudaError_t launch_typed(const GemmArgs& g, cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>((g.n + k_bn - 1) / k_bn),
-                  static_cast<unsigned>((g.m + k_bm - 1) / k_bm));
+  const dim3 grid(static_cast<unsigned>((g.n + k_bn - 1) / k_bn), static_cast<unsigned>((g.m + k_bm - 1) / k_bm));
   gemm_simt_kernel<T, k_bm, k_bn, k_bk, k_tm, k_tn><<<grid, k_threads, 0, stream>>>(
-      static_cast<const T*>(g.a), static_cast<const T*>(g.b), static_cast<T*>(g.c), g.m, g.n,
-      g.k);
+      static_cast<const T*>(g.a), static_cast<const T*>(g.b), static_cast<T*>(g.c), g.m, g.n, g.k);
   return cudaGetLastError();
 }
 
@@ -139,24 +134,31 @@ cudaError_t launch(const Problem& p, cudaStream_t stream) {
   switch (p.gemm.dtype) {
     case DType::f32: return launch_typed<float, k_bm, k_bn, k_bk, k_tm, k_tn>(p.gemm, stream);
     case DType::f16: return launch_typed<__half, k_bm, k_bn, k_bk, k_tm, k_tn>(p.gemm, stream);
-    case DType::bf16:
-      return launch_typed<__nv_bfloat16, k_bm, k_bn, k_bk, k_tm, k_tn>(p.gemm, stream);
+    case DType::bf16: return launch_typed<__nv_bfloat16, k_bm, k_bn, k_bk, k_tm, k_tn>(p.gemm, stream);
   }
   return cudaErrorInvalidValue;
 }
 
-const Instance k_gemm_simt_128{Family::gemm, "simt", "gemm.simt.128x128x16_t8x8", {"simt"},
+const Instance k_gemm_simt_128{Family::gemm,
+                               "simt",
+                               "gemm.simt.128x128x16_t8x8",
+                               {"simt"},
                                {DType::bf16, DType::f16, DType::f32},
                                R"({"block_m":128,"block_n":128,"block_k":16,"thread_m":8,)"
                                R"("thread_n":8,"threads":256,"smem_buffers":2})",
-                               &supports<128, 128, 16, 8, 8>, &launch<128, 128, 16, 8, 8>};
+                               &supports<128, 128, 16, 8, 8>,
+                               &launch<128, 128, 16, 8, 8>};
 KPORT_REGISTER_KERNEL(k_gemm_simt_128);
 
-const Instance k_gemm_simt_64{Family::gemm, "simt", "gemm.simt.64x64x16_t4x4", {"simt"},
+const Instance k_gemm_simt_64{Family::gemm,
+                              "simt",
+                              "gemm.simt.64x64x16_t4x4",
+                              {"simt"},
                               {DType::bf16, DType::f16, DType::f32},
                               R"({"block_m":64,"block_n":64,"block_k":16,"thread_m":4,)"
                               R"("thread_n":4,"threads":256,"smem_buffers":2})",
-                              &supports<64, 64, 16, 4, 4>, &launch<64, 64, 16, 4, 4>};
+                              &supports<64, 64, 16, 4, 4>,
+                              &launch<64, 64, 16, 4, 4>};
 KPORT_REGISTER_KERNEL(k_gemm_simt_64);
 
 }  // namespace

@@ -58,9 +58,8 @@ struct Config {
 
 template <class Cfg, class T>
 __global__ void __launch_bounds__(k_threads, 1)
-    gemm_tcgen05_kernel(const __grid_constant__ CUtensorMap tmap_a,
-                        const __grid_constant__ CUtensorMap tmap_b, T* __restrict__ c, int m,
-                        int n, int k) {
+    gemm_tcgen05_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+                        T* __restrict__ c, int m, int n, int k) {
 #if KPORT_TCGEN05_ENABLED
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, S = Cfg::Stages;
   extern __shared__ uint8_t smem_raw[];
@@ -114,8 +113,7 @@ __global__ void __launch_bounds__(k_threads, 1)
       tma_load_2d(stage_a(s), &tmap_a, kb * BK, tm * BM, full_bar(s));
 #pragma unroll
       for (int j = 0; j < BN / 64; ++j)
-        tma_load_2d(stage_b(s) + j * Cfg::b_chunk_bytes, &tmap_b, tn * BN + j * 64, kb * BK,
-                    full_bar(s));
+        tma_load_2d(stage_b(s) + j * Cfg::b_chunk_bytes, &tmap_b, tn * BN + j * 64, kb * BK, full_bar(s));
       if (++s == S) {
         s = 0;
         phase ^= 1;
@@ -159,8 +157,7 @@ __global__ void __launch_bounds__(k_threads, 1)
     if (row >= m || col >= n) continue;
     uint32_t packed[16];
 #pragma unroll
-    for (int i = 0; i < 16; ++i)
-      packed[i] = pack2<T>(__uint_as_float(r[2 * i]), __uint_as_float(r[2 * i + 1]));
+    for (int i = 0; i < 16; ++i) packed[i] = pack2<T>(__uint_as_float(r[2 * i]), __uint_as_float(r[2 * i + 1]));
     T* dst = c + static_cast<size_t>(row) * n + col;
     if (col + 32 <= n) {
       // n % 8 == 0 and col % 32 == 0 keep these 16-byte aligned
@@ -195,16 +192,13 @@ cudaError_t launch_typed(const GemmArgs& g, cudaStream_t stream) {
   if (g.k == 0)  // empty sum: C is zero
     return cudaMemsetAsync(g.c, 0, static_cast<size_t>(g.m) * g.n * sizeof(T), stream);
   CUtensorMap ta, tb;
-  if (!make_tmap(&ta, g.a, g.m, g.k, Cfg::BM, g.dtype) ||
-      !make_tmap(&tb, g.b, g.k, g.n, Cfg::BK, g.dtype))
+  if (!make_tmap(&ta, g.a, g.m, g.k, Cfg::BM, g.dtype) || !make_tmap(&tb, g.b, g.k, g.n, Cfg::BK, g.dtype))
     return cudaErrorInvalidValue;
   auto kernel = gemm_tcgen05_kernel<Cfg, T>;
-  cudaError_t err =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
   if (err != cudaSuccess) return err;
   const int tiles = ((g.m + Cfg::BM - 1) / Cfg::BM) * ((g.n + Cfg::BN - 1) / Cfg::BN);
-  kernel<<<tiles, k_threads, Cfg::smem_bytes, stream>>>(ta, tb, static_cast<T*>(g.c), g.m, g.n,
-                                                        g.k);
+  kernel<<<tiles, k_threads, Cfg::smem_bytes, stream>>>(ta, tb, static_cast<T*>(g.c), g.m, g.n, g.k);
   return cudaGetLastError();
 }
 
@@ -216,16 +210,15 @@ cudaError_t launch(const Problem& p, cudaStream_t stream) {
 
 using Cfg128x256 = Config<128, 256, 64, 4>;
 
-const Instance k_inst_128x256{
-    Family::gemm,
-    "tcgen05",
-    "gemm.tcgen05.128x256x64_s4",
-    {"tcgen05", "tmem", "tma", "mbarrier"},
-    {DType::bf16, DType::f16},
-    "{\"bm\":128,\"bn\":256,\"bk\":64,\"stages\":4,\"threads\":128,\"cta_group\":1,"
-    "\"verified\":false}",
-    &supports,
-    &launch<Cfg128x256>};
+const Instance k_inst_128x256{Family::gemm,
+                              "tcgen05",
+                              "gemm.tcgen05.128x256x64_s4",
+                              {"tcgen05", "tmem", "tma", "mbarrier"},
+                              {DType::bf16, DType::f16},
+                              "{\"bm\":128,\"bn\":256,\"bk\":64,\"stages\":4,\"threads\":128,\"cta_group\":1,"
+                              "\"verified\":false}",
+                              &supports,
+                              &launch<Cfg128x256>};
 
 }  // namespace
 

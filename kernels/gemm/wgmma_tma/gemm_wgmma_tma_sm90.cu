@@ -41,9 +41,9 @@ namespace {
 
 using namespace kport::kernels::sm90;
 
-constexpr int k_consumers = 2;                       // consumer warpgroups
-constexpr int k_threads = 128 * (1 + k_consumers);   // + one producer warpgroup
-constexpr int k_group_m = 8;                         // tile rows per L2 group
+constexpr int k_consumers = 2;                      // consumer warpgroups
+constexpr int k_threads = 128 * (1 + k_consumers);  // + one producer warpgroup
+constexpr int k_group_m = 8;                        // tile rows per L2 group
 constexpr int k_producer_regs = 40;
 constexpr int k_consumer_regs = 232;
 
@@ -63,8 +63,7 @@ struct Config {
   static_assert(a_bytes % 1024 == 0 && b_chunk_bytes % 1024 == 0, "swizzle atoms are 1 KiB");
   static constexpr int c_chunk_bytes = BM * 64 * 2;  // one 64-column slab of C, staged
   // stages, two C staging buffers, the barriers, plus slack to align the base to 1 KiB
-  static constexpr int smem_bytes =
-      Stages * stage_bytes + 2 * c_chunk_bytes + 2 * Stages * 8 + 1024;
+  static constexpr int smem_bytes = Stages * stage_bytes + 2 * c_chunk_bytes + 2 * Stages * 8 + 1024;
   static_assert(smem_bytes <= 227 * 1024, "fits the sm_90 per-block shared memory");
 };
 
@@ -81,8 +80,7 @@ __device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, 
 
 template <class Cfg, class T>
 __global__ void __launch_bounds__(k_threads, 1)
-    gemm_wgmma_tma_kernel(const __grid_constant__ CUtensorMap tmap_a,
-                          const __grid_constant__ CUtensorMap tmap_b,
+    gemm_wgmma_tma_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                           const __grid_constant__ CUtensorMap tmap_c, int m, int n, int k) {
 #if KPORT_WGMMA_ENABLED
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, S = Cfg::Stages;
@@ -111,8 +109,10 @@ __global__ void __launch_bounds__(k_threads, 1)
     tma_prefetch_desc(&tmap_b);
     tma_prefetch_desc(&tmap_c);
   }
-  if constexpr (CM > 1) cluster_sync();  // peers' barriers exist before anyone signals them
-  else __syncthreads();
+  if constexpr (CM > 1)
+    cluster_sync();  // peers' barriers exist before anyone signals them
+  else
+    __syncthreads();
 
   const int tiles_m = (m + BM - 1) / BM;
   const int tiles_n = (n + BN - 1) / BN;
@@ -155,7 +155,7 @@ __global__ void __launch_bounds__(k_threads, 1)
     }
   } else {
     regs_alloc<k_consumer_regs>();
-    const int cw = wg - 1;               // which 64-row half of the tile
+    const int cw = wg - 1;  // which 64-row half of the tile
     const int t = threadIdx.x % 128;
     const int warp = t / 32, lane = t % 32;
     float acc[BN / 2];
@@ -204,12 +204,12 @@ __global__ void __launch_bounds__(k_threads, 1)
       fence_regs(acc);
       if (prev >= 0) release(prev);
 
-      // Epilogue, one 64-column slab of C at a time: both consumer warpgroups write their
-      // rows into a staging buffer (128-byte swizzle, matching the C tensor map), then one
-      // thread hands the slab to a TMA store, which clips at the M and N edges. Two buffers
-      // alternate, so the stores drain while the next slab is written and while the next
-      // tile's wgmma run. Accumulator layout of m64nN: per 8-column group a thread holds rows
-      // r and r+8, columns 2*(lane%4) and +1.
+        // Epilogue, one 64-column slab of C at a time: both consumer warpgroups write their
+        // rows into a staging buffer (128-byte swizzle, matching the C tensor map), then one
+        // thread hands the slab to a TMA store, which clips at the M and N edges. Two buffers
+        // alternate, so the stores drain while the next slab is written and while the next
+        // tile's wgmma run. Accumulator layout of m64nN: per 8-column group a thread holds rows
+        // r and r+8, columns 2*(lane%4) and +1.
 #pragma unroll
       for (int slab = 0; slab < BN / 64; ++slab, ++c_slabs) {
         const uint32_t buf = c_base + (c_slabs & 1) * Cfg::c_chunk_bytes;
@@ -260,8 +260,7 @@ cudaError_t resident_ctas(int* ctas) {
     return cudaSuccess;
   }
   int sms = 0;
-  if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
-    return err;
+  if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return err;
   int result = sms;
   if constexpr (Cfg::ClusterM > 1) {
     cudaLaunchConfig_t cfg{};
@@ -292,13 +291,11 @@ cudaError_t launch_typed(const GemmArgs& g, cudaStream_t stream) {
   if (g.k == 0)  // empty sum: C is zero
     return cudaMemsetAsync(g.c, 0, static_cast<size_t>(g.m) * g.n * sizeof(T), stream);
   CUtensorMap ta, tb, tc;
-  if (!make_tmap(&ta, g.a, g.m, g.k, Cfg::BM, g.dtype) ||
-      !make_tmap(&tb, g.b, g.k, g.n, Cfg::BK, g.dtype) ||
+  if (!make_tmap(&ta, g.a, g.m, g.k, Cfg::BM, g.dtype) || !make_tmap(&tb, g.b, g.k, g.n, Cfg::BK, g.dtype) ||
       !make_tmap(&tc, g.c, g.m, g.n, Cfg::BM, g.dtype))
     return cudaErrorInvalidValue;
   auto kernel = gemm_wgmma_tma_kernel<Cfg, T>;
-  cudaError_t err =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
   if (err != cudaSuccess) return err;
   int ctas = 0;
   if ((err = resident_ctas<Cfg, T>(&ctas)) != cudaSuccess) return err;
@@ -332,9 +329,8 @@ template <class Cfg>
 std::string config_json() {
   return "{\"bm\":" + std::to_string(Cfg::BM) + ",\"bn\":" + std::to_string(Cfg::BN) +
          ",\"bk\":" + std::to_string(Cfg::BK) + ",\"stages\":" + std::to_string(Cfg::Stages) +
-         ",\"consumer_warpgroups\":" + std::to_string(k_consumers) +
-         ",\"threads\":" + std::to_string(k_threads) + ",\"cluster_m\":" +
-         std::to_string(Cfg::ClusterM) + ",\"persistent\":true}";
+         ",\"consumer_warpgroups\":" + std::to_string(k_consumers) + ",\"threads\":" + std::to_string(k_threads) +
+         ",\"cluster_m\":" + std::to_string(Cfg::ClusterM) + ",\"persistent\":true}";
 }
 
 using Cfg128x256 = Config<128, 256, 64, 4, 1>;
@@ -343,8 +339,14 @@ using Cfg128x128 = Config<128, 128, 64, 6, 1>;
 
 template <class Cfg>
 Instance make_instance(const char* name) {
-  return Instance{Family::gemm,        "wgmma_tma", name, {"wgmma", "tma", "mbarrier", "setmaxnreg"},
-                  {DType::bf16, DType::f16}, config_json<Cfg>(), &supports, &launch<Cfg>};
+  return Instance{Family::gemm,
+                  "wgmma_tma",
+                  name,
+                  {"wgmma", "tma", "mbarrier", "setmaxnreg"},
+                  {DType::bf16, DType::f16},
+                  config_json<Cfg>(),
+                  &supports,
+                  &launch<Cfg>};
 }
 
 const Instance k_inst_128x256 = make_instance<Cfg128x256>("gemm.wgmma_tma.128x256x64_s4");

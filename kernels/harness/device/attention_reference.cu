@@ -38,7 +38,7 @@ Chunking chunking(const kport::kernels::AttentionArgs& a) {
 // One block per score row of the chunk: `s` holds the raw dot products of query row
 // `row0 + r` of head `h0 + blockIdx.y` with every key; it becomes that row of P.
 __global__ void __launch_bounds__(k_threads)
-softmax_rows(float* s, float* lse, int seq_len, long rows, long row0, long h0, bool causal, float scale) {
+    softmax_rows(float* s, float* lse, int seq_len, long rows, long row0, long h0, bool causal, float scale) {
   __shared__ float scratch[32];
   const long r = blockIdx.x;
   const long i = row0 + r;  // the query row
@@ -87,11 +87,14 @@ cudaError_t attention_reference_fp32(const kport::kernels::AttentionArgs& a, cub
       const long rows = std::min(c.rows, l - r0);
       // Row-major S[rows x l] = Q[r0.., :] K^T is column-major S^T = K Q^T: m = l keys,
       // n = rows, k = d.
-      cublasStatus_t st = cublasSgemmStridedBatched(
-          cublas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(l), static_cast<int>(rows), static_cast<int>(d), &one, k,
-          static_cast<int>(d), l * d, q + r0 * d, static_cast<int>(d), l * d, &zero, s, static_cast<int>(l), rows * l,
-          static_cast<int>(heads));
-      if (st != CUBLAS_STATUS_SUCCESS) { err = cudaErrorUnknown; break; }
+      cublasStatus_t st = cublasSgemmStridedBatched(cublas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(l),
+                                                    static_cast<int>(rows), static_cast<int>(d), &one, k,
+                                                    static_cast<int>(d), l * d, q + r0 * d, static_cast<int>(d), l * d,
+                                                    &zero, s, static_cast<int>(l), rows * l, static_cast<int>(heads));
+      if (st != CUBLAS_STATUS_SUCCESS) {
+        err = cudaErrorUnknown;
+        break;
+      }
       softmax_rows<<<dim3(static_cast<unsigned>(rows), static_cast<unsigned>(heads)), k_threads, 0, stream>>>(
           s, lse_ref, a.seq_len, rows, r0, h0, a.causal, a.scale);
       err = cudaGetLastError();

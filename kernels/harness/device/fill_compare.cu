@@ -39,7 +39,8 @@ __global__ void fill_kernel(T* dst, std::size_t n, std::uint64_t key, float lo, 
   }
 }
 
-template <typename T> __global__ void widen_kernel(const T* src, float* dst, std::size_t n) {
+template <typename T>
+__global__ void widen_kernel(const T* src, float* dst, std::size_t n) {
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
        i += std::size_t{gridDim.x} * blockDim.x)
     dst[i] = to_float(src[i]);
@@ -109,38 +110,32 @@ double from_ordered(unsigned long long bits) {
 
 }  // namespace
 
-cudaError_t fill_uniform(void* dst, std::size_t n, DType dtype, std::uint64_t seed,
-                         std::uint64_t stream_id, float lo, float hi, cudaStream_t stream) {
+cudaError_t fill_uniform(void* dst, std::size_t n, DType dtype, std::uint64_t seed, std::uint64_t stream_id, float lo,
+                         float hi, cudaStream_t stream) {
   const std::uint64_t key = splitmix64(seed ^ splitmix64(stream_id + 0x51ED270B7A4C9E3Dull));
   const float span = hi - lo;
   switch (dtype) {
     case DType::f32:
-      fill_kernel<<<grid_for(n), k_threads, 0, stream>>>(static_cast<float*>(dst), n, key, lo,
-                                                         span);
+      fill_kernel<<<grid_for(n), k_threads, 0, stream>>>(static_cast<float*>(dst), n, key, lo, span);
       break;
     case DType::f16:
-      fill_kernel<<<grid_for(n), k_threads, 0, stream>>>(static_cast<__half*>(dst), n, key, lo,
-                                                         span);
+      fill_kernel<<<grid_for(n), k_threads, 0, stream>>>(static_cast<__half*>(dst), n, key, lo, span);
       break;
     case DType::bf16:
-      fill_kernel<<<grid_for(n), k_threads, 0, stream>>>(static_cast<__nv_bfloat16*>(dst), n,
-                                                         key, lo, span);
+      fill_kernel<<<grid_for(n), k_threads, 0, stream>>>(static_cast<__nv_bfloat16*>(dst), n, key, lo, span);
       break;
   }
   return cudaGetLastError();
 }
 
-cudaError_t widen_to_fp32(const void* src, std::size_t n, DType dtype, float* dst,
-                          cudaStream_t stream) {
+cudaError_t widen_to_fp32(const void* src, std::size_t n, DType dtype, float* dst, cudaStream_t stream) {
   switch (dtype) {
-    case DType::f32:
-      return cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice, stream);
+    case DType::f32: return cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice, stream);
     case DType::f16:
       widen_kernel<<<grid_for(n), k_threads, 0, stream>>>(static_cast<const __half*>(src), dst, n);
       break;
     case DType::bf16:
-      widen_kernel<<<grid_for(n), k_threads, 0, stream>>>(
-          static_cast<const __nv_bfloat16*>(src), dst, n);
+      widen_kernel<<<grid_for(n), k_threads, 0, stream>>>(static_cast<const __nv_bfloat16*>(src), dst, n);
       break;
   }
   return cudaGetLastError();
@@ -148,22 +143,19 @@ cudaError_t widen_to_fp32(const void* src, std::size_t n, DType dtype, float* ds
 
 std::size_t compare_scratch_bytes() { return 256; }
 
-cudaError_t compare_with_reference(const void* out, DType dtype, const float* ref, std::size_t n,
-                                   void* scratch, CompareStats& stats, cudaStream_t stream) {
+cudaError_t compare_with_reference(const void* out, DType dtype, const float* ref, std::size_t n, void* scratch,
+                                   CompareStats& stats, cudaStream_t stream) {
   auto* st = static_cast<DeviceStats*>(scratch);
   KPORT_CUDA_CHECK(cudaMemsetAsync(st, 0, sizeof(DeviceStats), stream));
   switch (dtype) {
     case DType::f32:
-      compare_kernel<<<grid_for(n), k_threads, 0, stream>>>(static_cast<const float*>(out), ref,
-                                                            n, st);
+      compare_kernel<<<grid_for(n), k_threads, 0, stream>>>(static_cast<const float*>(out), ref, n, st);
       break;
     case DType::f16:
-      compare_kernel<<<grid_for(n), k_threads, 0, stream>>>(static_cast<const __half*>(out), ref,
-                                                            n, st);
+      compare_kernel<<<grid_for(n), k_threads, 0, stream>>>(static_cast<const __half*>(out), ref, n, st);
       break;
     case DType::bf16:
-      compare_kernel<<<grid_for(n), k_threads, 0, stream>>>(
-          static_cast<const __nv_bfloat16*>(out), ref, n, st);
+      compare_kernel<<<grid_for(n), k_threads, 0, stream>>>(static_cast<const __nv_bfloat16*>(out), ref, n, st);
       break;
   }
   KPORT_CUDA_CHECK(cudaGetLastError());
@@ -179,22 +171,19 @@ cudaError_t compare_with_reference(const void* out, DType dtype, const float* re
   return cudaSuccess;
 }
 
-cudaError_t count_nonfinite(const void* data, DType dtype, std::size_t n, void* scratch,
-                            unsigned long long& count, cudaStream_t stream) {
+cudaError_t count_nonfinite(const void* data, DType dtype, std::size_t n, void* scratch, unsigned long long& count,
+                            cudaStream_t stream) {
   auto* c = static_cast<unsigned long long*>(scratch);
   KPORT_CUDA_CHECK(cudaMemsetAsync(c, 0, sizeof *c, stream));
   switch (dtype) {
     case DType::f32:
-      nonfinite_kernel<<<grid_for(n), k_threads, 0, stream>>>(static_cast<const float*>(data), n,
-                                                              c);
+      nonfinite_kernel<<<grid_for(n), k_threads, 0, stream>>>(static_cast<const float*>(data), n, c);
       break;
     case DType::f16:
-      nonfinite_kernel<<<grid_for(n), k_threads, 0, stream>>>(static_cast<const __half*>(data),
-                                                              n, c);
+      nonfinite_kernel<<<grid_for(n), k_threads, 0, stream>>>(static_cast<const __half*>(data), n, c);
       break;
     case DType::bf16:
-      nonfinite_kernel<<<grid_for(n), k_threads, 0, stream>>>(
-          static_cast<const __nv_bfloat16*>(data), n, c);
+      nonfinite_kernel<<<grid_for(n), k_threads, 0, stream>>>(static_cast<const __nv_bfloat16*>(data), n, c);
       break;
   }
   KPORT_CUDA_CHECK(cudaGetLastError());
@@ -235,8 +224,7 @@ cudaError_t l2_read_flush(const void* buf, std::size_t bytes, unsigned* sink, cu
   int device = 0, sms = 0;
   cudaGetDevice(&device);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  l2_read_flush_kernel<<<sms * 4, 512, 0, stream>>>(static_cast<const uint4*>(buf), bytes / sizeof(uint4),
-                                                      sink);
+  l2_read_flush_kernel<<<sms * 4, 512, 0, stream>>>(static_cast<const uint4*>(buf), bytes / sizeof(uint4), sink);
   return cudaGetLastError();
 }
 

@@ -19,22 +19,21 @@ using kport::kernels::DType;
 
 // Fills n elements of `dtype` with values uniform in [lo, hi), a pure function of
 // (seed, stream_id, index): the same seed gives the same inputs on any GPU.
-cudaError_t fill_uniform(void* dst, std::size_t n, DType dtype, std::uint64_t seed,
-                         std::uint64_t stream_id, float lo, float hi, cudaStream_t stream);
+cudaError_t fill_uniform(void* dst, std::size_t n, DType dtype, std::uint64_t seed, std::uint64_t stream_id, float lo,
+                         float hi, cudaStream_t stream);
 
 // Widens n elements of `dtype` into fp32 (cuBLAS reference of fp32-output gemm).
-cudaError_t widen_to_fp32(const void* src, std::size_t n, DType dtype, float* dst,
-                          cudaStream_t stream);
+cudaError_t widen_to_fp32(const void* src, std::size_t n, DType dtype, float* dst, cudaStream_t stream);
 
 // Compares `out` (n elements of `dtype`) with the fp32 reference; synchronous (returns the
 // statistics to the host). `scratch` is device memory of at least compare_scratch_bytes().
 std::size_t compare_scratch_bytes();
-cudaError_t compare_with_reference(const void* out, DType dtype, const float* ref, std::size_t n,
-                                   void* scratch, CompareStats& stats, cudaStream_t stream);
+cudaError_t compare_with_reference(const void* out, DType dtype, const float* ref, std::size_t n, void* scratch,
+                                   CompareStats& stats, cudaStream_t stream);
 
 // Counts NaN/Inf among n elements; synchronous.
-cudaError_t count_nonfinite(const void* data, DType dtype, std::size_t n, void* scratch,
-                            unsigned long long& count, cudaStream_t stream);
+cudaError_t count_nonfinite(const void* data, DType dtype, std::size_t n, void* scratch, unsigned long long& count,
+                            cudaStream_t stream);
 
 // Reads `bytes` of `buf` (16-byte aligned) so that the L2 holds only clean lines of it
 // afterwards; `sink` (one unsigned of device memory) is written only if an improbable
@@ -51,7 +50,7 @@ cudaError_t launch_stream_blocker(const volatile int* flag, double timeout_s, cu
 // fp32. `scratch`: device memory of attention_reference_scratch_bytes(args) (about 1.4 GiB
 // at most: the scores of a chunk of heads or rows, and its inputs widened). Asynchronous.
 std::size_t attention_reference_scratch_bytes(const kport::kernels::AttentionArgs& args);
-cudaError_t attention_reference_fp32(const kport::kernels::AttentionArgs& args, cublasHandle_t cublas,
-                                     void* scratch, float* o_ref, float* lse_ref, cudaStream_t stream);
+cudaError_t attention_reference_fp32(const kport::kernels::AttentionArgs& args, cublasHandle_t cublas, void* scratch,
+                                     float* o_ref, float* lse_ref, cudaStream_t stream);
 
 }  // namespace kport::harness

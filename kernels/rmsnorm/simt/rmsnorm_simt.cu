@@ -16,13 +16,16 @@ std::string supports(const Problem& p) {
   return rowwise_simt_supports(p.rowwise);
 }
 
-cudaError_t launch(const Problem& p, cudaStream_t stream) {
-  return launch_rowwise_simt_any(p.rowwise, false, stream);
-}
+cudaError_t launch(const Problem& p, cudaStream_t stream) { return launch_rowwise_simt_any(p.rowwise, false, stream); }
 
-const Instance k_rmsnorm_simt{Family::rmsnorm, "simt", "rmsnorm.simt.block256", {"simt"},
+const Instance k_rmsnorm_simt{Family::rmsnorm,
+                              "simt",
+                              "rmsnorm.simt.block256",
+                              {"simt"},
                               {DType::bf16, DType::f16, DType::f32},
-                              R"({"threads_per_row":256,"passes":2})", &supports, &launch};
+                              R"({"threads_per_row":256,"passes":2})",
+                              &supports,
+                              &launch};
 KPORT_REGISTER_KERNEL(k_rmsnorm_simt);
 
 }  // namespace

@@ -15,8 +15,7 @@ Result<boost::json::object> parse_object(std::string_view body) {
   return std::move(v.as_object());
 }
 
-Fields::Fields(const boost::json::object& obj, std::string context)
-    : m_obj(obj), m_context(std::move(context)) {}
+Fields::Fields(const boost::json::object& obj, std::string context) : m_obj(obj), m_context(std::move(context)) {}
 
 std::string Fields::where(std::string_view key) const {
   return m_context.empty() ? "'" + std::string(key) + "'" : "'" + m_context + "." + std::string(key) + "'";
@@ -34,23 +33,38 @@ const boost::json::value* Fields::find(std::string_view key) {
 
 std::string Fields::str(std::string_view key, std::size_t max_len) {
   auto v = opt_str(key, max_len);
-  if (!v) { if (!find(key)) fail(key, "is required (a string)"); return {}; }
+  if (!v) {
+    if (!find(key)) fail(key, "is required (a string)");
+    return {};
+  }
   return *v;
 }
 
 std::optional<std::string> Fields::opt_str(std::string_view key, std::size_t max_len) {
   auto* v = find(key);
   if (!v) return std::nullopt;
-  if (!v->is_string()) { fail(key, "must be a string"); return std::nullopt; }
+  if (!v->is_string()) {
+    fail(key, "must be a string");
+    return std::nullopt;
+  }
   const auto& s = v->as_string();
-  if (s.size() > max_len) { fail(key, "is longer than " + std::to_string(max_len) + " bytes"); return std::nullopt; }
-  if (std::string_view(s).find('\0') != std::string_view::npos) { fail(key, "must not contain NUL"); return std::nullopt; }
+  if (s.size() > max_len) {
+    fail(key, "is longer than " + std::to_string(max_len) + " bytes");
+    return std::nullopt;
+  }
+  if (std::string_view(s).find('\0') != std::string_view::npos) {
+    fail(key, "must not contain NUL");
+    return std::nullopt;
+  }
   return std::string(s);
 }
 
 std::int64_t Fields::integer(std::string_view key) {
   auto v = opt_int(key);
-  if (!v) { if (!find(key)) fail(key, "is required (an integer)"); return 0; }
+  if (!v) {
+    if (!find(key)) fail(key, "is required (an integer)");
+    return 0;
+  }
   return *v;
 }
 
@@ -71,7 +85,8 @@ std::optional<std::int64_t> Fields::opt_int(std::string_view key) {
 std::optional<std::int64_t> Fields::opt_int(std::string_view key, std::int64_t min, std::int64_t max) {
   auto v = opt_int(key);
   if (v && (*v < min || *v > max)) {
-    fail(key, "must be an integer in " + std::to_string(min) + ".." + std::to_string(max) + ", got " + std::to_string(*v));
+    fail(key,
+         "must be an integer in " + std::to_string(min) + ".." + std::to_string(max) + ", got " + std::to_string(*v));
     return std::nullopt;
   }
   return v;
@@ -96,7 +111,10 @@ bool is_commit_sha(std::string_view s) noexcept {
 
 std::string Fields::sha(std::string_view key) {
   auto v = opt_sha(key);
-  if (!v) { if (!find(key)) fail(key, "is required (a commit sha)"); return {}; }
+  if (!v) {
+    if (!find(key)) fail(key, "is required (a commit sha)");
+    return {};
+  }
   return *v;
 }
 
@@ -126,7 +144,10 @@ std::optional<double> Fields::opt_num(std::string_view key) {
   auto* v = find(key);
   if (!v) return std::nullopt;
   if (v->is_double()) {
-    if (!std::isfinite(v->as_double())) { fail(key, "must be finite"); return std::nullopt; }
+    if (!std::isfinite(v->as_double())) {
+      fail(key, "must be finite");
+      return std::nullopt;
+    }
     return v->as_double();
   }
   if (v->is_int64()) return static_cast<double>(v->as_int64());
@@ -138,7 +159,10 @@ std::optional<double> Fields::opt_num(std::string_view key) {
 bool Fields::boolean(std::string_view key, bool fallback) {
   auto* v = find(key);
   if (!v) return fallback;
-  if (!v->is_bool()) { fail(key, "must be true or false"); return fallback; }
+  if (!v->is_bool()) {
+    fail(key, "must be true or false");
+    return fallback;
+  }
   return v->as_bool();
 }
 
@@ -146,10 +170,19 @@ std::vector<std::string> Fields::str_list(std::string_view key, std::size_t max_
   std::vector<std::string> out;
   auto* v = find(key);
   if (!v) return out;
-  if (!v->is_array()) { fail(key, "must be an array of strings"); return out; }
-  if (v->as_array().size() > max_items) { fail(key, "has more than " + std::to_string(max_items) + " items"); return out; }
+  if (!v->is_array()) {
+    fail(key, "must be an array of strings");
+    return out;
+  }
+  if (v->as_array().size() > max_items) {
+    fail(key, "has more than " + std::to_string(max_items) + " items");
+    return out;
+  }
   for (const auto& item : v->as_array()) {
-    if (!item.is_string()) { fail(key, "must be an array of strings"); return {}; }
+    if (!item.is_string()) {
+      fail(key, "must be an array of strings");
+      return {};
+    }
     out.emplace_back(item.as_string());
   }
   return out;
@@ -158,28 +191,40 @@ std::vector<std::string> Fields::str_list(std::string_view key, std::size_t max_
 std::string Fields::json_text(std::string_view key) {
   auto* v = find(key);
   if (!v) return "{}";
-  if (!v->is_object() && !v->is_array()) { fail(key, "must be a JSON object or array"); return "{}"; }
+  if (!v->is_object() && !v->is_array()) {
+    fail(key, "must be a JSON object or array");
+    return "{}";
+  }
   return boost::json::serialize(*v);
 }
 
 boost::json::value Fields::json_value(std::string_view key) {
   auto* v = find(key);
   if (!v) return boost::json::object{};
-  if (!v->is_object() && !v->is_array()) { fail(key, "must be a JSON object or array"); return boost::json::object{}; }
+  if (!v->is_object() && !v->is_array()) {
+    fail(key, "must be a JSON object or array");
+    return boost::json::object{};
+  }
   return *v;
 }
 
 const boost::json::object* Fields::object(std::string_view key) {
   auto* v = find(key);
   if (!v) return nullptr;
-  if (!v->is_object()) { fail(key, "must be an object"); return nullptr; }
+  if (!v->is_object()) {
+    fail(key, "must be an object");
+    return nullptr;
+  }
   return &v->as_object();
 }
 
 const boost::json::array* Fields::array(std::string_view key) {
   auto* v = find(key);
   if (!v) return nullptr;
-  if (!v->is_array()) { fail(key, "must be an array"); return nullptr; }
+  if (!v->is_array()) {
+    fail(key, "must be an array");
+    return nullptr;
+  }
   return &v->as_array();
 }
 

@@ -38,7 +38,8 @@ Reply Api::call(std::string_view method, const std::string& path, const json::va
     out.error = "HTTP " + std::to_string(r->status);
     if (!ec && out.body.is_object())
       if (const auto* e = out.body.as_object().if_contains("error"); e && e->is_object())
-        if (const auto* m = e->as_object().if_contains("message"); m && m->is_string()) out.error = std::string(m->as_string());
+        if (const auto* m = e->as_object().if_contains("message"); m && m->is_string())
+          out.error = std::string(m->as_string());
   } else if (ec) {
     out.error = "the coordinator answered HTTP " + std::to_string(r->status) + " with a body that is not JSON";
     out.status = 0;
@@ -88,7 +89,8 @@ std::string encode(std::string_view s) {
   static constexpr char hex[] = "0123456789ABCDEF";
   std::string out;
   for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') out += static_cast<char>(c);
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~')
+      out += static_cast<char>(c);
     else {
       out += '%';
       out += hex[c >> 4];

@@ -15,9 +15,9 @@
 namespace kport::cli {
 
 struct Reply {
-  int status = 0;              // 0: the coordinator could not be reached
+  int status = 0;  // 0: the coordinator could not be reached
   boost::json::value body;
-  std::string error;           // transport failure or the server's error message; empty on success
+  std::string error;  // transport failure or the server's error message; empty on success
 };
 
 class Api {

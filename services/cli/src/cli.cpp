@@ -19,12 +19,15 @@ std::string summary() {
   std::string s = "kport command-line client.\n\nCommands:\n";
   for (const Command* c : k_commands) {
     std::string line = "  " + std::string(c->name) + " " + c->usage;
-    if (line.size() < 48) line.resize(48, ' ');
-    else line += "\n" + std::string(48, ' ');
+    if (line.size() < 48)
+      line.resize(48, ' ');
+    else
+      line += "\n" + std::string(48, ' ');
     s += line + c->summary + "\n";
   }
-  s += "\nEvery command takes --json to print the coordinator's answer as JSON; kport COMMAND --help prints its usage.\n"
-       "Exit codes: 0 success; 1 a build/job failed; 2 bad input; 3 coordinator unreachable or refused.";
+  s +=
+      "\nEvery command takes --json to print the coordinator's answer as JSON; kport COMMAND --help prints its usage.\n"
+      "Exit codes: 0 success; 1 a build/job failed; 2 bad input; 3 coordinator unreachable or refused.";
   return s;
 }
 
@@ -35,8 +38,9 @@ std::string command_help(const Command& c) {
   if (c.declare) c.declare(own);
   std::string out = "usage: kport " + std::string(c.name) + " " + c.usage + "\n" + c.summary + "\n";
   if (std::string lines = own.options_text(); !lines.empty()) out += "\noptions:\n" + lines;
-  out += "\nshared options: --server URL, --token TOKEN, --json, --commit REV, --target TARGET, --repo NAME "
-         "(see kport --help)\n";
+  out +=
+      "\nshared options: --server URL, --token TOKEN, --json, --commit REV, --target TARGET, --repo NAME "
+      "(see kport --help)\n";
   return out;
 }
 
@@ -52,7 +56,8 @@ void print_json(Context& ctx, const boost::json::value& v) { ctx.out << boost::j
 
 bool check_args(Context& ctx, const Command& c, std::size_t min, std::size_t max) {
   if (ctx.args.size() >= min && ctx.args.size() <= max) return true;
-  ctx.err << "kport " << c.name << ": " << (ctx.args.size() < min ? "missing argument" : "unexpected argument '" + ctx.args[max] + "'")
+  ctx.err << "kport " << c.name << ": "
+          << (ctx.args.size() < min ? "missing argument" : "unexpected argument '" + ctx.args[max] + "'")
           << "; usage: kport " << c.name << " " << c.usage << "\n";
   return false;
 }

@@ -15,7 +15,8 @@ namespace json = boost::json;
 namespace {
 
 void declare(Options& o) {
-  o.add("expires-in", "", "", "admin registration-token rotate: expiry of the new token (3600, 90m, 12h, 7d; default never)");
+  o.add("expires-in", "", "",
+        "admin registration-token rotate: expiry of the new token (3600, 90m, 12h, 7d; default never)");
 }
 
 // "3600", "90s", "90m", "12h", "7d" to seconds; nullopt for anything else or not positive.
@@ -24,15 +25,28 @@ std::optional<std::int64_t> parse_duration_s(const std::string& text) {
   std::int64_t unit = 1;
   std::string digits = text;
   switch (text.back()) {
-    case 's': unit = 1; digits.pop_back(); break;
-    case 'm': unit = 60; digits.pop_back(); break;
-    case 'h': unit = 3600; digits.pop_back(); break;
-    case 'd': unit = 86400; digits.pop_back(); break;
+    case 's':
+      unit = 1;
+      digits.pop_back();
+      break;
+    case 'm':
+      unit = 60;
+      digits.pop_back();
+      break;
+    case 'h':
+      unit = 3600;
+      digits.pop_back();
+      break;
+    case 'd':
+      unit = 86400;
+      digits.pop_back();
+      break;
     default: break;
   }
   std::int64_t n = 0;
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || n <= 0 || n > 10LL * 365 * 86400 / unit)
+  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || n <= 0 ||
+      n > 10LL * 365 * 86400 / unit)
     return std::nullopt;
   return n * unit;
 }
@@ -42,7 +56,8 @@ int rotate(Context& ctx) {
   if (const std::string& e = ctx.opts.get("expires-in"); !e.empty()) {
     auto s = parse_duration_s(e);
     if (!s) {
-      ctx.err << "kport admin: --expires-in '" << e << "' is not a duration; give seconds or a number with s, m, h or d "
+      ctx.err << "kport admin: --expires-in '" << e
+              << "' is not a duration; give seconds or a number with s, m, h or d "
               << "(up to 10 years), e.g. --expires-in 7d\n";
       return k_exit_usage;
     }
@@ -57,8 +72,10 @@ int rotate(Context& ctx) {
   }
   ctx.out << "new registration token: " << str(r.body, "token") << "\n";
   const auto expires = num(r.body, "expires_ms", 0);
-  if (expires > 0) ctx.out << "expires at " << expires << " (unix ms)\n";
-  else ctx.out << "it does not expire\n";
+  if (expires > 0)
+    ctx.out << "expires at " << expires << " (unix ms)\n";
+  else
+    ctx.out << "it does not expire\n";
   ctx.out << "the previous token is refused from now on; give runners the new one (--registration-token)\n";
   return k_exit_ok;
 }

@@ -40,8 +40,10 @@ std::string headline(const json::value& b) {
   std::string kind = str(b, "kind"), best = str(b, "best");
   if (kind == "measured") return best + " (measured)";
   if (kind == "provisional")
-    return best + " (provisional: nothing comparable was measured on this GPU; ranked by speed relative to the vendor "
-                  "baseline on " + str(b, "evidence_gpu_model") + ")";
+    return best +
+           " (provisional: nothing comparable was measured on this GPU; ranked by speed relative to the vendor "
+           "baseline on " +
+           str(b, "evidence_gpu_model") + ")";
   if (kind == "unranked") return "no best (unranked: the candidates below have no comparable measurement)";
   return best.empty() ? "no answer (" + kind + ")" : best + " (" + kind + ")";
 }
@@ -50,12 +52,13 @@ int run_best(Context& ctx) {
   const auto& o = ctx.opts;
   if (!check_args(ctx, best_command, 0, 0)) return k_exit_usage;
   if (o.get("gpu").empty() || o.get("shape").empty()) {
-    ctx.err << "kport best: --gpu and --shape are required, e.g. kport best --gpu \"NVIDIA H200\" --op gemm --dtype bf16 "
-               "--shape m=4096,n=4096,k=4096\n";
+    ctx.err
+        << "kport best: --gpu and --shape are required, e.g. kport best --gpu \"NVIDIA H200\" --op gemm --dtype bf16 "
+           "--shape m=4096,n=4096,k=4096\n";
     return k_exit_usage;
   }
-  std::string q = "/api/v1/best?gpu=" + encode(o.get("gpu")) + "&op=" + encode(o.get("op")) + "&dtype=" +
-                  encode(o.get("dtype")) + "&shape=" + encode(o.get("shape"));
+  std::string q = "/api/v1/best?gpu=" + encode(o.get("gpu")) + "&op=" + encode(o.get("op")) +
+                  "&dtype=" + encode(o.get("dtype")) + "&shape=" + encode(o.get("shape"));
   if (!o.get("arch").empty()) q += "&arch=" + encode(o.get("arch"));
   if (!o.get("target").empty()) q += "&target=" + encode(o.get("target"));
   auto r = ctx.api.call("GET", q);
@@ -70,8 +73,8 @@ int run_best(Context& ctx) {
     return k_exit_unavailable;
   }
   const std::string asked = str(b.as_object().contains("query") ? b.at("query") : b, "shape");
-  ctx.out << o.get("op") << " " << o.get("dtype") << " " << asked << " on " << o.get("gpu") << ": "
-          << headline(b) << "\n";
+  ctx.out << o.get("op") << " " << o.get("dtype") << " " << asked << " on " << o.get("gpu") << ": " << headline(b)
+          << "\n";
   if (!str(b, "reason").empty()) ctx.out << str(b, "reason") << "\n";
   if (!str(b, "matched_shape").empty() && str(b, "matched_shape") != asked)
     ctx.out << "nearest measured shape: " << str(b, "matched_shape") << "\n";
@@ -79,10 +82,9 @@ int run_best(Context& ctx) {
     std::string commits;
     for (const auto& c : list(*e, "commits"))
       if (c.is_string()) commits += (commits.empty() ? "" : ", ") + short_sha(std::string(c.as_string()));
-    ctx.out << "evidence: " << str(*e, "gpu_model") << ", commit " << commits << ", driver " << str(*e, "driver") << ", "
-            << list(*e, "results").size() << (list(*e, "results").size() == 1 ? " result, " : " results, ")
-            << cell(*e, "samples") << " samples, measured "
-            << str(*e, "measured") << "\n";
+    ctx.out << "evidence: " << str(*e, "gpu_model") << ", commit " << commits << ", driver " << str(*e, "driver")
+            << ", " << list(*e, "results").size() << (list(*e, "results").size() == 1 ? " result, " : " results, ")
+            << cell(*e, "samples") << " samples, measured " << str(*e, "measured") << "\n";
   }
   for (const auto& n : list(b, "notes"))
     if (n.is_string()) ctx.out << "note: " << n.as_string() << "\n";
@@ -99,8 +101,9 @@ int run_best(Context& ctx) {
                     e.is_object() ? short_sha(str(e, "commit")) : "-", cell(e, "result")});
   }
   if (!rows.empty())
-    ctx.out << format_table({"instance", "variant", "median", "vs baseline", "samples", "slowdown", "", "measured on",
-                             "commit", "result"}, rows);
+    ctx.out << format_table(
+        {"instance", "variant", "median", "vs baseline", "samples", "slowdown", "", "measured on", "commit", "result"},
+        rows);
   if (!list(b, "excluded").empty()) {
     ctx.out << "out of the ranking:\n";
     for (const auto& x : list(b, "excluded")) ctx.out << "  " << str(x, "instance") << ": " << str(x, "reason") << "\n";

@@ -16,13 +16,14 @@ namespace {
 
 // --gpu, --op, --dtype and --shape are best's (declared once for both commands).
 void declare(Options& o) {
-  o.add_flag("list", "", false, "best-request: list measure requests (of --gpu, if given) and the most asked unmeasured shapes")
+  o.add_flag("list", "", false,
+             "best-request: list measure requests (of --gpu, if given) and the most asked unmeasured shapes")
       .add("request-wait", "", "0", "best-request: seconds to wait for the request to be measured or fail");
 }
 
 std::string line(const json::value& r) {
-  std::string s = "measure request " + cell(r, "id") + ": " + str(r, "op") + " " + str(r, "dtype") + " " + str(r, "shape") +
-                  " on " + str(r, "gpu") + ": " + str(r, "state") + " (job " + cell(r, "job") + " " +
+  std::string s = "measure request " + cell(r, "id") + ": " + str(r, "op") + " " + str(r, "dtype") + " " +
+                  str(r, "shape") + " on " + str(r, "gpu") + ": " + str(r, "state") + " (job " + cell(r, "job") + " " +
                   str(r, "job_status") + ", " + str(r, "target") + ", requested " + cell(r, "requests") + "x, asked " +
                   cell(r, "asked") + "x)";
   if (!str(r, "reason").empty()) s += "\n  " + str(r, "reason");
@@ -43,14 +44,18 @@ int list(Context& ctx) {
     return k_exit_ok;
   }
   std::vector<std::vector<std::string>> rows;
-  if (const auto* items = r.body.is_object() ? r.body.as_object().if_contains("items") : nullptr; items && items->is_array())
+  if (const auto* items = r.body.is_object() ? r.body.as_object().if_contains("items") : nullptr;
+      items && items->is_array())
     for (const auto& x : items->as_array())
-      rows.push_back({cell(x, "id"), cell(x, "gpu"), cell(x, "op"), cell(x, "dtype"), cell(x, "shape"), cell(x, "state"),
-                      cell(x, "job"), cell(x, "requests"), cell(x, "asked")});
-  if (rows.empty()) ctx.out << "no measure requests\n";
-  else ctx.out << format_table({"id", "gpu", "op", "dtype", "shape", "state", "job", "requests", "asked"}, rows);
+      rows.push_back({cell(x, "id"), cell(x, "gpu"), cell(x, "op"), cell(x, "dtype"), cell(x, "shape"),
+                      cell(x, "state"), cell(x, "job"), cell(x, "requests"), cell(x, "asked")});
+  if (rows.empty())
+    ctx.out << "no measure requests\n";
+  else
+    ctx.out << format_table({"id", "gpu", "op", "dtype", "shape", "state", "job", "requests", "asked"}, rows);
   rows.clear();
-  if (const auto* asks = r.body.is_object() ? r.body.as_object().if_contains("unmeasured_asks") : nullptr; asks && asks->is_array())
+  if (const auto* asks = r.body.is_object() ? r.body.as_object().if_contains("unmeasured_asks") : nullptr;
+      asks && asks->is_array())
     for (const auto& x : asks->as_array())
       rows.push_back({cell(x, "gpu"), cell(x, "op"), cell(x, "dtype"), cell(x, "shape"), cell(x, "asks")});
   if (!rows.empty()) {
@@ -90,11 +95,13 @@ int run_best_request(Context& ctx) {
     if (!r.error.empty()) return report(ctx.err, "best-request", "request " + id, r);
   } else {
     if (o.get("gpu").empty() || o.get("shape").empty()) {
-      ctx.err << "kport best-request: --gpu and --shape are required, e.g. kport best-request --gpu \"NVIDIA H200\" --op gemm "
+      ctx.err << "kport best-request: --gpu and --shape are required, e.g. kport best-request --gpu \"NVIDIA H200\" "
+                 "--op gemm "
                  "--dtype bf16 --shape m=3000,n=3000,k=3000 (or give a request id, or --list)\n";
       return k_exit_usage;
     }
-    json::value body = json::object{{"gpu", o.get("gpu")}, {"op", o.get("op")}, {"dtype", o.get("dtype")}, {"shape", o.get("shape")}};
+    json::value body =
+        json::object{{"gpu", o.get("gpu")}, {"op", o.get("op")}, {"dtype", o.get("dtype")}, {"shape", o.get("shape")}};
     r = ctx.api.call("POST", "/api/v1/best/requests", &body);
     if (!r.error.empty()) return report(ctx.err, "best-request", "request", r);
     if (str(r.body, "outcome") == "already_measured") {
@@ -103,8 +110,9 @@ int run_best_request(Context& ctx) {
         return k_exit_ok;
       }
       const auto& m = r.body.at("measured");
-      ctx.out << str(r.body, "op") << " " << str(r.body, "dtype") << " " << str(r.body, "shape") << " on " << str(r.body, "gpu")
-              << " is already measured: best " << str(m, "best") << " (" << str(r.body, "answer") << ")\n";
+      ctx.out << str(r.body, "op") << " " << str(r.body, "dtype") << " " << str(r.body, "shape") << " on "
+              << str(r.body, "gpu") << " is already measured: best " << str(m, "best") << " (" << str(r.body, "answer")
+              << ")\n";
       return k_exit_ok;
     }
     id = cell(r.body, "id");
@@ -114,15 +122,18 @@ int run_best_request(Context& ctx) {
     r = follow(ctx, id, wait_s, std::move(r));
     if (!r.error.empty()) return report(ctx.err, "best-request", "request " + id, r);
   }
-  if (ctx.json) print_json(ctx, r.body);
-  else ctx.out << line(r.body) << "\n";
+  if (ctx.json)
+    print_json(ctx, r.body);
+  else
+    ctx.out << line(r.body) << "\n";
   return exit_for_state(r.body);
 }
 
 }  // namespace
 
 extern const Command best_request_command = {
-    "best-request", "[ID] | --gpu MODEL --shape SHAPE [--op gemm] [--dtype bf16] [--request-wait S] | --list [--gpu MODEL]",
+    "best-request",
+    "[ID] | --gpu MODEL --shape SHAPE [--op gemm] [--dtype bf16] [--request-wait S] | --list [--gpu MODEL]",
     "ask kport to measure a shape (admin token), follow a request, or list them", declare, run_best_request};
 
 }  // namespace kport::cli

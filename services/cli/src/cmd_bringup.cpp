@@ -36,27 +36,30 @@ int run_bringup(Context& ctx) {
   const auto& p = r.body.at("progress");
   const std::string at = str(r.body, "commit");
   ctx.out << "bring-up of " << target << " (arch " << str(r.body.at("target"), "arch") << ")"
-          << (at.empty() ? " before its first build" : " at " + at.substr(0, 12)) << ": "
-          << cell(p, "selected_best") << " selected, " << cell(p, "measured") << " measured, " << cell(p, "numerics_passed")
-          << " numerics pass, " << cell(p, "builds") << " build, of " << cell(p, "applicable") << " applicable ("
-          << cell(p, "variants") << " variants)\n";
+          << (at.empty() ? " before its first build" : " at " + at.substr(0, 12)) << ": " << cell(p, "selected_best")
+          << " selected, " << cell(p, "measured") << " measured, " << cell(p, "numerics_passed") << " numerics pass, "
+          << cell(p, "builds") << " build, of " << cell(p, "applicable") << " applicable (" << cell(p, "variants")
+          << " variants)\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& v : r.body.at("variants").as_array()) {
-    rows.push_back({str(v, "family") + "." + str(v, "variant"), cell(v, "stage"), mark(v, "built"), mark(v, "resources_clean"),
-                    flag(v, "numerics_failed") ? "F" : mark(v, "numerics_passed"), mark(v, "measured"),
-                    mark(v, "selected_best"), cell(v, "results_passed") + "/" + cell(v, "results_failed"),
-                    str(v, "reason")});
+    rows.push_back({str(v, "family") + "." + str(v, "variant"), cell(v, "stage"), mark(v, "built"),
+                    mark(v, "resources_clean"), flag(v, "numerics_failed") ? "F" : mark(v, "numerics_passed"),
+                    mark(v, "measured"), mark(v, "selected_best"),
+                    cell(v, "results_passed") + "/" + cell(v, "results_failed"), str(v, "reason")});
   }
   if (!rows.empty())
-    ctx.out << format_table({"variant", "stage", "build", "clean", "numerics", "measured", "best", "pass/fail", "why"}, rows);
+    ctx.out << format_table({"variant", "stage", "build", "clean", "numerics", "measured", "best", "pass/fail", "why"},
+                            rows);
   if (at.empty())
-    ctx.out << "no build of " << target << " is recorded yet; kport trigger REV --targets " << target << " starts one\n";
+    ctx.out << "no build of " << target << " is recorded yet; kport trigger REV --targets " << target
+            << " starts one\n";
   return k_exit_ok;
 }
 
 }  // namespace
 
 extern const Command bringup_command = {"bringup", "TARGET [--commit REV]",
-                                        "bring-up stage of every variant on a target, as a table", nullptr, run_bringup};
+                                        "bring-up stage of every variant on a target, as a table", nullptr,
+                                        run_bringup};
 
 }  // namespace kport::cli

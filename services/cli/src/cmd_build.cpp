@@ -25,7 +25,8 @@ int run_build(Context& ctx) {
   if (!check_args(ctx, build_command, 0, 0)) return k_exit_usage;
   std::string commit = o.get("commit"), target = o.get("target"), repo = o.get("repo");
   if (commit.empty() || target.empty()) {
-    err << "kport build: --commit REV and --target TARGET are required, e.g. kport build --commit 3f2a9c1 --target sm_100a\n";
+    err << "kport build: --commit REV and --target TARGET are required, e.g. kport build --commit 3f2a9c1 --target "
+           "sm_100a\n";
     return k_exit_usage;
   }
   if (!is_target(target)) {
@@ -38,7 +39,10 @@ int run_build(Context& ctx) {
     return k_exit_usage;
   }
   if (int rc = pick_repo(ctx.api, repo, "build", err); rc != k_exit_ok) return rc;
-  json::value body = json::object{{"commit", commit}, {"repo", repo}, {"targets", json::array{target}}, {"reason", "manual"},
+  json::value body = json::object{{"commit", commit},
+                                  {"repo", repo},
+                                  {"targets", json::array{target}},
+                                  {"reason", "manual"},
                                   {"note", "kport build --commit " + commit + " --target " + target}};
   auto p = ctx.api.call("POST", "/api/v1/pipelines", &body);
   if (!p.error.empty()) return report(err, "build", "the coordinator refused the build", p);
@@ -48,7 +52,8 @@ int run_build(Context& ctx) {
     return k_exit_failed;
   }
   std::int64_t job = jobs[0].as_object().at("id").to_number<std::int64_t>();
-  err << "queued pipeline " << num(p.body, "id") << ", build job " << job << " (" << commit << " on " << target << ")\n";
+  err << "queued pipeline " << num(p.body, "id") << ", build job " << job << " (" << commit << " on " << target
+      << ")\n";
 
   const bool tty = ::isatty(2);
   auto start = std::chrono::steady_clock::now();
@@ -66,8 +71,10 @@ int run_build(Context& ctx) {
     auto secs = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start).count();
     std::string line = "[job " + std::to_string(job) + " " + target + "] " + status;
     if (auto a = num(j, "attempt"); a > 0) line += " (attempt " + std::to_string(a) + ")";
-    if (tty) err << "\r" << line << " " << secs << " s   " << std::flush;
-    else if (line != last_line) err << line << "\n";
+    if (tty)
+      err << "\r" << line << " " << secs << " s   " << std::flush;
+    else if (line != last_line)
+      err << line << "\n";
     last_line = line;
     if (status == "succeeded" || status == "failed" || status == "cancelled") break;
     if (std::chrono::steady_clock::now() - start > limit) {
@@ -90,7 +97,8 @@ int run_build(Context& ctx) {
     if (status == "succeeded")
       ctx.out << "build of " << commit << " for " << target << " succeeded (" << mine.size() << " records)\n";
     else
-      ctx.out << "build of " << commit << " for " << target << " " << status << ": " << str(j, "failure_reason") << "\n";
+      ctx.out << "build of " << commit << " for " << target << " " << status << ": " << str(j, "failure_reason")
+              << "\n";
   }
   return status == "succeeded" ? k_exit_ok : k_exit_failed;
 }

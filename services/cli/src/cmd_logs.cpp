@@ -14,13 +14,16 @@ namespace {
 
 void declare(Options& o) { o.add_flag("follow", "", false, "logs: keep printing new output until the job ends"); }
 
-bool finished(const std::string& status) { return status == "succeeded" || status == "failed" || status == "cancelled"; }
+bool finished(const std::string& status) {
+  return status == "succeeded" || status == "failed" || status == "cancelled";
+}
 
 int run_logs(Context& ctx) {
   if (!check_args(ctx, logs_command, 1, 1)) return k_exit_usage;
   const std::string& id = ctx.args[0];
   if (id.empty() || id.size() > 18 || id.find_first_not_of("0123456789") != std::string::npos) {
-    ctx.err << "kport logs: '" << id << "' is not a job id; job ids are numbers (kport trigger and kport build print them)\n";
+    ctx.err << "kport logs: '" << id
+            << "' is not a job id; job ids are numbers (kport trigger and kport build print them)\n";
     return k_exit_usage;
   }
   auto job = ctx.api.call("GET", "/api/v1/jobs/" + id);
@@ -33,8 +36,10 @@ int run_logs(Context& ctx) {
     if (!r.error.empty()) return report(ctx.err, "logs", "cannot read the log of job " + id, r);
     for (const auto& c : r.body.as_object().at("chunks").as_array()) {
       after = std::max(after, num(c, "seq"));
-      if (ctx.json) all.push_back(c);
-      else ctx.out << str(c, "text") << std::flush;
+      if (ctx.json)
+        all.push_back(c);
+      else
+        ctx.out << str(c, "text") << std::flush;
     }
     if (!ctx.opts.flag("follow") || finished(str(job.body, "status"))) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(poll.ok() ? *poll : 1000));
@@ -50,7 +55,7 @@ int run_logs(Context& ctx) {
 
 }  // namespace
 
-extern const Command logs_command = {"logs", "JOB [--follow]", "print a job's log (--follow: until the job ends)", declare,
-                                     run_logs};
+extern const Command logs_command = {"logs", "JOB [--follow]", "print a job's log (--follow: until the job ends)",
+                                     declare, run_logs};
 
 }  // namespace kport::cli

@@ -16,7 +16,8 @@ void declare(Options& o) { o.add_flag("all", "", false, "runners: include runner
 
 int revoke(Context& ctx) {
   const std::string& id = ctx.args[1];
-  if (id.empty() || id.size() > 18 || id.find_first_not_of("0123456789") != std::string::npos || id == "0" || id[0] == '0') {
+  if (id.empty() || id.size() > 18 || id.find_first_not_of("0123456789") != std::string::npos || id == "0" ||
+      id[0] == '0') {
     ctx.err << "kport runners: '" << id << "' is not a runner id (a positive integer, as kport runners lists them)\n";
     return k_exit_usage;
   }
@@ -57,9 +58,9 @@ int run_runners(Context& ctx) {
     online += x.online;
     std::string gpu = x.capabilities.gpu_model;
     if (!gpu.empty()) gpu += " (" + x.capabilities.arch + ")";
-    rows.push_back({std::to_string(x.id), or_dash(x.name), std::string(api::to_string(x.role)), x.online ? "online" : "offline",
-                    or_dash(gpu), or_dash(x.capabilities.toolkit), x.current_job ? std::to_string(*x.current_job) : "-",
-                    or_dash(x.last_heartbeat.value_or(""))});
+    rows.push_back({std::to_string(x.id), or_dash(x.name), std::string(api::to_string(x.role)),
+                    x.online ? "online" : "offline", or_dash(gpu), or_dash(x.capabilities.toolkit),
+                    x.current_job ? std::to_string(*x.current_job) : "-", or_dash(x.last_heartbeat.value_or(""))});
   }
   ctx.out << format_table({"id", "name", "role", "state", "gpu", "toolkit", "job", "last heartbeat"}, rows);
   ctx.out << items.size() << " runner" << (items.size() == 1 ? "" : "s") << ", " << online << " online\n";

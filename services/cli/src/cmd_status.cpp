@@ -17,9 +17,7 @@ namespace {
 constexpr int k_exit_pending = 4;
 constexpr int k_exit_insufficient = 5;
 
-void declare(Options& o) {
-  o.add("wait", "", "0", "status: seconds to wait for a pending verdict to become final");
-}
+void declare(Options& o) { o.add("wait", "", "0", "status: seconds to wait for a pending verdict to become final"); }
 
 int run_status(Context& ctx) {
   auto& err = ctx.err;
@@ -55,21 +53,23 @@ int run_status(Context& ctx) {
   } else {
     std::string baseline = str(r.body, "baseline");
     ctx.out << str(r.body, "commit") << ": " << status
-            << (baseline.empty() ? " (no validated ancestor to compare with)" : " (compared with " + baseline.substr(0, 12) + ")")
+            << (baseline.empty() ? " (no validated ancestor to compare with)"
+                                 : " (compared with " + baseline.substr(0, 12) + ")")
             << "\n";
     auto list = [&](std::string_view key) -> const json::array& {
       static const json::array none;
       const auto* v = r.body.is_object() ? r.body.as_object().if_contains(key) : nullptr;
       return v && v->is_array() ? v->as_array() : none;
     };
-    for (const auto& reason : list("reasons")) ctx.out << "  " << str(reason, "kind") << "  " << str(reason, "message") << "\n";
+    for (const auto& reason : list("reasons"))
+      ctx.out << "  " << str(reason, "kind") << "  " << str(reason, "message") << "\n";
     for (const auto& w : list("waiting"))
       if (w.is_string()) ctx.out << "  waiting: " << std::string_view(w.as_string()) << "\n";
     for (const auto& n : list("notes"))
       if (n.is_string()) ctx.out << "  note: " << std::string_view(n.as_string()) << "\n";
     for (const auto& u : list("insufficient_data"))
-      ctx.out << "  insufficient data: " << str(u, "instance") << " " << str(u, "dtype") << " " << str(u, "shape") << " on "
-              << str(u, "target") << " / " << str(u, "gpu_model") << ": " << str(u, "summary") << "\n";
+      ctx.out << "  insufficient data: " << str(u, "instance") << " " << str(u, "dtype") << " " << str(u, "shape")
+              << " on " << str(u, "target") << " / " << str(u, "gpu_model") << ": " << str(u, "summary") << "\n";
     for (const auto& f : list("flaky"))
       ctx.out << "  flaky (not counted): " << str(f, "instance") << " " << str(f, "dtype") << " " << str(f, "shape")
               << " on " << str(f, "gpu_model") << ": " << str(f, "status") << "\n";
@@ -83,10 +83,10 @@ int run_status(Context& ctx) {
 
 }  // namespace
 
-extern const Command status_command = {"status", "[REV] [--wait SECONDS]",
-                                       "a commit's verdict against its closest validated ancestor; exit 0 pass, 1 fail, 4 pending,"
-                                       " 5 insufficient data",
-                                       declare,
-                                       run_status};
+extern const Command status_command = {
+    "status", "[REV] [--wait SECONDS]",
+    "a commit's verdict against its closest validated ancestor; exit 0 pass, 1 fail, 4 pending,"
+    " 5 insufficient data",
+    declare, run_status};
 
 }  // namespace kport::cli

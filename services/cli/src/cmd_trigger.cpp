@@ -54,7 +54,8 @@ int run_trigger(Context& ctx) {
   std::vector<std::vector<std::string>> rows;
   const auto* jobs = p.body.as_object().if_contains("jobs");
   if (jobs && jobs->is_array())
-    for (const auto& j : jobs->as_array()) rows.push_back({cell(j, "id"), cell(j, "kind"), cell(j, "target"), cell(j, "status")});
+    for (const auto& j : jobs->as_array())
+      rows.push_back({cell(j, "id"), cell(j, "kind"), cell(j, "target"), cell(j, "status")});
   ctx.out << "pipeline " << num(p.body, "id") << " for " << commit << " in " << repo << ": " << rows.size() << " job"
           << (rows.size() == 1 ? "" : "s") << "\n"
           << format_table({"job", "kind", "target", "status"}, rows);

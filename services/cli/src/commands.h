@@ -27,8 +27,8 @@ struct Context {
 
 struct Command {
   const char* name;
-  const char* usage;    // arguments after the name, e.g. "TARGET [--commit REV]"
-  const char* summary;  // one line for kport --help, and the head of kport NAME --help
+  const char* usage;          // arguments after the name, e.g. "TARGET [--commit REV]"
+  const char* summary;        // one line for kport --help, and the head of kport NAME --help
   void (*declare)(Options&);  // the command's own options (may be null)
   int (*run)(Context&);
 };

@@ -34,7 +34,8 @@ std::string audit_part(const json::object& audit) {
       if (!r.is_string()) continue;
       std::string k(r.as_string());
       const auto* c = counts->as_object().if_contains(k);
-      out += (out.empty() ? "" : " ") + k + " " + (c && c->is_number() ? std::to_string(c->to_number<std::int64_t>()) : "?");
+      out += (out.empty() ? "" : " ") + k + " " +
+             (c && c->is_number() ? std::to_string(c->to_number<std::int64_t>()) : "?");
     }
   return out.empty() ? "ok" : out + " ok";
 }
@@ -83,14 +84,17 @@ std::string format_build_table(const json::array& records) {
   auto row = [&](const std::string& v, const std::string& st, const std::string& regs, const std::string& spills,
                  const std::string& smem, const std::string& audit, const std::string& note) {
     out << std::left << std::setw(24) << v << std::setw(16) << st << std::right << std::setw(5) << regs << "  "
-        << std::left << std::setw(10) << spills << std::right << std::setw(8) << smem << "  " << std::left << std::setw(18)
-        << audit << note << "\n";
+        << std::left << std::setw(10) << spills << std::right << std::setw(8) << smem << "  " << std::left
+        << std::setw(18) << audit << note << "\n";
   };
   row("variant", "status", "regs", "spills", "smem", "audit", "message");
   for (const auto* r : rows) {
-    std::string spills = field(*r, "spill_stores_bytes") == "-" ? "-" : field(*r, "spill_stores_bytes") + "/" + field(*r, "spill_loads_bytes");
+    std::string spills = field(*r, "spill_stores_bytes") == "-"
+                             ? "-"
+                             : field(*r, "spill_stores_bytes") + "/" + field(*r, "spill_loads_bytes");
     row(field(*r, "family") + "." + field(*r, "variant"), field(*r, "status"), field(*r, "registers"), spills,
-        field(*r, "shared_mem_bytes"), audit_cell(*r), first_line(field(*r, "message") == "-" ? "" : field(*r, "message")));
+        field(*r, "shared_mem_bytes"), audit_cell(*r),
+        first_line(field(*r, "message") == "-" ? "" : field(*r, "message")));
   }
   return out.str();
 }

@@ -59,7 +59,8 @@ Result<Principal> require_admin(const http::Request& req, Context& ctx) {
   if (!p.ok()) return p;
   if (p->kind == Principal::Kind::anonymous)
     return make_error(Errc::unauthorized, "this call needs the admin token: send 'Authorization: Bearer TOKEN'");
-  if (p->kind != Principal::Kind::admin) return make_error(Errc::forbidden, "this call needs the admin token, not a runner token");
+  if (p->kind != Principal::Kind::admin)
+    return make_error(Errc::forbidden, "this call needs the admin token, not a runner token");
   return p;
 }
 
@@ -68,7 +69,8 @@ Result<Principal> require_runner(const http::Request& req, Context& ctx) {
   if (!p.ok()) return p;
   if (p->kind == Principal::Kind::anonymous)
     return make_error(Errc::unauthorized, "this call needs a runner token: register at POST /api/v1/runners/register");
-  if (p->kind != Principal::Kind::runner) return make_error(Errc::forbidden, "this call needs a runner token, not the admin token");
+  if (p->kind != Principal::Kind::runner)
+    return make_error(Errc::forbidden, "this call needs a runner token, not the admin token");
   return p;
 }
 

@@ -29,7 +29,8 @@ Result<BestQuestion> parse_best_question(const http::Request& req) {
   q.dtype = req.query_or("dtype");
   q.shape_text = req.query_or("shape");
   if (q.gpu.empty() || q.op.empty() || q.dtype.empty() || q.shape_text.empty())
-    return make_error(Errc::invalid_argument,
+    return make_error(
+        Errc::invalid_argument,
         "best needs gpu, op, dtype and shape, e.g. ?gpu=NVIDIA%20H200&op=gemm&dtype=bf16&shape=m=4096,n=4096,k=4096");
   if (std::find(std::begin(k_families), std::end(k_families), q.op) == std::end(k_families))
     return make_error(Errc::invalid_argument, "op '" + q.op + "' is not one of gemm, attention, rmsnorm, softmax");
@@ -46,7 +47,7 @@ Result<BestQuestion> parse_best_question(const http::Request& req) {
 
 void add_question_members(json::object& out, const BestQuestion& q, const std::string& arch, const std::string& target,
                           bool measured_exactly, bool known_gpu, std::optional<db::BestKey>& unmeasured) {
-  out["query"] = json::object{{"gpu", q.gpu}, {"op", q.op}, {"dtype", q.dtype}, {"shape", q.shape.canonical()},
+  out["query"] = json::object{{"gpu", q.gpu}, {"op", q.op},      {"dtype", q.dtype}, {"shape", q.shape.canonical()},
                               {"arch", arch}, {"target", target}};
   // Not measured at this shape: say how to have it measured (a GPU model kport knows, a
   // shape its family can run), and count the question.

@@ -89,9 +89,11 @@ Status BestAsks::flush(db::Store& store) {
     auto it = m_counters.find(k);
     if (it == m_counters.end()) it = m_counters.emplace(k, std::make_shared<Counter>(a.key)).first;
     Counter& c = *it->second;
-    if (c.m_asks.fetch_add(a.asks, std::memory_order_relaxed) == 0 || a.first_ms < c.m_first_ms.load(std::memory_order_relaxed))
+    if (c.m_asks.fetch_add(a.asks, std::memory_order_relaxed) == 0 ||
+        a.first_ms < c.m_first_ms.load(std::memory_order_relaxed))
       c.m_first_ms.store(a.first_ms, std::memory_order_relaxed);
-    if (c.m_last_ms.load(std::memory_order_relaxed) < a.last_ms) c.m_last_ms.store(a.last_ms, std::memory_order_relaxed);
+    if (c.m_last_ms.load(std::memory_order_relaxed) < a.last_ms)
+      c.m_last_ms.store(a.last_ms, std::memory_order_relaxed);
   }
   return st;
 }

@@ -4,7 +4,8 @@
 
 namespace kport::coordinator {
 
-Result<WaveInputs> wave_inputs(db::Store& store, const std::string& gpu_model, const std::optional<std::string>& family) {
+Result<WaveInputs> wave_inputs(db::Store& store, const std::string& gpu_model,
+                               const std::optional<std::string>& family) {
   WaveInputs out;
   auto sms = store.gpu_sm_count(gpu_model);
   if (!sms.ok()) return std::move(sms).error();
@@ -21,7 +22,8 @@ Result<WaveInputs> wave_inputs(db::Store& store, const std::string& gpu_model, c
       const auto* v = obj.if_contains(key);
       if (!v) return std::nullopt;
       if (v->is_int64()) return v->as_int64();
-      if (v->is_uint64() && v->as_uint64() <= static_cast<std::uint64_t>(INT64_MAX)) return static_cast<std::int64_t>(v->as_uint64());
+      if (v->is_uint64() && v->as_uint64() <= static_cast<std::uint64_t>(INT64_MAX))
+        return static_cast<std::int64_t>(v->as_uint64());
       return std::nullopt;
     });
     if (g) out.geometry.push_back({i.name, std::move(*g)});

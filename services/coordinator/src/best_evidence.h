@@ -41,7 +41,8 @@ struct WaveInputs {
   std::vector<porting::InstanceGeometry> geometry;
 };
 // `family` nullopt: every family's instances.
-Result<WaveInputs> wave_inputs(db::Store& store, const std::string& gpu_model, const std::optional<std::string>& family);
+Result<WaveInputs> wave_inputs(db::Store& store, const std::string& gpu_model,
+                               const std::optional<std::string>& family);
 
 // The GPU model's rows of a family and dtype, as Measurements.
 Result<std::vector<porting::Measurement>> gpu_measurements(db::Store& store, const std::string& gpu_model,

@@ -68,7 +68,7 @@ std::size_t BestIndex::Hash::operator()(KeyView k) const noexcept {
 }
 
 std::shared_ptr<const BestIndex::Entry> BestIndex::current(std::string_view gpu_model, std::string_view family,
-                                                            std::string_view dtype) const {
+                                                           std::string_view dtype) const {
   std::shared_ptr<const Entry> entry;
   {
     std::shared_lock lock(m_mu);

@@ -74,7 +74,8 @@ class BestIndex {
                                        std::string_view dtype) const;
   // current(), else the key read from the store and prepared (kept when no write
   // overlapped the read and it has rows). Blocks on the store.
-  Result<std::shared_ptr<const Entry>> load(std::string_view gpu_model, std::string_view family, std::string_view dtype);
+  Result<std::shared_ptr<const Entry>> load(std::string_view gpu_model, std::string_view family,
+                                            std::string_view dtype);
 
   struct Stats {
     std::size_t keys = 0, rows = 0, shapes = 0, bytes = 0;

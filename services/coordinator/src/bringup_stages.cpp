@@ -81,9 +81,13 @@ porting::BringupStages stages_of(const db::TargetBoard& board) {
 }
 
 json::object counts_json(const porting::StageCounts& c) {
-  return json::object{{"variants", c.variants}, {"applicable", c.applicable}, {"builds", c.builds},
-                      {"resources_clean", c.resources_clean}, {"numerics_passed", c.numerics_passed},
-                      {"measured", c.measured}, {"selected_best", c.selected_best}};
+  return json::object{{"variants", c.variants},
+                      {"applicable", c.applicable},
+                      {"builds", c.builds},
+                      {"resources_clean", c.resources_clean},
+                      {"numerics_passed", c.numerics_passed},
+                      {"measured", c.measured},
+                      {"selected_best", c.selected_best}};
 }
 
 json::array families_json(const porting::BringupStages& s) {
@@ -101,16 +105,26 @@ json::object bringup_json(const db::TargetBoard& board, const porting::BringupSt
   for (std::size_t i = 0; i < stages.variants.size(); ++i) {
     const auto& s = stages.variants[i];
     const auto& v = board.variants[i];
-    rows.push_back(json::object{{"family", s.family}, {"variant", s.variant}, {"stage", porting::to_string(s.stage)},
-                                {"not_applicable", !s.applicable}, {"built", s.built},
-                                {"resources_clean", s.resources_clean}, {"numerics_passed", s.numerics_passed},
-                                {"numerics_failed", s.numerics_failed}, {"measured", s.measured},
-                                {"selected_best", s.selected_best}, {"reason", s.reason},
-                                {"build_status", opt(v.build_status)}, {"commit", opt(v.build_commit)},
-                                {"results_passed", v.passed}, {"results_failed", v.failed}});
+    rows.push_back(json::object{{"family", s.family},
+                                {"variant", s.variant},
+                                {"stage", porting::to_string(s.stage)},
+                                {"not_applicable", !s.applicable},
+                                {"built", s.built},
+                                {"resources_clean", s.resources_clean},
+                                {"numerics_passed", s.numerics_passed},
+                                {"numerics_failed", s.numerics_failed},
+                                {"measured", s.measured},
+                                {"selected_best", s.selected_best},
+                                {"reason", s.reason},
+                                {"build_status", opt(v.build_status)},
+                                {"commit", opt(v.build_commit)},
+                                {"results_passed", v.passed},
+                                {"results_failed", v.failed}});
   }
-  return json::object{{"target", to_json(board.target)}, {"commit", opt(stages.commit)},
-                      {"progress", counts_json(stages.counts)}, {"families", families_json(stages)},
+  return json::object{{"target", to_json(board.target)},
+                      {"commit", opt(stages.commit)},
+                      {"progress", counts_json(stages.counts)},
+                      {"families", families_json(stages)},
                       {"variants", std::move(rows)}};
 }
 

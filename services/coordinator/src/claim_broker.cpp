@@ -104,9 +104,15 @@ void ClaimBroker::run() {
     auto now = std::chrono::steady_clock::now();
     for (auto& w : batch) {
       if (dirty) {
-        if (auto res = attempt(w.runner_id)) { w.reply(std::move(*res)); continue; }
+        if (auto res = attempt(w.runner_id)) {
+          w.reply(std::move(*res));
+          continue;
+        }
       }
-      if (w.deadline <= now) { w.reply(empty_response(std::chrono::milliseconds(0))); continue; }
+      if (w.deadline <= now) {
+        w.reply(empty_response(std::chrono::milliseconds(0)));
+        continue;
+      }
       keep.push_back(std::move(w));
     }
     lock.lock();

@@ -41,15 +41,22 @@ json::object count_map(const std::map<K, std::int64_t>& m) {
 }  // namespace
 
 json::value to_json(const db::Target& t) {
-  return json::object{{"name", t.name}, {"arch", t.arch}, {"features", raw(t.features_json)},
-                      {"toolkit", t.toolkit}, {"first_seen", time_json(t.first_seen_ms)}, {"is_new", t.is_new}};
+  return json::object{{"name", t.name},
+                      {"arch", t.arch},
+                      {"features", raw(t.features_json)},
+                      {"toolkit", t.toolkit},
+                      {"first_seen", time_json(t.first_seen_ms)},
+                      {"is_new", t.is_new}};
 }
 
 json::value to_json(const db::GpuModel& g) {
   json::array drivers;
   for (const auto& d : g.drivers) drivers.emplace_back(d);
-  return json::object{{"name", g.name}, {"arch", g.arch}, {"drivers", std::move(drivers)},
-                      {"first_seen", time_json(g.first_seen_ms)}, {"last_seen", time_json(g.last_seen_ms)}};
+  return json::object{{"name", g.name},
+                      {"arch", g.arch},
+                      {"drivers", std::move(drivers)},
+                      {"first_seen", time_json(g.first_seen_ms)},
+                      {"last_seen", time_json(g.last_seen_ms)}};
 }
 
 json::value to_json(const db::KernelInstance& k) {
@@ -59,8 +66,11 @@ json::value to_json(const db::KernelInstance& k) {
     for (const auto& d : *k.dtypes) a.emplace_back(d);
     dtypes = std::move(a);
   }
-  return json::object{{"name", k.name}, {"family", k.family}, {"variant", k.variant},
-                      {"features", raw(k.features_json)}, {"config", raw(k.config_json)},
+  return json::object{{"name", k.name},
+                      {"family", k.family},
+                      {"variant", k.variant},
+                      {"features", raw(k.features_json)},
+                      {"config", raw(k.config_json)},
                       {"dtypes", std::move(dtypes)}};
 }
 
@@ -69,14 +79,21 @@ json::value to_json(const db::Repository& r) {
 }
 
 json::value to_json(const db::Commit& c) {
-  return json::object{{"sha", c.sha}, {"repo", c.repo}, {"parent", opt(c.parent_sha)},
+  return json::object{{"sha", c.sha},         {"repo", c.repo},     {"parent", opt(c.parent_sha)},
                       {"message", c.message}, {"author", c.author}, {"time", time_json(c.time_ms)}};
 }
 
 json::value to_json(const db::Pipeline& p) {
-  return json::object{{"id", p.id}, {"reason", db::to_string(p.reason)}, {"repo", p.repo}, {"ref", p.ref},
-                      {"commit", p.commit_sha}, {"note", p.note}, {"created", time_json(p.created_ms)},
-                      {"status", db::to_string(p.status)}, {"jobs_total", p.jobs_total}, {"jobs_done", p.jobs_done}};
+  return json::object{{"id", p.id},
+                      {"reason", db::to_string(p.reason)},
+                      {"repo", p.repo},
+                      {"ref", p.ref},
+                      {"commit", p.commit_sha},
+                      {"note", p.note},
+                      {"created", time_json(p.created_ms)},
+                      {"status", db::to_string(p.status)},
+                      {"jobs_total", p.jobs_total},
+                      {"jobs_done", p.jobs_done}};
 }
 
 api::JobInfo to_job_info(const db::Job& j) {
@@ -130,29 +147,44 @@ api::RunnerInfo to_runner_info(const db::Runner& r) {
 json::value to_json(const db::Runner& r) { return api::to_json(to_runner_info(r)); }
 
 json::value to_json(const db::Artifact& a) {
-  return json::object{{"sha256", a.sha256}, {"size", a.size}, {"name", a.name}, {"kind", a.kind},
-                      {"created", time_json(a.created_ms)}, {"url", "/api/v1/artifacts/" + a.sha256}};
+  return json::object{{"sha256", a.sha256},
+                      {"size", a.size},
+                      {"name", a.name},
+                      {"kind", a.kind},
+                      {"created", time_json(a.created_ms)},
+                      {"url", "/api/v1/artifacts/" + a.sha256}};
 }
 
 json::value to_json(const db::BuildRecord& b) {
-  return json::object{{"id", b.id}, {"job", opt(b.job_id)}, {"attempt", b.attempt}, {"commit", b.commit_sha},
-                      {"target", b.target}, {"family", b.family}, {"variant", b.variant},
-                      {"status", db::to_string(b.status)}, {"message", b.message}, {"registers", opt(b.registers)},
-                      {"spill_stores_bytes", opt(b.spill_stores_bytes)}, {"spill_loads_bytes", opt(b.spill_loads_bytes)},
-                      {"shared_mem_bytes", opt(b.shared_mem_bytes)}, {"stack_frame_bytes", opt(b.stack_frame_bytes)},
+  return json::object{{"id", b.id},
+                      {"job", opt(b.job_id)},
+                      {"attempt", b.attempt},
+                      {"commit", b.commit_sha},
+                      {"target", b.target},
+                      {"family", b.family},
+                      {"variant", b.variant},
+                      {"status", db::to_string(b.status)},
+                      {"message", b.message},
+                      {"registers", opt(b.registers)},
+                      {"spill_stores_bytes", opt(b.spill_stores_bytes)},
+                      {"spill_loads_bytes", opt(b.spill_loads_bytes)},
+                      {"shared_mem_bytes", opt(b.shared_mem_bytes)},
+                      {"stack_frame_bytes", opt(b.stack_frame_bytes)},
                       {"constant_mem_bytes", opt(b.constant_mem_bytes)},
-                      {"instruction_audit", raw(b.instruction_audit_json)}, {"artifact", opt(b.artifact_sha256)},
+                      {"instruction_audit", raw(b.instruction_audit_json)},
+                      {"artifact", opt(b.artifact_sha256)},
                       {"created", time_json(b.created_ms)}};
 }
 
 json::value to_json(const db::ResultRecord& r) {
-  json::object numerics{{"max_abs_err", opt(r.max_abs_err)}, {"max_rel_err", opt(r.max_rel_err)},
+  json::object numerics{{"max_abs_err", opt(r.max_abs_err)},           {"max_rel_err", opt(r.max_rel_err)},
                         {"normwise_rel_err", opt(r.normwise_rel_err)}, {"tolerance", opt(r.tolerance)},
-                        {"nan_inf_count", opt(r.nan_inf_count)}, {"seed", seed_json(r.seed)}};
-  json::object timing{{"median_us", opt(r.median_us)}, {"stddev_us", opt(r.stddev_us)}, {"samples", opt(r.samples)},
-                      {"samples_dropped", opt(r.samples_dropped)}, {"tflops", opt(r.tflops)}, {"gbps", opt(r.gbps)}, {"baseline", r.baseline_name},
-                      {"baseline_median_us", opt(r.baseline_median_us)}, {"ratio", opt(r.ratio)},
-                      {"unstable", r.unstable}};
+                        {"nan_inf_count", opt(r.nan_inf_count)},       {"seed", seed_json(r.seed)}};
+  json::object timing{{"median_us", opt(r.median_us)}, {"stddev_us", opt(r.stddev_us)},
+                      {"samples", opt(r.samples)},     {"samples_dropped", opt(r.samples_dropped)},
+                      {"tflops", opt(r.tflops)},       {"gbps", opt(r.gbps)},
+                      {"baseline", r.baseline_name},   {"baseline_median_us", opt(r.baseline_median_us)},
+                      {"ratio", opt(r.ratio)},         {"unstable", r.unstable}};
   // The table's metrics, each under its group; null where the result has none.
   const json::value stored = raw(r.metrics_json);
   const json::object* metrics = stored.is_object() ? &stored.as_object() : nullptr;
@@ -160,13 +192,28 @@ json::value to_json(const db::ResultRecord& r) {
     const json::value* v = metrics ? metrics->if_contains(m.name) : nullptr;
     (m.group == api::MetricGroup::timing ? timing : numerics)[m.name] = v ? *v : json::value(nullptr);
   }
-  return json::object{{"id", r.id}, {"job", opt(r.job_id)}, {"attempt", r.attempt}, {"commit", r.commit_sha},
-                      {"target", r.target}, {"family", r.family}, {"variant", r.variant}, {"instance", r.instance},
-                      {"dtype", r.dtype}, {"shape", r.shape}, {"toolkit", r.toolkit}, {"runner", opt(r.runner_id)},
-                      {"gpu_model", r.gpu_model}, {"gpu_uuid", r.gpu_uuid}, {"arch", r.arch}, {"driver", r.driver},
-                      {"sm_clock_mhz", opt(r.sm_clock_mhz)}, {"env", raw(r.env_json)},
-                      {"status", db::to_string(r.status)}, {"message", r.message},
-                      {"numerics", std::move(numerics)}, {"timing", std::move(timing)},
+  return json::object{{"id", r.id},
+                      {"job", opt(r.job_id)},
+                      {"attempt", r.attempt},
+                      {"commit", r.commit_sha},
+                      {"target", r.target},
+                      {"family", r.family},
+                      {"variant", r.variant},
+                      {"instance", r.instance},
+                      {"dtype", r.dtype},
+                      {"shape", r.shape},
+                      {"toolkit", r.toolkit},
+                      {"runner", opt(r.runner_id)},
+                      {"gpu_model", r.gpu_model},
+                      {"gpu_uuid", r.gpu_uuid},
+                      {"arch", r.arch},
+                      {"driver", r.driver},
+                      {"sm_clock_mhz", opt(r.sm_clock_mhz)},
+                      {"env", raw(r.env_json)},
+                      {"status", db::to_string(r.status)},
+                      {"message", r.message},
+                      {"numerics", std::move(numerics)},
+                      {"timing", std::move(timing)},
                       {"created", time_json(r.created_ms)}};
 }
 
@@ -174,15 +221,19 @@ json::value to_json(const db::CommitSummary& s) {
   json::array pipelines, targets;
   for (auto id : s.pipeline_ids) pipelines.emplace_back(id);
   for (const auto& t : s.targets) targets.emplace_back(t);
-  return json::object{{"commit", to_json(s.commit)}, {"pipelines", std::move(pipelines)},
-                      {"jobs", count_map(s.jobs_by_status)}, {"builds", count_map(s.builds_by_status)},
-                      {"results", count_map(s.results_by_status)}, {"targets", std::move(targets)}};
+  return json::object{{"commit", to_json(s.commit)},
+                      {"pipelines", std::move(pipelines)},
+                      {"jobs", count_map(s.jobs_by_status)},
+                      {"builds", count_map(s.builds_by_status)},
+                      {"results", count_map(s.results_by_status)},
+                      {"targets", std::move(targets)}};
 }
 
 json::value to_json(const db::QueueStats& q) {
   json::object roles;
   for (const auto& [role, n] : q.runners_online_by_role) roles[db::to_string(role)] = n;
-  return json::object{{"jobs", count_map(q.jobs_by_status)}, {"runners_online", q.runners_online},
+  return json::object{{"jobs", count_map(q.jobs_by_status)},
+                      {"runners_online", q.runners_online},
                       {"runners_online_by_role", std::move(roles)}};
 }
 
@@ -230,9 +281,11 @@ json::value selection_member(const porting::Selection& s, std::string_view name)
     // such answers fared on this GPU model (porting::NeighbourRegret).
     if (s.kind != porting::Selection::Kind::measured) return nullptr;
     json::object c{{"basis", s.exact_shape ? "measured at this shape" : "nearest measured shape"},
-                   {"method", s.method}, {"shape_distance", s.shape_distance}};
+                   {"method", s.method},
+                   {"shape_distance", s.shape_distance}};
     if (const auto& r = s.nearest_shape_regret)
-      c["nearest_shape_regret"] = json::object{{"shapes", r->shapes}, {"median", r->median}, {"p90", r->p90}, {"max", r->max}};
+      c["nearest_shape_regret"] =
+          json::object{{"shapes", r->shapes}, {"median", r->median}, {"p90", r->p90}, {"max", r->max}};
     return c;
   }
   if (name == "best") return best ? json::value(best->instance) : json::value(nullptr);
@@ -247,7 +300,8 @@ json::value selection_member(const porting::Selection& s, std::string_view name)
   if (name == "notes") return strings(s.notes);
   if (name == "ranked_by") return json::value(s.ranked_by);
   if (name == "candidates_from") return json::value(s.candidates_basis);
-  if (name == "matched_shape") return s.matched_shape ? json::value(s.matched_shape->canonical()) : json::value(nullptr);
+  if (name == "matched_shape")
+    return s.matched_shape ? json::value(s.matched_shape->canonical()) : json::value(nullptr);
   if (name == "exact_shape") return json::value(s.exact_shape);
   if (name == "evidence_gpu_model") return json::value(s.evidence_gpu_model);
   if (name == "evidence_arch") return json::value(s.evidence_arch);
@@ -256,11 +310,16 @@ json::value selection_member(const porting::Selection& s, std::string_view name)
     if (e.result_ids.empty()) return nullptr;
     json::array ids;
     for (auto id : e.result_ids) ids.emplace_back(id);
-    return json::object{{"gpu_model", s.evidence_gpu_model}, {"arch", s.evidence_arch},
-                        {"commit", e.commits.front()}, {"commits", strings(e.commits)},
-                        {"driver", e.drivers.front()}, {"drivers", strings(e.drivers)},
-                        {"other_drivers", strings(e.other_drivers)}, {"results", std::move(ids)},
-                        {"samples", e.samples}, {"measured", time_json(e.newest_ms)},
+    return json::object{{"gpu_model", s.evidence_gpu_model},
+                        {"arch", s.evidence_arch},
+                        {"commit", e.commits.front()},
+                        {"commits", strings(e.commits)},
+                        {"driver", e.drivers.front()},
+                        {"drivers", strings(e.drivers)},
+                        {"other_drivers", strings(e.other_drivers)},
+                        {"results", std::move(ids)},
+                        {"samples", e.samples},
+                        {"measured", time_json(e.newest_ms)},
                         {"oldest", time_json(e.oldest_ms)}};
   }
   if (name == "ranking") {
@@ -283,7 +342,9 @@ json::value selection_member(const porting::Selection& s, std::string_view name)
   if (name == "excluded") {
     json::array excluded;
     for (const auto& x : s.excluded)
-      excluded.push_back(json::object{{"instance", x.instance}, {"variant", x.variant}, {"reason", x.reason},
+      excluded.push_back(json::object{{"instance", x.instance},
+                                      {"variant", x.variant},
+                                      {"reason", x.reason},
                                       {"evidence", evidence_json(x.evidence)}});
     return excluded;
   }

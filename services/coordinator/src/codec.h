@@ -37,8 +37,9 @@ boost::json::value to_json(const porting::Selection& s);
 // be written from members serialized ahead of time (best_answer.h). The members that
 // depend on the question's own shape rather than on the shape it is answered from.
 inline constexpr std::string_view k_selection_members[] = {
-    "kind", "provisional", "confidence", "best", "tied", "reason", "notes", "ranked_by", "candidates_from",
-    "matched_shape", "exact_shape", "evidence_gpu_model", "evidence_arch", "evidence", "ranking", "excluded"};
+    "kind",          "provisional", "confidence",      "best",          "tied",        "reason",
+    "notes",         "ranked_by",   "candidates_from", "matched_shape", "exact_shape", "evidence_gpu_model",
+    "evidence_arch", "evidence",    "ranking",         "excluded"};
 inline constexpr std::string_view k_query_members[] = {"confidence", "reason", "notes", "exact_shape"};
 boost::json::value selection_member(const porting::Selection& s, std::string_view name);
 

@@ -14,15 +14,18 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
       .add("db", "KPORT_DB", "var/kport.db", "SQLite database file (created with its schema when missing)")
       .add("artifacts", "KPORT_ARTIFACTS", "", "artifact directory (default: artifacts/ beside the database)")
       .add("web", "KPORT_WEB", "",
-           "directory of the dashboard's static files (default: share/kport/web beside the binary, else the checkout's web/)")
-      .add("admin-token", "KPORT_ADMIN_TOKEN", "", "admin token (default: generated into admin-token beside the database)")
+           "directory of the dashboard's static files (default: share/kport/web beside the binary, else the checkout's "
+           "web/)")
+      .add("admin-token", "KPORT_ADMIN_TOKEN", "",
+           "admin token (default: generated into admin-token beside the database)")
       .add("registration-token", "KPORT_REGISTRATION_TOKEN", "",
            "token runners register with (default: generated into registration-token beside the database)")
       .add("hook-secret", "KPORT_HOOK_SECRET", "",
            "secret push webhooks sign with (default: generated into hook-secret beside the database)")
       .add_flag("open-reads", "KPORT_OPEN_READS", true, "GET requests need no token")
       .add("registration-burst", "KPORT_REGISTRATION_BURST", "20", "registrations allowed at once (429 beyond)")
-      .add("registrations-per-minute", "KPORT_REGISTRATIONS_PER_MINUTE", "60", "rate at which the registration burst refills")
+      .add("registrations-per-minute", "KPORT_REGISTRATIONS_PER_MINUTE", "60",
+           "rate at which the registration burst refills")
       .add("threads", "KPORT_THREADS", "2", "HTTP I/O threads")
       .add("workers", "KPORT_WORKERS", "8", "threads for database-bound requests")
       .add("body-limit", "KPORT_BODY_LIMIT", "67108864", "largest request body in bytes (413 beyond)")
@@ -54,12 +57,15 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
            "comma-separated webhook URLs told of verdicts and regressions (JSON, signed X-Kport-Signature-256)")
       .add("notify-secret-file", "KPORT_NOTIFY_SECRET_FILE", "",
            "file holding the notification webhooks' HMAC secret (default: notify-secret beside the database)")
-      .add("forge-ca-file", "KPORT_FORGE_CA_FILE", "", "PEM CA certificates of https forges and webhooks not in the system store")
-      .add("delivery-poll-ms", "KPORT_DELIVERY_POLL_MS", "1000", "how often pipeline reports and due deliveries are looked at")
+      .add("forge-ca-file", "KPORT_FORGE_CA_FILE", "",
+           "PEM CA certificates of https forges and webhooks not in the system store")
+      .add("delivery-poll-ms", "KPORT_DELIVERY_POLL_MS", "1000",
+           "how often pipeline reports and due deliveries are looked at")
       .add("delivery-timeout-ms", "KPORT_DELIVERY_TIMEOUT_MS", "10000", "time one outgoing call may take")
       .add("delivery-retry-base-ms", "KPORT_DELIVERY_RETRY_BASE_MS", "5000",
            "backoff after a delivery's failed attempt (network error, 5xx); doubles per attempt")
-      .add("delivery-retry-max-ms", "KPORT_DELIVERY_RETRY_MAX_MS", "600000", "longest backoff between attempts of a delivery")
+      .add("delivery-retry-max-ms", "KPORT_DELIVERY_RETRY_MAX_MS", "600000",
+           "longest backoff between attempts of a delivery")
       .add("delivery-max-attempts", "KPORT_DELIVERY_MAX_ATTEMPTS", "10", "attempts before a delivery is given up")
       .add_flag("log-json", "KPORT_LOG_JSON", false, "the same as --log-format json (kept for existing units)");
   log::add_options(o);
@@ -133,7 +139,8 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
     if (!r->ok()) return r->error();
   if (*reserved >= *max_conn)
     return make_error(Errc::invalid_argument, "--reserved-connections (" + std::to_string(*reserved) +
-                                                  ") must be below --max-connections (" + std::to_string(*max_conn) + ")");
+                                                  ") must be below --max-connections (" + std::to_string(*max_conn) +
+                                                  ")");
   c.first_request_timeout = std::chrono::milliseconds(*first);
   c.max_connections = static_cast<std::size_t>(*max_conn);
   c.max_connections_per_address = static_cast<std::size_t>(*per_addr);

@@ -43,8 +43,8 @@ struct Context {
   // outside git servers; git::remote_ref in production): the sha, nullopt when the ref
   // does not exist, unavailable when the repository cannot be reached.
   std::function<Result<std::optional<std::string>>(const std::string& url, const std::string& ref)> ref_lookup;
-  TokenCache* tokens = nullptr;  // live runner tokens in memory, for the connection reserve
-  BestAsks* best_asks = nullptr;  // /api/v1/best questions answered without a measurement
+  TokenCache* tokens = nullptr;     // live runner tokens in memory, for the connection reserve
+  BestAsks* best_asks = nullptr;    // /api/v1/best questions answered without a measurement
   BestIndex* best_index = nullptr;  // /api/v1/best's evidence in memory, never stale
 };
 
@@ -85,11 +85,11 @@ void add_pipeline_routes(http::Router& router, Context& ctx);
 void add_runner_routes(http::Router& router, Context& ctx);
 void add_result_routes(http::Router& router, Context& ctx);
 void add_artifact_routes(http::Router& router, Context& ctx);
-void add_admin_routes(http::Router& router, Context& ctx);  // token rotation and revocation
-void add_dashboard_routes(http::Router& router, Context& ctx);  // one answer per dashboard page
+void add_admin_routes(http::Router& router, Context& ctx);         // token rotation and revocation
+void add_dashboard_routes(http::Router& router, Context& ctx);     // one answer per dashboard page
 void add_best_request_routes(http::Router& router, Context& ctx);  // /api/v1/best/requests
-void add_dispatch_routes(http::Router& router, Context& ctx);  // kport-dispatch snapshots
-void add_forge_routes(http::Router& router, Context& ctx);  // forge connections, /api/v1/deliveries
+void add_dispatch_routes(http::Router& router, Context& ctx);      // kport-dispatch snapshots
+void add_forge_routes(http::Router& router, Context& ctx);         // forge connections, /api/v1/deliveries
 
 // The OpenAPI 3 document describing /api/v1 (openapi.cpp).
 const std::string& openapi_document();

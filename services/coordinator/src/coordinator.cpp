@@ -71,8 +71,11 @@ void raise_fd_limit(std::size_t max_connections) {
                                       {"hard", static_cast<std::int64_t>(lim.rlim_max)}});
   // Descriptors beyond the connections: the database and its WAL, readers, artifacts, logs.
   if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < max_connections + 256)
-    log::warn("the file descriptor limit is below max-connections plus headroom; raise LimitNOFILE or lower --max-connections",
-              {{"limit", static_cast<std::int64_t>(lim.rlim_cur)}, {"max_connections", static_cast<std::int64_t>(max_connections)}});
+    log::warn(
+        "the file descriptor limit is below max-connections plus headroom; raise LimitNOFILE or lower "
+        "--max-connections",
+        {{"limit", static_cast<std::int64_t>(lim.rlim_cur)},
+         {"max_connections", static_cast<std::int64_t>(max_connections)}});
 }
 
 // The queue gauges of /metrics, rendered by the reaper thread once a second so that a
@@ -110,7 +113,7 @@ class Coordinator::Impl {
   std::unique_ptr<SlurmDispatcher> slurm;  // set when --slurm-partition is
   std::unique_ptr<Readiness> readiness;
   std::unique_ptr<DeliverySender> sender;  // forge reports and webhooks
-  std::mutex queue_metrics_mu;  // guards the two below
+  std::mutex queue_metrics_mu;             // guards the two below
   std::string queue_metrics;
   std::int64_t queue_metrics_at_ms = 0;
   std::thread reaper;
@@ -129,39 +132,51 @@ void Coordinator::Impl::build_routes() {
   // Liveness answers from memory: it says the process serves HTTP, nothing more, so no
   // load on the database or the workers can make a probe kill a healthy coordinator.
   const std::string live = json::serialize(json::object{{"status", "ok"}, {"schema_version", db::schema_version()}});
-  r.add_sync("GET", "/healthz", [live](const http::Request&) {
-    return http::text_response(200, live, "application/json");
-  }, "/healthz");
-  r.add("GET", "/readyz", [this](http::Request&&, http::Reply reply) { readiness->check(std::move(reply)); }, "/readyz");
-  r.add_sync("GET", "/metrics", [this](const http::Request&) {
-    return http::text_response(200, server->metrics().render_prometheus(), "text/plain; version=0.0.4; charset=utf-8");
-  }, "/metrics");
-  r.add_sync("GET", "/api/v1/openapi.json", [](const http::Request&) {
-    return http::text_response(200, openapi_document(), "application/json");
-  }, "/api/v1/openapi.json");
-  r.add_sync("GET", "/api/v1/events", [this](const http::Request& req) {
-    std::vector<std::string> topics;
-    std::string_view t = req.query_or("topics");
-    while (!t.empty()) {
-      auto comma = t.find(',');
-      topics.emplace_back(t.substr(0, comma));
-      t = comma == std::string_view::npos ? std::string_view{} : t.substr(comma + 1);
-    }
-    http::Response res;
-    res.content_type = "text/event-stream";
-    res.set_header("Cache-Control", "no-cache");
-    res.events = events.subscribe(std::move(topics));
-    res.body = http::format_event("hello", R"({"ok":true})");
-    return res;
-  }, "/api/v1/events");
-  r.add_sync("GET", "/api/v1/queue", [this](const http::Request&) {
-    auto stats = store->queue_stats();
-    if (!stats.ok()) return http::error_response(stats.error());
-    json::object out = to_json(*stats).as_object();
-    out["claims_waiting"] = broker->waiting();
-    if (slurm) out["slurm"] = slurm->snapshot();
-    return http::json_ok(out);
-  }, "/api/v1/queue");
+  r.add_sync(
+      "GET", "/healthz", [live](const http::Request&) { return http::text_response(200, live, "application/json"); },
+      "/healthz");
+  r.add(
+      "GET", "/readyz", [this](http::Request&&, http::Reply reply) { readiness->check(std::move(reply)); }, "/readyz");
+  r.add_sync(
+      "GET", "/metrics",
+      [this](const http::Request&) {
+        return http::text_response(200, server->metrics().render_prometheus(),
+                                   "text/plain; version=0.0.4; charset=utf-8");
+      },
+      "/metrics");
+  r.add_sync(
+      "GET", "/api/v1/openapi.json",
+      [](const http::Request&) { return http::text_response(200, openapi_document(), "application/json"); },
+      "/api/v1/openapi.json");
+  r.add_sync(
+      "GET", "/api/v1/events",
+      [this](const http::Request& req) {
+        std::vector<std::string> topics;
+        std::string_view t = req.query_or("topics");
+        while (!t.empty()) {
+          auto comma = t.find(',');
+          topics.emplace_back(t.substr(0, comma));
+          t = comma == std::string_view::npos ? std::string_view{} : t.substr(comma + 1);
+        }
+        http::Response res;
+        res.content_type = "text/event-stream";
+        res.set_header("Cache-Control", "no-cache");
+        res.events = events.subscribe(std::move(topics));
+        res.body = http::format_event("hello", R"({"ok":true})");
+        return res;
+      },
+      "/api/v1/events");
+  r.add_sync(
+      "GET", "/api/v1/queue",
+      [this](const http::Request&) {
+        auto stats = store->queue_stats();
+        if (!stats.ok()) return http::error_response(stats.error());
+        json::object out = to_json(*stats).as_object();
+        out["claims_waiting"] = broker->waiting();
+        if (slurm) out["slurm"] = slurm->snapshot();
+        return http::json_ok(out);
+      },
+      "/api/v1/queue");
   add_catalog_routes(r, ctx);
   add_pipeline_routes(r, ctx);
   add_runner_routes(r, ctx);
@@ -174,8 +189,10 @@ void Coordinator::Impl::build_routes() {
   add_best_request_routes(r, ctx);
   add_dispatch_routes(r, ctx);
   add_forge_routes(r, ctx);
-  if (!config.web_dir.empty()) add_static_routes(r, config.web_dir);
-  else add_missing_dashboard_route(r);
+  if (!config.web_dir.empty())
+    add_static_routes(r, config.web_dir);
+  else
+    add_missing_dashboard_route(r);
 }
 
 // Expires leases once a second; what comes back to the queue may be claimed at once.
@@ -205,14 +222,17 @@ void Coordinator::Impl::reap() {
       log::warn("lease expiry failed", {{"error", expired.error().message}});
     } else if (!expired->empty()) {
       for (const auto& e : *expired) {
-        log::warn("lease expired", {{"job", e.job_id}, {"attempt", e.attempt}, {"runner", e.runner_id},
+        log::warn("lease expired", {{"job", e.job_id},
+                                    {"attempt", e.attempt},
+                                    {"runner", e.runner_id},
                                     {"now", std::string(db::to_string(e.status))}});
         if (e.status != db::JobStatus::queued) continue;
         broker->notify_in(std::chrono::milliseconds(e.retry_in.others_ms));
         broker->notify_in(std::chrono::milliseconds(e.retry_in.same_ms));
       }
       broker->notify();
-      events.publish("jobs", "expired", json::serialize(json::object{{"count", static_cast<std::int64_t>(expired->size())}}));
+      events.publish("jobs", "expired",
+                     json::serialize(json::object{{"count", static_cast<std::int64_t>(expired->size())}}));
     }
     lock.lock();
   }
@@ -246,7 +266,8 @@ Result<std::unique_ptr<Coordinator>> Coordinator::create(Config config) {
   config.hook_secret = *hook;
   // The notification webhooks' secret is kept in a file, like the tokens, so a restart
   // signs with the same one.
-  const fs::path notify_file = config.notify_secret_file.empty() ? dir / "notify-secret" : fs::path(config.notify_secret_file);
+  const fs::path notify_file =
+      config.notify_secret_file.empty() ? dir / "notify-secret" : fs::path(config.notify_secret_file);
   auto notify = resolve_token("", notify_file, "kpn_");
   if (!notify.ok()) return std::move(notify).error();
   config.notify_secret = *notify;
@@ -265,8 +286,14 @@ Result<std::unique_ptr<Coordinator>> Coordinator::create(Config config) {
   impl->registration = std::make_unique<RegistrationGate>(*rotated, reg_file, config.registration_burst,
                                                           config.registrations_per_minute);
   impl->workers = std::make_unique<boost::asio::thread_pool>(static_cast<std::size_t>(config.workers));
-  impl->ctx = Context{config, impl->store.get(), &impl->events, impl->broker.get(), impl->workers.get(),
-                      impl->registration.get(), &git::remote_ref, &impl->tokens};
+  impl->ctx = Context{config,
+                      impl->store.get(),
+                      &impl->events,
+                      impl->broker.get(),
+                      impl->workers.get(),
+                      impl->registration.get(),
+                      &git::remote_ref,
+                      &impl->tokens};
   auto live = impl->store->live_runner_tokens();
   if (!live.ok()) return std::move(live).error();
   impl->tokens.reset(*live);
@@ -308,22 +335,25 @@ Status Coordinator::start() {
     std::lock_guard lock(m.queue_metrics_mu);
     out += m.queue_metrics;
     if (m.queue_metrics_at_ms == 0) return;
-    out += "# HELP kport_queue_metrics_age_seconds Age of the queue gauges (refreshed once a second).\n"
-           "# TYPE kport_queue_metrics_age_seconds gauge\nkport_queue_metrics_age_seconds " +
-           std::to_string(static_cast<double>(now_unix_ms() - m.queue_metrics_at_ms) / 1000.0) + "\n";
+    out +=
+        "# HELP kport_queue_metrics_age_seconds Age of the queue gauges (refreshed once a second).\n"
+        "# TYPE kport_queue_metrics_age_seconds gauge\nkport_queue_metrics_age_seconds " +
+        std::to_string(static_cast<double>(now_unix_ms() - m.queue_metrics_at_ms) / 1000.0) + "\n";
   });
   // Which build answers, and how the process fares: from memory and /proc, never the database.
   const auto& build = build_info();
-  const std::string build_line = "# HELP kport_build_info The version and git commit of this coordinator; always 1.\n"
-                                 "# TYPE kport_build_info gauge\nkport_build_info{version=\"" + std::string(build.version) +
-                                 "\",commit=\"" + std::string(build.commit) + "\"} 1\n";
+  const std::string build_line =
+      "# HELP kport_build_info The version and git commit of this coordinator; always 1.\n"
+      "# TYPE kport_build_info gauge\nkport_build_info{version=\"" +
+      std::string(build.version) + "\",commit=\"" + std::string(build.commit) + "\"} 1\n";
   metrics.add_collector([build_line](std::string& out) {
     out += build_line;
     http::append_process_metrics(out);
   });
   metrics.add_gauge("kport_claims_waiting", "Runner claims parked in long-poll.",
                     [&m] { return static_cast<double>(m.broker->waiting()); });
-  metrics.add_gauge("kport_best_asks_dropped", "Unmeasured /api/v1/best questions not counted: too many distinct ones between flushes.",
+  metrics.add_gauge("kport_best_asks_dropped",
+                    "Unmeasured /api/v1/best questions not counted: too many distinct ones between flushes.",
                     [&m] { return static_cast<double>(m.best_asks.dropped()); });
   // What /api/v1/best holds in memory (BestIndex::Stats: entries, their rows and shapes,
   // estimated bytes, and how often an entry was read from the store).
@@ -333,7 +363,8 @@ Status Coordinator::start() {
       out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" + name + " " +
              std::to_string(v) + "\n";
     };
-    gauge("kport_best_index_keys", "(GPU model, family, dtype) keys whose best-kernel evidence is held in memory.", st.keys);
+    gauge("kport_best_index_keys", "(GPU model, family, dtype) keys whose best-kernel evidence is held in memory.",
+          st.keys);
     gauge("kport_best_index_rows", "best_candidates rows held in memory for /api/v1/best.", st.rows);
     gauge("kport_best_index_shapes", "Distinct shapes of those rows.", st.shapes);
     gauge("kport_best_index_bytes", "Estimated bytes held by the best-kernel evidence index.", st.bytes);
@@ -344,7 +375,8 @@ Status Coordinator::start() {
   KPORT_TRY(m.server->start());
   m.server->stop_signal()->on_stop([&m] { m.broker->stop(); });
   if (m.config.public_url.empty())
-    m.config.public_url = std::string(m.server->scheme()) + "://" + m.config.host + ":" + std::to_string(m.server->port());
+    m.config.public_url =
+        std::string(m.server->scheme()) + "://" + m.config.host + ":" + std::to_string(m.server->port());
   m.ctx.config.public_url = m.config.public_url;
   m.sender->start();
   m.reaper = std::thread([&m] { m.reap(); });
@@ -356,8 +388,9 @@ Status Coordinator::start() {
   if (!m.config.port_file.empty()) {
     std::ofstream(m.config.port_file, std::ios::trunc) << m.server->port() << "\n";
   }
-  log::info("coordinator listening", {{"url", std::string(m.server->scheme()) + "://" + m.config.host + ":" + std::to_string(m.server->port())},
-                                      {"db", m.config.db_path}});
+  log::info("coordinator listening",
+            {{"url", std::string(m.server->scheme()) + "://" + m.config.host + ":" + std::to_string(m.server->port())},
+             {"db", m.config.db_path}});
   return {};
 }
 

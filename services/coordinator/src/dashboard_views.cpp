@@ -29,14 +29,26 @@ double sig4(double v) {
 json::value opt4(const std::optional<double>& v) { return v ? json::value(sig4(*v)) : json::value(nullptr); }
 
 json::object evidence_json(const db::ResultRecord& r, bool timing) {
-  return json::object{{"id", r.id}, {"url", "/api/v1/results/" + std::to_string(r.id)},
-                      {"instance", r.instance}, {"dtype", r.dtype}, {"shape", r.shape},
-                      {"gpu_model", r.gpu_model}, {"driver", r.driver}, {"commit", r.commit_sha},
-                      {"status", db::to_string(r.status)}, {"message", r.message},
-                      {"max_abs_err", opt(r.max_abs_err)}, {"normwise_rel_err", opt(r.normwise_rel_err)},
-                      {"tolerance", opt(r.tolerance)}, {"median_us", opt(r.median_us)},
-                      {"stddev_us", opt(r.stddev_us)}, {"samples", opt(r.samples)}, {"tflops", opt(r.tflops)},
-                      {"gbps", opt(r.gbps)}, {"baseline", r.baseline_name}, {"ratio", opt(r.ratio)},
+  return json::object{{"id", r.id},
+                      {"url", "/api/v1/results/" + std::to_string(r.id)},
+                      {"instance", r.instance},
+                      {"dtype", r.dtype},
+                      {"shape", r.shape},
+                      {"gpu_model", r.gpu_model},
+                      {"driver", r.driver},
+                      {"commit", r.commit_sha},
+                      {"status", db::to_string(r.status)},
+                      {"message", r.message},
+                      {"max_abs_err", opt(r.max_abs_err)},
+                      {"normwise_rel_err", opt(r.normwise_rel_err)},
+                      {"tolerance", opt(r.tolerance)},
+                      {"median_us", opt(r.median_us)},
+                      {"stddev_us", opt(r.stddev_us)},
+                      {"samples", opt(r.samples)},
+                      {"tflops", opt(r.tflops)},
+                      {"gbps", opt(r.gbps)},
+                      {"baseline", r.baseline_name},
+                      {"ratio", opt(r.ratio)},
                       {"command", reproduce_command(r, timing)}};
 }
 
@@ -51,25 +63,36 @@ json::object cells_json(const db::VariantBoard& v, const porting::VariantStage& 
                         const std::map<std::int64_t, db::ResultRecord>& evidence) {
   const bool na = !f.applicable;
   auto state = [&](bool ok, bool failed) { return na ? "na" : ok ? "ok" : failed ? "fail" : "pending"; };
-  json::object build{{"state", state(f.built, f.stage == porting::Stage::build_failed)}, {"status", opt(v.build_status)},
-                     {"record", opt(v.build_id)}, {"job", opt(v.build_job_id)}, {"commit", opt(v.build_commit)},
-                     {"reason", f.reason},
-                     {"log", v.build_job_id ? json::value("/api/v1/jobs/" + std::to_string(*v.build_job_id) + "/log?format=text")
-                                            : json::value(nullptr)},
-                     {"command", "cmake -S . -B build -DKPORT_CUDA_TARGETS=" + target +
-                                     " && cmake --build build --target kport-harness-" + target}};
+  json::object build{
+      {"state", state(f.built, f.stage == porting::Stage::build_failed)},
+      {"status", opt(v.build_status)},
+      {"record", opt(v.build_id)},
+      {"job", opt(v.build_job_id)},
+      {"commit", opt(v.build_commit)},
+      {"reason", f.reason},
+      {"log", v.build_job_id ? json::value("/api/v1/jobs/" + std::to_string(*v.build_job_id) + "/log?format=text")
+                             : json::value(nullptr)},
+      {"command", "cmake -S . -B build -DKPORT_CUDA_TARGETS=" + target +
+                      " && cmake --build build --target kport-harness-" + target}};
   json::object resources{{"state", state(f.resources_clean, f.built && !f.resources_clean)},
-                         {"registers", opt(v.registers)}, {"spill_bytes", opt(v.spill_bytes)},
-                         {"shared_mem_bytes", opt(v.shared_mem_bytes)}, {"record", opt(v.build_id)}};
-  json::object numerics{{"state", state(f.numerics_passed, f.numerics_failed)}, {"passed", v.passed},
-                        {"failed", v.failed}, {"evidence", evidence_for(v.pass_result_id, evidence, false)},
+                         {"registers", opt(v.registers)},
+                         {"spill_bytes", opt(v.spill_bytes)},
+                         {"shared_mem_bytes", opt(v.shared_mem_bytes)},
+                         {"record", opt(v.build_id)}};
+  json::object numerics{{"state", state(f.numerics_passed, f.numerics_failed)},
+                        {"passed", v.passed},
+                        {"failed", v.failed},
+                        {"evidence", evidence_for(v.pass_result_id, evidence, false)},
                         {"failure", evidence_for(v.fail_result_id, evidence, false)}};
-  json::object timing{{"state", state(f.measured, false)}, {"measured", v.measured}, {"max_ratio", opt(v.max_ratio)},
-                      {"max_tflops", opt(v.max_tflops)}, {"max_gbps", opt(v.max_gbps)},
-                      {"evidence", evidence_for(v.pass_result_id, evidence, true)}};
+  json::object timing{
+      {"state", state(f.measured, false)}, {"measured", v.measured},
+      {"max_ratio", opt(v.max_ratio)},     {"max_tflops", opt(v.max_tflops)},
+      {"max_gbps", opt(v.max_gbps)},       {"evidence", evidence_for(v.pass_result_id, evidence, true)}};
   json::object selected{{"state", state(f.selected_best, false)}, {"count", v.selected}};
-  return json::object{{"build", std::move(build)}, {"resources", std::move(resources)},
-                      {"numerics", std::move(numerics)}, {"timing", std::move(timing)},
+  return json::object{{"build", std::move(build)},
+                      {"resources", std::move(resources)},
+                      {"numerics", std::move(numerics)},
+                      {"timing", std::move(timing)},
                       {"selected", std::move(selected)}};
 }
 
@@ -90,8 +113,8 @@ json::array burndown_json(const db::TargetBoard& board, const porting::BringupSt
   for (std::size_t i = 0; i < events.size(); ++i) {
     ++n[events[i].second];
     if (i + 1 < events.size() && events[i + 1].first == events[i].first) continue;
-    out.push_back(json::object{{"time_ms", events[i].first}, {"builds", n[0]}, {"numerics_passed", n[1]},
-                               {"measured", n[2]}});
+    out.push_back(
+        json::object{{"time_ms", events[i].first}, {"builds", n[0]}, {"numerics_passed", n[1]}, {"measured", n[2]}});
   }
   return out;
 }
@@ -104,18 +127,28 @@ json::object target_board_json(const db::TargetBoard& board, const porting::Brin
   for (std::size_t i = 0; i < board.variants.size(); ++i) {
     const auto& v = board.variants[i];
     const auto& f = stages.variants[i];
-    rows.push_back(json::object{{"family", v.family}, {"variant", v.variant}, {"stage", porting::to_string(f.stage)},
-                                {"reason", f.reason}, {"cells", cells_json(v, f, board.target.name, evidence)},
-                                {"milestones", {{"builds", opt(v.built_ms)}, {"numerics_passed", opt(v.numerics_ms)},
-                                                {"measured", opt(v.measured_ms)}}}});
+    rows.push_back(json::object{
+        {"family", v.family},
+        {"variant", v.variant},
+        {"stage", porting::to_string(f.stage)},
+        {"reason", f.reason},
+        {"cells", cells_json(v, f, board.target.name, evidence)},
+        {"milestones",
+         {{"builds", opt(v.built_ms)}, {"numerics_passed", opt(v.numerics_ms)}, {"measured", opt(v.measured_ms)}}}});
   }
   json::array arches;
   for (const auto& a : board.check_arches) arches.emplace_back(a);
-  return json::object{{"target", {{"name", board.target.name}, {"arch", board.target.arch},
-                                  {"toolkit", board.target.toolkit}, {"is_new", board.target.is_new}}},
-                      {"commit", opt(stages.commit)}, {"check_arches", std::move(arches)},
-                      {"progress", counts_json(stages.counts)}, {"families", families_json(stages)},
-                      {"variants", std::move(rows)}, {"burndown", burndown_json(board, stages)}};
+  return json::object{{"target",
+                       {{"name", board.target.name},
+                        {"arch", board.target.arch},
+                        {"toolkit", board.target.toolkit},
+                        {"is_new", board.target.is_new}}},
+                      {"commit", opt(stages.commit)},
+                      {"check_arches", std::move(arches)},
+                      {"progress", counts_json(stages.counts)},
+                      {"families", families_json(stages)},
+                      {"variants", std::move(rows)},
+                      {"burndown", burndown_json(board, stages)}};
 }
 
 namespace {
@@ -126,20 +159,23 @@ DiffKey key_of(const porting::ResultFact& r) { return {r.target, r.gpu_model, r.
 
 json::value side_json(const porting::ResultFact* r) {
   if (!r) return nullptr;
-  return json::object{{"id", r->id}, {"status", porting::to_string(r->status)}, {"median_us", opt(r->median_us)},
-                      {"stddev_us", opt(r->stddev_us)}, {"unstable", r->unstable}};
+  return json::object{{"id", r->id},
+                      {"status", porting::to_string(r->status)},
+                      {"median_us", opt(r->median_us)},
+                      {"stddev_us", opt(r->stddev_us)},
+                      {"unstable", r->unstable}};
 }
 
-constexpr const char* k_kinds[] = {"new_failure", "regressed", "fixed", "improved", "unstable", "insufficient_data",
-                                   "still_failing"};
-constexpr const char* k_counted[] = {"fixed", "new_failure", "still_failing", "regressed", "improved",
-                                     "unstable", "insufficient_data", "unchanged", "added", "dropped"};
+constexpr const char* k_kinds[] = {"new_failure", "regressed",         "fixed",        "improved",
+                                   "unstable",    "insufficient_data", "still_failing"};
+constexpr const char* k_counted[] = {"fixed",    "new_failure",       "still_failing", "regressed", "improved",
+                                     "unstable", "insufficient_data", "unchanged",     "added",     "dropped"};
 
 }  // namespace
 
-json::object commit_diff_json(const std::vector<porting::ResultFact>& after, const std::vector<porting::ResultFact>& before,
-                              const porting::VerdictPolicy& policy, std::size_t max_changes,
-                              const porting::NoiseBook* noise) {
+json::object commit_diff_json(const std::vector<porting::ResultFact>& after,
+                              const std::vector<porting::ResultFact>& before, const porting::VerdictPolicy& policy,
+                              std::size_t max_changes, const porting::NoiseBook* noise) {
   std::map<DiffKey, const porting::ResultFact*> old;
   for (const auto& b : before) old[key_of(b)] = &b;
   struct Change {
@@ -154,7 +190,10 @@ json::object commit_diff_json(const std::vector<porting::ResultFact>& after, con
   };
   std::map<std::pair<std::string, std::string>, Group> groups;
   std::map<std::string, std::int64_t> totals;
-  auto count = [&](Group& g, const char* kind) { ++g.counts[kind]; ++totals[kind]; };
+  auto count = [&](Group& g, const char* kind) {
+    ++g.counts[kind];
+    ++totals[kind];
+  };
   for (const auto& a : after) {
     Group& g = groups[{a.target, a.gpu_model}];
     auto it = old.find(key_of(a));
@@ -176,7 +215,11 @@ json::object commit_diff_json(const std::vector<porting::ResultFact>& after, con
   json::array out;
   for (auto& [key, g] : groups) {
     // Failures first, then the largest time changes.
-    auto rank = [](const char* k) { return std::find_if(std::begin(k_kinds), std::end(k_kinds), [&](const char* x) { return std::string_view(x) == k; }) - std::begin(k_kinds); };
+    auto rank = [](const char* k) {
+      return std::find_if(std::begin(k_kinds), std::end(k_kinds),
+                          [&](const char* x) { return std::string_view(x) == k; }) -
+             std::begin(k_kinds);
+    };
     std::stable_sort(g.changes.begin(), g.changes.end(), [&](const Change& x, const Change& y) {
       if (rank(x.kind) != rank(y.kind)) return rank(x.kind) < rank(y.kind);
       return std::abs(x.delta) > std::abs(y.delta);
@@ -184,20 +227,28 @@ json::object commit_diff_json(const std::vector<porting::ResultFact>& after, con
     json::array changes;
     for (std::size_t i = 0; i < g.changes.size() && i < max_changes; ++i) {
       const auto& c = g.changes[i];
-      changes.push_back(json::object{{"kind", c.kind}, {"family", c.after->family}, {"variant", c.after->variant},
-                                     {"instance", c.after->instance}, {"dtype", c.after->dtype},
-                                     {"shape", c.after->shape}, {"before", side_json(c.before)},
-                                     {"after", side_json(c.after)}, {"delta", c.delta}});
+      changes.push_back(json::object{{"kind", c.kind},
+                                     {"family", c.after->family},
+                                     {"variant", c.after->variant},
+                                     {"instance", c.after->instance},
+                                     {"dtype", c.after->dtype},
+                                     {"shape", c.after->shape},
+                                     {"before", side_json(c.before)},
+                                     {"after", side_json(c.after)},
+                                     {"delta", c.delta}});
     }
     json::object counts;
     for (const char* k : k_counted) counts[k] = g.counts[k];
-    out.push_back(json::object{{"target", key.first}, {"gpu_model", key.second}, {"counts", std::move(counts)},
+    out.push_back(json::object{{"target", key.first},
+                               {"gpu_model", key.second},
+                               {"counts", std::move(counts)},
                                {"changes", std::move(changes)},
                                {"truncated", g.changes.size() > max_changes}});
   }
   json::object total_counts;
   for (const char* k : k_counted) total_counts[k] = totals[k];
-  return json::object{{"groups", std::move(out)}, {"totals", std::move(total_counts)},
+  return json::object{{"groups", std::move(out)},
+                      {"totals", std::move(total_counts)},
                       {"rule", porting::describe(policy, noise != nullptr)}};
 }
 
@@ -205,8 +256,8 @@ json::array kernel_series_json(const std::vector<db::KernelPoint>& points, const
                                bool memory_bound) {
   std::map<std::string, std::optional<double>> peak_of;
   for (const auto& p : peaks) peak_of[p.gpu_model] = memory_bound ? p.gbps : p.tflops;
-  constexpr const char* k_columns[] = {"commit", "time_ms", "results", "median_us", "low_us", "high_us",
-                                       "share", "share_low", "share_high", "ratio", "result"};
+  constexpr const char* k_columns[] = {"commit", "time_ms",   "results",    "median_us", "low_us", "high_us",
+                                       "share",  "share_low", "share_high", "ratio",     "result"};
   json::array out;
   for (std::size_t i = 0; i < points.size();) {
     const std::string& gpu = points[i].gpu_model;
@@ -238,7 +289,9 @@ json::array kernel_series_json(const std::vector<db::KernelPoint>& points, const
     }
     json::object columns;
     for (const char* name : k_columns) columns[name] = std::move(col[name]);
-    out.push_back(json::object{{"gpu_model", gpu}, {"peak", opt4(peak)}, {"unit", memory_bound ? "GB/s" : "TFLOP/s"},
+    out.push_back(json::object{{"gpu_model", gpu},
+                               {"peak", opt4(peak)},
+                               {"unit", memory_bound ? "GB/s" : "TFLOP/s"},
                                {"points", std::move(columns)}});
   }
   return out;

@@ -40,7 +40,7 @@ boost::json::object commit_diff_json(const std::vector<porting::ResultFact>& aft
 // measured peak and ratio to the vendor baseline. Points are columns:
 // points: {commit:[...], time_ms:[...], median_us:[...], share:[...], ...}, one entry per
 // commit in commit time order.
-boost::json::array kernel_series_json(const std::vector<db::KernelPoint>& points,
-                                      const std::vector<db::GpuPeak>& peaks, bool memory_bound);
+boost::json::array kernel_series_json(const std::vector<db::KernelPoint>& points, const std::vector<db::GpuPeak>& peaks,
+                                      bool memory_bound);
 
 }  // namespace kport::coordinator

@@ -21,17 +21,22 @@ constexpr std::size_t k_token_limit = 16u << 10;
 // which file, never what it held.
 Result<std::string> read_token(const std::string& file) {
   std::ifstream in(file, std::ios::binary);
-  if (!in) return make_error(Errc::unavailable, "cannot read the token file " + file + "; create it (mode 0600) with the forge token");
+  if (!in)
+    return make_error(Errc::unavailable,
+                      "cannot read the token file " + file + "; create it (mode 0600) with the forge token");
   std::string token;
   std::getline(in, token);
-  if (token.size() > k_token_limit) return make_error(Errc::invalid_argument, "the token file " + file + " is too long to hold a token");
+  if (token.size() > k_token_limit)
+    return make_error(Errc::invalid_argument, "the token file " + file + " is too long to hold a token");
   while (!token.empty() && (token.back() == '\r' || token.back() == ' ' || token.back() == '\t')) token.pop_back();
-  if (token.empty()) return make_error(Errc::invalid_argument, "the token file " + file + " is empty; write the forge token into it");
+  if (token.empty())
+    return make_error(Errc::invalid_argument, "the token file " + file + " is empty; write the forge token into it");
   return token;
 }
 
 constexpr std::size_t k_repro_max = 20;
-constexpr std::int64_t k_remeasure_wait_ms = 30'000;  // how long a completed report waits for its re-measures  // commands in one summary at most
+constexpr std::int64_t k_remeasure_wait_ms =
+    30'000;  // how long a completed report waits for its re-measures  // commands in one summary at most
 
 }  // namespace
 
@@ -139,8 +144,9 @@ void DeliverySender::report_round() {
       log::warn("pipeline report not advanced", {{"pipeline", pr.pipeline.id}, {"error", advanced.error().message}});
     else if (*advanced) {
       log::info("pipeline report queued", {{"pipeline", pr.pipeline.id}, {"state", state}});
-      m_ctx.events->publish("deliveries", "delivery",
-                            boost::json::serialize(boost::json::object{{"pipeline", pr.pipeline.id}, {"report", state}}));
+      m_ctx.events->publish(
+          "deliveries", "delivery",
+          boost::json::serialize(boost::json::object{{"pipeline", pr.pipeline.id}, {"report", state}}));
     }
   }
 }
@@ -162,13 +168,15 @@ void DeliverySender::send_round() {
       }
       db::DeliveryAttempt attempt;
       attempt.id = d.id;
-      const std::int64_t retry_at = now_unix_ms() + delivery_backoff_ms(d.attempts + 1, m_ctx.config.delivery_retry_base_ms,
-                                                                        m_ctx.config.delivery_retry_max_ms);
+      const std::int64_t retry_at =
+          now_unix_ms() +
+          delivery_backoff_ms(d.attempts + 1, m_ctx.config.delivery_retry_base_ms, m_ctx.config.delivery_retry_max_ms);
       Result<OutgoingRequest> request = make_error(Errc::internal, "no request");
       if (d.kind == "webhook") {
         request = webhook_request(d, m_ctx.config.notify_secret);
       } else {
-        auto conn = d.repo ? m_ctx.store->get_forge_connection(*d.repo) : Result<std::optional<db::ForgeConnection>>(std::nullopt);
+        auto conn = d.repo ? m_ctx.store->get_forge_connection(*d.repo)
+                           : Result<std::optional<db::ForgeConnection>>(std::nullopt);
         if (!conn.ok()) return log::warn("forge connection not read", {{"error", conn.error().message}});
         if (!*conn) {
           attempt.outcome = db::DeliveryAttempt::Outcome::failed;
@@ -196,10 +204,11 @@ void DeliverySender::send_round() {
           answer = std::move(res).error();
           client.close();  // a connection that failed once is not reused
         }
-        const std::int64_t at = retry_after.empty()
-                                    ? retry_at
-                                    : now_unix_ms() + delivery_backoff_ms(d.attempts + 1, m_ctx.config.delivery_retry_base_ms,
-                                                                          m_ctx.config.delivery_retry_max_ms, retry_after);
+        const std::int64_t at =
+            retry_after.empty()
+                ? retry_at
+                : now_unix_ms() + delivery_backoff_ms(d.attempts + 1, m_ctx.config.delivery_retry_base_ms,
+                                                      m_ctx.config.delivery_retry_max_ms, retry_after);
         attempt = classify_answer(d, *request, answer, at);
       }
       using Outcome = db::DeliveryAttempt::Outcome;
@@ -208,9 +217,11 @@ void DeliverySender::send_round() {
                             : attempt.outcome == Outcome::refused ? "refused"
                                                                   : "failed";
       if (attempt.outcome == Outcome::delivered)
-        log::info("delivery sent", {{"delivery", d.id}, {"kind", d.kind}, {"event", d.event}, {"status", attempt.status.value_or(0)}});
+        log::info("delivery sent",
+                  {{"delivery", d.id}, {"kind", d.kind}, {"event", d.event}, {"status", attempt.status.value_or(0)}});
       else
-        log::warn("delivery not sent", {{"delivery", d.id}, {"kind", d.kind}, {"outcome", outcome}, {"error", attempt.error}});
+        log::warn("delivery not sent",
+                  {{"delivery", d.id}, {"kind", d.kind}, {"outcome", outcome}, {"error", attempt.error}});
       if (auto st = m_ctx.store->record_delivery_attempt(attempt); !st.ok())
         return log::warn("delivery attempt not recorded", {{"delivery", d.id}, {"error", st.error().message}});
       m_ctx.events->publish("deliveries", "delivery",
@@ -222,12 +233,18 @@ void DeliverySender::send_round() {
 void DeliverySender::refresh_metrics() {
   auto st = m_ctx.store->delivery_stats();
   if (!st.ok()) return log::warn("delivery metrics not refreshed", {{"error", st.error().message}});
-  std::string out = "# HELP kport_deliveries Outgoing deliveries (forge reports, webhooks) by state.\n# TYPE kport_deliveries gauge\n";
-  for (const auto& [state, n] : st->by_state) out += "kport_deliveries{state=\"" + state + "\"} " + std::to_string(n) + "\n";
-  out += "# HELP kport_delivery_attempts_total Attempts to send a delivery.\n# TYPE kport_delivery_attempts_total counter\n";
+  std::string out =
+      "# HELP kport_deliveries Outgoing deliveries (forge reports, webhooks) by state.\n# TYPE kport_deliveries "
+      "gauge\n";
+  for (const auto& [state, n] : st->by_state)
+    out += "kport_deliveries{state=\"" + state + "\"} " + std::to_string(n) + "\n";
+  out +=
+      "# HELP kport_delivery_attempts_total Attempts to send a delivery.\n# TYPE kport_delivery_attempts_total "
+      "counter\n";
   out += "kport_delivery_attempts_total " + std::to_string(st->attempts) + "\n";
-  out += "# HELP kport_forge_connections_broken Forge connections whose token the forge refused.\n"
-         "# TYPE kport_forge_connections_broken gauge\n";
+  out +=
+      "# HELP kport_forge_connections_broken Forge connections whose token the forge refused.\n"
+      "# TYPE kport_forge_connections_broken gauge\n";
   out += "kport_forge_connections_broken " + std::to_string(st->broken_connections) + "\n";
   std::lock_guard lock(m_mu);
   m_metrics = std::move(out);

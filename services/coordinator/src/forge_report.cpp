@@ -17,8 +17,8 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr const char* k_name = "kport";  // the check run's name and the status context
-constexpr std::size_t k_summary_max = 65'535;  // GitHub's bound on output.summary
+constexpr const char* k_name = "kport";         // the check run's name and the status context
+constexpr std::size_t k_summary_max = 65'535;   // GitHub's bound on output.summary
 constexpr std::size_t k_description_max = 140;  // commit statuses show one short line
 
 bool regression_kind(const std::string& kind) {
@@ -47,9 +47,12 @@ std::string short_sha(const std::string& sha) { return sha.substr(0, 12); }
 
 std::string description_of(const std::string& state, const std::string& conclusion, const porting::Verdict* v) {
   std::string text;
-  if (state == "queued") text = "kport: queued";
-  else if (state == "in_progress") text = "kport: validating";
-  else text = report_title(conclusion, v);
+  if (state == "queued")
+    text = "kport: queued";
+  else if (state == "in_progress")
+    text = "kport: validating";
+  else
+    text = report_title(conclusion, v);
   return std::string(utf8::truncate(text, k_description_max));
 }
 
@@ -102,19 +105,23 @@ db::NewDelivery forge_delivery(const ReportInputs& in, const std::string& conclu
   const std::string description = description_of(in.state, conclusion, in.verdict);
   if (c.kind == "gitlab") {
     d.url = "/projects/" + path_segment(c.project) + "/statuses/" + p.commit_sha;
-    d.body = json::serialize(json::object{{"state", state}, {"name", k_name}, {"target_url", details},
-                                          {"description", description}});
+    d.body = json::serialize(
+        json::object{{"state", state}, {"name", k_name}, {"target_url", details}, {"description", description}});
   } else {
     d.url = "/repos/" + c.project + "/statuses/" + p.commit_sha;
-    d.body = json::serialize(json::object{{"state", state}, {"context", k_name}, {"target_url", details},
-                                          {"description", description}});
+    d.body = json::serialize(
+        json::object{{"state", state}, {"context", k_name}, {"target_url", details}, {"description", description}});
   }
   return d;
 }
 
 json::object pipeline_json(const db::Pipeline& p, const std::string& details) {
-  return json::object{{"id", p.id}, {"repo", p.repo}, {"ref", p.ref}, {"commit", p.commit_sha},
-                      {"status", std::string(db::to_string(p.status))}, {"url", details}};
+  return json::object{{"id", p.id},
+                      {"repo", p.repo},
+                      {"ref", p.ref},
+                      {"commit", p.commit_sha},
+                      {"status", std::string(db::to_string(p.status))},
+                      {"url", details}};
 }
 
 }  // namespace
@@ -219,15 +226,16 @@ std::vector<db::NewDelivery> plan_report(const ReportInputs& in) {
     d.url = url;
     d.max_attempts = in.max_attempts;
     d.event = "verdict";
-    json::object body{{"event", "verdict"}, {"conclusion", conclusion}, {"pipeline", pipeline_json(in.pipeline, details)},
+    json::object body{{"event", "verdict"},
+                      {"conclusion", conclusion},
+                      {"pipeline", pipeline_json(in.pipeline, details)},
                       {"verdict", in.verdict ? to_json(*in.verdict) : json::value(nullptr)}};
     d.body = json::serialize(body);
     out.push_back(d);
     if (!regressions.empty()) {
       d.event = "regression";
-      d.body = json::serialize(json::object{{"event", "regression"},
-                                            {"pipeline", pipeline_json(in.pipeline, details)},
-                                            {"regressions", regressions}});
+      d.body = json::serialize(json::object{
+          {"event", "regression"}, {"pipeline", pipeline_json(in.pipeline, details)}, {"regressions", regressions}});
       out.push_back(std::move(d));
     }
   }
@@ -250,7 +258,8 @@ Result<OutgoingRequest> forge_request(const db::Delivery& d, const db::ForgeConn
       // A new check run names the commit it is about; an update never does.
       boost::system::error_code ec;
       auto body = json::parse(d.body, ec);
-      if (ec || !body.is_object()) return make_error(Errc::internal, "delivery " + std::to_string(d.id) + " has no JSON body");
+      if (ec || !body.is_object())
+        return make_error(Errc::internal, "delivery " + std::to_string(d.id) + " has no JSON body");
       body.as_object()["head_sha"] = d.commit_sha;
       r.body = json::serialize(body);
     }
@@ -291,7 +300,8 @@ std::string redact_url(std::string_view url) {
   return std::string(url.substr(0, path)) + "/…";
 }
 
-std::int64_t delivery_backoff_ms(int attempts, std::int64_t base_ms, std::int64_t max_ms, std::string_view retry_after) {
+std::int64_t delivery_backoff_ms(int attempts, std::int64_t base_ms, std::int64_t max_ms,
+                                 std::string_view retry_after) {
   std::int64_t wait = base_ms;
   for (int i = 1; i < attempts && wait < max_ms; ++i) wait *= 2;
   if (!retry_after.empty() && retry_after.size() <= 6 &&
@@ -314,22 +324,27 @@ db::DeliveryAttempt classify_answer(const db::Delivery& d, const OutgoingRequest
   const ClientAnswer& ans = *answer;
   a.status = ans.status;
   const std::string excerpt = utf8::sanitize(utf8::truncate(ans.body, 300));
-  const std::string answered = what + " answered " + std::to_string(ans.status) + (excerpt.empty() ? "" : ": " + excerpt);
+  const std::string answered =
+      what + " answered " + std::to_string(ans.status) + (excerpt.empty() ? "" : ": " + excerpt);
   if (ans.status >= 200 && ans.status < 300) {
     a.outcome = db::DeliveryAttempt::Outcome::delivered;
     if (d.kind == "check_run" && request.method == "POST") {
       boost::system::error_code ec;
       auto body = json::parse(ans.body, ec);
       const json::value* id = !ec && body.is_object() ? body.as_object().if_contains("id") : nullptr;
-      if (id && id->is_int64() && id->as_int64() > 0) a.check_run_id = id->as_int64();
-      else if (id && id->is_uint64()) a.check_run_id = static_cast<std::int64_t>(id->as_uint64());
-      else a.error = "the answer held no check run id; the next state creates a new check run";
+      if (id && id->is_int64() && id->as_int64() > 0)
+        a.check_run_id = id->as_int64();
+      else if (id && id->is_uint64())
+        a.check_run_id = static_cast<std::int64_t>(id->as_uint64());
+      else
+        a.error = "the answer held no check run id; the next state creates a new check run";
     }
     return a;
   }
   // GitHub says "rate limited" with a 403 (or 429) and its rate-limit headers: that is
   // a wait, not a refused token.
-  const bool rate_limited = ans.status == 429 || (ans.status == 403 && (ans.ratelimit_remaining == "0" || !ans.retry_after.empty()));
+  const bool rate_limited =
+      ans.status == 429 || (ans.status == 403 && (ans.ratelimit_remaining == "0" || !ans.retry_after.empty()));
   if (rate_limited || ans.status == 408 || ans.status >= 500) {
     a.outcome = db::DeliveryAttempt::Outcome::retry;
     a.error = utf8::clip(answered, 1000);
@@ -337,8 +352,10 @@ db::DeliveryAttempt classify_answer(const db::Delivery& d, const OutgoingRequest
   }
   if ((ans.status == 401 || ans.status == 403) && d.kind != "webhook" && d.repo) {
     a.outcome = db::DeliveryAttempt::Outcome::refused;
-    a.error = utf8::clip("the forge refused the token (" + answered + "); put a valid token in the token file and PUT "
-                         "/api/v1/repositories/" + *d.repo + "/forge again",
+    a.error = utf8::clip("the forge refused the token (" + answered +
+                             "); put a valid token in the token file and PUT "
+                             "/api/v1/repositories/" +
+                             *d.repo + "/forge again",
                          1000);
     return a;
   }

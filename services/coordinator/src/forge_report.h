@@ -34,9 +34,9 @@ std::string conclusion_of(db::PipelineStatus status, const porting::Verdict* ver
 struct ReportInputs {
   db::Pipeline pipeline;
   std::optional<db::ForgeConnection> connection;  // none: webhooks only
-  std::string state;                               // queued, in_progress or completed
-  const porting::Verdict* verdict = nullptr;       // completed: the commit's verdict
-  std::string public_url;                          // the dashboard's root, no trailing slash
+  std::string state;                              // queued, in_progress or completed
+  const porting::Verdict* verdict = nullptr;      // completed: the commit's verdict
+  std::string public_url;                         // the dashboard's root, no trailing slash
   std::vector<std::string> notify_urls;
   // The command that reproduces each result a verdict reason names (its figures'
   // "result"), keyed by result id; reasons without one are listed without.
@@ -55,7 +55,8 @@ std::vector<db::NewDelivery> plan_report(const ReportInputs& in);
 // reproduce), bounded to GitHub's 65535 characters.
 std::string report_title(const std::string& conclusion, const porting::Verdict* verdict);
 std::string report_summary(const db::Pipeline& pipeline, const std::string& conclusion, const porting::Verdict* verdict,
-                           const std::string& details_url, const std::map<std::int64_t, std::string>& repro_commands = {});
+                           const std::string& details_url,
+                           const std::map<std::int64_t, std::string>& repro_commands = {});
 
 // The dashboard page of a commit.
 std::string commit_page_url(const std::string& public_url, const std::string& sha);
@@ -81,7 +82,7 @@ OutgoingRequest webhook_request(const db::Delivery& d, const std::string& secret
 struct ClientAnswer {
   int status = 0;
   std::string body;
-  std::string retry_after;  // the Retry-After header, when sent
+  std::string retry_after;          // the Retry-After header, when sent
   std::string ratelimit_remaining;  // GitHub's X-RateLimit-Remaining, when sent
 };
 

@@ -51,8 +51,8 @@ const char* tag_of(std::string_view method, std::string_view path) {
   if (path == "/api/v1/pipelines" || starts("/api/v1/pipelines/") || path == "/api/v1/queue") return "pipelines";
   if (starts("/api/v1/jobs")) return method == "get" || path.ends_with("/cancel") ? "pipelines" : "runners";
   if (starts("/api/v1/runners")) return "runners";
-  if (starts("/api/v1/results") || starts("/api/v1/builds") || path.ends_with("/bringup") || path.ends_with("/verdict") ||
-      starts("/api/v1/revalidations"))
+  if (starts("/api/v1/results") || starts("/api/v1/builds") || path.ends_with("/bringup") ||
+      path.ends_with("/verdict") || starts("/api/v1/revalidations"))
     return "results";
   return "catalog";
 }
@@ -113,23 +113,29 @@ json::object build() {
     // The server answers 400 to a malformed request on any route (the handlers also to
     // a bad parameter or body), and every error carries the Error body.
     if (!responses.contains("400"))
-      responses["400"] = response_of(err(400, "invalid_argument or bad_json: a malformed request, parameter or body; the "
-                                              "message names it"));
+      responses["400"] = response_of(err(400,
+                                         "invalid_argument or bad_json: a malformed request, parameter or body; the "
+                                         "message names it"));
     if (op.auth != Auth::none) {
       json::object r = response_of(err(401, unauthorized_text(op.auth)));
-      r["headers"] = json::object{{"WWW-Authenticate", json::object{{"$ref", "#/components/headers/WWW-Authenticate"}}}};
+      r["headers"] =
+          json::object{{"WWW-Authenticate", json::object{{"$ref", "#/components/headers/WWW-Authenticate"}}}};
       responses["401"] = std::move(r);
     }
     if ((op.auth == Auth::admin || op.auth == Auth::runner) && !responses.contains("403"))
-      responses["403"] = response_of(err(403, op.auth == Auth::admin ? "forbidden: a runner token where the admin token is needed"
-                                                                     : "forbidden: the admin token where a runner token is needed"));
+      responses["403"] =
+          response_of(err(403, op.auth == Auth::admin ? "forbidden: a runner token where the admin token is needed"
+                                                      : "forbidden: the admin token where a runner token is needed"));
     if (op.auth == Auth::registration)
-      responses["429"].as_object()["headers"] = json::object{
-          {"Retry-After", json::object{{"description", "seconds until a registration is admitted again"},
-                                       {"schema", json::object{{"type", "integer"}}}}}};
+      responses["429"].as_object()["headers"] =
+          json::object{{"Retry-After", json::object{{"description", "seconds until a registration is admitted again"},
+                                                    {"schema", json::object{{"type", "integer"}}}}}};
     responses["default"] = response_of(err(0, "any other error (413 body too large, 500 internal, 503 overloaded)"));
-    json::object operation{{"operationId", op.id}, {"summary", op.summary}, {"tags", json::array{tag_of(op.method, path)}},
-                           {"security", security_of(op.auth)}, {"x-kport-auth", auth_name(op.auth)},
+    json::object operation{{"operationId", op.id},
+                           {"summary", op.summary},
+                           {"tags", json::array{tag_of(op.method, path)}},
+                           {"security", security_of(op.auth)},
+                           {"x-kport-auth", auth_name(op.auth)},
                            {"responses", std::move(responses)}};
     if (!params.empty()) operation["parameters"] = std::move(params);
     if (!op.request.empty())
@@ -140,20 +146,34 @@ json::object build() {
     item.as_object()[op.method] = std::move(operation);
   }
   json::object schemes{
-      {"adminToken", {{"type", "http"}, {"scheme", "bearer"},
-                      {"description", "the admin token (--admin-token, or the admin-token file beside the database)"}}},
-      {"runnerToken", {{"type", "http"}, {"scheme", "bearer"},
-                       {"description", "a runner's own token, answered once by POST /api/v1/runners/register"}}},
-      {"registrationToken", {{"type", "http"}, {"scheme", "bearer"},
-                             {"description", "the registration token (--registration-token; rotated by POST "
-                                             "/api/v1/admin/registration-token)"}}},
-      {"githubSignature", {{"type", "apiKey"}, {"in", "header"}, {"name", "X-Hub-Signature-256"},
-                           {"description", "sha256=HMAC-SHA256 of the body with the hook secret (GitHub, the "
-                                           "post-receive hook)"}}},
-      {"giteaSignature", {{"type", "apiKey"}, {"in", "header"}, {"name", "X-Gitea-Signature"},
-                          {"description", "HMAC-SHA256 of the body with the hook secret, hex"}}},
-      {"gitlabToken", {{"type", "apiKey"}, {"in", "header"}, {"name", "X-Gitlab-Token"},
-                       {"description", "the hook secret itself"}}}};
+      {"adminToken",
+       {{"type", "http"},
+        {"scheme", "bearer"},
+        {"description", "the admin token (--admin-token, or the admin-token file beside the database)"}}},
+      {"runnerToken",
+       {{"type", "http"},
+        {"scheme", "bearer"},
+        {"description", "a runner's own token, answered once by POST /api/v1/runners/register"}}},
+      {"registrationToken",
+       {{"type", "http"},
+        {"scheme", "bearer"},
+        {"description",
+         "the registration token (--registration-token; rotated by POST "
+         "/api/v1/admin/registration-token)"}}},
+      {"githubSignature",
+       {{"type", "apiKey"},
+        {"in", "header"},
+        {"name", "X-Hub-Signature-256"},
+        {"description",
+         "sha256=HMAC-SHA256 of the body with the hook secret (GitHub, the "
+         "post-receive hook)"}}},
+      {"giteaSignature",
+       {{"type", "apiKey"},
+        {"in", "header"},
+        {"name", "X-Gitea-Signature"},
+        {"description", "HMAC-SHA256 of the body with the hook secret, hex"}}},
+      {"gitlabToken",
+       {{"type", "apiKey"}, {"in", "header"}, {"name", "X-Gitlab-Token"}, {"description", "the hook secret itself"}}}};
   json::object headers{
       {"WWW-Authenticate",
        {{"description", "Bearer realm=\"kport\", with error=\"invalid_token\" when a token was sent and refused"},
@@ -162,15 +182,21 @@ json::object build() {
   for (const auto& [name, text] : k_tags) tags.push_back(json::object{{"name", name}, {"description", text}});
   return json::object{
       {"openapi", "3.0.3"},
-      {"info", {{"title", "kport coordinator API"}, {"version", "1"},
-                {"description", "Targets, kernels, pipelines, jobs, runners, results and best-kernel answers. "
-                                "Errors are {\"error\":{\"code\",\"message\"}}. Writes need a bearer token; reads "
-                                "need none unless the coordinator runs with --no-open-reads."}}},
-      {"servers", json::array{json::object{{"url", "/"}, {"description", "the coordinator that serves this document (over https when it was started with --tls-cert and --tls-key)"}}}},
+      {"info",
+       {{"title", "kport coordinator API"},
+        {"version", "1"},
+        {"description",
+         "Targets, kernels, pipelines, jobs, runners, results and best-kernel answers. "
+         "Errors are {\"error\":{\"code\",\"message\"}}. Writes need a bearer token; reads "
+         "need none unless the coordinator runs with --no-open-reads."}}},
+      {"servers", json::array{json::object{{"url", "/"},
+                                           {"description",
+                                            "the coordinator that serves this document (over https when it was started "
+                                            "with --tls-cert and --tls-key)"}}}},
       {"tags", std::move(tags)},
       {"paths", std::move(paths)},
-      {"components", {{"schemas", openapi_schemas()}, {"securitySchemes", std::move(schemes)},
-                      {"headers", std::move(headers)}}}};
+      {"components",
+       {{"schemas", openapi_schemas()}, {"securitySchemes", std::move(schemes)}, {"headers", std::move(headers)}}}};
 }
 
 }  // namespace

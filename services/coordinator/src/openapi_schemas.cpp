@@ -124,122 +124,232 @@ V stage() {
 }
 
 void catalog(json::object& s) {
-  s["Target"] = obj({{"name", str()}, {"arch", describe(str(), "compute capability, e.g. 9.0")},
-                     {"features", any_json()}, {"toolkit", str()}, {"first_seen", when()}, {"is_new", boolean()}});
-  s["TargetDetail"] = extend(s["Target"], {{"check_arches", describe(strings(), "its own arch and the registered check arches")}});
-  s["TargetInput"] = body({{"arch", str()}, opt("features", any_json()), opt("toolkit", str()),
-                           opt("check_arches", strings())});
-  s["KernelInstance"] = obj({{"name", str()}, {"family", str()}, {"variant", str()}, {"features", any_json()},
+  s["Target"] = obj({{"name", str()},
+                     {"arch", describe(str(), "compute capability, e.g. 9.0")},
+                     {"features", any_json()},
+                     {"toolkit", str()},
+                     {"first_seen", when()},
+                     {"is_new", boolean()}});
+  s["TargetDetail"] =
+      extend(s["Target"], {{"check_arches", describe(strings(), "its own arch and the registered check arches")}});
+  s["TargetInput"] =
+      body({{"arch", str()}, opt("features", any_json()), opt("toolkit", str()), opt("check_arches", strings())});
+  s["KernelInstance"] = obj({{"name", str()},
+                             {"family", str()},
+                             {"variant", str()},
+                             {"features", any_json()},
                              {"config", any_json()},
                              {"dtypes", describe(nullable(strings()), "null: the publisher did not say")}});
-  s["KernelInstanceInput"] = body({{"name", str()}, {"family", str()}, {"variant", str()}, opt("features", any_json()),
-                                   opt("config", any_json()), opt("dtypes", strings())});
+  s["KernelInstanceInput"] = body({{"name", str()},
+                                   {"family", str()},
+                                   {"variant", str()},
+                                   opt("features", any_json()),
+                                   opt("config", any_json()),
+                                   opt("dtypes", strings())});
   s["KernelVariantInput"] = body({{"family", str()}, {"variant", str()}, opt("features", strings())});
-  s["KernelsInput"] = describe(body({opt("instances", arr(ref("KernelInstanceInput"))),
-                                     opt("variants", arr(ref("KernelVariantInput")))}),
-                               "instances (1..10000) and/or variants (1..1000)");
+  s["KernelsInput"] = describe(
+      body({opt("instances", arr(ref("KernelInstanceInput"))), opt("variants", arr(ref("KernelVariantInput")))}),
+      "instances (1..10000) and/or variants (1..1000)");
   s["KernelsPublished"] = obj({{"upserted", integer()}, {"variants", integer()}});
-  s["GpuModel"] = obj({{"name", str()}, {"arch", str()}, {"drivers", strings()}, {"first_seen", when()},
-                       {"last_seen", when()}});
+  s["GpuModel"] =
+      obj({{"name", str()}, {"arch", str()}, {"drivers", strings()}, {"first_seen", when()}, {"last_seen", when()}});
   s["Repository"] = obj({{"id", integer()}, {"name", str()}, {"url", str()}, {"created", when()}});
   s["RepositoryInput"] = body({{"name", str()}, {"url", str()}});
-  s["Commit"] = obj({{"sha", str()}, {"repo", str()}, {"parent", nullable(str())}, {"message", str()},
-                     {"author", str()}, {"time", when()}});
-  s["CommitInput"] = body({{"sha", str()}, {"repo", str()}, opt("parent", str()), opt("message", str()),
-                           opt("author", str()), opt("time_ms", integer())});
-  s["CommitSummary"] = obj({{"commit", ref("Commit")}, {"pipelines", integers()}, {"jobs", counts()},
-                            {"builds", counts()}, {"results", counts()}, {"targets", strings()}});
-  s["StageCounts"] = obj({{"variants", integer()}, {"applicable", integer()}, {"builds", integer()},
-                          {"resources_clean", integer()}, {"numerics_passed", integer()}, {"measured", integer()},
+  s["Commit"] = obj({{"sha", str()},
+                     {"repo", str()},
+                     {"parent", nullable(str())},
+                     {"message", str()},
+                     {"author", str()},
+                     {"time", when()}});
+  s["CommitInput"] = body({{"sha", str()},
+                           {"repo", str()},
+                           opt("parent", str()),
+                           opt("message", str()),
+                           opt("author", str()),
+                           opt("time_ms", integer())});
+  s["CommitSummary"] = obj({{"commit", ref("Commit")},
+                            {"pipelines", integers()},
+                            {"jobs", counts()},
+                            {"builds", counts()},
+                            {"results", counts()},
+                            {"targets", strings()}});
+  s["StageCounts"] = obj({{"variants", integer()},
+                          {"applicable", integer()},
+                          {"builds", integer()},
+                          {"resources_clean", integer()},
+                          {"numerics_passed", integer()},
+                          {"measured", integer()},
                           {"selected_best", integer()}});
   s["FamilyStageCounts"] = extend(s["StageCounts"], {{"family", str()}});
-  s["Bringup"] = obj(
-      {{"target", ref("Target")}, {"commit", describe(nullable(str()), "the stage commit; null before any build")},
-       {"progress", ref("StageCounts")}, {"families", arr(ref("FamilyStageCounts"))},
-       {"variants", arr(obj({{"family", str()}, {"variant", str()}, {"stage", stage()}, {"not_applicable", boolean()},
-                             {"built", boolean()}, {"resources_clean", boolean()}, {"numerics_passed", boolean()},
-                             {"numerics_failed", boolean()}, {"measured", boolean()}, {"selected_best", boolean()},
-                             {"reason", str()}, {"build_status", nullable(build_status())}, {"commit", nullable(str())},
-                             {"results_passed", integer()}, {"results_failed", integer()}}))}});
+  s["Bringup"] = obj({{"target", ref("Target")},
+                      {"commit", describe(nullable(str()), "the stage commit; null before any build")},
+                      {"progress", ref("StageCounts")},
+                      {"families", arr(ref("FamilyStageCounts"))},
+                      {"variants", arr(obj({{"family", str()},
+                                            {"variant", str()},
+                                            {"stage", stage()},
+                                            {"not_applicable", boolean()},
+                                            {"built", boolean()},
+                                            {"resources_clean", boolean()},
+                                            {"numerics_passed", boolean()},
+                                            {"numerics_failed", boolean()},
+                                            {"measured", boolean()},
+                                            {"selected_best", boolean()},
+                                            {"reason", str()},
+                                            {"build_status", nullable(build_status())},
+                                            {"commit", nullable(str())},
+                                            {"results_passed", integer()},
+                                            {"results_failed", integer()}}))}});
 }
 
 void pipelines(json::object& s) {
-  s["Pipeline"] = obj({{"id", integer()}, {"reason", pipeline_reason()}, {"repo", str()}, {"ref", str()},
-                       {"commit", str()}, {"note", str()}, {"created", when()},
+  s["Pipeline"] = obj({{"id", integer()},
+                       {"reason", pipeline_reason()},
+                       {"repo", str()},
+                       {"ref", str()},
+                       {"commit", str()},
+                       {"note", str()},
+                       {"created", when()},
                        {"status", enm({"queued", "running", "succeeded", "failed", "cancelled"})},
-                       {"jobs_total", integer()}, {"jobs_done", integer()}});
+                       {"jobs_total", integer()},
+                       {"jobs_done", integer()}});
   s["PipelineWithJobs"] = extend(s["Pipeline"], {{"jobs", arr(ref("Job"))}});
-  s["PipelineInput"] = body({{"commit", str()}, opt("repo", str()), opt("ref", str()), opt("note", str()),
+  s["PipelineInput"] = body({{"commit", str()},
+                             opt("repo", str()),
+                             opt("ref", str()),
+                             opt("note", str()),
                              opt("reason", pipeline_reason()),
                              opt("targets", describe(strings(), "all registered targets when none is named")),
                              opt("payload", any_json())});
   s["PipelineCancelled"] = obj({{"pipeline", integer()}, {"jobs_cancelled", integer()}});
-  s["Job"] = obj({{"id", integer()}, {"pipeline", integer()}, {"kind", enm({"build", "check"})}, {"status", job_status()},
-                  {"commit", str()}, {"target", str()}, {"arch", nullable(str())}, {"gpu_model", nullable(str())},
-                  {"depends_on", nullable(integer())}, {"attempt", integer()}, {"max_attempts", integer()},
-                  {"runner", nullable(integer())}, {"lease_expires", when()}, {"cancel_requested", boolean()},
-                  {"payload", any_json()}, {"failure_reason", nullable(str())}, {"created", when()},
-                  {"started", when()}, {"finished", when()}, {"not_before", when()}});
+  s["Job"] = obj({{"id", integer()},
+                  {"pipeline", integer()},
+                  {"kind", enm({"build", "check"})},
+                  {"status", job_status()},
+                  {"commit", str()},
+                  {"target", str()},
+                  {"arch", nullable(str())},
+                  {"gpu_model", nullable(str())},
+                  {"depends_on", nullable(integer())},
+                  {"attempt", integer()},
+                  {"max_attempts", integer()},
+                  {"runner", nullable(integer())},
+                  {"lease_expires", when()},
+                  {"cancel_requested", boolean()},
+                  {"payload", any_json()},
+                  {"failure_reason", nullable(str())},
+                  {"created", when()},
+                  {"started", when()},
+                  {"finished", when()},
+                  {"not_before", when()}});
   s["JobCancelled"] = obj({{"job", integer()}, {"status", job_status()}});
-  s["JobLog"] = obj({{"job", integer()},
-                     {"chunks", arr(obj({{"seq", integer()}, {"attempt", integer()}, {"text", str()}}))}});
+  s["JobLog"] =
+      obj({{"job", integer()}, {"chunks", arr(obj({{"seq", integer()}, {"attempt", integer()}, {"text", str()}}))}});
   s["JobLogInput"] = body({{"attempt", integer()}, {"text", str()}});
   s["JobLogAppended"] = obj({{"job", integer()}, {"appended", describe(integer(), "bytes")}});
   s["JobCompleteInput"] = body(
-      {{"attempt", integer()}, opt("status", enm({"succeeded", "failed"})),
+      {{"attempt", integer()},
+       opt("status", enm({"succeeded", "failed"})),
        opt("reason", describe(str(), "required when failed")),
        opt("retryable", describe(boolean(), "a passing cause: the job backs off and runs again while attempts remain")),
        opt("retry", describe(boolean(), "the older name of retryable"))});
-  s["JobCompleted"] = obj({{"job", integer()}, {"status", job_status()}, {"duplicate", boolean()},
+  s["JobCompleted"] = obj({{"job", integer()},
+                           {"status", job_status()},
+                           {"duplicate", boolean()},
                            {"spawned", describe(integers(), "jobs this one unblocked")},
                            opt("retry_in_ms", describe(integer(), "present when the job went back to the queue"))});
   std::vector<P> result_input{
-       opt("commit", str()), opt("target", str()), {"family", str()}, {"variant", str()}, {"instance", str()},
-       {"dtype", str()}, {"shape", str()}, opt("toolkit", str()), opt("gpu_model", str()), opt("gpu_uuid", str()),
-       opt("arch", str()), opt("driver", str()), opt("sm_clock_mhz", number()), opt("env", any_json()),
-       {"status", result_status()}, opt("message", str()), opt("max_abs_err", number()), opt("max_rel_err", number()),
-       opt("normwise_rel_err", number()), opt("tolerance", number()), opt("nan_inf_count", integer()),
-       opt("seed", describe(integer(), "unsigned 64-bit")), opt("median_us", number()), opt("stddev_us", number()),
-       opt("samples", integer()),
-       opt("samples_dropped", describe(integer(), "timed samples dropped because the SM clock read throttled")),
-       opt("tflops", number()), opt("gbps", number()), opt("baseline", str()),
-       opt("baseline_median_us", number()), opt("ratio", number()), opt("unstable", boolean())};
+      opt("commit", str()),
+      opt("target", str()),
+      {"family", str()},
+      {"variant", str()},
+      {"instance", str()},
+      {"dtype", str()},
+      {"shape", str()},
+      opt("toolkit", str()),
+      opt("gpu_model", str()),
+      opt("gpu_uuid", str()),
+      opt("arch", str()),
+      opt("driver", str()),
+      opt("sm_clock_mhz", number()),
+      opt("env", any_json()),
+      {"status", result_status()},
+      opt("message", str()),
+      opt("max_abs_err", number()),
+      opt("max_rel_err", number()),
+      opt("normwise_rel_err", number()),
+      opt("tolerance", number()),
+      opt("nan_inf_count", integer()),
+      opt("seed", describe(integer(), "unsigned 64-bit")),
+      opt("median_us", number()),
+      opt("stddev_us", number()),
+      opt("samples", integer()),
+      opt("samples_dropped", describe(integer(), "timed samples dropped because the SM clock read throttled")),
+      opt("tflops", number()),
+      opt("gbps", number()),
+      opt("baseline", str()),
+      opt("baseline_median_us", number()),
+      opt("ratio", number()),
+      opt("unstable", boolean())};
   for (const api::ResultMetric& m : api::k_result_metrics) result_input.push_back(opt(m.name.data(), metric_schema(m)));
   s["ResultInput"] = body(result_input);
   s["ResultsInput"] = body({{"attempt", integer()}, {"results", arr(ref("ResultInput"))}});
-  s["BuildRecordInput"] = body(
-      {opt("commit", str()), opt("target", str()), {"family", str()}, {"variant", str()}, {"status", build_status()},
-       opt("message", str()), opt("registers", integer()), opt("spill_stores_bytes", integer()),
-       opt("spill_loads_bytes", integer()), opt("shared_mem_bytes", integer()), opt("stack_frame_bytes", integer()),
-       opt("constant_mem_bytes", integer()), opt("instruction_audit", any_json()), opt("artifact", str())});
+  s["BuildRecordInput"] = body({opt("commit", str()),
+                                opt("target", str()),
+                                {"family", str()},
+                                {"variant", str()},
+                                {"status", build_status()},
+                                opt("message", str()),
+                                opt("registers", integer()),
+                                opt("spill_stores_bytes", integer()),
+                                opt("spill_loads_bytes", integer()),
+                                opt("shared_mem_bytes", integer()),
+                                opt("stack_frame_bytes", integer()),
+                                opt("constant_mem_bytes", integer()),
+                                opt("instruction_audit", any_json()),
+                                opt("artifact", str())});
   s["BuildRecordsInput"] = body({{"attempt", integer()}, {"records", arr(ref("BuildRecordInput"))}});
   s["Stored"] = obj({{"stored", integer()}, {"duplicates", integer()}, {"ids", integers()}});
 }
 
 void runners(json::object& s) {
-  s["RunnerCapabilities"] = obj({{"toolkit", str()}, {"targets", strings()}, {"cores", integer()},
-                                 {"gpu_model", str()}, {"gpu_uuid", str()}, {"arch", str()}, {"driver", str()},
+  s["RunnerCapabilities"] = obj({{"toolkit", str()},
+                                 {"targets", strings()},
+                                 {"cores", integer()},
+                                 {"gpu_model", str()},
+                                 {"gpu_uuid", str()},
+                                 {"arch", str()},
+                                 {"driver", str()},
                                  {"extra", any_json()}});
-  s["RunnerCapabilitiesInput"] = body({opt("toolkit", str()), opt("targets", strings()), opt("cores", integer()),
-                                       opt("gpu_model", str()), opt("gpu_uuid", str()),
-                                       opt("arch", describe(str(), "required of a gpu runner")), opt("driver", str()),
-                                       opt("extra", any_json())});
-  s["Runner"] = obj({{"id", integer()}, {"name", str()}, {"role", enm({"build", "gpu"})},
-                     {"capabilities", ref("RunnerCapabilities")}, {"online", boolean()}, {"registered", when()},
-                     {"last_heartbeat", when()}, {"deregistered", when()}, {"current_job", nullable(integer())}});
-  s["RegisterInput"] = body({{"name", str()}, {"role", enm({"build", "gpu"})},
+  s["RunnerCapabilitiesInput"] =
+      body({opt("toolkit", str()), opt("targets", strings()), opt("cores", integer()), opt("gpu_model", str()),
+            opt("gpu_uuid", str()), opt("arch", describe(str(), "required of a gpu runner")), opt("driver", str()),
+            opt("extra", any_json())});
+  s["Runner"] = obj({{"id", integer()},
+                     {"name", str()},
+                     {"role", enm({"build", "gpu"})},
+                     {"capabilities", ref("RunnerCapabilities")},
+                     {"online", boolean()},
+                     {"registered", when()},
+                     {"last_heartbeat", when()},
+                     {"deregistered", when()},
+                     {"current_job", nullable(integer())}});
+  s["RegisterInput"] = body({{"name", str()},
+                             {"role", enm({"build", "gpu"})},
                              opt("capabilities", nullable(ref("RunnerCapabilitiesInput")))});
-  s["Registered"] = obj({{"runner", ref("Runner")}, {"token", describe(str(), "the runner token, shown once")},
-                         {"heartbeat_interval_ms", integer()}, {"max_claim_wait_s", integer()}});
+  s["Registered"] = obj({{"runner", ref("Runner")},
+                         {"token", describe(str(), "the runner token, shown once")},
+                         {"heartbeat_interval_ms", integer()},
+                         {"max_claim_wait_s", integer()}});
   s["HeartbeatInput"] = body({opt("job", integer()), opt("attempt", describe(integer(), "required with job"))});
   s["Heartbeat"] = obj({{"lease_expires_ms", integer()}, {"cancel_requested", boolean()}});
-  s["Claim"] = describe(
-      json::object{{"oneOf", json::array{ref("ClaimedJob"), ref("NoJob")}}},
-      "a job and its lease, or none within the wait");
+  s["Claim"] = describe(json::object{{"oneOf", json::array{ref("ClaimedJob"), ref("NoJob")}}},
+                        "a job and its lease, or none within the wait");
   s["ClaimedJob"] = obj({{"job", ref("Job")}, {"lease_expires_ms", integer()}, {"heartbeat_interval_ms", integer()}});
   s["NoJob"] = obj({{"job", describe(nullable(typed("object")), "always null")}, {"retry_after_ms", integer()}});
   s["Deregistered"] = obj({{"runner", integer()}, {"deregistered", boolean()}});
-  s["RegistrationTokenInput"] = body({opt("expires_in_s", describe(integer(), "1 s .. 10 years; no expiry when absent"))});
+  s["RegistrationTokenInput"] =
+      body({opt("expires_in_s", describe(integer(), "1 s .. 10 years; no expiry when absent"))});
   s["RegistrationToken"] = obj({{"token", str()}, {"expires_ms", nullable(integer())}});
   s["TokenRevoked"] = obj({{"runner", integer()}, {"revoked", boolean()}});
 }
@@ -247,45 +357,92 @@ void runners(json::object& s) {
 void results(json::object& s) {
   auto nn = [] { return nullable(number()); };
   s["Result"] = obj(
-      {{"id", integer()}, {"job", nullable(integer())}, {"attempt", integer()}, {"commit", str()}, {"target", str()},
-       {"family", str()}, {"variant", str()}, {"instance", str()}, {"dtype", str()}, {"shape", str()},
-       {"toolkit", str()}, {"runner", nullable(integer())}, {"gpu_model", str()}, {"gpu_uuid", str()}, {"arch", str()},
-       {"driver", str()}, {"sm_clock_mhz", nn()}, {"env", any_json()}, {"status", result_status()}, {"message", str()},
-       {"numerics", obj(with_metrics(api::MetricGroup::numerics,
-                                     {{"max_abs_err", nn()}, {"max_rel_err", nn()}, {"normwise_rel_err", nn()},
-                                      {"tolerance", nn()}, {"nan_inf_count", nullable(integer())},
-                                      {"seed", describe(nullable(integer()), "unsigned 64-bit")}}))},
-       {"timing", obj(with_metrics(api::MetricGroup::timing,
-                                   {{"median_us", nn()}, {"stddev_us", nn()}, {"samples", nullable(integer())},
-                                    {"samples_dropped",
-                                     describe(nullable(integer()),
-                                              "timed samples dropped because the SM clock read throttled (null before 0011)")},
-                                    {"tflops", nn()}, {"gbps", nn()}, {"baseline", str()}, {"baseline_median_us", nn()},
-                                    {"ratio", describe(nn(), "baseline median / median (> 1: faster)")},
-                                    {"unstable", describe(boolean(), "bench rounds disagreed beyond noise; never wins a tie")}}))},
+      {{"id", integer()},
+       {"job", nullable(integer())},
+       {"attempt", integer()},
+       {"commit", str()},
+       {"target", str()},
+       {"family", str()},
+       {"variant", str()},
+       {"instance", str()},
+       {"dtype", str()},
+       {"shape", str()},
+       {"toolkit", str()},
+       {"runner", nullable(integer())},
+       {"gpu_model", str()},
+       {"gpu_uuid", str()},
+       {"arch", str()},
+       {"driver", str()},
+       {"sm_clock_mhz", nn()},
+       {"env", any_json()},
+       {"status", result_status()},
+       {"message", str()},
+       {"numerics",
+        obj(with_metrics(api::MetricGroup::numerics, {{"max_abs_err", nn()},
+                                                      {"max_rel_err", nn()},
+                                                      {"normwise_rel_err", nn()},
+                                                      {"tolerance", nn()},
+                                                      {"nan_inf_count", nullable(integer())},
+                                                      {"seed", describe(nullable(integer()), "unsigned 64-bit")}}))},
+       {"timing", obj(with_metrics(
+                      api::MetricGroup::timing,
+                      {{"median_us", nn()},
+                       {"stddev_us", nn()},
+                       {"samples", nullable(integer())},
+                       {"samples_dropped",
+                        describe(nullable(integer()),
+                                 "timed samples dropped because the SM clock read throttled (null before 0011)")},
+                       {"tflops", nn()},
+                       {"gbps", nn()},
+                       {"baseline", str()},
+                       {"baseline_median_us", nn()},
+                       {"ratio", describe(nn(), "baseline median / median (> 1: faster)")},
+                       {"unstable", describe(boolean(), "bench rounds disagreed beyond noise; never wins a tie")}}))},
        {"created", when()}});
-  s["Reproduction"] = obj({{"harness", str()}, {"harness_sha256", nullable(str())}, {"download_url", nullable(str())},
+  s["Reproduction"] = obj({{"harness", str()},
+                           {"harness_sha256", nullable(str())},
+                           {"download_url", nullable(str())},
                            {"check", describe(str(), "shell command that checks the case again")},
                            {"bench", describe(nullable(str()), "shell command that times it again; null when untimed")},
-                           {"check_args", nullable(strings())}, {"bench_args", nullable(strings())},
-                           {"exact", boolean()}, {"missing", describe(strings(), "what the record lacks to replay exactly")}});
+                           {"check_args", nullable(strings())},
+                           {"bench_args", nullable(strings())},
+                           {"exact", boolean()},
+                           {"missing", describe(strings(), "what the record lacks to replay exactly")}});
   s["ResultDetail"] = extend(s["Result"], {{"reproduce", ref("Reproduction")}});
-  s["BuildRecord"] = obj(
-      {{"id", integer()}, {"job", nullable(integer())}, {"attempt", integer()}, {"commit", str()}, {"target", str()},
-       {"family", str()}, {"variant", str()}, {"status", build_status()}, {"message", str()},
-       {"registers", nullable(integer())}, {"spill_stores_bytes", nullable(integer())},
-       {"spill_loads_bytes", nullable(integer())}, {"shared_mem_bytes", nullable(integer())},
-       {"stack_frame_bytes", nullable(integer())}, {"constant_mem_bytes", nullable(integer())},
-       {"instruction_audit", any_json()}, {"artifact", nullable(str())}, {"created", when()}});
-  s["Artifact"] = obj({{"sha256", str()}, {"size", integer()}, {"name", str()}, {"kind", str()}, {"created", when()},
-                       {"url", str()}});
-  s["VerdictReason"] = obj({{"kind", str()}, {"variant", str()}, {"target", str()}, {"gpu_model", str()},
-                            {"message", str()},
-                            {"figures", json::object{{"type", "object"},
-                                                     {"additionalProperties",
-                                                      json::object{{"anyOf", json::array{number(), str()}}}}}}});
+  s["BuildRecord"] = obj({{"id", integer()},
+                          {"job", nullable(integer())},
+                          {"attempt", integer()},
+                          {"commit", str()},
+                          {"target", str()},
+                          {"family", str()},
+                          {"variant", str()},
+                          {"status", build_status()},
+                          {"message", str()},
+                          {"registers", nullable(integer())},
+                          {"spill_stores_bytes", nullable(integer())},
+                          {"spill_loads_bytes", nullable(integer())},
+                          {"shared_mem_bytes", nullable(integer())},
+                          {"stack_frame_bytes", nullable(integer())},
+                          {"constant_mem_bytes", nullable(integer())},
+                          {"instruction_audit", any_json()},
+                          {"artifact", nullable(str())},
+                          {"created", when()}});
+  s["Artifact"] = obj(
+      {{"sha256", str()}, {"size", integer()}, {"name", str()}, {"kind", str()}, {"created", when()}, {"url", str()}});
+  s["VerdictReason"] =
+      obj({{"kind", str()},
+           {"variant", str()},
+           {"target", str()},
+           {"gpu_model", str()},
+           {"message", str()},
+           {"figures", json::object{{"type", "object"},
+                                    {"additionalProperties", json::object{{"anyOf", json::array{number(), str()}}}}}}});
   s["SeriesNoise"] = obj(
-      {{"gpu_model", str()}, {"driver", str()}, {"instance", str()}, {"dtype", str()}, {"shape", str()},
+      {{"gpu_model", str()},
+       {"driver", str()},
+       {"instance", str()},
+       {"dtype", str()},
+       {"shape", str()},
        {"status", enm({"calibrated", "insufficient_data"})},
        {"figures", describe(integer(), "passing, stable, precise figures of the series")},
        {"codes", describe(integer(), "harness binaries measured twice or more (the A/A groups)")},
@@ -295,75 +452,116 @@ void results(json::object& s) {
        {"mde", describe(nullable(number()), "minimum detectable effect: the smallest relative change that counts")},
        {"summary", str()}});
   s["SeriesList"] = obj({{"items", arr(ref("SeriesNoise"))}, {"rule", str()}});
-  s["Flake"] = obj(
-      {{"gpu_model", str()}, {"instance", str()}, {"dtype", str()}, {"shape", str()},
-       {"state", enm({"flaky", "released", "stable"})},
-       {"since", describe(when(), "when the same harness binary first both passed and failed on the case")},
-       {"first_commit", str()}, {"runs", integer()}, {"failures", integer()},
-       {"clean_runs", describe(integer(), "passing runs in a row since the last failure")},
-       {"to_release", describe(integer(), "passing runs in a row still needed before it is released")},
-       {"failed", describe(arr(obj({{"result", integer()}, {"seed", nullable(integer())}, {"commit", str()},
-                                    {"status", enm({"failed", "crashed", "timeout"})}})),
-                           "its failures since it became flaky, oldest first: replay a seed with the result's reproduce")}});
+  s["Flake"] =
+      obj({{"gpu_model", str()},
+           {"instance", str()},
+           {"dtype", str()},
+           {"shape", str()},
+           {"state", enm({"flaky", "released", "stable"})},
+           {"since", describe(when(), "when the same harness binary first both passed and failed on the case")},
+           {"first_commit", str()},
+           {"runs", integer()},
+           {"failures", integer()},
+           {"clean_runs", describe(integer(), "passing runs in a row since the last failure")},
+           {"to_release", describe(integer(), "passing runs in a row still needed before it is released")},
+           {"failed",
+            describe(arr(obj({{"result", integer()},
+                              {"seed", nullable(integer())},
+                              {"commit", str()},
+                              {"status", enm({"failed", "crashed", "timeout"})}})),
+                     "its failures since it became flaky, oldest first: replay a seed with the result's reproduce")}});
   s["FlakeList"] = obj({{"items", arr(ref("Flake"))}, {"release_after", integer()}});
-  s["Verdict"] = obj({{"commit", str()}, {"baseline", describe(nullable(str()), "the closest validated ancestor")},
-                      {"status", enm({"pending", "pass", "fail", "insufficient_data"})},
-                      {"reasons", arr(ref("VerdictReason"))},
-                      {"waiting", strings()}, {"notes", strings()},
-                      {"insufficient_data",
-                       describe(arr(extend(s["SeriesNoise"], {{"target", str()}, {"change", number()},
-                                                             {"result", integer()}, {"baseline_result", integer()}})),
-                                "timed series whose change could not be judged: too little A/A history")},
-                      {"flaky", describe(arr(obj({{"target", str()}, {"gpu_model", str()}, {"instance", str()},
-                                                  {"dtype", str()}, {"shape", str()},
-                                                  {"status", enm({"failed", "crashed", "timeout"})},
-                                                  {"result", integer()}, {"seed", nullable(integer())},
-                                                  {"since", when_set()}, {"runs", integer()}, {"failures", integer()},
-                                                  {"to_release", integer()}})),
-                                         "new failures of flaky cases: listed, not counted")},
-                      {"infrastructure",
-                       describe(arr(obj({{"target", str()}, {"gpu_model", str()}, {"job", integer()},
-                                         {"result", nullable(integer())}, {"message", str()}})),
-                                "failures of the machine (lease, runner, GPU health, a check job failing en masse), "
-                                "never blamed on the commit")},
-                      {"compared", obj({{"builds", integer()}, {"results", integer()}})}, {"rule", str()}});
-  s["Revalidation"] = obj({{"gpu_model", str()}, {"driver", str()}, {"arch", str()},
-                           {"previous_driver", nullable(str())}, {"pipeline", nullable(integer())},
+  s["Verdict"] = obj(
+      {{"commit", str()},
+       {"baseline", describe(nullable(str()), "the closest validated ancestor")},
+       {"status", enm({"pending", "pass", "fail", "insufficient_data"})},
+       {"reasons", arr(ref("VerdictReason"))},
+       {"waiting", strings()},
+       {"notes", strings()},
+       {"insufficient_data",
+        describe(arr(extend(
+                     s["SeriesNoise"],
+                     {{"target", str()}, {"change", number()}, {"result", integer()}, {"baseline_result", integer()}})),
+                 "timed series whose change could not be judged: too little A/A history")},
+       {"flaky", describe(arr(obj({{"target", str()},
+                                   {"gpu_model", str()},
+                                   {"instance", str()},
+                                   {"dtype", str()},
+                                   {"shape", str()},
+                                   {"status", enm({"failed", "crashed", "timeout"})},
+                                   {"result", integer()},
+                                   {"seed", nullable(integer())},
+                                   {"since", when_set()},
+                                   {"runs", integer()},
+                                   {"failures", integer()},
+                                   {"to_release", integer()}})),
+                          "new failures of flaky cases: listed, not counted")},
+       {"infrastructure", describe(arr(obj({{"target", str()},
+                                            {"gpu_model", str()},
+                                            {"job", integer()},
+                                            {"result", nullable(integer())},
+                                            {"message", str()}})),
+                                   "failures of the machine (lease, runner, GPU health, a check job failing en masse), "
+                                   "never blamed on the commit")},
+       {"compared", obj({{"builds", integer()}, {"results", integer()}})},
+       {"rule", str()}});
+  s["Revalidation"] = obj({{"gpu_model", str()},
+                           {"driver", str()},
+                           {"arch", str()},
+                           {"previous_driver", nullable(str())},
+                           {"pipeline", nullable(integer())},
                            opt("compared", obj({{"results", integer()}, {"previous_results", integer()}})),
                            {"status", enm({"pass", "pending", "nothing_to_check", "fail"})},
                            {"reasons", arr(ref("VerdictReason"))}});
   s["RevalidationInput"] = body({{"gpu_model", str()}, {"driver", str()}});
   s["RevalidationOpened"] = extend(s["Revalidation"], {{"opened", boolean()}, {"jobs", integer()}});
   s["RevalidationKnown"] = obj({{"opened", boolean()}, {"gpu_model", str()}, {"driver", str()}});
-  s["PushAccepted"] = obj({{"delivery", str()}, {"source", str()}, {"repo", str()}, {"ref", str()}, {"commit", str()},
-                           {"outcome", str()}, {"duplicate", boolean()}, {"forced", boolean()},
-                           {"superseded_jobs", integer()}, {"stale", boolean()}, {"pipeline", nullable(ref("Pipeline"))},
+  s["PushAccepted"] = obj({{"delivery", str()},
+                           {"source", str()},
+                           {"repo", str()},
+                           {"ref", str()},
+                           {"commit", str()},
+                           {"outcome", str()},
+                           {"duplicate", boolean()},
+                           {"forced", boolean()},
+                           {"superseded_jobs", integer()},
+                           {"stale", boolean()},
+                           {"pipeline", nullable(ref("Pipeline"))},
                            opt("note", str())});
   s["PushIgnored"] = obj({{"outcome", enm({"ignored"})}, {"event", str()}, {"delivery", str()}, {"note", str()}});
   s["PushAnswer"] = json::object{{"oneOf", json::array{ref("PushAccepted"), ref("PushIgnored")}}};
-  s["SlurmState"] = obj({{"partition", str()}, {"max_jobs", integer()},
-                         {"jobs", arr(obj({{"id", str()}, {"key", str()}, {"state", str()}}))},
-                         {"backoff", json::object{{"type", "object"},
-                                                  {"additionalProperties",
-                                                   obj({{"failures", integer()}, {"until_ms", integer()}})}}},
-                         {"last_error", str()}});
+  s["SlurmState"] =
+      obj({{"partition", str()},
+           {"max_jobs", integer()},
+           {"jobs", arr(obj({{"id", str()}, {"key", str()}, {"state", str()}}))},
+           {"backoff", json::object{{"type", "object"},
+                                    {"additionalProperties", obj({{"failures", integer()}, {"until_ms", integer()}})}}},
+           {"last_error", str()}});
   s["QueueStats"] = obj({{"jobs", counts()}, {"runners_online", integer()}, {"runners_online_by_role", counts()}});
-  s["Queue"] = extend(s["QueueStats"], {{"claims_waiting", integer()},
-                                        opt("slurm", ref("SlurmState"))});
+  s["Queue"] = extend(s["QueueStats"], {{"claims_waiting", integer()}, opt("slurm", ref("SlurmState"))});
   s["Health"] = obj({{"status", enm({"ok"})}, {"schema_version", integer()}});
   s["Ready"] = obj({{"status", enm({"ready"})}, {"database_ms", integer()}});
 }
 
 void best(json::object& s) {
-  s["BestEvidence"] = describe(
-      obj({{"result", integer()}, {"gpu_model", str()}, {"arch", str()}, {"target", str()}, {"commit", str()},
-           {"driver", str()}, {"shape", str()}, {"status", result_status()},
-           {"median_us", nullable(number())}, {"stddev_us", number()}, {"samples", integer()},
-           {"ratio", describe(nullable(number()), "vendor baseline median / median (> 1: faster)")},
-           {"unstable", describe(boolean(), "bench rounds disagreed beyond noise; never wins a tie")},
-           {"runs", describe(integer(), "results of its commit behind it (> 1: re-measured)")},
-           {"measured", when()}, {"url", str()}}),
-      "One result behind a ranked or excluded instance");
+  s["BestEvidence"] =
+      describe(obj({{"result", integer()},
+                    {"gpu_model", str()},
+                    {"arch", str()},
+                    {"target", str()},
+                    {"commit", str()},
+                    {"driver", str()},
+                    {"shape", str()},
+                    {"status", result_status()},
+                    {"median_us", nullable(number())},
+                    {"stddev_us", number()},
+                    {"samples", integer()},
+                    {"ratio", describe(nullable(number()), "vendor baseline median / median (> 1: faster)")},
+                    {"unstable", describe(boolean(), "bench rounds disagreed beyond noise; never wins a tie")},
+                    {"runs", describe(integer(), "results of its commit behind it (> 1: re-measured)")},
+                    {"measured", when()},
+                    {"url", str()}}),
+               "One result behind a ranked or excluded instance");
   auto method = [] { return enm({"measured_shape", "wave_model", "problem_size"}); };
   s["BestAnswer"] = obj(
       {{"kind", describe(enm({"measured", "provisional", "unranked"}),
@@ -371,81 +569,135 @@ void best(json::object& s) {
                          "the nearest measured arch; unranked: candidates only, no best")},
        {"provisional", boolean()},
        {"confidence",
-        describe(nullable(obj({{"basis", str()},
-                               {"method", describe(method(), "how it ranked: at this shape, or from the nearest measured "
-                                                             "one moved by each instance's waves of tiles (wave_model) "
-                                                             "or by problem size")},
-                               {"shape_distance", number()},
-                               opt("nearest_shape_regret", obj({{"shapes", integer()}, {"median", number()},
-                                                                {"p90", number()}, {"max", number()}}))})),
+        describe(nullable(obj(
+                     {{"basis", str()},
+                      {"method", describe(method(),
+                                          "how it ranked: at this shape, or from the nearest measured "
+                                          "one moved by each instance's waves of tiles (wave_model) "
+                                          "or by problem size")},
+                      {"shape_distance", number()},
+                      opt("nearest_shape_regret",
+                          obj({{"shapes", integer()}, {"median", number()}, {"p90", number()}, {"max", number()}}))})),
                  "measured answers: the basis (this shape, or the nearest measured one), the distance to it, and for "
                  "a nearest-shape answer how such answers fared on this GPU model (regret as fractions)")},
-       {"best", describe(nullable(str()), "null when unranked")}, {"tied", strings()}, {"reason", str()},
-       {"notes", strings()}, {"ranked_by", enm({"median_us", "estimate_us", "ratio_to_baseline", ""})},
+       {"best", describe(nullable(str()), "null when unranked")},
+       {"tied", strings()},
+       {"reason", str()},
+       {"notes", strings()},
+       {"ranked_by", enm({"median_us", "estimate_us", "ratio_to_baseline", ""})},
        {"candidates_from", describe(str(), "provisional/unranked: where the candidates came from")},
-       {"matched_shape", nullable(str())}, {"exact_shape", boolean()}, {"evidence_gpu_model", str()},
+       {"matched_shape", nullable(str())},
+       {"exact_shape", boolean()},
+       {"evidence_gpu_model", str()},
        {"evidence_arch", str()},
-       {"evidence", nullable(obj({{"gpu_model", str()}, {"arch", str()}, {"commit", describe(str(), "the best's commit")},
-                                  {"commits", strings()}, {"driver", str()}, {"drivers", strings()},
-                                  {"other_drivers", describe(strings(), "drivers of other results on that GPU model, not used")},
-                                  {"results", integers()}, {"samples", integer()}, {"measured", when()},
-                                  {"oldest", when()}}))},
-       {"ranking", arr(obj({{"instance", str()}, {"variant", str()}, {"tie_with_best", boolean()},
-                            {"slowdown", number()}, {"ranked", boolean()},
+       {"evidence",
+        nullable(obj({{"gpu_model", str()},
+                      {"arch", str()},
+                      {"commit", describe(str(), "the best's commit")},
+                      {"commits", strings()},
+                      {"driver", str()},
+                      {"drivers", strings()},
+                      {"other_drivers", describe(strings(), "drivers of other results on that GPU model, not used")},
+                      {"results", integers()},
+                      {"samples", integer()},
+                      {"measured", when()},
+                      {"oldest", when()}}))},
+       {"ranking", arr(obj({{"instance", str()},
+                            {"variant", str()},
+                            {"tie_with_best", boolean()},
+                            {"slowdown", number()},
+                            {"ranked", boolean()},
                             {"evidence", nullable(ref("BestEvidence"))},
-                            opt("estimate_us", describe(number(), "from another shape: the evidence's median moved "
-                                                                  "to the asked shape, what the ranking ordered by"))}))},
-       {"excluded", describe(arr(obj({{"instance", str()}, {"variant", str()}, {"reason", str()},
-                                      {"evidence", ref("BestEvidence")}})),
-                             "instances whose newest result on that GPU model failed, crashed, timed out, was "
-                             "unsupported or untimed")},
-       {"query", obj({{"gpu", str()}, {"op", str()}, {"dtype", str()}, {"shape", str()}, {"arch", str()},
-                      {"target", str()}})},
+                            opt("estimate_us", describe(number(),
+                                                        "from another shape: the evidence's median moved "
+                                                        "to the asked shape, what the ranking ordered by"))}))},
+       {"excluded",
+        describe(
+            arr(obj({{"instance", str()}, {"variant", str()}, {"reason", str()}, {"evidence", ref("BestEvidence")}})),
+            "instances whose newest result on that GPU model failed, crashed, timed out, was "
+            "unsupported or untimed")},
+       {"query",
+        obj({{"gpu", str()}, {"op", str()}, {"dtype", str()}, {"shape", str()}, {"arch", str()}, {"target", str()}})},
        opt("measure", describe(obj({{"requests", str()}, {"body", ref("MeasureRequestInput")}, {"list", str()}}),
                                "present when the answer is not a measurement at the exact shape asked (on a GPU model "
                                "kport knows): how to have it measured"))});
-  s["MeasureRequestInput"] = body({{"gpu", str()}, {"op", enm({"gemm", "attention", "rmsnorm", "softmax"})},
-                                   {"dtype", str()}, {"shape", str()}});
+  s["MeasureRequestInput"] = body(
+      {{"gpu", str()}, {"op", enm({"gemm", "attention", "rmsnorm", "softmax"})}, {"dtype", str()}, {"shape", str()}});
   auto measured = [] { return obj({{"best", str()}, {"results", integers()}}); };
-  s["MeasureRequest"] = obj(
-      {{"gpu", str()}, {"op", str()}, {"dtype", str()}, {"shape", str()}, {"id", integer()},
-       {"state", enm({"queued", "running", "measured", "failed"})}, opt("reason", str()), {"job", integer()},
-       {"job_status", job_status()}, {"pipeline", integer()}, {"target", str()}, {"commit", str()},
-       {"requests", describe(integer(), "times requested while open")},
-       {"asked", describe(integer(), "times /api/v1/best answered it unmeasured")}, {"created", when_set()},
-       {"updated", when_set()}, opt("measured", measured()), {"answer", describe(str(), "the /api/v1/best URL")}});
-  s["MeasureRequestOpened"] = extend(
-      s["MeasureRequest"], {{"outcome", enm({"queued", "coalesced"})},
-                            {"case", obj({{"family", str()}, {"dtype", str()}, {"shape", str()}})}});
-  s["MeasureAlreadyMeasured"] = obj({{"gpu", str()}, {"op", str()}, {"dtype", str()}, {"shape", str()},
-                                     {"outcome", enm({"already_measured"})}, {"state", enm({"measured"})},
-                                     {"job", nullable(typed("object"))}, {"measured", measured()},
+  s["MeasureRequest"] = obj({{"gpu", str()},
+                             {"op", str()},
+                             {"dtype", str()},
+                             {"shape", str()},
+                             {"id", integer()},
+                             {"state", enm({"queued", "running", "measured", "failed"})},
+                             opt("reason", str()),
+                             {"job", integer()},
+                             {"job_status", job_status()},
+                             {"pipeline", integer()},
+                             {"target", str()},
+                             {"commit", str()},
+                             {"requests", describe(integer(), "times requested while open")},
+                             {"asked", describe(integer(), "times /api/v1/best answered it unmeasured")},
+                             {"created", when_set()},
+                             {"updated", when_set()},
+                             opt("measured", measured()),
+                             {"answer", describe(str(), "the /api/v1/best URL")}});
+  s["MeasureRequestOpened"] =
+      extend(s["MeasureRequest"], {{"outcome", enm({"queued", "coalesced"})},
+                                   {"case", obj({{"family", str()}, {"dtype", str()}, {"shape", str()}})}});
+  s["MeasureAlreadyMeasured"] = obj({{"gpu", str()},
+                                     {"op", str()},
+                                     {"dtype", str()},
+                                     {"shape", str()},
+                                     {"outcome", enm({"already_measured"})},
+                                     {"state", enm({"measured"})},
+                                     {"job", nullable(typed("object"))},
+                                     {"measured", measured()},
                                      {"answer", str()}});
-  s["MeasureRequestAnswer"] = json::object{
-      {"oneOf", json::array{ref("MeasureRequestOpened"), ref("MeasureAlreadyMeasured")}}};
-  s["MeasureRequestPage"] = obj(
-      {{"items", arr(ref("MeasureRequest"))}, {"next_cursor", nullable(integer())},
-       {"unmeasured_asks", describe(arr(obj({{"gpu", str()}, {"op", str()}, {"dtype", str()}, {"shape", str()},
-                                             {"asks", integer()}, {"first_asked", when_set()},
-                                             {"last_asked", when_set()}})),
-                                    "the questions most often answered without a measurement")}});
-  s["DispatchFigure"] = describe(
-      obj({{"shape", describe(str(), "canonical, keys sorted: k=4096,m=4096,n=4096")}, {"instance", str()},
-           {"variant", str()}, {"target", str()}, {"status", result_status()},
-           {"median_us", describe(nullable(number()), "null: not timed")}, {"stddev_us", number()},
-           {"samples", integer()}, {"ratio", nullable(number())},
-           {"unstable", describe(boolean(), "bench rounds disagreed; never wins a tie")}, {"result_id", integer()},
-           {"commit", str()}, {"commit_ms", integer()}, {"driver", str()}, {"runs", integer()},
-           {"measured_at_ms", integer()}}),
-      "An instance's current figure at a shape: the latest result of the newest commit measured there");
+  s["MeasureRequestAnswer"] =
+      json::object{{"oneOf", json::array{ref("MeasureRequestOpened"), ref("MeasureAlreadyMeasured")}}};
+  s["MeasureRequestPage"] =
+      obj({{"items", arr(ref("MeasureRequest"))},
+           {"next_cursor", nullable(integer())},
+           {"unmeasured_asks", describe(arr(obj({{"gpu", str()},
+                                                 {"op", str()},
+                                                 {"dtype", str()},
+                                                 {"shape", str()},
+                                                 {"asks", integer()},
+                                                 {"first_asked", when_set()},
+                                                 {"last_asked", when_set()}})),
+                                        "the questions most often answered without a measurement")}});
+  s["DispatchFigure"] =
+      describe(obj({{"shape", describe(str(), "canonical, keys sorted: k=4096,m=4096,n=4096")},
+                    {"instance", str()},
+                    {"variant", str()},
+                    {"target", str()},
+                    {"status", result_status()},
+                    {"median_us", describe(nullable(number()), "null: not timed")},
+                    {"stddev_us", number()},
+                    {"samples", integer()},
+                    {"ratio", nullable(number())},
+                    {"unstable", describe(boolean(), "bench rounds disagreed; never wins a tie")},
+                    {"result_id", integer()},
+                    {"commit", str()},
+                    {"commit_ms", integer()},
+                    {"driver", str()},
+                    {"runs", integer()},
+                    {"measured_at_ms", integer()}}),
+               "An instance's current figure at a shape: the latest result of the newest commit measured there");
   auto schema_version = json::object{{"type", "integer"}, {"enum", json::array{2}}};
   auto splits = [] { return arr(obj({{"dim", str()}, {"size", integer()}})); };
   s["DispatchSnapshot"] = obj(
-      {{"schema_version", schema_version}, {"kind", enm({"kport.dispatch.snapshot"})},
-       {"gpu", obj({{"model", str()}, {"arch", str()},
+      {{"schema_version", schema_version},
+       {"kind", enm({"kport.dispatch.snapshot"})},
+       {"gpu", obj({{"model", str()},
+                    {"arch", str()},
                     {"sm_count", describe(integer(), "SMs the GPU runners of this model registered; 0: unknown")}})},
-       {"generated_at", when_set()}, {"generated_at_ms", integer()},
-       {"commits", strings()}, {"drivers", strings()}, {"rule", str()},
+       {"generated_at", when_set()},
+       {"generated_at_ms", integer()},
+       {"commits", strings()},
+       {"drivers", strings()},
+       {"rule", str()},
        {"instances",
         describe(arr(obj({{"name", str()},
                           {"tiles", splits()},
@@ -457,75 +709,135 @@ void best(json::object& s) {
                                                 "instance runs a fallback kernel instead of its own"))})),
                  "how each instance with a known geometry divides a problem among its thread blocks: "
                  "the dimensions cut into tiles and those walked in steps, and where it leaves its own code")},
-       {"tables", arr(obj({{"op", str()}, {"dtype", str()}, {"commits", strings()}, {"drivers", strings()},
+       {"tables", arr(obj({{"op", str()},
+                           {"dtype", str()},
+                           {"commits", strings()},
+                           {"drivers", strings()},
                            {"figures", arr(ref("DispatchFigure"))}}))},
-       {"checksum", describe(str(), "fnv1a64:<16 hex>: FNV-1a 64 of the document's bytes with these 16 digits read as '0'")}});
+       {"checksum",
+        describe(str(), "fnv1a64:<16 hex>: FNV-1a 64 of the document's bytes with these 16 digits read as '0'")}});
 }
 
 void dashboard(json::object& s) {
   auto ni = [] { return nullable(integer()); };
   auto nn = [] { return nullable(number()); };
   auto cell_state = [] { return enm({"na", "ok", "fail", "pending"}); };
-  s["DashboardOverview"] = obj(
-      {{"targets", arr(obj({{"name", str()}, {"arch", str()}, {"toolkit", str()}, {"is_new", boolean()},
-                            {"progress", ref("StageCounts")}, {"families", arr(ref("FamilyStageCounts"))}}))},
-       {"runners", obj({{"online", integer()}, {"busy", integer()}, {"registered", integer()},
-                        {"online_by_role", counts()}})},
-       {"queue", ref("QueueStats")}, {"pipelines", arr(ref("Pipeline"))}, {"results", arr(ref("Result"))}});
-  s["DashboardEvidence"] = obj(
-      {{"id", integer()}, {"url", str()}, {"instance", str()}, {"dtype", str()}, {"shape", str()}, {"gpu_model", str()},
-       {"driver", str()}, {"commit", str()}, {"status", result_status()}, {"message", str()}, {"max_abs_err", nn()},
-       {"normwise_rel_err", nn()}, {"tolerance", nn()}, {"median_us", nn()}, {"stddev_us", nn()}, {"samples", ni()},
-       {"tflops", nn()}, {"gbps", nn()}, {"baseline", str()}, {"ratio", nn()}, {"command", str()}});
+  s["DashboardOverview"] =
+      obj({{"targets", arr(obj({{"name", str()},
+                                {"arch", str()},
+                                {"toolkit", str()},
+                                {"is_new", boolean()},
+                                {"progress", ref("StageCounts")},
+                                {"families", arr(ref("FamilyStageCounts"))}}))},
+           {"runners",
+            obj({{"online", integer()}, {"busy", integer()}, {"registered", integer()}, {"online_by_role", counts()}})},
+           {"queue", ref("QueueStats")},
+           {"pipelines", arr(ref("Pipeline"))},
+           {"results", arr(ref("Result"))}});
+  s["DashboardEvidence"] = obj({{"id", integer()},   {"url", str()},        {"instance", str()},
+                                {"dtype", str()},    {"shape", str()},      {"gpu_model", str()},
+                                {"driver", str()},   {"commit", str()},     {"status", result_status()},
+                                {"message", str()},  {"max_abs_err", nn()}, {"normwise_rel_err", nn()},
+                                {"tolerance", nn()}, {"median_us", nn()},   {"stddev_us", nn()},
+                                {"samples", ni()},   {"tflops", nn()},      {"gbps", nn()},
+                                {"baseline", str()}, {"ratio", nn()},       {"command", str()}});
   auto evidence = [] { return nullable(ref("DashboardEvidence")); };
   s["DashboardTarget"] = obj(
       {{"target", obj({{"name", str()}, {"arch", str()}, {"toolkit", str()}, {"is_new", boolean()}})},
-       {"commit", nullable(str())}, {"check_arches", strings()}, {"progress", ref("StageCounts")},
+       {"commit", nullable(str())},
+       {"check_arches", strings()},
+       {"progress", ref("StageCounts")},
        {"families", arr(ref("FamilyStageCounts"))},
-       {"variants",
-        arr(obj({{"family", str()}, {"variant", str()}, {"stage", stage()}, {"reason", str()},
-                 {"cells", obj({{"build", obj({{"state", cell_state()}, {"status", nullable(build_status())},
-                                               {"record", ni()}, {"job", ni()}, {"commit", nullable(str())},
-                                               {"reason", str()}, {"log", nullable(str())}, {"command", str()}})},
-                                {"resources", obj({{"state", cell_state()}, {"registers", ni()}, {"spill_bytes", ni()},
-                                                   {"shared_mem_bytes", ni()}, {"record", ni()}})},
-                                {"numerics", obj({{"state", cell_state()}, {"passed", integer()}, {"failed", integer()},
-                                                  {"evidence", evidence()}, {"failure", evidence()}})},
-                                {"timing", obj({{"state", cell_state()}, {"measured", integer()}, {"max_ratio", nn()},
-                                                {"max_tflops", nn()}, {"max_gbps", nn()}, {"evidence", evidence()}})},
-                                {"selected", obj({{"state", cell_state()}, {"count", integer()}})}})},
-                 {"milestones", obj({{"builds", ni()}, {"numerics_passed", ni()}, {"measured", ni()}})}}))},
-       {"burndown", arr(obj({{"time_ms", integer()}, {"builds", integer()}, {"numerics_passed", integer()},
+       {"variants", arr(obj({{"family", str()},
+                             {"variant", str()},
+                             {"stage", stage()},
+                             {"reason", str()},
+                             {"cells", obj({{"build", obj({{"state", cell_state()},
+                                                           {"status", nullable(build_status())},
+                                                           {"record", ni()},
+                                                           {"job", ni()},
+                                                           {"commit", nullable(str())},
+                                                           {"reason", str()},
+                                                           {"log", nullable(str())},
+                                                           {"command", str()}})},
+                                            {"resources", obj({{"state", cell_state()},
+                                                               {"registers", ni()},
+                                                               {"spill_bytes", ni()},
+                                                               {"shared_mem_bytes", ni()},
+                                                               {"record", ni()}})},
+                                            {"numerics", obj({{"state", cell_state()},
+                                                              {"passed", integer()},
+                                                              {"failed", integer()},
+                                                              {"evidence", evidence()},
+                                                              {"failure", evidence()}})},
+                                            {"timing", obj({{"state", cell_state()},
+                                                            {"measured", integer()},
+                                                            {"max_ratio", nn()},
+                                                            {"max_tflops", nn()},
+                                                            {"max_gbps", nn()},
+                                                            {"evidence", evidence()}})},
+                                            {"selected", obj({{"state", cell_state()}, {"count", integer()}})}})},
+                             {"milestones", obj({{"builds", ni()}, {"numerics_passed", ni()}, {"measured", ni()}})}}))},
+       {"burndown", arr(obj({{"time_ms", integer()},
+                             {"builds", integer()},
+                             {"numerics_passed", integer()},
                              {"measured", integer()}}))}});
   auto side = [] {
-    return nullable(obj({{"id", integer()}, {"status", result_status()}, {"median_us", nullable(number())},
-                         {"stddev_us", nullable(number())}, {"unstable", boolean()}}));
+    return nullable(obj({{"id", integer()},
+                         {"status", result_status()},
+                         {"median_us", nullable(number())},
+                         {"stddev_us", nullable(number())},
+                         {"unstable", boolean()}}));
   };
-  s["DashboardCommit"] = obj(
-      {{"groups", arr(obj({{"target", str()}, {"gpu_model", str()}, {"counts", counts()},
-                           {"changes", arr(obj({{"kind", str()}, {"family", str()}, {"variant", str()},
-                                                {"instance", str()}, {"dtype", str()}, {"shape", str()},
-                                                {"before", side()}, {"after", side()}, {"delta", number()}}))},
-                           {"truncated", boolean()}}))},
-       {"totals", counts()}, {"rule", str()}, {"verdict", ref("Verdict")},
-       {"commit", describe(json::object{{"anyOf", json::array{ref("Commit"), obj({{"sha", str()}})}}},
-                           "the commit, or only its sha when kport has results but no record of it")},
-       {"parent", nullable(str())}, {"baseline", nullable(str())}, {"results", integer()},
-       {"baseline_results", integer()}});
+  s["DashboardCommit"] =
+      obj({{"groups", arr(obj({{"target", str()},
+                               {"gpu_model", str()},
+                               {"counts", counts()},
+                               {"changes", arr(obj({{"kind", str()},
+                                                    {"family", str()},
+                                                    {"variant", str()},
+                                                    {"instance", str()},
+                                                    {"dtype", str()},
+                                                    {"shape", str()},
+                                                    {"before", side()},
+                                                    {"after", side()},
+                                                    {"delta", number()}}))},
+                               {"truncated", boolean()}}))},
+           {"totals", counts()},
+           {"rule", str()},
+           {"verdict", ref("Verdict")},
+           {"commit", describe(json::object{{"anyOf", json::array{ref("Commit"), obj({{"sha", str()}})}}},
+                               "the commit, or only its sha when kport has results but no record of it")},
+           {"parent", nullable(str())},
+           {"baseline", nullable(str())},
+           {"results", integer()},
+           {"baseline_results", integer()}});
   auto column = [](V item) { return arr(std::move(item)); };
   s["DashboardKernel"] = obj(
-      {{"instance", str()}, {"family", str()}, {"variant", str()}, {"dtype", str()}, {"shape", str()},
+      {{"instance", str()},
+       {"family", str()},
+       {"variant", str()},
+       {"dtype", str()},
+       {"shape", str()},
        {"configs", arr(obj({{"dtype", str()}, {"shape", str()}}))},
-       {"series", arr(obj({{"gpu_model", str()}, {"peak", nn()}, {"unit", enm({"GB/s", "TFLOP/s"})},
-                           {"points", describe(obj({{"commit", column(str())}, {"time_ms", column(integer())},
-                                                    {"results", column(integer())}, {"median_us", column(number())},
-                                                    {"low_us", column(number())}, {"high_us", column(number())},
-                                                    {"share", column(nn())}, {"share_low", column(nn())},
-                                                    {"share_high", column(nn())}, {"ratio", column(nn())},
+       {"series", arr(obj({{"gpu_model", str()},
+                           {"peak", nn()},
+                           {"unit", enm({"GB/s", "TFLOP/s"})},
+                           {"points", describe(obj({{"commit", column(str())},
+                                                    {"time_ms", column(integer())},
+                                                    {"results", column(integer())},
+                                                    {"median_us", column(number())},
+                                                    {"low_us", column(number())},
+                                                    {"high_us", column(number())},
+                                                    {"share", column(nn())},
+                                                    {"share_low", column(nn())},
+                                                    {"share_high", column(nn())},
+                                                    {"ratio", column(nn())},
                                                     {"result", column(integer())}}),
                                                "one array per column, one entry per point")}}))},
-       {"noise", describe(arr(ref("SeriesNoise")),
-                          "each series of this configuration (GPU model, driver): its A/A noise and minimum detectable effect")},
+       {"noise",
+        describe(arr(ref("SeriesNoise")),
+                 "each series of this configuration (GPU model, driver): its A/A noise and minimum detectable effect")},
        {"peak_rule", str()}});
   s["DashboardRunner"] = extend(s["Runner"], {{"job", nullable(ref("Job"))}});
 }
@@ -535,11 +847,11 @@ void dashboard(json::object& s) {
 json::object openapi_schemas() {
   json::object s;
   s["Error"] = describe(
-      obj({{"error", obj({{"code", enm({"invalid_argument", "bad_json", "unauthorized", "forbidden", "not_found",
-                                        "method_not_allowed", "request_timeout", "conflict", "gone",
-                                        "payload_too_large", "unprocessable", "too_many_requests", "unavailable",
-                                        "internal"})},
-                          {"message", describe(str(), "what was wrong, with which input, and what to do")}})}}),
+      obj({{"error",
+            obj({{"code", enm({"invalid_argument", "bad_json", "unauthorized", "forbidden", "not_found",
+                               "method_not_allowed", "request_timeout", "conflict", "gone", "payload_too_large",
+                               "unprocessable", "too_many_requests", "unavailable", "internal"})},
+                 {"message", describe(str(), "what was wrong, with which input, and what to do")}})}}),
       "Every error answer");
   catalog(s);
   pipelines(s);
@@ -553,28 +865,50 @@ json::object openapi_schemas() {
   s["RepositoryList"] = items_of("Repository");
   s["ForgeConnectionInput"] = body(
       {{"kind", enm({"github", "gitea", "gitlab"})},
-       {"api_url", describe(str(), "the API root: https://api.github.com, https://HOST/api/v1 (Gitea), https://HOST/api/v4 (GitLab)")},
+       {"api_url",
+        describe(str(),
+                 "the API root: https://api.github.com, https://HOST/api/v1 (Gitea), https://HOST/api/v4 (GitLab)")},
        {"project", describe(str(), "owner/name (GitHub, Gitea), the project id or path (GitLab)")},
-       {"token_file", describe(str(), "a file the coordinator reads the token from when it sends; the token is never stored")},
-       opt("mode", describe(enm({"check", "status"}), "check: GitHub check runs (the default on GitHub); status: commit statuses"))});
-  s["ForgeConnection"] = obj(
-      {{"repo", str()}, {"kind", enm({"github", "gitea", "gitlab"})}, {"api_url", str()}, {"project", str()},
-       {"mode", enm({"check", "status"})}, {"token_file", str()},
-       {"state", describe(enm({"ok", "broken"}), "broken: the forge refused the token; its deliveries wait until the connection is put again")},
-       {"broken_reason", nullable(str())}, {"broken_at", when()}, {"created_at", when_set()}, {"updated_at", when_set()}});
+       {"token_file",
+        describe(str(), "a file the coordinator reads the token from when it sends; the token is never stored")},
+       opt("mode", describe(enm({"check", "status"}),
+                            "check: GitHub check runs (the default on GitHub); status: commit statuses"))});
+  s["ForgeConnection"] =
+      obj({{"repo", str()},
+           {"kind", enm({"github", "gitea", "gitlab"})},
+           {"api_url", str()},
+           {"project", str()},
+           {"mode", enm({"check", "status"})},
+           {"token_file", str()},
+           {"state",
+            describe(enm({"ok", "broken"}),
+                     "broken: the forge refused the token; its deliveries wait until the connection is put again")},
+           {"broken_reason", nullable(str())},
+           {"broken_at", when()},
+           {"created_at", when_set()},
+           {"updated_at", when_set()}});
   s["ForgeConnectionList"] = items_of("ForgeConnection");
   s["Delivery"] = obj(
       {{"id", describe(integer(), "also the X-Kport-Delivery header of a webhook, the same on every retry")},
        {"kind", enm({"check_run", "commit_status", "webhook"})},
        {"event", describe(str(), "pipeline.queued, pipeline.in_progress, pipeline.completed, verdict or regression")},
-       {"repo", nullable(str())}, {"pipeline", nullable(integer())}, {"commit", str()}, {"method", str()},
-       {"url", describe(str(), "a forge call's path under the connection's api_url; a webhook's scheme and host (its path is not shown)")},
+       {"repo", nullable(str())},
+       {"pipeline", nullable(integer())},
+       {"commit", str()},
+       {"method", str()},
+       {"url",
+        describe(
+            str(),
+            "a forge call's path under the connection's api_url; a webhook's scheme and host (its path is not shown)")},
        {"body", describe(any_json(), "the JSON sent (a check run's POST adds head_sha)")},
-       {"state", enm({"pending", "delivered", "failed"})}, {"attempts", integer()}, {"max_attempts", integer()},
+       {"state", enm({"pending", "delivered", "failed"})},
+       {"attempts", integer()},
+       {"max_attempts", integer()},
        {"next_attempt_at", describe(when(), "null unless pending")},
        {"last_status", describe(nullable(integer()), "the HTTP status of the last answer; null: none came")},
        {"last_error", describe(str(), "why the last attempt did not deliver, or why it was given up")},
-       {"created_at", when_set()}, {"finished_at", when()}});
+       {"created_at", when_set()},
+       {"finished_at", when()}});
   s["DeliveryPage"] = page_of("Delivery");
   s["RevalidationList"] = items_of("Revalidation");
   s["RunnerList"] = items_of("Runner");

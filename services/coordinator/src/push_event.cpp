@@ -21,7 +21,8 @@ constexpr std::size_t k_max_message_bytes = 4096;
 
 std::string lower(std::string_view s) {
   std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
 
@@ -63,7 +64,8 @@ void read_repository(const json::object& o, PushEvent& ev) {
   if (const auto* p = at(o, "project"); p && p->is_object()) project = &p->as_object();
   if (project) {
     ev.repo_name = string_at(*project, "path_with_namespace");
-    for (auto k : {"git_http_url", "git_ssh_url", "http_url", "ssh_url", "web_url", "url"}) add_url(ev.repo_urls, *project, k);
+    for (auto k : {"git_http_url", "git_ssh_url", "http_url", "ssh_url", "web_url", "url"})
+      add_url(ev.repo_urls, *project, k);
   }
   if (repo) {
     if (ev.repo_name.empty()) ev.repo_name = string_at(*repo, "full_name");
@@ -86,17 +88,21 @@ bool is_pull_event(std::string_view source, std::string_view event) {
 Result<PushEvent> parse_pull(PushEvent ev, const json::object& o) {
   read_repository(o, ev);
   if (ev.repo_name.empty() && ev.repo_urls.empty())
-    return make_error(Errc::invalid_argument, "the pull request names no repository (repository.full_name or project.path_with_namespace)");
+    return make_error(Errc::invalid_argument,
+                      "the pull request names no repository (repository.full_name or project.path_with_namespace)");
   std::string head, title;
   const bool gitlab = ev.source == "gitlab";
   const json::object* attrs = object_at(o, gitlab ? "object_attributes" : "pull_request");
-  if (!attrs) return make_error(Errc::invalid_argument, gitlab ? "field 'object_attributes' must be an object" : "field 'pull_request' must be an object");
+  if (!attrs)
+    return make_error(Errc::invalid_argument, gitlab ? "field 'object_attributes' must be an object"
+                                                     : "field 'pull_request' must be an object");
   title = utf8::clip(string_at(*attrs, "title"), k_max_message_bytes);
   ev.action = string_at(gitlab ? *attrs : o, "action");
   bool new_head = false;
   if (gitlab) {
     const auto* iid = at(*attrs, "iid");
-    if (!iid || !iid->is_int64() || iid->as_int64() <= 0) return make_error(Errc::invalid_argument, "field 'object_attributes.iid' must be a positive integer");
+    if (!iid || !iid->is_int64() || iid->as_int64() <= 0)
+      return make_error(Errc::invalid_argument, "field 'object_attributes.iid' must be a positive integer");
     ev.pull_number = iid->as_int64();
     if (const auto* last = object_at(*attrs, "last_commit")) head = string_at(*last, "id");
     ev.base_ref = "refs/heads/" + string_at(*attrs, "target_branch");
@@ -108,7 +114,8 @@ Result<PushEvent> parse_pull(PushEvent ev, const json::object& o) {
     ev.ref = "refs/merge-requests/" + std::to_string(ev.pull_number) + "/head";
   } else {
     const auto* number = at(o, "number");
-    if (!number || !number->is_int64() || number->as_int64() <= 0) return make_error(Errc::invalid_argument, "field 'number' must be a positive integer");
+    if (!number || !number->is_int64() || number->as_int64() <= 0)
+      return make_error(Errc::invalid_argument, "field 'number' must be a positive integer");
     ev.pull_number = number->as_int64();
     if (const auto* h = object_at(*attrs, "head")) head = string_at(*h, "sha");
     if (const auto* b = object_at(*attrs, "base")) {
@@ -120,9 +127,12 @@ Result<PushEvent> parse_pull(PushEvent ev, const json::object& o) {
     if (ev.action != "opened" && ev.action != "reopened" && !new_head) return ev;
     ev.ref = "refs/pull/" + std::to_string(ev.pull_number) + "/head";
   }
-  if (!is_full_sha(head)) return make_error(Errc::invalid_argument, "the pull request's head commit must be a full sha");
-  if (!ev.base_sha.empty() && !is_full_sha(ev.base_sha)) return make_error(Errc::invalid_argument, "the pull request's base sha must be a full sha");
-  if (!ev.before.empty() && !is_full_sha(ev.before)) return make_error(Errc::invalid_argument, "field 'before' must be a full commit sha");
+  if (!is_full_sha(head))
+    return make_error(Errc::invalid_argument, "the pull request's head commit must be a full sha");
+  if (!ev.base_sha.empty() && !is_full_sha(ev.base_sha))
+    return make_error(Errc::invalid_argument, "the pull request's base sha must be a full sha");
+  if (!ev.before.empty() && !is_full_sha(ev.before))
+    return make_error(Errc::invalid_argument, "field 'before' must be a full commit sha");
   if (ev.before.empty()) ev.before = std::string(40, '0');
   ev.is_pull = true;
   ev.after = head;
@@ -186,12 +196,14 @@ Result<std::string> push_source(const HeaderLookup& header) {
                     "not a push webhook: expected an X-GitHub-Event, X-Gitea-Event or X-Gitlab-Event header");
 }
 
-Status verify_push(std::string_view source, const HeaderLookup& header, std::string_view body, std::string_view secret) {
+Status verify_push(std::string_view source, const HeaderLookup& header, std::string_view body,
+                   std::string_view secret) {
   if (secret.empty()) return make_error(Errc::unauthorized, "no hook secret is configured on this coordinator");
   if (source == "gitlab") {
     std::string_view token = header("X-Gitlab-Token");
     if (token.empty()) return make_error(Errc::unauthorized, "missing X-Gitlab-Token; set the webhook's secret token");
-    if (!crypto::constant_time_equal(token, secret)) return make_error(Errc::unauthorized, "X-Gitlab-Token does not match the hook secret");
+    if (!crypto::constant_time_equal(token, secret))
+      return make_error(Errc::unauthorized, "X-Gitlab-Token does not match the hook secret");
     return {};
   }
   const std::string expected = crypto::to_hex(crypto::hmac_sha256(secret, body));
@@ -199,7 +211,8 @@ Status verify_push(std::string_view source, const HeaderLookup& header, std::str
     std::string_view sig = header("X-Gitea-Signature");
     if (sig.empty()) return make_error(Errc::unauthorized, "missing X-Gitea-Signature; set the webhook's secret");
     if (!crypto::constant_time_equal(lower(sig), expected))
-      return make_error(Errc::unauthorized, "X-Gitea-Signature is not the HMAC-SHA256 of the body with the hook secret");
+      return make_error(Errc::unauthorized,
+                        "X-Gitea-Signature is not the HMAC-SHA256 of the body with the hook secret");
     return {};
   }
   std::string_view sig = header("X-Hub-Signature-256");
@@ -207,7 +220,8 @@ Status verify_push(std::string_view source, const HeaderLookup& header, std::str
   if (sig.size() < 7 || lower(sig.substr(0, 7)) != "sha256=")
     return make_error(Errc::unauthorized, "X-Hub-Signature-256 must read sha256=<hex>");
   if (!crypto::constant_time_equal(lower(sig.substr(7)), expected))
-    return make_error(Errc::unauthorized, "X-Hub-Signature-256 is not the HMAC-SHA256 of the body with the hook secret");
+    return make_error(Errc::unauthorized,
+                      "X-Hub-Signature-256 is not the HMAC-SHA256 of the body with the hook secret");
   return {};
 }
 
@@ -217,10 +231,13 @@ Result<PushEvent> parse_push(std::string_view source, const HeaderLookup& header
   std::string_view delivery = source == "gitea"    ? header("X-Gitea-Delivery")
                               : source == "gitlab" ? header("X-Gitlab-Event-UUID")
                                                    : header("X-GitHub-Delivery");
-  if (delivery.size() > 256) return make_error(Errc::invalid_argument, "the delivery id header is longer than 256 characters");
+  if (delivery.size() > 256)
+    return make_error(Errc::invalid_argument, "the delivery id header is longer than 256 characters");
   // Without a delivery id, the same body is the same delivery.
   ev.delivery_id = delivery.empty() ? "sha256:" + crypto::sha256_hex(body) : std::string(delivery);
-  ev.event = std::string(source == "gitea" ? header("X-Gitea-Event") : source == "gitlab" ? header("X-Gitlab-Event") : header("X-GitHub-Event"));
+  ev.event = std::string(source == "gitea"    ? header("X-Gitea-Event")
+                         : source == "gitlab" ? header("X-Gitlab-Event")
+                                              : header("X-GitHub-Event"));
   ev.is_push = source == "gitlab" ? ev.event == "Push Hook" : ev.event == "push";
   const bool pull = is_pull_event(source, ev.event);
   if (!ev.is_push && !pull) return ev;
@@ -241,7 +258,8 @@ Result<PushEvent> parse_push(std::string_view source, const HeaderLookup& header
 
   read_repository(o, ev);
   if (ev.repo_name.empty() && ev.repo_urls.empty())
-    return make_error(Errc::invalid_argument, "the push names no repository (repository.full_name or project.path_with_namespace)");
+    return make_error(Errc::invalid_argument,
+                      "the push names no repository (repository.full_name or project.path_with_namespace)");
 
   if (const auto* d = at(o, "deleted"); d && d->is_bool()) ev.deleted = d->as_bool();
   if (is_null_sha(ev.after)) ev.deleted = true;
@@ -257,16 +275,19 @@ Result<PushEvent> parse_push(std::string_view source, const HeaderLookup& header
       const auto& c = arr[i].as_object();
       PushedCommit pc;
       pc.sha = string_at(c, "id");
-      if (!is_full_sha(pc.sha)) return make_error(Errc::invalid_argument, "field '" + where + ".id' must be a full commit sha");
+      if (!is_full_sha(pc.sha))
+        return make_error(Errc::invalid_argument, "field '" + where + ".id' must be a full commit sha");
       pc.message = utf8::clip(string_at(c, "message"), k_max_message_bytes);
       if (const auto* a = at(c, "author"); a && a->is_object()) {
         std::string name = string_at(a->as_object(), "name"), email = string_at(a->as_object(), "email");
         pc.author = email.empty() ? name : name + " <" + email + ">";
       }
       pc.time_ms = parse_iso8601_ms(string_at(c, "timestamp")).value_or(0);
-      if (const auto* ps = at(c, "parents"); ps && ps->is_array() && !ps->as_array().empty() && ps->as_array()[0].is_string()) {
+      if (const auto* ps = at(c, "parents");
+          ps && ps->is_array() && !ps->as_array().empty() && ps->as_array()[0].is_string()) {
         std::string p(ps->as_array()[0].as_string());
-        if (!is_full_sha(p)) return make_error(Errc::invalid_argument, "field '" + where + ".parents[0]' must be a full commit sha");
+        if (!is_full_sha(p))
+          return make_error(Errc::invalid_argument, "field '" + where + ".parents[0]' must be a full commit sha");
         pc.parent = p;
       } else if (!ev.commits.empty()) {
         pc.parent = ev.commits.back().sha;  // pushes list commits oldest first
@@ -278,7 +299,8 @@ Result<PushEvent> parse_push(std::string_view source, const HeaderLookup& header
   }
   // A push of commits the server already had (a new branch at an old commit) lists none.
   if (!ev.deleted && (ev.commits.empty() || ev.commits.back().sha != ev.after)) {
-    bool listed = std::any_of(ev.commits.begin(), ev.commits.end(), [&](const PushedCommit& c) { return c.sha == ev.after; });
+    bool listed =
+        std::any_of(ev.commits.begin(), ev.commits.end(), [&](const PushedCommit& c) { return c.sha == ev.after; });
     if (!listed) {
       PushedCommit head;
       head.sha = ev.after;

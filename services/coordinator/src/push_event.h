@@ -38,14 +38,14 @@ struct PushEvent {
   // `before` the previous head when the sender names it). Other actions are ignored.
   bool is_pull = false;
   std::int64_t pull_number = 0;
-  std::string action;     // the sender's action word
-  std::string base_sha;   // the base branch's head the request targets
-  std::string base_ref;   // refs/heads/<base branch>
-  std::string repo_name;    // repository.full_name or project.path_with_namespace
+  std::string action;                  // the sender's action word
+  std::string base_sha;                // the base branch's head the request targets
+  std::string base_ref;                // refs/heads/<base branch>
+  std::string repo_name;               // repository.full_name or project.path_with_namespace
   std::vector<std::string> repo_urls;  // every clone/web URL the payload names
   std::string ref, before, after;
-  bool deleted = false;  // after is all zeros, or "deleted": true
-  bool forced = false;   // "forced": true (GitHub and the post-receive hook say so)
+  bool deleted = false;               // after is all zeros, or "deleted": true
+  bool forced = false;                // "forced": true (GitHub and the post-receive hook say so)
   std::vector<PushedCommit> commits;  // oldest first, ending with `after` when it is known
 };
 

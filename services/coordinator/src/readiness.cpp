@@ -44,9 +44,9 @@ void Readiness::check(http::Reply reply) {
     w->timer.async_wait([w, deadline](boost::system::error_code ec) {
       if (ec || !w->claim()) return;
       log::warn("readiness check missed its deadline", {{"deadline_ms", static_cast<std::int64_t>(deadline.count())}});
-      w->reply(http::error_response(make_error(
-          Errc::unavailable, "the database did not answer within " + std::to_string(deadline.count()) +
-                                 " ms (every worker busy, or the database locked or slow)")));
+      w->reply(http::error_response(
+          make_error(Errc::unavailable, "the database did not answer within " + std::to_string(deadline.count()) +
+                                            " ms (every worker busy, or the database locked or slow)")));
     });
   });
   std::lock_guard lock(m_mu);
@@ -75,8 +75,8 @@ void Readiness::run_check() {
     if (!w->claim()) continue;
     net::post(m_timers, [w] { w->timer.cancel(); });
     w->reply(stats.ok() ? ok
-                        : http::error_response(make_error(Errc::unavailable,
-                                                          "database check failed: " + stats.error().message)));
+                        : http::error_response(
+                              make_error(Errc::unavailable, "database check failed: " + stats.error().message)));
   }
 }
 

@@ -10,8 +10,11 @@ namespace kport::coordinator {
 namespace fs = std::filesystem;
 
 RegistrationGate::RegistrationGate(Token token, fs::path file, int burst, int per_minute)
-    : m_token(std::move(token)), m_file(std::move(file)), m_capacity(std::max(1, burst)),
-      m_per_ms(std::max(1, per_minute) / 60'000.0), m_tokens(m_capacity) {}
+    : m_token(std::move(token)),
+      m_file(std::move(file)),
+      m_capacity(std::max(1, burst)),
+      m_per_ms(std::max(1, per_minute) / 60'000.0),
+      m_tokens(m_capacity) {}
 
 std::optional<RegistrationGate::Token> RegistrationGate::read_file(const fs::path& file) {
   std::ifstream in(file);
@@ -36,8 +39,9 @@ Status RegistrationGate::admit(std::string_view presented, std::int64_t now_ms, 
   if (!crypto::constant_time_equal(presented, m_token.value))
     return make_error(Errc::forbidden, "registration token is not valid (an admin may have rotated it)");
   if (m_token.expires_ms && now_ms >= *m_token.expires_ms)
-    return make_error(Errc::forbidden, "registration token expired; an admin makes a new one with "
-                                       "POST /api/v1/admin/registration-token");
+    return make_error(Errc::forbidden,
+                      "registration token expired; an admin makes a new one with "
+                      "POST /api/v1/admin/registration-token");
   // The bucket is checked after the token, so a caller without the token cannot use up
   // the registrations of the runners that have it.
   if (m_refilled_ms == 0) m_refilled_ms = now_ms;
@@ -57,7 +61,8 @@ bool RegistrationGate::is_current(std::string_view presented, std::int64_t now_m
   return crypto::constant_time_equal(presented, m_token.value) && (!m_token.expires_ms || now_ms < *m_token.expires_ms);
 }
 
-Result<RegistrationGate::Token> RegistrationGate::rotate(std::optional<std::int64_t> expires_in_s, std::int64_t now_ms) {
+Result<RegistrationGate::Token> RegistrationGate::rotate(std::optional<std::int64_t> expires_in_s,
+                                                         std::int64_t now_ms) {
   Token t{crypto::random_token("kpreg_"), std::nullopt, true};
   if (expires_in_s && *expires_in_s > 0) t.expires_ms = now_ms + *expires_in_s * 1000;
   // Written to a new file and renamed, so a crash leaves the old token or the new one.

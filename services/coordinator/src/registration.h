@@ -23,7 +23,7 @@ class RegistrationGate {
   struct Token {
     std::string value;
     std::optional<std::int64_t> expires_ms;  // absent: never expires
-    bool rotated = false;                     // made by rotate(), not given at start
+    bool rotated = false;                    // made by rotate(), not given at start
   };
 
   // file: where a rotated token is kept (the token's line, then its expiry in unix ms).

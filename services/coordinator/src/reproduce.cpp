@@ -12,16 +12,17 @@ constexpr std::size_t k_max_args = 64, k_max_arg = 1024;
 bool plain_word(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-                    c == '-' || c == '=' || c == ',' || c == ':' || c == '/' || c == '+' || c == '@' || c == '%';
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                    c == '_' || c == '-' || c == '=' || c == ',' || c == ':' || c == '/' || c == '+' || c == '@' ||
+                    c == '%';
     if (!ok) return false;
   }
   return true;
 }
 
 bool harness_name(std::string_view s) {
-  return s.size() > 14 && s.size() < 128 && s.substr(0, 14) == "kport-harness-" && s.find('/') == std::string_view::npos &&
-         plain_word(s);
+  return s.size() > 14 && s.size() < 128 && s.substr(0, 14) == "kport-harness-" &&
+         s.find('/') == std::string_view::npos && plain_word(s);
 }
 
 // env.reproduce of a result, when its text is an object that holds one.
@@ -40,7 +41,8 @@ std::string text_at(const json::object& o, std::string_view key) {
 }
 
 // The arguments recorded under `key` when they are a well-formed `command` line.
-std::vector<std::string> args_at(const json::object& o, std::string_view key, std::string_view command, bool& malformed) {
+std::vector<std::string> args_at(const json::object& o, std::string_view key, std::string_view command,
+                                 bool& malformed) {
   const auto* v = o.if_contains(key);
   if (!v) return {};
   std::vector<std::string> out;
@@ -73,7 +75,8 @@ std::string command_line(const Reproduction& p, const std::vector<std::string>& 
   if (p.harness_sha256.empty()) return p.harness + join(args);
   const std::string path = "/api/v1/artifacts/" + p.harness_sha256;
   // The placeholder must stay expandable, so it goes in double quotes, not through shell_quote.
-  const std::string url = server == k_server_placeholder ? "\"" + std::string(server) + path + "\"" : shell_quote(p.download_url);
+  const std::string url =
+      server == k_server_placeholder ? "\"" + std::string(server) + path + "\"" : shell_quote(p.download_url);
   return "curl -fsSLo " + p.harness + " " + url + " && chmod +x " + p.harness + " && ./" + p.harness + join(args);
 }
 
@@ -96,7 +99,8 @@ Reproduction reproduction(const db::ResultRecord& r, std::string_view server) {
   p.harness_sha256 = text_at(rec, "harness_sha256");
   if (!crypto::is_sha256_hex(p.harness_sha256)) {
     p.harness_sha256.clear();
-    p.missing.push_back("harness_sha256: the result does not name the harness binary; build kport-harness for its commit and target");
+    p.missing.push_back(
+        "harness_sha256: the result does not name the harness binary; build kport-harness for its commit and target");
   } else {
     p.download_url = std::string(server) + "/api/v1/artifacts/" + p.harness_sha256;
   }
@@ -117,7 +121,8 @@ Reproduction reproduction(const db::ResultRecord& r, std::string_view server) {
   }
   if (timed && p.bench_args.empty()) {
     p.bench_args = from_columns(r, "bench");
-    p.missing.push_back("bench seed and sampling flags: the runner recorded no arguments, so the harness's defaults apply");
+    p.missing.push_back(
+        "bench seed and sampling flags: the runner recorded no arguments, so the harness's defaults apply");
   }
   p.check = command_line(p, p.check_args, server);
   if (timed) p.bench = command_line(p, p.bench_args, server);
@@ -133,15 +138,16 @@ json::object to_json(const Reproduction& p) {
   };
   json::array missing;
   for (const auto& m : p.missing) missing.emplace_back(m);
-  return json::object{{"harness", p.harness},
-                      {"harness_sha256", p.harness_sha256.empty() ? json::value(nullptr) : json::value(p.harness_sha256)},
-                      {"download_url", p.download_url.empty() ? json::value(nullptr) : json::value(p.download_url)},
-                      {"check", p.check},
-                      {"bench", p.bench.empty() ? json::value(nullptr) : json::value(p.bench)},
-                      {"check_args", arr(p.check_args)},
-                      {"bench_args", arr(p.bench_args)},
-                      {"exact", p.missing.empty()},
-                      {"missing", std::move(missing)}};
+  return json::object{
+      {"harness", p.harness},
+      {"harness_sha256", p.harness_sha256.empty() ? json::value(nullptr) : json::value(p.harness_sha256)},
+      {"download_url", p.download_url.empty() ? json::value(nullptr) : json::value(p.download_url)},
+      {"check", p.check},
+      {"bench", p.bench.empty() ? json::value(nullptr) : json::value(p.bench)},
+      {"check_args", arr(p.check_args)},
+      {"bench_args", arr(p.bench_args)},
+      {"exact", p.missing.empty()},
+      {"missing", std::move(missing)}};
 }
 
 std::string reproduce_command(const db::ResultRecord& r, bool timing, std::string_view server) {

@@ -36,7 +36,8 @@ void add_admin_routes(http::Router& router, Context& ctx) {
     KPORT_HTTP_TRY(id);
     auto runner = ctx.store->get_runner(*id);
     if (!runner.ok()) return http::error_response(runner.error());
-    if (!*runner) return http::error_response(make_error(Errc::not_found, "runner " + std::to_string(*id) + " does not exist"));
+    if (!*runner)
+      return http::error_response(make_error(Errc::not_found, "runner " + std::to_string(*id) + " does not exist"));
     // A runner's token is its identity: revoking it deregisters the runner, which also
     // gives its held job back to the queue. It registers again to get a new token.
     auto released = ctx.store->deregister_runner(*id);

@@ -26,7 +26,8 @@ void add_artifact_routes(http::Router& router, Context& ctx) {
       return http::error_response(make_error(Errc::unauthorized, "uploading artifacts needs a runner or admin token"));
     std::string sha(req.param("sha256"));
     if (!crypto::is_sha256_hex(sha))
-      return http::error_response(make_error(Errc::invalid_argument, "'" + sha + "' is not a SHA-256 (64 lowercase hex digits)"));
+      return http::error_response(
+          make_error(Errc::invalid_argument, "'" + sha + "' is not a SHA-256 (64 lowercase hex digits)"));
     auto job = int_query(req, "job", 1, std::numeric_limits<std::int64_t>::max());
     KPORT_HTTP_TRY(job);
     auto attempt = int_query(req, "attempt", 1, 1000);
@@ -34,12 +35,13 @@ void add_artifact_routes(http::Router& router, Context& ctx) {
     std::optional<db::JobWriter> writer;
     if (who->kind == Principal::Kind::runner) {
       if (!*job || !*attempt)
-        return http::error_response(make_error(
-            Errc::forbidden, "a runner uploads artifacts only into a job it holds: add ?job=ID&attempt=N of its live lease"));
+        return http::error_response(
+            make_error(Errc::forbidden,
+                       "a runner uploads artifacts only into a job it holds: add ?job=ID&attempt=N of its live lease"));
       writer = db::JobWriter{**job, who->runner_id, static_cast<int>(**attempt)};
     } else if (*job || *attempt) {
-      return http::error_response(
-          make_error(Errc::invalid_argument, "'job' and 'attempt' name a runner's lease; the admin token uploads without them"));
+      return http::error_response(make_error(
+          Errc::invalid_argument, "'job' and 'attempt' name a runner's lease; the admin token uploads without them"));
     }
     std::string name(req.query_or("name", sha));
     std::string kind(req.query_or("kind", "blob"));
@@ -52,7 +54,8 @@ void add_artifact_routes(http::Router& router, Context& ctx) {
     KPORT_AUTH(require_reader(req, ctx));
     std::string sha(req.param("sha256"));
     if (!crypto::is_sha256_hex(sha))
-      return http::error_response(make_error(Errc::invalid_argument, "'" + sha + "' is not a SHA-256 (64 lowercase hex digits)"));
+      return http::error_response(
+          make_error(Errc::invalid_argument, "'" + sha + "' is not a SHA-256 (64 lowercase hex digits)"));
     auto a = ctx.store->get_artifact(sha);
     if (!a.ok()) return http::error_response(a.error());
     if (!*a) return http::error_response(make_error(Errc::not_found, "artifact " + sha + " is not stored"));
@@ -60,7 +63,9 @@ void add_artifact_routes(http::Router& router, Context& ctx) {
     std::ifstream in((*a)->path, std::ios::binary);
     std::ostringstream data;
     data << in.rdbuf();
-    if (!in) return http::error_response(make_error(Errc::internal, "artifact " + sha + " is recorded but its file cannot be read"));
+    if (!in)
+      return http::error_response(
+          make_error(Errc::internal, "artifact " + sha + " is recorded but its file cannot be read"));
     Response res = http::text_response(200, data.str(), "application/octet-stream");
     res.set_header("X-Kport-Sha256", sha);
     std::string file = (*a)->name;

@@ -85,7 +85,8 @@ void add_best_request_routes(http::Router& router, Context& ctx) {
     if (!body.ok()) return http::error_response(body.error());
     const bool queued = opened->outcome == app::MeasureOpened::Outcome::queued;
     (*body)["outcome"] = queued ? "queued" : "coalesced";
-    (*body)["case"] = json::object{{"family", opened->key.family}, {"dtype", opened->key.dtype}, {"shape", opened->shape_text}};
+    (*body)["case"] =
+        json::object{{"family", opened->key.family}, {"dtype", opened->key.dtype}, {"shape", opened->shape_text}};
     return http::json_response(queued ? 201 : 200, *body);
   });
 
@@ -94,14 +95,16 @@ void add_best_request_routes(http::Router& router, Context& ctx) {
     db::BestRequestFilter f;
     KPORT_HTTP_TRY(page_params(req, f.limit, f.before_id));
     const std::string gpu(req.query_or("gpu"));
-    if (gpu.size() > 256) return http::error_response(make_error(Errc::invalid_argument, "gpu name is longer than 256 bytes"));
+    if (gpu.size() > 256)
+      return http::error_response(make_error(Errc::invalid_argument, "gpu name is longer than 256 bytes"));
     if (!gpu.empty()) f.gpu_model = gpu;
     auto page = ctx.store->list_best_requests(f);
     if (!page.ok()) return http::error_response(page.error());
     auto states = app::measure_states(ctx, page->items);
     if (!states.ok()) return http::error_response(states.error());
     json::array items;
-    for (std::size_t i = 0; i < page->items.size(); ++i) items.push_back(request_json(ctx, page->items[i], (*states)[i]));
+    for (std::size_t i = 0; i < page->items.size(); ++i)
+      items.push_back(request_json(ctx, page->items[i], (*states)[i]));
     // The questions /api/v1/best answered without a measurement, most asked first: what
     // is worth requesting next. Counts still in memory are added to the stored ones.
     constexpr int k_top = 20;
@@ -146,8 +149,9 @@ void add_best_request_routes(http::Router& router, Context& ctx) {
     auto r = ctx.store->get_best_request(*id);
     if (!r.ok()) return http::error_response(r.error());
     if (!*r)
-      return http::error_response(make_error(Errc::not_found, "measure request " + std::to_string(*id) +
-                                                                  " does not exist; GET /api/v1/best/requests lists them"));
+      return http::error_response(make_error(
+          Errc::not_found,
+          "measure request " + std::to_string(*id) + " does not exist; GET /api/v1/best/requests lists them"));
     auto body = one_request_json(ctx, **r);
     if (!body.ok()) return http::error_response(body.error());
     return http::json_ok(*body);

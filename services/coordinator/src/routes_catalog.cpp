@@ -19,9 +19,7 @@ bool valid_target_name(std::string_view s) {
   return s[3] >= '0' && s[3] <= '9';
 }
 
-
 }  // namespace
-
 
 void add_catalog_routes(http::Router& router, Context& ctx) {
   add_blocking(router, ctx, "GET", "/api/v1/targets", [&ctx](const Request& req) {
@@ -35,7 +33,9 @@ void add_catalog_routes(http::Router& router, Context& ctx) {
     KPORT_AUTH(require_reader(req, ctx));
     auto t = ctx.store->get_target(req.param("target"));
     if (!t.ok()) return http::error_response(t.error());
-    if (!*t) return http::error_response(make_error(Errc::not_found, "target '" + std::string(req.param("target")) + "' is not known; GET /api/v1/targets lists them"));
+    if (!*t)
+      return http::error_response(make_error(Errc::not_found, "target '" + std::string(req.param("target")) +
+                                                                  "' is not known; GET /api/v1/targets lists them"));
     json::object out = to_json(**t).as_object();
     auto arches = ctx.store->target_check_arches((*t)->name);
     if (!arches.ok()) return http::error_response(arches.error());
@@ -50,7 +50,8 @@ void add_catalog_routes(http::Router& router, Context& ctx) {
     KPORT_AUTH(require_admin(req, ctx));
     std::string name(req.param("target"));
     if (!valid_target_name(name))
-      return http::error_response(make_error(Errc::invalid_argument, "target '" + name + "' is not a target string like sm_90a"));
+      return http::error_response(
+          make_error(Errc::invalid_argument, "target '" + name + "' is not a target string like sm_90a"));
     auto obj = parse_object(req.body);
     if (!obj.ok()) return http::error_response(obj.error());
     Fields f(*obj, "");
@@ -67,7 +68,8 @@ void add_catalog_routes(http::Router& router, Context& ctx) {
       if (auto st = ctx.store->set_target_check_arches(name, check_arches); !st.ok())
         return http::error_response(st.error());
     auto stored = ctx.store->get_target(name);
-    if (!stored.ok() || !*stored) return http::error_response(make_error(Errc::internal, "target vanished after upsert"));
+    if (!stored.ok() || !*stored)
+      return http::error_response(make_error(Errc::internal, "target vanished after upsert"));
     return http::json_response(*added ? 201 : 200, to_json(**stored));
   });
 
@@ -93,19 +95,22 @@ void add_catalog_routes(http::Router& router, Context& ctx) {
     const auto* arr = top.array("instances");
     const auto* vars = top.array("variants");
     if (!top.ok()) return http::error_response(top.error());
-    if ((vars && vars->size() > 1000) || (arr && arr->size() > 10000) || ((!arr || arr->empty()) && (!vars || vars->empty())))
-      return http::error_response(make_error(Errc::invalid_argument,
-                                             "give 'instances' (an array of 1..10000 instances) and/or 'variants' (1..1000 variants)"));
+    if ((vars && vars->size() > 1000) || (arr && arr->size() > 10000) ||
+        ((!arr || arr->empty()) && (!vars || vars->empty())))
+      return http::error_response(
+          make_error(Errc::invalid_argument,
+                     "give 'instances' (an array of 1..10000 instances) and/or 'variants' (1..1000 variants)"));
     std::vector<db::KernelVariant> variants;
     for (std::size_t i = 0; vars && i < vars->size(); ++i) {
       if (!(*vars)[i].is_object())
-        return http::error_response(make_error(Errc::invalid_argument, "variants[" + std::to_string(i) + "] must be an object"));
+        return http::error_response(
+            make_error(Errc::invalid_argument, "variants[" + std::to_string(i) + "] must be an object"));
       Fields f((*vars)[i].as_object(), "variants[" + std::to_string(i) + "]");
       const auto* features = (*vars)[i].as_object().if_contains("features");
       if (features && !(features->is_array() && std::all_of(features->as_array().begin(), features->as_array().end(),
                                                             [](const json::value& x) { return x.is_string(); })))
-        return http::error_response(make_error(Errc::invalid_argument, "variants[" + std::to_string(i) +
-                                                                           "].features must be an array of feature names"));
+        return http::error_response(make_error(
+            Errc::invalid_argument, "variants[" + std::to_string(i) + "].features must be an array of feature names"));
       db::KernelVariant v;
       v.family = f.str("family", 64);
       v.variant = f.str("variant", 128);
@@ -118,7 +123,8 @@ void add_catalog_routes(http::Router& router, Context& ctx) {
     std::vector<db::KernelInstance> list;
     for (std::size_t i = 0; arr && i < arr->size(); ++i) {
       if (!(*arr)[i].is_object())
-        return http::error_response(make_error(Errc::invalid_argument, "instances[" + std::to_string(i) + "] must be an object"));
+        return http::error_response(
+            make_error(Errc::invalid_argument, "instances[" + std::to_string(i) + "] must be an object"));
       Fields f((*arr)[i].as_object(), "instances[" + std::to_string(i) + "]");
       list.push_back(instance_from_json(f));
       if (!f.ok()) return http::error_response(f.error());
@@ -179,7 +185,8 @@ void add_catalog_routes(http::Router& router, Context& ctx) {
     KPORT_AUTH(require_reader(req, ctx));
     std::string sha(req.param("sha"));
     if (!is_commit_sha(sha))
-      return http::error_response(make_error(Errc::invalid_argument, "'" + sha + "' is not a commit sha (7..64 lowercase hex digits)"));
+      return http::error_response(
+          make_error(Errc::invalid_argument, "'" + sha + "' is not a commit sha (7..64 lowercase hex digits)"));
     auto s = ctx.store->commit_summary(sha);
     if (!s.ok()) return http::error_response(s.error());
     if (!*s) return http::error_response(make_error(Errc::not_found, "commit " + sha + " is not known to kport"));

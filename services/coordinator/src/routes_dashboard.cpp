@@ -58,8 +58,12 @@ Response overview(Context& ctx) {
     if (!board.ok()) return http::error_response(board.error());
     if (!*board) continue;
     const porting::BringupStages stages = stages_of(**board);
-    rows.push_back(json::object{{"name", t.name}, {"arch", t.arch}, {"toolkit", t.toolkit}, {"is_new", t.is_new},
-                                {"progress", counts_json(stages.counts)}, {"families", families_json(stages)}});
+    rows.push_back(json::object{{"name", t.name},
+                                {"arch", t.arch},
+                                {"toolkit", t.toolkit},
+                                {"is_new", t.is_new},
+                                {"progress", counts_json(stages.counts)},
+                                {"families", families_json(stages)}});
   }
   auto runners = ctx.store->list_runners();
   if (!runners.ok()) return http::error_response(runners.error());
@@ -83,13 +87,15 @@ Response overview(Context& ctx) {
   rf.limit = k_recent_results;
   auto results = ctx.store->list_results(rf);
   if (!results.ok()) return http::error_response(results.error());
-  return http::json_ok(json::object{
-      {"targets", std::move(rows)},
-      {"runners", {{"online", online}, {"busy", busy}, {"registered", static_cast<std::int64_t>(runners->size())},
-                   {"online_by_role", std::move(by_role)}}},
-      {"queue", to_json(*queue)},
-      {"pipelines", page_to_json(*pipelines).as_object()["items"]},
-      {"results", page_to_json(*results).as_object()["items"]}});
+  return http::json_ok(json::object{{"targets", std::move(rows)},
+                                    {"runners",
+                                     {{"online", online},
+                                      {"busy", busy},
+                                      {"registered", static_cast<std::int64_t>(runners->size())},
+                                      {"online_by_role", std::move(by_role)}}},
+                                    {"queue", to_json(*queue)},
+                                    {"pipelines", page_to_json(*pipelines).as_object()["items"]},
+                                    {"results", page_to_json(*results).as_object()["items"]}});
 }
 
 Response target_page(Context& ctx, std::string_view name) {
@@ -105,13 +111,15 @@ Response target_page(Context& ctx, std::string_view name) {
 // baseline and the same policy, so the page and `kport status` say the same thing.
 Response commit_page(Context& ctx, const std::string& sha) {
   if (!hex_sha(sha))
-    return http::error_response(make_error(Errc::invalid_argument, "'" + sha + "' is not a commit sha (7..64 lowercase hex digits)"));
+    return http::error_response(
+        make_error(Errc::invalid_argument, "'" + sha + "' is not a commit sha (7..64 lowercase hex digits)"));
   auto commit = ctx.store->get_commit(sha);
   if (!commit.ok()) return http::error_response(commit.error());
   auto mine = ctx.store->verdict_inputs(sha);
   if (!mine.ok()) return http::error_response(mine.error());
   if (!*commit && mine->results.empty() && mine->builds.empty() && mine->jobs.empty())
-    return http::error_response(make_error(Errc::not_found, "commit " + sha + " is not known to kport and has no results"));
+    return http::error_response(
+        make_error(Errc::not_found, "commit " + sha + " is not known to kport and has no results"));
   porting::FlakePolicy flakes;
   flakes.release_after = ctx.config.flake_release_after;
   auto c = verdict_case(*ctx.store, sha, *mine, flakes);
@@ -133,7 +141,8 @@ Response kernel_page(Context& ctx, const Request& req) {
   if (!known.ok()) return http::error_response(known.error());
   auto it = std::find_if(known->begin(), known->end(), [&](const db::KernelInstance& k) { return k.name == instance; });
   if (it == known->end())
-    return http::error_response(make_error(Errc::not_found, "kernel instance '" + instance + "' is not known; GET /api/v1/kernels lists them"));
+    return http::error_response(
+        make_error(Errc::not_found, "kernel instance '" + instance + "' is not known; GET /api/v1/kernels lists them"));
   auto configs = ctx.store->measured_configs(instance);
   if (!configs.ok()) return http::error_response(configs.error());
   std::string dtype(req.query_or("dtype")), shape(req.query_or("shape"));
@@ -167,10 +176,17 @@ Response kernel_page(Context& ctx, const Request& req) {
       for (const auto& [key, model] : noise_book(*figures)) noise.push_back(to_json(model));
     }
   }
-  return http::json_ok(json::object{{"instance", instance}, {"family", it->family}, {"variant", it->variant},
-                                    {"dtype", dtype}, {"shape", shape}, {"configs", std::move(config_list)},
-                                    {"series", std::move(series)}, {"noise", std::move(noise)},
-                                    {"peak_rule", "best throughput measured on the GPU for this op and dtype, by any kernel or the vendor baseline"}});
+  return http::json_ok(json::object{
+      {"instance", instance},
+      {"family", it->family},
+      {"variant", it->variant},
+      {"dtype", dtype},
+      {"shape", shape},
+      {"configs", std::move(config_list)},
+      {"series", std::move(series)},
+      {"noise", std::move(noise)},
+      {"peak_rule",
+       "best throughput measured on the GPU for this op and dtype, by any kernel or the vendor baseline"}});
 }
 
 Response runners_page(Context& ctx, bool all) {

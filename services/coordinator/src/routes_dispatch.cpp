@@ -17,17 +17,21 @@ Response snapshot(const Request& req, Context& ctx) {
   KPORT_AUTH(require_reader(req, ctx));
   std::string gpu(req.query_or("gpu"));
   if (gpu.empty())
-    return http::error_response(make_error(Errc::invalid_argument,
+    return http::error_response(make_error(
+        Errc::invalid_argument,
         "a snapshot needs gpu, e.g. /api/v1/dispatch/snapshot?gpu=NVIDIA%20H200 (GET /api/v1/gpus lists the models)"));
-  if (gpu.size() > 256) return http::error_response(make_error(Errc::invalid_argument, "gpu name is longer than 256 bytes"));
+  if (gpu.size() > 256)
+    return http::error_response(make_error(Errc::invalid_argument, "gpu name is longer than 256 bytes"));
   auto rows = ctx.store->gpu_best_candidates(gpu);
   if (!rows.ok()) return http::error_response(rows.error());
   auto models = ctx.store->list_gpu_models();
   if (!models.ok()) return http::error_response(models.error());
   auto model = std::find_if(models->begin(), models->end(), [&](const db::GpuModel& m) { return m.name == gpu; });
   if (model == models->end() && rows->empty())
-    return http::error_response(make_error(Errc::not_found, "GPU model '" + gpu +
-        "' has never been seen by kport, so there is nothing to dispatch on; GET /api/v1/gpus lists the models it knows"));
+    return http::error_response(
+        make_error(Errc::not_found, "GPU model '" + gpu +
+                                        "' has never been seen by kport, so there is nothing to dispatch on; GET "
+                                        "/api/v1/gpus lists the models it knows"));
 
   dispatch::SnapshotSource src;
   src.gpu_model = gpu;
@@ -46,7 +50,8 @@ Response snapshot(const Request& req, Context& ctx) {
 }  // namespace
 
 void add_dispatch_routes(http::Router& router, Context& ctx) {
-  add_blocking(router, ctx, "GET", "/api/v1/dispatch/snapshot", [&ctx](const Request& req) { return snapshot(req, ctx); });
+  add_blocking(router, ctx, "GET", "/api/v1/dispatch/snapshot",
+               [&ctx](const Request& req) { return snapshot(req, ctx); });
 }
 
 }  // namespace kport::coordinator

@@ -16,7 +16,9 @@ using http::Request;
 
 namespace {
 
-json::value when(const std::optional<std::int64_t>& ms) { return ms ? json::value(iso8601_utc(*ms)) : json::value(nullptr); }
+json::value when(const std::optional<std::int64_t>& ms) {
+  return ms ? json::value(iso8601_utc(*ms)) : json::value(nullptr);
+}
 
 json::object connection_json(const db::ForgeConnection& c) {
   return json::object{{"repo", c.repo},
@@ -36,23 +38,24 @@ json::object delivery_json(const db::Delivery& d) {
   boost::system::error_code ec;
   json::value body = json::parse(d.body, ec);
   if (ec) body = d.body;
-  return json::object{{"id", d.id},
-                      {"kind", d.kind},
-                      {"event", d.event},
-                      {"repo", d.repo ? json::value(*d.repo) : json::value(nullptr)},
-                      {"pipeline", d.pipeline_id ? json::value(*d.pipeline_id) : json::value(nullptr)},
-                      {"commit", d.commit_sha},
-                      {"method", d.method},
-                      {"url", d.kind == "webhook" ? redact_url(d.url) : d.url},
-                      {"body", std::move(body)},
-                      {"state", d.state},
-                      {"attempts", d.attempts},
-                      {"max_attempts", d.max_attempts},
-                      {"next_attempt_at", d.state == "pending" ? json::value(iso8601_utc(d.next_attempt_ms)) : json::value(nullptr)},
-                      {"last_status", d.last_status ? json::value(*d.last_status) : json::value(nullptr)},
-                      {"last_error", d.last_error},
-                      {"created_at", iso8601_utc(d.created_ms)},
-                      {"finished_at", when(d.finished_ms)}};
+  return json::object{
+      {"id", d.id},
+      {"kind", d.kind},
+      {"event", d.event},
+      {"repo", d.repo ? json::value(*d.repo) : json::value(nullptr)},
+      {"pipeline", d.pipeline_id ? json::value(*d.pipeline_id) : json::value(nullptr)},
+      {"commit", d.commit_sha},
+      {"method", d.method},
+      {"url", d.kind == "webhook" ? redact_url(d.url) : d.url},
+      {"body", std::move(body)},
+      {"state", d.state},
+      {"attempts", d.attempts},
+      {"max_attempts", d.max_attempts},
+      {"next_attempt_at", d.state == "pending" ? json::value(iso8601_utc(d.next_attempt_ms)) : json::value(nullptr)},
+      {"last_status", d.last_status ? json::value(*d.last_status) : json::value(nullptr)},
+      {"last_error", d.last_error},
+      {"created_at", iso8601_utc(d.created_ms)},
+      {"finished_at", when(d.finished_ms)}};
 }
 
 }  // namespace
@@ -72,16 +75,21 @@ void add_forge_routes(http::Router& router, Context& ctx) {
     c.mode = f.opt_str("mode", 16).value_or(c.kind == "github" ? "check" : "status");
     if (!f.ok()) return http::error_response(f.error());
     if (c.api_url.rfind("http://", 0) != 0 && c.api_url.rfind("https://", 0) != 0)
-      return http::error_response(make_error(Errc::invalid_argument, "field 'api_url' must be an http:// or https:// URL, such as https://api.github.com"));
+      return http::error_response(
+          make_error(Errc::invalid_argument,
+                     "field 'api_url' must be an http:// or https:// URL, such as https://api.github.com"));
     // Refused now rather than at the first report: the operator is here to fix it.
     if (!std::ifstream(c.token_file))
-      return http::error_response(make_error(Errc::unprocessable, "field 'token_file': cannot read " + c.token_file +
-                                                                      " as the coordinator; write the token there (mode 0600)"));
+      return http::error_response(
+          make_error(Errc::unprocessable, "field 'token_file': cannot read " + c.token_file +
+                                              " as the coordinator; write the token there (mode 0600)"));
     // The token is as safe as its file: say so when others may read it.
     std::error_code ec;
     const auto perms = std::filesystem::status(c.token_file, ec).permissions();
-    if (!ec && (perms & (std::filesystem::perms::group_read | std::filesystem::perms::others_read)) != std::filesystem::perms::none)
-      log::warn("forge token file is readable by other users; chmod 600 it", {{"repo", c.repo}, {"file", c.token_file}});
+    if (!ec && (perms & (std::filesystem::perms::group_read | std::filesystem::perms::others_read)) !=
+                   std::filesystem::perms::none)
+      log::warn("forge token file is readable by other users; chmod 600 it",
+                {{"repo", c.repo}, {"file", c.token_file}});
     auto put = ctx.store->put_forge_connection(c);
     if (!put.ok()) return http::error_response(put.error());
     log::info("forge connection set", {{"repo", c.repo}, {"kind", c.kind}, {"mode", c.mode}});
@@ -106,14 +114,14 @@ void add_forge_routes(http::Router& router, Context& ctx) {
     f.pipeline_id = *pipeline;
     if (auto s = req.query_or("state"); !s.empty()) {
       if (s != "pending" && s != "delivered" && s != "failed")
-        return http::error_response(make_error(Errc::invalid_argument, "state must be pending, delivered or failed, not '" +
-                                                                          std::string(s) + "'"));
+        return http::error_response(make_error(
+            Errc::invalid_argument, "state must be pending, delivered or failed, not '" + std::string(s) + "'"));
       f.state = std::string(s);
     }
     if (auto k = req.query_or("kind"); !k.empty()) {
       if (k != "check_run" && k != "commit_status" && k != "webhook")
-        return http::error_response(make_error(Errc::invalid_argument, "kind must be check_run, commit_status or webhook, not '" +
-                                                                          std::string(k) + "'"));
+        return http::error_response(make_error(
+            Errc::invalid_argument, "kind must be check_run, commit_status or webhook, not '" + std::string(k) + "'"));
       f.kind = std::string(k);
     }
     if (auto r = req.query_or("repo"); !r.empty()) f.repo = std::string(r);

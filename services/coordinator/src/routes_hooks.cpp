@@ -23,19 +23,26 @@ Response handle_push(Context& ctx, const Request& req) {
   auto ev = parse_push(*source, header, req.body);
   if (!ev.ok()) return http::error_response(ev.error());
   if (!ev->is_push && !ev->is_pull) {
-    const std::string note = ev->action.empty()
-                                 ? "only push, pull request and merge request events start pipelines"
-                                 : "a pull or merge request '" + ev->action + "' does not change its head: nothing to validate";
-    return http::json_response(202, json::object{{"outcome", "ignored"}, {"event", ev->event}, {"delivery", ev->delivery_id},
-                                                 {"note", note}});
+    const std::string note = ev->action.empty() ? "only push, pull request and merge request events start pipelines"
+                                                : "a pull or merge request '" + ev->action +
+                                                      "' does not change its head: nothing to validate";
+    return http::json_response(
+        202, json::object{{"outcome", "ignored"}, {"event", ev->event}, {"delivery", ev->delivery_id}, {"note", note}});
   }
   auto got = app::receive_push(ctx, *ev);
   if (!got.ok()) return http::error_response(got.error());
   const db::PushDelivery& d = got->delivery;
   const db::PushOutcome& out = got->outcome;
-  json::object body{{"delivery", d.delivery_id}, {"source", d.source}, {"repo", d.repo}, {"ref", d.ref},
-                    {"commit", d.after_sha}, {"outcome", out.outcome}, {"duplicate", out.duplicate},
-                    {"forced", d.forced}, {"superseded_jobs", out.superseded_jobs}, {"stale", out.stale}};
+  json::object body{{"delivery", d.delivery_id},
+                    {"source", d.source},
+                    {"repo", d.repo},
+                    {"ref", d.ref},
+                    {"commit", d.after_sha},
+                    {"outcome", out.outcome},
+                    {"duplicate", out.duplicate},
+                    {"forced", d.forced},
+                    {"superseded_jobs", out.superseded_jobs},
+                    {"stale", out.stale}};
   body["pipeline"] = out.pipeline ? to_json(*out.pipeline) : json::value(nullptr);
   if (!d.note.empty() && !out.duplicate) body["note"] = d.note;
   if (out.duplicate) return http::json_ok(body);

@@ -49,7 +49,9 @@ void add_pipeline_routes(http::Router& router, Context& ctx) {
     if (auto r = req.query_or("repo"); !r.empty()) f.repo = std::string(r);
     if (auto r = req.query_or("reason"); !r.empty()) {
       f.reason = db::parse_pipeline_reason(r);
-      if (!f.reason) return http::error_response(make_error(Errc::invalid_argument, "reason '" + std::string(r) + "' is not a pipeline reason"));
+      if (!f.reason)
+        return http::error_response(
+            make_error(Errc::invalid_argument, "reason '" + std::string(r) + "' is not a pipeline reason"));
     }
     auto page = ctx.store->list_pipelines(f);
     if (!page.ok()) return http::error_response(page.error());
@@ -76,7 +78,8 @@ void add_pipeline_routes(http::Router& router, Context& ctx) {
     KPORT_HTTP_TRY(id);
     auto p = ctx.store->get_pipeline(*id);
     if (!p.ok()) return http::error_response(p.error());
-    if (!*p) return http::error_response(make_error(Errc::not_found, "pipeline " + std::to_string(*id) + " does not exist"));
+    if (!*p)
+      return http::error_response(make_error(Errc::not_found, "pipeline " + std::to_string(*id) + " does not exist"));
     return http::json_ok(pipeline_with_jobs(ctx, **p));
   });
 
@@ -95,7 +98,9 @@ void add_pipeline_routes(http::Router& router, Context& ctx) {
     KPORT_HTTP_TRY(page_params(req, f.limit, f.before_id));
     if (auto s = req.query_or("status"); !s.empty()) {
       f.status = db::parse_job_status(s);
-      if (!f.status) return http::error_response(make_error(Errc::invalid_argument, "status '" + std::string(s) + "' is not a job status"));
+      if (!f.status)
+        return http::error_response(
+            make_error(Errc::invalid_argument, "status '" + std::string(s) + "' is not a job status"));
     }
     if (auto k = req.query_or("kind"); !k.empty()) {
       f.kind = db::parse_job_kind(k);

@@ -34,8 +34,8 @@ std::string server_url(const Request& req) {
   const std::string_view host = req.header("Host");
   bool usable = !host.empty() && host.size() <= 255;
   for (char c : host)
-    usable = usable && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
-                        c == ':' || c == '[' || c == ']');
+    usable = usable && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                        c == '-' || c == ':' || c == '[' || c == ']');
   if (!usable) return std::string(k_server_placeholder);
   return std::string(req.header("X-Forwarded-Proto") == "https" ? "https://" : "http://") + std::string(host);
 }
@@ -127,18 +127,25 @@ Response answer_best(const Request& req, Context& ctx, std::optional<db::BestKey
         }
     }
     if (q.arch.empty() && q.target.empty())
-      return http::error_response(make_error(Errc::not_found, "GPU model '" + gpu +
-          "' has never been seen by kport; pass arch= (e.g. 10.0) or target= (e.g. sm_100a) for a provisional answer"));
+      return http::error_response(
+          make_error(Errc::not_found, "GPU model '" + gpu +
+                                          "' has never been seen by kport; pass arch= (e.g. 10.0) or target= (e.g. "
+                                          "sm_100a) for a provisional answer"));
     auto targets = ctx.store->list_targets();
     if (!targets.ok()) return http::error_response(targets.error());
     if (q.target.empty()) q.target = target_for_arch(*targets, q.arch);
     if (q.target.empty())
-      return http::error_response(make_error(Errc::not_found, "no target of arch " + q.arch +
-          " is registered, so kport cannot tell which instances build for " + gpu + "; pass target= (e.g. sm_100a)"));
-    auto target = std::find_if(targets->begin(), targets->end(), [&](const db::Target& t) { return t.name == q.target; });
+      return http::error_response(
+          make_error(Errc::not_found, "no target of arch " + q.arch +
+                                          " is registered, so kport cannot tell which instances build for " + gpu +
+                                          "; pass target= (e.g. sm_100a)"));
+    auto target =
+        std::find_if(targets->begin(), targets->end(), [&](const db::Target& t) { return t.name == q.target; });
     if (target == targets->end())
-      return http::error_response(make_error(Errc::not_found, "target '" + q.target +
-          "' is not registered (GET /api/v1/targets lists them; kport-watcher adds new ones from the catalog)"));
+      return http::error_response(make_error(
+          Errc::not_found,
+          "target '" + q.target +
+              "' is not registered (GET /api/v1/targets lists them; kport-watcher adds new ones from the catalog)"));
     if (q.arch.empty()) q.arch = target->arch;
     auto all = ctx.store->best_candidates("", op, dtype);
     if (!all.ok()) return http::error_response(all.error());
@@ -146,7 +153,10 @@ Response answer_best(const Request& req, Context& ctx, std::optional<db::BestKey
     std::set<std::string> others;
     for (const auto& c : *all) {
       if (c.status == db::ResultStatus::passed) cq.ran_dtype.push_back(c.instance);
-      if (c.gpu_model != gpu) { elsewhere.push_back(to_measurement(c)); others.insert(c.gpu_model); }
+      if (c.gpu_model != gpu) {
+        elsewhere.push_back(to_measurement(c));
+        others.insert(c.gpu_model);
+      }
     }
     db::BuildRecordFilter bf;
     bf.target = q.target;
@@ -172,7 +182,8 @@ Response answer_best(const Request& req, Context& ctx, std::optional<db::BestKey
     for (const auto& model : others)
       if (auto st = add_drivers(model); !st.ok()) return http::error_response(st.error());
   }
-  porting::SelectionInputs in{on_gpu, elsewhere, candidates.list, candidates.basis, candidates.without_instances, drivers};
+  porting::SelectionInputs in{on_gpu, elsewhere, candidates.list, candidates.basis, candidates.without_instances,
+                              drivers};
   WaveInputs waves;
   // An answer from another shape moves the figures there by each instance's waves.
   const bool timed_here = std::any_of(on_gpu.begin(), on_gpu.end(),
@@ -201,16 +212,24 @@ void add_result_routes(http::Router& router, Context& ctx) {
     auto set = [&](std::string_view key, std::optional<std::string>& slot) {
       if (auto v = req.query_or(key); !v.empty()) slot = std::string(v);
     };
-    set("commit", f.commit_sha); set("target", f.target); set("gpu", f.gpu_model);
-    set("family", f.family); set("op", f.family); set("variant", f.variant);
-    set("instance", f.instance); set("dtype", f.dtype); set("shape", f.shape);
+    set("commit", f.commit_sha);
+    set("target", f.target);
+    set("gpu", f.gpu_model);
+    set("family", f.family);
+    set("op", f.family);
+    set("variant", f.variant);
+    set("instance", f.instance);
+    set("dtype", f.dtype);
+    set("shape", f.shape);
     if (f.shape) {
       auto s = porting::Shape::parse(*f.shape);
       if (!s.ok()) return http::error_response(s.error());
     }
     if (auto s = req.query_or("status"); !s.empty()) {
       f.status = db::parse_result_status(s);
-      if (!f.status) return http::error_response(make_error(Errc::invalid_argument, "status must be passed, failed, crashed, timeout or unsupported"));
+      if (!f.status)
+        return http::error_response(
+            make_error(Errc::invalid_argument, "status must be passed, failed, crashed, timeout or unsupported"));
     }
     auto since = int_query(req, "since_ms", 0, INT64_MAX);
     KPORT_HTTP_TRY(since);
@@ -226,7 +245,8 @@ void add_result_routes(http::Router& router, Context& ctx) {
     KPORT_HTTP_TRY(id);
     auto r = ctx.store->get_result(*id);
     if (!r.ok()) return http::error_response(r.error());
-    if (!*r) return http::error_response(make_error(Errc::not_found, "result " + std::to_string(*id) + " does not exist"));
+    if (!*r)
+      return http::error_response(make_error(Errc::not_found, "result " + std::to_string(*id) + " does not exist"));
     json::object out = to_json(**r).as_object();
     out["reproduce"] = to_json(reproduction(**r, server_url(req)));
     return http::json_ok(out);
@@ -244,12 +264,15 @@ void add_result_routes(http::Router& router, Context& ctx) {
       char* end = nullptr;
       std::string text(v);
       long long id = std::strtoll(text.c_str(), &end, 10);
-      if (*end != '\0' || id <= 0) return http::error_response(make_error(Errc::invalid_argument, "job must be a positive job id"));
+      if (*end != '\0' || id <= 0)
+        return http::error_response(make_error(Errc::invalid_argument, "job must be a positive job id"));
       f.job_id = id;
     }
     if (auto v = req.query_or("status"); !v.empty()) {
       f.status = db::parse_build_status(v);
-      if (!f.status) return http::error_response(make_error(Errc::invalid_argument, "status must be ok, not_applicable, compile_error or timeout"));
+      if (!f.status)
+        return http::error_response(
+            make_error(Errc::invalid_argument, "status must be ok, not_applicable, compile_error or timeout"));
     }
     auto page = ctx.store->list_build_records(f);
     if (!page.ok()) return http::error_response(page.error());
@@ -262,12 +285,16 @@ void add_result_routes(http::Router& router, Context& ctx) {
     if (auto c = req.query_or("commit"); !c.empty()) {
       auto sha = ctx.store->resolve_commit(c);
       if (!sha.ok()) return http::error_response(sha.error());
-      if (!*sha) return http::error_response(make_error(Errc::not_found, "no pipeline or record for commit '" + std::string(c) + "'"));
+      if (!*sha)
+        return http::error_response(
+            make_error(Errc::not_found, "no pipeline or record for commit '" + std::string(c) + "'"));
       commit = std::move(*sha);
     }
     auto b = ctx.store->target_board(req.param("target"), commit);
     if (!b.ok()) return http::error_response(b.error());
-    if (!*b) return http::error_response(make_error(Errc::not_found, "target '" + std::string(req.param("target")) + "' is not known; GET /api/v1/targets lists them"));
+    if (!*b)
+      return http::error_response(make_error(Errc::not_found, "target '" + std::string(req.param("target")) +
+                                                                  "' is not known; GET /api/v1/targets lists them"));
     return http::json_ok(bringup_json(**b, stages_of(**b)));
   });
 
@@ -275,32 +302,35 @@ void add_result_routes(http::Router& router, Context& ctx) {
   // I/O thread, from memory: no store, no worker hop. Only anonymous reads go that way
   // (a token may need the store to check); everything else, and every key the index
   // holds no current entry for, goes to the worker pool, which loads the entry.
-  router.add("GET", "/api/v1/best", [&ctx](Request&& req, http::Reply reply) {
-    if (ctx.best_index && ctx.config.open_reads && req.header("Authorization").empty()) {
-      auto question = parse_best_question(req);
-      if (!question.ok()) return reply(http::error_response(question.error()));
-      if (auto entry = ctx.best_index->current(question->gpu, question->op, question->dtype)) {
-        std::optional<db::BestKey> unmeasured;
-        if (auto body = measured_answer(*entry, *question, unmeasured)) {
-          if (unmeasured && ctx.best_asks) count_ask(ctx.best_asks->counter(*unmeasured));
-          return reply(json_text(std::move(*body)));
+  router.add(
+      "GET", "/api/v1/best",
+      [&ctx](Request&& req, http::Reply reply) {
+        if (ctx.best_index && ctx.config.open_reads && req.header("Authorization").empty()) {
+          auto question = parse_best_question(req);
+          if (!question.ok()) return reply(http::error_response(question.error()));
+          if (auto entry = ctx.best_index->current(question->gpu, question->op, question->dtype)) {
+            std::optional<db::BestKey> unmeasured;
+            if (auto body = measured_answer(*entry, *question, unmeasured)) {
+              if (unmeasured && ctx.best_asks) count_ask(ctx.best_asks->counter(*unmeasured));
+              return reply(json_text(std::move(*body)));
+            }
+          }
         }
-      }
-    }
-    boost::asio::post(*ctx.workers, [&ctx, req = std::move(req), reply = std::move(reply)]() mutable {
-      Response res;
-      std::optional<db::BestKey> unmeasured;
-      try {
-        res = answer_best(req, ctx, unmeasured);
-      } catch (const std::exception& e) {
-        log::error("best-kernel answer failed", {{"error", e.what()}});
-        res = http::error_response(make_error(Errc::internal, "internal error; the coordinator logged it"));
-        unmeasured.reset();
-      }
-      if (res.status == 200 && unmeasured && ctx.best_asks) count_ask(ctx.best_asks->counter(*unmeasured));
-      reply(std::move(res));
-    });
-  }, "/api/v1/best");
+        boost::asio::post(*ctx.workers, [&ctx, req = std::move(req), reply = std::move(reply)]() mutable {
+          Response res;
+          std::optional<db::BestKey> unmeasured;
+          try {
+            res = answer_best(req, ctx, unmeasured);
+          } catch (const std::exception& e) {
+            log::error("best-kernel answer failed", {{"error", e.what()}});
+            res = http::error_response(make_error(Errc::internal, "internal error; the coordinator logged it"));
+            unmeasured.reset();
+          }
+          if (res.status == 200 && unmeasured && ctx.best_asks) count_ask(ctx.best_asks->counter(*unmeasured));
+          reply(std::move(res));
+        });
+      },
+      "/api/v1/best");
 }
 
 }  // namespace kport::coordinator

@@ -33,15 +33,16 @@ Result<JobCall> job_call(const Request& req) {
   Fields f(*obj, "");
   auto attempt = f.integer("attempt");
   if (!f.ok()) return f.error();
-  if (attempt < 1 || attempt > 1000) return make_error(Errc::invalid_argument, "field 'attempt' must be the attempt number the claim returned (>= 1)");
+  if (attempt < 1 || attempt > 1000)
+    return make_error(Errc::invalid_argument, "field 'attempt' must be the attempt number the claim returned (>= 1)");
   return JobCall{*id, static_cast<int>(attempt), std::move(*obj)};
 }
 
 json::value complete_json(std::int64_t job, const db::CompleteReply& r) {
   json::array spawned;
   for (auto id : r.spawned) spawned.emplace_back(id);
-  json::object out{{"job", job}, {"status", db::to_string(r.status)}, {"duplicate", r.duplicate},
-                   {"spawned", std::move(spawned)}};
+  json::object out{
+      {"job", job}, {"status", db::to_string(r.status)}, {"duplicate", r.duplicate}, {"spawned", std::move(spawned)}};
   if (r.status == db::JobStatus::queued && !r.duplicate) out["retry_in_ms"] = r.retry_in.others_ms;
   return out;
 }
@@ -93,7 +94,8 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     nr.role = db::parse_runner_role(role).value_or(db::RunnerRole::build);  // the same two names
     nr.caps = to_caps(asked->capabilities);
     if (nr.role == db::RunnerRole::gpu && nr.caps.arch.empty())
-      return http::error_response(make_error(Errc::invalid_argument, "a gpu runner must report 'capabilities.arch' (e.g. \"9.0\")"));
+      return http::error_response(
+          make_error(Errc::invalid_argument, "a gpu runner must report 'capabilities.arch' (e.g. \"9.0\")"));
     auto reg = ctx.store->register_runner(nr);
     if (!reg.ok()) return http::error_response(reg.error());
     if (ctx.tokens) ctx.tokens->add(reg->runner.id, crypto::sha256_hex(reg->token));
@@ -118,7 +120,8 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     KPORT_HTTP_TRY(id);
     auto r = ctx.store->get_runner(*id);
     if (!r.ok()) return http::error_response(r.error());
-    if (!*r) return http::error_response(make_error(Errc::not_found, "runner " + std::to_string(*id) + " does not exist"));
+    if (!*r)
+      return http::error_response(make_error(Errc::not_found, "runner " + std::to_string(*id) + " does not exist"));
     return http::json_ok(to_json(**r));
   });
 
@@ -152,21 +155,25 @@ void add_runner_routes(http::Router& router, Context& ctx) {
   });
 
   // Long-poll: parks in the broker without holding a worker thread.
-  router.add("POST", "/api/v1/runners/claim", [&ctx](Request&& req, http::Reply reply) {
-    boost::asio::post(*ctx.workers, [&ctx, req = std::move(req), reply = std::move(reply)]() mutable {
-      auto who = require_runner(req, ctx);
-      if (!who.ok()) return reply(http::error_response(who.error()));
-      int wait_s = 0;
-      if (auto w = req.query_or("wait"); !w.empty()) {
-        char* end = nullptr;
-        long v = std::strtol(std::string(w).c_str(), &end, 10);
-        if (*end != '\0' || v < 0) return reply(http::error_response(make_error(Errc::invalid_argument, "wait must be seconds >= 0")));
-        wait_s = static_cast<int>(std::min<long>(v, ctx.config.max_claim_wait_s));
-      }
-      if (req.stopping()) wait_s = 0;
-      ctx.broker->claim(who->runner_id, std::chrono::seconds(wait_s), std::move(reply));
-    });
-  }, "/api/v1/runners/claim");
+  router.add(
+      "POST", "/api/v1/runners/claim",
+      [&ctx](Request&& req, http::Reply reply) {
+        boost::asio::post(*ctx.workers, [&ctx, req = std::move(req), reply = std::move(reply)]() mutable {
+          auto who = require_runner(req, ctx);
+          if (!who.ok()) return reply(http::error_response(who.error()));
+          int wait_s = 0;
+          if (auto w = req.query_or("wait"); !w.empty()) {
+            char* end = nullptr;
+            long v = std::strtol(std::string(w).c_str(), &end, 10);
+            if (*end != '\0' || v < 0)
+              return reply(http::error_response(make_error(Errc::invalid_argument, "wait must be seconds >= 0")));
+            wait_s = static_cast<int>(std::min<long>(v, ctx.config.max_claim_wait_s));
+          }
+          if (req.stopping()) wait_s = 0;
+          ctx.broker->claim(who->runner_id, std::chrono::seconds(wait_s), std::move(reply));
+        });
+      },
+      "/api/v1/runners/claim");
 
   add_blocking(router, ctx, "POST", "/api/v1/jobs/{id}/complete", [&ctx](const Request& req) {
     auto who = require_runner(req, ctx);
@@ -184,12 +191,15 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     const bool retry_alias = f.boolean("retry", false);
     if (!f.ok()) return http::error_response(f.error());
     if (call->body.contains("retryable") && call->body.contains("retry") && retryable != retry_alias)
-      return http::error_response(make_error(Errc::invalid_argument, "fields 'retryable' and 'retry' disagree; send 'retryable' alone"));
+      return http::error_response(
+          make_error(Errc::invalid_argument, "fields 'retryable' and 'retry' disagree; send 'retryable' alone"));
     const bool retry = call->body.contains("retryable") ? retryable : retry_alias;
     Result<db::CompleteReply> r = make_error(Errc::internal, "unset");
-    if (status == "succeeded") r = ctx.store->complete(call->job_id, who->runner_id, call->attempt);
+    if (status == "succeeded")
+      r = ctx.store->complete(call->job_id, who->runner_id, call->attempt);
     else if (status == "failed") {
-      if (reason.empty()) return http::error_response(make_error(Errc::invalid_argument, "a failed job needs a 'reason'"));
+      if (reason.empty())
+        return http::error_response(make_error(Errc::invalid_argument, "a failed job needs a 'reason'"));
       r = ctx.store->fail(call->job_id, who->runner_id, call->attempt, reason, retry);
     } else {
       return http::error_response(make_error(Errc::invalid_argument, "field 'status' must be succeeded or failed"));
@@ -217,10 +227,14 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     if (!out.ok()) return http::error_response(out.error());
     json::array ids;
     std::int64_t dup = 0;
-    for (const auto& o : *out) { ids.emplace_back(o.id); dup += o.duplicate; }
+    for (const auto& o : *out) {
+      ids.emplace_back(o.id);
+      dup += o.duplicate;
+    }
     if (dup < static_cast<std::int64_t>(out->size()))
       ctx.events->publish("results", "results", json::serialize(json::object{{"job", call->job_id}, {"ids", ids}}));
-    return http::json_ok(json::object{{"stored", out->size() - static_cast<std::size_t>(dup)}, {"duplicates", dup}, {"ids", std::move(ids)}});
+    return http::json_ok(json::object{
+        {"stored", out->size() - static_cast<std::size_t>(dup)}, {"duplicates", dup}, {"ids", std::move(ids)}});
   });
 
   add_blocking(router, ctx, "POST", "/api/v1/jobs/{id}/builds", [&ctx](const Request& req) {
@@ -234,8 +248,12 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     if (!out.ok()) return http::error_response(out.error());
     json::array ids;
     std::int64_t dup = 0;
-    for (const auto& o : *out) { ids.emplace_back(o.id); dup += o.duplicate; }
-    return http::json_ok(json::object{{"stored", out->size() - static_cast<std::size_t>(dup)}, {"duplicates", dup}, {"ids", std::move(ids)}});
+    for (const auto& o : *out) {
+      ids.emplace_back(o.id);
+      dup += o.duplicate;
+    }
+    return http::json_ok(json::object{
+        {"stored", out->size() - static_cast<std::size_t>(dup)}, {"duplicates", dup}, {"ids", std::move(ids)}});
   });
 
   add_blocking(router, ctx, "POST", "/api/v1/jobs/{id}/log", [&ctx](const Request& req) {

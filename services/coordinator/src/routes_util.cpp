@@ -10,18 +10,21 @@ namespace kport::coordinator {
 void add_blocking(http::Router& router, Context& ctx, std::string_view method, std::string_view pattern,
                   BlockingHandler handler) {
   auto shared = std::make_shared<BlockingHandler>(std::move(handler));
-  router.add(method, pattern, [&ctx, shared](http::Request&& req, http::Reply reply) {
-    boost::asio::post(*ctx.workers, [shared, req = std::move(req), reply = std::move(reply)]() mutable {
-      http::Response res;
-      try {
-        res = (*shared)(req);
-      } catch (const std::exception& e) {
-        log::error("handler failed", {{"route", req.route}, {"error", e.what()}});
-        res = http::error_response(make_error(Errc::internal, "internal error; the coordinator logged it"));
-      }
-      reply(std::move(res));
-    });
-  }, std::string(pattern));
+  router.add(
+      method, pattern,
+      [&ctx, shared](http::Request&& req, http::Reply reply) {
+        boost::asio::post(*ctx.workers, [shared, req = std::move(req), reply = std::move(reply)]() mutable {
+          http::Response res;
+          try {
+            res = (*shared)(req);
+          } catch (const std::exception& e) {
+            log::error("handler failed", {{"route", req.route}, {"error", e.what()}});
+            res = http::error_response(make_error(Errc::internal, "internal error; the coordinator logged it"));
+          }
+          reply(std::move(res));
+        });
+      },
+      std::string(pattern));
 }
 
 Result<std::int64_t> id_param(const http::Request& req, std::string_view name) {
@@ -29,7 +32,8 @@ Result<std::int64_t> id_param(const http::Request& req, std::string_view name) {
   std::int64_t v = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || end != s.data() + s.size() || v <= 0)
-    return make_error(Errc::invalid_argument, std::string(name) + " '" + std::string(s) + "' is not a positive integer id");
+    return make_error(Errc::invalid_argument,
+                      std::string(name) + " '" + std::string(s) + "' is not a positive integer id");
   return v;
 }
 
@@ -45,7 +49,8 @@ Status page_params(const http::Request& req, int& limit, std::optional<std::int6
     std::int64_t v = 0;
     auto [end, ec] = std::from_chars(b.data(), b.data() + b.size(), v);
     if (ec != std::errc() || end != b.data() + b.size() || v <= 0)
-      return make_error(Errc::invalid_argument, "before must be a cursor from next_cursor, got '" + std::string(b) + "'");
+      return make_error(Errc::invalid_argument,
+                        "before must be a cursor from next_cursor, got '" + std::string(b) + "'");
     before = v;
   }
   return {};

@@ -16,9 +16,12 @@ using http::Response;
 namespace {
 
 json::value revalidation_json(Context& ctx, const db::Revalidation& rv) {
-  json::object out{{"gpu_model", rv.gpu_model}, {"driver", rv.driver}, {"arch", rv.arch},
-                   {"previous_driver", rv.previous_driver.empty() ? json::value(nullptr) : json::value(rv.previous_driver)},
-                   {"pipeline", rv.pipeline_id ? json::value(*rv.pipeline_id) : json::value(nullptr)}};
+  json::object out{
+      {"gpu_model", rv.gpu_model},
+      {"driver", rv.driver},
+      {"arch", rv.arch},
+      {"previous_driver", rv.previous_driver.empty() ? json::value(nullptr) : json::value(rv.previous_driver)},
+      {"pipeline", rv.pipeline_id ? json::value(*rv.pipeline_id) : json::value(nullptr)}};
   std::string status = "pass";
   if (rv.pipeline_id) {
     auto p = ctx.store->get_pipeline(*rv.pipeline_id);
@@ -76,7 +79,9 @@ void review_commit(Context& ctx, std::int64_t job_id) {
   // left out of the commit's verdict (Store::verdict_inputs). A payload the coordinator
   // cannot read (a manual pipeline's) is judged as a plain check.
   const auto payload = api::parse_job_payload((*job)->payload_json);
-  if (!payload.ok()) log::warn("job payload unreadable; judged as a check", {{"job", std::to_string(job_id)}, {"error", payload.error().message}});
+  if (!payload.ok())
+    log::warn("job payload unreadable; judged as a check",
+              {{"job", std::to_string(job_id)}, {"error", payload.error().message}});
   const api::JobPurpose purpose = payload.ok() ? payload->purpose : api::JobPurpose::check;
   if (purpose == api::JobPurpose::revalidate || purpose == api::JobPurpose::measure_request) return;
   auto inputs = ctx.store->verdict_inputs((*job)->commit_sha);
@@ -99,7 +104,8 @@ void add_verdict_routes(http::Router& router, Context& ctx) {
     auto sha = ctx.store->resolve_commit(rev);
     if (!sha.ok()) return http::error_response(sha.error());
     if (!*sha)
-      return http::error_response(make_error(Errc::not_found, "no pipeline or record for commit '" + rev + "'; push it or queue a pipeline"));
+      return http::error_response(
+          make_error(Errc::not_found, "no pipeline or record for commit '" + rev + "'; push it or queue a pipeline"));
     auto v = commit_verdict(ctx, **sha);
     if (!v.ok()) return http::error_response(v.error());
     return http::json_ok(to_json(*v));
@@ -114,8 +120,9 @@ void add_verdict_routes(http::Router& router, Context& ctx) {
     f.dtype = std::string(req.query_or("dtype"));
     f.shape = std::string(req.query_or("shape"));
     if (f.gpu_model.empty())
-      return http::error_response(make_error(
-          Errc::invalid_argument, "query 'gpu' is required (a GPU model, e.g. gpu=NVIDIA%20H200); GET /api/v1/gpus lists them"));
+      return http::error_response(
+          make_error(Errc::invalid_argument,
+                     "query 'gpu' is required (a GPU model, e.g. gpu=NVIDIA%20H200); GET /api/v1/gpus lists them"));
     auto figures = ctx.store->series_history(f);
     if (!figures.ok()) return http::error_response(figures.error());
     const porting::VerdictPolicy policy;
@@ -128,8 +135,8 @@ void add_verdict_routes(http::Router& router, Context& ctx) {
     KPORT_AUTH(require_reader(req, ctx));
     const std::string state(req.query_or("state", "flaky"));
     if (state != "flaky" && state != "released" && state != "all")
-      return http::error_response(make_error(Errc::invalid_argument, "query 'state' must be flaky, released or all, not '" +
-                                                                         state + "'"));
+      return http::error_response(
+          make_error(Errc::invalid_argument, "query 'state' must be flaky, released or all, not '" + state + "'"));
     auto runs = ctx.store->case_runs(db::CaseRunFilter{"", std::string(req.query_or("gpu"))});
     if (!runs.ok()) return http::error_response(runs.error());
     const porting::FlakePolicy policy = flake_policy(ctx);

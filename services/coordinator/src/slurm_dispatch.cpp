@@ -27,7 +27,8 @@ Result<ProcessOutput> run_command(Env& env, std::chrono::milliseconds timeout, c
   po.output_limit = 1u << 20;
   auto r = env.run_process(argv, po);
   if (!r.ok()) return std::move(r).error();
-  if (r->timed_out) return make_error(Errc::unavailable, argv[0] + " did not answer within " + std::to_string(timeout.count()) + " ms");
+  if (r->timed_out)
+    return make_error(Errc::unavailable, argv[0] + " did not answer within " + std::to_string(timeout.count()) + " ms");
   return r;
 }
 
@@ -72,7 +73,8 @@ void SlurmDispatcher::stop() {
 // Reads the runner jobs this coordinator has in Slurm. A job that left since the last
 // read counts as a failure of its key when its runner never registered.
 bool SlurmDispatcher::refresh_jobs(std::int64_t now_ms) {
-  auto r = run_command(m_env, timeout(), {m_config.squeue, "--noheader", "--me", "--name=" + m_config.job_name, "--format=%i|%T|%k"}, {});
+  auto r = run_command(m_env, timeout(),
+                       {m_config.squeue, "--noheader", "--me", "--name=" + m_config.job_name, "--format=%i|%T|%k"}, {});
   if (!r.ok() || r->exit_code != 0) {
     m_last_error = "squeue failed: " + (r.ok() ? trimmed(r->output) : r.error().message);
     log::warn("slurm dispatch: cannot read the queue; submitting nothing this round", {{"error", m_last_error}});
@@ -97,7 +99,8 @@ bool SlurmDispatcher::refresh_jobs(std::int64_t now_ms) {
       if (runners.ok())
         for (const auto& run : *runners)
           if (run.name.rfind("slurm-" + id + "-", 0) == 0) registered = true;
-      log::info("slurm dispatch: runner job left the queue", {{"job", id}, {"key", t.key}, {"runner_registered", registered ? "yes" : "no"}});
+      log::info("slurm dispatch: runner job left the queue",
+                {{"job", id}, {"key", t.key}, {"runner_registered", registered ? "yes" : "no"}});
       if (!registered && runners.ok()) fail(t.key, now_ms, "runner job " + id + " ended before its runner registered");
     }
   }
@@ -144,14 +147,17 @@ void SlurmDispatcher::fail(const std::string& key, std::int64_t now_ms, const st
   b.failures = std::min(b.failures + 1, 6);
   b.until_ms = now_ms + m_config.backoff_ms * (std::int64_t{1} << (b.failures - 1));
   m_last_error = why;
-  log::warn("slurm dispatch: backing off", {{"key", key}, {"reason", why}, {"failures", b.failures},
-                                            {"retry_in_ms", b.until_ms - now_ms}});
+  log::warn("slurm dispatch: backing off",
+            {{"key", key}, {"reason", why}, {"failures", b.failures}, {"retry_in_ms", b.until_ms - now_ms}});
 }
 
 bool SlurmDispatcher::submit(const std::string& key, std::int64_t now_ms) {
   const bool gpu = key.rfind("gpu:", 0) == 0;
-  std::vector<std::string> argv = {m_config.sbatch, "--parsable", "--partition=" + m_config.partition,
-                                   "--job-name=" + m_config.job_name, "--comment=" + k_comment_prefix + key,
+  std::vector<std::string> argv = {m_config.sbatch,
+                                   "--parsable",
+                                   "--partition=" + m_config.partition,
+                                   "--job-name=" + m_config.job_name,
+                                   "--comment=" + k_comment_prefix + key,
                                    "--output=" + m_config.log_dir + "/kport-runner-%j.out"};
   if (!gpu) argv.push_back("--gres=none");  // the script asks for a GPU; a build runner needs none
   if (gpu && !m_config.gpu_constraint.empty()) {
@@ -164,7 +170,8 @@ bool SlurmDispatcher::submit(const std::string& key, std::int64_t now_ms) {
   }
   argv.insert(argv.end(), m_config.extra_args.begin(), m_config.extra_args.end());
   argv.push_back(m_config.script);
-  std::vector<std::string> env = {"KPORT_SERVER=" + m_config.server_url, "KPORT_REGISTRATION_TOKEN_FILE=" + m_config.token_file,
+  std::vector<std::string> env = {"KPORT_SERVER=" + m_config.server_url,
+                                  "KPORT_REGISTRATION_TOKEN_FILE=" + m_config.token_file,
                                   std::string("KPORT_RUNNER_ROLE=") + (gpu ? "gpu" : "build")};
   if (m_config.runner_max_jobs > 0) env.push_back("KPORT_MAX_JOBS=" + std::to_string(m_config.runner_max_jobs));
   auto r = run_command(m_env, timeout(), argv, env);
@@ -220,8 +227,11 @@ void SlurmDispatcher::publish() {
   json::object backoff;
   for (const auto& [key, b] : m_backoff)
     if (b.failures > 0) backoff[key] = json::object{{"failures", b.failures}, {"until_ms", b.until_ms}};
-  json::value v = json::object{{"partition", m_config.partition}, {"max_jobs", m_config.max_jobs}, {"jobs", std::move(jobs)},
-                               {"backoff", std::move(backoff)}, {"last_error", m_last_error}};
+  json::value v = json::object{{"partition", m_config.partition},
+                               {"max_jobs", m_config.max_jobs},
+                               {"jobs", std::move(jobs)},
+                               {"backoff", std::move(backoff)},
+                               {"last_error", m_last_error}};
   std::lock_guard lock(m_snapshot_mu);
   m_snapshot = std::move(v);
 }
@@ -232,16 +242,21 @@ json::value SlurmDispatcher::snapshot() const {
 }
 
 void declare_slurm_options(Options& o) {
-  o.add("slurm-partition", "KPORT_SLURM_PARTITION", "", "submit runner jobs to this Slurm partition when work waits (empty: off)")
-      .add("slurm-script", "KPORT_SLURM_SCRIPT", "/usr/local/share/kport/kport-runner.sbatch", "the runner's sbatch script")
-      .add("slurm-server", "KPORT_SLURM_SERVER", "", "coordinator URL the runner jobs call (default: the listen address)")
+  o.add("slurm-partition", "KPORT_SLURM_PARTITION", "",
+        "submit runner jobs to this Slurm partition when work waits (empty: off)")
+      .add("slurm-script", "KPORT_SLURM_SCRIPT", "/usr/local/share/kport/kport-runner.sbatch",
+           "the runner's sbatch script")
+      .add("slurm-server", "KPORT_SLURM_SERVER", "",
+           "coordinator URL the runner jobs call (default: the listen address)")
       .add("slurm-token-file", "KPORT_SLURM_TOKEN_FILE", "",
            "registration token file the runner jobs read (default: registration-token beside the database)")
       .add("slurm-roles", "KPORT_SLURM_ROLES", "gpu", "comma-separated runner roles to dispatch: gpu, build")
       .add("slurm-max-jobs", "KPORT_SLURM_MAX_JOBS", "4", "runner jobs pending or running at once")
-      .add("slurm-runner-max-jobs", "KPORT_SLURM_RUNNER_MAX_JOBS", "0", "a dispatched runner leaves after this many jobs (0: never)")
+      .add("slurm-runner-max-jobs", "KPORT_SLURM_RUNNER_MAX_JOBS", "0",
+           "a dispatched runner leaves after this many jobs (0: never)")
       .add("slurm-interval-ms", "KPORT_SLURM_INTERVAL_MS", "10000", "how often demand and squeue are read")
-      .add("slurm-backoff-ms", "KPORT_SLURM_BACKOFF_MS", "30000", "first wait after a failed submission (doubles, up to 32x)")
+      .add("slurm-backoff-ms", "KPORT_SLURM_BACKOFF_MS", "30000",
+           "first wait after a failed submission (doubles, up to 32x)")
       .add("slurm-gpu-constraint", "KPORT_SLURM_GPU_CONSTRAINT", "", "sbatch --constraint per arch, {arch} -> e.g. 90")
       .add("slurm-args", "KPORT_SLURM_ARGS", "", "more sbatch arguments, space-separated, e.g. --account=ml")
       .add("slurm-log-dir", "KPORT_SLURM_LOG_DIR", "", "runner job output (default: slurm/ beside the database)")
@@ -261,7 +276,8 @@ Status read_slurm_options(const Options& o, SlurmConfig& c) {
   c.roles.clear();
   std::istringstream roles(o.get("slurm-roles"));
   for (std::string r; std::getline(roles, r, ',');) {
-    if (r != "gpu" && r != "build") return make_error(Errc::invalid_argument, "--slurm-roles: '" + r + "' is not gpu or build");
+    if (r != "gpu" && r != "build")
+      return make_error(Errc::invalid_argument, "--slurm-roles: '" + r + "' is not gpu or build");
     c.roles.push_back(r);
   }
   std::istringstream args(o.get("slurm-args"));
@@ -310,8 +326,10 @@ Status prepare_slurm_config(SlurmConfig& c, const Config& config, std::uint16_t 
   }
   if (c.log_dir.empty()) c.log_dir = fs::absolute(dir / "slurm", ec).string();
   fs::create_directories(c.log_dir, ec);
-  if (ec) return make_error(Errc::unavailable, "cannot create the Slurm log directory " + c.log_dir + ": " + ec.message());
-  if (!fs::exists(c.script)) return make_error(Errc::invalid_argument, "--slurm-script: " + c.script + " does not exist");
+  if (ec)
+    return make_error(Errc::unavailable, "cannot create the Slurm log directory " + c.log_dir + ": " + ec.message());
+  if (!fs::exists(c.script))
+    return make_error(Errc::invalid_argument, "--slurm-script: " + c.script + " does not exist");
   return {};
 }
 

@@ -71,7 +71,7 @@ class SlurmDispatcher {
   db::Store& m_store;
   Env& m_env;
   std::chrono::milliseconds timeout() const { return std::chrono::milliseconds(m_config.command_timeout_ms); }
-  std::mutex m_mu;  // guards the state below; tick() holds it throughout
+  std::mutex m_mu;                        // guards the state below; tick() holds it throughout
   std::map<std::string, Tracked> m_jobs;  // Slurm job id -> what it is for
   std::map<std::string, Backoff> m_backoff;
   std::string m_last_error;

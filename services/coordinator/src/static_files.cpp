@@ -90,7 +90,8 @@ std::shared_ptr<const StaticFiles> load(const fs::path& root) {
     files->emplace(rel.generic_string(), std::move(f));
   }
   if (ec) log::warn("static files: cannot list the directory", {{"dir", root.string()}, {"error", ec.message()}});
-  log::info("static files loaded", {{"dir", root.string()}, {"files", static_cast<std::int64_t>(files->size())},
+  log::info("static files loaded", {{"dir", root.string()},
+                                    {"files", static_cast<std::int64_t>(files->size())},
                                     {"bytes", static_cast<std::int64_t>(bytes)}});
   return files;
 }
@@ -106,12 +107,11 @@ http::Response serve(const StaticFiles& files, std::string_view rel, const http:
   // nothing else; normalizing lets "js/./app.js" find "js/app.js".
   std::string key = fs::path(std::string(rel)).lexically_normal().relative_path().generic_string();
   auto it = files.find(key);
-  if (it == files.end())
-    return http::error_response(make_error(Errc::not_found, "no such page: /" + std::string(rel)));
+  if (it == files.end()) return http::error_response(make_error(Errc::not_found, "no such page: /" + std::string(rel)));
   const StaticFile& f = it->second;
   bool unchanged = etag_matches(req.header("If-None-Match"), f.etag);
-  http::Response res = unchanged ? http::text_response(304, std::string(), std::string())
-                                 : http::text_response(200, f.body, f.type);
+  http::Response res =
+      unchanged ? http::text_response(304, std::string(), std::string()) : http::text_response(200, f.body, f.type);
   res.set_header("Content-Security-Policy", k_content_security_policy);
   res.set_header("X-Content-Type-Options", "nosniff");
   res.set_header("ETag", f.etag);
@@ -152,9 +152,12 @@ void add_missing_dashboard_route(http::Router& router) {
     list += (list.empty() ? "" : ", ") + p.string();
     items += "<li><code>" + html_escape(p.string()) + "</code></li>";
   }
-  std::string message = "the dashboard is not served: kport-coordinator was started without --web and found no "
-                        "index.html in " + list + "; start it with --web DIR (a checkout's web/ folder) or "
-                        "install the dashboard into share/kport/web beside the binary";
+  std::string message =
+      "the dashboard is not served: kport-coordinator was started without --web and found no "
+      "index.html in " +
+      list +
+      "; start it with --web DIR (a checkout's web/ folder) or "
+      "install the dashboard into share/kport/web beside the binary";
   std::string page =
       "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>kport: no dashboard</title></head>"
       "<body><h1>kport: the dashboard is not installed here</h1>"
@@ -162,25 +165,31 @@ void add_missing_dashboard_route(http::Router& router) {
       items +
       "</ul><p>Start it with <code>--web DIR</code> (a checkout's <code>web/</code> folder), or install the "
       "dashboard into <code>share/kport/web</code> beside the binary (<code>cmake --install</code>, the "
-      "kport-coordinator package). The API is served as usual under <code>/api/v1</code> (<a href=\"/api/v1/openapi.json\">its OpenAPI document</a>).</p>"
+      "kport-coordinator package). The API is served as usual under <code>/api/v1</code> (<a "
+      "href=\"/api/v1/openapi.json\">its OpenAPI document</a>).</p>"
       "</body></html>";
   log::warn("dashboard not served: no --web and no dashboard files found", {{"looked_in", list}});
-  router.add_sync("GET", "/", [message, page](const http::Request& req) {
-    if (req.header("Accept").find("text/html") == std::string_view::npos)
-      return http::error_response(make_error(Errc::not_found, message));
-    http::Response res = http::text_response(404, page, "text/html; charset=utf-8");
-    res.set_header("Content-Security-Policy", k_content_security_policy);
-    res.set_header("X-Content-Type-Options", "nosniff");
-    return res;
-  }, "/");
+  router.add_sync(
+      "GET", "/",
+      [message, page](const http::Request& req) {
+        if (req.header("Accept").find("text/html") == std::string_view::npos)
+          return http::error_response(make_error(Errc::not_found, message));
+        http::Response res = http::text_response(404, page, "text/html; charset=utf-8");
+        res.set_header("Content-Security-Policy", k_content_security_policy);
+        res.set_header("X-Content-Type-Options", "nosniff");
+        return res;
+      },
+      "/");
 }
 
 void add_static_routes(http::Router& router, const std::string& dir) {
   std::error_code ec;
   fs::path root = fs::weakly_canonical(fs::path(dir), ec);
   auto files = load(root);
-  router.add_sync("GET", "/", [files](const http::Request& req) { return serve(*files, "index.html", req); }, "/");
-  router.add_prefix("/static/", [files](const http::Request& req) { return serve(*files, req.param("path"), req); }, "/static/");
+  router.add_sync(
+      "GET", "/", [files](const http::Request& req) { return serve(*files, "index.html", req); }, "/");
+  router.add_prefix(
+      "/static/", [files](const http::Request& req) { return serve(*files, req.param("path"), req); }, "/static/");
 }
 
 }  // namespace kport::coordinator

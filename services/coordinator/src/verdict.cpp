@@ -104,7 +104,8 @@ porting::BuildFact fact_of(const db::BuildRecord& b) {
   f.variant = b.variant;
   f.status = outcome_of(b.status);
   f.message = b.message;
-  if (b.spill_stores_bytes || b.spill_loads_bytes) f.spill_bytes = b.spill_stores_bytes.value_or(0) + b.spill_loads_bytes.value_or(0);
+  if (b.spill_stores_bytes || b.spill_loads_bytes)
+    f.spill_bytes = b.spill_stores_bytes.value_or(0) + b.spill_loads_bytes.value_or(0);
   f.shared_mem_bytes = b.shared_mem_bytes;
   return f;
 }
@@ -186,15 +187,22 @@ std::vector<VerdictReason> compare_drivers(const std::vector<db::ResultRecord>& 
 json::value to_json(const VerdictReason& r) {
   json::object figures;
   for (const auto& [k, v] : r.figures) figures[k] = figure_json(v);
-  return json::object{{"kind", r.kind}, {"variant", r.variant}, {"target", r.target}, {"gpu_model", r.gpu_model},
-                      {"message", r.message}, {"figures", std::move(figures)}};
+  return json::object{{"kind", r.kind},           {"variant", r.variant}, {"target", r.target},
+                      {"gpu_model", r.gpu_model}, {"message", r.message}, {"figures", std::move(figures)}};
 }
 
 json::object to_json(const porting::NoiseModel& m, const porting::NoisePolicy& policy) {
   const auto& k = m.series;
-  return json::object{{"gpu_model", k.gpu_model}, {"driver", k.driver}, {"instance", k.instance}, {"dtype", k.dtype},
-                      {"shape", k.shape}, {"status", m.enough ? "calibrated" : "insufficient_data"},
-                      {"figures", m.figures}, {"codes", m.codes}, {"degrees", m.degrees}, {"needed", m.needed},
+  return json::object{{"gpu_model", k.gpu_model},
+                      {"driver", k.driver},
+                      {"instance", k.instance},
+                      {"dtype", k.dtype},
+                      {"shape", k.shape},
+                      {"status", m.enough ? "calibrated" : "insufficient_data"},
+                      {"figures", m.figures},
+                      {"codes", m.codes},
+                      {"degrees", m.degrees},
+                      {"needed", m.needed},
                       {"sigma", m.enough ? json::value(m.sigma_rel) : json::value(nullptr)},
                       {"mde", m.enough ? json::value(m.mde_rel) : json::value(nullptr)},
                       {"summary", porting::describe(m, policy)}};
@@ -203,25 +211,45 @@ json::object to_json(const porting::NoiseModel& m, const porting::NoisePolicy& p
 json::object to_json(const porting::FlakeState& f) {
   json::array failed;
   for (const auto& e : f.failed)
-    failed.push_back(json::object{{"result", e.result}, {"seed", e.seed ? json::value(*e.seed) : json::value(nullptr)},
-                                  {"commit", e.commit}, {"status", porting::to_string(e.status)}});
-  return json::object{{"gpu_model", f.key.gpu_model}, {"instance", f.key.instance}, {"dtype", f.key.dtype},
-                      {"shape", f.key.shape}, {"state", f.flaky ? "flaky" : f.released ? "released" : "stable"},
+    failed.push_back(json::object{{"result", e.result},
+                                  {"seed", e.seed ? json::value(*e.seed) : json::value(nullptr)},
+                                  {"commit", e.commit},
+                                  {"status", porting::to_string(e.status)}});
+  return json::object{{"gpu_model", f.key.gpu_model},
+                      {"instance", f.key.instance},
+                      {"dtype", f.key.dtype},
+                      {"shape", f.key.shape},
+                      {"state", f.flaky      ? "flaky"
+                                : f.released ? "released"
+                                             : "stable"},
                       {"since", f.since_ms ? json::value(iso8601_utc(f.since_ms)) : json::value(nullptr)},
-                      {"first_commit", f.first_commit}, {"runs", f.runs}, {"failures", f.failures},
-                      {"clean_runs", f.clean_runs}, {"to_release", f.to_release}, {"failed", std::move(failed)}};
+                      {"first_commit", f.first_commit},
+                      {"runs", f.runs},
+                      {"failures", f.failures},
+                      {"clean_runs", f.clean_runs},
+                      {"to_release", f.to_release},
+                      {"failed", std::move(failed)}};
 }
 
 json::value to_json(const Verdict& v) {
   json::array reasons, waiting, notes, unjudged, flaky, infrastructure;
   for (const auto& f : v.flaky)
-    flaky.push_back(json::object{{"target", f.target}, {"gpu_model", f.gpu_model}, {"instance", f.instance},
-                                 {"dtype", f.dtype}, {"shape", f.shape}, {"status", porting::to_string(f.status)},
-                                 {"result", f.result}, {"seed", f.seed ? json::value(*f.seed) : json::value(nullptr)},
-                                 {"since", iso8601_utc(f.since_ms)}, {"runs", f.runs}, {"failures", f.failures},
+    flaky.push_back(json::object{{"target", f.target},
+                                 {"gpu_model", f.gpu_model},
+                                 {"instance", f.instance},
+                                 {"dtype", f.dtype},
+                                 {"shape", f.shape},
+                                 {"status", porting::to_string(f.status)},
+                                 {"result", f.result},
+                                 {"seed", f.seed ? json::value(*f.seed) : json::value(nullptr)},
+                                 {"since", iso8601_utc(f.since_ms)},
+                                 {"runs", f.runs},
+                                 {"failures", f.failures},
                                  {"to_release", f.to_release}});
   for (const auto& i : v.infrastructure)
-    infrastructure.push_back(json::object{{"target", i.target}, {"gpu_model", i.gpu_model}, {"job", i.job},
+    infrastructure.push_back(json::object{{"target", i.target},
+                                          {"gpu_model", i.gpu_model},
+                                          {"job", i.job},
                                           {"result", i.result ? json::value(*i.result) : json::value(nullptr)},
                                           {"message", i.message}});
   for (const auto& r : v.reasons) reasons.push_back(to_json(r));

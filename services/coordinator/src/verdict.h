@@ -43,8 +43,8 @@ struct VerdictCase {
   std::string commit;
   std::optional<std::string> baseline;  // closest validated ancestor
   porting::CommitFacts mine, base;
-  porting::NoiseBook noise;             // the series of mine's results, from their A/A history
-  porting::FlakeBook flakes;            // the cases mine failed on, from all their runs
+  porting::NoiseBook noise;   // the series of mine's results, from their A/A history
+  porting::FlakeBook flakes;  // the cases mine failed on, from all their runs
 };
 
 // Finds the baseline of `sha` and loads its inputs and its series' noise; `mine` were
@@ -59,9 +59,8 @@ Verdict decide(const std::string& commit, const db::VerdictInputs& mine, const s
 
 // Results measured with a new driver against the previous driver's (porting::compare_drivers).
 std::vector<VerdictReason> compare_drivers(const std::vector<db::ResultRecord>& now,
-                                           const std::vector<db::ResultRecord>& before,
-                                           const std::string& driver, const std::string& previous_driver,
-                                           const VerdictPolicy& policy = {});
+                                           const std::vector<db::ResultRecord>& before, const std::string& driver,
+                                           const std::string& previous_driver, const VerdictPolicy& policy = {});
 
 boost::json::value to_json(const Verdict& v);
 // A series' noise as the API answers it: series, figures, codes, degrees, status

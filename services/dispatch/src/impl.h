@@ -40,7 +40,7 @@ struct Figure {
 // porting::wave_work (or problem_size) over a layout's key indices, so a lookup sums
 // the very same products from the query's values without building a Shape.
 struct WorkPlan {
-  bool waves = false;  // false: problem_size
+  bool waves = false;    // false: problem_size
   bool missing = false;  // the geometry names a dimension the layout lacks: work 0
   std::uint8_t n_tiles = 0, n_steps = 0, n_others = 0;
   std::array<std::uint8_t, k_max_dims> tile_at{}, step_at{}, other_at{};  // key indices
@@ -75,22 +75,22 @@ struct PathCheck {
 inline constexpr std::size_t k_max_bounded = 64;  // bounded instances of one table
 
 struct Layout {
-  std::vector<std::string> keys;  // sorted, as porting::Shape keeps them
-  std::vector<char> exact;        // porting::Shape::must_match_exactly(key)
+  std::vector<std::string> keys;               // sorted, as porting::Shape keeps them
+  std::vector<char> exact;                     // porting::Shape::must_match_exactly(key)
   std::vector<porting::Shape::DimRule> rules;  // porting::Shape::dim_rule(key)
   // The same rules flattened for the fast pass: the weight on |ln a - ln b| and, indexed
   // by the XOR of two values' alignment bits, the penalty they add.
   std::vector<double> weight;
   std::vector<std::array<double, 4>> penalty;
-  ShapeSet timed;                 // at least one ranking figure
-  std::vector<Winner> winners;    // per timed shape
+  ShapeSet timed;               // at least one ranking figure
+  std::vector<Winner> winners;  // per timed shape
   // Per timed shape j, its ranking figures are figures[first[j] .. first[j + 1]).
   std::vector<Figure> figures;
   std::vector<std::uint32_t> first;
-  std::vector<WorkPlan> plans;    // per table instance
-  ShapeSet untimed;               // figures, none ranking
-  std::vector<PathCheck> paths;   // every bound instance's bounds on this layout's keys
-  int element_bytes = 0;          // the table dtype's (porting::element_bytes)
+  std::vector<WorkPlan> plans;   // per table instance
+  ShapeSet untimed;              // figures, none ranking
+  std::vector<PathCheck> paths;  // every bound instance's bounds on this layout's keys
+  int element_bytes = 0;         // the table dtype's (porting::element_bytes)
 };
 
 // The bits of ShapeSet::own for a shape of `l` at `values` (the layout's key order):

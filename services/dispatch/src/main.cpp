@@ -28,8 +28,10 @@ const char* k_usage_text =
     "usage: kport-dispatch check  --snapshot FILE [--max-age SECONDS] [--commit SHA] [--gpu MODEL] [--json]\n"
     "       kport-dispatch lookup --snapshot FILE --op OP --dtype DTYPE --shape K=V,... [check options] [--json]\n"
     "       kport-dispatch --version\n"
-    "A snapshot comes from the coordinator: curl -fsS -o snap.json \"$KPORT_SERVER/api/v1/dispatch/snapshot?gpu=NVIDIA%20H200\"\n"
-    "exit status: 0 answered, 1 snapshot refused (corrupt, stale, wrong commit or GPU), 2 usage, 3 kport does not know\n";
+    "A snapshot comes from the coordinator: curl -fsS -o snap.json "
+    "\"$KPORT_SERVER/api/v1/dispatch/snapshot?gpu=NVIDIA%20H200\"\n"
+    "exit status: 0 answered, 1 snapshot refused (corrupt, stale, wrong commit or GPU), 2 usage, 3 kport does not "
+    "know\n";
 
 int usage(const std::string& why) {
   std::cerr << "kport-dispatch: " << why << "\n" << k_usage_text;
@@ -56,18 +58,25 @@ int check(const Snapshot& snap, bool as_json) {
   if (as_json) {
     json::array t;
     for (const auto& i : tables)
-      t.push_back(json::object{{"op", i.op}, {"dtype", i.dtype}, {"figures", i.figures}, {"shapes", i.shapes},
-                               {"timed_shapes", i.timed_shapes}, {"instances", strings(i.instances)}});
-    std::cout << json::serialize(json::object{{"ok", true}, {"gpu_model", snap.gpu_model()}, {"arch", snap.arch()},
+      t.push_back(json::object{{"op", i.op},
+                               {"dtype", i.dtype},
+                               {"figures", i.figures},
+                               {"shapes", i.shapes},
+                               {"timed_shapes", i.timed_shapes},
+                               {"instances", strings(i.instances)}});
+    std::cout << json::serialize(json::object{{"ok", true},
+                                              {"gpu_model", snap.gpu_model()},
+                                              {"arch", snap.arch()},
                                               {"generated_at", iso(snap.generated_at_ms())},
                                               {"generated_at_ms", snap.generated_at_ms()},
-                                              {"commits", strings(snap.commits())}, {"drivers", strings(snap.drivers())},
+                                              {"commits", strings(snap.commits())},
+                                              {"drivers", strings(snap.drivers())},
                                               {"tables", std::move(t)}})
               << "\n";
     return k_ok;
   }
-  std::cout << "snapshot of " << snap.gpu_model() << " (arch " << snap.arch() << "), generated " << iso(snap.generated_at_ms())
-            << "\n";
+  std::cout << "snapshot of " << snap.gpu_model() << " (arch " << snap.arch() << "), generated "
+            << iso(snap.generated_at_ms()) << "\n";
   std::cout << "commits: " << (snap.commits().empty() ? std::string("none") : snap.commits().front())
             << (snap.commits().size() > 1 ? " (+" + std::to_string(snap.commits().size() - 1) + " older)" : "") << "\n";
   std::string drivers;
@@ -79,26 +88,32 @@ int check(const Snapshot& snap, bool as_json) {
   return k_ok;
 }
 
-int lookup(const Snapshot& snap, const std::string& op, const std::string& dtype, const std::string& shape, bool as_json) {
+int lookup(const Snapshot& snap, const std::string& op, const std::string& dtype, const std::string& shape,
+           bool as_json) {
   Answer a = snap.lookup(op, dtype, shape);
   std::string why;
   switch (a.status) {
     case Status::exact:
     case Status::nearest: break;
     case Status::no_best:
-      why = "every instance measured on " + snap.gpu_model() + " at " + std::string(a.matched_shape) +
-            " (the nearest measured shape) failed or was not timed on its newest commit; no instance can be recommended";
+      why =
+          "every instance measured on " + snap.gpu_model() + " at " + std::string(a.matched_shape) +
+          " (the nearest measured shape) failed or was not timed on its newest commit; no instance can be recommended";
       break;
     case Status::unknown:
-      why = "kport has no measured evidence for " + op + " " + dtype + " comparable to " + shape + " on " + snap.gpu_model() +
-            " in this snapshot; GET /api/v1/best would answer provisional or unranked";
+      why = "kport has no measured evidence for " + op + " " + dtype + " comparable to " + shape + " on " +
+            snap.gpu_model() + " in this snapshot; GET /api/v1/best would answer provisional or unranked";
       break;
     case Status::bad_query:
-      why = "shape '" + shape + "' is not key=value,... with non-negative integers and unique lowercase keys, e.g. m=4096,n=4096,k=4096";
+      why = "shape '" + shape +
+            "' is not key=value,... with non-negative integers and unique lowercase keys, e.g. m=4096,n=4096,k=4096";
       break;
   }
   if (as_json) {
-    json::object o{{"status", kport::dispatch::status_name(a.status)}, {"op", op}, {"dtype", dtype}, {"shape", shape},
+    json::object o{{"status", kport::dispatch::status_name(a.status)},
+                   {"op", op},
+                   {"dtype", dtype},
+                   {"shape", shape},
                    {"gpu_model", snap.gpu_model()}};
     o["instance"] = a.found() ? json::value(std::string(a.instance)) : json::value(nullptr);
     o["variant"] = a.found() ? json::value(std::string(a.variant)) : json::value(nullptr);
@@ -118,8 +133,8 @@ int lookup(const Snapshot& snap, const std::string& op, const std::string& dtype
     std::cout << a.instance << "\n";
     std::cerr << kport::dispatch::status_name(a.status) << " at " << a.matched_shape << ": " << a.median_us << " us";
     if (a.estimated) std::cerr << ", estimated " << a.estimate_us << " us at " << shape;
-    std::cerr << (a.tie ? ", tied within noise" : "") << (a.unstable ? ", unstable figure" : "") << " (result " << a.result_id
-              << ")\n";
+    std::cerr << (a.tie ? ", tied within noise" : "") << (a.unstable ? ", unstable figure" : "") << " (result "
+              << a.result_id << ")\n";
   } else {
     std::cerr << "kport-dispatch: " << kport::dispatch::status_name(a.status) << ": " << why << "\n";
   }
@@ -146,7 +161,10 @@ int main(int argc, char** argv) {
   const std::vector<std::string> known = {"--snapshot", "--max-age", "--commit", "--gpu", "--op", "--dtype", "--shape"};
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--json") { as_json = true; continue; }
+    if (a == "--json") {
+      as_json = true;
+      continue;
+    }
     if (std::find(known.begin(), known.end(), a) == known.end()) return usage("unknown option '" + a + "'");
     if (i + 1 >= argc) return usage(a + " needs a value");
     if (opt.count(a)) return usage(a + " given twice");
@@ -174,7 +192,8 @@ int main(int argc, char** argv) {
   auto snap = Snapshot::load_file(opt["--snapshot"], lo);
   if (!snap.ok()) {
     if (as_json)
-      std::cout << json::serialize(json::object{{"ok", false}, {"error", kport::dispatch::error_code_name(snap.error().code)},
+      std::cout << json::serialize(json::object{{"ok", false},
+                                                {"error", kport::dispatch::error_code_name(snap.error().code)},
                                                 {"message", snap.error().message}})
                 << "\n";
     std::cerr << "kport-dispatch: snapshot refused (" << kport::dispatch::error_code_name(snap.error().code)

@@ -60,10 +60,15 @@ class Fields {
     auto* v = get(key);
     if (!v) return 0;
     std::int64_t out = 0;
-    if (v->is_int64()) out = v->as_int64();
-    else if (v->is_uint64() && v->as_uint64() <= static_cast<std::uint64_t>(INT64_MAX)) out = static_cast<std::int64_t>(v->as_uint64());
-    else return wrong(key, *v, "an integer"), 0;
-    if (out < min) fail_once(ErrorCode::bad_value, where(key) + " is " + std::to_string(out) + "; it must be at least " + std::to_string(min));
+    if (v->is_int64())
+      out = v->as_int64();
+    else if (v->is_uint64() && v->as_uint64() <= static_cast<std::uint64_t>(INT64_MAX))
+      out = static_cast<std::int64_t>(v->as_uint64());
+    else
+      return wrong(key, *v, "an integer"), 0;
+    if (out < min)
+      fail_once(ErrorCode::bad_value,
+                where(key) + " is " + std::to_string(out) + "; it must be at least " + std::to_string(min));
     return out;
   }
   std::optional<double> number(std::string_view key, bool nullable) {
@@ -108,7 +113,9 @@ class Fields {
     return &v->as_object();
   }
 
-  std::string where(std::string_view key) const { return m_path.empty() ? std::string(key) : m_path + "." + std::string(key); }
+  std::string where(std::string_view key) const {
+    return m_path.empty() ? std::string(key) : m_path + "." + std::string(key);
+  }
   void fail_once(ErrorCode code, std::string message) {
     if (!m_error) m_error = Error{code, std::move(message)};
   }
@@ -148,7 +155,8 @@ Expected<porting::Measurement> read_figure(const json::value& v, const std::stri
   m.measured_at_ms = f.integer("measured_at_ms");
   if (f.error()) return *f.error();
   if (std::find(std::begin(k_statuses), std::end(k_statuses), m.status) == std::end(k_statuses))
-    return fail(ErrorCode::bad_value, path + ".status is '" + m.status + "'; expected passed, failed, crashed, timeout or unsupported");
+    return fail(ErrorCode::bad_value,
+                path + ".status is '" + m.status + "'; expected passed, failed, crashed, timeout or unsupported");
   auto shape = porting::Shape::parse(shape_text);
   if (!shape.ok()) return fail(ErrorCode::bad_value, path + ".shape: " + shape.error().message);
   if (shape->dims().size() > k_max_dims)
@@ -161,7 +169,8 @@ Expected<porting::Measurement> read_figure(const json::value& v, const std::stri
 }
 
 bool dim_key(std::string_view key) {
-  return !key.empty() && key.size() <= 16 && std::all_of(key.begin(), key.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; });
+  return !key.empty() && key.size() <= 16 &&
+         std::all_of(key.begin(), key.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; });
 }
 
 // {"name", "tiles": [{"dim", "size"}], "steps": [...]}: how an instance divides a problem.
@@ -173,28 +182,34 @@ Expected<porting::InstanceGeometry> read_geometry(const json::value& v, const st
   const json::array* tiles = f.array("tiles");
   const json::array* steps = f.array("steps");
   if (f.error()) return *f.error();
-  for (auto [list, into, name] : {std::tuple{tiles, &g.geometry.tiles, "tiles"}, std::tuple{steps, &g.geometry.steps, "steps"}}) {
+  for (auto [list, into, name] :
+       {std::tuple{tiles, &g.geometry.tiles, "tiles"}, std::tuple{steps, &g.geometry.steps, "steps"}}) {
     if (list->size() > k_max_dims)
-      return fail(ErrorCode::bad_value, path + "." + name + " has more than " + std::to_string(k_max_dims) + " entries");
+      return fail(ErrorCode::bad_value,
+                  path + "." + name + " has more than " + std::to_string(k_max_dims) + " entries");
     for (std::size_t i = 0; i < list->size(); ++i) {
       std::string at = path + "." + name + "[" + std::to_string(i) + "]";
-      if (!(*list)[i].is_object()) return fail(ErrorCode::bad_json, at + " is " + kind_of((*list)[i]) + "; expected an object");
+      if (!(*list)[i].is_object())
+        return fail(ErrorCode::bad_json, at + " is " + kind_of((*list)[i]) + "; expected an object");
       Fields e((*list)[i].as_object(), at);
       porting::Geometry::Split split{e.str("dim"), e.integer("size", 1)};
       if (e.error()) return *e.error();
-      if (!dim_key(split.dim)) return fail(ErrorCode::bad_value, at + ".dim '" + split.dim + "' is not a shape dimension");
+      if (!dim_key(split.dim))
+        return fail(ErrorCode::bad_value, at + ".dim '" + split.dim + "' is not a shape dimension");
       into->push_back(std::move(split));
     }
   }
   // Path bounds came later within schema_version 2: a snapshot without them has none.
   if (const auto* paths = v.as_object().if_contains("paths")) {
-    if (!paths->is_array()) return fail(ErrorCode::bad_json, path + ".paths is " + kind_of(*paths) + "; expected an array");
+    if (!paths->is_array())
+      return fail(ErrorCode::bad_json, path + ".paths is " + kind_of(*paths) + "; expected an array");
     const auto& list = paths->as_array();
     if (list.size() > k_max_dims)
       return fail(ErrorCode::bad_value, path + ".paths has more than " + std::to_string(k_max_dims) + " entries");
     for (std::size_t i = 0; i < list.size(); ++i) {
       std::string at = path + ".paths[" + std::to_string(i) + "]";
-      if (!list[i].is_object()) return fail(ErrorCode::bad_json, at + " is " + kind_of(list[i]) + "; expected an object");
+      if (!list[i].is_object())
+        return fail(ErrorCode::bad_json, at + " is " + kind_of(list[i]) + "; expected an object");
       Fields e(list[i].as_object(), at);
       porting::Geometry::PathBound b{e.str("dim"), e.integer("max_bytes", 0), e.integer("align_bytes", 0)};
       if (e.error()) return *e.error();
@@ -218,13 +233,19 @@ WorkPlan plan_for(const Layout& l, const porting::Geometry* g, int sm_count) {
   if (p.waves) {
     for (const auto& t : g->tiles) {
       int at = index_of(t.dim);
-      if (at < 0) { p.missing = true; return p; }
+      if (at < 0) {
+        p.missing = true;
+        return p;
+      }
       p.tile_at[p.n_tiles] = static_cast<std::uint8_t>(at);
       p.tile[p.n_tiles++] = t.size;
     }
     for (const auto& t : g->steps) {
       int at = index_of(t.dim);
-      if (at < 0) { p.missing = true; return p; }
+      if (at < 0) {
+        p.missing = true;
+        return p;
+      }
       p.step_at[p.n_steps] = static_cast<std::uint8_t>(at);
       p.step[p.n_steps++] = t.size;
     }
@@ -266,7 +287,8 @@ Layout& layout_for(Snapshot::Table& t, const porting::Shape& shape) {
 }
 
 // Reduces a table's rows as the API does and precomputes every timed shape's winner.
-Expected<std::unique_ptr<Snapshot::Table>> index_table(std::string op, std::string dtype, std::vector<porting::Measurement> rows,
+Expected<std::unique_ptr<Snapshot::Table>> index_table(std::string op, std::string dtype,
+                                                       std::vector<porting::Measurement> rows,
                                                        const Snapshot::Impl& snap, const std::string& path) {
   const std::string& gpu = snap.gpu_model;
   const std::string& arch = snap.arch;
@@ -300,11 +322,12 @@ Expected<std::unique_ptr<Snapshot::Table>> index_table(std::string op, std::stri
     auto sel = porting::select_best(q, in);
     const porting::Ranked* best = sel.best();
     if (sel.kind != porting::Selection::Kind::measured || !best || !best->evidence)
-      return fail(ErrorCode::bad_value, path + ": the rule found no measured best at " + canonical +
-                                            " although it has a timed figure; this snapshot does not fit this library's rule");
+      return fail(ErrorCode::bad_value,
+                  path + ": the rule found no measured best at " + canonical +
+                      " although it has a timed figure; this snapshot does not fit this library's rule");
     const auto& e = *best->evidence;
-    layout.winners.push_back(Winner{best->instance, best->variant, e.median_us, e.stddev_us, best->tie_with_best, e.unstable,
-                                    e.result_id});
+    layout.winners.push_back(
+        Winner{best->instance, best->variant, e.median_us, e.stddev_us, best->tie_with_best, e.unstable, e.result_id});
     if (layout.plans.empty())
       for (const auto& ti : table->instances) layout.plans.push_back(plan_for(layout, ti.geometry, snap.sm_count));
     if (layout.first.empty()) layout.first.push_back(0);
@@ -313,8 +336,9 @@ Expected<std::unique_ptr<Snapshot::Table>> index_table(std::string op, std::stri
       std::uint32_t at = instance_index.at(m.instance);
       std::array<std::int64_t, k_max_dims> values{};
       for (std::size_t i = 0; i < m.shape.dims().size(); ++i) values[i] = m.shape.dims()[i].second;
-      layout.figures.push_back(Figure{at, m.median_us, m.stddev_us, plan_work(layout.plans[at], values.data(), snap.sm_count),
-                                      m.unstable, m.result_id});
+      layout.figures.push_back(Figure{at, m.median_us, m.stddev_us,
+                                      plan_work(layout.plans[at], values.data(), snap.sm_count), m.unstable,
+                                      m.result_id});
     }
     if (layout.figures.size() - layout.first.back() > k_max_figures)
       return fail(ErrorCode::bad_value, path + ": " + canonical + " has more than " + std::to_string(k_max_figures) +
@@ -331,8 +355,9 @@ Expected<std::unique_ptr<Snapshot::Table>> index_table(std::string op, std::stri
     for (const auto& ti : table->instances) {
       if (!ti.geometry || ti.geometry->paths.empty()) continue;
       if (bounded == k_max_bounded)
-        return fail(ErrorCode::bad_value, path + ": more than " + std::to_string(k_max_bounded) +
-                                              " instances with path bounds; kport-dispatch places shapes for at most that many");
+        return fail(ErrorCode::bad_value,
+                    path + ": more than " + std::to_string(k_max_bounded) +
+                        " instances with path bounds; kport-dispatch places shapes for at most that many");
       for (const auto& b : ti.geometry->paths)
         for (std::size_t i = 0; i < l.keys.size(); ++i)
           if (l.keys[i] == b.dim)
@@ -372,35 +397,46 @@ bool hex_prefix(std::string_view s) {
 }
 
 std::int64_t system_now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 Expected<std::unique_ptr<Snapshot::Impl>> read(std::string_view text, const LoadOptions& opt) {
   boost::system::error_code ec;
   json::value doc = json::parse(text, ec);
-  if (ec) return fail(ErrorCode::bad_json, "snapshot is not JSON (" + ec.message() + "); fetch it again from GET /api/v1/dispatch/snapshot?gpu=MODEL");
-  if (!doc.is_object()) return fail(ErrorCode::bad_json, std::string("snapshot is ") + kind_of(doc) + "; expected a JSON object");
+  if (ec)
+    return fail(ErrorCode::bad_json, "snapshot is not JSON (" + ec.message() +
+                                         "); fetch it again from GET /api/v1/dispatch/snapshot?gpu=MODEL");
+  if (!doc.is_object())
+    return fail(ErrorCode::bad_json, std::string("snapshot is ") + kind_of(doc) + "; expected a JSON object");
   const auto& root = doc.as_object();
   auto* version = root.if_contains("schema_version");
-  if (!version) return fail(ErrorCode::missing_field, "schema_version is missing: this is not a kport-dispatch snapshot");
+  if (!version)
+    return fail(ErrorCode::missing_field, "schema_version is missing: this is not a kport-dispatch snapshot");
   if (!version->is_int64() || version->as_int64() != k_schema_version)
-    return fail(ErrorCode::schema_version, "schema_version is " + json::serialize(*version) + "; this kport-dispatch reads " +
-                                               std::to_string(k_schema_version) + " (fetch a snapshot from a matching coordinator, or upgrade kport-dispatch)");
+    return fail(ErrorCode::schema_version,
+                "schema_version is " + json::serialize(*version) + "; this kport-dispatch reads " +
+                    std::to_string(k_schema_version) +
+                    " (fetch a snapshot from a matching coordinator, or upgrade kport-dispatch)");
   // Whitespace after the document (an editor's final newline) is not part of what was served.
   std::string_view served = text.substr(0, text.find_last_not_of(" \t\r\n") + 1);
   auto digits = detail::find_checksum_digits(served);
-  if (!digits) return fail(ErrorCode::missing_field, "checksum is missing; a snapshot as served carries \"checksum\":\"fnv1a64:...\"");
+  if (!digits)
+    return fail(ErrorCode::missing_field,
+                "checksum is missing; a snapshot as served carries \"checksum\":\"fnv1a64:...\"");
   if (*digits == std::string_view::npos)
     return fail(ErrorCode::checksum, "checksum is not one \"fnv1a64:<16 hex digits>\" value");
   auto want = detail::hex16(detail::fnv1a64_masked(served, *digits));
   if (served.substr(*digits, 16) != want)
-    return fail(ErrorCode::checksum, "checksum mismatch: the snapshot says fnv1a64:" + std::string(served.substr(*digits, 16)) +
-                                         " but its bytes hash to fnv1a64:" + want +
-                                         "; it was truncated or edited after it was served; fetch it again");
+    return fail(ErrorCode::checksum,
+                "checksum mismatch: the snapshot says fnv1a64:" + std::string(served.substr(*digits, 16)) +
+                    " but its bytes hash to fnv1a64:" + want +
+                    "; it was truncated or edited after it was served; fetch it again");
 
   auto impl = std::make_unique<Snapshot::Impl>();
   Fields f(root, "");
-  if (auto* kind = root.if_contains("kind"); kind && !(kind->is_string() && kind->as_string() == "kport.dispatch.snapshot"))
+  if (auto* kind = root.if_contains("kind");
+      kind && !(kind->is_string() && kind->as_string() == "kport.dispatch.snapshot"))
     return fail(ErrorCode::bad_value, "kind is " + json::serialize(*kind) + "; expected \"kport.dispatch.snapshot\"");
   const json::object* gpu = f.object("gpu");
   impl->generated_at_ms = f.integer("generated_at_ms", 1);
@@ -413,7 +449,8 @@ Expected<std::unique_ptr<Snapshot::Impl>> read(std::string_view text, const Load
   impl->arch = g.str("arch", true);
   std::int64_t sms = g.integer("sm_count");
   if (g.error()) return *g.error();
-  if (sms > 100'000) return fail(ErrorCode::bad_value, "gpu.sm_count is " + std::to_string(sms) + "; no GPU has that many SMs");
+  if (sms > 100'000)
+    return fail(ErrorCode::bad_value, "gpu.sm_count is " + std::to_string(sms) + "; no GPU has that many SMs");
   impl->sm_count = static_cast<int>(sms);
   const json::array* instances = f.array("instances");
   if (f.error()) return *f.error();
@@ -422,12 +459,14 @@ Expected<std::unique_ptr<Snapshot::Impl>> read(std::string_view text, const Load
     std::string path = "instances[" + std::to_string(i) + "]";
     auto geometry = read_geometry((*instances)[i], path);
     if (!geometry.ok()) return geometry.error();
-    if (!named.insert(geometry->instance).second) return fail(ErrorCode::bad_value, path + " repeats instance " + geometry->instance);
+    if (!named.insert(geometry->instance).second)
+      return fail(ErrorCode::bad_value, path + " repeats instance " + geometry->instance);
     impl->geometry.push_back(std::move(*geometry));
   }
 
   if (opt.expect_gpu && *opt.expect_gpu != impl->gpu_model)
-    return fail(ErrorCode::wrong_gpu, "snapshot is for GPU model '" + impl->gpu_model + "', not '" + *opt.expect_gpu + "'");
+    return fail(ErrorCode::wrong_gpu,
+                "snapshot is for GPU model '" + impl->gpu_model + "', not '" + *opt.expect_gpu + "'");
   if (opt.max_age_s) {
     std::int64_t now = opt.now_ms ? opt.now_ms : system_now_ms();
     std::int64_t age_s = (now - impl->generated_at_ms) / 1000;
@@ -436,17 +475,21 @@ Expected<std::unique_ptr<Snapshot::Impl>> read(std::string_view text, const Load
                                         " s ago, more than the max age of " + std::to_string(*opt.max_age_s) +
                                         " s; fetch a new one (GET /api/v1/dispatch/snapshot?gpu=MODEL)");
     if (impl->generated_at_ms - now > 5 * 60 * 1000)
-      return fail(ErrorCode::stale, "snapshot of " + impl->gpu_model + " was generated " + std::to_string(-age_s) +
-                                        " s in the future; this clock and the coordinator's disagree, so its age is unknown");
+      return fail(ErrorCode::stale,
+                  "snapshot of " + impl->gpu_model + " was generated " + std::to_string(-age_s) +
+                      " s in the future; this clock and the coordinator's disagree, so its age is unknown");
   }
   if (opt.expect_commit) {
     if (!hex_prefix(*opt.expect_commit))
-      return fail(ErrorCode::wrong_commit, "expected commit '" + *opt.expect_commit + "' is not 7 to 64 lowercase hex digits");
+      return fail(ErrorCode::wrong_commit,
+                  "expected commit '" + *opt.expect_commit + "' is not 7 to 64 lowercase hex digits");
     if (impl->commits.empty())
-      return fail(ErrorCode::wrong_commit, "snapshot of " + impl->gpu_model + " has no measurement, so no commit; expected " + *opt.expect_commit);
+      return fail(ErrorCode::wrong_commit, "snapshot of " + impl->gpu_model +
+                                               " has no measurement, so no commit; expected " + *opt.expect_commit);
     if (impl->commits.front().rfind(*opt.expect_commit, 0) != 0)
-      return fail(ErrorCode::wrong_commit, "snapshot's newest commit on " + impl->gpu_model + " is " + impl->commits.front() +
-                                               ", not the expected " + *opt.expect_commit + "; fetch a snapshot after that commit was measured");
+      return fail(ErrorCode::wrong_commit, "snapshot's newest commit on " + impl->gpu_model + " is " +
+                                               impl->commits.front() + ", not the expected " + *opt.expect_commit +
+                                               "; fetch a snapshot after that commit was measured");
   }
 
   std::set<std::pair<std::string, std::string>> seen;
@@ -459,7 +502,8 @@ Expected<std::unique_ptr<Snapshot::Impl>> read(std::string_view text, const Load
     auto dtype = t.str("dtype");
     const json::array* figures = t.array("figures");
     if (t.error()) return *t.error();
-    if (!seen.insert({op, dtype}).second) return fail(ErrorCode::bad_value, path + " repeats op " + op + " dtype " + dtype);
+    if (!seen.insert({op, dtype}).second)
+      return fail(ErrorCode::bad_value, path + " repeats op " + op + " dtype " + dtype);
     std::vector<porting::Measurement> rows;
     rows.reserve(figures->size());
     for (std::size_t j = 0; j < figures->size(); ++j) {

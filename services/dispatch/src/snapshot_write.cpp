@@ -22,26 +22,34 @@ void provenance(const std::vector<const SnapshotFigure*>& rows, json::array& com
   for (const auto* f : rows) newest[f->m.commit] = std::max(newest[f->m.commit], f->m.commit_ms);
   std::vector<std::pair<std::int64_t, std::string>> order;
   for (const auto& [sha, ms] : newest) order.emplace_back(ms, sha);
-  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
-  });
+  std::sort(order.begin(), order.end(),
+            [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
   std::vector<std::string> seen;
   for (const auto& [ms, sha] : order) {
     commits.emplace_back(sha);
     for (const auto* f : rows)
-      if (f->m.commit == sha && std::find(seen.begin(), seen.end(), f->m.driver) == seen.end()) seen.push_back(f->m.driver);
+      if (f->m.commit == sha && std::find(seen.begin(), seen.end(), f->m.driver) == seen.end())
+        seen.push_back(f->m.driver);
   }
   for (const auto& d : seen) drivers.emplace_back(d);
 }
 
 json::object figure_json(const porting::Measurement& m) {
-  return json::object{{"shape", m.shape.canonical()}, {"instance", m.instance}, {"variant", m.variant},
-                      {"target", m.target}, {"status", m.status},
+  return json::object{{"shape", m.shape.canonical()},
+                      {"instance", m.instance},
+                      {"variant", m.variant},
+                      {"target", m.target},
+                      {"status", m.status},
                       {"median_us", m.median_us > 0 ? json::value(m.median_us) : json::value(nullptr)},
-                      {"stddev_us", m.stddev_us}, {"samples", m.samples},
+                      {"stddev_us", m.stddev_us},
+                      {"samples", m.samples},
                       {"ratio", m.ratio ? json::value(*m.ratio) : json::value(nullptr)},
-                      {"unstable", m.unstable}, {"result_id", m.result_id}, {"commit", m.commit},
-                      {"commit_ms", m.commit_ms}, {"driver", m.driver}, {"runs", m.runs},
+                      {"unstable", m.unstable},
+                      {"result_id", m.result_id},
+                      {"commit", m.commit},
+                      {"commit_ms", m.commit_ms},
+                      {"driver", m.driver},
+                      {"runs", m.runs},
                       {"measured_at_ms", m.measured_at_ms}};
 }
 
@@ -63,8 +71,11 @@ std::string write_snapshot(const SnapshotSource& source) {
     json::array commits, drivers, figures;
     provenance(rows, commits, drivers);
     for (const auto* f : rows) figures.push_back(figure_json(f->m));
-    out_tables.push_back(json::object{{"op", key.first}, {"dtype", key.second}, {"commits", std::move(commits)},
-                                      {"drivers", std::move(drivers)}, {"figures", std::move(figures)}});
+    out_tables.push_back(json::object{{"op", key.first},
+                                      {"dtype", key.second},
+                                      {"commits", std::move(commits)},
+                                      {"drivers", std::move(drivers)},
+                                      {"figures", std::move(figures)}});
   }
   json::array commits, drivers;
   provenance(all, commits, drivers);
@@ -77,7 +88,8 @@ std::string write_snapshot(const SnapshotSource& source) {
       for (const auto& s : list) out.push_back(json::object{{"dim", s.dim}, {"size", s.size}});
       return out;
     };
-    json::object instance{{"name", g.instance}, {"tiles", splits(g.geometry.tiles)}, {"steps", splits(g.geometry.steps)}};
+    json::object instance{
+        {"name", g.instance}, {"tiles", splits(g.geometry.tiles)}, {"steps", splits(g.geometry.steps)}};
     if (!g.geometry.paths.empty()) {
       json::array paths;
       for (const auto& b : g.geometry.paths)
@@ -86,21 +98,23 @@ std::string write_snapshot(const SnapshotSource& source) {
     }
     instances.push_back(std::move(instance));
   }
-  json::object doc{{"schema_version", k_schema_version},
-                   {"kind", "kport.dispatch.snapshot"},
-                   {"gpu", json::object{{"model", source.gpu_model}, {"arch", source.arch}, {"sm_count", source.sm_count}}},
-                   {"generated_at", source.generated_at},
-                   {"generated_at_ms", source.generated_at_ms},
-                   {"commits", std::move(commits)},
-                   {"drivers", std::move(drivers)},
-                   {"rule", "per (op, dtype): the timed shape where the fewest instances leave their own code for a "
-                            "fallback (instances[].paths), then the nearest (Shape::distance, ties to the larger problem), and its "
-                            "fastest current figure by median, ties within noise to a stable figure (porting::select_best); "
-                            "from another shape each figure is moved to the query by its instance's waves of tiles over "
-                            "gpu.sm_count SMs (instances[]), else by problem size, and the estimates rank"},
-                   {"instances", std::move(instances)},
-                   {"tables", std::move(out_tables)},
-                   {"checksum", "fnv1a64:" + std::string(detail::k_checksum_zero)}};
+  json::object doc{
+      {"schema_version", k_schema_version},
+      {"kind", "kport.dispatch.snapshot"},
+      {"gpu", json::object{{"model", source.gpu_model}, {"arch", source.arch}, {"sm_count", source.sm_count}}},
+      {"generated_at", source.generated_at},
+      {"generated_at_ms", source.generated_at_ms},
+      {"commits", std::move(commits)},
+      {"drivers", std::move(drivers)},
+      {"rule",
+       "per (op, dtype): the timed shape where the fewest instances leave their own code for a "
+       "fallback (instances[].paths), then the nearest (Shape::distance, ties to the larger problem), and its "
+       "fastest current figure by median, ties within noise to a stable figure (porting::select_best); "
+       "from another shape each figure is moved to the query by its instance's waves of tiles over "
+       "gpu.sm_count SMs (instances[]), else by problem size, and the estimates rank"},
+      {"instances", std::move(instances)},
+      {"tables", std::move(out_tables)},
+      {"checksum", "fnv1a64:" + std::string(detail::k_checksum_zero)}};
   std::string text = json::serialize(doc);
   auto digits = detail::find_checksum_digits(text);
   // The writer's own output always has exactly one marker: instance names are JSON strings.

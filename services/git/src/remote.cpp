@@ -12,8 +12,8 @@ namespace {
 
 Error remote_error(const std::string& url, const std::string& what) {
   const ::git_error* e = git_error_last();
-  return make_error(Errc::unavailable, "cannot " + what + " " + url +
-                                           (e && e->message ? ": " + std::string(e->message) : std::string()));
+  return make_error(Errc::unavailable,
+                    "cannot " + what + " " + url + (e && e->message ? ": " + std::string(e->message) : std::string()));
 }
 
 struct Remote {

@@ -108,7 +108,8 @@ Result<Workspace> Workspace::open(const std::string& url, const fs::path& dir) {
 
 Status Workspace::fetch() {
   Owned<git_remote, git_remote_free> origin;
-  if (git_remote_lookup(&origin.p, m_repo->repo, "origin") != 0) return lib_error(Errc::internal, "workspace has no origin");
+  if (git_remote_lookup(&origin.p, m_repo->repo, "origin") != 0)
+    return lib_error(Errc::internal, "workspace has no origin");
   git_fetch_options opts;
   git_fetch_options_init(&opts, GIT_FETCH_OPTIONS_VERSION);
   opts.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_ALL;
@@ -143,13 +144,15 @@ Result<std::string> Workspace::checkout(const std::string& rev) {
   git_oid oid;
   git_oid_fromstr(&oid, sha->c_str());
   Owned<git_commit, git_commit_free> commit;
-  if (git_commit_lookup(&commit.p, m_repo->repo, &oid) != 0) return lib_error(Errc::internal, "cannot read commit " + *sha);
+  if (git_commit_lookup(&commit.p, m_repo->repo, &oid) != 0)
+    return lib_error(Errc::internal, "cannot read commit " + *sha);
   git_checkout_options opts;
   git_checkout_options_init(&opts, GIT_CHECKOUT_OPTIONS_VERSION);
   opts.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_REMOVE_UNTRACKED;
   if (git_checkout_tree(m_repo->repo, reinterpret_cast<git_object*>(commit.p), &opts) != 0)
     return lib_error(Errc::internal, "cannot check out " + *sha);
-  if (git_repository_set_head_detached(m_repo->repo, &oid) != 0) return lib_error(Errc::internal, "cannot detach HEAD at " + *sha);
+  if (git_repository_set_head_detached(m_repo->repo, &oid) != 0)
+    return lib_error(Errc::internal, "cannot detach HEAD at " + *sha);
   return sha;
 }
 
@@ -159,7 +162,8 @@ Result<CommitInfo> Workspace::commit_info(const std::string& rev) const {
   git_oid oid;
   git_oid_fromstr(&oid, sha->c_str());
   Owned<git_commit, git_commit_free> commit;
-  if (git_commit_lookup(&commit.p, m_repo->repo, &oid) != 0) return lib_error(Errc::internal, "cannot read commit " + *sha);
+  if (git_commit_lookup(&commit.p, m_repo->repo, &oid) != 0)
+    return lib_error(Errc::internal, "cannot read commit " + *sha);
   CommitInfo info;
   info.sha = *sha;
   if (git_commit_parentcount(commit.p) > 0) info.parent = oid_hex(git_commit_parent_id(commit.p, 0));

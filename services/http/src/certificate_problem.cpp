@@ -2,12 +2,11 @@
 
 namespace kport::http {
 
-std::string describe_certificate_problem(CertificateProblem problem, std::string_view where,
-                                         std::string_view host, std::string_view ca_file,
-                                         std::string_view detail) {
+std::string describe_certificate_problem(CertificateProblem problem, std::string_view where, std::string_view host,
+                                         std::string_view ca_file, std::string_view detail) {
   std::string out = "TLS certificate of " + std::string(where) + " refused: ";
-  const std::string trust = ca_file.empty() ? std::string("the system trust store")
-                                            : "the CA file " + std::string(ca_file);
+  const std::string trust =
+      ca_file.empty() ? std::string("the system trust store") : "the CA file " + std::string(ca_file);
   switch (problem) {
     case CertificateProblem::unknown_ca:
       out += "it is not signed by a CA in " + trust;
@@ -31,8 +30,7 @@ std::string describe_certificate_problem(CertificateProblem problem, std::string
              "'; use a server URL with a name the certificate lists, or have the certificate reissued for '" +
              std::string(host) + "'";
       return out;
-    case CertificateProblem::other:
-      break;
+    case CertificateProblem::other: break;
   }
   out += detail.empty() ? std::string("verification failed") : std::string(detail);
   out += "; check the server's certificate chain (openssl s_client -connect " + std::string(where) + ")";

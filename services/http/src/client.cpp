@@ -25,8 +25,10 @@ class Client::Impl {
   template <typename Op>
   beast::error_code io(Clock::time_point deadline, Op&& op) {
     return run(deadline, [&](auto handler) {
-      if (tls) op(*tls, handler);
-      else op(stream, handler);
+      if (tls)
+        op(*tls, handler);
+      else
+        op(stream, handler);
     });
   }
 
@@ -45,18 +47,16 @@ class Client::Impl {
     tcp::resolver resolver(ioc);
     beast::error_code ec;
     tcp::resolver::results_type endpoints;
-    resolver.async_resolve(url.host, std::to_string(url.port),
-                           [&](beast::error_code e, tcp::resolver::results_type r) {
-                             ec = e;
-                             endpoints = std::move(r);
-                           });
+    resolver.async_resolve(url.host, std::to_string(url.port), [&](beast::error_code e, tcp::resolver::results_type r) {
+      ec = e;
+      endpoints = std::move(r);
+    });
     ioc.restart();
     ioc.run();
     if (ec) return make_error(Errc::unavailable, "cannot resolve " + url.host + ": " + ec.message());
     ec = run(deadline, [&](auto handler) { stream.async_connect(endpoints, handler); });
     const std::string where = url.host + ":" + std::to_string(url.port);
-    if (ec == beast::error::timeout)
-      return make_error(Errc::request_timeout, "connecting to " + where + " timed out");
+    if (ec == beast::error::timeout) return make_error(Errc::request_timeout, "connecting to " + where + " timed out");
     if (ec) return make_error(Errc::unavailable, "cannot connect to " + where + ": " + ec.message());
     beast::error_code ignored;
     stream.socket().set_option(tcp::no_delay(true), ignored);
@@ -89,9 +89,11 @@ class Client::Impl {
     if (verdict.failed)
       return make_error(Errc::unavailable,
                         describe_certificate_problem(verdict.problem, where, url.host, opts.ca_file, verdict.detail));
-    if (ec == beast::error::timeout) return make_error(Errc::request_timeout, "TLS handshake with " + where + " timed out");
-    return make_error(Errc::unavailable, "TLS handshake with " + where + " failed: " + ec.message() +
-                                             "; check that the server serves HTTPS there (an http:// URL for a plain server)");
+    if (ec == beast::error::timeout)
+      return make_error(Errc::request_timeout, "TLS handshake with " + where + " timed out");
+    return make_error(Errc::unavailable,
+                      "TLS handshake with " + where + " failed: " + ec.message() +
+                          "; check that the server serves HTTPS there (an http:// URL for a plain server)");
   }
 
   // Whether the kept connection is unusable: the server closed it while it sat idle (its
@@ -141,9 +143,8 @@ Client& Client::operator=(Client&&) noexcept = default;
 
 void Client::close() { m_impl->close(); }
 
-Result<ClientResponse> Client::fetch(std::string_view method, std::string_view url_text,
-                                     std::string_view body, const HeaderList& headers,
-                                     std::chrono::milliseconds timeout) {
+Result<ClientResponse> Client::fetch(std::string_view method, std::string_view url_text, std::string_view body,
+                                     const HeaderList& headers, std::chrono::milliseconds timeout) {
   auto url = parse_url(url_text);
   if (!url) return std::move(url).error();
   auto& im = *m_impl;
@@ -156,38 +157,34 @@ Result<ClientResponse> Client::fetch(std::string_view method, std::string_view u
   req.set(bhttp::field::host, url->host + ":" + std::to_string(url->port));
   req.set(bhttp::field::user_agent, im.opts.user_agent);
   for (const auto& [name, value] : headers) req.set(name, value);
-  if (!body.empty() && req[bhttp::field::content_type].empty())
-    req.set(bhttp::field::content_type, "application/json");
+  if (!body.empty() && req[bhttp::field::content_type].empty()) req.set(bhttp::field::content_type, "application/json");
   req.body() = body;
   req.prepare_payload();
 
   // At most two attempts: the second only when the first hit a connection that died idle.
   for (int attempt = 0;; ++attempt) {
-    bool reused = im.connected && im.scheme == url->scheme && im.host == url->host && im.port == url->port && !im.stale();
+    bool reused =
+        im.connected && im.scheme == url->scheme && im.host == url->host && im.port == url->port && !im.stale();
     if (!reused) KPORT_TRY(im.connect(*url, deadline));
     auto ec = im.io(deadline, [&](auto& s, auto handler) { bhttp::async_write(s, req, handler); });
     bhttp::response_parser<bhttp::string_body> parser;
     parser.body_limit(im.opts.body_limit);
     if (method == "HEAD") parser.skip(true);
-    if (!ec)
-      ec = im.io(deadline, [&](auto& s, auto handler) { bhttp::async_read(s, im.buffer, parser, handler); });
+    if (!ec) ec = im.io(deadline, [&](auto& s, auto handler) { bhttp::async_read(s, im.buffer, parser, handler); });
     if (ec) {
       im.close();
       // A kept connection the server closed while idle fails before any byte comes back.
-      bool stale = reused && attempt == 0 && !parser.got_some() && ec != beast::error::timeout &&
-                   idempotent(method);
+      bool stale = reused && attempt == 0 && !parser.got_some() && ec != beast::error::timeout && idempotent(method);
       if (stale) continue;
       if (ec == beast::error::timeout)
-        return make_error(Errc::request_timeout, std::string(method) + " " + std::string(url_text) +
-                                                     " timed out");
+        return make_error(Errc::request_timeout, std::string(method) + " " + std::string(url_text) + " timed out");
       if (ec == bhttp::error::body_limit)
-        return make_error(Errc::payload_too_large, "response from " + std::string(url_text) +
-                                                       " exceeds the client's body limit");
+        return make_error(Errc::payload_too_large,
+                          "response from " + std::string(url_text) + " exceeds the client's body limit");
       if (ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category())
-        return make_error(Errc::internal, "malformed response from " + std::string(url_text) + ": " +
-                                              ec.message());
-      return make_error(Errc::unavailable, std::string(method) + " " + std::string(url_text) +
-                                               " failed: " + ec.message());
+        return make_error(Errc::internal, "malformed response from " + std::string(url_text) + ": " + ec.message());
+      return make_error(Errc::unavailable,
+                        std::string(method) + " " + std::string(url_text) + " failed: " + ec.message());
     }
     auto msg = parser.release();
     ClientResponse out;

@@ -78,10 +78,8 @@ bool Subscription::wants(std::string_view topic) const noexcept {
 
 EventHub::EventHub(std::size_t default_queue_limit) : m_default_limit(default_queue_limit) {}
 
-std::shared_ptr<Subscription> EventHub::subscribe(std::vector<std::string> topics,
-                                                  std::size_t queue_limit) {
-  auto sub = std::make_shared<Subscription>(std::move(topics),
-                                            queue_limit == 0 ? m_default_limit : queue_limit);
+std::shared_ptr<Subscription> EventHub::subscribe(std::vector<std::string> topics, std::size_t queue_limit) {
+  auto sub = std::make_shared<Subscription>(std::move(topics), queue_limit == 0 ? m_default_limit : queue_limit);
   std::lock_guard lock(m_mu);
   prune_locked();
   m_subs.push_back(sub);
@@ -89,8 +87,8 @@ std::shared_ptr<Subscription> EventHub::subscribe(std::vector<std::string> topic
 }
 
 // The frame is formatted once and shared: a thousand dashboards cost one string.
-std::size_t EventHub::publish(std::string_view topic, std::string_view event,
-                              std::string_view data, std::string_view id) {
+std::size_t EventHub::publish(std::string_view topic, std::string_view event, std::string_view data,
+                              std::string_view id) {
   auto frame = std::make_shared<const std::string>(format_event(event, data, id));
   std::vector<std::shared_ptr<Subscription>> targets;
   {
@@ -104,8 +102,10 @@ std::size_t EventHub::publish(std::string_view topic, std::string_view event,
   // serialize all publishers behind one subscriber.
   std::size_t delivered = 0;
   for (auto& s : targets) {
-    if (s->push(frame)) ++delivered;
-    else if (s->overflowed()) m_dropped.fetch_add(1, std::memory_order_relaxed);
+    if (s->push(frame))
+      ++delivered;
+    else if (s->overflowed())
+      m_dropped.fetch_add(1, std::memory_order_relaxed);
   }
   return delivered;
 }

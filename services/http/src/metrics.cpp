@@ -10,7 +10,10 @@ namespace {
 void append_label(std::string& out, std::string_view value) {
   for (char c : value) {
     if (c == '\\' || c == '"') out.push_back('\\');
-    if (c == '\n') { out += "\\n"; continue; }
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
     out.push_back(c);
   }
 }
@@ -74,8 +77,9 @@ std::string Metrics::render_prometheus() const {
   std::string out;
   out.reserve(4096);
   std::lock_guard lock(m_mu);
-  out += "# HELP kport_http_requests_total HTTP requests answered, by route and status class.\n"
-         "# TYPE kport_http_requests_total counter\n";
+  out +=
+      "# HELP kport_http_requests_total HTTP requests answered, by route and status class.\n"
+      "# TYPE kport_http_requests_total counter\n";
   for (const auto& s : m_routes) {
     for (int cls = 1; cls <= 5; ++cls) {
       std::uint64_t n = s.count(cls);
@@ -89,8 +93,9 @@ std::string Metrics::render_prometheus() const {
       out.push_back('\n');
     }
   }
-  out += "# HELP kport_http_request_duration_seconds Time from a complete request to its response.\n"
-         "# TYPE kport_http_request_duration_seconds histogram\n";
+  out +=
+      "# HELP kport_http_request_duration_seconds Time from a complete request to its response.\n"
+      "# TYPE kport_http_request_duration_seconds histogram\n";
   // Buckets are stored per interval and summed here, because Prometheus buckets are
   // cumulative ("le") and adding into all upper buckets on each request costs more.
   for (const auto& s : m_routes) {
@@ -100,8 +105,10 @@ std::string Metrics::render_prometheus() const {
       out += "kport_http_request_duration_seconds_bucket";
       append_labels(out, s);
       out += ",le=\"";
-      if (b == RouteStats::k_bounds.size()) out += "+Inf";
-      else append_number(out, RouteStats::k_bounds[b]);
+      if (b == RouteStats::k_bounds.size())
+        out += "+Inf";
+      else
+        append_number(out, RouteStats::k_bounds[b]);
       out += "\"} ";
       out += std::to_string(cumulative);
       out.push_back('\n');
@@ -127,29 +134,34 @@ std::string Metrics::render_prometheus() const {
     append_number(out, v);
     out.push_back('\n');
   };
-  gauge("kport_http_connections_open", "Open client connections.",
-        static_cast<double>(connections_open.load()));
-  out += "# HELP kport_http_connections_total Connections accepted.\n"
-         "# TYPE kport_http_connections_total counter\nkport_http_connections_total " +
-         std::to_string(connections_total.load()) + "\n";
-  out += "# HELP kport_http_connections_rejected_total Connections refused over max_connections.\n"
-         "# TYPE kport_http_connections_rejected_total counter\n"
-         "kport_http_connections_rejected_total " +
-         std::to_string(connections_rejected.load()) + "\n";
+  gauge("kport_http_connections_open", "Open client connections.", static_cast<double>(connections_open.load()));
+  out +=
+      "# HELP kport_http_connections_total Connections accepted.\n"
+      "# TYPE kport_http_connections_total counter\nkport_http_connections_total " +
+      std::to_string(connections_total.load()) + "\n";
+  out +=
+      "# HELP kport_http_connections_rejected_total Connections refused over max_connections.\n"
+      "# TYPE kport_http_connections_rejected_total counter\n"
+      "kport_http_connections_rejected_total " +
+      std::to_string(connections_rejected.load()) + "\n";
   gauge("kport_http_connections_reserved", "Open connections admitted into the reserve.",
         static_cast<double>(connections_reserved.load()));
-  out += "# HELP kport_http_connections_evicted_total Idle reserve connections closed to admit new ones.\n"
-         "# TYPE kport_http_connections_evicted_total counter\nkport_http_connections_evicted_total " +
-         std::to_string(connections_evicted.load()) + "\n";
-  out += "# HELP kport_http_connections_unprivileged_total Reserve connections whose first request was not privileged.\n"
-         "# TYPE kport_http_connections_unprivileged_total counter\nkport_http_connections_unprivileged_total " +
-         std::to_string(connections_unprivileged.load()) + "\n";
-  out += "# HELP kport_http_tls_handshakes_failed_total HTTPS connections whose TLS handshake failed or timed out.\n"
-         "# TYPE kport_http_tls_handshakes_failed_total counter\nkport_http_tls_handshakes_failed_total " +
-         std::to_string(tls_handshakes_failed.load()) + "\n";
-  out += "# HELP kport_http_tls_plain_requests_total Connections to an HTTPS port that sent plain HTTP (answered 400).\n"
-         "# TYPE kport_http_tls_plain_requests_total counter\nkport_http_tls_plain_requests_total " +
-         std::to_string(tls_plain_requests.load()) + "\n";
+  out +=
+      "# HELP kport_http_connections_evicted_total Idle reserve connections closed to admit new ones.\n"
+      "# TYPE kport_http_connections_evicted_total counter\nkport_http_connections_evicted_total " +
+      std::to_string(connections_evicted.load()) + "\n";
+  out +=
+      "# HELP kport_http_connections_unprivileged_total Reserve connections whose first request was not privileged.\n"
+      "# TYPE kport_http_connections_unprivileged_total counter\nkport_http_connections_unprivileged_total " +
+      std::to_string(connections_unprivileged.load()) + "\n";
+  out +=
+      "# HELP kport_http_tls_handshakes_failed_total HTTPS connections whose TLS handshake failed or timed out.\n"
+      "# TYPE kport_http_tls_handshakes_failed_total counter\nkport_http_tls_handshakes_failed_total " +
+      std::to_string(tls_handshakes_failed.load()) + "\n";
+  out +=
+      "# HELP kport_http_tls_plain_requests_total Connections to an HTTPS port that sent plain HTTP (answered 400).\n"
+      "# TYPE kport_http_tls_plain_requests_total counter\nkport_http_tls_plain_requests_total " +
+      std::to_string(tls_plain_requests.load()) + "\n";
   for (const auto& g : m_gauges) gauge(g.name, g.help, g.fn());
   for (const auto& c : m_collectors) c(out);
   return out;

@@ -70,7 +70,8 @@ void append_process_metrics(std::string& out) {
   if (!ec) gauge(out, "process_open_fds", "gauge", "Number of open file descriptors.", static_cast<double>(fds));
   rlimit lim{};
   if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
-    gauge(out, "process_max_fds", "gauge", "Maximum number of open file descriptors.", static_cast<double>(lim.rlim_cur));
+    gauge(out, "process_max_fds", "gauge", "Maximum number of open file descriptors.",
+          static_cast<double>(lim.rlim_cur));
 }
 
 }  // namespace kport::http

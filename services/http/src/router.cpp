@@ -86,9 +86,7 @@ struct Walker {
   }
 };
 
-bool is_capture(std::string_view seg) {
-  return seg.size() >= 3 && seg.front() == '{' && seg.back() == '}';
-}
+bool is_capture(std::string_view seg) { return seg.size() >= 3 && seg.front() == '{' && seg.back() == '}'; }
 
 }  // namespace
 
@@ -141,8 +139,7 @@ void Router::insert(std::unique_ptr<Route> route) {
   m_routes.push_back(std::move(route));
 }
 
-void Router::add(std::string_view method, std::string_view pattern, Handler handler,
-                 std::string route_name) {
+void Router::add(std::string_view method, std::string_view pattern, Handler handler, std::string route_name) {
   auto r = std::make_unique<Route>();
   r->method = method;
   r->pattern = pattern;
@@ -151,8 +148,7 @@ void Router::add(std::string_view method, std::string_view pattern, Handler hand
   insert(std::move(r));
 }
 
-void Router::add_sync(std::string_view method, std::string_view pattern, SyncHandler handler,
-                      std::string route_name) {
+void Router::add_sync(std::string_view method, std::string_view pattern, SyncHandler handler, std::string route_name) {
   auto r = std::make_unique<Route>();
   r->method = method;
   r->pattern = pattern;
@@ -170,8 +166,7 @@ void Router::add_prefix(std::string_view prefix, SyncHandler handler, std::strin
 
 // Captures are collected as views into the raw path and decoded only once the whole
 // path matched, so a failed branch of the walk costs no allocation.
-Match Router::match(std::string_view method, std::string_view path,
-                    std::map<std::string, std::string>& params) const {
+Match Router::match(std::string_view method, std::string_view path, std::map<std::string, std::string>& params) const {
   Match m;
   if (path.empty() || path.front() != '/') return m;
   Walker w;

@@ -24,8 +24,7 @@ Server::Impl::Impl(ServerOptions opts, std::shared_ptr<const Router> r)
       m_sweeper(m_accept_exec),
       m_accept_retry(m_accept_exec) {
   // Stats slots are created up front so the request path only touches atomics.
-  for (const auto& route : router->routes())
-    m_route_stats.push_back(&metrics.route(route->name, route->method));
+  for (const auto& route : router->routes()) m_route_stats.push_back(&metrics.route(route->name, route->method));
   m_unmatched = &metrics.route("unmatched", "any");
 }
 
@@ -41,7 +40,8 @@ Status Server::Impl::start() {
   if (!options.tls_cert_file.empty() || !options.tls_key_file.empty()) {
     if (options.tls_cert_file.empty() || options.tls_key_file.empty())
       return make_error(Errc::invalid_argument, std::string("HTTPS needs both --tls-cert and --tls-key; only ") +
-                                                    (options.tls_cert_file.empty() ? "--tls-key" : "--tls-cert") + " was given");
+                                                    (options.tls_cert_file.empty() ? "--tls-key" : "--tls-cert") +
+                                                    " was given");
     auto ctx = make_server_tls(options.tls_cert_file, options.tls_key_file);
     if (!ctx) return std::move(ctx).error();
     tls = std::move(*ctx);
@@ -64,8 +64,7 @@ Status Server::Impl::start() {
     return make_error(Errc::unavailable, "cannot listen on " + where + ": " + ec.message());
   port.store(m_acceptor.local_endpoint().port());
 
-  auto shortest = std::min({options.read_timeout, options.idle_timeout, options.write_timeout,
-                            options.sse_heartbeat});
+  auto shortest = std::min({options.read_timeout, options.idle_timeout, options.write_timeout, options.sse_heartbeat});
   m_tick = std::clamp(shortest / 4, std::chrono::milliseconds{5}, std::chrono::milliseconds{500});
   for (auto& ioc : iocs) m_work.push_back(net::make_work_guard(*ioc));
   running.store(true);
@@ -91,10 +90,9 @@ Status Server::Impl::start() {
 
 void Server::Impl::do_accept() {
   net::io_context& target = *iocs[m_next_ioc++ % iocs.size()];
-  m_acceptor.async_accept(target.get_executor(),
-                          [self = shared_from_this()](beast::error_code ec, tcp::socket s) {
-                            self->on_accept(ec, std::move(s));
-                          });
+  m_acceptor.async_accept(target.get_executor(), [self = shared_from_this()](beast::error_code ec, tcp::socket s) {
+    self->on_accept(ec, std::move(s));
+  });
 }
 
 void Server::Impl::on_accept(beast::error_code ec, tcp::socket socket) {
@@ -180,19 +178,21 @@ void Server::Impl::reject(tcp::socket& socket) {
       R"({"error":{"code":"unavailable","message":"too many connections; retry later"}})";
   static const std::string k_reply =
       "HTTP/1.1 503 Service Unavailable\r\nServer: kport\r\nContent-Type: application/json\r\n"
-      "Content-Length: " + std::to_string(k_body.size()) + "\r\nConnection: close\r\n\r\n" +
-      std::string(k_body);
+      "Content-Length: " +
+      std::to_string(k_body.size()) + "\r\nConnection: close\r\n\r\n" + std::string(k_body);
   // A 5xx must be explainable from the log, but a flood of refused connections must not
   // flood the log: one line a second at most, counting those refused since the last.
   m_refused_unlogged.fetch_add(1, std::memory_order_relaxed);
-  const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::steady_clock::now().time_since_epoch()).count();
+  const auto now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count();
   auto last = m_refused_logged_ms.load(std::memory_order_relaxed);
   if (now_ms - last >= 1000 && m_refused_logged_ms.compare_exchange_strong(last, now_ms)) {
     beast::error_code addr_ec;
     auto remote = socket.remote_endpoint(addr_ec);
     log::error("connections refused with 503: too many connections",
-               {{"status", 503}, {"refused", m_refused_unlogged.exchange(0)},
+               {{"status", 503},
+                {"refused", m_refused_unlogged.exchange(0)},
                 {"remote", addr_ec ? std::string("?") : remote.address().to_string()},
                 {"max_connections", options.max_connections}});
   }
@@ -246,8 +246,7 @@ void Server::Impl::arm_sweeper() {
 }
 
 void Server::Impl::sweep() {
-  const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                       Clock::now().time_since_epoch()).count();
+  const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
   std::vector<std::shared_ptr<Session>> due;
   {
     std::lock_guard lock(m_mu);

@@ -24,8 +24,7 @@ void Server::Impl::stop(std::chrono::milliseconds drain) {
   }
   // Phase 2: whatever is left past the deadline is cut off.
   auto left = snapshot();
-  if (!left.empty())
-    log::warn("drain deadline passed; closing connections", {{"connections", left.size()}});
+  if (!left.empty()) log::warn("drain deadline passed; closing connections", {{"connections", left.size()}});
   for (auto& s : left) s->post_close();
   left.clear();
   {
@@ -39,8 +38,7 @@ void Server::Impl::stop(std::chrono::milliseconds drain) {
       if (!ioc->stopped()) return false;
     return true;
   };
-  for (int i = 0; i < 100 && !all_stopped(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+  for (int i = 0; i < 100 && !all_stopped(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds{10});
   for (auto& ioc : iocs) ioc->stop();
   for (auto& t : m_threads) t.join();
   m_threads.clear();

@@ -82,9 +82,7 @@ void Session::wait_request() {
 void Session::read_more() {
   if (m_timed_out) return on_read_error(net::error::operation_aborted);
   m_stream.async_read_some(m_buf.prepare(8192),
-                           [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-                             self->on_read(ec, n);
-                           });
+                           [self = shared_from_this()](beast::error_code ec, std::size_t n) { self->on_read(ec, n); });
 }
 
 void Session::on_read(beast::error_code ec, std::size_t n) {
@@ -110,8 +108,8 @@ void Session::parse_buffered() {
     if (ec == bhttp::error::need_more || used == 0) break;
   }
   if (m_parser->is_done()) return on_request();
-  if (m_parser->is_header_done() && m_parser->get()[bhttp::field::expect] == "100-continue" &&
-      m_buf.size() == 0 && !m_parser->get().body().size()) {
+  if (m_parser->is_header_done() && m_parser->get()[bhttp::field::expect] == "100-continue" && m_buf.size() == 0 &&
+      !m_parser->get().body().size()) {
     static constexpr std::string_view k_continue = "HTTP/1.1 100 Continue\r\n\r\n";
     // Clear the header so the interim response goes out once.
     m_parser->get().erase(bhttp::field::expect);
@@ -137,25 +135,19 @@ void Session::on_read_error(beast::error_code ec) {
     auto limit = m_seq > 0 ? opt.read_timeout
                            : std::min(opt.read_timeout, m_reserved ? opt.reserve_timeout : opt.first_request_timeout);
     return send_error(408, "request_timeout",
-                      "the request was not received within " + std::to_string(limit.count()) +
-                          " ms; send it faster",
+                      "the request was not received within " + std::to_string(limit.count()) + " ms; send it faster",
                       true);
   }
   if (ec == bhttp::error::body_limit)
     return send_error(413, "payload_too_large",
-                      "request body exceeds the limit of " + std::to_string(opt.body_limit) +
-                          " bytes",
-                      true);
+                      "request body exceeds the limit of " + std::to_string(opt.body_limit) + " bytes", true);
   if (ec == bhttp::error::header_limit)
     return send_error(431, "payload_too_large",
-                      "request headers exceed the limit of " + std::to_string(opt.header_limit) +
-                          " bytes",
-                      true);
+                      "request headers exceed the limit of " + std::to_string(opt.header_limit) + " bytes", true);
   // Any other parser error is the client's malformed request; socket errors and a peer
   // that hung up mid-request just end the connection.
   const auto& http_errors = bhttp::make_error_code(bhttp::error::bad_target).category();
-  if (ec.category() == http_errors && ec != bhttp::error::end_of_stream &&
-      ec != bhttp::error::partial_message)
+  if (ec.category() == http_errors && ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message)
     return send_error(400, "invalid_argument", "malformed HTTP request: " + ec.message(), true);
   close();
 }
@@ -210,12 +202,11 @@ void Session::dispatch(Request& req) {
   if (m.kind != Match::Kind::found) {
     m_stats = &m_server->unmatched_stats();
     if (m.kind == Match::Kind::not_found)
-      return send_error(404, "not_found",
-                        "no route for " + printable(req.method) + " " + printable(raw_path), false);
+      return send_error(404, "not_found", "no route for " + printable(req.method) + " " + printable(raw_path), false);
     if (m.kind == Match::Kind::bad_parameter) return send_error(400, "invalid_argument", m.error, false);
-    Response r = error_response(405, "method_not_allowed",
-                                "method " + printable(req.method) + " is not allowed on " +
-                                    printable(raw_path) + "; allowed: " + m.allow);
+    Response r = error_response(
+        405, "method_not_allowed",
+        "method " + printable(req.method) + " is not allowed on " + printable(raw_path) + "; allowed: " + m.allow);
     r.headers.emplace_back("Allow", std::move(m.allow));
     return send(std::move(r));
   }

@@ -34,13 +34,17 @@ class SessionStream {
 
   template <class Buffers, class Handler>
   void async_read_some(const Buffers& buffers, Handler&& handler) {
-    if (m_tls) m_tls->async_read_some(buffers, std::forward<Handler>(handler));
-    else m_socket.async_read_some(buffers, std::forward<Handler>(handler));
+    if (m_tls)
+      m_tls->async_read_some(buffers, std::forward<Handler>(handler));
+    else
+      m_socket.async_read_some(buffers, std::forward<Handler>(handler));
   }
   template <class Buffers, class Handler>
   void async_write_some(const Buffers& buffers, Handler&& handler) {
-    if (m_tls) m_tls->async_write_some(buffers, std::forward<Handler>(handler));
-    else m_socket.async_write_some(buffers, std::forward<Handler>(handler));
+    if (m_tls)
+      m_tls->async_write_some(buffers, std::forward<Handler>(handler));
+    else
+      m_socket.async_write_some(buffers, std::forward<Handler>(handler));
   }
 
  private:
@@ -57,9 +61,9 @@ class Session : public std::enable_shared_from_this<Session> {
   void start();
 
   // Called by the server (from any thread); each posts onto the strand.
-  void post_stop();       // graceful: finish the request in progress, then close
-  void post_close();      // forced
-  void post_timeout();    // the sweeper saw the deadline pass
+  void post_stop();     // graceful: finish the request in progress, then close
+  void post_close();    // forced
+  void post_timeout();  // the sweeper saw the deadline pass
   std::int64_t deadline_ns() const noexcept { return m_deadline.load(std::memory_order_relaxed); }
   std::atomic<bool> timeout_posted{false};
   bool reserved() const noexcept { return m_reserved; }
@@ -106,15 +110,15 @@ class Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<Server::Impl> m_server;
   tcp::socket m_socket;
   std::unique_ptr<ssl::stream<tcp::socket&>> m_tls;  // HTTPS, once the first bytes were a ClientHello
-  SessionStream m_stream{m_socket};                   // what requests and answers go through
+  SessionStream m_stream{m_socket};                  // what requests and answers go through
   beast::flat_buffer m_buf;
   std::optional<bhttp::request_parser<bhttp::string_body>> m_parser;
   std::string m_remote;
   net::ip::address m_address;
   const bool m_reserved;
   std::atomic<bool> m_spoke{false};
-  std::string m_head;      // serialized status line and headers, reused
-  Response m_response;     // the response being written (owns the body)
+  std::string m_head;   // serialized status line and headers, reused
+  Response m_response;  // the response being written (owns the body)
   Phase m_phase = Phase::idle;
   bool m_header_checked = false;
   bool m_head_request = false;
@@ -123,7 +127,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool m_sent_bearer = false;  // the request being answered has "Authorization: Bearer ..."
   bool m_stopping = false;
   bool m_timed_out = false;
-  bool m_counted = false;  // this request is counted in Impl::in_flight
+  bool m_counted = false;        // this request is counted in Impl::in_flight
   std::uint64_t m_seq = 0;       // id of the latest request
   std::uint64_t m_awaiting = 0;  // id of the request whose reply is due, 0 when none
   RouteStats* m_stats = nullptr;

@@ -28,9 +28,7 @@ struct ReplyFn {
       return;
     }
     net::dispatch(session->m_socket.get_executor(),
-                  [s = session, id = seq, resp = std::move(r)]() mutable {
-                    s->complete(id, std::move(resp));
-                  });
+                  [s = session, id = seq, resp = std::move(r)]() mutable { s->complete(id, std::move(resp)); });
   }
 };
 
@@ -45,8 +43,7 @@ void Session::run_async(const Route& route, Request&& req) {
   } catch (...) {
     log::error("handler threw a non-exception", {{"route", route.name}});
   }
-  if (m_awaiting == seq)
-    complete(seq, error_response(500, "internal", "internal error; the server log has details"));
+  if (m_awaiting == seq) complete(seq, error_response(500, "internal", "internal error; the server log has details"));
 }
 
 void Session::complete(std::uint64_t seq, Response&& r) {
@@ -59,8 +56,7 @@ void Session::complete(std::uint64_t seq, Response&& r) {
   send(std::move(r));
 }
 
-void Session::send_error(int status, std::string_view code, std::string_view message,
-                         bool close_after) {
+void Session::send_error(int status, std::string_view code, std::string_view message, bool close_after) {
   Response r = error_response(status, code, message);
   if (close_after) r.keep_alive = false;
   if (!m_counted) m_started = Clock::now();  // failed before a request was complete
@@ -71,9 +67,8 @@ void Session::send(Response&& r) {
   if (!m_stats) m_stats = &m_server->unmatched_stats();
   // RFC 9110 15.5.2: a 401 must say how to authenticate. Added here, once, so that no
   // route's answer can lack it.
-  if (r.status == 401 && std::none_of(r.headers.begin(), r.headers.end(), [](const auto& h) {
-        return beast::iequals(h.first, "WWW-Authenticate");
-      })) {
+  if (r.status == 401 && std::none_of(r.headers.begin(), r.headers.end(),
+                                      [](const auto& h) { return beast::iequals(h.first, "WWW-Authenticate"); })) {
     std::string challenge = "Bearer realm=\"" + m_server->options.auth_realm + "\"";
     if (m_sent_bearer) challenge += ", error=\"invalid_token\"";
     r.headers.emplace_back("WWW-Authenticate", std::move(challenge));
@@ -81,24 +76,23 @@ void Session::send(Response&& r) {
   m_stats->record(r.status, Clock::now() - m_started);
   // A 5xx is the server's fault and must be explainable from the log alone.
   if (r.status >= 500)
-    log::error("request failed", {{"route", m_stats->route()}, {"status", r.status}, {"remote", m_remote},
+    log::error("request failed", {{"route", m_stats->route()},
+                                  {"status", r.status},
+                                  {"remote", m_remote},
                                   {"body", r.events ? std::string() : r.body.substr(0, 1024)}});
   if (m_server->options.log_requests)
     log::debug("request", {{"route", m_stats->route()}, {"status", r.status}, {"remote", m_remote}});
   m_response = std::move(r);
   if (m_response.events && m_response.status == 200) return start_stream();
 
-  m_keep_alive = m_keep_alive && m_response.keep_alive && !m_stopping &&
-                 !m_server->stop_signal->stopping();
+  m_keep_alive = m_keep_alive && m_response.keep_alive && !m_stopping && !m_server->stop_signal->stopping();
   serialize_head(m_response, m_keep_alive, false);
-  std::array<net::const_buffer, 2> bufs{
-      net::buffer(m_head),
-      m_head_request ? net::const_buffer{} : net::buffer(m_response.body)};
+  std::array<net::const_buffer, 2> bufs{net::buffer(m_head),
+                                        m_head_request ? net::const_buffer{} : net::buffer(m_response.body)};
   m_phase = Phase::writing;
   set_deadline(m_server->options.write_timeout);
-  net::async_write(m_stream, bufs, [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-    self->on_write(ec, n);
-  });
+  net::async_write(m_stream, bufs,
+                   [self = shared_from_this()](beast::error_code ec, std::size_t n) { self->on_write(ec, n); });
 }
 
 void Session::serialize_head(const Response& r, bool keep_alive, bool streaming) {
@@ -126,9 +120,8 @@ void Session::serialize_head(const Response& r, bool keep_alive, bool streaming)
   for (const auto& [name, value] : r.headers) {
     // Handlers must not split the response or contradict the framing we write.
     if (name.empty() || name.find_first_of("\r\n: ") != std::string::npos ||
-        value.find_first_of("\r\n") != std::string::npos ||
-        beast::iequals(name, "Content-Length") || beast::iequals(name, "Transfer-Encoding") ||
-        beast::iequals(name, "Connection")) {
+        value.find_first_of("\r\n") != std::string::npos || beast::iequals(name, "Content-Length") ||
+        beast::iequals(name, "Transfer-Encoding") || beast::iequals(name, "Connection")) {
       log::warn("response header dropped", {{"name", printable_name(name)}});
       continue;
     }
@@ -137,8 +130,10 @@ void Session::serialize_head(const Response& r, bool keep_alive, bool streaming)
     m_head += value;
     m_head += "\r\n";
   }
-  if (!keep_alive) m_head += "Connection: close\r\n";
-  else if (m_http10) m_head += "Connection: keep-alive\r\n";
+  if (!keep_alive)
+    m_head += "Connection: close\r\n";
+  else if (m_http10)
+    m_head += "Connection: keep-alive\r\n";
   m_head += "\r\n";
 }
 
@@ -168,13 +163,11 @@ void Session::linger() {
 }
 
 void Session::discard_input() {
-  m_stream.async_read_some(net::buffer(m_discard),
-                           [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                             if (self->m_phase != Phase::lingering && self->m_phase != Phase::streaming)
-                               return;
-                             if (ec) return self->close();
-                             self->discard_input();
-                           });
+  m_stream.async_read_some(net::buffer(m_discard), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+    if (self->m_phase != Phase::lingering && self->m_phase != Phase::streaming) return;
+    if (ec) return self->close();
+    self->discard_input();
+  });
 }
 
 }  // namespace kport::http

@@ -41,9 +41,7 @@ void Session::start_stream() {
   m_stream_writing = true;
   set_deadline(m_server->options.write_timeout);
   net::async_write(m_stream, net::buffer(m_head),
-                   [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-                     self->on_stream_write(ec, n);
-                   });
+                   [self = shared_from_this()](beast::error_code ec, std::size_t n) { self->on_stream_write(ec, n); });
   discard_input();  // notices the client going away
 }
 
@@ -59,9 +57,8 @@ void Session::pump_events() {
   for (const auto& f : m_frames) m_out.push_back(net::buffer(*f));
   m_stream_writing = true;
   set_deadline(m_server->options.write_timeout);
-  net::async_write(m_stream, m_out, [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-    self->on_stream_write(ec, n);
-  });
+  net::async_write(m_stream, m_out,
+                   [self = shared_from_this()](beast::error_code ec, std::size_t n) { self->on_stream_write(ec, n); });
 }
 
 void Session::on_stream_write(beast::error_code ec, std::size_t) {

@@ -32,9 +32,9 @@ void Session::on_first_bytes(beast::error_code ec, std::size_t n) {
     m_server->metrics.tls_plain_requests.fetch_add(1, std::memory_order_relaxed);
     m_spoke.store(true, std::memory_order_relaxed);
     m_phase = Phase::reading;
-    return send_error(400, "invalid_argument",
-                      "this port serves HTTPS; use an https:// URL (and --ca-file when its CA is not in the system store)",
-                      true);
+    return send_error(
+        400, "invalid_argument",
+        "this port serves HTTPS; use an https:// URL (and --ca-file when its CA is not in the system store)", true);
   }
   m_tls = std::make_unique<ssl::stream<tcp::socket&>>(m_socket, *m_server->tls);
   // The bytes already read are the start of the ClientHello: the handshake takes them
@@ -46,8 +46,7 @@ void Session::on_first_bytes(beast::error_code ec, std::size_t n) {
 void Session::on_handshake(beast::error_code ec) {
   if (ec) {
     m_server->metrics.tls_handshakes_failed.fetch_add(1, std::memory_order_relaxed);
-    if (m_phase != Phase::closing)
-      log::debug("TLS handshake failed", {{"remote", m_remote}, {"error", ec.message()}});
+    if (m_phase != Phase::closing) log::debug("TLS handshake failed", {{"remote", m_remote}, {"error", ec.message()}});
     return close();
   }
   if (m_phase == Phase::closing) return;

@@ -13,8 +13,8 @@ Status readable(const std::string& path, std::string_view what, std::string_view
   if (path.empty()) return make_error(Errc::invalid_argument, std::string(flag) + " names no file");
   std::ifstream in(path);
   if (!in)
-    return make_error(Errc::invalid_argument, "cannot read the " + std::string(what) + " '" + path +
-                                                  "' (" + std::string(flag) + "): no such file or not readable");
+    return make_error(Errc::invalid_argument, "cannot read the " + std::string(what) + " '" + path + "' (" +
+                                                  std::string(flag) + "): no such file or not readable");
   return {};
 }
 
@@ -43,8 +43,9 @@ Result<std::unique_ptr<ssl::context>> make_server_tls(const std::string& cert_fi
   if (ctx->use_private_key_file(key_file, ssl::context::pem, ec); ec) {
     std::string why = reason(ec);
     if (why.find("mismatch") != std::string::npos)
-      return make_error(Errc::invalid_argument, "the TLS key '" + key_file + "' (--tls-key) does not belong to the certificate '" +
-                                                    cert_file + "' (--tls-cert): " + why + "; give the key the certificate was issued for");
+      return make_error(Errc::invalid_argument,
+                        "the TLS key '" + key_file + "' (--tls-key) does not belong to the certificate '" + cert_file +
+                            "' (--tls-cert): " + why + "; give the key the certificate was issued for");
     return make_error(Errc::invalid_argument, "cannot use the TLS key '" + key_file + "' (--tls-key): " + why +
                                                   "; it must hold the certificate's private key in PEM, unencrypted");
   }

@@ -13,8 +13,8 @@ int hex_value(char c) noexcept {
 }
 
 bool is_unreserved(unsigned char c) noexcept {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-         c == '-' || c == '.' || c == '_' || c == '~';
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+         c == '_' || c == '~';
 }
 
 }  // namespace
@@ -24,13 +24,23 @@ bool is_valid_utf8(std::string_view s) noexcept {
   const auto* end = p + s.size();
   while (p < end) {
     unsigned char c = *p;
-    if (c < 0x80) { ++p; continue; }
+    if (c < 0x80) {
+      ++p;
+      continue;
+    }
     std::size_t len = 0;
     std::uint32_t cp = 0;
-    if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1Fu; }
-    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0Fu; }
-    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07u; }
-    else return false;
+    if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      cp = c & 0x1Fu;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      cp = c & 0x0Fu;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      cp = c & 0x07u;
+    } else
+      return false;
     if (static_cast<std::size_t>(end - p) < len) return false;
     for (std::size_t i = 1; i < len; ++i) {
       if ((p[i] & 0xC0) != 0x80) return false;
@@ -54,8 +64,7 @@ Result<std::string> percent_decode(std::string_view in, bool query_mode) {
       int lo = i + 2 < in.size() ? hex_value(in[i + 2]) : -1;
       if (hi < 0 || lo < 0)
         return make_error(Errc::invalid_argument,
-                          "malformed percent escape in '" + std::string(in) +
-                              "': use %XX with two hex digits");
+                          "malformed percent escape in '" + std::string(in) + "': use %XX with two hex digits");
       out.push_back(static_cast<char>(hi * 16 + lo));
       i += 2;
     } else if (c == '+' && query_mode) {
@@ -65,10 +74,8 @@ Result<std::string> percent_decode(std::string_view in, bool query_mode) {
     }
   }
   // NUL truncates strings in C APIs (paths, SQLite text) behind our back: refuse it early.
-  if (out.find('\0') != std::string::npos)
-    return make_error(Errc::invalid_argument, "NUL character in URL component");
-  if (!is_valid_utf8(out))
-    return make_error(Errc::invalid_argument, "URL component is not valid UTF-8");
+  if (out.find('\0') != std::string::npos) return make_error(Errc::invalid_argument, "NUL character in URL component");
+  if (!is_valid_utf8(out)) return make_error(Errc::invalid_argument, "URL component is not valid UTF-8");
   return out;
 }
 
@@ -102,9 +109,7 @@ Result<std::map<std::string, std::string>> parse_query(std::string_view query) {
     if (!key) return make_error(Errc::invalid_argument, "query parameter name: " + key.error().message);
     std::string_view raw_value = eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
     auto value = percent_decode(raw_value, true);
-    if (!value)
-      return make_error(Errc::invalid_argument,
-                        "query parameter '" + *key + "': " + value.error().message);
+    if (!value) return make_error(Errc::invalid_argument, "query parameter '" + *key + "': " + value.error().message);
     out.insert_or_assign(std::move(*key), std::move(*value));
   }
   return out;

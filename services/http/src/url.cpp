@@ -18,9 +18,8 @@ bool istarts_with(std::string_view s, std::string_view prefix) {
 }
 
 Error bad_url(std::string_view url, std::string_view why) {
-  return make_error(Errc::invalid_argument,
-                    "bad URL '" + std::string(url.substr(0, 200)) + "': " + std::string(why) +
-                        " (expected http://host:port/path or https://host:port/path)");
+  return make_error(Errc::invalid_argument, "bad URL '" + std::string(url.substr(0, 200)) + "': " + std::string(why) +
+                                                " (expected http://host:port/path or https://host:port/path)");
 }
 
 }  // namespace

@@ -18,7 +18,8 @@ std::string quote(std::string_view body) {
   std::string out;
   for (char c : body.substr(0, 80)) {
     const auto u = static_cast<unsigned char>(c);
-    if (u >= 0x20 && u < 0x7f) out += c;
+    if (u >= 0x20 && u < 0x7f)
+      out += c;
     else {
       static constexpr char k_hex[] = "0123456789abcdef";
       out += "\\x";
@@ -123,7 +124,8 @@ Result<std::vector<std::string>> parse_build_artifacts(std::string_view body) {
   auto o = parse_object(body, what);
   if (!o.ok()) return std::move(o).error();
   const auto* items = o->if_contains("items");
-  if (!items || !items->is_array()) return malformed(what, items ? "items must be an array, not " + describe(*items) : "items is missing");
+  if (!items || !items->is_array())
+    return malformed(what, items ? "items must be an array, not " + describe(*items) : "items is missing");
   std::vector<std::string> out;
   std::size_t i = 0;
   for (const auto& item : items->as_array()) {

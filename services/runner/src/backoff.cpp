@@ -5,7 +5,8 @@
 namespace kport::runner {
 
 Backoff::Backoff(std::chrono::milliseconds first, std::chrono::milliseconds cap, std::uint64_t seed)
-    : m_first(std::max(first, std::chrono::milliseconds(1))), m_cap(std::max(cap, m_first)),
+    : m_first(std::max(first, std::chrono::milliseconds(1))),
+      m_cap(std::max(cap, m_first)),
       m_rng(seed != 0 ? seed : (static_cast<std::uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}()) {}
 
 std::chrono::milliseconds Backoff::next() {

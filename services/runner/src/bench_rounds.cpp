@@ -147,14 +147,20 @@ json::object combine_bench_rounds(const std::vector<json::object>& rounds, doubl
   t["rounds"] = std::move(detail);
   const double spread = gap(0, order.size() - 1);
   t["round_spread"] = spread;
-  t["stability"] = json::object{{"rule", "a strict majority of rounds whose medians agree within max(floor, median relative stddev)"},
-                                {"floor", floor}, {"noise", noise}, {"allowed", allowed}, {"rounds", all.size()},
-                                {"agreeing", agreeing}, {"stable", stable}};
+  t["stability"] = json::object{
+      {"rule", "a strict majority of rounds whose medians agree within max(floor, median relative stddev)"},
+      {"floor", floor},
+      {"noise", noise},
+      {"allowed", allowed},
+      {"rounds", all.size()},
+      {"agreeing", agreeing},
+      {"stable", stable}};
   if (!stable) {
     out["unstable"] = true;
-    out["unstable_reason"] = "its " + std::to_string(all.size()) + " bench rounds disagree: medians " + ms_list(all) + " are " +
-                             percent(spread) + " apart, and no majority of them agrees within " + percent(allowed) +
-                             " (the larger of " + percent(floor) + " and the rounds' own relative spread)";
+    out["unstable_reason"] = "its " + std::to_string(all.size()) + " bench rounds disagree: medians " + ms_list(all) +
+                             " are " + percent(spread) + " apart, and no majority of them agrees within " +
+                             percent(allowed) + " (the larger of " + percent(floor) +
+                             " and the rounds' own relative spread)";
   } else {
     out.erase("unstable");
     out.erase("unstable_reason");

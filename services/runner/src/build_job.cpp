@@ -29,8 +29,9 @@ Result<std::string> repository_url(CoordinatorApi& api, const ClaimedJob& job, c
   if (!pipeline.ok()) return std::move(pipeline).error();
   std::string repo = json_fields::str(*pipeline, "repo");
   if (repo.empty())
-    return make_error(Errc::unprocessable, "pipeline " + std::to_string(job.pipeline) +
-                                               " names no repository; queue it with \"repo\" (POST /api/v1/repositories registers one)");
+    return make_error(Errc::unprocessable,
+                      "pipeline " + std::to_string(job.pipeline) +
+                          " names no repository; queue it with \"repo\" (POST /api/v1/repositories registers one)");
   auto list = api.get_text("/api/v1/repositories");
   if (!list.ok()) return std::move(list).error();
   auto url = parse_repository_url(*list, repo);
@@ -51,9 +52,11 @@ Result<porting::Catalog> load_catalog(const fs::path& checkout, const BuildSetti
 }  // namespace
 
 Result<CheckoutBuild> checkout_and_build(CoordinatorApi& api, const ClaimedJob& job, const BuildSettings& s,
-                                          const std::atomic<bool>& cancel, const std::function<void(const std::string&)>& log) {
+                                         const std::atomic<bool>& cancel,
+                                         const std::function<void(const std::string&)>& log) {
   auto payload = api::parse_job_payload(job.payload);
-  if (!payload.ok()) return make_error(Errc::unprocessable, "the job's payload cannot be read: " + payload.error().message);
+  if (!payload.ok())
+    return make_error(Errc::unprocessable, "the job's payload cannot be read: " + payload.error().message);
   auto url = repository_url(api, job, *payload);
   if (!url.ok()) return make_error(url.error().code, "cannot find the repository to build: " + url.error().message);
   log("repository " + *url + ", commit " + job.commit + ", target " + job.target);
@@ -63,7 +66,8 @@ Result<CheckoutBuild> checkout_and_build(CoordinatorApi& api, const ClaimedJob& 
   if (!ws.ok()) return make_error(ws.error().code, "cannot open or clone " + *url + ": " + ws.error().message);
   log(ws->cloned() ? "cloned into " + ws_dir.string() : "reusing workspace " + ws_dir.string());
   if (!ws->cloned()) {
-    if (auto f = ws->fetch(); !f.ok()) return make_error(Errc::unavailable, "cannot fetch " + *url + ": " + f.error().message);
+    if (auto f = ws->fetch(); !f.ok())
+      return make_error(Errc::unavailable, "cannot fetch " + *url + ": " + f.error().message);
   }
   auto sha = ws->checkout(job.commit);
   if (!sha.ok()) {
@@ -78,7 +82,8 @@ Result<CheckoutBuild> checkout_and_build(CoordinatorApi& api, const ClaimedJob& 
   }
 
   auto catalog = load_catalog(ws_dir, s);
-  if (!catalog.ok()) return make_error(Errc::unprocessable, "cannot read the target catalog: " + catalog.error().message);
+  if (!catalog.ok())
+    return make_error(Errc::unprocessable, "cannot read the target catalog: " + catalog.error().message);
   porting::BuildRequest req;
   req.kernels_dir = ws_dir / "kernels";
   if (!payload->kernels_dir.empty()) req.kernels_dir = ws_dir / payload->kernels_dir;
@@ -93,13 +98,15 @@ Result<CheckoutBuild> checkout_and_build(CoordinatorApi& api, const ClaimedJob& 
   req.cancel = &cancel;
   req.env = s.env;
   auto report = porting::build_target(req);
-  if (!report.ok()) return make_error(Errc::unprocessable, "cannot build " + job.target + " at " + sha->substr(0, 12) + ": " + report.error().message);
+  if (!report.ok())
+    return make_error(Errc::unprocessable,
+                      "cannot build " + job.target + " at " + sha->substr(0, 12) + ": " + report.error().message);
   out.report = std::move(*report);
   return out;
 }
 
-JobOutcome run_build_job(CoordinatorApi& api, const ClaimedJob& job, const BuildSettings& s, const std::atomic<bool>& cancel,
-                         const std::function<void(const std::string&)>& log) {
+JobOutcome run_build_job(CoordinatorApi& api, const ClaimedJob& job, const BuildSettings& s,
+                         const std::atomic<bool>& cancel, const std::function<void(const std::string&)>& log) {
   if (job.kind != "build") return failed("this runner has the build role and cannot run a '" + job.kind + "' job");
   auto built = checkout_and_build(api, job, s, cancel, log);
   if (!built.ok()) return failed(built.error().message, built.error().code == Errc::unavailable);
@@ -118,7 +125,8 @@ JobOutcome run_build_job(CoordinatorApi& api, const ClaimedJob& job, const Build
   // Only a build with nothing to check fails.
   if (!report.validatable()) return failed(report.summary());
   if (!report.failed().empty())
-    log("the harness holds the " + std::to_string(report.built()) + " variant(s) that built; checks run for those, "
+    log("the harness holds the " + std::to_string(report.built()) +
+        " variant(s) that built; checks run for those, "
         "the failed ones are in the build records");
   return JobOutcome{true, report.summary(), false};
 }

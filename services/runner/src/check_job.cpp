@@ -56,8 +56,8 @@ json::array string_array(const std::vector<std::string>& v) {
 // api::fill_from_check/fill_from_bench, the entries' own objects kept in env. The seed goes
 // up as the unsigned 64-bit number the harness used; env.reproduce holds what it takes to
 // run the case again: the harness (by sha256) and the exact arguments.
-api::ResultUpload result_upload(const CaseOutcome& o, const GpuInfo& gpu, const std::string& commit, const std::string& toolkit,
-                                const json::object& env_base) {
+api::ResultUpload result_upload(const CaseOutcome& o, const GpuInfo& gpu, const std::string& commit,
+                                const std::string& toolkit, const json::object& env_base) {
   api::ResultUpload r;
   r.family = o.c.family;
   r.variant = o.c.variant;
@@ -106,8 +106,10 @@ std::vector<std::string> CheckHandler::gpu_env() const {
 Status CheckHandler::prepare() {
   std::error_code ec;
   fs::create_directories(m_s.workdir / "harness", ec);
-  if (ec) return make_error(Errc::internal, "cannot create " + (m_s.workdir / "harness").string() + ": " + ec.message());
-  if (m_s.gpu.arch.empty() || m_s.gpu.uuid.empty()) return make_error(Errc::invalid_argument, "the GPU has no arch or uuid");
+  if (ec)
+    return make_error(Errc::internal, "cannot create " + (m_s.workdir / "harness").string() + ": " + ec.message());
+  if (m_s.gpu.arch.empty() || m_s.gpu.uuid.empty())
+    return make_error(Errc::invalid_argument, "the GPU has no arch or uuid");
   return {};
 }
 
@@ -119,8 +121,10 @@ Result<api::RunnerRegistration> CheckHandler::registration(const std::string& na
   r.capabilities.gpu_uuid = m_s.gpu.uuid;
   r.capabilities.arch = m_s.gpu.arch;
   r.capabilities.driver = m_s.gpu.driver;
-  r.capabilities.extra = json::object{{"index", m_s.gpu.index}, {"sm_count", m_s.gpu.sm_count},
-                                      {"memory_mib", m_s.gpu.memory_mib}, {"pci_bus_id", m_s.gpu.pci_bus_id}};
+  r.capabilities.extra = json::object{{"index", m_s.gpu.index},
+                                      {"sm_count", m_s.gpu.sm_count},
+                                      {"memory_mib", m_s.gpu.memory_mib},
+                                      {"pci_bus_id", m_s.gpu.pci_bus_id}};
   return r;
 }
 
@@ -131,13 +135,15 @@ Status CheckHandler::ready() {
   o.env = gpu_env();
   o.machine = m_s.env;
   Harness h(o, [](const std::string&) {});
-  if (auto d = h.device(); !d.ok()) return make_error(Errc::unavailable, m_unhealthy_reason + "; still: " + d.error().message);
+  if (auto d = h.device(); !d.ok())
+    return make_error(Errc::unavailable, m_unhealthy_reason + "; still: " + d.error().message);
   log::info("GPU answers again; taking work", {{"gpu", m_s.gpu.uuid}});
   m_unhealthy_harness.reset();
   return {};
 }
 
-Result<CheckHandler::HarnessFile> CheckHandler::harness_for(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel, const LogFn& log) {
+Result<CheckHandler::HarnessFile> CheckHandler::harness_for(CoordinatorApi& api, const ClaimedJob& job,
+                                                            const std::atomic<bool>& cancel, const LogFn& log) {
   // The build this check depends on names the artifact; a check with no build (queued
   // directly) takes any ok build of its commit and target.
   std::optional<std::string> found;
@@ -178,34 +184,40 @@ Result<CheckHandler::HarnessFile> CheckHandler::harness_for(CoordinatorApi& api,
   log("no harness artifact for " + job.commit.substr(0, 12) + " " + job.target + "; building it here");
   if (!m_toolkit_probed) {
     auto listing = porting::make_nvcc_probe(m_s.nvcc_probe)->probe();
-    if (!listing.ok()) return make_error(Errc::unprocessable, "no harness artifact and no toolkit to build one: " + listing.error().message);
+    if (!listing.ok())
+      return make_error(Errc::unprocessable,
+                        "no harness artifact and no toolkit to build one: " + listing.error().message);
     m_s.build.toolkit = *listing;
     m_toolkit_probed = true;
   }
   auto built = checkout_and_build(api, job, m_s.build, cancel, log);
   if (!built.ok()) return built.error();
   if (built->report.harness.empty())
-    return make_error(Errc::unprocessable, "the local build of " + job.target + " linked no harness: " + built->report.harness_error);
+    return make_error(Errc::unprocessable,
+                      "the local build of " + job.target + " linked no harness: " + built->report.harness_error);
   // Uploaded, so the results' repro commands can name a harness anyone can download.
   std::ifstream in(built->report.harness, std::ios::binary);
   std::stringstream bytes;
   bytes << in.rdbuf();
   std::string sha = crypto::sha256_hex(bytes.str());
-  if (auto st = api.put_artifact(job.id, job.attempt, sha, "kport-harness-" + job.target, "harness", bytes.str()); !st.ok())
-    log("could not upload the locally built harness (" + st.error().message + "); its results name sha256 " + sha.substr(0, 12) +
-        ", which the coordinator cannot serve");
+  if (auto st = api.put_artifact(job.id, job.attempt, sha, "kport-harness-" + job.target, "harness", bytes.str());
+      !st.ok())
+    log("could not upload the locally built harness (" + st.error().message + "); its results name sha256 " +
+        sha.substr(0, 12) + ", which the coordinator cannot serve");
   else
     log("uploaded the locally built harness, sha256 " + sha.substr(0, 12));
   return HarnessFile{built->report.harness, sha};
 }
 
-JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel, const LogFn& log) {
+JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel,
+                             const LogFn& log) {
   if (job.kind != "check") return failed("this runner has the gpu role and cannot run a '" + job.kind + "' job");
   const auto started = std::chrono::steady_clock::now();
-  log("GPU " + m_s.gpu.name + " " + m_s.gpu.uuid + " (arch " + m_s.gpu.arch + ", driver " + m_s.gpu.driver + "); commit " + job.commit +
-      ", target " + job.target);
+  log("GPU " + m_s.gpu.name + " " + m_s.gpu.uuid + " (arch " + m_s.gpu.arch + ", driver " + m_s.gpu.driver +
+      "); commit " + job.commit + ", target " + job.target);
   auto harness_path = harness_for(api, job, cancel, log);
-  if (!harness_path.ok()) return failed("no harness to run: " + harness_path.error().message, harness_path.error().code == Errc::unavailable);
+  if (!harness_path.ok())
+    return failed("no harness to run: " + harness_path.error().message, harness_path.error().code == Errc::unavailable);
 
   HarnessOptions ho;
   ho.harness = harness_path->path;
@@ -230,7 +242,8 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
   }
   std::string seen_cc = str(*device, "compute_capability");
   if (!seen_cc.empty() && seen_cc != m_s.gpu.arch)
-    return failed("the harness sees compute capability " + seen_cc + " but this runner registered arch " + m_s.gpu.arch, true);
+    return failed("the harness sees compute capability " + seen_cc + " but this runner registered arch " + m_s.gpu.arch,
+                  true);
   std::string toolkit = str(*device, "runtime_version");
   auto listing = harness.list();
   if (!listing.ok()) return failed("the harness cannot list its instances: " + listing.error().message);
@@ -260,7 +273,8 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
         if (name.empty() || (!filter.empty() && name.find(filter) == std::string::npos)) continue;
         if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), name) == wanted.end()) continue;
         Named n{name, str(i.as_object(), "family"), str(i.as_object(), "variant")};
-        if (asked && std::none_of(asked->begin(), asked->end(), [&](const HarnessCase& c) { return c.family == n.family; }))
+        if (asked &&
+            std::none_of(asked->begin(), asked->end(), [&](const HarnessCase& c) { return c.family == n.family; }))
           continue;
         instances.push_back(std::move(n));
       }
@@ -270,19 +284,21 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
                   (filter.empty() && wanted.empty() && !asked ? "" : " among those asked for"));
   log(std::to_string(instances.size()) + " instance(s) to check and time");
 
-  json::object env_base{{"harness", harness_path->path.filename().string()},
-                        {"harness_sha256", harness_path->sha256},
-                        {"reproduce", json::object{{"harness", harness_path->path.filename().string()},
-                                                   {"harness_sha256", harness_path->sha256},
-                                                   {"target", job.target}}},
-                        {"gpu", m_s.gpu.to_json()},
-                        {"telemetry_before", read_telemetry(m_s.nvidia_smi, m_s.gpu.uuid, m_s.env ? *m_s.env : Env::system())},
-                        {"kernel_timeout_s", m_s.kernel_timeout_s}};
+  json::object env_base{
+      {"harness", harness_path->path.filename().string()},
+      {"harness_sha256", harness_path->sha256},
+      {"reproduce", json::object{{"harness", harness_path->path.filename().string()},
+                                 {"harness_sha256", harness_path->sha256},
+                                 {"target", job.target}}},
+      {"gpu", m_s.gpu.to_json()},
+      {"telemetry_before", read_telemetry(m_s.nvidia_smi, m_s.gpu.uuid, m_s.env ? *m_s.env : Env::system())},
+      {"kernel_timeout_s", m_s.kernel_timeout_s}};
   if (const auto* ck = obj(*device, "clock")) env_base["clock_at_start"] = *ck;
   std::map<std::string, int> counts;
   std::vector<std::string> problems;
   // Uploads in batches, so no request body grows with the grid.
-  auto upload = [&](const std::vector<const CaseOutcome*>& which, const std::string& what) -> std::optional<JobOutcome> {
+  auto upload = [&](const std::vector<const CaseOutcome*>& which,
+                    const std::string& what) -> std::optional<JobOutcome> {
     for (std::size_t i = 0; i < which.size(); i += 100) {
       json::array docs;
       for (std::size_t j = i; j < std::min(which.size(), i + 100); ++j)
@@ -329,7 +345,8 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
       std::vector<HarnessCase> cases, timed;
       if (asked) {
         for (const auto& c : *asked)
-          if (c.family == inst.family) cases.push_back(HarnessCase{inst.name, inst.family, inst.variant, c.dtype, c.shape});
+          if (c.family == inst.family)
+            cases.push_back(HarnessCase{inst.name, inst.family, inst.variant, c.dtype, c.shape});
         timed = cases;
       } else {
         auto planned = mine.plan("check", inst.name);
@@ -341,8 +358,10 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
         cases = std::move(*planned);
         if (ho.bench) {
           auto grid = mine.plan("bench", inst.name);
-          if (grid.ok()) timed = std::move(*grid);
-          else locked_log("cannot plan bench for " + inst.name + ": " + grid.error().message);
+          if (grid.ok())
+            timed = std::move(*grid);
+          else
+            locked_log("cannot plan bench for " + inst.name + ": " + grid.error().message);
         }
       }
       const double before = mine.check_seconds();
@@ -356,8 +375,10 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
       std::vector<const CaseOutcome*> final_now;
       int passed = 0;
       for (const auto& o : *checked) {
-        if (o.status == "passed") ++passed;
-        else final_now.push_back(&o), uploaded.insert(o.c.key());
+        if (o.status == "passed")
+          ++passed;
+        else
+          final_now.push_back(&o), uploaded.insert(o.c.key());
       }
       if (auto f = upload(final_now, "checked " + inst.name)) {
         if (!stopped) stopped = *f;
@@ -365,8 +386,8 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
       }
       for (const auto& c : timed) to_time.insert(c.key());
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      log(inst.name + ": " + std::to_string(checked->size()) + " case(s) checked, " + std::to_string(passed) + " passed, " +
-          std::to_string(static_cast<int>(secs)) + " s");
+      log(inst.name + ": " + std::to_string(checked->size()) + " case(s) checked, " + std::to_string(passed) +
+          " passed, " + std::to_string(static_cast<int>(secs)) + " s");
       for (auto& o : *checked) outcomes.push_back(std::move(o));
     }
   };
@@ -396,18 +417,21 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
   for (const auto& o : outcomes) {
     ++counts[o.status];
     if (o.status != "passed" && o.status != "unsupported" && problems.size() < 12)
-      problems.push_back(o.c.instance + " " + o.c.dtype + " " + o.c.shape + ": " + o.status + (o.message.empty() ? "" : " (" + o.message + ")"));
+      problems.push_back(o.c.instance + " " + o.c.dtype + " " + o.c.shape + ": " + o.status +
+                         (o.message.empty() ? "" : " (" + o.message + ")"));
     // Every case that passed its check, including one that then faulted while timed.
     if (!uploaded.count(o.c.key())) rest.push_back(&o);
   }
   if (auto f = upload(rest, "checked and timed " + std::to_string(instances.size()) + " instance(s)")) return *f;
-  log("telemetry after: " + json::serialize(read_telemetry(m_s.nvidia_smi, m_s.gpu.uuid, m_s.env ? *m_s.env : Env::system())));
+  log("telemetry after: " +
+      json::serialize(read_telemetry(m_s.nvidia_smi, m_s.gpu.uuid, m_s.env ? *m_s.env : Env::system())));
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   char timing[320];
   const double measuring = harness.screen_seconds() + harness.bench_seconds();
-  std::snprintf(timing, sizeof timing,
-                "time: wall %.1f s, check processes %.1f s, screen processes %.1f s, bench processes %.1f s (%.0f%% measuring)", wall,
-                check_secs, harness.screen_seconds(), harness.bench_seconds(), wall > 0 ? 100.0 * measuring / wall : 0.0);
+  std::snprintf(
+      timing, sizeof timing,
+      "time: wall %.1f s, check processes %.1f s, screen processes %.1f s, bench processes %.1f s (%.0f%% measuring)",
+      wall, check_secs, harness.screen_seconds(), harness.bench_seconds(), wall > 0 ? 100.0 * measuring / wall : 0.0);
   log(timing);
   std::string summary;
   for (const auto& [status, n] : counts) summary += (summary.empty() ? "" : ", ") + std::to_string(n) + " " + status;

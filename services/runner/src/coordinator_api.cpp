@@ -72,7 +72,8 @@ Error at(std::string_view method, const std::string& path, Error e) {
 }
 }  // namespace
 
-Result<Registration> CoordinatorApi::register_runner(const std::string& registration_token, const api::RunnerRegistration& who) {
+Result<Registration> CoordinatorApi::register_runner(const std::string& registration_token,
+                                                     const api::RunnerRegistration& who) {
   const std::string path = "/api/v1/runners/register";
   auto r = send("POST", path, json::serialize(api::to_json(who)), registration_token);
   if (!r.ok()) return std::move(r).error();
@@ -111,7 +112,8 @@ Status CoordinatorApi::ack(std::string_view method, const std::string& path, std
 
 Status CoordinatorApi::deregister() { return ack("POST", "/api/v1/runners/deregister", {}); }
 
-Status CoordinatorApi::post_build_records(std::int64_t job, int attempt, const std::vector<api::BuildRecordUpload>& records) {
+Status CoordinatorApi::post_build_records(std::int64_t job, int attempt,
+                                          const std::vector<api::BuildRecordUpload>& records) {
   json::array list;
   for (const auto& r : records) list.push_back(api::to_json(r));
   auto body = json::serialize(json::object{{"attempt", attempt}, {"records", std::move(list)}});
@@ -158,9 +160,11 @@ Result<std::string> CoordinatorApi::get_artifact(const std::string& sha256) {
   auto r = m_client.fetch("GET", m_server + path, {}, headers, std::chrono::milliseconds(300'000));
   if (!r.ok()) return make_error(r.error().code, "GET " + path + ": " + r.error().message);
   if (r->status != 200)
-    return make_error(errc_from_status(r->status), "GET " + path + " answered " + std::to_string(r->status) + ": " + r->body.substr(0, 300));
+    return make_error(errc_from_status(r->status),
+                      "GET " + path + " answered " + std::to_string(r->status) + ": " + r->body.substr(0, 300));
   if (crypto::sha256_hex(r->body) != sha256)
-    return make_error(Errc::unavailable, "artifact " + sha256 + " arrived with other content (" + std::to_string(r->body.size()) + " bytes)");
+    return make_error(Errc::unavailable, "artifact " + sha256 + " arrived with other content (" +
+                                             std::to_string(r->body.size()) + " bytes)");
   return std::move(r->body);
 }
 

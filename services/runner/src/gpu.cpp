@@ -25,7 +25,8 @@ std::vector<std::string> split_csv(std::string_view line) {
   std::size_t start = 0;
   for (;;) {
     auto comma = line.find(',', start);
-    out.emplace_back(trim(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
+    out.emplace_back(
+        trim(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
     if (comma == std::string_view::npos) return out;
     start = comma + 1;
   }
@@ -55,8 +56,10 @@ bool decimal(std::string_view v, double& out) {
 }  // namespace
 
 json::object GpuInfo::to_json() const {
-  return json::object{{"index", index}, {"name", name}, {"uuid", uuid}, {"arch", arch}, {"sm_count", sm_count},
-                      {"memory_mib", memory_mib}, {"driver", driver}, {"pci_bus_id", pci_bus_id}};
+  return json::object{{"index", index},       {"name", name},
+                      {"uuid", uuid},         {"arch", arch},
+                      {"sm_count", sm_count}, {"memory_mib", memory_mib},
+                      {"driver", driver},     {"pci_bus_id", pci_bus_id}};
 }
 
 Result<std::vector<GpuInfo>> parse_inventory_csv(std::string_view csv) {
@@ -68,14 +71,17 @@ Result<std::vector<GpuInfo>> parse_inventory_csv(std::string_view csv) {
     if (trim(line).empty()) continue;
     auto f = split_csv(line);
     auto bad = [&](const std::string& why) {
-      return make_error(Errc::unprocessable, "nvidia-smi line " + std::to_string(line_no) + " (\"" + line + "\"): " + why);
+      return make_error(Errc::unprocessable,
+                        "nvidia-smi line " + std::to_string(line_no) + " (\"" + line + "\"): " + why);
     };
-    if (f.size() != 7) return bad("expected 7 fields (" + std::string(k_inventory_query) + "), found " + std::to_string(f.size()));
+    if (f.size() != 7)
+      return bad("expected 7 fields (" + std::string(k_inventory_query) + "), found " + std::to_string(f.size()));
     GpuInfo g;
     if (!number(f[0], g.index)) return bad("index is not a number");
     g.name = f[1];
     g.uuid = f[2];
-    if (g.uuid.rfind("GPU-", 0) != 0 && g.uuid.rfind("MIG-", 0) != 0) return bad("uuid does not start with GPU- or MIG-");
+    if (g.uuid.rfind("GPU-", 0) != 0 && g.uuid.rfind("MIG-", 0) != 0)
+      return bad("uuid does not start with GPU- or MIG-");
     g.arch = f[3];
     if (g.arch.size() < 3 || g.arch.find('.') == std::string::npos) return bad("compute_cap is not major.minor");
     if (!missing(f[4]) && !number(f[4], g.memory_mib)) return bad("memory.total is not a number of MiB");
@@ -92,11 +98,13 @@ Result<std::vector<GpuInfo>> discover_gpus(const std::string& nvidia_smi, Env& e
   kport::ProcessOptions o;
   o.timeout = std::chrono::seconds(60);
   o.split_streams = true;  // a driver warning on stderr must not become a CSV line
-  auto out = env.run_process({nvidia_smi, "--query-gpu=" + std::string(k_inventory_query), "--format=csv,noheader,nounits"}, o);
+  auto out = env.run_process(
+      {nvidia_smi, "--query-gpu=" + std::string(k_inventory_query), "--format=csv,noheader,nounits"}, o);
   if (!out.ok()) return std::move(out).error();
   if (out->timed_out) return make_error(Errc::unavailable, nvidia_smi + " did not answer within 60 s");
   if (out->exit_code != 0)
-    return make_error(Errc::unavailable, nvidia_smi + " exited with " + std::to_string(out->exit_code) + ": " + std::string(trim(out->output)));
+    return make_error(Errc::unavailable, nvidia_smi + " exited with " + std::to_string(out->exit_code) + ": " +
+                                             std::string(trim(out->output)));
   auto gpus = parse_inventory_csv(out->stdout_text);
   if (!gpus.ok()) return gpus;
   if (gpus->empty()) return make_error(Errc::unavailable, nvidia_smi + " lists no GPU");
@@ -133,7 +141,8 @@ Result<std::vector<GpuInfo>> gpus_from_file(const std::filesystem::path& file) {
     g.driver = str("driver");
     g.pci_bus_id = str("pci_bus_id");
     if (g.name.empty() || g.uuid.empty() || g.arch.empty())
-      return make_error(Errc::invalid_argument, file.string() + ": GPU " + std::to_string(i) + " needs name, uuid and arch");
+      return make_error(Errc::invalid_argument,
+                        file.string() + ": GPU " + std::to_string(i) + " needs name, uuid and arch");
     gpus.push_back(std::move(g));
     ++i;
   }
@@ -164,9 +173,9 @@ bool fill_sm_counts(std::vector<GpuInfo>& gpus) {
     unsigned char bytes[16] = {};
     if (get(&dev, i) != 0 || uuid(bytes, dev) != 0 || attr(&sms, k_attr_sm_count, dev) != 0) continue;
     char text[48];
-    std::snprintf(text, sizeof text, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", bytes[0],
-                  bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9], bytes[10],
-                  bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]);
+    std::snprintf(text, sizeof text, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                  bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
+                  bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]);
     for (auto& g : gpus)
       if (g.uuid == text) g.sm_count = sms;
   }

@@ -83,8 +83,10 @@ Harness::RunResult Harness::run(const std::vector<std::string>& args, std::chron
   if (!out->stderr_text.empty()) m_log(label + ": stderr: " + excerpt(out->stderr_text));
   auto report = api::parse_harness_report(out->stdout_text);
   const bool readable = report.ok();
-  if (readable) r.entries = std::move(report->results);
-  else if (parse_answer(out->stdout_text)) r.unreadable = report.error();  // JSON, but not a report read here
+  if (readable)
+    r.entries = std::move(report->results);
+  else if (parse_answer(out->stdout_text))
+    r.unreadable = report.error();  // JSON, but not a report read here
   if (out->cancelled) {
     r.status = "cancelled";
     r.message = "cancelled";
@@ -106,11 +108,16 @@ Harness::RunResult Harness::run(const std::vector<std::string>& args, std::chron
     case 5: r.status = "timeout"; break;
     default: r.status = "crashed"; break;
   }
-  if (out->exit_code >= 128) r.message = "killed by signal " + std::to_string(out->exit_code - 128);
-  else r.message = "exited with " + std::to_string(out->exit_code);
-  if (!why.empty()) r.message += " (" + why + ")";
-  else if (r.unreadable) r.message += "; " + r.unreadable->message;
-  else if (!readable && out->truncated) r.message += "; its output passed the 64 MiB capture, so the report was cut";
+  if (out->exit_code >= 128)
+    r.message = "killed by signal " + std::to_string(out->exit_code - 128);
+  else
+    r.message = "exited with " + std::to_string(out->exit_code);
+  if (!why.empty())
+    r.message += " (" + why + ")";
+  else if (r.unreadable)
+    r.message += "; " + r.unreadable->message;
+  else if (!readable && out->truncated)
+    r.message += "; its output passed the 64 MiB capture, so the report was cut";
   else if (!readable)
     r.message += out->stdout_text.empty() ? "; printed no JSON report on stdout"
                                           : "; printed no JSON report on stdout: " + excerpt(out->stdout_text);
@@ -136,7 +143,8 @@ Result<json::object> Harness::list() {
   auto a = ask({"list"}, std::chrono::seconds(120));
   if (!a.ok()) return std::move(a).error();
   if (a->out.exit_code != 0 || !a->doc)
-    return make_error(Errc::unprocessable, m_opt.harness.filename().string() + " list exited with " + std::to_string(a->out.exit_code) +
+    return make_error(Errc::unprocessable, m_opt.harness.filename().string() + " list exited with " +
+                                               std::to_string(a->out.exit_code) +
                                                (a->doc ? "" : " and printed no JSON: " + excerpt(a->out.output)));
   return *a->doc;
 }
@@ -146,7 +154,8 @@ Result<json::object> Harness::device() {
   if (!a.ok()) return std::move(a).error();
   if (a->out.timed_out) return make_error(Errc::unavailable, "the GPU did not answer `device` within 120 s");
   if (a->out.exit_code != 0 || !a->doc || a->doc->contains("error"))
-    return make_error(Errc::unavailable, "`device` exited with " + std::to_string(a->out.exit_code) + ": " + excerpt(a->out.output));
+    return make_error(Errc::unavailable,
+                      "`device` exited with " + std::to_string(a->out.exit_code) + ": " + excerpt(a->out.output));
   if (str(*a->doc, "compute_capability").empty())
     return make_error(Errc::unavailable, "`device` named no compute capability: " + excerpt(a->out.output));
   return *a->doc;
@@ -161,15 +170,16 @@ Result<std::vector<HarnessCase>> Harness::plan(const std::string& command, const
   auto& doc = a->doc;
   const json::value* plan = doc ? doc->if_contains("plan") : nullptr;
   if (out.exit_code != 0 || !plan || !plan->is_array())
-    return make_error(Errc::unprocessable, command + " --plan for " + instance + " exited with " + std::to_string(out.exit_code) +
-                                               ": " + excerpt(out.output));
+    return make_error(Errc::unprocessable, command + " --plan for " + instance + " exited with " +
+                                               std::to_string(out.exit_code) + ": " + excerpt(out.output));
   std::vector<HarnessCase> cases;
   for (const auto& v : plan->as_array()) {
     if (!v.is_object()) continue;
     const auto& p = v.as_object();
     HarnessCase c{str(p, "instance"), str(p, "family"), str(p, "variant"), str(p, "dtype"), str(p, "shape_text")};
     if (c.instance.empty() || c.dtype.empty() || c.shape.empty())
-      return make_error(Errc::unprocessable, command + " --plan for " + instance + " listed a case without instance, dtype or shape");
+      return make_error(Errc::unprocessable,
+                        command + " --plan for " + instance + " listed a case without instance, dtype or shape");
     cases.push_back(std::move(c));
   }
   return cases;
@@ -177,7 +187,8 @@ Result<std::vector<HarnessCase>> Harness::plan(const std::string& command, const
 
 Status Harness::health_check(const std::string& after) {
   auto d = device();
-  if (!d.ok()) return make_error(Errc::unavailable, "GPU failed its health check after " + after + ": " + d.error().message);
+  if (!d.ok())
+    return make_error(Errc::unavailable, "GPU failed its health check after " + after + ": " + d.error().message);
   m_log("GPU healthy after " + after);
   return {};
 }
@@ -187,13 +198,25 @@ std::vector<std::string> Harness::flags(const std::string& stage) const {
   if (stage == "check") return f;
   const BenchSampling& b = m_opt.sampling;
   const bool screen = stage == "screen";
-  f.insert(f.end(), {"--time-cap-ms", number_text(screen ? b.screen_time_cap_ms : b.time_cap_ms), "--warmup-ms",
-                     number_text(screen ? b.screen_warmup_ms : b.warmup_ms), "--later-warmup-ms",
-                     number_text(screen ? b.screen_warmup_ms : b.later_warmup_ms), "--min-samples",
-                     std::to_string(screen ? b.screen_min_samples : b.min_samples), "--max-rse",
-                     number_text(screen ? b.screen_max_rse : b.max_rse), "--max-duty", number_text(b.max_duty),
-                     "--throttle-threshold", number_text(b.throttle_threshold), "--throttle-recovery-ms",
-                     number_text(b.throttle_recovery_ms), "--sample-gap-ms", number_text(b.sample_gap_ms), "--l2-flush",
+  f.insert(f.end(), {"--time-cap-ms",
+                     number_text(screen ? b.screen_time_cap_ms : b.time_cap_ms),
+                     "--warmup-ms",
+                     number_text(screen ? b.screen_warmup_ms : b.warmup_ms),
+                     "--later-warmup-ms",
+                     number_text(screen ? b.screen_warmup_ms : b.later_warmup_ms),
+                     "--min-samples",
+                     std::to_string(screen ? b.screen_min_samples : b.min_samples),
+                     "--max-rse",
+                     number_text(screen ? b.screen_max_rse : b.max_rse),
+                     "--max-duty",
+                     number_text(b.max_duty),
+                     "--throttle-threshold",
+                     number_text(b.throttle_threshold),
+                     "--throttle-recovery-ms",
+                     number_text(b.throttle_recovery_ms),
+                     "--sample-gap-ms",
+                     number_text(b.sample_gap_ms),
+                     "--l2-flush",
                      b.l2_flush});
   if (screen) f.insert(f.end(), {"--warmup-calls", "2", "--no-baseline"});
   return f;
@@ -208,8 +231,8 @@ Status Harness::run_cases(const std::string& stage, const std::vector<HarnessCas
   // The single-case command that gives a case the same inputs and settings as this run:
   // the harness takes a lone case's --seed as its input seed.
   auto replay = [&](const HarnessCase& c, std::uint64_t case_seed) {
-    std::vector<std::string> args{command, "--instance", c.instance, "--dtype", c.dtype, "--shape", c.shape, "--seed",
-                                  std::to_string(case_seed)};
+    std::vector<std::string> args{
+        command, "--instance", c.instance, "--dtype", c.dtype, "--shape", c.shape, "--seed", std::to_string(case_seed)};
     args.insert(args.end(), common.begin(), common.end());
     return args;
   };
@@ -224,8 +247,10 @@ Status Harness::run_cases(const std::string& stage, const std::vector<HarnessCas
       out.seed = case_seed;
       out.check_args = case_seed ? replay(out.c, *case_seed) : std::vector<std::string>{};
       out.check = e;
-      if (verdict == "passed" || verdict == "failed" || verdict == "unsupported") out.status = verdict;
-      else out.status = !r.clean && r.status == "timeout" ? "timeout" : "crashed";
+      if (verdict == "passed" || verdict == "failed" || verdict == "unsupported")
+        out.status = verdict;
+      else
+        out.status = !r.clean && r.status == "timeout" ? "timeout" : "crashed";
       out.message = reason;
     } else if (verdict == "measured") {
       json::object entry = e.raw;
@@ -240,8 +265,9 @@ Status Harness::run_cases(const std::string& stage, const std::vector<HarnessCas
     return &out;
   };
   auto case_limit = std::min<std::chrono::seconds>(
-      m_opt.process_timeout, std::max<std::chrono::seconds>(std::chrono::seconds(60),
-                                                            std::chrono::seconds(static_cast<long>(2 * m_opt.kernel_timeout_s) + 30)));
+      m_opt.process_timeout,
+      std::max<std::chrono::seconds>(std::chrono::seconds(60),
+                                     std::chrono::seconds(static_cast<long>(2 * m_opt.kernel_timeout_s) + 30)));
   // A report this runner cannot read is the harness's version, not a case's fault: every
   // case would read the same, so the stage stops and says which version came.
   auto unreadable = [&](const Error& e) -> Status {
@@ -250,8 +276,8 @@ Status Harness::run_cases(const std::string& stage, const std::vector<HarnessCas
   // Runs `c` alone, so that a fault it causes is its own.
   auto alone = [&](const HarnessCase& c) -> Status {
     if (cancelled()) return make_error(Errc::conflict, "cancelled");
-    std::vector<std::string> args{command, "--instance", c.instance, "--dtype", c.dtype, "--shape", c.shape, "--seed",
-                                  std::to_string(seed)};
+    std::vector<std::string> args{command,   "--instance", c.instance, "--dtype",           c.dtype,
+                                  "--shape", c.shape,      "--seed",   std::to_string(seed)};
     args.insert(args.end(), common.begin(), common.end());
     RunResult r = run(args, case_limit, stage_index);
     if (r.status == "cancelled") return make_error(Errc::conflict, "cancelled");
@@ -297,8 +323,9 @@ Status Harness::run_cases(const std::string& stage, const std::vector<HarnessCas
     }
     // The harness runs cases in the order given, so the first one unreported is where the
     // process ended: that case alone, then the rest in a new process.
-    m_log(stage + " " + pending.front().instance + ": " + r.status + ", " + r.message + "; " + std::to_string(pending.size()) +
-          " case(s) unreported: " + pending.front().dtype + " " + pending.front().shape + " runs alone, the rest in a new process");
+    m_log(stage + " " + pending.front().instance + ": " + r.status + ", " + r.message + "; " +
+          std::to_string(pending.size()) + " case(s) unreported: " + pending.front().dtype + " " +
+          pending.front().shape + " runs alone, the rest in a new process");
     KPORT_TRY(health_check(stage + " " + pending.front().instance));
     KPORT_TRY(alone(pending.front()));
     pending.erase(pending.begin());
@@ -408,13 +435,14 @@ Status Harness::time(std::vector<CaseOutcome>& outcomes, const std::set<std::str
   for (int extra = 0; m_opt.sampling.rounds > 1 && extra < m_opt.sampling.remeasure_rounds; ++extra) {
     std::vector<HarnessCase> unsettled;
     for (const auto& c : again)
-      if (auto it = rounds.find(c.key());
-          it != rounds.end() && slot.at(c.key())->status == "passed" && combine_bench_rounds(it->second, floor).contains("unstable"))
+      if (auto it = rounds.find(c.key()); it != rounds.end() && slot.at(c.key())->status == "passed" &&
+                                          combine_bench_rounds(it->second, floor).contains("unstable"))
         unsettled.push_back(c);
     if (unsettled.empty()) break;
-    m_log("bench: the rounds of " + std::to_string(unsettled.size()) + " case(s) disagree (" + unsettled.front().instance + " " +
-          unsettled.front().dtype + " " + unsettled.front().shape + (unsettled.size() > 1 ? ", ..." : "") +
-          "); re-measuring, round " + std::to_string(extra + 1) + " of at most " + std::to_string(m_opt.sampling.remeasure_rounds));
+    m_log("bench: the rounds of " + std::to_string(unsettled.size()) + " case(s) disagree (" +
+          unsettled.front().instance + " " + unsettled.front().dtype + " " + unsettled.front().shape +
+          (unsettled.size() > 1 ? ", ..." : "") + "); re-measuring, round " + std::to_string(extra + 1) +
+          " of at most " + std::to_string(m_opt.sampling.remeasure_rounds));
     KPORT_TRY(one_round(unsettled));
   }
 

@@ -56,12 +56,12 @@ struct HarnessCase {
 
 struct CaseOutcome {
   HarnessCase c;
-  std::string status;          // passed, failed, crashed, timeout, unsupported
+  std::string status;  // passed, failed, crashed, timeout, unsupported
   std::string message;
-  api::HarnessEntry check;     // the harness's check entry (numerics); empty when it reported none
-  boost::json::object bench;   // its figure in the harness's entry form (combined rounds or a
-                               // screen, read with api::parse_harness_entry); empty when not measured
-  boost::json::object screen;  // its screen entry, when it was screened
+  api::HarnessEntry check;                  // the harness's check entry (numerics); empty when it reported none
+  boost::json::object bench;                // its figure in the harness's entry form (combined rounds or a
+                                            // screen, read with api::parse_harness_entry); empty when not measured
+  boost::json::object screen;               // its screen entry, when it was screened
   std::optional<std::uint64_t> seed;        // the check's input seed, as the harness reported it
   std::optional<std::uint64_t> bench_seed;  // the bench's input seed (every round uses the same)
   // Arguments after the harness path that replay this case alone, exactly: empty when the
@@ -71,12 +71,12 @@ struct CaseOutcome {
 
 struct HarnessOptions {
   std::filesystem::path harness;
-  std::vector<std::string> env;                  // CUDA_VISIBLE_DEVICES=<uuid>, ...
-  double kernel_timeout_s = 60;                  // the harness's own watchdog (--timeout-s)
-  std::chrono::seconds process_timeout{900};     // a whole-grid process; one case gets a third
+  std::vector<std::string> env;               // CUDA_VISIBLE_DEVICES=<uuid>, ...
+  double kernel_timeout_s = 60;               // the harness's own watchdog (--timeout-s)
+  std::chrono::seconds process_timeout{900};  // a whole-grid process; one case gets a third
   BenchSampling sampling;
   bool bench = true;
-  std::optional<std::uint64_t> seed;             // base seed; unset: a fresh random one per run
+  std::optional<std::uint64_t> seed;  // base seed; unset: a fresh random one per run
   const std::atomic<bool>* cancel = nullptr;
   // Every harness process starts through it; null: Env::system(). A test's Env injects a
   // killed, hung or unstartable harness there.
@@ -117,7 +117,7 @@ class Harness {
     std::vector<api::HarnessEntry> entries;  // the report's "results"
     bool clean = false;                      // exited 0/1 with a readable report
     std::optional<Error> unreadable;         // the report is JSON but not of a version read here
-    std::string status;                        // when not clean: crashed or timeout
+    std::string status;                      // when not clean: crashed or timeout
     std::string message;
   };
   RunResult run(const std::vector<std::string>& args, std::chrono::seconds limit, int stage = 0);

@@ -26,9 +26,10 @@ extern "C" void on_signal(int) { g_stop = true; }
 }  // namespace
 
 int main(int argc, char** argv) {
-  kport::Options o("kport-runner", "Claims jobs from a kport coordinator. --role build builds every kernel variant "
-                                   "for the job's target and uploads records and artifacts; --role gpu checks and "
-                                   "times every kernel on each local GPU and uploads the results.");
+  kport::Options o("kport-runner",
+                   "Claims jobs from a kport coordinator. --role build builds every kernel variant "
+                   "for the job's target and uploads records and artifacts; --role gpu checks and "
+                   "times every kernel on each local GPU and uploads the results.");
   char host[256] = "runner";
   ::gethostname(host, sizeof host - 1);
   std::string nvcc = std::filesystem::exists("/usr/local/cuda/bin/nvcc") ? "/usr/local/cuda/bin/nvcc" : "nvcc";
@@ -38,11 +39,14 @@ int main(int argc, char** argv) {
            "https: PEM CA certificate(s) the coordinator's certificate must chain to (default: the system trust store)")
       .add("registration-token", "KPORT_REGISTRATION_TOKEN", "", "the coordinator's registration token")
       .add("workdir", "KPORT_WORKDIR", "var/runner", "workspaces (repos/) and build trees (build/)")
-      .add("name", "KPORT_RUNNER_NAME", std::string(host) + "-" + std::to_string(::getpid()), "name shown by the coordinator")
+      .add("name", "KPORT_RUNNER_NAME", std::string(host) + "-" + std::to_string(::getpid()),
+           "name shown by the coordinator")
       .add("nvcc", "KPORT_NVCC", nvcc, "the CUDA compiler to build with")
       .add("cuobjdump", "KPORT_CUOBJDUMP", "",
-           "the disassembler of the SASS audit (default: cuobjdump beside --nvcc, else on PATH; none found: not audited)")
-      .add("catalog", "KPORT_CATALOG", kport::install::data_path_or_default("catalog/targets.json", KPORT_CATALOG_DEFAULT),
+           "the disassembler of the SASS audit (default: cuobjdump beside --nvcc, else on PATH; none found: not "
+           "audited)")
+      .add("catalog", "KPORT_CATALOG",
+           kport::install::data_path_or_default("catalog/targets.json", KPORT_CATALOG_DEFAULT),
            "targets.json used when a commit carries none")
       .add("jobs", "KPORT_JOBS", "0", "parallel compiles (0: one per core)")
       .add("compile-timeout", "KPORT_COMPILE_TIMEOUT", "900", "seconds before a compile is killed as hung")
@@ -52,24 +56,31 @@ int main(int argc, char** argv) {
       .add("target", "", "", "with --build-local: the nvcc target")
       .add("build-dir", "", "", "with --build-local: the build tree (default: <workdir>/build/local/<target>)")
       .add("gpus", "KPORT_GPUS", "", "gpu role: a JSON inventory file used instead of nvidia-smi discovery")
-      .add("only-gpus", "KPORT_ONLY_GPUS", "", "gpu role: comma-separated indices or UUIDs to run workers for (default: all)")
+      .add("only-gpus", "KPORT_ONLY_GPUS", "",
+           "gpu role: comma-separated indices or UUIDs to run workers for (default: all)")
       .add("nvidia-smi", "KPORT_NVIDIA_SMI", "nvidia-smi", "gpu role: the nvidia-smi program")
-      .add("kernel-timeout", "KPORT_KERNEL_TIMEOUT", "60", "gpu role: seconds one kernel may run before the harness calls it hung")
-      .add("process-timeout", "KPORT_PROCESS_TIMEOUT", "900", "gpu role: seconds one harness process may run before it is killed")
+      .add("kernel-timeout", "KPORT_KERNEL_TIMEOUT", "60",
+           "gpu role: seconds one kernel may run before the harness calls it hung")
+      .add("process-timeout", "KPORT_PROCESS_TIMEOUT", "900",
+           "gpu role: seconds one harness process may run before it is killed")
       .add("bench-time-cap-ms", "KPORT_BENCH_TIME_CAP_MS", "300", "gpu role: time cap of one measurement")
-      .add("bench-warmup-ms", "KPORT_BENCH_WARMUP_MS", "200", "gpu role: work before each measurement, so clocks settle")
+      .add("bench-warmup-ms", "KPORT_BENCH_WARMUP_MS", "200",
+           "gpu role: work before each measurement, so clocks settle")
       .add("bench-min-samples", "KPORT_BENCH_MIN_SAMPLES", "20", "gpu role: fewest timed samples of one measurement")
       .add("bench-max-rse", "KPORT_BENCH_MAX_RSE", "0.003",
            "gpu role: stop sampling below this relative standard error (short kernels need the most samples)")
       .add("bench-max-duty", "KPORT_BENCH_MAX_DUTY", "0.5",
-           "gpu role: longest share of time the GPU runs measured work (idle between samples keeps it under its power cap)")
+           "gpu role: longest share of time the GPU runs measured work (idle between samples keeps it under its power "
+           "cap)")
       .add("bench-rounds", "KPORT_BENCH_ROUNDS", "2",
            "gpu role: bench processes per instance, one after the other; a figure is the median of their medians")
       .add("bench-throttle-threshold", "KPORT_BENCH_THROTTLE_THRESHOLD", "0.97",
-           "gpu role: drop a sample when the SM clock after it is below this share of the warm-up's highest clock (0: keep all)")
+           "gpu role: drop a sample when the SM clock after it is below this share of the warm-up's highest clock (0: "
+           "keep all)")
       .add("bench-remeasure-rounds", "KPORT_BENCH_REMEASURE_ROUNDS", "2",
            "gpu role: further bench rounds, at most, for a case whose rounds disagree beyond their noise")
-      .add("bench-l2-flush", "KPORT_BENCH_L2_FLUSH", "write", "gpu role: how the L2 is emptied before each sample: write, read or off")
+      .add("bench-l2-flush", "KPORT_BENCH_L2_FLUSH", "write",
+           "gpu role: how the L2 is emptied before each sample: write, read or off")
       .add("bench-later-warmup-ms", "KPORT_BENCH_LATER_WARMUP_MS", "20",
            "gpu role: warm-up of each measurement after a process's first (whose warm-up brought the clocks up)")
       .add("check-parallel", "KPORT_CHECK_PARALLEL", "8",
@@ -80,7 +91,8 @@ int main(int argc, char** argv) {
       .add("bench-screen-margin", "KPORT_BENCH_SCREEN_MARGIN", "0.05",
            "gpu role: screens this much slower than the fastest (or within 4x their noise) are measured precisely")
       .add("bench-screen-time-cap-ms", "KPORT_BENCH_SCREEN_TIME_CAP_MS", "10", "gpu role: time cap of one screen")
-      .add("seed", "KPORT_SEED", "", "gpu role: base input seed of every harness run, 0..2^64-1 (default: a fresh random one per instance)")
+      .add("seed", "KPORT_SEED", "",
+           "gpu role: base input seed of every harness run, 0..2^64-1 (default: a fresh random one per instance)")
       .add_flag("no-bench", "KPORT_NO_BENCH", false, "gpu role: check numerics only, time nothing");
   kport::log::add_options(o);
   if (auto st = o.parse(argc, argv); !st.ok()) {
@@ -121,8 +133,9 @@ int main(int argc, char** argv) {
     kport::runner::LocalBuild l;
     l.kernels_dir = std::filesystem::absolute(o.get("build-local")).string();
     l.target = o.get("target");
-    l.build_dir = o.get("build-dir").empty() ? (std::filesystem::absolute(o.get("workdir")) / "build" / "local" / l.target).string()
-                                             : std::filesystem::absolute(o.get("build-dir")).string();
+    l.build_dir = o.get("build-dir").empty()
+                      ? (std::filesystem::absolute(o.get("workdir")) / "build" / "local" / l.target).string()
+                      : std::filesystem::absolute(o.get("build-dir")).string();
     l.catalog_file = o.get("catalog");
     l.nvcc = o.get("nvcc");
     l.cuobjdump = o.get("cuobjdump");
@@ -196,8 +209,8 @@ int main(int argc, char** argv) {
     const std::string text = o.get(name);
     const double v = std::strtod(text.c_str(), &end);
     if (text.empty() || *end != '\0' || !(lo_open ? v > lo : v >= lo) || !(v <= 1)) {
-      std::cerr << "kport-runner: --" << name << " must be a number in " << (lo_open ? "(" : "[") << lo
-                << ", 1], not '" << text << "'\n";
+      std::cerr << "kport-runner: --" << name << " must be a number in " << (lo_open ? "(" : "[") << lo << ", 1], not '"
+                << text << "'\n";
       return false;
     }
     out = v;
@@ -220,7 +233,8 @@ int main(int argc, char** argv) {
     std::vector<kport::runner::GpuInfo> kept;
     std::string list = "," + only + ",";
     for (const auto& g : *gpus)
-      if (list.find("," + std::to_string(g.index) + ",") != std::string::npos || list.find("," + g.uuid + ",") != std::string::npos)
+      if (list.find("," + std::to_string(g.index) + ",") != std::string::npos ||
+          list.find("," + g.uuid + ",") != std::string::npos)
         kept.push_back(g);
     if (kept.empty()) {
       std::cerr << "kport-runner: --only-gpus " << only << " matches none of the " << gpus->size() << " GPU(s) found\n";
@@ -233,8 +247,12 @@ int main(int argc, char** argv) {
   std::vector<int> codes(gpus->size(), 0);
   for (std::size_t i = 0; i < gpus->size(); ++i) {
     const auto& g = (*gpus)[i];
-    kport::log::info("GPU found", {{"index", g.index}, {"name", g.name}, {"uuid", g.uuid}, {"arch", g.arch},
-                                   {"sms", g.sm_count}, {"driver", g.driver}});
+    kport::log::info("GPU found", {{"index", g.index},
+                                   {"name", g.name},
+                                   {"uuid", g.uuid},
+                                   {"arch", g.arch},
+                                   {"sms", g.sm_count},
+                                   {"driver", g.driver}});
     kport::runner::GpuSettings s = proto;
     s.gpu = g;
     s.workdir = b.workdir / ("gpu" + std::to_string(g.index));

@@ -51,18 +51,24 @@ int flag_resource_changes(CoordinatorApi& api, const std::string& parent, portin
     std::string id = family + "." + variant;
     std::int64_t rid = num(o, "id").value_or(0);
     if (before.count(id) && before[id].first > rid) continue;
-    before[id] = {rid, porting::ResourceFigures{text_of(o, "status"), num(o, "registers"),
-                                                num(o, "spill_stores_bytes"), num(o, "spill_loads_bytes"),
-                                                num(o, "shared_mem_bytes"), num(o, "stack_frame_bytes"), sass_counts(o)}};
+    before[id] = {rid, porting::ResourceFigures{text_of(o, "status"), num(o, "registers"), num(o, "spill_stores_bytes"),
+                                                num(o, "spill_loads_bytes"), num(o, "shared_mem_bytes"),
+                                                num(o, "stack_frame_bytes"), sass_counts(o)}};
   }
   int changed = 0;
   for (auto& r : report.records) {
     auto it = before.find(r.id());
     if (it == before.end()) continue;
-    porting::ResourceFigures now{porting::to_string(r.status), std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt, {}};
+    porting::ResourceFigures now{
+        porting::to_string(r.status), std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt, {}};
     if (r.resources)
-      now = {now.status, r.resources->registers, r.resources->spill_stores_bytes, r.resources->spill_loads_bytes,
-             r.resources->shared_mem_bytes, r.resources->stack_frame_bytes, {}};
+      now = {now.status,
+             r.resources->registers,
+             r.resources->spill_stores_bytes,
+             r.resources->spill_loads_bytes,
+             r.resources->shared_mem_bytes,
+             r.resources->stack_frame_bytes,
+             {}};
     if (r.sass.audited) now.sass = r.sass.counts;
     auto changes = porting::resource_changes(it->second.second, now);
     if (changes.empty()) continue;

@@ -9,7 +9,8 @@
 namespace kport::runner {
 namespace json = boost::json;
 
-api::BuildRecordUpload build_record(const porting::VariantRecord& r, const std::string& commit, const std::string& artifact) {
+api::BuildRecordUpload build_record(const porting::VariantRecord& r, const std::string& commit,
+                                    const std::string& artifact) {
   api::BuildRecordUpload b;
   b.commit = commit;
   b.target = r.target;
@@ -61,7 +62,8 @@ json::array harness_variants(const json::object& list) {
     } else {
       continue;
     }
-    out.push_back(json::object{{"family", full.substr(0, dot)}, {"variant", full.substr(dot + 1)}, {"features", std::move(names)}});
+    out.push_back(json::object{
+        {"family", full.substr(0, dot)}, {"variant", full.substr(dot + 1)}, {"features", std::move(names)}});
   }
   return out;
 }
@@ -76,7 +78,9 @@ Result<json::array> harness_instances(const std::filesystem::path& harness, json
   o.timeout = std::chrono::seconds(120);
   auto out = env.run_process({harness.string(), "list"}, o);
   if (!out.ok()) return std::move(out).error();
-  if (out->exit_code != 0) return make_error(Errc::internal, harness.string() + " list exited with " + std::to_string(out->exit_code) + ": " + out->output);
+  if (out->exit_code != 0)
+    return make_error(Errc::internal,
+                      harness.string() + " list exited with " + std::to_string(out->exit_code) + ": " + out->output);
   boost::system::error_code ec;
   auto doc = json::parse(out->output, ec);
   if (ec || !doc.is_object()) return make_error(Errc::internal, harness.string() + " list did not print a JSON object");
@@ -102,8 +106,8 @@ Result<json::array> harness_instances(const std::filesystem::path& harness, json
 
 }  // namespace
 
-Status publish_build(CoordinatorApi& api, const ClaimedJob& job, const std::string& commit, const porting::BuildReport& report,
-                     const std::function<void(const std::string&)>& log, Env& env) {
+Status publish_build(CoordinatorApi& api, const ClaimedJob& job, const std::string& commit,
+                     const porting::BuildReport& report, const std::function<void(const std::string&)>& log, Env& env) {
   std::string artifact;
   if (!report.harness.empty()) {
     std::ifstream in(report.harness, std::ios::binary);

@@ -17,7 +17,9 @@ Runner::Runner(RunnerConfig config, JobHandler& handler)
 
 Status BuildHandler::prepare() {
   auto listing = porting::make_nvcc_probe(m_nvcc)->probe();
-  if (!listing.ok()) return make_error(listing.error().code, "no usable CUDA toolkit: " + listing.error().message + "; pass --nvcc PATH");
+  if (!listing.ok())
+    return make_error(listing.error().code,
+                      "no usable CUDA toolkit: " + listing.error().message + "; pass --nvcc PATH");
   m_settings.toolkit = *listing;
   return {};
 }
@@ -35,7 +37,8 @@ Result<api::RunnerRegistration> BuildHandler::registration(const std::string& na
   return r;
 }
 
-JobOutcome BuildHandler::run(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel, const LogFn& log) {
+JobOutcome BuildHandler::run(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel,
+                             const LogFn& log) {
   return run_build_job(api, job, m_settings, cancel, log);
 }
 
@@ -46,7 +49,8 @@ Status Runner::register_self() {
   if (!reg.ok()) return reg.error();
   m_token = reg->token;
   m_heartbeat = reg->heartbeat_interval;
-  log::info("registered", {{"runner", reg->runner_id}, {"name", m_config.name}, {"role", std::string(api::to_string(body->role))}});
+  log::info("registered",
+            {{"runner", reg->runner_id}, {"name", m_config.name}, {"role", std::string(api::to_string(body->role))}});
   return {};
 }
 
@@ -72,7 +76,8 @@ void end_attempt(CoordinatorApi& api, const Lease& lease, bool succeeded, const 
     auto st = api.complete(lease.job, lease.attempt, succeeded, reason, retry);
     if (st.ok()) return;
     const bool final = st.error().code == Errc::conflict || st.error().code == Errc::gone || tries == 4;
-    log::warn(final ? "cannot complete the job; its lease will expire on the coordinator" : "cannot complete the job yet; retrying",
+    log::warn(final ? "cannot complete the job; its lease will expire on the coordinator"
+                    : "cannot complete the job yet; retrying",
               {{"job", lease.job}, {"attempt", lease.attempt}, {"try", tries}, {"error", st.error().message}});
     if (final) return;
     std::this_thread::sleep_for(backoff.next());
@@ -102,7 +107,8 @@ void Runner::run_job(const ClaimedJob& job) {
           log::warn("lease lost; stopping the job", {{"job", job.id}, {"error", hb.error().message}});
           cancel = true;
         } else if (!hb.ok()) {
-          log::warn("heartbeat failed; the lease holds until it expires", {{"job", job.id}, {"error", hb.error().message}});
+          log::warn("heartbeat failed; the lease holds until it expires",
+                    {{"job", job.id}, {"error", hb.error().message}});
         }
       } catch (...) {
         log::error("heartbeat failed unexpectedly", {{"job", job.id}, {"error", what_of(std::current_exception())}});
@@ -187,7 +193,9 @@ int Runner::run(const std::atomic<bool>& stop) {
         log::warn("claim failed; retrying", {{"error", claimed.error().message}, {"retry_in_ms", wait.count()}});
         // A job leased to us that we cannot read goes back to the queue now, with the
         // reason, rather than when its lease runs out.
-        if (unreadable) end_attempt(m_api, *unreadable, false, "the runner could not read the job it claimed: " + claimed.error().message, true);
+        if (unreadable)
+          end_attempt(m_api, *unreadable, false,
+                      "the runner could not read the job it claimed: " + claimed.error().message, true);
         pause(wait);
         continue;
       }
@@ -197,13 +205,16 @@ int Runner::run(const std::atomic<bool>& stop) {
       if (m_config.max_jobs > 0 && ++jobs_done >= m_config.max_jobs) break;
     } catch (...) {
       const auto wait = backoff.next();
-      log::error("runner loop failed unexpectedly; going on", {{"error", what_of(std::current_exception())}, {"retry_in_ms", wait.count()}});
+      log::error("runner loop failed unexpectedly; going on",
+                 {{"error", what_of(std::current_exception())}, {"retry_in_ms", wait.count()}});
       pause(wait);
     }
   }
   if (registered) {
-    if (auto st = m_api.deregister(); !st.ok()) log::warn("deregister failed", {{"error", st.error().message}});
-    else log::info("deregistered");
+    if (auto st = m_api.deregister(); !st.ok())
+      log::warn("deregister failed", {{"error", st.error().message}});
+    else
+      log::info("deregistered");
   }
   return 0;
 }

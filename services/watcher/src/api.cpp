@@ -27,16 +27,22 @@ Result<json::value> Api::call(std::string_view method, const std::string& path, 
   boost::system::error_code ec;
   json::value doc = json::parse(r->body, ec);
   if (r->status >= 200 && r->status < 300) {
-    if (ec) return make_error(Errc::bad_json, std::string(method) + " " + path + " answered something that is not JSON");
+    if (ec)
+      return make_error(Errc::bad_json, std::string(method) + " " + path + " answered something that is not JSON");
     return doc;
   }
   std::string message = r->body.substr(0, 300);
   if (!ec && doc.is_object())
     if (const auto* e = doc.as_object().if_contains("error"); e && e->is_object())
-      if (const auto* m = e->as_object().if_contains("message"); m && m->is_string()) message = std::string(m->as_string());
-  Errc code = r->status == 404 ? Errc::not_found : r->status == 401 ? Errc::unauthorized : r->status == 403 ? Errc::forbidden
-            : r->status == 409 ? Errc::conflict : r->status == 422 ? Errc::unprocessable : r->status >= 500 ? Errc::unavailable
-            : Errc::invalid_argument;
+      if (const auto* m = e->as_object().if_contains("message"); m && m->is_string())
+        message = std::string(m->as_string());
+  Errc code = r->status == 404   ? Errc::not_found
+              : r->status == 401 ? Errc::unauthorized
+              : r->status == 403 ? Errc::forbidden
+              : r->status == 409 ? Errc::conflict
+              : r->status == 422 ? Errc::unprocessable
+              : r->status >= 500 ? Errc::unavailable
+                                 : Errc::invalid_argument;
   return make_error(code, std::string(method) + " " + path + " -> " + std::to_string(r->status) + ": " + message);
 }
 

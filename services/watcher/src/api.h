@@ -22,8 +22,12 @@ class Api {
   Result<boost::json::value> call(std::string_view method, const std::string& path,
                                   const boost::json::value* body = nullptr);
   Result<boost::json::value> get(const std::string& path) { return call("GET", path); }
-  Result<boost::json::value> post(const std::string& path, const boost::json::value& body) { return call("POST", path, &body); }
-  Result<boost::json::value> put(const std::string& path, const boost::json::value& body) { return call("PUT", path, &body); }
+  Result<boost::json::value> post(const std::string& path, const boost::json::value& body) {
+    return call("POST", path, &body);
+  }
+  Result<boost::json::value> put(const std::string& path, const boost::json::value& body) {
+    return call("PUT", path, &body);
+  }
 
  private:
   std::string m_server, m_token;

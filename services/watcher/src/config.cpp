@@ -19,15 +19,18 @@ Result<std::vector<WatchedRepo>> parse_repos(std::string_view text) {
     std::string_view entry = text.substr(i, end - i);
     i = end;
     auto eq = entry.find('='), hash = entry.rfind('#');
-    if (eq == std::string_view::npos || eq == 0 || hash == std::string_view::npos || hash < eq + 2 || hash + 1 == entry.size())
-      return make_error(Errc::invalid_argument, "--repos: '" + std::string(entry) +
-                                                    "' must read NAME=URL#BRANCH[,BRANCH], e.g. kernels=/srv/git/kernels.git#main");
+    if (eq == std::string_view::npos || eq == 0 || hash == std::string_view::npos || hash < eq + 2 ||
+        hash + 1 == entry.size())
+      return make_error(Errc::invalid_argument,
+                        "--repos: '" + std::string(entry) +
+                            "' must read NAME=URL#BRANCH[,BRANCH], e.g. kernels=/srv/git/kernels.git#main");
     WatchedRepo r{std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1, hash - eq - 1)), {}};
     std::string_view branches = entry.substr(hash + 1);
     while (!branches.empty()) {
       auto comma = branches.find(',');
       std::string_view b = branches.substr(0, comma);
-      if (b.empty()) return make_error(Errc::invalid_argument, "--repos: '" + std::string(entry) + "' names an empty branch");
+      if (b.empty())
+        return make_error(Errc::invalid_argument, "--repos: '" + std::string(entry) + "' names an empty branch");
       r.branches.emplace_back(b);
       branches = comma == std::string_view::npos ? std::string_view{} : branches.substr(comma + 1);
     }
@@ -38,7 +41,8 @@ Result<std::vector<WatchedRepo>> parse_repos(std::string_view text) {
 
 Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::string& help_text) {
   Options o("kport-watcher",
-            "Watches the CUDA toolkit, the GPU fleet and git branches, and asks a kport coordinator to validate what is new.");
+            "Watches the CUDA toolkit, the GPU fleet and git branches, and asks a kport coordinator to validate what "
+            "is new.");
   o.add("server", "KPORT_SERVER", "", "coordinator URL, e.g. http://127.0.0.1:8080")
       .add("token", "KPORT_TOKEN", "", "the coordinator's admin token")
       .add("ca-file", "KPORT_CA_FILE", "",
@@ -46,10 +50,12 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
       .add("interval", "KPORT_WATCH_INTERVAL", "60", "seconds between rounds")
       .add("watch", "KPORT_WATCH", "toolkit,fleet,git", "which watches run (comma-separated)")
       .add("nvcc", "KPORT_NVCC", "nvcc", "the CUDA compiler whose targets the toolkit watch reads")
-      .add("catalog", "KPORT_CATALOG", kport::install::data_path_or_default("catalog/targets.json", KPORT_CATALOG_DEFAULT),
+      .add("catalog", "KPORT_CATALOG",
+           kport::install::data_path_or_default("catalog/targets.json", KPORT_CATALOG_DEFAULT),
            "targets.json with the features of known targets")
       .add("repos", "KPORT_WATCH_REPOS", "", "watched branches: NAME=URL#BRANCH[,BRANCH] separated by spaces")
-      .add("toolkit-repo", "KPORT_TOOLKIT_REPO", "", "repository whose first branch a new target is built at (default: the first)")
+      .add("toolkit-repo", "KPORT_TOOLKIT_REPO", "",
+           "repository whose first branch a new target is built at (default: the first)")
       .add("workdir", "KPORT_WORKDIR", "var/watcher", "libgit2 workspaces of the watched repositories")
       .add_flag("once", "", false, "run one round of every watch and exit (non-zero if a watch failed)");
   log::add_options(o);
@@ -73,10 +79,14 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
   while (!watch.empty()) {
     auto comma = watch.find(',');
     std::string_view w = watch.substr(0, comma);
-    if (w == "toolkit") c.toolkit = true;
-    else if (w == "fleet") c.fleet = true;
-    else if (w == "git") c.git = true;
-    else return make_error(Errc::invalid_argument, "--watch: '" + std::string(w) + "' is not toolkit, fleet or git");
+    if (w == "toolkit")
+      c.toolkit = true;
+    else if (w == "fleet")
+      c.fleet = true;
+    else if (w == "git")
+      c.git = true;
+    else
+      return make_error(Errc::invalid_argument, "--watch: '" + std::string(w) + "' is not toolkit, fleet or git");
     watch = comma == std::string_view::npos ? std::string_view{} : watch.substr(comma + 1);
   }
   c.nvcc = o.get("nvcc");

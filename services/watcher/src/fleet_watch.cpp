@@ -30,7 +30,9 @@ void Watcher::Impl::watch_fleet(Report& report) {
         report.errors.push_back("fleet: " + r.error().message);
         continue;
       }
-      log::info("revalidation", {{"gpu", key.first}, {"driver", key.second}, {"previous", str(*r, "previous_driver")},
+      log::info("revalidation", {{"gpu", key.first},
+                                 {"driver", key.second},
+                                 {"previous", str(*r, "previous_driver")},
                                  {"pipeline", num(*r, "pipeline")}});
       report.revalidations.push_back(key.first + " " + key.second);
     }

@@ -13,7 +13,8 @@ namespace json = boost::json;
 Result<git::CommitInfo> Watcher::Impl::branch_head(const WatchedRepo& repo, const std::string& branch) {
   auto it = workspaces.find(repo.url);
   if (it == workspaces.end()) {
-    auto ws = git::Workspace::open(repo.url, git::workspace_dir(std::filesystem::path(config.workdir) / "repos", repo.url));
+    auto ws =
+        git::Workspace::open(repo.url, git::workspace_dir(std::filesystem::path(config.workdir) / "repos", repo.url));
     if (!ws.ok()) return std::move(ws).error();
     it = workspaces.emplace(repo.url, std::move(*ws)).first;
     fetched[repo.url] = it->second.cloned();  // a fresh clone is up to date, a reused one is not
@@ -23,12 +24,14 @@ Result<git::CommitInfo> Watcher::Impl::branch_head(const WatchedRepo& repo, cons
     fetched[repo.url] = true;
   }
   auto sha = it->second.resolve("refs/remotes/origin/" + branch);
-  if (!sha.ok()) return make_error(sha.error().code, repo.name + " has no branch '" + branch + "': " + sha.error().message);
+  if (!sha.ok())
+    return make_error(sha.error().code, repo.name + " has no branch '" + branch + "': " + sha.error().message);
   return it->second.commit_info(*sha);
 }
 
 Status Watcher::Impl::record_commit(const std::string& repo, const git::CommitInfo& c) {
-  json::object body{{"sha", c.sha}, {"repo", repo}, {"message", c.summary}, {"author", c.author}, {"time_ms", c.time_ms}};
+  json::object body{
+      {"sha", c.sha}, {"repo", repo}, {"message", c.summary}, {"author", c.author}, {"time_ms", c.time_ms}};
   if (c.parent) body["parent"] = *c.parent;
   auto r = api.post("/api/v1/commits", body);
   if (!r.ok()) return std::move(r).error();
@@ -64,7 +67,8 @@ void Watcher::Impl::watch_git(Report& report) {
         report.errors.push_back("git: " + p.error().message);
         continue;
       }
-      log::info("new commit", {{"repo", repo.name}, {"branch", branch}, {"commit", head->sha}, {"pipeline", num(*p, "id")}});
+      log::info("new commit",
+                {{"repo", repo.name}, {"branch", branch}, {"commit", head->sha}, {"pipeline", num(*p, "id")}});
       report.new_commits.push_back(repo.name + " " + branch + " " + head->sha);
     }
   }

@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
     for (const auto& e : report.errors) std::cerr << "kport-watcher: " << e << "\n";
     return report.errors.empty() ? 0 : 1;
   }
-  kport::log::info("watcher started", {{"server", config->server}, {"interval_s", static_cast<std::int64_t>(config->interval.count())}});
+  kport::log::info("watcher started",
+                   {{"server", config->server}, {"interval_s", static_cast<std::int64_t>(config->interval.count())}});
   w.run(g_stop);
   kport::log::info("watcher stopped");
   return 0;

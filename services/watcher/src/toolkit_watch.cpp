@@ -43,7 +43,8 @@ void Watcher::Impl::watch_toolkit(Report& report) {
   for (const auto& r : config.repos)
     if (r.name == config.toolkit_repo) repo = &r;
   if (!repo) {
-    report.errors.push_back("toolkit: new targets listed but no repository to build them from (--repos, --toolkit-repo)");
+    report.errors.push_back(
+        "toolkit: new targets listed but no repository to build them from (--repos, --toolkit-repo)");
     return;
   }
   const std::string& branch = repo->branches.front();
@@ -67,8 +68,10 @@ void Watcher::Impl::watch_toolkit(Report& report) {
     json::array check_arches;
     for (const auto& a : entry->runs_on) check_arches.emplace_back(a);
     if (check_arches.empty()) check_arches.emplace_back(entry->arch);
-    json::value target = json::object{{"arch", entry->arch}, {"features", std::move(features)},
-                                      {"toolkit", listing->version}, {"check_arches", std::move(check_arches)}};
+    json::value target = json::object{{"arch", entry->arch},
+                                      {"features", std::move(features)},
+                                      {"toolkit", listing->version},
+                                      {"check_arches", std::move(check_arches)}};
     if (auto put = api.put("/api/v1/targets/" + name, target); !put.ok()) {
       report.errors.push_back("toolkit: " + put.error().message);
       continue;
@@ -79,13 +82,17 @@ void Watcher::Impl::watch_toolkit(Report& report) {
     rq.ref = "refs/heads/" + branch;
     rq.reason = api::PipelineReason::new_target;
     rq.targets = {name};
-    rq.note = "new target " + name + " listed by nvcc " + listing->version + (entry->is_new ? " (features derived)" : "");
+    rq.note =
+        "new target " + name + " listed by nvcc " + listing->version + (entry->is_new ? " (features derived)" : "");
     auto p = api.post("/api/v1/pipelines", api::to_json(rq));
     if (!p.ok()) {
       report.errors.push_back("toolkit: " + p.error().message);
       continue;
     }
-    log::info("new target", {{"target", name}, {"arch", entry->arch}, {"toolkit", listing->version}, {"commit", head->sha},
+    log::info("new target", {{"target", name},
+                             {"arch", entry->arch},
+                             {"toolkit", listing->version},
+                             {"commit", head->sha},
                              {"pipeline", num(*p, "id")}});
     report.new_targets.push_back(name);
   }

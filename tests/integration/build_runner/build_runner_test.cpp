@@ -19,7 +19,8 @@ class BuildRunnerEndToEnd : public BuildRunnerTest {
  protected:
   void SetUp() override {
     if (!nvcc_available()) GTEST_SKIP() << "nvcc is not installed (looked for /usr/local/cuda/bin/nvcc and PATH)";
-    if (std::system("git --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "the git CLI is needed to create the test repository";
+    if (std::system("git --version > /dev/null 2>&1") != 0)
+      GTEST_SKIP() << "the git CLI is needed to create the test repository";
     BuildRunnerTest::SetUp();
   }
 
@@ -31,12 +32,15 @@ class BuildRunnerEndToEnd : public BuildRunnerTest {
     const std::string fx = KPORT_SASS_FIXTURES, relabel = " | sed s/sm_90a/" + target + "/g";
     std::filesystem::path tool = dir.path() / "fake-cuobjdump";
     std::ofstream(tool) << "#!/bin/sh\n[ \"$1\" = -sass ] || exit 2\ncase \"$2\" in\n"
-                        << "  *tiny_mma*) cat " << fx << "/kport_gemm_mma_sync_sm_90a__gemm_mma_sync_sm80.sass" << relabel << " ;;\n"
+                        << "  *tiny_mma*) cat " << fx << "/kport_gemm_mma_sync_sm_90a__gemm_mma_sync_sm80.sass"
+                        << relabel << " ;;\n"
                         << "  *softmax*) src=$(find " << (dir.path() / "work" / "repos").string()
                         << " -name softmax_tiny.cu | head -n 1)\n"
                         << "    if grep -q 128 \"$src\"; then cat " << fx << "/spill__sm_90a.sass" << relabel << "\n"
-                        << "    else cat " << fx << "/kport_softmax_simt_sm_90a__softmax_simt.sass" << relabel << "; fi ;;\n"
-                        << "  *) cat " << fx << "/kport_softmax_simt_sm_90a__softmax_simt.sass" << relabel << " ;;\nesac\n";
+                        << "    else cat " << fx << "/kport_softmax_simt_sm_90a__softmax_simt.sass" << relabel
+                        << "; fi ;;\n"
+                        << "  *) cat " << fx << "/kport_softmax_simt_sm_90a__softmax_simt.sass" << relabel
+                        << " ;;\nesac\n";
     std::filesystem::permissions(tool, std::filesystem::perms::owner_all);
     return tool.string();
   }
@@ -76,9 +80,14 @@ TEST_F(BuildRunnerEndToEnd, BuildsRecordsAndReportsEveryVariant) {
   EXPECT_EQ(sass.at("tool").as_string(), "cuobjdump -sass");
   EXPECT_EQ(sass.at("counts").at("mma_sync").to_number<std::int64_t>(), 32) << json::serialize(sass);
   EXPECT_TRUE(sass.at("passed").as_bool());
-  EXPECT_EQ(recs["softmax.tiny"].at("instruction_audit").at("sass").at("counts").at("local_store").to_number<std::int64_t>(), 0);
-  EXPECT_NE(out.find("mma_sync " + std::to_string(ptx.at("counts").at("mma_sync").to_number<std::int64_t>()) + " ok, sass ok"),
-            std::string::npos) << "the CLI's table shows both audits\n" << out;
+  EXPECT_EQ(
+      recs["softmax.tiny"].at("instruction_audit").at("sass").at("counts").at("local_store").to_number<std::int64_t>(),
+      0);
+  EXPECT_NE(out.find("mma_sync " + std::to_string(ptx.at("counts").at("mma_sync").to_number<std::int64_t>()) +
+                     " ok, sass ok"),
+            std::string::npos)
+      << "the CLI's table shows both audits\n"
+      << out;
   EXPECT_EQ(recs["gemm.broken"].at("status").as_string(), "compile_error");
   EXPECT_NE(recs["gemm.broken"].at("message").as_string().find("undeclared_tile_value"), std::string::npos);
   EXPECT_FALSE(recs["gemm.broken"].contains("artifact") && recs["gemm.broken"].at("artifact").is_string())
@@ -113,18 +122,21 @@ TEST_F(BuildRunnerEndToEnd, BuildsRecordsAndReportsEveryVariant) {
   EXPECT_NE(kernels.raw.find("gemm.tiny_mma.default"), std::string::npos) << kernels.raw;
   EXPECT_EQ(kernels.raw.find("gemm.broken"), std::string::npos) << kernels.raw;
   // The dtypes the harness lists travel with each instance (provisional answers filter on them).
-  for (const auto& k : kernels.body.at("items").as_array()) EXPECT_EQ(k.at("dtypes"), (boost::json::array{"fp32"})) << k;
+  for (const auto& k : kernels.body.at("items").as_array())
+    EXPECT_EQ(k.at("dtypes"), (boost::json::array{"fp32"})) << k;
   // The log and the job's summary name the failed variant.
   auto log = call_raw(client, "GET", url("/api/v1/jobs/" + std::to_string(job) + "/log?format=text"), "");
   EXPECT_NE(log.raw.find("gemm.broken sm_80: compile_error"), std::string::npos) << log.raw;
   EXPECT_NE(log.raw.find("succeeded: 2 variants built, 1 not applicable on sm_80; 1 of 4 variants failed on sm_80: "
                          "gemm.broken (compile_error)"),
-            std::string::npos) << log.raw;
+            std::string::npos)
+      << log.raw;
 
   // 2. The fix: every applicable variant builds, the job succeeds, the CLI exits 0; the
   //    softmax tile doubled in the same commit is flagged against the parent's build.
-  std::string fixed = commit_change("git rm -q -r kernels/gemm/broken && sed -i s/64/128/g kernels/softmax/tiny/softmax_tiny.cu",
-                                    "drop the broken gemm, double the softmax tile");
+  std::string fixed =
+      commit_change("git rm -q -r kernels/gemm/broken && sed -i s/64/128/g kernels/softmax/tiny/softmax_tiny.cu",
+                    "drop the broken gemm, double the softmax tile");
   rc = cli({"build", "--commit", fixed, "--target", "sm_80"}, out);
   EXPECT_EQ(rc, 0) << out << runner_output();
   EXPECT_NE(out.find("succeeded"), std::string::npos) << out;
@@ -133,8 +145,10 @@ TEST_F(BuildRunnerEndToEnd, BuildsRecordsAndReportsEveryVariant) {
   ASSERT_EQ(again.count("gemm.tiny_mma"), 1u);
   EXPECT_EQ(again["gemm.tiny_mma"].at("commit").as_string(), fixed);
   std::string softmax_message(again["softmax.tiny"].at("message").as_string());
-  EXPECT_NE(softmax_message.find("resource change since " + sha.substr(0, 12) + " on sm_80: shared memory 256 -> 512 B"),
-            std::string::npos) << softmax_message;
+  EXPECT_NE(
+      softmax_message.find("resource change since " + sha.substr(0, 12) + " on sm_80: shared memory 256 -> 512 B"),
+      std::string::npos)
+      << softmax_message;
   // The doubled tile also spills (the disassembler now shows local stores): flagged too.
   EXPECT_NE(softmax_message.find("SASS local loads (LDL) 0 -> 29, SASS local stores (STL) 0 -> 64"), std::string::npos)
       << softmax_message;
@@ -146,7 +160,10 @@ TEST_F(BuildRunnerEndToEnd, BuildsRecordsAndReportsEveryVariant) {
   EXPECT_NE(out.find("cannot check out commit"), std::string::npos) << out;
 
   // 4. A repository that cannot be reached.
-  ASSERT_EQ(post("/api/v1/repositories", object{{"name", "ghost"}, {"url", (dir.path() / "nowhere.git").string()}}, k_admin).status, 201);
+  ASSERT_EQ(
+      post("/api/v1/repositories", object{{"name", "ghost"}, {"url", (dir.path() / "nowhere.git").string()}}, k_admin)
+          .status,
+      201);
   rc = cli({"build", "--commit", fixed, "--target", "sm_80", "--repo", "ghost"}, out);
   EXPECT_EQ(rc, 1) << out;
   EXPECT_NE(out.find("cannot open or clone"), std::string::npos) << out;
@@ -176,13 +193,16 @@ TEST_F(BuildRunnerCancel, CancelKillsAHungCompileAndTheRunnerStaysUp) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   fs::path hang = dir.path() / "src" / "kernels" / "rmsnorm" / "hang";
   fs::create_directories(hang);
-  std::ofstream(hang / "CMakeLists.txt") << "kport_kernel_variant(FAMILY rmsnorm VARIANT hang FEATURES simt SOURCES hang.cu)\n";
+  std::ofstream(hang / "CMakeLists.txt")
+      << "kport_kernel_variant(FAMILY rmsnorm VARIANT hang FEATURES simt SOURCES hang.cu)\n";
   std::ofstream(hang / "hang.cu") << "#include \"" << fifo.string() << "\"\n";
   std::string sha = commit_change("true", "add a variant whose compile never ends");
   add_target("sm_80", "8.0");
-  ASSERT_EQ(post("/api/v1/repositories", boost::json::object{{"name", "kernels"}, {"url", origin}}, k_admin).status, 201);
+  ASSERT_EQ(post("/api/v1/repositories", boost::json::object{{"name", "kernels"}, {"url", origin}}, k_admin).status,
+            201);
   start_runner();
-  auto p = post("/api/v1/pipelines", boost::json::object{{"commit", sha}, {"repo", "kernels"}, {"targets", {"sm_80"}}}, k_admin);
+  auto p = post("/api/v1/pipelines", boost::json::object{{"commit", sha}, {"repo", "kernels"}, {"targets", {"sm_80"}}},
+                k_admin);
   ASSERT_EQ(p.status, 201) << p.raw;
   std::string job = std::to_string(p.body.at("jobs").as_array().at(0).at("id").to_number<std::int64_t>());
   auto wait_status = [&](const std::string& want, std::chrono::seconds limit) {
@@ -239,7 +259,8 @@ TEST_F(BuildRunnerPermanentFailure, ABuildOfARepositoryThatDoesNotExistFailsAtOn
   ASSERT_EQ(post("/api/v1/repositories", object{{"name", "ghost"}, {"url", missing}}, k_admin).status, 201);
   const std::string sha = commit_sha(5);
   ASSERT_EQ(post("/api/v1/commits", object{{"sha", sha}, {"repo", "ghost"}, {"message", "x"}}, k_admin).status, 201);
-  auto p = post("/api/v1/pipelines", object{{"commit", sha}, {"repo", "ghost"}, {"targets", boost::json::array{"sm_80"}}}, k_admin);
+  auto p = post("/api/v1/pipelines",
+                object{{"commit", sha}, {"repo", "ghost"}, {"targets", boost::json::array{"sm_80"}}}, k_admin);
   ASSERT_EQ(p.status, 201) << p.raw;
   auto jobs = get("/api/v1/jobs?commit=" + sha);
   ASSERT_EQ(jobs.body.at("items").as_array().size(), 1u) << jobs.raw;
@@ -247,7 +268,8 @@ TEST_F(BuildRunnerPermanentFailure, ABuildOfARepositoryThatDoesNotExistFailsAtOn
   start_runner();
 
   boost::json::object job;
-  for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60); std::chrono::steady_clock::now() < end;) {
+  for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+       std::chrono::steady_clock::now() < end;) {
     job = get("/api/v1/jobs/" + std::to_string(id)).body.as_object();
     if (job.at("status").as_string() == "failed") break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

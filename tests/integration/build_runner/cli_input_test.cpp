@@ -15,7 +15,9 @@ TEST_F(CliInput, MalformedTargetIsAUsageError) {
 }
 
 TEST_F(CliInput, TargetTheCoordinatorDoesNotKnowIsRefused) {
-  ASSERT_EQ(post("/api/v1/repositories", boost::json::object{{"name", "kernels"}, {"url", "/tmp/none.git"}}, k_admin).status, 201);
+  ASSERT_EQ(
+      post("/api/v1/repositories", boost::json::object{{"name", "kernels"}, {"url", "/tmp/none.git"}}, k_admin).status,
+      201);
   std::string out;
   EXPECT_EQ(cli({"build", "--commit", std::string(40, 'a'), "--target", "sm_99"}, out), 2);
   EXPECT_NE(out.find("sm_99"), std::string::npos) << out;
@@ -33,7 +35,9 @@ TEST_F(CliInput, MissingArgumentsAndUnknownCommands) {
 TEST_F(CliInput, SeveralRepositoriesNeedRepo) {
   add_target("sm_80", "8.0");
   for (const char* n : {"a", "b"})
-    ASSERT_EQ(post("/api/v1/repositories", boost::json::object{{"name", n}, {"url", std::string("/tmp/") + n}}, k_admin).status, 201);
+    ASSERT_EQ(post("/api/v1/repositories", boost::json::object{{"name", n}, {"url", std::string("/tmp/") + n}}, k_admin)
+                  .status,
+              201);
   std::string out;
   EXPECT_EQ(cli({"build", "--commit", std::string(40, 'a'), "--target", "sm_80"}, out), 2);
   EXPECT_NE(out.find("name the repository with --repo"), std::string::npos) << out;
@@ -41,14 +45,19 @@ TEST_F(CliInput, SeveralRepositoriesNeedRepo) {
 
 TEST_F(CliInput, UnreachableCoordinatorExitsThree) {
   std::string out;
-  EXPECT_EQ(run_to_exit(KPORT_CLI_BIN, {"--server", "http://127.0.0.1:1", "build", "--commit", "abc", "--target", "sm_80", "--repo", "k"}, out), 3);
+  EXPECT_EQ(
+      run_to_exit(KPORT_CLI_BIN,
+                  {"--server", "http://127.0.0.1:1", "build", "--commit", "abc", "--target", "sm_80", "--repo", "k"},
+                  out),
+      3);
   EXPECT_NE(out.find("cannot reach the coordinator"), std::string::npos) << out;
 }
 
 TEST_F(CliInput, RunnerWithBadRegistrationTokenExitsTwo) {
   std::string out;
-  int rc = run_to_exit(KPORT_RUNNER_BIN, {"--server", url(""), "--registration-token", "wrong", "--workdir",
-                                          (dir.path() / "w").string()}, out);
+  int rc = run_to_exit(KPORT_RUNNER_BIN,
+                       {"--server", url(""), "--registration-token", "wrong", "--workdir", (dir.path() / "w").string()},
+                       out);
   if (out.find("no usable CUDA toolkit") != std::string::npos) GTEST_SKIP() << "nvcc is not installed";
   EXPECT_EQ(rc, 2) << out;
   EXPECT_NE(out.find("registration refused"), std::string::npos) << out;

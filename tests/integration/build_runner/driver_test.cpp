@@ -23,7 +23,8 @@ void write(const fs::path& p, const std::string& text) {
 }
 
 TEST(BuildDriver, HungCompilerTimesOutAndAuditCatchesMissingInstructions) {
-  if (!testing::nvcc_available()) GTEST_SKIP() << "nvcc is not installed (looked for /usr/local/cuda/bin/nvcc and PATH)";
+  if (!testing::nvcc_available())
+    GTEST_SKIP() << "nvcc is not installed (looked for /usr/local/cuda/bin/nvcc and PATH)";
   testing::TempDir dir;
   fs::path kernels = dir.path() / "kernels";
   fs::copy(KPORT_FIXTURE_KERNELS, kernels, fs::copy_options::recursive);
@@ -70,7 +71,8 @@ TEST(BuildDriver, HungCompilerTimesOutAndAuditCatchesMissingInstructions) {
   EXPECT_EQ(by_id["rmsnorm.hang"].status, VariantStatus::timeout) << by_id["rmsnorm.hang"].message;
   EXPECT_NE(by_id["rmsnorm.hang"].message.find("was killed"), std::string::npos);
   EXPECT_EQ(by_id["gemm.fake_mma"].status, VariantStatus::compile_error);
-  EXPECT_NE(by_id["gemm.fake_mma"].message.find("declares mma_sync but its generated PTX has no mma.sync"), std::string::npos)
+  EXPECT_NE(by_id["gemm.fake_mma"].message.find("declares mma_sync but its generated PTX has no mma.sync"),
+            std::string::npos)
       << by_id["gemm.fake_mma"].message;
   EXPECT_FALSE(by_id["gemm.fake_mma"].audit_passed);
   EXPECT_EQ(by_id["gemm.tiny_mma"].status, VariantStatus::ok);
@@ -117,19 +119,28 @@ struct Sm90Build {
 // function for gemm.tiny_mma, as if its mma.sync path had been lowered away, the
 // mma_sync kernel for gemm.real_mma, and the spilling kernel for softmax.tiny.
 TEST(BuildDriver, SassAuditFailsAVariantWhoseMachineCodeLostItsPath) {
-  if (!testing::nvcc_available()) GTEST_SKIP() << "nvcc is not installed (looked for /usr/local/cuda/bin/nvcc and PATH)";
+  if (!testing::nvcc_available())
+    GTEST_SKIP() << "nvcc is not installed (looked for /usr/local/cuda/bin/nvcc and PATH)";
   Sm90Build b;
   ASSERT_TRUE(b.catalog.ok());
   fs::create_directories(b.kernels / "gemm" / "real_mma");
-  fs::copy_file(b.kernels / "gemm" / "tiny_mma" / "gemm_tiny_mma_sm80.cu", b.kernels / "gemm" / "real_mma" / "gemm_real_mma_sm80.cu");
-  write(b.kernels / "gemm" / "real_mma" / "CMakeLists.txt",
-        "kport_kernel_variant(FAMILY gemm VARIANT real_mma FEATURES mma_sync ldmatrix SOURCES gemm_real_mma_sm80.cu)\n");
+  fs::copy_file(b.kernels / "gemm" / "tiny_mma" / "gemm_tiny_mma_sm80.cu",
+                b.kernels / "gemm" / "real_mma" / "gemm_real_mma_sm80.cu");
+  write(
+      b.kernels / "gemm" / "real_mma" / "CMakeLists.txt",
+      "kport_kernel_variant(FAMILY gemm VARIANT real_mma FEATURES mma_sync ldmatrix SOURCES gemm_real_mma_sm80.cu)\n");
   const std::string fx = KPORT_SASS_FIXTURES;
   fs::path tool = b.dir.path() / "cuobjdump";
-  write(tool, "#!/bin/sh\n[ \"$1\" = -sass ] || exit 2\ncase \"$2\" in\n"
-              "  *tiny_mma*) cat " + fx + "/kport_softmax_simt_sm_90a__softmax_simt.sass ;;\n"
-              "  *real_mma*) cat " + fx + "/kport_gemm_mma_sync_sm_90a__gemm_mma_sync_sm80.sass ;;\n"
-              "  *) cat " + fx + "/spill__sm_90a.sass ;;\nesac\n");
+  write(tool,
+        "#!/bin/sh\n[ \"$1\" = -sass ] || exit 2\ncase \"$2\" in\n"
+        "  *tiny_mma*) cat " +
+            fx +
+            "/kport_softmax_simt_sm_90a__softmax_simt.sass ;;\n"
+            "  *real_mma*) cat " +
+            fx +
+            "/kport_gemm_mma_sync_sm_90a__gemm_mma_sync_sm80.sass ;;\n"
+            "  *) cat " +
+            fx + "/spill__sm_90a.sass ;;\nesac\n");
   fs::permissions(tool, fs::perms::owner_all);
   b.req.cuobjdump = tool.string();
   auto report = build_target(b.req);
@@ -140,10 +151,12 @@ TEST(BuildDriver, SassAuditFailsAVariantWhoseMachineCodeLostItsPath) {
 
   const auto& lost = by_id["gemm.tiny_mma"];
   EXPECT_EQ(lost.status, VariantStatus::compile_error) << lost.message;
-  EXPECT_NE(lost.message.find("declares mma_sync but its sm_90a machine code has no HMMA"), std::string::npos) << lost.message;
+  EXPECT_NE(lost.message.find("declares mma_sync but its sm_90a machine code has no HMMA"), std::string::npos)
+      << lost.message;
   EXPECT_FALSE(lost.audit_passed);
   EXPECT_TRUE(lost.sass.audited);
-  EXPECT_NE(lost.audit_json.find("\"ptx\":{\"source\":\"ptx\""), std::string::npos) << "the PTX audit passed and is kept";
+  EXPECT_NE(lost.audit_json.find("\"ptx\":{\"source\":\"ptx\""), std::string::npos)
+      << "the PTX audit passed and is kept";
 
   const auto& real = by_id["gemm.real_mma"];
   EXPECT_EQ(real.status, VariantStatus::ok) << real.message;
@@ -169,7 +182,8 @@ TEST(BuildDriver, SassAuditFailsAVariantWhoseMachineCodeLostItsPath) {
 // With the toolkit's own disassembler (the GPU machine has it): the mma.sync fixture's
 // machine code really holds HMMA for sm_90a.
 TEST(BuildDriver, RealDisassemblerAuditsTheMachineCode) {
-  if (!testing::nvcc_available()) GTEST_SKIP() << "nvcc is not installed (looked for /usr/local/cuda/bin/nvcc and PATH)";
+  if (!testing::nvcc_available())
+    GTEST_SKIP() << "nvcc is not installed (looked for /usr/local/cuda/bin/nvcc and PATH)";
   if (!testing::disassembler_available()) GTEST_SKIP() << "no cuobjdump next to nvcc or on PATH";
   Sm90Build b;
   ASSERT_TRUE(b.catalog.ok());
@@ -229,7 +243,8 @@ class FullDiskAtLink : public Env {
 // A fault injected through the Env the driver's children start through: the variants
 // that compiled keep their records, and the report says why there is no harness.
 TEST(BuildDriver, AFailedLinkKeepsTheVariantsThatBuiltAndSaysWhy) {
-  if (!testing::nvcc_available()) GTEST_SKIP() << "nvcc is not installed (looked for /usr/local/cuda/bin/nvcc and PATH)";
+  if (!testing::nvcc_available())
+    GTEST_SKIP() << "nvcc is not installed (looked for /usr/local/cuda/bin/nvcc and PATH)";
   Sm90Build b;
   ASSERT_TRUE(b.catalog.ok()) << b.catalog.error().message;
   FullDiskAtLink machine("kport-harness-sm_90a");
@@ -239,7 +254,8 @@ TEST(BuildDriver, AFailedLinkKeepsTheVariantsThatBuiltAndSaysWhy) {
   ASSERT_TRUE(report.ok()) << report.error().message;
   EXPECT_EQ(machine.links(), 1);
   EXPECT_TRUE(report->harness.empty());
-  EXPECT_NE(report->harness_error.find("linking kport-harness-sm_90a failed"), std::string::npos) << report->harness_error;
+  EXPECT_NE(report->harness_error.find("linking kport-harness-sm_90a failed"), std::string::npos)
+      << report->harness_error;
   EXPECT_NE(report->harness_error.find("No space left on device"), std::string::npos) << report->harness_error;
   EXPECT_GE(report->built(), 1) << report->summary();
   EXPECT_FALSE(report->all_ok()) << "no harness, so not all ok";

@@ -35,7 +35,8 @@ inline bool nvcc_available() {
 // Whether the build driver will find a disassembler for the SASS audit (the same rule:
 // cuobjdump beside the toolkit's nvcc, else on PATH).
 inline bool disassembler_available() {
-  return std::filesystem::exists("/usr/local/cuda/bin/cuobjdump") || std::system("command -v cuobjdump > /dev/null 2>&1") == 0;
+  return std::filesystem::exists("/usr/local/cuda/bin/cuobjdump") ||
+         std::system("command -v cuobjdump > /dev/null 2>&1") == 0;
 }
 
 class BuildRunnerTest : public CoordinatorTest {
@@ -48,30 +49,51 @@ class BuildRunnerTest : public CoordinatorTest {
     namespace fs = std::filesystem;
     fs::path src = dir.path() / "src";
     fs::create_directories(src / "kernels" / "cmake");
-    fs::copy(KPORT_FIXTURE_KERNELS, src / "kernels", fs::copy_options::recursive | fs::copy_options::overwrite_existing);
-    fs::copy_file(KPORT_KERNELS_CMAKE, src / "kernels" / "cmake" / "kport_kernels.cmake", fs::copy_options::overwrite_existing);
+    fs::copy(KPORT_FIXTURE_KERNELS, src / "kernels",
+             fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+    fs::copy_file(KPORT_KERNELS_CMAKE, src / "kernels" / "cmake" / "kport_kernels.cmake",
+                  fs::copy_options::overwrite_existing);
     origin = (dir.path() / "origin.git").string();
     git("git init -q --bare " + origin);
-    git("cd " + src.string() + " && git init -q -b main && git add -A && git commit -q -m 'fixture kernels'"
-        " && git push -q " + origin + " main");
+    git("cd " + src.string() +
+        " && git init -q -b main && git add -A && git commit -q -m 'fixture kernels'"
+        " && git push -q " +
+        origin + " main");
     return shell_out("cd " + src.string() + " && git rev-parse HEAD");
   }
   // Commits a change in the source clone and pushes it; returns the new sha.
   std::string commit_change(const std::string& shell_edit, const std::string& message) {
     std::string src = (dir.path() / "src").string();
-    git("cd " + src + " && " + shell_edit + " && git add -A && git commit -q -m '" + message + "' && git push -q " + origin + " main");
+    git("cd " + src + " && " + shell_edit + " && git add -A && git commit -q -m '" + message + "' && git push -q " +
+        origin + " main");
     return shell_out("cd " + src + " && git rev-parse HEAD");
   }
   void git(const std::string& cmd) {
-    std::string full = "GIT_AUTHOR_NAME=Dev GIT_AUTHOR_EMAIL=dev@example.com GIT_COMMITTER_NAME=Dev "
-                       "GIT_COMMITTER_EMAIL=dev@example.com sh -c \"" + cmd + "\" > /dev/null 2>&1";
+    std::string full =
+        "GIT_AUTHOR_NAME=Dev GIT_AUTHOR_EMAIL=dev@example.com GIT_COMMITTER_NAME=Dev "
+        "GIT_COMMITTER_EMAIL=dev@example.com sh -c \"" +
+        cmd + "\" > /dev/null 2>&1";
     ASSERT_EQ(std::system(full.c_str()), 0) << cmd;
   }
 
   void start_runner(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {KPORT_RUNNER_BIN, "--role", "build", "--server", url(""), "--registration-token",
-                                     k_registration, "--workdir", (dir.path() / "work").string(), "--name", "test-builder",
-                                     "--claim-wait", "1", "--jobs", "2", "--compile-timeout", "300"};
+    std::vector<std::string> args = {KPORT_RUNNER_BIN,
+                                     "--role",
+                                     "build",
+                                     "--server",
+                                     url(""),
+                                     "--registration-token",
+                                     k_registration,
+                                     "--workdir",
+                                     (dir.path() / "work").string(),
+                                     "--name",
+                                     "test-builder",
+                                     "--claim-wait",
+                                     "1",
+                                     "--jobs",
+                                     "2",
+                                     "--compile-timeout",
+                                     "300"};
     args.insert(args.end(), extra.begin(), extra.end());
     spawn_runner(std::move(args));
   }
@@ -125,7 +147,8 @@ class BuildRunnerTest : public CoordinatorTest {
     auto r = get("/api/v1/builds?target=" + target + "&limit=1000");
     for (const auto& rec : r.body.at("items").as_array())
       if (rec.at("job").to_number<std::int64_t>() == job)
-        out[std::string(rec.at("family").as_string()) + "." + std::string(rec.at("variant").as_string())] = rec.as_object();
+        out[std::string(rec.at("family").as_string()) + "." + std::string(rec.at("variant").as_string())] =
+            rec.as_object();
     return out;
   }
   // The build job id from the CLI's "queued pipeline N, build job J" line.

@@ -12,12 +12,28 @@ namespace json = boost::json;
 namespace {
 
 json::object gemm_result(const std::string& variant, double median_us) {
-  return json::object{{"target", "sm_90a"}, {"family", "gemm"}, {"variant", variant},
-                      {"instance", "gemm." + variant + ".128x128"}, {"dtype", "bf16"}, {"shape", "m=1024,n=1024,k=1024"},
-                      {"toolkit", "13.0"}, {"gpu_model", "NVIDIA H200"}, {"gpu_uuid", "GPU-1"}, {"arch", "9.0"},
-                      {"driver", "580.1"}, {"status", "passed"}, {"normwise_rel_err", 1e-3}, {"tolerance", 1e-2},
-                      {"nan_inf_count", 0}, {"seed", 7}, {"median_us", median_us}, {"stddev_us", median_us * 0.002},
-                      {"samples", 100}, {"baseline", "cublas"}, {"baseline_median_us", 200.0}, {"ratio", 200.0 / median_us}};
+  return json::object{{"target", "sm_90a"},
+                      {"family", "gemm"},
+                      {"variant", variant},
+                      {"instance", "gemm." + variant + ".128x128"},
+                      {"dtype", "bf16"},
+                      {"shape", "m=1024,n=1024,k=1024"},
+                      {"toolkit", "13.0"},
+                      {"gpu_model", "NVIDIA H200"},
+                      {"gpu_uuid", "GPU-1"},
+                      {"arch", "9.0"},
+                      {"driver", "580.1"},
+                      {"status", "passed"},
+                      {"normwise_rel_err", 1e-3},
+                      {"tolerance", 1e-2},
+                      {"nan_inf_count", 0},
+                      {"seed", 7},
+                      {"median_us", median_us},
+                      {"stddev_us", median_us * 0.002},
+                      {"samples", 100},
+                      {"baseline", "cublas"},
+                      {"baseline_median_us", 200.0},
+                      {"ratio", 200.0 / median_us}};
 }
 
 class CliTest : public CoordinatorTest {
@@ -52,7 +68,8 @@ class CliTest : public CoordinatorTest {
     add_target();
     auto repo = post("/api/v1/repositories", json::object{{"name", "kernels"}, {"url", "/tmp/kernels.git"}}, k_admin);
     ASSERT_EQ(repo.status, 201) << repo.raw;
-    auto c = post("/api/v1/commits", json::object{{"sha", commit_sha()}, {"repo", "kernels"}, {"message", "gemm"}}, k_admin);
+    auto c =
+        post("/api/v1/commits", json::object{{"sha", commit_sha()}, {"repo", "kernels"}, {"message", "gemm"}}, k_admin);
     ASSERT_EQ(c.status, 201) << c.raw;
   }
 };
@@ -141,7 +158,8 @@ TEST_F(CliTest, AdminRegistrationTokenRotateMakesANewTokenAndRefusesTheOld) {
   const std::string fresh(r.json().at("token").as_string());
   ASSERT_FALSE(fresh.empty()) << r.out;
   EXPECT_TRUE(r.json().at("expires_ms").is_int64()) << r.out;
-  json::object reg{{"name", "b"}, {"role", "build"}, {"capabilities", json::object{{"targets", json::array{"sm_90a"}}}}};
+  json::object reg{
+      {"name", "b"}, {"role", "build"}, {"capabilities", json::object{{"targets", json::array{"sm_90a"}}}}};
   EXPECT_EQ(post("/api/v1/runners/register", reg, k_registration).status, 403) << "the old token must be refused";
   EXPECT_EQ(post("/api/v1/runners/register", reg, fresh).status, 201);
   // Text form, without an expiry.
@@ -167,7 +185,9 @@ TEST_F(CliTest, LogsPrintsAndFollowsAJobLog) {
   auto job = claim(builder);
   ASSERT_TRUE(job.is_object());
   auto id = std::to_string(job.at("id").as_int64());
-  ASSERT_EQ(post("/api/v1/jobs/" + id + "/log", json::object{{"attempt", 1}, {"text", "compiling gemm\n"}}, builder).status, 200);
+  ASSERT_EQ(
+      post("/api/v1/jobs/" + id + "/log", json::object{{"attempt", 1}, {"text", "compiling gemm\n"}}, builder).status,
+      200);
 
   auto logs = kport({"logs", id});
   ASSERT_EQ(logs.rc, 0) << logs.err;
@@ -214,16 +234,25 @@ TEST_F(CliTest, BringupAndBestShowWhatWasMeasured) {
   auto id = std::to_string(job.at("id").as_int64());
   json::array records;
   for (const char* v : {"mma_sync", "wgmma_tma"})
-    records.push_back(json::object{{"target", "sm_90a"}, {"family", "gemm"}, {"variant", v}, {"status", "ok"},
-                                   {"registers", 128}, {"spill_stores_bytes", 0}, {"spill_loads_bytes", 0},
+    records.push_back(json::object{{"target", "sm_90a"},
+                                   {"family", "gemm"},
+                                   {"variant", v},
+                                   {"status", "ok"},
+                                   {"registers", 128},
+                                   {"spill_stores_bytes", 0},
+                                   {"spill_loads_bytes", 0},
                                    {"shared_mem_bytes", 65536}});
-  ASSERT_EQ(post("/api/v1/jobs/" + id + "/builds", json::object{{"attempt", 1}, {"records", records}}, builder).status, 200);
-  ASSERT_EQ(post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}, {"status", "succeeded"}}, builder).status, 200);
+  ASSERT_EQ(post("/api/v1/jobs/" + id + "/builds", json::object{{"attempt", 1}, {"records", records}}, builder).status,
+            200);
+  ASSERT_EQ(
+      post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}, {"status", "succeeded"}}, builder).status,
+      200);
   auto check = claim(gpu);
   ASSERT_TRUE(check.is_object());
   auto cid = std::to_string(check.at("id").as_int64());
   json::array results{gemm_result("wgmma_tma", 90.0), gemm_result("mma_sync", 150.0)};
-  ASSERT_EQ(post("/api/v1/jobs/" + cid + "/results", json::object{{"attempt", 1}, {"results", results}}, gpu).status, 200);
+  ASSERT_EQ(post("/api/v1/jobs/" + cid + "/results", json::object{{"attempt", 1}, {"results", results}}, gpu).status,
+            200);
   ASSERT_EQ(post("/api/v1/jobs/" + cid + "/complete", json::object{{"attempt", 1}}, gpu).status, 200);
 
   auto table = kport({"bringup", "sm_90a"});
@@ -258,9 +287,13 @@ TEST_F(CliTest, BringupAndBestShowWhatWasMeasured) {
 TEST_F(CliTest, BestSaysInWordsWhenAnAnswerIsProvisionalOrUnranked) {
   seed();
   json::array kernels;
-  for (auto [variant, feature] : {std::pair{"mma_sync", "mma_sync"}, std::pair{"wgmma_tma", "wgmma"}, std::pair{"tcgen05", "tcgen05"}})
-    kernels.push_back(json::object{{"name", std::string("gemm.") + variant + ".128x128"}, {"family", "gemm"}, {"variant", variant},
-                                   {"features", json::array{feature}}, {"dtypes", json::array{"bf16"}}});
+  for (auto [variant, feature] :
+       {std::pair{"mma_sync", "mma_sync"}, std::pair{"wgmma_tma", "wgmma"}, std::pair{"tcgen05", "tcgen05"}})
+    kernels.push_back(json::object{{"name", std::string("gemm.") + variant + ".128x128"},
+                                   {"family", "gemm"},
+                                   {"variant", variant},
+                                   {"features", json::array{feature}},
+                                   {"dtypes", json::array{"bf16"}}});
   ASSERT_EQ(put("/api/v1/kernels", json::object{{"instances", kernels}}, k_admin).status, 200);
   auto builder = register_runner("builder-1", "build");
   auto gpu = register_runner("gpu-1", "gpu");
@@ -271,11 +304,17 @@ TEST_F(CliTest, BestSaysInWordsWhenAnAnswerIsProvisionalOrUnranked) {
   json::array records;
   for (const char* v : {"mma_sync", "wgmma_tma"})
     records.push_back(json::object{{"target", "sm_90a"}, {"family", "gemm"}, {"variant", v}, {"status", "ok"}});
-  ASSERT_EQ(post("/api/v1/jobs/" + id + "/builds", json::object{{"attempt", 1}, {"records", records}}, builder).status, 200);
-  ASSERT_EQ(post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}, {"status", "succeeded"}}, builder).status, 200);
+  ASSERT_EQ(post("/api/v1/jobs/" + id + "/builds", json::object{{"attempt", 1}, {"records", records}}, builder).status,
+            200);
+  ASSERT_EQ(
+      post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}, {"status", "succeeded"}}, builder).status,
+      200);
   // A Blackwell target appears before anything was built for it.
-  ASSERT_EQ(put("/api/v1/targets/sm_100a", json::object{{"arch", "10.0"}, {"features", json::array{"mma_sync", "tcgen05"}}},
-                k_admin).status / 100, 2);
+  ASSERT_EQ(put("/api/v1/targets/sm_100a",
+                json::object{{"arch", "10.0"}, {"features", json::array{"mma_sync", "tcgen05"}}}, k_admin)
+                    .status /
+                100,
+            2);
 
   // Nothing measured anywhere: the candidates for sm_100a, and no best.
   auto unranked = kport({"best", "--gpu", "NVIDIA B200", "--arch", "10.0", "--shape", "m=1024,n=1024,k=1024"});
@@ -288,13 +327,17 @@ TEST_F(CliTest, BestSaysInWordsWhenAnAnswerIsProvisionalOrUnranked) {
   ASSERT_TRUE(check.is_object());
   auto cid = std::to_string(check.at("id").as_int64());
   json::array results{gemm_result("wgmma_tma", 90.0), gemm_result("mma_sync", 150.0)};
-  ASSERT_EQ(post("/api/v1/jobs/" + cid + "/results", json::object{{"attempt", 1}, {"results", results}}, gpu).status, 200);
+  ASSERT_EQ(post("/api/v1/jobs/" + cid + "/results", json::object{{"attempt", 1}, {"results", results}}, gpu).status,
+            200);
 
   // Measured on the H200 only: the B200's answer is provisional and says by what.
   auto prov = kport({"best", "--gpu", "NVIDIA B200", "--arch", "10.0", "--shape", "m=1024,n=1024,k=1024"});
   ASSERT_EQ(prov.rc, 0) << prov.err;
-  EXPECT_NE(prov.out.find(": gemm.mma_sync.128x128 (provisional: nothing comparable was measured on this GPU; ranked by "
-                          "speed relative to the vendor baseline on NVIDIA H200)"), std::string::npos) << prov.out;
+  EXPECT_NE(
+      prov.out.find(": gemm.mma_sync.128x128 (provisional: nothing comparable was measured on this GPU; ranked by "
+                    "speed relative to the vendor baseline on NVIDIA H200)"),
+      std::string::npos)
+      << prov.out;
   EXPECT_NE(prov.out.find("evidence: NVIDIA H200, commit "), std::string::npos) << prov.out;
   EXPECT_NE(prov.out.find("driver 580.1"), std::string::npos) << prov.out;
   EXPECT_NE(prov.out.find("unranked"), std::string::npos) << "tcgen05 has no evidence: " << prov.out;
@@ -303,7 +346,8 @@ TEST_F(CliTest, BestSaysInWordsWhenAnAnswerIsProvisionalOrUnranked) {
   EXPECT_EQ(js.json().at("kind").as_string(), "provisional") << js.out;
   EXPECT_EQ(js.json().at("evidence").at("commit").as_string(), commit_sha()) << js.out;
 
-  auto bad = kport({"best", "--gpu", "NVIDIA B200", "--arch", "10.0", "--dtype", "fp64", "--shape", "m=1024,n=1024,k=1024"});
+  auto bad =
+      kport({"best", "--gpu", "NVIDIA B200", "--arch", "10.0", "--dtype", "fp64", "--shape", "m=1024,n=1024,k=1024"});
   EXPECT_EQ(bad.rc, cli::k_exit_usage);
   EXPECT_NE(bad.err.find("no gemm instance runs dtype 'fp64'"), std::string::npos) << bad.err;
 }
@@ -347,19 +391,24 @@ TEST_F(CliTest, BestRequestQueuesAMeasurementFollowsItAndLists) {
   auto job = claim(builder);
   ASSERT_TRUE(job.is_object());
   auto id = std::to_string(job.at("id").as_int64());
-  ASSERT_EQ(post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}, {"status", "succeeded"}}, builder).status, 200);
+  ASSERT_EQ(
+      post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}, {"status", "succeeded"}}, builder).status,
+      200);
   auto check = claim(gpu);
   ASSERT_TRUE(check.is_object());
   auto cid = std::to_string(check.at("id").as_int64());
   json::array results{gemm_result("wgmma_tma", 90.0), gemm_result("mma_sync", 150.0)};
-  ASSERT_EQ(post("/api/v1/jobs/" + cid + "/results", json::object{{"attempt", 1}, {"results", results}}, gpu).status, 200);
+  ASSERT_EQ(post("/api/v1/jobs/" + cid + "/results", json::object{{"attempt", 1}, {"results", results}}, gpu).status,
+            200);
   ASSERT_EQ(post("/api/v1/jobs/" + cid + "/complete", json::object{{"attempt", 1}}, gpu).status, 200);
 
   auto nearest = kport({"best", "--gpu", "NVIDIA H200", "--shape", "m=2048,n=2048,k=2048"});
   ASSERT_EQ(nearest.rc, 0) << nearest.err;
   EXPECT_NE(nearest.out.find("nearest measured shape: k=1024,m=1024,n=1024"), std::string::npos) << nearest.out;
   EXPECT_NE(nearest.out.find("to measure it: kport best-request --gpu \"NVIDIA H200\" --op gemm --dtype bf16 --shape "
-                             "m=2048,n=2048,k=2048"), std::string::npos) << nearest.out;
+                             "m=2048,n=2048,k=2048"),
+            std::string::npos)
+      << nearest.out;
   auto exact = kport({"best", "--gpu", "NVIDIA H200", "--shape", "m=1024,n=1024,k=1024"});
   EXPECT_EQ(exact.out.find("to measure it"), std::string::npos) << exact.out;
 
@@ -371,7 +420,8 @@ TEST_F(CliTest, BestRequestQueuesAMeasurementFollowsItAndLists) {
   auto queued = kport({"best-request", "--gpu", "NVIDIA H200", "--shape", "m=2048,n=2048,k=2048"});
   ASSERT_EQ(queued.rc, 0) << queued.err;
   EXPECT_NE(queued.out.find("queued; measure request 1: gemm bf16 k=2048,m=2048,n=2048 on NVIDIA H200: queued"),
-            std::string::npos) << queued.out;
+            std::string::npos)
+      << queued.out;
   auto again = kport({"best-request", "--gpu", "NVIDIA H200", "--shape", "k=2048,m=2048,n=2048", "--json"});
   ASSERT_EQ(again.rc, 0) << again.err;
   EXPECT_EQ(again.json().at("outcome").as_string(), "coalesced") << again.out;
@@ -387,7 +437,9 @@ TEST_F(CliTest, BestRequestQueuesAMeasurementFollowsItAndLists) {
     return r;
   };
   json::array measured_now{at_2048(gemm_result("wgmma_tma", 700.0)), at_2048(gemm_result("mma_sync", 650.0))};
-  ASSERT_EQ(post("/api/v1/jobs/" + mid + "/results", json::object{{"attempt", 1}, {"results", measured_now}}, gpu).status, 200);
+  ASSERT_EQ(
+      post("/api/v1/jobs/" + mid + "/results", json::object{{"attempt", 1}, {"results", measured_now}}, gpu).status,
+      200);
   ASSERT_EQ(post("/api/v1/jobs/" + mid + "/complete", json::object{{"attempt", 1}}, gpu).status, 200);
   auto followed = kport({"best-request", "1", "--request-wait", "5"});
   ASSERT_EQ(followed.rc, 0) << followed.err;
@@ -408,7 +460,8 @@ TEST_F(CliTest, BestRequestQueuesAMeasurementFollowsItAndLists) {
   EXPECT_EQ(bad.rc, cli::k_exit_usage);
   EXPECT_NE(bad.err.find("'shape'"), std::string::npos) << bad.err;
   EXPECT_EQ(kport({"best-request", "--gpu", "Mystery GPU", "--shape", "m=1,n=1,k=1"}).rc, cli::k_exit_usage);
-  EXPECT_EQ(kport({"best-request", "--gpu", "NVIDIA H200", "--shape", "m=8,n=8,k=8"}, false).rc, cli::k_exit_unavailable);
+  EXPECT_EQ(kport({"best-request", "--gpu", "NVIDIA H200", "--shape", "m=8,n=8,k=8"}, false).rc,
+            cli::k_exit_unavailable);
   EXPECT_EQ(kport({"best-request", "42"}).rc, cli::k_exit_usage);
 }
 

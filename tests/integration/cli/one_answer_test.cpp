@@ -31,9 +31,13 @@ json::object features_of(std::initializer_list<const char*> names) {
 }
 
 json::object record(const std::string& variant, const std::string& status, std::int64_t spills = 0) {
-  json::object r{{"target", "sm_90a"}, {"family", "gemm"}, {"variant", variant}, {"status", status},
+  json::object r{{"target", "sm_90a"},
+                 {"family", "gemm"},
+                 {"variant", variant},
+                 {"status", status},
                  {"message", status == "compile_error" ? "error: identifier \"__cvta_generic_to_shared\" is undefined"
-                             : status == "not_applicable" ? "missing features: tcgen05, tmem" : ""}};
+                             : status == "not_applicable" ? "missing features: tcgen05, tmem"
+                                                          : ""}};
   if (status == "ok") {
     r["registers"] = 128;
     r["spill_stores_bytes"] = spills;
@@ -44,11 +48,23 @@ json::object record(const std::string& variant, const std::string& status, std::
 }
 
 json::object result(const std::string& variant, const std::string& status, double median_us, bool unstable = false) {
-  json::object r{{"target", "sm_90a"}, {"family", "gemm"}, {"variant", variant}, {"instance", "gemm." + variant + ".a"},
-                 {"dtype", "bf16"}, {"shape", "m=1024,n=1024,k=1024"}, {"toolkit", "13.0"}, {"gpu_model", "NVIDIA H200"},
-                 {"gpu_uuid", "GPU-1"}, {"arch", "9.0"}, {"driver", "580.1"}, {"status", status},
-                 {"normwise_rel_err", status == "passed" ? 1e-3 : 0.4}, {"tolerance", 1e-2}, {"nan_inf_count", 0},
-                 {"seed", 7}, {"unstable", unstable}};
+  json::object r{{"target", "sm_90a"},
+                 {"family", "gemm"},
+                 {"variant", variant},
+                 {"instance", "gemm." + variant + ".a"},
+                 {"dtype", "bf16"},
+                 {"shape", "m=1024,n=1024,k=1024"},
+                 {"toolkit", "13.0"},
+                 {"gpu_model", "NVIDIA H200"},
+                 {"gpu_uuid", "GPU-1"},
+                 {"arch", "9.0"},
+                 {"driver", "580.1"},
+                 {"status", status},
+                 {"normwise_rel_err", status == "passed" ? 1e-3 : 0.4},
+                 {"tolerance", 1e-2},
+                 {"nan_inf_count", 0},
+                 {"seed", 7},
+                 {"unstable", unstable}};
   if (status != "passed") r["message"] = "max_rel_err 0.4 > tolerance 0.01";
   if (status == "passed") {
     r["median_us"] = median_us;
@@ -65,15 +81,19 @@ class OneAnswerTest : public CoordinatorTest {
  protected:
   void SetUp() override {
     CoordinatorTest::SetUp();
-    auto t90 = put("/api/v1/targets/sm_90a",
-                   json::object{{"arch", "9.0"}, {"toolkit", "13.0"},
-                                {"features", features_of({"simt", "mma_sync", "cp_async", "wgmma", "tma", "mbarrier", "setmaxnreg"})}},
-                   k_admin);
+    auto t90 =
+        put("/api/v1/targets/sm_90a",
+            json::object{
+                {"arch", "9.0"},
+                {"toolkit", "13.0"},
+                {"features", features_of({"simt", "mma_sync", "cp_async", "wgmma", "tma", "mbarrier", "setmaxnreg"})}},
+            k_admin);
     ASSERT_TRUE(t90.status == 201 || t90.status == 200) << t90.raw;
     auto t100 = put("/api/v1/targets/sm_100a",
-                    json::object{{"arch", "10.0"}, {"toolkit", "13.0"},
-                                 {"features", features_of({"simt", "mma_sync", "cp_async", "tcgen05", "tmem", "tma", "mbarrier",
-                                                           "setmaxnreg"})}},
+                    json::object{{"arch", "10.0"},
+                                 {"toolkit", "13.0"},
+                                 {"features", features_of({"simt", "mma_sync", "cp_async", "tcgen05", "tmem", "tma",
+                                                           "mbarrier", "setmaxnreg"})}},
                     k_admin);
     ASSERT_TRUE(t100.status == 201 || t100.status == 200) << t100.raw;
     // As an sm_90a build runner publishes its harness: instances of what it built, and every
@@ -82,49 +102,78 @@ class OneAnswerTest : public CoordinatorTest {
     for (const auto& [variant, features] : k_variants) {
       variants.push_back(json::object{{"family", "gemm"}, {"variant", variant}, {"features", features}});
       if (variant != "tcgen05")
-        instances.push_back(json::object{{"name", "gemm." + variant + ".a"}, {"family", "gemm"}, {"variant", variant},
-                                         {"features", features}});
+        instances.push_back(json::object{
+            {"name", "gemm." + variant + ".a"}, {"family", "gemm"}, {"variant", variant}, {"features", features}});
     }
     auto published = put("/api/v1/kernels", json::object{{"instances", instances}, {"variants", variants}}, k_admin);
     ASSERT_EQ(published.status, 200) << published.raw;
     EXPECT_EQ(published.body.at("variants").as_int64(), 4);
-    auto bad = put("/api/v1/kernels", json::object{{"variants", json::array{json::object{{"family", "gemm"}, {"variant", "x"},
-                                                                                        {"features", "tcgen05"}}}}}, k_admin);
+    auto bad =
+        put("/api/v1/kernels",
+            json::object{
+                {"variants", json::array{json::object{{"family", "gemm"}, {"variant", "x"}, {"features", "tcgen05"}}}}},
+            k_admin);
     EXPECT_EQ(bad.status, 400) << bad.raw;
     EXPECT_NE(bad.raw.find("variants[0].features must be an array"), std::string::npos) << bad.raw;
     EXPECT_EQ(put("/api/v1/kernels", json::object{}, k_admin).status, 400);
-    ASSERT_EQ(post("/api/v1/repositories", json::object{{"name", "kernels"}, {"url", "/tmp/kernels.git"}}, k_admin).status, 201);
-    ASSERT_EQ(post("/api/v1/commits", json::object{{"sha", k_parent}, {"repo", "kernels"}, {"message", "gemm variants"},
-                                                    {"time_ms", 1764400000000}}, k_admin).status, 201);
-    ASSERT_EQ(post("/api/v1/commits", json::object{{"sha", k_child}, {"repo", "kernels"}, {"parent", k_parent},
-                                                    {"message", "retile"}, {"time_ms", 1764403600000}}, k_admin).status, 201);
+    ASSERT_EQ(
+        post("/api/v1/repositories", json::object{{"name", "kernels"}, {"url", "/tmp/kernels.git"}}, k_admin).status,
+        201);
+    ASSERT_EQ(
+        post("/api/v1/commits",
+             json::object{
+                 {"sha", k_parent}, {"repo", "kernels"}, {"message", "gemm variants"}, {"time_ms", 1764400000000}},
+             k_admin)
+            .status,
+        201);
+    ASSERT_EQ(post("/api/v1/commits",
+                   json::object{{"sha", k_child},
+                                {"repo", "kernels"},
+                                {"parent", k_parent},
+                                {"message", "retile"},
+                                {"time_ms", 1764403600000}},
+                   k_admin)
+                  .status,
+              201);
     m_builder = register_runner("builder-1", "build");
     m_gpu = register_runner("gpu-1", "gpu");
     // The parent: everything that applies builds and passes.
-    run(k_parent, {record("simt", "ok"), record("mma_sync", "ok"), record("wgmma_tma", "ok"), record("tcgen05", "not_applicable")},
+    run(k_parent,
+        {record("simt", "ok"), record("mma_sync", "ok"), record("wgmma_tma", "ok"),
+         record("tcgen05", "not_applicable")},
         {result("simt", "passed", 900), result("mma_sync", "passed", 300), result("wgmma_tma", "passed", 100)});
     // The child: simt no longer compiles (the build job still succeeds for the others),
     // mma_sync fails numerics, wgmma_tma is 40% slower on a figure whose rounds disagreed.
-    run(k_child, {record("simt", "compile_error"), record("mma_sync", "ok"), record("wgmma_tma", "ok"), record("tcgen05", "not_applicable")},
+    run(k_child,
+        {record("simt", "compile_error"), record("mma_sync", "ok"), record("wgmma_tma", "ok"),
+         record("tcgen05", "not_applicable")},
         {result("mma_sync", "failed", 0), result("wgmma_tma", "passed", 140, true)});
   }
 
   // One push pipeline on sm_90a: the build job with its records, then its check job.
   void run(const std::string& sha, json::array records, json::array results) {
-    auto p = post("/api/v1/pipelines", json::object{{"commit", sha}, {"repo", "kernels"}, {"ref", "refs/heads/main"},
-                                                    {"targets", json::array{"sm_90a"}}}, k_admin);
+    auto p =
+        post("/api/v1/pipelines",
+             json::object{
+                 {"commit", sha}, {"repo", "kernels"}, {"ref", "refs/heads/main"}, {"targets", json::array{"sm_90a"}}},
+             k_admin);
     ASSERT_EQ(p.status, 201) << p.raw;
     auto build = claim(m_builder);
     ASSERT_TRUE(build.is_object());
     const std::string b = std::to_string(build.at("id").as_int64());
     for (auto& r : records) r.as_object()["commit"] = sha;
-    ASSERT_EQ(post("/api/v1/jobs/" + b + "/builds", json::object{{"attempt", 1}, {"records", records}}, m_builder).status, 200);
-    ASSERT_EQ(post("/api/v1/jobs/" + b + "/complete", json::object{{"attempt", 1}, {"status", "succeeded"}}, m_builder).status, 200);
+    ASSERT_EQ(
+        post("/api/v1/jobs/" + b + "/builds", json::object{{"attempt", 1}, {"records", records}}, m_builder).status,
+        200);
+    ASSERT_EQ(post("/api/v1/jobs/" + b + "/complete", json::object{{"attempt", 1}, {"status", "succeeded"}}, m_builder)
+                  .status,
+              200);
     auto check = claim(m_gpu);
     ASSERT_TRUE(check.is_object());
     const std::string c = std::to_string(check.at("id").as_int64());
     for (auto& r : results) r.as_object()["commit"] = sha;
-    ASSERT_EQ(post("/api/v1/jobs/" + c + "/results", json::object{{"attempt", 1}, {"results", results}}, m_gpu).status, 200);
+    ASSERT_EQ(post("/api/v1/jobs/" + c + "/results", json::object{{"attempt", 1}, {"results", results}}, m_gpu).status,
+              200);
     ASSERT_EQ(post("/api/v1/jobs/" + c + "/complete", json::object{{"attempt", 1}}, m_gpu).status, 200);
   }
 
@@ -144,7 +193,8 @@ class OneAnswerTest : public CoordinatorTest {
   static std::map<std::string, std::string> stages(const json::value& answer) {
     std::map<std::string, std::string> out;
     for (const auto& v : answer.at("variants").as_array())
-      out[std::string(v.at("family").as_string()) + "." + std::string(v.at("variant").as_string())] = v.at("stage").as_string();
+      out[std::string(v.at("family").as_string()) + "." + std::string(v.at("variant").as_string())] =
+          v.at("stage").as_string();
     return out;
   }
 
@@ -157,8 +207,10 @@ TEST_F(OneAnswerTest, TheVerdictIsTheSameThroughTheApiTheCliAndTheCommitPage) {
   EXPECT_EQ(api.body.at("status").as_string(), "fail");
   EXPECT_EQ(api.body.at("baseline").as_string(), k_parent);
   std::map<std::string, std::string> kinds;  // variant -> reason kind
-  for (const auto& r : api.body.at("reasons").as_array()) kinds[std::string(r.at("variant").as_string())] = r.at("kind").as_string();
-  EXPECT_EQ(kinds, (std::map<std::string, std::string>{{"gemm.simt", "build_failure"}, {"gemm.mma_sync", "numerics_failure"}}))
+  for (const auto& r : api.body.at("reasons").as_array())
+    kinds[std::string(r.at("variant").as_string())] = r.at("kind").as_string();
+  EXPECT_EQ(kinds,
+            (std::map<std::string, std::string>{{"gemm.simt", "build_failure"}, {"gemm.mma_sync", "numerics_failure"}}))
       << api.raw;
   ASSERT_EQ(api.body.at("notes").as_array().size(), 1u) << api.raw;
   EXPECT_NE(std::string(api.body.at("notes").as_array()[0].as_string()).find("unstable"), std::string::npos);
@@ -211,7 +263,8 @@ TEST_F(OneAnswerTest, BringupStagesAreTheSameThroughTheApiTheCliTheTargetPageAnd
   EXPECT_EQ(get("/api/v1/targets/sm_90a/bringup").body.at("commit").as_string(), k_child);
   // Asked for the parent, the same rule answers for the parent.
   auto then = stages(get("/api/v1/targets/sm_90a/bringup?commit=" + k_parent).body);
-  EXPECT_EQ(then.at("gemm.mma_sync") == "measured" || then.at("gemm.mma_sync") == "selected_best", true) << then.at("gemm.mma_sync");
+  EXPECT_EQ(then.at("gemm.mma_sync") == "measured" || then.at("gemm.mma_sync") == "selected_best", true)
+      << then.at("gemm.mma_sync");
   EXPECT_EQ(get("/api/v1/targets/sm_90a/bringup?commit=0123456789abcdef").status, 404);
 
   // sm_100a was never built: the planner's view from its catalog features.

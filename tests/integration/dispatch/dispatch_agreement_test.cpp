@@ -96,8 +96,8 @@ TEST_F(DispatchTest, DispatchAgreesWithTheBestApiOnRandomShapesOfEveryFamily) {
         EXPECT_EQ(std::string(mine.matched_shape), std::string(api.body.at("matched_shape").as_string())) << where;
         ++kinds["no_best"];
       } else {  // provisional, unranked without measurements, or an error: nothing measured to go by
-        EXPECT_EQ(mine.status, Status::unknown) << where << " dispatch: " << dispatch::status_name(mine.status) << " "
-                                                << mine.instance;
+        EXPECT_EQ(mine.status, Status::unknown)
+            << where << " dispatch: " << dispatch::status_name(mine.status) << " " << mine.instance;
         ++kinds["unknown"];
       }
     }

@@ -34,7 +34,9 @@ class DispatchCliTest : public DispatchTest {
 
 TEST_F(DispatchCliTest, CheckSummarizesAValidSnapshot) {
   std::string out;
-  ASSERT_EQ(cli({"check", "--snapshot", m_file, "--max-age", "3600", "--commit", commit_sha(2).substr(0, 12), "--json"}, out), 0)
+  ASSERT_EQ(
+      cli({"check", "--snapshot", m_file, "--max-age", "3600", "--commit", commit_sha(2).substr(0, 12), "--json"}, out),
+      0)
       << out;
   auto doc = json::parse(out);
   EXPECT_EQ(doc.at("ok").as_bool(), true);
@@ -51,7 +53,9 @@ TEST_F(DispatchCliTest, LookupPrintsTheApisBest) {
   ASSERT_EQ(api.status, 200) << api.raw;
   ASSERT_EQ(api.body.at("kind").as_string(), "measured") << api.raw;
   std::string out;
-  ASSERT_EQ(cli({"lookup", "--snapshot", m_file, "--op", "gemm", "--dtype", "bf16", "--shape", shape, "--json"}, out), 0) << out;
+  ASSERT_EQ(cli({"lookup", "--snapshot", m_file, "--op", "gemm", "--dtype", "bf16", "--shape", shape, "--json"}, out),
+            0)
+      << out;
   auto doc = json::parse(out);
   EXPECT_EQ(doc.at("status").as_string(), "nearest");
   EXPECT_EQ(doc.at("instance"), api.body.at("best"));
@@ -62,11 +66,18 @@ TEST_F(DispatchCliTest, LookupPrintsTheApisBest) {
 
 TEST_F(DispatchCliTest, LookupSaysPlainlyWhenKportDoesNotKnow) {
   std::string out;
-  EXPECT_EQ(cli({"lookup", "--snapshot", m_file, "--op", "gemm", "--dtype", "fp32", "--shape", "m=1,n=1,k=1", "--json"}, out), 3) << out;
+  EXPECT_EQ(
+      cli({"lookup", "--snapshot", m_file, "--op", "gemm", "--dtype", "fp32", "--shape", "m=1,n=1,k=1", "--json"}, out),
+      3)
+      << out;
   EXPECT_EQ(json::parse(out.substr(0, out.find('\n'))).at("status").as_string(), "unknown") << out;
-  EXPECT_EQ(cli({"lookup", "--snapshot", m_file, "--op", "softmax", "--dtype", "fp16", "--shape", "rows=1,cols=1024"}, out), 3) << out;
+  EXPECT_EQ(
+      cli({"lookup", "--snapshot", m_file, "--op", "softmax", "--dtype", "fp16", "--shape", "rows=1,cols=1024"}, out),
+      3)
+      << out;
   EXPECT_NE(out.find("no_best"), std::string::npos) << out;
-  EXPECT_EQ(cli({"lookup", "--snapshot", m_file, "--op", "gemm", "--dtype", "bf16", "--shape", "m=1;n=2"}, out), 2) << out;
+  EXPECT_EQ(cli({"lookup", "--snapshot", m_file, "--op", "gemm", "--dtype", "bf16", "--shape", "m=1;n=2"}, out), 2)
+      << out;
   EXPECT_NE(out.find("not key=value"), std::string::npos) << out;
 }
 
@@ -74,7 +85,10 @@ TEST_F(DispatchCliTest, ACorruptSnapshotIsRefused) {
   const std::string truncated = (dir.path() / "truncated.json").string();
   write(truncated, m_snapshot_text.substr(0, m_snapshot_text.size() - 100));
   std::string out;
-  EXPECT_EQ(cli({"lookup", "--snapshot", truncated, "--op", "gemm", "--dtype", "bf16", "--shape", "m=1,n=1024,k=1024"}, out), 1) << out;
+  EXPECT_EQ(
+      cli({"lookup", "--snapshot", truncated, "--op", "gemm", "--dtype", "bf16", "--shape", "m=1,n=1024,k=1024"}, out),
+      1)
+      << out;
   EXPECT_NE(out.find("snapshot refused (bad_json)"), std::string::npos) << out;
 
   // A figure edited by hand: valid JSON, a different answer, the checksum no longer holds.
@@ -100,7 +114,8 @@ TEST_F(DispatchCliTest, ACorruptSnapshotIsRefused) {
 TEST_F(DispatchCliTest, AStaleOrWrongCommitSnapshotIsRefused) {
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   std::string out;
-  EXPECT_EQ(cli({"lookup", "--snapshot", m_file, "--max-age", "0", "--op", "gemm", "--dtype", "bf16", "--shape", "m=1,n=1024,k=1024"},
+  EXPECT_EQ(cli({"lookup", "--snapshot", m_file, "--max-age", "0", "--op", "gemm", "--dtype", "bf16", "--shape",
+                 "m=1,n=1024,k=1024"},
                 out),
             1)
       << out;

@@ -23,13 +23,21 @@ class DispatchTest : public CoordinatorTest {
 
   static std::vector<Family> families() {
     return {
-        {"gemm", {"bf16", "fp16"}, {"gemm.wgmma_tma.128x256", "gemm.wgmma_tma.64x128", "gemm.mma_sync.128x128", "gemm.simt.64x64"},
+        {"gemm",
+         {"bf16", "fp16"},
+         {"gemm.wgmma_tma.128x256", "gemm.wgmma_tma.64x128", "gemm.mma_sync.128x128", "gemm.simt.64x64"},
          {{{"m", {1, 16, 128, 1024, 4096, 8192}}, {"n", {1024, 4096, 8192}}, {"k", {1024, 4096}}}}},
-        {"attention", {"bf16"}, {"attention.fa_wgmma.128", "attention.fa_mma.64", "attention.naive.32"},
+        {"attention",
+         {"bf16"},
+         {"attention.fa_wgmma.128", "attention.fa_mma.64", "attention.naive.32"},
          {{{"b", {1, 4}}, {"h", {16, 32}}, {"l", {512, 2048, 8192}}, {"d", {64, 128}}, {"causal", {0, 1}}}}},
-        {"rmsnorm", {"bf16"}, {"rmsnorm.vec.a", "rmsnorm.warp.b", "rmsnorm.block.c"},
+        {"rmsnorm",
+         {"bf16"},
+         {"rmsnorm.vec.a", "rmsnorm.warp.b", "rmsnorm.block.c"},
          {{{"rows", {1, 64, 4096, 32768}}, {"cols", {1024, 4096, 8192, 131072}}}}},
-        {"softmax", {"fp32", "fp16"}, {"softmax.online.a", "softmax.twopass.b", "softmax.block.c"},
+        {"softmax",
+         {"fp32", "fp16"},
+         {"softmax.online.a", "softmax.twopass.b", "softmax.block.c"},
          {{{"rows", {1, 64, 4096, 32768}}, {"cols", {1024, 4096, 8192, 131072}}}}},
     };
   }
@@ -48,29 +56,38 @@ class DispatchTest : public CoordinatorTest {
 
   void SetUp() override {
     CoordinatorTest::SetUp();
-    auto t = put("/api/v1/targets/sm_90a", boost::json::object{{"arch", "9.0"}, {"features", boost::json::array{"simt", "mma_sync", "wgmma", "tma"}}},
-                 k_admin);
+    auto t =
+        put("/api/v1/targets/sm_90a",
+            boost::json::object{{"arch", "9.0"}, {"features", boost::json::array{"simt", "mma_sync", "wgmma", "tma"}}},
+            k_admin);
     ASSERT_TRUE(t.status == 200 || t.status == 201) << t.raw;
     boost::json::array kernels;
     for (const auto& f : families())
       for (const auto& i : f.instances) {
         boost::json::array dtypes;
         for (const auto& d : f.dtypes) dtypes.emplace_back(d);
-        kernels.push_back(boost::json::object{{"name", i}, {"family", f.op}, {"variant", variant(i)},
-                                              {"features", boost::json::array{"simt"}}, {"dtypes", std::move(dtypes)},
+        kernels.push_back(boost::json::object{{"name", i},
+                                              {"family", f.op},
+                                              {"variant", variant(i)},
+                                              {"features", boost::json::array{"simt"}},
+                                              {"dtypes", std::move(dtypes)},
                                               {"config", config(f.op, i)}});
       }
     ASSERT_EQ(put("/api/v1/kernels", boost::json::object{{"instances", kernels}}, k_admin).status, 200);
-    auto repo = post("/api/v1/repositories", boost::json::object{{"name", "kernels"}, {"url", "/tmp/kernels.git"}}, k_admin);
+    auto repo =
+        post("/api/v1/repositories", boost::json::object{{"name", "kernels"}, {"url", "/tmp/kernels.git"}}, k_admin);
     ASSERT_EQ(repo.status, 201) << repo.raw;
     m_builder = register_runner("builder-1", "build");
     // The GPU runner says how many SMs its GPU has, as kport-runner does.
-    auto gpu = post("/api/v1/runners/register",
-                    boost::json::object{{"name", "gpu-1"}, {"role", "gpu"},
-                                        {"capabilities", boost::json::object{{"arch", "9.0"}, {"gpu_model", "NVIDIA H200"},
-                                                                             {"driver", "580.1"},
-                                                                             {"extra", boost::json::object{{"sm_count", 132}}}}}},
-                    k_registration);
+    auto gpu = post(
+        "/api/v1/runners/register",
+        boost::json::object{{"name", "gpu-1"},
+                            {"role", "gpu"},
+                            {"capabilities", boost::json::object{{"arch", "9.0"},
+                                                                 {"gpu_model", "NVIDIA H200"},
+                                                                 {"driver", "580.1"},
+                                                                 {"extra", boost::json::object{{"sm_count", 132}}}}}},
+        k_registration);
     ASSERT_EQ(gpu.status, 201) << gpu.raw;
     m_gpu = std::string(gpu.body.at("token").as_string());
   }
@@ -96,18 +113,30 @@ class DispatchTest : public CoordinatorTest {
   // throughput, jittered, so winners change across shapes and some come close to ties.
   boost::json::object result(const Family& f, const std::string& dtype, std::size_t inst, const std::string& shape,
                              std::mt19937_64& rng, const std::string& driver) {
-    boost::json::object r{{"target", "sm_90a"}, {"family", f.op}, {"variant", variant(f.instances[inst])},
-                          {"instance", f.instances[inst]}, {"dtype", dtype}, {"shape", shape}, {"toolkit", "13.0"},
-                          {"gpu_model", "NVIDIA H200"}, {"gpu_uuid", "GPU-1"}, {"arch", "9.0"}, {"driver", driver},
+    boost::json::object r{{"target", "sm_90a"},
+                          {"family", f.op},
+                          {"variant", variant(f.instances[inst])},
+                          {"instance", f.instances[inst]},
+                          {"dtype", dtype},
+                          {"shape", shape},
+                          {"toolkit", "13.0"},
+                          {"gpu_model", "NVIDIA H200"},
+                          {"gpu_uuid", "GPU-1"},
+                          {"arch", "9.0"},
+                          {"driver", driver},
                           {"seed", 7}};
     double roll = std::uniform_real_distribution<double>(0, 1)(rng);
-    if (roll < 0.05) { r["status"] = roll < 0.03 ? "failed" : "crashed"; return r; }
+    if (roll < 0.05) {
+      r["status"] = roll < 0.03 ? "failed" : "crashed";
+      return r;
+    }
     r["status"] = "passed";
     if (roll < 0.08) return r;  // checked, not timed
     double work = 1;
     for (std::size_t p = 0; p < shape.size();) {
       auto eq = shape.find('=', p), comma = shape.find(',', p);
-      work *= std::max(1.0, std::stod(shape.substr(eq + 1, comma == std::string::npos ? std::string::npos : comma - eq - 1)));
+      work *= std::max(
+          1.0, std::stod(shape.substr(eq + 1, comma == std::string::npos ? std::string::npos : comma - eq - 1)));
       p = comma == std::string::npos ? shape.size() : comma + 1;
     }
     double fixed = 4.0 / (1 + inst), per = 1e-7 * (1 + 0.6 * inst);
@@ -124,11 +153,15 @@ class DispatchTest : public CoordinatorTest {
 
   // A commit at `time_ms`, its sm_90a build and its H200 check with these results.
   void validate(const std::string& sha, std::int64_t time_ms, const boost::json::array& results) {
-    auto c = post("/api/v1/commits", boost::json::object{{"sha", sha}, {"repo", "kernels"}, {"message", "kernels"}, {"time_ms", time_ms}},
+    auto c = post("/api/v1/commits",
+                  boost::json::object{{"sha", sha}, {"repo", "kernels"}, {"message", "kernels"}, {"time_ms", time_ms}},
                   k_admin);
     ASSERT_EQ(c.status, 201) << c.raw;
-    auto p = post("/api/v1/pipelines", boost::json::object{{"commit", sha}, {"repo", "kernels"}, {"ref", "refs/heads/main"},
-                                                           {"targets", boost::json::array{"sm_90a"}}},
+    auto p = post("/api/v1/pipelines",
+                  boost::json::object{{"commit", sha},
+                                      {"repo", "kernels"},
+                                      {"ref", "refs/heads/main"},
+                                      {"targets", boost::json::array{"sm_90a"}}},
                   k_admin);
     ASSERT_EQ(p.status, 201) << p.raw;
     auto build = claim(m_builder);
@@ -137,9 +170,15 @@ class DispatchTest : public CoordinatorTest {
     boost::json::array records;
     for (const auto& f : families())
       for (const auto& i : f.instances)
-        records.push_back(boost::json::object{{"target", "sm_90a"}, {"family", f.op}, {"variant", variant(i)}, {"status", "ok"}});
-    ASSERT_EQ(post("/api/v1/jobs/" + id + "/builds", boost::json::object{{"attempt", 1}, {"records", records}}, m_builder).status, 200);
-    ASSERT_EQ(post("/api/v1/jobs/" + id + "/complete", boost::json::object{{"attempt", 1}, {"status", "succeeded"}}, m_builder).status,
+        records.push_back(
+            boost::json::object{{"target", "sm_90a"}, {"family", f.op}, {"variant", variant(i)}, {"status", "ok"}});
+    ASSERT_EQ(
+        post("/api/v1/jobs/" + id + "/builds", boost::json::object{{"attempt", 1}, {"records", records}}, m_builder)
+            .status,
+        200);
+    ASSERT_EQ(post("/api/v1/jobs/" + id + "/complete", boost::json::object{{"attempt", 1}, {"status", "succeeded"}},
+                   m_builder)
+                  .status,
               200);
     auto check = claim(m_gpu);
     ASSERT_TRUE(check.is_object());
@@ -147,7 +186,8 @@ class DispatchTest : public CoordinatorTest {
     for (std::size_t at = 0; at < results.size(); at += 200) {
       boost::json::array part(results.begin() + static_cast<std::ptrdiff_t>(at),
                               results.begin() + static_cast<std::ptrdiff_t>(std::min(results.size(), at + 200)));
-      auto up = post("/api/v1/jobs/" + cid + "/results", boost::json::object{{"attempt", 1}, {"results", std::move(part)}}, m_gpu);
+      auto up = post("/api/v1/jobs/" + cid + "/results",
+                     boost::json::object{{"attempt", 1}, {"results", std::move(part)}}, m_gpu);
       ASSERT_EQ(up.status, 200) << up.raw;
     }
     ASSERT_EQ(post("/api/v1/jobs/" + cid + "/complete", boost::json::object{{"attempt", 1}}, m_gpu).status, 200);
@@ -165,12 +205,15 @@ class DispatchTest : public CoordinatorTest {
             if (f.op == "softmax" && dtype == "fp16") {
               auto r = result(f, dtype, i, shape, rng, "580.1");
               r["status"] = "failed";
-              for (const char* k : {"median_us", "stddev_us", "samples", "baseline", "baseline_median_us", "ratio", "unstable"}) r.erase(k);
+              for (const char* k :
+                   {"median_us", "stddev_us", "samples", "baseline", "baseline_median_us", "ratio", "unstable"})
+                r.erase(k);
               first.push_back(std::move(r));
               continue;
             }
             first.push_back(result(f, dtype, i, shape, rng, "580.1"));
-            if (f.op == "gemm" && dtype == "bf16" && rng() % 2) second.push_back(result(f, dtype, i, shape, rng, "590.2"));
+            if (f.op == "gemm" && dtype == "bf16" && rng() % 2)
+              second.push_back(result(f, dtype, i, shape, rng, "590.2"));
           }
     validate(commit_sha(1), k_t1, first);
     validate(commit_sha(2), k_t2, second);

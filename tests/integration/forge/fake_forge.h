@@ -56,7 +56,8 @@ class FakeForge {
   explicit FakeForge(std::string cert = "", std::string key = "") : m_scheme(cert.empty() ? "http" : "https") {
     auto router = std::make_shared<http::Router>();
     for (const char* method : {"GET", "POST", "PATCH", "PUT"})
-      router->add(method, "/{path...}", [this](http::Request&& req, http::Reply reply) { handle(std::move(req), std::move(reply)); });
+      router->add(method, "/{path...}",
+                  [this](http::Request&& req, http::Reply reply) { handle(std::move(req), std::move(reply)); });
     http::ServerOptions so;
     so.port = 0;
     so.threads = 2;
@@ -72,7 +73,9 @@ class FakeForge {
     m_server->stop(std::chrono::milliseconds(0));
   }
 
-  std::string url(const std::string& path = "") const { return m_scheme + "://127.0.0.1:" + std::to_string(m_server->port()) + path; }
+  std::string url(const std::string& path = "") const {
+    return m_scheme + "://127.0.0.1:" + std::to_string(m_server->port()) + path;
+  }
 
   // The next `n` requests get `fault`.
   void fail_next(int n, ForgeFault fault = {}) {
@@ -95,7 +98,8 @@ class FakeForge {
     return m_requests;
   }
   // Waits until at least `n` requests came (at most `timeout`); returns them all.
-  std::vector<ForgeRequest> wait_for(std::size_t n, std::chrono::milliseconds timeout = std::chrono::milliseconds(20'000)) {
+  std::vector<ForgeRequest> wait_for(std::size_t n,
+                                     std::chrono::milliseconds timeout = std::chrono::milliseconds(20'000)) {
     std::unique_lock lock(m_mu);
     m_cv.wait_for(lock, timeout, [&] { return m_requests.size() >= n; });
     return m_requests;

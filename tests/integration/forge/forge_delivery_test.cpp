@@ -11,7 +11,8 @@ namespace {
 
 using boost::json::object;
 
-std::int64_t ms_between(const std::chrono::steady_clock::time_point& a, const std::chrono::steady_clock::time_point& b) {
+std::int64_t ms_between(const std::chrono::steady_clock::time_point& a,
+                        const std::chrono::steady_clock::time_point& b) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
 }
 
@@ -51,7 +52,10 @@ TEST_F(ForgeTest, ForgeThatStaysDownIsGivenUpWithTheReasonVisible) {
   auto items = wait_deliveries("state=failed", [](const boost::json::array& a) { return a.size() == 1; });
   ASSERT_EQ(items.size(), 1u);
   const std::string reason(items[0].at("last_error").as_string());
-  EXPECT_EQ(reason.rfind("gave up after 3 attempts: POST " + forge.url("/repos/org/kernels/statuses/" + sha) + " answered 502", 0), 0u)
+  EXPECT_EQ(
+      reason.rfind(
+          "gave up after 3 attempts: POST " + forge.url("/repos/org/kernels/statuses/" + sha) + " answered 502", 0),
+      0u)
       << reason;
   EXPECT_EQ(items[0].at("attempts").as_int64(), 3);
   EXPECT_EQ(items[0].at("last_status").as_int64(), 502);
@@ -102,14 +106,15 @@ TEST_F(ForgeTest, RefusedTokenBreaksTheConnectionUntilItIsPutAgain) {
 
 TEST_F(ForgeTest, GarbageHugeAndSlowAnswersAreRetriedAndNeverStopTheCoordinator) {
   ASSERT_EQ(connect("github", "check").status, 200);
-  forge.fail_next(1, ForgeFault{201, std::string(4u << 20, 'x')});                      // beyond the 1 MiB read
-  forge.fail_next(1, ForgeFault{201, "", std::chrono::milliseconds(3000)});             // beyond the 1 s deadline
-  forge.fail_next(1, ForgeFault{201, "\x01\xff<html>not json at all"});                // created, but no id to read
+  forge.fail_next(1, ForgeFault{201, std::string(4u << 20, 'x')});           // beyond the 1 MiB read
+  forge.fail_next(1, ForgeFault{201, "", std::chrono::milliseconds(3000)});  // beyond the 1 s deadline
+  forge.fail_next(1, ForgeFault{201, "\x01\xff<html>not json at all"});      // created, but no id to read
   push(sha);
   auto got = wait_to("/check-runs", 3);
   ASSERT_EQ(got.size(), 3u);
   ASSERT_EQ(get("/healthz").status, 200);
-  auto items = wait_deliveries("", [](const boost::json::array& a) { return a.size() == 1 && a[0].at("state") == "delivered"; });
+  auto items =
+      wait_deliveries("", [](const boost::json::array& a) { return a.size() == 1 && a[0].at("state") == "delivered"; });
   ASSERT_EQ(items.size(), 1u);
   EXPECT_EQ(items[0].at("attempts").as_int64(), 3);
   EXPECT_NE(std::string(items[0].at("last_error").as_string()).find("no check run id"), std::string::npos) << items[0];
@@ -131,7 +136,8 @@ TEST_F(ForgeTest, KilledWhileDeliveringLosesNothingQueued) {
   proc->kill_hard();  // the call is on the wire, its delivery still pending
   forge.heal();
   start();
-  auto items = wait_deliveries("", [](const boost::json::array& a) { return a.size() == 1 && a[0].at("state") == "delivered"; });
+  auto items =
+      wait_deliveries("", [](const boost::json::array& a) { return a.size() == 1 && a[0].at("state") == "delivered"; });
   ASSERT_EQ(items.size(), 1u) << proc->log();
   auto got = to("/statuses/");
   ASSERT_GE(got.size(), 2u);

@@ -28,8 +28,8 @@ class ForgeTest : public HookTest {
     }
     std::ofstream(dir.path() / "forge-token") << k_forge_token << "\n";
     std::ofstream(dir.path() / "notify-secret") << k_notify_secret << "\n";
-    for (std::string a : {"--delivery-poll-ms", "50", "--delivery-retry-base-ms", "100", "--delivery-retry-max-ms", "400",
-                          "--delivery-max-attempts", "3", "--delivery-timeout-ms", "1000", "--public-url"})
+    for (std::string a : {"--delivery-poll-ms", "50", "--delivery-retry-base-ms", "100", "--delivery-retry-max-ms",
+                          "400", "--delivery-max-attempts", "3", "--delivery-timeout-ms", "1000", "--public-url"})
       extra_args.push_back(a);
     extra_args.push_back(k_public_url);
     extra_args.push_back("--notify-urls");
@@ -41,18 +41,27 @@ class ForgeTest : public HookTest {
   void SetUp() override {
     HookTest::SetUp();
     add_target("sm_90a", "9.0");
-    ASSERT_EQ(post("/api/v1/repositories", boost::json::object{{"name", "org/kernels"}, {"url", "/srv/git/kernels.git"}}, k_admin).status, 201);
+    ASSERT_EQ(post("/api/v1/repositories",
+                   boost::json::object{{"name", "org/kernels"}, {"url", "/srv/git/kernels.git"}}, k_admin)
+                  .status,
+              201);
   }
 
   JsonReply connect(const std::string& kind, const std::string& mode, const std::string& project = "org/kernels") {
     return put("/api/v1/repositories/org%2Fkernels/forge",
-               boost::json::object{{"kind", kind}, {"api_url", forge.url(kind == "github" ? "" : kind == "gitea" ? "/api/v1" : "/api/v4")},
-                                   {"project", project}, {"token_file", (dir.path() / "forge-token").string()}, {"mode", mode}},
+               boost::json::object{{"kind", kind},
+                                   {"api_url", forge.url(kind == "github"  ? ""
+                                                         : kind == "gitea" ? "/api/v1"
+                                                                           : "/api/v4")},
+                                   {"project", project},
+                                   {"token_file", (dir.path() / "forge-token").string()},
+                                   {"mode", mode}},
                k_admin);
   }
 
   void push(const std::string& commit, const std::string& parent = "") {
-    auto r = github(push_body("org/kernels", "refs/heads/main", parent.empty() ? std::string(40, '0') : parent, commit, false, parent),
+    auto r = github(push_body("org/kernels", "refs/heads/main", parent.empty() ? std::string(40, '0') : parent, commit,
+                              false, parent),
                     "delivery-" + commit);
     ASSERT_EQ(r.status, 201) << r.raw;
   }
@@ -74,20 +83,38 @@ class ForgeTest : public HookTest {
     ASSERT_EQ(done.status, 200) << done.raw;
   }
   void fail(const std::pair<std::string, std::int64_t>& job, const std::string& token) {
-    auto done = post("/api/v1/jobs/" + job.first + "/complete",
-                     boost::json::object{{"attempt", job.second}, {"status", "failed"}, {"reason", "cannot check out commit"}}, token);
+    auto done =
+        post("/api/v1/jobs/" + job.first + "/complete",
+             boost::json::object{{"attempt", job.second}, {"status", "failed"}, {"reason", "cannot check out commit"}},
+             token);
     ASSERT_EQ(done.status, 200) << done.raw;
   }
 
   static boost::json::array ok_build() {
-    return {boost::json::object{{"family", "gemm"}, {"variant", "simt"}, {"status", "ok"}, {"registers", 96},
-                                {"shared_mem_bytes", 4096}, {"spill_stores_bytes", 0}, {"spill_loads_bytes", 0}}};
+    return {boost::json::object{{"family", "gemm"},
+                                {"variant", "simt"},
+                                {"status", "ok"},
+                                {"registers", 96},
+                                {"shared_mem_bytes", 4096},
+                                {"spill_stores_bytes", 0},
+                                {"spill_loads_bytes", 0}}};
   }
   static boost::json::array passing_result(double median_us = 100.0) {
-    return {boost::json::object{{"family", "gemm"}, {"variant", "simt"}, {"instance", "gemm.simt.default"}, {"dtype", "bf16"},
-                                {"shape", "m=4096,n=4096,k=4096"}, {"toolkit", "13.0"}, {"gpu_model", "NVIDIA H200"},
-                                {"gpu_uuid", "GPU-1"}, {"arch", "9.0"}, {"driver", "580.1"}, {"status", "passed"},
-                                {"max_rel_err", 1e-3}, {"tolerance", 1e-2}, {"median_us", median_us}, {"stddev_us", 0.5},
+    return {boost::json::object{{"family", "gemm"},
+                                {"variant", "simt"},
+                                {"instance", "gemm.simt.default"},
+                                {"dtype", "bf16"},
+                                {"shape", "m=4096,n=4096,k=4096"},
+                                {"toolkit", "13.0"},
+                                {"gpu_model", "NVIDIA H200"},
+                                {"gpu_uuid", "GPU-1"},
+                                {"arch", "9.0"},
+                                {"driver", "580.1"},
+                                {"status", "passed"},
+                                {"max_rel_err", 1e-3},
+                                {"tolerance", 1e-2},
+                                {"median_us", median_us},
+                                {"stddev_us", 0.5},
                                 {"samples", 100}}};
   }
 
@@ -110,7 +137,8 @@ class ForgeTest : public HookTest {
     }
   }
   // Waits until GET /api/v1/deliveries?<query> satisfies `done`.
-  boost::json::array wait_deliveries(const std::string& query, const std::function<bool(const boost::json::array&)>& done,
+  boost::json::array wait_deliveries(const std::string& query,
+                                     const std::function<bool(const boost::json::array&)>& done,
                                      std::chrono::milliseconds timeout = std::chrono::milliseconds(20'000)) {
     const auto end = std::chrono::steady_clock::now() + timeout;
     for (;;) {
@@ -124,7 +152,7 @@ class ForgeTest : public HookTest {
   std::string metrics() { return call_raw(client, "GET", url("/metrics"), "").raw; }
 
   std::unique_ptr<TestPki> pki;  // before the forge, which serves its certificate
-  FakeForge forge;  // constructed before the fixture's body runs: its URL goes into the flags
+  FakeForge forge;               // constructed before the fixture's body runs: its URL goes into the flags
   std::string sha = std::string(39, 'c') + "1";
 };
 

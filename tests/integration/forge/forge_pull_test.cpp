@@ -29,11 +29,13 @@ class PullTest : public ForgeTest {
     return boost::json::serialize(o);
   }
   JsonReply github_pr(const std::string& body, const std::string& delivery) {
-    return send(body, {{"X-GitHub-Event", "pull_request"}, {"X-GitHub-Delivery", delivery},
+    return send(body, {{"X-GitHub-Event", "pull_request"},
+                       {"X-GitHub-Delivery", delivery},
                        {"X-Hub-Signature-256", "sha256=" + hmac_hex(k_hook_secret, body)}});
   }
   JsonReply gitea_pr(const std::string& body, const std::string& delivery) {
-    return send(body, {{"X-Gitea-Event", "pull_request"}, {"X-Gitea-Delivery", delivery},
+    return send(body, {{"X-Gitea-Event", "pull_request"},
+                       {"X-Gitea-Delivery", delivery},
                        {"X-Gitea-Signature", hmac_hex(k_hook_secret, body)}});
   }
 };
@@ -45,7 +47,9 @@ TEST_F(PullTest, GitHubPullRequestIsCheckedOnItsHeadAndANewHeadSupersedesTheOld)
   EXPECT_EQ(opened.body.at("ref").as_string(), "refs/pull/7/head");
   EXPECT_EQ(opened.body.at("commit").as_string(), k_head1);
   const auto& p1 = opened.body.at("pipeline");
-  EXPECT_NE(std::string(p1.at("note").as_string()).find("github pull request #7 opened into refs/heads/main"), std::string::npos) << p1;
+  EXPECT_NE(std::string(p1.at("note").as_string()).find("github pull request #7 opened into refs/heads/main"),
+            std::string::npos)
+      << p1;
   auto first = wait_to("/check-runs", 1);
   ASSERT_EQ(first.size(), 1u);
   EXPECT_EQ(first[0].json().at("head_sha").as_string(), k_head1);
@@ -87,20 +91,26 @@ TEST_F(PullTest, GiteaSynchronizedSupersedesTheRecordedHead) {
   auto statuses = wait_to("/statuses/", 3);
   ASSERT_EQ(statuses.size(), 3u);
   std::map<std::string, std::vector<std::string>> by_sha;
-  for (const auto& r : statuses) by_sha[r.target.substr(r.target.rfind('/') + 1)].push_back(std::string(r.json().at("state").as_string()));
+  for (const auto& r : statuses)
+    by_sha[r.target.substr(r.target.rfind('/') + 1)].push_back(std::string(r.json().at("state").as_string()));
   EXPECT_EQ(by_sha[k_head1], (std::vector<std::string>{"pending", "error"}));  // cancelled: error on Gitea
   EXPECT_EQ(by_sha[k_head2], (std::vector<std::string>{"pending"}));
 }
 
 TEST_F(PullTest, GitLabMergeRequestIsReportedOnItsHead) {
   ASSERT_EQ(connect("gitlab", "status", "7").status, 200);
-  const std::string body = boost::json::serialize(object{
-      {"object_kind", "merge_request"},
-      {"project", object{{"path_with_namespace", "org/kernels"}}},
-      {"object_attributes", object{{"iid", 3}, {"action", "open"}, {"title", "tc"}, {"target_branch", "main"},
-                                   {"last_commit", object{{"id", k_head1}}},
-                                   {"diff_refs", object{{"base_sha", k_base}, {"head_sha", k_head1}}}}}});
-  auto r = send(body, {{"X-Gitlab-Event", "Merge Request Hook"}, {"X-Gitlab-Event-UUID", "mr-1"}, {"X-Gitlab-Token", k_hook_secret}});
+  const std::string body = boost::json::serialize(
+      object{{"object_kind", "merge_request"},
+             {"project", object{{"path_with_namespace", "org/kernels"}}},
+             {"object_attributes", object{{"iid", 3},
+                                          {"action", "open"},
+                                          {"title", "tc"},
+                                          {"target_branch", "main"},
+                                          {"last_commit", object{{"id", k_head1}}},
+                                          {"diff_refs", object{{"base_sha", k_base}, {"head_sha", k_head1}}}}}});
+  auto r = send(
+      body,
+      {{"X-Gitlab-Event", "Merge Request Hook"}, {"X-Gitlab-Event-UUID", "mr-1"}, {"X-Gitlab-Token", k_hook_secret}});
   ASSERT_EQ(r.status, 201) << r.raw;
   EXPECT_EQ(r.body.at("ref").as_string(), "refs/merge-requests/3/head");
   auto statuses = wait_to("/statuses/", 1);

@@ -60,7 +60,8 @@ TEST_F(ForgeTest, GitHubCheckRunFollowsAPassingPipelineAndWebhooksAreSigned) {
   EXPECT_TRUE(completed.contains("completed_at"));
   const auto& output = completed.at("output").as_object();
   EXPECT_EQ(output.at("title").as_string(), "kport: pass (1 builds, 1 results)");
-  EXPECT_NE(std::string(output.at("summary").as_string()).find("`" + sha.substr(0, 12) + "`"), std::string::npos) << output;
+  EXPECT_NE(std::string(output.at("summary").as_string()).find("`" + sha.substr(0, 12) + "`"), std::string::npos)
+      << output;
 
   // The verdict webhook: signed over its exact body, with its event and delivery id.
   auto hooks = wait_to("/hooks/kport", 1);
@@ -68,7 +69,8 @@ TEST_F(ForgeTest, GitHubCheckRunFollowsAPassingPipelineAndWebhooksAreSigned) {
   const auto& hook = hooks[0];
   EXPECT_EQ(hook.method, "POST");
   EXPECT_EQ(hook.header("X-Kport-Event"), "verdict");
-  EXPECT_EQ(hook.header("X-Kport-Signature-256"), "sha256=" + crypto::to_hex(crypto::hmac_sha256(k_notify_secret, hook.body)));
+  EXPECT_EQ(hook.header("X-Kport-Signature-256"),
+            "sha256=" + crypto::to_hex(crypto::hmac_sha256(k_notify_secret, hook.body)));
   auto payload = hook.json();
   EXPECT_EQ(payload.at("event").as_string(), "verdict");
   EXPECT_EQ(payload.at("conclusion").as_string(), "success");
@@ -76,7 +78,8 @@ TEST_F(ForgeTest, GitHubCheckRunFollowsAPassingPipelineAndWebhooksAreSigned) {
   EXPECT_EQ(payload.at("verdict").at("status").as_string(), "pass");
 
   auto all = wait_deliveries("limit=100", [](const boost::json::array& items) {
-    return items.size() == 4 && std::all_of(items.begin(), items.end(), [](const auto& d) { return d.at("state") == "delivered"; });
+    return items.size() == 4 &&
+           std::all_of(items.begin(), items.end(), [](const auto& d) { return d.at("state") == "delivered"; });
   });
   ASSERT_EQ(all.size(), 4u) << boost::json::serialize(all);
   EXPECT_EQ(hook.header("X-Kport-Delivery"), std::to_string(all[0].at("id").as_int64()));  // newest first: the webhook
@@ -110,8 +113,12 @@ TEST_F(ForgeTest, ASlowdownIsReportedOnlyOnceItsReMeasureConfirmsIt) {
   // Repeated (manual, unreported) pipelines of A give the series its A/A history, so a
   // slowdown can be judged rather than called insufficient data.
   for (double m : {100.3, 99.8, 100.2, 99.9}) {
-    ASSERT_EQ(post("/api/v1/pipelines", boost::json::object{{"commit", a}, {"repo", "org/kernels"}, {"ref", "refs/heads/main"},
-                                                            {"reason", "manual"}, {"targets", boost::json::array{"sm_90a"}}},
+    ASSERT_EQ(post("/api/v1/pipelines",
+                   boost::json::object{{"commit", a},
+                                       {"repo", "org/kernels"},
+                                       {"ref", "refs/heads/main"},
+                                       {"reason", "manual"},
+                                       {"targets", boost::json::array{"sm_90a"}}},
                    k_admin)
                   .status,
               201);
@@ -168,7 +175,8 @@ TEST_F(ForgeTest, GiteaStatusesGoPendingThenFailureForAFailedBuild) {
     EXPECT_LE(b.at("description").as_string().size(), 140u);
   }
   EXPECT_EQ(statuses[1].json().at("description").as_string(), "kport: validating");
-  EXPECT_EQ(std::string(statuses[2].json().at("description").as_string()).rfind("kport: fail", 0), 0u) << statuses[2].body;
+  EXPECT_EQ(std::string(statuses[2].json().at("description").as_string()).rfind("kport: fail", 0), 0u)
+      << statuses[2].body;
   // A failed build is a failure and a new failure: both webhooks go out.
   auto hooks = wait_to("/hooks/kport", 2);
   ASSERT_EQ(hooks.size(), 2u);
@@ -205,16 +213,23 @@ TEST_F(ForgeTest, GitLabStatusesNameTheProjectAndRunThenCancel) {
 
 TEST_F(ForgeTest, ConnectionInputIsCheckedWithJsonErrors) {
   auto bad_kind = put("/api/v1/repositories/org%2Fkernels/forge",
-                      object{{"kind", "svn"}, {"api_url", forge.url()}, {"project", "a/b"}, {"token_file", (dir.path() / "forge-token").string()}},
+                      object{{"kind", "svn"},
+                             {"api_url", forge.url()},
+                             {"project", "a/b"},
+                             {"token_file", (dir.path() / "forge-token").string()}},
                       k_admin);
   EXPECT_EQ(bad_kind.status, 400) << bad_kind.raw;
   EXPECT_EQ(bad_kind.body.at("error").at("code").as_string(), "invalid_argument");
-  auto no_file = put("/api/v1/repositories/org%2Fkernels/forge",
-                     object{{"kind", "github"}, {"api_url", forge.url()}, {"project", "a/b"}, {"token_file", "/nonexistent/token"}},
-                     k_admin);
+  auto no_file = put(
+      "/api/v1/repositories/org%2Fkernels/forge",
+      object{{"kind", "github"}, {"api_url", forge.url()}, {"project", "a/b"}, {"token_file", "/nonexistent/token"}},
+      k_admin);
   EXPECT_EQ(no_file.status, 422) << no_file.raw;
   auto unknown = put("/api/v1/repositories/nope/forge",
-                     object{{"kind", "github"}, {"api_url", forge.url()}, {"project", "a/b"}, {"token_file", (dir.path() / "forge-token").string()}},
+                     object{{"kind", "github"},
+                            {"api_url", forge.url()},
+                            {"project", "a/b"},
+                            {"token_file", (dir.path() / "forge-token").string()}},
                      k_admin);
   EXPECT_EQ(unknown.status, 404) << unknown.raw;
   auto anonymous = put("/api/v1/repositories/org%2Fkernels/forge", object{}, "");

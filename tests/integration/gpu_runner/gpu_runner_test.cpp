@@ -37,7 +37,8 @@ class GpuRunnerTest : public BuildRunnerTest {
     lease_seconds = 4;
   }
   void TearDown() override {
-    for (const char* v : {"KPORT_STAND_IN_SICK", "KPORT_STAND_IN_ONLY", "KPORT_STAND_IN_BENCH_MS", "KPORT_STAND_IN_CALLS"})
+    for (const char* v :
+         {"KPORT_STAND_IN_SICK", "KPORT_STAND_IN_ONLY", "KPORT_STAND_IN_BENCH_MS", "KPORT_STAND_IN_CALLS"})
       ::unsetenv(v);
   }
 
@@ -59,14 +60,14 @@ class GpuRunnerTest : public BuildRunnerTest {
     auto put = call_raw(client, "PUT",
                         url("/api/v1/artifacts/" + hash + "?name=kport-harness-sm_90a&kind=harness&job=" +
                             std::to_string(build_id) + "&attempt=" + std::to_string(attempt)),
-                        bytes.str(),
-                        builder, "application/octet-stream");
+                        bytes.str(), builder, "application/octet-stream");
     EXPECT_EQ(put.status, 201) << put.raw;
     json::object rec{{"family", "gemm"}, {"variant", "good"}, {"status", "ok"}, {"artifact", hash}};
     auto b = post("/api/v1/jobs/" + std::to_string(build_id) + "/builds",
                   json::object{{"attempt", attempt}, {"records", json::array{rec}}}, builder);
     EXPECT_EQ(b.status, 200) << b.raw;
-    auto done = post("/api/v1/jobs/" + std::to_string(build_id) + "/complete", json::object{{"attempt", attempt}}, builder);
+    auto done =
+        post("/api/v1/jobs/" + std::to_string(build_id) + "/complete", json::object{{"attempt", attempt}}, builder);
     EXPECT_EQ(done.status, 200) << done.raw;
     auto pipeline = get("/api/v1/pipelines/" + std::to_string(p.at("id").as_int64()));
     for (const auto& j : pipeline.body.at("jobs").as_array())
@@ -75,16 +76,33 @@ class GpuRunnerTest : public BuildRunnerTest {
     return 0;
   }
 
-  void start_gpu_runner(const std::string& name, const std::string& arch = "9.0", const std::vector<std::string>& extra = {},
-                        const std::string& server = "") {
+  void start_gpu_runner(const std::string& name, const std::string& arch = "9.0",
+                        const std::vector<std::string>& extra = {}, const std::string& server = "") {
     fs::path inventory = dir.path() / "gpus.json";
     std::ofstream(inventory) << R"([{"index":0,"name":"NVIDIA H200","uuid":"GPU-0badc0de-0000-4000-8000-000000000001",)"
-                             << R"("arch":")" << arch << R"(","sm_count":132,"memory_mib":143771,"driver":"580.95.05"}])";
-    std::vector<std::string> args{KPORT_RUNNER_BIN, "--role", "gpu", "--server", server.empty() ? url("") : server,
-                                  "--registration-token", k_registration,
-                                  "--workdir", (dir.path() / ("work-" + name)).string(), "--name", name, "--gpus",
-                                  inventory.string(), "--claim-wait", "1", "--kernel-timeout", "1", "--process-timeout", "5",
-                                  "--bench-time-cap-ms", "50"};
+                             << R"("arch":")" << arch
+                             << R"(","sm_count":132,"memory_mib":143771,"driver":"580.95.05"}])";
+    std::vector<std::string> args{KPORT_RUNNER_BIN,
+                                  "--role",
+                                  "gpu",
+                                  "--server",
+                                  server.empty() ? url("") : server,
+                                  "--registration-token",
+                                  k_registration,
+                                  "--workdir",
+                                  (dir.path() / ("work-" + name)).string(),
+                                  "--name",
+                                  name,
+                                  "--gpus",
+                                  inventory.string(),
+                                  "--claim-wait",
+                                  "1",
+                                  "--kernel-timeout",
+                                  "1",
+                                  "--process-timeout",
+                                  "5",
+                                  "--bench-time-cap-ms",
+                                  "50"};
     args.insert(args.end(), extra.begin(), extra.end());
     spawn_runner(std::move(args));
   }
@@ -97,8 +115,9 @@ class GpuRunnerTest : public BuildRunnerTest {
       if (want.empty() ? (s == "succeeded" || s == "failed" || s == "cancelled") : s == want) return job;
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
-    ADD_FAILURE() << "job " << id << " did not reach " << (want.empty() ? "an end" : want) << ": " << json::serialize(job)
-                  << "\n" << runner_output();
+    ADD_FAILURE() << "job " << id << " did not reach " << (want.empty() ? "an end" : want) << ": "
+                  << json::serialize(job) << "\n"
+                  << runner_output();
     return job;
   }
 
@@ -177,12 +196,14 @@ TEST_F(GpuRunnerTest, EveryFaultBecomesAResultAndTheRunnerGoesOn) {
   EXPECT_EQ(res.at("gemm.wrong.numerics " + k_big).at("status").as_string(), "passed");
   // A segfault costs only its case: the shapes after it ran in their own processes.
   EXPECT_EQ(res.at("gemm.crash.segv " + k_mid).at("status").as_string(), "crashed");
-  EXPECT_NE(std::string(res.at("gemm.crash.segv " + k_mid).at("message").as_string()).find("signal 11"), std::string::npos);
+  EXPECT_NE(std::string(res.at("gemm.crash.segv " + k_mid).at("message").as_string()).find("signal 11"),
+            std::string::npos);
   EXPECT_EQ(res.at("gemm.crash.segv " + k_small).at("status").as_string(), "passed");
   EXPECT_EQ(res.at("gemm.crash.segv " + k_big).at("status").as_string(), "passed");
   // A hang is killed at the limit and recorded as a timeout.
   EXPECT_EQ(res.at("gemm.hang.sleep " + k_mid).at("status").as_string(), "timeout");
-  EXPECT_NE(std::string(res.at("gemm.hang.sleep " + k_mid).at("message").as_string()).find("killed after"), std::string::npos);
+  EXPECT_NE(std::string(res.at("gemm.hang.sleep " + k_mid).at("message").as_string()).find("killed after"),
+            std::string::npos);
   EXPECT_EQ(res.at("gemm.hang.sleep " + k_big).at("status").as_string(), "passed");
   // Output that is not JSON is a crash, with what was printed.
   const auto& garbage = res.at("gemm.garbage.text " + k_small);
@@ -235,14 +256,16 @@ TEST_F(GpuRunnerTest, AnUnhealthyGpuGivesTheJobBackAndTakesNoWorkUntilItAnswers)
   ASSERT_GT(check, 0);
   start_gpu_runner("flaky");
   // The segfault leaves the GPU "sick": the attempt fails for retry and the job is queued again.
-  for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(90); std::chrono::steady_clock::now() < end;) {
+  for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+       std::chrono::steady_clock::now() < end;) {
     if (runner_output().find("not taking work") != std::string::npos) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   ASSERT_NE(runner_output().find("not taking work"), std::string::npos) << runner_output();
   auto job = get("/api/v1/jobs/" + std::to_string(check)).body.as_object();
   EXPECT_EQ(job.at("status").as_string(), "queued") << json::serialize(job);
-  EXPECT_NE(std::string(job.at("failure_reason").as_string()).find("health check"), std::string::npos) << json::serialize(job);
+  EXPECT_NE(std::string(job.at("failure_reason").as_string()).find("health check"), std::string::npos)
+      << json::serialize(job);
   // Healthy again: the runner takes the job back and runs it to its end (attempt 2).
   fs::remove(sick);
   job = wait_job(check, std::chrono::seconds(120));
@@ -268,7 +291,8 @@ TEST_F(GpuRunnerTest, RoundsThatStillDisagreeAfterReMeasuringAreStoredUnstable) 
   ASSERT_GT(check, 0);
   start_gpu_runner("wobbly");
   auto job = wait_job(check, std::chrono::seconds(120));
-  EXPECT_EQ(job.at("status").as_string(), "succeeded") << json::serialize(job);  // numerics passed; the figure is flagged
+  EXPECT_EQ(job.at("status").as_string(), "succeeded")
+      << json::serialize(job);  // numerics passed; the figure is flagged
   auto res = results_of(sha);
   ASSERT_EQ(res.size(), 3u) << runner_output();
   for (const auto& [key, r] : res) {
@@ -301,7 +325,7 @@ TEST_F(GpuRunnerTest, AReMeasureThatSettlesTheRoundsStoresAStableFigure) {
     EXPECT_NEAR(r.at("timing").at("median_us").to_number<double>(), 430.5, 1e-6) << json::serialize(r);
     const auto& rounds = r.at("env").at("timing").at("rounds").as_array();
     ASSERT_EQ(rounds.size(), 3u);
-    EXPECT_TRUE(rounds[0].at("outlier").as_bool());  // the 4.5 ms round
+    EXPECT_TRUE(rounds[0].at("outlier").as_bool());                         // the 4.5 ms round
     EXPECT_EQ(r.at("timing").at("samples").to_number<std::int64_t>(), 40);  // the two rounds behind the figure
   }
   EXPECT_NE(runner_output().find("re-measuring, round 1 of at most 2"), std::string::npos);
@@ -321,9 +345,12 @@ std::vector<Call> calls_in(const std::string& text) {
     std::istringstream words(line);
     bool after_bar = false;
     for (std::string w; words >> w;) {
-      if (w == "|") after_bar = true;
-      else if (after_bar && w != "seeds") c.seeds.push_back(w);
-      else if (!after_bar) c.args.push_back(w);
+      if (w == "|")
+        after_bar = true;
+      else if (after_bar && w != "seeds")
+        c.seeds.push_back(w);
+      else if (!after_bar)
+        c.args.push_back(w);
     }
     out.push_back(std::move(c));
   }
@@ -479,7 +506,8 @@ TEST_F(GpuRunnerTest, AKilledRunnersJobComesBackByLeaseExpiryAndRunsElsewhere) {
   start_gpu_runner("doomed", "9.0", {"--check-parallel", "1"});
   wait_job(check, std::chrono::seconds(60), "running");
   // Let it get into the hang (the fourth instance), then kill it outright.
-  for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60); std::chrono::steady_clock::now() < end;) {
+  for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+       std::chrono::steady_clock::now() < end;) {
     if (runner_output().find("gemm.hang.sleep") != std::string::npos) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
@@ -505,7 +533,8 @@ TEST_F(GpuRunnerTest, AKilledRunnersJobComesBackByLeaseExpiryAndRunsElsewhere) {
   EXPECT_EQ(results_of(sha).size(), 18u);
   // Both attempts' results are kept, results being immutable: the first attempt's failure of
   // gemm.wrong.numerics beside the second attempt's three cases.
-  auto wrong = get("/api/v1/results?commit=" + sha + "&instance=gemm.wrong.numerics&limit=100").body.at("items").as_array();
+  auto wrong =
+      get("/api/v1/results?commit=" + sha + "&instance=gemm.wrong.numerics&limit=100").body.at("items").as_array();
   EXPECT_EQ(wrong.size(), 4u);
 }
 
@@ -518,11 +547,14 @@ TEST_F(GpuRunnerTest, WithoutAHarnessArtifactTheRunnerBuildsOne) {
   std::string sha = make_repository();
   add_target("sm_80", "8.0");
   ASSERT_EQ(post("/api/v1/repositories", json::object{{"name", "kernels"}, {"url", origin}}, k_admin).status, 201);
-  auto p = post("/api/v1/pipelines", json::object{{"commit", sha}, {"repo", "kernels"}, {"targets", json::array{"sm_80"}}}, k_admin);
+  auto p = post("/api/v1/pipelines",
+                json::object{{"commit", sha}, {"repo", "kernels"}, {"targets", json::array{"sm_80"}}}, k_admin);
   ASSERT_EQ(p.status, 201) << p.raw;
-  auto reg = post("/api/v1/runners/register",
-                  json::object{{"name", "builder"}, {"role", "build"}, {"capabilities", json::object{{"targets", json::array{"sm_80"}}}}},
-                  k_registration);
+  auto reg = post(
+      "/api/v1/runners/register",
+      json::object{
+          {"name", "builder"}, {"role", "build"}, {"capabilities", json::object{{"targets", json::array{"sm_80"}}}}},
+      k_registration);
   ASSERT_EQ(reg.status, 201) << reg.raw;
   std::string builder(reg.body.at("token").as_string());
   auto job = claim(builder, 2);
@@ -530,7 +562,10 @@ TEST_F(GpuRunnerTest, WithoutAHarnessArtifactTheRunnerBuildsOne) {
   std::string build_id = std::to_string(job.at("id").to_number<std::int64_t>());
   int attempt = static_cast<int>(job.at("attempt").to_number<std::int64_t>());
   json::object rec{{"family", "softmax"}, {"variant", "tiny"}, {"status", "ok"}};  // no artifact
-  ASSERT_EQ(post("/api/v1/jobs/" + build_id + "/builds", json::object{{"attempt", attempt}, {"records", json::array{rec}}}, builder).status, 200);
+  ASSERT_EQ(post("/api/v1/jobs/" + build_id + "/builds",
+                 json::object{{"attempt", attempt}, {"records", json::array{rec}}}, builder)
+                .status,
+            200);
   ASSERT_EQ(post("/api/v1/jobs/" + build_id + "/complete", json::object{{"attempt", attempt}}, builder).status, 200);
   std::int64_t check = 0;
   auto pipeline = get("/api/v1/pipelines/" + std::to_string(p.body.at("id").as_int64()));
@@ -540,10 +575,12 @@ TEST_F(GpuRunnerTest, WithoutAHarnessArtifactTheRunnerBuildsOne) {
 
   start_gpu_runner("builds-its-own", "8.0");
   json::object state;
-  for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(400); std::chrono::steady_clock::now() < end;) {
+  for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(400);
+       std::chrono::steady_clock::now() < end;) {
     state = get("/api/v1/jobs/" + std::to_string(check)).body.as_object();
     std::string st(state.at("status").as_string());
-    if ((st == "queued" && state.at("attempt").to_number<std::int64_t>() >= 1) || st == "failed" || st == "succeeded") break;
+    if ((st == "queued" && state.at("attempt").to_number<std::int64_t>() >= 1) || st == "failed" || st == "succeeded")
+      break;
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   std::string out = runner_output();
@@ -557,7 +594,8 @@ TEST_F(GpuRunnerTest, WithoutAHarnessArtifactTheRunnerBuildsOne) {
   EXPECT_NE(out.find("uploaded the locally built harness"), std::string::npos) << out;
   EXPECT_EQ(get("/api/v1/artifacts/" + crypto::sha256_hex(slurp(linked)) + "?meta=1").status, 200);
   ASSERT_EQ(state.at("status").as_string(), "queued") << json::serialize(state) << out;
-  EXPECT_NE(std::string(state.at("failure_reason").as_string()).find("not usable"), std::string::npos) << json::serialize(state);
+  EXPECT_NE(std::string(state.at("failure_reason").as_string()).find("not usable"), std::string::npos)
+      << json::serialize(state);
 }
 
 // A proxy in front of the real coordinator, as a runner often has one: it forwards
@@ -623,7 +661,8 @@ TEST_F(GpuRunnerTest, A200HtmlHeartbeatAnswerMidJobIsLoggedAndTheJobStillFinishe
       << json::serialize(job);
   EXPECT_EQ(results_of(sha).size(), 18u) << runner_output();
   EXPECT_EQ(proxy.html_sent(), 1);
-  EXPECT_GE(proxy.beats_forwarded(), 1) << "the runner did not heartbeat again after the HTML answer\n" << runner_output();
+  EXPECT_GE(proxy.beats_forwarded(), 1) << "the runner did not heartbeat again after the HTML answer\n"
+                                        << runner_output();
   const std::string out = runner_output();
   EXPECT_NE(out.find("heartbeat failed; the lease holds until it expires"), std::string::npos) << out;
   EXPECT_NE(out.find("502 Bad Gateway"), std::string::npos) << "the log must say what came back\n" << out;

@@ -44,7 +44,7 @@
 namespace {
 
 const std::vector<std::string> k_instances = {"gemm.good.steady", "gemm.wrong.numerics", "gemm.crash.segv",
-                                              "gemm.hang.sleep", "gemm.garbage.text", "gemm.fault.kernel"};
+                                              "gemm.hang.sleep",  "gemm.garbage.text",   "gemm.fault.kernel"};
 const std::vector<std::string> k_grid = {"m=128,n=128,k=128", "m=256,n=256,k=256", "m=512,n=512,k=512"};
 const std::string k_trouble = "m=256,n=256,k=256";
 
@@ -117,11 +117,12 @@ std::string run_case(const std::string& cmd, const std::string& inst, const std:
   const double steady_ms = 0.1 * std::stoi(shape.substr(2)) / 128 * (inst == "gemm.good.steady" ? 1.0 : 1.2);
   const double ms = scripted && inst == "gemm.good.steady" ? *scripted : steady_ms;
   char timing[400];
-  std::snprintf(timing, sizeof timing,
-                ",\"verdict\":\"measured\",\"clock_before\":{\"sm_mhz\":1980,\"source\":\"stand-in\"},"
-                "\"clock_after\":{\"sm_mhz\":1970,\"source\":\"stand-in\"},\"timing\":{\"median_ms\":%g,\"stddev_ms\":%g,"
-                "\"samples\":20},\"baseline\":{\"name\":\"cpu loop\",\"timing\":{\"median_ms\":%g}},\"ratio\":0.5,\"tflops\":%g}",
-                ms, ms * 0.01, ms * 0.5, 1e-3 / ms);
+  std::snprintf(
+      timing, sizeof timing,
+      ",\"verdict\":\"measured\",\"clock_before\":{\"sm_mhz\":1980,\"source\":\"stand-in\"},"
+      "\"clock_after\":{\"sm_mhz\":1970,\"source\":\"stand-in\"},\"timing\":{\"median_ms\":%g,\"stddev_ms\":%g,"
+      "\"samples\":20},\"baseline\":{\"name\":\"cpu loop\",\"timing\":{\"median_ms\":%g}},\"ratio\":0.5,\"tflops\":%g}",
+      ms, ms * 0.01, ms * 0.5, 1e-3 / ms);
   done.push_back(shape);
   return head + timing;
 }
@@ -142,22 +143,29 @@ int main(int argc, char** argv) {
   // Like the real harness: random unless --seed names one.
   std::uint64_t seed = (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
   for (std::size_t i = 1; i < a.size(); ++i) {
-    if (a[i] == "--all") all = true;
-    else if (a[i] == "--plan") plan = true;
-    else if (a[i] == "--no-baseline") settings += std::string(settings.empty() ? "" : ",") + "\"baseline\":\"off\"";
+    if (a[i] == "--all")
+      all = true;
+    else if (a[i] == "--plan")
+      plan = true;
+    else if (a[i] == "--no-baseline")
+      settings += std::string(settings.empty() ? "" : ",") + "\"baseline\":\"off\"";
     else if (a[i] == "--case" && i + 1 < a.size()) {
       const std::string& text = a[++i];
       const auto x = text.find(':'), y = text.find(':', x + 1);
       if (y == std::string::npos) return usage("--case '" + text + "' is not INSTANCE:DTYPE:SHAPE");
       listed.emplace_back(text.substr(0, x), text.substr(y + 1));
       all = true;
-    } else if (a[i] == "--instance" && i + 1 < a.size()) instance = a[++i];
-    else if (a[i] == "--shape" && i + 1 < a.size()) shape = a[++i];
-    else if (a[i] == "--dtype" && i + 1 < a.size()) dtype = a[++i];
+    } else if (a[i] == "--instance" && i + 1 < a.size())
+      instance = a[++i];
+    else if (a[i] == "--shape" && i + 1 < a.size())
+      shape = a[++i];
+    else if (a[i] == "--dtype" && i + 1 < a.size())
+      dtype = a[++i];
     else if (a[i] == "--seed" && i + 1 < a.size()) {
       const std::string& text = a[++i];
       auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seed);
-      if (ec != std::errc() || end != text.data() + text.size()) return usage("--seed: '" + text + "' is not an unsigned integer");
+      if (ec != std::errc() || end != text.data() + text.size())
+        return usage("--seed: '" + text + "' is not an unsigned integer");
     } else if ((a[i] == "--timeout-s" || a[i] == "--time-cap-ms" || a[i] == "--warmup-ms" || a[i] == "--min-samples" ||
                 a[i] == "--max-rse" || a[i] == "--max-duty" || a[i] == "--throttle-threshold" ||
                 a[i] == "--throttle-recovery-ms" || a[i] == "--sample-gap-ms" || a[i] == "--l2-flush" ||
@@ -165,7 +173,8 @@ int main(int argc, char** argv) {
                i + 1 < a.size()) {
       settings += std::string(settings.empty() ? "" : ",") + "\"" + a[i].substr(2) + "\":\"" + a[i + 1] + "\"";
       ++i;
-    } else return usage("unknown option " + a[i]);
+    } else
+      return usage("unknown option " + a[i]);
   }
   // Stray output, as CUDA and its libraries print it; the shapes defeat any guess at where
   // a JSON document starts or ends in mixed output.
@@ -190,9 +199,10 @@ int main(int argc, char** argv) {
       std::printf("{\"error\":{\"code\":\"no_device\",\"message\":\"cudaGetDeviceCount: unknown error\"}}\n");
       return 3;
     }
-    std::printf("{\"name\":\"Stand-in GPU\",\"uuid\":\"%s\",\"compute_capability\":\"%s\",\"runtime_version\":\"13.0\","
-                "\"clock\":{\"sm_mhz\":1980,\"source\":\"stand-in\"}}\n",
-                env("CUDA_VISIBLE_DEVICES").c_str(), env("KPORT_STAND_IN_CC", "9.0").c_str());
+    std::printf(
+        "{\"name\":\"Stand-in GPU\",\"uuid\":\"%s\",\"compute_capability\":\"%s\",\"runtime_version\":\"13.0\","
+        "\"clock\":{\"sm_mhz\":1980,\"source\":\"stand-in\"}}\n",
+        env("CUDA_VISIBLE_DEVICES").c_str(), env("KPORT_STAND_IN_CC", "9.0").c_str());
     return 0;
   }
   if (cmd != "check" && cmd != "bench") return usage("unknown command " + cmd);
@@ -230,9 +240,10 @@ int main(int argc, char** argv) {
     for (const auto& x : a) log << x << ' ';
     log << "| seeds " << seeds << "\n";
   }
-  std::printf("{\"schema_version\":1,\"command\":\"%s\",\"seed\":%s,\"settings\":{%s},\"results\":[%s]%s}\n", cmd.c_str(),
-              std::to_string(seed).c_str(), settings.c_str(), results.c_str(),
-              fault ? ",\"error\":{\"code\":\"kernel_fault\",\"message\":\"an illegal memory access was encountered\"}" : "");
+  std::printf(
+      "{\"schema_version\":1,\"command\":\"%s\",\"seed\":%s,\"settings\":{%s},\"results\":[%s]%s}\n", cmd.c_str(),
+      std::to_string(seed).c_str(), settings.c_str(), results.c_str(),
+      fault ? ",\"error\":{\"code\":\"kernel_fault\",\"message\":\"an illegal memory access was encountered\"}" : "");
   std::fflush(stdout);
   std::fprintf(stderr, "stand-in: done }\n");
   return fault ? 4 : (results.find("\"failed\"") != std::string::npos ? 1 : 0);

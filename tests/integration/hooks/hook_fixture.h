@@ -18,13 +18,19 @@ class HookTest : public CoordinatorTest {
                                const std::string& after, bool forced = false, const std::string& parent = "") {
     boost::json::array commits;
     if (after != std::string(40, '0')) {
-      boost::json::object c{{"id", after}, {"message", "change gemm"}, {"timestamp", "2026-11-29T17:45:00Z"},
+      boost::json::object c{{"id", after},
+                            {"message", "change gemm"},
+                            {"timestamp", "2026-11-29T17:45:00Z"},
                             {"author", boost::json::object{{"name", "Dev"}, {"email", "dev@example.com"}}}};
       if (!parent.empty()) c["parents"] = boost::json::array{parent};
       commits.push_back(std::move(c));
     }
     return boost::json::serialize(boost::json::object{
-        {"ref", ref}, {"before", before}, {"after", after}, {"forced", forced}, {"deleted", after == std::string(40, '0')},
+        {"ref", ref},
+        {"before", before},
+        {"after", after},
+        {"forced", forced},
+        {"deleted", after == std::string(40, '0')},
         {"repository", boost::json::object{{"full_name", repo}, {"clone_url", "https://example.com/" + repo + ".git"}}},
         {"commits", std::move(commits)}});
   }
@@ -47,11 +53,14 @@ class HookTest : public CoordinatorTest {
     return crypto::to_hex(crypto::hmac_sha256(secret, body));
   }
   JsonReply github(const std::string& body, const std::string& delivery, const std::string& secret = k_hook_secret) {
-    return send(body, {{"X-GitHub-Event", "push"}, {"X-GitHub-Delivery", delivery},
+    return send(body, {{"X-GitHub-Event", "push"},
+                       {"X-GitHub-Delivery", delivery},
                        {"X-Hub-Signature-256", "sha256=" + hmac_hex(secret, body)}});
   }
   JsonReply gitea(const std::string& body, const std::string& delivery, const std::string& secret = k_hook_secret) {
-    return send(body, {{"X-Gitea-Event", "push"}, {"X-Gitea-Delivery", delivery}, {"X-Gitea-Signature", hmac_hex(secret, body)}});
+    return send(
+        body,
+        {{"X-Gitea-Event", "push"}, {"X-Gitea-Delivery", delivery}, {"X-Gitea-Signature", hmac_hex(secret, body)}});
   }
   JsonReply gitlab(const std::string& body, const std::string& uuid, const std::string& token = k_hook_secret) {
     return send(body, {{"X-Gitlab-Event", "Push Hook"}, {"X-Gitlab-Event-UUID", uuid}, {"X-Gitlab-Token", token}});

@@ -18,7 +18,10 @@ class Hooks : public HookTest {
   void SetUp() override {
     HookTest::SetUp();
     add_target("sm_90a", "9.0");
-    ASSERT_EQ(post("/api/v1/repositories", object{{"name", "org/kernels"}, {"url", "https://example.com/org/kernels.git"}}, k_admin).status, 201);
+    ASSERT_EQ(post("/api/v1/repositories",
+                   object{{"name", "org/kernels"}, {"url", "https://example.com/org/kernels.git"}}, k_admin)
+                  .status,
+              201);
   }
   const std::string zero = std::string(40, '0');
 };
@@ -47,9 +50,14 @@ TEST_F(Hooks, GiteaAndGitlabFormatsAreAcceptedAndTheRepositoryFoundByUrl) {
   EXPECT_EQ(r.body.at("source").as_string(), "gitea");
   // GitLab names the project by path and its URLs; match on the registered URL.
   std::string body = boost::json::serialize(object{
-      {"object_kind", "push"}, {"ref", "refs/heads/dev"}, {"before", zero}, {"after", commit_sha(4)},
-      {"project", object{{"path_with_namespace", "group/other-name"}, {"git_http_url", "https://example.com/org/kernels.git"}}},
-      {"commits", boost::json::array{object{{"id", commit_sha(4)}, {"message", "m"}, {"timestamp", "2026-11-29T18:00:00+01:00"}}}}});
+      {"object_kind", "push"},
+      {"ref", "refs/heads/dev"},
+      {"before", zero},
+      {"after", commit_sha(4)},
+      {"project",
+       object{{"path_with_namespace", "group/other-name"}, {"git_http_url", "https://example.com/org/kernels.git"}}},
+      {"commits", boost::json::array{
+                      object{{"id", commit_sha(4)}, {"message", "m"}, {"timestamp", "2026-11-29T18:00:00+01:00"}}}}});
   r = gitlab(body, "gl-uuid-1");
   EXPECT_EQ(r.status, 201) << r.raw;
   EXPECT_EQ(r.body.at("source").as_string(), "gitlab");
@@ -69,7 +77,8 @@ TEST_F(Hooks, BadSignatureIs401AndQueuesNothing) {
   r = gitlab(body, "bad-4", "wrong-token");
   EXPECT_EQ(r.status, 401) << r.raw;
   // A body altered after signing.
-  r = send(body + " ", {{"X-GitHub-Event", "push"}, {"X-GitHub-Delivery", "bad-5"},
+  r = send(body + " ", {{"X-GitHub-Event", "push"},
+                        {"X-GitHub-Delivery", "bad-5"},
                         {"X-Hub-Signature-256", "sha256=" + hmac_hex(k_hook_secret, body)}});
   EXPECT_EQ(r.status, 401) << r.raw;
   EXPECT_EQ(pipeline_count(), 0);
@@ -86,12 +95,14 @@ TEST_F(Hooks, UnknownRepositoryIs404) {
 }
 
 TEST_F(Hooks, MalformedPayloadsAre400) {
-  for (const std::string& body : {std::string("{not json"), std::string("[]"),
-                                 std::string(R"({"ref":"refs/heads/main","before":"x","after":"y","repository":{"full_name":"org/kernels"}})"),
-                                 std::string(R"({"before":")" + zero + R"(","after":")" + commit_sha(7) + R"(","repository":{"full_name":"org/kernels"}})"),
-                                 std::string(R"({"ref":"refs/heads/main","before":")" + zero + R"(","after":")" + commit_sha(7) + R"("})"),
-                                 std::string(R"({"ref":"refs/heads/main","before":")" + zero + R"(","after":")" + commit_sha(7) +
-                                             R"(","repository":{"full_name":"org/kernels"},"commits":[{"id":"nope"}]})")}) {
+  for (const std::string& body :
+       {std::string("{not json"), std::string("[]"),
+        std::string(R"({"ref":"refs/heads/main","before":"x","after":"y","repository":{"full_name":"org/kernels"}})"),
+        std::string(R"({"before":")" + zero + R"(","after":")" + commit_sha(7) +
+                    R"(","repository":{"full_name":"org/kernels"}})"),
+        std::string(R"({"ref":"refs/heads/main","before":")" + zero + R"(","after":")" + commit_sha(7) + R"("})"),
+        std::string(R"({"ref":"refs/heads/main","before":")" + zero + R"(","after":")" + commit_sha(7) +
+                    R"(","repository":{"full_name":"org/kernels"},"commits":[{"id":"nope"}]})")}) {
     auto r = github(body, "malformed-" + std::to_string(body.size()));
     EXPECT_EQ(r.status, 400) << body << " -> " << r.raw;
     EXPECT_TRUE(r.body.is_object() && r.body.as_object().contains("error")) << r.raw;
@@ -121,7 +132,9 @@ TEST_F(Hooks, TheSameDeliveryTwiceMakesOnePipeline) {
 
 TEST_F(Hooks, ConcurrentRedeliveriesStillMakeOnePipeline) {
   std::string body = push_body("org/kernels", "refs/heads/main", zero, commit_sha(20));
-  http::HeaderList headers = {{"Content-Type", "application/json"}, {"X-GitHub-Event", "push"}, {"X-GitHub-Delivery", "race-1"},
+  http::HeaderList headers = {{"Content-Type", "application/json"},
+                              {"X-GitHub-Event", "push"},
+                              {"X-GitHub-Delivery", "race-1"},
                               {"X-Hub-Signature-256", "sha256=" + hmac_hex(k_hook_secret, body)}};
   std::vector<int> statuses(8, 0);
   std::vector<std::thread> senders;
@@ -139,7 +152,8 @@ TEST_F(Hooks, ConcurrentRedeliveriesStillMakeOnePipeline) {
 
 TEST_F(Hooks, NonPushEventsAndTagsAreAcknowledgedWithoutPipelines) {
   std::string ping = R"({"zen":"Keep it logically awesome.","hook_id":1})";
-  auto r = send(ping, {{"X-GitHub-Event", "ping"}, {"X-GitHub-Delivery", "ping-1"},
+  auto r = send(ping, {{"X-GitHub-Event", "ping"},
+                       {"X-GitHub-Delivery", "ping-1"},
                        {"X-Hub-Signature-256", "sha256=" + hmac_hex(k_hook_secret, ping)}});
   EXPECT_EQ(r.status, 202) << r.raw;
   r = github(push_body("org/kernels", "refs/tags/v1", zero, commit_sha(10)), "tag-1");

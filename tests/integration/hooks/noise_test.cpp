@@ -15,17 +15,27 @@ using boost::json::object;
 const std::string k_shape = "m=4096,n=4096,k=4096";
 
 object build_ok(const std::string& variant) {
-  return object{{"family", "gemm"}, {"variant", variant}, {"status", "ok"}, {"message", ""}, {"registers", 96},
-                {"shared_mem_bytes", 1024}, {"spill_stores_bytes", 0}, {"spill_loads_bytes", 0}};
+  return object{{"family", "gemm"}, {"variant", variant},       {"status", "ok"},          {"message", ""},
+                {"registers", 96},  {"shared_mem_bytes", 1024}, {"spill_stores_bytes", 0}, {"spill_loads_bytes", 0}};
 }
 
 // A result as the GPU runner uploads it, naming the harness binary it ran.
-object result(const std::string& variant, double median_us, const std::string& harness, const std::string& status = "passed",
-              std::int64_t seed = 1) {
-  object r{{"family", "gemm"}, {"variant", variant}, {"instance", "gemm." + variant + ".default"}, {"dtype", "bf16"},
-           {"shape", k_shape}, {"toolkit", "13.0"}, {"gpu_model", "NVIDIA H200"}, {"gpu_uuid", "GPU-1"},
-           {"arch", "9.0"}, {"driver", "580.1"}, {"status", status}, {"max_rel_err", status == "passed" ? 1e-3 : 0.5},
-           {"tolerance", 1e-2}, {"seed", seed},
+object result(const std::string& variant, double median_us, const std::string& harness,
+              const std::string& status = "passed", std::int64_t seed = 1) {
+  object r{{"family", "gemm"},
+           {"variant", variant},
+           {"instance", "gemm." + variant + ".default"},
+           {"dtype", "bf16"},
+           {"shape", k_shape},
+           {"toolkit", "13.0"},
+           {"gpu_model", "NVIDIA H200"},
+           {"gpu_uuid", "GPU-1"},
+           {"arch", "9.0"},
+           {"driver", "580.1"},
+           {"status", status},
+           {"max_rel_err", status == "passed" ? 1e-3 : 0.5},
+           {"tolerance", 1e-2},
+           {"seed", seed},
            {"env", object{{"reproduce", object{{"harness_sha256", harness}, {"target", "sm_90a"}}}}}};
   if (status == "passed") {
     r["median_us"] = median_us;
@@ -42,20 +52,27 @@ class NoiseVerdicts : public HookTest {
   void SetUp() override {
     HookTest::SetUp();
     add_target("sm_90a", "9.0");
-    ASSERT_EQ(post("/api/v1/repositories", object{{"name", "org/kernels"}, {"url", "/srv/git/kernels.git"}}, k_admin).status, 201);
+    ASSERT_EQ(
+        post("/api/v1/repositories", object{{"name", "org/kernels"}, {"url", "/srv/git/kernels.git"}}, k_admin).status,
+        201);
     builder = register_runner("builder", "build");
     gpu = register_runner("h200", "gpu", "9.0", "NVIDIA H200");
   }
 
   void push(const std::string& sha, const std::string& parent) {
-    auto r = github(push_body("org/kernels", "refs/heads/main", parent.empty() ? std::string(40, '0') : parent, sha, false, parent),
-                    "delivery-" + sha);
+    auto r = github(
+        push_body("org/kernels", "refs/heads/main", parent.empty() ? std::string(40, '0') : parent, sha, false, parent),
+        "delivery-" + sha);
     ASSERT_EQ(r.status, 201) << r.raw;
   }
   // Another pipeline of a commit already pushed: the same build again, so the same harness.
   void rerun(const std::string& sha) {
-    auto r = post("/api/v1/pipelines", object{{"commit", sha}, {"repo", "org/kernels"}, {"ref", "refs/heads/main"},
-                                              {"reason", "manual"}, {"targets", array{"sm_90a"}}},
+    auto r = post("/api/v1/pipelines",
+                  object{{"commit", sha},
+                         {"repo", "org/kernels"},
+                         {"ref", "refs/heads/main"},
+                         {"reason", "manual"},
+                         {"targets", array{"sm_90a"}}},
                   k_admin);
     ASSERT_EQ(r.status, 201) << r.raw;
   }
@@ -65,7 +82,8 @@ class NoiseVerdicts : public HookTest {
     EXPECT_EQ(job.at("commit").as_string(), expect_commit);
     const std::string base = "/api/v1/jobs/" + std::to_string(job.at("id").to_number<std::int64_t>());
     const std::int64_t attempt = job.at("attempt").to_number<std::int64_t>();
-    auto up = post(base + (key == "records" ? "/builds" : "/results"), object{{"attempt", attempt}, {key, std::move(records)}}, token);
+    auto up = post(base + (key == "records" ? "/builds" : "/results"),
+                   object{{"attempt", attempt}, {key, std::move(records)}}, token);
     EXPECT_EQ(up.status, 200) << up.raw;
     auto done = post(base + "/complete", object{{"attempt", attempt}, {"status", "succeeded"}}, token);
     EXPECT_EQ(done.status, 200) << done.raw;

@@ -30,7 +30,9 @@ class PipelineReasons : public HookTest {
   void SetUp() override {
     HookTest::SetUp();
     add_target("sm_90a", "9.0");
-    ASSERT_EQ(post("/api/v1/repositories", object{{"name", "org/kernels"}, {"url", "/srv/git/kernels.git"}}, k_admin).status, 201);
+    ASSERT_EQ(
+        post("/api/v1/repositories", object{{"name", "org/kernels"}, {"url", "/srv/git/kernels.git"}}, k_admin).status,
+        201);
     object caps{{"toolkit", "13.0"}, {"targets", array{"sm_80", "sm_90a", "sm_100a"}}, {"cores", 2}};
     auto b = post("/api/v1/runners/register", object{{"name", "builder"}, {"role", "build"}, {"capabilities", caps}},
                   k_registration);
@@ -41,14 +43,16 @@ class PipelineReasons : public HookTest {
 
   // sm_80 code is registered to be checked on 8.6 and 9.0 GPUs as well as its own 8.0.
   void add_sm80() {
-    auto r = put("/api/v1/targets/sm_80", object{{"arch", "8.0"}, {"features", array{"mma_sync"}}, {"check_arches", array{"8.6", "9.0"}}},
-                 k_admin);
+    auto r =
+        put("/api/v1/targets/sm_80",
+            object{{"arch", "8.0"}, {"features", array{"mma_sync"}}, {"check_arches", array{"8.6", "9.0"}}}, k_admin);
     ASSERT_EQ(r.status, 201) << r.raw;
   }
 
   JsonReply push(const std::string& sha, const std::string& parent, const std::string& delivery) {
-    return github(push_body("org/kernels", "refs/heads/main", parent.empty() ? std::string(40, '0') : parent, sha, false, parent),
-                  delivery);
+    return github(
+        push_body("org/kernels", "refs/heads/main", parent.empty() ? std::string(40, '0') : parent, sha, false, parent),
+        delivery);
   }
 
   JsonReply trigger(object body) {
@@ -78,7 +82,8 @@ class PipelineReasons : public HookTest {
     const std::string base = "/api/v1/jobs/" + std::to_string(job.at("id").to_number<std::int64_t>());
     const std::int64_t attempt = job.at("attempt").to_number<std::int64_t>();
     if (!key.empty()) {
-      auto up = post(base + (key == "records" ? "/builds" : "/results"), object{{"attempt", attempt}, {key, std::move(items)}}, token);
+      auto up = post(base + (key == "records" ? "/builds" : "/results"),
+                     object{{"attempt", attempt}, {key, std::move(items)}}, token);
       EXPECT_EQ(up.status, 200) << up.raw;
     }
     auto done = post(base + "/complete", object{{"attempt", attempt}, {"status", "succeeded"}}, token);
@@ -107,8 +112,9 @@ TEST_F(PipelineReasons, APushBuildsEveryTargetAndEachBuildSpawnsTheChecksOfItsAr
   ASSERT_TRUE(first.is_object() && second.is_object());
   // sm_80 is checked on its own arch as well as the registered 8.6 and 9.0.
   auto jobs = jobs_of(pipeline);
-  EXPECT_EQ(described(jobs), (std::vector<std::string>{"build sm_80 - -", "build sm_90a - -", "check sm_80 8.0 -",
-                                                       "check sm_80 8.6 -", "check sm_80 9.0 -", "check sm_90a 9.0 -"}));
+  EXPECT_EQ(described(jobs),
+            (std::vector<std::string>{"build sm_80 - -", "build sm_90a - -", "check sm_80 8.0 -", "check sm_80 8.6 -",
+                                      "check sm_80 9.0 -", "check sm_90a 9.0 -"}));
   for (const auto& j : jobs) {
     if (j.at("kind") != "check") continue;
     const std::int64_t build = j.at("target") == first.at("target") ? id_of(first) : id_of(second);
@@ -120,7 +126,8 @@ TEST_F(PipelineReasons, APushBuildsEveryTargetAndEachBuildSpawnsTheChecksOfItsAr
   auto again = push(a, "", "delivery-2");
   EXPECT_EQ(again.status, 202) << again.raw;
   EXPECT_TRUE(again.body.at("pipeline").is_null());
-  EXPECT_NE(again.raw.find("already validated by pipeline " + std::to_string(pipeline)), std::string::npos) << again.raw;
+  EXPECT_NE(again.raw.find("already validated by pipeline " + std::to_string(pipeline)), std::string::npos)
+      << again.raw;
 }
 
 TEST_F(PipelineReasons, ManualNewTargetAndPushTriggersBuildWhatTheyName) {
@@ -129,10 +136,12 @@ TEST_F(PipelineReasons, ManualNewTargetAndPushTriggersBuildWhatTheyName) {
   auto manual = trigger(object{{"commit", a}, {"reason", "manual"}});
   ASSERT_EQ(manual.status, 201) << manual.raw;
   EXPECT_EQ(manual.body.at("reason"), "manual");
-  EXPECT_EQ(described(manual.body.at("jobs").as_array()), (std::vector<std::string>{"build sm_80 - -", "build sm_90a - -"}))
+  EXPECT_EQ(described(manual.body.at("jobs").as_array()),
+            (std::vector<std::string>{"build sm_80 - -", "build sm_90a - -"}))
       << "no targets named: every known target";
 
-  ASSERT_EQ(put("/api/v1/targets/sm_100a", object{{"arch", "10.0"}, {"features", array{"tcgen05"}}}, k_admin).status, 201);
+  ASSERT_EQ(put("/api/v1/targets/sm_100a", object{{"arch", "10.0"}, {"features", array{"tcgen05"}}}, k_admin).status,
+            201);
   auto bringup = trigger(object{{"commit", a}, {"reason", "new_target"}, {"targets", array{"sm_100a"}}});
   ASSERT_EQ(bringup.status, 201) << bringup.raw;
   EXPECT_EQ(bringup.body.at("reason"), "new_target");
@@ -180,7 +189,9 @@ TEST_F(PipelineReasons, ANewGpuAndANewDriverCheckEachTargetsLatestBuildPinnedToT
   // A second driver on the model: every target 9.0 checks (sm_90a by its own arch, sm_80
   // by registration), pinned to the model, on the build that succeeded.
   object caps{{"arch", "9.0"}, {"gpu_model", "NVIDIA H200"}, {"driver", "600.1"}, {"gpu_uuid", "GPU-2"}};
-  ASSERT_EQ(post("/api/v1/runners/register", object{{"name", "h200-b"}, {"role", "gpu"}, {"capabilities", caps}}, k_registration).status,
+  ASSERT_EQ(post("/api/v1/runners/register", object{{"name", "h200-b"}, {"role", "gpu"}, {"capabilities", caps}},
+                 k_registration)
+                .status,
             201);
   auto opened = post("/api/v1/revalidations", object{{"gpu_model", "NVIDIA H200"}, {"driver", "600.1"}}, k_admin);
   ASSERT_EQ(opened.status, 201) << opened.raw;
@@ -202,14 +213,17 @@ TEST_F(PipelineReasons, ANewGpuAndANewDriverCheckEachTargetsLatestBuildPinnedToT
 
   // A GPU model never seen: reason new_gpu, everything checked (no instance list).
   object other{{"arch", "9.0"}, {"gpu_model", "NVIDIA H100"}, {"driver", "580.1"}, {"gpu_uuid", "GPU-3"}};
-  ASSERT_EQ(post("/api/v1/runners/register", object{{"name", "h100"}, {"role", "gpu"}, {"capabilities", other}}, k_registration).status,
+  ASSERT_EQ(post("/api/v1/runners/register", object{{"name", "h100"}, {"role", "gpu"}, {"capabilities", other}},
+                 k_registration)
+                .status,
             201);
   auto h100 = post("/api/v1/revalidations", object{{"gpu_model", "NVIDIA H100"}, {"driver", "580.1"}}, k_admin);
   ASSERT_EQ(h100.status, 201) << h100.raw;
   const std::int64_t h100_pipeline = h100.body.at("pipeline").to_number<std::int64_t>();
   EXPECT_EQ(get("/api/v1/pipelines/" + std::to_string(h100_pipeline)).body.at("reason"), "new_gpu");
   auto h100_jobs = jobs_of(h100_pipeline);
-  EXPECT_EQ(described(h100_jobs), (std::vector<std::string>{"check sm_80 9.0 NVIDIA H100", "check sm_90a 9.0 NVIDIA H100"}));
+  EXPECT_EQ(described(h100_jobs),
+            (std::vector<std::string>{"check sm_80 9.0 NVIDIA H100", "check sm_90a 9.0 NVIDIA H100"}));
   for (const auto& j : h100_jobs) EXPECT_FALSE(j.at("payload").as_object().contains("instances")) << j;
 }
 
@@ -217,8 +231,8 @@ TEST_F(PipelineReasons, ACommitPushedByEveryPathAtOnceIsValidatedOnce) {
   // Webhooks with their own delivery ids and git-watch triggers, all for one commit.
   const std::string sha = commit_sha(5);
   const std::string body = push_body("org/kernels", "refs/heads/main", std::string(40, '0'), sha);
-  const std::string trigger_body =
-      boost::json::serialize(object{{"commit", sha}, {"repo", "org/kernels"}, {"ref", "refs/heads/main"}, {"reason", "push"}});
+  const std::string trigger_body = boost::json::serialize(
+      object{{"commit", sha}, {"repo", "org/kernels"}, {"ref", "refs/heads/main"}, {"reason", "push"}});
   std::vector<int> statuses(12, 0);
   std::vector<std::thread> senders;
   for (std::size_t i = 0; i < statuses.size(); ++i)
@@ -245,15 +259,27 @@ TEST_F(PipelineReasons, ACommitPushedByEveryPathAtOnceIsValidatedOnce) {
 }
 
 object build_record(const std::string& variant) {
-  return object{{"family", "gemm"}, {"variant", variant}, {"status", "ok"}, {"message", ""}, {"registers", 96},
-                {"shared_mem_bytes", 1024}, {"spill_stores_bytes", 0}, {"spill_loads_bytes", 0}};
+  return object{{"family", "gemm"}, {"variant", variant},       {"status", "ok"},          {"message", ""},
+                {"registers", 96},  {"shared_mem_bytes", 1024}, {"spill_stores_bytes", 0}, {"spill_loads_bytes", 0}};
 }
 
 object result(const std::string& variant, double median_us) {
-  return object{{"family", "gemm"}, {"variant", variant}, {"instance", "gemm." + variant + ".default"}, {"dtype", "bf16"},
-                {"shape", "m=4096,n=4096,k=4096"}, {"toolkit", "13.0"}, {"gpu_model", "NVIDIA H200"}, {"gpu_uuid", "GPU-1"},
-                {"arch", "9.0"}, {"driver", "580.1"}, {"status", "passed"}, {"max_rel_err", 1e-3}, {"tolerance", 1e-2},
-                {"median_us", median_us}, {"stddev_us", 0.5}, {"samples", 100}};
+  return object{{"family", "gemm"},
+                {"variant", variant},
+                {"instance", "gemm." + variant + ".default"},
+                {"dtype", "bf16"},
+                {"shape", "m=4096,n=4096,k=4096"},
+                {"toolkit", "13.0"},
+                {"gpu_model", "NVIDIA H200"},
+                {"gpu_uuid", "GPU-1"},
+                {"arch", "9.0"},
+                {"driver", "580.1"},
+                {"status", "passed"},
+                {"max_rel_err", 1e-3},
+                {"tolerance", 1e-2},
+                {"median_us", median_us},
+                {"stddev_us", 0.5},
+                {"samples", 100}};
 }
 
 TEST_F(PipelineReasons, ASlowdownIsReMeasuredOnceOnTheSameBuildPinnedToTheGpuThatSawIt) {
@@ -269,7 +295,8 @@ TEST_F(PipelineReasons, ASlowdownIsReMeasuredOnceOnTheSameBuildPinnedToTheGpuTha
   run_job(gpu, "results", array{result("tiny_mma", 150.0)});
 
   auto jobs = jobs_of(pipeline);
-  EXPECT_EQ(described(jobs), (std::vector<std::string>{"build sm_90a - -", "check sm_90a 9.0 -", "check sm_90a 9.0 NVIDIA H200"}))
+  EXPECT_EQ(described(jobs),
+            (std::vector<std::string>{"build sm_90a - -", "check sm_90a 9.0 -", "check sm_90a 9.0 NVIDIA H200"}))
       << "the slowdown asked for one pinned re-measure in the commit's pipeline";
   const value& rm = jobs.back();
   EXPECT_EQ(rm.at("depends_on").to_number<std::int64_t>(), id_of(build)) << "the build the first measurement used";

@@ -79,12 +79,18 @@ class PushConfirm : public HookTest {
   std::string event(const std::string& ref, const std::string& before, const std::string& after, bool forced) {
     boost::json::array commits;
     if (after != k_zero)
-      commits.push_back(object{{"id", after}, {"message", "rewritten"}, {"timestamp", "2026-11-29T17:45:00Z"},
+      commits.push_back(object{{"id", after},
+                               {"message", "rewritten"},
+                               {"timestamp", "2026-11-29T17:45:00Z"},
                                {"author", object{{"name", "Dev"}, {"email", "dev@example.com"}}}});
-    return boost::json::serialize(object{{"ref", ref}, {"before", before}, {"after", after}, {"forced", forced},
-                                         {"deleted", after == k_zero},
-                                         {"repository", object{{"name", "kernels"}, {"full_name", "kernels"}, {"clone_url", origin}}},
-                                         {"commits", std::move(commits)}});
+    return boost::json::serialize(
+        object{{"ref", ref},
+               {"before", before},
+               {"after", after},
+               {"forced", forced},
+               {"deleted", after == k_zero},
+               {"repository", object{{"name", "kernels"}, {"full_name", "kernels"}, {"clone_url", origin}}},
+               {"commits", std::move(commits)}});
   }
 
   std::string origin, work;
@@ -114,9 +120,11 @@ TEST_F(PushConfirm, AReplayedSignedDeleteWithAFreshDeliveryIdCancelsNothingWhile
   // or an operator starts it); no push of main was ever recorded.
   const std::string a = commit("gemm: new tile");
   sh("git -C " + work + " push -q origin main");
-  ASSERT_EQ(post("/api/v1/commits", object{{"sha", a}, {"repo", "kernels"}, {"message", "gemm: new tile"}}, k_admin).status, 201);
-  auto p = post("/api/v1/pipelines", object{{"commit", a}, {"repo", "kernels"}, {"ref", "refs/heads/main"}, {"reason", "manual"}},
-                k_admin);
+  ASSERT_EQ(
+      post("/api/v1/commits", object{{"sha", a}, {"repo", "kernels"}, {"message", "gemm: new tile"}}, k_admin).status,
+      201);
+  auto p = post("/api/v1/pipelines",
+                object{{"commit", a}, {"repo", "kernels"}, {"ref", "refs/heads/main"}, {"reason", "manual"}}, k_admin);
   ASSERT_EQ(p.status, 201) << p.raw;
   ASSERT_EQ(job_status(a), "queued");
 
@@ -147,7 +155,8 @@ TEST_F(PushConfirm, AForcePushTheRepositoryDoesNotShowChangesNothing) {
   const std::string other = sh("git -C " + work + " rev-parse HEAD");
   auto forged = github(event("refs/heads/main", a, other, true), "force-push-not-in-repo");
   EXPECT_EQ(forged.status, 409) << forged.raw;
-  EXPECT_NE(forged.raw.find("has refs/heads/main at " + a.substr(0, 12) + ", not " + other.substr(0, 12)), std::string::npos)
+  EXPECT_NE(forged.raw.find("has refs/heads/main at " + a.substr(0, 12) + ", not " + other.substr(0, 12)),
+            std::string::npos)
       << forged.raw;
   EXPECT_EQ(job_status(a), "queued");
   EXPECT_EQ(job_status(other), "none") << "an unconfirmed force push validates nothing";

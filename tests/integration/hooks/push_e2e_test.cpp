@@ -71,9 +71,11 @@ TEST_F(PushEndToEnd, APushedKernelChangeIsBuiltAndJudgedAgainstItsParent) {
 
   // 1. A push that doubles the softmax tile: the hook reports it, the runner builds it,
   //    and the verdict names the shared memory growth against the parent.
-  std::string grown = commit_change("sed -i s/64/128/g kernels/softmax/tiny/softmax_tiny.cu", "double the softmax tile");
+  std::string grown =
+      commit_change("sed -i s/64/128/g kernels/softmax/tiny/softmax_tiny.cu", "double the softmax tile");
   auto pipelines = get("/api/v1/pipelines?commit=" + grown);
-  ASSERT_EQ(pipelines.body.at("items").as_array().size(), 1u) << "the post-receive hook queued nothing: " << proc->log();
+  ASSERT_EQ(pipelines.body.at("items").as_array().size(), 1u)
+      << "the post-receive hook queued nothing: " << proc->log();
   const auto& p = pipelines.body.at("items").as_array()[0];
   EXPECT_EQ(p.at("reason").as_string(), "push");
   EXPECT_EQ(p.at("ref").as_string(), "refs/heads/main");
@@ -87,15 +89,21 @@ TEST_F(PushEndToEnd, APushedKernelChangeIsBuiltAndJudgedAgainstItsParent) {
   EXPECT_EQ(v.body.at("baseline").as_string(), base);
   int rc = status_cli(grown.substr(0, 12), out);
   EXPECT_EQ(rc, 1) << out;
-  EXPECT_NE(out.find("resources: softmax.tiny on sm_80: shared memory 256 -> 512 B than " + base.substr(0, 12)), std::string::npos) << out;
+  EXPECT_NE(out.find("resources: softmax.tiny on sm_80: shared memory 256 -> 512 B than " + base.substr(0, 12)),
+            std::string::npos)
+      << out;
   EXPECT_EQ(out.find("build_failure"), std::string::npos) << "the baseline fails to compile it too: not new\n" << out;
-  EXPECT_NE(out.find("note: build: gemm.broken on sm_80 still fails to compile (compile_error), as at " + base.substr(0, 12)),
-            std::string::npos) << "not counted, not hidden either\n" << out;
+  EXPECT_NE(
+      out.find("note: build: gemm.broken on sm_80 still fails to compile (compile_error), as at " + base.substr(0, 12)),
+      std::string::npos)
+      << "not counted, not hidden either\n"
+      << out;
 
   // 2. A push that restores the tile and removes the broken variant: it builds, its
   //    check waits for a GPU runner of arch 8.0, and passes once one reports.
-  std::string fixed = commit_change("git rm -q -r kernels/gemm/broken && sed -i s/128/64/g kernels/softmax/tiny/softmax_tiny.cu",
-                                    "drop the broken gemm, restore the tile");
+  std::string fixed =
+      commit_change("git rm -q -r kernels/gemm/broken && sed -i s/128/64/g kernels/softmax/tiny/softmax_tiny.cu",
+                    "drop the broken gemm, restore the tile");
   ASSERT_TRUE(wait_for_build(fixed, std::chrono::seconds(300))) << runner_output();
   rc = status_cli(fixed, out);
   EXPECT_EQ(rc, 4) << out;
@@ -104,9 +112,13 @@ TEST_F(PushEndToEnd, APushedKernelChangeIsBuiltAndJudgedAgainstItsParent) {
   // (gemm.broken left out), so their checks wait for a GPU too; this runner is for the fix.
   for (const auto& earlier : {base, grown}) {
     auto checks = get("/api/v1/jobs?kind=check&commit=" + earlier);
-    ASSERT_FALSE(checks.body.at("items").as_array().empty()) << "a build with a failed variant still spawns checks\n" << checks.raw;
+    ASSERT_FALSE(checks.body.at("items").as_array().empty()) << "a build with a failed variant still spawns checks\n"
+                                                             << checks.raw;
     for (const auto& j : checks.body.at("items").as_array())
-      ASSERT_EQ(post("/api/v1/jobs/" + std::to_string(j.at("id").to_number<std::int64_t>()) + "/cancel", object{}, k_admin).status, 200);
+      ASSERT_EQ(
+          post("/api/v1/jobs/" + std::to_string(j.at("id").to_number<std::int64_t>()) + "/cancel", object{}, k_admin)
+              .status,
+          200);
   }
   std::string gpu = register_runner("a100", "gpu", "8.0", "NVIDIA A100");
   auto job = claim(gpu);
@@ -116,13 +128,24 @@ TEST_F(PushEndToEnd, APushedKernelChangeIsBuiltAndJudgedAgainstItsParent) {
   array results;
   for (const std::string variant : {"tiny_mma", "tiny"}) {
     std::string family = variant == "tiny" ? "softmax" : "gemm";
-    results.push_back(object{{"family", family}, {"variant", variant}, {"instance", family + "." + variant + ".default"},
-                             {"dtype", "f32"}, {"shape", "n=1024"}, {"gpu_model", "NVIDIA A100"}, {"arch", "8.0"},
-                             {"driver", "550.1"}, {"status", "passed"}, {"max_rel_err", 1e-6}, {"tolerance", 1e-4},
-                             {"median_us", 12.0}, {"stddev_us", 0.1}, {"samples", 50}});
+    results.push_back(object{{"family", family},
+                             {"variant", variant},
+                             {"instance", family + "." + variant + ".default"},
+                             {"dtype", "f32"},
+                             {"shape", "n=1024"},
+                             {"gpu_model", "NVIDIA A100"},
+                             {"arch", "8.0"},
+                             {"driver", "550.1"},
+                             {"status", "passed"},
+                             {"max_rel_err", 1e-6},
+                             {"tolerance", 1e-4},
+                             {"median_us", 12.0},
+                             {"stddev_us", 0.1},
+                             {"samples", 50}});
   }
   ASSERT_EQ(post("/api/v1/jobs/" + jid + "/results", object{{"attempt", 1}, {"results", results}}, gpu).status, 200);
-  ASSERT_EQ(post("/api/v1/jobs/" + jid + "/complete", object{{"attempt", 1}, {"status", "succeeded"}}, gpu).status, 200);
+  ASSERT_EQ(post("/api/v1/jobs/" + jid + "/complete", object{{"attempt", 1}, {"status", "succeeded"}}, gpu).status,
+            200);
   rc = status_cli(fixed, out);
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find(fixed + ": pass (compared with " + grown.substr(0, 12) + ")"), std::string::npos) << out;
@@ -134,7 +157,8 @@ TEST_F(PushEndToEnd, APushedKernelChangeIsBuiltAndJudgedAgainstItsParent) {
   EXPECT_EQ(status_cli("no such branch", out), 2) << out;
 
   // 3. The same ref update reported again (a re-run hook) is one delivery.
-  std::string again = shell_out("cd " + origin + " && echo '" + grown + " " + fixed + " refs/heads/main' | sh hooks/post-receive 2>&1");
+  std::string again =
+      shell_out("cd " + origin + " && echo '" + grown + " " + fixed + " refs/heads/main' | sh hooks/post-receive 2>&1");
   EXPECT_NE(again.find("pipeline"), std::string::npos) << again;
   EXPECT_EQ(get("/api/v1/pipelines?commit=" + fixed).body.at("items").as_array().size(), 1u);
   EXPECT_EQ(stop_runner(), 0) << runner_output();

@@ -12,7 +12,10 @@ using boost::json::array;
 using boost::json::object;
 
 object build_record(const std::string& variant, const std::string& status, std::int64_t smem, std::int64_t spills = 0) {
-  object r{{"family", "gemm"}, {"variant", variant}, {"status", status}, {"message", status == "ok" ? "" : "error: tile_k undeclared"}};
+  object r{{"family", "gemm"},
+           {"variant", variant},
+           {"status", status},
+           {"message", status == "ok" ? "" : "error: tile_k undeclared"}};
   if (status == "ok") {
     r["registers"] = 96;
     r["shared_mem_bytes"] = smem;
@@ -23,10 +26,22 @@ object build_record(const std::string& variant, const std::string& status, std::
 }
 
 object result(const std::string& variant, double median_us, const std::string& status = "passed") {
-  return object{{"family", "gemm"}, {"variant", variant}, {"instance", "gemm." + variant + ".default"}, {"dtype", "bf16"},
-                {"shape", "m=4096,n=4096,k=4096"}, {"toolkit", "13.0"}, {"gpu_model", "NVIDIA H200"}, {"gpu_uuid", "GPU-1"},
-                {"arch", "9.0"}, {"driver", "580.1"}, {"status", status}, {"max_rel_err", status == "passed" ? 1e-3 : 0.5},
-                {"tolerance", 1e-2}, {"median_us", median_us}, {"stddev_us", 0.5}, {"samples", 100}};
+  return object{{"family", "gemm"},
+                {"variant", variant},
+                {"instance", "gemm." + variant + ".default"},
+                {"dtype", "bf16"},
+                {"shape", "m=4096,n=4096,k=4096"},
+                {"toolkit", "13.0"},
+                {"gpu_model", "NVIDIA H200"},
+                {"gpu_uuid", "GPU-1"},
+                {"arch", "9.0"},
+                {"driver", "580.1"},
+                {"status", status},
+                {"max_rel_err", status == "passed" ? 1e-3 : 0.5},
+                {"tolerance", 1e-2},
+                {"median_us", median_us},
+                {"stddev_us", 0.5},
+                {"samples", 100}};
 }
 
 class Verdicts : public HookTest {
@@ -34,18 +49,22 @@ class Verdicts : public HookTest {
   void SetUp() override {
     HookTest::SetUp();
     add_target("sm_90a", "9.0");
-    ASSERT_EQ(post("/api/v1/repositories", object{{"name", "org/kernels"}, {"url", "/srv/git/kernels.git"}}, k_admin).status, 201);
+    ASSERT_EQ(
+        post("/api/v1/repositories", object{{"name", "org/kernels"}, {"url", "/srv/git/kernels.git"}}, k_admin).status,
+        201);
     builder = register_runner("builder", "build");
     gpu = register_runner("h200", "gpu", "9.0", "NVIDIA H200");
   }
 
   void push(const std::string& sha, const std::string& parent) {
-    auto r = github(push_body("org/kernels", "refs/heads/main", parent.empty() ? std::string(40, '0') : parent, sha, false, parent),
-                    "delivery-" + sha);
+    auto r = github(
+        push_body("org/kernels", "refs/heads/main", parent.empty() ? std::string(40, '0') : parent, sha, false, parent),
+        "delivery-" + sha);
     ASSERT_EQ(r.status, 201) << r.raw;
   }
   // Claims the next job with `token`, uploads `records` under `key`, completes it.
-  std::int64_t run_job(const std::string& token, const std::string& key, array records, const std::string& expect_commit) {
+  std::int64_t run_job(const std::string& token, const std::string& key, array records,
+                       const std::string& expect_commit) {
     auto job = claim(token);
     EXPECT_TRUE(job.is_object()) << "nothing to claim";
     if (!job.is_object()) return 0;
@@ -53,7 +72,8 @@ class Verdicts : public HookTest {
     std::int64_t id = job.at("id").to_number<std::int64_t>();
     std::int64_t attempt = job.at("attempt").to_number<std::int64_t>();
     std::string base = "/api/v1/jobs/" + std::to_string(id);
-    auto up = post(base + (key == "records" ? "/builds" : "/results"), object{{"attempt", attempt}, {key, std::move(records)}}, token);
+    auto up = post(base + (key == "records" ? "/builds" : "/results"),
+                   object{{"attempt", attempt}, {key, std::move(records)}}, token);
     EXPECT_EQ(up.status, 200) << up.raw;
     auto done = post(base + "/complete", object{{"attempt", attempt}, {"status", "succeeded"}}, token);
     EXPECT_EQ(done.status, 200) << done.raw;
@@ -88,7 +108,9 @@ TEST_F(Verdicts, ComparesWithTheParentAndReMeasuresSlowdownsOnce) {
   EXPECT_EQ(vb.at("status").as_string(), "fail") << vb;
   EXPECT_EQ(vb.at("baseline").as_string(), a);
   std::string text = reasons_text(vb);
-  EXPECT_NE(text.find("build: gemm.simt on sm_90a: compile_error (built at " + a.substr(0, 12) + ")"), std::string::npos) << text;
+  EXPECT_NE(text.find("build: gemm.simt on sm_90a: compile_error (built at " + a.substr(0, 12) + ")"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("resources: gemm.tiny_mma on sm_90a: shared memory 1024 -> 2048 B"), std::string::npos) << text;
   run_job(gpu, "results", array{result("tiny_mma", 110.0)}, b);
   vb = verdict(b);
@@ -102,7 +124,8 @@ TEST_F(Verdicts, ComparesWithTheParentAndReMeasuresSlowdownsOnce) {
   EXPECT_NE(boost::json::serialize(rm.at("payload")).find("remeasure"), std::string::npos) << rm;
   std::int64_t rm_id = rm.at("id").to_number<std::int64_t>();
   std::string base = "/api/v1/jobs/" + std::to_string(rm_id);
-  ASSERT_EQ(post(base + "/results", object{{"attempt", 1}, {"results", array{result("tiny_mma", 111.0)}}}, gpu).status, 200);
+  ASSERT_EQ(post(base + "/results", object{{"attempt", 1}, {"results", array{result("tiny_mma", 111.0)}}}, gpu).status,
+            200);
   ASSERT_EQ(post(base + "/complete", object{{"attempt", 1}, {"status", "succeeded"}}, gpu).status, 200);
   vb = verdict(b);
   text = reasons_text(vb);
@@ -145,18 +168,26 @@ TEST_F(Verdicts, NewNumericsFailuresAndFailedJobsCount) {
   auto vb = verdict(b);
   EXPECT_EQ(vb.at("status").as_string(), "fail");
   std::string text = reasons_text(vb);
-  EXPECT_NE(text.find("numerics: gemm.tiny_mma.default bf16 m=4096,n=4096,k=4096 on sm_90a / NVIDIA H200: failed, max rel err 0.500000 "
-                      "(tolerance 0.010000) (passed at " + a.substr(0, 12) + ")"), std::string::npos) << text;
+  EXPECT_NE(text.find("numerics: gemm.tiny_mma.default bf16 m=4096,n=4096,k=4096 on sm_90a / NVIDIA H200: failed, max "
+                      "rel err 0.500000 "
+                      "(tolerance 0.010000) (passed at " +
+                      a.substr(0, 12) + ")"),
+            std::string::npos)
+      << text;
   // A build job that fails without records (the checkout failed) is a reason too.
   const std::string d = commit_sha(4);
   push(d, a);
   auto job = claim(builder);
   ASSERT_TRUE(job.is_object());
   auto id = std::to_string(job.at("id").to_number<std::int64_t>());
-  ASSERT_EQ(post("/api/v1/jobs/" + id + "/complete", object{{"attempt", 1}, {"status", "failed"}, {"reason", "cannot check out commit"}}, builder).status, 200);
+  ASSERT_EQ(post("/api/v1/jobs/" + id + "/complete",
+                 object{{"attempt", 1}, {"status", "failed"}, {"reason", "cannot check out commit"}}, builder)
+                .status,
+            200);
   auto vd = verdict(d);
   EXPECT_EQ(vd.at("status").as_string(), "fail");
-  EXPECT_NE(reasons_text(vd).find("build job " + id + " (sm_90a) failed: cannot check out commit"), std::string::npos) << vd;
+  EXPECT_NE(reasons_text(vd).find("build job " + id + " (sm_90a) failed: cannot check out commit"), std::string::npos)
+      << vd;
 }
 
 }  // namespace

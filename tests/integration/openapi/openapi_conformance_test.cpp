@@ -19,15 +19,30 @@ const std::string k_gpu = "NVIDIA%20H200";
 
 json::object gemm_result(const std::string& instance, const std::string& shape, double median_us,
                          const std::string& status = "passed") {
-  return json::object{{"target", "sm_90a"}, {"family", "gemm"}, {"variant", instance.substr(5, instance.rfind('.') - 5)},
-                      {"instance", instance}, {"dtype", "bf16"}, {"shape", shape}, {"toolkit", "13.0"},
-                      {"gpu_model", "NVIDIA H200"}, {"gpu_uuid", "GPU-1"}, {"arch", "9.0"}, {"driver", "580.1"},
-                      {"status", status}, {"normwise_rel_err", 1e-3}, {"tolerance", 1e-2}, {"nan_inf_count", 0},
-                      {"seed", 7}, {"median_us", median_us}, {"stddev_us", median_us * 0.002}, {"samples", 100},
-                      {"baseline", "cublas"}, {"baseline_median_us", 200.0}, {"ratio", 200.0 / median_us},
+  return json::object{{"target", "sm_90a"},
+                      {"family", "gemm"},
+                      {"variant", instance.substr(5, instance.rfind('.') - 5)},
+                      {"instance", instance},
+                      {"dtype", "bf16"},
+                      {"shape", shape},
+                      {"toolkit", "13.0"},
+                      {"gpu_model", "NVIDIA H200"},
+                      {"gpu_uuid", "GPU-1"},
+                      {"arch", "9.0"},
+                      {"driver", "580.1"},
+                      {"status", status},
+                      {"normwise_rel_err", 1e-3},
+                      {"tolerance", 1e-2},
+                      {"nan_inf_count", 0},
+                      {"seed", 7},
+                      {"median_us", median_us},
+                      {"stddev_us", median_us * 0.002},
+                      {"samples", 100},
+                      {"baseline", "cublas"},
+                      {"baseline_median_us", 200.0},
+                      {"ratio", 200.0 / median_us},
                       {"env", json::object{{"reproduce", json::object{{"harness_sha256", std::string(64, 'b')}}}}}};
 }
-
 
 TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
   const std::string sha1 = commit_sha(1), sha2 = commit_sha(2);
@@ -45,13 +60,18 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
     EXPECT_TRUE(events.at("content").as_object().contains("text/event-stream"));
   }
   // ---- catalog ----
-  auto t = ask_json("put", "/api/v1/targets/{target}", "/api/v1/targets/sm_90a",
-                    json::object{{"arch", "9.0"}, {"features", json::array{"wgmma", "tma"}}, {"toolkit", "13.0"}}, k_admin);
+  auto t =
+      ask_json("put", "/api/v1/targets/{target}", "/api/v1/targets/sm_90a",
+               json::object{{"arch", "9.0"}, {"features", json::array{"wgmma", "tma"}}, {"toolkit", "13.0"}}, k_admin);
   ASSERT_EQ(t.status, 201) << t.raw;
   EXPECT_EQ(ask_json("put", "/api/v1/targets/{target}", "/api/v1/targets/sm_90a",
-                     json::object{{"arch", "9.0"}, {"features", json::array{"wgmma", "tma"}}}, k_admin).status, 200);
+                     json::object{{"arch", "9.0"}, {"features", json::array{"wgmma", "tma"}}}, k_admin)
+                .status,
+            200);
   EXPECT_EQ(ask_json("put", "/api/v1/targets/{target}", "/api/v1/targets/sm_100a",
-                     json::object{{"arch", "10.0"}, {"features", json::array{"tcgen05"}}}, k_admin).status, 201);
+                     json::object{{"arch", "10.0"}, {"features", json::array{"tcgen05"}}}, k_admin)
+                .status,
+            201);
   ask("get", "/api/v1/targets", "/api/v1/targets");
   ask("get", "/api/v1/targets/{target}", "/api/v1/targets/sm_90a");
   ask("get", "/api/v1/targets/{target}", "/api/v1/targets/sm_999");
@@ -59,43 +79,68 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
   for (auto [name, features] : {std::pair{"gemm.wgmma_tma.128x256", json::array{"wgmma", "tma"}},
                                 std::pair{"gemm.mma_sync.128x128", json::array{"mma_sync"}}}) {
     std::string n = name;
-    kernels.push_back(json::object{{"name", n}, {"family", "gemm"}, {"variant", n.substr(5, n.rfind('.') - 5)},
-                                   {"features", features}, {"config", json::object{{"tile", "128x256"}}},
+    kernels.push_back(json::object{{"name", n},
+                                   {"family", "gemm"},
+                                   {"variant", n.substr(5, n.rfind('.') - 5)},
+                                   {"features", features},
+                                   {"config", json::object{{"tile", "128x256"}}},
                                    {"dtypes", json::array{"bf16"}}});
   }
-  json::array variants{json::object{{"family", "gemm"}, {"variant", "wgmma_tma"}, {"features", json::array{"wgmma", "tma"}}},
-                       json::object{{"family", "gemm"}, {"variant", "mma_sync"}, {"features", json::array{"mma_sync"}}}};
-  EXPECT_EQ(ask_json("put", "/api/v1/kernels", "/api/v1/kernels", json::object{{"instances", kernels}, {"variants", variants}},
-                     k_admin).status, 200);
+  json::array variants{
+      json::object{{"family", "gemm"}, {"variant", "wgmma_tma"}, {"features", json::array{"wgmma", "tma"}}},
+      json::object{{"family", "gemm"}, {"variant", "mma_sync"}, {"features", json::array{"mma_sync"}}}};
+  EXPECT_EQ(ask_json("put", "/api/v1/kernels", "/api/v1/kernels",
+                     json::object{{"instances", kernels}, {"variants", variants}}, k_admin)
+                .status,
+            200);
   ask("get", "/api/v1/kernels", "/api/v1/kernels?family=gemm");
   EXPECT_EQ(ask_json("post", "/api/v1/repositories", "/api/v1/repositories",
-                     json::object{{"name", "org/kernels"}, {"url", "https://example.com/org/kernels.git"}}, k_admin).status, 201);
+                     json::object{{"name", "org/kernels"}, {"url", "https://example.com/org/kernels.git"}}, k_admin)
+                .status,
+            201);
   ask("get", "/api/v1/repositories", "/api/v1/repositories");
   // ---- forge connections (the forge is a closed port: its deliveries stay pending) ----
   std::ofstream(dir.path() / "forge-token") << "token\n";
-  const json::object forge{{"kind", "gitea"}, {"api_url", "http://127.0.0.1:1/api/v1"}, {"project", "org/kernels"},
+  const json::object forge{{"kind", "gitea"},
+                           {"api_url", "http://127.0.0.1:1/api/v1"},
+                           {"project", "org/kernels"},
                            {"token_file", (dir.path() / "forge-token").string()}};
-  EXPECT_EQ(ask_json("put", "/api/v1/repositories/{name}/forge", "/api/v1/repositories/org%2Fkernels/forge", forge, k_admin).status, 200);
-  EXPECT_EQ(ask_json("put", "/api/v1/repositories/{name}/forge", "/api/v1/repositories/nope/forge", forge, k_admin).status, 404);
+  EXPECT_EQ(
+      ask_json("put", "/api/v1/repositories/{name}/forge", "/api/v1/repositories/org%2Fkernels/forge", forge, k_admin)
+          .status,
+      200);
+  EXPECT_EQ(
+      ask_json("put", "/api/v1/repositories/{name}/forge", "/api/v1/repositories/nope/forge", forge, k_admin).status,
+      404);
   json::object unreadable = forge;
   unreadable["token_file"] = (dir.path() / "missing").string();
   EXPECT_EQ(ask_json("put", "/api/v1/repositories/{name}/forge", "/api/v1/repositories/org%2Fkernels/forge", unreadable,
-                     k_admin).status, 422);
+                     k_admin)
+                .status,
+            422);
   ask("get", "/api/v1/forges", "/api/v1/forges");
-  EXPECT_EQ(ask_json("post", "/api/v1/commits", "/api/v1/commits",
-                     json::object{{"sha", sha1}, {"repo", "org/kernels"}, {"message", "gemm"}, {"author", "a"},
-                                  {"time_ms", 1764000000000}}, k_admin).status, 201);
+  EXPECT_EQ(
+      ask_json(
+          "post", "/api/v1/commits", "/api/v1/commits",
+          json::object{
+              {"sha", sha1}, {"repo", "org/kernels"}, {"message", "gemm"}, {"author", "a"}, {"time_ms", 1764000000000}},
+          k_admin)
+          .status,
+      201);
   EXPECT_EQ(ask_json("post", "/api/v1/commits", "/api/v1/commits",
                      json::object{{"sha", sha2}, {"repo", "org/kernels"}, {"parent", sha1}, {"time_ms", 1764000100000}},
-                     k_admin).status, 201);
+                     k_admin)
+                .status,
+            201);
   // ---- runners ----
   json::object build_caps{{"toolkit", "13.0"}, {"targets", json::array{"sm_90a", "sm_100a"}}, {"cores", 2}};
-  auto reg = ask_json("post", "/api/v1/runners/register", "/api/v1/runners/register",
-                      json::object{{"name", "builder-1"}, {"role", "build"}, {"capabilities", build_caps}}, k_registration);
+  auto reg =
+      ask_json("post", "/api/v1/runners/register", "/api/v1/runners/register",
+               json::object{{"name", "builder-1"}, {"role", "build"}, {"capabilities", build_caps}}, k_registration);
   ASSERT_EQ(reg.status, 201) << reg.raw;
   const std::string builder(reg.body.at("token").as_string());
-  json::object gpu_caps{{"toolkit", "13.0"}, {"arch", "9.0"}, {"gpu_model", "NVIDIA H200"}, {"driver", "580.1"},
-                        {"gpu_uuid", "GPU-1"}, {"extra", json::object{{"sms", 132}}}};
+  json::object gpu_caps{{"toolkit", "13.0"}, {"arch", "9.0"},       {"gpu_model", "NVIDIA H200"},
+                        {"driver", "580.1"}, {"gpu_uuid", "GPU-1"}, {"extra", json::object{{"sms", 132}}}};
   reg = ask_json("post", "/api/v1/runners/register", "/api/v1/runners/register",
                  json::object{{"name", "gpu-1"}, {"role", "gpu"}, {"capabilities", gpu_caps}}, k_registration);
   ASSERT_EQ(reg.status, 201) << reg.raw;
@@ -107,8 +152,12 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
   ask("get", "/api/v1/runners/{id}", "/api/v1/runners/999");
   // ---- a pipeline through the protocol ----
   auto p = ask_json("post", "/api/v1/pipelines", "/api/v1/pipelines",
-                    json::object{{"commit", sha1}, {"repo", "org/kernels"}, {"ref", "refs/heads/main"},
-                                 {"targets", json::array{"sm_90a"}}, {"note", "first"}}, k_admin);
+                    json::object{{"commit", sha1},
+                                 {"repo", "org/kernels"},
+                                 {"ref", "refs/heads/main"},
+                                 {"targets", json::array{"sm_90a"}},
+                                 {"note", "first"}},
+                    k_admin);
   ASSERT_EQ(p.status, 201) << p.raw;
   const std::string pipeline = std::to_string(p.body.at("id").as_int64());
   auto none = ask("post", "/api/v1/runners/claim", "/api/v1/runners/claim?wait=0", "", gpu);
@@ -116,32 +165,42 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
   auto claimed = ask("post", "/api/v1/runners/claim", "/api/v1/runners/claim?wait=0", "", builder);
   ASSERT_TRUE(claimed.body.at("job").is_object()) << claimed.raw;
   const std::string job = std::to_string(claimed.body.at("job").at("id").as_int64());
-  ask_json("post", "/api/v1/runners/heartbeat", "/api/v1/runners/heartbeat", json::object{{"job", std::stoll(job)}, {"attempt", 1}},
-           builder);
-  ask_json("post", "/api/v1/runners/heartbeat", "/api/v1/runners/heartbeat", json::object{{"job", std::stoll(job)}, {"attempt", 1}},
-           k_admin);
+  ask_json("post", "/api/v1/runners/heartbeat", "/api/v1/runners/heartbeat",
+           json::object{{"job", std::stoll(job)}, {"attempt", 1}}, builder);
+  ask_json("post", "/api/v1/runners/heartbeat", "/api/v1/runners/heartbeat",
+           json::object{{"job", std::stoll(job)}, {"attempt", 1}}, k_admin);
   const std::string blob = "harness bytes";
   const std::string blob_sha = crypto::sha256_hex(blob);
   auto up = ask("put", "/api/v1/artifacts/{sha256}",
-                "/api/v1/artifacts/" + blob_sha + "?name=kport-harness-sm_90a&kind=harness&job=" + job + "&attempt=1", blob,
-                builder, {}, "application/octet-stream");
+                "/api/v1/artifacts/" + blob_sha + "?name=kport-harness-sm_90a&kind=harness&job=" + job + "&attempt=1",
+                blob, builder, {}, "application/octet-stream");
   EXPECT_EQ(up.status, 201) << up.raw;
-  ask("put", "/api/v1/artifacts/{sha256}", "/api/v1/artifacts/" + blob_sha + "?job=" + job + "&attempt=2", blob, builder, {},
-      "application/octet-stream");
-  json::object record{{"target", "sm_90a"}, {"family", "gemm"}, {"variant", "wgmma_tma"}, {"status", "ok"},
-                      {"registers", 168}, {"spill_stores_bytes", 0}, {"spill_loads_bytes", 0},
-                      {"shared_mem_bytes", 196608}, {"instruction_audit", json::object{{"wgmma", 24}}}, {"artifact", blob_sha}};
-  json::object failed_record{{"family", "gemm"}, {"variant", "mma_sync"}, {"status", "compile_error"}, {"message", "error"}};
+  ask("put", "/api/v1/artifacts/{sha256}", "/api/v1/artifacts/" + blob_sha + "?job=" + job + "&attempt=2", blob,
+      builder, {}, "application/octet-stream");
+  json::object record{
+      {"target", "sm_90a"},     {"family", "gemm"},           {"variant", "wgmma_tma"},
+      {"status", "ok"},         {"registers", 168},           {"spill_stores_bytes", 0},
+      {"spill_loads_bytes", 0}, {"shared_mem_bytes", 196608}, {"instruction_audit", json::object{{"wgmma", 24}}},
+      {"artifact", blob_sha}};
+  json::object failed_record{
+      {"family", "gemm"}, {"variant", "mma_sync"}, {"status", "compile_error"}, {"message", "error"}};
   EXPECT_EQ(ask_json("post", "/api/v1/jobs/{id}/builds", "/api/v1/jobs/" + job + "/builds",
-                     json::object{{"attempt", 1}, {"records", json::array{record, failed_record}}}, builder).status, 200);
+                     json::object{{"attempt", 1}, {"records", json::array{record, failed_record}}}, builder)
+                .status,
+            200);
   EXPECT_EQ(ask_json("post", "/api/v1/jobs/{id}/log", "/api/v1/jobs/" + job + "/log",
-                     json::object{{"attempt", 1}, {"text", "nvcc ok\n"}}, builder).status, 200);
-  ask_json("post", "/api/v1/jobs/{id}/log", "/api/v1/jobs/" + job + "/log", json::object{{"attempt", 2}, {"text", "x"}}, builder);
-  ask_json("post", "/api/v1/jobs/{id}/log", "/api/v1/jobs/999/log", json::object{{"attempt", 1}, {"text", "x"}}, builder);
+                     json::object{{"attempt", 1}, {"text", "nvcc ok\n"}}, builder)
+                .status,
+            200);
+  ask_json("post", "/api/v1/jobs/{id}/log", "/api/v1/jobs/" + job + "/log", json::object{{"attempt", 2}, {"text", "x"}},
+           builder);
+  ask_json("post", "/api/v1/jobs/{id}/log", "/api/v1/jobs/999/log", json::object{{"attempt", 1}, {"text", "x"}},
+           builder);
   auto done = ask_json("post", "/api/v1/jobs/{id}/complete", "/api/v1/jobs/" + job + "/complete",
                        json::object{{"attempt", 1}, {"status", "succeeded"}}, builder);
   ASSERT_EQ(done.status, 200) << done.raw;
-  ask_json("post", "/api/v1/jobs/{id}/complete", "/api/v1/jobs/" + job + "/complete", json::object{{"attempt", 1}}, gpu);
+  ask_json("post", "/api/v1/jobs/{id}/complete", "/api/v1/jobs/" + job + "/complete", json::object{{"attempt", 1}},
+           gpu);
   auto check = ask("post", "/api/v1/runners/claim", "/api/v1/runners/claim?wait=1", "", gpu);
   ASSERT_TRUE(check.body.at("job").is_object()) << check.raw;
   const std::string check_job = std::to_string(check.body.at("job").at("id").as_int64());
@@ -157,17 +216,26 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
   ask_json("post", "/api/v1/jobs/{id}/builds", "/api/v1/jobs/" + check_job + "/builds",
            json::object{{"attempt", 1}, {"records", json::array{record}}}, builder);
   EXPECT_EQ(ask_json("post", "/api/v1/jobs/{id}/complete", "/api/v1/jobs/" + check_job + "/complete",
-                     json::object{{"attempt", 1}}, gpu).status, 200);
+                     json::object{{"attempt", 1}}, gpu)
+                .status,
+            200);
   ask_json("post", "/api/v1/runners/heartbeat", "/api/v1/runners/heartbeat", json::object{}, gpu);
   // The holder rule's answers: an ended attempt, a job that does not exist.
   const json::object one_result{{"attempt", 1}, {"results", json::array{results[0]}}};
-  EXPECT_EQ(ask_json("post", "/api/v1/jobs/{id}/results", "/api/v1/jobs/" + check_job + "/results", one_result, gpu).status, 409);
+  EXPECT_EQ(
+      ask_json("post", "/api/v1/jobs/{id}/results", "/api/v1/jobs/" + check_job + "/results", one_result, gpu).status,
+      409);
   EXPECT_EQ(ask_json("post", "/api/v1/jobs/{id}/results", "/api/v1/jobs/999/results", one_result, gpu).status, 404);
   EXPECT_EQ(ask_json("post", "/api/v1/jobs/{id}/builds", "/api/v1/jobs/999/builds",
-                     json::object{{"attempt", 1}, {"records", json::array{record}}}, builder).status, 404);
-  EXPECT_EQ(ask_json("post", "/api/v1/jobs/{id}/complete", "/api/v1/jobs/999/complete", json::object{{"attempt", 1}}, gpu).status,
+                     json::object{{"attempt", 1}, {"records", json::array{record}}}, builder)
+                .status,
             404);
-  ask_json("post", "/api/v1/runners/heartbeat", "/api/v1/runners/heartbeat", json::object{{"job", 999}, {"attempt", 1}}, gpu);
+  EXPECT_EQ(
+      ask_json("post", "/api/v1/jobs/{id}/complete", "/api/v1/jobs/999/complete", json::object{{"attempt", 1}}, gpu)
+          .status,
+      404);
+  ask_json("post", "/api/v1/runners/heartbeat", "/api/v1/runners/heartbeat", json::object{{"job", 999}, {"attempt", 1}},
+           gpu);
   ask_json("post", "/api/v1/runners/heartbeat", "/api/v1/runners/heartbeat",
            json::object{{"job", std::stoll(check_job)}, {"attempt", 1}}, gpu);
   ask("post", "/api/v1/jobs/{id}/cancel", "/api/v1/jobs/999/cancel", "", k_admin);
@@ -201,23 +269,31 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
   ask("get", "/api/v1/artifacts/{sha256}", "/api/v1/artifacts/" + blob_sha + "?meta=1");
   ask("get", "/api/v1/artifacts/{sha256}", "/api/v1/artifacts/" + std::string(64, 'c'));
   // ---- best answers: measured, nearest shape, provisional, errors ----
-  auto best = ask("get", "/api/v1/best", "/api/v1/best?gpu=" + k_gpu + "&op=gemm&dtype=bf16&shape=m=4096,n=4096,k=4096");
+  auto best =
+      ask("get", "/api/v1/best", "/api/v1/best?gpu=" + k_gpu + "&op=gemm&dtype=bf16&shape=m=4096,n=4096,k=4096");
   EXPECT_EQ(best.body.at("kind").as_string(), "measured") << best.raw;
   ask("get", "/api/v1/best", "/api/v1/best?gpu=" + k_gpu + "&op=gemm&dtype=bf16&shape=m=2048,n=4096,k=4096");
   ask("get", "/api/v1/best", "/api/v1/best?gpu=NVIDIA%20B200&op=gemm&dtype=bf16&shape=m=4096,n=4096,k=4096&arch=10.0");
   ask("get", "/api/v1/best", "/api/v1/best?gpu=NVIDIA%20X&op=gemm&dtype=bf16&shape=m=1,n=1,k=1");
   ask("get", "/api/v1/best", "/api/v1/best?gpu=" + k_gpu + "&op=gemm&dtype=fp8&shape=m=4096,n=4096,k=4096");
   ask("get", "/api/v1/best", "/api/v1/best?op=gemm");
-  auto mr = ask_json("post", "/api/v1/best/requests", "/api/v1/best/requests",
-                     json::object{{"gpu", "NVIDIA H200"}, {"op", "gemm"}, {"dtype", "bf16"}, {"shape", "m=2048,n=4096,k=4096"}},
-                     k_admin);
+  auto mr = ask_json(
+      "post", "/api/v1/best/requests", "/api/v1/best/requests",
+      json::object{{"gpu", "NVIDIA H200"}, {"op", "gemm"}, {"dtype", "bf16"}, {"shape", "m=2048,n=4096,k=4096"}},
+      k_admin);
   EXPECT_EQ(mr.status, 201) << mr.raw;
   EXPECT_EQ(ask_json("post", "/api/v1/best/requests", "/api/v1/best/requests",
-                     json::object{{"gpu", "NVIDIA H200"}, {"op", "gemm"}, {"dtype", "bf16"}, {"shape", "m=2048,n=4096,k=4096"}},
-                     k_admin).status, 200);
+                     json::object{
+                         {"gpu", "NVIDIA H200"}, {"op", "gemm"}, {"dtype", "bf16"}, {"shape", "m=2048,n=4096,k=4096"}},
+                     k_admin)
+                .status,
+            200);
   EXPECT_EQ(ask_json("post", "/api/v1/best/requests", "/api/v1/best/requests",
-                     json::object{{"gpu", "NVIDIA H200"}, {"op", "gemm"}, {"dtype", "bf16"}, {"shape", "m=4096,n=4096,k=4096"}},
-                     k_admin).status, 200);
+                     json::object{
+                         {"gpu", "NVIDIA H200"}, {"op", "gemm"}, {"dtype", "bf16"}, {"shape", "m=4096,n=4096,k=4096"}},
+                     k_admin)
+                .status,
+            200);
   ask_json("post", "/api/v1/best/requests", "/api/v1/best/requests",
            json::object{{"gpu", "NVIDIA X"}, {"op", "gemm"}, {"dtype", "bf16"}, {"shape", "m=1,n=1,k=1"}}, k_admin);
   ask("get", "/api/v1/best/requests", "/api/v1/best/requests?gpu=" + k_gpu);
@@ -230,12 +306,16 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
   gpu_caps["driver"] = "590.2";
   gpu_caps["gpu_uuid"] = "GPU-2";
   ASSERT_EQ(ask_json("post", "/api/v1/runners/register", "/api/v1/runners/register",
-                     json::object{{"name", "gpu-2"}, {"role", "gpu"}, {"capabilities", gpu_caps}}, k_registration).status, 201);
+                     json::object{{"name", "gpu-2"}, {"role", "gpu"}, {"capabilities", gpu_caps}}, k_registration)
+                .status,
+            201);
   auto rv = ask_json("post", "/api/v1/revalidations", "/api/v1/revalidations",
                      json::object{{"gpu_model", "NVIDIA H200"}, {"driver", "590.2"}}, k_admin);
   EXPECT_EQ(rv.status, 201) << rv.raw;
   EXPECT_EQ(ask_json("post", "/api/v1/revalidations", "/api/v1/revalidations",
-                     json::object{{"gpu_model", "NVIDIA H200"}, {"driver", "590.2"}}, k_admin).status, 200);
+                     json::object{{"gpu_model", "NVIDIA H200"}, {"driver", "590.2"}}, k_admin)
+                .status,
+            200);
   ask("get", "/api/v1/revalidations", "/api/v1/revalidations");
   ask("get", "/api/v1/series", "/api/v1/series?gpu=" + k_gpu);
   ask("get", "/api/v1/series", "/api/v1/series?gpu=" + k_gpu + "&dtype=bf16&shape=m=4096,n=4096,k=4096");
@@ -247,14 +327,16 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
   const std::string push = push_body("org/kernels", "refs/heads/main", zero, commit_sha(3));
   auto hook = [&](const std::string& body, const std::string& event, const std::string& delivery) {
     return ask("post", "/api/v1/hooks/push", "/api/v1/hooks/push", body, "",
-               {{"X-GitHub-Event", event}, {"X-GitHub-Delivery", delivery},
+               {{"X-GitHub-Event", event},
+                {"X-GitHub-Delivery", delivery},
                 {"X-Hub-Signature-256", "sha256=" + hmac_hex(k_hook_secret, body)}});
   };
   EXPECT_EQ(hook(push, "push", "d-1").status, 201);
   EXPECT_EQ(hook(push, "push", "d-1").status, 200);
   EXPECT_EQ(hook(push_body("org/kernels", "refs/tags/v1", zero, commit_sha(4)), "push", "d-2").status, 202);
   EXPECT_EQ(hook("{\"zen\":\"hi\"}", "ping", "d-3").status, 202);
-  ask("post", "/api/v1/hooks/push", "/api/v1/hooks/push", push, "", {{"X-GitHub-Event", "push"}, {"X-GitHub-Delivery", "d-4"}});
+  ask("post", "/api/v1/hooks/push", "/api/v1/hooks/push", push, "",
+      {{"X-GitHub-Event", "push"}, {"X-GitHub-Delivery", "d-4"}});
   // The push's report is queued by the coordinator's sender within a poll (a second).
   for (int i = 0; i < 100 && get("/api/v1/deliveries").body.at("items").as_array().empty(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling an HTTP API: no event to wait on
@@ -271,17 +353,22 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
   ask("get", "/api/v1/dashboard/kernels/{instance}", "/api/v1/dashboard/kernels/gemm.none");
   ask("get", "/api/v1/dashboard/runners", "/api/v1/dashboard/runners?all=1");
   // ---- cancellations and credentials ----
-  auto p2 = ask_json("post", "/api/v1/pipelines", "/api/v1/pipelines",
-                     json::object{{"commit", sha2}, {"repo", "org/kernels"}, {"reason", "push"}, {"targets", json::array{"sm_90a"}}},
-                     k_admin);
+  auto p2 = ask_json(
+      "post", "/api/v1/pipelines", "/api/v1/pipelines",
+      json::object{{"commit", sha2}, {"repo", "org/kernels"}, {"reason", "push"}, {"targets", json::array{"sm_90a"}}},
+      k_admin);
   EXPECT_EQ(p2.status, 201) << p2.raw;
-  ask_json("post", "/api/v1/pipelines", "/api/v1/pipelines",
-           json::object{{"commit", sha2}, {"repo", "org/kernels"}, {"reason", "push"}, {"targets", json::array{"sm_90a"}}}, k_admin);
+  ask_json(
+      "post", "/api/v1/pipelines", "/api/v1/pipelines",
+      json::object{{"commit", sha2}, {"repo", "org/kernels"}, {"reason", "push"}, {"targets", json::array{"sm_90a"}}},
+      k_admin);
   ask_json("post", "/api/v1/pipelines", "/api/v1/pipelines", json::object{{"commit", "xyz"}}, k_admin);
   ask_json("post", "/api/v1/pipelines", "/api/v1/pipelines",
            json::object{{"commit", sha2}, {"repo", "org/kernels"}, {"targets", json::array{"sm_999"}}}, k_admin);
-  ask_json("post", "/api/v1/pipelines", "/api/v1/pipelines", json::object{{"commit", sha2}, {"reason", "new_driver"}}, k_admin);
-  ask_json("post", "/api/v1/commits", "/api/v1/commits", json::object{{"sha", commit_sha(7)}, {"repo", "nowhere"}}, k_admin);
+  ask_json("post", "/api/v1/pipelines", "/api/v1/pipelines", json::object{{"commit", sha2}, {"reason", "new_driver"}},
+           k_admin);
+  ask_json("post", "/api/v1/commits", "/api/v1/commits", json::object{{"sha", commit_sha(7)}, {"repo", "nowhere"}},
+           k_admin);
   ask_json("post", "/api/v1/revalidations", "/api/v1/revalidations",
            json::object{{"gpu_model", "NVIDIA X"}, {"driver", "1.0"}}, k_admin);
   ask("put", "/api/v1/artifacts/{sha256}", "/api/v1/artifacts/" + std::string(64, 'd'), "not those bytes", k_admin, {},
@@ -290,8 +377,9 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
   ask_json("post", "/api/v1/pipelines", "/api/v1/pipelines", json::object{{"commit", sha2}}, "");
   if (p2.status == 201) {
     const std::string id2 = std::to_string(p2.body.at("id").as_int64());
-    ask("post", "/api/v1/jobs/{id}/cancel", "/api/v1/jobs/" + std::to_string(p2.body.at("jobs").as_array()[0].at("id").as_int64()) +
-                                                "/cancel", "", k_admin);
+    ask("post", "/api/v1/jobs/{id}/cancel",
+        "/api/v1/jobs/" + std::to_string(p2.body.at("jobs").as_array()[0].at("id").as_int64()) + "/cancel", "",
+        k_admin);
     ask("post", "/api/v1/pipelines/{id}/cancel", "/api/v1/pipelines/" + id2 + "/cancel", "", k_admin);
   }
   ask_json("post", "/api/v1/admin/registration-token", "/api/v1/admin/registration-token",
@@ -318,7 +406,6 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
       }
   std::cout << validated.size() << " answers validated; error answers documented but not provoked:\n" << unprovoked;
 }
-
 
 }  // namespace
 }  // namespace kport::testing

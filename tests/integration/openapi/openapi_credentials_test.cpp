@@ -11,9 +11,11 @@ namespace {
 // and WWW-Authenticate, as documented; one that needs the admin token refuses a runner
 // token with 403, and the other way round.
 TEST_F(OpenApiConformance, CredentialsAreRefusedAsDocumented) {
-  auto reg = post("/api/v1/runners/register",
-                  json::object{{"name", "r"}, {"role", "build"}, {"capabilities", json::object{{"targets", json::array{"sm_90a"}}}}},
-                  k_registration);
+  auto reg =
+      post("/api/v1/runners/register",
+           json::object{
+               {"name", "r"}, {"role", "build"}, {"capabilities", json::object{{"targets", json::array{"sm_90a"}}}}},
+           k_registration);
   ASSERT_EQ(reg.status, 201) << reg.raw;
   const std::string runner(reg.body.at("token").as_string());
   std::size_t checked = 0;
@@ -38,10 +40,11 @@ TEST_F(OpenApiConformance, CredentialsAreRefusedAsDocumented) {
   }
   // Each operation is refused once, so none with a credential rule was left out.
   EXPECT_EQ(checked, operations_total() - operations("none").size());
-  for (const auto& [method, path] : operations("admin")) EXPECT_EQ(ask(method, path, concrete(path), "", runner).status, 403) << path;
-  for (const auto& [method, path] : operations("runner")) EXPECT_EQ(ask(method, path, concrete(path), "", k_admin).status, 403) << path;
+  for (const auto& [method, path] : operations("admin"))
+    EXPECT_EQ(ask(method, path, concrete(path), "", runner).status, 403) << path;
+  for (const auto& [method, path] : operations("runner"))
+    EXPECT_EQ(ask(method, path, concrete(path), "", k_admin).status, 403) << path;
 }
-
 
 // With --no-open-reads a read needs a token: every read refuses an anonymous request
 // with 401, as its security (anonymous, or either token) says only open reads allow.
@@ -54,7 +57,8 @@ TEST_F(OpenApiClosedReads, AnonymousReadsAreRefusedAsDocumented) {
   const auto reads = operations("read");
   ASSERT_GT(reads.size(), 25u);
   for (const auto& [method, path] : reads) {
-    EXPECT_TRUE(schema->document().at("paths").at(path).at(method).at("security").as_array().front().as_object().empty())
+    EXPECT_TRUE(
+        schema->document().at("paths").at(path).at(method).at("security").as_array().front().as_object().empty())
         << path << ": a read lists anonymous access first";
     EXPECT_EQ(ask(method, path, concrete(path)).status, 401) << method << " " << path;
     EXPECT_EQ(last_www_authenticate.rfind("Bearer realm=\"kport\"", 0), 0u) << method << " " << path;
@@ -71,8 +75,8 @@ class OpenApiRegistrationLimit : public OpenApiConformance {
 };
 
 TEST_F(OpenApiRegistrationLimit, ARegistrationBeyondTheBurstIs429WithRetryAfter) {
-  const std::string body = json::serialize(
-      json::object{{"name", "b"}, {"role", "build"}, {"capabilities", json::object{{"targets", json::array{"sm_90a"}}}}});
+  const std::string body = json::serialize(json::object{
+      {"name", "b"}, {"role", "build"}, {"capabilities", json::object{{"targets", json::array{"sm_90a"}}}}});
   EXPECT_EQ(ask("post", "/api/v1/runners/register", "/api/v1/runners/register", body, k_registration).status, 201);
   EXPECT_EQ(ask("post", "/api/v1/runners/register", "/api/v1/runners/register", body, k_registration).status, 429);
   const auto& limited =
@@ -80,7 +84,6 @@ TEST_F(OpenApiRegistrationLimit, ARegistrationBeyondTheBurstIs429WithRetryAfter)
   EXPECT_TRUE(limited.at("headers").as_object().contains("Retry-After"));
   EXPECT_TRUE(validated.count("post /api/v1/runners/register 429"));
 }
-
 
 }  // namespace
 }  // namespace kport::testing

@@ -67,15 +67,16 @@ class OpenApiConformance : public HookTest {
         return out;
       }
       out.body = *v;
-      for (const auto& e : schema->validate(*v, *s)) ADD_FAILURE() << key << ": " << e << "\n" << r->body.substr(0, 600);
+      for (const auto& e : schema->validate(*v, *s))
+        ADD_FAILURE() << key << ": " << e << "\n" << r->body.substr(0, 600);
       validated.insert(key);
     }
     return out;
   }
   // The same for a JSON body; a body the handler accepted (2xx) must also be one the
   // document's request schema accepts.
-  JsonReply ask_json(const std::string& method, const std::string& tmpl, const std::string& path, const boost::json::value& body,
-                     const std::string& token) {
+  JsonReply ask_json(const std::string& method, const std::string& tmpl, const std::string& path,
+                     const boost::json::value& body, const std::string& token) {
     auto r = ask(method, tmpl, path, boost::json::serialize(body), token);
     if (r.status < 200 || r.status > 299) return r;
     const auto& op = schema->document().at("paths").at(tmpl).at(method).as_object();
@@ -116,8 +117,10 @@ class OpenApiConformance : public HookTest {
     return n;
   }
   static std::string concrete(std::string path) {
-    const std::pair<const char*, std::string> values[] = {{"{id}", "1"}, {"{sha256}", std::string(64, 'c')},
-                                                          {"{sha}", std::string(40, 'a')}, {"{target}", "sm_90a"},
+    const std::pair<const char*, std::string> values[] = {{"{id}", "1"},
+                                                          {"{sha256}", std::string(64, 'c')},
+                                                          {"{sha}", std::string(40, 'a')},
+                                                          {"{target}", "sm_90a"},
                                                           {"{instance}", "gemm.x"}};
     for (const auto& [name, value] : values)
       if (auto at = path.find(name); at != std::string::npos) path.replace(at, std::string(name).size(), value);
@@ -128,6 +131,5 @@ class OpenApiConformance : public HookTest {
   std::set<std::string> seen, validated;
   std::string last_www_authenticate;
 };
-
 
 }  // namespace kport::testing

@@ -50,7 +50,8 @@ TEST_F(CoordinatorTest, OpenApiDocumentHasNoLintErrors) {
     problems += std::string(p.at("severity").as_string()) + " " + std::string(p.at("ruleId").as_string()) + ": " +
                 std::string(p.at("message").as_string());
     if (const auto* loc = p.as_object().if_contains("location"); loc && loc->is_array() && !loc->as_array().empty())
-      if (const auto* ptr = loc->as_array()[0].as_object().if_contains("pointer")) problems += " at " + std::string(ptr->as_string());
+      if (const auto* ptr = loc->as_array()[0].as_object().if_contains("pointer"))
+        problems += " at " + std::string(ptr->as_string());
     problems += "\n";
   }
   std::cout << "redocly lint: " << errors << " errors, " << warnings << " warnings\n" << problems;

@@ -10,9 +10,8 @@ namespace json = boost::json;
 namespace {
 
 const std::set<std::string> k_known = {
-    "$ref",     "type",     "nullable", "enum",        "properties", "required",    "additionalProperties",
-    "items",    "allOf",    "anyOf",    "oneOf",       "minimum",    "maximum",     "pattern",
-    "format",   "description"};
+    "$ref",  "type",  "nullable", "enum",    "properties", "required", "additionalProperties", "items", "allOf",
+    "anyOf", "oneOf", "minimum",  "maximum", "pattern",    "format",   "description"};
 
 std::string type_of(const json::value& v) {
   switch (v.kind()) {
@@ -119,7 +118,8 @@ void SchemaCheck::check(const json::value& v, const json::value& schema_value, c
   }
   if (const auto* e = s.if_contains("enum")) {
     bool found = false;
-    for (const auto& x : e->as_array()) found = found || x == v || (x.is_number() && v.is_number() && as_number(x) == as_number(v));
+    for (const auto& x : e->as_array())
+      found = found || x == v || (x.is_number() && v.is_number() && as_number(x) == as_number(v));
     if (!found) out.push_back(at + ": " + json::serialize(v) + " is not one of " + json::serialize(*e));
   }
   if (v.is_number()) {
@@ -130,10 +130,12 @@ void SchemaCheck::check(const json::value& v, const json::value& schema_value, c
   }
   if (v.is_string()) {
     const std::string text(v.as_string());
-    if (const auto* p = s.if_contains("pattern"); p && !std::regex_search(text, std::regex(std::string(p->as_string()))))
+    if (const auto* p = s.if_contains("pattern");
+        p && !std::regex_search(text, std::regex(std::string(p->as_string()))))
       out.push_back(at + ": '" + text + "' does not match " + std::string(p->as_string()));
     static const std::regex k_date_time(R"(^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$)");
-    if (const auto* f = s.if_contains("format"); f && f->as_string() == "date-time" && !std::regex_match(text, k_date_time))
+    if (const auto* f = s.if_contains("format");
+        f && f->as_string() == "date-time" && !std::regex_match(text, k_date_time))
       out.push_back(at + ": '" + text + "' is not an RFC 3339 date-time");
   }
   if (v.is_array())
@@ -145,7 +147,8 @@ void SchemaCheck::check(const json::value& v, const json::value& schema_value, c
     const json::object* props = s.contains("properties") ? &s.at("properties").as_object() : nullptr;
     if (const auto* req = s.if_contains("required"))
       for (const auto& name : req->as_array())
-        if (!o.contains(name.as_string())) out.push_back(at + ": lacks the required field '" + std::string(name.as_string()) + "'");
+        if (!o.contains(name.as_string()))
+          out.push_back(at + ": lacks the required field '" + std::string(name.as_string()) + "'");
     const json::value* extra = s.if_contains("additionalProperties");
     for (const auto& [k, field] : o) {
       const std::string where = at + "." + std::string(k);
@@ -178,8 +181,8 @@ const json::value* SchemaCheck::answer_schema(const std::string& method, const s
   const auto* content = answer->as_object().if_contains("content");
   const json::value* entry = content ? content->as_object().if_contains(media) : nullptr;
   if (!entry) {
-    why = method + " " + path + " " + std::to_string(status) + " does not document " + media + " (answered: " +
-          media_type + ")";
+    why = method + " " + path + " " + std::to_string(status) + " does not document " + media +
+          " (answered: " + media_type + ")";
     return nullptr;
   }
   return &entry->at("schema");

@@ -26,6 +26,5 @@ TEST(SchemaCheckTest, RefusesUndocumentedMissingRetypedAndNullFields) {
       << "a keyword the check does not know is an error, never ignored";
 }
 
-
 }  // namespace
 }  // namespace kport::testing

@@ -63,22 +63,24 @@ TEST(RunnerAnswersIntegration, RunnerStaysUpThroughMalformedAnswersAndRecovers) 
   StandIn s;
   s.register_script = {html200(), raw(R"({"token":12345,"runner":{"id":1}})")};
   const std::string ct = R"("commit":")" + k_sha + R"(","target":"sm_90a")";
-  s.claim_script = {raw(job_json(R"("id":7,"kind":3,"attempt":1,)" + ct)),          // job.kind a number
-                    raw(job_json(R"("id":"8","kind":"check","attempt":1,)" + ct)),  // id a string
-                    raw(job_json(R"("id":9,"kind":"check","attempt":1.5,)" + ct)),  // attempt 1.5
-                    raw(job_json(R"("id":10,"kind":"check","attempt":1,"target":"sm_90a")")),  // commit missing
-                    html200(),
-                    // A good job, which a GPU runner cannot run: it must complete it as failed.
-                    raw(job_json(R"("id":11,"pipeline":1,"kind":"build","attempt":1,)" + ct)),
-                    // A good check job whose builds lookup answers with a proxy's page: failed, to be retried, with the reason.
-                    raw(job_json(R"("id":12,"pipeline":1,"kind":"check","attempt":2,"depends_on":11,)" + ct))};
+  s.claim_script = {
+      raw(job_json(R"("id":7,"kind":3,"attempt":1,)" + ct)),                     // job.kind a number
+      raw(job_json(R"("id":"8","kind":"check","attempt":1,)" + ct)),             // id a string
+      raw(job_json(R"("id":9,"kind":"check","attempt":1.5,)" + ct)),             // attempt 1.5
+      raw(job_json(R"("id":10,"kind":"check","attempt":1,"target":"sm_90a")")),  // commit missing
+      html200(),
+      // A good job, which a GPU runner cannot run: it must complete it as failed.
+      raw(job_json(R"("id":11,"pipeline":1,"kind":"build","attempt":1,)" + ct)),
+      // A good check job whose builds lookup answers with a proxy's page: failed, to be retried, with the reason.
+      raw(job_json(R"("id":12,"pipeline":1,"kind":"check","attempt":2,"depends_on":11,)" + ct))};
 
   auto router = std::make_shared<http::Router>();
   router->add_sync("POST", "/api/v1/runners/register", [&](const http::Request&) {
     std::lock_guard l(s.mu);
     ++s.registrations;
-    return StandIn::next(s.register_script,
-                         http::json_ok(json::object{{"token", "kpr_good"}, {"runner", json::object{{"id", 1}}}, {"heartbeat_interval_ms", 200}}));
+    return StandIn::next(s.register_script, http::json_ok(json::object{{"token", "kpr_good"},
+                                                                       {"runner", json::object{{"id", 1}}},
+                                                                       {"heartbeat_interval_ms", 200}}));
   });
   router->add_sync("POST", "/api/v1/runners/claim", [&](const http::Request&) {
     std::unique_lock l(s.mu);
@@ -92,7 +94,8 @@ TEST(RunnerAnswersIntegration, RunnerStaysUpThroughMalformedAnswersAndRecovers) 
   });
   router->add_sync("POST", "/api/v1/runners/heartbeat", [&](const http::Request&) { return html200(); });
   router->add_sync("GET", "/api/v1/builds", [&](const http::Request&) { return html200(); });
-  router->add_sync("POST", "/api/v1/jobs/{id}/log", [&](const http::Request&) { return http::json_ok(json::object{}); });
+  router->add_sync("POST", "/api/v1/jobs/{id}/log",
+                   [&](const http::Request&) { return http::json_ok(json::object{}); });
   router->add_sync("POST", "/api/v1/jobs/{id}/complete", [&](const http::Request& req) {
     std::lock_guard l(s.mu);
     auto body = json::parse(req.body).as_object();
@@ -111,13 +114,26 @@ TEST(RunnerAnswersIntegration, RunnerStaysUpThroughMalformedAnswersAndRecovers) 
   TempDir dir;
   const fs::path inventory = dir.path() / "gpus.json";
   // Two GPUs: two workers in one process; neither may take the other down.
-  std::ofstream(inventory) << R"([{"index":0,"name":"NVIDIA H200","uuid":"GPU-00000000-0000-4000-8000-000000000001","arch":"9.0"},)"
-                           << R"({"index":1,"name":"NVIDIA H200","uuid":"GPU-00000000-0000-4000-8000-000000000002","arch":"9.0"}])";
+  std::ofstream(inventory)
+      << R"([{"index":0,"name":"NVIDIA H200","uuid":"GPU-00000000-0000-4000-8000-000000000001","arch":"9.0"},)"
+      << R"({"index":1,"name":"NVIDIA H200","uuid":"GPU-00000000-0000-4000-8000-000000000002","arch":"9.0"}])";
   const std::string url = "http://127.0.0.1:" + std::to_string(server.port());
   const fs::path log = dir.path() / "runner.log";
-  std::vector<std::string> args{KPORT_RUNNER_BIN, "--role", "gpu", "--server", url, "--registration-token", "reg",
-                                "--workdir", (dir.path() / "work").string(), "--name", "fuzzed", "--gpus", inventory.string(),
-                                "--claim-wait", "1"};
+  std::vector<std::string> args{KPORT_RUNNER_BIN,
+                                "--role",
+                                "gpu",
+                                "--server",
+                                url,
+                                "--registration-token",
+                                "reg",
+                                "--workdir",
+                                (dir.path() / "work").string(),
+                                "--name",
+                                "fuzzed",
+                                "--gpus",
+                                inventory.string(),
+                                "--claim-wait",
+                                "1"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -146,8 +162,9 @@ TEST(RunnerAnswersIntegration, RunnerStaysUpThroughMalformedAnswersAndRecovers) 
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  ASSERT_FALSE(exited) << "the runner ended (status " << status << ", signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0)
-                       << "):\n" << slurp(log);
+  ASSERT_FALSE(exited) << "the runner ended (status " << status << ", signal "
+                       << (WIFSIGNALED(status) ? WTERMSIG(status) : 0) << "):\n"
+                       << slurp(log);
   ASSERT_TRUE(completed(11) && completed(12)) << slurp(log);
 
   // SIGTERM: both workers stop, deregister, exit 0.

@@ -36,7 +36,11 @@ pid_t spawn(const std::string& binary, const std::vector<std::string>& args, con
   pid_t pid = fork();
   if (pid == 0) {
     int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) { dup2(fd, 1); dup2(fd, 2); close(fd); }
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+      close(fd);
+    }
     // The child must not inherit the test's blocked signals.
     sigset_t none;
     sigemptyset(&none);
@@ -49,8 +53,7 @@ pid_t spawn(const std::string& binary, const std::vector<std::string>& args, con
 
 }  // namespace
 
-ServiceProcess::ServiceProcess(std::string binary, std::vector<std::string> args, fs::path port_file,
-                               fs::path log_file)
+ServiceProcess::ServiceProcess(std::string binary, std::vector<std::string> args, fs::path port_file, fs::path log_file)
     : m_log(std::move(log_file)) {
   std::error_code ec;
   fs::remove(port_file, ec);
@@ -60,9 +63,15 @@ ServiceProcess::ServiceProcess(std::string binary, std::vector<std::string> args
   for (int i = 0; i < 300; ++i) {
     std::ifstream in(port_file);
     unsigned port = 0;
-    if (in >> port && port > 0) { m_port = static_cast<std::uint16_t>(port); return; }
+    if (in >> port && port > 0) {
+      m_port = static_cast<std::uint16_t>(port);
+      return;
+    }
     int status = 0;
-    if (waitpid(m_pid, &status, WNOHANG) == m_pid) { m_pid = -1; return; }
+    if (waitpid(m_pid, &status, WNOHANG) == m_pid) {
+      m_pid = -1;
+      return;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
@@ -138,8 +147,8 @@ JsonReply call_raw(http::Client& client, std::string_view method, const std::str
   return out;
 }
 
-JsonReply call(http::Client& client, std::string_view method, const std::string& url,
-               const boost::json::value* body, const std::string& token) {
+JsonReply call(http::Client& client, std::string_view method, const std::string& url, const boost::json::value* body,
+               const std::string& token) {
   std::string text = body ? boost::json::serialize(*body) : std::string();
   return call_raw(client, method, url, text, token);
 }

@@ -60,8 +60,7 @@ struct JsonReply {
 };
 JsonReply call(http::Client& client, std::string_view method, const std::string& url,
                const boost::json::value* body = nullptr, const std::string& token = "");
-JsonReply call_raw(http::Client& client, std::string_view method, const std::string& url,
-                   std::string_view body, const std::string& token = "",
-                   std::string_view content_type = "application/json");
+JsonReply call_raw(http::Client& client, std::string_view method, const std::string& url, std::string_view body,
+                   const std::string& token = "", std::string_view content_type = "application/json");
 
 }  // namespace kport::testing

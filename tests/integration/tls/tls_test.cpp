@@ -54,9 +54,7 @@ class TlsCoordinatorTest : public BuildRunnerTest {
     o.ca_file = pki->ca();
     return http::Client(o);
   }
-  int kport_cli(std::vector<std::string> args, std::string& output) {
-    return run_to_exit(KPORT_CLI_BIN, args, output);
-  }
+  int kport_cli(std::vector<std::string> args, std::string& output) { return run_to_exit(KPORT_CLI_BIN, args, output); }
   JsonReply sget(const std::string& path) { return call(tls, "GET", https(path)); }
   JsonReply ssend(std::string_view method, const std::string& path, const json::value& body, const std::string& token) {
     return call(tls, method, https(path), &body, token);
@@ -129,15 +127,25 @@ TEST_F(TlsCoordinatorTest, ABadCertificateOrKeyIsAStartupErrorNamingTheFile) {
   proc.reset();
   std::string out;
   const std::string db = (dir.path() / "other.db").string();
-  EXPECT_EQ(run_to_exit(KPORT_COORDINATOR_BIN, {"--listen", "127.0.0.1:0", "--db", db, "--tls-cert", pki->cert(),
-                                                "--tls-key", pki->key("other-host")}, out), 1) << out;
+  EXPECT_EQ(
+      run_to_exit(
+          KPORT_COORDINATOR_BIN,
+          {"--listen", "127.0.0.1:0", "--db", db, "--tls-cert", pki->cert(), "--tls-key", pki->key("other-host")}, out),
+      1)
+      << out;
   EXPECT_NE(out.find("the TLS key '" + pki->key("other-host") + "' (--tls-key) does not belong to the certificate '" +
-                     pki->cert() + "'"), std::string::npos) << out;
+                     pki->cert() + "'"),
+            std::string::npos)
+      << out;
   const std::string absent = (dir.path() / "absent.pem").string();
-  EXPECT_EQ(run_to_exit(KPORT_COORDINATOR_BIN, {"--listen", "127.0.0.1:0", "--db", db, "--tls-cert", absent,
-                                                "--tls-key", pki->key()}, out), 1) << out;
+  EXPECT_EQ(run_to_exit(KPORT_COORDINATOR_BIN,
+                        {"--listen", "127.0.0.1:0", "--db", db, "--tls-cert", absent, "--tls-key", pki->key()}, out),
+            1)
+      << out;
   EXPECT_NE(out.find("cannot read the TLS certificate '" + absent + "'"), std::string::npos) << out;
-  EXPECT_EQ(run_to_exit(KPORT_COORDINATOR_BIN, {"--listen", "127.0.0.1:0", "--db", db, "--tls-key", pki->key()}, out), 2) << out;
+  EXPECT_EQ(run_to_exit(KPORT_COORDINATOR_BIN, {"--listen", "127.0.0.1:0", "--db", db, "--tls-key", pki->key()}, out),
+            2)
+      << out;
   EXPECT_NE(out.find("--tls-cert is missing"), std::string::npos) << out;
 }
 
@@ -172,14 +180,16 @@ TEST_F(TlsCoordinatorTest, TheEventStreamWorksOverTls) {
     s << in.rdbuf();
     return s.str();
   };
-  for (int i = 0; i < 100 && read_events().find("event: hello") == std::string::npos; ++i) std::this_thread::sleep_for(50ms);
+  for (int i = 0; i < 100 && read_events().find("event: hello") == std::string::npos; ++i)
+    std::this_thread::sleep_for(50ms);
   ASSERT_NE(read_events().find("event: hello"), std::string::npos) << read_events();
   // A registration is published to the stream.
   boost::json::object caps{{"toolkit", "13.0"}, {"targets", json::array{"sm_90a"}}, {"cores", 2}};
   auto reg = ssend("POST", "/api/v1/runners/register",
                    json::object{{"name", "sse-runner"}, {"role", "build"}, {"capabilities", caps}}, k_registration);
   EXPECT_EQ(reg.status, 201) << reg.raw;
-  for (int i = 0; i < 100 && read_events().find("sse-runner") == std::string::npos; ++i) std::this_thread::sleep_for(50ms);
+  for (int i = 0; i < 100 && read_events().find("sse-runner") == std::string::npos; ++i)
+    std::this_thread::sleep_for(50ms);
   const std::string text = read_events();
   EXPECT_NE(text.find("event: runner"), std::string::npos) << text;
   EXPECT_NE(text.find("sse-runner"), std::string::npos) << text;
@@ -188,14 +198,23 @@ TEST_F(TlsCoordinatorTest, TheEventStreamWorksOverTls) {
 
 TEST_F(TlsCoordinatorTest, AGpuRunnerRegistersAndClaimsOverHttps) {
   // Play the build runner over https: the stand-in harness goes up as the build's artifact.
-  ASSERT_EQ(ssend("PUT", "/api/v1/targets/sm_90a", json::object{{"arch", "9.0"}, {"features", json::array{"wgmma"}}}, k_admin).status,
-            201);
+  ASSERT_EQ(
+      ssend("PUT", "/api/v1/targets/sm_90a", json::object{{"arch", "9.0"}, {"features", json::array{"wgmma"}}}, k_admin)
+          .status,
+      201);
   const std::string sha = commit_sha(5);
-  ASSERT_EQ(ssend("POST", "/api/v1/repositories", json::object{{"name", "kernels"}, {"url", "/tmp/kernels.git"}}, k_admin).status, 201);
-  ASSERT_EQ(ssend("POST", "/api/v1/commits", json::object{{"sha", sha}, {"repo", "kernels"}, {"message", "m"}}, k_admin).status, 201);
-  auto p = ssend("POST", "/api/v1/pipelines",
-                 json::object{{"commit", sha}, {"repo", "kernels"}, {"ref", "refs/heads/main"}, {"targets", json::array{"sm_90a"}}},
-                 k_admin);
+  ASSERT_EQ(
+      ssend("POST", "/api/v1/repositories", json::object{{"name", "kernels"}, {"url", "/tmp/kernels.git"}}, k_admin)
+          .status,
+      201);
+  ASSERT_EQ(ssend("POST", "/api/v1/commits", json::object{{"sha", sha}, {"repo", "kernels"}, {"message", "m"}}, k_admin)
+                .status,
+            201);
+  auto p =
+      ssend("POST", "/api/v1/pipelines",
+            json::object{
+                {"commit", sha}, {"repo", "kernels"}, {"ref", "refs/heads/main"}, {"targets", json::array{"sm_90a"}}},
+            k_admin);
   ASSERT_EQ(p.status, 201) << p.raw;
   boost::json::object caps{{"toolkit", "13.0"}, {"targets", json::array{"sm_90a"}}, {"cores", 2}};
   auto reg = ssend("POST", "/api/v1/runners/register",
@@ -211,25 +230,52 @@ TEST_F(TlsCoordinatorTest, AGpuRunnerRegistersAndClaimsOverHttps) {
   bytes << in.rdbuf();
   const std::string hash = crypto::sha256_hex(bytes.str());
   const std::string lease = "job=" + std::to_string(build) + "&attempt=" + std::to_string(attempt);
-  EXPECT_EQ(call_raw(tls, "PUT", https("/api/v1/artifacts/" + hash + "?name=kport-harness-sm_90a&kind=harness&" + lease),
-                     bytes.str(), builder, "application/octet-stream").status, 201);
+  EXPECT_EQ(
+      call_raw(tls, "PUT", https("/api/v1/artifacts/" + hash + "?name=kport-harness-sm_90a&kind=harness&" + lease),
+               bytes.str(), builder, "application/octet-stream")
+          .status,
+      201);
   json::object rec{{"family", "gemm"}, {"variant", "good"}, {"status", "ok"}, {"artifact", hash}};
   EXPECT_EQ(ssend("POST", "/api/v1/jobs/" + std::to_string(build) + "/builds",
-                  json::object{{"attempt", attempt}, {"records", json::array{rec}}}, builder).status, 200);
-  EXPECT_EQ(ssend("POST", "/api/v1/jobs/" + std::to_string(build) + "/complete", json::object{{"attempt", attempt}}, builder).status,
+                  json::object{{"attempt", attempt}, {"records", json::array{rec}}}, builder)
+                .status,
             200);
+  EXPECT_EQ(
+      ssend("POST", "/api/v1/jobs/" + std::to_string(build) + "/complete", json::object{{"attempt", attempt}}, builder)
+          .status,
+      200);
 
   // A runner that does not trust the CA cannot register: it says why and keeps retrying.
   fs::path inventory = dir.path() / "gpus.json";
   std::ofstream(inventory) << R"([{"index":0,"name":"NVIDIA H200","uuid":"GPU-0badc0de-0000-4000-8000-000000000001",)"
                            << R"("arch":"9.0","sm_count":132,"memory_mib":143771,"driver":"580.95.05"}])";
-  std::vector<std::string> args{KPORT_RUNNER_BIN, "--role", "gpu", "--server", https(""), "--registration-token",
-                                k_registration, "--workdir", (dir.path() / "work").string(), "--name", "tls-gpu",
-                                "--gpus", inventory.string(), "--claim-wait", "1", "--kernel-timeout", "1",
-                                "--process-timeout", "5", "--bench-time-cap-ms", "50", "--bench-rounds", "1"};
+  std::vector<std::string> args{KPORT_RUNNER_BIN,
+                                "--role",
+                                "gpu",
+                                "--server",
+                                https(""),
+                                "--registration-token",
+                                k_registration,
+                                "--workdir",
+                                (dir.path() / "work").string(),
+                                "--name",
+                                "tls-gpu",
+                                "--gpus",
+                                inventory.string(),
+                                "--claim-wait",
+                                "1",
+                                "--kernel-timeout",
+                                "1",
+                                "--process-timeout",
+                                "5",
+                                "--bench-time-cap-ms",
+                                "50",
+                                "--bench-rounds",
+                                "1"};
   ::setenv("KPORT_STAND_IN_ONLY", "gemm.good.steady", 1);
   spawn_runner(args);
-  for (int i = 0; i < 100 && runner_output().find("not signed by a CA") == std::string::npos; ++i) std::this_thread::sleep_for(50ms);
+  for (int i = 0; i < 100 && runner_output().find("not signed by a CA") == std::string::npos; ++i)
+    std::this_thread::sleep_for(50ms);
   EXPECT_NE(runner_output().find("cannot register yet; retrying"), std::string::npos) << runner_output();
   EXPECT_NE(runner_output().find("pass --ca-file"), std::string::npos) << runner_output();
   int status = 0;

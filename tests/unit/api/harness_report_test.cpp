@@ -18,7 +18,8 @@ json::object bench_report() {
     "clock_before":{"sm_mhz":1980},"clock_after":{"sm_mhz":1970},
     "timing":{"median_ms":0.125,"stddev_ms":0.001,"samples":40,"rse":0.0004,"discarded_throttled":3,
               "sm_mhz_after_samples":{"min":1950,"median":1965,"max":1980}},
-    "baseline":null,"tflops":4.5}],"summary":{"measured":1}})").as_object();
+    "baseline":null,"tflops":4.5}],"summary":{"measured":1}})")
+      .as_object();
 }
 
 }  // namespace
@@ -68,7 +69,8 @@ TEST(HarnessReport, AnUnknownVersionIsAClearError) {
   o["schema_version"] = 2;
   auto r = api::parse_harness_report(json::serialize(o));
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("schema_version 2 but this runner reads version 1"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("schema_version 2 but this runner reads version 1"), std::string::npos)
+      << r.error().message;
   o["schema_version"] = "1";
   r = api::parse_harness_report(json::serialize(o));
   ASSERT_FALSE(r.ok());
@@ -80,7 +82,8 @@ TEST(HarnessReport, AWrongTypeInAnEntryNamesTheField) {
   o["results"].as_array()[0].as_object()["timing"].as_object()["median_ms"] = "slow";
   auto r = api::parse_harness_report(json::serialize(o));
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("'results[0].timing.median_ms' must be a number"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("'results[0].timing.median_ms' must be a number"), std::string::npos)
+      << r.error().message;
   o = bench_report();
   o["results"].as_array()[0].as_object().erase("verdict");
   r = api::parse_harness_report(json::serialize(o));
@@ -97,13 +100,15 @@ TEST(HarnessReport, ReadsTheFatalErrorOfAnAbortedRun) {
 }
 
 TEST(HarnessReport, ReadsTheErrorDocumentOfEveryVersion) {
-  auto r = api::parse_harness_report(R"({"error":{"code":"no_device","message":"cudaGetDeviceCount: no CUDA-capable device"}})");
+  auto r = api::parse_harness_report(
+      R"({"error":{"code":"no_device","message":"cudaGetDeviceCount: no CUDA-capable device"}})");
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->schema_version, 0);
   EXPECT_EQ(r->error_code, "no_device");
   EXPECT_TRUE(r->results.empty());
   EXPECT_FALSE(api::parse_harness_report(R"({"error":{"code":7}})").ok()) << "error.code must be a string";
-  EXPECT_FALSE(api::parse_harness_report(R"({"error":{"code":"x"},"results":[]})").ok()) << "a report, without its version";
+  EXPECT_FALSE(api::parse_harness_report(R"({"error":{"code":"x"},"results":[]})").ok())
+      << "a report, without its version";
 }
 
 TEST(HarnessReport, TextThatIsNotAnObjectIsRefused) {

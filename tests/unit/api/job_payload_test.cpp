@@ -41,7 +41,8 @@ TEST(JobPayload, ReadsEachPurpose) {
 TEST(JobPayload, RoundTripsAndKeepsFieldsOfNoMeaningToKport) {
   const json::object in = json::parse(R"({"variants":["gemm.simt"],"revalidate":{"gpu_model":"G","driver":"2",
       "previous_driver":"1"},"cases":[{"family":"gemm","dtype":"fp32","shape":"m=1"}],"instances":["x"],"filter":"simt",
-      "bench":false,"repo_url":"/srv/kernels.git","kernels_dir":"kernels"})").as_object();
+      "bench":false,"repo_url":"/srv/kernels.git","kernels_dir":"kernels"})")
+                              .as_object();
   auto p = api::parse_job_payload(in);
   ASSERT_TRUE(p.ok()) << p.error().message;
   EXPECT_EQ(api::to_json(*p), in);
@@ -54,13 +55,15 @@ TEST(JobPayload, RoundTripsAndKeepsFieldsOfNoMeaningToKport) {
 TEST(JobPayload, AWrongTypeNamesTheField) {
   auto p = api::parse_job_payload(std::string_view(R"({"cases":[{"family":"gemm","dtype":16,"shape":"m=1"}]})"));
   ASSERT_FALSE(p.ok());
-  EXPECT_NE(p.error().message.find("'payload.cases[0].dtype' must be a string"), std::string::npos) << p.error().message;
+  EXPECT_NE(p.error().message.find("'payload.cases[0].dtype' must be a string"), std::string::npos)
+      << p.error().message;
   p = api::parse_job_payload(std::string_view(R"({"bench":"yes"})"));
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.error().message.find("'payload.bench' must be true or false"), std::string::npos) << p.error().message;
   p = api::parse_job_payload(std::string_view(R"({"revalidate":{"driver":"1"}})"));
   ASSERT_FALSE(p.ok());
-  EXPECT_NE(p.error().message.find("'payload.revalidate.gpu_model' is required"), std::string::npos) << p.error().message;
+  EXPECT_NE(p.error().message.find("'payload.revalidate.gpu_model' is required"), std::string::npos)
+      << p.error().message;
 }
 
 TEST(JobPayload, TwoPurposesAtOnceAreRefused) {

@@ -67,11 +67,13 @@ TEST(BuildRecordUpload, AWrongFieldIsRefusedByName) {
                  "field 'records[2].status' must be one of ok, not_applicable, compile_error, timeout");
   auto bad_regs = base();
   bad_regs["registers"] = -1;
-  EXPECT_NE(api::parse_build_record(bad_regs, "records[0]").error().message.find("'records[0].registers'"), std::string::npos);
+  EXPECT_NE(api::parse_build_record(bad_regs, "records[0]").error().message.find("'records[0].registers'"),
+            std::string::npos);
   auto bad_audit = base();
   bad_audit["instruction_audit"] = "clean";
   expect_refused(api::parse_build_record(bad_audit), "field 'instruction_audit' must be a JSON object or array");
-  expect_refused(api::parse_build_record(json::object{{"variant", "simt"}, {"status", "ok"}}), "field 'family' is required (a string)");
+  expect_refused(api::parse_build_record(json::object{{"variant", "simt"}, {"status", "ok"}}),
+                 "field 'family' is required (a string)");
 }
 
 TEST(TriggerRequest, RoundTripsAndWritesOnlyWhatWasSaid) {
@@ -102,8 +104,11 @@ TEST(TriggerRequest, RoundTripsAndWritesOnlyWhatWasSaid) {
 TEST(TriggerRequest, AnUnknownReasonOrABadCommitIsRefusedByName) {
   expect_refused(api::parse_trigger_request(json::object{{"commit", "abcdef1"}, {"reason", "nightly"}}),
                  "field 'reason' must be push, new_target, new_driver, new_gpu or manual");
-  EXPECT_NE(api::parse_trigger_request(json::object{{"commit", "main"}}).error().message.find("'commit'"), std::string::npos);
-  EXPECT_NE(api::parse_trigger_request(json::object{{"commit", "abcdef1"}, {"targets", "sm_90a"}}).error().message.find("'targets'"),
+  EXPECT_NE(api::parse_trigger_request(json::object{{"commit", "main"}}).error().message.find("'commit'"),
+            std::string::npos);
+  EXPECT_NE(api::parse_trigger_request(json::object{{"commit", "abcdef1"}, {"targets", "sm_90a"}})
+                .error()
+                .message.find("'targets'"),
             std::string::npos);
 }
 
@@ -117,8 +122,9 @@ TEST(RunnerRegistration, EachRoleSendsItsOwnCapabilities) {
   gpu.capabilities.driver = "580.65";
   gpu.capabilities.extra = json::object{{"sm_count", 132}};
   const json::object wire = api::to_json(gpu);
-  EXPECT_EQ(json::serialize(wire.at("capabilities")),
-            R"({"gpu_model":"NVIDIA H200","gpu_uuid":"GPU-1","arch":"9.0","driver":"580.65","extra":{"sm_count":132}})");
+  EXPECT_EQ(
+      json::serialize(wire.at("capabilities")),
+      R"({"gpu_model":"NVIDIA H200","gpu_uuid":"GPU-1","arch":"9.0","driver":"580.65","extra":{"sm_count":132}})");
   auto back = api::parse_runner_registration(wire);
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->role, api::RunnerRole::gpu);
@@ -130,8 +136,9 @@ TEST(RunnerRegistration, EachRoleSendsItsOwnCapabilities) {
   build.capabilities.toolkit = "13.0";
   build.capabilities.targets = {"sm_90a", "sm_100a"};
   build.capabilities.cores = 16;
-  EXPECT_EQ(json::serialize(api::to_json(build)),
-            R"({"name":"b0","role":"build","capabilities":{"toolkit":"13.0","targets":["sm_90a","sm_100a"],"cores":16}})");
+  EXPECT_EQ(
+      json::serialize(api::to_json(build)),
+      R"({"name":"b0","role":"build","capabilities":{"toolkit":"13.0","targets":["sm_90a","sm_100a"],"cores":16}})");
   auto b = api::parse_runner_registration(api::to_json(build));
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(b->capabilities.targets.size(), 2u);
@@ -139,7 +146,8 @@ TEST(RunnerRegistration, EachRoleSendsItsOwnCapabilities) {
 }
 
 TEST(RunnerRegistration, AWrongFieldIsRefusedByName) {
-  expect_refused(api::parse_runner_registration(json::object{{"name", "x"}, {"role", "cpu"}}), "field 'role' must be build or gpu");
+  expect_refused(api::parse_runner_registration(json::object{{"name", "x"}, {"role", "cpu"}}),
+                 "field 'role' must be build or gpu");
   expect_refused(api::parse_runner_registration(json::object{{"name", "x"}, {"role", "gpu"}, {"capabilities", 3}}),
                  "field 'capabilities' must be an object");
   auto cores = api::parse_runner_registration(

@@ -68,8 +68,8 @@ TEST(ResultUpload, LeavesAbsentFiguresOut) {
   r.shape = "m=64,n=64,k=64";
   r.status = api::CaseStatus::crashed;
   const json::object o = api::to_json(r);
-  for (const char* k : {"commit", "target", "seed", "max_abs_err", "median_us", "samples", "samples_dropped", "baseline", "unstable",
-                        "sm_clock_mhz"})
+  for (const char* k : {"commit", "target", "seed", "max_abs_err", "median_us", "samples", "samples_dropped",
+                        "baseline", "unstable", "sm_clock_mhz"})
     EXPECT_FALSE(o.contains(k)) << k;
   EXPECT_EQ(o.at("status"), "crashed");
 }
@@ -105,13 +105,17 @@ TEST(ResultUpload, RejectsAnUnknownStatusAndANegativeFigure) {
 }
 
 TEST(ResultUpload, FillsFromTheHarnessRenamedAndRescaledOnce) {
-  auto check = api::parse_harness_entry(json::parse(R"({"instance":"i","dtype":"bf16","shape_text":"m=1","verdict":"passed",
-      "max_abs_error":0.5,"max_abs_ref":4.0,"normwise_rel_error":0.001,"nonfinite":2,"tolerance":{"normwise":0.01}})").as_object());
+  auto check =
+      api::parse_harness_entry(json::parse(R"({"instance":"i","dtype":"bf16","shape_text":"m=1","verdict":"passed",
+      "max_abs_error":0.5,"max_abs_ref":4.0,"normwise_rel_error":0.001,"nonfinite":2,"tolerance":{"normwise":0.01}})")
+                                   .as_object());
   ASSERT_TRUE(check.ok()) << check.error().message;
-  auto bench = api::parse_harness_entry(json::parse(R"({"instance":"i","dtype":"bf16","shape_text":"m=1","verdict":"measured",
+  auto bench =
+      api::parse_harness_entry(json::parse(R"({"instance":"i","dtype":"bf16","shape_text":"m=1","verdict":"measured",
       "timing":{"median_ms":0.25,"stddev_ms":0.001,"samples":40,"discarded_throttled":2,"sm_mhz_after_samples":{"median":1965}},
       "clock_before":{"sm_mhz":1980},"baseline":{"name":"cublasGemmEx","timing":{"median_ms":0.5}},"ratio":2.0,"tflops":100,
-      "unstable":true,"unstable_reason":"rounds disagree"})").as_object());
+      "unstable":true,"unstable_reason":"rounds disagree"})")
+                                   .as_object());
   ASSERT_TRUE(bench.ok()) << bench.error().message;
   api::ResultUpload r;
   api::fill_from_check(r, *check);
@@ -135,10 +139,17 @@ TEST(ResultUpload, FillsFromTheHarnessRenamedAndRescaledOnce) {
 // The metric table's reader walks a row's path into the harness's entry, rescales, rounds
 // an integer metric, and leaves out what is absent, not a number, or below the minimum.
 TEST(ResultMetrics, ARowReadsItsFigureFromTheHarnessEntryInItsUnit) {
-  const api::ResultMetric mhz{"sm_mhz_floor", api::MetricGroup::timing, true, 0, api::MetricSource::bench,
-                              {"timing", "sm_mhz_after_samples", "min"}, 1.0, "lowest clock"};
-  const api::ResultMetric warm{"warm_us", api::MetricGroup::timing, false, 0, api::MetricSource::bench,
-                               {"warmup_ms", "", ""}, 1000.0, "warm-up"};
+  const api::ResultMetric mhz{"sm_mhz_floor",
+                              api::MetricGroup::timing,
+                              true,
+                              0,
+                              api::MetricSource::bench,
+                              {"timing", "sm_mhz_after_samples", "min"},
+                              1.0,
+                              "lowest clock"};
+  const api::ResultMetric warm{
+      "warm_us", api::MetricGroup::timing, false, 0, api::MetricSource::bench, {"warmup_ms", "", ""}, 1000.0,
+      "warm-up"};
   auto entry = json::parse(R"({"timing":{"sm_mhz_after_samples":{"min":1754.6}},"warmup_ms":0.25})").as_object();
   EXPECT_EQ(api::harness_metric(entry, mhz), json::value(1755));
   EXPECT_EQ(api::harness_metric(entry, warm), json::value(250.0));
@@ -150,8 +161,10 @@ TEST(ResultMetrics, ARowReadsItsFigureFromTheHarnessEntryInItsUnit) {
 // sm_clock_mhz_min: the bench entry's lowest clock read after a kept sample, from the
 // harness's report to the upload's wire and back.
 TEST(ResultMetrics, TheLowestClockAfterAKeptSampleTravelsFromTheHarnessToTheCoordinator) {
-  auto bench = api::parse_harness_entry(json::parse(R"({"instance":"i","dtype":"bf16","shape_text":"m=1","verdict":"measured",
-      "timing":{"median_ms":0.25,"samples":40,"sm_mhz_after_samples":{"min":1755,"median":1965,"max":1980}}})").as_object());
+  auto bench =
+      api::parse_harness_entry(json::parse(R"({"instance":"i","dtype":"bf16","shape_text":"m=1","verdict":"measured",
+      "timing":{"median_ms":0.25,"samples":40,"sm_mhz_after_samples":{"min":1755,"median":1965,"max":1980}}})")
+                                   .as_object());
   ASSERT_TRUE(bench.ok()) << bench.error().message;
   api::ResultUpload r;
   api::fill_from_bench(r, *bench);
@@ -163,12 +176,15 @@ TEST(ResultMetrics, TheLowestClockAfterAKeptSampleTravelsFromTheHarnessToTheCoor
   EXPECT_EQ(back->metrics.at("sm_clock_mhz_min"), json::value(1755));
 
   api::ResultUpload untimed;
-  api::fill_from_bench(untimed, *api::parse_harness_entry(
-      json::parse(R"({"instance":"i","dtype":"bf16","shape_text":"m=1","verdict":"unsupported"})").as_object()));
+  api::fill_from_bench(
+      untimed,
+      *api::parse_harness_entry(
+          json::parse(R"({"instance":"i","dtype":"bf16","shape_text":"m=1","verdict":"unsupported"})").as_object()));
   EXPECT_FALSE(api::to_json(untimed).contains("sm_clock_mhz_min"));
   json::object negative = wire;
   negative["sm_clock_mhz_min"] = -5;
   auto refused = api::parse_result_upload(negative, "results[0]");
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.error().message.find("'results[0].sm_clock_mhz_min'"), std::string::npos) << refused.error().message;
+  EXPECT_NE(refused.error().message.find("'results[0].sm_clock_mhz_min'"), std::string::npos)
+      << refused.error().message;
 }

@@ -16,7 +16,8 @@
 namespace kport {
 namespace {
 
-const std::regex k_version_line(R"(^kport-test \d+\.\d+\.\d+ \(commit ([0-9a-f]{7,40}|unknown), built \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)\n$)");
+const std::regex k_version_line(
+    R"(^kport-test \d+\.\d+\.\d+ \(commit ([0-9a-f]{7,40}|unknown), built \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)\n$)");
 
 TEST(Clock, TimesAreIso8601InUtcWithMilliseconds) {
   EXPECT_EQ(kport::iso8601_utc(0), "1970-01-01T00:00:00.000Z");
@@ -96,7 +97,8 @@ TEST(Log, JsonLinesCarryUtcTimestamps) {
   EXPECT_EQ(o.at("proc").as_string(), "kport-test");
   EXPECT_EQ(o.at("msg").as_string(), "disk \"full\"");
   EXPECT_EQ(o.at("path").as_string(), "/var/kport");
-  EXPECT_TRUE(std::regex_match(std::string(o.at("ts").as_string()), std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)")))
+  EXPECT_TRUE(
+      std::regex_match(std::string(o.at("ts").as_string()), std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)")))
       << o.at("ts");
 }
 
@@ -106,7 +108,8 @@ TEST(Log, TextLinesCarryUtcTimestamps) {
   log::warn("slow scrape", {{"ms", 12}});
   log::flush();
   std::string out = ::testing::internal::GetCapturedStderr();
-  EXPECT_TRUE(std::regex_search(out, std::regex(R"(^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z warn.* kport-test: slow scrape ms=12)")))
+  EXPECT_TRUE(std::regex_search(
+      out, std::regex(R"(^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z warn.* kport-test: slow scrape ms=12)")))
       << out;
 }
 

@@ -23,9 +23,9 @@ TEST(Subprocess, SplitStreamsKeepStdoutFreeOfStderr) {
   ProcessOptions o;
   o.split_streams = true;
   // Many small writes to both streams, so the two pipes are read interleaved.
-  auto r = run_process({"/bin/sh", "-c",
-                        "echo '{\"a\":1'; for i in 1 2 3 4 5; do echo '} noise {' >&2; done; echo '}'; echo tail >&2"},
-                       o);
+  auto r = run_process(
+      {"/bin/sh", "-c", "echo '{\"a\":1'; for i in 1 2 3 4 5; do echo '} noise {' >&2; done; echo '}'; echo tail >&2"},
+      o);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->exit_code, 0);
   EXPECT_EQ(r->stdout_text, "{\"a\":1\n}\n");

@@ -49,9 +49,15 @@ TEST(Utf8, TruncateAtTheCommitMessageLimitKeepsTheMessageValid) {
 
 TEST(Utf8, SanitizeReplacesEachMaximalInvalidSubpart) {
   EXPECT_EQ(utf8::sanitize("Grüße"), "Grüße");
-  EXPECT_EQ(utf8::sanitize("a\xFF" "b"), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(utf8::sanitize("a\xFF"
+                           "b"),
+            "a\xEF\xBF\xBD"
+            "b");
   // E2 82 is the start of a valid three-byte form cut short: one replacement for both.
-  EXPECT_EQ(utf8::sanitize("\xE2\x82" "x"), "\xEF\xBF\xBD" "x");
+  EXPECT_EQ(utf8::sanitize("\xE2\x82"
+                           "x"),
+            "\xEF\xBF\xBD"
+            "x");
   // Latin-1 text (a commit written by an old tool) becomes readable, valid text.
   EXPECT_EQ(utf8::sanitize("caf\xE9"), "caf\xEF\xBF\xBD");
   EXPECT_EQ(utf8::sanitize("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");

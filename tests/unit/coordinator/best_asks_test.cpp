@@ -73,7 +73,8 @@ TEST_F(BestAsksTest, DistinctKeysBeyondTheBoundAreDroppedUntilAFlushForgetsIdleO
   ASSERT_TRUE(asks.flush(*m_store).ok());
   auto stored = m_store->list_best_asks("NVIDIA H200", 1000);
   ASSERT_TRUE(stored.ok());
-  auto seven = std::find_if(stored->begin(), stored->end(), [](const db::BestAsk& a) { return a.key.shape == key(7).shape; });
+  auto seven =
+      std::find_if(stored->begin(), stored->end(), [](const db::BestAsk& a) { return a.key.shape == key(7).shape; });
   ASSERT_NE(seven, stored->end());
   EXPECT_EQ(seven->asks, 2);
   EXPECT_EQ(seven->last_ms, 4);

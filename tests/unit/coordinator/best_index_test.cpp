@@ -68,14 +68,16 @@ TEST(BestAnswer, MeasuredAnswersAreByteForByteWhatTheRuleAndTheCodecWrite) {
     // Odd rounds move figures from another shape by waves of tiles over 132 SMs.
     const bool waves = round % 2 == 1;
     const std::vector<porting::InstanceGeometry> tiles = {
-        {"gemm.mma_sync.a", {{{"m", 128}, {"n", 128}}, {{"k", 32}}}}, {"gemm.wgmma_tma.a", {{{"m", 128}, {"n", 256}}, {{"k", 64}}}},
+        {"gemm.mma_sync.a", {{{"m", 128}, {"n", 128}}, {{"k", 32}}}},
+        {"gemm.wgmma_tma.a", {{{"m", 128}, {"n", 256}}, {{"k", 64}}}},
         {"gemm.wgmma_tma.b", {{{"m", 128}, {"n", 128}}, {{"k", 64}}}}};
     BestIndex::Entry entry(2, porting::PreparedSelection("NVIDIA H200", rows, drivers, waves ? 132 : 0,
                                                          waves ? tiles : std::vector<porting::InstanceGeometry>{}));
     for (int i = 0; i < 40; ++i) {
-      std::string shape = i % 4 == 0 ? rows[rng() % rows.size()].shape.canonical()
-                                     : "k=" + std::to_string(1 + rng() % 9000) + ",m=" + std::to_string(1 + rng() % 9000) +
-                                           ",n=" + std::to_string(1 + rng() % 9000);
+      std::string shape = i % 4 == 0
+                              ? rows[rng() % rows.size()].shape.canonical()
+                              : "k=" + std::to_string(1 + rng() % 9000) + ",m=" + std::to_string(1 + rng() % 9000) +
+                                    ",n=" + std::to_string(1 + rng() % 9000);
       auto q = parse_best_question(request(shape, i % 3 == 0 ? "9.0" : "", i % 5 == 0 ? "sm_90a" : ""));
       ASSERT_TRUE(q.ok());
       // What the route wrote before the index: select_best over the rows, to_json, then
@@ -91,8 +93,8 @@ TEST(BestAnswer, MeasuredAnswersAreByteForByteWhatTheRuleAndTheCodecWrite) {
       auto sel = porting::select_best(sq, in);
       json::object want = to_json(sel).as_object();
       std::optional<db::BestKey> want_ask, got_ask;
-      add_question_members(want, *q, sq.arch, sq.target, sel.kind == porting::Selection::Kind::measured && sel.exact_shape,
-                           true, want_ask);
+      add_question_members(want, *q, sq.arch, sq.target,
+                           sel.kind == porting::Selection::Kind::measured && sel.exact_shape, true, want_ask);
       auto got = measured_answer(entry, *q, got_ask);
       ASSERT_TRUE(got.has_value()) << shape;
       ASSERT_EQ(*got, json::serialize(want)) << "round " << round << " shape " << shape;

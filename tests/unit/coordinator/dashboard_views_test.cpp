@@ -34,19 +34,19 @@ constexpr auto fail = porting::CheckOutcome::failed;
 const porting::VerdictPolicy k_policy;
 
 TEST(DashboardCommitDiff, ClassifiesEveryKindAgainstTheBaseline) {
-  std::vector<porting::ResultFact> before = {
-      brief("fixed", fail),          brief("broken", pass, 100, 1),   brief("still", fail),
-      brief("slower", pass, 100, 1), brief("faster", pass, 100, 1),   brief("noise", pass, 100, 1),
-      brief("gone", pass, 100, 1),   brief("shaky", pass, 100, 1)};
+  std::vector<porting::ResultFact> before = {brief("fixed", fail),          brief("broken", pass, 100, 1),
+                                             brief("still", fail),          brief("slower", pass, 100, 1),
+                                             brief("faster", pass, 100, 1), brief("noise", pass, 100, 1),
+                                             brief("gone", pass, 100, 1),   brief("shaky", pass, 100, 1)};
   std::vector<porting::ResultFact> after = {
-      brief("fixed", pass, 100, 1),  brief("broken", fail),           brief("still", porting::CheckOutcome::crashed),
-      brief("slower", pass, 120, 1), brief("faster", pass, 80, 1),    brief("noise", pass, 102, 1),
+      brief("fixed", pass, 100, 1),  brief("broken", fail),        brief("still", porting::CheckOutcome::crashed),
+      brief("slower", pass, 120, 1), brief("faster", pass, 80, 1), brief("noise", pass, 102, 1),
       brief("new", pass, 50, 1),     brief("shaky", pass, 150, 1)};
   after.back().unstable = true;
   json::object out = commit_diff_json(after, before, k_policy, 100);
   const auto& counts = out.at("groups").as_array().at(0).as_object().at("counts").as_object();
-  for (const char* kind : {"fixed", "new_failure", "still_failing", "regressed", "improved", "unstable", "unchanged", "added",
-                           "dropped"})
+  for (const char* kind :
+       {"fixed", "new_failure", "still_failing", "regressed", "improved", "unstable", "unchanged", "added", "dropped"})
     EXPECT_EQ(counts.at(kind).as_int64(), 1) << kind;
   const auto& changes = out.at("groups").as_array().at(0).as_object().at("changes").as_array();
   ASSERT_EQ(changes.size(), 6u);
@@ -118,7 +118,7 @@ TEST(DashboardKernel, ShareOfPeakAndItsBandFollowTheTimeBand) {
   const auto& points = series.at(0).as_object().at("points").as_object();
   auto first = [&](const char* column) { return points.at(column).as_array().at(0).as_double(); };
   EXPECT_DOUBLE_EQ(first("share"), 0.5);
-  EXPECT_DOUBLE_EQ(first("share_low"), 0.4);  // slower end of the band
+  EXPECT_DOUBLE_EQ(first("share_low"), 0.4);               // slower end of the band
   EXPECT_NEAR(first("share_high"), 0.5 * 100 / 90, 1e-4);  // four significant digits
   EXPECT_EQ(series.at(0).as_object().at("unit").as_string(), "TFLOP/s");
 }

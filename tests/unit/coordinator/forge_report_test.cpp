@@ -114,7 +114,8 @@ TEST(ForgeReport, CompletedCheckRunCarriesConclusionTitleAndSummaryPerTargetAndG
   EXPECT_NE(summary.find("### sm_90a on NVIDIA H200"), std::string::npos) << summary;
   EXPECT_NE(summary.find("### sm_100a on NVIDIA B200"), std::string::npos) << summary;
   EXPECT_NE(summary.find("median 110.0 us vs 100.0 us (+10.0%, noise 1.4 us)"), std::string::npos) << summary;
-  EXPECT_NE(summary.find("max_rel_err 0.5 / tolerance 0.01"), std::string::npos) << "a | would break the table: " << summary;
+  EXPECT_NE(summary.find("max_rel_err 0.5 / tolerance 0.01"), std::string::npos)
+      << "a | would break the table: " << summary;
   EXPECT_NE(summary.find("against `aaaaaaaaaaaa`"), std::string::npos) << summary;
   EXPECT_NE(summary.find("`kport status " + std::string(40, 'b') + "`"), std::string::npos) << summary;
   EXPECT_NE(summary.find("gemm.mma_sync figure unstable"), std::string::npos) << summary;
@@ -125,9 +126,12 @@ TEST(ForgeReport, SummaryCarriesTheReproCommandOfEachNamedResult) {
   auto v = failing();
   v.reasons[1].figures["result"] = std::int64_t{42};
   auto p = pipeline(db::PipelineStatus::succeeded);
-  const std::string md = report_summary(p, "failure", &v, "https://kport.example", {{42, "kport-harness-sm_100a --check x"}});
-  EXPECT_NE(md.find("Reproduce the numerics_failure of `gemm.simt` (result 42):\n\n```sh\nkport-harness-sm_100a --check x\n```"),
-            std::string::npos)
+  const std::string md =
+      report_summary(p, "failure", &v, "https://kport.example", {{42, "kport-harness-sm_100a --check x"}});
+  EXPECT_NE(
+      md.find(
+          "Reproduce the numerics_failure of `gemm.simt` (result 42):\n\n```sh\nkport-harness-sm_100a --check x\n```"),
+      std::string::npos)
       << md;
 }
 
@@ -141,7 +145,8 @@ TEST(ForgeReport, SummaryIsBoundedToWhatGitHubTakes) {
 
 TEST(ForgeReport, StatusWordsFollowEachForge) {
   auto v = failing();
-  auto state_of = [&](const std::string& kind, db::PipelineStatus st, const std::string& state, const porting::Verdict* verdict) {
+  auto state_of = [&](const std::string& kind, db::PipelineStatus st, const std::string& state,
+                      const porting::Verdict* verdict) {
     auto out = plan_report(inputs(st, state, connection(kind, "status"), verdict));
     return std::string(json::parse(out.at(0).body).at("state").as_string());
   };
@@ -230,7 +235,8 @@ TEST(ForgeReport, AnswersAreClassifiedWithoutTrustingTheirBodies) {
   OutgoingRequest post{"POST", "https://forge.example/repos/org/kernels/check-runs", "{}", {}};
   using O = db::DeliveryAttempt::Outcome;
   auto with = [&](int status, std::string body, std::string retry_after = "", std::string remaining = "") {
-    return classify_answer(d, post, ClientAnswer{status, std::move(body), std::move(retry_after), std::move(remaining)}, 77);
+    return classify_answer(d, post, ClientAnswer{status, std::move(body), std::move(retry_after), std::move(remaining)},
+                           77);
   };
   auto created = with(201, R"({"id": 123456789012})");
   EXPECT_EQ(created.outcome, O::delivered);

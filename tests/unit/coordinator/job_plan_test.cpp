@@ -80,10 +80,10 @@ TEST(JobPlan, RevalidationReasonsAreNotBuiltFromScratch) {
 
 TEST(JobPlan, ANewGpuChecksEveryTargetItsArchChecksOnTheLatestBuild) {
   std::vector<TargetState> targets = {
-      {target("sm_100a", "10.0"), {}, build_job(11, "sm_100a")},     // another arch
+      {target("sm_100a", "10.0"), {}, build_job(11, "sm_100a")},                // another arch
       {target("sm_80", "8.0"), {"8.0", "8.6", "9.0"}, build_job(12, "sm_80")},  // registered for 9.0
-      {target("sm_90", "9.0"), {}, std::nullopt},                    // never built: nothing to check
-      {target("sm_90a", "9.0"), {}, build_job(14, "sm_90a")},        // its own arch
+      {target("sm_90", "9.0"), {}, std::nullopt},                               // never built: nothing to check
+      {target("sm_90a", "9.0"), {}, build_job(14, "sm_90a")},                   // its own arch
   };
   auto np = plan_revalidation(revalidation(""), targets, {"gemm.wgmma.best"}, 3);
   EXPECT_EQ(np.reason, db::PipelineReason::new_gpu);
@@ -150,7 +150,8 @@ TEST(JobPlan, ARemeasureUsesTheBuildTheMeasurementUsedAndJoinsItsPipeline) {
   EXPECT_EQ(plan->job.arch, "9.0") << "no arch asked: the measuring job's";
   EXPECT_EQ(plan->job.gpu_model, "NVIDIA H200");
   EXPECT_EQ(plan->job.max_attempts, 3);
-  EXPECT_EQ(payload(plan->job), (json::object{{"remeasure", true}, {"instances", json::array{"gemm.mma.a", "gemm.mma.b"}}}));
+  EXPECT_EQ(payload(plan->job),
+            (json::object{{"remeasure", true}, {"instances", json::array{"gemm.mma.a", "gemm.mma.b"}}}));
   EXPECT_EQ(plan->job.purpose, db::JobPurpose::remeasure);
   EXPECT_EQ(plan->record.commit_sha, k_sha);
   EXPECT_EQ(plan->record.target, "sm_90a");
@@ -196,7 +197,8 @@ TEST(JobPlan, AMeasureRequestIsOneCheckPinnedToTheGpuOnTheArchSpecificTargetsLat
   EXPECT_EQ(j.gpu_model, "NVIDIA H200");
   EXPECT_EQ(j.max_attempts, 3);
   auto p = payload(j);
-  EXPECT_EQ(p.at("cases"), (json::array{json::object{{"family", "gemm"}, {"dtype", "bf16"}, {"shape", "m=3000,n=3000,k=3000"}}}));
+  EXPECT_EQ(p.at("cases"),
+            (json::array{json::object{{"family", "gemm"}, {"dtype", "bf16"}, {"shape", "m=3000,n=3000,k=3000"}}}));
   EXPECT_FALSE(p.as_object().contains("instances")) << "every instance of the family is checked on the case";
   EXPECT_EQ(p.at("bench"), json::value(true));
   EXPECT_EQ(p.at("best_request").at("shape"), json::value("k=3000,m=3000,n=3000"));

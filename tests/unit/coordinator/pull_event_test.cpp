@@ -25,12 +25,13 @@ HeaderLookup headers(std::map<std::string, std::string> h) {
 }
 
 std::string github_pr(const std::string& action, bool with_before = false) {
-  json::object o{{"action", action},
-                 {"number", 7},
-                 {"pull_request", json::object{{"title", "faster gemm"},
-                                               {"head", json::object{{"sha", k_head}, {"ref", "feature"}}},
-                                               {"base", json::object{{"sha", k_base}, {"ref", "main"}}}}},
-                 {"repository", json::object{{"full_name", "org/kernels"}, {"clone_url", "https://example.com/org/kernels.git"}}}};
+  json::object o{
+      {"action", action},
+      {"number", 7},
+      {"pull_request", json::object{{"title", "faster gemm"},
+                                    {"head", json::object{{"sha", k_head}, {"ref", "feature"}}},
+                                    {"base", json::object{{"sha", k_base}, {"ref", "main"}}}}},
+      {"repository", json::object{{"full_name", "org/kernels"}, {"clone_url", "https://example.com/org/kernels.git"}}}};
   if (with_before) {
     o["before"] = k_old;
     o["after"] = k_head;
@@ -39,7 +40,8 @@ std::string github_pr(const std::string& action, bool with_before = false) {
 }
 
 TEST(PullEvent, GitHubOpenedIsTheHeadWithTheBaseAsParent) {
-  auto ev = parse_push("github", headers({{"X-GitHub-Event", "pull_request"}, {"X-GitHub-Delivery", "d1"}}), github_pr("opened"));
+  auto ev = parse_push("github", headers({{"X-GitHub-Event", "pull_request"}, {"X-GitHub-Delivery", "d1"}}),
+                       github_pr("opened"));
   ASSERT_TRUE(ev.ok()) << ev.error().message;
   EXPECT_TRUE(ev->is_pull);
   EXPECT_FALSE(ev->is_push);
@@ -75,7 +77,8 @@ TEST(PullEvent, ActionsThatKeepTheHeadAreNeitherPushNorPull) {
 }
 
 TEST(PullEvent, GiteaSynchronizedIsANewHeadWithoutBefore) {
-  auto ev = parse_push("gitea", headers({{"X-Gitea-Event", "pull_request"}, {"X-Gitea-Delivery", "g1"}}), github_pr("synchronized"));
+  auto ev = parse_push("gitea", headers({{"X-Gitea-Event", "pull_request"}, {"X-Gitea-Delivery", "g1"}}),
+                       github_pr("synchronized"));
   ASSERT_TRUE(ev.ok()) << ev.error().message;
   EXPECT_TRUE(ev->is_pull);
   EXPECT_TRUE(ev->forced);
@@ -118,7 +121,9 @@ TEST(PullEvent, MalformedPullRequestsNameTheField) {
   auto no_number = parse_push("github", h, R"({"action":"opened","pull_request":{},"repository":{"full_name":"a/b"}})");
   ASSERT_FALSE(no_number.ok());
   EXPECT_NE(no_number.error().message.find("'number'"), std::string::npos) << no_number.error().message;
-  auto no_head = parse_push("github", h, R"({"action":"opened","number":1,"pull_request":{"head":{"sha":"xyz"}},"repository":{"full_name":"a/b"}})");
+  auto no_head = parse_push(
+      "github", h,
+      R"({"action":"opened","number":1,"pull_request":{"head":{"sha":"xyz"}},"repository":{"full_name":"a/b"}})");
   ASSERT_FALSE(no_head.ok());
   EXPECT_NE(no_head.error().message.find("head commit"), std::string::npos) << no_head.error().message;
   EXPECT_EQ(parse_push("github", h, "[1,2]").error().code, Errc::bad_json);

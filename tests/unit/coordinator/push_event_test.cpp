@@ -26,8 +26,11 @@ struct Headers {
 std::string body(const std::string& extra = "") {
   return R"({"ref":"refs/heads/main","before":")" + k_before + R"(","after":")" + k_after +
          R"(","repository":{"full_name":"org/kernels","clone_url":"https://example.com/org/kernels.git"},"commits":[)"
-         R"({"id":")" + std::string(39, 'c') + R"(3","message":"one","timestamp":"2026-11-29T17:45:00Z","author":{"name":"A","email":"a@x"}},)"
-         R"({"id":")" + k_after + R"(","message":"two","timestamp":"2026-11-29T18:45:00+01:00"}])" + extra + "}";
+         R"({"id":")" +
+         std::string(39, 'c') +
+         R"(3","message":"one","timestamp":"2026-11-29T17:45:00Z","author":{"name":"A","email":"a@x"}},)"
+         R"({"id":")" +
+         k_after + R"(","message":"two","timestamp":"2026-11-29T18:45:00+01:00"}])" + extra + "}";
 }
 
 TEST(PushEvent, SourceComesFromTheSendersHeadersGiteaFirst) {
@@ -46,13 +49,17 @@ TEST(PushEvent, SignaturesAreCheckedPerSender) {
   std::string sig = crypto::to_hex(crypto::hmac_sha256("s3cret", b));
   EXPECT_TRUE(verify_push("github", Headers{{{"X-Hub-Signature-256", "sha256=" + sig}}}.lookup(), b, "s3cret").ok());
   EXPECT_TRUE(verify_push("github", Headers{{{"X-Hub-Signature-256", "SHA256=" + sig}}}.lookup(), b, "s3cret").ok());
-  EXPECT_EQ(verify_push("github", Headers{{{"X-Hub-Signature-256", sig}}}.lookup(), b, "s3cret").error().code, Errc::unauthorized);
-  EXPECT_EQ(verify_push("github", Headers{{{"X-Hub-Signature-256", "sha256=" + sig}}}.lookup(), b + "x", "s3cret").error().code,
+  EXPECT_EQ(verify_push("github", Headers{{{"X-Hub-Signature-256", sig}}}.lookup(), b, "s3cret").error().code,
+            Errc::unauthorized);
+  EXPECT_EQ(verify_push("github", Headers{{{"X-Hub-Signature-256", "sha256=" + sig}}}.lookup(), b + "x", "s3cret")
+                .error()
+                .code,
             Errc::unauthorized);
   EXPECT_TRUE(verify_push("gitea", Headers{{{"X-Gitea-Signature", sig}}}.lookup(), b, "s3cret").ok());
   EXPECT_EQ(verify_push("gitea", Headers{}.lookup(), b, "s3cret").error().code, Errc::unauthorized);
   EXPECT_TRUE(verify_push("gitlab", Headers{{{"X-Gitlab-Token", "s3cret"}}}.lookup(), b, "s3cret").ok());
-  EXPECT_EQ(verify_push("gitlab", Headers{{{"X-Gitlab-Token", "s3cre"}}}.lookup(), b, "s3cret").error().code, Errc::unauthorized);
+  EXPECT_EQ(verify_push("gitlab", Headers{{{"X-Gitlab-Token", "s3cre"}}}.lookup(), b, "s3cret").error().code,
+            Errc::unauthorized);
   // No secret configured: nothing verifies.
   EXPECT_EQ(verify_push("gitlab", Headers{{{"X-Gitlab-Token", ""}}}.lookup(), b, "").error().code, Errc::unauthorized);
 }
@@ -93,8 +100,11 @@ TEST(PushEvent, DeletesAndMalformedPayloads) {
   EXPECT_TRUE(ev->commits.empty());
   EXPECT_EQ(ev->repo_name, "g/k");
   EXPECT_EQ(parse_push("gitlab", h.lookup(), "{").error().code, Errc::bad_json);
-  EXPECT_EQ(parse_push("gitlab", h.lookup(), R"({"ref":"main","before":")" + k_before + R"(","after":")" + k_after + R"("})").error().code,
-            Errc::invalid_argument);
+  EXPECT_EQ(
+      parse_push("gitlab", h.lookup(), R"({"ref":"main","before":")" + k_before + R"(","after":")" + k_after + R"("})")
+          .error()
+          .code,
+      Errc::invalid_argument);
   std::string not_array = R"({"ref":"refs/heads/x","before":")" + k_before + R"(","after":")" + k_after +
                           R"(","project":{"path_with_namespace":"g/k"},"commits":{}})";
   EXPECT_EQ(parse_push("gitlab", h.lookup(), not_array).error().code, Errc::invalid_argument);

@@ -25,11 +25,11 @@ db::ResultRecord timed_result() {
   json::object repro{{"harness", "kport-harness-sm_90a"},
                      {"harness_sha256", k_sha},
                      {"target", "sm_90a"},
-                     {"check", json::array{"check", "--instance", r.instance, "--dtype", "bf16", "--shape", r.shape, "--seed",
-                                           "18364758544493064720", "--timeout-s", "60"}},
-                     {"bench", json::array{"bench", "--instance", r.instance, "--dtype", "bf16", "--shape", r.shape, "--seed",
-                                           "18364758544493064720", "--timeout-s", "60", "--time-cap-ms", "500", "--max-duty",
-                                           "0.5", "--l2-flush", "write"}}};
+                     {"check", json::array{"check", "--instance", r.instance, "--dtype", "bf16", "--shape", r.shape,
+                                           "--seed", "18364758544493064720", "--timeout-s", "60"}},
+                     {"bench", json::array{"bench", "--instance", r.instance, "--dtype", "bf16", "--shape", r.shape,
+                                           "--seed", "18364758544493064720", "--timeout-s", "60", "--time-cap-ms",
+                                           "500", "--max-duty", "0.5", "--l2-flush", "write"}}};
   r.env_json = json::serialize(json::object{{"reproduce", repro}});
   return r;
 }
@@ -42,9 +42,10 @@ TEST(Reproduce, CommandsDownloadTheHarnessBySha256AndReplayTheRecordedArguments)
   EXPECT_EQ(p.check, fetch +
                          "check --instance gemm.wgmma_tma.128x256x64_s3 --dtype bf16 --shape m=4096,n=4096,k=4096 "
                          "--seed 18364758544493064720 --timeout-s 60");
-  EXPECT_EQ(p.bench, fetch +
-                         "bench --instance gemm.wgmma_tma.128x256x64_s3 --dtype bf16 --shape m=4096,n=4096,k=4096 "
-                         "--seed 18364758544493064720 --timeout-s 60 --time-cap-ms 500 --max-duty 0.5 --l2-flush write");
+  EXPECT_EQ(p.bench,
+            fetch +
+                "bench --instance gemm.wgmma_tma.128x256x64_s3 --dtype bf16 --shape m=4096,n=4096,k=4096 "
+                "--seed 18364758544493064720 --timeout-s 60 --time-cap-ms 500 --max-duty 0.5 --l2-flush write");
   EXPECT_TRUE(p.missing.empty());
   auto j = to_json(p);
   EXPECT_TRUE(j.at("exact").as_bool());
@@ -55,8 +56,11 @@ TEST(Reproduce, CommandsDownloadTheHarnessBySha256AndReplayTheRecordedArguments)
 TEST(Reproduce, WithoutAKnownServerTheShellVariableNamesTheCoordinator) {
   // The dashboard's form: the command still runs, against $KPORT_SERVER (the CLI's variable).
   std::string cmd = reproduce_command(timed_result(), false);
-  EXPECT_EQ(cmd.rfind("curl -fsSLo kport-harness-sm_90a \"${KPORT_SERVER:-http://127.0.0.1:8080}/api/v1/artifacts/", 0), 0u) << cmd;
-  EXPECT_NE(cmd.find("\"${KPORT_SERVER:-http://127.0.0.1:8080}/api/v1/artifacts/" + k_sha + "\""), std::string::npos) << cmd;
+  EXPECT_EQ(cmd.rfind("curl -fsSLo kport-harness-sm_90a \"${KPORT_SERVER:-http://127.0.0.1:8080}/api/v1/artifacts/", 0),
+            0u)
+      << cmd;
+  EXPECT_NE(cmd.find("\"${KPORT_SERVER:-http://127.0.0.1:8080}/api/v1/artifacts/" + k_sha + "\""), std::string::npos)
+      << cmd;
   EXPECT_NE(reproduce_command(timed_result(), true).find("./kport-harness-sm_90a bench "), std::string::npos);
 }
 
@@ -65,10 +69,12 @@ TEST(Reproduce, AResultWithoutRecordedArgumentsSaysWhatIsMissing) {
   r.env_json = "{}";
   r.seed = -1;  // the bit pattern of 2^64 - 1
   auto p = reproduction(r, "http://h");
-  EXPECT_EQ(p.check, "kport-harness-sm_90a check --instance gemm.wgmma_tma.128x256x64_s3 --dtype bf16 "
-                     "--shape m=4096,n=4096,k=4096 --seed 18446744073709551615");
-  EXPECT_EQ(p.bench, "kport-harness-sm_90a bench --instance gemm.wgmma_tma.128x256x64_s3 --dtype bf16 "
-                     "--shape m=4096,n=4096,k=4096");
+  EXPECT_EQ(p.check,
+            "kport-harness-sm_90a check --instance gemm.wgmma_tma.128x256x64_s3 --dtype bf16 "
+            "--shape m=4096,n=4096,k=4096 --seed 18446744073709551615");
+  EXPECT_EQ(p.bench,
+            "kport-harness-sm_90a bench --instance gemm.wgmma_tma.128x256x64_s3 --dtype bf16 "
+            "--shape m=4096,n=4096,k=4096");
   EXPECT_TRUE(p.download_url.empty());
   ASSERT_EQ(p.missing.size(), 3u);
   EXPECT_NE(p.missing[0].find("harness_sha256"), std::string::npos);
@@ -88,7 +94,8 @@ TEST(Reproduce, ArgumentsARunnerSentAreQuotedForTheShell) {
                                  {"check", json::array{"check", "--instance", "x$(reboot)", "--shape", "it's"}}}}});
   auto p = reproduction(r, "http://h");
   EXPECT_EQ(p.harness, "kport-harness-sm_90a");  // a name that is not one is replaced
-  EXPECT_NE(p.check.find("./kport-harness-sm_90a check --instance 'x$(reboot)' --shape 'it'\\''s'"), std::string::npos) << p.check;
+  EXPECT_NE(p.check.find("./kport-harness-sm_90a check --instance 'x$(reboot)' --shape 'it'\\''s'"), std::string::npos)
+      << p.check;
   EXPECT_EQ(shell_quote("m=1,n=2,k=3"), "m=1,n=2,k=3");
   EXPECT_EQ(shell_quote(""), "''");
   // Malformed arguments (not strings, or another command) fall back and say so.
@@ -101,12 +108,15 @@ TEST(Reproduce, ArgumentsARunnerSentAreQuotedForTheShell) {
 }
 
 TEST(ResultSeed, TheFull64BitSeedIsKeptAsItsBitPatternAndShownUnsigned) {
-  for (std::uint64_t seed : {std::uint64_t{0}, std::uint64_t{42}, std::uint64_t{0x7fffffffffffffff}, std::uint64_t{0x8000000000000000},
-                             std::uint64_t{0xFEDCBA9876543210}, std::uint64_t{0xffffffffffffffff}}) {
+  for (std::uint64_t seed :
+       {std::uint64_t{0}, std::uint64_t{42}, std::uint64_t{0x7fffffffffffffff}, std::uint64_t{0x8000000000000000},
+        std::uint64_t{0xFEDCBA9876543210}, std::uint64_t{0xffffffffffffffff}}) {
     // The runner sends the number as the harness printed it (JSON unsigned).
-    auto body = json::parse(R"({"family":"gemm","variant":"v","instance":"gemm.v.a","dtype":"bf16","shape":"m=1,n=1,k=1",)"
-                            R"("status":"passed","seed":)" + std::to_string(seed) + "}")
-                    .as_object();
+    auto body =
+        json::parse(R"({"family":"gemm","variant":"v","instance":"gemm.v.a","dtype":"bf16","shape":"m=1,n=1,k=1",)"
+                    R"("status":"passed","seed":)" +
+                    std::to_string(seed) + "}")
+            .as_object();
     Fields f(body, "result");
     db::ResultRecord r = result_from_json(f);
     ASSERT_TRUE(f.ok()) << f.error().message;
@@ -120,8 +130,10 @@ TEST(ResultSeed, TheFull64BitSeedIsKeptAsItsBitPatternAndShownUnsigned) {
 TEST(ResultSeed, ANegativeOrFractionalSeedIsRejectedWithTheField) {
   for (const char* bad : {"-1", "1.5", "\"12\"", "18446744073709551616"}) {
     // 2^64 fits no JSON integer Boost reads: it parses as a double, and is refused as one.
-    auto v = json::parse(std::string(R"({"family":"gemm","variant":"v","instance":"i","dtype":"bf16","shape":"m=1,n=1,k=1",)"
-                                     R"("status":"passed","seed":)") + bad + "}");
+    auto v =
+        json::parse(std::string(R"({"family":"gemm","variant":"v","instance":"i","dtype":"bf16","shape":"m=1,n=1,k=1",)"
+                                R"("status":"passed","seed":)") +
+                    bad + "}");
     Fields f(v.as_object(), "result");
     result_from_json(f);
     ASSERT_FALSE(f.ok()) << bad;

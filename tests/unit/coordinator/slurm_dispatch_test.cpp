@@ -56,9 +56,7 @@ class SlurmEnvTest : public ::testing::Test {
     c.command_timeout_ms = 1234;
     return c;
   }
-  std::string last_error(const SlurmDispatcher& d) {
-    return std::string(d.snapshot().at("last_error").as_string());
-  }
+  std::string last_error(const SlurmDispatcher& d) { return std::string(d.snapshot().at("last_error").as_string()); }
   std::filesystem::path m_dir;
   std::unique_ptr<db::Store> m_store;
 };

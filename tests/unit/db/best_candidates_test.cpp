@@ -45,7 +45,9 @@ class BestCandidatesTest : public StoreTest {
     StoreTest::SetUp();
     ok(m_store->upsert_repository("kernels", "/srv/git/kernels.git"));
   }
-  void commit(char c, std::int64_t time_ms) { ok(m_store->put_commit(Commit{sha(c), "kernels", {}, "msg", "dev", time_ms})); }
+  void commit(char c, std::int64_t time_ms) {
+    ok(m_store->put_commit(Commit{sha(c), "kernels", {}, "msg", "dev", time_ms}));
+  }
   // Stores one result at store time `at_ms`; answers its id.
   std::int64_t put(const ResultRecord& r, std::int64_t at_ms) {
     *m_now = at_ms;
@@ -193,15 +195,20 @@ TEST_F(BestCandidatesTest, TheMigrationRebuildsTheSummaryFromExistingResults) {
       "INSERT INTO results(id, commit_sha, target, family, variant, instance, dtype, shape, gpu_model, arch, driver,"
       " status, median_us, stddev_us, samples, ratio, created_ms, unstable) VALUES"
       // a: fast on c1, slower on c2, re-measured on c2 -> the re-measure (id 3)
-      " (1, 'c1', 'sm_90a', 'gemm', 'w', 'a', 'bf16', 'k=1,m=1,n=1', 'H200', '9.0', '580', 'passed', 100, 1, 9, 2, 10, 0),"
-      " (2, 'c2', 'sm_90a', 'gemm', 'w', 'a', 'bf16', 'k=1,m=1,n=1', 'H200', '9.0', '580', 'passed', 130, 1, 9, 1.5, 20, 0),"
-      " (3, 'c2', 'sm_90a', 'gemm', 'w', 'a', 'bf16', 'k=1,m=1,n=1', 'H200', '9.0', '580', 'passed', 128, 1, 9, 1.6, 30, 1),"
+      " (1, 'c1', 'sm_90a', 'gemm', 'w', 'a', 'bf16', 'k=1,m=1,n=1', 'H200', '9.0', '580', 'passed', 100, 1, 9, 2, 10, "
+      "0),"
+      " (2, 'c2', 'sm_90a', 'gemm', 'w', 'a', 'bf16', 'k=1,m=1,n=1', 'H200', '9.0', '580', 'passed', 130, 1, 9, 1.5, "
+      "20, 0),"
+      " (3, 'c2', 'sm_90a', 'gemm', 'w', 'a', 'bf16', 'k=1,m=1,n=1', 'H200', '9.0', '580', 'passed', 128, 1, 9, 1.6, "
+      "30, 1),"
       // b: passed on c1, crashed on c2 -> out
-      " (4, 'c1', 'sm_90a', 'gemm', 'w', 'b', 'bf16', 'k=1,m=1,n=1', 'H200', '9.0', '570', 'passed', 90, 1, 9, 2.2, 10, 0),"
+      " (4, 'c1', 'sm_90a', 'gemm', 'w', 'b', 'bf16', 'k=1,m=1,n=1', 'H200', '9.0', '570', 'passed', 90, 1, 9, 2.2, "
+      "10, 0),"
       " (5, 'c2', 'sm_90a', 'gemm', 'w', 'b', 'bf16', 'k=1,m=1,n=1', 'H200', '9.0', '580', 'crashed', NULL, NULL, NULL,"
       "  NULL, 20, 0),"
       // c: only on an unknown commit; it ranks by its arrival
-      " (6, 'cx', 'sm_90a', 'gemm', 'w', 'c', 'bf16', 'k=1,m=1,n=1', 'H200', '9.0', '580', 'passed', 95, 1, 9, 2.1, 40, 0);"));
+      " (6, 'cx', 'sm_90a', 'gemm', 'w', 'c', 'bf16', 'k=1,m=1,n=1', 'H200', '9.0', '580', 'passed', 95, 1, 9, 2.1, "
+      "40, 0);"));
   ok(detail::apply_migrations(*conn, all, 2));
   auto s = ok(conn->prepare(
       "SELECT instance, result_id, commit_sha, status, median_us IS NULL, results_count, passed_count, unstable"
@@ -209,9 +216,10 @@ TEST_F(BestCandidatesTest, TheMigrationRebuildsTheSummaryFromExistingResults) {
   std::vector<std::string> got;
   while (ok(s.step()))
     got.push_back(s.text(0) + " " + std::to_string(s.int64(1)) + " " + s.text(2) + " " + s.text(3) + " " +
-                  std::to_string(s.int64(4)) + " " + std::to_string(s.int64(5)) + " " + std::to_string(s.int64(6)) + " " +
-                  std::to_string(s.int64(7)));
-  EXPECT_EQ(got, (std::vector<std::string>{"a 3 c2 passed 0 2 2 1", "b 5 c2 crashed 1 1 0 0", "c 6 cx passed 0 1 1 0"}));
+                  std::to_string(s.int64(4)) + " " + std::to_string(s.int64(5)) + " " + std::to_string(s.int64(6)) +
+                  " " + std::to_string(s.int64(7)));
+  EXPECT_EQ(got,
+            (std::vector<std::string>{"a 3 c2 passed 0 2 2 1", "b 5 c2 crashed 1 1 0 0", "c 6 cx passed 0 1 1 0"}));
   auto d = ok(conn->prepare("SELECT driver, results FROM result_drivers ORDER BY driver"));
   std::vector<std::string> drivers;
   while (ok(d.step())) drivers.push_back(d.text(0) + "=" + std::to_string(d.int64(1)));

@@ -66,8 +66,10 @@ TEST_F(BestRequestStoreTest, RacingRequestsOfOneKeyQueueOneJob) {
   for (int i = 0; i < 8; ++i)
     threads.emplace_back([&] {
       auto r = m_store->open_best_request(key(), measure_pipeline(build_job));
-      if (!r.ok()) ++failed;
-      else if (r->created) ++created;
+      if (!r.ok())
+        ++failed;
+      else if (r->created)
+        ++created;
     });
   for (auto& t : threads) t.join();
   EXPECT_EQ(failed.load(), 0);

@@ -23,7 +23,8 @@ class ForgeDeliveryTest : public StoreTest {
     return c;
   }
 
-  NewDelivery delivery(const std::string& subject, const std::string& event, std::int64_t pipeline_id, int max_attempts = 3) {
+  NewDelivery delivery(const std::string& subject, const std::string& event, std::int64_t pipeline_id,
+                       int max_attempts = 3) {
     NewDelivery d;
     d.kind = "commit_status";
     d.subject = subject;
@@ -142,7 +143,8 @@ TEST_F(ForgeDeliveryTest, RefusedTokenBreaksTheConnectionAndItsDeliveriesWaitUnt
   auto p = pipeline_with_builds({"sm_90a"});
   ok(m_store->advance_report(p.id, "queued", {delivery("a", "pipeline.queued", p.id)}));
   const auto id = due_ids().at(0);
-  ok(m_store->record_delivery_attempt(attempt(id, DeliveryAttempt::Outcome::refused, 401, "the forge refused the token", 0)));
+  ok(m_store->record_delivery_attempt(
+      attempt(id, DeliveryAttempt::Outcome::refused, 401, "the forge refused the token", 0)));
   EXPECT_EQ(ok(m_store->get_forge_connection("kernels"))->broken_reason.value_or(""), "the forge refused the token");
   EXPECT_TRUE(due_ids().empty());
   EXPECT_EQ(ok(m_store->delivery_stats()).broken_connections, 1);

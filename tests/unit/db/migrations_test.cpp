@@ -126,7 +126,8 @@ TEST_F(MigrationsTest, TheJobPurposeMigrationReadsOldRowsFromTheirPayload) {
   ok(detail::apply_migrations(conn, before, 1));
   ok(conn.exec(
       "INSERT INTO repositories(id, name, url, created_ms) VALUES (1, 'kernels', '/k', 0);"
-      "INSERT INTO pipelines(id, reason, repo, ref, commit_sha, note, created_ms) VALUES (1, 'manual', '', '', 'c1', '', 0);"
+      "INSERT INTO pipelines(id, reason, repo, ref, commit_sha, note, created_ms) VALUES (1, 'manual', '', '', 'c1', "
+      "'', 0);"
       "INSERT INTO jobs(id, pipeline_id, kind, commit_sha, target, arch, payload_json, created_ms) VALUES"
       " (1, 1, 'build', 'c1', 'sm_90a', NULL, '{}', 0),"
       " (2, 1, 'check', 'c1', 'sm_90a', '9.0', '{\"revalidate\":{\"gpu_model\":\"H200\",\"driver\":\"580\"},"

@@ -79,7 +79,8 @@ TEST_F(PipelineStoreTest, APushedCommitIsValidatedOnceWhicheverPathCreatesItsPip
   auto refused = m_store->create_pipeline(once);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, Errc::conflict);
-  EXPECT_NE(refused.error().message.find("already validated by pipeline " + std::to_string(manual.id)), std::string::npos)
+  EXPECT_NE(refused.error().message.find("already validated by pipeline " + std::to_string(manual.id)),
+            std::string::npos)
       << refused.error().message;
 
   PushDelivery d = delivery("d2");
@@ -88,7 +89,8 @@ TEST_F(PipelineStoreTest, APushedCommitIsValidatedOnceWhicheverPathCreatesItsPip
   EXPECT_FALSE(pushed.duplicate);
   EXPECT_EQ(pushed.outcome, "ignored");
   EXPECT_FALSE(pushed.pipeline);
-  EXPECT_NE(pushed.note.find("already validated by pipeline " + std::to_string(manual.id)), std::string::npos) << pushed.note;
+  EXPECT_NE(pushed.note.find("already validated by pipeline " + std::to_string(manual.id)), std::string::npos)
+      << pushed.note;
   EXPECT_EQ(pipelines(), 1u);
   EXPECT_TRUE(ok(m_store->record_push(d, once)).duplicate) << "the delivery itself was recorded";
 
@@ -137,7 +139,8 @@ TEST_F(PipelineStoreTest, ARemeasureIsQueuedOncePerCommitTargetAndGpuModel) {
   EXPECT_FALSE(ok(m_store->request_remeasure(p.id, what, check_after(b, "9.0"))));
   EXPECT_EQ(jobs_of(p.id).size(), 2u);
   what.gpu_model = "NVIDIA H100";
-  EXPECT_TRUE(ok(m_store->request_remeasure(p.id, what, check_after(b, "9.0")))) << "another GPU model is another re-measure";
+  EXPECT_TRUE(ok(m_store->request_remeasure(p.id, what, check_after(b, "9.0"))))
+      << "another GPU model is another re-measure";
 }
 
 TEST_F(PipelineStoreTest, ABuildSpawnsChecksOnItsOwnArchEvenWhenTheRegisteredListLacksIt) {

@@ -254,8 +254,10 @@ TEST_F(QueueTest, RepeatedClaimsOnOneTokenNeverBurnAttempts) {
   Job j = job(first->job.id);
   EXPECT_EQ(j.status, JobStatus::running);
   EXPECT_EQ(j.attempt, 1);
-  EXPECT_EQ(ok(m_store->list_jobs(JobFilter{first->job.pipeline_id, JobStatus::running, {}, {}, {}, {}, 10})).items.size(),
-            1u) << "one token, one worker, one job";
+  EXPECT_EQ(
+      ok(m_store->list_jobs(JobFilter{first->job.pipeline_id, JobStatus::running, {}, {}, {}, {}, 10})).items.size(),
+      1u)
+      << "one token, one worker, one job";
   EXPECT_EQ(ok(m_store->complete(first->job.id, b.id, 1)).status, JobStatus::succeeded);
   auto next = ok(m_store->claim(b.id));
   ASSERT_TRUE(next) << "once the held job ended, the token claims the next one";

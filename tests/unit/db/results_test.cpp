@@ -121,7 +121,8 @@ TEST_F(ResultsTest, UploadsFromAStaleAttemptOrAnotherRunnerAreRefused) {
   r = m_store->put_results({other});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Errc::forbidden);
-  EXPECT_NE(r.error().message.find("leased to runner " + std::to_string(m_gpu.id)), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("leased to runner " + std::to_string(m_gpu.id)), std::string::npos)
+      << r.error().message;
 }
 
 // Issue 14: a runner leasing commit A's check posted results for commit B and target
@@ -203,7 +204,8 @@ TEST_F(ResultsTest, BuildJobsTakeNoResultsAndTheirRecordsComeFromTheHolder) {
   auto forged = m_store->put_build_records({rec}, b.id);
   ASSERT_FALSE(forged.ok());
   EXPECT_EQ(forged.error().code, Errc::forbidden);
-  EXPECT_EQ(m_store->put_build_records({rec}).error().code, Errc::invalid_argument) << "a job's record names its writer";
+  EXPECT_EQ(m_store->put_build_records({rec}).error().code, Errc::invalid_argument)
+      << "a job's record names its writer";
   auto other_target = rec;
   other_target.target = "sm_100a";
   auto lied = m_store->put_build_records({other_target}, a.id);
@@ -294,9 +296,7 @@ TEST_F(ResultsTest, EveryFilterCombinationNarrowsTheRows) {
     f.limit = 1000;
     return ok(m_store->list_results(f)).items.size();
   };
-  auto expected = [&](auto pred) {
-    return static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), pred));
-  };
+  auto expected = [&](auto pred) { return static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), pred)); };
   ResultFilter f;
   f.commit_sha = std::string(40, 'b');
   f.target = "sm_90a";

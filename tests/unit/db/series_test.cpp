@@ -32,8 +32,8 @@ const std::string k_harness = R"({"reproduce":{"harness_sha256":")" + std::strin
 using SeriesTest = StoreTest;
 
 TEST_F(SeriesTest, FiguresAreGroupedByTheBinaryAndHowTheyWereMeasured) {
-  const std::string screen = R"({"reproduce":{"harness_sha256":")" + std::string(64, 'f') +
-                             R"("},"timing":{"precision":"screen"}})";
+  const std::string screen =
+      R"({"reproduce":{"harness_sha256":")" + std::string(64, 'f') + R"("},"timing":{"precision":"screen"}})";
   ResultRecord unstable = figure(k_a, 99, k_harness);
   unstable.unstable = true;
   ok(m_store->put_results({figure(k_a, 10, k_harness), figure(k_b, 11, k_harness), figure(k_a, 12, "{}"),
@@ -78,7 +78,8 @@ TEST_F(SeriesTest, CaseRunsAreEveryRunOfACaseThatFailedOnce) {
   ok(m_store->put_results({other, figure(k_b, 10.5, k_harness)}));
   auto runs = ok(m_store->case_runs(CaseRunFilter{}));
   ASSERT_EQ(runs.size(), 3u) << "a case that never failed has no runs to read";
-  EXPECT_TRUE(std::all_of(runs.begin(), runs.end(), [](const CaseRunRecord& r) { return r.instance == "gemm.mma.default"; }));
+  EXPECT_TRUE(
+      std::all_of(runs.begin(), runs.end(), [](const CaseRunRecord& r) { return r.instance == "gemm.mma.default"; }));
   EXPECT_EQ(runs[1].status, ResultStatus::failed);
   EXPECT_EQ(runs[0].code, std::string(64, 'f'));
   EXPECT_TRUE(ok(m_store->case_runs(CaseRunFilter{k_b, ""})).empty()) << "commit b failed nothing";

@@ -73,8 +73,12 @@ TEST_F(StoreBasicsTest, AFailingRequestDoesNotSpoilItsBatch) {
   for (int t = 0; t < 6; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 50; ++i) {
-        Commit c{std::string(40, static_cast<char>('a' + t)) + std::to_string(i), t % 2 ? "kernels" : "missing",
-                 {}, "msg", "dev", 1};
+        Commit c{std::string(40, static_cast<char>('a' + t)) + std::to_string(i),
+                 t % 2 ? "kernels" : "missing",
+                 {},
+                 "msg",
+                 "dev",
+                 1};
         if (t % 2 == 1 && i == 0) (void)m_store->upsert_repository("kernels", "/srv/git/kernels.git");
         (m_store->put_commit(c).ok() ? good : bad)++;
       }
@@ -164,7 +168,6 @@ TEST_F(StoreBasicsTest, JobLogsAppendInOrder) {
   EXPECT_EQ(ok(m_store->job_log(id, log[0].seq)).size(), 1u);
   EXPECT_EQ(m_store->append_job_log(424242, b.id, 1, "x").error().code, Errc::not_found);
 }
-
 
 // Issue 14 item 7: a write refused because the database cannot be written was a bare
 // "internal" 500; it is "unavailable" (503) with SQLite's reason.

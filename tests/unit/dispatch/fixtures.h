@@ -43,20 +43,23 @@ inline SnapshotFigure figure(const std::string& op, const std::string& dtype, co
   return SnapshotFigure{op, dtype, m};
 }
 
-inline std::string write(std::vector<SnapshotFigure> figures, std::int64_t generated_ms = k_generated_ms, int sm_count = 0,
-                         std::vector<porting::InstanceGeometry> geometry = {}) {
-  SnapshotSource src{k_gpu, "9.0", generated_ms, "2027-01-15T08:00:00.000Z", std::move(figures), sm_count, std::move(geometry)};
+inline std::string write(std::vector<SnapshotFigure> figures, std::int64_t generated_ms = k_generated_ms,
+                         int sm_count = 0, std::vector<porting::InstanceGeometry> geometry = {}) {
+  SnapshotSource src{
+      k_gpu, "9.0", generated_ms, "2027-01-15T08:00:00.000Z", std::move(figures), sm_count, std::move(geometry)};
   return write_snapshot(src);
 }
 
 // A gemm geometry: tiles of bm x bn, K in steps of bk.
-inline porting::InstanceGeometry gemm_tiles(const std::string& instance, std::int64_t bm, std::int64_t bn, std::int64_t bk = 64) {
+inline porting::InstanceGeometry gemm_tiles(const std::string& instance, std::int64_t bm, std::int64_t bn,
+                                            std::int64_t bk = 64) {
   return porting::InstanceGeometry{instance, porting::Geometry{{{"m", bm}, {"n", bn}}, {{"k", bk}}}};
 }
 
 // A row-wise geometry of path bounds alone: rows of `cols` over `max_bytes`, or not a
 // multiple of `align_bytes`, run the instance's fallback.
-inline porting::InstanceGeometry row_bounds(const std::string& instance, std::int64_t max_bytes, std::int64_t align_bytes) {
+inline porting::InstanceGeometry row_bounds(const std::string& instance, std::int64_t max_bytes,
+                                            std::int64_t align_bytes) {
   porting::Geometry g;
   g.paths.push_back({"cols", max_bytes, align_bytes});
   return porting::InstanceGeometry{instance, std::move(g)};

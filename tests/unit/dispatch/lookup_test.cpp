@@ -124,10 +124,10 @@ TEST(DispatchLookup, WithoutComparableEvidenceItSaysItDoesNotKnow) {
   auto snap = load({figure("attention", "bf16", "attention.fa.a", "b=1,h=16,l=4096,d=128,causal=1", 50.0),
                     figure("gemm", "bf16", "gemm.x.a", "m=0,n=64,k=64", 1.0)});
   EXPECT_EQ(snap.lookup("attention", "fp16", "b=1,h=16,l=4096,d=128,causal=1").status, Status::unknown);  // dtype
-  EXPECT_EQ(snap.lookup("rmsnorm", "bf16", "rows=1,cols=1").status, Status::unknown);                      // op
-  EXPECT_EQ(snap.lookup("attention", "bf16", "b=1,h=16,l=4096,d=64,causal=1").status, Status::unknown);    // head dim
-  EXPECT_EQ(snap.lookup("attention", "bf16", "b=1,h=16,l=4096,d=128,causal=0").status, Status::unknown);   // causal
-  EXPECT_EQ(snap.lookup("attention", "bf16", "b=1,h=16,l=4096,d=128").status, Status::unknown);            // keys
+  EXPECT_EQ(snap.lookup("rmsnorm", "bf16", "rows=1,cols=1").status, Status::unknown);                     // op
+  EXPECT_EQ(snap.lookup("attention", "bf16", "b=1,h=16,l=4096,d=64,causal=1").status, Status::unknown);   // head dim
+  EXPECT_EQ(snap.lookup("attention", "bf16", "b=1,h=16,l=4096,d=128,causal=0").status, Status::unknown);  // causal
+  EXPECT_EQ(snap.lookup("attention", "bf16", "b=1,h=16,l=4096,d=128").status, Status::unknown);           // keys
   EXPECT_EQ(snap.lookup("attention", "bf16", "b=8,h=16,l=512,d=128,causal=1").status, Status::nearest);
   EXPECT_EQ(snap.lookup("gemm", "bf16", "m=5,n=64,k=64").status, Status::unknown);  // 0 only matches 0
   EXPECT_EQ(snap.lookup("gemm", "bf16", "m=0,n=64,k=64").status, Status::exact);
@@ -139,9 +139,26 @@ TEST(DispatchLookup, WithoutComparableEvidenceItSaysItDoesNotKnow) {
 
 TEST(DispatchLookup, TheQuerySyntaxIsShapeParses) {
   auto snap = load(gemm_grid());
-  for (std::string q : {"m=1,n=1,k=1", "k=7,m=8,n=9", "m=4096,n=4096,k=4096", "", "m=1,", ",m=1", "m", "m=", "=1",
-                        "m=-1,n=1,k=1", "M=1,n=1,k=1", "m=1,m=2,k=1", "m=1.5,n=1,k=1", "m=1 ,n=1,k=1", "m=0x10,n=1,k=1",
-                        "m=99999999999999999999,n=1,k=1", "abcdefghijklmnopq=1", "m_x=1", "m=1,n=1,k=1,,", "m=+1,n=1,k=1"}) {
+  for (std::string q : {"m=1,n=1,k=1",
+                        "k=7,m=8,n=9",
+                        "m=4096,n=4096,k=4096",
+                        "",
+                        "m=1,",
+                        ",m=1",
+                        "m",
+                        "m=",
+                        "=1",
+                        "m=-1,n=1,k=1",
+                        "M=1,n=1,k=1",
+                        "m=1,m=2,k=1",
+                        "m=1.5,n=1,k=1",
+                        "m=1 ,n=1,k=1",
+                        "m=0x10,n=1,k=1",
+                        "m=99999999999999999999,n=1,k=1",
+                        "abcdefghijklmnopq=1",
+                        "m_x=1",
+                        "m=1,n=1,k=1,,",
+                        "m=+1,n=1,k=1"}) {
     bool parses = porting::Shape::parse(q).ok();
     auto a = snap.lookup("gemm", "bf16", q);
     EXPECT_EQ(a.status == Status::bad_query, !parses) << "'" << q << "': " << status_name(a.status);
@@ -165,8 +182,14 @@ TEST_P(DispatchLookupRule, AgreesWithSelectBestOnRandomTablesAndShapes) {
         std::string s = "m=" + std::to_string(m) + ",n=" + std::to_string(n) + ",k=" + std::to_string(k);
         for (const char* inst : instances) {
           double r = std::uniform_real_distribution<double>(0, 1)(rng);
-          if (r < 0.08) { figures.push_back(figure("gemm", "bf16", inst, s, 0, 0, r < 0.04 ? "failed" : "timeout")); continue; }
-          if (r < 0.12) { figures.push_back(figure("gemm", "bf16", inst, s, 0, 0, "passed")); continue; }  // untimed
+          if (r < 0.08) {
+            figures.push_back(figure("gemm", "bf16", inst, s, 0, 0, r < 0.04 ? "failed" : "timeout"));
+            continue;
+          }
+          if (r < 0.12) {
+            figures.push_back(figure("gemm", "bf16", inst, s, 0, 0, "passed"));
+            continue;
+          }  // untimed
           double median = std::uniform_real_distribution<double>(10, 13)(rng);
           figures.push_back(figure("gemm", "bf16", inst, s, median, median * 0.004, "passed", r > 0.9));
         }
@@ -174,11 +197,12 @@ TEST_P(DispatchLookupRule, AgreesWithSelectBestOnRandomTablesAndShapes) {
   // A shape nobody timed: near as it may be, a timed shape answers before it.
   for (const char* inst : instances) figures.push_back(figure("gemm", "bf16", inst, "m=3,n=3,k=3", 0, 0, "failed"));
   // "gemm.d.four" publishes no geometry: it moves by problem size among the others.
-  std::vector<porting::InstanceGeometry> geometry = {gemm_tiles("gemm.a.one", 64, 64), gemm_tiles("gemm.b.two", 128, 128),
-                                                     gemm_tiles("gemm.c.three", 128, 256, 32)};
+  std::vector<porting::InstanceGeometry> geometry = {
+      gemm_tiles("gemm.a.one", 64, 64), gemm_tiles("gemm.b.two", 128, 128), gemm_tiles("gemm.c.three", 128, 256, 32)};
   const int sm_count = waves ? 132 : 0;
-  auto parsed = Snapshot::parse(write(figures, k_generated_ms, sm_count, waves ? geometry : std::vector<porting::InstanceGeometry>{}),
-                                at_generation());
+  auto parsed = Snapshot::parse(
+      write(figures, k_generated_ms, sm_count, waves ? geometry : std::vector<porting::InstanceGeometry>{}),
+      at_generation());
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
   const Snapshot& snap = *parsed;
   std::vector<porting::Measurement> rows;
@@ -191,8 +215,8 @@ TEST_P(DispatchLookupRule, AgreesWithSelectBestOnRandomTablesAndShapes) {
       q = "m=" + std::to_string(pick({4, 32, 256, 2048, 3, 1})) + ",n=" + std::to_string(pick({2048, 8192, 1024})) +
           ",k=" + std::to_string(pick({1448, 2048, 4096}));
     else
-      q = "m=" + std::to_string(1 + rng() % 10000) + ",n=" + std::to_string(1 + rng() % 20000) + ",k=" +
-          std::to_string(1 + rng() % 8000);
+      q = "m=" + std::to_string(1 + rng() % 10000) + ",n=" + std::to_string(1 + rng() % 20000) +
+          ",k=" + std::to_string(1 + rng() % 8000);
     auto shape = *porting::Shape::parse(q);
     porting::SelectionInputs in;
     in.on_gpu = rows;
@@ -231,7 +255,9 @@ TEST_P(DispatchLookupRule, AgreesWithSelectBestOnRandomTablesAndShapes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(ProblemSizeAndWaves, DispatchLookupRule, ::testing::Values(false, true),
-                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? std::string("Waves") : std::string("ProblemSize"); });
+                         [](const ::testing::TestParamInfo<bool>& p) {
+                           return p.param ? std::string("Waves") : std::string("ProblemSize");
+                         });
 
 // Row-wise tables where two instances leave their own code beyond 64 KB rows (and off
 // 16-byte rows): per dtype, the shape answering is the one select_best takes, on the
@@ -260,7 +286,8 @@ TEST(DispatchLookup, PathBoundsPlaceShapesAsSelectBestDoesInEveryDtype) {
     for (const auto& f : figures)
       if (f.dtype == dtype) rows.push_back(f.m);
     for (int i = 0; i < 2000; ++i) {
-      std::string q = "rows=" + std::to_string(1 + rng() % (i % 2 ? 8 : 8192)) + ",cols=" + std::to_string(1 + rng() % 140000);
+      std::string q =
+          "rows=" + std::to_string(1 + rng() % (i % 2 ? 8 : 8192)) + ",cols=" + std::to_string(1 + rng() % 140000);
       porting::SelectionInputs in;
       in.on_gpu = rows;
       in.sm_count = 132;
@@ -282,9 +309,10 @@ TEST(DispatchLookup, PathBoundsPlaceShapesAsSelectBestDoesInEveryDtype) {
 }
 
 TEST(DispatchLookup, ALookupAllocatesNothing) {
-  auto parsed = Snapshot::parse(write(gemm_grid(), k_generated_ms, 132,
-                                      {gemm_tiles("gemm.wgmma_tma.big", 128, 256), gemm_tiles("gemm.mma_sync.small", 64, 64)}),
-                                at_generation());
+  auto parsed =
+      Snapshot::parse(write(gemm_grid(), k_generated_ms, 132,
+                            {gemm_tiles("gemm.wgmma_tma.big", 128, 256), gemm_tiles("gemm.mma_sync.small", 64, 64)}),
+                      at_generation());
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
   const Snapshot& snap = *parsed;
   const auto* t = snap.table("gemm", "bf16");

@@ -17,7 +17,8 @@ std::string sample() {
                 figure("rmsnorm", "fp16", "rmsnorm.vec.a", "rows=4096,cols=8192", 20.0)});
 }
 
-void expect_refused(const std::string& text, ErrorCode code, const std::string& words, const LoadOptions& opt = at_generation()) {
+void expect_refused(const std::string& text, ErrorCode code, const std::string& words,
+                    const LoadOptions& opt = at_generation()) {
   auto snap = Snapshot::parse(text, opt);
   ASSERT_FALSE(snap.ok()) << "a bad snapshot was accepted; expected " << error_code_name(code);
   EXPECT_EQ(snap.error().code, code) << snap.error().message;
@@ -46,12 +47,14 @@ TEST(DispatchSnapshot, AValidSnapshotSaysWhereItsEvidenceComesFrom) {
 
 TEST(DispatchSnapshot, TheWriterIsDeterministic) {
   // The same figures in another order are the same document, checksum included.
-  auto a = write({figure("gemm", "bf16", "gemm.x.a", "m=1,n=2,k=3", 5.0), figure("gemm", "bf16", "gemm.x.b", "m=1,n=2,k=3", 6.0)});
+  auto a = write(
+      {figure("gemm", "bf16", "gemm.x.a", "m=1,n=2,k=3", 5.0), figure("gemm", "bf16", "gemm.x.b", "m=1,n=2,k=3", 6.0)});
   auto doc = json::parse(a).as_object();
   auto& figs = doc["tables"].as_array()[0].as_object()["figures"].as_array();
   std::swap(figs[0], figs[1]);
   EXPECT_NE(json::serialize(doc), a);
-  auto b = write({figure("gemm", "bf16", "gemm.x.b", "m=1,n=2,k=3", 6.0), figure("gemm", "bf16", "gemm.x.a", "m=1,n=2,k=3", 5.0)});
+  auto b = write(
+      {figure("gemm", "bf16", "gemm.x.b", "m=1,n=2,k=3", 6.0), figure("gemm", "bf16", "gemm.x.a", "m=1,n=2,k=3", 5.0)});
   // Result ids differ between the two calls, so compare the figure order only.
   auto fa = json::parse(a).at("tables").at(0).at("figures"), fb = json::parse(b).at("tables").at(0).at("figures");
   EXPECT_EQ(fa.at(0).at("instance"), fb.at(0).at("instance"));
@@ -70,43 +73,56 @@ TEST(DispatchSnapshot, ATruncatedSnapshotIsRefused) {
 }
 
 TEST(DispatchSnapshot, AnotherSchemaVersionIsRefused) {
-  expect_refused(edit(sample(), [](json::object& d) { d["schema_version"] = 1; }), ErrorCode::schema_version, "reads 2");
-  expect_refused(edit(sample(), [](json::object& d) { d["schema_version"] = "2"; }), ErrorCode::schema_version, "schema_version");
-  expect_refused(edit(sample(), [](json::object& d) { d.erase("schema_version"); }), ErrorCode::missing_field, "schema_version");
+  expect_refused(edit(sample(), [](json::object& d) { d["schema_version"] = 1; }), ErrorCode::schema_version,
+                 "reads 2");
+  expect_refused(edit(sample(), [](json::object& d) { d["schema_version"] = "2"; }), ErrorCode::schema_version,
+                 "schema_version");
+  expect_refused(edit(sample(), [](json::object& d) { d.erase("schema_version"); }), ErrorCode::missing_field,
+                 "schema_version");
 }
 
 TEST(DispatchSnapshot, AMissingFieldIsRefusedByName) {
-  expect_refused(edit(sample(), [](json::object& d) { d.erase("generated_at_ms"); }), ErrorCode::missing_field, "generated_at_ms");
-  expect_refused(edit(sample(), [](json::object& d) { d["gpu"].as_object().erase("model"); }), ErrorCode::missing_field, "gpu.model");
-  expect_refused(edit(sample(), [](json::object& d) {
-                   d["tables"].as_array()[0].as_object()["figures"].as_array()[1].as_object().erase("median_us");
-                 }),
+  expect_refused(edit(sample(), [](json::object& d) { d.erase("generated_at_ms"); }), ErrorCode::missing_field,
+                 "generated_at_ms");
+  expect_refused(edit(sample(), [](json::object& d) { d["gpu"].as_object().erase("model"); }), ErrorCode::missing_field,
+                 "gpu.model");
+  expect_refused(edit(sample(),
+                      [](json::object& d) {
+                        d["tables"].as_array()[0].as_object()["figures"].as_array()[1].as_object().erase("median_us");
+                      }),
                  ErrorCode::missing_field, "tables[0].figures[1].median_us");
   expect_refused(edit(sample(), [](json::object& d) { d.erase("tables"); }), ErrorCode::missing_field, "tables");
 }
 
 TEST(DispatchSnapshot, AFieldOfTheWrongTypeOrDomainIsRefused) {
-  expect_refused(edit(sample(), [](json::object& d) {
-                   d["tables"].as_array()[0].as_object()["figures"].as_array()[0].as_object()["median_us"] = "fast";
-                 }),
+  expect_refused(edit(sample(),
+                      [](json::object& d) {
+                        d["tables"].as_array()[0].as_object()["figures"].as_array()[0].as_object()["median_us"] =
+                            "fast";
+                      }),
                  ErrorCode::bad_json, "tables[0].figures[0].median_us is a string");
-  expect_refused(edit(sample(), [](json::object& d) {
-                   d["tables"].as_array()[0].as_object()["figures"].as_array()[0].as_object()["median_us"] = -3.0;
-                 }),
+  expect_refused(edit(sample(),
+                      [](json::object& d) {
+                        d["tables"].as_array()[0].as_object()["figures"].as_array()[0].as_object()["median_us"] = -3.0;
+                      }),
                  ErrorCode::bad_value, "median_us must be a finite number >= 0");
-  expect_refused(edit(sample(), [](json::object& d) {
-                   d["tables"].as_array()[0].as_object()["figures"].as_array()[0].as_object()["shape"] = "m=4096;n=1";
-                 }),
+  expect_refused(edit(sample(),
+                      [](json::object& d) {
+                        d["tables"].as_array()[0].as_object()["figures"].as_array()[0].as_object()["shape"] =
+                            "m=4096;n=1";
+                      }),
                  ErrorCode::bad_value, "tables[0].figures[0].shape");
-  expect_refused(edit(sample(), [](json::object& d) {
-                   d["tables"].as_array()[0].as_object()["figures"].as_array()[0].as_object()["status"] = "great";
-                 }),
+  expect_refused(edit(sample(),
+                      [](json::object& d) {
+                        d["tables"].as_array()[0].as_object()["figures"].as_array()[0].as_object()["status"] = "great";
+                      }),
                  ErrorCode::bad_value, "'great'");
   expect_refused(edit(sample(), [](json::object& d) { d["kind"] = "something.else"; }), ErrorCode::bad_value, "kind");
-  expect_refused(edit(sample(), [](json::object& d) {
-                   auto t = d["tables"].as_array()[0];
-                   d["tables"].as_array().push_back(t);
-                 }),
+  expect_refused(edit(sample(),
+                      [](json::object& d) {
+                        auto t = d["tables"].as_array()[0];
+                        d["tables"].as_array().push_back(t);
+                      }),
                  ErrorCode::bad_value, "repeats op gemm dtype bf16");
 }
 

@@ -15,15 +15,18 @@ namespace fs = std::filesystem;
 class GitTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (std::system("git --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "the git CLI is needed to create test repositories";
+    if (std::system("git --version > /dev/null 2>&1") != 0)
+      GTEST_SKIP() << "the git CLI is needed to create test repositories";
     root = fs::temp_directory_path() / ("kport-git-" + std::to_string(::getpid()) + "-" +
                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(root);
     fs::create_directories(root / "src");
     origin = (root / "origin.git").string();
     sh("git init -q --bare " + origin);
-    sh("cd " + src() + " && git init -q -b main && git config user.email dev@example.com && git config user.name Dev"
-       " && git remote add origin " + origin);
+    sh("cd " + src() +
+       " && git init -q -b main && git config user.email dev@example.com && git config user.name Dev"
+       " && git remote add origin " +
+       origin);
   }
   void TearDown() override { fs::remove_all(root); }
 
@@ -114,7 +117,8 @@ TEST_F(GitTest, MissingRepositoryIsNotFoundAndLeavesNoHalfClone) {
   auto ws = Workspace::open(missing, dir);
   ASSERT_FALSE(ws.ok());
   EXPECT_EQ(ws.error().code, Errc::not_found) << ws.error().message;
-  EXPECT_NE(ws.error().message.find("repository " + missing + " does not exist"), std::string::npos) << ws.error().message;
+  EXPECT_NE(ws.error().message.find("repository " + missing + " does not exist"), std::string::npos)
+      << ws.error().message;
   EXPECT_FALSE(fs::exists(dir));
   EXPECT_EQ(Workspace::open("file://" + missing, dir).error().code, Errc::not_found);
 }

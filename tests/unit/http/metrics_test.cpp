@@ -18,11 +18,11 @@ TEST(Metrics, CountsByStatusClassAndBucketsLatency) {
   EXPECT_EQ(&m.route("/api/v1/best", "GET"), &best) << "one slot per (route, method)";
   std::string text = m.render_prometheus();
   EXPECT_NE(text.find(R"(kport_http_requests_total{route="/api/v1/best",method="GET",code="2xx"} 2)"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find(R"(code="4xx"} 1)"), std::string::npos);
   EXPECT_NE(text.find(R"(code="5xx"} 1)"), std::string::npos);
-  EXPECT_NE(text.find(R"(_bucket{route="/api/v1/best",method="GET",le="0.0005"} 1)"), std::string::npos)
-      << text;
+  EXPECT_NE(text.find(R"(_bucket{route="/api/v1/best",method="GET",le="0.0005"} 1)"), std::string::npos) << text;
   EXPECT_NE(text.find(R"(_bucket{route="/api/v1/best",method="GET",le="0.005"} 2)"), std::string::npos);
   EXPECT_NE(text.find(R"(_bucket{route="/api/v1/best",method="GET",le="+Inf"} 4)"), std::string::npos);
   EXPECT_NE(text.find(R"(kport_http_request_duration_seconds_count{route="/api/v1/best",method="GET"} 4)"),

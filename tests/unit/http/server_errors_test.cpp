@@ -12,18 +12,13 @@ using test::RawSocket;
 class ServerErrorTest : public test::ServerFixture {
  protected:
   void SetUp() override {
-    router->add_sync("GET", "/api/v1/commits/{sha}", [](const Request& r) {
-      return text_response(200, std::string(r.param("sha")));
-    });
-    router->add_sync("POST", "/api/v1/results", [](const Request& r) {
-      return text_response(200, std::to_string(r.body.size()));
-    });
-    router->add_sync("GET", "/api/v1/results", [](const Request& r) {
-      return text_response(200, std::string(r.query_or("q")));
-    });
-    router->add_sync("GET", "/boom", [](const Request&) -> Response {
-      throw std::runtime_error("broken invariant");
-    });
+    router->add_sync("GET", "/api/v1/commits/{sha}",
+                     [](const Request& r) { return text_response(200, std::string(r.param("sha"))); });
+    router->add_sync("POST", "/api/v1/results",
+                     [](const Request& r) { return text_response(200, std::to_string(r.body.size())); });
+    router->add_sync("GET", "/api/v1/results",
+                     [](const Request& r) { return text_response(200, std::string(r.query_or("q"))); });
+    router->add_sync("GET", "/boom", [](const Request&) -> Response { throw std::runtime_error("broken invariant"); });
     router->add("GET", "/async-boom", [](Request&&, Reply) { throw 42; });
   }
 };
@@ -66,8 +61,9 @@ TEST_F(ServerErrorTest, ChunkedBodyOverLimitIs413) {
   options.body_limit = 16;
   start();
   RawSocket s(server->port());
-  s.send("POST /api/v1/results HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
-         "20\r\n0123456789abcdef0123456789abcdef\r\n0\r\n\r\n");
+  s.send(
+      "POST /api/v1/results HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "20\r\n0123456789abcdef0123456789abcdef\r\n0\r\n\r\n");
   std::string reply = s.read();
   EXPECT_EQ(reply.rfind("HTTP/1.1 413", 0), 0u) << reply;
 }

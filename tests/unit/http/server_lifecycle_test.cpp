@@ -95,8 +95,7 @@ TEST_F(LifecycleTest, OverMaxConnectionsGets503) {
   RawSocket second(server->port());
   std::string reply = second.read();
   EXPECT_EQ(reply.rfind("HTTP/1.1 503", 0), 0u) << reply;
-  EXPECT_NE(server->metrics().render_prometheus().find("kport_http_connections_rejected_total 1"),
-            std::string::npos);
+  EXPECT_NE(server->metrics().render_prometheus().find("kport_http_connections_rejected_total 1"), std::string::npos);
 }
 
 TEST_F(LifecycleTest, EventStreamDeliversPublishedEvents) {

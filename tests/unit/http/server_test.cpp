@@ -17,10 +17,8 @@ class ServerTest : public test::ServerFixture {};
 
 TEST_F(ServerTest, RoutesWithPathAndQueryParameters) {
   router->add_sync("GET", "/api/v1/targets/{target}/bringup", [](const Request& r) {
-    return json_ok(json::object{{"target", r.param("target")},
-                                {"limit", r.query_or("limit", "none")},
-                                {"path", r.path},
-                                {"route", r.route}});
+    return json_ok(json::object{
+        {"target", r.param("target")}, {"limit", r.query_or("limit", "none")}, {"path", r.path}, {"route", r.route}});
   });
   start();
   auto r = get("/api/v1/targets/sm_90a/bringup?limit=5&x=a%20b");
@@ -112,8 +110,9 @@ TEST_F(ServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
   // Pipelined requests on a raw socket are answered in order.
   RawSocket s(server->port());
   ASSERT_TRUE(s.connected());
-  s.send("GET /n HTTP/1.1\r\nHost: x\r\n\r\nGET /n HTTP/1.1\r\nHost: x\r\n\r\n"
-         "GET /n HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  s.send(
+      "GET /n HTTP/1.1\r\nHost: x\r\n\r\nGET /n HTTP/1.1\r\nHost: x\r\n\r\n"
+      "GET /n HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   std::string all = s.read();
   EXPECT_EQ(test::count_responses(all), 3) << all;
   EXPECT_TRUE(s.peer_closed());
@@ -133,14 +132,14 @@ TEST_F(ServerTest, HeadAnswersWithoutBody) {
 TEST_F(ServerTest, MetricsCountByRoutePatternNotRawPath) {
   router->add_sync("GET", "/api/v1/commits/{sha}", [](const Request&) { return text_response(200, ""); });
   start();
-  for (const char* sha : {"/api/v1/commits/aaa", "/api/v1/commits/bbb", "/api/v1/commits/ccc"})
-    get(sha);
+  for (const char* sha : {"/api/v1/commits/aaa", "/api/v1/commits/bbb", "/api/v1/commits/ccc"}) get(sha);
   get("/nowhere");
   std::string text = server->metrics().render_prometheus();
   EXPECT_NE(text.find(R"(kport_http_requests_total{route="/api/v1/commits/{sha}",method="GET",code="2xx"} 3)"),
-            std::string::npos) << text;
-  EXPECT_NE(text.find(R"(kport_http_requests_total{route="unmatched",method="any",code="4xx"} 1)"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(R"(kport_http_requests_total{route="unmatched",method="any",code="4xx"} 1)"), std::string::npos)
+      << text;
   EXPECT_EQ(text.find("aaa"), std::string::npos) << "raw paths must never become labels";
   EXPECT_NE(text.find("kport_http_connections_open 1"), std::string::npos) << text;
 }

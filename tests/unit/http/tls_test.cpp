@@ -23,7 +23,8 @@ class TlsTest : public ServerFixture {
                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     pki = std::make_unique<kport::testing::TestPki>(dir);
     ASSERT_TRUE(pki->ok()) << pki->error();
-    router->add_sync("GET", "/who", [](const Request& r) { return text_response(200, "hello " + r.remote.substr(0, 9)); });
+    router->add_sync("GET", "/who",
+                     [](const Request& r) { return text_response(200, "hello " + r.remote.substr(0, 9)); });
   }
   void TearDown() override {
     ServerFixture::TearDown();
@@ -76,7 +77,8 @@ TEST_F(TlsTest, AServerCertificateFromAnUnknownCaIsRefusedWithWhatToDo) {
     EXPECT_EQ(r.error().code, Errc::unavailable);
     EXPECT_NE(r.error().message.find("not signed by a CA in"), std::string::npos) << r.error().message;
     EXPECT_NE(r.error().message.find("pass --ca-file"), std::string::npos) << r.error().message;
-    EXPECT_NE(r.error().message.find(ca.empty() ? "the system trust store" : ca), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find(ca.empty() ? "the system trust store" : ca), std::string::npos)
+        << r.error().message;
   }
 }
 
@@ -187,7 +189,8 @@ TEST_F(TlsTest, GracefulStopDrainsAnInFlightHttpsRequest) {
     }).detach();
   });
   start_tls();
-  auto pending = std::async(std::launch::async, [this] { return fetch_with_ca(pki->ca(), https("127.0.0.1", "/slow")); });
+  auto pending =
+      std::async(std::launch::async, [this] { return fetch_with_ca(pki->ca(), https("127.0.0.1", "/slow")); });
   entered.get_future().wait();
   EXPECT_EQ(server->in_flight(), 1u);
   server->stop(5s);
@@ -218,19 +221,25 @@ TEST_F(TlsTest, LimitsHoldOverHttpsAsOverHttp) {
 TEST(CertificateProblem, EachProblemSaysWhatFailedAndWhatToDo) {
   auto unknown = describe_certificate_problem(CertificateProblem::unknown_ca, "ci:8443", "ci", "",
                                               "unable to get local issuer certificate");
-  EXPECT_EQ(unknown, "TLS certificate of ci:8443 refused: it is not signed by a CA in the system trust store "
-                     "(unable to get local issuer certificate); pass --ca-file with the CA certificate (PEM) that "
-                     "signed the server's certificate");
-  auto with_file = describe_certificate_problem(CertificateProblem::unknown_ca, "ci:8443", "ci", "/etc/kport/ca.pem", "");
-  EXPECT_NE(with_file.find("not signed by a CA in the CA file /etc/kport/ca.pem; pass --ca-file"), std::string::npos) << with_file;
+  EXPECT_EQ(unknown,
+            "TLS certificate of ci:8443 refused: it is not signed by a CA in the system trust store "
+            "(unable to get local issuer certificate); pass --ca-file with the CA certificate (PEM) that "
+            "signed the server's certificate");
+  auto with_file =
+      describe_certificate_problem(CertificateProblem::unknown_ca, "ci:8443", "ci", "/etc/kport/ca.pem", "");
+  EXPECT_NE(with_file.find("not signed by a CA in the CA file /etc/kport/ca.pem; pass --ca-file"), std::string::npos)
+      << with_file;
   auto host = describe_certificate_problem(CertificateProblem::wrong_host, "10.0.0.1:443", "10.0.0.1", "", "");
   EXPECT_NE(host.find("not issued for the host name '10.0.0.1'"), std::string::npos) << host;
-  auto expired = describe_certificate_problem(CertificateProblem::expired, "ci:443", "ci", "", "certificate has expired");
-  EXPECT_NE(expired.find("it has expired (certificate has expired); the server's operator must renew it"), std::string::npos);
+  auto expired =
+      describe_certificate_problem(CertificateProblem::expired, "ci:443", "ci", "", "certificate has expired");
+  EXPECT_NE(expired.find("it has expired (certificate has expired); the server's operator must renew it"),
+            std::string::npos);
   auto early = describe_certificate_problem(CertificateProblem::not_yet_valid, "ci:443", "ci", "", "");
   EXPECT_NE(early.find("not valid yet; check this machine's clock"), std::string::npos) << early;
   auto other = describe_certificate_problem(CertificateProblem::other, "ci:443", "ci", "", "certificate revoked");
-  EXPECT_NE(other.find("refused: certificate revoked; check the server's certificate chain"), std::string::npos) << other;
+  EXPECT_NE(other.find("refused: certificate revoked; check the server's certificate chain"), std::string::npos)
+      << other;
 }
 
 }  // namespace

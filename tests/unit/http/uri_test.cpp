@@ -89,9 +89,9 @@ TEST(ParseUrl, HttpsDefaultsToPort443AndKeepsItsScheme) {
 }
 
 TEST(ParseUrl, RejectsWhatTheClientCannotHonour) {
-  for (const char* bad : {"ftp://h/", "httpx://h/", "https://", "https://:443/", "http://", "http://:80/", "http://h:0/",
-                          "http://h:70000/", "http://h:8x/", "http://u:p@h/", "http://[::1/",
-                          "http://h/a b"}) {
+  for (const char* bad :
+       {"ftp://h/", "httpx://h/", "https://", "https://:443/", "http://", "http://:80/", "http://h:0/",
+        "http://h:70000/", "http://h:8x/", "http://u:p@h/", "http://[::1/", "http://h/a b"}) {
     auto u = parse_url(bad);
     EXPECT_FALSE(u.ok()) << bad;
     if (!u.ok()) {

@@ -19,8 +19,7 @@ VariantFacts variant(std::string family, std::string name, std::vector<std::stri
 std::vector<VariantFacts> library() {
   return {variant("attention", "wgmma_tma", {"wgmma", "tma", "mbarrier", "setmaxnreg"}),
           variant("gemm", "mma_sync", {"mma_sync", "mma_sync_bf16", "ldmatrix", "cp_async"}),
-          variant("gemm", "simt", {"simt"}),
-          variant("gemm", "tcgen05", {"tcgen05", "tmem", "tma", "mbarrier"}),
+          variant("gemm", "simt", {"simt"}), variant("gemm", "tcgen05", {"tcgen05", "tmem", "tma", "mbarrier"}),
           variant("gemm", "wgmma_tma", {"wgmma", "tma", "mbarrier", "setmaxnreg"})};
 }
 
@@ -32,8 +31,10 @@ const VariantStage& row(const BringupStages& s, const std::string& id) {
 
 TEST(Bringup, ATargetNeverBuiltListsWhatThePlannerSaysApplies) {
   // sm_100a's catalog features, unsorted as a store may hand them over.
-  TargetFacts t{"sm_100a", {"tmem", "simt", "tcgen05", "tma", "mbarrier", "cp_async", "ldmatrix", "mma_sync", "mma_sync_bf16",
-                            "setmaxnreg"}, std::nullopt};
+  TargetFacts t{
+      "sm_100a",
+      {"tmem", "simt", "tcgen05", "tma", "mbarrier", "cp_async", "ldmatrix", "mma_sync", "mma_sync_bf16", "setmaxnreg"},
+      std::nullopt};
   auto s = decide_stages(t, library());
   EXPECT_EQ(row(s, "gemm.tcgen05").stage, Stage::pending);
   EXPECT_TRUE(row(s, "gemm.tcgen05").applicable);
@@ -54,7 +55,7 @@ TEST(Bringup, TheBuildRecordWinsOverThePlanner) {
   auto v = library();
   v[4].build = BuildOutcome::not_applicable;  // gemm.wgmma_tma: the build driver said so
   v[4].build_message = "missing features: setmaxnreg (excluded)";
-  v[3].build = BuildOutcome::ok;               // gemm.tcgen05 built (a catalog that knows better)
+  v[3].build = BuildOutcome::ok;  // gemm.tcgen05 built (a catalog that knows better)
   auto s = decide_stages(t, v);
   EXPECT_EQ(row(s, "gemm.wgmma_tma").stage, Stage::not_applicable);
   EXPECT_EQ(row(s, "gemm.wgmma_tma").reason, "missing features: setmaxnreg (excluded)");

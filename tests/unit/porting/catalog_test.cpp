@@ -92,7 +92,9 @@ TEST(Catalog, CheckedInTableLoadsAndRoundTrips) {
 }
 
 TEST(Catalog, ParsesNvccVersion) {
-  EXPECT_EQ(parse_nvcc_version("nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 13.0, V13.0.88\n"), "13.0");
+  EXPECT_EQ(
+      parse_nvcc_version("nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 13.0, V13.0.88\n"),
+      "13.0");
   EXPECT_EQ(parse_nvcc_version("garbage"), "");
 }
 

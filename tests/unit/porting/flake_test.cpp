@@ -9,7 +9,8 @@ namespace {
 
 const CaseKey k_case{"NVIDIA H200", "gemm.mma.default", "bf16", "m=128,n=128,k=64"};
 
-CaseRun run(const std::string& code, CheckOutcome status, std::int64_t t, std::optional<std::int64_t> seed = std::nullopt) {
+CaseRun run(const std::string& code, CheckOutcome status, std::int64_t t,
+            std::optional<std::int64_t> seed = std::nullopt) {
   CaseRun r;
   r.code = code;
   r.commit = "c-" + code;
@@ -125,7 +126,8 @@ TEST(FlakeVerdict, AFlakyCaseIsListedNotCounted) {
   auto v = decide_verdict("c", mine, std::string(40, 'a'), base);
   EXPECT_EQ(v.status, "fail") << "not known to be flaky: a failure";
   FlakeBook book;
-  book.emplace(k_case, decide_flake(k_case, {run("h1", CheckOutcome::passed, 1), run("h1", CheckOutcome::failed, 2, 42)}));
+  book.emplace(k_case,
+               decide_flake(k_case, {run("h1", CheckOutcome::passed, 1), run("h1", CheckOutcome::failed, 2, 42)}));
   v = decide_verdict("c", mine, std::string(40, 'a'), base, {}, nullptr, &book);
   EXPECT_EQ(v.status, "pass");
   ASSERT_EQ(v.flaky.size(), 1u);
@@ -168,12 +170,13 @@ TEST(FlakeVerdict, MostCasesOfAJobCrashingIsTheMachine) {
 }
 
 TEST(FlakeVerdict, ALostLeaseIsNotTheCommitsFailure) {
-  const auto v = decide_verdict("c", facts({}, JobState::failed, "lease expired after 3 attempts"), std::string(40, 'a'),
-                                facts({}));
+  const auto v = decide_verdict("c", facts({}, JobState::failed, "lease expired after 3 attempts"),
+                                std::string(40, 'a'), facts({}));
   EXPECT_TRUE(v.reasons.empty());
   ASSERT_EQ(v.infrastructure.size(), 1u);
   EXPECT_EQ(v.status, "insufficient_data");
-  const auto code = decide_verdict("c", facts({}, JobState::failed, "cannot check out commit"), std::string(40, 'a'), facts({}));
+  const auto code =
+      decide_verdict("c", facts({}, JobState::failed, "cannot check out commit"), std::string(40, 'a'), facts({}));
   EXPECT_EQ(code.status, "fail");
 }
 

@@ -73,7 +73,8 @@ TEST(Noise, AFigureNoisierThanItsSeriesWidensItsBand) {
 
 TEST(Noise, NeverBelowTheFloor) {
   std::vector<AaFigure> exact;
-  for (int c = 0; c < 5; ++c) exact.push_back({"h" + std::to_string(c), 50.0}), exact.push_back({"h" + std::to_string(c), 50.0});
+  for (int c = 0; c < 5; ++c)
+    exact.push_back({"h" + std::to_string(c), 50.0}), exact.push_back({"h" + std::to_string(c), 50.0});
   const auto m = learn_noise(k_series, exact);
   ASSERT_TRUE(m.enough);
   EXPECT_EQ(m.sigma_rel, 0.0);
@@ -114,8 +115,8 @@ CommitFacts done(std::vector<ResultFact> results, bool remeasured) {
 }
 
 Verdict judge(double before, double now, const NoiseBook& book, bool remeasured = true) {
-  return decide_verdict("c", done({timed(now, 2)}, remeasured), std::string(40, 'a'), done({timed(before, 1)}, false), {},
-                        &book);
+  return decide_verdict("c", done({timed(now, 2)}, remeasured), std::string(40, 'a'), done({timed(before, 1)}, false),
+                        {}, &book);
 }
 
 NoiseBook book_of(const std::vector<AaFigure>& h) { return {{k_series, learn_noise(k_series, h)}}; }
@@ -156,8 +157,8 @@ TEST(NoiseVerdict, TooLittleHistoryIsInsufficientDataNotAGuess) {
   EXPECT_NEAR(v.insufficient_data[0].rel, 0.10, 1e-9);
   EXPECT_EQ(judge(100, 100.2, book).status, "pass") << "a change below the floor never counts, history or not";
   EXPECT_EQ(judge(100, 110, NoiseBook{}).status, "insufficient_data") << "a series with no history at all";
-  auto shaky = decide_verdict("c", done({timed(110, 2)}, false), std::string(40, 'a'), done({timed(100, 1)}, false), {},
-                              &book);
+  auto shaky =
+      decide_verdict("c", done({timed(110, 2)}, false), std::string(40, 'a'), done({timed(100, 1)}, false), {}, &book);
   EXPECT_EQ(shaky.status, "pending") << "re-measured first";
   auto unstable_now = done({timed(110, 2)}, false);
   unstable_now.results[0].unstable = true;

@@ -28,10 +28,10 @@ TEST(OpShape, ShapesTheFamilyCannotRunAreRefusedNamingTheKey) {
     const char* text;
     const char* names;
   };
-  for (const Bad& b : {Bad{"gemm", "m=1,n=2", "'k'"}, Bad{"gemm", "m=1,n=2,k=3,rows=4", "'rows'"},
-                       Bad{"gemm", "m=0,n=2,k=3", "'m'"}, Bad{"gemm", "m=1,n=2,k=2000000000", "'k'"},
-                       Bad{"attention", "b=1,h=1,l=1,d=64,causal=2", "'causal'"}, Bad{"softmax", "rows=1", "'cols'"},
-                       Bad{"gemm", "m=1;n=2", "1;n=2"}}) {
+  for (const Bad& b :
+       {Bad{"gemm", "m=1,n=2", "'k'"}, Bad{"gemm", "m=1,n=2,k=3,rows=4", "'rows'"}, Bad{"gemm", "m=0,n=2,k=3", "'m'"},
+        Bad{"gemm", "m=1,n=2,k=2000000000", "'k'"}, Bad{"attention", "b=1,h=1,l=1,d=64,causal=2", "'causal'"},
+        Bad{"softmax", "rows=1", "'cols'"}, Bad{"gemm", "m=1;n=2", "1;n=2"}}) {
     auto s = op_shape(b.family, b.text);
     ASSERT_FALSE(s.ok()) << b.family << " " << b.text;
     EXPECT_EQ(s.error().code, Errc::invalid_argument);

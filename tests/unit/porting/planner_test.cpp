@@ -75,7 +75,8 @@ kport_kernel_variant(FAMILY gemm VARIANT wgmma_tma
                      FEATURES wgmma tma   # a comment
                      SOURCES "gemm_wgmma_tma_sm90.cu" extra.cu
                      OPTIONS -maxrregcount=168)
-)", "gemm/wgmma_tma/CMakeLists.txt");
+)",
+                               "gemm/wgmma_tma/CMakeLists.txt");
   ASSERT_TRUE(v.ok()) << v.error().message;
   ASSERT_EQ(v->size(), 1u);
   EXPECT_EQ((*v)[0].id(), "gemm.wgmma_tma");
@@ -95,7 +96,8 @@ TEST(VariantCalls, DiscoversThisRepositorysKernels) {
   ASSERT_TRUE(v.ok()) << v.error().message;
   bool wgmma = false;
   for (const auto& s : *v)
-    if (s.id() == "gemm.wgmma_tma") wgmma = std::find(s.features.begin(), s.features.end(), "wgmma") != s.features.end();
+    if (s.id() == "gemm.wgmma_tma")
+      wgmma = std::find(s.features.begin(), s.features.end(), "wgmma") != s.features.end();
   EXPECT_TRUE(wgmma);
   EXPECT_GE(v->size(), 11u);
   EXPECT_EQ(discover_variants("/nonexistent").error().code, Errc::not_found);

@@ -28,7 +28,8 @@ std::string describe(const Selection& s) {
     << s.shape_distance << "\nevidence " << s.evidence_gpu_model << ' ' << s.evidence_arch << '\n';
   o << "method " << s.method << " by " << s.ranked_by << '\n';
   for (const auto& n : s.notes) o << "note " << n << '\n';
-  if (const auto& r = s.nearest_shape_regret) o << "regret " << r->shapes << ' ' << r->median << ' ' << r->p90 << ' ' << r->max << '\n';
+  if (const auto& r = s.nearest_shape_regret)
+    o << "regret " << r->shapes << ' ' << r->median << ' ' << r->p90 << ' ' << r->max << '\n';
   const auto& e = s.evidence;
   for (const auto& c : e.commits) o << "commit " << c << '\n';
   for (const auto& d : e.drivers) o << "driver " << d << '\n';
@@ -36,9 +37,11 @@ std::string describe(const Selection& s) {
   for (auto id : e.result_ids) o << "id " << id << '\n';
   o << "samples " << e.samples << ' ' << e.newest_ms << ' ' << e.oldest_ms << '\n';
   for (const auto& r : s.ranking)
-    o << "rank " << r.instance << ' ' << r.variant << ' ' << r.tie_with_best << ' ' << r.slowdown << ' ' << r.ranked << ' '
-      << (r.estimate_us ? std::to_string(*r.estimate_us) : "-") << ' ' << (r.evidence ? describe(*r.evidence) : "-") << '\n';
-  for (const auto& x : s.excluded) o << "excl " << x.instance << ' ' << x.variant << ' ' << x.reason << ' ' << describe(x.evidence) << '\n';
+    o << "rank " << r.instance << ' ' << r.variant << ' ' << r.tie_with_best << ' ' << r.slowdown << ' ' << r.ranked
+      << ' ' << (r.estimate_us ? std::to_string(*r.estimate_us) : "-") << ' '
+      << (r.evidence ? describe(*r.evidence) : "-") << '\n';
+  for (const auto& x : s.excluded)
+    o << "excl " << x.instance << ' ' << x.variant << ' ' << x.reason << ' ' << describe(x.evidence) << '\n';
   return o.str();
 }
 
@@ -92,9 +95,10 @@ TEST(PreparedSelection, AnswersEveryShapeAsSelectBestDoes) {
     PreparedSelection prepared("NVIDIA H200", rows, drivers, waves ? 132 : 0,
                                waves ? tiles : std::vector<InstanceGeometry>{});
     for (int q = 0; q < 50; ++q) {
-      std::string text = q % 5 == 0 ? rows[rng() % rows.size()].shape.canonical()
-                                    : "m=" + std::to_string(1 + rng() % 9000) + ",n=" + std::to_string(1 + rng() % 9000) +
-                                          ",k=" + std::to_string(1 + rng() % 9000);
+      std::string text = q % 5 == 0
+                             ? rows[rng() % rows.size()].shape.canonical()
+                             : "m=" + std::to_string(1 + rng() % 9000) + ",n=" + std::to_string(1 + rng() % 9000) +
+                                   ",k=" + std::to_string(1 + rng() % 9000);
       auto shape = *Shape::parse(text);
       SelectionQuery query{"NVIDIA H200", "9.0", "", shape, "bf16"};
       SelectionInputs in;

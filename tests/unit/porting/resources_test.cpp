@@ -86,7 +86,8 @@ TEST(Audit, DeclaredFeatureWithoutItsInstructionFails) {
 
 TEST(Audit, Tcgen05AndMmaSyncRules) {
   EXPECT_FALSE(audit_ptx("  mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {..};\n", {"tcgen05"}).passed());
-  EXPECT_TRUE(audit_ptx("  tcgen05.mma.cta_group::1.kind::f16 [%r1], %rd1, %rd2, %r2, 1;\n", {"tcgen05", "tmem"}).passed());
+  EXPECT_TRUE(
+      audit_ptx("  tcgen05.mma.cta_group::1.kind::f16 [%r1], %rd1, %rd2, %r2, 1;\n", {"tcgen05", "tmem"}).passed());
   auto ampere = audit_ptx("  mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {..};\n", {"mma_sync", "cp_async"});
   EXPECT_TRUE(ampere.passed());
   EXPECT_EQ(ampere.counts.at("mma_sync"), 1);
@@ -124,9 +125,9 @@ TEST(ResourceDiff, UnchangedOrUnknownFiguresAreQuiet) {
 TEST(ResourceDiff, LostPathInstructionsAndNewLocalMemoryAreFlagged) {
   ResourceFigures parent{"ok", 168, 0, 0, 1024, 0, {{"wgmma", 24}, {"local_load", 0}, {"local_store", 0}, {"tma", 4}}};
   ResourceFigures now{"ok", 168, 0, 0, 1024, 0, {{"wgmma", 0}, {"local_load", 6}, {"local_store", 3}, {"tma", 2}}};
-  EXPECT_EQ(resource_changes(parent, now), (std::vector<std::string>{"SASS lost wgmma (HGMMA) 24 -> 0",
-                                                                     "SASS local loads (LDL) 0 -> 6",
-                                                                     "SASS local stores (STL) 0 -> 3"}));
+  EXPECT_EQ(resource_changes(parent, now),
+            (std::vector<std::string>{"SASS lost wgmma (HGMMA) 24 -> 0", "SASS local loads (LDL) 0 -> 6",
+                                      "SASS local stores (STL) 0 -> 3"}));
   EXPECT_TRUE(resource_changes(now, parent).empty()) << "regaining the path or losing spills is not a regression";
   ResourceFigures unaudited{"ok", 168, 0, 0, 1024, 0, {}};
   EXPECT_TRUE(resource_changes(parent, unaudited).empty()) << "a side without a SASS audit compares nothing";

@@ -18,7 +18,8 @@ TEST(SassOpcode, ReadsTheBaseOfAnInstructionLine) {
   EXPECT_EQ(sass_opcode("/*0a80*/  @P0 STL [R1+0x4], R3 ;  /* 0x0000040301000387 */"), "STL");
   EXPECT_EQ(sass_opcode("/*0a90*/  @!UP1 LDL.64 R4, [R1] ;"), "LDL");
   EXPECT_EQ(sass_opcode("/*0010*/  EXIT ;"), "EXIT");
-  EXPECT_EQ(sass_opcode("/*1f40*/  UTCHMMA gdesc[UR8], gdesc[UR10], tmem[UR4], tmem[UR12], idesc[UR13], UPT ;"), "UTCHMMA");
+  EXPECT_EQ(sass_opcode("/*1f40*/  UTCHMMA gdesc[UR8], gdesc[UR10], tmem[UR4], tmem[UR12], idesc[UR13], UPT ;"),
+            "UTCHMMA");
 }
 
 TEST(SassOpcode, EncodingsHeadersAndLabelsAreNotInstructions) {
@@ -75,7 +76,8 @@ TEST(SassAudit, MissingPathInstructionFailsWithAMessage) {
   ASSERT_TRUE(a.audited);
   EXPECT_FALSE(a.passed());
   EXPECT_EQ(a.missing, (std::vector<std::string>{"wgmma"}));
-  EXPECT_EQ(a.message("sm_80"), "declares wgmma but its sm_80 machine code has no HGMMA (or another *GMMA) instruction");
+  EXPECT_EQ(a.message("sm_80"),
+            "declares wgmma but its sm_80 machine code has no HGMMA (or another *GMMA) instruction");
 }
 
 TEST(SassAudit, NoCodeForTheTargetIsNotAuditedNeverPassed) {
@@ -89,14 +91,16 @@ TEST(SassAudit, NoCodeForTheTargetIsNotAuditedNeverPassed) {
   EXPECT_FALSE(j.contains("passed")) << "an audit that did not run neither passes nor fails";
 
   auto none = sass_not_audited("no cuobjdump next to /usr/local/cuda/bin/nvcc or on PATH");
-  EXPECT_EQ(boost::json::parse(none.to_json()),
-            boost::json::parse(R"({"audited":false,"reason":"no cuobjdump next to /usr/local/cuda/bin/nvcc or on PATH"})"));
+  EXPECT_EQ(
+      boost::json::parse(none.to_json()),
+      boost::json::parse(R"({"audited":false,"reason":"no cuobjdump next to /usr/local/cuda/bin/nvcc or on PATH"})"));
   EXPECT_EQ(audit_sass("", "sm_90a", {}).audited, false);
 }
 
 TEST(SassAudit, NvdisasmOutputWithoutSectionHeadersIsTheTargets) {
-  auto a = audit_sass(".text._Z1kv:\n        /*0000*/  LDSM.16.M88.4 R4, [R2] ;\n        /*0010*/  HMMA.16816.F32 R8, R4, R6, R8 ;\n",
-                      "sm_80", {"mma_sync", "ldmatrix"}, "nvdisasm");
+  auto a = audit_sass(
+      ".text._Z1kv:\n        /*0000*/  LDSM.16.M88.4 R4, [R2] ;\n        /*0010*/  HMMA.16816.F32 R8, R4, R6, R8 ;\n",
+      "sm_80", {"mma_sync", "ldmatrix"}, "nvdisasm");
   ASSERT_TRUE(a.audited);
   EXPECT_EQ(a.functions, (std::vector<std::string>{"_Z1kv"}));
   EXPECT_TRUE(a.passed());
@@ -150,7 +154,8 @@ TEST(SassFixtures, BlackwellTcgen05KernelShowsUtcForms) {
   EXPECT_EQ(a.count("tma"), 5);
   EXPECT_TRUE(a.passed());
   // The same code does not prove a wgmma path.
-  EXPECT_FALSE(audit_sass(fixture("kport_gemm_tcgen05_sm_100a__gemm_tcgen05_sm100.sass"), "sm_100a", {"wgmma"}).passed());
+  EXPECT_FALSE(
+      audit_sass(fixture("kport_gemm_tcgen05_sm_100a__gemm_tcgen05_sm100.sass"), "sm_100a", {"wgmma"}).passed());
 }
 
 TEST(SassFixtures, MmaSyncKernelShowsHmmaAndLdsm) {

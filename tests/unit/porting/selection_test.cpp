@@ -8,9 +8,9 @@ namespace {
 const char* k_cube = "m=4096,n=4096,k=4096";
 
 // A passing, timed figure; `commit_ms` orders commits, `ratio` defaults to a 200 us baseline.
-Measurement meas(std::int64_t id, std::string instance, std::string shape, double median,
-                 double stddev = 0.1, std::string gpu = "NVIDIA H200", std::string arch = "9.0",
-                 std::int64_t commit_ms = 1000, std::string commit = "c1") {
+Measurement meas(std::int64_t id, std::string instance, std::string shape, double median, double stddev = 0.1,
+                 std::string gpu = "NVIDIA H200", std::string arch = "9.0", std::int64_t commit_ms = 1000,
+                 std::string commit = "c1") {
   Measurement m;
   m.result_id = id;
   m.instance = instance;
@@ -69,8 +69,7 @@ TEST(Selection, FastestPassingMedianWinsOnExactShape) {
 }
 
 TEST(Selection, MediansWithinNoiseAreReportedAsATie) {
-  std::vector<Measurement> rows = {meas(1, "gemm.a.x", k_cube, 200.0, 2.0),
-                                   meas(2, "gemm.b.x", k_cube, 203.0, 2.0),
+  std::vector<Measurement> rows = {meas(1, "gemm.a.x", k_cube, 200.0, 2.0), meas(2, "gemm.b.x", k_cube, 203.0, 2.0),
                                    meas(3, "gemm.c.x", k_cube, 260.0, 2.0)};
   auto sel = on_gpu(query(k_cube), rows);
   EXPECT_TRUE(sel.ranking[0].tie_with_best);
@@ -100,8 +99,8 @@ TEST(Selection, NearestShapeStandsInAndSaysSo) {
 // 1024 pick "a" (right).
 TEST(Selection, ANearestShapeAnswerSaysHowSuchAnswersFaredOnThisGpu) {
   std::vector<Measurement> rows = {
-      meas(1, "gemm.a.x", "m=1024,n=1024,k=1024", 10.0), meas(2, "gemm.b.y", "m=1024,n=1024,k=1024", 12.0),
-      meas(3, "gemm.a.x", "m=2048,n=2048,k=2048", 50.0), meas(4, "gemm.b.y", "m=2048,n=2048,k=2048", 60.0),
+      meas(1, "gemm.a.x", "m=1024,n=1024,k=1024", 10.0),   meas(2, "gemm.b.y", "m=1024,n=1024,k=1024", 12.0),
+      meas(3, "gemm.a.x", "m=2048,n=2048,k=2048", 50.0),   meas(4, "gemm.b.y", "m=2048,n=2048,k=2048", 60.0),
       meas(5, "gemm.a.x", "m=8192,n=8192,k=8192", 2500.0), meas(6, "gemm.b.y", "m=8192,n=8192,k=8192", 2000.0)};
   auto sel = on_gpu(query("m=1536,n=1536,k=1536"), rows);
   ASSERT_EQ(sel.kind, Selection::Kind::measured);
@@ -112,7 +111,8 @@ TEST(Selection, ANearestShapeAnswerSaysHowSuchAnswersFaredOnThisGpu) {
   EXPECT_DOUBLE_EQ(sel.nearest_shape_regret->median, 0.0);
   EXPECT_NEAR(sel.nearest_shape_regret->max, 0.25, 1e-12);
   bool said = false;
-  for (const auto& n : sel.notes) said |= n.find("how sure") != std::string::npos && n.find("25.0 %") != std::string::npos;
+  for (const auto& n : sel.notes)
+    said |= n.find("how sure") != std::string::npos && n.find("25.0 %") != std::string::npos;
   EXPECT_TRUE(said);
   // An exact answer needs no such estimate.
   auto exact = on_gpu(query("m=2048,n=2048,k=2048"), rows);
@@ -140,10 +140,11 @@ TEST(Selection, TheNewestCommitsLatestFigureCountsNotTheFastestEver) {
 }
 
 TEST(Selection, AFailureOnTheNewestCommitDropsTheInstance) {
-  std::vector<Measurement> rows = {meas(1, "gemm.a.x", k_cube, 100.0, 0.1, "NVIDIA H200", "9.0", 1000, "c1"),
-                                   meas(2, "gemm.b.x", k_cube, 150.0, 0.1, "NVIDIA H200", "9.0", 1000, "c1"),
-                                   failed(meas(3, "gemm.a.x", k_cube, 0, 0, "NVIDIA H200", "9.0", 2000, "c2")),
-                                   failed(meas(4, "gemm.c.x", k_cube, 0, 0, "NVIDIA H200", "9.0", 2000, "c2"), "crashed")};
+  std::vector<Measurement> rows = {
+      meas(1, "gemm.a.x", k_cube, 100.0, 0.1, "NVIDIA H200", "9.0", 1000, "c1"),
+      meas(2, "gemm.b.x", k_cube, 150.0, 0.1, "NVIDIA H200", "9.0", 1000, "c1"),
+      failed(meas(3, "gemm.a.x", k_cube, 0, 0, "NVIDIA H200", "9.0", 2000, "c2")),
+      failed(meas(4, "gemm.c.x", k_cube, 0, 0, "NVIDIA H200", "9.0", 2000, "c2"), "crashed")};
   auto sel = on_gpu(query(k_cube), rows);
   EXPECT_EQ(sel.kind, Selection::Kind::measured);
   ASSERT_EQ(sel.ranking.size(), 1u);
@@ -207,11 +208,11 @@ TEST(Selection, UnmeasuredGpuIsProvisionalRankedByRatioOnTheNearestArch) {
   std::vector<Measurement> elsewhere = {a100_mma, meas(2, "gemm.simt.x", k_cube, 900.0, 0.1, "NVIDIA A100", "8.0"),
                                         h200_mma, meas(4, "gemm.wgmma_tma.x", k_cube, 100.0, 0.1, "NVIDIA H200", "9.0"),
                                         h200_simt};
-  std::vector<BuildCandidate> builds = {{"gemm.mma_sync.x", "mma_sync"}, {"gemm.simt.x", "simt"},
-                                        {"gemm.tcgen05.x", "tcgen05"}};
-  auto sel = select_best(query(k_cube, "NVIDIA B200", "10.0", "sm_100a"),
-                         SelectionInputs{.elsewhere = elsewhere, .candidates = builds,
-                                         .candidates_basis = "build for sm_100a"});
+  std::vector<BuildCandidate> builds = {
+      {"gemm.mma_sync.x", "mma_sync"}, {"gemm.simt.x", "simt"}, {"gemm.tcgen05.x", "tcgen05"}};
+  auto sel = select_best(
+      query(k_cube, "NVIDIA B200", "10.0", "sm_100a"),
+      SelectionInputs{.elsewhere = elsewhere, .candidates = builds, .candidates_basis = "build for sm_100a"});
   EXPECT_EQ(sel.kind, Selection::Kind::provisional);
   EXPECT_EQ(sel.ranked_by, "ratio_to_baseline");
   EXPECT_EQ(sel.evidence_gpu_model, "NVIDIA H200");
@@ -256,7 +257,8 @@ TEST(Selection, NoEvidenceAtAllIsUnrankedWithTheCandidatesAndNoBest) {
 TEST(Selection, IncomparableShapeOnGpuFallsBackToProvisional) {
   std::vector<Measurement> rows = {meas(1, "attention.a.x", "b=4,h=16,l=4096,d=64,causal=0", 100.0)};
   std::vector<BuildCandidate> builds = {{"attention.a.x", "a"}};
-  auto sel = select_best(query("b=4,h=16,l=4096,d=128,causal=0"), SelectionInputs{.on_gpu = rows, .candidates = builds});
+  auto sel =
+      select_best(query("b=4,h=16,l=4096,d=128,causal=0"), SelectionInputs{.on_gpu = rows, .candidates = builds});
   EXPECT_EQ(sel.kind, Selection::Kind::unranked);
   EXPECT_NE(sel.reason.find("nothing comparable"), std::string::npos);
 }
@@ -268,7 +270,11 @@ namespace {
 std::vector<InstanceInfo> gemm_instances() {
   return {{"gemm.simt.64x64", "gemm", "simt", {"simt"}, std::vector<std::string>{"fp32", "fp16", "bf16"}},
           {"gemm.mma_sync.128x128", "gemm", "mma_sync", {"mma_sync"}, std::vector<std::string>{"fp16"}},
-          {"gemm.mma_sync_bf16.128x128", "gemm", "mma_sync_bf16", {"mma_sync", "mma_sync_bf16"}, std::vector<std::string>{"bf16"}},
+          {"gemm.mma_sync_bf16.128x128",
+           "gemm",
+           "mma_sync_bf16",
+           {"mma_sync", "mma_sync_bf16"},
+           std::vector<std::string>{"bf16"}},
           {"gemm.wgmma_tma.128x256", "gemm", "wgmma_tma", {"wgmma", "tma"}, std::vector<std::string>{"fp16", "bf16"}},
           {"gemm.tcgen05.128x256", "gemm", "tcgen05", {"tcgen05", "tma"}, std::vector<std::string>{"fp16", "bf16"}},
           {"rmsnorm.simt.x", "rmsnorm", "simt", {"simt"}, std::vector<std::string>{"fp32"}}};
@@ -289,7 +295,8 @@ TEST(ProvisionalCandidates, BeforeTheFirstBuildThePlannerPicksByTheTargetsFeatur
   auto c = provisional_candidates({"gemm", "bf16", "sm_100a", k_sm100a, false, {}, {}}, all);
   ASSERT_TRUE(c.ok()) << c.error().message;
   // No wgmma on sm_100a: the Hopper-only instance is never offered to a B200.
-  EXPECT_EQ(names(*c), (std::vector<std::string>{"gemm.mma_sync_bf16.128x128", "gemm.simt.64x64", "gemm.tcgen05.128x256"}));
+  EXPECT_EQ(names(*c),
+            (std::vector<std::string>{"gemm.mma_sync_bf16.128x128", "gemm.simt.64x64", "gemm.tcgen05.128x256"}));
   EXPECT_NE(c->basis.find("apply to sm_100a"), std::string::npos);
 }
 
@@ -306,9 +313,9 @@ TEST(ProvisionalCandidates, AnApplicableVariantWithNoKnownInstanceIsNamedNotHidd
   EXPECT_EQ(names(*c), (std::vector<std::string>{"gemm.mma_sync_bf16.128x128", "gemm.simt.64x64"}));
   EXPECT_EQ(c->without_instances, (std::vector<std::string>{"gemm.tcgen05"}));  // wgmma does not apply
 
-  auto sel = select_best(SelectionQuery{"NVIDIA B200", "10.0", "sm_100a", *Shape::parse(k_cube), "bf16"},
-                         SelectionInputs{.candidates = c->list, .candidates_basis = c->basis,
-                                         .candidates_missing = c->without_instances});
+  auto sel = select_best(
+      SelectionQuery{"NVIDIA B200", "10.0", "sm_100a", *Shape::parse(k_cube), "bf16"},
+      SelectionInputs{.candidates = c->list, .candidates_basis = c->basis, .candidates_missing = c->without_instances});
   EXPECT_EQ(sel.kind, Selection::Kind::unranked);
   ASSERT_EQ(sel.notes.size(), 1u);
   EXPECT_NE(sel.notes[0].find("gemm.tcgen05 applies to sm_100a but no instance of it is known yet"), std::string::npos)
@@ -317,8 +324,9 @@ TEST(ProvisionalCandidates, AnApplicableVariantWithNoKnownInstanceIsNamedNotHidd
 
 TEST(ProvisionalCandidates, AfterABuildOnlyWhatBuiltAndRunsTheDtype) {
   auto all = gemm_instances();
-  auto c = provisional_candidates({"gemm", "fp32", "sm_90a", {"simt", "mma_sync", "wgmma", "tma"}, true,
-                                   {"simt", "mma_sync", "wgmma_tma"}, {}}, all);
+  auto c = provisional_candidates(
+      {"gemm", "fp32", "sm_90a", {"simt", "mma_sync", "wgmma", "tma"}, true, {"simt", "mma_sync", "wgmma_tma"}, {}},
+      all);
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(names(*c), std::vector<std::string>{"gemm.simt.64x64"}) << "only simt runs fp32";
   EXPECT_EQ(c->basis, "build for sm_90a");
@@ -348,7 +356,8 @@ TEST(ProvisionalCandidates, UnknownFamilyDtypeOrNoneForTheTargetIsAClearError) {
   EXPECT_NE(none.error().message.find("runs dtype 'fp32'"), std::string::npos) << none.error().message;
   auto nothing = provisional_candidates({"gemm", "fp16", "sm_50", {}, false, {}, {}}, all);
   ASSERT_FALSE(nothing.ok());
-  EXPECT_NE(nothing.error().message.find("no gemm variant applies to sm_50"), std::string::npos) << nothing.error().message;
+  EXPECT_NE(nothing.error().message.find("no gemm variant applies to sm_50"), std::string::npos)
+      << nothing.error().message;
 }
 
 }  // namespace kport::porting

@@ -42,7 +42,7 @@ TEST(Shape, AnExtentOnTheOtherSideOfATileBoundaryIsAWorseStandIn) {
   auto q = *Shape::parse("m=3000,n=3000,k=3000");
   auto aligned = *Shape::parse("m=3072,n=3072,k=3072");
   auto partial = *Shape::parse("m=2600,n=2600,k=2600");
-  auto unaligned_rows = *Shape::parse("m=2500,n=2500,k=2500");  // 2500 elements: not 16-byte rows
+  auto unaligned_rows = *Shape::parse("m=2500,n=2500,k=2500");                 // 2500 elements: not 16-byte rows
   EXPECT_NEAR(q.distance(aligned), 3 * std::log(3072.0 / 3000) + 3.0, 1e-12);  // three extents cross 128
   EXPECT_NEAR(q.distance(partial), 3 * std::log(3000.0 / 2600), 1e-12);
   EXPECT_NEAR(q.distance(unaligned_rows), 3 * std::log(3000.0 / 2500) + 3 * 2.0, 1e-12);

@@ -28,7 +28,8 @@ BuildFact build(const std::string& variant, BuildOutcome status, std::int64_t sm
   return b;
 }
 
-ResultFact result(const std::string& variant, double median, double stddev, CheckOutcome status = CheckOutcome::passed) {
+ResultFact result(const std::string& variant, double median, double stddev,
+                  CheckOutcome status = CheckOutcome::passed) {
   ResultFact r;
   r.target = "sm_90a";
   r.family = "gemm";
@@ -76,13 +77,16 @@ TEST(Verdict, FailuresTheBaselineSharesAreNotNewButAreNoted) {
 // the only trace, and it must fail the commit.
 TEST(Verdict, CompileErrorInsideASucceededBuildJobIsABuildFailure) {
   auto base = done({build("simt", BuildOutcome::ok), build("mma", BuildOutcome::ok)}, {result("mma", 100, 0.5)});
-  auto mine = done({build("simt", BuildOutcome::compile_error), build("mma", BuildOutcome::ok)}, {result("mma", 100, 0.5)});
+  auto mine =
+      done({build("simt", BuildOutcome::compile_error), build("mma", BuildOutcome::ok)}, {result("mma", 100, 0.5)});
   mine.builds[0].message = "error: identifier \"__cvta\" is undefined\nmore";
   auto v = decide(mine, base);
   ASSERT_EQ(v.status, "fail");
   ASSERT_EQ(v.reasons.size(), 1u);
   EXPECT_EQ(v.reasons[0].kind, "build_failure");
-  EXPECT_EQ(v.reasons[0].message, "build: gemm.simt on sm_90a: compile_error (built at aaaaaaaaaaaa): error: identifier \"__cvta\" is undefined");
+  EXPECT_EQ(
+      v.reasons[0].message,
+      "build: gemm.simt on sm_90a: compile_error (built at aaaaaaaaaaaa): error: identifier \"__cvta\" is undefined");
   // No baseline at all (the first commit): a compile error still counts.
   EXPECT_EQ(decide_verdict("c", mine, std::nullopt, {}).status, "fail");
 }
@@ -213,7 +217,8 @@ TEST(Verdict, DriversAreComparedOnTheSameConfiguration) {
   ASSERT_EQ(compare_drivers(now, before, "600.2", "600.1").size(), 1u);
   EXPECT_EQ(compare_drivers(now, before, "600.2", "600.1")[0].kind, "numerics_failure");
   EXPECT_NE(compare_drivers(now, before, "600.2", "600.1")[0].message.find("(passed with driver 600.1) (driver 600.2)"),
-            std::string::npos) << compare_drivers(now, before, "600.2", "600.1")[0].message;
+            std::string::npos)
+      << compare_drivers(now, before, "600.2", "600.1")[0].message;
 }
 
 }  // namespace

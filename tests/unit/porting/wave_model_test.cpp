@@ -82,8 +82,8 @@ TEST(WaveModel, PathBoundsAreInBytesOfTheDtype) {
   EXPECT_FALSE(own_path(vec16, shape("rows=8,cols=1001"), 2));   // not whole 16-byte vectors
   EXPECT_TRUE(own_path(vec16, shape("rows=8,cols=1004"), 4));
   EXPECT_TRUE(own_path(vec16, shape("rows=1,cols=131072"), 0));  // dtype unknown: no claim
-  std::vector<InstanceGeometry> all = {{"softmax.vec16.regs_v2", vec16}, {"softmax.vec16.regs_v8", vec16},
-                                       {"softmax.simt.block256", Geometry{}}};
+  std::vector<InstanceGeometry> all = {
+      {"softmax.vec16.regs_v2", vec16}, {"softmax.vec16.regs_v8", vec16}, {"softmax.simt.block256", Geometry{}}};
   EXPECT_EQ(path_changes(all, shape("rows=1,cols=32000"), shape("rows=1,cols=131072"), 2), 2);
   EXPECT_EQ(path_changes(all, shape("rows=1,cols=32000"), shape("rows=64,cols=32768"), 2), 0);
   EXPECT_EQ(path_changes(all, shape("rows=1,cols=32000"), shape("rows=1,cols=131072"), 4), 0);
@@ -169,7 +169,7 @@ TEST(WaveModel, AnAnswerFromAnotherShapeRanksByTheWavesEachTileNeedsThere) {
   EXPECT_EQ(waves.ranked_by, "estimate_us");
   EXPECT_EQ(waves.best()->instance, "gemm.wgmma_tma.128x256x64_s4");
   ASSERT_TRUE(waves.best()->estimate_us);
-  EXPECT_DOUBLE_EQ(*waves.best()->estimate_us, 48.5 * 2);       // one wave, twice the K steps
+  EXPECT_DOUBLE_EQ(*waves.best()->estimate_us, 48.5 * 2);        // one wave, twice the K steps
   EXPECT_DOUBLE_EQ(*waves.ranking.at(1).estimate_us, 44.0 * 4);  // two waves, twice the K steps
   EXPECT_NEAR(waves.ranking.at(1).slowdown, 176.0 / 97.0, 1e-12);
   EXPECT_NE(waves.reason.find("132 SMs"), std::string::npos) << waves.reason;

@@ -10,14 +10,18 @@ namespace {
 const std::string k_sha(40, 'a');
 
 std::string claim_with(const std::string& fields) {
-  return R"({"job":{"id":7,"pipeline":3,"kind":"check","commit":")" + k_sha + R"(","target":"sm_90a","attempt":2)" + fields + "}}";
+  return R"({"job":{"id":7,"pipeline":3,"kind":"check","commit":")" + k_sha + R"(","target":"sm_90a","attempt":2)" +
+         fields + "}}";
 }
 
 // The claim with one field replaced by `value` (JSON text), or removed when value is empty.
 std::string claim_replacing(const std::string& key, const std::string& value) {
-  boost::json::object job{{"id", 7}, {"pipeline", 3}, {"kind", "check"}, {"commit", k_sha}, {"target", "sm_90a"}, {"attempt", 2}};
-  if (value.empty()) job.erase(key);
-  else job[key] = boost::json::parse(value);
+  boost::json::object job{{"id", 7},         {"pipeline", 3},      {"kind", "check"},
+                          {"commit", k_sha}, {"target", "sm_90a"}, {"attempt", 2}};
+  if (value.empty())
+    job.erase(key);
+  else
+    job[key] = boost::json::parse(value);
   return boost::json::serialize(boost::json::object{{"job", job}});
 }
 
@@ -52,7 +56,8 @@ TEST(RunnerAnswers, NoJobIsNotAnError) {
 
 TEST(RunnerAnswers, ClaimWhoseJobKindIsANumberIsAnErrorNamingTheField) {
   std::optional<Lease> lease;
-  expect_malformed(parse_claim(claim_replacing("kind", "3"), &lease), "claim answer: field 'job.kind' must be a string");
+  expect_malformed(parse_claim(claim_replacing("kind", "3"), &lease),
+                   "claim answer: field 'job.kind' must be a string");
   // The id and attempt were readable: the runner can give the job back.
   ASSERT_TRUE(lease.has_value());
   EXPECT_EQ(lease->job, 7);
@@ -77,8 +82,10 @@ TEST(RunnerAnswers, ClaimWhoseAttemptIsFractionalIsAnError) {
 
 TEST(RunnerAnswers, ClaimWithoutCommitIsAnError) {
   expect_malformed(parse_claim(claim_replacing("commit", "")), "field 'job.commit' is required (a string)");
-  expect_malformed(parse_claim(claim_replacing("commit", R"("<img src=x>")")), "field 'job.commit' must be a git commit id (7 to 64 hex digits)");
-  expect_malformed(parse_claim(claim_replacing("target", R"("../../etc")")), "field 'job.target' must be an nvcc target such as sm_90a");
+  expect_malformed(parse_claim(claim_replacing("commit", R"("<img src=x>")")),
+                   "field 'job.commit' must be a git commit id (7 to 64 hex digits)");
+  expect_malformed(parse_claim(claim_replacing("target", R"("../../etc")")),
+                   "field 'job.target' must be an nvcc target such as sm_90a");
   expect_malformed(parse_claim(claim_replacing("payload", "[1]")), "field 'job.payload' must be an object");
   expect_malformed(parse_claim(claim_replacing("depends_on", R"("5")")), "job.depends_on");
   expect_malformed(parse_claim(R"({"job":[1,2]})"), "field 'job' must be an object or null, not an array");
@@ -104,7 +111,8 @@ TEST(RunnerAnswers, RegisterAnswerWithNumericTokenIsAnError) {
   auto r = parse_registration(R"({"token":12345,"runner":{"id":1}})");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Errc::unavailable);
-  EXPECT_NE(r.error().message.find("register answer: field 'token' must be a string"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("register answer: field 'token' must be a string"), std::string::npos)
+      << r.error().message;
   EXPECT_FALSE(parse_registration(R"({"token":""})").ok());
   EXPECT_FALSE(parse_registration(R"({"token":"t","runner":{"id":"one"}})").ok());
   EXPECT_FALSE(parse_registration(R"({"token":"t","heartbeat_interval_ms":0})").ok());
@@ -126,7 +134,8 @@ TEST(RunnerAnswers, HeartbeatAnswerReadsCancel) {
   auto wrong = parse_heartbeat(R"({"cancel_requested":"yes"})");
   ASSERT_FALSE(wrong.ok());
   EXPECT_EQ(wrong.error().code, Errc::unavailable);
-  EXPECT_NE(wrong.error().message.find("heartbeat answer: field 'cancel_requested' must be true or false"), std::string::npos)
+  EXPECT_NE(wrong.error().message.find("heartbeat answer: field 'cancel_requested' must be true or false"),
+            std::string::npos)
       << wrong.error().message;
 }
 
@@ -145,7 +154,8 @@ TEST(RunnerAnswers, BuildsLookupNamesArtifactsBySha256Only) {
   EXPECT_EQ(r->front(), sha);
   auto traversal = parse_build_artifacts(R"({"items":[{"artifact":"../../../bin/sh"}]})");
   ASSERT_FALSE(traversal.ok());
-  EXPECT_NE(traversal.error().message.find("items[0].artifact must be a sha256"), std::string::npos) << traversal.error().message;
+  EXPECT_NE(traversal.error().message.find("items[0].artifact must be a sha256"), std::string::npos)
+      << traversal.error().message;
   EXPECT_FALSE(parse_build_artifacts(R"({"items":[{"artifact":5}]})").ok());
   EXPECT_FALSE(parse_build_artifacts(R"({"items":{}})").ok());
   EXPECT_FALSE(parse_build_artifacts(R"({"items":[7]})").ok());

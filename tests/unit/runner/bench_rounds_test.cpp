@@ -16,10 +16,12 @@ namespace {
 
 json::object round(double ours_ms, double base_ms, double samples, double stddev_ms = 0.01) {
   return json::parse(R"({"instance":"gemm.x","verdict":"measured","tflops":)" + std::to_string(100.0 / ours_ms) +
-                     R"(,"gbps":)" + std::to_string(10.0 / ours_ms) + R"(,"ratio":)" + std::to_string(base_ms / ours_ms) +
-                     R"(,"timing":{"median_ms":)" + std::to_string(ours_ms) + R"(,"stddev_ms":)" + std::to_string(stddev_ms) + R"(,"discarded_throttled":1,"samples":)" +
+                     R"(,"gbps":)" + std::to_string(10.0 / ours_ms) + R"(,"ratio":)" +
+                     std::to_string(base_ms / ours_ms) + R"(,"timing":{"median_ms":)" + std::to_string(ours_ms) +
+                     R"(,"stddev_ms":)" + std::to_string(stddev_ms) + R"(,"discarded_throttled":1,"samples":)" +
                      std::to_string(samples) + R"(,"sm_mhz_after_samples":{"min":)" +
-                     std::to_string(static_cast<int>(1900 + samples)) + R"(,"median":1980,"max":1980}},"baseline":{"name":"cublasGemmEx","tflops":)" +
+                     std::to_string(static_cast<int>(1900 + samples)) +
+                     R"(,"median":1980,"max":1980}},"baseline":{"name":"cublasGemmEx","tflops":)" +
                      std::to_string(100.0 / base_ms) + R"(,"timing":{"median_ms":)" + std::to_string(base_ms) + "}}}")
       .as_object();
 }
@@ -44,7 +46,7 @@ TEST(BenchRounds, TwoRoundsGiveTheMeanAndRescaledRates) {
   EXPECT_NEAR(at(c, {"timing", "median_ms"}), 2.1, 1e-9);
   EXPECT_NEAR(at(c, {"timing", "samples"}), 50, 1e-9);
   EXPECT_NEAR(at(c, {"timing", "round_spread"}), 0.1, 1e-9);
-  EXPECT_NEAR(at(c, {"timing", "discarded_throttled"}), 2, 1e-9);      // summed over rounds
+  EXPECT_NEAR(at(c, {"timing", "discarded_throttled"}), 2, 1e-9);             // summed over rounds
   EXPECT_NEAR(at(c, {"timing", "sm_mhz_after_samples", "min"}), 1920, 1e-9);  // lowest of both
   EXPECT_NEAR(at(c, {"timing", "sm_mhz_after_samples", "max"}), 1980, 1e-9);
   EXPECT_NEAR(at(c, {"tflops"}), 100.0 / 2.1, 1e-3);  // rates follow the combined time
@@ -112,7 +114,8 @@ TEST(BenchRounds, TheRoundsOwnNoiseWidensWhatCountsAsAgreement) {
   EXPECT_TRUE(quiet.contains("unstable"));
   EXPECT_NEAR(at(quiet, {"timing", "stability", "allowed"}), 0.01, 1e-9);
   // A larger floor lets them agree.
-  EXPECT_FALSE(combine_bench_rounds({round(2.0, 1.0, 20, 0.002), round(2.1, 1.0, 20, 0.002)}, 0.06).contains("unstable"));
+  EXPECT_FALSE(
+      combine_bench_rounds({round(2.0, 1.0, 20, 0.002), round(2.1, 1.0, 20, 0.002)}, 0.06).contains("unstable"));
 }
 
 TEST(BenchRounds, ARoundWithoutTimingIsLeftOut) {

@@ -97,8 +97,7 @@ class DriverGone : public kport::Env {
     m_argv = argv;
     kport::ProcessOutput out;
     out.exit_code = 9;
-    out.output = out.stdout_text =
-        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n";
+    out.output = out.stdout_text = "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n";
     return out;
   }
   std::vector<std::string> m_argv;
@@ -116,5 +115,6 @@ TEST(GpuDiscovery, ADriverThatDoesNotAnswerIsUnavailableWithWhatNvidiaSmiSaid) {
       << gpus.error().message;
   ASSERT_FALSE(machine.m_argv.empty());
   EXPECT_EQ(machine.m_argv.front(), "/bin/true");
-  EXPECT_TRUE(kport::runner::read_telemetry("/bin/true", "GPU-1", machine).empty()) << "no figures rather than wrong ones";
+  EXPECT_TRUE(kport::runner::read_telemetry("/bin/true", "GPU-1", machine).empty())
+      << "no figures rather than wrong ones";
 }

@@ -55,7 +55,8 @@ TEST_F(ScriptedHarness, AReportOfAnotherVersionStopsTheCheckSayingWhichCame) {
   auto r = h.check(two_cases());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Errc::unprocessable);
-  EXPECT_NE(r.error().message.find("schema_version 2 but this runner reads version 1"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("schema_version 2 but this runner reads version 1"), std::string::npos)
+      << r.error().message;
 }
 
 TEST_F(ScriptedHarness, AReportWithoutAVersionStopsTheCheck) {

@@ -20,11 +20,14 @@ TEST(PublishVariants, EveryListedVariantWithItsFeaturesAlsoTheOnesNotBuilt) {
     {"variant":"softmax.simt","features":["simt"],"status":"built"},
     {"variant":"nodot","features":"simt"},
     {"variant":"gemm.nofeatures"},
-    {"features":"simt"}]})").as_object();
+    {"features":"simt"}]})")
+                 .as_object();
   json::array v = harness_variants(doc);
   ASSERT_EQ(v.size(), 3u) << json::serialize(v);
-  EXPECT_EQ(v[0], json::parse(R"({"family":"gemm","variant":"wgmma_tma","features":["wgmma","tma","mbarrier","setmaxnreg"]})"));
-  EXPECT_EQ(v[1], json::parse(R"({"family":"gemm","variant":"tcgen05","features":["tcgen05","tmem","tma","mbarrier"]})"));
+  EXPECT_EQ(v[0], json::parse(
+                      R"({"family":"gemm","variant":"wgmma_tma","features":["wgmma","tma","mbarrier","setmaxnreg"]})"));
+  EXPECT_EQ(v[1],
+            json::parse(R"({"family":"gemm","variant":"tcgen05","features":["tcgen05","tmem","tma","mbarrier"]})"));
   EXPECT_EQ(v[2], json::parse(R"({"family":"softmax","variant":"simt","features":["simt"]})"));
   EXPECT_TRUE(harness_variants(json::object{}).empty());
   EXPECT_TRUE(harness_variants(json::parse(R"({"variants":"no"})").as_object()).empty());

@@ -23,7 +23,8 @@ TEST(WatcherConfig, ReposListBranchesPerRepository) {
 TEST(WatcherConfig, FlagsAreCheckedAndTheToolkitRepoMustBeWatched) {
   bool help = false;
   std::string text;
-  const char* ok[] = {"kport-watcher", "--server", "http://127.0.0.1:1", "--token", "t", "--repos", "k=/x#main", "--watch", "git"};
+  const char* ok[] = {"kport-watcher", "--server", "http://127.0.0.1:1", "--token", "t", "--repos", "k=/x#main",
+                      "--watch",       "git"};
   auto c = parse_config(9, ok, help, text);
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_TRUE(c->git);
@@ -31,14 +32,16 @@ TEST(WatcherConfig, FlagsAreCheckedAndTheToolkitRepoMustBeWatched) {
   EXPECT_EQ(c->toolkit_repo, "k");
   const char* bad_watch[] = {"kport-watcher", "--server", "s", "--token", "t", "--watch", "toolkit,weather"};
   EXPECT_NE(parse_config(7, bad_watch, help, text).error().message.find("weather"), std::string::npos);
-  const char* bad_repo[] = {"kport-watcher", "--server", "s", "--token", "t", "--repos", "k=/x#main", "--toolkit-repo", "z"};
+  const char* bad_repo[] = {"kport-watcher", "--server",       "s", "--token", "t", "--repos",
+                            "k=/x#main",     "--toolkit-repo", "z"};
   EXPECT_EQ(parse_config(9, bad_repo, help, text).error().code, Errc::invalid_argument);
 }
 
 TEST(WatcherConfig, CaFileComesFromTheFlagOrTheEnvironment) {
   bool help = false;
   std::string text;
-  const char* flag[] = {"kport-watcher", "--server", "https://ci:8443", "--token", "t", "--ca-file", "/etc/kport/ca.pem"};
+  const char* flag[] = {"kport-watcher", "--server",         "https://ci:8443", "--token", "t",
+                        "--ca-file",     "/etc/kport/ca.pem"};
   auto c = parse_config(7, flag, help, text);
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(c->ca_file, "/etc/kport/ca.pem");

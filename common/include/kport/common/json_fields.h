@@ -76,9 +76,11 @@ namespace detail {
 inline std::string field_name(std::string_view where, std::string_view key) {
   return where.empty() ? std::string(key) : std::string(where) + "." + std::string(key);
 }
-inline Error wrong(std::string_view where, std::string_view key, std::string_view expected, const boost::json::value* got) {
-  return make_error(Errc::invalid_argument, field_name(where, key) + (got ? " must be " + std::string(expected) + ", not " + describe(*got)
-                                                                          : " is missing (expected " + std::string(expected) + ")"));
+inline Error wrong(std::string_view where, std::string_view key, std::string_view expected,
+                   const boost::json::value* got) {
+  return make_error(Errc::invalid_argument,
+                    field_name(where, key) + (got ? " must be " + std::string(expected) + ", not " + describe(*got)
+                                                  : " is missing (expected " + std::string(expected) + ")"));
 }
 // An integer in [lo, hi], from any JSON number that holds one exactly (3 and 3.0, not 3.5).
 inline std::optional<std::int64_t> exact_integer(const boost::json::value& v, std::int64_t lo, std::int64_t hi) {
@@ -88,12 +90,14 @@ inline std::optional<std::int64_t> exact_integer(const boost::json::value& v, st
   }
   if (v.is_uint64()) {
     const auto u = v.as_uint64();
-    return hi >= 0 && u <= static_cast<std::uint64_t>(hi) ? std::optional<std::int64_t>(static_cast<std::int64_t>(u)) : std::nullopt;
+    return hi >= 0 && u <= static_cast<std::uint64_t>(hi) ? std::optional<std::int64_t>(static_cast<std::int64_t>(u))
+                                                          : std::nullopt;
   }
   if (v.is_double()) {
     const double d = v.as_double();
     // 2^63 is exactly representable; every double below it converts without overflow.
-    if (!std::isfinite(d) || d != std::trunc(d) || d < -9.2233720368547758e18 || d >= 9.2233720368547758e18) return std::nullopt;
+    if (!std::isfinite(d) || d != std::trunc(d) || d < -9.2233720368547758e18 || d >= 9.2233720368547758e18)
+      return std::nullopt;
     const auto i = static_cast<std::int64_t>(d);
     return i >= lo && i <= hi ? std::optional<std::int64_t>(i) : std::nullopt;
   }
@@ -109,7 +113,8 @@ inline Result<std::string> required_string(const boost::json::object& o, std::st
                                            bool non_empty = true) {
   const auto* v = o.if_contains(key);
   if (!v || !v->is_string()) return detail::wrong(where, key, non_empty ? "a non-empty string" : "a string", v);
-  if (non_empty && v->as_string().empty()) return make_error(Errc::invalid_argument, detail::field_name(where, key) + " is empty");
+  if (non_empty && v->as_string().empty())
+    return make_error(Errc::invalid_argument, detail::field_name(where, key) + " is empty");
   return std::string(v->as_string());
 }
 
@@ -124,9 +129,10 @@ inline Result<std::int64_t> required_integer(const boost::json::object& o, std::
 }
 
 // Absent or null: nullopt; otherwise as required_integer.
-inline Result<std::optional<std::int64_t>> optional_integer(const boost::json::object& o, std::string_view key, std::string_view where,
-                                                            std::int64_t lo = std::numeric_limits<std::int64_t>::min(),
-                                                            std::int64_t hi = std::numeric_limits<std::int64_t>::max()) {
+inline Result<std::optional<std::int64_t>> optional_integer(
+    const boost::json::object& o, std::string_view key, std::string_view where,
+    std::int64_t lo = std::numeric_limits<std::int64_t>::min(),
+    std::int64_t hi = std::numeric_limits<std::int64_t>::max()) {
   const auto* v = o.if_contains(key);
   if (!v || v->is_null()) return std::optional<std::int64_t>{};
   auto i = required_integer(o, key, where, lo, hi);
@@ -135,7 +141,8 @@ inline Result<std::optional<std::int64_t>> optional_integer(const boost::json::o
 }
 
 // Absent or null: nullopt; a bool: it; anything else is an Error.
-inline Result<std::optional<bool>> optional_bool(const boost::json::object& o, std::string_view key, std::string_view where) {
+inline Result<std::optional<bool>> optional_bool(const boost::json::object& o, std::string_view key,
+                                                 std::string_view where) {
   const auto* v = o.if_contains(key);
   if (!v || v->is_null()) return std::optional<bool>{};
   if (!v->is_bool()) return detail::wrong(where, key, "true or false", v);
@@ -143,7 +150,8 @@ inline Result<std::optional<bool>> optional_bool(const boost::json::object& o, s
 }
 
 // Absent or null: nullptr; an object: it; anything else is an Error.
-inline Result<const boost::json::object*> optional_object(const boost::json::object& o, std::string_view key, std::string_view where) {
+inline Result<const boost::json::object*> optional_object(const boost::json::object& o, std::string_view key,
+                                                          std::string_view where) {
   const auto* v = o.if_contains(key);
   if (!v || v->is_null()) return static_cast<const boost::json::object*>(nullptr);
   if (!v->is_object()) return detail::wrong(where, key, "an object", v);

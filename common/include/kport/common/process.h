@@ -33,12 +33,12 @@ struct ProcessOutput {
 };
 
 struct ProcessOptions {
-  std::filesystem::path cwd;                     // empty: inherit
-  std::chrono::milliseconds timeout{600'000};   // zero: no limit
-  std::size_t output_limit = 8u << 20;           // bytes kept per capture; the rest is dropped
-  bool split_streams = false;                    // also capture stdout and stderr on their own
-  std::vector<std::string> env;                  // extra NAME=value entries
-  const std::atomic<bool>* cancel = nullptr;     // set: the group is killed within ~1 s
+  std::filesystem::path cwd;                   // empty: inherit
+  std::chrono::milliseconds timeout{600'000};  // zero: no limit
+  std::size_t output_limit = 8u << 20;         // bytes kept per capture; the rest is dropped
+  bool split_streams = false;                  // also capture stdout and stderr on their own
+  std::vector<std::string> env;                // extra NAME=value entries
+  const std::atomic<bool>* cancel = nullptr;   // set: the group is killed within ~1 s
 };
 
 Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const ProcessOptions& options = {});

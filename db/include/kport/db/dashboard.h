@@ -41,20 +41,20 @@ struct VariantBoard {
 
 struct TargetBoard {
   Target target;
-  std::vector<std::string> check_arches;   // the target's own arch first
+  std::vector<std::string> check_arches;  // the target's own arch first
   // The commit the stages are of: the one asked for, else the target's latest commit
   // that has a build (by author time, else build time); unset when never built.
   std::optional<std::string> stage_commit;
-  std::vector<VariantBoard> variants;      // every known variant, by family then variant
+  std::vector<VariantBoard> variants;  // every known variant, by family then variant
 };
 
 // One kernel configuration on one GPU model at one commit (the kernel page's points).
 struct KernelPoint {
   std::string gpu_model, commit_sha;
-  std::int64_t commit_time_ms = 0;  // author time; 0 when the commit is unknown
-  std::int64_t results = 0;         // passing results behind the point
-  double median_us = 0;             // mean of their medians
-  double low_us = 0, high_us = 0;   // min(median - stddev), max(median + stddev)
+  std::int64_t commit_time_ms = 0;            // author time; 0 when the commit is unknown
+  std::int64_t results = 0;                   // passing results behind the point
+  double median_us = 0;                       // mean of their medians
+  double low_us = 0, high_us = 0;             // min(median - stddev), max(median + stddev)
   std::optional<double> tflops, gbps, ratio;  // means
   std::int64_t latest_result_id = 0;
 };

@@ -16,10 +16,10 @@ namespace kport::db {
 // check (GitHub check runs) or status (commit statuses, every kind). The token itself is
 // never stored, only the file it is read from when a call is sent.
 struct ForgeConnection {
-  std::string repo;      // Repository::name
-  std::string kind;      // github | gitea | gitlab
-  std::string api_url;   // the API root: https://api.github.com, https://gitea.example/api/v1, ...
-  std::string project;   // owner/name (GitHub, Gitea) or the project id or path (GitLab)
+  std::string repo;     // Repository::name
+  std::string kind;     // github | gitea | gitlab
+  std::string api_url;  // the API root: https://api.github.com, https://gitea.example/api/v1, ...
+  std::string project;  // owner/name (GitHub, Gitea) or the project id or path (GitLab)
   std::string token_file;
   std::string mode = "status";
   std::optional<std::string> broken_reason;  // set while the forge refuses the token
@@ -30,8 +30,8 @@ struct ForgeConnection {
 // One outgoing call to enqueue. url is the path under the connection's api_url for a
 // forge call (kind check_run or commit_status), the full URL for a webhook.
 struct NewDelivery {
-  std::string kind;     // check_run | commit_status | webhook
-  std::string subject;  // deliveries of one subject go out in order, one at a time
+  std::string kind;                 // check_run | commit_status | webhook
+  std::string subject;              // deliveries of one subject go out in order, one at a time
   std::optional<std::string> repo;  // the forge connection's repository (forge calls)
   std::optional<std::int64_t> pipeline_id;
   std::string event;  // what it reports: pipeline.queued, pipeline.in_progress, pipeline.completed, verdict, regression
@@ -78,7 +78,7 @@ struct DeliveryFilter {
 
 struct DeliveryStats {
   std::map<std::string, std::int64_t> by_state;  // pending, delivered, failed (all three present)
-  std::int64_t attempts = 0;                      // attempts made, all deliveries
+  std::int64_t attempts = 0;                     // attempts made, all deliveries
   std::int64_t broken_connections = 0;
 };
 

@@ -13,10 +13,10 @@ namespace kport::db {
 
 // One push as a webhook or the post-receive hook reported it, already verified.
 struct PushDelivery {
-  std::string delivery_id;  // X-GitHub-Delivery, X-Gitea-Delivery, X-Gitlab-Event-UUID, ...
-  std::string source;       // github, gitea, gitlab or git
-  std::string repo;         // Repository::name it resolved to
-  std::string ref;          // "refs/heads/main"
+  std::string delivery_id;            // X-GitHub-Delivery, X-Gitea-Delivery, X-Gitlab-Event-UUID, ...
+  std::string source;                 // github, gitea, gitlab or git
+  std::string repo;                   // Repository::name it resolved to
+  std::string ref;                    // "refs/heads/main"
   std::string before_sha, after_sha;  // after is all zeros (or empty) when deleted
   bool deleted = false;
   bool forced = false;
@@ -30,8 +30,8 @@ struct PushOutcome {
   std::string outcome;               // pipeline, deleted or ignored
   std::optional<Pipeline> pipeline;  // the delivery's pipeline (the first one's for a duplicate)
   std::int64_t superseded_jobs = 0;  // queued jobs of the ref cancelled (force push, delete)
-  bool stale = false;  // older than the ref's recorded head: recorded as ignored, nothing else changed
-  std::string note;  // as recorded: the delivery's, or why the store created no pipeline
+  bool stale = false;                // older than the ref's recorded head: recorded as ignored, nothing else changed
+  std::string note;                  // as recorded: the delivery's, or why the store created no pipeline
 };
 
 // A re-measure of suspected performance regressions of one commit, target and GPU model.

@@ -19,10 +19,10 @@ namespace kport::db {
 // ---- catalog -------------------------------------------------------------------
 
 struct Target {
-  std::string name;           // "sm_90a"
-  std::string arch;           // "9.0": the compute capability its SASS runs on
-  std::string features_json;  // {"wgmma":true,"max_dyn_smem":232448,...}
-  std::string toolkit;        // CUDA toolkit version that first listed it, "12.8"
+  std::string name;                // "sm_90a"
+  std::string arch;                // "9.0": the compute capability its SASS runs on
+  std::string features_json;       // {"wgmma":true,"max_dyn_smem":232448,...}
+  std::string toolkit;             // CUDA toolkit version that first listed it, "12.8"
   std::int64_t first_seen_ms = 0;  // set by the store on first upsert
   bool is_new = false;             // flagged new until acknowledged
 };
@@ -36,9 +36,9 @@ struct GpuModel {
 };
 
 struct KernelInstance {
-  std::string name;     // unique, "gemm.wgmma_tma.128x256x64_s4"
-  std::string family;   // "gemm"
-  std::string variant;  // "wgmma_tma"
+  std::string name;           // unique, "gemm.wgmma_tma.128x256x64_s4"
+  std::string family;         // "gemm"
+  std::string variant;        // "wgmma_tma"
   std::string features_json;  // features the variant needs: ["wgmma","tma"]
   std::string config_json;    // {"tile_m":128,...}
   // The dtypes it runs, as the harness lists them ("bf16", "fp16", "fp32"); nullopt when
@@ -62,7 +62,7 @@ struct Repository {
 };
 
 struct Commit {
-  std::string sha;  // 40 hex digits
+  std::string sha;   // 40 hex digits
   std::string repo;  // Repository::name
   std::optional<std::string> parent_sha;
   std::string message;
@@ -83,7 +83,7 @@ struct JobSpec {
   std::optional<std::string> gpu_model;  // check: optional exact GPU model
   std::optional<std::int64_t> depends_on;
   int max_attempts = 3;
-  std::string payload_json;  // free-form instructions for the runner (variants, shapes)
+  std::string payload_json;                // free-form instructions for the runner (variants, shapes)
   JobPurpose purpose = JobPurpose::check;  // the payload's purpose; checks a build spawns inherit it
 };
 
@@ -92,7 +92,7 @@ struct NewPipeline {
   std::string repo;  // Repository::name
   std::string ref;   // "refs/heads/main"
   std::string commit_sha;
-  std::string note;  // "new target sm_120f listed by nvcc 13.0"
+  std::string note;           // "new target sm_120f listed by nvcc 13.0"
   std::vector<JobSpec> jobs;  // enqueued atomically with the pipeline
   // true: nothing is created when the commit already has a pipeline, decided in the
   // creating transaction, so a pushed commit is validated once however its pushes race.
@@ -127,8 +127,8 @@ struct Job {
   JobPurpose purpose = JobPurpose::check;
   std::optional<std::string> failure_reason;
   std::int64_t created_ms = 0;
-  std::optional<std::int64_t> started_ms;   // first claim
-  std::optional<std::int64_t> finished_ms;  // reached a final status
+  std::optional<std::int64_t> started_ms;     // first claim
+  std::optional<std::int64_t> finished_ms;    // reached a final status
   std::optional<std::int64_t> not_before_ms;  // queued after a failed attempt: claimable from then
 };
 

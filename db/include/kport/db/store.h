@@ -193,17 +193,16 @@ class Store {
   // Records the runner as alive; with a job, extends its lease (gone when the job is not
   // running; otherwise the holder rule of the uploads below: conflict for a stale
   // attempt or an expired lease, forbidden when another runner holds it).
-  Result<HeartbeatReply> heartbeat(std::int64_t runner_id, std::optional<std::int64_t> job_id = {},
-                                   int attempt = 0, std::int64_t lease_ms = 0);
+  Result<HeartbeatReply> heartbeat(std::int64_t runner_id, std::optional<std::int64_t> job_id = {}, int attempt = 0,
+                                   std::int64_t lease_ms = 0);
   // Marks the attempt succeeded (or cancelled when cancel was requested). Repeating it
   // for the same attempt answers duplicate=true; otherwise the holder rule of the
   // uploads below (conflict: stale attempt or expired lease; forbidden: another runner).
-  Result<CompleteReply> complete(std::int64_t job_id, std::int64_t runner_id, int attempt,
-                                 bool spawn_checks = true);
+  Result<CompleteReply> complete(std::int64_t job_id, std::int64_t runner_id, int attempt, bool spawn_checks = true);
   // Reports the attempt as failed. retry=true requeues while attempts remain; otherwise
   // (or at the last attempt) the job fails with `reason`. Idempotent like complete().
-  Result<CompleteReply> fail(std::int64_t job_id, std::int64_t runner_id, int attempt,
-                             std::string_view reason, bool retry = false);
+  Result<CompleteReply> fail(std::int64_t job_id, std::int64_t runner_id, int attempt, std::string_view reason,
+                             bool retry = false);
   // Cancels a queued job at once, flags a running one (see heartbeat); a finished job
   // answers its final status unchanged.
   Result<JobStatus> cancel(std::int64_t job_id);
@@ -233,12 +232,11 @@ class Store {
   // `writer`, the upload is into that job and takes the holder rule of the uploads
   // below (not_found, conflict, forbidden), checked before the blob is written and again
   // in the transaction that records it; without one it is an operator's.
-  Result<Artifact> put_artifact(std::string_view name, std::string_view kind,
-                                std::string_view expected_sha256, std::string_view data,
-                                std::optional<JobWriter> writer = std::nullopt);
+  Result<Artifact> put_artifact(std::string_view name, std::string_view kind, std::string_view expected_sha256,
+                                std::string_view data, std::optional<JobWriter> writer = std::nullopt);
   // Same, streaming from a file the caller wrote (moved into the store on success).
-  Result<Artifact> put_artifact_file(std::string_view name, std::string_view kind,
-                                     std::string_view expected_sha256, const std::string& file);
+  Result<Artifact> put_artifact_file(std::string_view name, std::string_view kind, std::string_view expected_sha256,
+                                     const std::string& file);
   Result<std::optional<Artifact>> get_artifact(std::string_view sha256);
 
   // ---- build records, results, logs ---------------------------------------------------
@@ -265,16 +263,15 @@ class Store {
   // Appends to the log of the runner's live attempt (the holder rule above); empty text
   // appends nothing but is checked all the same.
   Status append_job_log(std::int64_t job_id, std::int64_t runner_id, int attempt, std::string_view text);
-  Result<std::vector<LogChunk>> job_log(std::int64_t job_id, std::int64_t after_seq = 0,
-                                        int limit = 1000);
+  Result<std::vector<LogChunk>> job_log(std::int64_t job_id, std::int64_t after_seq = 0, int limit = 1000);
 
   // ---- aggregates --------------------------------------------------------------------
   Result<std::optional<CommitSummary>> commit_summary(std::string_view sha);
   // Per shape, the current figure of every instance on that GPU model (see
   // BestCandidate), failures included; ordered by shape, then median (rows without a
   // figure last). Empty gpu_model means every GPU model (provisional answers).
-  Result<std::vector<BestCandidate>> best_candidates(std::string_view gpu_model,
-                                                     std::string_view family, std::string_view dtype);
+  Result<std::vector<BestCandidate>> best_candidates(std::string_view gpu_model, std::string_view family,
+                                                     std::string_view dtype);
   // Every current figure on one GPU model, all families and dtypes (a dispatch
   // snapshot), ordered by family, dtype, shape, instance.
   Result<std::vector<BestCandidate>> gpu_best_candidates(std::string_view gpu_model);
@@ -304,8 +301,7 @@ class Store {
   // Every known variant on a target with the facts of its bring-up stage at the stage
   // commit (`commit_sha`, else the target's latest commit with a build), its figures,
   // evidence ids and milestones (store_bringup.cpp). nullopt: the target is not known.
-  Result<std::optional<TargetBoard>> target_board(std::string_view target,
-                                                  std::optional<std::string> commit_sha = {});
+  Result<std::optional<TargetBoard>> target_board(std::string_view target, std::optional<std::string> commit_sha = {});
   // Passing, timed results of one configuration per GPU model and commit, ordered by
   // GPU model, then commit time.
   Result<std::vector<KernelPoint>> kernel_history(std::string_view instance, std::string_view dtype,
@@ -394,7 +390,7 @@ class Store {
   // a broken connection; oldest first. A check_run delivery carries the id of the check
   // run its pipeline's report created, when there is one (check_run_id).
   Result<std::vector<std::pair<Delivery, std::optional<std::int64_t>>>> due_deliveries(std::int64_t now_ms,
-                                                                                        int limit = 32);
+                                                                                       int limit = 32);
   // Records an attempt (the attempt count grows by one; see DeliveryAttempt). A retry at
   // the delivery's last attempt gives up: failed, the reason in last_error.
   Status record_delivery_attempt(const DeliveryAttempt& attempt);

@@ -67,8 +67,8 @@ struct Problem {
 // supports() refusal is a clean "not supported", never an error.
 struct Instance {
   Family family;
-  std::string variant;   // "simt", "mma_sync", "wgmma_tma", "tcgen05", "vec16"
-  std::string name;      // "gemm.wgmma_tma.128x256x64_s4"
+  std::string variant;                // "simt", "mma_sync", "wgmma_tma", "tcgen05", "vec16"
+  std::string name;                   // "gemm.wgmma_tma.128x256x64_s4"
   std::vector<std::string> features;  // what the variant needs: "mma_sync", "wgmma", ...
   std::vector<DType> dtypes;
   std::string config_json;  // tiles, stages, warps as a JSON object
@@ -90,4 +90,4 @@ struct Registrar {
 #define KPORT_KERNEL_CONCAT(a, b) KPORT_KERNEL_CONCAT2(a, b)
 // KPORT_REGISTER_KERNEL(instance): `instance` is a static const Instance object.
 #define KPORT_REGISTER_KERNEL(instance) \
-  static ::kport::kernels::Registrar KPORT_KERNEL_CONCAT(kport_registrar_, __LINE__){instance}
+  static ::kport::kernels::Registrar KPORT_KERNEL_CONCAT(kport_registrar_, __LINE__) { instance }

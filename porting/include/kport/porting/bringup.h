@@ -29,7 +29,15 @@
 namespace kport::porting {
 
 enum class Stage {
-  not_applicable, pending, build_failed, builds, resources_clean, numerics_failed, numerics_passed, measured, selected_best
+  not_applicable,
+  pending,
+  build_failed,
+  builds,
+  resources_clean,
+  numerics_failed,
+  numerics_passed,
+  measured,
+  selected_best
 };
 const char* to_string(Stage s);
 
@@ -67,8 +75,8 @@ struct StageCounts {
 
 struct BringupStages {
   std::string target;
-  std::optional<std::string> commit;     // the stage commit
-  std::vector<VariantStage> variants;    // in input order
+  std::optional<std::string> commit;   // the stage commit
+  std::vector<VariantStage> variants;  // in input order
   StageCounts counts;
   std::map<std::string, StageCounts> families;
 };

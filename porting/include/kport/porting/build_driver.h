@@ -40,14 +40,14 @@ const char* to_string(VariantStatus s);
 struct VariantRecord {
   std::string family, variant, target;
   VariantStatus status = VariantStatus::ok;
-  std::string message;             // compiler diagnostics, audit failure, or why not applicable
+  std::string message;                     // compiler diagnostics, audit failure, or why not applicable
   std::optional<ResourceUsage> resources;  // present when ptxas ran
-  std::string audit_json;          // {"ptx": {...}, "sass": {...}}; empty if no audit ran
-  SassAudit sass;                  // the machine-code audit (audited == false: not run, and why)
-  bool audit_passed = true;        // the PTX audit passed, and the SASS audit where it ran
-  std::string cache;               // "hit", "miss" or "" (ccache's verdict on the compile)
-  double seconds = 0;              // wall time of the compile and audit
-  bool cancelled = false;          // stopped by BuildRequest::cancel: not a real result
+  std::string audit_json;                  // {"ptx": {...}, "sass": {...}}; empty if no audit ran
+  SassAudit sass;                          // the machine-code audit (audited == false: not run, and why)
+  bool audit_passed = true;                // the PTX audit passed, and the SASS audit where it ran
+  std::string cache;                       // "hit", "miss" or "" (ccache's verdict on the compile)
+  double seconds = 0;                      // wall time of the compile and audit
+  bool cancelled = false;                  // stopped by BuildRequest::cancel: not a real result
   std::string id() const { return family + "." + variant; }
 };
 
@@ -61,7 +61,7 @@ struct BuildRequest {
   std::chrono::seconds step_timeout{1800};  // cmake configure and harness link
   std::string nvcc = "/usr/local/cuda/bin/nvcc";
   std::string cmake = "cmake", ninja = "ninja", ccache = "ccache";
-  std::string cuobjdump;  // the SASS audit's disassembler; empty: next to nvcc, else on PATH
+  std::string cuobjdump;                        // the SASS audit's disassembler; empty: next to nvcc, else on PATH
   std::function<void(const std::string&)> log;  // progress lines; may be called from workers
   const std::atomic<bool>* cancel = nullptr;    // kills running compiles, starts no more
   // Every child (cmake, ninja, nvcc, cuobjdump) starts through it, from worker threads too;
@@ -76,10 +76,10 @@ struct BuildReport {
   std::vector<VariantRecord> records;  // one per variant of the tree, sorted by id
   std::filesystem::path harness;       // empty when no variant built or the link failed
   std::string harness_sha256;
-  std::string harness_error;           // why there is no harness, when there is none
-  int compiles = 0;                    // compiles ccache could not answer (cache misses)
+  std::string harness_error;  // why there is no harness, when there is none
+  int compiles = 0;           // compiles ccache could not answer (cache misses)
   bool cancelled = false;
-  bool all_ok() const;                 // no compile_error or timeout, and a harness
+  bool all_ok() const;                               // no compile_error or timeout, and a harness
   std::vector<const VariantRecord*> failed() const;  // compile_error or timeout, by id
   int built() const;                                 // variants with status ok
   // Whether the build can be validated: not cancelled, a harness, and at least one

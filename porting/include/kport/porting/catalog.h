@@ -41,8 +41,8 @@ struct TargetEntry {
   std::string arch;                   // compute capability, "9.0"
   std::vector<std::string> features;  // sorted
   std::int64_t max_dynamic_smem_per_block = 0;
-  std::vector<std::string> gpus;      // product names (only the catalog has them)
-  std::vector<std::string> runs_on;   // compute capabilities that can load the code
+  std::vector<std::string> gpus;     // product names (only the catalog has them)
+  std::vector<std::string> runs_on;  // compute capabilities that can load the code
   std::string note;
   bool is_new = false;                // not in the table: features were derived
   bool supported_by_toolkit = false;  // the installed nvcc can compile for it

@@ -26,8 +26,8 @@
 namespace kport::porting {
 
 struct FlakePolicy {
-  int release_after = 5;          // passing runs in a row that release a flaky case
-  int mass_failure_min = 4;       // a check job needs at least this many results ...
+  int release_after = 5;            // passing runs in a row that release a flaky case
+  int mass_failure_min = 4;         // a check job needs at least this many results ...
   double mass_failure_share = 0.5;  // ... more than this share crashed or timed out to be the machine's
 };
 
@@ -40,7 +40,7 @@ struct CaseKey {
 
 // One check of a case, in the order they happened.
 struct CaseRun {
-  std::string code;    // harness sha256, else commit and target
+  std::string code;  // harness sha256, else commit and target
   std::string commit;
   CheckOutcome status = CheckOutcome::passed;
   std::optional<std::int64_t> seed;
@@ -58,13 +58,13 @@ struct FailedSeed {
 
 struct FlakeState {
   CaseKey key;
-  bool flaky = false;     // quarantined now
-  bool released = false;  // was flaky, then passed release_after times in a row
-  std::int64_t since_ms = 0;  // when the same code first both passed and failed (0: never)
-  std::string first_commit;   // the commit it was seen flaking on
-  int runs = 0, failures = 0;  // over the history given, infrastructure left out
-  int clean_runs = 0;          // passing runs in a row since the last failure
-  int to_release = 0;          // passing runs in a row still needed (flaky only)
+  bool flaky = false;              // quarantined now
+  bool released = false;           // was flaky, then passed release_after times in a row
+  std::int64_t since_ms = 0;       // when the same code first both passed and failed (0: never)
+  std::string first_commit;        // the commit it was seen flaking on
+  int runs = 0, failures = 0;      // over the history given, infrastructure left out
+  int clean_runs = 0;              // passing runs in a row since the last failure
+  int to_release = 0;              // passing runs in a row still needed (flaky only)
   std::vector<FailedSeed> failed;  // every failure since it became flaky, oldest first
 };
 

@@ -27,9 +27,9 @@
 namespace kport::porting {
 
 struct NoisePolicy {
-  int min_degrees = 3;  // A/A degrees of freedom a series needs before it judges anything
-  double k = 3.0;       // standard deviations a change must exceed
-  double floor = 0.005; // never count a relative change smaller than this (0.5 %)
+  int min_degrees = 3;   // A/A degrees of freedom a series needs before it judges anything
+  double k = 3.0;        // standard deviations a change must exceed
+  double floor = 0.005;  // never count a relative change smaller than this (0.5 %)
 };
 
 // The key a series is known by.
@@ -51,14 +51,14 @@ struct AaFigure {
 
 struct NoiseModel {
   SeriesKey series;
-  int figures = 0;        // figures in the history
-  int codes = 0;          // distinct codes with two figures or more (the A/A groups)
-  int degrees = 0;        // sum over those groups of (figures - 1)
-  bool enough = false;    // degrees >= policy.min_degrees
-  double sigma_rel = 0;   // robust A/A standard deviation of one figure, relative (enough only)
-  double k_eff = 0;       // the multiplier used, k * (1 + 1 / degrees)
-  double mde_rel = 0;     // minimum detectable effect, relative (enough only)
-  int needed = 0;         // more degrees of freedom to go, 0 once enough
+  int figures = 0;       // figures in the history
+  int codes = 0;         // distinct codes with two figures or more (the A/A groups)
+  int degrees = 0;       // sum over those groups of (figures - 1)
+  bool enough = false;   // degrees >= policy.min_degrees
+  double sigma_rel = 0;  // robust A/A standard deviation of one figure, relative (enough only)
+  double k_eff = 0;      // the multiplier used, k * (1 + 1 / degrees)
+  double mde_rel = 0;    // minimum detectable effect, relative (enough only)
+  int needed = 0;        // more degrees of freedom to go, 0 once enough
 };
 
 // Learns the noise of one series from its figures. Residuals from each code's mean,
@@ -73,8 +73,8 @@ std::optional<double> median_standard_error(std::optional<double> median_us, std
 
 // The relative band a change between two figures of `model`'s series must leave; nullopt
 // when the model has insufficient data. `se_*` are the figures' own standard errors.
-std::optional<double> change_band(const NoiseModel& model, std::optional<double> se_before, std::optional<double> se_now,
-                                  const NoisePolicy& policy = {});
+std::optional<double> change_band(const NoiseModel& model, std::optional<double> se_before,
+                                  std::optional<double> se_now, const NoisePolicy& policy = {});
 
 // One line for pages and reports: "sigma 0.8 %, MDE 3.4 % from 12 A/A degrees" or
 // "insufficient data: 1 of 3 A/A degrees of freedom".

@@ -33,9 +33,9 @@ struct FamilyPlan {
 
 struct Plan {
   std::string target;
-  std::vector<VariantSpec> applicable;      // sorted by id
+  std::vector<VariantSpec> applicable;  // sorted by id
   std::vector<NotApplicable> not_applicable;
-  std::vector<FamilyPlan> families;         // sorted by family
+  std::vector<FamilyPlan> families;  // sorted by family
 
   const FamilyPlan* family(const std::string& name) const;
 };

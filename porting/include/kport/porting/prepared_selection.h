@@ -71,8 +71,8 @@ class PreparedSelection {
   std::size_t m_rows = 0;
   std::vector<Shape> m_shapes;
   std::vector<std::string> m_canonical;
-  std::vector<char> m_timed;       // per shape: some figure there ranks
-  std::vector<Selection> m_at;     // per shape: detail::measured_at
+  std::vector<char> m_timed;                           // per shape: some figure there ranks
+  std::vector<Selection> m_at;                         // per shape: detail::measured_at
   std::vector<std::vector<Measurement>> m_current_at;  // per shape: its current figures
   std::vector<DriverSeen> m_drivers;
   int m_sm_count = 0;

@@ -39,7 +39,7 @@ struct InstructionAudit {
   std::vector<std::string> missing;            // required but absent
   bool passed() const { return missing.empty(); }
   std::string to_json(std::string_view source) const;  // {"source":..,"counts":{..},..}
-  std::string message() const;  // "declares wgmma but its code has no wgmma.mma_async"
+  std::string message() const;                         // "declares wgmma but its code has no wgmma.mma_async"
 };
 
 InstructionAudit audit_ptx(std::string_view ptx, const std::vector<std::string>& declared_features);

@@ -44,8 +44,8 @@ struct SassAudit {
 // Counts the instructions of `target`'s code in `disassembly`. Sections for other
 // targets (a fat object) are skipped; output with no section header (nvdisasm) is all
 // taken as `target`'s. No instruction for the target at all: not audited, with why.
-SassAudit audit_sass(std::string_view disassembly, std::string_view target, const std::vector<std::string>& declared_features,
-                     std::string tool = "cuobjdump -sass");
+SassAudit audit_sass(std::string_view disassembly, std::string_view target,
+                     const std::vector<std::string>& declared_features, std::string tool = "cuobjdump -sass");
 
 SassAudit sass_not_audited(std::string reason);
 

@@ -72,7 +72,7 @@ struct SelectionQuery {
   std::string arch;       // "10.0"; needed for provisional ranking
   std::string target;     // "sm_100a"
   Shape shape;
-  std::string dtype;      // for the words of the answer
+  std::string dtype;  // for the words of the answer
 };
 
 struct DriverSeen {  // a driver that results of (GPU model, family, dtype) came from
@@ -121,12 +121,12 @@ struct Excluded {  // an instance whose current result rules it out
   std::string reason;  // "failed numerics on commit 1a2b3c4 (result 17)"
 };
 
-struct Evidence {  // where the ranked figures come from
-  std::vector<std::string> commits;  // newest first; the first is the best's commit
-  std::vector<std::string> drivers;  // drivers of the ranked figures, the best's first
+struct Evidence {                          // where the ranked figures come from
+  std::vector<std::string> commits;        // newest first; the first is the best's commit
+  std::vector<std::string> drivers;        // drivers of the ranked figures, the best's first
   std::vector<std::string> other_drivers;  // drivers of other results on that GPU model
   std::vector<std::int64_t> result_ids;
-  std::int64_t samples = 0;          // over the ranked figures
+  std::int64_t samples = 0;  // over the ranked figures
   std::int64_t newest_ms = 0, oldest_ms = 0;
 };
 
@@ -145,10 +145,10 @@ struct NeighbourRegret {
 struct Selection {
   enum class Kind { measured, provisional, unranked };
   Kind kind = Kind::unranked;
-  std::string reason;  // why provisional or unranked; empty for a plain measured answer
+  std::string reason;              // why provisional or unranked; empty for a plain measured answer
   std::vector<std::string> notes;  // unstable figures, other drivers, mixed commits
-  std::string ranked_by;           // "median_us", "estimate_us" (from another shape), "ratio_to_baseline" or "" (unranked)
-  std::string candidates_basis;    // provisional and unranked: where the candidates came from
+  std::string ranked_by;  // "median_us", "estimate_us" (from another shape), "ratio_to_baseline" or "" (unranked)
+  std::string candidates_basis;  // provisional and unranked: where the candidates came from
   std::optional<Shape> matched_shape;
   bool exact_shape = false;
   double shape_distance = 0;  // Shape::distance of the query to matched_shape
@@ -205,7 +205,7 @@ bool prefer_match(int changes, double d, std::string_view canonical, int best_ch
 
 struct InstanceInfo {  // a published kernel instance
   std::string name, family, variant;
-  std::vector<std::string> features;  // the features its variant needs
+  std::vector<std::string> features;               // the features its variant needs
   std::optional<std::vector<std::string>> dtypes;  // nullopt: not reported
 };
 
@@ -216,8 +216,8 @@ struct VariantFeatures {
 
 struct CandidateQuery {
   std::string family, dtype;
-  std::string target;                          // "sm_100a"
-  std::vector<std::string> target_features;    // the catalog's features of target
+  std::string target;                        // "sm_100a"
+  std::vector<std::string> target_features;  // the catalog's features of target
   // Whether the target has any build record of the family; if so the candidates are
   // the instances of `built_variants` (latest build record ok), else of the variants
   // the planner says apply to the target.

@@ -139,8 +139,8 @@ struct RemeasureRequest {
 // its A/A history too short to say whether that is noise.
 struct UnjudgedSeries {
   std::string target;
-  NoiseModel model;      // its series and how much history it has
-  double rel = 0;        // the change seen, now / before - 1
+  NoiseModel model;  // its series and how much history it has
+  double rel = 0;    // the change seen, now / before - 1
   std::int64_t result = 0, baseline_result = 0;
 };
 
@@ -168,39 +168,50 @@ struct Verdict {
   std::optional<std::string> baseline;  // the commit compared with
   std::string status = "pending";       // pending, pass, fail or insufficient_data
   std::vector<VerdictReason> reasons;
-  std::vector<std::string> waiting;     // why it is not final: unfinished jobs, re-measures
-  std::vector<std::string> notes;       // seen but not counted: unstable figures, old failures
+  std::vector<std::string> waiting;  // why it is not final: unfinished jobs, re-measures
+  std::vector<std::string> notes;    // seen but not counted: unstable figures, old failures
   std::vector<UnjudgedSeries> insufficient_data;
   std::vector<FlakyFailure> flaky;
   std::vector<InfrastructureFailure> infrastructure;
   std::vector<RemeasureRequest> remeasure;
-  int builds = 0, results = 0;          // records looked at
-  VerdictPolicy policy;                 // the thresholds it was decided with
-  bool calibrated = false;              // timing judged by the series' noise models
+  int builds = 0, results = 0;  // records looked at
+  VerdictPolicy policy;         // the thresholds it was decided with
+  bool calibrated = false;      // timing judged by the series' noise models
 };
 
 // `noise`: the noise models of the series of `mine`'s results; null decides timing by
 // the policy's fixed thresholds instead. `flakes`: the flake state of the cases of its
 // failing results; null: none is flaky.
-Verdict decide_verdict(const std::string& commit, const CommitFacts& mine, const std::optional<std::string>& baseline_sha,
-                       const CommitFacts& baseline, const VerdictPolicy& policy = {}, const NoiseBook* noise = nullptr,
+Verdict decide_verdict(const std::string& commit, const CommitFacts& mine,
+                       const std::optional<std::string>& baseline_sha, const CommitFacts& baseline,
+                       const VerdictPolicy& policy = {}, const NoiseBook* noise = nullptr,
                        const FlakeBook* flakes = nullptr);
 
 // The series a result belongs to.
 SeriesKey series_of(const ResultFact& r);
 
 // How one result compares with the same key at the baseline (nullptr: no result there).
-enum class Change { unchanged, added, fixed, new_failure, still_failing, regressed, improved, unstable, insufficient_data };
+enum class Change {
+  unchanged,
+  added,
+  fixed,
+  new_failure,
+  still_failing,
+  regressed,
+  improved,
+  unstable,
+  insufficient_data
+};
 const char* to_string(Change c);
 
 // A timing comparison of two passing, timed figures.
 struct TimingDelta {
-  double rel = 0;        // now / before - 1
-  double delta_us = 0;   // now - before
-  double noise_us = 0;   // the band in microseconds (fixed rule: noise_sigmas * sqrt(sd_now^2 + sd_before^2))
+  double rel = 0;                  // now / before - 1
+  double delta_us = 0;             // now - before
+  double noise_us = 0;             // the band in microseconds (fixed rule: noise_sigmas * sqrt(sd_now^2 + sd_before^2))
   std::optional<double> band_rel;  // calibrated: the series' band, relative
   bool insufficient = false;       // calibrated, but the series has too little history to say
-  bool beyond = false;   // |rel| beyond the band (fixed rule: >= policy.slowdown and |delta| > noise)
+  bool beyond = false;             // |rel| beyond the band (fixed rule: >= policy.slowdown and |delta| > noise)
 };
 // `noise`: the series' model (calibrated rule); null: the policy's fixed thresholds.
 std::optional<TimingDelta> compare_timing(const ResultFact& before, const ResultFact& now, const VerdictPolicy& policy,

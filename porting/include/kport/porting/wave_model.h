@@ -33,8 +33,8 @@ namespace kport::porting {
 
 struct Geometry {  // how an instance divides a problem among its thread blocks
   struct Split {
-    std::string dim;         // a dimension of the family's shapes: "m"
-    std::int64_t size = 0;   // the tile (or step) along it: 128
+    std::string dim;        // a dimension of the family's shapes: "m"
+    std::int64_t size = 0;  // the tile (or step) along it: 128
   };
   std::vector<Split> tiles;  // cut into one tile per block: gemm m, n; attention l (query rows)
   std::vector<Split> steps;  // walked by each block in steps: gemm k; attention l (key columns)
@@ -81,8 +81,8 @@ int path_changes(std::span<const InstanceGeometry> all, const Shape& a, const Sh
 // bn, bk (or block_m, block_n, block_k); attention: br, bc; the row-wise families
 // (rmsnorm, softmax): path bounds alone, `max_row_bytes` and `row_align_bytes` on `cols`.
 // nullopt for a family whose geometry is not known here or a config that lacks its keys.
-std::optional<Geometry> geometry_from_config(std::string_view family,
-                                             const std::function<std::optional<std::int64_t>(std::string_view)>& config);
+std::optional<Geometry> geometry_from_config(
+    std::string_view family, const std::function<std::optional<std::int64_t>(std::string_view)>& config);
 
 // The work above, in SM steps; 0 when the shape lacks a dimension the geometry names or
 // a dimension is 0. `sm_count` > 0.

@@ -18,7 +18,8 @@ namespace {
 
 bool dtype_token(std::string_view s) {
   if (s.empty() || s.size() > 8) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; });
 }
 
 // The arch of a GPU model kport knows: one a runner registered, else one results name.
@@ -53,8 +54,9 @@ Status family_runs(Context& ctx, const std::string& family, const std::string& d
         listed.insert(d);
       }
   if (instances->empty() && ran->empty())
-    return make_error(Errc::unprocessable, "no instance of " + family +
-                                               " is known yet, so there is nothing to measure (a build publishes them)");
+    return make_error(
+        Errc::unprocessable,
+        "no instance of " + family + " is known yet, so there is nothing to measure (a build publishes them)");
   std::string names;
   for (const auto& d : listed) names += (names.empty() ? "" : ", ") + d;
   return make_error(Errc::unprocessable, "field 'dtype': no instance of " + family + " runs " + dtype +
@@ -66,18 +68,21 @@ Status family_runs(Context& ctx, const std::string& family, const std::string& d
 Result<MeasureOpened> request_measurement(Context& ctx, const MeasureRequest& rq) {
   auto shape = porting::op_shape(rq.op, rq.shape);
   if (!shape.ok()) {
-    const bool op_wrong = std::find(porting::op_families().begin(), porting::op_families().end(), rq.op) ==
-                          porting::op_families().end();
-    return make_error(shape.error().code, std::string(op_wrong ? "field 'op': " : "field 'shape': ") + shape.error().message);
+    const bool op_wrong =
+        std::find(porting::op_families().begin(), porting::op_families().end(), rq.op) == porting::op_families().end();
+    return make_error(shape.error().code,
+                      std::string(op_wrong ? "field 'op': " : "field 'shape': ") + shape.error().message);
   }
   if (!dtype_token(rq.dtype))
-    return make_error(Errc::invalid_argument, "field 'dtype': '" + rq.dtype + "' is not a dtype such as bf16, fp16 or fp32");
+    return make_error(Errc::invalid_argument,
+                      "field 'dtype': '" + rq.dtype + "' is not a dtype such as bf16, fp16 or fp32");
   auto arch = known_arch(ctx, rq.gpu_model);
   if (!arch.ok()) return std::move(arch).error();
   if (!*arch)
-    return make_error(Errc::not_found, "field 'gpu': GPU model '" + rq.gpu_model +
-                                           "' has never been seen by kport (no runner registered it and no result names it);"
-                                           " GET /api/v1/gpus lists the known ones");
+    return make_error(Errc::not_found,
+                      "field 'gpu': GPU model '" + rq.gpu_model +
+                          "' has never been seen by kport (no runner registered it and no result names it);"
+                          " GET /api/v1/gpus lists the known ones");
   KPORT_TRY(family_runs(ctx, rq.op, rq.dtype));
 
   MeasureOpened out;
@@ -108,8 +113,13 @@ Result<MeasureOpened> request_measurement(Context& ctx, const MeasureRequest& rq
     if (p.ok() && *p) ctx.events->publish("pipelines", "pipeline", json::serialize(to_json(**p)));
   }
   log::info(opened->created ? "measure request queued" : "measure request asked again",
-            {{"request", out.request->id}, {"job", out.request->job_id}, {"gpu", rq.gpu_model}, {"op", rq.op},
-             {"dtype", rq.dtype}, {"shape", out.key.shape}, {"requests", out.request->requests}});
+            {{"request", out.request->id},
+             {"job", out.request->job_id},
+             {"gpu", rq.gpu_model},
+             {"op", rq.op},
+             {"dtype", rq.dtype},
+             {"shape", out.key.shape},
+             {"requests", out.request->requests}});
   return out;
 }
 

@@ -14,8 +14,10 @@ namespace {
 void announce(Context& ctx, const db::Pipeline& p) {
   ctx.broker->notify();
   ctx.events->publish("pipelines", "pipeline", json::serialize(to_json(p)));
-  log::info("pipeline created", {{"pipeline", p.id}, {"reason", std::string(db::to_string(p.reason))},
-                                 {"commit", p.commit_sha}, {"jobs", p.jobs_total}});
+  log::info("pipeline created", {{"pipeline", p.id},
+                                 {"reason", std::string(db::to_string(p.reason))},
+                                 {"commit", p.commit_sha},
+                                 {"jobs", p.jobs_total}});
 }
 
 // The pipeline that already validates `sha`, if any.
@@ -46,10 +48,10 @@ Result<db::Repository> find_repository(Context& ctx, const PushEvent& ev) {
   for (const auto& r : *repos)
     for (const auto& u : ev.repo_urls)
       if (r.url == u) return r;
-  const std::string named = ev.repo_name.empty() ? (ev.repo_urls.empty() ? std::string("?") : ev.repo_urls.front())
-                                                 : ev.repo_name;
-  return make_error(Errc::not_found,
-                    "repository '" + named + "' is not registered; POST /api/v1/repositories {name, url} with that name");
+  const std::string named =
+      ev.repo_name.empty() ? (ev.repo_urls.empty() ? std::string("?") : ev.repo_urls.front()) : ev.repo_name;
+  return make_error(Errc::not_found, "repository '" + named +
+                                         "' is not registered; POST /api/v1/repositories {name, url} with that name");
 }
 
 db::PushDelivery delivery_of(const PushEvent& ev, const std::string& repo) {
@@ -62,7 +64,8 @@ db::PushDelivery delivery_of(const PushEvent& ev, const std::string& repo) {
   d.after_sha = ev.after;
   d.deleted = ev.deleted;
   d.forced = ev.forced;
-  for (const auto& c : ev.commits) d.commits.push_back(db::Commit{c.sha, repo, c.parent, c.message, c.author, c.time_ms});
+  for (const auto& c : ev.commits)
+    d.commits.push_back(db::Commit{c.sha, repo, c.parent, c.message, c.author, c.time_ms});
   return d;
 }
 
@@ -77,9 +80,11 @@ db::PushDelivery delivery_of(const PushEvent& ev, const std::string& repo) {
 // recorded for the request (a replay names an older one and is stale).
 Status confirm_ref_update(Context& ctx, const PushEvent& ev, const db::Repository& repo) {
   if ((!ev.deleted && !ev.forced) || ev.is_pull) return {};
-  const std::string what = ev.deleted ? "delete of " + ev.ref : "force push of " + ev.ref + " to " + ev.after.substr(0, 12);
+  const std::string what =
+      ev.deleted ? "delete of " + ev.ref : "force push of " + ev.ref + " to " + ev.after.substr(0, 12);
   if (!ctx.ref_lookup)
-    return make_error(Errc::unavailable, "the " + what + " cannot be confirmed: this coordinator has no way to ask the repository");
+    return make_error(Errc::unavailable,
+                      "the " + what + " cannot be confirmed: this coordinator has no way to ask the repository");
   auto now = ctx.ref_lookup(repo.url, ev.ref);
   if (!now.ok())
     return make_error(Errc::unavailable, "the " + what + " is not acted on until the repository confirms it, and " +
@@ -87,14 +92,15 @@ Status confirm_ref_update(Context& ctx, const PushEvent& ev, const db::Repositor
                                              "); deliver it again later");
   const std::string nothing = "; nothing changed (delivery " + ev.delivery_id + ")";
   if (ev.deleted && *now)
-    return make_error(Errc::conflict, "the " + what + " is not confirmed by the repository: " + repo.name + " still has " +
-                                          ev.ref + " at " + (*now)->substr(0, 12) + nothing);
+    return make_error(Errc::conflict, "the " + what + " is not confirmed by the repository: " + repo.name +
+                                          " still has " + ev.ref + " at " + (*now)->substr(0, 12) + nothing);
   if (!ev.deleted && !*now)
     return make_error(Errc::conflict, "the " + what + " is not confirmed by the repository: " + repo.name + " has no " +
                                           ev.ref + nothing);
   if (!ev.deleted && **now != ev.after)
     return make_error(Errc::conflict, "the " + what + " is not confirmed by the repository: " + repo.name + " has " +
-                                          ev.ref + " at " + (*now)->substr(0, 12) + ", not " + ev.after.substr(0, 12) + nothing);
+                                          ev.ref + " at " + (*now)->substr(0, 12) + ", not " + ev.after.substr(0, 12) +
+                                          nothing);
   return {};
 }
 
@@ -136,8 +142,9 @@ Result<PushReceived> receive_push(Context& ctx, const PushEvent& ev) {
   auto repo = find_repository(ctx, ev);
   if (!repo.ok()) return std::move(repo).error();
   if (auto confirmed = confirm_ref_update(ctx, ev, *repo); !confirmed.ok()) {
-    log::warn("push not confirmed by the repository", {{"delivery", ev.delivery_id}, {"repo", repo->name},
-                                                       {"ref", ev.ref}, {"reason", confirmed.error().message}});
+    log::warn(
+        "push not confirmed by the repository",
+        {{"delivery", ev.delivery_id}, {"repo", repo->name}, {"ref", ev.ref}, {"reason", confirmed.error().message}});
     return std::move(confirmed).error();
   }
   PushReceived out;
@@ -160,10 +167,12 @@ Result<PushReceived> receive_push(Context& ctx, const PushEvent& ev) {
     if (targets->empty()) {
       d.note = "no targets are known yet: nothing to build (PUT /api/v1/targets/{target})";
     } else {
-      const std::string what = ev.is_pull ? ev.source + (ev.source == "gitlab" ? " merge request !" : " pull request #") +
-                                                 std::to_string(ev.pull_number) + " " + ev.action + " into " + ev.base_ref
-                                           : ev.source + " push of " + ev.ref + (ev.forced ? " (forced)" : "");
-      PipelineOrigin origin{db::PipelineReason::push, repo->name, ev.ref, ev.after, what + ", delivery " + ev.delivery_id};
+      const std::string what = ev.is_pull
+                                   ? ev.source + (ev.source == "gitlab" ? " merge request !" : " pull request #") +
+                                         std::to_string(ev.pull_number) + " " + ev.action + " into " + ev.base_ref
+                                   : ev.source + " push of " + ev.ref + (ev.forced ? " (forced)" : "");
+      PipelineOrigin origin{db::PipelineReason::push, repo->name, ev.ref, ev.after,
+                            what + ", delivery " + ev.delivery_id};
       pipeline = plan_builds(origin, *targets, ctx.config.max_attempts);
     }
   }
@@ -177,9 +186,15 @@ Result<PushReceived> receive_push(Context& ctx, const PushEvent& ev) {
   d.note = out.outcome.note;  // the store's, when it found the commit already validated
   if (out.outcome.pipeline && out.outcome.outcome == "pipeline") announce(ctx, *out.outcome.pipeline);
   if (out.outcome.superseded_jobs > 0) ctx.broker->notify();
-  log::info("push received", {{"delivery", d.delivery_id}, {"source", d.source}, {"repo", d.repo}, {"ref", d.ref},
-                              {"commit", d.after_sha}, {"outcome", out.outcome.outcome}, {"forced", d.forced},
-                              {"superseded_jobs", out.outcome.superseded_jobs}, {"stale", out.outcome.stale}});
+  log::info("push received", {{"delivery", d.delivery_id},
+                              {"source", d.source},
+                              {"repo", d.repo},
+                              {"ref", d.ref},
+                              {"commit", d.after_sha},
+                              {"outcome", out.outcome.outcome},
+                              {"forced", d.forced},
+                              {"superseded_jobs", out.outcome.superseded_jobs},
+                              {"stale", out.outcome.stale}});
   return out;
 }
 

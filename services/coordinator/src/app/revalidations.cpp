@@ -17,8 +17,10 @@ bool version_less(const std::string& a, const std::string& b) {
   std::size_t i = 0, j = 0;
   while (i < a.size() || j < b.size()) {
     long x = 0, y = 0;
-    while (i < a.size() && a[i] != '.') x = x * 10 + (std::isdigit(static_cast<unsigned char>(a[i])) ? a[i] - '0' : 0), ++i;
-    while (j < b.size() && b[j] != '.') y = y * 10 + (std::isdigit(static_cast<unsigned char>(b[j])) ? b[j] - '0' : 0), ++j;
+    while (i < a.size() && a[i] != '.')
+      x = x * 10 + (std::isdigit(static_cast<unsigned char>(a[i])) ? a[i] - '0' : 0), ++i;
+    while (j < b.size() && b[j] != '.')
+      y = y * 10 + (std::isdigit(static_cast<unsigned char>(b[j])) ? b[j] - '0' : 0), ++j;
     if (x != y) return x < y;
     ++i, ++j;
   }
@@ -84,8 +86,8 @@ Result<RevalidationOpened> open_revalidation(Context& ctx, const std::string& gp
     auto p = ctx.store->get_pipeline(*out.revalidation->pipeline_id);
     if (p.ok() && *p) ctx.events->publish("pipelines", "pipeline", json::serialize(to_json(**p)));
   }
-  log::info("revalidation opened", {{"gpu", rv.gpu_model}, {"driver", rv.driver}, {"previous", rv.previous_driver},
-                                    {"jobs", out.jobs}});
+  log::info("revalidation opened",
+            {{"gpu", rv.gpu_model}, {"driver", rv.driver}, {"previous", rv.previous_driver}, {"jobs", out.jobs}});
   return out;
 }
 
@@ -103,7 +105,9 @@ std::size_t queue_remeasures(Context& ctx, const db::Job& measured, const std::v
     if (!*queued) continue;
     ++queued_count;
     ctx.broker->notify();
-    log::info("re-measure queued", {{"commit", measured.commit_sha}, {"target", ask.target}, {"gpu", ask.gpu_model},
+    log::info("re-measure queued", {{"commit", measured.commit_sha},
+                                    {"target", ask.target},
+                                    {"gpu", ask.gpu_model},
                                     {"suspects", ask.instances.size()}});
   }
   return queued_count;

@@ -43,7 +43,7 @@ struct BuildRecordUpload {
   std::optional<std::int64_t> spill_stores_bytes, spill_loads_bytes, shared_mem_bytes, stack_frame_bytes,
       constant_mem_bytes;
   std::optional<boost::json::value> instruction_audit;  // the PTX/SASS audit, kept as the driver wrote it
-  std::optional<std::string> artifact;  // the harness's sha256, for a variant it holds
+  std::optional<std::string> artifact;                  // the harness's sha256, for a variant it holds
 };
 
 inline boost::json::object to_json(const BuildRecordUpload& r) {
@@ -77,8 +77,10 @@ inline BuildRecordUpload read_build_record(Fields& f) {
   r.family = f.str("family", 64);
   r.variant = f.str("variant", 128);
   auto status = f.str("status", 32);
-  if (auto s = parse_build_outcome(status)) r.status = *s;
-  else if (f.ok()) f.fail("status", "must be one of ok, not_applicable, compile_error, timeout");
+  if (auto s = parse_build_outcome(status))
+    r.status = *s;
+  else if (f.ok())
+    f.fail("status", "must be one of ok, not_applicable, compile_error, timeout");
   r.message = f.opt_str("message", 1 << 20).value_or("");
   if (auto n = f.opt_int("registers", 0, 65536)) r.registers = static_cast<int>(*n);
   r.spill_stores_bytes = f.opt_int("spill_stores_bytes", 0, INT64_MAX);
@@ -87,8 +89,10 @@ inline BuildRecordUpload read_build_record(Fields& f) {
   r.stack_frame_bytes = f.opt_int("stack_frame_bytes", 0, INT64_MAX);
   r.constant_mem_bytes = f.opt_int("constant_mem_bytes", 0, INT64_MAX);
   if (const auto* a = f.source().if_contains("instruction_audit"); a && !a->is_null()) {
-    if (a->is_object() || a->is_array()) r.instruction_audit = *a;
-    else f.fail("instruction_audit", "must be a JSON object or array");
+    if (a->is_object() || a->is_array())
+      r.instruction_audit = *a;
+    else
+      f.fail("instruction_audit", "must be a JSON object or array");
   }
   r.artifact = f.opt_str("artifact", 64);
   return r;

@@ -42,7 +42,7 @@ struct HarnessTiming {
   std::optional<double> stddev_ms, rse;
   std::optional<std::int64_t> samples;
   std::optional<std::int64_t> discarded_throttled;  // samples dropped: the SM clock read throttled after them
-  std::optional<double> sm_mhz_median;  // sm_mhz_after_samples.median: the clock after each kept sample
+  std::optional<double> sm_mhz_median;              // sm_mhz_after_samples.median: the clock after each kept sample
 };
 
 struct HarnessBaseline {
@@ -85,7 +85,8 @@ struct HarnessReport {
 };
 
 namespace detail {
-inline std::optional<double> nested_num(Fields& f, const boost::json::object* o, std::string where, std::string_view key) {
+inline std::optional<double> nested_num(Fields& f, const boost::json::object* o, std::string where,
+                                        std::string_view key) {
   if (!o) return std::nullopt;
   Fields inner(*o, std::move(where));
   auto v = inner.opt_num(key);
@@ -122,7 +123,8 @@ inline HarnessEntry read_harness_entry(Fields& f) {
     timing.rse = tf.opt_num("rse");
     timing.samples = tf.opt_int("samples", 0, INT64_MAX);
     timing.discarded_throttled = tf.opt_int("discarded_throttled", 0, INT64_MAX);
-    timing.sm_mhz_median = detail::nested_num(tf, tf.object("sm_mhz_after_samples"), tf.path("sm_mhz_after_samples"), "median");
+    timing.sm_mhz_median =
+        detail::nested_num(tf, tf.object("sm_mhz_after_samples"), tf.path("sm_mhz_after_samples"), "median");
     if (!tf.ok()) f.fail_with(tf.error());
     e.timing = timing;
   }
@@ -172,12 +174,14 @@ inline Result<HarnessReport> parse_harness_report(std::string_view text) {
       return r;
     }
   if (!version)
-    return make_error(Errc::unprocessable, "the harness report has no schema_version (this runner reads version " +
-                                               std::to_string(k_harness_schema_version) +
-                                               "); the harness predates versioned reports: rebuild it from a current commit");
+    return make_error(Errc::unprocessable,
+                      "the harness report has no schema_version (this runner reads version " +
+                          std::to_string(k_harness_schema_version) +
+                          "); the harness predates versioned reports: rebuild it from a current commit");
   if (*version != k_harness_schema_version)
     return make_error(Errc::unprocessable, "the harness report has schema_version " + std::to_string(*version) +
-                                               " but this runner reads version " + std::to_string(k_harness_schema_version) +
+                                               " but this runner reads version " +
+                                               std::to_string(k_harness_schema_version) +
                                                "; run a runner built from the same commit as the harness");
   r.schema_version = *version;
   r.command = f.opt_str("command", 32).value_or("");

@@ -32,8 +32,8 @@ struct JobInfo {
   std::optional<std::string> arch, gpu_model;  // a check's GPU class, and the model it is pinned to
   std::optional<std::int64_t> depends_on;      // a check's build
   int attempt = 0, max_attempts = 0;
-  std::optional<std::int64_t> runner;          // the lease holder while running
-  std::optional<std::string> lease_expires;    // times are ISO 8601 UTC
+  std::optional<std::int64_t> runner;        // the lease holder while running
+  std::optional<std::string> lease_expires;  // times are ISO 8601 UTC
   bool cancel_requested = false;
   boost::json::value payload = boost::json::object{};  // what to run (job_payload.h); a claimed job's is an object
   std::optional<std::string> failure_reason;
@@ -41,7 +41,7 @@ struct JobInfo {
 };
 
 struct ClaimAnswer {
-  std::optional<JobInfo> job;  // none: nothing came within the wait
+  std::optional<JobInfo> job;              // none: nothing came within the wait
   std::int64_t lease_expires_ms = 0;       // with a job: when its lease ends unless heartbeats extend it
   std::int64_t heartbeat_interval_ms = 0;  // with a job
   std::int64_t retry_after_ms = 0;         // without a job: when to ask again
@@ -65,7 +65,8 @@ inline bool is_git_id(std::string_view s) noexcept {
 inline bool is_target_name(std::string_view s) noexcept {
   if (s.empty() || s.size() > 64) return false;
   for (char c : s)
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '.' || c == '-'))
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '.' ||
+          c == '-'))
       return false;
   return true;
 }
@@ -73,14 +74,26 @@ inline bool is_target_name(std::string_view s) noexcept {
 
 inline boost::json::object to_json(const JobInfo& j) {
   using detail::or_null;
-  return boost::json::object{{"id", j.id}, {"pipeline", j.pipeline}, {"kind", j.kind}, {"status", j.status},
-                             {"commit", j.commit}, {"target", j.target}, {"arch", or_null(j.arch)},
-                             {"gpu_model", or_null(j.gpu_model)}, {"depends_on", or_null(j.depends_on)},
-                             {"attempt", j.attempt}, {"max_attempts", j.max_attempts}, {"runner", or_null(j.runner)},
-                             {"lease_expires", or_null(j.lease_expires)}, {"cancel_requested", j.cancel_requested},
-                             {"payload", j.payload}, {"failure_reason", or_null(j.failure_reason)},
-                             {"created", or_null(j.created)}, {"started", or_null(j.started)},
-                             {"finished", or_null(j.finished)}, {"not_before", or_null(j.not_before)}};
+  return boost::json::object{{"id", j.id},
+                             {"pipeline", j.pipeline},
+                             {"kind", j.kind},
+                             {"status", j.status},
+                             {"commit", j.commit},
+                             {"target", j.target},
+                             {"arch", or_null(j.arch)},
+                             {"gpu_model", or_null(j.gpu_model)},
+                             {"depends_on", or_null(j.depends_on)},
+                             {"attempt", j.attempt},
+                             {"max_attempts", j.max_attempts},
+                             {"runner", or_null(j.runner)},
+                             {"lease_expires", or_null(j.lease_expires)},
+                             {"cancel_requested", j.cancel_requested},
+                             {"payload", j.payload},
+                             {"failure_reason", or_null(j.failure_reason)},
+                             {"created", or_null(j.created)},
+                             {"started", or_null(j.started)},
+                             {"finished", or_null(j.finished)},
+                             {"not_before", or_null(j.not_before)}};
 }
 
 inline boost::json::object to_json(const ClaimAnswer& c) {

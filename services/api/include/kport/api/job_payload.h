@@ -70,12 +70,14 @@ struct JobPayload {
 inline boost::json::object to_json(const JobPayload& p) {
   boost::json::object o = p.extra;
   if (p.revalidate)
-    o["revalidate"] = boost::json::object{
-        {"gpu_model", p.revalidate->gpu_model}, {"driver", p.revalidate->driver}, {"previous_driver", p.revalidate->previous_driver}};
+    o["revalidate"] = boost::json::object{{"gpu_model", p.revalidate->gpu_model},
+                                          {"driver", p.revalidate->driver},
+                                          {"previous_driver", p.revalidate->previous_driver}};
   if (p.purpose == JobPurpose::remeasure) o["remeasure"] = true;
   if (p.cases) {
     boost::json::array a;
-    for (const auto& c : *p.cases) a.push_back(boost::json::object{{"family", c.family}, {"dtype", c.dtype}, {"shape", c.shape}});
+    for (const auto& c : *p.cases)
+      a.push_back(boost::json::object{{"family", c.family}, {"dtype", c.dtype}, {"shape", c.shape}});
     o["cases"] = std::move(a);
   }
   if (!p.instances.empty()) {
@@ -86,8 +88,10 @@ inline boost::json::object to_json(const JobPayload& p) {
   if (!p.filter.empty()) o["filter"] = p.filter;
   if (p.bench) o["bench"] = *p.bench;
   if (p.best_request)
-    o["best_request"] = boost::json::object{{"gpu_model", p.best_request->gpu_model}, {"op", p.best_request->op},
-                                            {"dtype", p.best_request->dtype}, {"shape", p.best_request->shape}};
+    o["best_request"] = boost::json::object{{"gpu_model", p.best_request->gpu_model},
+                                            {"op", p.best_request->op},
+                                            {"dtype", p.best_request->dtype},
+                                            {"shape", p.best_request->shape}};
   if (!p.repo_url.empty()) o["repo_url"] = p.repo_url;
   if (!p.kernels_dir.empty()) o["kernels_dir"] = p.kernels_dir;
   return o;
@@ -99,7 +103,8 @@ inline Result<JobPayload> parse_job_payload(const boost::json::object& o, std::s
   int purposes = 0;
   if (const auto* r = f.object("revalidate")) {
     Fields rf(*r, f.path("revalidate"));
-    p.revalidate = RevalidationAsk{rf.str("gpu_model", 256), rf.str("driver", 64), rf.opt_str("previous_driver", 64).value_or("")};
+    p.revalidate =
+        RevalidationAsk{rf.str("gpu_model", 256), rf.str("driver", 64), rf.opt_str("previous_driver", 64).value_or("")};
     if (!rf.ok()) f.fail_with(rf.error());
     p.purpose = JobPurpose::revalidate;
     ++purposes;
@@ -110,13 +115,15 @@ inline Result<JobPayload> parse_job_payload(const boost::json::object& o, std::s
   }
   if (const auto* b = f.object("best_request")) {
     Fields bf(*b, f.path("best_request"));
-    p.best_request = BestRequestRef{bf.str("gpu_model", 256), bf.str("op", 64), bf.str("dtype", 16), bf.str("shape", 256)};
+    p.best_request =
+        BestRequestRef{bf.str("gpu_model", 256), bf.str("op", 64), bf.str("dtype", 16), bf.str("shape", 256)};
     if (!bf.ok()) f.fail_with(bf.error());
     p.purpose = JobPurpose::measure_request;
     ++purposes;
   }
   if (purposes > 1 && f.ok())
-    f.fail_with(make_error(Errc::invalid_argument, "field '" + where + "' names more than one of revalidate, remeasure and best_request"));
+    f.fail_with(make_error(Errc::invalid_argument,
+                           "field '" + where + "' names more than one of revalidate, remeasure and best_request"));
   if (const auto* cs = f.array("cases")) {
     p.cases.emplace();
     for (std::size_t i = 0; i < cs->size() && f.ok(); ++i) {
@@ -138,8 +145,8 @@ inline Result<JobPayload> parse_job_payload(const boost::json::object& o, std::s
   p.kernels_dir = f.opt_str("kernels_dir", 4096).value_or("");
   if (!f.ok()) return f.error();
   for (const auto& [k, v] : o)
-    if (k != "revalidate" && k != "remeasure" && k != "best_request" && k != "cases" && k != "instances" && k != "filter" &&
-        k != "bench" && k != "repo_url" && k != "kernels_dir")
+    if (k != "revalidate" && k != "remeasure" && k != "best_request" && k != "cases" && k != "instances" &&
+        k != "filter" && k != "bench" && k != "repo_url" && k != "kernels_dir")
       p.extra[k] = v;
   return p;
 }

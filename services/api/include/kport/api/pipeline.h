@@ -23,7 +23,8 @@ namespace kport::api {
 // Why a pipeline exists (the store's reasons, by the same names).
 enum class PipelineReason { push, new_target, new_driver, new_gpu, manual };
 
-inline constexpr std::array<std::string_view, 5> k_pipeline_reasons{"push", "new_target", "new_driver", "new_gpu", "manual"};
+inline constexpr std::array<std::string_view, 5> k_pipeline_reasons{"push", "new_target", "new_driver", "new_gpu",
+                                                                    "manual"};
 
 inline std::string_view to_string(PipelineReason r) noexcept { return k_pipeline_reasons[static_cast<std::size_t>(r)]; }
 
@@ -38,8 +39,8 @@ struct TriggerRequest {
   std::string repo;    // a registered repository's name; "" for the default one
   std::string ref;     // "refs/heads/main"; "" when not on a branch
   PipelineReason reason = PipelineReason::manual;
-  std::string note;                  // shown with the pipeline
-  std::vector<std::string> targets;  // empty: every known target
+  std::string note;                                    // shown with the pipeline
+  std::vector<std::string> targets;                    // empty: every known target
   boost::json::value payload = boost::json::object{};  // a job payload for every build and check (job_payload.h)
 };
 
@@ -69,8 +70,10 @@ inline TriggerRequest read_trigger_request(Fields& f) {
   t.targets = f.str_list("targets", 64);
   t.payload = f.json_value("payload");
   if (!f.ok()) return t;
-  if (auto r = parse_pipeline_reason(reason)) t.reason = *r;
-  else f.fail("reason", "must be push, new_target, new_driver, new_gpu or manual");
+  if (auto r = parse_pipeline_reason(reason))
+    t.reason = *r;
+  else
+    f.fail("reason", "must be push, new_target, new_driver, new_gpu or manual");
   return t;
 }
 

@@ -22,14 +22,14 @@
 
 namespace kport::api {
 
-enum class MetricSource { check, bench };    // the harness entry that carries it
+enum class MetricSource { check, bench };     // the harness entry that carries it
 enum class MetricGroup { numerics, timing };  // where a result's answer shows it
 
 struct ResultMetric {
-  std::string_view name;                         // upload field, answer key, stored key
+  std::string_view name;  // upload field, answer key, stored key
   MetricGroup group;
-  bool integer;                                  // an integer (else a number)
-  double min;                                    // the smallest valid value
+  bool integer;  // an integer (else a number)
+  double min;    // the smallest valid value
   MetricSource source;
   std::array<std::string_view, 3> harness_path;  // keys into the harness's entry; "" past the last
   double scale;                                  // the harness's unit to the metric's
@@ -40,8 +40,15 @@ inline constexpr auto k_result_metrics = std::to_array<ResultMetric>({
     // The clock dips a median hides: a figure timed while the SM clock sagged reads
     // slower than the kernel is (the bench entry's lowest read after a kept sample; the
     // runner's combined rounds keep the lowest of all rounds).
-    {"sm_clock_mhz_min", MetricGroup::timing, true, 0, MetricSource::bench, {"timing", "sm_mhz_after_samples", "min"}, 1.0,
-     "the lowest SM clock read after a kept timed sample, in MHz (null when the harness read none, or before it was kept)"},
+    {"sm_clock_mhz_min",
+     MetricGroup::timing,
+     true,
+     0,
+     MetricSource::bench,
+     {"timing", "sm_mhz_after_samples", "min"},
+     1.0,
+     "the lowest SM clock read after a kept timed sample, in MHz (null when the harness read none, or before it was "
+     "kept)"},
 });
 
 // The figure a harness entry holds at `m.harness_path`, in the metric's unit; none when

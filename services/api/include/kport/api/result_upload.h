@@ -29,7 +29,8 @@ namespace kport::api {
 // How a case ended, as the harness's verdict and the runner's fault handling decide it.
 enum class CaseStatus { passed, failed, crashed, timeout, unsupported };
 
-inline constexpr std::array<std::string_view, 5> k_case_statuses{"passed", "failed", "crashed", "timeout", "unsupported"};
+inline constexpr std::array<std::string_view, 5> k_case_statuses{"passed", "failed", "crashed", "timeout",
+                                                                 "unsupported"};
 
 inline std::string_view to_string(CaseStatus s) noexcept { return k_case_statuses[static_cast<std::size_t>(s)]; }
 
@@ -44,7 +45,7 @@ struct ResultUpload {
   std::string commit, target, family, variant, instance, dtype;
   std::string shape;  // the harness's shape text, "m=4096,n=4096,k=4096"
   std::string toolkit, gpu_model, gpu_uuid, arch, driver;
-  std::optional<double> sm_clock_mhz;  // the SM clock the kernel ran at
+  std::optional<double> sm_clock_mhz;              // the SM clock the kernel ran at
   boost::json::value env = boost::json::object{};  // clocks, telemetry, reproduce: kept as sent
   CaseStatus status = CaseStatus::crashed;
   std::string message;
@@ -105,7 +106,8 @@ inline void fill_from_bench(ResultUpload& r, const HarnessEntry& b) {
     r.baseline = base->name;
     if (base->median_ms) r.baseline_median_us = *base->median_ms * 1000.0;
   }
-  if (b.timing && b.timing->sm_mhz_median) r.sm_clock_mhz = *b.timing->sm_mhz_median;
+  if (b.timing && b.timing->sm_mhz_median)
+    r.sm_clock_mhz = *b.timing->sm_mhz_median;
   else if (b.clock_before_mhz)
     r.sm_clock_mhz = b.clock_after_mhz ? (*b.clock_before_mhz + *b.clock_after_mhz) / 2 : *b.clock_before_mhz;
   if (b.unstable) {
@@ -119,10 +121,10 @@ inline void fill_from_bench(ResultUpload& r, const HarnessEntry& b) {
 // ---- the wire ------------------------------------------------------------------------
 
 inline boost::json::object to_json(const ResultUpload& r) {
-  boost::json::object o{{"family", r.family}, {"variant", r.variant}, {"instance", r.instance}, {"dtype", r.dtype},
-                        {"shape", r.shape}, {"status", to_string(r.status)}, {"message", r.message},
-                        {"gpu_model", r.gpu_model}, {"gpu_uuid", r.gpu_uuid}, {"arch", r.arch}, {"driver", r.driver},
-                        {"toolkit", r.toolkit}};
+  boost::json::object o{{"family", r.family},   {"variant", r.variant},     {"instance", r.instance},
+                        {"dtype", r.dtype},     {"shape", r.shape},         {"status", to_string(r.status)},
+                        {"message", r.message}, {"gpu_model", r.gpu_model}, {"gpu_uuid", r.gpu_uuid},
+                        {"arch", r.arch},       {"driver", r.driver},       {"toolkit", r.toolkit}};
   auto put = [&o](std::string_view key, const auto& v) {
     if (v) o[key] = *v;
   };
@@ -170,8 +172,10 @@ inline ResultUpload read_result_upload(Fields& f) {
   r.sm_clock_mhz = f.opt_num_min("sm_clock_mhz", 0);
   r.env = f.json_value("env");
   auto status = f.str("status", 32);
-  if (auto s = parse_case_status(status)) r.status = *s;
-  else if (f.ok()) f.fail("status", "must be one of passed, failed, crashed, timeout, unsupported");
+  if (auto s = parse_case_status(status))
+    r.status = *s;
+  else if (f.ok())
+    f.fail("status", "must be one of passed, failed, crashed, timeout, unsupported");
   r.message = f.opt_str("message", 65536).value_or("");
   r.max_abs_err = f.opt_num_min("max_abs_err", 0);
   r.max_rel_err = f.opt_num_min("max_rel_err", 0);

@@ -64,8 +64,8 @@ inline boost::json::object to_json(const RunnerCapabilities& c, RunnerRole role)
     for (const auto& t : c.targets) targets.emplace_back(t);
     return boost::json::object{{"toolkit", c.toolkit}, {"targets", std::move(targets)}, {"cores", c.cores}};
   }
-  return boost::json::object{{"gpu_model", c.gpu_model}, {"gpu_uuid", c.gpu_uuid}, {"arch", c.arch},
-                             {"driver", c.driver}, {"extra", c.extra}};
+  return boost::json::object{
+      {"gpu_model", c.gpu_model}, {"gpu_uuid", c.gpu_uuid}, {"arch", c.arch}, {"driver", c.driver}, {"extra", c.extra}};
 }
 
 inline boost::json::object to_json(const RunnerRegistration& r) {
@@ -97,8 +97,10 @@ inline RunnerRegistration read_runner_registration(Fields& f) {
     if (!cf.ok()) f.fail_with(cf.error());
   }
   if (!f.ok()) return r;
-  if (auto parsed = parse_runner_role(role)) r.role = *parsed;
-  else f.fail("role", "must be build or gpu");
+  if (auto parsed = parse_runner_role(role))
+    r.role = *parsed;
+  else
+    f.fail("role", "must be build or gpu");
   return r;
 }
 
@@ -128,13 +130,19 @@ inline boost::json::object to_json(const RunnerInfo& r) {
   const RunnerCapabilities& c = r.capabilities;
   boost::json::array targets;
   for (const auto& t : c.targets) targets.emplace_back(t);
-  boost::json::object caps{{"toolkit", c.toolkit}, {"targets", std::move(targets)}, {"cores", c.cores},
-                           {"gpu_model", c.gpu_model}, {"gpu_uuid", c.gpu_uuid}, {"arch", c.arch},
-                           {"driver", c.driver}, {"extra", c.extra}};
-  return boost::json::object{{"id", r.id}, {"name", r.name}, {"role", to_string(r.role)},
-                             {"capabilities", std::move(caps)}, {"online", r.online},
-                             {"registered", or_null(r.registered)}, {"last_heartbeat", or_null(r.last_heartbeat)},
-                             {"deregistered", or_null(r.deregistered)}, {"current_job", or_null(r.current_job)}};
+  boost::json::object caps{{"toolkit", c.toolkit},   {"targets", std::move(targets)},
+                           {"cores", c.cores},       {"gpu_model", c.gpu_model},
+                           {"gpu_uuid", c.gpu_uuid}, {"arch", c.arch},
+                           {"driver", c.driver},     {"extra", c.extra}};
+  return boost::json::object{{"id", r.id},
+                             {"name", r.name},
+                             {"role", to_string(r.role)},
+                             {"capabilities", std::move(caps)},
+                             {"online", r.online},
+                             {"registered", or_null(r.registered)},
+                             {"last_heartbeat", or_null(r.last_heartbeat)},
+                             {"deregistered", or_null(r.deregistered)},
+                             {"current_job", or_null(r.current_job)}};
 }
 
 // Reads a runner; only the id is required (a registration's answer may name no more).
@@ -145,8 +153,10 @@ inline RunnerInfo read_runner_info(Fields& f) {
   r.id = id.value_or(0);
   r.name = f.opt_str("name", 128).value_or("");
   if (auto role = f.opt_str("role", 16)) {
-    if (auto parsed = parse_runner_role(*role)) r.role = *parsed;
-    else if (f.ok()) f.fail("role", "must be build or gpu");
+    if (auto parsed = parse_runner_role(*role))
+      r.role = *parsed;
+    else if (f.ok())
+      f.fail("role", "must be build or gpu");
   }
   if (const auto* caps = f.object("capabilities")) {
     Fields cf(*caps, f.path("capabilities"));
@@ -171,8 +181,10 @@ struct RegistrationAnswer {
 };
 
 inline boost::json::object to_json(const RegistrationAnswer& a) {
-  return boost::json::object{{"runner", to_json(a.runner)}, {"token", a.token},
-                             {"heartbeat_interval_ms", a.heartbeat_interval_ms}, {"max_claim_wait_s", a.max_claim_wait_s}};
+  return boost::json::object{{"runner", to_json(a.runner)},
+                             {"token", a.token},
+                             {"heartbeat_interval_ms", a.heartbeat_interval_ms},
+                             {"max_claim_wait_s", a.max_claim_wait_s}};
 }
 
 inline RegistrationAnswer read_registration_answer(Fields& f) {

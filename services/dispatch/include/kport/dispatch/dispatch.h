@@ -89,14 +89,14 @@ const char* status_name(Status s) noexcept;
 
 struct Answer {
   Status status = Status::unknown;
-  std::string_view instance;       // exact / nearest only
+  std::string_view instance;  // exact / nearest only
   std::string_view variant;
   std::string_view matched_shape;  // canonical; exact, nearest and no_best
   double distance = 0;             // Shape::distance from the query to matched_shape
   double median_us = 0;            // the winner's figure at matched_shape
   double stddev_us = 0;
-  bool tie = false;       // another instance is within measured noise of the winner there
-  bool unstable = false;  // the winner's figure is flagged unstable (faster beyond noise all the same)
+  bool tie = false;            // another instance is within measured noise of the winner there
+  bool unstable = false;       // the winner's figure is flagged unstable (faster beyond noise all the same)
   std::int64_t result_id = 0;  // the winner's result, for GET /api/v1/results/{id}
   // nearest: the winner's figure moved to the query by its waves of tiles (or by problem
   // size), what ranked it; the API's ranking[].estimate_us.
@@ -123,9 +123,9 @@ struct LoadOptions {
 
 struct TableInfo {  // one (op, dtype) of a snapshot
   std::string op, dtype;
-  std::size_t figures = 0;       // current figures, any status
-  std::size_t timed_shapes = 0;  // shapes with at least one ranking figure
-  std::size_t shapes = 0;        // all shapes measured (timed or not)
+  std::size_t figures = 0;             // current figures, any status
+  std::size_t timed_shapes = 0;        // shapes with at least one ranking figure
+  std::size_t shapes = 0;              // all shapes measured (timed or not)
   std::vector<std::string> instances;  // winners of some timed shape, sorted
 };
 

@@ -22,7 +22,7 @@ struct SnapshotSource {
   std::int64_t generated_at_ms = 0;
   std::string generated_at;  // the same instant as ISO-8601 UTC
   std::vector<SnapshotFigure> figures;
-  int sm_count = 0;  // 0: unknown
+  int sm_count = 0;                                      // 0: unknown
   std::vector<porting::InstanceGeometry> geometry = {};  // instances whose geometry is known
 };
 

@@ -18,8 +18,7 @@ enum class CertificateProblem {
 // One sentence for "the TLS certificate of <where> ...": the problem, OpenSSL's `detail`
 // when it adds something, and the remedy. `ca_file` is the client's --ca-file ("" when it
 // trusts the system store), named so the user knows which trust was applied.
-std::string describe_certificate_problem(CertificateProblem problem, std::string_view where,
-                                         std::string_view host, std::string_view ca_file,
-                                         std::string_view detail);
+std::string describe_certificate_problem(CertificateProblem problem, std::string_view where, std::string_view host,
+                                         std::string_view ca_file, std::string_view detail);
 
 }  // namespace kport::http

@@ -30,7 +30,7 @@ namespace kport::http {
 
 struct Url {
   std::string scheme = "http";
-  std::string host;         // without brackets for IPv6
+  std::string host;  // without brackets for IPv6
   std::uint16_t port = 80;
   std::string target = "/";  // path and query, as given ("/a/b?x=1")
 };
@@ -66,8 +66,8 @@ class Client {
 
   // Sends one request and reads the whole response. `timeout` of zero means the
   // options' default. Content-Type defaults to application/json when a body is given.
-  Result<ClientResponse> fetch(std::string_view method, std::string_view url,
-                               std::string_view body = {}, const HeaderList& headers = {},
+  Result<ClientResponse> fetch(std::string_view method, std::string_view url, std::string_view body = {},
+                               const HeaderList& headers = {},
                                std::chrono::milliseconds timeout = std::chrono::milliseconds{0});
   // Closes the kept connection.
   void close();
@@ -78,8 +78,8 @@ class Client {
 };
 
 // One request on a fresh connection.
-Result<ClientResponse> fetch(std::string_view method, std::string_view url,
-                             std::string_view body = {}, const HeaderList& headers = {},
+Result<ClientResponse> fetch(std::string_view method, std::string_view url, std::string_view body = {},
+                             const HeaderList& headers = {},
                              std::chrono::milliseconds timeout = std::chrono::milliseconds{30'000});
 
 }  // namespace kport::http

@@ -60,11 +60,9 @@ class EventHub {
  public:
   explicit EventHub(std::size_t default_queue_limit = 256);
   // A new subscription to `topics` (all topics when empty).
-  std::shared_ptr<Subscription> subscribe(std::vector<std::string> topics = {},
-                                          std::size_t queue_limit = 0);
+  std::shared_ptr<Subscription> subscribe(std::vector<std::string> topics = {}, std::size_t queue_limit = 0);
   // Sends an event to every live subscriber of `topic`; returns how many got it.
-  std::size_t publish(std::string_view topic, std::string_view event, std::string_view data,
-                      std::string_view id = {});
+  std::size_t publish(std::string_view topic, std::string_view event, std::string_view data, std::string_view id = {});
   std::size_t subscriber_count() const;
   std::uint64_t dropped_total() const noexcept { return m_dropped.load(); }
   // Closes every subscription (on shutdown).

@@ -32,7 +32,7 @@ struct Request {
   std::map<std::string, std::string> params;  // path parameters from the route pattern
   HeaderList headers;                         // as received, names in their original case
   std::string body;
-  std::string remote;                         // peer "127.0.0.1:5555"
+  std::string remote;      // peer "127.0.0.1:5555"
   std::string_view route;  // name of the matched route; points into the Router (Server lifetime)
   bool keep_alive = true;
   // Observed by long-poll handlers to reply early when the server stops; never null
@@ -77,7 +77,6 @@ inline Response json_ok(const boost::json::value& body) { return json_response(2
 Response error_response(const kport::Error& error);
 Response error_response(int status, std::string_view code, std::string_view message);
 // A plain body with the given content type (text/plain; charset=utf-8 by default).
-Response text_response(int status, std::string body,
-                       std::string content_type = "text/plain; charset=utf-8");
+Response text_response(int status, std::string body, std::string content_type = "text/plain; charset=utf-8");
 
 }  // namespace kport::http

@@ -62,8 +62,8 @@ class Metrics {
   std::atomic<std::int64_t> connections_open{0};
   std::atomic<std::uint64_t> connections_total{0};
   std::atomic<std::uint64_t> connections_rejected{0};
-  std::atomic<std::int64_t> connections_reserved{0};      // open connections in the reserve
-  std::atomic<std::uint64_t> connections_evicted{0};      // idle reserve connections closed for room
+  std::atomic<std::int64_t> connections_reserved{0};       // open connections in the reserve
+  std::atomic<std::uint64_t> connections_evicted{0};       // idle reserve connections closed for room
   std::atomic<std::uint64_t> connections_unprivileged{0};  // reserve connections refused at their request
   std::atomic<std::uint64_t> tls_handshakes_failed{0};     // HTTPS: handshakes that failed or timed out
   std::atomic<std::uint64_t> tls_plain_requests{0};        // HTTPS: connections that sent plain HTTP
@@ -71,7 +71,10 @@ class Metrics {
   std::string render_prometheus() const;
 
  private:
-  struct Gauge { std::string name, help; GaugeFn fn; };
+  struct Gauge {
+    std::string name, help;
+    GaugeFn fn;
+  };
   mutable std::mutex m_mu;
   std::deque<RouteStats> m_routes;
   std::vector<Gauge> m_gauges;

@@ -37,9 +37,9 @@ struct Route {
   std::string method;
   std::string pattern;
   std::string name;
-  Handler handler;       // exactly one of handler / sync_handler is set
+  Handler handler;  // exactly one of handler / sync_handler is set
   SyncHandler sync_handler;
-  std::size_t id = 0;    // index in Router::routes()
+  std::size_t id = 0;  // index in Router::routes()
 };
 
 // The outcome of a lookup.
@@ -58,10 +58,8 @@ class Router {
   Router(const Router&) = delete;
   Router& operator=(const Router&) = delete;
 
-  void add(std::string_view method, std::string_view pattern, Handler handler,
-           std::string route_name = {});
-  void add_sync(std::string_view method, std::string_view pattern, SyncHandler handler,
-                std::string route_name = {});
+  void add(std::string_view method, std::string_view pattern, Handler handler, std::string route_name = {});
+  void add_sync(std::string_view method, std::string_view pattern, SyncHandler handler, std::string route_name = {});
   // Serves GET/HEAD for every path under `prefix` ("/static/"); the rest of the path is
   // the parameter "path". Sugar for add_sync(method, prefix + "{path...}", ...).
   void add_prefix(std::string_view prefix, SyncHandler handler, std::string route_name = {});
@@ -70,8 +68,7 @@ class Router {
   // stays inside its segment; captured parameters are decoded into `params`, and one that
   // is malformed, holds NUL or is not UTF-8 gives bad_parameter. HEAD falls back to GET
   // when no HEAD route exists.
-  Match match(std::string_view method, std::string_view path,
-              std::map<std::string, std::string>& params) const;
+  Match match(std::string_view method, std::string_view path, std::map<std::string, std::string>& params) const;
 
   const std::vector<std::unique_ptr<Route>>& routes() const noexcept { return m_routes; }
 

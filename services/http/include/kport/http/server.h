@@ -36,18 +36,18 @@ namespace kport::http {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  std::uint16_t port = 0;          // 0 picks a free port; see Server::port()
+  std::uint16_t port = 0;  // 0 picks a free port; see Server::port()
   // I/O threads, each with its own event loop; a connection stays on one thread, so a
   // handler that blocks stalls every connection of that thread. Run blocking work
   // elsewhere and Reply later.
   int threads = 4;
-  std::size_t body_limit = 8u << 20;    // bytes; larger bodies get 413
-  std::size_t header_limit = 16u << 10; // bytes; larger header blocks get 431
+  std::size_t body_limit = 8u << 20;                // bytes; larger bodies get 413
+  std::size_t header_limit = 16u << 10;             // bytes; larger header blocks get 431
   std::chrono::milliseconds read_timeout{30'000};   // to receive one request once begun
   std::chrono::milliseconds idle_timeout{60'000};   // between keep-alive requests
   std::chrono::milliseconds write_timeout{30'000};  // to send one response
   std::chrono::milliseconds sse_heartbeat{15'000};  // comment line on idle event streams
-  std::size_t max_connections = 10'000;  // beyond this new connections get 503 and close
+  std::size_t max_connections = 10'000;             // beyond this new connections get 503 and close
   // Fairness. A connection must send its first request within first_request_timeout.
   // One client address holds at most max_connections_per_address ordinary connections,
   // and all addresses together at most max_connections - reserved_connections. Past
@@ -66,7 +66,7 @@ struct ServerOptions {
   // Called on an I/O thread, so it must answer from memory (never a database or the
   // network); empty: any Authorization header does.
   std::function<bool(std::string_view authorization)> authorized;
-  bool log_requests = false;             // one debug line per request
+  bool log_requests = false;  // one debug line per request
   // Every 401 answer carries `WWW-Authenticate: Bearer realm="<auth_realm>"` (RFC 6750),
   // with `error="invalid_token"` when the request sent a Bearer token (so it was wrong),
   // unless the handler set that header itself.

@@ -26,14 +26,14 @@
 namespace kport::runner {
 
 struct BuildSettings {
-  std::filesystem::path workdir;         // repos/ (workspaces) and build/ live here
+  std::filesystem::path workdir;  // repos/ (workspaces) and build/ live here
   std::string nvcc = "nvcc";
-  std::string cuobjdump;                 // the SASS audit's disassembler; empty: beside nvcc, else PATH
-  int jobs = 0;                          // parallel compiles; 0 = cores
+  std::string cuobjdump;  // the SASS audit's disassembler; empty: beside nvcc, else PATH
+  int jobs = 0;           // parallel compiles; 0 = cores
   std::chrono::seconds compile_timeout{900};
-  std::string catalog_file;              // fallback when the commit has no porting/catalog/targets.json
-  porting::ToolkitListing toolkit;       // probed once at start
-  Env* env = nullptr;                    // the build's children start through it; null: Env::system()
+  std::string catalog_file;         // fallback when the commit has no porting/catalog/targets.json
+  porting::ToolkitListing toolkit;  // probed once at start
+  Env* env = nullptr;               // the build's children start through it; null: Env::system()
 };
 
 struct JobOutcome {
@@ -51,7 +51,8 @@ struct CheckoutBuild {
   porting::BuildReport report;
 };
 Result<CheckoutBuild> checkout_and_build(CoordinatorApi& api, const ClaimedJob& job, const BuildSettings& settings,
-                                         const std::atomic<bool>& cancel, const std::function<void(const std::string&)>& log);
+                                         const std::atomic<bool>& cancel,
+                                         const std::function<void(const std::string&)>& log);
 
 JobOutcome run_build_job(CoordinatorApi& api, const ClaimedJob& job, const BuildSettings& settings,
                          const std::atomic<bool>& cancel, const std::function<void(const std::string&)>& log);

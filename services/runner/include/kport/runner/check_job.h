@@ -31,15 +31,16 @@ namespace kport::runner {
 // reproduces it whatever the harness's defaults are.
 struct BenchSampling {
   double time_cap_ms = 300;
-  double warmup_ms = 200;          // long enough for the clocks to settle under load
+  double warmup_ms = 200;  // long enough for the clocks to settle under load
   int min_samples = 20;
   double max_rse = 0.003;
-  double max_duty = 0.5;           // idle between samples: timed below the power cap
-  double throttle_threshold = 0.97; // drop samples after which the SM clock is below this share of the warm-up's highest
-  double throttle_recovery_ms = 50; // pause after a dropped sample (the harness's default)
-  double sample_gap_ms = 0;         // idle after every sample (the harness's default)
-  std::string l2_flush = "write";   // how the L2 is emptied before each sample: write, read or off
-  int rounds = 2;                  // bench processes per instance; a figure is the median of their medians
+  double max_duty = 0.5;  // idle between samples: timed below the power cap
+  double throttle_threshold =
+      0.97;  // drop samples after which the SM clock is below this share of the warm-up's highest
+  double throttle_recovery_ms = 50;  // pause after a dropped sample (the harness's default)
+  double sample_gap_ms = 0;          // idle after every sample (the harness's default)
+  std::string l2_flush = "write";    // how the L2 is emptied before each sample: write, read or off
+  int rounds = 2;                    // bench processes per instance; a figure is the median of their medians
   // Rounds that disagree (combine_bench_rounds in harness_exec.h says when) are re-measured:
   // up to this many further rounds, each in new processes, until a majority agrees.
   int remeasure_rounds = 2;
@@ -60,7 +61,7 @@ struct BenchSampling {
 
 struct GpuSettings {
   GpuInfo gpu;
-  std::filesystem::path workdir;            // harness/ (artifact cache) and, for local builds, repos/ and build/
+  std::filesystem::path workdir;  // harness/ (artifact cache) and, for local builds, repos/ and build/
   std::string nvidia_smi = "nvidia-smi";
   double kernel_timeout_s = 60;
   std::chrono::seconds process_timeout{900};
@@ -69,10 +70,10 @@ struct GpuSettings {
   // Instances checked at once, each in its own processes (nothing is timed meanwhile):
   // a check mostly waits on references, inputs and process start, not on the GPU.
   int check_parallel = 8;
-  std::optional<std::uint64_t> seed;        // base seed of every harness run; unset: a fresh random one per run
-  BuildSettings build;                      // for a local build when no harness artifact exists
+  std::optional<std::uint64_t> seed;  // base seed of every harness run; unset: a fresh random one per run
+  BuildSettings build;                // for a local build when no harness artifact exists
   std::string nvcc_probe = "nvcc";
-  Env* env = nullptr;                       // harness processes start through it; null: Env::system()
+  Env* env = nullptr;  // harness processes start through it; null: Env::system()
 };
 
 class CheckHandler : public JobHandler {
@@ -80,7 +81,8 @@ class CheckHandler : public JobHandler {
   explicit CheckHandler(GpuSettings settings) : m_s(std::move(settings)) {}
   Status prepare() override;
   Result<api::RunnerRegistration> registration(const std::string& name) override;
-  JobOutcome run(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel, const LogFn& log) override;
+  JobOutcome run(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel,
+                 const LogFn& log) override;
   Status ready() override;
 
  private:
@@ -88,7 +90,8 @@ class CheckHandler : public JobHandler {
     std::filesystem::path path;
     std::string sha256;  // what the artifact store serves it by
   };
-  Result<HarnessFile> harness_for(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel, const LogFn& log);
+  Result<HarnessFile> harness_for(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel,
+                                  const LogFn& log);
   std::vector<std::string> gpu_env() const;
 
   GpuSettings m_s;

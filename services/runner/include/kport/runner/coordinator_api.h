@@ -33,7 +33,7 @@ struct Registration {
 struct ClaimedJob {
   std::int64_t id = 0;
   std::int64_t pipeline = 0;
-  std::string kind;    // "build" or "check"
+  std::string kind;  // "build" or "check"
   std::string commit;
   std::string target;
   int attempt = 0;
@@ -89,11 +89,12 @@ class CoordinatorApi {
  private:
   // The body of a 2xx answer.
   Result<std::string> send(std::string_view method, const std::string& path, std::string_view body,
-                                  const std::string& token, std::chrono::milliseconds timeout = std::chrono::milliseconds{0},
-                                  std::string_view content_type = "application/json");
+                           const std::string& token, std::chrono::milliseconds timeout = std::chrono::milliseconds{0},
+                           std::string_view content_type = "application/json");
   // send(), then the body must be empty or a JSON object (answers.h, parse_ack).
   Status ack(std::string_view method, const std::string& path, std::string_view body,
-             std::chrono::milliseconds timeout = std::chrono::milliseconds{0}, std::string_view content_type = "application/json");
+             std::chrono::milliseconds timeout = std::chrono::milliseconds{0},
+             std::string_view content_type = "application/json");
   std::string m_server;
   std::string m_token;
   http::Client m_client;

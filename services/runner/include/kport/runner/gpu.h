@@ -18,13 +18,13 @@
 namespace kport::runner {
 
 struct GpuInfo {
-  int index = 0;               // nvidia-smi's index (PCI order); workers pin by uuid instead
-  std::string name;            // "NVIDIA H200"
-  std::string uuid;            // "GPU-3f1c…": the value CUDA_VISIBLE_DEVICES takes
-  std::string arch;            // compute capability, "9.0"
-  int sm_count = 0;            // 0 when the driver library could not say
+  int index = 0;     // nvidia-smi's index (PCI order); workers pin by uuid instead
+  std::string name;  // "NVIDIA H200"
+  std::string uuid;  // "GPU-3f1c…": the value CUDA_VISIBLE_DEVICES takes
+  std::string arch;  // compute capability, "9.0"
+  int sm_count = 0;  // 0 when the driver library could not say
   std::int64_t memory_mib = 0;
-  std::string driver;          // "570.124.06"
+  std::string driver;  // "570.124.06"
   std::string pci_bus_id;
 
   boost::json::object to_json() const;

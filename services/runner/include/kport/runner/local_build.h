@@ -16,7 +16,7 @@ struct LocalBuild {
   std::string build_dir;
   std::string catalog_file;
   std::string nvcc = "nvcc";
-  std::string cuobjdump;                 // the SASS audit's disassembler; empty: beside nvcc, else PATH
+  std::string cuobjdump;  // the SASS audit's disassembler; empty: beside nvcc, else PATH
   int jobs = 0;
   std::chrono::seconds compile_timeout{900};
 };

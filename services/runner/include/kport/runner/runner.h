@@ -31,18 +31,19 @@ class JobHandler {
   virtual Status prepare() = 0;
   // Who this runner is and what its role can do (POST /api/v1/runners/register).
   virtual Result<api::RunnerRegistration> registration(const std::string& name) = 0;
-  virtual JobOutcome run(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel, const LogFn& log) = 0;
+  virtual JobOutcome run(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel,
+                         const LogFn& log) = 0;
   // Asked before each claim; an error says why this runner must not take work now.
   virtual Status ready() { return {}; }
 };
 
 struct RunnerConfig {
-  std::string server;              // http://host:port or https://host:port
-  std::string ca_file;             // https: CA certificates to trust; empty: the system store
+  std::string server;   // http://host:port or https://host:port
+  std::string ca_file;  // https: CA certificates to trust; empty: the system store
   std::string registration_token;
-  std::string name;                // shown in /api/v1/runners
+  std::string name;  // shown in /api/v1/runners
   std::chrono::seconds claim_wait{30};
-  int max_jobs = 0;                // stop after this many jobs; 0 = no limit (tests)
+  int max_jobs = 0;  // stop after this many jobs; 0 = no limit (tests)
 };
 
 class Runner {
@@ -65,10 +66,12 @@ class Runner {
 // The build role: the porting driver behind a JobHandler.
 class BuildHandler : public JobHandler {
  public:
-  BuildHandler(BuildSettings settings, std::string nvcc_probe) : m_settings(std::move(settings)), m_nvcc(std::move(nvcc_probe)) {}
+  BuildHandler(BuildSettings settings, std::string nvcc_probe)
+      : m_settings(std::move(settings)), m_nvcc(std::move(nvcc_probe)) {}
   Status prepare() override;
   Result<api::RunnerRegistration> registration(const std::string& name) override;
-  JobOutcome run(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel, const LogFn& log) override;
+  JobOutcome run(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel,
+                 const LogFn& log) override;
 
  private:
   BuildSettings m_settings;

@@ -40,7 +40,7 @@ struct Config {
   std::chrono::seconds interval{60};
   bool toolkit = true, fleet = true, git = true;  // which watches run
   std::string nvcc = "nvcc";
-  std::string catalog;       // targets.json
+  std::string catalog;  // targets.json
   std::vector<WatchedRepo> repos;
   std::string toolkit_repo;  // builds of a new target use this repository's first branch (default: the first repo)
   std::string workdir = "var/watcher";  // libgit2 workspaces

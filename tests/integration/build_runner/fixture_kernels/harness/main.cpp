@@ -17,9 +17,10 @@ int main(int argc, char** argv) {
   for (const auto& v : info.built) {
     auto dot = v.id.find('.');
     std::string family = v.id.substr(0, dot), variant = v.id.substr(dot + 1);
-    out += std::string(first ? "" : ",") + "{\"variant\":\"" + v.id + "\",\"status\":\"built\",\"instances\":[{\"name\":\"" +
-           v.id + ".default\",\"family\":\"" + family + "\",\"variant\":\"" + variant + "\",\"features\":[\"" +
-           v.features + "\"],\"dtypes\":[\"fp32\"],\"config\":{\"block\":128}}]}";
+    out += std::string(first ? "" : ",") + "{\"variant\":\"" + v.id +
+           "\",\"status\":\"built\",\"instances\":[{\"name\":\"" + v.id + ".default\",\"family\":\"" + family +
+           "\",\"variant\":\"" + variant + "\",\"features\":[\"" + v.features +
+           "\"],\"dtypes\":[\"fp32\"],\"config\":{\"block\":128}}]}";
     first = false;
   }
   out += "]}";
