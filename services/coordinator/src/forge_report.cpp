@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <cctype>
 #include <map>
 #include <variant>
@@ -194,6 +195,41 @@ std::string report_summary(const db::Pipeline& p, const std::string& conclusion,
     if (!v->waiting.empty()) {
       md += "### Waiting\n\n";
       for (const auto& w : v->waiting) md += "- " + w + "\n";
+      md += "\n";
+    }
+    // What makes a report neutral or leaves a failure out, said as plainly as a failure.
+    if (!v->insufficient_data.empty()) {
+      md += "### Too little history to judge\n\n| series | change | A/A degrees of freedom |\n| --- | --- | --- |\n";
+      for (const auto& u : v->insufficient_data) {
+        const auto& s = u.model.series;
+        char change[32];
+        std::snprintf(change, sizeof change, "%+.1f%%", 100.0 * u.rel);
+        md += "| " + s.instance + " " + s.dtype + " " + s.shape + " on " + s.gpu_model + " (driver " + s.driver +
+              ") | " + change + " | " + std::to_string(u.model.degrees) + " of " +
+              std::to_string(u.model.degrees + u.model.needed) + " needed |\n";
+      }
+      md += "\n";
+    }
+    if (!v->flaky.empty()) {
+      md += "### Flaky, not counted\n\n";
+      for (const auto& f : v->flaky) {
+        md += "- " + f.instance + " " + f.dtype + " " + f.shape + " on " + f.gpu_model + ": " +
+              porting::to_string(f.status) + " (result " + std::to_string(f.result) +
+              (f.seed ? ", seed " + std::to_string(*f.seed) : std::string()) + "); " + std::to_string(f.failures) +
+              " of " + std::to_string(f.runs) + " runs failed, released after " + std::to_string(f.to_release) +
+              " more clean runs\n";
+      }
+      md += "\n";
+    }
+    if (!v->infrastructure.empty()) {
+      md += "### Machine failures, not the commit's\n\n";
+      for (const auto& f : v->infrastructure) {
+        std::string msg = f.message;
+        std::replace(msg.begin(), msg.end(), '\n', ' ');
+        md += "- " + (f.target.empty() ? std::string("all targets") : f.target) +
+              (f.gpu_model.empty() ? std::string() : " on " + f.gpu_model) + ", job " + std::to_string(f.job) + ": " +
+              msg + "\n";
+      }
       md += "\n";
     }
     if (!v->notes.empty()) {

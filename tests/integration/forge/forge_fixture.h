@@ -3,7 +3,9 @@
 // told to the fake's webhook receiver.
 #pragma once
 
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "fake_forge.h"
 #include "hook_fixture.h"
@@ -150,6 +152,18 @@ class ForgeTest : public HookTest {
     }
   }
   std::string metrics() { return call_raw(client, "GET", url("/metrics"), "").raw; }
+  // /metrics once it contains `text` (the sender refreshes its gauges after the round
+  // that recorded an attempt, so the API can show a state a moment before /metrics
+  // does), or as it reads after 5 s.
+  std::string metrics_with(const std::string& text) {
+    std::string m;
+    for (int i = 0; i < 100; ++i) {
+      m = metrics();
+      if (m.find(text) != std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return m;
+  }
 
   std::unique_ptr<TestPki> pki;  // before the forge, which serves its certificate
   FakeForge forge;               // constructed before the fixture's body runs: its URL goes into the flags

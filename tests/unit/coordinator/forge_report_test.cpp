@@ -122,6 +122,52 @@ TEST(ForgeReport, CompletedCheckRunCarriesConclusionTitleAndSummaryPerTargetAndG
   EXPECT_EQ(summary.find("Reproduce the"), std::string::npos) << "no command was given: " << summary;
 }
 
+// A neutral report says which series it could not judge and why, and a failure it left
+// out (flaky, the machine's) is listed, not hidden.
+TEST(ForgeReport, ANeutralSummaryListsUnjudgedSeriesFlakesAndMachineFailures) {
+  porting::Verdict v;
+  v.status = "insufficient_data";
+  v.results = 3;
+  porting::UnjudgedSeries u;
+  u.target = "sm_90a";
+  u.model.series = {"NVIDIA H200", "580.1", "gemm.mma_sync.a", "bf16", "m=4096,n=4096,k=4096"};
+  u.model.degrees = 1;
+  u.model.needed = 2;
+  u.rel = 0.052;
+  v.insufficient_data.push_back(u);
+  porting::FlakyFailure f;
+  f.target = "sm_90a";
+  f.gpu_model = "NVIDIA H200";
+  f.instance = "softmax.vec16.regs_v4";
+  f.dtype = "fp16";
+  f.shape = "rows=128,cols=8192";
+  f.result = 41;
+  f.seed = 77;
+  f.runs = 6;
+  f.failures = 2;
+  f.to_release = 5;
+  v.flaky.push_back(f);
+  v.infrastructure.push_back(
+      {"sm_90a", "NVIDIA H200", 9, std::nullopt, "lease expired: runner gpu-1 stopped heartbeating"});
+  EXPECT_EQ(conclusion_of(db::PipelineStatus::succeeded, &v), "neutral");
+  auto out = plan_report(inputs(db::PipelineStatus::succeeded, "completed", connection("github", "check"), &v));
+  ASSERT_EQ(out.size(), 1u);
+  const auto output = json::parse(out[0].body).at("output").as_object();
+  EXPECT_EQ(output.at("title").as_string(), "kport: insufficient data");
+  const std::string summary(output.at("summary").as_string());
+  EXPECT_NE(summary.find(
+                "| gemm.mma_sync.a bf16 m=4096,n=4096,k=4096 on NVIDIA H200 (driver 580.1) | +5.2% | 1 of 3 needed |"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("- softmax.vec16.regs_v4 fp16 rows=128,cols=8192 on NVIDIA H200: failed (result 41, seed 77); "
+                         "2 of 6 runs failed, released after 5 more clean runs"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("- sm_90a on NVIDIA H200, job 9: lease expired: runner gpu-1 stopped heartbeating"),
+            std::string::npos)
+      << summary;
+}
+
 TEST(ForgeReport, SummaryCarriesTheReproCommandOfEachNamedResult) {
   auto v = failing();
   v.reasons[1].figures["result"] = std::int64_t{42};
