@@ -2,7 +2,7 @@
 #include <sstream>
 
 #include "kport/porting/catalog.h"
-#include "kport/common/process.h"
+#include "kport/common/env.h"
 
 namespace kport::porting {
 namespace {
@@ -19,14 +19,14 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 class NvccProbe final : public ToolkitProbe {
  public:
-  explicit NvccProbe(std::string nvcc) : m_nvcc(std::move(nvcc)) {}
+  NvccProbe(std::string nvcc, Env& env) : m_nvcc(std::move(nvcc)), m_env(env) {}
 
   Result<ToolkitListing> probe() override {
     ToolkitListing l;
     auto run = [&](const char* flag) -> Result<std::string> {
       ProcessOptions o;
       o.timeout = std::chrono::seconds(60);
-      auto r = run_process({m_nvcc, flag}, o);
+      auto r = m_env.run_process({m_nvcc, flag}, o);
       if (!r.ok()) return make_error(Errc::unavailable, "cannot run the CUDA compiler: " + r.error().message);
       if (r->exit_code != 0) return make_error(Errc::unavailable, m_nvcc + " " + flag + " failed: " + r->output);
       return r->output;
@@ -45,11 +45,14 @@ class NvccProbe final : public ToolkitProbe {
 
  private:
   std::string m_nvcc;
+  Env& m_env;
 };
 
 }  // namespace
 
-std::unique_ptr<ToolkitProbe> make_nvcc_probe(std::string nvcc) { return std::make_unique<NvccProbe>(std::move(nvcc)); }
+std::unique_ptr<ToolkitProbe> make_nvcc_probe(std::string nvcc, Env& env) {
+  return std::make_unique<NvccProbe>(std::move(nvcc), env);
+}
 
 std::string parse_nvcc_version(std::string_view text) {
   auto pos = text.find("release ");

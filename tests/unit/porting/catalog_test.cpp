@@ -98,5 +98,46 @@ TEST(Catalog, ParsesNvccVersion) {
   EXPECT_EQ(parse_nvcc_version("garbage"), "");
 }
 
+// The nvcc probe asks the toolkit through the Env it is given: what the compiler prints
+// becomes the listing, and a compiler that cannot run is `unavailable` naming the command.
+class FakeToolkit : public Env {
+ public:
+  bool broken = false;
+  std::vector<std::vector<std::string>> calls;
+  Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const ProcessOptions&) override {
+    calls.push_back(argv);
+    ProcessOutput out;
+    if (broken) {
+      out.exit_code = 1;
+      out.output = "nvcc fatal: license file missing\n";
+      return out;
+    }
+    const std::string& flag = argv.at(1);
+    out.exit_code = 0;
+    out.output = flag == "--version"         ? "Cuda compilation tools, release 13.7, V13.7.1\n"
+                 : flag == "--list-gpu-code" ? "sm_90a\r\nsm_130 \n\n"
+                                             : "compute_90a\ncompute_130\n";
+    return out;
+  }
+};
+
+TEST(Catalog, TheNvccProbeAsksTheToolkitThroughItsEnv) {
+  FakeToolkit toolkit;
+  auto listing = make_nvcc_probe("/opt/cuda/bin/nvcc", toolkit)->probe();
+  ASSERT_TRUE(listing.ok()) << listing.error().message;
+  EXPECT_EQ(listing->version, "13.7");
+  EXPECT_EQ(listing->gpu_codes, (std::vector<std::string>{"sm_90a", "sm_130"}));
+  EXPECT_EQ(listing->gpu_archs, (std::vector<std::string>{"compute_90a", "compute_130"}));
+  ASSERT_EQ(toolkit.calls.size(), 3u);
+  EXPECT_EQ(toolkit.calls[0], (std::vector<std::string>{"/opt/cuda/bin/nvcc", "--version"}));
+  toolkit.broken = true;
+  auto failed = make_nvcc_probe("/opt/cuda/bin/nvcc", toolkit)->probe();
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().code, Errc::unavailable);
+  EXPECT_NE(failed.error().message.find("/opt/cuda/bin/nvcc --version failed: nvcc fatal: license file missing"),
+            std::string::npos)
+      << failed.error().message;
+}
+
 }  // namespace
 }  // namespace kport::porting

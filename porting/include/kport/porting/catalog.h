@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kport/common/env.h"
 #include "kport/common/result.h"
 
 namespace kport::porting {
@@ -31,8 +32,9 @@ class ToolkitProbe {
   virtual Result<ToolkitListing> probe() = 0;
 };
 
-// Runs `<nvcc> --version`, `--list-gpu-code` and `--list-gpu-arch`.
-std::unique_ptr<ToolkitProbe> make_nvcc_probe(std::string nvcc = "nvcc");
+// Runs `<nvcc> --version`, `--list-gpu-code` and `--list-gpu-arch` through `env` (the
+// machine's unless a test injects one; it must outlive the probe).
+std::unique_ptr<ToolkitProbe> make_nvcc_probe(std::string nvcc = "nvcc", Env& env = Env::system());
 // Parses "Cuda compilation tools, release 13.0, V13.0.88" into "13.0"; empty if absent.
 std::string parse_nvcc_version(std::string_view text);
 
