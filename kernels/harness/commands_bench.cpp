@@ -209,7 +209,12 @@ class Bencher {
     bool timed_out = false;
     const cudaError_t e = wait_with_watchdog(m_stop, m_opt.timeout_s, timed_out);
     if (timed_out) {
+      // The case's identity as every entry carries it: a reader requires its dtype.
       Json r = {{"instance", c.instance->name},
+                {"family", kport::kernels::family_name(c.instance->family)},
+                {"variant", c.instance->variant},
+                {"dtype", kport::kernels::dtype_name(c.dtype)},
+                {"shape", shape_json(c.shape)},
                 {"shape_text", shape_string(c.shape)},
                 {"verdict", "error"},
                 {"reason", "timed out"}};
