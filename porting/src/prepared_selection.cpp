@@ -66,6 +66,7 @@ PreparedSelection::PreparedSelection(std::string gpu_model, std::vector<Measurem
     }
     if (m.ranks()) m_timed[i] = 1;
   }
+  for (const auto& shape : m_shapes) m_own.push_back(own_paths(m_geometry, shape, m_element_bytes));
   m_at.reserve(m_shapes.size());
   m_current_at.resize(m_shapes.size());
   for (const auto& m : current)
@@ -81,6 +82,7 @@ detail::Waves PreparedSelection::waves() const { return detail::Waves{m_sm_count
 std::optional<PreparedSelection::Match> PreparedSelection::match(const Shape& want) const {
   // select_best's order: the nearest timed shape; only when none is comparable, the
   // nearest shape measured at all.
+  const auto want_own = own_paths(m_geometry, want, m_element_bytes);
   for (int pass = 0; pass < 2; ++pass) {
     double best_d = std::numeric_limits<double>::infinity();
     int best_changes = 0;
@@ -89,7 +91,7 @@ std::optional<PreparedSelection::Match> PreparedSelection::match(const Shape& wa
       if (pass == 0 && !m_timed[i]) continue;
       const double d = want.distance(m_shapes[i]);
       if (!std::isfinite(d)) continue;
-      const int changes = path_changes(m_geometry, want, m_shapes[i], m_element_bytes);
+      const int changes = path_changes(want_own, m_own[i]);
       if (prefer_match(changes, d, m_canonical[i], best_changes, best_d,
                        best < m_shapes.size() ? std::string_view(m_canonical[best]) : std::string_view()))
         best_d = d, best_changes = changes, best = i;
@@ -135,6 +137,8 @@ std::size_t PreparedSelection::bytes() const {
   for (const auto& s : m_at) n += heap(s);
   n += m_current_at.capacity() * sizeof(std::vector<Measurement>) + m_drivers.capacity() * sizeof(DriverSeen) +
        m_geometry.capacity() * sizeof(InstanceGeometry);
+  n += m_own.capacity() * sizeof(std::vector<char>);
+  for (const auto& own : m_own) n += own.capacity();
   for (const auto& at : m_current_at) {
     n += at.capacity() * sizeof(Measurement);
     for (const auto& m : at) n += heap(m);

@@ -44,10 +44,11 @@ ShapeMatch nearest_shape(const Shape& want, const std::vector<Measurement>& rows
   ShapeMatch best;
   int best_changes = 0;
   std::string best_canonical;
+  const auto want_own = own_paths(waves.geometry, want, waves.element_bytes);
   for (const auto& m : rows) {
     double d = want.distance(m.shape);
     if (!std::isfinite(d)) continue;
-    const int changes = path_changes(waves.geometry, want, m.shape, waves.element_bytes);
+    const int changes = path_changes(want_own, own_paths(waves.geometry, m.shape, waves.element_bytes));
     // A farther shape on no fewer paths is never preferred; skipping it spares its text.
     if (best.shape && (changes > best_changes || (changes == best_changes && d > best.distance))) continue;
     std::string canonical = m.shape.canonical();
@@ -389,6 +390,7 @@ std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& 
     std::string canonical;
     std::map<std::string, double> median;  // instance -> median_us
     std::string fastest;
+    std::vector<char> own;  // own_paths() at the shape
   };
   // The instance an answer at `to` from the figures at `from` would name: the best
   // estimate, as measured() ranks (ties by name).
@@ -408,6 +410,7 @@ std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& 
   std::map<std::string, AtShape> shapes;
   for (const auto& m : timed) {
     auto& a = shapes[m.shape.canonical()];
+    if (!a.shape) a.own = own_paths(waves.geometry, m.shape, waves.element_bytes);
     a.shape = &m.shape;
     a.canonical = m.shape.canonical();
     a.median[m.instance] = m.median_us;
@@ -422,7 +425,7 @@ std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& 
     for (const auto& [other_key, b] : shapes) {
       if (other_key == key) continue;
       const double d = a.shape->distance(*b.shape);
-      const int changes = path_changes(waves.geometry, *a.shape, *b.shape, waves.element_bytes);
+      const int changes = path_changes(a.own, b.own);
       if (prefer_match(changes, d, b.canonical, best_changes, best_d,
                        nearest ? std::string_view(nearest->canonical) : std::string_view())) {
         best_d = d;

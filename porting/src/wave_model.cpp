@@ -62,11 +62,16 @@ bool own_path(const Geometry& g, const Shape& s, int element_bytes) {
   return true;
 }
 
-int path_changes(std::span<const InstanceGeometry> all, const Shape& a, const Shape& b, int element_bytes) {
-  int n = 0;
+std::vector<char> own_paths(std::span<const InstanceGeometry> all, const Shape& s, int element_bytes) {
+  std::vector<char> own;
   for (const auto& g : all)
-    if (!g.geometry.paths.empty() && own_path(g.geometry, a, element_bytes) != own_path(g.geometry, b, element_bytes))
-      ++n;
+    if (!g.geometry.paths.empty()) own.push_back(own_path(g.geometry, s, element_bytes) ? 1 : 0);
+  return own;
+}
+
+int path_changes(const std::vector<char>& a, const std::vector<char>& b) {
+  int n = 0;
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) n += a[i] != b[i];
   return n;
 }
 

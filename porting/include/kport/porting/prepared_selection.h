@@ -72,6 +72,7 @@ class PreparedSelection {
   std::vector<Shape> m_shapes;
   std::vector<std::string> m_canonical;
   std::vector<char> m_timed;                           // per shape: some figure there ranks
+  std::vector<std::vector<char>> m_own;                // per shape: own_paths() of the instances' geometries
   std::vector<Selection> m_at;                         // per shape: detail::measured_at
   std::vector<std::vector<Measurement>> m_current_at;  // per shape: its current figures
   std::vector<DriverSeen> m_drivers;

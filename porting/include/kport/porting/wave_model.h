@@ -71,10 +71,18 @@ bool within(const Geometry::PathBound& b, std::int64_t extent, int element_bytes
 // of `element_bytes`; true when that is 0 (unknown) or the shape lacks the bound's dim.
 bool own_path(const Geometry& g, const Shape& s, int element_bytes);
 
-// How many of the instances take their own path at one of `a`, `b` and the fallback at
-// the other: a measured shape where none does (0) stands in for the asked one as a
-// figure of the same code; the nearest-shape searches prefer the fewest, then the nearest.
-int path_changes(std::span<const InstanceGeometry> all, const Shape& a, const Shape& b, int element_bytes);
+// Whether each instance of `all` that has path bounds runs its own code at `s`, in
+// `all`'s order: a shape's place on the instances' paths, computed once per shape.
+std::vector<char> own_paths(std::span<const InstanceGeometry> all, const Shape& s, int element_bytes);
+
+// How many instances take their own path at one shape and the fallback at the other,
+// from the shapes' own_paths() over the same instances: a measured shape where none does
+// (0) stands in for the asked one as a figure of the same code; the nearest-shape
+// searches prefer the fewest, then the nearest.
+int path_changes(const std::vector<char>& a, const std::vector<char>& b);
+inline int path_changes(std::span<const InstanceGeometry> all, const Shape& a, const Shape& b, int element_bytes) {
+  return path_changes(own_paths(all, a, element_bytes), own_paths(all, b, element_bytes));
+}
 
 // A family's geometry read from an instance's published configuration: `config(key)` is
 // the config's integer value of `key`, nullopt when absent or not an integer. gemm: bm,
