@@ -2,13 +2,10 @@
 
 #include <algorithm>
 
-#include "codec.h"
 #include "kport/http/uri.h"
 #include "kport/porting/op_shape.h"
 
 namespace kport::coordinator {
-namespace json = boost::json;
-
 namespace {
 
 constexpr std::string_view k_families[] = {"gemm", "attention", "rmsnorm", "softmax"};
@@ -45,19 +42,20 @@ Result<BestQuestion> parse_best_question(const http::Request& req) {
   return q;
 }
 
-void add_question_members(json::object& out, const BestQuestion& q, const std::string& arch, const std::string& target,
-                          bool measured_exactly, bool known_gpu, std::optional<db::BestKey>& unmeasured) {
-  out["query"] = json::object{{"gpu", q.gpu}, {"op", q.op},      {"dtype", q.dtype}, {"shape", q.shape.canonical()},
-                              {"arch", arch}, {"target", target}};
+void write_question_members(JsonText& w, const BestQuestion& q, std::string_view arch, std::string_view target,
+                            bool measured_exactly, bool known_gpu, std::optional<db::BestKey>& unmeasured) {
+  w.next("query").raw('{').key("gpu").str(q.gpu);
+  w.next("op").str(q.op).next("dtype").str(q.dtype).next("shape").str(q.shape.canonical());
+  w.next("arch").str(arch).next("target").str(target).raw('}');
   // Not measured at this shape: say how to have it measured (a GPU model kport knows, a
   // shape its family can run), and count the question.
   if (measured_exactly || !known_gpu) return;
   if (auto runnable = porting::op_shape(q.op, q.shape_text); runnable.ok()) {
     unmeasured = db::BestKey{q.gpu, q.op, q.dtype, runnable->shape.canonical()};
-    out["measure"] = json::object{
-        {"requests", "POST /api/v1/best/requests"},
-        {"body", json::object{{"gpu", q.gpu}, {"op", q.op}, {"dtype", q.dtype}, {"shape", runnable->text}}},
-        {"list", "GET /api/v1/best/requests?gpu=" + http::percent_encode(q.gpu)}};
+    w.next("measure").raw('{').key("requests").str("POST /api/v1/best/requests");
+    w.next("body").raw('{').key("gpu").str(q.gpu);
+    w.next("op").str(q.op).next("dtype").str(q.dtype).next("shape").str(runnable->text).raw('}');
+    w.next("list").str("GET /api/v1/best/requests?gpu=" + http::percent_encode(q.gpu)).raw('}');
   }
 }
 
@@ -66,34 +64,34 @@ std::optional<std::string> measured_answer(const BestIndex::Entry& entry, const 
   const auto& prepared = entry.prepared();
   auto match = prepared.match(q.shape);
   if (!match) return std::nullopt;
+  const BestIndex::ShapeText& text = entry.text(match->shape);
+  const std::string_view arch = q.arch.empty() ? std::string_view(prepared.first_arch()) : std::string_view(q.arch);
+  std::string body;
+  JsonText w(body);
   if (match->distance != 0) {
-    // From another shape the ranking is the figures moved to this one: the whole answer
-    // is the question's.
-    json::value answer = to_json(prepared.answer(q.shape, *match));
-    json::object& out = answer.as_object();  // in place: no copy of the tree
-    const bool exactly = false;
-    add_question_members(out, q, q.arch.empty() ? prepared.first_arch() : q.arch, q.target, exactly, true, unmeasured);
-    return json::serialize(out);
+    // From another shape the ranking is the figures moved to this one: every member is
+    // the question's but the figures' evidence, written from the shape's texts.
+    const porting::Selection sel = prepared.answer(q.shape, *match);
+    body.reserve(text.segments.front().size() + text.segments.back().size() + 2048);
+    w.raw('{');
+    write_members(w, sel, &text.figures);
+    write_question_members(w, q, arch, q.target, false, true, unmeasured);
+    w.raw('}');
+    return body;
   }
   // Only the members that depend on the question are written per request; the rest is
   // the matched shape's, serialized once.
   const porting::Selection sel = prepared.answer_query_part(q.shape, *match);
-  const BestIndex::ShapeText& text = entry.text(match->shape);
-  std::string body;
   body.reserve(text.segments.front().size() + text.segments.back().size() + 1024 +
                (text.segments.size() > 2 ? text.segments[1].size() + text.segments[2].size() : 0));
   for (std::size_t i = 0; i + 1 < text.segments.size(); ++i) {
-    body += text.segments[i];
-    body += json::serialize(selection_member(sel, k_query_members[i]));
+    w.raw(text.segments[i]);
+    write_member(w, sel, k_query_members[i]);
   }
-  body += text.segments.back();
-  // The question's members, serialized as an object whose braces the answer's own replace.
-  json::object tail;
+  w.raw(text.segments.back());
   const bool exactly = sel.kind == porting::Selection::Kind::measured && sel.exact_shape;
-  add_question_members(tail, q, q.arch.empty() ? prepared.first_arch() : q.arch, q.target, exactly, true, unmeasured);
-  std::string rest = json::serialize(tail);
-  body += ',';
-  body.append(rest, 1, std::string::npos);
+  write_question_members(w, q, arch, q.target, exactly, true, unmeasured);
+  w.raw('}');
   return body;
 }
 

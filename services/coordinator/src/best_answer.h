@@ -8,6 +8,7 @@
 #include <string>
 
 #include "best_index.h"
+#include "selection_text.h"
 #include "kport/common/result.h"
 #include "kport/db/best_requests.h"
 #include "kport/http/message.h"
@@ -33,11 +34,11 @@ Result<BestQuestion> parse_best_question(const http::Request& req);
 std::optional<std::string> measured_answer(const BestIndex::Entry& entry, const BestQuestion& q,
                                            std::optional<db::BestKey>& unmeasured);
 
-// The members every answer ends with: "query" (the question as answered, arch and
-// target as resolved) and, when the answer is not a measurement at the exact shape on a
-// GPU model kport knows, "measure" (how to ask for one), setting `unmeasured`.
-void add_question_members(boost::json::object& out, const BestQuestion& q, const std::string& arch,
-                          const std::string& target, bool measured_exactly, bool known_gpu,
-                          std::optional<db::BestKey>& unmeasured);
+// The members every answer ends with, `,"query":{...}` (the question as answered, arch
+// and target as resolved) and, when the answer is not a measurement at the exact shape
+// on a GPU model kport knows, `,"measure":{...}` (how to ask for one), setting
+// `unmeasured`.
+void write_question_members(JsonText& w, const BestQuestion& q, std::string_view arch, std::string_view target,
+                            bool measured_exactly, bool known_gpu, std::optional<db::BestKey>& unmeasured);
 
 }  // namespace kport::coordinator

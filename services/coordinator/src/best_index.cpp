@@ -4,12 +4,10 @@
 
 #include <algorithm>
 
-#include "codec.h"
+#include "selection_text.h"
 #include "kport/db/best_measurement.h"
 
 namespace kport::coordinator {
-namespace json = boost::json;
-
 namespace {
 
 bool query_member(std::string_view name) {
@@ -27,26 +25,26 @@ BestIndex::Entry::Entry(std::uint64_t version, porting::PreparedSelection prepar
 const BestIndex::ShapeText& BestIndex::Entry::text(std::size_t shape) const {
   Lazy& lazy = *m_text.at(shape);
   std::call_once(lazy.once, [&] {
-    // Members are written as to_json(Selection) writes them; the key is plain ASCII.
     const porting::Selection& sel = m_prepared.at(shape);
     std::string segment = "{";
     bool first = true;
     for (std::string_view name : k_selection_members) {
-      if (!first) segment += ',';
+      JsonText w(segment);
+      if (!first) w.raw(',');
       first = false;
-      segment += '"';
-      segment += name;
-      segment += "\":";
+      w.key(name);
       if (query_member(name)) {
         lazy.text.segments.push_back(std::move(segment));
         segment.clear();
         continue;
       }
-      segment += json::serialize(selection_member(sel, name));
+      write_member(w, sel, name);
     }
     lazy.text.segments.push_back(std::move(segment));
+    lazy.text.figures = figure_texts(sel);
     std::size_t n = sizeof(ShapeText);
     for (const auto& s : lazy.text.segments) n += sizeof(std::string) + s.capacity();
+    for (const auto& f : lazy.text.figures) n += sizeof(FigureText) + f.evidence.capacity();
     m_text_bytes.fetch_add(n, std::memory_order_relaxed);
   });
   return lazy.text;

@@ -31,6 +31,7 @@
 #include "kport/common/result.h"
 #include "kport/db/store.h"
 #include "kport/porting/prepared_selection.h"
+#include "selection_text.h"
 
 namespace kport::coordinator {
 
@@ -39,10 +40,12 @@ class BestIndex {
   static constexpr std::size_t k_default_max_bytes = std::size_t{256} << 20;
 
   // One shape's answer members, serialized: `segments` around the members named in
-  // `k_query_members` (codec.h), which each question writes itself:
-  // segments[0] member[0] segments[1] ... segments[n].
+  // `k_query_members` (selection_text.h), which each question writes itself:
+  // segments[0] member[0] segments[1] ... segments[n]; and each ranked figure's evidence,
+  // which an answer from this shape to another writes in its own order.
   struct ShapeText {
     std::vector<std::string> segments;
+    FigureTexts figures;
   };
 
   class Entry {

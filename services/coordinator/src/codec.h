@@ -31,17 +31,6 @@ boost::json::value to_json(const db::BuildRecord& b);
 boost::json::value to_json(const db::ResultRecord& r);
 boost::json::value to_json(const db::CommitSummary& s);
 boost::json::value to_json(const db::QueueStats& q);
-boost::json::value to_json(const porting::Selection& s);
-
-// to_json(Selection)'s members in their order, and each one alone, so that an answer can
-// be written from members serialized ahead of time (best_answer.h). The members that
-// depend on the question's own shape rather than on the shape it is answered from.
-inline constexpr std::string_view k_selection_members[] = {
-    "kind",          "provisional", "confidence",      "best",          "tied",        "reason",
-    "notes",         "ranked_by",   "candidates_from", "matched_shape", "exact_shape", "evidence_gpu_model",
-    "evidence_arch", "evidence",    "ranking",         "excluded"};
-inline constexpr std::string_view k_query_members[] = {"confidence", "reason", "notes", "exact_shape"};
-boost::json::value selection_member(const porting::Selection& s, std::string_view name);
 
 template <typename T>
 boost::json::value page_to_json(const db::Page<T>& page) {

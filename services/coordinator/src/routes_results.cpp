@@ -196,10 +196,13 @@ Response answer_best(const Request& req, Context& ctx, std::optional<db::BestKey
     in.geometry = waves.geometry;
   }
   auto sel = porting::select_best(q, in);
-  json::object out = to_json(sel).as_object();
+  std::string body = "{";
+  JsonText w(body);
+  write_members(w, sel);
   const bool measured_exactly = sel.kind == porting::Selection::Kind::measured && sel.exact_shape;
-  add_question_members(out, bq, q.arch, q.target, measured_exactly, known_gpu, unmeasured);
-  return http::json_ok(out);
+  write_question_members(w, bq, q.arch, q.target, measured_exactly, known_gpu, unmeasured);
+  w.raw('}');
+  return json_text(std::move(body));
 }
 
 }  // namespace

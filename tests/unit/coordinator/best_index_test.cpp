@@ -1,5 +1,5 @@
 // /api/v1/best's in-memory evidence: measured answers written from pre-serialized members
-// are byte for byte what select_best and to_json write, and an entry is served only while
+// are byte for byte what select_best and the answer's writer (selection_text.h) write, and an entry is served only while
 // the store's version of its key still reads what it was read at, so an acknowledged
 // upload is answered at once, with readers on other threads.
 #include "best_index.h"
@@ -12,6 +12,7 @@
 
 #include "best_answer.h"
 #include "codec.h"
+#include "selection_text.h"
 
 namespace kport::coordinator {
 namespace {
@@ -58,6 +59,11 @@ http::Request request(const std::string& shape, const std::string& arch = "", co
   return r;
 }
 
+// A gemm shape in the family's own order, as the harness prints it.
+std::string gemm_text(const porting::Shape& s) {
+  return "m=" + std::to_string(s.get("m")) + ",n=" + std::to_string(s.get("n")) + ",k=" + std::to_string(s.get("k"));
+}
+
 }  // namespace
 
 TEST(BestAnswer, MeasuredAnswersAreByteForByteWhatTheRuleAndTheCodecWrite) {
@@ -91,18 +97,73 @@ TEST(BestAnswer, MeasuredAnswersAreByteForByteWhatTheRuleAndTheCodecWrite) {
         in.geometry = tiles;
       }
       auto sel = porting::select_best(sq, in);
-      json::object want = to_json(sel).as_object();
-      std::optional<db::BestKey> want_ask, got_ask;
-      add_question_members(want, *q, sq.arch, sq.target,
-                           sel.kind == porting::Selection::Kind::measured && sel.exact_shape, true, want_ask);
+      // The question's members as the API documents them.
+      json::object tail;
+      tail["query"] =
+          json::object{{"gpu", q->gpu},   {"op", q->op},        {"dtype", q->dtype}, {"shape", q->shape.canonical()},
+                       {"arch", sq.arch}, {"target", sq.target}};
+      std::optional<db::BestKey> got_ask;
+      const bool want_ask = !(sel.kind == porting::Selection::Kind::measured && sel.exact_shape);
+      if (want_ask)
+        tail["measure"] = json::object{
+            {"requests", "POST /api/v1/best/requests"},
+            {"body", json::object{{"gpu", q->gpu}, {"op", q->op}, {"dtype", q->dtype}, {"shape", gemm_text(q->shape)}}},
+            {"list", "GET /api/v1/best/requests?gpu=NVIDIA%20H200"}};
       auto got = measured_answer(entry, *q, got_ask);
       ASSERT_TRUE(got.has_value()) << shape;
-      ASSERT_EQ(*got, json::serialize(want)) << "round " << round << " shape " << shape;
-      ASSERT_EQ(got_ask.has_value(), want_ask.has_value());
+      std::string want = "{";
+      JsonText w(want);
+      write_members(w, sel);
+      want += ',';
+      want += json::serialize(tail).substr(1);
+      ASSERT_EQ(*got, want) << "round " << round << " shape " << shape;
+      ASSERT_EQ(got_ask.has_value(), want_ask);
       if (want_ask) {
-        EXPECT_EQ(got_ask->shape, want_ask->shape);
+        EXPECT_EQ(got_ask->shape, q->shape.canonical());
       }
     }
+  }
+}
+
+TEST(JsonText, WritesEveryValueAsTheSerializerDoes) {
+  std::vector<json::value> values = {json::value(0.0),
+                                     json::value(-0.0),
+                                     json::value(1.0),
+                                     json::value(100.25),
+                                     json::value(1e-7),
+                                     json::value(123456789.125),
+                                     json::value(1.0 / 3.0),
+                                     json::value(2.5e300),
+                                     json::value(std::int64_t{0}),
+                                     json::value(std::int64_t{-42}),
+                                     json::value(INT64_MAX),
+                                     json::value(INT64_MIN),
+                                     json::value(true),
+                                     json::value(false),
+                                     json::value(nullptr)};
+  std::string every;
+  for (int c = 0; c < 128; ++c) every += static_cast<char>(c);
+  every += "\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80";
+  values.emplace_back(every);
+  values.emplace_back("a \"quoted\" \\ path/with/slashes");
+  values.emplace_back(std::string(600, 'x') + "\n");  // longer than one read of the serializer
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(-1e6, 1e6);
+  for (int i = 0; i < 200; ++i) values.emplace_back(u(rng));
+  for (const auto& v : values) {
+    std::string out;
+    JsonText w(out);
+    if (v.is_double())
+      w.num(v.as_double());
+    else if (v.is_int64())
+      w.num(v.as_int64());
+    else if (v.is_bool())
+      w.boolean(v.as_bool());
+    else if (v.is_null())
+      w.null();
+    else
+      w.str(v.as_string());
+    EXPECT_EQ(out, json::serialize(v));
   }
 }
 

@@ -1,0 +1,229 @@
+#include "selection_text.h"
+
+#include <charconv>
+
+#include "kport/common/clock.h"
+
+namespace kport::coordinator {
+namespace json = boost::json;
+
+JsonText& JsonText::key(std::string_view name) {
+  m_out += '"';
+  m_out += name;
+  m_out += "\":";
+  return *this;
+}
+
+void JsonText::drain() {
+  char buf[256];
+  while (!m_sr.done()) m_out += m_sr.read(buf, sizeof buf);
+}
+
+JsonText& JsonText::str(std::string_view s) {
+  m_sr.reset(s);
+  drain();
+  return *this;
+}
+
+JsonText& JsonText::num(double d) {
+  const json::value v(d);
+  m_sr.reset(&v);
+  drain();
+  return *this;
+}
+
+JsonText& JsonText::num(std::int64_t i) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, i);
+  m_out.append(buf, r.ptr);
+  return *this;
+}
+
+JsonText& JsonText::time(std::int64_t unix_ms) { return unix_ms > 0 ? str(iso8601_utc(unix_ms)) : null(); }
+
+JsonText& JsonText::strings(const std::vector<std::string>& v) {
+  raw('[');
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) raw(',');
+    str(v[i]);
+  }
+  return raw(']');
+}
+
+void write_evidence(JsonText& w, const porting::Measurement& m) {
+  w.raw('{').key("result").num(m.result_id);
+  w.next("gpu_model").str(m.gpu_model);
+  w.next("arch").str(m.arch);
+  w.next("target").str(m.target);
+  w.next("commit").str(m.commit);
+  w.next("driver").str(m.driver);
+  w.next("shape").str(m.shape.canonical());
+  w.next("status").str(m.status);
+  w.next("median_us");
+  m.median_us > 0 ? w.num(m.median_us) : w.null();
+  w.next("stddev_us").num(m.stddev_us);
+  w.next("samples").num(m.samples);
+  w.next("ratio");
+  m.ratio ? w.num(*m.ratio) : w.null();
+  w.next("unstable").boolean(m.unstable);
+  w.next("runs").num(m.runs);
+  w.next("measured").time(m.measured_at_ms);
+  w.next("url").raw("\"/api/v1/results/").num(m.result_id).raw('"');
+  w.raw('}');
+}
+
+FigureTexts figure_texts(const porting::Selection& at_shape) {
+  FigureTexts out;
+  out.reserve(at_shape.ranking.size());
+  for (const auto& r : at_shape.ranking) {
+    if (!r.evidence) continue;
+    FigureText f{r.evidence->result_id, {}};
+    JsonText w(f.evidence);
+    write_evidence(w, *r.evidence);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+namespace {
+
+void write_ranking(JsonText& w, const porting::Selection& s, const FigureTexts* figures) {
+  w.raw('[');
+  bool first = true;
+  for (const auto& r : s.ranking) {
+    if (!first) w.raw(',');
+    first = false;
+    w.raw('{').key("instance").str(r.instance);
+    w.next("variant").str(r.variant);
+    w.next("tie_with_best").boolean(r.tie_with_best);
+    w.next("slowdown").num(r.slowdown);
+    w.next("ranked").boolean(r.ranked);
+    w.next("evidence");
+    if (!r.evidence) {
+      w.null();
+    } else {
+      const FigureText* text = nullptr;
+      if (figures)
+        for (const auto& f : *figures)
+          if (f.result_id == r.evidence->result_id) {
+            text = &f;
+            break;
+          }
+      if (text)
+        w.raw(text->evidence);
+      else
+        write_evidence(w, *r.evidence);
+    }
+    if (r.estimate_us) w.next("estimate_us").num(*r.estimate_us);
+    w.raw('}');
+  }
+  w.raw(']');
+}
+
+}  // namespace
+
+void write_member(JsonText& w, const porting::Selection& s, std::string_view name, const FigureTexts* figures) {
+  const porting::Ranked* best = s.best();
+  if (name == "kind") {
+    w.str(porting::kind_name(s.kind));
+  } else if (name == "provisional") {
+    w.boolean(s.kind != porting::Selection::Kind::measured);
+  } else if (name == "confidence") {
+    // How sure a measured answer is: exact, or from the nearest measured shape with how
+    // such answers fared on this GPU model (porting::NeighbourRegret).
+    if (s.kind != porting::Selection::Kind::measured) {
+      w.null();
+      return;
+    }
+    w.raw('{').key("basis").str(s.exact_shape ? "measured at this shape" : "nearest measured shape");
+    w.next("method").str(s.method);
+    w.next("shape_distance").num(s.shape_distance);
+    if (const auto& r = s.nearest_shape_regret) {
+      w.next("nearest_shape_regret").raw('{').key("shapes").num(r->shapes);
+      w.next("median").num(r->median).next("p90").num(r->p90).next("max").num(r->max).raw('}');
+    }
+    w.raw('}');
+  } else if (name == "best") {
+    best ? w.str(best->instance) : w.null();
+  } else if (name == "tied") {
+    w.raw('[');
+    bool first = true;
+    if (best)
+      for (const auto& r : s.ranking)
+        if (r.tie_with_best) {
+          if (!first) w.raw(',');
+          first = false;
+          w.str(r.instance);
+        }
+    w.raw(']');
+  } else if (name == "reason") {
+    w.str(s.reason);
+  } else if (name == "notes") {
+    w.strings(s.notes);
+  } else if (name == "ranked_by") {
+    w.str(s.ranked_by);
+  } else if (name == "candidates_from") {
+    w.str(s.candidates_basis);
+  } else if (name == "matched_shape") {
+    s.matched_shape ? w.str(s.matched_shape->canonical()) : w.null();
+  } else if (name == "exact_shape") {
+    w.boolean(s.exact_shape);
+  } else if (name == "evidence_gpu_model") {
+    w.str(s.evidence_gpu_model);
+  } else if (name == "evidence_arch") {
+    w.str(s.evidence_arch);
+  } else if (name == "evidence") {
+    const auto& e = s.evidence;
+    if (e.result_ids.empty()) {
+      w.null();
+      return;
+    }
+    w.raw('{').key("gpu_model").str(s.evidence_gpu_model);
+    w.next("arch").str(s.evidence_arch);
+    w.next("commit").str(e.commits.front());
+    w.next("commits").strings(e.commits);
+    w.next("driver").str(e.drivers.front());
+    w.next("drivers").strings(e.drivers);
+    w.next("other_drivers").strings(e.other_drivers);
+    w.next("results").raw('[');
+    for (std::size_t i = 0; i < e.result_ids.size(); ++i) {
+      if (i) w.raw(',');
+      w.num(e.result_ids[i]);
+    }
+    w.raw(']');
+    w.next("samples").num(e.samples);
+    w.next("measured").time(e.newest_ms);
+    w.next("oldest").time(e.oldest_ms);
+    w.raw('}');
+  } else if (name == "ranking") {
+    write_ranking(w, s, figures);
+  } else if (name == "excluded") {
+    w.raw('[');
+    bool first = true;
+    for (const auto& x : s.excluded) {
+      if (!first) w.raw(',');
+      first = false;
+      w.raw('{').key("instance").str(x.instance);
+      w.next("variant").str(x.variant);
+      w.next("reason").str(x.reason);
+      w.next("evidence");
+      write_evidence(w, x.evidence);
+      w.raw('}');
+    }
+    w.raw(']');
+  } else {
+    w.null();
+  }
+}
+
+void write_members(JsonText& w, const porting::Selection& s, const FigureTexts* figures) {
+  bool first = true;
+  for (std::string_view name : k_selection_members) {
+    if (!first) w.raw(',');
+    first = false;
+    w.key(name);
+    write_member(w, s, name, figures);
+  }
+}
+
+}  // namespace kport::coordinator
