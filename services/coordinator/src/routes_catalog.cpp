@@ -54,14 +54,14 @@ void add_catalog_routes(http::Router& router, Context& ctx) {
           make_error(Errc::invalid_argument, "target '" + name + "' is not a target string like sm_90a"));
     auto obj = parse_object(req.body);
     if (!obj.ok()) return http::error_response(obj.error());
-    Fields f(*obj, "");
+    auto in = api::parse_target_input(*obj);
+    if (!in.ok()) return http::error_response(in.error());
     db::Target t;
     t.name = name;
-    t.arch = f.str("arch", 16);
-    t.features_json = f.json_text("features");
-    t.toolkit = f.opt_str("toolkit", 64).value_or("");
-    auto check_arches = f.str_list("check_arches", 32);
-    if (!f.ok()) return http::error_response(f.error());
+    t.arch = std::move(in->arch);
+    t.features_json = json::serialize(in->features);
+    t.toolkit = std::move(in->toolkit);
+    const auto& check_arches = in->check_arches;
     auto added = ctx.store->upsert_target(t);
     if (!added.ok()) return http::error_response(added.error());
     if (!check_arches.empty())

@@ -70,14 +70,9 @@ void Watcher::Impl::watch_toolkit(Report& report) {
     }
     json::object features{{"max_dynamic_smem_per_block", entry->max_dynamic_smem_per_block}};
     for (const auto& f : entry->features) features[f] = true;
-    json::array check_arches;
-    for (const auto& a : entry->runs_on) check_arches.emplace_back(a);
-    if (check_arches.empty()) check_arches.emplace_back(entry->arch);
-    json::value target = json::object{{"arch", entry->arch},
-                                      {"features", std::move(features)},
-                                      {"toolkit", listing->version},
-                                      {"check_arches", std::move(check_arches)}};
-    if (auto put = api.put("/api/v1/targets/" + name, target); !put.ok()) {
+    api::TargetInput target{entry->arch, std::move(features), listing->version, entry->runs_on};
+    if (target.check_arches.empty()) target.check_arches.push_back(entry->arch);
+    if (auto put = api.put("/api/v1/targets/" + name, api::to_json(target)); !put.ok()) {
       report.errors.push_back("toolkit: " + put.error().message);
       continue;
     }

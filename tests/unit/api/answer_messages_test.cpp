@@ -126,6 +126,25 @@ TEST(TargetList, RoundTripsAndNamesABadName) {
                  "field 'items[0].name' must be a string");
 }
 
+TEST(TargetInput, RoundTripsAndNamesTheField) {
+  const api::TargetInput t{
+      "10.0", json::object{{"tcgen05", true}, {"max_dynamic_smem_per_block", 232448}}, "12.8", {"10.0", "10.3"}};
+  const json::object wire = api::to_json(t);
+  EXPECT_EQ(json::serialize(wire),
+            R"({"arch":"10.0","features":{"tcgen05":true,"max_dynamic_smem_per_block":232448},"toolkit":"12.8",)"
+            R"("check_arches":["10.0","10.3"]})");
+  auto back = api::parse_target_input(wire);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->arch, "10.0");
+  EXPECT_EQ(json::serialize(back->features), json::serialize(t.features));
+  EXPECT_EQ(back->check_arches, t.check_arches);
+  EXPECT_FALSE(api::to_json(api::TargetInput{"9.0", json::object{}, "12.4", {}}).contains("check_arches"));
+  expect_refused(api::parse_target_input(json::object{{"features", json::object{}}}),
+                 "field 'arch' is required (a string)");
+  expect_refused(api::parse_target_input(json::object{{"arch", "9.0"}, {"features", "wgmma"}}),
+                 "field 'features' must be a JSON object or array");
+}
+
 api::PipelineInfo push_pipeline() {
   api::PipelineInfo p;
   p.id = 7;

@@ -1,5 +1,6 @@
-// A target as the coordinator answers it (`TargetInfo`: GET /api/v1/targets, a bring-up's
-// target) and a target's bring-up (`BringupAnswer`: GET /api/v1/targets/{t}/bringup): how
+// A target to register (`TargetInput`: PUT /api/v1/targets/{t}, written by the watcher's
+// toolkit watch), a target as the coordinator answers it (`TargetInfo`: GET
+// /api/v1/targets, a bring-up's target) and a target's bring-up (`BringupAnswer`: GET /api/v1/targets/{t}/bringup): how
 // far every variant got, stage by stage, at the target's latest commit with a build. The
 // coordinator writes them from porting::decide_stages; `kport bringup` reads the bring-up
 // and the watcher's toolkit watch the targets. The wire forms are the contracts the
@@ -62,6 +63,38 @@ inline TargetInfo read_target_info(Fields& f) {
 // GET /api/v1/targets: {"items": [...]}.
 inline Result<std::vector<TargetInfo>> parse_target_list(const boost::json::object& o, std::string where = "") {
   return parse_with(o, std::move(where), [](Fields& f) { return read_list(f, "items", read_target_info); });
+}
+
+// PUT /api/v1/targets/{t}: a target to register (the watcher's toolkit watch, an
+// operator), read by the coordinator; the name is the path's.
+struct TargetInput {
+  std::string arch;                                     // required, "10.0"
+  boost::json::value features = boost::json::object{};  // {"tcgen05": true, ...} or ["tcgen05", ...]
+  std::string toolkit;
+  std::vector<std::string> check_arches;  // the GPU arches that check it; empty: leave them as they are
+};
+
+inline boost::json::object to_json(const TargetInput& t) {
+  boost::json::object o{{"arch", t.arch}, {"features", t.features}, {"toolkit", t.toolkit}};
+  if (!t.check_arches.empty()) {
+    boost::json::array a;
+    for (const auto& x : t.check_arches) a.emplace_back(x);
+    o["check_arches"] = std::move(a);
+  }
+  return o;
+}
+
+inline TargetInput read_target_input(Fields& f) {
+  TargetInput t;
+  t.arch = f.str("arch", 16);
+  t.features = f.json_value("features");
+  t.toolkit = f.opt_str("toolkit", 64).value_or("");
+  t.check_arches = f.str_list("check_arches", 32);
+  return t;
+}
+
+inline Result<TargetInput> parse_target_input(const boost::json::object& o, std::string where = "") {
+  return parse_with(o, std::move(where), read_target_input);
 }
 
 // ---- a bring-up ----------------------------------------------------------------------
