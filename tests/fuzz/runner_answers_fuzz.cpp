@@ -1,8 +1,9 @@
 // Fuzz target for the runner's reading of the coordinator's answers (answers.h): every
 // parser gets the same bytes. Beyond "never throws, never crashes", it checks that what a
 // parser accepts holds what the runner relies on (a job with a positive id, an attempt
-// >= 0, a hex commit, a target fit for a file name; a sha256 artifact), and that every
-// Error is unavailable with a message.
+// >= 0, a hex commit, a target fit for a file name; a sha256 artifact; build records with
+// ids and attempts in range; a URL without NUL), and that every Error is unavailable with
+// a message.
 //
 // Built as a libFuzzer target with clang; with another compiler, runner_answers_corpus.cpp
 // drives it over tests/fuzz/corpus/runner_answers and deterministic mutations of it.
@@ -68,6 +69,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (builds.ok())
     for (const auto& sha : *builds) require(sha.size() == 64 && hex(sha));
 
-  check_error(parse_repository_url(body, "lib"));
+  auto page = parse_builds(body, "fuzz");
+  check_error(page);
+  if (page.ok())
+    for (const auto& b : page->items) require(b.id >= 0 && b.attempt >= 0 && (!b.job || *b.job >= 1));
+
+  auto url = parse_repository_url(body, "lib");
+  check_error(url);
+  if (url.ok() && *url) require(url->value().find('\0') == std::string::npos);
+
+  auto repo = parse_pipeline_repo(body);
+  check_error(repo);
   return 0;
 }

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <ostream>
 
+#include "kport/api/repository.h"
+
 namespace kport::cli {
 namespace json = boost::json;
 
@@ -57,6 +59,11 @@ int report(std::ostream& err, std::string_view cmd, std::string_view what, const
   return exit_code_for(r);
 }
 
+int unreadable(std::ostream& err, std::string_view cmd, std::string_view what, const Error& e) {
+  err << "kport " << cmd << ": the coordinator's answer to " << what << " does not read: " << e.message << "\n";
+  return 3;
+}
+
 std::int64_t num(const json::value& v, std::string_view key, std::int64_t fallback) {
   if (!v.is_object()) return fallback;
   const auto* x = v.as_object().if_contains(key);
@@ -108,17 +115,14 @@ int pick_repo(Api& api, std::string& repo, std::string_view cmd, std::ostream& e
   if (!repo.empty()) return 0;
   auto r = api.call("GET", "/api/v1/repositories");
   if (!r.error.empty()) return report(err, cmd, "cannot list repositories", r);
-  const auto* items = r.body.is_object() ? r.body.as_object().if_contains("items") : nullptr;
-  if (!items || !items->is_array()) {
-    err << "kport " << cmd << ": unexpected answer to GET /api/v1/repositories\n";
-    return 3;
-  }
-  if (items->as_array().size() == 1) {
-    repo = str(items->as_array()[0], "name");
+  auto repos = read_answer(r, api::read_repository_list);
+  if (!repos.ok()) return unreadable(err, cmd, "GET /api/v1/repositories", repos.error());
+  if (repos->size() == 1) {
+    repo = repos->front().name;
     return 0;
   }
-  err << "kport " << cmd << ": name the repository with --repo (" << items->as_array().size() << " are registered:";
-  for (const auto& i : items->as_array()) err << " " << str(i, "name");
+  err << "kport " << cmd << ": name the repository with --repo (" << repos->size() << " are registered:";
+  for (const auto& i : *repos) err << " " << i.name;
   err << ")\n";
   return 2;
 }

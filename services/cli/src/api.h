@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "kport/api/fields.h"
 #include "kport/common/json_fields.h"
 #include "kport/http/client.h"
 
@@ -38,6 +39,18 @@ int exit_code_for(const Reply& r);
 
 // Prints "kport CMD: WHAT: <error>" and returns exit_code_for(r).
 int report(std::ostream& err, std::string_view cmd, std::string_view what, const Reply& r);
+
+// A 2xx answer read as a kport::api message with `read` (a `T read(api::Fields&)`): an
+// answer that is not an object, or a field that does not read, is an Error naming it.
+template <typename Read>
+auto read_answer(const Reply& r, Read read) -> Result<decltype(read(std::declval<api::Fields&>()))> {
+  if (!r.body.is_object()) return make_error(Errc::unavailable, "the answer is not a JSON object");
+  return api::parse_with(r.body.as_object(), "", read);
+}
+
+// Prints "kport CMD: the coordinator's answer to WHAT does not read: <error>" and
+// returns the exit code of an unusable coordinator (3).
+int unreadable(std::ostream& err, std::string_view cmd, std::string_view what, const Error& e);
 
 // The string/number under `key`, or empty / `fallback` when missing or of another type.
 using kport::json_fields::str;

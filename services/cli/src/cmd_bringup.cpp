@@ -4,19 +4,13 @@
 #include <ostream>
 
 #include "commands.h"
+#include "kport/api/bringup.h"
 #include "kport/cli/cli.h"
 
 namespace kport::cli {
-namespace json = boost::json;
-
 namespace {
 
-bool flag(const json::value& row, std::string_view key) {
-  const auto* v = row.as_object().if_contains(key);
-  return v && v->is_bool() && v->as_bool();
-}
-
-std::string mark(const json::value& row, std::string_view key) { return flag(row, key) ? "x" : "."; }
+std::string mark(bool on) { return on ? "x" : "."; }
 
 int run_bringup(Context& ctx) {
   if (!check_args(ctx, bringup_command, 1, 1)) return k_exit_usage;
@@ -29,28 +23,27 @@ int run_bringup(Context& ctx) {
   if (!ctx.opts.get("commit").empty()) path += "?commit=" + encode(ctx.opts.get("commit"));
   auto r = ctx.api.call("GET", path);
   if (!r.error.empty()) return report(ctx.err, "bringup", "", r);
+  auto b = read_answer(r, api::read_bringup_answer);
+  if (!b.ok()) return unreadable(ctx.err, "bringup", "GET " + path, b.error());
   if (ctx.json) {
     print_json(ctx, r.body);
     return k_exit_ok;
   }
-  const auto& p = r.body.at("progress");
-  const std::string at = str(r.body, "commit");
-  ctx.out << "bring-up of " << target << " (arch " << str(r.body.at("target"), "arch") << ")"
-          << (at.empty() ? " before its first build" : " at " + at.substr(0, 12)) << ": " << cell(p, "selected_best")
-          << " selected, " << cell(p, "measured") << " measured, " << cell(p, "numerics_passed") << " numerics pass, "
-          << cell(p, "builds") << " build, of " << cell(p, "applicable") << " applicable (" << cell(p, "variants")
-          << " variants)\n";
+  const api::StageCounts& p = b->progress;
+  ctx.out << "bring-up of " << target << " (arch " << b->target.arch << ")"
+          << (b->commit ? " at " + b->commit->substr(0, 12) : " before its first build") << ": " << p.selected_best
+          << " selected, " << p.measured << " measured, " << p.numerics_passed << " numerics pass, " << p.builds
+          << " build, of " << p.applicable << " applicable (" << p.variants << " variants)\n";
   std::vector<std::vector<std::string>> rows;
-  for (const auto& v : r.body.at("variants").as_array()) {
-    rows.push_back({str(v, "family") + "." + str(v, "variant"), cell(v, "stage"), mark(v, "built"),
-                    mark(v, "resources_clean"), flag(v, "numerics_failed") ? "F" : mark(v, "numerics_passed"),
-                    mark(v, "measured"), mark(v, "selected_best"),
-                    cell(v, "results_passed") + "/" + cell(v, "results_failed"), str(v, "reason")});
+  for (const auto& v : b->variants) {
+    rows.push_back({v.family + "." + v.variant, v.stage.empty() ? "-" : v.stage, mark(v.built), mark(v.resources_clean),
+                    v.numerics_failed ? "F" : mark(v.numerics_passed), mark(v.measured), mark(v.selected_best),
+                    std::to_string(v.results_passed) + "/" + std::to_string(v.results_failed), v.reason});
   }
   if (!rows.empty())
     ctx.out << format_table({"variant", "stage", "build", "clean", "numerics", "measured", "best", "pass/fail", "why"},
                             rows);
-  if (at.empty())
+  if (!b->commit)
     ctx.out << "no build of " << target << " is recorded yet; kport trigger REV --targets " << target
             << " starts one\n";
   return k_exit_ok;

@@ -7,6 +7,8 @@
 #include <thread>
 
 #include "commands.h"
+#include "kport/api/build_record.h"
+#include "kport/api/pipeline.h"
 #include "kport/cli/cli.h"
 
 namespace kport::cli {
@@ -39,26 +41,29 @@ int run_build(Context& ctx) {
     return k_exit_usage;
   }
   if (int rc = pick_repo(ctx.api, repo, "build", err); rc != k_exit_ok) return rc;
-  json::value body = json::object{{"commit", commit},
-                                  {"repo", repo},
-                                  {"targets", json::array{target}},
-                                  {"reason", "manual"},
-                                  {"note", "kport build --commit " + commit + " --target " + target}};
+  api::TriggerRequest rq;
+  rq.commit = commit;
+  rq.repo = repo;
+  rq.targets = {target};
+  rq.reason = api::PipelineReason::manual;
+  rq.note = "kport build --commit " + commit + " --target " + target;
+  json::value body = api::to_json(rq);
   auto p = ctx.api.call("POST", "/api/v1/pipelines", &body);
   if (!p.error.empty()) return report(err, "build", "the coordinator refused the build", p);
-  const auto& jobs = p.body.as_object().at("jobs").as_array();
-  if (jobs.empty()) {
+  auto pipeline = read_answer(p, api::read_pipeline_answer);
+  if (!pipeline.ok()) return unreadable(err, "build", "POST /api/v1/pipelines", pipeline.error());
+  if (pipeline->jobs.empty()) {
     err << "kport build: the pipeline has no build job\n";
     return k_exit_failed;
   }
-  std::int64_t job = jobs[0].as_object().at("id").to_number<std::int64_t>();
-  err << "queued pipeline " << num(p.body, "id") << ", build job " << job << " (" << commit << " on " << target
+  const std::int64_t job = pipeline->jobs.front().id;
+  err << "queued pipeline " << pipeline->pipeline.id << ", build job " << job << " (" << commit << " on " << target
       << ")\n";
 
   const bool tty = ::isatty(2);
   auto start = std::chrono::steady_clock::now();
   auto limit = std::chrono::seconds(*timeout);
-  std::string status, last_line;
+  std::string status, failure, last_line;
   json::value j;
   for (;;) {
     auto r = ctx.api.call("GET", "/api/v1/jobs/" + std::to_string(job));
@@ -66,11 +71,17 @@ int run_build(Context& ctx) {
       if (tty) err << "\n";
       return report(err, "build", "cannot follow job " + std::to_string(job), r);
     }
+    auto info = read_answer(r, api::read_job_info);
+    if (!info.ok()) {
+      if (tty) err << "\n";
+      return unreadable(err, "build", "GET /api/v1/jobs/" + std::to_string(job), info.error());
+    }
     j = r.body;
-    status = str(j, "status");
+    status = info->status;
+    failure = info->failure_reason.value_or("");
     auto secs = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start).count();
     std::string line = "[job " + std::to_string(job) + " " + target + "] " + status;
-    if (auto a = num(j, "attempt"); a > 0) line += " (attempt " + std::to_string(a) + ")";
+    if (info->attempt > 0) line += " (attempt " + std::to_string(info->attempt) + ")";
     if (tty)
       err << "\r" << line << " " << secs << " s   " << std::flush;
     else if (line != last_line)
@@ -87,9 +98,14 @@ int run_build(Context& ctx) {
   if (tty) err << "\n";
   auto b = ctx.api.call("GET", "/api/v1/builds?target=" + encode(target) + "&limit=1000");
   json::array mine;
-  if (b.error.empty())
-    for (const auto& rec : b.body.as_object().at("items").as_array())
-      if (num(rec, "job", -1) == job) mine.push_back(rec);
+  if (b.error.empty()) {
+    auto page = read_answer(b, api::read_build_page);
+    if (!page.ok()) return unreadable(err, "build", "GET /api/v1/builds", page.error());
+    // The records as the coordinator wrote them: the table and --json show every field.
+    const auto& items = b.body.as_object().at("items").as_array();
+    for (std::size_t i = 0; i < page->items.size(); ++i)
+      if (page->items[i].job == job) mine.push_back(items[i]);
+  }
   if (ctx.json) {
     print_json(ctx, json::object{{"job", j}, {"records", mine}});
   } else {
@@ -97,8 +113,7 @@ int run_build(Context& ctx) {
     if (status == "succeeded")
       ctx.out << "build of " << commit << " for " << target << " succeeded (" << mine.size() << " records)\n";
     else
-      ctx.out << "build of " << commit << " for " << target << " " << status << ": " << str(j, "failure_reason")
-              << "\n";
+      ctx.out << "build of " << commit << " for " << target << " " << status << ": " << failure << "\n";
   }
   return status == "succeeded" ? k_exit_ok : k_exit_failed;
 }

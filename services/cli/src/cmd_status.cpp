@@ -7,11 +7,11 @@
 #include <thread>
 
 #include "commands.h"
+#include "kport/api/pipeline.h"
+#include "kport/api/verdict.h"
 #include "kport/cli/cli.h"
 
 namespace kport::cli {
-namespace json = boost::json;
-
 namespace {
 
 constexpr int k_exit_pending = 4;
@@ -27,12 +27,13 @@ int run_status(Context& ctx) {
     // No REV: the newest pushed commit.
     auto latest = ctx.api.call("GET", "/api/v1/pipelines?reason=push&limit=1");
     if (!latest.error.empty()) return report(err, "status", "cannot find the latest push", latest);
-    const auto* items = latest.body.is_object() ? latest.body.as_object().if_contains("items") : nullptr;
-    if (!items || !items->is_array() || items->as_array().empty()) {
+    auto page = read_answer(latest, api::read_pipeline_page);
+    if (!page.ok()) return unreadable(err, "status", "GET /api/v1/pipelines", page.error());
+    if (page->items.empty()) {
       err << "kport status: no commit has been pushed yet; name one: kport status REV\n";
       return k_exit_usage;
     }
-    rev = str(items->as_array()[0], "commit");
+    rev = page->items.front().commit;
   }
   auto wait = ctx.opts.integer("wait", 0, 86'400);
   if (!wait.ok()) {
@@ -41,43 +42,40 @@ int run_status(Context& ctx) {
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(*wait);
   Reply r;
+  api::CommitVerdict v;
   for (;;) {
     r = ctx.api.call("GET", "/api/v1/commits/" + encode(rev) + "/verdict");
     if (!r.error.empty()) return report(err, "status", "no verdict for " + rev, r);
-    if (str(r.body, "status") != "pending" || std::chrono::steady_clock::now() >= deadline) break;
+    auto read = read_answer(r, api::read_commit_verdict);
+    if (!read.ok()) return unreadable(err, "status", "the verdict of " + rev, read.error());
+    v = std::move(*read);
+    if (v.status != api::VerdictStatus::pending || std::chrono::steady_clock::now() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
-  const std::string status = str(r.body, "status");
   if (ctx.json) {
     print_json(ctx, r.body);
   } else {
-    std::string baseline = str(r.body, "baseline");
-    ctx.out << str(r.body, "commit") << ": " << status
-            << (baseline.empty() ? " (no validated ancestor to compare with)"
-                                 : " (compared with " + baseline.substr(0, 12) + ")")
+    ctx.out << v.commit << ": " << api::to_string(v.status)
+            << (v.baseline ? " (compared with " + v.baseline->substr(0, 12) + ")"
+                           : " (no validated ancestor to compare with)")
             << "\n";
-    auto list = [&](std::string_view key) -> const json::array& {
-      static const json::array none;
-      const auto* v = r.body.is_object() ? r.body.as_object().if_contains(key) : nullptr;
-      return v && v->is_array() ? v->as_array() : none;
-    };
-    for (const auto& reason : list("reasons"))
-      ctx.out << "  " << str(reason, "kind") << "  " << str(reason, "message") << "\n";
-    for (const auto& w : list("waiting"))
-      if (w.is_string()) ctx.out << "  waiting: " << std::string_view(w.as_string()) << "\n";
-    for (const auto& n : list("notes"))
-      if (n.is_string()) ctx.out << "  note: " << std::string_view(n.as_string()) << "\n";
-    for (const auto& u : list("insufficient_data"))
-      ctx.out << "  insufficient data: " << str(u, "instance") << " " << str(u, "dtype") << " " << str(u, "shape")
-              << " on " << str(u, "target") << " / " << str(u, "gpu_model") << ": " << str(u, "summary") << "\n";
-    for (const auto& f : list("flaky"))
-      ctx.out << "  flaky (not counted): " << str(f, "instance") << " " << str(f, "dtype") << " " << str(f, "shape")
-              << " on " << str(f, "gpu_model") << ": " << str(f, "status") << "\n";
-    for (const auto& i : list("infrastructure")) ctx.out << "  infrastructure: " << str(i, "message") << "\n";
+    for (const auto& reason : v.reasons) ctx.out << "  " << reason.kind << "  " << reason.message << "\n";
+    for (const auto& w : v.waiting) ctx.out << "  waiting: " << w << "\n";
+    for (const auto& n : v.notes) ctx.out << "  note: " << n << "\n";
+    for (const auto& u : v.insufficient_data)
+      ctx.out << "  insufficient data: " << u.series.instance << " " << u.series.dtype << " " << u.series.shape
+              << " on " << u.target << " / " << u.series.gpu_model << ": " << u.series.summary << "\n";
+    for (const auto& f : v.flaky)
+      ctx.out << "  flaky (not counted): " << f.instance << " " << f.dtype << " " << f.shape << " on " << f.gpu_model
+              << ": " << f.status << "\n";
+    for (const auto& i : v.infrastructure) ctx.out << "  infrastructure: " << i.message << "\n";
   }
-  if (status == "pass") return k_exit_ok;
-  if (status == "fail") return k_exit_failed;
-  if (status == "insufficient_data") return k_exit_insufficient;
+  switch (v.status) {
+    case api::VerdictStatus::pass: return k_exit_ok;
+    case api::VerdictStatus::fail: return k_exit_failed;
+    case api::VerdictStatus::insufficient_data: return k_exit_insufficient;
+    case api::VerdictStatus::pending: break;
+  }
   return k_exit_pending;
 }
 

@@ -47,16 +47,16 @@ int run_trigger(Context& ctx) {
   json::value v = api::to_json(rq);
   auto p = ctx.api.call("POST", "/api/v1/pipelines", &v);
   if (!p.error.empty()) return report(ctx.err, "trigger", "the coordinator refused the pipeline", p);
+  auto answer = read_answer(p, api::read_pipeline_answer);
+  if (!answer.ok()) return unreadable(ctx.err, "trigger", "POST /api/v1/pipelines", answer.error());
   if (ctx.json) {
     print_json(ctx, p.body);
     return k_exit_ok;
   }
   std::vector<std::vector<std::string>> rows;
-  const auto* jobs = p.body.as_object().if_contains("jobs");
-  if (jobs && jobs->is_array())
-    for (const auto& j : jobs->as_array())
-      rows.push_back({cell(j, "id"), cell(j, "kind"), cell(j, "target"), cell(j, "status")});
-  ctx.out << "pipeline " << num(p.body, "id") << " for " << commit << " in " << repo << ": " << rows.size() << " job"
+  for (const auto& j : answer->jobs)
+    rows.push_back({std::to_string(j.id), j.kind, j.target, j.status.empty() ? "-" : j.status});
+  ctx.out << "pipeline " << answer->pipeline.id << " for " << commit << " in " << repo << ": " << rows.size() << " job"
           << (rows.size() == 1 ? "" : "s") << "\n"
           << format_table({"job", "kind", "target", "status"}, rows);
   return k_exit_ok;

@@ -10,11 +10,6 @@ namespace json = boost::json;
 
 namespace {
 
-template <typename T>
-json::value opt(const std::optional<T>& v) {
-  return v ? json::value(*v) : json::value(nullptr);
-}
-
 std::optional<json::value> parse(const std::string& text) {
   boost::system::error_code ec;
   auto v = json::parse(text, ec);
@@ -80,52 +75,51 @@ porting::BringupStages stages_of(const db::TargetBoard& board) {
   return porting::decide_stages(target_facts(board), variant_facts(board));
 }
 
-json::object counts_json(const porting::StageCounts& c) {
-  return json::object{{"variants", c.variants},
-                      {"applicable", c.applicable},
-                      {"builds", c.builds},
-                      {"resources_clean", c.resources_clean},
-                      {"numerics_passed", c.numerics_passed},
-                      {"measured", c.measured},
-                      {"selected_best", c.selected_best}};
+api::StageCounts to_api(const porting::StageCounts& c) {
+  return api::StageCounts{c.variants,        c.applicable, c.builds,       c.resources_clean,
+                          c.numerics_passed, c.measured,   c.selected_best};
 }
+
+json::object counts_json(const porting::StageCounts& c) { return api::to_json(to_api(c)); }
 
 json::array families_json(const porting::BringupStages& s) {
   json::array out;
-  for (const auto& [family, c] : s.families) {
-    json::object o = counts_json(c);
-    o["family"] = family;
-    out.push_back(std::move(o));
+  for (const auto& [family, c] : s.families) out.push_back(api::to_json(api::FamilyStages{family, to_api(c)}));
+  return out;
+}
+
+api::BringupAnswer bringup_answer(const db::TargetBoard& board, const porting::BringupStages& stages) {
+  api::BringupAnswer out;
+  out.target = to_target_info(board.target);
+  out.commit = stages.commit;
+  out.progress = to_api(stages.counts);
+  for (const auto& [family, c] : stages.families) out.families.push_back({family, to_api(c)});
+  for (std::size_t i = 0; i < stages.variants.size(); ++i) {
+    const auto& s = stages.variants[i];
+    const auto& v = board.variants[i];
+    api::VariantStage row;
+    row.family = s.family;
+    row.variant = s.variant;
+    row.stage = porting::to_string(s.stage);
+    row.not_applicable = !s.applicable;
+    row.built = s.built;
+    row.resources_clean = s.resources_clean;
+    row.numerics_passed = s.numerics_passed;
+    row.numerics_failed = s.numerics_failed;
+    row.measured = s.measured;
+    row.selected_best = s.selected_best;
+    row.reason = s.reason;
+    row.build_status = v.build_status;
+    row.commit = v.build_commit;
+    row.results_passed = v.passed;
+    row.results_failed = v.failed;
+    out.variants.push_back(std::move(row));
   }
   return out;
 }
 
 json::object bringup_json(const db::TargetBoard& board, const porting::BringupStages& stages) {
-  json::array rows;
-  for (std::size_t i = 0; i < stages.variants.size(); ++i) {
-    const auto& s = stages.variants[i];
-    const auto& v = board.variants[i];
-    rows.push_back(json::object{{"family", s.family},
-                                {"variant", s.variant},
-                                {"stage", porting::to_string(s.stage)},
-                                {"not_applicable", !s.applicable},
-                                {"built", s.built},
-                                {"resources_clean", s.resources_clean},
-                                {"numerics_passed", s.numerics_passed},
-                                {"numerics_failed", s.numerics_failed},
-                                {"measured", s.measured},
-                                {"selected_best", s.selected_best},
-                                {"reason", s.reason},
-                                {"build_status", opt(v.build_status)},
-                                {"commit", opt(v.build_commit)},
-                                {"results_passed", v.passed},
-                                {"results_failed", v.failed}});
-  }
-  return json::object{{"target", to_json(board.target)},
-                      {"commit", opt(stages.commit)},
-                      {"progress", counts_json(stages.counts)},
-                      {"families", families_json(stages)},
-                      {"variants", std::move(rows)}};
+  return api::to_json(bringup_answer(board, stages));
 }
 
 }  // namespace kport::coordinator

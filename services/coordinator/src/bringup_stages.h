@@ -6,6 +6,7 @@
 
 #include <boost/json.hpp>
 
+#include "kport/api/bringup.h"
 #include "kport/db/dashboard.h"
 #include "kport/porting/bringup.h"
 
@@ -17,12 +18,15 @@ porting::TargetFacts target_facts(const db::TargetBoard& board);
 std::vector<porting::VariantFacts> variant_facts(const db::TargetBoard& board);
 porting::BringupStages stages_of(const db::TargetBoard& board);
 
+api::StageCounts to_api(const porting::StageCounts& c);
 // {variants, applicable, builds, resources_clean, numerics_passed, measured, selected_best}
 boost::json::object counts_json(const porting::StageCounts& c);
 // [{family, counts...}], by family name.
 boost::json::array families_json(const porting::BringupStages& s);
 
-// GET /api/v1/targets/{t}/bringup: {target, commit, progress, families, variants: [...]}.
+// GET /api/v1/targets/{t}/bringup (kport::api::BringupAnswer): {target, commit, progress,
+// families, variants: [...]}, the variants in the board's order.
+api::BringupAnswer bringup_answer(const db::TargetBoard& board, const porting::BringupStages& stages);
 boost::json::object bringup_json(const db::TargetBoard& board, const porting::BringupStages& stages);
 
 }  // namespace kport::coordinator

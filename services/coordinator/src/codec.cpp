@@ -40,24 +40,17 @@ json::object count_map(const std::map<K, std::int64_t>& m) {
 
 }  // namespace
 
-json::value to_json(const db::Target& t) {
-  return json::object{{"name", t.name},
-                      {"arch", t.arch},
-                      {"features", raw(t.features_json)},
-                      {"toolkit", t.toolkit},
-                      {"first_seen", time_json(t.first_seen_ms)},
-                      {"is_new", t.is_new}};
+api::TargetInfo to_target_info(const db::Target& t) {
+  return api::TargetInfo{t.name, t.arch, raw(t.features_json), t.toolkit, time_text(t.first_seen_ms), t.is_new};
 }
 
-json::value to_json(const db::GpuModel& g) {
-  json::array drivers;
-  for (const auto& d : g.drivers) drivers.emplace_back(d);
-  return json::object{{"name", g.name},
-                      {"arch", g.arch},
-                      {"drivers", std::move(drivers)},
-                      {"first_seen", time_json(g.first_seen_ms)},
-                      {"last_seen", time_json(g.last_seen_ms)}};
+json::value to_json(const db::Target& t) { return api::to_json(to_target_info(t)); }
+
+api::GpuModelInfo to_gpu_model_info(const db::GpuModel& g) {
+  return api::GpuModelInfo{g.name, g.arch, g.drivers, time_text(g.first_seen_ms), time_text(g.last_seen_ms)};
 }
+
+json::value to_json(const db::GpuModel& g) { return api::to_json(to_gpu_model_info(g)); }
 
 json::value to_json(const db::KernelInstance& k) {
   json::value dtypes = nullptr;
@@ -74,27 +67,34 @@ json::value to_json(const db::KernelInstance& k) {
                       {"dtypes", std::move(dtypes)}};
 }
 
-json::value to_json(const db::Repository& r) {
-  return json::object{{"id", r.id}, {"name", r.name}, {"url", r.url}, {"created", time_json(r.created_ms)}};
+api::RepositoryInfo to_repository_info(const db::Repository& r) {
+  return api::RepositoryInfo{r.id, r.name, r.url, time_text(r.created_ms)};
 }
+
+json::value to_json(const db::Repository& r) { return api::to_json(to_repository_info(r)); }
 
 json::value to_json(const db::Commit& c) {
   return json::object{{"sha", c.sha},         {"repo", c.repo},     {"parent", opt(c.parent_sha)},
                       {"message", c.message}, {"author", c.author}, {"time", time_json(c.time_ms)}};
 }
 
-json::value to_json(const db::Pipeline& p) {
-  return json::object{{"id", p.id},
-                      {"reason", db::to_string(p.reason)},
-                      {"repo", p.repo},
-                      {"ref", p.ref},
-                      {"commit", p.commit_sha},
-                      {"note", p.note},
-                      {"created", time_json(p.created_ms)},
-                      {"status", db::to_string(p.status)},
-                      {"jobs_total", p.jobs_total},
-                      {"jobs_done", p.jobs_done}};
+api::PipelineInfo to_pipeline_info(const db::Pipeline& p) {
+  api::PipelineInfo out;
+  out.id = p.id;
+  // The store's reasons and the wire's are the same five names.
+  out.reason = api::parse_pipeline_reason(db::to_string(p.reason)).value_or(api::PipelineReason::manual);
+  out.repo = p.repo;
+  out.ref = p.ref;
+  out.commit = p.commit_sha;
+  out.note = p.note;
+  out.created = time_text(p.created_ms);
+  out.status = std::string(db::to_string(p.status));
+  out.jobs_total = p.jobs_total;
+  out.jobs_done = p.jobs_done;
+  return out;
 }
+
+json::value to_json(const db::Pipeline& p) { return api::to_json(to_pipeline_info(p)); }
 
 api::JobInfo to_job_info(const db::Job& j) {
   api::JobInfo out;
@@ -155,26 +155,31 @@ json::value to_json(const db::Artifact& a) {
                       {"url", "/api/v1/artifacts/" + a.sha256}};
 }
 
-json::value to_json(const db::BuildRecord& b) {
-  return json::object{{"id", b.id},
-                      {"job", opt(b.job_id)},
-                      {"attempt", b.attempt},
-                      {"commit", b.commit_sha},
-                      {"target", b.target},
-                      {"family", b.family},
-                      {"variant", b.variant},
-                      {"status", db::to_string(b.status)},
-                      {"message", b.message},
-                      {"registers", opt(b.registers)},
-                      {"spill_stores_bytes", opt(b.spill_stores_bytes)},
-                      {"spill_loads_bytes", opt(b.spill_loads_bytes)},
-                      {"shared_mem_bytes", opt(b.shared_mem_bytes)},
-                      {"stack_frame_bytes", opt(b.stack_frame_bytes)},
-                      {"constant_mem_bytes", opt(b.constant_mem_bytes)},
-                      {"instruction_audit", raw(b.instruction_audit_json)},
-                      {"artifact", opt(b.artifact_sha256)},
-                      {"created", time_json(b.created_ms)}};
+api::BuildRecordInfo to_build_record_info(const db::BuildRecord& b) {
+  api::BuildRecordInfo out;
+  out.id = b.id;
+  out.job = b.job_id;
+  out.attempt = b.attempt;
+  out.commit = b.commit_sha;
+  out.target = b.target;
+  out.family = b.family;
+  out.variant = b.variant;
+  // The store's build statuses and the wire's are the same four names.
+  out.status = api::parse_build_outcome(db::to_string(b.status)).value_or(api::BuildOutcome::compile_error);
+  out.message = b.message;
+  out.registers = b.registers;
+  out.spill_stores_bytes = b.spill_stores_bytes;
+  out.spill_loads_bytes = b.spill_loads_bytes;
+  out.shared_mem_bytes = b.shared_mem_bytes;
+  out.stack_frame_bytes = b.stack_frame_bytes;
+  out.constant_mem_bytes = b.constant_mem_bytes;
+  out.instruction_audit = raw(b.instruction_audit_json);
+  out.artifact = b.artifact_sha256;
+  out.created = time_text(b.created_ms);
+  return out;
 }
+
+json::value to_json(const db::BuildRecord& b) { return api::to_json(to_build_record_info(b)); }
 
 json::value to_json(const db::ResultRecord& r) {
   json::object numerics{{"max_abs_err", opt(r.max_abs_err)},           {"max_rel_err", opt(r.max_rel_err)},

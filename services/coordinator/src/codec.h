@@ -5,7 +5,11 @@
 #include <boost/json.hpp>
 
 #include "body_fields.h"
+#include "kport/api/bringup.h"
+#include "kport/api/build_record.h"
 #include "kport/api/job.h"
+#include "kport/api/pipeline.h"
+#include "kport/api/repository.h"
 #include "kport/api/result_upload.h"
 #include "kport/api/runner_protocol.h"
 #include "kport/db/queries.h"
@@ -14,6 +18,13 @@
 
 namespace kport::coordinator {
 
+// The answers kport::api types (their one JSON mapping is there; to_json is api::to_json
+// of these). Times ISO 8601 UTC, none when unset.
+api::TargetInfo to_target_info(const db::Target& t);
+api::GpuModelInfo to_gpu_model_info(const db::GpuModel& g);
+api::RepositoryInfo to_repository_info(const db::Repository& r);
+api::PipelineInfo to_pipeline_info(const db::Pipeline& p);
+api::BuildRecordInfo to_build_record_info(const db::BuildRecord& b);
 boost::json::value to_json(const db::Target& t);
 boost::json::value to_json(const db::GpuModel& g);
 boost::json::value to_json(const db::KernelInstance& k);

@@ -11,13 +11,15 @@ using http::Response;
 
 namespace {
 
-json::value pipeline_with_jobs(Context& ctx, const db::Pipeline& p) {
-  json::object out = to_json(p).as_object();
+// A pipeline with its jobs (kport::api::PipelineAnswer); no jobs when they cannot be read.
+api::PipelineAnswer pipeline_with_jobs(Context& ctx, const db::Pipeline& p) {
+  api::PipelineAnswer out{to_pipeline_info(p), {}};
   db::JobFilter jf;
   jf.pipeline_id = p.id;
   jf.limit = db::k_max_page_limit;
   auto jobs = ctx.store->list_jobs(jf);
-  out["jobs"] = jobs.ok() ? page_to_json(*jobs).as_object()["items"] : json::array{};
+  if (jobs.ok())
+    for (const auto& j : jobs->items) out.jobs.push_back(to_job_info(j));
   return out;
 }
 
@@ -64,12 +66,13 @@ void add_pipeline_routes(http::Router& router, Context& ctx) {
     if (!rq.ok()) return http::error_response(rq.error());
     auto t = app::trigger(ctx, *rq);
     if (!t.ok()) return http::error_response(t.error());
-    json::object body = pipeline_with_jobs(ctx, t->pipeline).as_object();
+    api::PipelineAnswer answer = pipeline_with_jobs(ctx, t->pipeline);
+    // A commit already queued is answered with its pipeline and why none was opened.
     if (!t->created) {
-      body["note"] = t->note;
-      return http::json_ok(body);
+      answer.pipeline.note = t->note;
+      return http::json_ok(api::to_json(answer));
     }
-    return http::json_response(201, body);
+    return http::json_response(201, api::to_json(answer));
   });
 
   add_blocking(router, ctx, "GET", "/api/v1/pipelines/{id}", [&ctx](const Request& req) {
@@ -80,7 +83,7 @@ void add_pipeline_routes(http::Router& router, Context& ctx) {
     if (!p.ok()) return http::error_response(p.error());
     if (!*p)
       return http::error_response(make_error(Errc::not_found, "pipeline " + std::to_string(*id) + " does not exist"));
-    return http::json_ok(pipeline_with_jobs(ctx, **p));
+    return http::json_ok(api::to_json(pipeline_with_jobs(ctx, **p)));
   });
 
   add_blocking(router, ctx, "POST", "/api/v1/pipelines/{id}/cancel", [&ctx](const Request& req) {

@@ -5,6 +5,7 @@
 #include "app/pipelines.h"
 #include "codec.h"
 #include "kport/api/job_payload.h"
+#include "kport/api/revalidation.h"
 #include "kport/common/log.h"
 #include "hooks_and_verdicts.h"
 
@@ -15,33 +16,34 @@ using http::Response;
 
 namespace {
 
-json::value revalidation_json(Context& ctx, const db::Revalidation& rv) {
-  json::object out{
-      {"gpu_model", rv.gpu_model},
-      {"driver", rv.driver},
-      {"arch", rv.arch},
-      {"previous_driver", rv.previous_driver.empty() ? json::value(nullptr) : json::value(rv.previous_driver)},
-      {"pipeline", rv.pipeline_id ? json::value(*rv.pipeline_id) : json::value(nullptr)}};
-  std::string status = "pass";
+// How a revalidation stands: its pipeline's state, and its reasons against the previous
+// driver's figures.
+api::Revalidation revalidation_of(Context& ctx, const db::Revalidation& rv) {
+  api::Revalidation out;
+  out.gpu_model = rv.gpu_model;
+  out.driver = rv.driver;
+  out.arch = rv.arch;
+  if (!rv.previous_driver.empty()) out.previous_driver = rv.previous_driver;
+  out.pipeline = rv.pipeline_id;
+  out.status = "pass";
   if (rv.pipeline_id) {
     auto p = ctx.store->get_pipeline(*rv.pipeline_id);
     if (p.ok() && *p && ((*p)->status == db::PipelineStatus::queued || (*p)->status == db::PipelineStatus::running))
-      status = "pending";
+      out.status = "pending";
   } else {
-    status = "nothing_to_check";
+    out.status = "nothing_to_check";
   }
-  json::array reasons;
   if (!rv.previous_driver.empty()) {
     auto now = ctx.store->driver_results(rv.gpu_model, rv.driver);
     auto before = ctx.store->driver_results(rv.gpu_model, rv.previous_driver);
     if (now.ok() && before.ok()) {
-      for (const auto& r : compare_drivers(*now, *before, rv.driver, rv.previous_driver)) reasons.push_back(to_json(r));
-      out["compared"] = json::object{{"results", now->size()}, {"previous_results", before->size()}};
+      for (const auto& r : compare_drivers(*now, *before, rv.driver, rv.previous_driver))
+        out.reasons.push_back(to_api(r));
+      out.compared_results = static_cast<std::int64_t>(now->size());
+      out.compared_previous_results = static_cast<std::int64_t>(before->size());
     }
   }
-  if (!reasons.empty()) status = "fail";
-  out["status"] = status;
-  out["reasons"] = std::move(reasons);
+  if (!out.reasons.empty()) out.status = "fail";
   return out;
 }
 
@@ -126,9 +128,11 @@ void add_verdict_routes(http::Router& router, Context& ctx) {
     auto figures = ctx.store->series_history(f);
     if (!figures.ok()) return http::error_response(figures.error());
     const porting::VerdictPolicy policy;
-    json::array items;
-    for (const auto& [key, model] : noise_book(*figures, policy.noise)) items.push_back(to_json(model, policy.noise));
-    return http::json_ok(json::object{{"items", std::move(items)}, {"rule", porting::describe(policy, true)}});
+    api::SeriesList out;
+    for (const auto& [key, model] : noise_book(*figures, policy.noise))
+      out.items.push_back(to_api(model, policy.noise));
+    out.rule = porting::describe(policy, true);
+    return http::json_ok(api::to_json(out));
   });
 
   add_blocking(router, ctx, "GET", "/api/v1/flakes", [&ctx](const Request& req) {
@@ -140,23 +144,24 @@ void add_verdict_routes(http::Router& router, Context& ctx) {
     auto runs = ctx.store->case_runs(db::CaseRunFilter{"", std::string(req.query_or("gpu"))});
     if (!runs.ok()) return http::error_response(runs.error());
     const porting::FlakePolicy policy = flake_policy(ctx);
-    json::array items;
+    api::FlakeList out;
     for (const auto& [key, f] : flake_book(*runs, policy)) {
       if (!f.flaky && !f.released) continue;
       if (state == "flaky" && !f.flaky) continue;
       if (state == "released" && !f.released) continue;
-      items.push_back(to_json(f));
+      out.items.push_back(to_api(f));
     }
-    return http::json_ok(json::object{{"items", std::move(items)}, {"release_after", policy.release_after}});
+    out.release_after = policy.release_after;
+    return http::json_ok(api::to_json(out));
   });
 
   add_blocking(router, ctx, "GET", "/api/v1/revalidations", [&ctx](const Request& req) {
     KPORT_AUTH(require_reader(req, ctx));
     auto list = ctx.store->list_revalidations();
     if (!list.ok()) return http::error_response(list.error());
-    json::array items;
-    for (const auto& rv : *list) items.push_back(revalidation_json(ctx, rv));
-    return http::json_ok(json::object{{"items", std::move(items)}});
+    api::RevalidationList out;
+    for (const auto& rv : *list) out.items.push_back(revalidation_of(ctx, rv));
+    return http::json_ok(api::to_json(out));
   });
 
   // Opens the revalidation of a (GPU model, driver) a registered runner reported; the
@@ -165,18 +170,20 @@ void add_verdict_routes(http::Router& router, Context& ctx) {
     KPORT_AUTH(require_admin(req, ctx));
     auto obj = parse_object(req.body);
     if (!obj.ok()) return http::error_response(obj.error());
-    Fields f(*obj, "");
-    auto gpu_model = f.str("gpu_model", 128);
-    auto driver = f.str("driver", 64);
-    if (!f.ok()) return http::error_response(f.error());
-    auto opened = app::open_revalidation(ctx, gpu_model, driver);
+    auto rq = api::parse_revalidation_request(*obj);
+    if (!rq.ok()) return http::error_response(rq.error());
+    auto opened = app::open_revalidation(ctx, rq->gpu_model, rq->driver);
     if (!opened.ok()) return http::error_response(opened.error());
-    if (!opened->revalidation)
-      return http::json_ok(json::object{{"opened", false}, {"gpu_model", gpu_model}, {"driver", driver}});
-    json::object out = revalidation_json(ctx, *opened->revalidation).as_object();
-    out["opened"] = true;
-    out["jobs"] = opened->jobs;
-    return http::json_response(201, out);
+    api::RevalidationAnswer out;
+    if (!opened->revalidation) {
+      out.revalidation.gpu_model = rq->gpu_model;
+      out.revalidation.driver = rq->driver;
+      return http::json_ok(api::to_json(out));
+    }
+    out.opened = true;
+    out.revalidation = revalidation_of(ctx, *opened->revalidation);
+    out.jobs = static_cast<std::int64_t>(opened->jobs);
+    return http::json_response(201, api::to_json(out));
   });
 }
 

@@ -64,10 +64,6 @@ std::vector<porting::ResultFact> result_facts(const std::vector<db::ResultRecord
   return out;
 }
 
-json::value figure_json(const porting::Figure& f) {
-  return std::visit([](const auto& v) { return json::value(v); }, f);
-}
-
 }  // namespace
 
 porting::ResultFact fact_of(const db::ResultRecord& r) {
@@ -184,96 +180,82 @@ std::vector<VerdictReason> compare_drivers(const std::vector<db::ResultRecord>& 
   return porting::compare_drivers(result_facts(now), result_facts(before), driver, previous_driver, policy);
 }
 
-json::value to_json(const VerdictReason& r) {
-  json::object figures;
-  for (const auto& [k, v] : r.figures) figures[k] = figure_json(v);
-  return json::object{{"kind", r.kind},           {"variant", r.variant}, {"target", r.target},
-                      {"gpu_model", r.gpu_model}, {"message", r.message}, {"figures", std::move(figures)}};
+// The answers' forms are kport::api's (verdict.h there); these fill them from the rule's
+// decisions, field by field.
+api::VerdictReason to_api(const VerdictReason& r) {
+  api::VerdictReason out{r.kind, r.variant, r.target, r.gpu_model, r.message, {}};
+  for (const auto& [k, v] : r.figures) out.figures[k] = std::visit([](const auto& x) { return api::Figure(x); }, v);
+  return out;
 }
+
+api::SeriesNoise to_api(const porting::NoiseModel& m, const porting::NoisePolicy& policy) {
+  const auto& k = m.series;
+  api::SeriesNoise out;
+  out.gpu_model = k.gpu_model;
+  out.driver = k.driver;
+  out.instance = k.instance;
+  out.dtype = k.dtype;
+  out.shape = k.shape;
+  out.calibrated = m.enough;
+  out.figures = m.figures;
+  out.codes = m.codes;
+  out.degrees = m.degrees;
+  out.needed = m.needed;
+  if (m.enough) {
+    out.sigma = m.sigma_rel;
+    out.mde = m.mde_rel;
+  }
+  out.summary = porting::describe(m, policy);
+  return out;
+}
+
+api::FlakeCase to_api(const porting::FlakeState& f) {
+  api::FlakeCase out;
+  out.gpu_model = f.key.gpu_model;
+  out.instance = f.key.instance;
+  out.dtype = f.key.dtype;
+  out.shape = f.key.shape;
+  out.state = f.flaky ? "flaky" : f.released ? "released" : "stable";
+  if (f.since_ms) out.since = iso8601_utc(f.since_ms);
+  out.first_commit = f.first_commit;
+  out.runs = f.runs;
+  out.failures = f.failures;
+  out.clean_runs = f.clean_runs;
+  out.to_release = f.to_release;
+  for (const auto& e : f.failed) out.failed.push_back({e.result, e.seed, e.commit, porting::to_string(e.status)});
+  return out;
+}
+
+api::CommitVerdict to_api(const Verdict& v) {
+  api::CommitVerdict out;
+  out.commit = v.commit;
+  out.baseline = v.baseline;
+  // porting's statuses are the wire's four names; anything else would be a broken invariant.
+  out.status = api::parse_verdict_status(v.status).value_or(api::VerdictStatus::pending);
+  for (const auto& r : v.reasons) out.reasons.push_back(to_api(r));
+  out.waiting = v.waiting;
+  out.notes = v.notes;
+  for (const auto& u : v.insufficient_data)
+    out.insufficient_data.push_back({to_api(u.model, v.policy.noise), u.target, u.rel, u.result, u.baseline_result});
+  for (const auto& f : v.flaky)
+    out.flaky.push_back({f.target, f.gpu_model, f.instance, f.dtype, f.shape, porting::to_string(f.status), f.result,
+                         f.seed, iso8601_utc(f.since_ms), f.runs, f.failures, f.to_release});
+  for (const auto& i : v.infrastructure)
+    out.infrastructure.push_back({i.target, i.gpu_model, i.job, i.result, i.message});
+  out.compared_builds = v.builds;
+  out.compared_results = v.results;
+  out.rule = porting::describe(v.policy, v.calibrated);
+  return out;
+}
+
+json::value to_json(const VerdictReason& r) { return api::to_json(to_api(r)); }
 
 json::object to_json(const porting::NoiseModel& m, const porting::NoisePolicy& policy) {
-  const auto& k = m.series;
-  return json::object{{"gpu_model", k.gpu_model},
-                      {"driver", k.driver},
-                      {"instance", k.instance},
-                      {"dtype", k.dtype},
-                      {"shape", k.shape},
-                      {"status", m.enough ? "calibrated" : "insufficient_data"},
-                      {"figures", m.figures},
-                      {"codes", m.codes},
-                      {"degrees", m.degrees},
-                      {"needed", m.needed},
-                      {"sigma", m.enough ? json::value(m.sigma_rel) : json::value(nullptr)},
-                      {"mde", m.enough ? json::value(m.mde_rel) : json::value(nullptr)},
-                      {"summary", porting::describe(m, policy)}};
+  return api::to_json(to_api(m, policy));
 }
 
-json::object to_json(const porting::FlakeState& f) {
-  json::array failed;
-  for (const auto& e : f.failed)
-    failed.push_back(json::object{{"result", e.result},
-                                  {"seed", e.seed ? json::value(*e.seed) : json::value(nullptr)},
-                                  {"commit", e.commit},
-                                  {"status", porting::to_string(e.status)}});
-  return json::object{{"gpu_model", f.key.gpu_model},
-                      {"instance", f.key.instance},
-                      {"dtype", f.key.dtype},
-                      {"shape", f.key.shape},
-                      {"state", f.flaky      ? "flaky"
-                                : f.released ? "released"
-                                             : "stable"},
-                      {"since", f.since_ms ? json::value(iso8601_utc(f.since_ms)) : json::value(nullptr)},
-                      {"first_commit", f.first_commit},
-                      {"runs", f.runs},
-                      {"failures", f.failures},
-                      {"clean_runs", f.clean_runs},
-                      {"to_release", f.to_release},
-                      {"failed", std::move(failed)}};
-}
+json::object to_json(const porting::FlakeState& f) { return api::to_json(to_api(f)); }
 
-json::value to_json(const Verdict& v) {
-  json::array reasons, waiting, notes, unjudged, flaky, infrastructure;
-  for (const auto& f : v.flaky)
-    flaky.push_back(json::object{{"target", f.target},
-                                 {"gpu_model", f.gpu_model},
-                                 {"instance", f.instance},
-                                 {"dtype", f.dtype},
-                                 {"shape", f.shape},
-                                 {"status", porting::to_string(f.status)},
-                                 {"result", f.result},
-                                 {"seed", f.seed ? json::value(*f.seed) : json::value(nullptr)},
-                                 {"since", iso8601_utc(f.since_ms)},
-                                 {"runs", f.runs},
-                                 {"failures", f.failures},
-                                 {"to_release", f.to_release}});
-  for (const auto& i : v.infrastructure)
-    infrastructure.push_back(json::object{{"target", i.target},
-                                          {"gpu_model", i.gpu_model},
-                                          {"job", i.job},
-                                          {"result", i.result ? json::value(*i.result) : json::value(nullptr)},
-                                          {"message", i.message}});
-  for (const auto& r : v.reasons) reasons.push_back(to_json(r));
-  for (const auto& u : v.insufficient_data) {
-    json::object o = to_json(u.model, v.policy.noise);
-    o["target"] = u.target;
-    o["change"] = u.rel;
-    o["result"] = u.result;
-    o["baseline_result"] = u.baseline_result;
-    unjudged.push_back(std::move(o));
-  }
-  for (const auto& w : v.waiting) waiting.emplace_back(w);
-  for (const auto& n : v.notes) notes.emplace_back(n);
-  return json::object{{"commit", v.commit},
-                      {"baseline", v.baseline ? json::value(*v.baseline) : json::value(nullptr)},
-                      {"status", v.status},
-                      {"reasons", std::move(reasons)},
-                      {"waiting", std::move(waiting)},
-                      {"notes", std::move(notes)},
-                      {"insufficient_data", std::move(unjudged)},
-                      {"flaky", std::move(flaky)},
-                      {"infrastructure", std::move(infrastructure)},
-                      {"compared", json::object{{"builds", v.builds}, {"results", v.results}}},
-                      {"rule", porting::describe(v.policy, v.calibrated)}};
-}
+json::value to_json(const Verdict& v) { return api::to_json(to_api(v)); }
 
 }  // namespace kport::coordinator

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "kport/api/verdict.h"
 #include "kport/db/hooks.h"
 #include "kport/db/store.h"
 #include "kport/porting/flake.h"
@@ -62,11 +63,18 @@ std::vector<VerdictReason> compare_drivers(const std::vector<db::ResultRecord>& 
                                            const std::vector<db::ResultRecord>& before, const std::string& driver,
                                            const std::string& previous_driver, const VerdictPolicy& policy = {});
 
-boost::json::value to_json(const Verdict& v);
-// A series' noise as the API answers it: series, figures, codes, degrees, status
-// ("calibrated" or "insufficient_data"), sigma, mde, needed, summary.
-boost::json::object to_json(const porting::NoiseModel& m, const porting::NoisePolicy& policy = {});
+// The answers, as kport::api's types (their one JSON mapping is there).
+api::CommitVerdict to_api(const Verdict& v);
+// A series' noise as the API answers it: status "calibrated" or "insufficient_data",
+// sigma and mde only once calibrated, summary in words.
+api::SeriesNoise to_api(const porting::NoiseModel& m, const porting::NoisePolicy& policy = {});
 // A case's flake state as GET /api/v1/flakes answers it.
+api::FlakeCase to_api(const porting::FlakeState& f);
+api::VerdictReason to_api(const VerdictReason& r);
+
+// The same, as JSON (api::to_json of the above).
+boost::json::value to_json(const Verdict& v);
+boost::json::object to_json(const porting::NoiseModel& m, const porting::NoisePolicy& policy = {});
 boost::json::object to_json(const porting::FlakeState& f);
 boost::json::value to_json(const VerdictReason& r);
 

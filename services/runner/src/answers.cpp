@@ -3,7 +3,10 @@
 #include <cstdint>
 #include <limits>
 
+#include "kport/api/build_record.h"
 #include "kport/api/job.h"
+#include "kport/api/pipeline.h"
+#include "kport/api/repository.h"
 #include "kport/api/runner_protocol.h"
 #include "kport/common/json_fields.h"
 
@@ -119,24 +122,26 @@ Status parse_ack(std::string_view body, std::string_view what) {
   return {};
 }
 
-Result<std::vector<std::string>> parse_build_artifacts(std::string_view body) {
-  constexpr std::string_view what = "builds lookup";
+Result<api::BuildPage> parse_builds(std::string_view body, std::string_view what) {
   auto o = parse_object(body, what);
   if (!o.ok()) return std::move(o).error();
-  const auto* items = o->if_contains("items");
-  if (!items || !items->is_array())
-    return malformed(what, items ? "items must be an array, not " + describe(*items) : "items is missing");
+  auto page = api::parse_build_page(*o);
+  if (!page.ok()) return malformed(what, page.error());
+  return page;
+}
+
+Result<std::vector<std::string>> parse_build_artifacts(std::string_view body) {
+  constexpr std::string_view what = "builds lookup";
+  auto page = parse_builds(body, what);
+  if (!page.ok()) return std::move(page).error();
   std::vector<std::string> out;
-  std::size_t i = 0;
-  for (const auto& item : items->as_array()) {
-    const std::string where = "items[" + std::to_string(i++) + "]";
-    if (!item.is_object()) return malformed(what, where + " must be an object, not " + describe(item));
-    const auto* a = item.as_object().if_contains("artifact");
-    if (!a || a->is_null()) continue;
-    if (!a->is_string() || !is_sha256(a->as_string()))
-      return malformed(what, where + ".artifact must be a sha256 (64 lowercase hex digits), not " +
-                                 (a->is_string() ? "\"" + quote(a->as_string()) + "\"" : describe(*a)));
-    out.emplace_back(a->as_string());
+  for (std::size_t i = 0; i < page->items.size(); ++i) {
+    const auto& a = page->items[i].artifact;
+    if (!a) continue;
+    if (!is_sha256(*a))
+      return malformed(what, "items[" + std::to_string(i) +
+                                 "].artifact must be a sha256 (64 lowercase hex digits), not \"" + quote(*a) + "\"");
+    out.push_back(*a);
   }
   return out;
 }
@@ -145,18 +150,28 @@ Result<std::optional<std::string>> parse_repository_url(std::string_view body, s
   constexpr std::string_view what = "repositories";
   auto doc = parse_document(body, what);
   if (!doc.ok()) return std::move(doc).error();
-  const json::value* items = doc->is_object() ? doc->as_object().if_contains("items") : &*doc;
-  if (!items || !items->is_array()) return malformed(what, "expected {\"items\": [...]}, got " + describe(*doc));
-  std::size_t i = 0;
-  for (const auto& r : items->as_array()) {
-    const std::string where = "items[" + std::to_string(i++) + "]";
-    if (!r.is_object()) return malformed(what, where + " must be an object, not " + describe(r));
-    if (str(r.as_object(), "name") != name) continue;
-    auto url = required_string(r.as_object(), "url", where);
-    if (!url.ok()) return malformed(what, url.error());
-    return std::optional<std::string>(std::move(*url));
-  }
+  // The bare array is read too: the listing's items alone.
+  json::object listing;
+  if (doc->is_array())
+    listing["items"] = doc->as_array();
+  else if (doc->is_object())
+    listing = std::move(doc->as_object());
+  else
+    return malformed(what, "expected {\"items\": [...]}, got " + describe(*doc));
+  auto repos = api::parse_repository_list(listing);
+  if (!repos.ok()) return malformed(what, repos.error());
+  for (auto& r : *repos)
+    if (r.name == name) return std::optional<std::string>(std::move(r.url));
   return std::optional<std::string>{};
+}
+
+Result<std::string> parse_pipeline_repo(std::string_view body) {
+  constexpr std::string_view what = "pipeline";
+  auto o = parse_object(body, what);
+  if (!o.ok()) return std::move(o).error();
+  auto p = api::parse_pipeline_answer(*o);
+  if (!p.ok()) return malformed(what, p.error());
+  return std::move(p->pipeline.repo);
 }
 
 }  // namespace kport::runner

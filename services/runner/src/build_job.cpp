@@ -6,7 +6,6 @@
 #include <sstream>
 
 #include "kport/api/job_payload.h"
-#include "kport/common/json_fields.h"
 #include "kport/git/workspace.h"
 #include "kport/porting/build_driver.h"
 #include "kport/common/process.h"
@@ -25,9 +24,12 @@ JobOutcome failed(std::string reason, bool retry = false) { return JobOutcome{fa
 // The job's repository URL: the payload's repo_url, else the pipeline's repository.
 Result<std::string> repository_url(CoordinatorApi& api, const ClaimedJob& job, const api::JobPayload& payload) {
   if (!payload.repo_url.empty()) return payload.repo_url;
-  auto pipeline = api.get("/api/v1/pipelines/" + std::to_string(job.pipeline));
+  const std::string path = "/api/v1/pipelines/" + std::to_string(job.pipeline);
+  auto pipeline = api.get_text(path);
   if (!pipeline.ok()) return std::move(pipeline).error();
-  std::string repo = json_fields::str(*pipeline, "repo");
+  auto named = parse_pipeline_repo(*pipeline);
+  if (!named.ok()) return make_error(named.error().code, "GET " + path + ": " + named.error().message);
+  const std::string repo = std::move(*named);
   if (repo.empty())
     return make_error(Errc::unprocessable,
                       "pipeline " + std::to_string(job.pipeline) +

@@ -3,23 +3,18 @@
 #include <map>
 
 #include "kport/porting/resource_diff.h"
+#include "kport/runner/answers.h"
 
 namespace kport::runner {
 namespace json = boost::json;
 
 namespace {
 
-std::optional<std::int64_t> num(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  return v && v->is_number() ? std::optional<std::int64_t>(v->to_number<std::int64_t>()) : std::nullopt;
-}
-
 // The SASS class counts of a stored record's audit ({"ptx":..,"sass":{"audited":true,
 // "counts":{..}}}); empty when that build had no SASS audit (or predates it).
-std::map<std::string, std::int64_t> sass_counts(const json::object& record) {
+std::map<std::string, std::int64_t> sass_counts(const json::value& audit) {
   std::map<std::string, std::int64_t> out;
-  const auto* audit = record.if_contains("instruction_audit");
-  const auto* sass = audit && audit->is_object() ? audit->as_object().if_contains("sass") : nullptr;
+  const auto* sass = audit.is_object() ? audit.as_object().if_contains("sass") : nullptr;
   if (!sass || !sass->is_object()) return out;
   const auto* audited = sass->as_object().if_contains("audited");
   const auto* counts = sass->as_object().if_contains("counts");
@@ -33,27 +28,25 @@ std::map<std::string, std::int64_t> sass_counts(const json::object& record) {
 
 int flag_resource_changes(CoordinatorApi& api, const std::string& parent, porting::BuildReport& report,
                           const std::function<void(const std::string&)>& log) {
-  auto page = api.get("/api/v1/builds?commit=" + parent + "&target=" + report.target + "&limit=1000");
-  if (!page.ok() || !page->is_object()) return 0;
+  const std::string path = "/api/v1/builds?commit=" + parent + "&target=" + report.target + "&limit=1000";
+  auto body = api.get_text(path);
+  if (!body.ok()) return 0;
+  auto page = parse_builds(*body, "GET " + path);
+  if (!page.ok()) {
+    log("cannot compare resources with " + parent.substr(0, 12) + ": " + page.error().message);
+    return 0;
+  }
   // The newest record per variant (the highest id): a retried build supersedes the first.
   std::map<std::string, std::pair<std::int64_t, porting::ResourceFigures>> before;
-  const auto* items = page->as_object().if_contains("items");
-  if (!items || !items->is_array()) return 0;
-  auto text_of = [](const json::object& o, std::string_view key) {
-    const auto* v = o.if_contains(key);
-    return v && v->is_string() ? std::string(v->as_string()) : std::string();
-  };
-  for (const auto& item : items->as_array()) {
-    if (!item.is_object()) continue;
-    const auto& o = item.as_object();
-    std::string family = text_of(o, "family"), variant = text_of(o, "variant");
-    if (family.empty() || variant.empty()) continue;
-    std::string id = family + "." + variant;
-    std::int64_t rid = num(o, "id").value_or(0);
-    if (before.count(id) && before[id].first > rid) continue;
-    before[id] = {rid, porting::ResourceFigures{text_of(o, "status"), num(o, "registers"), num(o, "spill_stores_bytes"),
-                                                num(o, "spill_loads_bytes"), num(o, "shared_mem_bytes"),
-                                                num(o, "stack_frame_bytes"), sass_counts(o)}};
+  for (const api::BuildRecordInfo& b : page->items) {
+    if (b.family.empty() || b.variant.empty()) continue;
+    std::string id = b.family + "." + b.variant;
+    if (before.count(id) && before[id].first > b.id) continue;
+    std::optional<std::int64_t> registers;
+    if (b.registers) registers = *b.registers;
+    before[id] = {b.id, porting::ResourceFigures{std::string(api::to_string(b.status)), registers, b.spill_stores_bytes,
+                                                 b.spill_loads_bytes, b.shared_mem_bytes, b.stack_frame_bytes,
+                                                 sass_counts(b.instruction_audit)}};
   }
   int changed = 0;
   for (auto& r : report.records) {

@@ -46,17 +46,4 @@ Result<json::value> Api::call(std::string_view method, const std::string& path, 
   return make_error(code, std::string(method) + " " + path + " -> " + std::to_string(r->status) + ": " + message);
 }
 
-std::int64_t num(const json::value& v, std::string_view key, std::int64_t fallback) {
-  if (!v.is_object()) return fallback;
-  const auto* x = v.as_object().if_contains(key);
-  return x && (x->is_int64() || x->is_uint64()) ? x->to_number<std::int64_t>() : fallback;
-}
-
-const json::array& items(const json::value& v) {
-  static const json::array empty;
-  if (!v.is_object()) return empty;
-  const auto* x = v.as_object().if_contains("items");
-  return x && x->is_array() ? x->as_array() : empty;
-}
-
 }  // namespace kport::watcher

@@ -1,4 +1,5 @@
-// The coordinator's REST API as the watcher uses it: JSON in, JSON out, admin token.
+// The coordinator's REST API as the watcher uses it: JSON in, JSON out, admin token;
+// every answer it acts on is read as a kport::api message.
 #pragma once
 
 #include <boost/json.hpp>
@@ -7,8 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "kport/api/fields.h"
 #include "kport/common/result.h"
-#include "kport/common/json_fields.h"
 #include "kport/http/client.h"
 
 namespace kport::watcher {
@@ -34,11 +35,16 @@ class Api {
   http::Client m_client;
 };
 
-// The string under `key` of an object, or "".
-using kport::json_fields::str;
-// The integer under `key`, or `fallback` when missing or not a number.
-std::int64_t num(const boost::json::value& v, std::string_view key, std::int64_t fallback = 0);
-// The "items" array of a listing, or an empty one.
-const boost::json::array& items(const boost::json::value& v);
+// An answer read as a kport::api message with `read` (a `T read(api::Fields&)`); `what`
+// names the request in the Error ("GET /api/v1/gpus: field 'items[0].drivers' ...").
+template <typename Read>
+auto read_answer(const boost::json::value& v, std::string_view what, Read read)
+    -> Result<decltype(read(std::declval<api::Fields&>()))> {
+  if (!v.is_object())
+    return make_error(Errc::bad_json, std::string(what) + " answered something that is not an object");
+  auto out = api::parse_with(v.as_object(), "", read);
+  if (!out.ok()) return make_error(Errc::bad_json, std::string(what) + ": " + out.error().message);
+  return out;
+}
 
 }  // namespace kport::watcher

@@ -4,6 +4,8 @@
 #include <set>
 
 #include "impl.h"
+#include "kport/api/repository.h"
+#include "kport/api/revalidation.h"
 #include "kport/common/log.h"
 
 namespace kport::watcher {
@@ -16,24 +18,34 @@ void Watcher::Impl::watch_fleet(Report& report) {
     report.errors.push_back("fleet: " + done.error().message);
     return;
   }
+  auto fleet = read_answer(*gpus, "GET /api/v1/gpus",
+                           [](api::Fields& f) { return api::read_list(f, "items", api::read_gpu_model_info); });
+  auto listed = fleet.ok() ? read_answer(*done, "GET /api/v1/revalidations", api::read_revalidation_list)
+                           : Result<api::RevalidationList>(fleet.error());
+  if (!listed.ok()) {
+    report.errors.push_back("fleet: " + listed.error().message);
+    return;
+  }
   std::set<std::pair<std::string, std::string>> opened;
-  for (const auto& r : items(*done)) opened.insert({str(r, "gpu_model"), str(r, "driver")});
-  for (const auto& g : items(*gpus)) {
-    const auto* drivers = g.is_object() ? g.as_object().if_contains("drivers") : nullptr;
-    if (!drivers || !drivers->is_array()) continue;
-    for (const auto& d : drivers->as_array()) {
-      if (!d.is_string() || d.as_string().empty()) continue;
-      std::pair<std::string, std::string> key{str(g, "name"), std::string(d.as_string())};
+  for (const auto& r : listed->items) opened.insert({r.gpu_model, r.driver});
+  for (const auto& g : *fleet) {
+    for (const auto& d : g.drivers) {
+      if (d.empty()) continue;
+      std::pair<std::string, std::string> key{g.name, d};
       if (opened.count(key)) continue;
-      auto r = api.post("/api/v1/revalidations", json::object{{"gpu_model", key.first}, {"driver", key.second}});
-      if (!r.ok()) {
-        report.errors.push_back("fleet: " + r.error().message);
+      const std::string path = "/api/v1/revalidations";
+      auto r = api.post(path, api::to_json(api::RevalidationRequest{key.first, key.second}));
+      auto answer = r.ok() ? read_answer(*r, "POST " + path, api::read_revalidation_answer)
+                           : Result<api::RevalidationAnswer>(r.error());
+      if (!answer.ok()) {
+        report.errors.push_back("fleet: " + answer.error().message);
         continue;
       }
+      const api::Revalidation& rv = answer->revalidation;
       log::info("revalidation", {{"gpu", key.first},
                                  {"driver", key.second},
-                                 {"previous", str(*r, "previous_driver")},
-                                 {"pipeline", num(*r, "pipeline")}});
+                                 {"previous", rv.previous_driver.value_or("")},
+                                 {"pipeline", rv.pipeline.value_or(0)}});
       report.revalidations.push_back(key.first + " " + key.second);
     }
   }

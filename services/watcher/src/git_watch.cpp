@@ -5,6 +5,7 @@
 
 #include "impl.h"
 #include "kport/api/pipeline.h"
+#include "kport/api/repository.h"
 #include "kport/common/log.h"
 
 namespace kport::watcher {
@@ -30,10 +31,8 @@ Result<git::CommitInfo> Watcher::Impl::branch_head(const WatchedRepo& repo, cons
 }
 
 Status Watcher::Impl::record_commit(const std::string& repo, const git::CommitInfo& c) {
-  json::object body{
-      {"sha", c.sha}, {"repo", repo}, {"message", c.summary}, {"author", c.author}, {"time_ms", c.time_ms}};
-  if (c.parent) body["parent"] = *c.parent;
-  auto r = api.post("/api/v1/commits", body);
+  auto r = api.post("/api/v1/commits",
+                    api::to_json(api::CommitInput{c.sha, repo, c.parent, c.summary, c.author, c.time_ms}));
   if (!r.ok()) return std::move(r).error();
   return {};
 }
@@ -46,12 +45,15 @@ void Watcher::Impl::watch_git(Report& report) {
         report.errors.push_back("git: " + head.error().message);
         continue;
       }
-      auto known = api.get("/api/v1/pipelines?limit=1&commit=" + head->sha);
+      const std::string lookup = "/api/v1/pipelines?limit=1&commit=" + head->sha;
+      auto answer = api.get(lookup);
+      auto known = answer.ok() ? read_answer(*answer, "GET " + lookup, api::read_pipeline_page)
+                               : Result<api::PipelinePage>(answer.error());
       if (!known.ok()) {
         report.errors.push_back("git: " + known.error().message);
         continue;
       }
-      if (!items(*known).empty()) continue;
+      if (!known->items.empty()) continue;
       if (auto st = record_commit(repo.name, *head); !st.ok()) {
         report.errors.push_back("git: " + st.error().message);
         continue;
@@ -62,13 +64,15 @@ void Watcher::Impl::watch_git(Report& report) {
       rq.ref = "refs/heads/" + branch;
       rq.reason = api::PipelineReason::push;
       rq.note = "git watch: new commit on " + branch + ": " + head->summary;
-      auto p = api.post("/api/v1/pipelines", api::to_json(rq));
+      auto posted = api.post("/api/v1/pipelines", api::to_json(rq));
+      auto p = posted.ok() ? read_answer(*posted, "POST /api/v1/pipelines", api::read_pipeline_answer)
+                           : Result<api::PipelineAnswer>(posted.error());
       if (!p.ok()) {
         report.errors.push_back("git: " + p.error().message);
         continue;
       }
       log::info("new commit",
-                {{"repo", repo.name}, {"branch", branch}, {"commit", head->sha}, {"pipeline", num(*p, "id")}});
+                {{"repo", repo.name}, {"branch", branch}, {"commit", head->sha}, {"pipeline", p->pipeline.id}});
       report.new_commits.push_back(repo.name + " " + branch + " " + head->sha);
     }
   }

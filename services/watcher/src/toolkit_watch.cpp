@@ -6,6 +6,7 @@
 #include <set>
 
 #include "impl.h"
+#include "kport/api/bringup.h"
 #include "kport/api/pipeline.h"
 #include "kport/common/log.h"
 
@@ -25,13 +26,17 @@ void Watcher::Impl::watch_toolkit(Report& report) {
     return;
   }
   catalog->join(*listing);
-  auto known = api.get("/api/v1/targets");
+  auto answer = api.get("/api/v1/targets");
+  auto known = answer.ok()
+                   ? read_answer(*answer, "GET /api/v1/targets",
+                                 [](api::Fields& f) { return api::read_list(f, "items", api::read_target_info); })
+                   : Result<std::vector<api::TargetInfo>>(answer.error());
   if (!known.ok()) {
     report.errors.push_back("toolkit: " + known.error().message);
     return;
   }
   std::set<std::string> seen;
-  for (const auto& t : items(*known)) seen.insert(str(t, "name"));
+  for (const auto& t : *known) seen.insert(t.name);
   std::vector<std::string> fresh;
   for (const auto& name : catalog->supported_targets())
     if (!seen.count(name)) fresh.push_back(name);
@@ -65,14 +70,9 @@ void Watcher::Impl::watch_toolkit(Report& report) {
     }
     json::object features{{"max_dynamic_smem_per_block", entry->max_dynamic_smem_per_block}};
     for (const auto& f : entry->features) features[f] = true;
-    json::array check_arches;
-    for (const auto& a : entry->runs_on) check_arches.emplace_back(a);
-    if (check_arches.empty()) check_arches.emplace_back(entry->arch);
-    json::value target = json::object{{"arch", entry->arch},
-                                      {"features", std::move(features)},
-                                      {"toolkit", listing->version},
-                                      {"check_arches", std::move(check_arches)}};
-    if (auto put = api.put("/api/v1/targets/" + name, target); !put.ok()) {
+    api::TargetInput target{entry->arch, std::move(features), listing->version, entry->runs_on};
+    if (target.check_arches.empty()) target.check_arches.push_back(entry->arch);
+    if (auto put = api.put("/api/v1/targets/" + name, api::to_json(target)); !put.ok()) {
       report.errors.push_back("toolkit: " + put.error().message);
       continue;
     }
@@ -84,7 +84,9 @@ void Watcher::Impl::watch_toolkit(Report& report) {
     rq.targets = {name};
     rq.note =
         "new target " + name + " listed by nvcc " + listing->version + (entry->is_new ? " (features derived)" : "");
-    auto p = api.post("/api/v1/pipelines", api::to_json(rq));
+    auto posted = api.post("/api/v1/pipelines", api::to_json(rq));
+    auto p = posted.ok() ? read_answer(*posted, "POST /api/v1/pipelines", api::read_pipeline_answer)
+                         : Result<api::PipelineAnswer>(posted.error());
     if (!p.ok()) {
       report.errors.push_back("toolkit: " + p.error().message);
       continue;
@@ -93,7 +95,7 @@ void Watcher::Impl::watch_toolkit(Report& report) {
                              {"arch", entry->arch},
                              {"toolkit", listing->version},
                              {"commit", head->sha},
-                             {"pipeline", num(*p, "id")}});
+                             {"pipeline", p->pipeline.id}});
     report.new_targets.push_back(name);
   }
 }

@@ -162,9 +162,14 @@ TEST(RunnerAnswers, BuildsLookupNamesArtifactsBySha256Only) {
 }
 
 TEST(RunnerAnswers, RepositoriesLookupFindsTheUrl) {
-  auto r = parse_repository_url(R"({"items":[{"name":7},{"name":"lib","url":"file:///r.git"}]})", "lib");
+  auto r = parse_repository_url(
+      R"({"items":[{"name":"other","url":"file:///o.git"},{"name":"lib","url":"file:///r.git"}]})", "lib");
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->value_or(""), "file:///r.git");
+  // Every entry is a kport::api::RepositoryInfo: one that does not read fails the lookup, named.
+  auto odd = parse_repository_url(R"({"items":[{"name":7},{"name":"lib","url":"file:///r.git"}]})", "lib");
+  ASSERT_FALSE(odd.ok());
+  EXPECT_EQ(odd.error().message, "repositories answer: field 'items[0].name' must be a string");
   auto missing = parse_repository_url(R"([{"name":"other","url":"x"}])", "lib");
   ASSERT_TRUE(missing.ok());
   EXPECT_FALSE(missing->has_value());

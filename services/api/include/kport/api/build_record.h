@@ -3,6 +3,11 @@
 // reads it back (`read_build_record`) and stores it. The wire form is the contract the
 // OpenAPI document describes (`BuildRecordInput`): absent optionals are absent fields.
 //
+// A stored record as the coordinator answers it (`BuildRecordInfo`, in a `BuildPage`: GET
+// /api/v1/builds?job=|commit=|target=), read by the GPU runner (the harness a check job
+// takes), the build runner (the parent commit's resources) and `kport build`: every field
+// always present, null when unset (`BuildRecord`, `BuildRecordPage`).
+//
 // Reading is strict: a field of the wrong type, a negative figure or an unknown status is
 // an invalid_argument Error naming the field ("field 'records[2].registers' must be an
 // integer in 0..65536"); unknown fields are ignored. Values; no thread affinity.
@@ -15,8 +20,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kport/api/fields.h"
+#include "kport/api/job.h"
 
 namespace kport::api {
 
@@ -103,6 +110,99 @@ inline Result<BuildRecordUpload> parse_build_record(const boost::json::object& o
   BuildRecordUpload r = read_build_record(f);
   if (!f.ok()) return f.error();
   return r;
+}
+
+// ---- a stored record, as answered --------------------------------------------------
+
+struct BuildRecordInfo {
+  std::int64_t id = 0;
+  std::optional<std::int64_t> job;  // the build job that uploaded it
+  int attempt = 0;
+  std::string commit, target, family, variant;
+  BuildOutcome status = BuildOutcome::compile_error;
+  std::string message;
+  std::optional<int> registers;
+  std::optional<std::int64_t> spill_stores_bytes, spill_loads_bytes, shared_mem_bytes, stack_frame_bytes,
+      constant_mem_bytes;
+  boost::json::value instruction_audit = boost::json::object{};  // {"ptx": {...}, "sass": {...}} or {}
+  std::optional<std::string> artifact;                           // the harness's sha256
+  std::optional<std::string> created;                            // ISO 8601 UTC
+};
+
+inline boost::json::object to_json(const BuildRecordInfo& b) {
+  using detail::or_null;
+  auto opt = [](const auto& v) { return v ? boost::json::value(*v) : boost::json::value(nullptr); };
+  return boost::json::object{{"id", b.id},
+                             {"job", or_null(b.job)},
+                             {"attempt", b.attempt},
+                             {"commit", b.commit},
+                             {"target", b.target},
+                             {"family", b.family},
+                             {"variant", b.variant},
+                             {"status", to_string(b.status)},
+                             {"message", b.message},
+                             {"registers", opt(b.registers)},
+                             {"spill_stores_bytes", or_null(b.spill_stores_bytes)},
+                             {"spill_loads_bytes", or_null(b.spill_loads_bytes)},
+                             {"shared_mem_bytes", or_null(b.shared_mem_bytes)},
+                             {"stack_frame_bytes", or_null(b.stack_frame_bytes)},
+                             {"constant_mem_bytes", or_null(b.constant_mem_bytes)},
+                             {"instruction_audit", b.instruction_audit},
+                             {"artifact", or_null(b.artifact)},
+                             {"created", or_null(b.created)}};
+}
+
+// Every field is read when present (a lookup may want one of them only); a status, when
+// present, must be one kport knows.
+inline BuildRecordInfo read_build_record_info(Fields& f) {
+  BuildRecordInfo b;
+  b.id = f.opt_int("id", 0, INT64_MAX).value_or(0);
+  b.job = f.opt_int("job", 1, INT64_MAX);
+  b.attempt = static_cast<int>(f.opt_int("attempt", 0, INT_MAX).value_or(0));
+  b.commit = f.opt_str("commit", 64).value_or("");
+  b.target = f.opt_str("target", 64).value_or("");
+  b.family = f.opt_str("family", 64).value_or("");
+  b.variant = f.opt_str("variant", 128).value_or("");
+  if (auto status = f.opt_str("status", 32)) {
+    if (auto s = parse_build_outcome(*status))
+      b.status = *s;
+    else if (f.ok())
+      f.fail("status", "must be one of ok, not_applicable, compile_error, timeout");
+  }
+  b.message = f.opt_str("message", 1 << 20).value_or("");
+  if (auto n = f.opt_int("registers", 0, 65536)) b.registers = static_cast<int>(*n);
+  b.spill_stores_bytes = f.opt_int("spill_stores_bytes", 0, INT64_MAX);
+  b.spill_loads_bytes = f.opt_int("spill_loads_bytes", 0, INT64_MAX);
+  b.shared_mem_bytes = f.opt_int("shared_mem_bytes", 0, INT64_MAX);
+  b.stack_frame_bytes = f.opt_int("stack_frame_bytes", 0, INT64_MAX);
+  b.constant_mem_bytes = f.opt_int("constant_mem_bytes", 0, INT64_MAX);
+  b.instruction_audit = f.json_value("instruction_audit");
+  b.artifact = f.opt_str("artifact", 64);
+  b.created = f.opt_str("created", 64);
+  return b;
+}
+
+struct BuildPage {
+  std::vector<BuildRecordInfo> items;
+  std::optional<std::int64_t> next_cursor;
+};
+
+inline boost::json::object to_json(const BuildPage& p) {
+  return boost::json::object{{"items", write_list(p.items, [](const BuildRecordInfo& b) { return to_json(b); })},
+                             {"next_cursor", detail::or_null(p.next_cursor)}};
+}
+
+inline BuildPage read_build_page(Fields& f) {
+  BuildPage p;
+  bool listed = f.source().contains("items") && !f.source().at("items").is_null();
+  if (!listed) f.fail("items", "is required (an array)");
+  p.items = read_list(f, "items", read_build_record_info);
+  p.next_cursor = f.opt_int("next_cursor");
+  return p;
+}
+
+inline Result<BuildPage> parse_build_page(const boost::json::object& o, std::string where = "") {
+  return parse_with(o, std::move(where), read_build_page);
 }
 
 }  // namespace kport::api

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kport/common/result.h"
@@ -76,5 +77,60 @@ class Fields {
   std::string m_context;
   std::optional<Error> m_error;
 };
+
+// Reads the array under `key` with `read` (a `T read(Fields&)`), one element at a time,
+// each named by its index ("items[3].commit"); an element that is not an object, or a
+// problem `read` meets, goes into `f`. Absent or null reads as empty.
+template <typename Read>
+auto read_list(Fields& f, std::string_view key, Read read) -> std::vector<decltype(read(std::declval<Fields&>()))> {
+  std::vector<decltype(read(std::declval<Fields&>()))> out;
+  const boost::json::array* a = f.array(key);
+  if (!a) return out;
+  out.reserve(a->size());
+  for (std::size_t i = 0; i < a->size() && f.ok(); ++i) {
+    const std::string at = f.path(key) + "[" + std::to_string(i) + "]";
+    if (!(*a)[i].is_object()) {
+      f.fail_with(Error{Errc::invalid_argument, "field '" + at + "' must be an object"});
+      break;
+    }
+    Fields item((*a)[i].as_object(), at);
+    out.push_back(read(item));
+    if (!item.ok()) f.fail_with(item.error());
+  }
+  return out;
+}
+
+// Reads a nested object under `key` with `read`, named by its path ("compared.builds");
+// absent or null reads as `T{}`, and `present` (when given) says whether it was there.
+template <typename Read>
+auto read_object(Fields& f, std::string_view key, Read read, bool* present = nullptr)
+    -> decltype(read(std::declval<Fields&>())) {
+  const boost::json::object* o = f.object(key);
+  if (present) *present = o != nullptr;
+  if (!o) return {};
+  Fields nested(*o, f.path(key));
+  auto out = read(nested);
+  if (!nested.ok()) f.fail_with(nested.error());
+  return out;
+}
+
+// A whole document: `read` over `o`, its first problem as the Error.
+template <typename Read>
+auto parse_with(const boost::json::object& o, std::string where, Read read)
+    -> Result<decltype(read(std::declval<Fields&>()))> {
+  Fields f(o, std::move(where));
+  auto out = read(f);
+  if (!f.ok()) return f.error();
+  return out;
+}
+
+// Writes `items` with `write` (a `boost::json::object write(const T&)`) as an array.
+template <typename T, typename Write>
+boost::json::array write_list(const std::vector<T>& items, Write write) {
+  boost::json::array a;
+  a.reserve(items.size());
+  for (const auto& x : items) a.emplace_back(write(x));
+  return a;
+}
 
 }  // namespace kport::api

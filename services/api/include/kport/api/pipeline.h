@@ -1,22 +1,31 @@
-// POST /api/v1/pipelines: a request to validate a commit (`PipelineInput`), written by the
-// CLI (`kport trigger`) and the watcher (git and toolkit watches), read by the
-// coordinator. The wire form is the contract the OpenAPI document describes
-// (`PipelineInput`): empty strings, no targets and an empty payload are absent fields.
+// POST /api/v1/pipelines: a request to validate a commit (`TriggerRequest`, the OpenAPI
+// document's `PipelineInput`), written by the CLI (`kport trigger`, `kport build`) and the
+// watcher (git and toolkit watches), read by the coordinator; empty strings, no targets
+// and an empty payload are absent fields. And a pipeline as the coordinator answers it
+// (`PipelineInfo`: GET /api/v1/pipelines, with its jobs `PipelineAnswer`: GET
+// /api/v1/pipelines/{id} and the trigger's answer), read by `kport status`, `kport
+// trigger`, `kport build`, the watcher's git watch and the build runner (its repository):
+// every field always present, null when unset, in the order written here (`Pipeline`,
+// `PipelineWithJobs`, `PipelinePage`).
 //
-// Reading is strict: a commit that is not 7..64 lowercase hex digits, a reason kport does
-// not know or a field of the wrong type is an invalid_argument Error naming the field;
-// unknown fields are ignored. Values; no thread affinity.
+// Reading is strict: a commit that is not 7..64 lowercase hex digits, a reason or status
+// kport does not know or a field of the wrong type is an invalid_argument Error naming
+// the field ("field 'items[0].commit' ..."); unknown fields are ignored. Values; no thread
+// affinity.
 #pragma once
 
 #include <boost/json.hpp>
 
 #include <array>
+#include <climits>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "kport/api/fields.h"
+#include "kport/api/job.h"
 
 namespace kport::api {
 
@@ -82,6 +91,103 @@ inline Result<TriggerRequest> parse_trigger_request(const boost::json::object& o
   TriggerRequest t = read_trigger_request(f);
   if (!f.ok()) return f.error();
   return t;
+}
+
+// ---- a pipeline as the coordinator answers it ----------------------------------------
+
+inline constexpr std::array<std::string_view, 5> k_pipeline_statuses{"queued", "running", "succeeded", "failed",
+                                                                     "cancelled"};
+
+struct PipelineInfo {
+  std::int64_t id = 0;
+  PipelineReason reason = PipelineReason::manual;
+  std::string repo, ref, commit, note;
+  std::optional<std::string> created;  // ISO 8601 UTC
+  std::string status;                  // queued, running, succeeded, failed, cancelled
+  std::int64_t jobs_total = 0, jobs_done = 0;
+};
+
+inline boost::json::object to_json(const PipelineInfo& p) {
+  return boost::json::object{{"id", p.id},
+                             {"reason", to_string(p.reason)},
+                             {"repo", p.repo},
+                             {"ref", p.ref},
+                             {"commit", p.commit},
+                             {"note", p.note},
+                             {"created", detail::or_null(p.created)},
+                             {"status", p.status},
+                             {"jobs_total", p.jobs_total},
+                             {"jobs_done", p.jobs_done}};
+}
+
+inline PipelineInfo read_pipeline_info(Fields& f) {
+  PipelineInfo p;
+  auto id = f.opt_int("id", 1, INT64_MAX);
+  if (!id && f.ok()) f.fail("id", "is required (an integer)");
+  p.id = id.value_or(0);
+  const auto reason = f.str("reason", 32);
+  if (auto r = parse_pipeline_reason(reason))
+    p.reason = *r;
+  else if (f.ok())
+    f.fail("reason", "must be push, new_target, new_driver, new_gpu or manual");
+  p.repo = f.opt_str("repo", 128).value_or("");
+  p.ref = f.opt_str("ref", 512).value_or("");
+  p.commit = f.sha("commit");
+  p.note = f.opt_str("note", 4096).value_or("");
+  p.created = f.opt_str("created", 64);
+  p.status = f.str("status", 32);
+  bool known = false;
+  for (auto s : k_pipeline_statuses) known = known || s == p.status;
+  if (f.ok() && !known) f.fail("status", "must be queued, running, succeeded, failed or cancelled");
+  p.jobs_total = f.opt_int("jobs_total", 0, INT64_MAX).value_or(0);
+  p.jobs_done = f.opt_int("jobs_done", 0, INT64_MAX).value_or(0);
+  return p;
+}
+
+// A pipeline with its jobs (GET /api/v1/pipelines/{id}; POST /api/v1/pipelines, whose
+// answer for a commit already queued carries the coordinator's note in `note`).
+struct PipelineAnswer {
+  PipelineInfo pipeline;
+  std::vector<JobInfo> jobs;
+};
+
+inline boost::json::object to_json(const PipelineAnswer& a) {
+  boost::json::object o = to_json(a.pipeline);
+  o["jobs"] = write_list(a.jobs, [](const JobInfo& j) { return to_json(j); });
+  return o;
+}
+
+inline PipelineAnswer read_pipeline_answer(Fields& f) {
+  PipelineAnswer a;
+  a.pipeline = read_pipeline_info(f);
+  a.jobs = read_list(f, "jobs", read_job_info);
+  return a;
+}
+
+inline Result<PipelineAnswer> parse_pipeline_answer(const boost::json::object& o, std::string where = "") {
+  return parse_with(o, std::move(where), read_pipeline_answer);
+}
+
+// GET /api/v1/pipelines: a page, newest first; next_cursor is the `before` of the next.
+struct PipelinePage {
+  std::vector<PipelineInfo> items;
+  std::optional<std::int64_t> next_cursor;
+};
+
+inline boost::json::object to_json(const PipelinePage& p) {
+  return boost::json::object{{"items", write_list(p.items, [](const PipelineInfo& x) { return to_json(x); })},
+                             {"next_cursor", detail::or_null(p.next_cursor)}};
+}
+
+inline PipelinePage read_pipeline_page(Fields& f) {
+  PipelinePage p;
+  p.items = read_list(f, "items", read_pipeline_info);
+  p.next_cursor = f.opt_int("next_cursor");
+  return p;
+}
+
+inline Result<PipelinePage> parse_pipeline_page(const boost::json::object& o, std::string where = "") {
+  return parse_with(o, std::move(where), read_pipeline_page);
 }
 
 }  // namespace kport::api

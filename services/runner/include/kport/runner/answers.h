@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kport/api/build_record.h"
 #include "kport/common/result.h"
 #include "kport/runner/coordinator_api.h"
 
@@ -44,13 +45,20 @@ Result<Heartbeat> parse_heartbeat(std::string_view body);
 // or a JSON object. Anything else did not come from the coordinator.
 Status parse_ack(std::string_view body, std::string_view what);
 
+// GET /api/v1/builds?...: the page of records (kport::api::BuildPage); `what` names it.
+Result<api::BuildPage> parse_builds(std::string_view body, std::string_view what);
+
 // GET /api/v1/builds?...: {"items": [{"artifact": sha256 | null, ...}]}: the artifacts the
 // records name, in order. A name that is not 64 lowercase hex digits is an Error (it
 // becomes a path on disk and in a URL).
 Result<std::vector<std::string>> parse_build_artifacts(std::string_view body);
 
-// GET /api/v1/repositories: {"items": [{"name", "url"}]} (or the bare array): the URL of
-// `name`; nullopt when it is not listed.
+// GET /api/v1/repositories: {"items": [{"name", "url"}]} (or the bare array), each entry a
+// kport::api::RepositoryInfo: the URL of `name`; nullopt when it is not listed.
 Result<std::optional<std::string>> parse_repository_url(std::string_view body, std::string_view name);
+
+// GET /api/v1/pipelines/{id} (kport::api::PipelineAnswer): the repository it names ("" for
+// none).
+Result<std::string> parse_pipeline_repo(std::string_view body);
 
 }  // namespace kport::runner
