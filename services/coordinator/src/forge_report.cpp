@@ -147,6 +147,10 @@ std::string commit_page_url(const std::string& public_url, const std::string& sh
   return public_url + "/#/commit/" + sha;
 }
 
+std::string pipeline_page_url(const std::string& public_url, std::int64_t pipeline_id) {
+  return public_url + "/#/pipeline/" + std::to_string(pipeline_id);
+}
+
 std::string report_title(const std::string& conclusion, const porting::Verdict* v) {
   if (conclusion == "cancelled") return "kport: cancelled";
   if (conclusion == "success") {
@@ -239,13 +243,16 @@ std::string report_summary(const db::Pipeline& p, const std::string& conclusion,
     }
     md += "Rule: " + porting::describe(v->policy) + "\n\n";
   }
-  md += "Reproduce and inspect: `kport status " + p.commit_sha + "` or [the commit page](" + details_url + ").\n";
+  md += "Reproduce and inspect: `kport status " + p.commit_sha + "`, or [the pipeline](" + details_url +
+        "): its jobs, their logs and the commit's verdict.\n";
   return utf8::clip(md, k_summary_max);
 }
 
 std::vector<db::NewDelivery> plan_report(const ReportInputs& in) {
   std::vector<db::NewDelivery> out;
-  const std::string details = commit_page_url(in.public_url, in.pipeline.commit_sha);
+  // The check links to the page of what it reports on: the pipeline, its jobs and logs,
+  // with the commit's verdict and a link to the commit page.
+  const std::string details = pipeline_page_url(in.public_url, in.pipeline.id);
   const std::string conclusion = in.state == "completed" ? conclusion_of(in.pipeline.status, in.verdict) : "";
   if (in.connection && !in.connection->kind.empty()) out.push_back(forge_delivery(in, conclusion, details));
   if (in.state != "completed") return out;

@@ -58,8 +58,10 @@ std::string report_summary(const db::Pipeline& pipeline, const std::string& conc
                            const std::string& details_url,
                            const std::map<std::int64_t, std::string>& repro_commands = {});
 
-// The dashboard page of a commit.
+// The dashboard page of a commit, and of a pipeline (a check's details_url, a status's
+// target_url, a webhook's pipeline.url).
 std::string commit_page_url(const std::string& public_url, const std::string& sha);
+std::string pipeline_page_url(const std::string& public_url, std::int64_t pipeline_id);
 
 // One HTTP request ready to send. headers hold the token or signature: never log them.
 struct OutgoingRequest {

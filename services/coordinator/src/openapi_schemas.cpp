@@ -842,6 +842,35 @@ void dashboard(json::object& s) {
   s["DashboardRunner"] = extend(s["Runner"], {{"job", nullable(ref("Job"))}});
 }
 
+// The pipeline and job pages and the re-runs (routes_pipeline_pages.cpp, routes_pipelines.cpp).
+void pipeline_pages(json::object& s) {
+  s["JobView"] = extend(
+      s["Job"],
+      {{"runner_name", describe(nullable(str()), "the runner holding it, or the last one that did")},
+       {"duration_ms", describe(nullable(integer()), "from the first claim of this run to its end, or to now")},
+       {"wait",
+        describe(nullable(str()),
+                 "why a queued job waits: its build, a backoff, no online runner that can take it, the jobs ahead")},
+       {"log", describe(str(), "the log's path in this API (GET, ?after=SEQ)")}});
+  s["DashboardPipeline"] =
+      obj({{"pipeline", ref("Pipeline")},
+           {"commit", nullable(ref("Commit"))},
+           {"verdict", ref("Verdict")},
+           {"jobs", describe(arr(ref("JobView")), "oldest first")},
+           {"deliveries", describe(arr(obj({{"id", integer()},
+                                            {"kind", enm({"check_run", "commit_status", "webhook"})},
+                                            {"event", str()},
+                                            {"state", enm({"pending", "delivered", "failed"})},
+                                            {"attempts", integer()},
+                                            {"max_attempts", integer()},
+                                            {"last_status", nullable(integer())},
+                                            {"last_error", str()}})),
+                                   "what was sent about it (newest first, at most 50)")}});
+  s["DashboardJob"] = obj({{"job", ref("JobView")}, {"pipeline", nullable(ref("Pipeline"))}});
+  s["PipelineRerun"] = obj(
+      {{"pipeline", integer()}, {"jobs_requeued", describe(integers(), "the failed and cancelled jobs queued again")}});
+}
+
 }  // namespace
 
 json::object openapi_schemas() {
@@ -910,6 +939,7 @@ json::object openapi_schemas() {
        {"created_at", when_set()},
        {"finished_at", when()}});
   s["DeliveryPage"] = page_of("Delivery");
+  pipeline_pages(s);
   s["RevalidationList"] = items_of("Revalidation");
   s["RunnerList"] = items_of("Runner");
   s["DashboardRunnerList"] = items_of("DashboardRunner");

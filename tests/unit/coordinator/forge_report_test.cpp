@@ -107,7 +107,7 @@ TEST(ForgeReport, CompletedCheckRunCarriesConclusionTitleAndSummaryPerTargetAndG
   EXPECT_EQ(body.at("status").as_string(), "completed");
   EXPECT_EQ(body.at("conclusion").as_string(), "failure");
   EXPECT_EQ(body.at("completed_at").as_string(), "2025-11-24T16:00:00.000Z");
-  EXPECT_EQ(body.at("details_url").as_string(), "https://kport.example/#/commit/" + std::string(40, 'b'));
+  EXPECT_EQ(body.at("details_url").as_string(), "https://kport.example/#/pipeline/12");
   const auto& output = body.at("output").as_object();
   EXPECT_EQ(output.at("title").as_string(), "kport: fail (1 numerics_failure, 1 perf_regression)");
   const std::string summary(output.at("summary").as_string());

@@ -132,6 +132,13 @@ struct Job {
   std::optional<std::int64_t> not_before_ms;  // queued after a failed attempt: claimable from then
 };
 
+// Where a queued job stands (Store::queue_place).
+struct QueuePlace {
+  std::int64_t ahead = 0;         // claimable queued jobs the same runners take first
+  std::int64_t runners = 0;       // online runners that could take it
+  std::int64_t runners_busy = 0;  // of those, holding a job now
+};
+
 // ---- runners -------------------------------------------------------------------
 
 struct RunnerCapabilities {
