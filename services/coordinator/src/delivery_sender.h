@@ -40,6 +40,7 @@ class DeliverySender {
   void run();
   void report_round();
   void send_round();
+  void prune_round();
   void refresh_metrics();
   // The repro command of each result the verdict's reasons name (a bounded number).
   std::map<std::int64_t, std::string> repro_commands(const porting::Verdict& v);
@@ -54,6 +55,7 @@ class DeliverySender {
   // Sender thread only: completed pipelines whose verdict still asks for re-measures,
   // and when that was first seen.
   std::map<std::int64_t, std::int64_t> m_deferred;
+  std::int64_t m_pruned_ms = 0;  // sender thread only: when delivered rows were last pruned
 };
 
 }  // namespace kport::coordinator

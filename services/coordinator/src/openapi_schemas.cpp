@@ -920,7 +920,9 @@ json::object openapi_schemas() {
   s["Delivery"] = obj(
       {{"id", describe(integer(), "also the X-Kport-Delivery header of a webhook, the same on every retry")},
        {"kind", enm({"check_run", "commit_status", "webhook"})},
-       {"event", describe(str(), "pipeline.queued, pipeline.in_progress, pipeline.completed, verdict or regression")},
+       {"event", describe(str(),
+                          "pipeline.queued, pipeline.in_progress, pipeline.completed, verdict, regression, "
+                          "bringup.milestone or bringup.regression")},
        {"repo", nullable(str())},
        {"pipeline", nullable(integer())},
        {"commit", str()},

@@ -414,6 +414,16 @@ class Store {
   Result<std::optional<Delivery>> get_delivery(std::int64_t id);
   Result<Page<Delivery>> list_deliveries(const DeliveryFilter& filter);
   Result<DeliveryStats> delivery_stats();
+  // Removes delivered deliveries that finished before `finished_before_ms`, and the
+  // oldest beyond the newest `keep` delivered ones, in one transaction; counted in
+  // DeliveryStats::pruned (their attempts stay in DeliveryStats::attempts). Pending and
+  // failed deliveries are never pruned. Returns how many were removed.
+  Result<std::int64_t> prune_deliveries(std::int64_t finished_before_ms, std::int64_t keep);
+  // The target's mark (counts_json empty when the webhooks were never told of it).
+  Result<BringupMark> bringup_mark(std::string_view target);
+  // Replaces the target's mark and enqueues `deliveries` (webhooks) with it, in one
+  // transaction.
+  Status put_bringup_mark(const BringupMark& mark, const std::vector<NewDelivery>& deliveries);
 
   class Impl;
 
