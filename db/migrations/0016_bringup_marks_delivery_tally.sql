@@ -19,3 +19,8 @@ CREATE TABLE delivery_tally (
 INSERT INTO delivery_tally(id) VALUES (1);
 
 CREATE INDEX deliveries_delivered ON deliveries(finished_ms) WHERE state = 'delivered';
+
+-- Where a variant's kernel is in the repository (the build runner reads it from the
+-- kernels tree): a check run annotates that line when the variant's resources regress.
+ALTER TABLE build_records ADD COLUMN source_path TEXT;
+ALTER TABLE build_records ADD COLUMN source_line INTEGER;

@@ -173,6 +173,8 @@ json::value to_json(const db::BuildRecord& b) {
                       {"constant_mem_bytes", opt(b.constant_mem_bytes)},
                       {"instruction_audit", raw(b.instruction_audit_json)},
                       {"artifact", opt(b.artifact_sha256)},
+                      {"source_path", opt(b.source_path)},
+                      {"source_line", opt(b.source_line)},
                       {"created", time_json(b.created_ms)}};
 }
 
@@ -430,6 +432,8 @@ db::BuildRecord build_record_from_json(Fields& f) {
   b.constant_mem_bytes = u.constant_mem_bytes;
   b.instruction_audit_json = u.instruction_audit ? json::serialize(*u.instruction_audit) : std::string("{}");
   b.artifact_sha256 = u.artifact;
+  b.source_path = u.source_path;
+  b.source_line = u.source_line;
   return b;
 }
 

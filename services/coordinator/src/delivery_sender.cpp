@@ -139,6 +139,8 @@ void DeliverySender::report_round() {
     in.public_url = m_ctx.config.public_url;
     in.notify_urls = m_ctx.config.notify_urls;
     if (verdict) in.repro_commands = repro_commands(*verdict);
+    if (verdict && pr.connection.kind == "github" && pr.connection.mode == "check")
+      in.annotations = annotations(*verdict, pr.pipeline.commit_sha);
     in.max_attempts = m_ctx.config.delivery_max_attempts;
     in.now_ms = now_unix_ms();
     auto advanced = m_ctx.store->advance_report(pr.pipeline.id, state, plan_report(in));
@@ -230,6 +232,30 @@ void DeliverySender::send_round() {
                             boost::json::serialize(boost::json::object{{"id", d.id}, {"outcome", outcome}}));
     }
   }
+}
+
+// The kernel source line of each resource regression, from the variant's build record at
+// the commit (where the build runner found its source); regressions without one are in
+// the summary only.
+std::vector<Annotation> DeliverySender::annotations(const porting::Verdict& v, const std::string& commit) {
+  std::vector<Annotation> out;
+  for (const auto& r : v.reasons) {
+    if (r.kind != "resource_regression" || out.size() == k_max_annotations) continue;
+    const auto dot = r.variant.find('.');
+    if (dot == std::string::npos) continue;
+    db::BuildRecordFilter f;
+    f.commit_sha = commit;
+    f.target = r.target;
+    f.family = r.variant.substr(0, dot);
+    f.variant = r.variant.substr(dot + 1);
+    f.limit = 1;
+    auto records = m_ctx.store->list_build_records(f);
+    if (!records.ok() || records->items.empty() || !records->items[0].source_path) continue;
+    const auto& b = records->items[0];
+    out.push_back(Annotation{*b.source_path, b.source_line.value_or(1),
+                             "Resource regression: " + r.variant + " on " + r.target, r.message});
+  }
+  return out;
 }
 
 // Delivered rows are history: the queue keeps them for --delivery-retention-ms and at most

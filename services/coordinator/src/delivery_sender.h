@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "context.h"
+#include "forge_report.h"
 #include "kport/porting/verdict.h"
 
 namespace kport::coordinator {
@@ -44,6 +45,8 @@ class DeliverySender {
   void refresh_metrics();
   // The repro command of each result the verdict's reasons name (a bounded number).
   std::map<std::int64_t, std::string> repro_commands(const porting::Verdict& v);
+  // The source lines of the verdict's resource regressions at `commit` (a bounded number).
+  std::vector<Annotation> annotations(const porting::Verdict& v, const std::string& commit);
 
   Context& m_ctx;
   std::thread m_thread;

@@ -95,8 +95,20 @@ db::NewDelivery forge_delivery(const ReportInputs& in, const std::string& conclu
     if (in.state == "completed") {
       body["conclusion"] = conclusion;
       body["completed_at"] = at;
-      body["output"] = json::object{{"title", report_title(conclusion, in.verdict)},
-                                    {"summary", report_summary(p, conclusion, in.verdict, details, in.repro_commands)}};
+      json::object output{{"title", report_title(conclusion, in.verdict)},
+                          {"summary", report_summary(p, conclusion, in.verdict, details, in.repro_commands)}};
+      json::array notes;
+      for (const auto& a : in.annotations) {
+        if (notes.size() == k_max_annotations) break;
+        notes.push_back(json::object{{"path", a.path},
+                                     {"start_line", a.line},
+                                     {"end_line", a.line},
+                                     {"annotation_level", "failure"},
+                                     {"title", std::string(utf8::truncate(a.title, 255))},
+                                     {"message", std::string(utf8::truncate(a.message, 64 * 1024))}});
+      }
+      if (!notes.empty()) output["annotations"] = std::move(notes);
+      body["output"] = std::move(output);
     }
     d.body = json::serialize(body);
     return d;

@@ -307,7 +307,9 @@ void pipelines(json::object& s) {
                                 opt("stack_frame_bytes", integer()),
                                 opt("constant_mem_bytes", integer()),
                                 opt("instruction_audit", any_json()),
-                                opt("artifact", str())});
+                                opt("artifact", str()),
+                                opt("source_path", describe(str(), "the variant's kernel, relative to the repository")),
+                                opt("source_line", describe(integer(), "the line of its first __global__"))});
   s["BuildRecordsInput"] = body({{"attempt", integer()}, {"records", arr(ref("BuildRecordInput"))}});
   s["Stored"] = obj({{"stored", integer()}, {"duplicates", integer()}, {"ids", integers()}});
 }
@@ -426,6 +428,8 @@ void results(json::object& s) {
                           {"constant_mem_bytes", nullable(integer())},
                           {"instruction_audit", any_json()},
                           {"artifact", nullable(str())},
+                          {"source_path", nullable(str())},
+                          {"source_line", nullable(integer())},
                           {"created", when()}});
   s["Artifact"] = obj(
       {{"sha256", str()}, {"size", integer()}, {"name", str()}, {"kind", str()}, {"created", when()}, {"url", str()}});

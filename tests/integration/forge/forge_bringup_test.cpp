@@ -120,3 +120,60 @@ TEST_F(RetentionTest, DeliveredRowsArePrunedAndTheAttemptCounterStays) {
 
 }  // namespace
 }  // namespace kport::testing
+
+namespace kport::testing {
+namespace {
+
+TEST_F(ForgeTest, AResourceRegressionIsAnnotatedOnItsKernelSourceLine) {
+  ASSERT_EQ(connect("github", "check").status, 200);
+  const std::string builder = register_runner("builder", "build");
+  const std::string gpu = register_runner("h200", "gpu", "9.0", "NVIDIA H200");
+  const std::string a = std::string(39, 'f') + "1", b = std::string(39, 'f') + "2";
+  auto with_source = [](std::int64_t spill) {
+    auto rows = ok_build();
+    auto& r = rows[0].as_object();
+    r["spill_stores_bytes"] = spill;
+    r["spill_loads_bytes"] = spill;
+    r["source_path"] = "kernels/gemm/simt/gemm_simt.cu";
+    r["source_line"] = 42;
+    return rows;
+  };
+  push(a);
+  finish(take(builder), builder, "records", with_source(0));
+  finish(take(gpu), gpu, "results", passing_result());
+  const auto completed = [](const std::string& commit) {
+    return [commit](const boost::json::array& items) {
+      return std::any_of(items.begin(), items.end(), [&](const auto& d) {
+        return d.at("event") == "pipeline.completed" && d.at("commit").as_string() == commit &&
+               d.at("state") == "delivered";
+      });
+    };
+  };
+  ASSERT_TRUE(completed(a)(wait_deliveries("kind=check_run", completed(a))));
+  push(b, a);
+  finish(take(builder), builder, "records", with_source(256));  // spills appear
+  finish(take(gpu), gpu, "results", passing_result());
+  ASSERT_TRUE(completed(b)(wait_deliveries("kind=check_run", completed(b))));
+  auto runs = to("/check-runs");
+  ASSERT_FALSE(runs.empty());
+  const auto& last = runs.back();  // b's completion, the last state sent
+  auto done = last.json();
+  ASSERT_EQ(done.at("status").as_string(), "completed") << last.body;
+  EXPECT_EQ(done.at("conclusion").as_string(), "failure") << last.body;
+  const auto* notes = done.at("output").as_object().if_contains("annotations");
+  ASSERT_TRUE(notes && notes->is_array()) << last.body;
+  ASSERT_EQ(notes->as_array().size(), 1u);
+  const auto& n = notes->as_array()[0].as_object();
+  EXPECT_EQ(n.at("path").as_string(), "kernels/gemm/simt/gemm_simt.cu");
+  EXPECT_EQ(n.at("start_line").as_int64(), 42);
+  EXPECT_EQ(n.at("end_line").as_int64(), 42);
+  EXPECT_EQ(n.at("annotation_level").as_string(), "failure");
+  EXPECT_NE(std::string(n.at("title").as_string()).find("gemm.simt on sm_90a"), std::string::npos) << last.body;
+  EXPECT_FALSE(std::string(n.at("message").as_string()).empty());
+  // The stored record answers where its kernel is.
+  auto records = get("/api/v1/builds?commit=" + b);
+  EXPECT_EQ(records.body.at("items").at(0).at("source_line").as_int64(), 42) << records.raw;
+}
+
+}  // namespace
+}  // namespace kport::testing

@@ -333,5 +333,25 @@ TEST(ForgeReport, BackoffDoublesUpToItsBoundAndHonoursRetryAfter) {
   EXPECT_EQ(delivery_backoff_ms(1, 100, 10'000, "soon"), 100);
 }
 
+TEST(ForgeReport, ACompletedCheckRunCarriesAtMostFiftyAnnotations) {
+  auto v = failing();
+  auto in = inputs(db::PipelineStatus::succeeded, "completed", connection("github", "check"), &v);
+  for (int i = 0; i < 60; ++i)
+    in.annotations.push_back(Annotation{"kernels/gemm/v" + std::to_string(i) + "/k.cu", 10 + i, "Resource regression",
+                                        "spills 0 -> 64 bytes"});
+  auto out = plan_report(in);
+  ASSERT_EQ(out.size(), 1u);
+  auto body = json::parse(out[0].body).as_object();
+  const auto& notes = body.at("output").at("annotations").as_array();
+  ASSERT_EQ(notes.size(), 50u) << "GitHub takes 50 per request";
+  EXPECT_EQ(notes[0].at("path").as_string(), "kernels/gemm/v0/k.cu");
+  EXPECT_EQ(notes[0].at("start_line").as_int64(), 10);
+  EXPECT_EQ(notes[0].at("end_line").as_int64(), 10);
+  EXPECT_EQ(notes[0].at("annotation_level").as_string(), "failure");
+  // Statuses and earlier states carry none.
+  in.state = "in_progress";
+  EXPECT_FALSE(json::parse(plan_report(in)[0].body).as_object().contains("output"));
+}
+
 }  // namespace
 }  // namespace kport::coordinator

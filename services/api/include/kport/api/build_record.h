@@ -44,6 +44,10 @@ struct BuildRecordUpload {
       constant_mem_bytes;
   std::optional<boost::json::value> instruction_audit;  // the PTX/SASS audit, kept as the driver wrote it
   std::optional<std::string> artifact;                  // the harness's sha256, for a variant it holds
+  // Where the variant's kernel is, relative to the repository root, and the line of its
+  // first __global__ (a check run annotates it when the variant's resources regress).
+  std::optional<std::string> source_path;
+  std::optional<int> source_line;
 };
 
 inline boost::json::object to_json(const BuildRecordUpload& r) {
@@ -65,6 +69,8 @@ inline boost::json::object to_json(const BuildRecordUpload& r) {
   put("constant_mem_bytes", r.constant_mem_bytes);
   put("instruction_audit", r.instruction_audit);
   put("artifact", r.artifact);
+  put("source_path", r.source_path);
+  put("source_line", r.source_line);
   return o;
 }
 
@@ -95,6 +101,8 @@ inline BuildRecordUpload read_build_record(Fields& f) {
       f.fail("instruction_audit", "must be a JSON object or array");
   }
   r.artifact = f.opt_str("artifact", 64);
+  r.source_path = f.opt_str("source_path", 1024);
+  if (auto n = f.opt_int("source_line", 1, 10'000'000)) r.source_line = static_cast<int>(*n);
   return r;
 }
 
