@@ -389,7 +389,7 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
     ask("get", "/api/v1/dashboard/jobs/{id}", "/api/v1/dashboard/jobs/999");
     ask("post", "/api/v1/jobs/{id}/rerun", "/api/v1/jobs/" + job2 + "/rerun", "", k_admin);
     ask("post", "/api/v1/jobs/{id}/rerun", "/api/v1/jobs/" + job2 + "/rerun", "", k_admin);  // queued now: 409
-    ask("get", "/api/v1/dashboard/jobs/{id}", "/api/v1/dashboard/jobs/" + job2);               // it waits
+    ask("get", "/api/v1/dashboard/jobs/{id}", "/api/v1/dashboard/jobs/" + job2);             // it waits
     ask("post", "/api/v1/jobs/{id}/rerun", "/api/v1/jobs/999/rerun", "", k_admin);
     ask("post", "/api/v1/pipelines/{id}/cancel", "/api/v1/pipelines/" + id2 + "/cancel", "", k_admin);
     ask("post", "/api/v1/pipelines/{id}/rerun", "/api/v1/pipelines/" + id2 + "/rerun", "", k_admin);
