@@ -217,7 +217,8 @@ Result<std::optional<QueuePlace>> Store::queue_place(std::int64_t job_id) {
     if (!*job || (*job)->status != JobStatus::queued) return std::optional<QueuePlace>{};
     const Job& j = **job;
     const bool build = j.kind == JobKind::build;
-    // The claim's own rule (store_claim.cpp pick_job): ready jobs, oldest first.
+    // The claim's own rule (store_claim.cpp pick_job): ready jobs, oldest first. Both
+    // forms take the same three parameters; a build has no GPU model (?3 is NULL).
     constexpr const char* k_ready =
         " AND (q.depends_on IS NULL OR EXISTS (SELECT 1 FROM jobs d WHERE d.id = q.depends_on"
         " AND d.status = 'succeeded')) AND (q.not_before_ms IS NULL OR q.not_before_ms <= ?4)";
