@@ -171,6 +171,21 @@ Result<std::vector<PendingReport>> Store::pending_reports(int limit) {
   });
 }
 
+namespace {
+
+Status insert_delivery(Connection& c, const NewDelivery& d, std::int64_t now) {
+  auto ins = c.prepare(
+      "INSERT INTO deliveries(kind, subject, repo, pipeline_id, event, commit_sha, method, url, body, max_attempts,"
+      " next_attempt_ms, created_ms, updated_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?11)");
+  if (!ins) return std::move(ins).error();
+  return ins
+      ->bind_all(d.kind, d.subject, d.repo, d.pipeline_id, d.event, d.commit_sha, d.method, d.url, d.body,
+                 d.max_attempts, now)
+      .run();
+}
+
+}  // namespace
+
 Result<bool> Store::advance_report(std::int64_t pipeline_id, std::string_view state,
                                    const std::vector<NewDelivery>& deliveries) {
   if (state != "queued" && state != "in_progress" && state != "completed")
@@ -185,15 +200,7 @@ Result<bool> Store::advance_report(std::int64_t pipeline_id, std::string_view st
     if (!up) return std::move(up).error();
     KPORT_TRY(up->bind_all(pipeline_id, state, now).run());
     if (c.changes() == 0) return false;
-    for (const auto& d : deliveries) {
-      auto ins = c.prepare(
-          "INSERT INTO deliveries(kind, subject, repo, pipeline_id, event, commit_sha, method, url, body, max_attempts,"
-          " next_attempt_ms, created_ms, updated_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?11)");
-      if (!ins) return std::move(ins).error();
-      KPORT_TRY(ins->bind_all(d.kind, d.subject, d.repo, d.pipeline_id, d.event, d.commit_sha, d.method, d.url, d.body,
-                              d.max_attempts, now)
-                    .run());
-    }
+    for (const auto& d : deliveries) KPORT_TRY(insert_delivery(c, d, now));
     return true;
   });
 }
@@ -313,6 +320,14 @@ Result<DeliveryStats> Store::delivery_stats() {
       st.by_state[s->text(0)] = s->int64(1);
       st.attempts += s->int64(2);
     }
+    auto t = c.prepare("SELECT pruned, pruned_attempts FROM delivery_tally WHERE id = 1");
+    if (!t) return std::move(t).error();
+    auto trow = t->step();
+    if (!trow) return std::move(trow).error();
+    if (*trow) {
+      st.pruned = t->int64(0);
+      st.attempts += t->int64(1);
+    }
     auto b = c.prepare("SELECT count(*) FROM forge_connections WHERE broken_reason IS NOT NULL");
     if (!b) return std::move(b).error();
     auto row = b->step();
@@ -320,6 +335,76 @@ Result<DeliveryStats> Store::delivery_stats() {
     if (*row) st.broken_connections = b->int64(0);
     return st;
   });
+}
+
+Result<std::int64_t> Store::prune_deliveries(std::int64_t finished_before_ms, std::int64_t keep) {
+  if (keep < 0) return make_error(Errc::invalid_argument, "keep must be 0 or more");
+  return m_impl->write<std::int64_t>([&](Connection& c) -> Result<std::int64_t> {
+    // The rows to remove: delivered and old, or delivered beyond the newest `keep`.
+    constexpr const char* k_doomed =
+        " FROM deliveries WHERE state = 'delivered' AND (finished_ms < ?1 OR id NOT IN"
+        " (SELECT id FROM deliveries WHERE state = 'delivered' ORDER BY id DESC LIMIT ?2))";
+    auto tally = c.prepare(std::string("UPDATE delivery_tally SET pruned = pruned + (SELECT count(*)") + k_doomed +
+                           "), pruned_attempts = pruned_attempts + (SELECT coalesce(sum(attempts), 0)" + k_doomed +
+                           ") WHERE id = 1");
+    if (!tally) return std::move(tally).error();
+    KPORT_TRY(tally->bind_all(finished_before_ms, keep).run());
+    auto del = c.prepare(std::string("DELETE") + k_doomed);
+    if (!del) return std::move(del).error();
+    KPORT_TRY(del->bind_all(finished_before_ms, keep).run());
+    return static_cast<std::int64_t>(c.changes());
+  });
+}
+
+Result<BringupMark> Store::bringup_mark(std::string_view target) {
+  return m_impl->read<BringupMark>([&](Connection& c) -> Result<BringupMark> {
+    BringupMark m;
+    m.target = std::string(target);
+    auto s = c.prepare("SELECT commit_sha, counts_json FROM bringup_marks WHERE target = ?1");
+    if (!s) return std::move(s).error();
+    auto row = s->bind(1, target).step();
+    if (!row) return std::move(row).error();
+    if (!*row) return m;
+    m.commit_sha = s->opt_text(0);
+    m.counts_json = s->text(1);
+    auto each = c.prepare("SELECT value FROM bringup_marks, json_each(milestones_json) WHERE target = ?1");
+    if (!each) return std::move(each).error();
+    each->bind(1, target);
+    auto names = detail::collect<std::string>(*each, [](const detail::Stmt& st) { return st.text(0); });
+    if (!names) return std::move(names).error();
+    m.milestones = std::move(*names);
+    return m;
+  });
+}
+
+Status Store::put_bringup_mark(const BringupMark& m, const std::vector<NewDelivery>& deliveries) {
+  if (m.target.empty() || m.counts_json.empty())
+    return make_error(Errc::invalid_argument, "a bring-up mark needs a target and its counts");
+  for (const auto& d : deliveries) KPORT_TRY(check_delivery(d));
+  const std::int64_t now = m_impl->now();
+  auto done = m_impl->write<bool>([&](Connection& c) -> Result<bool> {
+    // Milestone names are the coordinator's own words (stage/level); kept as plain text.
+    std::string list = "[";
+    for (std::size_t i = 0; i < m.milestones.size(); ++i) {
+      if (i) list += ",";
+      list += "\"";
+      for (char ch : m.milestones[i])
+        if (ch != '"' && ch != '\\' && static_cast<unsigned char>(ch) >= 0x20) list += ch;
+      list += "\"";
+    }
+    list += "]";
+    auto up = c.prepare(
+        "INSERT INTO bringup_marks(target, commit_sha, counts_json, milestones_json, updated_ms)"
+        " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(target) DO UPDATE SET commit_sha = excluded.commit_sha,"
+        " counts_json = excluded.counts_json, milestones_json = excluded.milestones_json,"
+        " updated_ms = excluded.updated_ms");
+    if (!up) return std::move(up).error();
+    KPORT_TRY(up->bind_all(m.target, m.commit_sha, m.counts_json, list, now).run());
+    for (const auto& d : deliveries) KPORT_TRY(insert_delivery(c, d, now));
+    return true;
+  });
+  if (!done.ok()) return std::move(done).error();
+  return {};
 }
 
 }  // namespace kport::db

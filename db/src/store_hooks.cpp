@@ -52,6 +52,36 @@ Result<std::int64_t> cancel_superseded(Connection& c, const PushDelivery& d, con
 
 bool zero_sha(const std::string& sha) { return sha.find_first_not_of('0') == std::string::npos; }
 
+// Cancels every unfinished job of the ref's pipelines: a closed request's work is wanted
+// by no one. Queued jobs end now; running ones are flagged and end at their runner's
+// next heartbeat (the state machine's cancel).
+Result<std::int64_t> cancel_closed(Connection& c, const PushDelivery& d, std::int64_t now) {
+  auto s = c.prepare(std::string(detail::k_job_select) +
+                     " JOIN pipelines p ON p.id = j.pipeline_id"
+                     " WHERE p.repo = ?2 AND p.ref = ?3 AND j.status IN ('queued', 'running') ORDER BY j.id");
+  if (!s) return std::move(s).error();
+  s->bind_all(std::int64_t{0}, d.repo, d.ref);
+  auto jobs = detail::collect<Job>(*s, [](const detail::Stmt& st) { return detail::stored(detail::read_job(st)); });
+  if (!jobs) return std::move(jobs).error();
+  const std::string why = d.ref + " was closed without being merged";
+  std::int64_t n = 0;
+  for (const Job& j : *jobs) {
+    if (j.status == JobStatus::running) {
+      auto up = c.prepare("UPDATE jobs SET cancel_requested = 1 WHERE id = ?1");
+      if (!up) return std::move(up).error();
+      KPORT_TRY(up->bind(1, j.id).run());
+      ++n;
+      continue;
+    }
+    auto fresh = detail::load_job(c, j.id);
+    if (!fresh) return std::move(fresh).error();
+    if (!*fresh || (*fresh)->status != JobStatus::queued) continue;
+    KPORT_TRY(detail::finish_job(c, j, JobStatus::cancelled, why, now));
+    ++n;
+  }
+  return n;
+}
+
 // Whether `sha` is `head` or one of its ancestors, through the parents pushes recorded.
 Result<bool> reached_from(Connection& c, const std::string& head, const std::string& sha) {
   auto s = c.prepare(
@@ -79,6 +109,8 @@ Result<bool> stale_push(Connection& c, const PushDelivery& d) {
   if (!row) return std::move(row).error();
   if (!*row) return false;
   const std::string head = s->text(0);  // '' once deleted
+  // A close names the head it closed at: one kport did not record is another state.
+  if (d.closed) return head != d.after_sha;
   const std::string before = zero_sha(d.before_sha) ? std::string() : d.before_sha;
   if (d.deleted || d.forced) return before != head;
   // A push of the head itself (another delivery of the same commit) is not older than the
@@ -133,7 +165,11 @@ Result<PushOutcome> Store::record_push(const PushDelivery& d, const std::optiona
       else
         out.note = detail::already_validated(pipeline->commit_sha, ins->id);
     }
-    if (d.forced || d.deleted) {
+    if (d.closed) {
+      auto n = cancel_closed(c, d, now);
+      if (!n) return std::move(n).error();
+      out.superseded_jobs = *n;
+    } else if (d.forced || d.deleted) {
       auto n = cancel_superseded(c, d, d.deleted ? std::string() : d.after_sha, now);
       if (!n) return std::move(n).error();
       out.superseded_jobs = *n;
@@ -143,8 +179,9 @@ Result<PushOutcome> Store::record_push(const PushDelivery& d, const std::optiona
         " ON CONFLICT(repo, ref) DO UPDATE SET sha = excluded.sha, forced = excluded.forced,"
         " updated_ms = excluded.updated_ms");
     if (!head) return std::move(head).error();
-    KPORT_TRY(head->bind_all(d.repo, d.ref, d.deleted ? std::string() : d.after_sha, d.forced, now).run());
-    out.outcome = pipeline_id ? "pipeline" : d.deleted ? "deleted" : "ignored";
+    const bool gone = d.deleted || d.closed;
+    KPORT_TRY(head->bind_all(d.repo, d.ref, gone ? std::string() : d.after_sha, d.forced, now).run());
+    out.outcome = pipeline_id ? "pipeline" : gone ? "deleted" : "ignored";
     auto rec = c.prepare(
         "INSERT INTO hook_deliveries(delivery_id, source, repo, ref, before_sha, after_sha, outcome, pipeline_id,"
         " note, received_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");

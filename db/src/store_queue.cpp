@@ -135,4 +135,124 @@ Result<std::int64_t> Store::cancel_pipeline(std::int64_t pipeline_id) {
   });
 }
 
+namespace {
+
+// Sends a finished job back to the queue for another run (store.h, "rerun").
+Status requeue_finished(Connection& c, const Job& j, int attempts) {
+  auto up = c.prepare(
+      "UPDATE jobs SET status = 'queued', max_attempts = attempt + ?2, runner_id = NULL, lease_expires_ms = NULL,"
+      " cancel_requested = 0, failure_reason = NULL, started_ms = NULL, finished_ms = NULL, not_before_ms = NULL,"
+      " retry_runner_id = NULL, retry_runner_after_ms = NULL WHERE id = ?1");
+  if (!up) return std::move(up).error();
+  return up->bind_all(j.id, attempts).run();
+}
+
+// A completed report is reported again from the start: a new check run (GitHub keeps the
+// old one as the earlier attempt), new statuses.
+Status reopen_report(Connection& c, std::int64_t pipeline_id, std::int64_t now) {
+  auto up = c.prepare(
+      "UPDATE forge_reports SET state = 'new', check_run_id = NULL, updated_ms = ?2"
+      " WHERE pipeline_id = ?1 AND state = 'completed'");
+  if (!up) return std::move(up).error();
+  return up->bind_all(pipeline_id, now).run();
+}
+
+Status check_rerunnable(const Job& j) {
+  if (j.status == JobStatus::failed || j.status == JobStatus::cancelled) return {};
+  return make_error(Errc::conflict, "job " + std::to_string(j.id) + " is " + std::string(to_string(j.status)) +
+                                        "; only a failed or cancelled job runs again");
+}
+
+}  // namespace
+
+Result<Job> Store::rerun_job(std::int64_t job_id, int attempts) {
+  if (attempts < 1) return make_error(Errc::invalid_argument, "a re-run needs at least one attempt");
+  const std::int64_t now = m_impl->now();
+  const std::int64_t since = m_impl->online_since(now);
+  return m_impl->write<Job>([&](Connection& c) -> Result<Job> {
+    auto job = detail::load_job(c, job_id);
+    if (!job) return std::move(job).error();
+    if (!*job) return make_error(Errc::not_found, "job " + std::to_string(job_id) + " does not exist");
+    KPORT_TRY(check_rerunnable(**job));
+    KPORT_TRY(requeue_finished(c, **job, attempts));
+    KPORT_TRY(reopen_report(c, (*job)->pipeline_id, now));
+    auto out = detail::load_job(c, job_id, since);
+    if (!out) return std::move(out).error();
+    return std::move(**out);
+  });
+}
+
+Result<std::vector<std::int64_t>> Store::rerun_pipeline(std::int64_t pipeline_id, int attempts) {
+  if (attempts < 1) return make_error(Errc::invalid_argument, "a re-run needs at least one attempt");
+  const std::int64_t now = m_impl->now();
+  return m_impl->write<std::vector<std::int64_t>>([&](Connection& c) -> Result<std::vector<std::int64_t>> {
+    auto known = load_pipeline(c, pipeline_id);
+    if (!known) return std::move(known).error();
+    if (!*known) return make_error(Errc::not_found, "pipeline " + std::to_string(pipeline_id) + " does not exist");
+    auto s = c.prepare(std::string(detail::k_job_select) +
+                       " WHERE j.pipeline_id = ?2 AND j.status IN ('failed', 'cancelled') ORDER BY j.id");
+    if (!s) return std::move(s).error();
+    s->bind_all(std::int64_t{0}, pipeline_id);
+    auto jobs = detail::collect<Job>(*s, [](const detail::Stmt& st) { return detail::stored(detail::read_job(st)); });
+    if (!jobs) return std::move(jobs).error();
+    if (jobs->empty())
+      return make_error(Errc::conflict,
+                        "pipeline " + std::to_string(pipeline_id) + " has no failed or cancelled job to run again");
+    std::vector<std::int64_t> ids;
+    for (const Job& j : *jobs) {
+      KPORT_TRY(requeue_finished(c, j, attempts));
+      ids.push_back(j.id);
+    }
+    KPORT_TRY(reopen_report(c, pipeline_id, now));
+    return ids;
+  });
+}
+
+Result<std::optional<QueuePlace>> Store::queue_place(std::int64_t job_id) {
+  const std::int64_t now = m_impl->now();
+  const std::int64_t since = m_impl->online_since(now);
+  return m_impl->read<std::optional<QueuePlace>>([&](Connection& c) -> Result<std::optional<QueuePlace>> {
+    auto job = detail::load_job(c, job_id);
+    if (!job) return std::move(job).error();
+    if (!*job || (*job)->status != JobStatus::queued) return std::optional<QueuePlace>{};
+    const Job& j = **job;
+    const bool build = j.kind == JobKind::build;
+    // The claim's own rule (store_claim.cpp pick_job): ready jobs, oldest first. Both
+    // forms take the same three parameters; a build has no GPU model (?3 is NULL).
+    constexpr const char* k_ready =
+        " AND (q.depends_on IS NULL OR EXISTS (SELECT 1 FROM jobs d WHERE d.id = q.depends_on"
+        " AND d.status = 'succeeded')) AND (q.not_before_ms IS NULL OR q.not_before_ms <= ?4)";
+    auto ahead = build ? c.prepare(std::string("SELECT count(*) FROM jobs q WHERE q.status = 'queued' AND q.id < ?1"
+                                               " AND q.kind = 'build' AND q.target = ?2 AND ?3 IS NULL") +
+                                   k_ready)
+                       : c.prepare(std::string("SELECT count(*) FROM jobs q WHERE q.status = 'queued' AND q.id < ?1"
+                                               " AND q.kind = 'check' AND q.arch = ?2"
+                                               " AND (q.gpu_model IS NULL OR ?3 IS NULL OR q.gpu_model = ?3)") +
+                                   k_ready);
+    if (!ahead) return std::move(ahead).error();
+    ahead->bind_all(j.id, build ? j.target : j.arch.value_or(""), build ? std::nullopt : j.gpu_model, now);
+    auto row = ahead->step();
+    if (!row) return std::move(row).error();
+    QueuePlace place;
+    place.ahead = ahead->int64(0);
+    auto runners =
+        build ? c.prepare(
+                    "SELECT count(*), coalesce(sum(r.current_job IS NOT NULL), 0) FROM runners r WHERE r.role = 'build'"
+                    " AND r.deregistered_ms IS NULL AND r.last_heartbeat_ms >= ?1"
+                    " AND EXISTS (SELECT 1 FROM runner_targets t WHERE t.runner_id = r.id AND t.target = ?2)"
+                    " AND ?3 IS NULL")
+              : c.prepare(
+                    "SELECT count(*), coalesce(sum(r.current_job IS NOT NULL), 0) FROM runners r WHERE r.role = 'gpu'"
+                    " AND r.deregistered_ms IS NULL AND r.last_heartbeat_ms >= ?1 AND r.arch = ?2"
+                    " AND (?3 IS NULL OR r.gpu_model = ?3)");
+    if (!runners) return std::move(runners).error();
+    runners->bind_all(since, build ? j.target : j.arch.value_or(""), build ? std::nullopt : j.gpu_model);
+    auto rrow = runners->step();
+    if (!rrow) return std::move(rrow).error();
+    place.runners = runners->int64(0);
+    place.runners_busy = runners->int64(1);
+    return std::optional<QueuePlace>(place);
+  });
+}
+
 }  // namespace kport::db

@@ -184,6 +184,29 @@ async function getJSON(path, params) {
   }
   return body;
 }
+async function postAdmin(path) {
+  const token = adminToken();
+  if (!token) throw new Error('this needs the admin token: enter it under "Admin token"');
+  const res = await fetch(new URL(path, window.location.origin), {
+    method: "POST",
+    headers: { Accept: "application/json", Authorization: `Bearer ${token}` }
+  });
+  let body = null;
+  try {
+    body = await res.json();
+  } catch {
+    body = null;
+  }
+  if (!res.ok) throw new Error(body && body.error ? `${body.error.code}: ${body.error.message}` : `HTTP ${res.status}`);
+  return body;
+}
+function adminToken(value) {
+  if (value !== void 0) {
+    if (value) sessionStorage.setItem("kport.admin", value);
+    else sessionStorage.removeItem("kport.admin");
+  }
+  return sessionStorage.getItem("kport.admin") || "";
+}
 var api;
 var init_api = __esm({
   "js/api.js"() {
@@ -199,6 +222,10 @@ var init_api = __esm({
       gpus: () => getJSON("/api/v1/gpus"),
       kernels: () => getJSON("/api/v1/kernels"),
       forges: () => getJSON("/api/v1/forges"),
+      pipeline: (id) => getJSON(`/api/v1/dashboard/pipelines/${encodeURIComponent(id)}`),
+      job: (id) => getJSON(`/api/v1/dashboard/jobs/${encodeURIComponent(id)}`),
+      jobLog: (id, after) => getJSON(`/api/v1/jobs/${encodeURIComponent(id)}/log`, { after }),
+      pipelines: (params) => getJSON("/api/v1/pipelines", params),
       deliveries: (state) => getJSON("/api/v1/deliveries", { state, limit: 200 })
     };
   }
@@ -226,6 +253,8 @@ var init_prefetch = __esm({
       target: (r) => api.target(r.arg),
       commit: (r) => api.commit(r.arg),
       kernel: (r) => api.kernel(r.arg, r.params.get("dtype"), r.params.get("shape")),
+      pipeline: (r) => api.pipeline(r.arg),
+      job: (r) => api.job(r.arg),
       runners: (r) => api.runners(r.params.get("all") === "1"),
       // The form's GPU list, and the answer when a shared link carries a full question (an
       // error is the answer's to show, so it is kept as a value).
@@ -270,7 +299,7 @@ function pipelineRow(p) {
   return h(
     "tr",
     { dataset: { id: p.id } },
-    h("td", { class: "num" }, `#${p.id}`),
+    h("td", { class: "num" }, pageLink(`/pipeline/${p.id}`, null, `#${p.id}`)),
     h("td", {}, h("span", { class: `tag st-${p.status}` }, p.status)),
     h("td", {}, p.reason),
     h("td", {}, pageLink(`/commit/${p.commit}`, null, h("code", {}, shortSha(p.commit)))),
@@ -458,7 +487,7 @@ function detail(target, v, stage) {
       h("dt", {}, "resources"),
       h("dd", {}, `registers ${r.registers ?? "\u2014"} \xB7 spills ${r.spill_bytes ?? "\u2014"} B \xB7 shared memory ${r.shared_mem_bytes ?? "\u2014"} B`),
       h("dt", {}, "build log"),
-      h("dd", {}, b.log ? h("a", { href: b.log }, "job log") : "\u2014"),
+      h("dd", {}, b.job ? pageLink(`/job/${b.job}`, null, `job #${b.job} and its log`) : "\u2014"),
       h("dt", {}, "records"),
       h("dd", {}, h("a", { href: `/api/v1/builds?target=${encodeURIComponent(target)}&family=${encodeURIComponent(v.family)}&variant=${encodeURIComponent(v.variant)}` }, "all build records"))
     ));
@@ -670,9 +699,27 @@ function group(g, kind) {
     g.truncated ? h("p", { class: "muted" }, "Showing the first changes only.") : null
   );
 }
+function pipelinesBox(page) {
+  if (!page || !page.items.length) return h("p", { class: "muted" }, "No pipeline validated this commit.");
+  return h(
+    "table",
+    { class: "grid", id: "commit-pipelines" },
+    h("thead", {}, h("tr", {}, ["pipeline", "state", "reason", "jobs", "created"].map((t) => h("th", {}, t)))),
+    h("tbody", {}, page.items.map((p) => h(
+      "tr",
+      { dataset: { id: p.id } },
+      h("td", { class: "num" }, pageLink(`/pipeline/${p.id}`, null, `#${p.id}`)),
+      h("td", {}, h("span", { class: `tag st-${p.status}` }, p.status)),
+      h("td", {}, p.reason, p.ref ? h("span", { class: "muted" }, ` ${p.ref}`) : null),
+      h("td", { class: "num" }, `${p.jobs_done}/${p.jobs_total}`),
+      h("td", { class: "muted" }, fmtTime(p.created))
+    )))
+  );
+}
 async function render3(root2, route) {
   const sha = route.arg;
   let kind = route.params.get("kind") || "";
+  const pipelines = api.pipelines({ commit: sha, limit: 20 }).catch(() => null);
   let data = await (route.first || api.commit(sha));
   const groupsEl = h("div", { id: "groups" });
   const filter = h(
@@ -687,6 +734,7 @@ async function render3(root2, route) {
   );
   const paint = () => fill(groupsEl, data.groups.length ? data.groups.map((g) => group(g, kind)) : h("p", { class: "muted" }, "No results for this commit yet."));
   const verdictEl = h("div", { id: "verdict-box" }, verdictBox(data.verdict));
+  const pipelinesEl = h("div", { id: "pipelines-box" }, pipelinesBox(await pipelines));
   const fresh = pendingBadge("result", async () => {
     data = await api.commit(sha);
     fill(verdictEl, verdictBox(data.verdict));
@@ -706,14 +754,18 @@ async function render3(root2, route) {
       ` \xB7 ${data.results} result keys here, ${data.baseline_results} on the baseline`
     ),
     verdictEl,
+    h("h2", {}, "Pipelines"),
+    pipelinesEl,
     h("p", { class: "counts", id: "totals" }, KINDS.map((k) => h("span", { class: `tag kind-${k}` }, `${t[k]} ${LABEL[k]}`))),
     h("p", {}, h("label", {}, "Show ", filter), " ", fresh.el, h("span", { class: "muted" }, ` Rule: ${data.rule}.`)),
     groupsEl
   );
   paint();
+  const refreshPipelines = coalesce(async () => fill(pipelinesEl, pipelinesBox(await api.pipelines({ commit: sha, limit: 20 }))), 600);
   return {
     onEvent(ev, payload) {
       if (ev === "results") fresh.add(payload.ids ? payload.ids.length : 1);
+      if (ev === "job" || ev === "pipeline") refreshPipelines(ev);
     }
   };
 }
@@ -723,6 +775,7 @@ var init_commit = __esm({
     init_dom();
     init_api();
     init_router();
+    init_live();
     KINDS = ["new_failure", "regressed", "fixed", "improved", "unstable", "insufficient_data", "still_failing"];
     LABEL = {
       new_failure: "new failure",
@@ -887,7 +940,7 @@ function row(r) {
     h("td", {}, r.role === "gpu" ? c.gpu_model : `${c.cores || "?"} cores`),
     h("td", {}, r.role === "gpu" ? c.arch : (c.targets || []).join(" ")),
     h("td", {}, r.role === "gpu" ? c.driver : c.toolkit ? `CUDA ${c.toolkit}` : ""),
-    h("td", {}, job ? [`#${job.id} ${job.kind} ${job.target} `, pageLink(`/commit/${job.commit}`, null, h("code", {}, shortSha(job.commit))), ` (${job.status})`] : h("span", { class: "muted" }, "idle")),
+    h("td", {}, job ? [pageLink(`/job/${job.id}`, null, `#${job.id}`), ` ${job.kind} ${job.target} `, pageLink(`/commit/${job.commit}`, null, h("code", {}, shortSha(job.commit))), ` (${job.status})`] : h("span", { class: "muted" }, "idle")),
     h("td", { class: "muted" }, fmtTime(r.last_heartbeat))
   );
 }
@@ -1098,7 +1151,7 @@ function deliveryRow(d) {
     { dataset: { id: d.id } },
     h("td", {}, `#${d.id}`),
     h("td", {}, d.kind),
-    h("td", {}, d.event),
+    h("td", {}, d.event, d.pipeline ? [" \xB7 ", pageLink(`/pipeline/${d.pipeline}`, null, `pipeline #${d.pipeline}`)] : null),
     h("td", {}, d.commit ? pageLink(`/commit/${d.commit}`, null, h("code", {}, shortSha(d.commit))) : ""),
     h("td", {}, h("span", { class: `tag ${TAG[d.state] || ""}` }, d.state)),
     h("td", {}, `${d.attempts} / ${d.max_attempts}`),
@@ -1158,6 +1211,343 @@ var init_deliveries = __esm({
   }
 });
 
+// js/admin.js
+function tokenField() {
+  const input = h("input", {
+    type: "password",
+    id: "admin-token",
+    autocomplete: "off",
+    placeholder: "kpa_\u2026",
+    value: adminToken(),
+    onchange: () => adminToken(input.value.trim())
+  });
+  return h(
+    "details",
+    { class: "admin", open: adminToken() ? null : true },
+    h("summary", {}, "Admin token"),
+    h("label", {}, "Re-run and cancel need it: ", input)
+  );
+}
+function actionButton(label, path, status, done, attrs = {}) {
+  const button = h("button", { type: "button", class: "action", ...attrs });
+  button.textContent = label;
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    status.className = "action-status muted";
+    status.textContent = `${label}\u2026`;
+    try {
+      const answer2 = await postAdmin(path);
+      status.className = "action-status";
+      status.textContent = `${label}: done`;
+      await done(answer2);
+    } catch (err) {
+      status.className = "action-status error";
+      status.textContent = `${label}: ${err.message || err}`;
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return button;
+}
+var FINISHED;
+var init_admin = __esm({
+  "js/admin.js"() {
+    init_dom();
+    init_api();
+    FINISHED = /* @__PURE__ */ new Set(["succeeded", "failed", "cancelled"]);
+  }
+});
+
+// js/pages/pipeline.js
+var pipeline_exports = {};
+__export(pipeline_exports, {
+  fmtDuration: () => fmtDuration,
+  render: () => render8
+});
+function fmtDuration(ms) {
+  if (ms === null || ms === void 0) return "\u2014";
+  const s = Math.round(ms / 1e3);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
+  return `${Math.floor(s / 3600)}h ${Math.floor(s % 3600 / 60)}m`;
+}
+function where(j) {
+  if (j.kind === "build") return j.target;
+  return `${j.target} on arch ${j.arch}${j.gpu_model ? ` (${j.gpu_model})` : ""}`;
+}
+function jobRow(j, status, refresh) {
+  const actions = [];
+  if (j.status === "failed" || j.status === "cancelled")
+    actions.push(actionButton("Re-run", `/api/v1/jobs/${j.id}/rerun`, status, refresh, { dataset: { rerun: j.id } }));
+  if (!FINISHED.has(j.status))
+    actions.push(actionButton("Cancel", `/api/v1/jobs/${j.id}/cancel`, status, refresh, { dataset: { cancel: j.id } }));
+  const why = j.wait || (j.cancel_requested && !FINISHED.has(j.status) ? "cancel requested; the runner stops at its next heartbeat" : j.failure_reason);
+  return h(
+    "tr",
+    { dataset: { id: j.id, status: j.status } },
+    h("td", { class: "num" }, pageLink(`/job/${j.id}`, null, `#${j.id}`)),
+    h("td", {}, j.kind),
+    h("td", {}, where(j)),
+    h("td", {}, h("span", { class: `tag st-${j.status}` }, j.status.replace("_", " "))),
+    h("td", { class: "num" }, `${j.attempt} / ${j.max_attempts}`),
+    h("td", {}, j.runner_name || h("span", { class: "muted" }, "\u2014")),
+    h("td", { class: "muted" }, fmtTime(j.started)),
+    h("td", { class: "num" }, fmtDuration(j.duration_ms)),
+    h("td", { class: j.wait ? "wait" : "muted" }, why || ""),
+    h("td", {}, actions)
+  );
+}
+function verdictLine(v, sha) {
+  const reasons = v.reasons || [];
+  return h(
+    "section",
+    { class: `verdict verdict-${v.status}`, id: "verdict", dataset: { status: v.status } },
+    h(
+      "h2",
+      {},
+      "Commit verdict: ",
+      h("span", { class: `tag verdict-${v.status}`, id: "verdict-status" }, v.status),
+      " ",
+      pageLink(`/commit/${sha}`, null, "the commit page")
+    ),
+    reasons.length ? h("ul", { class: "reasons" }, reasons.slice(0, 10).map((r) => h("li", {}, r.message))) : null,
+    reasons.length > 10 ? h("p", { class: "muted" }, `and ${reasons.length - 10} more on the commit page`) : null,
+    (v.waiting || []).length ? h("p", { class: "muted" }, `waiting: ${v.waiting.join("; ")}`) : null
+  );
+}
+function deliveryRow2(d) {
+  return h(
+    "tr",
+    { dataset: { id: d.id } },
+    h("td", {}, `#${d.id}`),
+    h("td", {}, d.kind),
+    h("td", {}, d.event),
+    h("td", {}, h("span", { class: `tag st-${d.state === "delivered" ? "succeeded" : d.state === "failed" ? "failed" : "queued"}` }, d.state)),
+    h("td", { class: "num" }, `${d.attempts} / ${d.max_attempts}`),
+    h("td", { class: "muted" }, d.last_error)
+  );
+}
+async function render8(root2, route) {
+  const id = route.arg;
+  let data = await (route.first || api.pipeline(id));
+  const head = h("div");
+  const verdictEl = h("div");
+  const jobs = h("tbody");
+  const sent = h("div");
+  const status = h("p", { class: "action-status muted", id: "action-status" });
+  const actions = h("p", { class: "actions", id: "pipeline-actions" });
+  const refresh = async () => {
+    data = await api.pipeline(id);
+    paint();
+  };
+  const paint = () => {
+    const p = data.pipeline;
+    const c = data.commit;
+    fill(
+      head,
+      h("h1", { elementtiming: "kport-data" }, `Pipeline #${p.id} `, h("span", { class: `tag st-${p.status}`, id: "pipeline-status" }, p.status)),
+      h(
+        "p",
+        { class: "summary" },
+        `${p.reason} \xB7 ${p.repo || "no repository"} ${p.ref || ""} \xB7 commit `,
+        pageLink(`/commit/${p.commit}`, null, h("code", {}, shortSha(p.commit))),
+        c && c.message ? ` \u201C${c.message.split("\n")[0]}\u201D` : "",
+        ` \xB7 ${p.jobs_done}/${p.jobs_total} jobs done \xB7 created ${fmtTime(p.created)}`
+      ),
+      p.note ? h("p", { class: "muted" }, p.note) : null
+    );
+    fill(verdictEl, verdictLine(data.verdict, p.commit));
+    fill(jobs, data.jobs.length ? data.jobs.map((j) => jobRow(j, status, refresh)) : h("tr", {}, h("td", { colspan: 10, class: "muted" }, "No jobs.")));
+    const anyRerun = data.jobs.some((j) => j.status === "failed" || j.status === "cancelled");
+    const anyOpen = data.jobs.some((j) => !FINISHED.has(j.status));
+    fill(
+      actions,
+      anyRerun ? actionButton("Re-run failed and cancelled jobs", `/api/v1/pipelines/${p.id}/rerun`, status, refresh, { id: "rerun-pipeline" }) : null,
+      anyOpen ? actionButton("Cancel pipeline", `/api/v1/pipelines/${p.id}/cancel`, status, refresh, { id: "cancel-pipeline" }) : null
+    );
+    fill(sent, data.deliveries.length ? h(
+      "table",
+      { class: "grid", id: "reported" },
+      h("thead", {}, h("tr", {}, ["id", "kind", "event", "state", "attempts", "last error"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, data.deliveries.map(deliveryRow2))
+    ) : h("p", { class: "muted" }, "Nothing reported: only push pipelines are reported to a forge."));
+  };
+  paint();
+  fill(
+    root2,
+    head,
+    verdictEl,
+    h("h2", {}, "Jobs"),
+    h(
+      "table",
+      { class: "grid", id: "jobs" },
+      h("thead", {}, h("tr", {}, ["job", "kind", "target", "state", "attempts", "runner", "started", "took", "why", ""].map((t) => h("th", {}, t)))),
+      jobs
+    ),
+    tokenField(),
+    actions,
+    status,
+    h("h2", {}, "Reported to the forge and webhooks"),
+    sent
+  );
+  const later = coalesce(() => refresh().catch(() => {
+  }), 500);
+  const timer = setInterval(() => {
+    if (data.pipeline.status === "queued" || data.pipeline.status === "running") later("tick");
+  }, 5e3);
+  return {
+    onEvent(ev) {
+      if (["job", "pipeline", "runner", "expired", "delivery", "results"].includes(ev)) later(ev);
+    },
+    dispose() {
+      clearInterval(timer);
+    }
+  };
+}
+var init_pipeline = __esm({
+  "js/pages/pipeline.js"() {
+    init_dom();
+    init_api();
+    init_live();
+    init_admin();
+  }
+});
+
+// js/pages/job.js
+var job_exports = {};
+__export(job_exports, {
+  render: () => render9
+});
+async function render9(root2, route) {
+  const id = route.arg;
+  let data = await (route.first || api.job(id));
+  const facts = h("dl", { class: "facts", id: "job-facts" });
+  const head = h("div");
+  const status = h("p", { class: "action-status muted", id: "action-status" });
+  const actions = h("p", { class: "actions", id: "job-actions" });
+  const log = h("pre", { class: "log", id: "log" });
+  const follow = h("input", { type: "checkbox", id: "follow", checked: true });
+  const logState = h("span", { class: "muted", id: "log-state" });
+  let after = 0;
+  let attempt = null;
+  let stopped = false;
+  let timer = null;
+  const refresh = async () => {
+    data = await api.job(id);
+    paint();
+  };
+  const paint = () => {
+    const j = data.job;
+    const p = data.pipeline;
+    fill(
+      head,
+      h(
+        "h1",
+        { elementtiming: "kport-data" },
+        `Job #${j.id}: ${j.kind} ${j.target} `,
+        h("span", { class: `tag st-${j.status}`, id: "job-status" }, j.status.replace("_", " "))
+      ),
+      h(
+        "p",
+        { class: "summary" },
+        "pipeline ",
+        p ? pageLink(`/pipeline/${p.id}`, null, `#${p.id}`) : `#${j.pipeline}`,
+        " \xB7 commit ",
+        pageLink(`/commit/${j.commit}`, null, h("code", {}, shortSha(j.commit)))
+      )
+    );
+    const row2 = (k, v) => [h("dt", {}, k), h("dd", {}, v)];
+    fill(
+      facts,
+      row2("state", j.status + (j.cancel_requested && !FINISHED.has(j.status) ? " (cancel requested)" : "")),
+      row2("attempts", `${j.attempt} of ${j.max_attempts}`),
+      j.kind === "check" ? row2("runs on", `arch ${j.arch}${j.gpu_model ? `, ${j.gpu_model}` : ""}`) : row2("target", j.target),
+      j.depends_on ? row2("after", pageLink(`/job/${j.depends_on}`, null, `build job #${j.depends_on}`)) : null,
+      row2("runner", j.runner_name || "\u2014"),
+      row2("created", fmtTime(j.created)),
+      row2("started", fmtTime(j.started)),
+      row2("finished", fmtTime(j.finished)),
+      row2("took", fmtDuration(j.duration_ms)),
+      j.wait ? row2("waiting", h("span", { id: "job-wait" }, j.wait)) : null,
+      j.failure_reason ? row2("reason", h("span", { id: "job-reason" }, j.failure_reason)) : null
+    );
+    fill(
+      actions,
+      j.status === "failed" || j.status === "cancelled" ? actionButton("Re-run", `/api/v1/jobs/${j.id}/rerun`, status, refresh, { id: "rerun-job" }) : null,
+      FINISHED.has(j.status) ? null : actionButton("Cancel", `/api/v1/jobs/${j.id}/cancel`, status, refresh, { id: "cancel-job" })
+    );
+  };
+  const pull = async () => {
+    for (; ; ) {
+      const page = await api.jobLog(id, after);
+      for (const c of page.chunks) {
+        if (c.attempt !== attempt) {
+          attempt = c.attempt;
+          log.appendChild(h("span", { class: "attempt", dataset: { attempt: c.attempt } }, `\u2500\u2500 attempt ${c.attempt} \u2500\u2500
+`));
+        }
+        log.appendChild(document.createTextNode(c.text));
+        after = c.seq;
+      }
+      if (page.chunks.length < 1e3) break;
+    }
+    if (!log.childNodes.length) log.textContent = "";
+    logState.textContent = FINISHED.has(data.job.status) ? " \xB7 the job ended; the log is complete" : " \xB7 following";
+    if (follow.checked) log.scrollTop = log.scrollHeight;
+  };
+  const tick = async () => {
+    timer = null;
+    if (stopped) return;
+    const wasDone = FINISHED.has(data.job.status);
+    try {
+      await pull();
+      if (!wasDone) await refresh();
+    } catch (err) {
+      logState.textContent = ` \xB7 ${err.message || err}`;
+    }
+    if (!stopped && (!wasDone || !FINISHED.has(data.job.status))) timer = setTimeout(tick, POLL_MS);
+  };
+  paint();
+  await pull();
+  fill(
+    root2,
+    head,
+    facts,
+    tokenField(),
+    actions,
+    status,
+    h("h2", {}, "Log ", h("label", { class: "muted" }, follow, " follow"), logState),
+    log
+  );
+  if (!FINISHED.has(data.job.status)) timer = setTimeout(tick, POLL_MS);
+  const later = coalesce(async () => {
+    const wasDone = FINISHED.has(data.job.status);
+    await refresh();
+    if (wasDone && !FINISHED.has(data.job.status) && !timer) timer = setTimeout(tick, POLL_MS);
+    else if (wasDone !== FINISHED.has(data.job.status)) await pull();
+  }, 300);
+  return {
+    onEvent(ev) {
+      if (ev === "job" || ev === "expired" || ev === "runner") later(ev);
+    },
+    dispose() {
+      stopped = true;
+      clearTimeout(timer);
+    }
+  };
+}
+var POLL_MS;
+var init_job = __esm({
+  "js/pages/job.js"() {
+    init_dom();
+    init_api();
+    init_live();
+    init_admin();
+    init_pipeline();
+    POLL_MS = 1e3;
+  }
+});
+
 // js/main.js
 init_dom();
 init_router();
@@ -1170,7 +1560,9 @@ var pages = {
   kernel: () => Promise.resolve().then(() => (init_kernel(), kernel_exports)),
   runners: () => Promise.resolve().then(() => (init_runners(), runners_exports)),
   best: () => Promise.resolve().then(() => (init_best(), best_exports)),
-  deliveries: () => Promise.resolve().then(() => (init_deliveries(), deliveries_exports))
+  deliveries: () => Promise.resolve().then(() => (init_deliveries(), deliveries_exports)),
+  pipeline: () => Promise.resolve().then(() => (init_pipeline(), pipeline_exports)),
+  job: () => Promise.resolve().then(() => (init_job(), job_exports))
 };
 var root = null;
 var current = null;

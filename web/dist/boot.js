@@ -40,6 +40,10 @@
     gpus: () => getJSON("/api/v1/gpus"),
     kernels: () => getJSON("/api/v1/kernels"),
     forges: () => getJSON("/api/v1/forges"),
+    pipeline: (id) => getJSON(`/api/v1/dashboard/pipelines/${encodeURIComponent(id)}`),
+    job: (id) => getJSON(`/api/v1/dashboard/jobs/${encodeURIComponent(id)}`),
+    jobLog: (id, after) => getJSON(`/api/v1/jobs/${encodeURIComponent(id)}/log`, { after }),
+    pipelines: (params) => getJSON("/api/v1/pipelines", params),
     deliveries: (state) => getJSON("/api/v1/deliveries", { state, limit: 200 })
   };
 
@@ -49,6 +53,8 @@
     target: (r) => api.target(r.arg),
     commit: (r) => api.commit(r.arg),
     kernel: (r) => api.kernel(r.arg, r.params.get("dtype"), r.params.get("shape")),
+    pipeline: (r) => api.pipeline(r.arg),
+    job: (r) => api.job(r.arg),
     runners: (r) => api.runners(r.params.get("all") === "1"),
     // The form's GPU list, and the answer when a shared link carries a full question (an
     // error is the answer's to show, so it is kept as a value).

@@ -19,6 +19,32 @@ export async function getJSON(path, params) {
   return body;
 }
 
+// An operator's call (re-run, cancel) with the admin token the page was given; the
+// token stays in this tab's session storage, never in the URL.
+export async function postAdmin(path) {
+  const token = adminToken();
+  if (!token) throw new Error('this needs the admin token: enter it under "Admin token"');
+  const res = await fetch(new URL(path, window.location.origin), {
+    method: 'POST', headers: { Accept: 'application/json', Authorization: `Bearer ${token}` },
+  });
+  let body = null;
+  try {
+    body = await res.json();
+  } catch {
+    body = null;
+  }
+  if (!res.ok) throw new Error(body && body.error ? `${body.error.code}: ${body.error.message}` : `HTTP ${res.status}`);
+  return body;
+}
+
+export function adminToken(value) {
+  if (value !== undefined) {
+    if (value) sessionStorage.setItem('kport.admin', value);
+    else sessionStorage.removeItem('kport.admin');
+  }
+  return sessionStorage.getItem('kport.admin') || '';
+}
+
 export const api = {
   overview: () => getJSON('/api/v1/dashboard/overview'),
   target: (name) => getJSON(`/api/v1/dashboard/targets/${encodeURIComponent(name)}`),
@@ -31,5 +57,9 @@ export const api = {
   gpus: () => getJSON('/api/v1/gpus'),
   kernels: () => getJSON('/api/v1/kernels'),
   forges: () => getJSON('/api/v1/forges'),
+  pipeline: (id) => getJSON(`/api/v1/dashboard/pipelines/${encodeURIComponent(id)}`),
+  job: (id) => getJSON(`/api/v1/dashboard/jobs/${encodeURIComponent(id)}`),
+  jobLog: (id, after) => getJSON(`/api/v1/jobs/${encodeURIComponent(id)}/log`, { after }),
+  pipelines: (params) => getJSON('/api/v1/pipelines', params),
   deliveries: (state) => getJSON('/api/v1/deliveries', { state, limit: 200 }),
 };

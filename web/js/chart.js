@@ -24,7 +24,7 @@ export function lineChart(container, opts) {
     data.push(s.values);
     series.push({ label: s.label, stroke: color, width: 2, spanGaps: true,
       paths: s.step ? uPlot.paths.stepped({ align: 1 }) : undefined,
-      points: { show: opts.x.length < 60 } });
+      points: { show: opts.x.length < 60, size: opts.x.length === 1 ? 9 : undefined } });
     if (s.low && s.high) {
       data.push(s.low, s.high);
       series.push({ label: `${s.label} low`, stroke: 'transparent', points: { show: false }, spanGaps: true },
@@ -32,6 +32,7 @@ export function lineChart(container, opts) {
       bands.push({ series: [idx + 2, idx + 1], fill: `${color}33` });
     }
   });
+  const single = opts.x.length > 0 && opts.x.every((t) => t === opts.x[0]);
   // A page may draw before it is attached; then the app's width is the best guess.
   const avail = container.clientWidth || (document.getElementById('app').clientWidth - 40);
   const width = Math.max(320, Math.min(avail, 1300));
@@ -41,9 +42,19 @@ export function lineChart(container, opts) {
     height: opts.height || 260,
     series,
     bands,
-    scales: { x: { time: opts.time !== false } },
+    // One point alone gives the x axis no width (uPlot then puts it at the left edge of
+    // a range of years): a day either side of it instead, and the point drawn.
+    scales: { x: single ? { time: opts.time !== false, range: () => [opts.x[0] - 86400, opts.x[0] + 86400] }
+      : { time: opts.time !== false } },
     axes: [{ label: opts.xLabel }, { label: opts.yLabel, size: 60 }],
     legend: { live: true },
+    // The drawn x range, for whoever checks that a chart can be read.
+    hooks: { setScale: [(u, key) => {
+      if (key !== 'x') return;
+      container.dataset.points = String(opts.x.length);
+      container.dataset.xMin = String(u.scales.x.min);
+      container.dataset.xMax = String(u.scales.x.max);
+    }] },
   }, data, container);
   // The band's bounds are drawing aids, not readings: keep them out of the legend.
   const rows = plot.root.querySelectorAll('.u-legend .u-series');

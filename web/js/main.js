@@ -14,6 +14,8 @@ const pages = {
   runners: () => import('./pages/runners.js'),
   best: () => import('./pages/best.js'),
   deliveries: () => import('./pages/deliveries.js'),
+  pipeline: () => import('./pages/pipeline.js'),
+  job: () => import('./pages/job.js'),
 };
 
 let root = null;

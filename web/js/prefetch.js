@@ -7,6 +7,8 @@ const first = {
   target: (r) => api.target(r.arg),
   commit: (r) => api.commit(r.arg),
   kernel: (r) => api.kernel(r.arg, r.params.get('dtype'), r.params.get('shape')),
+  pipeline: (r) => api.pipeline(r.arg),
+  job: (r) => api.job(r.arg),
   runners: (r) => api.runners(r.params.get('all') === '1'),
   // The form's GPU list, and the answer when a shared link carries a full question (an
   // error is the answer's to show, so it is kept as a value).

@@ -175,6 +175,8 @@ api::BuildRecordInfo to_build_record_info(const db::BuildRecord& b) {
   out.constant_mem_bytes = b.constant_mem_bytes;
   out.instruction_audit = raw(b.instruction_audit_json);
   out.artifact = b.artifact_sha256;
+  out.source_path = b.source_path;
+  out.source_line = b.source_line;
   out.created = time_text(b.created_ms);
   return out;
 }
@@ -314,6 +316,8 @@ db::BuildRecord build_record_from_json(Fields& f) {
   b.constant_mem_bytes = u.constant_mem_bytes;
   b.instruction_audit_json = u.instruction_audit ? json::serialize(*u.instruction_audit) : std::string("{}");
   b.artifact_sha256 = u.artifact;
+  b.source_path = u.source_path;
+  b.source_line = u.source_line;
   return b;
 }
 

@@ -67,6 +67,9 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
       .add("delivery-retry-max-ms", "KPORT_DELIVERY_RETRY_MAX_MS", "600000",
            "longest backoff between attempts of a delivery")
       .add("delivery-max-attempts", "KPORT_DELIVERY_MAX_ATTEMPTS", "10", "attempts before a delivery is given up")
+      .add("delivery-retention-ms", "KPORT_DELIVERY_RETENTION_MS", "604800000",
+           "delivered deliveries older than this are removed (failed and pending ones are kept)")
+      .add("delivery-keep", "KPORT_DELIVERY_KEEP", "10000", "delivered deliveries kept at most (the newest)")
       .add_flag("log-json", "KPORT_LOG_JSON", false, "the same as --log-format json (kept for existing units)");
   log::add_options(o);
   declare_slurm_options(o);
@@ -111,8 +114,12 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
   auto d_base = o.integer("delivery-retry-base-ms", 0, 86'400'000);
   auto d_max = o.integer("delivery-retry-max-ms", 0, 86'400'000);
   auto d_attempts = o.integer("delivery-max-attempts", 1, 1000);
-  for (auto* r : {&d_poll, &d_timeout, &d_base, &d_max, &d_attempts})
+  auto d_retention = o.integer("delivery-retention-ms", 0, 3'650LL * 86'400'000);
+  auto d_keep = o.integer("delivery-keep", 0, 100'000'000);
+  for (auto* r : {&d_poll, &d_timeout, &d_base, &d_max, &d_attempts, &d_retention, &d_keep})
     if (!r->ok()) return r->error();
+  c.delivery_retention_ms = *d_retention;
+  c.delivery_keep = *d_keep;
   c.delivery_poll_ms = *d_poll;
   c.delivery_timeout_ms = *d_timeout;
   c.delivery_retry_base_ms = *d_base;

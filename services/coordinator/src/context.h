@@ -85,11 +85,12 @@ void add_pipeline_routes(http::Router& router, Context& ctx);
 void add_runner_routes(http::Router& router, Context& ctx);
 void add_result_routes(http::Router& router, Context& ctx);
 void add_artifact_routes(http::Router& router, Context& ctx);
-void add_admin_routes(http::Router& router, Context& ctx);         // token rotation and revocation
-void add_dashboard_routes(http::Router& router, Context& ctx);     // one answer per dashboard page
-void add_best_request_routes(http::Router& router, Context& ctx);  // /api/v1/best/requests
-void add_dispatch_routes(http::Router& router, Context& ctx);      // kport-dispatch snapshots
-void add_forge_routes(http::Router& router, Context& ctx);         // forge connections, /api/v1/deliveries
+void add_admin_routes(http::Router& router, Context& ctx);          // token rotation and revocation
+void add_dashboard_routes(http::Router& router, Context& ctx);      // one answer per dashboard page
+void add_pipeline_page_routes(http::Router& router, Context& ctx);  // the pipeline and job pages
+void add_best_request_routes(http::Router& router, Context& ctx);   // /api/v1/best/requests
+void add_dispatch_routes(http::Router& router, Context& ctx);       // kport-dispatch snapshots
+void add_forge_routes(http::Router& router, Context& ctx);          // forge connections, /api/v1/deliveries
 
 // The OpenAPI 3 document describing /api/v1 (openapi.cpp).
 const std::string& openapi_document();

@@ -183,6 +183,7 @@ void Coordinator::Impl::build_routes() {
   add_result_routes(r, ctx);
   add_artifact_routes(r, ctx);
   add_dashboard_routes(r, ctx);
+  add_pipeline_page_routes(r, ctx);
   add_hook_routes(r, ctx);
   add_verdict_routes(r, ctx);
   add_admin_routes(r, ctx);

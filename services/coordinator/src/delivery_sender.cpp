@@ -35,6 +35,7 @@ Result<std::string> read_token(const std::string& file) {
 }
 
 constexpr std::size_t k_repro_max = 20;
+constexpr std::int64_t k_prune_every_ms = 60'000;  // how often delivered rows are pruned, at most
 constexpr std::int64_t k_remeasure_wait_ms =
     30'000;  // how long a completed report waits for its re-measures  // commands in one summary at most
 
@@ -94,6 +95,7 @@ void DeliverySender::run() {
     try {
       report_round();
       send_round();
+      prune_round();
       refresh_metrics();
     } catch (const std::exception& e) {
       log::error("delivery round failed", {{"error", e.what()}});
@@ -137,6 +139,8 @@ void DeliverySender::report_round() {
     in.public_url = m_ctx.config.public_url;
     in.notify_urls = m_ctx.config.notify_urls;
     if (verdict) in.repro_commands = repro_commands(*verdict);
+    if (verdict && pr.connection.kind == "github" && pr.connection.mode == "check")
+      in.annotations = annotations(*verdict, pr.pipeline.commit_sha);
     in.max_attempts = m_ctx.config.delivery_max_attempts;
     in.now_ms = now_unix_ms();
     auto advanced = m_ctx.store->advance_report(pr.pipeline.id, state, plan_report(in));
@@ -230,6 +234,43 @@ void DeliverySender::send_round() {
   }
 }
 
+// The kernel source line of each resource regression, from the variant's build record at
+// the commit (where the build runner found its source); regressions without one are in
+// the summary only.
+std::vector<Annotation> DeliverySender::annotations(const porting::Verdict& v, const std::string& commit) {
+  std::vector<Annotation> out;
+  for (const auto& r : v.reasons) {
+    if (r.kind != "resource_regression" || out.size() == k_max_annotations) continue;
+    const auto dot = r.variant.find('.');
+    if (dot == std::string::npos) continue;
+    db::BuildRecordFilter f;
+    f.commit_sha = commit;
+    f.target = r.target;
+    f.family = r.variant.substr(0, dot);
+    f.variant = r.variant.substr(dot + 1);
+    f.limit = 1;
+    auto records = m_ctx.store->list_build_records(f);
+    if (!records.ok() || records->items.empty() || !records->items[0].source_path) continue;
+    const auto& b = records->items[0];
+    out.push_back(Annotation{*b.source_path, b.source_line.value_or(1),
+                             "Resource regression: " + r.variant + " on " + r.target, r.message});
+  }
+  return out;
+}
+
+// Delivered rows are history: the queue keeps them for --delivery-retention-ms and at most
+// --delivery-keep of them, so the table stays bounded however long the coordinator runs.
+// Once a minute is enough (a shorter retention prunes that often): the bound is on rows,
+// not on time to the millisecond.
+void DeliverySender::prune_round() {
+  const std::int64_t now = now_unix_ms();
+  if (now - m_pruned_ms < std::min(k_prune_every_ms, m_ctx.config.delivery_retention_ms)) return;
+  m_pruned_ms = now;
+  auto n = m_ctx.store->prune_deliveries(now - m_ctx.config.delivery_retention_ms, m_ctx.config.delivery_keep);
+  if (!n.ok()) return log::warn("delivered deliveries not pruned", {{"error", n.error().message}});
+  if (*n > 0) log::info("delivered deliveries pruned", {{"removed", *n}});
+}
+
 void DeliverySender::refresh_metrics() {
   auto st = m_ctx.store->delivery_stats();
   if (!st.ok()) return log::warn("delivery metrics not refreshed", {{"error", st.error().message}});
@@ -242,6 +283,10 @@ void DeliverySender::refresh_metrics() {
       "# HELP kport_delivery_attempts_total Attempts to send a delivery.\n# TYPE kport_delivery_attempts_total "
       "counter\n";
   out += "kport_delivery_attempts_total " + std::to_string(st->attempts) + "\n";
+  out +=
+      "# HELP kport_deliveries_pruned_total Delivered deliveries removed from the queue (retention).\n"
+      "# TYPE kport_deliveries_pruned_total counter\n";
+  out += "kport_deliveries_pruned_total " + std::to_string(st->pruned) + "\n";
   out +=
       "# HELP kport_forge_connections_broken Forge connections whose token the forge refused.\n"
       "# TYPE kport_forge_connections_broken gauge\n";

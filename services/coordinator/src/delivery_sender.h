@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "context.h"
+#include "forge_report.h"
 #include "kport/porting/verdict.h"
 
 namespace kport::coordinator {
@@ -40,9 +41,12 @@ class DeliverySender {
   void run();
   void report_round();
   void send_round();
+  void prune_round();
   void refresh_metrics();
   // The repro command of each result the verdict's reasons name (a bounded number).
   std::map<std::int64_t, std::string> repro_commands(const porting::Verdict& v);
+  // The source lines of the verdict's resource regressions at `commit` (a bounded number).
+  std::vector<Annotation> annotations(const porting::Verdict& v, const std::string& commit);
 
   Context& m_ctx;
   std::thread m_thread;
@@ -54,6 +58,7 @@ class DeliverySender {
   // Sender thread only: completed pipelines whose verdict still asks for re-measures,
   // and when that was first seen.
   std::map<std::int64_t, std::int64_t> m_deferred;
+  std::int64_t m_pruned_ms = 0;  // sender thread only: when delivered rows were last pruned
 };
 
 }  // namespace kport::coordinator

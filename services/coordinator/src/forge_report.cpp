@@ -95,8 +95,20 @@ db::NewDelivery forge_delivery(const ReportInputs& in, const std::string& conclu
     if (in.state == "completed") {
       body["conclusion"] = conclusion;
       body["completed_at"] = at;
-      body["output"] = json::object{{"title", report_title(conclusion, in.verdict)},
-                                    {"summary", report_summary(p, conclusion, in.verdict, details, in.repro_commands)}};
+      json::object output{{"title", report_title(conclusion, in.verdict)},
+                          {"summary", report_summary(p, conclusion, in.verdict, details, in.repro_commands)}};
+      json::array notes;
+      for (const auto& a : in.annotations) {
+        if (notes.size() == k_max_annotations) break;
+        notes.push_back(json::object{{"path", a.path},
+                                     {"start_line", a.line},
+                                     {"end_line", a.line},
+                                     {"annotation_level", "failure"},
+                                     {"title", std::string(utf8::truncate(a.title, 255))},
+                                     {"message", std::string(utf8::truncate(a.message, 64 * 1024))}});
+      }
+      if (!notes.empty()) output["annotations"] = std::move(notes);
+      body["output"] = std::move(output);
     }
     d.body = json::serialize(body);
     return d;
@@ -145,6 +157,10 @@ std::string conclusion_of(db::PipelineStatus status, const porting::Verdict* v) 
 
 std::string commit_page_url(const std::string& public_url, const std::string& sha) {
   return public_url + "/#/commit/" + sha;
+}
+
+std::string pipeline_page_url(const std::string& public_url, std::int64_t pipeline_id) {
+  return public_url + "/#/pipeline/" + std::to_string(pipeline_id);
 }
 
 std::string report_title(const std::string& conclusion, const porting::Verdict* v) {
@@ -239,13 +255,16 @@ std::string report_summary(const db::Pipeline& p, const std::string& conclusion,
     }
     md += "Rule: " + porting::describe(v->policy) + "\n\n";
   }
-  md += "Reproduce and inspect: `kport status " + p.commit_sha + "` or [the commit page](" + details_url + ").\n";
+  md += "Reproduce and inspect: `kport status " + p.commit_sha + "`, or [the pipeline](" + details_url +
+        "): its jobs, their logs and the commit's verdict.\n";
   return utf8::clip(md, k_summary_max);
 }
 
 std::vector<db::NewDelivery> plan_report(const ReportInputs& in) {
   std::vector<db::NewDelivery> out;
-  const std::string details = commit_page_url(in.public_url, in.pipeline.commit_sha);
+  // The check links to the page of what it reports on: the pipeline, its jobs and logs,
+  // with the commit's verdict and a link to the commit page.
+  const std::string details = pipeline_page_url(in.public_url, in.pipeline.id);
   const std::string conclusion = in.state == "completed" ? conclusion_of(in.pipeline.status, in.verdict) : "";
   if (in.connection && !in.connection->kind.empty()) out.push_back(forge_delivery(in, conclusion, details));
   if (in.state != "completed") return out;

@@ -31,6 +31,16 @@ std::string report_state(db::PipelineStatus status);
 // success, failure, neutral or cancelled (see above).
 std::string conclusion_of(db::PipelineStatus status, const porting::Verdict* verdict);
 
+// A line of kernel source a check run points at: a variant whose resources regressed.
+struct Annotation {
+  std::string path;  // relative to the repository root
+  int line = 1;
+  std::string title, message;
+};
+
+// GitHub takes at most 50 annotations per check run request.
+inline constexpr std::size_t k_max_annotations = 50;
+
 struct ReportInputs {
   db::Pipeline pipeline;
   std::optional<db::ForgeConnection> connection;  // none: webhooks only
@@ -41,6 +51,9 @@ struct ReportInputs {
   // The command that reproduces each result a verdict reason names (its figures'
   // "result"), keyed by result id; reasons without one are listed without.
   std::map<std::int64_t, std::string> repro_commands;
+  // completed: the source lines of its resource regressions (a check run's
+  // output.annotations, the first k_max_annotations).
+  std::vector<Annotation> annotations;
   int max_attempts = 10;
   std::int64_t now_ms = 0;
 };
@@ -58,8 +71,10 @@ std::string report_summary(const db::Pipeline& pipeline, const std::string& conc
                            const std::string& details_url,
                            const std::map<std::int64_t, std::string>& repro_commands = {});
 
-// The dashboard page of a commit.
+// The dashboard page of a commit, and of a pipeline (a check's details_url, a status's
+// target_url, a webhook's pipeline.url).
 std::string commit_page_url(const std::string& public_url, const std::string& sha);
+std::string pipeline_page_url(const std::string& public_url, std::int64_t pipeline_id);
 
 // One HTTP request ready to send. headers hold the token or signature: never log them.
 struct OutgoingRequest {

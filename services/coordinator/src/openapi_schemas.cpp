@@ -307,7 +307,9 @@ void pipelines(json::object& s) {
                                 opt("stack_frame_bytes", integer()),
                                 opt("constant_mem_bytes", integer()),
                                 opt("instruction_audit", any_json()),
-                                opt("artifact", str())});
+                                opt("artifact", str()),
+                                opt("source_path", describe(str(), "the variant's kernel, relative to the repository")),
+                                opt("source_line", describe(integer(), "the line of its first __global__"))});
   s["BuildRecordsInput"] = body({{"attempt", integer()}, {"records", arr(ref("BuildRecordInput"))}});
   s["Stored"] = obj({{"stored", integer()}, {"duplicates", integer()}, {"ids", integers()}});
 }
@@ -426,6 +428,8 @@ void results(json::object& s) {
                           {"constant_mem_bytes", nullable(integer())},
                           {"instruction_audit", any_json()},
                           {"artifact", nullable(str())},
+                          {"source_path", nullable(str())},
+                          {"source_line", nullable(integer())},
                           {"created", when()}});
   s["Artifact"] = obj(
       {{"sha256", str()}, {"size", integer()}, {"name", str()}, {"kind", str()}, {"created", when()}, {"url", str()}});
@@ -842,6 +846,35 @@ void dashboard(json::object& s) {
   s["DashboardRunner"] = extend(s["Runner"], {{"job", nullable(ref("Job"))}});
 }
 
+// The pipeline and job pages and the re-runs (routes_pipeline_pages.cpp, routes_pipelines.cpp).
+void pipeline_pages(json::object& s) {
+  s["JobView"] = extend(
+      s["Job"],
+      {{"runner_name", describe(nullable(str()), "the runner holding it, or the last one that did")},
+       {"duration_ms", describe(nullable(integer()), "from the first claim of this run to its end, or to now")},
+       {"wait",
+        describe(nullable(str()),
+                 "why a queued job waits: its build, a backoff, no online runner that can take it, the jobs ahead")},
+       {"log", describe(str(), "the log's path in this API (GET, ?after=SEQ)")}});
+  s["DashboardPipeline"] =
+      obj({{"pipeline", ref("Pipeline")},
+           {"commit", nullable(ref("Commit"))},
+           {"verdict", ref("Verdict")},
+           {"jobs", describe(arr(ref("JobView")), "oldest first")},
+           {"deliveries", describe(arr(obj({{"id", integer()},
+                                            {"kind", enm({"check_run", "commit_status", "webhook"})},
+                                            {"event", str()},
+                                            {"state", enm({"pending", "delivered", "failed"})},
+                                            {"attempts", integer()},
+                                            {"max_attempts", integer()},
+                                            {"last_status", nullable(integer())},
+                                            {"last_error", str()}})),
+                                   "what was sent about it (newest first, at most 50)")}});
+  s["DashboardJob"] = obj({{"job", ref("JobView")}, {"pipeline", nullable(ref("Pipeline"))}});
+  s["PipelineRerun"] = obj(
+      {{"pipeline", integer()}, {"jobs_requeued", describe(integers(), "the failed and cancelled jobs queued again")}});
+}
+
 }  // namespace
 
 json::object openapi_schemas() {
@@ -891,7 +924,9 @@ json::object openapi_schemas() {
   s["Delivery"] = obj(
       {{"id", describe(integer(), "also the X-Kport-Delivery header of a webhook, the same on every retry")},
        {"kind", enm({"check_run", "commit_status", "webhook"})},
-       {"event", describe(str(), "pipeline.queued, pipeline.in_progress, pipeline.completed, verdict or regression")},
+       {"event", describe(str(),
+                          "pipeline.queued, pipeline.in_progress, pipeline.completed, verdict, regression, "
+                          "bringup.milestone or bringup.regression")},
        {"repo", nullable(str())},
        {"pipeline", nullable(integer())},
        {"commit", str()},
@@ -910,6 +945,7 @@ json::object openapi_schemas() {
        {"created_at", when_set()},
        {"finished_at", when()}});
   s["DeliveryPage"] = page_of("Delivery");
+  pipeline_pages(s);
   s["RevalidationList"] = items_of("Revalidation");
   s["RunnerList"] = items_of("Runner");
   s["DashboardRunnerList"] = items_of("DashboardRunner");

@@ -110,7 +110,8 @@ Result<PushEvent> parse_pull(PushEvent ev, const json::object& o) {
     ev.before = string_at(*attrs, "oldrev");
     // An update without oldrev changed the description or labels, not the head.
     new_head = ev.action == "update" && !ev.before.empty();
-    if (ev.action != "open" && ev.action != "reopen" && !new_head) return ev;
+    ev.is_close = ev.action == "close";
+    if (ev.action != "open" && ev.action != "reopen" && !new_head && !ev.is_close) return ev;
     ev.ref = "refs/merge-requests/" + std::to_string(ev.pull_number) + "/head";
   } else {
     const auto* number = at(o, "number");
@@ -124,7 +125,10 @@ Result<PushEvent> parse_pull(PushEvent ev, const json::object& o) {
     }
     ev.before = string_at(o, "before");  // GitHub's synchronize names the previous head
     new_head = ev.action == "synchronize" || ev.action == "synchronized";
-    if (ev.action != "opened" && ev.action != "reopened" && !new_head) return ev;
+    // A merged request's head lives on in its base branch, whose push validates it.
+    const auto* merged = at(*attrs, "merged");
+    ev.is_close = ev.action == "closed" && !(merged && merged->is_bool() && merged->as_bool());
+    if (ev.action != "opened" && ev.action != "reopened" && !new_head && !ev.is_close) return ev;
     ev.ref = "refs/pull/" + std::to_string(ev.pull_number) + "/head";
   }
   if (!is_full_sha(head))
@@ -134,8 +138,9 @@ Result<PushEvent> parse_pull(PushEvent ev, const json::object& o) {
   if (!ev.before.empty() && !is_full_sha(ev.before))
     return make_error(Errc::invalid_argument, "field 'before' must be a full commit sha");
   if (ev.before.empty()) ev.before = std::string(40, '0');
-  ev.is_pull = true;
   ev.after = head;
+  if (ev.is_close) return ev;
+  ev.is_pull = true;
   ev.forced = new_head;
   PushedCommit c;
   c.sha = head;

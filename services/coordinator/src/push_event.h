@@ -37,6 +37,10 @@ struct PushEvent {
   // the verdict compares it with the base. A new head supersedes the old (forced, with
   // `before` the previous head when the sender names it). Other actions are ignored.
   bool is_pull = false;
+  // A pull or merge request closed without being merged (GitHub, Gitea: closed with
+  // merged false; GitLab: close): its ref's queued and running jobs are cancelled, its
+  // report concludes cancelled. `ref` and `after` are set as for is_pull.
+  bool is_close = false;
   std::int64_t pull_number = 0;
   std::string action;                  // the sender's action word
   std::string base_sha;                // the base branch's head the request targets
@@ -60,8 +64,8 @@ Status verify_push(std::string_view source, const HeaderLookup& header, std::str
 
 // Parses a verified body. invalid_argument / bad_json naming the field for a payload
 // that is not a push event of that sender. Pull and merge request events are parsed
-// too (is_pull); one whose action does not change the head comes back with neither
-// is_push nor is_pull.
+// too (is_pull, or is_close for one closed unmerged); one whose action does not change
+// the head (a merge among them) comes back with none of is_push, is_pull, is_close.
 Result<PushEvent> parse_push(std::string_view source, const HeaderLookup& header, std::string_view body);
 
 // "2026-11-29T17:45:00Z" / "+01:00" offsets to Unix ms; nullopt when not ISO 8601.

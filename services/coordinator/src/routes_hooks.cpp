@@ -1,5 +1,6 @@
 // POST /api/v1/hooks/push: push events of GitHub, Gitea, GitLab and the post-receive
-// hook, and pull (merge) request events, whose head is validated as a push of it. Order matters: the signature is checked before the body is parsed (an
+// hook, and pull (merge) request events, whose head is validated as a push of it (and
+// whose close without a merge cancels the request's jobs). Order matters: the signature is checked before the body is parsed (an
 // unauthenticated sender learns nothing and queues nothing), then the payload; then
 // app::receive_push finds the repository and records the delivery with its pipeline in
 // one transaction, so a redelivery racing the first one still makes one pipeline.
@@ -22,7 +23,7 @@ Response handle_push(Context& ctx, const Request& req) {
   KPORT_HTTP_TRY(verify_push(*source, header, req.body, ctx.config.hook_secret));
   auto ev = parse_push(*source, header, req.body);
   if (!ev.ok()) return http::error_response(ev.error());
-  if (!ev->is_push && !ev->is_pull) {
+  if (!ev->is_push && !ev->is_pull && !ev->is_close) {
     const std::string note = ev->action.empty() ? "only push, pull request and merge request events start pipelines"
                                                 : "a pull or merge request '" + ev->action +
                                                       "' does not change its head: nothing to validate";

@@ -1,5 +1,6 @@
 // /api/v1/pipelines and /api/v1/jobs: what kport was asked to validate and how far it got.
 #include "app/pipelines.h"
+#include "claim_broker.h"
 #include "codec.h"
 #include "context.h"
 #include "kport/api/pipeline.h"
@@ -38,6 +39,12 @@ Result<app::TriggerRequest> trigger_from_body(const std::string& body) {
   rq.targets = std::move(t->targets);
   rq.payload_json = json::serialize(t->payload);
   return rq;
+}
+
+// Pages and watchers learn of a job's new state from the event hub, as they do of a
+// runner's completion.
+void announce_job(Context& ctx, std::int64_t job, std::string_view status) {
+  ctx.events->publish("jobs", "job", json::serialize(json::object{{"job", job}, {"status", status}}));
 }
 
 }  // namespace
@@ -92,7 +99,36 @@ void add_pipeline_routes(http::Router& router, Context& ctx) {
     KPORT_HTTP_TRY(id);
     auto n = ctx.store->cancel_pipeline(*id);
     if (!n.ok()) return http::error_response(n.error());
+    if (*n > 0) ctx.events->publish("jobs", "job", json::serialize(json::object{{"pipeline", *id}, {"cancelled", *n}}));
     return http::json_ok(json::object{{"pipeline", *id}, {"jobs_cancelled", *n}});
+  });
+
+  // Re-runs: every failed or cancelled job of the pipeline (or the one job) is queued
+  // again with a fresh allowance of attempts (the store's state machine).
+  add_blocking(router, ctx, "POST", "/api/v1/pipelines/{id}/rerun", [&ctx](const Request& req) {
+    KPORT_AUTH(require_admin(req, ctx));
+    auto id = id_param(req, "id");
+    KPORT_HTTP_TRY(id);
+    auto ids = ctx.store->rerun_pipeline(*id, ctx.config.max_attempts);
+    if (!ids.ok()) return http::error_response(ids.error());
+    ctx.broker->notify();
+    json::array jobs;
+    for (auto j : *ids) {
+      jobs.push_back(j);
+      announce_job(ctx, j, "queued");
+    }
+    return http::json_ok(json::object{{"pipeline", *id}, {"jobs_requeued", std::move(jobs)}});
+  });
+
+  add_blocking(router, ctx, "POST", "/api/v1/jobs/{id}/rerun", [&ctx](const Request& req) {
+    KPORT_AUTH(require_admin(req, ctx));
+    auto id = id_param(req, "id");
+    KPORT_HTTP_TRY(id);
+    auto j = ctx.store->rerun_job(*id, ctx.config.max_attempts);
+    if (!j.ok()) return http::error_response(j.error());
+    ctx.broker->notify();
+    announce_job(ctx, *id, "queued");
+    return http::json_ok(to_json(*j));
   });
 
   add_blocking(router, ctx, "GET", "/api/v1/jobs", [&ctx](const Request& req) {
@@ -132,6 +168,7 @@ void add_pipeline_routes(http::Router& router, Context& ctx) {
     KPORT_HTTP_TRY(id);
     auto s = ctx.store->cancel(*id);
     if (!s.ok()) return http::error_response(s.error());
+    announce_job(ctx, *id, db::to_string(*s));
     return http::json_ok(json::object{{"job", *id}, {"status", db::to_string(*s)}});
   });
 

@@ -4,6 +4,7 @@
 #include <boost/asio/post.hpp>
 
 #include "claim_broker.h"
+#include "bringup_notices.h"
 #include "codec.h"
 #include "context.h"
 #include "kport/common/crypto.h"
@@ -212,7 +213,8 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     }
     auto body = complete_json(call->job_id, *r);
     if (!r->duplicate) ctx.events->publish("jobs", "job", json::serialize(body));
-    if (!r->duplicate) review_commit(ctx, call->job_id);  // may queue re-measures
+    if (!r->duplicate) review_commit(ctx, call->job_id);   // may queue re-measures
+    if (!r->duplicate) notify_bringup(ctx, call->job_id);  // milestones and drops, to the webhooks
     return http::json_ok(body);
   });
 

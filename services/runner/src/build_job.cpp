@@ -89,6 +89,8 @@ Result<CheckoutBuild> checkout_and_build(CoordinatorApi& api, const ClaimedJob& 
   porting::BuildRequest req;
   req.kernels_dir = ws_dir / "kernels";
   if (!payload->kernels_dir.empty()) req.kernels_dir = ws_dir / payload->kernels_dir;
+  out.repo_dir = ws_dir;
+  out.kernels_dir = req.kernels_dir;
   req.target = job.target;
   req.build_dir = s.workdir / "build" / ws_dir.filename() / job.target;
   req.catalog = &*catalog;
@@ -120,7 +122,8 @@ JobOutcome run_build_job(CoordinatorApi& api, const ClaimedJob& job, const Build
     int changed = flag_resource_changes(api, *built->parent, report, log);
     log(std::to_string(changed) + " variant(s) changed resources since the parent " + built->parent->substr(0, 12));
   }
-  auto published = publish_build(api, job, sha, report, log, s.env ? *s.env : Env::system());
+  auto published = publish_build(api, job, sha, report, log, s.env ? *s.env : Env::system(),
+                                 SourceTree{built->repo_dir, built->kernels_dir});
   if (!published.ok()) return failed("built, but the upload failed: " + published.error().message, true);
   // Some variants failing does not stop the others' validation: the harness holds what
   // built, the records hold the failures, and completing the job spawns the checks.

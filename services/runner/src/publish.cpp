@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "kport/common/process.h"
+#include "kport/porting/variants.h"
 
 namespace kport::runner {
 namespace json = boost::json;
@@ -106,8 +108,40 @@ Result<json::array> harness_instances(const std::filesystem::path& harness, json
 
 }  // namespace
 
+void locate_sources(std::vector<api::BuildRecordUpload>& records, const SourceTree& tree) {
+  if (tree.kernels_dir.empty()) return;
+  auto specs = porting::discover_variants(tree.kernels_dir);
+  if (!specs.ok()) return;
+  const std::filesystem::path root = tree.repo_dir.empty() ? tree.kernels_dir.parent_path() : tree.repo_dir;
+  std::map<std::string, std::pair<std::string, int>> where;  // family.variant -> (path, line)
+  for (const auto& v : *specs) {
+    if (v.sources.empty()) continue;
+    const std::filesystem::path file = v.dir / v.sources.front();
+    std::error_code ec;
+    auto rel = std::filesystem::relative(file, root, ec);
+    if (ec || rel.empty() || rel.native().rfind("..", 0) == 0) continue;
+    // The kernel's line: its first __global__, where a reader of the annotation looks.
+    int line = 1, at = 0;
+    std::ifstream in(file);
+    for (std::string text; std::getline(in, text);) {
+      ++at;
+      if (text.find("__global__") != std::string::npos) {
+        line = at;
+        break;
+      }
+    }
+    where[v.id()] = {rel.generic_string(), line};
+  }
+  for (auto& r : records)
+    if (auto it = where.find(r.family + "." + r.variant); it != where.end()) {
+      r.source_path = it->second.first;
+      r.source_line = it->second.second;
+    }
+}
+
 Status publish_build(CoordinatorApi& api, const ClaimedJob& job, const std::string& commit,
-                     const porting::BuildReport& report, const std::function<void(const std::string&)>& log, Env& env) {
+                     const porting::BuildReport& report, const std::function<void(const std::string&)>& log, Env& env,
+                     const SourceTree& tree) {
   std::string artifact;
   if (!report.harness.empty()) {
     std::ifstream in(report.harness, std::ios::binary);
@@ -120,6 +154,7 @@ Status publish_build(CoordinatorApi& api, const ClaimedJob& job, const std::stri
   }
   std::vector<api::BuildRecordUpload> records;
   for (const auto& r : report.records) records.push_back(build_record(r, commit, artifact));
+  locate_sources(records, tree);
   if (!records.empty()) KPORT_TRY(api.post_build_records(job.id, job.attempt, std::move(records)));
   log("uploaded " + std::to_string(report.records.size()) + " build records");
   if (!report.harness.empty()) {

@@ -3,8 +3,10 @@
 // runner library.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "kport/api/build_record.h"
 #include "kport/porting/build_driver.h"
@@ -22,8 +24,19 @@ api::BuildRecordUpload build_record(const porting::VariantRecord& r, const std::
 // target never built can be planned. Entries without an id or features are skipped.
 boost::json::array harness_variants(const boost::json::object& list);
 
-// `env` starts the harness's `list`.
+// The checkout a build was made from: the repository root and its kernels tree.
+struct SourceTree {
+  std::filesystem::path repo_dir, kernels_dir;
+};
+
+// Each record's source_path (relative to the repository root) and source_line (the line
+// of the first __global__ in the variant's first source, else 1), read from the kernels
+// tree's variant declarations; records of variants the tree does not declare keep none.
+void locate_sources(std::vector<api::BuildRecordUpload>& records, const SourceTree& tree);
+
+// `env` starts the harness's `list`; `tree`, when given, locates each variant's source.
 Status publish_build(CoordinatorApi& api, const ClaimedJob& job, const std::string& commit,
-                     const porting::BuildReport& report, const std::function<void(const std::string&)>& log, Env& env);
+                     const porting::BuildReport& report, const std::function<void(const std::string&)>& log, Env& env,
+                     const SourceTree& tree = {});
 
 }  // namespace kport::runner

@@ -61,11 +61,15 @@ class ForgeTest : public HookTest {
                k_admin);
   }
 
-  void push(const std::string& commit, const std::string& parent = "") {
+  // Pushes `commit` to main; returns the page its pipeline is reported with (details_url,
+  // target_url), empty when no pipeline came.
+  std::string push(const std::string& commit, const std::string& parent = "") {
     auto r = github(push_body("org/kernels", "refs/heads/main", parent.empty() ? std::string(40, '0') : parent, commit,
                               false, parent),
                     "delivery-" + commit);
-    ASSERT_EQ(r.status, 201) << r.raw;
+    EXPECT_EQ(r.status, 201) << r.raw;
+    if (r.status != 201 || !r.body.at("pipeline").is_object()) return "";
+    return k_public_url + "/#/pipeline/" + std::to_string(r.body.at("pipeline").at("id").as_int64());
   }
 
   // Claims the next job with `token`; returns {id, attempt}.

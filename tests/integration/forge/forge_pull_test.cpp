@@ -1,5 +1,6 @@
-// Pull and merge requests: their head is validated and reported on it, and a new head
-// supersedes the old one (its queued jobs cancelled, its report concluded cancelled).
+// Pull and merge requests: their head is validated and reported on it, a new head
+// supersedes the old one (its queued jobs cancelled, its report concluded cancelled), and
+// a request closed without a merge cancels its queued and running jobs.
 #include <gtest/gtest.h>
 
 #include "forge_fixture.h"
@@ -79,6 +80,55 @@ TEST_F(PullTest, GitHubPullRequestIsCheckedOnItsHeadAndANewHeadSupersedesTheOld)
   auto replay = github_pr(pr_body("synchronize", k_head2, k_head1), "pr-4");
   EXPECT_EQ(replay.status, 202) << replay.raw;
   EXPECT_EQ(replay.body.at("superseded_jobs").as_int64(), 0);
+}
+
+TEST_F(PullTest, AClosedPullRequestCancelsItsQueuedAndRunningJobsAndItsCheckConcludesCancelled) {
+  add_target("sm_100a", "10.0");
+  ASSERT_EQ(connect("github", "check").status, 200);
+  ASSERT_EQ(github_pr(pr_body("opened", k_head1), "pr-1").status, 201);
+  ASSERT_EQ(wait_to("/check-runs", 1).size(), 1u);  // queued
+  const std::string builder = register_runner("builder", "build");
+  auto running = take(builder);  // one build runs; the other waits in the queue
+  ASSERT_FALSE(running.first.empty());
+  ASSERT_EQ(wait_to("/check-runs", 2).size(), 2u);  // in_progress
+
+  auto closed = boost::json::parse(pr_body("closed", k_head1)).as_object();
+  closed["pull_request"].as_object()["merged"] = false;
+  const std::string body = boost::json::serialize(closed);
+  auto r = github_pr(body, "pr-close");
+  ASSERT_EQ(r.status, 202) << r.raw;
+  EXPECT_EQ(r.body.at("outcome").as_string(), "deleted");
+  EXPECT_EQ(r.body.at("ref").as_string(), "refs/pull/7/head");
+  EXPECT_EQ(r.body.at("superseded_jobs").as_int64(), 2) << "the queued build and the running one";
+  EXPECT_NE(std::string(r.body.at("note").as_string()).find("closed without merging"), std::string::npos) << r.raw;
+  // The close is recorded: its redelivery changes nothing.
+  auto again = github_pr(body, "pr-close");
+  EXPECT_EQ(again.status, 200) << again.raw;
+  EXPECT_TRUE(again.body.at("duplicate").as_bool());
+
+  // The running build learns it at its heartbeat and gives the job back: cancelled.
+  auto beat = post("/api/v1/runners/heartbeat",
+                   boost::json::object{{"job", std::stoll(running.first)}, {"attempt", running.second}}, builder);
+  ASSERT_EQ(beat.status, 200) << beat.raw;
+  EXPECT_TRUE(beat.body.at("cancel_requested").as_bool());
+  fail(running, builder);
+  auto job = get("/api/v1/jobs/" + running.first);
+  EXPECT_EQ(job.body.at("status").as_string(), "cancelled") << job.raw;
+  EXPECT_TRUE(claim(builder).is_null()) << "nothing of the closed request is left to build";
+
+  auto runs = wait_to("/check-runs", 3);
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[2].method, "PATCH");
+  auto last = runs[2].json();
+  EXPECT_EQ(last.at("status").as_string(), "completed") << runs[2].body;
+  EXPECT_EQ(last.at("conclusion").as_string(), "cancelled") << runs[2].body;
+  EXPECT_EQ(last.at("output").at("title").as_string(), "kport: cancelled");
+
+  // A merged request cancels nothing: its head lives on in the base branch.
+  closed["pull_request"].as_object()["merged"] = true;
+  auto merged = github_pr(boost::json::serialize(closed), "pr-merged");
+  EXPECT_EQ(merged.status, 202) << merged.raw;
+  EXPECT_EQ(merged.body.at("outcome").as_string(), "ignored");
 }
 
 TEST_F(PullTest, GiteaSynchronizedSupersedesTheRecordedHead) {

@@ -381,6 +381,19 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
         "/api/v1/jobs/" + std::to_string(p2.body.at("jobs").as_array()[0].at("id").as_int64()) + "/cancel", "",
         k_admin);
     ask("post", "/api/v1/pipelines/{id}/cancel", "/api/v1/pipelines/" + id2 + "/cancel", "", k_admin);
+    // The pipeline and job pages, and the re-runs of what was cancelled.
+    const std::string job2 = std::to_string(p2.body.at("jobs").as_array()[0].at("id").as_int64());
+    ask("get", "/api/v1/dashboard/pipelines/{id}", "/api/v1/dashboard/pipelines/" + id2);
+    ask("get", "/api/v1/dashboard/pipelines/{id}", "/api/v1/dashboard/pipelines/999");
+    ask("get", "/api/v1/dashboard/jobs/{id}", "/api/v1/dashboard/jobs/" + job2);
+    ask("get", "/api/v1/dashboard/jobs/{id}", "/api/v1/dashboard/jobs/999");
+    ask("post", "/api/v1/jobs/{id}/rerun", "/api/v1/jobs/" + job2 + "/rerun", "", k_admin);
+    ask("post", "/api/v1/jobs/{id}/rerun", "/api/v1/jobs/" + job2 + "/rerun", "", k_admin);  // queued now: 409
+    ask("get", "/api/v1/dashboard/jobs/{id}", "/api/v1/dashboard/jobs/" + job2);             // it waits
+    ask("post", "/api/v1/jobs/{id}/rerun", "/api/v1/jobs/999/rerun", "", k_admin);
+    ask("post", "/api/v1/pipelines/{id}/cancel", "/api/v1/pipelines/" + id2 + "/cancel", "", k_admin);
+    ask("post", "/api/v1/pipelines/{id}/rerun", "/api/v1/pipelines/" + id2 + "/rerun", "", k_admin);
+    ask("post", "/api/v1/pipelines/{id}/rerun", "/api/v1/pipelines/999/rerun", "", k_admin);
   }
   ask_json("post", "/api/v1/admin/registration-token", "/api/v1/admin/registration-token",
            json::object{{"expires_in_s", 3600}}, k_admin);

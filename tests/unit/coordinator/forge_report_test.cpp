@@ -107,7 +107,7 @@ TEST(ForgeReport, CompletedCheckRunCarriesConclusionTitleAndSummaryPerTargetAndG
   EXPECT_EQ(body.at("status").as_string(), "completed");
   EXPECT_EQ(body.at("conclusion").as_string(), "failure");
   EXPECT_EQ(body.at("completed_at").as_string(), "2025-11-24T16:00:00.000Z");
-  EXPECT_EQ(body.at("details_url").as_string(), "https://kport.example/#/commit/" + std::string(40, 'b'));
+  EXPECT_EQ(body.at("details_url").as_string(), "https://kport.example/#/pipeline/12");
   const auto& output = body.at("output").as_object();
   EXPECT_EQ(output.at("title").as_string(), "kport: fail (1 numerics_failure, 1 perf_regression)");
   const std::string summary(output.at("summary").as_string());
@@ -331,6 +331,26 @@ TEST(ForgeReport, BackoffDoublesUpToItsBoundAndHonoursRetryAfter) {
   EXPECT_EQ(delivery_backoff_ms(1, 100, 10'000, "3"), 3000);
   EXPECT_EQ(delivery_backoff_ms(1, 100, 10'000, "999999"), 10'000);
   EXPECT_EQ(delivery_backoff_ms(1, 100, 10'000, "soon"), 100);
+}
+
+TEST(ForgeReport, ACompletedCheckRunCarriesAtMostFiftyAnnotations) {
+  auto v = failing();
+  auto in = inputs(db::PipelineStatus::succeeded, "completed", connection("github", "check"), &v);
+  for (int i = 0; i < 60; ++i)
+    in.annotations.push_back(Annotation{"kernels/gemm/v" + std::to_string(i) + "/k.cu", 10 + i, "Resource regression",
+                                        "spills 0 -> 64 bytes"});
+  auto out = plan_report(in);
+  ASSERT_EQ(out.size(), 1u);
+  auto body = json::parse(out[0].body).as_object();
+  const auto& notes = body.at("output").at("annotations").as_array();
+  ASSERT_EQ(notes.size(), 50u) << "GitHub takes 50 per request";
+  EXPECT_EQ(notes[0].at("path").as_string(), "kernels/gemm/v0/k.cu");
+  EXPECT_EQ(notes[0].at("start_line").as_int64(), 10);
+  EXPECT_EQ(notes[0].at("end_line").as_int64(), 10);
+  EXPECT_EQ(notes[0].at("annotation_level").as_string(), "failure");
+  // Statuses and earlier states carry none.
+  in.state = "in_progress";
+  EXPECT_FALSE(json::parse(plan_report(in)[0].body).as_object().contains("output"));
 }
 
 }  // namespace

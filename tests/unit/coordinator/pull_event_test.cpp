@@ -67,13 +67,45 @@ TEST(PullEvent, GitHubSynchronizeSupersedesThePreviousHead) {
 }
 
 TEST(PullEvent, ActionsThatKeepTheHeadAreNeitherPushNorPull) {
-  for (const char* action : {"labeled", "edited", "closed"}) {
+  for (const char* action : {"labeled", "edited"}) {
     auto ev = parse_push("github", headers({{"X-GitHub-Event", "pull_request"}}), github_pr(action));
     ASSERT_TRUE(ev.ok()) << ev.error().message;
     EXPECT_FALSE(ev->is_pull) << action;
     EXPECT_FALSE(ev->is_push) << action;
+    EXPECT_FALSE(ev->is_close) << action;
     EXPECT_EQ(ev->action, action);
   }
+}
+
+TEST(PullEvent, ClosedWithoutAMergeIsACloseOfTheHeadsRef) {
+  auto body = json::parse(github_pr("closed")).as_object();
+  body["pull_request"].as_object()["merged"] = false;
+  auto ev = parse_push("github", headers({{"X-GitHub-Event", "pull_request"}}), json::serialize(body));
+  ASSERT_TRUE(ev.ok()) << ev.error().message;
+  EXPECT_TRUE(ev->is_close);
+  EXPECT_FALSE(ev->is_pull);
+  EXPECT_FALSE(ev->is_push);
+  EXPECT_EQ(ev->ref, "refs/pull/7/head");
+  EXPECT_EQ(ev->after, k_head);
+  // A merged request's head lives on in its base branch: nothing to cancel.
+  body["pull_request"].as_object()["merged"] = true;
+  ev = parse_push("github", headers({{"X-GitHub-Event", "pull_request"}}), json::serialize(body));
+  ASSERT_TRUE(ev.ok()) << ev.error().message;
+  EXPECT_FALSE(ev->is_close);
+  EXPECT_FALSE(ev->is_pull);
+  json::object attrs{
+      {"iid", 12}, {"action", "close"}, {"target_branch", "main"}, {"last_commit", json::object{{"id", k_head}}}};
+  json::object mr{{"object_kind", "merge_request"},
+                  {"object_attributes", attrs},
+                  {"project", json::object{{"path_with_namespace", "org/kernels"}}}};
+  ev = parse_push("gitlab", headers({{"X-Gitlab-Event", "Merge Request Hook"}}), json::serialize(mr));
+  ASSERT_TRUE(ev.ok()) << ev.error().message;
+  EXPECT_TRUE(ev->is_close);
+  EXPECT_EQ(ev->ref, "refs/merge-requests/12/head");
+  mr["object_attributes"].as_object()["action"] = "merge";
+  ev = parse_push("gitlab", headers({{"X-Gitlab-Event", "Merge Request Hook"}}), json::serialize(mr));
+  ASSERT_TRUE(ev.ok()) << ev.error().message;
+  EXPECT_FALSE(ev->is_close);
 }
 
 TEST(PullEvent, GiteaSynchronizedIsANewHeadWithoutBefore) {

@@ -192,5 +192,81 @@ TEST_F(ForgeDeliveryTest, ListFiltersByStateAndPipeline) {
   ASSERT_TRUE(page.next_cursor);
 }
 
+NewDelivery webhook(const std::string& event) {
+  NewDelivery d;
+  d.kind = "webhook";
+  d.subject = "webhook https://hooks.example/kport";
+  d.event = event;
+  d.url = "https://hooks.example/kport";
+  d.body = R"({"event":")" + event + R"("})";
+  return d;
+}
+
+TEST_F(ForgeDeliveryTest, ABringupMarkIsKeptPerTargetWithItsDeliveries) {
+  auto none = ok(m_store->bringup_mark("sm_100a"));
+  EXPECT_TRUE(none.counts_json.empty());
+  EXPECT_TRUE(none.milestones.empty());
+  BringupMark m;
+  m.target = "sm_100a";
+  m.commit_sha = std::string(40, 'e');
+  m.counts_json = R"({"builds":2})";
+  m.milestones = {"builds/first", "builds/all"};
+  ok(m_store->put_bringup_mark(m, {webhook("bringup.milestone")}));
+  auto got = ok(m_store->bringup_mark("sm_100a"));
+  EXPECT_EQ(got.counts_json, m.counts_json);
+  EXPECT_EQ(got.commit_sha, m.commit_sha);
+  EXPECT_EQ(got.milestones, m.milestones);
+  auto page = ok(m_store->list_deliveries(DeliveryFilter{}));
+  ASSERT_EQ(page.items.size(), 1u);
+  EXPECT_EQ(page.items[0].event, "bringup.milestone");
+  EXPECT_FALSE(page.items[0].pipeline_id.has_value());
+  m.milestones.push_back("numerics_passed/first");
+  m.counts_json = R"({"builds":1})";
+  ok(m_store->put_bringup_mark(m, {}));
+  EXPECT_EQ(ok(m_store->bringup_mark("sm_100a")).milestones.size(), 3u) << "replaced, not appended twice";
+  BringupMark bad;
+  bad.target = "sm_90a";
+  EXPECT_EQ(m_store->put_bringup_mark(bad, {}).error().code, Errc::invalid_argument);
+}
+
+TEST_F(ForgeDeliveryTest, DeliveredRowsArePrunedByAgeAndCountAndTheAttemptsStayCounted) {
+  BringupMark m;
+  m.target = "sm_90a";
+  m.counts_json = "{}";
+  std::vector<NewDelivery> five(5, webhook("bringup.milestone"));
+  ok(m_store->put_bringup_mark(m, five));
+  auto ids = due_ids();
+  ASSERT_EQ(ids.size(), 1u) << "one subject: one at a time";
+  // Deliver all five, a second apart; the fourth after two attempts, the fifth fails.
+  for (int i = 0; i < 5; ++i) {
+    auto due = due_ids();
+    ASSERT_EQ(due.size(), 1u);
+    if (i == 3) {
+      ok(m_store->record_delivery_attempt(attempt(due[0], DeliveryAttempt::Outcome::retry, 503, "busy", *m_now)));
+    }
+    ok(m_store->record_delivery_attempt(
+        attempt(due[0], i == 4 ? DeliveryAttempt::Outcome::failed : DeliveryAttempt::Outcome::delivered,
+                i == 4 ? 422 : 200, i == 4 ? "unprocessable" : "", *m_now)));
+    *m_now += 1000;
+  }
+  auto before = ok(m_store->delivery_stats());
+  EXPECT_EQ(before.by_state["delivered"], 4);
+  EXPECT_EQ(before.attempts, 6);
+  // Older than the first two finished: those two go; then only the newest one is kept.
+  const std::int64_t first_finished = *m_now - 5000;
+  EXPECT_EQ(ok(m_store->prune_deliveries(first_finished + 1500, 100)), 2);
+  EXPECT_EQ(ok(m_store->prune_deliveries(0, 1)), 1);
+  auto after = ok(m_store->delivery_stats());
+  EXPECT_EQ(after.by_state["delivered"], 1);
+  EXPECT_EQ(after.by_state["failed"], 1) << "a given-up delivery keeps its reason";
+  EXPECT_EQ(after.pruned, 3);
+  EXPECT_EQ(after.attempts, before.attempts) << "the attempts counter never goes back";
+  auto left = ok(m_store->list_deliveries(DeliveryFilter{}));
+  ASSERT_EQ(left.items.size(), 2u);
+  EXPECT_EQ(left.items[1].attempts, 2) << "the newest delivered one, of two attempts, is the one kept";
+  EXPECT_EQ(ok(m_store->prune_deliveries(0, 1)), 0);
+  EXPECT_EQ(m_store->prune_deliveries(0, -1).error().code, Errc::invalid_argument);
+}
+
 }  // namespace
 }  // namespace kport::db::test

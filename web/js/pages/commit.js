@@ -1,10 +1,11 @@
 // Commit page: the commit's verdict (the one `kport status` prints: status, baseline,
 // reasons) and beside it, per target and GPU, what changed against the same baseline
 // (fixed, new failure, still failing, regressed, improved, unstable) with the figures
-// behind each change. State: #/commit/<sha>?kind=<kind> filters the lists.
+// behind each change, and the pipelines that validated it. State: #/commit/<sha>?kind=<kind> filters the lists.
 import { h, fill, fmtNum, fmtPct, fmtTime, shortSha, pageLink, pendingBadge } from '../dom.js';
 import { api } from '../api.js';
 import { replaceParams } from '../router.js';
+import { coalesce } from '../live.js';
 
 const KINDS = ['new_failure', 'regressed', 'fixed', 'improved', 'unstable', 'insufficient_data', 'still_failing'];
 const LABEL = { new_failure: 'new failure', regressed: 'regressed', fixed: 'fixed', improved: 'improved',
@@ -60,9 +61,23 @@ function group(g, kind) {
     g.truncated ? h('p', { class: 'muted' }, 'Showing the first changes only.') : null);
 }
 
+// The commit's pipelines, newest first, each linking to its page.
+function pipelinesBox(page) {
+  if (!page || !page.items.length) return h('p', { class: 'muted' }, 'No pipeline validated this commit.');
+  return h('table', { class: 'grid', id: 'commit-pipelines' },
+    h('thead', {}, h('tr', {}, ['pipeline', 'state', 'reason', 'jobs', 'created'].map((t) => h('th', {}, t)))),
+    h('tbody', {}, page.items.map((p) => h('tr', { dataset: { id: p.id } },
+      h('td', { class: 'num' }, pageLink(`/pipeline/${p.id}`, null, `#${p.id}`)),
+      h('td', {}, h('span', { class: `tag st-${p.status}` }, p.status)),
+      h('td', {}, p.reason, p.ref ? h('span', { class: 'muted' }, ` ${p.ref}`) : null),
+      h('td', { class: 'num' }, `${p.jobs_done}/${p.jobs_total}`),
+      h('td', { class: 'muted' }, fmtTime(p.created))))));
+}
+
 export async function render(root, route) {
   const sha = route.arg;
   let kind = route.params.get('kind') || '';
+  const pipelines = api.pipelines({ commit: sha, limit: 20 }).catch(() => null);
   let data = await (route.first || api.commit(sha));
   const groupsEl = h('div', { id: 'groups' });
   const filter = h('select', { id: 'kind', onchange: () => { kind = filter.value; replaceParams({ kind }); paint(); } },
@@ -70,6 +85,7 @@ export async function render(root, route) {
   const paint = () => fill(groupsEl, data.groups.length ? data.groups.map((g) => group(g, kind))
     : h('p', { class: 'muted' }, 'No results for this commit yet.'));
   const verdictEl = h('div', { id: 'verdict-box' }, verdictBox(data.verdict));
+  const pipelinesEl = h('div', { id: 'pipelines-box' }, pipelinesBox(await pipelines));
   const fresh = pendingBadge('result', async () => { data = await api.commit(sha); fill(verdictEl, verdictBox(data.verdict)); paint(); });
   const c = data.commit;
   const t = data.totals;
@@ -80,13 +96,16 @@ export async function render(root, route) {
       data.parent ? pageLink(`/commit/${data.parent}`, null, h('code', {}, shortSha(data.parent))) : 'none',
       ` · ${data.results} result keys here, ${data.baseline_results} on the baseline`),
     verdictEl,
+    h('h2', {}, 'Pipelines'), pipelinesEl,
     h('p', { class: 'counts', id: 'totals' }, KINDS.map((k) => h('span', { class: `tag kind-${k}` }, `${t[k]} ${LABEL[k]}`))),
     h('p', {}, h('label', {}, 'Show ', filter), ' ', fresh.el, h('span', { class: 'muted' }, ` Rule: ${data.rule}.`)),
     groupsEl);
   paint();
+  const refreshPipelines = coalesce(async () => fill(pipelinesEl, pipelinesBox(await api.pipelines({ commit: sha, limit: 20 }))), 600);
   return {
     onEvent(ev, payload) {
       if (ev === 'results') fresh.add(payload.ids ? payload.ids.length : 1);
+      if (ev === 'job' || ev === 'pipeline') refreshPipelines(ev);
     },
   };
 }

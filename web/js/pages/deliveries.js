@@ -23,7 +23,7 @@ function deliveryRow(d) {
   return h('tr', { dataset: { id: d.id } },
     h('td', {}, `#${d.id}`),
     h('td', {}, d.kind),
-    h('td', {}, d.event),
+    h('td', {}, d.event, d.pipeline ? [' · ', pageLink(`/pipeline/${d.pipeline}`, null, `pipeline #${d.pipeline}`)] : null),
     h('td', {}, d.commit ? pageLink(`/commit/${d.commit}`, null, h('code', {}, shortSha(d.commit))) : ''),
     h('td', {}, h('span', { class: `tag ${TAG[d.state] || ''}` }, d.state)),
     h('td', {}, `${d.attempts} / ${d.max_attempts}`),

@@ -34,7 +34,7 @@ function targetRows(t) {
 
 function pipelineRow(p) {
   return h('tr', { dataset: { id: p.id } },
-    h('td', { class: 'num' }, `#${p.id}`),
+    h('td', { class: 'num' }, pageLink(`/pipeline/${p.id}`, null, `#${p.id}`)),
     h('td', {}, h('span', { class: `tag st-${p.status}` }, p.status)),
     h('td', {}, p.reason),
     h('td', {}, pageLink(`/commit/${p.commit}`, null, h('code', {}, shortSha(p.commit)))),

@@ -14,7 +14,7 @@ function row(r) {
     h('td', {}, r.role === 'gpu' ? c.gpu_model : `${c.cores || '?'} cores`),
     h('td', {}, r.role === 'gpu' ? c.arch : (c.targets || []).join(' ')),
     h('td', {}, r.role === 'gpu' ? c.driver : c.toolkit ? `CUDA ${c.toolkit}` : ''),
-    h('td', {}, job ? [`#${job.id} ${job.kind} ${job.target} `, pageLink(`/commit/${job.commit}`, null, h('code', {}, shortSha(job.commit))), ` (${job.status})`] : h('span', { class: 'muted' }, 'idle')),
+    h('td', {}, job ? [pageLink(`/job/${job.id}`, null, `#${job.id}`), ` ${job.kind} ${job.target} `, pageLink(`/commit/${job.commit}`, null, h('code', {}, shortSha(job.commit))), ` (${job.status})`] : h('span', { class: 'muted' }, 'idle')),
     h('td', { class: 'muted' }, fmtTime(r.last_heartbeat)));
 }
 

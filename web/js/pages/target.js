@@ -62,7 +62,7 @@ function detail(target, v, stage) {
       h('dt', {}, 'build'), h('dd', {}, b.status || 'no build record yet',
         b.record ? h('span', { class: 'muted' }, ` (record #${b.record}, commit `, pageLink(`/commit/${b.commit}`, null, shortSha(b.commit)), ')') : null),
       h('dt', {}, 'resources'), h('dd', {}, `registers ${r.registers ?? '—'} · spills ${r.spill_bytes ?? '—'} B · shared memory ${r.shared_mem_bytes ?? '—'} B`),
-      h('dt', {}, 'build log'), h('dd', {}, b.log ? h('a', { href: b.log }, 'job log') : '—'),
+      h('dt', {}, 'build log'), h('dd', {}, b.job ? pageLink(`/job/${b.job}`, null, `job #${b.job} and its log`) : '—'),
       h('dt', {}, 'records'), h('dd', {}, h('a', { href: `/api/v1/builds?target=${encodeURIComponent(target)}&family=${encodeURIComponent(v.family)}&variant=${encodeURIComponent(v.variant)}` }, 'all build records'))));
     parts.push(h('p', {}, 'Reproduce:'), h('pre', { class: 'cmd' }, b.command));
   } else if (stage === 'numerics') {

@@ -34,7 +34,9 @@ struct NewDelivery {
   std::string subject;              // deliveries of one subject go out in order, one at a time
   std::optional<std::string> repo;  // the forge connection's repository (forge calls)
   std::optional<std::int64_t> pipeline_id;
-  std::string event;  // what it reports: pipeline.queued, pipeline.in_progress, pipeline.completed, verdict, regression
+  // What it reports: pipeline.queued, pipeline.in_progress, pipeline.completed, verdict,
+  // regression, bringup.milestone, bringup.regression.
+  std::string event;
   std::string commit_sha;
   std::string method = "POST";
   std::string url;
@@ -78,8 +80,17 @@ struct DeliveryFilter {
 
 struct DeliveryStats {
   std::map<std::string, std::int64_t> by_state;  // pending, delivered, failed (all three present)
-  std::int64_t attempts = 0;                     // attempts made, all deliveries
+  std::int64_t attempts = 0;                     // attempts made, all deliveries (pruned ones too)
   std::int64_t broken_connections = 0;
+  std::int64_t pruned = 0;  // delivered deliveries removed by prune_deliveries, ever
+};
+
+// What the notification webhooks were last told of a target's bring-up (migration 0016).
+struct BringupMark {
+  std::string target;
+  std::optional<std::string> commit_sha;
+  std::string counts_json;              // the stage counts as last told; empty: never
+  std::vector<std::string> milestones;  // "stage/level" already announced, each once
 };
 
 // A pipeline of a repository with a forge connection, whose report is not completed.

@@ -20,6 +20,10 @@ struct PushDelivery {
   std::string before_sha, after_sha;  // after is all zeros (or empty) when deleted
   bool deleted = false;
   bool forced = false;
+  // A pull or merge request closed without being merged: every queued and running job of
+  // the ref is cancelled (a running one at its runner's next heartbeat), the ref counts
+  // as deleted (recorded outcome `deleted`). Stale when kport recorded another head.
+  bool closed = false;
   std::string note;
   std::vector<Commit> commits;  // recorded (an existing sha is kept) before the pipeline
 };
@@ -29,7 +33,7 @@ struct PushOutcome {
   bool duplicate = false;            // the delivery id was seen before: nothing changed
   std::string outcome;               // pipeline, deleted or ignored
   std::optional<Pipeline> pipeline;  // the delivery's pipeline (the first one's for a duplicate)
-  std::int64_t superseded_jobs = 0;  // queued jobs of the ref cancelled (force push, delete)
+  std::int64_t superseded_jobs = 0;  // jobs of the ref cancelled (force push, delete: queued; closed: running too)
   bool stale = false;                // older than the ref's recorded head: recorded as ignored, nothing else changed
   std::string note;                  // as recorded: the delivery's, or why the store created no pipeline
 };

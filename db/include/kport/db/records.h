@@ -132,6 +132,13 @@ struct Job {
   std::optional<std::int64_t> not_before_ms;  // queued after a failed attempt: claimable from then
 };
 
+// Where a queued job stands (Store::queue_place).
+struct QueuePlace {
+  std::int64_t ahead = 0;         // claimable queued jobs the same runners take first
+  std::int64_t runners = 0;       // online runners that could take it
+  std::int64_t runners_busy = 0;  // of those, holding a job now
+};
+
 // ---- runners -------------------------------------------------------------------
 
 struct RunnerCapabilities {
@@ -195,6 +202,10 @@ struct BuildRecord {
   std::optional<std::int64_t> shared_mem_bytes, stack_frame_bytes, constant_mem_bytes;
   std::string instruction_audit_json;  // {"wgmma":12,"hmma":0,...}
   std::optional<std::string> artifact_sha256;
+  // The variant's kernel in the repository ("kernels/gemm/simt/gemm_simt.cu", line of its
+  // first __global__), when the build runner found it (migration 0016).
+  std::optional<std::string> source_path;
+  std::optional<int> source_line;
   std::int64_t created_ms = 0;  // set by the store
 };
 

@@ -31,6 +31,12 @@
 //                           completes/fails it (-> cancelled) or its lease expires
 //                           (-> cancelled); the runner learns it from heartbeat().
 //   queued --cancel--> cancelled at once.
+//   failed | cancelled --rerun--> queued: the attempt count goes on (earlier attempts keep
+//                           their logs and results), with `attempts` more allowed; its
+//                           start, finish and reason are cleared. A succeeded, queued or
+//                           running job is not re-run (conflict). A check whose build is
+//                           not succeeded waits for it (re-run the build too). A re-run
+//                           reopens the pipeline's forge report (a new check run).
 //   A check job with depends_on is claimable only once that build job succeeded.
 //   awaiting_runner is derived, not stored: queries report it for a queued check job
 //   while no online gpu runner of its arch (and gpu_model, if pinned) exists.
@@ -207,6 +213,17 @@ class Store {
   // answers its final status unchanged.
   Result<JobStatus> cancel(std::int64_t job_id);
   Result<std::int64_t> cancel_pipeline(std::int64_t pipeline_id);  // jobs affected
+  // Re-runs a failed or cancelled job (see the state machine); returns the job as queued.
+  // not_found for no such job, conflict naming its status otherwise.
+  Result<Job> rerun_job(std::int64_t job_id, int attempts);
+  // Re-runs every failed and cancelled job of the pipeline, in one transaction; returns
+  // their ids. not_found for no such pipeline, conflict when none failed or was cancelled.
+  Result<std::vector<std::int64_t>> rerun_pipeline(std::int64_t pipeline_id, int attempts);
+  // Why a queued job waits, from the queue's side: the claimable queued jobs a runner
+  // able to take it would take first (same kind; a check of the same arch and GPU
+  // model, or any; a build of the same target), and how many online runners could take
+  // it and how many of those are busy. nullopt for a job that is not queued.
+  Result<std::optional<QueuePlace>> queue_place(std::int64_t job_id);
   // Returns jobs whose lease expired at `now_ms` to the queue, or fails them at their
   // last attempt; returns what it changed.
   Result<std::vector<ExpiredLease>> expire_leases(std::int64_t now_ms);
@@ -397,6 +414,16 @@ class Store {
   Result<std::optional<Delivery>> get_delivery(std::int64_t id);
   Result<Page<Delivery>> list_deliveries(const DeliveryFilter& filter);
   Result<DeliveryStats> delivery_stats();
+  // Removes delivered deliveries that finished before `finished_before_ms`, and the
+  // oldest beyond the newest `keep` delivered ones, in one transaction; counted in
+  // DeliveryStats::pruned (their attempts stay in DeliveryStats::attempts). Pending and
+  // failed deliveries are never pruned. Returns how many were removed.
+  Result<std::int64_t> prune_deliveries(std::int64_t finished_before_ms, std::int64_t keep);
+  // The target's mark (counts_json empty when the webhooks were never told of it).
+  Result<BringupMark> bringup_mark(std::string_view target);
+  // Replaces the target's mark and enqueues `deliveries` (webhooks) with it, in one
+  // transaction.
+  Status put_bringup_mark(const BringupMark& mark, const std::vector<NewDelivery>& deliveries);
 
   class Impl;
 

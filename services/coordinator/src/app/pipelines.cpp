@@ -157,7 +157,11 @@ Result<PushReceived> receive_push(Context& ctx, const PushEvent& ev) {
   }
   db::PushDelivery& d = out.delivery;
   std::optional<db::NewPipeline> pipeline;
-  if (ev.deleted) {
+  if (ev.is_close) {
+    d.closed = true;
+    d.note = ev.source + (ev.source == "gitlab" ? " merge request !" : " pull request #") +
+             std::to_string(ev.pull_number) + " closed without merging: its jobs are cancelled";
+  } else if (ev.deleted) {
     d.note = "branch deleted";
   } else if (ev.ref.rfind("refs/heads/", 0) != 0 && !ev.is_pull) {
     d.note = "only branch pushes are validated, not " + ev.ref;
@@ -185,7 +189,11 @@ Result<PushReceived> receive_push(Context& ctx, const PushEvent& ev) {
   }
   d.note = out.outcome.note;  // the store's, when it found the commit already validated
   if (out.outcome.pipeline && out.outcome.outcome == "pipeline") announce(ctx, *out.outcome.pipeline);
-  if (out.outcome.superseded_jobs > 0) ctx.broker->notify();
+  if (out.outcome.superseded_jobs > 0) {
+    ctx.broker->notify();
+    ctx.events->publish("jobs", "job",
+                        json::serialize(json::object{{"ref", d.ref}, {"cancelled", out.outcome.superseded_jobs}}));
+  }
   log::info("push received", {{"delivery", d.delivery_id},
                               {"source", d.source},
                               {"repo", d.repo},

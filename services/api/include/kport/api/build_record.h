@@ -51,6 +51,10 @@ struct BuildRecordUpload {
       constant_mem_bytes;
   std::optional<boost::json::value> instruction_audit;  // the PTX/SASS audit, kept as the driver wrote it
   std::optional<std::string> artifact;                  // the harness's sha256, for a variant it holds
+  // Where the variant's kernel is, relative to the repository root, and the line of its
+  // first __global__ (a check run annotates it when the variant's resources regress).
+  std::optional<std::string> source_path;
+  std::optional<int> source_line;
 };
 
 inline boost::json::object to_json(const BuildRecordUpload& r) {
@@ -72,6 +76,8 @@ inline boost::json::object to_json(const BuildRecordUpload& r) {
   put("constant_mem_bytes", r.constant_mem_bytes);
   put("instruction_audit", r.instruction_audit);
   put("artifact", r.artifact);
+  put("source_path", r.source_path);
+  put("source_line", r.source_line);
   return o;
 }
 
@@ -102,6 +108,8 @@ inline BuildRecordUpload read_build_record(Fields& f) {
       f.fail("instruction_audit", "must be a JSON object or array");
   }
   r.artifact = f.opt_str("artifact", 64);
+  r.source_path = f.opt_str("source_path", 1024);
+  if (auto n = f.opt_int("source_line", 1, 10'000'000)) r.source_line = static_cast<int>(*n);
   return r;
 }
 
@@ -126,6 +134,8 @@ struct BuildRecordInfo {
       constant_mem_bytes;
   boost::json::value instruction_audit = boost::json::object{};  // {"ptx": {...}, "sass": {...}} or {}
   std::optional<std::string> artifact;                           // the harness's sha256
+  std::optional<std::string> source_path;                        // the variant's kernel source, from the library root
+  std::optional<int> source_line;                                // the line of its first __global__
   std::optional<std::string> created;                            // ISO 8601 UTC
 };
 
@@ -149,6 +159,8 @@ inline boost::json::object to_json(const BuildRecordInfo& b) {
                              {"constant_mem_bytes", or_null(b.constant_mem_bytes)},
                              {"instruction_audit", b.instruction_audit},
                              {"artifact", or_null(b.artifact)},
+                             {"source_path", or_null(b.source_path)},
+                             {"source_line", opt(b.source_line)},
                              {"created", or_null(b.created)}};
 }
 
@@ -178,6 +190,8 @@ inline BuildRecordInfo read_build_record_info(Fields& f) {
   b.constant_mem_bytes = f.opt_int("constant_mem_bytes", 0, INT64_MAX);
   b.instruction_audit = f.json_value("instruction_audit");
   b.artifact = f.opt_str("artifact", 64);
+  b.source_path = f.opt_str("source_path", 1024);
+  if (auto n = f.opt_int("source_line", 1, 10'000'000)) b.source_line = static_cast<int>(*n);
   b.created = f.opt_str("created", 64);
   return b;
 }

@@ -58,9 +58,11 @@ struct Config {
   std::int64_t delivery_timeout_ms = 10'000;  // one outgoing call, connect to last byte
   std::int64_t delivery_retry_base_ms = 5'000;  // backoff after a failed attempt; doubles
   std::int64_t delivery_retry_max_ms = 600'000;
-  int delivery_max_attempts = 10;  // attempts before a delivery is given up
-  log::Settings log;               // --log-level, --log-format (--log-json: json)
-  SlurmConfig slurm;               // --slurm-*: runner jobs submitted where work waits
+  int delivery_max_attempts = 10;                         // attempts before a delivery is given up
+  std::int64_t delivery_retention_ms = 7 * 86'400'000LL;  // delivered rows older than this are pruned
+  std::int64_t delivery_keep = 10'000;                    // and beyond the newest this many
+  log::Settings log;                                      // --log-level, --log-format (--log-json: json)
+  SlurmConfig slurm;                                      // --slurm-*: runner jobs submitted where work waits
 };
 
 // Parses the command line and environment. Sets `help` and leaves the config at its

@@ -49,6 +49,7 @@ struct CheckoutBuild {
   std::string sha;
   std::optional<std::string> parent;
   porting::BuildReport report;
+  std::filesystem::path repo_dir, kernels_dir;  // the checkout and its kernels tree (the variants' sources)
 };
 Result<CheckoutBuild> checkout_and_build(CoordinatorApi& api, const ClaimedJob& job, const BuildSettings& settings,
                                          const std::atomic<bool>& cancel,
