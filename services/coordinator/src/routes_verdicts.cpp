@@ -2,6 +2,7 @@
 // the series' noise they are judged by (GET /api/v1/series), flaky cases
 // (GET /api/v1/flakes), and revalidations of a GPU model or driver seen for the first time
 // (POST/GET /api/v1/revalidations, which kport-watcher's fleet watch calls).
+#include "app/bisections.h"
 #include "app/pipelines.h"
 #include "codec.h"
 #include "kport/api/job_payload.h"
@@ -72,7 +73,17 @@ Result<Verdict> commit_verdict(Context& ctx, const std::string& sha) {
 
 void review_commit(Context& ctx, std::int64_t job_id) {
   auto job = ctx.store->get_job(job_id);
-  if (!job.ok() || !*job || (*job)->kind != db::JobKind::check) return;
+  if (!job.ok() || !*job) return;
+  // A bisection's probe is read by its search, not judged as the commit's own check.
+  if (app::advance_probe(ctx, **job)) return;
+  if ((*job)->kind == db::JobKind::build) {
+    // A build that failed outright spawns no check to review it: its compile errors
+    // are bisected from here.
+    if ((*job)->status != db::JobStatus::failed) return;
+    auto v = commit_verdict(ctx, (*job)->commit_sha);
+    if (v.ok()) app::start_bisections(ctx, *v);
+    return;
+  }
   // A revalidation measures an old commit on a new driver: compared with the previous
   // driver (GET /api/v1/revalidations), not a reason to re-measure the commit. A measure
   // request times a new shape on an already judged build: it answers /api/v1/best and is
@@ -94,6 +105,9 @@ void review_commit(Context& ctx, std::int64_t job_id) {
   std::vector<app::RemeasureAsk> asks;
   for (const auto& r : v->remeasure) asks.push_back(app::RemeasureAsk{r.target, r.gpu_model, r.arch, r.instances});
   app::queue_remeasures(ctx, **job, asks, inputs->jobs);
+  // Counted reasons with commits between the baseline and this commit are searched for
+  // the commit that caused them, without anyone asking.
+  app::start_bisections(ctx, *v);
   ctx.events->publish("verdicts", "verdict", json::serialize(to_json(*v)));
 }
 
