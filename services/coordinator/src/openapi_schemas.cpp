@@ -811,7 +811,9 @@ void dashboard(json::object& s) {
            {"parent", nullable(str())},
            {"baseline", nullable(str())},
            {"results", integer()},
-           {"baseline_results", integer()}});
+           {"baseline_results", integer()},
+           {"bisections", describe(arr(ref("Bisection")),
+                                   "bisections this commit is the good, bad, first bad or a probed commit of")}});
   auto column = [](V item) { return arr(std::move(item)); };
   s["DashboardKernel"] = obj(
       {{"instance", str()},
