@@ -95,8 +95,9 @@ db::NewDelivery forge_delivery(const ReportInputs& in, const std::string& conclu
     if (in.state == "completed") {
       body["conclusion"] = conclusion;
       body["completed_at"] = at;
-      body["output"] = json::object{{"title", report_title(conclusion, in.verdict)},
-                                    {"summary", report_summary(p, conclusion, in.verdict, details, in.repro_commands)}};
+      body["output"] = json::object{
+          {"title", report_title(conclusion, in.verdict)},
+          {"summary", report_summary(p, conclusion, in.verdict, details, in.repro_commands, in.bisections)}};
     }
     d.body = json::serialize(body);
     return d;
@@ -163,7 +164,8 @@ std::string report_title(const std::string& conclusion, const porting::Verdict* 
 }
 
 std::string report_summary(const db::Pipeline& p, const std::string& conclusion, const porting::Verdict* v,
-                           const std::string& details_url, const std::map<std::int64_t, std::string>& repro_commands) {
+                           const std::string& details_url, const std::map<std::int64_t, std::string>& repro_commands,
+                           const std::vector<std::string>& bisections) {
   std::string md = "**" + report_title(conclusion, v) + "** for `" + short_sha(p.commit_sha) + "`";
   if (v && v->baseline) md += " against `" + short_sha(*v->baseline) + "`";
   md += " (pipeline " + std::to_string(p.id) + ", " + std::to_string(p.jobs_done) + " of " +
@@ -238,6 +240,11 @@ std::string report_summary(const db::Pipeline& p, const std::string& conclusion,
       md += "\n";
     }
     md += "Rule: " + porting::describe(v->policy) + "\n\n";
+  }
+  if (!bisections.empty()) {
+    md += "### Bisections\n\n";
+    for (const auto& b : bisections) md += "- " + b + "\n";
+    md += "\n";
   }
   md += "Reproduce and inspect: `kport status " + p.commit_sha + "` or [the commit page](" + details_url + ").\n";
   return utf8::clip(md, k_summary_max);

@@ -41,6 +41,9 @@ struct ReportInputs {
   // The command that reproduces each result a verdict reason names (its figures'
   // "result"), keyed by result id; reasons without one are listed without.
   std::map<std::int64_t, std::string> repro_commands;
+  // One line per bisection the commit is part of (app::bisection_line), listed as they
+  // stand when the report is written.
+  std::vector<std::string> bisections;
   int max_attempts = 10;
   std::int64_t now_ms = 0;
 };
@@ -56,7 +59,8 @@ std::vector<db::NewDelivery> plan_report(const ReportInputs& in);
 std::string report_title(const std::string& conclusion, const porting::Verdict* verdict);
 std::string report_summary(const db::Pipeline& pipeline, const std::string& conclusion, const porting::Verdict* verdict,
                            const std::string& details_url,
-                           const std::map<std::int64_t, std::string>& repro_commands = {});
+                           const std::map<std::int64_t, std::string>& repro_commands = {},
+                           const std::vector<std::string>& bisections = {});
 
 // The dashboard page of a commit.
 std::string commit_page_url(const std::string& public_url, const std::string& sha);

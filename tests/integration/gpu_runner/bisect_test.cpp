@@ -264,6 +264,11 @@ TEST_F(Bisection, FindsTheCommitsThatSlowedAndBrokeACaseByItself) {
   EXPECT_EQ(probed.body.at("items").as_array().size(), 1u) << probed.raw;
   EXPECT_EQ(verdict.at("baseline").as_string(), c1);
 
+  // The commit page of the culprit shows the bisection that found it.
+  auto page = get("/api/v1/dashboard/commits/" + shas[11]).body;
+  ASSERT_EQ(page.at("bisections").as_array().size(), 1u) << json::serialize(page);
+  EXPECT_EQ(page.at("bisections").as_array()[0].at("first_bad").as_string(), shas[11]);
+
   // The same answers through the CLI and one bisection by id.
   std::string out;
   ASSERT_EQ(run_to_exit(KPORT_CLI_BIN, {"--server", url(""), "bisect", "--commit", head}, out), 0) << out;

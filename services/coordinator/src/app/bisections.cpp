@@ -6,6 +6,7 @@
 #include "bisections.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <set>
@@ -581,6 +582,20 @@ json::object bisection_json(const db::Bisection& b) {
                       {"created", iso8601_utc(b.created_ms)},
                       {"updated", iso8601_utc(b.updated_ms)},
                       {"finished", b.finished_ms ? json::value(iso8601_utc(*b.finished_ms)) : json::value(nullptr)}};
+}
+
+std::string bisection_line(const db::Bisection& b, const std::string& public_url) {
+  std::string line = b.kind + " on " + b.target + (b.gpu_model.empty() ? "" : " / " + b.gpu_model) + " between `" +
+                     b.good_sha.substr(0, 12) + "` and `" + b.bad_sha.substr(0, 12) + "`: " + b.state;
+  if (b.first_bad_sha) line += ", first bad commit `" + b.first_bad_sha->substr(0, 12) + "`";
+  if (b.effect && b.uncertainty) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, ", effect %+.2f%% +- %.2f%%", *b.effect * 100, *b.uncertainty * 100);
+    line += buf;
+  }
+  if (b.cause) line += ", cause " + *b.cause;
+  if (b.state == "running") line += " (" + b.summary + ")";
+  return line + " (" + public_url + "/api/v1/bisections/" + std::to_string(b.id) + ")";
 }
 
 }  // namespace kport::coordinator::app

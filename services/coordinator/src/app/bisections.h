@@ -62,4 +62,8 @@ bool advance_probe(Context& ctx, const db::Job& job);
 // The bisection as the API answers it (GET /api/v1/bisections/{id}).
 boost::json::object bisection_json(const db::Bisection& b);
 
+// One line for reports: kind, where, state, first bad commit, effect, cause, and the API
+// URL under `public_url` (the dashboard's root; empty: a relative path).
+std::string bisection_line(const db::Bisection& b, const std::string& public_url);
+
 }  // namespace kport::coordinator::app
