@@ -2,6 +2,8 @@
 // the series' noise they are judged by (GET /api/v1/series), flaky cases
 // (GET /api/v1/flakes), and revalidations of a GPU model or driver seen for the first time
 // (POST/GET /api/v1/revalidations, which kport-watcher's fleet watch calls).
+#include <map>
+
 #include "app/bisections.h"
 #include "app/pipelines.h"
 #include "codec.h"
@@ -102,8 +104,18 @@ void review_commit(Context& ctx, std::int64_t job_id) {
     log::warn("verdict failed", {{"commit", (*job)->commit_sha}, {"error", v.error().message}});
     return;
   }
+  // The baseline's harness of each target, for re-measures interleaved with it.
+  std::map<std::string, api::PairedHarness> paired;
+  if (v->baseline && !v->remeasure.empty())
+    if (auto base = ctx.store->verdict_inputs(*v->baseline); base.ok())
+      for (const auto& b : base->builds)
+        if (b.artifact_sha256 && !paired.count(b.target)) paired[b.target] = {*v->baseline, *b.artifact_sha256};
   std::vector<app::RemeasureAsk> asks;
-  for (const auto& r : v->remeasure) asks.push_back(app::RemeasureAsk{r.target, r.gpu_model, r.arch, r.instances});
+  for (const auto& r : v->remeasure) {
+    app::RemeasureAsk ask{r.target, r.gpu_model, r.arch, r.instances, std::nullopt};
+    if (auto p = paired.find(r.target); p != paired.end()) ask.paired = p->second;
+    asks.push_back(std::move(ask));
+  }
   app::queue_remeasures(ctx, **job, asks, inputs->jobs);
   // Counted reasons with commits between the baseline and this commit are searched for
   // the commit that caused them, without anyone asking.

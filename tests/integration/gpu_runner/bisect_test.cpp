@@ -228,6 +228,15 @@ TEST_F(Bisection, FindsTheCommitsThatSlowedAndBrokeACaseByItself) {
   for (const auto& b : found) by_kind[std::string(b.at("kind").as_string())] = b.as_object();
   ASSERT_TRUE(by_kind.count("perf_regression") && by_kind.count("numerics_failure")) << json::serialize(found);
 
+  // The slowdown was confirmed before anything was bisected: re-measured interleaved
+  // with the good commit's harness on the same GPU (A/B/A/B in one job).
+  bool confirmed = false;
+  for (const auto& r : verdict.at("reasons").as_array())
+    if (r.at("kind").as_string() == "perf_regression") {
+      confirmed = r.at("figures").as_object().contains("paired_slowdown");
+      EXPECT_NEAR(r.at("figures").at("paired_slowdown").to_number<double>(), 0.03, 0.01) << json::serialize(r);
+    }
+  EXPECT_TRUE(confirmed) << json::serialize(verdict);
   const auto& perf = by_kind["perf_regression"];
   EXPECT_EQ(perf.at("state").as_string(), "done") << json::serialize(perf);
   EXPECT_EQ(perf.at("origin").as_string(), "auto");
