@@ -169,10 +169,12 @@ BisectCause moved(const ProbeEnv& first, const ProbeEnv& now) {
   return BisectCause::noise;
 }
 
+// The environment of the latest finished probe.
 ProbeEnv env_of(const std::vector<const ProbeFact*>& probes) {
-  for (auto it = probes.rbegin(); it != probes.rend(); ++it)
-    if ((*it)->finished) return (*it)->env;
-  return {};
+  ProbeEnv env;
+  for (const ProbeFact* p : probes)
+    if (p->finished) env = p->env;
+  return env;
 }
 
 BisectStep done(BisectCause cause, std::string why) {
