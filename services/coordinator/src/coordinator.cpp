@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "app/bisections.h"
 #include "best_asks.h"
 #include "best_index.h"
 #include "claim_broker.h"
@@ -229,6 +230,10 @@ void Coordinator::Impl::reap() {
                                     {"attempt", e.attempt},
                                     {"runner", e.runner_id},
                                     {"now", std::string(db::to_string(e.status))}});
+        if (e.status == db::JobStatus::failed) {
+          // A bisection's probe that lost its last attempt has ended too: its search goes on.
+          if (auto job = store->get_job(e.job_id); job.ok() && *job) app::advance_probe(ctx, **job);
+        }
         if (e.status != db::JobStatus::queued) continue;
         broker->notify_in(std::chrono::milliseconds(e.retry_in.others_ms));
         broker->notify_in(std::chrono::milliseconds(e.retry_in.same_ms));
