@@ -290,6 +290,21 @@ TEST_F(Bisection, FindsTheCommitsThatSlowedAndBrokeACaseByItself) {
   ASSERT_EQ(run_to_exit(KPORT_CLI_BIN, {"--server", url(""), "bisect", id, "--json"}, out), 0) << out;
   EXPECT_EQ(json::parse(out).at("first_bad").as_string(), shas[11]);
 
+  // kport bisect start, the same reason: answered with the bisection that exists.
+  ASSERT_EQ(run_to_exit(KPORT_CLI_BIN,
+                        {"--server", url(""), "--token", k_admin, "bisect", "start", "--kind", "perf_regression",
+                         "--target", "sm_90a", "--gpu", "NVIDIA H200", "--bad", head},
+                        out),
+            0)
+      << out;
+  EXPECT_NE(out.find("already bisected; bisection " + id), std::string::npos) << out;
+  EXPECT_NE(run_to_exit(KPORT_CLI_BIN,
+                        {"--server", url(""), "--token", k_admin, "bisect", "start", "--kind", "slow", "--target",
+                         "sm_90a", "--bad", head},
+                        out),
+            0);
+  EXPECT_NE(out.find("field 'kind' must be perf_regression, numerics_failure or build_failure"), std::string::npos)
+      << out;
   // Asking again by hand answers the bisection that exists.
   auto again = post("/api/v1/bisections",
                     json::object{{"kind", "numerics_failure"},
