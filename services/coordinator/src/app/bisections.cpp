@@ -450,6 +450,8 @@ std::size_t start_bisections(Context& ctx, const porting::Verdict& v) {
       return b.bad_sha == rq.bad && b.kind == std::get<0>(key) && b.target == rq.target && b.gpu_model == rq.gpu_model;
     });
     if (exists) continue;
+    // A baseline that is the parent leaves nothing to search, known without the repository.
+    if (auto c = ctx.store->get_commit(rq.bad); c.ok() && *c && (*c)->parent_sha == rq.good) continue;
     auto started = start_bisection(ctx, rq);
     if (!started.ok()) {
       log::warn("bisection not started",
