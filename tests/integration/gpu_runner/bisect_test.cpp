@@ -232,10 +232,11 @@ TEST_F(Bisection, FindsTheCommitsThatSlowedAndBrokeACaseByItself) {
   // with the good commit's harness on the same GPU (A/B/A/B in one job).
   bool confirmed = false;
   for (const auto& r : verdict.at("reasons").as_array())
-    if (r.at("kind").as_string() == "perf_regression") {
-      confirmed = r.at("figures").as_object().contains("paired_slowdown");
-      EXPECT_NEAR(r.at("figures").at("paired_slowdown").to_number<double>(), 0.03, 0.01) << json::serialize(r);
-    }
+    if (r.at("kind").as_string() == "perf_regression")
+      if (const auto* pair = r.at("figures").as_object().if_contains("paired_slowdown")) {
+        confirmed = true;
+        EXPECT_NEAR(pair->to_number<double>(), 0.03, 0.01) << json::serialize(r);
+      }
   EXPECT_TRUE(confirmed) << json::serialize(verdict);
   const auto& perf = by_kind["perf_regression"];
   EXPECT_EQ(perf.at("state").as_string(), "done") << json::serialize(perf);
@@ -246,7 +247,8 @@ TEST_F(Bisection, FindsTheCommitsThatSlowedAndBrokeACaseByItself) {
   EXPECT_EQ(perf.at("first_bad").as_string(), shas[11]) << json::serialize(perf);
   ASSERT_TRUE(perf.at("effect").is_number()) << json::serialize(perf);
   const double effect = perf.at("effect").to_number<double>(), pm = perf.at("uncertainty").to_number<double>();
-  EXPECT_NEAR(effect, 0.03, std::max(pm, 0.006)) << json::serialize(perf);
+  // The interval is 95 %: twice it holds the truth but for a 1-in-10^4 draw.
+  EXPECT_NEAR(effect, 0.03, 2 * pm) << json::serialize(perf);
   EXPECT_GT(pm, 0.0);
   EXPECT_EQ(perf.at("cases").as_array().size(), 1u);
   EXPECT_EQ(perf.at("cases").as_array()[0].at("key").as_string(), k_steady + " bf16 " + k_big);
