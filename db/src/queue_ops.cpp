@@ -253,6 +253,28 @@ Result<std::vector<std::int64_t>> spawn_checks(Connection& c, const Job& build, 
   r->bind(1, build.target);
   auto registered = collect<std::string>(*r, [](const Stmt& st) { return st.text(0); });
   if (!registered) return std::move(registered).error();
+  // A bisection's probe (migration 0015) checks on the GPU model that saw the reason
+  // only, and a build failure's probe checks nothing.
+  auto probe = c.prepare(
+      "SELECT b.kind, b.gpu_model, b.arch FROM bisection_probes p JOIN bisections b ON b.id = p.bisection_id"
+      " WHERE p.pipeline_id = ?1");
+  if (!probe) return std::move(probe).error();
+  auto probe_row = probe->bind(1, build.pipeline_id).step();
+  if (!probe_row) return std::move(probe_row).error();
+  if (*probe_row) {
+    if (probe->text(0) == "build_failure") return std::vector<std::int64_t>{};
+    JobSpec spec;
+    spec.kind = JobKind::check;
+    spec.commit_sha = build.commit_sha;
+    spec.target = build.target;
+    spec.arch = probe->text(2);
+    spec.gpu_model = probe->text(1);
+    spec.depends_on = build.id;
+    spec.max_attempts = build.max_attempts;
+    spec.payload_json = build.payload_json;
+    spec.purpose = build.purpose;
+    return insert_jobs(c, build.pipeline_id, {spec}, now);
+  }
   std::vector<JobSpec> specs;
   for (auto& arch : porting::check_arches(target_arch, std::move(*registered))) {
     JobSpec spec;

@@ -31,9 +31,12 @@ Result<std::optional<std::string>> Store::validated_ancestor(std::string_view sh
       if (!row) return std::move(row).error();
       if (!*row || parent->is_null(0)) return std::optional<std::string>{};
       at = parent->text(0);
+      // A bisection's probe (migration 0015) measures a commit for the search only.
       auto validated = c.prepare(
-          "SELECT EXISTS (SELECT 1 FROM build_records WHERE commit_sha = ?1)"
-          " OR EXISTS (SELECT 1 FROM results WHERE commit_sha = ?1)");
+          "SELECT EXISTS (SELECT 1 FROM build_records WHERE commit_sha = ?1 AND (job_id IS NULL OR job_id NOT IN"
+          " (SELECT j.id FROM jobs j JOIN bisection_probes bp ON bp.pipeline_id = j.pipeline_id)))"
+          " OR EXISTS (SELECT 1 FROM results WHERE commit_sha = ?1 AND (job_id IS NULL OR job_id NOT IN"
+          " (SELECT j.id FROM jobs j JOIN bisection_probes bp ON bp.pipeline_id = j.pipeline_id)))");
       if (!validated) return std::move(validated).error();
       auto v = validated->bind(1, at).step();
       if (!v) return std::move(v).error();
@@ -50,7 +53,8 @@ Result<VerdictInputs> Store::verdict_inputs(std::string_view sha) {
     // A measure request (migration 0010) times a shape nobody validated before on a build
     // that was already judged: what it finds answers /api/v1/best, not the commit's verdict.
     auto jobs = c.prepare(std::string(detail::k_job_select) +
-                          " WHERE j.commit_sha = ?2 AND j.purpose <> 'measure_request' ORDER BY j.id");
+                          " WHERE j.commit_sha = ?2 AND j.purpose <> 'measure_request'"
+                          " AND j.pipeline_id NOT IN (SELECT pipeline_id FROM bisection_probes) ORDER BY j.id");
     if (!jobs) return std::move(jobs).error();
     jobs->bind_all(since, sha);
     auto j = detail::collect<Job>(*jobs, detail::read_job);
@@ -59,6 +63,8 @@ Result<VerdictInputs> Store::verdict_inputs(std::string_view sha) {
     // The latest record of each key: a rebuild or a re-measure replaces what came before.
     auto builds = c.prepare(std::string(detail::k_build_select) +
                             " WHERE id IN (SELECT max(id) FROM build_records WHERE commit_sha = ?1"
+                            " AND (job_id IS NULL OR job_id NOT IN (SELECT j.id FROM jobs j"
+                            " JOIN bisection_probes bp ON bp.pipeline_id = j.pipeline_id))"
                             " GROUP BY target, family, variant) ORDER BY target, family, variant");
     if (!builds) return std::move(builds).error();
     builds->bind(1, sha);
@@ -70,6 +76,7 @@ Result<VerdictInputs> Store::verdict_inputs(std::string_view sha) {
         std::string(detail::k_result_select) +
         " WHERE id IN (SELECT max(r.id) FROM results r LEFT JOIN jobs j ON j.id = r.job_id"
         " WHERE r.commit_sha = ?1 AND (j.purpose IS NULL OR j.purpose NOT IN ('revalidate', 'measure_request'))"
+        " AND (j.id IS NULL OR j.pipeline_id NOT IN (SELECT pipeline_id FROM bisection_probes))"
         " GROUP BY r.target, r.gpu_model, r.instance, r.dtype, r.shape)"
         " ORDER BY target, gpu_model, instance, dtype, shape");
     if (!results) return std::move(results).error();

@@ -121,6 +121,24 @@ Result<BuildReport> build_target(const BuildRequest& req) {
   report.target = req.target;
   report.toolkit = req.catalog->toolkit_version();
   report.plan = make_plan(*entry, *variants);
+  // Variants left out on request never reach the compiler nor the harness.
+  std::vector<std::string> left_out;
+  if (!req.only_variants.empty()) {
+    auto wanted = [&](const VariantSpec& v) {
+      return std::find(req.only_variants.begin(), req.only_variants.end(), v.id()) != req.only_variants.end();
+    };
+    std::vector<VariantSpec> kept;
+    for (auto& v : report.plan.applicable) {
+      if (wanted(v))
+        kept.push_back(std::move(v));
+      else
+        left_out.push_back(v.id());
+    }
+    report.plan.applicable = std::move(kept);
+    std::erase_if(report.plan.not_applicable, [&](const auto& na) { return !wanted(na.variant); });
+    say("building only " + std::to_string(report.plan.applicable.size()) + " requested variant(s), " +
+        std::to_string(left_out.size()) + " left out");
+  }
   say("plan for " + req.target + (entry->is_new ? " (new target: derived features)" : "") + ": " +
       std::to_string(report.plan.applicable.size()) + " variants apply, " +
       std::to_string(report.plan.not_applicable.size()) + " do not");
@@ -140,7 +158,7 @@ Result<BuildReport> build_target(const BuildRequest& req) {
   fs::path catalog_file = req.build_dir / "kport-catalog.json";
   KPORT_TRY(write_catalog(*req.catalog, *entry, catalog_file));
   std::string cmake_log;
-  KPORT_TRY(detail::configure_project(req, catalog_file, {}, cmake_log));
+  KPORT_TRY(detail::configure_project(req, catalog_file, left_out, cmake_log));
   auto objects = detail::object_files(req.build_dir);
   if (!objects.ok()) return std::move(objects).error();
 
@@ -191,6 +209,7 @@ Result<BuildReport> build_target(const BuildRequest& req) {
 
   if (!excluded.empty()) {
     say("linking kport-harness-" + req.target + " without " + std::to_string(excluded.size()) + " failed variant(s)");
+    excluded.insert(excluded.end(), left_out.begin(), left_out.end());
     if (auto st = detail::configure_project(req, catalog_file, excluded, cmake_log); !st.ok()) {
       report.harness_error = st.error().message;
       return report;

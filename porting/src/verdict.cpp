@@ -363,6 +363,28 @@ Verdict decide_verdict(const std::string& commit, const CommitFacts& mine,
     if (job != jobs.end() && unfinished(job->second->status)) continue;  // listed below as an unfinished job
     // A re-measure that could not run leaves the first figures standing, and says so.
     const bool measured_again = job != jobs.end() && job->second->status == JobState::succeeded;
+    if (r.paired_median_us && r.job_id && *r.job_id == m->second->job_id) {
+      // The interleaved pair shares the GPU, its clocks and its day: the difference that
+      // remains is the code's. It must leave the same band for the slowdown to count.
+      ResultFact base = r;
+      base.median_us = r.paired_median_us;
+      base.stddev_us = r.paired_stddev_us;
+      base.samples = r.paired_samples;
+      base.unstable = false;
+      const auto pair = compare_timing(base, r, policy, m_ptr);
+      if (!pair || !pair->beyond || pair->delta_us <= 0) {
+        v.notes.push_back("performance: " + config_of(r) + " on " + r.target + " / " + r.gpu_model + ": +" +
+                          fmt(delta.rel * 100, 1) + "% " + than + ", not confirmed: timed against the baseline's " +
+                          "harness in interleaved rounds on the same GPU it differs by " +
+                          (pair ? fmt(pair->rel * 100, 2) + "%" : std::string("nothing comparable")) +
+                          (pair && pair->band_rel ? ", inside the band +-" + fmt(*pair->band_rel * 100, 1) + "%" : ""));
+        continue;
+      }
+      reason.message += ", confirmed against the baseline's harness in interleaved rounds on the same GPU: +" +
+                        fmt(pair->rel * 100, 2) + "%";
+      reason.figures["paired_slowdown"] = pair->rel;
+      reason.figures["paired_baseline_median_us"] = *r.paired_median_us;
+    }
     reason.message +=
         measured_again
             ? " (re-measured)"

@@ -666,6 +666,40 @@ function verdictBox(v) {
     !v.reasons.length && v.status === "pass" ? h("p", { class: "muted" }, "Nothing this commit changed counts against it.") : null
   );
 }
+function bisectionItem(b, sha) {
+  const at = (x) => x ? pageLink(`/commit/${x}`, null, h("code", {}, shortSha(x))) : "\u2014";
+  const role = b.first_bad === sha ? "first bad commit" : b.bad === sha ? "bad end" : b.good === sha ? "good end" : "probed";
+  return h(
+    "li",
+    { class: `bisection bisection-${b.state}`, dataset: { id: String(b.id), cause: b.cause || "" } },
+    h("span", { class: `tag bisection-${b.state}` }, b.state),
+    " ",
+    `${BISECT[b.kind] || b.kind} on ${b.target}${b.gpu_model ? ` / ${b.gpu_model}` : ""} (${b.origin}, ${role}): `,
+    at(b.good),
+    " \u2026 ",
+    at(b.bad),
+    " \xB7 ",
+    b.first_bad ? h("span", { class: "first-bad" }, "first bad ", at(b.first_bad)) : null,
+    b.effect != null ? ` \xB7 effect ${fmtPct(b.effect)} \xB1 ${fmtPct(b.uncertainty)}` : "",
+    b.cause ? [" \xB7 cause ", h("span", { class: `tag cause-${b.cause}` }, b.cause)] : "",
+    h(
+      "div",
+      { class: "muted" },
+      `${b.summary} (${b.probes.length} probes, `,
+      h("a", { href: `/api/v1/bisections/${b.id}` }, "details"),
+      ")"
+    )
+  );
+}
+function bisectionsBox(list, sha) {
+  if (!list || !list.length) return null;
+  return h(
+    "section",
+    { class: "bisections", id: "bisections" },
+    h("h2", {}, "Bisections"),
+    h("ul", {}, list.map((b) => bisectionItem(b, sha)))
+  );
+}
 function side(s) {
   if (!s) return "\u2014";
   return s.status === "passed" ? `${fmtNum(s.median_us)} \xB5s \xB1 ${fmtNum(s.stddev_us)}` : s.status;
@@ -756,6 +790,7 @@ async function render3(root2, route) {
     verdictEl,
     h("h2", {}, "Pipelines"),
     pipelinesEl,
+    bisectionsBox(data.bisections, c.sha),
     h("p", { class: "counts", id: "totals" }, KINDS.map((k) => h("span", { class: `tag kind-${k}` }, `${t[k]} ${LABEL[k]}`))),
     h("p", {}, h("label", {}, "Show ", filter), " ", fresh.el, h("span", { class: "muted" }, ` Rule: ${data.rule}.`)),
     groupsEl
@@ -769,7 +804,7 @@ async function render3(root2, route) {
     }
   };
 }
-var KINDS, LABEL, REASON;
+var KINDS, LABEL, REASON, BISECT;
 var init_commit = __esm({
   "js/pages/commit.js"() {
     init_dom();
@@ -796,6 +831,7 @@ var init_commit = __esm({
       perf_regression: "slower",
       resource_regression: "resources"
     };
+    BISECT = { perf_regression: "slowdown", numerics_failure: "numerics failure", build_failure: "build failure" };
   }
 });
 

@@ -43,6 +43,7 @@ struct Command {
   X(runners)                  \
   X(logs)                     \
   X(status)                   \
+  X(bisect)                   \
   X(admin)
 
 #define KPORT_CLI_DECLARE(n) extern const Command n##_command;

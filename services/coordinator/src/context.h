@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kport/coordinator/config.h"
 #include "kport/db/store.h"
@@ -46,6 +47,12 @@ struct Context {
   TokenCache* tokens = nullptr;     // live runner tokens in memory, for the connection reserve
   BestAsks* best_asks = nullptr;    // /api/v1/best questions answered without a measurement
   BestIndex* best_index = nullptr;  // /api/v1/best's evidence in memory, never stale
+  // The first-parent path from a good to a bad commit of a repository, oldest first, both
+  // included (a bisection's commits; git::Workspace::first_parent_path over a cached
+  // workspace beside the database in production).
+  std::function<Result<std::vector<std::string>>(const std::string& url, const std::string& good,
+                                                 const std::string& bad, std::size_t limit)>
+      commit_path{};
 };
 
 using BlockingHandler = std::function<http::Response(const http::Request&)>;
@@ -91,6 +98,7 @@ void add_pipeline_page_routes(http::Router& router, Context& ctx);  // the pipel
 void add_best_request_routes(http::Router& router, Context& ctx);   // /api/v1/best/requests
 void add_dispatch_routes(http::Router& router, Context& ctx);       // kport-dispatch snapshots
 void add_forge_routes(http::Router& router, Context& ctx);          // forge connections, /api/v1/deliveries
+void add_bisection_routes(http::Router& router, Context& ctx);      // /api/v1/bisections
 
 // The OpenAPI 3 document describing /api/v1 (openapi.cpp).
 const std::string& openapi_document();

@@ -7,8 +7,10 @@
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
+#include "app/bisections.h"
 #include "best_asks.h"
 #include "best_index.h"
 #include "claim_broker.h"
@@ -20,6 +22,7 @@
 #include "kport/common/crypto.h"
 #include "kport/common/log.h"
 #include "kport/git/remote.h"
+#include "kport/git/workspace.h"
 #include "kport/http/server.h"
 #include "readiness.h"
 #include "registration.h"
@@ -190,6 +193,7 @@ void Coordinator::Impl::build_routes() {
   add_best_request_routes(r, ctx);
   add_dispatch_routes(r, ctx);
   add_forge_routes(r, ctx);
+  add_bisection_routes(r, ctx);
   if (!config.web_dir.empty())
     add_static_routes(r, config.web_dir);
   else
@@ -227,6 +231,10 @@ void Coordinator::Impl::reap() {
                                     {"attempt", e.attempt},
                                     {"runner", e.runner_id},
                                     {"now", std::string(db::to_string(e.status))}});
+        if (e.status == db::JobStatus::failed) {
+          // A bisection's probe that lost its last attempt has ended too: its search goes on.
+          if (auto job = store->get_job(e.job_id); job.ok() && *job) app::advance_probe(ctx, **job);
+        }
         if (e.status != db::JobStatus::queued) continue;
         broker->notify_in(std::chrono::milliseconds(e.retry_in.others_ms));
         broker->notify_in(std::chrono::milliseconds(e.retry_in.same_ms));
@@ -299,6 +307,19 @@ Result<std::unique_ptr<Coordinator>> Coordinator::create(Config config) {
   if (!live.ok()) return std::move(live).error();
   impl->tokens.reset(*live);
   impl->ctx.best_asks = &impl->best_asks;
+  // Bisections read a repository's history from a workspace of their own (one at a time:
+  // a workspace is not thread-safe), fetched when the commit is not there yet.
+  impl->ctx.commit_path = [root = dir / "repos", mu = std::make_shared<std::mutex>()](
+                              const std::string& url, const std::string& good, const std::string& bad,
+                              std::size_t limit) -> Result<std::vector<std::string>> {
+    std::lock_guard lock(*mu);
+    auto ws = git::Workspace::open(url, git::workspace_dir(root, url));
+    if (!ws.ok()) return std::move(ws).error();
+    if (!ws->has_commit(bad) || !ws->has_commit(good)) {
+      if (auto f = ws->fetch(); !f.ok()) return std::move(f).error();
+    }
+    return ws->first_parent_path(good, bad, limit);
+  };
   impl->best_index = std::make_unique<BestIndex>(*impl->store);
   impl->ctx.best_index = impl->best_index.get();
   impl->readiness = std::make_unique<Readiness>(*impl->store, *impl->workers, config.ready_timeout);

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "app/bisections.h"
 #include "forge_report.h"
 #include "hooks_and_verdicts.h"
 #include "kport/common/clock.h"
@@ -141,6 +142,11 @@ void DeliverySender::report_round() {
     if (verdict) in.repro_commands = repro_commands(*verdict);
     if (verdict && pr.connection.kind == "github" && pr.connection.mode == "check")
       in.annotations = annotations(*verdict, pr.pipeline.commit_sha);
+    db::BisectionFilter bf;
+    bf.commit = pr.pipeline.commit_sha;
+    bf.limit = 20;
+    if (auto bis = m_ctx.store->list_bisections(bf); bis.ok())
+      for (const auto& b : bis->items) in.bisections.push_back(app::bisection_line(b, m_ctx.config.public_url));
     in.max_attempts = m_ctx.config.delivery_max_attempts;
     in.now_ms = now_unix_ms();
     auto advanced = m_ctx.store->advance_report(pr.pipeline.id, state, plan_report(in));

@@ -95,8 +95,9 @@ db::NewDelivery forge_delivery(const ReportInputs& in, const std::string& conclu
     if (in.state == "completed") {
       body["conclusion"] = conclusion;
       body["completed_at"] = at;
-      json::object output{{"title", report_title(conclusion, in.verdict)},
-                          {"summary", report_summary(p, conclusion, in.verdict, details, in.repro_commands)}};
+      json::object output{
+          {"title", report_title(conclusion, in.verdict)},
+          {"summary", report_summary(p, conclusion, in.verdict, details, in.repro_commands, in.bisections)}};
       json::array notes;
       for (const auto& a : in.annotations) {
         if (notes.size() == k_max_annotations) break;
@@ -179,7 +180,8 @@ std::string report_title(const std::string& conclusion, const porting::Verdict* 
 }
 
 std::string report_summary(const db::Pipeline& p, const std::string& conclusion, const porting::Verdict* v,
-                           const std::string& details_url, const std::map<std::int64_t, std::string>& repro_commands) {
+                           const std::string& details_url, const std::map<std::int64_t, std::string>& repro_commands,
+                           const std::vector<std::string>& bisections) {
   std::string md = "**" + report_title(conclusion, v) + "** for `" + short_sha(p.commit_sha) + "`";
   if (v && v->baseline) md += " against `" + short_sha(*v->baseline) + "`";
   md += " (pipeline " + std::to_string(p.id) + ", " + std::to_string(p.jobs_done) + " of " +
@@ -254,6 +256,11 @@ std::string report_summary(const db::Pipeline& p, const std::string& conclusion,
       md += "\n";
     }
     md += "Rule: " + porting::describe(v->policy) + "\n\n";
+  }
+  if (!bisections.empty()) {
+    md += "### Bisections\n\n";
+    for (const auto& b : bisections) md += "- " + b + "\n";
+    md += "\n";
   }
   md += "Reproduce and inspect: `kport status " + p.commit_sha + "`, or [the pipeline](" + details_url +
         "): its jobs, their logs and the commit's verdict.\n";

@@ -54,6 +54,9 @@ struct ReportInputs {
   // completed: the source lines of its resource regressions (a check run's
   // output.annotations, the first k_max_annotations).
   std::vector<Annotation> annotations;
+  // One line per bisection the commit is part of (app::bisection_line), listed as they
+  // stand when the report is written.
+  std::vector<std::string> bisections;
   int max_attempts = 10;
   std::int64_t now_ms = 0;
 };
@@ -69,7 +72,8 @@ std::vector<db::NewDelivery> plan_report(const ReportInputs& in);
 std::string report_title(const std::string& conclusion, const porting::Verdict* verdict);
 std::string report_summary(const db::Pipeline& pipeline, const std::string& conclusion, const porting::Verdict* verdict,
                            const std::string& details_url,
-                           const std::map<std::int64_t, std::string>& repro_commands = {});
+                           const std::map<std::int64_t, std::string>& repro_commands = {},
+                           const std::vector<std::string>& bisections = {});
 
 // The dashboard page of a commit, and of a pipeline (a check's details_url, a status's
 // target_url, a webhook's pipeline.url).

@@ -52,7 +52,7 @@ const char* tag_of(std::string_view method, std::string_view path) {
   if (starts("/api/v1/jobs")) return method == "get" || path.ends_with("/cancel") ? "pipelines" : "runners";
   if (starts("/api/v1/runners")) return "runners";
   if (starts("/api/v1/results") || starts("/api/v1/builds") || path.ends_with("/bringup") ||
-      path.ends_with("/verdict") || starts("/api/v1/revalidations"))
+      path.ends_with("/verdict") || starts("/api/v1/revalidations") || starts("/api/v1/bisections"))
     return "results";
   return "catalog";
 }

@@ -722,6 +722,43 @@ std::vector<Op> operations() {
        {q("all", json::object{{"type", "integer"}, {"enum", json::array{0, 1}}}, "1: deregistered runners too")},
        {},
        {ok(200, "DashboardRunnerList")}});
+  // ---- routes_bisections.cpp ----
+  add({"get",
+       "/api/v1/bisections",
+       "listBisections",
+       "Bisections, newest first: searches for the first bad commit of a confirmed slowdown, a new numerics failure "
+       "or a new build failure, started by a verdict or by hand",
+       read,
+       {q("commit", str(), "a good, bad, first bad or probed commit (sha, short sha or branch)"),
+        q("state", enm({"running", "done", "failed"})), q("limit", integer(1, 1000), "page size (default 100)"),
+        q("before", integer(1), "the next_cursor of the previous page")},
+       {},
+       {ok(200, "BisectionPage"), err(400, "invalid_argument: an unknown state, a malformed commit")}});
+  add({"get",
+       "/api/v1/bisections/{id}",
+       "getBisection",
+       "One bisection: its commits, cases, probes, and once done the first bad commit, the effect +- its uncertainty "
+       "and the cause class",
+       read,
+       {},
+       {},
+       {ok(200, "Bisection"), err(404, "not_found: no such bisection")}});
+  add({"post",
+       "/api/v1/bisections",
+       "startBisection",
+       "Start a bisection by hand {kind,target,gpu_model,bad,good,cases}: probes (builds of the affected variants, "
+       "checks of the affected cases on that GPU model) search the commits from good (default: the bad commit's "
+       "validated ancestor) to bad",
+       Auth::admin,
+       {},
+       json_request("BisectionInput"),
+       {ok(200, "BisectionOpened", "the same reason is bisected already (opened false)"),
+        ok(201, "BisectionOpened", "started"),
+        err(400, "invalid_argument: a missing or malformed field, a case the commits do not have"),
+        err(404, "not_found: a commit kport never saw, or good is not a first-parent ancestor of bad"),
+        err(409, "conflict: the reason is bisected already and its bisection cannot be read"),
+        err(422, "unprocessable: nothing to search (no counted reason, no validated ancestor, no repository)"),
+        err(503, "unavailable: the repository cannot be read now")}});
   return ops;
 }
 

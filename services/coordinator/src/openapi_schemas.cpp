@@ -815,7 +815,9 @@ void dashboard(json::object& s) {
            {"parent", nullable(str())},
            {"baseline", nullable(str())},
            {"results", integer()},
-           {"baseline_results", integer()}});
+           {"baseline_results", integer()},
+           {"bisections", describe(arr(ref("Bisection")),
+                                   "bisections this commit is the good, bad, first bad or a probed commit of")}});
   auto column = [](V item) { return arr(std::move(item)); };
   s["DashboardKernel"] = obj(
       {{"instance", str()},
@@ -953,6 +955,59 @@ json::object openapi_schemas() {
   s["JobPage"] = page_of("Job");
   s["ResultPage"] = page_of("Result");
   s["BuildRecordPage"] = page_of("BuildRecord");
+  // ---- bisections (routes_bisections.cpp) ----
+  auto bisect_kind = [] { return enm({"perf_regression", "numerics_failure", "build_failure"}); };
+  s["BisectionInput"] = body({{"kind", bisect_kind()},
+                              {"target", str()},
+                              {"bad", describe(str(), "the bad commit: sha, short sha or branch")},
+                              opt("gpu_model", describe(str(), "required unless kind is build_failure")),
+                              opt("good", describe(str(), "default: the bad commit's validated ancestor")),
+                              opt("cases", describe(strings(),
+                                                    "'INSTANCE DTYPE SHAPE' (FAMILY.VARIANT for a build failure); "
+                                                    "default: the cases the bad commit's verdict counts"))});
+  s["Bisection"] = obj(
+      {{"id", integer()},
+       {"kind", bisect_kind()},
+       {"origin", enm({"auto", "manual"})},
+       {"state", enm({"running", "done", "failed"})},
+       {"repo", str()},
+       {"target", str()},
+       {"gpu_model", nullable(str())},
+       {"arch", str()},
+       {"good", str()},
+       {"bad", str()},
+       {"commits", describe(strings(), "the good commit first, then each first parent up to the bad one")},
+       {"cases", arr(obj({{"key", str()},
+                          {"family", str()},
+                          {"variant", str()},
+                          opt("instance", str()),
+                          opt("dtype", str()),
+                          opt("shape", str()),
+                          opt("good_us", nullable(number())),
+                          opt("bad_us", nullable(number())),
+                          opt("sigma", describe(number(), "the series' A/A noise of one figure, relative"))}))},
+       {"cause", describe(nullable(enm({"code", "toolkit", "driver", "runner", "noise"})), "set once done")},
+       {"first_bad", nullable(str())},
+       {"last_good", nullable(str())},
+       {"suspects", describe(strings(), "the first bad commit and the unjudged commits before it that could be it")},
+       {"effect", describe(nullable(number()), "timing: the first bad commit's figure over the last good one's, - 1")},
+       {"uncertainty", describe(nullable(number()), "+- 95 % of the effect")},
+       {"effects", arr(obj({{"case", str()},
+                            {"good_us", number()},
+                            {"bad_us", number()},
+                            {"effect", number()},
+                            {"uncertainty", number()}}))},
+       {"judged", arr(obj({{"commit", str()}, {"outcome", enm({"good", "bad", "ambiguous", "skipped"})}}))},
+       {"summary", str()},
+       {"probes", arr(obj({{"pipeline", integer()},
+                           {"commit", str()},
+                           {"status", enm({"queued", "running", "succeeded", "failed", "cancelled"})},
+                           {"created", when_set()}}))},
+       {"created", when_set()},
+       {"updated", when_set()},
+       {"finished", when()}});
+  s["BisectionOpened"] = extend(s["Bisection"], {{"opened", boolean()}});
+  s["BisectionPage"] = obj({{"items", arr(ref("Bisection"))}, {"next_cursor", nullable(integer())}});
   return s;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "app/bisections.h"
 #include "bringup_stages.h"
 #include "codec.h"
 #include "context.h"
@@ -132,6 +133,14 @@ Response commit_page(Context& ctx, const std::string& sha) {
   out["baseline"] = c->baseline ? json::value(*c->baseline) : json::value(nullptr);
   out["results"] = static_cast<std::int64_t>(c->mine.results.size());
   out["baseline_results"] = static_cast<std::int64_t>(c->base.results.size());
+  db::BisectionFilter bf;
+  bf.commit = sha;
+  bf.limit = 20;
+  auto bisections = ctx.store->list_bisections(bf);
+  if (!bisections.ok()) return http::error_response(bisections.error());
+  json::array bis;
+  for (const auto& b : bisections->items) bis.push_back(app::bisection_json(b));
+  out["bisections"] = std::move(bis);
   return http::json_ok(out);
 }
 

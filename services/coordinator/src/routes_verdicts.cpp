@@ -2,6 +2,9 @@
 // the series' noise they are judged by (GET /api/v1/series), flaky cases
 // (GET /api/v1/flakes), and revalidations of a GPU model or driver seen for the first time
 // (POST/GET /api/v1/revalidations, which kport-watcher's fleet watch calls).
+#include <map>
+
+#include "app/bisections.h"
 #include "app/pipelines.h"
 #include "codec.h"
 #include "kport/api/job_payload.h"
@@ -74,7 +77,17 @@ Result<Verdict> commit_verdict(Context& ctx, const std::string& sha) {
 
 void review_commit(Context& ctx, std::int64_t job_id) {
   auto job = ctx.store->get_job(job_id);
-  if (!job.ok() || !*job || (*job)->kind != db::JobKind::check) return;
+  if (!job.ok() || !*job) return;
+  // A bisection's probe is read by its search, not judged as the commit's own check.
+  if (app::advance_probe(ctx, **job)) return;
+  if ((*job)->kind == db::JobKind::build) {
+    // A build that failed outright spawns no check to review it: its compile errors
+    // are bisected from here.
+    if ((*job)->status != db::JobStatus::failed) return;
+    auto v = commit_verdict(ctx, (*job)->commit_sha);
+    if (v.ok()) app::start_bisections(ctx, *v);
+    return;
+  }
   // A revalidation measures an old commit on a new driver: compared with the previous
   // driver (GET /api/v1/revalidations), not a reason to re-measure the commit. A measure
   // request times a new shape on an already judged build: it answers /api/v1/best and is
@@ -93,9 +106,22 @@ void review_commit(Context& ctx, std::int64_t job_id) {
     log::warn("verdict failed", {{"commit", (*job)->commit_sha}, {"error", v.error().message}});
     return;
   }
+  // The baseline's harness of each target, for re-measures interleaved with it.
+  std::map<std::string, api::PairedHarness> paired;
+  if (v->baseline && !v->remeasure.empty())
+    if (auto base = ctx.store->verdict_inputs(*v->baseline); base.ok())
+      for (const auto& b : base->builds)
+        if (b.artifact_sha256 && !paired.count(b.target)) paired[b.target] = {*v->baseline, *b.artifact_sha256};
   std::vector<app::RemeasureAsk> asks;
-  for (const auto& r : v->remeasure) asks.push_back(app::RemeasureAsk{r.target, r.gpu_model, r.arch, r.instances});
+  for (const auto& r : v->remeasure) {
+    app::RemeasureAsk ask{r.target, r.gpu_model, r.arch, r.instances, std::nullopt};
+    if (auto p = paired.find(r.target); p != paired.end()) ask.paired = p->second;
+    asks.push_back(std::move(ask));
+  }
   app::queue_remeasures(ctx, **job, asks, inputs->jobs);
+  // Counted reasons with commits between the baseline and this commit are searched for
+  // the commit that caused them, without anyone asking.
+  app::start_bisections(ctx, *v);
   ctx.events->publish("verdicts", "verdict", json::serialize(to_json(*v)));
 }
 

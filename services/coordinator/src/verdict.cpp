@@ -89,6 +89,24 @@ porting::ResultFact fact_of(const db::ResultRecord& r) {
   f.job_id = r.job_id;
   f.seed = r.seed;
   f.unstable = r.unstable;
+  // A re-measure's interleaved figure of the baseline's harness (env.timing.paired).
+  boost::system::error_code ec;
+  const json::value env = json::parse(r.env_json, ec);
+  if (!ec && env.is_object())
+    if (const auto* t = env.as_object().if_contains("timing"); t && t->is_object())
+      if (const auto* p = t->as_object().if_contains("paired"); p && p->is_object()) {
+        const auto& o = p->as_object();
+        auto num = [&](const char* k) -> std::optional<double> {
+          const auto* v = o.if_contains(k);
+          return v && v->is_number() ? std::optional<double>(v->to_number<double>()) : std::nullopt;
+        };
+        const auto* unstable = o.if_contains("unstable");
+        if (auto m = num("median_ms"); m && *m > 0 && !(unstable && unstable->is_bool() && unstable->as_bool())) {
+          f.paired_median_us = *m * 1000;
+          if (auto sd = num("stddev_ms")) f.paired_stddev_us = *sd * 1000;
+          if (auto n = num("samples")) f.paired_samples = static_cast<std::int64_t>(*n);
+        }
+      }
   return f;
 }
 

@@ -180,4 +180,25 @@ Result<CommitInfo> Workspace::commit_info(const std::string& rev) const {
   return info;
 }
 
+Result<std::vector<std::string>> Workspace::first_parent_path(const std::string& good, const std::string& bad,
+                                                              std::size_t limit) const {
+  auto from = resolve(good);
+  if (!from.ok()) return std::move(from).error();
+  auto at = resolve(bad);
+  if (!at.ok()) return std::move(at).error();
+  std::vector<std::string> path{*at};
+  while (path.back() != *from) {
+    if (path.size() > limit)
+      return make_error(Errc::not_found, good.substr(0, 12) + " is not within " + std::to_string(limit) +
+                                             " first parents of " + bad.substr(0, 12));
+    auto info = commit_info(path.back());
+    if (!info.ok()) return std::move(info).error();
+    if (!info->parent)
+      return make_error(Errc::not_found,
+                        good.substr(0, 12) + " is not a first-parent ancestor of " + bad.substr(0, 12));
+    path.push_back(*info->parent);
+  }
+  return std::vector<std::string>(path.rbegin(), path.rend());
+}
+
 }  // namespace kport::git

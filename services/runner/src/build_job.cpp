@@ -101,6 +101,9 @@ Result<CheckoutBuild> checkout_and_build(CoordinatorApi& api, const ClaimedJob& 
   req.log = log;
   req.cancel = &cancel;
   req.env = s.env;
+  req.only_variants = payload->variants;
+  if (!req.only_variants.empty())
+    log("building only " + std::to_string(req.only_variants.size()) + " variant(s) the job names");
   auto report = porting::build_target(req);
   if (!report.ok())
     return make_error(Errc::unprocessable,

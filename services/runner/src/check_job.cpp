@@ -142,6 +142,31 @@ Status CheckHandler::ready() {
   return {};
 }
 
+Result<CheckHandler::HarnessFile> CheckHandler::cached_harness(CoordinatorApi& api, const std::string& sha,
+                                                               const std::string& target, const LogFn& log) {
+  fs::path path = m_s.workdir / "harness" / sha / ("kport-harness-" + target);
+  if (fs::exists(path)) {
+    log("harness " + sha.substr(0, 12) + " from the local cache");
+    return HarnessFile{path, sha};
+  }
+  auto bytes = api.get_artifact(sha);
+  if (!bytes.ok()) return bytes.error();
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  fs::path tmp = path;
+  tmp += ".part";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
+    if (!out) return make_error(Errc::internal, "cannot write " + tmp.string());
+  }
+  ::chmod(tmp.c_str(), 0755);
+  fs::rename(tmp, path, ec);
+  if (ec) return make_error(Errc::internal, "cannot place " + path.string() + ": " + ec.message());
+  log("harness " + sha.substr(0, 12) + " downloaded (" + std::to_string(bytes->size()) + " bytes, sha256 verified)");
+  return HarnessFile{path, sha};
+}
+
 Result<CheckHandler::HarnessFile> CheckHandler::harness_for(CoordinatorApi& api, const ClaimedJob& job,
                                                             const std::atomic<bool>& cancel, const LogFn& log) {
   // The build this check depends on names the artifact; a check with no build (queued
@@ -157,30 +182,7 @@ Result<CheckHandler::HarnessFile> CheckHandler::harness_for(CoordinatorApi& api,
     if (!by_commit.ok()) return std::move(by_commit).error();
     found = std::move(*by_commit);
   }
-  if (found) {
-    const std::string& sha = *found;
-    fs::path path = m_s.workdir / "harness" / sha / ("kport-harness-" + job.target);
-    if (fs::exists(path)) {
-      log("harness " + sha.substr(0, 12) + " from the local cache");
-      return HarnessFile{path, sha};
-    }
-    auto bytes = api.get_artifact(sha);
-    if (!bytes.ok()) return bytes.error();
-    std::error_code ec;
-    fs::create_directories(path.parent_path(), ec);
-    fs::path tmp = path;
-    tmp += ".part";
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      out.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
-      if (!out) return make_error(Errc::internal, "cannot write " + tmp.string());
-    }
-    ::chmod(tmp.c_str(), 0755);
-    fs::rename(tmp, path, ec);
-    if (ec) return make_error(Errc::internal, "cannot place " + path.string() + ": " + ec.message());
-    log("harness " + sha.substr(0, 12) + " downloaded (" + std::to_string(bytes->size()) + " bytes, sha256 verified)");
-    return HarnessFile{path, sha};
-  }
+  if (found) return cached_harness(api, *found, job.target, log);
   log("no harness artifact for " + job.commit.substr(0, 12) + " " + job.target + "; building it here");
   if (!m_toolkit_probed) {
     auto listing = porting::make_nvcc_probe(m_s.nvcc_probe)->probe();
@@ -232,6 +234,21 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
   auto payload = api::parse_job_payload(job.payload);
   if (!payload.ok()) return failed("the job's payload cannot be read: " + payload.error().message);
   if (payload->bench) ho.bench = *payload->bench;
+  if (payload->paired && ho.bench) {
+    // A re-measure times the baseline's harness too, its rounds interleaved with this
+    // one's on this GPU: what moves between the two is the code, not the machine's day.
+    // Without it the re-measure still times this commit alone, as before pairing.
+    auto paired = cached_harness(api, payload->paired->harness_sha256, job.target, log);
+    if (!paired.ok()) {
+      log("cannot fetch the baseline's harness " + payload->paired->harness_sha256.substr(0, 12) +
+          " to time against (" + paired.error().message + "); timing this commit alone");
+    } else {
+      ho.paired_harness = paired->path;
+      ho.paired_commit = payload->paired->commit;
+      ho.paired_sha256 = paired->sha256;
+      log("timing interleaved with the baseline " + payload->paired->commit.substr(0, 12) + "'s harness, A/B/A/B");
+    }
+  }
   Harness harness(ho, log);
 
   auto device = harness.device();

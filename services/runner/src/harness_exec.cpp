@@ -417,9 +417,22 @@ Status Harness::time(std::vector<CaseOutcome>& outcomes, const std::set<std::str
   std::vector<HarnessCase> precise;
   for (const auto& c : timed)
     if (precise_keys.count(c.key())) precise.push_back(c);
-  std::map<std::string, std::vector<json::object>> rounds;
+  std::map<std::string, std::vector<json::object>> rounds, paired_rounds;
   auto one_round = [&](const std::vector<HarnessCase>& which) -> Status {
     std::map<std::string, json::object> got;
+    if (!m_opt.paired_harness.empty()) {
+      // A, then B: the baseline's round first, with outcomes of its own (a fault of the
+      // baseline's code is not this commit's).
+      std::map<std::string, CaseOutcome> scratch;
+      std::map<std::string, CaseOutcome*> scratch_slot;
+      for (const auto& c : which) scratch_slot[c.key()] = &(scratch[c.key()] = *slot.at(c.key()));
+      std::map<std::string, json::object> base;
+      std::swap(m_opt.harness, m_opt.paired_harness);
+      const Status ran = run_cases("bench", which, seed, scratch_slot, &base);
+      std::swap(m_opt.harness, m_opt.paired_harness);
+      KPORT_TRY(ran);
+      for (auto& [key, e] : base) paired_rounds[key].push_back(std::move(e));
+    }
     KPORT_TRY(run_cases("bench", which, seed, slot, &got));
     for (auto& [key, e] : got) rounds[key].push_back(std::move(e));
     return {};
@@ -454,6 +467,20 @@ Status Harness::time(std::vector<CaseOutcome>& outcomes, const std::set<std::str
     if (o.status != "passed" || list.empty()) continue;
     json::object figure = combine_bench_rounds(list, floor);
     mark_precision(figure, "precise");
+    if (auto p = paired_rounds.find(key); p != paired_rounds.end() && !p->second.empty())
+      if (auto* t = figure.if_contains("timing"); t && t->is_object()) {
+        const json::object base = combine_bench_rounds(p->second, floor);
+        const auto* bt = base.if_contains("timing");
+        json::object paired{{"commit", m_opt.paired_commit},
+                            {"harness_sha256", m_opt.paired_sha256},
+                            {"order", "interleaved"},
+                            {"rounds", static_cast<std::int64_t>(p->second.size())}};
+        if (bt && bt->is_object())
+          for (const char* k : {"median_ms", "stddev_ms", "samples"})
+            if (const auto* v = bt->as_object().if_contains(k)) paired[k] = *v;
+        paired["unstable"] = base.contains("unstable");
+        t->as_object()["paired"] = std::move(paired);
+      }
     if (auto it = screens.find(key); it != screens.end())
       if (auto* t = figure.if_contains("timing"); t && t->is_object())
         t->as_object()["screen"] = json::object{{"median_ms", median_ms(it->second)},

@@ -71,6 +71,10 @@ struct CaseOutcome {
 
 struct HarnessOptions {
   std::filesystem::path harness;
+  // A re-measure's baseline harness: each precise round of it runs just before the same
+  // round of `harness` (A/B/A/B), and its combined figure goes under timing.paired.
+  std::filesystem::path paired_harness;
+  std::string paired_commit, paired_sha256;
   std::vector<std::string> env;               // CUDA_VISIBLE_DEVICES=<uuid>, ...
   double kernel_timeout_s = 60;               // the harness's own watchdog (--timeout-s)
   std::chrono::seconds process_timeout{900};  // a whole-grid process; one case gets a third

@@ -23,7 +23,11 @@
 // line for all its cases of that instance and removes it, so a test decides what each round
 // measures);
 // KPORT_STAND_IN_CALLS (a file: one line per check/bench process, its arguments and the
-// seeds its cases used).
+// seeds its cases used); KPORT_STAND_IN_SLOW ("INSTANCE:SHAPE:FACTOR;...": those cases time
+// FACTOR times slower, as a commit that costs them would); KPORT_STAND_IN_WRONG
+// ("INSTANCE:SHAPE;...": those cases fail numerics); KPORT_STAND_IN_NOISE (a relative
+// standard deviation: every bench process draws its own factor around 1 for its figures,
+// the process-to-process noise a real GPU shows).
 #include <unistd.h>
 
 #include <algorithm>
@@ -80,6 +84,34 @@ std::optional<double> scripted_ms() {
   return std::stod(lines.front());
 }
 
+// Whether "INSTANCE:SHAPE" is listed in `list` ("A:S;B:T:1.03;..."), and the number after
+// it when there is one.
+std::optional<double> listed_in(const std::string& list, const std::string& inst, const std::string& shape) {
+  std::size_t at = 0;
+  while (at < list.size()) {
+    std::size_t end = list.find(';', at);
+    if (end == std::string::npos) end = list.size();
+    const std::string item = list.substr(at, end - at);
+    at = end + 1;
+    const std::string head = inst + ":" + shape;
+    if (item == head) return 1.0;
+    if (item.rfind(head + ":", 0) == 0) return std::stod(item.substr(head.size() + 1));
+  }
+  return std::nullopt;
+}
+
+// This process's noise factor (drawn once).
+double process_noise() {
+  static const double factor = [] {
+    const std::string sd = env("KPORT_STAND_IN_NOISE");
+    if (sd.empty()) return 1.0;
+    std::mt19937_64 rng(std::random_device{}() ^ static_cast<std::uint64_t>(::getpid()));
+    std::normal_distribution<double> d(1.0, std::stod(sd));
+    return d(rng);
+  }();
+  return factor;
+}
+
 void cpu_loop(int n) {
   volatile double x = 0;
   for (int i = 0; i < n * 1000; ++i) x = x + i * 0.5;
@@ -104,7 +136,8 @@ std::string run_case(const std::string& cmd, const std::string& inst, const std:
     return head + ",\"verdict\":\"error\",\"reason\":\"kernel: an illegal memory access was encountered\"}";
   }
   if (cmd == "check") {
-    const bool wrong = trouble && inst == "gemm.wrong.numerics";
+    const bool wrong =
+        (trouble && inst == "gemm.wrong.numerics") || listed_in(env("KPORT_STAND_IN_WRONG"), inst, shape);
     char stats[256];
     std::snprintf(stats, sizeof stats,
                   ",\"verdict\":\"%s\",%s\"reference\":\"cpu_double\",\"normwise_rel_error\":%g,\"max_abs_error\":%g,"
@@ -115,7 +148,8 @@ std::string run_case(const std::string& cmd, const std::string& inst, const std:
   }
   cpu_loop(200 + static_cast<int>(shape.size()));
   const double steady_ms = 0.1 * std::stoi(shape.substr(2)) / 128 * (inst == "gemm.good.steady" ? 1.0 : 1.2);
-  const double ms = scripted && inst == "gemm.good.steady" ? *scripted : steady_ms;
+  const double slow = listed_in(env("KPORT_STAND_IN_SLOW"), inst, shape).value_or(1.0);
+  const double ms = scripted && inst == "gemm.good.steady" ? *scripted : steady_ms * slow * process_noise();
   char timing[400];
   std::snprintf(
       timing, sizeof timing,

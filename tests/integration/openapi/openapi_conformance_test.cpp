@@ -99,6 +99,104 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
                 .status,
             201);
   ask("get", "/api/v1/repositories", "/api/v1/repositories");
+  // ---- bisections: a real three-commit repository on a target and GPU of their own,
+  // driven to its end before anything else is queued (bisect.* below) ----
+  {
+    const std::string src = (dir.path() / "bisect-src").string(), bare = (dir.path() / "bisect.git").string();
+    auto sh = [&](const std::string& cmd) {
+      const std::string full =
+          "GIT_AUTHOR_NAME=Dev GIT_AUTHOR_EMAIL=dev@example.com GIT_COMMITTER_NAME=Dev "
+          "GIT_COMMITTER_EMAIL=dev@example.com sh -c '" +
+          cmd + "' > " + (dir.path() / "git.out").string() + " 2>&1";
+      EXPECT_EQ(std::system(full.c_str()), 0) << cmd;
+      std::ifstream in(dir.path() / "git.out");
+      std::string line;
+      std::getline(in, line);
+      return line;
+    };
+    sh("git init -q --bare " + bare + " && mkdir -p " + src + " && cd " + src + " && git init -q -b main");
+    std::vector<std::string> c;
+    for (int i = 0; i < 3; ++i)
+      c.push_back(sh("cd " + src + " && echo " + std::to_string(i) + " > f && git add f && git commit -q -m c" +
+                     std::to_string(i) + " && git rev-parse HEAD"));
+    sh("cd " + src + " && git push -q " + bare + " main");
+    EXPECT_EQ(post("/api/v1/repositories", json::object{{"name", "local/bisect"}, {"url", bare}}, k_admin).status, 201);
+    for (int i = 0; i < 3; ++i) {
+      json::object commit{{"sha", c[i]}, {"repo", "local/bisect"}};
+      if (i > 0) commit["parent"] = c[i - 1];
+      EXPECT_EQ(post("/api/v1/commits", commit, k_admin).status, 201);
+    }
+    EXPECT_EQ(
+        put("/api/v1/targets/sm_120a", json::object{{"arch", "12.0"}, {"features", json::array{}}}, k_admin).status,
+        201);
+    const json::object caps{{"toolkit", "13.0"}, {"arch", "12.0"},      {"gpu_model", "NVIDIA RTX PRO 6000"},
+                            {"driver", "580.1"}, {"gpu_uuid", "GPU-9"}, {"targets", json::array{"sm_120a"}}};
+    auto bb = post("/api/v1/runners/register",
+                   json::object{{"name", "bisect-build"}, {"role", "build"}, {"capabilities", caps}}, k_registration);
+    auto bg = post("/api/v1/runners/register",
+                   json::object{{"name", "bisect-gpu"}, {"role", "gpu"}, {"capabilities", caps}}, k_registration);
+    ASSERT_EQ(bb.status, 201) << bb.raw;
+    ASSERT_EQ(bg.status, 201) << bg.raw;
+    const std::string b_tok(bb.body.at("token").as_string()), g_tok(bg.body.at("token").as_string());
+    // Plays one build and its check: commits 1 and 2 fail the case's numerics.
+    auto serve = [&](bool complete_check) -> std::string {
+      auto job = post("/api/v1/runners/claim?wait=1", json::object{}, b_tok).body.at("job");
+      if (!job.is_object()) return "";
+      const std::string id = std::to_string(job.at("id").as_int64()), sha(job.at("commit").as_string());
+      json::object rec{{"family", "gemm"}, {"variant", "probe"}, {"status", "ok"}};
+      post("/api/v1/jobs/" + id + "/builds", json::object{{"attempt", 1}, {"records", json::array{rec}}}, b_tok);
+      post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}}, b_tok);
+      auto check = post("/api/v1/runners/claim?wait=1", json::object{}, g_tok).body.at("job");
+      if (!check.is_object()) return sha;
+      const std::string cid = std::to_string(check.at("id").as_int64());
+      json::object r = gemm_result("gemm.probe.x", "m=64,n=64,k=64", 10.0, sha == c[0] ? "passed" : "failed");
+      r["target"] = "sm_120a";
+      r["gpu_model"] = "NVIDIA RTX PRO 6000";
+      r["arch"] = "12.0";
+      r["gpu_uuid"] = "GPU-9";
+      // Each commit's own harness: the same harness passing and failing would be a flake.
+      r["env"] = json::object{{"reproduce", json::object{{"harness_sha256", crypto::sha256_hex(sha)}}}};
+      EXPECT_EQ(
+          post("/api/v1/jobs/" + cid + "/results", json::object{{"attempt", 1}, {"results", json::array{r}}}, g_tok)
+              .status,
+          200);
+      if (complete_check) post("/api/v1/jobs/" + cid + "/complete", json::object{{"attempt", 1}}, g_tok);
+      return sha + ":" + cid;
+    };
+    auto pipeline = [&](const std::string& sha) {
+      EXPECT_EQ(
+          post(
+              "/api/v1/pipelines",
+              json::object{
+                  {"commit", sha}, {"repo", "local/bisect"}, {"reason", "manual"}, {"targets", json::array{"sm_120a"}}},
+              k_admin)
+              .status,
+          201);
+    };
+    pipeline(c[0]);
+    serve(true);
+    pipeline(c[2]);
+    const std::string held = serve(false);  // its check still running: the bisection below is the first
+    const json::object by_hand{
+        {"kind", "numerics_failure"}, {"target", "sm_120a"}, {"gpu_model", "NVIDIA RTX PRO 6000"}, {"bad", c[2]}};
+    auto opened = ask_json("post", "/api/v1/bisections", "/api/v1/bisections", by_hand, k_admin);
+    EXPECT_EQ(opened.status, 201) << opened.raw;
+    post("/api/v1/jobs/" + held.substr(held.find(':') + 1) + "/complete", json::object{{"attempt", 1}}, g_tok);
+    EXPECT_EQ(ask_json("post", "/api/v1/bisections", "/api/v1/bisections", by_hand, k_admin).status, 200);
+    json::object wrong = by_hand;
+    wrong["kind"] = "slow";
+    ask_json("post", "/api/v1/bisections", "/api/v1/bisections", wrong, k_admin);
+    for (int i = 0; i < 8 && !serve(true).empty(); ++i) {}
+    if (opened.status == 201) {
+      auto b = ask("get", "/api/v1/bisections/{id}",
+                   "/api/v1/bisections/" + std::to_string(opened.body.at("id").as_int64()));
+      EXPECT_EQ(b.body.at("state").as_string(), "done") << b.raw;
+      EXPECT_EQ(b.body.at("first_bad").as_string(), c[1]) << b.raw;
+    }
+    ask("get", "/api/v1/bisections/{id}", "/api/v1/bisections/999");
+    ask("get", "/api/v1/bisections", "/api/v1/bisections?commit=" + c[2]);
+    ask("get", "/api/v1/bisections", "/api/v1/bisections?state=later");
+  }
   // ---- forge connections (the forge is a closed port: its deliveries stay pending) ----
   std::ofstream(dir.path() / "forge-token") << "token\n";
   const json::object forge{{"kind", "gitea"},

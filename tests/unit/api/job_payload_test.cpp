@@ -39,17 +39,38 @@ TEST(JobPayload, ReadsEachPurpose) {
 }
 
 TEST(JobPayload, RoundTripsAndKeepsFieldsOfNoMeaningToKport) {
-  const json::object in = json::parse(R"({"variants":["gemm.simt"],"revalidate":{"gpu_model":"G","driver":"2",
+  const json::object in = json::parse(R"({"operator_note":["gemm.simt"],"revalidate":{"gpu_model":"G","driver":"2",
       "previous_driver":"1"},"cases":[{"family":"gemm","dtype":"fp32","shape":"m=1"}],"instances":["x"],"filter":"simt",
       "bench":false,"repo_url":"/srv/kernels.git","kernels_dir":"kernels"})")
                               .as_object();
   auto p = api::parse_job_payload(in);
   ASSERT_TRUE(p.ok()) << p.error().message;
   EXPECT_EQ(api::to_json(*p), in);
-  EXPECT_EQ(p->extra.at("variants"), (json::array{"gemm.simt"}));
+  EXPECT_EQ(p->extra.at("operator_note"), (json::array{"gemm.simt"}));
   auto again = api::parse_job_payload(api::to_json(*p));
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(api::to_json(*again), in);
+}
+
+// A bisection's probe names the variants its build compiles; a re-measure, the harness it
+// times interleaved with its own.
+TEST(JobPayload, VariantsAndThePairedHarnessAreTyped) {
+  const json::object in =
+      json::parse(
+          R"({"variants":["gemm.simt","gemm.mma"],"remeasure":true,"paired":{"commit":"abc","harness_sha256":"ff"}})")
+          .as_object();
+  auto p = api::parse_job_payload(in);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(p->variants, (std::vector<std::string>{"gemm.simt", "gemm.mma"}));
+  ASSERT_TRUE(p->paired);
+  EXPECT_EQ(p->paired->commit, "abc");
+  EXPECT_EQ(p->paired->harness_sha256, "ff");
+  EXPECT_TRUE(p->extra.empty());
+  EXPECT_EQ(api::to_json(*p), in);
+  auto bad = api::parse_job_payload(std::string_view(R"({"paired":{"commit":"abc"}})"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("'payload.paired.harness_sha256' is required"), std::string::npos)
+      << bad.error().message;
 }
 
 TEST(JobPayload, AWrongTypeNamesTheField) {

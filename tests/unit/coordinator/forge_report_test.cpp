@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 
 #include "forge_report.h"
+#include "app/bisections.h"
 #include "kport/common/crypto.h"
 
 namespace kport::coordinator {
@@ -179,6 +180,31 @@ TEST(ForgeReport, SummaryCarriesTheReproCommandOfEachNamedResult) {
           "Reproduce the numerics_failure of `gemm.simt` (result 42):\n\n```sh\nkport-harness-sm_100a --check x\n```"),
       std::string::npos)
       << md;
+}
+
+TEST(ForgeReport, SummaryListsTheCommitsBisections) {
+  auto v = failing();
+  auto p = pipeline(db::PipelineStatus::succeeded);
+  db::Bisection b;
+  b.id = 7;
+  b.kind = "perf_regression";
+  b.target = "sm_90a";
+  b.gpu_model = "NVIDIA H200";
+  b.good_sha = std::string(40, 'a');
+  b.bad_sha = std::string(40, 'b');
+  b.state = "done";
+  b.first_bad_sha = std::string(40, 'c');
+  b.effect = 0.031;
+  b.uncertainty = 0.004;
+  b.cause = "code";
+  const std::string md =
+      report_summary(p, "failure", &v, "https://kport.example", {}, {app::bisection_line(b, "https://kport.example")});
+  EXPECT_NE(md.find("### Bisections\n\n- perf_regression on sm_90a / NVIDIA H200 between `aaaaaaaaaaaa` and "
+                    "`bbbbbbbbbbbb`: done, first bad commit `cccccccccccc`, effect +3.10% +- 0.40%, cause code "
+                    "(https://kport.example/api/v1/bisections/7)"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(report_summary(p, "failure", &v, "https://kport.example").find("### Bisections"), std::string::npos);
 }
 
 TEST(ForgeReport, SummaryIsBoundedToWhatGitHubTakes) {

@@ -121,6 +121,38 @@ TEST(Verdict, SlowdownsWithinNoiseOrThresholdDoNotCount) {
   EXPECT_EQ(decide(mine, base).status, "pending");
 }
 
+// A re-measure that timed the baseline's harness in rounds interleaved with its own
+// (A/B/A/B on one GPU) confirms a slowdown only when that pair shows it too.
+TEST(Verdict, ASlowdownCountsOnlyWhenTheInterleavedPairShowsIt) {
+  auto base = done({}, {result("mma", 100, 0.5)});
+  auto mine = done({}, {result("mma", 105, 0.5)});
+  mine.jobs.push_back(job(3, JobKind::check, JobState::succeeded));
+  mine.remeasures.push_back(RemeasureFact{"sm_90a", "NVIDIA H200", 3});
+  mine.results[0].job_id = 3;
+  // The baseline's harness is as slow today on this GPU: the machine moved, not the code.
+  mine.results[0].paired_median_us = 104.9;
+  mine.results[0].paired_stddev_us = 0.5;
+  auto v = decide(mine, base);
+  EXPECT_EQ(v.status, "pass");
+  EXPECT_TRUE(v.reasons.empty());
+  ASSERT_EQ(v.notes.size(), 1u);
+  EXPECT_NE(v.notes[0].find("not confirmed: timed against the baseline's harness in interleaved rounds"),
+            std::string::npos)
+      << v.notes[0];
+  // The pair differs as the first figures did: confirmed.
+  mine.results[0].paired_median_us = 100.1;
+  v = decide(mine, base);
+  ASSERT_EQ(v.status, "fail");
+  EXPECT_NE(v.reasons[0].message.find("confirmed against the baseline's harness in interleaved rounds"),
+            std::string::npos)
+      << v.reasons[0].message;
+  EXPECT_NEAR(std::get<double>(v.reasons[0].figures.at("paired_slowdown")), 105.0 / 100.1 - 1, 1e-9);
+  // A pair from another job (not the re-measure) is not the confirmation.
+  mine.results[0].job_id = 2;
+  mine.results[0].paired_median_us = 104.9;
+  EXPECT_EQ(decide(mine, base).status, "fail");
+}
+
 TEST(Verdict, AnUnstableFigureNeverCountsAsARegressionOnItsOwn) {
   auto base = done({}, {result("mma", 100, 0.5)});
   auto mine = done({}, {result("mma", 140, 0.5)});

@@ -1,7 +1,9 @@
 // Commit page: the commit's verdict (the one `kport status` prints: status, baseline,
 // reasons) and beside it, per target and GPU, what changed against the same baseline
 // (fixed, new failure, still failing, regressed, improved, unstable) with the figures
-// behind each change, and the pipelines that validated it. State: #/commit/<sha>?kind=<kind> filters the lists.
+// behind each change, the pipelines that validated it, and the bisections the commit is part of
+// (the first bad commit, the effect with its uncertainty, the cause). State: #/commit/<sha>?kind=<kind>
+// filters the lists.
 import { h, fill, fmtNum, fmtPct, fmtTime, shortSha, pageLink, pendingBadge } from '../dom.js';
 import { api } from '../api.js';
 import { replaceParams } from '../router.js';
@@ -30,6 +32,28 @@ function verdictBox(v) {
       `${f.instance} ${f.dtype} ${f.shape} on ${f.gpu_model} ${f.status} (seed ${f.seed ?? '—'}; ${f.failures} of ${f.runs} runs failed)`)),
     list('infrastructure', v.infrastructure || [], (i) => h('li', { class: 'muted' }, 'machine, not code: ', i.message)),
     !v.reasons.length && v.status === 'pass' ? h('p', { class: 'muted' }, 'Nothing this commit changed counts against it.') : null);
+}
+
+const BISECT = { perf_regression: 'slowdown', numerics_failure: 'numerics failure', build_failure: 'build failure' };
+
+function bisectionItem(b, sha) {
+  const at = (x) => (x ? pageLink(`/commit/${x}`, null, h('code', {}, shortSha(x))) : '—');
+  const role = b.first_bad === sha ? 'first bad commit' : b.bad === sha ? 'bad end' : b.good === sha ? 'good end' : 'probed';
+  return h('li', { class: `bisection bisection-${b.state}`, dataset: { id: String(b.id), cause: b.cause || '' } },
+    h('span', { class: `tag bisection-${b.state}` }, b.state), ' ',
+    `${BISECT[b.kind] || b.kind} on ${b.target}${b.gpu_model ? ` / ${b.gpu_model}` : ''} (${b.origin}, ${role}): `,
+    at(b.good), ' … ', at(b.bad), ' · ',
+    b.first_bad ? h('span', { class: 'first-bad' }, 'first bad ', at(b.first_bad)) : null,
+    b.effect != null ? ` · effect ${fmtPct(b.effect)} ± ${fmtPct(b.uncertainty)}` : '',
+    b.cause ? [' · cause ', h('span', { class: `tag cause-${b.cause}` }, b.cause)] : '',
+    h('div', { class: 'muted' }, `${b.summary} (${b.probes.length} probes, `,
+      h('a', { href: `/api/v1/bisections/${b.id}` }, 'details'), ')'));
+}
+
+function bisectionsBox(list, sha) {
+  if (!list || !list.length) return null;
+  return h('section', { class: 'bisections', id: 'bisections' }, h('h2', {}, 'Bisections'),
+    h('ul', {}, list.map((b) => bisectionItem(b, sha))));
 }
 
 function side(s) {
@@ -97,6 +121,7 @@ export async function render(root, route) {
       ` · ${data.results} result keys here, ${data.baseline_results} on the baseline`),
     verdictEl,
     h('h2', {}, 'Pipelines'), pipelinesEl,
+    bisectionsBox(data.bisections, c.sha),
     h('p', { class: 'counts', id: 'totals' }, KINDS.map((k) => h('span', { class: `tag kind-${k}` }, `${t[k]} ${LABEL[k]}`))),
     h('p', {}, h('label', {}, 'Show ', filter), ' ', fresh.el, h('span', { class: 'muted' }, ` Rule: ${data.rule}.`)),
     groupsEl);

@@ -63,6 +63,7 @@
 #include "kport/common/env.h"
 #include "kport/common/result.h"
 #include "kport/db/best_requests.h"
+#include "kport/db/bisections.h"
 #include "kport/db/dashboard.h"
 #include "kport/db/forge.h"
 #include "kport/db/hooks.h"
@@ -381,6 +382,25 @@ class Store {
   Result<std::optional<BestRequest>> get_best_request(std::int64_t id);
   // Newest first.
   Result<Page<BestRequest>> list_best_requests(const BestRequestFilter& filter);
+  // ---- bisections (store_bisections.cpp, migration 0015) ------------------------------
+  // Records the bisection and creates its first probe pipelines, atomically; nullopt
+  // when one of the same (bad commit, target, GPU model, kind) exists (nothing created).
+  Result<std::optional<Bisection>> open_bisection(const Bisection& what, const std::vector<NewPipeline>& probes);
+  // Creates more probe pipelines of a running bisection; false (nothing created) once it ended.
+  Result<bool> add_bisection_probes(std::int64_t bisection_id, const std::vector<NewPipeline>& probes);
+  // Ends a running bisection; false when it had already ended.
+  Result<bool> finish_bisection(std::int64_t bisection_id, const BisectionEnd& end);
+  // The running bisection's latest step, in words.
+  Status note_bisection(std::int64_t bisection_id, const std::string& summary);
+  Result<std::optional<Bisection>> get_bisection(std::int64_t id);
+  // Newest first, probes included.
+  Result<Page<Bisection>> list_bisections(const BisectionFilter& filter);
+  // The bisection a probe pipeline belongs to, if it is one.
+  Result<std::optional<std::int64_t>> bisection_of_pipeline(std::int64_t pipeline_id);
+  // What a probe pipeline found: its jobs, its build records and its results (the same
+  // shapes a verdict reads; remeasures empty).
+  Result<VerdictInputs> probe_inputs(std::int64_t pipeline_id);
+
   // Adds counts of /api/v1/best answers without a measurement, one transaction for the
   // batch; keeps the `keep` most recently asked keys and forgets the rest.
   Status record_best_asks(const std::vector<BestAsk>& asks, std::int64_t keep = 100'000);

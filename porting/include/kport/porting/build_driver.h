@@ -64,6 +64,9 @@ struct BuildRequest {
   std::string cuobjdump;                        // the SASS audit's disassembler; empty: next to nvcc, else on PATH
   std::function<void(const std::string&)> log;  // progress lines; may be called from workers
   const std::atomic<bool>* cancel = nullptr;    // kills running compiles, starts no more
+  // Only these variants ("family.variant") are compiled and linked, the rest left out of
+  // the harness and the records (a bisection's probe); empty: every variant.
+  std::vector<std::string> only_variants;
   // Every child (cmake, ninja, nvcc, cuobjdump) starts through it, from worker threads too;
   // null: Env::system(). A test's Env injects a failing or hanging child there.
   Env* env = nullptr;

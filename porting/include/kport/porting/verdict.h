@@ -12,7 +12,9 @@
 //                        from the series' A/A history) or, where no history is given,
 //                        by >= policy.slowdown and more than policy.noise_sigmas combined
 //                        standard deviations; counted only after one re-measure, and
-//                        never when either figure is unstable
+//                        never when either figure is unstable; a re-measure that timed
+//                        the baseline's harness interleaved with this one (A/B/A/B on one
+//                        GPU) confirms it only when that pair differs beyond the band too
 // A series whose history is too short to judge a change of at least the noise floor
 // asks for the same re-measure (which is A/A history) and is then listed as
 // insufficient_data: neither passed nor failed.
@@ -96,6 +98,11 @@ struct ResultFact {
   std::optional<std::int64_t> samples;
   std::optional<std::int64_t> job_id, seed;
   bool unstable = false;  // its bench rounds disagreed beyond the noise, even re-measured
+  // A re-measure's figure of the baseline's harness, timed in rounds interleaved with this
+  // one's on the same GPU (A/B/A/B); a suspected slowdown counts only when this pair shows
+  // it beyond the series' band too.
+  std::optional<double> paired_median_us, paired_stddev_us;
+  std::optional<std::int64_t> paired_samples;
 };
 
 struct JobFact {

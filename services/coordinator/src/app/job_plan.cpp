@@ -102,6 +102,7 @@ std::optional<PlannedRemeasure> plan_remeasure(const db::Job& measured, const Re
   api::JobPayload payload;
   payload.purpose = api::JobPurpose::remeasure;
   payload.instances = ask.instances;
+  payload.paired = ask.paired;
   PlannedRemeasure out;
   out.pipeline_id = build->pipeline_id;
   out.job.kind = db::JobKind::check;

@@ -12,7 +12,8 @@
 //                          a new GPU model (no best yet) checks everything.
 //   re-measure             no pipeline of its own: one check job pinned to the GPU
 //                          model, of the suspect instances only, on the build the first
-//                          measurement used, in that build's pipeline (plan_remeasure).
+//                          measurement used, in that build's pipeline (plan_remeasure),
+//                          timing the baseline's harness in interleaved rounds ("paired").
 //   measure request        a manual pipeline of one check job pinned to the GPU model, on
 //                          the latest successful build of a target the GPU's arch checks,
 //                          of every instance of the family on the one asked case only
@@ -71,6 +72,9 @@ struct RemeasureAsk {
   std::string target, gpu_model;
   std::string arch;  // empty: the arch of the check job that measured them
   std::vector<std::string> instances;
+  // The baseline commit's harness for the target: timed in rounds interleaved with the
+  // commit's own (A/B/A/B) when set.
+  std::optional<api::PairedHarness> paired{};
 };
 
 // The re-measure job and the record that keeps it from being queued twice.

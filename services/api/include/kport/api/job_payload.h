@@ -10,8 +10,10 @@
 //  - measure_request: {"best_request": {gpu_model, op, dtype, shape}}: a user asked for a shape.
 // A payload naming two purposes is an Error. What to run: "instances" (names), "filter"
 // (a substring of the name), "cases" ([{family, dtype, shape}]: exactly those, for every
-// instance of the family), "bench" (time what passed); a build's "repo_url" and
-// "kernels_dir". A field of the wrong type is an Error naming it ("field 'payload.cases[0]
+// instance of the family), "bench" (time what passed); a build's "repo_url",
+// "kernels_dir" and "variants" (["family.variant"]: build only those, as a bisection's
+// probe does); a re-measure's "paired" ({commit, harness_sha256}: the baseline's harness,
+// timed in rounds interleaved with the job's own, A/B/A/B on the same GPU). A field of the wrong type is an Error naming it ("field 'payload.cases[0]
 // .dtype' must be a string"); other fields (a manual pipeline's own) are kept in `extra`.
 #pragma once
 
@@ -55,6 +57,11 @@ struct CaseAsk {
   std::string shape;  // in the family's own order, as the harness takes it
 };
 
+// The harness a re-measure times interleaved with its own (the baseline commit's).
+struct PairedHarness {
+  std::string commit, harness_sha256;
+};
+
 struct JobPayload {
   JobPurpose purpose = JobPurpose::check;
   std::optional<RevalidationAsk> revalidate;   // purpose revalidate
@@ -64,6 +71,8 @@ struct JobPayload {
   std::string filter;                          // only instances whose name contains it
   std::optional<bool> bench;                   // time what passed; unset: the runner's default
   std::string repo_url, kernels_dir;           // build: where to fetch, where the kernels are
+  std::vector<std::string> variants;           // build: only these "family.variant"; empty: all
+  std::optional<PairedHarness> paired;         // re-measure: time against this harness, A/B/A/B
   boost::json::object extra;                   // fields of no meaning to kport, kept as sent
 };
 
@@ -94,6 +103,13 @@ inline boost::json::object to_json(const JobPayload& p) {
                                             {"shape", p.best_request->shape}};
   if (!p.repo_url.empty()) o["repo_url"] = p.repo_url;
   if (!p.kernels_dir.empty()) o["kernels_dir"] = p.kernels_dir;
+  if (p.paired)
+    o["paired"] = boost::json::object{{"commit", p.paired->commit}, {"harness_sha256", p.paired->harness_sha256}};
+  if (!p.variants.empty()) {
+    boost::json::array a;
+    for (const auto& v : p.variants) a.emplace_back(v);
+    o["variants"] = std::move(a);
+  }
   return o;
 }
 
@@ -143,10 +159,16 @@ inline Result<JobPayload> parse_job_payload(const boost::json::object& o, std::s
   if (const auto* b = o.if_contains("bench"); b && !b->is_null()) p.bench = f.boolean("bench", true);
   p.repo_url = f.opt_str("repo_url", 4096).value_or("");
   p.kernels_dir = f.opt_str("kernels_dir", 4096).value_or("");
+  p.variants = f.str_list("variants", 10000);
+  if (const auto* pr = f.object("paired")) {
+    Fields pf(*pr, f.path("paired"));
+    p.paired = PairedHarness{pf.str("commit", 64), pf.str("harness_sha256", 64)};
+    if (!pf.ok()) f.fail_with(pf.error());
+  }
   if (!f.ok()) return f.error();
   for (const auto& [k, v] : o)
     if (k != "revalidate" && k != "remeasure" && k != "best_request" && k != "cases" && k != "instances" &&
-        k != "filter" && k != "bench" && k != "repo_url" && k != "kernels_dir")
+        k != "filter" && k != "bench" && k != "repo_url" && k != "kernels_dir" && k != "variants" && k != "paired")
       p.extra[k] = v;
   return p;
 }

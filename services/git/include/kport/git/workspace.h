@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kport/common/result.h"
 
@@ -51,6 +52,11 @@ class Workspace {
   // Detaches HEAD at `rev` (fetching once if it is not present) and forces the tree.
   Result<std::string> checkout(const std::string& rev);
   Result<CommitInfo> commit_info(const std::string& rev) const;
+  // The first-parent path from `good` to `bad`, oldest first, both included (a bisection's
+  // commits). not_found when `good` is not a first-parent ancestor of `bad` within `limit`
+  // commits (a merge's other side, or too far back).
+  Result<std::vector<std::string>> first_parent_path(const std::string& good, const std::string& bad,
+                                                     std::size_t limit) const;
 
   const std::filesystem::path& dir() const { return m_dir; }
   // True when open() cloned (false: an existing workspace was reused).

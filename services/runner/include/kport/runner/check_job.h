@@ -92,6 +92,9 @@ class CheckHandler : public JobHandler {
   };
   Result<HarnessFile> harness_for(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel,
                                   const LogFn& log);
+  // The harness artifact `sha` in the local cache, downloaded (sha256 verified) when absent.
+  Result<HarnessFile> cached_harness(CoordinatorApi& api, const std::string& sha, const std::string& target,
+                                     const LogFn& log);
   std::vector<std::string> gpu_env() const;
 
   GpuSettings m_s;
