@@ -115,6 +115,8 @@ test('a job page follows its log live while the runner writes it', async () => {
     await write('linked kport-harness-sm_90a\n');
     await api('POST', `/api/v1/jobs/${job.id}/complete`, { token: runners.build, body: { attempt: job.attempt, status: 'failed', reason: 'harness link failed' } });
     await page.waitForFunction(() => document.getElementById('job-status').textContent === 'failed', null, { timeout: 5000 });
+    // The page reads the log once more after it sees the end, then says the log is complete.
+    await page.waitForFunction(() => document.getElementById('log-state').textContent.includes('the log is complete'), null, { timeout: 5000 });
     const log = await page.textContent('#log');
     assert.ok(log.includes('linked kport-harness-sm_90a'), 'the last lines before the end arrive');
     assert.equal(log.split('configuring sm_90a').length, 2, 'nothing is appended twice');
