@@ -4,84 +4,47 @@
 // and the Content-Security-Policy header is sent.
 //
 //   node --test tests/e2e/dashboard.test.mjs   (env: KPORT_COORDINATOR_BIN, KPORT_E2E_OUT)
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCoordinator } from './support/coordinator.mjs';
-import { seed, facts, runPipeline } from './support/seed.mjs';
-import { launch, openPage, missingTools, repoRoot } from './support/browser.mjs';
+import { facts, runPipeline } from './support/seed.mjs';
+import { binary, dashboardSite } from './support/fixture.mjs';
 
-const binary = process.env.KPORT_COORDINATOR_BIN || join(repoRoot, 'build', 'dev', 'bin', 'kport-coordinator');
-const outDir = process.env.KPORT_E2E_OUT || join(repoRoot, 'build', 'e2e-screenshots');
-const missing = missingTools();
-// A missing tool skips these tests (CTest's SKIP_RETURN_CODE), never passes them; where
-// CI is set, deploy/install-deps.sh should have installed everything, so it fails.
-if (missing) {
-  console.log(`e2e: ${missing}`);
-  process.exit(process.env.CI ? 1 : 77);
-}
-let k;
-let runners;
-let browser;
-
-before(async () => {
-  mkdirSync(outDir, { recursive: true });
-  k = await startCoordinator({ binary, web: join(repoRoot, 'web') });
-  runners = await seed(k);
-  browser = await launch();
-});
-
-after(async () => {
-  if (browser) await browser.close();
-  if (k) await k.stop();
-});
-
-// Opens #hash, waits for the page to paint its data, runs fn, and takes a screenshot.
-async function visit(name, hash, fn) {
-  const errors = [];
-  const page = await openPage(browser, errors);
-  try {
-    await page.goto(`${k.url}/${hash}`);
-    await page.waitForSelector(`body[data-ready="${hash.split('/')[1].split('?')[0] || 'overview'}"]`, { timeout: 10000 });
-    await fn(page);
-    await page.screenshot({ path: join(outDir, `${name}.png`), fullPage: true });
-    assert.deepEqual(errors, [], 'no script errors or CSP violations');
-  } finally {
-    await page.context().close();
-  }
-}
+const site = dashboardSite();
+const { visit } = site;
 
 const opts = {};
 
 test('the dashboard is served with a Content-Security-Policy', opts, async () => {
-  const res = await fetch(`${k.url}/`);
+  const res = await fetch(`${site.k.url}/`);
   const csp = res.headers.get('content-security-policy') || '';
   assert.match(csp, /script-src 'self'/);
   assert.match(csp, /default-src 'self'/);
   assert.doesNotMatch(csp, /unsafe-inline/);
-  const vendor = await fetch(`${k.url}/static/vendor/uplot.esm.js`);
+  const vendor = await fetch(`${site.k.url}/static/vendor/uplot.esm.js`);
   assert.equal(vendor.status, 200, 'the chart library is served by the coordinator');
 });
 
 test('the bundled script is kept for good; other files revalidate by ETag', opts, async () => {
-  const html = await (await fetch(`${k.url}/`)).text();
+  const html = await (await fetch(`${site.k.url}/`)).text();
   const src = html.match(/<script type="module" async src="([^"]+)"/)[1];
   assert.match(src, /^\/static\/dist\/app\.js\?v=[0-9a-f]{12}$/, 'index.html names the bundle by its content hash');
-  const app = await fetch(k.url + src);
+  const app = await fetch(site.k.url + src);
   assert.equal(app.status, 200);
   assert.match(app.headers.get('cache-control'), /immutable/);
   assert.match(app.headers.get('content-type'), /^text\/javascript/);
-  const page = await fetch(`${k.url}/`);
+  const page = await fetch(`${site.k.url}/`);
   assert.equal(page.headers.get('cache-control'), 'no-cache', 'the page itself is always revalidated');
   const etag = page.headers.get('etag');
   assert.match(etag, /^"[0-9a-f]+"$/);
-  const again = await fetch(`${k.url}/`, { headers: { 'If-None-Match': `W/"other", ${etag}` } });
+  const again = await fetch(`${site.k.url}/`, { headers: { 'If-None-Match': `W/"other", ${etag}` } });
   assert.equal(again.status, 304, 'an unchanged file costs a 304');
   assert.equal(again.headers.get('etag'), etag);
   assert.equal((await again.text()).length, 0);
-  const changed = await fetch(`${k.url}/`, { headers: { 'If-None-Match': '"0000"' } });
+  const changed = await fetch(`${site.k.url}/`, { headers: { 'If-None-Match': '"0000"' } });
   assert.equal(changed.status, 200);
 });
 
@@ -149,7 +112,7 @@ test('commit page classifies changes and renders a script in a message as text',
     const group = await page.textContent('section.group');
     assert.ok(group.includes('gemm.mma_sync.a') && group.includes('+40.0%'), group);
     // The verdict beside the diff is the one GET /api/v1/commits/{sha}/verdict gives.
-    const verdict = await k.client.call('GET', `/api/v1/commits/${facts.child}/verdict`);
+    const verdict = await site.k.client.call('GET', `/api/v1/commits/${facts.child}/verdict`);
     assert.equal(await page.textContent('#verdict-status'), verdict.status);
     const box = await page.textContent('#verdict');
     assert.ok(box.includes('numerics failure') && box.includes(facts.parent.slice(0, 7)), box);
@@ -198,7 +161,7 @@ test('a result posted by a runner appears live without moving the page', opts, a
     const firstBefore = await page.getAttribute('#results tbody tr', 'data-id');
     const where = () => page.evaluate(() => [window.scrollY, document.getElementById('results').getBoundingClientRect().top]);
     const before = await where();
-    await runPipeline(k, runners, facts.child, { 'gemm.wgmma_tma.a': ['passed', 140] }, 'manual');
+    await runPipeline(site.k, site.runners, facts.child, { 'gemm.wgmma_tma.a': ['passed', 140] }, 'manual');
     const badge = page.locator('h2:has(+ #results) button.pending');
     await badge.waitFor({ state: 'visible', timeout: 5000 });
     assert.match(await badge.textContent(), /^1 new result — show$/);
@@ -209,7 +172,7 @@ test('a result posted by a runner appears live without moving the page', opts, a
     assert.ok(first.includes('gemm.wgmma_tma.a') && first.includes('passed'), first);
     assert.ok(await page.locator('h2:has(+ #pipelines) button.pending:not([hidden])').count() === 1, 'the new pipeline is announced');
     // The coordinator reuses dashboard answers until an event announces a change.
-    const overview = await k.client.call('GET', '/api/v1/dashboard/overview');
+    const overview = await site.k.client.call('GET', '/api/v1/dashboard/overview');
     assert.equal(overview.pipelines.length, 3, 'the cached overview was refreshed by the events');
     assert.equal(overview.results[0].instance, 'gemm.wgmma_tma.a', 'its latest results too');
     assert.equal(overview.results[0].status, 'passed');
@@ -218,17 +181,17 @@ test('a result posted by a runner appears live without moving the page', opts, a
 
 test('deliveries page shows forge connections and every outgoing call with its last error', opts, async () => {
   // A Gitea on a closed port: the push pipeline's status is queued and its first attempt fails.
-  const tokenFile = join(k.dir, 'forge-token');
+  const tokenFile = join(site.k.dir, 'forge-token');
   writeFileSync(tokenFile, 'forge-token-e2e\n', { mode: 0o600 });
-  await k.client.call('PUT', '/api/v1/repositories/kernels/forge', {
-    token: k.admin, body: { kind: 'gitea', api_url: 'http://127.0.0.1:1/api/v1', project: 'org/kernels', token_file: tokenFile },
+  await site.k.client.call('PUT', '/api/v1/repositories/kernels/forge', {
+    token: site.k.admin, body: { kind: 'gitea', api_url: 'http://127.0.0.1:1/api/v1', project: 'org/kernels', token_file: tokenFile },
   });
   const sha = 'c3'.repeat(20);
-  await k.client.call('POST', '/api/v1/commits', { token: k.admin, body: { sha, repo: 'kernels', message: 'report me' } });
-  await k.client.call('POST', '/api/v1/pipelines', { token: k.admin, body: { commit: sha, repo: 'kernels', reason: 'push', targets: ['sm_90a'] } });
+  await site.k.client.call('POST', '/api/v1/commits', { token: site.k.admin, body: { sha, repo: 'kernels', message: 'report me' } });
+  await site.k.client.call('POST', '/api/v1/pipelines', { token: site.k.admin, body: { commit: sha, repo: 'kernels', reason: 'push', targets: ['sm_90a'] } });
   let tried = null;
   for (let i = 0; i < 100 && !tried; i++) {
-    const page = await k.client.call('GET', '/api/v1/deliveries');
+    const page = await site.k.client.call('GET', '/api/v1/deliveries');
     tried = page.items.find((d) => d.commit === sha && d.attempts >= 1) || null;
     if (!tried) await new Promise((r) => setTimeout(r, 100));  // the sender's first attempt; no event reaches this client
   }

@@ -5,52 +5,15 @@
 // target with one point drawn readable.
 //
 //   node --test tests/e2e/pipeline.test.mjs   (env: KPORT_COORDINATOR_BIN, KPORT_E2E_OUT)
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { startCoordinator } from './support/coordinator.mjs';
-import { seed, facts } from './support/seed.mjs';
-import { launch, openPage, missingTools, repoRoot } from './support/browser.mjs';
+import { facts } from './support/seed.mjs';
+import { dashboardSite } from './support/fixture.mjs';
 
-const binary = process.env.KPORT_COORDINATOR_BIN || join(repoRoot, 'build', 'dev', 'bin', 'kport-coordinator');
-const outDir = process.env.KPORT_E2E_OUT || join(repoRoot, 'build', 'e2e-screenshots');
-const missing = missingTools();
-if (missing) {
-  console.log(`e2e: ${missing}`);
-  process.exit(process.env.CI ? 1 : 77);
-}
-let k;
-let runners;
-let browser;
+const site = dashboardSite();
+const { visit } = site;
 
-before(async () => {
-  mkdirSync(outDir, { recursive: true });
-  k = await startCoordinator({ binary, web: join(repoRoot, 'web') });
-  runners = await seed(k);
-  browser = await launch();
-});
-
-after(async () => {
-  if (browser) await browser.close();
-  if (k) await k.stop();
-});
-
-async function visit(name, hash, fn) {
-  const errors = [];
-  const page = await openPage(browser, errors);
-  try {
-    await page.goto(`${k.url}/${hash}`);
-    await page.waitForSelector(`body[data-ready="${hash.split('/')[1].split('?')[0] || 'overview'}"]`, { timeout: 10000 });
-    await fn(page);
-    await page.screenshot({ path: join(outDir, `${name}.png`), fullPage: true });
-    assert.deepEqual(errors, [], 'no script errors or CSP violations');
-  } finally {
-    await page.context().close();
-  }
-}
-
-const api = (method, path, opts) => k.client.call(method, path, opts);
+const api = (method, path, opts) => site.k.client.call(method, path, opts);
 
 async function childPipeline() {
   const page = await api('GET', `/api/v1/pipelines?commit=${facts.child}`);
@@ -100,11 +63,11 @@ test('links open the pages, not raw JSON', async () => {
 
 test('a job page follows its log live while the runner writes it', async () => {
   // A manual pipeline whose build a runner holds and writes to.
-  await api('POST', '/api/v1/pipelines', { token: k.admin, body: { commit: facts.parent, repo: 'kernels', reason: 'manual', targets: ['sm_90a'] } });
-  const claimed = await api('POST', '/api/v1/runners/claim?wait=0', { token: runners.build, body: {} });
+  await api('POST', '/api/v1/pipelines', { token: site.k.admin, body: { commit: facts.parent, repo: 'kernels', reason: 'manual', targets: ['sm_90a'] } });
+  const claimed = await api('POST', '/api/v1/runners/claim?wait=0', { token: site.runners.build, body: {} });
   const job = claimed.job;
   assert.ok(job, 'the build was claimed');
-  const write = (text) => api('POST', `/api/v1/jobs/${job.id}/log`, { token: runners.build, body: { attempt: job.attempt, text } });
+  const write = (text) => api('POST', `/api/v1/jobs/${job.id}/log`, { token: site.runners.build, body: { attempt: job.attempt, text } });
   await write('configuring sm_90a\n');
   await visit('job-live', `#/job/${job.id}`, async (page) => {
     assert.match(await page.textContent('#job-status'), /running/);
@@ -113,7 +76,7 @@ test('a job page follows its log live while the runner writes it', async () => {
     await write('compiling gemm.wgmma_tma <1/4>\n');
     await page.waitForFunction(() => document.getElementById('log').textContent.includes('compiling gemm.wgmma_tma <1/4>'), null, { timeout: 5000 });
     await write('linked kport-harness-sm_90a\n');
-    await api('POST', `/api/v1/jobs/${job.id}/complete`, { token: runners.build, body: { attempt: job.attempt, status: 'failed', reason: 'harness link failed' } });
+    await api('POST', `/api/v1/jobs/${job.id}/complete`, { token: site.runners.build, body: { attempt: job.attempt, status: 'failed', reason: 'harness link failed' } });
     await page.waitForFunction(() => document.getElementById('job-status').textContent === 'failed', null, { timeout: 5000 });
     // The page reads the log once more after it sees the end, then says the log is complete.
     await page.waitForFunction(() => document.getElementById('log-state').textContent.includes('the log is complete'), null, { timeout: 5000 });
@@ -135,7 +98,7 @@ test('an admin re-runs a failed pipeline and cancels a job from the pages', asyn
     // Without the token the coordinator refuses, and the page says so.
     await page.click('#rerun-pipeline');
     await page.waitForFunction(() => /admin token/.test(document.getElementById('action-status').textContent));
-    await page.fill('#admin-token', k.admin);
+    await page.fill('#admin-token', site.k.admin);
     await page.dispatchEvent('#admin-token', 'change');
     await page.click('#rerun-pipeline');
     await page.waitForFunction(() => document.getElementById('pipeline-status').textContent === 'queued', null, { timeout: 5000 });
@@ -152,10 +115,10 @@ test('an admin re-runs a failed pipeline and cancels a job from the pages', asyn
     assert.equal(await page.textContent('#pipeline-status'), 'cancelled');
   });
   // The API's rules hold whatever the page shows.
-  const again = await k.client.call('POST', `/api/v1/jobs/${failed.id}/rerun`, { expect: [401] });
+  const again = await site.k.client.call('POST', `/api/v1/jobs/${failed.id}/rerun`, { expect: [401] });
   assert.equal(again.error.code, 'unauthorized');
   const done = (await api('GET', `/api/v1/pipelines/${(await childPipeline()).id}`)).jobs.find((j) => j.status === 'succeeded');
-  const refused = await k.client.call('POST', `/api/v1/jobs/${done.id}/rerun`, { token: k.admin, expect: [409] });
+  const refused = await site.k.client.call('POST', `/api/v1/jobs/${done.id}/rerun`, { token: site.k.admin, expect: [409] });
   assert.match(refused.error.message, /only a failed or cancelled job runs again/);
 });
 
