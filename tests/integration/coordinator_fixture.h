@@ -118,4 +118,31 @@ class CoordinatorTest : public ::testing::Test {
   std::vector<std::string> extra_args;
 };
 
+// A gemm result upload (bf16 on an H200, sm_90a) timed at `median_us`, cuBLAS at 200 us.
+inline boost::json::object gemm_upload(const std::string& instance, const std::string& shape, double median_us,
+                                       const std::string& status = "passed") {
+  return boost::json::object{{"target", "sm_90a"},
+                             {"family", "gemm"},
+                             {"variant", instance.substr(5, instance.rfind('.') - 5)},
+                             {"instance", instance},
+                             {"dtype", "bf16"},
+                             {"shape", shape},
+                             {"toolkit", "13.0"},
+                             {"gpu_model", "NVIDIA H200"},
+                             {"gpu_uuid", "GPU-1"},
+                             {"arch", "9.0"},
+                             {"driver", "580.1"},
+                             {"status", status},
+                             {"normwise_rel_err", 1e-3},
+                             {"tolerance", 1e-2},
+                             {"nan_inf_count", 0},
+                             {"seed", 7},
+                             {"median_us", median_us},
+                             {"stddev_us", median_us * 0.002},
+                             {"samples", 100},
+                             {"baseline", "cublas"},
+                             {"baseline_median_us", 200.0},
+                             {"ratio", 200.0 / median_us}};
+}
+
 }  // namespace kport::testing

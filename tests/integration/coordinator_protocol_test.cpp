@@ -10,36 +10,6 @@
 namespace kport::testing {
 namespace json = boost::json;
 
-namespace {
-
-json::object gemm_result(const std::string& instance, const std::string& shape, double median_us,
-                         const std::string& status = "passed") {
-  return json::object{{"target", "sm_90a"},
-                      {"family", "gemm"},
-                      {"variant", instance.substr(5, instance.rfind('.') - 5)},
-                      {"instance", instance},
-                      {"dtype", "bf16"},
-                      {"shape", shape},
-                      {"toolkit", "13.0"},
-                      {"gpu_model", "NVIDIA H200"},
-                      {"gpu_uuid", "GPU-1"},
-                      {"arch", "9.0"},
-                      {"driver", "580.1"},
-                      {"status", status},
-                      {"normwise_rel_err", 1e-3},
-                      {"tolerance", 1e-2},
-                      {"nan_inf_count", 0},
-                      {"seed", 7},
-                      {"median_us", median_us},
-                      {"stddev_us", median_us * 0.002},
-                      {"samples", 100},
-                      {"baseline", "cublas"},
-                      {"baseline_median_us", 200.0},
-                      {"ratio", 200.0 / median_us}};
-}
-
-}  // namespace
-
 TEST_F(CoordinatorTest, BuildThenCheckThroughTheWholeProtocol) {
   add_target();
   json::array kernels;
@@ -102,11 +72,11 @@ TEST_F(CoordinatorTest, BuildThenCheckThroughTheWholeProtocol) {
   EXPECT_NE(before.body.at("kind").as_string(), "measured");
   // Every metric of the result table goes up with the first result and comes back under
   // its group; the others answer null for it.
-  json::object measured = gemm_result("gemm.wgmma_tma.128x256", "m=4096,n=4096,k=4096", 210.0);
+  json::object measured = gemm_upload("gemm.wgmma_tma.128x256", "m=4096,n=4096,k=4096", 210.0);
   for (const api::ResultMetric& m : api::k_result_metrics)
     measured[m.name] = m.integer ? json::value(static_cast<std::int64_t>(m.min) + 42) : json::value(m.min + 42.5);
-  json::array results{measured, gemm_result("gemm.mma_sync.128x128", "m=4096,n=4096,k=4096", 300.0),
-                      gemm_result("gemm.simt.64x64", "m=4096,n=4096,k=4096", 2000.0, "failed")};
+  json::array results{measured, gemm_upload("gemm.mma_sync.128x128", "m=4096,n=4096,k=4096", 300.0),
+                      gemm_upload("gemm.simt.64x64", "m=4096,n=4096,k=4096", 2000.0, "failed")};
   auto up1 = post("/api/v1/jobs/" + cid + "/results", json::object{{"attempt", 1}, {"results", results}}, gpu);
   ASSERT_EQ(up1.status, 200) << up1.raw;
   EXPECT_EQ(up1.body.at("stored").as_int64(), 3);

@@ -17,31 +17,12 @@ namespace {
 
 const std::string k_gpu = "NVIDIA%20H200";
 
-json::object gemm_result(const std::string& instance, const std::string& shape, double median_us,
-                         const std::string& status = "passed") {
-  return json::object{{"target", "sm_90a"},
-                      {"family", "gemm"},
-                      {"variant", instance.substr(5, instance.rfind('.') - 5)},
-                      {"instance", instance},
-                      {"dtype", "bf16"},
-                      {"shape", shape},
-                      {"toolkit", "13.0"},
-                      {"gpu_model", "NVIDIA H200"},
-                      {"gpu_uuid", "GPU-1"},
-                      {"arch", "9.0"},
-                      {"driver", "580.1"},
-                      {"status", status},
-                      {"normwise_rel_err", 1e-3},
-                      {"tolerance", 1e-2},
-                      {"nan_inf_count", 0},
-                      {"seed", 7},
-                      {"median_us", median_us},
-                      {"stddev_us", median_us * 0.002},
-                      {"samples", 100},
-                      {"baseline", "cublas"},
-                      {"baseline_median_us", 200.0},
-                      {"ratio", 200.0 / median_us},
-                      {"env", json::object{{"reproduce", json::object{{"harness_sha256", std::string(64, 'b')}}}}}};
+// A result upload as the protocol test writes it, naming its harness.
+json::object result_with_harness(const std::string& instance, const std::string& shape, double median_us,
+                                 const std::string& status = "passed") {
+  json::object r = gemm_upload(instance, shape, median_us, status);
+  r["env"] = json::object{{"reproduce", json::object{{"harness_sha256", std::string(64, 'b')}}}};
+  return r;
 }
 
 TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
@@ -149,7 +130,7 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
       auto check = post("/api/v1/runners/claim?wait=1", json::object{}, g_tok).body.at("job");
       if (!check.is_object()) return sha;
       const std::string cid = std::to_string(check.at("id").as_int64());
-      json::object r = gemm_result("gemm.probe.x", "m=64,n=64,k=64", 10.0, sha == c[0] ? "passed" : "failed");
+      json::object r = result_with_harness("gemm.probe.x", "m=64,n=64,k=64", 10.0, sha == c[0] ? "passed" : "failed");
       r["target"] = "sm_120a";
       r["gpu_model"] = "NVIDIA RTX PRO 6000";
       r["arch"] = "12.0";
@@ -302,9 +283,9 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
   auto check = ask("post", "/api/v1/runners/claim", "/api/v1/runners/claim?wait=1", "", gpu);
   ASSERT_TRUE(check.body.at("job").is_object()) << check.raw;
   const std::string check_job = std::to_string(check.body.at("job").at("id").as_int64());
-  json::array results{gemm_result("gemm.wgmma_tma.128x256", "m=4096,n=4096,k=4096", 210.0),
-                      gemm_result("gemm.mma_sync.128x128", "m=4096,n=4096,k=4096", 300.0),
-                      gemm_result("gemm.mma_sync.128x128", "m=1024,n=1024,k=1024", 30.0, "failed")};
+  json::array results{result_with_harness("gemm.wgmma_tma.128x256", "m=4096,n=4096,k=4096", 210.0),
+                      result_with_harness("gemm.mma_sync.128x128", "m=4096,n=4096,k=4096", 300.0),
+                      result_with_harness("gemm.mma_sync.128x128", "m=1024,n=1024,k=1024", 30.0, "failed")};
   auto stored = ask_json("post", "/api/v1/jobs/{id}/results", "/api/v1/jobs/" + check_job + "/results",
                          json::object{{"attempt", 1}, {"results", results}}, gpu);
   ASSERT_EQ(stored.status, 200) << stored.raw;
