@@ -1,0 +1,205 @@
+// What a runner reports about the attempt it holds (a log chunk, the attempt's end, a
+// batch of results or build records) and the kernel catalog it publishes after a build:
+// each with one mapping between the runner that writes it and the coordinator that reads
+// it, and a field that does not read named in the error.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include "kport/api/job_report.h"
+
+namespace json = boost::json;
+using namespace kport;
+
+namespace {
+
+template <typename T>
+void expect_refused(const Result<T>& r, const std::string& message) {
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, Errc::invalid_argument);
+  EXPECT_EQ(r.error().message, message);
+}
+
+TEST(JobLogAppend, RoundTripsTheAttemptAndTheText) {
+  const json::object wire = api::to_json(api::JobLogAppend{2, "cmake: configured\n"});
+  EXPECT_EQ(json::serialize(wire), R"({"attempt":2,"text":"cmake: configured\n"})");
+  auto back = api::parse_job_log_append(wire);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->attempt, 2);
+  EXPECT_EQ(back->text, "cmake: configured\n");
+}
+
+TEST(JobLogAppend, AnAttemptOutOfRangeOrAMissingTextIsRefusedByName) {
+  expect_refused(api::parse_job_log_append(json::object{{"attempt", 0}, {"text", "x"}}),
+                 "field 'attempt' must be the attempt number the claim returned (>= 1)");
+  expect_refused(api::parse_job_log_append(json::object{{"text", "x"}}), "field 'attempt' is required (an integer)");
+  expect_refused(api::parse_job_log_append(json::object{{"attempt", 1}}), "field 'text' is required (a string)");
+  expect_refused(api::parse_job_log_append(json::object{{"attempt", 1}, {"text", json::array{"x"}}}),
+                 "field 'text' must be a string");
+}
+
+TEST(JobCompletion, ASuccessIsTheAttemptAndItsStatusAFailureAddsReasonAndRetry) {
+  const json::object ok = api::to_json(api::JobCompletion{1, true, {}, false});
+  EXPECT_EQ(json::serialize(ok), R"({"attempt":1,"status":"succeeded"})");
+  auto back = api::parse_job_completion(ok);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_TRUE(back->succeeded);
+  EXPECT_EQ(back->attempt, 1);
+
+  const json::object failed = api::to_json(api::JobCompletion{3, false, "clone timed out", true});
+  EXPECT_EQ(json::serialize(failed), R"({"attempt":3,"status":"failed","reason":"clone timed out","retry":true})");
+  auto fb = api::parse_job_completion(failed);
+  ASSERT_TRUE(fb.ok()) << fb.error().message;
+  EXPECT_FALSE(fb->succeeded);
+  EXPECT_EQ(fb->attempt, 3);
+  EXPECT_EQ(fb->reason, "clone timed out");
+  EXPECT_TRUE(fb->retry);
+
+  // No status reads as succeeded; `retryable` is the newer name of `retry`.
+  auto bare = api::parse_job_completion(json::object{{"attempt", 1}});
+  ASSERT_TRUE(bare.ok());
+  EXPECT_TRUE(bare->succeeded);
+  auto newer = api::parse_job_completion(
+      json::object{{"attempt", 1}, {"status", "failed"}, {"reason", "gpu fell off"}, {"retryable", true}});
+  ASSERT_TRUE(newer.ok()) << newer.error().message;
+  EXPECT_TRUE(newer->retry);
+}
+
+TEST(JobCompletion, AnUnknownStatusAFailureWithoutAReasonOrDisagreeingFlagsAreRefused) {
+  expect_refused(api::parse_job_completion(json::object{{"attempt", 1}, {"status", "done"}}),
+                 "field 'status' must be succeeded or failed");
+  expect_refused(api::parse_job_completion(json::object{{"attempt", 1}, {"status", "failed"}}),
+                 "a failed job needs a 'reason'");
+  expect_refused(api::parse_job_completion(json::object{
+                     {"attempt", 1}, {"status", "failed"}, {"reason", "r"}, {"retryable", true}, {"retry", false}}),
+                 "fields 'retryable' and 'retry' disagree; send 'retryable' alone");
+  expect_refused(api::parse_job_completion(json::object{{"attempt", 1}, {"retry", "yes"}}),
+                 "field 'retry' must be true or false");
+  expect_refused(api::parse_job_completion(json::object{{"attempt", 1001}}),
+                 "field 'attempt' must be the attempt number the claim returned (>= 1)");
+}
+
+api::ResultUpload one_result() {
+  api::ResultUpload r;
+  r.family = "gemm";
+  r.variant = "simt";
+  r.instance = "gemm.simt.64x64";
+  r.dtype = "bf16";
+  r.shape = "m=64,n=64,k=64";
+  r.status = api::CaseStatus::passed;
+  r.median_us = 12.5;
+  return r;
+}
+
+TEST(ResultBatch, RoundTripsTheAttemptAndEachResultAsItsOwnMappingWritesIt) {
+  api::ResultBatch b{2, {one_result(), one_result()}};
+  b.results[1].instance = "gemm.simt.128x128";
+  const json::object wire = api::to_json(b);
+  EXPECT_EQ(wire.at("attempt").as_int64(), 2);
+  ASSERT_EQ(wire.at("results").as_array().size(), 2u);
+  EXPECT_EQ(json::serialize(wire.at("results").as_array()[0]), json::serialize(api::to_json(one_result())));
+  auto back = api::parse_result_batch(wire);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->attempt, 2);
+  ASSERT_EQ(back->results.size(), 2u);
+  EXPECT_EQ(back->results[1].instance, "gemm.simt.128x128");
+  EXPECT_EQ(back->results[0].median_us, 12.5);
+}
+
+TEST(ResultBatch, AnEmptyBatchOrAResultThatDoesNotReadIsRefusedByItsIndex) {
+  expect_refused(api::parse_result_batch(json::object{{"attempt", 1}, {"results", json::array{}}}),
+                 "field 'results' must be an array of 1..100000 records");
+  expect_refused(api::parse_result_batch(json::object{{"attempt", 1}}),
+                 "field 'results' must be an array of 1..100000 records");
+  json::object bad = api::to_json(one_result());
+  bad["median_us"] = "fast";
+  expect_refused(
+      api::parse_result_batch(json::object{{"attempt", 1}, {"results", json::array{api::to_json(one_result()), bad}}}),
+      "field 'results[1].median_us' must be a number");
+  expect_refused(api::parse_result_batch(json::object{{"attempt", 1}, {"results", json::array{1}}}),
+                 "field 'results[0]' must be an object");
+}
+
+TEST(BuildRecordBatch, RoundTripsTheAttemptAndEachRecord) {
+  api::BuildRecordUpload r;
+  r.family = "gemm";
+  r.variant = "wgmma_tma";
+  r.target = "sm_90a";
+  r.status = api::BuildOutcome::ok;
+  r.registers = 168;
+  const json::object wire = api::to_json(api::BuildRecordBatch{1, {r}});
+  EXPECT_EQ(json::serialize(wire), R"({"attempt":1,"records":[)" + json::serialize(api::to_json(r)) + "]}");
+  auto back = api::parse_build_record_batch(wire);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->attempt, 1);
+  ASSERT_EQ(back->records.size(), 1u);
+  EXPECT_EQ(back->records[0].registers, 168);
+  EXPECT_EQ(back->records[0].status, api::BuildOutcome::ok);
+
+  json::object bad = api::to_json(r);
+  bad["status"] = "built";
+  expect_refused(api::parse_build_record_batch(json::object{{"attempt", 1}, {"records", json::array{bad}}}),
+                 "field 'records[0].status' must be one of ok, not_applicable, compile_error, timeout");
+  expect_refused(api::parse_build_record_batch(json::object{{"attempt", "1"}, {"records", json::array{bad}}}),
+                 "field 'attempt' must be an integer");
+}
+
+TEST(KernelCatalogUpload, RoundTripsInstancesAndVariantsLeavingAbsentPartsOut) {
+  api::KernelCatalogUpload c;
+  api::KernelInstanceUpload full{"gemm.wgmma_tma.128x128",
+                                 "gemm",
+                                 "wgmma_tma",
+                                 json::array{"wgmma", "tma"},
+                                 json::object{{"tile_m", 128}},
+                                 std::vector<std::string>{"bf16", "fp16"}};
+  api::KernelInstanceUpload bare{"gemm.simt.64x64", "gemm", "simt", std::nullopt, std::nullopt, std::nullopt};
+  c.instances = {full, bare};
+  c.variants = {{"gemm", "wgmma_tma", std::vector<std::string>{"wgmma", "tma"}}};
+  const json::object wire = api::to_json(c);
+  EXPECT_EQ(json::serialize(wire),
+            R"({"instances":[{"name":"gemm.wgmma_tma.128x128","family":"gemm","variant":"wgmma_tma",)"
+            R"("features":["wgmma","tma"],"dtypes":["bf16","fp16"],"config":{"tile_m":128}},)"
+            R"({"name":"gemm.simt.64x64","family":"gemm","variant":"simt"}],)"
+            R"("variants":[{"family":"gemm","variant":"wgmma_tma","features":["wgmma","tma"]}]})");
+  auto back = api::parse_kernel_catalog_upload(wire);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->instances.size(), 2u);
+  EXPECT_EQ(back->instances[0].dtypes, (std::vector<std::string>{"bf16", "fp16"}));
+  EXPECT_EQ(json::serialize(*back->instances[0].config), R"({"tile_m":128})");
+  EXPECT_FALSE(back->instances[1].features);
+  EXPECT_FALSE(back->instances[1].dtypes);
+  ASSERT_EQ(back->variants.size(), 1u);
+  EXPECT_EQ(back->variants[0].features, (std::vector<std::string>{"wgmma", "tma"}));
+  EXPECT_EQ(json::serialize(api::to_json(*back)), json::serialize(wire));
+
+  // Without variants the field is left out; instances are always written.
+  EXPECT_EQ(json::serialize(api::to_json(api::KernelCatalogUpload{{bare}, {}})),
+            R"({"instances":[{"name":"gemm.simt.64x64","family":"gemm","variant":"simt"}]})");
+  auto variants_only = api::parse_kernel_catalog_upload(json::object{{"variants", wire.at("variants")}});
+  ASSERT_TRUE(variants_only.ok()) << variants_only.error().message;
+  EXPECT_TRUE(variants_only->instances.empty());
+}
+
+TEST(KernelCatalogUpload, AnEmptyCatalogOrAnElementThatDoesNotReadIsRefusedByItsIndex) {
+  expect_refused(api::parse_kernel_catalog_upload(json::object{{"instances", json::array{}}}),
+                 "give 'instances' (an array of 1..10000 instances) and/or 'variants' (1..1000 variants)");
+  expect_refused(api::parse_kernel_catalog_upload(json::object{{"instances", "gemm"}}),
+                 "field 'instances' must be an array");
+  expect_refused(
+      api::parse_kernel_catalog_upload(json::object{
+          {"variants", json::array{json::object{{"family", "gemm"}, {"variant", "simt"}, {"features", "simt"}}}}}),
+      "variants[0].features must be an array of feature names");
+  expect_refused(api::parse_kernel_catalog_upload(json::object{{"instances", json::array{7}}}),
+                 "instances[0] must be an object");
+  expect_refused(api::parse_kernel_catalog_upload(json::object{
+                     {"instances", json::array{json::object{{"name", "a"}, {"family", "gemm"}, {"variant", "simt"}},
+                                               json::object{{"name", "b"}, {"family", "gemm"}}}}}),
+                 "field 'instances[1].variant' is required (a string)");
+  expect_refused(
+      api::parse_kernel_catalog_upload(json::object{
+          {"instances",
+           json::array{json::object{{"name", "a"}, {"family", "gemm"}, {"variant", "simt"}, {"config", "tile=64"}}}}}),
+      "field 'instances[0].config' must be a JSON object or array");
+}
+
+}  // namespace
