@@ -38,6 +38,31 @@ TEST(JobLogAppend, AnAttemptOutOfRangeOrAMissingTextIsRefusedByName) {
                  "field 'text' must be a string");
 }
 
+TEST(JobLog, RoundTripsTheChunksInOrderWithTheirAttempts) {
+  const api::JobLog log{42, {{1, 1, "cloning\n"}, {2, 2, "cmake: configured\n"}}};
+  const json::object wire = api::to_json(log);
+  EXPECT_EQ(json::serialize(wire), R"({"job":42,"chunks":[{"seq":1,"attempt":1,"text":"cloning\n"},)"
+                                   R"({"seq":2,"attempt":2,"text":"cmake: configured\n"}]})");
+  auto back = api::parse_job_log(wire);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->job, 42);
+  ASSERT_EQ(back->chunks.size(), 2u);
+  EXPECT_EQ(back->chunks[1].seq, 2);
+  EXPECT_EQ(back->chunks[1].attempt, 2);
+  EXPECT_EQ(back->chunks[1].text, "cmake: configured\n");
+  EXPECT_TRUE(api::parse_job_log(json::object{{"job", 42}, {"chunks", json::array{}}})->chunks.empty());
+}
+
+TEST(JobLog, AChunkThatDoesNotReadIsRefusedByItsIndex) {
+  expect_refused(api::parse_job_log(json::object{
+                     {"job", 42}, {"chunks", json::array{json::object{{"seq", 1}, {"attempt", 1}, {"text", 7}}}}}),
+                 "field 'chunks[0].text' must be a string");
+  expect_refused(
+      api::parse_job_log(json::object{{"job", 42}, {"chunks", json::array{json::object{{"seq", 1}, {"text", ""}}}}}),
+      "field 'chunks[0].attempt' is required (an integer)");
+  expect_refused(api::parse_job_log(json::object{{"chunks", json::array{}}}), "field 'job' is required (an integer)");
+}
+
 TEST(JobCompletion, ASuccessIsTheAttemptAndItsStatusAFailureAddsReasonAndRetry) {
   const json::object ok = api::to_json(api::JobCompletion{1, true, {}, false});
   EXPECT_EQ(json::serialize(ok), R"({"attempt":1,"status":"succeeded"})");

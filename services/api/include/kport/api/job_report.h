@@ -1,11 +1,12 @@
 // What a runner reports about the job attempt it holds, and what it publishes after a
-// build: a log chunk (`JobLogAppend`, POST /api/v1/jobs/{id}/log), the attempt's end
+// build: a log chunk (`JobLogAppend`, POST /api/v1/jobs/{id}/log; the log as answered,
+// `JobLog`, is read by `kport logs`), the attempt's end
 // (`JobCompletion`, POST /api/v1/jobs/{id}/complete), a batch of results (`ResultBatch`,
 // POST /api/v1/jobs/{id}/results) or build records (`BuildRecordBatch`, POST
 // /api/v1/jobs/{id}/builds), and the harness's kernel instances and variants
 // (`KernelCatalogUpload`, PUT /api/v1/kernels). The runner writes them; the coordinator
 // reads them. The wire forms are the contracts the OpenAPI document describes
-// (`JobLogInput`, `JobCompleteInput`, `ResultsInput`, `BuildRecordsInput`, `KernelsInput`).
+// (`JobLogInput`, `JobLog`, `JobCompleteInput`, `ResultsInput`, `BuildRecordsInput`, `KernelsInput`).
 //
 // Reading is strict: a field of the wrong type, an attempt out of range, a status kport
 // does not know, a failure without a reason or an empty batch is an invalid_argument
@@ -58,6 +59,49 @@ inline JobLogAppend read_job_log_append(Fields& f) {
 
 inline Result<JobLogAppend> parse_job_log_append(const boost::json::object& o, std::string where = "") {
   return parse_with(o, std::move(where), read_job_log_append);
+}
+
+// The log as the coordinator answers it (GET /api/v1/jobs/{id}/log?after=SEQ, read by
+// `kport logs`): the chunks after `after`, in order, each with the attempt that sent it.
+struct JobLogChunk {
+  std::int64_t seq = 0;
+  int attempt = 0;
+  std::string text;
+};
+
+struct JobLog {
+  std::int64_t job = 0;
+  std::vector<JobLogChunk> chunks;
+};
+
+inline boost::json::object to_json(const JobLogChunk& c) {
+  return boost::json::object{{"seq", c.seq}, {"attempt", c.attempt}, {"text", c.text}};
+}
+
+inline boost::json::object to_json(const JobLog& l) {
+  return boost::json::object{{"job", l.job},
+                             {"chunks", write_list(l.chunks, [](const JobLogChunk& c) { return to_json(c); })}};
+}
+
+inline JobLogChunk read_job_log_chunk(Fields& f) {
+  JobLogChunk c;
+  c.seq = f.integer("seq");
+  auto attempt = f.opt_int("attempt", 0, 1000);
+  if (!attempt && f.ok()) f.fail("attempt", "is required (an integer)");
+  c.attempt = static_cast<int>(attempt.value_or(0));
+  c.text = f.str("text", 16u << 20);
+  return c;
+}
+
+inline JobLog read_job_log(Fields& f) {
+  JobLog l;
+  l.job = f.integer("job");
+  l.chunks = read_list(f, "chunks", read_job_log_chunk);
+  return l;
+}
+
+inline Result<JobLog> parse_job_log(const boost::json::object& o, std::string where = "") {
+  return parse_with(o, std::move(where), read_job_log);
 }
 
 // ---- the end of an attempt -------------------------------------------------------------
