@@ -96,7 +96,9 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     KPORT_AUTH(require_reader(req, ctx));
     auto list = ctx.store->list_runners(req.query_or("all") == "1" || req.query_or("all") == "true");
     if (!list.ok()) return http::error_response(list.error());
-    return http::json_ok(list_to_json(*list));
+    api::RunnerList out;
+    for (const auto& r : *list) out.items.push_back(to_runner_info(r));
+    return http::json_ok(api::to_json(out));
   });
 
   add_blocking(router, ctx, "GET", "/api/v1/runners/{id}", [&ctx](const Request& req) {

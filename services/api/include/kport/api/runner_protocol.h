@@ -1,7 +1,7 @@
 // The runner protocol's messages (docs/DESIGN.md, "The runner protocol"): a runner's
 // registration (POST /api/v1/runners/register: who it is and what it can do) and its
 // answer (the runner's token, the intervals), a runner as the coordinator lists it (GET
-// /api/v1/runners, read by `kport runners`), and the heartbeat (POST
+// /api/v1/runners, `RunnerList`, read by `kport runners`), and the heartbeat (POST
 // /api/v1/runners/heartbeat: the job attempt it holds) with its answer. The runner writes
 // the requests and reads the answers; the coordinator reads the requests and writes the
 // answers. The wire forms are the contracts the OpenAPI document describes
@@ -169,6 +169,21 @@ inline RunnerInfo read_runner_info(Fields& f) {
   r.deregistered = f.opt_str("deregistered", 64);
   r.current_job = f.opt_int("current_job");
   return r;
+}
+
+// The runners GET /api/v1/runners lists (the ones that left too with ?all=1).
+struct RunnerList {
+  std::vector<RunnerInfo> items;
+};
+
+inline boost::json::object to_json(const RunnerList& l) {
+  return boost::json::object{{"items", write_list(l.items, [](const RunnerInfo& r) { return to_json(r); })}};
+}
+
+inline RunnerList read_runner_list(Fields& f) { return RunnerList{read_list(f, "items", read_runner_info)}; }
+
+inline Result<RunnerList> parse_runner_list(const boost::json::object& o, std::string where = "") {
+  return parse_with(o, std::move(where), read_runner_list);
 }
 
 // The answer to a registration: the runner's own token (shown once) and the intervals the
