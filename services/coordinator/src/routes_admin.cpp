@@ -9,7 +9,6 @@
 #include "token_cache.h"
 
 namespace kport::coordinator {
-namespace json = boost::json;
 using http::Request;
 
 void add_admin_routes(http::Router& router, Context& ctx) {
@@ -46,7 +45,7 @@ void add_admin_routes(http::Router& router, Context& ctx) {
     // The job it gave back is claimable once its backoff ends: wake parked claims then.
     if (released->others_ms > 0) ctx.broker->notify_in(std::chrono::milliseconds(released->others_ms));
     log::info("runner token revoked", {{"runner", *id}});
-    return http::json_ok(json::object{{"runner", *id}, {"revoked", true}});
+    return http::json_ok(api::to_json(api::TokenRevoked{*id, true}));
   });
 }
 

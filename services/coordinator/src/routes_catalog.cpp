@@ -101,7 +101,8 @@ void add_catalog_routes(http::Router& router, Context& ctx) {
     for (const auto& k : upload->instances) list.push_back(to_kernel_instance(k));
     if (!list.empty())
       if (auto st = ctx.store->upsert_kernel_instances(list); !st.ok()) return http::error_response(st.error());
-    return http::json_ok(json::object{{"upserted", list.size()}, {"variants", variants.size()}});
+    return http::json_ok(api::to_json(
+        api::KernelCatalogStored{static_cast<std::int64_t>(list.size()), static_cast<std::int64_t>(variants.size())}));
   });
 
   add_blocking(router, ctx, "GET", "/api/v1/gpus", [&ctx](const Request& req) {

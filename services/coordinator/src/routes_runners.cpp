@@ -33,12 +33,21 @@ auto job_call(const Request& req, Parse parse) -> std::pair<std::int64_t, declty
 }
 
 json::value complete_json(std::int64_t job, const db::CompleteReply& r) {
-  json::array spawned;
-  for (auto id : r.spawned) spawned.emplace_back(id);
-  json::object out{
-      {"job", job}, {"status", db::to_string(r.status)}, {"duplicate", r.duplicate}, {"spawned", std::move(spawned)}};
-  if (r.status == db::JobStatus::queued && !r.duplicate) out["retry_in_ms"] = r.retry_in.others_ms;
-  return out;
+  api::JobCompleted out{job, std::string(db::to_string(r.status)), r.duplicate, r.spawned, std::nullopt};
+  if (r.status == db::JobStatus::queued && !r.duplicate) out.retry_in_ms = r.retry_in.others_ms;
+  return api::to_json(out);
+}
+
+// What a batch upload stored, in the batch's order.
+template <typename Outcomes>
+api::UploadStored stored_of(const Outcomes& outcomes) {
+  api::UploadStored s;
+  for (const auto& o : outcomes) {
+    s.ids.push_back(o.id);
+    s.duplicates += o.duplicate;
+  }
+  s.stored = static_cast<std::int64_t>(s.ids.size()) - s.duplicates;
+  return s;
 }
 
 // The records of an upload, in the caller's attempt. Commit, target and GPU are left as
@@ -138,7 +147,7 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     // The job it gave back is claimable once its backoff ends: wake parked claims then.
     if (released->others_ms > 0) ctx.broker->notify_in(std::chrono::milliseconds(released->others_ms));
     log::info("runner deregistered", {{"runner", who->runner_id}});
-    return http::json_ok(json::object{{"runner", who->runner_id}, {"deregistered", true}});
+    return http::json_ok(api::to_json(api::Deregistered{who->runner_id, true}));
   });
 
   // Long-poll: parks in the broker without holding a worker thread.
@@ -191,16 +200,12 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     auto out = ctx.store->put_results(
         records_of<db::ResultRecord>(batch->results, to_record, job_id, batch->attempt, who->runner_id));
     if (!out.ok()) return http::error_response(out.error());
-    json::array ids;
-    std::int64_t dup = 0;
-    for (const auto& o : *out) {
-      ids.emplace_back(o.id);
-      dup += o.duplicate;
-    }
-    if (dup < static_cast<std::int64_t>(out->size()))
-      ctx.events->publish("results", "results", json::serialize(json::object{{"job", job_id}, {"ids", ids}}));
-    return http::json_ok(json::object{
-        {"stored", out->size() - static_cast<std::size_t>(dup)}, {"duplicates", dup}, {"ids", std::move(ids)}});
+    const api::UploadStored stored = stored_of(*out);
+    const json::object answer = api::to_json(stored);
+    if (stored.stored > 0)
+      ctx.events->publish("results", "results",
+                          json::serialize(json::object{{"job", job_id}, {"ids", answer.at("ids")}}));
+    return http::json_ok(answer);
   });
 
   add_blocking(router, ctx, "POST", "/api/v1/jobs/{id}/builds", [&ctx](const Request& req) {
@@ -212,14 +217,7 @@ void add_runner_routes(http::Router& router, Context& ctx) {
         records_of<db::BuildRecord>(batch->records, to_build_record, job_id, batch->attempt, who->runner_id),
         who->runner_id);
     if (!out.ok()) return http::error_response(out.error());
-    json::array ids;
-    std::int64_t dup = 0;
-    for (const auto& o : *out) {
-      ids.emplace_back(o.id);
-      dup += o.duplicate;
-    }
-    return http::json_ok(json::object{
-        {"stored", out->size() - static_cast<std::size_t>(dup)}, {"duplicates", dup}, {"ids", std::move(ids)}});
+    return http::json_ok(api::to_json(stored_of(*out)));
   });
 
   add_blocking(router, ctx, "POST", "/api/v1/jobs/{id}/log", [&ctx](const Request& req) {
@@ -228,7 +226,7 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     auto [job_id, chunk] = job_call(req, [](const json::object& o) { return api::parse_job_log_append(o); });
     KPORT_HTTP_TRY(chunk);
     KPORT_HTTP_TRY(ctx.store->append_job_log(job_id, who->runner_id, chunk->attempt, chunk->text));
-    return http::json_ok(json::object{{"job", job_id}, {"appended", chunk->text.size()}});
+    return http::json_ok(api::to_json(api::JobLogAppended{job_id, static_cast<std::int64_t>(chunk->text.size())}));
   });
 }
 

@@ -71,4 +71,17 @@ TEST(RegistrationToken, AMissingEmptyOrMistypedFieldIsRefusedByName) {
                  "field 'expires_ms' must be an integer");
 }
 
+TEST(TokenRevoked, RoundTripsAndAMistypedRunnerIsRefusedByName) {
+  const json::object wire = api::to_json(api::TokenRevoked{7, true});
+  EXPECT_EQ(json::serialize(wire), R"({"runner":7,"revoked":true})");
+  auto back = api::parse_with(wire, "", api::read_token_revoked);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->runner, 7);
+  EXPECT_TRUE(back->revoked);
+  expect_refused(api::parse_with(json::object{{"runner", "7"}, {"revoked", true}}, "", api::read_token_revoked),
+                 "field 'runner' must be an integer");
+  expect_refused(api::parse_with(json::object{{"runner", 7}, {"revoked", "yes"}}, "", api::read_token_revoked),
+                 "field 'revoked' must be true or false");
+}
+
 }  // namespace

@@ -228,3 +228,55 @@ TEST(KernelCatalogUpload, AnEmptyCatalogOrAnElementThatDoesNotReadIsRefusedByIts
 }
 
 }  // namespace
+
+namespace {
+
+TEST(JobReportAnswers, EachRoundTripsInTheOrderTheCoordinatorWrites) {
+  const json::object appended = api::to_json(api::JobLogAppended{42, 18});
+  EXPECT_EQ(json::serialize(appended), R"({"job":42,"appended":18})");
+  auto a = api::parse_with(appended, "", api::read_job_log_appended);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_EQ(a->appended, 18);
+
+  const json::object requeued = api::to_json(api::JobCompleted{42, "queued", false, {}, 4000});
+  EXPECT_EQ(json::serialize(requeued),
+            R"({"job":42,"status":"queued","duplicate":false,"spawned":[],"retry_in_ms":4000})");
+  const json::object done = api::to_json(api::JobCompleted{42, "succeeded", true, {43, 44}, std::nullopt});
+  EXPECT_EQ(json::serialize(done), R"({"job":42,"status":"succeeded","duplicate":true,"spawned":[43,44]})");
+  auto c = api::parse_with(done, "", api::read_job_completed);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_TRUE(c->duplicate);
+  EXPECT_EQ(c->spawned, (std::vector<std::int64_t>{43, 44}));
+  EXPECT_FALSE(c->retry_in_ms);
+  EXPECT_EQ(api::parse_with(requeued, "", api::read_job_completed)->retry_in_ms, 4000);
+
+  const json::object stored = api::to_json(api::UploadStored{1, 1, {7, 8}});
+  EXPECT_EQ(json::serialize(stored), R"({"stored":1,"duplicates":1,"ids":[7,8]})");
+  auto s = api::parse_with(stored, "", api::read_upload_stored);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->ids, (std::vector<std::int64_t>{7, 8}));
+
+  const json::object published = api::to_json(api::KernelCatalogStored{12, 3});
+  EXPECT_EQ(json::serialize(published), R"({"upserted":12,"variants":3})");
+  auto k = api::parse_with(published, "", api::read_kernel_catalog_stored);
+  ASSERT_TRUE(k.ok()) << k.error().message;
+  EXPECT_EQ(k->upserted, 12);
+  EXPECT_EQ(k->variants, 3);
+}
+
+TEST(JobReportAnswers, AFieldThatDoesNotReadIsRefusedByName) {
+  expect_refused(api::parse_with(json::object{{"stored", 1}, {"duplicates", 0}, {"ids", json::array{7, "8"}}}, "",
+                                 api::read_upload_stored),
+                 "field 'ids[1]' must be an id (>= 1)");
+  expect_refused(api::parse_with(json::object{{"job", 42}, {"status", "queued"}, {"spawned", json::array{0}}}, "",
+                                 api::read_job_completed),
+                 "field 'spawned[0]' must be an id (>= 1)");
+  expect_refused(api::parse_with(json::object{{"job", 42}}, "", api::read_job_completed),
+                 "field 'status' is required (a string)");
+  expect_refused(api::parse_with(json::object{{"upserted", 1}}, "", api::read_kernel_catalog_stored),
+                 "field 'variants' is required (an integer)");
+  expect_refused(api::parse_with(json::object{{"job", "42"}, {"appended", 1}}, "", api::read_job_log_appended),
+                 "field 'job' must be an integer");
+}
+
+}  // namespace

@@ -189,6 +189,17 @@ TEST(RunnerList, RoundTripsEachRunnerWithEveryFieldPresent) {
   expect_refused(api::parse_runner_list(json::object{{"items", json::array{7}}}), "field 'items[0]' must be an object");
 }
 
+TEST(Deregistered, RoundTripsAndAMissingRunnerIsRefusedByName) {
+  const json::object wire = api::to_json(api::Deregistered{3, true});
+  EXPECT_EQ(json::serialize(wire), R"({"runner":3,"deregistered":true})");
+  auto back = api::parse_with(wire, "", api::read_deregistered);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->runner, 3);
+  EXPECT_TRUE(back->deregistered);
+  expect_refused(api::parse_with(json::object{{"deregistered", true}}, "", api::read_deregistered),
+                 "field 'runner' is required (an integer)");
+}
+
 TEST(Heartbeat, RequestAndAnswerRoundTrip) {
   EXPECT_EQ(json::serialize(api::to_json(api::HeartbeatRequest{12, 2})), R"({"job":12,"attempt":2})");
   EXPECT_EQ(json::serialize(api::to_json(api::HeartbeatRequest{})), "{}");

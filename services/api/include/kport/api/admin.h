@@ -5,6 +5,9 @@
 // coordinator reads the request and writes the answer. The wire forms are the contracts
 // the OpenAPI document describes (`RegistrationTokenInput`, `RegistrationToken`).
 //
+// A runner's token revoked (DELETE /api/v1/runners/{id}/token, `TokenRevoked`): the
+// coordinator writes it, `kport runners revoke` prints it as it came.
+//
 // Reading is strict: a field of the wrong type, an expiry outside 1 s .. 10 years or a
 // missing or empty token is an invalid_argument Error naming the field ("field
 // 'expires_in_s' must be an integer in 1..315360000, got 0"); unknown fields are
@@ -65,6 +68,23 @@ inline RegistrationToken read_registration_token(Fields& f) {
 
 inline Result<RegistrationToken> parse_registration_token(const boost::json::object& o, std::string where = "") {
   return parse_with(o, std::move(where), read_registration_token);
+}
+
+// The runner whose token was revoked (it is deregistered, its held job back in the queue).
+struct TokenRevoked {
+  std::int64_t runner = 0;
+  bool revoked = true;
+};
+
+inline boost::json::object to_json(const TokenRevoked& t) {
+  return boost::json::object{{"runner", t.runner}, {"revoked", t.revoked}};
+}
+
+inline TokenRevoked read_token_revoked(Fields& f) {
+  TokenRevoked t;
+  t.runner = f.integer("runner");
+  t.revoked = f.boolean("revoked", false);
+  return t;
 }
 
 }  // namespace kport::api

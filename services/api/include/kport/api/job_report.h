@@ -5,7 +5,8 @@
 // POST /api/v1/jobs/{id}/results) or build records (`BuildRecordBatch`, POST
 // /api/v1/jobs/{id}/builds), and the harness's kernel instances and variants
 // (`KernelCatalogUpload`, PUT /api/v1/kernels). The runner writes them; the coordinator
-// reads them. The wire forms are the contracts the OpenAPI document describes
+// reads them and answers each (`JobLogAppended`, `JobCompleted`, `UploadStored`,
+// `KernelCatalogStored`). The wire forms are the contracts the OpenAPI document describes
 // (`JobLogInput`, `JobLog`, `JobCompleteInput`, `ResultsInput`, `BuildRecordsInput`, `KernelsInput`).
 //
 // Reading is strict: a field of the wrong type, an attempt out of range, a status kport
@@ -343,6 +344,115 @@ inline KernelCatalogUpload read_kernel_catalog_upload(Fields& f) {
 
 inline Result<KernelCatalogUpload> parse_kernel_catalog_upload(const boost::json::object& o, std::string where = "") {
   return parse_with(o, std::move(where), read_kernel_catalog_upload);
+}
+
+// ---- the coordinator's answers ---------------------------------------------------------
+//
+// The coordinator writes these; the runner takes any JSON object as the acknowledgement
+// (answers.h, parse_ack), so their readers serve tests and other clients. The wire forms
+// are `JobLogAppended`, `JobCompleted`, `Stored` and `KernelsPublished`.
+
+// A log chunk stored: the bytes appended.
+struct JobLogAppended {
+  std::int64_t job = 0;
+  std::int64_t appended = 0;
+};
+
+inline boost::json::object to_json(const JobLogAppended& a) {
+  return boost::json::object{{"job", a.job}, {"appended", a.appended}};
+}
+
+inline JobLogAppended read_job_log_appended(Fields& f) {
+  JobLogAppended a;
+  a.job = f.integer("job");
+  a.appended = f.integer("appended");
+  return a;
+}
+
+// An attempt ended: the job's status after it, whether the end was recorded before (a
+// retried call), the jobs it unblocked, and when it goes back to the queue (a retryable
+// failure with attempts left).
+struct JobCompleted {
+  std::int64_t job = 0;
+  std::string status;
+  bool duplicate = false;
+  std::vector<std::int64_t> spawned;
+  std::optional<std::int64_t> retry_in_ms;
+};
+
+inline boost::json::object to_json(const JobCompleted& c) {
+  boost::json::array spawned;
+  for (auto id : c.spawned) spawned.emplace_back(id);
+  boost::json::object o{
+      {"job", c.job}, {"status", c.status}, {"duplicate", c.duplicate}, {"spawned", std::move(spawned)}};
+  if (c.retry_in_ms) o["retry_in_ms"] = *c.retry_in_ms;
+  return o;
+}
+
+namespace detail {
+// An array of ids (>= 1) under `key`, each named by its index when it is not one.
+inline std::vector<std::int64_t> read_ids(Fields& f, std::string_view key) {
+  std::vector<std::int64_t> out;
+  const boost::json::array* a = f.array(key);
+  for (std::size_t i = 0; a && i < a->size() && f.ok(); ++i) {
+    if (!(*a)[i].is_int64() || (*a)[i].as_int64() < 1) {
+      f.fail_with(
+          Error{Errc::invalid_argument, "field '" + f.path(key) + "[" + std::to_string(i) + "]' must be an id (>= 1)"});
+      break;
+    }
+    out.push_back((*a)[i].as_int64());
+  }
+  return out;
+}
+}  // namespace detail
+
+inline JobCompleted read_job_completed(Fields& f) {
+  JobCompleted c;
+  c.job = f.integer("job");
+  c.status = f.str("status", 32);
+  c.duplicate = f.boolean("duplicate", false);
+  c.spawned = detail::read_ids(f, "spawned");
+  c.retry_in_ms = f.opt_int("retry_in_ms", 0, INT64_MAX);
+  return c;
+}
+
+// A batch of results or build records stored: how many were new, how many the attempt
+// had sent before, and every record's id in the batch's order.
+struct UploadStored {
+  std::int64_t stored = 0;
+  std::int64_t duplicates = 0;
+  std::vector<std::int64_t> ids;
+};
+
+inline boost::json::object to_json(const UploadStored& s) {
+  boost::json::array ids;
+  for (auto id : s.ids) ids.emplace_back(id);
+  return boost::json::object{{"stored", s.stored}, {"duplicates", s.duplicates}, {"ids", std::move(ids)}};
+}
+
+inline UploadStored read_upload_stored(Fields& f) {
+  UploadStored s;
+  s.stored = f.integer("stored");
+  s.duplicates = f.integer("duplicates");
+  s.ids = detail::read_ids(f, "ids");
+  return s;
+}
+
+// The kernel catalog stored: the instances and the variants upserted.
+struct KernelCatalogStored {
+  std::int64_t upserted = 0;
+  std::int64_t variants = 0;
+};
+
+inline boost::json::object to_json(const KernelCatalogStored& k) {
+  return boost::json::object{{"upserted", k.upserted}, {"variants", k.variants}};
+}
+
+inline KernelCatalogStored read_kernel_catalog_stored(Fields& f) {
+  KernelCatalogStored k;
+  k.upserted = f.integer("upserted");
+  k.variants = f.integer("variants");
+  return k;
 }
 
 }  // namespace kport::api
