@@ -224,6 +224,9 @@ void DeliverySender::send_round() {
           if (token) request = forge_request(d, *connection, *token, check_run_id);
           if (token && request.ok()) attempt = send(client, d, *request, retry_at, app);
         }
+        // A token the forge refused is not offered again, not even after the connection is
+        // put again.
+        if (app && attempt.outcome == db::DeliveryAttempt::Outcome::refused) m_app_tokens.drop(*connection);
       }
       using Outcome = db::DeliveryAttempt::Outcome;
       const char* outcome = attempt.outcome == Outcome::delivered ? "delivered"

@@ -415,9 +415,10 @@ db::DeliveryAttempt classify_answer(const db::Delivery& d, const OutgoingRequest
   if ((ans.status == 401 || ans.status == 403) && d.kind != "webhook" && d.repo) {
     a.outcome = db::DeliveryAttempt::Outcome::refused;
     if (github_app) {
-      a.error = utf8::clip("the forge refused the GitHub App's installation token (" + answered +
-                               "), a fresh one too; check that the app is installed on the repository with checks "
-                               "and statuses write permission, then PUT /api/v1/repositories/" +
+      a.error = utf8::clip("the forge refused the GitHub App's installation token (" + answered + ")" +
+                               (ans.status == 401 ? ", a fresh one too" : "") +
+                               "; check that the app is installed on the repository with checks and statuses "
+                               "write permission, then PUT /api/v1/repositories/" +
                                *d.repo + "/forge again",
                            1000);
       return a;

@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <ctime>
 #include <filesystem>
@@ -19,6 +20,7 @@ namespace {
 constexpr std::int64_t k_jwt_backdate_s = 60;        // GitHub's advice: iat a minute back, for clock drift
 constexpr std::int64_t k_jwt_life_s = 9 * 60;        // exp ahead of now; GitHub takes 10 minutes at most
 constexpr std::int64_t k_renew_before_ms = 300'000;  // renew an installation token this long before it expires
+constexpr std::int64_t k_max_life_ms = 3'600'000;    // the longest an installation token is held
 
 std::string api_root(const db::ForgeConnection& c) {
   std::string root = c.api_url;
@@ -92,7 +94,9 @@ OutgoingRequest access_token_request(const db::ForgeConnection& c, const std::st
 }
 
 std::int64_t renew_at_ms(std::int64_t now_ms, std::int64_t expires_ms) {
-  const std::int64_t life = expires_ms - now_ms;
+  // GitHub's tokens live an hour: a forge that says longer is not taken at its word.
+  const std::int64_t life = std::min(expires_ms - now_ms, k_max_life_ms);
+  expires_ms = now_ms + life;
   return life > 2 * k_renew_before_ms ? expires_ms - k_renew_before_ms : now_ms + life / 2;
 }
 

@@ -51,7 +51,7 @@ struct InstallationToken {
 };
 
 // When a token that came at `now_ms` is renewed: 5 minutes before it expires (GitHub's
-// live an hour), or halfway through a shorter life.
+// live an hour; a longer life is taken as an hour), or halfway through a shorter life.
 std::int64_t renew_at_ms(std::int64_t now_ms, std::int64_t expires_ms);
 
 // "2016-07-11T22:14:10Z" (fractions and a +00:00 zone accepted) as Unix milliseconds.

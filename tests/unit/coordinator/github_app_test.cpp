@@ -67,6 +67,7 @@ TEST(GitHubApp, TokensAreRenewedFiveMinutesEarlyOrHalfwayThroughAShortLife) {
   EXPECT_EQ(renew_at_ms(0, 3'600'000), 3'300'000);
   EXPECT_EQ(renew_at_ms(1'000, 601'000), 301'000);
   EXPECT_EQ(renew_at_ms(0, 2'000), 1'000);
+  EXPECT_EQ(renew_at_ms(0, 86'400'000), 3'300'000);  // a day's token is held an hour at most
 }
 
 TEST(GitHubApp, AnAnswerWithATokenIsTheToken) {
