@@ -907,6 +907,18 @@ Result<std::vector<ListedVariant>> parse_list_variants(std::string_view list_jso
     }
     const auto* status = o->if_contains("status");
     lv.status = status && status->is_string() ? std::string(status->as_string()) : "built";
+    // What kport publishes of each instance must be there.
+    if (const auto* instances = o->if_contains("instances")) {
+      if (!instances->is_array()) return make_error(Errc::invalid_argument, at + ": 'instances' is not an array");
+      for (std::size_t j = 0; j < instances->as_array().size(); ++j) {
+        const auto* inst = instances->as_array()[j].if_object();
+        const std::string where = at + ".instances[" + std::to_string(j) + "]";
+        if (!inst) return make_error(Errc::invalid_argument, where + " is not an object");
+        for (const char* key : {"name", "family", "variant"})
+          if (const auto* x = inst->if_contains(key); !x || !x->is_string() || x->as_string().empty())
+            return make_error(Errc::invalid_argument, where + " has no string '" + key + "'");
+      }
+    }
     if (const auto* r = o->if_contains("reason"); r && r->is_string()) lv.reason = std::string(r->as_string());
     out.push_back(std::move(lv));
   }

@@ -96,7 +96,14 @@ Result<json::array> harness_instances(const std::filesystem::path& harness, json
       for (const auto& i : list->as_array()) {
         if (!i.is_object()) continue;
         const auto& io = i.as_object();
-        json::object inst{{"name", io.at("name")}, {"family", io.at("family")}, {"variant", io.at("variant")}};
+        // An instance without its names cannot be published (the driver refuses such a list
+        // for a library built from its manifest); skip it rather than guess.
+        const auto* name = io.if_contains("name");
+        const auto* family = io.if_contains("family");
+        const auto* variant = io.if_contains("variant");
+        if (!name || !family || !variant || !name->is_string() || !family->is_string() || !variant->is_string())
+          continue;
+        json::object inst{{"name", *name}, {"family", *family}, {"variant", *variant}};
         if (const auto* f = io.if_contains("features")) inst["features"] = *f;
         // Which dtypes it runs: provisional answers offer only instances that run the one asked.
         if (const auto* d = io.if_contains("dtypes"); d && d->is_array()) inst["dtypes"] = *d;

@@ -354,6 +354,13 @@ TEST(HarnessList, VariantsAreReadFromTheListDocument) {
             "`list` variants[0]: 'plain' is not family.variant");
   EXPECT_EQ(parse_list_variants(R"({"variants": [{"variant": "a.b"}, {"variant": "a.b"}]})").error().message,
             "`list` variants[1]: variant 'a.b' is listed twice");
+  EXPECT_EQ(
+      parse_list_variants(R"({"variants": [{"variant": "a.b", "instances": [{"name": "a.b.x", "variant": "b"}]}]})")
+          .error()
+          .message,
+      "`list` variants[0].instances[0] has no string 'family'");
+  EXPECT_EQ(parse_list_variants(R"({"variants": [{"variant": "a.b", "instances": {}}]})").error().message,
+            "`list` variants[0]: 'instances' is not an array");
 }
 
 }  // namespace
