@@ -796,9 +796,9 @@ bool Manifest::builds_target(std::string_view target) const {
   return all_targets || std::find(targets.begin(), targets.end(), target) != targets.end();
 }
 
-const ManifestFamily* Manifest::family(std::string_view want) const {
+const ManifestFamily* Manifest::family(std::string_view family_name) const {
   for (const auto& f : families)
-    if (f.name == want) return &f;
+    if (f.name == family_name) return &f;
   return nullptr;
 }
 

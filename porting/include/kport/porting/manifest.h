@@ -92,7 +92,7 @@ struct Manifest {
   std::string origin = std::string(k_manifest_file);    // what errors name
 
   bool builds_target(std::string_view target) const;
-  const ManifestFamily* family(std::string_view name) const;
+  const ManifestFamily* family(std::string_view family_name) const;
 };
 
 // The dtypes a manifest may name.
