@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "kport/common/process.h"
+#include "kport/porting/manifest.h"
 #include "kport/porting/variants.h"
 
 namespace kport::runner {
@@ -123,7 +124,28 @@ Result<api::KernelCatalogUpload> harness_catalog(const std::filesystem::path& ha
 
 void locate_sources(std::vector<api::BuildRecordUpload>& records, const SourceTree& tree) {
   if (tree.kernels_dir.empty()) return;
-  auto specs = porting::discover_variants(tree.kernels_dir);
+  // The variants' sources: a manifest's declared ones, else the kport_kernel_variant calls.
+  Result<std::vector<porting::VariantSpec>> specs = std::vector<porting::VariantSpec>{};
+  const auto manifest_file = tree.kernels_dir / porting::k_manifest_file;
+  std::error_code exists_ec;
+  if (std::filesystem::exists(manifest_file, exists_ec)) {
+    auto manifest = porting::load_manifest(manifest_file);
+    if (!manifest.ok()) return;
+    if (manifest->cmake && !manifest->cmake->variants_from.empty()) {
+      specs = porting::discover_variants(tree.kernels_dir / manifest->cmake->source_dir);
+    } else if (manifest->variants) {
+      for (const auto& v : *manifest->variants) {
+        porting::VariantSpec spec;
+        spec.family = v.family;
+        spec.variant = v.name;
+        spec.sources = v.sources;
+        spec.dir = tree.kernels_dir;
+        specs->push_back(std::move(spec));
+      }
+    }
+  } else {
+    specs = porting::discover_variants(tree.kernels_dir);
+  }
   if (!specs.ok()) return;
   const std::filesystem::path root = tree.repo_dir.empty() ? tree.kernels_dir.parent_path() : tree.repo_dir;
   std::map<std::string, std::pair<std::string, int>> where;  // family.variant -> (path, line)
