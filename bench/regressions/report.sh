@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The verdict's rule over the A/A figures that bench/regressions/run_h200.sh brought back
-# from several machine starts: false regressions with no change, and the share of pairs
-# found with an effect applied to the later figure (see aa_judge.cpp).
+# from several machine starts: false regressions with no change, the share of trials that
+# find an effect applied to the change's figures, and (when the starts timed one) a real
+# kernel change against the unchanged harness (see aa_judge.cpp).
 #   bash bench/regressions/report.sh DIR [build-dir]    (build-dir default build/ci)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -9,6 +10,14 @@ dir=$1
 build=${2:-build/ci}
 cmake --build "$build" --target kport-bench-aa >/dev/null
 python3 bench/regressions/extract.py "$dir" >"$dir/figures.tsv"
+python3 bench/regressions/extract.py "$dir" --change >"$dir/change.tsv"
 echo "figures: $(wc -l <"$dir/figures.tsv") of $(cut -f1 "$dir/figures.tsv" | sort -u | wc -l) cases," \
   "$(cut -f2,3 "$dir/figures.tsv" | sort -u | wc -l) processes on $(cut -f2 "$dir/figures.tsv" | sort -u | wc -l) machine starts"
-"$build/bin/kport-bench-aa" "$dir/figures.tsv" --effect 0.01 --effect 0.02 --effect 0.03 --effect 0.05 --effect 0.10
+# Pairs of four rounds a side, as the GPU runner times a re-measure (--bench-paired-rounds).
+change=()
+[[ -s $dir/change.tsv ]] && change=(--change "$dir/change.tsv")
+"$build/bin/kport-bench-aa" "$dir/figures.tsv" --side-rounds 4 --effect 0.01 --effect 0.02 --effect 0.03 \
+  --effect 0.05 --effect 0.10 "${change[@]}"
+echo
+echo "with two rounds a side:"
+"$build/bin/kport-bench-aa" "$dir/figures.tsv" --side-rounds 2 --effect 0.02

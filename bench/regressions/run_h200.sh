@@ -5,26 +5,61 @@
 # runner's duty cycle and L2 flush), each report kept as start<S>-pass<P>.json.gz. One call
 # per machine start (KPORT_START=1, 2, 3 ...); the figures of several starts are compared
 # with each other by report.sh.
+#
+# With KPORT_CHANGE_PAIRS=N (default 6) it then times a real kernel change against the
+# unchanged harness, interleaved: the harness is built again with the stage count of two
+# wgmma_tma instances lowered (128x128x64: 6 -> 4 stages, 128x256x64: 4 -> 3; names kept,
+# as a commit retuning an instance keeps them), and N pairs of processes, unchanged then
+# changed, time those instances' bf16 grid (change<S>-<A|B><P>.json.gz).
 #   KPORT_START=1 bash bench/regressions/run_h200.sh      (OUT defaults to build/regressions-out)
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/build/regressions-out}
 START=${KPORT_START:-1}
-PASSES=${KPORT_PASSES:-3}
-BUDGET_S=${KPORT_BUDGET_S:-430}  # no new pass starts after this many seconds
+PASSES=${KPORT_PASSES:-8}
+PAIRS=${KPORT_CHANGE_PAIRS:-6}
+BUDGET_S=${KPORT_BUDGET_S:-470}  # no new A/A pass starts after this many seconds
 mkdir -p "$OUT"
 t0=$(date +%s)
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader \
   | tee "$OUT/start$START-gpu.txt"
-cmake -S kernels -B build/h-kern-sa -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPORT_CUDA_TARGETS=sm_90a >/dev/null &&
-  cmake --build build/h-kern-sa >"$OUT/start$START-build.log" 2>&1 || { echo "harness build failed"; tail -20 "$OUT/start$START-build.log"; exit 2; }
-H=build/h-kern-sa/bin/kport-harness-sm_90a
+B=build/h-kern-sa
+cmake -S kernels -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPORT_CUDA_TARGETS=sm_90a >/dev/null &&
+  cmake --build $B >"$OUT/start$START-build.log" 2>&1 || { echo "harness build failed"; tail -20 "$OUT/start$START-build.log"; exit 2; }
+H=$PWD/build/h-aa-harness
+cp $B/bin/kport-harness-sm_90a "$H"
 sha256sum "$H" | cut -c1-64 | tee "$OUT/start$START-harness.txt"
 echo "[$(( $(date +%s) - t0 ))s] harness built"
+SAMPLING=(--time-cap-ms 100 --warmup-ms 200 --later-warmup-ms 20 --min-samples 10 --max-rse 0.003 --max-duty 0.5
+  --no-baseline)
+HC=
+if (( PAIRS > 0 )); then
+  SRC=kernels/gemm/wgmma_tma/gemm_wgmma_tma_sm90.cu
+  cp $SRC "$SRC.orig"
+  sed -i -e 's/^using Cfg128x128 = Config<128, 128, 64, 6, 1>;/using Cfg128x128 = Config<128, 128, 64, 4, 1>;/' \
+    -e 's/^using Cfg128x256 = Config<128, 256, 64, 4, 1>;/using Cfg128x256 = Config<128, 256, 64, 3, 1>;/' $SRC
+  if [[ $(diff "$SRC.orig" $SRC | grep -c '^>') == 2 ]] && cmake --build $B >>"$OUT/start$START-build.log" 2>&1; then
+    HC=$PWD/build/h-change-harness
+    cp $B/bin/kport-harness-sm_90a "$HC"
+    echo "[$(( $(date +%s) - t0 ))s] changed harness built: $(sha256sum "$HC" | cut -c1-12)"
+  else
+    echo "the changed harness did not build; no change pairs"
+  fi
+  mv "$SRC.orig" $SRC
+fi
 for p in $(seq "$PASSES"); do
   if (( $(date +%s) - t0 > BUDGET_S )); then echo "budget reached before pass $p"; break; fi
-  timeout 300 "$H" bench --all --dtype all --seed $((START * 1000 + p)) --time-cap-ms 100 --warmup-ms 200 \
-    --later-warmup-ms 20 --min-samples 10 --max-rse 0.003 --max-duty 0.5 --no-baseline \
+  timeout 300 "$H" bench --all --dtype all --seed $((START * 1000 + p)) "${SAMPLING[@]}" \
     2>"$OUT/start$START-pass$p.err" | gzip >"$OUT/start$START-pass$p.json.gz"
   echo "[$(( $(date +%s) - t0 ))s] pass $p: exit ${PIPESTATUS[0]}"
 done
+if [[ -n $HC ]]; then
+  for p in $(seq "$PAIRS"); do
+    for side in A B; do
+      bin=$H; [[ $side == B ]] && bin=$HC
+      timeout 120 "$bin" bench --all --filter wgmma_tma.128x --dtype bf16 --seed $((START * 1000 + 500 + p)) \
+        "${SAMPLING[@]}" 2>"$OUT/change$START-$side$p.err" | gzip >"$OUT/change$START-$side$p.json.gz"
+    done
+    echo "[$(( $(date +%s) - t0 ))s] change pair $p"
+  done
+fi

@@ -13,8 +13,8 @@ using detail::insert_delivery;
 namespace {
 
 constexpr const char* k_connection_select =
-    "SELECT repo, kind, api_url, project, token_file, mode, broken_reason, broken_ms, created_ms, updated_ms"
-    " FROM forge_connections";
+    "SELECT repo, kind, api_url, project, token_file, mode, broken_reason, broken_ms, created_ms, updated_ms,"
+    " app_id, installation_id, private_key_file FROM forge_connections";
 
 ForgeConnection read_connection(const detail::Stmt& s, int at = 0) {
   ForgeConnection c;
@@ -28,6 +28,9 @@ ForgeConnection read_connection(const detail::Stmt& s, int at = 0) {
   c.broken_ms = s.opt_int64(at + 7);
   c.created_ms = s.int64(at + 8);
   c.updated_ms = s.int64(at + 9);
+  c.app_id = s.opt_int64(at + 10);
+  c.installation_id = s.opt_int64(at + 11);
+  c.private_key_file = s.opt_text(at + 12).value_or("");
   return c;
 }
 
@@ -69,7 +72,25 @@ Status check_connection(const ForgeConnection& c) {
     return make_error(Errc::invalid_argument, "field 'mode': check runs are GitHub's; use mode status for " + c.kind);
   if (c.api_url.empty()) return make_error(Errc::invalid_argument, "field 'api_url' must not be empty");
   if (c.project.empty()) return make_error(Errc::invalid_argument, "field 'project' must not be empty");
-  if (c.token_file.empty()) return make_error(Errc::invalid_argument, "field 'token_file' must not be empty");
+  const bool app = c.app_id || c.installation_id || !c.private_key_file.empty();
+  if (app && !c.token_file.empty())
+    return make_error(Errc::invalid_argument,
+                      "give either 'token_file' or a GitHub App's 'app_id', 'installation_id' and "
+                      "'private_key_file', not both");
+  if (!app) {
+    if (c.token_file.empty()) return make_error(Errc::invalid_argument, "field 'token_file' must not be empty");
+    return {};
+  }
+  if (c.kind != "github")
+    return make_error(Errc::invalid_argument,
+                      "GitHub App credentials are GitHub's; " + c.kind + " takes a 'token_file'");
+  if (!c.app_id || *c.app_id < 1)
+    return make_error(Errc::invalid_argument, "field 'app_id' must be the GitHub App's id, an integer >= 1");
+  if (!c.installation_id || *c.installation_id < 1)
+    return make_error(Errc::invalid_argument,
+                      "field 'installation_id' must be the app's installation id, an integer >= 1");
+  if (c.private_key_file.empty())
+    return make_error(Errc::invalid_argument, "field 'private_key_file' must not be empty");
   return {};
 }
 
@@ -89,12 +110,19 @@ Result<ForgeConnection> Store::put_forge_connection(const ForgeConnection& in) {
     auto repo = detail::repository_id(c, in.repo);
     if (!repo) return std::move(repo).error();
     auto up = c.prepare(
-        "INSERT INTO forge_connections(repo, kind, api_url, project, token_file, mode, created_ms, updated_ms)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7) ON CONFLICT(repo) DO UPDATE SET kind = excluded.kind,"
+        "INSERT INTO forge_connections(repo, kind, api_url, project, token_file, mode, created_ms, updated_ms,"
+        " app_id, installation_id, private_key_file)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9, ?10) ON CONFLICT(repo) DO UPDATE SET kind = excluded.kind,"
         " api_url = excluded.api_url, project = excluded.project, token_file = excluded.token_file,"
-        " mode = excluded.mode, broken_reason = NULL, broken_ms = NULL, updated_ms = excluded.updated_ms");
+        " mode = excluded.mode, app_id = excluded.app_id, installation_id = excluded.installation_id,"
+        " private_key_file = excluded.private_key_file, broken_reason = NULL, broken_ms = NULL,"
+        " updated_ms = excluded.updated_ms");
     if (!up) return std::move(up).error();
-    KPORT_TRY(up->bind_all(in.repo, in.kind, in.api_url, in.project, in.token_file, in.mode, now).run());
+    const std::optional<std::string> key_file =
+        in.private_key_file.empty() ? std::nullopt : std::optional<std::string>(in.private_key_file);
+    KPORT_TRY(up->bind_all(in.repo, in.kind, in.api_url, in.project, in.token_file, in.mode, now, in.app_id,
+                           in.installation_id, key_file)
+                  .run());
     auto loaded = load_connection(c, in.repo);
     if (!loaded) return std::move(loaded).error();
     if (!*loaded) return make_error(Errc::internal, "forge connection of '" + in.repo + "' vanished");

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "build_steps.h"
+#include "kport/porting/manifest.h"
 
 namespace kport::porting {
 namespace fs = std::filesystem;
@@ -103,18 +104,16 @@ std::string summary(const VariantRecord& r) {
 
 }  // namespace
 
-Result<BuildReport> build_target(const BuildRequest& req) {
+namespace detail {
+
+// Every variant compiled on its own (the variants kport_kernel_variant calls declare in
+// project.source_dir), audited, and the harness linked from those that built.
+Result<BuildReport> build_variants(const BuildRequest& req, const TargetEntry& target_entry, const Project& project) {
   auto say = [&](const std::string& line) {
     if (req.log) req.log(line);
   };
-  if (!req.catalog) return make_error(Errc::invalid_argument, "build_target needs a catalog");
-  auto entry = req.catalog->find(req.target);
-  if (!entry.ok()) return std::move(entry).error();
-  if (!entry->supported_by_toolkit)
-    return make_error(Errc::unprocessable, "the installed CUDA toolkit " + req.catalog->toolkit_version() +
-                                               " cannot build " + req.target +
-                                               " (nvcc --list-gpu-code does not list its SM)");
-  auto variants = discover_variants(req.kernels_dir);
+  const TargetEntry* entry = &target_entry;
+  auto variants = discover_variants(project.source_dir);
   if (!variants.ok()) return std::move(variants).error();
 
   BuildReport report;
@@ -158,7 +157,7 @@ Result<BuildReport> build_target(const BuildRequest& req) {
   fs::path catalog_file = req.build_dir / "kport-catalog.json";
   KPORT_TRY(write_catalog(*req.catalog, *entry, catalog_file));
   std::string cmake_log;
-  KPORT_TRY(detail::configure_project(req, catalog_file, left_out, cmake_log));
+  KPORT_TRY(detail::configure_project(req, project, catalog_file, left_out, cmake_log));
   auto objects = detail::object_files(req.build_dir);
   if (!objects.ok()) return std::move(objects).error();
 
@@ -210,13 +209,13 @@ Result<BuildReport> build_target(const BuildRequest& req) {
   if (!excluded.empty()) {
     say("linking kport-harness-" + req.target + " without " + std::to_string(excluded.size()) + " failed variant(s)");
     excluded.insert(excluded.end(), left_out.begin(), left_out.end());
-    if (auto st = detail::configure_project(req, catalog_file, excluded, cmake_log); !st.ok()) {
+    if (auto st = detail::configure_project(req, project, catalog_file, excluded, cmake_log); !st.ok()) {
       report.harness_error = st.error().message;
       return report;
     }
   }
   std::string link_log;
-  auto harness = detail::link_harness(req, link_log);
+  auto harness = detail::link_harness(req, project, link_log);
   if (!harness.ok()) {
     report.harness_error = harness.error().message;
     say(report.harness_error);
@@ -226,6 +225,69 @@ Result<BuildReport> build_target(const BuildRequest& req) {
   report.harness_sha256 = detail::file_sha256(*harness);
   say("linked " + harness->string() + " sha256 " + report.harness_sha256);
   return report;
+}
+
+}  // namespace detail
+
+Result<BuildReport> build_target(const BuildRequest& request) {
+  auto say = [&](const std::string& line) {
+    if (request.log) request.log(line);
+  };
+  if (!request.catalog) return make_error(Errc::invalid_argument, "build_target needs a catalog");
+  auto entry = request.catalog->find(request.target);
+  if (!entry.ok()) return std::move(entry).error();
+  if (!entry->supported_by_toolkit)
+    return make_error(Errc::unprocessable, "the installed CUDA toolkit " + request.catalog->toolkit_version() +
+                                               " cannot build " + request.target +
+                                               " (nvcc --list-gpu-code does not list its SM)");
+  std::error_code ec;
+  const fs::path manifest_file = request.kernels_dir / k_manifest_file;
+  if (!fs::exists(manifest_file, ec)) {
+    if (!fs::exists(request.kernels_dir / "cmake" / "kport_kernels.cmake", ec))
+      return make_error(Errc::not_found, request.kernels_dir.string() +
+                                             " has no kport.json (the library manifest, docs/MANIFEST.md) and is not "
+                                             "a kport kernels tree (no cmake/kport_kernels.cmake)");
+    return detail::build_variants(request, *entry, detail::legacy_project(request));
+  }
+
+  // The library's manifest says how it builds.
+  const fs::path base = request.checkout.empty() ? request.kernels_dir : request.checkout;
+  auto origin = fs::relative(manifest_file, base, ec);
+  auto manifest =
+      load_manifest(manifest_file, ec || origin.empty() ? std::string(k_manifest_file) : origin.generic_string());
+  if (!manifest.ok()) {
+    auto error = std::move(manifest).error();
+    if (error.code == Errc::not_found) error.code = Errc::internal;  // it exists: unreadable
+    return error;
+  }
+  if (!manifest->builds_target(request.target)) {
+    std::string listed;
+    for (const auto& t : manifest->targets) listed += (listed.empty() ? "" : ", ") + t;
+    return make_error(Errc::unprocessable, manifest->origin + " of " + manifest->name + " does not build " +
+                                               request.target + " (its targets: " + listed + ")");
+  }
+  const fs::path build_dir = fs::absolute(request.build_dir, ec);
+  const Placeholders values{request.target, cuda_arch_of(request.target), build_dir.string(),
+                            fs::absolute(request.kernels_dir, ec).string()};
+  std::vector<std::string> vars;
+  for (const auto& [name, value] : manifest->env) {
+    auto v = expand(value, values);
+    if (!v.ok())
+      return make_error(Errc::invalid_argument, manifest->origin + ": env." + name + ": " + v.error().message);
+    vars.push_back(name + "=" + *v);
+  }
+  detail::ExtraEnv extra(detail::env_of(request), std::move(vars));
+  BuildRequest req = request;
+  req.env = &extra;
+  say("library " + manifest->name + " (" + manifest->origin + ", manifest_version " +
+      std::to_string(manifest->manifest_version) + ")");
+
+  if (manifest->cmake && manifest->cmake->variants_from == "kport_kernel_variant") {
+    auto project = detail::manifest_project(req, *manifest, values);
+    if (!project.ok()) return std::move(project).error();
+    return detail::build_variants(req, *entry, *project);
+  }
+  return detail::build_whole(req, *entry, *manifest, values);
 }
 
 }  // namespace kport::porting

@@ -14,32 +14,30 @@
 namespace kport::porting::detail {
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string tail(const std::string& text, std::size_t n = 8000) {
+std::string tail(const std::string& text, std::size_t n) {
   return text.size() <= n ? text : "..." + text.substr(text.size() - n);
 }
 
-}  // namespace
+Project legacy_project(const BuildRequest& r) {
+  Project p;
+  p.source_dir = r.kernels_dir;
+  p.options = {"-DKPORT_CUDA_TARGETS=" + r.target};
+  p.harness_target = "kport-harness-" + r.target;
+  p.harness = r.build_dir / "bin" / p.harness_target;
+  return p;
+}
 
-Status configure_project(const BuildRequest& r, const fs::path& catalog_file, const std::vector<std::string>& excluded,
-                         std::string& log) {
+Status configure_project(const BuildRequest& r, const Project& project, const fs::path& catalog_file,
+                         const std::vector<std::string>& excluded, std::string& log) {
   std::string exclude_list;
   for (const auto& e : excluded) exclude_list += (exclude_list.empty() ? "" : ";") + e;
-  std::vector<std::string> argv = {r.cmake,
-                                   "-S",
-                                   r.kernels_dir.string(),
-                                   "-B",
-                                   r.build_dir.string(),
-                                   "-G",
-                                   "Ninja",
-                                   "-DCMAKE_BUILD_TYPE=Release",
-                                   "-DKPORT_CUDA_TARGETS=" + r.target,
-                                   "-DKPORT_PTXAS_VERBOSE=ON",
-                                   "-DKPORT_CATALOG_FILE=" + catalog_file.string(),
-                                   "-DKPORT_EXCLUDE_VARIANTS=" + exclude_list,
-                                   "-DCMAKE_CUDA_COMPILER=" + r.nvcc,
-                                   "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"};
+  std::vector<std::string> argv = {r.cmake, "-S",    project.source_dir.string(), "-B", r.build_dir.string(),
+                                   "-G",    "Ninja", "-DCMAKE_BUILD_TYPE=Release"};
+  argv.insert(argv.end(), project.options.begin(), project.options.end());
+  if (project.kport_helper)
+    argv.insert(argv.end(), {"-DKPORT_PTXAS_VERBOSE=ON", "-DKPORT_CATALOG_FILE=" + catalog_file.string(),
+                             "-DKPORT_EXCLUDE_VARIANTS=" + exclude_list});
+  argv.insert(argv.end(), {"-DCMAKE_CUDA_COMPILER=" + r.nvcc, "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"});
   if (!find_program(r.ccache).empty()) {
     argv.push_back("-DCMAKE_CUDA_COMPILER_LAUNCHER=" + r.ccache);
     argv.push_back("-DCMAKE_CXX_COMPILER_LAUNCHER=" + r.ccache);
@@ -63,14 +61,15 @@ Status configure_project(const BuildRequest& r, const fs::path& catalog_file, co
   auto out = env_of(r).run_process(reuse ? regen : argv, o);
   if (!out.ok()) return out.error();
   log += out->output;
-  if (out->timed_out) return make_error(Errc::internal, "cmake configure of " + r.kernels_dir.string() + " timed out");
+  if (out->timed_out)
+    return make_error(Errc::internal, "cmake configure of " + project.source_dir.string() + " timed out");
   if (out->exit_code == 0 && !reuse) {
     std::error_code ec;
     fs::create_directories(stamp.parent_path(), ec);
     std::ofstream(stamp) << args_text;
   }
   if (out->exit_code != 0)
-    return make_error(Errc::internal, "cmake configure of " + r.kernels_dir.string() + " for " + r.target +
+    return make_error(Errc::internal, "cmake configure of " + project.source_dir.string() + " for " + r.target +
                                           " failed (exit " + std::to_string(out->exit_code) + "):\n" +
                                           tail(out->output));
   return {};
@@ -166,18 +165,36 @@ bool ninja_up_to_date(const BuildRequest& r, const std::string& object) {
   return out.ok() && out->exit_code == 0 && out->output.find("no work to do") != std::string::npos;
 }
 
-Result<fs::path> link_harness(const BuildRequest& r, std::string& log) {
+Result<fs::path> link_harness(const BuildRequest& r, const Project& project, std::string& log) {
   ProcessOptions o;
   o.timeout = r.step_timeout;
-  std::string target = "kport-harness-" + r.target;
+  o.cancel = r.cancel;
+  const std::string& target = project.harness_target;
   auto out = env_of(r).run_process({r.ninja, "-C", r.build_dir.string(), target}, o);
   if (!out.ok()) return out.error();
   log += out->output;
+  if (out->cancelled) return make_error(Errc::internal, "the build was cancelled");
   if (out->timed_out) return make_error(Errc::internal, "linking " + target + " timed out");
   if (out->exit_code != 0) return make_error(Errc::internal, "linking " + target + " failed:\n" + tail(out->output));
-  fs::path bin = r.build_dir / "bin" / target;
+  fs::path bin = project.harness.empty() ? find_built_program(r.build_dir, target) : project.harness;
+  if (bin.empty())
+    return make_error(Errc::internal, "the build of " + target + " finished but left no program named " + target +
+                                          " in " + r.build_dir.string() + " (name it in build.cmake.harness)");
   if (!fs::exists(bin)) return make_error(Errc::internal, "the build finished but " + bin.string() + " does not exist");
   return bin;
+}
+
+fs::path find_built_program(const fs::path& build_dir, const std::string& name) {
+  std::error_code ec;
+  auto runnable = [&](const fs::path& p) {
+    return fs::is_regular_file(p, ec) && (fs::status(p, ec).permissions() & fs::perms::owner_exec) != fs::perms::none;
+  };
+  for (const auto& p : {build_dir / name, build_dir / "bin" / name})
+    if (runnable(p)) return p;
+  for (auto it = fs::recursive_directory_iterator(build_dir, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    if (it->path().filename() == name && runnable(it->path())) return it->path();
+  return {};
 }
 
 std::string file_sha256(const fs::path& file) {

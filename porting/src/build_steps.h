@@ -8,14 +8,59 @@
 #include <vector>
 
 #include "kport/porting/build_driver.h"
+#include "kport/porting/manifest.h"
 
 namespace kport::porting::detail {
 
 // The seam every child of a build starts through (BuildRequest::env, else the machine's).
 inline Env& env_of(const BuildRequest& request) { return request.env ? *request.env : Env::system(); }
 
+// `base` with the manifest's environment added to every child (after the child's own
+// entries, so those win; before the machine's, so the manifest's win over it).
+class ExtraEnv final : public Env {
+ public:
+  ExtraEnv(Env& base, std::vector<std::string> vars) : m_base(base), m_vars(std::move(vars)) {}
+  Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const ProcessOptions& options) override {
+    if (m_vars.empty()) return m_base.run_process(argv, options);
+    ProcessOptions o = options;
+    o.env.insert(o.env.end(), m_vars.begin(), m_vars.end());
+    return m_base.run_process(argv, o);
+  }
+  std::int64_t now_unix_ms() override { return m_base.now_unix_ms(); }
+  Result<std::string> read_file(const std::filesystem::path& path) override { return m_base.read_file(path); }
+  Status write_file(const std::filesystem::path& path, std::string_view bytes) override {
+    return m_base.write_file(path, bytes);
+  }
+
+ private:
+  Env& m_base;
+  std::vector<std::string> m_vars;
+};
+
+// The CMake project a build configures and the harness it links: a legacy kernels tree's
+// own (source kernels_dir, -DKPORT_CUDA_TARGETS=<target>, bin/kport-harness-<target>), or
+// what the library's manifest says.
+struct Project {
+  std::filesystem::path source_dir;
+  std::vector<std::string> options;  // configure arguments beyond the driver's own
+  std::string harness_target;        // the build target that links the harness
+  std::filesystem::path harness;     // the program it writes; empty: found by its name
+  bool kport_helper = true;          // configured with the -DKPORT_* settings of cmake/kport_kernels.cmake
+};
+Project legacy_project(const BuildRequest& request);
+// The project of a manifest's build.cmake, its strings expanded.
+Result<Project> manifest_project(const BuildRequest& request, const Manifest& manifest, const Placeholders& values);
+
+// The variants of project.source_dir's kport_kernel_variant calls, each compiled and
+// audited on its own, the harness linked from those that built (build_driver.cpp).
+Result<BuildReport> build_variants(const BuildRequest& request, const TargetEntry& entry, const Project& project);
+// A manifest's library built whole, by its CMake target or its command; its variants
+// from the manifest or the harness's `list` (build_manifest.cpp).
+Result<BuildReport> build_whole(const BuildRequest& request, const TargetEntry& entry, const Manifest& manifest,
+                                const Placeholders& values);
+
 // Configures the kernels project for request.target with `excluded` variant ids left out.
-Status configure_project(const BuildRequest& request, const std::filesystem::path& catalog_file,
+Status configure_project(const BuildRequest& request, const Project& project, const std::filesystem::path& catalog_file,
                          const std::vector<std::string>& excluded, std::string& log);
 
 // Source file -> object file, from compile_commands.json of the configured project.
@@ -51,8 +96,14 @@ SassAudit audit_objects(const BuildRequest& request, const Disassembler& tool, c
 VariantRecord compile_variant(const BuildRequest& request, const VariantSpec& variant,
                               const std::map<std::filesystem::path, std::string>& objects, const Disassembler& tool);
 
-// Links kport-harness-<target>; returns its path.
-Result<std::filesystem::path> link_harness(const BuildRequest& request, std::string& log);
+// Builds project.harness_target; returns the harness's path.
+Result<std::filesystem::path> link_harness(const BuildRequest& request, const Project& project, std::string& log);
+// Where a build left the program named `name`: build_dir/name, build_dir/bin/name, else the
+// first regular executable of that name below build_dir. Empty when there is none.
+std::filesystem::path find_built_program(const std::filesystem::path& build_dir, const std::string& name);
+
+// The output's last `n` bytes.
+std::string tail(const std::string& text, std::size_t n = 8000);
 
 std::string file_sha256(const std::filesystem::path& file);
 

@@ -52,8 +52,11 @@ NoiseModel learn_noise(const SeriesKey& series, const std::vector<AaFigure>& his
   m.needed = m.enough ? 0 : std::max(1, policy.min_degrees) - m.degrees;
   if (!m.enough) return m;
   m.sigma_rel = k_mad_to_sigma * median_of(residuals);
-  m.k_eff = policy.k * (1.0 + 1.0 / m.degrees);
-  m.mde_rel = std::max(policy.floor, m.k_eff * std::sqrt(2.0) * m.sigma_rel);
+  const double few = 1.0 + 1.0 / m.degrees;
+  m.k_eff = policy.confirm_k * few;
+  const double screen = std::max(policy.floor, policy.screen_k * few * std::sqrt(2.0) * m.sigma_rel);
+  const double confirm = std::max(policy.confirm_floor, m.k_eff * m.sigma_rel);
+  m.mde_rel = std::max(screen, confirm);
   return m;
 }
 
@@ -70,7 +73,37 @@ std::optional<double> change_band(const NoiseModel& model, std::optional<double>
   // quieter one cannot narrow it below what the series has shown from run to run.
   const double b = std::max(model.sigma_rel, se_before.value_or(0));
   const double n = std::max(model.sigma_rel, se_now.value_or(0));
-  return std::max(policy.floor, model.k_eff * std::sqrt(b * b + n * n));
+  return std::max(policy.floor, policy.screen_k * (1.0 + 1.0 / model.degrees) * std::sqrt(b * b + n * n));
+}
+
+std::optional<double> confirm_band(const NoiseModel& model, const std::vector<double>& base_rounds,
+                                   const std::vector<double>& change_rounds, const NoisePolicy& policy, int rounds) {
+  if (!model.enough) return std::nullopt;
+  // A side of n rounds varies less than one figure. The runner combines two rounds by
+  // their mean and more by their median, whose variance for normal rounds is about
+  // 1.19/n at n = 4 and pi/(2n) for many: 1.25/n errs on the wide side.
+  const bool known = !base_rounds.empty() && !change_rounds.empty();
+  const int n = std::max(1, known ? static_cast<int>(std::min(base_rounds.size(), change_rounds.size())) : rounds);
+  const double f = n == 1 ? 1.0 : n == 2 ? 0.5 : 1.25 / n;
+  double band = std::max(policy.confirm_floor, model.k_eff * model.sigma_rel * std::sqrt(2 * f));
+  // Today's noise of this machine, from the pair's own rounds: a GPU noisier now than the
+  // series' history shows widens the band by it.
+  double ss = 0, mean_all = 0;
+  int df = 0;
+  for (const auto* side : {&base_rounds, &change_rounds}) {
+    if (side->size() < 2) continue;
+    double mean = 0;
+    for (double x : *side) mean += x;
+    mean /= static_cast<double>(side->size());
+    for (double x : *side) ss += (x - mean) * (x - mean);
+    df += static_cast<int>(side->size()) - 1;
+    mean_all = mean;
+  }
+  if (df > 0 && mean_all > 0) {
+    const double s_w = std::sqrt(ss / df) / mean_all;
+    band = std::max(band, policy.confirm_k * (1.0 + 1.0 / df) * s_w * std::sqrt(2 * f));
+  }
+  return band;
 }
 
 std::string describe(const NoiseModel& m, const NoisePolicy& policy) {

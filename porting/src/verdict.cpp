@@ -4,8 +4,10 @@
 // says (the figures' own spread underestimates it: it misses what changes between
 // processes), and nothing is decided where it cannot say. A slowdown beyond it is
 // measured once more before it fails the commit, because one noisy run on a shared GPU
-// must not block a merge; a figure whose bench rounds disagreed (unstable) is too
-// imprecise to accuse anything by itself.
+// must not block a merge, and the re-measure times the baseline's harness beside this
+// one (A/B/A/B on one GPU), because figures of unchanged code taken on two machines or
+// two boots of one differ by more than either shows: that pair alone decides. A figure
+// whose bench rounds disagreed (unstable) is too imprecise to accuse anything by itself.
 #include "kport/porting/verdict.h"
 
 #include "kport/porting/flake.h"
@@ -19,20 +21,25 @@
 namespace kport::porting {
 
 std::string describe(const VerdictPolicy& policy, bool calibrated) {
-  char buf[400];
+  char buf[600];
   if (calibrated) {
     std::snprintf(
         buf, sizeof buf,
-        "against the closest validated ancestor; a time change counts beyond its series' band, %g A/A standard"
-        " deviations (of the series' history of the same code, and of each figure's own median) and at least"
-        " %g%%, a slowdown only once re-measured; a series with fewer than %d A/A degrees of freedom is"
+        "against the closest validated ancestor; a slowdown beyond %g A/A standard deviations of its series (of"
+        " the series' history of the same code, and of each figure's own median) and at least %g%% is suspected"
+        " and re-measured against the baseline's harness in interleaved rounds on one GPU, and counts only when"
+        " that pair differs by more than %g standard deviations and at least %g%%; a series with fewer than %d"
+        " A/A degrees of freedom, or a suspect that could not be timed beside the baseline's harness, is"
         " insufficient data; an unstable figure never counts",
-        policy.noise.k, policy.noise.floor * 100, policy.noise.min_degrees);
+        policy.noise.screen_k, policy.noise.floor * 100, policy.noise.confirm_k, policy.noise.confirm_floor * 100,
+        policy.noise.min_degrees);
     return buf;
   }
   std::snprintf(buf, sizeof buf,
                 "against the closest validated ancestor; a time change counts at %g%% or more and beyond %g combined"
-                " standard deviations, a slowdown only once re-measured; an unstable figure never counts",
+                " standard deviations, a slowdown only when its re-measure against the baseline's harness in"
+                " interleaved rounds on one GPU shows it too (without that pair it is insufficient data); an unstable"
+                " figure never counts",
                 policy.slowdown * 100, policy.noise_sigmas);
   return buf;
 }
@@ -344,52 +351,78 @@ Verdict decide_verdict(const std::string& commit, const CommitFacts& mine,
                           ", not counted: " + (r.unstable ? "this figure" : "the baseline figure") + " is unstable");
       continue;
     }
-    if (change != Change::regressed) continue;
+    // The re-measure of this (target, GPU model), and whether this figure is its.
+    const auto m = remeasured.find({r.target, r.gpu_model});
+    const bool from_remeasure = m != remeasured.end() && r.job_id && *r.job_id == m->second->job_id;
+    const bool has_pair = from_remeasure && r.paired_median_us && *r.paired_median_us > 0;
+    if (change != Change::regressed && !has_pair) continue;
     const TimingDelta delta = *compare_timing(*before, r, policy, m_ptr);
-    VerdictReason reason = perf_reason(r, *before, delta, than);
-    if (model && delta.band_rel) {
-      reason.message +=
-          ", beyond the series' band +-" + fmt(*delta.band_rel * 100, 1) + "% (" + describe(*model, policy.noise) + ")";
-      reason.figures["sigma_aa"] = model->sigma_rel;
-      reason.figures["mde"] = model->mde_rel;
-      reason.figures["aa_degrees"] = static_cast<std::int64_t>(model->degrees);
-    }
-    auto m = remeasured.find({r.target, r.gpu_model});
     if (m == remeasured.end()) {
-      ask_remeasure(r);
+      ask_remeasure(r);  // a suspect: confirmed or cleared by its re-measure
       continue;
     }
     auto job = jobs.find(m->second->job_id);
     if (job != jobs.end() && unfinished(job->second->status)) continue;  // listed below as an unfinished job
-    // A re-measure that could not run leaves the first figures standing, and says so.
-    const bool measured_again = job != jobs.end() && job->second->status == JobState::succeeded;
-    if (r.paired_median_us && r.job_id && *r.job_id == m->second->job_id) {
-      // The interleaved pair shares the GPU, its clocks and its day: the difference that
-      // remains is the code's. It must leave the same band for the slowdown to count.
-      ResultFact base = r;
-      base.median_us = r.paired_median_us;
-      base.stddev_us = r.paired_stddev_us;
-      base.samples = r.paired_samples;
-      base.unstable = false;
-      const auto pair = compare_timing(base, r, policy, m_ptr);
-      if (!pair || !pair->beyond || pair->delta_us <= 0) {
-        v.notes.push_back("performance: " + config_of(r) + " on " + r.target + " / " + r.gpu_model + ": +" +
-                          fmt(delta.rel * 100, 1) + "% " + than + ", not confirmed: timed against the baseline's " +
-                          "harness in interleaved rounds on the same GPU it differs by " +
-                          (pair ? fmt(pair->rel * 100, 2) + "%" : std::string("nothing comparable")) +
-                          (pair && pair->band_rel ? ", inside the band +-" + fmt(*pair->band_rel * 100, 1) + "%" : ""));
-        continue;
-      }
-      reason.message += ", confirmed against the baseline's harness in interleaved rounds on the same GPU: +" +
-                        fmt(pair->rel * 100, 2) + "%";
-      reason.figures["paired_slowdown"] = pair->rel;
-      reason.figures["paired_baseline_median_us"] = *r.paired_median_us;
+    const std::string what = "performance: " + config_of(r) + " on " + r.target + " / " + r.gpu_model + ": ";
+    const std::string seen = fmt(delta.rel * 100, 1) + "% " + than;
+    if (!has_pair) {
+      // Figures of one harness on different machines or days differ by more than their
+      // noise says (each boot has its own offset): without the baseline's harness timed
+      // beside this one, a slowdown is a suspicion kport cannot settle.
+      const std::string why = !from_remeasure ? "its re-measure job " + std::to_string(m->second->job_id) + " (" +
+                                                    (job == jobs.end() ? std::string("missing")
+                                                                       : std::string(to_string(job->second->status))) +
+                                                    ") did not time it"
+                                              : "its re-measure could not time the baseline's harness beside it";
+      v.notes.push_back(what + "+" + seen + ", not judged: " + why +
+                        "; a slowdown counts only when confirmed against the baseline's harness in interleaved "
+                        "rounds on one GPU");
+      NoiseModel unjudged = model ? *model : learn_noise(series_of(r), {}, policy.noise);
+      v.insufficient_data.push_back(UnjudgedSeries{r.target, unjudged, delta.rel, r.id, before->id});
+      continue;
     }
-    reason.message +=
-        measured_again
-            ? " (re-measured)"
-            : " (re-measure job " + std::to_string(m->second->job_id) + " " +
-                  (job == jobs.end() ? std::string("missing") : std::string(to_string(job->second->status))) + ")";
+    // The interleaved pair shares the GPU, its clocks and its day: the difference that
+    // remains is the code's. It alone decides.
+    ResultFact base = r;
+    base.median_us = r.paired_median_us;
+    base.stddev_us = r.paired_stddev_us;
+    base.samples = r.paired_samples;
+    base.unstable = false;
+    const auto pair = compare_timing(base, r, policy, m_ptr);
+    std::optional<double> band;
+    bool counts = false;
+    if (pair && m_ptr) {
+      band = confirm_band(*m_ptr, r.paired_round_medians_us, r.round_medians_us, policy.noise);
+      counts = band && pair->rel > *band;
+    } else if (pair) {
+      counts = pair->beyond && pair->delta_us > 0;  // the fixed rule, without a noise model
+    }
+    if (counts && r.unstable) {
+      v.notes.push_back(what + "+" + fmt(pair->rel * 100, 2) +
+                        "% against the baseline's harness interleaved on one GPU, not counted: this figure is "
+                        "unstable");
+      continue;
+    }
+    if (!counts) {
+      if (change == Change::regressed)
+        v.notes.push_back(what + "+" + seen + ", not confirmed: timed against the baseline's harness in interleaved " +
+                          "rounds on the same GPU it differs by " +
+                          (pair ? fmt(pair->rel * 100, 2) + "%" : std::string("nothing comparable")) +
+                          (band ? ", inside the band +" + fmt(*band * 100, 1) + "%" : ""));
+      continue;
+    }
+    VerdictReason reason = perf_reason(r, *before, delta, than);
+    reason.message += ", confirmed against the baseline's harness in interleaved rounds on the same GPU: +" +
+                      fmt(pair->rel * 100, 2) + "%";
+    if (band) {
+      reason.message += ", beyond the band +" + fmt(*band * 100, 1) + "% (" + describe(*model, policy.noise) + ")";
+      reason.figures["band"] = *band;
+      reason.figures["sigma_aa"] = model->sigma_rel;
+      reason.figures["mde"] = model->mde_rel;
+      reason.figures["aa_degrees"] = static_cast<std::int64_t>(model->degrees);
+    }
+    reason.figures["paired_slowdown"] = pair->rel;
+    reason.figures["paired_baseline_median_us"] = *r.paired_median_us;
     reason.figures["remeasure_job"] = m->second->job_id;
     v.reasons.push_back(std::move(reason));
   }

@@ -7,6 +7,8 @@
 //   server.pem / server.key       signed by ca, for 127.0.0.1, ::1 and localhost, valid now
 //   expired.pem / expired.key     signed by ca, for the same names, expired in 2020
 //   other-host.pem / other-host.key  signed by ca, valid now, for other-host.example only
+//
+// make_rsa_key writes a GitHub App's key pair the same way.
 #pragma once
 
 #include <cstdlib>
@@ -86,5 +88,23 @@ class TestPki {
   bool m_ok = false;
   std::string m_error;
 };
+
+// An RSA key pair as a GitHub App's settings page hands it out, made with the openssl
+// command line: `<dir>/<name>.pem` (the private key, PKCS#1 "RSA PRIVATE KEY", mode 0600)
+// and `<dir>/<name>.pub.pem` (its public key, for the fake forge to verify signatures
+// with). Empty when all went well, else what failed.
+inline std::string make_rsa_key(const std::filesystem::path& dir, const std::string& name, int bits = 2048) {
+  namespace fs = std::filesystem;
+  fs::create_directories(dir);
+  const std::string d = "'" + dir.string() + "'";
+  const std::string cmd = "cd " + d + " && (umask 077 && openssl genrsa -traditional -out " + name + ".pem " +
+                          std::to_string(bits) + ") > " + name + ".log 2>&1 && openssl rsa -in " + name +
+                          ".pem -pubout -out " + name + ".pub.pem >> " + name + ".log 2>&1";
+  if (std::system(cmd.c_str()) == 0) return "";
+  std::ifstream log(dir / (name + ".log"));
+  std::string error = "making the RSA key " + name + " failed";
+  for (std::string line; std::getline(log, line);) error += "\n" + line;
+  return error;
+}
 
 }  // namespace kport::testing

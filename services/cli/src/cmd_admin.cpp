@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "commands.h"
+#include "kport/api/admin.h"
 #include "kport/cli/cli.h"
 
 namespace kport::cli {
@@ -52,7 +53,7 @@ std::optional<std::int64_t> parse_duration_s(const std::string& text) {
 }
 
 int rotate(Context& ctx) {
-  json::object body;
+  api::RegistrationTokenRotate rq;
   if (const std::string& e = ctx.opts.get("expires-in"); !e.empty()) {
     auto s = parse_duration_s(e);
     if (!s) {
@@ -61,19 +62,20 @@ int rotate(Context& ctx) {
               << "(up to 10 years), e.g. --expires-in 7d\n";
       return k_exit_usage;
     }
-    body["expires_in_s"] = *s;
+    rq.expires_in_s = *s;
   }
-  const json::value v = body;
+  const json::value v = api::to_json(rq);
   auto r = ctx.api.call("POST", "/api/v1/admin/registration-token", &v);
   if (!r.error.empty()) return report(ctx.err, "admin", "cannot rotate the registration token", r);
+  auto token = read_answer(r, api::read_registration_token);
+  if (!token.ok()) return unreadable(ctx.err, "admin", "POST /api/v1/admin/registration-token", token.error());
   if (ctx.json) {
     print_json(ctx, r.body);
     return k_exit_ok;
   }
-  ctx.out << "new registration token: " << str(r.body, "token") << "\n";
-  const auto expires = num(r.body, "expires_ms", 0);
-  if (expires > 0)
-    ctx.out << "expires at " << expires << " (unix ms)\n";
+  ctx.out << "new registration token: " << token->token << "\n";
+  if (token->expires_ms.value_or(0) > 0)
+    ctx.out << "expires at " << *token->expires_ms << " (unix ms)\n";
   else
     ctx.out << "it does not expire\n";
   ctx.out << "the previous token is refused from now on; give runners the new one (--registration-token)\n";

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <ostream>
 #include <thread>
 
 #include "commands.h"
+#include "kport/api/best_request.h"
 #include "kport/cli/cli.h"
 
 namespace kport::cli {
@@ -21,43 +23,41 @@ void declare(Options& o) {
       .add("request-wait", "", "0", "best-request: seconds to wait for the request to be measured or fail");
 }
 
-std::string line(const json::value& r) {
-  std::string s = "measure request " + cell(r, "id") + ": " + str(r, "op") + " " + str(r, "dtype") + " " +
-                  str(r, "shape") + " on " + str(r, "gpu") + ": " + str(r, "state") + " (job " + cell(r, "job") + " " +
-                  str(r, "job_status") + ", " + str(r, "target") + ", requested " + cell(r, "requests") + "x, asked " +
-                  cell(r, "asked") + "x)";
-  if (!str(r, "reason").empty()) s += "\n  " + str(r, "reason");
-  if (const auto* m = r.is_object() ? r.as_object().if_contains("measured") : nullptr; m && m->is_object())
-    s += "\n  best: " + str(*m, "best") + " (" + str(r, "answer") + ")";
+std::string or_dash(const std::string& v) { return v.empty() ? std::string("-") : v; }
+
+std::string line(const api::MeasureRequestInfo& r) {
+  std::string s = "measure request " + std::to_string(r.id) + ": " + r.key.op + " " + r.key.dtype + " " + r.key.shape +
+                  " on " + r.key.gpu + ": " + r.state + " (job " + std::to_string(r.job) + " " + r.job_status + ", " +
+                  r.target + ", requested " + std::to_string(r.requests) + "x, asked " + std::to_string(r.asked) + "x)";
+  if (!r.reason.empty()) s += "\n  " + r.reason;
+  if (r.measured) s += "\n  best: " + r.measured->best + " (" + r.answer + ")";
   return s;
 }
-
-int exit_for_state(const json::value& r) { return str(r, "state") == "failed" ? k_exit_failed : k_exit_ok; }
 
 int list(Context& ctx) {
   std::string q = "/api/v1/best/requests";
   if (!ctx.opts.get("gpu").empty()) q += "?gpu=" + encode(ctx.opts.get("gpu"));
   auto r = ctx.api.call("GET", q);
   if (!r.error.empty()) return report(ctx.err, "best-request", "list", r);
+  auto page = read_answer(r, api::read_measure_request_page);
+  if (!page.ok()) return unreadable(ctx.err, "best-request", "GET " + q, page.error());
   if (ctx.json) {
     print_json(ctx, r.body);
     return k_exit_ok;
   }
   std::vector<std::vector<std::string>> rows;
-  if (const auto* items = r.body.is_object() ? r.body.as_object().if_contains("items") : nullptr;
-      items && items->is_array())
-    for (const auto& x : items->as_array())
-      rows.push_back({cell(x, "id"), cell(x, "gpu"), cell(x, "op"), cell(x, "dtype"), cell(x, "shape"),
-                      cell(x, "state"), cell(x, "job"), cell(x, "requests"), cell(x, "asked")});
+  for (const auto& x : page->items)
+    rows.push_back({std::to_string(x.id), or_dash(x.key.gpu), or_dash(x.key.op), or_dash(x.key.dtype),
+                    or_dash(x.key.shape), or_dash(x.state), std::to_string(x.job), std::to_string(x.requests),
+                    std::to_string(x.asked)});
   if (rows.empty())
     ctx.out << "no measure requests\n";
   else
     ctx.out << format_table({"id", "gpu", "op", "dtype", "shape", "state", "job", "requests", "asked"}, rows);
   rows.clear();
-  if (const auto* asks = r.body.is_object() ? r.body.as_object().if_contains("unmeasured_asks") : nullptr;
-      asks && asks->is_array())
-    for (const auto& x : asks->as_array())
-      rows.push_back({cell(x, "gpu"), cell(x, "op"), cell(x, "dtype"), cell(x, "shape"), cell(x, "asks")});
+  for (const auto& x : page->unmeasured_asks)
+    rows.push_back(
+        {or_dash(x.key.gpu), or_dash(x.key.op), or_dash(x.key.dtype), or_dash(x.key.shape), std::to_string(x.asks)});
   if (!rows.empty()) {
     ctx.out << "most asked without a measurement:\n";
     ctx.out << format_table({"gpu", "op", "dtype", "shape", "asks"}, rows);
@@ -65,16 +65,26 @@ int list(Context& ctx) {
   return k_exit_ok;
 }
 
+// GET /api/v1/best/requests/ID, read into `info`; an error is printed and its exit code answered.
+std::optional<int> get_request(Context& ctx, const std::string& id, Reply& r, api::MeasureRequestInfo& info) {
+  const std::string path = "/api/v1/best/requests/" + encode(id);
+  r = ctx.api.call("GET", path);
+  if (!r.error.empty()) return report(ctx.err, "best-request", "request " + id, r);
+  auto read = read_answer(r, api::read_measure_request_info);
+  if (!read.ok()) return unreadable(ctx.err, "best-request", "GET " + path, read.error());
+  info = std::move(*read);
+  return std::nullopt;
+}
+
 // Polls request `id` until it is measured or failed, or `wait_s` passed.
-Reply follow(Context& ctx, const std::string& id, long wait_s, Reply r) {
+std::optional<int> follow(Context& ctx, const std::string& id, long wait_s, Reply& r, api::MeasureRequestInfo& info) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(wait_s);
   const long poll_ms = std::max(10L, std::strtol(ctx.opts.get("poll-ms").c_str(), nullptr, 10));
-  while (r.error.empty() && (str(r.body, "state") == "queued" || str(r.body, "state") == "running") &&
-         std::chrono::steady_clock::now() < deadline) {
+  while ((info.state == "queued" || info.state == "running") && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));
-    r = ctx.api.call("GET", "/api/v1/best/requests/" + encode(id));
+    if (auto rc = get_request(ctx, id, r, info)) return rc;
   }
-  return r;
+  return std::nullopt;
 }
 
 int run_best_request(Context& ctx) {
@@ -88,11 +98,11 @@ int run_best_request(Context& ctx) {
   }
   if (o.flag("list")) return list(ctx);
   Reply r;
+  api::MeasureRequestInfo info;
   std::string id;
   if (ctx.args.size() == 1) {
     id = ctx.args[0];
-    r = ctx.api.call("GET", "/api/v1/best/requests/" + encode(id));
-    if (!r.error.empty()) return report(ctx.err, "best-request", "request " + id, r);
+    if (auto rc = get_request(ctx, id, r, info)) return *rc;
   } else {
     if (o.get("gpu").empty() || o.get("shape").empty()) {
       ctx.err << "kport best-request: --gpu and --shape are required, e.g. kport best-request --gpu \"NVIDIA H200\" "
@@ -100,33 +110,34 @@ int run_best_request(Context& ctx) {
                  "--dtype bf16 --shape m=3000,n=3000,k=3000 (or give a request id, or --list)\n";
       return k_exit_usage;
     }
-    json::value body =
-        json::object{{"gpu", o.get("gpu")}, {"op", o.get("op")}, {"dtype", o.get("dtype")}, {"shape", o.get("shape")}};
+    const json::value body =
+        api::to_json(api::MeasureRequestInput{o.get("gpu"), o.get("op"), o.get("dtype"), o.get("shape")});
     r = ctx.api.call("POST", "/api/v1/best/requests", &body);
     if (!r.error.empty()) return report(ctx.err, "best-request", "request", r);
-    if (str(r.body, "outcome") == "already_measured") {
+    auto answer = read_answer(r, api::read_measure_request_answer);
+    if (!answer.ok()) return unreadable(ctx.err, "best-request", "POST /api/v1/best/requests", answer.error());
+    if (answer->outcome == api::MeasureOutcome::already_measured) {
       if (ctx.json) {
         print_json(ctx, r.body);
         return k_exit_ok;
       }
-      const auto& m = r.body.at("measured");
-      ctx.out << str(r.body, "op") << " " << str(r.body, "dtype") << " " << str(r.body, "shape") << " on "
-              << str(r.body, "gpu") << " is already measured: best " << str(m, "best") << " (" << str(r.body, "answer")
+      const api::MeasureRequestInfo& m = answer->request;
+      ctx.out << m.key.op << " " << m.key.dtype << " " << m.key.shape << " on " << m.key.gpu
+              << " is already measured: best " << (m.measured ? m.measured->best : std::string()) << " (" << m.answer
               << ")\n";
       return k_exit_ok;
     }
-    id = cell(r.body, "id");
-    if (!ctx.json) ctx.out << (str(r.body, "outcome") == "coalesced" ? "already requested; " : "queued; ");
+    info = std::move(answer->request);
+    id = std::to_string(info.id);
+    if (!ctx.json) ctx.out << (answer->outcome == api::MeasureOutcome::coalesced ? "already requested; " : "queued; ");
   }
-  if (wait_s > 0) {
-    r = follow(ctx, id, wait_s, std::move(r));
-    if (!r.error.empty()) return report(ctx.err, "best-request", "request " + id, r);
-  }
+  if (wait_s > 0)
+    if (auto rc = follow(ctx, id, wait_s, r, info)) return *rc;
   if (ctx.json)
     print_json(ctx, r.body);
   else
-    ctx.out << line(r.body) << "\n";
-  return exit_for_state(r.body);
+    ctx.out << line(info) << "\n";
+  return info.state == "failed" ? k_exit_failed : k_exit_ok;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "kport/api/bisection.h"
 #include "kport/cli/cli.h"
 
 namespace kport::cli {
@@ -95,17 +96,16 @@ int start(Context& ctx) {
                "perf_regression --target sm_90a --gpu \"NVIDIA H200\" --bad main\n";
     return k_exit_usage;
   }
-  json::object body{{"kind", o.get("kind")}, {"target", o.get("target")}, {"bad", o.get("bad")}};
-  if (!o.get("gpu").empty()) body["gpu_model"] = o.get("gpu");
-  if (!o.get("good").empty()) body["good"] = o.get("good");
+  api::BisectionRequest rq{o.get("kind"), o.get("target"), o.get("bad"), std::nullopt, std::nullopt, std::nullopt};
+  if (!o.get("gpu").empty()) rq.gpu_model = o.get("gpu");
+  if (!o.get("good").empty()) rq.good = o.get("good");
   if (!o.get("case").empty()) {
-    json::array cases;
+    rq.cases.emplace();
     std::string all = o.get("case"), one;
     for (std::istringstream in(all); std::getline(in, one, ';');)
-      if (!one.empty()) cases.emplace_back(one);
-    body["cases"] = std::move(cases);
+      if (!one.empty()) rq.cases->push_back(one);
   }
-  json::value v = std::move(body);
+  json::value v = api::to_json(rq);
   auto r = ctx.api.call("POST", "/api/v1/bisections", &v);
   if (!r.error.empty()) return report(ctx.err, "bisect", "start", r);
   if (ctx.json) {

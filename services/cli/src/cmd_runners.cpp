@@ -36,25 +36,17 @@ int run_runners(Context& ctx) {
   if (!check_args(ctx, runners_command, 0, 0)) return k_exit_usage;
   auto r = ctx.api.call("GET", std::string("/api/v1/runners") + (ctx.opts.flag("all") ? "?all=1" : ""));
   if (!r.error.empty()) return report(ctx.err, "runners", "cannot list runners", r);
-  const auto& items = r.body.as_object().at("items").as_array();
+  auto list = read_answer(r, api::read_runner_list);
+  if (!list.ok()) return unreadable(ctx.err, "runners", "GET /api/v1/runners", list.error());
   if (ctx.json) {
-    print_json(ctx, items);
+    const auto* items = r.body.as_object().if_contains("items");
+    print_json(ctx, items ? *items : json::value(json::array{}));
     return k_exit_ok;
   }
   std::vector<std::vector<std::string>> rows;
   std::size_t online = 0;
   auto or_dash = [](const std::string& v) { return v.empty() ? std::string("-") : v; };
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (!items[i].is_object()) {
-      ctx.err << "kport runners: the coordinator's runner " << i << " is not an object\n";
-      return k_exit_unavailable;
-    }
-    api::Fields f(items[i].as_object(), "items[" + std::to_string(i) + "]");
-    const api::RunnerInfo x = api::read_runner_info(f);
-    if (!f.ok()) {
-      ctx.err << "kport runners: the coordinator's answer does not read: " << f.error().message << "\n";
-      return k_exit_unavailable;
-    }
+  for (const api::RunnerInfo& x : list->items) {
     online += x.online;
     std::string gpu = x.capabilities.gpu_model;
     if (!gpu.empty()) gpu += " (" + x.capabilities.arch + ")";
@@ -63,7 +55,8 @@ int run_runners(Context& ctx) {
                     x.current_job ? std::to_string(*x.current_job) : "-", or_dash(x.last_heartbeat.value_or(""))});
   }
   ctx.out << format_table({"id", "name", "role", "state", "gpu", "toolkit", "job", "last heartbeat"}, rows);
-  ctx.out << items.size() << " runner" << (items.size() == 1 ? "" : "s") << ", " << online << " online\n";
+  const std::size_t n = list->items.size();
+  ctx.out << n << " runner" << (n == 1 ? "" : "s") << ", " << online << " online\n";
   return k_exit_ok;
 }
 

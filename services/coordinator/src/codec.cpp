@@ -298,8 +298,7 @@ db::ResultRecord to_record(const api::ResultUpload& u) {
 
 db::ResultRecord result_from_json(Fields& f) { return to_record(api::read_result_upload(f)); }
 
-db::BuildRecord build_record_from_json(Fields& f) {
-  const api::BuildRecordUpload u = api::read_build_record(f);
+db::BuildRecord to_build_record(const api::BuildRecordUpload& u) {
   db::BuildRecord b;
   b.commit_sha = u.commit;
   b.target = u.target;
@@ -321,16 +320,29 @@ db::BuildRecord build_record_from_json(Fields& f) {
   return b;
 }
 
-db::KernelInstance instance_from_json(Fields& f) {
+db::KernelInstance to_kernel_instance(const api::KernelInstanceUpload& u) {
   db::KernelInstance k;
-  k.name = f.str("name", 256);
-  k.family = f.str("family", 64);
-  k.variant = f.str("variant", 128);
-  k.features_json = f.json_text("features");
-  k.config_json = f.json_text("config");
-  // Absent, null or empty: the publisher did not say which dtypes it runs.
-  if (auto it = f.str_list("dtypes", 16); !it.empty()) k.dtypes = std::move(it);
+  k.name = u.name;
+  k.family = u.family;
+  k.variant = u.variant;
+  k.features_json = u.features ? json::serialize(*u.features) : std::string("{}");
+  k.config_json = u.config ? json::serialize(*u.config) : std::string("{}");
+  if (u.dtypes) k.dtypes = *u.dtypes;
   return k;
+}
+
+db::KernelVariant to_kernel_variant(const api::KernelVariantUpload& u) {
+  db::KernelVariant v;
+  v.family = u.family;
+  v.variant = u.variant;
+  if (u.features) {
+    json::array names;
+    for (const auto& f : *u.features) names.emplace_back(f);
+    v.features_json = json::serialize(names);
+  } else {
+    v.features_json = "{}";
+  }
+  return v;
 }
 
 }  // namespace kport::coordinator

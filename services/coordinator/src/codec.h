@@ -8,6 +8,7 @@
 #include "kport/api/bringup.h"
 #include "kport/api/build_record.h"
 #include "kport/api/job.h"
+#include "kport/api/job_report.h"
 #include "kport/api/pipeline.h"
 #include "kport/api/repository.h"
 #include "kport/api/result_upload.h"
@@ -65,7 +66,11 @@ db::RunnerCapabilities to_caps(const api::RunnerCapabilities& c);
 // A result upload (kport::api::ResultUpload, the one mapping of the wire form) as stored.
 db::ResultRecord to_record(const api::ResultUpload& u);
 db::ResultRecord result_from_json(Fields& f);
-db::BuildRecord build_record_from_json(Fields& f);
-db::KernelInstance instance_from_json(Fields& f);
+// A build record upload (kport::api::BuildRecordUpload) as stored.
+db::BuildRecord to_build_record(const api::BuildRecordUpload& u);
+// PUT /api/v1/kernels's instances and variants (kport::api::KernelCatalogUpload) as
+// stored: features and config as JSON text, "{}" when the upload had none.
+db::KernelInstance to_kernel_instance(const api::KernelInstanceUpload& u);
+db::KernelVariant to_kernel_variant(const api::KernelVariantUpload& u);
 
 }  // namespace kport::coordinator

@@ -5,6 +5,7 @@
 
 #include "app/bisections.h"
 #include "forge_report.h"
+#include "github_app.h"
 #include "hooks_and_verdicts.h"
 #include "kport/common/clock.h"
 #include "kport/common/log.h"
@@ -182,20 +183,29 @@ void DeliverySender::send_round() {
           now_unix_ms() +
           delivery_backoff_ms(d.attempts + 1, m_ctx.config.delivery_retry_base_ms, m_ctx.config.delivery_retry_max_ms);
       Result<OutgoingRequest> request = make_error(Errc::internal, "no request");
+      std::optional<db::ForgeConnection> connection;
+      bool exchanged = false;  // an app connection's installation token came for this attempt
       if (d.kind == "webhook") {
         request = webhook_request(d, m_ctx.config.notify_secret);
       } else {
         auto conn = d.repo ? m_ctx.store->get_forge_connection(*d.repo)
                            : Result<std::optional<db::ForgeConnection>>(std::nullopt);
         if (!conn.ok()) return log::warn("forge connection not read", {{"error", conn.error().message}});
-        if (!*conn) {
+        connection = std::move(*conn);
+        std::optional<std::string> token;
+        if (!connection) {
           attempt.outcome = db::DeliveryAttempt::Outcome::failed;
           attempt.error = "repository '" + d.repo.value_or("") + "' has no forge connection any more";
-        } else if (auto token = read_token((*conn)->token_file); !token.ok()) {
+        } else if (connection->github_app()) {
+          token = installation_token(client, d, *connection, retry_at, false, attempt, exchanged);
+        } else if (auto read = read_token(connection->token_file); !read.ok()) {
           attempt.outcome = db::DeliveryAttempt::Outcome::refused;
-          attempt.error = token.error().message;
+          attempt.error = read.error().message;
         } else {
-          request = forge_request(d, **conn, *token, check_run_id);
+          token = std::move(*read);
+        }
+        if (token) {
+          request = forge_request(d, *connection, *token, check_run_id);
           if (!request.ok()) {
             attempt.outcome = db::DeliveryAttempt::Outcome::failed;
             attempt.error = request.error().message;
@@ -203,23 +213,20 @@ void DeliverySender::send_round() {
         }
       }
       if (request.ok()) {
-        auto res = client.fetch(request->method, request->url, request->body, request->headers);
-        Result<ClientAnswer> answer = make_error(Errc::internal, "unset");
-        std::string retry_after;
-        if (res.ok()) {
-          answer = ClientAnswer{res->status, std::move(res->body), std::string(res->header("Retry-After")),
-                                std::string(res->header("X-RateLimit-Remaining"))};
-          retry_after = answer->retry_after;
-        } else {
-          answer = std::move(res).error();
-          client.close();  // a connection that failed once is not reused
+        const bool app = connection && connection->github_app();
+        attempt = send(client, d, *request, retry_at, app);
+        // An installation token the forge no longer takes (revoked, or expired early) is
+        // dropped and the call made once more with a fresh one before the connection is
+        // called broken.
+        if (app && !exchanged && attempt.outcome == db::DeliveryAttempt::Outcome::refused && attempt.status == 401) {
+          log::info("installation token refused; asking for a fresh one", {{"repo", connection->repo}});
+          auto token = installation_token(client, d, *connection, retry_at, true, attempt, exchanged);
+          if (token) request = forge_request(d, *connection, *token, check_run_id);
+          if (token && request.ok()) attempt = send(client, d, *request, retry_at, app);
         }
-        const std::int64_t at =
-            retry_after.empty()
-                ? retry_at
-                : now_unix_ms() + delivery_backoff_ms(d.attempts + 1, m_ctx.config.delivery_retry_base_ms,
-                                                      m_ctx.config.delivery_retry_max_ms, retry_after);
-        attempt = classify_answer(d, *request, answer, at);
+        // A token the forge refused is not offered again, not even after the connection is
+        // put again.
+        if (app && attempt.outcome == db::DeliveryAttempt::Outcome::refused) m_app_tokens.drop(*connection);
       }
       using Outcome = db::DeliveryAttempt::Outcome;
       const char* outcome = attempt.outcome == Outcome::delivered ? "delivered"
@@ -238,6 +245,70 @@ void DeliverySender::send_round() {
                             boost::json::serialize(boost::json::object{{"id", d.id}, {"outcome", outcome}}));
     }
   }
+}
+
+db::DeliveryAttempt DeliverySender::send(http::Client& client, const db::Delivery& d, const OutgoingRequest& request,
+                                         std::int64_t retry_at, bool github_app) {
+  std::string retry_after;
+  auto answer = fetch(client, request);
+  if (answer.ok()) retry_after = answer->retry_after;
+  const std::int64_t at = retry_after.empty()
+                              ? retry_at
+                              : now_unix_ms() + delivery_backoff_ms(d.attempts + 1, m_ctx.config.delivery_retry_base_ms,
+                                                                    m_ctx.config.delivery_retry_max_ms, retry_after);
+  return classify_answer(d, request, answer, at, github_app);
+}
+
+Result<ClientAnswer> DeliverySender::fetch(http::Client& client, const OutgoingRequest& request) {
+  auto res = client.fetch(request.method, request.url, request.body, request.headers);
+  if (!res.ok()) {
+    client.close();  // a connection that failed once is not reused
+    return std::move(res).error();
+  }
+  return ClientAnswer{res->status, std::move(res->body), std::string(res->header("Retry-After")),
+                      std::string(res->header("X-RateLimit-Remaining"))};
+}
+
+std::optional<std::string> DeliverySender::installation_token(http::Client& client, const db::Delivery& d,
+                                                              const db::ForgeConnection& c, std::int64_t retry_at,
+                                                              bool renew, db::DeliveryAttempt& failed,
+                                                              bool& exchanged) {
+  if (!renew)
+    if (auto held = m_app_tokens.find(c, now_unix_ms())) return held;
+  m_app_tokens.drop(c);
+  exchanged = true;
+  const std::string again = "; then PUT /api/v1/repositories/" + c.repo + "/forge again";
+  auto key = read_private_key(c.private_key_file);
+  if (!key.ok()) {
+    failed.outcome = db::DeliveryAttempt::Outcome::refused;
+    failed.error = key.error().message + again;
+    return std::nullopt;
+  }
+  auto jwt = app_jwt(c, *key, now_unix_ms() / 1000);
+  if (!jwt.ok()) {
+    failed.outcome = db::DeliveryAttempt::Outcome::refused;
+    failed.error = jwt.error().message + again;
+    return std::nullopt;
+  }
+  const OutgoingRequest request = access_token_request(c, *jwt);
+  auto answer = fetch(client, request);
+  std::int64_t at = retry_at;
+  if (answer.ok() && !answer->retry_after.empty())
+    at = now_unix_ms() + delivery_backoff_ms(d.attempts + 1, m_ctx.config.delivery_retry_base_ms,
+                                             m_ctx.config.delivery_retry_max_ms, answer->retry_after);
+  auto read = read_access_token_answer(d, request, answer, now_unix_ms(), at);
+  if (auto* refused = std::get_if<db::DeliveryAttempt>(&read)) {
+    failed = std::move(*refused);
+    return std::nullopt;
+  }
+  auto& token = std::get<InstallationToken>(read);
+  log::info("installation token issued", {{"repo", c.repo},
+                                          {"app", *c.app_id},
+                                          {"installation", c.installation_id.value_or(0)},
+                                          {"expires_at", iso8601_utc(token.expires_ms)}});
+  std::string out = token.token;
+  m_app_tokens.put(c, std::move(token));
+  return out;
 }
 
 // The kernel source line of each resource regression, from the variant's build record at

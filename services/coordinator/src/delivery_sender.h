@@ -21,6 +21,8 @@
 
 #include "context.h"
 #include "forge_report.h"
+#include "github_app.h"
+#include "kport/http/client.h"
 #include "kport/porting/verdict.h"
 
 namespace kport::coordinator {
@@ -47,6 +49,16 @@ class DeliverySender {
   void send_round();
   void prune_round();
   void refresh_metrics();
+  // One forge call or webhook sent, and what its answer means (classify_answer).
+  db::DeliveryAttempt send(http::Client& client, const db::Delivery& d, const OutgoingRequest& request,
+                           std::int64_t retry_at, bool github_app);
+  Result<ClientAnswer> fetch(http::Client& client, const OutgoingRequest& request);
+  // The installation token of GitHub App connection `c`: the one held unless `renew`,
+  // else one exchanged now for the app's JWT (`exchanged` set). nullopt with `failed`
+  // filled when the key or the exchange failed (refused, or retry at `retry_at`).
+  std::optional<std::string> installation_token(http::Client& client, const db::Delivery& d,
+                                                const db::ForgeConnection& c, std::int64_t retry_at, bool renew,
+                                                db::DeliveryAttempt& failed, bool& exchanged);
   // The source lines of the verdict's resource regressions at `commit` (a bounded number).
   std::vector<Annotation> annotations(const porting::Verdict& v, const std::string& commit);
 
@@ -60,7 +72,8 @@ class DeliverySender {
   // Sender thread only: completed pipelines whose verdict still asks for re-measures,
   // and when that was first seen.
   std::map<std::int64_t, std::int64_t> m_deferred;
-  std::int64_t m_pruned_ms = 0;  // sender thread only: when delivered rows were last pruned
+  std::int64_t m_pruned_ms = 0;     // sender thread only: when delivered rows were last pruned
+  InstallationTokens m_app_tokens;  // sender thread only: GitHub Apps' installation tokens, in memory
 };
 
 }  // namespace kport::coordinator

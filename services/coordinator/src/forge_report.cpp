@@ -415,7 +415,7 @@ std::int64_t delivery_backoff_ms(int attempts, std::int64_t base_ms, std::int64_
 }
 
 db::DeliveryAttempt classify_answer(const db::Delivery& d, const OutgoingRequest& request,
-                                    const Result<ClientAnswer>& answer, std::int64_t retry_at_ms) {
+                                    const Result<ClientAnswer>& answer, std::int64_t retry_at_ms, bool github_app) {
   db::DeliveryAttempt a;
   a.id = d.id;
   a.next_attempt_ms = retry_at_ms;
@@ -456,6 +456,15 @@ db::DeliveryAttempt classify_answer(const db::Delivery& d, const OutgoingRequest
   }
   if ((ans.status == 401 || ans.status == 403) && d.kind != "webhook" && d.repo) {
     a.outcome = db::DeliveryAttempt::Outcome::refused;
+    if (github_app) {
+      a.error = utf8::clip("the forge refused the GitHub App's installation token (" + answered + ")" +
+                               (ans.status == 401 ? ", a fresh one too" : "") +
+                               "; check that the app is installed on the repository with checks and statuses "
+                               "write permission, then PUT /api/v1/repositories/" +
+                               *d.repo + "/forge again",
+                           1000);
+      return a;
+    }
     a.error = utf8::clip("the forge refused the token (" + answered +
                              "); put a valid token in the token file and PUT "
                              "/api/v1/repositories/" +

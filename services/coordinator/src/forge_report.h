@@ -127,9 +127,12 @@ struct ClientAnswer {
 };
 
 // What an answer (or a transport error) means for a delivery. A created check run's id
-// is read from a 2xx answer to its POST. Never throws, whatever the answer holds.
+// is read from a 2xx answer to its POST. `github_app`: the request carried a GitHub App's
+// installation token (a refusal then says to check the app, not a token file). Never
+// throws, whatever the answer holds.
 db::DeliveryAttempt classify_answer(const db::Delivery& d, const OutgoingRequest& request,
-                                    const Result<ClientAnswer>& answer, std::int64_t retry_at_ms);
+                                    const Result<ClientAnswer>& answer, std::int64_t retry_at_ms,
+                                    bool github_app = false);
 
 // A webhook URL as the API and the logs show it: scheme, host and port, the path
 // replaced by "/…" (chat webhooks carry their secret in the path).

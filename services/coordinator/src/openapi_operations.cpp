@@ -604,13 +604,16 @@ std::vector<Op> operations() {
   add({"put",
        "/api/v1/repositories/{name}/forge",
        "putForgeConnection",
-       "Report the repository's push pipelines to its forge {kind,api_url,project,token_file,mode}: a GitHub check run "
+       "Report the repository's push pipelines to its forge {kind,api_url,project,token_file,mode}, on GitHub "
+       "optionally as a GitHub App {app_id,installation_id,private_key_file} instead of token_file: a GitHub check run "
        "or commit status, a Gitea or GitLab commit status; putting it again repairs a broken connection",
        Auth::admin,
        {},
        json_request("ForgeConnectionInput"),
        {ok(200, "ForgeConnection"), err(404, "not_found: the repository is not registered"),
-        err(422, "unprocessable: the coordinator cannot read the token file")}});
+        err(422,
+            "unprocessable: the coordinator cannot read the token file, or the private key file is missing, "
+            "readable by other users or not an RSA private key")}});
   add({"get",
        "/api/v1/forges",
        "listForgeConnections",

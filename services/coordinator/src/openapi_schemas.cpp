@@ -904,24 +904,39 @@ json::object openapi_schemas() {
         describe(str(),
                  "the API root: https://api.github.com, https://HOST/api/v1 (Gitea), https://HOST/api/v4 (GitLab)")},
        {"project", describe(str(), "owner/name (GitHub, Gitea), the project id or path (GitLab)")},
-       {"token_file",
-        describe(str(), "a file the coordinator reads the token from when it sends; the token is never stored")},
+       opt("token_file",
+           describe(str(),
+                    "a file the coordinator reads the token from when it sends; the token is never stored. Give it, "
+                    "or (GitHub only) app_id, installation_id and private_key_file, not both")),
+       opt("app_id", describe(integer(), "a GitHub App's id (>= 1): the connection authenticates as the app")),
+       opt("installation_id",
+           describe(integer(), "the app's installation on the repository's account (>= 1), with app_id")),
+       opt("private_key_file",
+           describe(str(),
+                    "with app_id: a file holding the app's private key (PEM, RSA, unencrypted), readable by the "
+                    "coordinator's user only (mode 0600, else 422); read when an installation token is due, never "
+                    "stored; the installation tokens it brings stay in memory")),
        opt("mode", describe(enm({"check", "status"}),
                             "check: GitHub check runs (the default on GitHub); status: commit statuses"))});
-  s["ForgeConnection"] =
-      obj({{"repo", str()},
-           {"kind", enm({"github", "gitea", "gitlab"})},
-           {"api_url", str()},
-           {"project", str()},
-           {"mode", enm({"check", "status"})},
-           {"token_file", str()},
-           {"state",
-            describe(enm({"ok", "broken"}),
-                     "broken: the forge refused the token; its deliveries wait until the connection is put again")},
-           {"broken_reason", nullable(str())},
-           {"broken_at", when()},
-           {"created_at", when_set()},
-           {"updated_at", when_set()}});
+  s["ForgeConnection"] = obj(
+      {{"repo", str()},
+       {"kind", enm({"github", "gitea", "gitlab"})},
+       {"api_url", str()},
+       {"project", str()},
+       {"mode", enm({"check", "status"})},
+       {"auth", describe(enm({"token", "github_app"}), "token: token_file; github_app: a GitHub App's credentials")},
+       {"token_file", describe(nullable(str()), "null for a GitHub App")},
+       {"app_id", describe(nullable(integer()), "a GitHub App's id; null for a token")},
+       {"installation_id", describe(nullable(integer()), "the GitHub App's installation; null for a token")},
+       {"private_key_file",
+        describe(nullable(str()), "the file of the GitHub App's private key (never the key); null for a token")},
+       {"state", describe(enm({"ok", "broken"}),
+                          "broken: the forge refused the token (or the GitHub App's JWT or installation token); its "
+                          "deliveries wait until the connection is put again")},
+       {"broken_reason", nullable(str())},
+       {"broken_at", when()},
+       {"created_at", when_set()},
+       {"updated_at", when_set()}});
   s["ForgeConnectionList"] = items_of("ForgeConnection");
   s["Delivery"] = obj(
       {{"id", describe(integer(), "also the X-Kport-Delivery header of a webhook, the same on every retry")},

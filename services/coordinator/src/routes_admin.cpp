@@ -2,13 +2,13 @@
 #include "claim_broker.h"
 #include "codec.h"
 #include "context.h"
+#include "kport/api/admin.h"
 #include "kport/common/clock.h"
 #include "kport/common/log.h"
 #include "registration.h"
 #include "token_cache.h"
 
 namespace kport::coordinator {
-namespace json = boost::json;
 using http::Request;
 
 void add_admin_routes(http::Router& router, Context& ctx) {
@@ -18,16 +18,14 @@ void add_admin_routes(http::Router& router, Context& ctx) {
     if (!req.body.empty()) {
       auto obj = parse_object(req.body);
       if (!obj.ok()) return http::error_response(obj.error());
-      Fields f(*obj, "");
-      expires_in_s = f.opt_int("expires_in_s", 1, 10LL * 365 * 24 * 3600);
-      if (!f.ok()) return http::error_response(f.error());
+      auto asked = api::parse_registration_token_rotate(*obj);
+      if (!asked.ok()) return http::error_response(asked.error());
+      expires_in_s = asked->expires_in_s;
     }
     auto t = ctx.registration->rotate(expires_in_s, now_unix_ms());
     if (!t.ok()) return http::error_response(t.error());
     log::info("registration token rotated", {{"expires_ms", t->expires_ms.value_or(0)}});
-    json::object out{{"token", t->value}};
-    out["expires_ms"] = t->expires_ms ? json::value(*t->expires_ms) : json::value(nullptr);
-    return http::json_response(201, out);
+    return http::json_response(201, api::to_json(api::RegistrationToken{t->value, t->expires_ms}));
   });
 
   add_blocking(router, ctx, "DELETE", "/api/v1/runners/{id}/token", [&ctx](const Request& req) {
@@ -47,7 +45,7 @@ void add_admin_routes(http::Router& router, Context& ctx) {
     // The job it gave back is claimable once its backoff ends: wake parked claims then.
     if (released->others_ms > 0) ctx.broker->notify_in(std::chrono::milliseconds(released->others_ms));
     log::info("runner token revoked", {{"runner", *id}});
-    return http::json_ok(json::object{{"runner", *id}, {"revoked", true}});
+    return http::json_ok(api::to_json(api::TokenRevoked{*id, true}));
   });
 }
 

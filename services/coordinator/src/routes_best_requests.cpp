@@ -4,11 +4,11 @@
 #include "best_asks.h"
 #include "codec.h"
 #include "context.h"
+#include "kport/api/best_request.h"
 #include "kport/common/clock.h"
 #include "kport/http/uri.h"
 
 namespace kport::coordinator {
-namespace json = boost::json;
 using http::Request;
 using http::Response;
 
@@ -19,39 +19,34 @@ std::string answer_url(const db::BestKey& k) {
          "&dtype=" + http::percent_encode(k.dtype) + "&shape=" + http::percent_encode(k.shape);
 }
 
-json::object key_json(const db::BestKey& k) {
-  return json::object{{"gpu", k.gpu_model}, {"op", k.family}, {"dtype", k.dtype}, {"shape", k.shape}};
-}
+api::MeasureRequestInput key_of(const db::BestKey& k) { return {k.gpu_model, k.family, k.dtype, k.shape}; }
 
-json::object answer_json(const ExactAnswer& a) {
-  json::array ids;
-  for (auto id : a.result_ids) ids.emplace_back(id);
-  return json::object{{"best", a.best}, {"results", std::move(ids)}};
-}
+api::MeasuredBest measured_of(const ExactAnswer& a) { return {a.best, a.result_ids}; }
 
-json::object request_json(Context& ctx, const db::BestRequest& r, const app::MeasureState& s) {
-  json::object out = key_json(r.key);
-  out["id"] = r.id;
-  out["state"] = s.state;
-  if (!s.reason.empty()) out["reason"] = s.reason;
-  out["job"] = r.job_id;
-  out["job_status"] = db::to_string(r.job.status);
-  out["pipeline"] = r.job.pipeline_id;
-  out["target"] = r.job.target;
-  out["commit"] = r.job.commit_sha;
-  out["requests"] = r.requests;
-  out["asked"] = r.asked + (ctx.best_asks ? ctx.best_asks->pending(r.key) : 0);
-  out["created"] = iso8601_utc(r.created_ms);
-  out["updated"] = iso8601_utc(r.updated_ms);
-  if (s.answer.measured) out["measured"] = answer_json(s.answer);
-  out["answer"] = answer_url(r.key);
+api::MeasureRequestInfo request_info(Context& ctx, const db::BestRequest& r, const app::MeasureState& s) {
+  api::MeasureRequestInfo out;
+  out.key = key_of(r.key);
+  out.id = r.id;
+  out.state = s.state;
+  out.reason = s.reason;
+  out.job = r.job_id;
+  out.job_status = db::to_string(r.job.status);
+  out.pipeline = r.job.pipeline_id;
+  out.target = r.job.target;
+  out.commit = r.job.commit_sha;
+  out.requests = r.requests;
+  out.asked = r.asked + (ctx.best_asks ? ctx.best_asks->pending(r.key) : 0);
+  out.created = iso8601_utc(r.created_ms);
+  out.updated = iso8601_utc(r.updated_ms);
+  if (s.answer.measured) out.measured = measured_of(s.answer);
+  out.answer = answer_url(r.key);
   return out;
 }
 
-Result<json::object> one_request_json(Context& ctx, const db::BestRequest& r) {
+Result<api::MeasureRequestInfo> one_request_info(Context& ctx, const db::BestRequest& r) {
   auto states = app::measure_states(ctx, {r});
   if (!states.ok()) return std::move(states).error();
-  return request_json(ctx, r, states->front());
+  return request_info(ctx, r, states->front());
 }
 
 }  // namespace
@@ -63,31 +58,30 @@ void add_best_request_routes(http::Router& router, Context& ctx) {
     KPORT_AUTH(require_admin(req, ctx));
     auto obj = parse_object(req.body);
     if (!obj.ok()) return http::error_response(obj.error());
-    Fields f(*obj, "");
+    auto asked = api::parse_measure_request_input(*obj);
+    if (!asked.ok()) return http::error_response(asked.error());
     app::MeasureRequest rq;
-    rq.gpu_model = f.str("gpu", 256);
-    rq.op = f.str("op", 32);
-    rq.dtype = f.str("dtype", 32);
-    rq.shape = f.str("shape", 256);
-    if (!f.ok()) return http::error_response(f.error());
+    rq.gpu_model = asked->gpu;
+    rq.op = asked->op;
+    rq.dtype = asked->dtype;
+    rq.shape = asked->shape;
     auto opened = app::request_measurement(ctx, rq);
     if (!opened.ok()) return http::error_response(opened.error());
+    api::MeasureRequestAnswer answer;
     if (opened->outcome == app::MeasureOpened::Outcome::already_measured) {
-      json::object out = key_json(opened->key);
-      out["outcome"] = "already_measured";
-      out["state"] = "measured";
-      out["job"] = nullptr;
-      out["measured"] = answer_json(opened->answer);
-      out["answer"] = answer_url(opened->key);
-      return http::json_ok(out);
+      answer.outcome = api::MeasureOutcome::already_measured;
+      answer.request.key = key_of(opened->key);
+      answer.request.measured = measured_of(opened->answer);
+      answer.request.answer = answer_url(opened->key);
+      return http::json_ok(api::to_json(answer));
     }
-    auto body = one_request_json(ctx, *opened->request);
-    if (!body.ok()) return http::error_response(body.error());
+    auto info = one_request_info(ctx, *opened->request);
+    if (!info.ok()) return http::error_response(info.error());
     const bool queued = opened->outcome == app::MeasureOpened::Outcome::queued;
-    (*body)["outcome"] = queued ? "queued" : "coalesced";
-    (*body)["case"] =
-        json::object{{"family", opened->key.family}, {"dtype", opened->key.dtype}, {"shape", opened->shape_text}};
-    return http::json_response(queued ? 201 : 200, *body);
+    answer.outcome = queued ? api::MeasureOutcome::queued : api::MeasureOutcome::coalesced;
+    answer.request = std::move(*info);
+    answer.queued_case = {opened->key.family, opened->key.dtype, opened->shape_text};
+    return http::json_response(queued ? 201 : 200, api::to_json(answer));
   });
 
   add_blocking(router, ctx, "GET", "/api/v1/best/requests", [&ctx](const Request& req) {
@@ -102,9 +96,10 @@ void add_best_request_routes(http::Router& router, Context& ctx) {
     if (!page.ok()) return http::error_response(page.error());
     auto states = app::measure_states(ctx, page->items);
     if (!states.ok()) return http::error_response(states.error());
-    json::array items;
+    api::MeasureRequestPage out;
     for (std::size_t i = 0; i < page->items.size(); ++i)
-      items.push_back(request_json(ctx, page->items[i], (*states)[i]));
+      out.items.push_back(request_info(ctx, page->items[i], (*states)[i]));
+    out.next_cursor = page->next_cursor;
     // The questions /api/v1/best answered without a measurement, most asked first: what
     // is worth requesting next. Counts still in memory are added to the stored ones.
     constexpr int k_top = 20;
@@ -129,17 +124,9 @@ void add_best_request_routes(http::Router& router, Context& ctx) {
       return std::tie(b.asks, b.last_ms) < std::tie(a.asks, a.last_ms);
     });
     if (asks.size() > static_cast<std::size_t>(k_top)) asks.resize(k_top);
-    json::array asked;
-    for (const auto& a : asks) {
-      json::object o = key_json(a.key);
-      o["asks"] = a.asks;
-      o["first_asked"] = iso8601_utc(a.first_ms);
-      o["last_asked"] = iso8601_utc(a.last_ms);
-      asked.push_back(std::move(o));
-    }
-    return http::json_ok(json::object{{"items", std::move(items)},
-                                      {"next_cursor", page->next_cursor ? json::value(*page->next_cursor) : nullptr},
-                                      {"unmeasured_asks", std::move(asked)}});
+    for (const auto& a : asks)
+      out.unmeasured_asks.push_back({key_of(a.key), a.asks, iso8601_utc(a.first_ms), iso8601_utc(a.last_ms)});
+    return http::json_ok(api::to_json(out));
   });
 
   add_blocking(router, ctx, "GET", "/api/v1/best/requests/{id}", [&ctx](const Request& req) {
@@ -152,9 +139,9 @@ void add_best_request_routes(http::Router& router, Context& ctx) {
       return http::error_response(make_error(
           Errc::not_found,
           "measure request " + std::to_string(*id) + " does not exist; GET /api/v1/best/requests lists them"));
-    auto body = one_request_json(ctx, **r);
-    if (!body.ok()) return http::error_response(body.error());
-    return http::json_ok(*body);
+    auto info = one_request_info(ctx, **r);
+    if (!info.ok()) return http::error_response(info.error());
+    return http::json_ok(api::to_json(*info));
   });
 }
 

@@ -3,6 +3,7 @@
 // themselves, one started by hand, and one stopped by hand.
 #include "app/bisections.h"
 #include "body_fields.h"
+#include "kport/api/bisection.h"
 #include "kport/common/log.h"
 
 namespace kport::coordinator {
@@ -76,14 +77,14 @@ void add_bisection_routes(http::Router& router, Context& ctx) {
     KPORT_AUTH(require_admin(req, ctx));
     auto obj = parse_object(req.body);
     if (!obj.ok()) return http::error_response(obj.error());
-    Fields f(*obj, "");
-    const std::string kind_text = f.str("kind", 32);
-    const std::string target = f.str("target", 64);
-    const std::string gpu_model = f.opt_str("gpu_model", 256).value_or("");
-    const std::string bad_rev = f.str("bad", 256);
-    const auto good_rev = f.opt_str("good", 256);
-    const std::vector<std::string> cases = f.str_list("cases", 64);
-    if (!f.ok()) return http::error_response(f.error());
+    auto asked = api::parse_bisection_request(*obj);
+    if (!asked.ok()) return http::error_response(asked.error());
+    const std::string& kind_text = asked->kind;
+    const std::string& target = asked->target;
+    const std::string gpu_model = asked->gpu_model.value_or("");
+    const std::string& bad_rev = asked->bad;
+    const std::optional<std::string>& good_rev = asked->good;
+    const std::vector<std::string> cases = asked->cases.value_or(std::vector<std::string>{});
     auto kind = porting::bisect_kind_from(kind_text);
     if (!kind)
       return http::error_response(make_error(

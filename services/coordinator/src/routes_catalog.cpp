@@ -91,47 +91,18 @@ void add_catalog_routes(http::Router& router, Context& ctx) {
       return http::error_response(make_error(Errc::unauthorized, "publishing kernels needs an admin or runner token"));
     auto obj = parse_object(req.body);
     if (!obj.ok()) return http::error_response(obj.error());
-    Fields top(*obj, "");
-    const auto* arr = top.array("instances");
-    const auto* vars = top.array("variants");
-    if (!top.ok()) return http::error_response(top.error());
-    if ((vars && vars->size() > 1000) || (arr && arr->size() > 10000) ||
-        ((!arr || arr->empty()) && (!vars || vars->empty())))
-      return http::error_response(
-          make_error(Errc::invalid_argument,
-                     "give 'instances' (an array of 1..10000 instances) and/or 'variants' (1..1000 variants)"));
+    auto upload = api::parse_kernel_catalog_upload(*obj);
+    if (!upload.ok()) return http::error_response(upload.error());
     std::vector<db::KernelVariant> variants;
-    for (std::size_t i = 0; vars && i < vars->size(); ++i) {
-      if (!(*vars)[i].is_object())
-        return http::error_response(
-            make_error(Errc::invalid_argument, "variants[" + std::to_string(i) + "] must be an object"));
-      Fields f((*vars)[i].as_object(), "variants[" + std::to_string(i) + "]");
-      const auto* features = (*vars)[i].as_object().if_contains("features");
-      if (features && !(features->is_array() && std::all_of(features->as_array().begin(), features->as_array().end(),
-                                                            [](const json::value& x) { return x.is_string(); })))
-        return http::error_response(make_error(
-            Errc::invalid_argument, "variants[" + std::to_string(i) + "].features must be an array of feature names"));
-      db::KernelVariant v;
-      v.family = f.str("family", 64);
-      v.variant = f.str("variant", 128);
-      v.features_json = f.json_text("features");
-      if (!f.ok()) return http::error_response(f.error());
-      variants.push_back(std::move(v));
-    }
+    for (const auto& v : upload->variants) variants.push_back(to_kernel_variant(v));
     if (!variants.empty())
       if (auto st = ctx.store->upsert_kernel_variants(variants); !st.ok()) return http::error_response(st.error());
     std::vector<db::KernelInstance> list;
-    for (std::size_t i = 0; arr && i < arr->size(); ++i) {
-      if (!(*arr)[i].is_object())
-        return http::error_response(
-            make_error(Errc::invalid_argument, "instances[" + std::to_string(i) + "] must be an object"));
-      Fields f((*arr)[i].as_object(), "instances[" + std::to_string(i) + "]");
-      list.push_back(instance_from_json(f));
-      if (!f.ok()) return http::error_response(f.error());
-    }
+    for (const auto& k : upload->instances) list.push_back(to_kernel_instance(k));
     if (!list.empty())
       if (auto st = ctx.store->upsert_kernel_instances(list); !st.ok()) return http::error_response(st.error());
-    return http::json_ok(json::object{{"upserted", list.size()}, {"variants", variants.size()}});
+    return http::json_ok(api::to_json(
+        api::KernelCatalogStored{static_cast<std::int64_t>(list.size()), static_cast<std::int64_t>(variants.size())}));
   });
 
   add_blocking(router, ctx, "GET", "/api/v1/gpus", [&ctx](const Request& req) {

@@ -1,12 +1,13 @@
 // Forge connections (PUT /api/v1/repositories/{name}/forge, GET /api/v1/forges) and the
 // outgoing delivery queue (GET /api/v1/deliveries). A connection's answer names its
-// token file, never the token.
+// token file, or a GitHub App's id, installation and key file, never a token or a key.
 #include <filesystem>
 #include <fstream>
 
 #include "codec.h"
 #include "context.h"
 #include "forge_report.h"
+#include "github_app.h"
 #include "kport/common/clock.h"
 #include "kport/common/log.h"
 
@@ -26,7 +27,11 @@ json::object connection_json(const db::ForgeConnection& c) {
                       {"api_url", c.api_url},
                       {"project", c.project},
                       {"mode", c.mode},
-                      {"token_file", c.token_file},
+                      {"auth", c.auth()},
+                      {"token_file", c.github_app() ? json::value(nullptr) : json::value(c.token_file)},
+                      {"app_id", c.app_id ? json::value(*c.app_id) : json::value(nullptr)},
+                      {"installation_id", c.installation_id ? json::value(*c.installation_id) : json::value(nullptr)},
+                      {"private_key_file", c.github_app() ? json::value(c.private_key_file) : json::value(nullptr)},
                       {"state", c.broken_reason ? "broken" : "ok"},
                       {"broken_reason", c.broken_reason ? json::value(*c.broken_reason) : json::value(nullptr)},
                       {"broken_at", when(c.broken_ms)},
@@ -71,28 +76,61 @@ void add_forge_routes(http::Router& router, Context& ctx) {
     c.kind = f.str("kind", 16);
     c.api_url = f.str("api_url", 2048);
     c.project = f.str("project", 512);
-    c.token_file = f.str("token_file", 4096);
+    auto token_file = f.opt_str("token_file", 4096);
+    c.app_id = f.opt_int("app_id", 1, std::numeric_limits<std::int64_t>::max());
+    c.installation_id = f.opt_int("installation_id", 1, std::numeric_limits<std::int64_t>::max());
+    auto key_file = f.opt_str("private_key_file", 4096);
     c.mode = f.opt_str("mode", 16).value_or(c.kind == "github" ? "check" : "status");
     if (!f.ok()) return http::error_response(f.error());
     if (c.api_url.rfind("http://", 0) != 0 && c.api_url.rfind("https://", 0) != 0)
       return http::error_response(
           make_error(Errc::invalid_argument,
                      "field 'api_url' must be an http:// or https:// URL, such as https://api.github.com"));
-    // Refused now rather than at the first report: the operator is here to fix it.
-    if (!std::ifstream(c.token_file))
+    if (c.kind != "github" && c.kind != "gitea" && c.kind != "gitlab")
       return http::error_response(
-          make_error(Errc::unprocessable, "field 'token_file': cannot read " + c.token_file +
-                                              " as the coordinator; write the token there (mode 0600)"));
-    // The token is as safe as its file: say so when others may read it.
-    std::error_code ec;
-    const auto perms = std::filesystem::status(c.token_file, ec).permissions();
-    if (!ec && (perms & (std::filesystem::perms::group_read | std::filesystem::perms::others_read)) !=
-                   std::filesystem::perms::none)
-      log::warn("forge token file is readable by other users; chmod 600 it",
-                {{"repo", c.repo}, {"file", c.token_file}});
+          make_error(Errc::invalid_argument, "field 'kind' must be github, gitea or gitlab, not '" + c.kind + "'"));
+    const bool app = c.app_id || c.installation_id || key_file;
+    if (token_file && app)
+      return http::error_response(make_error(Errc::invalid_argument,
+                                             "give either 'token_file' (a token) or 'app_id', 'installation_id' and "
+                                             "'private_key_file' (a GitHub App), not both"));
+    if (!token_file && !app)
+      return http::error_response(make_error(Errc::invalid_argument,
+                                             "field 'token_file' is required (on GitHub, or a GitHub App's 'app_id', "
+                                             "'installation_id' and 'private_key_file')"));
+    if (app) {
+      if (c.kind != "github")
+        return http::error_response(make_error(
+            Errc::invalid_argument, "GitHub App credentials are GitHub's; " + c.kind + " takes a 'token_file'"));
+      for (const char* need : {"app_id", "installation_id", "private_key_file"})
+        if (!f.source().if_contains(need) || f.source().at(need).is_null())
+          return http::error_response(make_error(
+              Errc::invalid_argument, std::string("field '") + need +
+                                          "' is required with a GitHub App's credentials (app_id, installation_id "
+                                          "and private_key_file)"));
+      c.private_key_file = *key_file;
+      // Refused now rather than at the first report, as the token file is; the key is
+      // checked for what it is and who may read it, and dropped.
+      if (auto key = read_private_key(c.private_key_file); !key.ok())
+        return http::error_response(make_error(key.error().code, "field 'private_key_file': " + key.error().message));
+    } else {
+      c.token_file = *token_file;
+      // Refused now rather than at the first report: the operator is here to fix it.
+      if (!std::ifstream(c.token_file))
+        return http::error_response(
+            make_error(Errc::unprocessable, "field 'token_file': cannot read " + c.token_file +
+                                                " as the coordinator; write the token there (mode 0600)"));
+      // The token is as safe as its file: say so when others may read it.
+      std::error_code ec;
+      const auto perms = std::filesystem::status(c.token_file, ec).permissions();
+      if (!ec && (perms & (std::filesystem::perms::group_read | std::filesystem::perms::others_read)) !=
+                     std::filesystem::perms::none)
+        log::warn("forge token file is readable by other users; chmod 600 it",
+                  {{"repo", c.repo}, {"file", c.token_file}});
+    }
     auto put = ctx.store->put_forge_connection(c);
     if (!put.ok()) return http::error_response(put.error());
-    log::info("forge connection set", {{"repo", c.repo}, {"kind", c.kind}, {"mode", c.mode}});
+    log::info("forge connection set", {{"repo", c.repo}, {"kind", c.kind}, {"mode", c.mode}, {"auth", c.auth()}});
     return http::json_ok(connection_json(*put));
   });
 

@@ -4,6 +4,7 @@
 #include "claim_broker.h"
 #include "codec.h"
 #include "context.h"
+#include "kport/api/job_report.h"
 #include "kport/api/pipeline.h"
 
 namespace kport::coordinator {
@@ -191,10 +192,9 @@ void add_pipeline_routes(http::Router& router, Context& ctx) {
       for (const auto& c : *chunks) text += c.text;
       return http::text_response(200, std::move(text));
     }
-    json::array items;
-    for (const auto& c : *chunks)
-      items.push_back(json::object{{"seq", c.seq}, {"attempt", c.attempt}, {"text", c.text}});
-    return http::json_ok(json::object{{"job", *id}, {"chunks", std::move(items)}});
+    api::JobLog log{*id, {}};
+    for (const auto& c : *chunks) log.chunks.push_back({c.seq, c.attempt, c.text});
+    return http::json_ok(api::to_json(log));
   });
 }
 

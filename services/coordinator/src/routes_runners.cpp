@@ -7,6 +7,7 @@
 #include "bringup_notices.h"
 #include "codec.h"
 #include "context.h"
+#include "kport/api/job_report.h"
 #include "kport/common/crypto.h"
 #include "kport/common/log.h"
 #include "token_cache.h"
@@ -19,56 +20,48 @@ using http::Response;
 
 namespace {
 
-// Reads {"attempt": N, ...} and checks the job id path parameter.
-struct JobCall {
-  std::int64_t job_id = 0;
-  int attempt = 0;
-  json::object body;
-};
-
-Result<JobCall> job_call(const Request& req) {
+// A call about job `{id}`: the id path parameter, then the body read by `parse` (a
+// kport::api job report, which reads the attempt first).
+template <typename Parse>
+auto job_call(const Request& req, Parse parse) -> std::pair<std::int64_t, decltype(parse(json::object{}))> {
+  using Parsed = decltype(parse(json::object{}));
   auto id = id_param(req, "id");
-  if (!id.ok()) return std::move(id).error();
+  if (!id.ok()) return {0, Parsed(std::move(id).error())};
   auto obj = parse_object(req.body);
-  if (!obj.ok()) return std::move(obj).error();
-  Fields f(*obj, "");
-  auto attempt = f.integer("attempt");
-  if (!f.ok()) return f.error();
-  if (attempt < 1 || attempt > 1000)
-    return make_error(Errc::invalid_argument, "field 'attempt' must be the attempt number the claim returned (>= 1)");
-  return JobCall{*id, static_cast<int>(attempt), std::move(*obj)};
+  if (!obj.ok()) return {*id, Parsed(std::move(obj).error())};
+  return {*id, parse(*obj)};
 }
 
 json::value complete_json(std::int64_t job, const db::CompleteReply& r) {
-  json::array spawned;
-  for (auto id : r.spawned) spawned.emplace_back(id);
-  json::object out{
-      {"job", job}, {"status", db::to_string(r.status)}, {"duplicate", r.duplicate}, {"spawned", std::move(spawned)}};
-  if (r.status == db::JobStatus::queued && !r.duplicate) out["retry_in_ms"] = r.retry_in.others_ms;
-  return out;
+  api::JobCompleted out{job, std::string(db::to_string(r.status)), r.duplicate, r.spawned, std::nullopt};
+  if (r.status == db::JobStatus::queued && !r.duplicate) out.retry_in_ms = r.retry_in.others_ms;
+  return api::to_json(out);
 }
 
-// Parses the records of an upload into the caller's attempt. Commit, target and GPU are
-// left as the body says: the store fills what is absent from the job and refuses what
-// disagrees with it, in the transaction that checks the lease.
-template <typename Record, typename Parse>
-Result<std::vector<Record>> records_from(const json::object& body, std::string_view key, Parse parse,
-                                         const JobCall& call, std::int64_t runner_id) {
-  Fields top(body, "");
-  const auto* arr = top.array(key);
-  if (!top.ok()) return top.error();
-  if (!arr || arr->empty() || arr->size() > 100000)
-    return make_error(Errc::invalid_argument, "field '" + std::string(key) + "' must be an array of 1..100000 records");
+// What a batch upload stored, in the batch's order.
+template <typename Outcomes>
+api::UploadStored stored_of(const Outcomes& outcomes) {
+  api::UploadStored s;
+  for (const auto& o : outcomes) {
+    s.ids.push_back(o.id);
+    s.duplicates += o.duplicate;
+  }
+  s.stored = static_cast<std::int64_t>(s.ids.size()) - s.duplicates;
+  return s;
+}
+
+// The records of an upload, in the caller's attempt. Commit, target and GPU are left as
+// the body says: the store fills what is absent from the job and refuses what disagrees
+// with it, in the transaction that checks the lease.
+template <typename Record, typename Upload, typename Convert>
+std::vector<Record> records_of(const std::vector<Upload>& uploads, Convert convert, std::int64_t job_id, int attempt,
+                               std::int64_t runner_id) {
   std::vector<Record> out;
-  out.reserve(arr->size());
-  for (std::size_t i = 0; i < arr->size(); ++i) {
-    std::string where = std::string(key) + "[" + std::to_string(i) + "]";
-    if (!(*arr)[i].is_object()) return make_error(Errc::invalid_argument, "field '" + where + "' must be an object");
-    Fields f((*arr)[i].as_object(), where);
-    Record r = parse(f);
-    if (!f.ok()) return f.error();
-    r.job_id = call.job_id;
-    r.attempt = call.attempt;
+  out.reserve(uploads.size());
+  for (const auto& u : uploads) {
+    Record r = convert(u);
+    r.job_id = job_id;
+    r.attempt = attempt;
     if constexpr (requires { r.runner_id; }) r.runner_id = runner_id;
     out.push_back(std::move(r));
   }
@@ -112,7 +105,9 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     KPORT_AUTH(require_reader(req, ctx));
     auto list = ctx.store->list_runners(req.query_or("all") == "1" || req.query_or("all") == "true");
     if (!list.ok()) return http::error_response(list.error());
-    return http::json_ok(list_to_json(*list));
+    api::RunnerList out;
+    for (const auto& r : *list) out.items.push_back(to_runner_info(r));
+    return http::json_ok(api::to_json(out));
   });
 
   add_blocking(router, ctx, "GET", "/api/v1/runners/{id}", [&ctx](const Request& req) {
@@ -152,7 +147,7 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     // The job it gave back is claimable once its backoff ends: wake parked claims then.
     if (released->others_ms > 0) ctx.broker->notify_in(std::chrono::milliseconds(released->others_ms));
     log::info("runner deregistered", {{"runner", who->runner_id}});
-    return http::json_ok(json::object{{"runner", who->runner_id}, {"deregistered", true}});
+    return http::json_ok(api::to_json(api::Deregistered{who->runner_id, true}));
   });
 
   // Long-poll: parks in the broker without holding a worker thread.
@@ -179,95 +174,59 @@ void add_runner_routes(http::Router& router, Context& ctx) {
   add_blocking(router, ctx, "POST", "/api/v1/jobs/{id}/complete", [&ctx](const Request& req) {
     auto who = require_runner(req, ctx);
     KPORT_HTTP_TRY(who);
-    auto call = job_call(req);
-    KPORT_HTTP_TRY(call);
-    Fields f(call->body, "");
-    auto status = f.opt_str("status", 16).value_or("succeeded");
-    auto reason = f.opt_str("reason", 65536).value_or("");
-    // "retryable": true marks a passing cause (a clone that timed out, a GPU that fell
-    // off the bus): the job backs off and runs again while attempts remain. false, or
-    // no flag, is permanent (repository not found, a bad manifest): it fails at once
-    // with its reason. "retry" is the older name of the same flag.
-    const bool retryable = f.boolean("retryable", false);
-    const bool retry_alias = f.boolean("retry", false);
-    if (!f.ok()) return http::error_response(f.error());
-    if (call->body.contains("retryable") && call->body.contains("retry") && retryable != retry_alias)
-      return http::error_response(
-          make_error(Errc::invalid_argument, "fields 'retryable' and 'retry' disagree; send 'retryable' alone"));
-    const bool retry = call->body.contains("retryable") ? retryable : retry_alias;
-    Result<db::CompleteReply> r = make_error(Errc::internal, "unset");
-    if (status == "succeeded")
-      r = ctx.store->complete(call->job_id, who->runner_id, call->attempt);
-    else if (status == "failed") {
-      if (reason.empty())
-        return http::error_response(make_error(Errc::invalid_argument, "a failed job needs a 'reason'"));
-      r = ctx.store->fail(call->job_id, who->runner_id, call->attempt, reason, retry);
-    } else {
-      return http::error_response(make_error(Errc::invalid_argument, "field 'status' must be succeeded or failed"));
-    }
+    auto [job_id, asked] = job_call(req, [](const json::object& o) { return api::parse_job_completion(o); });
+    KPORT_HTTP_TRY(asked);
+    Result<db::CompleteReply> r =
+        asked->succeeded ? ctx.store->complete(job_id, who->runner_id, asked->attempt)
+                         : ctx.store->fail(job_id, who->runner_id, asked->attempt, asked->reason, asked->retry);
     if (!r.ok()) return http::error_response(r.error());
     if (!r->spawned.empty()) ctx.broker->notify();
     if (r->status == db::JobStatus::queued && !r->duplicate) {
       ctx.broker->notify_in(std::chrono::milliseconds(r->retry_in.others_ms));
       ctx.broker->notify_in(std::chrono::milliseconds(r->retry_in.same_ms));
     }
-    auto body = complete_json(call->job_id, *r);
+    auto body = complete_json(job_id, *r);
     if (!r->duplicate) ctx.events->publish("jobs", "job", json::serialize(body));
-    if (!r->duplicate) review_commit(ctx, call->job_id);   // may queue re-measures
-    if (!r->duplicate) notify_bringup(ctx, call->job_id);  // milestones and drops, to the webhooks
+    if (!r->duplicate) review_commit(ctx, job_id);   // may queue re-measures
+    if (!r->duplicate) notify_bringup(ctx, job_id);  // milestones and drops, to the webhooks
     return http::json_ok(body);
   });
 
   add_blocking(router, ctx, "POST", "/api/v1/jobs/{id}/results", [&ctx](const Request& req) {
     auto who = require_runner(req, ctx);
     KPORT_HTTP_TRY(who);
-    auto call = job_call(req);
-    KPORT_HTTP_TRY(call);
-    auto records = records_from<db::ResultRecord>(call->body, "results", result_from_json, *call, who->runner_id);
-    KPORT_HTTP_TRY(records);
-    auto out = ctx.store->put_results(*records);
+    auto [job_id, batch] = job_call(req, [](const json::object& o) { return api::parse_result_batch(o); });
+    KPORT_HTTP_TRY(batch);
+    auto out = ctx.store->put_results(
+        records_of<db::ResultRecord>(batch->results, to_record, job_id, batch->attempt, who->runner_id));
     if (!out.ok()) return http::error_response(out.error());
-    json::array ids;
-    std::int64_t dup = 0;
-    for (const auto& o : *out) {
-      ids.emplace_back(o.id);
-      dup += o.duplicate;
-    }
-    if (dup < static_cast<std::int64_t>(out->size()))
-      ctx.events->publish("results", "results", json::serialize(json::object{{"job", call->job_id}, {"ids", ids}}));
-    return http::json_ok(json::object{
-        {"stored", out->size() - static_cast<std::size_t>(dup)}, {"duplicates", dup}, {"ids", std::move(ids)}});
+    const api::UploadStored stored = stored_of(*out);
+    const json::object answer = api::to_json(stored);
+    if (stored.stored > 0)
+      ctx.events->publish("results", "results",
+                          json::serialize(json::object{{"job", job_id}, {"ids", answer.at("ids")}}));
+    return http::json_ok(answer);
   });
 
   add_blocking(router, ctx, "POST", "/api/v1/jobs/{id}/builds", [&ctx](const Request& req) {
     auto who = require_runner(req, ctx);
     KPORT_HTTP_TRY(who);
-    auto call = job_call(req);
-    KPORT_HTTP_TRY(call);
-    auto records = records_from<db::BuildRecord>(call->body, "records", build_record_from_json, *call, who->runner_id);
-    KPORT_HTTP_TRY(records);
-    auto out = ctx.store->put_build_records(*records, who->runner_id);
+    auto [job_id, batch] = job_call(req, [](const json::object& o) { return api::parse_build_record_batch(o); });
+    KPORT_HTTP_TRY(batch);
+    auto out = ctx.store->put_build_records(
+        records_of<db::BuildRecord>(batch->records, to_build_record, job_id, batch->attempt, who->runner_id),
+        who->runner_id);
     if (!out.ok()) return http::error_response(out.error());
-    json::array ids;
-    std::int64_t dup = 0;
-    for (const auto& o : *out) {
-      ids.emplace_back(o.id);
-      dup += o.duplicate;
-    }
-    return http::json_ok(json::object{
-        {"stored", out->size() - static_cast<std::size_t>(dup)}, {"duplicates", dup}, {"ids", std::move(ids)}});
+    return http::json_ok(api::to_json(stored_of(*out)));
   });
 
   add_blocking(router, ctx, "POST", "/api/v1/jobs/{id}/log", [&ctx](const Request& req) {
     auto who = require_runner(req, ctx);
     KPORT_HTTP_TRY(who);
-    auto call = job_call(req);
-    KPORT_HTTP_TRY(call);
-    Fields f(call->body, "");
-    auto text = f.str("text", 16u << 20);
-    if (!f.ok()) return http::error_response(f.error());
-    KPORT_HTTP_TRY(ctx.store->append_job_log(call->job_id, who->runner_id, call->attempt, text));
-    return http::json_ok(json::object{{"job", call->job_id}, {"appended", text.size()}});
+    auto [job_id, chunk] = job_call(req, [](const json::object& o) { return api::parse_job_log_append(o); });
+    KPORT_HTTP_TRY(chunk);
+    KPORT_HTTP_TRY(ctx.store->append_job_log(job_id, who->runner_id, chunk->attempt, chunk->text));
+    return http::json_ok(api::to_json(api::JobLogAppended{job_id, static_cast<std::int64_t>(chunk->text.size())}));
   });
 }
 

@@ -92,21 +92,40 @@ porting::ResultFact fact_of(const db::ResultRecord& r) {
   // A re-measure's interleaved figure of the baseline's harness (env.timing.paired).
   boost::system::error_code ec;
   const json::value env = json::parse(r.env_json, ec);
+  auto num = [](const json::object& o, const char* k) -> std::optional<double> {
+    const auto* v = o.if_contains(k);
+    return v && v->is_number() ? std::optional<double>(v->to_number<double>()) : std::nullopt;
+  };
+  // The medians of the rounds a figure kept, in microseconds.
+  auto medians = [](const json::value* list, const char* key) {
+    std::vector<double> out;
+    if (!list || !list->is_array()) return out;
+    for (const auto& x : list->as_array()) {
+      if (x.is_number()) {
+        out.push_back(x.to_number<double>() * 1000);
+        continue;
+      }
+      if (!x.is_object()) continue;
+      const auto& o = x.as_object();
+      if (const auto* dropped = o.if_contains("outlier"); dropped && dropped->is_bool() && dropped->as_bool()) continue;
+      if (const auto* m = o.if_contains(key); m && m->is_number()) out.push_back(m->to_number<double>() * 1000);
+    }
+    return out;
+  };
   if (!ec && env.is_object())
-    if (const auto* t = env.as_object().if_contains("timing"); t && t->is_object())
+    if (const auto* t = env.as_object().if_contains("timing"); t && t->is_object()) {
+      f.round_medians_us = medians(t->as_object().if_contains("rounds"), "median_ms");
       if (const auto* p = t->as_object().if_contains("paired"); p && p->is_object()) {
         const auto& o = p->as_object();
-        auto num = [&](const char* k) -> std::optional<double> {
-          const auto* v = o.if_contains(k);
-          return v && v->is_number() ? std::optional<double>(v->to_number<double>()) : std::nullopt;
-        };
         const auto* unstable = o.if_contains("unstable");
-        if (auto m = num("median_ms"); m && *m > 0 && !(unstable && unstable->is_bool() && unstable->as_bool())) {
+        if (auto m = num(o, "median_ms"); m && *m > 0 && !(unstable && unstable->is_bool() && unstable->as_bool())) {
           f.paired_median_us = *m * 1000;
-          if (auto sd = num("stddev_ms")) f.paired_stddev_us = *sd * 1000;
-          if (auto n = num("samples")) f.paired_samples = static_cast<std::int64_t>(*n);
+          if (auto sd = num(o, "stddev_ms")) f.paired_stddev_us = *sd * 1000;
+          if (auto n = num(o, "samples")) f.paired_samples = static_cast<std::int64_t>(*n);
+          f.paired_round_medians_us = medians(o.if_contains("round_medians_ms"), "");
         }
       }
+    }
   return f;
 }
 

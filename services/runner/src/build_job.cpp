@@ -8,6 +8,7 @@
 #include "kport/api/job_payload.h"
 #include "kport/git/workspace.h"
 #include "kport/porting/build_driver.h"
+#include "kport/porting/manifest.h"
 #include "kport/common/process.h"
 #include "kport/runner/answers.h"
 #include "parent_diff.h"
@@ -86,9 +87,14 @@ Result<CheckoutBuild> checkout_and_build(CoordinatorApi& api, const ClaimedJob& 
   auto catalog = load_catalog(ws_dir, s);
   if (!catalog.ok())
     return make_error(Errc::unprocessable, "cannot read the target catalog: " + catalog.error().message);
+  // The library: the checkout's kport.json, else its kernels/ tree (docs/MANIFEST.md).
+  auto library = porting::find_library(ws_dir, payload->kernels_dir);
+  if (!library.ok())
+    return make_error(Errc::unprocessable,
+                      "cannot build " + job.target + " at " + sha->substr(0, 12) + ": " + library.error().message);
   porting::BuildRequest req;
-  req.kernels_dir = ws_dir / "kernels";
-  if (!payload->kernels_dir.empty()) req.kernels_dir = ws_dir / payload->kernels_dir;
+  req.kernels_dir = *library;
+  req.checkout = ws_dir;
   out.repo_dir = ws_dir;
   out.kernels_dir = req.kernels_dir;
   req.target = job.target;

@@ -317,9 +317,9 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
   auto upload = [&](const std::vector<const CaseOutcome*>& which,
                     const std::string& what) -> std::optional<JobOutcome> {
     for (std::size_t i = 0; i < which.size(); i += 100) {
-      json::array docs;
+      std::vector<api::ResultUpload> docs;
       for (std::size_t j = i; j < std::min(which.size(), i + 100); ++j)
-        docs.push_back(api::to_json(result_upload(*which[j], m_s.gpu, job.commit, toolkit, env_base)));
+        docs.push_back(result_upload(*which[j], m_s.gpu, job.commit, toolkit, env_base));
       if (auto st = api.post_results(job.id, job.attempt, std::move(docs)); !st.ok())
         return failed(what + ", but the upload failed: " + st.error().message, true);
     }

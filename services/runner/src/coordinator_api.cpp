@@ -114,9 +114,7 @@ Status CoordinatorApi::deregister() { return ack("POST", "/api/v1/runners/deregi
 
 Status CoordinatorApi::post_build_records(std::int64_t job, int attempt,
                                           const std::vector<api::BuildRecordUpload>& records) {
-  json::array list;
-  for (const auto& r : records) list.push_back(api::to_json(r));
-  auto body = json::serialize(json::object{{"attempt", attempt}, {"records", std::move(list)}});
+  auto body = json::serialize(api::to_json(api::BuildRecordBatch{attempt, records}));
   return ack("POST", "/api/v1/jobs/" + std::to_string(job) + "/builds", body);
 }
 
@@ -129,27 +127,25 @@ Status CoordinatorApi::put_artifact(std::int64_t job, int attempt, const std::st
 }
 
 Status CoordinatorApi::append_log(std::int64_t job, int attempt, std::string_view text) {
-  auto body = json::serialize(json::object{{"attempt", attempt}, {"text", text}});
+  auto body = json::serialize(api::to_json(api::JobLogAppend{attempt, std::string(text)}));
   return ack("POST", "/api/v1/jobs/" + std::to_string(job) + "/log", body);
 }
 
 Status CoordinatorApi::complete(std::int64_t job, int attempt, bool succeeded, const std::string& reason, bool retry) {
-  json::object body{{"attempt", attempt}, {"status", succeeded ? "succeeded" : "failed"}};
+  api::JobCompletion c{attempt, succeeded, {}, false};
   if (!succeeded) {
-    body["reason"] = reason.empty() ? std::string("failed without a reason") : reason;
-    body["retry"] = retry;
+    c.reason = reason.empty() ? std::string("failed without a reason") : reason;
+    c.retry = retry;
   }
-  return ack("POST", "/api/v1/jobs/" + std::to_string(job) + "/complete", json::serialize(body));
+  return ack("POST", "/api/v1/jobs/" + std::to_string(job) + "/complete", json::serialize(api::to_json(c)));
 }
 
-Status CoordinatorApi::put_kernels(json::array instances, json::array variants) {
-  json::object body{{"instances", std::move(instances)}};
-  if (!variants.empty()) body["variants"] = std::move(variants);
-  return ack("PUT", "/api/v1/kernels", json::serialize(body));
+Status CoordinatorApi::put_kernels(const api::KernelCatalogUpload& catalog) {
+  return ack("PUT", "/api/v1/kernels", json::serialize(api::to_json(catalog)));
 }
 
-Status CoordinatorApi::post_results(std::int64_t job, int attempt, json::array results) {
-  auto body = json::serialize(json::object{{"attempt", attempt}, {"results", std::move(results)}});
+Status CoordinatorApi::post_results(std::int64_t job, int attempt, std::vector<api::ResultUpload> results) {
+  auto body = json::serialize(api::to_json(api::ResultBatch{attempt, std::move(results)}));
   return ack("POST", "/api/v1/jobs/" + std::to_string(job) + "/results", body);
 }
 

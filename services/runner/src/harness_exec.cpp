@@ -441,11 +441,13 @@ Status Harness::time(std::vector<CaseOutcome>& outcomes, const std::set<std::str
   std::vector<HarnessCase> again;
   for (const auto& c : precise)
     if (rounds.count(c.key()) && slot.at(c.key())->status == "passed") again.push_back(c);
-  for (int r = 1; r < m_opt.sampling.rounds && !again.empty(); ++r) KPORT_TRY(one_round(again));
+  const int round_count = m_opt.paired_harness.empty() ? m_opt.sampling.rounds
+                                                       : std::max(m_opt.sampling.rounds, m_opt.sampling.paired_rounds);
+  for (int r = 1; r < round_count && !again.empty(); ++r) KPORT_TRY(one_round(again));
   // Re-measure: cases whose rounds disagree get more rounds, one at a time, until a
   // majority of their rounds agrees or the budget is spent.
   const double floor = m_opt.sampling.round_agreement_floor;
-  for (int extra = 0; m_opt.sampling.rounds > 1 && extra < m_opt.sampling.remeasure_rounds; ++extra) {
+  for (int extra = 0; round_count > 1 && extra < m_opt.sampling.remeasure_rounds; ++extra) {
     std::vector<HarnessCase> unsettled;
     for (const auto& c : again)
       if (auto it = rounds.find(c.key()); it != rounds.end() && slot.at(c.key())->status == "passed" &&
@@ -475,9 +477,19 @@ Status Harness::time(std::vector<CaseOutcome>& outcomes, const std::set<std::str
                             {"harness_sha256", m_opt.paired_sha256},
                             {"order", "interleaved"},
                             {"rounds", static_cast<std::int64_t>(p->second.size())}};
-        if (bt && bt->is_object())
+        if (bt && bt->is_object()) {
           for (const char* k : {"median_ms", "stddev_ms", "samples"})
             if (const auto* v = bt->as_object().if_contains(k)) paired[k] = *v;
+          // The medians of the rounds its figure kept, as the change's own are under
+          // timing.rounds: the pair's spread is today's noise of this GPU.
+          json::array kept;
+          if (const auto* rs = bt->as_object().if_contains("rounds"); rs && rs->is_array())
+            for (const auto& x : rs->as_array()) {
+              if (!x.is_object() || x.as_object().contains("outlier")) continue;
+              if (const auto* m = x.as_object().if_contains("median_ms")) kept.push_back(*m);
+            }
+          paired["round_medians_ms"] = std::move(kept);
+        }
         paired["unstable"] = base.contains("unstable");
         t->as_object()["paired"] = std::move(paired);
       }

@@ -79,6 +79,9 @@ int main(int argc, char** argv) {
            "keep all)")
       .add("bench-remeasure-rounds", "KPORT_BENCH_REMEASURE_ROUNDS", "2",
            "gpu role: further bench rounds, at most, for a case whose rounds disagree beyond their noise")
+      .add("bench-paired-rounds", "KPORT_BENCH_PAIRED_ROUNDS", "4",
+           "gpu role: bench rounds of each side, at least, when a re-measure times the baseline's harness beside this "
+           "one (A/B/A/B)")
       .add("bench-l2-flush", "KPORT_BENCH_L2_FLUSH", "write",
            "gpu role: how the L2 is emptied before each sample: write, read or off")
       .add("bench-later-warmup-ms", "KPORT_BENCH_LATER_WARMUP_MS", "20",
@@ -181,6 +184,7 @@ int main(int argc, char** argv) {
   proto.sampling.min_samples = static_cast<int>(number("bench-min-samples", 1, 100000));
   proto.sampling.rounds = static_cast<int>(number("bench-rounds", 1, 16));
   proto.sampling.remeasure_rounds = static_cast<int>(number("bench-remeasure-rounds", 0, 16));
+  proto.sampling.paired_rounds = static_cast<int>(number("bench-paired-rounds", 1, 16));
   proto.sampling.l2_flush = o.get("bench-l2-flush");
   if (proto.sampling.l2_flush != "write" && proto.sampling.l2_flush != "read" && proto.sampling.l2_flush != "off") {
     std::cerr << "kport-runner: --bench-l2-flush must be write, read or off, not '" << proto.sampling.l2_flush << "'\n";

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "kport/common/process.h"
+#include "kport/porting/manifest.h"
 #include "kport/porting/variants.h"
 
 namespace kport::runner {
@@ -38,8 +39,8 @@ api::BuildRecordUpload build_record(const porting::VariantRecord& r, const std::
   return b;
 }
 
-json::array harness_variants(const json::object& list) {
-  json::array out;
+std::vector<api::KernelVariantUpload> harness_variants(const json::object& list) {
+  std::vector<api::KernelVariantUpload> out;
   const auto* vs = list.if_contains("variants");
   if (!vs || !vs->is_array()) return out;
   for (const auto& v : vs->as_array()) {
@@ -49,10 +50,10 @@ json::array harness_variants(const json::object& list) {
     const std::string full(id->as_string());
     const auto dot = full.find('.');
     if (dot == std::string::npos || dot == 0 || dot + 1 == full.size()) continue;
-    json::array names;
+    std::vector<std::string> names;
     if (features->is_array()) {
       for (const auto& f : features->as_array())
-        if (f.is_string()) names.push_back(f);
+        if (f.is_string()) names.emplace_back(f.as_string());
     } else if (features->is_string()) {
       // The harness prints a variant's features comma separated, as its CMake call lists them.
       const std::string text(features->as_string());
@@ -64,18 +65,18 @@ json::array harness_variants(const json::object& list) {
     } else {
       continue;
     }
-    out.push_back(json::object{
-        {"family", full.substr(0, dot)}, {"variant", full.substr(dot + 1)}, {"features", std::move(names)}});
+    out.push_back({full.substr(0, dot), full.substr(dot + 1), std::move(names)});
   }
   return out;
 }
 
 namespace {
 
-// `kport-harness-<t> list` -> the instances, in the shape PUT /api/v1/kernels takes, and
-// every variant the harness knows with its features (those it left out too: a target
-// never built is planned from them).
-Result<json::array> harness_instances(const std::filesystem::path& harness, json::array& variants, Env& env) {
+// `kport-harness-<t> list` -> what PUT /api/v1/kernels takes: the instances, and every
+// variant the harness knows with its features (those it left out too: a target never
+// built is planned from them). An instance without a string name, family or variant is an
+// Error: the harness printed a list kport cannot publish.
+Result<api::KernelCatalogUpload> harness_catalog(const std::filesystem::path& harness, Env& env) {
   kport::ProcessOptions o;
   o.timeout = std::chrono::seconds(120);
   auto out = env.run_process({harness.string(), "list"}, o);
@@ -86,8 +87,8 @@ Result<json::array> harness_instances(const std::filesystem::path& harness, json
   boost::system::error_code ec;
   auto doc = json::parse(out->output, ec);
   if (ec || !doc.is_object()) return make_error(Errc::internal, harness.string() + " list did not print a JSON object");
-  variants = harness_variants(doc.as_object());
-  json::array instances;
+  api::KernelCatalogUpload catalog;
+  catalog.variants = harness_variants(doc.as_object());
   if (const auto* vs = doc.as_object().if_contains("variants"); vs && vs->is_array())
     for (const auto& v : vs->as_array()) {
       const auto* list = v.is_object() ? v.as_object().if_contains("instances") : nullptr;
@@ -95,22 +96,56 @@ Result<json::array> harness_instances(const std::filesystem::path& harness, json
       for (const auto& i : list->as_array()) {
         if (!i.is_object()) continue;
         const auto& io = i.as_object();
-        json::object inst{{"name", io.at("name")}, {"family", io.at("family")}, {"variant", io.at("variant")}};
-        if (const auto* f = io.if_contains("features")) inst["features"] = *f;
+        api::KernelInstanceUpload inst;
+        const std::pair<const char*, std::string*> named[] = {
+            {"name", &inst.name}, {"family", &inst.family}, {"variant", &inst.variant}};
+        for (const auto& [key, to] : named) {
+          const auto* x = io.if_contains(key);
+          if (!x || !x->is_string())
+            return make_error(Errc::internal, harness.string() + " list printed an instance without a string '" + key +
+                                                  "': " + json::serialize(io));
+          *to = std::string(x->as_string());
+        }
+        if (const auto* f = io.if_contains("features")) inst.features = *f;
         // Which dtypes it runs: provisional answers offer only instances that run the one asked.
-        if (const auto* d = io.if_contains("dtypes"); d && d->is_array()) inst["dtypes"] = *d;
-        if (const auto* c = io.if_contains("config")) inst["config"] = *c;
-        instances.push_back(std::move(inst));
+        if (const auto* d = io.if_contains("dtypes"); d && d->is_array()) {
+          inst.dtypes.emplace();
+          for (const auto& x : d->as_array())
+            if (x.is_string()) inst.dtypes->emplace_back(x.as_string());
+        }
+        if (const auto* c = io.if_contains("config")) inst.config = *c;
+        catalog.instances.push_back(std::move(inst));
       }
     }
-  return instances;
+  return catalog;
 }
 
 }  // namespace
 
 void locate_sources(std::vector<api::BuildRecordUpload>& records, const SourceTree& tree) {
   if (tree.kernels_dir.empty()) return;
-  auto specs = porting::discover_variants(tree.kernels_dir);
+  // The variants' sources: a manifest's declared ones, else the kport_kernel_variant calls.
+  Result<std::vector<porting::VariantSpec>> specs = std::vector<porting::VariantSpec>{};
+  const auto manifest_file = tree.kernels_dir / porting::k_manifest_file;
+  std::error_code exists_ec;
+  if (std::filesystem::exists(manifest_file, exists_ec)) {
+    auto manifest = porting::load_manifest(manifest_file);
+    if (!manifest.ok()) return;
+    if (manifest->cmake && !manifest->cmake->variants_from.empty()) {
+      specs = porting::discover_variants(tree.kernels_dir / manifest->cmake->source_dir);
+    } else if (manifest->variants) {
+      for (const auto& v : *manifest->variants) {
+        porting::VariantSpec spec;
+        spec.family = v.family;
+        spec.variant = v.name;
+        spec.sources = v.sources;
+        spec.dir = tree.kernels_dir;
+        specs->push_back(std::move(spec));
+      }
+    }
+  } else {
+    specs = porting::discover_variants(tree.kernels_dir);
+  }
   if (!specs.ok()) return;
   const std::filesystem::path root = tree.repo_dir.empty() ? tree.kernels_dir.parent_path() : tree.repo_dir;
   std::map<std::string, std::pair<std::string, int>> where;  // family.variant -> (path, line)
@@ -158,16 +193,15 @@ Status publish_build(CoordinatorApi& api, const ClaimedJob& job, const std::stri
   if (!records.empty()) KPORT_TRY(api.post_build_records(job.id, job.attempt, std::move(records)));
   log("uploaded " + std::to_string(report.records.size()) + " build records");
   if (!report.harness.empty()) {
-    json::array variants;
-    auto instances = harness_instances(report.harness, variants, env);
-    if (!instances.ok()) {
-      log("cannot list the harness's instances: " + instances.error().message);
-      return instances.error();
+    auto catalog = harness_catalog(report.harness, env);
+    if (!catalog.ok()) {
+      log("cannot list the harness's instances: " + catalog.error().message);
+      return catalog.error();
     }
-    if (!instances->empty() || !variants.empty()) {
-      std::size_t n = instances->size(), nv = variants.size();
-      KPORT_TRY(api.put_kernels(std::move(*instances), std::move(variants)));
-      log("published " + std::to_string(n) + " kernel instances of " + std::to_string(nv) + " variants");
+    if (!catalog->instances.empty() || !catalog->variants.empty()) {
+      KPORT_TRY(api.put_kernels(*catalog));
+      log("published " + std::to_string(catalog->instances.size()) + " kernel instances of " +
+          std::to_string(catalog->variants.size()) + " variants");
     }
   }
   return {};

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kport/api/build_record.h"
+#include "kport/api/job_report.h"
 #include "kport/porting/build_driver.h"
 #include "kport/runner/coordinator_api.h"
 
@@ -22,7 +23,7 @@ api::BuildRecordUpload build_record(const porting::VariantRecord& r, const std::
 // From `kport-harness list` output, every variant the harness knows (built or left out)
 // as {family, variant, features}: what PUT /api/v1/kernels records as "variants", so a
 // target never built can be planned. Entries without an id or features are skipped.
-boost::json::array harness_variants(const boost::json::object& list);
+std::vector<api::KernelVariantUpload> harness_variants(const boost::json::object& list);
 
 // The checkout a build was made from: the repository root and its kernels tree.
 struct SourceTree {

@@ -3,6 +3,13 @@
 // documented API does (201 with the created check run or status; 200 for a check run's
 // update), unless a test told it to fail: a status, a body that is not JSON, a huge
 // body, or an answer that comes too late.
+//
+// Told to act as a GitHub App's forge (act_as_app), it also answers
+// POST /app/installations/{id}/access_tokens as GitHub documents it: the JWT in the
+// Authorization header verified (RS256 signature against the app's public key, alg, iat
+// and exp window, iss; jwt_check.h), a fresh installation token issued with its
+// expires_at (201); and every call under /repos/ then needs one of the tokens it issued,
+// unexpired and not revoked (else 401 Bad credentials).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,13 +19,17 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <ctime>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "jwt_check.h"
+#include "kport/common/crypto.h"
 #include "kport/http/router.h"
 #include "kport/http/server.h"
 
@@ -48,6 +59,15 @@ struct ForgeFault {
   int status = 500;
   std::string body = R"({"message":"Server Error"})";
   std::chrono::milliseconds delay{0};  // answer only after this
+};
+
+// The GitHub App the fake forge knows: its id, its installation, its public key (PEM
+// file), and how long the installation tokens it issues live.
+struct FakeApp {
+  std::int64_t app_id = 0;
+  std::int64_t installation_id = 0;
+  std::string public_key_file;
+  std::chrono::seconds token_life{3600};  // GitHub's: an hour
 };
 
 class FakeForge {
@@ -93,6 +113,38 @@ class FakeForge {
     m_faults.clear();
   }
 
+  // From now on it answers as the forge of `app` (see above).
+  void act_as_app(FakeApp app) {
+    std::lock_guard lock(m_mu);
+    m_app = std::move(app);
+  }
+  // The installation tokens issued so far take no call any more.
+  void revoke_tokens() {
+    std::lock_guard lock(m_mu);
+    m_tokens.clear();
+  }
+  // From now on no call under /repos/ is taken, whatever its token (the app lost its
+  // permission); exchanges still succeed.
+  void take_no_tokens() {
+    std::lock_guard lock(m_mu);
+    m_take_no_tokens = true;
+  }
+  // Every installation token issued, in order.
+  std::vector<std::string> issued_tokens() const {
+    std::lock_guard lock(m_mu);
+    return m_issued;
+  }
+  // Why each refused JWT was refused, in order.
+  std::vector<std::string> jwt_errors() const {
+    std::lock_guard lock(m_mu);
+    return m_jwt_errors;
+  }
+  // How many calls under /repos/ came with no token it takes (expired, revoked, unknown).
+  int refused_tokens() const {
+    std::lock_guard lock(m_mu);
+    return m_refused_tokens;
+  }
+
   std::vector<ForgeRequest> requests() const {
     std::lock_guard lock(m_mu);
     return m_requests;
@@ -125,6 +177,8 @@ class FakeForge {
     if (fault) {
       res.status = fault->status;
       res.body = fault->body;
+    } else if (auto app = app_answer(req)) {
+      res = std::move(*app);
     } else {
       res = documented(req, id);
     }
@@ -137,6 +191,64 @@ class FakeForge {
       return;
     }
     reply(std::move(res));
+  }
+
+  static std::int64_t now_s() { return static_cast<std::int64_t>(std::time(nullptr)); }
+  static http::Response answer(int status, boost::json::object body) {
+    http::Response res;
+    res.status = status;
+    res.body = boost::json::serialize(body);
+    return res;
+  }
+
+  // As a GitHub App's forge: the token exchange, or a refusal of a call under /repos/
+  // without a valid installation token; nullopt when the documented answer applies.
+  std::optional<http::Response> app_answer(const http::Request& req) {
+    std::lock_guard lock(m_mu);
+    if (!m_app) return std::nullopt;
+    const std::string auth = ForgeRequest{req.method, req.path, "", req.target, req.headers}.header("Authorization");
+    const std::string exchange_prefix = "/app/installations/";
+    if (req.path.rfind(exchange_prefix, 0) == 0) {
+      const std::string rest = req.path.substr(exchange_prefix.size());
+      const auto slash = rest.find('/');
+      if (req.method != "POST" || slash == std::string::npos || rest.substr(slash) != "/access_tokens")
+        return answer(404, {{"message", "Not Found"}});
+      if (auth.rfind("Bearer ", 0) != 0) {
+        m_jwt_errors.push_back("no Bearer JWT");
+        return answer(401, {{"message", "A JSON web token could not be decoded"}});
+      }
+      const auto check =
+          check_app_jwt(std::string_view(auth).substr(7), m_app->public_key_file, m_app->app_id, now_s());
+      if (!check.ok()) {
+        m_jwt_errors.push_back(check.error);
+        return answer(401, {{"message", "A JSON web token could not be decoded"},
+                            {"documentation_url", "https://docs.github.com/rest"}});
+      }
+      if (rest.substr(0, slash) != std::to_string(m_app->installation_id))
+        return answer(404, {{"message", "Not Found"}, {"documentation_url", "https://docs.github.com/rest"}});
+      const std::string token = crypto::random_token("ghs_", 18);
+      const std::time_t expires = static_cast<std::time_t>(now_s() + m_app->token_life.count());
+      std::tm tm{};
+      gmtime_r(&expires, &tm);
+      char when[32];
+      std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+      m_tokens[token] = expires;
+      m_issued.push_back(token);
+      return answer(201, {{"token", token},
+                          {"expires_at", when},
+                          {"permissions", {{"checks", "write"}, {"statuses", "write"}}},
+                          {"repository_selection", "selected"}});
+    }
+    if (req.path.rfind("/repos/", 0) != 0) return std::nullopt;
+    std::string token;
+    if (auth.rfind("Bearer ", 0) == 0) token = auth.substr(7);
+    if (auth.rfind("token ", 0) == 0) token = auth.substr(6);
+    auto it = m_tokens.find(token);
+    if (m_take_no_tokens || it == m_tokens.end() || now_s() >= it->second) {
+      ++m_refused_tokens;
+      return answer(401, {{"message", "Bad credentials"}, {"documentation_url", "https://docs.github.com/rest"}});
+    }
+    return std::nullopt;
   }
 
   // The documented answers, reduced to what kport reads.
@@ -171,6 +283,11 @@ class FakeForge {
   std::deque<ForgeFault> m_faults;
   std::optional<ForgeFault> m_always;
   std::vector<std::thread> m_slow;
+  std::optional<FakeApp> m_app;
+  std::map<std::string, std::int64_t> m_tokens;  // installation token -> when it expires (Unix s)
+  std::vector<std::string> m_issued, m_jwt_errors;
+  int m_refused_tokens = 0;
+  bool m_take_no_tokens = false;
 };
 
 }  // namespace kport::testing

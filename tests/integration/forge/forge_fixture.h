@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -59,6 +60,35 @@ class ForgeTest : public HookTest {
                                    {"token_file", (dir.path() / "forge-token").string()},
                                    {"mode", mode}},
                k_admin);
+  }
+
+  // A GitHub App's private key file (made on first use, mode 0600, beside its public
+  // key `<name>.pub.pem`): "app" is the one the fake forge is told of, any other a key the
+  // forge does not know.
+  std::string app_key(const std::string& name = "app") {
+    const auto key = dir.path() / "app" / (name + ".pem");
+    if (!std::filesystem::exists(key)) {
+      const std::string made = make_rsa_key(dir.path() / "app", name);
+      EXPECT_EQ(made, "");
+    }
+    return key.string();
+  }
+  std::string app_public_key(const std::string& name = "app") {
+    app_key(name);
+    return (dir.path() / "app" / (name + ".pub.pem")).string();
+  }
+  // The GitHub connection as app `app_id`'s installation `installation_id`, signing with
+  // `key_file`; `more` adds (or overrides) fields.
+  JsonReply connect_app(std::int64_t app_id, std::int64_t installation_id, const std::string& key_file,
+                        boost::json::object more = {}) {
+    boost::json::object body{{"kind", "github"},
+                             {"api_url", forge.url()},
+                             {"project", "org/kernels"},
+                             {"app_id", app_id},
+                             {"installation_id", installation_id},
+                             {"private_key_file", key_file}};
+    for (auto& [k, v] : more) body[k] = v;
+    return put("/api/v1/repositories/org%2Fkernels/forge", body, k_admin);
   }
 
   // Pushes `commit` to main; returns the page its pipeline is reported with (details_url,
@@ -122,6 +152,28 @@ class ForgeTest : public HookTest {
                                 {"median_us", median_us},
                                 {"stddev_us", 0.5},
                                 {"samples", 100}}};
+  }
+
+  // A re-measure's result as the GPU runner uploads it when it timed the baseline's
+  // harness beside this one, four rounds each (env.timing.paired): what confirms a slowdown.
+  static boost::json::array paired_result(double median_us, double baseline_us) {
+    auto r = passing_result(median_us);
+    boost::json::array rounds, base;
+    for (int i = 0; i < 4; ++i) {
+      rounds.push_back(boost::json::object{{"median_ms", median_us / 1000}});
+      base.push_back(baseline_us / 1000);
+    }
+    r[0].as_object()["env"] = boost::json::object{
+        {"timing", boost::json::object{{"median_ms", median_us / 1000},
+                                       {"rounds", std::move(rounds)},
+                                       {"paired", boost::json::object{{"order", "interleaved"},
+                                                                      {"rounds", 4},
+                                                                      {"median_ms", baseline_us / 1000},
+                                                                      {"stddev_ms", 0.0005},
+                                                                      {"samples", 100},
+                                                                      {"unstable", false},
+                                                                      {"round_medians_ms", std::move(base)}}}}}};
+    return r;
   }
 
   // The forge requests whose path contains `part`.

@@ -47,6 +47,28 @@ object result(const std::string& variant, double median_us, const std::string& h
 
 std::string harness(char c) { return std::string(64, c); }
 
+// A re-measure's result as the runner uploads it when it timed the baseline's harness
+// beside this one, four rounds each, A/B/A/B (env.timing.paired).
+object paired(object r, double baseline_us, const std::string& baseline_harness) {
+  const double us = r.at("median_us").to_number<double>();
+  array rounds, base_rounds;
+  for (int i = 0; i < 4; ++i) {
+    rounds.push_back(object{{"median_ms", us / 1000}, {"stddev_ms", 0.0002}, {"samples", 100}});
+    base_rounds.push_back(baseline_us / 1000);
+  }
+  r["env"].as_object()["timing"] = object{{"median_ms", us / 1000},
+                                          {"rounds", std::move(rounds)},
+                                          {"paired", object{{"harness_sha256", baseline_harness},
+                                                            {"order", "interleaved"},
+                                                            {"rounds", 4},
+                                                            {"median_ms", baseline_us / 1000},
+                                                            {"stddev_ms", 0.0002},
+                                                            {"samples", 400},
+                                                            {"unstable", false},
+                                                            {"round_medians_ms", std::move(base_rounds)}}}};
+  return r;
+}
+
 class NoiseVerdicts : public HookTest {
  protected:
   void SetUp() override {
@@ -152,17 +174,30 @@ TEST_F(NoiseVerdicts, InsufficientDataThenCalibratedNoiseAndARealRegression) {
   EXPECT_EQ(vc.at("status").as_string(), "pass") << vc;
   EXPECT_TRUE(claim(gpu).is_null()) << "noise asks for no re-measure";
 
-  // D: +2.5 %, below the old 3 % rule but beyond this series' band: flagged once re-measured.
+  // D: +2.5 %, below the old 3 % rule but beyond this series' band: suspected, and flagged
+  // once its re-measure timed A's harness beside it and still saw it.
   push(d, a);
   validate(d, array{result("mma", 102.5, harness('d'))});
   EXPECT_EQ(verdict(d).at("status").as_string(), "pending");
-  run_job(gpu, "results", array{result("mma", 102.6, harness('d'))}, d);
+  run_job(gpu, "results", array{paired(result("mma", 102.6, harness('d')), 100.1, harness('a'))}, d);
   auto vd = verdict(d);
   EXPECT_EQ(vd.at("status").as_string(), "fail") << vd;
   const std::string text = boost::json::serialize(vd.at("reasons"));
   EXPECT_NE(text.find("perf_regression"), std::string::npos) << text;
-  EXPECT_NE(text.find("beyond the series' band"), std::string::npos) << text;
+  EXPECT_NE(text.find("confirmed against the baseline's harness in interleaved rounds"), std::string::npos) << text;
+  EXPECT_NE(text.find(", beyond the band +"), std::string::npos) << text;
   EXPECT_NE(vd.at("rule").as_string().find("A/A"), std::string::npos);
+
+  // E: +2.5 % again, but its re-measure could not time A's harness beside it: figures from
+  // two machines cannot settle it, so it is insufficient data, neither pass nor fail.
+  const std::string e = commit_sha(5);
+  push(e, a);
+  validate(e, array{result("mma", 102.5, harness('e'))});
+  run_job(gpu, "results", array{result("mma", 102.6, harness('e'))}, e);
+  auto ve = verdict(e);
+  EXPECT_EQ(ve.at("status").as_string(), "insufficient_data") << ve;
+  EXPECT_TRUE(ve.at("reasons").as_array().empty()) << ve;
+  EXPECT_NE(boost::json::serialize(ve.at("notes")).find("not judged"), std::string::npos) << ve;
 }
 
 TEST_F(NoiseVerdicts, AFlakyCaseIsListedNotBlamedAndReleasedAfterCleanRuns) {

@@ -10,6 +10,7 @@
 
 #include "kport/common/crypto.h"
 #include "openapi_fixture.h"
+#include "test_pki.h"
 
 namespace kport::testing {
 namespace json = boost::json;
@@ -226,6 +227,32 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
                 .status,
             422);
   ask("get", "/api/v1/forges", "/api/v1/forges");
+  // A GitHub App's connection answers its ids, its key file and auth github_app; then the
+  // token connection again.
+  ASSERT_EQ(make_rsa_key(dir.path() / "app", "app"), "");
+  const json::object app{{"kind", "github"},         {"api_url", "http://127.0.0.1:1"},
+                         {"project", "org/kernels"}, {"app_id", 42},
+                         {"installation_id", 4242},  {"private_key_file", (dir.path() / "app" / "app.pem").string()}};
+  auto as_app =
+      ask_json("put", "/api/v1/repositories/{name}/forge", "/api/v1/repositories/org%2Fkernels/forge", app, k_admin);
+  EXPECT_EQ(as_app.status, 200) << as_app.raw;
+  ask("get", "/api/v1/forges", "/api/v1/forges");
+  json::object both = app;
+  both["token_file"] = (dir.path() / "forge-token").string();
+  EXPECT_EQ(
+      ask_json("put", "/api/v1/repositories/{name}/forge", "/api/v1/repositories/org%2Fkernels/forge", both, k_admin)
+          .status,
+      400);
+  json::object no_key = app;
+  no_key["private_key_file"] = (dir.path() / "missing.pem").string();
+  EXPECT_EQ(
+      ask_json("put", "/api/v1/repositories/{name}/forge", "/api/v1/repositories/org%2Fkernels/forge", no_key, k_admin)
+          .status,
+      422);
+  EXPECT_EQ(
+      ask_json("put", "/api/v1/repositories/{name}/forge", "/api/v1/repositories/org%2Fkernels/forge", forge, k_admin)
+          .status,
+      200);
   EXPECT_EQ(
       ask_json(
           "post", "/api/v1/commits", "/api/v1/commits",

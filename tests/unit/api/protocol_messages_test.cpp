@@ -1,5 +1,5 @@
-// Build records, pipeline triggers, runner registrations and heartbeats: each message's
-// one mapping between the service that writes it and the one that reads it.
+// Build records, pipeline triggers, runner registrations, runner lists and heartbeats:
+// each message's one mapping between the service that writes it and the one that reads it.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -154,6 +154,50 @@ TEST(RunnerRegistration, AWrongFieldIsRefusedByName) {
       json::object{{"name", "x"}, {"role", "build"}, {"capabilities", json::object{{"cores", -2}}}});
   ASSERT_FALSE(cores.ok());
   EXPECT_NE(cores.error().message.find("'capabilities.cores'"), std::string::npos) << cores.error().message;
+}
+
+TEST(RunnerList, RoundTripsEachRunnerWithEveryFieldPresent) {
+  api::RunnerInfo gpu;
+  gpu.id = 2;
+  gpu.name = "h200-a";
+  gpu.role = api::RunnerRole::gpu;
+  gpu.capabilities.gpu_model = "NVIDIA H200";
+  gpu.capabilities.arch = "9.0";
+  gpu.online = true;
+  gpu.registered = "2026-12-01T08:00:00Z";
+  gpu.current_job = 17;
+  api::RunnerInfo build;
+  build.id = 1;
+  build.name = "builder";
+  build.capabilities.toolkit = "12.8";
+  build.capabilities.targets = {"sm_90a", "sm_100a"};
+  const json::object wire = api::to_json(api::RunnerList{{gpu, build}});
+  ASSERT_EQ(wire.at("items").as_array().size(), 2u);
+  EXPECT_EQ(json::serialize(wire.at("items").as_array()[0]), json::serialize(api::to_json(gpu)));
+  EXPECT_TRUE(wire.at("items").as_array()[1].as_object().at("deregistered").is_null());
+  auto back = api::parse_runner_list(wire);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->items.size(), 2u);
+  EXPECT_EQ(back->items[0].role, api::RunnerRole::gpu);
+  EXPECT_EQ(back->items[0].current_job, 17);
+  EXPECT_EQ(back->items[1].capabilities.targets, (std::vector<std::string>{"sm_90a", "sm_100a"}));
+  EXPECT_EQ(json::serialize(api::to_json(*back)), json::serialize(wire));
+
+  json::object bad = wire;
+  bad["items"].as_array()[1].as_object()["role"] = "cpu";
+  expect_refused(api::parse_runner_list(bad), "field 'items[1].role' must be build or gpu");
+  expect_refused(api::parse_runner_list(json::object{{"items", json::array{7}}}), "field 'items[0]' must be an object");
+}
+
+TEST(Deregistered, RoundTripsAndAMissingRunnerIsRefusedByName) {
+  const json::object wire = api::to_json(api::Deregistered{3, true});
+  EXPECT_EQ(json::serialize(wire), R"({"runner":3,"deregistered":true})");
+  auto back = api::parse_with(wire, "", api::read_deregistered);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->runner, 3);
+  EXPECT_TRUE(back->deregistered);
+  expect_refused(api::parse_with(json::object{{"deregistered", true}}, "", api::read_deregistered),
+                 "field 'runner' is required (an integer)");
 }
 
 TEST(Heartbeat, RequestAndAnswerRoundTrip) {

@@ -56,6 +56,40 @@ class ForgeDeliveryTest : public StoreTest {
   }
 };
 
+TEST_F(ForgeDeliveryTest, GitHubAppConnectionKeepsItsCredentialsAndSwitchesBackToAToken) {
+  auto app = github();
+  app.token_file.clear();
+  app.app_id = 42;
+  app.installation_id = 4242;
+  app.private_key_file = "/etc/kport/app.pem";
+  auto put = ok(m_store->put_forge_connection(app));
+  EXPECT_TRUE(put.github_app());
+  EXPECT_EQ(std::string(put.auth()), "github_app");
+  auto got = ok(m_store->get_forge_connection("kernels"));
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->app_id, 42);
+  EXPECT_EQ(got->installation_id, 4242);
+  EXPECT_EQ(got->private_key_file, "/etc/kport/app.pem");
+  EXPECT_EQ(got->token_file, "");
+  // Exactly one of a token and an app, the app only on GitHub and whole.
+  auto both = app;
+  both.token_file = "/etc/kport/github-token";
+  EXPECT_NE(m_store->put_forge_connection(both).error().message.find("not both"), std::string::npos);
+  auto half = app;
+  half.installation_id.reset();
+  EXPECT_NE(m_store->put_forge_connection(half).error().message.find("'installation_id'"), std::string::npos);
+  auto gitea = app;
+  gitea.kind = "gitea";
+  gitea.mode = "status";
+  EXPECT_EQ(m_store->put_forge_connection(gitea).error().code, Errc::invalid_argument);
+  // Put again with a token: the app's credentials are gone.
+  auto token = ok(m_store->put_forge_connection(github()));
+  EXPECT_FALSE(token.github_app());
+  EXPECT_FALSE(token.installation_id);
+  EXPECT_EQ(token.private_key_file, "");
+  EXPECT_EQ(token.token_file, "/etc/kport/github-token");
+}
+
 TEST_F(ForgeDeliveryTest, ConnectionIsValidatedAndKeptPerRepository) {
   auto bad = github();
   bad.kind = "bitbucket";

@@ -24,7 +24,8 @@ TEST(PublishVariants, EveryListedVariantWithItsFeaturesAlsoTheOnesNotBuilt) {
     {"variant":"gemm.nofeatures"},
     {"features":"simt"}]})")
                  .as_object();
-  json::array v = harness_variants(doc);
+  json::array v = kport::api::write_list(
+      harness_variants(doc), [](const kport::api::KernelVariantUpload& x) { return kport::api::to_json(x); });
   ASSERT_EQ(v.size(), 3u) << json::serialize(v);
   EXPECT_EQ(v[0], json::parse(
                       R"({"family":"gemm","variant":"wgmma_tma","features":["wgmma","tma","mbarrier","setmaxnreg"]})"));

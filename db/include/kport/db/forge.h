@@ -13,18 +13,26 @@
 namespace kport::db {
 
 // Where a repository's pipelines are reported. kind: github, gitea or gitlab; mode:
-// check (GitHub check runs) or status (commit statuses, every kind). The token itself is
-// never stored, only the file it is read from when a call is sent.
+// check (GitHub check runs) or status (commit statuses, every kind). It authenticates
+// with a token or, on GitHub, as a GitHub App (migration 0017: the app's id, the
+// installation's id and its private key's file), exactly one of the two. Neither the
+// token nor the key is ever stored, only the file each is read from when a call is sent.
 struct ForgeConnection {
-  std::string repo;     // Repository::name
-  std::string kind;     // github | gitea | gitlab
-  std::string api_url;  // the API root: https://api.github.com, https://gitea.example/api/v1, ...
-  std::string project;  // owner/name (GitHub, Gitea) or the project id or path (GitLab)
-  std::string token_file;
+  std::string repo;        // Repository::name
+  std::string kind;        // github | gitea | gitlab
+  std::string api_url;     // the API root: https://api.github.com, https://gitea.example/api/v1, ...
+  std::string project;     // owner/name (GitHub, Gitea) or the project id or path (GitLab)
+  std::string token_file;  // empty for a GitHub App
+  std::optional<std::int64_t> app_id, installation_id;  // a GitHub App's, both or neither
+  std::string private_key_file;                         // a GitHub App's PEM RSA key; empty for a token
   std::string mode = "status";
   std::optional<std::string> broken_reason;  // set while the forge refuses the token
   std::optional<std::int64_t> broken_ms;
   std::int64_t created_ms = 0, updated_ms = 0;
+
+  bool github_app() const { return app_id.has_value(); }
+  // token | github_app
+  const char* auth() const { return github_app() ? "github_app" : "token"; }
 };
 
 // One outgoing call to enqueue. url is the path under the connection's api_url for a

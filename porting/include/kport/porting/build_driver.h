@@ -1,5 +1,6 @@
 // The build driver: every variant of a kernels tree compiled for one target, audited,
-// and linked into kport-harness-<target>.
+// and linked into kport-harness-<target>; or a library described by its manifest
+// (kport.json, manifest.h) built as it says.
 //
 // Steps: plan the target (planner.h); configure the tree's CMake project for that one
 // target (ptxas verbose, ccache as the compiler launcher, the catalog written out so a
@@ -12,8 +13,16 @@
 // excluded; link the harness; hash it.
 //
 // A failing variant never stops the others. Errors (Result) are reserved for what stops
-// the whole build: a target nvcc cannot build (unprocessable), not a kernels tree
-// (not_found), CMake configure or harness link failure (internal, with the output).
+// the whole build: a target nvcc cannot build (unprocessable), neither a kport.json nor a
+// kernels tree (not_found), a kport.json that does not validate (invalid_argument, its
+// line and key) or does not build the target (unprocessable), CMake configure or harness
+// link failure (internal, with the output).
+//
+// With a manifest whose build.cmake.variants_from is "kport_kernel_variant" (kport's own
+// kernels/kport.json) the steps above run on its project. Any other manifest builds its
+// harness whole (its CMake target, or its command); the records are its variants, from
+// the manifest or the built harness's `list`, planned against the target's features, with
+// no per-variant resources or audits.
 // Not thread-safe per build_dir: one build at a time in a directory.
 #pragma once
 
@@ -52,11 +61,14 @@ struct VariantRecord {
 };
 
 struct BuildRequest {
-  std::filesystem::path kernels_dir;  // <checkout>/kernels
-  std::string target;                 // "sm_90a"
-  std::filesystem::path build_dir;    // kept between builds: cmake cache, objects, PTX cache
-  const Catalog* catalog = nullptr;   // joined with the toolkit
-  int jobs = 0;                       // parallel compiles; 0 = hardware threads
+  // The library: a folder with kport.json (docs/MANIFEST.md), or a kport kernels tree
+  // (cmake/kport_kernels.cmake, variants found from its kport_kernel_variant calls).
+  std::filesystem::path kernels_dir;
+  std::filesystem::path checkout;    // what messages name paths relative to; empty: kernels_dir
+  std::string target;                // "sm_90a"
+  std::filesystem::path build_dir;   // kept between builds: cmake cache, objects, PTX cache
+  const Catalog* catalog = nullptr;  // joined with the toolkit
+  int jobs = 0;                      // parallel compiles; 0 = hardware threads
   std::chrono::seconds compile_timeout{900};
   std::chrono::seconds step_timeout{1800};  // cmake configure and harness link
   std::string nvcc = "/usr/local/cuda/bin/nvcc";

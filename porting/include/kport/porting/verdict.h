@@ -8,13 +8,16 @@
 //   job_failure          a build or check job failed without records to show for it
 //   numerics_failure     a check that passed at the baseline (or had no result there)
 //                        fails, crashes or times out
-//   perf_regression      median slower by more than its series' band (noise.h: learned
-//                        from the series' A/A history) or, where no history is given,
-//                        by >= policy.slowdown and more than policy.noise_sigmas combined
-//                        standard deviations; counted only after one re-measure, and
-//                        never when either figure is unstable; a re-measure that timed
-//                        the baseline's harness interleaved with this one (A/B/A/B on one
-//                        GPU) confirms it only when that pair differs beyond the band too
+//   perf_regression      median slower than the baseline's by more than its series'
+//                        screen band (noise.h: learned from the series' A/A history) or,
+//                        where no history is given, by >= policy.slowdown and more than
+//                        policy.noise_sigmas combined standard deviations: a suspect, re-
+//                        measured with the baseline's harness timed in rounds interleaved
+//                        with this one's on one GPU (A/B/A/B), and counted only when that
+//                        pair differs beyond the series' confirm band (noise.h; the fixed
+//                        rule without history); never when a figure is unstable. A suspect
+//                        whose re-measure could not time that pair (no result from it, or
+//                        no baseline harness) is insufficient_data, not a regression
 // A series whose history is too short to judge a change of at least the noise floor
 // asks for the same re-measure (which is A/A history) and is then listed as
 // insufficient_data: neither passed nor failed.
@@ -103,6 +106,9 @@ struct ResultFact {
   // it beyond the series' band too.
   std::optional<double> paired_median_us, paired_stddev_us;
   std::optional<std::int64_t> paired_samples;
+  // The medians of the bench rounds each figure was made of (those it kept); empty when
+  // not known. The pair's spread is today's noise of its machine (noise.h confirm_band).
+  std::vector<double> round_medians_us, paired_round_medians_us;
 };
 
 struct JobFact {
@@ -216,7 +222,7 @@ struct TimingDelta {
   double rel = 0;                  // now / before - 1
   double delta_us = 0;             // now - before
   double noise_us = 0;             // the band in microseconds (fixed rule: noise_sigmas * sqrt(sd_now^2 + sd_before^2))
-  std::optional<double> band_rel;  // calibrated: the series' band, relative
+  std::optional<double> band_rel;  // calibrated: the series' screen band (noise.h), relative
   bool insufficient = false;       // calibrated, but the series has too little history to say
   bool beyond = false;             // |rel| beyond the band (fixed rule: >= policy.slowdown and |delta| > noise)
 };

@@ -1,11 +1,13 @@
 // The runner protocol's messages (docs/DESIGN.md, "The runner protocol"): a runner's
 // registration (POST /api/v1/runners/register: who it is and what it can do) and its
 // answer (the runner's token, the intervals), a runner as the coordinator lists it (GET
-// /api/v1/runners, read by `kport runners`), and the heartbeat (POST
-// /api/v1/runners/heartbeat: the job attempt it holds) with its answer. The runner writes
-// the requests and reads the answers; the coordinator reads the requests and writes the
-// answers. The wire forms are the contracts the OpenAPI document describes
-// (`RegisterInput`, `Registered`, `Runner`, `HeartbeatInput`, `Heartbeat`).
+// /api/v1/runners, `RunnerList`, read by `kport runners`), and the heartbeat (POST
+// /api/v1/runners/heartbeat: the job attempt it holds) with its answer, and the answer to
+// leaving (POST /api/v1/runners/deregister, `Deregistered`, taken as an ack). The runner
+// writes the requests and reads the answers; the coordinator reads the requests and
+// writes the answers. The wire forms are the contracts the OpenAPI document describes
+// (`RegisterInput`, `Registered`, `Runner`, `HeartbeatInput`, `Heartbeat`,
+// `Deregistered`).
 //
 // Reading is strict: a field of the wrong type, an unknown role or a number out of range
 // is an invalid_argument Error naming the field ("field 'capabilities.cores' must be an
@@ -171,6 +173,21 @@ inline RunnerInfo read_runner_info(Fields& f) {
   return r;
 }
 
+// The runners GET /api/v1/runners lists (the ones that left too with ?all=1).
+struct RunnerList {
+  std::vector<RunnerInfo> items;
+};
+
+inline boost::json::object to_json(const RunnerList& l) {
+  return boost::json::object{{"items", write_list(l.items, [](const RunnerInfo& r) { return to_json(r); })}};
+}
+
+inline RunnerList read_runner_list(Fields& f) { return RunnerList{read_list(f, "items", read_runner_info)}; }
+
+inline Result<RunnerList> parse_runner_list(const boost::json::object& o, std::string where = "") {
+  return parse_with(o, std::move(where), read_runner_list);
+}
+
 // The answer to a registration: the runner's own token (shown once) and the intervals the
 // coordinator chooses.
 struct RegistrationAnswer {
@@ -240,6 +257,25 @@ inline HeartbeatAnswer read_heartbeat_answer(Fields& f) {
   a.lease_expires_ms = f.opt_int("lease_expires_ms").value_or(0);
   a.cancel_requested = f.boolean("cancel_requested", false);
   return a;
+}
+
+// ---- deregistration -------------------------------------------------------------------
+
+// The runner that left (its held job back in the queue); the runner takes it as an ack.
+struct Deregistered {
+  std::int64_t runner = 0;
+  bool deregistered = true;
+};
+
+inline boost::json::object to_json(const Deregistered& d) {
+  return boost::json::object{{"runner", d.runner}, {"deregistered", d.deregistered}};
+}
+
+inline Deregistered read_deregistered(Fields& f) {
+  Deregistered d;
+  d.runner = f.integer("runner");
+  d.deregistered = f.boolean("deregistered", false);
+  return d;
 }
 
 }  // namespace kport::api

@@ -44,6 +44,10 @@ struct BenchSampling {
   // Rounds that disagree (combine_bench_rounds in harness_exec.h says when) are re-measured:
   // up to this many further rounds, each in new processes, until a majority agrees.
   int remeasure_rounds = 2;
+  // A re-measure timed against the baseline's harness (A/B/A/B) runs at least this many
+  // rounds of each: its pair alone decides whether a suspected slowdown counts, and four
+  // rounds a side narrow the band it must leave (porting/noise.h confirm_band).
+  int paired_rounds = 4;
   double round_agreement_floor = 0.01;  // round medians this close always agree
   // Later measurements of a process, the clocks already up from its first, warm up this long.
   double later_warmup_ms = 20;

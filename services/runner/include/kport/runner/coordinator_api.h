@@ -1,5 +1,6 @@
 // The runner's side of the coordinator's REST API (docs/ARCHITECTURE.md, "How the parts
-// talk"): register, long-poll claim, heartbeat, uploads, completion.
+// talk"): register, long-poll claim, heartbeat, uploads, completion. Every body is a
+// kport::api message (runner_protocol.h, job_report.h) written by its to_json.
 //
 // Every call returns a Result and never throws: transport failures keep the http client's
 // codes (unavailable, request_timeout); an HTTP error status becomes an Error with the
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "kport/api/build_record.h"
+#include "kport/api/job_report.h"
 #include "kport/api/runner_protocol.h"
 #include "kport/common/result.h"
 #include "kport/http/client.h"
@@ -75,8 +77,8 @@ class CoordinatorApi {
   Status append_log(std::int64_t job, int attempt, std::string_view text);
   Status complete(std::int64_t job, int attempt, bool succeeded, const std::string& reason, bool retry = false);
   // PUT /api/v1/kernels: the harness's instances and, when given, its variants with features.
-  Status put_kernels(boost::json::array instances, boost::json::array variants = {});
-  Status post_results(std::int64_t job, int attempt, boost::json::array results);
+  Status put_kernels(const api::KernelCatalogUpload& catalog);
+  Status post_results(std::int64_t job, int attempt, std::vector<api::ResultUpload> results);
   // The bytes of a stored artifact, verified against `sha256` (unavailable when they differ:
   // a damaged transfer is worth a retry).
   Result<std::string> get_artifact(const std::string& sha256);

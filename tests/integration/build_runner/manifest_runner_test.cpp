@@ -1,0 +1,167 @@
+// Another team's library through the whole build path: registered with the coordinator,
+// pushed to a bare repository, built by the real kport-runner --role build from its
+// kport.json (real nvcc, one arch), its harness stored and its variants published from
+// the harness's list; a broken manifest and a checkout with none fail their build job at
+// once with the reason, and nothing else.
+#include <gtest/gtest.h>
+
+#include "foreign_library.h"
+#include "runner_fixture.h"
+
+namespace kport::testing {
+namespace {
+
+using boost::json::object;
+
+class ManifestRunner : public BuildRunnerTest {
+ protected:
+  ManifestRunner() {
+    max_attempts = 3;    // a refusal must fail on its first attempt all the same
+    retry_base_ms = 50;  // a retry, were there one, would come back at once
+  }
+  void SetUp() override {
+    if (!nvcc_available()) GTEST_SKIP() << "nvcc is not installed (looked for /usr/local/cuda/bin/nvcc and PATH)";
+    if (std::system("git --version > /dev/null 2>&1") != 0)
+      GTEST_SKIP() << "the git CLI is needed to create the test repository";
+    BuildRunnerTest::SetUp();
+  }
+  // origin.git holding what `write` puts in src/; returns the commit sha.
+  std::string make_library(const std::function<void(const std::filesystem::path&)>& write) {
+    const std::filesystem::path src = dir.path() / "src";
+    write(src);
+    origin = (dir.path() / "origin.git").string();
+    git("git init -q --bare " + origin);
+    git("cd " + src.string() + " && git init -q -b main && git add -A && git commit -q -m library && git push -q " +
+        origin + " main");
+    return shell_out("cd " + src.string() + " && git rev-parse HEAD");
+  }
+  // Waits for a terminal status of `job`; returns the job.
+  object wait_job(std::int64_t job, std::chrono::seconds limit = std::chrono::seconds(120)) {
+    object j;
+    for (auto end = std::chrono::steady_clock::now() + limit; std::chrono::steady_clock::now() < end;) {
+      j = get("/api/v1/jobs/" + std::to_string(job)).body.as_object();
+      const auto& s = j.at("status").as_string();
+      if (s == "succeeded" || s == "failed" || s == "cancelled") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return j;
+  }
+  std::int64_t queue_build(const std::string& sha, const std::string& repo) {
+    auto p = post("/api/v1/pipelines",
+                  object{{"commit", sha}, {"repo", repo}, {"targets", boost::json::array{"sm_90a"}}}, k_admin);
+    EXPECT_EQ(p.status, 201) << p.raw;
+    return p.body.at("jobs").as_array().at(0).at("id").to_number<std::int64_t>();
+  }
+};
+
+TEST_F(ManifestRunner, AnotherTeamsCudaLibraryIsBuiltFromItsManifest) {
+  const std::string sha = make_library(write_cuda_library);
+  add_target("sm_90a", "9.0");
+  ASSERT_EQ(post("/api/v1/repositories", object{{"name", "scale-lib"}, {"url", origin}}, k_admin).status, 201);
+  start_runner();
+
+  std::string out;
+  int rc = cli({"build", "--commit", sha, "--target", "sm_90a"}, out);
+  EXPECT_EQ(rc, 0) << out << runner_output();
+  const std::int64_t job = job_in(out);
+  ASSERT_GT(job, 0) << out;
+  auto build_job = get("/api/v1/jobs/" + std::to_string(job));
+  EXPECT_EQ(build_job.body.at("status").as_string(), "succeeded") << build_job.raw << runner_output();
+
+  // The records are the harness's variants, planned for sm_90a.
+  auto recs = records_of(job, "sm_90a");
+  ASSERT_EQ(recs.size(), 2u) << out << runner_output();
+  EXPECT_EQ(recs["scale.v1"].at("status").as_string(), "ok");
+  EXPECT_EQ(recs["scale.tc"].at("status").as_string(), "not_applicable");
+  EXPECT_EQ(recs["scale.tc"].at("message").as_string(), "missing features: tcgen05");
+
+  // The harness is stored by its sha256 under its own name and still speaks `list`.
+  ASSERT_TRUE(recs["scale.v1"].at("artifact").is_string()) << boost::json::serialize(recs["scale.v1"]);
+  const std::string artifact(recs["scale.v1"].at("artifact").as_string());
+  auto meta = get("/api/v1/artifacts/" + artifact + "?meta=1");
+  ASSERT_EQ(meta.status, 200) << meta.raw;
+  EXPECT_EQ(meta.body.at("name").as_string(), "scale_harness");
+  auto bytes = call_raw(client, "GET", url("/api/v1/artifacts/" + artifact), "");
+  ASSERT_EQ(bytes.status, 200);
+  const std::filesystem::path harness = dir.path() / "downloaded-harness";
+  std::ofstream(harness, std::ios::binary) << bytes.raw;
+  std::filesystem::permissions(harness, std::filesystem::perms::owner_all);
+  std::string listed;
+  ASSERT_EQ(run_to_exit(harness.string(), {"list"}, listed), 0) << listed;
+  EXPECT_NE(listed.find("scale.v1.block256"), std::string::npos) << listed;
+
+  // Its instances are published as the list names them, with their dtypes and config.
+  auto kernels = get("/api/v1/kernels");
+  bool found = false;
+  for (const auto& k : kernels.body.at("items").as_array())
+    if (k.at("name") == "scale.v1.block256") {
+      found = true;
+      EXPECT_EQ(k.at("family"), "scale") << k;
+      EXPECT_EQ(k.at("dtypes"), (boost::json::array{"fp32"})) << k;
+    }
+  EXPECT_TRUE(found) << kernels.raw;
+  auto log = call_raw(client, "GET", url("/api/v1/jobs/" + std::to_string(job) + "/log?format=text"), "");
+  EXPECT_NE(log.raw.find("library scale-lib (kport.json, manifest_version 1)"), std::string::npos) << log.raw;
+  EXPECT_NE(log.raw.find("scale.v1 sm_90a: ok"), std::string::npos) << log.raw;
+}
+
+TEST_F(ManifestRunner, ABrokenManifestFailsItsJobOnceWithTheValidationError) {
+  const std::string sha = make_library([](const std::filesystem::path& src) {
+    write_command_library(src);
+    write_file(src / "kport.json",
+               "{\n  \"manifest_version\": 1,\n  \"name\": \"swiglu-lib\",\n  \"build\": {\"command\": [\"make\"], "
+               "\"harness\": \"h\"},\n  \"targets\": \"all\",\n  \"variants\": [\n    {\"name\": \"fused\", "
+               "\"family\": \"swiglu\"},\n    {\"name\": \"fused\", \"family\": \"swiglu\"}\n  ]\n}\n");
+  });
+  add_target("sm_90a", "9.0");
+  ASSERT_EQ(post("/api/v1/repositories", object{{"name", "swiglu-lib"}, {"url", origin}}, k_admin).status, 201);
+  const std::int64_t job = queue_build(sha, "swiglu-lib");
+  start_runner();
+  auto j = wait_job(job);
+  ASSERT_EQ(j.at("status").as_string(), "failed") << boost::json::serialize(j) << runner_output();
+  EXPECT_EQ(j.at("attempt").to_number<std::int64_t>(), 1) << "a broken manifest is not worth a retry";
+  const std::string why(j.at("failure_reason").as_string());
+  EXPECT_NE(why.find("kport.json:8: key 'variants[1]': variant 'swiglu.fused' is declared twice (first at line 7)"),
+            std::string::npos)
+      << why;
+  // Nothing was built or recorded for it.
+  EXPECT_TRUE(records_of(job, "sm_90a").empty());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  EXPECT_EQ(get("/api/v1/jobs/" + std::to_string(job)).body.at("attempt").to_number<std::int64_t>(), 1);
+
+  // The fix, pushed as the next commit, builds the command library from its manifest.
+  const std::string src = (dir.path() / "src").string();
+  write_command_library(src);
+  git("cd " + src + " && git add -A && git commit -q -m 'fix the manifest' && git push -q " + origin + " main");
+  const std::string fixed = shell_out("cd " + src + " && git rev-parse HEAD");
+  const std::int64_t next = queue_build(fixed, "swiglu-lib");
+  auto n = wait_job(next);
+  ASSERT_EQ(n.at("status").as_string(), "succeeded") << boost::json::serialize(n) << runner_output();
+  auto recs = records_of(next, "sm_90a");
+  ASSERT_EQ(recs.size(), 2u) << runner_output();
+  EXPECT_EQ(recs["swiglu.fused"].at("status").as_string(), "ok");
+  // Its declared source is where a check run's annotation points.
+  EXPECT_EQ(recs["swiglu.fused"].at("source_path").as_string(), "ops/swiglu.py")
+      << boost::json::serialize(recs["swiglu.fused"]);
+  EXPECT_EQ(recs["swiglu.tc"].at("status").as_string(), "not_applicable");
+}
+
+TEST_F(ManifestRunner, ACheckoutWithoutAManifestFailsItsJobNamingKportJson) {
+  const std::string sha = make_library([](const std::filesystem::path& src) {
+    write_file(src / "src" / "ops" / "scale.cu", "__global__ void k() {}\n");
+  });
+  add_target("sm_90a", "9.0");
+  ASSERT_EQ(post("/api/v1/repositories", object{{"name", "bare-lib"}, {"url", origin}}, k_admin).status, 201);
+  const std::int64_t job = queue_build(sha, "bare-lib");
+  start_runner();
+  auto j = wait_job(job);
+  ASSERT_EQ(j.at("status").as_string(), "failed") << boost::json::serialize(j) << runner_output();
+  EXPECT_EQ(j.at("attempt").to_number<std::int64_t>(), 1);
+  const std::string why(j.at("failure_reason").as_string());
+  EXPECT_NE(why.find("the checkout has no kport.json at its root (the library manifest, docs/MANIFEST.md)"),
+            std::string::npos)
+      << why;
+}
+
+}  // namespace
+}  // namespace kport::testing

@@ -1,0 +1,367 @@
+// The library manifest (kport.json): what parses, and that every refusal names the line
+// and the key a library's author has to fix.
+#include <gtest/gtest.h>
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "kport/porting/manifest.h"
+#include "kport/porting/op_shape.h"
+
+namespace kport::porting {
+namespace {
+namespace fs = std::filesystem;
+
+// The error of `text`, which must not parse.
+std::string refusal(std::string_view text) {
+  auto m = parse_manifest(text);
+  if (m.ok()) return "(parsed)";
+  EXPECT_EQ(m.error().code, Errc::invalid_argument);
+  return m.error().message;
+}
+
+constexpr std::string_view k_cmake_library = R"({
+  "manifest_version": 1,
+  "name": "scale-lib",
+  "build": {
+    "cmake": {
+      "source_dir": "cuda",
+      "target": "scale_harness",
+      "options": ["-DCMAKE_CUDA_ARCHITECTURES={arch}", "-DTARGET={target}"]
+    }
+  },
+  "targets": ["sm_90a", "sm_100a"],
+  "variants": [
+    {"name": "v1", "family": "scale", "features": ["simt"], "sources": ["src/ops/scale.cu"]},
+    {"name": "tc", "family": "scale", "features": ["tcgen05"]}
+  ],
+  "families": [
+    {"name": "scale", "dims": ["n", {"name": "stride", "default": 1}], "dtypes": ["fp32", "e4m3"],
+     "tolerances": {"e4m3": {"normwise": 0.125}}}
+  ],
+  "shapes": {"scale": {"check": ["n=1", "n=4096,stride=2"], "bench": ["n=1048576"]},
+             "gemm": {"bench": ["m=128,n=128,k=64"]}},
+  "tolerances": {"fp32": {"normwise": 1e-6, "max_abs_rel": 2e-6}},
+  "env": {"SCALE_ARCH": "{arch}", "EMPTY": ""}
+})";
+
+TEST(Manifest, ACMakeLibraryParsesWithEverySection) {
+  auto m = parse_manifest(k_cmake_library);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->name, "scale-lib");
+  ASSERT_TRUE(m->cmake);
+  EXPECT_FALSE(m->command);
+  EXPECT_EQ(m->cmake->source_dir, "cuda");
+  EXPECT_EQ(m->cmake->target, "scale_harness");
+  EXPECT_EQ(m->cmake->options.size(), 2u);
+  EXPECT_TRUE(m->cmake->variants_from.empty());
+  EXPECT_EQ(m->targets, (std::vector<std::string>{"sm_90a", "sm_100a"}));
+  EXPECT_TRUE(m->builds_target("sm_100a"));
+  EXPECT_FALSE(m->builds_target("sm_80"));
+  ASSERT_TRUE(m->variants);
+  ASSERT_EQ(m->variants->size(), 2u);
+  EXPECT_EQ((*m->variants)[0].id(), "scale.v1");
+  EXPECT_EQ((*m->variants)[0].sources, (std::vector<std::string>{"src/ops/scale.cu"}));
+  EXPECT_EQ((*m->variants)[1].features, (std::vector<std::string>{"tcgen05"}));
+  EXPECT_EQ((*m->variants)[1].line, 14);
+  const auto* scale = m->family("scale");
+  ASSERT_NE(scale, nullptr);
+  ASSERT_EQ(scale->dims.size(), 2u);
+  EXPECT_EQ(scale->dims[1].name, "stride");
+  EXPECT_EQ(scale->dims[1].default_value, 1);
+  EXPECT_EQ(scale->dtypes, (std::vector<std::string>{"fp32", "e4m3"}));
+  EXPECT_DOUBLE_EQ(scale->tolerances.at("e4m3").normwise, 0.125);
+  EXPECT_EQ(m->shapes.at("scale").check.size(), 2u);
+  EXPECT_EQ(m->shapes.at("gemm").bench, (std::vector<std::string>{"m=128,n=128,k=64"}));
+  EXPECT_DOUBLE_EQ(m->tolerances.at("fp32").normwise, 1e-6);
+  EXPECT_DOUBLE_EQ(*m->tolerances.at("fp32").max_abs_rel, 2e-6);
+  EXPECT_FALSE(m->tolerances.at("fp32").lse_abs);
+  EXPECT_EQ(m->env.at("SCALE_ARCH"), "{arch}");
+  EXPECT_EQ(m->env.at("EMPTY"), "");
+}
+
+TEST(Manifest, ACommandLibraryNeedsItsHarness) {
+  auto m = parse_manifest(R"({"manifest_version": 1, "name": "triton.lib",
+    "build": {"command": ["python3", "build.py", "--out", "{build_dir}/h"], "harness": "{build_dir}/h"},
+    "targets": "all"})");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m->command);
+  EXPECT_EQ(m->command->argv.size(), 4u);
+  EXPECT_EQ(m->command->harness, "{build_dir}/h");
+  EXPECT_TRUE(m->all_targets);
+  EXPECT_TRUE(m->builds_target("sm_120"));
+  EXPECT_FALSE(m->variants) << "absent: the harness's list names them";
+
+  EXPECT_EQ(refusal(R"({"manifest_version": 1, "name": "x",
+    "build": {"command": ["make"]}, "targets": "all"})"),
+            "kport.json:2: key 'build' needs 'harness' (the program 'build.command' writes)");
+  EXPECT_EQ(refusal(R"({"manifest_version": 1, "name": "x",
+    "build": {"command": []}, "targets": "all"})"),
+            "kport.json:2: key 'build.command' must be a non-empty array of strings (the program and its arguments)");
+}
+
+TEST(Manifest, ASyntaxErrorNamesItsLine) {
+  EXPECT_EQ(refusal("{\n  \"manifest_version\": 1,\n  \"name\": \"x\"\n  \"build\": {}\n}"),
+            "kport.json:4: invalid JSON: expected ',' or '}' after the value of 'name', found '\"'");
+  EXPECT_EQ(refusal("{\n  \"manifest_version\": 1,\n  \"targets\": [\"sm_90a\",]\n}"),
+            "kport.json:3: invalid JSON: expected a value, found ']'");
+  EXPECT_EQ(refusal("{\n  \"name\": \"unterminated\n}"),
+            "kport.json:2: invalid JSON: a string is not closed on its line (a line break inside it)");
+  EXPECT_EQ(refusal("{\"manifest_version\": 01}"), "kport.json:1: invalid JSON: a number has a leading zero");
+  EXPECT_EQ(refusal("{}\n\n{}"), "kport.json:3: invalid JSON: unexpected '{' after the document");
+  EXPECT_EQ(refusal("{\"name\": \"\\q\"}"), "kport.json:1: invalid JSON: unknown escape '\\q' in a string");
+  EXPECT_EQ(refusal("{\n"), "kport.json:2: invalid JSON: expected a key in double quotes, found the end of the file");
+  EXPECT_EQ(refusal("{\"name\": \"\xff\"}"), "kport.json:1: invalid JSON: the file is not valid UTF-8");
+  auto other = parse_manifest("[", "libs/fast/kport.json");
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().message.rfind("libs/fast/kport.json:1: invalid JSON", 0), 0u) << other.error().message;
+}
+
+TEST(Manifest, UnknownKeysAreRefusedByName) {
+  EXPECT_EQ(refusal("{\n  \"manifest_version\": 1,\n  \"buld\": {}\n}"),
+            "kport.json:3: unknown key 'buld' (the manifest takes manifest_version, name, build, targets, variants, "
+            "families, shapes, tolerances, env)");
+  EXPECT_EQ(refusal(R"({"manifest_version": 1, "name": "x",
+    "build": {"cmake": {"target": "h",
+                        "tagret": "h"}}, "targets": "all"})"),
+            "kport.json:3: unknown key 'build.cmake.tagret' (build.cmake takes source_dir, target, options, harness, "
+            "variants_from)");
+  EXPECT_EQ(refusal(R"({"manifest_version": 1, "name": "x", "build": {"cmake": {"target": "h"}}, "targets": "all",
+    "variants": [{"name": "a", "family": "f", "feature": ["simt"]}]})"),
+            "kport.json:2: unknown key 'variants[0].feature' (variants[0] takes name, family, features, sources)");
+}
+
+TEST(Manifest, AMissingBuildTargetIsNamed) {
+  EXPECT_EQ(refusal("{\n  \"manifest_version\": 1,\n  \"name\": \"x\",\n  \"build\": {\n    \"cmake\": {\n"
+                    "      \"source_dir\": \".\"\n    }\n  },\n  \"targets\": \"all\"\n}"),
+            "kport.json:5: key 'build.cmake' needs 'target' (the CMake target that builds the harness)");
+  EXPECT_EQ(refusal(R"({"manifest_version": 1, "name": "x", "targets": "all"})"),
+            "kport.json:1: the manifest needs 'build' (how to build the harness of one target)");
+  EXPECT_EQ(refusal(R"({"manifest_version": 1, "name": "x", "build": {}, "targets": "all"})"),
+            "kport.json:1: key 'build' needs 'cmake' (a CMake project and target) or 'command' (argv) with 'harness'");
+  EXPECT_EQ(
+      refusal(
+          R"({"manifest_version": 1, "name": "x", "build": {"cmake": {"target": "h"}, "command": ["m"]}, "targets": "all"})"),
+      "kport.json:1: key 'build' takes either 'cmake' or 'command', not both");
+}
+
+TEST(Manifest, AValueOfTheWrongTypeNamesItsKeyPath) {
+  EXPECT_EQ(refusal("{\n  \"manifest_version\": 1,\n  \"name\": \"x\",\n  \"build\": {\"cmake\": {\n"
+                    "    \"target\": 12\n  }},\n  \"targets\": \"all\"\n}"),
+            "kport.json:5: key 'build.cmake.target' must be a string, not a number");
+  EXPECT_EQ(refusal(R"({"manifest_version": 1, "name": "x", "build": {"cmake": {"target": "h", "options": ["-DA", 3]}},
+    "targets": "all"})"),
+            "kport.json:1: key 'build.cmake.options[1]' must be a string, not a number");
+  EXPECT_EQ(refusal(R"({"manifest_version": "1"})"), "kport.json:1: key 'manifest_version' must be an integer");
+  EXPECT_EQ(refusal(R"({"manifest_version": 2})"),
+            "kport.json:1: manifest_version 2 is not one this kport reads (it reads 1)");
+  EXPECT_EQ(refusal(R"({"name": "x"})"), "kport.json:1: the manifest needs 'manifest_version' (1)");
+  EXPECT_EQ(refusal("[1]"), "kport.json:1: the manifest must be a JSON object, not an array");
+  EXPECT_EQ(refusal(R"({"manifest_version": 1, "name": "x y"})"),
+            "kport.json:1: key 'name': 'x y' must be letters, digits, '-', '_' and '.' (128 at most)");
+}
+
+TEST(Manifest, DuplicatesAreRefused) {
+  EXPECT_EQ(refusal(R"({"manifest_version": 1, "name": "x", "build": {"cmake": {"target": "h"}}, "targets": "all",
+  "variants": [
+    {"name": "v1", "family": "scale"},
+    {"name": "v2", "family": "scale"},
+    {"name": "v1", "family": "scale", "features": ["simt"]}
+  ]})"),
+            "kport.json:5: key 'variants[2]': variant 'scale.v1' is declared twice (first at line 3)");
+  EXPECT_EQ(refusal("{\"manifest_version\": 1,\n \"name\": \"a\",\n \"name\": \"b\"}"),
+            "kport.json:3: key 'name' is given twice in one object (first at line 2)");
+  EXPECT_EQ(refusal(R"({"manifest_version": 1, "name": "x", "build": {"cmake": {"target": "h"}},
+    "targets": ["sm_90a", "sm_90a"]})"),
+            "kport.json:2: key 'targets[1]': 'sm_90a' is listed twice");
+  EXPECT_EQ(refusal(R"({"manifest_version": 1, "name": "x", "build": {"cmake": {"target": "h"}}, "targets": "all",
+    "families": [{"name": "f", "dims": ["n"], "dtypes": ["fp32"]}, {"name": "f", "dims": ["n"], "dtypes": ["fp32"]}]})"),
+            "kport.json:2: key 'families[1]': family 'f' is declared twice (first at line 2)");
+}
+
+TEST(Manifest, TargetsPlaceholdersAndPathsAreChecked) {
+  const std::string head = R"({"manifest_version": 1, "name": "x", )";
+  EXPECT_EQ(refusal(head + R"("build": {"cmake": {"target": "h"}}, "targets": ["sm90"]})"),
+            "kport.json:1: key 'targets[0]': 'sm90' is not an nvcc target (sm_<number>[a|f], such as sm_90a)");
+  EXPECT_EQ(refusal(head + R"("build": {"cmake": {"target": "h"}}, "targets": []})"),
+            "kport.json:1: key 'targets' must be \"all\" or a non-empty array of nvcc targets such as [\"sm_90a\"]");
+  EXPECT_EQ(refusal(head + R"("build": {"cmake": {"target": "h-{gpu}"}}, "targets": "all"})"),
+            "kport.json:1: key 'build.cmake.target': unknown placeholder '{gpu}' (known: {target}, {arch}, "
+            "{build_dir}, {source_dir})");
+  EXPECT_EQ(refusal(head + R"("build": {"cmake": {"target": "h", "source_dir": "../other"}}, "targets": "all"})"),
+            "kport.json:1: key 'build.cmake.source_dir' must be a path inside the library, relative to kport.json");
+  EXPECT_EQ(refusal(head + R"("build": {"cmake": {"target": "h", "variants_from": "cmake"}}, "targets": "all"})"),
+            "kport.json:1: key 'build.cmake.variants_from' must be \"kport_kernel_variant\" (the one CMake helper "
+            "whose calls kport reads), not \"cmake\"");
+  EXPECT_EQ(refusal(head + R"("build": {"cmake": {"target": "h", "variants_from": "kport_kernel_variant"}},
+    "targets": "all", "variants": []})"),
+            "kport.json:2: key 'variants': the variants come from the kport_kernel_variant calls "
+            "(build.cmake.variants_from); leave one of the two out");
+  EXPECT_EQ(refusal(head + R"("build": {"cmake": {"target": "h"}}, "targets": "all", "env": {"1X": "a"}})"),
+            "kport.json:1: key 'env.1X': '1X' is not an environment variable name");
+  EXPECT_EQ(refusal(head + R"("build": {"cmake": {"target": "h"}}, "targets": "all", "env": {"X": 1}})"),
+            "kport.json:1: key 'env.X' must be a string, not a number");
+}
+
+TEST(Manifest, FamiliesShapesAndTolerancesAreValidated) {
+  const std::string head =
+      R"({"manifest_version": 1, "name": "x", "build": {"cmake": {"target": "h"}}, "targets": "all", )";
+  const std::string fam = R"("families": [{"name": "rope", "dims": ["t", "d"], "dtypes": ["bf16"]}], )";
+  EXPECT_EQ(refusal(head + fam + R"("shapes": {"rope": {"check": ["t=4"]}}})"),
+            "kport.json:1: key 'shapes.rope.check[0]': 't=4' lacks 'd'");
+  EXPECT_EQ(refusal(head + fam + R"("shapes": {"rope": {"check": ["t=4,d=x"]}}})"),
+            "kport.json:1: key 'shapes.rope.check[0]': 't=4,d=x' is not key=integer,... (at 'd=x')");
+  EXPECT_EQ(refusal(head + fam + R"("shapes": {"rope": {"check": ["t=4,d=8,q=1"]}}})"),
+            "kport.json:1: key 'shapes.rope.check[0]': 'q' is not a dimension of rope");
+  EXPECT_EQ(refusal(head + fam + R"("shapes": {"swiglu": {"check": ["n=1"]}}})"),
+            "kport.json:1: unknown key 'shapes.swiglu': no family 'swiglu' is declared in 'families' nor known to "
+            "kport");
+  EXPECT_NE(refusal(head + R"("shapes": {"gemm": {"bench": ["m=1,n=1"]}}})").find("key 'shapes.gemm.bench[0]'"),
+            std::string::npos)
+      << "kport's own families are checked by their dimensions";
+  EXPECT_EQ(refusal(head + R"("families": [{"name": "f", "dims": ["n"], "dtypes": ["fp8"]}]})"),
+            "kport.json:1: key 'families[0].dtypes[0]': 'fp8' is not a dtype kport knows (bf16, fp16, fp32, fp64, "
+            "e4m3, e5m2, int8)");
+  EXPECT_EQ(refusal(head + R"("families": [{"name": "f", "dtypes": ["fp32"]}]})"),
+            "kport.json:1: key 'families[0]' needs 'dims' (the shape's keys, such as [\"m\", \"n\", \"k\"])");
+  EXPECT_EQ(refusal(head + R"("families": [{"name": "f", "dims": ["n"], "dtypes": ["fp32"],
+    "tolerances": {"bf16": {"normwise": 1}}}]})"),
+            "kport.json:2: unknown key 'families[0].tolerances.bf16': not a dtype of families[0].tolerances (fp32)");
+  EXPECT_EQ(refusal(head + R"("tolerances": {"fp32": {"normwise": 0}}})"),
+            "kport.json:1: key 'tolerances.fp32.normwise' must be greater than 0");
+  EXPECT_EQ(refusal(head + R"("tolerances": {"fp32": {"max_abs_rel": 1}}})"),
+            "kport.json:1: key 'tolerances.fp32' needs 'normwise' (the largest normwise relative error)");
+  EXPECT_EQ(refusal(head + R"("tolerances": {"fp32": {"normwise": 1, "atol": 1}}})"),
+            "kport.json:1: unknown key 'tolerances.fp32.atol' (tolerances.fp32 takes normwise, max_abs_rel, lse_abs)");
+}
+
+TEST(Manifest, StringsAndNumbersReadAsJsonSays) {
+  auto m = parse_manifest(
+      R"({"manifest_version": 1e0, "name": "x", "build": {"cmake": {"target": "h\u00e9\ud83d\ude00\t"}}, "targets": "all"})");
+  ASSERT_FALSE(m.ok()) << "1e0 is a number but not an integer";
+  m = parse_manifest(
+      R"({"manifest_version": 1, "name": "x", "build": {"cmake": {"target": "h\u00e9\ud83d\ude00\t{{x}}"}}, "targets": "all",
+          "tolerances": {"bf16": {"normwise": 1.5E-2}}})");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->cmake->target, "h\xc3\xa9\xf0\x9f\x98\x80\t{{x}}");
+  EXPECT_DOUBLE_EQ(m->tolerances.at("bf16").normwise, 0.015);
+}
+
+TEST(Manifest, PlaceholdersExpand) {
+  Placeholders p{"sm_90a", cuda_arch_of("sm_90a"), "/work/b", "/src"};
+  EXPECT_EQ(p.arch, "90a");
+  EXPECT_EQ(*expand("-DCMAKE_CUDA_ARCHITECTURES={arch} -o {build_dir}/h-{target} {source_dir}", p),
+            "-DCMAKE_CUDA_ARCHITECTURES=90a -o /work/b/h-sm_90a /src");
+  EXPECT_EQ(*expand("{{\"a\": 1}}", p), "{\"a\": 1}");
+  EXPECT_FALSE(expand("{target", p).ok());
+  EXPECT_FALSE(expand("target}", p).ok());
+  EXPECT_EQ(expand("{nope}", p).error().message,
+            "unknown placeholder '{nope}' (known: {target}, {arch}, {build_dir}, {source_dir})");
+}
+
+// kernels/kport.json describes kport's own build, and its families are the ones the
+// harness's shape contract (op_shape.h) knows, with the same dimensions.
+TEST(Manifest, KportsOwnKernelsManifestMatchesTheHarness) {
+  auto m = load_manifest(fs::path(KPORT_KERNELS_DIR) / "kport.json", "kernels/kport.json");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->name, "kport-kernels");
+  ASSERT_TRUE(m->cmake);
+  EXPECT_EQ(m->cmake->variants_from, "kport_kernel_variant");
+  EXPECT_EQ(m->cmake->target, "kport-harness-{target}");
+  EXPECT_EQ(m->cmake->harness, "bin/kport-harness-{target}");
+  EXPECT_EQ(m->cmake->options, (std::vector<std::string>{"-DKPORT_CUDA_TARGETS={target}"}));
+  EXPECT_TRUE(m->all_targets);
+  std::vector<std::string> names;
+  for (const auto& f : m->families) {
+    names.push_back(f.name);
+    std::string shape;
+    for (const auto& d : f.dims)
+      if (!d.default_value) shape += (shape.empty() ? "" : ",") + d.name + "=7";
+    auto parsed = op_shape(f.name, shape);
+    EXPECT_TRUE(parsed.ok()) << f.name << ": " << parsed.error().message;
+  }
+  auto sorted = names;
+  auto known = op_families();
+  std::sort(sorted.begin(), sorted.end());
+  std::sort(known.begin(), known.end());
+  EXPECT_EQ(sorted, known);
+  // The tolerances are kernels/harness/tolerance.cpp's.
+  EXPECT_DOUBLE_EQ(m->tolerances.at("fp32").normwise, 5e-5);
+  EXPECT_DOUBLE_EQ(*m->tolerances.at("bf16").max_abs_rel, 3e-2);
+  EXPECT_DOUBLE_EQ(*m->family("attention")->tolerances.at("fp16").lse_abs, 2e-3);
+}
+
+class TempTree : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "kport-manifest-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    root = pattern;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(root, ec);
+  }
+  void touch(const fs::path& p) {
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << "{}\n";
+  }
+  fs::path root;
+};
+
+TEST_F(TempTree, TheLibraryIsFoundAtTheRootThenInKernels) {
+  auto none = find_library(root);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().code, Errc::not_found);
+  EXPECT_NE(none.error().message.find("no kport.json at its root"), std::string::npos) << none.error().message;
+  touch(root / "kernels" / "cmake" / "kport_kernels.cmake");
+  EXPECT_EQ(*find_library(root), root / "kernels") << "a legacy kernels tree";
+  touch(root / "kport.json");
+  EXPECT_EQ(*find_library(root), root) << "a manifest at the root comes first";
+  fs::remove(root / "kport.json");
+  fs::remove_all(root / "kernels" / "cmake");
+  touch(root / "kernels" / "kport.json");
+  EXPECT_EQ(*find_library(root), root / "kernels");
+  EXPECT_EQ(*find_library(root, "libs/fast"), root / "libs/fast") << "a job's kernels_dir wins";
+}
+
+TEST_F(TempTree, LoadNamesTheFileItWasGiven) {
+  std::ofstream(root / "kport.json") << "{\n  \"manifest_version\": 1,\n  \"nmae\": \"x\"\n}\n";
+  auto m = load_manifest(root / "kport.json", "kport.json");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().message.rfind("kport.json:3: unknown key 'nmae'", 0), 0u) << m.error().message;
+  EXPECT_EQ(load_manifest(root / "absent.json").error().code, Errc::not_found);
+}
+
+TEST(HarnessList, VariantsAreReadFromTheListDocument) {
+  auto v = parse_list_variants(R"({"target": "sm_90a", "variants": [
+    {"variant": "scale.v1", "features": "simt,ldmatrix", "status": "built", "instances": []},
+    {"variant": "scale.tc", "features": ["tcgen05"], "status": "not_applicable", "reason": "needs tcgen05"},
+    {"variant": "norm.x"}]})");
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  ASSERT_EQ(v->size(), 3u);
+  EXPECT_EQ((*v)[0].spec.id(), "scale.v1");
+  EXPECT_EQ((*v)[0].spec.features, (std::vector<std::string>{"simt", "ldmatrix"}));
+  EXPECT_EQ((*v)[0].status, "built");
+  EXPECT_EQ((*v)[1].spec.features, (std::vector<std::string>{"tcgen05"}));
+  EXPECT_EQ((*v)[1].reason, "needs tcgen05");
+  EXPECT_EQ((*v)[2].status, "built") << "a variant without a status is one the harness holds";
+  EXPECT_EQ(parse_list_variants("{\"error\": {}}").error().message, "`list` printed no 'variants' array");
+  EXPECT_EQ(parse_list_variants("not json").error().message, "`list` did not print a JSON object");
+  EXPECT_EQ(parse_list_variants(R"({"variants": [{"variant": "plain"}]})").error().message,
+            "`list` variants[0]: 'plain' is not family.variant");
+  EXPECT_EQ(parse_list_variants(R"({"variants": [{"variant": "a.b"}, {"variant": "a.b"}]})").error().message,
+            "`list` variants[1]: variant 'a.b' is listed twice");
+  EXPECT_EQ(
+      parse_list_variants(R"({"variants": [{"variant": "a.b", "instances": [{"name": "a.b.x", "variant": "b"}]}]})")
+          .error()
+          .message,
+      "`list` variants[0].instances[0] has no string 'family'");
+  EXPECT_EQ(parse_list_variants(R"({"variants": [{"variant": "a.b", "instances": {}}]})").error().message,
+            "`list` variants[0]: 'instances' is not an array");
+}
+
+}  // namespace
+}  // namespace kport::porting
