@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kport/db/forge.h"
 #include "kport/db/records.h"
 #include "kport/db/retry.h"
 #include "sqlite.h"
@@ -31,6 +32,10 @@ Result<InsertedPipeline> insert_pipeline(Connection& c, const NewPipeline& pipel
 // "commit 0123456789ab is already validated by pipeline 7"
 std::string already_validated(const std::string& commit_sha, std::int64_t pipeline_id);
 Result<std::optional<Pipeline>> load_pipeline(Connection& c, std::int64_t id);
+// The outgoing delivery queue (store_forge.cpp): a delivery's fields checked, and one
+// inserted pending, due now.
+Status check_delivery(const NewDelivery& d);
+Status insert_delivery(Connection& c, const NewDelivery& d, std::int64_t now);
 // online_since empty: the stored status (awaiting_runner reads as queued), which is
 // what state transitions must look at.
 Result<std::optional<Job>> load_job(Connection& c, std::int64_t id,

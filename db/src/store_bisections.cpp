@@ -1,4 +1,4 @@
-// Bisections and their probe pipelines (migration 0015).
+// Bisections and their probe pipelines (migrations 0015, 0018).
 #include "impl.h"
 #include "queue_ops.h"
 #include "rows.h"
@@ -12,7 +12,7 @@ namespace {
 constexpr const char* k_bisection_select =
     "SELECT id, kind, origin, repo, target, gpu_model, arch, good_sha, bad_sha, commits_json, cases_json,"
     " good_env_json, state, cause, first_bad_sha, effect, uncertainty, summary, outcome_json, created_ms,"
-    " updated_ms, finished_ms FROM bisections b";
+    " updated_ms, finished_ms, bad_env_json FROM bisections b";
 
 Bisection read_bisection(const detail::Stmt& s) {
   Bisection b;
@@ -38,6 +38,7 @@ Bisection read_bisection(const detail::Stmt& s) {
   b.created_ms = s.int64(19);
   b.updated_ms = s.int64(20);
   b.finished_ms = s.opt_int64(21);
+  b.bad_env_json = s.text(22);
   return b;
 }
 
@@ -101,12 +102,13 @@ Result<std::optional<Bisection>> Store::open_bisection(const Bisection& what, co
     if (*row) return std::optional<Bisection>{};
     auto ins = c.prepare(
         "INSERT INTO bisections(kind, origin, repo, target, gpu_model, arch, good_sha, bad_sha, commits_json,"
-        " cases_json, good_env_json, summary, created_ms, updated_ms)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13)");
+        " cases_json, good_env_json, summary, created_ms, updated_ms, bad_env_json)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13, ?14)");
     if (!ins) return std::move(ins).error();
     KPORT_TRY(ins->bind_all(what.kind, what.origin, what.repo, what.target, what.gpu_model, what.arch, what.good_sha,
                             what.bad_sha, what.commits_json, what.cases_json,
-                            what.good_env_json.empty() ? std::string("{}") : what.good_env_json, what.summary, now)
+                            what.good_env_json.empty() ? std::string("{}") : what.good_env_json, what.summary, now,
+                            what.bad_env_json.empty() ? std::string("{}") : what.bad_env_json)
                   .run());
     const std::int64_t id = c.last_insert_rowid();
     KPORT_TRY(insert_probes(c, id, probes, now));
@@ -128,7 +130,11 @@ Result<bool> Store::add_bisection_probes(std::int64_t bisection_id, const std::v
   });
 }
 
-Result<bool> Store::finish_bisection(std::int64_t bisection_id, const BisectionEnd& end) {
+Result<bool> Store::finish_bisection(std::int64_t bisection_id, const BisectionEnd& end,
+                                     const std::vector<NewDelivery>& deliveries) {
+  if (end.state != "done" && end.state != "failed" && end.state != "cancelled")
+    return make_error(Errc::invalid_argument, "a bisection ends done, failed or cancelled, not '" + end.state + "'");
+  for (const auto& d : deliveries) KPORT_TRY(detail::check_delivery(d));
   const std::int64_t now = m_impl->now();
   return m_impl->write<bool>([&](Connection& c) -> Result<bool> {
     auto up = c.prepare(
@@ -138,7 +144,9 @@ Result<bool> Store::finish_bisection(std::int64_t bisection_id, const BisectionE
     KPORT_TRY(up->bind_all(bisection_id, end.state, end.cause, end.first_bad_sha, end.effect, end.uncertainty,
                            end.summary, end.outcome_json.empty() ? std::string("{}") : end.outcome_json, now)
                   .run());
-    return c.changes() > 0;
+    if (c.changes() == 0) return false;
+    for (const auto& d : deliveries) KPORT_TRY(detail::insert_delivery(c, d, now));
+    return true;
   });
 }
 

@@ -6,7 +6,9 @@
 
 namespace kport::db {
 
+using detail::check_delivery;
 using detail::Connection;
+using detail::insert_delivery;
 
 namespace {
 
@@ -89,16 +91,6 @@ Status check_connection(const ForgeConnection& c) {
                       "field 'installation_id' must be the app's installation id, an integer >= 1");
   if (c.private_key_file.empty())
     return make_error(Errc::invalid_argument, "field 'private_key_file' must not be empty");
-  return {};
-}
-
-Status check_delivery(const NewDelivery& d) {
-  if (d.kind != "check_run" && d.kind != "commit_status" && d.kind != "webhook")
-    return make_error(Errc::invalid_argument,
-                      "delivery kind must be check_run, commit_status or webhook, not '" + d.kind + "'");
-  if (d.subject.empty() || d.url.empty() || d.event.empty())
-    return make_error(Errc::invalid_argument, "a delivery needs a subject, an event and a url");
-  if (d.max_attempts < 1) return make_error(Errc::invalid_argument, "a delivery needs max_attempts >= 1");
   return {};
 }
 
@@ -199,7 +191,53 @@ Result<std::vector<PendingReport>> Store::pending_reports(int limit) {
   });
 }
 
-namespace {
+Result<std::vector<PendingReport>> Store::commit_reports(std::string_view commit_sha, int limit) {
+  KPORT_TRY(detail::check_limit(limit));
+  return m_impl->read<std::vector<PendingReport>>([&](Connection& c) -> Result<std::vector<PendingReport>> {
+    auto s = c.prepare(
+        "SELECT fr.pipeline_id, fr.state, fr.check_run_id, fr.repo FROM forge_reports fr"
+        " JOIN pipelines p ON p.id = fr.pipeline_id WHERE p.commit_sha = ?1 ORDER BY fr.pipeline_id DESC LIMIT ?2");
+    if (!s) return std::move(s).error();
+    s->bind_all(commit_sha, limit);
+    struct Row {
+      std::int64_t pipeline_id;
+      std::string state;
+      std::optional<std::int64_t> check_run_id;
+      std::string repo;
+    };
+    auto rows = detail::collect<Row>(*s, [](const detail::Stmt& r) {
+      return Row{r.int64(0), r.text(1), r.opt_int64(2), r.text(3)};
+    });
+    if (!rows) return std::move(rows).error();
+    std::vector<PendingReport> out;
+    for (auto& row : *rows) {
+      auto p = detail::load_pipeline(c, row.pipeline_id);
+      if (!p) return std::move(p).error();
+      if (!*p) continue;
+      auto conn = load_connection(c, row.repo);
+      if (!conn) return std::move(conn).error();
+      PendingReport pr;
+      pr.pipeline = std::move(**p);
+      if (*conn) pr.connection = std::move(**conn);
+      if (row.state != "new") pr.reported = row.state;
+      pr.check_run_id = row.check_run_id;
+      out.push_back(std::move(pr));
+    }
+    return out;
+  });
+}
+
+namespace detail {
+
+Status check_delivery(const NewDelivery& d) {
+  if (d.kind != "check_run" && d.kind != "commit_status" && d.kind != "webhook")
+    return make_error(Errc::invalid_argument,
+                      "delivery kind must be check_run, commit_status or webhook, not '" + d.kind + "'");
+  if (d.subject.empty() || d.url.empty() || d.event.empty())
+    return make_error(Errc::invalid_argument, "a delivery needs a subject, an event and a url");
+  if (d.max_attempts < 1) return make_error(Errc::invalid_argument, "a delivery needs max_attempts >= 1");
+  return {};
+}
 
 Status insert_delivery(Connection& c, const NewDelivery& d, std::int64_t now) {
   auto ins = c.prepare(
@@ -212,7 +250,7 @@ Status insert_delivery(Connection& c, const NewDelivery& d, std::int64_t now) {
       .run();
 }
 
-}  // namespace
+}  // namespace detail
 
 Result<bool> Store::advance_report(std::int64_t pipeline_id, std::string_view state,
                                    const std::vector<NewDelivery>& deliveries) {

@@ -222,16 +222,9 @@ ProbeOutcome judge(const BisectInput& in, const std::vector<const ProbeFact*>& p
   return combine(per_case);
 }
 
-BisectStep next_step(const BisectInput& in, const BisectPolicy& policy) {
-  if (in.commits.size() < 2) return done(BisectCause::noise, "nothing to search: fewer than two commits");
-  if (in.cases.empty()) return done(BisectCause::noise, "nothing to search: no case to follow");
-  for (const auto& p : in.probes)
-    if (!p.finished) {
-      BisectStep s;
-      s.action = BisectStep::Action::wait;
-      s.why = "waiting for the probe of " + short_sha(p.commit);
-      return s;
-    }
+namespace {
+
+BisectStep search_step(const BisectInput& in, const BisectPolicy& policy) {
   const std::string& good = in.commits.front();
   const std::string& bad = in.commits.back();
   const auto good_probes = probes_of(in, good), bad_probes = probes_of(in, bad);
@@ -266,6 +259,21 @@ BisectStep next_step(const BisectInput& in, const BisectPolicy& policy) {
         if (!c.good_us || !c.bad_us || g.figures == 0 || *c.good_us <= 0) continue;
         const double first = *c.bad_us / *c.good_us - 1;
         if (first != 0 && (g.mean_us / *c.good_us - 1) / first > 0.5) good_moved = true;
+      }
+      if (!good_moved) {
+        // The verdict compared figures of two drivers (or toolkits); probed again on one,
+        // the ends agree: the slowdown came with the environment.
+        const BisectCause then = moved(in.good_env, in.bad_env);
+        const ProbeEnv b_env = env_of(bad_probes);
+        if (then == BisectCause::toolkit && g_env.toolkit == b_env.toolkit && !g_env.toolkit.empty())
+          return done(BisectCause::toolkit, "the slowdown does not reproduce with both ends on toolkit " +
+                                                g_env.toolkit + ": it came with toolkit " + in.good_env.toolkit +
+                                                " -> " + in.bad_env.toolkit +
+                                                (detail.empty() ? "" : " (" + detail + ")"));
+        if (then == BisectCause::driver && g_env.driver == b_env.driver && !g_env.driver.empty())
+          return done(BisectCause::driver, "the slowdown does not reproduce with both ends on driver " + g_env.driver +
+                                               ": it came with driver " + in.good_env.driver + " -> " +
+                                               in.bad_env.driver + (detail.empty() ? "" : " (" + detail + ")"));
       }
       const BisectCause cause = good_moved ? moved(in.good_env, g_env) : BisectCause::noise;
       return done(cause, std::string(good_moved ? "the good end " + short_sha(good) + " is slow now too"
@@ -367,6 +375,62 @@ BisectStep next_step(const BisectInput& in, const BisectPolicy& policy) {
                : "") +
           (s.effect ? ": " + pct(*s.effect) + " +- " + pct(*s.uncertainty).substr(1) : "");
   return s;
+}
+
+BisectStep stop(bool cancelled, std::string why) {
+  BisectStep s;
+  s.action = BisectStep::Action::stop;
+  s.cancelled = cancelled;
+  s.why = std::move(why);
+  return s;
+}
+
+std::string probe_name(const ProbeFact& p) {
+  return "the probe of " + short_sha(p.commit) +
+         (p.pipeline > 0 ? " (pipeline " + std::to_string(p.pipeline) + ")" : std::string()) +
+         (p.end_reason.empty() ? std::string() : ": " + p.end_reason);
+}
+
+}  // namespace
+
+BisectStep next_step(const BisectInput& in, const BisectPolicy& policy) {
+  if (in.commits.size() < 2) return done(BisectCause::noise, "nothing to search: fewer than two commits");
+  if (in.cases.empty()) return done(BisectCause::noise, "nothing to search: no case to follow");
+  // A cancelled probe stops the search at once, whatever else is still open.
+  for (const auto& p : in.probes)
+    if (p.finished && p.end == ProbeEnd::cancelled) return stop(true, "stopped: " + probe_name(p) + " was cancelled");
+  for (const auto& p : in.probes)
+    if (!p.finished) {
+      BisectStep s;
+      s.action = BisectStep::Action::wait;
+      s.why = "waiting for the probe of " + short_sha(p.commit);
+      return s;
+    }
+  // Probes that measured nothing: a cancelled one stops the search; one that failed on
+  // the machine is probed again, a bounded number of times in a row per commit.
+  std::map<std::string, std::vector<const ProbeFact*>> machine;  // per commit, since its last completed probe
+  for (const auto& p : in.probes) {
+    if (p.end == ProbeEnd::infrastructure)
+      machine[p.commit].push_back(&p);
+    else
+      machine.erase(p.commit);
+  }
+  BisectStep again;
+  again.action = BisectStep::Action::probe;
+  for (const auto& [commit, failed] : machine) {
+    if (static_cast<int>(failed.size()) > policy.infrastructure_retries)
+      return stop(false, "stopped: " + probe_name(*failed.back()) + ", failed on the machine " +
+                             std::to_string(failed.size()) + " times in a row");
+    again.probe.push_back(commit);
+    again.why += (again.why.empty() ? "probing again, " : "; ") + probe_name(*failed.back()) +
+                 " failed on the machine, not the commit";
+  }
+  if (!again.probe.empty()) return again;
+  BisectInput measured = in;
+  measured.probes.clear();
+  for (const auto& p : in.probes)
+    if (p.end == ProbeEnd::completed) measured.probes.push_back(p);
+  return search_step(measured, policy);
 }
 
 }  // namespace kport::porting

@@ -1,6 +1,6 @@
 // `kport bisect`: the bisections kport ran by itself (a confirmed slowdown, a new numerics
-// or build failure with commits between it and its baseline), one in detail, or one
-// started by hand.
+// or build failure with commits between it and its baseline), one in detail, one
+// started by hand, or one cancelled by hand (`--cancel ID`).
 #include <ostream>
 #include <sstream>
 
@@ -20,7 +20,9 @@ void declare(Options& o) {
       .add("case", "", "",
            "bisect start: the cases to follow, 'INSTANCE DTYPE SHAPE' (or FAMILY.VARIANT for a build failure), "
            "';'-separated (default: those the bad commit's verdict counts)")
-      .add("state", "", "", "bisect: list only bisections in this state (running, done, failed)");
+      .add("state", "", "", "bisect: list only bisections in this state (running, done, failed, cancelled)")
+      .add("cancel", "", "", "bisect --cancel ID: stop a running bisection and cancel its open probe (admin token)")
+      .add("reason", "", "", "bisect --cancel: why, kept in its summary");
 }
 
 std::string pct(const json::value& v, std::string_view key) {
@@ -116,8 +118,31 @@ int start(Context& ctx) {
   return k_exit_ok;
 }
 
+int cancel(Context& ctx) {
+  const std::string id = ctx.opts.get("cancel");
+  json::object body;
+  if (!ctx.opts.get("reason").empty()) body["reason"] = ctx.opts.get("reason");
+  json::value v = std::move(body);
+  auto r = ctx.api.call("POST", "/api/v1/bisections/" + encode(id) + "/cancel", &v);
+  if (!r.error.empty()) return report(ctx.err, "bisect", "cancel bisection " + id, r);
+  if (ctx.json) {
+    print_json(ctx, r.body);
+    return k_exit_ok;
+  }
+  ctx.out << "cancelled; ";
+  print_one(ctx, r.body);
+  return k_exit_ok;
+}
+
 int run_bisect(Context& ctx) {
   if (!check_args(ctx, bisect_command, 0, 1)) return k_exit_usage;
+  if (!ctx.opts.get("cancel").empty()) {
+    if (!ctx.args.empty()) {
+      ctx.err << "kport bisect --cancel ID takes no other argument\n";
+      return k_exit_usage;
+    }
+    return cancel(ctx);
+  }
   if (ctx.args.empty()) return list(ctx);
   if (ctx.args[0] == "start") return start(ctx);
   auto r = ctx.api.call("GET", "/api/v1/bisections/" + encode(ctx.args[0]));
@@ -126,7 +151,8 @@ int run_bisect(Context& ctx) {
     print_json(ctx, r.body);
   else
     print_one(ctx, r.body);
-  return str(r.body, "state") == "failed" ? k_exit_failed : k_exit_ok;
+  const std::string state = str(r.body, "state");
+  return state == "failed" || state == "cancelled" ? k_exit_failed : k_exit_ok;
 }
 
 }  // namespace
@@ -134,7 +160,8 @@ int run_bisect(Context& ctx) {
 extern const Command bisect_command = {
     "bisect",
     "[ID] [--commit REV] [--state S] | start --kind KIND --target T --bad REV [--good REV] [--gpu MODEL] "
-    "[--case 'INSTANCE DTYPE SHAPE;...']",
-    "list bisections, show one (first bad commit, effect, cause), or start one (admin token)", declare, run_bisect};
+    "[--case 'INSTANCE DTYPE SHAPE;...'] | --cancel ID [--reason TEXT]",
+    "list bisections, show one (first bad commit, effect, cause), start one or cancel one (admin token)", declare,
+    run_bisect};
 
 }  // namespace kport::cli

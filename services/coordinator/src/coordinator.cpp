@@ -120,6 +120,8 @@ class Coordinator::Impl {
   std::string queue_metrics;
   std::int64_t queue_metrics_at_ms = 0;
   std::thread reaper;
+  std::int64_t bisections_swept_ms = 0;  // reaper thread only
+  static constexpr std::int64_t k_bisection_sweep_ms = 10'000;
   std::mutex mu;
   std::condition_variable cv;
   bool stopping = false;
@@ -222,6 +224,11 @@ void Coordinator::Impl::reap() {
     lock.unlock();
     refresh_queue_metrics();
     flush_best_asks();
+    // Bisections whose last probe ended unseen (a restart in between) go on from here.
+    if (const std::int64_t now = now_unix_ms(); now - bisections_swept_ms >= k_bisection_sweep_ms) {
+      bisections_swept_ms = now;
+      app::sweep_bisections(ctx);
+    }
     auto expired = store->expire_leases(now_unix_ms());
     if (!expired.ok()) {
       log::warn("lease expiry failed", {{"error", expired.error().message}});
@@ -231,8 +238,9 @@ void Coordinator::Impl::reap() {
                                     {"attempt", e.attempt},
                                     {"runner", e.runner_id},
                                     {"now", std::string(db::to_string(e.status))}});
-        if (e.status == db::JobStatus::failed) {
-          // A bisection's probe that lost its last attempt has ended too: its search goes on.
+        if (e.status == db::JobStatus::failed || e.status == db::JobStatus::cancelled) {
+          // A bisection's probe that lost its last attempt (probed again once) or was
+          // cancelled (the bisection stops) has ended too.
           if (auto job = store->get_job(e.job_id); job.ok() && *job) app::advance_probe(ctx, **job);
         }
         if (e.status != db::JobStatus::queued) continue;

@@ -43,15 +43,15 @@ constexpr std::int64_t k_remeasure_wait_ms =
 
 }  // namespace
 
-std::map<std::int64_t, std::string> DeliverySender::repro_commands(const porting::Verdict& v) {
+std::map<std::int64_t, std::string> verdict_repro_commands(Context& ctx, const porting::Verdict& v) {
   std::map<std::int64_t, std::string> out;
   for (const auto& r : v.reasons) {
     if (out.size() >= k_repro_max) break;
     auto id = r.figures.find("result");
     if (id == r.figures.end() || !std::holds_alternative<std::int64_t>(id->second)) continue;
-    auto result = m_ctx.store->get_result(std::get<std::int64_t>(id->second));
+    auto result = ctx.store->get_result(std::get<std::int64_t>(id->second));
     if (!result.ok() || !*result) continue;
-    out[(*result)->id] = reproduce_command(**result, r.kind == "perf_regression", m_ctx.config.public_url);
+    out[(*result)->id] = reproduce_command(**result, r.kind == "perf_regression", ctx.config.public_url);
   }
   return out;
 }
@@ -140,7 +140,7 @@ void DeliverySender::report_round() {
     in.verdict = verdict ? &*verdict : nullptr;
     in.public_url = m_ctx.config.public_url;
     in.notify_urls = m_ctx.config.notify_urls;
-    if (verdict) in.repro_commands = repro_commands(*verdict);
+    if (verdict) in.repro_commands = verdict_repro_commands(m_ctx, *verdict);
     if (verdict && pr.connection.kind == "github" && pr.connection.mode == "check")
       in.annotations = annotations(*verdict, pr.pipeline.commit_sha);
     db::BisectionFilter bf;

@@ -27,6 +27,10 @@
 
 namespace kport::coordinator {
 
+// The repro command of each result the verdict's reasons name (a bounded number): what
+// a completed report's summary lists.
+std::map<std::int64_t, std::string> verdict_repro_commands(Context& ctx, const porting::Verdict& v);
+
 class DeliverySender {
  public:
   explicit DeliverySender(Context& ctx);
@@ -55,8 +59,6 @@ class DeliverySender {
   std::optional<std::string> installation_token(http::Client& client, const db::Delivery& d,
                                                 const db::ForgeConnection& c, std::int64_t retry_at, bool renew,
                                                 db::DeliveryAttempt& failed, bool& exchanged);
-  // The repro command of each result the verdict's reasons name (a bounded number).
-  std::map<std::int64_t, std::string> repro_commands(const porting::Verdict& v);
   // The source lines of the verdict's resource regressions at `commit` (a bounded number).
   std::vector<Annotation> annotations(const porting::Verdict& v, const std::string& commit);
 

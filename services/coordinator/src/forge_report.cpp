@@ -46,7 +46,8 @@ std::string path_segment(std::string_view s) {
 
 std::string short_sha(const std::string& sha) { return sha.substr(0, 12); }
 
-std::string description_of(const std::string& state, const std::string& conclusion, const porting::Verdict* v) {
+std::string description_of(const std::string& state, const std::string& conclusion, const porting::Verdict* v,
+                           const std::string& note = "") {
   std::string text;
   if (state == "queued")
     text = "kport: queued";
@@ -54,6 +55,9 @@ std::string description_of(const std::string& state, const std::string& conclusi
     text = "kport: validating";
   else
     text = report_title(conclusion, v);
+  // A note is what changed since the report (a bisection's end): it goes first, so the
+  // 140 characters keep it.
+  if (!note.empty()) text = "kport: " + note + "; " + text.substr(text.rfind("kport: ", 0) == 0 ? 7 : 0);
   return std::string(utf8::truncate(text, k_description_max));
 }
 
@@ -116,7 +120,7 @@ db::NewDelivery forge_delivery(const ReportInputs& in, const std::string& conclu
   }
   d.kind = "commit_status";
   const std::string state = status_word(c.kind, in.state, conclusion);
-  const std::string description = description_of(in.state, conclusion, in.verdict);
+  const std::string description = description_of(in.state, conclusion, in.verdict, in.status_note);
   if (c.kind == "gitlab") {
     d.url = "/projects/" + path_segment(c.project) + "/statuses/" + p.commit_sha;
     d.body = json::serialize(
@@ -300,6 +304,44 @@ std::vector<db::NewDelivery> plan_report(const ReportInputs& in) {
           {"event", "regression"}, {"pipeline", pipeline_json(in.pipeline, details)}, {"regressions", regressions}});
       out.push_back(std::move(d));
     }
+  }
+  return out;
+}
+
+std::vector<db::NewDelivery> plan_bisection_end(const BisectionEndInputs& in) {
+  std::vector<db::NewDelivery> out;
+  for (const auto& r : in.reports) {
+    if (!r.connection || r.connection->kind.empty() || r.state != "completed") continue;
+    ReportInputs again = r;
+    again.annotations.clear();
+    const std::string conclusion = conclusion_of(again.pipeline.status, again.verdict);
+    db::NewDelivery d = forge_delivery(again, conclusion, pipeline_page_url(in.public_url, again.pipeline.id));
+    d.event = "bisection.finished";
+    out.push_back(std::move(d));
+  }
+  boost::system::error_code ec;
+  json::value bisection = json::parse(in.bisection_json, ec);
+  if (ec) bisection = nullptr;
+  json::value pipeline = nullptr;
+  for (const auto& r : in.reports) {
+    pipeline = pipeline_json(r.pipeline, pipeline_page_url(in.public_url, r.pipeline.id));
+    break;
+  }
+  for (const auto& url : in.notify_urls) {
+    db::NewDelivery d;
+    d.kind = "webhook";
+    d.subject = "webhook " + url;
+    d.commit_sha = in.commit;
+    if (!in.reports.empty()) d.pipeline_id = in.reports.front().pipeline.id;
+    d.url = url;
+    d.max_attempts = in.max_attempts;
+    d.event = "bisection.finished";
+    d.body = json::serialize(json::object{{"event", "bisection.finished"},
+                                          {"commit", in.commit},
+                                          {"url", commit_page_url(in.public_url, in.commit)},
+                                          {"pipeline", pipeline},
+                                          {"bisection", bisection}});
+    out.push_back(std::move(d));
   }
   return out;
 }

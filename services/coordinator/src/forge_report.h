@@ -57,6 +57,9 @@ struct ReportInputs {
   // One line per bisection the commit is part of (app::bisection_line), listed as they
   // stand when the report is written.
   std::vector<std::string> bisections;
+  // completed: a short line appended to a commit status's description (a bisection's
+  // end), within the 140 characters a status shows.
+  std::string status_note;
   int max_attempts = 10;
   std::int64_t now_ms = 0;
 };
@@ -65,6 +68,24 @@ struct ReportInputs {
 // completed, a `verdict` webhook to every notify URL plus a `regression` one when the
 // verdict holds regressions or new failures.
 std::vector<db::NewDelivery> plan_report(const ReportInputs& in);
+
+// What a bisection's end is told where the push came from: `reports` are the completed
+// reports of the bad commit's pipelines (each one's `bisections` already listing the
+// ended bisection as it ended, `status_note` its one line), sent again to their forge
+// (the check run PATCHed with the summary written again, without annotations, which
+// GitHub would add a second time; a commit status posted with the same state and the
+// note), each as its pipeline's delivery subject so it follows that pipeline's earlier
+// reports; and a `bisection.finished` webhook to every notify URL with the bisection as
+// the API answers it.
+struct BisectionEndInputs {
+  std::vector<ReportInputs> reports;
+  std::string commit;          // the bisection's bad commit
+  std::string bisection_json;  // GET /api/v1/bisections/{id}'s answer, as text
+  std::string public_url;
+  std::vector<std::string> notify_urls;
+  int max_attempts = 10;
+};
+std::vector<db::NewDelivery> plan_bisection_end(const BisectionEndInputs& in);
 
 // The check run's title and Markdown summary of a completed pipeline (per target and
 // GPU model: new failures and regressions with their figures; what still waits; how to

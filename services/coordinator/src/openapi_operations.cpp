@@ -733,7 +733,8 @@ std::vector<Op> operations() {
        "or a new build failure, started by a verdict or by hand",
        read,
        {q("commit", str(), "a good, bad, first bad or probed commit (sha, short sha or branch)"),
-        q("state", enm({"running", "done", "failed"})), q("limit", integer(1, 1000), "page size (default 100)"),
+        q("state", enm({"running", "done", "failed", "cancelled"})),
+        q("limit", integer(1, 1000), "page size (default 100)"),
         q("before", integer(1), "the next_cursor of the previous page")},
        {},
        {ok(200, "BisectionPage"), err(400, "invalid_argument: an unknown state, a malformed commit")}});
@@ -762,6 +763,19 @@ std::vector<Op> operations() {
         err(409, "conflict: the reason is bisected already and its bisection cannot be read"),
         err(422, "unprocessable: nothing to search (no counted reason, no validated ancestor, no repository)"),
         err(503, "unavailable: the repository cannot be read now")}});
+  add({"post",
+       "/api/v1/bisections/{id}/cancel",
+       "cancelBisection",
+       "Cancel a running bisection {reason?}: it ends cancelled (its summary says so, with the reason), its open "
+       "probe's jobs are cancelled, and its end is reported to the bad commit's forge report and the "
+       "bisection.finished webhooks",
+       Auth::admin,
+       {},
+       json_request("BisectionCancel"),
+       {ok(200, "Bisection", "cancelled"),
+        err(400, "invalid_argument: a body that is not a JSON object, a reason that is not a string"),
+        err(404, "not_found: no such bisection"), err(409, "conflict: the bisection has already ended")},
+       true});
   return ops;
 }
 

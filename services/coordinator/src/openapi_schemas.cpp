@@ -980,11 +980,14 @@ json::object openapi_schemas() {
                               opt("cases", describe(strings(),
                                                     "'INSTANCE DTYPE SHAPE' (FAMILY.VARIANT for a build failure); "
                                                     "default: the cases the bad commit's verdict counts"))});
+  s["BisectionCancel"] = body({opt("reason", describe(str(), "why, kept in the bisection's summary"))});
   s["Bisection"] = obj(
       {{"id", integer()},
        {"kind", bisect_kind()},
        {"origin", enm({"auto", "manual"})},
-       {"state", enm({"running", "done", "failed"})},
+       {"state", describe(enm({"running", "done", "failed", "cancelled"}),
+                          "done: found (or what moved instead); failed: stopped (a probe failed on the machine "
+                          "twice, too many probes); cancelled: by hand or a probe cancelled; the summary says which")},
        {"repo", str()},
        {"target", str()},
        {"gpu_model", nullable(str())},

@@ -1,5 +1,6 @@
 // Bisections (GET /api/v1/bisections, GET /api/v1/bisections/{id}, POST
-// /api/v1/bisections): the searches verdicts start by themselves, and one started by hand.
+// /api/v1/bisections, POST /api/v1/bisections/{id}/cancel): the searches verdicts start by
+// themselves, one started by hand, and one stopped by hand.
 #include "app/bisections.h"
 #include "body_fields.h"
 #include "kport/api/bisection.h"
@@ -17,9 +18,9 @@ void add_bisection_routes(http::Router& router, Context& ctx) {
     if (auto st = page_params(req, f.limit, f.before_id); !st.ok()) return http::error_response(st.error());
     const std::string state(req.query_or("state"));
     if (!state.empty()) {
-      if (state != "running" && state != "done" && state != "failed")
-        return http::error_response(
-            make_error(Errc::invalid_argument, "query 'state' must be running, done or failed, not '" + state + "'"));
+      if (state != "running" && state != "done" && state != "failed" && state != "cancelled")
+        return http::error_response(make_error(
+            Errc::invalid_argument, "query 'state' must be running, done, failed or cancelled, not '" + state + "'"));
       f.state = state;
     }
     const std::string rev(req.query_or("commit"));
@@ -49,6 +50,25 @@ void add_bisection_routes(http::Router& router, Context& ctx) {
       return http::error_response(
           make_error(Errc::not_found, "no bisection " + std::to_string(*id) + "; GET /api/v1/bisections lists them"));
     return http::json_ok(app::bisection_json(**b));
+  });
+
+  // {reason?}: stops a running bisection (admin); its open probes' jobs are cancelled and
+  // its end is reported like any other. 409 once it has ended.
+  add_blocking(router, ctx, "POST", "/api/v1/bisections/{id}/cancel", [&ctx](const Request& req) {
+    KPORT_AUTH(require_admin(req, ctx));
+    auto id = id_param(req, "id");
+    if (!id.ok()) return http::error_response(id.error());
+    std::string reason;
+    if (!req.body.empty()) {
+      auto obj = parse_object(req.body);
+      if (!obj.ok()) return http::error_response(obj.error());
+      Fields f(*obj, "");
+      reason = f.opt_str("reason", 500).value_or("");
+      if (!f.ok()) return http::error_response(f.error());
+    }
+    auto b = app::cancel_bisection(ctx, *id, reason);
+    if (!b.ok()) return http::error_response(b.error());
+    return http::json_ok(app::bisection_json(*b));
   });
 
   // {kind, target, gpu_model?, bad, good?, cases?}: a bisection by hand (admin). The same

@@ -1,4 +1,5 @@
 // /api/v1/pipelines and /api/v1/jobs: what kport was asked to validate and how far it got.
+#include "app/bisections.h"
 #include "app/pipelines.h"
 #include "claim_broker.h"
 #include "codec.h"
@@ -101,6 +102,8 @@ void add_pipeline_routes(http::Router& router, Context& ctx) {
     auto n = ctx.store->cancel_pipeline(*id);
     if (!n.ok()) return http::error_response(n.error());
     if (*n > 0) ctx.events->publish("jobs", "job", json::serialize(json::object{{"pipeline", *id}, {"cancelled", *n}}));
+    // A bisection's probe cancelled ends its bisection (its running jobs, once they stop).
+    if (*n > 0) app::advance_pipeline(ctx, *id);
     return http::json_ok(json::object{{"pipeline", *id}, {"jobs_cancelled", *n}});
   });
 
@@ -170,6 +173,8 @@ void add_pipeline_routes(http::Router& router, Context& ctx) {
     auto s = ctx.store->cancel(*id);
     if (!s.ok()) return http::error_response(s.error());
     announce_job(ctx, *id, db::to_string(*s));
+    if (*s == db::JobStatus::cancelled)
+      if (auto job = ctx.store->get_job(*id); job.ok() && *job) app::advance_probe(ctx, **job);
     return http::json_ok(json::object{{"job", *id}, {"status", db::to_string(*s)}});
   });
 

@@ -1,6 +1,8 @@
 // The daily-use commands of the kport CLI against a real coordinator. Commands run
 // in-process (kport::cli::run) where stdout and stderr must be told apart, and as the
 // real binary where the exit code of a whole process is the point.
+#include <cstdlib>
+#include <fstream>
 #include <sstream>
 
 #include "coordinator_fixture.h"
@@ -90,6 +92,85 @@ TEST_F(CliTest, TriggerOpensAPipelineAndSaysWhichJobs) {
   EXPECT_NE(table.out.find("build"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("sm_90a"), std::string::npos) << table.out;
   EXPECT_EQ(get("/api/v1/pipelines").body.at("items").as_array().size(), 2u);
+}
+
+TEST_F(CliTest, BisectCancelStopsARunningBisectionAndSaysWhy) {
+  // A real three-commit repository whose newest commit fails one case's numerics.
+  const std::string src = (dir.path() / "src").string(), bare = (dir.path() / "bisect.git").string();
+  auto sh = [&](const std::string& cmd) {
+    const std::string out = (dir.path() / "git.out").string();
+    const std::string full =
+        "GIT_AUTHOR_NAME=Dev GIT_AUTHOR_EMAIL=dev@example.com GIT_COMMITTER_NAME=Dev "
+        "GIT_COMMITTER_EMAIL=dev@example.com sh -c '" +
+        cmd + "' > " + out + " 2>&1";
+    EXPECT_EQ(std::system(full.c_str()), 0) << cmd;
+    std::ifstream in(out);
+    std::string line;
+    std::getline(in, line);
+    return line;
+  };
+  sh("git init -q --bare " + bare + " && mkdir -p " + src + " && cd " + src + " && git init -q -b main");
+  std::vector<std::string> c;
+  for (int i = 0; i < 3; ++i)
+    c.push_back(sh("cd " + src + " && echo " + std::to_string(i) + " > f && git add f && git commit -q -m c" +
+                   std::to_string(i) + " && git rev-parse HEAD"));
+  sh("cd " + src + " && git push -q " + bare + " main");
+  add_target();
+  ASSERT_EQ(post("/api/v1/repositories", json::object{{"name", "kernels"}, {"url", bare}}, k_admin).status, 201);
+  for (int i = 0; i < 3; ++i) {
+    json::object commit{{"sha", c[i]}, {"repo", "kernels"}};
+    if (i > 0) commit["parent"] = c[i - 1];
+    ASSERT_EQ(post("/api/v1/commits", commit, k_admin).status, 201);
+  }
+  const std::string builder = register_runner("builder", "build"), gpu = register_runner("h200", "gpu");
+  ASSERT_EQ(
+      post("/api/v1/pipelines",
+           json::object{{"commit", c[2]}, {"repo", "kernels"}, {"reason", "manual"}, {"targets", {"sm_90a"}}}, k_admin)
+          .status,
+      201);
+  auto build = claim(builder);
+  ASSERT_TRUE(build.is_object());
+  const std::string b = "/api/v1/jobs/" + std::to_string(build.at("id").to_number<std::int64_t>());
+  json::object rec{{"family", "gemm"}, {"variant", "simt"}, {"status", "ok"}};
+  ASSERT_EQ(post(b + "/builds", json::object{{"attempt", 1}, {"records", json::array{rec}}}, builder).status, 200);
+  ASSERT_EQ(post(b + "/complete", json::object{{"attempt", 1}}, builder).status, 200);
+  auto check = claim(gpu);
+  ASSERT_TRUE(check.is_object());
+  const std::string k = "/api/v1/jobs/" + std::to_string(check.at("id").to_number<std::int64_t>());
+  json::object failed = gemm_result("simt", 100.0);
+  failed["status"] = "failed";
+  failed["normwise_rel_err"] = 0.5;
+  ASSERT_EQ(post(k + "/results", json::object{{"attempt", 1}, {"results", json::array{failed}}}, gpu).status, 200);
+  ASSERT_EQ(post(k + "/complete", json::object{{"attempt", 1}}, gpu).status, 200);
+
+  auto started =
+      kport({"bisect", "start", "--kind", "numerics_failure", "--target", "sm_90a", "--gpu", "NVIDIA H200", "--bad",
+             c[2], "--good", c[0], "--case", "gemm.simt.128x128 bf16 m=1024,n=1024,k=1024", "--json"});
+  ASSERT_EQ(started.rc, 0) << started.err;
+  const std::string id = std::to_string(started.json().at("id").as_int64());
+  ASSERT_EQ(started.json().at("state").as_string(), "running") << started.out;
+
+  auto anonymous = kport({"bisect", "--cancel", id}, false);
+  EXPECT_NE(anonymous.rc, 0);
+  auto cancelled = kport({"bisect", "--cancel", id, "--reason", "the GPUs are needed elsewhere"});
+  ASSERT_EQ(cancelled.rc, 0) << cancelled.err;
+  EXPECT_NE(cancelled.out.find("cancelled; bisection " + id), std::string::npos) << cancelled.out;
+  EXPECT_NE(cancelled.out.find("state: cancelled"), std::string::npos) << cancelled.out;
+  EXPECT_NE(cancelled.out.find("the GPUs are needed elsewhere"), std::string::npos) << cancelled.out;
+  EXPECT_EQ(claim(builder).is_null(), true) << "its open probes were cancelled";
+  auto shown = kport({"bisect", id});
+  EXPECT_EQ(shown.rc, cli::k_exit_failed) << "no answer came";
+  EXPECT_NE(shown.out.find("cancelled by hand: the GPUs are needed elsewhere"), std::string::npos) << shown.out;
+  auto listed = kport({"bisect", "--state", "cancelled"});
+  ASSERT_EQ(listed.rc, 0) << listed.err;
+  EXPECT_NE(listed.out.find("cancelled"), std::string::npos) << listed.out;
+  auto again = kport({"bisect", "--cancel", id});
+  EXPECT_NE(again.rc, 0) << again.err;
+  EXPECT_NE(again.err.find("already ended"), std::string::npos) << again.err;
+  auto missing = kport({"bisect", "--cancel", "999"});
+  EXPECT_NE(missing.rc, 0);
+  EXPECT_NE(missing.err.find("no bisection 999"), std::string::npos) << missing.err;
+  EXPECT_EQ(kport({"bisect", "--cancel", id, "extra"}).rc, cli::k_exit_usage);
 }
 
 TEST_F(CliTest, TriggerRefusesBadInputWithAReason) {

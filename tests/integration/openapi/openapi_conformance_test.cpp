@@ -98,12 +98,12 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
     };
     sh("git init -q --bare " + bare + " && mkdir -p " + src + " && cd " + src + " && git init -q -b main");
     std::vector<std::string> c;
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < 4; ++i)
       c.push_back(sh("cd " + src + " && echo " + std::to_string(i) + " > f && git add f && git commit -q -m c" +
                      std::to_string(i) + " && git rev-parse HEAD"));
     sh("cd " + src + " && git push -q " + bare + " main");
     EXPECT_EQ(post("/api/v1/repositories", json::object{{"name", "local/bisect"}, {"url", bare}}, k_admin).status, 201);
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < 4; ++i) {
       json::object commit{{"sha", c[i]}, {"repo", "local/bisect"}};
       if (i > 0) commit["parent"] = c[i - 1];
       EXPECT_EQ(post("/api/v1/commits", commit, k_admin).status, 201);
@@ -175,6 +175,34 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
       EXPECT_EQ(b.body.at("state").as_string(), "done") << b.raw;
       EXPECT_EQ(b.body.at("first_bad").as_string(), c[1]) << b.raw;
     }
+    // Commit 3 fails too: bisected by hand from commit 0, then cancelled by hand with its
+    // open probes.
+    pipeline(c[3]);
+    serve(true);
+    json::object from_start = by_hand;
+    from_start["bad"] = c[3];
+    from_start["good"] = c[0];
+    from_start["cases"] = json::array{"gemm.probe.x bf16 m=64,n=64,k=64"};
+    auto running = post("/api/v1/bisections", from_start, k_admin);
+    ASSERT_TRUE(running.status == 201 || running.status == 200) << running.raw;
+    ASSERT_EQ(running.body.at("state").as_string(), "running") << running.raw;
+    const std::string cancel_path =
+        "/api/v1/bisections/" + std::to_string(running.body.at("id").as_int64()) + "/cancel";
+    auto cancelled = ask_json("post", "/api/v1/bisections/{id}/cancel", cancel_path,
+                              json::object{{"reason", "not needed"}}, k_admin);
+    EXPECT_EQ(cancelled.status, 200) << cancelled.raw;
+    if (cancelled.status == 200) {
+      EXPECT_EQ(cancelled.body.at("state").as_string(), "cancelled") << cancelled.raw;
+      EXPECT_NE(std::string(cancelled.body.at("summary").as_string()).find("not needed"), std::string::npos);
+      for (const auto& p : cancelled.body.at("probes").as_array())
+        EXPECT_EQ(p.at("status").as_string(), "cancelled") << cancelled.raw;
+    }
+    EXPECT_EQ(ask_json("post", "/api/v1/bisections/{id}/cancel", cancel_path, json::object{}, k_admin).status, 409);
+    EXPECT_EQ(
+        ask_json("post", "/api/v1/bisections/{id}/cancel", "/api/v1/bisections/999/cancel", json::object{}, k_admin)
+            .status,
+        404);
+    ask("get", "/api/v1/bisections", "/api/v1/bisections?state=cancelled");
     ask("get", "/api/v1/bisections/{id}", "/api/v1/bisections/999");
     ask("get", "/api/v1/bisections", "/api/v1/bisections?commit=" + c[2]);
     ask("get", "/api/v1/bisections", "/api/v1/bisections?state=later");

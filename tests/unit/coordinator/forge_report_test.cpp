@@ -207,6 +207,56 @@ TEST(ForgeReport, SummaryListsTheCommitsBisections) {
   EXPECT_EQ(report_summary(p, "failure", &v, "https://kport.example").find("### Bisections"), std::string::npos);
 }
 
+TEST(ForgeReport, ABisectionsEndIsSentAgainToCompletedReportsAndToTheWebhooks) {
+  auto v = failing();
+  BisectionEndInputs in;
+  in.commit = std::string(40, 'b');
+  in.bisection_json = R"({"id":7,"state":"done","first_bad":"cc"})";
+  in.public_url = "https://kport.example";
+  in.notify_urls = {"https://hooks.example/a"};
+  in.max_attempts = 4;
+  auto check = inputs(db::PipelineStatus::succeeded, "completed", connection("github", "check"), &v);
+  check.bisections = {"perf_regression on sm_90a: done, first bad commit `cccccccccccc`, cause code"};
+  check.annotations = {Annotation{"kernels/gemm.cu", 10, "Resource regression", "spills"}};
+  check.status_note = "first bad cccccccccccc (code)";
+  auto status = inputs(db::PipelineStatus::succeeded, "completed", connection("gitea", "status"), &v);
+  status.pipeline.id = 13;
+  status.status_note = check.status_note;
+  auto open = inputs(db::PipelineStatus::running, "in_progress", connection("gitea", "status"), &v);
+  in.reports = {check, status, open};
+  const auto out = plan_bisection_end(in);
+  ASSERT_EQ(out.size(), 3u);  // the two completed reports and one webhook; the open report lists it when it completes
+  EXPECT_EQ(out[0].kind, "check_run");
+  EXPECT_EQ(out[0].event, "bisection.finished");
+  EXPECT_EQ(out[0].subject, "forge org/kernels pipeline 12") << "after that pipeline's own reports";
+  EXPECT_EQ(out[0].pipeline_id, 12);
+  auto body = json::parse(out[0].body).as_object();
+  EXPECT_EQ(body.at("status").as_string(), "completed");
+  EXPECT_EQ(body.at("conclusion").as_string(), "failure");
+  EXPECT_FALSE(body.at("output").as_object().contains("annotations"));
+  EXPECT_NE(std::string(body.at("output").at("summary").as_string()).find("first bad commit `cccccccccccc`"),
+            std::string::npos);
+  EXPECT_EQ(out[1].kind, "commit_status");
+  auto st = json::parse(out[1].body).as_object();
+  EXPECT_EQ(st.at("state").as_string(), "failure");
+  const std::string description(st.at("description").as_string());
+  EXPECT_EQ(description.rfind("kport: first bad cccccccccccc (code); fail", 0), 0u) << description;
+  EXPECT_LE(description.size(), 140u);
+  EXPECT_EQ(out[2].kind, "webhook");
+  EXPECT_EQ(out[2].event, "bisection.finished");
+  EXPECT_EQ(out[2].subject, "webhook https://hooks.example/a");
+  EXPECT_EQ(out[2].max_attempts, 4);
+  auto hook = json::parse(out[2].body).as_object();
+  EXPECT_EQ(hook.at("event").as_string(), "bisection.finished");
+  EXPECT_EQ(hook.at("bisection").at("first_bad").as_string(), "cc");
+  EXPECT_EQ(hook.at("url").as_string(), "https://kport.example/#/commit/" + std::string(40, 'b'));
+  EXPECT_EQ(hook.at("pipeline").at("id").as_int64(), 12);
+  // Nothing reported and no webhook: nothing to send.
+  in.reports.clear();
+  in.notify_urls.clear();
+  EXPECT_TRUE(plan_bisection_end(in).empty());
+}
+
 TEST(ForgeReport, SummaryIsBoundedToWhatGitHubTakes) {
   auto v = failing();
   v.reasons.resize(2000, v.reasons[0]);

@@ -1,4 +1,4 @@
-// Bisections and their probe pipelines in the store (migration 0015).
+// Bisections and their probe pipelines in the store (migrations 0015, 0018).
 #include "test_support.h"
 
 namespace kport::db::test {
@@ -128,6 +128,52 @@ TEST_F(BisectionStoreTest, AReasonIsBisectedOnceAndItsProbesStayOutOfVerdicts) {
   done_only.state = "done";
   EXPECT_EQ(ok(m_store->list_bisections(done_only)).items.size(), 1u);
   EXPECT_FALSE(ok(m_store->get_bisection(999)));
+}
+
+TEST_F(BisectionStoreTest, ACancelledEndEnqueuesItsDeliveriesOnceAndKeepsTheBadEndsProvenance) {
+  ok(m_store->upsert_repository("kernels", "/srv/kernels.git"));
+  ok(m_store->put_commit(Commit{k_good, "kernels", std::nullopt, "good", "", 0}));
+  ok(m_store->put_commit(Commit{k_mid, "kernels", k_good, "mid", "", 0}));
+  ok(m_store->put_commit(Commit{k_bad, "kernels", k_mid, "bad", "", 0}));
+  Bisection what = bisection();
+  what.bad_env_json = R"({"toolkit":"13.0","driver":"590.2","runner":"GPU-2"})";
+  auto opened = ok(m_store->open_bisection(what, {probe(k_good), probe(k_bad)}));
+  ASSERT_TRUE(opened);
+  EXPECT_EQ(opened->bad_env_json, what.bad_env_json);
+  EXPECT_EQ(opened->good_env_json, "{}");
+
+  NewDelivery hook;
+  hook.kind = "webhook";
+  hook.subject = "webhook https://hooks.example/kport";
+  hook.event = "bisection.finished";
+  hook.commit_sha = k_bad;
+  hook.url = "https://hooks.example/kport";
+  hook.body = R"({"event":"bisection.finished"})";
+  BisectionEnd end;
+  end.state = "cancelled";
+  end.summary = "cancelled by hand";
+  NewDelivery broken = hook;
+  broken.url.clear();
+  EXPECT_FALSE(m_store->finish_bisection(opened->id, end, {broken}).ok()) << "a delivery without a url";
+  BisectionEnd unknown = end;
+  unknown.state = "paused";
+  EXPECT_FALSE(m_store->finish_bisection(opened->id, unknown).ok());
+  EXPECT_TRUE(ok(m_store->finish_bisection(opened->id, end, {hook})));
+  EXPECT_FALSE(ok(m_store->finish_bisection(opened->id, end, {hook}))) << "ended once, told once";
+  DeliveryFilter df;
+  const auto queued = ok(m_store->list_deliveries(df)).items;
+  ASSERT_EQ(queued.size(), 1u);
+  EXPECT_EQ(queued[0].event, "bisection.finished");
+  EXPECT_EQ(queued[0].state, "pending");
+  const auto b = ok(m_store->get_bisection(opened->id));
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->state, "cancelled");
+  EXPECT_FALSE(b->cause);
+  BisectionFilter cancelled;
+  cancelled.state = "cancelled";
+  EXPECT_EQ(ok(m_store->list_bisections(cancelled)).items.size(), 1u);
+  // No push pipeline of the bad commit was reported: nothing to send again.
+  EXPECT_TRUE(ok(m_store->commit_reports(k_bad)).empty());
 }
 
 }  // namespace

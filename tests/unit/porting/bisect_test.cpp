@@ -26,7 +26,7 @@ using World = std::function<CaseObservation(int index)>;
 BisectStep drive(BisectInput in, const World& world, int& probes, ProbeEnv env = {"13.0", "580.95", "gpu-1"}) {
   for (int step = 0; step < 200; ++step) {
     BisectStep s = next_step(in);
-    if (s.action == BisectStep::Action::done) return s;
+    if (s.action == BisectStep::Action::done || s.action == BisectStep::Action::stop) return s;
     EXPECT_EQ(s.action, BisectStep::Action::probe) << s.why;
     EXPECT_FALSE(s.probe.empty()) << s.why;
     for (const auto& c : s.probe) {
@@ -51,6 +51,15 @@ CaseObservation timed(double us) {
   o.median_us = us;
   o.se_rel = 0.001;
   return o;
+}
+
+// A probe of `commit` with what it saw.
+ProbeFact probe_of(const std::string& commit, bool finished, std::vector<CaseObservation> cases) {
+  ProbeFact p;
+  p.commit = commit;
+  p.finished = finished;
+  p.cases = std::move(cases);
+  return p;
 }
 
 BisectInput perf_input(int n, double good_us, double bad_us, double sigma) {
@@ -89,14 +98,14 @@ TEST(Bisect, FindsAThreePercentSlowdownInRealisticNoise) {
 
 TEST(Bisect, AFigureBetweenTheEndsIsProbedAgainThenAveraged) {
   BisectInput in = perf_input(5, 100.0, 103.0, 0.004);
-  in.probes.push_back(ProbeFact{in.commits[0], true, {timed(100.0)}, {}});
-  in.probes.push_back(ProbeFact{in.commits[4], true, {timed(103.0)}, {}});
-  in.probes.push_back(ProbeFact{in.commits[2], true, {timed(101.5)}, {}});  // right in the middle
+  in.probes.push_back(probe_of(in.commits[0], true, {timed(100.0)}));
+  in.probes.push_back(probe_of(in.commits[4], true, {timed(103.0)}));
+  in.probes.push_back(probe_of(in.commits[2], true, {timed(101.5)}));  // right in the middle
   BisectStep s = next_step(in);
   ASSERT_EQ(s.action, BisectStep::Action::probe);
   EXPECT_EQ(s.probe, std::vector<std::string>{in.commits[2]}) << s.why;
-  in.probes.push_back(ProbeFact{in.commits[2], true, {timed(102.9)}, {}});
-  in.probes.push_back(ProbeFact{in.commits[2], true, {timed(103.1)}, {}});
+  in.probes.push_back(probe_of(in.commits[2], true, {timed(102.9)}));
+  in.probes.push_back(probe_of(in.commits[2], true, {timed(103.1)}));
   std::vector<const ProbeFact*> of2;
   for (const auto& p : in.probes)
     if (p.commit == in.commits[2]) of2.push_back(&p);
@@ -105,7 +114,7 @@ TEST(Bisect, AFigureBetweenTheEndsIsProbedAgainThenAveraged) {
 
 TEST(Bisect, WaitsForAnUnfinishedProbe) {
   BisectInput in = perf_input(8, 100.0, 103.0, 0.004);
-  in.probes.push_back(ProbeFact{in.commits[0], false, {}, {}});
+  in.probes.push_back(probe_of(in.commits[0], false, {}));
   EXPECT_EQ(next_step(in).action, BisectStep::Action::wait);
 }
 
@@ -193,6 +202,99 @@ TEST(Bisect, AdjacentEndsNeedOnlyTheirProbes) {
   ASSERT_TRUE(s.first_bad);
   EXPECT_EQ(*s.first_bad, commits(2)[1]);
   EXPECT_EQ(probes, 2);
+}
+
+ProbeFact ended(const std::string& commit, ProbeEnd end, std::int64_t pipeline, const std::string& reason) {
+  ProbeFact p;
+  p.commit = commit;
+  p.finished = true;
+  p.end = end;
+  p.pipeline = pipeline;
+  p.end_reason = reason;
+  return p;
+}
+
+TEST(Bisect, ACancelledProbeStopsTheSearchNamingIt) {
+  BisectInput in = perf_input(8, 100.0, 103.0, 0.004);
+  in.probes.push_back(probe_of(in.commits[0], true, {timed(100.0)}));
+  in.probes.push_back(ended(in.commits[7], ProbeEnd::cancelled, 42, "its jobs were cancelled"));
+  BisectStep s = next_step(in);
+  ASSERT_EQ(s.action, BisectStep::Action::stop) << s.why;
+  EXPECT_TRUE(s.cancelled);
+  EXPECT_NE(s.why.find("pipeline 42"), std::string::npos) << s.why;
+  EXPECT_NE(s.why.find(in.commits[7].substr(0, 12)), std::string::npos) << s.why;
+  EXPECT_FALSE(s.first_bad);
+}
+
+TEST(Bisect, AProbeThatFailedOnTheMachineIsProbedAgainOnceThenStops) {
+  BisectInput in = perf_input(8, 100.0, 103.0, 0.004);
+  in.probes.push_back(probe_of(in.commits[0], true, {timed(100.0)}));
+  in.probes.push_back(ended(in.commits[7], ProbeEnd::infrastructure, 11, "lease expired after 3 attempts"));
+  BisectStep s = next_step(in);
+  ASSERT_EQ(s.action, BisectStep::Action::probe) << s.why;
+  EXPECT_EQ(s.probe, std::vector<std::string>{in.commits[7]});
+  EXPECT_NE(s.why.find("pipeline 11"), std::string::npos) << s.why;
+  // Its failed probe is no evidence: the search does not call the bad end skipped.
+  in.probes.push_back(ended(in.commits[7], ProbeEnd::infrastructure, 12, "GPU health check failed"));
+  s = next_step(in);
+  ASSERT_EQ(s.action, BisectStep::Action::stop) << s.why;
+  EXPECT_FALSE(s.cancelled);
+  EXPECT_NE(s.why.find("pipeline 12"), std::string::npos) << s.why;
+  EXPECT_NE(s.why.find("GPU health check failed"), std::string::npos) << s.why;
+}
+
+TEST(Bisect, ARetriedProbeThatMeasuresLetsTheSearchGoOn) {
+  BisectInput in = perf_input(8, 100.0, 103.0, 0.004);
+  in.probes.push_back(probe_of(in.commits[0], true, {timed(100.0)}));
+  in.probes.push_back(ended(in.commits[7], ProbeEnd::infrastructure, 11, "lease expired"));
+  in.probes.push_back(probe_of(in.commits[7], true, {timed(103.0)}));
+  BisectStep s = next_step(in);
+  ASSERT_EQ(s.action, BisectStep::Action::probe) << s.why;
+  ASSERT_EQ(s.probe.size(), 1u);
+  EXPECT_NE(s.probe[0], in.commits[7]) << "searching between the ends: " << s.why;
+  EXPECT_NE(s.probe[0], in.commits[0]) << s.why;
+}
+
+TEST(Bisect, ASlowdownAcrossTwoDriversThatOneDriverDoesNotShowIsTheDriver) {
+  // The verdict compared the good end on 580 with the bad end on 590; both ends probed
+  // again on 580 agree: the driver, not any commit.
+  BisectInput in = perf_input(16, 100.0, 103.0, 0.003);
+  in.good_env = {"13.0", "580.95", "gpu-1"};
+  in.bad_env = {"13.0", "590.10", "gpu-2"};
+  auto world = [&](int) { return timed(100.0); };
+  int probes = 0;
+  BisectStep s = drive(in, world, probes, ProbeEnv{"13.0", "580.95", "gpu-1"});
+  EXPECT_EQ(s.cause, BisectCause::driver) << s.why;
+  EXPECT_FALSE(s.first_bad);
+  EXPECT_NE(s.why.find("580.95 -> 590.10"), std::string::npos) << s.why;
+  EXPECT_LE(probes, 6);
+  // The same ends with one driver at both: noise, as before.
+  in.bad_env = in.good_env;
+  probes = 0;
+  EXPECT_EQ(drive(in, world, probes, ProbeEnv{"13.0", "580.95", "gpu-1"}).cause, BisectCause::noise);
+}
+
+TEST(Bisect, ASlowdownAcrossTwoToolkitsThatOneToolkitDoesNotShowIsTheToolkit) {
+  BisectInput in = perf_input(16, 100.0, 103.0, 0.003);
+  in.good_env = {"12.8", "580.95", "gpu-1"};
+  in.bad_env = {"13.0", "580.95", "gpu-1"};
+  int probes = 0;
+  BisectStep s = drive(
+      in, [](int) { return timed(100.0); }, probes, ProbeEnv{"13.0", "580.95", "gpu-1"});
+  EXPECT_EQ(s.cause, BisectCause::toolkit) << s.why;
+  EXPECT_NE(s.why.find("12.8 -> 13.0"), std::string::npos) << s.why;
+}
+
+TEST(Bisect, ASlowdownThatReproducesOnOneDriverIsStillSearched) {
+  BisectInput in = perf_input(16, 100.0, 103.0, 0.003);
+  in.bad_env = {"13.0", "590.10", "gpu-2"};
+  const int culprit = 9;
+  int probes = 0;
+  BisectStep s = drive(
+      in, [&](int i) { return timed(i >= culprit ? 103.0 : 100.0); }, probes);
+  EXPECT_EQ(s.cause, BisectCause::code) << s.why;
+  ASSERT_TRUE(s.first_bad);
+  EXPECT_EQ(*s.first_bad, in.commits[culprit]);
 }
 
 TEST(Bisect, NamesRoundTrip) {

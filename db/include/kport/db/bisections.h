@@ -1,4 +1,4 @@
-// Records of bisections and their probes (migration 0015). The store keeps what the
+// Records of bisections and their probes (migrations 0015, 0018). The store keeps what the
 // search needs (the commits, the cases and their figures at each end) as JSON text it
 // never reads, and what it found; the search rule is porting/bisect.h. Conventions as
 // in records.h.
@@ -31,7 +31,8 @@ struct Bisection {
   std::string commits_json;  // ["good", ..., "bad"]
   std::string cases_json;    // the cases followed, as the coordinator wrote them
   std::string good_env_json = "{}";
-  std::string state = "running";  // running, done, failed
+  std::string bad_env_json = "{}";  // where the bad end's evidence came from (migration 0018)
+  std::string state = "running";    // running, done, failed, cancelled
   std::optional<std::string> cause, first_bad_sha;
   std::optional<double> effect, uncertainty;
   std::string summary;
@@ -43,7 +44,7 @@ struct Bisection {
 
 // What a finished bisection found.
 struct BisectionEnd {
-  std::string state = "done";  // done or failed
+  std::string state = "done";  // done, failed or cancelled
   std::optional<std::string> cause, first_bad_sha;
   std::optional<double> effect, uncertainty;
   std::string summary;

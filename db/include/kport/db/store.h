@@ -388,8 +388,11 @@ class Store {
   Result<std::optional<Bisection>> open_bisection(const Bisection& what, const std::vector<NewPipeline>& probes);
   // Creates more probe pipelines of a running bisection; false (nothing created) once it ended.
   Result<bool> add_bisection_probes(std::int64_t bisection_id, const std::vector<NewPipeline>& probes);
-  // Ends a running bisection; false when it had already ended.
-  Result<bool> finish_bisection(std::int64_t bisection_id, const BisectionEnd& end);
+  // Ends a running bisection (done, failed or cancelled) and enqueues `deliveries` (what
+  // its end is told to the forge and the webhooks) in the same transaction; false, and
+  // nothing enqueued, when it had already ended.
+  Result<bool> finish_bisection(std::int64_t bisection_id, const BisectionEnd& end,
+                                const std::vector<NewDelivery>& deliveries = {});
   // The running bisection's latest step, in words.
   Status note_bisection(std::int64_t bisection_id, const std::string& summary);
   Result<std::optional<Bisection>> get_bisection(std::int64_t id);
@@ -419,6 +422,9 @@ class Store {
   // Push pipelines whose report has not reached completed, oldest first, each with its
   // repository's connection when it has one (kind empty otherwise).
   Result<std::vector<PendingReport>> pending_reports(int limit = 100);
+  // The reports of a commit's pipelines, whatever their state, newest pipeline first
+  // (what a bisection's end updates).
+  Result<std::vector<PendingReport>> commit_reports(std::string_view commit_sha, int limit = 20);
   // Moves the report of the pipeline to `state` and enqueues `deliveries` with it, in one
   // transaction; false, and nothing enqueued, when the report already is in that state.
   Result<bool> advance_report(std::int64_t pipeline_id, std::string_view state,

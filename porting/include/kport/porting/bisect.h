@@ -25,6 +25,18 @@
 //     ambiguous commits before it that could also be it), the effect its figure over the
 //     last good one's, minus one, +- z combined relative standard errors.
 //
+// A probe that did not measure anything is not evidence about its commit: one whose
+// jobs were cancelled stops the bisection at once (stop, cancelled: someone stopped its
+// work; the other open probes are the caller's to cancel),
+// one that failed on the machine (a lost lease, an unhealthy GPU, a runner gone:
+// flake.h infrastructure_failure) is probed again, BisectPolicy::infrastructure_retries
+// times, and stops it (stop, failed) when that fails too. Either names the probe.
+//
+// Driver and toolkit: when the verdict's figures at the two ends were taken with
+// different drivers (or toolkits) and the ends probed again on one environment no
+// longer differ, the slowdown came with the environment, not the code: the cause is
+// driver (or toolkit), said with both versions.
+//
 // Thread-safe; no I/O.
 #pragma once
 
@@ -38,6 +50,9 @@ namespace kport::porting {
 enum class BisectKind { perf_regression, numerics_failure, build_failure };
 enum class BisectCause { code, toolkit, driver, runner, noise };
 enum class ProbeOutcome { pending, good, bad, ambiguous, skipped };
+// How a probe's pipeline ended: completed (its jobs ran; what they measured counts, a job
+// failing for the code included), cancelled, or failed on the machine.
+enum class ProbeEnd { completed, cancelled, infrastructure };
 
 const char* to_string(BisectKind k);
 const char* to_string(BisectCause c);
@@ -46,11 +61,12 @@ std::optional<BisectKind> bisect_kind_from(const std::string& text);
 std::optional<BisectCause> bisect_cause_from(const std::string& text);
 
 struct BisectPolicy {
-  int max_repeats = 2;           // further probes of a commit whose figure is ambiguous
-  double z = 1.96;               // the effect's uncertainty, in combined standard errors (95 %)
-  double min_sigma_rel = 0.002;  // a figure is never taken as more precise than this (0.2 %)
-  int max_cases = 16;            // cases checked per probe; a reason with more keeps the first
-  int max_commits = 1024;        // commits between good and bad that can be searched
+  int max_repeats = 2;             // further probes of a commit whose figure is ambiguous
+  double z = 1.96;                 // the effect's uncertainty, in combined standard errors (95 %)
+  double min_sigma_rel = 0.002;    // a figure is never taken as more precise than this (0.2 %)
+  int max_cases = 16;              // cases checked per probe; a reason with more keeps the first
+  int max_commits = 1024;          // commits between good and bad that can be searched
+  int infrastructure_retries = 1;  // probes of a commit again after one failed on the machine
 };
 
 // Where a figure or outcome was produced: what the cause class compares.
@@ -75,6 +91,9 @@ struct ProbeFact {
   bool finished = false;  // its jobs ended (succeeded, failed or cancelled)
   std::vector<CaseObservation> cases;
   ProbeEnv env;
+  ProbeEnd end = ProbeEnd::completed;  // finished only
+  std::string end_reason;              // cancelled or infrastructure: why, in words
+  std::int64_t pipeline = 0;           // the probe's pipeline, to name it
 };
 
 // A case the bisection follows, with the figures the verdict saw at each end.
@@ -91,6 +110,7 @@ struct BisectInput {
   std::vector<std::string> commits;
   std::vector<BisectCase> cases;
   ProbeEnv good_env;  // where the good end's first evidence came from
+  ProbeEnv bad_env;   // where the bad end's evidence came from (empty fields: unknown)
   std::vector<ProbeFact> probes;
 };
 
@@ -103,7 +123,10 @@ struct CaseEffect {
 };
 
 struct BisectStep {
-  enum class Action { probe, wait, done } action = Action::wait;
+  // stop: the bisection ends without an answer (a probe cancelled, or failing on the
+  // machine again); `cancelled` says which, `why` names the probe.
+  enum class Action { probe, wait, done, stop } action = Action::wait;
+  bool cancelled = false;
   std::vector<std::string> probe;  // probe: the commits to probe now (each once)
   std::string why;                 // one line: what the step decided and from what
   // done:

@@ -13,11 +13,14 @@
 
 #include "claim_broker.h"
 #include "codec.h"
+#include "delivery_sender.h"
+#include "forge_report.h"
 #include "hooks_and_verdicts.h"
 #include "job_plan.h"
 #include "kport/api/job_payload.h"
 #include "kport/common/clock.h"
 #include "kport/common/log.h"
+#include "kport/porting/flake.h"
 #include "verdict.h"
 
 namespace kport::coordinator::app {
@@ -161,6 +164,7 @@ porting::BisectInput input_of(const db::Bisection& b, const std::vector<CaseSpec
   in.commits = strings_from(b.commits_json);
   for (const auto& c : cases) in.cases.push_back({c.key, c.good_us, c.bad_us, c.sigma_rel});
   in.good_env = env_from(b.good_env_json);
+  in.bad_env = env_from(b.bad_env_json);
   return in;
 }
 
@@ -173,10 +177,25 @@ Result<porting::ProbeFact> probe_fact(Context& ctx, const db::Bisection& b, cons
                                       const std::vector<CaseSpec>& cases) {
   porting::ProbeFact f;
   f.commit = p.commit_sha;
+  f.pipeline = p.pipeline_id;
   f.finished = ended(p.status);
   if (!f.finished) return f;
   auto in = ctx.store->probe_inputs(p.pipeline_id);
   if (!in.ok()) return std::move(in).error();
+  // A probe that measured nothing: its jobs failed on the machine, or were cancelled.
+  for (const auto& j : in->jobs) {
+    if (j.status == db::JobStatus::failed && j.failure_reason && porting::infrastructure_failure(*j.failure_reason)) {
+      f.end = porting::ProbeEnd::infrastructure;
+      f.end_reason = std::string(db::to_string(j.kind)) + " job " + std::to_string(j.id) + ": " + *j.failure_reason;
+      return f;
+    }
+  }
+  for (const auto& j : in->jobs)
+    if (j.status == db::JobStatus::cancelled) {
+      f.end = porting::ProbeEnd::cancelled;
+      f.end_reason = std::string(db::to_string(j.kind)) + " job " + std::to_string(j.id) + " cancelled";
+      return f;
+    }
   for (const auto& c : cases) {
     porting::CaseObservation o;
     o.key = c.key;
@@ -308,7 +327,7 @@ Result<BisectOpened> start_bisection(Context& ctx, const BisectRequest& rq) {
 
   // The cases with the figures at each end; the good end's provenance.
   std::vector<CaseSpec> cases;
-  porting::ProbeEnv good_env;
+  porting::ProbeEnv good_env, bad_env;
   std::string arch;
   porting::NoiseBook noise;
   if (rq.kind == porting::BisectKind::perf_regression) {
@@ -348,6 +367,7 @@ Result<BisectOpened> start_bisection(Context& ctx, const BisectRequest& rq) {
     c.shape = now->shape;
     if (arch.empty()) arch = now->arch;
     if (before && good_env.driver.empty()) good_env = env_of(*before);
+    if (bad_env.driver.empty()) bad_env = env_of(*now);
     if (rq.kind == porting::BisectKind::perf_regression) {
       if (!before || !before->median_us || !now->median_us)
         return make_error(Errc::invalid_argument, "case '" + key + "' is not timed at both " + good->substr(0, 12) +
@@ -390,6 +410,7 @@ Result<BisectOpened> start_bisection(Context& ctx, const BisectRequest& rq) {
   b.commits_json = json::serialize(list);
   b.cases_json = json::serialize(cases_to_json(cases));
   b.good_env_json = json::serialize(env_json(good_env));
+  b.bad_env_json = json::serialize(env_json(bad_env));
   const porting::BisectStep first = porting::next_step(input_of(b, cases), policy);
   b.summary = first.why;
   std::vector<db::NewPipeline> probes;
@@ -463,12 +484,123 @@ std::size_t start_bisections(Context& ctx, const porting::Verdict& v) {
   return opened;
 }
 
-bool advance_probe(Context& ctx, const db::Job& job) {
-  auto id = ctx.store->bisection_of_pipeline(job.pipeline_id);
-  if (!id.ok() || !*id) return false;
-  std::lock_guard lock(g_advance);
-  auto b = ctx.store->get_bisection(**id);
-  if (!b.ok() || !*b || (*b)->state != "running") return true;
+namespace {
+
+// One line for a commit status: what the bisection found, or that it stopped.
+std::string bisection_note(const db::Bisection& b) {
+  if (b.state == "cancelled") return "bisection cancelled";
+  if (b.state == "failed") return "bisection stopped";
+  if (b.state == "running") return "bisecting";
+  std::string note = b.first_bad_sha ? "first bad " + b.first_bad_sha->substr(0, 12) : "bisected";
+  if (b.effect && b.uncertainty) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " %+.2f%% +- %.2f%%", *b.effect * 100, *b.uncertainty * 100);
+    note += buf;
+  }
+  return note + " (" + b.cause.value_or("no cause") + ")";
+}
+
+// What the end of `after` (the bisection as it ends) is told: the bad commit's completed
+// forge reports sent again with it, and the bisection.finished webhooks. A report not
+// completed yet lists the bisection when it completes; nothing is sent for it now.
+std::vector<db::NewDelivery> end_deliveries(Context& ctx, const db::Bisection& after) {
+  BisectionEndInputs in;
+  in.commit = after.bad_sha;
+  in.bisection_json = json::serialize(bisection_json(after));
+  in.public_url = ctx.config.public_url;
+  in.notify_urls = ctx.config.notify_urls;
+  in.max_attempts = ctx.config.delivery_max_attempts;
+  std::vector<std::string> lines;
+  db::BisectionFilter bf;
+  bf.commit = after.bad_sha;
+  bf.limit = 20;
+  if (auto known = ctx.store->list_bisections(bf); known.ok())
+    for (const auto& b : known->items) lines.push_back(bisection_line(b.id == after.id ? after : b, in.public_url));
+  std::optional<porting::Verdict> verdict;
+  std::map<std::int64_t, std::string> repro;
+  auto reports = ctx.store->commit_reports(after.bad_sha, 5);
+  if (!reports.ok())
+    log::warn("bisection's reports not read", {{"bisection", after.id}, {"error", reports.error().message}});
+  else
+    for (const auto& pr : *reports) {
+      if (pr.connection.kind.empty() || pr.reported.value_or("") != "completed") continue;
+      if (!verdict) {
+        auto v = commit_verdict(ctx, after.bad_sha);
+        if (!v.ok()) {
+          log::warn("verdict for the bisection's report failed",
+                    {{"bisection", after.id}, {"error", v.error().message}});
+          break;
+        }
+        verdict = std::move(*v);
+        repro = verdict_repro_commands(ctx, *verdict);
+      }
+      ReportInputs ri;
+      ri.pipeline = pr.pipeline;
+      ri.connection = pr.connection;
+      ri.state = "completed";
+      ri.verdict = &*verdict;
+      ri.public_url = in.public_url;
+      ri.repro_commands = repro;
+      ri.bisections = lines;
+      ri.status_note = bisection_note(after);
+      ri.max_attempts = in.max_attempts;
+      ri.now_ms = now_unix_ms();
+      in.reports.push_back(std::move(ri));
+    }
+  return plan_bisection_end(in);
+}
+
+// Ends a running bisection with what it found (or why it stopped), enqueueing what its
+// end tells the forge and the webhooks in the same transaction.
+bool end_bisection(Context& ctx, const db::Bisection& bis, const db::BisectionEnd& end) {
+  db::Bisection after = bis;
+  after.state = end.state;
+  after.cause = end.cause;
+  after.first_bad_sha = end.first_bad_sha;
+  after.effect = end.effect;
+  after.uncertainty = end.uncertainty;
+  after.summary = end.summary;
+  after.outcome_json = end.outcome_json.empty() ? std::string("{}") : end.outcome_json;
+  after.updated_ms = after.finished_ms.emplace(now_unix_ms());
+  auto finished = ctx.store->finish_bisection(bis.id, end, end_deliveries(ctx, after));
+  if (!finished.ok()) {
+    log::warn("bisection not ended", {{"bisection", bis.id}, {"error", finished.error().message}});
+    return false;
+  }
+  if (!*finished) return false;
+  if (auto now = ctx.store->get_bisection(bis.id); now.ok() && *now)
+    ctx.events->publish("bisections", "bisection", json::serialize(bisection_json(**now)));
+  log::info("bisection ended", {{"bisection", bis.id},
+                                {"state", end.state},
+                                {"cause", end.cause.value_or("")},
+                                {"first_bad", end.first_bad_sha.value_or("")},
+                                {"probes", bis.probes.size()},
+                                {"why", end.summary}});
+  return true;
+}
+
+// The probes of an ended bisection still open: their jobs are cancelled (their ends then
+// find nothing running to advance). Returns the pipelines.
+std::vector<std::int64_t> cancel_open_probes(Context& ctx, const db::Bisection& bis) {
+  std::vector<std::int64_t> open;
+  for (const auto& p : bis.probes)
+    if (!ended(p.status)) open.push_back(p.pipeline_id);
+  for (auto pipeline : open) {
+    auto n = ctx.store->cancel_pipeline(pipeline);
+    if (!n.ok())
+      log::warn("bisection probe not cancelled",
+                {{"bisection", bis.id}, {"pipeline", pipeline}, {"error", n.error().message}});
+    else if (*n > 0)
+      ctx.events->publish("jobs", "job", json::serialize(json::object{{"pipeline", pipeline}, {"cancelled", *n}}));
+  }
+  return open;
+}
+
+// Decides the next step of a running bisection from its probes (the caller holds
+// g_advance).
+void advance(Context& ctx, std::int64_t bisection_id) {
+  auto b = ctx.store->get_bisection(bisection_id);
+  if (!b.ok() || !*b || (*b)->state != "running") return;
   const db::Bisection& bis = **b;
   const std::vector<CaseSpec> cases = cases_from(bis.cases_json);
   porting::BisectInput in = input_of(bis, cases);
@@ -476,7 +608,7 @@ bool advance_probe(Context& ctx, const db::Job& job) {
     auto f = probe_fact(ctx, bis, p, cases);
     if (!f.ok()) {
       log::warn("bisection probe unreadable", {{"bisection", bis.id}, {"error", f.error().message}});
-      return true;
+      return;
     }
     in.probes.push_back(std::move(*f));
   }
@@ -484,27 +616,34 @@ bool advance_probe(Context& ctx, const db::Job& job) {
   const porting::BisectStep step = porting::next_step(in, policy);
   if (step.action == porting::BisectStep::Action::wait) {
     (void)ctx.store->note_bisection(bis.id, step.why);
-    return true;
+    return;
+  }
+  if (step.action == porting::BisectStep::Action::stop) {
+    db::BisectionEnd end;
+    end.state = step.cancelled ? "cancelled" : "failed";
+    end.summary = step.why;
+    if (end_bisection(ctx, bis, end)) cancel_open_probes(ctx, bis);
+    return;
   }
   if (step.action == porting::BisectStep::Action::probe) {
     if (static_cast<int>(bis.probes.size() + step.probe.size()) > k_max_probes) {
       db::BisectionEnd end;
       end.state = "failed";
       end.summary = "gave up after " + std::to_string(bis.probes.size()) + " probes: " + step.why;
-      (void)ctx.store->finish_bisection(bis.id, end);
-      return true;
+      end_bisection(ctx, bis, end);
+      return;
     }
     std::vector<db::NewPipeline> probes;
     for (const auto& c : step.probe) probes.push_back(plan_probe(bis, cases, c, ctx.config.max_attempts));
     auto added = ctx.store->add_bisection_probes(bis.id, probes);
     if (!added.ok()) {
       log::warn("bisection probe not queued", {{"bisection", bis.id}, {"error", added.error().message}});
-      return true;
+      return;
     }
     (void)ctx.store->note_bisection(bis.id, step.why);
     if (auto now = ctx.store->get_bisection(bis.id); now.ok() && *now) announce_probes(ctx, **now, bis.probes.size());
     log::info("bisection probes", {{"bisection", bis.id}, {"probes", step.probe.size()}, {"why", step.why}});
-    return true;
+    return;
   }
   db::BisectionEnd end;
   end.cause = porting::to_string(step.cause);
@@ -513,18 +652,67 @@ bool advance_probe(Context& ctx, const db::Job& job) {
   end.uncertainty = step.uncertainty;
   end.summary = step.why;
   end.outcome_json = json::serialize(outcome_json(step));
-  auto finished = ctx.store->finish_bisection(bis.id, end);
-  if (!finished.ok()) {
-    log::warn("bisection not ended", {{"bisection", bis.id}, {"error", finished.error().message}});
-    return true;
-  }
-  if (auto now = ctx.store->get_bisection(bis.id); now.ok() && *now)
-    ctx.events->publish("bisections", "bisection", json::serialize(bisection_json(**now)));
-  log::info("bisection done", {{"bisection", bis.id},
-                               {"cause", *end.cause},
-                               {"first_bad", step.first_bad.value_or("")},
-                               {"probes", bis.probes.size()}});
+  end_bisection(ctx, bis, end);
+}
+
+}  // namespace
+
+bool advance_pipeline(Context& ctx, std::int64_t pipeline_id) {
+  auto id = ctx.store->bisection_of_pipeline(pipeline_id);
+  if (!id.ok() || !*id) return false;
+  std::lock_guard lock(g_advance);
+  advance(ctx, **id);
   return true;
+}
+
+bool advance_probe(Context& ctx, const db::Job& job) { return advance_pipeline(ctx, job.pipeline_id); }
+
+std::size_t sweep_bisections(Context& ctx) {
+  db::BisectionFilter f;
+  f.state = "running";
+  f.limit = 100;
+  auto running = ctx.store->list_bisections(f);
+  if (!running.ok()) return 0;
+  std::size_t n = 0;
+  for (const auto& b : running->items) {
+    // One with a probe still open is advanced when that probe ends.
+    const bool open =
+        std::any_of(b.probes.begin(), b.probes.end(), [](const db::BisectionProbe& p) { return !ended(p.status); });
+    if (open) continue;
+    std::lock_guard lock(g_advance);
+    advance(ctx, b.id);
+    ++n;
+  }
+  return n;
+}
+
+Result<db::Bisection> cancel_bisection(Context& ctx, std::int64_t id, const std::string& reason) {
+  std::lock_guard lock(g_advance);
+  auto b = ctx.store->get_bisection(id);
+  if (!b.ok()) return std::move(b).error();
+  if (!*b)
+    return make_error(Errc::not_found, "no bisection " + std::to_string(id) + "; GET /api/v1/bisections lists them");
+  if ((*b)->state != "running")
+    return make_error(Errc::conflict, "bisection " + std::to_string(id) + " has already ended (" + (*b)->state + ")");
+  std::vector<std::int64_t> open;
+  for (const auto& p : (*b)->probes)
+    if (!ended(p.status)) open.push_back(p.pipeline_id);
+  db::BisectionEnd end;
+  end.state = "cancelled";
+  end.summary = "cancelled by hand" + (reason.empty() ? std::string() : ": " + reason);
+  if (!open.empty()) {
+    end.summary += " (open probe pipeline";
+    for (std::size_t i = 0; i < open.size(); ++i) end.summary += (i ? ", " : " ") + std::to_string(open[i]);
+    end.summary += " cancelled)";
+  }
+  if (!end_bisection(ctx, **b, end))
+    return make_error(Errc::conflict, "bisection " + std::to_string(id) + " has already ended");
+  // Ended first: the probes' ends that follow find nothing running to advance.
+  cancel_open_probes(ctx, **b);
+  auto now = ctx.store->get_bisection(id);
+  if (!now.ok()) return std::move(now).error();
+  if (!*now) return make_error(Errc::internal, "bisection " + std::to_string(id) + " vanished");
+  return std::move(**now);
 }
 
 json::object bisection_json(const db::Bisection& b) {
@@ -596,7 +784,7 @@ std::string bisection_line(const db::Bisection& b, const std::string& public_url
     line += buf;
   }
   if (b.cause) line += ", cause " + *b.cause;
-  if (b.state == "running") line += " (" + b.summary + ")";
+  if (b.state != "done") line += " (" + b.summary + ")";  // running: its step; stopped: why
   return line + " (" + public_url + "/api/v1/bisections/" + std::to_string(b.id) + ")";
 }
 

@@ -13,6 +13,11 @@
 //
 // Thread-safe: advancing is serialized in-process, so two probes ending at once plan the
 // next step once.
+//
+// A bisection's end (found, stopped, cancelled) is told where the push came from: the
+// bad commit's completed forge reports are sent again with it, and a bisection.finished
+// webhook goes to every notify URL, enqueued with the end (forge_report.h
+// plan_bisection_end).
 #pragma once
 
 #include <cstdint>
@@ -58,6 +63,18 @@ std::size_t start_bisections(Context& ctx, const porting::Verdict& verdict);
 // probe's pipeline has ended (probe more commits, or end it) and returns true; false for
 // any other job.
 bool advance_probe(Context& ctx, const db::Job& job);
+// The same for a pipeline (one cancelled by hand): true when it is a bisection's probe.
+// A probe whose jobs were cancelled ends its bisection cancelled; one that failed on the
+// machine (porting::infrastructure_failure) is probed again once, then ends it failed.
+bool advance_pipeline(Context& ctx, std::int64_t pipeline_id);
+// Advances every running bisection none of whose probes is open (what a probe ending
+// unseen, a coordinator restart in between, would otherwise leave running); the reaper
+// calls it now and then. Returns how many it looked at.
+std::size_t sweep_bisections(Context& ctx);
+// Cancels a running bisection by hand: it ends cancelled, saying so with `reason`, and
+// its open probes' jobs are cancelled. not_found for no such bisection, conflict for one
+// that has already ended. Its end is reported like any other.
+Result<db::Bisection> cancel_bisection(Context& ctx, std::int64_t id, const std::string& reason);
 
 // The bisection as the API answers it (GET /api/v1/bisections/{id}).
 boost::json::object bisection_json(const db::Bisection& b);
