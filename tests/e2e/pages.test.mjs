@@ -205,7 +205,9 @@ test('a bisection page shows its ends, first bad commit and each probe with its 
     assert.match(await row(c1).locator('a[href^="#/result/"]').textContent(), /failed/);
     assert.match(await page.textContent('#cases'), /gemm\.probe\.x/);
     assert.equal(await page.getAttribute('#raw-json', 'href'), `/api/v1/bisections/${b.id}`);
-    // From the probe's page back to the pipeline it ran.
+  });
+  // From the bisection to the probe pipeline it ran.
+  await visit('bisection-probe-link', `#/bisection/${b.id}`, async (page) => {
     await page.click(`#commits tr[data-commit="${c1}"] a[href="#/pipeline/${probe.pipeline}"]`);
     await page.waitForSelector('body[data-ready="pipeline"]');
     assert.match(await page.textContent('h1'), new RegExp(`Pipeline #${probe.pipeline}`));

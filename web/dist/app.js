@@ -1948,7 +1948,7 @@ function paint(root2, b, figs) {
       `${KIND[b.kind] || b.kind} on `,
       pageLink(`/target/${b.target}`, null, b.target),
       b.gpu_model ? ` / ${b.gpu_model}` : "",
-      ` \xB7 started by ${b.origin === "verdict" ? "a verdict" : b.origin} \xB7 ${b.repo}`,
+      ` \xB7 ${ORIGIN[b.origin] || `started by ${b.origin}`} \xB7 ${b.repo}`,
       ` \xB7 ${b.commits.length} commits, ${b.probes.length} probes`
     ),
     h("p", { class: "summary", id: "bisection-summary" }, b.summary),
@@ -1992,7 +1992,7 @@ async function render11(root2, route) {
     }
   };
 }
-var KIND, OUTCOME_TAG, STATE_TAG, MAX_CASES, commitLink;
+var KIND, OUTCOME_TAG, STATE_TAG, ORIGIN, MAX_CASES, commitLink;
 var init_bisection = __esm({
   "js/pages/bisection.js"() {
     init_dom();
@@ -2002,6 +2002,7 @@ var init_bisection = __esm({
     KIND = { perf_regression: "slowdown", numerics_failure: "numerics failure", build_failure: "build failure" };
     OUTCOME_TAG = { good: "st-succeeded", bad: "st-failed", ambiguous: "st-running", pending: "st-queued", skipped: "st-queued" };
     STATE_TAG = { done: "st-succeeded", failed: "st-failed", running: "st-running" };
+    ORIGIN = { verdict: "started by a verdict", manual: "started by hand" };
     MAX_CASES = 4;
     commitLink = (sha) => sha ? pageLink(`/commit/${sha}`, null, h("code", {}, shortSha(sha))) : "\u2014";
   }

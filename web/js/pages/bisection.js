@@ -12,6 +12,7 @@ import { facts, missing, rawLink } from './shared.js';
 const KIND = { perf_regression: 'slowdown', numerics_failure: 'numerics failure', build_failure: 'build failure' };
 const OUTCOME_TAG = { good: 'st-succeeded', bad: 'st-failed', ambiguous: 'st-running', pending: 'st-queued', skipped: 'st-queued' };
 const STATE_TAG = { done: 'st-succeeded', failed: 'st-failed', running: 'st-running' };
+const ORIGIN = { verdict: 'started by a verdict', manual: 'started by hand' };
 const MAX_CASES = 4;  // figures asked for per commit: the page stays quick on wide bisections
 
 const commitLink = (sha) => (sha ? pageLink(`/commit/${sha}`, null, h('code', {}, shortSha(sha))) : '—');
@@ -109,7 +110,7 @@ function paint(root, b, figs) {
   fill(root,
     h('h1', { elementtiming: 'kport-data' }, `Bisection #${b.id} `, h('span', { class: `tag ${STATE_TAG[b.state] || 'st-queued'}`, id: 'bisection-state' }, b.state)),
     h('p', { class: 'summary' }, `${KIND[b.kind] || b.kind} on `, pageLink(`/target/${b.target}`, null, b.target),
-      b.gpu_model ? ` / ${b.gpu_model}` : '', ` · started by ${b.origin === 'verdict' ? 'a verdict' : b.origin} · ${b.repo}`,
+      b.gpu_model ? ` / ${b.gpu_model}` : '', ` · ${ORIGIN[b.origin] || `started by ${b.origin}`} · ${b.repo}`,
       ` · ${b.commits.length} commits, ${b.probes.length} probes`),
     h('p', { class: 'summary', id: 'bisection-summary' }, b.summary),
     facts('bisection-facts', [
