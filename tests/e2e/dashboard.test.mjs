@@ -150,7 +150,7 @@ test('best-kernel explorer answers from the URL with its evidence', opts, async 
     assert.ok((await page.textContent('#answer h2')).includes('gemm.wgmma_tma.a'));
     assert.ok((await page.textContent('#answer .summary')).includes('measured'), 'the kind of answer is shown');
     assert.ok((await page.textContent('#answer .muted')).includes('evidence from'), 'where the evidence comes from');
-    assert.ok(await page.locator('#ranking a[href^="/api/v1/results/"]').count() >= 2, 'evidence links');
+    assert.ok(await page.locator('#ranking a[href^="#/result/"]').count() >= 2, 'evidence links to the result pages');
   });
 });
 

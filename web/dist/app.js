@@ -207,6 +207,14 @@ function adminToken(value) {
   }
   return sessionStorage.getItem("kport.admin") || "";
 }
+async function buildRecord(id) {
+  const n = /^[1-9][0-9]{0,17}$/.test(String(id)) ? Number(id) : 0;
+  const fail = (status, msg) => Object.assign(new Error(msg), { status });
+  if (!n) throw fail(400, `invalid_argument: a build record id is a positive integer, not '${id}'`);
+  const page = await getJSON("/api/v1/builds", { before: n + 1, limit: 1 });
+  if (!page.items.length || page.items[0].id !== n) throw fail(404, `not_found: build record ${n} does not exist`);
+  return page.items[0];
+}
 var api;
 var init_api = __esm({
   "js/api.js"() {
@@ -217,7 +225,10 @@ var init_api = __esm({
       kernel: (instance, dtype, shape) => getJSON(`/api/v1/dashboard/kernels/${encodeURIComponent(instance)}`, { dtype, shape }),
       runners: (all) => getJSON("/api/v1/dashboard/runners", { all: all ? "1" : "" }),
       results: (params) => getJSON("/api/v1/results", params),
-      result: (id) => getJSON(`/api/v1/results/${id}`),
+      result: (id) => getJSON(`/api/v1/results/${encodeURIComponent(id)}`),
+      bisection: (id) => getJSON(`/api/v1/bisections/${encodeURIComponent(id)}`),
+      builds: (params) => getJSON("/api/v1/builds", params),
+      build: (id) => buildRecord(id),
       best: (params) => getJSON("/api/v1/best", params),
       gpus: () => getJSON("/api/v1/gpus"),
       kernels: () => getJSON("/api/v1/kernels"),
@@ -255,6 +266,9 @@ var init_prefetch = __esm({
       kernel: (r) => api.kernel(r.arg, r.params.get("dtype"), r.params.get("shape")),
       pipeline: (r) => api.pipeline(r.arg),
       job: (r) => api.job(r.arg),
+      result: (r) => api.result(r.arg),
+      bisection: (r) => api.bisection(r.arg),
+      build: (r) => api.build(r.arg),
       runners: (r) => api.runners(r.params.get("all") === "1"),
       // The form's GPU list, and the answer when a shared link carries a full question (an
       // error is the answer's to show, so it is kept as a value).
@@ -408,6 +422,32 @@ var init_overview = __esm({
   }
 });
 
+// js/pages/shared.js
+function facts(id, rows) {
+  return h("dl", { class: "facts", id }, rows.filter(Boolean).map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
+}
+function rawLink(path) {
+  return h("p", { class: "muted raw" }, "The API answer behind this page: ", h("a", { href: path, id: "raw-json" }, path));
+}
+function missing(root2, what, err) {
+  if (err.status !== 404 && err.status !== 400) throw err;
+  fill(
+    root2,
+    h("h1", { elementtiming: "kport-data", id: "not-found" }, `${what} not found`),
+    h("p", { class: "error" }, err.message),
+    h("p", {}, h("a", { href: "#/" }, "Back to the overview"))
+  );
+  return null;
+}
+function withOrigin(command) {
+  return command ? command.split("${KPORT_SERVER:-http://127.0.0.1:8080}").join(window.location.origin) : command;
+}
+var init_shared = __esm({
+  "js/pages/shared.js"() {
+    init_dom();
+  }
+});
+
 // js/pages/target.js
 var target_exports = {};
 __export(target_exports, {
@@ -437,7 +477,7 @@ function evidenceBlock(title, e) {
   return h(
     "div",
     { class: "evidence" },
-    h("h4", {}, title, " ", h("a", { href: e.url }, `result #${e.id}`)),
+    h("h4", {}, title, " ", pageLink(`/result/${e.id}`, null, `result #${e.id}`)),
     h(
       "dl",
       {},
@@ -460,9 +500,6 @@ function evidenceBlock(title, e) {
     h("pre", { class: "cmd" }, withOrigin(e.command))
   );
 }
-function withOrigin(command) {
-  return command ? command.split("${KPORT_SERVER:-http://127.0.0.1:8080}").join(window.location.origin) : command;
-}
 function detail(target, v, stage) {
   const c = v.cells[stage];
   const parts = [h(
@@ -482,14 +519,14 @@ function detail(target, v, stage) {
         "dd",
         {},
         b.status || "no build record yet",
-        b.record ? h("span", { class: "muted" }, ` (record #${b.record}, commit `, pageLink(`/commit/${b.commit}`, null, shortSha(b.commit)), ")") : null
+        b.record ? h("span", { class: "muted" }, " (", pageLink(`/build/${b.record}`, null, `record #${b.record}`), ", commit ", pageLink(`/commit/${b.commit}`, null, shortSha(b.commit)), ")") : null
       ),
       h("dt", {}, "resources"),
       h("dd", {}, `registers ${r.registers ?? "\u2014"} \xB7 spills ${r.spill_bytes ?? "\u2014"} B \xB7 shared memory ${r.shared_mem_bytes ?? "\u2014"} B`),
       h("dt", {}, "build log"),
       h("dd", {}, b.job ? pageLink(`/job/${b.job}`, null, `job #${b.job} and its log`) : "\u2014"),
       h("dt", {}, "records"),
-      h("dd", {}, h("a", { href: `/api/v1/builds?target=${encodeURIComponent(target)}&family=${encodeURIComponent(v.family)}&variant=${encodeURIComponent(v.variant)}` }, "all build records"))
+      h("dd", {}, b.record ? pageLink(`/build/${b.record}`, null, "this record and the earlier ones") : "\u2014")
     ));
     parts.push(h("p", {}, "Reproduce:"), h("pre", { class: "cmd" }, b.command));
   } else if (stage === "numerics") {
@@ -521,7 +558,7 @@ async function render2(root2, route) {
   const chart = h("div", { class: "chart", id: "burndown" });
   const body = h("tbody");
   const summary = h("p", { class: "summary" });
-  const paint = () => {
+  const paint2 = () => {
     const p = data.progress;
     fill(
       summary,
@@ -574,7 +611,7 @@ async function render2(root2, route) {
     if (a) a.parentElement.classList.add("selected");
     paintDetail();
   };
-  paint();
+  paint2();
   fill(
     root2,
     h("h1", { elementtiming: "kport-data" }, `Target ${data.target.name}`, data.target.is_new ? h("span", { class: "tag new" }, "new") : null),
@@ -596,7 +633,7 @@ async function render2(root2, route) {
   afterPaint(() => burndown(chart, data));
   const refresh = coalesce(async () => {
     data = await api.target(name);
-    paint();
+    paint2();
     const u = root2.querySelector("#updated");
     if (u) u.textContent = fmtTime(Date.now());
   }, 600);
@@ -613,6 +650,7 @@ var init_target = __esm({
     init_api();
     init_live();
     init_router();
+    init_shared();
     STAGES2 = [
       ["build", "builds"],
       ["resources", "resources clean"],
@@ -686,7 +724,7 @@ function bisectionItem(b, sha) {
       "div",
       { class: "muted" },
       `${b.summary} (${b.probes.length} probes, `,
-      h("a", { href: `/api/v1/bisections/${b.id}` }, "details"),
+      pageLink(`/bisection/${b.id}`, null, "details"),
       ")"
     )
   );
@@ -712,8 +750,8 @@ function changeRow(c) {
     h("td", {}, pageLink(`/kernel/${c.instance}`, { dtype: c.dtype, shape: c.shape }, c.instance)),
     h("td", {}, c.dtype),
     h("td", {}, h("code", {}, c.shape)),
-    h("td", { class: "num" }, c.before ? h("a", { href: `/api/v1/results/${c.before.id}` }, side(c.before)) : "\u2014"),
-    h("td", { class: "num" }, h("a", { href: `/api/v1/results/${c.after.id}` }, side(c.after))),
+    h("td", { class: "num" }, c.before ? pageLink(`/result/${c.before.id}`, null, side(c.before)) : "\u2014"),
+    h("td", { class: "num" }, pageLink(`/result/${c.after.id}`, null, side(c.after))),
     h("td", { class: "num" }, c.delta ? `${c.delta > 0 ? "+" : ""}${fmtPct(c.delta)}` : "")
   );
 }
@@ -761,18 +799,18 @@ async function render3(root2, route) {
     { id: "kind", onchange: () => {
       kind = filter.value;
       replaceParams({ kind });
-      paint();
+      paint2();
     } },
     h("option", { value: "" }, "every change"),
     KINDS.map((k) => h("option", { value: k, selected: k === kind }, LABEL[k]))
   );
-  const paint = () => fill(groupsEl, data.groups.length ? data.groups.map((g) => group(g, kind)) : h("p", { class: "muted" }, "No results for this commit yet."));
+  const paint2 = () => fill(groupsEl, data.groups.length ? data.groups.map((g) => group(g, kind)) : h("p", { class: "muted" }, "No results for this commit yet."));
   const verdictEl = h("div", { id: "verdict-box" }, verdictBox(data.verdict));
   const pipelinesEl = h("div", { id: "pipelines-box" }, pipelinesBox(await pipelines));
   const fresh = pendingBadge("result", async () => {
     data = await api.commit(sha);
     fill(verdictEl, verdictBox(data.verdict));
-    paint();
+    paint2();
   });
   const c = data.commit;
   const t = data.totals;
@@ -795,7 +833,7 @@ async function render3(root2, route) {
     h("p", {}, h("label", {}, "Show ", filter), " ", fresh.el, h("span", { class: "muted" }, ` Rule: ${data.rule}.`)),
     groupsEl
   );
-  paint();
+  paint2();
   const refreshPipelines = coalesce(async () => fill(pipelinesEl, pipelinesBox(await api.pipelines({ commit: sha, limit: 20 }))), 600);
   return {
     onEvent(ev, payload) {
@@ -889,7 +927,7 @@ function table(data) {
         h("td", {}, s.gpu_model),
         h("td", { class: "num" }, s.peak != null ? `${fmtNum(s.peak)} ${s.unit}` : "\u2014"),
         h("td", {}, h("a", { href: hashFor(`/commit/${p.commit}`) }, h("code", {}, shortSha(p.commit)))),
-        h("td", { class: "num" }, h("a", { href: `/api/v1/results/${p.result}` }, fmtNum(p.median_us))),
+        h("td", { class: "num" }, h("a", { href: hashFor(`/result/${p.result}`) }, fmtNum(p.median_us))),
         h("td", { class: "num" }, `${fmtNum(p.low_us)}\u2013${fmtNum(p.high_us)}`),
         h("td", { class: "num" }, fmtPct(p.share)),
         h("td", { class: "num" }, `\xD7${fmtNum(p.ratio)}`),
@@ -926,7 +964,7 @@ async function render4(root2, route) {
     window.location.hash = hashFor(`/kernel/${instance}`, { dtype, shape });
   } }, data.configs.map((c) => h("option", { value: `${c.dtype}|${c.shape}`, selected: c.dtype === data.dtype && c.shape === data.shape }, `${c.dtype} \xB7 ${c.shape}`)));
   const noiseEl = h("div");
-  const paint = () => {
+  const paint2 = () => {
     fill(tableEl, data.series.length ? table(data) : h("p", { class: "muted" }, "No passing measurement of this configuration yet."));
     fill(noiseEl, noiseTable(data));
     const shown = data;
@@ -942,10 +980,10 @@ async function render4(root2, route) {
     chartsEl,
     h("p", { class: "muted" }, `Peak: ${data.peak_rule}. Band: median \xB1 standard deviation of the results at that commit.`)
   );
-  paint();
+  paint2();
   const refresh = coalesce(async () => {
     data = await api.kernel(instance, data.dtype, data.shape);
-    paint();
+    paint2();
   }, 1e3);
   return { onEvent(ev) {
     if (ev === "results") refresh(ev);
@@ -984,8 +1022,8 @@ async function render5(root2, route) {
   const all = route.params.get("all") === "1";
   let data = await (route.first || api.runners(all));
   const body = h("tbody");
-  const paint = () => fill(body, data.items.length ? data.items.map(row) : h("tr", {}, h("td", { colspan: 8, class: "muted" }, "No runners registered.")));
-  paint();
+  const paint2 = () => fill(body, data.items.length ? data.items.map(row) : h("tr", {}, h("td", { colspan: 8, class: "muted" }, "No runners registered.")));
+  paint2();
   fill(
     root2,
     h("h1", { elementtiming: "kport-data" }, "Runners"),
@@ -1004,7 +1042,7 @@ async function render5(root2, route) {
   );
   const refresh = coalesce(async () => {
     data = await api.runners(all);
-    paint();
+    paint2();
   }, 500);
   return { onEvent(ev) {
     if (ev === "runner" || ev === "job" || ev === "expired") refresh(ev);
@@ -1072,7 +1110,7 @@ function answer(a) {
           h("td", {}, e ? e.gpu_model : "\u2014"),
           h("td", {}, e ? pageLink(`/commit/${e.commit}`, null, h("code", {}, shortSha(e.commit))) : "\u2014"),
           h("td", {}, e ? fmtTime(e.measured) : "\u2014"),
-          h("td", {}, e ? h("a", { href: e.url }, `result #${e.result}`) : "not measured")
+          h("td", {}, e ? pageLink(`/result/${e.result}`, null, `result #${e.result}`) : "not measured")
         );
       }))
     ),
@@ -1087,7 +1125,7 @@ function answer(a) {
           {},
           h("td", {}, x.instance),
           h("td", {}, x.reason),
-          h("td", {}, x.evidence ? h("a", { href: x.evidence.url }, `result #${x.evidence.result}`) : "\u2014")
+          h("td", {}, x.evidence ? pageLink(`/result/${x.evidence.result}`, null, `result #${x.evidence.result}`) : "\u2014")
         )))
       )
     ] : ""
@@ -1201,11 +1239,11 @@ async function render7(root2, route) {
   let [forges, page] = await (route.first || Promise.all([api.forges(), api.deliveries(state)]));
   const conns = h("tbody");
   const rows = h("tbody");
-  const paint = () => {
+  const paint2 = () => {
     fill(conns, forges.items.length ? forges.items.map(connectionRow) : h("tr", {}, h("td", { colspan: 5, class: "muted" }, "No forge connections: PUT /api/v1/repositories/{name}/forge.")));
     fill(rows, page.items.length ? page.items.map(deliveryRow) : h("tr", {}, h("td", { colspan: 9, class: "muted" }, "No deliveries.")));
   };
-  paint();
+  paint2();
   fill(
     root2,
     h("h1", { elementtiming: "kport-data" }, "Deliveries"),
@@ -1230,7 +1268,7 @@ async function render7(root2, route) {
   );
   const refresh = coalesce(async () => {
     [forges, page] = await Promise.all([api.forges(), api.deliveries(state)]);
-    paint();
+    paint2();
   }, 1e3);
   return { onEvent(ev) {
     if (ev === "delivery") refresh(ev);
@@ -1374,9 +1412,9 @@ async function render8(root2, route) {
   const actions = h("p", { class: "actions", id: "pipeline-actions" });
   const refresh = async () => {
     data = await api.pipeline(id);
-    paint();
+    paint2();
   };
-  const paint = () => {
+  const paint2 = () => {
     const p = data.pipeline;
     const c = data.commit;
     fill(
@@ -1408,7 +1446,7 @@ async function render8(root2, route) {
       h("tbody", {}, data.deliveries.map(deliveryRow2))
     ) : h("p", { class: "muted" }, "Nothing reported: only push pipelines are reported to a forge."));
   };
-  paint();
+  paint2();
   fill(
     root2,
     head,
@@ -1457,7 +1495,7 @@ __export(job_exports, {
 async function render9(root2, route) {
   const id = route.arg;
   let data = await (route.first || api.job(id));
-  const facts = h("dl", { class: "facts", id: "job-facts" });
+  const facts2 = h("dl", { class: "facts", id: "job-facts" });
   const head = h("div");
   const status = h("p", { class: "action-status muted", id: "action-status" });
   const actions = h("p", { class: "actions", id: "job-actions" });
@@ -1470,9 +1508,9 @@ async function render9(root2, route) {
   let timer = null;
   const refresh = async () => {
     data = await api.job(id);
-    paint();
+    paint2();
   };
-  const paint = () => {
+  const paint2 = () => {
     const j = data.job;
     const p = data.pipeline;
     fill(
@@ -1494,7 +1532,7 @@ async function render9(root2, route) {
     );
     const row2 = (k, v) => [h("dt", {}, k), h("dd", {}, v)];
     fill(
-      facts,
+      facts2,
       row2("state", j.status + (j.cancel_requested && !FINISHED.has(j.status) ? " (cancel requested)" : "")),
       row2("attempts", `${j.attempt} of ${j.max_attempts}`),
       j.kind === "check" ? row2("runs on", `arch ${j.arch}${j.gpu_model ? `, ${j.gpu_model}` : ""}`) : row2("target", j.target),
@@ -1543,12 +1581,12 @@ async function render9(root2, route) {
     }
     if (!stopped && (!wasDone || !FINISHED.has(data.job.status))) timer = setTimeout(tick, POLL_MS);
   };
-  paint();
+  paint2();
   await pull();
   fill(
     root2,
     head,
-    facts,
+    facts2,
     tokenField(),
     actions,
     status,
@@ -1584,6 +1622,517 @@ var init_job = __esm({
   }
 });
 
+// js/pages/result.js
+var result_exports = {};
+__export(result_exports, {
+  render: () => render10
+});
+function numericsBox(r) {
+  const n = r.numerics || {};
+  const within = n.normwise_rel_err != null && n.tolerance != null ? n.normwise_rel_err <= n.tolerance : null;
+  const extra = Object.entries(n).filter(([k]) => !["max_abs_err", "max_rel_err", "normwise_rel_err", "tolerance", "nan_inf_count", "seed"].includes(k));
+  return [
+    h(
+      "p",
+      { class: "summary", id: "numerics-verdict" },
+      h("span", { class: `tag st-${r.status}` }, r.status),
+      " ",
+      within === null ? "no error norms recorded" : `normwise relative error ${fmtNum(n.normwise_rel_err, 6)} ${within ? "\u2264" : ">"} tolerance ${fmtNum(n.tolerance, 6)}`
+    ),
+    r.message ? h("pre", { class: "log", id: "result-message" }, r.message) : null,
+    h(
+      "table",
+      { class: "grid", id: "numerics" },
+      h("thead", {}, h("tr", {}, ["max abs error", "max rel error", "normwise rel error", "tolerance", "NaN/Inf", "seed"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, h(
+        "tr",
+        {},
+        h("td", { class: "num" }, fmtNum(n.max_abs_err, 6)),
+        h("td", { class: "num" }, fmtNum(n.max_rel_err, 6)),
+        h("td", { class: "num" }, fmtNum(n.normwise_rel_err, 6)),
+        h("td", { class: "num" }, fmtNum(n.tolerance, 6)),
+        h("td", { class: "num" }, n.nan_inf_count ?? "\u2014"),
+        h("td", { class: "num" }, n.seed ?? "\u2014")
+      ))
+    ),
+    extra.length ? h("dl", { class: "facts" }, extra.map(([k, v]) => [h("dt", {}, k.replace(/_/g, " ")), h("dd", {}, v == null ? "\u2014" : String(v))])) : null
+  ];
+}
+function roundsTable(rounds) {
+  return h(
+    "table",
+    { class: "grid", id: "rounds" },
+    h("thead", {}, h("tr", {}, ["round", "median \xB5s", "stddev \xB5s", "samples", "kept"].map((t) => h("th", {}, t)))),
+    h("tbody", {}, rounds.map((x, i) => {
+      const o = obj(x) || { median_ms: x };
+      return h(
+        "tr",
+        { class: o.outlier ? "outlier" : "" },
+        h("td", { class: "num" }, String(i + 1)),
+        h("td", { class: "num" }, fmtNum(us(o.median_ms), 3)),
+        h("td", { class: "num" }, fmtNum(us(o.stddev_ms), 3)),
+        h("td", { class: "num" }, o.samples ?? "\u2014"),
+        h("td", {}, o.outlier ? "outlier, left out" : "kept")
+      );
+    }))
+  );
+}
+function pairedBox(p) {
+  const medians = Array.isArray(p.round_medians_ms) ? p.round_medians_ms : [];
+  return h(
+    "section",
+    { class: "verdict", id: "paired" },
+    h("h3", {}, "Baseline timed interleaved (A/B/A/B)"),
+    h(
+      "dl",
+      { class: "facts" },
+      h("dt", {}, "baseline commit"),
+      h("dd", {}, p.commit ? pageLink(`/commit/${p.commit}`, null, h("code", {}, shortSha(p.commit))) : "\u2014"),
+      h("dt", {}, "median"),
+      h("dd", { id: "paired-median" }, `${fmtNum(us(p.median_ms), 3)} \xB5s \xB1 ${fmtNum(us(p.stddev_ms), 3)}`),
+      h("dt", {}, "samples"),
+      h("dd", {}, p.samples ?? "\u2014"),
+      h("dt", {}, "rounds"),
+      h("dd", {}, `${p.rounds ?? medians.length}${p.order ? ` (${p.order})` : ""}`),
+      h("dt", {}, "round medians"),
+      h("dd", {}, medians.length ? medians.map((m) => `${fmtNum(us(m), 3)} \xB5s`).join(" \xB7 ") : "\u2014"),
+      h("dt", {}, "stable"),
+      h("dd", {}, p.unstable ? "no: its rounds disagreed, so it does not count" : "yes"),
+      p.harness_sha256 ? [h("dt", {}, "harness"), h("dd", {}, h("code", {}, p.harness_sha256))] : null
+    )
+  );
+}
+function timingBox(r) {
+  const t = r.timing || {};
+  const et = obj(obj(r.env) && r.env.timing) || {};
+  if (t.median_us == null && !Object.keys(et).length) return h("p", { class: "muted" }, "Not timed: only a passing check is timed.");
+  const rows = [
+    ["median", h("span", { id: "median" }, `${fmtNum(t.median_us, 3)} \xB5s`)],
+    ["stddev", `${fmtNum(t.stddev_us, 3)} \xB5s`],
+    ["samples", `${t.samples ?? "\u2014"}${t.samples_dropped ? ` (${t.samples_dropped} dropped)` : ""}`],
+    t.tflops != null ? ["throughput", `${fmtNum(t.tflops)} TFLOP/s`] : null,
+    t.gbps != null ? ["bandwidth", `${fmtNum(t.gbps)} GB/s`] : null,
+    ["baseline", t.baseline ? `${t.baseline}: ${fmtNum(t.baseline_median_us, 3)} \xB5s` : "\u2014"],
+    ["ratio to baseline", t.ratio != null ? `\xD7${fmtNum(t.ratio)} (higher is faster)` : "\u2014"],
+    ["stable", t.unstable ? `no: the rounds disagreed${et.unstable_reason ? ` (${et.unstable_reason})` : ""}` : "yes"],
+    et.precision ? ["precision", String(et.precision)] : null,
+    obj(et.screen) ? ["screen", `${fmtNum(us(et.screen.median_ms), 3)} \xB5s over ${et.screen.samples ?? "\u2014"} samples`] : null,
+    et.round_spread != null ? ["round spread", `${fmtNum(et.round_spread * 100)}%`] : null
+  ].filter(Boolean);
+  const rounds = Array.isArray(et.rounds) ? et.rounds : [];
+  return [
+    h("dl", { class: "facts", id: "timing" }, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
+    rounds.length ? [h("h3", {}, `Rounds (${rounds.length})`), roundsTable(rounds)] : null,
+    obj(et.paired) ? pairedBox(et.paired) : null
+  ];
+}
+function clockText(c) {
+  if (!obj(c)) return null;
+  const parts = [c.sm_mhz != null ? `SM ${c.sm_mhz} MHz` : "SM clock not read"];
+  if (c.temperature_c != null) parts.push(`${c.temperature_c} \xB0C`);
+  if (c.power_w != null) parts.push(`${fmtNum(c.power_w)} W`);
+  if (c.source) parts.push(`from ${c.source}`);
+  return parts.join(" \xB7 ");
+}
+function clocksBox(r) {
+  const env = obj(r.env) || {};
+  const et = obj(env.timing) || {};
+  const after = obj(et.sm_mhz_after_samples);
+  const rows = [
+    r.sm_clock_mhz != null ? ["SM clock", `${r.sm_clock_mhz} MHz`] : null,
+    r.timing && r.timing.sm_clock_mhz_min != null ? ["lowest SM clock while timed", `${r.timing.sm_clock_mhz_min} MHz`] : null,
+    after ? ["SM clock after samples", ["min", "median", "max"].filter((k) => after[k] != null).map((k) => `${k} ${after[k]} MHz`).join(" \xB7 ")] : null,
+    et.discarded_throttled != null ? ["samples dropped as throttled", String(et.discarded_throttled)] : null,
+    clockText(env.clock_before) ? ["before timing", clockText(env.clock_before)] : null,
+    clockText(env.clock_after) ? ["after timing", clockText(env.clock_after)] : null
+  ].filter(Boolean);
+  if (!rows.length) return h("p", { class: "muted" }, "No clock or telemetry was recorded with this result.");
+  return h("dl", { class: "facts", id: "clocks" }, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
+}
+function reproduceBox(p) {
+  if (!p) return h("p", { class: "muted" }, "No reproduce command.");
+  return [
+    h("p", {}, "Check (numerics):"),
+    h("pre", { class: "cmd", id: "reproduce-check" }, withOrigin(p.check)),
+    p.bench ? [h("p", {}, "Bench (timing):"), h("pre", { class: "cmd", id: "reproduce-bench" }, withOrigin(p.bench))] : null,
+    p.harness_sha256 ? h("p", { class: "muted" }, `harness ${p.harness || ""} sha256 `, h("code", {}, p.harness_sha256)) : null,
+    (p.missing || []).length ? h("ul", { class: "notes", id: "reproduce-missing" }, p.missing.map((m) => h("li", { class: "muted" }, `not exact: ${m}`))) : null
+  ];
+}
+async function render10(root2, route) {
+  const id = route.arg;
+  let r;
+  try {
+    r = await (route.first || api.result(id));
+  } catch (err) {
+    return missing(root2, `Result #${id}`, err);
+  }
+  fill(
+    root2,
+    h("h1", { elementtiming: "kport-data" }, `Result #${r.id} `, h("span", { class: `tag st-${r.status}`, id: "result-status" }, r.status)),
+    h(
+      "p",
+      { class: "summary" },
+      pageLink(`/kernel/${r.instance}`, { dtype: r.dtype, shape: r.shape }, r.instance),
+      ` \xB7 ${r.dtype} \xB7 `,
+      h("code", {}, r.shape),
+      " \xB7 on ",
+      pageLink(`/target/${r.target}`, null, r.target),
+      ` / ${r.gpu_model} \xB7 commit `,
+      pageLink(`/commit/${r.commit}`, null, h("code", {}, shortSha(r.commit))),
+      ` \xB7 ${fmtTime(r.created)}`
+    ),
+    facts("result-facts", [
+      ["instance", pageLink(`/kernel/${r.instance}`, { dtype: r.dtype, shape: r.shape }, r.instance)],
+      ["family / variant", `${r.family} \xB7 ${r.variant}`],
+      ["dtype", r.dtype],
+      ["shape", h("code", {}, r.shape)],
+      ["target", [pageLink(`/target/${r.target}`, null, r.target), ` (toolkit ${r.toolkit || "\u2014"})`]],
+      ["GPU", `${r.gpu_model} \xB7 arch ${r.arch || "\u2014"} \xB7 ${r.gpu_uuid || "\u2014"}`],
+      ["driver", r.driver || "\u2014"],
+      ["commit", pageLink(`/commit/${r.commit}`, null, h("code", {}, r.commit))],
+      ["job", r.job ? [pageLink(`/job/${r.job}`, null, `#${r.job}`), ` attempt ${r.attempt}`] : "\u2014"],
+      ["measured", fmtTime(r.created)]
+    ]),
+    h("h2", {}, "Numerics"),
+    numericsBox(r),
+    h("h2", {}, "Timing"),
+    timingBox(r),
+    h("h2", {}, "Clocks and telemetry"),
+    clocksBox(r),
+    h("h2", {}, "Reproduce"),
+    reproduceBox(r.reproduce),
+    rawLink(`/api/v1/results/${r.id}`)
+  );
+  return null;
+}
+var us, obj;
+var init_result = __esm({
+  "js/pages/result.js"() {
+    init_dom();
+    init_api();
+    init_shared();
+    us = (ms) => typeof ms === "number" ? ms * 1e3 : null;
+    obj = (v) => v && typeof v === "object" && !Array.isArray(v) ? v : null;
+  }
+});
+
+// js/pages/bisection.js
+var bisection_exports = {};
+__export(bisection_exports, {
+  render: () => render11
+});
+async function figures(b) {
+  const cases = b.cases.slice(0, MAX_CASES);
+  const out = /* @__PURE__ */ new Map();
+  await Promise.all(b.commits.flatMap((sha) => cases.map(async (c) => {
+    let rec = null;
+    try {
+      if (b.kind === "build_failure") {
+        const page = await api.builds({ commit: sha, target: b.target, family: c.family, variant: c.variant, limit: 1 });
+        rec = page.items[0] ? { build: page.items[0] } : null;
+      } else {
+        const page = await api.results({
+          commit: sha,
+          target: b.target,
+          gpu: b.gpu_model,
+          instance: c.instance,
+          dtype: c.dtype,
+          shape: c.shape,
+          limit: 1
+        });
+        rec = page.items[0] ? { result: page.items[0] } : null;
+      }
+    } catch {
+      rec = null;
+    }
+    out.set(`${sha}|${c.key}`, rec);
+  })));
+  return out;
+}
+function figureCell(rec) {
+  if (!rec) return h("span", { class: "muted" }, "not measured");
+  if (rec.build) {
+    const r2 = rec.build;
+    return pageLink(`/build/${r2.id}`, null, h("span", { class: `tag st-${r2.status === "ok" ? "succeeded" : "failed"}` }, r2.status));
+  }
+  const r = rec.result;
+  const t = r.timing || {};
+  const text = r.status === "passed" && t.median_us != null ? `${fmtNum(t.median_us, 3)} \xB5s \xB1 ${fmtNum(t.stddev_us, 3)}` : r.status;
+  return pageLink(`/result/${r.id}`, null, h("span", { class: `tag st-${r.status}` }, text));
+}
+function commitsTable(b, figs) {
+  const judged = new Map((b.judged || []).map((j) => [j.commit, j.outcome]));
+  const probes = /* @__PURE__ */ new Map();
+  for (const p of b.probes) {
+    if (!probes.has(p.commit)) probes.set(p.commit, []);
+    probes.get(p.commit).push(p);
+  }
+  const suspects = new Set(b.suspects || []);
+  const cases = b.cases.slice(0, MAX_CASES);
+  const role = (sha) => {
+    const r = [];
+    if (sha === b.good) r.push("good end");
+    if (sha === b.bad) r.push("bad end");
+    if (sha === b.last_good) r.push("last good");
+    if (sha === b.first_bad) r.push("first bad");
+    else if (suspects.has(sha)) r.push("could be it");
+    return r.join(", ");
+  };
+  return h(
+    "table",
+    { class: "grid", id: "commits" },
+    h("thead", {}, h("tr", {}, ["#", "commit", "role", "outcome", "probe pipelines", ...cases.map((c) => c.key)].map((t) => h("th", {}, t)))),
+    h("tbody", {}, b.commits.map((sha, i) => {
+      const outcome = judged.get(sha) || (sha === b.good ? "good" : sha === b.bad ? "bad" : probes.has(sha) ? "pending" : "");
+      return h(
+        "tr",
+        { dataset: { commit: sha, outcome }, class: sha === b.first_bad ? "first-bad" : "" },
+        h("td", { class: "num" }, String(i)),
+        h("td", {}, commitLink(sha)),
+        h("td", {}, role(sha)),
+        h("td", {}, outcome ? h("span", { class: `tag ${OUTCOME_TAG[outcome] || "st-queued"}` }, outcome) : h("span", { class: "muted" }, "not probed")),
+        h("td", {}, (probes.get(sha) || []).map((p) => h(
+          "span",
+          { class: "probe" },
+          pageLink(`/pipeline/${p.pipeline}`, null, `#${p.pipeline}`),
+          " ",
+          h("span", { class: `tag st-${p.status}` }, p.status),
+          " "
+        ))),
+        cases.map((c) => h("td", { class: "num" }, figureCell(figs.get(`${sha}|${c.key}`))))
+      );
+    }))
+  );
+}
+function casesTable(b) {
+  const perf = b.kind === "perf_regression";
+  return h(
+    "table",
+    { class: "grid", id: "cases" },
+    h("thead", {}, h("tr", {}, ["case", "instance", "dtype", "shape", ...perf ? ["good \xB5s", "bad \xB5s", "noise \u03C3"] : []].map((t) => h("th", {}, t)))),
+    h("tbody", {}, b.cases.map((c) => h(
+      "tr",
+      {},
+      h("td", {}, h("code", {}, c.key)),
+      h("td", {}, c.instance ? pageLink(`/kernel/${c.instance}`, { dtype: c.dtype, shape: c.shape }, c.instance) : `${c.family}.${c.variant}`),
+      h("td", {}, c.dtype || "\u2014"),
+      h("td", {}, c.shape ? h("code", {}, c.shape) : "\u2014"),
+      perf ? [h("td", { class: "num" }, fmtNum(c.good_us, 3)), h("td", { class: "num" }, fmtNum(c.bad_us, 3)), h("td", { class: "num" }, fmtPct(c.sigma))] : null
+    )))
+  );
+}
+function effectsTable(list) {
+  if (!list || !list.length) return null;
+  return [h("h2", {}, "Effect per case"), h(
+    "table",
+    { class: "grid", id: "effects" },
+    h("thead", {}, h("tr", {}, ["case", "last good \xB5s", "first bad \xB5s", "effect"].map((t) => h("th", {}, t)))),
+    h("tbody", {}, list.map((e) => h(
+      "tr",
+      {},
+      h("td", {}, h("code", {}, e.case)),
+      h("td", { class: "num" }, fmtNum(e.good_us, 3)),
+      h("td", { class: "num" }, fmtNum(e.bad_us, 3)),
+      h("td", { class: "num" }, `${e.effect > 0 ? "+" : ""}${fmtPct(e.effect)} \xB1 ${fmtPct(e.uncertainty)}`)
+    )))
+  )];
+}
+function paint(root2, b, figs) {
+  fill(
+    root2,
+    h("h1", { elementtiming: "kport-data" }, `Bisection #${b.id} `, h("span", { class: `tag ${STATE_TAG[b.state] || "st-queued"}`, id: "bisection-state" }, b.state)),
+    h(
+      "p",
+      { class: "summary" },
+      `${KIND[b.kind] || b.kind} on `,
+      pageLink(`/target/${b.target}`, null, b.target),
+      b.gpu_model ? ` / ${b.gpu_model}` : "",
+      ` \xB7 ${ORIGIN[b.origin] || `started by ${b.origin}`} \xB7 ${b.repo}`,
+      ` \xB7 ${b.commits.length} commits, ${b.probes.length} probes`
+    ),
+    h("p", { class: "summary", id: "bisection-summary" }, b.summary),
+    facts("bisection-facts", [
+      ["good end", commitLink(b.good)],
+      ["bad end", commitLink(b.bad)],
+      ["first bad commit", h("span", { id: "first-bad" }, b.first_bad ? commitLink(b.first_bad) : "not found yet")],
+      b.last_good ? ["last good commit", commitLink(b.last_good)] : null,
+      (b.suspects || []).length > 1 ? ["could also be", b.suspects.filter((s) => s !== b.first_bad).map((s) => [commitLink(s), " "])] : null,
+      ["effect", h("span", { id: "effect" }, b.effect != null ? `${b.effect > 0 ? "+" : ""}${fmtPct(b.effect)} \xB1 ${fmtPct(b.uncertainty)}` : "\u2014")],
+      ["cause", b.cause ? h("span", { class: `tag cause-${b.cause}`, id: "cause" }, b.cause) : "\u2014"],
+      ["created", fmtTime(b.created)],
+      ["updated", fmtTime(b.updated)],
+      ["finished", fmtTime(b.finished)]
+    ]),
+    h("h2", {}, "Commits and probes"),
+    h("p", { class: "muted" }, "From the good end (first) to the bad end (last), first parents only. A figure links to its record."),
+    commitsTable(b, figs),
+    effectsTable(b.effects),
+    h("h2", {}, "Cases"),
+    casesTable(b),
+    rawLink(`/api/v1/bisections/${b.id}`)
+  );
+}
+async function render11(root2, route) {
+  const id = route.arg;
+  let b;
+  try {
+    b = await (route.first || api.bisection(id));
+  } catch (err) {
+    return missing(root2, `Bisection #${id}`, err);
+  }
+  paint(root2, b, await figures(b));
+  const refresh = coalesce(async () => {
+    b = await api.bisection(id);
+    paint(root2, b, await figures(b));
+  }, 800);
+  return {
+    onEvent(ev) {
+      if (b.state === "running" && ["job", "pipeline", "results"].includes(ev)) refresh(ev);
+    }
+  };
+}
+var KIND, OUTCOME_TAG, STATE_TAG, ORIGIN, MAX_CASES, commitLink;
+var init_bisection = __esm({
+  "js/pages/bisection.js"() {
+    init_dom();
+    init_api();
+    init_live();
+    init_shared();
+    KIND = { perf_regression: "slowdown", numerics_failure: "numerics failure", build_failure: "build failure" };
+    OUTCOME_TAG = { good: "st-succeeded", bad: "st-failed", ambiguous: "st-running", pending: "st-queued", skipped: "st-queued" };
+    STATE_TAG = { done: "st-succeeded", failed: "st-failed", running: "st-running" };
+    ORIGIN = { verdict: "started by a verdict", manual: "started by hand" };
+    MAX_CASES = 4;
+    commitLink = (sha) => sha ? pageLink(`/commit/${sha}`, null, h("code", {}, shortSha(sha))) : "\u2014";
+  }
+});
+
+// js/pages/build.js
+var build_exports = {};
+__export(build_exports, {
+  render: () => render12
+});
+function resourcesTable(r) {
+  return h(
+    "table",
+    { class: "grid", id: "resources" },
+    h("thead", {}, h("tr", {}, ["registers", "spill stores", "spill loads", "shared memory", "stack frame", "constant memory"].map((t) => h("th", {}, t)))),
+    h("tbody", {}, h(
+      "tr",
+      {},
+      h("td", { class: "num" }, r.registers ?? "\u2014"),
+      h("td", { class: "num" }, bytes(r.spill_stores_bytes)),
+      h("td", { class: "num" }, bytes(r.spill_loads_bytes)),
+      h("td", { class: "num" }, bytes(r.shared_mem_bytes)),
+      h("td", { class: "num" }, bytes(r.stack_frame_bytes)),
+      h("td", { class: "num" }, bytes(r.constant_mem_bytes))
+    ))
+  );
+}
+function auditRow(name, a) {
+  if (!a || typeof a !== "object") return null;
+  const counts = a.counts && typeof a.counts === "object" ? Object.entries(a.counts) : [];
+  const missingList = Array.isArray(a.missing) ? a.missing : [];
+  const ran = a.audited !== false;
+  const verdict = !ran ? "not audited" : missingList.length ? `missing ${missingList.join(", ")}` : a.passed === false ? "failed" : "passed";
+  return h(
+    "tr",
+    { dataset: { audit: name } },
+    h("th", { scope: "row" }, name),
+    h("td", {}, h("span", { class: `tag ${!ran ? "st-queued" : missingList.length || a.passed === false ? "st-failed" : "st-succeeded"}` }, verdict)),
+    h("td", {}, Array.isArray(a.required) && a.required.length ? a.required.join(", ") : "\u2014"),
+    h("td", {}, counts.length ? counts.map(([k, v]) => `${k} ${v}`).join(" \xB7 ") : "\u2014"),
+    h("td", { class: "muted" }, a.tool || a.source || "")
+  );
+}
+function auditBox(audit) {
+  if (!audit || typeof audit !== "object" || !Object.keys(audit).length) return h("p", { class: "muted" }, "No instruction audit ran for this build.");
+  const parts = audit.ptx || audit.sass ? [["PTX", audit.ptx], ["SASS", audit.sass]] : [["PTX", audit]];
+  return h(
+    "table",
+    { class: "grid", id: "audit" },
+    h("thead", {}, h("tr", {}, ["audit", "verdict", "required", "counts", "by"].map((t) => h("th", {}, t)))),
+    h("tbody", {}, parts.map(([n, a]) => auditRow(n, a)))
+  );
+}
+function historyTable(list, current2) {
+  if (!list.length) return null;
+  return [h("h2", {}, "Records of this target and variant"), h(
+    "table",
+    { class: "grid", id: "history" },
+    h("thead", {}, h("tr", {}, ["record", "commit", "status", "registers", "spills", "created"].map((t) => h("th", {}, t)))),
+    h("tbody", {}, list.map((b) => h(
+      "tr",
+      { dataset: { id: b.id }, class: b.id === current2 ? "selected" : "" },
+      h("td", { class: "num" }, b.id === current2 ? `#${b.id}` : pageLink(`/build/${b.id}`, null, `#${b.id}`)),
+      h("td", {}, pageLink(`/commit/${b.commit}`, null, h("code", {}, shortSha(b.commit)))),
+      h("td", {}, h("span", { class: `tag ${STATUS_TAG[b.status] || "st-queued"}` }, b.status)),
+      h("td", { class: "num" }, b.registers ?? "\u2014"),
+      h("td", { class: "num" }, bytes((b.spill_stores_bytes || 0) + (b.spill_loads_bytes || 0))),
+      h("td", { class: "muted" }, fmtTime(b.created))
+    )))
+  )];
+}
+async function render12(root2, route) {
+  const id = route.arg;
+  let b;
+  try {
+    b = await (route.first || api.build(id));
+  } catch (err) {
+    return missing(root2, `Build record #${id}`, err);
+  }
+  const others = await api.builds({ target: b.target, family: b.family, variant: b.variant, limit: 20 }).catch(() => ({ items: [] }));
+  const source2 = b.source_path ? `${b.source_path}${b.source_line ? `:${b.source_line}` : ""}` : null;
+  fill(
+    root2,
+    h(
+      "h1",
+      { elementtiming: "kport-data" },
+      `Build record #${b.id}: ${b.family}.${b.variant} for ${b.target} `,
+      h("span", { class: `tag ${STATUS_TAG[b.status] || "st-queued"}`, id: "build-status" }, b.status)
+    ),
+    h(
+      "p",
+      { class: "summary" },
+      "commit ",
+      pageLink(`/commit/${b.commit}`, null, h("code", {}, shortSha(b.commit))),
+      " \xB7 target ",
+      pageLink(`/target/${b.target}`, { cell: `${b.family}.${b.variant}:build` }, b.target),
+      b.job ? [" \xB7 ", pageLink(`/job/${b.job}`, null, `build job #${b.job} and its log`)] : null,
+      ` \xB7 ${fmtTime(b.created)}`
+    ),
+    facts("build-facts", [
+      ["status", b.status],
+      ["variant", `${b.family}.${b.variant}`],
+      ["target", pageLink(`/target/${b.target}`, null, b.target)],
+      ["commit", pageLink(`/commit/${b.commit}`, null, h("code", {}, b.commit))],
+      ["job", b.job ? [pageLink(`/job/${b.job}`, null, `#${b.job}`), ` attempt ${b.attempt}`] : "\u2014"],
+      ["kernel source", source2 ? h("code", { id: "source" }, source2) : "\u2014"],
+      ["harness", b.artifact ? h("a", { href: `/api/v1/artifacts/${b.artifact}` }, h("code", {}, b.artifact)) : "not in a harness"]
+    ]),
+    h("h2", {}, "Diagnostics"),
+    b.message ? h("pre", { class: "log", id: "diagnostics" }, b.message) : h("p", { class: "muted", id: "diagnostics" }, "The compiler said nothing."),
+    h("h2", {}, "Resources"),
+    resourcesTable(b),
+    h("h2", {}, "Instruction audit"),
+    auditBox(b.instruction_audit),
+    historyTable(others.items, b.id),
+    rawLink(`/api/v1/builds?before=${b.id + 1}&limit=1`)
+  );
+  return null;
+}
+var STATUS_TAG, bytes;
+var init_build = __esm({
+  "js/pages/build.js"() {
+    init_dom();
+    init_api();
+    init_shared();
+    STATUS_TAG = { ok: "st-succeeded", not_applicable: "st-queued", compile_error: "st-failed", timeout: "st-timeout" };
+    bytes = (v) => v == null ? "\u2014" : `${v} B`;
+  }
+});
+
 // js/main.js
 init_dom();
 init_router();
@@ -1598,7 +2147,10 @@ var pages = {
   best: () => Promise.resolve().then(() => (init_best(), best_exports)),
   deliveries: () => Promise.resolve().then(() => (init_deliveries(), deliveries_exports)),
   pipeline: () => Promise.resolve().then(() => (init_pipeline(), pipeline_exports)),
-  job: () => Promise.resolve().then(() => (init_job(), job_exports))
+  job: () => Promise.resolve().then(() => (init_job(), job_exports)),
+  result: () => Promise.resolve().then(() => (init_result(), result_exports)),
+  bisection: () => Promise.resolve().then(() => (init_bisection(), bisection_exports)),
+  build: () => Promise.resolve().then(() => (init_build(), build_exports))
 };
 var root = null;
 var current = null;

@@ -28,6 +28,14 @@
     }
     return body;
   }
+  async function buildRecord(id) {
+    const n = /^[1-9][0-9]{0,17}$/.test(String(id)) ? Number(id) : 0;
+    const fail = (status, msg) => Object.assign(new Error(msg), { status });
+    if (!n) throw fail(400, `invalid_argument: a build record id is a positive integer, not '${id}'`);
+    const page = await getJSON("/api/v1/builds", { before: n + 1, limit: 1 });
+    if (!page.items.length || page.items[0].id !== n) throw fail(404, `not_found: build record ${n} does not exist`);
+    return page.items[0];
+  }
   var api = {
     overview: () => getJSON("/api/v1/dashboard/overview"),
     target: (name) => getJSON(`/api/v1/dashboard/targets/${encodeURIComponent(name)}`),
@@ -35,7 +43,10 @@
     kernel: (instance, dtype, shape) => getJSON(`/api/v1/dashboard/kernels/${encodeURIComponent(instance)}`, { dtype, shape }),
     runners: (all) => getJSON("/api/v1/dashboard/runners", { all: all ? "1" : "" }),
     results: (params) => getJSON("/api/v1/results", params),
-    result: (id) => getJSON(`/api/v1/results/${id}`),
+    result: (id) => getJSON(`/api/v1/results/${encodeURIComponent(id)}`),
+    bisection: (id) => getJSON(`/api/v1/bisections/${encodeURIComponent(id)}`),
+    builds: (params) => getJSON("/api/v1/builds", params),
+    build: (id) => buildRecord(id),
     best: (params) => getJSON("/api/v1/best", params),
     gpus: () => getJSON("/api/v1/gpus"),
     kernels: () => getJSON("/api/v1/kernels"),
@@ -55,6 +66,9 @@
     kernel: (r) => api.kernel(r.arg, r.params.get("dtype"), r.params.get("shape")),
     pipeline: (r) => api.pipeline(r.arg),
     job: (r) => api.job(r.arg),
+    result: (r) => api.result(r.arg),
+    bisection: (r) => api.bisection(r.arg),
+    build: (r) => api.build(r.arg),
     runners: (r) => api.runners(r.params.get("all") === "1"),
     // The form's GPU list, and the answer when a shared link carries a full question (an
     // error is the answer's to show, so it is kept as a value).

@@ -16,6 +16,9 @@ const pages = {
   deliveries: () => import('./pages/deliveries.js'),
   pipeline: () => import('./pages/pipeline.js'),
   job: () => import('./pages/job.js'),
+  result: () => import('./pages/result.js'),
+  bisection: () => import('./pages/bisection.js'),
+  build: () => import('./pages/build.js'),
 };
 
 let root = null;

@@ -9,6 +9,9 @@ const first = {
   kernel: (r) => api.kernel(r.arg, r.params.get('dtype'), r.params.get('shape')),
   pipeline: (r) => api.pipeline(r.arg),
   job: (r) => api.job(r.arg),
+  result: (r) => api.result(r.arg),
+  bisection: (r) => api.bisection(r.arg),
+  build: (r) => api.build(r.arg),
   runners: (r) => api.runners(r.params.get('all') === '1'),
   // The form's GPU list, and the answer when a shared link carries a full question (an
   // error is the answer's to show, so it is kept as a value).

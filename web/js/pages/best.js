@@ -45,13 +45,13 @@ function answer(a) {
           h('td', {}, e ? e.gpu_model : '—'),
           h('td', {}, e ? pageLink(`/commit/${e.commit}`, null, h('code', {}, shortSha(e.commit))) : '—'),
           h('td', {}, e ? fmtTime(e.measured) : '—'),
-          h('td', {}, e ? h('a', { href: e.url }, `result #${e.result}`) : 'not measured'));
+          h('td', {}, e ? pageLink(`/result/${e.result}`, null, `result #${e.result}`) : 'not measured'));
       }))),
     a.excluded.length ? [h('h3', {}, 'Out of the ranking'),
       h('table', { class: 'grid', id: 'excluded' },
         h('thead', {}, h('tr', {}, ['instance', 'why', 'evidence'].map((t) => h('th', {}, t)))),
         h('tbody', {}, a.excluded.map((x) => h('tr', {}, h('td', {}, x.instance), h('td', {}, x.reason),
-          h('td', {}, x.evidence ? h('a', { href: x.evidence.url }, `result #${x.evidence.result}`) : '—')))))] : '',
+          h('td', {}, x.evidence ? pageLink(`/result/${x.evidence.result}`, null, `result #${x.evidence.result}`) : '—')))))] : '',
   ];
 }
 

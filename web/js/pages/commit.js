@@ -47,7 +47,7 @@ function bisectionItem(b, sha) {
     b.effect != null ? ` · effect ${fmtPct(b.effect)} ± ${fmtPct(b.uncertainty)}` : '',
     b.cause ? [' · cause ', h('span', { class: `tag cause-${b.cause}` }, b.cause)] : '',
     h('div', { class: 'muted' }, `${b.summary} (${b.probes.length} probes, `,
-      h('a', { href: `/api/v1/bisections/${b.id}` }, 'details'), ')'));
+      pageLink(`/bisection/${b.id}`, null, 'details'), ')'));
 }
 
 function bisectionsBox(list, sha) {
@@ -66,8 +66,8 @@ function changeRow(c) {
     h('td', {}, h('span', { class: `tag kind-${c.kind}` }, LABEL[c.kind])),
     h('td', {}, pageLink(`/kernel/${c.instance}`, { dtype: c.dtype, shape: c.shape }, c.instance)),
     h('td', {}, c.dtype), h('td', {}, h('code', {}, c.shape)),
-    h('td', { class: 'num' }, c.before ? h('a', { href: `/api/v1/results/${c.before.id}` }, side(c.before)) : '—'),
-    h('td', { class: 'num' }, h('a', { href: `/api/v1/results/${c.after.id}` }, side(c.after))),
+    h('td', { class: 'num' }, c.before ? pageLink(`/result/${c.before.id}`, null, side(c.before)) : '—'),
+    h('td', { class: 'num' }, pageLink(`/result/${c.after.id}`, null, side(c.after))),
     h('td', { class: 'num' }, c.delta ? `${c.delta > 0 ? '+' : ''}${fmtPct(c.delta)}` : ''));
 }
 

@@ -42,7 +42,7 @@ function table(data) {
         h('td', {}, s.gpu_model),
         h('td', { class: 'num' }, s.peak != null ? `${fmtNum(s.peak)} ${s.unit}` : '—'),
         h('td', {}, h('a', { href: hashFor(`/commit/${p.commit}`) }, h('code', {}, shortSha(p.commit)))),
-        h('td', { class: 'num' }, h('a', { href: `/api/v1/results/${p.result}` }, fmtNum(p.median_us))),
+        h('td', { class: 'num' }, h('a', { href: hashFor(`/result/${p.result}`) }, fmtNum(p.median_us))),
         h('td', { class: 'num' }, `${fmtNum(p.low_us)}–${fmtNum(p.high_us)}`),
         h('td', { class: 'num' }, fmtPct(p.share)),
         h('td', { class: 'num' }, `×${fmtNum(p.ratio)}`),

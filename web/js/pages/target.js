@@ -6,6 +6,7 @@ import { h, fill, fmtNum, fmtTime, shortSha, pageLink, hashFor, afterPaint } fro
 import { api } from '../api.js';
 import { coalesce } from '../live.js';
 import { replaceParams } from '../router.js';
+import { withOrigin } from './shared.js';
 
 const STAGES = [
   ['build', 'builds'],
@@ -33,7 +34,7 @@ function cellId(v, stage) {
 function evidenceBlock(title, e) {
   if (!e) return null;
   return h('div', { class: 'evidence' },
-    h('h4', {}, title, ' ', h('a', { href: e.url }, `result #${e.id}`)),
+    h('h4', {}, title, ' ', pageLink(`/result/${e.id}`, null, `result #${e.id}`)),
     h('dl', {},
       h('dt', {}, 'instance'), h('dd', {}, pageLink(`/kernel/${e.instance}`, { dtype: e.dtype, shape: e.shape }, e.instance)),
       h('dt', {}, 'dtype / shape'), h('dd', {}, `${e.dtype} · `, h('code', {}, e.shape)),
@@ -45,12 +46,6 @@ function evidenceBlock(title, e) {
     h('p', {}, 'Reproduce:'), h('pre', { class: 'cmd' }, withOrigin(e.command)));
 }
 
-// The coordinator writes a placeholder where its own address goes (it cannot know the
-// address a browser reached it by); the page knows it.
-function withOrigin(command) {
-  return command ? command.split('${KPORT_SERVER:-http://127.0.0.1:8080}').join(window.location.origin) : command;
-}
-
 function detail(target, v, stage) {
   const c = v.cells[stage];
   const parts = [h('h3', {}, `${v.family}.${v.variant} — ${STAGES.find(([s]) => s === stage)[1]}: `,
@@ -60,10 +55,10 @@ function detail(target, v, stage) {
     const r = v.cells.resources;
     parts.push(h('dl', {},
       h('dt', {}, 'build'), h('dd', {}, b.status || 'no build record yet',
-        b.record ? h('span', { class: 'muted' }, ` (record #${b.record}, commit `, pageLink(`/commit/${b.commit}`, null, shortSha(b.commit)), ')') : null),
+        b.record ? h('span', { class: 'muted' }, ' (', pageLink(`/build/${b.record}`, null, `record #${b.record}`), ', commit ', pageLink(`/commit/${b.commit}`, null, shortSha(b.commit)), ')') : null),
       h('dt', {}, 'resources'), h('dd', {}, `registers ${r.registers ?? '—'} · spills ${r.spill_bytes ?? '—'} B · shared memory ${r.shared_mem_bytes ?? '—'} B`),
       h('dt', {}, 'build log'), h('dd', {}, b.job ? pageLink(`/job/${b.job}`, null, `job #${b.job} and its log`) : '—'),
-      h('dt', {}, 'records'), h('dd', {}, h('a', { href: `/api/v1/builds?target=${encodeURIComponent(target)}&family=${encodeURIComponent(v.family)}&variant=${encodeURIComponent(v.variant)}` }, 'all build records'))));
+      h('dt', {}, 'records'), h('dd', {}, b.record ? pageLink(`/build/${b.record}`, null, 'this record and the earlier ones') : '—')));
     parts.push(h('p', {}, 'Reproduce:'), h('pre', { class: 'cmd' }, b.command));
   } else if (stage === 'numerics') {
     parts.push(evidenceBlock('Latest pass', c.evidence), evidenceBlock('Latest failure', c.failure));
