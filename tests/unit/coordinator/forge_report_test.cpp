@@ -201,7 +201,7 @@ TEST(ForgeReport, SummaryListsTheCommitsBisections) {
       report_summary(p, "failure", &v, "https://kport.example", {}, {app::bisection_line(b, "https://kport.example")});
   EXPECT_NE(md.find("### Bisections\n\n- perf_regression on sm_90a / NVIDIA H200 between `aaaaaaaaaaaa` and "
                     "`bbbbbbbbbbbb`: done, first bad commit `cccccccccccc`, effect +3.10% +- 0.40%, cause code "
-                    "(https://kport.example/api/v1/bisections/7)"),
+                    "(https://kport.example/#/bisection/7)"),
             std::string::npos)
       << md;
   EXPECT_EQ(report_summary(p, "failure", &v, "https://kport.example").find("### Bisections"), std::string::npos);

@@ -785,7 +785,7 @@ std::string bisection_line(const db::Bisection& b, const std::string& public_url
   }
   if (b.cause) line += ", cause " + *b.cause;
   if (b.state != "done") line += " (" + b.summary + ")";  // running: its step; stopped: why
-  return line + " (" + public_url + "/api/v1/bisections/" + std::to_string(b.id) + ")";
+  return line + " (" + public_url + "/#/bisection/" + std::to_string(b.id) + ")";
 }
 
 }  // namespace kport::coordinator::app

@@ -79,8 +79,9 @@ Result<db::Bisection> cancel_bisection(Context& ctx, std::int64_t id, const std:
 // The bisection as the API answers it (GET /api/v1/bisections/{id}).
 boost::json::object bisection_json(const db::Bisection& b);
 
-// One line for reports: kind, where, state, first bad commit, effect, cause, and the API
-// URL under `public_url` (the dashboard's root; empty: a relative path).
+// One line for reports: kind, where, state, first bad commit, effect, cause, and the
+// bisection's dashboard page under `public_url` (the dashboard's root; empty: a relative
+// path).
 std::string bisection_line(const db::Bisection& b, const std::string& public_url);
 
 }  // namespace kport::coordinator::app
