@@ -195,17 +195,16 @@ int judge_change(const std::string& path, std::map<std::string, Case>& aa, const
     for (const auto& [start, list] : by_start)
       for (std::size_t q = 0; q + static_cast<std::size_t>(side_rounds) <= list.size(); ++q) {
         std::vector<double> am, bm;
-        for (int r = 0; r < side_rounds; ++r)
-          am.push_back(list[q + r]->a.median_us), bm.push_back(list[q + r]->b.median_us);
-        auto median = [](std::vector<double> v) {
-          std::sort(v.begin(), v.end());
-          const std::size_t n = v.size();
-          return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-        };
+        std::vector<const AaSample*> as, bs;
+        for (int r = 0; r < side_rounds; ++r) {
+          const Pair& x = *list[q + r];
+          am.push_back(x.a.median_us), bm.push_back(x.b.median_us);
+          as.push_back(&x.a), bs.push_back(&x.b);
+        }
         const auto band = confirm_band(model, am, bm, policy.noise);
         if (!band) continue;
         ++j.windows;
-        if (median(bm) / median(am) - 1 > *band) ++j.confirmed;
+        if (side(bs, 1.0).median_us / side(as, 1.0).median_us - 1 > *band) ++j.confirmed;
       }
     j.confirm = j.windows ? static_cast<double>(j.confirmed) / static_cast<double>(j.windows) : 0.0;
   }

@@ -101,6 +101,36 @@ Result<std::optional<ForgeConnection>> load_connection(Connection& c, std::strin
   return detail::collect_one<ForgeConnection>(*s, [](const detail::Stmt& r) { return read_connection(r); });
 }
 
+// The reports a statement selects as (pipeline_id, state, check_run_id, repo), each with
+// its pipeline and its repository's connection; a report whose pipeline is gone is left out.
+Result<std::vector<PendingReport>> load_reports(Connection& c, detail::Stmt& s) {
+  struct Row {
+    std::int64_t pipeline_id;
+    std::string state;
+    std::optional<std::int64_t> check_run_id;
+    std::string repo;
+  };
+  auto rows = detail::collect<Row>(s, [](const detail::Stmt& r) {
+    return Row{r.int64(0), r.text(1), r.opt_int64(2), r.text(3)};
+  });
+  if (!rows) return std::move(rows).error();
+  std::vector<PendingReport> out;
+  for (auto& row : *rows) {
+    auto p = detail::load_pipeline(c, row.pipeline_id);
+    if (!p) return std::move(p).error();
+    if (!*p) continue;
+    auto conn = load_connection(c, row.repo);
+    if (!conn) return std::move(conn).error();
+    PendingReport pr;
+    pr.pipeline = std::move(**p);
+    if (*conn) pr.connection = std::move(**conn);
+    if (row.state != "new") pr.reported = row.state;
+    pr.check_run_id = row.check_run_id;
+    out.push_back(std::move(pr));
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<ForgeConnection> Store::put_forge_connection(const ForgeConnection& in) {
@@ -163,31 +193,7 @@ Result<std::vector<PendingReport>> Store::pending_reports(int limit) {
         " WHERE fr.state != 'completed' ORDER BY fr.pipeline_id LIMIT ?1");
     if (!s) return std::move(s).error();
     s->bind(1, limit);
-    struct Row {
-      std::int64_t pipeline_id;
-      std::string state;
-      std::optional<std::int64_t> check_run_id;
-      std::string repo;
-    };
-    auto rows = detail::collect<Row>(*s, [](const detail::Stmt& r) {
-      return Row{r.int64(0), r.text(1), r.opt_int64(2), r.text(3)};
-    });
-    if (!rows) return std::move(rows).error();
-    std::vector<PendingReport> out;
-    for (auto& row : *rows) {
-      auto p = detail::load_pipeline(c, row.pipeline_id);
-      if (!p) return std::move(p).error();
-      if (!*p) continue;
-      auto conn = load_connection(c, row.repo);
-      if (!conn) return std::move(conn).error();
-      PendingReport pr;
-      pr.pipeline = std::move(**p);
-      if (*conn) pr.connection = std::move(**conn);
-      if (row.state != "new") pr.reported = row.state;
-      pr.check_run_id = row.check_run_id;
-      out.push_back(std::move(pr));
-    }
-    return out;
+    return load_reports(c, *s);
   });
 }
 
@@ -199,31 +205,7 @@ Result<std::vector<PendingReport>> Store::commit_reports(std::string_view commit
         " JOIN pipelines p ON p.id = fr.pipeline_id WHERE p.commit_sha = ?1 ORDER BY fr.pipeline_id DESC LIMIT ?2");
     if (!s) return std::move(s).error();
     s->bind_all(commit_sha, limit);
-    struct Row {
-      std::int64_t pipeline_id;
-      std::string state;
-      std::optional<std::int64_t> check_run_id;
-      std::string repo;
-    };
-    auto rows = detail::collect<Row>(*s, [](const detail::Stmt& r) {
-      return Row{r.int64(0), r.text(1), r.opt_int64(2), r.text(3)};
-    });
-    if (!rows) return std::move(rows).error();
-    std::vector<PendingReport> out;
-    for (auto& row : *rows) {
-      auto p = detail::load_pipeline(c, row.pipeline_id);
-      if (!p) return std::move(p).error();
-      if (!*p) continue;
-      auto conn = load_connection(c, row.repo);
-      if (!conn) return std::move(conn).error();
-      PendingReport pr;
-      pr.pipeline = std::move(**p);
-      if (*conn) pr.connection = std::move(**conn);
-      if (row.state != "new") pr.reported = row.state;
-      pr.check_run_id = row.check_run_id;
-      out.push_back(std::move(pr));
-    }
-    return out;
+    return load_reports(c, *s);
   });
 }
 
