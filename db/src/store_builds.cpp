@@ -102,6 +102,15 @@ Result<Page<BuildRecord>> Store::list_build_records(const BuildRecordFilter& f) 
   });
 }
 
+Result<std::optional<BuildRecord>> Store::get_build_record(std::int64_t id) {
+  return m_impl->read<std::optional<BuildRecord>>([&](Connection& c) -> Result<std::optional<BuildRecord>> {
+    auto s = c.prepare(std::string(detail::k_build_select) + " WHERE id = ?1");
+    if (!s) return std::move(s).error();
+    s->bind(1, id);
+    return detail::collect_one<BuildRecord>(*s, detail::read_build);
+  });
+}
+
 Status Store::append_job_log(std::int64_t job_id, std::int64_t runner_id, int attempt, std::string_view text) {
   const std::int64_t now = m_impl->now();
   auto r = m_impl->write<bool>([&](Connection& c) -> Result<bool> {

@@ -200,6 +200,7 @@ test('deliveries page shows forge connections and every outgoing call with its l
     const forges = await page.textContent('#forges');
     assert.ok(forges.includes('kernels') && forges.includes('gitea (status)') && forges.includes('ok'), forges);
     assert.ok(!forges.includes('forge-token-e2e'), 'the token is never shown');
+    assert.ok(forges.includes(`token file ${tokenFile}`), `the credentials say where the token is read from: ${forges}`);
     const row = await page.textContent(`#deliveries tr[data-id="${tried.id}"]`);
     assert.ok(row.includes('commit_status') && row.includes('pipeline.queued') && row.includes('pending'), row);
     assert.ok(row.includes(`1 / ${tried.max_attempts}`), row);

@@ -207,14 +207,6 @@ function adminToken(value) {
   }
   return sessionStorage.getItem("kport.admin") || "";
 }
-async function buildRecord(id) {
-  const n = /^[1-9][0-9]{0,17}$/.test(String(id)) ? Number(id) : 0;
-  const fail = (status, msg) => Object.assign(new Error(msg), { status });
-  if (!n) throw fail(400, `invalid_argument: a build record id is a positive integer, not '${id}'`);
-  const page = await getJSON("/api/v1/builds", { before: n + 1, limit: 1 });
-  if (!page.items.length || page.items[0].id !== n) throw fail(404, `not_found: build record ${n} does not exist`);
-  return page.items[0];
-}
 var api;
 var init_api = __esm({
   "js/api.js"() {
@@ -228,7 +220,7 @@ var init_api = __esm({
       result: (id) => getJSON(`/api/v1/results/${encodeURIComponent(id)}`),
       bisection: (id) => getJSON(`/api/v1/bisections/${encodeURIComponent(id)}`),
       builds: (params) => getJSON("/api/v1/builds", params),
-      build: (id) => buildRecord(id),
+      build: (id) => getJSON(`/api/v1/builds/${encodeURIComponent(id)}`),
       best: (params) => getJSON("/api/v1/best", params),
       gpus: () => getJSON("/api/v1/gpus"),
       kernels: () => getJSON("/api/v1/kernels"),
@@ -1210,6 +1202,7 @@ function connectionRow(c) {
     h("td", {}, `${c.kind} (${c.mode})`),
     h("td", {}, h("code", {}, c.api_url)),
     h("td", {}, c.project),
+    h("td", { class: "auth" }, c.auth === "github_app" ? [`GitHub App ${c.app_id}, installation ${c.installation_id}, key `, h("code", {}, c.private_key_file)] : ["token file ", h("code", {}, c.token_file)]),
     h(
       "td",
       {},
@@ -1240,7 +1233,7 @@ async function render7(root2, route) {
   const conns = h("tbody");
   const rows = h("tbody");
   const paint2 = () => {
-    fill(conns, forges.items.length ? forges.items.map(connectionRow) : h("tr", {}, h("td", { colspan: 5, class: "muted" }, "No forge connections: PUT /api/v1/repositories/{name}/forge.")));
+    fill(conns, forges.items.length ? forges.items.map(connectionRow) : h("tr", {}, h("td", { colspan: 6, class: "muted" }, "No forge connections: PUT /api/v1/repositories/{name}/forge.")));
     fill(rows, page.items.length ? page.items.map(deliveryRow) : h("tr", {}, h("td", { colspan: 9, class: "muted" }, "No deliveries.")));
   };
   paint2();
@@ -1255,7 +1248,7 @@ async function render7(root2, route) {
     h(
       "table",
       { class: "grid", id: "forges" },
-      h("thead", {}, h("tr", {}, ["repository", "forge", "API", "project", "state"].map((t) => h("th", {}, t)))),
+      h("thead", {}, h("tr", {}, ["repository", "forge", "API", "project", "credentials", "state"].map((t) => h("th", {}, t)))),
       conns
     ),
     h("h2", {}, "Outgoing calls"),
@@ -2118,7 +2111,7 @@ async function render12(root2, route) {
     h("h2", {}, "Instruction audit"),
     auditBox(b.instruction_audit),
     historyTable(others.items, b.id),
-    rawLink(`/api/v1/builds?before=${b.id + 1}&limit=1`)
+    rawLink(`/api/v1/builds/${b.id}`)
   );
   return null;
 }

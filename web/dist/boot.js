@@ -28,14 +28,6 @@
     }
     return body;
   }
-  async function buildRecord(id) {
-    const n = /^[1-9][0-9]{0,17}$/.test(String(id)) ? Number(id) : 0;
-    const fail = (status, msg) => Object.assign(new Error(msg), { status });
-    if (!n) throw fail(400, `invalid_argument: a build record id is a positive integer, not '${id}'`);
-    const page = await getJSON("/api/v1/builds", { before: n + 1, limit: 1 });
-    if (!page.items.length || page.items[0].id !== n) throw fail(404, `not_found: build record ${n} does not exist`);
-    return page.items[0];
-  }
   var api = {
     overview: () => getJSON("/api/v1/dashboard/overview"),
     target: (name) => getJSON(`/api/v1/dashboard/targets/${encodeURIComponent(name)}`),
@@ -46,7 +38,7 @@
     result: (id) => getJSON(`/api/v1/results/${encodeURIComponent(id)}`),
     bisection: (id) => getJSON(`/api/v1/bisections/${encodeURIComponent(id)}`),
     builds: (params) => getJSON("/api/v1/builds", params),
-    build: (id) => buildRecord(id),
+    build: (id) => getJSON(`/api/v1/builds/${encodeURIComponent(id)}`),
     best: (params) => getJSON("/api/v1/best", params),
     gpus: () => getJSON("/api/v1/gpus"),
     kernels: () => getJSON("/api/v1/kernels"),

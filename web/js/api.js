@@ -47,15 +47,6 @@ export function adminToken(value) {
 
 // One build record by id: the list's cursor reads the records below an id, newest
 // first, so the first of those below id + 1 is the record when it exists.
-async function buildRecord(id) {
-  const n = /^[1-9][0-9]{0,17}$/.test(String(id)) ? Number(id) : 0;
-  const fail = (status, msg) => Object.assign(new Error(msg), { status });
-  if (!n) throw fail(400, `invalid_argument: a build record id is a positive integer, not '${id}'`);
-  const page = await getJSON('/api/v1/builds', { before: n + 1, limit: 1 });
-  if (!page.items.length || page.items[0].id !== n) throw fail(404, `not_found: build record ${n} does not exist`);
-  return page.items[0];
-}
-
 export const api = {
   overview: () => getJSON('/api/v1/dashboard/overview'),
   target: (name) => getJSON(`/api/v1/dashboard/targets/${encodeURIComponent(name)}`),
@@ -66,7 +57,7 @@ export const api = {
   result: (id) => getJSON(`/api/v1/results/${encodeURIComponent(id)}`),
   bisection: (id) => getJSON(`/api/v1/bisections/${encodeURIComponent(id)}`),
   builds: (params) => getJSON('/api/v1/builds', params),
-  build: (id) => buildRecord(id),
+  build: (id) => getJSON(`/api/v1/builds/${encodeURIComponent(id)}`),
   best: (params) => getJSON('/api/v1/best', params),
   gpus: () => getJSON('/api/v1/gpus'),
   kernels: () => getJSON('/api/v1/kernels'),

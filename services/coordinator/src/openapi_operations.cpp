@@ -546,6 +546,14 @@ std::vector<Op> operations() {
        {},
        {ok(200, "BuildRecordPage")}});
   add({"get",
+       "/api/v1/builds/{id}",
+       "getBuildRecord",
+       "One build record: status, diagnostics, resources, PTX/SASS audits and the kernel source line",
+       read,
+       {},
+       {},
+       {ok(200, "BuildRecord"), err(404, "not_found: no such build record")}});
+  add({"get",
        "/api/v1/targets/{target}/bringup",
        "getBringup",
        "Bring-up stage of every variant on a target, at its latest commit with a build (or ?commit=)",

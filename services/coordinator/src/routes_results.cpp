@@ -282,6 +282,18 @@ void add_result_routes(http::Router& router, Context& ctx) {
     return http::json_ok(page_to_json(*page));
   });
 
+  add_blocking(router, ctx, "GET", "/api/v1/builds/{id}", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    auto id = id_param(req, "id");
+    KPORT_HTTP_TRY(id);
+    auto b = ctx.store->get_build_record(*id);
+    if (!b.ok()) return http::error_response(b.error());
+    if (!*b)
+      return http::error_response(
+          make_error(Errc::not_found, "build record " + std::to_string(*id) + " does not exist"));
+    return http::json_ok(to_json(**b));
+  });
+
   add_blocking(router, ctx, "GET", "/api/v1/targets/{target}/bringup", [&ctx](const Request& req) {
     KPORT_AUTH(require_reader(req, ctx));
     std::optional<std::string> commit;

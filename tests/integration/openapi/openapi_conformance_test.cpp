@@ -318,10 +318,10 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
       {"artifact", blob_sha}};
   json::object failed_record{
       {"family", "gemm"}, {"variant", "mma_sync"}, {"status", "compile_error"}, {"message", "error"}};
-  EXPECT_EQ(ask_json("post", "/api/v1/jobs/{id}/builds", "/api/v1/jobs/" + job + "/builds",
-                     json::object{{"attempt", 1}, {"records", json::array{record, failed_record}}}, builder)
-                .status,
-            200);
+  auto built = ask_json("post", "/api/v1/jobs/{id}/builds", "/api/v1/jobs/" + job + "/builds",
+                        json::object{{"attempt", 1}, {"records", json::array{record, failed_record}}}, builder);
+  ASSERT_EQ(built.status, 200) << built.raw;
+  const std::string build_id = std::to_string(built.body.at("ids").as_array()[0].as_int64());
   EXPECT_EQ(ask_json("post", "/api/v1/jobs/{id}/log", "/api/v1/jobs/" + job + "/log",
                      json::object{{"attempt", 1}, {"text", "nvcc ok\n"}}, builder)
                 .status,
@@ -396,6 +396,8 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
   ask("get", "/api/v1/results/{id}", "/api/v1/results/" + result_id);
   ask("get", "/api/v1/results/{id}", "/api/v1/results/999");
   ask("get", "/api/v1/builds", "/api/v1/builds?target=sm_90a&job=" + job);
+  ask("get", "/api/v1/builds/{id}", "/api/v1/builds/" + build_id);
+  ask("get", "/api/v1/builds/{id}", "/api/v1/builds/999999");
   ask("get", "/api/v1/targets/{target}/bringup", "/api/v1/targets/sm_90a/bringup");
   ask("get", "/api/v1/targets/{target}/bringup", "/api/v1/targets/sm_100a/bringup");
   ask("get", "/api/v1/targets/{target}/bringup", "/api/v1/targets/sm_999/bringup");

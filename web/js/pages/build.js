@@ -87,6 +87,6 @@ export async function render(root, route) {
     h('h2', {}, 'Resources'), resourcesTable(b),
     h('h2', {}, 'Instruction audit'), auditBox(b.instruction_audit),
     historyTable(others.items, b.id),
-    rawLink(`/api/v1/builds?before=${b.id + 1}&limit=1`));
+    rawLink(`/api/v1/builds/${b.id}`));
   return null;
 }

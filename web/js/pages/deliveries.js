@@ -14,6 +14,9 @@ function connectionRow(c) {
     h('td', {}, `${c.kind} (${c.mode})`),
     h('td', {}, h('code', {}, c.api_url)),
     h('td', {}, c.project),
+    h('td', { class: 'auth' }, c.auth === 'github_app'
+      ? [`GitHub App ${c.app_id}, installation ${c.installation_id}, key `, h('code', {}, c.private_key_file)]
+      : ['token file ', h('code', {}, c.token_file)]),
     h('td', {}, h('span', { class: `tag ${c.state === 'ok' ? 'st-succeeded' : 'st-failed'}` }, c.state),
       c.broken_reason ? h('span', { class: 'reason' }, c.broken_reason) : null));
 }
@@ -39,7 +42,7 @@ export async function render(root, route) {
   const rows = h('tbody');
   const paint = () => {
     fill(conns, forges.items.length ? forges.items.map(connectionRow)
-      : h('tr', {}, h('td', { colspan: 5, class: 'muted' }, 'No forge connections: PUT /api/v1/repositories/{name}/forge.')));
+      : h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'No forge connections: PUT /api/v1/repositories/{name}/forge.')));
     fill(rows, page.items.length ? page.items.map(deliveryRow)
       : h('tr', {}, h('td', { colspan: 9, class: 'muted' }, 'No deliveries.')));
   };
@@ -50,7 +53,7 @@ export async function render(root, route) {
       s === state ? h('b', {}, s || 'all') : h('a', { href: s ? `#/deliveries?state=${s}` : '#/deliveries' }, s || 'all'), ' '])),
     h('h2', {}, 'Forge connections'),
     h('table', { class: 'grid', id: 'forges' },
-      h('thead', {}, h('tr', {}, ['repository', 'forge', 'API', 'project', 'state'].map((t) => h('th', {}, t)))), conns),
+      h('thead', {}, h('tr', {}, ['repository', 'forge', 'API', 'project', 'credentials', 'state'].map((t) => h('th', {}, t)))), conns),
     h('h2', {}, 'Outgoing calls'),
     h('table', { class: 'grid', id: 'deliveries' },
       h('thead', {}, h('tr', {}, ['id', 'kind', 'event', 'commit', 'state', 'attempts', 'last status', 'last error', 'when'].map((t) => h('th', {}, t)))),

@@ -272,6 +272,7 @@ class Store {
   Result<std::vector<PutOutcome>> put_build_records(const std::vector<BuildRecord>& records,
                                                     std::optional<std::int64_t> runner_id = std::nullopt);
   Result<Page<BuildRecord>> list_build_records(const BuildRecordFilter& filter);
+  Result<std::optional<BuildRecord>> get_build_record(std::int64_t id);
   // Idempotent per (job, attempt, instance, dtype, shape) while the attempt is live; a
   // job's result names its writer in runner_id, comes from a check job, and takes the
   // GPU model the job is pinned to, else the one its runner registered.
