@@ -62,6 +62,9 @@ function(kport_load_catalog)
 endfunction()
 
 # kport_cuda_flags(<lib> <target>): the compile settings every kernel object gets.
+# -frandom-seed makes the names nvcc gives internal symbols depend on the library, not on
+# the compiling process, so a rebuild of one commit makes the same harness (same sha256:
+# one A/A series for the verdict, one harness for a bisection's probes).
 function(kport_cuda_flags lib t)
   string(REPLACE "sm_" "compute_" virt "${t}")
   string(REPLACE "sm_" "" sm_number "${t}")
@@ -70,7 +73,7 @@ function(kport_cuda_flags lib t)
                                           CUDA_STANDARD_REQUIRED ON CUDA_EXTENSIONS OFF)
   target_compile_options(${lib} PRIVATE
     $<$<COMPILE_LANGUAGE:CUDA>:-gencode=arch=${virt},code=${t} -O3 -lineinfo
-      --expt-relaxed-constexpr -Xptxas=--warn-on-spills -Xcompiler=-Wall,-Wextra
+      --expt-relaxed-constexpr -Xptxas=--warn-on-spills -Xcompiler=-Wall,-Wextra -frandom-seed=${lib}
       $<$<BOOL:${KPORT_PTXAS_VERBOSE}>:-Xptxas=-v>
       $<$<BOOL:${KPORT_WERROR}>:-Werror=all-warnings -Xcompiler=-Werror>>)
   target_compile_definitions(${lib} PRIVATE KPORT_TARGET="${t}" KPORT_SM=${sm_digits})
