@@ -356,7 +356,11 @@ Verdict decide_verdict(const std::string& commit, const CommitFacts& mine,
     const bool from_remeasure = m != remeasured.end() && r.job_id && *r.job_id == m->second->job_id;
     const bool has_pair = from_remeasure && r.paired_median_us && *r.paired_median_us > 0;
     if (change != Change::regressed && !has_pair) continue;
-    const TimingDelta delta = *compare_timing(*before, r, policy, m_ptr);
+    // A re-measure times every case of the instance, also cases the baseline never
+    // measured, failed or did not time: with no baseline figure there is nothing to compare.
+    const auto timed = before ? compare_timing(*before, r, policy, m_ptr) : std::nullopt;
+    if (!timed) continue;
+    const TimingDelta delta = *timed;
     if (m == remeasured.end()) {
       ask_remeasure(r);  // a suspect: confirmed or cleared by its re-measure
       continue;

@@ -124,6 +124,39 @@ TEST(Verdict, SlowdownsWithinNoiseOrThresholdDoNotCount) {
   EXPECT_EQ(decide(mine, base).status, "pending");
 }
 
+// A re-measure times every case of the suspect's instance, cases its baseline never
+// measured among them: those have nothing to compare with and say nothing.
+TEST(Verdict, ARemeasuredCaseTheBaselineNeverMeasuredIsNotJudged) {
+  auto base = done({}, {result("mma", 100, 0.5)});
+  auto mine = done({}, {result("mma", 100.1, 0.5)});
+  mine.jobs.push_back(job(3, JobKind::check, JobState::succeeded));
+  mine.remeasures.push_back(RemeasureFact{"sm_90a", "NVIDIA H200", 3});
+  ResultFact other = result("mma", 130, 0.5);
+  other.shape = "m=2,n=2,k=2";
+  other.job_id = 3;
+  other.paired_median_us = 100;
+  other.paired_stddev_us = 0.5;
+  mine.results.push_back(other);
+  auto v = decide(mine, base);
+  EXPECT_EQ(v.status, "pass");
+  EXPECT_TRUE(v.reasons.empty());
+  EXPECT_TRUE(v.notes.empty());
+  // The same when the baseline has the case but failed it, or checked it without timing.
+  ResultFact failed = other;
+  failed.status = CheckOutcome::failed;
+  failed.job_id.reset();
+  failed.paired_median_us.reset();
+  failed.paired_stddev_us.reset();
+  failed.median_us = 100;
+  base.results.push_back(failed);
+  v = decide(mine, base);
+  EXPECT_TRUE(v.reasons.empty());
+  base.results.back().status = CheckOutcome::passed;
+  base.results.back().median_us.reset();
+  v = decide(mine, base);
+  EXPECT_TRUE(v.reasons.empty());
+}
+
 // A re-measure that timed the baseline's harness in rounds interleaved with its own
 // (A/B/A/B on one GPU) confirms a slowdown only when that pair shows it too.
 TEST(Verdict, ASlowdownCountsOnlyWhenTheInterleavedPairShowsIt) {
