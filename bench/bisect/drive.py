@@ -37,6 +37,10 @@ class Timeout(Exception):
     pass
 
 
+class Down(Exception):
+    """The coordinator stopped answering: it exited (its log says why) or hangs."""
+
+
 class Run:
     def __init__(self, args):
         self.args = args
@@ -70,14 +74,16 @@ class Run:
             raise Timeout()
 
     def get(self, path):
-        """GET that retries a failed connection for a few seconds; None on an error answer."""
+        """GET that retries a failed connection for a few seconds; None on an error answer,
+        Down when the coordinator does not answer at all."""
         for attempt in range(5):
             try:
                 status, doc = self.api.call("GET", path)
                 return doc if status == 200 else None
-            except OSError:
+            except OSError as e:
+                error = e
                 time.sleep(1)
-        return None
+        raise Down(f"GET {path}: {error}")
 
     # ---- setup ----
     def setup(self):
@@ -428,13 +434,20 @@ def main():
     run = Run(args)
     try:
         rc = run.main()
+    except Down as e:
+        run.log(f"COORDINATOR DOWN: {e} (coordinator.log says why)")
+        rc = 1
     except Timeout:
         run.log(f"TIMEOUT: past the deadline ({args.deadline - args.start:.0f} s after the start)")
         if not args.dry:
             # What kport had got to, for the report.
             c16 = run.commits[-1]
-            v = run.get(f"/api/v1/commits/{c16}/verdict")
-            bl = (run.get(f"/api/v1/bisections?commit={c16}") or {"items": []})["items"]
+            try:
+                v = run.get(f"/api/v1/commits/{c16}/verdict")
+                bl = (run.get(f"/api/v1/bisections?commit={c16}") or {"items": []})["items"]
+            except Down as e:
+                run.log(f"COORDINATOR DOWN: {e} (coordinator.log says why)")
+                v, bl = None, []
             if v is not None:
                 run.save("verdict-c16.json", v)
                 run.log(f"verdict of c16: {v['status']}; waiting: {'; '.join(v.get('waiting', []))[:400]}")

@@ -27,9 +27,11 @@
 # their checks wait for a GPU), KPORT_BISECT_AA (4), KPORT_BISECT_INSTANCE
 # (gemm.wgmma_tma.128x128x64_s6), KPORT_BISECT_CASES (bf16 gemm shapes separated by ';'),
 # KPORT_TARGET (sm_90a), KPORT_ARCH (9.0), and the GPU runner's sampling knobs of
-# bench/pipeline/run_h200.sh (KPORT_BENCH_CAP_MS 300, KPORT_BENCH_WARMUP_MS 200,
-# KPORT_BENCH_MIN_SAMPLES 20, KPORT_BENCH_MAX_RSE 0.003, KPORT_BENCH_MAX_DUTY 0.5,
-# KPORT_BENCH_THROTTLE 0.97, KPORT_BENCH_ROUNDS 2), all at the runner's defaults.
+# bench/pipeline/run_h200.sh (KPORT_BENCH_CAP_MS 60, KPORT_BENCH_WARMUP_MS 50,
+# KPORT_BENCH_MIN_SAMPLES 10, KPORT_BENCH_MAX_RSE 0.003, KPORT_BENCH_MAX_DUTY 0.5,
+# KPORT_BENCH_THROTTLE 0.97, KPORT_BENCH_ROUNDS 2). The first three are shorter than the
+# pipeline's: the re-measure times the instance's whole grid (about 130 cases) in 8
+# interleaved processes, which at 300 ms a case takes longer than the whole run may.
 # Exit status: 0 the seeded commit found (dry: every dry check passed), 1 not found or a
 # step failed, 2 timed out.
 set -u
@@ -147,8 +149,8 @@ pids+=($!)
 if [[ -z $dry ]]; then
   svc kport-runner --role gpu --server "$url" --registration-token "$reg" --workdir "$work/gpu-runner" \
     --catalog "$root/porting/catalog/targets.json" --nvcc "$nvcc" --name gpu-host --claim-wait 5 \
-    --bench-time-cap-ms "${KPORT_BENCH_CAP_MS:-300}" --bench-warmup-ms "${KPORT_BENCH_WARMUP_MS:-200}" \
-    --bench-min-samples "${KPORT_BENCH_MIN_SAMPLES:-20}" --bench-max-rse "${KPORT_BENCH_MAX_RSE:-0.003}" \
+    --bench-time-cap-ms "${KPORT_BENCH_CAP_MS:-60}" --bench-warmup-ms "${KPORT_BENCH_WARMUP_MS:-50}" \
+    --bench-min-samples "${KPORT_BENCH_MIN_SAMPLES:-10}" --bench-max-rse "${KPORT_BENCH_MAX_RSE:-0.003}" \
     --bench-max-duty "${KPORT_BENCH_MAX_DUTY:-0.5}" --bench-throttle-threshold "${KPORT_BENCH_THROTTLE:-0.97}" \
     --bench-rounds "${KPORT_BENCH_ROUNDS:-2}" \
     >"$OUT/gpu-runner.log" 2>&1 &
