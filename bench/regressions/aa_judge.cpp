@@ -4,7 +4,7 @@
 // where the code did not change, and how often it finds an effect applied to the change.
 //
 //   kport-bench-aa FIGURES.tsv [--effect E]... [--screen-k K] [--floor F] [--confirm-k K]
-//                  [--confirm-floor F] [--side-rounds N] (extract.py writes FIGURES.tsv)
+//                  [--confirm-floor F] [--side-rounds N] [--splits 1] (extract.py writes FIGURES.tsv)
 //
 // Each case's figures come from several harness processes (passes) on several machine
 // starts; each start built its own harness, so a start is one "code" of the A/A history,
@@ -254,12 +254,13 @@ int judge_change(const std::string& path, std::map<std::string, Case>& aa, const
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << "usage: kport-bench-aa FIGURES.tsv [--effect E ...] [--screen-k K] [--floor F] [--confirm-k K] "
-                 "[--confirm-floor F] [--side-rounds N]\n";
+                 "[--confirm-floor F] [--side-rounds N] [--splits 1]\n";
     return 2;
   }
   std::vector<double> effects{0.0};
   VerdictPolicy policy;
   int side_rounds = 2;      // rounds of each side of an interleaved pair
+  bool splits = false;      // --splits 1: every split of a start's 2n processes into two sides
   std::string change_path;  // --change: interleaved figures of a real change (extract.py --change)
   for (int i = 2; i < argc; i += 2) {
     const std::string flag = argv[i];
@@ -284,6 +285,8 @@ int main(int argc, char** argv) {
       policy.noise.confirm_floor = value;
     else if (flag == "--side-rounds")
       side_rounds = static_cast<int>(value);
+    else if (flag == "--splits")
+      splits = value != 0;
 
     else {
       std::cerr << "kport-bench-aa: unknown option " << flag << "\n";
@@ -375,19 +378,42 @@ int main(int argc, char** argv) {
           }
         }
       // Confirm: every 2n consecutive processes of one start, alternately the baseline's
-      // side and the change's.
+      // side and the change's; with --splits, every way of taking two sides of n from the
+      // first 2n processes of a start (the baseline's side first), which are more trials
+      // of the same processes, not independent ones.
       long windows = 0, confirmed = 0;
       double worst = -1;
       const std::size_t w = 2 * static_cast<std::size_t>(side_rounds);
+      std::vector<std::pair<std::vector<std::size_t>, std::vector<std::size_t>>> trials;  // (baseline, change)
       for (std::size_t p = 0; p + w <= f.size(); ++p) {
         if (f[p + w - 1].start != f[p].start) continue;
-        std::vector<std::size_t> used;
-        std::vector<const AaSample*> as, bs;
-        for (std::size_t q = 0; q < w; ++q) {
-          used.push_back(p + q);
-          (q % 2 ? bs : as).push_back(&f[p + q]);
+        if (splits && p > 0 && f[p - 1].start == f[p].start) continue;  // one group of 2n per start
+        std::vector<std::size_t> group;
+        for (std::size_t q = 0; q < w; ++q) group.push_back(p + q);
+        if (!splits) {
+          trials.emplace_back();
+          for (std::size_t q = 0; q < w; ++q) (q % 2 ? trials.back().second : trials.back().first).push_back(p + q);
+          continue;
         }
-        const NoiseModel model = history_without(used);
+        std::vector<bool> pick(w, false);
+        std::fill(pick.begin(), pick.begin() + static_cast<std::ptrdiff_t>(side_rounds), true);
+        do {
+          trials.emplace_back();
+          for (std::size_t q = 0; q < w; ++q)
+            (pick[q] ? trials.back().first : trials.back().second).push_back(group[q]);
+        } while (std::prev_permutation(pick.begin(), pick.end()));
+      }
+      std::map<std::vector<std::size_t>, NoiseModel> models;  // by the processes left out
+      for (const auto& [a_side, b_side] : trials) {
+        std::vector<std::size_t> used = a_side;
+        used.insert(used.end(), b_side.begin(), b_side.end());
+        std::sort(used.begin(), used.end());
+        auto found = models.find(used);
+        if (found == models.end()) found = models.emplace(used, history_without(used)).first;
+        const NoiseModel& model = found->second;
+        std::vector<const AaSample*> as, bs;
+        for (std::size_t x : a_side) as.push_back(&f[x]);
+        for (std::size_t x : b_side) bs.push_back(&f[x]);
         const Side a = side(as, 1.0), b = side(bs, 1.0 + effect);
         std::vector<double> am, bm;
         for (const auto* x : as) am.push_back(x->median_us);

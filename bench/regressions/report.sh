@@ -21,3 +21,6 @@ change=()
 echo
 echo "with two rounds a side:"
 "$build/bin/kport-bench-aa" "$dir/figures.tsv" --side-rounds 2 --effect 0.02
+echo
+echo "every split of a start's first eight processes into two sides of four (70 per start, not independent):"
+"$build/bin/kport-bench-aa" "$dir/figures.tsv" --side-rounds 4 --splits 1 --effect 0.02

@@ -120,13 +120,14 @@ void add_forge_routes(http::Router& router, Context& ctx) {
         return http::error_response(
             make_error(Errc::unprocessable, "field 'token_file': cannot read " + c.token_file +
                                                 " as the coordinator; write the token there (mode 0600)"));
-      // The token is as safe as its file: say so when others may read it.
+      // The token is as safe as its file: one others can read is refused, as a key is.
       std::error_code ec;
       const auto perms = std::filesystem::status(c.token_file, ec).permissions();
       if (!ec && (perms & (std::filesystem::perms::group_read | std::filesystem::perms::others_read)) !=
                      std::filesystem::perms::none)
-        log::warn("forge token file is readable by other users; chmod 600 it",
-                  {{"repo", c.repo}, {"file", c.token_file}});
+        return http::error_response(make_error(Errc::unprocessable, "field 'token_file': " + c.token_file +
+                                                                        " is readable by other users; chmod 600 it "
+                                                                        "(owned by the coordinator's user)"));
     }
     auto put = ctx.store->put_forge_connection(c);
     if (!put.ok()) return http::error_response(put.error());

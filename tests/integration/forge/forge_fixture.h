@@ -30,6 +30,8 @@ class ForgeTest : public HookTest {
       extra_args.push_back(pki->ca());
     }
     std::ofstream(dir.path() / "forge-token") << k_forge_token << "\n";
+    std::filesystem::permissions(dir.path() / "forge-token",
+                                 std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
     std::ofstream(dir.path() / "notify-secret") << k_notify_secret << "\n";
     for (std::string a : {"--delivery-poll-ms", "50", "--delivery-retry-base-ms", "100", "--delivery-retry-max-ms",
                           "400", "--delivery-max-attempts", "3", "--delivery-timeout-ms", "1000", "--public-url"})

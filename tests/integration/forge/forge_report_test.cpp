@@ -232,6 +232,18 @@ TEST_F(ForgeTest, ConnectionInputIsCheckedWithJsonErrors) {
       object{{"kind", "github"}, {"api_url", forge.url()}, {"project", "a/b"}, {"token_file", "/nonexistent/token"}},
       k_admin);
   EXPECT_EQ(no_file.status, 422) << no_file.raw;
+  // A token file others may read is refused, as a GitHub App's key is, naming the file.
+  const auto shared = dir.path() / "shared-token";
+  std::ofstream(shared) << "token\n";
+  std::filesystem::permissions(shared, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+                                           std::filesystem::perms::group_read);
+  auto readable =
+      put("/api/v1/repositories/org%2Fkernels/forge",
+          object{{"kind", "github"}, {"api_url", forge.url()}, {"project", "a/b"}, {"token_file", shared.string()}},
+          k_admin);
+  EXPECT_EQ(readable.status, 422) << readable.raw;
+  EXPECT_NE(readable.raw.find("readable by other users; chmod 600"), std::string::npos) << readable.raw;
+  EXPECT_NE(readable.raw.find(shared.string()), std::string::npos) << readable.raw;
   auto unknown = put("/api/v1/repositories/nope/forge",
                      object{{"kind", "github"},
                             {"api_url", forge.url()},

@@ -5,6 +5,7 @@
 // media type. Response schemas admit no undocumented field and require what is always
 // there, so a handler that adds, drops or retypes a field fails here until the
 // document follows. Every documented JSON success answer must have been seen once.
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -209,6 +210,8 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
   }
   // ---- forge connections (the forge is a closed port: its deliveries stay pending) ----
   std::ofstream(dir.path() / "forge-token") << "token\n";
+  std::filesystem::permissions(dir.path() / "forge-token",
+                               std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   const json::object forge{{"kind", "gitea"},
                            {"api_url", "http://127.0.0.1:1/api/v1"},
                            {"project", "org/kernels"},
