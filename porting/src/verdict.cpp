@@ -408,11 +408,18 @@ Verdict decide_verdict(const std::string& commit, const CommitFacts& mine,
       continue;
     }
     if (!counts) {
+      // Both harnesses ran under one driver in the pair; a first figure taken under
+      // another driver than the baseline's puts the rest of the gap on the driver.
+      const bool across_drivers = !before->driver.empty() && !r.driver.empty() && before->driver != r.driver;
       if (change == Change::regressed)
         v.notes.push_back(what + "+" + seen + ", not confirmed: timed against the baseline's harness in interleaved " +
                           "rounds on the same GPU it differs by " +
                           (pair ? fmt(pair->rel * 100, 2) + "%" : std::string("nothing comparable")) +
-                          (band ? ", inside the band +" + fmt(*band * 100, 1) + "%" : ""));
+                          (band ? ", inside the band +" + fmt(*band * 100, 1) + "%" : "") +
+                          (across_drivers
+                               ? "; the baseline's figure was taken with driver " + before->driver +
+                                     " and this one with " + r.driver + ": the gap is the driver's, not the code's"
+                               : std::string()));
       continue;
     }
     VerdictReason reason = perf_reason(r, *before, delta, than);

@@ -175,6 +175,18 @@ TEST(Verdict, ASlowdownCountsOnlyWhenTheInterleavedPairShowsIt) {
   EXPECT_NE(v.notes[0].find("not confirmed: timed against the baseline's harness in interleaved rounds"),
             std::string::npos)
       << v.notes[0];
+  EXPECT_EQ(v.notes[0].find("driver"), std::string::npos) << v.notes[0];
+  // The first figures were taken under two drivers: the note puts the gap on the driver.
+  base.results[0].driver = "570.86";
+  mine.results[0].driver = "580.159.04";
+  v = decide(mine, base);
+  ASSERT_EQ(v.notes.size(), 1u);
+  EXPECT_NE(v.notes[0].find("the baseline's figure was taken with driver 570.86 and this one with 580.159.04: the gap "
+                            "is the driver's, not the code's"),
+            std::string::npos)
+      << v.notes[0];
+  base.results[0].driver.clear();
+  mine.results[0].driver.clear();
   // The pair differs as the first figures did: confirmed.
   mine.results[0].paired_median_us = 100.1;
   v = decide(mine, base);
