@@ -32,7 +32,8 @@ std::string usage_text() {
          "[--min-samples N] [--no-baseline] "
          "[--throttle-threshold F] [--throttle-recovery-ms MS] [--sample-gap-ms MS] [--max-duty F] [--no-blocker] "
          "[--l2-flush write|read|off] [--trace]; check: [--reference auto|gpu]; "
-         "all: [--timeout-s S]. Shapes: gemm m=..,n=..,k=..; gemm_fp8 m=..,n=..,k=..[,scale=0|1|2]; attention b=..,h=..,l=..,d=..[,causal=1]; "
+         "all: [--timeout-s S]. Shapes: gemm m=..,n=..,k=..; gemm_fp8 m=..,n=..,k=..[,scale=0|1|2]; attention "
+         "b=..,h=..,l=..,d=..[,causal=1]; "
          "rmsnorm/softmax rows=..,cols=..";
 }
 
@@ -149,7 +150,8 @@ std::optional<HarnessError> parse_args(const std::vector<std::string>& args, Opt
     }
     if (!o.all) {
       if (o.instance.empty()) return usage(o.command + " needs --instance NAME or --all");
-      if (o.dtype.empty() || o.dtype == "all") return usage(o.command + " --instance needs --dtype bf16|fp16|fp32|e4m3|e5m2");
+      if (o.dtype.empty() || o.dtype == "all")
+        return usage(o.command + " --instance needs --dtype bf16|fp16|fp32|e4m3|e5m2");
       if (o.shape.empty()) return usage(o.command + " --instance needs --shape");
     }
     if (!o.dtype.empty() && o.dtype != "all" && !parse_dtype(o.dtype))

@@ -214,10 +214,9 @@ std::vector<Shape> bench_grid(Family family) {
       // The fp8 peers' shapes (H200-BASELINES): prefill projections of a 7168-hidden model,
       // a square and a decode batch, in each scaling mode.
       for (int scale : {0, 1, 2})
-        for (const auto& mnk :
-             {std::array<int, 3>{4096, 7168, 16384}, std::array<int, 3>{4096, 4096, 7168},
-              std::array<int, 3>{4096, 2112, 7168}, std::array<int, 3>{8192, 8192, 8192},
-              std::array<int, 3>{64, 7168, 16384}, std::array<int, 3>{128, 4096, 7168}})
+        for (const auto& mnk : {std::array<int, 3>{4096, 7168, 16384}, std::array<int, 3>{4096, 4096, 7168},
+                                std::array<int, 3>{4096, 2112, 7168}, std::array<int, 3>{8192, 8192, 8192},
+                                std::array<int, 3>{64, 7168, 16384}, std::array<int, 3>{128, 4096, 7168}})
           grid.push_back(fp8_shape(mnk[0], mnk[1], mnk[2], scale));
       break;
     case Family::attention:
@@ -256,10 +255,10 @@ std::vector<Shape> check_grid(Family family) {
       // Odd M and N (partial tiles, odd output rows), K below one block, K that is a multiple
       // of 16 but not of 128 (refused by block128) and not of 16 (refused by all).
       for (int scale : {0, 1, 2})
-        for (const auto& mnk : {std::array<int, 3>{127, 255, 128}, std::array<int, 3>{1, 1, 128},
-                                std::array<int, 3>{257, 129, 384}, std::array<int, 3>{33, 4104, 528},
-                                std::array<int, 3>{1000, 2500, 1024}, std::array<int, 3>{3, 7, 16},
-                                std::array<int, 3>{129, 4096, 520}})
+        for (const auto& mnk :
+             {std::array<int, 3>{127, 255, 128}, std::array<int, 3>{1, 1, 128}, std::array<int, 3>{257, 129, 384},
+              std::array<int, 3>{33, 4104, 528}, std::array<int, 3>{1000, 2500, 1024}, std::array<int, 3>{3, 7, 16},
+              std::array<int, 3>{129, 4096, 520}})
           grid.push_back(fp8_shape(mnk[0], mnk[1], mnk[2], scale));
       break;
     case Family::attention:
@@ -284,8 +283,9 @@ Problem make_problem(const Shape& s, DType dtype) {
   switch (s.family) {
     case Family::gemm: p.gemm = {nullptr, nullptr, nullptr, s.m, s.n, s.k, dtype}; break;
     case Family::gemm_fp8:
-      p.gemm_fp8 = {nullptr, nullptr, nullptr, nullptr, nullptr, s.m, s.n, s.k,
-                    static_cast<kport::kernels::Fp8Scale>(s.scale), dtype};
+      p.gemm_fp8 = {
+          nullptr, nullptr, nullptr, nullptr, nullptr, s.m, s.n, s.k, static_cast<kport::kernels::Fp8Scale>(s.scale),
+          dtype};
       break;
     case Family::attention:
       p.attention = {nullptr,

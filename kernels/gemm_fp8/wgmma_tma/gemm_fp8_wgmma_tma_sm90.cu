@@ -70,8 +70,7 @@ __device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, 
   tn = r / rows;
 }
 
-__device__ __forceinline__ void store_pair(__nv_bfloat16* d, int n, int row, int col, float v0, float v1,
-                                           bool pairs) {
+__device__ __forceinline__ void store_pair(__nv_bfloat16* d, int n, int row, int col, float v0, float v1, bool pairs) {
   __nv_bfloat16* p = d + static_cast<size_t>(row) * n + col;
   if (pairs && col + 1 < n) {
     *reinterpret_cast<__nv_bfloat162*>(p) = __floats2bfloat162_rn(v0, v1);
@@ -238,8 +237,7 @@ std::string supports(const Problem& p) {
            "a multiple of 128";
   auto misaligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 != 0; };
   if (misaligned(g.a) || misaligned(g.b)) return "A and B must be 16-byte aligned for TMA";
-  if (g.scale == Fp8Scale::block128 && misaligned(g.scale_a))
-    return "block128 scale_a must be 16-byte aligned for TMA";
+  if (g.scale == Fp8Scale::block128 && misaligned(g.scale_a)) return "block128 scale_a must be 16-byte aligned for TMA";
   return "";
 }
 
@@ -313,14 +311,8 @@ std::string config_json() {
 
 template <class Cfg>
 Instance make_instance(const char* name) {
-  return Instance{Family::gemm_fp8,
-                  "wgmma_tma",
-                  name,
-                  {"wgmma", "tma", "mbarrier", "setmaxnreg"},
-                  {DType::e4m3, DType::e5m2},
-                  config_json<Cfg>(),
-                  &supports,
-                  &launch<Cfg>};
+  return Instance{Family::gemm_fp8,           "wgmma_tma",        name,      {"wgmma", "tma", "mbarrier", "setmaxnreg"},
+                  {DType::e4m3, DType::e5m2}, config_json<Cfg>(), &supports, &launch<Cfg>};
 }
 
 using Cfg128x128 = Config<128, 6>;

@@ -134,7 +134,7 @@ cudaError_t make_fp8_operand(void* q, float* scales, int rows, int k, DType dtyp
       scratch, rows, k, kblocks, key);
   const long long entries = kport::kernels::fp8_scale_count(mode, of_a, rows, k);
   scale_kernel<<<static_cast<unsigned>(entries), k_threads, 0, stream>>>(scales, scratch, rows, kblocks, mode, of_a,
-                                                                          fp8_max(dtype));
+                                                                         fp8_max(dtype));
   const std::size_t n = static_cast<std::size_t>(rows) * k;
   if (dtype == DType::e5m2)
     quantize_kernel<<<grid_for(n), k_threads, 0, stream>>>(static_cast<__nv_fp8_e5m2*>(q), scales, rows, k, kblocks,
