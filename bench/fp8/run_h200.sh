@@ -33,29 +33,30 @@ $H list --filter gemm_fp8 >"$W/list.json"
 
 # Correctness: the check grid, then shapes outside it (odd M, odd N, a K that block128 refuses,
 # a K that every mode refuses). Exit 1 means a case failed; the table lists it.
-timeout 150 $H check --all --filter gemm_fp8 --dtype all --seed 7 >"$W/check.json" 2>"$W/check.err"
+timeout 150 $H check --all --filter gemm_fp8 --dtype all --seed 7 --timeout-s 10 >"$W/check.json" 2>"$W/check.err"
 stamp "check grid: exit $?"
 cases=()
-for inst in gemm_fp8.wgmma_tma.128x128x128_s6 gemm_fp8.wgmma_tma.128x64x128_s8; do
+for inst in gemm_fp8.wgmma_tma.128x128x128_s6 gemm_fp8.wgmma_tma.128x64x128_s8 gemm_fp8.wgmma_tma.128x128x128_s6_c2x1; do
   for shape in m=77,n=1001,k=256 m=4095,n=7167,k=2048 m=513,n=3,k=4096 m=200,n=384,k=400 m=64,n=64,k=24; do
     for scale in 0 1 2; do cases+=(--case "$inst:e4m3:$shape,scale=$scale"); done
   done
   cases+=(--case "$inst:e5m2:m=1999,n=1537,k=1152,scale=2")
 done
-timeout 60 $H check "${cases[@]}" --seed 11 >"$W/check_extra.json" 2>"$W/check_extra.err"
+timeout 60 $H check "${cases[@]}" --seed 11 --timeout-s 10 >"$W/check_extra.json" 2>"$W/check_extra.err"
 stamp "check outside the grid: exit $?"
 
-# Speed: e4m3, both instances, the three shapes x three scaling modes in one process.
+# Speed: e4m3, every instance, the three shapes x three scaling modes in one process.
 cases=()
 for shape in m=4096,n=7168,k=16384 m=4096,n=4096,k=7168 m=64,n=7168,k=16384; do
   for scale in 0 1 2; do
-    for inst in gemm_fp8.wgmma_tma.128x128x128_s6 gemm_fp8.wgmma_tma.128x64x128_s8; do
+    for inst in gemm_fp8.wgmma_tma.128x128x128_s6 gemm_fp8.wgmma_tma.128x64x128_s8 \
+      gemm_fp8.wgmma_tma.128x128x128_s6_c2x1; do
       cases+=(--case "$inst:e4m3:$shape,scale=$scale")
     done
   done
 done
 timeout 120 $H bench "${cases[@]}" --seed 3 --time-cap-ms 400 --warmup-ms 400 --later-warmup-ms 50 --max-rse 0.005 \
-  --max-duty 0.5 >"$W/bench.json" 2>"$W/bench.err"
+  --max-duty 0.5 --timeout-s 10 >"$W/bench.json" 2>"$W/bench.err"
 stamp "bench: exit $?"
 
 PYTHONUNBUFFERED=1 timeout 120 python3 bench/fp8/peer.py --out "$W/peer.json" >"$W/peer.log" 2>&1

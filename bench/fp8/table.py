@@ -28,24 +28,40 @@ def main():
 
     verdicts = collections.Counter()
     failures = []
+    failed_instances = set()
     for path in args.check:
-        for r in load(path).get("results", []):
+        doc = load(path)
+        if "error" in doc:
+            failures.append(f"  {path}: {doc['error']}")
+        for r in doc.get("results", []):
             verdicts[r.get("verdict")] += 1
             if r.get("verdict") not in ("passed", "unsupported"):
+                failed_instances.add(r["instance"])
                 failures.append(f"  {r['instance']} {r['dtype']} {r['shape_text']}: {r.get('verdict')} "
                                 f"{r.get('reason', '')}")
     print("check: " + ", ".join(f"{v} {c}" for v, c in sorted(verdicts.items())))
     for line in failures[:40]:
         print(line)
+    worst = collections.defaultdict(float)
+    for path in args.check:
+        for r in load(path).get("results", []):
+            if r.get("verdict") == "passed":
+                key = (r["dtype"], r["shape"]["scale"])
+                worst[key] = max(worst[key], r["normwise_rel_error"])
+    for (dtype, scale), err in sorted(worst.items()):
+        print(f"  largest normwise error passed, {dtype} {SCALE[scale]}: {err:.2e}")
 
     peer = {}
     for r in load(args.peer).get("results", []):
         if "tflops" in r:
             peer[(r["m"], r["n"], r["k"], r["mode"])] = r["tflops"]
+        print(f"  peer {r['mode']:>17} {r['m']}x{r['n']}x{r['k']}: " +
+              (f"{r['tflops']:.1f} TFLOP/s, normwise error {r['normwise_rel_error']:.2e}" if "tflops" in r
+               else r.get("error", "?")))
     best = collections.defaultdict(dict)
     for r in load(args.bench).get("results", []):
-        if r.get("verdict") != "measured":
-            continue
+        if r.get("verdict") != "measured" or r["instance"] in failed_instances:
+            continue  # an instance that failed a check has no figure
         s = r["shape"]
         key = (s["m"], s["n"], s["k"], SCALE[s["scale"]])
         if r["tflops"] > best[key].get("tflops", 0):

@@ -15,6 +15,10 @@
 // anyway. While one warpgroup promotes, the other's wgmma run. Per-tensor and row-wise scales
 // multiply once, in the epilogue, which converts to bf16 and stores straight from registers
 // (odd N included).
+// Optionally (ClusterM = 2) two CTAs on vertically adjacent tiles form a cluster: each loads
+// its own A (and A scales) and half of the shared B tile, multicast to both, and a stage is
+// refilled only when the consumers of both CTAs have released it; L2 then serves 24 KiB per
+// CTA and K block instead of 32.
 //
 // Constraints: K a multiple of 16 (TMA needs 16-byte row strides of A and B), of 128 in
 // block128 mode (a K block is one scale block); A, B (and block128 scale_a) 16-byte aligned.
@@ -46,11 +50,14 @@ constexpr int k_group_m = 8;                        // tile rows per L2 group
 constexpr int k_producer_regs = 40;
 constexpr int k_consumer_regs = 232;
 
-template <int BN_, int Stages_>
+template <int BN_, int Stages_, int ClusterM_>
 struct Config {
-  static constexpr int BM = 64 * k_consumers, BN = BN_, BK = k_fp8_block, Stages = Stages_;
+  static constexpr int BM = 64 * k_consumers, BN = BN_, BK = k_fp8_block, Stages = Stages_, ClusterM = ClusterM_;
   static_assert(BN == 64 || BN == 128, "a tile lies inside one 128-row scale block of B");
   static_assert(Stages >= 2 && Stages <= 8, "pipeline depth");
+  static_assert(ClusterM == 1 || ClusterM == 2, "CTAs along M sharing one B tile");
+  static constexpr int b_part_rows = BN / ClusterM;  // rows of B each CTA of a cluster loads
+  static_assert(b_part_rows * BK % 1024 == 0, "each CTA multicasts whole swizzle atoms");
   static constexpr int a_bytes = BM * BK;  // one byte per element
   static constexpr int b_bytes = BN * BK;
   static constexpr int sa_bytes = BM * 4;  // block128: the K block's scales of the tile's rows
@@ -60,11 +67,12 @@ struct Config {
   static_assert(smem_bytes <= 227 * 1024, "fits the sm_90 per-block shared memory");
 };
 
+template <int GroupM>
 __device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, int& tm, int& tn) {
-  const int per_group = k_group_m * tiles_n;
+  const int per_group = GroupM * tiles_n;
   const int group = tile / per_group;
-  const int first_m = group * k_group_m;
-  const int rows = min(tiles_m - first_m, k_group_m);
+  const int first_m = group * GroupM;
+  const int rows = min(tiles_m - first_m, GroupM);
   const int r = tile - group * per_group;
   tm = first_m + r % rows;
   tn = r / rows;
@@ -99,23 +107,32 @@ __global__ void __launch_bounds__(k_threads, 1)
   auto stage_a = [&](int s) { return smem_base + s * Cfg::stage_bytes; };
   auto stage_b = [&](int s) { return smem_base + s * Cfg::stage_bytes + Cfg::a_bytes; };
 
+  constexpr int CM = Cfg::ClusterM;
   const int wg = threadIdx.x / 128;
+  // The CTAs of a cluster take vertically adjacent tiles (the same rows of B): each loads its
+  // own A and 1/CM of the B tile, multicast to all of them.
+  const uint32_t rank = CM > 1 ? cluster_rank() : 0;
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) {
       mbar_init(full_bar(s), 1);
-      mbar_init(empty_bar(s), k_consumers * 4);  // lane 0 of every consumer warp
+      mbar_init(empty_bar(s), k_consumers * 4 * CM);  // every consumer warp whose B lands here
     }
     mbar_fence_init();
     tma_prefetch_desc(&tmap_a);
     tma_prefetch_desc(&tmap_b);
     if constexpr (k_block) tma_prefetch_desc(&tmap_sa);
   }
-  __syncthreads();
+  if constexpr (CM > 1)
+    cluster_sync();  // peers' barriers exist before anyone signals them
+  else
+    __syncthreads();
 
   const int tiles_m = (m + BM - 1) / BM;
   const int tiles_n = (n + BN - 1) / BN;
-  const int tiles = tiles_m * tiles_n;
+  const int groups_m = (tiles_m + CM - 1) / CM;  // tile rows in units of clusters
+  const int tiles = groups_m * tiles_n;          // work items, one per cluster
   const int k_blocks = (k + BK - 1) / BK;
+  const int first_tile = blockIdx.x / CM, tile_step = gridDim.x / CM;
 
   if (wg == 0) {
     regs_dealloc<k_producer_regs>();
@@ -123,14 +140,21 @@ __global__ void __launch_bounds__(k_threads, 1)
       int s = 0;
       uint32_t phase = 0;
       constexpr uint32_t bytes = Cfg::stage_bytes + (k_block ? Cfg::sa_bytes : 0);
-      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      for (int tile = first_tile; tile < tiles; tile += tile_step) {
         int tm, tn;
-        tile_coords(tile, tiles_m, tiles_n, tm, tn);
+        tile_coords<k_group_m / CM>(tile, groups_m, tiles_n, tm, tn);
+        tm = tm * CM + rank;  // may pass the last tile row: TMA then fills zeros
         for (int kb = 0; kb < k_blocks; ++kb) {
+          // empty here means every CTA of the cluster has released stage s
           mbar_wait(empty_bar(s), phase ^ 1);
           mbar_arrive_expect_tx(full_bar(s), bytes);
           tma_load_2d(stage_a(s), &tmap_a, kb * BK, tm * BM, full_bar(s));
-          tma_load_2d(stage_b(s), &tmap_b, kb * BK, tn * BN, full_bar(s));
+          constexpr int part = Cfg::b_part_rows;
+          if constexpr (CM > 1)
+            tma_load_2d_multicast(stage_b(s) + rank * part * BK, &tmap_b, kb * BK, tn * BN + rank * part, full_bar(s),
+                                  static_cast<uint16_t>((1u << CM) - 1));
+          else
+            tma_load_2d(stage_b(s), &tmap_b, kb * BK, tn * BN, full_bar(s));
           if constexpr (k_block) tma_load_2d(sa_base + s * Cfg::sa_bytes, &tmap_sa, tm * BM, kb, full_bar(s));
           if (++s == S) {
             s = 0;
@@ -150,9 +174,10 @@ __global__ void __launch_bounds__(k_threads, 1)
     for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
     int s = 0;
     uint32_t phase = 0;
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    for (int tile = first_tile; tile < tiles; tile += tile_step) {
       int tm, tn;
-      tile_coords(tile, tiles_m, tiles_n, tm, tn);
+      tile_coords<k_group_m / CM>(tile, groups_m, tiles_n, tm, tn);
+      tm = tm * CM + rank;
 #pragma unroll
       for (int i = 0; i < BN / 2; ++i) total[i] = 0.0f;
       // block128: the tile's columns lie in one 128-row block of B.
@@ -180,7 +205,12 @@ __global__ void __launch_bounds__(k_threads, 1)
           s1 *= sa[row_in_tile + 8];
         }
         __syncwarp();
-        if (lane == 0) mbar_arrive(empty_bar(s));
+        // Stage release: lane 0 of each consumer warp arrives here, lane r at cluster peer r.
+        if constexpr (CM > 1) {
+          if (lane < CM) mbar_arrive_cluster(empty_bar(s), lane);
+        } else {
+          if (lane == 0) mbar_arrive(empty_bar(s));
+        }
         if (++s == S) {
           s = 0;
           phase ^= 1;
@@ -217,6 +247,9 @@ __global__ void __launch_bounds__(k_threads, 1)
       }
     }
   }
+  // No CTA may leave while a peer can still multicast into its shared memory or arrive on its
+  // barriers.
+  if constexpr (CM > 1) cluster_sync();
 #endif
 }
 
@@ -241,6 +274,8 @@ std::string supports(const Problem& p) {
   return "";
 }
 
+// CTAs of this kernel that fit on the device at once (whole clusters): the persistent grid
+// must not exceed it, or some clusters would wait for others to finish all their tiles.
 template <class Cfg>
 cudaError_t resident_ctas(int* ctas) {
   static int cached[64] = {};
@@ -253,8 +288,30 @@ cudaError_t resident_ctas(int* ctas) {
   }
   int sms = 0;
   if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return err;
-  if (dev < 64) cached[dev] = sms;
-  *ctas = sms;
+  int result = sms;
+  if constexpr (Cfg::ClusterM > 1) {
+    auto kernel = gemm_fp8_kernel<Cfg, __nv_fp8_e4m3, Fp8Scale::block128>;  // same resources in every mode
+    if ((err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes)) !=
+        cudaSuccess)
+      return err;
+    cudaLaunchConfig_t cfg{};
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = Cfg::ClusterM;
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cfg.gridDim = dim3(sms / Cfg::ClusterM * Cfg::ClusterM);
+    cfg.blockDim = dim3(k_threads);
+    cfg.dynamicSmemBytes = Cfg::smem_bytes;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    int clusters = 0;
+    if ((err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg)) != cudaSuccess) return err;
+    if (clusters < 1) return cudaErrorInvalidConfiguration;
+    result = clusters * Cfg::ClusterM;
+  }
+  if (dev < 64) cached[dev] = result;
+  *ctas = result;
   return cudaSuccess;
 }
 
@@ -262,7 +319,7 @@ template <class Cfg, class T, Fp8Scale Mode>
 cudaError_t launch_typed(const GemmFp8Args& g, cudaStream_t stream) {
   CUtensorMap ta, tb, tsa;
   if (!tma_host::make_tmap_8bit_sw128(&ta, g.a, g.m, g.k, Cfg::BM) ||
-      !tma_host::make_tmap_8bit_sw128(&tb, g.b, g.n, g.k, Cfg::BN))
+      !tma_host::make_tmap_8bit_sw128(&tb, g.b, g.n, g.k, Cfg::b_part_rows))
     return cudaErrorInvalidValue;
   tsa = ta;  // unused unless block128
   if constexpr (Mode == Fp8Scale::block128) {
@@ -277,10 +334,25 @@ cudaError_t launch_typed(const GemmFp8Args& g, cudaStream_t stream) {
   if (err != cudaSuccess) return err;
   int ctas = 0;
   if ((err = resident_ctas<Cfg>(&ctas)) != cudaSuccess) return err;
-  const long long tiles = static_cast<long long>((g.m + Cfg::BM - 1) / Cfg::BM) * ((g.n + Cfg::BN - 1) / Cfg::BN);
-  const int grid = static_cast<int>(tiles < ctas ? tiles : ctas);
-  kernel<<<grid, k_threads, Cfg::smem_bytes, stream>>>(ta, tb, tsa, static_cast<__nv_bfloat16*>(g.d), g.scale_a,
-                                                       g.scale_b, g.m, g.n, g.k);
+  constexpr int CM = Cfg::ClusterM;
+  const long long items =
+      static_cast<long long>((g.m + Cfg::BM * CM - 1) / (Cfg::BM * CM)) * ((g.n + Cfg::BN - 1) / Cfg::BN);
+  const int grid = static_cast<int>(items < ctas / CM ? items : ctas / CM) * CM;
+  cudaLaunchConfig_t cfg{};
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = CM;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cfg.gridDim = dim3(grid);
+  cfg.blockDim = dim3(k_threads);
+  cfg.dynamicSmemBytes = Cfg::smem_bytes;
+  cfg.stream = stream;
+  cfg.attrs = &attr;
+  cfg.numAttrs = CM > 1 ? 1 : 0;
+  err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, tsa, static_cast<__nv_bfloat16*>(g.d), g.scale_a, g.scale_b, g.m, g.n,
+                           g.k);
+  if (err != cudaSuccess) return err;
   return cudaGetLastError();
 }
 
@@ -306,7 +378,7 @@ std::string config_json() {
          ",\"bk\":" + std::to_string(Cfg::BK) + ",\"stages\":" + std::to_string(Cfg::Stages) +
          ",\"consumer_warpgroups\":" + std::to_string(k_consumers) + ",\"threads\":" + std::to_string(k_threads) +
          ",\"promote_every_k\":" + std::to_string(k_fp8_block) + ",\"scales\":[\"tensor\",\"row\",\"block128\"]" +
-         ",\"persistent\":true}";
+         ",\"cluster_m\":" + std::to_string(Cfg::ClusterM) + ",\"persistent\":true}";
 }
 
 template <class Cfg>
@@ -315,15 +387,18 @@ Instance make_instance(const char* name) {
                   {DType::e4m3, DType::e5m2}, config_json<Cfg>(), &supports, &launch<Cfg>};
 }
 
-using Cfg128x128 = Config<128, 6>;
-using Cfg128x64 = Config<64, 8>;
+using Cfg128x128 = Config<128, 6, 1>;
+using Cfg128x64 = Config<64, 8, 1>;
+using Cfg128x128C2 = Config<128, 6, 2>;
 
 const Instance k_inst_128x128 = make_instance<Cfg128x128>("gemm_fp8.wgmma_tma.128x128x128_s6");
 const Instance k_inst_128x64 = make_instance<Cfg128x64>("gemm_fp8.wgmma_tma.128x64x128_s8");
+const Instance k_inst_128x128_c2 = make_instance<Cfg128x128C2>("gemm_fp8.wgmma_tma.128x128x128_s6_c2x1");
 
 }  // namespace
 
 KPORT_REGISTER_KERNEL(k_inst_128x128);
 KPORT_REGISTER_KERNEL(k_inst_128x64);
+KPORT_REGISTER_KERNEL(k_inst_128x128_c2);
 
 }  // namespace kport::kernels::gemm_fp8_wgmma_tma
