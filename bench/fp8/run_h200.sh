@@ -14,7 +14,10 @@ cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/build/fp8-out}
 W=build/fp8-work
 mkdir -p "$OUT" "$W"
-finish() { tar czf "$W/fp8-run.tar.gz" -C "$W" . && [[ -f $W/table.txt ]] && cp "$W/table.txt" "$W/"; }
+finish() {
+  for f in table.txt check.json bench.json peer.json; do [[ -f $W/$f ]] && cp "$W/$f" "$OUT/"; done
+  tar czf "$OUT/fp8-run.tar.gz" -C "$W" . || true
+}
 trap finish EXIT
 t0=$(date +%s)
 stamp() { echo "[$(($(date +%s) - t0))s] $*"; }
@@ -36,7 +39,9 @@ $H list --filter gemm_fp8 >"$W/list.json"
 timeout 150 $H check --all --filter gemm_fp8 --dtype all --seed 7 --timeout-s 10 >"$W/check.json" 2>"$W/check.err"
 stamp "check grid: exit $?"
 cases=()
-for inst in gemm_fp8.wgmma_tma.128x128x128_s6 gemm_fp8.wgmma_tma.128x64x128_s8 gemm_fp8.wgmma_tma.128x128x128_s6_c2x1; do
+instances=(gemm_fp8.wgmma_tma.128x128x128_s6 gemm_fp8.wgmma_tma.128x64x128_s8 gemm_fp8.wgmma_tma.128x128x128_s6_c2x1
+  gemm_fp8.wgmma_tma.128x128x128_s6_ov gemm_fp8.wgmma_tma.128x128x128_s6_c2x1_ov)
+for inst in "${instances[@]}"; do
   for shape in m=77,n=1001,k=256 m=4095,n=7167,k=2048 m=513,n=3,k=4096 m=200,n=384,k=400 m=64,n=64,k=24; do
     for scale in 0 1 2; do cases+=(--case "$inst:e4m3:$shape,scale=$scale"); done
   done
@@ -49,8 +54,7 @@ stamp "check outside the grid: exit $?"
 cases=()
 for shape in m=4096,n=7168,k=16384 m=4096,n=4096,k=7168 m=64,n=7168,k=16384; do
   for scale in 0 1 2; do
-    for inst in gemm_fp8.wgmma_tma.128x128x128_s6 gemm_fp8.wgmma_tma.128x64x128_s8 \
-      gemm_fp8.wgmma_tma.128x128x128_s6_c2x1; do
+    for inst in "${instances[@]}"; do
       cases+=(--case "$inst:e4m3:$shape,scale=$scale")
     done
   done

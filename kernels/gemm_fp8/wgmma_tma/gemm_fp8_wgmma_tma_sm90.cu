@@ -50,9 +50,10 @@ constexpr int k_group_m = 8;                        // tile rows per L2 group
 constexpr int k_producer_regs = 40;
 constexpr int k_consumer_regs = 232;
 
-template <int BN_, int Stages_, int ClusterM_>
+template <int BN_, int Stages_, int ClusterM_, bool Overlap_ = false>
 struct Config {
   static constexpr int BM = 64 * k_consumers, BN = BN_, BK = k_fp8_block, Stages = Stages_, ClusterM = ClusterM_;
+  static constexpr bool Overlap = Overlap_;  // two K blocks in flight per warpgroup
   static_assert(BN == 64 || BN == 128, "a tile lies inside one 128-row scale block of B");
   static_assert(Stages >= 2 && Stages <= 8, "pipeline depth");
   static_assert(ClusterM == 1 || ClusterM == 2, "CTAs along M sharing one B tile");
@@ -169,11 +170,52 @@ __global__ void __launch_bounds__(k_threads, 1)
     const int t = threadIdx.x % 128;
     const int warp = t / 32, lane = t % 32;
     const int row_in_tile = cw * 64 + warp * 16 + lane / 4;  // and row_in_tile + 8
-    float acc[BN / 2], total[BN / 2];
+    float acc[BN / 2], acc2[BN / 2], total[BN / 2];          // acc2: the second K block in flight (Overlap)
 #pragma unroll
-    for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
+    for (int i = 0; i < BN / 2; ++i) acc[i] = acc2[i] = 0.0f;
     int s = 0;
     uint32_t phase = 0;
+    uint32_t ring = 0;  // Overlap: ring position (stage, phase) of the next K block to issue
+    // Overlap: wait for K block `pos` of the ring and issue its wgmma into `into`.
+    auto issue = [&](float(&into)[BN / 2], uint32_t pos) {
+      const int st = static_cast<int>(pos % S);
+      mbar_wait(full_bar(st), (pos / S) & 1u);
+      wgmma_fence();
+      const uint32_t a_base = stage_a(st) + cw * 64 * 128;
+      const uint32_t b_base = stage_b(st);
+#pragma unroll
+      for (int kk = 0; kk < BK / 32; ++kk) {
+        const uint64_t da = make_desc_sw128(a_base + kk * 32, 16, 1024);
+        const uint64_t db = make_desc_sw128(b_base + kk * 32, 16, 1024);
+        wgmma_fp8_ss<BN, T, T>(into, da, db, kk > 0 ? 1 : 0);
+      }
+      wgmma_commit();
+    };
+    // Overlap: K block `pos` has completed in `from`: read its A scales, release its stage,
+    // add it into the total.
+    auto retire = [&](float(&from)[BN / 2], uint32_t pos, float sb) {
+      fence_regs(from);
+      const int st = static_cast<int>(pos % S);
+      float s0 = sb, s1 = sb;
+      if constexpr (k_block) {
+        const float* sa = reinterpret_cast<const float*>(smem_gen + S * Cfg::stage_bytes + st * Cfg::sa_bytes);
+        s0 *= sa[row_in_tile];
+        s1 *= sa[row_in_tile + 8];
+      }
+      __syncwarp();
+      if constexpr (CM > 1) {
+        if (lane < CM) mbar_arrive_cluster(empty_bar(st), lane);
+      } else {
+        if (lane == 0) mbar_arrive(empty_bar(st));
+      }
+#pragma unroll
+      for (int i = 0; i < BN / 2; i += 4) {
+        total[i] = fmaf(from[i], s0, total[i]);
+        total[i + 1] = fmaf(from[i + 1], s0, total[i + 1]);
+        total[i + 2] = fmaf(from[i + 2], s1, total[i + 2]);
+        total[i + 3] = fmaf(from[i + 3], s1, total[i + 3]);
+      }
+    };
     for (int tile = first_tile; tile < tiles; tile += tile_step) {
       int tm, tn;
       tile_coords<k_group_m / CM>(tile, groups_m, tiles_n, tm, tn);
@@ -182,45 +224,80 @@ __global__ void __launch_bounds__(k_threads, 1)
       for (int i = 0; i < BN / 2; ++i) total[i] = 0.0f;
       // block128: the tile's columns lie in one 128-row block of B.
       const float* sb_row = scale_b + static_cast<size_t>(tn * BN / k_fp8_block) * k_blocks;
-      for (int kb = 0; kb < k_blocks; ++kb) {
-        float sb = 1.0f;
-        if constexpr (k_block) sb = __ldg(sb_row + kb);  // in flight during the wgmma
-        mbar_wait(full_bar(s), phase);
-        wgmma_fence();
-        const uint32_t a0 = stage_a(s) + cw * 64 * 128;
-        const uint32_t b0 = stage_b(s);
-#pragma unroll
-        for (int kk = 0; kk < BK / 32; ++kk) {
-          const uint64_t da = make_desc_sw128(a0 + kk * 32, 16, 1024);
-          const uint64_t db = make_desc_sw128(b0 + kk * 32, 16, 1024);
-          wgmma_fp8_ss<BN, T, T>(acc, da, db, kk > 0 ? 1 : 0);
+      if constexpr (Cfg::Overlap) {
+        // Two K blocks in flight: the wgmma of block kb+1 run while block kb is promoted, so the
+        // tensor cores never wait for this warpgroup's promotion.
+        // Straight-line steady state (no branch between an issue and the wait that retires it,
+        // so ptxas can keep the wgmma asynchronous), then a tail of one or two K blocks that
+        // ends with nothing in flight.
+        auto sb_at = [&](int kb) { return k_block ? __ldg(sb_row + kb) : 1.0f; };
+        issue(acc, ring);
+        int kb = 0;
+        for (; kb + 2 < k_blocks; kb += 2) {
+          const float sb0 = sb_at(kb), sb1 = sb_at(kb + 1);
+          issue(acc2, ring + 1);
+          wgmma_wait<1>();
+          retire(acc, ring, sb0);
+          issue(acc, ring + 2);
+          wgmma_wait<1>();
+          retire(acc2, ring + 1, sb1);
+          ring += 2;
         }
-        wgmma_commit();
-        wgmma_wait<0>();
-        fence_regs(acc);
-        float s0 = sb, s1 = sb;
-        if constexpr (k_block) {
-          const float* sa = reinterpret_cast<const float*>(smem_gen + S * Cfg::stage_bytes + s * Cfg::sa_bytes);
-          s0 *= sa[row_in_tile];
-          s1 *= sa[row_in_tile + 8];
-        }
-        __syncwarp();
-        // Stage release: lane 0 of each consumer warp arrives here, lane r at cluster peer r.
-        if constexpr (CM > 1) {
-          if (lane < CM) mbar_arrive_cluster(empty_bar(s), lane);
+        const float sb0 = sb_at(kb);
+        if (kb + 1 < k_blocks) {
+          const float sb1 = sb_at(kb + 1);
+          issue(acc2, ring + 1);
+          wgmma_wait<1>();
+          retire(acc, ring, sb0);
+          wgmma_wait<0>();
+          retire(acc2, ring + 1, sb1);
+          ring += 2;
         } else {
-          if (lane == 0) mbar_arrive(empty_bar(s));
+          wgmma_wait<0>();
+          retire(acc, ring, sb0);
+          ring += 1;
         }
-        if (++s == S) {
-          s = 0;
-          phase ^= 1;
-        }
+      } else {
+        for (int kb = 0; kb < k_blocks; ++kb) {
+          float sb = 1.0f;
+          if constexpr (k_block) sb = __ldg(sb_row + kb);  // in flight during the wgmma
+          mbar_wait(full_bar(s), phase);
+          wgmma_fence();
+          const uint32_t a0 = stage_a(s) + cw * 64 * 128;
+          const uint32_t b0 = stage_b(s);
 #pragma unroll
-        for (int i = 0; i < BN / 2; i += 4) {
-          total[i] = fmaf(acc[i], s0, total[i]);
-          total[i + 1] = fmaf(acc[i + 1], s0, total[i + 1]);
-          total[i + 2] = fmaf(acc[i + 2], s1, total[i + 2]);
-          total[i + 3] = fmaf(acc[i + 3], s1, total[i + 3]);
+          for (int kk = 0; kk < BK / 32; ++kk) {
+            const uint64_t da = make_desc_sw128(a0 + kk * 32, 16, 1024);
+            const uint64_t db = make_desc_sw128(b0 + kk * 32, 16, 1024);
+            wgmma_fp8_ss<BN, T, T>(acc, da, db, kk > 0 ? 1 : 0);
+          }
+          wgmma_commit();
+          wgmma_wait<0>();
+          fence_regs(acc);
+          float s0 = sb, s1 = sb;
+          if constexpr (k_block) {
+            const float* sa = reinterpret_cast<const float*>(smem_gen + S * Cfg::stage_bytes + s * Cfg::sa_bytes);
+            s0 *= sa[row_in_tile];
+            s1 *= sa[row_in_tile + 8];
+          }
+          __syncwarp();
+          // Stage release: lane 0 of each consumer warp arrives here, lane r at cluster peer r.
+          if constexpr (CM > 1) {
+            if (lane < CM) mbar_arrive_cluster(empty_bar(s), lane);
+          } else {
+            if (lane == 0) mbar_arrive(empty_bar(s));
+          }
+          if (++s == S) {
+            s = 0;
+            phase ^= 1;
+          }
+#pragma unroll
+          for (int i = 0; i < BN / 2; i += 4) {
+            total[i] = fmaf(acc[i], s0, total[i]);
+            total[i + 1] = fmaf(acc[i + 1], s0, total[i + 1]);
+            total[i + 2] = fmaf(acc[i + 2], s1, total[i + 2]);
+            total[i + 3] = fmaf(acc[i + 3], s1, total[i + 3]);
+          }
         }
       }
 
@@ -378,7 +455,8 @@ std::string config_json() {
          ",\"bk\":" + std::to_string(Cfg::BK) + ",\"stages\":" + std::to_string(Cfg::Stages) +
          ",\"consumer_warpgroups\":" + std::to_string(k_consumers) + ",\"threads\":" + std::to_string(k_threads) +
          ",\"promote_every_k\":" + std::to_string(k_fp8_block) + ",\"scales\":[\"tensor\",\"row\",\"block128\"]" +
-         ",\"cluster_m\":" + std::to_string(Cfg::ClusterM) + ",\"persistent\":true}";
+         ",\"cluster_m\":" + std::to_string(Cfg::ClusterM) + ",\"k_blocks_in_flight\":" + (Cfg::Overlap ? "2" : "1") +
+         ",\"persistent\":true}";
 }
 
 template <class Cfg>
@@ -390,15 +468,21 @@ Instance make_instance(const char* name) {
 using Cfg128x128 = Config<128, 6, 1>;
 using Cfg128x64 = Config<64, 8, 1>;
 using Cfg128x128C2 = Config<128, 6, 2>;
+using Cfg128x128Ov = Config<128, 6, 1, true>;
+using Cfg128x128C2Ov = Config<128, 6, 2, true>;
 
 const Instance k_inst_128x128 = make_instance<Cfg128x128>("gemm_fp8.wgmma_tma.128x128x128_s6");
 const Instance k_inst_128x64 = make_instance<Cfg128x64>("gemm_fp8.wgmma_tma.128x64x128_s8");
 const Instance k_inst_128x128_c2 = make_instance<Cfg128x128C2>("gemm_fp8.wgmma_tma.128x128x128_s6_c2x1");
+const Instance k_inst_128x128_ov = make_instance<Cfg128x128Ov>("gemm_fp8.wgmma_tma.128x128x128_s6_ov");
+const Instance k_inst_128x128_c2_ov = make_instance<Cfg128x128C2Ov>("gemm_fp8.wgmma_tma.128x128x128_s6_c2x1_ov");
 
 }  // namespace
 
 KPORT_REGISTER_KERNEL(k_inst_128x128);
 KPORT_REGISTER_KERNEL(k_inst_128x64);
 KPORT_REGISTER_KERNEL(k_inst_128x128_c2);
+KPORT_REGISTER_KERNEL(k_inst_128x128_ov);
+KPORT_REGISTER_KERNEL(k_inst_128x128_c2_ov);
 
 }  // namespace kport::kernels::gemm_fp8_wgmma_tma
