@@ -40,7 +40,9 @@ timeout 150 $H check --all --filter gemm_fp8 --dtype all --seed 7 --timeout-s 10
 stamp "check grid: exit $?"
 cases=()
 instances=(gemm_fp8.wgmma_tma.128x128x128_s6 gemm_fp8.wgmma_tma.128x64x128_s8 gemm_fp8.wgmma_tma.128x128x128_s6_c2x1
-  gemm_fp8.wgmma_tma.128x128x128_s6_ov gemm_fp8.wgmma_tma.128x128x128_s6_c2x1_ov)
+  gemm_fp8.wgmma_tma.128x128x128_s6_ov gemm_fp8.wgmma_tma.128x128x128_s6_c2x1_ov
+  gemm_fp8.wgmma_tma.128x256x128_s4_fastacc gemm_fp8.wgmma_tma.128x256x128_s4_c2x1_fastacc
+  gemm_fp8.wgmma_tma.128x64x128_s8_ov)
 for inst in "${instances[@]}"; do
   for shape in m=77,n=1001,k=256 m=4095,n=7167,k=2048 m=513,n=3,k=4096 m=200,n=384,k=400 m=64,n=64,k=24; do
     for scale in 0 1 2; do cases+=(--case "$inst:e4m3:$shape,scale=$scale"); done

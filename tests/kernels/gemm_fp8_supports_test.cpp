@@ -67,6 +67,21 @@ TEST(GemmFp8Supports, KNotAMultipleOf16IsRefusedInEveryMode) {
   }
 }
 
+TEST(GemmFp8Supports, TheUnpromotedInstanceRefusesBlockScalesOnly) {
+  const Instance* fast = find_instance("gemm_fp8.wgmma_tma.128x256x128_s4_fastacc");
+  ASSERT_NE(fast, nullptr);
+  EXPECT_EQ(fast->supports(problem(4096, 7168, 16384, Fp8Scale::tensor)), "");
+  EXPECT_EQ(fast->supports(problem(127, 255, 528, Fp8Scale::row)), "");
+  EXPECT_NE(fast->supports(problem(4096, 7168, 16384, Fp8Scale::block128)).find("promoting instances"),
+            std::string::npos);
+  for (const char* name : {"gemm_fp8.wgmma_tma.128x128x128_s6_c2x1", "gemm_fp8.wgmma_tma.128x128x128_s6_ov",
+                           "gemm_fp8.wgmma_tma.128x128x128_s6_c2x1_ov"}) {
+    const Instance* inst = find_instance(name);
+    ASSERT_NE(inst, nullptr) << name;
+    EXPECT_EQ(inst->supports(problem(4096, 7168, 16384, Fp8Scale::block128)), "") << name;
+  }
+}
+
 TEST(GemmFp8Supports, OtherDtypesAndMisalignedOperandsAreRefused) {
   EXPECT_NE(instance().supports(problem(128, 128, 128, Fp8Scale::tensor, DType::bf16)).find("e4m3 or e5m2"),
             std::string::npos);

@@ -50,11 +50,17 @@ constexpr int k_group_m = 8;                        // tile rows per L2 group
 constexpr int k_producer_regs = 40;
 constexpr int k_consumer_regs = 232;
 
-template <int BN_, int Stages_, int ClusterM_, bool Overlap_ = false>
+template <int BN_, int Stages_, int ClusterM_, bool Overlap_ = false, bool Promote_ = true>
 struct Config {
   static constexpr int BM = 64 * k_consumers, BN = BN_, BK = k_fp8_block, Stages = Stages_, ClusterM = ClusterM_;
   static constexpr bool Overlap = Overlap_;  // two K blocks in flight per warpgroup
-  static_assert(BN == 64 || BN == 128, "a tile lies inside one 128-row scale block of B");
+  // Promote: every 128-K block is added into a separate fp32 total (needed for block scales).
+  // Without, the wgmma accumulate over all of K in one register tile (per-tensor and row-wise
+  // scales only), which leaves room for 256 columns.
+  static constexpr bool Promote = Promote_;
+  static_assert(Promote || !Overlap, "two blocks in flight only pay when promoting");
+  static_assert(BN == 64 || BN == 128 || (!Promote && BN == 256),
+                "a promoting tile lies inside one 128-row scale block of B; 256 columns fit only unpromoted");
   static_assert(Stages >= 2 && Stages <= 8, "pipeline depth");
   static_assert(ClusterM == 1 || ClusterM == 2, "CTAs along M sharing one B tile");
   static constexpr int b_part_rows = BN / ClusterM;  // rows of B each CTA of a cluster loads
@@ -77,6 +83,14 @@ __device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, 
   const int r = tile - group * per_group;
   tm = first_m + r % rows;
   tn = r / rows;
+}
+
+template <bool First, class A>
+__device__ __forceinline__ A& pick(A& first, A& second) {
+  if constexpr (First)
+    return first;
+  else
+    return second;
 }
 
 __device__ __forceinline__ void store_pair(__nv_bfloat16* d, int n, int row, int col, float v0, float v1, bool pairs) {
@@ -191,6 +205,15 @@ __global__ void __launch_bounds__(k_threads, 1)
       }
       wgmma_commit();
     };
+    // Stage release: lane 0 of each consumer warp arrives here, lane r at cluster peer r.
+    auto release = [&](int stage) {
+      __syncwarp();
+      if constexpr (CM > 1) {
+        if (lane < CM) mbar_arrive_cluster(empty_bar(stage), lane);
+      } else {
+        if (lane == 0) mbar_arrive(empty_bar(stage));
+      }
+    };
     // Overlap: K block `pos` has completed in `from`: read its A scales, release its stage,
     // add it into the total.
     auto retire = [&](float(&from)[BN / 2], uint32_t pos, float sb) {
@@ -224,7 +247,38 @@ __global__ void __launch_bounds__(k_threads, 1)
       for (int i = 0; i < BN / 2; ++i) total[i] = 0.0f;
       // block128: the tile's columns lie in one 128-row block of B.
       const float* sb_row = scale_b + static_cast<size_t>(tn * BN / k_fp8_block) * k_blocks;
-      if constexpr (Cfg::Overlap) {
+      if constexpr (!Cfg::Promote) {
+        // One accumulator over all of K, one K block of wgmma kept in flight: stage kb-1 is
+        // released once its group has retired.
+        int prev = -1;
+        for (int kb = 0; kb < k_blocks; ++kb) {
+          mbar_wait(full_bar(s), phase);
+          fence_regs(acc);
+          wgmma_fence();
+          const uint32_t a0 = stage_a(s) + cw * 64 * 128;
+          const uint32_t b0 = stage_b(s);
+#pragma unroll
+          for (int kk = 0; kk < BK / 32; ++kk) {
+            const uint64_t da = make_desc_sw128(a0 + kk * 32, 16, 1024);
+            const uint64_t db = make_desc_sw128(b0 + kk * 32, 16, 1024);
+            wgmma_fp8_ss<BN, T, T>(acc, da, db, (kb > 0 || kk > 0) ? 1 : 0);
+          }
+          wgmma_commit();
+          fence_regs(acc);
+          if (prev >= 0) {
+            wgmma_wait<1>();
+            release(prev);
+          }
+          prev = s;
+          if (++s == S) {
+            s = 0;
+            phase ^= 1;
+          }
+        }
+        wgmma_wait<0>();
+        fence_regs(acc);
+        release(prev);
+      } else if constexpr (Cfg::Overlap) {
         // Two K blocks in flight: the wgmma of block kb+1 run while block kb is promoted, so the
         // tensor cores never wait for this warpgroup's promotion.
         // Straight-line steady state (no branch between an issue and the wait that retires it,
@@ -301,6 +355,7 @@ __global__ void __launch_bounds__(k_threads, 1)
         }
       }
 
+      const float(&res)[BN / 2] = pick<Cfg::Promote>(total, acc);  // the K-long sums
       // Epilogue. Accumulator layout of m64nN: per 8-column group g a thread holds rows r and
       // r+8, columns 8g + 2*(lane%4) and +1.
       const int r0 = tm * BM + row_in_tile, r1 = r0 + 8;
@@ -319,8 +374,8 @@ __global__ void __launch_bounds__(k_threads, 1)
           b0 = col < n ? __ldg(scale_b + col) : 0.0f;
           b1 = col + 1 < n ? __ldg(scale_b + col + 1) : 0.0f;
         }
-        if (r0 < m) store_pair(d, n, r0, col, total[g * 4] * a0 * b0, total[g * 4 + 1] * a0 * b1, pairs);
-        if (r1 < m) store_pair(d, n, r1, col, total[g * 4 + 2] * a1 * b0, total[g * 4 + 3] * a1 * b1, pairs);
+        if (r0 < m) store_pair(d, n, r0, col, res[g * 4] * a0 * b0, res[g * 4 + 1] * a0 * b1, pairs);
+        if (r1 < m) store_pair(d, n, r1, col, res[g * 4 + 2] * a1 * b0, res[g * 4 + 3] * a1 * b1, pairs);
       }
     }
   }
@@ -332,6 +387,7 @@ __global__ void __launch_bounds__(k_threads, 1)
 
 // ---- host side --------------------------------------------------------------------------------
 
+template <class Cfg>
 std::string supports(const Problem& p) {
   if (p.family != Family::gemm_fp8) return "not a gemm_fp8 problem";
   const GemmFp8Args& g = p.gemm_fp8;
@@ -341,6 +397,9 @@ std::string supports(const Problem& p) {
   if (g.k % 16 != 0)
     return "K=" + std::to_string(g.k) +
            " is not a multiple of 16: TMA needs 16-byte row strides of A and B; pad K with zeros to a multiple of 16";
+  if (!Cfg::Promote && g.scale == Fp8Scale::block128)
+    return "block128 scales need the promoting instances (this one accumulates over all of K in the tensor cores); "
+           "use gemm_fp8.wgmma_tma.128x128x128_s6";
   if (g.scale == Fp8Scale::block128 && g.k % k_fp8_block != 0)
     return "K=" + std::to_string(g.k) +
            " is not a multiple of 128: block128 scales cover whole 128-wide K blocks; pad K with zeros (scale 1) to "
@@ -367,7 +426,7 @@ cudaError_t resident_ctas(int* ctas) {
   if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return err;
   int result = sms;
   if constexpr (Cfg::ClusterM > 1) {
-    auto kernel = gemm_fp8_kernel<Cfg, __nv_fp8_e4m3, Fp8Scale::block128>;  // same resources in every mode
+    auto kernel = gemm_fp8_kernel<Cfg, __nv_fp8_e4m3, Fp8Scale::tensor>;  // same resources in every mode
     if ((err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes)) !=
         cudaSuccess)
       return err;
@@ -438,7 +497,11 @@ cudaError_t launch_mode(const GemmFp8Args& g, cudaStream_t stream) {
   switch (g.scale) {
     case Fp8Scale::tensor: return launch_typed<Cfg, T, Fp8Scale::tensor>(g, stream);
     case Fp8Scale::row: return launch_typed<Cfg, T, Fp8Scale::row>(g, stream);
-    case Fp8Scale::block128: return launch_typed<Cfg, T, Fp8Scale::block128>(g, stream);
+    case Fp8Scale::block128:
+      if constexpr (Cfg::Promote)
+        return launch_typed<Cfg, T, Fp8Scale::block128>(g, stream);
+      else
+        return cudaErrorInvalidValue;  // supports() refuses it
   }
   return cudaErrorInvalidValue;
 }
@@ -454,15 +517,17 @@ std::string config_json() {
   return "{\"bm\":" + std::to_string(Cfg::BM) + ",\"bn\":" + std::to_string(Cfg::BN) +
          ",\"bk\":" + std::to_string(Cfg::BK) + ",\"stages\":" + std::to_string(Cfg::Stages) +
          ",\"consumer_warpgroups\":" + std::to_string(k_consumers) + ",\"threads\":" + std::to_string(k_threads) +
-         ",\"promote_every_k\":" + std::to_string(k_fp8_block) + ",\"scales\":[\"tensor\",\"row\",\"block128\"]" +
+         ",\"promote_every_k\":" + std::to_string(Cfg::Promote ? k_fp8_block : 0) +
+         (Cfg::Promote ? ",\"scales\":[\"tensor\",\"row\",\"block128\"]" : ",\"scales\":[\"tensor\",\"row\"]") +
          ",\"cluster_m\":" + std::to_string(Cfg::ClusterM) + ",\"k_blocks_in_flight\":" + (Cfg::Overlap ? "2" : "1") +
          ",\"persistent\":true}";
 }
 
 template <class Cfg>
 Instance make_instance(const char* name) {
-  return Instance{Family::gemm_fp8,           "wgmma_tma",        name,      {"wgmma", "tma", "mbarrier", "setmaxnreg"},
-                  {DType::e4m3, DType::e5m2}, config_json<Cfg>(), &supports, &launch<Cfg>};
+  return Instance{
+      Family::gemm_fp8,           "wgmma_tma",        name,           {"wgmma", "tma", "mbarrier", "setmaxnreg"},
+      {DType::e4m3, DType::e5m2}, config_json<Cfg>(), &supports<Cfg>, &launch<Cfg>};
 }
 
 using Cfg128x128 = Config<128, 6, 1>;
@@ -470,12 +535,19 @@ using Cfg128x64 = Config<64, 8, 1>;
 using Cfg128x128C2 = Config<128, 6, 2>;
 using Cfg128x128Ov = Config<128, 6, 1, true>;
 using Cfg128x128C2Ov = Config<128, 6, 2, true>;
+using Cfg128x256Fast = Config<256, 4, 1, false, false>;
+using Cfg128x256FastC2 = Config<256, 4, 2, false, false>;
+using Cfg128x64Ov = Config<64, 8, 1, true>;
 
 const Instance k_inst_128x128 = make_instance<Cfg128x128>("gemm_fp8.wgmma_tma.128x128x128_s6");
 const Instance k_inst_128x64 = make_instance<Cfg128x64>("gemm_fp8.wgmma_tma.128x64x128_s8");
 const Instance k_inst_128x128_c2 = make_instance<Cfg128x128C2>("gemm_fp8.wgmma_tma.128x128x128_s6_c2x1");
 const Instance k_inst_128x128_ov = make_instance<Cfg128x128Ov>("gemm_fp8.wgmma_tma.128x128x128_s6_ov");
 const Instance k_inst_128x128_c2_ov = make_instance<Cfg128x128C2Ov>("gemm_fp8.wgmma_tma.128x128x128_s6_c2x1_ov");
+const Instance k_inst_128x256_fast = make_instance<Cfg128x256Fast>("gemm_fp8.wgmma_tma.128x256x128_s4_fastacc");
+const Instance k_inst_128x256_fast_c2 =
+    make_instance<Cfg128x256FastC2>("gemm_fp8.wgmma_tma.128x256x128_s4_c2x1_fastacc");
+const Instance k_inst_128x64_ov = make_instance<Cfg128x64Ov>("gemm_fp8.wgmma_tma.128x64x128_s8_ov");
 
 }  // namespace
 
@@ -484,5 +556,8 @@ KPORT_REGISTER_KERNEL(k_inst_128x64);
 KPORT_REGISTER_KERNEL(k_inst_128x128_c2);
 KPORT_REGISTER_KERNEL(k_inst_128x128_ov);
 KPORT_REGISTER_KERNEL(k_inst_128x128_c2_ov);
+KPORT_REGISTER_KERNEL(k_inst_128x256_fast);
+KPORT_REGISTER_KERNEL(k_inst_128x256_fast_c2);
+KPORT_REGISTER_KERNEL(k_inst_128x64_ov);
 
 }  // namespace kport::kernels::gemm_fp8_wgmma_tma
