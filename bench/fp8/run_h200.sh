@@ -7,7 +7,7 @@
 # then the peer, torch._scaled_mm (cuBLASLt), at the same shapes in the same run
 # (bench/fp8/peer.py), and prints the table (bench/fp8/table.py). $OUT receives table.txt and
 # fp8-run.tar.gz (every report, log and the GPU's state; the work folder is $W).
-#   bash bench/fp8/run_h200.sh          (OUT defaults to build/fp8-out)
+#   bash bench/fp8/run_h200.sh          (OUT defaults to build/fp8-out; KPORT_FP8_HARNESS, below)
 # About 3-5 minutes on an H200; each step has its own time limit so the whole stays under 400 s.
 set -u
 cd "$(dirname "$0")/../.."
@@ -25,13 +25,20 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.g
   tee "$W/gpu.txt"
 
 B=build/h-fp8
-others="gemm.simt;gemm.mma_sync;gemm.wgmma_tma;attention.simt;attention.mma_sync;attention.wgmma_tma"
-others+=";rmsnorm.simt;rmsnorm.vec16;softmax.simt;softmax.vec16"
-{ cmake -S kernels -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPORT_CUDA_TARGETS=sm_90a \
-    "-DKPORT_EXCLUDE_VARIANTS=$others" && timeout 200 cmake --build $B; } >"$W/build.log" 2>&1 ||
-  { echo "harness build failed"; tail -30 "$W/build.log"; exit 2; }
 H=$B/bin/kport-harness-sm_90a
-stamp "harness built: $($H --version)"
+# KPORT_FP8_HARNESS: a harness already built from this tree (as on the development machine),
+# used when it runs here; otherwise, or when it does not, the harness is built.
+if [[ -n ${KPORT_FP8_HARNESS:-} ]] && "$KPORT_FP8_HARNESS" --version >/dev/null 2>&1; then
+  H=$KPORT_FP8_HARNESS
+  stamp "harness given: $($H --version)"
+else
+  others="gemm.simt;gemm.mma_sync;gemm.wgmma_tma;attention.simt;attention.mma_sync;attention.wgmma_tma"
+  others+=";rmsnorm.simt;rmsnorm.vec16;softmax.simt;softmax.vec16"
+  { cmake -S kernels -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPORT_CUDA_TARGETS=sm_90a \
+      "-DKPORT_EXCLUDE_VARIANTS=$others" && timeout 200 cmake --build $B; } >"$W/build.log" 2>&1 ||
+    { echo "harness build failed"; tail -30 "$W/build.log"; exit 2; }
+  stamp "harness built: $($H --version)"
+fi
 $H list --filter gemm_fp8 >"$W/list.json"
 
 # Correctness: the check grid, then shapes outside it (odd M, odd N, a K that block128 refuses,
