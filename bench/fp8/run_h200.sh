@@ -19,6 +19,7 @@ finish() {
   tar czf "$OUT/fp8-run.tar.gz" -C "$W" . || true
 }
 trap finish EXIT
+trap "exit 143" TERM INT  # a stopped run still hands back what it has
 t0=$(date +%s)
 stamp() { echo "[$(($(date +%s) - t0))s] $*"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader |
