@@ -59,7 +59,11 @@ def main():
               (f"{r['tflops']:.1f} TFLOP/s, normwise error {r['normwise_rel_error']:.2e}" if "tflops" in r
                else r.get("error", "?")))
     best = collections.defaultdict(dict)
+    every = collections.defaultdict(dict)  # instance -> (shape, mode) -> TFLOP/s
     for r in load(args.bench).get("results", []):
+        if r.get("verdict") == "measured":
+            s = r["shape"]
+            every[r["instance"]][(s["m"], s["n"], s["k"], SCALE[s["scale"]])] = r["tflops"]
         if r.get("verdict") != "measured" or r["instance"] in failed_instances:
             continue  # an instance that failed a check has no figure
         s = r["shape"]
@@ -78,6 +82,15 @@ def main():
         ratio = f"{ours['tflops'] / ref:6.3f}" if ref else "     -"
         print(f"{f'{m}x{n}x{k}':>20} {mode:>9} {ours['tflops']:14.1f} {ours['instance']:>34} "
               f"{(f'{ref:9.1f}' if ref else '        -')} {ratio} {(f'{fast:10.1f}' if fast else '')}")
+    # Every instance at every case, so a change of the fastest instance is seen.
+    cols = sorted({c for v in every.values() for c in v}, key=lambda t: (-t[0] * t[1] * t[2], t[3]))
+    if cols:
+        print("\nper instance (TFLOP/s; x: failed a check):")
+        print(f"{'instance':>44} " + " ".join(f"{f'{c[0]}x{c[1]}x{c[2]}/{c[3][:5]}':>22}" for c in cols))
+        for inst in sorted(every):
+            mark = " x" if inst in failed_instances else "  "
+            cells = " ".join(f"{every[inst][c]:22.1f}" if c in every[inst] else f"{'-':>22}" for c in cols)
+            print(f"{inst + mark:>44} {cells}")
     return 1 if failures else 0
 
 
