@@ -15,6 +15,10 @@
 // anyway. While one warpgroup promotes, the other's wgmma run. Per-tensor and row-wise scales
 // multiply once, in the epilogue, which converts to bf16 and stores straight from registers
 // (odd N included).
+// Overlap (the _ov instances) keeps two K blocks in flight per warpgroup in two accumulators:
+// block kb+1's wgmma are issued before block kb is promoted. Without Promote (the _fastacc
+// instances, per-tensor and row-wise scales only) the wgmma accumulate over all of K in one
+// accumulator, which leaves registers for a 128x256 tile.
 // Optionally (ClusterM = 2) two CTAs on vertically adjacent tiles form a cluster: each loads
 // its own A (and A scales) and half of the shared B tile, multicast to both, and a stage is
 // refilled only when the consumers of both CTAs have released it; L2 then serves 24 KiB per
