@@ -7,6 +7,8 @@ const char* dtype_name(DType t) {
     case DType::f32: return "fp32";
     case DType::f16: return "fp16";
     case DType::bf16: return "bf16";
+    case DType::e4m3: return "e4m3";
+    case DType::e5m2: return "e5m2";
   }
   return "unknown";
 }
@@ -17,6 +19,7 @@ const char* family_name(Family f) {
     case Family::attention: return "attention";
     case Family::rmsnorm: return "rmsnorm";
     case Family::softmax: return "softmax";
+    case Family::gemm_fp8: return "gemm_fp8";
   }
   return "unknown";
 }

@@ -67,6 +67,8 @@ inline cudaError_t launch_rowwise_simt_any(const RowwiseArgs& a, bool softmax, c
     case DType::f32: return launch_rowwise_simt<float>(a, softmax, stream);
     case DType::f16: return launch_rowwise_simt<__half>(a, softmax, stream);
     case DType::bf16: return launch_rowwise_simt<__nv_bfloat16>(a, softmax, stream);
+    case DType::e4m3:
+    case DType::e5m2: break;  // 8-bit inputs are gemm_fp8's only
   }
   return cudaErrorInvalidValue;
 }

@@ -204,6 +204,8 @@ cudaError_t launch_rowwise_vec16(const RowwiseArgs& a, const Vec16Plan& plan, cu
     case DType::f32: return launch_rowwise_vec16_typed<float, k_softmax>(a, plan, stream);
     case DType::f16: return launch_rowwise_vec16_typed<__half, k_softmax>(a, plan, stream);
     case DType::bf16: return launch_rowwise_vec16_typed<__nv_bfloat16, k_softmax>(a, plan, stream);
+    case DType::e4m3:
+    case DType::e5m2: break;  // 8-bit inputs are gemm_fp8's only
   }
   return cudaErrorInvalidValue;
 }

@@ -58,6 +58,27 @@ inline bool make_tmap(CUtensorMap* map, const void* ptr, int rows, int cols, int
   return make_tmap_16bit_sw128<2>(map, ptr, dims, strides, box, t);
 }
 
+// A 2-D [rows, cols] tensor of `elem_bytes`-byte elements of type `dt` with rows `row_bytes`
+// apart, boxes of box_rows x box_cols, 256-byte L2 promotion, zeros for out-of-bounds loads.
+inline bool make_tmap_2d(CUtensorMap* map, const void* ptr, CUtensorMapDataType dt, long long rows, long long cols,
+                         long long row_bytes, int box_rows, int box_cols, CUtensorMapSwizzle swizzle) {
+  EncodeTiled enc = encode_tiled();
+  if (enc == nullptr) return false;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(row_bytes)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  return enc(map, dt, 2, const_cast<void*>(ptr), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+             swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+// 2-D row-major [rows, cols] tensor of 8-bit elements (fp8 as raw bytes), boxes of box_rows x
+// 128 columns: one 128-byte swizzle row per box row. cols must be a multiple of 16.
+inline bool make_tmap_8bit_sw128(CUtensorMap* map, const void* ptr, int rows, int cols, int box_rows) {
+  return make_tmap_2d(map, ptr, CU_TENSOR_MAP_DATA_TYPE_UINT8, rows, cols, cols, box_rows, 128,
+                      CU_TENSOR_MAP_SWIZZLE_128B);
+}
+
 // "" when a TMA-fed gemm named `variant` can run `p`, otherwise why not.
 inline std::string gemm_supports(const Problem& p, const char* variant) {
   if (p.family != Family::gemm) return "not a gemm problem";

@@ -41,9 +41,10 @@ std::optional<HarnessError> select_cases(const Options& o, const std::vector<con
                             k_exit_usage};
       const auto dtype = parse_dtype(dtype_text);
       if (!dtype)
-        return HarnessError{"unknown_dtype",
-                            "--case '" + text + "': unknown dtype '" + dtype_text + "'; use bf16, fp16 or fp32",
-                            k_exit_usage};
+        return HarnessError{
+            "unknown_dtype",
+            "--case '" + text + "': unknown dtype '" + dtype_text + "'; use bf16, fp16, fp32, e4m3 or e5m2",
+            k_exit_usage};
       Shape s;
       if (auto err = parse_shape(inst->family, text.substr(b + 1), s)) return err;
       out.push_back({inst, *dtype, s});
@@ -64,7 +65,8 @@ std::optional<HarnessError> select_cases(const Options& o, const std::vector<con
     }
     const auto dtype = parse_dtype(o.dtype);
     if (!dtype)
-      return HarnessError{"unknown_dtype", "unknown dtype '" + o.dtype + "'; use bf16, fp16 or fp32", k_exit_usage};
+      return HarnessError{"unknown_dtype", "unknown dtype '" + o.dtype + "'; use bf16, fp16, fp32, e4m3 or e5m2",
+                          k_exit_usage};
     Shape s;
     if (auto err = parse_shape(inst->family, o.shape, s)) return err;
     out.push_back({inst, *dtype, s});
@@ -93,9 +95,10 @@ std::optional<HarnessError> select_cases(const Options& o, const std::vector<con
                         k_exit_usage};
   if (!shape_parsed_somewhere) {
     Shape s;
-    Family guess = o.shape.find("m=") != std::string::npos   ? Family::gemm
-                   : o.shape.find("l=") != std::string::npos ? Family::attention
-                                                             : Family::rmsnorm;
+    Family guess = o.shape.find("scale=") != std::string::npos ? Family::gemm_fp8
+                   : o.shape.find("m=") != std::string::npos   ? Family::gemm
+                   : o.shape.find("l=") != std::string::npos   ? Family::attention
+                                                               : Family::rmsnorm;
     if (auto err = parse_shape(guess, o.shape, s)) return err;
   }
   if (out.empty())

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <exception>
 
+#include "shapes.h"
+
 namespace kport::harness {
 
 namespace {
@@ -23,14 +25,15 @@ bool parse_number(const std::string& text, double& out) {
 
 std::string usage_text() {
   return "usage: kport-harness-<target> --version | --help | list | device | "
-         "check (--instance NAME --dtype bf16|fp16|fp32 --shape SPEC | --all [--filter TEXT] "
+         "check (--instance NAME --dtype bf16|fp16|fp32|e4m3|e5m2 --shape SPEC | --all [--filter TEXT] "
          "[--dtype D|all] [--shape SPEC] | --case INSTANCE:DTYPE:SHAPE [--case ...]) [--seed S] [--plan] | "
          "bench (same selection) "
          "[--time-cap-ms MS] [--max-rse R] [--warmup-ms MS] [--warmup-calls N] [--later-warmup-ms MS] "
          "[--min-samples N] [--no-baseline] "
          "[--throttle-threshold F] [--throttle-recovery-ms MS] [--sample-gap-ms MS] [--max-duty F] [--no-blocker] "
          "[--l2-flush write|read|off] [--trace]; check: [--reference auto|gpu]; "
-         "all: [--timeout-s S]. Shapes: gemm m=..,n=..,k=..; attention b=..,h=..,l=..,d=..[,causal=1]; "
+         "all: [--timeout-s S]. Shapes: gemm m=..,n=..,k=..; gemm_fp8 m=..,n=..,k=..[,scale=0|1|2]; attention "
+         "b=..,h=..,l=..,d=..[,causal=1]; "
          "rmsnorm/softmax rows=..,cols=..";
 }
 
@@ -147,11 +150,13 @@ std::optional<HarnessError> parse_args(const std::vector<std::string>& args, Opt
     }
     if (!o.all) {
       if (o.instance.empty()) return usage(o.command + " needs --instance NAME or --all");
-      if (o.dtype.empty() || o.dtype == "all") return usage(o.command + " --instance needs --dtype bf16|fp16|fp32");
+      if (o.dtype.empty() || o.dtype == "all")
+        return usage(o.command + " --instance needs --dtype bf16|fp16|fp32|e4m3|e5m2");
       if (o.shape.empty()) return usage(o.command + " --instance needs --shape");
     }
-    if (!o.dtype.empty() && o.dtype != "all" && o.dtype != "bf16" && o.dtype != "fp16" && o.dtype != "fp32")
-      return HarnessError{"unknown_dtype", "unknown dtype '" + o.dtype + "'; use bf16, fp16, fp32 (or all with --all)",
+    if (!o.dtype.empty() && o.dtype != "all" && !parse_dtype(o.dtype))
+      return HarnessError{"unknown_dtype",
+                          "unknown dtype '" + o.dtype + "'; use bf16, fp16, fp32, e4m3, e5m2 (or all with --all)",
                           k_exit_usage};
   }
   out = o;

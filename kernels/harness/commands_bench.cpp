@@ -159,6 +159,13 @@ class Bencher {
           "from bench/peers on the same machine";
       return r;
     }
+    if (c.shape.family == Family::gemm_fp8) {
+      r["baseline"] = nullptr;
+      r["baseline_note"] =
+          "no in-process fp8 baseline; cuBLASLt (torch._scaled_mm, per-tensor and row-wise scales) "
+          "comes from bench/fp8 on the same machine";
+      return r;
+    }
     if (!m_opt.baseline) return r;
     auto it = m_baselines.find(key);
     if (it == m_baselines.end()) {

@@ -127,6 +127,7 @@ class Checker {
     CheckError ce{cudaSuccess, ""};
     switch (c.shape.family) {
       case Family::gemm: ce = check_gemm(b, stats, reference); break;
+      case Family::gemm_fp8: ce = check_gemm_fp8(b, stats, reference); break;
       case Family::attention: ce = check_attention(b, stats, lse_err, lse_bad, reference); break;
       default: ce = check_rowwise(b, seed, stats, reference); break;
     }
@@ -169,6 +170,53 @@ class Checker {
     cublasSetMathMode(m_ctx.cublas, CUBLAS_DEFAULT_MATH);
     if (st != CUBLAS_STATUS_SUCCESS) return {cudaErrorUnknown, "cuBLAS reference gemm"};
     e = compare_with_reference(g.c, g.dtype, static_cast<float*>(ref.get()), b.out_elems, scratch.get(), stats,
+                               m_ctx.stream);
+    return {e, "comparing with the cuBLAS reference"};
+  }
+
+  // Reference of gemm_fp8: the operands dequantized (each stored value times its scale) and
+  // multiplied in double on the CPU, or in fp32 by cuBLAS in pedantic math on the GPU.
+  CheckError check_gemm_fp8(ProblemBuffers& b, CompareStats& stats, std::string& reference) {
+    const auto& g = b.problem.gemm_fp8;
+    const auto count = [&](bool of_a) {
+      return static_cast<std::size_t>(kport::kernels::fp8_scale_count(g.scale, of_a, of_a ? g.m : g.n, g.k));
+    };
+    if (m_opt.reference == "auto" && double(g.m) * g.n * g.k <= k_cpu_gemm_macs) {
+      reference = "cpu_double_dequantized";
+      std::vector<float> a, bm, sa, sb, out;
+      cudaError_t e = download_as_float(g.a, g.dtype, 0, std::size_t(g.m) * g.k, a);
+      if (e == cudaSuccess) e = download_as_float(g.b, g.dtype, 0, std::size_t(g.n) * g.k, bm);
+      if (e == cudaSuccess) e = download_as_float(g.scale_a, DType::f32, 0, count(true), sa);
+      if (e == cudaSuccess) e = download_as_float(g.scale_b, DType::f32, 0, count(false), sb);
+      if (e == cudaSuccess) e = download_as_float(g.d, DType::bf16, 0, b.out_elems, out);
+      if (e != cudaSuccess) return {e, "copying gemm_fp8 data to the host"};
+      kport::reference::dequantize_fp8(a.data(), sa.data(), g.m, g.k, g.scale, true);
+      kport::reference::dequantize_fp8(bm.data(), sb.data(), g.n, g.k, g.scale, false);
+      std::vector<double> ref(b.out_elems);
+      kport::reference::gemm_nt(a.data(), bm.data(), ref.data(), g.m, g.n, g.k);
+      compare_host(out.data(), ref.data(), out.size(), stats);
+      return {cudaSuccess, ""};
+    }
+    reference = "gpu_cublas_fp32_pedantic_dequantized";
+    DeviceBuffer a32, b32, ref, scratch;
+    cudaError_t e = a32.allocate(std::size_t(g.m) * g.k * sizeof(float));
+    if (e == cudaSuccess) e = b32.allocate(std::size_t(g.n) * g.k * sizeof(float));
+    if (e == cudaSuccess) e = ref.allocate(b.out_elems * sizeof(float));
+    if (e == cudaSuccess) e = scratch.allocate(compare_scratch_bytes());
+    if (e != cudaSuccess) return {e, "allocating the reference"};
+    auto* pa = static_cast<float*>(a32.get());
+    auto* pb = static_cast<float*>(b32.get());
+    e = dequantize_fp8(g.a, g.scale_a, g.m, g.k, g.dtype, g.scale, true, pa, m_ctx.stream);
+    if (e == cudaSuccess) e = dequantize_fp8(g.b, g.scale_b, g.n, g.k, g.dtype, g.scale, false, pb, m_ctx.stream);
+    if (e != cudaSuccess) return {e, "dequantizing the operands"};
+    // Row-major D[m,n] = A[m,k] B[n,k]^T is column-major D^T = B^T(op T of [k,n]) A.
+    const float alpha = 1.0f, beta = 0.0f;
+    cublasSetMathMode(m_ctx.cublas, CUBLAS_PEDANTIC_MATH);
+    const cublasStatus_t st = cublasSgemm(m_ctx.cublas, CUBLAS_OP_T, CUBLAS_OP_N, g.n, g.m, g.k, &alpha, pb, g.k, pa,
+                                          g.k, &beta, static_cast<float*>(ref.get()), g.n);
+    cublasSetMathMode(m_ctx.cublas, CUBLAS_DEFAULT_MATH);
+    if (st != CUBLAS_STATUS_SUCCESS) return {cudaErrorUnknown, "cuBLAS reference gemm"};
+    e = compare_with_reference(g.d, DType::bf16, static_cast<float*>(ref.get()), b.out_elems, scratch.get(), stats,
                                m_ctx.stream);
     return {e, "comparing with the cuBLAS reference"};
   }

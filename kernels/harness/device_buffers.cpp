@@ -1,5 +1,6 @@
 #include "device_buffers.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "device/harness_kernels.h"
@@ -35,6 +36,9 @@ double problem_device_bytes(const Shape& s, DType dtype) {
   const double e = kport::kernels::dtype_size(dtype);
   switch (s.family) {
     case Family::gemm: return e * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
+    case Family::gemm_fp8:  // the operands, D, and the fp32 operands and D of the reference
+      return e * (double(s.m) * s.k + double(s.k) * s.n) + 2.0 * s.m * double(s.n) +
+             4.0 * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n) / 2.2;
     case Family::attention:
       return e * 4.0 * s.batch * s.heads * double(s.seq_len) * s.head_dim + 4.0 * s.batch * s.heads * double(s.seq_len);
     default: return e * (2.0 * s.rows * double(s.cols) + s.cols);
@@ -56,6 +60,29 @@ cudaError_t setup_problem(const Shape& s, DType dtype, std::uint64_t seed, Probl
       b.problem.gemm.a = b.in0.get();
       b.problem.gemm.b = b.in1.get();
       b.problem.gemm.c = b.out.get();
+      break;
+    }
+    case Family::gemm_fp8: {
+      const std::size_t na = std::size_t(s.m) * s.k, nb = std::size_t(s.n) * s.k;
+      const auto mode = static_cast<kport::kernels::Fp8Scale>(s.scale);
+      b.out_elems = std::size_t(s.m) * s.n;
+      KPORT_TRY(b.in0.allocate(na));
+      KPORT_TRY(b.in1.allocate(nb));
+      KPORT_TRY(b.out.allocate(b.out_elems * 2));  // bf16
+      KPORT_TRY(b.scale_a.allocate(kport::kernels::fp8_scale_count(mode, true, s.m, s.k) * sizeof(float)));
+      KPORT_TRY(b.scale_b.allocate(kport::kernels::fp8_scale_count(mode, false, s.n, s.k) * sizeof(float)));
+      DeviceBuffer scratch;
+      KPORT_TRY(scratch.allocate(fp8_operand_scratch_bytes(std::max(s.m, s.n), s.k)));
+      auto* amax = static_cast<float*>(scratch.get());
+      KPORT_TRY(make_fp8_operand(b.in0.get(), static_cast<float*>(b.scale_a.get()), s.m, s.k, dtype, mode, true, seed,
+                                 k_stream_in0, amax, stream));
+      KPORT_TRY(make_fp8_operand(b.in1.get(), static_cast<float*>(b.scale_b.get()), s.n, s.k, dtype, mode, false, seed,
+                                 k_stream_in1, amax, stream));
+      KPORT_TRY(cudaStreamSynchronize(stream));  // before the scratch is freed
+      auto& g = b.problem.gemm_fp8;
+      g.a = b.in0.get(), g.b = b.in1.get(), g.d = b.out.get();
+      g.scale_a = static_cast<const float*>(b.scale_a.get());
+      g.scale_b = static_cast<const float*>(b.scale_b.get());
       break;
     }
     case Family::attention: {
@@ -113,6 +140,13 @@ cudaError_t download_as_float(const void* src, DType dtype, std::size_t offset, 
   out.resize(n);
   if (dtype == DType::f32) {
     return cudaMemcpy(out.data(), static_cast<const char*>(src) + offset * e, n * e, cudaMemcpyDeviceToHost);
+  }
+  if (kport::kernels::dtype_is_fp8(dtype)) {
+    std::vector<std::uint8_t> raw(n);
+    KPORT_TRY(cudaMemcpy(raw.data(), static_cast<const char*>(src) + offset, n, cudaMemcpyDeviceToHost));
+    for (std::size_t i = 0; i < n; ++i)
+      out[i] = dtype == DType::e4m3 ? kport::reference::e4m3_to_float(raw[i]) : kport::reference::e5m2_to_float(raw[i]);
+    return cudaSuccess;
   }
   std::vector<std::uint16_t> raw(n);
   KPORT_TRY(cudaMemcpy(raw.data(), static_cast<const char*>(src) + offset * e, n * e, cudaMemcpyDeviceToHost));

@@ -32,6 +32,7 @@ struct ProblemBuffers {
   kport::kernels::Problem problem{};
   DeviceBuffer in0, in1, in2;  // gemm a, b; attention q, k, v; rowwise x, w
   DeviceBuffer out, lse;
+  DeviceBuffer scale_a, scale_b;  // gemm_fp8: fp32 scales (GemmFp8Args)
   std::size_t out_elems = 0;
   std::size_t lse_elems = 0;
 };
@@ -45,7 +46,8 @@ cudaError_t poison_outputs(ProblemBuffers& b, cudaStream_t stream);
 // Bytes setup_problem allocates (to refuse cases that cannot fit before trying).
 double problem_device_bytes(const Shape& shape, DType dtype);
 
-// Copies n elements of `dtype` at element offset `offset` to the host, widened to float.
+// Copies n elements of `dtype` at element offset `offset` to the host, widened to float
+// (fp8 too: exact).
 cudaError_t download_as_float(const void* src, DType dtype, std::size_t offset, std::size_t n, std::vector<float>& out);
 
 }  // namespace kport::harness

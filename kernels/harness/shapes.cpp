@@ -15,6 +15,7 @@ constexpr long long k_max_dim = 1LL << 30;
 
 HarnessError bad_shape(const std::string& text, const std::string& why, Family family) {
   const char* expected = family == Family::gemm        ? "m=4096,n=4096,k=4096"
+                         : family == Family::gemm_fp8  ? "m=4096,n=7168,k=16384,scale=2"
                          : family == Family::attention ? "b=4,h=16,l=4096,d=128,causal=1"
                                                        : "rows=32768,cols=4096";
   return {"bad_shape",
@@ -29,6 +30,7 @@ std::optional<HarnessError> parse_shape(Family family, const std::string& text, 
   std::vector<std::string> keys;
   switch (family) {
     case Family::gemm: keys = {"m", "n", "k"}; break;
+    case Family::gemm_fp8: keys = {"m", "n", "k", "scale"}; break;
     case Family::attention: keys = {"b", "h", "l", "d", "causal"}; break;
     default: keys = {"rows", "cols"}; break;
   }
@@ -54,18 +56,25 @@ std::optional<HarnessError> parse_shape(Family family, const std::string& text, 
     if (used != value.size()) return bad_shape(text, "'" + value + "' is not an integer", family);
     if (key == "causal") {
       if (v != 0 && v != 1) return bad_shape(text, "causal must be 0 or 1", family);
+    } else if (key == "scale") {
+      if (v < 0 || v > 2)
+        return bad_shape(text, "scale must be 0 (per tensor), 1 (row-wise) or 2 (128-blocks)", family);
     } else if (v <= 0 || v > k_max_dim) {
       return bad_shape(text, key + " must be between 1 and 2^30", family);
     }
     values[key] = v;
   }
   for (const auto& k : keys)
-    if (k != "causal" && !values.count(k)) return bad_shape(text, "missing key '" + k + "'", family);
+    if (k != "causal" && k != "scale" && !values.count(k)) return bad_shape(text, "missing key '" + k + "'", family);
   Shape s;
   s.family = family;
   const auto get = [&](const char* k) { return static_cast<int>(values[k]); };
   switch (family) {
     case Family::gemm: s.m = get("m"), s.n = get("n"), s.k = get("k"); break;
+    case Family::gemm_fp8:
+      s.m = get("m"), s.n = get("n"), s.k = get("k");
+      s.scale = values.count("scale") ? get("scale") : 0;
+      break;
     case Family::attention:
       s.batch = get("b"), s.heads = get("h"), s.seq_len = get("l"), s.head_dim = get("d");
       s.causal = values.count("causal") && values["causal"] == 1;
@@ -82,6 +91,7 @@ std::string shape_string(const Shape& s) {
   std::ostringstream o;
   switch (s.family) {
     case Family::gemm: o << "m=" << s.m << ",n=" << s.n << ",k=" << s.k; break;
+    case Family::gemm_fp8: o << "m=" << s.m << ",n=" << s.n << ",k=" << s.k << ",scale=" << s.scale; break;
     case Family::attention:
       o << "b=" << s.batch << ",h=" << s.heads << ",l=" << s.seq_len << ",d=" << s.head_dim
         << ",causal=" << (s.causal ? 1 : 0);
@@ -94,6 +104,7 @@ std::string shape_string(const Shape& s) {
 Json shape_json(const Shape& s) {
   switch (s.family) {
     case Family::gemm: return {{"m", s.m}, {"n", s.n}, {"k", s.k}};
+    case Family::gemm_fp8: return {{"m", s.m}, {"n", s.n}, {"k", s.k}, {"scale", s.scale}};
     case Family::attention:
       return {{"b", s.batch}, {"h", s.heads}, {"l", s.seq_len}, {"d", s.head_dim}, {"causal", s.causal}};
     default: return {{"rows", s.rows}, {"cols", s.cols}};
@@ -101,7 +112,7 @@ Json shape_json(const Shape& s) {
 }
 
 std::optional<Family> parse_family(const std::string& name) {
-  for (Family f : {Family::gemm, Family::attention, Family::rmsnorm, Family::softmax})
+  for (Family f : {Family::gemm, Family::attention, Family::rmsnorm, Family::softmax, Family::gemm_fp8})
     if (name == kport::kernels::family_name(f)) return f;
   return std::nullopt;
 }
@@ -110,12 +121,15 @@ std::optional<DType> parse_dtype(const std::string& name) {
   if (name == "bf16") return DType::bf16;
   if (name == "fp16" || name == "f16") return DType::f16;
   if (name == "fp32" || name == "f32") return DType::f32;
+  if (name == "e4m3" || name == "fp8_e4m3") return DType::e4m3;
+  if (name == "e5m2" || name == "fp8_e5m2") return DType::e5m2;
   return std::nullopt;
 }
 
 double output_elements(const Shape& s) {
   switch (s.family) {
-    case Family::gemm: return double(s.m) * s.n;
+    case Family::gemm:
+    case Family::gemm_fp8: return double(s.m) * s.n;
     case Family::attention: return double(s.batch) * s.heads * s.seq_len * s.head_dim;
     default: return double(s.rows) * s.cols;
   }
@@ -123,7 +137,8 @@ double output_elements(const Shape& s) {
 
 double flop_count(const Shape& s) {
   switch (s.family) {
-    case Family::gemm: return 2.0 * s.m * s.n * s.k;
+    case Family::gemm:
+    case Family::gemm_fp8: return 2.0 * s.m * s.n * s.k;
     case Family::attention: {
       const double full = 4.0 * s.batch * s.heads * double(s.seq_len) * s.seq_len * s.head_dim;
       return s.causal ? full / 2 : full;
@@ -136,6 +151,8 @@ double byte_count(const Shape& s, DType dtype) {
   const double e = kport::kernels::dtype_size(dtype);
   switch (s.family) {
     case Family::gemm: return e * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
+    case Family::gemm_fp8:  // fp8 A and B read, bf16 D written (scales are negligible)
+      return e * (double(s.m) * s.k + double(s.k) * s.n) + 2.0 * s.m * double(s.n);
     case Family::attention:
       return e * 4.0 * s.batch * s.heads * double(s.seq_len) * s.head_dim +
              4.0 * s.batch * s.heads * double(s.seq_len);  // q,k,v read; o, lse written
@@ -148,6 +165,11 @@ namespace {
 Shape gemm_shape(int m, int n, int k) {
   Shape s;
   s.family = Family::gemm, s.m = m, s.n = n, s.k = k;
+  return s;
+}
+Shape fp8_shape(int m, int n, int k, int scale) {
+  Shape s = gemm_shape(m, n, k);
+  s.family = Family::gemm_fp8, s.scale = scale;
   return s;
 }
 Shape attn_shape(int b, int h, int l, int d, bool causal) {
@@ -188,6 +210,15 @@ std::vector<Shape> bench_grid(Family family) {
       grid.push_back(gemm_shape(128, 8192, 8192));
       break;
     }
+    case Family::gemm_fp8:
+      // The fp8 peers' shapes (H200-BASELINES): prefill projections of a 7168-hidden model,
+      // a square and a decode batch, in each scaling mode.
+      for (int scale : {0, 1, 2})
+        for (const auto& mnk : {std::array<int, 3>{4096, 7168, 16384}, std::array<int, 3>{4096, 4096, 7168},
+                                std::array<int, 3>{4096, 2112, 7168}, std::array<int, 3>{8192, 8192, 8192},
+                                std::array<int, 3>{64, 7168, 16384}, std::array<int, 3>{128, 4096, 7168}})
+          grid.push_back(fp8_shape(mnk[0], mnk[1], mnk[2], scale));
+      break;
     case Family::attention:
       // Batch x heads x length at about the same tokens per launch, head dim 64 and 128,
       // causal and not.
@@ -220,6 +251,16 @@ std::vector<Shape> check_grid(Family family) {
                              gemm_shape(257, 129, 33), gemm_shape(33, 4104, 520)})
         grid.push_back(s);
       break;
+    case Family::gemm_fp8:
+      // Odd M and N (partial tiles, odd output rows), K below one block, K that is a multiple
+      // of 16 but not of 128 (refused by block128) and not of 16 (refused by all).
+      for (int scale : {0, 1, 2})
+        for (const auto& mnk :
+             {std::array<int, 3>{127, 255, 128}, std::array<int, 3>{1, 1, 128}, std::array<int, 3>{257, 129, 384},
+              std::array<int, 3>{33, 4104, 528}, std::array<int, 3>{1000, 2500, 1024}, std::array<int, 3>{3, 7, 16},
+              std::array<int, 3>{129, 4096, 520}})
+          grid.push_back(fp8_shape(mnk[0], mnk[1], mnk[2], scale));
+      break;
     case Family::attention:
       for (const Shape& s :
            {attn_shape(1, 2, 1, 64, false), attn_shape(1, 2, 77, 64, true), attn_shape(2, 3, 129, 128, false),
@@ -241,6 +282,11 @@ Problem make_problem(const Shape& s, DType dtype) {
   p.family = s.family;
   switch (s.family) {
     case Family::gemm: p.gemm = {nullptr, nullptr, nullptr, s.m, s.n, s.k, dtype}; break;
+    case Family::gemm_fp8:
+      p.gemm_fp8 = {
+          nullptr, nullptr, nullptr, nullptr, nullptr, s.m, s.n, s.k, static_cast<kport::kernels::Fp8Scale>(s.scale),
+          dtype};
+      break;
     case Family::attention:
       p.attention = {nullptr,
                      nullptr,

@@ -56,4 +56,22 @@ std::uint16_t float_to_fp16(float value) {
   return static_cast<std::uint16_t>(sign | half);
 }
 
+float e4m3_to_float(std::uint8_t bits) {
+  const bool negative = (bits & 0x80u) != 0;
+  const int exp = (bits >> 3) & 0xF, man = bits & 0x7;
+  float mag;
+  if (exp == 0xF && man == 0x7)
+    mag = std::nanf("");
+  else if (exp == 0)
+    mag = std::ldexp(static_cast<float>(man), -9);  // subnormal: man/8 * 2^-6
+  else
+    mag = std::ldexp(static_cast<float>(8 + man), exp - 10);  // (1 + man/8) * 2^(exp-7)
+  return negative ? -mag : mag;
+}
+
+float e5m2_to_float(std::uint8_t bits) {
+  // e5m2 is the upper byte of an IEEE fp16 with the same value.
+  return fp16_to_float(static_cast<std::uint16_t>(std::uint16_t{bits} << 8));
+}
+
 }  // namespace kport::reference

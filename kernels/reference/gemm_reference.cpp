@@ -20,4 +20,24 @@ void gemm(const float* a, const float* b, double* c, int m, int n, int k) {
   }
 }
 
+void dequantize_fp8(float* values, const float* scales, int rows, int k, kport::kernels::Fp8Scale mode, bool of_a) {
+  const int kblocks = (k + kport::kernels::k_fp8_block - 1) / kport::kernels::k_fp8_block;
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < k; ++c)
+      values[static_cast<std::size_t>(r) * k + c] *=
+          scales[kport::kernels::fp8_scale_index(mode, of_a, r, c / kport::kernels::k_fp8_block, rows, kblocks)];
+}
+
+void gemm_nt(const float* a, const float* b, double* c, int m, int n, int k) {
+  for (int i = 0; i < m; ++i) {
+    const float* arow = a + static_cast<std::size_t>(i) * k;
+    for (int j = 0; j < n; ++j) {
+      const float* brow = b + static_cast<std::size_t>(j) * k;
+      double sum = 0.0;
+      for (int p = 0; p < k; ++p) sum += static_cast<double>(arow[p]) * brow[p];
+      c[static_cast<std::size_t>(i) * n + j] = sum;
+    }
+  }
+}
+
 }  // namespace kport::reference

@@ -8,10 +8,20 @@
 
 #include <cstddef>
 
+#include "kport/kernels/fp8_scales.h"
+
 namespace kport::reference {
 
 // c[m,n] = sum_k a[m,k] * b[k,n]
 void gemm(const float* a, const float* b, double* c, int m, int n, int k);
+
+// c[m,n] = sum_k a[m,k] * b[n,k]: both operands K-contiguous, as gemm_fp8 stores them.
+void gemm_nt(const float* a, const float* b, double* c, int m, int n, int k);
+
+// Replaces each of the rows x k stored fp8 values in `values` (widened to float) by its
+// dequantized value, value * scale, with `scales` laid out as kport::kernels::GemmFp8Args
+// says for operand A (`of_a`) or B under `mode`.
+void dequantize_fp8(float* values, const float* scales, int rows, int k, kport::kernels::Fp8Scale mode, bool of_a);
 
 // One attention head: q,k,v are [seq_len, head_dim]; o [seq_len, head_dim]; lse [seq_len]
 // is the natural log of sum_j exp(scale * q_i.k_j) over the unmasked keys.

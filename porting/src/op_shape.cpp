@@ -13,12 +13,15 @@ struct FamilyDims {
 };
 
 const std::vector<FamilyDims>& table() {
+  // clang-format off
   static const std::vector<FamilyDims> k_table = {
       {"gemm", {"m", "n", "k"}},
       {"attention", {"b", "h", "l", "d", "causal"}},
       {"rmsnorm", {"rows", "cols"}},
       {"softmax", {"rows", "cols"}},
+      {"gemm_fp8", {"m", "n", "k", "scale"}},
   };
+  // clang-format on
   return k_table;
 }
 
@@ -29,6 +32,14 @@ std::string key_list(const FamilyDims& f) {
     out += k;
   }
   return out;
+}
+
+// Keys that may be left out (0 then) and take a small enumeration instead of a size: their
+// largest value.
+std::int64_t flag_max(std::string_view key) {
+  if (key == "causal") return 1;
+  if (key == "scale") return 2;  // gemm_fp8: 0 per tensor, 1 row-wise, 2 128-blocks
+  return -1;
 }
 
 }  // namespace
@@ -46,7 +57,7 @@ Result<OpShape> op_shape(std::string_view family, std::string_view text) {
   auto f = std::find_if(table().begin(), table().end(), [&](const FamilyDims& d) { return d.family == family; });
   if (f == table().end())
     return make_error(Errc::invalid_argument,
-                      "op '" + std::string(family) + "' is not one of gemm, attention, rmsnorm, softmax");
+                      "op '" + std::string(family) + "' is not one of gemm, attention, rmsnorm, softmax, gemm_fp8");
   auto parsed = Shape::parse(text);
   if (!parsed.ok()) return std::move(parsed).error();
   const std::string expected = " (" + std::string(family) + " shapes are " + key_list(*f) + ")";
@@ -54,15 +65,19 @@ Result<OpShape> op_shape(std::string_view family, std::string_view text) {
     if (std::find(f->keys.begin(), f->keys.end(), key) == f->keys.end())
       return make_error(Errc::invalid_argument,
                         "shape key '" + key + "' is not a dimension of " + std::string(family) + expected);
-    if (key == "causal" ? value > 1 : (value < 1 || value > k_max_dim))
-      return make_error(Errc::invalid_argument,
-                        "shape value " + std::to_string(value) + " of '" + key + "' is out of range (" +
-                            (key == "causal" ? std::string("0 or 1") : std::string("1 .. 2^30")) + ")");
+    const std::int64_t flag = flag_max(key);
+    if (flag >= 0 ? value > flag : (value < 1 || value > k_max_dim))
+      return make_error(Errc::invalid_argument, "shape value " + std::to_string(value) + " of '" + key +
+                                                    "' is out of range (" +
+                                                    (flag == 1  ? std::string("0 or 1")
+                                                     : flag > 1 ? "0 .. " + std::to_string(flag)
+                                                                : std::string("1 .. 2^30")) +
+                                                    ")");
   }
   OpShape out;
   for (auto key : f->keys) {
     std::int64_t v = parsed->get(key);
-    if (v < 0 && key == "causal") v = 0;
+    if (v < 0 && flag_max(key) >= 0) v = 0;
     if (v < 0) return make_error(Errc::invalid_argument, "shape has no '" + std::string(key) + "'" + expected);
     if (!out.text.empty()) out.text += ",";
     out.text += std::string(key) + "=" + std::to_string(v);

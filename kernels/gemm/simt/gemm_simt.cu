@@ -135,6 +135,8 @@ cudaError_t launch(const Problem& p, cudaStream_t stream) {
     case DType::f32: return launch_typed<float, k_bm, k_bn, k_bk, k_tm, k_tn>(p.gemm, stream);
     case DType::f16: return launch_typed<__half, k_bm, k_bn, k_bk, k_tm, k_tn>(p.gemm, stream);
     case DType::bf16: return launch_typed<__nv_bfloat16, k_bm, k_bn, k_bk, k_tm, k_tn>(p.gemm, stream);
+    case DType::e4m3:
+    case DType::e5m2: break;  // 8-bit inputs are gemm_fp8's only
   }
   return cudaErrorInvalidValue;
 }

@@ -124,6 +124,8 @@ cudaError_t fill_uniform(void* dst, std::size_t n, DType dtype, std::uint64_t se
     case DType::bf16:
       fill_kernel<<<grid_for(n), k_threads, 0, stream>>>(static_cast<__nv_bfloat16*>(dst), n, key, lo, span);
       break;
+    case DType::e4m3:
+    case DType::e5m2: return cudaErrorInvalidValue;  // fp8 is made by make_fp8_operand only
   }
   return cudaGetLastError();
 }
@@ -137,6 +139,8 @@ cudaError_t widen_to_fp32(const void* src, std::size_t n, DType dtype, float* ds
     case DType::bf16:
       widen_kernel<<<grid_for(n), k_threads, 0, stream>>>(static_cast<const __nv_bfloat16*>(src), dst, n);
       break;
+    case DType::e4m3:
+    case DType::e5m2: return cudaErrorInvalidValue;  // fp8 is made by make_fp8_operand only
   }
   return cudaGetLastError();
 }
@@ -157,6 +161,8 @@ cudaError_t compare_with_reference(const void* out, DType dtype, const float* re
     case DType::bf16:
       compare_kernel<<<grid_for(n), k_threads, 0, stream>>>(static_cast<const __nv_bfloat16*>(out), ref, n, st);
       break;
+    case DType::e4m3:
+    case DType::e5m2: return cudaErrorInvalidValue;  // fp8 is made by make_fp8_operand only
   }
   KPORT_CUDA_CHECK(cudaGetLastError());
   DeviceStats host{};
@@ -185,6 +191,8 @@ cudaError_t count_nonfinite(const void* data, DType dtype, std::size_t n, void* 
     case DType::bf16:
       nonfinite_kernel<<<grid_for(n), k_threads, 0, stream>>>(static_cast<const __nv_bfloat16*>(data), n, c);
       break;
+    case DType::e4m3:
+    case DType::e5m2: return cudaErrorInvalidValue;  // fp8 is made by make_fp8_operand only
   }
   KPORT_CUDA_CHECK(cudaGetLastError());
   KPORT_CUDA_CHECK(cudaMemcpyAsync(&count, c, sizeof count, cudaMemcpyDeviceToHost, stream));

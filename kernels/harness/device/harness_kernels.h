@@ -45,6 +45,19 @@ cudaError_t l2_read_flush(const void* buf, std::size_t bytes, unsigned* sink, cu
 // latency between (nvbench's blocking kernel). Asynchronous.
 cudaError_t launch_stream_blocker(const volatile int* flag, double timeout_s, cudaStream_t stream);
 
+// gemm_fp8 operands (fp8_inputs.cu): `rows` x `k` values of `dtype` (e4m3/e5m2) at `q` and
+// their fp32 scales at `scales` (kport::kernels::fp8_scale_count entries, the layout of
+// GemmFp8Args for operand A when `of_a`, else B), quantized from seeded real values with
+// scales from each group's amax, as a quantizer does. `scratch`: fp8_operand_scratch_bytes.
+// Asynchronous.
+std::size_t fp8_operand_scratch_bytes(int rows, int k);
+cudaError_t make_fp8_operand(void* q, float* scales, int rows, int k, DType dtype, kport::kernels::Fp8Scale mode,
+                             bool of_a, std::uint64_t seed, std::uint64_t stream_id, float* scratch,
+                             cudaStream_t stream);
+// dst[rows x k] = q * its scale, in fp32 (the reference's operands). Asynchronous.
+cudaError_t dequantize_fp8(const void* q, const float* scales, int rows, int k, DType dtype,
+                           kport::kernels::Fp8Scale mode, bool of_a, float* dst, cudaStream_t stream);
+
 // fp32 attention over [B,H,L,d] inputs of `args.dtype` by its definition (cuBLAS fp32
 // gemms in pedantic math around a row softmax): o_ref [B,H,L,d] fp32 and lse_ref [B,H,L]
 // fp32. `scratch`: device memory of attention_reference_scratch_bytes(args) (about 1.4 GiB

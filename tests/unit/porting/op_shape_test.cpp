@@ -43,8 +43,22 @@ TEST(OpShape, AnUnknownFamilyIsRefusedListingTheKnownOnes) {
   auto s = op_shape("conv2d", "n=1");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code, Errc::invalid_argument);
-  EXPECT_NE(s.error().message.find("gemm, attention, rmsnorm, softmax"), std::string::npos);
-  EXPECT_EQ(op_families().size(), 4u);
+  EXPECT_NE(s.error().message.find("gemm, attention, rmsnorm, softmax, gemm_fp8"), std::string::npos);
+  EXPECT_EQ(op_families().size(), 5u);
+}
+
+TEST(OpShape, Fp8GemmScaleDefaultsToPerTensorAndIsAnEnumeration) {
+  auto d = op_shape("gemm_fp8", "m=4096,n=7168,k=16384");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_EQ(d->text, "m=4096,n=7168,k=16384,scale=0");  // as the harness prints it
+  auto b = op_shape("gemm_fp8", "scale=2,k=16384,n=7168,m=4096");
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  EXPECT_EQ(b->text, "m=4096,n=7168,k=16384,scale=2");
+  EXPECT_FALSE(b->shape == d->shape);
+  auto bad = op_shape("gemm_fp8", "m=1,n=1,k=128,scale=3");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("out of range (0 .. 2)"), std::string::npos) << bad.error().message;
+  EXPECT_FALSE(op_shape("gemm", "m=1,n=1,k=1,scale=0").ok());  // not a gemm dimension
 }
 
 }  // namespace kport::porting

@@ -7,23 +7,30 @@
 //              exp(scale * q.k), the softmax statistics); causal masks key j > query i.
 //   rmsnorm:   y[r,:] = x[r,:] / sqrt(mean(x[r,:]^2) + eps) * w[:]; w has `cols` entries.
 //   softmax:   y[r,:] = softmax(x[r,:]) over the row; `w` unused.
+//   gemm_fp8:  D[M,N] = (sa . A[M,K]) * (sb . B[N,K])^T: A and B both K-contiguous (B is
+//              stored "N x K", as the 8-bit wgmma needs both operands K-major), in e4m3 or
+//              e5m2 (`dtype`, both operands), fp32 accumulation, D in bf16. Scales are fp32
+//              and multiply the stored values; their layout depends on `scale` (GemmFp8Args).
 // Every instance registers itself from its own translation unit (KPORT_REGISTER_KERNEL),
 // so a harness links exactly the variants that were built for its target.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include "kport/kernels/fp8_scales.h"
+
 #include <string>
 #include <vector>
 
 namespace kport::kernels {
 
-enum class DType { f32, f16, bf16 };
-enum class Family { gemm, attention, rmsnorm, softmax };
+enum class DType { f32, f16, bf16, e4m3, e5m2 };
+enum class Family { gemm, attention, rmsnorm, softmax, gemm_fp8 };
 
 const char* dtype_name(DType t);
 const char* family_name(Family f);
-inline int dtype_size(DType t) { return t == DType::f32 ? 4 : 2; }
+inline bool dtype_is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
+inline int dtype_size(DType t) { return t == DType::f32 ? 4 : dtype_is_fp8(t) ? 1 : 2; }
 
 struct GemmArgs {
   const void* a;
@@ -31,6 +38,20 @@ struct GemmArgs {
   void* c;
   int m, n, k;
   DType dtype;
+};
+
+struct GemmFp8Args {
+  const void* a;  // [M,K] fp8, row-major
+  const void* b;  // [N,K] fp8, row-major
+  void* d;        // [M,N] bf16, row-major
+  // tensor: [1] each. row: scale_a[M], scale_b[N]. block128, kb = ceil(K/128):
+  //   scale_a[kb][fp8_scale_a_stride(M)] (row i of K block j at j*stride + i),
+  //   scale_b[ceil(N/128)][kb] (rows 128*p.. of B, K block j at p*kb + j).
+  const float* scale_a;
+  const float* scale_b;
+  int m, n, k;
+  Fp8Scale scale;
+  DType dtype;  // e4m3 or e5m2
 };
 
 struct AttentionArgs {
@@ -58,6 +79,7 @@ struct RowwiseArgs {  // rmsnorm and softmax
 struct Problem {
   Family family;
   GemmArgs gemm{};
+  GemmFp8Args gemm_fp8{};
   AttentionArgs attention{};
   RowwiseArgs rowwise{};
 };

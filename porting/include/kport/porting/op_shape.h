@@ -6,6 +6,7 @@
 //   gemm                m, n, k                 each 1 .. 2^30
 //   attention           b, h, l, d [, causal]   each 1 .. 2^30; causal 0 or 1 (default 0)
 //   rmsnorm, softmax    rows, cols              each 1 .. 2^30
+//   gemm_fp8            m, n, k [, scale]       each 1 .. 2^30; scale 0, 1 or 2 (default 0)
 //
 // Pure functions; thread-safe.
 #pragma once
@@ -20,7 +21,7 @@
 namespace kport::porting {
 
 struct OpShape {
-  Shape shape;       // with defaults filled in (attention causal=0); canonical() sorts keys
+  Shape shape;       // with defaults filled in (causal=0, scale=0); canonical() sorts keys
   std::string text;  // the family's own order, as the harness prints it: "m=3000,n=3000,k=3000"
 };
 

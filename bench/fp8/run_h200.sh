@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# kport's fp8 gemm on one H200 (sm_90a) against cuBLASLt, in one call: builds
+# kport-harness-sm_90a from kernels/ with only the gemm_fp8 variants, checks every gemm_fp8
+# case of the check grid (both fp8 formats, the three scaling modes, odd M and N, K refused
+# by block128 and by every mode) plus odd shapes outside the grid, times the e4m3 instances
+# at 4096x7168x16384, 4096x4096x7168 and 64x7168x16384 in each scaling mode with `bench`,
+# then the peer, torch._scaled_mm (cuBLASLt), at the same shapes in the same run
+# (bench/fp8/peer.py), and prints the table (bench/fp8/table.py). $OUT receives table.txt and
+# fp8-run.tar.gz (every report, log and the GPU's state; the work folder is $W).
+#   bash bench/fp8/run_h200.sh          (OUT defaults to build/fp8-out; KPORT_FP8_HARNESS, below)
+# About 3-5 minutes on an H200; each step has its own time limit so the whole stays under 400 s.
+set -u
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-$PWD/build/fp8-out}
+W=build/fp8-work
+mkdir -p "$OUT" "$W"
+finish() {
+  for f in table.txt check.json bench.json peer.json; do [[ -f $W/$f ]] && cp "$W/$f" "$OUT/"; done
+  tar czf "$OUT/fp8-run.tar.gz" -C "$W" . || true
+}
+trap finish EXIT
+trap "exit 143" TERM INT  # a stopped run still hands back what it has
+t0=$(date +%s)
+stamp() { echo "[$(($(date +%s) - t0))s] $*"; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader |
+  tee "$W/gpu.txt"
+
+B=build/h-fp8
+H=$B/bin/kport-harness-sm_90a
+# KPORT_FP8_HARNESS: a harness already built from this tree (as on the development machine),
+# used when it runs here; otherwise, or when it does not, the harness is built.
+if [[ -n ${KPORT_FP8_HARNESS:-} ]] && "$KPORT_FP8_HARNESS" --version >/dev/null 2>&1; then
+  H=$KPORT_FP8_HARNESS
+  stamp "harness given: $($H --version)"
+else
+  others="gemm.simt;gemm.mma_sync;gemm.wgmma_tma;attention.simt;attention.mma_sync;attention.wgmma_tma"
+  others+=";rmsnorm.simt;rmsnorm.vec16;softmax.simt;softmax.vec16"
+  { cmake -S kernels -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPORT_CUDA_TARGETS=sm_90a \
+      "-DKPORT_EXCLUDE_VARIANTS=$others" && timeout 200 cmake --build $B; } >"$W/build.log" 2>&1 ||
+    { echo "harness build failed"; tail -30 "$W/build.log"; exit 2; }
+  stamp "harness built: $($H --version)"
+fi
+$H list --filter gemm_fp8 >"$W/list.json"
+
+# Correctness: the check grid, then shapes outside it (odd M, odd N, a K that block128 refuses,
+# a K that every mode refuses). Exit 1 means a case failed; the table lists it.
+timeout 150 $H check --all --filter gemm_fp8 --dtype all --seed 7 --timeout-s 10 >"$W/check.json" 2>"$W/check.err"
+stamp "check grid: exit $?"
+cases=()
+instances=(gemm_fp8.wgmma_tma.128x128x128_s6 gemm_fp8.wgmma_tma.128x64x128_s8 gemm_fp8.wgmma_tma.128x128x128_s6_c2x1
+  gemm_fp8.wgmma_tma.128x128x128_s6_ov gemm_fp8.wgmma_tma.128x128x128_s6_c2x1_ov
+  gemm_fp8.wgmma_tma.128x256x128_s4_fastacc gemm_fp8.wgmma_tma.128x256x128_s4_c2x1_fastacc
+  gemm_fp8.wgmma_tma.128x64x128_s8_ov)
+for inst in "${instances[@]}"; do
+  for shape in m=77,n=1001,k=256 m=4095,n=7167,k=2048 m=513,n=3,k=4096 m=200,n=384,k=400 m=64,n=64,k=24; do
+    for scale in 0 1 2; do cases+=(--case "$inst:e4m3:$shape,scale=$scale"); done
+  done
+  cases+=(--case "$inst:e5m2:m=1999,n=1537,k=1152,scale=2")
+done
+timeout 60 $H check "${cases[@]}" --seed 11 --timeout-s 10 >"$W/check_extra.json" 2>"$W/check_extra.err"
+stamp "check outside the grid: exit $?"
+
+# Speed: e4m3, every instance, the three shapes x three scaling modes in one process.
+cases=()
+for shape in m=4096,n=7168,k=16384 m=4096,n=4096,k=7168 m=64,n=7168,k=16384; do
+  for scale in 0 1 2; do
+    for inst in "${instances[@]}"; do
+      cases+=(--case "$inst:e4m3:$shape,scale=$scale")
+    done
+  done
+done
+timeout 120 $H bench "${cases[@]}" --seed 3 --time-cap-ms 400 --warmup-ms 400 --later-warmup-ms 50 --max-rse 0.005 \
+  --max-duty 0.5 --timeout-s 10 >"$W/bench.json" 2>"$W/bench.err"
+stamp "bench: exit $?"
+
+PYTHONUNBUFFERED=1 timeout 120 python3 bench/fp8/peer.py --out "$W/peer.json" >"$W/peer.log" 2>&1
+stamp "peer: exit $?"
+tail -3 "$W/peer.log"
+python3 bench/fp8/table.py --check "$W/check.json" --check "$W/check_extra.json" --bench "$W/bench.json" \
+  --peer "$W/peer.json" | tee "$W/table.txt"
+stamp "done"

@@ -1,0 +1,567 @@
+// Hopper fp8 gemm: D[M,N] = (sa . A[M,K]) * (sb . B[N,K])^T, A and B e4m3 or e5m2, both
+// K-contiguous, fp32 accumulation, D in bf16. Target sm_90a only (wgmma, setmaxnreg).
+//
+// Algorithm: a persistent grid (one CTA per SM) walks BMxBN output tiles in a grouped order
+// so that the tiles in flight share rows of A and B in L2. Each CTA has three warpgroups. The
+// producer warpgroup gives registers away and one of its threads streams 128x128-byte tiles
+// of A and BNx128 tiles of B (one 128-byte swizzle row per tile row, which is one K block of
+// 128 fp8 values), and in block128 mode the 128 row scales of A for that K block, into a ring
+// of shared-memory stages with TMA, each guarded by a "full" and an "empty" mbarrier. The two
+// consumer warpgroups own 64 rows of the tile each and issue four wgmma m64nBNk32 over a
+// stage into a fresh accumulator, wait for them, hand the stage back and promote: the K
+// block's partial sums are added into a second fp32 accumulator, times sa[row,kb] *
+// sb[nb,kb] in block128 mode. Promoting every 128 K keeps the sum in full fp32 (the tensor
+// core's own fp8 accumulation keeps fewer bits), and it is where block scales must be applied
+// anyway. While one warpgroup promotes, the other's wgmma run. Per-tensor and row-wise scales
+// multiply once, in the epilogue, which converts to bf16 and stores straight from registers
+// (odd N included).
+// Overlap (the _ov instances) keeps two K blocks in flight per warpgroup in two accumulators:
+// block kb+1's wgmma are issued before block kb is promoted. Without Promote (the _fastacc
+// instances, per-tensor and row-wise scales only) the wgmma accumulate over all of K in one
+// accumulator, which leaves registers for a 128x256 tile.
+// Optionally (ClusterM = 2) two CTAs on vertically adjacent tiles form a cluster: each loads
+// its own A (and A scales) and half of the shared B tile, multicast to both, and a stage is
+// refilled only when the consumers of both CTAs have released it; L2 then serves 24 KiB per
+// CTA and K block instead of 32.
+//
+// Constraints: K a multiple of 16 (TMA needs 16-byte row strides of A and B), of 128 in
+// block128 mode (a K block is one scale block); A, B (and block128 scale_a) 16-byte aligned.
+// M and N are free: TMA fills the edges of A and B with zeros and the epilogue masks D.
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+#include "common/mbarrier_sm90.cuh"
+#include "common/smem.cuh"
+#include "common/sync_sm90.cuh"
+#include "common/tma_host_sm90.h"
+#include "common/tma_sm90.cuh"
+#include "common/wgmma_fp8_sm90.cuh"
+#include "kport/kernels/registry.h"
+
+namespace kport::kernels::gemm_fp8_wgmma_tma {
+namespace {
+
+using namespace kport::kernels::sm90;
+
+constexpr int k_consumers = 2;                      // consumer warpgroups
+constexpr int k_threads = 128 * (1 + k_consumers);  // + one producer warpgroup
+constexpr int k_group_m = 8;                        // tile rows per L2 group
+constexpr int k_producer_regs = 40;
+constexpr int k_consumer_regs = 232;
+
+template <int BN_, int Stages_, int ClusterM_, bool Overlap_ = false, bool Promote_ = true>
+struct Config {
+  static constexpr int BM = 64 * k_consumers, BN = BN_, BK = k_fp8_block, Stages = Stages_, ClusterM = ClusterM_;
+  static constexpr bool Overlap = Overlap_;  // two K blocks in flight per warpgroup
+  // Promote: every 128-K block is added into a separate fp32 total (needed for block scales).
+  // Without, the wgmma accumulate over all of K in one register tile (per-tensor and row-wise
+  // scales only), which leaves room for 256 columns.
+  static constexpr bool Promote = Promote_;
+  static_assert(Promote || !Overlap, "two blocks in flight only pay when promoting");
+  static_assert(BN == 64 || BN == 128 || (!Promote && BN == 256),
+                "a promoting tile lies inside one 128-row scale block of B; 256 columns fit only unpromoted");
+  static_assert(Stages >= 2 && Stages <= 8, "pipeline depth");
+  static_assert(ClusterM == 1 || ClusterM == 2, "CTAs along M sharing one B tile");
+  static constexpr int b_part_rows = BN / ClusterM;  // rows of B each CTA of a cluster loads
+  static_assert(b_part_rows * BK % 1024 == 0, "each CTA multicasts whole swizzle atoms");
+  static constexpr int a_bytes = BM * BK;  // one byte per element
+  static constexpr int b_bytes = BN * BK;
+  static constexpr int sa_bytes = BM * 4;  // block128: the K block's scales of the tile's rows
+  static constexpr int stage_bytes = a_bytes + b_bytes;
+  static_assert(a_bytes % 1024 == 0 && b_bytes % 1024 == 0, "swizzle atoms are 1 KiB");
+  static constexpr int smem_bytes = Stages * (stage_bytes + sa_bytes) + 2 * Stages * 8 + 1024;
+  static_assert(smem_bytes <= 227 * 1024, "fits the sm_90 per-block shared memory");
+};
+
+template <int GroupM>
+__device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, int& tm, int& tn) {
+  const int per_group = GroupM * tiles_n;
+  const int group = tile / per_group;
+  const int first_m = group * GroupM;
+  const int rows = min(tiles_m - first_m, GroupM);
+  const int r = tile - group * per_group;
+  tm = first_m + r % rows;
+  tn = r / rows;
+}
+
+template <bool First, class A>
+__device__ __forceinline__ A& pick(A& first, A& second) {
+  if constexpr (First)
+    return first;
+  else
+    return second;
+}
+
+__device__ __forceinline__ void store_pair(__nv_bfloat16* d, int n, int row, int col, float v0, float v1, bool pairs) {
+  __nv_bfloat16* p = d + static_cast<size_t>(row) * n + col;
+  if (pairs && col + 1 < n) {
+    *reinterpret_cast<__nv_bfloat162*>(p) = __floats2bfloat162_rn(v0, v1);
+  } else {
+    if (col < n) p[0] = __float2bfloat16_rn(v0);
+    if (col + 1 < n) p[1] = __float2bfloat16_rn(v1);
+  }
+}
+
+template <class Cfg, class T, Fp8Scale Mode>
+__global__ void __launch_bounds__(k_threads, 1)
+    gemm_fp8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+                    const __grid_constant__ CUtensorMap tmap_sa, __nv_bfloat16* __restrict__ d,
+                    const float* __restrict__ scale_a, const float* __restrict__ scale_b, int m, int n, int k) {
+#if KPORT_WGMMA_ENABLED
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, S = Cfg::Stages;
+  constexpr bool k_block = Mode == Fp8Scale::block128;
+  extern __shared__ uint8_t smem_raw[];
+  const uint32_t raw_base = smem_u32(smem_raw);
+  const uint32_t smem_base = (raw_base + 1023u) & ~1023u;
+  const uint8_t* smem_gen = smem_raw + (smem_base - raw_base);  // the same bytes, generic address
+  const uint32_t sa_base = smem_base + S * Cfg::stage_bytes;
+  const uint32_t bar_base = sa_base + S * Cfg::sa_bytes;
+  auto full_bar = [&](int s) { return bar_base + 8u * s; };
+  auto empty_bar = [&](int s) { return bar_base + 8u * (S + s); };
+  auto stage_a = [&](int s) { return smem_base + s * Cfg::stage_bytes; };
+  auto stage_b = [&](int s) { return smem_base + s * Cfg::stage_bytes + Cfg::a_bytes; };
+
+  constexpr int CM = Cfg::ClusterM;
+  const int wg = threadIdx.x / 128;
+  // The CTAs of a cluster take vertically adjacent tiles (the same rows of B): each loads its
+  // own A and 1/CM of the B tile, multicast to all of them.
+  const uint32_t rank = CM > 1 ? cluster_rank() : 0;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < S; ++s) {
+      mbar_init(full_bar(s), 1);
+      mbar_init(empty_bar(s), k_consumers * 4 * CM);  // every consumer warp whose B lands here
+    }
+    mbar_fence_init();
+    tma_prefetch_desc(&tmap_a);
+    tma_prefetch_desc(&tmap_b);
+    if constexpr (k_block) tma_prefetch_desc(&tmap_sa);
+  }
+  if constexpr (CM > 1)
+    cluster_sync();  // peers' barriers exist before anyone signals them
+  else
+    __syncthreads();
+
+  const int tiles_m = (m + BM - 1) / BM;
+  const int tiles_n = (n + BN - 1) / BN;
+  const int groups_m = (tiles_m + CM - 1) / CM;  // tile rows in units of clusters
+  const int tiles = groups_m * tiles_n;          // work items, one per cluster
+  const int k_blocks = (k + BK - 1) / BK;
+  const int first_tile = blockIdx.x / CM, tile_step = gridDim.x / CM;
+
+  if (wg == 0) {
+    regs_dealloc<k_producer_regs>();
+    if (threadIdx.x == 0) {
+      int s = 0;
+      uint32_t phase = 0;
+      constexpr uint32_t bytes = Cfg::stage_bytes + (k_block ? Cfg::sa_bytes : 0);
+      for (int tile = first_tile; tile < tiles; tile += tile_step) {
+        int tm, tn;
+        tile_coords<k_group_m / CM>(tile, groups_m, tiles_n, tm, tn);
+        tm = tm * CM + rank;  // may pass the last tile row: TMA then fills zeros
+        for (int kb = 0; kb < k_blocks; ++kb) {
+          // empty here means every CTA of the cluster has released stage s
+          mbar_wait(empty_bar(s), phase ^ 1);
+          mbar_arrive_expect_tx(full_bar(s), bytes);
+          tma_load_2d(stage_a(s), &tmap_a, kb * BK, tm * BM, full_bar(s));
+          constexpr int part = Cfg::b_part_rows;
+          if constexpr (CM > 1)
+            tma_load_2d_multicast(stage_b(s) + rank * part * BK, &tmap_b, kb * BK, tn * BN + rank * part, full_bar(s),
+                                  static_cast<uint16_t>((1u << CM) - 1));
+          else
+            tma_load_2d(stage_b(s), &tmap_b, kb * BK, tn * BN, full_bar(s));
+          if constexpr (k_block) tma_load_2d(sa_base + s * Cfg::sa_bytes, &tmap_sa, tm * BM, kb, full_bar(s));
+          if (++s == S) {
+            s = 0;
+            phase ^= 1;
+          }
+        }
+      }
+    }
+  } else {
+    regs_alloc<k_consumer_regs>();
+    const int cw = wg - 1;  // which 64-row half of the tile
+    const int t = threadIdx.x % 128;
+    const int warp = t / 32, lane = t % 32;
+    const int row_in_tile = cw * 64 + warp * 16 + lane / 4;  // and row_in_tile + 8
+    float acc[BN / 2], acc2[BN / 2], total[BN / 2];          // acc2: the second K block in flight (Overlap)
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) acc[i] = acc2[i] = 0.0f;
+    int s = 0;
+    uint32_t phase = 0;
+    uint32_t ring = 0;  // Overlap: ring position (stage, phase) of the next K block to issue
+    // Overlap: wait for K block `pos` of the ring and issue its wgmma into `into`.
+    auto issue = [&](float(&into)[BN / 2], uint32_t pos) {
+      const int st = static_cast<int>(pos % S);
+      mbar_wait(full_bar(st), (pos / S) & 1u);
+      wgmma_fence();
+      const uint32_t a_base = stage_a(st) + cw * 64 * 128;
+      const uint32_t b_base = stage_b(st);
+#pragma unroll
+      for (int kk = 0; kk < BK / 32; ++kk) {
+        const uint64_t da = make_desc_sw128(a_base + kk * 32, 16, 1024);
+        const uint64_t db = make_desc_sw128(b_base + kk * 32, 16, 1024);
+        wgmma_fp8_ss<BN, T, T>(into, da, db, kk > 0 ? 1 : 0);
+      }
+      wgmma_commit();
+    };
+    // Stage release: lane 0 of each consumer warp arrives here, lane r at cluster peer r.
+    auto release = [&](int stage) {
+      __syncwarp();
+      if constexpr (CM > 1) {
+        if (lane < CM) mbar_arrive_cluster(empty_bar(stage), lane);
+      } else {
+        if (lane == 0) mbar_arrive(empty_bar(stage));
+      }
+    };
+    // Overlap: K block `pos` has completed in `from`: read its A scales, release its stage,
+    // add it into the total.
+    auto retire = [&](float(&from)[BN / 2], uint32_t pos, float sb) {
+      fence_regs(from);
+      const int st = static_cast<int>(pos % S);
+      float s0 = sb, s1 = sb;
+      if constexpr (k_block) {
+        const float* sa = reinterpret_cast<const float*>(smem_gen + S * Cfg::stage_bytes + st * Cfg::sa_bytes);
+        s0 *= sa[row_in_tile];
+        s1 *= sa[row_in_tile + 8];
+      }
+      __syncwarp();
+      if constexpr (CM > 1) {
+        if (lane < CM) mbar_arrive_cluster(empty_bar(st), lane);
+      } else {
+        if (lane == 0) mbar_arrive(empty_bar(st));
+      }
+#pragma unroll
+      for (int i = 0; i < BN / 2; i += 4) {
+        total[i] = fmaf(from[i], s0, total[i]);
+        total[i + 1] = fmaf(from[i + 1], s0, total[i + 1]);
+        total[i + 2] = fmaf(from[i + 2], s1, total[i + 2]);
+        total[i + 3] = fmaf(from[i + 3], s1, total[i + 3]);
+      }
+    };
+    for (int tile = first_tile; tile < tiles; tile += tile_step) {
+      int tm, tn;
+      tile_coords<k_group_m / CM>(tile, groups_m, tiles_n, tm, tn);
+      tm = tm * CM + rank;
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) total[i] = 0.0f;
+      // block128: the tile's columns lie in one 128-row block of B.
+      const float* sb_row = scale_b + static_cast<size_t>(tn * BN / k_fp8_block) * k_blocks;
+      if constexpr (!Cfg::Promote) {
+        // One accumulator over all of K, one K block of wgmma kept in flight: stage kb-1 is
+        // released once its group has retired.
+        int prev = -1;
+        for (int kb = 0; kb < k_blocks; ++kb) {
+          mbar_wait(full_bar(s), phase);
+          fence_regs(acc);
+          wgmma_fence();
+          const uint32_t a0 = stage_a(s) + cw * 64 * 128;
+          const uint32_t b0 = stage_b(s);
+#pragma unroll
+          for (int kk = 0; kk < BK / 32; ++kk) {
+            const uint64_t da = make_desc_sw128(a0 + kk * 32, 16, 1024);
+            const uint64_t db = make_desc_sw128(b0 + kk * 32, 16, 1024);
+            wgmma_fp8_ss<BN, T, T>(acc, da, db, (kb > 0 || kk > 0) ? 1 : 0);
+          }
+          wgmma_commit();
+          fence_regs(acc);
+          if (prev >= 0) {
+            wgmma_wait<1>();
+            release(prev);
+          }
+          prev = s;
+          if (++s == S) {
+            s = 0;
+            phase ^= 1;
+          }
+        }
+        wgmma_wait<0>();
+        fence_regs(acc);
+        release(prev);
+      } else if constexpr (Cfg::Overlap) {
+        // Two K blocks in flight: the wgmma of block kb+1 run while block kb is promoted, so the
+        // tensor cores never wait for this warpgroup's promotion.
+        // Straight-line steady state (no branch between an issue and the wait that retires it,
+        // so ptxas can keep the wgmma asynchronous), then a tail of one or two K blocks that
+        // ends with nothing in flight.
+        auto sb_at = [&](int kb) { return k_block ? __ldg(sb_row + kb) : 1.0f; };
+        issue(acc, ring);
+        int kb = 0;
+        for (; kb + 2 < k_blocks; kb += 2) {
+          const float sb0 = sb_at(kb), sb1 = sb_at(kb + 1);
+          issue(acc2, ring + 1);
+          wgmma_wait<1>();
+          retire(acc, ring, sb0);
+          issue(acc, ring + 2);
+          wgmma_wait<1>();
+          retire(acc2, ring + 1, sb1);
+          ring += 2;
+        }
+        const float sb0 = sb_at(kb);
+        if (kb + 1 < k_blocks) {
+          const float sb1 = sb_at(kb + 1);
+          issue(acc2, ring + 1);
+          wgmma_wait<1>();
+          retire(acc, ring, sb0);
+          wgmma_wait<0>();
+          retire(acc2, ring + 1, sb1);
+          ring += 2;
+        } else {
+          wgmma_wait<0>();
+          retire(acc, ring, sb0);
+          ring += 1;
+        }
+      } else {
+        for (int kb = 0; kb < k_blocks; ++kb) {
+          float sb = 1.0f;
+          if constexpr (k_block) sb = __ldg(sb_row + kb);  // in flight during the wgmma
+          mbar_wait(full_bar(s), phase);
+          wgmma_fence();
+          const uint32_t a0 = stage_a(s) + cw * 64 * 128;
+          const uint32_t b0 = stage_b(s);
+#pragma unroll
+          for (int kk = 0; kk < BK / 32; ++kk) {
+            const uint64_t da = make_desc_sw128(a0 + kk * 32, 16, 1024);
+            const uint64_t db = make_desc_sw128(b0 + kk * 32, 16, 1024);
+            wgmma_fp8_ss<BN, T, T>(acc, da, db, kk > 0 ? 1 : 0);
+          }
+          wgmma_commit();
+          wgmma_wait<0>();
+          fence_regs(acc);
+          float s0 = sb, s1 = sb;
+          if constexpr (k_block) {
+            const float* sa = reinterpret_cast<const float*>(smem_gen + S * Cfg::stage_bytes + s * Cfg::sa_bytes);
+            s0 *= sa[row_in_tile];
+            s1 *= sa[row_in_tile + 8];
+          }
+          __syncwarp();
+          // Stage release: lane 0 of each consumer warp arrives here, lane r at cluster peer r.
+          if constexpr (CM > 1) {
+            if (lane < CM) mbar_arrive_cluster(empty_bar(s), lane);
+          } else {
+            if (lane == 0) mbar_arrive(empty_bar(s));
+          }
+          if (++s == S) {
+            s = 0;
+            phase ^= 1;
+          }
+#pragma unroll
+          for (int i = 0; i < BN / 2; i += 4) {
+            total[i] = fmaf(acc[i], s0, total[i]);
+            total[i + 1] = fmaf(acc[i + 1], s0, total[i + 1]);
+            total[i + 2] = fmaf(acc[i + 2], s1, total[i + 2]);
+            total[i + 3] = fmaf(acc[i + 3], s1, total[i + 3]);
+          }
+        }
+      }
+
+      const float(&res)[BN / 2] = pick<Cfg::Promote>(total, acc);  // the K-long sums
+      // Epilogue. Accumulator layout of m64nN: per 8-column group g a thread holds rows r and
+      // r+8, columns 8g + 2*(lane%4) and +1.
+      const int r0 = tm * BM + row_in_tile, r1 = r0 + 8;
+      float a0 = 1.0f, a1 = 1.0f;
+      if constexpr (Mode == Fp8Scale::tensor) a0 = a1 = __ldg(scale_a) * __ldg(scale_b);
+      if constexpr (Mode == Fp8Scale::row) {
+        a0 = r0 < m ? __ldg(scale_a + r0) : 0.0f;
+        a1 = r1 < m ? __ldg(scale_a + r1) : 0.0f;
+      }
+      const bool pairs = (n % 2 == 0) && (reinterpret_cast<uintptr_t>(d) % 4 == 0);
+#pragma unroll
+      for (int g = 0; g < BN / 8; ++g) {
+        const int col = tn * BN + g * 8 + 2 * (lane % 4);
+        float b0 = 1.0f, b1 = 1.0f;
+        if constexpr (Mode == Fp8Scale::row) {
+          b0 = col < n ? __ldg(scale_b + col) : 0.0f;
+          b1 = col + 1 < n ? __ldg(scale_b + col + 1) : 0.0f;
+        }
+        if (r0 < m) store_pair(d, n, r0, col, res[g * 4] * a0 * b0, res[g * 4 + 1] * a0 * b1, pairs);
+        if (r1 < m) store_pair(d, n, r1, col, res[g * 4 + 2] * a1 * b0, res[g * 4 + 3] * a1 * b1, pairs);
+      }
+    }
+  }
+  // No CTA may leave while a peer can still multicast into its shared memory or arrive on its
+  // barriers.
+  if constexpr (CM > 1) cluster_sync();
+#endif
+}
+
+// ---- host side --------------------------------------------------------------------------------
+
+template <class Cfg>
+std::string supports(const Problem& p) {
+  if (p.family != Family::gemm_fp8) return "not a gemm_fp8 problem";
+  const GemmFp8Args& g = p.gemm_fp8;
+  if (g.dtype != DType::e4m3 && g.dtype != DType::e5m2)
+    return std::string("dtype ") + dtype_name(g.dtype) + " not supported: gemm_fp8.wgmma_tma takes e4m3 or e5m2";
+  if (g.m <= 0 || g.n <= 0 || g.k <= 0) return "M, N and K must be positive";
+  if (g.k % 16 != 0)
+    return "K=" + std::to_string(g.k) +
+           " is not a multiple of 16: TMA needs 16-byte row strides of A and B; pad K with zeros to a multiple of 16";
+  if (!Cfg::Promote && g.scale == Fp8Scale::block128)
+    return "block128 scales need the promoting instances (this one accumulates over all of K in the tensor cores); "
+           "use gemm_fp8.wgmma_tma.128x128x128_s6";
+  if (g.scale == Fp8Scale::block128 && g.k % k_fp8_block != 0)
+    return "K=" + std::to_string(g.k) +
+           " is not a multiple of 128: block128 scales cover whole 128-wide K blocks; pad K with zeros (scale 1) to "
+           "a multiple of 128";
+  auto misaligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 != 0; };
+  if (misaligned(g.a) || misaligned(g.b)) return "A and B must be 16-byte aligned for TMA";
+  if (g.scale == Fp8Scale::block128 && misaligned(g.scale_a)) return "block128 scale_a must be 16-byte aligned for TMA";
+  return "";
+}
+
+// CTAs of this kernel that fit on the device at once (whole clusters): the persistent grid
+// must not exceed it, or some clusters would wait for others to finish all their tiles.
+template <class Cfg>
+cudaError_t resident_ctas(int* ctas) {
+  static int cached[64] = {};
+  int dev = 0;
+  cudaError_t err = cudaGetDevice(&dev);
+  if (err != cudaSuccess) return err;
+  if (dev < 64 && cached[dev] > 0) {
+    *ctas = cached[dev];
+    return cudaSuccess;
+  }
+  int sms = 0;
+  if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return err;
+  int result = sms;
+  if constexpr (Cfg::ClusterM > 1) {
+    auto kernel = gemm_fp8_kernel<Cfg, __nv_fp8_e4m3, Fp8Scale::tensor>;  // same resources in every mode
+    if ((err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes)) !=
+        cudaSuccess)
+      return err;
+    cudaLaunchConfig_t cfg{};
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = Cfg::ClusterM;
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cfg.gridDim = dim3(sms / Cfg::ClusterM * Cfg::ClusterM);
+    cfg.blockDim = dim3(k_threads);
+    cfg.dynamicSmemBytes = Cfg::smem_bytes;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    int clusters = 0;
+    if ((err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg)) != cudaSuccess) return err;
+    if (clusters < 1) return cudaErrorInvalidConfiguration;
+    result = clusters * Cfg::ClusterM;
+  }
+  if (dev < 64) cached[dev] = result;
+  *ctas = result;
+  return cudaSuccess;
+}
+
+template <class Cfg, class T, Fp8Scale Mode>
+cudaError_t launch_typed(const GemmFp8Args& g, cudaStream_t stream) {
+  CUtensorMap ta, tb, tsa;
+  if (!tma_host::make_tmap_8bit_sw128(&ta, g.a, g.m, g.k, Cfg::BM) ||
+      !tma_host::make_tmap_8bit_sw128(&tb, g.b, g.n, g.k, Cfg::b_part_rows))
+    return cudaErrorInvalidValue;
+  tsa = ta;  // unused unless block128
+  if constexpr (Mode == Fp8Scale::block128) {
+    // scale_a as [kblocks rows, M columns], rows fp8_scale_a_stride(M) floats apart.
+    const long long kblocks = g.k / k_fp8_block;
+    if (!tma_host::make_tmap_2d(&tsa, g.scale_a, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, kblocks, g.m,
+                                4LL * fp8_scale_a_stride(g.m), 1, Cfg::BM, CU_TENSOR_MAP_SWIZZLE_NONE))
+      return cudaErrorInvalidValue;
+  }
+  auto kernel = gemm_fp8_kernel<Cfg, T, Mode>;
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
+  if (err != cudaSuccess) return err;
+  int ctas = 0;
+  if ((err = resident_ctas<Cfg>(&ctas)) != cudaSuccess) return err;
+  constexpr int CM = Cfg::ClusterM;
+  const long long items =
+      static_cast<long long>((g.m + Cfg::BM * CM - 1) / (Cfg::BM * CM)) * ((g.n + Cfg::BN - 1) / Cfg::BN);
+  const int grid = static_cast<int>(items < ctas / CM ? items : ctas / CM) * CM;
+  cudaLaunchConfig_t cfg{};
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = CM;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cfg.gridDim = dim3(grid);
+  cfg.blockDim = dim3(k_threads);
+  cfg.dynamicSmemBytes = Cfg::smem_bytes;
+  cfg.stream = stream;
+  cfg.attrs = &attr;
+  cfg.numAttrs = CM > 1 ? 1 : 0;
+  err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, tsa, static_cast<__nv_bfloat16*>(g.d), g.scale_a, g.scale_b, g.m, g.n,
+                           g.k);
+  if (err != cudaSuccess) return err;
+  return cudaGetLastError();
+}
+
+template <class Cfg, class T>
+cudaError_t launch_mode(const GemmFp8Args& g, cudaStream_t stream) {
+  switch (g.scale) {
+    case Fp8Scale::tensor: return launch_typed<Cfg, T, Fp8Scale::tensor>(g, stream);
+    case Fp8Scale::row: return launch_typed<Cfg, T, Fp8Scale::row>(g, stream);
+    case Fp8Scale::block128:
+      if constexpr (Cfg::Promote)
+        return launch_typed<Cfg, T, Fp8Scale::block128>(g, stream);
+      else
+        return cudaErrorInvalidValue;  // supports() refuses it
+  }
+  return cudaErrorInvalidValue;
+}
+
+template <class Cfg>
+cudaError_t launch(const Problem& p, cudaStream_t stream) {
+  if (p.gemm_fp8.dtype == DType::e5m2) return launch_mode<Cfg, __nv_fp8_e5m2>(p.gemm_fp8, stream);
+  return launch_mode<Cfg, __nv_fp8_e4m3>(p.gemm_fp8, stream);
+}
+
+template <class Cfg>
+std::string config_json() {
+  return "{\"bm\":" + std::to_string(Cfg::BM) + ",\"bn\":" + std::to_string(Cfg::BN) +
+         ",\"bk\":" + std::to_string(Cfg::BK) + ",\"stages\":" + std::to_string(Cfg::Stages) +
+         ",\"consumer_warpgroups\":" + std::to_string(k_consumers) + ",\"threads\":" + std::to_string(k_threads) +
+         ",\"promote_every_k\":" + std::to_string(Cfg::Promote ? k_fp8_block : 0) +
+         (Cfg::Promote ? ",\"scales\":[\"tensor\",\"row\",\"block128\"]" : ",\"scales\":[\"tensor\",\"row\"]") +
+         ",\"cluster_m\":" + std::to_string(Cfg::ClusterM) + ",\"k_blocks_in_flight\":" + (Cfg::Overlap ? "2" : "1") +
+         ",\"persistent\":true}";
+}
+
+template <class Cfg>
+Instance make_instance(const char* name) {
+  return Instance{
+      Family::gemm_fp8,           "wgmma_tma",        name,           {"wgmma", "tma", "mbarrier", "setmaxnreg"},
+      {DType::e4m3, DType::e5m2}, config_json<Cfg>(), &supports<Cfg>, &launch<Cfg>};
+}
+
+using Cfg128x128 = Config<128, 6, 1>;
+using Cfg128x64 = Config<64, 8, 1>;
+using Cfg128x128C2 = Config<128, 6, 2>;
+using Cfg128x128Ov = Config<128, 6, 1, true>;
+using Cfg128x128C2Ov = Config<128, 6, 2, true>;
+using Cfg128x256Fast = Config<256, 4, 1, false, false>;
+using Cfg128x256FastC2 = Config<256, 4, 2, false, false>;
+using Cfg128x64Ov = Config<64, 8, 1, true>;
+
+const Instance k_inst_128x128 = make_instance<Cfg128x128>("gemm_fp8.wgmma_tma.128x128x128_s6");
+const Instance k_inst_128x64 = make_instance<Cfg128x64>("gemm_fp8.wgmma_tma.128x64x128_s8");
+const Instance k_inst_128x128_c2 = make_instance<Cfg128x128C2>("gemm_fp8.wgmma_tma.128x128x128_s6_c2x1");
+const Instance k_inst_128x128_ov = make_instance<Cfg128x128Ov>("gemm_fp8.wgmma_tma.128x128x128_s6_ov");
+const Instance k_inst_128x128_c2_ov = make_instance<Cfg128x128C2Ov>("gemm_fp8.wgmma_tma.128x128x128_s6_c2x1_ov");
+const Instance k_inst_128x256_fast = make_instance<Cfg128x256Fast>("gemm_fp8.wgmma_tma.128x256x128_s4_fastacc");
+const Instance k_inst_128x256_fast_c2 =
+    make_instance<Cfg128x256FastC2>("gemm_fp8.wgmma_tma.128x256x128_s4_c2x1_fastacc");
+const Instance k_inst_128x64_ov = make_instance<Cfg128x64Ov>("gemm_fp8.wgmma_tma.128x64x128_s8_ov");
+
+}  // namespace
+
+KPORT_REGISTER_KERNEL(k_inst_128x128);
+KPORT_REGISTER_KERNEL(k_inst_128x64);
+KPORT_REGISTER_KERNEL(k_inst_128x128_c2);
+KPORT_REGISTER_KERNEL(k_inst_128x128_ov);
+KPORT_REGISTER_KERNEL(k_inst_128x128_c2_ov);
+KPORT_REGISTER_KERNEL(k_inst_128x256_fast);
+KPORT_REGISTER_KERNEL(k_inst_128x256_fast_c2);
+KPORT_REGISTER_KERNEL(k_inst_128x64_ov);
+
+}  // namespace kport::kernels::gemm_fp8_wgmma_tma
