@@ -69,6 +69,7 @@ export const api = {
   build: (id) => buildRecord(id),
   best: (params) => getJSON('/api/v1/best', params),
   gpus: () => getJSON('/api/v1/gpus'),
+  families: () => getJSON('/api/v1/families'),
   kernels: () => getJSON('/api/v1/kernels'),
   forges: () => getJSON('/api/v1/forges'),
   pipeline: (id) => getJSON(`/api/v1/dashboard/pipelines/${encodeURIComponent(id)}`),

@@ -198,7 +198,7 @@ TEST(KernelCatalogUpload, RoundTripsInstancesAndVariantsLeavingAbsentPartsOut) {
   EXPECT_EQ(json::serialize(api::to_json(*back)), json::serialize(wire));
 
   // Without variants the field is left out; instances are always written.
-  EXPECT_EQ(json::serialize(api::to_json(api::KernelCatalogUpload{{bare}, {}})),
+  EXPECT_EQ(json::serialize(api::to_json(api::KernelCatalogUpload{{bare}, {}, std::nullopt})),
             R"({"instances":[{"name":"gemm.simt.64x64","family":"gemm","variant":"simt"}]})");
   auto variants_only = api::parse_kernel_catalog_upload(json::object{{"variants", wire.at("variants")}});
   ASSERT_TRUE(variants_only.ok()) << variants_only.error().message;
@@ -207,7 +207,8 @@ TEST(KernelCatalogUpload, RoundTripsInstancesAndVariantsLeavingAbsentPartsOut) {
 
 TEST(KernelCatalogUpload, AnEmptyCatalogOrAnElementThatDoesNotReadIsRefusedByItsIndex) {
   expect_refused(api::parse_kernel_catalog_upload(json::object{{"instances", json::array{}}}),
-                 "give 'instances' (an array of 1..10000 instances) and/or 'variants' (1..1000 variants)");
+                 "give 'instances' (an array of 1..10000 instances), 'variants' (1..1000 variants) and/or "
+                 "'library' (the families its manifest declares)");
   expect_refused(api::parse_kernel_catalog_upload(json::object{{"instances", "gemm"}}),
                  "field 'instances' must be an array");
   expect_refused(
