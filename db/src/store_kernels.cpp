@@ -148,7 +148,7 @@ Result<std::vector<FamilyRecord>> Store::list_families() {
   return m_impl->read<std::vector<FamilyRecord>>([&](Connection& c) -> Result<std::vector<FamilyRecord>> {
     auto s = c.prepare(
         "SELECT repo, library, name, definition_json, updated_ms FROM op_families"
-        " ORDER BY updated_ms DESC, repo, library, position");
+        " ORDER BY updated_ms, repo, library, position");
     if (!s) return std::move(s).error();
     return detail::collect<FamilyRecord>(*s, [](const detail::Stmt& st) {
       return FamilyRecord{st.text(0), st.text(1), st.text(2), st.text(3), st.int64(4)};

@@ -836,7 +836,7 @@ OpFamily to_op_family(const ManifestFamily& f, const std::string& library, const
   OpFamily out;
   out.name = f.name;
   out.description = f.description;
-  for (const auto& d : f.dims) out.dims.push_back(OpDim{d.name, d.default_value, d.min, d.max});
+  for (const auto& d : f.dims) out.dims.push_back({d.name, d.default_value, d.min, d.max});
   out.dtypes = f.dtypes;
   out.flops = f.flops;
   out.bytes = f.bytes;

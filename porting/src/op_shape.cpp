@@ -149,20 +149,21 @@ Result<const OpFamily*> FamilySet::family(std::string_view name) const {
   return make_error(Errc::invalid_argument, "op '" + std::string(name) + "' is not one of " + names());
 }
 
-Result<OpShape> op_shape(const OpFamily& f, std::string_view text) {
+Result<OpShape> op_shape(const OpFamily& family, std::string_view text) {
   auto parsed = Shape::parse(text);
   if (!parsed.ok()) return std::move(parsed).error();
-  const std::string expected = " (" + f.name + " shapes are " + key_list(f) + ")";
+  const std::string expected = " (" + family.name + " shapes are " + key_list(family) + ")";
   for (const auto& [key, value] : parsed->dims()) {
-    auto d = std::find_if(f.dims.begin(), f.dims.end(), [&](const OpDim& x) { return x.name == key; });
-    if (d == f.dims.end())
-      return make_error(Errc::invalid_argument, "shape key '" + key + "' is not a dimension of " + f.name + expected);
+    auto d = std::find_if(family.dims.begin(), family.dims.end(), [&](const OpDim& x) { return x.name == key; });
+    if (d == family.dims.end())
+      return make_error(Errc::invalid_argument,
+                        "shape key '" + key + "' is not a dimension of " + family.name + expected);
     if (value < d->min || value > d->max)
       return make_error(Errc::invalid_argument, "shape value " + std::to_string(value) + " of '" + key +
                                                     "' is out of range (" + range_text(*d) + ")");
   }
   OpShape out;
-  for (const auto& d : f.dims) {
+  for (const auto& d : family.dims) {
     std::int64_t v = parsed->get(d.name);
     if (v < 0 && d.default_value) v = *d.default_value;
     if (v < 0) return make_error(Errc::invalid_argument, "shape has no '" + d.name + "'" + expected);

@@ -38,6 +38,19 @@ porting::OpFamily to_op_family(const api::Family& f) {
   return out;
 }
 
+void fill_throughput(const porting::FamilySet& known, api::ResultUpload& r) {
+  if (!r.median_us || !(*r.median_us > 0) || (r.tflops && r.gbps)) return;
+  const porting::OpFamily* f = known.find(r.family);
+  if (!f) return;
+  auto shape = porting::Shape::parse(r.shape);
+  if (!shape.ok()) return;
+  const double seconds = *r.median_us * 1e-6;
+  if (!r.tflops)
+    if (auto flops = f->flops_at(*shape, r.dtype); flops && *flops > 0) r.tflops = *flops / seconds / 1e12;
+  if (!r.gbps)
+    if (auto bytes = f->bytes_at(*shape, r.dtype); bytes && *bytes > 0) r.gbps = *bytes / seconds / 1e9;
+}
+
 Families::Families(std::vector<porting::OpFamily> builtin)
     : m_builtin(std::move(builtin)), m_set(std::make_shared<const porting::FamilySet>(m_builtin)) {}
 
@@ -58,14 +71,14 @@ Status Families::reload(db::Store& store) {
   if (!rows.ok()) return std::move(rows).error();
   std::vector<porting::OpFamily> all = m_builtin;
   // Oldest first, so that a newer declaration of a name replaces an older one.
-  for (auto it = rows->rbegin(); it != rows->rend(); ++it) {
+  for (const db::FamilyRecord& row : *rows) {
     boost::system::error_code ec;
-    auto doc = json::parse(it->definition_json, ec);
+    auto doc = json::parse(row.definition_json, ec);
     Result<api::Family> f = make_error(Errc::invalid_argument, "the stored definition is not a JSON object");
     if (!ec && doc.is_object()) f = api::parse_with(doc.as_object(), "", api::read_family);
     if (f.ok()) {
-      f->library = it->library;
-      f->repo = it->repo;
+      f->library = row.library;
+      f->repo = row.repo;
       porting::OpFamily of = to_op_family(*f);
       if (auto st = porting::check_family(of); st.ok()) {
         all.push_back(std::move(of));
@@ -75,7 +88,7 @@ Status Families::reload(db::Store& store) {
       }
     }
     log::warn("a stored op family does not read; left out",
-              {{"family", it->name}, {"library", it->library}, {"repo", it->repo}, {"error", f.error().message}});
+              {{"family", row.name}, {"library", row.library}, {"repo", row.repo}, {"error", f.error().message}});
   }
   auto set = std::make_shared<const porting::FamilySet>(std::move(all));
   std::lock_guard lock(m_mu);

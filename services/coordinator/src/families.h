@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kport/api/families.h"
+#include "kport/api/result_upload.h"
 #include "kport/common/result.h"
 #include "kport/db/store.h"
 #include "kport/porting/op_shape.h"
@@ -45,6 +46,12 @@ class Families {
   mutable std::mutex m_mu;
   std::shared_ptr<const porting::FamilySet> m_set;
 };
+
+// A result's throughput its harness left out, counted from its family's declared work:
+// tflops from `flops`, gbps from `bytes`, over the median. A figure the harness gave, a
+// result without a median, a family not known or a shape its expressions cannot read
+// leave it as it is.
+void fill_throughput(const porting::FamilySet& known, api::ResultUpload& r);
 
 // The wire form of a family and back; `to_op_family` does not validate.
 api::Family to_api_family(const porting::OpFamily& f);

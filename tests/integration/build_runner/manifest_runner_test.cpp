@@ -180,7 +180,8 @@ TEST_F(ManifestRunner, AFamilyTheLibraryDeclaresIsLearnedFromItsBuildAndAnswered
 
   // Before a build reports it, layernorm is no op kport knows; the answer names those it does.
   auto before = get(best_url);
-  EXPECT_EQ(before.status, 400) << before.raw;
+  ASSERT_EQ(before.status, 400) << before.raw;
+  ASSERT_TRUE(before.body.is_object() && before.body.as_object().contains("error")) << before.raw;
   EXPECT_EQ(before.body.at("error").at("message").as_string(),
             "op 'layernorm' is not one of gemm, attention, rmsnorm, softmax (GET /api/v1/families lists the families)")
       << before.raw;
@@ -221,9 +222,19 @@ TEST_F(ManifestRunner, AFamilyTheLibraryDeclaresIsLearnedFromItsBuildAndAnswered
   auto up = post("/api/v1/jobs/" + cid + "/results", object{{"attempt", 1}, {"results", results}}, gpu);
   ASSERT_EQ(up.status, 200) << up.raw;
   ASSERT_EQ(post("/api/v1/jobs/" + cid + "/complete", object{{"attempt", 1}}, gpu).status, 200);
+  // The harness counted no work; the figure is the declared bytes over the median.
+  const std::int64_t first = up.body.at("ids").at(0).to_number<std::int64_t>();
+  auto stored = get("/api/v1/results/" + std::to_string(first));
+  ASSERT_EQ(stored.status, 200) << stored.raw;
+  ASSERT_TRUE(stored.body.as_object().contains("timing")) << stored.raw;
+  const auto& timing = stored.body.at("timing");
+  EXPECT_NEAR(timing.at("gbps").to_number<double>(), (2.0 * 4096 * 8192 + 2 * 8192) * 2 / 40e-6 / 1e9, 1e-6)
+      << stored.raw;
+  EXPECT_TRUE(timing.at("tflops").is_null()) << "layernorm states no flops";
 
   auto best = get(best_url);
   ASSERT_EQ(best.status, 200) << best.raw;
+  ASSERT_TRUE(best.body.as_object().contains("query")) << best.raw;
   EXPECT_EQ(best.body.at("kind"), "measured") << best.raw;
   EXPECT_EQ(best.body.at("best"), "layernorm.rows.w256") << best.raw;
   EXPECT_EQ(best.body.at("query").at("shape"), "cols=8192,rows=4096") << best.raw;
@@ -233,6 +244,7 @@ TEST_F(ManifestRunner, AFamilyTheLibraryDeclaresIsLearnedFromItsBuildAndAnswered
   // Its shapes are checked by its own dims: one it cannot run gets no measure offer.
   auto other = get("/api/v1/best?gpu=NVIDIA%20H200&op=layernorm&dtype=bf16&shape=rows=4096,cols=4096");
   ASSERT_EQ(other.status, 200) << other.raw;
+  ASSERT_TRUE(other.body.as_object().contains("measure")) << other.raw;
   EXPECT_EQ(other.body.at("measure").at("body").at("shape"), "rows=4096,cols=4096") << other.raw;
   auto bad =
       post("/api/v1/best/requests",
