@@ -153,7 +153,9 @@ Result<OpShape> op_shape(const OpFamily& family, std::string_view text) {
   auto parsed = Shape::parse(text);
   if (!parsed.ok()) return std::move(parsed).error();
   const std::string expected = " (" + family.name + " shapes are " + key_list(family) + ")";
-  for (const auto& [key, value] : parsed->dims()) {
+  for (const auto& dim : parsed->dims()) {
+    const std::string& key = dim.first;  // not a structured binding: the lambda below captures it
+    const std::int64_t value = dim.second;
     auto d = std::find_if(family.dims.begin(), family.dims.end(), [&](const OpDim& x) { return x.name == key; });
     if (d == family.dims.end())
       return make_error(Errc::invalid_argument,

@@ -265,6 +265,12 @@ TEST_F(ManifestRunner, AFamilyTheLibraryDeclaresIsLearnedFromItsBuildAndAnswered
   EXPECT_NE(out.find("layernorm bf16 cols=8192,rows=4096 on NVIDIA H200: layernorm.rows.w256 (measured)"),
             std::string::npos)
       << out;
+  std::string listed;
+  ASSERT_EQ(cli({"families"}, listed), 0) << listed;
+  EXPECT_NE(listed.find("layernorm  rows,cols"), std::string::npos) << listed;
+  EXPECT_NE(listed.find("swiglu-lib (swiglu-lib)"), std::string::npos) << listed;
+  EXPECT_NE(listed.find("causal=0"), std::string::npos) << listed;
+  EXPECT_NE(listed.find("6 op families"), std::string::npos) << listed;
   std::string refused;
   EXPECT_NE(cli({"best", "--gpu", "NVIDIA H200", "--op", "conv2d", "--shape", "n=1"}, refused), 0) << refused;
   EXPECT_NE(refused.find("op 'conv2d' is not one of gemm, attention, rmsnorm, softmax, swiglu, layernorm"),
