@@ -120,8 +120,7 @@ Result<api::KernelCatalogUpload> harness_catalog(const std::filesystem::path& ha
   return catalog;
 }
 
-}  // namespace
-
+// A declared family as the report carries it (families.h), its bound resolved.
 api::Family to_api_family(const porting::OpFamily& f) {
   api::Family out;
   out.name = f.name;
@@ -136,6 +135,8 @@ api::Family to_api_family(const porting::OpFamily& f) {
   out.repo = f.repo;
   return out;
 }
+
+}  // namespace
 
 std::optional<api::LibraryFamilies> library_families(const SourceTree& tree, std::int64_t job) {
   if (tree.kernels_dir.empty()) return std::nullopt;

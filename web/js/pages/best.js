@@ -55,7 +55,8 @@ function answer(a) {
 
 export async function render(root, route) {
   const p = route.params;
-  // A shared link asks at once, alongside the form's GPU list (main.js started both).
+  // A shared link asks at once, alongside the form's GPU list and op families (main.js
+  // started all three).
   const [gpus, first, known] = await (route.first || Promise.all([api.gpus(),
     bestQuery(p) ? api.best(bestQuery(p)).catch((e) => e) : null, api.families()]));
   // The op families the coordinator knows (kport's own and those builds reported).
