@@ -2,6 +2,8 @@
 #   bin/kport-coordinator, bin/kport-runner, bin/kport-watcher, bin/kport
 #   share/kport/catalog/targets.json   the target table (runner, watcher)
 #   share/kport/web/                   the dashboard, as the coordinator serves it
+#   share/kport/kernels/kport.json     kport's own library manifest: the op families the
+#                                      coordinator knows before any build reports one
 #   lib/systemd/system/*.service       the units of deploy/systemd, ExecStart in <prefix>/bin
 # The binaries find share/kport beside themselves (kport/common/install_paths.h), so an
 # install works without --catalog or --web at any prefix. One component per package:
@@ -18,6 +20,7 @@ install(TARGETS kport-watcher RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPON
 install(TARGETS kport RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT cli)
 install(FILES ${PROJECT_SOURCE_DIR}/porting/catalog/targets.json
         DESTINATION ${KPORT_INSTALL_DATA}/catalog COMPONENT common)
+install(FILES ${PROJECT_SOURCE_DIR}/kernels/kport.json DESTINATION ${KPORT_INSTALL_DATA}/kernels COMPONENT coordinator)
 
 # The dashboard is web/ as the coordinator serves it (index.html, app.css, dist/, js/,
 # vendor/), without what only builds or tests it.

@@ -115,6 +115,47 @@ Result<std::vector<KernelVariant>> Store::list_kernel_variants(std::optional<std
   });
 }
 
+Status Store::put_families(const std::string& repo, const std::string& library,
+                           const std::vector<FamilyRecord>& families) {
+  std::vector<std::string> definitions;
+  for (const auto& f : families) {
+    if (f.name.empty()) return make_error(Errc::invalid_argument, "a family of library '" + library + "' needs a name");
+    auto d = detail::json_text("definition of family " + f.name, f.definition_json);
+    if (!d) return std::move(d).error();
+    definitions.push_back(std::move(*d));
+  }
+  const std::int64_t now = m_impl->now();
+  auto r = m_impl->write<bool>([&](Connection& c) -> Result<bool> {
+    auto gone = c.prepare("DELETE FROM op_families WHERE repo = ?1 AND library = ?2");
+    if (!gone) return std::move(gone).error();
+    KPORT_TRY(gone->bind_all(repo, library).run());
+    for (std::size_t i = 0; i < families.size(); ++i) {
+      auto ins = c.prepare(
+          "INSERT INTO op_families(repo, library, name, position, definition_json, updated_ms)"
+          " VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+          " ON CONFLICT(repo, library, name) DO UPDATE SET definition_json = excluded.definition_json");
+      if (!ins) return std::move(ins).error();
+      KPORT_TRY(
+          ins->bind_all(repo, library, families[i].name, static_cast<std::int64_t>(i), definitions[i], now).run());
+    }
+    return true;
+  });
+  if (!r) return std::move(r).error();
+  return {};
+}
+
+Result<std::vector<FamilyRecord>> Store::list_families() {
+  return m_impl->read<std::vector<FamilyRecord>>([&](Connection& c) -> Result<std::vector<FamilyRecord>> {
+    auto s = c.prepare(
+        "SELECT repo, library, name, definition_json, updated_ms FROM op_families"
+        " ORDER BY updated_ms, repo, library, position");
+    if (!s) return std::move(s).error();
+    return detail::collect<FamilyRecord>(*s, [](const detail::Stmt& st) {
+      return FamilyRecord{st.text(0), st.text(1), st.text(2), st.text(3), st.int64(4)};
+    });
+  });
+}
+
 Result<Repository> Store::upsert_repository(std::string_view name, std::string_view url) {
   if (name.empty() || url.empty())
     return make_error(Errc::invalid_argument, "a repository needs a name and a url or path");

@@ -584,7 +584,8 @@ class Validator {
       const Node& f = n.items[i];
       const std::string path = index("families", i);
       KPORT_TRY(want(f, path, Node::Kind::object));
-      KPORT_TRY(only(f, path, {"name", "description", "dims", "dtypes", "tolerances"}));
+      KPORT_TRY(
+          only(f, path, {"name", "description", "dims", "dtypes", "tolerances", "flops", "bytes", "bound", "example"}));
       ManifestFamily mf;
       mf.line = f.line;
       const Node* name = member(f, "name");
@@ -616,15 +617,27 @@ class Validator {
         if (d.kind == Node::Kind::string) {
           md.name = d.text;
         } else if (d.kind == Node::Kind::object) {
-          KPORT_TRY(only(d, dpath, {"name", "default"}));
+          KPORT_TRY(only(d, dpath, {"name", "default", "min", "max"}));
           const Node* dn = member(d, "name");
           if (!dn) return error(d.line, "key '" + dpath + "' needs 'name'");
           auto t = string(*dn, join(dpath, "name"));
           if (!t.ok()) return t.error();
           md.name = *t;
+          for (auto [key, slot] : {std::pair{"min", &md.min}, std::pair{"max", &md.max}})
+            if (const Node* x = member(d, key)) {
+              if (x->kind != Node::Kind::number || !x->integral || x->integer < 0 || x->integer > k_max_dim)
+                return error(x->line, "key '" + join(dpath, key) + "' must be an integer in 0 .. 2^30");
+              *slot = x->integer;
+            }
+          if (md.min > md.max)
+            return error(d.line, "key '" + dpath + "': 'min' " + std::to_string(md.min) + " is above 'max' " +
+                                     std::to_string(md.max));
           if (const Node* def = member(d, "default")) {
             if (def->kind != Node::Kind::number || !def->integral)
               return error(def->line, "key '" + join(dpath, "default") + "' must be an integer");
+            if (def->integer < md.min || def->integer > md.max)
+              return error(def->line, "key '" + join(dpath, "default") + "': " + std::to_string(def->integer) +
+                                          " is outside " + std::to_string(md.min) + " .. " + std::to_string(md.max));
             md.default_value = def->integer;
           }
         } else {
@@ -632,6 +645,9 @@ class Validator {
         }
         if (!identifier(md.name))
           return error(d.line, "key '" + dpath + "': '" + md.name + "' must be a name of letters, digits and '_'");
+        if (md.name == k_bytes_per_elem)
+          return error(d.line, "key '" + dpath + "': '" + md.name +
+                                   "' is the dtype's element size in work expressions, not a dimension");
         for (const auto& other : mf.dims)
           if (other.name == md.name)
             return error(d.line, "key '" + dpath + "': dimension '" + md.name + "' is listed twice");
@@ -650,7 +666,30 @@ class Validator {
         if (!tol.ok()) return tol.error();
         mf.tolerances = std::move(*tol);
       }
+      // How the family counts its work: expressions over its dimensions (work_expr.h).
+      std::vector<std::string> names;
+      for (const auto& d : mf.dims) names.push_back(d.name);
+      for (auto [key, slot] : {std::pair{"flops", &mf.flops}, std::pair{"bytes", &mf.bytes}})
+        if (const Node* x = member(f, key)) {
+          auto text = string(*x, join(path, key));
+          if (!text.ok()) return text.error();
+          if (auto e = WorkExpr::parse(*text, names); !e.ok())
+            return error(x->line, "key '" + join(path, key) + "': '" + *text + "' " + e.error().message);
+          *slot = *text;
+        }
+      if (const Node* b = member(f, "bound")) {
+        auto text = string(*b, join(path, "bound"));
+        if (!text.ok()) return text.error();
+        if (!parse_bound(*text))
+          return error(b->line,
+                       "key '" + join(path, "bound") + "' must be \"memory\" or \"compute\", not \"" + *text + "\"");
+        mf.bound = *text;
+      }
       out.families.push_back(std::move(mf));
+      if (const Node* x = member(f, "example")) {
+        KPORT_TRY(shape(*x, join(path, "example"), out.families.back().name, out));
+        out.families.back().example = x->text;
+      }
     }
     return {};
   }
@@ -688,19 +727,16 @@ class Validator {
           return error(n.line, "key '" + path + "': '" + *text + "' lacks '" + d.name + "'");
       return {};
     }
-    auto known = op_shape(family, *text);
-    if (!known.ok()) return error(n.line, "key '" + path + "': " + known.error().message);
-    return {};
+    return error(n.line, "key '" + path + "': no family '" + family + "' is declared in 'families'");
   }
 
   Status shapes(const Node& n, Manifest& out) const {
     KPORT_TRY(want(n, "shapes", Node::Kind::object));
-    const auto& builtin = op_families();
     for (const auto& m : n.members) {
       const std::string path = join("shapes", m.key);
-      if (!out.family(m.key) && std::find(builtin.begin(), builtin.end(), m.key) == builtin.end())
+      if (!out.family(m.key))
         return error(m.line, "unknown key '" + path + "': no family '" + m.key +
-                                 "' is declared in 'families' nor known to kport");
+                                 "' is declared in 'families' (a library declares each family it runs)");
       KPORT_TRY(want(m.value, path, Node::Kind::object));
       KPORT_TRY(only(m.value, path, {"check", "bench"}));
       ManifestShapes s;
@@ -788,8 +824,33 @@ class Validator {
 }  // namespace
 
 const std::vector<std::string>& manifest_dtypes() {
-  static const std::vector<std::string> k{"bf16", "fp16", "fp32", "fp64", "e4m3", "e5m2", "int8"};
+  static const std::vector<std::string> k = [] {
+    std::vector<std::string> names;
+    for (const auto& d : known_dtypes()) names.emplace_back(d.name);
+    return names;
+  }();
   return k;
+}
+
+OpFamily to_op_family(const ManifestFamily& f, const std::string& library, const std::string& repo) {
+  OpFamily out;
+  out.name = f.name;
+  out.description = f.description;
+  for (const auto& d : f.dims) out.dims.push_back({d.name, d.default_value, d.min, d.max});
+  out.dtypes = f.dtypes;
+  out.flops = f.flops;
+  out.bytes = f.bytes;
+  out.bound_hint = parse_bound(f.bound);
+  out.example = f.example;
+  out.library = library;
+  out.repo = repo;
+  return out;
+}
+
+std::vector<OpFamily> op_families_of(const Manifest& m, const std::string& repo) {
+  std::vector<OpFamily> out;
+  for (const auto& f : m.families) out.push_back(to_op_family(f, m.name, repo));
+  return out;
 }
 
 bool Manifest::builds_target(std::string_view target) const {

@@ -5,87 +5,183 @@
 namespace kport::porting {
 namespace {
 
-constexpr std::int64_t k_max_dim = std::int64_t{1} << 30;  // the harness's bound
-
-struct FamilyDims {
-  std::string_view family;
-  std::vector<std::string_view> keys;  // in the harness's order
-};
-
-const std::vector<FamilyDims>& table() {
-  // clang-format off
-  static const std::vector<FamilyDims> k_table = {
-      {"gemm", {"m", "n", "k"}},
-      {"attention", {"b", "h", "l", "d", "causal"}},
-      {"rmsnorm", {"rows", "cols"}},
-      {"softmax", {"rows", "cols"}},
-      {"gemm_fp8", {"m", "n", "k", "scale"}},
-  };
-  // clang-format on
-  return k_table;
+bool identifier(std::string_view s) {
+  if (s.empty() || s.size() > 64 || (s[0] >= '0' && s[0] <= '9')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
 }
 
-std::string key_list(const FamilyDims& f) {
+std::string key_list(const OpFamily& f) {
   std::string out;
-  for (auto k : f.keys) {
-    if (!out.empty()) out += ",";
-    out += k;
-  }
+  for (const auto& d : f.dims) out += (out.empty() ? "" : ",") + d.name;
   return out;
 }
 
-// Keys that may be left out (0 then) and take a small enumeration instead of a size: their
-// largest value.
-std::int64_t flag_max(std::string_view key) {
-  if (key == "causal") return 1;
-  if (key == "scale") return 2;  // gemm_fp8: 0 per tensor, 1 row-wise, 2 128-blocks
-  return -1;
+std::string range_text(const OpDim& d) {
+  if (d.max == d.min + 1) return std::to_string(d.min) + " or " + std::to_string(d.max);
+  return std::to_string(d.min) + " .. " + (d.max == k_max_dim ? std::string("2^30") : std::to_string(d.max));
+}
+
+std::optional<double> work_at(const std::string& text, const OpFamily& f, const Shape& s, std::string_view dtype) {
+  if (text.empty()) return std::nullopt;
+  auto expr = WorkExpr::parse(text, f.dim_names());
+  if (!expr.ok()) return std::nullopt;
+  return expr->eval([&](std::string_view name) -> std::optional<double> {
+    if (name == k_bytes_per_elem) {
+      const int b = dtype_bytes(dtype);
+      return b > 0 ? std::optional<double>(b) : std::nullopt;
+    }
+    const std::int64_t v = s.get(name);
+    return v >= 0 ? std::optional<double>(static_cast<double>(v)) : std::nullopt;
+  });
 }
 
 }  // namespace
 
-const std::vector<std::string>& op_families() {
-  static const std::vector<std::string> k_names = [] {
-    std::vector<std::string> names;
-    for (const auto& f : table()) names.emplace_back(f.family);
-    return names;
-  }();
-  return k_names;
+const std::vector<DtypeSize>& known_dtypes() {
+  static const std::vector<DtypeSize> k{{"bf16", 2}, {"fp16", 2}, {"fp32", 4}, {"fp64", 8},
+                                        {"e4m3", 1}, {"e5m2", 1}, {"int8", 1}};
+  return k;
 }
 
-Result<OpShape> op_shape(std::string_view family, std::string_view text) {
-  auto f = std::find_if(table().begin(), table().end(), [&](const FamilyDims& d) { return d.family == family; });
-  if (f == table().end())
-    return make_error(Errc::invalid_argument,
-                      "op '" + std::string(family) + "' is not one of gemm, attention, rmsnorm, softmax, gemm_fp8");
+int dtype_bytes(std::string_view dtype) {
+  for (const auto& d : known_dtypes())
+    if (d.name == dtype) return d.bytes;
+  if (dtype.starts_with("fp8")) return 1;
+  return 0;
+}
+
+const char* to_string(Bound b) { return b == Bound::memory ? "memory" : "compute"; }
+
+std::optional<Bound> parse_bound(std::string_view text) {
+  if (text == "memory") return Bound::memory;
+  if (text == "compute") return Bound::compute;
+  return std::nullopt;
+}
+
+Bound OpFamily::bound() const {
+  if (bound_hint) return *bound_hint;
+  return flops.empty() && !bytes.empty() ? Bound::memory : Bound::compute;
+}
+
+std::vector<std::string> OpFamily::dim_names() const {
+  std::vector<std::string> out;
+  for (const auto& d : dims) out.push_back(d.name);
+  return out;
+}
+
+std::optional<double> OpFamily::flops_at(const Shape& s, std::string_view dtype) const {
+  return work_at(flops, *this, s, dtype);
+}
+std::optional<double> OpFamily::bytes_at(const Shape& s, std::string_view dtype) const {
+  return work_at(bytes, *this, s, dtype);
+}
+
+Status check_family(const OpFamily& f) {
+  auto bad = [](const std::string& what) { return make_error(Errc::invalid_argument, what); };
+  if (!identifier(f.name))
+    return bad("family name '" + f.name + "' must be a name of letters, digits and '_' (64 at most)");
+  const std::string of = " of family " + f.name;
+  if (f.dims.empty() || f.dims.size() > 16) return bad("field 'dims'" + of + " must list 1 to 16 dimensions");
+  for (std::size_t i = 0; i < f.dims.size(); ++i) {
+    const OpDim& d = f.dims[i];
+    const std::string at = "field 'dims[" + std::to_string(i) + "]'" + of;
+    if (!identifier(d.name)) return bad(at + ": '" + d.name + "' must be a name of letters, digits and '_'");
+    if (d.name == k_bytes_per_elem) return bad(at + ": '" + d.name + "' is the dtype's element size, not a dimension");
+    for (std::size_t j = 0; j < i; ++j)
+      if (f.dims[j].name == d.name) return bad(at + ": dimension '" + d.name + "' is listed twice");
+    if (d.min < 0 || d.min > d.max || d.max > k_max_dim)
+      return bad(at + ": the range " + std::to_string(d.min) + " .. " + std::to_string(d.max) + " of '" + d.name +
+                 "' must be within 0 .. 2^30 and not empty");
+    if (d.default_value && (*d.default_value < d.min || *d.default_value > d.max))
+      return bad(at + ": the default " + std::to_string(*d.default_value) + " of '" + d.name +
+                 "' is out of its range (" + range_text(d) + ")");
+  }
+  if (f.dtypes.empty()) return bad("field 'dtypes'" + of + " must not be empty");
+  for (std::size_t i = 0; i < f.dtypes.size(); ++i) {
+    if (dtype_bytes(f.dtypes[i]) == 0 || f.dtypes[i].starts_with("fp8")) {
+      std::string allowed;
+      for (const auto& d : known_dtypes()) allowed += (allowed.empty() ? "" : ", ") + std::string(d.name);
+      return bad("field 'dtypes[" + std::to_string(i) + "]'" + of + ": '" + f.dtypes[i] +
+                 "' is not a dtype kport knows (" + allowed + ")");
+    }
+    for (std::size_t j = 0; j < i; ++j)
+      if (f.dtypes[j] == f.dtypes[i])
+        return bad("field 'dtypes[" + std::to_string(i) + "]'" + of + ": '" + f.dtypes[i] + "' is listed twice");
+  }
+  for (auto [key, text] : {std::pair{"flops", &f.flops}, std::pair{"bytes", &f.bytes}})
+    if (!text->empty())
+      if (auto e = WorkExpr::parse(*text, f.dim_names()); !e.ok())
+        return bad("field '" + std::string(key) + "'" + of + ": '" + *text + "' " + e.error().message);
+  if (!f.example.empty())
+    if (auto s = op_shape(f, f.example); !s.ok())
+      return bad("field 'example'" + of + ": '" + f.example + "': " + s.error().message);
+  return {};
+}
+
+FamilySet::FamilySet(std::vector<OpFamily> families) {
+  for (auto& f : families) {
+    auto same = std::find_if(m_families.begin(), m_families.end(), [&](const OpFamily& g) { return g.name == f.name; });
+    if (same != m_families.end())
+      *same = std::move(f);
+    else
+      m_families.push_back(std::move(f));
+  }
+}
+
+const OpFamily* FamilySet::find(std::string_view name) const {
+  for (const auto& f : m_families)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+std::string FamilySet::names() const {
+  std::string out;
+  for (const auto& f : m_families) out += (out.empty() ? "" : ", ") + f.name;
+  return out;
+}
+
+Result<const OpFamily*> FamilySet::family(std::string_view name) const {
+  if (const OpFamily* f = find(name)) return f;
+  if (m_families.empty())
+    return make_error(Errc::invalid_argument, "op '" + std::string(name) + "' is not known: no op family is known yet");
+  return make_error(Errc::invalid_argument, "op '" + std::string(name) + "' is not one of " + names());
+}
+
+Result<OpShape> op_shape(const OpFamily& family, std::string_view text) {
   auto parsed = Shape::parse(text);
   if (!parsed.ok()) return std::move(parsed).error();
-  const std::string expected = " (" + std::string(family) + " shapes are " + key_list(*f) + ")";
-  for (const auto& [key, value] : parsed->dims()) {
-    if (std::find(f->keys.begin(), f->keys.end(), key) == f->keys.end())
+  const std::string expected = " (" + family.name + " shapes are " + key_list(family) + ")";
+  for (const auto& dim : parsed->dims()) {
+    const std::string& key = dim.first;  // not a structured binding: the lambda below captures it
+    const std::int64_t value = dim.second;
+    auto d = std::find_if(family.dims.begin(), family.dims.end(), [&](const OpDim& x) { return x.name == key; });
+    if (d == family.dims.end())
       return make_error(Errc::invalid_argument,
-                        "shape key '" + key + "' is not a dimension of " + std::string(family) + expected);
-    const std::int64_t flag = flag_max(key);
-    if (flag >= 0 ? value > flag : (value < 1 || value > k_max_dim))
+                        "shape key '" + key + "' is not a dimension of " + family.name + expected);
+    if (value < d->min || value > d->max)
       return make_error(Errc::invalid_argument, "shape value " + std::to_string(value) + " of '" + key +
-                                                    "' is out of range (" +
-                                                    (flag == 1  ? std::string("0 or 1")
-                                                     : flag > 1 ? "0 .. " + std::to_string(flag)
-                                                                : std::string("1 .. 2^30")) +
-                                                    ")");
+                                                    "' is out of range (" + range_text(*d) + ")");
   }
   OpShape out;
-  for (auto key : f->keys) {
-    std::int64_t v = parsed->get(key);
-    if (v < 0 && flag_max(key) >= 0) v = 0;
-    if (v < 0) return make_error(Errc::invalid_argument, "shape has no '" + std::string(key) + "'" + expected);
+  for (const auto& d : family.dims) {
+    std::int64_t v = parsed->get(d.name);
+    if (v < 0 && d.default_value) v = *d.default_value;
+    if (v < 0) return make_error(Errc::invalid_argument, "shape has no '" + d.name + "'" + expected);
     if (!out.text.empty()) out.text += ",";
-    out.text += std::string(key) + "=" + std::to_string(v);
+    out.text += d.name + "=" + std::to_string(v);
   }
   auto full = Shape::parse(out.text);
   if (!full.ok()) return std::move(full).error();
   out.shape = std::move(*full);
   return out;
+}
+
+Result<OpShape> op_shape(const FamilySet& known, std::string_view family, std::string_view text) {
+  auto f = known.family(family);
+  if (!f.ok()) return std::move(f).error();
+  return op_shape(**f, text);
 }
 
 }  // namespace kport::porting

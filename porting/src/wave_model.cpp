@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "kport/porting/op_shape.h"
+
 namespace kport::porting {
 namespace {
 
@@ -32,22 +34,15 @@ std::optional<Geometry> geometry_from_config(
     if (!positive(br) || !positive(bc)) return std::nullopt;
     return Geometry{{{"l", *br}}, {{"l", *bc}}};
   }
-  if (family == "rmsnorm" || family == "softmax") {
-    auto max_bytes = config("max_row_bytes"), align = config("row_align_bytes");
-    if (!positive(max_bytes) && !positive(align)) return std::nullopt;
-    Geometry g;
-    g.paths.push_back({"cols", positive(max_bytes) ? *max_bytes : 0, positive(align) ? *align : 0});
-    return g;
-  }
-  return std::nullopt;
+  // Any other family: a row-wise kernel's published path bounds, when it has them.
+  auto max_bytes = config("max_row_bytes"), align = config("row_align_bytes");
+  if (!positive(max_bytes) && !positive(align)) return std::nullopt;
+  Geometry g;
+  g.paths.push_back({"cols", positive(max_bytes) ? *max_bytes : 0, positive(align) ? *align : 0});
+  return g;
 }
 
-int element_bytes(std::string_view dtype) {
-  if (dtype == "bf16" || dtype == "fp16") return 2;
-  if (dtype == "fp32") return 4;
-  if (dtype.starts_with("fp8")) return 1;
-  return 0;
-}
+int element_bytes(std::string_view dtype) { return dtype_bytes(dtype); }
 
 bool within(const Geometry::PathBound& b, std::int64_t extent, int element_bytes) {
   if (element_bytes <= 0 || extent <= 0) return true;

@@ -151,6 +151,14 @@ test('best-kernel explorer answers from the URL with its evidence', opts, async 
     assert.ok((await page.textContent('#answer .summary')).includes('measured'), 'the kind of answer is shown');
     assert.ok((await page.textContent('#answer .muted')).includes('evidence from'), 'where the evidence comes from');
     assert.ok(await page.locator('#ranking a[href^="#/result/"]').count() >= 2, 'evidence links to the result pages');
+    // The form offers the op families the coordinator knows, each with its own dtypes and
+    // example shape (GET /api/v1/families: kport's own four here).
+    const options = (name) => page.$$eval(`#best-form select[name=${name}] option`, (os) => os.map((o) => o.value));
+    assert.deepEqual(await options('op'), ['gemm', 'attention', 'rmsnorm', 'softmax']);
+    assert.deepEqual(await options('dtype'), ['bf16', 'fp16', 'fp32']);
+    await page.selectOption('#best-form select[name=op]', 'attention');
+    assert.deepEqual(await options('dtype'), ['bf16', 'fp16']);
+    assert.equal(await page.inputValue('#best-form input[name=shape]'), 'b=4,h=16,l=4096,d=128,causal=0');
   });
 });
 

@@ -55,7 +55,7 @@ prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" >/dev/null
 for f in bin/kport-coordinator bin/kport-runner bin/kport-watcher bin/kport \
          share/kport/catalog/targets.json share/kport/web/index.html share/kport/web/app.css \
-         share/kport/web/dist/app.js share/kport/web/dist/boot.js \
+         share/kport/web/dist/app.js share/kport/web/dist/boot.js share/kport/kernels/kport.json \
          lib/systemd/system/kport-coordinator.service lib/systemd/system/kport-runner@.service \
          lib/systemd/system/kport-watcher.service; do
   need "$prefix/$f"
@@ -80,6 +80,9 @@ done
 echo "<!-- installed copy -->" >>"$prefix/share/kport/web/index.html"
 start_coordinator "$prefix/bin/kport-coordinator" installed
 expect_dashboard "the installed coordinator" "installed copy"
+# kport's own op families come from the installed manifest.
+families=$(curl -sS -f "http://127.0.0.1:$port/api/v1/families") || fail "GET /api/v1/families on the installed coordinator"
+[[ $families == *'"name":"softmax"'*'"library":"kport-kernels"'* ]] || fail "the installed coordinator knows no families: ${families:0:200}"
 stop_last
 
 # Without the dashboard's files: "/" says where it looked (JSON, and a page for browsers).
@@ -99,7 +102,7 @@ cpack -G DEB --config "$build/CPackConfig.cmake" -B "$work/packages" >"$work/cpa
   || { cat "$work/cpack.log"; fail "cpack -G DEB"; }
 declare -A contents=(
   [kport-common]="./usr/share/kport/catalog/targets.json"
-  [kport-coordinator]="./usr/bin/kport-coordinator ./usr/share/kport/web/index.html ./usr/share/kport/web/dist/app.js ./usr/lib/systemd/system/kport-coordinator.service"
+  [kport-coordinator]="./usr/bin/kport-coordinator ./usr/share/kport/web/index.html ./usr/share/kport/web/dist/app.js ./usr/share/kport/kernels/kport.json ./usr/lib/systemd/system/kport-coordinator.service"
   [kport-runner]="./usr/bin/kport-runner ./usr/lib/systemd/system/kport-runner@.service"
   [kport-watcher]="./usr/bin/kport-watcher ./usr/lib/systemd/system/kport-watcher.service"
   [kport-cli]="./usr/bin/kport"

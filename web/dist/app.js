@@ -223,6 +223,7 @@ var init_api = __esm({
       build: (id) => getJSON(`/api/v1/builds/${encodeURIComponent(id)}`),
       best: (params) => getJSON("/api/v1/best", params),
       gpus: () => getJSON("/api/v1/gpus"),
+      families: () => getJSON("/api/v1/families"),
       kernels: () => getJSON("/api/v1/kernels"),
       forges: () => getJSON("/api/v1/forges"),
       pipeline: (id) => getJSON(`/api/v1/dashboard/pipelines/${encodeURIComponent(id)}`),
@@ -262,10 +263,14 @@ var init_prefetch = __esm({
       bisection: (r) => api.bisection(r.arg),
       build: (r) => api.build(r.arg),
       runners: (r) => api.runners(r.params.get("all") === "1"),
-      // The form's GPU list, and the answer when a shared link carries a full question (an
-      // error is the answer's to show, so it is kept as a value).
+      // The form's GPU list, the answer when a shared link carries a full question (an error
+      // is the answer's to show, so it is kept as a value), and the op families it offers.
       deliveries: (r) => Promise.all([api.forges(), api.deliveries(r.params.get("state") || "")]),
-      best: (r) => Promise.all([api.gpus(), bestQuery(r.params) ? api.best(bestQuery(r.params)).catch((e) => e) : null])
+      best: (r) => Promise.all([
+        api.gpus(),
+        bestQuery(r.params) ? api.best(bestQuery(r.params)).catch((e) => e) : null,
+        api.families()
+      ])
     };
   }
 });
@@ -1125,15 +1130,24 @@ function answer(a) {
 }
 async function render6(root2, route) {
   const p = route.params;
-  const [gpus, first2] = await (route.first || Promise.all([api.gpus(), bestQuery(p) ? api.best(bestQuery(p)).catch((e) => e) : null]));
+  const [gpus, first2, known] = await (route.first || Promise.all([
+    api.gpus(),
+    bestQuery(p) ? api.best(bestQuery(p)).catch((e) => e) : null,
+    api.families()
+  ]));
+  const families = known.families;
+  const familyOf = (name) => families.find((f) => f.name === name);
   const out = h("div", { id: "answer" });
   const field = (label, input) => h("label", {}, h("span", {}, label), input);
   const gpu = h("select", { name: "gpu" }, gpus.items.map((g) => h("option", { value: g.name, selected: g.name === p.get("gpu") }, `${g.name} (${g.arch})`)));
-  const op = h("select", { name: "op" }, OPS.map((o) => h("option", { value: o, selected: o === p.get("op") }, o)));
-  const dtype = h("select", { name: "dtype" }, DTYPES.map((d) => h("option", { value: d, selected: d === p.get("dtype") }, d)));
-  const shape = h("input", { name: "shape", size: 36, value: p.get("shape") || EXAMPLE_SHAPE[op.value], required: true });
+  const op = h("select", { name: "op" }, families.map((f) => h("option", { value: f.name, selected: f.name === p.get("op"), title: f.description }, f.name)));
+  const dtypeOptions = (f, want) => (f ? f.dtypes : []).map((d) => h("option", { value: d, selected: d === want }, d));
+  const dtype = h("select", { name: "dtype" }, dtypeOptions(familyOf(op.value), p.get("dtype")));
+  const shape = h("input", { name: "shape", size: 36, value: p.get("shape") || exampleShape(familyOf(op.value)), required: true });
   op.addEventListener("change", () => {
-    shape.value = EXAMPLE_SHAPE[op.value];
+    const f = familyOf(op.value);
+    fill(dtype, dtypeOptions(f, dtype.value));
+    shape.value = exampleShape(f);
   });
   const ask = async () => {
     const q = { gpu: gpu.value, op: op.value, dtype: dtype.value, shape: shape.value.trim() };
@@ -1165,21 +1179,14 @@ async function render6(root2, route) {
     if (ev === "results" && out.querySelector("table")) stale.add(payload.ids ? payload.ids.length : 1);
   } };
 }
-var OPS, DTYPES, EXAMPLE_SHAPE, KIND_TAG, RANKED_BY;
+var exampleShape, KIND_TAG, RANKED_BY;
 var init_best = __esm({
   "js/pages/best.js"() {
     init_dom();
     init_api();
     init_router();
     init_prefetch();
-    OPS = ["gemm", "attention", "rmsnorm", "softmax"];
-    DTYPES = ["bf16", "fp16", "fp32"];
-    EXAMPLE_SHAPE = {
-      gemm: "m=4096,n=4096,k=4096",
-      attention: "b=4,h=16,l=4096,d=128,causal=0",
-      rmsnorm: "rows=32768,cols=4096",
-      softmax: "rows=32768,cols=4096"
-    };
+    exampleShape = (f) => f ? f.example || f.dims.map((d) => `${d.name}=${d.default ?? ""}`).join(",") : "";
     KIND_TAG = { measured: "st-succeeded", provisional: "st-queued", unranked: "st-failed" };
     RANKED_BY = {
       median_us: "ranked by measured median",

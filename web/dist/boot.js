@@ -41,6 +41,7 @@
     build: (id) => getJSON(`/api/v1/builds/${encodeURIComponent(id)}`),
     best: (params) => getJSON("/api/v1/best", params),
     gpus: () => getJSON("/api/v1/gpus"),
+    families: () => getJSON("/api/v1/families"),
     kernels: () => getJSON("/api/v1/kernels"),
     forges: () => getJSON("/api/v1/forges"),
     pipeline: (id) => getJSON(`/api/v1/dashboard/pipelines/${encodeURIComponent(id)}`),
@@ -62,10 +63,14 @@
     bisection: (r) => api.bisection(r.arg),
     build: (r) => api.build(r.arg),
     runners: (r) => api.runners(r.params.get("all") === "1"),
-    // The form's GPU list, and the answer when a shared link carries a full question (an
-    // error is the answer's to show, so it is kept as a value).
+    // The form's GPU list, the answer when a shared link carries a full question (an error
+    // is the answer's to show, so it is kept as a value), and the op families it offers.
     deliveries: (r) => Promise.all([api.forges(), api.deliveries(r.params.get("state") || "")]),
-    best: (r) => Promise.all([api.gpus(), bestQuery(r.params) ? api.best(bestQuery(r.params)).catch((e) => e) : null])
+    best: (r) => Promise.all([
+      api.gpus(),
+      bestQuery(r.params) ? api.best(bestQuery(r.params)).catch((e) => e) : null,
+      api.families()
+    ])
   };
   function bestQuery(p) {
     if (!p.get("gpu") || !p.get("shape")) return null;

@@ -60,6 +60,7 @@ export const api = {
   build: (id) => getJSON(`/api/v1/builds/${encodeURIComponent(id)}`),
   best: (params) => getJSON('/api/v1/best', params),
   gpus: () => getJSON('/api/v1/gpus'),
+  families: () => getJSON('/api/v1/families'),
   kernels: () => getJSON('/api/v1/kernels'),
   forges: () => getJSON('/api/v1/forges'),
   pipeline: (id) => getJSON(`/api/v1/dashboard/pipelines/${encodeURIComponent(id)}`),

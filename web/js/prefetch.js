@@ -13,10 +13,11 @@ const first = {
   bisection: (r) => api.bisection(r.arg),
   build: (r) => api.build(r.arg),
   runners: (r) => api.runners(r.params.get('all') === '1'),
-  // The form's GPU list, and the answer when a shared link carries a full question (an
-  // error is the answer's to show, so it is kept as a value).
+  // The form's GPU list, the answer when a shared link carries a full question (an error
+  // is the answer's to show, so it is kept as a value), and the op families it offers.
   deliveries: (r) => Promise.all([api.forges(), api.deliveries(r.params.get('state') || '')]),
-  best: (r) => Promise.all([api.gpus(), bestQuery(r.params) ? api.best(bestQuery(r.params)).catch((e) => e) : null]),
+  best: (r) => Promise.all([api.gpus(), bestQuery(r.params) ? api.best(bestQuery(r.params)).catch((e) => e) : null,
+    api.families()]),
 };
 
 // The question a #/best link asks, or null when it asks none yet.

@@ -11,7 +11,7 @@ namespace {
 
 void declare(Options& o) {
   o.add("gpu", "KPORT_GPU", "", "best: GPU model, e.g. \"NVIDIA H200\"")
-      .add("op", "", "gemm", "best: op family (gemm, attention, rmsnorm, softmax)")
+      .add("op", "", "gemm", "best: op family, one the coordinator knows (kport families lists them)")
       .add("dtype", "", "bf16", "best: data type, e.g. bf16")
       .add("shape", "", "", "best: problem shape, e.g. m=4096,n=4096,k=4096")
       .add("arch", "", "", "best: arch of a GPU kport has not seen, e.g. 10.0 (provisional answer)");

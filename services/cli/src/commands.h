@@ -39,6 +39,7 @@ struct Command {
   X(trigger)                  \
   X(best)                     \
   X(best_request)             \
+  X(families)                 \
   X(bringup)                  \
   X(runners)                  \
   X(logs)                     \

@@ -8,8 +8,6 @@
 namespace kport::coordinator {
 namespace {
 
-constexpr std::string_view k_families[] = {"gemm", "attention", "rmsnorm", "softmax"};
-
 bool simple_token(std::string_view s, std::size_t max) {
   if (s.empty() || s.size() > max) return false;
   for (char c : s)
@@ -19,7 +17,7 @@ bool simple_token(std::string_view s, std::size_t max) {
 
 }  // namespace
 
-Result<BestQuestion> parse_best_question(const http::Request& req) {
+Result<BestQuestion> parse_best_question(const http::Request& req, std::shared_ptr<const porting::FamilySet> families) {
   BestQuestion q;
   q.gpu = req.query_or("gpu");
   q.op = req.query_or("op");
@@ -29,8 +27,11 @@ Result<BestQuestion> parse_best_question(const http::Request& req) {
     return make_error(
         Errc::invalid_argument,
         "best needs gpu, op, dtype and shape, e.g. ?gpu=NVIDIA%20H200&op=gemm&dtype=bf16&shape=m=4096,n=4096,k=4096");
-  if (std::find(std::begin(k_families), std::end(k_families), q.op) == std::end(k_families))
-    return make_error(Errc::invalid_argument, "op '" + q.op + "' is not one of gemm, attention, rmsnorm, softmax");
+  q.families = families ? std::move(families) : std::make_shared<const porting::FamilySet>();
+  auto family = q.families->family(q.op);
+  if (!family.ok())
+    return make_error(Errc::invalid_argument, family.error().message + " (GET /api/v1/families lists the families)");
+  q.family = *family;
   if (!simple_token(q.dtype, 8))
     return make_error(Errc::invalid_argument, "dtype '" + q.dtype + "' is not a dtype such as bf16, fp16 or fp32");
   if (q.gpu.size() > 256) return make_error(Errc::invalid_argument, "gpu name is longer than 256 bytes");
@@ -50,7 +51,7 @@ void write_question_members(JsonText& w, const BestQuestion& q, std::string_view
   // Not measured at this shape: say how to have it measured (a GPU model kport knows, a
   // shape its family can run), and count the question.
   if (measured_exactly || !known_gpu) return;
-  if (auto runnable = porting::op_shape(q.op, q.shape_text); runnable.ok()) {
+  if (auto runnable = porting::op_shape(*q.family, q.shape_text); runnable.ok()) {
     unmeasured = db::BestKey{q.gpu, q.op, q.dtype, runnable->shape.canonical()};
     w.next("measure").raw('{').key("requests").str("POST /api/v1/best/requests");
     w.next("body").raw('{').key("gpu").str(q.gpu);

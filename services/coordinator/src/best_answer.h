@@ -4,6 +4,7 @@
 // the worker pool (routes_results.cpp).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -12,6 +13,7 @@
 #include "kport/common/result.h"
 #include "kport/db/best_requests.h"
 #include "kport/http/message.h"
+#include "kport/porting/op_shape.h"
 #include "kport/porting/shape.h"
 
 namespace kport::coordinator {
@@ -20,11 +22,14 @@ struct BestQuestion {
   std::string gpu, op, dtype, shape_text;
   std::string arch, target;  // as given; either may be empty
   porting::Shape shape;
+  std::shared_ptr<const porting::FamilySet> families;  // the families known when it was asked
+  const porting::OpFamily* family = nullptr;           // op's, in `families`
 };
 
-// The question a request asks; invalid_argument naming the parameter and an example
-// when a parameter is missing or malformed.
-Result<BestQuestion> parse_best_question(const http::Request& req);
+// The question a request asks of the `families` known (Families::current()); invalid_argument
+// naming the parameter and an example when a parameter is missing or malformed, or
+// naming the families known when `op` is none of them.
+Result<BestQuestion> parse_best_question(const http::Request& req, std::shared_ptr<const porting::FamilySet> families);
 
 // The answer body when `entry`'s rows are comparable with the question's shape
 // (porting::PreparedSelection::match), else nullopt: the answer is provisional or

@@ -16,6 +16,9 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
       .add("web", "KPORT_WEB", "",
            "directory of the dashboard's static files (default: share/kport/web beside the binary, else the checkout's "
            "web/)")
+      .add("families", "KPORT_FAMILIES", "",
+           "kport's own library manifest, whose op families are known before any build reports one (default: "
+           "share/kport/kernels/kport.json beside the binary, else the checkout's kernels/kport.json)")
       .add("admin-token", "KPORT_ADMIN_TOKEN", "",
            "admin token (default: generated into admin-token beside the database)")
       .add("registration-token", "KPORT_REGISTRATION_TOKEN", "",
@@ -88,6 +91,7 @@ Result<Config> parse_config(int argc, const char* const* argv, bool& help, std::
   if (c.db_path.empty()) return make_error(Errc::invalid_argument, "--db must name a file");
   c.artifact_dir = o.get("artifacts");
   c.web_dir = o.get("web").empty() ? find_dashboard() : o.get("web");
+  c.families_file = o.get("families");
   c.admin_token = o.get("admin-token");
   c.registration_token = o.get("registration-token");
   c.hook_secret = o.get("hook-secret");

@@ -20,6 +20,7 @@
 namespace kport::coordinator {
 
 class BestAsks;
+class Families;
 class BestIndex;
 class ClaimBroker;
 
@@ -53,6 +54,7 @@ struct Context {
   std::function<Result<std::vector<std::string>>(const std::string& url, const std::string& good,
                                                  const std::string& bad, std::size_t limit)>
       commit_path{};
+  Families* families = nullptr;  // the op families known (families.h)
 };
 
 using BlockingHandler = std::function<http::Response(const http::Request&)>;

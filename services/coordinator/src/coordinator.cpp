@@ -16,10 +16,12 @@
 #include "claim_broker.h"
 #include "codec.h"
 #include "delivery_sender.h"
+#include "families.h"
 #include "context.h"
 #include "kport/common/build_info.h"
 #include "kport/common/clock.h"
 #include "kport/common/crypto.h"
+#include "kport/common/install_paths.h"
 #include "kport/common/log.h"
 #include "kport/git/remote.h"
 #include "kport/git/workspace.h"
@@ -109,6 +111,7 @@ class Coordinator::Impl {
   TokenCache tokens;
   std::unique_ptr<boost::asio::thread_pool> workers;
   BestAsks best_asks;
+  std::unique_ptr<Families> families;
   std::unique_ptr<BestIndex> best_index;
   Context ctx;
   std::shared_ptr<http::Router> router = std::make_shared<http::Router>();
@@ -315,6 +318,15 @@ Result<std::unique_ptr<Coordinator>> Coordinator::create(Config config) {
   if (!live.ok()) return std::move(live).error();
   impl->tokens.reset(*live);
   impl->ctx.best_asks = &impl->best_asks;
+  // kport's own families, then what builds reported: known before the first request.
+  const std::string families_file = config.families_file.empty()
+                                        ? install::data_path_or_default("kernels/kport.json", KPORT_FAMILIES_SOURCE)
+                                        : config.families_file;
+  auto builtin = Families::load_builtin(families_file);
+  if (!builtin.ok()) return std::move(builtin).error();
+  impl->families = std::make_unique<Families>(std::move(*builtin));
+  if (auto st = impl->families->reload(*impl->store); !st.ok()) return st.error();
+  impl->ctx.families = impl->families.get();
   // Bisections read a repository's history from a workspace of their own (one at a time:
   // a workspace is not thread-safe), fetched when the commit is not there yet.
   impl->ctx.commit_path = [root = dir / "repos", mu = std::make_shared<std::mutex>()](

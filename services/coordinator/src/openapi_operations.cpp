@@ -190,11 +190,20 @@ std::vector<Op> operations() {
   add({"put",
        "/api/v1/kernels",
        "putKernels",
-       "Publish kernel instances and variants {instances:[...], variants:[{family, variant, features}]}",
+       "Publish kernel instances and variants {instances:[...], variants:[{family, variant, features}]}, and the op "
+       "families the library declares {library:{library, job, families:[...]}}",
        Auth::admin_runner,
        {},
        json_request("KernelsInput"),
        {ok(200, "KernelsPublished")}});
+  add({"get",
+       "/api/v1/families",
+       "listFamilies",
+       "The op families known: kport's own library's and every library's a build reported (its kport.json)",
+       read,
+       {},
+       {},
+       {ok(200, "FamilyList")}});
   add({"get",
        "/api/v1/gpus",
        "listGpus",
@@ -561,7 +570,6 @@ std::vector<Op> operations() {
        {q("commit", str(), "a commit sha or ref kport recorded")},
        {},
        {ok(200, "Bringup"), err(404, "not_found: no such target, or nothing recorded for the commit")}});
-  auto op_family = enm({"gemm", "attention", "rmsnorm", "softmax"});
   add({"get",
        "/api/v1/best",
        "getBest",
@@ -569,8 +577,9 @@ std::vector<Op> operations() {
        "with evidence; provisional (ranked by ratio to the vendor baseline on the nearest measured arch) or unranked "
        "(candidates, no best) where that GPU model has no comparable measurement",
        read,
-       {q_required("gpu", str(), "GPU model, e.g. NVIDIA H200"), q_required("op", op_family),
-        q_required("dtype", str(), "e.g. bf16"), q_required("shape", str(), "e.g. m=4096,n=4096,k=4096"),
+       {q_required("gpu", str(), "GPU model, e.g. NVIDIA H200"),
+        q_required("op", str(), "an op family, one of GET /api/v1/families"), q_required("dtype", str(), "e.g. bf16"),
+        q_required("shape", str(), "e.g. m=4096,n=4096,k=4096"),
         q("arch", str(), "for a GPU kport has not seen: its arch, e.g. 10.0"),
         q("target", str(), "for a GPU kport has not seen: the target its builds use, e.g. sm_100a")},
        {},

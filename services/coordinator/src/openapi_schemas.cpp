@@ -147,9 +147,40 @@ void catalog(json::object& s) {
                                    opt("config", any_json()),
                                    opt("dtypes", strings())});
   s["KernelVariantInput"] = body({{"family", str()}, {"variant", str()}, opt("features", strings())});
-  s["KernelsInput"] = describe(
-      body({opt("instances", arr(ref("KernelInstanceInput"))), opt("variants", arr(ref("KernelVariantInput")))}),
-      "instances (1..10000) and/or variants (1..1000)");
+  s["KernelsInput"] =
+      describe(body({opt("instances", arr(ref("KernelInstanceInput"))), opt("variants", arr(ref("KernelVariantInput"))),
+                     opt("library", ref("LibraryFamilies"))}),
+               "instances (1..10000), variants (1..1000) and/or the families the library declares");
+  // The op families (docs/MANIFEST.md, families): what a library declares, as a build
+  // reports it and as GET /api/v1/families answers it.
+  s["FamilyDim"] = obj({{"name", str()},
+                        {"min", integer()},
+                        {"max", integer()},
+                        opt("default", describe(integer(), "present for a dimension a shape may leave out"))});
+  s["Family"] = obj({{"name", str()},
+                     {"description", str()},
+                     {"dims", describe(arr(ref("FamilyDim")), "the shape's keys in the harness's order")},
+                     {"dtypes", strings()},
+                     opt("flops", describe(str(), "the work in floating-point operations, over the dims")),
+                     opt("bytes", describe(str(), "the bytes moved, over the dims and bytes_per_elem")),
+                     {"bound", describe(enm({"compute", "memory"}), "figures in TFLOP/s (compute) or GB/s (memory)")},
+                     opt("example", describe(str(), "a shape to offer a user")),
+                     {"library", describe(str(), "the manifest's name")},
+                     {"repo", describe(str(), "the repository whose build reported it; empty: kport's own")}});
+  s["FamilyList"] = obj({{"families", arr(ref("Family"))}});
+  s["FamilyDimInput"] =
+      body({{"name", str()}, opt("default", integer()), opt("min", integer()), opt("max", integer())});
+  s["FamilyInput"] = body({{"name", str()},
+                           opt("description", str()),
+                           {"dims", arr(ref("FamilyDimInput"))},
+                           {"dtypes", strings()},
+                           opt("flops", str()),
+                           opt("bytes", str()),
+                           opt("bound", enm({"compute", "memory"})),
+                           opt("example", str())});
+  s["LibraryFamilies"] = body({{"library", str()},
+                               opt("job", describe(integer(), "the build job that read the manifest")),
+                               {"families", arr(ref("FamilyInput"))}});
   s["KernelsPublished"] = obj({{"upserted", integer()}, {"variants", integer()}});
   s["GpuModel"] =
       obj({{"name", str()}, {"arch", str()}, {"drivers", strings()}, {"first_seen", when()}, {"last_seen", when()}});
@@ -626,7 +657,7 @@ void best(json::object& s) {
                                "present when the answer is not a measurement at the exact shape asked (on a GPU model "
                                "kport knows): how to have it measured"))});
   s["MeasureRequestInput"] = body(
-      {{"gpu", str()}, {"op", enm({"gemm", "attention", "rmsnorm", "softmax"})}, {"dtype", str()}, {"shape", str()}});
+      {{"gpu", str()}, {"op", describe(str(), "one of GET /api/v1/families")}, {"dtype", str()}, {"shape", str()}});
   auto measured = [] { return obj({{"best", str()}, {"results", integers()}}); };
   s["MeasureRequest"] = obj({{"gpu", str()},
                              {"op", str()},

@@ -3,6 +3,7 @@
 
 #include "codec.h"
 #include "context.h"
+#include "families.h"
 #include "kport/porting/check_arches.h"
 
 namespace kport::coordinator {
@@ -17,6 +18,20 @@ bool valid_target_name(std::string_view s) {
   for (char c : s.substr(3))
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z'))) return false;
   return s[3] >= '0' && s[3] <= '9';
+}
+
+// The repository whose build reported `library`: its job's pipeline's; "" when the
+// upload names no job (an operator's). invalid_argument when the job is not known.
+Result<std::string> library_repo(Context& ctx, const api::LibraryFamilies& library) {
+  if (library.job == 0) return std::string();
+  auto job = ctx.store->get_job(library.job);
+  if (!job.ok()) return std::move(job).error();
+  if (!*job)
+    return make_error(Errc::invalid_argument,
+                      "field 'library.job': job " + std::to_string(library.job) + " is not known to kport");
+  auto pipeline = ctx.store->get_pipeline((*job)->pipeline_id);
+  if (!pipeline.ok()) return std::move(pipeline).error();
+  return *pipeline ? (*pipeline)->repo : std::string();
 }
 
 }  // namespace
@@ -93,6 +108,13 @@ void add_catalog_routes(http::Router& router, Context& ctx) {
     if (!obj.ok()) return http::error_response(obj.error());
     auto upload = api::parse_kernel_catalog_upload(*obj);
     if (!upload.ok()) return http::error_response(upload.error());
+    // The library's families first: a declaration that does not validate stores nothing.
+    if (upload->library) {
+      auto repo = library_repo(ctx, *upload->library);
+      if (!repo.ok()) return http::error_response(repo.error());
+      if (auto st = ctx.families->learn(*ctx.store, *repo, *upload->library); !st.ok())
+        return http::error_response(st.error());
+    }
     std::vector<db::KernelVariant> variants;
     for (const auto& v : upload->variants) variants.push_back(to_kernel_variant(v));
     if (!variants.empty())
@@ -103,6 +125,14 @@ void add_catalog_routes(http::Router& router, Context& ctx) {
       if (auto st = ctx.store->upsert_kernel_instances(list); !st.ok()) return http::error_response(st.error());
     return http::json_ok(api::to_json(
         api::KernelCatalogStored{static_cast<std::int64_t>(list.size()), static_cast<std::int64_t>(variants.size())}));
+  });
+
+  // The op families known: kport's own and every library's a build reported.
+  add_blocking(router, ctx, "GET", "/api/v1/families", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    api::FamilyList out;
+    for (const auto& f : ctx.families->current()->all()) out.families.push_back(to_api_family(f));
+    return http::json_ok(api::to_json(out));
   });
 
   add_blocking(router, ctx, "GET", "/api/v1/gpus", [&ctx](const Request& req) {

@@ -11,6 +11,7 @@
 #include "context.h"
 #include "dashboard_cache.h"
 #include "dashboard_views.h"
+#include "families.h"
 #include "verdict.h"
 
 namespace kport::coordinator {
@@ -26,7 +27,13 @@ constexpr std::size_t k_changes_per_group = 200;
 // Bounds what events do not announce: runners going quiet, awaiting-runner states.
 constexpr std::int64_t k_cache_max_age_ms = 5000;
 
-bool memory_bound(std::string_view family) { return family == "rmsnorm" || family == "softmax"; }
+// Whether a family's figures are GB/s rather than TFLOP/s: as its library declares it.
+bool memory_bound(const Context& ctx, std::string_view family) {
+  if (!ctx.families) return false;
+  const auto known = ctx.families->current();
+  const porting::OpFamily* f = known->find(family);
+  return f && f->bound() == porting::Bound::memory;
+}
 
 bool hex_sha(std::string_view s) {
   if (s.size() < 7 || s.size() > 64) return false;
@@ -171,7 +178,7 @@ Response kernel_page(Context& ctx, const Request& req) {
     if (!points.ok()) return http::error_response(points.error());
     auto peaks = ctx.store->gpu_peaks(it->family, dtype);
     if (!peaks.ok()) return http::error_response(peaks.error());
-    series = kernel_series_json(*points, *peaks, memory_bound(it->family));
+    series = kernel_series_json(*points, *peaks, memory_bound(ctx, it->family));
     // One index range per GPU model the page charts.
     for (const auto& sv : series) {
       db::SeriesFilter f;

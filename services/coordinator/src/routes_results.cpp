@@ -12,6 +12,7 @@
 #include "best_evidence.h"
 #include "bringup_stages.h"
 #include "codec.h"
+#include "families.h"
 #include "kport/common/clock.h"
 #include "kport/http/uri.h"
 #include "kport/porting/op_shape.h"
@@ -85,7 +86,7 @@ void count_ask(const std::shared_ptr<BestAsks::Counter>& unmeasured) {
 // a GPU model kport knows, for a shape the family can be measured at.
 Response answer_best(const Request& req, Context& ctx, std::optional<db::BestKey>& unmeasured) {
   KPORT_AUTH(require_reader(req, ctx));
-  auto question = parse_best_question(req);
+  auto question = parse_best_question(req, ctx.families ? ctx.families->current() : nullptr);
   if (!question.ok()) return http::error_response(question.error());
   const BestQuestion& bq = *question;
   const std::string &gpu = bq.gpu, &op = bq.op, &dtype = bq.dtype;
@@ -321,7 +322,7 @@ void add_result_routes(http::Router& router, Context& ctx) {
       "GET", "/api/v1/best",
       [&ctx](Request&& req, http::Reply reply) {
         if (ctx.best_index && ctx.config.open_reads && req.header("Authorization").empty()) {
-          auto question = parse_best_question(req);
+          auto question = parse_best_question(req, ctx.families ? ctx.families->current() : nullptr);
           if (!question.ok()) return reply(http::error_response(question.error()));
           if (auto entry = ctx.best_index->current(question->gpu, question->op, question->dtype)) {
             std::optional<db::BestKey> unmeasured;

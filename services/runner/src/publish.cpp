@@ -120,7 +120,35 @@ Result<api::KernelCatalogUpload> harness_catalog(const std::filesystem::path& ha
   return catalog;
 }
 
+// A declared family as the report carries it (families.h), its bound resolved.
+api::Family to_api_family(const porting::OpFamily& f) {
+  api::Family out;
+  out.name = f.name;
+  out.description = f.description;
+  for (const auto& d : f.dims) out.dims.push_back(api::FamilyDim{d.name, d.default_value, d.min, d.max});
+  out.dtypes = f.dtypes;
+  if (!f.flops.empty()) out.flops = f.flops;
+  if (!f.bytes.empty()) out.bytes = f.bytes;
+  out.bound = porting::to_string(f.bound());
+  if (!f.example.empty()) out.example = f.example;
+  out.library = f.library;
+  out.repo = f.repo;
+  return out;
+}
+
 }  // namespace
+
+std::optional<api::LibraryFamilies> library_families(const SourceTree& tree, std::int64_t job) {
+  if (tree.kernels_dir.empty()) return std::nullopt;
+  // The build read this manifest before it built; a tree without one declares nothing.
+  auto manifest = porting::load_manifest(tree.kernels_dir / porting::k_manifest_file);
+  if (!manifest.ok() || manifest->families.empty()) return std::nullopt;
+  api::LibraryFamilies out;
+  out.library = manifest->name;
+  out.job = job;
+  for (const auto& f : porting::op_families_of(*manifest)) out.families.push_back(to_api_family(f));
+  return out;
+}
 
 void locate_sources(std::vector<api::BuildRecordUpload>& records, const SourceTree& tree) {
   if (tree.kernels_dir.empty()) return;
@@ -198,10 +226,14 @@ Status publish_build(CoordinatorApi& api, const ClaimedJob& job, const std::stri
       log("cannot list the harness's instances: " + catalog.error().message);
       return catalog.error();
     }
-    if (!catalog->instances.empty() || !catalog->variants.empty()) {
+    catalog->library = library_families(tree, job.id);
+    if (!catalog->instances.empty() || !catalog->variants.empty() || catalog->library) {
       KPORT_TRY(api.put_kernels(*catalog));
       log("published " + std::to_string(catalog->instances.size()) + " kernel instances of " +
-          std::to_string(catalog->variants.size()) + " variants");
+          std::to_string(catalog->variants.size()) + " variants" +
+          (catalog->library ? " and the " + std::to_string(catalog->library->families.size()) + " families of " +
+                                  catalog->library->library
+                            : std::string()));
     }
   }
   return {};

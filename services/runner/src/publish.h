@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,11 @@ struct SourceTree {
 // of the first __global__ in the variant's first source, else 1), read from the kernels
 // tree's variant declarations; records of variants the tree does not declare keep none.
 void locate_sources(std::vector<api::BuildRecordUpload>& records, const SourceTree& tree);
+
+// The families the library's manifest (kport.json in `tree.kernels_dir`) declares, as
+// PUT /api/v1/kernels carries them for the build job `job`; nullopt when the tree has no
+// manifest or it declares none.
+std::optional<api::LibraryFamilies> library_families(const SourceTree& tree, std::int64_t job);
 
 // `env` starts the harness's `list`; `tree`, when given, locates each variant's source.
 Status publish_build(CoordinatorApi& api, const ClaimedJob& job, const std::string& commit,

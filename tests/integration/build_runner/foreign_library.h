@@ -3,8 +3,9 @@
 //     speaks the protocol's `list` and answers no_device to the GPU commands), built by
 //     its CMake target for one arch, its variants taken from the harness's `list`;
 //   - a command-protocol library: a python3 harness copied into the build folder by a
-//     shell command, its variants and a family kport does not ship declared in the
-//     manifest, the target written into it from the manifest's env.
+//     shell command, its variants and two families kport does not ship (swiglu, and
+//     layernorm with how it counts its work) declared in the manifest, the target
+//     written into it from the manifest's env.
 #pragma once
 
 #include <filesystem>
@@ -102,8 +103,14 @@ if len(sys.argv) > 1 and sys.argv[1] == "list":
             "variant": "swiglu.fused", "features": "simt", "status": "built",
             "instances": [{"name": "swiglu.fused.w128", "family": "swiglu", "variant": "fused",
                            "features": ["simt"], "dtypes": ["bf16"], "config": {"width": 128}}],
+        }, {
+            "variant": "layernorm.rows", "features": "simt", "status": "built",
+            "instances": [{"name": "layernorm.rows.w256", "family": "layernorm", "variant": "rows",
+                           "features": ["simt"], "dtypes": ["bf16", "e4m3"], "config": {"width": 256}},
+                          {"name": "layernorm.rows.w64", "family": "layernorm", "variant": "rows",
+                           "features": ["simt"], "dtypes": ["bf16", "e4m3"], "config": {"width": 64}}],
         }],
-        "instance_count": 1,
+        "instance_count": 3,
     }))
     sys.exit(0)
 print(json.dumps({"error": {"code": "no_device", "message": "no GPU here"}}))
@@ -120,10 +127,14 @@ sys.exit(3)
   "targets": "all",
   "variants": [
     {"name": "fused", "family": "swiglu", "features": ["simt"], "sources": ["ops/swiglu.py"]},
-    {"name": "tc", "family": "swiglu", "features": ["tcgen05"]}
+    {"name": "tc", "family": "swiglu", "features": ["tcgen05"]},
+    {"name": "rows", "family": "layernorm", "features": ["simt"]}
   ],
   "families": [
-    {"name": "swiglu", "dims": ["tokens", "hidden"], "dtypes": ["bf16", "e4m3"]}
+    {"name": "swiglu", "dims": ["tokens", "hidden"], "dtypes": ["bf16", "e4m3"]},
+    {"name": "layernorm", "description": "y = (x - mean(x)) / std(x) * w + b per row",
+     "dims": ["rows", "cols"], "dtypes": ["bf16", "e4m3"],
+     "bytes": "(2*rows*cols + 2*cols)*bytes_per_elem", "bound": "memory", "example": "rows=4096,cols=8192"}
   ],
   "env": {"LIB_TARGET": "{target}"}
 }

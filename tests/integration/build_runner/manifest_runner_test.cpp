@@ -138,12 +138,144 @@ TEST_F(ManifestRunner, ABrokenManifestFailsItsJobOnceWithTheValidationError) {
   auto n = wait_job(next);
   ASSERT_EQ(n.at("status").as_string(), "succeeded") << boost::json::serialize(n) << runner_output();
   auto recs = records_of(next, "sm_90a");
-  ASSERT_EQ(recs.size(), 2u) << runner_output();
+  ASSERT_EQ(recs.size(), 3u) << runner_output();
   EXPECT_EQ(recs["swiglu.fused"].at("status").as_string(), "ok");
   // Its declared source is where a check run's annotation points.
   EXPECT_EQ(recs["swiglu.fused"].at("source_path").as_string(), "ops/swiglu.py")
       << boost::json::serialize(recs["swiglu.fused"]);
   EXPECT_EQ(recs["swiglu.tc"].at("status").as_string(), "not_applicable");
+}
+
+// A layernorm result on an H200 (sm_90a), as a GPU runner uploads it.
+object layernorm_result(const std::string& instance, const std::string& dtype, double median_us) {
+  return object{{"target", "sm_90a"},
+                {"family", "layernorm"},
+                {"variant", "rows"},
+                {"instance", instance},
+                {"dtype", dtype},
+                {"shape", "rows=4096,cols=8192"},
+                {"toolkit", "13.0"},
+                {"gpu_model", "NVIDIA H200"},
+                {"gpu_uuid", "GPU-1"},
+                {"arch", "9.0"},
+                {"driver", "580.1"},
+                {"status", "passed"},
+                {"normwise_rel_err", 1e-3},
+                {"tolerance", 1e-2},
+                {"nan_inf_count", 0},
+                {"seed", 7},
+                {"median_us", median_us},
+                {"stddev_us", median_us * 0.002},
+                {"samples", 100}};
+}
+
+// A family kport does not ship, declared in the library's kport.json: the build runner
+// reports it, and the coordinator, the best-kernel query and the CLI handle it as they
+// handle kport's own.
+TEST_F(ManifestRunner, AFamilyTheLibraryDeclaresIsLearnedFromItsBuildAndAnswered) {
+  const std::string sha = make_library(write_command_library);
+  add_target("sm_90a", "9.0");
+  ASSERT_EQ(post("/api/v1/repositories", object{{"name", "swiglu-lib"}, {"url", origin}}, k_admin).status, 201);
+  const std::string best_url = "/api/v1/best?gpu=NVIDIA%20H200&op=layernorm&dtype=bf16&shape=cols=8192,rows=4096";
+
+  // Before a build reports it, layernorm is no op kport knows; the answer names those it does.
+  auto before = get(best_url);
+  ASSERT_EQ(before.status, 400) << before.raw;
+  ASSERT_TRUE(before.body.is_object() && before.body.as_object().contains("error")) << before.raw;
+  EXPECT_EQ(before.body.at("error").at("message").as_string(),
+            "op 'layernorm' is not one of gemm, attention, rmsnorm, softmax (GET /api/v1/families lists the families)")
+      << before.raw;
+
+  const std::int64_t job = queue_build(sha, "swiglu-lib");
+  start_runner();
+  auto j = wait_job(job);
+  ASSERT_EQ(j.at("status").as_string(), "succeeded") << boost::json::serialize(j) << runner_output();
+
+  // The families its manifest declares are known, with who declared them, after kport's own.
+  auto families = get("/api/v1/families");
+  ASSERT_EQ(families.status, 200) << families.raw;
+  std::vector<std::string> names;
+  const boost::json::object* layernorm = nullptr;
+  for (const auto& f : families.body.at("families").as_array()) {
+    names.emplace_back(f.at("name").as_string());
+    if (f.at("name") == "layernorm") layernorm = &f.as_object();
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"gemm", "attention", "rmsnorm", "softmax", "swiglu", "layernorm"}))
+      << families.raw;
+  ASSERT_NE(layernorm, nullptr) << families.raw;
+  EXPECT_EQ(layernorm->at("library"), "swiglu-lib");
+  EXPECT_EQ(layernorm->at("repo"), "swiglu-lib");
+  EXPECT_EQ(layernorm->at("bound"), "memory");
+  EXPECT_EQ(layernorm->at("bytes"), "(2*rows*cols + 2*cols)*bytes_per_elem");
+  EXPECT_EQ(layernorm->at("dtypes"), (boost::json::array{"bf16", "e4m3"}));
+  EXPECT_EQ(layernorm->at("dims").as_array().size(), 2u);
+  EXPECT_EQ(layernorm->at("example"), "rows=4096,cols=8192");
+
+  // A GPU runner's check of the build measures the two layernorm instances.
+  const std::string gpu = register_runner("gpu-1", "gpu");
+  auto check = claim(gpu, 5);
+  ASSERT_TRUE(check.is_object()) << runner_output();
+  const std::string cid = std::to_string(check.at("id").as_int64());
+  boost::json::array results{layernorm_result("layernorm.rows.w256", "bf16", 40.0),
+                             layernorm_result("layernorm.rows.w64", "bf16", 55.0),
+                             layernorm_result("layernorm.rows.w64", "e4m3", 30.0)};
+  auto up = post("/api/v1/jobs/" + cid + "/results", object{{"attempt", 1}, {"results", results}}, gpu);
+  ASSERT_EQ(up.status, 200) << up.raw;
+  ASSERT_EQ(post("/api/v1/jobs/" + cid + "/complete", object{{"attempt", 1}}, gpu).status, 200);
+  // The harness counted no work; the figure is the declared bytes over the median.
+  const std::int64_t first = up.body.at("ids").at(0).to_number<std::int64_t>();
+  auto stored = get("/api/v1/results/" + std::to_string(first));
+  ASSERT_EQ(stored.status, 200) << stored.raw;
+  ASSERT_TRUE(stored.body.as_object().contains("timing")) << stored.raw;
+  const auto& timing = stored.body.at("timing");
+  EXPECT_NEAR(timing.at("gbps").to_number<double>(), (2.0 * 4096 * 8192 + 2 * 8192) * 2 / 40e-6 / 1e9, 1e-6)
+      << stored.raw;
+  EXPECT_TRUE(timing.at("tflops").is_null()) << "layernorm states no flops";
+
+  auto best = get(best_url);
+  ASSERT_EQ(best.status, 200) << best.raw;
+  ASSERT_TRUE(best.body.as_object().contains("query")) << best.raw;
+  EXPECT_EQ(best.body.at("kind"), "measured") << best.raw;
+  EXPECT_EQ(best.body.at("best"), "layernorm.rows.w256") << best.raw;
+  EXPECT_EQ(best.body.at("query").at("shape"), "cols=8192,rows=4096") << best.raw;
+  auto e4m3 = get("/api/v1/best?gpu=NVIDIA%20H200&op=layernorm&dtype=e4m3&shape=rows=4096,cols=8192");
+  ASSERT_EQ(e4m3.status, 200) << e4m3.raw;
+  EXPECT_EQ(e4m3.body.at("best"), "layernorm.rows.w64") << e4m3.raw;
+  // Its shapes are checked by its own dims: one it cannot run gets no measure offer.
+  auto other = get("/api/v1/best?gpu=NVIDIA%20H200&op=layernorm&dtype=bf16&shape=rows=4096,cols=4096");
+  ASSERT_EQ(other.status, 200) << other.raw;
+  ASSERT_TRUE(other.body.as_object().contains("measure")) << other.raw;
+  EXPECT_EQ(other.body.at("measure").at("body").at("shape"), "rows=4096,cols=4096") << other.raw;
+  auto bad =
+      post("/api/v1/best/requests",
+           object{{"gpu", "NVIDIA H200"}, {"op", "layernorm"}, {"dtype", "bf16"}, {"shape", "rows=4096,k=2"}}, k_admin);
+  EXPECT_EQ(bad.status, 400) << bad.raw;
+  EXPECT_NE(
+      bad.raw.find("field 'shape': shape key 'k' is not a dimension of layernorm (layernorm shapes are rows,cols)"),
+      std::string::npos)
+      << bad.raw;
+
+  // The CLI asks the same question and prints the answer.
+  std::string out;
+  ASSERT_EQ(
+      cli({"best", "--gpu", "NVIDIA H200", "--op", "layernorm", "--dtype", "bf16", "--shape", "rows=4096,cols=8192"},
+          out),
+      0)
+      << out;
+  EXPECT_NE(out.find("layernorm bf16 cols=8192,rows=4096 on NVIDIA H200: layernorm.rows.w256 (measured)"),
+            std::string::npos)
+      << out;
+  std::string listed;
+  ASSERT_EQ(cli({"families"}, listed), 0) << listed;
+  EXPECT_NE(listed.find("layernorm  rows,cols"), std::string::npos) << listed;
+  EXPECT_NE(listed.find("swiglu-lib (swiglu-lib)"), std::string::npos) << listed;
+  EXPECT_NE(listed.find("causal=0"), std::string::npos) << listed;
+  EXPECT_NE(listed.find("6 op families"), std::string::npos) << listed;
+  std::string refused;
+  EXPECT_NE(cli({"best", "--gpu", "NVIDIA H200", "--op", "conv2d", "--shape", "n=1"}, refused), 0) << refused;
+  EXPECT_NE(refused.find("op 'conv2d' is not one of gemm, attention, rmsnorm, softmax, swiglu, layernorm"),
+            std::string::npos)
+      << refused;
 }
 
 TEST_F(ManifestRunner, ACheckoutWithoutAManifestFailsItsJobNamingKportJson) {

@@ -453,7 +453,8 @@ TEST_F(CliTest, CommandHelpPrintsThatCommandsUsageAndOptions) {
   EXPECT_EQ(best.err, "");
   // Every command answers its own --help, without asking the coordinator.
   std::string out;
-  for (const char* c : {"build", "trigger", "best", "best-request", "bringup", "runners", "logs", "status", "admin"}) {
+  for (const char* c :
+       {"build", "trigger", "best", "best-request", "families", "bringup", "runners", "logs", "status", "admin"}) {
     EXPECT_EQ(run_to_exit(KPORT_CLI_BIN, {"--server", "http://127.0.0.1:1", c, "--help"}, out), 0) << c << ": " << out;
     EXPECT_EQ(out.rfind(std::string("usage: kport ") + c + " ", 0), 0u) << c << ": " << out;
   }

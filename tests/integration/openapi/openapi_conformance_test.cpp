@@ -77,6 +77,30 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
                 .status,
             200);
   ask("get", "/api/v1/kernels", "/api/v1/kernels?family=gemm");
+  // A library's families, declared with the catalog, and the families known.
+  json::object layernorm{{"name", "layernorm"},
+                         {"description", "per-row layer norm"},
+                         {"dims", json::array{json::object{{"name", "rows"}},
+                                              json::object{{"name", "groups"}, {"default", 1}, {"min", 1}, {"max", 8}},
+                                              json::object{{"name", "cols"}}}},
+                         {"dtypes", json::array{"bf16", "e4m3"}},
+                         {"bytes", "2*rows*cols*bytes_per_elem"},
+                         {"bound", "memory"},
+                         {"example", "rows=4096,cols=8192"}};
+  EXPECT_EQ(
+      ask_json("put", "/api/v1/kernels", "/api/v1/kernels",
+               json::object{{"library", json::object{{"library", "norm-lib"}, {"families", json::array{layernorm}}}}},
+               k_admin)
+          .status,
+      200);
+  layernorm["flops"] = "rows*(cols";
+  EXPECT_EQ(
+      ask_json("put", "/api/v1/kernels", "/api/v1/kernels",
+               json::object{{"library", json::object{{"library", "norm-lib"}, {"families", json::array{layernorm}}}}},
+               k_admin)
+          .status,
+      400);
+  ask("get", "/api/v1/families", "/api/v1/families");
   EXPECT_EQ(ask_json("post", "/api/v1/repositories", "/api/v1/repositories",
                      json::object{{"name", "org/kernels"}, {"url", "https://example.com/org/kernels.git"}}, k_admin)
                 .status,

@@ -198,16 +198,58 @@ TEST(KernelCatalogUpload, RoundTripsInstancesAndVariantsLeavingAbsentPartsOut) {
   EXPECT_EQ(json::serialize(api::to_json(*back)), json::serialize(wire));
 
   // Without variants the field is left out; instances are always written.
-  EXPECT_EQ(json::serialize(api::to_json(api::KernelCatalogUpload{{bare}, {}})),
+  EXPECT_EQ(json::serialize(api::to_json(api::KernelCatalogUpload{{bare}, {}, std::nullopt})),
             R"({"instances":[{"name":"gemm.simt.64x64","family":"gemm","variant":"simt"}]})");
   auto variants_only = api::parse_kernel_catalog_upload(json::object{{"variants", wire.at("variants")}});
   ASSERT_TRUE(variants_only.ok()) << variants_only.error().message;
   EXPECT_TRUE(variants_only->instances.empty());
 }
 
+TEST(KernelCatalogUpload, CarriesTheFamiliesTheLibraryDeclaresAndRefusesOnesThatDoNotRead) {
+  api::Family layernorm;
+  layernorm.name = "layernorm";
+  layernorm.dims = {api::FamilyDim{"rows", std::nullopt, 1, 1 << 30}, api::FamilyDim{"groups", 1, 1, 8}};
+  layernorm.dtypes = {"bf16", "e4m3"};
+  layernorm.bytes = "2*rows*bytes_per_elem";
+  layernorm.bound = "memory";
+  layernorm.library = "not sent";  // a report names its library once, not per family
+  api::KernelCatalogUpload c{{}, {}, api::LibraryFamilies{"norm-lib", 12, {layernorm}}};
+  const json::object wire = api::to_json(c);
+  EXPECT_EQ(json::serialize(wire),
+            R"({"instances":[],"library":{"library":"norm-lib","job":12,"families":[{"name":"layernorm",)"
+            R"("description":"","dims":[{"name":"rows","min":1,"max":1073741824},)"
+            R"({"name":"groups","min":1,"max":8,"default":1}],"dtypes":["bf16","e4m3"],)"
+            R"("bytes":"2*rows*bytes_per_elem","bound":"memory"}]}})");
+  auto back = api::parse_kernel_catalog_upload(wire);
+  ASSERT_TRUE(back.ok()) << back.error().message << " (a catalog of families alone is one)";
+  ASSERT_TRUE(back->library);
+  EXPECT_EQ(back->library->job, 12);
+  ASSERT_EQ(back->library->families.size(), 1u);
+  const api::Family& f = back->library->families[0];
+  EXPECT_EQ(f.dims[1].default_value, 1);
+  EXPECT_EQ(f.dims[1].max, 8);
+  EXPECT_EQ(f.bytes, "2*rows*bytes_per_elem");
+  EXPECT_FALSE(f.flops);
+  EXPECT_EQ(f.library, "");
+
+  json::object no_dims{{"name", "layernorm"}, {"dtypes", json::array{"bf16"}}};
+  expect_refused(api::parse_kernel_catalog_upload(json::object{
+                     {"library", json::object{{"library", "norm-lib"}, {"families", json::array{no_dims}}}}}),
+                 "field 'library.families[0].dims' must list the family's dimensions");
+  json::object bad_dim{{"name", "layernorm"}, {"dims", json::array{json::object{{"name", "rows"}, {"max", -1}}}}};
+  auto refused = api::parse_kernel_catalog_upload(
+      json::object{{"library", json::object{{"library", "norm-lib"}, {"families", json::array{bad_dim}}}}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("library.families[0].dims[0].max"), std::string::npos)
+      << refused.error().message;
+  expect_refused(api::parse_kernel_catalog_upload(json::object{{"library", json::object{{"families", json::array{}}}}}),
+                 "field 'library.library' is required (a string)");
+}
+
 TEST(KernelCatalogUpload, AnEmptyCatalogOrAnElementThatDoesNotReadIsRefusedByItsIndex) {
   expect_refused(api::parse_kernel_catalog_upload(json::object{{"instances", json::array{}}}),
-                 "give 'instances' (an array of 1..10000 instances) and/or 'variants' (1..1000 variants)");
+                 "give 'instances' (an array of 1..10000 instances), 'variants' (1..1000 variants) and/or "
+                 "'library' (the families its manifest declares)");
   expect_refused(api::parse_kernel_catalog_upload(json::object{{"instances", "gemm"}}),
                  "field 'instances' must be an array");
   expect_refused(

@@ -12,6 +12,7 @@
 
 #include "best_answer.h"
 #include "codec.h"
+#include "families.h"
 #include "selection_text.h"
 
 namespace kport::coordinator {
@@ -59,6 +60,16 @@ http::Request request(const std::string& shape, const std::string& arch = "", co
   return r;
 }
 
+// kport's own families, as the coordinator knows them at start.
+std::shared_ptr<const porting::FamilySet> kport_families() {
+  static const auto k = [] {
+    auto builtin = Families::load_builtin(KPORT_KERNELS_MANIFEST);
+    EXPECT_TRUE(builtin.ok()) << builtin.error().message;
+    return std::make_shared<const porting::FamilySet>(builtin.ok() ? *builtin : std::vector<porting::OpFamily>{});
+  }();
+  return k;
+}
+
 // A gemm shape in the family's own order, as the harness prints it.
 std::string gemm_text(const porting::Shape& s) {
   return "m=" + std::to_string(s.get("m")) + ",n=" + std::to_string(s.get("n")) + ",k=" + std::to_string(s.get("k"));
@@ -84,7 +95,8 @@ TEST(BestAnswer, MeasuredAnswersAreByteForByteWhatTheRuleAndTheCodecWrite) {
                               ? rows[rng() % rows.size()].shape.canonical()
                               : "k=" + std::to_string(1 + rng() % 9000) + ",m=" + std::to_string(1 + rng() % 9000) +
                                     ",n=" + std::to_string(1 + rng() % 9000);
-      auto q = parse_best_question(request(shape, i % 3 == 0 ? "9.0" : "", i % 5 == 0 ? "sm_90a" : ""));
+      auto q =
+          parse_best_question(request(shape, i % 3 == 0 ? "9.0" : "", i % 5 == 0 ? "sm_90a" : ""), kport_families());
       ASSERT_TRUE(q.ok());
       // What the route wrote before the index: select_best over the rows, to_json, then
       // the question's members.

@@ -41,8 +41,7 @@ constexpr std::string_view k_cmake_library = R"({
     {"name": "scale", "dims": ["n", {"name": "stride", "default": 1}], "dtypes": ["fp32", "e4m3"],
      "tolerances": {"e4m3": {"normwise": 0.125}}}
   ],
-  "shapes": {"scale": {"check": ["n=1", "n=4096,stride=2"], "bench": ["n=1048576"]},
-             "gemm": {"bench": ["m=128,n=128,k=64"]}},
+  "shapes": {"scale": {"check": ["n=1", "n=4096,stride=2"], "bench": ["n=1048576"]}},
   "tolerances": {"fp32": {"normwise": 1e-6, "max_abs_rel": 2e-6}},
   "env": {"SCALE_ARCH": "{arch}", "EMPTY": ""}
 })";
@@ -74,7 +73,7 @@ TEST(Manifest, ACMakeLibraryParsesWithEverySection) {
   EXPECT_EQ(scale->dtypes, (std::vector<std::string>{"fp32", "e4m3"}));
   EXPECT_DOUBLE_EQ(scale->tolerances.at("e4m3").normwise, 0.125);
   EXPECT_EQ(m->shapes.at("scale").check.size(), 2u);
-  EXPECT_EQ(m->shapes.at("gemm").bench, (std::vector<std::string>{"m=128,n=128,k=64"}));
+  EXPECT_EQ(m->shapes.count("gemm"), 0u);
   EXPECT_DOUBLE_EQ(m->tolerances.at("fp32").normwise, 1e-6);
   EXPECT_DOUBLE_EQ(*m->tolerances.at("fp32").max_abs_rel, 2e-6);
   EXPECT_FALSE(m->tolerances.at("fp32").lse_abs);
@@ -216,11 +215,12 @@ TEST(Manifest, FamiliesShapesAndTolerancesAreValidated) {
   EXPECT_EQ(refusal(head + fam + R"("shapes": {"rope": {"check": ["t=4,d=8,q=1"]}}})"),
             "kport.json:1: key 'shapes.rope.check[0]': 'q' is not a dimension of rope");
   EXPECT_EQ(refusal(head + fam + R"("shapes": {"swiglu": {"check": ["n=1"]}}})"),
-            "kport.json:1: unknown key 'shapes.swiglu': no family 'swiglu' is declared in 'families' nor known to "
-            "kport");
-  EXPECT_NE(refusal(head + R"("shapes": {"gemm": {"bench": ["m=1,n=1"]}}})").find("key 'shapes.gemm.bench[0]'"),
-            std::string::npos)
-      << "kport's own families are checked by their dimensions";
+            "kport.json:1: unknown key 'shapes.swiglu': no family 'swiglu' is declared in 'families' (a library "
+            "declares each family it runs)");
+  EXPECT_EQ(refusal(head + R"("shapes": {"gemm": {"bench": ["m=1,n=1"]}}})"),
+            "kport.json:1: unknown key 'shapes.gemm': no family 'gemm' is declared in 'families' (a library "
+            "declares each family it runs)")
+      << "kport's own families are data too: a library that runs gemm declares it";
   EXPECT_EQ(refusal(head + R"("families": [{"name": "f", "dims": ["n"], "dtypes": ["fp8"]}]})"),
             "kport.json:1: key 'families[0].dtypes[0]': 'fp8' is not a dtype kport knows (bf16, fp16, fp32, fp64, "
             "e4m3, e5m2, int8)");
@@ -235,6 +235,50 @@ TEST(Manifest, FamiliesShapesAndTolerancesAreValidated) {
             "kport.json:1: key 'tolerances.fp32' needs 'normwise' (the largest normwise relative error)");
   EXPECT_EQ(refusal(head + R"("tolerances": {"fp32": {"normwise": 1, "atol": 1}}})"),
             "kport.json:1: unknown key 'tolerances.fp32.atol' (tolerances.fp32 takes normwise, max_abs_rel, lse_abs)");
+}
+
+TEST(Manifest, AFamilyStatesHowItCountsItsWorkAndTheRangeOfItsDims) {
+  const std::string head =
+      R"({"manifest_version": 1, "name": "norm-lib", "build": {"cmake": {"target": "h"}}, "targets": "all", )";
+  auto m = parse_manifest(head + R"("families": [{"name": "layernorm", "dims": ["rows", "cols",
+      {"name": "groups", "default": 1, "min": 1, "max": 64}], "dtypes": ["bf16", "e4m3"],
+      "bytes": "2*rows*cols*bytes_per_elem", "flops": "8*rows*cols", "bound": "memory",
+      "example": "rows=4096,cols=8192"}]})");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const ManifestFamily& f = m->families.at(0);
+  EXPECT_EQ(f.bytes, "2*rows*cols*bytes_per_elem");
+  EXPECT_EQ(f.flops, "8*rows*cols");
+  EXPECT_EQ(f.bound, "memory");
+  EXPECT_EQ(f.example, "rows=4096,cols=8192");
+  EXPECT_EQ(f.dims[2].max, 64);
+  const OpFamily of = to_op_family(f, m->name, "norm");
+  EXPECT_EQ(of.bound(), Bound::memory) << "the hint wins over the flops stated";
+  EXPECT_EQ(of.library, "norm-lib");
+  EXPECT_EQ(of.repo, "norm");
+  EXPECT_TRUE(check_family(of).ok());
+
+  const std::string fam = R"("families": [{"name": "ln", "dims": ["rows", "cols"], "dtypes": ["bf16"], )";
+  EXPECT_EQ(refusal(head + fam + R"("flops": "2*rows*k"}]})"),
+            "kport.json:1: key 'families[0].flops': '2*rows*k' at column 8: unknown name 'k' (the names are rows, "
+            "cols, bytes_per_elem)");
+  EXPECT_EQ(refusal(head + fam + R"("bytes": "rows*(cols"}]})"),
+            "kport.json:1: key 'families[0].bytes': 'rows*(cols' at column 11: expected ')'");
+  EXPECT_EQ(refusal(head + fam + R"("bytes": 4}]})"),
+            "kport.json:1: key 'families[0].bytes' must be a string, not a number");
+  EXPECT_EQ(refusal(head + fam + R"("bound": "io"}]})"),
+            "kport.json:1: key 'families[0].bound' must be \"memory\" or \"compute\", not \"io\"");
+  EXPECT_EQ(refusal(head + fam + R"("example": "rows=1"}]})"),
+            "kport.json:1: key 'families[0].example': 'rows=1' lacks 'cols'");
+  EXPECT_EQ(
+      refusal(head +
+              R"("families": [{"name": "ln", "dims": [{"name": "g", "min": 4, "max": 2}], "dtypes": ["bf16"]}]})"),
+      "kport.json:1: key 'families[0].dims[0]': 'min' 4 is above 'max' 2");
+  EXPECT_EQ(
+      refusal(head + R"("families": [{"name": "ln", "dims": [{"name": "g", "default": 0}], "dtypes": ["bf16"]}]})"),
+      "kport.json:1: key 'families[0].dims[0].default': 0 is outside 1 .. 1073741824");
+  EXPECT_EQ(refusal(head + R"("families": [{"name": "ln", "dims": ["bytes_per_elem"], "dtypes": ["bf16"]}]})"),
+            "kport.json:1: key 'families[0].dims[0]': 'bytes_per_elem' is the dtype's element size in work "
+            "expressions, not a dimension");
 }
 
 TEST(Manifest, StringsAndNumbersReadAsJsonSays) {
@@ -279,14 +323,21 @@ TEST(Manifest, KportsOwnKernelsManifestMatchesTheHarness) {
     std::string shape;
     for (const auto& d : f.dims)
       if (!d.default_value) shape += (shape.empty() ? "" : ",") + d.name + "=7";
-    auto parsed = op_shape(f.name, shape);
+    auto parsed = op_shape(to_op_family(f, m->name), shape);
     EXPECT_TRUE(parsed.ok()) << f.name << ": " << parsed.error().message;
+    EXPECT_TRUE(check_family(to_op_family(f, m->name)).ok()) << f.name;
   }
-  auto sorted = names;
-  auto known = op_families();
-  std::sort(sorted.begin(), sorted.end());
-  std::sort(known.begin(), known.end());
-  EXPECT_EQ(sorted, known);
+  EXPECT_EQ(names, (std::vector<std::string>{"gemm", "attention", "rmsnorm", "softmax"}));
+  // The figures' units and the work counts are the harness's (kernels/harness/shapes.cpp).
+  const FamilySet known(op_families_of(*m));
+  EXPECT_EQ(known.find("gemm")->bound(), Bound::compute);
+  EXPECT_EQ(known.find("attention")->bound(), Bound::compute);
+  EXPECT_EQ(known.find("rmsnorm")->bound(), Bound::memory);
+  EXPECT_EQ(known.find("softmax")->bound(), Bound::memory);
+  EXPECT_EQ(known.find("gemm")->library, "kport-kernels");
+  EXPECT_DOUBLE_EQ(*known.find("rmsnorm")->bytes_at(*Shape::parse("rows=2,cols=4"), "fp16"), (16 + 4) * 2.0);
+  EXPECT_EQ(op_shape(*known.find("attention"), "b=1,h=1,l=1,d=64,causal=2").error().message,
+            "shape value 2 of 'causal' is out of range (0 or 1)");
   // The tolerances are kernels/harness/tolerance.cpp's.
   EXPECT_DOUBLE_EQ(m->tolerances.at("fp32").normwise, 5e-5);
   EXPECT_DOUBLE_EQ(*m->tolerances.at("bf16").max_abs_rel, 3e-2);

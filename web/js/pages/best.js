@@ -5,10 +5,8 @@ import { api } from '../api.js';
 import { replaceParams } from '../router.js';
 import { bestQuery } from '../prefetch.js';
 
-const OPS = ['gemm', 'attention', 'rmsnorm', 'softmax'];
-const DTYPES = ['bf16', 'fp16', 'fp32'];
-const EXAMPLE_SHAPE = { gemm: 'm=4096,n=4096,k=4096', attention: 'b=4,h=16,l=4096,d=128,causal=0',
-  rmsnorm: 'rows=32768,cols=4096', softmax: 'rows=32768,cols=4096' };
+// A family's shape to offer: its declared example, else its dims to fill in.
+const exampleShape = (f) => (f ? f.example || f.dims.map((d) => `${d.name}=${d.default ?? ''}`).join(',') : '');
 
 const KIND_TAG = { measured: 'st-succeeded', provisional: 'st-queued', unranked: 'st-failed' };
 const RANKED_BY = { median_us: 'ranked by measured median', estimate_us: 'ranked by each figure moved to this shape by its waves of tiles',
@@ -57,15 +55,25 @@ function answer(a) {
 
 export async function render(root, route) {
   const p = route.params;
-  // A shared link asks at once, alongside the form's GPU list (main.js started both).
-  const [gpus, first] = await (route.first || Promise.all([api.gpus(), bestQuery(p) ? api.best(bestQuery(p)).catch((e) => e) : null]));
+  // A shared link asks at once, alongside the form's GPU list and op families (main.js
+  // started all three).
+  const [gpus, first, known] = await (route.first || Promise.all([api.gpus(),
+    bestQuery(p) ? api.best(bestQuery(p)).catch((e) => e) : null, api.families()]));
+  // The op families the coordinator knows (kport's own and those builds reported).
+  const families = known.families;
+  const familyOf = (name) => families.find((f) => f.name === name);
   const out = h('div', { id: 'answer' });
   const field = (label, input) => h('label', {}, h('span', {}, label), input);
   const gpu = h('select', { name: 'gpu' }, gpus.items.map((g) => h('option', { value: g.name, selected: g.name === p.get('gpu') }, `${g.name} (${g.arch})`)));
-  const op = h('select', { name: 'op' }, OPS.map((o) => h('option', { value: o, selected: o === p.get('op') }, o)));
-  const dtype = h('select', { name: 'dtype' }, DTYPES.map((d) => h('option', { value: d, selected: d === p.get('dtype') }, d)));
-  const shape = h('input', { name: 'shape', size: 36, value: p.get('shape') || EXAMPLE_SHAPE[op.value], required: true });
-  op.addEventListener('change', () => { shape.value = EXAMPLE_SHAPE[op.value]; });
+  const op = h('select', { name: 'op' }, families.map((f) => h('option', { value: f.name, selected: f.name === p.get('op'), title: f.description }, f.name)));
+  const dtypeOptions = (f, want) => (f ? f.dtypes : []).map((d) => h('option', { value: d, selected: d === want }, d));
+  const dtype = h('select', { name: 'dtype' }, dtypeOptions(familyOf(op.value), p.get('dtype')));
+  const shape = h('input', { name: 'shape', size: 36, value: p.get('shape') || exampleShape(familyOf(op.value)), required: true });
+  op.addEventListener('change', () => {
+    const f = familyOf(op.value);
+    fill(dtype, dtypeOptions(f, dtype.value));
+    shape.value = exampleShape(f);
+  });
   const ask = async () => {
     const q = { gpu: gpu.value, op: op.value, dtype: dtype.value, shape: shape.value.trim() };
     replaceParams(q);

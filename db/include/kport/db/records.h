@@ -54,6 +54,16 @@ struct KernelVariant {
   std::string features_json;  // ["tcgen05","tmem","tma","mbarrier"]
 };
 
+// An op family a library declared (migration 0019): who declared it and its declaration
+// as GET /api/v1/families answers it.
+struct FamilyRecord {
+  std::string repo;             // the repository whose build reported it
+  std::string library;          // the manifest's name
+  std::string name;             // "layernorm"
+  std::string definition_json;  // {"name": ..., "dims": [...], "dtypes": [...], ...}
+  std::int64_t updated_ms = 0;
+};
+
 struct Repository {
   std::int64_t id = 0;
   std::string name;  // "kport-kernels"

@@ -168,6 +168,14 @@ class Store {
   // Known variants with their declared features (a harness lists those it left out too).
   Result<std::vector<KernelVariant>> list_kernel_variants(std::optional<std::string> family = {});
 
+  // Replaces the families `library` of `repo` declared (in their manifest's order) with
+  // `families`; an empty list forgets them. invalid_argument for a record without a name
+  // or whose definition is not valid JSON; nothing is stored then.
+  Status put_families(const std::string& repo, const std::string& library, const std::vector<FamilyRecord>& families);
+  // Every declared family, the earliest reported first, then by repository, library
+  // and manifest order (a later declaration of a name is the one that counts).
+  Result<std::vector<FamilyRecord>> list_families();
+
   Result<Repository> upsert_repository(std::string_view name, std::string_view url);
   Result<std::vector<Repository>> list_repositories();
   // Inserts a commit (its repository must exist); an existing sha is left unchanged.

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "kport/common/result.h"
+#include "kport/porting/op_shape.h"
 #include "kport/porting/variants.h"
 
 namespace kport::porting {
@@ -62,6 +63,7 @@ struct ManifestTolerance {
 struct ManifestDim {
   std::string name;
   std::optional<std::int64_t> default_value;  // an optional dimension (attention's causal)
+  std::int64_t min = 1, max = k_max_dim;      // the values a shape may give it
 };
 
 struct ManifestFamily {
@@ -70,6 +72,9 @@ struct ManifestFamily {
   std::vector<ManifestDim> dims;
   std::vector<std::string> dtypes;
   std::map<std::string, ManifestTolerance> tolerances;  // per dtype, over the manifest's own
+  std::string flops, bytes;                             // work expressions (work_expr.h); empty: not stated
+  std::string bound;                                    // "memory", "compute" or "" (not stated)
+  std::string example;  // a shape to offer a user ("m=4096,n=4096,k=4096"); may be empty
   int line = 0;
 };
 
@@ -95,8 +100,13 @@ struct Manifest {
   const ManifestFamily* family(std::string_view family_name) const;
 };
 
-// The dtypes a manifest may name.
+// The dtypes a manifest may name (op_shape.h's known_dtypes).
 const std::vector<std::string>& manifest_dtypes();
+
+// A declared family as the services use it, with who declared it: `library` the
+// manifest's name, `repo` the repository its build came from ("" built in).
+OpFamily to_op_family(const ManifestFamily& f, const std::string& library, const std::string& repo = {});
+std::vector<OpFamily> op_families_of(const Manifest& m, const std::string& repo = {});
 
 // Parses and validates manifest text; errors are invalid_argument and start with
 // "<origin>:<line>: ".

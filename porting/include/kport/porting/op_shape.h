@@ -1,37 +1,104 @@
-// The shapes an op family can be run on: which dimensions its harness reads, their
-// ranges, and the order the harness spells them in. This is the harness protocol's
-// shape contract (kernels/harness/shapes.h) seen from the services, so a shape the
-// coordinator queues for measurement is one the harness accepts.
+// The op families a library declares (its manifest's `families`, docs/MANIFEST.md) as
+// the services use them: which dimensions a family's shapes have, their ranges and the
+// order the harness spells them in, the dtypes it runs, and how it counts its work. A
+// shape the coordinator queues for measurement is one the family's harness accepts.
 //
-//   gemm                m, n, k                 each 1 .. 2^30
-//   attention           b, h, l, d [, causal]   each 1 .. 2^30; causal 0 or 1 (default 0)
-//   rmsnorm, softmax    rows, cols              each 1 .. 2^30
-//   gemm_fp8            m, n, k [, scale]       each 1 .. 2^30; scale 0, 1 or 2 (default 0)
+// No family is built in here: kport's own four (gemm, attention, rmsnorm, softmax) are
+// declared by kernels/kport.json like any other library's, and the coordinator learns
+// the rest from the builds that report them.
 //
-// Pure functions; thread-safe.
+// Values and pure functions; thread-safe; the standard library only (kport::selection).
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "kport/common/result.h"
 #include "kport/porting/shape.h"
+#include "kport/porting/work_expr.h"
 
 namespace kport::porting {
 
+inline constexpr std::int64_t k_max_dim = std::int64_t{1} << 30;  // the harness protocol's bound
+
+// The dtypes a family may name, with the bytes of one element ("bf16" 2, "e4m3" 1).
+struct DtypeSize {
+  std::string_view name;
+  int bytes = 0;
+};
+const std::vector<DtypeSize>& known_dtypes();
+// The bytes of one element of `dtype`, 0 when it is not a known one ("fp8_e4m3", the
+// harness's older spelling, is 1).
+int dtype_bytes(std::string_view dtype);
+
+// What limits a family's kernels: their figures are TFLOP/s (compute) or GB/s (memory).
+enum class Bound { compute, memory };
+const char* to_string(Bound b);
+std::optional<Bound> parse_bound(std::string_view text);
+
+struct OpDim {
+  std::string name;
+  std::optional<std::int64_t> default_value;  // an optional dimension (attention's causal)
+  std::int64_t min = 1, max = k_max_dim;
+};
+
+struct OpFamily {
+  std::string name, description;
+  std::vector<OpDim> dims;  // in the harness's order
+  std::vector<std::string> dtypes;
+  std::string flops, bytes;  // WorkExpr texts; empty: not stated
+  std::optional<Bound> bound_hint;
+  std::string example;        // a shape to offer a user; empty: none stated
+  std::string library, repo;  // who declared it: the manifest's name, the repository ("" built in)
+
+  // The hint, else memory when only `bytes` is stated, else compute.
+  Bound bound() const;
+  std::vector<std::string> dim_names() const;
+  // The family's work at `s` for `dtype`, from `flops` or `bytes`; nullopt when it is not
+  // stated or the shape lacks a name it uses.
+  std::optional<double> flops_at(const Shape& s, std::string_view dtype) const;
+  std::optional<double> bytes_at(const Shape& s, std::string_view dtype) const;
+};
+
+// invalid_argument naming the field: a name that is not letters, digits and '_', no or
+// repeated dims, a range that is empty or a default outside it, an unknown or repeated
+// dtype, an expression that does not parse. What a manifest or a runner declares is
+// checked with this before it is used.
+Status check_family(const OpFamily& f);
+
+// The families known at one time, in a stable order; a name once.
+class FamilySet {
+ public:
+  FamilySet() = default;
+  // Later entries of the same name replace earlier ones, keeping the first's place.
+  explicit FamilySet(std::vector<OpFamily> families);
+
+  const OpFamily* find(std::string_view name) const;
+  const std::vector<OpFamily>& all() const { return m_families; }
+  // "gemm, attention, rmsnorm, softmax"
+  std::string names() const;
+  // `name`'s family, else invalid_argument "op 'x' is not one of gemm, ..." (or "no op
+  // family is known yet").
+  Result<const OpFamily*> family(std::string_view name) const;
+
+ private:
+  std::vector<OpFamily> m_families;
+};
+
 struct OpShape {
-  Shape shape;       // with defaults filled in (causal=0, scale=0); canonical() sorts keys
+  Shape shape;       // with defaults filled in (attention causal=0); canonical() sorts keys
   std::string text;  // the family's own order, as the harness prints it: "m=3000,n=3000,k=3000"
 };
 
-// The op families whose shapes are known here, in a stable order.
-const std::vector<std::string>& op_families();
-
 // Parses `text` as a shape of `family` and checks it against the family's dimensions.
-// invalid_argument: the family is not one of op_families(), the text is not
-// key=value,... (Shape::parse) or a key is unknown, missing or out of range for the
-// family; the message names the key and lists the family's keys.
-Result<OpShape> op_shape(std::string_view family, std::string_view text);
+// invalid_argument: the text is not key=value,... (Shape::parse) or a key is unknown,
+// missing or out of range for the family; the message names the key and lists the
+// family's keys.
+Result<OpShape> op_shape(const OpFamily& family, std::string_view text);
+// The same for the family named `family` in `known`; invalid_argument when it is none.
+Result<OpShape> op_shape(const FamilySet& known, std::string_view family, std::string_view text);
 
 }  // namespace kport::porting

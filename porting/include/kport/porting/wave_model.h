@@ -59,7 +59,8 @@ struct InstanceGeometry {
 // of path bounds alone moves figures by problem size.
 inline bool has_waves(const Geometry& g) { return !g.tiles.empty(); }
 
-// The bytes of one element of `dtype` ("bf16" 2, "fp32" 4, "fp8_e4m3" 1), 0 when unknown.
+// The bytes of one element of `dtype` ("bf16" 2, "fp32" 4, "e4m3" 1), 0 when unknown:
+// op_shape.h's dtype_bytes, the one table of dtype sizes.
 int element_bytes(std::string_view dtype);
 
 // Whether an extent of `extent` elements of `element_bytes` keeps within bound `b`; true
@@ -86,9 +87,10 @@ inline int path_changes(std::span<const InstanceGeometry> all, const Shape& a, c
 
 // A family's geometry read from an instance's published configuration: `config(key)` is
 // the config's integer value of `key`, nullopt when absent or not an integer. gemm: bm,
-// bn, bk (or block_m, block_n, block_k); attention: br, bc; the row-wise families
-// (rmsnorm, softmax): path bounds alone, `max_row_bytes` and `row_align_bytes` on `cols`.
-// nullopt for a family whose geometry is not known here or a config that lacks its keys.
+// bn, bk (or block_m, block_n, block_k); attention: br, bc; any other family (the
+// row-wise ones, whatever their name): path bounds alone, `max_row_bytes` and
+// `row_align_bytes` on `cols`, when its config publishes them. nullopt for a config that
+// lacks its family's keys.
 std::optional<Geometry> geometry_from_config(
     std::string_view family, const std::function<std::optional<std::int64_t>(std::string_view)>& config);
 

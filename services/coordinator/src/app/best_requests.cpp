@@ -7,6 +7,7 @@
 
 #include "claim_broker.h"
 #include "codec.h"
+#include "families.h"
 #include "kport/common/log.h"
 #include "kport/porting/op_shape.h"
 #include "pipelines.h"
@@ -66,13 +67,13 @@ Status family_runs(Context& ctx, const std::string& family, const std::string& d
 }  // namespace
 
 Result<MeasureOpened> request_measurement(Context& ctx, const MeasureRequest& rq) {
-  auto shape = porting::op_shape(rq.op, rq.shape);
-  if (!shape.ok()) {
-    const bool op_wrong =
-        std::find(porting::op_families().begin(), porting::op_families().end(), rq.op) == porting::op_families().end();
-    return make_error(shape.error().code,
-                      std::string(op_wrong ? "field 'op': " : "field 'shape': ") + shape.error().message);
-  }
+  const auto families = ctx.families->current();
+  auto family = families->family(rq.op);
+  if (!family.ok())
+    return make_error(family.error().code,
+                      "field 'op': " + family.error().message + " (GET /api/v1/families lists the families)");
+  auto shape = porting::op_shape(**family, rq.shape);
+  if (!shape.ok()) return make_error(shape.error().code, "field 'shape': " + shape.error().message);
   if (!dtype_token(rq.dtype))
     return make_error(Errc::invalid_argument,
                       "field 'dtype': '" + rq.dtype + "' is not a dtype such as bf16, fp16 or fp32");

@@ -4,7 +4,8 @@
 // (`JobCompletion`, POST /api/v1/jobs/{id}/complete), a batch of results (`ResultBatch`,
 // POST /api/v1/jobs/{id}/results) or build records (`BuildRecordBatch`, POST
 // /api/v1/jobs/{id}/builds), and the harness's kernel instances and variants
-// (`KernelCatalogUpload`, PUT /api/v1/kernels). The runner writes them; the coordinator
+// (`KernelCatalogUpload`, PUT /api/v1/kernels, with the families its library's manifest
+// declares: families.h). The runner writes them; the coordinator
 // reads them and answers each (`JobLogAppended`, `JobCompleted`, `UploadStored`,
 // `KernelCatalogStored`). The wire forms are the contracts the OpenAPI document describes
 // (`JobLogInput`, `JobLog`, `JobCompleteInput`, `ResultsInput`, `BuildRecordsInput`, `KernelsInput`).
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "kport/api/build_record.h"
+#include "kport/api/families.h"
 #include "kport/api/fields.h"
 #include "kport/api/result_upload.h"
 
@@ -234,10 +236,12 @@ struct KernelVariantUpload {
   std::optional<std::vector<std::string>> features;
 };
 
-// The instances (0..10000) and variants (0..1000) of a harness; one of them not empty.
+// The instances (0..10000) and variants (0..1000) of a harness, and the families its
+// library declares; one of them not empty.
 struct KernelCatalogUpload {
   std::vector<KernelInstanceUpload> instances;
   std::vector<KernelVariantUpload> variants;
+  std::optional<LibraryFamilies> library;
 };
 
 inline boost::json::object to_json(const KernelInstanceUpload& k) {
@@ -268,6 +272,7 @@ inline boost::json::object to_json(const KernelCatalogUpload& c) {
       {"instances", write_list(c.instances, [](const KernelInstanceUpload& k) { return to_json(k); })}};
   if (!c.variants.empty())
     o["variants"] = write_list(c.variants, [](const KernelVariantUpload& v) { return to_json(v); });
+  if (c.library) o["library"] = to_json(*c.library);
   return o;
 }
 
@@ -316,10 +321,15 @@ inline KernelCatalogUpload read_kernel_catalog_upload(Fields& f) {
   const boost::json::array* instances = f.array("instances");
   const boost::json::array* variants = f.array("variants");
   if (!f.ok()) return c;
+  bool has_library = false;
+  auto library = read_object(f, "library", read_library_families, &has_library);
+  if (!f.ok()) return c;
+  if (has_library) c.library = std::move(library);
   if ((variants && variants->size() > 1000) || (instances && instances->size() > 10000) ||
-      ((!instances || instances->empty()) && (!variants || variants->empty()))) {
+      ((!instances || instances->empty()) && (!variants || variants->empty()) && !has_library)) {
     f.fail_with(Error{Errc::invalid_argument,
-                      "give 'instances' (an array of 1..10000 instances) and/or 'variants' (1..1000 variants)"});
+                      "give 'instances' (an array of 1..10000 instances), 'variants' (1..1000 variants) and/or "
+                      "'library' (the families its manifest declares)"});
     return c;
   }
   // Each element named by its index, as the publisher's own list would.

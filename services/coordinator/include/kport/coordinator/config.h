@@ -18,8 +18,12 @@ struct Config {
   std::string host = "127.0.0.1";
   std::uint16_t port = 8080;
   std::string db_path = "var/kport.db";
-  std::string artifact_dir;           // default: <db dir>/artifacts
-  std::string web_dir;                // dashboard files; empty: not served ("/" says why)
+  std::string artifact_dir;  // default: <db dir>/artifacts
+  std::string web_dir;       // dashboard files; empty: not served ("/" says why)
+  // kport's own library manifest (kernels/kport.json): the op families known before any
+  // build reports one. Empty: share/kport/kernels/kport.json beside the binary, else the
+  // checkout's.
+  std::string families_file;
   std::string admin_token;            // empty: generated and written to <db dir>/admin-token
   std::string registration_token;     // empty: generated and written to <db dir>/registration-token
   std::string hook_secret;            // push webhooks; empty: generated into <db dir>/hook-secret

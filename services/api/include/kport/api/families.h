@@ -1,0 +1,135 @@
+// The op families a library declares (its kport.json `families`, docs/MANIFEST.md) as
+// they travel: `LibraryFamilies`, what a build runner reports with the kernel catalog
+// (PUT /api/v1/kernels, `library`), and `FamilyList`, what GET /api/v1/families answers
+// (each family with the library and repository that declared it). The wire forms are
+// the OpenAPI document's `Family`, `LibraryFamilies` and `FamilyList`.
+//
+// Reading checks the form (names and lengths, integers, arrays of strings); what a
+// family means (its dimensions, dtypes, work expressions) is checked where it is used
+// (porting::check_family). Values; no thread affinity.
+#pragma once
+
+#include <boost/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kport/api/fields.h"
+
+namespace kport::api {
+
+struct FamilyDim {
+  std::string name;
+  std::optional<std::int64_t> default_value;  // wire: "default"
+  std::int64_t min = 1, max = std::int64_t{1} << 30;
+};
+
+struct Family {
+  std::string name, description;
+  std::vector<FamilyDim> dims;
+  std::vector<std::string> dtypes;
+  std::optional<std::string> flops, bytes;  // work expressions over the dims
+  std::string bound;                        // "compute" or "memory"; a report may leave it out
+  std::optional<std::string> example;       // a shape to offer a user
+  std::string library, repo;                // answers only: who declared it ("" repo: built in)
+};
+
+// What a build reports: the manifest's name, the job whose build read it (the
+// coordinator takes the repository from its pipeline), and its families in order.
+struct LibraryFamilies {
+  std::string library;
+  std::int64_t job = 0;
+  std::vector<Family> families;
+};
+
+struct FamilyList {
+  std::vector<Family> families;
+};
+
+inline boost::json::object to_json(const FamilyDim& d) {
+  boost::json::object o{{"name", d.name}, {"min", d.min}, {"max", d.max}};
+  if (d.default_value) o["default"] = *d.default_value;
+  return o;
+}
+
+// `library` and `repo` are written when `with_origin` (an answer), not in a report.
+inline boost::json::object to_json(const Family& f, bool with_origin = true) {
+  boost::json::array dtypes;
+  for (const auto& d : f.dtypes) dtypes.emplace_back(d);
+  boost::json::object o{{"name", f.name},
+                        {"description", f.description},
+                        {"dims", write_list(f.dims, [](const FamilyDim& d) { return to_json(d); })},
+                        {"dtypes", std::move(dtypes)}};
+  if (f.flops) o["flops"] = *f.flops;
+  if (f.bytes) o["bytes"] = *f.bytes;
+  if (!f.bound.empty()) o["bound"] = f.bound;
+  if (f.example) o["example"] = *f.example;
+  if (with_origin) {
+    o["library"] = f.library;
+    o["repo"] = f.repo;
+  }
+  return o;
+}
+
+inline boost::json::object to_json(const LibraryFamilies& l) {
+  return boost::json::object{{"library", l.library},
+                             {"job", l.job},
+                             {"families", write_list(l.families, [](const Family& f) { return to_json(f, false); })}};
+}
+
+inline boost::json::object to_json(const FamilyList& l) {
+  return boost::json::object{{"families", write_list(l.families, [](const Family& f) { return to_json(f); })}};
+}
+
+inline FamilyDim read_family_dim(Fields& f) {
+  FamilyDim d;
+  d.name = f.str("name", 64);
+  d.default_value = f.opt_int("default", 0, std::int64_t{1} << 30);
+  d.min = f.opt_int("min", 0, std::int64_t{1} << 30).value_or(1);
+  d.max = f.opt_int("max", 0, std::int64_t{1} << 30).value_or(std::int64_t{1} << 30);
+  return d;
+}
+
+inline Family read_family(Fields& f) {
+  Family x;
+  x.name = f.str("name", 64);
+  x.description = f.opt_str("description", 4096).value_or("");
+  x.dims = read_list(f, "dims", read_family_dim);
+  x.dtypes = f.str_list("dtypes", 16);
+  x.flops = f.opt_str("flops", 256);
+  x.bytes = f.opt_str("bytes", 256);
+  x.bound = f.opt_str("bound", 16).value_or("");
+  x.example = f.opt_str("example", 1024);
+  x.library = f.opt_str("library", 128).value_or("");
+  x.repo = f.opt_str("repo", 128).value_or("");
+  if (f.ok() && x.dims.empty()) f.fail("dims", "must list the family's dimensions");
+  return x;
+}
+
+inline LibraryFamilies read_library_families(Fields& f) {
+  LibraryFamilies l;
+  l.library = f.str("library", 128);
+  l.job = f.opt_int("job", 0, INT64_MAX).value_or(0);
+  const boost::json::array* a = f.array("families");
+  if (f.ok() && a && a->size() > 256) f.fail("families", "must list at most 256 families");
+  if (f.ok()) l.families = read_list(f, "families", read_family);
+  return l;
+}
+
+inline Result<LibraryFamilies> parse_library_families(const boost::json::object& o, std::string where = "") {
+  return parse_with(o, std::move(where), read_library_families);
+}
+
+inline FamilyList read_family_list(Fields& f) {
+  FamilyList l;
+  l.families = read_list(f, "families", read_family);
+  return l;
+}
+
+inline Result<FamilyList> parse_family_list(const boost::json::object& o, std::string where = "") {
+  return parse_with(o, std::move(where), read_family_list);
+}
+
+}  // namespace kport::api

@@ -1,0 +1,119 @@
+#include "families.h"
+
+#include <algorithm>
+
+#include "kport/common/log.h"
+#include "kport/porting/manifest.h"
+
+namespace kport::coordinator {
+namespace json = boost::json;
+
+api::Family to_api_family(const porting::OpFamily& f) {
+  api::Family out;
+  out.name = f.name;
+  out.description = f.description;
+  for (const auto& d : f.dims) out.dims.push_back(api::FamilyDim{d.name, d.default_value, d.min, d.max});
+  out.dtypes = f.dtypes;
+  if (!f.flops.empty()) out.flops = f.flops;
+  if (!f.bytes.empty()) out.bytes = f.bytes;
+  out.bound = porting::to_string(f.bound());
+  if (!f.example.empty()) out.example = f.example;
+  out.library = f.library;
+  out.repo = f.repo;
+  return out;
+}
+
+porting::OpFamily to_op_family(const api::Family& f) {
+  porting::OpFamily out;
+  out.name = f.name;
+  out.description = f.description;
+  for (const auto& d : f.dims) out.dims.push_back(porting::OpDim{d.name, d.default_value, d.min, d.max});
+  out.dtypes = f.dtypes;
+  out.flops = f.flops.value_or("");
+  out.bytes = f.bytes.value_or("");
+  out.bound_hint = porting::parse_bound(f.bound);
+  out.example = f.example.value_or("");
+  out.library = f.library;
+  out.repo = f.repo;
+  return out;
+}
+
+void fill_throughput(const porting::FamilySet& known, api::ResultUpload& r) {
+  if (!r.median_us || !(*r.median_us > 0) || (r.tflops && r.gbps)) return;
+  const porting::OpFamily* f = known.find(r.family);
+  if (!f) return;
+  auto shape = porting::Shape::parse(r.shape);
+  if (!shape.ok()) return;
+  const double seconds = *r.median_us * 1e-6;
+  if (!r.tflops)
+    if (auto flops = f->flops_at(*shape, r.dtype); flops && *flops > 0) r.tflops = *flops / seconds / 1e12;
+  if (!r.gbps)
+    if (auto bytes = f->bytes_at(*shape, r.dtype); bytes && *bytes > 0) r.gbps = *bytes / seconds / 1e9;
+}
+
+Families::Families(std::vector<porting::OpFamily> builtin)
+    : m_builtin(std::move(builtin)), m_set(std::make_shared<const porting::FamilySet>(m_builtin)) {}
+
+Result<std::vector<porting::OpFamily>> Families::load_builtin(const std::string& manifest_file) {
+  auto m = porting::load_manifest(manifest_file);
+  if (!m.ok())
+    return make_error(m.error().code, "kport's own op families (" + manifest_file + "): " + m.error().message);
+  return porting::op_families_of(*m);
+}
+
+std::shared_ptr<const porting::FamilySet> Families::current() const {
+  std::lock_guard lock(m_mu);
+  return m_set;
+}
+
+Status Families::reload(db::Store& store) {
+  auto rows = store.list_families();
+  if (!rows.ok()) return std::move(rows).error();
+  std::vector<porting::OpFamily> all = m_builtin;
+  // Oldest first, so that a newer declaration of a name replaces an older one.
+  for (const db::FamilyRecord& row : *rows) {
+    boost::system::error_code ec;
+    auto doc = json::parse(row.definition_json, ec);
+    Result<api::Family> f = make_error(Errc::invalid_argument, "the stored definition is not a JSON object");
+    if (!ec && doc.is_object()) f = api::parse_with(doc.as_object(), "", api::read_family);
+    if (f.ok()) {
+      f->library = row.library;
+      f->repo = row.repo;
+      porting::OpFamily of = to_op_family(*f);
+      if (auto st = porting::check_family(of); st.ok()) {
+        all.push_back(std::move(of));
+        continue;
+      } else {
+        f = st.error();
+      }
+    }
+    log::warn("a stored op family does not read; left out",
+              {{"family", row.name}, {"library", row.library}, {"repo", row.repo}, {"error", f.error().message}});
+  }
+  auto set = std::make_shared<const porting::FamilySet>(std::move(all));
+  std::lock_guard lock(m_mu);
+  m_set = std::move(set);
+  return {};
+}
+
+Status Families::learn(db::Store& store, const std::string& repo, const api::LibraryFamilies& declared) {
+  std::vector<db::FamilyRecord> records;
+  for (std::size_t i = 0; i < declared.families.size(); ++i) {
+    const api::Family& f = declared.families[i];
+    const std::string at = "library.families[" + std::to_string(i) + "]";
+    if (auto st = porting::check_family(to_op_family(f)); !st.ok())
+      return make_error(Errc::invalid_argument,
+                        "field '" + at + "' of library " + declared.library + ": " + st.error().message);
+    if (!f.bound.empty() && !porting::parse_bound(f.bound))
+      return make_error(Errc::invalid_argument,
+                        "field '" + at + ".bound' must be \"memory\" or \"compute\", not \"" + f.bound + "\"");
+    for (std::size_t j = 0; j < i; ++j)
+      if (declared.families[j].name == f.name)
+        return make_error(Errc::invalid_argument, "field '" + at + "': family '" + f.name + "' is declared twice");
+    records.push_back(db::FamilyRecord{repo, declared.library, f.name, json::serialize(api::to_json(f, false)), 0});
+  }
+  KPORT_TRY(store.put_families(repo, declared.library, records));
+  return reload(store);
+}
+
+}  // namespace kport::coordinator

@@ -1,0 +1,132 @@
+// The op families the coordinator knows: kport's own from kernels/kport.json, then what
+// builds reported, stored and read back; a declaration that does not hold stores nothing.
+#include "families.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+
+namespace kport::coordinator {
+namespace {
+
+api::Family layernorm() {
+  api::Family f;
+  f.name = "layernorm";
+  f.description = "y = (x - mean) / std * w per row";
+  f.dims = {api::FamilyDim{"rows", std::nullopt, 1, 1 << 30}, api::FamilyDim{"cols", std::nullopt, 1, 1 << 30}};
+  f.dtypes = {"bf16", "e4m3"};
+  f.bytes = "2*rows*cols*bytes_per_elem";
+  f.bound = "memory";
+  f.example = "rows=4096,cols=8192";
+  return f;
+}
+
+class FamiliesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    m_dir = std::filesystem::temp_directory_path() / ("kport-families-" + std::to_string(std::random_device{}()));
+    std::filesystem::create_directories(m_dir);
+    db::Options o;
+    o.path = (m_dir / "kport.db").string();
+    auto s = db::Store::open(o);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    m_store = std::move(*s);
+    auto builtin = Families::load_builtin(KPORT_KERNELS_MANIFEST);
+    ASSERT_TRUE(builtin.ok()) << builtin.error().message;
+    m_builtin = std::move(*builtin);
+  }
+  void TearDown() override {
+    m_store.reset();
+    std::filesystem::remove_all(m_dir);
+  }
+  std::filesystem::path m_dir;
+  std::unique_ptr<db::Store> m_store;
+  std::vector<porting::OpFamily> m_builtin;
+};
+
+TEST_F(FamiliesTest, AFreshDatabaseKnowsKportsOwnFourFamilies) {
+  Families families(m_builtin);
+  ASSERT_TRUE(families.reload(*m_store).ok());
+  const auto known = families.current();
+  EXPECT_EQ(known->names(), "gemm, attention, rmsnorm, softmax");
+  EXPECT_EQ(known->find("softmax")->bound(), porting::Bound::memory);
+  EXPECT_EQ(known->find("gemm")->library, "kport-kernels");
+  EXPECT_EQ(known->find("gemm")->repo, "");
+}
+
+TEST_F(FamiliesTest, AReportedFamilyIsKnownAfterARestartAndAReportReplacesTheLibrarysEarlierOne) {
+  {
+    Families families(m_builtin);
+    api::LibraryFamilies declared{"norm-lib", 0, {layernorm()}};
+    ASSERT_TRUE(families.learn(*m_store, "norm", declared).ok());
+    const auto known = families.current();
+    ASSERT_NE(known->find("layernorm"), nullptr);
+    EXPECT_EQ(known->names(), "gemm, attention, rmsnorm, softmax, layernorm");
+  }
+  Families restarted(m_builtin);
+  ASSERT_TRUE(restarted.reload(*m_store).ok());
+  const porting::OpFamily* ln = restarted.current()->find("layernorm");
+  ASSERT_NE(ln, nullptr);
+  EXPECT_EQ(ln->library, "norm-lib");
+  EXPECT_EQ(ln->repo, "norm");
+  EXPECT_EQ(ln->dtypes, (std::vector<std::string>{"bf16", "e4m3"}));
+  EXPECT_EQ(ln->bound(), porting::Bound::memory);
+  EXPECT_EQ(ln->example, "rows=4096,cols=8192");
+  EXPECT_EQ(to_api_family(*ln).bytes, "2*rows*cols*bytes_per_elem");
+
+  // The library's next report drops layernorm and declares rope: layernorm is forgotten.
+  api::Family rope = layernorm();
+  rope.name = "rope";
+  rope.example.reset();
+  ASSERT_TRUE(restarted.learn(*m_store, "norm", api::LibraryFamilies{"norm-lib", 0, {rope}}).ok());
+  EXPECT_EQ(restarted.current()->find("layernorm"), nullptr);
+  EXPECT_NE(restarted.current()->find("rope"), nullptr);
+}
+
+TEST_F(FamiliesTest, ADeclarationThatDoesNotHoldIsRefusedNamingItAndStoresNothing) {
+  Families families(m_builtin);
+  api::Family bad = layernorm();
+  bad.flops = "2*rows*k";
+  auto st = families.learn(*m_store, "norm", api::LibraryFamilies{"norm-lib", 0, {layernorm(), bad}});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, Errc::invalid_argument);
+  EXPECT_EQ(st.error().message,
+            "field 'library.families[1]' of library norm-lib: field 'flops' of family layernorm: '2*rows*k' at column "
+            "8: unknown name 'k' (the names are rows, cols, bytes_per_elem)");
+  api::Family twice = layernorm();
+  st = families.learn(*m_store, "norm", api::LibraryFamilies{"norm-lib", 0, {layernorm(), twice}});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message, "field 'library.families[1]': family 'layernorm' is declared twice");
+  api::Family bound = layernorm();
+  bound.bound = "io";
+  st = families.learn(*m_store, "norm", api::LibraryFamilies{"norm-lib", 0, {bound}});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message, "field 'library.families[0].bound' must be \"memory\" or \"compute\", not \"io\"");
+  auto stored = m_store->list_families();
+  ASSERT_TRUE(stored.ok());
+  EXPECT_TRUE(stored->empty());
+  EXPECT_EQ(families.current()->find("layernorm"), nullptr);
+}
+
+TEST_F(FamiliesTest, AReportedFamilyOfAKportNameReplacesTheBuiltInOneInItsPlace) {
+  Families families(m_builtin);
+  api::Family softmax = layernorm();
+  softmax.name = "softmax";
+  softmax.bound = "compute";
+  ASSERT_TRUE(families.learn(*m_store, "other", api::LibraryFamilies{"other-lib", 0, {softmax}}).ok());
+  const auto known = families.current();
+  EXPECT_EQ(known->names(), "gemm, attention, rmsnorm, softmax");
+  EXPECT_EQ(known->find("softmax")->library, "other-lib");
+  EXPECT_EQ(known->find("softmax")->bound(), porting::Bound::compute);
+}
+
+TEST(FamiliesFile, AnUnreadableManifestIsAnErrorNamingIt) {
+  auto r = Families::load_builtin("/nonexistent/kport.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("kport's own op families (/nonexistent/kport.json)"), std::string::npos)
+      << r.error().message;
+}
+
+}  // namespace
+}  // namespace kport::coordinator
