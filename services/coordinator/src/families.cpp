@@ -51,6 +51,17 @@ void fill_throughput(const porting::FamilySet& known, api::ResultUpload& r) {
     if (auto bytes = f->bytes_at(*shape, r.dtype); bytes && *bytes > 0) r.gbps = *bytes / seconds / 1e9;
 }
 
+namespace {
+
+// The family of that name that `families` holds first, if any.
+const porting::OpFamily* owner_of(const std::vector<porting::OpFamily>& families, const std::string& name) {
+  for (const auto& f : families)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+}  // namespace
+
 Families::Families(std::vector<porting::OpFamily> builtin)
     : m_builtin(std::move(builtin)), m_set(std::make_shared<const porting::FamilySet>(m_builtin)) {}
 
@@ -80,7 +91,11 @@ Status Families::reload(db::Store& store) {
       f->library = row.library;
       f->repo = row.repo;
       porting::OpFamily of = to_op_family(*f);
-      if (auto st = porting::check_family(of); st.ok()) {
+      if (const porting::OpFamily* held = owner_of(all, of.name); held && held->library != of.library) {
+        // learn() refuses these; a row from before that rule stays out rather than take a
+        // family from the library that declared it first.
+        f = make_error(Errc::conflict, "family '" + of.name + "' is " + held->library + "'s");
+      } else if (auto st = porting::check_family(of); st.ok()) {
         all.push_back(std::move(of));
         continue;
       } else {
@@ -110,6 +125,15 @@ Status Families::learn(db::Store& store, const std::string& repo, const api::Lib
     for (std::size_t j = 0; j < i; ++j)
       if (declared.families[j].name == f.name)
         return make_error(Errc::invalid_argument, "field '" + at + "': family '" + f.name + "' is declared twice");
+    // A family belongs to the library that declared it first (kport's own before any): a
+    // library may not redefine another's, which would change how every library's shapes
+    // of it are read and answered.
+    if (const porting::OpFamily* held = current()->find(f.name); held && held->library != declared.library)
+      return make_error(Errc::invalid_argument,
+                        "field '" + at + "': family '" + f.name + "' is declared by library " + held->library +
+                            (held->repo.empty() ? std::string(" (kport's own)") : " (repository " + held->repo + ")") +
+                            "; a library declares only families of its own: give " + declared.library +
+                            "'s another name");
     records.push_back(db::FamilyRecord{repo, declared.library, f.name, json::serialize(api::to_json(f, false)), 0});
   }
   KPORT_TRY(store.put_families(repo, declared.library, records));

@@ -2,8 +2,9 @@
 // kport.json as installed, read at start: the built-in default, so a fresh database and
 // results seeded without any build know gemm, attention, rmsnorm and softmax) and every
 // library's a build reported (PUT /api/v1/kernels `library`, stored by migration 0019).
-// A family declared by several libraries is the most recently reported one; a reported
-// family replaces a built-in one of its name.
+// A family belongs to the library that declared it first, kport's own before any other:
+// another library's declaration of its name is refused (learn), and only the owning
+// library's newer report replaces it.
 //
 // Threads: every method may be called from any thread; current() is a copy of a shared
 // pointer under a mutex, cheap enough for the HTTP I/O thread.

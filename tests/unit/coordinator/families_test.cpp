@@ -45,11 +45,11 @@ class FamiliesTest : public ::testing::Test {
   std::vector<porting::OpFamily> m_builtin;
 };
 
-TEST_F(FamiliesTest, AFreshDatabaseKnowsKportsOwnFourFamilies) {
+TEST_F(FamiliesTest, AFreshDatabaseKnowsKportsOwnFamilies) {
   Families families(m_builtin);
   ASSERT_TRUE(families.reload(*m_store).ok());
   const auto known = families.current();
-  EXPECT_EQ(known->names(), "gemm, attention, rmsnorm, softmax");
+  EXPECT_EQ(known->names(), "gemm, attention, gemm_fp8, rmsnorm, softmax");
   EXPECT_EQ(known->find("softmax")->bound(), porting::Bound::memory);
   EXPECT_EQ(known->find("gemm")->library, "kport-kernels");
   EXPECT_EQ(known->find("gemm")->repo, "");
@@ -62,7 +62,7 @@ TEST_F(FamiliesTest, AReportedFamilyIsKnownAfterARestartAndAReportReplacesTheLib
     ASSERT_TRUE(families.learn(*m_store, "norm", declared).ok());
     const auto known = families.current();
     ASSERT_NE(known->find("layernorm"), nullptr);
-    EXPECT_EQ(known->names(), "gemm, attention, rmsnorm, softmax, layernorm");
+    EXPECT_EQ(known->names(), "gemm, attention, gemm_fp8, rmsnorm, softmax, layernorm");
   }
   Families restarted(m_builtin);
   ASSERT_TRUE(restarted.reload(*m_store).ok());
@@ -109,16 +109,33 @@ TEST_F(FamiliesTest, ADeclarationThatDoesNotHoldIsRefusedNamingItAndStoresNothin
   EXPECT_EQ(families.current()->find("layernorm"), nullptr);
 }
 
-TEST_F(FamiliesTest, AReportedFamilyOfAKportNameReplacesTheBuiltInOneInItsPlace) {
+TEST_F(FamiliesTest, ALibraryCannotRedeclareAnotherLibrarysFamily) {
   Families families(m_builtin);
   api::Family softmax = layernorm();
   softmax.name = "softmax";
   softmax.bound = "compute";
-  ASSERT_TRUE(families.learn(*m_store, "other", api::LibraryFamilies{"other-lib", 0, {softmax}}).ok());
-  const auto known = families.current();
-  EXPECT_EQ(known->names(), "gemm, attention, rmsnorm, softmax");
-  EXPECT_EQ(known->find("softmax")->library, "other-lib");
-  EXPECT_EQ(known->find("softmax")->bound(), porting::Bound::compute);
+  auto st = families.learn(*m_store, "other", api::LibraryFamilies{"other-lib", 0, {layernorm(), softmax}});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message,
+            "field 'library.families[1]': family 'softmax' is declared by library kport-kernels (kport's own); a "
+            "library declares only families of its own: give other-lib's another name");
+  EXPECT_EQ(families.current()->find("softmax")->library, "kport-kernels");
+  EXPECT_EQ(families.current()->find("softmax")->bound(), porting::Bound::memory);
+  EXPECT_EQ(families.current()->find("layernorm"), nullptr) << "nothing of a refused report is stored";
+  // A family another reported library owns: the same.
+  ASSERT_TRUE(families.learn(*m_store, "norm", api::LibraryFamilies{"norm-lib", 0, {layernorm()}}).ok());
+  st = families.learn(*m_store, "other", api::LibraryFamilies{"other-lib", 0, {layernorm()}});
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message.find("family 'layernorm' is declared by library norm-lib (repository norm)"),
+            std::string::npos)
+      << st.error().message;
+  // kport's own library may change its own families.
+  api::Family own = layernorm();
+  own.name = "softmax";
+  own.bound = "memory";
+  own.dtypes = {"bf16"};
+  ASSERT_TRUE(families.learn(*m_store, "kernels", api::LibraryFamilies{"kport-kernels", 0, {own}}).ok());
+  EXPECT_EQ(families.current()->find("softmax")->dtypes, std::vector<std::string>{"bf16"});
 }
 
 TEST(FamiliesFile, AnUnreadableManifestIsAnErrorNamingIt) {

@@ -327,14 +327,18 @@ TEST(Manifest, KportsOwnKernelsManifestMatchesTheHarness) {
     EXPECT_TRUE(parsed.ok()) << f.name << ": " << parsed.error().message;
     EXPECT_TRUE(check_family(to_op_family(f, m->name)).ok()) << f.name;
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"gemm", "attention", "rmsnorm", "softmax"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"gemm", "attention", "gemm_fp8", "rmsnorm", "softmax"}));
   // The figures' units and the work counts are the harness's (kernels/harness/shapes.cpp).
   const FamilySet known(op_families_of(*m));
   EXPECT_EQ(known.find("gemm")->bound(), Bound::compute);
   EXPECT_EQ(known.find("attention")->bound(), Bound::compute);
   EXPECT_EQ(known.find("rmsnorm")->bound(), Bound::memory);
   EXPECT_EQ(known.find("softmax")->bound(), Bound::memory);
+  EXPECT_EQ(known.find("gemm_fp8")->bound(), Bound::compute);
   EXPECT_EQ(known.find("gemm")->library, "kport-kernels");
+  // fp8 A and B read, bf16 D written: the harness's byte_count.
+  EXPECT_DOUBLE_EQ(*known.find("gemm_fp8")->bytes_at(*Shape::parse("m=2,n=3,k=128,scale=2"), "e4m3"),
+                   (2 * 128 + 3 * 128) * 1.0 + 2 * 3 * 2.0);
   EXPECT_DOUBLE_EQ(*known.find("rmsnorm")->bytes_at(*Shape::parse("rows=2,cols=4"), "fp16"), (16 + 4) * 2.0);
   EXPECT_EQ(op_shape(*known.find("attention"), "b=1,h=1,l=1,d=64,causal=2").error().message,
             "shape value 2 of 'causal' is out of range (0 or 1)");

@@ -74,8 +74,8 @@ TEST(OpShape, AnUnknownFamilyIsRefusedListingTheKnownOnes) {
   auto s = op_shape("conv2d", "n=1");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code, Errc::invalid_argument);
-  EXPECT_EQ(s.error().message, "op 'conv2d' is not one of gemm, attention, rmsnorm, softmax");
-  EXPECT_EQ(kport_families().all().size(), 4u);
+  EXPECT_EQ(s.error().message, "op 'conv2d' is not one of gemm, attention, gemm_fp8, rmsnorm, softmax");
+  EXPECT_EQ(kport_families().all().size(), 5u);
   auto none = FamilySet().family("gemm");
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().message, "op 'gemm' is not known: no op family is known yet");
@@ -91,7 +91,7 @@ TEST(OpShape, AFamilyALibraryDeclaresIsShapedByItsOwnDims) {
   auto bad = porting::op_shape(known, "layernorm", "rows=128,cols=4096,k=2");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message, "shape key 'k' is not a dimension of layernorm (layernorm shapes are rows,cols)");
-  EXPECT_EQ(known.names(), "gemm, attention, rmsnorm, softmax, layernorm");
+  EXPECT_EQ(known.names(), "gemm, attention, gemm_fp8, rmsnorm, softmax, layernorm");
 }
 
 TEST(OpShape, ALaterDeclarationOfANameReplacesTheEarlierInItsPlace) {
