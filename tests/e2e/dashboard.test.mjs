@@ -152,13 +152,16 @@ test('best-kernel explorer answers from the URL with its evidence', opts, async 
     assert.ok((await page.textContent('#answer .muted')).includes('evidence from'), 'where the evidence comes from');
     assert.ok(await page.locator('#ranking a[href^="#/result/"]').count() >= 2, 'evidence links to the result pages');
     // The form offers the op families the coordinator knows, each with its own dtypes and
-    // example shape (GET /api/v1/families: kport's own four here).
+    // example shape (GET /api/v1/families: kport's own five here).
     const options = (name) => page.$$eval(`#best-form select[name=${name}] option`, (os) => os.map((o) => o.value));
-    assert.deepEqual(await options('op'), ['gemm', 'attention', 'rmsnorm', 'softmax']);
+    assert.deepEqual(await options('op'), ['gemm', 'attention', 'gemm_fp8', 'rmsnorm', 'softmax']);
     assert.deepEqual(await options('dtype'), ['bf16', 'fp16', 'fp32']);
     await page.selectOption('#best-form select[name=op]', 'attention');
     assert.deepEqual(await options('dtype'), ['bf16', 'fp16']);
     assert.equal(await page.inputValue('#best-form input[name=shape]'), 'b=4,h=16,l=4096,d=128,causal=0');
+    await page.selectOption('#best-form select[name=op]', 'gemm_fp8');
+    assert.deepEqual(await options('dtype'), ['e4m3', 'e5m2']);
+    assert.equal(await page.inputValue('#best-form input[name=shape]'), 'm=4096,n=7168,k=16384,scale=2');
   });
 });
 
