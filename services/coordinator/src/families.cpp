@@ -8,36 +8,6 @@
 namespace kport::coordinator {
 namespace json = boost::json;
 
-api::Family to_api_family(const porting::OpFamily& f) {
-  api::Family out;
-  out.name = f.name;
-  out.description = f.description;
-  for (const auto& d : f.dims) out.dims.push_back(api::FamilyDim{d.name, d.default_value, d.min, d.max});
-  out.dtypes = f.dtypes;
-  if (!f.flops.empty()) out.flops = f.flops;
-  if (!f.bytes.empty()) out.bytes = f.bytes;
-  out.bound = porting::to_string(f.bound());
-  if (!f.example.empty()) out.example = f.example;
-  out.library = f.library;
-  out.repo = f.repo;
-  return out;
-}
-
-porting::OpFamily to_op_family(const api::Family& f) {
-  porting::OpFamily out;
-  out.name = f.name;
-  out.description = f.description;
-  for (const auto& d : f.dims) out.dims.push_back(porting::OpDim{d.name, d.default_value, d.min, d.max});
-  out.dtypes = f.dtypes;
-  out.flops = f.flops.value_or("");
-  out.bytes = f.bytes.value_or("");
-  out.bound_hint = porting::parse_bound(f.bound);
-  out.example = f.example.value_or("");
-  out.library = f.library;
-  out.repo = f.repo;
-  return out;
-}
-
 void fill_throughput(const porting::FamilySet& known, api::ResultUpload& r) {
   if (!r.median_us || !(*r.median_us > 0) || (r.tflops && r.gbps)) return;
   const porting::OpFamily* f = known.find(r.family);

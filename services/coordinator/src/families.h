@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kport/api/families.h"
+#include "kport/api/family_mapping.h"
 #include "kport/api/result_upload.h"
 #include "kport/common/result.h"
 #include "kport/db/store.h"
@@ -54,8 +55,8 @@ class Families {
 // leave it as it is.
 void fill_throughput(const porting::FamilySet& known, api::ResultUpload& r);
 
-// The wire form of a family and back; `to_op_family` does not validate.
-api::Family to_api_family(const porting::OpFamily& f);
-porting::OpFamily to_op_family(const api::Family& f);
+// The wire form of a family and back (family_mapping.h), for the coordinator's callers.
+using api::to_api_family;
+using api::to_op_family;
 
 }  // namespace kport::coordinator

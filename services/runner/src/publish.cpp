@@ -5,6 +5,7 @@
 #include <map>
 #include <sstream>
 
+#include "kport/api/family_mapping.h"
 #include "kport/common/process.h"
 #include "kport/porting/manifest.h"
 #include "kport/porting/variants.h"
@@ -120,22 +121,6 @@ Result<api::KernelCatalogUpload> harness_catalog(const std::filesystem::path& ha
   return catalog;
 }
 
-// A declared family as the report carries it (families.h), its bound resolved.
-api::Family to_api_family(const porting::OpFamily& f) {
-  api::Family out;
-  out.name = f.name;
-  out.description = f.description;
-  for (const auto& d : f.dims) out.dims.push_back(api::FamilyDim{d.name, d.default_value, d.min, d.max});
-  out.dtypes = f.dtypes;
-  if (!f.flops.empty()) out.flops = f.flops;
-  if (!f.bytes.empty()) out.bytes = f.bytes;
-  out.bound = porting::to_string(f.bound());
-  if (!f.example.empty()) out.example = f.example;
-  out.library = f.library;
-  out.repo = f.repo;
-  return out;
-}
-
 }  // namespace
 
 std::optional<api::LibraryFamilies> library_families(const SourceTree& tree, std::int64_t job) {
@@ -146,7 +131,7 @@ std::optional<api::LibraryFamilies> library_families(const SourceTree& tree, std
   api::LibraryFamilies out;
   out.library = manifest->name;
   out.job = job;
-  for (const auto& f : porting::op_families_of(*manifest)) out.families.push_back(to_api_family(f));
+  for (const auto& f : porting::op_families_of(*manifest)) out.families.push_back(api::to_api_family(f));
   return out;
 }
 
