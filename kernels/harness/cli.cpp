@@ -31,7 +31,7 @@ std::string usage_text() {
          "[--time-cap-ms MS] [--max-rse R] [--warmup-ms MS] [--warmup-calls N] [--later-warmup-ms MS] "
          "[--min-samples N] [--no-baseline] "
          "[--throttle-threshold F] [--throttle-recovery-ms MS] [--sample-gap-ms MS] [--max-duty F] [--no-blocker] "
-         "[--l2-flush write|read|off] [--trace]; check: [--reference auto|gpu]; "
+         "[--l2-flush write|read|off] [--input-sets N|auto] [--trace]; check: [--reference auto|gpu]; "
          "all: [--timeout-s S]. Shapes: gemm m=..,n=..,k=..; gemm_fp8 m=..,n=..,k=..[,scale=0|1|2]; attention "
          "b=..,h=..,l=..,d=..[,causal=1]; "
          "rmsnorm/softmax rows=..,cols=..";
@@ -122,6 +122,16 @@ std::optional<HarnessError> parse_args(const std::vector<std::string>& args, Opt
       err = value(o.l2_flush);
       if (!err && o.l2_flush != "write" && o.l2_flush != "read" && o.l2_flush != "off")
         err = usage("--l2-flush: '" + o.l2_flush + "' is not one of write, read, off");
+    } else if (a == "--input-sets") {
+      std::string text;
+      err = value(text);
+      double v = 0;
+      if (!err && text == "auto")
+        o.input_sets = 0;
+      else if (!err && parse_number(text, v) && v >= 1 && v <= 256 && v == std::floor(v))
+        o.input_sets = static_cast<int>(v);
+      else if (!err)
+        err = usage("--input-sets: '" + text + "' is not auto or a whole number in [1, 256]");
     } else if (a == "--reference") {
       err = value(o.reference);
       if (!err && o.reference != "auto" && o.reference != "gpu")

@@ -32,6 +32,10 @@
 
 namespace kport::harness {
 
+// --input-sets auto: at most this many sets, together at most this many bytes of device memory.
+inline constexpr int k_auto_input_sets = 16;
+inline constexpr double k_auto_input_sets_bytes = 2.0 * 1024 * 1024 * 1024;
+
 struct Options {
   std::string command;   // list, device, check, bench, --version; help or --help: usage
   std::string instance;  // one instance (without --all: one case; with --all: its grid)
@@ -68,6 +72,11 @@ struct Options {
   // How the L2 is emptied before each sample: "write" (memset of twice its size, as
   // nvbench), "read" (a kernel reads twice its size: no dirty lines left) or "off".
   std::string l2_flush = "write";
+  // Sets of inputs and outputs a measurement rotates through, one per call (each made from its
+  // own seed, the first from the case's), so that a figure is not that of one placement of
+  // its buffers in device memory, which differs from process to process. 0: auto (as many
+  // as fit k_auto_input_sets_bytes, at most k_auto_input_sets, at least 1).
+  int input_sets = 0;
   // check: "auto" (CPU double for small problems, the GPU fp32 reference for large) or
   // "gpu" (the GPU reference at every size, to check it against the CPU one).
   std::string reference = "auto";

@@ -1,5 +1,7 @@
 // `bench`: times each selected case with CUDA events around single launches, the L2 flushed
-// (a buffer of twice its size written) before every sample, after a warm-up; samples are
+// (a buffer of twice its size written) before every sample, after a warm-up, each call on the
+// next of several sets of inputs and outputs (--input-sets: one placement of a small problem's
+// buffers in device memory is not what every process gets); samples are
 // taken until the relative standard error of the mean is at most --max-rse or the time cap
 // is reached. Each sample is queued behind a blocking kernel, so no host latency falls
 // between the events. The GPU idles between samples (--max-duty) so that a power-hungry
@@ -15,6 +17,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <thread>
 
@@ -96,6 +99,10 @@ Json timing_json(const Timing& t) {
   return j;
 }
 
+// Input set i of a case (i >= 1; set 0 is the case's own seed): another seed, derived so that
+// the sets differ and a report's seed replays all of them.
+std::uint64_t input_set_seed(std::uint64_t seed, int i) { return seed + 0x9E3779B97F4A7C15ULL * std::uint64_t(i); }
+
 cudaDataType_t cuda_type(DType t) { return t == DType::f32 ? CUDA_R_32F : t == DType::f16 ? CUDA_R_16F : CUDA_R_16BF; }
 
 class Bencher {
@@ -137,7 +144,21 @@ class Bencher {
       r["reason"] = refusal;
       return r;
     }
-    const auto launch = [&] { return inst.launch(b.problem, m_ctx.stream); };
+    // The other input sets a sample rotates through (see Options::input_sets).
+    std::vector<std::unique_ptr<ProblemBuffers>> more;
+    const int sets = input_sets_for(c);
+    for (int i = 1; i < sets; ++i) {
+      auto extra = std::make_unique<ProblemBuffers>();
+      if (setup_problem(c.shape, c.dtype, input_set_seed(seed, i), *extra, m_ctx.stream) != cudaSuccess) {
+        cudaGetLastError();  // out of memory: measure with the sets made so far
+        break;
+      }
+      more.push_back(std::move(extra));
+    }
+    std::vector<ProblemBuffers*> all{&b};
+    for (auto& m : more) all.push_back(m.get());
+    std::size_t next = 0;
+    const auto launch = [&] { return inst.launch(all[next++ % all.size()]->problem, m_ctx.stream); };
     r["clock_before"] = clock_json(read_clock(m_ctx.device));
     Timing ours;
     if (cudaError_t e = measure(launch, c, ours); e != cudaSuccess) {
@@ -147,6 +168,7 @@ class Bencher {
     r["clock_after"] = clock_json(read_clock(m_ctx.device));
     r["verdict"] = "measured";
     r["timing"] = timing_json(ours);
+    r["timing"]["input_sets"] = all.size();
     add_rates(r, c, ours.median);
 
     // Baseline, once per (family, shape, dtype) in this process.
@@ -169,7 +191,7 @@ class Bencher {
     if (!m_opt.baseline) return r;
     auto it = m_baselines.find(key);
     if (it == m_baselines.end()) {
-      Json base = measure_baseline(c, b);
+      Json base = measure_baseline(c, all);
       it = m_baselines.emplace(key, base).first;
     }
     r["baseline"] = it->second;
@@ -342,14 +364,24 @@ class Bencher {
     return cudaSuccess;
   }
 
-  Json measure_baseline(const Case& c, ProblemBuffers& b) {
+  // --input-sets for this case: as given, or auto by the problem's size.
+  int input_sets_for(const Case& c) const {
+    if (m_opt.input_sets > 0) return m_opt.input_sets;
+    const double fit = k_auto_input_sets_bytes / std::max(1.0, problem_device_bytes(c.shape, c.dtype));
+    return std::clamp(static_cast<int>(fit), 1, k_auto_input_sets);
+  }
+
+  // The baseline rotates through the same input sets as the kernel it is compared with.
+  Json measure_baseline(const Case& c, const std::vector<ProblemBuffers*>& sets) {
     Json base;
     std::function<cudaError_t()> fn;
+    std::size_t next = 0;
+    const ProblemBuffers& b = *sets.front();
     if (c.shape.family == Family::gemm) {
       base["name"] = "cublasGemmEx";
       base["detail"] = "same layout and dtype in/out, CUBLAS_COMPUTE_32F, default math mode";
-      const auto& g = b.problem.gemm;
-      fn = [this, g]() -> cudaError_t {
+      fn = [this, &sets, &next]() -> cudaError_t {
+        const auto& g = sets[next++ % sets.size()]->problem.gemm;
         const float alpha = 1.0f, beta = 0.0f;
         const cublasStatus_t st = cublasGemmEx(m_ctx.cublas, CUBLAS_OP_N, CUBLAS_OP_N, g.n, g.m, g.k, &alpha, g.b,
                                                cuda_type(g.dtype), g.n, g.a, cuda_type(g.dtype), g.k, &beta, g.c,
@@ -359,9 +391,11 @@ class Bencher {
     } else {
       base["name"] = "cudaMemcpyAsync device-to-device";
       base["detail"] = "copy of the input (rows*cols elements): the same bytes read and written";
-      const auto& a = b.problem.rowwise;
-      const std::size_t bytes = b.out_elems * kport::kernels::dtype_size(a.dtype);
-      fn = [this, a, bytes]() { return cudaMemcpyAsync(a.y, a.x, bytes, cudaMemcpyDeviceToDevice, m_ctx.stream); };
+      const std::size_t bytes = b.out_elems * kport::kernels::dtype_size(c.dtype);
+      fn = [this, &sets, &next, bytes]() {
+        const auto& a = sets[next++ % sets.size()]->problem.rowwise;
+        return cudaMemcpyAsync(a.y, a.x, bytes, cudaMemcpyDeviceToDevice, m_ctx.stream);
+      };
     }
     Timing t;
     if (cudaError_t e = measure(fn, c, t); e != cudaSuccess) {
@@ -370,6 +404,7 @@ class Bencher {
       return base;
     }
     base["timing"] = timing_json(t);
+    base["timing"]["input_sets"] = sets.size();
     add_rates(base, c, t.median);
     if (c.shape.family != Family::gemm) {
       // What the copy moved: bytes read plus bytes written.
