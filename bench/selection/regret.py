@@ -29,7 +29,8 @@ from drive import Api  # noqa: E402  (the benches' one client of the REST API)
 PER_CASE = {("gemm", "bf16"): 12, ("gemm", "fp16"): 8, ("gemm", "fp32"): 4,
             ("attention", "bf16"): 8, ("attention", "fp16"): 6, ("attention", "fp32"): 2,
             ("rmsnorm", "bf16"): 6, ("rmsnorm", "fp16"): 3, ("rmsnorm", "fp32"): 3,
-            ("softmax", "bf16"): 6, ("softmax", "fp16"): 3, ("softmax", "fp32"): 3}
+            ("softmax", "bf16"): 6, ("softmax", "fp16"): 3, ("softmax", "fp32"): 3,
+            ("gemm_fp8", "e4m3"): 8, ("gemm_fp8", "e5m2"): 3}
 # Model dimensions (hidden, intermediate, fused-QKV and vocabulary-sized projections).
 NK = [(4096, 4096), (11008, 4096), (4096, 11008), (14336, 4096), (4096, 14336), (6144, 4096),
       (28672, 8192), (8192, 28672), (7168, 16384), (5120, 5120), (13824, 5120), (2560, 8192)]
@@ -39,7 +40,15 @@ ROW_COLS = [2048, 3072, 5120, 8192, 14336, 32000, 65536, 128256]
 ROWS = [1, 16, 128, 1000, 4096, 16384]
 
 
+# fp8 projections of a 7168-hidden model (K a multiple of 128, as block scales need).
+FP8_NK = [(7168, 16384), (4096, 7168), (2112, 7168), (24576, 1536), (7168, 2048), (1536, 7168)]
+
+
 def gen_shape(rng, family):
+    if family == "gemm_fp8":
+        n, k = rng.choice(FP8_NK)
+        m = rng.choice(DECODE_M + PREFILL_M)
+        return f"m={m},n={n},k={k},scale={rng.choice([0, 1, 2])}"
     if family == "gemm":
         r = rng.random()
         n, k = rng.choice(NK)

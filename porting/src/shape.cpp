@@ -79,8 +79,11 @@ double Shape::distance(const Shape& other) const {
 }
 
 // Dimensions that change which code runs, not only how much work there is: a
-// measurement at another value says nothing about this one.
-bool Shape::must_match_exactly(std::string_view key) { return key == "d" || key == "causal"; }
+// measurement at another value says nothing about this one. gemm_fp8's `scale` is the
+// scaling mode (per tensor, row-wise, 128-blocks): instances that accumulate on the tensor
+// cores run the first two and refuse the third, so a row-wise figure never answers for
+// block scales (it did, as the ratio 1:2 of two modes, before this rule knew the key).
+bool Shape::must_match_exactly(std::string_view key) { return key == "d" || key == "causal" || key == "scale"; }
 
 // How much a dimension decides which kernel is fastest, and the alignments across which
 // kernels change path. Row length (`cols`) sets a row-wise kernel's vector and register

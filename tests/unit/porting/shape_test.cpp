@@ -38,6 +38,17 @@ TEST(Shape, DistanceIsLogRatioAndExactKeysMustMatch) {
   EXPECT_TRUE(std::isinf(d128.distance(causal)));
 }
 
+// A row-wise fp8 figure answered a block-scaled question as a shape at distance ln 2.
+TEST(Shape, AnFp8ScalingModeIsNeverAnsweredFromAnother) {
+  auto row = *Shape::parse("m=4096,n=7168,k=16384,scale=1");
+  auto block = *Shape::parse("m=4096,n=7168,k=16384,scale=2");
+  auto block_other = *Shape::parse("m=2048,n=7168,k=16384,scale=2");
+  EXPECT_TRUE(std::isinf(row.distance(block)));
+  EXPECT_TRUE(std::isinf(block.distance(row)));
+  EXPECT_NEAR(block.distance(block_other), std::log(2.0), 1e-12);
+  EXPECT_TRUE(Shape::must_match_exactly("scale"));
+}
+
 TEST(Shape, AnExtentOnTheOtherSideOfATileBoundaryIsAWorseStandIn) {
   auto q = *Shape::parse("m=3000,n=3000,k=3000");
   auto aligned = *Shape::parse("m=3072,n=3072,k=3072");
