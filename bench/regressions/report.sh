@@ -4,13 +4,18 @@
 # find an effect applied to the change's figures, and (when the starts timed one) a real
 # kernel change against the unchanged harness (see aa_judge.cpp).
 #   bash bench/regressions/report.sh DIR [build-dir]    (build-dir default build/ci)
+# DIR holds the unpacked start<S>.tar.gz of every machine start, or only the figures.tsv that
+# extract.py made of them (bench/regressions/data/ keeps those of past starts, gzipped:
+# `zcat bench/regressions/data/*.tsv.gz > DIR/figures.tsv`).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 dir=$1
 build=${2:-build/ci}
 cmake --build "$build" --target kport-bench-aa >/dev/null
-python3 bench/regressions/extract.py "$dir" >"$dir/figures.tsv"
-python3 bench/regressions/extract.py "$dir" --change >"$dir/change.tsv"
+if ls "$dir"/start*-pass*.json.gz >/dev/null 2>&1; then
+  python3 bench/regressions/extract.py "$dir" >"$dir/figures.tsv"
+  python3 bench/regressions/extract.py "$dir" --change >"$dir/change.tsv"
+fi
 echo "figures: $(wc -l <"$dir/figures.tsv") of $(cut -f1 "$dir/figures.tsv" | sort -u | wc -l) cases," \
   "$(cut -f2,3 "$dir/figures.tsv" | sort -u | wc -l) processes on $(cut -f2 "$dir/figures.tsv" | sort -u | wc -l) machine starts"
 # Pairs of four rounds a side, as the GPU runner times a re-measure (--bench-paired-rounds).

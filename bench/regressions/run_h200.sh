@@ -2,7 +2,8 @@
 # A/A figures of every bench-grid case of the library on one GPU, for bench/regressions/
 # report.sh: builds kport-harness-sm_90a from kernels/ and runs `bench --all --dtype all`
 # in KPORT_PASSES processes back to back (fast rounds: 100 ms time cap, RSE 0.3 %, the
-# runner's duty cycle and L2 flush), each report kept as start<S>-pass<P>.json.gz. One call
+# runner's duty cycle and L2 flush), each report kept as start<S>-pass<P>.json.gz, all of
+# them packed into $OUT/start<S>.tar.gz (unpack each start's into one DIR for report.sh). One call
 # per machine start (KPORT_START=1, 2, 3 ...); the figures of several starts are compared
 # with each other by report.sh.
 #
@@ -16,19 +17,26 @@ set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/build/regressions-out}
 START=${KPORT_START:-1}
+# The reports are written to W and packed into $OUT/start$START.tar.gz at the end, also when
+# the run is stopped: a GPU machine hands back a few files, not one per process.
+W=${KPORT_WORK:-$PWD/build/regressions-work}
+mkdir -p "$W"
+pack() { tar -C "$W" -czf "$OUT/start$START.tar.gz" . && echo "packed $(ls "$W" | wc -l) files into $OUT/start$START.tar.gz"; }
+trap pack EXIT
+trap "exit 143" TERM INT
 PASSES=${KPORT_PASSES:-8}
 PAIRS=${KPORT_CHANGE_PAIRS:-6}
 BUDGET_S=${KPORT_BUDGET_S:-470}  # no new A/A pass starts after this many seconds
 mkdir -p "$OUT"
 t0=$(date +%s)
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader \
-  | tee "$OUT/start$START-gpu.txt"
+  | tee "$W/start$START-gpu.txt"
 B=build/h-kern-sa
 cmake -S kernels -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPORT_CUDA_TARGETS=sm_90a >/dev/null &&
-  cmake --build $B >"$OUT/start$START-build.log" 2>&1 || { echo "harness build failed"; tail -20 "$OUT/start$START-build.log"; exit 2; }
+  cmake --build $B >"$W/start$START-build.log" 2>&1 || { echo "harness build failed"; tail -20 "$W/start$START-build.log"; exit 2; }
 H=$PWD/build/h-aa-harness
 cp $B/bin/kport-harness-sm_90a "$H"
-sha256sum "$H" | cut -c1-64 | tee "$OUT/start$START-harness.txt"
+sha256sum "$H" | cut -c1-64 | tee "$W/start$START-harness.txt"
 echo "[$(( $(date +%s) - t0 ))s] harness built"
 SAMPLING=(--time-cap-ms 100 --warmup-ms 200 --later-warmup-ms 20 --min-samples 10 --max-rse 0.003 --max-duty 0.5
   --no-baseline)
@@ -38,7 +46,7 @@ if (( PAIRS > 0 )); then
   cp $SRC "$SRC.orig"
   sed -i -e 's/^using Cfg128x128 = Config<128, 128, 64, 6, 1>;/using Cfg128x128 = Config<128, 128, 64, 4, 1>;/' \
     -e 's/^using Cfg128x256 = Config<128, 256, 64, 4, 1>;/using Cfg128x256 = Config<128, 256, 64, 3, 1>;/' $SRC
-  if [[ $(diff "$SRC.orig" $SRC | grep -c '^>') == 2 ]] && cmake --build $B >>"$OUT/start$START-build.log" 2>&1; then
+  if [[ $(diff "$SRC.orig" $SRC | grep -c '^>') == 2 ]] && cmake --build $B >>"$W/start$START-build.log" 2>&1; then
     HC=$PWD/build/h-change-harness
     cp $B/bin/kport-harness-sm_90a "$HC"
     echo "[$(( $(date +%s) - t0 ))s] changed harness built: $(sha256sum "$HC" | cut -c1-12)"
@@ -50,7 +58,7 @@ fi
 for p in $(seq "$PASSES"); do
   if (( $(date +%s) - t0 > BUDGET_S )); then echo "budget reached before pass $p"; break; fi
   timeout 300 "$H" bench --all --dtype all --seed $((START * 1000 + p)) "${SAMPLING[@]}" \
-    2>"$OUT/start$START-pass$p.err" | gzip >"$OUT/start$START-pass$p.json.gz"
+    2>"$W/start$START-pass$p.err" | gzip >"$W/start$START-pass$p.json.gz"
   echo "[$(( $(date +%s) - t0 ))s] pass $p: exit ${PIPESTATUS[0]}"
 done
 if [[ -n $HC ]]; then
@@ -58,7 +66,7 @@ if [[ -n $HC ]]; then
     for side in A B; do
       bin=$H; [[ $side == B ]] && bin=$HC
       timeout 120 "$bin" bench --all --filter wgmma_tma.128x --dtype bf16 --seed $((START * 1000 + 500 + p)) \
-        "${SAMPLING[@]}" 2>"$OUT/change$START-$side$p.err" | gzip >"$OUT/change$START-$side$p.json.gz"
+        "${SAMPLING[@]}" 2>"$W/change$START-$side$p.err" | gzip >"$W/change$START-$side$p.json.gz"
     done
     echo "[$(( $(date +%s) - t0 ))s] change pair $p"
   done
