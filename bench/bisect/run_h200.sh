@@ -134,6 +134,7 @@ admin=admin-$RANDOM$RANDOM
 reg=reg-$RANDOM$RANDOM
 svc kport-coordinator --listen 127.0.0.1:0 --port-file "$work/port" --db "$work/kport.db" --admin-token "$admin" \
   --registration-token "$reg" --hook-secret "$secret" --lease-seconds 120 --log-level info \
+  --families "$root/kernels/kport.json" \
   >"$OUT/coordinator.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do [[ -s $work/port ]] && break; sleep 0.1; done

@@ -44,7 +44,8 @@ trap stop EXIT
 admin=admin-$RANDOM$RANDOM
 reg=reg-$RANDOM$RANDOM
 svc kport-coordinator --listen 127.0.0.1:0 --port-file "$work/port" --db "$work/kport.db" --admin-token "$admin" \
-  --registration-token "$reg" --lease-seconds 120 --log-level info >"$OUT/coordinator.log" 2>&1 &
+  --registration-token "$reg" --lease-seconds 120 --log-level info \
+  --families "$root/kernels/kport.json" >"$OUT/coordinator.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do [[ -s $work/port ]] && break; sleep 0.1; done
 [[ -s $work/port ]] || { echo "the coordinator did not start"; tail -20 "$OUT/coordinator.log"; exit 1; }
