@@ -8,7 +8,7 @@
 # (bench/fp8/peer.py), and prints the table (bench/fp8/table.py). $OUT receives table.txt and
 # fp8-run.tar.gz (every report, log and the GPU's state; the work folder is $W).
 #   bash bench/fp8/run_h200.sh          (OUT defaults to build/fp8-out; KPORT_FP8_HARNESS, below)
-# About 3-5 minutes on an H200; each step has its own time limit so the whole stays under 400 s.
+# About 3-5 minutes on an H200 with 8 instances (more with 12); each step has its own time limit.
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/build/fp8-out}
@@ -50,14 +50,19 @@ cases=()
 instances=(gemm_fp8.wgmma_tma.128x128x128_s6 gemm_fp8.wgmma_tma.128x64x128_s8 gemm_fp8.wgmma_tma.128x128x128_s6_c2x1
   gemm_fp8.wgmma_tma.128x128x128_s6_ov gemm_fp8.wgmma_tma.128x128x128_s6_c2x1_ov
   gemm_fp8.wgmma_tma.128x256x128_s4_fastacc gemm_fp8.wgmma_tma.128x256x128_s4_c2x1_fastacc
-  gemm_fp8.wgmma_tma.128x64x128_s8_ov)
+  gemm_fp8.wgmma_tma.128x64x128_s8_ov
+  gemm_fp8.wgmma_tma.128x192x128_s5 gemm_fp8.wgmma_tma.128x192x128_s5_c2x1 gemm_fp8.wgmma_tma.128x160x128_s6
+  gemm_fp8.wgmma_tma.128x176x128_s5)
+# m=130,n=448,k=384: tiles of 160, 176 and 192 columns that straddle 128-row scale blocks of B,
+# with block scales (K a multiple of 128).
 for inst in "${instances[@]}"; do
-  for shape in m=77,n=1001,k=256 m=4095,n=7167,k=2048 m=513,n=3,k=4096 m=200,n=384,k=400 m=64,n=64,k=24; do
+  for shape in m=77,n=1001,k=256 m=4095,n=7167,k=2048 m=513,n=3,k=4096 m=200,n=384,k=400 m=64,n=64,k=24 \
+    m=130,n=448,k=384; do
     for scale in 0 1 2; do cases+=(--case "$inst:e4m3:$shape,scale=$scale"); done
   done
   cases+=(--case "$inst:e5m2:m=1999,n=1537,k=1152,scale=2")
 done
-timeout 60 $H check "${cases[@]}" --seed 11 --timeout-s 10 >"$W/check_extra.json" 2>"$W/check_extra.err"
+timeout 90 $H check "${cases[@]}" --seed 11 --timeout-s 10 >"$W/check_extra.json" 2>"$W/check_extra.err"
 stamp "check outside the grid: exit $?"
 
 # Speed: e4m3, every instance, the three shapes x three scaling modes in one process.
@@ -69,7 +74,7 @@ for shape in m=4096,n=7168,k=16384 m=4096,n=4096,k=7168 m=64,n=7168,k=16384; do
     done
   done
 done
-timeout 120 $H bench "${cases[@]}" --seed 3 --time-cap-ms 400 --warmup-ms 400 --later-warmup-ms 50 --max-rse 0.005 \
+timeout 150 $H bench "${cases[@]}" --seed 3 --time-cap-ms 400 --warmup-ms 400 --later-warmup-ms 50 --max-rse 0.005 \
   --max-duty 0.5 --timeout-s 10 >"$W/bench.json" 2>"$W/bench.err"
 stamp "bench: exit $?"
 
