@@ -45,7 +45,7 @@ $H list --filter gemm_fp8 >"$W/list.json"
 
 # Correctness: the check grid, then shapes outside it (odd M, odd N, a K that block128 refuses,
 # a K that every mode refuses). Exit 1 means a case failed; the table lists it.
-timeout 150 $H check --all --filter gemm_fp8 --dtype all --seed 7 --timeout-s 10 >"$W/check.json" 2>"$W/check.err"
+timeout 200 $H check --all --filter gemm_fp8 --dtype all --seed 7 --timeout-s 10 >"$W/check.json" 2>"$W/check.err"
 stamp "check grid: exit $?"
 cases=()
 instances=(gemm_fp8.wgmma_tma.128x128x128_s6 gemm_fp8.wgmma_tma.128x64x128_s8 gemm_fp8.wgmma_tma.128x128x128_s6_c2x1
