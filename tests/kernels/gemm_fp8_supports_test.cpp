@@ -82,6 +82,24 @@ TEST(GemmFp8Supports, TheUnpromotedInstanceRefusesBlockScalesOnly) {
   }
 }
 
+TEST(GemmFp8Supports, TheWidePromotingInstancesTakeEveryModeAndOddN) {
+  // Tiles of 160, 176 and 192 columns straddle scale blocks of B; N need not be a multiple of
+  // the tile or of the block.
+  for (const char* name : {"gemm_fp8.wgmma_tma.128x192x128_s5", "gemm_fp8.wgmma_tma.128x192x128_s5_c2x1",
+                           "gemm_fp8.wgmma_tma.128x160x128_s6", "gemm_fp8.wgmma_tma.128x176x128_s5"}) {
+    const Instance* inst = find_instance(name);
+    ASSERT_NE(inst, nullptr) << name;
+    for (Fp8Scale s : {Fp8Scale::tensor, Fp8Scale::row, Fp8Scale::block128})
+      for (DType t : {DType::e4m3, DType::e5m2}) {
+        EXPECT_EQ(inst->supports(problem(4096, 7168, 16384, s, t)), "") << name;
+        EXPECT_EQ(inst->supports(problem(77, 1001, 256, s, t)), "") << name;
+      }
+    EXPECT_NE(inst->supports(problem(64, 448, 400, Fp8Scale::block128)).find("K=400 is not a multiple of 128"),
+              std::string::npos)
+        << name;
+  }
+}
+
 TEST(GemmFp8Supports, OtherDtypesAndMisalignedOperandsAreRefused) {
   EXPECT_NE(instance().supports(problem(128, 128, 128, Fp8Scale::tensor, DType::bf16)).find("e4m3 or e5m2"),
             std::string::npos);

@@ -10,19 +10,24 @@
 // consumer warpgroups own 64 rows of the tile each and issue four wgmma m64nBNk32 over a
 // stage into a fresh accumulator, wait for them, hand the stage back and promote: the K
 // block's partial sums are added into a second fp32 accumulator, times sa[row,kb] *
-// sb[nb,kb] in block128 mode. Promoting every 128 K keeps the sum in full fp32 (the tensor
-// core's own fp8 accumulation keeps fewer bits), and it is where block scales must be applied
-// anyway. While one warpgroup promotes, the other's wgmma run. Per-tensor and row-wise scales
-// multiply once, in the epilogue, which converts to bf16 and stores straight from registers
-// (odd N included).
+// sb[nb,kb] in block128 mode, nb being the 128-row block of B that the column lies in. A tile
+// wider than 128 columns (BN 160, 176, 192) may straddle two or three such blocks: its first
+// 128 - (tn*BN)%128 columns take the first block's scale, the next 128 the next one's, the
+// rest the third's (promote_at: one compiled promotion per possible start offset). Promoting
+// every 128 K keeps the sum in full fp32 (the tensor core's own fp8 accumulation keeps fewer
+// bits), and it is where block scales must be applied anyway. While one warpgroup promotes,
+// the other's wgmma run. Per-tensor and row-wise scales multiply once, in the epilogue, which
+// converts to bf16 and stores straight from registers (odd N included).
 // Overlap (the _ov instances) keeps two K blocks in flight per warpgroup in two accumulators:
 // block kb+1's wgmma are issued before block kb is promoted. Without Promote (the _fastacc
 // instances, per-tensor and row-wise scales only) the wgmma accumulate over all of K in one
-// accumulator, which leaves registers for a 128x256 tile.
+// accumulator, which leaves registers for a 128x256 tile. The two fp32 arrays of a promoting
+// tile take BN registers a consumer thread (3*BN/2 with overlap), which bounds BN at 192 under
+// setmaxnreg 232 (128 with overlap).
 // Optionally (ClusterM = 2) two CTAs on vertically adjacent tiles form a cluster: each loads
 // its own A (and A scales) and half of the shared B tile, multicast to both, and a stage is
 // refilled only when the consumers of both CTAs have released it; L2 then serves 24 KiB per
-// CTA and K block instead of 32.
+// CTA and K block instead of 32 (BN 128).
 //
 // Constraints: K a multiple of 16 (TMA needs 16-byte row strides of A and B), of 128 in
 // block128 mode (a K block is one scale block); A, B (and block128 scale_a) 16-byte aligned.
@@ -33,6 +38,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <numeric>
 #include <string>
 
 #include "common/mbarrier_sm90.cuh"
@@ -63,8 +69,17 @@ struct Config {
   // scales only), which leaves room for 256 columns.
   static constexpr bool Promote = Promote_;
   static_assert(Promote || !Overlap, "two blocks in flight only pay when promoting");
-  static_assert(BN == 64 || BN == 128 || (!Promote && BN == 256),
-                "a promoting tile lies inside one 128-row scale block of B; 256 columns fit only unpromoted");
+  static_assert(BN % 16 == 0 && BN >= 64 && BN <= 256, "whole 8-column accumulator groups, one wgmma per k32");
+  // Registers of a consumer thread: BN/2 per accumulator (the wgmma's, the promoted total and,
+  // with Overlap, a second wgmma accumulator) must leave ~40 of setmaxnreg 232 for the rest.
+  static_assert((Promote ? (Overlap ? 3 : 2) : 1) * BN / 2 <= 192, "accumulators fit under setmaxnreg 232");
+  // Tile column tn starts (tn * BN) % 128 rows into a 128-row scale block of B, a multiple
+  // of gcd(BN, 128), so it spans at most sb_blocks scale blocks (1 for BN 64 and 128, 2 for
+  // 160 and 192, 3 for 176).
+  static constexpr int sb_offset_step = std::gcd(BN, k_fp8_block);
+  static constexpr int sb_blocks = (BN + k_fp8_block - sb_offset_step + k_fp8_block - 1) / k_fp8_block;
+  static_assert(!Promote || sb_blocks <= 3, "the promotion takes up to three scales of B per tile");
+  static_assert(!Overlap || sb_blocks == 1, "the overlapped promotion applies one scale of B per tile");
   static_assert(Stages >= 2 && Stages <= 8, "pipeline depth");
   static_assert(ClusterM == 1 || ClusterM == 2, "CTAs along M sharing one B tile");
   static constexpr int b_part_rows = BN / ClusterM;  // rows of B each CTA of a cluster loads
@@ -95,6 +110,45 @@ __device__ __forceinline__ A& pick(A& first, A& second) {
     return first;
   else
     return second;
+}
+
+// Promotes one K block: total += acc * scale. A thread's values come in 8-column groups of
+// four (columns c and c+1 of rows r and r+8); the scale of a value is its row's sa times the
+// sb of the 128-row block of B its column lies in: groups g < G1 lie in the tile's first
+// scale block (scales x0*, from sb of that block), G1 <= g < G2 in the next (x1*), the rest in
+// the one after (x2*); x*0 belong to row r and x*1 to row r+8. G1 and G2 are template
+// arguments, so each value's scale is chosen at compile time, not per value at run time.
+template <int G1, int G2, int R>
+__device__ __forceinline__ void promote(float (&total)[R], const float (&acc)[R], float x00, float x01, float x10,
+                                        float x11, float x20, float x21) {
+#pragma unroll
+  for (int i = 0; i < R; i += 4) {
+    const int g = i / 4;
+    const float s0 = g < G1 ? x00 : g < G2 ? x10 : x20;
+    const float s1 = g < G1 ? x01 : g < G2 ? x11 : x21;
+    total[i] = fmaf(acc[i], s0, total[i]);
+    total[i + 1] = fmaf(acc[i + 1], s0, total[i + 1]);
+    total[i + 2] = fmaf(acc[i + 2], s1, total[i + 2]);
+    total[i + 3] = fmaf(acc[i + 3], s1, total[i + 3]);
+  }
+}
+
+// Same for a tile that starts `offset` rows into a scale block of B (a multiple of Step, the
+// same for the whole CTA, so the branch is uniform): its first min(BN, 128 - offset) columns
+// lie in that block, the next up to 256 - offset in the following one, the rest in the one
+// after. One compiled promotion per possible offset.
+template <int BN, int Step, int Offset = 0, int R>
+__device__ __forceinline__ void promote_at(int offset, float (&total)[R], const float (&acc)[R], float x00, float x01,
+                                           float x10, float x11, float x20, float x21) {
+  constexpr int g1 = (k_fp8_block - Offset < BN ? k_fp8_block - Offset : BN) / 8;
+  constexpr int g2 = (2 * k_fp8_block - Offset < BN ? 2 * k_fp8_block - Offset : BN) / 8;
+  if constexpr (Offset + Step >= k_fp8_block) {
+    promote<g1, g2>(total, acc, x00, x01, x10, x11, x20, x21);  // the last possible offset
+  } else if (offset == Offset) {
+    promote<g1, g2>(total, acc, x00, x01, x10, x11, x20, x21);
+  } else {
+    promote_at<BN, Step, Offset + Step>(offset, total, acc, x00, x01, x10, x11, x20, x21);
+  }
 }
 
 __device__ __forceinline__ void store_pair(__nv_bfloat16* d, int n, int row, int col, float v0, float v1, bool pairs) {
@@ -235,13 +289,7 @@ __global__ void __launch_bounds__(k_threads, 1)
       } else {
         if (lane == 0) mbar_arrive(empty_bar(st));
       }
-#pragma unroll
-      for (int i = 0; i < BN / 2; i += 4) {
-        total[i] = fmaf(from[i], s0, total[i]);
-        total[i + 1] = fmaf(from[i + 1], s0, total[i + 1]);
-        total[i + 2] = fmaf(from[i + 2], s1, total[i + 2]);
-        total[i + 3] = fmaf(from[i + 3], s1, total[i + 3]);
-      }
+      promote<BN / 8, BN / 8>(total, from, s0, s1, s0, s1, s0, s1);
     };
     for (int tile = first_tile; tile < tiles; tile += tile_step) {
       int tm, tn;
@@ -249,8 +297,14 @@ __global__ void __launch_bounds__(k_threads, 1)
       tm = tm * CM + rank;
 #pragma unroll
       for (int i = 0; i < BN / 2; ++i) total[i] = 0.0f;
-      // block128: the tile's columns lie in one 128-row block of B.
-      const float* sb_row = scale_b + static_cast<size_t>(tn * BN / k_fp8_block) * k_blocks;
+      // block128: the tile's columns [0, 128 - sb_offset) lie in scale block sb_first of B
+      // (its scales at sb_row), the next 128 in sb_first + 1 (sb_row1), the rest in
+      // sb_first + 2 (sb_row2). A block past the last one of B holds only columns past N,
+      // never stored, so its pointer repeats the one before rather than read beyond scale_b.
+      const int sb_first = tn * BN / k_fp8_block, sb_offset = tn * BN % k_fp8_block;
+      const float* sb_row = scale_b + static_cast<size_t>(sb_first) * k_blocks;
+      const float* sb_row1 = (sb_first + 1) * k_fp8_block < n ? sb_row + k_blocks : sb_row;
+      const float* sb_row2 = (sb_first + 2) * k_fp8_block < n ? sb_row + 2 * k_blocks : sb_row1;
       if constexpr (!Cfg::Promote) {
         // One accumulator over all of K, one K block of wgmma kept in flight: stage kb-1 is
         // released once its group has retired.
@@ -317,8 +371,12 @@ __global__ void __launch_bounds__(k_threads, 1)
         }
       } else {
         for (int kb = 0; kb < k_blocks; ++kb) {
-          float sb = 1.0f;
-          if constexpr (k_block) sb = __ldg(sb_row + kb);  // in flight during the wgmma
+          float sb = 1.0f, sb1 = 1.0f, sb2 = 1.0f;
+          if constexpr (k_block) {
+            sb = __ldg(sb_row + kb);  // in flight during the wgmma
+            if constexpr (Cfg::sb_blocks > 1) sb1 = __ldg(sb_row1 + kb);
+            if constexpr (Cfg::sb_blocks > 2) sb2 = __ldg(sb_row2 + kb);
+          }
           mbar_wait(full_bar(s), phase);
           wgmma_fence();
           const uint32_t a0 = stage_a(s) + cw * 64 * 128;
@@ -332,11 +390,11 @@ __global__ void __launch_bounds__(k_threads, 1)
           wgmma_commit();
           wgmma_wait<0>();
           fence_regs(acc);
-          float s0 = sb, s1 = sb;
+          float sa0 = 1.0f, sa1 = 1.0f;
           if constexpr (k_block) {
             const float* sa = reinterpret_cast<const float*>(smem_gen + S * Cfg::stage_bytes + s * Cfg::sa_bytes);
-            s0 *= sa[row_in_tile];
-            s1 *= sa[row_in_tile + 8];
+            sa0 = sa[row_in_tile];
+            sa1 = sa[row_in_tile + 8];
           }
           __syncwarp();
           // Stage release: lane 0 of each consumer warp arrives here, lane r at cluster peer r.
@@ -349,13 +407,11 @@ __global__ void __launch_bounds__(k_threads, 1)
             s = 0;
             phase ^= 1;
           }
-#pragma unroll
-          for (int i = 0; i < BN / 2; i += 4) {
-            total[i] = fmaf(acc[i], s0, total[i]);
-            total[i + 1] = fmaf(acc[i + 1], s0, total[i + 1]);
-            total[i + 2] = fmaf(acc[i + 2], s1, total[i + 2]);
-            total[i + 3] = fmaf(acc[i + 3], s1, total[i + 3]);
-          }
+          if constexpr (k_block && Cfg::sb_blocks > 1)
+            promote_at<BN, Cfg::sb_offset_step>(sb_offset, total, acc, sa0 * sb, sa1 * sb, sa0 * sb1, sa1 * sb1,
+                                                sa0 * sb2, sa1 * sb2);
+          else
+            promote<BN / 8, BN / 8>(total, acc, sa0 * sb, sa1 * sb, sa0 * sb, sa1 * sb, sa0 * sb, sa1 * sb);
         }
       }
 
@@ -542,6 +598,10 @@ using Cfg128x128C2Ov = Config<128, 6, 2, true>;
 using Cfg128x256Fast = Config<256, 4, 1, false, false>;
 using Cfg128x256FastC2 = Config<256, 4, 2, false, false>;
 using Cfg128x64Ov = Config<64, 8, 1, true>;
+using Cfg128x192 = Config<192, 5, 1>;
+using Cfg128x192C2 = Config<192, 5, 2>;
+using Cfg128x160 = Config<160, 6, 1>;
+using Cfg128x176 = Config<176, 5, 1>;
 
 const Instance k_inst_128x128 = make_instance<Cfg128x128>("gemm_fp8.wgmma_tma.128x128x128_s6");
 const Instance k_inst_128x64 = make_instance<Cfg128x64>("gemm_fp8.wgmma_tma.128x64x128_s8");
@@ -552,6 +612,10 @@ const Instance k_inst_128x256_fast = make_instance<Cfg128x256Fast>("gemm_fp8.wgm
 const Instance k_inst_128x256_fast_c2 =
     make_instance<Cfg128x256FastC2>("gemm_fp8.wgmma_tma.128x256x128_s4_c2x1_fastacc");
 const Instance k_inst_128x64_ov = make_instance<Cfg128x64Ov>("gemm_fp8.wgmma_tma.128x64x128_s8_ov");
+const Instance k_inst_128x192 = make_instance<Cfg128x192>("gemm_fp8.wgmma_tma.128x192x128_s5");
+const Instance k_inst_128x192_c2 = make_instance<Cfg128x192C2>("gemm_fp8.wgmma_tma.128x192x128_s5_c2x1");
+const Instance k_inst_128x160 = make_instance<Cfg128x160>("gemm_fp8.wgmma_tma.128x160x128_s6");
+const Instance k_inst_128x176 = make_instance<Cfg128x176>("gemm_fp8.wgmma_tma.128x176x128_s5");
 
 }  // namespace
 
@@ -563,5 +627,9 @@ KPORT_REGISTER_KERNEL(k_inst_128x128_c2_ov);
 KPORT_REGISTER_KERNEL(k_inst_128x256_fast);
 KPORT_REGISTER_KERNEL(k_inst_128x256_fast_c2);
 KPORT_REGISTER_KERNEL(k_inst_128x64_ov);
+KPORT_REGISTER_KERNEL(k_inst_128x192);
+KPORT_REGISTER_KERNEL(k_inst_128x192_c2);
+KPORT_REGISTER_KERNEL(k_inst_128x160);
+KPORT_REGISTER_KERNEL(k_inst_128x176);
 
 }  // namespace kport::kernels::gemm_fp8_wgmma_tma
