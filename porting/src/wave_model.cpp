@@ -18,23 +18,19 @@ bool named(const std::vector<Geometry::Split>& splits, std::string_view dim) {
 }  // namespace
 
 std::optional<Geometry> geometry_from_config(
-    std::string_view family, const std::function<std::optional<std::int64_t>(std::string_view)>& config) {
+    const std::function<std::optional<std::int64_t>(std::string_view)>& config) {
   auto either = [&](std::string_view a, std::string_view b) {
     auto v = config(a);
     return v ? v : config(b);
   };
   auto positive = [](std::optional<std::int64_t> v) { return v && *v > 0; };
-  if (family == "gemm") {
-    auto bm = either("bm", "block_m"), bn = either("bn", "block_n"), bk = either("bk", "block_k");
-    if (!positive(bm) || !positive(bn) || !positive(bk)) return std::nullopt;
-    return Geometry{{{"m", *bm}, {"n", *bn}}, {{"k", *bk}}};
-  }
-  if (family == "attention") {
-    auto br = config("br"), bc = config("bc");
-    if (!positive(br) || !positive(bc)) return std::nullopt;
-    return Geometry{{{"l", *br}}, {{"l", *bc}}};
-  }
-  // Any other family: a row-wise kernel's published path bounds, when it has them.
+  // Read by the keys an instance publishes, not by its family's name: gemm_fp8's tiles are
+  // gemm's, and another library's family may tile the same way.
+  auto bm = either("bm", "block_m"), bn = either("bn", "block_n"), bk = either("bk", "block_k");
+  if (positive(bm) && positive(bn) && positive(bk)) return Geometry{{{"m", *bm}, {"n", *bn}}, {{"k", *bk}}};
+  auto br = config("br"), bc = config("bc");
+  if (positive(br) && positive(bc)) return Geometry{{{"l", *br}}, {{"l", *bc}}};
+  // Otherwise a row-wise kernel's published path bounds, when it has them.
   auto max_bytes = config("max_row_bytes"), align = config("row_align_bytes");
   if (!positive(max_bytes) && !positive(align)) return std::nullopt;
   Geometry g;

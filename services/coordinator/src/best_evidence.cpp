@@ -18,7 +18,7 @@ Result<WaveInputs> wave_inputs(db::Store& store, const std::string& gpu_model,
     auto config = boost::json::parse(i.config_json, ec);
     if (ec || !config.is_object()) continue;
     const auto& obj = config.as_object();
-    auto g = porting::geometry_from_config(i.family, [&](std::string_view key) -> std::optional<std::int64_t> {
+    auto g = porting::geometry_from_config([&](std::string_view key) -> std::optional<std::int64_t> {
       const auto* v = obj.if_contains(key);
       if (!v) return std::nullopt;
       if (v->is_int64()) return v->as_int64();

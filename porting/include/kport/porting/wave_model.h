@@ -85,14 +85,15 @@ inline int path_changes(std::span<const InstanceGeometry> all, const Shape& a, c
   return path_changes(own_paths(all, a, element_bytes), own_paths(all, b, element_bytes));
 }
 
-// A family's geometry read from an instance's published configuration: `config(key)` is
-// the config's integer value of `key`, nullopt when absent or not an integer. gemm: bm,
-// bn, bk (or block_m, block_n, block_k); attention: br, bc; any other family (the
-// row-wise ones, whatever their name): path bounds alone, `max_row_bytes` and
-// `row_align_bytes` on `cols`, when its config publishes them. nullopt for a config that
-// lacks its family's keys.
+// An instance's geometry read from its published configuration, by the keys it publishes
+// whatever its family is called: `config(key)` is the config's integer value of `key`,
+// nullopt when absent or not an integer. bm, bn, bk (or block_m, block_n, block_k): tiles
+// of m and n stepping over k (gemm, gemm_fp8); br, bc: tiles of l stepping over l
+// (attention); otherwise path bounds alone, `max_row_bytes` and `row_align_bytes` on
+// `cols` (the row-wise families). nullopt for a config with none of these. A geometry that
+// names a dimension a shape lacks gives no wave work there (wave_work() is 0).
 std::optional<Geometry> geometry_from_config(
-    std::string_view family, const std::function<std::optional<std::int64_t>(std::string_view)>& config);
+    const std::function<std::optional<std::int64_t>(std::string_view)>& config);
 
 // The work above, in SM steps; 0 when the shape lacks a dimension the geometry names or
 // a dimension is 0. `sm_count` > 0.
