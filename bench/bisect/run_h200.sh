@@ -129,7 +129,10 @@ secret=hook-$RANDOM$RANDOM$RANDOM
 pids=()
 # Runners first (each finishes its job and deregisters), then the coordinator.
 stop() { for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill -TERM "${pids[i]}" 2>/dev/null; wait "${pids[i]}" 2>/dev/null; done; }
-trap stop EXIT
+# Everything the run wrote, packed into $OUT/bisect-run.tar.gz as well: a GPU machine hands
+# back a few files, not the report folder.
+pack() { tar -C "$OUT" --exclude=bisect-run.tar.gz -czf "$work/bisect-run.tar.gz" . && mv "$work/bisect-run.tar.gz" "$OUT/"; }
+trap 'stop; pack' EXIT
 admin=admin-$RANDOM$RANDOM
 reg=reg-$RANDOM$RANDOM
 svc kport-coordinator --listen 127.0.0.1:0 --port-file "$work/port" --db "$work/kport.db" --admin-token "$admin" \
