@@ -1,10 +1,11 @@
-// One variant, one unit: its sources compiled with the command ninja would run (so the
-// harness link afterwards is answered by ccache), then its PTX audited. ccache does not
+// One variant: each of its sources compiled with the command ninja would run (so the
+// harness link afterwards is answered by ccache), all at once, then their PTX audited. ccache does not
 // cache `nvcc -ptx`, so the PTX is cached here, keyed by the command and the content of
 // every file the compile read (the depfile), outside the toolkit's own headers.
 #include <chrono>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "build_steps.h"
 #include "kport/common/crypto.h"
@@ -84,6 +85,102 @@ std::string ccache_verdict(const fs::path& stats_log) {
   return "";
 }
 
+// One source of a variant: its object compiled (or its earlier compile reused) and its PTX
+// for the audit. What compile_variant needs of it; `status` other than ok ends the variant.
+struct UnitResult {
+  VariantStatus status = VariantStatus::ok;
+  std::string message;
+  bool cancelled = false;
+  bool hit = false, miss = false;
+  std::string output, ptx;
+};
+
+UnitResult compile_unit(const BuildRequest& r, const VariantSpec& v, std::size_t i,
+                        const std::map<fs::path, std::string>& objects, const fs::path& work,
+                        const std::string& toolkit_root) {
+  UnitResult u;
+  auto fail = [&](VariantStatus s, std::string message) {
+    u.status = s;
+    u.message = std::move(message);
+    return u;
+  };
+  std::error_code fec;
+  fs::path src = fs::weakly_canonical(v.dir / v.sources[i], fec);
+  auto it = objects.find(src);
+  if (it == objects.end())
+    return fail(VariantStatus::compile_error, "the configured project has no compile command for " + src.string());
+  auto cmd = ninja_command(r, it->second);
+  if (!cmd.ok()) return fail(VariantStatus::compile_error, cmd.error().message);
+  // Up to date for ninja and compiled by this command before: reuse that compile's
+  // output instead of running it again. Rewriting the object (even from ccache)
+  // would make ninja relink the harness for nothing.
+  fs::path saved_out = work / ("unit-" + std::to_string(i) + ".out");
+  fs::path saved_cmd = work / ("unit-" + std::to_string(i) + ".cmd");
+  if (read_file(saved_cmd) == *cmd && fs::exists(saved_out) && ninja_up_to_date(r, it->second)) {
+    u.output = read_file(saved_out);
+    u.hit = true;
+  } else {
+    fs::remove(saved_cmd, fec);
+    fs::path stats = work / ("ccache-" + std::to_string(i) + ".log");
+    fs::remove(stats, fec);
+    ProcessOptions o;
+    o.cwd = r.build_dir;
+    o.timeout = r.compile_timeout;
+    o.env = {"CCACHE_STATSLOG=" + stats.string()};
+    o.cancel = r.cancel;
+    auto out = env_of(r).run_process({"/bin/sh", "-c", *cmd}, o);
+    if (!out.ok()) return fail(VariantStatus::compile_error, out.error().message);
+    if (out->cancelled) {
+      u.cancelled = true;
+      return fail(VariantStatus::compile_error, "cancelled while compiling " + v.sources[i]);
+    }
+    u.output = out->output;
+    std::string verdict = ccache_verdict(stats);
+    u.miss = verdict == "miss" || verdict.empty();
+    u.hit = verdict == "hit";
+    if (out->timed_out)
+      return fail(VariantStatus::timeout, "the compiler did not finish " + v.sources[i] + " within " +
+                                              std::to_string(r.compile_timeout.count()) + " s and was killed");
+    if (out->exit_code != 0)
+      return fail(VariantStatus::compile_error, "nvcc exited with " + std::to_string(out->exit_code) + " on " +
+                                                    v.sources[i] + ":\n" + compiler_diagnostics(out->output));
+    std::ofstream(saved_out, std::ios::binary) << out->output;
+    std::ofstream(saved_cmd, std::ios::binary) << *cmd;
+  }
+  ProcessOptions o;
+  o.cwd = r.build_dir;
+  o.timeout = r.compile_timeout;
+  o.cancel = r.cancel;
+  // The audit's PTX, from the cache when nothing the compile read has changed.
+  fs::path ptx_file = work / ("unit-" + std::to_string(i) + ".ptx");
+  std::string pcmd = ptx_command(*cmd, ptx_file.string());
+  std::string key_text = ptx_command(*cmd, "PTX");
+  fs::path depfile = r.build_dir / (it->second + ".d");
+  if (fs::exists(depfile)) {
+    for (const auto& dep : depfile_inputs(depfile, toolkit_root)) key_text += "\n" + dep + "\n" + read_file(dep);
+  } else {
+    key_text += "\n" + read_file(src) + crypto::random_token();  // no depfile: never reuse
+  }
+  fs::path cached = r.build_dir / "kport-driver" / "ptx-cache" / (crypto::sha256_hex(key_text) + ".ptx");
+  if (!fs::exists(cached)) {
+    auto pout = env_of(r).run_process({"/bin/sh", "-c", pcmd}, o);
+    if (!pout.ok()) return fail(VariantStatus::compile_error, pout.error().message);
+    if (pout->cancelled) {
+      u.cancelled = true;
+      return fail(VariantStatus::compile_error, "cancelled during the PTX pass");
+    }
+    if (pout->timed_out)
+      return fail(VariantStatus::timeout, "the PTX pass for the instruction audit did not finish within " +
+                                              std::to_string(r.compile_timeout.count()) + " s");
+    if (pout->exit_code != 0)
+      return fail(VariantStatus::compile_error,
+                  "nvcc -ptx (instruction audit) failed:\n" + compiler_diagnostics(pout->output));
+    fs::copy_file(ptx_file, cached, fs::copy_options::overwrite_existing, fec);
+  }
+  u.ptx = read_file(cached);
+  return u;
+}
+
 }  // namespace
 
 VariantRecord compile_variant(const BuildRequest& r, const VariantSpec& v,
@@ -108,82 +205,30 @@ VariantRecord compile_variant(const BuildRequest& r, const VariantSpec& v,
     rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return rec;
   };
-  for (std::size_t i = 0; i < v.sources.size(); ++i) {
+  // A variant's sources compile at once, each in its own thread: a variant split into
+  // several units (gemm_fp8.wgmma_tma's tile groups) is otherwise the build's long pole,
+  // compiled one unit after another while the pool's other workers sit idle.
+  std::vector<UnitResult> units(v.sources.size());
+  {
+    std::vector<std::thread> threads;
+    for (std::size_t i = 1; i < v.sources.size(); ++i)
+      threads.emplace_back([&, i] { units[i] = compile_unit(r, v, i, objects, work, toolkit_root); });
+    if (!v.sources.empty()) units[0] = compile_unit(r, v, 0, objects, work, toolkit_root);
+    for (auto& t : threads) t.join();
+  }
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    UnitResult& u = units[i];
+    any_miss |= u.miss;
+    any_hit |= u.hit;
+    if (u.status != VariantStatus::ok) {
+      rec.cancelled = rec.cancelled || u.cancelled;
+      return finish(u.status, std::move(u.message));
+    }
+    all_output += u.output;
+    all_ptx += u.ptx;
     std::error_code fec;
-    fs::path src = fs::weakly_canonical(v.dir / v.sources[i], fec);
-    auto it = objects.find(src);
-    if (it == objects.end())
-      return finish(VariantStatus::compile_error, "the configured project has no compile command for " + src.string());
-    auto cmd = ninja_command(r, it->second);
-    if (!cmd.ok()) return finish(VariantStatus::compile_error, cmd.error().message);
+    auto it = objects.find(fs::weakly_canonical(v.dir / v.sources[i], fec));
     object_paths.push_back(r.build_dir / it->second);
-    // Up to date for ninja and compiled by this command before: reuse that compile's
-    // output instead of running it again. Rewriting the object (even from ccache)
-    // would make ninja relink the harness for nothing.
-    fs::path saved_out = work / ("unit-" + std::to_string(i) + ".out");
-    fs::path saved_cmd = work / ("unit-" + std::to_string(i) + ".cmd");
-    if (read_file(saved_cmd) == *cmd && fs::exists(saved_out) && ninja_up_to_date(r, it->second)) {
-      all_output += read_file(saved_out);
-      any_hit = true;
-    } else {
-      fs::remove(saved_cmd, fec);
-      fs::path stats = work / ("ccache-" + std::to_string(i) + ".log");
-      fs::remove(stats, fec);
-      ProcessOptions o;
-      o.cwd = r.build_dir;
-      o.timeout = r.compile_timeout;
-      o.env = {"CCACHE_STATSLOG=" + stats.string()};
-      o.cancel = r.cancel;
-      auto out = env_of(r).run_process({"/bin/sh", "-c", *cmd}, o);
-      if (!out.ok()) return finish(VariantStatus::compile_error, out.error().message);
-      if (out->cancelled) {
-        rec.cancelled = true;
-        return finish(VariantStatus::compile_error, "cancelled while compiling " + v.sources[i]);
-      }
-      all_output += out->output;
-      std::string verdict = ccache_verdict(stats);
-      any_miss |= verdict == "miss" || verdict.empty();
-      any_hit |= verdict == "hit";
-      if (out->timed_out)
-        return finish(VariantStatus::timeout, "the compiler did not finish " + v.sources[i] + " within " +
-                                                  std::to_string(r.compile_timeout.count()) + " s and was killed");
-      if (out->exit_code != 0)
-        return finish(VariantStatus::compile_error, "nvcc exited with " + std::to_string(out->exit_code) + " on " +
-                                                        v.sources[i] + ":\n" + compiler_diagnostics(out->output));
-      std::ofstream(saved_out, std::ios::binary) << out->output;
-      std::ofstream(saved_cmd, std::ios::binary) << *cmd;
-    }
-    ProcessOptions o;
-    o.cwd = r.build_dir;
-    o.timeout = r.compile_timeout;
-    o.cancel = r.cancel;
-    // The audit's PTX, from the cache when nothing the compile read has changed.
-    fs::path ptx_file = work / ("unit-" + std::to_string(i) + ".ptx");
-    std::string pcmd = ptx_command(*cmd, ptx_file.string());
-    std::string key_text = ptx_command(*cmd, "PTX");
-    fs::path depfile = r.build_dir / (it->second + ".d");
-    if (fs::exists(depfile)) {
-      for (const auto& dep : depfile_inputs(depfile, toolkit_root)) key_text += "\n" + dep + "\n" + read_file(dep);
-    } else {
-      key_text += "\n" + read_file(src) + crypto::random_token();  // no depfile: never reuse
-    }
-    fs::path cached = r.build_dir / "kport-driver" / "ptx-cache" / (crypto::sha256_hex(key_text) + ".ptx");
-    if (!fs::exists(cached)) {
-      auto pout = env_of(r).run_process({"/bin/sh", "-c", pcmd}, o);
-      if (!pout.ok()) return finish(VariantStatus::compile_error, pout.error().message);
-      if (pout->cancelled) {
-        rec.cancelled = true;
-        return finish(VariantStatus::compile_error, "cancelled during the PTX pass");
-      }
-      if (pout->timed_out)
-        return finish(VariantStatus::timeout, "the PTX pass for the instruction audit did not finish within " +
-                                                  std::to_string(r.compile_timeout.count()) + " s");
-      if (pout->exit_code != 0)
-        return finish(VariantStatus::compile_error,
-                      "nvcc -ptx (instruction audit) failed:\n" + compiler_diagnostics(pout->output));
-      fs::copy_file(ptx_file, cached, fs::copy_options::overwrite_existing, fec);
-    }
-    all_ptx += read_file(cached);
   }
   rec.resources = parse_ptxas_verbose(all_output);
   auto audit = audit_ptx(all_ptx, v.features);

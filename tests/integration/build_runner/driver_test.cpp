@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -259,6 +262,68 @@ TEST(BuildDriver, AFailedLinkKeepsTheVariantsThatBuiltAndSaysWhy) {
   EXPECT_NE(report->harness_error.find("No space left on device"), std::string::npos) << report->harness_error;
   EXPECT_GE(report->built(), 1) << report->summary();
   EXPECT_FALSE(report->all_ok()) << "no harness, so not all ok";
+}
+
+// The machine of a build that holds each compile of one variant's sources until the other
+// has started too (or 60 s have passed), and counts how many ran at once.
+class PairedCompiles : public Env {
+ public:
+  Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const ProcessOptions& options) override {
+    const bool unit = argv.size() == 3 && argv[2].find(" -c ") != std::string::npos &&
+                      argv[2].find("softmax_pair_") != std::string::npos;
+    if (!unit) return Env::run_process(argv, options);
+    {
+      std::unique_lock lock(m_mutex);
+      m_most = std::max(m_most, ++m_running);
+      m_changed.notify_all();
+      m_changed.wait_for(lock, std::chrono::seconds(60), [&] { return m_running >= 2; });
+    }
+    auto out = Env::run_process(argv, options);
+    std::lock_guard lock(m_mutex);
+    --m_running;
+    return out;
+  }
+  int most_at_once() {
+    std::lock_guard lock(m_mutex);
+    return m_most;
+  }
+
+ private:
+  std::mutex m_mutex;
+  std::condition_variable m_changed;
+  int m_running = 0, m_most = 0;
+};
+
+// A variant split into several units is compiled all at once, not one unit after another
+// while the pool's other workers idle: gemm_fp8.wgmma_tma, four units, was a pipeline
+// build's long pole. One worker, so only the variant's own threads can overlap them.
+TEST(BuildDriver, AVariantsSourcesCompileAtOnce) {
+  if (!testing::nvcc_available())
+    GTEST_SKIP() << "nvcc is not installed (looked for /usr/local/cuda/bin/nvcc and PATH)";
+  Sm90Build b;
+  ASSERT_TRUE(b.catalog.ok()) << b.catalog.error().message;
+  write(
+      b.kernels / "softmax" / "pair" / "CMakeLists.txt",
+      "kport_kernel_variant(FAMILY softmax VARIANT pair FEATURES simt SOURCES softmax_pair_a.cu softmax_pair_b.cu)\n");
+  write(b.kernels / "softmax" / "pair" / "softmax_pair_a.cu",
+        "__global__ void pair_a(float* x) { x[threadIdx.x] += 1.f; }\n");
+  write(b.kernels / "softmax" / "pair" / "softmax_pair_b.cu",
+        "__global__ void pair_b(float* x) { x[threadIdx.x] *= 2.f; }\n");
+  PairedCompiles machine;
+  b.req.env = &machine;
+  b.req.jobs = 1;
+  b.req.cuobjdump = (b.dir.path() / "no-such-cuobjdump").string();
+  auto report = build_target(b.req);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(machine.most_at_once(), 2);
+  bool found = false;
+  for (const auto& r : report->records)
+    if (r.id() == "softmax.pair") {
+      found = true;
+      EXPECT_EQ(r.status, VariantStatus::ok) << r.message;
+      EXPECT_NE(r.audit_json.find("\"ptx\""), std::string::npos) << r.audit_json;
+    }
+  EXPECT_TRUE(found) << report->summary();
 }
 
 }  // namespace

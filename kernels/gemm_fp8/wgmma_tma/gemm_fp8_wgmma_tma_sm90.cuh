@@ -32,6 +32,13 @@
 // Constraints: K a multiple of 16 (TMA needs 16-byte row strides of A and B), of 128 in
 // block128 mode (a K block is one scale block); A, B (and block128 scale_a) 16-byte aligned.
 // M and N are free: TMA fills the edges of A and B with zeros and the epilogue masks D.
+//
+// This header holds the kernel and its launch for every Config; each
+// gemm_fp8_wgmma_tma_sm90_<group>.cu instantiates and registers one group of instances, so
+// the groups compile in parallel (one unit of all of them was a pipeline build's long pole
+// on the H200's 16 cores). Everything here has internal linkage: each unit keeps its own copy.
+#pragma once
+
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
@@ -590,46 +597,5 @@ Instance make_instance(const char* name) {
       {DType::e4m3, DType::e5m2}, config_json<Cfg>(), &supports<Cfg>, &launch<Cfg>};
 }
 
-using Cfg128x128 = Config<128, 6, 1>;
-using Cfg128x64 = Config<64, 8, 1>;
-using Cfg128x128C2 = Config<128, 6, 2>;
-using Cfg128x128Ov = Config<128, 6, 1, true>;
-using Cfg128x128C2Ov = Config<128, 6, 2, true>;
-using Cfg128x256Fast = Config<256, 4, 1, false, false>;
-using Cfg128x256FastC2 = Config<256, 4, 2, false, false>;
-using Cfg128x64Ov = Config<64, 8, 1, true>;
-using Cfg128x192 = Config<192, 5, 1>;
-using Cfg128x192C2 = Config<192, 5, 2>;
-using Cfg128x160 = Config<160, 6, 1>;
-using Cfg128x176 = Config<176, 5, 1>;
-
-const Instance k_inst_128x128 = make_instance<Cfg128x128>("gemm_fp8.wgmma_tma.128x128x128_s6");
-const Instance k_inst_128x64 = make_instance<Cfg128x64>("gemm_fp8.wgmma_tma.128x64x128_s8");
-const Instance k_inst_128x128_c2 = make_instance<Cfg128x128C2>("gemm_fp8.wgmma_tma.128x128x128_s6_c2x1");
-const Instance k_inst_128x128_ov = make_instance<Cfg128x128Ov>("gemm_fp8.wgmma_tma.128x128x128_s6_ov");
-const Instance k_inst_128x128_c2_ov = make_instance<Cfg128x128C2Ov>("gemm_fp8.wgmma_tma.128x128x128_s6_c2x1_ov");
-const Instance k_inst_128x256_fast = make_instance<Cfg128x256Fast>("gemm_fp8.wgmma_tma.128x256x128_s4_fastacc");
-const Instance k_inst_128x256_fast_c2 =
-    make_instance<Cfg128x256FastC2>("gemm_fp8.wgmma_tma.128x256x128_s4_c2x1_fastacc");
-const Instance k_inst_128x64_ov = make_instance<Cfg128x64Ov>("gemm_fp8.wgmma_tma.128x64x128_s8_ov");
-const Instance k_inst_128x192 = make_instance<Cfg128x192>("gemm_fp8.wgmma_tma.128x192x128_s5");
-const Instance k_inst_128x192_c2 = make_instance<Cfg128x192C2>("gemm_fp8.wgmma_tma.128x192x128_s5_c2x1");
-const Instance k_inst_128x160 = make_instance<Cfg128x160>("gemm_fp8.wgmma_tma.128x160x128_s6");
-const Instance k_inst_128x176 = make_instance<Cfg128x176>("gemm_fp8.wgmma_tma.128x176x128_s5");
-
 }  // namespace
-
-KPORT_REGISTER_KERNEL(k_inst_128x128);
-KPORT_REGISTER_KERNEL(k_inst_128x64);
-KPORT_REGISTER_KERNEL(k_inst_128x128_c2);
-KPORT_REGISTER_KERNEL(k_inst_128x128_ov);
-KPORT_REGISTER_KERNEL(k_inst_128x128_c2_ov);
-KPORT_REGISTER_KERNEL(k_inst_128x256_fast);
-KPORT_REGISTER_KERNEL(k_inst_128x256_fast_c2);
-KPORT_REGISTER_KERNEL(k_inst_128x64_ov);
-KPORT_REGISTER_KERNEL(k_inst_128x192);
-KPORT_REGISTER_KERNEL(k_inst_128x192_c2);
-KPORT_REGISTER_KERNEL(k_inst_128x160);
-KPORT_REGISTER_KERNEL(k_inst_128x176);
-
 }  // namespace kport::kernels::gemm_fp8_wgmma_tma
