@@ -69,6 +69,12 @@ TEST(HarnessFp8, GridsHoldThePeerShapesEdgesAndRefusedK) {
     EXPECT_TRUE(has(bench, 4096, 7168, 16384, scale));
     EXPECT_TRUE(has(bench, 4096, 4096, 7168, scale));
     EXPECT_TRUE(has(bench, 64, 7168, 16384, scale));
+    // Decode batches across N and K: one decode shape answered them all, and under one
+    // wave the fastest tile changes with N.
+    EXPECT_TRUE(has(bench, 1, 4096, 7168, scale));
+    EXPECT_TRUE(has(bench, 8, 2112, 7168, scale));
+    EXPECT_TRUE(has(bench, 32, 7168, 2048, scale));
+    EXPECT_TRUE(has(bench, 256, 7168, 16384, scale));
     EXPECT_TRUE(has(check, 4096, 7168, 16384, scale));  // every bench shape is checked
     EXPECT_TRUE(has(check, 127, 255, 128, scale));      // odd M and N
     EXPECT_TRUE(has(check, 33, 4104, 528, scale));      // K % 128 != 0: block128 refuses
