@@ -220,7 +220,7 @@ std::vector<Shape> bench_grid(Family family) {
         for (const auto& mnk : {std::array<int, 3>{4096, 7168, 16384}, std::array<int, 3>{4096, 4096, 7168},
                                 std::array<int, 3>{4096, 2112, 7168}, std::array<int, 3>{8192, 8192, 8192},
                                 std::array<int, 3>{64, 7168, 16384}, std::array<int, 3>{128, 4096, 7168},
-                                std::array<int, 3>{1, 4096, 7168}, std::array<int, 3>{16, 2112, 7168},
+                                std::array<int, 3>{1, 4096, 7168}, std::array<int, 3>{8, 2112, 7168},
                                 std::array<int, 3>{32, 7168, 2048}, std::array<int, 3>{256, 7168, 16384}})
           grid.push_back(fp8_shape(mnk[0], mnk[1], mnk[2], scale));
       break;
