@@ -213,8 +213,8 @@ std::vector<Shape> bench_grid(Family family) {
     case Family::gemm_fp8:
       // The fp8 peers' shapes (H200-BASELINES): prefill projections of a 7168-hidden model,
       // a square and decode batches, in each scaling mode. Decode batches from 1 to 256 rows
-      // across narrow and wide N and short and long K: under one wave of tiles the tile that
-      // gives the most CTAs wins, and a single decode shape answered all of them (the 128x128
+      // across narrow and wide N and short and long K: under one wave of tiles the fastest
+      // tile changes with N and K, and a single decode shape answered all of them (the 128x128
       // tile's figure there stood in for shapes where the 128x64 tile was 26-37 % faster).
       for (int scale : {0, 1, 2})
         for (const auto& mnk : {std::array<int, 3>{4096, 7168, 16384}, std::array<int, 3>{4096, 4096, 7168},
