@@ -60,6 +60,7 @@ json::value to_json(const db::KernelInstance& k) {
     dtypes = std::move(a);
   }
   return json::object{{"name", k.name},
+                      {"repo", k.repo},
                       {"family", k.family},
                       {"variant", k.variant},
                       {"features", raw(k.features_json)},

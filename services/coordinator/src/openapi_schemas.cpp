@@ -135,6 +135,9 @@ void catalog(json::object& s) {
   s["TargetInput"] =
       body({{"arch", str()}, opt("features", any_json()), opt("toolkit", str()), opt("check_arches", strings())});
   s["KernelInstance"] = obj({{"name", str()},
+                             {"repo", describe(str(),
+                                               "the library (repository) that published it; empty for an "
+                                               "operator's upload. A name is unique within its library")},
                              {"family", str()},
                              {"variant", str()},
                              {"features", any_json()},
@@ -214,6 +217,10 @@ void catalog(json::object& s) {
   s["FamilyStageCounts"] = extend(s["StageCounts"], {{"family", str()}});
   s["Bringup"] = obj({{"target", ref("Target")},
                       {"commit", describe(nullable(str()), "the stage commit; null before any build")},
+                      {"repo", describe(nullable(str()),
+                                        "the library (repository) the stages are of: the one asked for, else the "
+                                        "stage commit's; null before any build")},
+                      {"repositories", describe(strings(), "every library with a build of the target")},
                       {"progress", ref("StageCounts")},
                       {"families", arr(ref("FamilyStageCounts"))},
                       {"variants", arr(obj({{"family", str()},
@@ -651,8 +658,15 @@ void best(json::object& s) {
             arr(obj({{"instance", str()}, {"variant", str()}, {"reason", str()}, {"evidence", ref("BestEvidence")}})),
             "instances whose newest result on that GPU model failed, crashed, timed out, was "
             "unsupported or untimed")},
-       {"query",
-        obj({{"gpu", str()}, {"op", str()}, {"dtype", str()}, {"shape", str()}, {"arch", str()}, {"target", str()}})},
+       {"query", obj({{"gpu", str()},
+                      {"op", str()},
+                      {"dtype", str()},
+                      {"shape", str()},
+                      {"arch", str()},
+                      {"target", str()},
+                      {"repo", describe(str(),
+                                        "the library (repository) the answer is of: the one asked about, else the one "
+                                        "the evidence is of; empty when no library's")}})},
        opt("measure", describe(obj({{"requests", str()}, {"body", ref("MeasureRequestInput")}, {"list", str()}}),
                                "present when the answer is not a measurement at the exact shape asked (on a GPU model "
                                "kport knows): how to have it measured"))});
@@ -780,6 +794,8 @@ void dashboard(json::object& s) {
   s["DashboardTarget"] = obj(
       {{"target", obj({{"name", str()}, {"arch", str()}, {"toolkit", str()}, {"is_new", boolean()}})},
        {"commit", nullable(str())},
+       {"repo", describe(nullable(str()), "the library (repository) the page is of; null before any build")},
+       {"repositories", describe(strings(), "every library with a build of the target")},
        {"check_arches", strings()},
        {"progress", ref("StageCounts")},
        {"families", arr(ref("FamilyStageCounts"))},

@@ -44,6 +44,9 @@ struct KernelInstance {
   // The dtypes it runs, as the harness lists them ("bf16", "fp16", "fp32"); nullopt when
   // the publisher did not say (then only a passing result shows that it runs a dtype).
   std::optional<std::vector<std::string>> dtypes = std::nullopt;
+  // The library (repository) that published it: an instance is named within its library,
+  // so two libraries' instances of one name are two rows. "" for an operator's upload.
+  std::string repo = {};
 };
 
 // A variant of the kernel library with the features it declares, whether or not any
