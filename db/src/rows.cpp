@@ -38,8 +38,8 @@ const char* const k_result_select =
 const char* const k_build_select =
     "SELECT id, job_id, attempt, commit_sha, target, family, variant, status, message,"
     " registers, spill_stores_bytes, spill_loads_bytes, shared_mem_bytes, stack_frame_bytes,"
-    " constant_mem_bytes, instruction_audit_json, artifact_sha256, created_ms, source_path, source_line FROM "
-    "build_records";
+    " constant_mem_bytes, instruction_audit_json, artifact_sha256, created_ms, source_path, source_line,"
+    " harness_env_json FROM build_records";
 
 const char* const k_target_select = "SELECT name, arch, features_json, toolkit, first_seen_ms, is_new FROM targets";
 
@@ -200,6 +200,7 @@ BuildRecord read_build(const Stmt& s) {
   b.created_ms = s.int64(17);
   b.source_path = s.opt_text(18);
   if (auto line = s.opt_int64(19)) b.source_line = static_cast<int>(*line);
+  b.harness_env_json = s.text(20);
   return b;
 }
 

@@ -56,6 +56,16 @@ V any_json() {
                       {"anyOf", json::array{typed("object"), typed("array")}}};
 }
 
+// The environment a library's harness runs with: its manifest's `env`, NAME: value, the
+// placeholders unexpanded.
+V env_map() {
+  return json::object{{"type", "object"},
+                      {"additionalProperties", str()},
+                      {"description",
+                       "the environment the library's harness runs with (its kport.json `env`, placeholders "
+                       "unexpanded); the GPU runner applies it to the harness processes it starts"}};
+}
+
 struct P {
   const char* name;
   V schema;
@@ -347,7 +357,8 @@ void pipelines(json::object& s) {
                                 opt("instruction_audit", any_json()),
                                 opt("artifact", str()),
                                 opt("source_path", describe(str(), "the variant's kernel, relative to the repository")),
-                                opt("source_line", describe(integer(), "the line of its first __global__"))});
+                                opt("source_line", describe(integer(), "the line of its first __global__")),
+                                opt("harness_env", env_map())});
   s["BuildRecordsInput"] = body({{"attempt", integer()}, {"records", arr(ref("BuildRecordInput"))}});
   s["Stored"] = obj({{"stored", integer()}, {"duplicates", integer()}, {"ids", integers()}});
 }
@@ -468,6 +479,7 @@ void results(json::object& s) {
                           {"artifact", nullable(str())},
                           {"source_path", nullable(str())},
                           {"source_line", nullable(integer())},
+                          {"harness_env", env_map()},
                           {"created", when()}});
   s["Artifact"] = obj(
       {{"sha256", str()}, {"size", integer()}, {"name", str()}, {"kind", str()}, {"created", when()}, {"url", str()}});

@@ -14,11 +14,13 @@
 #include <sstream>
 
 #include "harness_exec.h"
+#include "publish.h"
 #include "kport/api/job_payload.h"
 #include "kport/api/result_upload.h"
 #include "kport/common/crypto.h"
 #include "kport/common/json_fields.h"
 #include "kport/common/log.h"
+#include "kport/porting/manifest.h"
 #include "kport/runner/answers.h"
 
 namespace kport::runner {
@@ -36,14 +38,33 @@ using json_fields::str;
 // The artifact named by an ok build record of `query`; nullopt when none names one. A
 // lookup that fails or cannot be read is an Error: building locally because a proxy
 // answered with a page would be wrong.
-Result<std::optional<std::string>> harness_artifact(CoordinatorApi& api, const std::string& query) {
+Result<std::optional<BuildHarness>> harness_artifact(CoordinatorApi& api, const std::string& query) {
   const std::string path = "/api/v1/builds?" + query + "&status=ok&limit=200";
   auto page = api.get_text(path);
   if (!page.ok()) return std::move(page).error();
-  auto artifacts = parse_build_artifacts(*page);
+  auto artifacts = parse_build_harnesses(*page);
   if (!artifacts.ok()) return make_error(artifacts.error().code, "GET " + path + ": " + artifacts.error().message);
-  if (artifacts->empty()) return std::optional<std::string>{};
-  return std::optional<std::string>(artifacts->front());
+  if (artifacts->empty()) return std::optional<BuildHarness>{};
+  return std::optional<BuildHarness>(std::move(artifacts->front()));
+}
+
+// The library's environment for its harness processes on this runner, NAME=value: the
+// placeholders read {target} and {arch} of the job, and {build_dir} and {source_dir} the
+// folder the harness lies in (a GPU runner has no checkout). invalid_argument naming the
+// variable when a value does not expand.
+Result<std::vector<std::string>> library_env(const std::map<std::string, std::string>& env,
+                                             const std::filesystem::path& harness, const std::string& target) {
+  const std::string folder = harness.parent_path().string();
+  const porting::Placeholders values{target, porting::cuda_arch_of(target), folder, folder};
+  std::vector<std::string> out;
+  for (const auto& [name, value] : env) {
+    auto v = porting::expand(value, values);
+    if (!v.ok())
+      return make_error(Errc::invalid_argument,
+                        "the library's env." + name + " (kport.json) does not expand: " + v.error().message);
+    out.push_back(name + "=" + *v);
+  }
+  return out;
 }
 
 json::array string_array(const std::vector<std::string>& v) {
@@ -171,7 +192,7 @@ Result<CheckHandler::HarnessFile> CheckHandler::harness_for(CoordinatorApi& api,
                                                             const std::atomic<bool>& cancel, const LogFn& log) {
   // The build this check depends on names the artifact; a check with no build (queued
   // directly) takes any ok build of its commit and target.
-  std::optional<std::string> found;
+  std::optional<BuildHarness> found;
   if (job.depends_on) {
     auto by_job = harness_artifact(api, "job=" + std::to_string(*job.depends_on));
     if (!by_job.ok()) return std::move(by_job).error();
@@ -182,7 +203,11 @@ Result<CheckHandler::HarnessFile> CheckHandler::harness_for(CoordinatorApi& api,
     if (!by_commit.ok()) return std::move(by_commit).error();
     found = std::move(*by_commit);
   }
-  if (found) return cached_harness(api, *found, job.target, log);
+  if (found) {
+    auto file = cached_harness(api, found->sha256, job.target, log);
+    if (file.ok()) file->env = std::move(found->env);
+    return file;
+  }
   log("no harness artifact for " + job.commit.substr(0, 12) + " " + job.target + "; building it here");
   if (!m_toolkit_probed) {
     auto listing = porting::make_nvcc_probe(m_s.nvcc_probe)->probe();
@@ -208,7 +233,7 @@ Result<CheckHandler::HarnessFile> CheckHandler::harness_for(CoordinatorApi& api,
         sha.substr(0, 12) + ", which the coordinator cannot serve");
   else
     log("uploaded the locally built harness, sha256 " + sha.substr(0, 12));
-  return HarnessFile{built->report.harness, sha};
+  return HarnessFile{built->report.harness, sha, manifest_env(built->kernels_dir)};
 }
 
 JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel,
@@ -223,7 +248,19 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
 
   HarnessOptions ho;
   ho.harness = harness_path->path;
+  // The runner's GPU pinning first: the first of two entries of a name is the one a
+  // process reads, so a library's env cannot move its harness to another GPU.
   ho.env = gpu_env();
+  std::vector<std::string> library_vars;
+  if (!harness_path->env.empty()) {
+    auto extra = library_env(harness_path->env, harness_path->path, job.target);
+    if (!extra.ok()) return failed(extra.error().message);
+    library_vars = std::move(*extra);
+    std::string names;
+    for (const auto& e : library_vars) names += (names.empty() ? "" : ", ") + e.substr(0, e.find('='));
+    log("the library's environment for its harness (kport.json env): " + names);
+    ho.env.insert(ho.env.end(), library_vars.begin(), library_vars.end());
+  }
   ho.kernel_timeout_s = m_s.kernel_timeout_s;
   ho.process_timeout = m_s.process_timeout;
   ho.sampling = m_s.sampling;
@@ -311,6 +348,12 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
       {"telemetry_before", read_telemetry(m_s.nvidia_smi, m_s.gpu.uuid, m_s.env ? *m_s.env : Env::system())},
       {"kernel_timeout_s", m_s.kernel_timeout_s}};
   if (const auto* ck = obj(*device, "clock")) env_base["clock_at_start"] = *ck;
+  if (!library_vars.empty()) {
+    // A repro command runs the harness with the library's env, as this runner did.
+    json::object vars;
+    for (const auto& e : library_vars) vars[e.substr(0, e.find('='))] = e.substr(e.find('=') + 1);
+    env_base["reproduce"].as_object()["env"] = std::move(vars);
+  }
   std::map<std::string, int> counts;
   std::vector<std::string> problems;
   // Uploads in batches, so no request body grows with the grid.

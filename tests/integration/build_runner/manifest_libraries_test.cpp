@@ -22,8 +22,11 @@ using boost::json::object;
 
 // A command-protocol library named `name` whose harness lists `instances` of rmsnorm:
 // (variant, instance, width) each.
+// With `mode`, the manifest's env sets NORM_MODE to "{target}-<mode>", and the harness
+// lists nothing unless it runs with exactly that.
 void write_norm_library(const std::filesystem::path& root, const std::string& name,
-                        const std::vector<std::tuple<std::string, std::string, int>>& instances) {
+                        const std::vector<std::tuple<std::string, std::string, int>>& instances,
+                        const std::string& mode = "") {
   std::string variants, declared;
   std::set<std::string> seen;
   for (const auto& [variant, instance, width] : instances) {
@@ -41,8 +44,13 @@ void write_norm_library(const std::filesystem::path& root, const std::string& na
   write_file(root / "harness" / "kport_harness.py", R"(#!/usr/bin/env python3
 # The library's harness: speaks the protocol's list; GPU commands answer no_device here.
 import json
+import os
 import sys
 
+MODE = ")" + (mode.empty() ? std::string() : "sm_90a-" + mode) + R"("
+if MODE and os.environ.get("NORM_MODE") != MODE:
+    print(json.dumps({"error": {"code": "bad_environment", "message": "NORM_MODE is not " + MODE}}))
+    sys.exit(2)
 if len(sys.argv) > 1 and sys.argv[1] == "list":
     print(json.dumps({"target": "sm_90a", "variants": [)" +
                                                         variants + R"(], "instance_count": )" +
@@ -61,7 +69,8 @@ sys.exit(3)
   "targets": ["sm_90a"],
   "variants": [
     )" + declared + R"(
-  ]
+  ])" + (mode.empty() ? std::string() : ",\n  \"env\": {\"NORM_MODE\": \"{target}-" + mode + "\"}") +
+                                     R"(
 }
 )");
 }
@@ -164,7 +173,7 @@ const std::string k_best = "/api/v1/best?gpu=NVIDIA%20H200&op=rmsnorm&dtype=bf16
 TEST_F(Libraries, TwoLibrariesKeepTheirInstancesBringUpAndBestAnswersApart) {
   add_target("sm_90a", "9.0");
   const std::string a = make_library("norm-a", [](const std::filesystem::path& root) {
-    write_norm_library(root, "norm-a", {{"rows", "rmsnorm.rows.w128", 128}});
+    write_norm_library(root, "norm-a", {{"rows", "rmsnorm.rows.w128", 128}}, "fast");
   });
   const std::string b = make_library("norm-b", [](const std::filesystem::path& root) {
     write_norm_library(root, "norm-b", {{"rows", "rmsnorm.rows.w128", 512}, {"tiled", "rmsnorm.tiled.t4", 4}});
@@ -175,6 +184,16 @@ TEST_F(Libraries, TwoLibrariesKeepTheirInstancesBringUpAndBestAnswersApart) {
   const std::int64_t build_b = queue_build(b, "norm-b");
   ASSERT_EQ(wait_job(build_b).at("status"), "succeeded") << runner_output();
 
+  // norm-a's env reached its harness's list (it lists nothing without it), and its build
+  // records carry it for the GPU runner; norm-b declares none.
+  auto records_a = get("/api/v1/builds?job=" + std::to_string(build_a));
+  ASSERT_EQ(records_a.status, 200) << records_a.raw;
+  ASSERT_FALSE(records_a.body.at("items").as_array().empty()) << records_a.raw;
+  for (const auto& r : records_a.body.at("items").as_array())
+    EXPECT_EQ(r.at("harness_env"), (object{{"NORM_MODE", "{target}-fast"}})) << records_a.raw;
+  auto records_b = get("/api/v1/builds?job=" + std::to_string(build_b));
+  ASSERT_EQ(records_b.status, 200) << records_b.raw;
+  for (const auto& r : records_b.body.at("items").as_array()) EXPECT_TRUE(r.at("harness_env").as_object().empty());
 
   // One instance name, two libraries: two instances, each with its own config.
   auto kernels = get("/api/v1/kernels?family=rmsnorm");

@@ -44,7 +44,8 @@ class GpuRunnerTest : public BuildRunnerTest {
 
   // Queues a pipeline for sm_90a and plays the build runner: the stand-in harness goes
   // up as the build's artifact. Returns the spawned check job's id.
-  std::int64_t build_with_stand_in(const std::string& sha) {
+  // `harness_env`: the library's env its build records carry (kport.json `env`).
+  std::int64_t build_with_stand_in(const std::string& sha, const json::object& harness_env = {}) {
     add_target("sm_90a", "9.0");
     auto p = start_pipeline(sha);
     std::string builder = register_runner("builder", "build");
@@ -63,6 +64,7 @@ class GpuRunnerTest : public BuildRunnerTest {
                         bytes.str(), builder, "application/octet-stream");
     EXPECT_EQ(put.status, 201) << put.raw;
     json::object rec{{"family", "gemm"}, {"variant", "good"}, {"status", "ok"}, {"artifact", hash}};
+    if (!harness_env.empty()) rec["harness_env"] = harness_env;
     auto b = post("/api/v1/jobs/" + std::to_string(build_id) + "/builds",
                   json::object{{"attempt", attempt}, {"records", json::array{rec}}}, builder);
     EXPECT_EQ(b.status, 200) << b.raw;
@@ -443,6 +445,50 @@ TEST_F(GpuRunnerTest, ThePrintedReproduceCommandReplaysTheRunnersInputsAndFlags)
 // A shape a user asked kport to measure (POST /api/v1/best/requests): the runner checks and
 // times exactly that case on every instance of the family, and /best then answers it as
 // measured at that very shape.
+// The library's kport.json env reaches every harness process the GPU runner starts, its
+// placeholders expanded there: here it narrows the stand-in to its one good instance
+// (list, check and bench all see it) and names the file each process records its call in.
+TEST_F(GpuRunnerTest, TheLibrarysEnvironmentReachesTheHarnessProcessesOnTheGpuRunner) {
+  std::string sha = commit_sha(17);
+  const json::object library_env{{"KPORT_STAND_IN_ONLY", "gemm.good.steady"},
+                                 {"KPORT_STAND_IN_CALLS", "{build_dir}/calls-{target}-{arch}"}};
+  std::int64_t check = build_with_stand_in(sha, library_env);
+  ASSERT_GT(check, 0);
+  auto records = get("/api/v1/builds?commit=" + sha);
+  ASSERT_EQ(records.status, 200) << records.raw;
+  EXPECT_EQ(records.body.at("items").at(0).at("harness_env"), library_env) << records.raw;
+  start_gpu_runner("with-env");
+  auto job = wait_job(check, std::chrono::seconds(120));
+  // Without the env, the stand-in's failing and crashing instances would fail the job.
+  ASSERT_EQ(job.at("status").as_string(), "succeeded") << json::serialize(job) << runner_output();
+  auto res = results_of(sha);
+  ASSERT_FALSE(res.empty());
+  for (const auto& [key, r] : res) EXPECT_EQ(r.at("instance").as_string(), "gemm.good.steady") << key;
+
+  // {build_dir} is the folder the runner keeps the harness in; check and bench both ran with it.
+  const std::string harness_sha = crypto::sha256_hex(slurp(KPORT_STAND_IN_HARNESS));
+  const fs::path calls = dir.path() / "work-with-env" / "gpu0" / "harness" / harness_sha / "calls-sm_90a-90a";
+  ASSERT_TRUE(fs::exists(calls)) << runner_output();
+  auto runs = calls_in(slurp(calls));
+  bool checked = false, timed = false;
+  for (const auto& c : runs) {
+    checked = checked || c.args.at(0) == "check";
+    timed = timed || c.args.at(0) == "bench";
+  }
+  EXPECT_TRUE(checked && timed) << slurp(calls);
+  EXPECT_NE(
+      runner_output().find(
+          "the library's environment for its harness (kport.json env): KPORT_STAND_IN_CALLS, KPORT_STAND_IN_ONLY"),
+      std::string::npos)
+      << runner_output();
+  // A result's repro command runs the harness with the same env.
+  auto one = get("/api/v1/results/" + std::to_string(res.begin()->second.at("id").as_int64()));
+  ASSERT_EQ(one.status, 200) << one.raw;
+  const std::string bench(one.body.at("reproduce").at("bench").as_string());
+  EXPECT_NE(bench.find("KPORT_STAND_IN_ONLY=gemm.good.steady ./kport-harness-sm_90a bench"), std::string::npos)
+      << bench;
+}
+
 TEST_F(GpuRunnerTest, AMeasureRequestIsCheckedAndTimedAtExactlyTheAskedShape) {
   ::setenv("KPORT_STAND_IN_ONLY", "gemm.good.steady", 1);
   fs::path calls = dir.path() / "calls";

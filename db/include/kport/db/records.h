@@ -219,6 +219,9 @@ struct BuildRecord {
   // first __global__), when the build runner found it (migration 0016).
   std::optional<std::string> source_path;
   std::optional<int> source_line;
+  // The environment the library's harness runs with, {"NAME": "value"} with its
+  // placeholders unexpanded (the manifest's `env`; migration 0021); "{}" when none.
+  std::string harness_env_json = "{}";
   std::int64_t created_ms = 0;  // set by the store
 };
 

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -93,6 +94,9 @@ class CheckHandler : public JobHandler {
   struct HarnessFile {
     std::filesystem::path path;
     std::string sha256;  // what the artifact store serves it by
+    // The environment its library's manifest gives it (`env`, placeholders unexpanded),
+    // as its build recorded it.
+    std::map<std::string, std::string> env = {};
   };
   Result<HarnessFile> harness_for(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel,
                                   const LogFn& log);
