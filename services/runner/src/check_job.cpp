@@ -118,6 +118,26 @@ api::ResultUpload result_upload(const CaseOutcome& o, const GpuInfo& gpu, const 
   return r;
 }
 
+// The results of a batch of `size` a refusal names ("field 'results[3].shape': ..."),
+// ascending; empty when it is no refusal of single results (the batch as a whole, the
+// lease, the network), which fails the upload.
+std::vector<std::size_t> refused_results(const Error& e, std::size_t size) {
+  std::set<std::size_t> out;
+  if (e.code != Errc::invalid_argument) return {};
+  static constexpr std::string_view k_mark = "field 'results[";
+  for (auto at = e.message.find(k_mark); at != std::string::npos; at = e.message.find(k_mark, at + 1)) {
+    std::size_t i = 0, p = at + k_mark.size();
+    bool digits = false;
+    while (p < e.message.size() && e.message[p] >= '0' && e.message[p] <= '9' && i < size) {
+      i = i * 10 + static_cast<std::size_t>(e.message[p++] - '0');
+      digits = true;
+    }
+    if (!digits || p >= e.message.size() || e.message[p] != ']' || i >= size) return {};
+    out.insert(i);
+  }
+  return {out.begin(), out.end()};
+}
+
 }  // namespace
 
 std::vector<std::string> CheckHandler::gpu_env() const {
@@ -355,16 +375,30 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
     env_base["reproduce"].as_object()["env"] = std::move(vars);
   }
   std::map<std::string, int> counts;
-  std::vector<std::string> problems;
-  // Uploads in batches, so no request body grows with the grid.
+  std::vector<std::string> problems, refused;
+  // Uploads in batches, so no request body grows with the grid. The coordinator stores a
+  // batch whole or refuses it naming each result it will not take (a shape its family
+  // does not have): those are left out and the rest sent again, so one wrong case costs
+  // only its own figure; the job then fails naming them.
   auto upload = [&](const std::vector<const CaseOutcome*>& which,
                     const std::string& what) -> std::optional<JobOutcome> {
     for (std::size_t i = 0; i < which.size(); i += 100) {
       std::vector<api::ResultUpload> docs;
       for (std::size_t j = i; j < std::min(which.size(), i + 100); ++j)
         docs.push_back(result_upload(*which[j], m_s.gpu, job.commit, toolkit, env_base));
-      if (auto st = api.post_results(job.id, job.attempt, std::move(docs)); !st.ok())
-        return failed(what + ", but the upload failed: " + st.error().message, true);
+      while (!docs.empty()) {
+        auto st = api.post_results(job.id, job.attempt, docs);
+        if (st.ok()) break;
+        const std::vector<std::size_t> bad = refused_results(st.error(), docs.size());
+        if (bad.empty()) return failed(what + ", but the upload failed: " + st.error().message, true);
+        log("the coordinator refused " + std::to_string(bad.size()) + " result(s); sending the other " +
+            std::to_string(docs.size() - bad.size()) + " again: " + st.error().message);
+        for (auto k = bad.rbegin(); k != bad.rend(); ++k) {
+          const auto& d = docs[*k];
+          refused.push_back(d.instance + " " + d.dtype + " " + d.shape);
+          docs.erase(docs.begin() + static_cast<std::ptrdiff_t>(*k));
+        }
+      }
     }
     return std::nullopt;
   };
@@ -495,6 +529,13 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
   log(timing);
   std::string summary;
   for (const auto& [status, n] : counts) summary += (summary.empty() ? "" : ", ") + std::to_string(n) + " " + status;
+  if (!refused.empty()) {
+    std::string reason = std::to_string(refused.size()) +
+                         " result(s) refused by the coordinator, their shapes not of their family (the job's log "
+                         "has its answer; the other results are stored): ";
+    for (std::size_t i = 0; i < refused.size() && i < 12; ++i) reason += (i ? "; " : "") + refused[i];
+    return failed(reason);
+  }
   int bad = counts["failed"] + counts["crashed"] + counts["timeout"];
   if (bad > 0) {
     std::string reason = std::to_string(bad) + " case(s) did not pass on " + m_s.gpu.name + " (" + summary + "): ";

@@ -37,8 +37,8 @@ class GpuRunnerTest : public BuildRunnerTest {
     lease_seconds = 4;
   }
   void TearDown() override {
-    for (const char* v :
-         {"KPORT_STAND_IN_SICK", "KPORT_STAND_IN_ONLY", "KPORT_STAND_IN_BENCH_MS", "KPORT_STAND_IN_CALLS"})
+    for (const char* v : {"KPORT_STAND_IN_SICK", "KPORT_STAND_IN_ONLY", "KPORT_STAND_IN_BENCH_MS",
+                          "KPORT_STAND_IN_CALLS", "KPORT_STAND_IN_EXTRA_SHAPE"})
       ::unsetenv(v);
   }
 
@@ -487,6 +487,38 @@ TEST_F(GpuRunnerTest, TheLibrarysEnvironmentReachesTheHarnessProcessesOnTheGpuRu
   const std::string bench(one.body.at("reproduce").at("bench").as_string());
   EXPECT_NE(bench.find("KPORT_STAND_IN_ONLY=gemm.good.steady ./kport-harness-sm_90a bench"), std::string::npos)
       << bench;
+}
+
+// A harness whose grid holds a shape its family does not have (gemm without k): the
+// coordinator refuses that result, naming it, and stores nothing of its batch; the
+// runner sends the rest again, so every other figure is kept, and the job fails naming
+// the refused case.
+TEST_F(GpuRunnerTest, AResultWhoseShapeIsNotOfItsFamilyIsRefusedAndTheRestOfItsBatchKept) {
+  ::setenv("KPORT_STAND_IN_ONLY", "gemm.good.steady", 1);
+  ::setenv("KPORT_STAND_IN_EXTRA_SHAPE", "m=64,n=64", 1);
+  std::string sha = commit_sha(19);
+  std::int64_t check = build_with_stand_in(sha);
+  ASSERT_GT(check, 0);
+  start_gpu_runner("refused");
+  auto job = wait_job(check, std::chrono::seconds(120));
+  ASSERT_EQ(job.at("status").as_string(), "failed") << json::serialize(job) << runner_output();
+  EXPECT_EQ(job.at("attempt").to_number<std::int64_t>(), 1) << "a wrong shape is the harness's: no retry";
+  const std::string why(job.at("failure_reason").as_string());
+  EXPECT_NE(why.find("1 result(s) refused by the coordinator, their shapes not of their family"), std::string::npos)
+      << why;
+  EXPECT_NE(why.find("gemm.good.steady bf16 m=64,n=64"), std::string::npos) << why;
+  // Every case of the grid is stored, checked and timed; the refused one is not.
+  auto res = results_of(sha);
+  EXPECT_EQ(res.size(), 3u);
+  for (const auto& shape : {k_small, k_mid, k_big}) {
+    ASSERT_TRUE(res.count("gemm.good.steady " + shape)) << shape;
+    EXPECT_EQ(res.at("gemm.good.steady " + shape).at("status").as_string(), "passed") << shape;
+  }
+  EXPECT_NE(runner_output().find("field 'results["), std::string::npos) << runner_output();
+  EXPECT_NE(runner_output().find("].shape': 'm=64,n=64' is not a shape of gemm: shape has no 'k' (gemm shapes are "
+                                 "m,n,k)"),
+            std::string::npos)
+      << runner_output();
 }
 
 TEST_F(GpuRunnerTest, AMeasureRequestIsCheckedAndTimedAtExactlyTheAskedShape) {
