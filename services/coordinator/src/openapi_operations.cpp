@@ -662,9 +662,10 @@ std::vector<Op> operations() {
        "drivers they come from: the versioned, checksummed document kport-dispatch loads to answer offline by the "
        "same rule",
        read,
-       {q_required("gpu", str(), "GPU model, e.g. NVIDIA H200")},
+       {q_required("gpu", str(), "GPU model, e.g. NVIDIA H200"),
+        q("repo", str(), "the library (repository) whose instances to hand out; needed where several run an op")},
        {},
-       {ok(200, "DispatchSnapshot"), err(404, "not_found: a GPU model kport has never seen")}});
+       {ok(200, "DispatchSnapshot"), err(404, "not_found: a GPU model kport has never seen, an unknown repository")}});
   // ---- routes_artifacts.cpp ----
   add({"put",
        "/api/v1/artifacts/{sha256}",

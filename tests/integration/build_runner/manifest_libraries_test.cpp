@@ -7,6 +7,7 @@
 // and nothing of the other.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -47,7 +48,8 @@ import json
 import os
 import sys
 
-MODE = ")" + (mode.empty() ? std::string() : "sm_90a-" + mode) + R"("
+MODE = ")" + (mode.empty() ? std::string() : "sm_90a-" + mode) +
+                                                        R"("
 if MODE and os.environ.get("NORM_MODE") != MODE:
     print(json.dumps({"error": {"code": "bad_environment", "message": "NORM_MODE is not " + MODE}}))
     sys.exit(2)
@@ -70,7 +72,7 @@ sys.exit(3)
   "variants": [
     )" + declared + R"(
   ])" + (mode.empty() ? std::string() : ",\n  \"env\": {\"NORM_MODE\": \"{target}-" + mode + "\"}") +
-                                     R"(
+                                      R"(
 }
 )");
 }
@@ -243,6 +245,21 @@ TEST_F(Libraries, TwoLibrariesKeepTheirInstancesBringUpAndBestAnswersApart) {
   EXPECT_EQ(unknown.status, 404) << unknown.raw;
   EXPECT_NE(unknown.raw.find("repository 'norm-c' is not known to kport (known: norm-a, norm-b;"), std::string::npos)
       << unknown.raw;
+
+  // A dispatch snapshot hands out one library's instances per op and dtype.
+  auto snap_mixed = get("/api/v1/dispatch/snapshot?gpu=NVIDIA%20H200");
+  ASSERT_EQ(snap_mixed.status, 400) << snap_mixed.raw;
+  EXPECT_NE(snap_mixed.raw.find("op rmsnorm bf16 on NVIDIA H200 has instances of several libraries (repositories "
+                                "'norm-a', 'norm-b')"),
+            std::string::npos)
+      << snap_mixed.raw;
+  auto snap_b = get("/api/v1/dispatch/snapshot?gpu=NVIDIA%20H200&repo=norm-b");
+  ASSERT_EQ(snap_b.status, 200) << snap_b.raw;
+  std::vector<std::int64_t> handed;
+  for (const auto& t : snap_b.body.at("tables").as_array())
+    for (const auto& f : t.at("figures").as_array()) handed.push_back(f.at("result_id").to_number<std::int64_t>());
+  std::sort(handed.begin(), handed.end());
+  EXPECT_EQ(handed, ids_b) << snap_b.raw;
 
   // Bring-up per library: each board holds its own variants and figures only.
   auto up_a = get("/api/v1/targets/sm_90a/bringup?repo=norm-a");

@@ -458,7 +458,7 @@ class Store {
   // failed deliveries are never pruned. Returns how many were removed.
   Result<std::int64_t> prune_deliveries(std::int64_t finished_before_ms, std::int64_t keep);
   // The target's mark (counts_json empty when the webhooks were never told of it).
-  Result<BringupMark> bringup_mark(std::string_view target);
+  Result<BringupMark> bringup_mark(std::string_view target, std::string_view repo = {});
   // Replaces the target's mark and enqueues `deliveries` (webhooks) with it, in one
   // transaction.
   Status put_bringup_mark(const BringupMark& mark, const std::vector<NewDelivery>& deliveries);
