@@ -255,4 +255,10 @@ test('a target two libraries build shows one library at a time, linking to the o
     assert.equal(await page.locator('tr[data-variant="gemm.simt"]').count(), 0, 'the kernels library is not on its board');
     assert.ok((await page.textContent('#other-libraries')).includes('kernels'), 'and it links back');
   });
+  await visit('overview-two-libraries', '#/', async (page) => {
+    // A row group per library that built the target, each opening its own board.
+    assert.equal(await page.locator('#progress a[href="#/target/sm_90a?repo=norm-lib"]').count(), 1);
+    assert.equal(await page.locator('#progress a[href="#/target/sm_90a?repo=kernels"]').count(), 1);
+    assert.ok((await page.textContent('#progress')).includes('layer'), "norm-lib's family is listed");
+  });
 });

@@ -293,11 +293,12 @@ function targetRows(t) {
   groups.forEach((g, i) => {
     rows.push(h(
       "tr",
-      { class: i === 0 ? "target-row" : "family-row", dataset: { key: `${t.name}/${g.family}` } },
+      { class: i === 0 ? "target-row" : "family-row", dataset: { key: rowKey(t, g) } },
       i === 0 ? h(
         "th",
         { rowspan: groups.length, scope: "rowgroup" },
-        pageLink(`/target/${t.name}`, null, t.name),
+        pageLink(`/target/${t.name}`, t.repo ? { repo: t.repo } : null, t.name),
+        t.repo ? h("div", { class: "library" }, t.repo) : null,
         h("div", { class: "muted" }, `arch ${t.arch}`),
         t.is_new ? h("span", { class: "tag new" }, "new") : null
       ) : null,
@@ -387,7 +388,7 @@ async function render(root2, route) {
     paintRunners(d);
     for (const t of d.targets) {
       for (const g of [{ family: "all", ...t.progress }, ...t.families]) {
-        const row2 = progressBody.querySelector(`tr[data-key="${CSS.escape(`${t.name}/${g.family}`)}"]`);
+        const row2 = progressBody.querySelector(`tr[data-key="${CSS.escape(rowKey(t, g))}"]`);
         if (!row2) continue;
         for (const [key] of STAGES) {
           const cell = row2.querySelector(`td[data-stage="${key}"]`);
@@ -406,7 +407,7 @@ async function render(root2, route) {
     }
   };
 }
-var STAGES;
+var STAGES, rowKey;
 var init_overview = __esm({
   "js/pages/overview.js"() {
     init_dom();
@@ -418,6 +419,7 @@ var init_overview = __esm({
       ["measured", "measured"],
       ["selected_best", "selected"]
     ];
+    rowKey = (t, g) => `${t.name}/${t.repo || ""}/${g.family}`;
   }
 });
 

@@ -788,6 +788,10 @@ void dashboard(json::object& s) {
                                 {"arch", str()},
                                 {"toolkit", str()},
                                 {"is_new", boolean()},
+                                {"repo", describe(nullable(str()),
+                                                  "the library (repository) of the row: a target has one row per "
+                                                  "library that built it, the one built last first; null before "
+                                                  "any build")},
                                 {"progress", ref("StageCounts")},
                                 {"families", arr(ref("FamilyStageCounts"))}}))},
            {"runners",

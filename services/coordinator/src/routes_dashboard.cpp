@@ -65,13 +65,24 @@ Response overview(Context& ctx) {
     auto board = ctx.store->target_board(t.name);
     if (!board.ok()) return http::error_response(board.error());
     if (!*board) continue;
-    const porting::BringupStages stages = stages_of(**board);
-    rows.push_back(json::object{{"name", t.name},
-                                {"arch", t.arch},
-                                {"toolkit", t.toolkit},
-                                {"is_new", t.is_new},
-                                {"progress", counts_json(stages.counts)},
-                                {"families", families_json(stages)}});
+    // One row per library that built the target: the one built last first.
+    std::vector<db::TargetBoard> boards{**board};
+    for (const auto& repo : (*board)->repositories) {
+      if ((*board)->repo == repo) continue;
+      auto other = ctx.store->target_board(t.name, std::nullopt, repo);
+      if (!other.ok()) return http::error_response(other.error());
+      if (*other) boards.push_back(std::move(**other));
+    }
+    for (const auto& b : boards) {
+      const porting::BringupStages stages = stages_of(b);
+      rows.push_back(json::object{{"name", t.name},
+                                  {"arch", t.arch},
+                                  {"toolkit", t.toolkit},
+                                  {"is_new", t.is_new},
+                                  {"repo", b.repo ? json::value(*b.repo) : json::value(nullptr)},
+                                  {"progress", counts_json(stages.counts)},
+                                  {"families", families_json(stages)}});
+    }
   }
   auto runners = ctx.store->list_runners();
   if (!runners.ok()) return http::error_response(runners.error());

@@ -284,6 +284,13 @@ TEST_F(Libraries, TwoLibrariesKeepTheirInstancesBringUpAndBestAnswersApart) {
   EXPECT_EQ(by_commit.body.at("repo"), "norm-a") << by_commit.raw;
   EXPECT_EQ(variants_of(by_commit.body), (std::vector<std::string>{"rmsnorm.rows"})) << by_commit.raw;
   EXPECT_EQ(get("/api/v1/targets/sm_90a/bringup?repo=norm-c").status, 404);
+  auto overview = get("/api/v1/dashboard/overview");
+  ASSERT_EQ(overview.status, 200) << overview.raw;
+  std::vector<std::string> rows;
+  for (const auto& t : overview.body.at("targets").as_array())
+    rows.push_back(std::string(t.at("name").as_string()) + "/" + std::string(t.at("repo").as_string()));
+  EXPECT_EQ(rows, (std::vector<std::string>{"sm_90a/norm-b", "sm_90a/norm-a"}))
+      << "a row per library, the one built last first: " << overview.raw;
   auto page = get("/api/v1/dashboard/targets/sm_90a?repo=norm-a");
   ASSERT_EQ(page.status, 200) << page.raw;
   EXPECT_EQ(page.body.at("repo"), "norm-a") << page.raw;
