@@ -174,6 +174,7 @@ Status CheckHandler::ready() {
   HarnessOptions o;
   o.harness = *m_unhealthy_harness;
   o.env = gpu_env();
+  o.env.insert(o.env.end(), m_unhealthy_env.begin(), m_unhealthy_env.end());
   o.machine = m_s.env;
   Harness h(o, [](const std::string&) {});
   if (auto d = h.device(); !d.ok())
@@ -311,6 +312,7 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
   auto device = harness.device();
   if (!device.ok()) {
     m_unhealthy_harness = harness_path->path;
+    m_unhealthy_env = library_vars;
     m_unhealthy_reason = "GPU " + m_s.gpu.uuid + " failed its health check";
     return failed("GPU " + m_s.gpu.uuid + " is not usable: " + device.error().message, true);
   }
@@ -408,6 +410,7 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
     // fails for good (another attempt gets the same harness), the GPU keeps working.
     if (e.code == Errc::unprocessable) return failed(e.message);
     m_unhealthy_harness = harness_path->path;
+    m_unhealthy_env = library_vars;
     m_unhealthy_reason = e.message;
     return failed(e.message, true);
   };

@@ -276,6 +276,33 @@ TEST_F(GpuRunnerTest, AnUnhealthyGpuGivesTheJobBackAndTakesNoWorkUntilItAnswers)
   EXPECT_EQ(results_of(sha).size(), 18u);
 }
 
+// The same with the sick file named by the library's env: the runner's health check of
+// that harness runs with the env too, so it keeps seeing the GPU sick while the file is
+// there (without it, the check would find no sick file and take work at once).
+TEST_F(GpuRunnerTest, TheHealthCheckOfALibrarysHarnessRunsWithItsEnvironment) {
+  std::string sha = commit_sha(21);
+  std::int64_t check = build_with_stand_in(sha, json::object{{"KPORT_STAND_IN_SICK", "{build_dir}/gpu-sick"}});
+  ASSERT_GT(check, 0);
+  start_gpu_runner("flaky-env");
+  for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+       std::chrono::steady_clock::now() < end;) {
+    if (runner_output().find("not taking work") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ASSERT_NE(runner_output().find("not taking work"), std::string::npos) << runner_output();
+  const fs::path sick = dir.path() / "work-flaky-env" / "gpu0" / "harness" /
+                        crypto::sha256_hex(slurp(KPORT_STAND_IN_HARNESS)) / "gpu-sick";
+  ASSERT_TRUE(fs::exists(sick)) << runner_output();
+  // Still sick a few health checks later: the job waits.
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  EXPECT_EQ(get("/api/v1/jobs/" + std::to_string(check)).body.at("status").as_string(), "queued") << runner_output();
+  EXPECT_EQ(runner_output().find("GPU answers again"), std::string::npos) << runner_output();
+  fs::remove(sick);
+  auto job = wait_job(check, std::chrono::seconds(120));
+  EXPECT_EQ(job.at("attempt").to_number<std::int64_t>(), 2);
+  EXPECT_NE(runner_output().find("GPU answers again"), std::string::npos);
+}
+
 // Only the steady instance, whose bench rounds measure what `medians` says, one line a round.
 void steady_only_with_rounds(const fs::path& script, const std::string& medians) {
   std::ofstream(script) << medians;

@@ -109,6 +109,7 @@ class CheckHandler : public JobHandler {
   bool m_toolkit_probed = false;
   std::optional<std::filesystem::path> m_unhealthy_harness;  // set while the GPU fails its health check
   std::string m_unhealthy_reason;
+  std::vector<std::string> m_unhealthy_env;  // the library's env that harness runs with
 };
 
 }  // namespace kport::runner
