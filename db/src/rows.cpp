@@ -38,8 +38,8 @@ const char* const k_result_select =
 const char* const k_build_select =
     "SELECT id, job_id, attempt, commit_sha, target, family, variant, status, message,"
     " registers, spill_stores_bytes, spill_loads_bytes, shared_mem_bytes, stack_frame_bytes,"
-    " constant_mem_bytes, instruction_audit_json, artifact_sha256, created_ms, source_path, source_line FROM "
-    "build_records";
+    " constant_mem_bytes, instruction_audit_json, artifact_sha256, created_ms, source_path, source_line,"
+    " harness_env_json FROM build_records";
 
 const char* const k_target_select = "SELECT name, arch, features_json, toolkit, first_seen_ms, is_new FROM targets";
 
@@ -165,9 +165,9 @@ Status insert_result(Connection& c, const ResultRecord& r, std::int64_t now) {
       "INSERT INTO results(job_id, attempt, commit_sha, target, family, variant, instance, dtype, shape, toolkit,"
       " runner_id, gpu_model, gpu_uuid, arch, driver, sm_clock_mhz, env_json, status, message, max_abs_err,"
       " max_rel_err, normwise_rel_err, nan_inf_count, tolerance, seed, median_us, stddev_us, samples, tflops,"
-      " gbps, baseline_name, baseline_median_us, ratio, created_ms, unstable, samples_dropped, metrics_json) VALUES"
-      " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23,"
-      " ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37)");
+      " gbps, baseline_name, baseline_median_us, ratio, created_ms, unstable, samples_dropped, metrics_json, repo)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,"
+      " ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, " KPORT_ROW_REPO_EXPR ")");
   if (!s) return std::move(s).error();
   s->bind_all(r.job_id, r.attempt, r.commit_sha, r.target, r.family, r.variant, r.instance, r.dtype, r.shape, r.toolkit,
               r.runner_id, r.gpu_model, r.gpu_uuid, r.arch, r.driver, r.sm_clock_mhz,
@@ -200,6 +200,7 @@ BuildRecord read_build(const Stmt& s) {
   b.created_ms = s.int64(17);
   b.source_path = s.opt_text(18);
   if (auto line = s.opt_int64(19)) b.source_line = static_cast<int>(*line);
+  b.harness_env_json = s.text(20);
   return b;
 }
 
@@ -235,8 +236,8 @@ Status check_limit(int limit) {
 const char* const k_candidate_select =
     "SELECT b.gpu_model, b.arch, b.family, b.dtype, b.shape, s.dims_json, b.instance, b.variant, b.target,"
     " b.commit_sha, b.commit_ms, b.status, b.driver, b.median_us, b.stddev_us, b.samples, b.tflops, b.gbps,"
-    " b.ratio, b.baseline_median_us, b.unstable, b.result_id, b.passed_count, b.results_count, b.measured_ms"
-    " FROM best_candidates b JOIN shapes s ON s.shape = b.shape";
+    " b.ratio, b.baseline_median_us, b.unstable, b.result_id, b.passed_count, b.results_count, b.measured_ms,"
+    " b.repo FROM best_candidates b JOIN shapes s ON s.shape = b.shape";
 
 BestCandidate read_candidate(const Stmt& s) {
   BestCandidate b;
@@ -267,6 +268,7 @@ BestCandidate read_candidate(const Stmt& s) {
   b.passed_count = s.int64(c++);
   b.results_count = s.int64(c++);
   b.measured_ms = s.int64(c++);
+  b.repo = s.text(c++);
   return b;
 }
 

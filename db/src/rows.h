@@ -23,6 +23,12 @@ namespace kport::db::detail {
   " AND (j.gpu_model IS NULL OR r.gpu_model = j.gpu_model))"            \
   " THEN 'awaiting_runner' ELSE j.status END"
 
+// The library (repository) a job's row belongs to, in an INSERT whose ?1 is the job id
+// and ?3 the commit: the job's pipeline's repository, else the commit's, else ''.
+#define KPORT_ROW_REPO_EXPR                                                                                    \
+  "coalesce((SELECT nullif(p.repo, '') FROM jobs j JOIN pipelines p ON p.id = j.pipeline_id WHERE j.id = ?1)," \
+  " (SELECT r.name FROM commits c JOIN repositories r ON r.id = c.repo_id WHERE c.sha = ?3), '')"
+
 // Job rows: ?1 must be bound to the "online since" time (now - runner_online_ms), which
 // the derived awaiting_runner status needs.
 extern const char* const k_job_select;

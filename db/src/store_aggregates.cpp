@@ -166,15 +166,17 @@ Result<std::vector<std::string>> Store::best_instances(std::string_view gpu_mode
   });
 }
 
-Result<std::vector<BuiltInstance>> Store::built_variants(std::string_view target, std::string_view family) {
+Result<std::vector<BuiltInstance>> Store::built_variants(std::string_view target, std::string_view family,
+                                                         const std::optional<std::string>& repo) {
   return m_impl->read<std::vector<BuiltInstance>>([&](Connection& c) -> Result<std::vector<BuiltInstance>> {
     // SQLite takes the bare columns of an aggregate query from the row holding max(id):
     // the latest build record of each variant.
     auto s = c.prepare(
         "SELECT target, family, variant, commit_sha, id, created_ms, status, max(id) FROM build_records"
-        " WHERE target = ?1 AND (?2 = '' OR family = ?2) GROUP BY family, variant ORDER BY family, variant");
+        " WHERE target = ?1 AND (?2 = '' OR family = ?2) AND (?3 IS NULL OR repo IN (?3, ''))"
+        " GROUP BY family, variant ORDER BY family, variant");
     if (!s) return std::move(s).error();
-    s->bind_all(target, family);
+    s->bind_all(target, family, repo);
     std::vector<BuiltInstance> out;
     for (;;) {
       auto row = s->step();

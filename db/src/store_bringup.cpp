@@ -32,13 +32,25 @@ Status each_row(Result<Stmt>& s, Fn fn) {
   }
 }
 
-// The latest commit that has a build for the target: by author time where the commit is
-// known (a rebuild of an old commit does not make it current), else by when it was built.
-Result<std::optional<std::string>> stage_commit(Connection& c, const std::string& target) {
+// The latest commit that has a build for the target, with its library (repository): by
+// author time where the commit is known (a rebuild of an old commit does not make it
+// current), else by when it was built. `repo` set: that library's latest only.
+Result<std::optional<std::pair<std::string, std::string>>> stage_commit(Connection& c, const std::string& target,
+                                                                        const std::optional<std::string>& repo) {
   auto s = c.prepare(
-      "SELECT b.commit_sha FROM build_records b LEFT JOIN commits c ON c.sha = b.commit_sha WHERE b.target = ?1"
+      "SELECT b.commit_sha, b.repo FROM build_records b LEFT JOIN commits c ON c.sha = b.commit_sha"
+      " WHERE b.target = ?1 AND (?2 IS NULL OR b.repo = ?2)"
       " ORDER BY CASE WHEN c.time_ms > 0 THEN c.time_ms ELSE b.created_ms END DESC, b.id DESC LIMIT 1");
-  if (s) s->bind(1, target);
+  if (s) s->bind_all(target, repo);
+  std::optional<std::pair<std::string, std::string>> out;
+  KPORT_TRY(each_row(s, [&](const Stmt& st) { out.emplace(st.text(0), st.text(1)); }));
+  return out;
+}
+
+// The library a commit's builds of the target belong to; nullopt when it has none.
+Result<std::optional<std::string>> commit_repo(Connection& c, const std::string& target, const std::string& commit) {
+  auto s = c.prepare("SELECT repo FROM build_records WHERE target = ?1 AND commit_sha = ?2 ORDER BY id DESC LIMIT 1");
+  if (s) s->bind_all(target, commit);
   std::optional<std::string> out;
   KPORT_TRY(each_row(s, [&](const Stmt& st) { out = st.text(0); }));
   return out;
@@ -103,12 +115,12 @@ Status board_results(Connection& c, const Target& t, const std::vector<std::stri
 
 // When each stage was first reached on any commit: the burndown's history.
 Status board_milestones(Connection& c, const Target& t, const std::vector<std::string>& arches,
-                        std::map<Key, VariantBoard>& rows) {
+                        const std::optional<std::string>& repo, std::map<Key, VariantBoard>& rows) {
   auto first = c.prepare(
       "SELECT b.family, b.variant, min(coalesce(c.time_ms, b.created_ms)) FROM build_records b"
       " LEFT JOIN commits c ON c.sha = b.commit_sha WHERE b.target = ?1 AND b.status = 'ok'"
-      " GROUP BY b.family, b.variant");
-  if (first) first->bind(1, t.name);
+      " AND (?2 IS NULL OR b.repo = ?2) GROUP BY b.family, b.variant");
+  if (first) first->bind_all(t.name, repo);
   KPORT_TRY(each_row(first, [&](const Stmt& st) { rows[{st.text(0), st.text(1)}].built_ms = st.int64(2); }));
   auto s = c.prepare(
       "SELECT r.family, r.variant,"
@@ -116,8 +128,9 @@ Status board_milestones(Connection& c, const Target& t, const std::vector<std::s
       " min(CASE WHEN r.measured > 0 THEN coalesce(c.time_ms, r.first_ms) END)"
       " FROM result_rollup r LEFT JOIN commits c ON c.sha = r.commit_sha"
       " WHERE r.target = ?1 AND r.arch IN (SELECT value FROM json_each(?2))"
+      " AND (?3 IS NULL OR r.commit_sha IN (SELECT commit_sha FROM build_records WHERE repo = ?3 AND target = ?1))"
       " GROUP BY r.family, r.variant");
-  if (s) s->bind_all(t.name, arches_json(arches));
+  if (s) s->bind_all(t.name, arches_json(arches), repo);
   return each_row(s, [&](const Stmt& st) {
     VariantBoard& v = rows[{st.text(0), st.text(1)}];
     v.numerics_ms = st.opt_int64(2);
@@ -128,14 +141,18 @@ Status board_milestones(Connection& c, const Target& t, const std::vector<std::s
 // Shapes where one of the target's instances is the best answer, by porting's rule
 // (select_best: current figures, ties within noise, an unstable figure never winning a
 // tie) over every instance measured there on that GPU model, whatever its target.
-Status board_selected(Connection& c, const std::string& target, std::map<Key, VariantBoard>& rows) {
+// `repo` set: among that library's instances only.
+Status board_selected(Connection& c, const std::string& target, const std::optional<std::string>& repo,
+                      std::map<Key, VariantBoard>& rows) {
   auto s = c.prepare(
       std::string(detail::k_candidate_select) +
       " WHERE (b.gpu_model, b.family, b.dtype, b.shape) IN"
-      "  (SELECT gpu_model, family, dtype, shape FROM best_candidates WHERE target = ?1 AND median_us IS NOT NULL)"
+      "  (SELECT gpu_model, family, dtype, shape FROM best_candidates WHERE target = ?1 AND median_us IS NOT NULL"
+      "   AND (?2 IS NULL OR repo = ?2))"
+      " AND (?2 IS NULL OR b.repo = ?2)"
       " ORDER BY b.gpu_model, b.family, b.dtype, b.shape");
   if (!s) return std::move(s).error();
-  s->bind(1, target);
+  s->bind_all(target, repo);
   auto candidates = detail::collect<BestCandidate>(*s, detail::read_candidate);
   if (!candidates) return std::move(candidates).error();
   // Rows come grouped by (GPU model, family, dtype, shape): one selection per group.
@@ -161,7 +178,8 @@ Status board_selected(Connection& c, const std::string& target, std::map<Key, Va
 
 }  // namespace
 
-Result<std::optional<TargetBoard>> Store::target_board(std::string_view target, std::optional<std::string> commit_sha) {
+Result<std::optional<TargetBoard>> Store::target_board(std::string_view target, std::optional<std::string> commit_sha,
+                                                       std::optional<std::string> repo) {
   return m_impl->read<std::optional<TargetBoard>>([&](Connection& c) -> Result<std::optional<TargetBoard>> {
     auto ts = c.prepare(std::string(detail::k_target_select) + " WHERE name = ?1");
     if (!ts) return std::move(ts).error();
@@ -180,23 +198,43 @@ Result<std::optional<TargetBoard>> Store::target_board(std::string_view target, 
     if (!out.target.arch.empty()) out.check_arches.push_back(out.target.arch);
     for (const auto& x : arches)
       if (x != out.target.arch) out.check_arches.push_back(x);
+    auto libs = c.prepare("SELECT DISTINCT repo FROM build_records WHERE target = ?1 ORDER BY repo");
+    if (libs) libs->bind(1, out.target.name);
+    KPORT_TRY(each_row(libs, [&](const Stmt& st) { out.repositories.push_back(st.text(0)); }));
+    // One library's board: the one asked for, else the asked commit's, else the one built last.
     if (commit_sha) {
       out.stage_commit = std::move(commit_sha);
+      if (!repo) {
+        auto of = commit_repo(c, out.target.name, *out.stage_commit);
+        if (!of) return std::move(of).error();
+        repo = std::move(*of);
+      }
     } else {
-      auto latest = stage_commit(c, out.target.name);
+      auto latest = stage_commit(c, out.target.name, repo);
       if (!latest) return std::move(latest).error();
-      out.stage_commit = std::move(*latest);
+      if (*latest) {
+        out.stage_commit = (*latest)->first;
+        repo = (*latest)->second;
+      }
     }
+    out.repo = repo;
     std::map<Key, VariantBoard> rows;
-    // Every known variant appears, with its declared features, even one never built here.
-    auto v = c.prepare("SELECT family, name, features_json FROM kernel_variants");
+    // Every variant of the library appears, with its declared features, even one never
+    // built for this target; before any build, every variant known.
+    auto v = repo ? c.prepare(
+                        "SELECT family, name, features_json FROM kernel_variants v WHERE EXISTS"
+                        " (SELECT 1 FROM build_records b WHERE b.repo = ?1 AND b.family = v.family"
+                        "  AND b.variant = v.name) OR EXISTS (SELECT 1 FROM kernel_instances i WHERE i.repo = ?1"
+                        "  AND i.family = v.family AND i.variant = v.name)")
+                  : c.prepare("SELECT family, name, features_json FROM kernel_variants");
+    if (v && repo) v->bind(1, *repo);
     KPORT_TRY(each_row(v, [&](const Stmt& st) { rows[{st.text(0), st.text(1)}].features_json = st.text(2); }));
     if (out.stage_commit) {
       KPORT_TRY(board_builds(c, out.target.name, *out.stage_commit, rows));
       KPORT_TRY(board_results(c, out.target, arches, *out.stage_commit, rows));
     }
-    KPORT_TRY(board_milestones(c, out.target, arches, rows));
-    KPORT_TRY(board_selected(c, out.target.name, rows));
+    KPORT_TRY(board_milestones(c, out.target, arches, repo, rows));
+    KPORT_TRY(board_selected(c, out.target.name, repo, rows));
     for (auto& [key, row] : rows) {
       row.family = key.first;
       row.variant = key.second;

@@ -61,17 +61,20 @@ Result<std::vector<PutOutcome>> Store::put_build_records(const std::vector<Build
           continue;
         }
       }
+      auto env = detail::json_text("harness_env of build record " + std::to_string(i), b.harness_env_json, "{}");
+      if (!env) return std::move(env).error();
       auto s = c.prepare(
           "INSERT INTO build_records(job_id, attempt, commit_sha, target, family, variant, status, message,"
           " registers, spill_stores_bytes, spill_loads_bytes, shared_mem_bytes, stack_frame_bytes,"
-          " constant_mem_bytes, instruction_audit_json, artifact_sha256, created_ms, source_path, source_line)"
-          " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)");
+          " constant_mem_bytes, instruction_audit_json, artifact_sha256, created_ms, source_path, source_line, repo,"
+          " harness_env_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
+          " ?19, " KPORT_ROW_REPO_EXPR ", ?20)");
       if (!s) return std::move(s).error();
       KPORT_TRY(s->bind_all(b.job_id, b.attempt, b.commit_sha, b.target, b.family, b.variant, to_string(b.status),
                             b.message, b.registers, b.spill_stores_bytes, b.spill_loads_bytes, b.shared_mem_bytes,
                             b.stack_frame_bytes, b.constant_mem_bytes,
                             b.instruction_audit_json.empty() ? std::string("{}") : b.instruction_audit_json,
-                            b.artifact_sha256, now, b.source_path, b.source_line)
+                            b.artifact_sha256, now, b.source_path, b.source_line, *env)
                     .run());
       out.push_back(PutOutcome{c.last_insert_rowid(), false});
     }

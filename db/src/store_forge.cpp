@@ -404,20 +404,22 @@ Result<std::int64_t> Store::prune_deliveries(std::int64_t finished_before_ms, st
   });
 }
 
-Result<BringupMark> Store::bringup_mark(std::string_view target) {
+Result<BringupMark> Store::bringup_mark(std::string_view target, std::string_view repo) {
   return m_impl->read<BringupMark>([&](Connection& c) -> Result<BringupMark> {
     BringupMark m;
     m.target = std::string(target);
-    auto s = c.prepare("SELECT commit_sha, counts_json FROM bringup_marks WHERE target = ?1");
+    m.repo = std::string(repo);  // bound as text: an empty string_view would bind NULL
+    auto s = c.prepare("SELECT commit_sha, counts_json FROM bringup_marks WHERE target = ?1 AND repo = ?2");
     if (!s) return std::move(s).error();
-    auto row = s->bind(1, target).step();
+    auto row = s->bind_all(target, m.repo).step();
     if (!row) return std::move(row).error();
     if (!*row) return m;
     m.commit_sha = s->opt_text(0);
     m.counts_json = s->text(1);
-    auto each = c.prepare("SELECT value FROM bringup_marks, json_each(milestones_json) WHERE target = ?1");
+    auto each =
+        c.prepare("SELECT value FROM bringup_marks, json_each(milestones_json) WHERE target = ?1 AND repo = ?2");
     if (!each) return std::move(each).error();
-    each->bind(1, target);
+    each->bind_all(target, m.repo);
     auto names = detail::collect<std::string>(*each, [](const detail::Stmt& st) { return st.text(0); });
     if (!names) return std::move(names).error();
     m.milestones = std::move(*names);
@@ -442,12 +444,12 @@ Status Store::put_bringup_mark(const BringupMark& m, const std::vector<NewDelive
     }
     list += "]";
     auto up = c.prepare(
-        "INSERT INTO bringup_marks(target, commit_sha, counts_json, milestones_json, updated_ms)"
-        " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(target) DO UPDATE SET commit_sha = excluded.commit_sha,"
+        "INSERT INTO bringup_marks(target, commit_sha, counts_json, milestones_json, updated_ms, repo)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(target, repo) DO UPDATE SET commit_sha = excluded.commit_sha,"
         " counts_json = excluded.counts_json, milestones_json = excluded.milestones_json,"
         " updated_ms = excluded.updated_ms");
     if (!up) return std::move(up).error();
-    KPORT_TRY(up->bind_all(m.target, m.commit_sha, m.counts_json, list, now).run());
+    KPORT_TRY(up->bind_all(m.target, m.commit_sha, m.counts_json, list, now, m.repo).run());
     for (const auto& d : deliveries) KPORT_TRY(insert_delivery(c, d, now));
     return true;
   });

@@ -41,15 +41,16 @@ Status Store::upsert_kernel_instances(const std::vector<KernelInstance>& instanc
       KPORT_TRY(var->bind_all(k.family, k.variant, k.features_json).run());
       // A publisher that does not report dtypes leaves the ones known before in place.
       auto inst = c.prepare(
-          "INSERT INTO kernel_instances(name, family, variant, features_json, config_json, updated_ms, dtypes_json)"
-          " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(name) DO UPDATE SET family = excluded.family,"
+          "INSERT INTO kernel_instances(name, family, variant, features_json, config_json, updated_ms, dtypes_json,"
+          " repo) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(repo, name) DO UPDATE SET family = "
+          "excluded.family,"
           " variant = excluded.variant, features_json = excluded.features_json,"
           " config_json = excluded.config_json, updated_ms = excluded.updated_ms,"
           " dtypes_json = coalesce(excluded.dtypes_json, kernel_instances.dtypes_json)");
       if (!inst) return std::move(inst).error();
       std::optional<std::string> dtypes;
       if (k.dtypes) dtypes = detail::strings_to_json(*k.dtypes);
-      KPORT_TRY(inst->bind_all(k.name, k.family, k.variant, k.features_json, k.config_json, now, dtypes).run());
+      KPORT_TRY(inst->bind_all(k.name, k.family, k.variant, k.features_json, k.config_json, now, dtypes, k.repo).run());
     }
     return true;
   });
@@ -89,13 +90,15 @@ Result<std::vector<KernelInstance>> Store::list_kernel_instances(std::optional<s
   return m_impl->read<std::vector<KernelInstance>>([&](Connection& c) -> Result<std::vector<KernelInstance>> {
     detail::Where where;
     where.add("family = ?", family);
-    auto s = c.prepare("SELECT name, family, variant, features_json, config_json, dtypes_json FROM kernel_instances" +
-                       where.sql() + " ORDER BY family, variant, name");
+    auto s =
+        c.prepare("SELECT name, family, variant, features_json, config_json, dtypes_json, repo FROM kernel_instances" +
+                  where.sql() + " ORDER BY family, variant, name, repo");
     if (!s) return std::move(s).error();
     where.bind(*s);
     return detail::collect<KernelInstance>(*s, [](const detail::Stmt& st) {
       KernelInstance k{st.text(0), st.text(1), st.text(2), st.text(3), st.text(4), std::nullopt};
       if (auto d = st.opt_text(5)) k.dtypes = detail::strings_from_json(*d);
+      k.repo = st.text(6);
       return k;
     });
   });

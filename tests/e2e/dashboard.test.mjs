@@ -222,3 +222,43 @@ test('deliveries page shows forge connections and every outgoing call with its l
     assert.ok((await page.textContent('#deliveries')).includes('No deliveries.'));
   });
 });
+
+test('a target two libraries build shows one library at a time, linking to the other', opts, async () => {
+  const c = site.k.client;
+  const admin = { token: site.k.admin };
+  await c.call('POST', '/api/v1/repositories', { ...admin, body: { name: 'norm-lib', url: '/srv/git/norm-lib.git' } });
+  // Older than the kernels library's commits: the target's page stays the kernels' by default.
+  const sha = 'd4'.repeat(20);
+  await c.call('POST', '/api/v1/commits', { ...admin, body: { sha, repo: 'norm-lib', message: 'norm-lib', author: 'dev', time_ms: 1764300000000 } });
+  await c.call('PUT', '/api/v1/kernels', { ...admin, body: { variants: [{ family: 'layer', variant: 'rows', features: [] }] } });
+  await c.call('POST', '/api/v1/pipelines', { ...admin, body: { commit: sha, repo: 'norm-lib', reason: 'manual', targets: ['sm_90a'] } });
+  // The build runner takes the queue in order: norm-lib's build comes after any left by earlier tests.
+  let job = null;
+  for (let i = 0; i < 5 && !job; i++) {
+    const r = await c.call('POST', '/api/v1/runners/claim?wait=0', { token: site.runners.build, body: {} });
+    assert.ok(r.job, 'a build job to claim');
+    const records = r.job.commit === sha ? [{ commit: sha, target: 'sm_90a', family: 'layer', variant: 'rows', status: 'ok' }] : [];
+    if (records.length) await c.call('POST', `/api/v1/jobs/${r.job.id}/builds`, { token: site.runners.build, body: { attempt: r.job.attempt, records } });
+    await c.call('POST', `/api/v1/jobs/${r.job.id}/complete`, { token: site.runners.build, body: { attempt: r.job.attempt, status: 'succeeded' } });
+    if (r.job.commit === sha) job = r.job;
+  }
+  assert.ok(job, 'norm-lib was built');
+  await visit('target-two-libraries', '#/target/sm_90a', async (page) => {
+    assert.ok((await page.textContent('#library')).includes('kernels'), 'the library built last');
+    assert.ok((await page.textContent('#other-libraries')).includes('norm-lib'));
+    assert.equal(await page.locator('tr[data-variant="layer.rows"]').count(), 0, 'no other library in the matrix');
+    await page.click('#other-libraries a');
+    await page.waitForSelector('tr[data-variant="layer.rows"]', { timeout: 5000 });
+    assert.match(page.url(), /#\/target\/sm_90a\?repo=norm-lib/);
+    assert.ok((await page.textContent('#library')).includes('norm-lib'));
+    assert.ok((await page.textContent('#stage-commit')).includes(sha.slice(0, 7)), 'its own stage commit');
+    assert.equal(await page.locator('tr[data-variant="gemm.simt"]').count(), 0, 'the kernels library is not on its board');
+    assert.ok((await page.textContent('#other-libraries')).includes('kernels'), 'and it links back');
+  });
+  await visit('overview-two-libraries', '#/', async (page) => {
+    // A row group per library that built the target, each opening its own board.
+    assert.equal(await page.locator('#progress a[href="#/target/sm_90a?repo=norm-lib"]').count(), 1);
+    assert.equal(await page.locator('#progress a[href="#/target/sm_90a?repo=kernels"]').count(), 1);
+    assert.ok((await page.textContent('#progress')).includes('layer'), "norm-lib's family is listed");
+  });
+});

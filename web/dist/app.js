@@ -212,7 +212,7 @@ var init_api = __esm({
   "js/api.js"() {
     api = {
       overview: () => getJSON("/api/v1/dashboard/overview"),
-      target: (name) => getJSON(`/api/v1/dashboard/targets/${encodeURIComponent(name)}`),
+      target: (name, repo) => getJSON(`/api/v1/dashboard/targets/${encodeURIComponent(name)}${repo ? `?repo=${encodeURIComponent(repo)}` : ""}`),
       commit: (sha) => getJSON(`/api/v1/dashboard/commits/${encodeURIComponent(sha)}`),
       kernel: (instance, dtype, shape) => getJSON(`/api/v1/dashboard/kernels/${encodeURIComponent(instance)}`, { dtype, shape }),
       runners: (all) => getJSON("/api/v1/dashboard/runners", { all: all ? "1" : "" }),
@@ -238,7 +238,9 @@ var init_api = __esm({
 // js/prefetch.js
 function bestQuery(p) {
   if (!p.get("gpu") || !p.get("shape")) return null;
-  return { gpu: p.get("gpu"), op: p.get("op") || "gemm", dtype: p.get("dtype") || "bf16", shape: p.get("shape") };
+  const q = { gpu: p.get("gpu"), op: p.get("op") || "gemm", dtype: p.get("dtype") || "bf16", shape: p.get("shape") };
+  if (p.get("repo")) q.repo = p.get("repo");
+  return q;
 }
 function prefetch(route) {
   const start2 = first[route.page];
@@ -254,7 +256,7 @@ var init_prefetch = __esm({
     init_api();
     first = {
       overview: () => api.overview(),
-      target: (r) => api.target(r.arg),
+      target: (r) => api.target(r.arg, r.params.get("repo")),
       commit: (r) => api.commit(r.arg),
       kernel: (r) => api.kernel(r.arg, r.params.get("dtype"), r.params.get("shape")),
       pipeline: (r) => api.pipeline(r.arg),
@@ -291,11 +293,12 @@ function targetRows(t) {
   groups.forEach((g, i) => {
     rows.push(h(
       "tr",
-      { class: i === 0 ? "target-row" : "family-row", dataset: { key: `${t.name}/${g.family}` } },
+      { class: i === 0 ? "target-row" : "family-row", dataset: { key: rowKey(t, g) } },
       i === 0 ? h(
         "th",
         { rowspan: groups.length, scope: "rowgroup" },
-        pageLink(`/target/${t.name}`, null, t.name),
+        pageLink(`/target/${t.name}`, t.repo ? { repo: t.repo } : null, t.name),
+        t.repo ? h("div", { class: "library" }, t.repo) : null,
         h("div", { class: "muted" }, `arch ${t.arch}`),
         t.is_new ? h("span", { class: "tag new" }, "new") : null
       ) : null,
@@ -385,7 +388,7 @@ async function render(root2, route) {
     paintRunners(d);
     for (const t of d.targets) {
       for (const g of [{ family: "all", ...t.progress }, ...t.families]) {
-        const row2 = progressBody.querySelector(`tr[data-key="${CSS.escape(`${t.name}/${g.family}`)}"]`);
+        const row2 = progressBody.querySelector(`tr[data-key="${CSS.escape(rowKey(t, g))}"]`);
         if (!row2) continue;
         for (const [key] of STAGES) {
           const cell = row2.querySelector(`td[data-stage="${key}"]`);
@@ -404,7 +407,7 @@ async function render(root2, route) {
     }
   };
 }
-var STAGES;
+var STAGES, rowKey;
 var init_overview = __esm({
   "js/pages/overview.js"() {
     init_dom();
@@ -416,6 +419,7 @@ var init_overview = __esm({
       ["measured", "measured"],
       ["selected_best", "selected"]
     ];
+    rowKey = (t, g) => `${t.name}/${t.repo || ""}/${g.family}`;
   }
 });
 
@@ -549,7 +553,8 @@ function burndown(container, data) {
 }
 async function render2(root2, route) {
   const name = route.arg;
-  let data = await (route.first || api.target(name));
+  const repo = route.params.get("repo") || "";
+  let data = await (route.first || api.target(name, repo));
   let selected = route.params.get("cell") || "";
   const panel = h("div", { class: "panel", id: "cell-detail" });
   const chart = h("div", { class: "chart", id: "burndown" });
@@ -557,8 +562,17 @@ async function render2(root2, route) {
   const summary = h("p", { class: "summary" });
   const paint2 = () => {
     const p = data.progress;
+    const others = (data.repositories || []).filter((r) => r !== data.repo);
     fill(
       summary,
+      data.repo ? h("span", { id: "library" }, "library ", h("strong", {}, data.repo), " \xB7 ") : null,
+      others.length ? h(
+        "span",
+        { id: "other-libraries" },
+        "also built here: ",
+        others.map((r, i) => [i ? ", " : "", h("a", { href: hashFor(`/target/${name}`, { repo: r }) }, r)]),
+        " \xB7 "
+      ) : null,
       `arch ${data.target.arch} \xB7 checked on ${data.check_arches.join(", ")} \xB7 `,
       data.commit ? h("span", { id: "stage-commit" }, "at ", pageLink(`/commit/${data.commit}`, null, h("code", {}, shortSha(data.commit)))) : h("span", { id: "stage-commit" }, "not built yet: the planner's view"),
       ` \xB7 ${p.builds}/${p.applicable} build \xB7 ${p.numerics_passed} pass numerics \xB7 ${p.measured} measured \xB7 ${p.selected_best} selected`
@@ -576,7 +590,7 @@ async function render2(root2, route) {
           h(
             "a",
             {
-              href: hashFor(`/target/${name}`, { cell: id }),
+              href: hashFor(`/target/${name}`, { repo, cell: id }),
               dataset: { cell: id },
               onclick: (e) => {
                 e.preventDefault();
@@ -602,7 +616,7 @@ async function render2(root2, route) {
   };
   const select = (id) => {
     selected = id;
-    replaceParams({ cell: id });
+    replaceParams({ repo, cell: id });
     for (const td of body.querySelectorAll("td.selected")) td.classList.remove("selected");
     const a = body.querySelector(`a[data-cell="${CSS.escape(id)}"]`);
     if (a) a.parentElement.classList.add("selected");
@@ -629,7 +643,7 @@ async function render2(root2, route) {
   );
   afterPaint(() => burndown(chart, data));
   const refresh = coalesce(async () => {
-    data = await api.target(name);
+    data = await api.target(name, repo);
     paint2();
     const u = root2.querySelector("#updated");
     if (u) u.textContent = fmtTime(Date.now());
@@ -1079,6 +1093,7 @@ function answer(a) {
     h(
       "p",
       { class: "muted" },
+      a.query.repo ? h("span", { id: "answer-library" }, `library ${a.query.repo} \xB7 `) : "",
       `shape ${a.matched_shape || "\u2014"}${a.matched_shape ? a.exact_shape ? " (exact)" : " (nearest measured)" : ""}`,
       ev ? ` \xB7 evidence from ${ev.gpu_model}, commit ` : "",
       ev ? pageLink(`/commit/${ev.commit}`, null, h("code", {}, shortSha(ev.commit))) : "",
@@ -1144,6 +1159,7 @@ async function render6(root2, route) {
   const dtypeOptions = (f, want) => (f ? f.dtypes : []).map((d) => h("option", { value: d, selected: d === want }, d));
   const dtype = h("select", { name: "dtype" }, dtypeOptions(familyOf(op.value), p.get("dtype")));
   const shape = h("input", { name: "shape", size: 36, value: p.get("shape") || exampleShape(familyOf(op.value)), required: true });
+  const repo = h("input", { name: "repo", size: 16, value: p.get("repo") || "", placeholder: "any" });
   op.addEventListener("change", () => {
     const f = familyOf(op.value);
     fill(dtype, dtypeOptions(f, dtype.value));
@@ -1151,6 +1167,7 @@ async function render6(root2, route) {
   });
   const ask = async () => {
     const q = { gpu: gpu.value, op: op.value, dtype: dtype.value, shape: shape.value.trim() };
+    if (repo.value.trim()) q.repo = repo.value.trim();
     replaceParams(q);
     try {
       fill(out, answer(await api.best(q)));
@@ -1169,6 +1186,7 @@ async function render6(root2, route) {
     field("op", op),
     field("dtype", dtype),
     field("shape", shape),
+    field("library", repo),
     h("button", { type: "submit" }, "Ask")
   );
   fill(root2, h("h1", { elementtiming: "kport-data" }, "Best kernel"), form, stale.el, out);

@@ -30,7 +30,7 @@
   }
   var api = {
     overview: () => getJSON("/api/v1/dashboard/overview"),
-    target: (name) => getJSON(`/api/v1/dashboard/targets/${encodeURIComponent(name)}`),
+    target: (name, repo) => getJSON(`/api/v1/dashboard/targets/${encodeURIComponent(name)}${repo ? `?repo=${encodeURIComponent(repo)}` : ""}`),
     commit: (sha) => getJSON(`/api/v1/dashboard/commits/${encodeURIComponent(sha)}`),
     kernel: (instance, dtype, shape) => getJSON(`/api/v1/dashboard/kernels/${encodeURIComponent(instance)}`, { dtype, shape }),
     runners: (all) => getJSON("/api/v1/dashboard/runners", { all: all ? "1" : "" }),
@@ -54,7 +54,7 @@
   // js/prefetch.js
   var first = {
     overview: () => api.overview(),
-    target: (r) => api.target(r.arg),
+    target: (r) => api.target(r.arg, r.params.get("repo")),
     commit: (r) => api.commit(r.arg),
     kernel: (r) => api.kernel(r.arg, r.params.get("dtype"), r.params.get("shape")),
     pipeline: (r) => api.pipeline(r.arg),
@@ -74,7 +74,9 @@
   };
   function bestQuery(p) {
     if (!p.get("gpu") || !p.get("shape")) return null;
-    return { gpu: p.get("gpu"), op: p.get("op") || "gemm", dtype: p.get("dtype") || "bf16", shape: p.get("shape") };
+    const q = { gpu: p.get("gpu"), op: p.get("op") || "gemm", dtype: p.get("dtype") || "bf16", shape: p.get("shape") };
+    if (p.get("repo")) q.repo = p.get("repo");
+    return q;
   }
   function prefetch(route) {
     const start = first[route.page];

@@ -49,7 +49,7 @@ export function adminToken(value) {
 // first, so the first of those below id + 1 is the record when it exists.
 export const api = {
   overview: () => getJSON('/api/v1/dashboard/overview'),
-  target: (name) => getJSON(`/api/v1/dashboard/targets/${encodeURIComponent(name)}`),
+  target: (name, repo) => getJSON(`/api/v1/dashboard/targets/${encodeURIComponent(name)}${repo ? `?repo=${encodeURIComponent(repo)}` : ''}`),
   commit: (sha) => getJSON(`/api/v1/dashboard/commits/${encodeURIComponent(sha)}`),
   kernel: (instance, dtype, shape) => getJSON(`/api/v1/dashboard/kernels/${encodeURIComponent(instance)}`, { dtype, shape }),
   runners: (all) => getJSON('/api/v1/dashboard/runners', { all: all ? '1' : '' }),

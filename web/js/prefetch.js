@@ -4,7 +4,7 @@ import { api } from './api.js';
 
 const first = {
   overview: () => api.overview(),
-  target: (r) => api.target(r.arg),
+  target: (r) => api.target(r.arg, r.params.get('repo')),
   commit: (r) => api.commit(r.arg),
   kernel: (r) => api.kernel(r.arg, r.params.get('dtype'), r.params.get('shape')),
   pipeline: (r) => api.pipeline(r.arg),
@@ -23,7 +23,9 @@ const first = {
 // The question a #/best link asks, or null when it asks none yet.
 export function bestQuery(p) {
   if (!p.get('gpu') || !p.get('shape')) return null;
-  return { gpu: p.get('gpu'), op: p.get('op') || 'gemm', dtype: p.get('dtype') || 'bf16', shape: p.get('shape') };
+  const q = { gpu: p.get('gpu'), op: p.get('op') || 'gemm', dtype: p.get('dtype') || 'bf16', shape: p.get('shape') };
+  if (p.get('repo')) q.repo = p.get('repo');
+  return q;
 }
 
 // A promise of the page's first data, or null when the page fetches on its own.

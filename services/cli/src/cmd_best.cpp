@@ -61,6 +61,7 @@ int run_best(Context& ctx) {
                   "&dtype=" + encode(o.get("dtype")) + "&shape=" + encode(o.get("shape"));
   if (!o.get("arch").empty()) q += "&arch=" + encode(o.get("arch"));
   if (!o.get("target").empty()) q += "&target=" + encode(o.get("target"));
+  if (!o.get("repo").empty()) q += "&repo=" + encode(o.get("repo"));
   auto r = ctx.api.call("GET", q);
   if (!r.error.empty()) return report(ctx.err, "best", "", r);
   if (ctx.json) {
@@ -75,6 +76,8 @@ int run_best(Context& ctx) {
   const std::string asked = str(b.as_object().contains("query") ? b.at("query") : b, "shape");
   ctx.out << o.get("op") << " " << o.get("dtype") << " " << asked << " on " << o.get("gpu") << ": " << headline(b)
           << "\n";
+  if (const auto* qy = b.as_object().if_contains("query"); qy && !str(*qy, "repo").empty())
+    ctx.out << "library: " << str(*qy, "repo") << "\n";
   if (!str(b, "reason").empty()) ctx.out << str(b, "reason") << "\n";
   if (!str(b, "matched_shape").empty() && str(b, "matched_shape") != asked)
     ctx.out << "nearest measured shape: " << str(b, "matched_shape") << "\n";
@@ -119,7 +122,7 @@ int run_best(Context& ctx) {
 
 }  // namespace
 
-extern const Command best_command = {"best", "--gpu MODEL --shape SHAPE [--op gemm] [--dtype bf16]",
+extern const Command best_command = {"best", "--gpu MODEL --shape SHAPE [--op gemm] [--dtype bf16] [--repo NAME]",
                                      "the best kernel for a GPU and shape, with evidence", declare, run_best};
 
 }  // namespace kport::cli

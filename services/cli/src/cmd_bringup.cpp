@@ -1,6 +1,7 @@
 // `kport bringup TARGET`: how far every variant got on a target, as a terminal table. The
 // stages are the coordinator's (one rule, the same the dashboard shows): those of the
-// target's latest commit with a build, or of --commit.
+// target's latest commit with a build, or of --commit; of one library (--repo, else the
+// one the coordinator picks: the commit's, or the one built last).
 #include <ostream>
 
 #include "commands.h"
@@ -20,7 +21,12 @@ int run_bringup(Context& ctx) {
     return k_exit_usage;
   }
   std::string path = "/api/v1/targets/" + target + "/bringup";
-  if (!ctx.opts.get("commit").empty()) path += "?commit=" + encode(ctx.opts.get("commit"));
+  std::string sep = "?";
+  for (const char* key : {"commit", "repo"})
+    if (!ctx.opts.get(key).empty()) {
+      path += sep + key + "=" + encode(ctx.opts.get(key));
+      sep = "&";
+    }
   auto r = ctx.api.call("GET", path);
   if (!r.error.empty()) return report(ctx.err, "bringup", "", r);
   auto b = read_answer(r, api::read_bringup_answer);
@@ -31,6 +37,7 @@ int run_bringup(Context& ctx) {
   }
   const api::StageCounts& p = b->progress;
   ctx.out << "bring-up of " << target << " (arch " << b->target.arch << ")"
+          << (b->repo && !b->repo->empty() ? " for library " + *b->repo : "")
           << (b->commit ? " at " + b->commit->substr(0, 12) : " before its first build") << ": " << p.selected_best
           << " selected, " << p.measured << " measured, " << p.numerics_passed << " numerics pass, " << p.builds
           << " build, of " << p.applicable << " applicable (" << p.variants << " variants)\n";
@@ -43,6 +50,13 @@ int run_bringup(Context& ctx) {
   if (!rows.empty())
     ctx.out << format_table({"variant", "stage", "build", "clean", "numerics", "measured", "best", "pass/fail", "why"},
                             rows);
+  if (b->repositories.size() > 1) {
+    std::string others;
+    for (const auto& lib : b->repositories)
+      if (!b->repo || lib != *b->repo) others += (others.empty() ? "" : ", ") + lib;
+    ctx.out << "other libraries built for " << target << ": " << others << " (kport bringup " << target
+            << " --repo NAME)\n";
+  }
   if (!b->commit)
     ctx.out << "no build of " << target << " is recorded yet; kport trigger REV --targets " << target
             << " starts one\n";
@@ -51,7 +65,7 @@ int run_bringup(Context& ctx) {
 
 }  // namespace
 
-extern const Command bringup_command = {"bringup", "TARGET [--commit REV]",
+extern const Command bringup_command = {"bringup", "TARGET [--commit REV] [--repo NAME]",
                                         "bring-up stage of every variant on a target, as a table", nullptr,
                                         run_bringup};
 

@@ -40,14 +40,17 @@ Result<BestQuestion> parse_best_question(const http::Request& req, std::shared_p
   q.shape = std::move(*shape);
   q.arch = req.query_or("arch");
   q.target = req.query_or("target");
+  q.repo = req.query_or("repo");
+  if (q.repo.size() > 128) return make_error(Errc::invalid_argument, "repo name is longer than 128 bytes");
   return q;
 }
 
 void write_question_members(JsonText& w, const BestQuestion& q, std::string_view arch, std::string_view target,
-                            bool measured_exactly, bool known_gpu, std::optional<db::BestKey>& unmeasured) {
+                            std::string_view repo, bool measured_exactly, bool known_gpu,
+                            std::optional<db::BestKey>& unmeasured) {
   w.next("query").raw('{').key("gpu").str(q.gpu);
   w.next("op").str(q.op).next("dtype").str(q.dtype).next("shape").str(q.shape.canonical());
-  w.next("arch").str(arch).next("target").str(target).raw('}');
+  w.next("arch").str(arch).next("target").str(target).next("repo").str(repo).raw('}');
   // Not measured at this shape: say how to have it measured (a GPU model kport knows, a
   // shape its family can run), and count the question.
   if (measured_exactly || !known_gpu) return;
@@ -62,6 +65,11 @@ void write_question_members(JsonText& w, const BestQuestion& q, std::string_view
 
 std::optional<std::string> measured_answer(const BestIndex::Entry& entry, const BestQuestion& q,
                                            std::optional<db::BestKey>& unmeasured) {
+  // One library's evidence only: rows of several, or of another than the one asked
+  // about, are picked apart from the store.
+  const auto& repos = entry.repos();
+  if (repos.size() > 1 || (!q.repo.empty() && (repos.empty() || repos.front() != q.repo))) return std::nullopt;
+  const std::string_view repo = repos.empty() ? std::string_view() : std::string_view(repos.front());
   const auto& prepared = entry.prepared();
   auto match = prepared.match(q.shape);
   if (!match) return std::nullopt;
@@ -76,7 +84,7 @@ std::optional<std::string> measured_answer(const BestIndex::Entry& entry, const 
     body.reserve(text.segments.front().size() + text.segments.back().size() + 2048);
     w.raw('{');
     write_members(w, sel, &text.figures);
-    write_question_members(w, q, arch, q.target, false, true, unmeasured);
+    write_question_members(w, q, arch, q.target, repo, false, true, unmeasured);
     w.raw('}');
     return body;
   }
@@ -91,7 +99,7 @@ std::optional<std::string> measured_answer(const BestIndex::Entry& entry, const 
   }
   w.raw(text.segments.back());
   const bool exactly = sel.kind == porting::Selection::Kind::measured && sel.exact_shape;
-  write_question_members(w, q, arch, q.target, exactly, true, unmeasured);
+  write_question_members(w, q, arch, q.target, repo, exactly, true, unmeasured);
   w.raw('}');
   return body;
 }

@@ -21,6 +21,7 @@ namespace kport::coordinator {
 struct BestQuestion {
   std::string gpu, op, dtype, shape_text;
   std::string arch, target;  // as given; either may be empty
+  std::string repo;          // the library asked about (?repo=); empty: the one the evidence is of
   porting::Shape shape;
   std::shared_ptr<const porting::FamilySet> families;  // the families known when it was asked
   const porting::OpFamily* family = nullptr;           // op's, in `families`
@@ -31,19 +32,21 @@ struct BestQuestion {
 // naming the families known when `op` is none of them.
 Result<BestQuestion> parse_best_question(const http::Request& req, std::shared_ptr<const porting::FamilySet> families);
 
-// The answer body when `entry`'s rows are comparable with the question's shape
-// (porting::PreparedSelection::match), else nullopt: the answer is provisional or
-// unranked and needs other GPU models' evidence. `unmeasured` is set when the answer is
+// The answer body when `entry`'s rows are one library's, the one asked about if any,
+// and comparable with the question's shape (porting::PreparedSelection::match), else
+// nullopt: the answer needs the store (one library's rows picked out of several, or a
+// provisional or unranked answer from other GPU models' evidence). `unmeasured` is set when the answer is
 // not a measurement at the exact shape asked and the shape is one the family can be
 // measured at (porting::op_shape): the key counted as an unmeasured ask.
 std::optional<std::string> measured_answer(const BestIndex::Entry& entry, const BestQuestion& q,
                                            std::optional<db::BestKey>& unmeasured);
 
-// The members every answer ends with, `,"query":{...}` (the question as answered, arch
-// and target as resolved) and, when the answer is not a measurement at the exact shape
+// The members every answer ends with, `,"query":{...}` (the question as answered, arch,
+// target and repo (the library the answer is of, "" when none) as resolved) and, when the answer is not a measurement at the exact shape
 // on a GPU model kport knows, `,"measure":{...}` (how to ask for one), setting
 // `unmeasured`.
 void write_question_members(JsonText& w, const BestQuestion& q, std::string_view arch, std::string_view target,
-                            bool measured_exactly, bool known_gpu, std::optional<db::BestKey>& unmeasured);
+                            std::string_view repo, bool measured_exactly, bool known_gpu,
+                            std::optional<db::BestKey>& unmeasured);
 
 }  // namespace kport::coordinator

@@ -2,10 +2,31 @@
 
 #include <boost/json.hpp>
 
+#include <set>
+#include <utility>
+
 namespace kport::coordinator {
 
-Result<WaveInputs> wave_inputs(db::Store& store, const std::string& gpu_model,
-                               const std::optional<std::string>& family) {
+bool of_library(std::string_view row_repo, const std::optional<std::string>& repo) {
+  return !repo || row_repo.empty() || repo->empty() || row_repo == *repo;
+}
+
+std::vector<porting::Measurement> library_measurements(const std::vector<db::BestCandidate>& rows,
+                                                       const std::optional<std::string>& repo) {
+  std::set<std::pair<std::string_view, std::string_view>> own;  // (instance, shape) of named rows
+  for (const auto& c : rows)
+    if (!c.repo.empty() && of_library(c.repo, repo)) own.emplace(c.instance, c.shape);
+  std::vector<porting::Measurement> out;
+  for (const auto& c : rows) {
+    if (!of_library(c.repo, repo)) continue;
+    if (c.repo.empty() && own.count({c.instance, c.shape})) continue;
+    out.push_back(to_measurement(c));
+  }
+  return out;
+}
+
+Result<WaveInputs> wave_inputs(db::Store& store, const std::string& gpu_model, const std::optional<std::string>& family,
+                               const std::optional<std::string>& repo) {
   WaveInputs out;
   auto sms = store.gpu_sm_count(gpu_model);
   if (!sms.ok()) return std::move(sms).error();
@@ -13,7 +34,12 @@ Result<WaveInputs> wave_inputs(db::Store& store, const std::string& gpu_model,
   // Read whatever the SM count: path bounds place shapes without it.
   auto instances = store.list_kernel_instances(family);
   if (!instances.ok()) return std::move(instances).error();
+  // The library's own instances first, then those of no library not named by it.
+  std::set<std::string_view> named;
+  for (const auto& i : *instances)
+    if (!i.repo.empty() && of_library(i.repo, repo)) named.insert(i.name);
   for (const auto& i : *instances) {
+    if (!of_library(i.repo, repo) || (i.repo.empty() && named.count(i.name))) continue;
     boost::system::error_code ec;
     auto config = boost::json::parse(i.config_json, ec);
     if (ec || !config.is_object()) continue;

@@ -19,6 +19,16 @@ namespace kport::coordinator {
 
 using db::to_measurement;  // kport/db/best_measurement.h
 
+// Several libraries side by side: a row belongs to the library (repository) its result or
+// instance came from, and an answer is about one library. A row of no library (repo "",
+// an operator's upload) counts for every one. `repo` nullopt: any library.
+bool of_library(std::string_view row_repo, const std::optional<std::string>& repo);
+
+// The rows of `rows` that count for `repo` (of_library), as Measurements; a row of no
+// library is left out where the library has its own row of that instance and shape.
+std::vector<porting::Measurement> library_measurements(const std::vector<db::BestCandidate>& rows,
+                                                       const std::optional<std::string>& repo);
+
 // What select_best answers from a GPU model's own current figures at one shape.
 struct ExactAnswer {
   bool measured = false;  // kind measured and the matched shape is the query's
@@ -40,9 +50,10 @@ struct WaveInputs {
   int sm_count = 0;
   std::vector<porting::InstanceGeometry> geometry;
 };
-// `family` nullopt: every family's instances.
-Result<WaveInputs> wave_inputs(db::Store& store, const std::string& gpu_model,
-                               const std::optional<std::string>& family);
+// `family` nullopt: every family's instances; `repo` set: that library's instances only
+// (an instance is named within its library).
+Result<WaveInputs> wave_inputs(db::Store& store, const std::string& gpu_model, const std::optional<std::string>& family,
+                               const std::optional<std::string>& repo = std::nullopt);
 
 // The GPU model's rows of a family and dtype, as Measurements.
 Result<std::vector<porting::Measurement>> gpu_measurements(db::Store& store, const std::string& gpu_model,

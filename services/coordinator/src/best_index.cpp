@@ -16,8 +16,11 @@ bool query_member(std::string_view name) {
 
 }  // namespace
 
-BestIndex::Entry::Entry(std::uint64_t version, porting::PreparedSelection prepared)
-    : m_version(version), m_prepared(std::move(prepared)), m_prepared_bytes(m_prepared.bytes()) {
+BestIndex::Entry::Entry(std::uint64_t version, porting::PreparedSelection prepared, std::vector<std::string> repos)
+    : m_version(version),
+      m_prepared(std::move(prepared)),
+      m_repos(std::move(repos)),
+      m_prepared_bytes(m_prepared.bytes()) {
   m_text.reserve(m_prepared.shapes().size());
   for (std::size_t i = 0; i < m_prepared.shapes().size(); ++i) m_text.push_back(std::make_unique<Lazy>());
 }
@@ -86,8 +89,14 @@ Result<std::shared_ptr<const BestIndex::Entry>> BestIndex::load(std::string_view
   const std::uint64_t before = m_store.best_evidence_version(gpu_model, family, dtype);
   auto read = m_store.best_evidence(gpu_model, family, dtype);
   if (!read.ok()) return std::move(read).error();
+  std::vector<std::string> repos;
+  for (const auto& c : read->rows)
+    if (std::find(repos.begin(), repos.end(), c.repo) == repos.end()) repos.push_back(c.repo);
+  std::sort(repos.begin(), repos.end());
   // What moves figures to a shape that was not measured; its changes bump the version too.
-  auto waves = wave_inputs(m_store, std::string(gpu_model), std::string(family));
+  // Instances are named within their library: one library's rows take its instances' tiles.
+  auto waves = wave_inputs(m_store, std::string(gpu_model), std::string(family),
+                           repos.size() == 1 ? std::optional<std::string>(repos.front()) : std::nullopt);
   if (!waves.ok()) return std::move(waves).error();
   const std::uint64_t after = m_store.best_evidence_version(gpu_model, family, dtype);
   m_loads.fetch_add(1, std::memory_order_relaxed);
@@ -97,8 +106,10 @@ Result<std::shared_ptr<const BestIndex::Entry>> BestIndex::load(std::string_view
   std::vector<porting::DriverSeen> drivers;
   for (const auto& d : read->drivers) drivers.push_back({std::string(gpu_model), d.driver});
   auto entry = std::make_shared<const Entry>(
-      after, porting::PreparedSelection(std::string(gpu_model), std::move(rows), std::move(drivers), waves->sm_count,
-                                        std::move(waves->geometry), porting::element_bytes(dtype)));
+      after,
+      porting::PreparedSelection(std::string(gpu_model), std::move(rows), std::move(drivers), waves->sm_count,
+                                 std::move(waves->geometry), porting::element_bytes(dtype)),
+      std::move(repos));
   // Kept only when no write to the key was committing or began during the read: then
   // the rows are the committed state of version `after`. Either way this question is
   // answered from what was read, a state committed while it was being asked.

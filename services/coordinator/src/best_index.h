@@ -50,8 +50,11 @@ class BestIndex {
 
   class Entry {
    public:
-    Entry(std::uint64_t version, porting::PreparedSelection prepared);
+    Entry(std::uint64_t version, porting::PreparedSelection prepared, std::vector<std::string> repos = {});
     std::uint64_t version() const { return m_version; }
+    // The libraries (repositories) its rows come from, sorted: an answer from it is one
+    // library's only when this holds one.
+    const std::vector<std::string>& repos() const { return m_repos; }
     const porting::PreparedSelection& prepared() const { return m_prepared; }
     // Serialized on first use; thread-safe.
     const ShapeText& text(std::size_t shape) const;
@@ -64,6 +67,7 @@ class BestIndex {
     };
     std::uint64_t m_version;
     porting::PreparedSelection m_prepared;
+    std::vector<std::string> m_repos;
     std::size_t m_prepared_bytes;
     std::vector<std::unique_ptr<Lazy>> m_text;
     mutable std::atomic<std::size_t> m_text_bytes{0};

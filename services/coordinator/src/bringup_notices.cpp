@@ -7,6 +7,7 @@
 
 #include "bringup_stages.h"
 #include "kport/common/log.h"
+#include "kport/http/uri.h"
 
 namespace kport::coordinator {
 namespace json = boost::json;
@@ -62,10 +63,12 @@ BringupChange bringup_change(const std::optional<porting::StageCounts>& told, co
 
 std::vector<db::NewDelivery> bringup_deliveries(const BringupNotice& n) {
   std::vector<db::NewDelivery> out;
-  const std::string page = n.public_url + "/#/target/" + n.target;
+  const std::string page =
+      n.public_url + "/#/target/" + n.target + (n.repo.empty() ? "" : "?repo=" + http::percent_encode(n.repo));
   auto base = [&](const char* event) {
     return json::object{{"event", event},
                         {"target", n.target},
+                        {"repo", n.repo},
                         {"is_new", n.is_new},
                         {"commit", n.commit ? json::value(*n.commit) : json::value(nullptr)},
                         {"progress", counts_json(n.counts)},
@@ -127,15 +130,21 @@ void notify_bringup(Context& ctx, std::int64_t job_id) {
   // One look at a time: two jobs ending together must not announce a milestone twice.
   static std::mutex mu;
   std::lock_guard lock(mu);
-  auto board = ctx.store->target_board(target);
+  // The job's library's board and mark: each library's stages are told apart.
+  std::optional<std::string> repo;
+  if (auto pipeline = ctx.store->get_pipeline((*job)->pipeline_id); pipeline.ok() && *pipeline)
+    if (!(*pipeline)->repo.empty()) repo = (*pipeline)->repo;
+  auto board = ctx.store->target_board(target, std::nullopt, repo);
   if (!board.ok() || !*board) return;
-  if ((*board)->stage_commit != commit) return;  // an older commit's job: not the target's state now
+  if ((*board)->stage_commit != commit) return;  // an older commit's job: not the library's state now
   const porting::BringupStages stages = stages_of(**board);
-  auto mark = ctx.store->bringup_mark(target);
+  const std::string library = (*board)->repo.value_or("");
+  auto mark = ctx.store->bringup_mark(target, library);
   if (!mark.ok()) return log::warn("bring-up mark not read", {{"target", target}, {"error", mark.error().message}});
   const std::string counts = json::serialize(counts_json(stages.counts));
   BringupNotice n;
   n.target = target;
+  n.repo = library;
   n.is_new = (*board)->target.is_new;
   n.commit = commit;
   n.counts = stages.counts;

@@ -43,6 +43,7 @@ BringupChange bringup_change(const std::optional<porting::StageCounts>& told, co
 
 struct BringupNotice {
   std::string target;
+  std::string repo;  // the library whose board it is; "" for none
   bool is_new = false;
   std::optional<std::string> commit;
   porting::StageCounts counts;

@@ -92,6 +92,8 @@ api::BringupAnswer bringup_answer(const db::TargetBoard& board, const porting::B
   api::BringupAnswer out;
   out.target = to_target_info(board.target);
   out.commit = stages.commit;
+  out.repo = board.repo;
+  out.repositories = board.repositories;
   out.progress = to_api(stages.counts);
   for (const auto& [family, c] : stages.families) out.families.push_back({family, to_api(c)});
   for (std::size_t i = 0; i < stages.variants.size(); ++i) {

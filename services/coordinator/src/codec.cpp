@@ -60,6 +60,7 @@ json::value to_json(const db::KernelInstance& k) {
     dtypes = std::move(a);
   }
   return json::object{{"name", k.name},
+                      {"repo", k.repo},
                       {"family", k.family},
                       {"variant", k.variant},
                       {"features", raw(k.features_json)},
@@ -177,6 +178,13 @@ api::BuildRecordInfo to_build_record_info(const db::BuildRecord& b) {
   out.artifact = b.artifact_sha256;
   out.source_path = b.source_path;
   out.source_line = b.source_line;
+  {
+    boost::system::error_code ec;
+    auto env = json::parse(b.harness_env_json, ec);
+    if (!ec && env.is_object())
+      for (const auto& [name, value] : env.as_object())
+        if (value.is_string()) out.harness_env[std::string(name)] = std::string(value.as_string());
+  }
   out.created = time_text(b.created_ms);
   return out;
 }
@@ -317,6 +325,7 @@ db::BuildRecord to_build_record(const api::BuildRecordUpload& u) {
   b.artifact_sha256 = u.artifact;
   b.source_path = u.source_path;
   b.source_line = u.source_line;
+  b.harness_env_json = json::serialize(api::detail::env_to_json(u.harness_env));
   return b;
 }
 

@@ -136,14 +136,17 @@ json::object target_board_json(const db::TargetBoard& board, const porting::Brin
         {"milestones",
          {{"builds", opt(v.built_ms)}, {"numerics_passed", opt(v.numerics_ms)}, {"measured", opt(v.measured_ms)}}}});
   }
-  json::array arches;
+  json::array arches, libraries;
   for (const auto& a : board.check_arches) arches.emplace_back(a);
+  for (const auto& r : board.repositories) libraries.emplace_back(r);
   return json::object{{"target",
                        {{"name", board.target.name},
                         {"arch", board.target.arch},
                         {"toolkit", board.target.toolkit},
                         {"is_new", board.target.is_new}}},
                       {"commit", opt(stages.commit)},
+                      {"repo", opt(board.repo)},
+                      {"repositories", std::move(libraries)},
                       {"check_arches", std::move(arches)},
                       {"progress", counts_json(stages.counts)},
                       {"families", families_json(stages)},

@@ -565,11 +565,13 @@ std::vector<Op> operations() {
   add({"get",
        "/api/v1/targets/{target}/bringup",
        "getBringup",
-       "Bring-up stage of every variant on a target, at its latest commit with a build (or ?commit=)",
+       "Bring-up stage of every variant of one library on a target, at its latest commit with a build (or "
+       "?commit=); the library asked for with ?repo=, else the commit's, else the one built last",
        read,
-       {q("commit", str(), "a commit sha or ref kport recorded")},
+       {q("commit", str(), "a commit sha or ref kport recorded"),
+        q("repo", str(), "the library's repository, one of GET /api/v1/repositories")},
        {},
-       {ok(200, "Bringup"), err(404, "not_found: no such target, or nothing recorded for the commit")}});
+       {ok(200, "Bringup"), err(404, "not_found: no such target or repository, or nothing recorded for the commit")}});
   add({"get",
        "/api/v1/best",
        "getBest",
@@ -581,7 +583,9 @@ std::vector<Op> operations() {
         q_required("op", str(), "an op family, one of GET /api/v1/families"), q_required("dtype", str(), "e.g. bf16"),
         q_required("shape", str(), "e.g. m=4096,n=4096,k=4096"),
         q("arch", str(), "for a GPU kport has not seen: its arch, e.g. 10.0"),
-        q("target", str(), "for a GPU kport has not seen: the target its builds use, e.g. sm_100a")},
+        q("target", str(), "for a GPU kport has not seen: the target its builds use, e.g. sm_100a"),
+        q("repo", str(),
+          "the library (repository) to answer from; needed where instances of several libraries run the op")},
        {},
        {ok(200, "BestAnswer"),
         err(404, "not_found: unknown GPU without arch/target, unregistered target, no instance of the family known"),
@@ -658,9 +662,10 @@ std::vector<Op> operations() {
        "drivers they come from: the versioned, checksummed document kport-dispatch loads to answer offline by the "
        "same rule",
        read,
-       {q_required("gpu", str(), "GPU model, e.g. NVIDIA H200")},
+       {q_required("gpu", str(), "GPU model, e.g. NVIDIA H200"),
+        q("repo", str(), "the library (repository) whose instances to hand out; needed where several run an op")},
        {},
-       {ok(200, "DispatchSnapshot"), err(404, "not_found: a GPU model kport has never seen")}});
+       {ok(200, "DispatchSnapshot"), err(404, "not_found: a GPU model kport has never seen, an unknown repository")}});
   // ---- routes_artifacts.cpp ----
   add({"put",
        "/api/v1/artifacts/{sha256}",
@@ -697,11 +702,11 @@ std::vector<Op> operations() {
   add({"get",
        "/api/v1/dashboard/targets/{target}",
        "getDashboardTarget",
-       "Dashboard: variants x stages with figures, evidence, commands, burndown",
+       "Dashboard: one library's variants x stages with figures, evidence, commands, burndown",
        read,
+       {q("repo", str(), "the library's repository; default: the one built last for the target")},
        {},
-       {},
-       {ok(200, "DashboardTarget"), err(404, "not_found: no such target")}});
+       {ok(200, "DashboardTarget"), err(404, "not_found: no such target or repository")}});
   add({"get",
        "/api/v1/dashboard/commits/{sha}",
        "getDashboardCommit",

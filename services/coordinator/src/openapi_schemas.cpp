@@ -56,6 +56,16 @@ V any_json() {
                       {"anyOf", json::array{typed("object"), typed("array")}}};
 }
 
+// The environment a library's harness runs with: its manifest's `env`, NAME: value, the
+// placeholders unexpanded.
+V env_map() {
+  return json::object{{"type", "object"},
+                      {"additionalProperties", str()},
+                      {"description",
+                       "the environment the library's harness runs with (its kport.json `env`, placeholders "
+                       "unexpanded); the GPU runner applies it to the harness processes it starts"}};
+}
+
 struct P {
   const char* name;
   V schema;
@@ -135,6 +145,9 @@ void catalog(json::object& s) {
   s["TargetInput"] =
       body({{"arch", str()}, opt("features", any_json()), opt("toolkit", str()), opt("check_arches", strings())});
   s["KernelInstance"] = obj({{"name", str()},
+                             {"repo", describe(str(),
+                                               "the library (repository) that published it; empty for an "
+                                               "operator's upload. A name is unique within its library")},
                              {"family", str()},
                              {"variant", str()},
                              {"features", any_json()},
@@ -214,6 +227,10 @@ void catalog(json::object& s) {
   s["FamilyStageCounts"] = extend(s["StageCounts"], {{"family", str()}});
   s["Bringup"] = obj({{"target", ref("Target")},
                       {"commit", describe(nullable(str()), "the stage commit; null before any build")},
+                      {"repo", describe(nullable(str()),
+                                        "the library (repository) the stages are of: the one asked for, else the "
+                                        "stage commit's; null before any build")},
+                      {"repositories", describe(strings(), "every library with a build of the target")},
                       {"progress", ref("StageCounts")},
                       {"families", arr(ref("FamilyStageCounts"))},
                       {"variants", arr(obj({{"family", str()},
@@ -340,7 +357,8 @@ void pipelines(json::object& s) {
                                 opt("instruction_audit", any_json()),
                                 opt("artifact", str()),
                                 opt("source_path", describe(str(), "the variant's kernel, relative to the repository")),
-                                opt("source_line", describe(integer(), "the line of its first __global__"))});
+                                opt("source_line", describe(integer(), "the line of its first __global__")),
+                                opt("harness_env", env_map())});
   s["BuildRecordsInput"] = body({{"attempt", integer()}, {"records", arr(ref("BuildRecordInput"))}});
   s["Stored"] = obj({{"stored", integer()}, {"duplicates", integer()}, {"ids", integers()}});
 }
@@ -461,6 +479,7 @@ void results(json::object& s) {
                           {"artifact", nullable(str())},
                           {"source_path", nullable(str())},
                           {"source_line", nullable(integer())},
+                          {"harness_env", env_map()},
                           {"created", when()}});
   s["Artifact"] = obj(
       {{"sha256", str()}, {"size", integer()}, {"name", str()}, {"kind", str()}, {"created", when()}, {"url", str()}});
@@ -651,8 +670,15 @@ void best(json::object& s) {
             arr(obj({{"instance", str()}, {"variant", str()}, {"reason", str()}, {"evidence", ref("BestEvidence")}})),
             "instances whose newest result on that GPU model failed, crashed, timed out, was "
             "unsupported or untimed")},
-       {"query",
-        obj({{"gpu", str()}, {"op", str()}, {"dtype", str()}, {"shape", str()}, {"arch", str()}, {"target", str()}})},
+       {"query", obj({{"gpu", str()},
+                      {"op", str()},
+                      {"dtype", str()},
+                      {"shape", str()},
+                      {"arch", str()},
+                      {"target", str()},
+                      {"repo", describe(str(),
+                                        "the library (repository) the answer is of: the one asked about, else the one "
+                                        "the evidence is of; empty when no library's")}})},
        opt("measure", describe(obj({{"requests", str()}, {"body", ref("MeasureRequestInput")}, {"list", str()}}),
                                "present when the answer is not a measurement at the exact shape asked (on a GPU model "
                                "kport knows): how to have it measured"))});
@@ -762,6 +788,10 @@ void dashboard(json::object& s) {
                                 {"arch", str()},
                                 {"toolkit", str()},
                                 {"is_new", boolean()},
+                                {"repo", describe(nullable(str()),
+                                                  "the library (repository) of the row: a target has one row per "
+                                                  "library that built it, the one built last first; null before "
+                                                  "any build")},
                                 {"progress", ref("StageCounts")},
                                 {"families", arr(ref("FamilyStageCounts"))}}))},
            {"runners",
@@ -780,6 +810,8 @@ void dashboard(json::object& s) {
   s["DashboardTarget"] = obj(
       {{"target", obj({{"name", str()}, {"arch", str()}, {"toolkit", str()}, {"is_new", boolean()}})},
        {"commit", nullable(str())},
+       {"repo", describe(nullable(str()), "the library (repository) the page is of; null before any build")},
+       {"repositories", describe(strings(), "every library with a build of the target")},
        {"check_arches", strings()},
        {"progress", ref("StageCounts")},
        {"families", arr(ref("FamilyStageCounts"))},

@@ -71,13 +71,31 @@ std::string join(const std::vector<std::string>& args) {
   return out;
 }
 
+// The library's environment the runner started the harness with (env.reproduce.env, its
+// kport.json `env` as the runner expanded it), as NAME=value words before the command;
+// entries that are not a variable name and a plain string are left out.
+std::string env_words(const json::object& rec) {
+  const auto* e = rec.if_contains("env");
+  if (!e || !e->is_object()) return {};
+  std::string out;
+  for (const auto& [name, value] : e->as_object()) {
+    bool ok = !name.empty() && name.size() <= 128 && !(name[0] >= '0' && name[0] <= '9');
+    for (char c : name)
+      ok = ok && ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_');
+    if (!ok || !value.is_string() || value.as_string().size() > k_max_arg) continue;
+    out += std::string(name) + "=" + shell_quote(value.as_string()) + " ";
+  }
+  return out;
+}
+
 std::string command_line(const Reproduction& p, const std::vector<std::string>& args, std::string_view server) {
-  if (p.harness_sha256.empty()) return p.harness + join(args);
+  if (p.harness_sha256.empty()) return p.env + p.harness + join(args);
   const std::string path = "/api/v1/artifacts/" + p.harness_sha256;
   // The placeholder must stay expandable, so it goes in double quotes, not through shell_quote.
   const std::string url =
       server == k_server_placeholder ? "\"" + std::string(server) + path + "\"" : shell_quote(p.download_url);
-  return "curl -fsSLo " + p.harness + " " + url + " && chmod +x " + p.harness + " && ./" + p.harness + join(args);
+  return "curl -fsSLo " + p.harness + " " + url + " && chmod +x " + p.harness + " && " + p.env + "./" + p.harness +
+         join(args);
 }
 
 }  // namespace
@@ -97,6 +115,7 @@ Reproduction reproduction(const db::ResultRecord& r, std::string_view server) {
   p.harness = text_at(rec, "harness");
   if (!harness_name(p.harness)) p.harness = "kport-harness-" + (plain_word(target) ? target : std::string("TARGET"));
   p.harness_sha256 = text_at(rec, "harness_sha256");
+  p.env = env_words(rec);
   if (!crypto::is_sha256_hex(p.harness_sha256)) {
     p.harness_sha256.clear();
     p.missing.push_back(

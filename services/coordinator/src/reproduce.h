@@ -31,6 +31,7 @@ struct Reproduction {
   std::vector<std::string> bench_args;  // empty when the result was not timed
   std::string check, bench;             // whole commands (download, chmod, run); bench empty when not timed
   std::vector<std::string> missing;     // what keeps the commands from replaying the result exactly
+  std::string env;                      // "NAME=value " words: the library's env the harness ran with
 };
 
 // `server`: the coordinator's base URL as the reader reaches it (no trailing slash), or

@@ -20,18 +20,28 @@ bool valid_target_name(std::string_view s) {
   return s[3] >= '0' && s[3] <= '9';
 }
 
-// The repository whose build reported `library`: its job's pipeline's; "" when the
-// upload names no job (an operator's). invalid_argument when the job is not known.
-Result<std::string> library_repo(Context& ctx, const api::LibraryFamilies& library) {
-  if (library.job == 0) return std::string();
-  auto job = ctx.store->get_job(library.job);
+// The repository of job `id`'s pipeline. invalid_argument naming `field` when the job is
+// not known.
+Result<std::string> job_repo(Context& ctx, std::int64_t id, const std::string& field) {
+  auto job = ctx.store->get_job(id);
   if (!job.ok()) return std::move(job).error();
   if (!*job)
     return make_error(Errc::invalid_argument,
-                      "field 'library.job': job " + std::to_string(library.job) + " is not known to kport");
+                      "field '" + field + "': job " + std::to_string(id) + " is not known to kport");
   auto pipeline = ctx.store->get_pipeline((*job)->pipeline_id);
   if (!pipeline.ok()) return std::move(pipeline).error();
   return *pipeline ? (*pipeline)->repo : std::string();
+}
+
+// The library (repository) a catalog upload is of: the build job `library` names, else
+// the job the uploading runner holds; "" for an operator's upload naming no job.
+Result<std::string> catalog_repo(Context& ctx, const Principal& who, const api::KernelCatalogUpload& upload) {
+  if (upload.library && upload.library->job != 0) return job_repo(ctx, upload.library->job, "library.job");
+  if (who.kind != Principal::Kind::runner) return std::string();
+  auto runner = ctx.store->get_runner(who.runner_id);
+  if (!runner.ok()) return std::move(runner).error();
+  if (!*runner || !(*runner)->current_job) return std::string();
+  return job_repo(ctx, *(*runner)->current_job, "the runner's job");
 }
 
 }  // namespace
@@ -108,19 +118,21 @@ void add_catalog_routes(http::Router& router, Context& ctx) {
     if (!obj.ok()) return http::error_response(obj.error());
     auto upload = api::parse_kernel_catalog_upload(*obj);
     if (!upload.ok()) return http::error_response(upload.error());
+    auto repo = catalog_repo(ctx, *who, *upload);
+    if (!repo.ok()) return http::error_response(repo.error());
     // The library's families first: a declaration that does not validate stores nothing.
-    if (upload->library) {
-      auto repo = library_repo(ctx, *upload->library);
-      if (!repo.ok()) return http::error_response(repo.error());
+    if (upload->library)
       if (auto st = ctx.families->learn(*ctx.store, *repo, *upload->library); !st.ok())
         return http::error_response(st.error());
-    }
     std::vector<db::KernelVariant> variants;
     for (const auto& v : upload->variants) variants.push_back(to_kernel_variant(v));
     if (!variants.empty())
       if (auto st = ctx.store->upsert_kernel_variants(variants); !st.ok()) return http::error_response(st.error());
     std::vector<db::KernelInstance> list;
-    for (const auto& k : upload->instances) list.push_back(to_kernel_instance(k));
+    for (const auto& k : upload->instances) {
+      list.push_back(to_kernel_instance(k));
+      list.back().repo = *repo;  // an instance is named within its library
+    }
     if (!list.empty())
       if (auto st = ctx.store->upsert_kernel_instances(list); !st.ok()) return http::error_response(st.error());
     return http::json_ok(api::to_json(

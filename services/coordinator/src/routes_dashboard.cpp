@@ -65,13 +65,24 @@ Response overview(Context& ctx) {
     auto board = ctx.store->target_board(t.name);
     if (!board.ok()) return http::error_response(board.error());
     if (!*board) continue;
-    const porting::BringupStages stages = stages_of(**board);
-    rows.push_back(json::object{{"name", t.name},
-                                {"arch", t.arch},
-                                {"toolkit", t.toolkit},
-                                {"is_new", t.is_new},
-                                {"progress", counts_json(stages.counts)},
-                                {"families", families_json(stages)}});
+    // One row per library that built the target: the one built last first.
+    std::vector<db::TargetBoard> boards{**board};
+    for (const auto& repo : (*board)->repositories) {
+      if ((*board)->repo == repo) continue;
+      auto other = ctx.store->target_board(t.name, std::nullopt, repo);
+      if (!other.ok()) return http::error_response(other.error());
+      if (*other) boards.push_back(std::move(**other));
+    }
+    for (const auto& b : boards) {
+      const porting::BringupStages stages = stages_of(b);
+      rows.push_back(json::object{{"name", t.name},
+                                  {"arch", t.arch},
+                                  {"toolkit", t.toolkit},
+                                  {"is_new", t.is_new},
+                                  {"repo", b.repo ? json::value(*b.repo) : json::value(nullptr)},
+                                  {"progress", counts_json(stages.counts)},
+                                  {"families", families_json(stages)}});
+    }
   }
   auto runners = ctx.store->list_runners();
   if (!runners.ok()) return http::error_response(runners.error());
@@ -106,8 +117,8 @@ Response overview(Context& ctx) {
                                     {"results", page_to_json(*results).as_object()["items"]}});
 }
 
-Response target_page(Context& ctx, std::string_view name) {
-  auto board = ctx.store->target_board(name);
+Response target_page(Context& ctx, std::string_view name, const std::optional<std::string>& repo) {
+  auto board = ctx.store->target_board(name, std::nullopt, repo);
   if (!board.ok()) return http::error_response(board.error());
   if (!*board) return http::error_response(unknown_target(name));
   auto evidence = evidence_of(ctx, **board);
@@ -233,7 +244,17 @@ void add_dashboard_routes(http::Router& router, Context& ctx) {
   add_blocking(router, ctx, "GET", "/api/v1/dashboard/targets/{target}", [&ctx, cache](const Request& req) {
     KPORT_AUTH(require_reader(req, ctx));
     std::string name(req.param("target"));
-    return cache->get("target/" + name, [&] { return target_page(ctx, name); });
+    std::optional<std::string> repo;
+    if (auto r = req.query_or("repo"); !r.empty()) {
+      auto known = ctx.store->list_repositories();
+      if (!known.ok()) return http::error_response(known.error());
+      if (std::none_of(known->begin(), known->end(), [&](const db::Repository& x) { return x.name == r; }))
+        return http::error_response(make_error(
+            Errc::not_found, "repository '" + std::string(r) + "' is not known; GET /api/v1/repositories lists them"));
+      repo = std::string(r);
+    }
+    return cache->get("target/" + name + (repo ? "?repo=" + *repo : std::string()),
+                      [&] { return target_page(ctx, name, repo); });
   });
   add_blocking(router, ctx, "GET", "/api/v1/dashboard/commits/{sha}", [&ctx, cache](const Request& req) {
     KPORT_AUTH(require_reader(req, ctx));

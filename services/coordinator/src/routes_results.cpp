@@ -68,6 +68,46 @@ std::string target_for_arch(const std::vector<db::Target>& targets, const std::s
   return best;
 }
 
+// The library a question is about (?repo=NAME), a repository kport knows; nullopt when
+// not asked. not_found naming the repositories known when it is none of them.
+Result<std::optional<std::string>> repo_param(const Request& req, Context& ctx) {
+  const std::string name(req.query_or("repo"));
+  if (name.empty()) return std::optional<std::string>{};
+  auto repos = ctx.store->list_repositories();
+  if (!repos.ok()) return std::move(repos).error();
+  std::string known;
+  for (const auto& r : *repos) {
+    if (r.name == name) return std::optional<std::string>(name);
+    known += (known.empty() ? "" : ", ") + r.name;
+  }
+  return make_error(Errc::not_found, "repository '" + name + "' is not known to kport (" +
+                                         (known.empty() ? std::string("none is registered") : "known: " + known) +
+                                         "; POST /api/v1/repositories registers one)");
+}
+
+// The one library (repository) `libraries` name, nullopt when they name none; when they
+// name several, two libraries' instances would be ranked together: invalid_argument
+// naming them, for the question to pick one with ?repo=.
+Result<std::optional<std::string>> one_library(const std::vector<std::string>& libraries, const BestQuestion& q) {
+  std::set<std::string> seen;
+  for (const auto& r : libraries)
+    if (!r.empty()) seen.insert(r);  // a row of no library counts for every one
+  if (seen.empty()) return std::optional<std::string>{};
+  if (seen.size() == 1) return std::optional<std::string>(*seen.begin());
+  std::string names;
+  for (const auto& r : seen) names += (names.empty() ? "'" : ", '") + r + "'";
+  return make_error(Errc::invalid_argument, "op " + q.op + " on " + q.gpu + " has instances of " +
+                                                std::to_string(seen.size()) + " libraries (repositories " + names +
+                                                "), which kport does not rank together; ask about one with repo=NAME");
+}
+
+Result<std::optional<std::string>> one_library(const std::vector<db::BestCandidate>& rows, const BestQuestion& q) {
+  std::vector<std::string> names;
+  names.reserve(rows.size());
+  for (const auto& c : rows) names.push_back(c.repo);
+  return one_library(names, q);
+}
+
 // A 200 with a body already serialized.
 Response json_text(std::string body) {
   Response r;
@@ -97,11 +137,20 @@ Response answer_best(const Request& req, Context& ctx, std::optional<db::BestKey
     if (auto body = measured_answer(**entry, bq, unmeasured)) return json_text(std::move(*body));
   }
 
+  // One library's evidence: the one asked about, else the one library the evidence is of.
+  auto asked_repo = repo_param(req, ctx);
+  KPORT_HTTP_TRY(asked_repo);
+  std::optional<std::string> repo = *asked_repo;
   porting::SelectionQuery q{gpu, bq.arch, bq.target, *shape, dtype};
   auto on_gpu_rows = ctx.store->best_candidates(gpu, op, dtype);
   if (!on_gpu_rows.ok()) return http::error_response(on_gpu_rows.error());
-  std::vector<porting::Measurement> on_gpu, elsewhere;
-  for (const auto& c : *on_gpu_rows) on_gpu.push_back(to_measurement(c));
+  if (!repo) {
+    auto one = one_library(*on_gpu_rows, bq);
+    KPORT_HTTP_TRY(one);
+    repo = std::move(*one);
+  }
+  std::vector<porting::Measurement> on_gpu = library_measurements(*on_gpu_rows, repo);
+  std::vector<porting::Measurement> elsewhere;
   bool known_gpu = !on_gpu.empty();
   if (!on_gpu.empty() && q.arch.empty()) q.arch = on_gpu.front().arch;
   std::vector<porting::DriverSeen> drivers;
@@ -150,9 +199,20 @@ Response answer_best(const Request& req, Context& ctx, std::optional<db::BestKey
     if (q.arch.empty()) q.arch = target->arch;
     auto all = ctx.store->best_candidates("", op, dtype);
     if (!all.ok()) return http::error_response(all.error());
+    auto instances = ctx.store->list_kernel_instances(op);
+    if (!instances.ok()) return http::error_response(instances.error());
+    if (!repo) {
+      std::vector<std::string> seen;
+      for (const auto& c : *all) seen.push_back(c.repo);
+      for (const auto& i : *instances) seen.push_back(i.repo);
+      auto one = one_library(seen, bq);
+      KPORT_HTTP_TRY(one);
+      repo = std::move(*one);
+    }
     porting::CandidateQuery cq{op, dtype, q.target, feature_list(target->features_json), false, {}, {}};
     std::set<std::string> others;
     for (const auto& c : *all) {
+      if (!of_library(c.repo, repo)) continue;
       if (c.status == db::ResultStatus::passed) cq.ran_dtype.push_back(c.instance);
       if (c.gpu_model != gpu) {
         elsewhere.push_back(to_measurement(c));
@@ -164,19 +224,21 @@ Response answer_best(const Request& req, Context& ctx, std::optional<db::BestKey
     bf.family = op;
     bf.limit = 1;
     auto any_build = ctx.store->list_build_records(bf);
-    auto built = ctx.store->built_variants(q.target, op);
-    auto instances = ctx.store->list_kernel_instances(op);
+    auto built = ctx.store->built_variants(q.target, op, repo);
     auto variants = ctx.store->list_kernel_variants(op);
     if (!variants.ok()) return http::error_response(variants.error());
     for (const auto& v : *variants) cq.variants.push_back({v.variant, feature_list(v.features_json)});
     if (!any_build.ok()) return http::error_response(any_build.error());
     if (!built.ok()) return http::error_response(built.error());
-    if (!instances.ok()) return http::error_response(instances.error());
     cq.has_build = !any_build->items.empty();
     for (const auto& b : *built) cq.built_variants.push_back(b.variant);
     std::vector<porting::InstanceInfo> infos;
+    std::set<std::string> named;  // the library's own instances; one of no library by that name is left out
     for (const auto& i : *instances)
-      infos.push_back({i.name, i.family, i.variant, feature_list(i.features_json), i.dtypes});
+      if (!i.repo.empty() && of_library(i.repo, repo)) named.insert(i.name);
+    for (const auto& i : *instances)
+      if (of_library(i.repo, repo) && !(i.repo.empty() && named.count(i.name)))
+        infos.push_back({i.name, i.family, i.variant, feature_list(i.features_json), i.dtypes});
     auto found = porting::provisional_candidates(cq, infos);
     if (!found.ok()) return http::error_response(found.error());
     candidates = std::move(*found);
@@ -190,7 +252,7 @@ Response answer_best(const Request& req, Context& ctx, std::optional<db::BestKey
   const bool timed_here = std::any_of(on_gpu.begin(), on_gpu.end(),
                                       [&](const porting::Measurement& m) { return m.ranks() && m.shape == *shape; });
   if (comparable && !timed_here) {
-    auto w = wave_inputs(*ctx.store, gpu, op);
+    auto w = wave_inputs(*ctx.store, gpu, op, repo);
     if (!w.ok()) return http::error_response(w.error());
     waves = std::move(*w);
     in.sm_count = waves.sm_count;
@@ -201,7 +263,7 @@ Response answer_best(const Request& req, Context& ctx, std::optional<db::BestKey
   JsonText w(body);
   write_members(w, sel);
   const bool measured_exactly = sel.kind == porting::Selection::Kind::measured && sel.exact_shape;
-  write_question_members(w, bq, q.arch, q.target, measured_exactly, known_gpu, unmeasured);
+  write_question_members(w, bq, q.arch, q.target, repo.value_or(""), measured_exactly, known_gpu, unmeasured);
   w.raw('}');
   return json_text(std::move(body));
 }
@@ -306,7 +368,9 @@ void add_result_routes(http::Router& router, Context& ctx) {
             make_error(Errc::not_found, "no pipeline or record for commit '" + std::string(c) + "'"));
       commit = std::move(*sha);
     }
-    auto b = ctx.store->target_board(req.param("target"), commit);
+    auto repo = repo_param(req, ctx);
+    KPORT_HTTP_TRY(repo);
+    auto b = ctx.store->target_board(req.param("target"), commit, *repo);
     if (!b.ok()) return http::error_response(b.error());
     if (!*b)
       return http::error_response(make_error(Errc::not_found, "target '" + std::string(req.param("target")) +

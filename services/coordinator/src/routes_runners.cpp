@@ -11,6 +11,7 @@
 #include "kport/api/job_report.h"
 #include "kport/common/crypto.h"
 #include "kport/common/log.h"
+#include "kport/porting/op_shape.h"
 #include "token_cache.h"
 #include "hooks_and_verdicts.h"
 
@@ -67,6 +68,28 @@ std::vector<Record> records_of(const std::vector<Upload>& uploads, Convert conve
     out.push_back(std::move(r));
   }
   return out;
+}
+
+// Every result whose family is known and whose shape is not one of it (a key the family
+// lacks, a dimension left out that has no default, a value out of its declared range):
+// invalid_argument naming each, "field 'results[3].shape': ...". A family kport does not
+// know is not checked: its results count for nothing a question can ask.
+Status check_shapes(const porting::FamilySet& families, const std::vector<api::ResultUpload>& results) {
+  std::string refused;
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const porting::OpFamily* f = families.find(results[i].family);
+    if (!f) continue;
+    auto shape = porting::op_shape(*f, results[i].shape);
+    if (shape.ok()) continue;
+    if (++count <= 20)
+      refused += (refused.empty() ? "" : "; ") + std::string("field 'results[") + std::to_string(i) + "].shape': '" +
+                 results[i].shape + "' is not a shape of " + f->name + ": " + shape.error().message;
+  }
+  if (count == 0) return {};
+  if (count > 20) refused += "; and " + std::to_string(count - 20) + " more";
+  return make_error(Errc::invalid_argument,
+                    refused + " (nothing of the batch was stored; send the other results again)");
 }
 
 }  // namespace
@@ -198,9 +221,13 @@ void add_runner_routes(http::Router& router, Context& ctx) {
     KPORT_HTTP_TRY(who);
     auto [job_id, batch] = job_call(req, [](const json::object& o) { return api::parse_result_batch(o); });
     KPORT_HTTP_TRY(batch);
+    // A shape is read by its family's declared dims; one the family does not have is refused
+    // as any malformed field is: the whole batch, every such result named, nothing stored
+    // (a batch is one transaction, idempotent per attempt). The runner sends the rest again.
+    const auto families = ctx.families->current();
+    KPORT_HTTP_TRY(check_shapes(*families, batch->results));
     // A harness that times but does not count its work (another team's) still gets its
     // figures, from what its library declares.
-    const auto families = ctx.families->current();
     for (auto& r : batch->results) fill_throughput(*families, r);
     auto out = ctx.store->put_results(
         records_of<db::ResultRecord>(batch->results, to_record, job_id, batch->attempt, who->runner_id));

@@ -130,19 +130,27 @@ Result<api::BuildPage> parse_builds(std::string_view body, std::string_view what
   return page;
 }
 
-Result<std::vector<std::string>> parse_build_artifacts(std::string_view body) {
+Result<std::vector<BuildHarness>> parse_build_harnesses(std::string_view body) {
   constexpr std::string_view what = "builds lookup";
   auto page = parse_builds(body, what);
   if (!page.ok()) return std::move(page).error();
-  std::vector<std::string> out;
+  std::vector<BuildHarness> out;
   for (std::size_t i = 0; i < page->items.size(); ++i) {
     const auto& a = page->items[i].artifact;
     if (!a) continue;
     if (!is_sha256(*a))
       return malformed(what, "items[" + std::to_string(i) +
                                  "].artifact must be a sha256 (64 lowercase hex digits), not \"" + quote(*a) + "\"");
-    out.push_back(*a);
+    out.push_back(BuildHarness{*a, page->items[i].harness_env});
   }
+  return out;
+}
+
+Result<std::vector<std::string>> parse_build_artifacts(std::string_view body) {
+  auto harnesses = parse_build_harnesses(body);
+  if (!harnesses.ok()) return std::move(harnesses).error();
+  std::vector<std::string> out;
+  for (auto& h : *harnesses) out.push_back(std::move(h.sha256));
   return out;
 }
 

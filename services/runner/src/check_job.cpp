@@ -14,11 +14,13 @@
 #include <sstream>
 
 #include "harness_exec.h"
+#include "publish.h"
 #include "kport/api/job_payload.h"
 #include "kport/api/result_upload.h"
 #include "kport/common/crypto.h"
 #include "kport/common/json_fields.h"
 #include "kport/common/log.h"
+#include "kport/porting/manifest.h"
 #include "kport/runner/answers.h"
 
 namespace kport::runner {
@@ -36,14 +38,33 @@ using json_fields::str;
 // The artifact named by an ok build record of `query`; nullopt when none names one. A
 // lookup that fails or cannot be read is an Error: building locally because a proxy
 // answered with a page would be wrong.
-Result<std::optional<std::string>> harness_artifact(CoordinatorApi& api, const std::string& query) {
+Result<std::optional<BuildHarness>> harness_artifact(CoordinatorApi& api, const std::string& query) {
   const std::string path = "/api/v1/builds?" + query + "&status=ok&limit=200";
   auto page = api.get_text(path);
   if (!page.ok()) return std::move(page).error();
-  auto artifacts = parse_build_artifacts(*page);
+  auto artifacts = parse_build_harnesses(*page);
   if (!artifacts.ok()) return make_error(artifacts.error().code, "GET " + path + ": " + artifacts.error().message);
-  if (artifacts->empty()) return std::optional<std::string>{};
-  return std::optional<std::string>(artifacts->front());
+  if (artifacts->empty()) return std::optional<BuildHarness>{};
+  return std::optional<BuildHarness>(std::move(artifacts->front()));
+}
+
+// The library's environment for its harness processes on this runner, NAME=value: the
+// placeholders read {target} and {arch} of the job, and {build_dir} and {source_dir} the
+// folder the harness lies in (a GPU runner has no checkout). invalid_argument naming the
+// variable when a value does not expand.
+Result<std::vector<std::string>> library_env(const std::map<std::string, std::string>& env,
+                                             const std::filesystem::path& harness, const std::string& target) {
+  const std::string folder = harness.parent_path().string();
+  const porting::Placeholders values{target, porting::cuda_arch_of(target), folder, folder};
+  std::vector<std::string> out;
+  for (const auto& [name, value] : env) {
+    auto v = porting::expand(value, values);
+    if (!v.ok())
+      return make_error(Errc::invalid_argument,
+                        "the library's env." + name + " (kport.json) does not expand: " + v.error().message);
+    out.push_back(name + "=" + *v);
+  }
+  return out;
 }
 
 json::array string_array(const std::vector<std::string>& v) {
@@ -97,6 +118,26 @@ api::ResultUpload result_upload(const CaseOutcome& o, const GpuInfo& gpu, const 
   return r;
 }
 
+// The results of a batch of `size` a refusal names ("field 'results[3].shape': ..."),
+// ascending; empty when it is no refusal of single results (the batch as a whole, the
+// lease, the network), which fails the upload.
+std::vector<std::size_t> refused_results(const Error& e, std::size_t size) {
+  std::set<std::size_t> out;
+  if (e.code != Errc::invalid_argument) return {};
+  static constexpr std::string_view k_mark = "field 'results[";
+  for (auto at = e.message.find(k_mark); at != std::string::npos; at = e.message.find(k_mark, at + 1)) {
+    std::size_t i = 0, p = at + k_mark.size();
+    bool digits = false;
+    while (p < e.message.size() && e.message[p] >= '0' && e.message[p] <= '9' && i < size) {
+      i = i * 10 + static_cast<std::size_t>(e.message[p++] - '0');
+      digits = true;
+    }
+    if (!digits || p >= e.message.size() || e.message[p] != ']' || i >= size) return {};
+    out.insert(i);
+  }
+  return {out.begin(), out.end()};
+}
+
 }  // namespace
 
 std::vector<std::string> CheckHandler::gpu_env() const {
@@ -133,6 +174,7 @@ Status CheckHandler::ready() {
   HarnessOptions o;
   o.harness = *m_unhealthy_harness;
   o.env = gpu_env();
+  o.env.insert(o.env.end(), m_unhealthy_env.begin(), m_unhealthy_env.end());
   o.machine = m_s.env;
   Harness h(o, [](const std::string&) {});
   if (auto d = h.device(); !d.ok())
@@ -171,7 +213,7 @@ Result<CheckHandler::HarnessFile> CheckHandler::harness_for(CoordinatorApi& api,
                                                             const std::atomic<bool>& cancel, const LogFn& log) {
   // The build this check depends on names the artifact; a check with no build (queued
   // directly) takes any ok build of its commit and target.
-  std::optional<std::string> found;
+  std::optional<BuildHarness> found;
   if (job.depends_on) {
     auto by_job = harness_artifact(api, "job=" + std::to_string(*job.depends_on));
     if (!by_job.ok()) return std::move(by_job).error();
@@ -182,7 +224,11 @@ Result<CheckHandler::HarnessFile> CheckHandler::harness_for(CoordinatorApi& api,
     if (!by_commit.ok()) return std::move(by_commit).error();
     found = std::move(*by_commit);
   }
-  if (found) return cached_harness(api, *found, job.target, log);
+  if (found) {
+    auto file = cached_harness(api, found->sha256, job.target, log);
+    if (file.ok()) file->env = std::move(found->env);
+    return file;
+  }
   log("no harness artifact for " + job.commit.substr(0, 12) + " " + job.target + "; building it here");
   if (!m_toolkit_probed) {
     auto listing = porting::make_nvcc_probe(m_s.nvcc_probe)->probe();
@@ -208,7 +254,7 @@ Result<CheckHandler::HarnessFile> CheckHandler::harness_for(CoordinatorApi& api,
         sha.substr(0, 12) + ", which the coordinator cannot serve");
   else
     log("uploaded the locally built harness, sha256 " + sha.substr(0, 12));
-  return HarnessFile{built->report.harness, sha};
+  return HarnessFile{built->report.harness, sha, manifest_env(built->kernels_dir)};
 }
 
 JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel,
@@ -223,7 +269,19 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
 
   HarnessOptions ho;
   ho.harness = harness_path->path;
+  // The runner's GPU pinning first: the first of two entries of a name is the one a
+  // process reads, so a library's env cannot move its harness to another GPU.
   ho.env = gpu_env();
+  std::vector<std::string> library_vars;
+  if (!harness_path->env.empty()) {
+    auto extra = library_env(harness_path->env, harness_path->path, job.target);
+    if (!extra.ok()) return failed(extra.error().message);
+    library_vars = std::move(*extra);
+    std::string names;
+    for (const auto& e : library_vars) names += (names.empty() ? "" : ", ") + e.substr(0, e.find('='));
+    log("the library's environment for its harness (kport.json env): " + names);
+    ho.env.insert(ho.env.end(), library_vars.begin(), library_vars.end());
+  }
   ho.kernel_timeout_s = m_s.kernel_timeout_s;
   ho.process_timeout = m_s.process_timeout;
   ho.sampling = m_s.sampling;
@@ -254,6 +312,7 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
   auto device = harness.device();
   if (!device.ok()) {
     m_unhealthy_harness = harness_path->path;
+    m_unhealthy_env = library_vars;
     m_unhealthy_reason = "GPU " + m_s.gpu.uuid + " failed its health check";
     return failed("GPU " + m_s.gpu.uuid + " is not usable: " + device.error().message, true);
   }
@@ -311,17 +370,37 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
       {"telemetry_before", read_telemetry(m_s.nvidia_smi, m_s.gpu.uuid, m_s.env ? *m_s.env : Env::system())},
       {"kernel_timeout_s", m_s.kernel_timeout_s}};
   if (const auto* ck = obj(*device, "clock")) env_base["clock_at_start"] = *ck;
+  if (!library_vars.empty()) {
+    // A repro command runs the harness with the library's env, as this runner did.
+    json::object vars;
+    for (const auto& e : library_vars) vars[e.substr(0, e.find('='))] = e.substr(e.find('=') + 1);
+    env_base["reproduce"].as_object()["env"] = std::move(vars);
+  }
   std::map<std::string, int> counts;
-  std::vector<std::string> problems;
-  // Uploads in batches, so no request body grows with the grid.
+  std::vector<std::string> problems, refused;
+  // Uploads in batches, so no request body grows with the grid. The coordinator stores a
+  // batch whole or refuses it naming each result it will not take (a shape its family
+  // does not have): those are left out and the rest sent again, so one wrong case costs
+  // only its own figure; the job then fails naming them.
   auto upload = [&](const std::vector<const CaseOutcome*>& which,
                     const std::string& what) -> std::optional<JobOutcome> {
     for (std::size_t i = 0; i < which.size(); i += 100) {
       std::vector<api::ResultUpload> docs;
       for (std::size_t j = i; j < std::min(which.size(), i + 100); ++j)
         docs.push_back(result_upload(*which[j], m_s.gpu, job.commit, toolkit, env_base));
-      if (auto st = api.post_results(job.id, job.attempt, std::move(docs)); !st.ok())
-        return failed(what + ", but the upload failed: " + st.error().message, true);
+      while (!docs.empty()) {
+        auto st = api.post_results(job.id, job.attempt, docs);
+        if (st.ok()) break;
+        const std::vector<std::size_t> bad = refused_results(st.error(), docs.size());
+        if (bad.empty()) return failed(what + ", but the upload failed: " + st.error().message, true);
+        log("the coordinator refused " + std::to_string(bad.size()) + " result(s); sending the other " +
+            std::to_string(docs.size() - bad.size()) + " again: " + st.error().message);
+        for (auto k = bad.rbegin(); k != bad.rend(); ++k) {
+          const auto& d = docs[*k];
+          refused.push_back(d.instance + " " + d.dtype + " " + d.shape);
+          docs.erase(docs.begin() + static_cast<std::ptrdiff_t>(*k));
+        }
+      }
     }
     return std::nullopt;
   };
@@ -331,6 +410,7 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
     // fails for good (another attempt gets the same harness), the GPU keeps working.
     if (e.code == Errc::unprocessable) return failed(e.message);
     m_unhealthy_harness = harness_path->path;
+    m_unhealthy_env = library_vars;
     m_unhealthy_reason = e.message;
     return failed(e.message, true);
   };
@@ -452,6 +532,13 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
   log(timing);
   std::string summary;
   for (const auto& [status, n] : counts) summary += (summary.empty() ? "" : ", ") + std::to_string(n) + " " + status;
+  if (!refused.empty()) {
+    std::string reason = std::to_string(refused.size()) +
+                         " result(s) refused by the coordinator, their shapes not of their family (the job's log "
+                         "has its answer; the other results are stored): ";
+    for (std::size_t i = 0; i < refused.size() && i < 12; ++i) reason += (i ? "; " : "") + refused[i];
+    return failed(reason);
+  }
   int bad = counts["failed"] + counts["crashed"] + counts["timeout"];
   if (bad > 0) {
     std::string reason = std::to_string(bad) + " case(s) did not pass on " + m_s.gpu.name + " (" + summary + "): ";

@@ -187,6 +187,38 @@ void locate_sources(std::vector<api::BuildRecordUpload>& records, const SourceTr
     }
 }
 
+std::map<std::string, std::string> manifest_env(const std::filesystem::path& kernels_dir) {
+  if (kernels_dir.empty()) return {};
+  std::error_code ec;
+  if (!std::filesystem::exists(kernels_dir / porting::k_manifest_file, ec)) return {};
+  auto manifest = porting::load_manifest(kernels_dir / porting::k_manifest_file);
+  return manifest.ok() ? manifest->env : std::map<std::string, std::string>{};
+}
+
+namespace {
+
+// `base` with the library's env added to every child, as the build driver runs it.
+class LibraryEnv final : public Env {
+ public:
+  LibraryEnv(Env& base, std::vector<std::string> vars) : m_base(base), m_vars(std::move(vars)) {}
+  Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const ProcessOptions& options) override {
+    ProcessOptions o = options;
+    o.env.insert(o.env.end(), m_vars.begin(), m_vars.end());
+    return m_base.run_process(argv, o);
+  }
+  std::int64_t now_unix_ms() override { return m_base.now_unix_ms(); }
+  Result<std::string> read_file(const std::filesystem::path& path) override { return m_base.read_file(path); }
+  Status write_file(const std::filesystem::path& path, std::string_view bytes) override {
+    return m_base.write_file(path, bytes);
+  }
+
+ private:
+  Env& m_base;
+  std::vector<std::string> m_vars;
+};
+
+}  // namespace
+
 Status publish_build(CoordinatorApi& api, const ClaimedJob& job, const std::string& commit,
                      const porting::BuildReport& report, const std::function<void(const std::string&)>& log, Env& env,
                      const SourceTree& tree) {
@@ -200,13 +232,30 @@ Status publish_build(CoordinatorApi& api, const ClaimedJob& job, const std::stri
     artifact = report.harness_sha256;
     log("uploaded artifact " + name + " sha256 " + artifact + " (" + std::to_string(bytes.str().size()) + " bytes)");
   }
+  // The harness's environment travels with its records: the GPU runner starts its check
+  // and bench processes with it, as the build started its list.
+  const auto library_env = manifest_env(tree.kernels_dir);
   std::vector<api::BuildRecordUpload> records;
-  for (const auto& r : report.records) records.push_back(build_record(r, commit, artifact));
+  for (const auto& r : report.records) {
+    records.push_back(build_record(r, commit, artifact));
+    records.back().harness_env = library_env;
+  }
   locate_sources(records, tree);
   if (!records.empty()) KPORT_TRY(api.post_build_records(job.id, job.attempt, std::move(records)));
   log("uploaded " + std::to_string(report.records.size()) + " build records");
   if (!report.harness.empty()) {
-    auto catalog = harness_catalog(report.harness, env);
+    // Its placeholders as the GPU runner reads them: {build_dir} the harness's folder.
+    std::vector<std::string> vars;
+    const std::filesystem::path harness_dir = report.harness.parent_path();
+    std::error_code ec;
+    const std::string source_dir = std::filesystem::absolute(tree.kernels_dir, ec).string();
+    for (const auto& [name, value] : library_env) {
+      auto v = porting::expand(value, porting::Placeholders{report.target, porting::cuda_arch_of(report.target),
+                                                            harness_dir.string(), source_dir});
+      if (v.ok()) vars.push_back(name + "=" + *v);
+    }
+    LibraryEnv with_library(env, std::move(vars));
+    auto catalog = harness_catalog(report.harness, with_library);
     if (!catalog.ok()) {
       log("cannot list the harness's instances: " + catalog.error().message);
       return catalog.error();

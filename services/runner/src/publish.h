@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <functional>
 #include <optional>
 #include <string>
@@ -41,7 +42,13 @@ void locate_sources(std::vector<api::BuildRecordUpload>& records, const SourceTr
 // manifest or it declares none.
 std::optional<api::LibraryFamilies> library_families(const SourceTree& tree, std::int64_t job);
 
-// `env` starts the harness's `list`; `tree`, when given, locates each variant's source.
+// The environment the library's manifest (kport.json in `kernels_dir`) gives its harness
+// (`env`, placeholders unexpanded); empty without a manifest or when it names none.
+std::map<std::string, std::string> manifest_env(const std::filesystem::path& kernels_dir);
+
+// `env` starts the harness's `list` (with the manifest's env, as the build ran it);
+// `tree`, when given, locates each variant's source and names the manifest whose env
+// every record carries (harness_env) for the GPU runner.
 Status publish_build(CoordinatorApi& api, const ClaimedJob& job, const std::string& commit,
                      const porting::BuildReport& report, const std::function<void(const std::string&)>& log, Env& env,
                      const SourceTree& tree = {});

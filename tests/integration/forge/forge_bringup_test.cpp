@@ -54,7 +54,8 @@ TEST_F(BringupTest, ATargetsFirstStagesAreToldOnceAndADropIsARegression) {
   auto body = told[0].json();
   EXPECT_EQ(body.at("target").as_string(), "sm_90a");
   EXPECT_EQ(body.at("commit").as_string(), a);
-  EXPECT_EQ(body.at("url").as_string(), k_public_url + "/#/target/sm_90a");
+  EXPECT_EQ(body.at("repo").as_string(), "org/kernels") << "the library whose board it is";
+  EXPECT_EQ(body.at("url").as_string(), k_public_url + "/#/target/sm_90a?repo=org%2Fkernels");
   EXPECT_EQ(body.at("progress").at("numerics_passed").as_int64(), 1);
   std::vector<std::string> reached;
   for (const auto& m : body.at("milestones").as_array())
@@ -82,6 +83,45 @@ TEST_F(BringupTest, ATargetsFirstStagesAreToldOnceAndADropIsARegression) {
   EXPECT_TRUE(numerics) << drops[0].body;
   // A milestone told again would go out with the drop, before it (one subject, in order).
   EXPECT_EQ(hooks_of("bringup.milestone", 2, std::chrono::milliseconds(0)).size(), 1u) << "each milestone is told once";
+}
+
+// A second library building the same target has its own board and its own notices: its
+// first builds are its milestones, and its failing check is not a drop from the first
+// library's counts (which one mark per target read it as).
+TEST_F(BringupTest, TwoLibrariesOfOneTargetAreToldApart) {
+  ASSERT_EQ(post("/api/v1/repositories", object{{"name", "org/norms"}, {"url", "/srv/git/norms.git"}}, k_admin).status,
+            201);
+  const std::string builder = register_runner("builder", "build");
+  const std::string gpu = register_runner("h200", "gpu", "9.0", "NVIDIA H200");
+  const std::string a = std::string(39, 'a') + "1", x = std::string(39, 'b') + "1";
+  push(a);
+  finish(take(builder), builder, "records", ok_build());
+  finish(take(gpu), gpu, "results", passing_result());
+  ASSERT_EQ(hooks_of("bringup.milestone", 1).size(), 1u);
+  auto r = github(push_body("org/norms", "refs/heads/main", std::string(40, '0'), x), "delivery-" + x);
+  ASSERT_EQ(r.status, 201) << r.raw;
+  finish(take(builder), builder, "records",
+         boost::json::array{object{{"family", "norm"}, {"variant", "rows"}, {"status", "ok"}}});
+  auto rows = failing_result();
+  auto& row = rows[0].as_object();
+  row["family"] = "norm";
+  row["variant"] = "rows";
+  row["instance"] = "norm.rows.w64";
+  row["shape"] = "rows=4096,cols=8192";
+  finish(take(gpu), gpu, "results", rows);
+  auto told = hooks_of("bringup.milestone", 2);
+  ASSERT_EQ(told.size(), 2u);
+  auto body = told[1].json();
+  EXPECT_EQ(body.at("repo").as_string(), "org/norms") << told[1].body;
+  EXPECT_EQ(body.at("commit").as_string(), x);
+  EXPECT_EQ(body.at("url").as_string(), k_public_url + "/#/target/sm_90a?repo=org%2Fnorms");
+  std::vector<std::string> reached;
+  for (const auto& m : body.at("milestones").as_array())
+    reached.push_back(std::string(m.at("stage").as_string()) + "/" + std::string(m.at("level").as_string()));
+  EXPECT_NE(std::find(reached.begin(), reached.end(), "builds/first"), reached.end()) << told[1].body;
+  EXPECT_EQ(std::find(reached.begin(), reached.end(), "numerics_passed/first"), reached.end()) << told[1].body;
+  EXPECT_TRUE(hooks_of("bringup.regression", 1, std::chrono::milliseconds(500)).empty())
+      << "org/norms's failing check is not a drop of org/kernels's counts";
 }
 
 class RetentionTest : public ForgeTest {

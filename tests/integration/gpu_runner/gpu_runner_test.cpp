@@ -37,14 +37,15 @@ class GpuRunnerTest : public BuildRunnerTest {
     lease_seconds = 4;
   }
   void TearDown() override {
-    for (const char* v :
-         {"KPORT_STAND_IN_SICK", "KPORT_STAND_IN_ONLY", "KPORT_STAND_IN_BENCH_MS", "KPORT_STAND_IN_CALLS"})
+    for (const char* v : {"KPORT_STAND_IN_SICK", "KPORT_STAND_IN_ONLY", "KPORT_STAND_IN_BENCH_MS",
+                          "KPORT_STAND_IN_CALLS", "KPORT_STAND_IN_EXTRA_SHAPE"})
       ::unsetenv(v);
   }
 
   // Queues a pipeline for sm_90a and plays the build runner: the stand-in harness goes
   // up as the build's artifact. Returns the spawned check job's id.
-  std::int64_t build_with_stand_in(const std::string& sha) {
+  // `harness_env`: the library's env its build records carry (kport.json `env`).
+  std::int64_t build_with_stand_in(const std::string& sha, const json::object& harness_env = {}) {
     add_target("sm_90a", "9.0");
     auto p = start_pipeline(sha);
     std::string builder = register_runner("builder", "build");
@@ -63,6 +64,7 @@ class GpuRunnerTest : public BuildRunnerTest {
                         bytes.str(), builder, "application/octet-stream");
     EXPECT_EQ(put.status, 201) << put.raw;
     json::object rec{{"family", "gemm"}, {"variant", "good"}, {"status", "ok"}, {"artifact", hash}};
+    if (!harness_env.empty()) rec["harness_env"] = harness_env;
     auto b = post("/api/v1/jobs/" + std::to_string(build_id) + "/builds",
                   json::object{{"attempt", attempt}, {"records", json::array{rec}}}, builder);
     EXPECT_EQ(b.status, 200) << b.raw;
@@ -274,6 +276,33 @@ TEST_F(GpuRunnerTest, AnUnhealthyGpuGivesTheJobBackAndTakesNoWorkUntilItAnswers)
   EXPECT_EQ(results_of(sha).size(), 18u);
 }
 
+// The same with the sick file named by the library's env: the runner's health check of
+// that harness runs with the env too, so it keeps seeing the GPU sick while the file is
+// there (without it, the check would find no sick file and take work at once).
+TEST_F(GpuRunnerTest, TheHealthCheckOfALibrarysHarnessRunsWithItsEnvironment) {
+  std::string sha = commit_sha(21);
+  std::int64_t check = build_with_stand_in(sha, json::object{{"KPORT_STAND_IN_SICK", "{build_dir}/gpu-sick"}});
+  ASSERT_GT(check, 0);
+  start_gpu_runner("flaky-env");
+  for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+       std::chrono::steady_clock::now() < end;) {
+    if (runner_output().find("not taking work") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ASSERT_NE(runner_output().find("not taking work"), std::string::npos) << runner_output();
+  const fs::path sick = dir.path() / "work-flaky-env" / "gpu0" / "harness" /
+                        crypto::sha256_hex(slurp(KPORT_STAND_IN_HARNESS)) / "gpu-sick";
+  ASSERT_TRUE(fs::exists(sick)) << runner_output();
+  // Still sick a few health checks later: the job waits.
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  EXPECT_EQ(get("/api/v1/jobs/" + std::to_string(check)).body.at("status").as_string(), "queued") << runner_output();
+  EXPECT_EQ(runner_output().find("GPU answers again"), std::string::npos) << runner_output();
+  fs::remove(sick);
+  auto job = wait_job(check, std::chrono::seconds(120));
+  EXPECT_EQ(job.at("attempt").to_number<std::int64_t>(), 2);
+  EXPECT_NE(runner_output().find("GPU answers again"), std::string::npos);
+}
+
 // Only the steady instance, whose bench rounds measure what `medians` says, one line a round.
 void steady_only_with_rounds(const fs::path& script, const std::string& medians) {
   std::ofstream(script) << medians;
@@ -443,6 +472,82 @@ TEST_F(GpuRunnerTest, ThePrintedReproduceCommandReplaysTheRunnersInputsAndFlags)
 // A shape a user asked kport to measure (POST /api/v1/best/requests): the runner checks and
 // times exactly that case on every instance of the family, and /best then answers it as
 // measured at that very shape.
+// The library's kport.json env reaches every harness process the GPU runner starts, its
+// placeholders expanded there: here it narrows the stand-in to its one good instance
+// (list, check and bench all see it) and names the file each process records its call in.
+TEST_F(GpuRunnerTest, TheLibrarysEnvironmentReachesTheHarnessProcessesOnTheGpuRunner) {
+  std::string sha = commit_sha(17);
+  const json::object library_env{{"KPORT_STAND_IN_ONLY", "gemm.good.steady"},
+                                 {"KPORT_STAND_IN_CALLS", "{build_dir}/calls-{target}-{arch}"}};
+  std::int64_t check = build_with_stand_in(sha, library_env);
+  ASSERT_GT(check, 0);
+  auto records = get("/api/v1/builds?commit=" + sha);
+  ASSERT_EQ(records.status, 200) << records.raw;
+  EXPECT_EQ(records.body.at("items").at(0).at("harness_env"), library_env) << records.raw;
+  start_gpu_runner("with-env");
+  auto job = wait_job(check, std::chrono::seconds(120));
+  // Without the env, the stand-in's failing and crashing instances would fail the job.
+  ASSERT_EQ(job.at("status").as_string(), "succeeded") << json::serialize(job) << runner_output();
+  auto res = results_of(sha);
+  ASSERT_FALSE(res.empty());
+  for (const auto& [key, r] : res) EXPECT_EQ(r.at("instance").as_string(), "gemm.good.steady") << key;
+
+  // {build_dir} is the folder the runner keeps the harness in; check and bench both ran with it.
+  const std::string harness_sha = crypto::sha256_hex(slurp(KPORT_STAND_IN_HARNESS));
+  const fs::path calls = dir.path() / "work-with-env" / "gpu0" / "harness" / harness_sha / "calls-sm_90a-90a";
+  ASSERT_TRUE(fs::exists(calls)) << runner_output();
+  auto runs = calls_in(slurp(calls));
+  bool checked = false, timed = false;
+  for (const auto& c : runs) {
+    checked = checked || c.args.at(0) == "check";
+    timed = timed || c.args.at(0) == "bench";
+  }
+  EXPECT_TRUE(checked && timed) << slurp(calls);
+  EXPECT_NE(
+      runner_output().find(
+          "the library's environment for its harness (kport.json env): KPORT_STAND_IN_CALLS, KPORT_STAND_IN_ONLY"),
+      std::string::npos)
+      << runner_output();
+  // A result's repro command runs the harness with the same env.
+  auto one = get("/api/v1/results/" + std::to_string(res.begin()->second.at("id").as_int64()));
+  ASSERT_EQ(one.status, 200) << one.raw;
+  const std::string bench(one.body.at("reproduce").at("bench").as_string());
+  EXPECT_NE(bench.find("KPORT_STAND_IN_ONLY=gemm.good.steady ./kport-harness-sm_90a bench"), std::string::npos)
+      << bench;
+}
+
+// A harness whose grid holds a shape its family does not have (gemm without k): the
+// coordinator refuses that result, naming it, and stores nothing of its batch; the
+// runner sends the rest again, so every other figure is kept, and the job fails naming
+// the refused case.
+TEST_F(GpuRunnerTest, AResultWhoseShapeIsNotOfItsFamilyIsRefusedAndTheRestOfItsBatchKept) {
+  ::setenv("KPORT_STAND_IN_ONLY", "gemm.good.steady", 1);
+  ::setenv("KPORT_STAND_IN_EXTRA_SHAPE", "m=64,n=64", 1);
+  std::string sha = commit_sha(19);
+  std::int64_t check = build_with_stand_in(sha);
+  ASSERT_GT(check, 0);
+  start_gpu_runner("refused");
+  auto job = wait_job(check, std::chrono::seconds(120));
+  ASSERT_EQ(job.at("status").as_string(), "failed") << json::serialize(job) << runner_output();
+  EXPECT_EQ(job.at("attempt").to_number<std::int64_t>(), 1) << "a wrong shape is the harness's: no retry";
+  const std::string why(job.at("failure_reason").as_string());
+  EXPECT_NE(why.find("1 result(s) refused by the coordinator, their shapes not of their family"), std::string::npos)
+      << why;
+  EXPECT_NE(why.find("gemm.good.steady bf16 m=64,n=64"), std::string::npos) << why;
+  // Every case of the grid is stored, checked and timed; the refused one is not.
+  auto res = results_of(sha);
+  EXPECT_EQ(res.size(), 3u);
+  for (const auto& shape : {k_small, k_mid, k_big}) {
+    ASSERT_TRUE(res.count("gemm.good.steady " + shape)) << shape;
+    EXPECT_EQ(res.at("gemm.good.steady " + shape).at("status").as_string(), "passed") << shape;
+  }
+  EXPECT_NE(runner_output().find("field 'results["), std::string::npos) << runner_output();
+  EXPECT_NE(runner_output().find("].shape': 'm=64,n=64' is not a shape of gemm: shape has no 'k' (gemm shapes are "
+                                 "m,n,k)"),
+            std::string::npos)
+      << runner_output();
+}
+
 TEST_F(GpuRunnerTest, AMeasureRequestIsCheckedAndTimedAtExactlyTheAskedShape) {
   ::setenv("KPORT_STAND_IN_ONLY", "gemm.good.steady", 1);
   fs::path calls = dir.path() / "calls";

@@ -27,7 +27,8 @@
 // FACTOR times slower, as a commit that costs them would); KPORT_STAND_IN_WRONG
 // ("INSTANCE:SHAPE;...": those cases fail numerics); KPORT_STAND_IN_NOISE (a relative
 // standard deviation: every bench process draws its own factor around 1 for its figures,
-// the process-to-process noise a real GPU shows).
+// the process-to-process noise a real GPU shows); KPORT_STAND_IN_EXTRA_SHAPE (a shape
+// added to every instance's grid, as a harness with a wrong grid would print one).
 #include <unistd.h>
 
 #include <algorithm>
@@ -242,7 +243,9 @@ int main(int argc, char** argv) {
   if (cmd != "check" && cmd != "bench") return usage("unknown command " + cmd);
   if (instance.empty() && listed.empty()) return usage("needs --instance or --case");
   if (listed.empty()) {
-    for (const auto& sh : all ? k_grid : std::vector<std::string>{shape}) listed.emplace_back(instance, sh);
+    std::vector<std::string> grid = k_grid;
+    if (const std::string extra = env("KPORT_STAND_IN_EXTRA_SHAPE"); !extra.empty()) grid.push_back(extra);
+    for (const auto& sh : all ? grid : std::vector<std::string>{shape}) listed.emplace_back(instance, sh);
   }
   std::vector<std::string> shapes;
   for (const auto& [inst, sh] : listed) shapes.push_back(sh);

@@ -132,7 +132,7 @@ TEST_F(PushEndToEnd, APushedKernelChangeIsBuiltAndJudgedAgainstItsParent) {
                              {"variant", variant},
                              {"instance", family + "." + variant + ".default"},
                              {"dtype", "f32"},
-                             {"shape", "n=1024"},
+                             {"shape", family == "gemm" ? "m=1024,n=1024,k=1024" : "rows=1024,cols=1024"},
                              {"gpu_model", "NVIDIA A100"},
                              {"arch", "8.0"},
                              {"driver", "550.1"},

@@ -51,11 +51,14 @@ api::BringupAnswer sm100a_bringup() {
 }
 
 TEST(BringupAnswer, RoundTripsEveryFieldInTheAnswersOrder) {
-  const api::BringupAnswer b = sm100a_bringup();
+  api::BringupAnswer b = sm100a_bringup();
+  b.repo = "kernels";
+  b.repositories = {"kernels", "norm-lib"};
   const json::object wire = api::to_json(b);
   std::vector<std::string> keys;
   for (const auto& kv : wire) keys.emplace_back(kv.key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"target", "commit", "progress", "families", "variants"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"target", "commit", "repo", "repositories", "progress", "families", "variants"}));
   EXPECT_EQ(json::serialize(wire.at("families").as_array()[1]),
             R"({"variants":1,"applicable":1,"builds":0,"resources_clean":0,"numerics_passed":0,"measured":0,)"
             R"("selected_best":0,"family":"softmax"})");
@@ -69,6 +72,8 @@ TEST(BringupAnswer, RoundTripsEveryFieldInTheAnswersOrder) {
   EXPECT_EQ(back->target.arch, "10.0");
   EXPECT_TRUE(back->target.is_new);
   EXPECT_EQ(back->commit, k_sha);
+  EXPECT_EQ(back->repo, "kernels");
+  EXPECT_EQ(back->repositories, (std::vector<std::string>{"kernels", "norm-lib"}));
   EXPECT_EQ(back->progress.applicable, 3);
   EXPECT_EQ(back->progress.selected_best, 1);
   ASSERT_EQ(back->families.size(), 2u);

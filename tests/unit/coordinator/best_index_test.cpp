@@ -112,8 +112,8 @@ TEST(BestAnswer, MeasuredAnswersAreByteForByteWhatTheRuleAndTheCodecWrite) {
       // The question's members as the API documents them.
       json::object tail;
       tail["query"] =
-          json::object{{"gpu", q->gpu},   {"op", q->op},        {"dtype", q->dtype}, {"shape", q->shape.canonical()},
-                       {"arch", sq.arch}, {"target", sq.target}};
+          json::object{{"gpu", q->gpu},   {"op", q->op},         {"dtype", q->dtype}, {"shape", q->shape.canonical()},
+                       {"arch", sq.arch}, {"target", sq.target}, {"repo", ""}};
       std::optional<db::BestKey> got_ask;
       const bool want_ask = !(sel.kind == porting::Selection::Kind::measured && sel.exact_shape);
       if (want_ask)

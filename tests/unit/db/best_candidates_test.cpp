@@ -1,5 +1,7 @@
 // The best_candidates summary (migration 0008): each instance's current figure per GPU
 // model, dtype and shape is the latest result of the newest commit measured there.
+#include <map>
+
 #include "migrations.h"
 #include "sqlite.h"
 #include "test_support.h"
@@ -116,18 +118,32 @@ TEST_F(BestCandidatesTest, AFailureOnTheNewestCommitLeavesNoFigure) {
 }
 
 TEST_F(BestCandidatesTest, WithoutACommitTimeArrivalOrdersAndALaterCommitRecordReorders) {
-  // Commit '3' is unknown when its result arrives at 5000, so it ranks by that arrival;
-  // commit '4' is known at time 3000 and arrives later, yet 3000 < 5000.
+  // Commits '3' and '5' are unknown when their results arrive (at 5000 and 4000): they
+  // belong to no library yet (no job, no commit), and among them arrival orders. Commit
+  // '4' is the library's, known at time 3000.
   commit('4', 3'000);
+  put(figure(sha('5'), "wgmma.a", 90), 4'000);
   auto unknown = put(figure(sha('3'), "wgmma.a", 100), 5'000);
-  put(figure(sha('4'), "wgmma.a", 120), 6'000);
-  EXPECT_EQ(only("wgmma.a").result_id, unknown);
-  // Once commit '3' is recorded as older (time 1000), commit '4' is the newest.
+  auto known = put(figure(sha('4'), "wgmma.a", 120), 6'000);
+  auto row_of = [&](const std::string& repo) {
+    std::optional<BestCandidate> found;
+    for (auto& b : ok(m_store->best_candidates("NVIDIA H200", "gemm", "bf16")))
+      if (b.instance == "wgmma.a" && b.repo == repo) found = b;
+    if (!found) throw std::runtime_error("no best_candidates row of library '" + repo + "'");
+    return *found;
+  };
+  EXPECT_EQ(row_of("").result_id, unknown) << "the latest arrival of no library";
+  EXPECT_EQ(row_of("kernels").result_id, known);
+  // Once commit '3' is recorded (the library's, time 1000), its result is the library's,
+  // where commit '4' is the newest; the row of no library falls back to commit '5'.
   commit('3', 1'000);
-  auto row = only("wgmma.a");
+  auto row = row_of("kernels");
   EXPECT_EQ(row.commit_sha, sha('4'));
   EXPECT_DOUBLE_EQ(*row.median_us, 120);
   EXPECT_EQ(row.commit_ms, 3'000);
+  EXPECT_EQ(row.results_count, 1);
+  EXPECT_EQ(row_of("").commit_sha, sha('5'));
+  EXPECT_EQ(ok(m_store->best_candidates("NVIDIA H200", "gemm", "bf16")).size(), 2u);
 }
 
 TEST_F(BestCandidatesTest, RowsCarryDriverUnstableRatioAndTheDriversPresent) {
@@ -165,6 +181,32 @@ TEST_F(BestCandidatesTest, KernelInstancesKeepTheirDtypesUnlessAPublisherSaysNot
   auto refused = m_store->upsert_kernel_instances({bad});
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, Errc::invalid_argument);
+}
+
+// Two libraries (repositories) may name an instance alike: a result's library is its
+// commit's repository here (no job), and each library keeps its own row and figure.
+TEST_F(BestCandidatesTest, TwoLibrariesNamingAnInstanceAlikeKeepTheirOwnFigures) {
+  ok(m_store->upsert_repository("other-lib", "/srv/git/other.git"));
+  commit('1', 10'000);
+  ok(m_store->put_commit(Commit{sha('2'), "other-lib", {}, "msg", "dev", 20'000}));
+  put(figure(sha('1'), "wgmma.a", 100.0), 1'000);
+  put(figure(sha('2'), "wgmma.a", 50.0), 2'000);
+  std::map<std::string, double> medians;
+  for (const auto& b : ok(m_store->best_candidates("NVIDIA H200", "gemm", "bf16"))) medians[b.repo] = *b.median_us;
+  EXPECT_EQ(medians, (std::map<std::string, double>{{"kernels", 100.0}, {"other-lib", 50.0}}))
+      << "the newer commit of another library does not replace this one's figure";
+
+  KernelInstance mine{"wgmma.a", "gemm", "wgmma", "[]", R"({"tile_m":128})"};
+  mine.repo = "kernels";
+  KernelInstance theirs{"wgmma.a", "gemm", "wgmma", "[]", R"({"tile_m":64})"};
+  theirs.repo = "other-lib";
+  ok(m_store->upsert_kernel_instances({mine, theirs}));
+  mine.config_json = R"({"tile_m":256})";
+  ok(m_store->upsert_kernel_instances({mine}));
+  std::map<std::string, std::string> configs;
+  for (const auto& k : ok(m_store->list_kernel_instances("gemm"))) configs[k.repo] = k.config_json;
+  EXPECT_EQ(configs,
+            (std::map<std::string, std::string>{{"kernels", R"({"tile_m":256})"}, {"other-lib", R"({"tile_m":64})"}}));
 }
 
 TEST_F(BestCandidatesTest, KernelVariantsAreListedWithTheirFeaturesEvenWithoutInstances) {

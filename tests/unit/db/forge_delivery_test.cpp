@@ -258,6 +258,15 @@ TEST_F(ForgeDeliveryTest, ABringupMarkIsKeptPerTargetWithItsDeliveries) {
   m.counts_json = R"({"builds":1})";
   ok(m_store->put_bringup_mark(m, {}));
   EXPECT_EQ(ok(m_store->bringup_mark("sm_100a")).milestones.size(), 3u) << "replaced, not appended twice";
+  // Another library's mark of the same target is its own.
+  BringupMark other = m;
+  other.repo = "other-lib";
+  other.counts_json = R"({"builds":7})";
+  other.milestones = {"builds/first"};
+  ok(m_store->put_bringup_mark(other, {}));
+  EXPECT_EQ(ok(m_store->bringup_mark("sm_100a", "other-lib")).counts_json, R"({"builds":7})");
+  EXPECT_EQ(ok(m_store->bringup_mark("sm_100a", "other-lib")).milestones.size(), 1u);
+  EXPECT_EQ(ok(m_store->bringup_mark("sm_100a")).counts_json, R"({"builds":1})") << "untouched by the other library";
   BringupMark bad;
   bad.target = "sm_90a";
   EXPECT_EQ(m_store->put_bringup_mark(bad, {}).error().code, Errc::invalid_argument);

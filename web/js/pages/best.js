@@ -1,5 +1,6 @@
 // Best-kernel explorer: a form over GET /api/v1/best, with the answer's evidence.
-// State: #/best?gpu=..&op=..&dtype=..&shape=.. (the form fills from it and writes it).
+// State: #/best?gpu=..&op=..&dtype=..&shape=..[&repo=..] (the form fills from it and writes
+// it; repo: the library to answer from, where several run the op).
 import { h, fill, fmtNum, fmtTime, shortSha, pageLink, pendingBadge } from '../dom.js';
 import { api } from '../api.js';
 import { replaceParams } from '../router.js';
@@ -24,7 +25,8 @@ function answer(a) {
     heading(a),
     h('p', { class: 'summary' }, h('span', { class: `tag ${KIND_TAG[a.kind] || 'st-queued'}` }, a.kind),
       a.ranked_by ? ` ${RANKED_BY[a.ranked_by] || a.ranked_by}.` : '', a.reason ? ` ${a.reason}` : ''),
-    h('p', { class: 'muted' }, `shape ${a.matched_shape || '—'}${a.matched_shape ? (a.exact_shape ? ' (exact)' : ' (nearest measured)') : ''}`,
+    h('p', { class: 'muted' }, a.query.repo ? h('span', { id: 'answer-library' }, `library ${a.query.repo} · `) : '',
+      `shape ${a.matched_shape || '—'}${a.matched_shape ? (a.exact_shape ? ' (exact)' : ' (nearest measured)') : ''}`,
       ev ? ` · evidence from ${ev.gpu_model}, commit ` : '', ev ? pageLink(`/commit/${ev.commit}`, null, h('code', {}, shortSha(ev.commit))) : '',
       ev ? ` · driver ${ev.driver} · ${ev.samples} samples · ${fmtTime(ev.measured)}` : '',
       a.candidates_from ? ` · candidates: instances that ${a.candidates_from}` : '',
@@ -69,6 +71,7 @@ export async function render(root, route) {
   const dtypeOptions = (f, want) => (f ? f.dtypes : []).map((d) => h('option', { value: d, selected: d === want }, d));
   const dtype = h('select', { name: 'dtype' }, dtypeOptions(familyOf(op.value), p.get('dtype')));
   const shape = h('input', { name: 'shape', size: 36, value: p.get('shape') || exampleShape(familyOf(op.value)), required: true });
+  const repo = h('input', { name: 'repo', size: 16, value: p.get('repo') || '', placeholder: 'any' });
   op.addEventListener('change', () => {
     const f = familyOf(op.value);
     fill(dtype, dtypeOptions(f, dtype.value));
@@ -76,6 +79,7 @@ export async function render(root, route) {
   });
   const ask = async () => {
     const q = { gpu: gpu.value, op: op.value, dtype: dtype.value, shape: shape.value.trim() };
+    if (repo.value.trim()) q.repo = repo.value.trim();
     replaceParams(q);
     try {
       fill(out, answer(await api.best(q)));
@@ -85,7 +89,7 @@ export async function render(root, route) {
   };
   const stale = pendingBadge('result', ask);
   const form = h('form', { class: 'form', id: 'best-form', onsubmit: (e) => { e.preventDefault(); ask(); } },
-    field('GPU', gpu), field('op', op), field('dtype', dtype), field('shape', shape), h('button', { type: 'submit' }, 'Ask'));
+    field('GPU', gpu), field('op', op), field('dtype', dtype), field('shape', shape), field('library', repo), h('button', { type: 'submit' }, 'Ask'));
   fill(root, h('h1', { elementtiming: 'kport-data' }, 'Best kernel'), form, stale.el, out);
   if (first) {
     fill(out, first instanceof Error ? h('p', { class: 'error' }, first.message) : answer(first));

@@ -17,13 +17,17 @@ function bar(done, total) {
   return h('span', { class: 'bar', title: `${done} of ${total}` }, fillEl, h('span', { class: 'bar-text' }, `${done}/${total}`));
 }
 
+// A row per target, library (several may build a target) and family.
+const rowKey = (t, g) => `${t.name}/${t.repo || ''}/${g.family}`;
+
 function targetRows(t) {
   const rows = [];
   const groups = [{ family: 'all', ...t.progress }, ...t.families];
   groups.forEach((g, i) => {
-    rows.push(h('tr', { class: i === 0 ? 'target-row' : 'family-row', dataset: { key: `${t.name}/${g.family}` } },
+    rows.push(h('tr', { class: i === 0 ? 'target-row' : 'family-row', dataset: { key: rowKey(t, g) } },
       i === 0 ? h('th', { rowspan: groups.length, scope: 'rowgroup' },
-        pageLink(`/target/${t.name}`, null, t.name), h('div', { class: 'muted' }, `arch ${t.arch}`),
+        pageLink(`/target/${t.name}`, t.repo ? { repo: t.repo } : null, t.name),
+        t.repo ? h('div', { class: 'library' }, t.repo) : null, h('div', { class: 'muted' }, `arch ${t.arch}`),
         t.is_new ? h('span', { class: 'tag new' }, 'new') : null) : null,
       h('td', {}, g.family === 'all' ? h('strong', {}, 'all families') : g.family),
       h('td', { class: 'num' }, `${g.applicable}/${g.variants}`),
@@ -93,7 +97,7 @@ export async function render(root, route) {
     paintRunners(d);
     for (const t of d.targets) {
       for (const g of [{ family: 'all', ...t.progress }, ...t.families]) {
-        const row = progressBody.querySelector(`tr[data-key="${CSS.escape(`${t.name}/${g.family}`)}"]`);
+        const row = progressBody.querySelector(`tr[data-key="${CSS.escape(rowKey(t, g))}"]`);
         if (!row) continue;
         for (const [key] of STAGES) {
           const cell = row.querySelector(`td[data-stage="${key}"]`);

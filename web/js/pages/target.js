@@ -1,7 +1,9 @@
 // Target page: variants x stages in colour with figures, as of the target's latest commit
 // with a build (the stages `kport bringup` prints); a cell opens its evidence and the
 // command that reproduces it; the burndown shows how many variants still have to reach
-// each stage over time. State: #/target/<name>?cell=<family.variant>:<stage>
+// each stage over time. One library at a time (several may build for a target): the one
+// named, else the one built last, with links to the others.
+// State: #/target/<name>?repo=<library>&cell=<family.variant>:<stage>
 import { h, fill, fmtNum, fmtTime, shortSha, pageLink, hashFor, afterPaint } from '../dom.js';
 import { api } from '../api.js';
 import { coalesce } from '../live.js';
@@ -86,7 +88,8 @@ function burndown(container, data) {
 
 export async function render(root, route) {
   const name = route.arg;
-  let data = await (route.first || api.target(name));
+  const repo = route.params.get('repo') || '';
+  let data = await (route.first || api.target(name, repo));
   let selected = route.params.get('cell') || '';
   const panel = h('div', { class: 'panel', id: 'cell-detail' });
   const chart = h('div', { class: 'chart', id: 'burndown' });
@@ -95,7 +98,11 @@ export async function render(root, route) {
 
   const paint = () => {
     const p = data.progress;
-    fill(summary, `arch ${data.target.arch} · checked on ${data.check_arches.join(', ')} · `,
+    const others = (data.repositories || []).filter((r) => r !== data.repo);
+    fill(summary, data.repo ? h('span', { id: 'library' }, 'library ', h('strong', {}, data.repo), ' · ') : null,
+      others.length ? h('span', { id: 'other-libraries' }, 'also built here: ',
+        others.map((r, i) => [i ? ', ' : '', h('a', { href: hashFor(`/target/${name}`, { repo: r }) }, r)]), ' · ') : null,
+      `arch ${data.target.arch} · checked on ${data.check_arches.join(', ')} · `,
       data.commit ? h('span', { id: 'stage-commit' }, 'at ', pageLink(`/commit/${data.commit}`, null, h('code', {}, shortSha(data.commit))))
         : h('span', { id: 'stage-commit' }, 'not built yet: the planner\'s view'),
       ` · ${p.builds}/${p.applicable} build · ${p.numerics_passed} pass numerics · ${p.measured} measured · ${p.selected_best} selected`);
@@ -105,7 +112,7 @@ export async function render(root, route) {
         const c = v.cells[stage];
         const id = cellId(v, stage);
         return h('td', { class: `cell cell-${c.state}${id === selected ? ' selected' : ''}` },
-          h('a', { href: hashFor(`/target/${name}`, { cell: id }), dataset: { cell: id },
+          h('a', { href: hashFor(`/target/${name}`, { repo, cell: id }), dataset: { cell: id },
             onclick: (e) => { e.preventDefault(); select(id); } },
           h('span', { class: 'state' }, c.state), h('span', { class: 'fig' }, figure(stage, c))));
       }))));
@@ -122,7 +129,7 @@ export async function render(root, route) {
   };
   const select = (id) => {
     selected = id;
-    replaceParams({ cell: id });
+    replaceParams({ repo, cell: id });
     for (const td of body.querySelectorAll('td.selected')) td.classList.remove('selected');
     const a = body.querySelector(`a[data-cell="${CSS.escape(id)}"]`);
     if (a) a.parentElement.classList.add('selected');
@@ -145,7 +152,7 @@ export async function render(root, route) {
 
   // Cells keep their size while their text changes, so a refresh does not move the page.
   const refresh = coalesce(async () => {
-    data = await api.target(name);
+    data = await api.target(name, repo);
     paint();
     const u = root.querySelector('#updated');
     if (u) u.textContent = fmtTime(Date.now());

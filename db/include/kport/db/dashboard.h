@@ -45,7 +45,12 @@ struct TargetBoard {
   // The commit the stages are of: the one asked for, else the target's latest commit
   // that has a build (by author time, else build time); unset when never built.
   std::optional<std::string> stage_commit;
-  std::vector<VariantBoard> variants;  // every known variant, by family then variant
+  // The library (repository) the board is of: the one asked for, else the stage commit's;
+  // unset before the target's first build. Another library's variants, builds and
+  // results never appear on it.
+  std::optional<std::string> repo;
+  std::vector<std::string> repositories;  // every library with a build of the target
+  std::vector<VariantBoard> variants;     // the library's variants, by family then variant
 };
 
 // One kernel configuration on one GPU model at one commit (the kernel page's points).

@@ -96,6 +96,7 @@ struct DeliveryStats {
 // What the notification webhooks were last told of a target's bring-up (migration 0016).
 struct BringupMark {
   std::string target;
+  std::string repo;  // the library (repository) whose board it is; "" for none
   std::optional<std::string> commit_sha;
   std::string counts_json;              // the stage counts as last told; empty: never
   std::vector<std::string> milestones;  // "stage/level" already announced, each once

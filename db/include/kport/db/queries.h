@@ -88,6 +88,7 @@ struct BestCandidate {
   std::int64_t passed_count = 0;   // passing results of commit_sha behind this row
   std::int64_t results_count = 0;  // all results of commit_sha behind it (> 1: re-measured)
   std::int64_t measured_ms = 0;    // created_ms of result_id
+  std::string repo;                // the library (repository) the instance belongs to
 };
 
 // How many results of a GPU model, family and dtype came from one driver.

@@ -44,6 +44,9 @@ struct KernelInstance {
   // The dtypes it runs, as the harness lists them ("bf16", "fp16", "fp32"); nullopt when
   // the publisher did not say (then only a passing result shows that it runs a dtype).
   std::optional<std::vector<std::string>> dtypes = std::nullopt;
+  // The library (repository) that published it: an instance is named within its library,
+  // so two libraries' instances of one name are two rows. "" for an operator's upload.
+  std::string repo = {};
 };
 
 // A variant of the kernel library with the features it declares, whether or not any
@@ -216,6 +219,9 @@ struct BuildRecord {
   // first __global__), when the build runner found it (migration 0016).
   std::optional<std::string> source_path;
   std::optional<int> source_line;
+  // The environment the library's harness runs with, {"NAME": "value"} with its
+  // placeholders unexpanded (the manifest's `env`; migration 0021); "{}" when none.
+  std::string harness_env_json = "{}";
   std::int64_t created_ms = 0;  // set by the store
 };
 

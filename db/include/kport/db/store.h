@@ -321,14 +321,17 @@ class Store {
   std::size_t best_evidence_keys() const;
   // The instances that are fastest for some (family, dtype, shape) on that GPU model.
   Result<std::vector<std::string>> best_instances(std::string_view gpu_model);
-  // Variants whose latest build record for the target is ok.
-  Result<std::vector<BuiltInstance>> built_variants(std::string_view target, std::string_view family);
+  // Variants whose latest build record for the target is ok; `repo` set: that library's
+  // build records (and those of no library).
+  Result<std::vector<BuiltInstance>> built_variants(std::string_view target, std::string_view family,
+                                                    const std::optional<std::string>& repo = std::nullopt);
 
   // ---- dashboard (store_dashboard.cpp; the records are in dashboard.h) --------------
   // Every known variant on a target with the facts of its bring-up stage at the stage
   // commit (`commit_sha`, else the target's latest commit with a build), its figures,
   // evidence ids and milestones (store_bringup.cpp). nullopt: the target is not known.
-  Result<std::optional<TargetBoard>> target_board(std::string_view target, std::optional<std::string> commit_sha = {});
+  Result<std::optional<TargetBoard>> target_board(std::string_view target, std::optional<std::string> commit_sha = {},
+                                                  std::optional<std::string> repo = {});
   // Passing, timed results of one configuration per GPU model and commit, ordered by
   // GPU model, then commit time.
   Result<std::vector<KernelPoint>> kernel_history(std::string_view instance, std::string_view dtype,
@@ -455,7 +458,7 @@ class Store {
   // failed deliveries are never pruned. Returns how many were removed.
   Result<std::int64_t> prune_deliveries(std::int64_t finished_before_ms, std::int64_t keep);
   // The target's mark (counts_json empty when the webhooks were never told of it).
-  Result<BringupMark> bringup_mark(std::string_view target);
+  Result<BringupMark> bringup_mark(std::string_view target, std::string_view repo = {});
   // Replaces the target's mark and enqueues `deliveries` (webhooks) with it, in one
   // transaction.
   Status put_bringup_mark(const BringupMark& mark, const std::vector<NewDelivery>& deliveries);

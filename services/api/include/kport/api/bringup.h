@@ -211,6 +211,11 @@ inline VariantStage read_variant_stage(Fields& f) {
 struct BringupAnswer {
   TargetInfo target;
   std::optional<std::string> commit;  // the commit the stages are of; none before the first build
+  // The library (repository) the stages are of: the one asked for (?repo=), else the
+  // stage commit's; none before the first build. `repositories`: every library with a
+  // build of the target, each answered with ?repo=NAME.
+  std::optional<std::string> repo;
+  std::vector<std::string> repositories;
   StageCounts progress;
   std::vector<FamilyStages> families;  // by family name
   std::vector<VariantStage> variants;
@@ -218,11 +223,14 @@ struct BringupAnswer {
 
 inline boost::json::object to_json(const BringupAnswer& b) {
   auto each = [](const auto& x) { return to_json(x); };
-  return boost::json::object{{"target", to_json(b.target)},
-                             {"commit", detail::or_null(b.commit)},
-                             {"progress", to_json(b.progress)},
-                             {"families", write_list(b.families, each)},
-                             {"variants", write_list(b.variants, each)}};
+  return boost::json::object{
+      {"target", to_json(b.target)},
+      {"commit", detail::or_null(b.commit)},
+      {"repo", detail::or_null(b.repo)},
+      {"repositories", write_list(b.repositories, [](const std::string& r) { return boost::json::value(r); })},
+      {"progress", to_json(b.progress)},
+      {"families", write_list(b.families, each)},
+      {"variants", write_list(b.variants, each)}};
 }
 
 inline BringupAnswer read_bringup_answer(Fields& f) {
@@ -231,6 +239,8 @@ inline BringupAnswer read_bringup_answer(Fields& f) {
   b.target = read_object(f, "target", read_target_info, &has_target);
   if (f.ok() && !has_target) f.fail("target", "is required (an object)");
   b.commit = f.opt_str("commit", 64);
+  b.repo = f.opt_str("repo", 128);
+  b.repositories = f.str_list("repositories");
   b.progress = read_object(f, "progress", read_stage_counts);
   b.families = read_list(f, "families", read_family_stages);
   b.variants = read_list(f, "variants", read_variant_stage);

@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -55,7 +56,47 @@ struct BuildRecordUpload {
   // first __global__ (a check run annotates it when the variant's resources regress).
   std::optional<std::string> source_path;
   std::optional<int> source_line;
+  // The environment the library's harness runs with (its manifest's `env`, placeholders
+  // unexpanded): the GPU runner applies it to the harness processes it starts.
+  std::map<std::string, std::string> harness_env;
 };
+
+namespace detail {
+
+inline boost::json::object env_to_json(const std::map<std::string, std::string>& env) {
+  boost::json::object o;
+  for (const auto& [name, value] : env) o[name] = value;
+  return o;
+}
+
+// An object of strings whose keys are environment variable names; absent reads empty.
+inline std::map<std::string, std::string> read_env(Fields& f, std::string_view key) {
+  std::map<std::string, std::string> out;
+  const auto* v = f.source().if_contains(key);
+  if (!v || v->is_null()) return out;
+  if (!v->is_object()) {
+    f.fail(key, "must be an object of strings (NAME: value)");
+    return out;
+  }
+  for (const auto& [name, value] : v->as_object()) {
+    const std::string n(name);
+    bool ok = !n.empty() && n.size() <= 128 && !(n[0] >= '0' && n[0] <= '9');
+    for (char c : n)
+      ok = ok && ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_');
+    if (!ok) {
+      f.fail(std::string(key) + "." + n, "is not an environment variable name (letters, digits and _)");
+      return out;
+    }
+    if (!value.is_string() || value.as_string().size() > 4096) {
+      f.fail(std::string(key) + "." + n, "must be a string of at most 4096 bytes");
+      return out;
+    }
+    out[n] = std::string(value.as_string());
+  }
+  return out;
+}
+
+}  // namespace detail
 
 inline boost::json::object to_json(const BuildRecordUpload& r) {
   boost::json::object o;
@@ -78,6 +119,7 @@ inline boost::json::object to_json(const BuildRecordUpload& r) {
   put("artifact", r.artifact);
   put("source_path", r.source_path);
   put("source_line", r.source_line);
+  if (!r.harness_env.empty()) o["harness_env"] = detail::env_to_json(r.harness_env);
   return o;
 }
 
@@ -110,6 +152,7 @@ inline BuildRecordUpload read_build_record(Fields& f) {
   r.artifact = f.opt_str("artifact", 64);
   r.source_path = f.opt_str("source_path", 1024);
   if (auto n = f.opt_int("source_line", 1, 10'000'000)) r.source_line = static_cast<int>(*n);
+  r.harness_env = detail::read_env(f, "harness_env");
   return r;
 }
 
@@ -136,6 +179,7 @@ struct BuildRecordInfo {
   std::optional<std::string> artifact;                           // the harness's sha256
   std::optional<std::string> source_path;                        // the variant's kernel source, from the library root
   std::optional<int> source_line;                                // the line of its first __global__
+  std::map<std::string, std::string> harness_env;                // the harness's environment, unexpanded
   std::optional<std::string> created;                            // ISO 8601 UTC
 };
 
@@ -161,6 +205,7 @@ inline boost::json::object to_json(const BuildRecordInfo& b) {
                              {"artifact", or_null(b.artifact)},
                              {"source_path", or_null(b.source_path)},
                              {"source_line", opt(b.source_line)},
+                             {"harness_env", detail::env_to_json(b.harness_env)},
                              {"created", or_null(b.created)}};
 }
 
@@ -192,6 +237,7 @@ inline BuildRecordInfo read_build_record_info(Fields& f) {
   b.artifact = f.opt_str("artifact", 64);
   b.source_path = f.opt_str("source_path", 1024);
   if (auto n = f.opt_int("source_line", 1, 10'000'000)) b.source_line = static_cast<int>(*n);
+  b.harness_env = detail::read_env(f, "harness_env");
   b.created = f.opt_str("created", 64);
   return b;
 }

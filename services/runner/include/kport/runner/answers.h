@@ -14,6 +14,7 @@
 #include <boost/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,6 +53,14 @@ Result<api::BuildPage> parse_builds(std::string_view body, std::string_view what
 // records name, in order. A name that is not 64 lowercase hex digits is an Error (it
 // becomes a path on disk and in a URL).
 Result<std::vector<std::string>> parse_build_artifacts(std::string_view body);
+
+// The same, each harness with the environment its library's manifest gives it
+// (`harness_env`, placeholders unexpanded).
+struct BuildHarness {
+  std::string sha256;
+  std::map<std::string, std::string> env;
+};
+Result<std::vector<BuildHarness>> parse_build_harnesses(std::string_view body);
 
 // GET /api/v1/repositories: {"items": [{"name", "url"}]} (or the bare array), each entry a
 // kport::api::RepositoryInfo: the URL of `name`; nullopt when it is not listed.

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -93,6 +94,9 @@ class CheckHandler : public JobHandler {
   struct HarnessFile {
     std::filesystem::path path;
     std::string sha256;  // what the artifact store serves it by
+    // The environment its library's manifest gives it (`env`, placeholders unexpanded),
+    // as its build recorded it.
+    std::map<std::string, std::string> env = {};
   };
   Result<HarnessFile> harness_for(CoordinatorApi& api, const ClaimedJob& job, const std::atomic<bool>& cancel,
                                   const LogFn& log);
@@ -105,6 +109,7 @@ class CheckHandler : public JobHandler {
   bool m_toolkit_probed = false;
   std::optional<std::filesystem::path> m_unhealthy_harness;  // set while the GPU fails its health check
   std::string m_unhealthy_reason;
+  std::vector<std::string> m_unhealthy_env;  // the library's env that harness runs with
 };
 
 }  // namespace kport::runner
