@@ -63,8 +63,24 @@ struct ShapeSet {
   // Per shape, bit k set when the layout's k-th bounded instance runs its own code there
   // (porting::own_path); filled by finish_layout(), empty when no instance is bounded.
   std::vector<std::uint64_t> own;
+  // The fast pass's terms by value: per dimension its distinct values (dimension after
+  // dimension, dim i's from distinct_first[i]), their logs and alignment bits, and per
+  // value of `values` the index of its distinct value. A lookup computes each distinct
+  // value's term once and sums a shape's terms by index; filled by finish_layout(), left
+  // empty (the pass then takes each shape's terms one by one) above k_max_distinct.
+  std::vector<std::int64_t> distinct;
+  std::vector<double> distinct_logs;
+  std::vector<std::uint8_t> distinct_aligned;
+  std::vector<std::uint32_t> distinct_first;
+  std::vector<std::uint16_t> slot;
+  // The shapes grouped into runs by their value of dimension group_dim (the one with the
+  // most distinct values): run r is order[run_first[r] .. run_first[r + 1]). A lookup
+  // visits the runs nearest first and stops where no shape of a run can be near enough.
+  std::uint8_t group_dim = 0;
+  std::vector<std::uint32_t> order, run_first;
   std::size_t size() const { return canonical.size(); }
 };
+inline constexpr std::size_t k_max_distinct = 1024;  // distinct values of one shape set, all dimensions
 
 // One path bound of an instance over a layout's keys (porting::Geometry::PathBound).
 struct PathCheck {
