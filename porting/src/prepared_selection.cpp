@@ -74,7 +74,7 @@ PreparedSelection::PreparedSelection(std::string gpu_model, std::vector<Measurem
       if (m.shape == m_shapes[i]) m_current_at[i].push_back(m);
   for (std::size_t i = 0; i < m_shapes.size(); ++i)
     m_at.push_back(detail::measured_at(m_gpu_model, m_drivers, m_current_at[i], m_shapes[i]));
-  m_regret = detail::neighbour_regret(timed, waves());
+  m_regret = detail::regret_note(m_gpu_model, detail::neighbour_regret(timed, waves()));
 }
 
 detail::Waves PreparedSelection::waves() const { return detail::Waves{m_sm_count, m_geometry, m_element_bytes}; }
@@ -107,7 +107,7 @@ Selection PreparedSelection::answer(const Shape& want, const Match& m) const {
                                   : detail::measured_at(m_gpu_model, m_drivers, m_current_at[m.shape],
                                                         m_shapes[m.shape], &want, waves());
   detail::answer_query(
-      sel, m_gpu_model, want, m.distance, [this] { return m_regret; }, waves());
+      sel, want, m.distance, [this]() -> const detail::RegretNote& { return m_regret; }, waves());
   return sel;
 }
 
@@ -120,7 +120,7 @@ Selection PreparedSelection::answer_query_part(const Shape& want, const Match& m
   sel.matched_shape = at.matched_shape;
   sel.method = at.method;
   detail::answer_query(
-      sel, m_gpu_model, want, m.distance, [this] { return m_regret; }, waves());
+      sel, want, m.distance, [this]() -> const detail::RegretNote& { return m_regret; }, waves());
   return sel;
 }
 
@@ -131,7 +131,7 @@ std::optional<Selection> PreparedSelection::answer(const Shape& want) const {
 }
 
 std::size_t PreparedSelection::bytes() const {
-  std::size_t n = sizeof(*this) + heap(m_gpu_model) + heap(m_first_arch) + heap(m_canonical) +
+  std::size_t n = sizeof(*this) + heap(m_gpu_model) + heap(m_first_arch) + heap(m_canonical) + heap(m_regret.note) +
                   m_shapes.capacity() * sizeof(Shape) + m_timed.capacity() + m_at.capacity() * sizeof(Selection);
   for (const auto& s : m_shapes) n += heap(s);
   for (const auto& s : m_at) n += heap(s);

@@ -211,8 +211,18 @@ Selection measured_at(const std::string& gpu_model, std::span<const DriverSeen> 
   return sel;
 }
 
-void answer_query(Selection& sel, const std::string& gpu_model, const Shape& want, double distance,
-                  const std::function<std::optional<NeighbourRegret>()>& regret, const Waves& waves) {
+RegretNote regret_note(const std::string& gpu_model, std::optional<NeighbourRegret> regret) {
+  RegretNote out{regret, {}};
+  if (const auto& r = out.regret)
+    out.note = "how sure: on " + gpu_model + ", answering each of " + std::to_string(r->shapes) +
+               " measured shapes from its nearest other measured shape by the same method picked an instance " +
+               percent(r->median) + " slower than the fastest there at the median, " + percent(r->p90) +
+               " at p90, " + percent(r->max) + " at worst; ask for a measurement (POST /api/v1/best/requests) to be sure";
+  return out;
+}
+
+void answer_query(Selection& sel, const Shape& want, double distance, const std::function<const RegretNote&()>& regret,
+                  const Waves& waves) {
   sel.exact_shape = distance == 0;
   sel.shape_distance = distance;
   if (distance != 0) {
@@ -227,13 +237,9 @@ void answer_query(Selection& sel, const std::string& gpu_model, const Shape& wan
     sel.reason = sel.reason.empty() ? std::move(note) : sel.reason + "; " + note;
   }
   if (sel.kind == Selection::Kind::measured && !sel.exact_shape) {
-    sel.nearest_shape_regret = regret();
-    if (const auto& r = sel.nearest_shape_regret)
-      sel.notes.push_back(
-          "how sure: on " + gpu_model + ", answering each of " + std::to_string(r->shapes) +
-          " measured shapes from its nearest other measured shape by the same method picked an instance " +
-          percent(r->median) + " slower than the fastest there at the median, " + percent(r->p90) + " at p90, " +
-          percent(r->max) + " at worst; ask for a measurement (POST /api/v1/best/requests) to be sure");
+    const RegretNote& r = regret();
+    sel.nearest_shape_regret = r.regret;
+    if (r.regret) sel.notes.push_back(r.note);
   }
 }
 
@@ -468,8 +474,14 @@ Selection select_best(const SelectionQuery& q, const SelectionInputs& in) {
   if (!match.shape)
     return provisional(q, in, "nothing comparable to " + q.shape.canonical() + " was measured on " + q.gpu_model);
   Selection sel = detail::measured_at(q.gpu_model, in.drivers, current, *match.shape, &q.shape, waves);
+  std::optional<detail::RegretNote> regret;
   detail::answer_query(
-      sel, q.gpu_model, q.shape, match.distance, [&] { return detail::neighbour_regret(timed, waves); }, waves);
+      sel, q.shape, match.distance,
+      [&]() -> const detail::RegretNote& {
+        if (!regret) regret = detail::regret_note(q.gpu_model, detail::neighbour_regret(timed, waves));
+        return *regret;
+      },
+      waves);
   return sel;
 }
 

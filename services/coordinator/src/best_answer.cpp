@@ -71,11 +71,11 @@ std::optional<std::string> measured_answer(const BestIndex::Entry& entry, const 
   JsonText w(body);
   if (match->distance != 0) {
     // From another shape the ranking is the figures moved to this one: every member is
-    // the question's but the figures' evidence, written from the shape's texts.
+    // the question's but the figures' evidence and the exclusions, written from the shape's texts.
     const porting::Selection sel = prepared.answer(q.shape, *match);
     body.reserve(text.segments.front().size() + text.segments.back().size() + 2048);
     w.raw('{');
-    write_members(w, sel, &text.figures);
+    write_members(w, sel, &text.figures, &text.excluded);
     write_question_members(w, q, arch, q.target, false, true, unmeasured);
     w.raw('}');
     return body;

@@ -1,5 +1,6 @@
 #include "selection_text.h"
 
+#include <boost/json/detail/format.hpp>
 #include <charconv>
 
 #include "kport/common/clock.h"
@@ -20,15 +21,30 @@ void JsonText::drain() {
 }
 
 JsonText& JsonText::str(std::string_view s) {
+  // Printable ASCII other than the quote and the backslash is written as it is by the
+  // serializer too; only text with something to escape takes the serializer's path.
+  bool plain = true;
+  for (char c : s)
+    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') {
+      plain = false;
+      break;
+    }
+  if (plain) {
+    m_out += '"';
+    m_out += s;
+    m_out += '"';
+    return *this;
+  }
   m_sr.reset(s);
   drain();
   return *this;
 }
 
 JsonText& JsonText::num(double d) {
-  const json::value v(d);
-  m_sr.reset(&v);
-  drain();
+  // The serializer's own formatting of a double (what it calls for a json::value holding
+  // one), without a value and a serializer pass around it.
+  char buf[json::detail::max_number_chars + 1];
+  m_out.append(buf, json::detail::format_double(buf, d));
   return *this;
 }
 
@@ -216,13 +232,16 @@ void write_member(JsonText& w, const porting::Selection& s, std::string_view nam
   }
 }
 
-void write_members(JsonText& w, const porting::Selection& s, const FigureTexts* figures) {
+void write_members(JsonText& w, const porting::Selection& s, const FigureTexts* figures, const std::string* excluded) {
   bool first = true;
   for (std::string_view name : k_selection_members) {
     if (!first) w.raw(',');
     first = false;
     w.key(name);
-    write_member(w, s, name, figures);
+    if (excluded && name == "excluded")
+      w.raw(*excluded);
+    else
+      write_member(w, s, name, figures);
   }
 }
 

@@ -22,7 +22,11 @@
 namespace kport::porting {
 namespace detail {
 struct Waves;
-}
+struct RegretNote {
+  std::optional<NeighbourRegret> regret;
+  std::string note;
+};
+}  // namespace detail
 
 class PreparedSelection {
  public:
@@ -79,7 +83,7 @@ class PreparedSelection {
   int m_sm_count = 0;
   std::vector<InstanceGeometry> m_geometry;
   int m_element_bytes = 0;
-  std::optional<NeighbourRegret> m_regret;
+  detail::RegretNote m_regret;  // and its note, written once
 };
 
 }  // namespace kport::porting
