@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -28,9 +29,11 @@ struct Waves {
 // nothing there ranks.
 // With `want` another shape than `shape`, the ranking is of each figure moved to `want`
 // (estimate_at() with `waves`), ranked_by estimate_us, and method says how.
+// With `owner` (what keeps `current` alive), the ranking's evidence shares it instead of
+// copying each figure.
 Selection measured_at(const std::string& gpu_model, std::span<const DriverSeen> drivers,
                       const std::vector<Measurement>& current, const Shape& shape, const Shape* want = nullptr,
-                      const Waves& waves = {});
+                      const Waves& waves = {}, const std::shared_ptr<const void>& owner = nullptr);
 
 // The neighbour regret of a GPU model's answers and the note a measured answer from
 // another shape carries with it (empty without a regret): the same for every question

@@ -56,7 +56,8 @@ void write_question_members(JsonText& w, const BestQuestion& q, std::string_view
     w.next("measure").raw('{').key("requests").str("POST /api/v1/best/requests");
     w.next("body").raw('{').key("gpu").str(q.gpu);
     w.next("op").str(q.op).next("dtype").str(q.dtype).next("shape").str(runnable->text).raw('}');
-    w.next("list").str("GET /api/v1/best/requests?gpu=" + http::percent_encode(q.gpu)).raw('}');
+    // Percent-encoded text is unreserved ASCII, which str() would copy as it is.
+    w.next("list").raw("\"GET /api/v1/best/requests?gpu=").raw(http::percent_encode(q.gpu)).raw("\"}");
   }
 }
 

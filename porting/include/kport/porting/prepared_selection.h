@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,10 +76,11 @@ class PreparedSelection {
   std::size_t m_rows = 0;
   std::vector<Shape> m_shapes;
   std::vector<std::string> m_canonical;
-  std::vector<char> m_timed;                           // per shape: some figure there ranks
-  std::vector<std::vector<char>> m_own;                // per shape: own_paths() of the instances' geometries
-  std::vector<Selection> m_at;                         // per shape: detail::measured_at
-  std::vector<std::vector<Measurement>> m_current_at;  // per shape: its current figures
+  std::vector<char> m_timed;             // per shape: some figure there ranks
+  std::vector<std::vector<char>> m_own;  // per shape: own_paths() of the instances' geometries
+  std::vector<Selection> m_at;           // per shape: detail::measured_at
+  // Per shape: its current figures; shared with the answers' rankings (Ranked::evidence).
+  std::shared_ptr<const std::vector<std::vector<Measurement>>> m_current_at;
   std::vector<DriverSeen> m_drivers;
   int m_sm_count = 0;
   std::vector<InstanceGeometry> m_geometry;
