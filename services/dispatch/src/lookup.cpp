@@ -76,7 +76,7 @@ const Layout* layout_of(const Snapshot::Table& t, const Query& q) {
   for (const auto& l : t.layouts) {
     if (l.keys.size() != q.n) continue;
     bool same = true;
-    for (std::size_t i = 0; i < q.n && same; ++i) same = l.keys[i] == q.keys[i];
+    for (std::size_t i = 0; i < q.n && same; ++i) same = same_text(l.keys[i], q.keys[i]);
     if (same) return &l;
   }
   return nullptr;
@@ -328,7 +328,7 @@ const char* status_name(Status s) noexcept {
 
 const Snapshot::Table* Snapshot::table(std::string_view op, std::string_view dtype) const noexcept {
   for (const auto& t : m_impl->tables)
-    if (t->op == op && t->dtype == dtype) return t.get();
+    if (same_text(t->op, op) && same_text(t->dtype, dtype)) return t.get();
   return nullptr;
 }
 
@@ -351,7 +351,8 @@ Answer Snapshot::lookup(const Table& t, std::string_view shape) const noexcept {
   const Layout* l = layout_of(t, q);
   if (!l) return only(Status::unknown);
   for (std::size_t i = 0; i < q.n; ++i) {
-    q.logs[i] = q.values[i] > 0 ? std::log(static_cast<double>(q.values[i])) : -k_inf;
+    // A dimension that must match exactly adds 0 or infinity, never a log distance.
+    q.logs[i] = l->exact[i] ? 0 : q.values[i] > 0 ? std::log(static_cast<double>(q.values[i])) : -k_inf;
     q.aligned[i] = alignment_bits(l->rules[i], q.values[i]);
   }
   const std::uint64_t query_own = l->paths.empty() ? 0 : own_paths(*l, q.values);
