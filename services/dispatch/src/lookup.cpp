@@ -151,10 +151,10 @@ int changes(const ShapeSet& s, std::size_t j, std::uint64_t query_own) {
   return s.own.empty() ? 0 : std::popcount(s.own[j] ^ query_own);
 }
 
-// The runs of `s` (ShapeSet::run_first) in the order of their lower bound, nearest
-// first: the run's own term plus the smallest term of every other dimension. Shapes of
-// a run whose bound exceeds the nearest distance found by more than k_near can be
-// neither the nearest nor a near-tie, so the passes stop there.
+// The runs of `s` (ShapeSet::run_first) with their lower bound, the least first: the
+// run's own term plus the smallest term of every other dimension. Shapes of a run whose
+// bound exceeds the nearest distance found by more than k_near can be neither the
+// nearest nor a near-tie, so the passes skip that run.
 struct Runs {
   struct Run {
     double bound;
@@ -177,15 +177,19 @@ void order_runs(const ShapeSet& s, const Query& q, const double* terms, Runs& ou
     for (std::uint32_t k = s.distinct_first[i]; k < s.distinct_first[i + 1]; ++k) least = std::min(least, terms[k]);
     rest += least;
   }
+  std::size_t least = 0;
   for (std::uint32_t r = 0; r + 1 < s.run_first.size(); ++r) {
     const std::uint32_t j = s.order[s.run_first[r]];
     out.list[out.n++] = Runs::Run{terms[s.slot[j * q.n + g]] + rest, r};
+    if (out.list[out.n - 1].bound < out.list[least].bound) least = out.n - 1;
   }
-  std::sort(out.list, out.list + out.n, [](const Runs::Run& a, const Runs::Run& b) { return a.bound < b.bound; });
+  // The run with the least bound first, so the nearest distance found early prunes the
+  // rest; the others in their order (sorting them cost more than it saved).
+  std::swap(out.list[0], out.list[least]);
 }
 
 // Calls f(j) for each shape of `s` that may lie within limit() + k_near of the query:
-// every shape, or the runs in order until their bound passes the limit.
+// every shape, or those of each run whose bound is within it.
 template <class Limit, class F>
 void visit(const ShapeSet& s, const Runs& runs, const Limit& limit, const F& f) {
   if (runs.n == 0) {
@@ -193,7 +197,7 @@ void visit(const ShapeSet& s, const Runs& runs, const Limit& limit, const F& f) 
     return;
   }
   for (std::size_t r = 0; r < runs.n; ++r) {
-    if (runs.list[r].bound == k_inf || runs.list[r].bound > limit() + k_near) return;
+    if (runs.list[r].bound == k_inf || runs.list[r].bound > limit() + k_near) continue;
     const std::uint32_t run = runs.list[r].run;
     for (std::uint32_t o = s.run_first[run]; o < s.run_first[run + 1]; ++o) f(s.order[o]);
   }
