@@ -166,12 +166,24 @@ Result<OpShape> op_shape(const OpFamily& family, std::string_view text) {
                                                     "' is out of range (" + range_text(*d) + ")");
   }
   OpShape out;
+  bool defaulted = false;
   for (const auto& d : family.dims) {
     std::int64_t v = parsed->get(d.name);
-    if (v < 0 && d.default_value) v = *d.default_value;
+    if (v < 0 && d.default_value) {
+      v = *d.default_value;
+      defaulted = true;
+    }
     if (v < 0) return make_error(Errc::invalid_argument, "shape has no '" + d.name + "'" + expected());
-    if (!out.text.empty()) out.text += ",";
-    out.text += d.name + "=" + std::to_string(v);
+    if (!out.text.empty()) out.text += ',';
+    out.text += d.name;
+    out.text += '=';
+    out.text += std::to_string(v);
+  }
+  // Every key was checked to be the family's: with none defaulted, the parsed shape is
+  // the whole shape already (every unmeasured /api/v1/best question comes here).
+  if (!defaulted) {
+    out.shape = std::move(*parsed);
+    return out;
   }
   auto full = Shape::parse(out.text);
   if (!full.ok()) return std::move(full).error();
