@@ -34,7 +34,8 @@ std::size_t heap(const Selection& s) {
                   s.evidence.result_ids.capacity() * sizeof(std::int64_t);
   if (s.matched_shape) n += heap(*s.matched_shape);
   n += s.ranking.capacity() * sizeof(Ranked) + s.excluded.capacity() * sizeof(Excluded);
-  for (const auto& r : s.ranking) n += heap(r.instance) + heap(r.variant) + (r.evidence ? heap(*r.evidence) : 0);
+  // A ranked figure's evidence is shared with the current figures, counted there.
+  for (const auto& r : s.ranking) n += heap(r.instance) + heap(r.variant);
   for (const auto& x : s.excluded) n += heap(x.instance) + heap(x.variant) + heap(x.reason) + heap(x.evidence);
   return n;
 }
@@ -68,13 +69,15 @@ PreparedSelection::PreparedSelection(std::string gpu_model, std::vector<Measurem
   }
   for (const auto& shape : m_shapes) m_own.push_back(own_paths(m_geometry, shape, m_element_bytes));
   m_at.reserve(m_shapes.size());
-  m_current_at.resize(m_shapes.size());
+  auto current_at = std::make_shared<std::vector<std::vector<Measurement>>>(m_shapes.size());
   for (const auto& m : current)
     for (std::size_t i = 0; i < m_shapes.size(); ++i)
-      if (m.shape == m_shapes[i]) m_current_at[i].push_back(m);
+      if (m.shape == m_shapes[i]) (*current_at)[i].push_back(m);
+  m_current_at = current_at;
   for (std::size_t i = 0; i < m_shapes.size(); ++i)
-    m_at.push_back(detail::measured_at(m_gpu_model, m_drivers, m_current_at[i], m_shapes[i]));
-  m_regret = detail::neighbour_regret(timed, waves());
+    m_at.push_back(
+        detail::measured_at(m_gpu_model, m_drivers, (*m_current_at)[i], m_shapes[i], nullptr, {}, m_current_at));
+  m_regret = detail::regret_note(m_gpu_model, detail::neighbour_regret(timed, waves()));
 }
 
 detail::Waves PreparedSelection::waves() const { return detail::Waves{m_sm_count, m_geometry, m_element_bytes}; }
@@ -104,10 +107,10 @@ std::optional<PreparedSelection::Match> PreparedSelection::match(const Shape& wa
 Selection PreparedSelection::answer(const Shape& want, const Match& m) const {
   // From another shape the figures are moved to the question's and ranked there.
   Selection sel = m.distance == 0 ? m_at[m.shape]
-                                  : detail::measured_at(m_gpu_model, m_drivers, m_current_at[m.shape],
-                                                        m_shapes[m.shape], &want, waves());
+                                  : detail::measured_at(m_gpu_model, m_drivers, (*m_current_at)[m.shape],
+                                                        m_shapes[m.shape], &want, waves(), m_current_at);
   detail::answer_query(
-      sel, m_gpu_model, want, m.distance, [this] { return m_regret; }, waves());
+      sel, want, m.distance, [this]() -> const detail::RegretNote& { return m_regret; }, waves());
   return sel;
 }
 
@@ -120,7 +123,7 @@ Selection PreparedSelection::answer_query_part(const Shape& want, const Match& m
   sel.matched_shape = at.matched_shape;
   sel.method = at.method;
   detail::answer_query(
-      sel, m_gpu_model, want, m.distance, [this] { return m_regret; }, waves());
+      sel, want, m.distance, [this]() -> const detail::RegretNote& { return m_regret; }, waves());
   return sel;
 }
 
@@ -131,18 +134,19 @@ std::optional<Selection> PreparedSelection::answer(const Shape& want) const {
 }
 
 std::size_t PreparedSelection::bytes() const {
-  std::size_t n = sizeof(*this) + heap(m_gpu_model) + heap(m_first_arch) + heap(m_canonical) +
+  std::size_t n = sizeof(*this) + heap(m_gpu_model) + heap(m_first_arch) + heap(m_canonical) + heap(m_regret.note) +
                   m_shapes.capacity() * sizeof(Shape) + m_timed.capacity() + m_at.capacity() * sizeof(Selection);
   for (const auto& s : m_shapes) n += heap(s);
   for (const auto& s : m_at) n += heap(s);
-  n += m_current_at.capacity() * sizeof(std::vector<Measurement>) + m_drivers.capacity() * sizeof(DriverSeen) +
-       m_geometry.capacity() * sizeof(InstanceGeometry);
+  if (m_current_at) n += m_current_at->capacity() * sizeof(std::vector<Measurement>);
+  n += m_drivers.capacity() * sizeof(DriverSeen) + m_geometry.capacity() * sizeof(InstanceGeometry);
   n += m_own.capacity() * sizeof(std::vector<char>);
   for (const auto& own : m_own) n += own.capacity();
-  for (const auto& at : m_current_at) {
-    n += at.capacity() * sizeof(Measurement);
-    for (const auto& m : at) n += heap(m);
-  }
+  if (m_current_at)
+    for (const auto& at : *m_current_at) {
+      n += at.capacity() * sizeof(Measurement);
+      for (const auto& m : at) n += heap(m);
+    }
   for (const auto& g : m_geometry)
     n += heap(g.instance) + (g.geometry.tiles.capacity() + g.geometry.steps.capacity()) * sizeof(Geometry::Split) +
          g.geometry.paths.capacity() * sizeof(Geometry::PathBound);

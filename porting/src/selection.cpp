@@ -74,7 +74,9 @@ bool cost_tie(const Scored& a, const Scored& b) { return costs_tie(a.cost, a.noi
 
 // Sorts by cost, lets a stable figure within noise of an unstable best go first, and
 // marks ties and slowdowns against the (possibly new) best.
-std::vector<Ranked> rank(std::vector<Scored> scored, std::vector<std::string>& notes, bool estimated = false) {
+// `owner`, when given, holds every figure scored: the ranking's evidence shares it.
+std::vector<Ranked> rank(std::vector<Scored> scored, std::vector<std::string>& notes, bool estimated = false,
+                         const std::shared_ptr<const void>& owner = nullptr) {
   std::sort(scored.begin(), scored.end(), [](const Scored& a, const Scored& b) {
     return a.cost != b.cost ? a.cost < b.cost : a.m->instance < b.m->instance;
   });
@@ -93,8 +95,14 @@ std::vector<Ranked> rank(std::vector<Scored> scored, std::vector<std::string>& n
     }
   }
   std::vector<Ranked> out;
+  out.reserve(scored.size());
   for (const auto& s : scored) {
-    Ranked r{s.m->instance, s.m->variant, *s.m, false, 1.0, true};
+    Ranked r{s.m->instance,
+             s.m->variant,
+             owner ? std::shared_ptr<const Measurement>(owner, s.m) : std::make_shared<const Measurement>(*s.m),
+             false,
+             1.0,
+             true};
     if (estimated) r.estimate_us = s.cost;
     if (!out.empty()) {
       r.tie_with_best = cost_tie(scored.front(), s);
@@ -137,7 +145,7 @@ void summarize(Selection& sel, std::span<const DriverSeen> drivers) {
   Evidence& e = sel.evidence;
   std::vector<const Measurement*> figures;
   for (const auto& r : sel.ranking)
-    if (r.ranked && r.evidence) figures.push_back(&*r.evidence);
+    if (r.ranked && r.evidence) figures.push_back(r.evidence.get());
   if (figures.empty()) return;
   std::vector<std::pair<std::int64_t, std::string>> commits;
   for (const auto* m : figures) {
@@ -174,7 +182,7 @@ namespace detail {
 
 Selection measured_at(const std::string& gpu_model, std::span<const DriverSeen> drivers,
                       const std::vector<Measurement>& current, const Shape& shape, const Shape* want,
-                      const Waves& waves) {
+                      const Waves& waves, const std::shared_ptr<const void>& owner) {
   Selection sel;
   sel.matched_shape = shape;
   sel.evidence_gpu_model = gpu_model;
@@ -197,7 +205,7 @@ Selection measured_at(const std::string& gpu_model, std::span<const DriverSeen> 
     double cost = estimate_at(g, waves.sm_count, m.shape, m.median_us, *want);
     scored.push_back(Scored{&m, cost, m.stddev_us * cost / m.median_us});
   }
-  sel.ranking = rank(std::move(scored), sel.notes, estimated);
+  sel.ranking = rank(std::move(scored), sel.notes, estimated, owner);
   sel.method = !estimated ? "measured_shape" : by_waves ? "wave_model" : "problem_size";
   if (sel.ranking.empty()) {
     sel.kind = Selection::Kind::unranked;
@@ -211,8 +219,18 @@ Selection measured_at(const std::string& gpu_model, std::span<const DriverSeen> 
   return sel;
 }
 
-void answer_query(Selection& sel, const std::string& gpu_model, const Shape& want, double distance,
-                  const std::function<std::optional<NeighbourRegret>()>& regret, const Waves& waves) {
+RegretNote regret_note(const std::string& gpu_model, std::optional<NeighbourRegret> regret) {
+  RegretNote out{regret, {}};
+  if (const auto& r = out.regret)
+    out.note = "how sure: on " + gpu_model + ", answering each of " + std::to_string(r->shapes) +
+               " measured shapes from its nearest other measured shape by the same method picked an instance " +
+               percent(r->median) + " slower than the fastest there at the median, " + percent(r->p90) + " at p90, " +
+               percent(r->max) + " at worst; ask for a measurement (POST /api/v1/best/requests) to be sure";
+  return out;
+}
+
+void answer_query(Selection& sel, const Shape& want, double distance, const std::function<const RegretNote&()>& regret,
+                  const Waves& waves) {
   sel.exact_shape = distance == 0;
   sel.shape_distance = distance;
   if (distance != 0) {
@@ -227,13 +245,9 @@ void answer_query(Selection& sel, const std::string& gpu_model, const Shape& wan
     sel.reason = sel.reason.empty() ? std::move(note) : sel.reason + "; " + note;
   }
   if (sel.kind == Selection::Kind::measured && !sel.exact_shape) {
-    sel.nearest_shape_regret = regret();
-    if (const auto& r = sel.nearest_shape_regret)
-      sel.notes.push_back(
-          "how sure: on " + gpu_model + ", answering each of " + std::to_string(r->shapes) +
-          " measured shapes from its nearest other measured shape by the same method picked an instance " +
-          percent(r->median) + " slower than the fastest there at the median, " + percent(r->p90) + " at p90, " +
-          percent(r->max) + " at worst; ask for a measurement (POST /api/v1/best/requests) to be sure");
+    const RegretNote& r = regret();
+    sel.nearest_shape_regret = r.regret;
+    if (r.regret) sel.notes.push_back(r.note);
   }
 }
 
@@ -302,7 +316,7 @@ Selection provisional(const SelectionQuery& q, const SelectionInputs& in, const 
                               [&](const Ranked& r) { return r.instance == c.instance; }) ||
                   std::any_of(sel.excluded.begin(), sel.excluded.end(),
                               [&](const Excluded& x) { return x.instance == c.instance; });
-    if (!listed) sel.ranking.push_back(Ranked{c.instance, c.variant, std::nullopt, false, 1.0, false});
+    if (!listed) sel.ranking.push_back(Ranked{c.instance, c.variant, nullptr, false, 1.0, false});
   }
   if (chosen && !sel.ranking.empty() && sel.ranking.front().ranked) {
     sel.kind = Selection::Kind::provisional;
@@ -468,8 +482,14 @@ Selection select_best(const SelectionQuery& q, const SelectionInputs& in) {
   if (!match.shape)
     return provisional(q, in, "nothing comparable to " + q.shape.canonical() + " was measured on " + q.gpu_model);
   Selection sel = detail::measured_at(q.gpu_model, in.drivers, current, *match.shape, &q.shape, waves);
+  std::optional<detail::RegretNote> regret;
   detail::answer_query(
-      sel, q.gpu_model, q.shape, match.distance, [&] { return detail::neighbour_regret(timed, waves); }, waves);
+      sel, q.shape, match.distance,
+      [&]() -> const detail::RegretNote& {
+        if (!regret) regret = detail::regret_note(q.gpu_model, detail::neighbour_regret(timed, waves));
+        return *regret;
+      },
+      waves);
   return sel;
 }
 

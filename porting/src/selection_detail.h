@@ -3,11 +3,13 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "kport/porting/prepared_selection.h"
 #include "kport/porting/selection.h"
 
 namespace kport::porting::detail {
@@ -27,15 +29,23 @@ struct Waves {
 // nothing there ranks.
 // With `want` another shape than `shape`, the ranking is of each figure moved to `want`
 // (estimate_at() with `waves`), ranked_by estimate_us, and method says how.
+// With `owner` (what keeps `current` alive), the ranking's evidence shares it instead of
+// copying each figure.
 Selection measured_at(const std::string& gpu_model, std::span<const DriverSeen> drivers,
                       const std::vector<Measurement>& current, const Shape& shape, const Shape* want = nullptr,
-                      const Waves& waves = {});
+                      const Waves& waves = {}, const std::shared_ptr<const void>& owner = nullptr);
+
+// The neighbour regret of a GPU model's answers and the note a measured answer from
+// another shape carries with it (empty without a regret): the same for every question
+// of one (GPU model, family, dtype), so PreparedSelection writes it once.
+// (RegretNote is declared in prepared_selection.h, which holds one.)
+RegretNote regret_note(const std::string& gpu_model, std::optional<NeighbourRegret> regret);
 
 // Adds what depends on the query: exactness, distance, the note naming the stand-in
 // shape and, for a measured answer from another shape, the neighbour regret (asked of
 // `regret` only then) and its note.
-void answer_query(Selection& sel, const std::string& gpu_model, const Shape& want, double distance,
-                  const std::function<std::optional<NeighbourRegret>()>& regret, const Waves& waves = {});
+void answer_query(Selection& sel, const Shape& want, double distance, const std::function<const RegretNote&()>& regret,
+                  const Waves& waves = {});
 
 // NeighbourRegret over the timed current figures (nullopt below two scored shapes).
 // Each shape answered from its nearest other one by the same method (`waves`).

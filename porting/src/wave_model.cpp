@@ -86,13 +86,28 @@ double wave_work(std::span<const Extent> tiled, std::span<const Extent> stepped,
 }
 
 double wave_work(const Geometry& g, const Shape& s, int sm_count) {
-  std::vector<Extent> tiled, stepped;
-  std::vector<std::int64_t> others;
-  for (const auto& t : g.tiles) tiled.push_back({s.get(t.dim), t.size});  // -1 when absent
-  for (const auto& t : g.steps) stepped.push_back({s.get(t.dim), t.size});
+  // On the stack: /api/v1/best moves every figure of an answer from another shape by
+  // this, twice per figure, per request. Geometries and shapes this large are not made;
+  // they still get the same answer, from the heap.
+  constexpr std::size_t k_small = 16;
+  if (g.tiles.size() > k_small || g.steps.size() > k_small || s.dims().size() > k_small) {
+    std::vector<Extent> tiled, stepped;
+    std::vector<std::int64_t> others;
+    for (const auto& t : g.tiles) tiled.push_back({s.get(t.dim), t.size});  // -1 when absent
+    for (const auto& t : g.steps) stepped.push_back({s.get(t.dim), t.size});
+    for (const auto& [key, v] : s.dims())
+      if (!named(g.tiles, key) && !named(g.steps, key) && !Shape::must_match_exactly(key)) others.push_back(v);
+    return wave_work(tiled, stepped, others, sm_count);
+  }
+  Extent tiled[k_small], stepped[k_small];
+  std::int64_t others[k_small];
+  std::size_t n_tiled = 0, n_stepped = 0, n_others = 0;
+  for (const auto& t : g.tiles) tiled[n_tiled++] = {s.get(t.dim), t.size};  // -1 when absent
+  for (const auto& t : g.steps) stepped[n_stepped++] = {s.get(t.dim), t.size};
   for (const auto& [key, v] : s.dims())
-    if (!named(g.tiles, key) && !named(g.steps, key) && !Shape::must_match_exactly(key)) others.push_back(v);
-  return wave_work(tiled, stepped, others, sm_count);
+    if (!named(g.tiles, key) && !named(g.steps, key) && !Shape::must_match_exactly(key)) others[n_others++] = v;
+  return wave_work(std::span<const Extent>(tiled, n_tiled), std::span<const Extent>(stepped, n_stepped),
+                   std::span<const std::int64_t>(others, n_others), sm_count);
 }
 
 double problem_size(const Shape& s) {

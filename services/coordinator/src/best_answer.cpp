@@ -59,7 +59,8 @@ void write_question_members(JsonText& w, const BestQuestion& q, std::string_view
     w.next("measure").raw('{').key("requests").str("POST /api/v1/best/requests");
     w.next("body").raw('{').key("gpu").str(q.gpu);
     w.next("op").str(q.op).next("dtype").str(q.dtype).next("shape").str(runnable->text).raw('}');
-    w.next("list").str("GET /api/v1/best/requests?gpu=" + http::percent_encode(q.gpu)).raw('}');
+    // Percent-encoded text is unreserved ASCII, which str() would copy as it is.
+    w.next("list").raw("\"GET /api/v1/best/requests?gpu=").raw(http::percent_encode(q.gpu)).raw("\"}");
   }
 }
 
@@ -79,11 +80,11 @@ std::optional<std::string> measured_answer(const BestIndex::Entry& entry, const 
   JsonText w(body);
   if (match->distance != 0) {
     // From another shape the ranking is the figures moved to this one: every member is
-    // the question's but the figures' evidence, written from the shape's texts.
+    // the question's but the figures' evidence and the exclusions, written from the shape's texts.
     const porting::Selection sel = prepared.answer(q.shape, *match);
     body.reserve(text.segments.front().size() + text.segments.back().size() + 2048);
     w.raw('{');
-    write_members(w, sel, &text.figures);
+    write_members(w, sel, &text.figures, &text.excluded);
     write_question_members(w, q, arch, q.target, repo, false, true, unmeasured);
     w.raw('}');
     return body;

@@ -45,7 +45,9 @@ const BestIndex::ShapeText& BestIndex::Entry::text(std::size_t shape) const {
     }
     lazy.text.segments.push_back(std::move(segment));
     lazy.text.figures = figure_texts(sel);
-    std::size_t n = sizeof(ShapeText);
+    JsonText excluded(lazy.text.excluded);
+    write_member(excluded, sel, "excluded");
+    std::size_t n = sizeof(ShapeText) + lazy.text.excluded.capacity();
     for (const auto& s : lazy.text.segments) n += sizeof(std::string) + s.capacity();
     for (const auto& f : lazy.text.figures) n += sizeof(FigureText) + f.evidence.capacity();
     m_text_bytes.fetch_add(n, std::memory_order_relaxed);

@@ -42,10 +42,13 @@ class BestIndex {
   // One shape's answer members, serialized: `segments` around the members named in
   // `k_query_members` (selection_text.h), which each question writes itself:
   // segments[0] member[0] segments[1] ... segments[n]; and each ranked figure's evidence,
-  // which an answer from this shape to another writes in its own order.
+  // which an answer from this shape to another writes in its own order, with `excluded`.
   struct ShapeText {
     std::vector<std::string> segments;
     FigureTexts figures;
+    // The excluded member's value: the same in an answer from this shape to another (the
+    // instances that failed or were not timed here), so written once.
+    std::string excluded;
   };
 
   class Entry {

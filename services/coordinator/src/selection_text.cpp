@@ -1,6 +1,9 @@
 #include "selection_text.h"
 
+#include <boost/json/detail/format.hpp>
+#include <algorithm>
 #include <charconv>
+#include <iterator>
 
 #include "kport/common/clock.h"
 
@@ -8,9 +11,19 @@ namespace kport::coordinator {
 namespace json = boost::json;
 
 JsonText& JsonText::key(std::string_view name) {
-  m_out += '"';
-  m_out += name;
-  m_out += "\":";
+  // One append: a member name is short (the longest is 18 bytes).
+  char buf[64];
+  if (name.size() + 3 > sizeof buf) {
+    m_out += '"';
+    m_out += name;
+    m_out += "\":";
+    return *this;
+  }
+  buf[0] = '"';
+  std::copy(name.begin(), name.end(), buf + 1);
+  buf[name.size() + 1] = '"';
+  buf[name.size() + 2] = ':';
+  m_out.append(buf, name.size() + 3);
   return *this;
 }
 
@@ -20,15 +33,30 @@ void JsonText::drain() {
 }
 
 JsonText& JsonText::str(std::string_view s) {
+  // Printable ASCII other than the quote and the backslash is written as it is by the
+  // serializer too; only text with something to escape takes the serializer's path.
+  bool plain = true;
+  for (char c : s)
+    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') {
+      plain = false;
+      break;
+    }
+  if (plain) {
+    m_out += '"';
+    m_out += s;
+    m_out += '"';
+    return *this;
+  }
   m_sr.reset(s);
   drain();
   return *this;
 }
 
 JsonText& JsonText::num(double d) {
-  const json::value v(d);
-  m_sr.reset(&v);
-  drain();
+  // The serializer's own formatting of a double (what it calls for a json::value holding
+  // one), without a value and a serializer pass around it.
+  char buf[json::detail::max_number_chars + 1];
+  m_out.append(buf, json::detail::format_double(buf, d));
   return *this;
 }
 
@@ -122,107 +150,153 @@ void write_ranking(JsonText& w, const porting::Selection& s, const FigureTexts* 
 
 }  // namespace
 
-void write_member(JsonText& w, const porting::Selection& s, std::string_view name, const FigureTexts* figures) {
+namespace {
+
+// The member k_selection_members[member]; the answer writers name members by index, so
+// no name is compared on the way.
+void write_member_at(JsonText& w, const porting::Selection& s, std::size_t member, const FigureTexts* figures) {
   const porting::Ranked* best = s.best();
-  if (name == "kind") {
-    w.str(porting::kind_name(s.kind));
-  } else if (name == "provisional") {
-    w.boolean(s.kind != porting::Selection::Kind::measured);
-  } else if (name == "confidence") {
-    // How sure a measured answer is: exact, or from the nearest measured shape with how
-    // such answers fared on this GPU model (porting::NeighbourRegret).
-    if (s.kind != porting::Selection::Kind::measured) {
-      w.null();
-      return;
+  switch (member) {
+    case 0: {  // kind
+      w.str(porting::kind_name(s.kind));
+      break;
     }
-    w.raw('{').key("basis").str(s.exact_shape ? "measured at this shape" : "nearest measured shape");
-    w.next("method").str(s.method);
-    w.next("shape_distance").num(s.shape_distance);
-    if (const auto& r = s.nearest_shape_regret) {
-      w.next("nearest_shape_regret").raw('{').key("shapes").num(r->shapes);
-      w.next("median").num(r->median).next("p90").num(r->p90).next("max").num(r->max).raw('}');
+    case 1: {  // provisional
+      w.boolean(s.kind != porting::Selection::Kind::measured);
+      break;
     }
-    w.raw('}');
-  } else if (name == "best") {
-    best ? w.str(best->instance) : w.null();
-  } else if (name == "tied") {
-    w.raw('[');
-    bool first = true;
-    if (best)
-      for (const auto& r : s.ranking)
-        if (r.tie_with_best) {
-          if (!first) w.raw(',');
-          first = false;
-          w.str(r.instance);
-        }
-    w.raw(']');
-  } else if (name == "reason") {
-    w.str(s.reason);
-  } else if (name == "notes") {
-    w.strings(s.notes);
-  } else if (name == "ranked_by") {
-    w.str(s.ranked_by);
-  } else if (name == "candidates_from") {
-    w.str(s.candidates_basis);
-  } else if (name == "matched_shape") {
-    s.matched_shape ? w.str(s.matched_shape->canonical()) : w.null();
-  } else if (name == "exact_shape") {
-    w.boolean(s.exact_shape);
-  } else if (name == "evidence_gpu_model") {
-    w.str(s.evidence_gpu_model);
-  } else if (name == "evidence_arch") {
-    w.str(s.evidence_arch);
-  } else if (name == "evidence") {
-    const auto& e = s.evidence;
-    if (e.result_ids.empty()) {
-      w.null();
-      return;
-    }
-    w.raw('{').key("gpu_model").str(s.evidence_gpu_model);
-    w.next("arch").str(s.evidence_arch);
-    w.next("commit").str(e.commits.front());
-    w.next("commits").strings(e.commits);
-    w.next("driver").str(e.drivers.front());
-    w.next("drivers").strings(e.drivers);
-    w.next("other_drivers").strings(e.other_drivers);
-    w.next("results").raw('[');
-    for (std::size_t i = 0; i < e.result_ids.size(); ++i) {
-      if (i) w.raw(',');
-      w.num(e.result_ids[i]);
-    }
-    w.raw(']');
-    w.next("samples").num(e.samples);
-    w.next("measured").time(e.newest_ms);
-    w.next("oldest").time(e.oldest_ms);
-    w.raw('}');
-  } else if (name == "ranking") {
-    write_ranking(w, s, figures);
-  } else if (name == "excluded") {
-    w.raw('[');
-    bool first = true;
-    for (const auto& x : s.excluded) {
-      if (!first) w.raw(',');
-      first = false;
-      w.raw('{').key("instance").str(x.instance);
-      w.next("variant").str(x.variant);
-      w.next("reason").str(x.reason);
-      w.next("evidence");
-      write_evidence(w, x.evidence);
+    case 2: {  // confidence
+      // How sure a measured answer is: exact, or from the nearest measured shape with how
+      // such answers fared on this GPU model (porting::NeighbourRegret).
+      if (s.kind != porting::Selection::Kind::measured) {
+        w.null();
+        return;
+      }
+      w.raw('{').key("basis").str(s.exact_shape ? "measured at this shape" : "nearest measured shape");
+      w.next("method").str(s.method);
+      w.next("shape_distance").num(s.shape_distance);
+      if (const auto& r = s.nearest_shape_regret) {
+        w.next("nearest_shape_regret").raw('{').key("shapes").num(r->shapes);
+        w.next("median").num(r->median).next("p90").num(r->p90).next("max").num(r->max).raw('}');
+      }
       w.raw('}');
+      break;
     }
-    w.raw(']');
-  } else {
-    w.null();
+    case 3: {  // best
+      best ? w.str(best->instance) : w.null();
+      break;
+    }
+    case 4: {  // tied
+      w.raw('[');
+      bool first = true;
+      if (best)
+        for (const auto& r : s.ranking)
+          if (r.tie_with_best) {
+            if (!first) w.raw(',');
+            first = false;
+            w.str(r.instance);
+          }
+      w.raw(']');
+      break;
+    }
+    case 5: {  // reason
+      w.str(s.reason);
+      break;
+    }
+    case 6: {  // notes
+      w.strings(s.notes);
+      break;
+    }
+    case 7: {  // ranked_by
+      w.str(s.ranked_by);
+      break;
+    }
+    case 8: {  // candidates_from
+      w.str(s.candidates_basis);
+      break;
+    }
+    case 9: {  // matched_shape
+      s.matched_shape ? w.str(s.matched_shape->canonical()) : w.null();
+      break;
+    }
+    case 10: {  // exact_shape
+      w.boolean(s.exact_shape);
+      break;
+    }
+    case 11: {  // evidence_gpu_model
+      w.str(s.evidence_gpu_model);
+      break;
+    }
+    case 12: {  // evidence_arch
+      w.str(s.evidence_arch);
+      break;
+    }
+    case 13: {  // evidence
+      const auto& e = s.evidence;
+      if (e.result_ids.empty()) {
+        w.null();
+        return;
+      }
+      w.raw('{').key("gpu_model").str(s.evidence_gpu_model);
+      w.next("arch").str(s.evidence_arch);
+      w.next("commit").str(e.commits.front());
+      w.next("commits").strings(e.commits);
+      w.next("driver").str(e.drivers.front());
+      w.next("drivers").strings(e.drivers);
+      w.next("other_drivers").strings(e.other_drivers);
+      w.next("results").raw('[');
+      for (std::size_t i = 0; i < e.result_ids.size(); ++i) {
+        if (i) w.raw(',');
+        w.num(e.result_ids[i]);
+      }
+      w.raw(']');
+      w.next("samples").num(e.samples);
+      w.next("measured").time(e.newest_ms);
+      w.next("oldest").time(e.oldest_ms);
+      w.raw('}');
+      break;
+    }
+    case 14: {  // ranking
+      write_ranking(w, s, figures);
+      break;
+    }
+    case 15: {  // excluded
+      w.raw('[');
+      bool first = true;
+      for (const auto& x : s.excluded) {
+        if (!first) w.raw(',');
+        first = false;
+        w.raw('{').key("instance").str(x.instance);
+        w.next("variant").str(x.variant);
+        w.next("reason").str(x.reason);
+        w.next("evidence");
+        write_evidence(w, x.evidence);
+        w.raw('}');
+      }
+      w.raw(']');
+      break;
+    }
+    default: w.null();
   }
 }
 
-void write_members(JsonText& w, const porting::Selection& s, const FigureTexts* figures) {
-  bool first = true;
-  for (std::string_view name : k_selection_members) {
-    if (!first) w.raw(',');
-    first = false;
-    w.key(name);
-    write_member(w, s, name, figures);
+}  // namespace
+
+void write_member(JsonText& w, const porting::Selection& s, std::string_view name, const FigureTexts* figures) {
+  const auto* at = std::find(std::begin(k_selection_members), std::end(k_selection_members), name);
+  write_member_at(w, s, static_cast<std::size_t>(at - std::begin(k_selection_members)), figures);
+}
+
+void write_members(JsonText& w, const porting::Selection& s, const FigureTexts* figures, const std::string* excluded) {
+  constexpr std::size_t k_excluded = std::size(k_selection_members) - 1;
+  static_assert(k_selection_members[k_excluded] == "excluded");
+  for (std::size_t i = 0; i < std::size(k_selection_members); ++i) {
+    if (i) w.raw(',');
+    w.key(k_selection_members[i]);
+    if (excluded && i == k_excluded)
+      w.raw(*excluded);
+    else
+      write_member_at(w, s, i, figures);
   }
 }
 

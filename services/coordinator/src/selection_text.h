@@ -74,8 +74,10 @@ FigureTexts figure_texts(const porting::Selection& at_shape);
 // them is written from its text.
 void write_member(JsonText& w, const porting::Selection& s, std::string_view name,
                   const FigureTexts* figures = nullptr);
-// Every member, `"kind":...,"excluded":[...]`, without the braces.
-void write_members(JsonText& w, const porting::Selection& s, const FigureTexts* figures = nullptr);
+// Every member, `"kind":...,"excluded":[...]`, without the braces. With `excluded`, the
+// excluded member's value is that text (written ahead of time from the same exclusions).
+void write_members(JsonText& w, const porting::Selection& s, const FigureTexts* figures = nullptr,
+                   const std::string* excluded = nullptr);
 // A measurement as every answer names its evidence.
 void write_evidence(JsonText& w, const porting::Measurement& m);
 

@@ -63,8 +63,24 @@ struct ShapeSet {
   // Per shape, bit k set when the layout's k-th bounded instance runs its own code there
   // (porting::own_path); filled by finish_layout(), empty when no instance is bounded.
   std::vector<std::uint64_t> own;
+  // The fast pass's terms by value: per dimension its distinct values (dimension after
+  // dimension, dim i's from distinct_first[i]), their logs and alignment bits, and per
+  // value of `values` the index of its distinct value. A lookup computes each distinct
+  // value's term once and sums a shape's terms by index; filled by finish_layout(), left
+  // empty (the pass then takes each shape's terms one by one) above k_max_distinct.
+  std::vector<std::int64_t> distinct;
+  std::vector<double> distinct_logs;
+  std::vector<std::uint8_t> distinct_aligned;
+  std::vector<std::uint32_t> distinct_first;
+  std::vector<std::uint16_t> slot;
+  // The shapes grouped into runs by their value of dimension group_dim (the one with the
+  // most distinct values): run r is order[run_first[r] .. run_first[r + 1]). A lookup
+  // visits the runs nearest first and stops where no shape of a run can be near enough.
+  std::uint8_t group_dim = 0;
+  std::vector<std::uint32_t> order, run_first;
   std::size_t size() const { return canonical.size(); }
 };
+inline constexpr std::size_t k_max_distinct = 1024;  // distinct values of one shape set, all dimensions
 
 // One path bound of an instance over a layout's keys (porting::Geometry::PathBound).
 struct PathCheck {
@@ -113,8 +129,10 @@ inline double plan_work(const WorkPlan& p, const std::int64_t* values, int sm_co
     for (std::uint8_t i = 0; i < p.n_others; ++i) size *= static_cast<double>(values[p.other_at[i]]);
     return size;
   }
-  std::array<porting::Extent, k_max_dims> tiled{}, stepped{};
-  std::array<std::int64_t, k_max_dims> others{};
+  // Only the first n_tiles, n_steps and n_others entries are read: not zeroed, since
+  // this runs for every figure of an answer from another shape.
+  std::array<porting::Extent, k_max_dims> tiled, stepped;
+  std::array<std::int64_t, k_max_dims> others;
   for (std::uint8_t i = 0; i < p.n_tiles; ++i) tiled[i] = {values[p.tile_at[i]], p.tile[i]};
   for (std::uint8_t i = 0; i < p.n_steps; ++i) stepped[i] = {values[p.step_at[i]], p.step[i]};
   for (std::uint8_t i = 0; i < p.n_others; ++i) others[i] = values[p.other_at[i]];
@@ -123,11 +141,26 @@ inline double plan_work(const WorkPlan& p, const std::int64_t* values, int sm_co
 }
 
 // Alignment bits of `value` under `rule` (bit k: a multiple of its k-th quantum).
+// `value` is never negative (a shape's extents are not); a quantum that is a power of two
+// (all of dim_rule's are) is tested by a mask rather than a division, once per query
+// dimension and alignment.
 inline std::uint8_t alignment_bits(const porting::Shape::DimRule& rule, std::int64_t value) {
   std::uint8_t bits = 0;
-  for (std::size_t k = 0; k < rule.alignments.size() && k < k_max_alignments; ++k)
-    if (value % rule.alignments[k].quantum == 0) bits = static_cast<std::uint8_t>(bits | (1u << k));
+  for (std::size_t k = 0; k < rule.alignments.size() && k < k_max_alignments; ++k) {
+    const std::int64_t q = rule.alignments[k].quantum;
+    const bool multiple = q > 0 && (q & (q - 1)) == 0 ? (value & (q - 1)) == 0 : value % q == 0;
+    if (multiple) bits = static_cast<std::uint8_t>(bits | (1u << k));
+  }
   return bits;
+}
+
+// String equality without a library call: the names compared per lookup (ops, dtypes,
+// shape keys) are a few bytes long.
+inline bool same_text(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
 }
 
 class Snapshot::Table {

@@ -1,11 +1,13 @@
 // The lookup: parse the query into a stack array, find the table's layout with the
 // same keys, then the nearest timed shape. Distances are summed from logarithms taken
 // at load (one log per query dimension instead of one per candidate), weighted and
-// penalised by porting::Shape::dim_rule as Shape::distance does; whenever another
+// penalised by porting::Shape::dim_rule as Shape::distance does, each distinct value's
+// term computed once per lookup (ShapeSet::distinct); whenever another
 // shape comes within 1e-9 of the nearest, the candidates that close are re-measured with
 // porting::Shape::dim_distance, the very terms Shape::distance sums, and ordered by
 // porting::prefer_shape, so exact ties (a query halfway between 1024 and 4096) resolve
 // as the API resolves them.
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -74,7 +76,7 @@ const Layout* layout_of(const Snapshot::Table& t, const Query& q) {
   for (const auto& l : t.layouts) {
     if (l.keys.size() != q.n) continue;
     bool same = true;
-    for (std::size_t i = 0; i < q.n && same; ++i) same = l.keys[i] == q.keys[i];
+    for (std::size_t i = 0; i < q.n && same; ++i) same = same_text(l.keys[i], q.keys[i]);
     if (same) return &l;
   }
   return nullptr;
@@ -93,6 +95,39 @@ double approx_distance(const Layout& l, const ShapeSet& s, std::size_t j, const 
   }
   return d;
 }
+
+// approx_distance's term of each distinct value of `s` (ShapeSet::distinct) against the
+// query, so a shape's approximate distance is the sum of its dimensions' terms; false
+// when `s` keeps no such index.
+bool fill_terms(const Layout& l, const ShapeSet& s, const Query& q, double* terms) {
+  if (s.slot.empty()) return false;
+  for (std::size_t i = 0; i < q.n; ++i)
+    for (std::uint32_t k = s.distinct_first[i]; k < s.distinct_first[i + 1]; ++k) {
+      if (s.distinct[k] == q.values[i])
+        terms[k] = 0;
+      else if (l.exact[i])
+        terms[k] = k_inf;
+      else  // inf when exactly one side is 0
+        terms[k] = l.weight[i] * std::abs(q.logs[i] - s.distinct_logs[k]) +
+                   l.penalty[i][(s.distinct_aligned[k] ^ q.aligned[i]) & 3u];
+    }
+  return true;
+}
+
+// The approximate distance of shape j: from the terms when fill_terms() gave them.
+struct Approx {
+  const Layout& l;
+  const ShapeSet& s;
+  const Query& q;
+  const double* terms;  // nullptr: term by term
+  double operator()(std::size_t j) const {
+    if (!terms) return approx_distance(l, s, j, q);
+    const std::uint16_t* at = &s.slot[j * q.n];
+    double d = 0;
+    for (std::size_t i = 0; i < q.n; ++i) d += terms[at[i]];
+    return d;
+  }
+};
 
 double exact_distance(const Layout& l, const ShapeSet& s, std::size_t j, const Query& q) {
   const std::int64_t* v = &s.values[j * q.n];
@@ -116,42 +151,102 @@ int changes(const ShapeSet& s, std::size_t j, std::uint64_t query_own) {
   return s.own.empty() ? 0 : std::popcount(s.own[j] ^ query_own);
 }
 
+// The runs of `s` (ShapeSet::run_first) with their lower bound, the least first: the
+// run's own term plus the smallest term of every other dimension. Shapes of a run whose
+// bound exceeds the nearest distance found by more than k_near can be neither the
+// nearest nor a near-tie, so the passes skip that run.
+struct Runs {
+  struct Run {
+    double bound;
+    std::uint32_t run;
+  };
+  Run list[k_max_distinct];
+  std::size_t n = 0;  // 0: no runs; visit every shape
+};
+
+void order_runs(const ShapeSet& s, const Query& q, const double* terms, Runs& out) {
+  out.n = 0;
+  // Path changes outrank distance (porting::prefer_match), so a bound on distance alone
+  // prunes only where no instance is bounded.
+  if (!terms || !s.own.empty() || s.run_first.size() < 3) return;
+  const std::size_t g = s.group_dim;
+  double rest = 0;
+  for (std::size_t i = 0; i < q.n; ++i) {
+    if (i == g) continue;
+    double least = k_inf;
+    for (std::uint32_t k = s.distinct_first[i]; k < s.distinct_first[i + 1]; ++k) least = std::min(least, terms[k]);
+    rest += least;
+  }
+  std::size_t least = 0;
+  for (std::uint32_t r = 0; r + 1 < s.run_first.size(); ++r) {
+    const std::uint32_t j = s.order[s.run_first[r]];
+    out.list[out.n++] = Runs::Run{terms[s.slot[j * q.n + g]] + rest, r};
+    if (out.list[out.n - 1].bound < out.list[least].bound) least = out.n - 1;
+  }
+  // The run with the least bound first, so the nearest distance found early prunes the
+  // rest; the others in their order (sorting them cost more than it saved).
+  std::swap(out.list[0], out.list[least]);
+}
+
+// Calls f(j) for each shape of `s` that may lie within limit() + k_near of the query:
+// every shape, or those of each run whose bound is within it.
+template <class Limit, class F>
+void visit(const ShapeSet& s, const Runs& runs, const Limit& limit, const F& f) {
+  if (runs.n == 0) {
+    for (std::size_t j = 0; j < s.size(); ++j) f(j);
+    return;
+  }
+  for (std::size_t r = 0; r < runs.n; ++r) {
+    if (runs.list[r].bound == k_inf || runs.list[r].bound > limit() + k_near) continue;
+    const std::uint32_t run = runs.list[r].run;
+    for (std::uint32_t o = s.run_first[run]; o < s.run_first[run + 1]; ++o) f(s.order[o]);
+  }
+}
+
 // porting::prefer_match's order: the fewest path changes, then the nearest.
 Nearest nearest(const Layout& l, const ShapeSet& s, const Query& q, std::uint64_t query_own) {
+  double terms[k_max_distinct];
+  const Approx approx{l, s, q, fill_terms(l, s, q, terms) ? terms : nullptr};
+  Runs runs;
+  order_runs(s, q, approx.terms, runs);
   double best = k_inf, second = k_inf;
   int best_changes = 0;
   std::size_t at = SIZE_MAX;
-  for (std::size_t j = 0; j < s.size(); ++j) {
-    double d = approx_distance(l, s, j, q);
-    if (d == k_inf) continue;
-    const int c = changes(s, j, query_own);
-    if (at != SIZE_MAX && c > best_changes) continue;
-    if (at == SIZE_MAX || c < best_changes) {
-      second = k_inf;
-      best = d;
-      best_changes = c;
-      at = j;
-    } else if (d < best) {
-      second = best;
-      best = d;
-      at = j;
-    } else if (d < second) {
-      second = d;
-    }
-  }
+  visit(
+      s, runs, [&] { return best; },
+      [&](std::size_t j) {
+        double d = approx(j);
+        if (d == k_inf) return;
+        const int c = changes(s, j, query_own);
+        if (at != SIZE_MAX && c > best_changes) return;
+        if (at == SIZE_MAX || c < best_changes) {
+          second = k_inf;
+          best = d;
+          best_changes = c;
+          at = j;
+        } else if (d < best) {
+          second = best;
+          best = d;
+          at = j;
+        } else if (d < second) {
+          second = d;
+        }
+      });
   if (at == SIZE_MAX) return {};
   if (second - best > k_near) return Nearest{at, exact_distance(l, s, at, q)};
   // Near-ties: the API's own terms and its own preference decide.
   Nearest out;
   std::string_view out_canonical;
-  for (std::size_t j = 0; j < s.size(); ++j) {
-    if (changes(s, j, query_own) != best_changes || approx_distance(l, s, j, q) > best + k_near) continue;
-    double d = exact_distance(l, s, j, q);
-    if (porting::prefer_shape(d, s.canonical[j], out.distance, out_canonical)) {
-      out = Nearest{j, d};
-      out_canonical = s.canonical[j];
-    }
-  }
+  visit(
+      s, runs, [&] { return best; },
+      [&](std::size_t j) {
+        if (changes(s, j, query_own) != best_changes || approx(j) > best + k_near) return;
+        double d = exact_distance(l, s, j, q);
+        if (porting::prefer_shape(d, s.canonical[j], out.distance, out_canonical)) {
+          out = Nearest{j, d};
+          out_canonical = s.canonical[j];
+        }
+      });
   return out;
 }
 
@@ -160,9 +255,11 @@ Nearest nearest(const Layout& l, const ShapeSet& s, const Query& q, std::uint64_
 // WorkPlan), the fastest first and ties by name; an unstable best gives way to the first
 // stable figure within noise of it; the winner ties when the next in that order is
 // within noise of it.
+// No member initializers: rank_estimates' array of k_max_figures is filled as it goes,
+// and zeroing 6 KB per lookup cost more than the ranking.
 struct Estimated {
-  std::uint32_t figure = 0;
-  double cost = 0, noise = 0;
+  std::uint32_t figure;
+  double cost, noise;
 };
 
 bool before(const Layout& l, const Estimated& a, const Estimated& b) {
@@ -172,6 +269,7 @@ bool before(const Layout& l, const Estimated& a, const Estimated& b) {
 
 void rank_estimates(const Snapshot::Table& t, const Layout& l, std::size_t j, const Query& q, int sm_count, Answer& a) {
   Estimated est[k_max_figures];
+  est[0] = Estimated{l.first[j], 0, 0};  // a timed shape has a ranking figure (index_table)
   std::size_t n = 0;
   for (std::uint32_t f = l.first[j]; f < l.first[j + 1]; ++f) {
     const Figure& fig = l.figures[f];
@@ -234,7 +332,7 @@ const char* status_name(Status s) noexcept {
 
 const Snapshot::Table* Snapshot::table(std::string_view op, std::string_view dtype) const noexcept {
   for (const auto& t : m_impl->tables)
-    if (t->op == op && t->dtype == dtype) return t.get();
+    if (same_text(t->op, op) && same_text(t->dtype, dtype)) return t.get();
   return nullptr;
 }
 
@@ -257,7 +355,8 @@ Answer Snapshot::lookup(const Table& t, std::string_view shape) const noexcept {
   const Layout* l = layout_of(t, q);
   if (!l) return only(Status::unknown);
   for (std::size_t i = 0; i < q.n; ++i) {
-    q.logs[i] = q.values[i] > 0 ? std::log(static_cast<double>(q.values[i])) : -k_inf;
+    // A dimension that must match exactly adds 0 or infinity, never a log distance.
+    q.logs[i] = l->exact[i] ? 0 : q.values[i] > 0 ? std::log(static_cast<double>(q.values[i])) : -k_inf;
     q.aligned[i] = alignment_bits(l->rules[i], q.values[i]);
   }
   const std::uint64_t query_own = l->paths.empty() ? 0 : own_paths(*l, q.values);

@@ -269,6 +269,59 @@ void add_shape(ShapeSet& set, const porting::Shape& shape) {
   set.canonical.push_back(shape.canonical());
 }
 
+// ShapeSet's distinct values per dimension and each value's index among them: a gemm
+// table's 160 shapes hold some 30 distinct extents, so a lookup takes 30 terms, not 480.
+void index_distinct(ShapeSet& set, const Layout& l) {
+  const std::size_t n = l.keys.size();
+  set.distinct.clear();
+  set.distinct_logs.clear();
+  set.distinct_aligned.clear();
+  set.distinct_first.clear();
+  set.slot.clear();
+  if (n == 0) return;
+  std::vector<std::int64_t> distinct;
+  std::vector<std::uint32_t> first;
+  for (std::size_t i = 0; i < n; ++i) {
+    first.push_back(static_cast<std::uint32_t>(distinct.size()));
+    std::vector<std::int64_t> dim;
+    for (std::size_t j = 0; j < set.size(); ++j) dim.push_back(set.values[j * n + i]);
+    std::sort(dim.begin(), dim.end());
+    dim.erase(std::unique(dim.begin(), dim.end()), dim.end());
+    distinct.insert(distinct.end(), dim.begin(), dim.end());
+  }
+  first.push_back(static_cast<std::uint32_t>(distinct.size()));
+  if (distinct.size() > k_max_distinct) return;
+  std::vector<std::uint16_t> slot;
+  slot.reserve(set.values.size());
+  for (std::size_t j = 0; j < set.values.size(); ++j) {
+    const std::size_t i = j % n;
+    auto at = std::lower_bound(distinct.begin() + first[i], distinct.begin() + first[i + 1], set.values[j]);
+    slot.push_back(static_cast<std::uint16_t>(at - distinct.begin()));
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::uint32_t k = first[i]; k < first[i + 1]; ++k) {
+      const std::int64_t v = distinct[k];
+      set.distinct_logs.push_back(v > 0 ? std::log(static_cast<double>(v)) : -std::numeric_limits<double>::infinity());
+      set.distinct_aligned.push_back(alignment_bits(l.rules[i], v));
+    }
+  // Runs by the dimension with the most distinct values.
+  std::size_t g = 0;
+  for (std::size_t i = 1; i < n; ++i)
+    if (first[i + 1] - first[i] > first[g + 1] - first[g]) g = i;
+  set.group_dim = static_cast<std::uint8_t>(g);
+  set.order.clear();
+  set.run_first.clear();
+  for (std::uint32_t k = first[g]; k < first[g + 1]; ++k) {
+    set.run_first.push_back(static_cast<std::uint32_t>(set.order.size()));
+    for (std::size_t j = 0; j < set.size(); ++j)
+      if (slot[j * n + g] == k) set.order.push_back(static_cast<std::uint32_t>(j));
+  }
+  set.run_first.push_back(static_cast<std::uint32_t>(set.order.size()));
+  set.distinct = std::move(distinct);
+  set.distinct_first = std::move(first);
+  set.slot = std::move(slot);
+}
+
 Layout& layout_for(Snapshot::Table& t, const porting::Shape& shape) {
   for (auto& l : t.layouts) {
     if (l.keys.size() != shape.dims().size()) continue;
@@ -380,6 +433,7 @@ Expected<std::unique_ptr<Snapshot::Table>> index_table(std::string op, std::stri
       set->aligned.clear();
       for (std::size_t j = 0; j < set->values.size(); ++j)
         set->aligned.push_back(alignment_bits(l.rules[j % l.rules.size()], set->values[j]));
+      index_distinct(*set, l);
     }
   }
   table->info.op = table->op;

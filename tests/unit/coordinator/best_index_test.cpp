@@ -159,6 +159,15 @@ TEST(JsonText, WritesEveryValueAsTheSerializerDoes) {
   values.emplace_back(every);
   values.emplace_back("a \"quoted\" \\ path/with/slashes");
   values.emplace_back(std::string(600, 'x') + "\n");  // longer than one read of the serializer
+  // Text with nothing to escape takes JsonText's own path, not the serializer's.
+  std::string printable;
+  for (char c = 0x20; c < 0x7f; ++c)
+    if (c != '"' && c != '\\') printable += c;
+  values.emplace_back(printable);
+  values.emplace_back("");
+  values.emplace_back("NVIDIA H200");
+  values.emplace_back(std::string(600, 'y'));
+  values.emplace_back("del \x7f");
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> u(-1e6, 1e6);
   for (int i = 0; i < 200; ++i) values.emplace_back(u(rng));

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,7 +23,11 @@
 namespace kport::porting {
 namespace detail {
 struct Waves;
-}
+struct RegretNote {
+  std::optional<NeighbourRegret> regret;
+  std::string note;
+};
+}  // namespace detail
 
 class PreparedSelection {
  public:
@@ -71,15 +76,16 @@ class PreparedSelection {
   std::size_t m_rows = 0;
   std::vector<Shape> m_shapes;
   std::vector<std::string> m_canonical;
-  std::vector<char> m_timed;                           // per shape: some figure there ranks
-  std::vector<std::vector<char>> m_own;                // per shape: own_paths() of the instances' geometries
-  std::vector<Selection> m_at;                         // per shape: detail::measured_at
-  std::vector<std::vector<Measurement>> m_current_at;  // per shape: its current figures
+  std::vector<char> m_timed;             // per shape: some figure there ranks
+  std::vector<std::vector<char>> m_own;  // per shape: own_paths() of the instances' geometries
+  std::vector<Selection> m_at;           // per shape: detail::measured_at
+  // Per shape: its current figures; shared with the answers' rankings (Ranked::evidence).
+  std::shared_ptr<const std::vector<std::vector<Measurement>>> m_current_at;
   std::vector<DriverSeen> m_drivers;
   int m_sm_count = 0;
   std::vector<InstanceGeometry> m_geometry;
   int m_element_bytes = 0;
-  std::optional<NeighbourRegret> m_regret;
+  detail::RegretNote m_regret;  // and its note, written once
 };
 
 }  // namespace kport::porting

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -103,7 +104,10 @@ struct SelectionInputs {
 struct Ranked {
   std::string instance;
   std::string variant;
-  std::optional<Measurement> evidence;  // absent for a candidate never measured
+  // Absent (null) for a candidate never measured. Shared, never copied, where the
+  // inputs are held by a shared owner (PreparedSelection): an answer from another shape
+  // is ranked per request.
+  std::shared_ptr<const Measurement> evidence;
   bool tie_with_best = false;
   // Measured: median / best median. Provisional: best ratio / ratio (how much further
   // from the vendor baseline). 1.0 for the best and for unmeasured candidates.
