@@ -276,7 +276,7 @@ Result<BuildReport> build_target(const BuildRequest& request) {
       return make_error(Errc::invalid_argument, manifest->origin + ": env." + name + ": " + v.error().message);
     vars.push_back(name + "=" + *v);
   }
-  detail::ExtraEnv extra(detail::env_of(request), std::move(vars));
+  EnvWithVars extra(detail::env_of(request), std::move(vars));
   BuildRequest req = request;
   req.env = &extra;
   say("library " + manifest->name + " (" + manifest->origin + ", manifest_version " +

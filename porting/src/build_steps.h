@@ -15,28 +15,6 @@ namespace kport::porting::detail {
 // The seam every child of a build starts through (BuildRequest::env, else the machine's).
 inline Env& env_of(const BuildRequest& request) { return request.env ? *request.env : Env::system(); }
 
-// `base` with the manifest's environment added to every child (after the child's own
-// entries, so those win; before the machine's, so the manifest's win over it).
-class ExtraEnv final : public Env {
- public:
-  ExtraEnv(Env& base, std::vector<std::string> vars) : m_base(base), m_vars(std::move(vars)) {}
-  Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const ProcessOptions& options) override {
-    if (m_vars.empty()) return m_base.run_process(argv, options);
-    ProcessOptions o = options;
-    o.env.insert(o.env.end(), m_vars.begin(), m_vars.end());
-    return m_base.run_process(argv, o);
-  }
-  std::int64_t now_unix_ms() override { return m_base.now_unix_ms(); }
-  Result<std::string> read_file(const std::filesystem::path& path) override { return m_base.read_file(path); }
-  Status write_file(const std::filesystem::path& path, std::string_view bytes) override {
-    return m_base.write_file(path, bytes);
-  }
-
- private:
-  Env& m_base;
-  std::vector<std::string> m_vars;
-};
-
 // The CMake project a build configures and the harness it links: a legacy kernels tree's
 // own (source kernels_dir, -DKPORT_CUDA_TARGETS=<target>, bin/kport-harness-<target>), or
 // what the library's manifest says.

@@ -114,6 +114,9 @@ Status page_params(const http::Request& req, int& limit, std::optional<std::int6
 // else, such as ?since_ms=yesterday, is an invalid_argument naming the parameter.
 Result<std::optional<std::int64_t>> int_query(const http::Request& req, std::string_view name, std::int64_t min,
                                               std::int64_t max);
+// Parses an optional ?repo= naming a known repository (a kernel library); absent:
+// nullopt; a name the store does not know is not_found, saying where the names are listed.
+Result<std::optional<std::string>> repo_query(const http::Request& req, Context& ctx);
 
 }  // namespace kport::coordinator
 

@@ -244,15 +244,9 @@ void add_dashboard_routes(http::Router& router, Context& ctx) {
   add_blocking(router, ctx, "GET", "/api/v1/dashboard/targets/{target}", [&ctx, cache](const Request& req) {
     KPORT_AUTH(require_reader(req, ctx));
     std::string name(req.param("target"));
-    std::optional<std::string> repo;
-    if (auto r = req.query_or("repo"); !r.empty()) {
-      auto known = ctx.store->list_repositories();
-      if (!known.ok()) return http::error_response(known.error());
-      if (std::none_of(known->begin(), known->end(), [&](const db::Repository& x) { return x.name == r; }))
-        return http::error_response(make_error(
-            Errc::not_found, "repository '" + std::string(r) + "' is not known; GET /api/v1/repositories lists them"));
-      repo = std::string(r);
-    }
+    auto repo_asked = repo_query(req, ctx);
+    if (!repo_asked.ok()) return http::error_response(repo_asked.error());
+    const std::optional<std::string> repo = std::move(*repo_asked);
     return cache->get("target/" + name + (repo ? "?repo=" + *repo : std::string()),
                       [&] { return target_page(ctx, name, repo); });
   });

@@ -27,15 +27,9 @@ Response snapshot(const Request& req, Context& ctx) {
         "a snapshot needs gpu, e.g. /api/v1/dispatch/snapshot?gpu=NVIDIA%20H200 (GET /api/v1/gpus lists the models)"));
   if (gpu.size() > 256)
     return http::error_response(make_error(Errc::invalid_argument, "gpu name is longer than 256 bytes"));
-  std::optional<std::string> repo;
-  if (auto r = req.query_or("repo"); !r.empty()) {
-    auto known = ctx.store->list_repositories();
-    if (!known.ok()) return http::error_response(known.error());
-    if (std::none_of(known->begin(), known->end(), [&](const db::Repository& x) { return x.name == r; }))
-      return http::error_response(make_error(
-          Errc::not_found, "repository '" + std::string(r) + "' is not known; GET /api/v1/repositories lists them"));
-    repo = std::string(r);
-  }
+  auto repo_asked = repo_query(req, ctx);
+  if (!repo_asked.ok()) return http::error_response(repo_asked.error());
+  const std::optional<std::string> repo = std::move(*repo_asked);
   auto all = ctx.store->gpu_best_candidates(gpu);
   if (!all.ok()) return http::error_response(all.error());
   if (!repo) {

@@ -1,5 +1,6 @@
 #include <boost/asio/post.hpp>
 
+#include <algorithm>
 #include <charconv>
 
 #include "context.h"
@@ -67,6 +68,17 @@ Result<std::optional<std::int64_t>> int_query(const http::Request& req, std::str
                                                   std::to_string(min) + ".." + std::to_string(max) + ", got '" +
                                                   std::string(s) + "'");
   return std::optional<std::int64_t>{v};
+}
+
+Result<std::optional<std::string>> repo_query(const http::Request& req, Context& ctx) {
+  std::string_view r = req.query_or("repo");
+  if (r.empty()) return std::optional<std::string>{};
+  auto known = ctx.store->list_repositories();
+  if (!known.ok()) return std::move(known).error();
+  if (std::none_of(known->begin(), known->end(), [&](const db::Repository& x) { return x.name == r; }))
+    return make_error(Errc::not_found,
+                      "repository '" + std::string(r) + "' is not known; GET /api/v1/repositories lists them");
+  return std::optional<std::string>(std::string(r));
 }
 
 }  // namespace kport::coordinator

@@ -195,30 +195,6 @@ std::map<std::string, std::string> manifest_env(const std::filesystem::path& ker
   return manifest.ok() ? manifest->env : std::map<std::string, std::string>{};
 }
 
-namespace {
-
-// `base` with the library's env added to every child, as the build driver runs it.
-class LibraryEnv final : public Env {
- public:
-  LibraryEnv(Env& base, std::vector<std::string> vars) : m_base(base), m_vars(std::move(vars)) {}
-  Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const ProcessOptions& options) override {
-    ProcessOptions o = options;
-    o.env.insert(o.env.end(), m_vars.begin(), m_vars.end());
-    return m_base.run_process(argv, o);
-  }
-  std::int64_t now_unix_ms() override { return m_base.now_unix_ms(); }
-  Result<std::string> read_file(const std::filesystem::path& path) override { return m_base.read_file(path); }
-  Status write_file(const std::filesystem::path& path, std::string_view bytes) override {
-    return m_base.write_file(path, bytes);
-  }
-
- private:
-  Env& m_base;
-  std::vector<std::string> m_vars;
-};
-
-}  // namespace
-
 Status publish_build(CoordinatorApi& api, const ClaimedJob& job, const std::string& commit,
                      const porting::BuildReport& report, const std::function<void(const std::string&)>& log, Env& env,
                      const SourceTree& tree) {
@@ -254,7 +230,7 @@ Status publish_build(CoordinatorApi& api, const ClaimedJob& job, const std::stri
                                                             harness_dir.string(), source_dir});
       if (v.ok()) vars.push_back(name + "=" + *v);
     }
-    LibraryEnv with_library(env, std::move(vars));
+    EnvWithVars with_library(env, std::move(vars));
     auto catalog = harness_catalog(report.harness, with_library);
     if (!catalog.ok()) {
       log("cannot list the harness's instances: " + catalog.error().message);

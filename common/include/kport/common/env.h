@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kport/common/process.h"
@@ -34,6 +35,30 @@ class Env {
 
   // The machine itself.
   static Env& system();
+};
+
+// `base` with environment variables ("NAME=value") added to every child it starts, as a
+// kernel library's manifest asks for its build and its harness processes: after the
+// child's own entries, so those win, and before the machine's, so these win over it.
+// Everything else is `base`'s. Thread-safe as `base` is.
+class EnvWithVars final : public Env {
+ public:
+  EnvWithVars(Env& base, std::vector<std::string> vars) : m_base(base), m_vars(std::move(vars)) {}
+  Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const ProcessOptions& options) override {
+    if (m_vars.empty()) return m_base.run_process(argv, options);
+    ProcessOptions o = options;
+    o.env.insert(o.env.end(), m_vars.begin(), m_vars.end());
+    return m_base.run_process(argv, o);
+  }
+  std::int64_t now_unix_ms() override { return m_base.now_unix_ms(); }
+  Result<std::string> read_file(const std::filesystem::path& path) override { return m_base.read_file(path); }
+  Status write_file(const std::filesystem::path& path, std::string_view bytes) override {
+    return m_base.write_file(path, bytes);
+  }
+
+ private:
+  Env& m_base;
+  std::vector<std::string> m_vars;
 };
 
 }  // namespace kport
