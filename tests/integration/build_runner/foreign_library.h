@@ -8,6 +8,8 @@
 //     written into it from the manifest's env.
 #pragma once
 
+#include <boost/json.hpp>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -139,6 +141,31 @@ sys.exit(3)
   "env": {"LIB_TARGET": "{target}"}
 }
 )");
+}
+
+// A passed row-wise result (rows=4096, cols=8192) on an H200 (sm_90a), as a GPU runner
+// uploads it.
+inline boost::json::object row_result(const std::string& family, const std::string& variant,
+                                      const std::string& instance, const std::string& dtype, double median_us) {
+  return boost::json::object{{"target", "sm_90a"},
+                             {"family", family},
+                             {"variant", variant},
+                             {"instance", instance},
+                             {"dtype", dtype},
+                             {"shape", "rows=4096,cols=8192"},
+                             {"toolkit", "13.0"},
+                             {"gpu_model", "NVIDIA H200"},
+                             {"gpu_uuid", "GPU-1"},
+                             {"arch", "9.0"},
+                             {"driver", "580.1"},
+                             {"status", "passed"},
+                             {"normwise_rel_err", 1e-3},
+                             {"tolerance", 1e-2},
+                             {"nan_inf_count", 0},
+                             {"seed", 7},
+                             {"median_us", median_us},
+                             {"stddev_us", median_us * 0.002},
+                             {"samples", 100}};
 }
 
 }  // namespace kport::testing

@@ -77,28 +77,6 @@ sys.exit(3)
 )");
 }
 
-object norm_result(const std::string& variant, const std::string& instance, double median_us) {
-  return object{{"target", "sm_90a"},
-                {"family", "rmsnorm"},
-                {"variant", variant},
-                {"instance", instance},
-                {"dtype", "bf16"},
-                {"shape", "rows=4096,cols=8192"},
-                {"toolkit", "13.0"},
-                {"gpu_model", "NVIDIA H200"},
-                {"gpu_uuid", "GPU-1"},
-                {"arch", "9.0"},
-                {"driver", "580.1"},
-                {"status", "passed"},
-                {"normwise_rel_err", 1e-3},
-                {"tolerance", 1e-2},
-                {"nan_inf_count", 0},
-                {"seed", 7},
-                {"median_us", median_us},
-                {"stddev_us", median_us * 0.002},
-                {"samples", 100}};
-}
-
 class Libraries : public BuildRunnerTest {
  protected:
   Libraries() {
@@ -208,10 +186,12 @@ TEST_F(Libraries, TwoLibrariesKeepTheirInstancesBringUpAndBestAnswersApart) {
 
   // Each library's check: the same instance name at the same shape, other figures.
   const std::string gpu = register_runner("gpu-1", "gpu");
-  const auto ids_a = check(gpu, build_a, boost::json::array{norm_result("rows", "rmsnorm.rows.w128", 40.0)});
-  const auto ids_b = check(gpu, build_b,
-                           boost::json::array{norm_result("rows", "rmsnorm.rows.w128", 25.0),
-                                              norm_result("tiled", "rmsnorm.tiled.t4", 30.0)});
+  const auto ids_a = check(
+      gpu, build_a, boost::json::array{testing::row_result("rmsnorm", "rows", "rmsnorm.rows.w128", "bf16", 40.0)});
+  const auto ids_b =
+      check(gpu, build_b,
+            boost::json::array{testing::row_result("rmsnorm", "rows", "rmsnorm.rows.w128", "bf16", 25.0),
+                               testing::row_result("rmsnorm", "tiled", "rmsnorm.tiled.t4", "bf16", 30.0)});
   ASSERT_EQ(ids_a.size(), 1u);
   ASSERT_EQ(ids_b.size(), 2u);
 

@@ -146,29 +146,6 @@ TEST_F(ManifestRunner, ABrokenManifestFailsItsJobOnceWithTheValidationError) {
   EXPECT_EQ(recs["swiglu.tc"].at("status").as_string(), "not_applicable");
 }
 
-// A layernorm result on an H200 (sm_90a), as a GPU runner uploads it.
-object layernorm_result(const std::string& instance, const std::string& dtype, double median_us) {
-  return object{{"target", "sm_90a"},
-                {"family", "layernorm"},
-                {"variant", "rows"},
-                {"instance", instance},
-                {"dtype", dtype},
-                {"shape", "rows=4096,cols=8192"},
-                {"toolkit", "13.0"},
-                {"gpu_model", "NVIDIA H200"},
-                {"gpu_uuid", "GPU-1"},
-                {"arch", "9.0"},
-                {"driver", "580.1"},
-                {"status", "passed"},
-                {"normwise_rel_err", 1e-3},
-                {"tolerance", 1e-2},
-                {"nan_inf_count", 0},
-                {"seed", 7},
-                {"median_us", median_us},
-                {"stddev_us", median_us * 0.002},
-                {"samples", 100}};
-}
-
 // A family kport does not ship, declared in the library's kport.json: the build runner
 // reports it, and the coordinator, the best-kernel query and the CLI handle it as they
 // handle kport's own.
@@ -218,9 +195,9 @@ TEST_F(ManifestRunner, AFamilyTheLibraryDeclaresIsLearnedFromItsBuildAndAnswered
   auto check = claim(gpu, 5);
   ASSERT_TRUE(check.is_object()) << runner_output();
   const std::string cid = std::to_string(check.at("id").as_int64());
-  boost::json::array results{layernorm_result("layernorm.rows.w256", "bf16", 40.0),
-                             layernorm_result("layernorm.rows.w64", "bf16", 55.0),
-                             layernorm_result("layernorm.rows.w64", "e4m3", 30.0)};
+  boost::json::array results{testing::row_result("layernorm", "rows", "layernorm.rows.w256", "bf16", 40.0),
+                             testing::row_result("layernorm", "rows", "layernorm.rows.w64", "bf16", 55.0),
+                             testing::row_result("layernorm", "rows", "layernorm.rows.w64", "e4m3", 30.0)};
   auto up = post("/api/v1/jobs/" + cid + "/results", object{{"attempt", 1}, {"results", results}}, gpu);
   ASSERT_EQ(up.status, 200) << up.raw;
   ASSERT_EQ(post("/api/v1/jobs/" + cid + "/complete", object{{"attempt", 1}}, gpu).status, 200);
