@@ -27,7 +27,11 @@ std::optional<Geometry> geometry_from_config(
   // Read by the keys an instance publishes, not by its family's name: gemm_fp8's tiles are
   // gemm's, and another library's family may tile the same way.
   auto bm = either("bm", "block_m"), bn = either("bn", "block_n"), bk = either("bk", "block_k");
-  if (positive(bm) && positive(bn) && positive(bk)) return Geometry{{{"m", *bm}, {"n", *bn}}, {{"k", *bk}}};
+  if (positive(bm) && positive(bn) && positive(bk)) {
+    Geometry g{{{"m", *bm}, {"n", *bn}}, {{"k", *bk}}};
+    if (auto split = config("split_k"); positive(split)) g.split = *split;
+    return g;
+  }
   auto br = config("br"), bc = config("bc");
   if (positive(br) && positive(bc)) return Geometry{{{"l", *br}}, {{"l", *bc}}};
   // Otherwise a row-wise kernel's published path bounds, when it has them.
@@ -67,8 +71,8 @@ int path_changes(const std::vector<char>& a, const std::vector<char>& b) {
 }
 
 double wave_work(std::span<const Extent> tiled, std::span<const Extent> stepped, std::span<const std::int64_t> others,
-                 int sm_count) {
-  if (sm_count <= 0) return 0;
+                 int sm_count, std::int64_t split) {
+  if (sm_count <= 0 || split <= 0) return 0;
   double blocks = 1, steps = 1;
   for (const auto& [v, size] : tiled) {
     if (v <= 0) return 0;
@@ -81,6 +85,10 @@ double wave_work(std::span<const Extent> tiled, std::span<const Extent> stepped,
   for (std::int64_t v : others) {
     if (v <= 0) return 0;
     blocks *= static_cast<double>(v);
+  }
+  if (split > 1) {  // each tile's steps shared among `split` blocks
+    blocks *= static_cast<double>(split);
+    steps = std::ceil(steps / static_cast<double>(split));
   }
   return std::ceil(blocks / sm_count) * steps;
 }
@@ -97,7 +105,7 @@ double wave_work(const Geometry& g, const Shape& s, int sm_count) {
     for (const auto& t : g.steps) stepped.push_back({s.get(t.dim), t.size});
     for (const auto& [key, v] : s.dims())
       if (!named(g.tiles, key) && !named(g.steps, key) && !Shape::must_match_exactly(key)) others.push_back(v);
-    return wave_work(tiled, stepped, others, sm_count);
+    return wave_work(tiled, stepped, others, sm_count, g.split);
   }
   Extent tiled[k_small], stepped[k_small];
   std::int64_t others[k_small];
@@ -107,7 +115,7 @@ double wave_work(const Geometry& g, const Shape& s, int sm_count) {
   for (const auto& [key, v] : s.dims())
     if (!named(g.tiles, key) && !named(g.steps, key) && !Shape::must_match_exactly(key)) others[n_others++] = v;
   return wave_work(std::span<const Extent>(tiled, n_tiled), std::span<const Extent>(stepped, n_stepped),
-                   std::span<const std::int64_t>(others, n_others), sm_count);
+                   std::span<const std::int64_t>(others, n_others), sm_count, g.split);
 }
 
 double problem_size(const Shape& s) {

@@ -14,6 +14,11 @@
 // Optionally (ClusterM = 2) two CTAs on vertically adjacent tiles form a cluster: each loads
 // its own A tile and half of the shared B tile, multicast to both, and a stage is refilled
 // only when the consumers of both CTAs have released it.
+// Optionally (SplitK = 2, the _k2 instances) two CTAs of a cluster share one output tile and
+// split its K blocks in halves: the second CTA adds its fp32 partial tile into the first's
+// shared memory (distributed shared memory, one mbarrier each way per tile), and the first
+// adds it to its own and stores C. A skinny problem (M = 128, N = K = 8192: 64 tiles of
+// 128x128 for 132 SMs) then runs on twice as many SMs, without a workspace or a second kernel.
 //
 // Constraints: K and N multiples of 8 (TMA needs 16-byte global row strides) and 16-byte
 // aligned A, B and C; M is free. Edges in M, N and K are handled by TMA: zero fill on loads,
@@ -26,8 +31,10 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "common/convert.cuh"
+#include "common/dsmem_sm90.cuh"
 #include "common/mbarrier_sm90.cuh"
 #include "common/smem.cuh"
 #include "common/sync_sm90.cuh"
@@ -47,9 +54,11 @@ constexpr int k_group_m = 8;                        // tile rows per L2 group
 constexpr int k_producer_regs = 40;
 constexpr int k_consumer_regs = 232;
 
-template <int BM_, int BN_, int BK_, int Stages_, int ClusterM_>
+template <int BM_, int BN_, int BK_, int Stages_, int ClusterM_, int SplitK_ = 1>
 struct Config {
-  static constexpr int BM = BM_, BN = BN_, BK = BK_, Stages = Stages_, ClusterM = ClusterM_;
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, Stages = Stages_, ClusterM = ClusterM_, SplitK = SplitK_;
+  static_assert(SplitK == 1 || (SplitK == 2 && ClusterM == 1), "K split over a 2-CTA cluster, without B multicast");
+  static constexpr int ClusterSize = ClusterM * SplitK;
   static_assert(BM == 64 * k_consumers, "each consumer warpgroup owns 64 rows");
   static_assert(BN == 128 || BN == 256, "wgmma wrappers exist for n128 and n256");
   static_assert(BK == 64, "one 128-byte swizzle row of 16-bit elements per K block");
@@ -62,8 +71,11 @@ struct Config {
   static constexpr int stage_bytes = a_bytes + b_bytes;
   static_assert(a_bytes % 1024 == 0 && b_chunk_bytes % 1024 == 0, "swizzle atoms are 1 KiB");
   static constexpr int c_chunk_bytes = BM * 64 * 2;  // one 64-column slab of C, staged
-  // stages, two C staging buffers, the barriers, plus slack to align the base to 1 KiB
-  static constexpr int smem_bytes = Stages * stage_bytes + 2 * c_chunk_bytes + 2 * Stages * 8 + 1024;
+  // SplitK: the second CTA's fp32 partial tile, received by the first
+  static constexpr int red_bytes = SplitK > 1 ? BM * BN * 4 : 0;
+  // stages, two C staging buffers, the partial tile, the barriers (two per stage, two for the
+  // partial tile), plus slack to align the base to 1 KiB
+  static constexpr int smem_bytes = Stages * stage_bytes + 2 * c_chunk_bytes + red_bytes + 2 * Stages * 8 + 16 + 1024;
   static_assert(smem_bytes <= 227 * 1024, "fits the sm_90 per-block shared memory");
 };
 
@@ -87,29 +99,40 @@ __global__ void __launch_bounds__(k_threads, 1)
   extern __shared__ uint8_t smem_raw[];
   const uint32_t smem_base = (smem_u32(smem_raw) + 1023u) & ~1023u;
   const uint32_t c_base = smem_base + S * Cfg::stage_bytes;
-  const uint32_t bar_base = c_base + 2 * Cfg::c_chunk_bytes;
+  const uint32_t red_base = c_base + 2 * Cfg::c_chunk_bytes;
+  const uint32_t bar_base = red_base + Cfg::red_bytes;
   auto full_bar = [&](int s) { return bar_base + 8u * s; };
   auto empty_bar = [&](int s) { return bar_base + 8u * (S + s); };
+  // SplitK: red_full (in the first CTA) completes when the second CTA's partial tile has
+  // landed; red_empty (in the second) when the first has read it.
+  const uint32_t red_full = bar_base + 16u * S, red_empty = red_full + 8u;
   auto stage_a = [&](int s) { return smem_base + s * Cfg::stage_bytes; };
   auto stage_b = [&](int s) { return smem_base + s * Cfg::stage_bytes + Cfg::a_bytes; };
 
-  constexpr int CM = Cfg::ClusterM;
+  constexpr int CM = Cfg::ClusterM, CS = Cfg::ClusterSize;
   const int wg = threadIdx.x / 128;
   // The CTAs of a cluster take vertically adjacent tiles (same columns of C): each loads its
-  // own A and 1/CM of the B tile, multicast to all of them.
-  const uint32_t rank = CM > 1 ? cluster_rank() : 0;
+  // own A and 1/CM of the B tile, multicast to all of them. With SplitK they take the same
+  // tile, and CTA `kr` its kr-th share of the K blocks.
+  const uint32_t crank = CS > 1 ? cluster_rank() : 0;
+  const uint32_t rank = CM > 1 ? crank : 0;
+  const uint32_t kr = Cfg::SplitK > 1 ? crank : 0;
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) {
       mbar_init(full_bar(s), 1);
       // one arrival per consumer warp of every CTA whose B slabs land here
       mbar_init(empty_bar(s), k_consumers * 4 * CM);
     }
+    if constexpr (Cfg::SplitK > 1) {
+      mbar_init(red_full, k_consumers * 4);  // one arrival per consumer warp of the peer
+      mbar_init(red_empty, k_consumers * 4);
+    }
     mbar_fence_init();
     tma_prefetch_desc(&tmap_a);
     tma_prefetch_desc(&tmap_b);
     tma_prefetch_desc(&tmap_c);
   }
-  if constexpr (CM > 1)
+  if constexpr (CS > 1)
     cluster_sync();  // peers' barriers exist before anyone signals them
   else
     __syncthreads();
@@ -119,7 +142,11 @@ __global__ void __launch_bounds__(k_threads, 1)
   const int groups_m = (tiles_m + CM - 1) / CM;  // tile rows in units of clusters
   const int tiles = groups_m * tiles_n;          // work items, one per cluster
   const int k_blocks = (k + BK - 1) / BK;
-  const int first_tile = blockIdx.x / CM, tile_step = gridDim.x / CM;
+  const int first_tile = blockIdx.x / CS, tile_step = gridDim.x / CS;
+  // This CTA's K blocks of every tile (all of them unless SplitK); the second half may be
+  // empty (K of one block), and its partial tile is then zero.
+  const int k_share = (k_blocks + Cfg::SplitK - 1) / Cfg::SplitK;
+  const int kb_begin = min(k_blocks, static_cast<int>(kr) * k_share), kb_end = min(k_blocks, kb_begin + k_share);
 
   if (wg == 0) {
     regs_dealloc<k_producer_regs>();
@@ -130,7 +157,7 @@ __global__ void __launch_bounds__(k_threads, 1)
         int tm, tn;
         tile_coords<k_group_m / CM>(tile, groups_m, tiles_n, tm, tn);
         tm = tm * CM + rank;  // may pass the last tile row: TMA then fills zeros
-        for (int kb = 0; kb < k_blocks; ++kb) {
+        for (int kb = kb_begin; kb < kb_end; ++kb) {
           // empty here means every CTA of the cluster has released stage s
           mbar_wait(empty_bar(s), phase ^ 1);
           mbar_arrive_expect_tx(full_bar(s), Cfg::stage_bytes);
@@ -163,6 +190,7 @@ __global__ void __launch_bounds__(k_threads, 1)
     uint32_t phase = 0;
     const bool store_issuer = threadIdx.x == 128;
     uint32_t c_slabs = 0;  // C slabs staged so far; slab i uses buffer i % 2
+    uint32_t tiles_done = 0;  // SplitK: partial tiles handed over, the parity of red_full/red_empty
     // Stage release: lane 0 of each consumer warp arrives here, lane r at cluster peer r.
     auto release = [&](int stage) {
       if constexpr (CM > 1) {
@@ -176,7 +204,11 @@ __global__ void __launch_bounds__(k_threads, 1)
       tile_coords<k_group_m / CM>(tile, groups_m, tiles_n, tm, tn);
       tm = tm * CM + rank;
       int prev = -1;
-      for (int kb = 0; kb < k_blocks; ++kb) {
+      if (kb_begin == kb_end) {
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
+      }
+      for (int kb = kb_begin; kb < kb_end; ++kb) {
         mbar_wait(full_bar(s), phase);
         fence_regs(acc);
         wgmma_fence();
@@ -186,7 +218,7 @@ __global__ void __launch_bounds__(k_threads, 1)
         for (int kk = 0; kk < BK / 16; ++kk) {
           const uint64_t da = make_desc_sw128(a0 + kk * 32, 16, 1024);
           const uint64_t db = make_desc_sw128(b0 + kk * 2048, Cfg::b_chunk_bytes, 1024);
-          wgmma_ss<BN, T, 1>(acc, da, db, (kb > 0 || kk > 0) ? 1 : 0);  // B MN-major
+          wgmma_ss<BN, T, 1>(acc, da, db, (kb > kb_begin || kk > 0) ? 1 : 0);  // B MN-major
         }
         wgmma_commit();
         fence_regs(acc);
@@ -203,6 +235,38 @@ __global__ void __launch_bounds__(k_threads, 1)
       wgmma_wait<0>();
       fence_regs(acc);
       if (prev >= 0) release(prev);
+
+      if constexpr (Cfg::SplitK > 1) {
+        // The partial tiles meet in the first CTA: thread i of the second writes its
+        // accumulators as float4 j at red_base + (j * 256 + i) * 16 of the first (a warp's 32
+        // stores are 512 contiguous bytes), and the same thread of the first, which holds the
+        // same elements, adds them.
+        const int tid = cw * 128 + t;
+        const uint32_t tiles = tiles_done++;
+        if (kr == 1) {
+          if (tiles > 0) mbar_wait_cluster(red_empty, (tiles - 1) & 1u);  // the last one was read
+          const uint32_t dst = cluster_map(red_base, 0);
+#pragma unroll
+          for (int j = 0; j < BN / 8; ++j)
+            st_cluster_f32x4(dst + (j * 256 + tid) * 16, acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+          fence_cluster();
+          __syncwarp();
+          if (lane == 0) mbar_arrive_cluster(red_full, 0);
+          continue;  // the first CTA stores the tile
+        }
+        mbar_wait_cluster(red_full, tiles & 1u);
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+          const float4 v = ld_shared_f32x4(red_base + (j * 256 + tid) * 16);
+          acc[4 * j] += v.x;
+          acc[4 * j + 1] += v.y;
+          acc[4 * j + 2] += v.z;
+          acc[4 * j + 3] += v.w;
+        }
+        fence_cluster();
+        __syncwarp();
+        if (lane == 0) mbar_arrive_cluster(red_empty, 1);
+      }
 
         // Epilogue, one 64-column slab of C at a time: both consumer warpgroups write their
         // rows into a staging buffer (128-byte swizzle, matching the C tensor map), then one
@@ -235,9 +299,9 @@ __global__ void __launch_bounds__(k_threads, 1)
     }
     if (store_issuer) bulk_wait<0>();
   }
-  // No CTA may leave while a peer can still multicast into its shared memory or arrive on its
-  // barriers.
-  if constexpr (CM > 1) cluster_sync();
+  // No CTA may leave while a peer can still multicast or write into its shared memory or
+  // arrive on its barriers.
+  if constexpr (CS > 1) cluster_sync();
 #endif
 }
 
@@ -262,14 +326,14 @@ cudaError_t resident_ctas(int* ctas) {
   int sms = 0;
   if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess) return err;
   int result = sms;
-  if constexpr (Cfg::ClusterM > 1) {
+  if constexpr (Cfg::ClusterSize > 1) {
     cudaLaunchConfig_t cfg{};
     cudaLaunchAttribute attr{};
     attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = Cfg::ClusterM;
+    attr.val.clusterDim.x = Cfg::ClusterSize;
     attr.val.clusterDim.y = 1;
     attr.val.clusterDim.z = 1;
-    cfg.gridDim = dim3(sms / Cfg::ClusterM * Cfg::ClusterM);
+    cfg.gridDim = dim3(sms / Cfg::ClusterSize * Cfg::ClusterSize);
     cfg.blockDim = dim3(k_threads);
     cfg.dynamicSmemBytes = Cfg::smem_bytes;
     cfg.attrs = &attr;
@@ -278,7 +342,7 @@ cudaError_t resident_ctas(int* ctas) {
     err = cudaOccupancyMaxActiveClusters(&clusters, gemm_wgmma_tma_kernel<Cfg, T>, &cfg);
     if (err != cudaSuccess) return err;
     if (clusters < 1) return cudaErrorInvalidConfiguration;
-    result = clusters * Cfg::ClusterM;
+    result = clusters * Cfg::ClusterSize;
   }
   if (dev < 64) cached[dev] = result;
   *ctas = result;
@@ -299,13 +363,13 @@ cudaError_t launch_typed(const GemmArgs& g, cudaStream_t stream) {
   if (err != cudaSuccess) return err;
   int ctas = 0;
   if ((err = resident_ctas<Cfg, T>(&ctas)) != cudaSuccess) return err;
-  constexpr int CM = Cfg::ClusterM;
+  constexpr int CM = Cfg::ClusterM, CS = Cfg::ClusterSize;
   const int items = ((g.m + Cfg::BM * CM - 1) / (Cfg::BM * CM)) * ((g.n + Cfg::BN - 1) / Cfg::BN);
-  const int grid = (items < ctas / CM ? items : ctas / CM) * CM;
+  const int grid = (items < ctas / CS ? items : ctas / CS) * CS;
   cudaLaunchConfig_t cfg{};
   cudaLaunchAttribute attr{};
   attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = CM;
+  attr.val.clusterDim.x = CS;
   attr.val.clusterDim.y = 1;
   attr.val.clusterDim.z = 1;
   cfg.gridDim = dim3(grid);
@@ -313,7 +377,7 @@ cudaError_t launch_typed(const GemmArgs& g, cudaStream_t stream) {
   cfg.dynamicSmemBytes = Cfg::smem_bytes;
   cfg.stream = stream;
   cfg.attrs = &attr;
-  cfg.numAttrs = CM > 1 ? 1 : 0;
+  cfg.numAttrs = CS > 1 ? 1 : 0;
   err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, g.m, g.n, g.k);
   if (err != cudaSuccess) return err;
   return cudaGetLastError();
@@ -330,19 +394,23 @@ std::string config_json() {
   return "{\"bm\":" + std::to_string(Cfg::BM) + ",\"bn\":" + std::to_string(Cfg::BN) +
          ",\"bk\":" + std::to_string(Cfg::BK) + ",\"stages\":" + std::to_string(Cfg::Stages) +
          ",\"consumer_warpgroups\":" + std::to_string(k_consumers) + ",\"threads\":" + std::to_string(k_threads) +
-         ",\"cluster_m\":" + std::to_string(Cfg::ClusterM) + ",\"persistent\":true}";
+         ",\"cluster_m\":" + std::to_string(Cfg::ClusterM) + ",\"split_k\":" + std::to_string(Cfg::SplitK) +
+         ",\"persistent\":true}";
 }
 
 using Cfg128x256 = Config<128, 256, 64, 4, 1>;
 using Cfg128x256C2 = Config<128, 256, 64, 4, 2>;
 using Cfg128x128 = Config<128, 128, 64, 6, 1>;
+using Cfg128x128K2 = Config<128, 128, 64, 4, 1, 2>;  // 4 stages leave room for the 64 KiB partial tile
 
 template <class Cfg>
 Instance make_instance(const char* name) {
+  std::vector<std::string> features{"wgmma", "tma", "mbarrier", "setmaxnreg"};
+  if (Cfg::SplitK > 1) features.insert(features.end(), {"cluster", "dsmem"});  // partial tiles meet in a peer's smem
   return Instance{Family::gemm,
                   "wgmma_tma",
                   name,
-                  {"wgmma", "tma", "mbarrier", "setmaxnreg"},
+                  std::move(features),
                   {DType::bf16, DType::f16},
                   config_json<Cfg>(),
                   &supports,
@@ -352,11 +420,13 @@ Instance make_instance(const char* name) {
 const Instance k_inst_128x256 = make_instance<Cfg128x256>("gemm.wgmma_tma.128x256x64_s4");
 const Instance k_inst_128x256_c2 = make_instance<Cfg128x256C2>("gemm.wgmma_tma.128x256x64_s4_c2x1");
 const Instance k_inst_128x128 = make_instance<Cfg128x128>("gemm.wgmma_tma.128x128x64_s6");
+const Instance k_inst_128x128_k2 = make_instance<Cfg128x128K2>("gemm.wgmma_tma.128x128x64_s4_k2");
 
 }  // namespace
 
 KPORT_REGISTER_KERNEL(k_inst_128x256);
 KPORT_REGISTER_KERNEL(k_inst_128x256_c2);
 KPORT_REGISTER_KERNEL(k_inst_128x128);
+KPORT_REGISTER_KERNEL(k_inst_128x128_k2);
 
 }  // namespace kport::kernels::gemm_wgmma_tma

@@ -43,6 +43,7 @@ struct WorkPlan {
   bool waves = false;    // false: problem_size
   bool missing = false;  // the geometry names a dimension the layout lacks: work 0
   std::uint8_t n_tiles = 0, n_steps = 0, n_others = 0;
+  std::int64_t split = 1;  // porting::Geometry::split
   std::array<std::uint8_t, k_max_dims> tile_at{}, step_at{}, other_at{};  // key indices
   std::array<std::int64_t, k_max_dims> tile{}, step{};
 };
@@ -137,7 +138,7 @@ inline double plan_work(const WorkPlan& p, const std::int64_t* values, int sm_co
   for (std::uint8_t i = 0; i < p.n_steps; ++i) stepped[i] = {values[p.step_at[i]], p.step[i]};
   for (std::uint8_t i = 0; i < p.n_others; ++i) others[i] = values[p.other_at[i]];
   return porting::wave_work(std::span(tiled.data(), p.n_tiles), std::span(stepped.data(), p.n_steps),
-                            std::span(others.data(), p.n_others), sm_count);
+                            std::span(others.data(), p.n_others), sm_count, p.split);
 }
 
 // Alignment bits of `value` under `rule` (bit k: a multiple of its k-th quantum).

@@ -199,6 +199,12 @@ Expected<porting::InstanceGeometry> read_geometry(const json::value& v, const st
       into->push_back(std::move(split));
     }
   }
+  // Split K came later within schema_version 2: a snapshot without it splits nothing.
+  if (const auto* split = v.as_object().if_contains("split")) {
+    if (!split->is_int64() || split->as_int64() < 1 || split->as_int64() > 64)
+      return fail(ErrorCode::bad_value, path + ".split is not a whole number of blocks per tile from 1 to 64");
+    g.geometry.split = split->as_int64();
+  }
   // Path bounds came later within schema_version 2: a snapshot without them has none.
   if (const auto* paths = v.as_object().if_contains("paths")) {
     if (!paths->is_array())
@@ -231,6 +237,7 @@ WorkPlan plan_for(const Layout& l, const porting::Geometry* g, int sm_count) {
   };
   p.waves = g && porting::has_waves(*g) && sm_count > 0;
   if (p.waves) {
+    p.split = g->split;
     for (const auto& t : g->tiles) {
       int at = index_of(t.dim);
       if (at < 0) {

@@ -56,6 +56,12 @@ inline porting::InstanceGeometry gemm_tiles(const std::string& instance, std::in
   return porting::InstanceGeometry{instance, porting::Geometry{{{"m", bm}, {"n", bn}}, {{"k", bk}}}};
 }
 
+// The same geometry with each tile split into `split` blocks along K (split K).
+inline porting::InstanceGeometry split_k(porting::InstanceGeometry g, std::int64_t split) {
+  g.geometry.split = split;
+  return g;
+}
+
 // A row-wise geometry of path bounds alone: rows of `cols` over `max_bytes`, or not a
 // multiple of `align_bytes`, run the instance's fallback.
 inline porting::InstanceGeometry row_bounds(const std::string& instance, std::int64_t max_bytes,

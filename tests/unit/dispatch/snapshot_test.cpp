@@ -126,6 +126,28 @@ TEST(DispatchSnapshot, AFieldOfTheWrongTypeOrDomainIsRefused) {
                  ErrorCode::bad_value, "repeats op gemm dtype bf16");
 }
 
+TEST(DispatchSnapshot, AnInstancesSplitOfKIsKeptAndABadOneRefused) {
+  const std::vector<SnapshotFigure> figures = {figure("gemm", "bf16", "gemm.w.k2", "m=128,n=8192,k=8192", 40.0),
+                                               figure("gemm", "bf16", "gemm.w.one", "m=128,n=8192,k=8192", 45.0)};
+  const auto text = write(figures, k_generated_ms, 132,
+                          {split_k(gemm_tiles("gemm.w.k2", 128, 128), 2), gemm_tiles("gemm.w.one", 128, 128)});
+  auto doc = json::parse(text).as_object();
+  const auto& instances = doc.at("instances").as_array();
+  ASSERT_EQ(instances.size(), 2u);
+  EXPECT_EQ(instances[0].at("split").as_int64(), 2);  // written only where a tile is split
+  EXPECT_EQ(instances[1].as_object().if_contains("split"), nullptr);
+  auto snap = Snapshot::parse(text, at_generation());
+  ASSERT_TRUE(snap.ok()) << snap.error().message;
+  // The split makes the 128x128 tile 128 blocks of half the steps at M = 128, N = 8192: the
+  // estimate from a K of 8192 to one of 4096 halves the figure for both, so the split one
+  // stays ahead; from 8192 to 16384 it doubles.
+  auto a = snap->lookup("gemm", "bf16", "m=128,n=8192,k=16384");
+  EXPECT_EQ(std::string(a.instance), "gemm.w.k2");
+  EXPECT_DOUBLE_EQ(a.estimate_us, 80.0);
+  expect_refused(edit(text, [](json::object& d) { d["instances"].as_array()[0].as_object()["split"] = 0; }),
+                 ErrorCode::bad_value, "instances[0].split");
+}
+
 TEST(DispatchSnapshot, ABitChangedAfterServingFailsTheChecksum) {
   auto text = sample();
   auto at = text.find("\"median_us\":1E2");

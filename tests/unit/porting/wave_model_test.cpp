@@ -147,6 +147,22 @@ TEST(WaveModel, WorkCountsWavesOfTilesOverTheSmsAndTheStepsOfEach) {
   EXPECT_EQ(wave_work(narrow, shape("m=96,n=28672,k=8192"), 0), 0);
 }
 
+TEST(WaveModel, ASplitTileIsThatManyBlocksEachWalkingItsShareOfK) {
+  auto g = from({{"bm", 128}, {"bn", 128}, {"bk", 64}, {"split_k", 2}});
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->split, 2);
+  EXPECT_EQ(from({{"bm", 128}, {"bn", 128}, {"bk", 64}})->split, 1);
+  // M = 128, N = 8192: 64 tiles of 128x128 are 128 blocks, one wave over 132 SMs, each of
+  // 64 of K = 8192's 128 steps; at N = 8704, 68 tiles are 136 blocks: two waves.
+  EXPECT_DOUBLE_EQ(wave_work(*g, shape("m=128,n=8192,k=8192"), 132), 1 * 64);
+  EXPECT_DOUBLE_EQ(wave_work(*g, shape("m=128,n=8704,k=8192"), 132), 2 * 64);
+  // An odd number of steps: the larger share counts (65 of 129).
+  EXPECT_DOUBLE_EQ(wave_work(*g, shape("m=128,n=8192,k=8256"), 132), 65);
+  // Unsplit, the same tiles are 64 blocks of all 128 steps.
+  Geometry whole{{{"m", 128}, {"n", 128}}, {{"k", 64}}};
+  EXPECT_DOUBLE_EQ(wave_work(whole, shape("m=128,n=8192,k=8192"), 132), 128);
+}
+
 TEST(WaveModel, AnEstimateScalesTheMeasuredFigureByTheWorkRatio) {
   Geometry narrow{{{"m", 128}, {"n", 128}}, {{"k", 64}}};
   auto at = shape("m=64,n=14336,k=4096"), to = shape("m=96,n=28672,k=8192");

@@ -48,6 +48,9 @@ struct Geometry {  // how an instance divides a problem among its thread blocks
     std::int64_t align_bytes = 0;  // 16
   };
   std::vector<PathBound> paths = {};
+  // Blocks per tile (split K): each of `split` blocks walks its 1/split share of the steps, so
+  // a tile is `split` blocks of ceil(steps / split) steps. 1: one block walks them all.
+  std::int64_t split = 1;
 };
 
 struct InstanceGeometry {
@@ -90,7 +93,7 @@ inline int path_changes(std::span<const InstanceGeometry> all, const Shape& a, c
 // nullopt when absent or not an integer. bm, bn, bk (or block_m, block_n, block_k): tiles
 // of m and n stepping over k (gemm, gemm_fp8); br, bc: tiles of l stepping over l
 // (attention); otherwise path bounds alone, `max_row_bytes` and `row_align_bytes` on
-// `cols` (the row-wise families). nullopt for a config with none of these. A geometry that
+// `cols` (the row-wise families). With tiles, `split_k` > 1 is Geometry::split. nullopt for a config with none of these. A geometry that
 // names a dimension a shape lacks gives no wave work there (wave_work() is 0).
 std::optional<Geometry> geometry_from_config(
     const std::function<std::optional<std::int64_t>(std::string_view)>& config);
@@ -101,12 +104,12 @@ double wave_work(const Geometry& g, const Shape& s, int sm_count);
 
 // The same arithmetic over plain values, for a caller that keeps its own dimensions
 // (kport-dispatch's lookup tables): `tiled` and `stepped` as {extent, tile} in the
-// geometry's order, `others` the extents that multiply the blocks in key order. 0 when an
-// extent is <= 0 or `sm_count` <= 0. wave_work() is this over a Shape, so both give the
-// very same double.
+// geometry's order, `others` the extents that multiply the blocks in key order, `split`
+// Geometry::split. 0 when an extent is <= 0 or `sm_count` <= 0. wave_work() is this over a
+// Shape, so both give the very same double.
 using Extent = std::array<std::int64_t, 2>;  // {extent, tile or step}
 double wave_work(std::span<const Extent> tiled, std::span<const Extent> stepped, std::span<const std::int64_t> others,
-                 int sm_count);
+                 int sm_count, std::int64_t split = 1);
 
 // The product of the dimensions that need not match exactly (0 when one is 0).
 double problem_size(const Shape& s);
