@@ -1,0 +1,134 @@
+# The harness SDK's CMake API, included by kport-harness-config.cmake after kport_kernels.cmake
+# (kport_cuda_flags, kport_catalog_entry, kport_generate_target_info).
+#
+#   kport_add_harness(<name> TARGET <sm_XX>
+#                     [FAMILY <family> VARIANT <variant> [FEATURES ...] SOURCES ... [OPTIONS ...]])
+#     An executable <name> speaking docs/harness-protocol.md for one nvcc target: kport's
+#     harness main and host library, its device code compiled for <target>, and the target's
+#     catalog entry compiled in (what `list` prints). The optional variant arguments are
+#     kport_harness_variant()'s, for a library with one variant.
+#
+#   kport_harness_variant(<name> FAMILY <family> VARIANT <variant> [FEATURES ...]
+#                         SOURCES ... [OPTIONS <nvcc flags>])
+#     Adds one variant to harness <name>, as kport_kernel_variant() does in kport's own tree:
+#     when the target has every FEATURE (the catalog's names), SOURCES are compiled as an
+#     OBJECT library with kport_cuda_flags (so no KPORT_REGISTER_KERNEL is dropped by the
+#     linker) and linked in; otherwise nothing is compiled and `list` reports the variant
+#     not_applicable with the missing features. KPORT_EXCLUDE_VARIANTS (family.variant, ...)
+#     leaves variants out on purpose (`excluded`). FAMILY is one the harness knows: gemm,
+#     gemm_fp8, attention, rmsnorm, softmax.
+#
+# A harness's variants are collected until the end of the directory that called
+# kport_add_harness; its target info is written then.
+set_property(GLOBAL PROPERTY KPORT_HARNESS_DATA_DIR "${KPORT_HARNESS_DATA_DIR}")
+
+function(kport_add_harness name)
+  cmake_parse_arguments(ARG "" "TARGET;FAMILY;VARIANT" "FEATURES;SOURCES;OPTIONS" ${ARGN})
+  if(NOT ARG_TARGET)
+    message(FATAL_ERROR "kport_add_harness(${name}): TARGET is required, an nvcc target such as sm_90a")
+  endif()
+  get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+  if(NOT CUDA IN_LIST languages OR NOT CXX IN_LIST languages)
+    message(FATAL_ERROR "kport_add_harness(${name}): the project must enable CXX and CUDA "
+                        "(project(... LANGUAGES CXX CUDA)) before it adds a harness")
+  endif()
+  kport_catalog_entry("${KPORT_CATALOG_FILE}" ${ARG_TARGET} entry "kport_add_harness TARGET")
+  get_property(data GLOBAL PROPERTY KPORT_HARNESS_DATA_DIR)
+  set(info ${CMAKE_CURRENT_BINARY_DIR}/${name}_target_info.cpp)
+
+  add_executable(${name} ${data}/src/main.cpp ${info})
+  target_link_libraries(${name} PRIVATE kport::harness_core)
+  target_compile_features(${name} PRIVATE cxx_std_20)
+  # As kport's own harness: local symbols left out (-x), since nvcc names each object's host
+  # file after its temporary, which would make every build of one commit another binary.
+  target_link_options(${name} PRIVATE -Wl,-x)
+  # The harness's own device code (seeded fill, poison, compare, fp32 attention reference),
+  # compiled for this target as kport_harness_device_<t> is in kport's tree.
+  add_library(${name}_device OBJECT ${data}/src/device/fill_compare.cu
+                                    ${data}/src/device/attention_reference.cu ${data}/src/device/fp8_inputs.cu)
+  kport_cuda_flags(${name}_device ${ARG_TARGET})
+  target_link_libraries(${name}_device PRIVATE kport::harness_core)
+  target_link_libraries(${name} PRIVATE ${name}_device)
+
+  set_target_properties(${name} PROPERTIES
+    KPORT_HARNESS_TARGET ${ARG_TARGET} KPORT_HARNESS_ARCH "${entry_arch}"
+    KPORT_HARNESS_FEATURES "${entry_features}" KPORT_HARNESS_SMEM "${entry_smem}"
+    KPORT_HARNESS_BUILT "" KPORT_HARNESS_NOT_APPLICABLE "")
+  # The target info lists every variant, so it is written once they are all declared: at the
+  # end of this directory. The names are bound now (EVAL), not when the call runs.
+  cmake_language(EVAL CODE "cmake_language(DEFER CALL _kport_harness_write_target_info [[${name}]] [[${info}]])")
+
+  if(ARG_SOURCES OR ARG_FAMILY OR ARG_VARIANT)
+    kport_harness_variant(${name} FAMILY "${ARG_FAMILY}" VARIANT "${ARG_VARIANT}" FEATURES ${ARG_FEATURES}
+                          SOURCES ${ARG_SOURCES} OPTIONS ${ARG_OPTIONS})
+  endif()
+endfunction()
+
+function(kport_harness_variant name)
+  cmake_parse_arguments(ARG "" "FAMILY;VARIANT" "FEATURES;SOURCES;OPTIONS" ${ARGN})
+  set(where "kport_harness_variant(${name} FAMILY ${ARG_FAMILY} VARIANT ${ARG_VARIANT})")
+  if(NOT TARGET ${name})
+    message(FATAL_ERROR "${where}: no harness '${name}'; call kport_add_harness(${name} TARGET ...) first")
+  endif()
+  get_property(t TARGET ${name} PROPERTY KPORT_HARNESS_TARGET)
+  if(NOT t)
+    message(FATAL_ERROR "${where}: '${name}' is not a harness made by kport_add_harness")
+  endif()
+  if(NOT ARG_FAMILY OR NOT ARG_VARIANT OR NOT ARG_SOURCES)
+    message(FATAL_ERROR "${where}: FAMILY, VARIANT and SOURCES are required")
+  endif()
+  if(NOT ARG_FAMILY MATCHES "^(gemm|gemm_fp8|attention|rmsnorm|softmax)$")
+    message(FATAL_ERROR "${where}: the harness SDK runs the families gemm, gemm_fp8, attention, rmsnorm "
+                        "and softmax; '${ARG_FAMILY}' needs a harness of its own that speaks "
+                        "docs/harness-protocol.md (a CMake target or a command, docs/BRING-YOUR-LIBRARY.md)")
+  endif()
+  if(NOT ARG_VARIANT MATCHES "^[A-Za-z0-9_]+$")
+    message(FATAL_ERROR "${where}: a variant name takes letters, digits and '_' only")
+  endif()
+  set(id "${ARG_FAMILY}.${ARG_VARIANT}")
+  get_property(built TARGET ${name} PROPERTY KPORT_HARNESS_BUILT)
+  get_property(skipped TARGET ${name} PROPERTY KPORT_HARNESS_NOT_APPLICABLE)
+  foreach(entry IN LISTS built skipped)
+    string(REPLACE "|" ";" parts "${entry}")
+    list(GET parts 0 other)
+    if(other STREQUAL id)
+      message(FATAL_ERROR "${where}: ${id} is already a variant of ${name}")
+    endif()
+  endforeach()
+
+  list(JOIN ARG_FEATURES "," needs)
+  get_property(have TARGET ${name} PROPERTY KPORT_HARNESS_FEATURES)
+  set(missing "")
+  foreach(f IN LISTS ARG_FEATURES)
+    if(NOT f IN_LIST have)
+      list(APPEND missing ${f})
+    endif()
+  endforeach()
+  if(missing)
+    list(JOIN missing "," missing_text)
+    set_property(TARGET ${name} APPEND PROPERTY KPORT_HARNESS_NOT_APPLICABLE "${id}|${needs}|missing features: ${missing_text}")
+    return()
+  endif()
+  if(id IN_LIST KPORT_EXCLUDE_VARIANTS)
+    set_property(TARGET ${name} APPEND PROPERTY KPORT_HARNESS_NOT_APPLICABLE
+                 "${id}|${needs}|excluded from this build (KPORT_EXCLUDE_VARIANTS)")
+    return()
+  endif()
+  set(lib ${name}_${ARG_FAMILY}_${ARG_VARIANT})
+  add_library(${lib} OBJECT ${ARG_SOURCES})
+  kport_cuda_flags(${lib} ${t})
+  if(ARG_OPTIONS)
+    target_compile_options(${lib} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:${ARG_OPTIONS}>)
+  endif()
+  target_link_libraries(${name} PRIVATE ${lib})
+  set_property(TARGET ${name} APPEND PROPERTY KPORT_HARNESS_BUILT "${id}|${needs}")
+endfunction()
+
+# Deferred by kport_add_harness to the end of its directory.
+function(_kport_harness_write_target_info name out)
+  foreach(p TARGET ARCH SMEM FEATURES BUILT NOT_APPLICABLE)
+    get_property(h_${p} TARGET ${name} PROPERTY KPORT_HARNESS_${p})
+  endforeach()
+  kport_generate_target_info(OUTPUT "${out}" TARGET ${h_TARGET} ARCH "${h_ARCH}" SMEM "${h_SMEM}"
+                             FEATURES ${h_FEATURES} BUILT ${h_BUILT} NOT_APPLICABLE ${h_NOT_APPLICABLE})
+endfunction()
