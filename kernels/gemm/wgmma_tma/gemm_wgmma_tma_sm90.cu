@@ -72,7 +72,7 @@ struct Config {
   static_assert(a_bytes % 1024 == 0 && b_chunk_bytes % 1024 == 0, "swizzle atoms are 1 KiB");
   static constexpr int c_chunk_bytes = BM * 64 * 2;  // one 64-column slab of C, staged
   // SplitK: the second CTA's fp32 partial tile, received by the first
-  static constexpr int red_bytes = SplitK > 1 ? BM * BN * 4 : 0;
+  static constexpr int red_bytes = SplitK > 1 ? BM* BN * 4 : 0;
   // stages, two C staging buffers, the partial tile, the barriers (two per stage, two for the
   // partial tile), plus slack to align the base to 1 KiB
   static constexpr int smem_bytes = Stages * stage_bytes + 2 * c_chunk_bytes + red_bytes + 2 * Stages * 8 + 16 + 1024;
@@ -189,7 +189,7 @@ __global__ void __launch_bounds__(k_threads, 1)
     int s = 0;
     uint32_t phase = 0;
     const bool store_issuer = threadIdx.x == 128;
-    uint32_t c_slabs = 0;  // C slabs staged so far; slab i uses buffer i % 2
+    uint32_t c_slabs = 0;     // C slabs staged so far; slab i uses buffer i % 2
     uint32_t tiles_done = 0;  // SplitK: partial tiles handed over, the parity of red_full/red_empty
     // Stage release: lane 0 of each consumer warp arrives here, lane r at cluster peer r.
     auto release = [&](int stage) {
@@ -268,12 +268,12 @@ __global__ void __launch_bounds__(k_threads, 1)
         if (lane == 0) mbar_arrive_cluster(red_empty, 1);
       }
 
-        // Epilogue, one 64-column slab of C at a time: both consumer warpgroups write their
-        // rows into a staging buffer (128-byte swizzle, matching the C tensor map), then one
-        // thread hands the slab to a TMA store, which clips at the M and N edges. Two buffers
-        // alternate, so the stores drain while the next slab is written and while the next
-        // tile's wgmma run. Accumulator layout of m64nN: per 8-column group a thread holds rows
-        // r and r+8, columns 2*(lane%4) and +1.
+      // Epilogue, one 64-column slab of C at a time: both consumer warpgroups write their
+      // rows into a staging buffer (128-byte swizzle, matching the C tensor map), then one
+      // thread hands the slab to a TMA store, which clips at the M and N edges. Two buffers
+      // alternate, so the stores drain while the next slab is written and while the next
+      // tile's wgmma run. Accumulator layout of m64nN: per 8-column group a thread holds rows
+      // r and r+8, columns 2*(lane%4) and +1.
 #pragma unroll
       for (int slab = 0; slab < BN / 64; ++slab, ++c_slabs) {
         const uint32_t buf = c_base + (c_slabs & 1) * Cfg::c_chunk_bytes;
@@ -407,14 +407,8 @@ template <class Cfg>
 Instance make_instance(const char* name) {
   std::vector<std::string> features{"wgmma", "tma", "mbarrier", "setmaxnreg"};
   if (Cfg::SplitK > 1) features.insert(features.end(), {"cluster", "dsmem"});  // partial tiles meet in a peer's smem
-  return Instance{Family::gemm,
-                  "wgmma_tma",
-                  name,
-                  std::move(features),
-                  {DType::bf16, DType::f16},
-                  config_json<Cfg>(),
-                  &supports,
-                  &launch<Cfg>};
+  return Instance{Family::gemm,       "wgmma_tma", name,        std::move(features), {DType::bf16, DType::f16},
+                  config_json<Cfg>(), &supports,   &launch<Cfg>};
 }
 
 const Instance k_inst_128x256 = make_instance<Cfg128x256>("gemm.wgmma_tma.128x256x64_s4");

@@ -43,7 +43,7 @@ struct WorkPlan {
   bool waves = false;    // false: problem_size
   bool missing = false;  // the geometry names a dimension the layout lacks: work 0
   std::uint8_t n_tiles = 0, n_steps = 0, n_others = 0;
-  std::int64_t split = 1;  // porting::Geometry::split
+  std::int64_t split = 1;                                                 // porting::Geometry::split
   std::array<std::uint8_t, k_max_dims> tile_at{}, step_at{}, other_at{};  // key indices
   std::array<std::int64_t, k_max_dims> tile{}, step{};
 };
