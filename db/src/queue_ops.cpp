@@ -30,10 +30,11 @@ Result<std::int64_t> insert_job(Connection& c, std::int64_t pipeline_id, const J
   }
   auto ins = c.prepare(
       "INSERT INTO jobs(pipeline_id, kind, commit_sha, target, arch, gpu_model, depends_on,"
-      " max_attempts, payload_json, created_ms, purpose) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+      " max_attempts, payload_json, created_ms, purpose, driver) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
+      " ?12)");
   if (!ins) return std::move(ins).error();
   KPORT_TRY(ins->bind_all(pipeline_id, to_string(spec.kind), spec.commit_sha, spec.target, spec.arch, spec.gpu_model,
-                          spec.depends_on, spec.max_attempts, *payload, now, to_string(spec.purpose))
+                          spec.depends_on, spec.max_attempts, *payload, now, to_string(spec.purpose), spec.driver)
                 .run());
   return c.last_insert_rowid();
 }
@@ -254,9 +255,10 @@ Result<std::vector<std::int64_t>> spawn_checks(Connection& c, const Job& build, 
   auto registered = collect<std::string>(*r, [](const Stmt& st) { return st.text(0); });
   if (!registered) return std::move(registered).error();
   // A bisection's probe (migration 0015) checks on the GPU model that saw the reason
-  // only, and a build failure's probe checks nothing.
+  // only, with the bisection's driver when it has one (migration 0024), and a build
+  // failure's probe checks nothing.
   auto probe = c.prepare(
-      "SELECT b.kind, b.gpu_model, b.arch FROM bisection_probes p JOIN bisections b ON b.id = p.bisection_id"
+      "SELECT b.kind, b.gpu_model, b.arch, b.driver FROM bisection_probes p JOIN bisections b ON b.id = p.bisection_id"
       " WHERE p.pipeline_id = ?1");
   if (!probe) return std::move(probe).error();
   auto probe_row = probe->bind(1, build.pipeline_id).step();
@@ -269,6 +271,7 @@ Result<std::vector<std::int64_t>> spawn_checks(Connection& c, const Job& build, 
     spec.target = build.target;
     spec.arch = probe->text(2);
     spec.gpu_model = probe->text(1);
+    if (!probe->text(3).empty()) spec.driver = probe->text(3);
     spec.depends_on = build.id;
     spec.max_attempts = build.max_attempts;
     spec.payload_json = build.payload_json;

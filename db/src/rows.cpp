@@ -13,7 +13,7 @@ const char* const k_job_select =
     ","
     " j.commit_sha, j.target, j.arch, j.gpu_model, j.depends_on, j.attempt, j.max_attempts,"
     " j.runner_id, j.lease_expires_ms, j.cancel_requested, j.payload_json, j.failure_reason,"
-    " j.created_ms, j.started_ms, j.finished_ms, j.not_before_ms, j.purpose FROM jobs j";
+    " j.created_ms, j.started_ms, j.finished_ms, j.not_before_ms, j.purpose, j.driver FROM jobs j";
 
 const char* const k_pipeline_select =
     "SELECT p.id, p.reason, p.repo, p.ref, p.commit_sha, p.note, p.created_ms,"
@@ -68,6 +68,7 @@ Job read_job(const Stmt& s) {
   j.finished_ms = s.opt_int64(18);
   j.not_before_ms = s.opt_int64(19);
   j.purpose = parse_job_purpose(s.text(20)).value_or(JobPurpose::check);
+  j.driver = s.opt_text(21);
   return j;
 }
 

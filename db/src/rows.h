@@ -20,7 +20,8 @@ namespace kport::db::detail {
   "CASE WHEN j.status = 'queued' AND j.kind = 'check' AND NOT EXISTS (" \
   " SELECT 1 FROM runners r WHERE r.role = 'gpu' AND r.arch = j.arch"   \
   " AND r.deregistered_ms IS NULL AND r.last_heartbeat_ms >= ?1"        \
-  " AND (j.gpu_model IS NULL OR r.gpu_model = j.gpu_model))"            \
+  " AND (j.gpu_model IS NULL OR r.gpu_model = j.gpu_model)"             \
+  " AND (j.driver IS NULL OR r.driver = j.driver))"                     \
   " THEN 'awaiting_runner' ELSE j.status END"
 
 // The library (repository) a job's row belongs to, in an INSERT whose ?1 is the job id

@@ -12,7 +12,7 @@ namespace {
 constexpr const char* k_bisection_select =
     "SELECT id, kind, origin, repo, target, gpu_model, arch, good_sha, bad_sha, commits_json, cases_json,"
     " good_env_json, state, cause, first_bad_sha, effect, uncertainty, summary, outcome_json, created_ms,"
-    " updated_ms, finished_ms, bad_env_json FROM bisections b";
+    " updated_ms, finished_ms, bad_env_json, driver FROM bisections b";
 
 Bisection read_bisection(const detail::Stmt& s) {
   Bisection b;
@@ -38,6 +38,7 @@ Bisection read_bisection(const detail::Stmt& s) {
   b.created_ms = s.int64(19);
   b.updated_ms = s.int64(20);
   b.finished_ms = s.opt_int64(21);
+  b.driver = s.text(23);
   b.bad_env_json = s.text(22);
   return b;
 }
@@ -102,13 +103,13 @@ Result<std::optional<Bisection>> Store::open_bisection(const Bisection& what, co
     if (*row) return std::optional<Bisection>{};
     auto ins = c.prepare(
         "INSERT INTO bisections(kind, origin, repo, target, gpu_model, arch, good_sha, bad_sha, commits_json,"
-        " cases_json, good_env_json, summary, created_ms, updated_ms, bad_env_json)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13, ?14)");
+        " cases_json, good_env_json, summary, created_ms, updated_ms, bad_env_json, driver)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13, ?14, ?15)");
     if (!ins) return std::move(ins).error();
     KPORT_TRY(ins->bind_all(what.kind, what.origin, what.repo, what.target, what.gpu_model, what.arch, what.good_sha,
                             what.bad_sha, what.commits_json, what.cases_json,
                             what.good_env_json.empty() ? std::string("{}") : what.good_env_json, what.summary, now,
-                            what.bad_env_json.empty() ? std::string("{}") : what.bad_env_json)
+                            what.bad_env_json.empty() ? std::string("{}") : what.bad_env_json, what.driver)
                   .run());
     const std::int64_t id = c.last_insert_rowid();
     KPORT_TRY(insert_probes(c, id, probes, now));

@@ -37,13 +37,15 @@ Result<std::optional<std::int64_t>> pick_job(Connection& c, const Runner& r, std
                                          " AND j.target IN (SELECT target FROM runner_targets WHERE runner_id = ?1)") +
                              k_ready)
                  : c.prepare(std::string("SELECT j.id FROM jobs j WHERE j.status = 'queued' AND j.kind = 'check'"
-                                         " AND j.arch = ?1 AND (j.gpu_model IS NULL OR j.gpu_model = ?2)") +
+                                         " AND j.arch = ?1 AND (j.gpu_model IS NULL OR j.gpu_model = ?2)"
+                                         " AND (j.driver IS NULL OR j.driver = ?5)") +
                              k_ready);
   if (!s) return std::move(s).error();
   if (build)
     s->bind(1, r.id);
   else
     s->bind_all(r.caps.arch, r.caps.gpu_model);
+  if (!build) s->bind(5, r.caps.driver);
   s->bind(3, now);
   s->bind(4, r.id);
   return detail::collect_one<std::int64_t>(*s, [](const detail::Stmt& st) { return st.int64(0); });

@@ -227,10 +227,12 @@ Result<std::optional<QueuePlace>> Store::queue_place(std::int64_t job_id) {
                                    k_ready)
                        : c.prepare(std::string("SELECT count(*) FROM jobs q WHERE q.status = 'queued' AND q.id < ?1"
                                                " AND q.kind = 'check' AND q.arch = ?2"
-                                               " AND (q.gpu_model IS NULL OR ?3 IS NULL OR q.gpu_model = ?3)") +
+                                               " AND (q.gpu_model IS NULL OR ?3 IS NULL OR q.gpu_model = ?3)"
+                                               " AND (q.driver IS NULL OR ?5 IS NULL OR q.driver = ?5)") +
                                    k_ready);
     if (!ahead) return std::move(ahead).error();
     ahead->bind_all(j.id, build ? j.target : j.arch.value_or(""), build ? std::nullopt : j.gpu_model, now);
+    if (!build) ahead->bind(5, j.driver);
     auto row = ahead->step();
     if (!row) return std::move(row).error();
     QueuePlace place;
@@ -244,9 +246,10 @@ Result<std::optional<QueuePlace>> Store::queue_place(std::int64_t job_id) {
               : c.prepare(
                     "SELECT count(*), coalesce(sum(r.current_job IS NOT NULL), 0) FROM runners r WHERE r.role = 'gpu'"
                     " AND r.deregistered_ms IS NULL AND r.last_heartbeat_ms >= ?1 AND r.arch = ?2"
-                    " AND (?3 IS NULL OR r.gpu_model = ?3)");
+                    " AND (?3 IS NULL OR r.gpu_model = ?3) AND (?4 IS NULL OR r.driver = ?4)");
     if (!runners) return std::move(runners).error();
     runners->bind_all(since, build ? j.target : j.arch.value_or(""), build ? std::nullopt : j.gpu_model);
+    if (!build) runners->bind(4, j.driver);
     auto rrow = runners->step();
     if (!rrow) return std::move(rrow).error();
     place.runners = runners->int64(0);

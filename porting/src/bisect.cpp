@@ -276,9 +276,16 @@ BisectStep search_step(const BisectInput& in, const BisectPolicy& policy) {
                                                in.bad_env.driver + (detail.empty() ? "" : " (" + detail + ")"));
       }
       const BisectCause cause = good_moved ? moved(in.good_env, g_env) : BisectCause::noise;
-      return done(cause, std::string(good_moved ? "the good end " + short_sha(good) + " is slow now too"
-                                                : "the slowdown does not reproduce between the ends") +
-                             (detail.empty() ? "" : " (" + detail + ")"));
+      std::string why = good_moved ? "the good end " + short_sha(good) + " is slow now too"
+                                   : "the slowdown does not reproduce between the ends";
+      // Say which move: the probes ran where the bad end's evidence came from (the
+      // bisection's pinned driver), the good end's first figure elsewhere.
+      if (good_moved && cause == BisectCause::driver)
+        why += " on driver " + g_env.driver + ": it came with driver " + in.good_env.driver + " -> " + g_env.driver;
+      if (good_moved && cause == BisectCause::toolkit)
+        why +=
+            " on toolkit " + g_env.toolkit + ": it came with toolkit " + in.good_env.toolkit + " -> " + g_env.toolkit;
+      return done(cause, why + (detail.empty() ? "" : " (" + detail + ")"));
     }
   } else {
     const std::string what = in.kind == BisectKind::build_failure ? "fails to build" : "fails its check";

@@ -107,6 +107,7 @@ api::JobInfo to_job_info(const db::Job& j) {
   out.target = j.target;
   out.arch = j.arch;
   out.gpu_model = j.gpu_model;
+  out.driver = j.driver;
   out.depends_on = j.depends_on;
   out.attempt = j.attempt;
   out.max_attempts = j.max_attempts;

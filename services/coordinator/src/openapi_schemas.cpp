@@ -278,6 +278,7 @@ void pipelines(json::object& s) {
                   {"target", str()},
                   {"arch", nullable(str())},
                   {"gpu_model", nullable(str())},
+                  {"driver", describe(nullable(str()), "only a runner reporting this driver claims the check")},
                   {"depends_on", nullable(integer())},
                   {"attempt", integer()},
                   {"max_attempts", integer()},
@@ -1055,6 +1056,9 @@ json::object openapi_schemas() {
        {"target", str()},
        {"gpu_model", nullable(str())},
        {"arch", str()},
+       {"driver", describe(nullable(str()),
+                           "the driver every probe's check is pinned to: the bad end's, where a runner of the "
+                           "GPU model reports it")},
        {"good", str()},
        {"bad", str()},
        {"commits", describe(strings(), "the good commit first, then each first parent up to the bad one")},

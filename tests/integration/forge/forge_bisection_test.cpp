@@ -402,9 +402,27 @@ TEST_F(ForgeBisection, ASlowdownSeenOnlyAcrossTwoDriversIsTheDriver) {
   // 201, or 200 when the verdict counted the slowdown and bisects it already.
   ASSERT_TRUE(opened.status == 201 || opened.status == 200) << opened.raw;
   ASSERT_EQ(opened.body.at("probes").as_array().size(), 2u) << opened.raw;
-  // Both ends probed again on the old driver's runner: the same figure at each.
-  measure(gpu, "580.1", "GPU-1", 100.1);
-  measure(gpu, "580.1", "GPU-1", 100.0);
+  // Every probe is pinned to the bad end's driver: the old driver's runner takes none, and
+  // both ends probed again on the newer driver give the same figure.
+  EXPECT_EQ(opened.body.at("driver"), "590.2") << opened.raw;
+  auto build = claim(builder, 1);
+  ASSERT_TRUE(build.is_object());
+  finish({std::to_string(build.at("id").to_number<std::int64_t>()), build.at("attempt").to_number<std::int64_t>()},
+         builder, "records", ok_build());
+  EXPECT_FALSE(claim(gpu, 1).is_object()) << "a probe is not timed on another driver than the bad end's";
+  auto check = claim(newer, 1);
+  ASSERT_TRUE(check.is_object());
+  EXPECT_EQ(check.at("driver"), "590.2");
+  {
+    array rows = passing_result(102.5);
+    rows[0].as_object()["driver"] = "590.2";
+    rows[0].as_object()["gpu_uuid"] = "GPU-2";
+    const std::string commit(check.at("commit").as_string());
+    rows[0].as_object()["env"] = object{{"reproduce", object{{"harness_sha256", crypto::sha256_hex(commit)}}}};
+    finish({std::to_string(check.at("id").to_number<std::int64_t>()), check.at("attempt").to_number<std::int64_t>()},
+           newer, "results", rows);
+  }
+  measure(newer, "590.2", "GPU-2", 102.6);
   const object b = bisection();
   ASSERT_FALSE(b.empty());
   EXPECT_EQ(b.at("state").as_string(), "done") << b;

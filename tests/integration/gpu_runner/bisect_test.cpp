@@ -266,14 +266,17 @@ TEST_F(Bisection, FindsTheCommitsThatSlowedAndBrokeACaseByItself) {
   EXPECT_EQ(numerics.at("last_good").as_string(), shas[22]);
   EXPECT_LE(numerics.at("probes").as_array().size(), 8u) << json::serialize(numerics);
 
-  // A probe checks the affected cases only, on the GPU model that saw them, and its
-  // records do not make its commit validated: the head's verdict is still against c1.
+  // A probe checks the affected cases only, on the GPU model that saw them and the driver
+  // of the bad end's evidence, and its records do not make its commit validated: the
+  // head's verdict is still against c1.
+  EXPECT_EQ(numerics.at("driver").as_string(), "580.95.05") << json::serialize(numerics);
   const auto probe = numerics.at("probes").as_array().back().at("pipeline").to_number<std::int64_t>();
   auto jobs = get("/api/v1/pipelines/" + std::to_string(probe)).body.at("jobs").as_array();
   ASSERT_EQ(jobs.size(), 2u) << json::serialize(jobs);
   for (const auto& j : jobs)
     if (j.at("kind").as_string() == "check") {
       EXPECT_EQ(j.at("gpu_model").as_string(), "NVIDIA H200");
+      EXPECT_EQ(j.at("driver").as_string(), "580.95.05");
     }
   auto probed = get("/api/v1/results?commit=" + std::string(numerics.at("first_bad").as_string()) + "&limit=100");
   EXPECT_EQ(probed.body.at("items").as_array().size(), 1u) << probed.raw;

@@ -238,8 +238,9 @@ TEST(ClaimAnswer, AClaimedJobRoundTripsWithEveryFieldPresentAndNoJobIsNull) {
   c.heartbeat_interval_ms = 10000;
   const json::object wire = api::to_json(c);
   const auto& job = wire.at("job").as_object();
-  EXPECT_EQ(job.size(), 20u) << "every field, null when unset";
+  EXPECT_EQ(job.size(), 21u) << "every field, null when unset";
   EXPECT_TRUE(job.at("gpu_model").is_null());
+  EXPECT_TRUE(job.at("driver").is_null());
   EXPECT_TRUE(job.at("finished").is_null());
   api::Fields f(wire, "");
   const api::ClaimAnswer back = api::read_claim_answer(f);

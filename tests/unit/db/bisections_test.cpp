@@ -65,9 +65,12 @@ TEST_F(BisectionStoreTest, AReasonIsBisectedOnceAndItsProbesStayOutOfVerdicts) {
   ok(m_store->put_commit(Commit{k_next, "kernels", k_bad, "next", "", 0}));
   ok(m_store->put_results({result(k_good, std::nullopt, std::nullopt)}));  // the good end was validated
 
-  auto opened = ok(m_store->open_bisection(bisection(), {probe(k_mid)}));
+  Bisection pinned = bisection();
+  pinned.driver = "580.1";  // the bad end's driver: every probe is timed on it
+  auto opened = ok(m_store->open_bisection(pinned, {probe(k_mid)}));
   ASSERT_TRUE(opened);
   EXPECT_EQ(opened->state, "running");
+  EXPECT_EQ(opened->driver, "580.1");
   ASSERT_EQ(opened->probes.size(), 1u);
   EXPECT_EQ(opened->probes[0].commit_sha, k_mid);
   EXPECT_FALSE(ok(m_store->open_bisection(bisection(), {probe(k_mid)}))) << "the same reason twice";
@@ -76,7 +79,8 @@ TEST_F(BisectionStoreTest, AReasonIsBisectedOnceAndItsProbesStayOutOfVerdicts) {
   EXPECT_EQ(ok(m_store->bisection_of_pipeline(pipeline)), opened->id);
   EXPECT_FALSE(ok(m_store->bisection_of_pipeline(pipeline + 100)));
 
-  // The probe's build spawns one check, pinned to the GPU model that saw the reason.
+  // The probe's build spawns one check, pinned to the GPU model that saw the reason and to
+  // the bisection's driver.
   const Runner builder = build_runner("b", {"sm_90a"});
   auto build = ok(m_store->claim(builder.id));
   ASSERT_TRUE(build);
@@ -84,9 +88,19 @@ TEST_F(BisectionStoreTest, AReasonIsBisectedOnceAndItsProbesStayOutOfVerdicts) {
   ASSERT_EQ(done.spawned.size(), 1u);
   const Job check = job(done.spawned[0]);
   EXPECT_EQ(check.gpu_model, "NVIDIA H200");
+  EXPECT_EQ(check.driver, "580.1");
   EXPECT_EQ(check.arch, "9.0");
   EXPECT_EQ(check.payload_json, R"({"variants":["gemm.mma"]})");
-  const Runner gpu = gpu_runner("g", "9.0");
+  const Runner other_driver = gpu_runner("g570", "9.0");  // 570.86
+  EXPECT_FALSE(ok(m_store->claim(other_driver.id)).has_value()) << "a probe is not timed on another driver";
+  NewRunner on_580;
+  on_580.name = "g";
+  on_580.role = RunnerRole::gpu;
+  on_580.caps.gpu_model = "NVIDIA H200";
+  on_580.caps.gpu_uuid = "GPU-g";
+  on_580.caps.arch = "9.0";
+  on_580.caps.driver = "580.1";
+  const Runner gpu = ok(m_store->register_runner(on_580)).runner;
   auto claimed = ok(m_store->claim(gpu.id));
   ASSERT_TRUE(claimed);
   ok(m_store->put_results({result(k_mid, claimed->job.id, gpu.id)}));

@@ -24,6 +24,42 @@ TEST_F(QueueTest, ClaimMatchesRoleAndCapabilities) {
   EXPECT_EQ(ok(m_store->get_pipeline(p.id))->status, PipelineStatus::running);
 }
 
+TEST_F(QueueTest, ACheckPinnedToADriverWaitsForARunnerReportingIt) {
+  // Two runners of one GPU model on two drivers: a check pinned to the newer driver is not
+  // the older one's, and while only the older one is online it says it awaits a runner.
+  auto register_on = [&](const std::string& name, const std::string& driver) {
+    NewRunner n;
+    n.name = name;
+    n.role = RunnerRole::gpu;
+    n.caps.gpu_model = "NVIDIA H200";
+    n.caps.gpu_uuid = "GPU-" + name;
+    n.caps.arch = "9.0";
+    n.caps.driver = driver;
+    return ok(m_store->register_runner(n)).runner;
+  };
+  const Runner old_driver = register_on("old", "570.86");
+  NewPipeline np;
+  np.commit_sha = std::string(40, 'd');
+  JobSpec check{JobKind::check, np.commit_sha, "sm_90a", "9.0", "NVIDIA H200", {}, 3, ""};
+  check.driver = "580.159.04";
+  np.jobs.push_back(check);
+  auto p = ok(m_store->create_pipeline(np));
+  const auto jobs = ok(m_store->list_jobs(JobFilter{p.id, {}, {}, {}, {}, {}, 100})).items;
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].driver, "580.159.04");
+  EXPECT_EQ(jobs[0].status, JobStatus::awaiting_runner) << "no online runner reports the driver";
+  EXPECT_FALSE(ok(m_store->claim(old_driver.id)).has_value()) << "another driver never claims it";
+  const Runner new_driver = register_on("new", "580.159.04");
+  EXPECT_EQ(job(jobs[0].id).status, JobStatus::queued);
+  auto place = ok(m_store->queue_place(jobs[0].id));
+  ASSERT_TRUE(place);
+  EXPECT_EQ(place->runners, 1) << "only the runner on the pinned driver can take it";
+  auto claimed = ok(m_store->claim(new_driver.id));
+  ASSERT_TRUE(claimed);
+  EXPECT_EQ(claimed->job.id, jobs[0].id);
+  EXPECT_EQ(claimed->job.driver, "580.159.04");
+}
+
 TEST_F(QueueTest, OldestMatchingJobIsClaimedFirst) {
   auto p1 = pipeline_with_builds({"sm_90a"});
   auto p2 = pipeline_with_builds({"sm_90a"});

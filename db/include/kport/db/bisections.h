@@ -27,6 +27,7 @@ struct Bisection {
   std::string kind;    // perf_regression, numerics_failure, build_failure
   std::string origin;  // auto (a verdict started it) or manual
   std::string repo, target, gpu_model, arch;
+  std::string driver;  // the probes' checks are pinned to it; '' any (migration 0024)
   std::string good_sha, bad_sha;
   std::string commits_json;  // ["good", ..., "bad"]
   std::string cases_json;    // the cases followed, as the coordinator wrote them

@@ -96,8 +96,9 @@ struct JobSpec {
   std::optional<std::string> gpu_model;  // check: optional exact GPU model
   std::optional<std::int64_t> depends_on;
   int max_attempts = 3;
-  std::string payload_json;                // free-form instructions for the runner (variants, shapes)
-  JobPurpose purpose = JobPurpose::check;  // the payload's purpose; checks a build spawns inherit it
+  std::string payload_json;                          // free-form instructions for the runner (variants, shapes)
+  JobPurpose purpose = JobPurpose::check;            // the payload's purpose; checks a build spawns inherit it
+  std::optional<std::string> driver = std::nullopt;  // check: optional exact driver (migration 0024)
 };
 
 struct NewPipeline {
@@ -130,6 +131,7 @@ struct Job {
   std::string target;
   std::optional<std::string> arch;
   std::optional<std::string> gpu_model;
+  std::optional<std::string> driver;  // only a runner reporting this driver claims it
   std::optional<std::int64_t> depends_on;
   int attempt = 0;  // number of claims so far; the current attempt while running
   int max_attempts = 3;

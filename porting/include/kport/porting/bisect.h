@@ -35,7 +35,10 @@
 // Driver and toolkit: when the verdict's figures at the two ends were taken with
 // different drivers (or toolkits) and the ends probed again on one environment no
 // longer differ, the slowdown came with the environment, not the code: the cause is
-// driver (or toolkit), said with both versions.
+// driver (or toolkit), said with both versions. The coordinator pins every probe of a
+// bisection to the bad end's driver where a runner of the GPU model reports it (db
+// migration 0024), so the probes share one environment; the good end slow there too is
+// then the driver's move, said with both versions.
 //
 // Thread-safe; no I/O.
 #pragma once

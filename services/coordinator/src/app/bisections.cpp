@@ -403,6 +403,16 @@ Result<BisectOpened> start_bisection(Context& ctx, const BisectRequest& rq) {
   b.target = rq.target;
   b.gpu_model = build ? "" : rq.gpu_model;
   b.arch = arch;
+  // Every probe is timed in one environment: the bad end's driver, where a registered runner
+  // of the GPU model reports it (runners of one model may run different drivers); with
+  // none, any driver, as the probes could otherwise never run.
+  if (!build && !bad_env.driver.empty()) {
+    auto runners = ctx.store->list_runners();
+    if (!runners.ok()) return std::move(runners).error();
+    for (const auto& r : *runners)
+      if (r.role == db::RunnerRole::gpu && r.caps.gpu_model == b.gpu_model && r.caps.driver == bad_env.driver)
+        b.driver = bad_env.driver;
+  }
   b.good_sha = *good;
   b.bad_sha = rq.bad;
   json::array list;
@@ -755,6 +765,7 @@ json::object bisection_json(const db::Bisection& b) {
                       {"target", b.target},
                       {"gpu_model", b.gpu_model.empty() ? json::value(nullptr) : json::value(b.gpu_model)},
                       {"arch", b.arch},
+                      {"driver", b.driver.empty() ? json::value(nullptr) : json::value(b.driver)},
                       {"good", b.good_sha},
                       {"bad", b.bad_sha},
                       {"commits", std::move(commits)},

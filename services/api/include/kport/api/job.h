@@ -30,6 +30,7 @@ struct JobInfo {
   std::string status;  // queued, awaiting_runner, running, succeeded, failed, cancelled
   std::string commit, target;
   std::optional<std::string> arch, gpu_model;  // a check's GPU class, and the model it is pinned to
+  std::optional<std::string> driver;           // and the driver, when pinned to one (a bisection's probes)
   std::optional<std::int64_t> depends_on;      // a check's build
   int attempt = 0, max_attempts = 0;
   std::optional<std::int64_t> runner;        // the lease holder while running
@@ -82,6 +83,7 @@ inline boost::json::object to_json(const JobInfo& j) {
                              {"target", j.target},
                              {"arch", or_null(j.arch)},
                              {"gpu_model", or_null(j.gpu_model)},
+                             {"driver", or_null(j.driver)},
                              {"depends_on", or_null(j.depends_on)},
                              {"attempt", j.attempt},
                              {"max_attempts", j.max_attempts},
@@ -125,6 +127,7 @@ inline JobInfo read_job_info(Fields& f) {
   j.status = f.opt_str("status", 32).value_or("");
   j.arch = f.opt_str("arch", 16);
   j.gpu_model = f.opt_str("gpu_model", 256);
+  j.driver = f.opt_str("driver", 64);
   j.max_attempts = static_cast<int>(f.opt_int("max_attempts", 0, INT_MAX).value_or(0));
   j.runner = f.opt_int("runner");
   j.lease_expires = f.opt_str("lease_expires", 64);
