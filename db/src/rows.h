@@ -30,6 +30,12 @@ namespace kport::db::detail {
   "coalesce((SELECT nullif(p.repo, '') FROM jobs j JOIN pipelines p ON p.id = j.pipeline_id WHERE j.id = ?1)," \
   " (SELECT r.name FROM commits c JOIN repositories r ON r.id = c.repo_id WHERE c.sha = ?3), '')"
 
+// The library (repository) job row j belongs to, as KPORT_ROW_REPO_EXPR decides for the
+// rows it makes: its pipeline's repository, else its commit's, else ''.
+#define KPORT_JOB_REPO_EXPR                                                           \
+  "coalesce((SELECT nullif(p.repo, '') FROM pipelines p WHERE p.id = j.pipeline_id)," \
+  " (SELECT r.name FROM commits c JOIN repositories r ON r.id = c.repo_id WHERE c.sha = j.commit_sha), '')"
+
 // Job rows: ?1 must be bound to the "online since" time (now - runner_online_ms), which
 // the derived awaiting_runner status needs.
 extern const char* const k_job_select;

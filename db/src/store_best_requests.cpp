@@ -1,5 +1,5 @@
 // Measure requests and the count of questions answered without a measurement
-// (migration 0010).
+// (migration 0010; a request's library, migration 0023).
 #include "impl.h"
 #include "queue_ops.h"
 #include "rows.h"
@@ -13,7 +13,7 @@ namespace {
 constexpr const char* k_request_select =
     "SELECT br.id, br.gpu_model, br.family, br.dtype, br.shape, br.job_id, br.requests, br.created_ms, br.updated_ms,"
     " coalesce((SELECT a.asks FROM best_asks a WHERE a.gpu_model = br.gpu_model AND a.family = br.family"
-    " AND a.dtype = br.dtype AND a.shape = br.shape), 0)"
+    " AND a.dtype = br.dtype AND a.shape = br.shape), 0), br.repo"
     " FROM best_requests br";
 
 BestRequest read_request(const detail::Stmt& s) {
@@ -25,6 +25,7 @@ BestRequest read_request(const detail::Stmt& s) {
   r.created_ms = s.int64(7);
   r.updated_ms = s.int64(8);
   r.asked = s.int64(9);
+  r.repo = s.text(10);
   return r;
 }
 
@@ -52,20 +53,21 @@ Result<std::optional<BestRequest>> load_request(Connection& c, std::int64_t id, 
 
 }  // namespace
 
-Result<BestRequestOpened> Store::open_best_request(const BestKey& key, const NewPipeline& pipeline) {
+Result<BestRequestOpened> Store::open_best_request(const BestKey& key, const std::string& repo,
+                                                   const NewPipeline& pipeline) {
   if (pipeline.jobs.size() != 1 || pipeline.jobs.front().kind != JobKind::check)
     return make_error(Errc::invalid_argument, "a measure request queues exactly one check job");
   const std::int64_t now = m_impl->now();
   const std::int64_t online_since = m_impl->online_since(now);
   return m_impl->write<BestRequestOpened>([&](Connection& c) -> Result<BestRequestOpened> {
     // One writer runs every transaction, so no request of the key can open between
-    // this read and the insert below.
+    // this read and the insert below. Another library's open request of the key is not this one.
     auto open = c.prepare(
         "SELECT br.id FROM best_requests br JOIN jobs j ON j.id = br.job_id"
-        " WHERE br.gpu_model = ?1 AND br.family = ?2 AND br.dtype = ?3 AND br.shape = ?4"
+        " WHERE br.gpu_model = ?1 AND br.family = ?2 AND br.dtype = ?3 AND br.shape = ?4 AND br.repo = ?5"
         " AND j.status IN ('queued', 'running') ORDER BY br.id DESC LIMIT 1");
     if (!open) return std::move(open).error();
-    auto row = open->bind_all(key.gpu_model, key.family, key.dtype, key.shape).step();
+    auto row = open->bind_all(key.gpu_model, key.family, key.dtype, key.shape, repo).step();
     if (!row) return std::move(row).error();
     std::int64_t id = 0;
     bool created = false;
@@ -84,10 +86,10 @@ Result<BestRequestOpened> Store::open_best_request(const BestKey& key, const New
       if (!*j || job->is_null(0)) return make_error(Errc::internal, "the measure request's job was not created");
       const std::int64_t job_id = job->int64(0);
       auto ins = c.prepare(
-          "INSERT INTO best_requests(gpu_model, family, dtype, shape, job_id, requests, created_ms, updated_ms)"
-          " VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?6)");
+          "INSERT INTO best_requests(gpu_model, family, dtype, shape, repo, job_id, requests, created_ms, updated_ms)"
+          " VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?7)");
       if (!ins) return std::move(ins).error();
-      KPORT_TRY(ins->bind_all(key.gpu_model, key.family, key.dtype, key.shape, job_id, now).run());
+      KPORT_TRY(ins->bind_all(key.gpu_model, key.family, key.dtype, key.shape, repo, job_id, now).run());
       id = c.last_insert_rowid();
       created = true;
     }
@@ -110,6 +112,7 @@ Result<Page<BestRequest>> Store::list_best_requests(const BestRequestFilter& f) 
   return m_impl->read<Page<BestRequest>>([&](Connection& c) -> Result<Page<BestRequest>> {
     detail::Where w;
     w.add("br.gpu_model = ?", f.gpu_model);
+    w.add("br.repo = ?", f.repo);
     w.add("br.id < ?", f.before_id);
     auto s =
         c.prepare(std::string(k_request_select) + w.sql() + " ORDER BY br.id DESC LIMIT " + std::to_string(f.limit));

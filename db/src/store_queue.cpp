@@ -68,6 +68,7 @@ Result<Page<Job>> Store::list_jobs(const JobFilter& f) {
     if (f.kind) where.add_value("j.kind = ?", std::string(to_string(*f.kind)));
     where.add("j.commit_sha = ?", f.commit_sha);
     where.add("j.target = ?", f.target);
+    where.add("(" KPORT_JOB_REPO_EXPR ") = ?", f.repo);
     if (f.status) {
       const bool waiting = *f.status == JobStatus::queued || *f.status == JobStatus::awaiting_runner;
       where.add_value("j.status = ?", std::string(waiting ? "queued" : to_string(*f.status)));

@@ -333,4 +333,217 @@ TEST_F(BestRequestTest, TheOpenApiDocumentDescribesTheRequestRoutes) {
       doc.body.at("components").at("schemas").at("BestAnswer").at("properties").as_object().contains("measure"));
 }
 
+// Two libraries (repositories) on one coordinator, both with a build of sm_90a: lib-a runs
+// gemm and softmax, lib-b gemm only, and lib-b built last. A measure request is of one
+// library: it runs on that library's build, reads that library's figures, and is told
+// apart from another library's request of the same key.
+class LibraryBestRequestTest : public CoordinatorTest {
+ protected:
+  void SetUp() override {
+    CoordinatorTest::SetUp();
+    add_target("sm_90a", "9.0");
+    m_builder = register_runner("builder-1", "build");
+    m_gpu = register_runner("gpu-1", "gpu");
+    m_sha_a = commit_sha(1);
+    m_sha_b = commit_sha(2);
+    // lib-a's build, checked at the grid shape; then lib-b's, newer, its check timing nothing.
+    m_build_a = build("lib-a", m_sha_a,
+                      {{"gemm", "gemm.tiles.a128"}, {"gemm", "gemm.tiles.a64"}, {"softmax", "softmax.rows.a"}});
+    check_with({gemm_result("gemm.tiles.a128", k_grid, 100.0), gemm_result("gemm.tiles.a64", k_grid, 110.0)});
+    m_build_b = build("lib-b", m_sha_b, {{"gemm", "gemm.tiles.b128"}, {"gemm", "gemm.tiles.b64"}});
+    check_with({});
+    ASSERT_GT(m_build_b, m_build_a);
+  }
+
+  // Registers `repo`, records `sha` in it and runs its pipeline's sm_90a build, which
+  // publishes `instances` ((family, name) each) as that build's; returns the build job's id.
+  std::int64_t build(const std::string& repo, const std::string& sha,
+                     const std::vector<std::pair<std::string, std::string>>& instances) {
+    EXPECT_EQ(
+        post("/api/v1/repositories", json::object{{"name", repo}, {"url", "/tmp/" + repo + ".git"}}, k_admin).status,
+        201);
+    EXPECT_EQ(
+        post("/api/v1/commits", json::object{{"sha", sha}, {"repo", repo}, {"message", "kernels"}}, k_admin).status,
+        201);
+    auto p = post(
+        "/api/v1/pipelines",
+        json::object{{"commit", sha}, {"repo", repo}, {"ref", "refs/heads/main"}, {"targets", json::array{"sm_90a"}}},
+        k_admin);
+    EXPECT_EQ(p.status, 201) << p.raw;
+    auto job = claim(m_builder);
+    EXPECT_TRUE(job.is_object());
+    if (!job.is_object()) return 0;
+    const std::int64_t id = job.at("id").as_int64();
+    json::array list;
+    for (const auto& [family, name] : instances) {
+      const auto dot = name.find('.');
+      list.push_back(json::object{{"name", name},
+                                  {"family", family},
+                                  {"variant", name.substr(dot + 1, name.rfind('.') - dot - 1)},
+                                  {"features", json::array{}},
+                                  {"dtypes", json::array{"bf16"}}});
+    }
+    // Published by the runner holding the build: the instances are its library's.
+    EXPECT_EQ(put("/api/v1/kernels", json::object{{"instances", list}}, m_builder).status, 200);
+    EXPECT_EQ(post("/api/v1/jobs/" + std::to_string(id) + "/complete",
+                   json::object{{"attempt", 1}, {"status", "succeeded"}}, m_builder)
+                  .status,
+              200);
+    return id;
+  }
+
+  // Claims the next check job as the H200 runner, uploads `results` into it and completes
+  // it; returns its id.
+  std::int64_t check_with(json::array results) {
+    auto job = claim(m_gpu);
+    EXPECT_TRUE(job.is_object());
+    if (!job.is_object()) return 0;
+    const std::string id = std::to_string(job.at("id").as_int64());
+    if (!results.empty()) {
+      EXPECT_EQ(
+          post("/api/v1/jobs/" + id + "/results", json::object{{"attempt", 1}, {"results", results}}, m_gpu).status,
+          200);
+    }
+    EXPECT_EQ(post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}}, m_gpu).status, 200);
+    return job.at("id").as_int64();
+  }
+
+  static json::object of_library(json::object body, const std::string& repo) {
+    body["repo"] = repo;
+    return body;
+  }
+
+  // The job a request queued, as GET /api/v1/jobs/{id} shows it.
+  json::value job_of(const JsonReply& request) {
+    auto job = get("/api/v1/jobs/" + std::to_string(request.body.at("job").as_int64()));
+    EXPECT_EQ(job.status, 200) << job.raw;
+    return job.body;
+  }
+
+  std::string m_builder, m_gpu, m_sha_a, m_sha_b;
+  std::int64_t m_build_a = 0, m_build_b = 0;
+};
+
+TEST_F(LibraryBestRequestTest, ARequestForOneLibrarysOpRunsOnThatLibrarysBuildNotTheNewestBuild) {
+  // softmax is lib-a's alone: the request is lib-a's without naming it, and its check job
+  // needs lib-a's harness, though lib-b built sm_90a last.
+  auto r =
+      post("/api/v1/best/requests",
+           json::object{{"gpu", "NVIDIA H200"}, {"op", "softmax"}, {"dtype", "bf16"}, {"shape", "rows=64,cols=4096"}},
+           k_admin);
+  ASSERT_EQ(r.status, 201) << r.raw;
+  EXPECT_EQ(text(r.body, "repo"), "lib-a") << r.raw;
+  EXPECT_EQ(text(r.body, "commit"), m_sha_a);
+  EXPECT_NE(text(r.body, "answer").find("&repo=lib-a"), std::string::npos) << r.raw;
+  auto job = job_of(r);
+  EXPECT_EQ(job.at("depends_on").as_int64(), m_build_a) << job;
+  EXPECT_EQ(text(job, "commit"), m_sha_a);
+  EXPECT_EQ(text(job, "target"), "sm_90a");
+  EXPECT_EQ(text(job, "gpu_model"), "NVIDIA H200");
+  auto pipeline = get("/api/v1/pipelines/" + std::to_string(r.body.at("pipeline").as_int64()));
+  ASSERT_EQ(pipeline.status, 200) << pipeline.raw;
+  EXPECT_EQ(text(pipeline.body, "repo"), "lib-a") << "its results are lib-a's";
+}
+
+TEST_F(LibraryBestRequestTest, AnOpBothLibrariesRunNeedsTheLibraryAndEachGetsItsOwnRequest) {
+  // Without a library: refused, naming both, and nothing queued.
+  auto mixed = post("/api/v1/best/requests", ask_body(), k_admin);
+  ASSERT_EQ(mixed.status, 400) << mixed.raw;
+  const std::string message = text(mixed.body.at("error"), "message");
+  EXPECT_NE(message.find("'lib-a', 'lib-b'"), std::string::npos) << message;
+  EXPECT_NE(message.find("'repo'"), std::string::npos) << message;
+  EXPECT_TRUE(get("/api/v1/best/requests").body.at("items").as_array().empty());
+
+  // With it: lib-b's request on lib-b's build, lib-a's on lib-a's; the same key twice.
+  auto b = post("/api/v1/best/requests", of_library(ask_body(), "lib-b"), k_admin);
+  ASSERT_EQ(b.status, 201) << b.raw;
+  EXPECT_EQ(text(b.body, "repo"), "lib-b");
+  EXPECT_EQ(job_of(b).at("depends_on").as_int64(), m_build_b);
+  EXPECT_EQ(text(job_of(b), "commit"), m_sha_b);
+  auto a = post("/api/v1/best/requests", of_library(ask_body(), "lib-a"), k_admin);
+  ASSERT_EQ(a.status, 201) << a.raw << " (lib-b's open request of the key is not lib-a's)";
+  EXPECT_EQ(text(a.body, "repo"), "lib-a");
+  EXPECT_NE(a.body.at("id").as_int64(), b.body.at("id").as_int64());
+  EXPECT_NE(a.body.at("job").as_int64(), b.body.at("job").as_int64());
+  EXPECT_EQ(job_of(a).at("depends_on").as_int64(), m_build_a);
+  EXPECT_EQ(text(job_of(a), "commit"), m_sha_a);
+  auto again = post("/api/v1/best/requests", of_library(ask_body("k=3000,m=3000,n=3000"), "lib-a"), k_admin);
+  ASSERT_EQ(again.status, 200) << again.raw;
+  EXPECT_EQ(text(again.body, "outcome"), "coalesced");
+  EXPECT_EQ(again.body.at("id").as_int64(), a.body.at("id").as_int64());
+
+  // A library kport does not know is named back.
+  auto unknown = post("/api/v1/best/requests", of_library(ask_body(), "lib-z"), k_admin);
+  ASSERT_EQ(unknown.status, 404) << unknown.raw;
+  EXPECT_NE(text(unknown.body.at("error"), "message").find("'lib-z'"), std::string::npos) << unknown.raw;
+
+  // Each item names its library, the listing filters by it, the answer URL asks it.
+  auto all = get("/api/v1/best/requests");
+  ASSERT_EQ(all.status, 200) << all.raw;
+  ASSERT_EQ(all.body.at("items").as_array().size(), 2u) << all.raw;
+  auto only_b = get("/api/v1/best/requests?repo=lib-b");
+  ASSERT_EQ(only_b.status, 200) << only_b.raw;
+  const auto& items = only_b.body.at("items").as_array();
+  ASSERT_EQ(items.size(), 1u) << only_b.raw;
+  EXPECT_EQ(items[0].at("id").as_int64(), b.body.at("id").as_int64());
+  EXPECT_EQ(text(items[0], "repo"), "lib-b");
+  EXPECT_EQ(text(items[0], "answer"),
+            "/api/v1/best?gpu=NVIDIA%20H200&op=gemm&dtype=bf16&shape=k%3D3000%2Cm%3D3000%2Cn%3D3000&repo=lib-b");
+  EXPECT_EQ(get("/api/v1/best/requests?repo=" + std::string(129, 'r')).status, 400);
+}
+
+TEST_F(LibraryBestRequestTest, MeasuredIsAskedOfTheRequestsOwnLibrary) {
+  // lib-a timed the grid shape; lib-b did not: lib-a's request is answered, lib-b's queued.
+  auto a = post("/api/v1/best/requests", of_library(ask_body(k_grid), "lib-a"), k_admin);
+  ASSERT_EQ(a.status, 200) << a.raw;
+  EXPECT_EQ(text(a.body, "outcome"), "already_measured");
+  EXPECT_EQ(text(a.body, "repo"), "lib-a");
+  EXPECT_EQ(text(a.body.at("measured"), "best"), "gemm.tiles.a128");
+  auto b = post("/api/v1/best/requests", of_library(ask_body(k_grid), "lib-b"), k_admin);
+  ASSERT_EQ(b.status, 201) << b.raw << " (lib-a's figures do not measure lib-b's instances)";
+  EXPECT_EQ(job_of(b).at("depends_on").as_int64(), m_build_b);
+  auto also_a = post("/api/v1/best/requests", of_library(ask_body(), "lib-a"), k_admin);
+  ASSERT_EQ(also_a.status, 201) << also_a.raw;
+
+  // lib-b's check times its own instances, at the asked shape too; its request is
+  // measured, and lib-a's of the asked shape is still not: lib-b's figures are not lib-a's.
+  auto job = claim(m_gpu);
+  ASSERT_TRUE(job.is_object());
+  ASSERT_EQ(job.at("id").as_int64(), b.body.at("job").as_int64());
+  const std::string jid = std::to_string(b.body.at("job").as_int64());
+  json::array results{gemm_result("gemm.tiles.b128", k_grid, 90.0), gemm_result("gemm.tiles.b64", k_grid, 80.0),
+                      gemm_result("gemm.tiles.b128", k_asked, 60.0)};
+  ASSERT_EQ(post("/api/v1/jobs/" + jid + "/results", json::object{{"attempt", 1}, {"results", results}}, m_gpu).status,
+            200);
+  ASSERT_EQ(post("/api/v1/jobs/" + jid + "/complete", json::object{{"attempt", 1}}, m_gpu).status, 200);
+  auto done = get("/api/v1/best/requests/" + std::to_string(b.body.at("id").as_int64()));
+  ASSERT_EQ(done.status, 200) << done.raw;
+  EXPECT_EQ(text(done.body, "state"), "measured") << done.raw;
+  EXPECT_EQ(text(done.body.at("measured"), "best"), "gemm.tiles.b64");
+  auto again_a = post("/api/v1/best/requests", of_library(ask_body(), "lib-a"), k_admin);
+  ASSERT_EQ(again_a.status, 200) << again_a.raw;
+  EXPECT_EQ(text(again_a.body, "outcome"), "coalesced") << again_a.raw;
+  EXPECT_EQ(again_a.body.at("id").as_int64(), also_a.body.at("id").as_int64());
+  // lib-a's check ends without timing the shape: failed, though lib-b's instances were timed there.
+  auto job_a = claim(m_gpu);
+  ASSERT_TRUE(job_a.is_object());
+  ASSERT_EQ(job_a.at("id").as_int64(), also_a.body.at("job").as_int64());
+  ASSERT_EQ(post("/api/v1/jobs/" + std::to_string(job_a.at("id").as_int64()) + "/complete",
+                 json::object{{"attempt", 1}}, m_gpu)
+                .status,
+            200);
+  auto ended_a = get("/api/v1/best/requests/" + std::to_string(also_a.body.at("id").as_int64()));
+  ASSERT_EQ(ended_a.status, 200) << ended_a.raw;
+  EXPECT_EQ(text(ended_a.body, "state"), "failed") << ended_a.raw;
+  EXPECT_NE(text(ended_a.body, "reason").find("no instance of library 'lib-a' passed"), std::string::npos)
+      << ended_a.raw;
+
+  // /api/v1/best asked about lib-a at a shape lib-a did not time says how to have lib-a's measured.
+  auto hint = get("/api/v1/best?gpu=" + k_h200 + "&op=gemm&dtype=bf16&shape=" + k_asked + "&repo=lib-a");
+  ASSERT_EQ(hint.status, 200) << hint.raw;
+  ASSERT_TRUE(hint.body.as_object().contains("measure")) << hint.raw;
+  EXPECT_EQ(hint.body.at("measure").at("body"), of_library(ask_body(), "lib-a")) << hint.raw;
+  EXPECT_EQ(text(hint.body.at("measure"), "list"), "GET /api/v1/best/requests?gpu=NVIDIA%20H200&repo=lib-a");
+}
+
 }  // namespace kport::testing

@@ -115,7 +115,8 @@ int run_best(Context& ctx) {
   if (const auto* m = b.as_object().if_contains("measure"); m && m->is_object() && m->as_object().contains("body")) {
     const auto& ask = m->at("body");
     ctx.out << "not measured at this shape; to measure it: kport best-request --gpu \"" << str(ask, "gpu") << "\" --op "
-            << str(ask, "op") << " --dtype " << str(ask, "dtype") << " --shape " << str(ask, "shape") << "\n";
+            << str(ask, "op") << " --dtype " << str(ask, "dtype") << " --shape " << str(ask, "shape")
+            << (str(ask, "repo").empty() ? std::string() : " --repo " + str(ask, "repo")) << "\n";
   }
   return str(b, "best").empty() ? k_exit_failed : k_exit_ok;
 }

@@ -1,5 +1,6 @@
 // `kport best-request`: ask kport to measure a shape its best-kernel answer was not
-// measured at, follow such a request, or list them with the questions most often asked.
+// measured at (of one library, --repo, where several run the op), follow such a request,
+// or list them with the questions most often asked.
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -19,7 +20,7 @@ namespace {
 // --gpu, --op, --dtype and --shape are best's (declared once for both commands).
 void declare(Options& o) {
   o.add_flag("list", "", false,
-             "best-request: list measure requests (of --gpu, if given) and the most asked unmeasured shapes")
+             "best-request: list measure requests (of --gpu and --repo, if given) and the most asked unmeasured shapes")
       .add("request-wait", "", "0", "best-request: seconds to wait for the request to be measured or fail");
 }
 
@@ -28,7 +29,8 @@ std::string or_dash(const std::string& v) { return v.empty() ? std::string("-") 
 std::string line(const api::MeasureRequestInfo& r) {
   std::string s = "measure request " + std::to_string(r.id) + ": " + r.key.op + " " + r.key.dtype + " " + r.key.shape +
                   " on " + r.key.gpu + ": " + r.state + " (job " + std::to_string(r.job) + " " + r.job_status + ", " +
-                  r.target + ", requested " + std::to_string(r.requests) + "x, asked " + std::to_string(r.asked) + "x)";
+                  r.target + (r.key.repo.empty() ? std::string() : ", library " + r.key.repo) + ", requested " +
+                  std::to_string(r.requests) + "x, asked " + std::to_string(r.asked) + "x)";
   if (!r.reason.empty()) s += "\n  " + r.reason;
   if (r.measured) s += "\n  best: " + r.measured->best + " (" + r.answer + ")";
   return s;
@@ -36,7 +38,12 @@ std::string line(const api::MeasureRequestInfo& r) {
 
 int list(Context& ctx) {
   std::string q = "/api/v1/best/requests";
-  if (!ctx.opts.get("gpu").empty()) q += "?gpu=" + encode(ctx.opts.get("gpu"));
+  std::string sep = "?";
+  for (const char* key : {"gpu", "repo"})
+    if (!ctx.opts.get(key).empty()) {
+      q += sep + key + "=" + encode(ctx.opts.get(key));
+      sep = "&";
+    }
   auto r = ctx.api.call("GET", q);
   if (!r.error.empty()) return report(ctx.err, "best-request", "list", r);
   auto page = read_answer(r, api::read_measure_request_page);
@@ -48,12 +55,13 @@ int list(Context& ctx) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& x : page->items)
     rows.push_back({std::to_string(x.id), or_dash(x.key.gpu), or_dash(x.key.op), or_dash(x.key.dtype),
-                    or_dash(x.key.shape), or_dash(x.state), std::to_string(x.job), std::to_string(x.requests),
-                    std::to_string(x.asked)});
+                    or_dash(x.key.shape), or_dash(x.key.repo), or_dash(x.state), std::to_string(x.job),
+                    std::to_string(x.requests), std::to_string(x.asked)});
   if (rows.empty())
     ctx.out << "no measure requests\n";
   else
-    ctx.out << format_table({"id", "gpu", "op", "dtype", "shape", "state", "job", "requests", "asked"}, rows);
+    ctx.out << format_table({"id", "gpu", "op", "dtype", "shape", "library", "state", "job", "requests", "asked"},
+                            rows);
   rows.clear();
   for (const auto& x : page->unmeasured_asks)
     rows.push_back(
@@ -110,8 +118,8 @@ int run_best_request(Context& ctx) {
                  "--dtype bf16 --shape m=3000,n=3000,k=3000 (or give a request id, or --list)\n";
       return k_exit_usage;
     }
-    const json::value body =
-        api::to_json(api::MeasureRequestInput{o.get("gpu"), o.get("op"), o.get("dtype"), o.get("shape")});
+    const json::value body = api::to_json(
+        api::MeasureRequestInput{o.get("gpu"), o.get("op"), o.get("dtype"), o.get("shape"), o.get("repo")});
     r = ctx.api.call("POST", "/api/v1/best/requests", &body);
     if (!r.error.empty()) return report(ctx.err, "best-request", "request", r);
     auto answer = read_answer(r, api::read_measure_request_answer);
@@ -123,8 +131,8 @@ int run_best_request(Context& ctx) {
       }
       const api::MeasureRequestInfo& m = answer->request;
       ctx.out << m.key.op << " " << m.key.dtype << " " << m.key.shape << " on " << m.key.gpu
-              << " is already measured: best " << (m.measured ? m.measured->best : std::string()) << " (" << m.answer
-              << ")\n";
+              << (m.key.repo.empty() ? std::string() : " (library " + m.key.repo + ")") << " is already measured: best "
+              << (m.measured ? m.measured->best : std::string()) << " (" << m.answer << ")\n";
       return k_exit_ok;
     }
     info = std::move(answer->request);
@@ -144,7 +152,8 @@ int run_best_request(Context& ctx) {
 
 extern const Command best_request_command = {
     "best-request",
-    "[ID] | --gpu MODEL --shape SHAPE [--op gemm] [--dtype bf16] [--request-wait S] | --list [--gpu MODEL]",
+    "[ID] | --gpu MODEL --shape SHAPE [--op gemm] [--dtype bf16] [--repo NAME] [--request-wait S] | --list [--gpu "
+    "MODEL] [--repo NAME]",
     "ask kport to measure a shape (admin token), follow a request, or list them", declare, run_best_request};
 
 }  // namespace kport::cli

@@ -58,9 +58,15 @@ void write_question_members(JsonText& w, const BestQuestion& q, std::string_view
     unmeasured = db::BestKey{q.gpu, q.op, q.dtype, runnable->shape.canonical()};
     w.next("measure").raw('{').key("requests").str("POST /api/v1/best/requests");
     w.next("body").raw('{').key("gpu").str(q.gpu);
-    w.next("op").str(q.op).next("dtype").str(q.dtype).next("shape").str(runnable->text).raw('}');
+    w.next("op").str(q.op).next("dtype").str(q.dtype).next("shape").str(runnable->text);
+    // Asked about one library: the request is of that library (a request without one is
+    // refused where several libraries run the op).
+    if (!q.repo.empty()) w.next("repo").str(q.repo);
+    w.raw('}');
     // Percent-encoded text is unreserved ASCII, which str() would copy as it is.
-    w.next("list").raw("\"GET /api/v1/best/requests?gpu=").raw(http::percent_encode(q.gpu)).raw("\"}");
+    w.next("list").raw("\"GET /api/v1/best/requests?gpu=").raw(http::percent_encode(q.gpu));
+    if (!q.repo.empty()) w.raw("&repo=").raw(http::percent_encode(q.repo));
+    w.raw("\"}");
   }
 }
 

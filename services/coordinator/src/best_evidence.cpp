@@ -11,6 +11,20 @@ bool of_library(std::string_view row_repo, const std::optional<std::string>& rep
   return !repo || row_repo.empty() || repo->empty() || row_repo == *repo;
 }
 
+Result<std::optional<std::string>> one_library(const std::vector<std::string>& libraries, std::string_view subject,
+                                               std::string_view ask) {
+  std::set<std::string> seen;
+  for (const auto& r : libraries)
+    if (!r.empty()) seen.insert(r);  // a row of no library counts for every one
+  if (seen.empty()) return std::optional<std::string>{};
+  if (seen.size() == 1) return std::optional<std::string>(*seen.begin());
+  std::string names;
+  for (const auto& r : seen) names += (names.empty() ? "'" : ", '") + r + "'";
+  return make_error(Errc::invalid_argument, std::string(subject) + " has instances of " + std::to_string(seen.size()) +
+                                                " libraries (repositories " + names +
+                                                "), which kport does not rank together; " + std::string(ask));
+}
+
 std::vector<porting::Measurement> library_measurements(const std::vector<db::BestCandidate>& rows,
                                                        const std::optional<std::string>& repo) {
   std::set<std::pair<std::string_view, std::string_view>> own;  // (instance, shape) of named rows
@@ -83,12 +97,17 @@ ExactAnswer exact_answer(const std::vector<porting::Measurement>& on_gpu, const 
   return out;
 }
 
-Result<ExactAnswer> exact_answer(db::Store& store, const db::BestKey& key) {
+Result<ExactAnswer> exact_answer(db::Store& store, const db::BestKey& key, const std::optional<std::string>& repo) {
   auto shape = porting::Shape::parse(key.shape);
   if (!shape.ok()) return std::move(shape).error();
-  auto on_gpu = gpu_measurements(store, key.gpu_model, key.family, key.dtype);
-  if (!on_gpu.ok()) return std::move(on_gpu).error();
-  return exact_answer(*on_gpu, key.gpu_model, key.dtype, *shape);
+  if (!repo || repo->empty()) {
+    auto on_gpu = gpu_measurements(store, key.gpu_model, key.family, key.dtype);
+    if (!on_gpu.ok()) return std::move(on_gpu).error();
+    return exact_answer(*on_gpu, key.gpu_model, key.dtype, *shape);
+  }
+  auto rows = store.best_candidates(key.gpu_model, key.family, key.dtype);
+  if (!rows.ok()) return std::move(rows).error();
+  return exact_answer(library_measurements(*rows, repo), key.gpu_model, key.dtype, *shape);
 }
 
 }  // namespace kport::coordinator

@@ -24,6 +24,14 @@ using db::to_measurement;  // kport/db/best_measurement.h
 // an operator's upload) counts for every one. `repo` nullopt: any library.
 bool of_library(std::string_view row_repo, const std::optional<std::string>& repo);
 
+// The one library (repository) `libraries` name, nullopt when they name none (a name ""
+// is a row of no library, which counts for every one). When they name several, kport
+// would rank two libraries' instances together: invalid_argument "<subject> has instances
+// of N libraries (repositories 'a', 'b'), which kport does not rank together; <ask>",
+// for the caller to pick one (/api/v1/best's ?repo=, a measure request's field 'repo').
+Result<std::optional<std::string>> one_library(const std::vector<std::string>& libraries, std::string_view subject,
+                                               std::string_view ask);
+
 // The rows of `rows` that count for `repo` (of_library), as Measurements; a row of no
 // library is left out where the library has its own row of that instance and shape.
 std::vector<porting::Measurement> library_measurements(const std::vector<db::BestCandidate>& rows,
@@ -40,8 +48,10 @@ struct ExactAnswer {
 ExactAnswer exact_answer(const std::vector<porting::Measurement>& on_gpu, const std::string& gpu_model,
                          const std::string& dtype, const porting::Shape& shape);
 
-// Reads the GPU model's rows of the family and dtype and answers as above.
-Result<ExactAnswer> exact_answer(db::Store& store, const db::BestKey& key);
+// Reads the GPU model's rows of the family and dtype and answers as above: every row
+// when `repo` is nullopt or "", else library `repo`'s (library_measurements).
+Result<ExactAnswer> exact_answer(db::Store& store, const db::BestKey& key,
+                                 const std::optional<std::string>& repo = std::nullopt);
 
 // What moves a figure to a shape that was not measured (porting/wave_model.h): the GPU
 // model's SM count (0 when no runner said) and the family's instances' geometries, read

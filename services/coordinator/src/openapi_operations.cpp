@@ -594,23 +594,28 @@ std::vector<Op> operations() {
   add({"post",
        "/api/v1/best/requests",
        "requestMeasurement",
-       "Ask kport to measure a shape {gpu,op,dtype,shape}: one check job pinned to the GPU model, on the latest "
-       "successful build of a target its arch checks, timing every instance of the family on that case only",
+       "Ask kport to measure a shape {gpu,op,dtype,shape} of one library ({repo}, needed where several libraries run "
+       "the op): one check job pinned to the GPU model, on that library's latest successful build of a target its "
+       "arch checks, timing every instance of the family on that case only",
        Auth::admin,
        {},
        json_request("MeasureRequestInput"),
        {ok(200, "MeasureRequestAnswer",
-           "an open request of the same GPU, op, dtype and canonical shape (coalesced, nothing queued), or the shape "
-           "is already measured exactly (already_measured, job null)"),
-        ok(201, "MeasureRequestOpened", "queued"), err(404, "not_found: GPU model never seen"),
-        err(409, "conflict: nothing the GPU's arch checks was built"),
+           "an open request of the same GPU, op, dtype, canonical shape and library (coalesced, nothing queued), or "
+           "the shape is already measured exactly by that library's instances (already_measured, job null)"),
+        ok(201, "MeasureRequestOpened", "queued"),
+        err(400,
+            "invalid_argument: a malformed field, or no repo where instances of several libraries run the op "
+            "(the message names them)"),
+        err(404, "not_found: GPU model never seen, or repo neither registered nor a library with instances of the op"),
+        err(409, "conflict: nothing the GPU's arch checks was built (of that library)"),
         err(422, "unprocessable: no instance of the family runs the dtype")}});
   add({"get",
        "/api/v1/best/requests",
        "listMeasureRequests",
        "Measure requests, newest first, and the questions most often answered without a measurement",
        read,
-       with_paging({q("gpu", str(), "only this GPU model")}),
+       with_paging({q("gpu", str(), "only this GPU model"), q("repo", str(), "only this library's requests")}),
        {},
        {ok(200, "MeasureRequestPage")}});
   add({"get",

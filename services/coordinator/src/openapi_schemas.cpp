@@ -683,13 +683,26 @@ void best(json::object& s) {
        opt("measure", describe(obj({{"requests", str()}, {"body", ref("MeasureRequestInput")}, {"list", str()}}),
                                "present when the answer is not a measurement at the exact shape asked (on a GPU model "
                                "kport knows): how to have it measured"))});
-  s["MeasureRequestInput"] = body(
-      {{"gpu", str()}, {"op", describe(str(), "one of GET /api/v1/families")}, {"dtype", str()}, {"shape", str()}});
+  s["MeasureRequestInput"] =
+      body({{"gpu", str()},
+            {"op", describe(str(), "one of GET /api/v1/families")},
+            {"dtype", str()},
+            {"shape", str()},
+            opt("repo", describe(str(),
+                                 "the library (repository) whose instances to measure, at most "
+                                 "128 bytes; needed where instances of several libraries run the "
+                                 "op, else the one library that runs it"))});
   auto measured = [] { return obj({{"best", str()}, {"results", integers()}}); };
+  auto measured_repo = [] {
+    return describe(str(),
+                    "the library (repository) measured; empty for a request of no library (made before kport "
+                    "told libraries apart, or when no instance names one)");
+  };
   s["MeasureRequest"] = obj({{"gpu", str()},
                              {"op", str()},
                              {"dtype", str()},
                              {"shape", str()},
+                             {"repo", measured_repo()},
                              {"id", integer()},
                              {"state", enm({"queued", "running", "measured", "failed"})},
                              opt("reason", str()),
@@ -703,7 +716,7 @@ void best(json::object& s) {
                              {"created", when_set()},
                              {"updated", when_set()},
                              opt("measured", measured()),
-                             {"answer", describe(str(), "the /api/v1/best URL")}});
+                             {"answer", describe(str(), "the /api/v1/best URL (with repo= when of a library)")}});
   s["MeasureRequestOpened"] =
       extend(s["MeasureRequest"], {{"outcome", enm({"queued", "coalesced"})},
                                    {"case", obj({{"family", str()}, {"dtype", str()}, {"shape", str()}})}});
@@ -711,6 +724,7 @@ void best(json::object& s) {
                                      {"op", str()},
                                      {"dtype", str()},
                                      {"shape", str()},
+                                     {"repo", measured_repo()},
                                      {"outcome", enm({"already_measured"})},
                                      {"state", enm({"measured"})},
                                      {"job", nullable(typed("object"))},

@@ -1,5 +1,6 @@
 // /api/v1/best/requests: asking kport to measure a shape /api/v1/best answered without
-// a measurement of it, and following that request to a measured answer.
+// a measurement of it, and following that request to a measured answer. A request is of
+// one library (repository): its instances, on its build, read back from its rows.
 #include "app/pipelines.h"
 #include "best_asks.h"
 #include "codec.h"
@@ -14,18 +15,22 @@ using http::Response;
 
 namespace {
 
-std::string answer_url(const db::BestKey& k) {
-  return "/api/v1/best?gpu=" + http::percent_encode(k.gpu_model) + "&op=" + http::percent_encode(k.family) +
-         "&dtype=" + http::percent_encode(k.dtype) + "&shape=" + http::percent_encode(k.shape);
+std::string answer_url(const db::BestKey& k, const std::string& repo) {
+  std::string url = "/api/v1/best?gpu=" + http::percent_encode(k.gpu_model) + "&op=" + http::percent_encode(k.family) +
+                    "&dtype=" + http::percent_encode(k.dtype) + "&shape=" + http::percent_encode(k.shape);
+  if (!repo.empty()) url += "&repo=" + http::percent_encode(repo);
+  return url;
 }
 
-api::MeasureRequestInput key_of(const db::BestKey& k) { return {k.gpu_model, k.family, k.dtype, k.shape}; }
+api::MeasureRequestInput key_of(const db::BestKey& k, const std::string& repo = "") {
+  return {k.gpu_model, k.family, k.dtype, k.shape, repo};
+}
 
 api::MeasuredBest measured_of(const ExactAnswer& a) { return {a.best, a.result_ids}; }
 
 api::MeasureRequestInfo request_info(Context& ctx, const db::BestRequest& r, const app::MeasureState& s) {
   api::MeasureRequestInfo out;
-  out.key = key_of(r.key);
+  out.key = key_of(r.key, r.repo);
   out.id = r.id;
   out.state = s.state;
   out.reason = s.reason;
@@ -39,7 +44,7 @@ api::MeasureRequestInfo request_info(Context& ctx, const db::BestRequest& r, con
   out.created = iso8601_utc(r.created_ms);
   out.updated = iso8601_utc(r.updated_ms);
   if (s.answer.measured) out.measured = measured_of(s.answer);
-  out.answer = answer_url(r.key);
+  out.answer = answer_url(r.key, r.repo);
   return out;
 }
 
@@ -52,8 +57,9 @@ Result<api::MeasureRequestInfo> one_request_info(Context& ctx, const db::BestReq
 }  // namespace
 
 void add_best_request_routes(http::Router& router, Context& ctx) {
-  // Queues one pinned check job for the shape (201), or answers the open request of the
-  // same key (200, nothing queued), or says the shape is already measured (200).
+  // Queues one pinned check job for the shape on its library's build (201), or answers
+  // the open request of the same key and library (200, nothing queued), or says the shape
+  // is already measured (200).
   add_blocking(router, ctx, "POST", "/api/v1/best/requests", [&ctx](const Request& req) {
     KPORT_AUTH(require_admin(req, ctx));
     auto obj = parse_object(req.body);
@@ -65,14 +71,15 @@ void add_best_request_routes(http::Router& router, Context& ctx) {
     rq.op = asked->op;
     rq.dtype = asked->dtype;
     rq.shape = asked->shape;
+    rq.repo = asked->repo;
     auto opened = app::request_measurement(ctx, rq);
     if (!opened.ok()) return http::error_response(opened.error());
     api::MeasureRequestAnswer answer;
     if (opened->outcome == app::MeasureOpened::Outcome::already_measured) {
       answer.outcome = api::MeasureOutcome::already_measured;
-      answer.request.key = key_of(opened->key);
+      answer.request.key = key_of(opened->key, opened->repo);
       answer.request.measured = measured_of(opened->answer);
-      answer.request.answer = answer_url(opened->key);
+      answer.request.answer = answer_url(opened->key, opened->repo);
       return http::json_ok(api::to_json(answer));
     }
     auto info = one_request_info(ctx, *opened->request);
@@ -92,6 +99,10 @@ void add_best_request_routes(http::Router& router, Context& ctx) {
     if (gpu.size() > 256)
       return http::error_response(make_error(Errc::invalid_argument, "gpu name is longer than 256 bytes"));
     if (!gpu.empty()) f.gpu_model = gpu;
+    const std::string repo(req.query_or("repo"));
+    if (repo.size() > 128)
+      return http::error_response(make_error(Errc::invalid_argument, "repo name is longer than 128 bytes"));
+    if (!repo.empty()) f.repo = repo;
     auto page = ctx.store->list_best_requests(f);
     if (!page.ok()) return http::error_response(page.error());
     auto states = app::measure_states(ctx, page->items);

@@ -89,16 +89,7 @@ Result<std::optional<std::string>> repo_param(const Request& req, Context& ctx) 
 // name several, two libraries' instances would be ranked together: invalid_argument
 // naming them, for the question to pick one with ?repo=.
 Result<std::optional<std::string>> one_library(const std::vector<std::string>& libraries, const BestQuestion& q) {
-  std::set<std::string> seen;
-  for (const auto& r : libraries)
-    if (!r.empty()) seen.insert(r);  // a row of no library counts for every one
-  if (seen.empty()) return std::optional<std::string>{};
-  if (seen.size() == 1) return std::optional<std::string>(*seen.begin());
-  std::string names;
-  for (const auto& r : seen) names += (names.empty() ? "'" : ", '") + r + "'";
-  return make_error(Errc::invalid_argument, "op " + q.op + " on " + q.gpu + " has instances of " +
-                                                std::to_string(seen.size()) + " libraries (repositories " + names +
-                                                "), which kport does not rank together; ask about one with repo=NAME");
+  return kport::coordinator::one_library(libraries, "op " + q.op + " on " + q.gpu, "ask about one with repo=NAME");
 }
 
 Result<std::optional<std::string>> one_library(const std::vector<db::BestCandidate>& rows, const BestQuestion& q) {

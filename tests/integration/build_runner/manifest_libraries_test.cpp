@@ -321,5 +321,63 @@ TEST_F(Libraries, TwoLibrariesKeepTheirInstancesBringUpAndBestAnswersApart) {
   EXPECT_EQ(stop_runner(), 0) << runner_output();
 }
 
+// A measure request is of one library: on two libraries running rmsnorm, the request
+// names one, and its check job runs on that library's build (the harness that holds its
+// instances), not on the one built last.
+TEST_F(Libraries, AMeasureRequestRunsOnItsOwnLibrarysBuild) {
+  add_target("sm_90a", "9.0");
+  const std::string a = make_library("norm-a", [](const std::filesystem::path& root) {
+    write_norm_library(root, "norm-a", {{"rows", "rmsnorm.rows.w128", 128}});
+  });
+  const std::string b = make_library("norm-b", [](const std::filesystem::path& root) {
+    write_norm_library(root, "norm-b", {{"rows", "rmsnorm.rows.w128", 512}});
+  });
+  start_runner();
+  const std::int64_t build_a = queue_build(a, "norm-a");
+  ASSERT_EQ(wait_job(build_a).at("status"), "succeeded") << runner_output();
+  const std::int64_t build_b = queue_build(b, "norm-b");
+  ASSERT_EQ(wait_job(build_b).at("status"), "succeeded") << runner_output();
+  register_runner("gpu-1", "gpu");
+
+  const object ask{{"gpu", "NVIDIA H200"}, {"op", "rmsnorm"}, {"dtype", "bf16"}, {"shape", "rows=64,cols=8192"}};
+  auto mixed = post("/api/v1/best/requests", ask, k_admin);
+  ASSERT_EQ(mixed.status, 400) << mixed.raw;
+  EXPECT_EQ(mixed.body.at("error").at("message").as_string(),
+            "op rmsnorm has instances of 2 libraries (repositories 'norm-a', 'norm-b'), which kport does not rank "
+            "together; name one in the request's field 'repo' (\"repo\": \"NAME\")")
+      << mixed.raw;
+  for (const auto& [repo, build, sha] :
+       {std::make_tuple("norm-a", build_a, a), std::make_tuple("norm-b", build_b, b)}) {
+    object of = ask;
+    of["repo"] = repo;
+    auto r = post("/api/v1/best/requests", of, k_admin);
+    ASSERT_EQ(r.status, 201) << r.raw;
+    EXPECT_EQ(r.body.at("repo"), repo) << r.raw;
+    auto job = get("/api/v1/jobs/" + std::to_string(r.body.at("job").to_number<std::int64_t>()));
+    ASSERT_EQ(job.status, 200) << job.raw;
+    EXPECT_EQ(job.body.at("depends_on").to_number<std::int64_t>(), build) << repo << ": " << job.raw;
+    EXPECT_EQ(job.body.at("commit"), boost::json::value(sha)) << job.raw;
+  }
+  auto listed = get("/api/v1/best/requests?repo=norm-a");
+  ASSERT_EQ(listed.status, 200) << listed.raw;
+  ASSERT_EQ(listed.body.at("items").as_array().size(), 1u) << listed.raw;
+
+  // The CLI asks the same: norm-a's open request answers it.
+  std::string out;
+  ASSERT_EQ(cli({"best-request", "--gpu", "NVIDIA H200", "--op", "rmsnorm", "--dtype", "bf16", "--shape",
+                 "rows=64,cols=8192", "--repo", "norm-a"},
+                out),
+            0)
+      << out;
+  EXPECT_NE(out.find("already requested; measure request"), std::string::npos) << out;
+  EXPECT_NE(out.find(", library norm-a,"), std::string::npos) << out;
+  EXPECT_NE(cli({"best-request", "--gpu", "NVIDIA H200", "--op", "rmsnorm", "--dtype", "bf16", "--shape",
+                 "rows=64,cols=8192"},
+                out),
+            0);
+  EXPECT_NE(out.find("name one in the request's field 'repo'"), std::string::npos) << out;
+  EXPECT_EQ(stop_runner(), 0) << runner_output();
+}
+
 }  // namespace
 }  // namespace kport::testing

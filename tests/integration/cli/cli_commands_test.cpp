@@ -535,6 +535,15 @@ TEST_F(CliTest, BestRequestQueuesAMeasurementFollowsItAndLists) {
   auto lj = kport({"best-request", "--list", "--json"});
   ASSERT_EQ(lj.rc, 0);
   EXPECT_EQ(lj.json().at("items").as_array().size(), 1u) << lj.out;
+  // The request is of the one library that ran gemm; --repo lists that library's only.
+  EXPECT_NE(followed.out.find(", library kernels,"), std::string::npos) << followed.out;
+  auto of_kernels = kport({"best-request", "--list", "--repo", "kernels", "--json"});
+  ASSERT_EQ(of_kernels.rc, 0) << of_kernels.err;
+  ASSERT_EQ(of_kernels.json().at("items").as_array().size(), 1u) << of_kernels.out;
+  EXPECT_EQ(of_kernels.json().at("items").as_array()[0].at("repo").as_string(), "kernels");
+  auto of_other = kport({"best-request", "--list", "--repo", "other", "--gpu", "NVIDIA H200"});
+  ASSERT_EQ(of_other.rc, 0) << of_other.err;
+  EXPECT_NE(of_other.out.find("no measure requests"), std::string::npos) << of_other.out;
 
   // Bad input and refusals: exit 2 for what the server found wrong, 3 when refused.
   EXPECT_EQ(kport({"best-request", "--gpu", "NVIDIA H200"}).rc, cli::k_exit_usage);

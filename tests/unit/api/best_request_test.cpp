@@ -60,6 +60,24 @@ TEST(MeasureRequestInput, RoundTripsTheFourFieldsInOrder) {
   EXPECT_EQ(back->shape, "k=2048,m=2048,n=2048");
 }
 
+// The library to measure is optional: absent when not given, read back when it is.
+TEST(MeasureRequestInput, TheLibraryIsWrittenOnlyWhenGivenAndReadBack) {
+  api::MeasureRequestInput in = k_key;
+  in.repo = "norm-a";
+  const json::object wire = api::to_json(in);
+  EXPECT_EQ(json::serialize(wire),
+            R"({"gpu":"NVIDIA H200","op":"gemm","dtype":"bf16","shape":"k=2048,m=2048,n=2048","repo":"norm-a"})");
+  auto back = api::parse_measure_request_input(wire);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->repo, "norm-a");
+  EXPECT_EQ(api::parse_measure_request_input(api::to_json(k_key))->repo, "");
+  json::object bad = wire;
+  bad["repo"] = 3;
+  expect_refused(api::parse_measure_request_input(bad), "field 'repo' must be a string");
+  bad["repo"] = std::string(129, 'r');
+  expect_refused(api::parse_measure_request_input(bad), "field 'repo' is longer than 128 bytes");
+}
+
 TEST(MeasureRequestInput, AMissingOrMistypedFieldIsRefusedByName) {
   expect_refused(
       api::parse_measure_request_input(json::object{{"gpu", "NVIDIA H200"}, {"op", "gemm"}, {"dtype", "bf16"}}),
@@ -75,9 +93,10 @@ TEST(MeasureRequestInput, AMissingOrMistypedFieldIsRefusedByName) {
 TEST(MeasureRequestInfo, RoundTripsEveryFieldInTheAnswersOrder) {
   const api::MeasureRequestInfo r = measured_request();
   const json::object wire = api::to_json(r);
-  EXPECT_EQ(keys_of(wire), (std::vector<std::string>{"gpu", "op", "dtype", "shape", "id", "state", "job", "job_status",
-                                                     "pipeline", "target", "commit", "requests", "asked", "created",
-                                                     "updated", "measured", "answer"}));
+  EXPECT_EQ(keys_of(wire), (std::vector<std::string>{"gpu", "op", "dtype", "shape", "repo", "id", "state", "job",
+                                                     "job_status", "pipeline", "target", "commit", "requests", "asked",
+                                                     "created", "updated", "measured", "answer"}));
+  EXPECT_EQ(wire.at("repo"), "") << "a request of no library says so";
   EXPECT_EQ(json::serialize(wire.at("measured")), R"({"best":"gemm.mma_sync.128x128","results":[41,42]})");
   auto back = api::parse_measure_request_info(wire);
   ASSERT_TRUE(back.ok()) << back.error().message;
@@ -94,12 +113,23 @@ TEST(MeasureRequestInfo, RoundTripsEveryFieldInTheAnswersOrder) {
   failed.reason = "the check job failed: no GPU runner of NVIDIA H200";
   failed.measured.reset();
   const json::object fw = api::to_json(failed);
-  EXPECT_EQ(keys_of(fw)[6], "reason");
+  EXPECT_EQ(keys_of(fw)[7], "reason");
   EXPECT_FALSE(fw.contains("measured"));
   auto fb = api::parse_measure_request_info(fw);
   ASSERT_TRUE(fb.ok()) << fb.error().message;
   EXPECT_EQ(fb->reason, failed.reason);
   EXPECT_FALSE(fb->measured);
+
+  // A library's request names it, and reads back with it.
+  api::MeasureRequestInfo of_library = measured_request();
+  of_library.key.repo = "norm-b";
+  const json::object lw = api::to_json(of_library);
+  EXPECT_EQ(keys_of(lw)[4], "repo");
+  EXPECT_EQ(lw.at("repo"), "norm-b");
+  auto lb = api::parse_measure_request_info(lw);
+  ASSERT_TRUE(lb.ok()) << lb.error().message;
+  EXPECT_EQ(lb->key.repo, "norm-b");
+  EXPECT_EQ(json::serialize(api::to_json(*lb)), json::serialize(lw));
 }
 
 TEST(MeasureRequestInfo, AnUnknownStateOrAMistypedFieldIsRefusedByName) {
@@ -158,7 +188,7 @@ TEST(MeasureRequestAnswer, AlreadyMeasuredIsTheKeyAndItsAnswerWithANullJob) {
   a.request.answer = k_url;
   const json::object wire = api::to_json(a);
   EXPECT_EQ(json::serialize(wire), R"({"gpu":"NVIDIA H200","op":"gemm","dtype":"bf16","shape":"k=2048,m=2048,n=2048",)"
-                                   R"("outcome":"already_measured","state":"measured","job":null,)"
+                                   R"("repo":"","outcome":"already_measured","state":"measured","job":null,)"
                                    R"("measured":{"best":"gemm.wgmma_tma.128x128","results":[7]},"answer":")" +
                                        k_url + R"("})");
   auto back = api::parse_measure_request_answer(wire);

@@ -216,6 +216,28 @@ TEST(JobPlan, AMeasureRequestFallsBackToATargetTheArchOnlyChecks) {
   EXPECT_EQ(np->jobs[0].depends_on, 30);
 }
 
+// A library's request is a pipeline of that library's repository (its results are the
+// library's, whatever repository the commit was recorded in), on the build it is given:
+// the caller hands it that library's builds only.
+TEST(JobPlan, AMeasureRequestOfALibraryIsThatLibrarysPipelineOnItsBuild) {
+  MeasureAsk ask = measure_ask();
+  ask.repo = "norm-b";
+  auto library_build = build_job(17, "sm_90a", db::JobStatus::succeeded, 4);
+  library_build.commit_sha = std::string(40, 'b');
+  std::vector<TargetState> targets = {{target("sm_90a", "9.0"), {}, library_build}};
+  auto np = plan_measure(ask, targets, 3);
+  ASSERT_TRUE(np);
+  EXPECT_EQ(np->repo, "norm-b");
+  EXPECT_EQ(np->commit_sha, library_build.commit_sha);
+  ASSERT_EQ(np->jobs.size(), 1u);
+  EXPECT_EQ(np->jobs[0].depends_on, 17);
+  EXPECT_EQ(np->jobs[0].commit_sha, library_build.commit_sha);
+  // Of no library: no repository named, as before libraries were told apart.
+  auto none = plan_measure(measure_ask(), targets, 3);
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->repo, "");
+}
+
 TEST(JobPlan, NoMeasureRequestWithoutABuildTheArchChecks) {
   std::vector<TargetState> targets = {{target("sm_90a", "9.0"), {}, std::nullopt},
                                       {target("sm_100a", "10.0"), {}, build_job(40, "sm_100a")}};

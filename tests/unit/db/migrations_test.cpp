@@ -143,4 +143,58 @@ TEST_F(MigrationsTest, TheJobPurposeMigrationReadsOldRowsFromTheirPayload) {
   EXPECT_FALSE(conn.exec("UPDATE jobs SET purpose = 'bisect' WHERE id = 1").ok());
 }
 
+// Migration 0023 keeps the measure requests a 0022 database holds, of no library (''):
+// they still list and answer, an open one still coalesces a request of no library, and a
+// library's request of the same key is a request of its own.
+TEST_F(MigrationsTest, MeasureRequestsMadeBeforeLibrariesAreOfNoLibrary) {
+  Options o = options();
+  o.path = (m_dir / "old.db").string();
+  {
+    auto c = Connection::open_writable(o.path, 1000);
+    ASSERT_TRUE(c.ok());
+    Connection& conn = **c;
+    std::vector<Migration> before;
+    for (const auto& m : detail::embedded_migrations())
+      if (m.version < 23) before.push_back(m);
+    ok(detail::apply_migrations(conn, before, 1));
+    ok(conn.exec(
+        "INSERT INTO pipelines(id, reason, repo, ref, commit_sha, note, created_ms) VALUES"
+        " (1, 'manual', '', '', 'c1', 'measure', 0);"
+        "INSERT INTO jobs(id, pipeline_id, kind, commit_sha, target, arch, gpu_model, payload_json, created_ms)"
+        " VALUES (1, 1, 'check', 'c1', 'sm_90a', '9.0', 'NVIDIA H200', '{}', 0);"
+        "INSERT INTO best_requests(id, gpu_model, family, dtype, shape, job_id, requests, created_ms, updated_ms)"
+        " VALUES (1, 'NVIDIA H200', 'gemm', 'bf16', 'k=3,m=3,n=3', 1, 2, 0, 0);"));
+  }
+  auto store = Store::open(o);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  Store& st = **store;
+  auto page = ok(st.list_best_requests(BestRequestFilter{}));
+  ASSERT_EQ(page.items.size(), 1u);
+  EXPECT_EQ(page.items[0].repo, "");
+  EXPECT_EQ(page.items[0].requests, 2);
+  EXPECT_EQ(page.items[0].key.shape, "k=3,m=3,n=3");
+  BestRequestFilter of_none;
+  of_none.repo = "";
+  EXPECT_EQ(ok(st.list_best_requests(of_none)).items.size(), 1u);
+
+  NewPipeline measure;
+  measure.reason = PipelineReason::manual;
+  measure.commit_sha = "c1";
+  JobSpec check;
+  check.kind = JobKind::check;
+  check.commit_sha = "c1";
+  check.target = "sm_90a";
+  check.arch = "9.0";
+  check.gpu_model = "NVIDIA H200";
+  measure.jobs.push_back(check);
+  const BestKey key{"NVIDIA H200", "gemm", "bf16", "k=3,m=3,n=3"};
+  auto same = ok(st.open_best_request(key, "", measure));
+  EXPECT_FALSE(same.created) << "the old open request is the one of no library";
+  EXPECT_EQ(same.request.id, 1);
+  EXPECT_EQ(same.request.requests, 3);
+  auto library = ok(st.open_best_request(key, "lib-a", measure));
+  EXPECT_TRUE(library.created);
+  EXPECT_EQ(library.request.repo, "lib-a");
+}
+
 }  // namespace kport::db::test

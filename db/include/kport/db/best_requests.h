@@ -1,5 +1,5 @@
 // Records of measure requests and of questions /api/v1/best answered without a
-// measurement (migration 0010). Conventions as in records.h.
+// measurement (migrations 0010, 0023). Conventions as in records.h.
 #pragma once
 
 #include <cstdint>
@@ -16,10 +16,13 @@ struct BestKey {
   std::string gpu_model, family, dtype, shape;
 };
 
-// A request to measure one key, and the check job it queued.
+// A request to measure one key in one library, and the check job it queued. The key and
+// the library together name a request (migration 0023): two libraries asking for one key
+// are two requests.
 struct BestRequest {
   std::int64_t id = 0;
   BestKey key;
+  std::string repo = {};  // the library (repository) measured; "" for a request of no library
   std::int64_t job_id = 0;
   std::int64_t requests = 1;  // how many times it was requested while open
   std::int64_t asked = 0;     // /api/v1/best answers of the key without a measurement (flushed)
@@ -42,7 +45,8 @@ struct BestAsk {
 struct BestRequestFilter {
   std::optional<std::string> gpu_model;
   int limit = 100;
-  std::optional<std::int64_t> before_id;  // newest first
+  std::optional<std::int64_t> before_id;           // newest first
+  std::optional<std::string> repo = std::nullopt;  // "" selects the requests of no library
 };
 
 }  // namespace kport::db

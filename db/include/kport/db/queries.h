@@ -50,6 +50,8 @@ struct JobFilter {
   std::optional<std::string> commit_sha, target;
   std::optional<std::int64_t> before_id;
   int limit = 100;
+  // The library the job belongs to: its pipeline's repository, else its commit's ("": neither).
+  std::optional<std::string> repo = std::nullopt;
 };
 
 struct PipelineFilter {

@@ -385,12 +385,13 @@ class Store {
   Result<std::vector<CaseRunRecord>> case_runs(const CaseRunFilter& filter);
 
   // ---- measure requests (store_best_requests.cpp) ---------------------------------
-  // Opens a request to measure `key` with `pipeline` (exactly one check job), in one
-  // transaction: when a request of the key is still open (its job queued or running),
-  // nothing is created, that request counts one more ask and is answered (created
-  // false); otherwise the pipeline, its job and the request are created together.
-  // invalid_argument when the pipeline has not exactly one check job.
-  Result<BestRequestOpened> open_best_request(const BestKey& key, const NewPipeline& pipeline);
+  // Opens a request to measure `key` in library `repo` ("" for none) with `pipeline`
+  // (exactly one check job), in one transaction: when a request of the key and library
+  // is still open (its job queued or running), nothing is created, that request counts
+  // one more ask and is answered (created false); otherwise the pipeline, its job and the
+  // request are created together. invalid_argument when the pipeline has not exactly one
+  // check job.
+  Result<BestRequestOpened> open_best_request(const BestKey& key, const std::string& repo, const NewPipeline& pipeline);
   Result<std::optional<BestRequest>> get_best_request(std::int64_t id);
   // Newest first.
   Result<Page<BestRequest>> list_best_requests(const BestRequestFilter& filter);

@@ -38,29 +38,80 @@ Result<std::optional<std::string>> known_arch(Context& ctx, const std::string& g
   return std::optional<std::string>(any->items.front().arch);
 }
 
-// Whether some instance of the family runs the dtype: its publisher listed it, or it
-// passed on it somewhere (as provisional answers decide).
-Status family_runs(Context& ctx, const std::string& family, const std::string& dtype) {
+// What kport knows of an op: the instances the builds published and the current figures
+// of a dtype on every GPU model, each of its library.
+struct OpRows {
+  std::vector<db::BestCandidate> ran;
+  std::vector<db::KernelInstance> instances;
+};
+
+Result<OpRows> op_rows(Context& ctx, const std::string& family, const std::string& dtype) {
+  OpRows out;
   auto ran = ctx.store->best_candidates("", family, dtype);
   if (!ran.ok()) return std::move(ran).error();
-  for (const auto& c : *ran)
-    if (c.status == db::ResultStatus::passed) return {};
   auto instances = ctx.store->list_kernel_instances(family);
   if (!instances.ok()) return std::move(instances).error();
+  out.ran = std::move(*ran);
+  out.instances = std::move(*instances);
+  return out;
+}
+
+// The library a request measures: the one asked for, which must be a registered
+// repository or a library with instances of the op; else the one library the op's
+// instances and figures name ("" when they name none), as /api/v1/best decides whose
+// evidence answers; several are refused, naming them.
+Result<std::string> measure_library(Context& ctx, const MeasureRequest& rq, const OpRows& rows) {
+  std::vector<std::string> libraries;
+  for (const auto& i : rows.instances) libraries.push_back(i.repo);
+  for (const auto& c : rows.ran) libraries.push_back(c.repo);
+  if (rq.repo.empty()) {
+    auto one = one_library(libraries, "op " + rq.op, "name one in the request's field 'repo' (\"repo\": \"NAME\")");
+    if (!one.ok()) return std::move(one).error();
+    return one->value_or(std::string());
+  }
+  if (rq.repo.size() > 128)
+    return make_error(Errc::invalid_argument, "field 'repo': the repository name is longer than 128 bytes");
+  if (std::find(libraries.begin(), libraries.end(), rq.repo) != libraries.end()) return rq.repo;
+  auto repos = ctx.store->list_repositories();
+  if (!repos.ok()) return std::move(repos).error();
+  std::string known;
+  for (const auto& r : *repos) {
+    if (r.name == rq.repo) return rq.repo;
+    known += (known.empty() ? "" : ", ") + r.name;
+  }
+  return make_error(Errc::not_found, "field 'repo': repository '" + rq.repo + "' is not known to kport (" +
+                                         (known.empty() ? std::string("none is registered") : "known: " + known) +
+                                         "; POST /api/v1/repositories registers one)");
+}
+
+// Whether some instance of the family in library `repo` ("" any) runs the dtype: its
+// publisher listed it, or it passed on it somewhere (as provisional answers decide).
+Status family_runs(const OpRows& rows, const std::string& family, const std::string& dtype, const std::string& repo) {
+  const std::optional<std::string> library = repo.empty() ? std::nullopt : std::optional<std::string>(repo);
+  const std::string of = repo.empty() ? std::string() : " in library '" + repo + "'";
+  bool known = false;
+  for (const auto& c : rows.ran) {
+    if (!of_library(c.repo, library)) continue;
+    known = true;
+    if (c.status == db::ResultStatus::passed) return {};
+  }
   std::set<std::string> listed;
-  for (const auto& i : *instances)
+  for (const auto& i : rows.instances) {
+    if (!of_library(i.repo, library)) continue;
+    known = true;
     if (i.dtypes)
       for (const auto& d : *i.dtypes) {
         if (d == dtype) return {};
         listed.insert(d);
       }
-  if (instances->empty() && ran->empty())
+  }
+  if (!known)
     return make_error(
         Errc::unprocessable,
-        "no instance of " + family + " is known yet, so there is nothing to measure (a build publishes them)");
+        "no instance of " + family + of + " is known yet, so there is nothing to measure (a build publishes them)");
   std::string names;
   for (const auto& d : listed) names += (names.empty() ? "" : ", ") + d;
-  return make_error(Errc::unprocessable, "field 'dtype': no instance of " + family + " runs " + dtype +
+  return make_error(Errc::unprocessable, "field 'dtype': no instance of " + family + of + " runs " + dtype +
                                              (names.empty() ? std::string() : "; they run " + names));
 }
 
@@ -84,27 +135,41 @@ Result<MeasureOpened> request_measurement(Context& ctx, const MeasureRequest& rq
                       "field 'gpu': GPU model '" + rq.gpu_model +
                           "' has never been seen by kport (no runner registered it and no result names it);"
                           " GET /api/v1/gpus lists the known ones");
-  KPORT_TRY(family_runs(ctx, rq.op, rq.dtype));
+  auto rows = op_rows(ctx, rq.op, rq.dtype);
+  if (!rows.ok()) return std::move(rows).error();
+  auto repo = measure_library(ctx, rq, *rows);
+  if (!repo.ok()) return std::move(repo).error();
+  KPORT_TRY(family_runs(*rows, rq.op, rq.dtype, *repo));
 
   MeasureOpened out;
   out.key = db::BestKey{rq.gpu_model, rq.op, rq.dtype, shape->shape.canonical()};
+  out.repo = *repo;
   out.shape_text = shape->text;
-  auto answer = exact_answer(*ctx.store, out.key);
+  // A request of a library reads its rows and runs on its builds only: another
+  // library's harness does not hold its instances.
+  const std::optional<std::string> library = repo->empty() ? std::nullopt : std::optional<std::string>(*repo);
+  auto answer = exact_answer(*ctx.store, out.key, library);
   if (!answer.ok()) return std::move(answer).error();
   if (answer->measured) {
     out.outcome = MeasureOpened::Outcome::already_measured;
     out.answer = std::move(*answer);
     return out;
   }
-  auto targets = target_states(ctx);
+  auto targets = target_states(ctx, library);
   if (!targets.ok()) return std::move(targets).error();
-  const MeasureAsk ask{rq.gpu_model, **arch, rq.op, rq.dtype, shape->text, out.key.shape};
+  const MeasureAsk ask{rq.gpu_model, **arch, rq.op, rq.dtype, shape->text, out.key.shape, *repo};
   auto np = plan_measure(ask, *targets, ctx.config.max_attempts);
+  if (!np && library)
+    return make_error(Errc::conflict, "nothing that arch " + **arch + " (" + rq.gpu_model +
+                                          ") checks has a successful build of library '" + *repo +
+                                          "' yet, so there is no harness of its instances to measure with; push a "
+                                          "commit of " +
+                                          *repo + " or POST /api/v1/pipelines with \"repo\": \"" + *repo + "\" first");
   if (!np)
     return make_error(Errc::conflict, "nothing that arch " + **arch + " (" + rq.gpu_model +
                                           ") checks has a successful build yet, so there is no harness to measure with;"
                                           " push a commit or POST /api/v1/pipelines first");
-  auto opened = ctx.store->open_best_request(out.key, *np);
+  auto opened = ctx.store->open_best_request(out.key, out.repo, *np);
   if (!opened.ok()) return std::move(opened).error();
   out.outcome = opened->created ? MeasureOpened::Outcome::queued : MeasureOpened::Outcome::coalesced;
   out.request = std::move(opened->request);
@@ -120,12 +185,14 @@ Result<MeasureOpened> request_measurement(Context& ctx, const MeasureRequest& rq
              {"op", rq.op},
              {"dtype", rq.dtype},
              {"shape", out.key.shape},
+             {"repo", out.repo},
              {"requests", out.request->requests}});
   return out;
 }
 
 Result<std::vector<MeasureState>> measure_states(Context& ctx, const std::vector<db::BestRequest>& requests) {
-  std::map<std::tuple<std::string, std::string, std::string>, std::vector<porting::Measurement>> rows;
+  // Per (GPU model, family, dtype, library): the rows a request's state reads.
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, std::vector<porting::Measurement>> rows;
   std::vector<MeasureState> out;
   out.reserve(requests.size());
   for (const auto& r : requests) {
@@ -143,19 +210,29 @@ Result<std::vector<MeasureState>> measure_states(Context& ctx, const std::vector
         s.reason = "its check job was cancelled";
         break;
       case db::JobStatus::succeeded: {
-        const auto key = std::make_tuple(r.key.gpu_model, r.key.family, r.key.dtype);
+        const auto key = std::make_tuple(r.key.gpu_model, r.key.family, r.key.dtype, r.repo);
         auto it = rows.find(key);
         if (it == rows.end()) {
-          auto m = gpu_measurements(*ctx.store, r.key.gpu_model, r.key.family, r.key.dtype);
-          if (!m.ok()) return std::move(m).error();
-          it = rows.emplace(key, std::move(*m)).first;
+          // A request of no library (made before libraries were told apart) reads every row.
+          auto all = ctx.store->best_candidates(r.key.gpu_model, r.key.family, r.key.dtype);
+          if (!all.ok()) return std::move(all).error();
+          std::vector<porting::Measurement> m;
+          if (r.repo.empty()) {
+            m.reserve(all->size());
+            for (const auto& c : *all) m.push_back(to_measurement(c));
+          } else {
+            m = library_measurements(*all, r.repo);
+          }
+          it = rows.emplace(key, std::move(m)).first;
         }
         auto shape = porting::Shape::parse(r.key.shape);
         if (shape.ok()) s.answer = exact_answer(it->second, r.key.gpu_model, r.key.dtype, *shape);
         s.state = s.answer.measured ? "measured" : "failed";
         if (!s.answer.measured)
-          s.reason = "its check job finished, but no instance passed and was timed at exactly this shape on " +
-                     r.key.gpu_model + " (its log: GET /api/v1/jobs/" + std::to_string(r.job_id) + "/log)";
+          s.reason = "its check job finished, but no instance" +
+                     (r.repo.empty() ? std::string() : " of library '" + r.repo + "'") +
+                     " passed and was timed at exactly this shape on " + r.key.gpu_model +
+                     " (its log: GET /api/v1/jobs/" + std::to_string(r.job_id) + "/log)";
         break;
       }
     }

@@ -139,6 +139,7 @@ std::optional<db::NewPipeline> plan_measure(const MeasureAsk& ask, const std::ve
   payload.best_request = api::BestRequestRef{ask.gpu_model, ask.family, ask.dtype, ask.shape_key};
   db::NewPipeline np;
   np.reason = db::PipelineReason::manual;
+  np.repo = ask.repo;
   np.commit_sha = b.commit_sha;
   np.note = "measure " + ask.family + " " + ask.dtype + " " + ask.shape_text + " on " + ask.gpu_model +
             " (requested through /api/v1/best/requests)";

@@ -14,9 +14,10 @@
 //                          model, of the suspect instances only, on the build the first
 //                          measurement used, in that build's pipeline (plan_remeasure),
 //                          timing the baseline's harness in interleaved rounds ("paired").
-//   measure request        a manual pipeline of one check job pinned to the GPU model, on
-//                          the latest successful build of a target the GPU's arch checks,
-//                          of every instance of the family on the one asked case only
+//   measure request        a manual pipeline of one library (its repository) with one
+//                          check job pinned to the GPU model, on that library's latest
+//                          successful build of a target the GPU's arch checks, of every
+//                          instance of the family on the one asked case only
 //                          (plan_measure).
 //
 // Pure functions over plain data: the caller reads the store and writes the result with
@@ -96,10 +97,15 @@ struct MeasureAsk {
   std::string family, dtype;
   std::string shape_text;  // in the family's own order (porting::OpShape::text)
   std::string shape_key;   // canonical (porting::Shape::canonical)
+  // The library measured: the pipeline's repository, so its results are that library's.
+  // `targets` must hold that library's builds only (target_states(ctx, repo)). Empty:
+  // no library (the results' library is then their commit's).
+  std::string repo = {};
 };
 
-// The pipeline of a measure request: one check job pinned to ask.gpu_model and arch,
-// depending on the latest successful build of the target it checks. Of the targets the
+// The pipeline of a measure request (of repository ask.repo): one check job pinned to
+// ask.gpu_model and arch, depending on the latest successful build in `targets` of the
+// target it checks. Of the targets the
 // arch checks (porting::checks_target) with a build, one of the arch's own is preferred,
 // the arch-specific "a" target first (the build that uses all its features), then the
 // newest build. Payload:

@@ -79,22 +79,28 @@ std::size_t queue_remeasures(Context& ctx, const db::Job& measured, const std::v
 // ---- measure requests (POST /api/v1/best/requests; best_requests.cpp) -----------------
 struct MeasureRequest {  // as the user sent it
   std::string gpu_model, op, dtype, shape;
+  std::string repo;  // the library to measure; empty: the one whose instances run the op
 };
 
 struct MeasureOpened {
   enum class Outcome { queued, coalesced, already_measured };
   Outcome outcome = Outcome::queued;
   db::BestKey key;                         // shape canonical
+  std::string repo;                        // the library measured ("" when no instance names one)
   std::string shape_text;                  // the family's order, as queued
   std::optional<db::BestRequest> request;  // absent when already measured
   ExactAnswer answer;                      // already_measured: what answers it
 };
 
-// Validates the request (invalid_argument naming op, dtype or shape; not_found for a
-// GPU model no runner registered and no result names; unprocessable when no instance of
-// the family runs the dtype; conflict when nothing the GPU's arch checks was built) and,
-// unless the shape already has a measured exact answer on that GPU model, queues its
-// check job (plan_measure) or counts one more ask of the open request of the same key.
+// Validates the request (invalid_argument naming op, dtype, shape or repo; not_found for
+// a GPU model no runner registered and no result names, or a repo that is neither a
+// registered repository nor a library with instances of the op; unprocessable when no
+// instance of the family runs the dtype; conflict when nothing the GPU's arch checks was
+// built) and resolves its library: `repo` as given, else the one library whose instances
+// and results name the op (several: invalid_argument naming them). Unless the shape
+// already has a measured exact answer of that library on that GPU model, queues its
+// check job on that library's newest build (plan_measure) or counts one more ask of the
+// open request of the same key and library.
 Result<MeasureOpened> request_measurement(Context& ctx, const MeasureRequest& request);
 
 // A measure request as users see it: queued or running (its job), measured (its job
@@ -104,11 +110,13 @@ struct MeasureState {
   std::string reason;
   ExactAnswer answer;
 };
-// The states of `requests`, reading each (GPU model, family, dtype) once.
+// The states of `requests`, reading each (GPU model, family, dtype) once; a request's
+// state reads its own library's rows only (every library's for a request of none).
 Result<std::vector<MeasureState>> measure_states(Context& ctx, const std::vector<db::BestRequest>& requests);
 
 // Every known target with its registered check arches and newest succeeded build
-// (revalidations.cpp).
-Result<std::vector<TargetState>> target_states(Context& ctx);
+// (revalidations.cpp): of library `repo` when given (a build job's library is its
+// pipeline's repository, else its commit's), else of any.
+Result<std::vector<TargetState>> target_states(Context& ctx, const std::optional<std::string>& repo = std::nullopt);
 
 }  // namespace kport::coordinator::app

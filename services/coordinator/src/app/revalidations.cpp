@@ -29,7 +29,7 @@ bool version_less(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-Result<std::vector<TargetState>> target_states(Context& ctx) {
+Result<std::vector<TargetState>> target_states(Context& ctx, const std::optional<std::string>& repo) {
   auto targets = ctx.store->list_targets();
   if (!targets.ok()) return std::move(targets).error();
   std::vector<TargetState> out;
@@ -42,6 +42,7 @@ Result<std::vector<TargetState>> target_states(Context& ctx) {
     jf.kind = db::JobKind::build;
     jf.status = db::JobStatus::succeeded;
     jf.target = t.name;
+    jf.repo = repo;
     jf.limit = 1;
     auto built = ctx.store->list_jobs(jf);
     if (!built.ok()) return std::move(built).error();

@@ -31,14 +31,18 @@
 namespace kport::api {
 
 // The question asked: a GPU model (as its runners registered it), an op (the family), a
-// dtype and a shape ("m=3000,n=3000,k=3000"). Answers name it by the same four fields,
-// the shape canonical (keys sorted).
+// dtype and a shape ("m=3000,n=3000,k=3000"), and optionally the library (repository)
+// whose instances to measure, needed where several libraries run the op. Answers name it
+// by the same fields, the shape canonical (keys sorted) and the library as resolved.
 struct MeasureRequestInput {
   std::string gpu, op, dtype, shape;
+  std::string repo = {};  // empty: absent on the wire
 };
 
 inline boost::json::object to_json(const MeasureRequestInput& k) {
-  return boost::json::object{{"gpu", k.gpu}, {"op", k.op}, {"dtype", k.dtype}, {"shape", k.shape}};
+  boost::json::object o{{"gpu", k.gpu}, {"op", k.op}, {"dtype", k.dtype}, {"shape", k.shape}};
+  if (!k.repo.empty()) o["repo"] = k.repo;
+  return o;
 }
 
 inline MeasureRequestInput read_measure_request_input(Fields& f) {
@@ -47,7 +51,16 @@ inline MeasureRequestInput read_measure_request_input(Fields& f) {
   k.op = f.str("op", 32);
   k.dtype = f.str("dtype", 32);
   k.shape = f.str("shape", 256);
+  k.repo = f.opt_str("repo", 128).value_or("");
   return k;
+}
+
+// The key of an answer: the question's fields with `repo` always written, "" for a
+// request of no library (one made before kport told libraries apart).
+inline boost::json::object answer_key_json(const MeasureRequestInput& k) {
+  boost::json::object o = to_json(k);
+  if (k.repo.empty()) o["repo"] = "";
+  return o;
 }
 
 inline Result<MeasureRequestInput> parse_measure_request_input(const boost::json::object& o, std::string where = "") {
@@ -89,7 +102,7 @@ inline constexpr std::array<std::string_view, 4> k_measure_states{"queued", "run
 // A request and how it stands: queued or running while its job does, measured once the
 // shape has a measured answer, failed (with the reason) when its job failed without one.
 struct MeasureRequestInfo {
-  MeasureRequestInput key;
+  MeasureRequestInput key;  // repo: the library measured, "" for a request of none
   std::int64_t id = 0;
   std::string state;   // k_measure_states
   std::string reason;  // why it failed; absent from the wire when empty
@@ -105,7 +118,7 @@ struct MeasureRequestInfo {
 };
 
 inline boost::json::object to_json(const MeasureRequestInfo& r) {
-  boost::json::object o = to_json(r.key);
+  boost::json::object o = answer_key_json(r.key);
   o["id"] = r.id;
   o["state"] = r.state;
   if (!r.reason.empty()) o["reason"] = r.reason;
@@ -190,7 +203,7 @@ struct MeasureRequestAnswer {
 
 inline boost::json::object to_json(const MeasureRequestAnswer& a) {
   if (a.outcome == MeasureOutcome::already_measured) {
-    boost::json::object o = to_json(a.request.key);
+    boost::json::object o = answer_key_json(a.request.key);
     o["outcome"] = to_string(a.outcome);
     o["state"] = "measured";
     o["job"] = nullptr;
@@ -244,7 +257,8 @@ inline Result<MeasureRequestAnswer> parse_measure_request_answer(const boost::js
 
 // ---- the listing ----------------------------------------------------------------------
 
-// A question /api/v1/best answered without a measurement, how often and when.
+// A question /api/v1/best answered without a measurement, how often and when (of no
+// library: `key.repo` is empty).
 struct MeasureAsk {
   MeasureRequestInput key;
   std::int64_t asks = 0;
