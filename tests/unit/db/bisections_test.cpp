@@ -93,14 +93,7 @@ TEST_F(BisectionStoreTest, AReasonIsBisectedOnceAndItsProbesStayOutOfVerdicts) {
   EXPECT_EQ(check.payload_json, R"({"variants":["gemm.mma"]})");
   const Runner other_driver = gpu_runner("g570", "9.0");  // 570.86
   EXPECT_FALSE(ok(m_store->claim(other_driver.id)).has_value()) << "a probe is not timed on another driver";
-  NewRunner on_580;
-  on_580.name = "g";
-  on_580.role = RunnerRole::gpu;
-  on_580.caps.gpu_model = "NVIDIA H200";
-  on_580.caps.gpu_uuid = "GPU-g";
-  on_580.caps.arch = "9.0";
-  on_580.caps.driver = "580.1";
-  const Runner gpu = ok(m_store->register_runner(on_580)).runner;
+  const Runner gpu = gpu_runner("g", "9.0", "NVIDIA H200", "580.1");
   auto claimed = ok(m_store->claim(gpu.id));
   ASSERT_TRUE(claimed);
   ok(m_store->put_results({result(k_mid, claimed->job.id, gpu.id)}));

@@ -27,17 +27,7 @@ TEST_F(QueueTest, ClaimMatchesRoleAndCapabilities) {
 TEST_F(QueueTest, ACheckPinnedToADriverWaitsForARunnerReportingIt) {
   // Two runners of one GPU model on two drivers: a check pinned to the newer driver is not
   // the older one's, and while only the older one is online it says it awaits a runner.
-  auto register_on = [&](const std::string& name, const std::string& driver) {
-    NewRunner n;
-    n.name = name;
-    n.role = RunnerRole::gpu;
-    n.caps.gpu_model = "NVIDIA H200";
-    n.caps.gpu_uuid = "GPU-" + name;
-    n.caps.arch = "9.0";
-    n.caps.driver = driver;
-    return ok(m_store->register_runner(n)).runner;
-  };
-  const Runner old_driver = register_on("old", "570.86");
+  const Runner old_driver = gpu_runner("old", "9.0", "NVIDIA H200", "570.86");
   NewPipeline np;
   np.commit_sha = std::string(40, 'd');
   JobSpec check{JobKind::check, np.commit_sha, "sm_90a", "9.0", "NVIDIA H200", {}, 3, ""};
@@ -49,7 +39,7 @@ TEST_F(QueueTest, ACheckPinnedToADriverWaitsForARunnerReportingIt) {
   EXPECT_EQ(jobs[0].driver, "580.159.04");
   EXPECT_EQ(jobs[0].status, JobStatus::awaiting_runner) << "no online runner reports the driver";
   EXPECT_FALSE(ok(m_store->claim(old_driver.id)).has_value()) << "another driver never claims it";
-  const Runner new_driver = register_on("new", "580.159.04");
+  const Runner new_driver = gpu_runner("new", "9.0", "NVIDIA H200", "580.159.04");
   EXPECT_EQ(job(jobs[0].id).status, JobStatus::queued);
   auto place = ok(m_store->queue_place(jobs[0].id));
   ASSERT_TRUE(place);

@@ -63,14 +63,15 @@ Runner StoreTest::build_runner(const std::string& name, std::vector<std::string>
   return ok(m_store->register_runner(n)).runner;
 }
 
-Runner StoreTest::gpu_runner(const std::string& name, const std::string& arch, const std::string& model) {
+Runner StoreTest::gpu_runner(const std::string& name, const std::string& arch, const std::string& model,
+                             const std::string& driver) {
   NewRunner n;
   n.name = name;
   n.role = RunnerRole::gpu;
   n.caps.gpu_model = model;
   n.caps.gpu_uuid = "GPU-" + name;
   n.caps.arch = arch;
-  n.caps.driver = "570.86";
+  n.caps.driver = driver;
   return ok(m_store->register_runner(n)).runner;
 }
 

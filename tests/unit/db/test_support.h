@@ -24,7 +24,8 @@ class StoreTest : public ::testing::Test {
   Options options();
 
   Runner build_runner(const std::string& name, std::vector<std::string> targets);
-  Runner gpu_runner(const std::string& name, const std::string& arch, const std::string& model = "NVIDIA H200");
+  Runner gpu_runner(const std::string& name, const std::string& arch, const std::string& model = "NVIDIA H200",
+                    const std::string& driver = "570.86");
   // A pipeline with one build job per target.
   Pipeline pipeline_with_builds(const std::vector<std::string>& targets, int max_attempts = 3);
   Job job(std::int64_t id);
