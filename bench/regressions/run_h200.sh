@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A/A figures of every bench-grid case of the library on one GPU, for bench/regressions/
-# report.sh: builds kport-harness-sm_90a from kernels/ and runs `bench --all --dtype all`
-# in KPORT_PASSES processes back to back (fast rounds: 100 ms time cap, RSE 0.3 %, the
-# runner's duty cycle and L2 flush), each report kept as start<S>-pass<P>.json.gz, all of
+# report.sh: builds kport-harness-sm_90a from kernels/ and runs every case of `bench --all
+# --dtype all`, ordered by problem, in KPORT_PASSES processes back to back (fast rounds:
+# 100 ms time cap, RSE 0.3 %, the runner's duty cycle and L2 flush), each report kept as start<S>-pass<P>.json.gz, all of
 # them packed into $OUT/start<S>.tar.gz (unpack each start's into one DIR for report.sh). One call
 # per machine start (KPORT_START=1, 2, 3 ...); the figures of several starts are compared
 # with each other by report.sh.
@@ -55,9 +55,18 @@ if (( PAIRS > 0 )); then
   fi
   mv "$SRC.orig" $SRC
 fi
+# Every grid case, the competitors of a problem one after the other, as the GPU runner
+# orders a round's cases (the harness makes a problem's inputs once for all of them).
+mapfile -t CASES < <("$H" bench --all --dtype all --plan | python3 -c '
+import json, sys
+plan = json.load(sys.stdin)["plan"]
+plan.sort(key=lambda c: (c["family"], c["dtype"], c["shape_text"]))
+for c in plan:
+    print("--case"); print(c["instance"] + ":" + c["dtype"] + ":" + c["shape_text"])')
+echo "$(( ${#CASES[@]} / 2 )) cases, ordered by problem"
 for p in $(seq "$PASSES"); do
   if (( $(date +%s) - t0 > BUDGET_S )); then echo "budget reached before pass $p"; break; fi
-  timeout 300 "$H" bench --all --dtype all --seed $((START * 1000 + p)) "${SAMPLING[@]}" \
+  timeout 300 "$H" bench "${CASES[@]}" --seed $((START * 1000 + p)) "${SAMPLING[@]}" \
     2>"$W/start$START-pass$p.err" | gzip >"$W/start$START-pass$p.json.gz"
   echo "[$(( $(date +%s) - t0 ))s] pass $p: exit ${PIPESTATUS[0]}"
 done

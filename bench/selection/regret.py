@@ -163,7 +163,7 @@ def main():
                "exact_shape": exact, "matched_shape": ans.get("matched_shape") if isinstance(ans, dict) else None,
                "method": ((ans.get("confidence") or {}).get("method") if isinstance(ans, dict) else None),
                "answer": answer, "fastest": fastest, "timed": timed,
-               "bench_error": bench.get("error")}
+               "bench_error": bench.get("error"), "response": ans}
         if answer and timed:
             if answer in timed:
                 row["regret"] = timed[answer] / timed[fastest] - 1

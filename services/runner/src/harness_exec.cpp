@@ -381,16 +381,17 @@ Status Harness::time(std::vector<CaseOutcome>& outcomes, const std::set<std::str
   std::map<std::string, std::vector<const HarnessCase*>> by_problem;
   for (const auto& c : timed) by_problem[c.problem()].push_back(&c);
 
-  // Screen: where instances compete, each instance's contested cases in one process.
+  // Screen: where instances compete, every contested case in one process, the competitors
+  // of a problem one after the other (the harness makes a problem's inputs once for all of
+  // them, and they are timed in the same minute of the GPU's life).
   std::set<std::string> precise_keys;
   std::map<std::string, json::object> screens;
   if (m_opt.sampling.screen) {
-    std::map<std::string, std::vector<HarnessCase>> per_instance;
-    for (const auto& [problem, cs] : by_problem) {
-      if (cs.size() < 2) continue;
-      for (const auto* c : cs) per_instance[c->instance].push_back(*c);
-    }
-    for (const auto& [instance, cs] : per_instance) KPORT_TRY(run_cases("screen", cs, seed, slot, &screens));
+    std::vector<HarnessCase> contested;
+    for (const auto& [problem, cs] : by_problem)
+      if (cs.size() >= 2)
+        for (const auto* c : cs) contested.push_back(*c);
+    if (!contested.empty()) KPORT_TRY(run_cases("screen", contested, seed, slot, &screens));
     m_screened += static_cast<int>(screens.size());
   }
   for (const auto& [problem, cs] : by_problem) {
@@ -413,10 +414,12 @@ Status Harness::time(std::vector<CaseOutcome>& outcomes, const std::set<std::str
     }
   }
 
-  // Precise rounds over every case that may decide an answer, one process per round.
+  // Precise rounds over every case that may decide an answer, one process per round, a
+  // problem's cases one after the other as in the screen.
   std::vector<HarnessCase> precise;
-  for (const auto& c : timed)
-    if (precise_keys.count(c.key())) precise.push_back(c);
+  for (const auto& [problem, cs] : by_problem)
+    for (const auto* c : cs)
+      if (precise_keys.count(c->key())) precise.push_back(*c);
   std::map<std::string, std::vector<json::object>> rounds, paired_rounds;
   auto one_round = [&](const std::vector<HarnessCase>& which) -> Status {
     std::map<std::string, json::object> got;
