@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "build_steps.h"
@@ -169,6 +170,18 @@ Result<BuildReport> build_variants(const BuildRequest& req, const TargetEntry& t
   say(disassembler.cuobjdump.empty() ? "SASS audit off: " + disassembler.missing
                                      : "SASS audit with " + disassembler.cuobjdump.string());
 
+  // The harness's own objects (core, references, main) compile beside the variants.
+  std::set<std::string> variant_objects;
+  for (const auto& v : *variants)
+    for (const auto& source : v.sources) {
+      std::error_code fec;
+      if (auto it = objects->find(fs::weakly_canonical(v.dir / source, fec)); it != objects->end())
+        variant_objects.insert(it->second);
+    }
+  std::thread own_objects([&, own = detail::harness_own_objects(req, project, *objects, variant_objects)] {
+    detail::build_objects(req, own);
+  });
+
   // Compile: a fixed pool of workers takes the next variant until none is left.
   std::vector<VariantRecord> built(report.plan.applicable.size());
   std::vector<bool> done(built.size(), false);
@@ -188,6 +201,7 @@ Result<BuildReport> build_variants(const BuildRequest& req, const TargetEntry& t
   std::vector<std::thread> pool;
   for (int t = 0; t < std::min<int>(jobs, static_cast<int>(built.size())); ++t) pool.emplace_back(work);
   for (auto& t : pool) t.join();
+  own_objects.join();
 
   std::vector<std::string> excluded;
   for (std::size_t i = 0; i < built.size(); ++i) {

@@ -165,6 +165,32 @@ bool ninja_up_to_date(const BuildRequest& r, const std::string& object) {
   return out.ok() && out->exit_code == 0 && out->output.find("no work to do") != std::string::npos;
 }
 
+std::vector<std::string> harness_own_objects(const BuildRequest& r, const Project& project,
+                                             const std::map<fs::path, std::string>& objects,
+                                             const std::set<std::string>& variant_objects) {
+  ProcessOptions o;
+  o.timeout = std::chrono::seconds(60);
+  auto out = env_of(r).run_process({r.ninja, "-C", r.build_dir.string(), "-t", "inputs", project.harness_target}, o);
+  if (!out.ok() || out->exit_code != 0 || out->timed_out) return {};
+  std::set<std::string> compiled;  // what the configured project compiles, as ninja names it
+  for (const auto& [source, object] : objects) compiled.insert(object);
+  std::vector<std::string> own;
+  std::istringstream lines(out->output);
+  for (std::string line; std::getline(lines, line);)
+    if (compiled.count(line) && !variant_objects.count(line)) own.push_back(line);
+  return own;
+}
+
+void build_objects(const BuildRequest& r, const std::vector<std::string>& objects) {
+  if (objects.empty()) return;
+  std::vector<std::string> argv{r.ninja, "-C", r.build_dir.string()};
+  argv.insert(argv.end(), objects.begin(), objects.end());
+  ProcessOptions o;
+  o.timeout = r.step_timeout;
+  o.cancel = r.cancel;
+  (void)env_of(r).run_process(argv, o);
+}
+
 Result<fs::path> link_harness(const BuildRequest& r, const Project& project, std::string& log) {
   ProcessOptions o;
   o.timeout = r.step_timeout;

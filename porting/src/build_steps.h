@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,15 @@ SassAudit audit_objects(const BuildRequest& request, const Disassembler& tool, c
 // Compiles and audits one variant; never fails as a whole: failures become the record.
 VariantRecord compile_variant(const BuildRequest& request, const VariantSpec& variant,
                               const std::map<std::filesystem::path, std::string>& objects, const Disassembler& tool);
+
+// The objects project.harness_target needs beyond `variant_objects` (its core, references and
+// main), from `ninja -t inputs` and the configured compile commands; empty when ninja cannot
+// say. Compiled while the variants compile, so that linking after them is only a link.
+std::vector<std::string> harness_own_objects(const BuildRequest& request, const Project& project,
+                                             const std::map<std::filesystem::path, std::string>& objects,
+                                             const std::set<std::string>& variant_objects);
+// `ninja` over those objects; a failure is left for the link to report.
+void build_objects(const BuildRequest& request, const std::vector<std::string>& objects);
 
 // Builds project.harness_target; returns the harness's path.
 Result<std::filesystem::path> link_harness(const BuildRequest& request, const Project& project, std::string& log);

@@ -168,7 +168,12 @@ json::object combine_bench_rounds(const std::vector<json::object>& rounds, doubl
   // Rates are inversely proportional to the time.
   for (const char* k : {"tflops", "gbps"})
     if (auto v = number_at(out, {k}); v && combined > 0) out[k] = *v * first_median / combined;
-  if (base.size() == ours.size() && out.contains("baseline") && out["baseline"].is_object()) {
+  // The baseline is timed in a process's first round only (later rounds run without it): its
+  // figure is the median of the rounds that kept one, the outvoted rounds' when none did.
+  if (base.empty())
+    for (const auto& r : all)
+      if (r.baseline) base.push_back(*r.baseline);
+  if (!base.empty() && out.contains("baseline") && out["baseline"].is_object()) {
     const double base_combined = median_of(base);
     auto& b = out["baseline"].as_object();
     const double base_first = number_at(b, {"timing", "median_ms"}).value_or(base_combined);

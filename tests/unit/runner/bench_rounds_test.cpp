@@ -60,6 +60,20 @@ TEST(BenchRounds, TwoRoundsGiveTheMeanAndRescaledRates) {
   EXPECT_NEAR(rounds[1].at("baseline_median_ms").to_number<double>(), 1.2, 1e-9);
 }
 
+TEST(BenchRounds, ABaselineTimedInTheFirstRoundOnlyIsTheRatiosBaseline) {
+  // The runner times the baseline in a process's first round only.
+  auto later = round(2.2, 1.0, 30);
+  later.erase("baseline");
+  later.erase("ratio");
+  auto c = combine_bench_rounds({round(2.0, 1.1, 20), later});
+  EXPECT_NEAR(at(c, {"timing", "median_ms"}), 2.1, 1e-9);
+  EXPECT_NEAR(at(c, {"baseline", "timing", "median_ms"}), 1.1, 1e-9);
+  EXPECT_NEAR(at(c, {"ratio"}), 1.1 / 2.1, 1e-9);  // against the combined figure, not the first round's
+  // The first round outvoted: its baseline still stands, against the rounds that agree.
+  auto c2 = combine_bench_rounds({round(9.0, 1.1, 20), later, round(2.22, 1.0, 20)});
+  EXPECT_NEAR(at(c2, {"ratio"}), 1.0 / 2.21, 1e-9);
+}
+
 TEST(BenchRounds, ThreeRoundsLeaveAnOutlierOutOfTheFigure) {
   // 2.0 and 2.02 agree (1 %, the floor); 9.0 is an outlier the majority outvotes.
   auto c = combine_bench_rounds({round(2.0, 1.0, 20), round(9.0, 1.0, 20), round(2.02, 1.0, 20)});
