@@ -75,94 +75,6 @@ __device__ __forceinline__ float row_reduce(float v, float* scratch, int tpr_log
   return k_max ? warp_reduce_max(v) : warp_reduce_sum(v);
 }
 
-// The math of one row whose vectors `xv` are in registers (the pipelined kernel's; the
-// block-per-rows kernel below keeps its own copy, since calling this raised bf16 rmsnorm's
-// registers from 80 to 84 a thread, a block fewer per SM): its reductions (over scratch_a,
-// and scratch_b for softmax's second), then the row stored to `yr`. rmsnorm's weight comes
-// from `wv` when k_w_regs (loaded beside the row), else from `w` after the reduction.
-template <typename T, int k_v, bool k_softmax, bool k_w_regs>
-__device__ __forceinline__ void rowwise_vec16_row(const Vec16<T> (&xv)[k_v], const Vec16<T>* wv, const T* w, T* yr,
-                                                  bool active, int lt, int tpr_log2, int vecs, int cols, float eps,
-                                                  float* scratch_a, float* scratch_b) {
-  constexpr int k_e = Vec16<T>::k_count;  // elements per vector
-  const int tpr = 1 << tpr_log2;
-  if constexpr (!k_softmax) {
-    float ss = 0.0f;
-#pragma unroll
-    for (int i = 0; i < k_v; ++i) {
-      if (!(active && lt + i * tpr < vecs)) continue;
-#pragma unroll
-      for (int e = 0; e < k_e; ++e) {
-        const float f = to_float(xv[i].v[e]);
-        ss += f * f;
-      }
-    }
-    ss = row_reduce<false>(ss, scratch_a, tpr_log2);
-    const float inv = rsqrtf(ss / static_cast<float>(cols) + eps);
-#pragma unroll
-    for (int i = 0; i < k_v; ++i) {
-      const int vi = lt + i * tpr;
-      if (!(active && vi < vecs)) continue;
-      Vec16<T> wi;
-      if constexpr (k_w_regs)
-        wi = wv[i];
-      else
-        wi = load_vec16(w + static_cast<long>(vi) * k_e);
-      Vec16<T> out;
-#pragma unroll
-      for (int e = 0; e < k_e; ++e) out.v[e] = from_float<T>(to_float(xv[i].v[e]) * inv * to_float(wi.v[e]));
-      store_vec16_stream_sm70(yr + static_cast<long>(vi) * k_e, out);
-    }
-  } else {
-    float mx = -INFINITY;
-#pragma unroll
-    for (int i = 0; i < k_v; ++i) {
-      if (!(active && lt + i * tpr < vecs)) continue;
-#pragma unroll
-      for (int e = 0; e < k_e; ++e) mx = fmaxf(mx, to_float(xv[i].v[e]));
-    }
-    mx = row_reduce<true>(mx, scratch_a, tpr_log2);
-    // exp(x - max) stays in registers for the store: recomputing it there instead made the
-    // 8-vector softmax special-function bound (0.58 of the copy on an H200, 2026-11-29).
-    float ex[k_v][k_e];
-    float sum = 0.0f;
-#pragma unroll
-    for (int i = 0; i < k_v; ++i) {
-      if (!(active && lt + i * tpr < vecs)) continue;
-#pragma unroll
-      for (int e = 0; e < k_e; ++e) {
-        ex[i][e] = __expf(to_float(xv[i].v[e]) - mx);
-        sum += ex[i][e];
-      }
-    }
-    sum = row_reduce<false>(sum, scratch_b, tpr_log2);
-    const float inv = 1.0f / sum;
-#pragma unroll
-    for (int i = 0; i < k_v; ++i) {
-      const int vi = lt + i * tpr;
-      if (!(active && vi < vecs)) continue;
-      Vec16<T> out;
-#pragma unroll
-      for (int e = 0; e < k_e; ++e) out.v[e] = from_float<T>(ex[i][e] * inv);
-      store_vec16_stream_sm70(yr + static_cast<long>(vi) * k_e, out);
-    }
-  }
-}
-
-// Row `row`'s vectors into registers (nothing for a row past the end).
-template <typename T, int k_v>
-__device__ __forceinline__ void rowwise_vec16_load(Vec16<T> (&xv)[k_v], const T* x, long row, int rows, int cols,
-                                                   int lt, int tpr_log2) {
-  constexpr int k_e = Vec16<T>::k_count;
-  const int vecs = cols / k_e;
-  const T* xr = x + row * cols;
-#pragma unroll
-  for (int i = 0; i < k_v; ++i) {
-    const int vi = lt + (i << tpr_log2);
-    if (row < rows && vi < vecs) xv[i] = load_vec16_stream_sm80(xr + static_cast<long>(vi) * k_e);
-  }
-}
-
 template <typename T, int k_v, bool k_softmax>
 __global__ void __launch_bounds__(k_vec16_max_tpr)
     rowwise_vec16_kernel(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y, int rows, int cols,
@@ -257,104 +169,41 @@ __global__ void __launch_bounds__(k_vec16_max_tpr)
   }
 }
 
-// Persistent and pipelined: a grid of as many blocks as fit on the GPU at once walks the rows
-// (each row slot of a block takes rows gridDim.x * rows-per-block apart), and a slot issues
-// the loads of its next row before the reductions of the current one, so a row's loads are
-// in flight while the previous row is reduced and stored, and the wave of blocks never has
-// a tail. rmsnorm's weight, the same for every row, is read once into registers.
-template <typename T, int k_v, bool k_softmax>
-__global__ void __launch_bounds__(k_vec16_max_tpr)
-    rowwise_vec16_pipe_kernel(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y, int rows, int cols,
-                              float eps, int tpr_log2) {
-  constexpr int k_e = Vec16<T>::k_count;
-  // Scratch per row of a pair in flight: a row's reductions never wait for the other's.
-  __shared__ float scratch[4][k_vec16_max_tpr / 32 * 16];
-  const int tpr = 1 << tpr_log2;
-  const int lt = threadIdx.x & (tpr - 1);
-  const int rows_per_block = blockDim.x >> tpr_log2;
-  const long stride = static_cast<long>(gridDim.x) * rows_per_block;
-  const long first = static_cast<long>(blockIdx.x) * rows_per_block;
-  // The same count for every thread of the block: the reductions' barriers need them all.
-  const long steps = first < rows ? (rows - first + stride - 1) / stride : 0;
-  const long mine = first + (threadIdx.x >> tpr_log2);
-  const int vecs = cols / k_e;
-  [[maybe_unused]] Vec16<T> wv[k_softmax ? 1 : k_v];
-  if constexpr (!k_softmax) {
-#pragma unroll
-    for (int i = 0; i < k_v; ++i)
-      if (lt + i * tpr < vecs) wv[i] = load_vec16(w + static_cast<long>(lt + i * tpr) * k_e);
-  }
-  Vec16<T> a[k_v], b[k_v];
-  rowwise_vec16_load(a, x, mine, rows, cols, lt, tpr_log2);
-  // Two rows a turn, named rather than indexed, so both stay in registers.
-  for (long s = 0; s < steps; s += 2) {
-    const long ra = mine + s * stride, rb = ra + stride;
-    if (s + 1 < steps) rowwise_vec16_load(b, x, rb, rows, cols, lt, tpr_log2);
-    rowwise_vec16_row<T, k_v, k_softmax, !k_softmax>(a, wv, w, y + ra * cols, ra < rows, lt, tpr_log2, vecs, cols, eps,
-                                                     scratch[0], scratch[1]);
-    if (s + 1 >= steps) break;
-    if (s + 2 < steps) rowwise_vec16_load(a, x, rb + stride, rows, cols, lt, tpr_log2);
-    rowwise_vec16_row<T, k_v, k_softmax, !k_softmax>(b, wv, w, y + rb * cols, rb < rows, lt, tpr_log2, vecs, cols, eps,
-                                                     scratch[2], scratch[3]);
-  }
-}
-
-// Blocks of `kernel` (of `threads` threads) that fit on the current GPU at once, 0 when the
-// runtime cannot say.
-template <typename Kernel>
-long resident_blocks(Kernel kernel, int threads) {
-  int device = 0, sms = 0, per_sm = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0) != cudaSuccess)
-    return 0;
-  return static_cast<long>(sms) * per_sm;
-}
-
-template <typename T, int k_v, bool k_softmax>
-cudaError_t launch_rowwise_vec16_v(const RowwiseArgs& a, const Vec16Plan& plan, bool pipe, cudaStream_t stream) {
-  long blocks = (static_cast<long>(a.rows) + plan.rows_per_block - 1) / plan.rows_per_block;
+template <typename T, bool k_softmax>
+cudaError_t launch_rowwise_vec16_typed(const RowwiseArgs& a, const Vec16Plan& plan, cudaStream_t stream) {
+  const long blocks = (static_cast<long>(a.rows) + plan.rows_per_block - 1) / plan.rows_per_block;
+  const dim3 grid(static_cast<unsigned>(blocks));
   const auto* x = static_cast<const T*>(a.x);
   const auto* w = static_cast<const T*>(a.w);
   auto* y = static_cast<T*>(a.y);
-  // Two rows in registers spill at eight vectors a thread (softmax, with its exponentials: at
-  // four): such rows take the block-per-rows kernel.
-  if constexpr (k_v <= (k_softmax ? 2 : 4)) {
-    if (pipe) {
-      // Asked once per block size: the occupancy query costs more than a short launch.
-      static thread_local long resident[2] = {-1, -1};
-      long& fit = resident[plan.threads > k_vec16_block ? 1 : 0];
-      if (fit < 0) fit = resident_blocks(rowwise_vec16_pipe_kernel<T, k_v, k_softmax>, plan.threads);
-      if (fit > 0 && fit < blocks) blocks = fit;
-      rowwise_vec16_pipe_kernel<T, k_v, k_softmax><<<dim3(static_cast<unsigned>(blocks)), plan.threads, 0, stream>>>(
-          x, w, y, a.rows, a.cols, a.eps, plan.tpr_log2);
-      return cudaGetLastError();
-    }
+  switch (plan.vecs_per_thread) {
+    case 1:
+      rowwise_vec16_kernel<T, 1, k_softmax>
+          <<<grid, plan.threads, 0, stream>>>(x, w, y, a.rows, a.cols, a.eps, plan.tpr_log2);
+      break;
+    case 2:
+      rowwise_vec16_kernel<T, 2, k_softmax>
+          <<<grid, plan.threads, 0, stream>>>(x, w, y, a.rows, a.cols, a.eps, plan.tpr_log2);
+      break;
+    case 4:
+      rowwise_vec16_kernel<T, 4, k_softmax>
+          <<<grid, plan.threads, 0, stream>>>(x, w, y, a.rows, a.cols, a.eps, plan.tpr_log2);
+      break;
+    case 8:
+      rowwise_vec16_kernel<T, 8, k_softmax>
+          <<<grid, plan.threads, 0, stream>>>(x, w, y, a.rows, a.cols, a.eps, plan.tpr_log2);
+      break;
+    default: return cudaErrorInvalidValue;
   }
-  rowwise_vec16_kernel<T, k_v, k_softmax>
-      <<<dim3(static_cast<unsigned>(blocks)), plan.threads, 0, stream>>>(x, w, y, a.rows, a.cols, a.eps, plan.tpr_log2);
   return cudaGetLastError();
 }
 
-template <typename T, bool k_softmax>
-cudaError_t launch_rowwise_vec16_typed(const RowwiseArgs& a, const Vec16Plan& plan, bool pipe, cudaStream_t stream) {
-  switch (plan.vecs_per_thread) {
-    case 1: return launch_rowwise_vec16_v<T, 1, k_softmax>(a, plan, pipe, stream);
-    case 2: return launch_rowwise_vec16_v<T, 2, k_softmax>(a, plan, pipe, stream);
-    case 4: return launch_rowwise_vec16_v<T, 4, k_softmax>(a, plan, pipe, stream);
-    case 8: return launch_rowwise_vec16_v<T, 8, k_softmax>(a, plan, pipe, stream);
-    default: return cudaErrorInvalidValue;
-  }
-}
-
-// pipe: the persistent, pipelined kernel (rowwise_vec16_pipe_kernel) instead of a block per
-// rows_per_block rows.
 template <bool k_softmax>
-cudaError_t launch_rowwise_vec16(const RowwiseArgs& a, const Vec16Plan& plan, cudaStream_t stream, bool pipe = false) {
+cudaError_t launch_rowwise_vec16(const RowwiseArgs& a, const Vec16Plan& plan, cudaStream_t stream) {
   switch (a.dtype) {
-    case DType::f32: return launch_rowwise_vec16_typed<float, k_softmax>(a, plan, pipe, stream);
-    case DType::f16: return launch_rowwise_vec16_typed<__half, k_softmax>(a, plan, pipe, stream);
-    case DType::bf16: return launch_rowwise_vec16_typed<__nv_bfloat16, k_softmax>(a, plan, pipe, stream);
+    case DType::f32: return launch_rowwise_vec16_typed<float, k_softmax>(a, plan, stream);
+    case DType::f16: return launch_rowwise_vec16_typed<__half, k_softmax>(a, plan, stream);
+    case DType::bf16: return launch_rowwise_vec16_typed<__nv_bfloat16, k_softmax>(a, plan, stream);
     case DType::e4m3:
     case DType::e5m2: break;  // 8-bit inputs are gemm_fp8's only
   }

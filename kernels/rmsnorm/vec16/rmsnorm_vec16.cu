@@ -5,6 +5,7 @@
 // Portable: builds for every target (FEATURES simt). See common/rowwise_vec16.cuh.
 #include <string>
 
+#include "common/rowwise_long.cuh"
 #include "common/rowwise_simt.cuh"
 #include "common/rowwise_vec16.cuh"
 #include "kport/kernels/registry.h"
@@ -19,36 +20,52 @@ std::string supports(const Problem& p) {
   return rowwise_simt_supports(p.rowwise);
 }
 
-// k_target_vecs: 16-byte vectors per thread the plan aims at (threads per row follow);
-// k_pipe: the persistent kernel that loads a row while it reduces the one before.
-template <int k_target_vecs, bool k_pipe>
+// k_target_vecs: 16-byte vectors per thread the plan aims at (threads per row follow).
+template <int k_target_vecs>
 cudaError_t launch(const Problem& p, cudaStream_t stream) {
   const Vec16Plan plan = plan_rowwise_vec16(p.rowwise, k_target_vecs);
   if (!plan.ok) return launch_rowwise_simt_any(p.rowwise, false, stream);
-  return launch_rowwise_vec16<false>(p.rowwise, plan, stream, k_pipe);
+  return launch_rowwise_vec16<false>(p.rowwise, plan, stream);
 }
 
 // The config's path bounds are plan_rowwise_vec16's.
 static_assert(k_vec16_max_row_bytes == 65536 && k_vec16_row_align_bytes == 16);
 
-#define KPORT_RMSNORM_VEC16(kind, vecs, pipe)                                            \
-  const Instance k_rmsnorm_vec16_##kind##vecs{                                           \
-      Family::rmsnorm,                                                                   \
-      "vec16",                                                                           \
-      "rmsnorm.vec16." #kind #vecs,                                                      \
-      {"simt"},                                                                          \
-      {DType::bf16, DType::f16, DType::f32},                                             \
-      R"({"load_bytes":16,"persistent":)" #pipe R"(,"target_vectors_per_thread":)" #vecs \
-      R"(,"max_threads_per_row":512,"max_row_bytes":65536,"row_align_bytes":16)"         \
-      R"(,"fallback":"simt when row bytes % 16 != 0, unaligned, or row over 64 KB"})",   \
-      &supports,                                                                         \
-      &launch<vecs, pipe>};                                                              \
-  KPORT_REGISTER_KERNEL(k_rmsnorm_vec16_##kind##vecs)
+#define KPORT_RMSNORM_VEC16(vecs)                                                      \
+  const Instance k_rmsnorm_vec16_v##vecs{                                              \
+      Family::rmsnorm,                                                                 \
+      "vec16",                                                                         \
+      "rmsnorm.vec16.regs_v" #vecs,                                                    \
+      {"simt"},                                                                        \
+      {DType::bf16, DType::f16, DType::f32},                                           \
+      R"({"load_bytes":16,"target_vectors_per_thread":)" #vecs                         \
+      R"(,"max_threads_per_row":512,"max_row_bytes":65536,"row_align_bytes":16)"       \
+      R"(,"fallback":"simt when row bytes % 16 != 0, unaligned, or row over 64 KB"})", \
+      &supports,                                                                       \
+      &launch<vecs>};                                                                  \
+  KPORT_REGISTER_KERNEL(k_rmsnorm_vec16_v##vecs)
 
-KPORT_RMSNORM_VEC16(regs_v, 2, false);
-KPORT_RMSNORM_VEC16(regs_v, 4, false);
-KPORT_RMSNORM_VEC16(regs_v, 8, false);
-KPORT_RMSNORM_VEC16(pipe_v, 2, true);
-KPORT_RMSNORM_VEC16(pipe_v, 4, true);
+KPORT_RMSNORM_VEC16(2);
+KPORT_RMSNORM_VEC16(4);
+KPORT_RMSNORM_VEC16(8);
+
+// Rows of any length (vocabulary-sized ones above all): a block per row, the row read twice
+// (see common/rowwise_long.cuh).
+cudaError_t launch_long(const Problem& p, cudaStream_t stream) {
+  if (!rowwise_long_applies(p.rowwise)) return launch_rowwise_simt_any(p.rowwise, false, stream);
+  return launch_rowwise_long<false>(p.rowwise, stream);
+}
+
+static_assert(k_long_threads == 1024 && k_long_row_align_bytes == 16);
+const Instance k_rmsnorm_vec16_long{Family::rmsnorm,
+                                    "vec16",
+                                    "rmsnorm.vec16.long_b1024",
+                                    {"simt"},
+                                    {DType::bf16, DType::f16, DType::f32},
+                                    R"({"load_bytes":16,"threads_per_row":1024,"passes":2,"row_align_bytes":16)"
+                                    R"(,"fallback":"simt when row bytes % 16 != 0 or unaligned"})",
+                                    &supports,
+                                    &launch_long};
+KPORT_REGISTER_KERNEL(k_rmsnorm_vec16_long);
 
 }  // namespace
