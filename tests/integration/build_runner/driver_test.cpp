@@ -227,7 +227,8 @@ class FullDiskAtLink : public Env {
  public:
   explicit FullDiskAtLink(std::string link_target) : m_link(std::move(link_target)) {}
   Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const ProcessOptions& options) override {
-    if (!argv.empty() && argv.back() == m_link) {
+    // The link (`ninja -C DIR TARGET`), not the question of what it needs (`-t inputs TARGET`).
+    if (argv.size() == 4 && argv.back() == m_link) {
       m_links.fetch_add(1);
       ProcessOutput out;
       out.exit_code = 1;
@@ -271,7 +272,13 @@ class PairedCompiles : public Env {
   Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const ProcessOptions& options) override {
     const bool unit = argv.size() == 3 && argv[2].find(" -c ") != std::string::npos &&
                       argv[2].find("softmax_pair_") != std::string::npos;
-    if (!unit) return Env::run_process(argv, options);
+    if (!unit) {
+      if (argv.size() > 3 && argv[1] == "-C" && !argv[3].starts_with("-")) {
+        std::lock_guard lock(m_mutex);
+        m_ninja.push_back(argv);
+      }
+      return Env::run_process(argv, options);
+    }
     {
       std::unique_lock lock(m_mutex);
       m_most = std::max(m_most, ++m_running);
@@ -283,6 +290,11 @@ class PairedCompiles : public Env {
     --m_running;
     return out;
   }
+  // Every `ninja -C DIR TARGET...` the build ran, in order.
+  std::vector<std::vector<std::string>> ninja_runs() {
+    std::lock_guard lock(m_mutex);
+    return m_ninja;
+  }
   int most_at_once() {
     std::lock_guard lock(m_mutex);
     return m_most;
@@ -292,6 +304,7 @@ class PairedCompiles : public Env {
   std::mutex m_mutex;
   std::condition_variable m_changed;
   int m_running = 0, m_most = 0;
+  std::vector<std::vector<std::string>> m_ninja;
 };
 
 // A variant split into several units is compiled all at once, not one unit after another
@@ -324,6 +337,19 @@ TEST(BuildDriver, AVariantsSourcesCompileAtOnce) {
       EXPECT_NE(r.audit_json.find("\"ptx\""), std::string::npos) << r.audit_json;
     }
   EXPECT_TRUE(found) << report->summary();
+  // The harness's own objects (its core, references, main) compiled beside the variants, in
+  // one ninja run before the link, and none of a variant's objects among them.
+  const auto runs = machine.ninja_runs();
+  ASSERT_GE(runs.size(), 2u);
+  const auto& own = runs.front();
+  ASSERT_GT(own.size(), 3u);
+  for (std::size_t i = 3; i < own.size(); ++i) {
+    EXPECT_TRUE(own[i].ends_with(".o")) << own[i];
+    for (const char* family : {"/kport_gemm_", "/kport_softmax_", "/kport_rmsnorm_", "/kport_attention_"})
+      EXPECT_EQ(own[i].find(family), std::string::npos) << own[i] << " is a variant's object";
+  }
+  EXPECT_EQ(runs.back().back(), "kport-harness-sm_90a");  // the link, last
+  EXPECT_FALSE(report->harness.empty()) << report->harness_error;
 }
 
 }  // namespace
