@@ -584,8 +584,9 @@ class Validator {
       const Node& f = n.items[i];
       const std::string path = index("families", i);
       KPORT_TRY(want(f, path, Node::Kind::object));
-      KPORT_TRY(
-          only(f, path, {"name", "description", "dims", "dtypes", "tolerances", "flops", "bytes", "bound", "example"}));
+      KPORT_TRY(only(
+          f, path,
+          {"name", "description", "dims", "dtypes", "tolerances", "flops", "bytes", "bound", "example", "geometry"}));
       ManifestFamily mf;
       mf.line = f.line;
       const Node* name = member(f, "name");
@@ -685,6 +686,11 @@ class Validator {
                        "key '" + join(path, "bound") + "' must be \"memory\" or \"compute\", not \"" + *text + "\"");
         mf.bound = *text;
       }
+      if (const Node* g = member(f, "geometry")) {
+        auto keys = geometry(*g, join(path, "geometry"), names);
+        if (!keys.ok()) return keys.error();
+        mf.geometry = std::move(*keys);
+      }
       out.families.push_back(std::move(mf));
       if (const Node* x = member(f, "example")) {
         KPORT_TRY(shape(*x, join(path, "example"), out.families.back().name, out));
@@ -692,6 +698,42 @@ class Validator {
       }
     }
     return {};
+  }
+
+  // A family's `geometry`: per dimension, the instance config keys of each role, a key
+  // or an array of alternatives. The form is checked here, with lines; what it means
+  // (dimensions, keys, a split's step) by geometry_problem, the one rule.
+  Result<GeometryKeys> geometry(const Node& n, const std::string& path, const std::vector<std::string>& dims) const {
+    KPORT_TRY(want(n, path, Node::Kind::object));
+    GeometryKeys out;
+    for (const auto& m : n.members) {
+      const std::string dpath = join(path, m.key);
+      KPORT_TRY(want(m.value, dpath, Node::Kind::object));
+      KPORT_TRY(only(m.value, dpath, {"tile", "step", "split", "max_bytes", "align_bytes"}));
+      DimKeys d;
+      d.dim = m.key;
+      for (auto [role, slot] : {std::pair{"tile", &d.tile}, std::pair{"step", &d.step}, std::pair{"split", &d.split},
+                                std::pair{"max_bytes", &d.max_bytes}, std::pair{"align_bytes", &d.align_bytes}})
+        if (const Node* x = member(m.value, role)) {
+          const std::string rpath = join(dpath, role);
+          if (x->kind == Node::Kind::string) {
+            slot->push_back(x->text);
+          } else if (x->kind == Node::Kind::array) {
+            if (x->items.empty()) return error(x->line, "key '" + rpath + "' must name at least one config key");
+            auto list = strings(*x, rpath, true);
+            if (!list.ok()) return list.error();
+            *slot = std::move(*list);
+          } else {
+            return type_error(*x, rpath, "a config key (a string) or an array of them");
+          }
+        }
+      out.dims.push_back(std::move(d));
+    }
+    if (auto p = geometry_problem(out, dims)) {
+      const std::string dim = p->key.substr(0, p->key.find('.'));
+      return error(key_line(n, dim), "key '" + join(path, p->key) + "': " + p->what);
+    }
+    return out;
   }
 
   Status known_dtype(const Node& n, const std::string& path) const {
@@ -842,6 +884,7 @@ OpFamily to_op_family(const ManifestFamily& f, const std::string& library, const
   out.bytes = f.bytes;
   out.bound_hint = parse_bound(f.bound);
   out.example = f.example;
+  out.geometry = f.geometry;
   out.library = library;
   out.repo = repo;
   return out;

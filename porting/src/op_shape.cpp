@@ -114,6 +114,8 @@ Status check_family(const OpFamily& f) {
     if (!text->empty())
       if (auto e = WorkExpr::parse(*text, f.dim_names()); !e.ok())
         return bad("field '" + std::string(key) + "'" + of + ": '" + *text + "' " + e.error().message);
+  if (auto p = geometry_problem(f.geometry, f.dim_names()))
+    return bad("field 'geometry." + p->key + "'" + of + ": " + p->what);
   if (!f.example.empty())
     if (auto s = op_shape(f, f.example); !s.ok())
       return bad("field 'example'" + of + ": '" + f.example + "': " + s.error().message);

@@ -1,5 +1,6 @@
 #include "kport/porting/wave_model.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "kport/porting/op_shape.h"
@@ -15,30 +16,85 @@ bool named(const std::vector<Geometry::Split>& splits, std::string_view dim) {
   return false;
 }
 
+bool config_key(std::string_view s) {
+  if (s.empty() || s.size() > 64) return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
 }  // namespace
 
-std::optional<Geometry> geometry_from_config(
-    const std::function<std::optional<std::int64_t>(std::string_view)>& config) {
-  auto either = [&](std::string_view a, std::string_view b) {
-    auto v = config(a);
-    return v ? v : config(b);
-  };
-  auto positive = [](std::optional<std::int64_t> v) { return v && *v > 0; };
-  // Read by the keys an instance publishes, not by its family's name: gemm_fp8's tiles are
-  // gemm's, and another library's family may tile the same way.
-  auto bm = either("bm", "block_m"), bn = either("bn", "block_n"), bk = either("bk", "block_k");
-  if (positive(bm) && positive(bn) && positive(bk)) {
-    Geometry g{{{"m", *bm}, {"n", *bn}}, {{"k", *bk}}};
-    if (auto split = config("split_k"); positive(split)) g.split = *split;
-    return g;
+std::optional<GeometryProblem> geometry_problem(const GeometryKeys& keys, const std::vector<std::string>& dims) {
+  std::string names;
+  for (const auto& d : dims) names += (names.empty() ? "" : ", ") + d;
+  const DimKeys* split = nullptr;
+  for (std::size_t i = 0; i < keys.dims.size(); ++i) {
+    const DimKeys& d = keys.dims[i];
+    if (std::find(dims.begin(), dims.end(), d.dim) == dims.end())
+      return GeometryProblem{d.dim, "'" + d.dim + "' is not a dimension of the family (" + names + ")"};
+    for (std::size_t j = 0; j < i; ++j)
+      if (keys.dims[j].dim == d.dim) return GeometryProblem{d.dim, "dimension '" + d.dim + "' is declared twice"};
+    const std::pair<const char*, const std::vector<std::string>*> roles[] = {{"tile", &d.tile},
+                                                                             {"step", &d.step},
+                                                                             {"split", &d.split},
+                                                                             {"max_bytes", &d.max_bytes},
+                                                                             {"align_bytes", &d.align_bytes}};
+    bool any = false;
+    for (const auto& [role, list] : roles) {
+      any = any || !list->empty();
+      const std::string at = d.dim + "." + role;
+      if (list->size() > 8) return GeometryProblem{at, "names more than 8 config keys"};
+      for (const auto& k : *list)
+        if (!config_key(k))
+          return GeometryProblem{at, "'" + k + "' is not a config key (letters, digits and '_', 64 at most)"};
+    }
+    if (!any) return GeometryProblem{d.dim, "declares no config key: give tile, step, split, max_bytes or align_bytes"};
+    if (!d.split.empty()) {
+      if (d.step.empty())
+        return GeometryProblem{d.dim + ".split",
+                               "a split shares the steps along '" + d.dim + "' among blocks: declare its 'step' too"};
+      if (split) return GeometryProblem{d.dim + ".split", "only one dimension may be split ('" + split->dim + "' is)"};
+      split = &d;
+    }
   }
-  auto br = config("br"), bc = config("bc");
-  if (positive(br) && positive(bc)) return Geometry{{{"l", *br}}, {{"l", *bc}}};
-  // Otherwise a row-wise kernel's published path bounds, when it has them.
-  auto max_bytes = config("max_row_bytes"), align = config("row_align_bytes");
-  if (!positive(max_bytes) && !positive(align)) return std::nullopt;
+  return std::nullopt;
+}
+
+std::optional<Geometry> geometry_from_config(
+    const GeometryKeys& keys, const std::function<std::optional<std::int64_t>(std::string_view)>& config) {
+  // The first alternative the config has, when it is > 0.
+  auto read = [&](const std::vector<std::string>& alternatives) -> std::optional<std::int64_t> {
+    for (const auto& k : alternatives)
+      if (auto v = config(k)) return *v > 0 ? v : std::nullopt;
+    return std::nullopt;
+  };
   Geometry g;
-  g.paths.push_back({"cols", positive(max_bytes) ? *max_bytes : 0, positive(align) ? *align : 0});
+  bool complete = true;  // every declared tile and step has its value
+  for (const auto& d : keys.dims) {
+    if (!d.tile.empty()) {
+      if (auto v = read(d.tile))
+        g.tiles.push_back({d.dim, *v});
+      else
+        complete = false;
+    }
+    if (!d.step.empty()) {
+      if (auto v = read(d.step))
+        g.steps.push_back({d.dim, *v});
+      else
+        complete = false;
+    }
+    if (auto v = read(d.split)) g.split = *v;
+    auto max_bytes = read(d.max_bytes), align = read(d.align_bytes);
+    if (max_bytes || align) g.paths.push_back({d.dim, max_bytes.value_or(0), align.value_or(0)});
+  }
+  // Part of a tiling is no tiling: waves from a guessed tile would rank by the guess.
+  if (!complete || g.tiles.empty()) {
+    g.tiles.clear();
+    g.steps.clear();
+    g.split = 1;
+  }
+  if (g.tiles.empty() && g.paths.empty()) return std::nullopt;
   return g;
 }
 

@@ -39,8 +39,8 @@ std::vector<porting::Measurement> library_measurements(const std::vector<db::Bes
   return out;
 }
 
-Result<WaveInputs> wave_inputs(db::Store& store, const std::string& gpu_model, const std::optional<std::string>& family,
-                               const std::optional<std::string>& repo) {
+Result<WaveInputs> wave_inputs(db::Store& store, const std::string& gpu_model, const porting::FamilySet& known,
+                               const std::optional<std::string>& family, const std::optional<std::string>& repo) {
   WaveInputs out;
   auto sms = store.gpu_sm_count(gpu_model);
   if (!sms.ok()) return std::move(sms).error();
@@ -54,18 +54,21 @@ Result<WaveInputs> wave_inputs(db::Store& store, const std::string& gpu_model, c
     if (!i.repo.empty() && of_library(i.repo, repo)) named.insert(i.name);
   for (const auto& i : *instances) {
     if (!of_library(i.repo, repo) || (i.repo.empty() && named.count(i.name))) continue;
+    const porting::OpFamily* declared = known.find(i.family);
+    if (!declared || declared->geometry.empty()) continue;
     boost::system::error_code ec;
     auto config = boost::json::parse(i.config_json, ec);
     if (ec || !config.is_object()) continue;
     const auto& obj = config.as_object();
-    auto g = porting::geometry_from_config([&](std::string_view key) -> std::optional<std::int64_t> {
-      const auto* v = obj.if_contains(key);
-      if (!v) return std::nullopt;
-      if (v->is_int64()) return v->as_int64();
-      if (v->is_uint64() && v->as_uint64() <= static_cast<std::uint64_t>(INT64_MAX))
-        return static_cast<std::int64_t>(v->as_uint64());
-      return std::nullopt;
-    });
+    auto g =
+        porting::geometry_from_config(declared->geometry, [&](std::string_view key) -> std::optional<std::int64_t> {
+          const auto* v = obj.if_contains(key);
+          if (!v) return std::nullopt;
+          if (v->is_int64()) return v->as_int64();
+          if (v->is_uint64() && v->as_uint64() <= static_cast<std::uint64_t>(INT64_MAX))
+            return static_cast<std::int64_t>(v->as_uint64());
+          return std::nullopt;
+        });
     if (g) out.geometry.push_back({i.name, std::move(*g)});
   }
   return out;

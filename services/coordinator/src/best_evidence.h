@@ -13,6 +13,7 @@
 #include "kport/common/result.h"
 #include "kport/db/best_measurement.h"
 #include "kport/db/store.h"
+#include "kport/porting/op_shape.h"
 #include "kport/porting/selection.h"
 
 namespace kport::coordinator {
@@ -55,14 +56,16 @@ Result<ExactAnswer> exact_answer(db::Store& store, const db::BestKey& key,
 
 // What moves a figure to a shape that was not measured (porting/wave_model.h): the GPU
 // model's SM count (0 when no runner said) and the family's instances' geometries, read
-// from their published configs (instances without one are left out).
+// from their published configs by the keys their family declares in `known` (instances
+// without a geometry, or of a family that declares none, are left out).
 struct WaveInputs {
   int sm_count = 0;
   std::vector<porting::InstanceGeometry> geometry;
 };
 // `family` nullopt: every family's instances; `repo` set: that library's instances only
 // (an instance is named within its library).
-Result<WaveInputs> wave_inputs(db::Store& store, const std::string& gpu_model, const std::optional<std::string>& family,
+Result<WaveInputs> wave_inputs(db::Store& store, const std::string& gpu_model, const porting::FamilySet& known,
+                               const std::optional<std::string>& family,
                                const std::optional<std::string>& repo = std::nullopt);
 
 // The GPU model's rows of a family and dtype, as Measurements.

@@ -14,12 +14,20 @@ bool query_member(std::string_view name) {
   return std::find(std::begin(k_query_members), std::end(k_query_members), name) != std::end(k_query_members);
 }
 
+const porting::GeometryKeys& declared_geometry(const porting::FamilySet& known, std::string_view family) {
+  static const porting::GeometryKeys k_none;
+  const porting::OpFamily* f = known.find(family);
+  return f ? f->geometry : k_none;
+}
+
 }  // namespace
 
-BestIndex::Entry::Entry(std::uint64_t version, porting::PreparedSelection prepared, std::vector<std::string> repos)
+BestIndex::Entry::Entry(std::uint64_t version, porting::PreparedSelection prepared, std::vector<std::string> repos,
+                        porting::GeometryKeys geometry_keys)
     : m_version(version),
       m_prepared(std::move(prepared)),
       m_repos(std::move(repos)),
+      m_geometry_keys(std::move(geometry_keys)),
       m_prepared_bytes(m_prepared.bytes()) {
   m_text.reserve(m_prepared.shapes().size());
   for (std::size_t i = 0; i < m_prepared.shapes().size(); ++i) m_text.push_back(std::make_unique<Lazy>());
@@ -71,7 +79,8 @@ std::size_t BestIndex::Hash::operator()(KeyView k) const noexcept {
 }
 
 std::shared_ptr<const BestIndex::Entry> BestIndex::current(std::string_view gpu_model, std::string_view family,
-                                                           std::string_view dtype) const {
+                                                           std::string_view dtype,
+                                                           const porting::FamilySet& known) const {
   std::shared_ptr<const Entry> entry;
   {
     std::shared_lock lock(m_mu);
@@ -82,12 +91,14 @@ std::shared_ptr<const BestIndex::Entry> BestIndex::current(std::string_view gpu_
   // The version is read after the entry: an entry kept at version v is current exactly
   // while the store still reads v (no write to the key has begun committing since).
   if (m_store.best_evidence_version(gpu_model, family, dtype) != entry->version()) return nullptr;
+  if (entry->geometry_keys() != declared_geometry(known, family)) return nullptr;
   return entry;
 }
 
 Result<std::shared_ptr<const BestIndex::Entry>> BestIndex::load(std::string_view gpu_model, std::string_view family,
-                                                                std::string_view dtype) {
-  if (auto e = current(gpu_model, family, dtype)) return e;
+                                                                std::string_view dtype,
+                                                                const porting::FamilySet& known) {
+  if (auto e = current(gpu_model, family, dtype, known)) return e;
   const std::uint64_t before = m_store.best_evidence_version(gpu_model, family, dtype);
   auto read = m_store.best_evidence(gpu_model, family, dtype);
   if (!read.ok()) return std::move(read).error();
@@ -97,7 +108,7 @@ Result<std::shared_ptr<const BestIndex::Entry>> BestIndex::load(std::string_view
   std::sort(repos.begin(), repos.end());
   // What moves figures to a shape that was not measured; its changes bump the version too.
   // Instances are named within their library: one library's rows take its instances' tiles.
-  auto waves = wave_inputs(m_store, std::string(gpu_model), std::string(family),
+  auto waves = wave_inputs(m_store, std::string(gpu_model), known, std::string(family),
                            repos.size() == 1 ? std::optional<std::string>(repos.front()) : std::nullopt);
   if (!waves.ok()) return std::move(waves).error();
   const std::uint64_t after = m_store.best_evidence_version(gpu_model, family, dtype);
@@ -111,7 +122,7 @@ Result<std::shared_ptr<const BestIndex::Entry>> BestIndex::load(std::string_view
       after,
       porting::PreparedSelection(std::string(gpu_model), std::move(rows), std::move(drivers), waves->sm_count,
                                  std::move(waves->geometry), porting::element_bytes(dtype)),
-      std::move(repos));
+      std::move(repos), declared_geometry(known, family));
   // Kept only when no write to the key was committing or began during the read: then
   // the rows are the committed state of version `after`. Either way this question is
   // answered from what was read, a state committed while it was being asked.

@@ -6,7 +6,9 @@
 //
 // Never stale: an entry carries the store's best_evidence_version of its key as read
 // before and after its rows (both even and equal, or the entry is not kept), and is
-// served only while the store's version still reads the same. The writer moves a
+// served only while the store's version still reads the same, and only to a question
+// whose families declare the family's geometry as the entry was read with (a library's
+// new declaration moves figures to unmeasured shapes by other keys). The writer moves a
 // version to odd before the COMMIT that changes the key and to even before the write is
 // acknowledged, so an answer never predates a committed write: a question that comes
 // while the commit settles finds no current entry and is answered from the store.
@@ -30,6 +32,7 @@
 
 #include "kport/common/result.h"
 #include "kport/db/store.h"
+#include "kport/porting/op_shape.h"
 #include "kport/porting/prepared_selection.h"
 #include "selection_text.h"
 
@@ -53,8 +56,11 @@ class BestIndex {
 
   class Entry {
    public:
-    Entry(std::uint64_t version, porting::PreparedSelection prepared, std::vector<std::string> repos = {});
+    Entry(std::uint64_t version, porting::PreparedSelection prepared, std::vector<std::string> repos = {},
+          porting::GeometryKeys geometry_keys = {});
     std::uint64_t version() const { return m_version; }
+    // The family's geometry declaration its instances' geometries were read by.
+    const porting::GeometryKeys& geometry_keys() const { return m_geometry_keys; }
     // The libraries (repositories) its rows come from, sorted: an answer from it is one
     // library's only when this holds one.
     const std::vector<std::string>& repos() const { return m_repos; }
@@ -71,6 +77,7 @@ class BestIndex {
     std::uint64_t m_version;
     porting::PreparedSelection m_prepared;
     std::vector<std::string> m_repos;
+    porting::GeometryKeys m_geometry_keys;
     std::size_t m_prepared_bytes;
     std::vector<std::unique_ptr<Lazy>> m_text;
     mutable std::atomic<std::size_t> m_text_bytes{0};
@@ -78,14 +85,16 @@ class BestIndex {
 
   explicit BestIndex(db::Store& store, std::size_t max_bytes = k_default_max_bytes);
 
-  // The key's entry when it is current; nullptr when there is none or the store has
-  // changed the key since (or is committing a change to it).
-  std::shared_ptr<const Entry> current(std::string_view gpu_model, std::string_view family,
-                                       std::string_view dtype) const;
-  // current(), else the key read from the store and prepared (kept when no write
-  // overlapped the read and it has rows). Blocks on the store.
-  Result<std::shared_ptr<const Entry>> load(std::string_view gpu_model, std::string_view family,
-                                            std::string_view dtype);
+  // The key's entry when it is current; nullptr when there is none, the store has
+  // changed the key since (or is committing a change to it), or `known` (the question's
+  // families) declares the family's geometry otherwise than the entry was read with.
+  std::shared_ptr<const Entry> current(std::string_view gpu_model, std::string_view family, std::string_view dtype,
+                                       const porting::FamilySet& known) const;
+  // current(), else the key read from the store and prepared, its instances' geometries
+  // read by the keys `known` declares for the family (kept when no write overlapped the
+  // read and it has rows). Blocks on the store.
+  Result<std::shared_ptr<const Entry>> load(std::string_view gpu_model, std::string_view family, std::string_view dtype,
+                                            const porting::FamilySet& known);
 
   struct Stats {
     std::size_t keys = 0, rows = 0, shapes = 0, bytes = 0;

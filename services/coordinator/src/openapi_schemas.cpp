@@ -170,6 +170,17 @@ void catalog(json::object& s) {
                         {"min", integer()},
                         {"max", integer()},
                         opt("default", describe(integer(), "present for a dimension a shape may leave out"))});
+  // Which instance config keys give a family's tiles, steps, split and path bounds, per
+  // dimension (porting/wave_model.h DimKeys): a key, or alternatives read in order.
+  const V config_keys = json::object{{"anyOf", json::array{str(), strings()}}};
+  s["FamilyGeometryDim"] = obj({opt("tile", describe(config_keys, "the tile along the dimension, one per block")),
+                                opt("step", describe(config_keys, "the step each block walks the dimension by")),
+                                opt("split", describe(config_keys, "blocks sharing one tile's steps (split-K)")),
+                                opt("max_bytes", describe(config_keys, "the most bytes along it the instance runs")),
+                                opt("align_bytes", describe(config_keys, "the bytes along it must be a multiple of"))});
+  s["FamilyGeometry"] =
+      describe(json::object{{"type", "object"}, {"additionalProperties", ref("FamilyGeometryDim")}},
+               "per dimension of the family, the instance config keys the selection reads its geometry from");
   s["Family"] = obj({{"name", str()},
                      {"description", str()},
                      {"dims", describe(arr(ref("FamilyDim")), "the shape's keys in the harness's order")},
@@ -178,6 +189,7 @@ void catalog(json::object& s) {
                      opt("bytes", describe(str(), "the bytes moved, over the dims and bytes_per_elem")),
                      {"bound", describe(enm({"compute", "memory"}), "figures in TFLOP/s (compute) or GB/s (memory)")},
                      opt("example", describe(str(), "a shape to offer a user")),
+                     opt("geometry", ref("FamilyGeometry")),
                      {"library", describe(str(), "the manifest's name")},
                      {"repo", describe(str(), "the repository whose build reported it; empty: kport's own")}});
   s["FamilyList"] = obj({{"families", arr(ref("Family"))}});
@@ -190,7 +202,8 @@ void catalog(json::object& s) {
                            opt("flops", str()),
                            opt("bytes", str()),
                            opt("bound", enm({"compute", "memory"})),
-                           opt("example", str())});
+                           opt("example", str()),
+                           opt("geometry", ref("FamilyGeometry"))});
   s["LibraryFamilies"] = body({{"library", str()},
                                opt("job", describe(integer(), "the build job that read the manifest")),
                                {"families", arr(ref("FamilyInput"))}});

@@ -9,6 +9,7 @@
 
 #include "best_evidence.h"
 #include "context.h"
+#include "families.h"
 #include "kport/common/clock.h"
 #include "kport/dispatch/snapshot_writer.h"
 
@@ -68,7 +69,9 @@ Response snapshot(const Request& req, Context& ctx) {
   src.arch = model != models->end() ? model->arch : rows->front().arch;
   src.generated_at_ms = now_unix_ms();
   src.generated_at = iso8601_utc(src.generated_at_ms);
-  auto waves = wave_inputs(*ctx.store, gpu, std::nullopt, repo);
+  // Each instance's tiles by the keys its family declares.
+  const auto known = ctx.families ? ctx.families->current() : std::make_shared<const porting::FamilySet>();
+  auto waves = wave_inputs(*ctx.store, gpu, *known, std::nullopt, repo);
   if (!waves.ok()) return http::error_response(waves.error());
   src.sm_count = waves->sm_count;
   src.geometry = std::move(waves->geometry);

@@ -123,7 +123,7 @@ Response answer_best(const Request& req, Context& ctx, std::optional<db::BestKey
   const std::string &gpu = bq.gpu, &op = bq.op, &dtype = bq.dtype;
   const porting::Shape* shape = &bq.shape;
   if (ctx.best_index) {
-    auto entry = ctx.best_index->load(gpu, op, dtype);
+    auto entry = ctx.best_index->load(gpu, op, dtype, *bq.families);
     if (!entry.ok()) return http::error_response(entry.error());
     if (auto body = measured_answer(**entry, bq, unmeasured)) return json_text(std::move(*body));
   }
@@ -243,7 +243,7 @@ Response answer_best(const Request& req, Context& ctx, std::optional<db::BestKey
   const bool timed_here = std::any_of(on_gpu.begin(), on_gpu.end(),
                                       [&](const porting::Measurement& m) { return m.ranks() && m.shape == *shape; });
   if (comparable && !timed_here) {
-    auto w = wave_inputs(*ctx.store, gpu, op, repo);
+    auto w = wave_inputs(*ctx.store, gpu, *bq.families, op, repo);
     if (!w.ok()) return http::error_response(w.error());
     waves = std::move(*w);
     in.sm_count = waves.sm_count;
@@ -379,7 +379,7 @@ void add_result_routes(http::Router& router, Context& ctx) {
         if (ctx.best_index && ctx.config.open_reads && req.header("Authorization").empty()) {
           auto question = parse_best_question(req, ctx.families ? ctx.families->current() : nullptr);
           if (!question.ok()) return reply(http::error_response(question.error()));
-          if (auto entry = ctx.best_index->current(question->gpu, question->op, question->dtype)) {
+          if (auto entry = ctx.best_index->current(question->gpu, question->op, question->dtype, *question->families)) {
             std::optional<db::BestKey> unmeasured;
             if (auto body = measured_answer(*entry, *question, unmeasured)) {
               if (unmeasured && ctx.best_asks) count_ask(ctx.best_asks->counter(*unmeasured));

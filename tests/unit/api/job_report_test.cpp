@@ -246,6 +246,48 @@ TEST(KernelCatalogUpload, CarriesTheFamiliesTheLibraryDeclaresAndRefusesOnesThat
                  "field 'library.library' is required (a string)");
 }
 
+TEST(KernelCatalogUpload, CarriesAFamilysGeometryKeysAndRefusesOnesThatDoNotRead) {
+  api::Family f;
+  f.name = "layernorm";
+  f.dims = {api::FamilyDim{"rows", std::nullopt, 1, 1 << 30}, api::FamilyDim{"cols", std::nullopt, 1, 1 << 30}};
+  f.dtypes = {"bf16"};
+  f.geometry = {api::FamilyGeometryDim{"rows", {"rows_per_cta"}, {}, {}, {}, {}},
+                api::FamilyGeometryDim{"cols", {}, {"cols_per_step", "vec_cols"}, {}, {"max_cols_bytes"}, {}}};
+  const json::object wire = api::to_json(f, false);
+  EXPECT_EQ(json::serialize(wire.at("geometry")),
+            R"({"rows":{"tile":"rows_per_cta"},"cols":{"step":["cols_per_step","vec_cols"],)"
+            R"("max_bytes":"max_cols_bytes"}})");
+  auto back = api::parse_with(wire, "", api::read_family);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->geometry.size(), 2u);
+  EXPECT_EQ(back->geometry[0].dim, "rows");
+  EXPECT_EQ(back->geometry[0].tile, std::vector<std::string>{"rows_per_cta"});
+  EXPECT_EQ(back->geometry[1].step, (std::vector<std::string>{"cols_per_step", "vec_cols"}));
+  EXPECT_EQ(back->geometry[1].max_bytes, std::vector<std::string>{"max_cols_bytes"});
+  EXPECT_TRUE(back->geometry[1].align_bytes.empty());
+  f.geometry.clear();
+  EXPECT_FALSE(api::to_json(f, false).contains("geometry")) << "a family that declares none leaves it out";
+
+  auto refusal = [&](json::value geometry) {
+    json::object o = wire;
+    o["geometry"] = std::move(geometry);
+    auto r = api::parse_with(o, "library.families[0]", api::read_family);
+    return r.ok() ? std::string("(read)") : r.error().message;
+  };
+  EXPECT_EQ(refusal(json::object{{"rows", json::object{{"tile", 4}}}}),
+            "field 'library.families[0].geometry.rows.tile' must be a config key (a string of 64 bytes at most) or "
+            "an array of 1 to 8 of them");
+  EXPECT_EQ(refusal(json::object{{"rows", json::object{{"tile", json::array{"a", 1}}}}}),
+            "field 'library.families[0].geometry.rows.tile' must be a config key (a string of 64 bytes at most) or "
+            "an array of 1 to 8 of them");
+  EXPECT_EQ(refusal(json::object{{"rows", json::object{{"tiles", "a"}}}}),
+            "field 'library.families[0].geometry.rows.tiles' is not a role (a dimension takes tile, step, split, "
+            "max_bytes, align_bytes)");
+  EXPECT_EQ(refusal(json::object{{"rows", "rows_per_cta"}}),
+            "field 'library.families[0].geometry.rows' must be an object of config keys");
+  EXPECT_NE(refusal(json::array{"rows"}).find("library.families[0].geometry"), std::string::npos);
+}
+
 TEST(KernelCatalogUpload, AnEmptyCatalogOrAnElementThatDoesNotReadIsRefusedByItsIndex) {
   expect_refused(api::parse_kernel_catalog_upload(json::object{{"instances", json::array{}}}),
                  "give 'instances' (an array of 1..10000 instances), 'variants' (1..1000 variants) and/or "

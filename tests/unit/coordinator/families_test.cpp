@@ -9,6 +9,7 @@
 
 namespace kport::coordinator {
 namespace {
+namespace json = boost::json;
 
 api::Family layernorm() {
   api::Family f;
@@ -107,6 +108,38 @@ TEST_F(FamiliesTest, ADeclarationThatDoesNotHoldIsRefusedNamingItAndStoresNothin
   ASSERT_TRUE(stored.ok());
   EXPECT_TRUE(stored->empty());
   EXPECT_EQ(families.current()->find("layernorm"), nullptr);
+}
+
+TEST_F(FamiliesTest, AFamilysGeometryKeysAreKeptAndAnsweredAndADeclarationThatDoesNotHoldIsRefused) {
+  EXPECT_EQ(Families(m_builtin).current()->find("gemm")->geometry.dims.at(2).split, std::vector<std::string>{"split_k"})
+      << "kport's own declare theirs in kernels/kport.json";
+  api::Family ln = layernorm();
+  ln.geometry = {api::FamilyGeometryDim{"rows", {"rows_per_cta"}, {}, {}, {}, {}},
+                 api::FamilyGeometryDim{"cols", {}, {"cols_per_step"}, {}, {"max_cols_bytes"}, {"vec_bytes"}}};
+  {
+    Families families(m_builtin);
+    ASSERT_TRUE(families.learn(*m_store, "norm", api::LibraryFamilies{"norm-lib", 0, {ln}}).ok());
+  }
+  Families restarted(m_builtin);
+  ASSERT_TRUE(restarted.reload(*m_store).ok());
+  const porting::OpFamily* known = restarted.current()->find("layernorm");
+  ASSERT_NE(known, nullptr);
+  ASSERT_EQ(known->geometry.dims.size(), 2u);
+  EXPECT_EQ(known->geometry.dims[0].tile, std::vector<std::string>{"rows_per_cta"});
+  EXPECT_EQ(known->geometry.dims[1].align_bytes, std::vector<std::string>{"vec_bytes"});
+  // GET /api/v1/families answers it as it was declared.
+  EXPECT_EQ(json::serialize(api::to_json(to_api_family(*known)).at("geometry")),
+            R"({"rows":{"tile":"rows_per_cta"},"cols":{"step":"cols_per_step","max_bytes":"max_cols_bytes",)"
+            R"("align_bytes":"vec_bytes"}})");
+
+  api::Family bad = layernorm();
+  bad.geometry = {api::FamilyGeometryDim{"width", {"w"}, {}, {}, {}, {}}};
+  auto st = restarted.learn(*m_store, "norm", api::LibraryFamilies{"norm-lib", 0, {bad}});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message,
+            "field 'library.families[0]' of library norm-lib: field 'geometry.width' of family layernorm: 'width' is "
+            "not a dimension of the family (rows, cols)");
+  EXPECT_EQ(restarted.current()->find("layernorm")->geometry.dims.size(), 2u) << "what was declared before stays";
 }
 
 TEST_F(FamiliesTest, ALibraryCannotRedeclareAnotherLibrarysFamily) {

@@ -305,6 +305,55 @@ TEST(Manifest, PlaceholdersExpand) {
             "unknown placeholder '{nope}' (known: {target}, {arch}, {build_dir}, {source_dir})");
 }
 
+// A family says which of its instances' config keys tile which of its dims, so that the
+// selection moves its figures to unmeasured shapes by waves; a declaration that does not
+// hold names its line and key.
+TEST(Manifest, AFamilyDeclaresWhichConfigKeysGiveItsGeometry) {
+  const std::string head =
+      R"({"manifest_version": 1, "name": "norm-lib", "build": {"cmake": {"target": "h"}}, "targets": "all",
+  "families": [{"name": "layernorm", "dims": ["rows", "cols"], "dtypes": ["bf16"],
+    "geometry": )";
+  auto m = parse_manifest(head + R"({
+      "rows": {"tile": "rows_per_cta"},
+      "cols": {"step": ["cols_per_step", "vec_cols"], "max_bytes": "max_cols_bytes"}}}]})");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const GeometryKeys& g = m->families.at(0).geometry;
+  ASSERT_EQ(g.dims.size(), 2u);
+  EXPECT_EQ(g.dims[0].dim, "rows");
+  EXPECT_EQ(g.dims[0].tile, (std::vector<std::string>{"rows_per_cta"}));
+  EXPECT_EQ(g.dims[1].step, (std::vector<std::string>{"cols_per_step", "vec_cols"}));
+  EXPECT_EQ(g.dims[1].max_bytes, (std::vector<std::string>{"max_cols_bytes"}));
+  EXPECT_TRUE(g.dims[1].split.empty());
+  const OpFamily of = to_op_family(m->families.at(0), m->name);
+  EXPECT_EQ(of.geometry, g);
+  EXPECT_TRUE(check_family(of).ok());
+
+  EXPECT_EQ(refusal(head + R"({"rowz": {"tile": "r"}}}]})"),
+            "kport.json:3: key 'families[0].geometry.rowz': 'rowz' is not a dimension of the family (rows, cols)");
+  EXPECT_EQ(refusal(head + R"({"rows": {"tile": 4}}}]})"),
+            "kport.json:3: key 'families[0].geometry.rows.tile' must be a config key (a string) or an array of "
+            "them, not a number");
+  EXPECT_EQ(refusal(head + R"({"rows": {"tile": []}}}]})"),
+            "kport.json:3: key 'families[0].geometry.rows.tile' must name at least one config key");
+  EXPECT_EQ(refusal(head + R"({"rows": {"tile": ["a", 1]}}}]})"),
+            "kport.json:3: key 'families[0].geometry.rows.tile[1]' must be a string, not a number");
+  EXPECT_EQ(refusal(head + R"({"rows": {"tiles": "a"}}}]})"),
+            "kport.json:3: unknown key 'families[0].geometry.rows.tiles' (families[0].geometry.rows takes tile, "
+            "step, split, max_bytes, align_bytes)");
+  EXPECT_EQ(refusal(head + R"(["rows"]}]})"),
+            "kport.json:3: key 'families[0].geometry' must be an object, not an array");
+  EXPECT_EQ(refusal(head + R"({"rows": "rows_per_cta"}}]})"),
+            "kport.json:3: key 'families[0].geometry.rows' must be an object, not a string");
+  EXPECT_EQ(refusal(head + R"({
+      "rows": {"tile": "r"},
+      "cols": {"split": "s"}}}]})"),
+            "kport.json:5: key 'families[0].geometry.cols.split': a split shares the steps along 'cols' among "
+            "blocks: declare its 'step' too");
+  EXPECT_EQ(refusal(head + R"({"rows": {"tile": "rows-per-cta"}}}]})"),
+            "kport.json:3: key 'families[0].geometry.rows.tile': 'rows-per-cta' is not a config key (letters, "
+            "digits and '_', 64 at most)");
+}
+
 // kernels/kport.json describes kport's own build, and its families are the ones the
 // harness's shape contract (op_shape.h) knows, with the same dimensions.
 TEST(Manifest, KportsOwnKernelsManifestMatchesTheHarness) {
@@ -328,6 +377,8 @@ TEST(Manifest, KportsOwnKernelsManifestMatchesTheHarness) {
     EXPECT_TRUE(check_family(to_op_family(f, m->name)).ok()) << f.name;
   }
   EXPECT_EQ(names, (std::vector<std::string>{"gemm", "attention", "gemm_fp8", "rmsnorm", "softmax"}));
+  // Each declares the config keys its instances publish their geometry under.
+  for (const auto& f : m->families) EXPECT_FALSE(f.geometry.empty()) << f.name;
   // The figures' units and the work counts are the harness's (kernels/harness/shapes.cpp).
   const FamilySet known(op_families_of(*m));
   EXPECT_EQ(known.find("gemm")->bound(), Bound::compute);

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 
+#include "kport/porting/manifest.h"
+#include "kport/porting/op_shape.h"
 #include "kport/porting/prepared_selection.h"
 #include "kport/porting/selection.h"
 
@@ -12,12 +15,29 @@ namespace {
 
 Shape shape(const char* text) { return *Shape::parse(text); }
 
-std::optional<Geometry> from(std::map<std::string, std::int64_t> config) {
-  return geometry_from_config([&](std::string_view key) -> std::optional<std::int64_t> {
+// kport's own families as kernels/kport.json declares them, their geometry keys with them.
+const FamilySet& kport_families() {
+  static const FamilySet k = [] {
+    auto m = load_manifest(std::filesystem::path(KPORT_KERNELS_DIR) / "kport.json", "kernels/kport.json");
+    EXPECT_TRUE(m.ok()) << m.error().message;
+    return m.ok() ? FamilySet(op_families_of(*m)) : FamilySet();
+  }();
+  return k;
+}
+
+std::optional<Geometry> from(const GeometryKeys& keys, const std::map<std::string, std::int64_t>& config) {
+  return geometry_from_config(keys, [&](std::string_view key) -> std::optional<std::int64_t> {
     auto it = config.find(std::string(key));
     if (it == config.end()) return std::nullopt;
     return it->second;
   });
+}
+
+// An instance of kport's family `family` publishing `config`.
+std::optional<Geometry> from(const char* family, const std::map<std::string, std::int64_t>& config) {
+  const OpFamily* f = kport_families().find(family);
+  EXPECT_NE(f, nullptr) << family;
+  return from(f ? f->geometry : GeometryKeys{}, config);
 }
 
 Measurement meas(std::int64_t id, std::string instance, std::string text, double median) {
@@ -41,21 +61,21 @@ Measurement meas(std::int64_t id, std::string instance, std::string text, double
 
 }  // namespace
 
-TEST(WaveModel, GeometryComesFromEachFamilysConfigKeys) {
-  auto g = from({{"bm", 128}, {"bn", 256}, {"bk", 64}, {"stages", 4}});
+TEST(WaveModel, GeometryComesFromTheConfigKeysEachFamilyDeclares) {
+  auto g = from("gemm", {{"bm", 128}, {"bn", 256}, {"bk", 64}, {"stages", 4}});
   ASSERT_TRUE(g);
   ASSERT_EQ(g->tiles.size(), 2u);
   EXPECT_EQ(g->tiles[1].dim, "n");
   EXPECT_EQ(g->tiles[1].size, 256);
   EXPECT_EQ(g->steps.at(0).dim, "k");
   // The SIMT kernels spell their tiles block_m/block_n/block_k.
-  EXPECT_TRUE(from({{"block_m", 64}, {"block_n", 64}, {"block_k", 16}}));
-  auto a = from({{"head_dim", 128}, {"br", 128}, {"bc", 176}});
+  EXPECT_TRUE(from("gemm", {{"block_m", 64}, {"block_n", 64}, {"block_k", 16}}));
+  auto a = from("attention", {{"head_dim", 128}, {"br", 128}, {"bc", 176}});
   ASSERT_TRUE(a);
   EXPECT_EQ(a->tiles.at(0).dim, "l");
   EXPECT_EQ(a->steps.at(0).size, 176);
   // The row-wise families publish where they leave their own code: path bounds, no tiles.
-  auto rows = from({{"load_bytes", 16}, {"max_row_bytes", 65536}, {"row_align_bytes", 16}});
+  auto rows = from("softmax", {{"load_bytes", 16}, {"max_row_bytes", 65536}, {"row_align_bytes", 16}});
   ASSERT_TRUE(rows);
   EXPECT_FALSE(has_waves(*rows));
   ASSERT_EQ(rows->paths.size(), 1u);
@@ -64,7 +84,7 @@ TEST(WaveModel, GeometryComesFromEachFamilysConfigKeys) {
   EXPECT_EQ(rows->paths[0].align_bytes, 16);
   // gemm_fp8 publishes gemm's tile keys: its answers from another shape go by waves too
   // (by problem size they missed the fastest fp8 instance by up to 38 % on the H200).
-  auto fp8 = from({{"bm", 128}, {"bn", 64}, {"bk", 128}, {"promote_every_k", 128}});
+  auto fp8 = from("gemm_fp8", {{"bm", 128}, {"bn", 64}, {"bk", 128}, {"promote_every_k", 128}});
   ASSERT_TRUE(fp8);
   EXPECT_EQ(fp8->tiles.at(1).size, 64);
   // The scaling mode is matched, never counted as work: scale=0 must not zero the product.
@@ -73,9 +93,95 @@ TEST(WaveModel, GeometryComesFromEachFamilysConfigKeys) {
   EXPECT_DOUBLE_EQ(w, wave_work(*fp8, shape("m=96,n=7168,k=2048,scale=2"), 132));
   EXPECT_DOUBLE_EQ(w, wave_work(*fp8, shape("m=96,n=7168,k=2048"), 132));
   // Missing or non-positive tiles: no geometry, never a guess.
-  EXPECT_FALSE(from({{"load_bytes", 16}}));
-  EXPECT_FALSE(from({{"bm", 128}, {"bn", 128}}));
-  EXPECT_FALSE(from({{"bm", 0}, {"bn", 128}, {"bk", 64}}));
+  EXPECT_FALSE(from("rmsnorm", {{"load_bytes", 16}}));
+  EXPECT_FALSE(from("gemm", {{"bm", 128}, {"bn", 128}}));
+  EXPECT_FALSE(from("gemm", {{"bm", 0}, {"bn", 128}, {"bk", 64}}));
+  EXPECT_FALSE(from("gemm", {{"bm", 0}, {"block_m", 128}, {"bn", 128}, {"bk", 64}})) << "the first key present is read";
+  // Keys are read by the family's declaration only: gemm's tiles mean nothing to a row
+  // family, and a family that declares nothing moves by problem size.
+  EXPECT_FALSE(from("rmsnorm", {{"bm", 128}, {"bn", 128}, {"bk", 64}}));
+  EXPECT_FALSE(from(GeometryKeys{}, {{"bm", 128}, {"bn", 128}, {"bk", 64}, {"max_row_bytes", 65536}}));
+}
+
+// Another library's family tells the selection its tiles by its own keys: a grouped gemm
+// over g groups (tile_m, tile_n, tile_k) and a layernorm whose blocks take rows_per_cta
+// rows each, walking the columns cols_per_step at a time and leaving its own code past
+// max_cols_bytes.
+TEST(WaveModel, AForeignFamilysDeclaredKeysGiveItsGeometry) {
+  GeometryKeys grouped{{{"m", {"tile_m"}, {}, {}, {}, {}},
+                        {"n", {"tile_n"}, {}, {}, {}, {}},
+                        {"k", {}, {"tile_k"}, {"splits"}, {}, {}}}};
+  EXPECT_FALSE(geometry_problem(grouped, {"g", "m", "n", "k"}));
+  auto g = from(grouped, {{"tile_m", 128}, {"tile_n", 256}, {"tile_k", 64}, {"bm", 7}});
+  ASSERT_TRUE(g);
+  ASSERT_EQ(g->tiles.size(), 2u);
+  EXPECT_EQ(g->tiles[0].dim, "m");
+  EXPECT_EQ(g->tiles[0].size, 128);
+  EXPECT_EQ(g->tiles[1].size, 256);
+  EXPECT_EQ(g->steps.at(0).size, 64);
+  EXPECT_EQ(g->split, 1);
+  // g is no tile's dimension: the groups multiply the blocks, as batch does. 8 groups of
+  // 1x56 tiles are 448 blocks, 4 waves over 132 SMs, each of 128 steps of K.
+  EXPECT_DOUBLE_EQ(wave_work(*g, shape("g=8,m=96,n=14336,k=8192"), 132), 4 * 128);
+  EXPECT_EQ(from(grouped, {{"tile_m", 128}, {"tile_n", 256}, {"tile_k", 64}, {"splits", 4}})->split, 4);
+  EXPECT_FALSE(from(grouped, {{"tile_m", 128}, {"tile_n", 256}})) << "no step: no tiling";
+
+  GeometryKeys layernorm{{{"rows", {"rows_per_cta"}, {}, {}, {}, {}},
+                          {"cols", {}, {"cols_per_step"}, {}, {"max_cols_bytes"}, {"row_align_bytes", "vec_bytes"}}}};
+  EXPECT_FALSE(geometry_problem(layernorm, {"rows", "cols"}));
+  auto ln =
+      from(layernorm, {{"rows_per_cta", 4}, {"cols_per_step", 1024}, {"max_cols_bytes", 32768}, {"vec_bytes", 16}});
+  ASSERT_TRUE(ln);
+  EXPECT_TRUE(has_waves(*ln));
+  ASSERT_EQ(ln->paths.size(), 1u);
+  EXPECT_EQ(ln->paths[0].dim, "cols");
+  EXPECT_EQ(ln->paths[0].max_bytes, 32768);
+  EXPECT_EQ(ln->paths[0].align_bytes, 16) << "the second alternative, the first being absent";
+  // 4096 rows in blocks of 4 are 1024 blocks, 8 waves over 132 SMs, each of 8 steps of 1024 columns.
+  EXPECT_DOUBLE_EQ(wave_work(*ln, shape("rows=4096,cols=8192"), 132), 8 * 8);
+  EXPECT_FALSE(own_path(*ln, shape("rows=4096,cols=32768"), 2));
+  // Without its tile keys it still has its path bounds.
+  auto bounds = from(layernorm, {{"max_cols_bytes", 32768}});
+  ASSERT_TRUE(bounds);
+  EXPECT_FALSE(has_waves(*bounds));
+  EXPECT_EQ(bounds->paths.size(), 1u);
+}
+
+TEST(WaveModel, AGeometryDeclarationThatDoesNotHoldNamesItsKey) {
+  const std::vector<std::string> dims = {"rows", "cols"};
+  auto problem = [&](GeometryKeys keys) {
+    auto p = geometry_problem(keys, dims);
+    return p ? p->key + ": " + p->what : std::string("none");
+  };
+  EXPECT_EQ(problem({{{"rowz", {"rows_per_cta"}, {}, {}, {}, {}}}}),
+            "rowz: 'rowz' is not a dimension of the family (rows, cols)");
+  EXPECT_EQ(problem({{{"rows", {"a"}, {}, {}, {}, {}}, {"rows", {"b"}, {}, {}, {}, {}}}}),
+            "rows: dimension 'rows' is declared twice");
+  EXPECT_EQ(problem({{{"rows", {}, {}, {}, {}, {}}}}),
+            "rows: declares no config key: give tile, step, split, max_bytes or align_bytes");
+  EXPECT_EQ(problem({{{"rows", {"rows per cta"}, {}, {}, {}, {}}}}),
+            "rows.tile: 'rows per cta' is not a config key (letters, digits and '_', 64 at most)");
+  EXPECT_EQ(problem({{{"cols", {}, {""}, {}, {}, {}}}}),
+            "cols.step: '' is not a config key (letters, digits and '_', 64 at most)");
+  EXPECT_EQ(problem({{{"cols", {}, {}, {}, {}, {"a", "b", "c", "d", "e", "f", "g", "h", "i"}}}}),
+            "cols.align_bytes: names more than 8 config keys");
+  EXPECT_EQ(problem({{{"cols", {"tc"}, {}, {"split_k"}, {}, {}}}}),
+            "cols.split: a split shares the steps along 'cols' among blocks: declare its 'step' too");
+  EXPECT_EQ(problem({{{"rows", {}, {"a"}, {"s"}, {}, {}}, {"cols", {}, {"b"}, {"t"}, {}, {}}}}),
+            "cols.split: only one dimension may be split ('rows' is)");
+  EXPECT_EQ(problem({}), "none");
+  // kport's own declarations hold, and check_family names the field of a family's own.
+  for (const auto& f : kport_families().all()) {
+    EXPECT_FALSE(f.geometry.empty()) << f.name;
+    EXPECT_TRUE(check_family(f).ok()) << f.name;
+  }
+  OpFamily ln = *kport_families().find("rmsnorm");
+  ln.name = "layernorm";
+  ln.geometry.dims.push_back({"width", {"w"}, {}, {}, {}, {}});
+  auto st = check_family(ln);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message,
+            "field 'geometry.width' of family layernorm: 'width' is not a dimension of the family (rows, cols)");
 }
 
 TEST(WaveModel, PathBoundsAreInBytesOfTheDtype) {
@@ -148,10 +254,10 @@ TEST(WaveModel, WorkCountsWavesOfTilesOverTheSmsAndTheStepsOfEach) {
 }
 
 TEST(WaveModel, ASplitTileIsThatManyBlocksEachWalkingItsShareOfK) {
-  auto g = from({{"bm", 128}, {"bn", 128}, {"bk", 64}, {"split_k", 2}});
+  auto g = from("gemm", {{"bm", 128}, {"bn", 128}, {"bk", 64}, {"split_k", 2}});
   ASSERT_TRUE(g);
   EXPECT_EQ(g->split, 2);
-  EXPECT_EQ(from({{"bm", 128}, {"bn", 128}, {"bk", 64}})->split, 1);
+  EXPECT_EQ(from("gemm", {{"bm", 128}, {"bn", 128}, {"bk", 64}})->split, 1);
   // M = 128, N = 8192: 64 tiles of 128x128 are 128 blocks, one wave over 132 SMs, each of
   // 64 of K = 8192's 128 steps; at N = 8704, 68 tiles are 136 blocks: two waves.
   EXPECT_DOUBLE_EQ(wave_work(*g, shape("m=128,n=8192,k=8192"), 132), 1 * 64);

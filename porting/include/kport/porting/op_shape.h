@@ -18,6 +18,7 @@
 
 #include "kport/common/result.h"
 #include "kport/porting/shape.h"
+#include "kport/porting/wave_model.h"
 #include "kport/porting/work_expr.h"
 
 namespace kport::porting {
@@ -52,6 +53,7 @@ struct OpFamily {
   std::string flops, bytes;  // WorkExpr texts; empty: not stated
   std::optional<Bound> bound_hint;
   std::string example;        // a shape to offer a user; empty: none stated
+  GeometryKeys geometry;      // which instance config keys tile which dims (wave_model.h); empty: none
   std::string library, repo;  // who declared it: the manifest's name, the repository ("" built in)
 
   // The hint, else memory when only `bytes` is stated, else compute.
@@ -65,7 +67,8 @@ struct OpFamily {
 
 // invalid_argument naming the field: a name that is not letters, digits and '_', no or
 // repeated dims, a range that is empty or a default outside it, an unknown or repeated
-// dtype, an expression that does not parse. What a manifest or a runner declares is
+// dtype, an expression that does not parse, a geometry declaration that does not hold
+// (wave_model.h geometry_problem). What a manifest or a runner declares is
 // checked with this before it is used.
 Status check_family(const OpFamily& f);
 

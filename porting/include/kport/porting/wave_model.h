@@ -88,15 +88,45 @@ inline int path_changes(std::span<const InstanceGeometry> all, const Shape& a, c
   return path_changes(own_paths(all, a, element_bytes), own_paths(all, b, element_bytes));
 }
 
-// An instance's geometry read from its published configuration, by the keys it publishes
-// whatever its family is called: `config(key)` is the config's integer value of `key`,
-// nullopt when absent or not an integer. bm, bn, bk (or block_m, block_n, block_k): tiles
-// of m and n stepping over k (gemm, gemm_fp8); br, bc: tiles of l stepping over l
-// (attention); otherwise path bounds alone, `max_row_bytes` and `row_align_bytes` on
-// `cols` (the row-wise families). With tiles, `split_k` > 1 is Geometry::split. nullopt for a config with none of these. A geometry that
-// names a dimension a shape lacks gives no wave work there (wave_work() is 0).
+// Which of an instance's published config keys give its geometry along one dimension of
+// its family: the family's `geometry` declaration (docs/MANIFEST.md, `families`). Each role
+// lists config keys, alternatives read in order (gemm's tile along m: "bm", else
+// "block_m"); an empty list is a role not declared.
+struct DimKeys {
+  std::string dim;                                  // a dimension of the family: "m"
+  std::vector<std::string> tile;                    // Geometry::tiles: the extent cut into one tile per block
+  std::vector<std::string> step;                    // Geometry::steps: the extent each block walks in steps
+  std::vector<std::string> split;                   // Geometry::split: blocks sharing one tile's steps (split-K)
+  std::vector<std::string> max_bytes, align_bytes;  // a Geometry::PathBound on the dim
+  bool operator==(const DimKeys&) const = default;
+};
+struct GeometryKeys {
+  std::vector<DimKeys> dims;  // as declared; none: the family declares no geometry
+  bool empty() const { return dims.empty(); }
+  bool operator==(const GeometryKeys&) const = default;
+};
+
+// What is wrong with a declaration for a family of dimensions `dims`, if anything: `key`
+// is the place within the declaration ("rowz", "k.split") and `what` says why, for the
+// reader to prefix with where the declaration came from. A dimension the family lacks or
+// named twice, a dimension declaring no role, a config key that is not letters, digits
+// and '_' (1 to 64), more than 8 alternatives, a split without a step on its dimension,
+// or splits on two dimensions.
+struct GeometryProblem {
+  std::string key, what;
+};
+std::optional<GeometryProblem> geometry_problem(const GeometryKeys& keys, const std::vector<std::string>& dims);
+
+// An instance's geometry read from its published configuration by its family's declared
+// `keys`: `config(key)` is the config's integer value of `key`, nullopt when absent or not
+// an integer. The tiles and steps when every declared tile and step key has a value > 0
+// (one missing: none of them, never a guess), with the split when its key is > 0; the
+// path bounds whose max_bytes or align_bytes key is > 0. nullopt when that leaves neither
+// tiles nor path bounds, and for a family that declares nothing: its instances move by
+// problem size. A geometry that names a dimension a shape lacks gives no wave work there
+// (wave_work() is 0).
 std::optional<Geometry> geometry_from_config(
-    const std::function<std::optional<std::int64_t>(std::string_view)>& config);
+    const GeometryKeys& keys, const std::function<std::optional<std::int64_t>(std::string_view)>& config);
 
 // The work above, in SM steps; 0 when the shape lacks a dimension the geometry names or
 // a dimension is 0. `sm_count` > 0.

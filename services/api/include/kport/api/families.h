@@ -11,9 +11,12 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kport/api/fields.h"
@@ -26,6 +29,21 @@ struct FamilyDim {
   std::int64_t min = 1, max = std::int64_t{1} << 30;
 };
 
+// One dimension of a family's `geometry`: the instance config keys of each role, each
+// role's keys alternatives in order (porting::DimKeys).
+struct FamilyGeometryDim {
+  std::string dim;
+  std::vector<std::string> tile, step, split, max_bytes, align_bytes;
+};
+
+// The roles in their wire order, with their place in a FamilyGeometryDim.
+inline constexpr std::pair<const char*, std::vector<std::string> FamilyGeometryDim::*> k_geometry_roles[] = {
+    {"tile", &FamilyGeometryDim::tile},
+    {"step", &FamilyGeometryDim::step},
+    {"split", &FamilyGeometryDim::split},
+    {"max_bytes", &FamilyGeometryDim::max_bytes},
+    {"align_bytes", &FamilyGeometryDim::align_bytes}};
+
 struct Family {
   std::string name, description;
   std::vector<FamilyDim> dims;
@@ -33,6 +51,7 @@ struct Family {
   std::optional<std::string> flops, bytes;  // work expressions over the dims
   std::string bound;                        // "compute" or "memory"; a report may leave it out
   std::optional<std::string> example;       // a shape to offer a user
+  std::vector<FamilyGeometryDim> geometry;  // wire: an object keyed by dimension; empty: not declared
   std::string library, repo;                // answers only: who declared it ("" repo: built in)
 };
 
@@ -54,6 +73,25 @@ inline boost::json::object to_json(const FamilyDim& d) {
   return o;
 }
 
+// {"m": {"tile": "bm"}, ...}: a role of one key as a string, of several as an array.
+inline boost::json::object to_json(const std::vector<FamilyGeometryDim>& geometry) {
+  boost::json::object o;
+  for (const auto& d : geometry) {
+    boost::json::object roles;
+    for (const auto& [role, slot] : k_geometry_roles) {
+      const auto& keys = d.*slot;
+      if (keys.size() == 1) roles[role] = keys.front();
+      if (keys.size() > 1) {
+        boost::json::array a;
+        for (const auto& k : keys) a.emplace_back(k);
+        roles[role] = std::move(a);
+      }
+    }
+    o[d.dim] = std::move(roles);
+  }
+  return o;
+}
+
 // `library` and `repo` are written when `with_origin` (an answer), not in a report.
 inline boost::json::object to_json(const Family& f, bool with_origin = true) {
   boost::json::array dtypes;
@@ -66,6 +104,7 @@ inline boost::json::object to_json(const Family& f, bool with_origin = true) {
   if (f.bytes) o["bytes"] = *f.bytes;
   if (!f.bound.empty()) o["bound"] = f.bound;
   if (f.example) o["example"] = *f.example;
+  if (!f.geometry.empty()) o["geometry"] = to_json(f.geometry);
   if (with_origin) {
     o["library"] = f.library;
     o["repo"] = f.repo;
@@ -92,6 +131,56 @@ inline FamilyDim read_family_dim(Fields& f) {
   return d;
 }
 
+// The form of `geometry` (an object of objects of config keys); what it means is
+// porting::geometry_problem's to say.
+inline std::vector<FamilyGeometryDim> read_family_geometry(Fields& f) {
+  std::vector<FamilyGeometryDim> out;
+  const boost::json::object* g = f.object("geometry");
+  if (!g) return out;
+  if (g->size() > 16) f.fail("geometry", "must declare at most 16 dimensions");
+  for (const auto& member : *g) {
+    if (!f.ok()) break;
+    const std::string dim(member.key());
+    const boost::json::value& v = member.value();
+    const std::string at = f.path("geometry") + "." + dim;
+    if (!v.is_object()) {
+      f.fail_with(Error{Errc::invalid_argument, "field '" + at + "' must be an object of config keys"});
+      break;
+    }
+    FamilyGeometryDim d;
+    d.dim = dim;
+    for (const auto& r : v.as_object()) {
+      const std::string_view role = r.key();
+      const boost::json::value& x = r.value();
+      const auto* known = std::find_if(std::begin(k_geometry_roles), std::end(k_geometry_roles),
+                                       [&](const auto& known_role) { return role == known_role.first; });
+      const std::string rat = at + "." + std::string(role);
+      if (known == std::end(k_geometry_roles)) {
+        f.fail_with(
+            Error{Errc::invalid_argument,
+                  "field '" + rat + "' is not a role (a dimension takes tile, step, split, max_bytes, align_bytes)"});
+        break;
+      }
+      auto& keys = d.*(known->second);
+      if (x.is_string() && x.as_string().size() <= 64) {
+        keys.emplace_back(x.as_string().data(), x.as_string().size());
+      } else if (x.is_array() && !x.as_array().empty() && x.as_array().size() <= 8 &&
+                 std::all_of(x.as_array().begin(), x.as_array().end(),
+                             [](const boost::json::value& k) { return k.is_string() && k.as_string().size() <= 64; })) {
+        for (const auto& k : x.as_array()) keys.emplace_back(k.as_string().data(), k.as_string().size());
+      } else {
+        f.fail_with(Error{Errc::invalid_argument,
+                          "field '" + rat +
+                              "' must be a config key (a string of 64 bytes at most) or an array of 1 to 8 "
+                              "of them"});
+        break;
+      }
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
 inline Family read_family(Fields& f) {
   Family x;
   x.name = f.str("name", 64);
@@ -102,6 +191,7 @@ inline Family read_family(Fields& f) {
   x.bytes = f.opt_str("bytes", 256);
   x.bound = f.opt_str("bound", 16).value_or("");
   x.example = f.opt_str("example", 1024);
+  x.geometry = read_family_geometry(f);
   x.library = f.opt_str("library", 128).value_or("");
   x.repo = f.opt_str("repo", 128).value_or("");
   if (f.ok() && x.dims.empty()) f.fail("dims", "must list the family's dimensions");

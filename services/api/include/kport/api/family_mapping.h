@@ -22,6 +22,8 @@ inline Family to_api_family(const porting::OpFamily& f) {
   if (!f.bytes.empty()) out.bytes = f.bytes;
   out.bound = porting::to_string(f.bound());
   if (!f.example.empty()) out.example = f.example;
+  for (const auto& d : f.geometry.dims)
+    out.geometry.push_back(FamilyGeometryDim{d.dim, d.tile, d.step, d.split, d.max_bytes, d.align_bytes});
   out.library = f.library;
   out.repo = f.repo;
   return out;
@@ -38,6 +40,8 @@ inline porting::OpFamily to_op_family(const Family& f) {
   out.bytes = f.bytes.value_or("");
   out.bound_hint = porting::parse_bound(f.bound);
   out.example = f.example.value_or("");
+  for (const auto& d : f.geometry)
+    out.geometry.dims.push_back(porting::DimKeys{d.dim, d.tile, d.step, d.split, d.max_bytes, d.align_bytes});
   out.library = f.library;
   out.repo = f.repo;
   return out;
