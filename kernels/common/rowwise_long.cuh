@@ -59,6 +59,16 @@ __device__ __forceinline__ void softmax_merge(float& m, float& s, float m2, floa
   m = mx;
 }
 
+// One step of a pass: a thread's k_long_unroll vectors of the row, base, base + k_long_threads, ...
+template <typename T>
+__device__ __forceinline__ void load_long_step(Vec16<T> (&v)[k_long_unroll], const T* xr, int base, int vecs,
+                                               std::uint64_t policy) {
+#pragma unroll
+  for (int u = 0; u < k_long_unroll; ++u)
+    if (base + u * k_long_threads < vecs)
+      v[u] = load_vec16_policy_sm80(xr + static_cast<long>(base + u * k_long_threads) * Vec16<T>::k_count, policy);
+}
+
 template <typename T, bool k_softmax>
 __global__ void __launch_bounds__(k_long_threads)
     rowwise_long_kernel(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y, int cols, float eps) {
@@ -74,10 +84,7 @@ __global__ void __launch_bounds__(k_long_threads)
   float b = 0.0f;                          // softmax: the sum of exp(x - a)
   for (int base = threadIdx.x; base < vecs; base += k_step) {
     Vec16<T> v[k_long_unroll];
-#pragma unroll
-    for (int u = 0; u < k_long_unroll; ++u)
-      if (base + u * k_long_threads < vecs)
-        v[u] = load_vec16_policy_sm80(xr + static_cast<long>(base + u * k_long_threads) * k_e, keep);
+    load_long_step(v, xr, base, vecs, keep);
 #pragma unroll
     for (int u = 0; u < k_long_unroll; ++u) {
       if (base + u * k_long_threads >= vecs) continue;
@@ -122,10 +129,7 @@ __global__ void __launch_bounds__(k_long_threads)
   const std::uint64_t drop = l2_policy_evict_first_sm80();
   for (int base = threadIdx.x; base < vecs; base += k_step) {
     Vec16<T> v[k_long_unroll];
-#pragma unroll
-    for (int u = 0; u < k_long_unroll; ++u)
-      if (base + u * k_long_threads < vecs)
-        v[u] = load_vec16_policy_sm80(xr + static_cast<long>(base + u * k_long_threads) * k_e, drop);
+    load_long_step(v, xr, base, vecs, drop);
 #pragma unroll
     for (int u = 0; u < k_long_unroll; ++u) {
       const int vi = base + u * k_long_threads;
