@@ -509,8 +509,9 @@ Status Harness::time(std::vector<CaseOutcome>& outcomes, const std::set<std::str
                                                 {"rse", number_at(it->second, {"timing", "rse"}).value_or(0.0)}};
     if (const auto* b = figure.if_contains("baseline"); b && b->is_object() && b->as_object().contains("timing"))
       baselines.emplace(o.c.problem(), b->as_object());
-    o.bench_args = json::value_to<std::vector<std::string>>(list.back().at("replay"));
-    o.bench_seed = seed_of(list.back());
+    // The first round's command: later rounds leave the baseline out.
+    o.bench_args = json::value_to<std::vector<std::string>>(list.front().at("replay"));
+    o.bench_seed = seed_of(list.front());
     figure.erase("replay");
     o.bench = std::move(figure);
     ++m_precise;
