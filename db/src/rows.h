@@ -25,15 +25,21 @@ namespace kport::db::detail {
   " THEN 'awaiting_runner' ELSE j.status END"
 
 // The library (repository) a job's row belongs to, in an INSERT whose ?1 is the job id
-// and ?3 the commit: the job's pipeline's repository, else the commit's, else ''.
+// and ?3 the commit: the job's pipeline's repository, else that of the pipeline of the
+// build it depends on (a revalidation's pipeline checks several libraries' builds), else
+// the commit's, else ''.
 #define KPORT_ROW_REPO_EXPR                                                                                    \
   "coalesce((SELECT nullif(p.repo, '') FROM jobs j JOIN pipelines p ON p.id = j.pipeline_id WHERE j.id = ?1)," \
+  " (SELECT nullif(p.repo, '') FROM jobs j JOIN jobs b ON b.id = j.depends_on"                                 \
+  "  JOIN pipelines p ON p.id = b.pipeline_id WHERE j.id = ?1),"                                               \
   " (SELECT r.name FROM commits c JOIN repositories r ON r.id = c.repo_id WHERE c.sha = ?3), '')"
 
 // The library (repository) job row j belongs to, as KPORT_ROW_REPO_EXPR decides for the
-// rows it makes: its pipeline's repository, else its commit's, else ''.
-#define KPORT_JOB_REPO_EXPR                                                           \
-  "coalesce((SELECT nullif(p.repo, '') FROM pipelines p WHERE p.id = j.pipeline_id)," \
+// rows it makes: its pipeline's repository, else its build's pipeline's, else its
+// commit's, else ''.
+#define KPORT_JOB_REPO_EXPR                                                                                      \
+  "coalesce((SELECT nullif(p.repo, '') FROM pipelines p WHERE p.id = j.pipeline_id),"                            \
+  " (SELECT nullif(p.repo, '') FROM jobs b JOIN pipelines p ON p.id = b.pipeline_id WHERE b.id = j.depends_on)," \
   " (SELECT r.name FROM commits c JOIN repositories r ON r.id = c.repo_id WHERE c.sha = j.commit_sha), '')"
 
 // Job rows: ?1 must be bound to the "online since" time (now - runner_online_ms), which

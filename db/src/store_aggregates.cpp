@@ -154,14 +154,18 @@ Result<std::vector<DriverCount>> Store::result_drivers(std::string_view gpu_mode
   });
 }
 
-Result<std::vector<std::string>> Store::best_instances(std::string_view gpu_model) {
+Result<std::vector<std::string>> Store::best_instances(std::string_view gpu_model,
+                                                       const std::optional<std::string>& repo) {
   return m_impl->read<std::vector<std::string>>([&](Connection& c) -> Result<std::vector<std::string>> {
+    // Of one library: its rows and those of none, best among themselves.
     auto s = c.prepare(
-        "SELECT DISTINCT b.instance FROM best_candidates b WHERE b.gpu_model = ?1 AND b.median_us ="
+        "SELECT DISTINCT b.instance FROM best_candidates b WHERE b.gpu_model = ?1"
+        " AND (?2 IS NULL OR b.repo IN (?2, '')) AND b.median_us ="
         " (SELECT min(o.median_us) FROM best_candidates o WHERE o.gpu_model = b.gpu_model"
-        "  AND o.family = b.family AND o.dtype = b.dtype AND o.shape = b.shape) ORDER BY 1");
+        "  AND o.family = b.family AND o.dtype = b.dtype AND o.shape = b.shape"
+        "  AND (?2 IS NULL OR o.repo IN (?2, ''))) ORDER BY 1");
     if (!s) return std::move(s).error();
-    s->bind(1, gpu_model);
+    s->bind_all(gpu_model, repo);
     return detail::collect<std::string>(*s, [](const detail::Stmt& st) { return st.text(0); });
   });
 }

@@ -1,5 +1,5 @@
 // Measure requests and the count of questions answered without a measurement
-// (migration 0010; a request's library, migration 0023).
+// (migration 0010; a request's library, migration 0023; an ask's, migration 0025).
 #include "impl.h"
 #include "queue_ops.h"
 #include "rows.h"
@@ -13,7 +13,7 @@ namespace {
 constexpr const char* k_request_select =
     "SELECT br.id, br.gpu_model, br.family, br.dtype, br.shape, br.job_id, br.requests, br.created_ms, br.updated_ms,"
     " coalesce((SELECT a.asks FROM best_asks a WHERE a.gpu_model = br.gpu_model AND a.family = br.family"
-    " AND a.dtype = br.dtype AND a.shape = br.shape), 0), br.repo"
+    " AND a.dtype = br.dtype AND a.shape = br.shape AND a.repo = br.repo), 0), br.repo"
     " FROM best_requests br";
 
 BestRequest read_request(const detail::Stmt& s) {
@@ -131,13 +131,14 @@ Status Store::record_best_asks(const std::vector<BestAsk>& asks, std::int64_t ke
     for (const auto& a : asks) {
       // One Stmt per row: the connection's cached statement is reset when it goes away.
       auto up = c.prepare(
-          "INSERT INTO best_asks(gpu_model, family, dtype, shape, asks, first_ms, last_ms) VALUES (?1, ?2, ?3, ?4, ?5, "
-          "?6, ?7)"
-          " ON CONFLICT(gpu_model, family, dtype, shape) DO UPDATE SET asks = asks + excluded.asks,"
+          "INSERT INTO best_asks(gpu_model, family, dtype, shape, repo, asks, first_ms, last_ms)"
+          " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+          " ON CONFLICT(gpu_model, family, dtype, shape, repo) DO UPDATE SET asks = asks + excluded.asks,"
           " last_ms = max(last_ms, excluded.last_ms)");
       if (!up) return std::move(up).error();
       KPORT_TRY(
-          up->bind_all(a.key.gpu_model, a.key.family, a.key.dtype, a.key.shape, a.asks, a.first_ms, a.last_ms).run());
+          up->bind_all(a.key.gpu_model, a.key.family, a.key.dtype, a.key.shape, a.repo, a.asks, a.first_ms, a.last_ms)
+              .run());
     }
     // Bounded: shapes nobody asked for lately are forgotten first.
     auto count = c.prepare("SELECT count(*) FROM best_asks");
@@ -157,16 +158,19 @@ Status Store::record_best_asks(const std::vector<BestAsk>& asks, std::int64_t ke
   return {};
 }
 
-Result<std::vector<BestAsk>> Store::list_best_asks(std::string_view gpu_model, int limit) {
+Result<std::vector<BestAsk>> Store::list_best_asks(std::string_view gpu_model, int limit,
+                                                   const std::optional<std::string>& repo) {
   KPORT_TRY(detail::check_limit(limit));
   return m_impl->read<std::vector<BestAsk>>([&](Connection& c) -> Result<std::vector<BestAsk>> {
     auto s = c.prepare(
-        "SELECT gpu_model, family, dtype, shape, asks, first_ms, last_ms FROM best_asks"
-        " WHERE ?1 = '' OR gpu_model = ?1 ORDER BY asks DESC, last_ms DESC LIMIT ?2");
+        "SELECT gpu_model, family, dtype, shape, asks, first_ms, last_ms, repo FROM best_asks"
+        " WHERE (?1 = '' OR gpu_model = ?1) AND (?3 IS NULL OR repo = ?3)"
+        " ORDER BY asks DESC, last_ms DESC LIMIT ?2");
     if (!s) return std::move(s).error();
-    s->bind_all(gpu_model, limit);
+    s->bind_all(gpu_model, limit, repo);
     return detail::collect<BestAsk>(*s, [](const detail::Stmt& r) {
-      return BestAsk{BestKey{r.text(0), r.text(1), r.text(2), r.text(3)}, r.int64(4), r.int64(5), r.int64(6)};
+      return BestAsk{BestKey{r.text(0), r.text(1), r.text(2), r.text(3)}, r.int64(4), r.int64(5), r.int64(6),
+                     r.text(7)};
     });
   });
 }

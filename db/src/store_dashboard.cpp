@@ -29,7 +29,7 @@ Status each_row(Result<Stmt>& s, Fn fn) {
 }  // namespace
 
 Result<std::vector<KernelPoint>> Store::kernel_history(std::string_view instance, std::string_view dtype,
-                                                       std::string_view shape) {
+                                                       std::string_view shape, const std::optional<std::string>& repo) {
   return m_impl->read<std::vector<KernelPoint>>([&](Connection& c) -> Result<std::vector<KernelPoint>> {
     auto s = c.prepare(
         "SELECT r.gpu_model, r.commit_sha, coalesce(c.time_ms, 0), count(*), avg(r.median_us),"
@@ -37,8 +37,9 @@ Result<std::vector<KernelPoint>> Store::kernel_history(std::string_view instance
         " avg(r.tflops), avg(r.gbps), avg(r.ratio), max(r.id), min(r.created_ms)"
         " FROM results r LEFT JOIN commits c ON c.sha = r.commit_sha"
         " WHERE r.instance = ?1 AND r.dtype = ?2 AND r.shape = ?3 AND r.status = 'passed'"
-        " AND r.median_us IS NOT NULL GROUP BY r.gpu_model, r.commit_sha ORDER BY r.gpu_model, 3, 12");
-    if (s) s->bind_all(instance, dtype, shape);
+        " AND r.median_us IS NOT NULL AND (?4 IS NULL OR r.repo IN (?4, ''))"
+        " GROUP BY r.gpu_model, r.commit_sha ORDER BY r.gpu_model, 3, 12");
+    if (s) s->bind_all(instance, dtype, shape, repo);
     std::vector<KernelPoint> out;
     KPORT_TRY(each_row(s, [&](const Stmt& st) {
       KernelPoint p;
@@ -79,11 +80,14 @@ Result<std::vector<GpuPeak>> Store::gpu_peaks(std::string_view family, std::stri
   });
 }
 
-Result<std::vector<std::pair<std::string, std::string>>> Store::measured_configs(std::string_view instance) {
+Result<std::vector<std::pair<std::string, std::string>>> Store::measured_configs(
+    std::string_view instance, const std::optional<std::string>& repo) {
   using Pairs = std::vector<std::pair<std::string, std::string>>;
   return m_impl->read<Pairs>([&](Connection& c) -> Result<Pairs> {
-    auto s = c.prepare("SELECT DISTINCT dtype, shape FROM best_candidates WHERE instance = ?1 ORDER BY 1, 2");
-    if (s) s->bind(1, instance);
+    auto s = c.prepare(
+        "SELECT DISTINCT dtype, shape FROM best_candidates WHERE instance = ?1"
+        " AND (?2 IS NULL OR repo IN (?2, '')) ORDER BY 1, 2");
+    if (s) s->bind_all(instance, repo);
     Pairs out;
     KPORT_TRY(each_row(s, [&](const Stmt& st) { out.emplace_back(st.text(0), st.text(1)); }));
     return out;

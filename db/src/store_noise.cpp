@@ -112,6 +112,10 @@ Result<std::vector<SeriesFigure>> Store::series_history(const SeriesFilter& f) {
       values.push_back(value);
       sql += std::string(" AND r.") + column + " = ?" + std::to_string(values.size());
     }
+    if (f.repo) {
+      values.push_back(&*f.repo);
+      sql += " AND r.repo IN (?" + std::to_string(values.size()) + ", '')";
+    }
     auto s = c.prepare(sql + " ORDER BY r.driver, r.instance, r.dtype, r.shape, r.id");
     if (!s) return std::move(s).error();
     for (std::size_t i = 0; i < values.size(); ++i) s->bind(static_cast<int>(i + 1), *values[i]);

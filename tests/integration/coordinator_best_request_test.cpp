@@ -2,7 +2,10 @@
 // from the nearest measured one and says how to have it measured; POST
 // /api/v1/best/requests queues one check job pinned to the GPU model for that exact case;
 // a GPU runner claims it, uploads, completes, and the answer flips to measured.
+#include <map>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "coordinator_fixture.h"
 
@@ -122,7 +125,12 @@ TEST_F(BestRequestTest, ARequestedShapeIsQueuedClaimedMeasuredAndThenAnsweredAsM
     EXPECT_FALSE(nearest.body.at("exact_shape").as_bool());
     const auto& hint = nearest.body.at("measure");
     EXPECT_EQ(text(hint, "requests"), "POST /api/v1/best/requests");
-    EXPECT_EQ(hint.at("body"), ask_body()) << nearest.raw;
+    // The figures are of the pipeline's repository: the request is of it, named though
+    // the question did not name it.
+    json::object body = ask_body();
+    body["repo"] = "kernels";
+    EXPECT_EQ(hint.at("body"), body) << nearest.raw;
+    EXPECT_EQ(text(hint, "list"), "GET /api/v1/best/requests?gpu=NVIDIA%20H200&repo=kernels");
   }
   // The grid shape itself is measured: no hint, and it is not counted.
   auto exact = best(k_grid);
@@ -544,6 +552,125 @@ TEST_F(LibraryBestRequestTest, MeasuredIsAskedOfTheRequestsOwnLibrary) {
   ASSERT_TRUE(hint.body.as_object().contains("measure")) << hint.raw;
   EXPECT_EQ(hint.body.at("measure").at("body"), of_library(ask_body(), "lib-a")) << hint.raw;
   EXPECT_EQ(text(hint.body.at("measure"), "list"), "GET /api/v1/best/requests?gpu=NVIDIA%20H200&repo=lib-a");
+}
+
+TEST_F(LibraryBestRequestTest, ListingTheRequestsOfAnUnknownLibraryIsNotFound) {
+  auto unknown = get("/api/v1/best/requests?repo=lib-z");
+  ASSERT_EQ(unknown.status, 404) << unknown.raw << " (not an empty page: the name is wrong)";
+  EXPECT_EQ(text(unknown.body.at("error"), "code"), "not_found") << unknown.raw;
+  EXPECT_NE(text(unknown.body.at("error"), "message").find("'lib-z'"), std::string::npos) << unknown.raw;
+  EXPECT_EQ(get("/api/v1/best/requests?repo=lib-a").status, 200);
+}
+
+TEST_F(LibraryBestRequestTest, TheMeasureHintNamesTheAnswersLibraryThoughTheQuestionDidNot) {
+  // softmax is lib-a's alone: asked without a library, the answer is lib-a's, and so is
+  // the request it suggests, so following it keeps working once lib-b runs softmax too.
+  auto answer = get("/api/v1/best?gpu=" + k_h200 + "&op=softmax&dtype=bf16&shape=rows=64,cols=4096");
+  ASSERT_EQ(answer.status, 200) << answer.raw;
+  EXPECT_EQ(text(answer.body.at("query"), "repo"), "lib-a") << answer.raw;
+  ASSERT_TRUE(answer.body.as_object().contains("measure")) << answer.raw;
+  const auto& hint = answer.body.at("measure");
+  EXPECT_EQ(text(hint.at("body"), "repo"), "lib-a") << answer.raw;
+  EXPECT_EQ(text(hint, "list"), "GET /api/v1/best/requests?gpu=NVIDIA%20H200&repo=lib-a");
+  auto followed = post("/api/v1/best/requests", hint.at("body").as_object(), k_admin);
+  ASSERT_EQ(followed.status, 201) << followed.raw;
+  EXPECT_EQ(text(followed.body, "repo"), "lib-a");
+  EXPECT_EQ(job_of(followed).at("depends_on").as_int64(), m_build_a);
+}
+
+TEST_F(LibraryBestRequestTest, UnmeasuredAsksAreCountedPerLibraryAndSurviveARestart) {
+  for (int i = 0; i < 2; ++i)
+    ASSERT_EQ(get("/api/v1/best?gpu=" + k_h200 + "&op=gemm&dtype=bf16&shape=" + k_asked + "&repo=lib-a").status, 200);
+  ASSERT_EQ(get("/api/v1/best?gpu=" + k_h200 + "&op=gemm&dtype=bf16&shape=" + k_asked + "&repo=lib-b").status, 200);
+  // The asks of one library, and only its own, as that library's measure requests.
+  auto asks_of = [&](const std::string& repo) {
+    std::map<std::string, std::int64_t> out;  // repo -> asks of the gemm key
+    auto list = get("/api/v1/best/requests" + (repo.empty() ? std::string() : "?repo=" + repo));
+    EXPECT_EQ(list.status, 200) << list.raw;
+    if (list.status != 200) return out;
+    for (const auto& a : list.body.at("unmeasured_asks").as_array())
+      if (text(a, "shape") == k_asked_key && text(a, "op") == "gemm") out[text(a, "repo")] += a.at("asks").as_int64();
+    return out;
+  };
+  using Counts = std::map<std::string, std::int64_t>;
+  EXPECT_EQ(asks_of(""), (Counts{{"lib-a", 2}, {"lib-b", 1}}));
+  EXPECT_EQ(asks_of("lib-a"), (Counts{{"lib-a", 2}}));
+  EXPECT_EQ(asks_of("lib-b"), (Counts{{"lib-b", 1}}));
+  // A request counts its own library's asks.
+  auto b = post("/api/v1/best/requests", of_library(ask_body(), "lib-b"), k_admin);
+  ASSERT_EQ(b.status, 201) << b.raw;
+  EXPECT_EQ(b.body.at("asked").as_int64(), 1) << b.raw;
+  ASSERT_EQ(proc->terminate(), 0);  // SIGTERM: the coordinator writes what it counted
+  start();
+  EXPECT_EQ(asks_of(""), (Counts{{"lib-a", 2}, {"lib-b", 1}}));
+  EXPECT_EQ(asks_of("lib-b"), (Counts{{"lib-b", 1}}));
+  auto stored = get("/api/v1/best/requests/" + std::to_string(b.body.at("id").as_int64()));
+  ASSERT_EQ(stored.status, 200) << stored.raw;
+  EXPECT_EQ(stored.body.at("asked").as_int64(), 1) << stored.raw;
+}
+
+TEST_F(LibraryBestRequestTest, TheKernelPageKeepsTwoLibrariesInstancesOfOneNameApart) {
+  // lib-c publishes an instance named as one of lib-a's, timed faster at the same case.
+  const std::string sha_c = commit_sha(3);
+  build("lib-c", sha_c, {{"gemm", "gemm.tiles.a128"}});
+  check_with({gemm_result("gemm.tiles.a128", k_grid, 70.0)});
+  auto page = [&](const std::string& query) { return get("/api/v1/dashboard/kernels/gemm.tiles.a128" + query); };
+  auto history = [&](const JsonReply& r) {
+    std::vector<std::pair<std::string, double>> out;  // (commit, median) per point
+    for (const auto& sv : r.body.at("series").as_array()) {
+      const auto& points = sv.at("points");
+      for (std::size_t i = 0; i < points.at("commit").as_array().size(); ++i)
+        out.emplace_back(std::string(points.at("commit").as_array()[i].as_string()),
+                         points.at("median_us").as_array()[i].to_number<double>());
+    }
+    return out;
+  };
+  using History = std::vector<std::pair<std::string, double>>;
+  const json::array both{"lib-a", "lib-c"};
+  auto c = page("?repo=lib-c");
+  ASSERT_EQ(c.status, 200) << c.raw;
+  EXPECT_EQ(text(c.body, "repo"), "lib-c");
+  EXPECT_EQ(c.body.at("libraries"), both);
+  EXPECT_EQ(history(c), (History{{sha_c, 70.0}})) << c.raw;
+  auto a = page("?repo=lib-a&dtype=bf16&shape=" + k_grid);
+  ASSERT_EQ(a.status, 200) << a.raw;
+  EXPECT_EQ(text(a.body, "repo"), "lib-a");
+  EXPECT_EQ(history(a), (History{{m_sha_a, 100.0}})) << a.raw;
+  // A bare link shows one library's (the first by name) and names the others.
+  auto bare = page("");
+  ASSERT_EQ(bare.status, 200) << bare.raw;
+  EXPECT_EQ(text(bare.body, "repo"), "lib-a");
+  EXPECT_EQ(bare.body.at("libraries"), both);
+  EXPECT_EQ(history(bare), history(a));
+  // A library without an instance of the name, and one kport does not know: not found.
+  auto b = page("?repo=lib-b");
+  ASSERT_EQ(b.status, 404) << b.raw;
+  EXPECT_NE(text(b.body.at("error"), "message").find("'lib-b'"), std::string::npos) << b.raw;
+  auto z = page("?repo=lib-z");
+  ASSERT_EQ(z.status, 404) << z.raw;
+  EXPECT_NE(text(z.body.at("error"), "message").find("'lib-z'"), std::string::npos) << z.raw;
+}
+
+TEST_F(LibraryBestRequestTest, ANewDriverReChecksEveryLibraryWithABuildOnItsOwnBuild) {
+  json::object caps{{"arch", "9.0"}, {"gpu_model", "NVIDIA H200"}, {"driver", "600.1"}, {"gpu_uuid", "GPU-2"}};
+  ASSERT_EQ(post("/api/v1/runners/register", json::object{{"name", "gpu-2"}, {"role", "gpu"}, {"capabilities", caps}},
+                 k_registration)
+                .status,
+            201);
+  auto opened = post("/api/v1/revalidations", json::object{{"gpu_model", "NVIDIA H200"}, {"driver", "600.1"}}, k_admin);
+  ASSERT_EQ(opened.status, 201) << opened.raw;
+  EXPECT_EQ(opened.body.at("jobs").to_number<std::int64_t>(), 2) << "lib-a's build as well as lib-b's, built last";
+  auto p = get("/api/v1/pipelines/" + std::to_string(opened.body.at("pipeline").to_number<std::int64_t>()));
+  ASSERT_EQ(p.status, 200) << p.raw;
+  std::map<std::int64_t, json::value> by_build;
+  for (const auto& j : p.body.at("jobs").as_array()) by_build[j.at("depends_on").as_int64()] = j;
+  ASSERT_EQ(by_build.size(), 2u) << p.raw;
+  ASSERT_TRUE(by_build.count(m_build_a) && by_build.count(m_build_b)) << p.raw;
+  EXPECT_EQ(text(by_build[m_build_a], "commit"), m_sha_a);
+  EXPECT_EQ(text(by_build[m_build_b], "commit"), m_sha_b);
+  // Each library's own best on the model: lib-a's a128; lib-b has none there, so all of it.
+  EXPECT_EQ(by_build[m_build_a].at("payload").at("instances"), (json::array{"gemm.tiles.a128"}));
+  EXPECT_FALSE(by_build[m_build_b].at("payload").as_object().contains("instances")) << by_build[m_build_b];
 }
 
 }  // namespace kport::testing

@@ -214,7 +214,7 @@ var init_api = __esm({
       overview: () => getJSON("/api/v1/dashboard/overview"),
       target: (name, repo) => getJSON(`/api/v1/dashboard/targets/${encodeURIComponent(name)}${repo ? `?repo=${encodeURIComponent(repo)}` : ""}`),
       commit: (sha) => getJSON(`/api/v1/dashboard/commits/${encodeURIComponent(sha)}`),
-      kernel: (instance, dtype, shape) => getJSON(`/api/v1/dashboard/kernels/${encodeURIComponent(instance)}`, { dtype, shape }),
+      kernel: (instance, dtype, shape, repo) => getJSON(`/api/v1/dashboard/kernels/${encodeURIComponent(instance)}`, { dtype, shape, repo }),
       runners: (all) => getJSON("/api/v1/dashboard/runners", { all: all ? "1" : "" }),
       results: (params) => getJSON("/api/v1/results", params),
       result: (id) => getJSON(`/api/v1/results/${encodeURIComponent(id)}`),
@@ -258,7 +258,7 @@ var init_prefetch = __esm({
       overview: () => api.overview(),
       target: (r) => api.target(r.arg, r.params.get("repo")),
       commit: (r) => api.commit(r.arg),
-      kernel: (r) => api.kernel(r.arg, r.params.get("dtype"), r.params.get("shape")),
+      kernel: (r) => api.kernel(r.arg, r.params.get("dtype"), r.params.get("shape"), r.params.get("repo")),
       pipeline: (r) => api.pipeline(r.arg),
       job: (r) => api.job(r.arg),
       result: (r) => api.result(r.arg),
@@ -473,7 +473,7 @@ function figure(stage, c) {
 function cellId(v, stage) {
   return `${v.family}.${v.variant}:${stage}`;
 }
-function evidenceBlock(title, e) {
+function evidenceBlock(title, e, repo) {
   if (!e) return null;
   return h(
     "div",
@@ -483,7 +483,7 @@ function evidenceBlock(title, e) {
       "dl",
       {},
       h("dt", {}, "instance"),
-      h("dd", {}, pageLink(`/kernel/${e.instance}`, { dtype: e.dtype, shape: e.shape }, e.instance)),
+      h("dd", {}, pageLink(`/kernel/${e.instance}`, { repo, dtype: e.dtype, shape: e.shape }, e.instance)),
       h("dt", {}, "dtype / shape"),
       h("dd", {}, `${e.dtype} \xB7 `, h("code", {}, e.shape)),
       h("dt", {}, "GPU"),
@@ -501,7 +501,7 @@ function evidenceBlock(title, e) {
     h("pre", { class: "cmd" }, withOrigin(e.command))
   );
 }
-function detail(target, v, stage) {
+function detail(target, v, stage, repo) {
   const c = v.cells[stage];
   const parts = [h(
     "h3",
@@ -531,9 +531,9 @@ function detail(target, v, stage) {
     ));
     parts.push(h("p", {}, "Reproduce:"), h("pre", { class: "cmd" }, b.command));
   } else if (stage === "numerics") {
-    parts.push(evidenceBlock("Latest pass", c.evidence), evidenceBlock("Latest failure", c.failure));
+    parts.push(evidenceBlock("Latest pass", c.evidence, repo), evidenceBlock("Latest failure", c.failure, repo));
   } else {
-    parts.push(evidenceBlock("Evidence", v.cells.timing.evidence));
+    parts.push(evidenceBlock("Evidence", v.cells.timing.evidence, repo));
   }
   if (parts.length === 1 || parts.slice(1).every((p) => !p)) parts.push(h("p", { class: "muted" }, "No evidence yet."));
   return parts;
@@ -612,7 +612,7 @@ async function render2(root2, route) {
       fill(panel, h("p", { class: "muted" }, "Choose a cell to see its evidence and the command that reproduces it."));
       return;
     }
-    fill(panel, detail(name, v, stage));
+    fill(panel, detail(name, v, stage, data.repo));
   };
   const select = (id) => {
     selected = id;
@@ -965,14 +965,35 @@ function noiseTable(data) {
     )))
   );
 }
+function libraryLine(instance, data) {
+  const others = (data.libraries || []).filter((r) => r !== data.repo);
+  const name = (r) => r || "(no library)";
+  return [
+    data.repo ? h(
+      "span",
+      { id: "library" },
+      "library ",
+      h("a", { href: hashFor(`/kernel/${instance}`, { repo: data.repo, dtype: data.dtype, shape: data.shape }) }, h("strong", {}, data.repo)),
+      " \xB7 "
+    ) : null,
+    others.length ? h(
+      "span",
+      { id: "other-libraries" },
+      "also published by: ",
+      others.map((r, i) => [i ? ", " : "", h("a", { href: hashFor(`/kernel/${instance}`, { repo: r }), dataset: { repo: r } }, name(r))]),
+      " \xB7 "
+    ) : null
+  ];
+}
 async function render4(root2, route) {
   const instance = route.arg;
-  let data = await (route.first || api.kernel(instance, route.params.get("dtype"), route.params.get("shape")));
+  const asked = route.params.get("repo") || "";
+  let data = await (route.first || api.kernel(instance, route.params.get("dtype"), route.params.get("shape"), asked));
   const chartsEl = h("div", { id: "charts" });
   const tableEl = h("div");
   const choose = h("select", { id: "config", onchange: () => {
     const [dtype, shape] = choose.value.split("|");
-    window.location.hash = hashFor(`/kernel/${instance}`, { dtype, shape });
+    window.location.hash = hashFor(`/kernel/${instance}`, { repo: asked || data.repo, dtype, shape });
   } }, data.configs.map((c) => h("option", { value: `${c.dtype}|${c.shape}`, selected: c.dtype === data.dtype && c.shape === data.shape }, `${c.dtype} \xB7 ${c.shape}`)));
   const noiseEl = h("div");
   const paint2 = () => {
@@ -984,7 +1005,7 @@ async function render4(root2, route) {
   fill(
     root2,
     h("h1", { elementtiming: "kport-data" }, `Kernel ${instance}`),
-    h("p", { class: "summary" }, `${data.family} \xB7 variant ${data.variant} \xB7 `, h("label", {}, "configuration ", choose)),
+    h("p", { class: "summary" }, ...libraryLine(instance, data), `${data.family} \xB7 variant ${data.variant} \xB7 `, h("label", {}, "configuration ", choose)),
     tableEl,
     h("h2", {}, "Noise and minimum detectable effect"),
     noiseEl,
@@ -993,7 +1014,7 @@ async function render4(root2, route) {
   );
   paint2();
   const refresh = coalesce(async () => {
-    data = await api.kernel(instance, data.dtype, data.shape);
+    data = await api.kernel(instance, data.dtype, data.shape, asked || data.repo);
     paint2();
   }, 1e3);
   return { onEvent(ev) {
@@ -1075,7 +1096,7 @@ __export(best_exports, {
 function heading(a) {
   if (a.best) return h("h2", {}, [
     a.kind === "measured" ? "Best: " : "Provisional best: ",
-    pageLink(`/kernel/${a.best}`, { dtype: a.query.dtype, shape: a.matched_shape || a.query.shape }, a.best)
+    pageLink(`/kernel/${a.best}`, { repo: a.query.repo, dtype: a.query.dtype, shape: a.matched_shape || a.query.shape }, a.best)
   ]);
   return h("h2", {}, a.kind === "unranked" ? "No best yet: unranked" : "No answer");
 }

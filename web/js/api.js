@@ -51,7 +51,7 @@ export const api = {
   overview: () => getJSON('/api/v1/dashboard/overview'),
   target: (name, repo) => getJSON(`/api/v1/dashboard/targets/${encodeURIComponent(name)}${repo ? `?repo=${encodeURIComponent(repo)}` : ''}`),
   commit: (sha) => getJSON(`/api/v1/dashboard/commits/${encodeURIComponent(sha)}`),
-  kernel: (instance, dtype, shape) => getJSON(`/api/v1/dashboard/kernels/${encodeURIComponent(instance)}`, { dtype, shape }),
+  kernel: (instance, dtype, shape, repo) => getJSON(`/api/v1/dashboard/kernels/${encodeURIComponent(instance)}`, { dtype, shape, repo }),
   runners: (all) => getJSON('/api/v1/dashboard/runners', { all: all ? '1' : '' }),
   results: (params) => getJSON('/api/v1/results', params),
   result: (id) => getJSON(`/api/v1/results/${encodeURIComponent(id)}`),

@@ -64,11 +64,11 @@ int list(Context& ctx) {
                             rows);
   rows.clear();
   for (const auto& x : page->unmeasured_asks)
-    rows.push_back(
-        {or_dash(x.key.gpu), or_dash(x.key.op), or_dash(x.key.dtype), or_dash(x.key.shape), std::to_string(x.asks)});
+    rows.push_back({or_dash(x.key.gpu), or_dash(x.key.op), or_dash(x.key.dtype), or_dash(x.key.shape),
+                    or_dash(x.key.repo), std::to_string(x.asks)});
   if (!rows.empty()) {
     ctx.out << "most asked without a measurement:\n";
-    ctx.out << format_table({"gpu", "op", "dtype", "shape", "asks"}, rows);
+    ctx.out << format_table({"gpu", "op", "dtype", "shape", "library", "asks"}, rows);
   }
   return k_exit_ok;
 }

@@ -47,7 +47,7 @@ Result<BestQuestion> parse_best_question(const http::Request& req, std::shared_p
 
 void write_question_members(JsonText& w, const BestQuestion& q, std::string_view arch, std::string_view target,
                             std::string_view repo, bool measured_exactly, bool known_gpu,
-                            std::optional<db::BestKey>& unmeasured) {
+                            std::optional<UnmeasuredAsk>& unmeasured) {
   w.next("query").raw('{').key("gpu").str(q.gpu);
   w.next("op").str(q.op).next("dtype").str(q.dtype).next("shape").str(q.shape.canonical());
   w.next("arch").str(arch).next("target").str(target).next("repo").str(repo).raw('}');
@@ -55,23 +55,23 @@ void write_question_members(JsonText& w, const BestQuestion& q, std::string_view
   // shape its family can run), and count the question.
   if (measured_exactly || !known_gpu) return;
   if (auto runnable = porting::op_shape(*q.family, q.shape_text); runnable.ok()) {
-    unmeasured = db::BestKey{q.gpu, q.op, q.dtype, runnable->shape.canonical()};
+    unmeasured = UnmeasuredAsk{db::BestKey{q.gpu, q.op, q.dtype, runnable->shape.canonical()}, std::string(repo)};
     w.next("measure").raw('{').key("requests").str("POST /api/v1/best/requests");
     w.next("body").raw('{').key("gpu").str(q.gpu);
     w.next("op").str(q.op).next("dtype").str(q.dtype).next("shape").str(runnable->text);
-    // Asked about one library: the request is of that library (a request without one is
-    // refused where several libraries run the op).
-    if (!q.repo.empty()) w.next("repo").str(q.repo);
+    // The request is of the answer's library, named even where the question did not: a
+    // request without one is refused once a second library runs the op.
+    if (!repo.empty()) w.next("repo").str(repo);
     w.raw('}');
     // Percent-encoded text is unreserved ASCII, which str() would copy as it is.
     w.next("list").raw("\"GET /api/v1/best/requests?gpu=").raw(http::percent_encode(q.gpu));
-    if (!q.repo.empty()) w.raw("&repo=").raw(http::percent_encode(q.repo));
+    if (!repo.empty()) w.raw("&repo=").raw(http::percent_encode(repo));
     w.raw("\"}");
   }
 }
 
 std::optional<std::string> measured_answer(const BestIndex::Entry& entry, const BestQuestion& q,
-                                           std::optional<db::BestKey>& unmeasured) {
+                                           std::optional<UnmeasuredAsk>& unmeasured) {
   // One library's evidence only: rows of several, or of another than the one asked
   // about, are picked apart from the store.
   const auto& repos = entry.repos();

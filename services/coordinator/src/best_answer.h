@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "best_asks.h"
 #include "best_index.h"
 #include "selection_text.h"
 #include "kport/common/result.h"
@@ -37,16 +38,20 @@ Result<BestQuestion> parse_best_question(const http::Request& req, std::shared_p
 // nullopt: the answer needs the store (one library's rows picked out of several, or a
 // provisional or unranked answer from other GPU models' evidence). `unmeasured` is set when the answer is
 // not a measurement at the exact shape asked and the shape is one the family can be
-// measured at (porting::op_shape): the key counted as an unmeasured ask.
+// measured at (porting::op_shape): the key, in the answer's library, counted as an
+// unmeasured ask.
 std::optional<std::string> measured_answer(const BestIndex::Entry& entry, const BestQuestion& q,
-                                           std::optional<db::BestKey>& unmeasured);
+                                           std::optional<UnmeasuredAsk>& unmeasured);
 
 // The members every answer ends with, `,"query":{...}` (the question as answered, arch,
-// target and repo (the library the answer is of, "" when none) as resolved) and, when the answer is not a measurement at the exact shape
-// on a GPU model kport knows, `,"measure":{...}` (how to ask for one), setting
-// `unmeasured`.
+// target and repo (the library the answer is of, "" when none) as resolved) and, when
+// the answer is not a measurement at the exact shape on a GPU model kport knows,
+// `,"measure":{...}` (how to ask for one: a request of the answer's library, naming it
+// whenever the answer has one, asked or not, so that the request stays the answer's
+// library's once another library runs the op), setting `unmeasured` (the key, of that
+// library).
 void write_question_members(JsonText& w, const BestQuestion& q, std::string_view arch, std::string_view target,
                             std::string_view repo, bool measured_exactly, bool known_gpu,
-                            std::optional<db::BestKey>& unmeasured);
+                            std::optional<UnmeasuredAsk>& unmeasured);
 
 }  // namespace kport::coordinator

@@ -4,19 +4,20 @@
 
 namespace kport::coordinator {
 
-std::string BestAsks::key_text(const db::BestKey& k) {
-  // NUL cannot appear in any of the four (the request readers refuse it).
+std::string BestAsks::key_text(const db::BestKey& k, const std::string& repo) {
+  // NUL cannot appear in any of the five (the request readers refuse it).
   std::string s;
-  s.reserve(k.gpu_model.size() + k.family.size() + k.dtype.size() + k.shape.size() + 3);
+  s.reserve(k.gpu_model.size() + k.family.size() + k.dtype.size() + k.shape.size() + repo.size() + 4);
   s.append(k.gpu_model).push_back('\0');
   s.append(k.family).push_back('\0');
   s.append(k.dtype).push_back('\0');
-  s.append(k.shape);
+  s.append(k.shape).push_back('\0');
+  s.append(repo);
   return s;
 }
 
-std::shared_ptr<BestAsks::Counter> BestAsks::counter(const db::BestKey& key) {
-  std::string k = key_text(key);
+std::shared_ptr<BestAsks::Counter> BestAsks::counter(const UnmeasuredAsk& ask) {
+  std::string k = key_text(ask.key, ask.repo);
   std::lock_guard lock(m_mu);
   auto it = m_counters.find(k);
   if (it != m_counters.end()) return it->second;
@@ -24,17 +25,17 @@ std::shared_ptr<BestAsks::Counter> BestAsks::counter(const db::BestKey& key) {
     m_dropped.fetch_add(1, std::memory_order_relaxed);
     return nullptr;
   }
-  auto c = std::make_shared<Counter>(key);
+  auto c = std::make_shared<Counter>(ask);
   m_counters.emplace(std::move(k), c);
   return c;
 }
 
-void BestAsks::record(const db::BestKey& key, std::int64_t now_ms) {
-  if (auto c = counter(key)) c->add(now_ms);
+void BestAsks::record(const UnmeasuredAsk& ask, std::int64_t now_ms) {
+  if (auto c = counter(ask)) c->add(now_ms);
 }
 
-std::int64_t BestAsks::pending(const db::BestKey& key) const {
-  const std::string k = key_text(key);
+std::int64_t BestAsks::pending(const db::BestKey& key, const std::string& repo) const {
+  const std::string k = key_text(key, repo);
   std::lock_guard lock(m_mu);
   std::int64_t n = 0;
   if (auto it = m_counters.find(k); it != m_counters.end()) n += it->second->m_asks.load(std::memory_order_relaxed);
@@ -42,17 +43,21 @@ std::int64_t BestAsks::pending(const db::BestKey& key) const {
   return n;
 }
 
-std::vector<db::BestAsk> BestAsks::pending_for(const std::string& gpu_model) const {
+std::vector<db::BestAsk> BestAsks::pending_for(const std::string& gpu_model,
+                                               const std::optional<std::string>& repo) const {
+  auto wanted = [&](const db::BestKey& key, const std::string& of) {
+    return (gpu_model.empty() || key.gpu_model == gpu_model) && (!repo || of == *repo);
+  };
   std::vector<db::BestAsk> out;
   std::lock_guard lock(m_mu);
   for (const auto& [k, c] : m_counters) {
     const std::int64_t n = c->m_asks.load(std::memory_order_relaxed);
-    if (n > 0 && (gpu_model.empty() || c->m_key.gpu_model == gpu_model))
-      out.push_back(db::BestAsk{c->m_key, n, c->m_first_ms.load(std::memory_order_relaxed),
-                                c->m_last_ms.load(std::memory_order_relaxed)});
+    if (n > 0 && wanted(c->m_ask.key, c->m_ask.repo))
+      out.push_back(db::BestAsk{c->m_ask.key, n, c->m_first_ms.load(std::memory_order_relaxed),
+                                c->m_last_ms.load(std::memory_order_relaxed), c->m_ask.repo});
   }
   for (const auto& [k, a] : m_in_flight)
-    if (gpu_model.empty() || a.key.gpu_model == gpu_model) out.push_back(a);
+    if (wanted(a.key, a.repo)) out.push_back(a);
   return out;
 }
 
@@ -67,7 +72,7 @@ Status BestAsks::flush(db::Store& store) {
       const std::int64_t n = c.m_asks.exchange(0, std::memory_order_relaxed);
       if (n > 0) {
         // Still counted by pending() while the write is under way.
-        db::BestAsk a{c.m_key, n, first, last};
+        db::BestAsk a{c.m_ask.key, n, first, last, c.m_ask.repo};
         m_in_flight.emplace(it->first, a);
         asks.push_back(std::move(a));
         ++it;
@@ -87,7 +92,8 @@ Status BestAsks::flush(db::Store& store) {
   // Keep the counts for the next flush, on top of what arrived meanwhile.
   for (auto& [k, a] : batch) {
     auto it = m_counters.find(k);
-    if (it == m_counters.end()) it = m_counters.emplace(k, std::make_shared<Counter>(a.key)).first;
+    if (it == m_counters.end())
+      it = m_counters.emplace(k, std::make_shared<Counter>(UnmeasuredAsk{a.key, a.repo})).first;
     Counter& c = *it->second;
     if (c.m_asks.fetch_add(a.asks, std::memory_order_relaxed) == 0 ||
         a.first_ms < c.m_first_ms.load(std::memory_order_relaxed))

@@ -1,5 +1,6 @@
 // How often /api/v1/best answered a question without a measurement at its exact shape,
-// counted in memory on the request path and written to the store in batches
+// per library (the repository the answer's evidence is of: the one a measure request of
+// the shape would measure, migration 0025), counted in memory on the request path and written to the store in batches
 // (best_asks, migration 0010) by flush(), which the coordinator's reaper calls once a
 // second and once at stop. No database write happens on an I/O thread: an answer takes
 // its key's Counter (a mutex and a hash lookup) and counts with one atomic add.
@@ -12,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -20,15 +22,23 @@
 
 namespace kport::coordinator {
 
+// What an answer without a measurement counts: the key asked, in the library the answer
+// was of ("" for an answer of no library).
+struct UnmeasuredAsk {
+  db::BestKey key;
+  std::string repo = {};
+};
+
 class BestAsks {
  public:
   static constexpr std::size_t k_max_keys = 10'000;
 
-  // One key's asks since the last flush.
+  // One (key, library)'s asks since the last flush.
   class Counter {
    public:
-    explicit Counter(db::BestKey key) : m_key(std::move(key)) {}
-    const db::BestKey& key() const { return m_key; }
+    explicit Counter(UnmeasuredAsk ask) : m_ask(std::move(ask)) {}
+    const db::BestKey& key() const { return m_ask.key; }
+    const std::string& repo() const { return m_ask.repo; }
     void add(std::int64_t now_ms) {
       if (m_asks.fetch_add(1, std::memory_order_relaxed) == 0) m_first_ms.store(now_ms, std::memory_order_relaxed);
       m_last_ms.store(now_ms, std::memory_order_relaxed);
@@ -36,26 +46,28 @@ class BestAsks {
 
    private:
     friend class BestAsks;
-    db::BestKey m_key;
+    UnmeasuredAsk m_ask;
     std::atomic<std::int64_t> m_asks{0}, m_first_ms{0}, m_last_ms{0};
   };
 
-  // The counter of `key`; nullptr (and one ask counted as dropped) when k_max_keys
-  // other keys are being counted.
-  std::shared_ptr<Counter> counter(const db::BestKey& key);
-  // counter(key)->add(now_ms).
-  void record(const db::BestKey& key, std::int64_t now_ms);
-  // Asks of `key` not yet written to the store.
-  std::int64_t pending(const db::BestKey& key) const;
-  // Pending asks of one GPU model (empty: all), to add to what the store holds.
-  std::vector<db::BestAsk> pending_for(const std::string& gpu_model) const;
+  // The counter of `ask`; nullptr (and one ask counted as dropped) when k_max_keys
+  // other (key, library) pairs are being counted.
+  std::shared_ptr<Counter> counter(const UnmeasuredAsk& ask);
+  // counter(ask)->add(now_ms).
+  void record(const UnmeasuredAsk& ask, std::int64_t now_ms);
+  // Asks of `key` in library `repo` not yet written to the store.
+  std::int64_t pending(const db::BestKey& key, const std::string& repo) const;
+  // Pending asks of one GPU model (empty: all) and of one library (nullopt: every
+  // library's), to add to what the store holds.
+  std::vector<db::BestAsk> pending_for(const std::string& gpu_model,
+                                       const std::optional<std::string>& repo = std::nullopt) const;
   // Writes the pending counts in one store call; on failure they are kept for the next.
   // One caller at a time (the reaper thread).
   Status flush(db::Store& store);
   std::int64_t dropped() const { return m_dropped.load(std::memory_order_relaxed); }
 
  private:
-  static std::string key_text(const db::BestKey& key);
+  static std::string key_text(const db::BestKey& key, const std::string& repo);
   mutable std::mutex m_mu;  // guards the two maps
   std::unordered_map<std::string, std::shared_ptr<Counter>> m_counters;
   std::unordered_map<std::string, db::BestAsk> m_in_flight;  // being written by flush()

@@ -615,9 +615,12 @@ std::vector<Op> operations() {
        "listMeasureRequests",
        "Measure requests, newest first, and the questions most often answered without a measurement",
        read,
-       with_paging({q("gpu", str(), "only this GPU model"), q("repo", str(), "only this library's requests")}),
+       with_paging(
+           {q("gpu", str(), "only this GPU model"),
+            q("repo", str(), "only this library's requests and unmeasured asks, one of GET /api/v1/repositories")}),
        {},
-       {ok(200, "MeasureRequestPage")}});
+       {ok(200, "MeasureRequestPage"), err(400, "invalid_argument: a malformed limit, cursor, gpu or repo"),
+        err(404, "not_found: repo is not a registered repository (the message names it)")}});
   add({"get",
        "/api/v1/best/requests/{id}",
        "getMeasureRequest",
@@ -723,11 +726,14 @@ std::vector<Op> operations() {
   add({"get",
        "/api/v1/dashboard/kernels/{instance}",
        "getDashboardKernel",
-       "Dashboard: one configuration over commits per GPU model",
+       "Dashboard: one library's instance, one configuration over commits per GPU model",
        read,
-       {q("dtype", str(), "default: the first measured"), q("shape", str(), "default: the first measured")},
+       {q("dtype", str(), "default: the first measured"), q("shape", str(), "default: the first measured"),
+        q("repo", str(),
+          "the library (repository) whose instance of the name to show; default: the first by name that publishes it")},
        {},
-       {ok(200, "DashboardKernel"), err(404, "not_found: no such kernel instance")}});
+       {ok(200, "DashboardKernel"),
+        err(404, "not_found: no such kernel instance (in that library), or repo is not a registered repository")}});
   add({"get",
        "/api/v1/dashboard/pipelines/{id}",
        "getDashboardPipeline",

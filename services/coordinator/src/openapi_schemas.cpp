@@ -752,10 +752,13 @@ void best(json::object& s) {
                                                  {"op", str()},
                                                  {"dtype", str()},
                                                  {"shape", str()},
+                                                 opt("repo", describe(str(),
+                                                                      "the library the answers were of (absent: none); "
+                                                                      "the fields so far are a measure request of it")),
                                                  {"asks", integer()},
                                                  {"first_asked", when_set()},
                                                  {"last_asked", when_set()}})),
-                                        "the questions most often answered without a measurement")}});
+                                        "the questions most often answered without a measurement, per library")}});
   s["DispatchFigure"] =
       describe(obj({{"shape", describe(str(), "canonical, keys sorted: k=4096,m=4096,n=4096")},
                     {"instance", str()},
@@ -912,6 +915,8 @@ void dashboard(json::object& s) {
   auto column = [](V item) { return arr(std::move(item)); };
   s["DashboardKernel"] = obj(
       {{"instance", str()},
+       {"repo", describe(str(), "the library (repository) whose instance this is; empty: an instance of none")},
+       {"libraries", describe(arr(str()), "every library publishing an instance of this name, sorted")},
        {"family", str()},
        {"variant", str()},
        {"dtype", str()},

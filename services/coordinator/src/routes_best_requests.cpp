@@ -22,7 +22,7 @@ std::string answer_url(const db::BestKey& k, const std::string& repo) {
   return url;
 }
 
-api::MeasureRequestInput key_of(const db::BestKey& k, const std::string& repo = "") {
+api::MeasureRequestInput key_of(const db::BestKey& k, const std::string& repo) {
   return {k.gpu_model, k.family, k.dtype, k.shape, repo};
 }
 
@@ -40,7 +40,7 @@ api::MeasureRequestInfo request_info(Context& ctx, const db::BestRequest& r, con
   out.target = r.job.target;
   out.commit = r.job.commit_sha;
   out.requests = r.requests;
-  out.asked = r.asked + (ctx.best_asks ? ctx.best_asks->pending(r.key) : 0);
+  out.asked = r.asked + (ctx.best_asks ? ctx.best_asks->pending(r.key, r.repo) : 0);
   out.created = iso8601_utc(r.created_ms);
   out.updated = iso8601_utc(r.updated_ms);
   if (s.answer.measured) out.measured = measured_of(s.answer);
@@ -99,10 +99,12 @@ void add_best_request_routes(http::Router& router, Context& ctx) {
     if (gpu.size() > 256)
       return http::error_response(make_error(Errc::invalid_argument, "gpu name is longer than 256 bytes"));
     if (!gpu.empty()) f.gpu_model = gpu;
-    const std::string repo(req.query_or("repo"));
-    if (repo.size() > 128)
+    if (req.query_or("repo").size() > 128)
       return http::error_response(make_error(Errc::invalid_argument, "repo name is longer than 128 bytes"));
-    if (!repo.empty()) f.repo = repo;
+    // A library kport does not know is named back (404), not answered with an empty page.
+    auto repo = repo_query(req, ctx);
+    KPORT_HTTP_TRY(repo);
+    f.repo = *repo;
     auto page = ctx.store->list_best_requests(f);
     if (!page.ok()) return http::error_response(page.error());
     auto states = app::measure_states(ctx, page->items);
@@ -112,16 +114,17 @@ void add_best_request_routes(http::Router& router, Context& ctx) {
       out.items.push_back(request_info(ctx, page->items[i], (*states)[i]));
     out.next_cursor = page->next_cursor;
     // The questions /api/v1/best answered without a measurement, most asked first: what
-    // is worth requesting next. Counts still in memory are added to the stored ones.
+    // is worth requesting next, each of the library it would measure (of the one asked
+    // for only). Counts still in memory are added to the stored ones.
     constexpr int k_top = 20;
-    auto stored = ctx.store->list_best_asks(gpu, k_top);
+    auto stored = ctx.store->list_best_asks(gpu, k_top, f.repo);
     if (!stored.ok()) return http::error_response(stored.error());
     std::vector<db::BestAsk> asks = std::move(*stored);
     if (ctx.best_asks) {
-      for (const auto& p : ctx.best_asks->pending_for(gpu)) {
+      for (const auto& p : ctx.best_asks->pending_for(gpu, f.repo)) {
         auto it = std::find_if(asks.begin(), asks.end(), [&](const db::BestAsk& a) {
           return a.key.gpu_model == p.key.gpu_model && a.key.family == p.key.family && a.key.dtype == p.key.dtype &&
-                 a.key.shape == p.key.shape;
+                 a.key.shape == p.key.shape && a.repo == p.repo;
         });
         if (it == asks.end()) {
           asks.push_back(p);
@@ -136,7 +139,7 @@ void add_best_request_routes(http::Router& router, Context& ctx) {
     });
     if (asks.size() > static_cast<std::size_t>(k_top)) asks.resize(k_top);
     for (const auto& a : asks)
-      out.unmeasured_asks.push_back({key_of(a.key), a.asks, iso8601_utc(a.first_ms), iso8601_utc(a.last_ms)});
+      out.unmeasured_asks.push_back({key_of(a.key, a.repo), a.asks, iso8601_utc(a.first_ms), iso8601_utc(a.last_ms)});
     return http::json_ok(api::to_json(out));
   });
 

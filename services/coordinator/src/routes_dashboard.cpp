@@ -162,15 +162,36 @@ Response commit_page(Context& ctx, const std::string& sha) {
   return http::json_ok(out);
 }
 
-Response kernel_page(Context& ctx, const Request& req) {
+// One library's instance of a name (an instance is named within its library): the one of
+// `repo` when asked (else one of no library), otherwise the first by library name; the
+// answer names its library and every library that publishes the name.
+Response kernel_page(Context& ctx, const Request& req, const std::optional<std::string>& repo) {
   std::string instance(req.param("instance"));
   auto known = ctx.store->list_kernel_instances();
   if (!known.ok()) return http::error_response(known.error());
-  auto it = std::find_if(known->begin(), known->end(), [&](const db::KernelInstance& k) { return k.name == instance; });
-  if (it == known->end())
+  std::vector<const db::KernelInstance*> named;
+  for (const auto& k : *known)
+    if (k.name == instance) named.push_back(&k);
+  if (named.empty())
     return http::error_response(
         make_error(Errc::not_found, "kernel instance '" + instance + "' is not known; GET /api/v1/kernels lists them"));
-  auto configs = ctx.store->measured_configs(instance);
+  const db::KernelInstance* it = nullptr;
+  for (const auto* k : named)
+    if (repo ? (k->repo == *repo || (k->repo.empty() && !it)) : (!it || k->repo < it->repo)) it = k;
+  if (!it)
+    return http::error_response(make_error(Errc::not_found, "kernel instance '" + instance +
+                                                                "' is not known in library '" + *repo +
+                                                                "'; GET /api/v1/kernels lists each library's"));
+  json::array libraries;
+  std::vector<std::string> names;
+  for (const auto* k : named) names.push_back(k->repo);
+  std::sort(names.begin(), names.end());
+  for (const auto& n : names) libraries.emplace_back(n);
+  // Rows of another library never join this one's history: only an instance of no
+  // library whose name no library publishes reads every row of the name.
+  const std::optional<std::string> of =
+      (named.size() > 1 || !it->repo.empty()) ? std::optional<std::string>(it->repo) : std::nullopt;
+  auto configs = ctx.store->measured_configs(instance, of);
   if (!configs.ok()) return http::error_response(configs.error());
   std::string dtype(req.query_or("dtype")), shape(req.query_or("shape"));
   // Without a choice, the first configuration measured is shown, so a bare link works.
@@ -185,7 +206,7 @@ Response kernel_page(Context& ctx, const Request& req) {
   for (const auto& [d, s] : *configs) config_list.push_back(json::object{{"dtype", d}, {"shape", s}});
   json::array series, noise;
   if (!dtype.empty() && !shape.empty()) {
-    auto points = ctx.store->kernel_history(instance, dtype, shape);
+    auto points = ctx.store->kernel_history(instance, dtype, shape, of);
     if (!points.ok()) return http::error_response(points.error());
     auto peaks = ctx.store->gpu_peaks(it->family, dtype);
     if (!peaks.ok()) return http::error_response(peaks.error());
@@ -198,6 +219,7 @@ Response kernel_page(Context& ctx, const Request& req) {
       f.instance = instance;
       f.dtype = dtype;
       f.shape = shape;
+      f.repo = of;
       auto figures = ctx.store->series_history(f);
       if (!figures.ok()) return http::error_response(figures.error());
       for (const auto& [key, model] : noise_book(*figures)) noise.push_back(to_json(model));
@@ -205,6 +227,8 @@ Response kernel_page(Context& ctx, const Request& req) {
   }
   return http::json_ok(json::object{
       {"instance", instance},
+      {"repo", it->repo},
+      {"libraries", std::move(libraries)},
       {"family", it->family},
       {"variant", it->variant},
       {"dtype", dtype},
@@ -257,9 +281,12 @@ void add_dashboard_routes(http::Router& router, Context& ctx) {
   });
   add_blocking(router, ctx, "GET", "/api/v1/dashboard/kernels/{instance}", [&ctx, cache](const Request& req) {
     KPORT_AUTH(require_reader(req, ctx));
+    auto repo_asked = repo_query(req, ctx);
+    if (!repo_asked.ok()) return http::error_response(repo_asked.error());
+    const std::optional<std::string> repo = std::move(*repo_asked);
     std::string key = "kernel/" + std::string(req.param("instance")) + "?" + std::string(req.query_or("dtype")) + "&" +
-                      std::string(req.query_or("shape"));
-    return cache->get(key, [&] { return kernel_page(ctx, req); });
+                      std::string(req.query_or("shape")) + (repo ? "&repo=" + *repo : std::string());
+    return cache->get(key, [&] { return kernel_page(ctx, req, repo); });
   });
   // Runners change state with time alone (heartbeats publish nothing): always fresh.
   add_blocking(router, ctx, "GET", "/api/v1/dashboard/runners", [&ctx](const Request& req) {

@@ -115,7 +115,7 @@ void count_ask(const std::shared_ptr<BestAsks::Counter>& unmeasured) {
 // comparable with the shape, the provisional rule over every GPU model's evidence.
 // `unmeasured` is set when the answer is not a measurement at the exact shape asked, on
 // a GPU model kport knows, for a shape the family can be measured at.
-Response answer_best(const Request& req, Context& ctx, std::optional<db::BestKey>& unmeasured) {
+Response answer_best(const Request& req, Context& ctx, std::optional<UnmeasuredAsk>& unmeasured) {
   KPORT_AUTH(require_reader(req, ctx));
   auto question = parse_best_question(req, ctx.families ? ctx.families->current() : nullptr);
   if (!question.ok()) return http::error_response(question.error());
@@ -380,7 +380,7 @@ void add_result_routes(http::Router& router, Context& ctx) {
           auto question = parse_best_question(req, ctx.families ? ctx.families->current() : nullptr);
           if (!question.ok()) return reply(http::error_response(question.error()));
           if (auto entry = ctx.best_index->current(question->gpu, question->op, question->dtype, *question->families)) {
-            std::optional<db::BestKey> unmeasured;
+            std::optional<UnmeasuredAsk> unmeasured;
             if (auto body = measured_answer(*entry, *question, unmeasured)) {
               if (unmeasured && ctx.best_asks) count_ask(ctx.best_asks->counter(*unmeasured));
               return reply(json_text(std::move(*body)));
@@ -389,7 +389,7 @@ void add_result_routes(http::Router& router, Context& ctx) {
         }
         boost::asio::post(*ctx.workers, [&ctx, req = std::move(req), reply = std::move(reply)]() mutable {
           Response res;
-          std::optional<db::BestKey> unmeasured;
+          std::optional<UnmeasuredAsk> unmeasured;
           try {
             res = answer_best(req, ctx, unmeasured);
           } catch (const std::exception& e) {

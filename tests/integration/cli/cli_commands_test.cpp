@@ -488,7 +488,7 @@ TEST_F(CliTest, BestRequestQueuesAMeasurementFollowsItAndLists) {
   ASSERT_EQ(nearest.rc, 0) << nearest.err;
   EXPECT_NE(nearest.out.find("nearest measured shape: k=1024,m=1024,n=1024"), std::string::npos) << nearest.out;
   EXPECT_NE(nearest.out.find("to measure it: kport best-request --gpu \"NVIDIA H200\" --op gemm --dtype bf16 --shape "
-                             "m=2048,n=2048,k=2048"),
+                             "m=2048,n=2048,k=2048 --repo kernels"),
             std::string::npos)
       << nearest.out;
   auto exact = kport({"best", "--gpu", "NVIDIA H200", "--shape", "m=1024,n=1024,k=1024"});
@@ -541,9 +541,14 @@ TEST_F(CliTest, BestRequestQueuesAMeasurementFollowsItAndLists) {
   ASSERT_EQ(of_kernels.rc, 0) << of_kernels.err;
   ASSERT_EQ(of_kernels.json().at("items").as_array().size(), 1u) << of_kernels.out;
   EXPECT_EQ(of_kernels.json().at("items").as_array()[0].at("repo").as_string(), "kernels");
+  // A library kport does not know is named back, not listed as having no requests.
   auto of_other = kport({"best-request", "--list", "--repo", "other", "--gpu", "NVIDIA H200"});
-  ASSERT_EQ(of_other.rc, 0) << of_other.err;
-  EXPECT_NE(of_other.out.find("no measure requests"), std::string::npos) << of_other.out;
+  EXPECT_EQ(of_other.rc, cli::k_exit_usage) << of_other.out;
+  EXPECT_NE(of_other.err.find("'other'"), std::string::npos) << of_other.err;
+  // The asks /api/v1/best counted are listed with the library they would measure.
+  const auto asks_at = listed.out.find("most asked without a measurement");
+  ASSERT_NE(asks_at, std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("kernels", asks_at), std::string::npos) << listed.out;
 
   // Bad input and refusals: exit 2 for what the server found wrong, 3 when refused.
   EXPECT_EQ(kport({"best-request", "--gpu", "NVIDIA H200"}).rc, cli::k_exit_usage);

@@ -464,6 +464,7 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
            json::object{{"gpu", "NVIDIA X"}, {"op", "gemm"}, {"dtype", "bf16"}, {"shape", "m=1,n=1,k=1"}}, k_admin);
   ask("get", "/api/v1/best/requests", "/api/v1/best/requests?gpu=" + k_gpu);
   ask("get", "/api/v1/best/requests", "/api/v1/best/requests?repo=org%2Fkernels");
+  EXPECT_EQ(ask("get", "/api/v1/best/requests", "/api/v1/best/requests?repo=no-such-library").status, 404);
   if (mr.status == 201)
     ask("get", "/api/v1/best/requests/{id}", "/api/v1/best/requests/" + std::to_string(mr.body.at("id").as_int64()));
   ask("get", "/api/v1/best/requests/{id}", "/api/v1/best/requests/999");
@@ -518,6 +519,12 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
   ask("get", "/api/v1/dashboard/commits/{sha}", "/api/v1/dashboard/commits/" + commit_sha(9));
   ask("get", "/api/v1/dashboard/kernels/{instance}", "/api/v1/dashboard/kernels/gemm.wgmma_tma.128x256");
   ask("get", "/api/v1/dashboard/kernels/{instance}", "/api/v1/dashboard/kernels/gemm.none");
+  ask("get", "/api/v1/dashboard/kernels/{instance}",
+      "/api/v1/dashboard/kernels/gemm.wgmma_tma.128x256?repo=org%2Fkernels");
+  EXPECT_EQ(ask("get", "/api/v1/dashboard/kernels/{instance}",
+                "/api/v1/dashboard/kernels/gemm.wgmma_tma.128x256?repo=no-such-library")
+                .status,
+            404);
   ask("get", "/api/v1/dashboard/runners", "/api/v1/dashboard/runners?all=1");
   // ---- cancellations and credentials ----
   auto p2 = ask_json(

@@ -115,7 +115,7 @@ TEST(BestAnswer, MeasuredAnswersAreByteForByteWhatTheRuleAndTheCodecWrite) {
       tail["query"] =
           json::object{{"gpu", q->gpu},   {"op", q->op},         {"dtype", q->dtype}, {"shape", q->shape.canonical()},
                        {"arch", sq.arch}, {"target", sq.target}, {"repo", ""}};
-      std::optional<db::BestKey> got_ask;
+      std::optional<UnmeasuredAsk> got_ask;
       const bool want_ask = !(sel.kind == porting::Selection::Kind::measured && sel.exact_shape);
       if (want_ask)
         tail["measure"] = json::object{
@@ -132,7 +132,8 @@ TEST(BestAnswer, MeasuredAnswersAreByteForByteWhatTheRuleAndTheCodecWrite) {
       ASSERT_EQ(*got, want) << "round " << round << " shape " << shape;
       ASSERT_EQ(got_ask.has_value(), want_ask);
       if (want_ask) {
-        EXPECT_EQ(got_ask->shape, q->shape.canonical());
+        EXPECT_EQ(got_ask->key.shape, q->shape.canonical());
+        EXPECT_EQ(got_ask->repo, "") << "rows of no library: an ask of none";
       }
     }
   }

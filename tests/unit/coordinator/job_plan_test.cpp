@@ -118,6 +118,39 @@ TEST(JobPlan, ANewDriverReChecksOnlyTheInstancesBestOnTheModelNow) {
   EXPECT_EQ(p.at("instances"), (json::array{"gemm.wgmma.best", "softmax.simt.default"}));
 }
 
+TEST(JobPlan, ANewDriverReChecksEveryLibrarysBuildOfTheTargetWithItsOwnBest) {
+  // Two libraries built sm_90a (lib-b last): both are checked again, each on its own
+  // build, each of its own best instances; a library without a best on the model is
+  // checked whole.
+  db::Job a = build_job(14, "sm_90a");
+  db::Job b = build_job(21, "sm_90a");
+  b.commit_sha = std::string(40, 'b');
+  std::vector<LibraryBuilds> libraries = {
+      {"lib-a", {{target("sm_90a", "9.0"), {}, a}}, {"gemm.tiles.a128"}},
+      {"lib-b", {{target("sm_90a", "9.0"), {}, b}, {target("sm_100a", "10.0"), {}, build_job(22, "sm_100a")}}, {}},
+  };
+  auto np = plan_revalidation(revalidation("580.1"), libraries, 3);
+  EXPECT_EQ(np.reason, db::PipelineReason::new_driver);
+  EXPECT_EQ(np.repo, "") << "its checks are of several libraries, each its build's";
+  EXPECT_EQ(np.commit_sha, k_sha) << "the first check's commit";
+  ASSERT_EQ(np.jobs.size(), 2u) << "sm_100a is not checked by 9.0";
+  EXPECT_EQ(np.jobs[0].depends_on, 14);
+  EXPECT_EQ(np.jobs[0].commit_sha, k_sha);
+  EXPECT_EQ(payload(np.jobs[0]).at("instances"), (json::array{"gemm.tiles.a128"}));
+  EXPECT_EQ(np.jobs[1].depends_on, 21);
+  EXPECT_EQ(np.jobs[1].commit_sha, std::string(40, 'b'));
+  EXPECT_FALSE(payload(np.jobs[1]).as_object().contains("instances")) << "no best of lib-b yet: all of it";
+  for (const auto& j : np.jobs) {
+    EXPECT_EQ(j.gpu_model, "NVIDIA H200");
+    EXPECT_EQ(j.purpose, db::JobPurpose::revalidate);
+  }
+  // One library: the single-library form plans the same jobs.
+  auto one = plan_revalidation(revalidation("580.1"), libraries[0].targets, libraries[0].best_instances, 3);
+  ASSERT_EQ(one.jobs.size(), 1u);
+  EXPECT_EQ(one.jobs[0].depends_on, 14);
+  EXPECT_EQ(one.jobs[0].payload_json, np.jobs[0].payload_json);
+}
+
 TEST(JobPlan, RegisteredCheckArchesAddToTheTargetsOwnArch) {
   // sm_90a registered for 10.0 only is still checked by 9.0 GPUs (its own arch).
   std::vector<TargetState> targets = {{target("sm_90a", "9.0"), {"10.0"}, build_job(14, "sm_90a")}};

@@ -209,6 +209,36 @@ TEST_F(BestCandidatesTest, TwoLibrariesNamingAnInstanceAlikeKeepTheirOwnFigures)
             (std::map<std::string, std::string>{{"kernels", R"({"tile_m":256})"}, {"other-lib", R"({"tile_m":64})"}}));
 }
 
+// A kernel page and a revalidation read one library's side of a shared instance name:
+// its history, its configurations, its best on the GPU model.
+TEST_F(BestCandidatesTest, OneLibrarysHistoryConfigsAndBestLeaveTheOtherLibrarysOut) {
+  ok(m_store->upsert_repository("other-lib", "/srv/git/other.git"));
+  commit('1', 10'000);
+  ok(m_store->put_commit(Commit{sha('2'), "other-lib", {}, "msg", "dev", 20'000}));
+  put(figure(sha('1'), "wgmma.a", 100.0), 1'000);
+  put(figure(sha('1'), "mma.b", 90.0), 1'000);
+  put(figure(sha('2'), "wgmma.a", 50.0), 2'000);
+  auto commits_of = [&](const std::optional<std::string>& repo) {
+    std::vector<std::string> out;
+    for (const auto& p : ok(m_store->kernel_history("wgmma.a", "bf16", k_cube, repo))) out.push_back(p.commit_sha);
+    return out;
+  };
+  EXPECT_EQ(commits_of(std::nullopt), (std::vector<std::string>{sha('1'), sha('2')})) << "every library's";
+  EXPECT_EQ(commits_of(std::string("kernels")), std::vector<std::string>{sha('1')});
+  EXPECT_EQ(commits_of(std::string("other-lib")), std::vector<std::string>{sha('2')});
+  EXPECT_EQ(ok(m_store->measured_configs("wgmma.a", std::string("other-lib"))).size(), 1u);
+  EXPECT_TRUE(ok(m_store->measured_configs("mma.b", std::string("other-lib"))).empty());
+  SeriesFilter f;
+  f.instance = "wgmma.a";
+  EXPECT_EQ(ok(m_store->series_history(f)).size(), 2u);
+  f.repo = "kernels";
+  EXPECT_EQ(ok(m_store->series_history(f)).size(), 1u);
+  // Best among each library's own rows: other-lib's 50 us does not unseat mma.b in kernels.
+  EXPECT_EQ(ok(m_store->best_instances("NVIDIA H200", std::string("kernels"))), std::vector<std::string>{"mma.b"});
+  EXPECT_EQ(ok(m_store->best_instances("NVIDIA H200", std::string("other-lib"))), std::vector<std::string>{"wgmma.a"});
+  EXPECT_EQ(ok(m_store->best_instances("NVIDIA H200")), std::vector<std::string>{"wgmma.a"}) << "every library's rows";
+}
+
 TEST_F(BestCandidatesTest, KernelVariantsAreListedWithTheirFeaturesEvenWithoutInstances) {
   ok(m_store->upsert_kernel_variants({KernelVariant{"gemm", "tcgen05", R"(["tcgen05","tma"])"},
                                       KernelVariant{"gemm", "simt", R"(["simt"])"},

@@ -197,4 +197,35 @@ TEST_F(MigrationsTest, MeasureRequestsMadeBeforeLibrariesAreOfNoLibrary) {
   EXPECT_EQ(library.request.repo, "lib-a");
 }
 
+// Migration 0025 keeps the asks a 0024 database counted, as asks of no library; a
+// library's asks of the same key are counted beside them.
+TEST_F(MigrationsTest, UnmeasuredAsksCountedBeforeLibrariesAreOfNoLibrary) {
+  Options o = options();
+  o.path = (m_dir / "old.db").string();
+  {
+    auto c = Connection::open_writable(o.path, 1000);
+    ASSERT_TRUE(c.ok());
+    Connection& conn = **c;
+    std::vector<Migration> before;
+    for (const auto& m : detail::embedded_migrations())
+      if (m.version < 25) before.push_back(m);
+    ok(detail::apply_migrations(conn, before, 1));
+    ok(
+        conn.exec("INSERT INTO best_asks(gpu_model, family, dtype, shape, asks, first_ms, last_ms)"
+                  " VALUES ('NVIDIA H200', 'gemm', 'bf16', 'k=3,m=3,n=3', 4, 10, 20)"));
+  }
+  auto store = Store::open(o);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  Store& st = **store;
+  const BestKey key{"NVIDIA H200", "gemm", "bf16", "k=3,m=3,n=3"};
+  ok(st.record_best_asks({BestAsk{key, 1, 30, 30, "lib-a"}, BestAsk{key, 2, 40, 40}}));
+  auto asks = ok(st.list_best_asks("NVIDIA H200"));
+  ASSERT_EQ(asks.size(), 2u);
+  EXPECT_EQ(asks[0].repo, "");
+  EXPECT_EQ(asks[0].asks, 6) << "the old count, and the new asks of no library added to it";
+  EXPECT_EQ(asks[0].first_ms, 10);
+  EXPECT_EQ(asks[1].repo, "lib-a");
+  EXPECT_EQ(asks[1].asks, 1);
+}
+
 }  // namespace kport::db::test

@@ -355,4 +355,33 @@ TEST(RetryDelayTest, DoublesPerAttemptUpToTheCapWithJitterInTheUpperHalf) {
   EXPECT_EQ(retry_delay(RetryPolicy{0, 0}, 3, 0.7).others_ms, 0) << "a zero base turns backoff off";
 }
 
+// A revalidation's pipeline is of no repository and checks several libraries' builds: a
+// check job is of the library of the build it depends on.
+TEST_F(QueueTest, AJobOfAPipelineWithoutRepositoryIsOfItsBuildsLibrary) {
+  NewPipeline built;
+  built.reason = PipelineReason::manual;
+  built.repo = "lib-a";
+  built.commit_sha = std::string(40, 'a');  // a commit kport never recorded
+  built.jobs.push_back(JobSpec{JobKind::build, built.commit_sha, "sm_90a", {}, {}, {}, 3, ""});
+  ok(m_store->create_pipeline(built));
+  JobFilter builds;
+  builds.kind = JobKind::build;
+  const std::int64_t build_id = ok(m_store->list_jobs(builds)).items.at(0).id;
+  NewPipeline revalidation;
+  revalidation.reason = PipelineReason::new_driver;
+  revalidation.commit_sha = built.commit_sha;
+  JobSpec check{JobKind::check, built.commit_sha, "sm_90a", "9.0", "NVIDIA H200", build_id, 3, ""};
+  revalidation.jobs.push_back(check);
+  ok(m_store->create_pipeline(revalidation));
+  JobFilter of_a;
+  of_a.repo = "lib-a";
+  auto jobs = ok(m_store->list_jobs(of_a)).items;
+  ASSERT_EQ(jobs.size(), 2u) << "the build, and the check of it in a pipeline of no repository";
+  EXPECT_EQ(jobs[0].kind, JobKind::check);
+  EXPECT_EQ(jobs[0].depends_on, build_id);
+  JobFilter of_none;
+  of_none.repo = "";
+  EXPECT_TRUE(ok(m_store->list_jobs(of_none)).items.empty());
+}
+
 }  // namespace kport::db::test

@@ -15,7 +15,7 @@ const RANKED_BY = { median_us: 'ranked by measured median', estimate_us: 'ranked
 
 function heading(a) {
   if (a.best) return h('h2', {}, [a.kind === 'measured' ? 'Best: ' : 'Provisional best: ',
-    pageLink(`/kernel/${a.best}`, { dtype: a.query.dtype, shape: a.matched_shape || a.query.shape }, a.best)]);
+    pageLink(`/kernel/${a.best}`, { repo: a.query.repo, dtype: a.query.dtype, shape: a.matched_shape || a.query.shape }, a.best)]);
   return h('h2', {}, a.kind === 'unranked' ? 'No best yet: unranked' : 'No answer');
 }
 

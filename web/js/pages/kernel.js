@@ -1,6 +1,8 @@
 // Kernel page: one configuration (instance, dtype, shape) over commits, one line per GPU
 // model with its noise band: as a share of the GPU's measured peak and as the ratio to
-// the vendor baseline. State: #/kernel/<instance>?dtype=..&shape=..
+// the vendor baseline. An instance is named within its library: where several libraries
+// publish the name, the page is one library's history and links the others'.
+// State: #/kernel/<instance>?repo=<library>&dtype=..&shape=..
 import { h, fill, fmtNum, fmtPct, shortSha, hashFor, afterPaint } from '../dom.js';
 import { api } from '../api.js';
 import { coalesce } from '../live.js';
@@ -64,14 +66,27 @@ function noiseTable(data) {
       h('td', { class: 'num' }, String(n.figures))))));
 }
 
+// The library the page is of, and links to the same name's page in each other library.
+function libraryLine(instance, data) {
+  const others = (data.libraries || []).filter((r) => r !== data.repo);
+  const name = (r) => r || '(no library)';
+  return [
+    data.repo ? h('span', { id: 'library' }, 'library ',
+      h('a', { href: hashFor(`/kernel/${instance}`, { repo: data.repo, dtype: data.dtype, shape: data.shape }) }, h('strong', {}, data.repo)), ' · ') : null,
+    others.length ? h('span', { id: 'other-libraries' }, 'also published by: ',
+      others.map((r, i) => [i ? ', ' : '', h('a', { href: hashFor(`/kernel/${instance}`, { repo: r }), dataset: { repo: r } }, name(r))]), ' · ') : null,
+  ];
+}
+
 export async function render(root, route) {
   const instance = route.arg;
-  let data = await (route.first || api.kernel(instance, route.params.get('dtype'), route.params.get('shape')));
+  const asked = route.params.get('repo') || '';
+  let data = await (route.first || api.kernel(instance, route.params.get('dtype'), route.params.get('shape'), asked));
   const chartsEl = h('div', { id: 'charts' });
   const tableEl = h('div');
   const choose = h('select', { id: 'config', onchange: () => {
     const [dtype, shape] = choose.value.split('|');
-    window.location.hash = hashFor(`/kernel/${instance}`, { dtype, shape });
+    window.location.hash = hashFor(`/kernel/${instance}`, { repo: asked || data.repo, dtype, shape });
   } }, data.configs.map((c) => h('option', { value: `${c.dtype}|${c.shape}`, selected: c.dtype === data.dtype && c.shape === data.shape }, `${c.dtype} · ${c.shape}`)));
   // The figures paint first; then the chart library loads and draws the charts.
   const noiseEl = h('div');
@@ -83,12 +98,12 @@ export async function render(root, route) {
   };
   fill(root,
     h('h1', { elementtiming: 'kport-data' }, `Kernel ${instance}`),
-    h('p', { class: 'summary' }, `${data.family} · variant ${data.variant} · `, h('label', {}, 'configuration ', choose)),
+    h('p', { class: 'summary' }, ...libraryLine(instance, data), `${data.family} · variant ${data.variant} · `, h('label', {}, 'configuration ', choose)),
     tableEl, h('h2', {}, 'Noise and minimum detectable effect'), noiseEl, chartsEl,
     h('p', { class: 'muted' }, `Peak: ${data.peak_rule}. Band: median ± standard deviation of the results at that commit.`));
   paint();
   const refresh = coalesce(async () => {
-    data = await api.kernel(instance, data.dtype, data.shape);
+    data = await api.kernel(instance, data.dtype, data.shape, asked || data.repo);
     paint();
   }, 1000);
   return { onEvent(ev) { if (ev === 'results') refresh(ev); } };

@@ -33,12 +33,13 @@ function cellId(v, stage) {
   return `${v.family}.${v.variant}:${stage}`;
 }
 
-function evidenceBlock(title, e) {
+// repo: the library the board is of, whose instance the evidence's is.
+function evidenceBlock(title, e, repo) {
   if (!e) return null;
   return h('div', { class: 'evidence' },
     h('h4', {}, title, ' ', pageLink(`/result/${e.id}`, null, `result #${e.id}`)),
     h('dl', {},
-      h('dt', {}, 'instance'), h('dd', {}, pageLink(`/kernel/${e.instance}`, { dtype: e.dtype, shape: e.shape }, e.instance)),
+      h('dt', {}, 'instance'), h('dd', {}, pageLink(`/kernel/${e.instance}`, { repo, dtype: e.dtype, shape: e.shape }, e.instance)),
       h('dt', {}, 'dtype / shape'), h('dd', {}, `${e.dtype} · `, h('code', {}, e.shape)),
       h('dt', {}, 'GPU'), h('dd', {}, `${e.gpu_model} (driver ${e.driver || '—'})`),
       h('dt', {}, 'commit'), h('dd', {}, pageLink(`/commit/${e.commit}`, null, h('code', {}, shortSha(e.commit)))),
@@ -48,7 +49,7 @@ function evidenceBlock(title, e) {
     h('p', {}, 'Reproduce:'), h('pre', { class: 'cmd' }, withOrigin(e.command)));
 }
 
-function detail(target, v, stage) {
+function detail(target, v, stage, repo) {
   const c = v.cells[stage];
   const parts = [h('h3', {}, `${v.family}.${v.variant} — ${STAGES.find(([s]) => s === stage)[1]}: `,
     h('span', { class: `tag cell-${c.state}` }, c.state))];
@@ -63,9 +64,9 @@ function detail(target, v, stage) {
       h('dt', {}, 'records'), h('dd', {}, b.record ? pageLink(`/build/${b.record}`, null, 'this record and the earlier ones') : '—')));
     parts.push(h('p', {}, 'Reproduce:'), h('pre', { class: 'cmd' }, b.command));
   } else if (stage === 'numerics') {
-    parts.push(evidenceBlock('Latest pass', c.evidence), evidenceBlock('Latest failure', c.failure));
+    parts.push(evidenceBlock('Latest pass', c.evidence, repo), evidenceBlock('Latest failure', c.failure, repo));
   } else {
-    parts.push(evidenceBlock('Evidence', v.cells.timing.evidence));
+    parts.push(evidenceBlock('Evidence', v.cells.timing.evidence, repo));
   }
   if (parts.length === 1 || parts.slice(1).every((p) => !p)) parts.push(h('p', { class: 'muted' }, 'No evidence yet.'));
   return parts;
@@ -125,7 +126,7 @@ export async function render(root, route) {
       fill(panel, h('p', { class: 'muted' }, 'Choose a cell to see its evidence and the command that reproduces it.'));
       return;
     }
-    fill(panel, detail(name, v, stage));
+    fill(panel, detail(name, v, stage, data.repo));
   };
   const select = (id) => {
     selected = id;

@@ -1,5 +1,5 @@
 // Records of measure requests and of questions /api/v1/best answered without a
-// measurement (migrations 0010, 0023). Conventions as in records.h.
+// measurement (migrations 0010, 0023, 0025). Conventions as in records.h.
 #pragma once
 
 #include <cstdint>
@@ -35,11 +35,13 @@ struct BestRequestOpened {
   bool created = false;  // false: an open request of the key answered, nothing queued
 };
 
-// How often /api/v1/best answered a key without a measurement.
+// How often /api/v1/best answered a key without a measurement, from one library's
+// evidence (migration 0025): the library that would measure it.
 struct BestAsk {
   BestKey key;
   std::int64_t asks = 0;
   std::int64_t first_ms = 0, last_ms = 0;
+  std::string repo = {};  // the library (repository) the answers were of; "" for none
 };
 
 struct BestRequestFilter {

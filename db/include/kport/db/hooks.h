@@ -68,6 +68,8 @@ struct SeriesFigure {
 struct SeriesFilter {
   std::string gpu_model, driver, instance, dtype, shape;
   std::string family;  // with gpu_model, dtype and shape: one index range
+  // Set: the results of that library and of none only ("": of none).
+  std::optional<std::string> repo = std::nullopt;
 };
 
 // One check of a case (GPU model, instance, dtype, shape), with the code it ran (as in

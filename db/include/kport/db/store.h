@@ -319,8 +319,10 @@ class Store {
                                       std::string_view dtype) const noexcept;
   // Keys whose version has changed since open (for /metrics).
   std::size_t best_evidence_keys() const;
-  // The instances that are fastest for some (family, dtype, shape) on that GPU model.
-  Result<std::vector<std::string>> best_instances(std::string_view gpu_model);
+  // The instances that are fastest for some (family, dtype, shape) on that GPU model;
+  // `repo` set: among that library's rows and those of no library only ("": of none).
+  Result<std::vector<std::string>> best_instances(std::string_view gpu_model,
+                                                  const std::optional<std::string>& repo = std::nullopt);
   // Variants whose latest build record for the target is ok; `repo` set: that library's
   // build records (and those of no library).
   Result<std::vector<BuiltInstance>> built_variants(std::string_view target, std::string_view family,
@@ -334,11 +336,16 @@ class Store {
                                                   std::optional<std::string> repo = {});
   // Passing, timed results of one configuration per GPU model and commit, ordered by
   // GPU model, then commit time.
+  // `repo` set: the results of that library and of none only (an instance is named within
+  // its library: two libraries' instances of one name are two histories).
   Result<std::vector<KernelPoint>> kernel_history(std::string_view instance, std::string_view dtype,
-                                                  std::string_view shape);
+                                                  std::string_view shape,
+                                                  const std::optional<std::string>& repo = std::nullopt);
   Result<std::vector<GpuPeak>> gpu_peaks(std::string_view family, std::string_view dtype);
-  // (dtype, shape) pairs an instance has a passing measurement for, ordered.
-  Result<std::vector<std::pair<std::string, std::string>>> measured_configs(std::string_view instance);
+  // (dtype, shape) pairs an instance has a measurement for, ordered; `repo` as in
+  // kernel_history.
+  Result<std::vector<std::pair<std::string, std::string>>> measured_configs(
+      std::string_view instance, const std::optional<std::string>& repo = std::nullopt);
 
   // ---- pushes, verdicts, revalidations (store_hooks.cpp, store_verdicts.cpp) --------
   // Records a verified push in one transaction: its commits, the pipeline (when given),
@@ -417,11 +424,14 @@ class Store {
   // shapes a verdict reads; remeasures empty).
   Result<VerdictInputs> probe_inputs(std::int64_t pipeline_id);
 
-  // Adds counts of /api/v1/best answers without a measurement, one transaction for the
-  // batch; keeps the `keep` most recently asked keys and forgets the rest.
+  // Adds counts of /api/v1/best answers without a measurement, per key and library, one
+  // transaction for the batch; keeps the `keep` most recently asked (key, library) rows
+  // and forgets the rest.
   Status record_best_asks(const std::vector<BestAsk>& asks, std::int64_t keep = 100'000);
-  // Most asked first (then most recent); empty gpu_model: every GPU model.
-  Result<std::vector<BestAsk>> list_best_asks(std::string_view gpu_model, int limit = 100);
+  // Most asked first (then most recent); empty gpu_model: every GPU model; repo: only that
+  // library's asks ("" those of no library), nullopt: every library's.
+  Result<std::vector<BestAsk>> list_best_asks(std::string_view gpu_model, int limit = 100,
+                                              const std::optional<std::string>& repo = std::nullopt);
 
   // ---- forge connections and outgoing deliveries (store_forge.cpp) -----------------
   // Creates or replaces a repository's connection (a broken one is repaired, and its

@@ -53,38 +53,45 @@ db::NewPipeline plan_builds(const PipelineOrigin& origin, const std::vector<std:
   return np;
 }
 
-db::NewPipeline plan_revalidation(const db::Revalidation& rv, const std::vector<TargetState>& targets,
-                                  const std::vector<std::string>& best_instances, int max_attempts) {
+db::NewPipeline plan_revalidation(const db::Revalidation& rv, const std::vector<LibraryBuilds>& libraries,
+                                  int max_attempts) {
   const bool new_gpu = rv.previous_driver.empty();
   db::NewPipeline np;
   np.reason = new_gpu ? db::PipelineReason::new_gpu : db::PipelineReason::new_driver;
   np.note = new_gpu ? "new GPU " + rv.gpu_model + " (arch " + rv.arch + ", driver " + rv.driver + ")"
                     : "new driver " + rv.driver + " on " + rv.gpu_model + " (was " + rv.previous_driver + ")";
-  api::JobPayload payload;
-  payload.purpose = api::JobPurpose::revalidate;
-  payload.revalidate = api::RevalidationAsk{rv.gpu_model, rv.driver, rv.previous_driver};
-  // The GPU runner checks only the listed instances. A model seen for the first time has
-  // no best yet, so everything is checked.
-  if (!new_gpu) payload.instances = best_instances;
-  db::JobSpec shared;
-  set_payload(shared, payload);
-  for (const auto& t : targets) {
-    if (!t.latest_build || !porting::checks_target(rv.arch, t.target.arch, t.registered_arches)) continue;
-    const db::Job& b = *t.latest_build;
-    db::JobSpec spec;
-    spec.kind = db::JobKind::check;
-    spec.commit_sha = b.commit_sha;
-    spec.target = t.target.name;
-    spec.arch = rv.arch;
-    spec.gpu_model = rv.gpu_model;
-    spec.depends_on = b.id;
-    spec.max_attempts = max_attempts;
-    spec.payload_json = shared.payload_json;
-    spec.purpose = shared.purpose;
-    if (np.commit_sha.empty()) np.commit_sha = b.commit_sha;
-    np.jobs.push_back(std::move(spec));
+  for (const auto& library : libraries) {
+    api::JobPayload payload;
+    payload.purpose = api::JobPurpose::revalidate;
+    payload.revalidate = api::RevalidationAsk{rv.gpu_model, rv.driver, rv.previous_driver};
+    // The GPU runner checks only the listed instances, the library's own best. A model
+    // seen for the first time has no best yet, so everything is checked.
+    if (!new_gpu) payload.instances = library.best_instances;
+    db::JobSpec shared;
+    set_payload(shared, payload);
+    for (const auto& t : library.targets) {
+      if (!t.latest_build || !porting::checks_target(rv.arch, t.target.arch, t.registered_arches)) continue;
+      const db::Job& b = *t.latest_build;
+      db::JobSpec spec;
+      spec.kind = db::JobKind::check;
+      spec.commit_sha = b.commit_sha;
+      spec.target = t.target.name;
+      spec.arch = rv.arch;
+      spec.gpu_model = rv.gpu_model;
+      spec.depends_on = b.id;
+      spec.max_attempts = max_attempts;
+      spec.payload_json = shared.payload_json;
+      spec.purpose = shared.purpose;
+      if (np.commit_sha.empty()) np.commit_sha = b.commit_sha;
+      np.jobs.push_back(std::move(spec));
+    }
   }
   return np;
+}
+
+db::NewPipeline plan_revalidation(const db::Revalidation& rv, const std::vector<TargetState>& targets,
+                                  const std::vector<std::string>& best_instances, int max_attempts) {
+  return plan_revalidation(rv, std::vector<LibraryBuilds>{{"", targets, best_instances}}, max_attempts);
 }
 
 std::optional<PlannedRemeasure> plan_remeasure(const db::Job& measured, const RemeasureAsk& ask,

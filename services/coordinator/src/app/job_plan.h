@@ -5,11 +5,14 @@
 //   manual                 succeeds spawns its checks in the same transaction, one per
 //                          arch of porting::check_arches (db: spawn_checks). A push of a
 //                          commit that already has a pipeline gets none (once_per_commit).
-//   new_gpu, new_driver    one check job per target the GPU's arch checks
+//   new_gpu, new_driver    one check job per library and target the GPU's arch checks
 //                          (porting::checks_target), pinned to the GPU model, on that
-//                          target's latest successful build (plan_revalidation). A new
-//                          driver re-checks only the instances best on the model now;
-//                          a new GPU model (no best yet) checks everything.
+//                          library's latest successful build of the target
+//                          (plan_revalidation): every library with a build is checked
+//                          again, not only the one that built last. A new driver
+//                          re-checks only the instances best on the model now (each
+//                          library's own best); a new GPU model (no best yet) checks
+//                          everything.
 //   re-measure             no pipeline of its own: one check job pinned to the GPU
 //                          model, of the suspect instances only, on the build the first
 //                          measurement used, in that build's pipeline (plan_remeasure),
@@ -61,10 +64,23 @@ struct TargetState {
   std::optional<db::Job> latest_build;         // its newest succeeded build job, if any
 };
 
-// The revalidation pipeline of `rv` (gpu_model, driver, arch, previous_driver set).
-// `best_instances` are the instances best on the model now (used for a new driver).
-// Its commit is the first check's commit; no jobs when nothing the arch checks was
-// ever built (the caller records the revalidation without a pipeline).
+// One library's side of a revalidation: its builds and its instances best on the GPU
+// model now.
+struct LibraryBuilds {
+  std::string repo;                         // the library (repository); "" for builds of none
+  std::vector<TargetState> targets;         // target_states(ctx, repo)
+  std::vector<std::string> best_instances;  // Store::best_instances(gpu_model, repo)
+};
+
+// The revalidation pipeline of `rv` (gpu_model, driver, arch, previous_driver set): the
+// checks of every library in `libraries`, in the order given, each on that library's
+// builds and, for a new driver, of that library's best instances. The pipeline is of no
+// repository (its checks' rows are each of their build's library); its commit is the
+// first check's. No jobs when nothing the arch checks was ever built (the caller records
+// the revalidation without a pipeline).
+db::NewPipeline plan_revalidation(const db::Revalidation& rv, const std::vector<LibraryBuilds>& libraries,
+                                  int max_attempts);
+// The same for builds of one library (or of none).
 db::NewPipeline plan_revalidation(const db::Revalidation& rv, const std::vector<TargetState>& targets,
                                   const std::vector<std::string>& best_instances, int max_attempts);
 

@@ -118,5 +118,9 @@ Result<std::vector<MeasureState>> measure_states(Context& ctx, const std::vector
 // (revalidations.cpp): of library `repo` when given (a build job's library is its
 // pipeline's repository, else its commit's), else of any.
 Result<std::vector<TargetState>> target_states(Context& ctx, const std::optional<std::string>& repo = std::nullopt);
+// Every library with a succeeded build (builds of no library first, then the registered
+// repositories in their order), each with its target states and its instances best on
+// `gpu_model`: what a revalidation checks again (revalidations.cpp).
+Result<std::vector<LibraryBuilds>> library_builds(Context& ctx, const std::string& gpu_model);
 
 }  // namespace kport::coordinator::app

@@ -53,6 +53,25 @@ Result<std::vector<TargetState>> target_states(Context& ctx, const std::optional
   return out;
 }
 
+Result<std::vector<LibraryBuilds>> library_builds(Context& ctx, const std::string& gpu_model) {
+  auto repos = ctx.store->list_repositories();
+  if (!repos.ok()) return std::move(repos).error();
+  // Builds of no library (no pipeline repository, no recorded commit) first, then each
+  // registered library's: every one with a build is checked again.
+  std::vector<std::string> names{""};
+  for (const auto& r : *repos) names.push_back(r.name);
+  std::vector<LibraryBuilds> out;
+  for (const auto& name : names) {
+    auto targets = target_states(ctx, name);
+    if (!targets.ok()) return std::move(targets).error();
+    if (std::none_of(targets->begin(), targets->end(), [](const TargetState& t) { return t.latest_build; })) continue;
+    auto best = ctx.store->best_instances(gpu_model, name);
+    if (!best.ok()) return std::move(best).error();
+    out.push_back(LibraryBuilds{name, std::move(*targets), std::move(*best)});
+  }
+  return out;
+}
+
 std::string previous_driver(const db::GpuModel& g, const std::string& driver) {
   std::string best;
   for (const auto& d : g.drivers)
@@ -72,11 +91,9 @@ Result<RevalidationOpened> open_revalidation(Context& ctx, const std::string& gp
   rv.driver = driver;
   rv.arch = g->arch;
   rv.previous_driver = previous_driver(*g, driver);
-  auto targets = target_states(ctx);
-  if (!targets.ok()) return std::move(targets).error();
-  auto best = ctx.store->best_instances(rv.gpu_model);
-  if (!best.ok()) return std::move(best).error();
-  const db::NewPipeline np = plan_revalidation(rv, *targets, *best, ctx.config.max_attempts);
+  auto libraries = library_builds(ctx, rv.gpu_model);
+  if (!libraries.ok()) return std::move(libraries).error();
+  const db::NewPipeline np = plan_revalidation(rv, *libraries, ctx.config.max_attempts);
   auto opened = ctx.store->open_revalidation(rv, np);
   if (!opened.ok()) return std::move(opened).error();
   RevalidationOpened out{std::move(*opened), 0};
