@@ -353,7 +353,7 @@ TEST_F(BestIndexTest, AForeignFamilysDeclaredKeysMoveItsFiguresByWaves) {
     EXPECT_TRUE(q.ok()) << q.error().message;
     auto entry = index.load("NVIDIA H200", "grouped_gemm", "bf16", *known);
     EXPECT_TRUE(entry.ok());
-    std::optional<db::BestKey> unmeasured;
+    std::optional<UnmeasuredAsk> unmeasured;
     auto body = measured_answer(**entry, *q, unmeasured);
     EXPECT_TRUE(body.has_value());
     return std::string(json::parse(body.value_or("{}")).as_object().at("best").as_string());
