@@ -14,6 +14,7 @@
 
 #include "common/convert.cuh"
 #include "common/cuda_check.h"
+#include "common/rowwise_simt.cuh"
 #include "common/vector_io.cuh"
 #include "common/warp_reduce.cuh"
 
@@ -170,5 +171,19 @@ cudaError_t launch_rowwise_long(const RowwiseArgs& a, cudaStream_t stream) {
   }
   return cudaErrorInvalidValue;
 }
+
+// The long-row instance's launch: rows it does not take (not whole 16-byte vectors, or
+// unaligned buffers) run the simt kernels.
+template <bool k_softmax>
+cudaError_t launch_rowwise_long_or_simt(const RowwiseArgs& a, cudaStream_t stream) {
+  if (!rowwise_long_applies(a)) return launch_rowwise_simt_any(a, k_softmax, stream);
+  return launch_rowwise_long<k_softmax>(a, stream);
+}
+
+// The long-row instance's published config: no row-length bound, 16-byte rows.
+inline constexpr const char* k_rowwise_long_config =
+    R"({"load_bytes":16,"threads_per_row":1024,"passes":2,"row_align_bytes":16)"
+    R"(,"fallback":"simt when row bytes % 16 != 0 or unaligned"})";
+static_assert(k_long_threads == 1024 && k_long_row_align_bytes == 16, "k_rowwise_long_config says so");
 
 }  // namespace kport::kernels

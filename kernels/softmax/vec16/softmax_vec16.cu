@@ -51,18 +51,15 @@ KPORT_SOFTMAX_VEC16(8);
 // Rows of any length (vocabulary-sized ones above all): a block per row, the row read twice
 // (see common/rowwise_long.cuh).
 cudaError_t launch_long(const Problem& p, cudaStream_t stream) {
-  if (!rowwise_long_applies(p.rowwise)) return launch_rowwise_simt_any(p.rowwise, true, stream);
-  return launch_rowwise_long<true>(p.rowwise, stream);
+  return launch_rowwise_long_or_simt<true>(p.rowwise, stream);
 }
 
-static_assert(k_long_threads == 1024 && k_long_row_align_bytes == 16);
 const Instance k_softmax_vec16_long{Family::softmax,
                                     "vec16",
                                     "softmax.vec16.long_b1024",
                                     {"simt"},
                                     {DType::bf16, DType::f16, DType::f32},
-                                    R"({"load_bytes":16,"threads_per_row":1024,"passes":2,"row_align_bytes":16)"
-                                    R"(,"fallback":"simt when row bytes % 16 != 0 or unaligned"})",
+                                    k_rowwise_long_config,
                                     &supports,
                                     &launch_long};
 KPORT_REGISTER_KERNEL(k_softmax_vec16_long);
