@@ -15,6 +15,13 @@ class MigrationsTest : public StoreTest {
     EXPECT_TRUE(c.ok());
     return std::move(c).value();
   }
+  // Applies the embedded migrations below `version`: a database as an older kport left it.
+  void migrate_below(Connection& conn, int version) {
+    std::vector<Migration> before;
+    for (const auto& m : detail::embedded_migrations())
+      if (m.version < version) before.push_back(m);
+    ok(detail::apply_migrations(conn, before, 1));
+  }
   std::int64_t scalar(Connection& c, const char* sql) {
     auto s = ok(c.prepare(sql));
     EXPECT_TRUE(ok(s.step()));
@@ -153,10 +160,7 @@ TEST_F(MigrationsTest, MeasureRequestsMadeBeforeLibrariesAreOfNoLibrary) {
     auto c = Connection::open_writable(o.path, 1000);
     ASSERT_TRUE(c.ok());
     Connection& conn = **c;
-    std::vector<Migration> before;
-    for (const auto& m : detail::embedded_migrations())
-      if (m.version < 23) before.push_back(m);
-    ok(detail::apply_migrations(conn, before, 1));
+    migrate_below(conn, 23);
     ok(conn.exec(
         "INSERT INTO pipelines(id, reason, repo, ref, commit_sha, note, created_ms) VALUES"
         " (1, 'manual', '', '', 'c1', 'measure', 0);"
@@ -206,10 +210,7 @@ TEST_F(MigrationsTest, UnmeasuredAsksCountedBeforeLibrariesAreOfNoLibrary) {
     auto c = Connection::open_writable(o.path, 1000);
     ASSERT_TRUE(c.ok());
     Connection& conn = **c;
-    std::vector<Migration> before;
-    for (const auto& m : detail::embedded_migrations())
-      if (m.version < 25) before.push_back(m);
-    ok(detail::apply_migrations(conn, before, 1));
+    migrate_below(conn, 25);
     ok(
         conn.exec("INSERT INTO best_asks(gpu_model, family, dtype, shape, asks, first_ms, last_ms)"
                   " VALUES ('NVIDIA H200', 'gemm', 'bf16', 'k=3,m=3,n=3', 4, 10, 20)"));
