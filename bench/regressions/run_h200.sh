@@ -7,6 +7,11 @@
 # per machine start (KPORT_START=1, 2, 3 ...); the figures of several starts are compared
 # with each other by report.sh.
 #
+# A start of more processes than one call's time allows is made of calls back to back on
+# the same warm machine: KPORT_FIRST_PASS=P numbers this call's passes from P (a second
+# call with KPORT_FIRST_PASS=5 runs passes 5..8 of the same start, the harness already
+# built), and the tarball packs every report of the start so far.
+#
 # With KPORT_CHANGE_PAIRS=N (default 6) it then times a real kernel change against the
 # unchanged harness, interleaved: the harness is built again with the stage count of two
 # wgmma_tma instances lowered (128x128x64: 6 -> 4 stages, 128x256x64: 4 -> 3; names kept,
@@ -25,18 +30,19 @@ pack() { tar -C "$W" -czf "$OUT/start$START.tar.gz" . && echo "packed $(ls "$W" 
 trap pack EXIT
 trap "exit 143" TERM INT
 PASSES=${KPORT_PASSES:-8}
+FIRST_PASS=${KPORT_FIRST_PASS:-1}
 PAIRS=${KPORT_CHANGE_PAIRS:-6}
 BUDGET_S=${KPORT_BUDGET_S:-470}  # no new A/A pass starts after this many seconds
 mkdir -p "$OUT"
 t0=$(date +%s)
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader \
-  | tee "$W/start$START-gpu.txt"
+  | tee -a "$W/start$START-gpu.txt"
 B=build/h-kern-sa
 cmake -S kernels -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPORT_CUDA_TARGETS=sm_90a >/dev/null &&
   cmake --build $B >"$W/start$START-build.log" 2>&1 || { echo "harness build failed"; tail -20 "$W/start$START-build.log"; exit 2; }
 H=$PWD/build/h-aa-harness
 cp $B/bin/kport-harness-sm_90a "$H"
-sha256sum "$H" | cut -c1-64 | tee "$W/start$START-harness.txt"
+sha256sum "$H" | cut -c1-64 | tee -a "$W/start$START-harness.txt"
 echo "[$(( $(date +%s) - t0 ))s] harness built"
 SAMPLING=(--time-cap-ms 100 --warmup-ms 200 --later-warmup-ms 20 --min-samples 10 --max-rse 0.003 --max-duty 0.5
   --no-baseline)
@@ -64,7 +70,7 @@ plan.sort(key=lambda c: (c["family"], c["dtype"], c["shape_text"]))
 for c in plan:
     print("--case"); print(c["instance"] + ":" + c["dtype"] + ":" + c["shape_text"])')
 echo "$(( ${#CASES[@]} / 2 )) cases, ordered by problem"
-for p in $(seq "$PASSES"); do
+for p in $(seq "$FIRST_PASS" $((FIRST_PASS + PASSES - 1))); do
   if (( $(date +%s) - t0 > BUDGET_S )); then echo "budget reached before pass $p"; break; fi
   timeout 300 "$H" bench "${CASES[@]}" --seed $((START * 1000 + p)) "${SAMPLING[@]}" \
     2>"$W/start$START-pass$p.err" | gzip >"$W/start$START-pass$p.json.gz"
