@@ -70,5 +70,9 @@ rc=$?
 if [[ -n ${KPORT_AFTER_PIPELINES:-} ]]; then
   KPORT_URL=$url KPORT_ADMIN_TOKEN=$admin bash -c "$KPORT_AFTER_PIPELINES" || rc=1
 fi
+# The database every answer above came from, so selection rules can be replayed against these
+# very figures on any machine (a coordinator started on a copy answers as this one did).
+python3 -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).backup(sqlite3.connect(sys.argv[2]))' \
+  "$work/kport.db" "$OUT/kport.db" && gzip -f "$OUT/kport.db" || echo "the database was not copied"
 grep -E "warn|error" "$OUT/gpu-runner.log" | tail -20
 exit $rc

@@ -17,6 +17,10 @@
 # wgmma_tma instances lowered (128x128x64: 6 -> 4 stages, 128x256x64: 4 -> 3; names kept,
 # as a commit retuning an instance keeps them), and N pairs of processes, unchanged then
 # changed, time those instances' bf16 grid (change<S>-<A|B><P>.json.gz).
+# KPORT_KERNELS_DIR=DIR builds the harness from another copy of kernels/: the kernels of the
+# commit the other starts measured, so that a start made after the kernels changed still
+# compares the same code (`git archive <commit> kernels cmake CMakeLists.txt tests/kernels
+# tests/gpu porting/catalog | tar -x -C var/aa`, then KPORT_KERNELS_DIR=var/aa/kernels).
 #   KPORT_START=1 bash bench/regressions/run_h200.sh      (OUT defaults to build/regressions-out)
 set -u
 cd "$(dirname "$0")/../.."
@@ -37,8 +41,9 @@ mkdir -p "$OUT"
 t0=$(date +%s)
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader \
   | tee -a "$W/start$START-gpu.txt"
-B=build/h-kern-sa
-cmake -S kernels -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPORT_CUDA_TARGETS=sm_90a >/dev/null &&
+KDIR=${KPORT_KERNELS_DIR:-kernels}
+B=build/h-kern-sa${KPORT_KERNELS_DIR:+-other}  # a build directory keeps its source
+cmake -S "$KDIR" -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPORT_CUDA_TARGETS=sm_90a >/dev/null &&
   cmake --build $B >"$W/start$START-build.log" 2>&1 || { echo "harness build failed"; tail -20 "$W/start$START-build.log"; exit 2; }
 H=$PWD/build/h-aa-harness
 cp $B/bin/kport-harness-sm_90a "$H"
@@ -48,7 +53,7 @@ SAMPLING=(--time-cap-ms 100 --warmup-ms 200 --later-warmup-ms 20 --min-samples 1
   --no-baseline)
 HC=
 if (( PAIRS > 0 )); then
-  SRC=kernels/gemm/wgmma_tma/gemm_wgmma_tma_sm90.cu
+  SRC=$KDIR/gemm/wgmma_tma/gemm_wgmma_tma_sm90.cu
   cp $SRC "$SRC.orig"
   sed -i -e 's/^using Cfg128x128 = Config<128, 128, 64, 6, 1>;/using Cfg128x128 = Config<128, 128, 64, 4, 1>;/' \
     -e 's/^using Cfg128x256 = Config<128, 256, 64, 4, 1>;/using Cfg128x256 = Config<128, 256, 64, 3, 1>;/' $SRC

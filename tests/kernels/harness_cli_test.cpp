@@ -81,7 +81,8 @@ TEST(HarnessShape, GridsHoldEveryBaselineShape) {
        {"b=4,h=16,l=4096,d=128,causal=0", "b=4,h=16,l=4096,d=128,causal=1", "b=4,h=32,l=4096,d=64,causal=0"})
     EXPECT_TRUE(contains(Family::attention, a)) << a;
   for (Family f : {Family::rmsnorm, Family::softmax})
-    for (const char* r : {"rows=32768,cols=4096", "rows=4096,cols=1000", "rows=1024,cols=4097", "rows=1000,cols=1"})
+    for (const char* r : {"rows=32768,cols=4096", "rows=4096,cols=1000", "rows=1024,cols=4097", "rows=1000,cols=1",
+                          "rows=1,cols=32768", "rows=1,cols=131072"})  // single rows: decode
       EXPECT_TRUE(contains(f, r)) << r;
   // Bench grids are subsets of the check grids: everything timed is also checked.
   for (Family f : {Family::gemm, Family::attention, Family::rmsnorm, Family::softmax})
