@@ -17,6 +17,8 @@
 # wgmma_tma instances lowered (128x128x64: 6 -> 4 stages, 128x256x64: 4 -> 3; names kept,
 # as a commit retuning an instance keeps them), and N pairs of processes, unchanged then
 # changed, time those instances' bf16 grid (change<S>-<A|B><P>.json.gz).
+# KPORT_LATER_WARMUP_MS (default 20, the GPU runner's) shortens the warm-up of every case after a
+# process's first, so that eight passes fit one call.
 # KPORT_KERNELS_DIR=DIR builds the harness from another copy of kernels/: the kernels of the
 # commit the other starts measured, so that a start made after the kernels changed still
 # compares the same code (`git archive <commit> kernels cmake CMakeLists.txt tests/kernels
@@ -49,7 +51,7 @@ H=$PWD/build/h-aa-harness
 cp $B/bin/kport-harness-sm_90a "$H"
 sha256sum "$H" | cut -c1-64 | tee -a "$W/start$START-harness.txt"
 echo "[$(( $(date +%s) - t0 ))s] harness built"
-SAMPLING=(--time-cap-ms 100 --warmup-ms 200 --later-warmup-ms 20 --min-samples 10 --max-rse 0.003 --max-duty 0.5
+SAMPLING=(--time-cap-ms 100 --warmup-ms 200 --later-warmup-ms "${KPORT_LATER_WARMUP_MS:-20}" --min-samples 10 --max-rse 0.003 --max-duty 0.5
   --no-baseline)
 HC=
 if (( PAIRS > 0 )); then
