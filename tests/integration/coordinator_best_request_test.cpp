@@ -318,8 +318,8 @@ TEST_F(BestRequestTest, UnmeasuredAsksSurviveARestart) {
   validate_grid();
   for (int i = 0; i < 2; ++i) ASSERT_EQ(best("m=2000,n=2000,k=2000").status, 200);
   ASSERT_EQ(best("m=2500,n=2500,k=2500").status, 200);
-  // A shape the family cannot run is answered but not counted.
-  ASSERT_EQ(best("m=2000,n=2000").status, 200);
+  // A shape the family cannot take is the asker's error, and not counted.
+  ASSERT_EQ(best("m=2000,n=2000").status, 400);
   ASSERT_EQ(proc->terminate(), 0);  // SIGTERM: the coordinator flushes what it counted
   start();
   EXPECT_EQ(asks_listed("k=2000,m=2000,n=2000"), 2);

@@ -237,6 +237,40 @@ TEST_F(BestAnswerTest, QuestionsWithoutAnAnswerAreRefusedClearly) {
   EXPECT_EQ(no_arch.status, 404) << no_arch.raw;
 }
 
+TEST_F(BestAnswerTest, AShapeTheFamilyCannotTakeIsTheAskersErrorAndADefaultIsFilledIn) {
+  validate(commit_sha(1), 1'700'000'000'000, json::array{gemm_result("gemm.mma_sync.e", 120.0, "580.1")});
+  auto ask = [&](const std::string& op, const std::string& shape) {
+    return get("/api/v1/best?gpu=NVIDIA%20H200&op=" + op + "&dtype=bf16&shape=" + shape);
+  };
+  // Each was answered "nothing comparable was measured", as if the shape were a question.
+  const std::pair<std::string, std::string> wrong[] = {
+      {"m=4096,n=4096", "shape has no 'k'"},
+      {"m=4096,n=4096,k=4096,q=1", "shape key 'q' is not a dimension of gemm"},
+      {"m=0,n=4096,k=4096", "shape value 0 of 'm' is out of range"},
+  };
+  for (const auto& [shape, says] : wrong) {
+    auto r = ask("gemm", shape);
+    EXPECT_EQ(r.status, 400) << shape << ": " << r.raw;
+    ASSERT_TRUE(r.body.is_object() && r.body.as_object().contains("error")) << r.raw;
+    EXPECT_EQ(r.body.at("error").at("code").as_string(), "invalid_argument") << r.raw;
+    const std::string message(r.body.at("error").at("message").as_string());
+    EXPECT_NE(message.find(says), std::string::npos) << message;
+    EXPECT_NE(message.find(shape), std::string::npos) << message;
+  }
+  auto causal = ask("attention", "b=1,h=8,l=1024,d=128,causal=2");
+  EXPECT_EQ(causal.status, 400) << causal.raw;
+  // A dimension with a default may be left out: the question is the family's whole shape.
+  json::object attention{{"name", "attention.simt.f"},
+                         {"family", "attention"},
+                         {"variant", "simt"},
+                         {"features", json::array{"simt"}},
+                         {"dtypes", json::array{"bf16"}}};
+  ASSERT_EQ(put("/api/v1/kernels", json::object{{"instances", json::array{attention}}}, k_admin).status, 200);
+  auto whole = ask("attention", "b=1,h=8,l=1024,d=128");
+  ASSERT_EQ(whole.status, 200) << whole.raw;
+  EXPECT_EQ(whole.body.at("query").at("shape").as_string(), "b=1,causal=0,d=128,h=8,l=1024") << whole.raw;
+}
+
 TEST_F(BestAnswerTest, TheOpenApiDocumentDescribesTheAnswerKindsAndEvidence) {
   auto doc = get("/api/v1/openapi.json");
   ASSERT_EQ(doc.status, 200);

@@ -35,9 +35,13 @@ Result<BestQuestion> parse_best_question(const http::Request& req, std::shared_p
   if (!simple_token(q.dtype, 8))
     return make_error(Errc::invalid_argument, "dtype '" + q.dtype + "' is not a dtype such as bf16, fp16 or fp32");
   if (q.gpu.size() > 256) return make_error(Errc::invalid_argument, "gpu name is longer than 256 bytes");
-  auto shape = porting::Shape::parse(q.shape_text);
-  if (!shape.ok()) return std::move(shape).error();
-  q.shape = std::move(*shape);
+  // A shape of the family, its left-out dimensions given their defaults: one the family
+  // cannot take (a key it lacks, a value out of range, a dimension missing) is the
+  // asker's error, not a question nothing answers.
+  auto shape = porting::op_shape(*q.family, q.shape_text);
+  if (!shape.ok()) return make_error(Errc::invalid_argument, "shape '" + q.shape_text + "': " + shape.error().message);
+  q.shape = std::move(shape->shape);
+  q.op_shape_text = std::move(shape->text);
   q.arch = req.query_or("arch");
   q.target = req.query_or("target");
   q.repo = req.query_or("repo");
@@ -51,14 +55,14 @@ void write_question_members(JsonText& w, const BestQuestion& q, std::string_view
   w.next("query").raw('{').key("gpu").str(q.gpu);
   w.next("op").str(q.op).next("dtype").str(q.dtype).next("shape").str(q.shape.canonical());
   w.next("arch").str(arch).next("target").str(target).next("repo").str(repo).raw('}');
-  // Not measured at this shape: say how to have it measured (a GPU model kport knows, a
-  // shape its family can run), and count the question.
+  // Not measured at this shape: say how to have it measured (a GPU model kport knows; the
+  // shape is its family's, parse_best_question saw to that), and count the question.
   if (measured_exactly || !known_gpu) return;
-  if (auto runnable = porting::op_shape(*q.family, q.shape_text); runnable.ok()) {
-    unmeasured = UnmeasuredAsk{db::BestKey{q.gpu, q.op, q.dtype, runnable->shape.canonical()}, std::string(repo)};
+  {
+    unmeasured = UnmeasuredAsk{db::BestKey{q.gpu, q.op, q.dtype, q.shape.canonical()}, std::string(repo)};
     w.next("measure").raw('{').key("requests").str("POST /api/v1/best/requests");
     w.next("body").raw('{').key("gpu").str(q.gpu);
-    w.next("op").str(q.op).next("dtype").str(q.dtype).next("shape").str(runnable->text);
+    w.next("op").str(q.op).next("dtype").str(q.dtype).next("shape").str(q.op_shape_text);
     // The request is of the answer's library, named even where the question did not: a
     // request without one is refused once a second library runs the op.
     if (!repo.empty()) w.next("repo").str(repo);

@@ -21,24 +21,25 @@ namespace kport::coordinator {
 
 struct BestQuestion {
   std::string gpu, op, dtype, shape_text;
-  std::string arch, target;  // as given; either may be empty
-  std::string repo;          // the library asked about (?repo=); empty: the one the evidence is of
-  porting::Shape shape;
+  std::string arch, target;   // as given; either may be empty
+  std::string repo;           // the library asked about (?repo=); empty: the one the evidence is of
+  porting::Shape shape;       // the family's whole shape: every dimension, defaults filled in
+  std::string op_shape_text;  // the same in the harness's order (porting::op_shape)
   std::shared_ptr<const porting::FamilySet> families;  // the families known when it was asked
   const porting::OpFamily* family = nullptr;           // op's, in `families`
 };
 
 // The question a request asks of the `families` known (Families::current()); invalid_argument
-// naming the parameter and an example when a parameter is missing or malformed, or
-// naming the families known when `op` is none of them.
+// naming the parameter and an example when a parameter is missing or malformed, naming
+// the families known when `op` is none of them, or saying what is wrong with a shape its
+// family cannot take (porting::op_shape).
 Result<BestQuestion> parse_best_question(const http::Request& req, std::shared_ptr<const porting::FamilySet> families);
 
 // The answer body when `entry`'s rows are one library's, the one asked about if any,
 // and comparable with the question's shape (porting::PreparedSelection::match), else
 // nullopt: the answer needs the store (one library's rows picked out of several, or a
 // provisional or unranked answer from other GPU models' evidence). `unmeasured` is set when the answer is
-// not a measurement at the exact shape asked and the shape is one the family can be
-// measured at (porting::op_shape): the key, in the answer's library, counted as an
+// not a measurement at the exact shape asked: the key, in the answer's library, counted as an
 // unmeasured ask.
 std::optional<std::string> measured_answer(const BestIndex::Entry& entry, const BestQuestion& q,
                                            std::optional<UnmeasuredAsk>& unmeasured);

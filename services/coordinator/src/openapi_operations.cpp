@@ -588,6 +588,9 @@ std::vector<Op> operations() {
           "the library (repository) to answer from; needed where instances of several libraries run the op")},
        {},
        {ok(200, "BestAnswer"),
+        err(400,
+            "invalid_argument: a parameter missing or malformed, an unknown op, or a shape its family cannot take (a "
+            "key it lacks, a value out of range, a dimension with no default left out)"),
         err(404, "not_found: unknown GPU without arch/target, unregistered target, no instance of the family known"),
         err(422, "unprocessable: no instance of the family (or none for the target) runs the dtype")}});
   // ---- routes_best_requests.cpp ----

@@ -114,7 +114,7 @@ void count_ask(const std::shared_ptr<BestAsks::Counter>& unmeasured) {
 // questions are answered on the I/O thread), else, when no row of this GPU model is
 // comparable with the shape, the provisional rule over every GPU model's evidence.
 // `unmeasured` is set when the answer is not a measurement at the exact shape asked, on
-// a GPU model kport knows, for a shape the family can be measured at.
+// a GPU model kport knows.
 Response answer_best(const Request& req, Context& ctx, std::optional<UnmeasuredAsk>& unmeasured) {
   KPORT_AUTH(require_reader(req, ctx));
   auto question = parse_best_question(req, ctx.families ? ctx.families->current() : nullptr);
