@@ -33,7 +33,7 @@ const char* const k_result_select =
     " toolkit, runner_id, gpu_model, gpu_uuid, arch, driver, sm_clock_mhz, env_json, status,"
     " message, max_abs_err, max_rel_err, normwise_rel_err, nan_inf_count, tolerance, seed,"
     " median_us, stddev_us, samples, tflops, gbps, baseline_name, baseline_median_us, ratio,"
-    " created_ms, unstable, samples_dropped, metrics_json FROM results";
+    " created_ms, unstable, samples_dropped, metrics_json, repo FROM results";
 
 const char* const k_build_select =
     "SELECT id, job_id, attempt, commit_sha, target, family, variant, status, message,"
@@ -154,6 +154,7 @@ ResultRecord read_result(const Stmt& s) {
   r.unstable = s.int64(c++) != 0;
   r.samples_dropped = s.opt_int64(c++);
   r.metrics_json = s.text(c++);
+  r.repo = s.text(c++);
   return r;
 }
 

@@ -157,7 +157,7 @@ Result<std::vector<ResultRecord>> Store::driver_results(std::string_view gpu_mod
   return m_impl->read<std::vector<ResultRecord>>([&](Connection& c) -> Result<std::vector<ResultRecord>> {
     auto s = c.prepare(std::string(detail::k_result_select) +
                        " WHERE id IN (SELECT max(id) FROM results WHERE gpu_model = ?1 AND driver = ?2"
-                       " GROUP BY target, instance, dtype, shape) ORDER BY target, instance, dtype, shape");
+                       " GROUP BY repo, target, instance, dtype, shape) ORDER BY repo, target, instance, dtype, shape");
     if (!s) return std::move(s).error();
     s->bind_all(gpu_model, driver);
     return detail::collect<ResultRecord>(*s, detail::read_result);

@@ -618,7 +618,7 @@ class Validator {
         if (d.kind == Node::Kind::string) {
           md.name = d.text;
         } else if (d.kind == Node::Kind::object) {
-          KPORT_TRY(only(d, dpath, {"name", "default", "min", "max"}));
+          KPORT_TRY(only(d, dpath, {"name", "default", "min", "max", "exact", "weight", "align"}));
           const Node* dn = member(d, "name");
           if (!dn) return error(d.line, "key '" + dpath + "' needs 'name'");
           auto t = string(*dn, join(dpath, "name"));
@@ -641,6 +641,9 @@ class Validator {
                                           " is outside " + std::to_string(md.min) + " .. " + std::to_string(md.max));
             md.default_value = def->integer;
           }
+          auto rule = dim_rule(d, dpath);
+          if (!rule.ok()) return rule.error();
+          md.rule = std::move(*rule);
         } else {
           return type_error(d, dpath, "a string or an object {name, default}");
         }
@@ -698,6 +701,43 @@ class Validator {
       }
     }
     return {};
+  }
+
+  // A dimension's distance rule (`exact`, `weight`, `align`): the form here, with lines;
+  // what holds by dim_rule_problem, the one rule check_family applies too.
+  Result<Shape::DimRule> dim_rule(const Node& d, const std::string& dpath) const {
+    Shape::DimRule out;
+    if (const Node* x = member(d, "exact")) {
+      if (x->kind != Node::Kind::boolean) return type_error(*x, join(dpath, "exact"), "true or false");
+      out.exact = x->boolean;
+    }
+    if (const Node* x = member(d, "weight")) {
+      if (x->kind != Node::Kind::number) return type_error(*x, join(dpath, "weight"), "a number");
+      out.weight = x->number;
+    }
+    if (const Node* x = member(d, "align")) {
+      const std::string apath = join(dpath, "align");
+      if (x->kind != Node::Kind::array) return type_error(*x, apath, "an array of {multiple, penalty}");
+      for (std::size_t k = 0; k < x->items.size(); ++k) {
+        const Node& a = x->items[k];
+        const std::string at = index(apath, k);
+        KPORT_TRY(want(a, at, Node::Kind::object));
+        KPORT_TRY(only(a, at, {"multiple", "penalty"}));
+        const Node* m = member(a, "multiple");
+        const Node* p = member(a, "penalty");
+        if (!m || !p) return error(a.line, "key '" + at + "' needs 'multiple' and 'penalty'");
+        if (m->kind != Node::Kind::number || !m->integral)
+          return error(m->line, "key '" + join(at, "multiple") + "' must be an integer in 2 .. 2^30");
+        if (p->kind != Node::Kind::number) return type_error(*p, join(at, "penalty"), "a number");
+        out.alignments.push_back({m->integer, p->number});
+      }
+    }
+    if (auto p = dim_rule_problem(out)) {
+      const std::string first = p->key.substr(0, p->key.find_first_of(".["));
+      const Node* at = member(d, first);
+      return error(at ? at->line : d.line, "key '" + join(dpath, p->key) + "': " + p->what);
+    }
+    return out;
   }
 
   // A family's `geometry`: per dimension, the instance config keys of each role, a key
@@ -878,7 +918,7 @@ OpFamily to_op_family(const ManifestFamily& f, const std::string& library, const
   OpFamily out;
   out.name = f.name;
   out.description = f.description;
-  for (const auto& d : f.dims) out.dims.push_back({d.name, d.default_value, d.min, d.max});
+  for (const auto& d : f.dims) out.dims.push_back({d.name, d.default_value, d.min, d.max, d.rule});
   out.dtypes = f.dtypes;
   out.flops = f.flops;
   out.bytes = f.bytes;

@@ -78,6 +78,31 @@ std::optional<double> OpFamily::bytes_at(const Shape& s, std::string_view dtype)
   return work_at(bytes, *this, s, dtype);
 }
 
+ShapeRules OpFamily::shape_rules() const {
+  std::vector<std::pair<std::string, Shape::DimRule>> out;
+  for (const auto& d : dims)
+    if (d.rule != Shape::DimRule{}) out.emplace_back(d.name, d.rule);
+  return ShapeRules(std::move(out));
+}
+
+std::optional<DimRuleProblem> dim_rule_problem(const Shape::DimRule& r) {
+  if (r.exact && (r.weight != 1.0 || !r.alignments.empty()))
+    return DimRuleProblem{"exact", "an exact dimension is never near another value: give it no weight or align"};
+  if (!(r.weight > 0 && r.weight <= 100)) return DimRuleProblem{"weight", "must be a number above 0 and at most 100"};
+  if (r.alignments.size() > 2) return DimRuleProblem{"align", "must list at most 2 alignments"};
+  for (std::size_t i = 0; i < r.alignments.size(); ++i) {
+    const auto& a = r.alignments[i];
+    const std::string at = "align[" + std::to_string(i) + "]";
+    if (a.quantum < 2 || a.quantum > k_max_dim)
+      return DimRuleProblem{at + ".multiple", "must be an integer in 2 .. 2^30"};
+    for (std::size_t j = 0; j < i; ++j)
+      if (r.alignments[j].quantum == a.quantum)
+        return DimRuleProblem{at + ".multiple", std::to_string(a.quantum) + " is given twice"};
+    if (!(a.penalty >= 0 && a.penalty <= 100)) return DimRuleProblem{at + ".penalty", "must be a number in 0 .. 100"};
+  }
+  return std::nullopt;
+}
+
 Status check_family(const OpFamily& f) {
   auto bad = [](const std::string& what) { return make_error(Errc::invalid_argument, what); };
   if (!identifier(f.name))
@@ -97,6 +122,8 @@ Status check_family(const OpFamily& f) {
     if (d.default_value && (*d.default_value < d.min || *d.default_value > d.max))
       return bad(at + ": the default " + std::to_string(*d.default_value) + " of '" + d.name +
                  "' is out of its range (" + range_text(d) + ")");
+    if (auto p = dim_rule_problem(d.rule))
+      return bad("field 'dims[" + std::to_string(i) + "]." + p->key + "'" + of + ": " + p->what);
   }
   if (f.dtypes.empty()) return bad("field 'dtypes'" + of + " must not be empty");
   for (std::size_t i = 0; i < f.dtypes.size(); ++i) {

@@ -44,13 +44,14 @@ std::size_t heap(const Selection& s) {
 
 PreparedSelection::PreparedSelection(std::string gpu_model, std::vector<Measurement> on_gpu,
                                      std::vector<DriverSeen> drivers, int sm_count,
-                                     std::vector<InstanceGeometry> geometry, int element_bytes)
+                                     std::vector<InstanceGeometry> geometry, int element_bytes, ShapeRules rules)
     : m_gpu_model(std::move(gpu_model)),
       m_rows(on_gpu.size()),
       m_drivers(std::move(drivers)),
       m_sm_count(sm_count),
       m_geometry(std::move(geometry)),
-      m_element_bytes(element_bytes) {
+      m_element_bytes(element_bytes),
+      m_rules(std::move(rules)) {
   if (!on_gpu.empty()) m_first_arch = on_gpu.front().arch;
   auto current = current_figures(on_gpu);
   if (current.empty()) return;
@@ -80,7 +81,9 @@ PreparedSelection::PreparedSelection(std::string gpu_model, std::vector<Measurem
   m_regret = detail::regret_note(m_gpu_model, detail::neighbour_regret(timed, waves()));
 }
 
-detail::Waves PreparedSelection::waves() const { return detail::Waves{m_sm_count, m_geometry, m_element_bytes}; }
+detail::Waves PreparedSelection::waves() const {
+  return detail::Waves{m_sm_count, m_geometry, m_element_bytes, &m_rules};
+}
 
 std::optional<PreparedSelection::Match> PreparedSelection::match(const Shape& want) const {
   // select_best's order: the nearest timed shape; only when none is comparable, the
@@ -92,7 +95,7 @@ std::optional<PreparedSelection::Match> PreparedSelection::match(const Shape& wa
     std::size_t best = m_shapes.size();
     for (std::size_t i = 0; i < m_shapes.size(); ++i) {
       if (pass == 0 && !m_timed[i]) continue;
-      const double d = want.distance(m_shapes[i]);
+      const double d = want.distance(m_shapes[i], m_rules);
       if (!std::isfinite(d)) continue;
       const int changes = path_changes(want_own, m_own[i]);
       if (prefer_match(changes, d, m_canonical[i], best_changes, best_d,

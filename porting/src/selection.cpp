@@ -46,7 +46,7 @@ ShapeMatch nearest_shape(const Shape& want, const std::vector<Measurement>& rows
   std::string best_canonical;
   const auto want_own = own_paths(waves.geometry, want, waves.element_bytes);
   for (const auto& m : rows) {
-    double d = want.distance(m.shape);
+    double d = want.distance(m.shape, waves.shape_rules());
     if (!std::isfinite(d)) continue;
     const int changes = path_changes(want_own, own_paths(waves.geometry, m.shape, waves.element_bytes));
     // A farther shape on no fewer paths is never preferred; skipping it spares its text.
@@ -202,7 +202,7 @@ Selection measured_at(const std::string& gpu_model, std::span<const DriverSeen> 
     }
     const Geometry* g = waves.sm_count > 0 ? find_geometry(waves.geometry, m.instance) : nullptr;
     by_waves = by_waves || (g && has_waves(*g));
-    double cost = estimate_at(g, waves.sm_count, m.shape, m.median_us, *want);
+    double cost = estimate_at(g, waves.sm_count, m.shape, m.median_us, *want, waves.shape_rules());
     scored.push_back(Scored{&m, cost, m.stddev_us * cost / m.median_us});
   }
   sel.ranking = rank(std::move(scored), sel.notes, estimated, owner);
@@ -283,7 +283,7 @@ Selection provisional(const SelectionQuery& q, const SelectionInputs& in, const 
     std::vector<Measurement> usable;
     for (const auto& m : figures)
       if (m.ranks() && m.ratio && *m.ratio > 0) usable.push_back(m);
-    ShapeMatch match = nearest_shape(q.shape, usable, detail::Waves{0, in.geometry, element_bytes(q.dtype)});
+    ShapeMatch match = nearest_shape(q.shape, usable, detail::Waves{0, in.geometry, element_bytes(q.dtype), in.rules});
     if (!match.shape) continue;
     int a = arch_number(figures.front().arch);
     int gap = (want_arch < 0 || a < 0) ? 1000 : std::abs(a - want_arch);
@@ -413,7 +413,7 @@ std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& 
     double best_cost = std::numeric_limits<double>::infinity();
     for (const auto& [instance, median] : from.median) {
       const Geometry* g = waves.sm_count > 0 ? find_geometry(waves.geometry, instance) : nullptr;
-      double cost = estimate_at(g, waves.sm_count, *from.shape, median, to);
+      double cost = estimate_at(g, waves.sm_count, *from.shape, median, to, waves.shape_rules());
       if (cost < best_cost) {
         best_cost = cost;
         best = instance;
@@ -438,7 +438,7 @@ std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& 
     int best_changes = 0;
     for (const auto& [other_key, b] : shapes) {
       if (other_key == key) continue;
-      const double d = a.shape->distance(*b.shape);
+      const double d = a.shape->distance(*b.shape, waves.shape_rules());
       const int changes = path_changes(a.own, b.own);
       if (prefer_match(changes, d, b.canonical, best_changes, best_d,
                        nearest ? std::string_view(nearest->canonical) : std::string_view())) {
@@ -476,7 +476,7 @@ Selection select_best(const SelectionQuery& q, const SelectionInputs& in) {
   std::vector<Measurement> timed;
   for (const auto& m : current)
     if (m.ranks()) timed.push_back(m);
-  const detail::Waves waves{in.sm_count, in.geometry, element_bytes(q.dtype)};
+  const detail::Waves waves{in.sm_count, in.geometry, element_bytes(q.dtype), in.rules};
   ShapeMatch match = nearest_shape(q.shape, timed, waves);
   if (!match.shape) match = nearest_shape(q.shape, current, waves);
   if (!match.shape)

@@ -17,10 +17,17 @@ namespace kport::porting::detail {
 // What moves a figure from another shape to the query (SelectionInputs::sm_count and
 // ::geometry; wave_model.h), and the query dtype's element bytes, which place a shape
 // on either side of the instances' path bounds (wave_model.h own_path).
+// `rules`: the family's dimension rules (SelectionInputs::rules), by which shapes are
+// near or incomparable and problem sizes counted; null: every dimension plain.
 struct Waves {
   int sm_count = 0;
   std::span<const InstanceGeometry> geometry = {};
   int element_bytes = 0;
+  const ShapeRules* rules = nullptr;
+  const ShapeRules& shape_rules() const {
+    static const ShapeRules plain;
+    return rules ? *rules : plain;
+  }
 };
 
 // What select_best answers from the current figures at `shape` (current not empty),

@@ -63,7 +63,7 @@ std::string Shape::canonical() const {
   return out;
 }
 
-double Shape::distance(const Shape& other) const {
+double Shape::distance(const Shape& other, const ShapeRules& rules) const {
   constexpr double k_inf = std::numeric_limits<double>::infinity();
   if (m_dims.size() != other.m_dims.size()) return k_inf;
   double total = 0;
@@ -71,51 +71,36 @@ double Shape::distance(const Shape& other) const {
     const auto& [ka, va] = m_dims[i];
     const auto& [kb, vb] = other.m_dims[i];
     if (ka != kb) return k_inf;
-    double term = dim_distance(ka, va, vb);
+    double term = rules.dim_distance(ka, va, vb);
     if (term == k_inf) return k_inf;
     total += term;
   }
   return total;
 }
 
-// Dimensions that change which code runs, not only how much work there is: a
-// measurement at another value says nothing about this one. gemm_fp8's `scale` is the
-// scaling mode (per tensor, row-wise, 128-blocks): instances that accumulate on the tensor
-// cores run the first two and refuse the third, so a row-wise figure never answers for
-// block scales (it did, as the ratio 1:2 of two modes, before this rule knew the key).
-bool Shape::must_match_exactly(std::string_view key) { return key == "d" || key == "causal" || key == "scale"; }
-
-// How much a dimension decides which kernel is fastest, and the alignments across which
-// kernels change path. Row length (`cols`) sets a row-wise kernel's vector and register
-// path, so it counts twice a row count. An extent that is not a multiple of the tiles (128
-// for m, n, k; 64 for a sequence) takes the kernels' predicated edge paths, which can cost
-// one kernel far more than another (on the H200 the 128x128 wgmma tile was the fastest gemm
-// at 3072^3 and 46 % slower than the 2x1-cluster tile at 3000^3). One that is not a
-// multiple of 8 elements breaks 16-byte rows: TMA and vector kernels refuse it, so a
-// measurement there ranks only the slow kernels (at 2500^3 only mma_sync and simt ran, and
-// answered 3000^3 with a kernel 2.1x slower than the fastest). A measurement on the other
-// side of such a line is a worse stand-in than its ratio says.
-const Shape::DimRule& Shape::dim_rule(std::string_view key) {
-  static const DimRule extent{1.0, {{128, 1.0}, {8, 2.0}}}, sequence{1.0, {{64, 1.0}}}, count{0.5, {}},
-      row_length{2.0, {{8, 2.0}}}, plain{};
-  if (key == "m" || key == "n" || key == "k") return extent;
-  if (key == "l") return sequence;
-  if (key == "b" || key == "h") return count;
-  if (key == "cols") return row_length;
-  return plain;
-}
-
-double Shape::dim_distance(std::string_view key, std::int64_t a, std::int64_t b) {
+// Which dimensions must match, and how much each decides which kernel is fastest, is the
+// family's to say: only its declaration knows that attention's `d` picks the code path
+// or that a row-wise kernel's `cols` sets its vector width. kport's own families declare
+// theirs in kernels/kport.json (docs/MANIFEST.md says why each).
+double Shape::dim_distance(const DimRule& rule, std::int64_t a, std::int64_t b) {
   constexpr double k_inf = std::numeric_limits<double>::infinity();
   if (a == b) return 0;
-  if (must_match_exactly(key)) return k_inf;
+  if (rule.exact) return k_inf;
   // A zero-sized dimension only matches itself.
   if (a == 0 || b == 0) return k_inf;
-  const DimRule& rule = dim_rule(key);
   double term = rule.weight * std::abs(std::log(static_cast<double>(a) / static_cast<double>(b)));
   for (const auto& al : rule.alignments)
     if ((a % al.quantum == 0) != (b % al.quantum == 0)) term += al.penalty;
   return term;
+}
+
+ShapeRules::ShapeRules(std::vector<std::pair<std::string, Shape::DimRule>> dims) : m_dims(std::move(dims)) {}
+
+const Shape::DimRule& ShapeRules::rule(std::string_view key) const {
+  static const Shape::DimRule plain{};
+  for (const auto& [name, r] : m_dims)
+    if (name == key) return r;
+  return plain;
 }
 
 }  // namespace kport::porting

@@ -477,9 +477,10 @@ Verdict decide_verdict(const std::string& commit, const CommitFacts& mine,
 std::vector<VerdictReason> compare_drivers(const std::vector<ResultFact>& now, const std::vector<ResultFact>& before,
                                            const std::string& driver, const std::string& previous_driver,
                                            const VerdictPolicy& policy) {
-  // Same configuration on the same GPU model: the target and instance decide, not the commit.
-  auto key = [](const ResultFact& r) { return std::make_tuple(r.target, r.instance, r.dtype, r.shape); };
-  std::map<std::tuple<std::string, std::string, std::string, std::string>, const ResultFact*> old;
+  // Same configuration on the same GPU model: the library, target and instance decide, not
+  // the commit. Without the library a figure of one would be measured against another's.
+  auto key = [](const ResultFact& r) { return std::make_tuple(r.repo, r.target, r.instance, r.dtype, r.shape); };
+  std::map<std::tuple<std::string, std::string, std::string, std::string, std::string>, const ResultFact*> old;
   for (const auto& r : before) old[key(r)] = &r;
   const std::string than = "than driver " + previous_driver;
   std::vector<VerdictReason> out;
@@ -491,7 +492,8 @@ std::vector<VerdictReason> compare_drivers(const std::vector<ResultFact>& now, c
     if (change == Change::new_failure) reason = numerics_reason(r, b, "with driver " + previous_driver);
     if (change == Change::regressed) reason = perf_reason(r, *b, *compare_timing(*b, r, policy), than);
     if (!reason) continue;
-    reason->message += " (driver " + driver + ")";
+    reason->message += " (" + (r.repo.empty() ? std::string() : "library " + r.repo + ", ") + "driver " + driver + ")";
+    if (!r.repo.empty()) reason->figures["library"] = r.repo;
     reason->figures["driver"] = driver;
     reason->figures["previous_driver"] = previous_driver;
     out.push_back(std::move(*reason));

@@ -149,7 +149,7 @@ double wave_work(std::span<const Extent> tiled, std::span<const Extent> stepped,
   return std::ceil(blocks / sm_count) * steps;
 }
 
-double wave_work(const Geometry& g, const Shape& s, int sm_count) {
+double wave_work(const Geometry& g, const Shape& s, int sm_count, const ShapeRules& rules) {
   // On the stack: /api/v1/best moves every figure of an answer from another shape by
   // this, twice per figure, per request. Geometries and shapes this large are not made;
   // they still get the same answer, from the heap.
@@ -160,7 +160,7 @@ double wave_work(const Geometry& g, const Shape& s, int sm_count) {
     for (const auto& t : g.tiles) tiled.push_back({s.get(t.dim), t.size});  // -1 when absent
     for (const auto& t : g.steps) stepped.push_back({s.get(t.dim), t.size});
     for (const auto& [key, v] : s.dims())
-      if (!named(g.tiles, key) && !named(g.steps, key) && !Shape::must_match_exactly(key)) others.push_back(v);
+      if (!named(g.tiles, key) && !named(g.steps, key) && !rules.exact(key)) others.push_back(v);
     return wave_work(tiled, stepped, others, sm_count, g.split);
   }
   Extent tiled[k_small], stepped[k_small];
@@ -169,26 +169,27 @@ double wave_work(const Geometry& g, const Shape& s, int sm_count) {
   for (const auto& t : g.tiles) tiled[n_tiled++] = {s.get(t.dim), t.size};  // -1 when absent
   for (const auto& t : g.steps) stepped[n_stepped++] = {s.get(t.dim), t.size};
   for (const auto& [key, v] : s.dims())
-    if (!named(g.tiles, key) && !named(g.steps, key) && !Shape::must_match_exactly(key)) others[n_others++] = v;
+    if (!named(g.tiles, key) && !named(g.steps, key) && !rules.exact(key)) others[n_others++] = v;
   return wave_work(std::span<const Extent>(tiled, n_tiled), std::span<const Extent>(stepped, n_stepped),
                    std::span<const std::int64_t>(others, n_others), sm_count, g.split);
 }
 
-double problem_size(const Shape& s) {
+double problem_size(const Shape& s, const ShapeRules& rules) {
   double size = 1;
   for (const auto& [key, v] : s.dims())
-    if (!Shape::must_match_exactly(key)) size *= static_cast<double>(v);
+    if (!rules.exact(key)) size *= static_cast<double>(v);
   return size;
 }
 
-double estimate_at(const Geometry* g, int sm_count, const Shape& from, double from_us, const Shape& to) {
+double estimate_at(const Geometry* g, int sm_count, const Shape& from, double from_us, const Shape& to,
+                   const ShapeRules& rules) {
   double a = 0, b = 0;
   if (g && has_waves(*g) && sm_count > 0) {
-    a = wave_work(*g, from, sm_count);
-    b = wave_work(*g, to, sm_count);
+    a = wave_work(*g, from, sm_count, rules);
+    b = wave_work(*g, to, sm_count, rules);
   } else {
-    a = problem_size(from);
-    b = problem_size(to);
+    a = problem_size(from, rules);
+    b = problem_size(to, rules);
   }
   if (a <= 0 || b <= 0) return from_us;
   return from_us * (b / a);

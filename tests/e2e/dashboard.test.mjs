@@ -1,7 +1,8 @@
 // The dashboard in real headless Chromium against a started kport-coordinator whose
 // database was seeded through the API: every page shows the seeded facts, a result
 // posted by a runner appears live, a commit message holding a script renders as text,
-// and the Content-Security-Policy header is sent.
+// the Content-Security-Policy header is sent, and an instance two libraries publish is
+// shown one library at a time.
 //
 //   node --test tests/e2e/dashboard.test.mjs   (env: KPORT_COORDINATOR_BIN, KPORT_E2E_OUT)
 import { test } from 'node:test';
@@ -260,5 +261,90 @@ test('a target two libraries build shows one library at a time, linking to the o
     assert.equal(await page.locator('#progress a[href="#/target/sm_90a?repo=norm-lib"]').count(), 1);
     assert.equal(await page.locator('#progress a[href="#/target/sm_90a?repo=kernels"]').count(), 1);
     assert.ok((await page.textContent('#progress')).includes('layer'), "norm-lib's family is listed");
+  });
+});
+
+// Two libraries publish an instance of the same name, each with its own figures. The
+// kernel page is one library's at a time, names it and links the other's; the result
+// and commit pages of a library's figure link to that library's kernel page.
+test('a kernel two libraries publish shows one library at a time, linked from its results and commits', opts, async () => {
+  const c = site.k.client;
+  const admin = { token: site.k.admin };
+  const instance = 'gemm.shared.x';
+  const libs = [
+    { repo: 'alpha-lib', sha: 'e5'.repeat(20), median: 100 },
+    { repo: 'beta-lib', sha: 'f6'.repeat(20), median: 50 },
+  ];
+  // Takes jobs of `kind` as `token` until one of `sha`, completing any other left queued by
+  // earlier tests; `during` runs while that job is held.
+  const serve = async (token, sha, during) => {
+    for (let i = 0; i < 8; i++) {
+      const r = await c.call('POST', '/api/v1/runners/claim?wait=0', { token, body: {} });
+      assert.ok(r.job, `a job of ${sha} to claim`);
+      if (r.job.commit === sha) await during(r.job);
+      await c.call('POST', `/api/v1/jobs/${r.job.id}/complete`, { token, body: { attempt: r.job.attempt, status: 'succeeded' } });
+      if (r.job.commit === sha) return r.job;
+    }
+    assert.fail(`no job of ${sha}`);
+  };
+  for (const lib of libs) {
+    await c.call('POST', '/api/v1/repositories', { ...admin, body: { name: lib.repo, url: `/srv/git/${lib.repo}.git` } });
+    await c.call('POST', '/api/v1/commits', { ...admin, body: { sha: lib.sha, repo: lib.repo, message: lib.repo, author: 'dev', time_ms: 1764500000000 } });
+    await c.call('POST', '/api/v1/pipelines', { ...admin, body: { commit: lib.sha, repo: lib.repo, reason: 'manual', targets: ['sm_90a'] } });
+    // The build runner publishes the catalog while it holds the library's build: the
+    // instance is named within that library.
+    await serve(site.runners.build, lib.sha, async (job) => {
+      await c.call('PUT', '/api/v1/kernels', { token: site.runners.build,
+        body: { variants: [{ family: 'gemm', variant: 'shared', features: [] }], instances: [{ name: instance, family: 'gemm', variant: 'shared' }] } });
+      await c.call('POST', `/api/v1/jobs/${job.id}/builds`, { token: site.runners.build,
+        body: { attempt: job.attempt, records: [{ commit: lib.sha, target: 'sm_90a', family: 'gemm', variant: 'shared', status: 'ok' }] } });
+    });
+    // Its check: a bf16 figure, and an fp16 case that fails (a change the commit page lists).
+    await serve(site.runners.gpu, lib.sha, async (job) => {
+      const base = { commit: lib.sha, target: 'sm_90a', family: 'gemm', variant: 'shared', instance, shape: facts.shape, toolkit: '13.0',
+        gpu_model: facts.gpu, gpu_uuid: 'GPU-0', arch: '9.0', driver: '580.159.04', tolerance: 0.02, seed: 7 };
+      const results = [
+        { ...base, dtype: 'bf16', status: 'passed', normwise_rel_err: 1e-3, median_us: lib.median, stddev_us: 1, samples: 50 },
+        { ...base, dtype: 'fp16', status: 'failed', message: 'normwise_rel_err 0.3 > tolerance 0.02', normwise_rel_err: 0.3 },
+      ];
+      await c.call('POST', `/api/v1/jobs/${job.id}/results`, { token: site.runners.gpu, body: { attempt: job.attempt, results } });
+    });
+  }
+  const kernelHash = (repo, dtype = 'bf16') => `#/kernel/${instance}?repo=${repo}&dtype=${dtype}&shape=${encodeURIComponent(facts.shape)}`;
+  const [alpha, beta] = libs;
+  await visit('kernel-two-libraries', `#/kernel/${instance}?dtype=bf16&shape=${encodeURIComponent(facts.shape)}`, async (page) => {
+    // Without a choice, the first library by name; its own figure, not the other's.
+    assert.equal(await page.textContent('#library strong'), alpha.repo);
+    assert.equal(await page.getAttribute('#library a', 'href'), kernelHash(alpha.repo));
+    const median = () => page.locator('#latest a[href^="#/result/"]').allTextContents();
+    assert.deepEqual(await median(), ['100'], "its own figure, not the other library's");
+    const other = page.locator('#other-libraries a');
+    assert.equal(await other.count(), 1, 'one other library');
+    assert.equal(await other.textContent(), beta.repo);
+    assert.equal(await other.getAttribute('href'), `#/kernel/${instance}?repo=${beta.repo}`);
+    await other.click();
+    await page.waitForFunction((repo) => document.querySelector('#library strong')?.textContent === repo, beta.repo, { timeout: 5000 });
+    assert.match(page.url(), new RegExp(`#/kernel/${instance.replaceAll('.', '\\.')}\\?repo=${beta.repo}`));
+    await page.waitForFunction(() => document.querySelector('#latest a[href^="#/result/"]')?.textContent === '50', null, { timeout: 5000 });
+    assert.deepEqual(await median(), ['50']);
+    assert.equal(await page.getAttribute('#other-libraries a', 'href'), `#/kernel/${instance}?repo=${alpha.repo}`, 'and it links back');
+  });
+  // A result of beta-lib links to beta-lib's kernel page, which the page then shows.
+  const listed = await c.call('GET', `/api/v1/results?commit=${beta.sha}&instance=${instance}&limit=10`);
+  const betaResult = listed.items.find((r) => r.dtype === 'bf16');
+  assert.equal(betaResult.repo, beta.repo, 'a result answer names its library');
+  await visit('result-kernel-link-library', `#/result/${betaResult.id}`, async (page) => {
+    assert.equal(await page.textContent('#result-library'), beta.repo);
+    const link = page.locator(`#result-facts a[href^="#/kernel/"]`);
+    assert.equal(await link.getAttribute('href'), kernelHash(beta.repo));
+    await link.click();
+    await page.waitForSelector('body[data-ready="kernel"]');
+    await page.waitForFunction((repo) => document.querySelector('#library strong')?.textContent === repo, beta.repo, { timeout: 5000 });
+  });
+  // The commit page's change (beta-lib's failing fp16 case) links to beta-lib's page.
+  await visit('commit-kernel-link-library', `#/commit/${beta.sha}`, async (page) => {
+    const link = page.locator(`#groups a[href^="#/kernel/"]`);
+    assert.equal(await link.count(), 1, 'the new failure is the one change');
+    assert.equal(await link.getAttribute('href'), kernelHash(beta.repo, 'fp16'));
   });
 });

@@ -157,6 +157,8 @@ test('a result page shows what ran where, its numerics, timing, clocks and repro
     const f = await page.textContent('#result-facts');
     for (const s of ['gemm.wgmma_tma.a', 'bf16', facts.shape, 'sm_90a', facts.gpu, '580.159.04', facts.child, `#${r.job}`]) assert.ok(f.includes(s), `${s} in ${f}`);
     assert.equal(await page.locator(`#result-facts a[href="#/commit/${facts.child}"]`).count(), 1, 'the commit links to its page');
+    assert.equal(await page.getAttribute('#result-facts a[href^="#/kernel/"]', 'href'),
+      `#/kernel/gemm.wgmma_tma.a?repo=kernels&dtype=bf16&shape=${encodeURIComponent(facts.shape)}`, "the kernel page of the result's library");
     assert.match(await page.textContent('#numerics-verdict'), /normwise relative error 0\.001 ≤ tolerance 0\.02/);
     assert.match(await page.textContent('#numerics'), /0\.004/, 'the max relative error');
     assert.equal(await page.textContent('#median'), '150 µs');
@@ -204,6 +206,9 @@ test('a bisection page shows its ends, first bad commit and each probe with its 
     assert.equal(await row(c0).locator(`a[href="#/result/${good.items[0].id}"]`).textContent(), '10 µs ± 0.02');
     assert.match(await row(c1).locator('a[href^="#/result/"]').textContent(), /failed/);
     assert.match(await page.textContent('#cases'), /gemm\.probe\.x/);
+    assert.equal(await page.getAttribute('#cases a[href^="#/kernel/"]', 'href'),
+      `#/kernel/gemm.probe.x?repo=${encodeURIComponent('local/bisect')}&dtype=bf16&shape=${encodeURIComponent('m=64,n=64,k=64')}`,
+      "a case links to the kernel page of the bisection's library");
     assert.equal(await page.getAttribute('#raw-json', 'href'), `/api/v1/bisections/${b.id}`);
   });
   // From the bisection to the probe pipeline it ran.

@@ -328,7 +328,7 @@ function resultRow(r) {
     { dataset: { id: r.id } },
     h("td", { class: "num" }, `#${r.id}`),
     h("td", {}, h("span", { class: `tag st-${r.status}` }, r.status)),
-    h("td", {}, pageLink(`/kernel/${r.instance}`, { dtype: r.dtype, shape: r.shape }, r.instance)),
+    h("td", {}, pageLink(`/kernel/${r.instance}`, { repo: r.repo, dtype: r.dtype, shape: r.shape }, r.instance)),
     h("td", {}, r.dtype),
     h("td", {}, h("code", {}, r.shape)),
     h("td", {}, r.gpu_model),
@@ -758,7 +758,7 @@ function changeRow(c) {
     "tr",
     { class: `kind-${c.kind}` },
     h("td", {}, h("span", { class: `tag kind-${c.kind}` }, LABEL[c.kind])),
-    h("td", {}, pageLink(`/kernel/${c.instance}`, { dtype: c.dtype, shape: c.shape }, c.instance)),
+    h("td", {}, pageLink(`/kernel/${c.instance}`, { repo: c.repo, dtype: c.dtype, shape: c.shape }, c.instance)),
     h("td", {}, c.dtype),
     h("td", {}, h("code", {}, c.shape)),
     h("td", { class: "num" }, c.before ? pageLink(`/result/${c.before.id}`, null, side(c.before)) : "\u2014"),
@@ -1812,7 +1812,7 @@ async function render10(root2, route) {
     h(
       "p",
       { class: "summary" },
-      pageLink(`/kernel/${r.instance}`, { dtype: r.dtype, shape: r.shape }, r.instance),
+      pageLink(`/kernel/${r.instance}`, { repo: r.repo, dtype: r.dtype, shape: r.shape }, r.instance),
       ` \xB7 ${r.dtype} \xB7 `,
       h("code", {}, r.shape),
       " \xB7 on ",
@@ -1822,7 +1822,8 @@ async function render10(root2, route) {
       ` \xB7 ${fmtTime(r.created)}`
     ),
     facts("result-facts", [
-      ["instance", pageLink(`/kernel/${r.instance}`, { dtype: r.dtype, shape: r.shape }, r.instance)],
+      ["instance", pageLink(`/kernel/${r.instance}`, { repo: r.repo, dtype: r.dtype, shape: r.shape }, r.instance)],
+      r.repo ? ["library", h("span", { id: "result-library" }, r.repo)] : null,
       ["family / variant", `${r.family} \xB7 ${r.variant}`],
       ["dtype", r.dtype],
       ["shape", h("code", {}, r.shape)],
@@ -1954,7 +1955,7 @@ function casesTable(b) {
       "tr",
       {},
       h("td", {}, h("code", {}, c.key)),
-      h("td", {}, c.instance ? pageLink(`/kernel/${c.instance}`, { dtype: c.dtype, shape: c.shape }, c.instance) : `${c.family}.${c.variant}`),
+      h("td", {}, c.instance ? pageLink(`/kernel/${c.instance}`, { repo: b.repo, dtype: c.dtype, shape: c.shape }, c.instance) : `${c.family}.${c.variant}`),
       h("td", {}, c.dtype || "\u2014"),
       h("td", {}, c.shape ? h("code", {}, c.shape) : "\u2014"),
       perf ? [h("td", { class: "num" }, fmtNum(c.good_us, 3)), h("td", { class: "num" }, fmtNum(c.bad_us, 3)), h("td", { class: "num" }, fmtPct(c.sigma))] : null

@@ -20,14 +20,35 @@ const porting::GeometryKeys& declared_geometry(const porting::FamilySet& known, 
   return f ? f->geometry : k_none;
 }
 
+// The family's dimension rules as declared (none for a family not known: every dim plain).
+porting::ShapeRules declared_rules(const porting::FamilySet& known, std::string_view family) {
+  const porting::OpFamily* f = known.find(family);
+  return f ? f->shape_rules() : porting::ShapeRules{};
+}
+
+// Whether `rules` are what `known` declares for `family`, without making a copy: the I/O
+// thread asks this for every question it answers from memory.
+bool same_rules(const porting::ShapeRules& rules, const porting::FamilySet& known, std::string_view family) {
+  const porting::OpFamily* f = known.find(family);
+  std::size_t declared = 0;
+  if (f)
+    for (const auto& d : f->dims) {
+      if (d.rule == porting::Shape::DimRule{}) continue;
+      ++declared;
+      if (rules.rule(d.name) != d.rule) return false;
+    }
+  return declared == rules.dims().size();
+}
+
 }  // namespace
 
 BestIndex::Entry::Entry(std::uint64_t version, porting::PreparedSelection prepared, std::vector<std::string> repos,
-                        porting::GeometryKeys geometry_keys)
+                        porting::GeometryKeys geometry_keys, porting::ShapeRules rules)
     : m_version(version),
       m_prepared(std::move(prepared)),
       m_repos(std::move(repos)),
       m_geometry_keys(std::move(geometry_keys)),
+      m_rules(std::move(rules)),
       m_prepared_bytes(m_prepared.bytes()) {
   m_text.reserve(m_prepared.shapes().size());
   for (std::size_t i = 0; i < m_prepared.shapes().size(); ++i) m_text.push_back(std::make_unique<Lazy>());
@@ -92,6 +113,7 @@ std::shared_ptr<const BestIndex::Entry> BestIndex::current(std::string_view gpu_
   // while the store still reads v (no write to the key has begun committing since).
   if (m_store.best_evidence_version(gpu_model, family, dtype) != entry->version()) return nullptr;
   if (entry->geometry_keys() != declared_geometry(known, family)) return nullptr;
+  if (!same_rules(entry->rules(), known, family)) return nullptr;
   return entry;
 }
 
@@ -121,8 +143,9 @@ Result<std::shared_ptr<const BestIndex::Entry>> BestIndex::load(std::string_view
   auto entry = std::make_shared<const Entry>(
       after,
       porting::PreparedSelection(std::string(gpu_model), std::move(rows), std::move(drivers), waves->sm_count,
-                                 std::move(waves->geometry), porting::element_bytes(dtype)),
-      std::move(repos), declared_geometry(known, family));
+                                 std::move(waves->geometry), porting::element_bytes(dtype),
+                                 declared_rules(known, family)),
+      std::move(repos), declared_geometry(known, family), declared_rules(known, family));
   // Kept only when no write to the key was committing or began during the read: then
   // the rows are the committed state of version `after`. Either way this question is
   // answered from what was read, a state committed while it was being asked.

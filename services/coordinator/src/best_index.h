@@ -57,10 +57,12 @@ class BestIndex {
   class Entry {
    public:
     Entry(std::uint64_t version, porting::PreparedSelection prepared, std::vector<std::string> repos = {},
-          porting::GeometryKeys geometry_keys = {});
+          porting::GeometryKeys geometry_keys = {}, porting::ShapeRules rules = {});
     std::uint64_t version() const { return m_version; }
     // The family's geometry declaration its instances' geometries were read by.
     const porting::GeometryKeys& geometry_keys() const { return m_geometry_keys; }
+    // The family's dimension rules it was prepared by (served only while declared the same).
+    const porting::ShapeRules& rules() const { return m_rules; }
     // The libraries (repositories) its rows come from, sorted: an answer from it is one
     // library's only when this holds one.
     const std::vector<std::string>& repos() const { return m_repos; }
@@ -78,6 +80,7 @@ class BestIndex {
     porting::PreparedSelection m_prepared;
     std::vector<std::string> m_repos;
     porting::GeometryKeys m_geometry_keys;
+    porting::ShapeRules m_rules;
     std::size_t m_prepared_bytes;
     std::vector<std::unique_ptr<Lazy>> m_text;
     mutable std::atomic<std::size_t> m_text_bytes{0};

@@ -230,7 +230,8 @@ json::value to_json(const db::ResultRecord& r) {
                       {"message", r.message},
                       {"numerics", std::move(numerics)},
                       {"timing", std::move(timing)},
-                      {"created", time_json(r.created_ms)}};
+                      {"created", time_json(r.created_ms)},
+                      {"repo", r.repo}};
 }
 
 json::value to_json(const db::CommitSummary& s) {

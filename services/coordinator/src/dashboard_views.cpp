@@ -238,7 +238,8 @@ json::object commit_diff_json(const std::vector<porting::ResultFact>& after,
                                      {"shape", c.after->shape},
                                      {"before", side_json(c.before)},
                                      {"after", side_json(c.after)},
-                                     {"delta", c.delta}});
+                                     {"delta", c.delta},
+                                     {"repo", c.after->repo}});
     }
     json::object counts;
     for (const char* k : k_counted) counts[k] = g.counts[k];

@@ -166,10 +166,16 @@ void catalog(json::object& s) {
                "instances (1..10000), variants (1..1000) and/or the families the library declares");
   // The op families (docs/MANIFEST.md, families): what a library declares, as a build
   // reports it and as GET /api/v1/families answers it.
-  s["FamilyDim"] = obj({{"name", str()},
-                        {"min", integer()},
-                        {"max", integer()},
-                        opt("default", describe(integer(), "present for a dimension a shape may leave out"))});
+  // A dimension's distance rule for the nearest measured shape (porting::Shape::DimRule).
+  const V align = arr(obj({{"multiple", integer()}, {"penalty", number()}}));
+  s["FamilyDim"] =
+      obj({{"name", str()},
+           {"min", integer()},
+           {"max", integer()},
+           opt("default", describe(integer(), "present for a dimension a shape may leave out")),
+           opt("exact", describe(boolean(), "a shape at another value of it is never a stand-in")),
+           opt("weight", describe(number(), "its weight on |ln(a/b)| in the shape distance; absent: 1")),
+           opt("align", describe(align, "one value a multiple and the other not adds the penalty to the distance"))});
   // Which instance config keys give a family's tiles, steps, split and path bounds, per
   // dimension (porting/wave_model.h DimKeys): a key, or alternatives read in order.
   const V config_keys = json::object{{"anyOf", json::array{str(), strings()}}};
@@ -193,8 +199,13 @@ void catalog(json::object& s) {
                      {"library", describe(str(), "the manifest's name")},
                      {"repo", describe(str(), "the repository whose build reported it; empty: kport's own")}});
   s["FamilyList"] = obj({{"families", arr(ref("Family"))}});
-  s["FamilyDimInput"] =
-      body({{"name", str()}, opt("default", integer()), opt("min", integer()), opt("max", integer())});
+  s["FamilyDimInput"] = body({{"name", str()},
+                              opt("default", integer()),
+                              opt("min", integer()),
+                              opt("max", integer()),
+                              opt("exact", boolean()),
+                              opt("weight", number()),
+                              opt("align", arr(body({{"multiple", integer()}, {"penalty", number()}})))});
   s["FamilyInput"] = body({{"name", str()},
                            opt("description", str()),
                            {"dims", arr(ref("FamilyDimInput"))},
@@ -463,7 +474,8 @@ void results(json::object& s) {
                        {"baseline_median_us", nn()},
                        {"ratio", describe(nn(), "baseline median / median (> 1: faster)")},
                        {"unstable", describe(boolean(), "bench rounds disagreed beyond noise; never wins a tie")}}))},
-       {"created", when()}});
+       {"created", when()},
+       {"repo", describe(str(), "the library (repository) the result is of; empty for none")}});
   s["Reproduction"] = obj({{"harness", str()},
                            {"harness_sha256", nullable(str())},
                            {"download_url", nullable(str())},
@@ -801,11 +813,19 @@ void best(json::object& s) {
                                                 "instance runs a fallback kernel instead of its own"))})),
                  "how each instance with a known geometry divides a problem among its thread blocks: "
                  "the dimensions cut into tiles and those walked in steps, and where it leaves its own code")},
-       {"tables", arr(obj({{"op", str()},
-                           {"dtype", str()},
-                           {"commits", strings()},
-                           {"drivers", strings()},
-                           {"figures", arr(ref("DispatchFigure"))}}))},
+       {"tables",
+        arr(obj(
+            {{"op", str()},
+             {"dtype", str()},
+             {"commits", strings()},
+             {"drivers", strings()},
+             {"figures", arr(ref("DispatchFigure"))},
+             opt("dims", describe(arr(obj({{"name", str()},
+                                           opt("exact", boolean()),
+                                           opt("weight", number()),
+                                           opt("align", arr(obj({{"multiple", integer()}, {"penalty", number()}})))})),
+                                  "the op family's declared rule of each dimension that is not plain: "
+                                  "exact, or its weight and alignments in the shape distance"))}))},
        {"checksum",
         describe(str(), "fnv1a64:<16 hex>: FNV-1a 64 of the document's bytes with these 16 digits read as '0'")}});
 }
@@ -888,19 +908,21 @@ void dashboard(json::object& s) {
                          {"unstable", boolean()}}));
   };
   s["DashboardCommit"] =
-      obj({{"groups", arr(obj({{"target", str()},
-                               {"gpu_model", str()},
-                               {"counts", counts()},
-                               {"changes", arr(obj({{"kind", str()},
-                                                    {"family", str()},
-                                                    {"variant", str()},
-                                                    {"instance", str()},
-                                                    {"dtype", str()},
-                                                    {"shape", str()},
-                                                    {"before", side()},
-                                                    {"after", side()},
-                                                    {"delta", number()}}))},
-                               {"truncated", boolean()}}))},
+      obj({{"groups",
+            arr(obj({{"target", str()},
+                     {"gpu_model", str()},
+                     {"counts", counts()},
+                     {"changes", arr(obj({{"kind", str()},
+                                          {"family", str()},
+                                          {"variant", str()},
+                                          {"instance", str()},
+                                          {"dtype", str()},
+                                          {"shape", str()},
+                                          {"before", side()},
+                                          {"after", side()},
+                                          {"delta", number()},
+                                          {"repo", describe(str(), "the library the result is of; empty for none")}}))},
+                     {"truncated", boolean()}}))},
            {"totals", counts()},
            {"rule", str()},
            {"verdict", ref("Verdict")},

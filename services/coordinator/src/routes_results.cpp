@@ -153,10 +153,14 @@ Response answer_best(const Request& req, Context& ctx, std::optional<UnmeasuredA
   };
   if (auto st = add_drivers(gpu); !st.ok()) return http::error_response(st.error());
 
+  // Which dims must match and how near two shapes are: the family's declaration.
+  const porting::OpFamily* declared = bq.families->find(op);
+  const porting::ShapeRules rules = declared ? declared->shape_rules() : porting::ShapeRules{};
   // Provisional inputs are gathered only when they may be needed.
   porting::Candidates candidates;
-  bool comparable = std::any_of(on_gpu.begin(), on_gpu.end(),
-                                [&](const porting::Measurement& m) { return std::isfinite(shape->distance(m.shape)); });
+  bool comparable = std::any_of(on_gpu.begin(), on_gpu.end(), [&](const porting::Measurement& m) {
+    return std::isfinite(shape->distance(m.shape, rules));
+  });
   if (!comparable) {
     if (q.arch.empty() || !known_gpu) {
       auto models = ctx.store->list_gpu_models();
@@ -238,6 +242,7 @@ Response answer_best(const Request& req, Context& ctx, std::optional<UnmeasuredA
   }
   porting::SelectionInputs in{on_gpu, elsewhere, candidates.list, candidates.basis, candidates.without_instances,
                               drivers};
+  in.rules = &rules;
   WaveInputs waves;
   // An answer from another shape moves the figures there by each instance's waves.
   const bool timed_here = std::any_of(on_gpu.begin(), on_gpu.end(),

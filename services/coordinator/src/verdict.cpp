@@ -83,6 +83,7 @@ porting::ResultFact fact_of(const db::ResultRecord& r) {
   f.tolerance = r.tolerance;
   f.nan_inf_count = r.nan_inf_count;
   f.driver = r.driver;
+  f.repo = r.repo;
   f.median_us = r.median_us;
   f.stddev_us = r.stddev_us;
   f.samples = r.samples;

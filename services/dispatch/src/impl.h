@@ -18,7 +18,7 @@
 namespace kport::dispatch {
 
 inline constexpr std::size_t k_max_dims = 16;
-inline constexpr std::size_t k_max_alignments = 2;  // per dimension, as dim_rule gives them
+inline constexpr std::size_t k_max_alignments = 2;  // per dimension, as a family may declare them
 
 struct Winner {
   std::string instance, variant;
@@ -58,7 +58,7 @@ struct ShapeSet {
   std::vector<std::int64_t> values;
   std::vector<double> logs;  // ln(value), -inf for 0
   // Per value, bit k set when it is a multiple of its dimension's k-th alignment quantum
-  // (porting::Shape::dim_rule); filled by finish_layout().
+  // (the table's rules); filled by finish_layout().
   std::vector<std::uint8_t> aligned;
   std::vector<std::string> canonical;
   // Per shape, bit k set when the layout's k-th bounded instance runs its own code there
@@ -93,8 +93,8 @@ inline constexpr std::size_t k_max_bounded = 64;  // bounded instances of one ta
 
 struct Layout {
   std::vector<std::string> keys;               // sorted, as porting::Shape keeps them
-  std::vector<char> exact;                     // porting::Shape::must_match_exactly(key)
-  std::vector<porting::Shape::DimRule> rules;  // porting::Shape::dim_rule(key)
+  std::vector<char> exact;                     // rules[i].exact
+  std::vector<porting::Shape::DimRule> rules;  // the table's family's rule of each key
   // The same rules flattened for the fast pass: the weight on |ln a - ln b| and, indexed
   // by the XOR of two values' alignment bits, the penalty they add.
   std::vector<double> weight;
@@ -143,7 +143,7 @@ inline double plan_work(const WorkPlan& p, const std::int64_t* values, int sm_co
 
 // Alignment bits of `value` under `rule` (bit k: a multiple of its k-th quantum).
 // `value` is never negative (a shape's extents are not); a quantum that is a power of two
-// (all of dim_rule's are) is tested by a mask rather than a division, once per query
+// (all of kport's own families' are) is tested by a mask rather than a division, once per query
 // dimension and alignment.
 inline std::uint8_t alignment_bits(const porting::Shape::DimRule& rule, std::int64_t value) {
   std::uint8_t bits = 0;
@@ -167,6 +167,7 @@ inline bool same_text(std::string_view a, std::string_view b) noexcept {
 class Snapshot::Table {
  public:
   std::string op, dtype;
+  porting::ShapeRules rules;  // the family's dimension rules (the table's `dims`)
   std::vector<Layout> layouts;
   std::vector<TableInstance> instances;  // every instance with a ranking figure, by name
   TableInfo info;

@@ -1,7 +1,7 @@
 // The lookup: parse the query into a stack array, find the table's layout with the
 // same keys, then the nearest timed shape. Distances are summed from logarithms taken
 // at load (one log per query dimension instead of one per candidate), weighted and
-// penalised by porting::Shape::dim_rule as Shape::distance does, each distinct value's
+// penalised by the family's rules (the table's `dims`) as Shape::distance does, each distinct value's
 // term computed once per lookup (ShapeSet::distinct); whenever another
 // shape comes within 1e-9 of the nearest, the candidates that close are re-measured with
 // porting::Shape::dim_distance, the very terms Shape::distance sums, and ordered by
@@ -133,7 +133,7 @@ double exact_distance(const Layout& l, const ShapeSet& s, std::size_t j, const Q
   const std::int64_t* v = &s.values[j * q.n];
   double total = 0;
   for (std::size_t i = 0; i < q.n; ++i) {
-    double term = porting::Shape::dim_distance(l.keys[i], q.values[i], v[i]);
+    double term = porting::Shape::dim_distance(l.rules[i], q.values[i], v[i]);
     if (term == k_inf) return k_inf;
     total += term;
   }

@@ -132,6 +132,42 @@ class Fields {
 
 constexpr std::string_view k_statuses[] = {"passed", "failed", "crashed", "timeout", "unsupported"};
 
+// A table's `dims`: its family's declared rule of each dimension that is not plain
+// (porting::OpFamily::shape_rules). Absent: every dimension plain.
+Expected<porting::ShapeRules> read_rules(const json::object& table, const std::string& path) {
+  const json::value* dims = table.if_contains("dims");
+  if (!dims) return porting::ShapeRules{};
+  if (!dims->is_array()) return fail(ErrorCode::bad_json, path + ".dims is " + kind_of(*dims) + "; expected an array");
+  std::vector<std::pair<std::string, porting::Shape::DimRule>> out;
+  for (std::size_t i = 0; i < dims->as_array().size(); ++i) {
+    const std::string at = path + ".dims[" + std::to_string(i) + "]";
+    const json::value& d = dims->as_array()[i];
+    if (!d.is_object()) return fail(ErrorCode::bad_json, at + " is " + kind_of(d) + "; expected an object");
+    Fields f(d.as_object(), at);
+    porting::Shape::DimRule rule;
+    std::string name = f.str("name");
+    if (d.as_object().contains("exact")) rule.exact = f.boolean("exact");
+    if (d.as_object().contains("weight")) rule.weight = f.number("weight", false).value_or(1.0);
+    if (d.as_object().contains("align"))
+      if (const json::array* align = f.array("align"))
+        for (std::size_t k = 0; k < align->size(); ++k) {
+          const std::string aat = at + ".align[" + std::to_string(k) + "]";
+          if (!(*align)[k].is_object()) return fail(ErrorCode::bad_json, aat + " is not an object");
+          Fields a((*align)[k].as_object(), aat);
+          const std::int64_t multiple = a.integer("multiple", 2);
+          const double penalty = a.number("penalty", false).value_or(0);
+          if (a.error()) return *a.error();
+          rule.alignments.push_back({multiple, penalty});
+        }
+    if (f.error()) return *f.error();
+    if (!(rule.weight > 0) || rule.alignments.size() > k_max_alignments)
+      return fail(ErrorCode::bad_value, at + ": a weight above 0 and at most " + std::to_string(k_max_alignments) +
+                                            " alignments, as the coordinator writes");
+    out.emplace_back(std::move(name), std::move(rule));
+  }
+  return porting::ShapeRules(std::move(out));
+}
+
 Expected<porting::Measurement> read_figure(const json::value& v, const std::string& path, const std::string& gpu,
                                            const std::string& arch) {
   if (!v.is_object()) return fail(ErrorCode::bad_json, path + " is " + kind_of(v) + "; expected an object");
@@ -339,8 +375,9 @@ Layout& layout_for(Snapshot::Table& t, const porting::Shape& shape) {
   Layout l;
   for (const auto& [key, _] : shape.dims()) {
     l.keys.push_back(key);
-    l.exact.push_back(porting::Shape::must_match_exactly(key) ? 1 : 0);
-    l.rules.push_back(porting::Shape::dim_rule(key));
+    const auto& rule = t.rules.rule(key);
+    l.exact.push_back(rule.exact ? 1 : 0);
+    l.rules.push_back(rule);
   }
   t.layouts.push_back(std::move(l));
   return t.layouts.back();
@@ -349,12 +386,14 @@ Layout& layout_for(Snapshot::Table& t, const porting::Shape& shape) {
 // Reduces a table's rows as the API does and precomputes every timed shape's winner.
 Expected<std::unique_ptr<Snapshot::Table>> index_table(std::string op, std::string dtype,
                                                        std::vector<porting::Measurement> rows,
-                                                       const Snapshot::Impl& snap, const std::string& path) {
+                                                       porting::ShapeRules rules, const Snapshot::Impl& snap,
+                                                       const std::string& path) {
   const std::string& gpu = snap.gpu_model;
   const std::string& arch = snap.arch;
   auto table = std::make_unique<Snapshot::Table>();
   table->op = std::move(op);
   table->dtype = std::move(dtype);
+  table->rules = std::move(rules);
   auto current = porting::current_figures(rows);
   // The instances with a ranking figure, by name: an index into them orders as names do.
   std::map<std::string, std::string> ranking_instances;
@@ -379,6 +418,7 @@ Expected<std::unique_ptr<Snapshot::Table>> index_table(std::string op, std::stri
     porting::SelectionQuery q{gpu, arch, "", shape, table->dtype};
     porting::SelectionInputs in;
     in.on_gpu = figures;
+    in.rules = &table->rules;
     auto sel = porting::select_best(q, in);
     const porting::Ranked* best = sel.best();
     if (sel.kind != porting::Selection::Kind::measured || !best || !best->evidence)
@@ -572,7 +612,9 @@ Expected<std::unique_ptr<Snapshot::Impl>> read(std::string_view text, const Load
       if (!m.ok()) return m.error();
       rows.push_back(std::move(*m));
     }
-    auto table = index_table(op, dtype, std::move(rows), *impl, path);
+    auto rules = read_rules(tv.as_object(), path);
+    if (!rules.ok()) return rules.error();
+    auto table = index_table(op, dtype, std::move(rows), std::move(*rules), *impl, path);
     if (!table.ok()) return table.error();
     impl->tables.push_back(std::move(*table));
   }

@@ -71,11 +71,29 @@ std::string write_snapshot(const SnapshotSource& source) {
     json::array commits, drivers, figures;
     provenance(rows, commits, drivers);
     for (const auto* f : rows) figures.push_back(figure_json(f->m));
-    out_tables.push_back(json::object{{"op", key.first},
-                                      {"dtype", key.second},
-                                      {"commits", std::move(commits)},
-                                      {"drivers", std::move(drivers)},
-                                      {"figures", std::move(figures)}});
+    json::object table{{"op", key.first},
+                       {"dtype", key.second},
+                       {"commits", std::move(commits)},
+                       {"drivers", std::move(drivers)},
+                       {"figures", std::move(figures)}};
+    // The family's dimension rules, so a lookup's distance is the coordinator's.
+    if (auto r = source.rules.find(key.first); r != source.rules.end() && !r->second.dims().empty()) {
+      json::array dims;
+      for (const auto& [name, rule] : r->second.dims()) {
+        json::object d{{"name", name}};
+        if (rule.exact) d["exact"] = true;
+        if (rule.weight != 1.0) d["weight"] = rule.weight;
+        if (!rule.alignments.empty()) {
+          json::array align;
+          for (const auto& a : rule.alignments)
+            align.push_back(json::object{{"multiple", a.quantum}, {"penalty", a.penalty}});
+          d["align"] = std::move(align);
+        }
+        dims.push_back(std::move(d));
+      }
+      table["dims"] = std::move(dims);
+    }
+    out_tables.push_back(std::move(table));
   }
   json::array commits, drivers;
   provenance(all, commits, drivers);

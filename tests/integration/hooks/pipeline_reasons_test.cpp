@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "hook_fixture.h"
@@ -308,6 +309,72 @@ TEST_F(PipelineReasons, ASlowdownIsReMeasuredOnceOnTheSameBuildPinnedToTheGpuTha
   EXPECT_EQ(id_of(again), id_of(rm));
   EXPECT_EQ(jobs_of(pipeline).size(), 3u) << "one re-measure per commit, target and GPU model";
   EXPECT_TRUE(claim(gpu).is_null());
+}
+
+// Two libraries name an instance alike on one GPU model, one ten times faster than the
+// other. A new driver slows the fast one down: its revalidation compares each library's
+// figure with that library's own under the previous driver, and fails naming it. Were
+// the libraries mixed, the fast library's 30 us would stand against the slow one's
+// 100 us ("faster") or the slow one's against the fast one's (a slowdown of the wrong
+// library), and one of the two figures would not be compared at all.
+TEST_F(PipelineReasons, ANewDriverIsComparedWithinEachLibrary) {
+  ASSERT_EQ(post("/api/v1/repositories", object{{"name", "org/other"}, {"url", "/srv/git/other.git"}}, k_admin).status,
+            201);
+  const std::string fast = commit_sha(1), slow = commit_sha(2);
+  const std::map<std::string, double> before{{fast, 10.0}, {slow, 100.0}};
+  const std::map<std::string, double> after{{fast, 30.0}, {slow, 100.0}};
+  ASSERT_EQ(trigger(object{{"commit", fast}, {"targets", array{"sm_90a"}}}).status, 201);
+  auto other =
+      post("/api/v1/pipelines", object{{"commit", slow}, {"targets", array{"sm_90a"}}, {"repo", "org/other"}}, k_admin);
+  ASSERT_EQ(other.status, 201) << other.raw;
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(run_job(builder, "records", array{build_record("tiny_mma")}).is_object());
+
+  // Claims a check as `token` and uploads its library's figure with `driver`: answers the
+  // library's commit.
+  auto check = [&](const std::string& token, const std::map<std::string, double>& medians, const char* driver) {
+    auto job = claim(token);
+    EXPECT_TRUE(job.is_object()) << "nothing to claim";
+    if (!job.is_object()) return std::string();
+    const std::string commit(job.at("commit").as_string());
+    object r = result("tiny_mma", medians.at(commit));
+    r["driver"] = driver;
+    const std::string base = "/api/v1/jobs/" + std::to_string(id_of(job));
+    const std::int64_t attempt = job.at("attempt").to_number<std::int64_t>();
+    EXPECT_EQ(post(base + "/results", object{{"attempt", attempt}, {"results", array{r}}}, token).status, 200);
+    EXPECT_EQ(post(base + "/complete", object{{"attempt", attempt}, {"status", "succeeded"}}, token).status, 200);
+    return commit;
+  };
+  std::set<std::string> checked;
+  for (int i = 0; i < 2; ++i) checked.insert(check(gpu, before, "580.1"));
+  EXPECT_EQ(checked, (std::set<std::string>{fast, slow}));
+
+  object caps{{"arch", "9.0"}, {"gpu_model", "NVIDIA H200"}, {"driver", "600.1"}, {"gpu_uuid", "GPU-2"}};
+  auto b = post("/api/v1/runners/register", object{{"name", "h200-b"}, {"role", "gpu"}, {"capabilities", caps}},
+                k_registration);
+  ASSERT_EQ(b.status, 201) << b.raw;
+  const std::string newer(b.body.at("token").as_string());
+  auto opened = post("/api/v1/revalidations", object{{"gpu_model", "NVIDIA H200"}, {"driver", "600.1"}}, k_admin);
+  ASSERT_EQ(opened.status, 201) << opened.raw;
+  EXPECT_EQ(opened.body.at("jobs").to_number<std::int64_t>(), 2) << "one check per library's build";
+  checked.clear();
+  for (int i = 0; i < 2; ++i) checked.insert(check(newer, after, "600.1"));
+  EXPECT_EQ(checked, (std::set<std::string>{fast, slow}));
+
+  auto rv = get("/api/v1/revalidations");
+  const value* item = nullptr;
+  for (const auto& i : rv.body.at("items").as_array())
+    if (i.at("driver") == "600.1") item = &i;
+  ASSERT_NE(item, nullptr) << rv.raw;
+  EXPECT_EQ(item->at("status"), "fail") << rv.raw;
+  EXPECT_EQ(item->at("compared"), (object{{"results", 2}, {"previous_results", 2}})) << "each library's figures";
+  const auto& reasons = item->at("reasons").as_array();
+  ASSERT_EQ(reasons.size(), 1u) << rv.raw;
+  const auto& figures = reasons[0].at("figures");
+  EXPECT_EQ(figures.at("library"), "org/kernels") << rv.raw;
+  EXPECT_EQ(figures.at("baseline_median_us").to_number<double>(), 10.0) << rv.raw;
+  EXPECT_EQ(figures.at("median_us").to_number<double>(), 30.0) << rv.raw;
+  EXPECT_NE(reasons[0].at("message").as_string().find("(library org/kernels, driver 600.1)"), std::string::npos)
+      << rv.raw;
 }
 
 }  // namespace

@@ -239,6 +239,28 @@ TEST_F(BestCandidatesTest, OneLibrarysHistoryConfigsAndBestLeaveTheOtherLibrarys
   EXPECT_EQ(ok(m_store->best_instances("NVIDIA H200")), std::vector<std::string>{"wgmma.a"}) << "every library's rows";
 }
 
+// A revalidation compares a driver's figures with the previous driver's: the latest
+// result per configuration is per library, and each says whose it is.
+TEST_F(BestCandidatesTest, DriverResultsKeepEachLibrarysLatestFigure) {
+  ok(m_store->upsert_repository("other-lib", "/srv/git/other.git"));
+  commit('1', 10'000);
+  ok(m_store->put_commit(Commit{sha('2'), "other-lib", {}, "msg", "dev", 20'000}));
+  put(figure(sha('1'), "wgmma.a", 10.0, ResultStatus::passed, "600.1"), 1'000);
+  put(figure(sha('2'), "wgmma.a", 100.0, ResultStatus::passed, "600.1"), 2'000);
+  put(figure(sha('1'), "wgmma.a", 12.0, ResultStatus::passed, "600.1"), 3'000);
+  put(figure(sha('2'), "wgmma.a", 90.0, ResultStatus::passed, "600.2"), 4'000);
+  std::map<std::string, double> medians;
+  for (const auto& r : ok(m_store->driver_results("NVIDIA H200", "600.1"))) {
+    EXPECT_FALSE(medians.count(r.repo)) << "one row per library and configuration";
+    medians[r.repo] = *r.median_us;
+  }
+  EXPECT_EQ(medians, (std::map<std::string, double>{{"kernels", 12.0}, {"other-lib", 100.0}}));
+  auto newer = ok(m_store->driver_results("NVIDIA H200", "600.2"));
+  ASSERT_EQ(newer.size(), 1u);
+  EXPECT_EQ(newer[0].repo, "other-lib");
+  EXPECT_EQ(ok(m_store->get_result(newer[0].id))->repo, "other-lib") << "every result read carries its library";
+}
+
 TEST_F(BestCandidatesTest, KernelVariantsAreListedWithTheirFeaturesEvenWithoutInstances) {
   ok(m_store->upsert_kernel_variants({KernelVariant{"gemm", "tcgen05", R"(["tcgen05","tma"])"},
                                       KernelVariant{"gemm", "simt", R"(["simt"])"},

@@ -7,9 +7,14 @@
 #include <string>
 #include <vector>
 
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+
 #include "checksum.h"
 #include "kport/dispatch/dispatch.h"
 #include "kport/dispatch/snapshot_writer.h"
+#include "kport/porting/manifest.h"
 
 namespace kport::dispatch::testing {
 
@@ -43,10 +48,24 @@ inline SnapshotFigure figure(const std::string& op, const std::string& dtype, co
   return SnapshotFigure{op, dtype, m};
 }
 
+// kport's own families' dimension rules by op, as kernels/kport.json declares them and
+// the coordinator writes them into a snapshot.
+inline const std::map<std::string, porting::ShapeRules>& kport_rules() {
+  static const std::map<std::string, porting::ShapeRules> k = [] {
+    auto m = porting::load_manifest(std::filesystem::path(KPORT_KERNELS_DIR) / "kport.json", "kernels/kport.json");
+    if (!m.ok()) throw std::runtime_error(m.error().message);
+    std::map<std::string, porting::ShapeRules> out;
+    for (const auto& f : porting::op_families_of(*m)) out.emplace(f.name, f.shape_rules());
+    return out;
+  }();
+  return k;
+}
+
 inline std::string write(std::vector<SnapshotFigure> figures, std::int64_t generated_ms = k_generated_ms,
                          int sm_count = 0, std::vector<porting::InstanceGeometry> geometry = {}) {
   SnapshotSource src{
       k_gpu, "9.0", generated_ms, "2027-01-15T08:00:00.000Z", std::move(figures), sm_count, std::move(geometry)};
+  src.rules = kport_rules();
   return write_snapshot(src);
 }
 

@@ -73,6 +73,7 @@ TEST(DispatchLookup, EqualDistancesAreBrokenAsTheApiBreaksThem) {
   for (std::string q : {"m=128,n=1024,k=1024", "m=128,n=2048,k=1024", "m=64,n=2048,k=1024", "m=256,n=2048,k=1024"}) {
     porting::SelectionInputs in;
     in.on_gpu = rows;
+    in.rules = &kport_rules().at("gemm");
     auto sel = porting::select_best({k_gpu, "9.0", "sm_90a", shape(q), "bf16"}, in);
     auto a = snap.lookup("gemm", "bf16", q);
     ASSERT_NE(sel.best(), nullptr);
@@ -135,6 +136,26 @@ TEST(DispatchLookup, WithoutComparableEvidenceItSaysItDoesNotKnow) {
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(snap.lookup(*t, "m=0,n=64,k=64").instance, "gemm.x.a");
   EXPECT_EQ(snap.table("gemm", "fp8"), nullptr);
+}
+
+// The rules travel in the snapshot: a family kport does not ship declares an exact
+// dimension by a name kport never uses, and the lookup never answers across it.
+TEST(DispatchLookup, AForeignFamilysExactDimensionIsReadFromTheSnapshot) {
+  SnapshotSource src{k_gpu,
+                     "9.0",
+                     k_generated_ms,
+                     "2027-01-15T08:00:00.000Z",
+                     {figure("rope", "bf16", "rope.vec.a", "heads=32,rotary_dim=64,tokens=4096", 20.0)}};
+  src.rules["rope"] = porting::ShapeRules({{"rotary_dim", porting::Shape::DimRule{1.0, {}, true}}});
+  auto snap = Snapshot::parse(write_snapshot(src));
+  ASSERT_TRUE(snap.ok()) << snap.error().message;
+  EXPECT_EQ(snap->lookup("rope", "bf16", "heads=32,rotary_dim=128,tokens=4096").status, Status::unknown);
+  EXPECT_EQ(snap->lookup("rope", "bf16", "heads=32,rotary_dim=64,tokens=8192").status, Status::nearest);
+  // Without the declaration the same table answers across it.
+  src.rules.clear();
+  auto plain = Snapshot::parse(write_snapshot(src));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->lookup("rope", "bf16", "heads=32,rotary_dim=128,tokens=4096").status, Status::nearest);
 }
 
 TEST(DispatchLookup, TheQuerySyntaxIsShapeParses) {
@@ -222,6 +243,7 @@ TEST_P(DispatchLookupRule, AgreesWithSelectBestOnRandomTablesAndShapes) {
     porting::SelectionInputs in;
     in.on_gpu = rows;
     in.sm_count = sm_count;
+    in.rules = &kport_rules().at("gemm");
     if (waves) in.geometry = geometry;
     auto sel = porting::select_best(porting::SelectionQuery{k_gpu, "9.0", "sm_90a", shape, "bf16"}, in);
     auto a = snap.lookup("gemm", "bf16", q);
@@ -293,6 +315,7 @@ TEST(DispatchLookup, PathBoundsPlaceShapesAsSelectBestDoesInEveryDtype) {
       in.on_gpu = rows;
       in.sm_count = 132;
       in.geometry = geometry;
+      in.rules = &kport_rules().at("softmax");
       auto sel = porting::select_best(porting::SelectionQuery{k_gpu, "9.0", "sm_90a", shape(q), dtype}, in);
       auto a = parsed->lookup("softmax", dtype, q);
       ASSERT_TRUE(sel.matched_shape) << q;

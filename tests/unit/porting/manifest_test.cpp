@@ -2,6 +2,8 @@
 // and the key a library's author has to fix.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <stdlib.h>
 
 #include <filesystem>
@@ -303,6 +305,43 @@ TEST(Manifest, PlaceholdersExpand) {
   EXPECT_FALSE(expand("target}", p).ok());
   EXPECT_EQ(expand("{nope}", p).error().message,
             "unknown placeholder '{nope}' (known: {target}, {arch}, {build_dir}, {source_dir})");
+}
+
+// A family says which of its dims must match exactly and how near two values of the others
+// are, by dimension names kport never uses; the rules travel with the family, and a rule
+// that does not hold names its line and key.
+TEST(Manifest, AFamilyDeclaresItsExactDimensionsWeightsAndAlignments) {
+  const std::string head =
+      R"({"manifest_version": 1, "name": "rope-lib", "build": {"cmake": {"target": "h"}}, "targets": "all",
+  "families": [{"name": "rope", "dtypes": ["bf16"], "dims": [
+    {"name": "tokens", "weight": 2, "align": [{"multiple": 16, "penalty": 0.5}]},
+    "heads",
+    )";
+  auto m = parse_manifest(head + R"({"name": "rotary_dim", "exact": true}]}]})");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const OpFamily of = to_op_family(m->families.at(0), m->name);
+  EXPECT_TRUE(check_family(of).ok());
+  const ShapeRules rules = of.shape_rules();
+  EXPECT_EQ(rules.dims().size(), 2u) << "heads is plain";
+  EXPECT_TRUE(rules.exact("rotary_dim"));
+  EXPECT_EQ(rules.rule("tokens"), (Shape::DimRule{2.0, {{16, 0.5}}, false}));
+  auto q = *Shape::parse("tokens=4096,heads=32,rotary_dim=64");
+  EXPECT_TRUE(std::isinf(q.distance(*Shape::parse("tokens=4096,heads=32,rotary_dim=128"), rules)));
+
+  EXPECT_EQ(refusal(head + R"({"name": "rotary_dim", "exact": 1}]}]})"),
+            "kport.json:5: key 'families[0].dims[2].exact' must be true or false, not a number");
+  EXPECT_EQ(refusal(head + R"({"name": "rotary_dim", "exact": true, "weight": 2}]}]})"),
+            "kport.json:5: key 'families[0].dims[2].exact': an exact dimension is never near another value: give it "
+            "no weight or align");
+  EXPECT_EQ(refusal(head + R"({"name": "rotary_dim", "weight": -1}]}]})"),
+            "kport.json:5: key 'families[0].dims[2].weight': must be a number above 0 and at most 100");
+  EXPECT_EQ(refusal(head + R"({"name": "rotary_dim", "align": [{"multiple": 1, "penalty": 1}]}]}]})"),
+            "kport.json:5: key 'families[0].dims[2].align[0].multiple': must be an integer in 2 .. 2^30");
+  EXPECT_EQ(refusal(head + R"({"name": "rotary_dim", "align": [{"multiple": 8}]}]}]})"),
+            "kport.json:5: key 'families[0].dims[2].align[0]' needs 'multiple' and 'penalty'");
+  EXPECT_EQ(refusal(head + R"({"name": "rotary_dim", "exactly": true}]}]})"),
+            "kport.json:5: unknown key 'families[0].dims[2].exactly' (families[0].dims[2] takes name, default, min, "
+            "max, exact, weight, align)");
 }
 
 // A family says which of its instances' config keys tile which of its dims, so that the

@@ -8,6 +8,8 @@
 #include <random>
 #include <sstream>
 
+#include "kport_families.h"
+
 namespace kport::porting {
 namespace {
 
@@ -93,7 +95,7 @@ TEST(PreparedSelection, AnswersEveryShapeAsSelectBestDoes) {
     auto rows = history(rng, 1 + static_cast<int>(rng() % 60));
     std::vector<DriverSeen> drivers{{"NVIDIA H200", "580.1"}, {"NVIDIA H200", "570.1"}, {"NVIDIA H100", "560.0"}};
     PreparedSelection prepared("NVIDIA H200", rows, drivers, waves ? 132 : 0,
-                               waves ? tiles : std::vector<InstanceGeometry>{});
+                               waves ? tiles : std::vector<InstanceGeometry>{}, 0, test::kport_rules("gemm"));
     for (int q = 0; q < 50; ++q) {
       std::string text = q % 5 == 0
                              ? rows[rng() % rows.size()].shape.canonical()
@@ -104,6 +106,7 @@ TEST(PreparedSelection, AnswersEveryShapeAsSelectBestDoes) {
       SelectionInputs in;
       in.on_gpu = rows;
       in.drivers = drivers;
+      in.rules = &test::kport_rules("gemm");
       if (waves) {
         in.sm_count = 132;
         in.geometry = tiles;
@@ -146,13 +149,14 @@ TEST(PreparedSelection, ShapesWithoutATimedFigureAnswerOnlyWhenNothingTimedIsCom
   rows[1].shape = *Shape::parse("b=1,h=8,l=1000,d=128,causal=1");
   rows[1].status = "passed";
   rows[1].median_us = 50;
-  PreparedSelection prepared("NVIDIA H200", rows, {});
+  PreparedSelection prepared("NVIDIA H200", rows, {}, 0, {}, 0, test::kport_rules("attention"));
   auto shape = *Shape::parse("b=2,h=8,l=2000,d=64,causal=1");
   auto got = prepared.answer(shape);
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->kind, Selection::Kind::unranked);
   SelectionInputs in;
   in.on_gpu = rows;
+  in.rules = &test::kport_rules("attention");
   EXPECT_EQ(describe(*got), describe(select_best(SelectionQuery{"NVIDIA H200", "9.0", "", shape, "attention"}, in)));
 }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "kport_families.h"
+
 namespace kport::porting {
 namespace {
 
@@ -258,7 +260,8 @@ TEST(Selection, IncomparableShapeOnGpuFallsBackToProvisional) {
   std::vector<Measurement> rows = {meas(1, "attention.a.x", "b=4,h=16,l=4096,d=64,causal=0", 100.0)};
   std::vector<BuildCandidate> builds = {{"attention.a.x", "a"}};
   auto sel =
-      select_best(query("b=4,h=16,l=4096,d=128,causal=0"), SelectionInputs{.on_gpu = rows, .candidates = builds});
+      select_best(query("b=4,h=16,l=4096,d=128,causal=0"),
+                  SelectionInputs{.on_gpu = rows, .candidates = builds, .rules = &test::kport_rules("attention")});
   EXPECT_EQ(sel.kind, Selection::Kind::unranked);
   EXPECT_NE(sel.reason.find("nothing comparable"), std::string::npos);
 }

@@ -306,5 +306,28 @@ TEST(Verdict, DriversAreComparedOnTheSameConfiguration) {
       << compare_drivers(now, before, "600.2", "600.1")[0].message;
 }
 
+// Two libraries naming an instance alike on one GPU model: each library's new-driver
+// figure is compared with its own figure from the previous driver. Keyed without the
+// library, the fast library's 10 us would stand against the slow one's 100 us and both
+// answers would be wrong: the slow library "improved", the fast one's slowdown unseen.
+TEST(Verdict, DriversAreComparedWithinEachLibrary) {
+  auto of = [](const std::string& repo, double median_us) {
+    ResultFact r = result("mma", median_us, 0.5);
+    r.repo = repo;
+    return r;
+  };
+  const std::vector<ResultFact> before{of("fast-lib", 10), of("slow-lib", 100)};
+  const std::vector<ResultFact> now{of("fast-lib", 30), of("slow-lib", 100)};
+  auto reasons = compare_drivers(now, before, "600.2", "600.1");
+  ASSERT_EQ(reasons.size(), 1u);
+  EXPECT_EQ(std::get<std::string>(reasons[0].figures.at("library")), "fast-lib");
+  EXPECT_DOUBLE_EQ(std::get<double>(reasons[0].figures.at("baseline_median_us")), 10.0);
+  EXPECT_NE(reasons[0].message.find("(library fast-lib, driver 600.2)"), std::string::npos) << reasons[0].message;
+  // A library whose configuration the previous driver never measured has nothing to be
+  // compared with, even where another library's figure of that name exists.
+  const std::vector<ResultFact> only_slow{of("slow-lib", 100)};
+  EXPECT_TRUE(compare_drivers(std::vector<ResultFact>{of("fast-lib", 300)}, only_slow, "600.2", "600.1").empty());
+}
+
 }  // namespace
 }  // namespace kport::porting

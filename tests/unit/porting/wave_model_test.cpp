@@ -9,21 +9,15 @@
 #include "kport/porting/op_shape.h"
 #include "kport/porting/prepared_selection.h"
 #include "kport/porting/selection.h"
+#include "kport_families.h"
 
 namespace kport::porting {
 namespace {
 
 Shape shape(const char* text) { return *Shape::parse(text); }
 
-// kport's own families as kernels/kport.json declares them, their geometry keys with them.
-const FamilySet& kport_families() {
-  static const FamilySet k = [] {
-    auto m = load_manifest(std::filesystem::path(KPORT_KERNELS_DIR) / "kport.json", "kernels/kport.json");
-    EXPECT_TRUE(m.ok()) << m.error().message;
-    return m.ok() ? FamilySet(op_families_of(*m)) : FamilySet();
-  }();
-  return k;
-}
+using test::kport_families;
+using test::kport_rules;
 
 std::optional<Geometry> from(const GeometryKeys& keys, const std::map<std::string, std::int64_t>& config) {
   return geometry_from_config(keys, [&](std::string_view key) -> std::optional<std::int64_t> {
@@ -88,10 +82,10 @@ TEST(WaveModel, GeometryComesFromTheConfigKeysEachFamilyDeclares) {
   ASSERT_TRUE(fp8);
   EXPECT_EQ(fp8->tiles.at(1).size, 64);
   // The scaling mode is matched, never counted as work: scale=0 must not zero the product.
-  const double w = wave_work(*fp8, shape("m=96,n=7168,k=2048,scale=0"), 132);
+  const double w = wave_work(*fp8, shape("m=96,n=7168,k=2048,scale=0"), 132, kport_rules("gemm_fp8"));
   EXPECT_GT(w, 0);
-  EXPECT_DOUBLE_EQ(w, wave_work(*fp8, shape("m=96,n=7168,k=2048,scale=2"), 132));
-  EXPECT_DOUBLE_EQ(w, wave_work(*fp8, shape("m=96,n=7168,k=2048"), 132));
+  EXPECT_DOUBLE_EQ(w, wave_work(*fp8, shape("m=96,n=7168,k=2048,scale=2"), 132, kport_rules("gemm_fp8")));
+  EXPECT_DOUBLE_EQ(w, wave_work(*fp8, shape("m=96,n=7168,k=2048"), 132, kport_rules("gemm_fp8")));
   // Missing or non-positive tiles: no geometry, never a guess.
   EXPECT_FALSE(from("rmsnorm", {{"load_bytes", 16}}));
   EXPECT_FALSE(from("gemm", {{"bm", 128}, {"bn", 128}}));
@@ -122,7 +116,7 @@ TEST(WaveModel, AForeignFamilysDeclaredKeysGiveItsGeometry) {
   EXPECT_EQ(g->split, 1);
   // g is no tile's dimension: the groups multiply the blocks, as batch does. 8 groups of
   // 1x56 tiles are 448 blocks, 4 waves over 132 SMs, each of 128 steps of K.
-  EXPECT_DOUBLE_EQ(wave_work(*g, shape("g=8,m=96,n=14336,k=8192"), 132), 4 * 128);
+  EXPECT_DOUBLE_EQ(wave_work(*g, shape("g=8,m=96,n=14336,k=8192"), 132, ShapeRules{}), 4 * 128);
   EXPECT_EQ(from(grouped, {{"tile_m", 128}, {"tile_n", 256}, {"tile_k", 64}, {"splits", 4}})->split, 4);
   EXPECT_FALSE(from(grouped, {{"tile_m", 128}, {"tile_n", 256}})) << "no step: no tiling";
 
@@ -138,7 +132,7 @@ TEST(WaveModel, AForeignFamilysDeclaredKeysGiveItsGeometry) {
   EXPECT_EQ(ln->paths[0].max_bytes, 32768);
   EXPECT_EQ(ln->paths[0].align_bytes, 16) << "the second alternative, the first being absent";
   // 4096 rows in blocks of 4 are 1024 blocks, 8 waves over 132 SMs, each of 8 steps of 1024 columns.
-  EXPECT_DOUBLE_EQ(wave_work(*ln, shape("rows=4096,cols=8192"), 132), 8 * 8);
+  EXPECT_DOUBLE_EQ(wave_work(*ln, shape("rows=4096,cols=8192"), 132, ShapeRules{}), 8 * 8);
   EXPECT_FALSE(own_path(*ln, shape("rows=4096,cols=32768"), 2));
   // Without its tile keys it still has its path bounds.
   auto bounds = from(layernorm, {{"max_cols_bytes", 32768}});
@@ -241,16 +235,17 @@ TEST(WaveModel, AShapeOnTheSamePathsAnswersBeforeANearerOneOnAFallback) {
 TEST(WaveModel, WorkCountsWavesOfTilesOverTheSmsAndTheStepsOfEach) {
   Geometry narrow{{{"m", 128}, {"n", 128}}, {{"k", 64}}}, wide{{{"m", 128}, {"n", 256}}, {{"k", 64}}};
   // M = 96, N = 28672: 224 tiles of 128x128 make two waves over 132 SMs, 112 of 128x256 one.
-  EXPECT_DOUBLE_EQ(wave_work(narrow, shape("m=96,n=28672,k=8192"), 132), 2 * 128);
-  EXPECT_DOUBLE_EQ(wave_work(wide, shape("m=96,n=28672,k=8192"), 132), 1 * 128);
+  EXPECT_DOUBLE_EQ(wave_work(narrow, shape("m=96,n=28672,k=8192"), 132, kport_rules("gemm")), 2 * 128);
+  EXPECT_DOUBLE_EQ(wave_work(wide, shape("m=96,n=28672,k=8192"), 132, kport_rules("gemm")), 1 * 128);
   // A partial tile costs a whole one; batch and heads multiply the blocks; the head dim
   // and causal flag must match exactly and do not.
   Geometry attention{{{"l", 128}}, {{"l", 128}}};
-  EXPECT_DOUBLE_EQ(wave_work(attention, shape("b=2,h=16,l=1000,d=128,causal=1"), 132), 2 * 8);  // 256 blocks
-  EXPECT_DOUBLE_EQ(wave_work(attention, shape("b=4,h=16,l=1024,d=128,causal=1"), 132), 4 * 8);
+  EXPECT_DOUBLE_EQ(wave_work(attention, shape("b=2,h=16,l=1000,d=128,causal=1"), 132, kport_rules("attention")),
+                   2 * 8);  // 256 blocks
+  EXPECT_DOUBLE_EQ(wave_work(attention, shape("b=4,h=16,l=1024,d=128,causal=1"), 132, kport_rules("attention")), 4 * 8);
   // A shape without the geometry's dimensions, or an unknown SM count: no work figure.
-  EXPECT_EQ(wave_work(narrow, shape("rows=8,cols=8"), 132), 0);
-  EXPECT_EQ(wave_work(narrow, shape("m=96,n=28672,k=8192"), 0), 0);
+  EXPECT_EQ(wave_work(narrow, shape("rows=8,cols=8"), 132, ShapeRules{}), 0);
+  EXPECT_EQ(wave_work(narrow, shape("m=96,n=28672,k=8192"), 0, kport_rules("gemm")), 0);
 }
 
 TEST(WaveModel, ASplitTileIsThatManyBlocksEachWalkingItsShareOfK) {
@@ -260,23 +255,23 @@ TEST(WaveModel, ASplitTileIsThatManyBlocksEachWalkingItsShareOfK) {
   EXPECT_EQ(from("gemm", {{"bm", 128}, {"bn", 128}, {"bk", 64}})->split, 1);
   // M = 128, N = 8192: 64 tiles of 128x128 are 128 blocks, one wave over 132 SMs, each of
   // 64 of K = 8192's 128 steps; at N = 8704, 68 tiles are 136 blocks: two waves.
-  EXPECT_DOUBLE_EQ(wave_work(*g, shape("m=128,n=8192,k=8192"), 132), 1 * 64);
-  EXPECT_DOUBLE_EQ(wave_work(*g, shape("m=128,n=8704,k=8192"), 132), 2 * 64);
+  EXPECT_DOUBLE_EQ(wave_work(*g, shape("m=128,n=8192,k=8192"), 132, kport_rules("gemm")), 1 * 64);
+  EXPECT_DOUBLE_EQ(wave_work(*g, shape("m=128,n=8704,k=8192"), 132, kport_rules("gemm")), 2 * 64);
   // An odd number of steps: the larger share counts (65 of 129).
-  EXPECT_DOUBLE_EQ(wave_work(*g, shape("m=128,n=8192,k=8256"), 132), 65);
+  EXPECT_DOUBLE_EQ(wave_work(*g, shape("m=128,n=8192,k=8256"), 132, kport_rules("gemm")), 65);
   // Unsplit, the same tiles are 64 blocks of all 128 steps.
   Geometry whole{{{"m", 128}, {"n", 128}}, {{"k", 64}}};
-  EXPECT_DOUBLE_EQ(wave_work(whole, shape("m=128,n=8192,k=8192"), 132), 128);
+  EXPECT_DOUBLE_EQ(wave_work(whole, shape("m=128,n=8192,k=8192"), 132, kport_rules("gemm")), 128);
 }
 
 TEST(WaveModel, AnEstimateScalesTheMeasuredFigureByTheWorkRatio) {
   Geometry narrow{{{"m", 128}, {"n", 128}}, {{"k", 64}}};
   auto at = shape("m=64,n=14336,k=4096"), to = shape("m=96,n=28672,k=8192");
   // One wave of 64 steps there, two waves of 128 steps here: four times the time.
-  EXPECT_DOUBLE_EQ(estimate_at(&narrow, 132, at, 44.0, to), 176.0);
+  EXPECT_DOUBLE_EQ(estimate_at(&narrow, 132, at, 44.0, to, kport_rules("gemm")), 176.0);
   // No geometry: by problem size (m*n*k grows 6x), the same factor for every instance.
-  EXPECT_DOUBLE_EQ(estimate_at(nullptr, 132, at, 44.0, to), 264.0);
-  EXPECT_DOUBLE_EQ(estimate_at(&narrow, 0, at, 44.0, to), 264.0);
+  EXPECT_DOUBLE_EQ(estimate_at(nullptr, 132, at, 44.0, to, kport_rules("gemm")), 264.0);
+  EXPECT_DOUBLE_EQ(estimate_at(&narrow, 0, at, 44.0, to, kport_rules("gemm")), 264.0);
 }
 
 // The H200's figures at the nearest measured shape (m=64,n=14336,k=4096): the 128x128 tile

@@ -92,7 +92,7 @@ function casesTable(b) {
     h('thead', {}, h('tr', {}, ['case', 'instance', 'dtype', 'shape', ...(perf ? ['good µs', 'bad µs', 'noise σ'] : [])].map((t) => h('th', {}, t)))),
     h('tbody', {}, b.cases.map((c) => h('tr', {},
       h('td', {}, h('code', {}, c.key)),
-      h('td', {}, c.instance ? pageLink(`/kernel/${c.instance}`, { dtype: c.dtype, shape: c.shape }, c.instance) : `${c.family}.${c.variant}`),
+      h('td', {}, c.instance ? pageLink(`/kernel/${c.instance}`, { repo: b.repo, dtype: c.dtype, shape: c.shape }, c.instance) : `${c.family}.${c.variant}`),
       h('td', {}, c.dtype || '—'), h('td', {}, c.shape ? h('code', {}, c.shape) : '—'),
       perf ? [h('td', { class: 'num' }, fmtNum(c.good_us, 3)), h('td', { class: 'num' }, fmtNum(c.bad_us, 3)), h('td', { class: 'num' }, fmtPct(c.sigma))] : null))));
 }

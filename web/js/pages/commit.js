@@ -64,7 +64,7 @@ function side(s) {
 function changeRow(c) {
   return h('tr', { class: `kind-${c.kind}` },
     h('td', {}, h('span', { class: `tag kind-${c.kind}` }, LABEL[c.kind])),
-    h('td', {}, pageLink(`/kernel/${c.instance}`, { dtype: c.dtype, shape: c.shape }, c.instance)),
+    h('td', {}, pageLink(`/kernel/${c.instance}`, { repo: c.repo, dtype: c.dtype, shape: c.shape }, c.instance)),
     h('td', {}, c.dtype), h('td', {}, h('code', {}, c.shape)),
     h('td', { class: 'num' }, c.before ? pageLink(`/result/${c.before.id}`, null, side(c.before)) : '—'),
     h('td', { class: 'num' }, pageLink(`/result/${c.after.id}`, null, side(c.after))),

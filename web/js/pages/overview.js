@@ -51,7 +51,7 @@ function resultRow(r) {
   return h('tr', { dataset: { id: r.id } },
     h('td', { class: 'num' }, `#${r.id}`),
     h('td', {}, h('span', { class: `tag st-${r.status}` }, r.status)),
-    h('td', {}, pageLink(`/kernel/${r.instance}`, { dtype: r.dtype, shape: r.shape }, r.instance)),
+    h('td', {}, pageLink(`/kernel/${r.instance}`, { repo: r.repo, dtype: r.dtype, shape: r.shape }, r.instance)),
     h('td', {}, r.dtype),
     h('td', {}, h('code', {}, r.shape)),
     h('td', {}, r.gpu_model),

@@ -258,6 +258,9 @@ struct ResultRecord {
   // coordinator's metric table names; the store keeps it as given.
   std::string metrics_json = "{}";
   std::int64_t created_ms = 0;  // set by the store
+  // The library (repository) the result is of, set by the store from its job's pipeline,
+  // the build that job checks, or its commit (migration 0020); "" for none.
+  std::string repo;
 };
 
 // One answer of put_results / put_build_records, in input order.

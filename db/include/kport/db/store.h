@@ -373,8 +373,8 @@ class Store {
   // nullopt when this (GPU model, driver) was already revalidated.
   Result<std::optional<Revalidation>> open_revalidation(const Revalidation& what, const NewPipeline& pipeline);
   Result<std::vector<Revalidation>> list_revalidations();
-  // The latest result per (target, instance, dtype, shape) measured on a GPU model
-  // with a driver.
+  // The latest result per (library, target, instance, dtype, shape) measured on a GPU
+  // model with a driver, each with its `repo`: two libraries may name an instance alike.
   Result<std::vector<ResultRecord>> driver_results(std::string_view gpu_model, std::string_view driver);
 
   // ---- series noise (store_noise.cpp) -----------------------------------------------

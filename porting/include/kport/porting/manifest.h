@@ -64,6 +64,7 @@ struct ManifestDim {
   std::string name;
   std::optional<std::int64_t> default_value;  // an optional dimension (attention's causal)
   std::int64_t min = 1, max = k_max_dim;      // the values a shape may give it
+  Shape::DimRule rule{};                      // `exact`, `weight`, `align`
 };
 
 struct ManifestFamily {

@@ -44,7 +44,20 @@ struct OpDim {
   std::string name;
   std::optional<std::int64_t> default_value;  // an optional dimension (attention's causal)
   std::int64_t min = 1, max = k_max_dim;
+  // How far apart two values of it are for the best-kernel query's nearest shape, or
+  // that they must match exactly (the declaration's `exact`, `weight`, `align`).
+  Shape::DimRule rule{};
 };
+
+// What is wrong with a dimension's rule, if anything: `key` is the field within the
+// dimension ("weight", "align[1].multiple") and `what` says why. An exact dimension with
+// a weight or alignments, a weight outside (0, 100], more than 2 alignments (what
+// kport-dispatch's lookup keeps per dimension), a multiple outside 2 .. 2^30 or given
+// twice, a penalty outside 0 .. 100.
+struct DimRuleProblem {
+  std::string key, what;
+};
+std::optional<DimRuleProblem> dim_rule_problem(const Shape::DimRule& rule);
 
 struct OpFamily {
   std::string name, description;
@@ -59,6 +72,8 @@ struct OpFamily {
   // The hint, else memory when only `bytes` is stated, else compute.
   Bound bound() const;
   std::vector<std::string> dim_names() const;
+  // The dims' rules by name, those that are not plain (Shape::distance's `rules`).
+  ShapeRules shape_rules() const;
   // The family's work at `s` for `dtype`, from `flops` or `bytes`; nullopt when it is not
   // stated or the shape lacks a name it uses.
   std::optional<double> flops_at(const Shape& s, std::string_view dtype) const;
@@ -66,7 +81,8 @@ struct OpFamily {
 };
 
 // invalid_argument naming the field: a name that is not letters, digits and '_', no or
-// repeated dims, a range that is empty or a default outside it, an unknown or repeated
+// repeated dims, a range that is empty or a default outside it, a dim's rule that does
+// not hold (dim_rule_problem), an unknown or repeated
 // dtype, an expression that does not parse, a geometry declaration that does not hold
 // (wave_model.h geometry_problem). What a manifest or a runner declares is
 // checked with this before it is used.

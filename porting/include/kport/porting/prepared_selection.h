@@ -36,8 +36,10 @@ class PreparedSelection {
   // `sm_count` and `geometry`: SelectionInputs' (what moves figures from another shape);
   // `element_bytes`: the dtype's (wave_model.h element_bytes; 0 unknown), which places
   // shapes on either side of the instances' path bounds as select_best does.
+  // `rules`: the family's dimension rules (SelectionInputs::rules), kept by value.
   PreparedSelection(std::string gpu_model, std::vector<Measurement> on_gpu, std::vector<DriverSeen> drivers,
-                    int sm_count = 0, std::vector<InstanceGeometry> geometry = {}, int element_bytes = 0);
+                    int sm_count = 0, std::vector<InstanceGeometry> geometry = {}, int element_bytes = 0,
+                    ShapeRules rules = {});
 
   struct Match {
     std::size_t shape = 0;  // index into shapes()
@@ -85,6 +87,7 @@ class PreparedSelection {
   int m_sm_count = 0;
   std::vector<InstanceGeometry> m_geometry;
   int m_element_bytes = 0;
+  ShapeRules m_rules;
   detail::RegretNote m_regret;  // and its note, written once
 };
 

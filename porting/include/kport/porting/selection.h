@@ -99,6 +99,9 @@ struct SelectionInputs {
   // by its waves of tiles (wave_model.h); without, by problem size, as measured there.
   int sm_count = 0;
   std::span<const InstanceGeometry> geometry = {};
+  // The family's dimension rules (OpFamily::shape_rules()): which dimensions must match
+  // exactly and how far apart two shapes are. Not owned; null: every dimension plain.
+  const ShapeRules* rules = nullptr;
 };
 
 struct Ranked {

@@ -14,6 +14,8 @@
 
 namespace kport::porting {
 
+class ShapeRules;
+
 class Shape {
  public:
   using Dim = std::pair<std::string, std::int64_t>;
@@ -27,42 +29,61 @@ class Shape {
   std::int64_t get(std::string_view key) const;
   std::string canonical() const;
 
-  // Distance between two shapes of one family: the sum over dimensions of
-  // weight * |ln(a/b)|, so 4096 vs 8192 counts as much as 512 vs 1024, plus a penalty for
-  // each extent that is aligned on one side only: 1 for a whole number of tiles (m, n, k:
-  // 128; l: 64), where kernels' edge paths change which is fastest, and 2 for a multiple
-  // of 8 elements (m, n, k, cols), below which 16-byte kernels refuse. Weights: row length
-  // `cols` 2, batch and heads 0.5, the rest 1. Shapes that differ in their keys, or in a
-  // dimension that must match exactly (head dim `d`, `causal`), are incomparable: the
-  // distance is infinity.
-  double distance(const Shape& other) const;
-
-  // One dimension's term of distance(): 0 when a == b; weight * |ln(a/b)| plus the
-  // alignment penalties otherwise, or infinity when `key` must match exactly or either
-  // value is 0. distance() is the sum of these
-  // over the (sorted) keys, in key order, so a caller that keeps its own dimensions
-  // (kport-dispatch's lookup tables) sums the very same terms.
-  static double dim_distance(std::string_view key, std::int64_t a, std::int64_t b);
-  // Whether a dimension changes which code runs (head dim `d`, `causal`): measurements at
-  // another value of it never stand in.
-  static bool must_match_exactly(std::string_view key);
-  // The rule of one dimension's term: its weight on |ln(a/b)| and the alignments across
-  // which the term adds a penalty. dim_distance() applies it; kport-dispatch keeps it per
-  // table so that its fast pass sums the same terms.
+  // The rule of one dimension's term in distance(): its weight on |ln(a/b)|, the
+  // alignments across which the term adds a penalty, or that it must match exactly (a
+  // value that changes which code runs, attention's head dim: a measurement at another
+  // value never stands in). A family declares them per dimension (docs/MANIFEST.md,
+  // `dims`); a dimension it declares nothing for is plain: weight 1, no alignments.
   struct Alignment {
     std::int64_t quantum;
     double penalty;  // added when exactly one of the two values is a multiple of quantum
+    bool operator==(const Alignment&) const = default;
   };
   struct DimRule {
     double weight = 1.0;
-    std::vector<Alignment> alignments;
+    std::vector<Alignment> alignments = {};
+    bool exact = false;
+    bool operator==(const DimRule&) const = default;
   };
-  static const DimRule& dim_rule(std::string_view key);  // static storage: never allocates
+
+  // Distance between two shapes of one family under its dimensions' `rules`
+  // (ShapeRules, below): the sum over dimensions of weight * |ln(a/b)|, so 4096 vs 8192
+  // counts as much as 512 vs 1024, plus each alignment's penalty where one value is a
+  // multiple of its quantum and the other is not (kport's gemm: 1 across 128, the tiles'
+  // edge paths, and 2 across 8 elements, below which 16-byte kernels refuse). Shapes that
+  // differ in their keys, or in a dimension that must match exactly, are incomparable: the
+  // distance is infinity.
+  double distance(const Shape& other, const ShapeRules& rules) const;
+
+  // One dimension's term of distance(): 0 when a == b; weight * |ln(a/b)| plus the
+  // alignment penalties otherwise, or infinity when the rule is exact or either value is
+  // 0. distance() is the sum of these over the (sorted) keys, in key order, so a caller
+  // that keeps its own dimensions (kport-dispatch's lookup tables) sums the very same terms.
+  static double dim_distance(const DimRule& rule, std::int64_t a, std::int64_t b);
 
   friend bool operator==(const Shape& a, const Shape& b) { return a.m_dims == b.m_dims; }
 
  private:
   std::vector<Dim> m_dims;
+};
+
+// A family's dimension rules by name (OpFamily::shape_rules()); a name it holds no rule
+// for is plain. Immutable once made; rule() never allocates.
+class ShapeRules {
+ public:
+  ShapeRules() = default;
+  explicit ShapeRules(std::vector<std::pair<std::string, Shape::DimRule>> dims);
+
+  const Shape::DimRule& rule(std::string_view key) const;
+  bool exact(std::string_view key) const { return rule(key).exact; }
+  double dim_distance(std::string_view key, std::int64_t a, std::int64_t b) const {
+    return Shape::dim_distance(rule(key), a, b);
+  }
+  const std::vector<std::pair<std::string, Shape::DimRule>>& dims() const { return m_dims; }
+  bool operator==(const ShapeRules&) const = default;
+
+ private:
+  std::vector<std::pair<std::string, Shape::DimRule>> m_dims;  // only the declared ones
 };
 
 }  // namespace kport::porting

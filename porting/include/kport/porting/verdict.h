@@ -93,6 +93,7 @@ struct ResultFact {
   std::int64_t id = 0;
   std::string target, gpu_model, arch, family, variant, instance, dtype, shape;
   std::string driver;
+  std::string repo;  // the library the figure is of; "" for none (one library's commit needs none)
   CheckOutcome status = CheckOutcome::passed;
   std::string message;
   std::optional<double> max_rel_err, tolerance;
@@ -239,7 +240,9 @@ Change classify(const ResultFact* before, const ResultFact& now, const VerdictPo
                 const NoiseModel* noise = nullptr);
 
 // Results measured with a new driver against the same configurations measured with the
-// previous driver on the same GPU model (numerics and performance reasons).
+// previous driver on the same GPU model (numerics and performance reasons). A
+// configuration is of one library (`repo`): two libraries naming an instance alike are
+// compared each with its own figures, and a reason of a library names it.
 std::vector<VerdictReason> compare_drivers(const std::vector<ResultFact>& now, const std::vector<ResultFact>& before,
                                            const std::string& driver, const std::string& previous_driver,
                                            const VerdictPolicy& policy = {});

@@ -129,8 +129,9 @@ std::optional<Geometry> geometry_from_config(
     const GeometryKeys& keys, const std::function<std::optional<std::int64_t>(std::string_view)>& config);
 
 // The work above, in SM steps; 0 when the shape lacks a dimension the geometry names or
-// a dimension is 0. `sm_count` > 0.
-double wave_work(const Geometry& g, const Shape& s, int sm_count);
+// a dimension is 0. `sm_count` > 0. A dimension neither tiled nor stepped multiplies the
+// blocks unless the family's `rules` say it must match exactly (a mode, not an extent).
+double wave_work(const Geometry& g, const Shape& s, int sm_count, const ShapeRules& rules);
 
 // The same arithmetic over plain values, for a caller that keeps its own dimensions
 // (kport-dispatch's lookup tables): `tiled` and `stepped` as {extent, tile} in the
@@ -141,13 +142,15 @@ using Extent = std::array<std::int64_t, 2>;  // {extent, tile or step}
 double wave_work(std::span<const Extent> tiled, std::span<const Extent> stepped, std::span<const std::int64_t> others,
                  int sm_count, std::int64_t split = 1);
 
-// The product of the dimensions that need not match exactly (0 when one is 0).
-double problem_size(const Shape& s);
+// The product of the dimensions that need not match exactly under the family's `rules`
+// (0 when one is 0).
+double problem_size(const Shape& s, const ShapeRules& rules);
 
 // `from_us`, measured at `from`, moved to `to`: scaled by the geometry's wave work when
 // `g` is given with its tiles (has_waves) and `sm_count` > 0, else by problem_size(). Returns from_us when a work
 // figure is 0 (nothing to scale by).
-double estimate_at(const Geometry* g, int sm_count, const Shape& from, double from_us, const Shape& to);
+double estimate_at(const Geometry* g, int sm_count, const Shape& from, double from_us, const Shape& to,
+                   const ShapeRules& rules);
 
 // The geometry of `instance` in `all`, or nullptr.
 const Geometry* find_geometry(std::span<const InstanceGeometry> all, std::string_view instance);

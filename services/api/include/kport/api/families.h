@@ -23,10 +23,21 @@
 
 namespace kport::api {
 
+// An alignment of a dimension: one value a multiple of `multiple` and the other not
+// adds `penalty` to their distance.
+struct FamilyAlignment {
+  std::int64_t multiple = 0;
+  double penalty = 0;
+};
+
 struct FamilyDim {
   std::string name;
   std::optional<std::int64_t> default_value;  // wire: "default"
   std::int64_t min = 1, max = std::int64_t{1} << 30;
+  // Its distance rule (porting::Shape::DimRule); written only where not plain.
+  bool exact = false;
+  double weight = 1.0;
+  std::vector<FamilyAlignment> align = {};
 };
 
 // One dimension of a family's `geometry`: the instance config keys of each role, each
@@ -70,6 +81,13 @@ struct FamilyList {
 inline boost::json::object to_json(const FamilyDim& d) {
   boost::json::object o{{"name", d.name}, {"min", d.min}, {"max", d.max}};
   if (d.default_value) o["default"] = *d.default_value;
+  if (d.exact) o["exact"] = true;
+  if (d.weight != 1.0) o["weight"] = d.weight;
+  if (!d.align.empty()) {
+    boost::json::array a;
+    for (const auto& x : d.align) a.push_back(boost::json::object{{"multiple", x.multiple}, {"penalty", x.penalty}});
+    o["align"] = std::move(a);
+  }
   return o;
 }
 
@@ -128,6 +146,14 @@ inline FamilyDim read_family_dim(Fields& f) {
   d.default_value = f.opt_int("default", 0, std::int64_t{1} << 30);
   d.min = f.opt_int("min", 0, std::int64_t{1} << 30).value_or(1);
   d.max = f.opt_int("max", 0, std::int64_t{1} << 30).value_or(std::int64_t{1} << 30);
+  d.exact = f.boolean("exact", false);
+  d.weight = f.opt_num("weight").value_or(1.0);
+  d.align = read_list(f, "align", [](Fields& a) {
+    FamilyAlignment x;
+    x.multiple = a.opt_int("multiple", 0, std::int64_t{1} << 30).value_or(0);
+    x.penalty = a.opt_num("penalty").value_or(-1);
+    return x;
+  });
   return d;
 }
 

@@ -16,7 +16,11 @@ inline Family to_api_family(const porting::OpFamily& f) {
   Family out;
   out.name = f.name;
   out.description = f.description;
-  for (const auto& d : f.dims) out.dims.push_back(FamilyDim{d.name, d.default_value, d.min, d.max});
+  for (const auto& d : f.dims) {
+    std::vector<FamilyAlignment> align;
+    for (const auto& a : d.rule.alignments) align.push_back({a.quantum, a.penalty});
+    out.dims.push_back(FamilyDim{d.name, d.default_value, d.min, d.max, d.rule.exact, d.rule.weight, std::move(align)});
+  }
   out.dtypes = f.dtypes;
   if (!f.flops.empty()) out.flops = f.flops;
   if (!f.bytes.empty()) out.bytes = f.bytes;
@@ -34,7 +38,11 @@ inline porting::OpFamily to_op_family(const Family& f) {
   porting::OpFamily out;
   out.name = f.name;
   out.description = f.description;
-  for (const auto& d : f.dims) out.dims.push_back(porting::OpDim{d.name, d.default_value, d.min, d.max});
+  for (const auto& d : f.dims) {
+    porting::Shape::DimRule rule{d.weight, {}, d.exact};
+    for (const auto& a : d.align) rule.alignments.push_back({a.multiple, a.penalty});
+    out.dims.push_back(porting::OpDim{d.name, d.default_value, d.min, d.max, std::move(rule)});
+  }
   out.dtypes = f.dtypes;
   out.flops = f.flops.value_or("");
   out.bytes = f.bytes.value_or("");

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ struct SnapshotSource {
   std::vector<SnapshotFigure> figures;
   int sm_count = 0;                                      // 0: unknown
   std::vector<porting::InstanceGeometry> geometry = {};  // instances whose geometry is known
+  // Per op, its family's dimension rules (porting::OpFamily::shape_rules()): written with
+  // each table of the op as `dims`; an op without: every dimension plain.
+  std::map<std::string, porting::ShapeRules> rules = {};
 };
 
 // The document, checksummed (FNV-1a 64 over its bytes with the checksum's digits
