@@ -120,17 +120,12 @@ std::optional<RequirementProblem> requirement_problem(const ShapeRequirement& r,
 
 std::optional<std::string> unmet_requirement(const OpFamily& f, const Shape& s) {
   for (const auto& r : f.requirements) {
-    const std::int64_t v = s.get(r.dim);
-    if (v < 0 || v % r.multiple == 0) continue;
-    bool applies = true;
+    if (!rules_out(r, [&](std::string_view dim) { return s.get(dim); })) continue;
     std::string when;
-    for (const auto& [name, value] : r.when) {
-      applies = applies && s.get(name) == value;
+    for (const auto& [name, value] : r.when)
       when += (when.empty() ? " when " : ",") + name + "=" + std::to_string(value);
-    }
-    if (!applies) continue;
-    return r.dim + "=" + std::to_string(v) + " is not a multiple of " + std::to_string(r.multiple) + ", which " +
-           f.name + " needs" + when + (r.why.empty() ? std::string() : ": " + r.why);
+    return r.dim + "=" + std::to_string(s.get(r.dim)) + " is not a multiple of " + std::to_string(r.multiple) +
+           ", which " + f.name + " needs" + when + (r.why.empty() ? std::string() : ": " + r.why);
   }
   return std::nullopt;
 }

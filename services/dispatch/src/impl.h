@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kport/dispatch/dispatch.h"
+#include "kport/porting/op_shape.h"
 #include "kport/porting/shape.h"
 #include "kport/porting/wave_model.h"
 
@@ -164,19 +165,11 @@ inline bool same_text(std::string_view a, std::string_view b) noexcept {
   return true;
 }
 
-// What a shape needs for any instance to run it (porting::ShapeRequirement, the table's
-// `requires`): `dim` a multiple of `multiple` when each dim of `when` has its value.
-struct Requirement {
-  std::string dim;
-  std::int64_t multiple = 0;
-  std::vector<std::pair<std::string, std::int64_t>> when;
-};
-
 class Snapshot::Table {
  public:
   std::string op, dtype;
-  porting::ShapeRules rules;  // the family's dimension rules (the table's `dims`)
-  std::vector<Requirement> requirements;
+  porting::ShapeRules rules;                            // the family's dimension rules (the table's `dims`)
+  std::vector<porting::ShapeRequirement> requirements;  // the family's (the table's `requires`)
   std::vector<Layout> layouts;
   std::vector<TableInstance> instances;  // every instance with a ranking figure, by name
   TableInfo info;

@@ -79,18 +79,13 @@ std::int64_t value_of(const Query& q, std::string_view key) {
   return -1;
 }
 
-// porting::unmet_requirement over the query's own values: a requirement whose dim or
-// condition the query leaves out rules nothing out (the API fills defaults; a query
-// without them finds no layout).
+// porting::rules_out over the query's own values: a requirement whose dim or condition
+// the query leaves out rules nothing out (the API fills defaults; a query without them
+// finds no layout).
 bool ruled_out(const Snapshot::Table& t, const Query& q) {
-  for (const auto& r : t.requirements) {
-    const std::int64_t v = value_of(q, r.dim);
-    if (v < 0 || v % r.multiple == 0) continue;
-    bool applies = true;
-    for (const auto& [dim, value] : r.when) applies = applies && value_of(q, dim) == value;
-    if (applies) return true;
-  }
-  return false;
+  return std::any_of(t.requirements.begin(), t.requirements.end(), [&](const porting::ShapeRequirement& r) {
+    return porting::rules_out(r, [&](std::string_view key) { return value_of(q, key); });
+  });
 }
 
 const Layout* layout_of(const Snapshot::Table& t, const Query& q) {

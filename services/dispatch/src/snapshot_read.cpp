@@ -169,8 +169,8 @@ Expected<porting::ShapeRules> read_rules(const json::object& table, const std::s
 }
 
 // A table's `requires`: what a shape needs for any instance to run it. Absent: nothing.
-Expected<std::vector<Requirement>> read_requirements(const json::object& table, const std::string& path) {
-  std::vector<Requirement> out;
+Expected<std::vector<porting::ShapeRequirement>> read_requirements(const json::object& table, const std::string& path) {
+  std::vector<porting::ShapeRequirement> out;
   const json::value* list = table.if_contains("requires");
   if (!list) return out;
   if (!list->is_array())
@@ -181,7 +181,7 @@ Expected<std::vector<Requirement>> read_requirements(const json::object& table, 
     const json::value& v = list->as_array()[i];
     if (!v.is_object()) return fail(ErrorCode::bad_json, at + " is " + kind_of(v) + "; expected an object");
     Fields f(v.as_object(), at);
-    Requirement r;
+    porting::ShapeRequirement r;
     r.dim = f.str("dim");
     r.multiple = f.integer("multiple", 2);
     if (f.error()) return *f.error();

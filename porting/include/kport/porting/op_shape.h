@@ -102,6 +102,19 @@ struct OpFamily {
   std::optional<double> bytes_at(const Shape& s, std::string_view dtype) const;
 };
 
+// Whether `r` rules out a shape whose value of each dimension `value_of(name)` gives (-1
+// when it has none: then nothing is ruled out by that dimension). The one rule, for
+// unmet_requirement and kport-dispatch's lookup, which reads its query's own values and
+// allocates nothing.
+template <typename ValueOf>
+bool rules_out(const ShapeRequirement& r, ValueOf&& value_of) {
+  const std::int64_t v = value_of(std::string_view(r.dim));
+  if (v < 0 || v % r.multiple == 0) return false;
+  for (const auto& [dim, value] : r.when)
+    if (value_of(std::string_view(dim)) != value) return false;
+  return true;
+}
+
 // The first of `f`'s requirements that the whole shape `s` (op_shape's) does not meet,
 // said for a refusal ("k=100 is not a multiple of 128, which gemm_fp8 needs when scale=2:
 // a block scale covers 128 K elements"); nullopt when no instance is ruled out by it.
