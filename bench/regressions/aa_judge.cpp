@@ -114,8 +114,9 @@ bool read_double(const char* text, double& out) {
 // A real change, timed interleaved with the unchanged harness on each machine start
 // (extract.py --change): per case its effect (the median over starts of the changed
 // side's mean over the unchanged side's), and the verdict's rule over it: the screen of
-// each changed figure against each A/A figure of the case, and the confirmation of every
-// N consecutive pairs of one start, N = side_rounds. The A/A history is the case's.
+// each changed figure against each A/A figure of the case, and the confirmation of each
+// run of N consecutive pairs of one start, N = side_rounds, the runs disjoint (independent
+// trials: pairs 1-4, 5-8, ...). The A/A history is the case's.
 int judge_change(const std::string& path, std::map<std::string, Case>& aa, const VerdictPolicy& policy,
                  int side_rounds) {
   std::ifstream in(path);
@@ -193,7 +194,7 @@ int judge_change(const std::string& path, std::map<std::string, Case>& aa, const
         }
     j.screen = screened ? static_cast<double>(suspected) / static_cast<double>(screened) : 0.0;
     for (const auto& [start, list] : by_start)
-      for (std::size_t q = 0; q + static_cast<std::size_t>(side_rounds) <= list.size(); ++q) {
+      for (std::size_t q = 0; q + static_cast<std::size_t>(side_rounds) <= list.size(); q += side_rounds) {
         std::vector<double> am, bm;
         std::vector<const AaSample*> as, bs;
         for (int r = 0; r < side_rounds; ++r) {

@@ -6,7 +6,8 @@
 #   bash bench/regressions/report.sh DIR [build-dir]    (build-dir default build/ci)
 # DIR holds the unpacked start<S>.tar.gz of every machine start, or only the figures.tsv that
 # extract.py made of them (bench/regressions/data/ keeps those of past starts, gzipped:
-# `zcat bench/regressions/data/*.tsv.gz > DIR/figures.tsv`).
+# `zcat bench/regressions/data/start-*.tsv.gz > DIR/figures.tsv`, and the real changes' pairs
+# `zcat bench/regressions/data/change-*.tsv.gz > DIR/change.tsv`).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 dir=$1
