@@ -584,9 +584,9 @@ class Validator {
       const Node& f = n.items[i];
       const std::string path = index("families", i);
       KPORT_TRY(want(f, path, Node::Kind::object));
-      KPORT_TRY(only(
-          f, path,
-          {"name", "description", "dims", "dtypes", "tolerances", "flops", "bytes", "bound", "example", "geometry"}));
+      KPORT_TRY(only(f, path,
+                     {"name", "description", "dims", "dtypes", "tolerances", "flops", "bytes", "bound", "example",
+                      "geometry", "requires"}));
       ManifestFamily mf;
       mf.line = f.line;
       const Node* name = member(f, "name");
@@ -694,6 +694,11 @@ class Validator {
         if (!keys.ok()) return keys.error();
         mf.geometry = std::move(*keys);
       }
+      if (const Node* r = member(f, "requires")) {
+        auto list = requirements(*r, join(path, "requires"), names);
+        if (!list.ok()) return list.error();
+        mf.requirements = std::move(*list);
+      }
       out.families.push_back(std::move(mf));
       if (const Node* x = member(f, "example")) {
         KPORT_TRY(shape(*x, join(path, "example"), out.families.back().name, out));
@@ -743,6 +748,52 @@ class Validator {
   // A family's `geometry`: per dimension, the instance config keys of each role, a key
   // or an array of alternatives. The form is checked here, with lines; what it means
   // (dimensions, keys, a split's step) by geometry_problem, the one rule.
+  // `requires`: [{dim, multiple, when, why}]; what holds by requirement_problem, the one
+  // rule check_family applies too.
+  Result<std::vector<ShapeRequirement>> requirements(const Node& n, const std::string& path,
+                                                     const std::vector<std::string>& dims) const {
+    KPORT_TRY(want(n, path, Node::Kind::array));
+    if (n.items.size() > 8) return error(n.line, "key '" + path + "' must list at most 8 requirements");
+    std::vector<ShapeRequirement> out;
+    for (std::size_t i = 0; i < n.items.size(); ++i) {
+      const Node& r = n.items[i];
+      const std::string rpath = index(path, i);
+      KPORT_TRY(want(r, rpath, Node::Kind::object));
+      KPORT_TRY(only(r, rpath, {"dim", "multiple", "when", "why"}));
+      ShapeRequirement req;
+      const Node* dim = member(r, "dim");
+      if (!dim) return error(r.line, "key '" + rpath + "' needs 'dim' (the dimension that must be a multiple)");
+      auto name = string(*dim, join(rpath, "dim"));
+      if (!name.ok()) return name.error();
+      req.dim = *name;
+      const Node* multiple = member(r, "multiple");
+      if (!multiple) return error(r.line, "key '" + rpath + "' needs 'multiple'");
+      if (multiple->kind != Node::Kind::number || !multiple->integral)
+        return type_error(*multiple, join(rpath, "multiple"), "an integer");
+      req.multiple = multiple->integer;
+      if (const Node* when = member(r, "when")) {
+        KPORT_TRY(want(*when, join(rpath, "when"), Node::Kind::object));
+        for (const auto& m : when->members) {
+          if (m.value.kind != Node::Kind::number || !m.value.integral)
+            return type_error(m.value, join(join(rpath, "when"), m.key), "an integer");
+          req.when.emplace_back(m.key, m.value.integer);
+        }
+      }
+      if (const Node* why = member(r, "why")) {
+        auto text = string(*why, join(rpath, "why"), true);
+        if (!text.ok()) return text.error();
+        req.why = *text;
+      }
+      if (auto p = requirement_problem(req, dims)) {
+        const std::string key = p->key.substr(0, p->key.find('.'));
+        const Node* at = member(r, key);
+        return error(at ? at->line : r.line, "key '" + join(rpath, p->key) + "': " + p->what);
+      }
+      out.push_back(std::move(req));
+    }
+    return out;
+  }
+
   Result<GeometryKeys> geometry(const Node& n, const std::string& path, const std::vector<std::string>& dims) const {
     KPORT_TRY(want(n, path, Node::Kind::object));
     GeometryKeys out;
@@ -925,6 +976,7 @@ OpFamily to_op_family(const ManifestFamily& f, const std::string& library, const
   out.bound_hint = parse_bound(f.bound);
   out.example = f.example;
   out.geometry = f.geometry;
+  out.requirements = f.requirements;
   out.library = library;
   out.repo = repo;
   return out;

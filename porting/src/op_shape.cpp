@@ -103,6 +103,33 @@ std::optional<DimRuleProblem> dim_rule_problem(const Shape::DimRule& r) {
   return std::nullopt;
 }
 
+std::optional<RequirementProblem> requirement_problem(const ShapeRequirement& r, std::span<const std::string> dims) {
+  auto declared = [&](const std::string& name) { return std::find(dims.begin(), dims.end(), name) != dims.end(); };
+  if (!declared(r.dim)) return RequirementProblem{"dim", "'" + r.dim + "' is not one of the family's dims"};
+  if (r.multiple < 2 || r.multiple > k_max_dim)
+    return RequirementProblem{"multiple", "must be an integer in 2 .. 2^30"};
+  if (r.when.size() > 4) return RequirementProblem{"when", "must name at most 4 dims"};
+  for (const auto& [name, value] : r.when) {
+    if (!declared(name)) return RequirementProblem{"when." + name, "'" + name + "' is not one of the family's dims"};
+    if (name == r.dim) return RequirementProblem{"when." + name, "a requirement of '" + name + "' cannot depend on it"};
+    if (value < 0 || value > k_max_dim) return RequirementProblem{"when." + name, "must be an integer in 0 .. 2^30"};
+  }
+  if (r.why.size() > 200) return RequirementProblem{"why", "must be 200 bytes at most"};
+  return std::nullopt;
+}
+
+std::optional<std::string> unmet_requirement(const OpFamily& f, const Shape& s) {
+  for (const auto& r : f.requirements) {
+    if (!rules_out(r, [&](std::string_view dim) { return s.get(dim); })) continue;
+    std::string when;
+    for (const auto& [name, value] : r.when)
+      when += (when.empty() ? " when " : ",") + name + "=" + std::to_string(value);
+    return r.dim + "=" + std::to_string(s.get(r.dim)) + " is not a multiple of " + std::to_string(r.multiple) +
+           ", which " + f.name + " needs" + when + (r.why.empty() ? std::string() : ": " + r.why);
+  }
+  return std::nullopt;
+}
+
 Status check_family(const OpFamily& f) {
   auto bad = [](const std::string& what) { return make_error(Errc::invalid_argument, what); };
   if (!identifier(f.name))
@@ -143,6 +170,11 @@ Status check_family(const OpFamily& f) {
         return bad("field '" + std::string(key) + "'" + of + ": '" + *text + "' " + e.error().message);
   if (auto p = geometry_problem(f.geometry, f.dim_names()))
     return bad("field 'geometry." + p->key + "'" + of + ": " + p->what);
+  if (f.requirements.size() > 8) return bad("field 'requires'" + of + " must list at most 8 requirements");
+  const std::vector<std::string> names = f.dim_names();
+  for (std::size_t i = 0; i < f.requirements.size(); ++i)
+    if (auto p = requirement_problem(f.requirements[i], names))
+      return bad("field 'requires[" + std::to_string(i) + "]." + p->key + "'" + of + ": " + p->what);
   if (!f.example.empty())
     if (auto s = op_shape(f, f.example); !s.ok())
       return bad("field 'example'" + of + ": '" + f.example + "': " + s.error().message);

@@ -259,6 +259,28 @@ TEST_F(BestAnswerTest, AShapeTheFamilyCannotTakeIsTheAskersErrorAndADefaultIsFil
   }
   auto causal = ask("attention", "b=1,h=8,l=1024,d=128,causal=2");
   EXPECT_EQ(causal.status, 400) << causal.raw;
+  // A shape the family's requirements rule out for every instance names none: gemm_fp8's
+  // block scales cover whole 128-wide K blocks (kernels/kport.json, `requires`).
+  auto fp8 = [&](const std::string& shape) {
+    return get("/api/v1/best?gpu=NVIDIA%20H200&op=gemm_fp8&dtype=e4m3&shape=" + shape);
+  };
+  auto block = fp8("m=64,n=7168,k=400,scale=2");
+  EXPECT_EQ(block.status, 422) << block.raw;
+  ASSERT_TRUE(block.body.is_object() && block.body.as_object().contains("error")) << block.raw;
+  EXPECT_EQ(block.body.at("error").at("code").as_string(), "unprocessable");
+  EXPECT_NE(std::string(block.body.at("error").at("message").as_string())
+                .find("no gemm_fp8 instance runs m=64,n=7168,k=400,scale=2: k=400 is not a multiple of 128"),
+            std::string::npos)
+      << block.raw;
+  EXPECT_EQ(fp8("m=64,n=7168,k=100").status, 422);
+  // The same K with per-tensor scales is a question (no gemm_fp8 instance is known here).
+  EXPECT_NE(fp8("m=64,n=7168,k=400,scale=0").status, 422);
+  auto request =
+      post("/api/v1/best/requests",
+           json::object{
+               {"gpu", "NVIDIA H200"}, {"op", "gemm_fp8"}, {"dtype", "e4m3"}, {"shape", "m=64,n=7168,k=400,scale=2"}},
+           k_admin);
+  EXPECT_EQ(request.status, 422) << request.raw;
   // A dimension with a default may be left out: the question is the family's whole shape.
   json::object attention{{"name", "attention.simt.f"},
                          {"family", "attention"},

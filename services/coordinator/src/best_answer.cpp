@@ -42,6 +42,10 @@ Result<BestQuestion> parse_best_question(const http::Request& req, std::shared_p
   if (!shape.ok()) return make_error(Errc::invalid_argument, "shape '" + q.shape_text + "': " + shape.error().message);
   q.shape = std::move(shape->shape);
   q.op_shape_text = std::move(shape->text);
+  // A shape the family's contract rules out for every instance (gemm_fp8's K with block
+  // scales): no answer names one that cannot run it.
+  if (auto unmet = porting::unmet_requirement(*q.family, q.shape))
+    return make_error(Errc::unprocessable, "no " + q.op + " instance runs " + q.op_shape_text + ": " + *unmet);
   q.arch = req.query_or("arch");
   q.target = req.query_or("target");
   q.repo = req.query_or("repo");

@@ -32,7 +32,8 @@ struct BestQuestion {
 // The question a request asks of the `families` known (Families::current()); invalid_argument
 // naming the parameter and an example when a parameter is missing or malformed, naming
 // the families known when `op` is none of them, or saying what is wrong with a shape its
-// family cannot take (porting::op_shape).
+// family cannot take (porting::op_shape); unprocessable for a shape the family's
+// requirements rule out for every instance (porting::unmet_requirement).
 Result<BestQuestion> parse_best_question(const http::Request& req, std::shared_ptr<const porting::FamilySet> families);
 
 // The answer body when `entry`'s rows are one library's, the one asked about if any,

@@ -592,7 +592,9 @@ std::vector<Op> operations() {
             "invalid_argument: a parameter missing or malformed, an unknown op, or a shape its family cannot take (a "
             "key it lacks, a value out of range, a dimension with no default left out)"),
         err(404, "not_found: unknown GPU without arch/target, unregistered target, no instance of the family known"),
-        err(422, "unprocessable: no instance of the family (or none for the target) runs the dtype")}});
+        err(422,
+            "unprocessable: no instance of the family (or none for the target) runs the dtype, or the family's "
+            "requirements rule the shape out (a value that must be a multiple of another)")}});
   // ---- routes_best_requests.cpp ----
   add({"post",
        "/api/v1/best/requests",

@@ -187,6 +187,13 @@ void catalog(json::object& s) {
   s["FamilyGeometry"] =
       describe(json::object{{"type", "object"}, {"additionalProperties", ref("FamilyGeometryDim")}},
                "per dimension of the family, the instance config keys the selection reads its geometry from");
+  // What a shape needs for any instance of the family to run it (porting::ShapeRequirement).
+  s["FamilyRequirement"] =
+      obj({{"dim", str()},
+           {"multiple", describe(integer(), "the dimension's value must be a multiple of it")},
+           opt("when", describe(json::object{{"type", "object"}, {"additionalProperties", integer()}},
+                                "only when these dims have these values; absent: always")),
+           opt("why", describe(str(), "said with a refusal"))});
   s["Family"] = obj({{"name", str()},
                      {"description", str()},
                      {"dims", describe(arr(ref("FamilyDim")), "the shape's keys in the harness's order")},
@@ -196,6 +203,9 @@ void catalog(json::object& s) {
                      {"bound", describe(enm({"compute", "memory"}), "figures in TFLOP/s (compute) or GB/s (memory)")},
                      opt("example", describe(str(), "a shape to offer a user")),
                      opt("geometry", ref("FamilyGeometry")),
+                     opt("requires", describe(arr(ref("FamilyRequirement")),
+                                              "what a shape needs for any instance to run it; /api/v1/best refuses "
+                                              "another with 422")),
                      {"library", describe(str(), "the manifest's name")},
                      {"repo", describe(str(), "the repository whose build reported it; empty: kport's own")}});
   s["FamilyList"] = obj({{"families", arr(ref("Family"))}});
@@ -206,15 +216,20 @@ void catalog(json::object& s) {
                               opt("exact", boolean()),
                               opt("weight", number()),
                               opt("align", arr(body({{"multiple", integer()}, {"penalty", number()}})))});
-  s["FamilyInput"] = body({{"name", str()},
-                           opt("description", str()),
-                           {"dims", arr(ref("FamilyDimInput"))},
-                           {"dtypes", strings()},
-                           opt("flops", str()),
-                           opt("bytes", str()),
-                           opt("bound", enm({"compute", "memory"})),
-                           opt("example", str()),
-                           opt("geometry", ref("FamilyGeometry"))});
+  s["FamilyInput"] = body(
+      {{"name", str()},
+       opt("description", str()),
+       {"dims", arr(ref("FamilyDimInput"))},
+       {"dtypes", strings()},
+       opt("flops", str()),
+       opt("bytes", str()),
+       opt("bound", enm({"compute", "memory"})),
+       opt("example", str()),
+       opt("geometry", ref("FamilyGeometry")),
+       opt("requires", arr(body({{"dim", str()},
+                                 {"multiple", integer()},
+                                 opt("when", json::object{{"type", "object"}, {"additionalProperties", integer()}}),
+                                 opt("why", str())})))});
   s["LibraryFamilies"] = body({{"library", str()},
                                opt("job", describe(integer(), "the build job that read the manifest")),
                                {"families", arr(ref("FamilyInput"))}});
@@ -825,7 +840,13 @@ void best(json::object& s) {
                                            opt("weight", number()),
                                            opt("align", arr(obj({{"multiple", integer()}, {"penalty", number()}})))})),
                                   "the op family's declared rule of each dimension that is not plain: "
-                                  "exact, or its weight and alignments in the shape distance"))}))},
+                                  "exact, or its weight and alignments in the shape distance")),
+             opt("requires",
+                 describe(
+                     arr(obj({{"dim", str()},
+                              {"multiple", integer()},
+                              opt("when", json::object{{"type", "object"}, {"additionalProperties", integer()}})})),
+                     "the op family's requirements: a shape that misses one is ruled out for every instance"))}))},
        {"checksum",
         describe(str(), "fnv1a64:<16 hex>: FNV-1a 64 of the document's bytes with these 16 digits read as '0'")}});
 }

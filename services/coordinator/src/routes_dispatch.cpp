@@ -75,7 +75,10 @@ Response snapshot(const Request& req, Context& ctx) {
   if (!waves.ok()) return http::error_response(waves.error());
   src.sm_count = waves->sm_count;
   src.geometry = std::move(waves->geometry);
-  for (const auto& f : known->all()) src.rules.emplace(f.name, f.shape_rules());
+  for (const auto& f : known->all()) {
+    src.rules.emplace(f.name, f.shape_rules());
+    if (!f.requirements.empty()) src.requirements.emplace(f.name, f.requirements);
+  }
   src.figures.reserve(rows->size());
   for (const auto& c : *rows) src.figures.push_back(dispatch::SnapshotFigure{c.family, c.dtype, to_measurement(c)});
   return http::text_response(200, dispatch::write_snapshot(src), "application/json");

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kport/dispatch/dispatch.h"
+#include "kport/porting/op_shape.h"
 #include "kport/porting/shape.h"
 #include "kport/porting/wave_model.h"
 
@@ -167,7 +168,8 @@ inline bool same_text(std::string_view a, std::string_view b) noexcept {
 class Snapshot::Table {
  public:
   std::string op, dtype;
-  porting::ShapeRules rules;  // the family's dimension rules (the table's `dims`)
+  porting::ShapeRules rules;                            // the family's dimension rules (the table's `dims`)
+  std::vector<porting::ShapeRequirement> requirements;  // the family's (the table's `requires`)
   std::vector<Layout> layouts;
   std::vector<TableInstance> instances;  // every instance with a ranking figure, by name
   TableInfo info;

@@ -72,6 +72,22 @@ Parsed parse_query(std::string_view text, Query& q) {
   return Parsed::ok;
 }
 
+// The query's value of `key`, -1 when it has none.
+std::int64_t value_of(const Query& q, std::string_view key) {
+  for (std::size_t i = 0; i < q.n; ++i)
+    if (q.keys[i] == key) return q.values[i];
+  return -1;
+}
+
+// porting::rules_out over the query's own values: a requirement whose dim or condition
+// the query leaves out rules nothing out (the API fills defaults; a query without them
+// finds no layout).
+bool ruled_out(const Snapshot::Table& t, const Query& q) {
+  return std::any_of(t.requirements.begin(), t.requirements.end(), [&](const porting::ShapeRequirement& r) {
+    return porting::rules_out(r, [&](std::string_view key) { return value_of(q, key); });
+  });
+}
+
 const Layout* layout_of(const Snapshot::Table& t, const Query& q) {
   for (const auto& l : t.layouts) {
     if (l.keys.size() != q.n) continue;
@@ -326,6 +342,7 @@ const char* status_name(Status s) noexcept {
     case Status::no_best: return "no_best";
     case Status::unknown: return "unknown";
     case Status::bad_query: return "bad_query";
+    case Status::ruled_out: return "ruled_out";
   }
   return "unknown";
 }
@@ -352,6 +369,7 @@ Answer Snapshot::lookup(const Table& t, std::string_view shape) const noexcept {
     case Parsed::too_many: return only(Status::unknown);  // no table has that many dimensions
     case Parsed::ok: break;
   }
+  if (ruled_out(t, q)) return only(Status::ruled_out);
   const Layout* l = layout_of(t, q);
   if (!l) return only(Status::unknown);
   for (std::size_t i = 0; i < q.n; ++i) {

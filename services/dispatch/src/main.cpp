@@ -104,6 +104,11 @@ int lookup(const Snapshot& snap, const std::string& op, const std::string& dtype
       why = "kport has no measured evidence for " + op + " " + dtype + " comparable to " + shape + " on " +
             snap.gpu_model() + " in this snapshot; GET /api/v1/best would answer provisional or unranked";
       break;
+    case Status::ruled_out:
+      why = "no " + op + " instance runs " + shape +
+            ": the family's requirements in this snapshot rule it out (a dimension that must be a multiple of "
+            "another); GET /api/v1/best refuses it with 422 and says which";
+      break;
     case Status::bad_query:
       why = "shape '" + shape +
             "' is not key=value,... with non-negative integers and unique lowercase keys, e.g. m=4096,n=4096,k=4096";

@@ -168,6 +168,37 @@ Expected<porting::ShapeRules> read_rules(const json::object& table, const std::s
   return porting::ShapeRules(std::move(out));
 }
 
+// A table's `requires`: what a shape needs for any instance to run it. Absent: nothing.
+Expected<std::vector<porting::ShapeRequirement>> read_requirements(const json::object& table, const std::string& path) {
+  std::vector<porting::ShapeRequirement> out;
+  const json::value* list = table.if_contains("requires");
+  if (!list) return out;
+  if (!list->is_array())
+    return fail(ErrorCode::bad_json, path + ".requires is " + kind_of(*list) + "; expected an array");
+  if (list->as_array().size() > 8) return fail(ErrorCode::bad_value, path + ".requires has more than 8 entries");
+  for (std::size_t i = 0; i < list->as_array().size(); ++i) {
+    const std::string at = path + ".requires[" + std::to_string(i) + "]";
+    const json::value& v = list->as_array()[i];
+    if (!v.is_object()) return fail(ErrorCode::bad_json, at + " is " + kind_of(v) + "; expected an object");
+    Fields f(v.as_object(), at);
+    porting::ShapeRequirement r;
+    r.dim = f.str("dim");
+    r.multiple = f.integer("multiple", 2);
+    if (f.error()) return *f.error();
+    if (const json::value* when = v.as_object().if_contains("when")) {
+      if (!when->is_object() || when->as_object().size() > 4)
+        return fail(ErrorCode::bad_value, at + ".when: an object of at most 4 dims, as the coordinator writes");
+      for (const auto& m : when->as_object()) {
+        if (!m.value().is_int64() || m.value().as_int64() < 0)
+          return fail(ErrorCode::bad_value, at + ".when." + std::string(m.key()) + ": a non-negative integer");
+        r.when.emplace_back(std::string(m.key()), m.value().as_int64());
+      }
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 Expected<porting::Measurement> read_figure(const json::value& v, const std::string& path, const std::string& gpu,
                                            const std::string& arch) {
   if (!v.is_object()) return fail(ErrorCode::bad_json, path + " is " + kind_of(v) + "; expected an object");
@@ -614,8 +645,11 @@ Expected<std::unique_ptr<Snapshot::Impl>> read(std::string_view text, const Load
     }
     auto rules = read_rules(tv.as_object(), path);
     if (!rules.ok()) return rules.error();
+    auto requirements = read_requirements(tv.as_object(), path);
+    if (!requirements.ok()) return requirements.error();
     auto table = index_table(op, dtype, std::move(rows), std::move(*rules), *impl, path);
     if (!table.ok()) return table.error();
+    (*table)->requirements = std::move(*requirements);
     impl->tables.push_back(std::move(*table));
   }
   return impl;

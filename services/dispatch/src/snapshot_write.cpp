@@ -93,6 +93,19 @@ std::string write_snapshot(const SnapshotSource& source) {
       }
       table["dims"] = std::move(dims);
     }
+    if (auto r = source.requirements.find(key.first); r != source.requirements.end() && !r->second.empty()) {
+      json::array list;
+      for (const auto& req : r->second) {
+        json::object o{{"dim", req.dim}, {"multiple", req.multiple}};
+        if (!req.when.empty()) {
+          json::object when;
+          for (const auto& [dim, value] : req.when) when[dim] = value;
+          o["when"] = std::move(when);
+        }
+        list.push_back(std::move(o));
+      }
+      table["requires"] = std::move(list);
+    }
     out_tables.push_back(std::move(table));
   }
   json::array commits, drivers;

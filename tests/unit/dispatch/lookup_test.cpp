@@ -158,6 +158,47 @@ TEST(DispatchLookup, AForeignFamilysExactDimensionIsReadFromTheSnapshot) {
   EXPECT_EQ(plain->lookup("rope", "bf16", "heads=32,rotary_dim=128,tokens=4096").status, Status::nearest);
 }
 
+TEST(DispatchLookup, AShapeTheFamilysRequirementsRuleOutIsRuledOutAsTheApiRefusesIt) {
+  SnapshotSource src{k_gpu,
+                     "9.0",
+                     k_generated_ms,
+                     "2027-01-15T08:00:00.000Z",
+                     {figure("gemm_fp8", "e4m3", "gemm_fp8.wgmma_tma.a", "k=2048,m=64,n=7168,scale=2", 12.0),
+                      figure("gemm_fp8", "e4m3", "gemm_fp8.wgmma_tma.a", "k=2048,m=64,n=7168,scale=0", 11.0)}};
+  src.rules = kport_rules();
+  // kport's gemm_fp8 as kernels/kport.json declares it: K a multiple of 16, of 128 with block scales.
+  auto m = porting::load_manifest(std::filesystem::path(KPORT_KERNELS_DIR) / "kport.json", "kernels/kport.json");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  for (const auto& f : porting::op_families_of(*m))
+    if (!f.requirements.empty()) src.requirements.emplace(f.name, f.requirements);
+  ASSERT_EQ(src.requirements.count("gemm_fp8"), 1u);
+  auto snap = Snapshot::parse(write_snapshot(src));
+  ASSERT_TRUE(snap.ok()) << snap.error().message;
+  EXPECT_EQ(snap->lookup("gemm_fp8", "e4m3", "m=64,n=7168,k=400,scale=2").status, Status::ruled_out);
+  EXPECT_EQ(snap->lookup("gemm_fp8", "e4m3", "m=64,n=7168,k=100,scale=0").status, Status::ruled_out);
+  EXPECT_EQ(snap->lookup("gemm_fp8", "e4m3", "m=64,n=7168,k=400,scale=0").status, Status::nearest);
+  EXPECT_EQ(snap->lookup("gemm_fp8", "e4m3", "m=64,n=7168,k=2048,scale=2").status, Status::exact);
+  EXPECT_STREQ(status_name(Status::ruled_out), "ruled_out");
+  // A snapshot written without them answers as it always did.
+  src.requirements.clear();
+  auto plain = Snapshot::parse(write_snapshot(src));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->lookup("gemm_fp8", "e4m3", "m=64,n=7168,k=400,scale=2").status, Status::nearest);
+  // A malformed list is refused at load, naming it.
+  auto bad = Snapshot::parse(
+      edit(write_snapshot([&] {
+             auto s = src;
+             s.requirements["gemm_fp8"] = {{"k", 128, {}, ""}};
+             return s;
+           }()),
+           [](boost::json::object& doc) {
+             doc["tables"].as_array()[0].as_object()["requires"].as_array()[0].as_object().erase("multiple");
+           }),
+      at_generation());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("requires[0]"), std::string::npos) << bad.error().message;
+}
+
 TEST(DispatchLookup, TheQuerySyntaxIsShapeParses) {
   auto snap = load(gemm_grid());
   for (std::string q : {"m=1,n=1,k=1",

@@ -393,6 +393,43 @@ TEST(Manifest, AFamilyDeclaresWhichConfigKeysGiveItsGeometry) {
             "digits and '_', 64 at most)");
 }
 
+TEST(Manifest, AFamilyDeclaresWhatAShapeNeedsForAnyInstanceToRunIt) {
+  const std::string head =
+      R"({"manifest_version": 1, "name": "norm-lib", "build": {"cmake": {"target": "h"}}, "targets": "all",
+  "families": [{"name": "layernorm", "dims": ["rows", "cols", {"name": "mode", "default": 0, "min": 0, "max": 1}],
+    "dtypes": ["bf16"],
+    "requires": )";
+  auto m = parse_manifest(head + R"([
+      {"dim": "cols", "multiple": 8, "why": "rows are read 16 bytes at a time"},
+      {"dim": "cols", "multiple": 256, "when": {"mode": 1}}]}]})");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const auto& r = m->families.at(0).requirements;
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].dim, "cols");
+  EXPECT_EQ(r[0].multiple, 8);
+  EXPECT_TRUE(r[0].when.empty());
+  EXPECT_EQ(r[0].why, "rows are read 16 bytes at a time");
+  EXPECT_EQ(r[1].when, (std::vector<std::pair<std::string, std::int64_t>>{{"mode", 1}}));
+  const OpFamily of = to_op_family(m->families.at(0), m->name);
+  ASSERT_TRUE(check_family(of).ok());
+  auto shape = op_shape(of, "rows=4,cols=264,mode=1");
+  ASSERT_TRUE(shape.ok());
+  EXPECT_EQ(unmet_requirement(of, shape->shape),
+            "cols=264 is not a multiple of 256, which layernorm needs when mode=1");
+
+  EXPECT_EQ(refusal(head + R"([{"dim": "colz", "multiple": 8}]}]})"),
+            "kport.json:4: key 'families[0].requires[0].dim': 'colz' is not one of the family's dims");
+  EXPECT_EQ(refusal(head + R"([{"dim": "cols"}]}]})"), "kport.json:4: key 'families[0].requires[0]' needs 'multiple'");
+  EXPECT_EQ(refusal(head + R"([{"dim": "cols", "multiple": 8.5}]}]})"),
+            "kport.json:4: key 'families[0].requires[0].multiple' must be an integer, not a number");
+  EXPECT_EQ(refusal(head + R"([{"dim": "cols", "multiple": 8,
+      "when": {"cols": 1}}]}]})"),
+            "kport.json:5: key 'families[0].requires[0].when.cols': a requirement of 'cols' cannot depend on it");
+  EXPECT_EQ(refusal(head + R"([{"dim": "cols", "multiple": 8, "if": {}}]}]})"),
+            "kport.json:4: unknown key 'families[0].requires[0].if' (families[0].requires[0] takes dim, multiple, "
+            "when, why)");
+}
+
 // kernels/kport.json describes kport's own build, and its families are the ones the
 // harness's shape contract (op_shape.h) knows, with the same dimensions.
 TEST(Manifest, KportsOwnKernelsManifestMatchesTheHarness) {

@@ -198,4 +198,51 @@ TEST(OpFamily, ADeclarationThatDoesNotHoldIsRefusedNamingTheField) {
             "field 'example' of family layernorm: 'rows=1': shape has no 'cols' (layernorm shapes are rows,cols)");
 }
 
+TEST(OpFamily, ARequirementRulesOutAShapeForEveryInstanceAndSaysWhy) {
+  const OpFamily* fp8 = kport_families().find("gemm_fp8");
+  ASSERT_NE(fp8, nullptr);
+  auto unmet = [&](std::string_view text) {
+    auto s = porting::op_shape(*fp8, text);
+    EXPECT_TRUE(s.ok()) << text;
+    return s.ok() ? unmet_requirement(*fp8, s->shape) : std::optional<std::string>("(no shape)");
+  };
+  // Per-tensor and row-wise scales need K a multiple of 16, block scales of 128.
+  EXPECT_EQ(unmet("m=64,n=7168,k=2048,scale=2"), std::nullopt);
+  EXPECT_EQ(unmet("m=1,n=4097,k=400"), std::nullopt);
+  EXPECT_EQ(unmet("m=64,n=7168,k=400,scale=1"), std::nullopt);
+  auto block = unmet("m=64,n=7168,k=400,scale=2");
+  ASSERT_TRUE(block);
+  EXPECT_EQ(block->substr(0, block->find(':')), "k=400 is not a multiple of 128, which gemm_fp8 needs when scale=2");
+  EXPECT_NE(block->find("a block scale covers"), std::string::npos) << *block;
+  auto any = unmet("m=64,n=7168,k=100");
+  ASSERT_TRUE(any);
+  EXPECT_EQ(any->substr(0, any->find(':')), "k=100 is not a multiple of 16, which gemm_fp8 needs");
+  // A family that declares none rules out nothing.
+  const OpFamily* gemm = kport_families().find("gemm");
+  ASSERT_NE(gemm, nullptr);
+  auto odd = porting::op_shape(*gemm, "m=3,n=5,k=7");
+  ASSERT_TRUE(odd.ok());
+  EXPECT_EQ(unmet_requirement(*gemm, odd->shape), std::nullopt);
+}
+
+TEST(OpFamily, ARequirementThatDoesNotHoldIsRefusedNamingTheField) {
+  auto refusal = [](const ShapeRequirement& r) {
+    OpFamily f = layernorm();
+    f.requirements = {r};
+    auto st = check_family(f);
+    return st.ok() ? std::string("(valid)") : st.error().message;
+  };
+  EXPECT_EQ(refusal({"cols", 8, {{"rows", 1}}, "vectors of 8"}), "(valid)");
+  EXPECT_EQ(refusal({"colz", 8, {}, ""}),
+            "field 'requires[0].dim' of family layernorm: 'colz' is not one of the family's dims");
+  EXPECT_EQ(refusal({"cols", 1, {}, ""}),
+            "field 'requires[0].multiple' of family layernorm: must be an integer in 2 .. 2^30");
+  EXPECT_EQ(refusal({"cols", 8, {{"cols", 8}}, ""}),
+            "field 'requires[0].when.cols' of family layernorm: a requirement of 'cols' cannot depend on it");
+  EXPECT_EQ(refusal({"cols", 8, {{"batch", 1}}, ""}),
+            "field 'requires[0].when.batch' of family layernorm: 'batch' is not one of the family's dims");
+  EXPECT_EQ(refusal({"cols", 8, {}, std::string(201, 'x')}),
+            "field 'requires[0].why' of family layernorm: must be 200 bytes at most");
+}
+
 }  // namespace kport::porting

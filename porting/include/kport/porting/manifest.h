@@ -75,8 +75,9 @@ struct ManifestFamily {
   std::map<std::string, ManifestTolerance> tolerances;  // per dtype, over the manifest's own
   std::string flops, bytes;                             // work expressions (work_expr.h); empty: not stated
   std::string bound;                                    // "memory", "compute" or "" (not stated)
-  std::string example;    // a shape to offer a user ("m=4096,n=4096,k=4096"); may be empty
-  GeometryKeys geometry;  // which instance config keys tile which dims; empty: not declared
+  std::string example;                         // a shape to offer a user ("m=4096,n=4096,k=4096"); may be empty
+  GeometryKeys geometry;                       // which instance config keys tile which dims; empty: not declared
+  std::vector<ShapeRequirement> requirements;  // `requires`: what a shape needs for any instance to run it
   int line = 0;
 };
 

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,15 +60,36 @@ struct DimRuleProblem {
 };
 std::optional<DimRuleProblem> dim_rule_problem(const Shape::DimRule& rule);
 
+// A value a dimension must be a multiple of for any instance of the family to run a
+// shape, part of the family's contract (gemm_fp8's K-contiguous fp8 rows, its 128-wide
+// block scales): when every dimension of `when` has its value (always when empty). The
+// declaration's `requires`.
+struct ShapeRequirement {
+  std::string dim;
+  std::int64_t multiple = 0;
+  std::vector<std::pair<std::string, std::int64_t>> when;
+  std::string why;  // said with a refusal; may be empty
+};
+
+// What is wrong with a requirement, if anything: `key` is the field within it ("dim",
+// "when.scale") and `what` says why. A dim the family lacks, a multiple outside
+// 2 .. 2^30, a condition on a dim the family lacks or on the required dim itself, more
+// than 4 conditions, a reason over 200 bytes.
+struct RequirementProblem {
+  std::string key, what;
+};
+std::optional<RequirementProblem> requirement_problem(const ShapeRequirement& r, std::span<const std::string> dims);
+
 struct OpFamily {
   std::string name, description;
   std::vector<OpDim> dims;  // in the harness's order
   std::vector<std::string> dtypes;
   std::string flops, bytes;  // WorkExpr texts; empty: not stated
   std::optional<Bound> bound_hint;
-  std::string example;        // a shape to offer a user; empty: none stated
-  GeometryKeys geometry;      // which instance config keys tile which dims (wave_model.h); empty: none
-  std::string library, repo;  // who declared it: the manifest's name, the repository ("" built in)
+  std::string example;                         // a shape to offer a user; empty: none stated
+  GeometryKeys geometry;                       // which instance config keys tile which dims (wave_model.h); empty: none
+  std::vector<ShapeRequirement> requirements;  // what a shape needs for any instance to run it
+  std::string library, repo;                   // who declared it: the manifest's name, the repository ("" built in)
 
   // The hint, else memory when only `bytes` is stated, else compute.
   Bound bound() const;
@@ -80,11 +102,30 @@ struct OpFamily {
   std::optional<double> bytes_at(const Shape& s, std::string_view dtype) const;
 };
 
+// Whether `r` rules out a shape whose value of each dimension `value_of(name)` gives (-1
+// when it has none: then nothing is ruled out by that dimension). The one rule, for
+// unmet_requirement and kport-dispatch's lookup, which reads its query's own values and
+// allocates nothing.
+template <typename ValueOf>
+bool rules_out(const ShapeRequirement& r, ValueOf&& value_of) {
+  const std::int64_t v = value_of(std::string_view(r.dim));
+  if (v < 0 || v % r.multiple == 0) return false;
+  for (const auto& [dim, value] : r.when)
+    if (value_of(std::string_view(dim)) != value) return false;
+  return true;
+}
+
+// The first of `f`'s requirements that the whole shape `s` (op_shape's) does not meet,
+// said for a refusal ("k=100 is not a multiple of 128, which gemm_fp8 needs when scale=2:
+// a block scale covers 128 K elements"); nullopt when no instance is ruled out by it.
+std::optional<std::string> unmet_requirement(const OpFamily& f, const Shape& s);
+
 // invalid_argument naming the field: a name that is not letters, digits and '_', no or
 // repeated dims, a range that is empty or a default outside it, a dim's rule that does
 // not hold (dim_rule_problem), an unknown or repeated
 // dtype, an expression that does not parse, a geometry declaration that does not hold
-// (wave_model.h geometry_problem). What a manifest or a runner declares is
+// (wave_model.h geometry_problem), a requirement that does not hold (requirement_problem).
+// What a manifest or a runner declares is
 // checked with this before it is used.
 Status check_family(const OpFamily& f);
 

@@ -125,6 +125,9 @@ Result<MeasureOpened> request_measurement(Context& ctx, const MeasureRequest& rq
                       "field 'op': " + family.error().message + " (GET /api/v1/families lists the families)");
   auto shape = porting::op_shape(**family, rq.shape);
   if (!shape.ok()) return make_error(shape.error().code, "field 'shape': " + shape.error().message);
+  if (auto unmet = porting::unmet_requirement(**family, shape->shape))
+    return make_error(Errc::unprocessable,
+                      "field 'shape': no " + rq.op + " instance runs " + shape->text + ": " + *unmet);
   if (!dtype_token(rq.dtype))
     return make_error(Errc::invalid_argument,
                       "field 'dtype': '" + rq.dtype + "' is not a dtype such as bf16, fp16 or fp32");

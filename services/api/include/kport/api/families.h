@@ -47,6 +47,15 @@ struct FamilyGeometryDim {
   std::vector<std::string> tile, step, split, max_bytes, align_bytes;
 };
 
+// A value `dim` must be a multiple of for any instance to run a shape, when the dims of
+// `when` have those values (porting::ShapeRequirement); wire: an element of `requires`.
+struct FamilyRequirement {
+  std::string dim;
+  std::int64_t multiple = 0;
+  std::vector<std::pair<std::string, std::int64_t>> when = {};  // wire: an object, dim to value
+  std::string why = {};
+};
+
 // The roles in their wire order, with their place in a FamilyGeometryDim.
 inline constexpr std::pair<const char*, std::vector<std::string> FamilyGeometryDim::*> k_geometry_roles[] = {
     {"tile", &FamilyGeometryDim::tile},
@@ -59,11 +68,12 @@ struct Family {
   std::string name, description;
   std::vector<FamilyDim> dims;
   std::vector<std::string> dtypes;
-  std::optional<std::string> flops, bytes;  // work expressions over the dims
-  std::string bound;                        // "compute" or "memory"; a report may leave it out
-  std::optional<std::string> example;       // a shape to offer a user
-  std::vector<FamilyGeometryDim> geometry;  // wire: an object keyed by dimension; empty: not declared
-  std::string library, repo;                // answers only: who declared it ("" repo: built in)
+  std::optional<std::string> flops, bytes;      // work expressions over the dims
+  std::string bound;                            // "compute" or "memory"; a report may leave it out
+  std::optional<std::string> example;           // a shape to offer a user
+  std::vector<FamilyGeometryDim> geometry;      // wire: an object keyed by dimension; empty: not declared
+  std::vector<FamilyRequirement> requirements;  // wire: "requires"; written only when some
+  std::string library, repo;                    // answers only: who declared it ("" repo: built in)
 };
 
 // What a build reports: the manifest's name, the job whose build read it (the
@@ -123,6 +133,17 @@ inline boost::json::object to_json(const Family& f, bool with_origin = true) {
   if (!f.bound.empty()) o["bound"] = f.bound;
   if (f.example) o["example"] = *f.example;
   if (!f.geometry.empty()) o["geometry"] = to_json(f.geometry);
+  if (!f.requirements.empty())
+    o["requires"] = write_list(f.requirements, [](const FamilyRequirement& r) {
+      boost::json::object req{{"dim", r.dim}, {"multiple", r.multiple}};
+      if (!r.when.empty()) {
+        boost::json::object when;
+        for (const auto& [dim, value] : r.when) when[dim] = value;
+        req["when"] = std::move(when);
+      }
+      if (!r.why.empty()) req["why"] = r.why;
+      return req;
+    });
   if (with_origin) {
     o["library"] = f.library;
     o["repo"] = f.repo;
@@ -218,6 +239,23 @@ inline Family read_family(Fields& f) {
   x.bound = f.opt_str("bound", 16).value_or("");
   x.example = f.opt_str("example", 1024);
   x.geometry = read_family_geometry(f);
+  x.requirements = read_list(f, "requires", [](Fields& r) {
+    FamilyRequirement out;
+    out.dim = r.str("dim", 64);
+    out.multiple = r.opt_int("multiple", 0, std::int64_t{1} << 30).value_or(0);
+    if (const boost::json::object* when = r.object("when")) {
+      if (when->size() > 4) r.fail("when", "must name at most 4 dims");
+      for (const auto& m : *when) {
+        if (!m.value().is_int64() || m.value().as_int64() < 0 || m.value().as_int64() > (std::int64_t{1} << 30)) {
+          r.fail("when", "must map each dim to an integer in 0 .. 2^30");
+          break;
+        }
+        out.when.emplace_back(std::string(m.key()), m.value().as_int64());
+      }
+    }
+    out.why = r.opt_str("why", 200).value_or("");
+    return out;
+  });
   x.library = f.opt_str("library", 128).value_or("");
   x.repo = f.opt_str("repo", 128).value_or("");
   if (f.ok() && x.dims.empty()) f.fail("dims", "must list the family's dimensions");

@@ -15,7 +15,9 @@
 //
 // What the API would answer *provisional* or *unranked* (no measured evidence for the
 // op and dtype on this GPU model, or none comparable to the shape) is Status::unknown,
-// and a shape whose every instance failed is Status::no_best: never a silent default.
+// and a shape whose every instance failed is Status::no_best; a shape the family's
+// declared requirements rule out (gemm_fp8's K with block scales, the table's `requires`)
+// is Status::ruled_out, as the API refuses it: never a silent default.
 //
 // Thread-safety: a Snapshot is immutable after load; lookups from any number of threads
 // are safe. Answers point into the Snapshot and stay valid while it lives (a moved
@@ -84,6 +86,7 @@ enum class Status {
   no_best,    // measured, but every instance at the nearest measured shape failed or was not timed
   unknown,    // no measured evidence for (op, dtype) on this GPU model, or none comparable to the shape
   bad_query,  // the shape is not key=value,... with non-negative integers and unique lowercase keys
+  ruled_out,  // the family's requirements rule the shape out for every instance (the API's 422)
 };
 const char* status_name(Status s) noexcept;
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kport/porting/op_shape.h"
 #include "kport/porting/selection.h"
 
 namespace kport::dispatch {
@@ -28,6 +29,9 @@ struct SnapshotSource {
   // Per op, its family's dimension rules (porting::OpFamily::shape_rules()): written with
   // each table of the op as `dims`; an op without: every dimension plain.
   std::map<std::string, porting::ShapeRules> rules = {};
+  // Per op, its family's requirements (porting::OpFamily::requirements): written with each
+  // table of the op as `requires`, so a lookup rules out what the API refuses.
+  std::map<std::string, std::vector<porting::ShapeRequirement>> requirements = {};
 };
 
 // The document, checksummed (FNV-1a 64 over its bytes with the checksum's digits
