@@ -16,7 +16,7 @@
 #     linker) and linked in; otherwise nothing is compiled and `list` reports the variant
 #     not_applicable with the missing features. KPORT_EXCLUDE_VARIANTS (family.variant, ...)
 #     leaves variants out on purpose (`excluded`). FAMILY is one the harness knows: gemm,
-#     gemm_fp8, attention, rmsnorm, softmax.
+#     gemm_fp8, grouped_gemm, attention, rmsnorm, softmax.
 #
 # A harness's variants are collected until the end of the directory that called
 # kport_add_harness; its target info is written then.
@@ -77,8 +77,8 @@ function(kport_harness_variant name)
   if(NOT ARG_FAMILY OR NOT ARG_VARIANT OR NOT ARG_SOURCES)
     message(FATAL_ERROR "${where}: FAMILY, VARIANT and SOURCES are required")
   endif()
-  if(NOT ARG_FAMILY MATCHES "^(gemm|gemm_fp8|attention|rmsnorm|softmax)$")
-    message(FATAL_ERROR "${where}: the harness SDK runs the families gemm, gemm_fp8, attention, rmsnorm "
+  if(NOT ARG_FAMILY MATCHES "^(gemm|gemm_fp8|grouped_gemm|attention|rmsnorm|softmax)$")
+    message(FATAL_ERROR "${where}: the harness SDK runs the families gemm, gemm_fp8, grouped_gemm, attention, rmsnorm "
                         "and softmax; '${ARG_FAMILY}' needs a harness of its own that speaks "
                         "docs/harness-protocol.md (a CMake target or a command, docs/BRING-YOUR-LIBRARY.md)")
   endif()

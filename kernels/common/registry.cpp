@@ -20,6 +20,7 @@ const char* family_name(Family f) {
     case Family::rmsnorm: return "rmsnorm";
     case Family::softmax: return "softmax";
     case Family::gemm_fp8: return "gemm_fp8";
+    case Family::grouped_gemm: return "grouped_gemm";
   }
   return "unknown";
 }

@@ -10,7 +10,8 @@
 // --throttle-threshold of the highest clock read in the warm-up is dropped, with a pause to
 // recover (nvbench's rule; after 4x the time cap throttled samples are kept, and marked). Measured on an H200 (docs/BENCHMARKS.md, bench/stability/): continuous sampling
 // moved compute-bound figures by up to 4-7 % between a cool and a hot GPU; this way, under 1 %. The baseline runs in the same process on the same buffers: cuBLAS
-// (cublasGemmEx, same dtype and layout, fp32 compute) for gemm, a device-to-device copy of
+// (cublasGemmEx, same dtype and layout, fp32 compute) for gemm, cublasGemmStridedBatchedEx for
+// grouped_gemm (its groups are equal, so a strided batch), a device-to-device copy of
 // the input for rmsnorm and softmax; attention has none here (bench/peers measures it).
 #include <algorithm>
 #include <chrono>
@@ -22,6 +23,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "cublas_grouped.h"
 #include "device_buffers.h"
 #include "device/harness_kernels.h"
 #include "gpu_context.h"
@@ -407,6 +409,17 @@ class Bencher {
                                                cuda_type(g.dtype), g.n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
         return st == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
       };
+    } else if (c.shape.family == Family::grouped_gemm) {
+      // Equal groups make the contiguous layout a strided batch: the same work and bytes.
+      base["name"] = "cublasGemmStridedBatchedEx";
+      base["detail"] =
+          "equal groups as a strided batch (exactly grouped GEMM with equal groups), same layout and dtype "
+          "in/out, CUBLAS_COMPUTE_32F, default math mode";
+      fn = [this, &sets, &next]() -> cudaError_t {
+        const auto& g = sets[next++ % sets.size()]->problem.grouped_gemm;
+        const cublasStatus_t st = cublas_grouped_gemm(m_ctx.cublas, g, g.d, cuda_type(g.dtype), CUBLAS_COMPUTE_32F);
+        return st == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
+      };
     } else {
       base["name"] = "cudaMemcpyAsync device-to-device";
       base["detail"] = "copy of the input (rows*cols elements): the same bytes read and written";
@@ -425,7 +438,7 @@ class Bencher {
     base["timing"] = timing_json(t);
     base["timing"]["input_sets"] = sets.size();
     add_rates(base, c, t.median);
-    if (c.shape.family != Family::gemm) {
+    if (c.shape.family != Family::gemm && c.shape.family != Family::grouped_gemm) {
       // What the copy moved: bytes read plus bytes written.
       base["gbps"] = 2.0 * double(b.out_elems) * kport::kernels::dtype_size(c.dtype) / (t.median * 1e-3) / 1e9;
     }

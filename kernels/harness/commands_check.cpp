@@ -8,6 +8,7 @@
 #include <random>
 
 #include "commands.h"
+#include "cublas_grouped.h"
 #include "device/harness_kernels.h"
 #include "device_buffers.h"
 #include "gpu_context.h"
@@ -128,6 +129,7 @@ class Checker {
     switch (c.shape.family) {
       case Family::gemm: ce = check_gemm(b, stats, reference); break;
       case Family::gemm_fp8: ce = check_gemm_fp8(b, stats, reference); break;
+      case Family::grouped_gemm: ce = check_grouped_gemm(b, stats, reference); break;
       case Family::attention: ce = check_attention(b, stats, lse_err, lse_bad, reference); break;
       default: ce = check_rowwise(b, seed, stats, reference); break;
     }
@@ -170,6 +172,38 @@ class Checker {
     cublasSetMathMode(m_ctx.cublas, CUBLAS_DEFAULT_MATH);
     if (st != CUBLAS_STATUS_SUCCESS) return {cudaErrorUnknown, "cuBLAS reference gemm"};
     e = compare_with_reference(g.c, g.dtype, static_cast<float*>(ref.get()), b.out_elems, scratch.get(), stats,
+                               m_ctx.stream);
+    return {e, "comparing with the cuBLAS reference"};
+  }
+
+  // Reference of grouped_gemm: each group's gemm in double on the CPU (kport::reference::
+  // grouped_gemm), or all of them in one cuBLAS strided batched call in fp32 pedantic math
+  // (groups are equal, so the batch is exactly the grouped problem).
+  CheckError check_grouped_gemm(ProblemBuffers& b, CompareStats& stats, std::string& reference) {
+    const auto& g = b.problem.grouped_gemm;
+    const std::size_t rows = std::size_t(g.groups) * g.m;
+    if (m_opt.reference == "auto" && double(g.groups) * g.m * g.n * g.k <= k_cpu_gemm_macs) {
+      reference = "cpu_double";
+      std::vector<float> a, bm, out;
+      cudaError_t e = download_as_float(g.a, g.dtype, 0, rows * g.k, a);
+      if (e == cudaSuccess) e = download_as_float(g.b, g.dtype, 0, std::size_t(g.groups) * g.k * g.n, bm);
+      if (e == cudaSuccess) e = download_as_float(g.d, g.dtype, 0, b.out_elems, out);
+      if (e != cudaSuccess) return {e, "copying grouped_gemm data to the host"};
+      std::vector<double> ref(b.out_elems);
+      kport::reference::grouped_gemm(a.data(), bm.data(), ref.data(), g.groups, g.m, g.n, g.k);
+      compare_host(out.data(), ref.data(), out.size(), stats);
+      return {cudaSuccess, ""};
+    }
+    reference = "gpu_cublas_fp32_pedantic_strided_batched";
+    DeviceBuffer ref, scratch;
+    cudaError_t e = ref.allocate(b.out_elems * sizeof(float));
+    if (e == cudaSuccess) e = scratch.allocate(compare_scratch_bytes());
+    if (e != cudaSuccess) return {e, "allocating the reference"};
+    cublasSetMathMode(m_ctx.cublas, CUBLAS_PEDANTIC_MATH);
+    const cublasStatus_t st = cublas_grouped_gemm(m_ctx.cublas, g, ref.get(), CUDA_R_32F, CUBLAS_COMPUTE_32F);
+    cublasSetMathMode(m_ctx.cublas, CUBLAS_DEFAULT_MATH);
+    if (st != CUBLAS_STATUS_SUCCESS) return {cudaErrorUnknown, "cuBLAS reference strided batched gemm"};
+    e = compare_with_reference(g.d, g.dtype, static_cast<float*>(ref.get()), b.out_elems, scratch.get(), stats,
                                m_ctx.stream);
     return {e, "comparing with the cuBLAS reference"};
   }

@@ -39,6 +39,9 @@ double problem_device_bytes(const Shape& s, DType dtype) {
     case Family::gemm_fp8:  // the operands, D, and the fp32 operands and D of the reference
       return e * (double(s.m) * s.k + double(s.k) * s.n) + 2.0 * s.m * double(s.n) +
              4.0 * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n) / 2.2;
+    case Family::grouped_gemm:  // A, B, D, and the fp32 D of the cuBLAS reference
+      return s.groups *
+             (e * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n) + 4.0 * s.m * double(s.n) / 2.2);
     case Family::attention:
       return e * 4.0 * s.batch * s.heads * double(s.seq_len) * s.head_dim + 4.0 * s.batch * s.heads * double(s.seq_len);
     default: return e * (2.0 * s.rows * double(s.cols) + s.cols);
@@ -83,6 +86,21 @@ cudaError_t setup_problem(const Shape& s, DType dtype, std::uint64_t seed, Probl
       g.a = b.in0.get(), g.b = b.in1.get(), g.d = b.out.get();
       g.scale_a = static_cast<const float*>(b.scale_a.get());
       g.scale_b = static_cast<const float*>(b.scale_b.get());
+      break;
+    }
+    case Family::grouped_gemm: {
+      // Equal groups, one after the other: A [g*m, k], B [g, k, n], D [g*m, n]; the same value
+      // range as gemm, so each group is a gemm of the gemm family's inputs.
+      const std::size_t rows = std::size_t(s.groups) * s.m;
+      const std::size_t na = rows * s.k, nb = std::size_t(s.groups) * s.k * s.n;
+      b.out_elems = rows * s.n;
+      KPORT_TRY(b.in0.allocate(na * e));
+      KPORT_TRY(b.in1.allocate(nb * e));
+      KPORT_TRY(b.out.allocate(b.out_elems * e));
+      KPORT_TRY(fill_uniform(b.in0.get(), na, dtype, seed, k_stream_in0, -1.0f, 1.0f, stream));
+      KPORT_TRY(fill_uniform(b.in1.get(), nb, dtype, seed, k_stream_in1, -1.0f, 1.0f, stream));
+      auto& g = b.problem.grouped_gemm;
+      g.a = b.in0.get(), g.b = b.in1.get(), g.d = b.out.get();
       break;
     }
     case Family::attention: {

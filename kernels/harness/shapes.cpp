@@ -14,10 +14,11 @@ namespace {
 constexpr long long k_max_dim = 1LL << 30;
 
 HarnessError bad_shape(const std::string& text, const std::string& why, Family family) {
-  const char* expected = family == Family::gemm        ? "m=4096,n=4096,k=4096"
-                         : family == Family::gemm_fp8  ? "m=4096,n=7168,k=16384,scale=2"
-                         : family == Family::attention ? "b=4,h=16,l=4096,d=128,causal=1"
-                                                       : "rows=32768,cols=4096";
+  const char* expected = family == Family::gemm           ? "m=4096,n=4096,k=4096"
+                         : family == Family::gemm_fp8     ? "m=4096,n=7168,k=16384,scale=2"
+                         : family == Family::grouped_gemm ? "g=4,m=8192,n=4096,k=7168"
+                         : family == Family::attention    ? "b=4,h=16,l=4096,d=128,causal=1"
+                                                          : "rows=32768,cols=4096";
   return {"bad_shape",
           "shape '" + text + "' for " + kport::kernels::family_name(family) + ": " + why + " (expected e.g. " +
               expected + ")",
@@ -31,6 +32,7 @@ std::optional<HarnessError> parse_shape(Family family, const std::string& text, 
   switch (family) {
     case Family::gemm: keys = {"m", "n", "k"}; break;
     case Family::gemm_fp8: keys = {"m", "n", "k", "scale"}; break;
+    case Family::grouped_gemm: keys = {"g", "m", "n", "k"}; break;
     case Family::attention: keys = {"b", "h", "l", "d", "causal"}; break;
     default: keys = {"rows", "cols"}; break;
   }
@@ -75,6 +77,18 @@ std::optional<HarnessError> parse_shape(Family family, const std::string& text, 
       s.m = get("m"), s.n = get("n"), s.k = get("k");
       s.scale = values.count("scale") ? get("scale") : 0;
       break;
+    case Family::grouped_gemm:
+      s.groups = get("g"), s.m = get("m"), s.n = get("n"), s.k = get("k");
+      // The contiguous layout's contract: no tile of rows holds two groups' rows.
+      if (s.m % kport::kernels::k_grouped_m_align != 0)
+        return bad_shape(text,
+                         "m is the rows of each group and must be a multiple of " +
+                             std::to_string(kport::kernels::k_grouped_m_align) +
+                             " (the contiguous layout's row alignment; pad each group's rows to it)",
+                         family);
+      if (double(s.groups) * s.m > double(k_max_dim))
+        return bad_shape(text, "g*m (the rows of A and D) must be at most 2^30", family);
+      break;
     case Family::attention:
       s.batch = get("b"), s.heads = get("h"), s.seq_len = get("l"), s.head_dim = get("d");
       s.causal = values.count("causal") && values["causal"] == 1;
@@ -92,6 +106,7 @@ std::string shape_string(const Shape& s) {
   switch (s.family) {
     case Family::gemm: o << "m=" << s.m << ",n=" << s.n << ",k=" << s.k; break;
     case Family::gemm_fp8: o << "m=" << s.m << ",n=" << s.n << ",k=" << s.k << ",scale=" << s.scale; break;
+    case Family::grouped_gemm: o << "g=" << s.groups << ",m=" << s.m << ",n=" << s.n << ",k=" << s.k; break;
     case Family::attention:
       o << "b=" << s.batch << ",h=" << s.heads << ",l=" << s.seq_len << ",d=" << s.head_dim
         << ",causal=" << (s.causal ? 1 : 0);
@@ -105,6 +120,7 @@ Json shape_json(const Shape& s) {
   switch (s.family) {
     case Family::gemm: return {{"m", s.m}, {"n", s.n}, {"k", s.k}};
     case Family::gemm_fp8: return {{"m", s.m}, {"n", s.n}, {"k", s.k}, {"scale", s.scale}};
+    case Family::grouped_gemm: return {{"g", s.groups}, {"m", s.m}, {"n", s.n}, {"k", s.k}};
     case Family::attention:
       return {{"b", s.batch}, {"h", s.heads}, {"l", s.seq_len}, {"d", s.head_dim}, {"causal", s.causal}};
     default: return {{"rows", s.rows}, {"cols", s.cols}};
@@ -112,7 +128,8 @@ Json shape_json(const Shape& s) {
 }
 
 std::optional<Family> parse_family(const std::string& name) {
-  for (Family f : {Family::gemm, Family::attention, Family::rmsnorm, Family::softmax, Family::gemm_fp8})
+  for (Family f :
+       {Family::gemm, Family::attention, Family::rmsnorm, Family::softmax, Family::gemm_fp8, Family::grouped_gemm})
     if (name == kport::kernels::family_name(f)) return f;
   return std::nullopt;
 }
@@ -130,6 +147,7 @@ double output_elements(const Shape& s) {
   switch (s.family) {
     case Family::gemm:
     case Family::gemm_fp8: return double(s.m) * s.n;
+    case Family::grouped_gemm: return double(s.groups) * s.m * s.n;
     case Family::attention: return double(s.batch) * s.heads * s.seq_len * s.head_dim;
     default: return double(s.rows) * s.cols;
   }
@@ -139,6 +157,7 @@ double flop_count(const Shape& s) {
   switch (s.family) {
     case Family::gemm:
     case Family::gemm_fp8: return 2.0 * s.m * s.n * s.k;
+    case Family::grouped_gemm: return 2.0 * s.groups * s.m * double(s.n) * s.k;
     case Family::attention: {
       const double full = 4.0 * s.batch * s.heads * double(s.seq_len) * s.seq_len * s.head_dim;
       return s.causal ? full / 2 : full;
@@ -153,6 +172,8 @@ double byte_count(const Shape& s, DType dtype) {
     case Family::gemm: return e * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
     case Family::gemm_fp8:  // fp8 A and B read, bf16 D written (scales are negligible)
       return e * (double(s.m) * s.k + double(s.k) * s.n) + 2.0 * s.m * double(s.n);
+    case Family::grouped_gemm:  // every group's A, B and D once, as gemm counts them
+      return e * s.groups * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
     case Family::attention:
       return e * 4.0 * s.batch * s.heads * double(s.seq_len) * s.head_dim +
              4.0 * s.batch * s.heads * double(s.seq_len);  // q,k,v read; o, lse written
@@ -170,6 +191,11 @@ Shape gemm_shape(int m, int n, int k) {
 Shape fp8_shape(int m, int n, int k, int scale) {
   Shape s = gemm_shape(m, n, k);
   s.family = Family::gemm_fp8, s.scale = scale;
+  return s;
+}
+Shape grouped_shape(int g, int m, int n, int k) {
+  Shape s = gemm_shape(m, n, k);
+  s.family = Family::grouped_gemm, s.groups = g;
   return s;
 }
 Shape attn_shape(int b, int h, int l, int d, bool causal) {
@@ -228,6 +254,18 @@ std::vector<Shape> bench_grid(Family family) {
                                 std::array<int, 3>{32, 7168, 2048}, std::array<int, 3>{256, 7168, 16384}})
           grid.push_back(fp8_shape(mnk[0], mnk[1], mnk[2], scale));
       break;
+    case Family::grouped_gemm:
+      // The target (4 experts of M 8192, N 4096, K 7168, which torch._grouped_mm runs
+      // at 657 TFLOP/s on the H200), then MoE layers of 8 experts: up/gate projections
+      // (N 2x the expert width) and down projections (K the expert width) of 7168-, 4096- and
+      // 2048-hidden models, at 512 to 2048 tokens per expert.
+      for (const auto& gmnk : {std::array<int, 4>{4, 8192, 4096, 7168}, std::array<int, 4>{8, 2048, 4096, 7168},
+                               std::array<int, 4>{8, 2048, 7168, 2048}, std::array<int, 4>{8, 1024, 4096, 7168},
+                               std::array<int, 4>{8, 1024, 7168, 2048}, std::array<int, 4>{8, 512, 4096, 7168},
+                               std::array<int, 4>{8, 512, 7168, 2048}, std::array<int, 4>{8, 1024, 2048, 4096},
+                               std::array<int, 4>{8, 2048, 4096, 2048}})
+        grid.push_back(grouped_shape(gmnk[0], gmnk[1], gmnk[2], gmnk[3]));
+      break;
     case Family::attention:
       // Batch x heads x length at about the same tokens per launch, head dim 64 and 128,
       // causal and not.
@@ -272,6 +310,14 @@ std::vector<Shape> check_grid(Family family) {
               std::array<int, 3>{129, 4096, 520}})
           grid.push_back(fp8_shape(mnk[0], mnk[1], mnk[2], scale));
       break;
+    case Family::grouped_gemm:
+      // Small problems for the CPU reference: one group and several, N and K odd (refused by
+      // the TMA instances, which need multiples of 8), N below a tile, K below one step.
+      for (const Shape& s : {grouped_shape(1, 128, 64, 64), grouped_shape(3, 128, 255, 63),
+                             grouped_shape(2, 256, 129, 520), grouped_shape(4, 128, 4104, 72),
+                             grouped_shape(5, 384, 8, 8), grouped_shape(2, 128, 1, 1), grouped_shape(3, 256, 264, 520)})
+        grid.push_back(s);
+      break;
     case Family::attention:
       for (const Shape& s :
            {attn_shape(1, 2, 1, 64, false), attn_shape(1, 2, 77, 64, true), attn_shape(2, 3, 129, 128, false),
@@ -298,6 +344,7 @@ Problem make_problem(const Shape& s, DType dtype) {
           nullptr, nullptr, nullptr, nullptr, nullptr, s.m, s.n, s.k, static_cast<kport::kernels::Fp8Scale>(s.scale),
           dtype};
       break;
+    case Family::grouped_gemm: p.grouped_gemm = {nullptr, nullptr, nullptr, s.groups, s.m, s.n, s.k, dtype}; break;
     case Family::attention:
       p.attention = {nullptr,
                      nullptr,

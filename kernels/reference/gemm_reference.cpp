@@ -20,6 +20,12 @@ void gemm(const float* a, const float* b, double* c, int m, int n, int k) {
   }
 }
 
+void grouped_gemm(const float* a, const float* b, double* d, int groups, int m, int n, int k) {
+  for (int g = 0; g < groups; ++g)
+    gemm(a + static_cast<std::size_t>(g) * m * k, b + static_cast<std::size_t>(g) * k * n,
+         d + static_cast<std::size_t>(g) * m * n, m, n, k);
+}
+
 void dequantize_fp8(float* values, const float* scales, int rows, int k, kport::kernels::Fp8Scale mode, bool of_a) {
   const int kblocks = (k + kport::kernels::k_fp8_block - 1) / kport::kernels::k_fp8_block;
   for (int r = 0; r < rows; ++r)

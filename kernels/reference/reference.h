@@ -15,6 +15,10 @@ namespace kport::reference {
 // c[m,n] = sum_k a[m,k] * b[k,n]
 void gemm(const float* a, const float* b, double* c, int m, int n, int k);
 
+// grouped_gemm's contiguous layout: for each of `groups` groups g, d[g*m + i, j] =
+// sum_p a[g*m + i, p] * b[g, p, j], with a [groups*m, k], b [groups, k, n], d [groups*m, n].
+void grouped_gemm(const float* a, const float* b, double* d, int groups, int m, int n, int k);
+
 // c[m,n] = sum_k a[m,k] * b[n,k]: both operands K-contiguous, as gemm_fp8 stores them.
 void gemm_nt(const float* a, const float* b, double* c, int m, int n, int k);
 

@@ -53,6 +53,26 @@ TEST(OpShape, AttentionWithoutCausalIsTheNonCausalShapeTheHarnessReports) {
   EXPECT_FALSE(a->shape == op_shape("attention", "b=4,h=16,l=4096,d=128,causal=1")->shape);
 }
 
+// grouped_gemm's shapes are spelled g,m,n,k as the harness prints them, every key
+// required, and its work is the g gemms' together.
+TEST(OpShape, GroupedGemmIsSpelledGroupsFirstAndCountsEveryGroupsWork) {
+  auto s = op_shape("grouped_gemm", "k=7168,n=4096,m=8192,g=4");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->text, "g=4,m=8192,n=4096,k=7168");
+  const OpFamily* f = kport_families().find("grouped_gemm");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->bound(), Bound::compute);
+  EXPECT_DOUBLE_EQ(*f->flops_at(s->shape, "bf16"), 2.0 * 4 * 8192 * 4096 * 7168);
+  EXPECT_DOUBLE_EQ(*f->bytes_at(s->shape, "bf16"), 4.0 * (8192.0 * 7168 + 7168.0 * 4096 + 8192.0 * 4096) * 2);
+  EXPECT_EQ(f->dtypes, std::vector<std::string>{"bf16"});
+  auto missing = op_shape("grouped_gemm", "m=128,n=8,k=8");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message, "shape has no 'g' (grouped_gemm shapes are g,m,n,k)");
+  auto zero = op_shape("grouped_gemm", "g=0,m=128,n=8,k=8");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.error().message.find("'g' is out of range"), std::string::npos) << zero.error().message;
+}
+
 TEST(OpShape, ShapesTheFamilyCannotRunAreRefusedNamingTheKey) {
   struct Bad {
     const char* family;
@@ -74,8 +94,8 @@ TEST(OpShape, AnUnknownFamilyIsRefusedListingTheKnownOnes) {
   auto s = op_shape("conv2d", "n=1");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code, Errc::invalid_argument);
-  EXPECT_EQ(s.error().message, "op 'conv2d' is not one of gemm, attention, gemm_fp8, rmsnorm, softmax");
-  EXPECT_EQ(kport_families().all().size(), 5u);
+  EXPECT_EQ(s.error().message, "op 'conv2d' is not one of gemm, attention, gemm_fp8, grouped_gemm, rmsnorm, softmax");
+  EXPECT_EQ(kport_families().all().size(), 6u);
   auto none = FamilySet().family("gemm");
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().message, "op 'gemm' is not known: no op family is known yet");
@@ -91,7 +111,7 @@ TEST(OpShape, AFamilyALibraryDeclaresIsShapedByItsOwnDims) {
   auto bad = porting::op_shape(known, "layernorm", "rows=128,cols=4096,k=2");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message, "shape key 'k' is not a dimension of layernorm (layernorm shapes are rows,cols)");
-  EXPECT_EQ(known.names(), "gemm, attention, gemm_fp8, rmsnorm, softmax, layernorm");
+  EXPECT_EQ(known.names(), "gemm, attention, gemm_fp8, grouped_gemm, rmsnorm, softmax, layernorm");
 }
 
 TEST(OpShape, ALaterDeclarationOfANameReplacesTheEarlierInItsPlace) {

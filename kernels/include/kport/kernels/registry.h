@@ -11,6 +11,11 @@
 //              stored "N x K", as the 8-bit wgmma needs both operands K-major), in e4m3 or
 //              e5m2 (`dtype`, both operands), fp32 accumulation, D in bf16. Scales are fp32
 //              and multiply the stored values; their layout depends on `scale` (GemmFp8Args).
+//   grouped_gemm: G independent gemms in gemm's layout (the contiguous layout of prefill MoE):
+//              A[G*M,K] holds the M rows of group 0, then of group 1, ...; B[G,K,N] holds
+//              each group's K x N weight (N contiguous, as gemm's B); D[G*M,N] =
+//              A[g*M..,:] * B[g] for each group g. M, the rows of each group, is a multiple of
+//              k_grouped_m_align. Inputs and D in `dtype`, fp32 accumulation.
 // Every instance registers itself from its own translation unit (KPORT_REGISTER_KERNEL),
 // so a harness links exactly the variants that were built for its target.
 #pragma once
@@ -25,7 +30,7 @@
 namespace kport::kernels {
 
 enum class DType { f32, f16, bf16, e4m3, e5m2 };
-enum class Family { gemm, attention, rmsnorm, softmax, gemm_fp8 };
+enum class Family { gemm, attention, rmsnorm, softmax, gemm_fp8, grouped_gemm };
 
 const char* dtype_name(DType t);
 const char* family_name(Family f);
@@ -54,6 +59,18 @@ struct GemmFp8Args {
   DType dtype;  // e4m3 or e5m2
 };
 
+// Every group's row count is a multiple of this (the M tile of the tensor-core instances), so
+// no tile of rows straddles two groups.
+constexpr int k_grouped_m_align = 128;
+
+struct GroupedGemmArgs {
+  const void* a;        // [groups*m, K] row-major
+  const void* b;        // [groups, K, N] row-major
+  void* d;              // [groups*m, N] row-major
+  int groups, m, n, k;  // m: rows of each group
+  DType dtype;
+};
+
 struct AttentionArgs {
   const void* q;
   const void* k;
@@ -80,6 +97,7 @@ struct Problem {
   Family family;
   GemmArgs gemm{};
   GemmFp8Args gemm_fp8{};
+  GroupedGemmArgs grouped_gemm{};
   AttentionArgs attention{};
   RowwiseArgs rowwise{};
 };

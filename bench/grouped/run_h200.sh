@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# kport's grouped gemm on one H200 (sm_90a), in one call: builds kport-harness-sm_90a from
+# kernels/ with only the grouped_gemm variants and gemm.wgmma_tma (the dense gemm of the same
+# tile, for the same total work), checks every grouped_gemm case of the check grid, then the
+# target shape g=4,m=8192,n=4096,k=7168 and odd shapes outside the grid, benches the wgmma
+# instances on the bench grid (cublasGemmStridedBatchedEx in the same process), the dense gemm
+# at m=32768,n=4096,k=7168, and the peer torch._grouped_mm at the same shapes (peer.py), and
+# prints the table (table.py). $OUT receives table.txt and grouped-run.tar.gz.
+#   bash bench/grouped/run_h200.sh          (OUT defaults to build/grouped-out)
+set -u
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-$PWD/build/grouped-out}
+W=build/grouped-work
+mkdir -p "$OUT" "$W"
+finish() {
+  for f in table.txt check.json bench.json peer.json; do [[ -f $W/$f ]] && cp "$W/$f" "$OUT/"; done
+  tar czf "$OUT/grouped-run.tar.gz" -C "$W" . || true
+}
+trap finish EXIT
+trap "exit 143" TERM INT
+t0=$(date +%s)
+stamp() { echo "[$(($(date +%s) - t0))s] $*"; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader |
+  tee "$W/gpu.txt"
+
+B=build/h-grouped
+H=$B/bin/kport-harness-sm_90a
+others="gemm.simt;gemm.mma_sync;gemm.tcgen05;gemm_fp8.wgmma_tma;attention.simt;attention.mma_sync;attention.wgmma_tma"
+others+=";rmsnorm.simt;rmsnorm.vec16;softmax.simt;softmax.vec16"
+{ cmake -S kernels -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPORT_CUDA_TARGETS=sm_90a \
+    "-DKPORT_EXCLUDE_VARIANTS=$others" && timeout 240 cmake --build $B; } >"$W/build.log" 2>&1 ||
+  { echo "harness build failed"; grep -B2 -A20 -m3 'error' "$W/build.log" | head -80; exit 2; }
+stamp "harness built: $($H --version)"
+$H list --filter grouped_gemm >"$W/list.json"
+
+# 1. The check grid, every dtype (the wgmma instances take bf16 and refuse the rest).
+timeout 240 $H check --all --filter grouped_gemm --dtype all --seed 7 --timeout-s 30 >"$W/check.json" 2>"$W/check.err"
+stamp "check grid: exit $?"
+# 2. Outside the grid: several groups with K not a multiple of 64 (the last K block of each
+#    group must read zeros, not the next group's rows), N not a multiple of the tile, many
+#    small groups, and the target shape (cuBLAS pedantic reference).
+cases=()
+for inst in grouped_gemm.wgmma_tma.128x256x64_s4 grouped_gemm.wgmma_tma.128x128x64_s6; do
+  for s in g=3,m=256,n=264,k=520 g=2,m=384,n=200,k=72 g=7,m=128,n=1000,k=4104 g=16,m=128,n=512,k=256 \
+           g=2,m=1280,n=2056,k=3000 g=4,m=8192,n=4096,k=7168; do
+    cases+=(--case "$inst:bf16:$s")
+  done
+done
+timeout 240 $H check "${cases[@]}" --seed 11 --timeout-s 60 >"$W/check-outside.json" 2>"$W/check-outside.err"
+stamp "check outside the grid: exit $?"
+
+# 3. Timing: the bench grid (with cuBLAS's strided batch in the same process), then the dense
+#    gemm of the same tile at the same total work as the target.
+timeout 300 $H bench --all --filter 'grouped_gemm.wgmma_tma' --dtype bf16 --time-cap-ms 400 --timeout-s 60 \
+  >"$W/bench.json" 2>"$W/bench.err"
+stamp "bench grid: exit $?"
+timeout 120 $H bench --case gemm.wgmma_tma.128x256x64_s4:bf16:m=32768,n=4096,k=7168 \
+  --case gemm.wgmma_tma.128x128x64_s6:bf16:m=32768,n=4096,k=7168 --time-cap-ms 400 --timeout-s 60 \
+  >"$W/bench-dense.json" 2>"$W/bench-dense.err"
+stamp "dense gemm at the same work: exit $?"
+shapes=$(python3 -c '
+import json, sys
+seen = []
+for r in json.load(open(sys.argv[1])).get("results", []):
+    s = r.get("shape", {})
+    t = "%dx%dx%dx%d" % (s["g"], s["m"], s["n"], s["k"]) if "g" in s else None
+    if t and t not in seen: seen.append(t)
+print(",".join(seen) or "4x8192x4096x7168")' "$W/bench.json" 2>/dev/null || echo 4x8192x4096x7168)
+PYTHONUNBUFFERED=1 timeout 200 python3 bench/grouped/peer.py --out "$W/peer.json" --shapes "$shapes" --cap-ms 400 \
+  2>"$W/peer.err" | tail -30
+stamp "peer: exit ${PIPESTATUS[0]}"
+python3 bench/grouped/table.py "$W" | tee "$W/table.txt"
