@@ -15,8 +15,19 @@
 #     OBJECT library with kport_cuda_flags (so no KPORT_REGISTER_KERNEL is dropped by the
 #     linker) and linked in; otherwise nothing is compiled and `list` reports the variant
 #     not_applicable with the missing features. KPORT_EXCLUDE_VARIANTS (family.variant, ...)
-#     leaves variants out on purpose (`excluded`). FAMILY is one the harness knows: gemm,
-#     gemm_fp8, grouped_gemm, attention, rmsnorm, softmax.
+#     leaves variants out on purpose (`excluded`). FAMILY is one of kport's (gemm, gemm_fp8,
+#     grouped_gemm, attention, rmsnorm, softmax) or one kport_harness_family declared first.
+#
+#   kport_harness_family(<name> FAMILY <family> SOURCES ...)
+#     Declares an op family the library brings (kport/kernels/family_def.h): SOURCES define its
+#     FamilyDef, registered with KPORT_REGISTER_FAMILY, and are compiled into every build of
+#     harness <name>, whatever the target's features, so the family is known even where none
+#     of its variants is built. Afterwards kport_harness_variant takes FAMILY <family>. The
+#     name is the library's own: letters, digits and '_', not one of kport's families.
+#
+#   kport_harness_sources(<name> SOURCES ...)
+#     Sources compiled into every build of harness <name> (a library's KPORT_OVERRIDE_FAMILY
+#     of kport's families' grids or tolerances, helpers its variants share).
 #
 # A harness's variants are collected until the end of the directory that called
 # kport_add_harness; its target info is written then.
@@ -53,7 +64,7 @@ function(kport_add_harness name)
   set_target_properties(${name} PROPERTIES
     KPORT_HARNESS_TARGET ${ARG_TARGET} KPORT_HARNESS_ARCH "${entry_arch}"
     KPORT_HARNESS_FEATURES "${entry_features}" KPORT_HARNESS_SMEM "${entry_smem}"
-    KPORT_HARNESS_BUILT "" KPORT_HARNESS_NOT_APPLICABLE "")
+    KPORT_HARNESS_BUILT "" KPORT_HARNESS_NOT_APPLICABLE "" KPORT_HARNESS_FAMILIES "")
   # The target info lists every variant, so it is written once they are all declared: at the
   # end of this directory. The names are bound now (EVAL), not when the call runs.
   cmake_language(EVAL CODE "cmake_language(DEFER CALL _kport_harness_write_target_info [[${name}]] [[${info}]])")
@@ -77,10 +88,13 @@ function(kport_harness_variant name)
   if(NOT ARG_FAMILY OR NOT ARG_VARIANT OR NOT ARG_SOURCES)
     message(FATAL_ERROR "${where}: FAMILY, VARIANT and SOURCES are required")
   endif()
-  if(NOT ARG_FAMILY MATCHES "^(gemm|gemm_fp8|grouped_gemm|attention|rmsnorm|softmax)$")
-    message(FATAL_ERROR "${where}: the harness SDK runs the families gemm, gemm_fp8, grouped_gemm, attention, rmsnorm "
-                        "and softmax; '${ARG_FAMILY}' needs a harness of its own that speaks "
-                        "docs/harness-protocol.md (a CMake target or a command, docs/BRING-YOUR-LIBRARY.md)")
+  get_property(declared TARGET ${name} PROPERTY KPORT_HARNESS_FAMILIES)
+  if(NOT ARG_FAMILY MATCHES "^(gemm|gemm_fp8|grouped_gemm|attention|rmsnorm|softmax)$"
+     AND NOT ARG_FAMILY IN_LIST declared)
+    message(FATAL_ERROR "${where}: '${ARG_FAMILY}' is not one of kport's families (gemm, gemm_fp8, grouped_gemm, "
+                        "attention, rmsnorm, softmax) nor one declared for ${name}; declare it first with "
+                        "kport_harness_family(${name} FAMILY ${ARG_FAMILY} SOURCES <its FamilyDef>) "
+                        "(docs/BRING-YOUR-LIBRARY.md, \"A family of your own\")")
   endif()
   if(NOT ARG_VARIANT MATCHES "^[A-Za-z0-9_]+$")
     message(FATAL_ERROR "${where}: a variant name takes letters, digits and '_' only")
@@ -116,6 +130,59 @@ function(kport_harness_variant name)
   endif()
   target_link_libraries(${name} PRIVATE ${lib})
   set_property(TARGET ${name} APPEND PROPERTY KPORT_HARNESS_BUILT "${id}|${needs}")
+endfunction()
+
+function(kport_harness_family name)
+  cmake_parse_arguments(ARG "" "FAMILY" "SOURCES" ${ARGN})
+  set(where "kport_harness_family(${name} FAMILY ${ARG_FAMILY})")
+  if(NOT ARG_FAMILY OR NOT ARG_SOURCES)
+    message(FATAL_ERROR "${where}: FAMILY and SOURCES (the sources that define and register its FamilyDef) "
+                        "are required")
+  endif()
+  if(ARG_FAMILY MATCHES "^(gemm|gemm_fp8|grouped_gemm|attention|rmsnorm|softmax)$")
+    message(FATAL_ERROR "${where}: ${ARG_FAMILY} is kport's own family; a library's family needs a name of its own "
+                        "(to change kport's grids or tolerances, use KPORT_OVERRIDE_FAMILY in kport_harness_sources)")
+  endif()
+  if(NOT ARG_FAMILY MATCHES "^[A-Za-z0-9_]+$")
+    message(FATAL_ERROR "${where}: a family name takes letters, digits and '_' only")
+  endif()
+  get_property(declared TARGET ${name} PROPERTY KPORT_HARNESS_FAMILIES)
+  if(ARG_FAMILY IN_LIST declared)
+    message(FATAL_ERROR "${where}: ${ARG_FAMILY} is already a family of ${name}")
+  endif()
+  _kport_harness_always_sources(${name} "${where}" family_${ARG_FAMILY} ${ARG_SOURCES})
+  set_property(TARGET ${name} APPEND PROPERTY KPORT_HARNESS_FAMILIES ${ARG_FAMILY})
+endfunction()
+
+function(kport_harness_sources name)
+  cmake_parse_arguments(ARG "" "" "SOURCES" ${ARGN})
+  if(NOT ARG_SOURCES)
+    message(FATAL_ERROR "kport_harness_sources(${name}): SOURCES is required")
+  endif()
+  get_property(n TARGET ${name} PROPERTY KPORT_HARNESS_SOURCE_SETS)
+  if(NOT n)
+    set(n 0)
+  endif()
+  math(EXPR n "${n} + 1")
+  set_property(TARGET ${name} PROPERTY KPORT_HARNESS_SOURCE_SETS ${n})
+  _kport_harness_always_sources(${name} "kport_harness_sources(${name})" sources_${n} ${ARG_SOURCES})
+endfunction()
+
+# Sources of harness <name> built for its target whatever its features, as an OBJECT library
+# (so no static registration is dropped by the linker) with kport_cuda_flags.
+function(_kport_harness_always_sources name where suffix)
+  if(NOT TARGET ${name})
+    message(FATAL_ERROR "${where}: no harness '${name}'; call kport_add_harness(${name} TARGET ...) first")
+  endif()
+  get_property(t TARGET ${name} PROPERTY KPORT_HARNESS_TARGET)
+  if(NOT t)
+    message(FATAL_ERROR "${where}: '${name}' is not a harness made by kport_add_harness")
+  endif()
+  set(lib ${name}_${suffix})
+  add_library(${lib} OBJECT ${ARGN})
+  kport_cuda_flags(${lib} ${t})
+  target_compile_features(${lib} PRIVATE cxx_std_20)
+  target_link_libraries(${name} PRIVATE ${lib})
 endfunction()
 
 # Deferred by kport_add_harness to the end of its directory.

@@ -3,9 +3,10 @@
 # find_package(kport-harness CONFIG). Included by kernels/CMakeLists.txt after the harness
 # targets exist.
 #
-#   <prefix>/include/kport-harness/     kport/kernels/registry.h (the contract) and what it
-#                                       includes; harness/ and common/ headers the SDK's own
-#                                       sources include
+#   <prefix>/include/kport-harness/     kport/kernels/registry.h and family_def.h (the
+#                                       contract) and what they include; reference/reference.h
+#                                       (kport's CPU references); harness/ and common/ headers
+#                                       the SDK's own sources include
 #   <prefix>/<libdir>/                  libkport_harness_core.a (host side: CLI, selection,
 #                                       numerics, timing, JSON), libkport_reference.a
 #   <prefix>/share/kport-harness/       main.cpp and the harness's device code (device/*.cu),
@@ -35,8 +36,10 @@ install(EXPORT kport-harness-targets NAMESPACE kport:: DESTINATION ${kport_sdk_c
 # (main.cpp: cli.h, commands.h, ...; device/*.cu: device/harness_kernels.h and through it
 # numerics.h, tolerance.h; common/ helpers). The whole harness/ header set goes, so a new
 # include there cannot leave the installed sources short of a file.
-install(FILES include/kport/kernels/registry.h include/kport/kernels/fp8_scales.h
+install(FILES include/kport/kernels/registry.h include/kport/kernels/family_def.h include/kport/kernels/fp8_scales.h
         DESTINATION ${kport_sdk_include}/kport/kernels COMPONENT ${kport_sdk_component})
+# kport's CPU references (double), which a declared family's reference may build on.
+install(FILES reference/reference.h DESTINATION ${kport_sdk_include}/reference COMPONENT ${kport_sdk_component})
 install(FILES common/convert.cuh common/cuda_check.h common/warp_reduce.cuh
         DESTINATION ${kport_sdk_include}/common COMPONENT ${kport_sdk_component})
 file(GLOB kport_sdk_harness_headers ${CMAKE_CURRENT_SOURCE_DIR}/harness/*.h)

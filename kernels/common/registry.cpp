@@ -1,5 +1,7 @@
 #include "kport/kernels/registry.h"
 
+#include "kport/kernels/family_def.h"
+
 namespace kport::kernels {
 
 const char* dtype_name(DType t) {
@@ -21,8 +23,28 @@ const char* family_name(Family f) {
     case Family::softmax: return "softmax";
     case Family::gemm_fp8: return "gemm_fp8";
     case Family::grouped_gemm: return "grouped_gemm";
+    case Family::declared: return "declared";
   }
   return "unknown";
+}
+
+const char* family_name(const Instance& inst) {
+  if (inst.family == Family::declared && inst.def != nullptr) return inst.def->name.c_str();
+  return family_name(inst.family);
+}
+
+long long FamilyArgs::dim(std::string_view name) const {
+  if (def == nullptr) return -1;
+  for (std::size_t i = 0; i < def->dims.size() && i < std::size_t(k_max_family_dims); ++i)
+    if (def->dims[i].name == name) return dims[i];
+  return -1;
+}
+
+void* FamilyArgs::tensor(std::string_view name) const {
+  if (def == nullptr) return nullptr;
+  for (std::size_t i = 0; i < def->tensors.size() && i < std::size_t(k_max_family_tensors); ++i)
+    if (def->tensors[i].name == name) return tensors[i];
+  return nullptr;
 }
 
 // A function-local static: registrars run during static initialisation of other
@@ -30,6 +52,22 @@ const char* family_name(Family f) {
 std::vector<const Instance*>& registry() {
   static std::vector<const Instance*> instances;
   return instances;
+}
+
+std::vector<const FamilyDef*>& family_registry() {
+  static std::vector<const FamilyDef*> families;
+  return families;
+}
+
+std::vector<const FamilyOverride*>& family_overrides() {
+  static std::vector<const FamilyOverride*> overrides;
+  return overrides;
+}
+
+const FamilyDef* find_family(std::string_view name) {
+  for (const FamilyDef* def : family_registry())
+    if (def->name == name) return def;
+  return nullptr;
 }
 
 const Instance* find_instance(const std::string& name) {

@@ -2,11 +2,21 @@
 
 #include <algorithm>
 
+#include "kport/kernels/family_def.h"
+
 namespace kport::harness {
 
 using kport::kernels::Instance;
 
 namespace {
+
+// Whether the first key of `text` is one of the declared family's dims.
+bool shape_names_dim(const std::string& text, const kport::kernels::FamilyDef& def) {
+  const std::string key = text.substr(0, text.find_first_of("=,"));
+  for (const auto& d : def.dims)
+    if (d.name == key) return true;
+  return false;
+}
 
 bool has_dtype(const Instance& inst, DType t) {
   return std::find(inst.dtypes.begin(), inst.dtypes.end(), t) != inst.dtypes.end();
@@ -46,7 +56,7 @@ std::optional<HarnessError> select_cases(const Options& o, const std::vector<con
             "--case '" + text + "': unknown dtype '" + dtype_text + "'; use bf16, fp16, fp32, e4m3 or e5m2",
             k_exit_usage};
       Shape s;
-      if (auto err = parse_shape(inst->family, text.substr(b + 1), s)) return err;
+      if (auto err = parse_shape(inst->family, text.substr(b + 1), s, inst->def)) return err;
       out.push_back({inst, *dtype, s});
     }
     return std::nullopt;
@@ -68,22 +78,29 @@ std::optional<HarnessError> select_cases(const Options& o, const std::vector<con
       return HarnessError{"unknown_dtype", "unknown dtype '" + o.dtype + "'; use bf16, fp16, fp32, e4m3 or e5m2",
                           k_exit_usage};
     Shape s;
-    if (auto err = parse_shape(inst->family, o.shape, s)) return err;
+    if (auto err = parse_shape(inst->family, o.shape, s, inst->def)) return err;
     out.push_back({inst, *dtype, s});
     return std::nullopt;
   }
   bool shape_parsed_somewhere = o.shape.empty();
   bool instance_found = o.instance.empty();
+  bool builtin_selected = false;
+  const kport::kernels::FamilyDef* declared_guess = nullptr;  // for a --shape no family parses
   for (const Instance* inst : all) {
     if (!o.instance.empty() && inst->name != o.instance) continue;
     instance_found = true;
     if (!o.filter.empty() && inst->name.find(o.filter) == std::string::npos) continue;
+    if (inst->family != Family::declared)
+      builtin_selected = true;
+    else if (declared_guess == nullptr ||
+             (!shape_names_dim(o.shape, *declared_guess) && shape_names_dim(o.shape, *inst->def)))
+      declared_guess = inst->def;  // the first declared family, or the first whose dim the shape names
     std::vector<Shape> shapes;
     if (o.shape.empty()) {
-      shapes = o.command == "bench" ? bench_grid(inst->family) : check_grid(inst->family);
+      shapes = o.command == "bench" ? bench_grid(inst->family, inst->def) : check_grid(inst->family, inst->def);
     } else {
       Shape s;
-      if (parse_shape(inst->family, o.shape, s)) continue;  // not this family's shape
+      if (parse_shape(inst->family, o.shape, s, inst->def)) continue;  // not this family's shape
       shapes.push_back(s);
       shape_parsed_somewhere = true;
     }
@@ -93,7 +110,12 @@ std::optional<HarnessError> select_cases(const Options& o, const std::vector<con
   if (!instance_found)
     return HarnessError{"unknown_instance", "no instance named '" + o.instance + "' in this harness (see `list`)",
                         k_exit_usage};
-  if (!shape_parsed_somewhere) {
+  if (!shape_parsed_somewhere && declared_guess != nullptr &&
+      (!builtin_selected || shape_names_dim(o.shape, *declared_guess))) {
+    // Only declared families selected, or the shape names one of their dims: that family's error.
+    Shape s;
+    if (auto err = parse_shape(Family::declared, o.shape, s, declared_guess)) return err;
+  } else if (!shape_parsed_somewhere) {
     Shape s;
     const bool has_g = o.shape.rfind("g=", 0) == 0 || o.shape.find(",g=") != std::string::npos;
     Family guess = o.shape.find("scale=") != std::string::npos ? Family::gemm_fp8

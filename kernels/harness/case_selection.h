@@ -3,7 +3,8 @@
 //   --all [--instance NAME | --filter TEXT] [--dtype D|all] [--shape S]
 //       the instance NAME, or every registered instance whose name contains TEXT; dtypes: all the instance
 //       supports for check, bf16 (or its first dtype) for bench unless --dtype says; shapes:
-//       the family grid, or --shape for the families it parses for.
+//       the family grid, or --shape for the families it parses for (when it parses for none,
+//       the error is that of a declared family whose dim the shape names, else a guessed one's).
 // An empty selection is an error (no_cases): a run that checks nothing must not pass.
 #pragma once
 

@@ -35,7 +35,7 @@ std::string usage_text() {
          "all: [--timeout-s S]. Shapes: gemm m=..,n=..,k=..; gemm_fp8 m=..,n=..,k=..[,scale=0|1|2]; grouped_gemm "
          "g=..,m=..,n=..,k=.. (m per group, a multiple of 128); attention "
          "b=..,h=..,l=..,d=..[,causal=1]; "
-         "rmsnorm/softmax rows=..,cols=..";
+         "rmsnorm/softmax rows=..,cols=..; a family the library declares: its dims (see `list`)";
 }
 
 std::optional<HarnessError> parse_args(const std::vector<std::string>& args, Options& out) {

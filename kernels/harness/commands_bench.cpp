@@ -24,6 +24,7 @@
 
 #include "commands.h"
 #include "cublas_grouped.h"
+#include "declared_family.h"
 #include "device_buffers.h"
 #include "device/harness_kernels.h"
 #include "gpu_context.h"
@@ -123,7 +124,7 @@ class Bencher {
 
   Json run(const Case& c, std::uint64_t seed) {
     Json r = {{"instance", c.instance->name},
-              {"family", kport::kernels::family_name(c.instance->family)},
+              {"family", kport::kernels::family_name(*c.instance)},
               {"variant", c.instance->variant},
               {"dtype", kport::kernels::dtype_name(c.dtype)},
               {"shape", shape_json(c.shape)},
@@ -162,13 +163,18 @@ class Bencher {
     add_rates(r, c, ours.median);
 
     // Baseline, once per (family, shape, dtype) in this process.
-    const std::string key = std::string(kport::kernels::family_name(c.shape.family)) + "|" + shape_string(c.shape) +
-                            "|" + kport::kernels::dtype_name(c.dtype);
+    const std::string key = std::string(kport::kernels::family_name(*c.instance)) + "|" + shape_string(c.shape) + "|" +
+                            kport::kernels::dtype_name(c.dtype);
     if (c.shape.family == Family::attention) {
       r["baseline"] = nullptr;
       r["baseline_note"] =
           "no in-process attention baseline; FlashAttention-2 and cuDNN come "
           "from bench/peers on the same machine";
+      return r;
+    }
+    if (c.shape.family == Family::declared) {
+      r["baseline"] = nullptr;
+      r["baseline_note"] = "no in-process baseline for a family a library declares";
       return r;
     }
     if (c.shape.family == Family::gemm_fp8) {
@@ -207,7 +213,7 @@ class Bencher {
 
   void add_rates(Json& r, const Case& c, double median_ms) {
     const double s = median_ms * 1e-3;
-    const double flops = flop_count(c.shape);
+    const double flops = flop_count(c.shape, c.dtype);
     if (flops > 0) r["tflops"] = flops / s / 1e12;
     r["gbps"] = byte_count(c.shape, c.dtype) / s / 1e9;
   }
@@ -223,8 +229,8 @@ class Bencher {
   // orders a screen's or a round's cases) times the same inputs without allocating and
   // filling them again. Only one problem's sets are held: the last one's are freed first.
   cudaError_t input_sets(const Case& c, std::uint64_t seed, const std::vector<ProblemBuffers*>*& out) {
-    const std::string key = std::string(kport::kernels::family_name(c.shape.family)) + "|" + shape_string(c.shape) +
-                            "|" + kport::kernels::dtype_name(c.dtype) + "|" + std::to_string(seed) + "|" +
+    const std::string key = std::string(kport::kernels::family_name(*c.instance)) + "|" + shape_string(c.shape) + "|" +
+                            kport::kernels::dtype_name(c.dtype) + "|" + std::to_string(seed) + "|" +
                             std::to_string(input_sets_for(c));
     if (key != m_inputs_key || m_inputs.empty()) {
       m_inputs_key.clear();
@@ -261,7 +267,7 @@ class Bencher {
     if (timed_out) {
       // The case's identity as every entry carries it: a reader requires its dtype.
       Json r = {{"instance", c.instance->name},
-                {"family", kport::kernels::family_name(c.instance->family)},
+                {"family", kport::kernels::family_name(*c.instance)},
                 {"variant", c.instance->variant},
                 {"dtype", kport::kernels::dtype_name(c.dtype)},
                 {"shape", shape_json(c.shape)},
@@ -461,6 +467,7 @@ class Bencher {
 
 int run_bench(const Options& o) {
   std::vector<Case> cases;
+  if (auto err = check_declared_families(kport::kernels::registry())) return report_error(*err);
   if (auto err = select_cases(o, kport::kernels::registry(), cases)) return report_error(*err);
   if (o.plan) return print_plan(o, cases);
   GpuContext ctx;

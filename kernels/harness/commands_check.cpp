@@ -1,7 +1,8 @@
 // `check`: runs each selected case once on fresh seeded inputs with poisoned outputs and
 // compares with the reference: CPU double for small problems, GPU fp32 for large ones (cuBLAS
 // for gemm; for attention cuBLAS gemms around a row softmax), CPU double on sampled rows for
-// rmsnorm/softmax.
+// rmsnorm/softmax, the family's own CPU reference in double over every element for a declared
+// family.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -9,6 +10,7 @@
 
 #include "commands.h"
 #include "cublas_grouped.h"
+#include "declared_family.h"
 #include "device/harness_kernels.h"
 #include "device_buffers.h"
 #include "gpu_context.h"
@@ -34,13 +36,19 @@ cudaDataType_t cuda_type(DType t) { return t == DType::f32 ? CUDA_R_32F : t == D
 
 Json case_json(const Case& c, std::uint64_t seed) {
   return {{"instance", c.instance->name},
-          {"family", kport::kernels::family_name(c.instance->family)},
+          {"family", kport::kernels::family_name(*c.instance)},
           {"variant", c.instance->variant},
           {"dtype", kport::kernels::dtype_name(c.dtype)},
           {"shape", shape_json(c.shape)},
           {"shape_text", shape_string(c.shape)},
           {"seed", seed}};
 }
+
+// One output of a declared family against its reference.
+struct OutputCheck {
+  std::string name;
+  CompareStats stats;
+};
 
 struct CheckError {
   cudaError_t err;
@@ -125,17 +133,25 @@ class Checker {
     double lse_err = -1.0;
     unsigned long long lse_bad = 0;
     std::string reference;
+    std::vector<OutputCheck> outputs;
     CheckError ce{cudaSuccess, ""};
     switch (c.shape.family) {
       case Family::gemm: ce = check_gemm(b, stats, reference); break;
       case Family::gemm_fp8: ce = check_gemm_fp8(b, stats, reference); break;
       case Family::grouped_gemm: ce = check_grouped_gemm(b, stats, reference); break;
       case Family::attention: ce = check_attention(b, stats, lse_err, lse_bad, reference); break;
+      case Family::declared: ce = check_declared(b, stats, outputs, reference); break;
       default: ce = check_rowwise(b, seed, stats, reference); break;
     }
     if (ce.err != cudaSuccess) return error_result(r, ce.where, ce.err, c);
-    const Tolerance tol = tolerance_for(c.shape.family, c.dtype);
-    const Verdict v = judge(stats, tol, lse_err, lse_bad);
+    const Tolerance tol = tolerance_for(c.shape.family, c.dtype, c.shape.def);
+    Verdict v = judge(stats, tol, lse_err, lse_bad);
+    // Each output of a declared family passes on its own, so that a small output is not
+    // hidden in the norm of a large one; the reason names the output.
+    for (const OutputCheck& out : outputs) {
+      if (!v.passed || outputs.size() < 2) break;
+      if (const Verdict vo = judge(out.stats, tol); !vo.passed) v = {false, "output '" + out.name + "': " + vo.reason};
+    }
     r["verdict"] = v.passed ? "passed" : "failed";
     if (!v.passed) r["reason"] = v.reason;
     r["reference"] = reference;
@@ -144,8 +160,50 @@ class Checker {
       r["lse_max_abs_error"] = lse_err;
       r["lse_nonfinite"] = lse_bad;
     }
+    if (outputs.size() > 1) {
+      Json per = Json::object();
+      for (const OutputCheck& out : outputs) per[out.name] = stats_json(out.stats);
+      r["outputs"] = per;
+    }
     r["tolerance"] = {{"normwise", tol.normwise}, {"max_abs_rel", tol.max_abs_rel}};
     if (c.shape.family == Family::attention) r["tolerance"]["lse_abs"] = tol.lse_abs;
+  }
+
+  // Reference of a declared family: its def's CPU reference in double over host copies of
+  // every input (widened to float, exact), each output compared in full. `stats` adds up all
+  // outputs; `outputs` holds each one's.
+  CheckError check_declared(ProblemBuffers& b, CompareStats& stats, std::vector<OutputCheck>& outputs,
+                            std::string& reference) {
+    const auto& a = b.problem.declared;
+    const auto& def = *a.def;
+    reference = "cpu_double";
+    const std::size_t n = def.tensors.size();
+    std::vector<std::vector<float>> host(n);
+    std::vector<std::vector<double>> ref(n);
+    std::vector<const float*> in(n, nullptr);
+    std::vector<double*> out(n, nullptr);
+    for (std::size_t i = 0; i < n; ++i) {
+      const DType td = tensor_dtype(def, i, a.dtype);
+      if (cudaError_t e = download_as_float(a.tensors[i], td, 0, b.tensor_elems[i], host[i]); e != cudaSuccess)
+        return {e, "copying tensor '" + def.tensors[i].name + "' to the host"};
+      if (def.tensors[i].role == kport::kernels::TensorRole::input) {
+        in[i] = host[i].data();
+      } else {
+        ref[i].assign(b.tensor_elems[i], 0.0);
+        out[i] = ref[i].data();
+      }
+    }
+    kport::kernels::FamilyArgs shape = a;  // the reference sees dims and dtype, no device pointers
+    for (auto& t : shape.tensors) t = nullptr;
+    def.reference(shape, in.data(), out.data());
+    for (std::size_t i = 0; i < n; ++i) {
+      if (def.tensors[i].role != kport::kernels::TensorRole::output) continue;
+      OutputCheck one{def.tensors[i].name, {}};
+      compare_host(host[i].data(), ref[i].data(), host[i].size(), one.stats);
+      compare_host(host[i].data(), ref[i].data(), host[i].size(), stats);
+      outputs.push_back(one);
+    }
+    return {cudaSuccess, ""};
   }
 
   CheckError check_gemm(ProblemBuffers& b, CompareStats& stats, std::string& reference) {
@@ -356,6 +414,7 @@ std::uint64_t resolve_seed(const Options& o) {
 
 int run_check(const Options& o) {
   std::vector<Case> cases;
+  if (auto err = check_declared_families(kport::kernels::registry())) return report_error(*err);
   if (auto err = select_cases(o, kport::kernels::registry(), cases)) return report_error(*err);
   if (o.plan) return print_plan(o, cases);
   GpuContext ctx;

@@ -9,7 +9,7 @@ int print_plan(const Options& o, const std::vector<Case>& cases) {
   Json plan = Json::array();
   for (const Case& c : cases)
     plan.push_back({{"instance", c.instance->name},
-                    {"family", kport::kernels::family_name(c.instance->family)},
+                    {"family", kport::kernels::family_name(*c.instance)},
                     {"variant", c.instance->variant},
                     {"dtype", kport::kernels::dtype_name(c.dtype)},
                     {"shape_text", shape_string(c.shape)}});

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "declared_family.h"
 #include "device/harness_kernels.h"
 #include "reference/dtype_bits.h"
 
@@ -44,6 +45,12 @@ double problem_device_bytes(const Shape& s, DType dtype) {
              (e * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n) + 4.0 * s.m * double(s.n) / 2.2);
     case Family::attention:
       return e * 4.0 * s.batch * s.heads * double(s.seq_len) * s.head_dim + 4.0 * s.batch * s.heads * double(s.seq_len);
+    case Family::declared: {
+      double bytes = 0;
+      for (std::size_t i = 0; s.def != nullptr && i < s.def->tensors.size(); ++i)
+        bytes += tensor_elements(*s.def, i, s.dims) * kport::kernels::dtype_size(tensor_dtype(*s.def, i, dtype));
+      return bytes;
+    }
     default: return e * (2.0 * s.rows * double(s.cols) + s.cols);
   }
 }
@@ -123,6 +130,24 @@ cudaError_t setup_problem(const Shape& s, DType dtype, std::uint64_t seed, Probl
       a.lse = static_cast<float*>(b.lse.get());
       break;
     }
+    case Family::declared: {
+      // Each tensor its own buffer; input i from random stream i + 1, as in0, in1, ... are.
+      auto& a = b.problem.declared;
+      b.out_elems = 0;
+      for (std::size_t i = 0; s.def != nullptr && i < s.def->tensors.size(); ++i) {
+        const auto& t = s.def->tensors[i];
+        const DType td = tensor_dtype(*s.def, i, dtype);
+        const auto n = static_cast<std::size_t>(tensor_elements(*s.def, i, s.dims));
+        b.tensor_elems[i] = n;
+        KPORT_TRY(b.tensors[i].allocate(n * kport::kernels::dtype_size(td)));
+        if (t.role == kport::kernels::TensorRole::input)
+          KPORT_TRY(fill_uniform(b.tensors[i].get(), n, td, seed, i + 1, t.lo, t.hi, stream));
+        else
+          b.out_elems += n;
+        a.tensors[i] = b.tensors[i].get();
+      }
+      break;
+    }
     default: {
       const std::size_t n = std::size_t(s.rows) * s.cols;
       b.out_elems = n;
@@ -146,9 +171,13 @@ cudaError_t setup_problem(const Shape& s, DType dtype, std::uint64_t seed, Probl
 }
 
 cudaError_t poison_outputs(ProblemBuffers& b, cudaStream_t stream) {
-  // All bits set is a NaN in fp32, fp16 and bf16.
-  KPORT_TRY(cudaMemsetAsync(b.out.get(), 0xFF, b.out.bytes(), stream));
+  // All bits set is a NaN in fp32, fp16 and bf16, and in e4m3 and e5m2.
+  if (b.out.get() != nullptr) KPORT_TRY(cudaMemsetAsync(b.out.get(), 0xFF, b.out.bytes(), stream));
   if (b.lse.get() != nullptr) KPORT_TRY(cudaMemsetAsync(b.lse.get(), 0xFF, b.lse.bytes(), stream));
+  const auto* def = b.problem.family == Family::declared ? b.problem.declared.def : nullptr;
+  for (std::size_t i = 0; def != nullptr && i < def->tensors.size(); ++i)
+    if (def->tensors[i].role == kport::kernels::TensorRole::output)
+      KPORT_TRY(cudaMemsetAsync(b.tensors[i].get(), 0xFF, b.tensors[i].bytes(), stream));
   return cudaSuccess;
 }
 

@@ -33,12 +33,15 @@ struct ProblemBuffers {
   DeviceBuffer in0, in1, in2;  // gemm a, b; attention q, k, v; rowwise x, w
   DeviceBuffer out, lse;
   DeviceBuffer scale_a, scale_b;  // gemm_fp8: fp32 scales (GemmFp8Args)
+  // A declared family's tensors, in its def's order (FamilyArgs::tensors), and their elements.
+  DeviceBuffer tensors[kport::kernels::k_max_family_tensors];
+  std::size_t tensor_elems[kport::kernels::k_max_family_tensors] = {};
   std::size_t out_elems = 0;
   std::size_t lse_elems = 0;
 };
 
-// Allocates and fills the inputs (values uniform in ranges chosen per family) from `seed`
-// and poisons the outputs. On cudaErrorMemoryAllocation the caller reports the case as an
+// Allocates and fills the inputs (values uniform in ranges chosen per family, a declared
+// family's input i in its range from stream i + 1) from `seed` and poisons the outputs. On cudaErrorMemoryAllocation the caller reports the case as an
 // error and continues; the buffers free themselves.
 cudaError_t setup_problem(const Shape& shape, DType dtype, std::uint64_t seed, ProblemBuffers& b, cudaStream_t stream);
 cudaError_t poison_outputs(ProblemBuffers& b, cudaStream_t stream);

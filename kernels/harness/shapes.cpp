@@ -5,6 +5,8 @@
 #include <map>
 #include <sstream>
 
+#include "declared_family.h"
+
 namespace kport::harness {
 
 using kport::kernels::Problem;
@@ -27,7 +29,13 @@ HarnessError bad_shape(const std::string& text, const std::string& why, Family f
 
 }  // namespace
 
-std::optional<HarnessError> parse_shape(Family family, const std::string& text, Shape& out) {
+std::optional<HarnessError> parse_shape(Family family, const std::string& text, Shape& out,
+                                        const kport::kernels::FamilyDef* def) {
+  if (family == Family::declared) {
+    if (def == nullptr)
+      return HarnessError{"bad_shape", "shape '" + text + "': a declared family without its definition", k_exit_usage};
+    return parse_declared_shape(*def, text, out);
+  }
   std::vector<std::string> keys;
   switch (family) {
     case Family::gemm: keys = {"m", "n", "k"}; break;
@@ -111,6 +119,10 @@ std::string shape_string(const Shape& s) {
       o << "b=" << s.batch << ",h=" << s.heads << ",l=" << s.seq_len << ",d=" << s.head_dim
         << ",causal=" << (s.causal ? 1 : 0);
       break;
+    case Family::declared:
+      for (std::size_t i = 0; s.def != nullptr && i < s.def->dims.size() && i < s.dims.size(); ++i)
+        o << (i ? "," : "") << s.def->dims[i].name << "=" << s.dims[i];
+      break;
     default: o << "rows=" << s.rows << ",cols=" << s.cols; break;
   }
   return o.str();
@@ -123,6 +135,12 @@ Json shape_json(const Shape& s) {
     case Family::grouped_gemm: return {{"g", s.groups}, {"m", s.m}, {"n", s.n}, {"k", s.k}};
     case Family::attention:
       return {{"b", s.batch}, {"h", s.heads}, {"l", s.seq_len}, {"d", s.head_dim}, {"causal", s.causal}};
+    case Family::declared: {
+      Json j = Json::object();
+      for (std::size_t i = 0; s.def != nullptr && i < s.def->dims.size() && i < s.dims.size(); ++i)
+        j[s.def->dims[i].name] = s.dims[i];
+      return j;
+    }
     default: return {{"rows", s.rows}, {"cols", s.cols}};
   }
 }
@@ -149,11 +167,17 @@ double output_elements(const Shape& s) {
     case Family::gemm_fp8: return double(s.m) * s.n;
     case Family::grouped_gemm: return double(s.groups) * s.m * s.n;
     case Family::attention: return double(s.batch) * s.heads * s.seq_len * s.head_dim;
+    case Family::declared: {
+      double n = 0;
+      for (std::size_t i = 0; s.def != nullptr && i < s.def->tensors.size(); ++i)
+        if (s.def->tensors[i].role == kport::kernels::TensorRole::output) n += tensor_elements(*s.def, i, s.dims);
+      return n;
+    }
     default: return double(s.rows) * s.cols;
   }
 }
 
-double flop_count(const Shape& s) {
+double flop_count(const Shape& s, DType dtype) {
   switch (s.family) {
     case Family::gemm:
     case Family::gemm_fp8: return 2.0 * s.m * s.n * s.k;
@@ -162,6 +186,8 @@ double flop_count(const Shape& s) {
       const double full = 4.0 * s.batch * s.heads * double(s.seq_len) * s.seq_len * s.head_dim;
       return s.causal ? full / 2 : full;
     }
+    case Family::declared:
+      return s.def != nullptr && s.def->flops != nullptr ? s.def->flops(make_problem(s, dtype).declared) : 0.0;
     default: return 0.0;
   }
 }
@@ -178,6 +204,14 @@ double byte_count(const Shape& s, DType dtype) {
       return e * 4.0 * s.batch * s.heads * double(s.seq_len) * s.head_dim +
              4.0 * s.batch * s.heads * double(s.seq_len);  // q,k,v read; o, lse written
     case Family::rmsnorm: return e * (2.0 * s.rows * double(s.cols) + s.cols);
+    case Family::declared: {
+      if (s.def == nullptr) return 0.0;
+      if (s.def->bytes != nullptr) return s.def->bytes(make_problem(s, dtype).declared);
+      double bytes = 0;  // every tensor once: inputs read, outputs written
+      for (std::size_t i = 0; i < s.def->tensors.size(); ++i)
+        bytes += tensor_elements(*s.def, i, s.dims) * kport::kernels::dtype_size(tensor_dtype(*s.def, i, dtype));
+      return bytes;
+    }
     default: return e * 2.0 * s.rows * double(s.cols);
   }
 }
@@ -209,9 +243,26 @@ Shape row_shape(Family f, int rows, int cols) {
   s.family = f, s.rows = rows, s.cols = cols;
   return s;
 }
+// Shapes given as text (a declared family's grid, a library's override); the harness checked
+// every one at start (check_declared_families), so one that does not parse is left out.
+std::vector<Shape> parsed_grid(Family family, const kport::kernels::FamilyDef* def,
+                               const std::vector<std::string>& texts) {
+  std::vector<Shape> grid;
+  for (const std::string& text : texts) {
+    Shape s;
+    if (!parse_shape(family, text, s, def)) grid.push_back(s);
+  }
+  return grid;
+}
+const kport::kernels::FamilyOverride* override_of(Family family, const kport::kernels::FamilyDef* def) {
+  return find_override(family == Family::declared ? (def != nullptr ? def->name : std::string())
+                                                  : kport::kernels::family_name(family));
+}
 }  // namespace
 
-std::vector<Shape> bench_grid(Family family) {
+std::vector<Shape> bench_grid(Family family, const kport::kernels::FamilyDef* def) {
+  if (const auto* o = override_of(family, def); o != nullptr && !o->bench_grid.empty())
+    return parsed_grid(family, def, o->bench_grid);
   std::vector<Shape> grid;
   switch (family) {
     case Family::gemm: {
@@ -288,11 +339,20 @@ std::vector<Shape> bench_grid(Family family) {
             std::array<int, 2>{1000, 2048}, std::array<int, 2>{4096, 5120}})
         grid.push_back(row_shape(family, rc[0], rc[1]));
       break;
+    case Family::declared:
+      if (def != nullptr) grid = parsed_grid(family, def, def->bench_grid);
+      break;
   }
   return grid;
 }
 
-std::vector<Shape> check_grid(Family family) {
+std::vector<Shape> check_grid(Family family, const kport::kernels::FamilyDef* def) {
+  if (const auto* o = override_of(family, def); o != nullptr && !o->check_grid.empty())
+    return parsed_grid(family, def, o->check_grid);
+  if (family == Family::declared) {
+    if (def != nullptr && !def->check_grid.empty()) return parsed_grid(family, def, def->check_grid);
+    return bench_grid(family, def);  // the def's, or its override's
+  }
   std::vector<Shape> grid = bench_grid(family);
   switch (family) {
     case Family::gemm:
@@ -345,6 +405,14 @@ Problem make_problem(const Shape& s, DType dtype) {
           dtype};
       break;
     case Family::grouped_gemm: p.grouped_gemm = {nullptr, nullptr, nullptr, s.groups, s.m, s.n, s.k, dtype}; break;
+    case Family::declared: {
+      auto& a = p.declared;
+      a.def = s.def;
+      a.dtype = dtype;
+      for (std::size_t i = 0; i < s.dims.size() && i < std::size_t(kport::kernels::k_max_family_dims); ++i)
+        a.dims[i] = s.dims[i];
+      break;
+    }
     case Family::attention:
       p.attention = {nullptr,
                      nullptr,

@@ -25,36 +25,45 @@ struct Shape {
   bool causal = false;
   // rmsnorm, softmax
   int rows = 0, cols = 0;
+  // declared: the family's definition and the value of each of its dims, in its order
+  const kport::kernels::FamilyDef* def = nullptr;
+  std::vector<long long> dims;
 };
 
 // Keys per family: gemm m,n,k; gemm_fp8 m,n,k[,scale=0|1|2]; grouped_gemm g,m,n,k (m the
 // rows of each of the g groups, a multiple of kport::kernels::k_grouped_m_align, and g*m at
 // most 2^30); attention b,h,l,d[,causal=0|1]; rmsnorm/softmax rows,cols. Every key must be
 // given once (causal and scale default to 0) and sizes must be positive. The canonical text
-// (shape_string) always names scale for gemm_fp8.
-std::optional<HarnessError> parse_shape(Family family, const std::string& text, Shape& out);
+// (shape_string) always names scale for gemm_fp8. A declared family (`def`, required then)
+// takes its dims (declared_family.h, parse_declared_shape) and prints every one.
+std::optional<HarnessError> parse_shape(Family family, const std::string& text, Shape& out,
+                                        const kport::kernels::FamilyDef* def = nullptr);
 std::string shape_string(const Shape& s);
 Json shape_json(const Shape& s);
 
 std::optional<Family> parse_family(const std::string& name);
 std::optional<DType> parse_dtype(const std::string& name);
 
-// Number of elements of the main output (C, O or y).
+// Number of elements of the main output (C, O or y; a declared family's outputs together).
 double output_elements(const Shape& s);
-// Work per call: 2MNK for gemm and gemm_fp8, 2GMNK for grouped_gemm, 4*B*H*L^2*d for attention (halved when causal).
-double flop_count(const Shape& s);
-// Bytes each call must move at least: inputs read once plus outputs written once.
+// Work per call: 2MNK for gemm and gemm_fp8, 2GMNK for grouped_gemm, 4*B*H*L^2*d for attention
+// (halved when causal), a declared family's `flops` (0 without).
+double flop_count(const Shape& s, DType dtype = DType::bf16);
+// Bytes each call must move at least: inputs read once plus outputs written once (a declared
+// family's `bytes` when it gives them).
 double byte_count(const Shape& s, DType dtype);
 
 // Grids. bench_grid holds the shapes users run (LLM decode and prefill projections, square
 // and skinny-K gemm; attention over batch x heads x length, head dim 64 and 128, causal and
 // not; rows up to vocabulary size), the H200 baseline shapes among them; every one is timed
 // in every dtype an instance runs. check_grid holds every bench shape plus odd edge shapes.
-std::vector<Shape> check_grid(Family family);
-std::vector<Shape> bench_grid(Family family);
+// A declared family's (`def`) are its def's (check: the bench grid when it gives none); a
+// library's FamilyOverride of the family replaces either grid.
+std::vector<Shape> check_grid(Family family, const kport::kernels::FamilyDef* def = nullptr);
+std::vector<Shape> bench_grid(Family family, const kport::kernels::FamilyDef* def = nullptr);
 
 // A Problem with null pointers, sizes from the shape (attention scale 1/sqrt(d), rmsnorm
-// eps 1e-6).
+// eps 1e-6; a declared family's dims and def).
 kport::kernels::Problem make_problem(const Shape& s, DType dtype);
 
 }  // namespace kport::harness

@@ -1,11 +1,15 @@
 #include "tolerance.h"
 
+#include "declared_family.h"
+
 namespace kport::harness {
 
 using kport::kernels::DType;
 using kport::kernels::Family;
 
-Tolerance tolerance_for(Family family, DType dtype) {
+namespace {
+
+Tolerance builtin_tolerance(Family family, DType dtype) {
   // lse is always computed in fp32 from the rounded inputs; its error grows with log(L)
   // terms only, so one absolute bound serves every shape.
   const double lse = family == Family::attention ? (dtype == DType::f32 ? 1e-4 : 2e-3) : 0.0;
@@ -21,6 +25,24 @@ Tolerance tolerance_for(Family family, DType dtype) {
     case DType::e5m2: return {6e-3, 1.6e-2, lse};  // only gemm_fp8 takes them (above)
   }
   return {0, 0, 0};
+}
+
+// The library's tolerance for `dtype` among `list`, if it names one.
+void apply(const std::vector<kport::kernels::FamilyTolerance>& list, DType dtype, Tolerance& tol) {
+  for (const auto& t : list)
+    if (t.dtype == dtype) tol.normwise = t.normwise, tol.max_abs_rel = t.max_abs_rel;
+}
+
+}  // namespace
+
+Tolerance tolerance_for(Family family, DType dtype, const kport::kernels::FamilyDef* def) {
+  // A declared family is judged by the rule of kport's rowwise families: no lse.
+  Tolerance tol = builtin_tolerance(family == Family::declared ? Family::softmax : family, dtype);
+  if (family == Family::declared && def != nullptr) apply(def->tolerances, dtype, tol);
+  const std::string name =
+      family == Family::declared ? (def != nullptr ? def->name : "") : kport::kernels::family_name(family);
+  if (const auto* o = find_override(name)) apply(o->tolerances, dtype, tol);
+  return tol;
 }
 
 }  // namespace kport::harness

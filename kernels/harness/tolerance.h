@@ -13,6 +13,8 @@
 //         kernels round P to bf16 before P*V).
 //   gemm_fp8 (e4m3, e5m2 inputs): against the dequantized operands multiplied exactly, the
 //         bf16 output's rounding and fp32 accumulation: 6e-3 normwise, 1.6e-2 max.
+// A declared family (`def`) takes its def's tolerance for the dtype, else the above; a
+// library's FamilyOverride of a family (kport's or declared) replaces it for its dtypes.
 #pragma once
 
 #include "kport/kernels/registry.h"
@@ -25,6 +27,7 @@ struct Tolerance {
   double lse_abs;
 };
 
-Tolerance tolerance_for(kport::kernels::Family family, kport::kernels::DType dtype);
+Tolerance tolerance_for(kport::kernels::Family family, kport::kernels::DType dtype,
+                        const kport::kernels::FamilyDef* def = nullptr);
 
 }  // namespace kport::harness

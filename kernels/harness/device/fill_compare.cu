@@ -3,6 +3,7 @@
 // a recorded seed reproduces the inputs exactly, in any launch configuration.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include "common/convert.cuh"
 #include "common/cuda_check.h"
@@ -36,6 +37,18 @@ __global__ void fill_kernel(T* dst, std::size_t n, std::uint64_t key, float lo, 
     const std::uint64_t h = splitmix64(key ^ splitmix64(i));
     const float u = static_cast<float>(h >> 40) * (1.0f / 16777216.0f);  // [0, 1), 24 bits
     dst[i] = from_float<T>(lo + span * u);
+  }
+}
+
+// fp8 inputs of a declared family: the uniform value rounded to the format, saturated to its
+// largest finite value (a range beyond it is the family's choice, never a NaN).
+__global__ void fill_fp8_kernel(__nv_fp8_storage_t* dst, std::size_t n, std::uint64_t key, float lo, float span,
+                                __nv_fp8_interpretation_t format) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const std::uint64_t h = splitmix64(key ^ splitmix64(i));
+    const float u = static_cast<float>(h >> 40) * (1.0f / 16777216.0f);
+    dst[i] = __nv_cvt_float_to_fp8(lo + span * u, __NV_SATFINITE, format);
   }
 }
 
@@ -125,7 +138,10 @@ cudaError_t fill_uniform(void* dst, std::size_t n, DType dtype, std::uint64_t se
       fill_kernel<<<grid_for(n), k_threads, 0, stream>>>(static_cast<__nv_bfloat16*>(dst), n, key, lo, span);
       break;
     case DType::e4m3:
-    case DType::e5m2: return cudaErrorInvalidValue;  // fp8 is made by make_fp8_operand only
+    case DType::e5m2:  // a declared family's fp8 inputs; gemm_fp8's come from make_fp8_operand
+      fill_fp8_kernel<<<grid_for(n), k_threads, 0, stream>>>(static_cast<__nv_fp8_storage_t*>(dst), n, key, lo, span,
+                                                             dtype == DType::e4m3 ? __NV_E4M3 : __NV_E5M2);
+      break;
   }
   return cudaGetLastError();
 }

@@ -18,7 +18,8 @@ namespace kport::harness {
 using kport::kernels::DType;
 
 // Fills n elements of `dtype` with values uniform in [lo, hi), a pure function of
-// (seed, stream_id, index): the same seed gives the same inputs on any GPU.
+// (seed, stream_id, index): the same seed gives the same inputs on any GPU. fp8 values are
+// rounded to the format and saturated to its largest finite value.
 cudaError_t fill_uniform(void* dst, std::size_t n, DType dtype, std::uint64_t seed, std::uint64_t stream_id, float lo,
                          float hi, cudaStream_t stream);
 

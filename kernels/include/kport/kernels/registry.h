@@ -16,6 +16,9 @@
 //              each group's K x N weight (N contiguous, as gemm's B); D[G*M,N] =
 //              A[g*M..,:] * B[g] for each group g. M, the rows of each group, is a multiple of
 //              k_grouped_m_align. Inputs and D in `dtype`, fp32 accumulation.
+//   declared:  a family a library declares as data (kport/kernels/family_def.h: its dims,
+//              tensors, work counts, CPU reference, tolerances and grids); its instances get
+//              FamilyArgs and name the FamilyDef in Instance::def.
 // Every instance registers itself from its own translation unit (KPORT_REGISTER_KERNEL),
 // so a harness links exactly the variants that were built for its target.
 #pragma once
@@ -25,15 +28,22 @@
 #include "kport/kernels/fp8_scales.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kport::kernels {
 
 enum class DType { f32, f16, bf16, e4m3, e5m2 };
-enum class Family { gemm, attention, rmsnorm, softmax, gemm_fp8, grouped_gemm };
+enum class Family { gemm, attention, rmsnorm, softmax, gemm_fp8, grouped_gemm, declared };
+
+struct FamilyDef;  // kport/kernels/family_def.h
+struct Instance;
 
 const char* dtype_name(DType t);
+// kport's name of a family ("gemm"); "declared" for Family::declared, whose name is its def's.
 const char* family_name(Family f);
+// The name of the instance's family: its def's name for a declared family, else kport's.
+const char* family_name(const Instance& inst);
 inline bool dtype_is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
 inline int dtype_size(DType t) { return t == DType::f32 ? 4 : dtype_is_fp8(t) ? 1 : 2; }
 
@@ -92,6 +102,25 @@ struct RowwiseArgs {  // rmsnorm and softmax
   DType dtype;
 };
 
+// At most this many dims and tensors in a declared family.
+constexpr int k_max_family_dims = 8;
+constexpr int k_max_family_tensors = 8;
+
+// The problem of a declared family: the shape's dims and one device pointer per tensor, each in
+// the order its FamilyDef lists them. A tensor holds the product of its extent's dims elements,
+// row-major, in the case's dtype or in fp32 as the def says. Inputs are only read.
+struct FamilyArgs {
+  const FamilyDef* def;
+  long long dims[k_max_family_dims];
+  void* tensors[k_max_family_tensors];
+  DType dtype;
+
+  // By name: the dim's value (-1 when the family has no such dim) and the tensor's pointer
+  // (nullptr when it has no such tensor). Host code; a kernel takes the values as arguments.
+  long long dim(std::string_view name) const;
+  void* tensor(std::string_view name) const;
+};
+
 // Problem handed to a kernel: exactly one member is meaningful, chosen by family.
 struct Problem {
   Family family;
@@ -100,6 +129,7 @@ struct Problem {
   GroupedGemmArgs grouped_gemm{};
   AttentionArgs attention{};
   RowwiseArgs rowwise{};
+  FamilyArgs declared{};
 };
 
 // An instance answers supports() before it is launched: "" when it can run the
@@ -114,6 +144,9 @@ struct Instance {
   std::string config_json;  // tiles, stages, warps as a JSON object
   std::string (*supports)(const Problem&);
   cudaError_t (*launch)(const Problem&, cudaStream_t);
+  // The family's definition when `family` is Family::declared (registered with
+  // KPORT_REGISTER_FAMILY); nullptr for kport's own families.
+  const FamilyDef* def = nullptr;
 };
 
 // All instances linked into this binary, in registration order.
