@@ -4,7 +4,8 @@
 # built and installed (`cmake --install --component harness-sdk`), the fixture library of
 # tests/integration/harness_sdk (its own layout, find_package(kport-harness)) is built against
 # that prefix for sm_90a, and its harness answers `list`, `device`, `check --all` and
-# `bench --all`, each printed as a short summary. The reports go to $OUT (sdk-run.tar.gz).
+# `bench --all`, each printed as a short summary: kport's softmax (on the fixture's own grids)
+# and layernorm, the family the fixture declares as data (FamilyDef). The reports go to $OUT (sdk-run.tar.gz).
 #   bash bench/sdk/run_h200.sh          (OUT defaults to build/sdk-out)
 set -u
 cd "$(dirname "$0")/../.."
@@ -35,13 +36,19 @@ import collections, json, sys
 w = sys.argv[1]
 d = json.load(open(f"{w}/device.json"))
 print("device:", d.get("name", d), "| sm_count", d.get("sm_count"), "| driver", d.get("driver_version"))
-for v in json.load(open(f"{w}/list.json"))["variants"]:
+listed = json.load(open(f"{w}/list.json"))
+for v in listed["variants"]:
     print("variant", v["variant"], v.get("status", "built"), v.get("reason", ""),
           [i["name"] for i in v.get("instances", [])])
+for f in listed.get("families", []):
+    print("declared family", f["name"], [d["name"] for d in f["dims"]], f["dtypes"])
 c = json.load(open(f"{w}/check.json"))
 verdicts = collections.Counter(r.get("verdict") for r in c.get("results", []))
-worst = max([r.get("normwise_rel_error", 0) for r in c.get("results", []) if r.get("verdict") == "passed"] or [0])
-print("check:", dict(verdicts), f"worst normwise error {worst:.2e}")
+for fam in sorted({r.get("family") for r in c.get("results", [])}):
+    rs = [r for r in c.get("results", []) if r.get("family") == fam]
+    worst = max([r.get("normwise_rel_error", 0) for r in rs if r.get("verdict") == "passed"] or [0])
+    print(f"check {fam}:", dict(collections.Counter(r.get("verdict") for r in rs)), f"worst normwise error {worst:.2e}")
+print("check:", dict(verdicts))
 for r in c.get("results", []):
     if r.get("verdict") not in ("passed", "unsupported"):
         print("  ", r.get("instance"), r.get("dtype"), r.get("shape_text"), r.get("verdict"), r.get("reason", ""))
@@ -49,7 +56,7 @@ b = json.load(open(f"{w}/bench.json"))
 for r in b.get("results", []):
     if r.get("verdict") == "measured":
         t = r["timing"]
-        print(f"  {r['dtype']:5} {r['shape_text']:24} {t['median_ms'] * 1000:9.2f} us  {r.get('gbps', 0):8.1f} GB/s  rse {t['rse'] * 100:.2f} %")
+        print(f"  {r['family']:9} {r['dtype']:5} {r['shape_text']:24} {t['median_ms'] * 1000:9.2f} us  {r.get('gbps', 0):8.1f} GB/s  rse {t['rse'] * 100:.2f} %")
     else:
         print(f"  {r.get('dtype')} {r.get('shape_text')}: {r.get('verdict')} {r.get('reason', '')}")
 PY
