@@ -30,7 +30,7 @@ PER_CASE = {("gemm", "bf16"): 12, ("gemm", "fp16"): 8, ("gemm", "fp32"): 4,
             ("attention", "bf16"): 8, ("attention", "fp16"): 6, ("attention", "fp32"): 2,
             ("rmsnorm", "bf16"): 6, ("rmsnorm", "fp16"): 3, ("rmsnorm", "fp32"): 3,
             ("softmax", "bf16"): 6, ("softmax", "fp16"): 3, ("softmax", "fp32"): 3,
-            ("gemm_fp8", "e4m3"): 8, ("gemm_fp8", "e5m2"): 3}
+            ("gemm_fp8", "e4m3"): 8, ("gemm_fp8", "e5m2"): 3, ("grouped_gemm", "bf16"): 6}
 # Model dimensions (hidden, intermediate, fused-QKV and vocabulary-sized projections).
 NK = [(4096, 4096), (11008, 4096), (4096, 11008), (14336, 4096), (4096, 14336), (6144, 4096),
       (28672, 8192), (8192, 28672), (7168, 16384), (5120, 5120), (13824, 5120), (2560, 8192)]
@@ -44,7 +44,16 @@ ROWS = [1, 16, 128, 1000, 4096, 16384]
 FP8_NK = [(7168, 16384), (4096, 7168), (2112, 7168), (24576, 1536), (7168, 2048), (1536, 7168)]
 
 
+# MoE experts (N, K) of up/gate and down projections, and tokens per expert (a multiple of
+# 128, as the contiguous layout pads each group's rows).
+MOE_NK = [(4096, 7168), (7168, 2048), (2816, 2048), (2048, 1408), (14336, 4096), (4096, 14336)]
+MOE_M = [128, 256, 384, 640, 1024, 1536]
+
+
 def gen_shape(rng, family):
+    if family == "grouped_gemm":
+        n, k = rng.choice(MOE_NK)
+        return f"g={rng.choice([4, 8, 16])},m={rng.choice(MOE_M)},n={n},k={k}"
     if family == "gemm_fp8":
         n, k = rng.choice(FP8_NK)
         m = rng.choice(DECODE_M + PREFILL_M)

@@ -356,8 +356,11 @@ std::vector<Shape> check_grid(Family family, const kport::kernels::FamilyDef* de
   std::vector<Shape> grid = bench_grid(family);
   switch (family) {
     case Family::gemm:
-      for (const Shape& s : {gemm_shape(127, 255, 63), gemm_shape(1, 1, 1), gemm_shape(64, 64, 64),
-                             gemm_shape(257, 129, 33), gemm_shape(33, 4104, 520)})
+      // Odd and tiny shapes; decode rows (m <= 8) with K not a multiple of the K tile and N
+      // ending inside a 256-column segment, split over K.
+      for (const Shape& s :
+           {gemm_shape(127, 255, 63), gemm_shape(1, 1, 1), gemm_shape(64, 64, 64), gemm_shape(257, 129, 33),
+            gemm_shape(33, 4104, 520), gemm_shape(3, 1000, 777), gemm_shape(8, 4104, 4100)})
         grid.push_back(s);
       break;
     case Family::gemm_fp8:

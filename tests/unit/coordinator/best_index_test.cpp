@@ -294,9 +294,9 @@ TEST_F(BestIndexTest, ReadersOnOtherThreadsNeverSeeAnOlderFigureThanTheLastAckno
 // A family another library declares, with its own tile keys: a grouped gemm over g
 // groups whose instances publish tile_m, tile_n and tile_k. Its figures move to a shape
 // that was not measured by its waves, read by the keys it declared, as gemm's do.
-api::Family grouped_gemm(bool with_geometry, const std::string& n_key = "tile_n") {
+api::Family moe_gemm(bool with_geometry, const std::string& n_key = "tile_n") {
   api::Family f;
-  f.name = "grouped_gemm";
+  f.name = "moe_gemm";
   f.dims = {api::FamilyDim{"g", std::nullopt, 1, 1 << 30}, api::FamilyDim{"m", std::nullopt, 1, 1 << 30},
             api::FamilyDim{"n", std::nullopt, 1, 1 << 30}, api::FamilyDim{"k", std::nullopt, 1, 1 << 30}};
   f.dtypes = {"bf16"};
@@ -312,26 +312,25 @@ TEST_F(BestIndexTest, AForeignFamilysDeclaredKeysMoveItsFiguresByWaves) {
   auto builtin = Families::load_builtin(KPORT_KERNELS_MANIFEST);
   ASSERT_TRUE(builtin.ok()) << builtin.error().message;
   Families families(*builtin);
-  ASSERT_TRUE(families.learn(*m_store, "grouped", api::LibraryFamilies{"grouped-lib", 0, {grouped_gemm(true)}}).ok());
+  ASSERT_TRUE(families.learn(*m_store, "grouped", api::LibraryFamilies{"grouped-lib", 0, {moe_gemm(true)}}).ok());
   db::NewRunner gpu{"h200-0", db::RunnerRole::gpu, {}};
   gpu.caps.gpu_model = "NVIDIA H200";
   gpu.caps.arch = "9.0";
   gpu.caps.extra_json = R"({"sm_count":132})";
   ASSERT_TRUE(m_store->register_runner(gpu).ok());
   ASSERT_TRUE(m_store
-                  ->upsert_kernel_instances({{"grouped_gemm.tc.128x128", "grouped_gemm", "tc", "[]",
+                  ->upsert_kernel_instances({{"moe_gemm.tc.128x128", "moe_gemm", "tc", "[]",
                                               R"({"tile_m":128,"tile_n":128,"tile_k":64})", std::nullopt, "grouped"},
-                                             {"grouped_gemm.tc.128x256", "grouped_gemm", "tc", "[]",
+                                             {"moe_gemm.tc.128x256", "moe_gemm", "tc", "[]",
                                               R"({"tile_m":128,"tile_n":256,"tile_k":64})", std::nullopt, "grouped"}})
                   .ok());
   // Measured at N = 14336 only, where both tiles make one wave over 132 SMs and 128x128
   // is the faster; at N = 28672 its 224 blocks need two waves and 128x256's 112 one.
-  for (auto [instance, median] :
-       {std::pair{"grouped_gemm.tc.128x128", 100.0}, std::pair{"grouped_gemm.tc.128x256", 110.0}}) {
+  for (auto [instance, median] : {std::pair{"moe_gemm.tc.128x128", 100.0}, std::pair{"moe_gemm.tc.128x256", 110.0}}) {
     db::ResultRecord r;
     r.commit_sha = std::string(40, 'c');
     r.target = "sm_90a";
-    r.family = "grouped_gemm";
+    r.family = "moe_gemm";
     r.variant = "tc";
     r.instance = instance;
     r.dtype = "bf16";
@@ -348,10 +347,10 @@ TEST_F(BestIndexTest, AForeignFamilysDeclaredKeysMoveItsFiguresByWaves) {
   BestIndex index(*m_store);
   auto best_at = [&](const std::shared_ptr<const porting::FamilySet>& known, const std::string& shape) {
     http::Request req;
-    req.query = {{"gpu", "NVIDIA H200"}, {"op", "grouped_gemm"}, {"dtype", "bf16"}, {"shape", shape}};
+    req.query = {{"gpu", "NVIDIA H200"}, {"op", "moe_gemm"}, {"dtype", "bf16"}, {"shape", shape}};
     auto q = parse_best_question(req, known);
     EXPECT_TRUE(q.ok()) << q.error().message;
-    auto entry = index.load("NVIDIA H200", "grouped_gemm", "bf16", *known);
+    auto entry = index.load("NVIDIA H200", "moe_gemm", "bf16", *known);
     EXPECT_TRUE(entry.ok());
     std::optional<UnmeasuredAsk> unmeasured;
     auto body = measured_answer(**entry, *q, unmeasured);
@@ -360,39 +359,39 @@ TEST_F(BestIndexTest, AForeignFamilysDeclaredKeysMoveItsFiguresByWaves) {
   };
 
   const auto declared = families.current();
-  auto waves = wave_inputs(*m_store, "NVIDIA H200", *declared, std::string("grouped_gemm"));
+  auto waves = wave_inputs(*m_store, "NVIDIA H200", *declared, std::string("moe_gemm"));
   ASSERT_TRUE(waves.ok()) << waves.error().message;
   EXPECT_EQ(waves->sm_count, 132);
   ASSERT_EQ(waves->geometry.size(), 2u);
-  const porting::Geometry* wide = porting::find_geometry(waves->geometry, "grouped_gemm.tc.128x256");
+  const porting::Geometry* wide = porting::find_geometry(waves->geometry, "moe_gemm.tc.128x256");
   ASSERT_NE(wide, nullptr);
   ASSERT_EQ(wide->tiles.size(), 2u);
   EXPECT_EQ(wide->tiles[1].dim, "n");
   EXPECT_EQ(wide->tiles[1].size, 256);
   EXPECT_EQ(wide->steps.at(0).dim, "k");
   EXPECT_EQ(wide->steps.at(0).size, 64);
-  EXPECT_EQ(best_at(declared, "g=1,m=96,n=14336,k=8192"), "grouped_gemm.tc.128x128");
-  EXPECT_EQ(best_at(declared, "g=1,m=96,n=28672,k=8192"), "grouped_gemm.tc.128x256")
+  EXPECT_EQ(best_at(declared, "g=1,m=96,n=14336,k=8192"), "moe_gemm.tc.128x128");
+  EXPECT_EQ(best_at(declared, "g=1,m=96,n=28672,k=8192"), "moe_gemm.tc.128x256")
       << "by waves: 128x128 needs two, 128x256 one";
-  const auto entry = index.current("NVIDIA H200", "grouped_gemm", "bf16", *declared);
+  const auto entry = index.current("NVIDIA H200", "moe_gemm", "bf16", *declared);
   ASSERT_NE(entry, nullptr);
 
   // The library's next build declares its n tile under a key no instance publishes: its
   // instances have no geometry, the cached entry is not served with the new declaration,
   // and the figures move by problem size, which keeps 128x128 first.
   ASSERT_TRUE(
-      families.learn(*m_store, "grouped", api::LibraryFamilies{"grouped-lib", 0, {grouped_gemm(true, "cta_n")}}).ok());
+      families.learn(*m_store, "grouped", api::LibraryFamilies{"grouped-lib", 0, {moe_gemm(true, "cta_n")}}).ok());
   const auto renamed = families.current();
-  EXPECT_EQ(index.current("NVIDIA H200", "grouped_gemm", "bf16", *renamed), nullptr);
-  EXPECT_EQ(index.current("NVIDIA H200", "grouped_gemm", "bf16", *declared), entry);
-  auto none = wave_inputs(*m_store, "NVIDIA H200", *renamed, std::string("grouped_gemm"));
+  EXPECT_EQ(index.current("NVIDIA H200", "moe_gemm", "bf16", *renamed), nullptr);
+  EXPECT_EQ(index.current("NVIDIA H200", "moe_gemm", "bf16", *declared), entry);
+  auto none = wave_inputs(*m_store, "NVIDIA H200", *renamed, std::string("moe_gemm"));
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->geometry.empty());
-  EXPECT_EQ(best_at(renamed, "g=1,m=96,n=28672,k=8192"), "grouped_gemm.tc.128x128");
+  EXPECT_EQ(best_at(renamed, "g=1,m=96,n=28672,k=8192"), "moe_gemm.tc.128x128");
   // Declaring nothing is the same: no family's keys are read for it.
-  ASSERT_TRUE(families.learn(*m_store, "grouped", api::LibraryFamilies{"grouped-lib", 0, {grouped_gemm(false)}}).ok());
-  EXPECT_TRUE(wave_inputs(*m_store, "NVIDIA H200", *families.current(), std::string("grouped_gemm"))->geometry.empty());
-  EXPECT_EQ(best_at(families.current(), "g=1,m=96,n=28672,k=8192"), "grouped_gemm.tc.128x128");
+  ASSERT_TRUE(families.learn(*m_store, "grouped", api::LibraryFamilies{"grouped-lib", 0, {moe_gemm(false)}}).ok());
+  EXPECT_TRUE(wave_inputs(*m_store, "NVIDIA H200", *families.current(), std::string("moe_gemm"))->geometry.empty());
+  EXPECT_EQ(best_at(families.current(), "g=1,m=96,n=28672,k=8192"), "moe_gemm.tc.128x128");
 }
 
 }  // namespace kport::coordinator

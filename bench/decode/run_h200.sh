@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# kport's bf16 gemm at decode sizes (M <= 8) on one H200, in one call: builds
+# kport-harness-sm_90a with the gemm variants only, checks gemm.gemv on the check grid and on
+# odd decode shapes outside it (every M from 1 to 8, N ending inside a column segment, K not a
+# multiple of the K tile), then benches every gemm instance at M = 1, 2, 4, 8 on the LLM
+# projections (cublasGemmEx timed in the same process on the same buffers) and prints the
+# table (table.py): per shape the best kport instance against cuBLAS. $OUT receives table.txt
+# and decode-run.tar.gz.
+#   bash bench/decode/run_h200.sh          (OUT defaults to build/decode-out)
+set -u
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-$PWD/build/decode-out}
+W=build/decode-work
+mkdir -p "$OUT" "$W"
+finish() {
+  [[ -f $W/table.txt ]] && cp "$W/table.txt" "$OUT/"
+  tar czf "$OUT/decode-run.tar.gz" -C "$W" . || true
+}
+trap finish EXIT
+trap "exit 143" TERM INT
+t0=$(date +%s)
+stamp() { echo "[$(($(date +%s) - t0))s] $*"; }
+nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
+  --format=csv,noheader | tee "$W/gpu.txt"
+B=build/h-decode
+H=$B/bin/kport-harness-sm_90a
+others="gemm.tcgen05;gemm_fp8.wgmma_tma;attention.simt;attention.mma_sync;attention.wgmma_tma;grouped_gemm.simt"
+others+=";grouped_gemm.wgmma_tma;rmsnorm.simt;rmsnorm.vec16;softmax.simt;softmax.vec16"
+{ cmake -S kernels -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPORT_CUDA_TARGETS=sm_90a \
+    "-DKPORT_EXCLUDE_VARIANTS=$others" && timeout 240 cmake --build $B; } >"$W/build.log" 2>&1 ||
+  { echo "harness build failed"; grep -B2 -A20 -m3 'error' "$W/build.log" | head -60; exit 2; }
+stamp "harness built"
+grep -A3 "gemv_kernel" "$W/build.log" | grep -i "registers\|spill" | sort -u | head -8
+
+timeout 200 $H check --all --filter gemm.gemv --dtype all --seed 7 --timeout-s 30 >"$W/check.json" 2>"$W/check.err"
+stamp "check grid: exit $?"
+cases=()
+for dt in bf16 fp16 fp32; do
+  for m in 1 2 3 4 5 6 7 8; do cases+=(--case "gemm.gemv.m8_splitk:$dt:m=$m,n=4104,k=4100"); done
+  for s in m=8,n=8,k=1 m=1,n=128256,k=4096 m=5,n=2056,k=65 m=2,n=14336,k=14336; do
+    cases+=(--case "gemm.gemv.m8_splitk:$dt:$s")
+  done
+done
+timeout 200 $H check "${cases[@]}" --seed 11 --timeout-s 30 >"$W/check-outside.json" 2>"$W/check-outside.err"
+stamp "check outside the grid: exit $?"
+
+shapes=()
+for m in 1 2 4 8; do
+  for nk in 4096,4096 4096,14336 14336,4096 6144,4096 28672,8192 8192,28672 128256,4096; do
+    shapes+=("m=$m,n=${nk%,*},k=${nk#*,}")
+  done
+done
+: >"$W/bench.jsonl"
+for sh in "${shapes[@]}"; do
+  timeout 60 $H bench --all --filter gemm. --dtype bf16 --shape "$sh" --time-cap-ms 150 --timeout-s 30 \
+    >>"$W/bench.jsonl" 2>>"$W/bench.err"
+  echo >>"$W/bench.jsonl"
+done
+stamp "bench: done"
+python3 bench/decode/table.py "$W" | tee "$W/table.txt"

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Prints bench/decode's table from one run's work folder: the `check` verdicts of gemm.gemv
+(grid and outside it), then per decode shape the best kport instance and gemm.gemv against
+cublasGemmEx of the same process (time in us, ratio = cuBLAS time / kport time).
+
+    python3 bench/decode/table.py WORK_DIR
+"""
+import collections
+import json
+import os
+import sys
+
+
+def docs(path):
+    """Every JSON document of a file (one per line, or one in all)."""
+    try:
+        text = open(path).read()
+    except OSError as e:
+        return [{"error": str(e)}]
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass
+    if not out and text.strip():
+        try:
+            out.append(json.loads(text))
+        except ValueError as e:
+            out.append({"error": f"{path}: {e}"})
+    return out
+
+
+def main():
+    w = sys.argv[1]
+    verdicts, failures = collections.Counter(), []
+    worst = collections.defaultdict(float)
+    for name in ("check.json", "check-outside.json"):
+        for doc in docs(os.path.join(w, name)):
+            if "error" in doc and "results" not in doc:
+                failures.append(f"  {name}: {doc['error']}")
+            for r in doc.get("results", []):
+                verdicts[r.get("verdict")] += 1
+                if r.get("verdict") == "passed":
+                    worst[r["dtype"]] = max(worst[r["dtype"]], r.get("normwise_rel_error") or 0)
+                elif r.get("verdict") != "unsupported":
+                    failures.append(f"  {r['instance']} {r['dtype']} {r['shape_text']}: {r.get('verdict')} "
+                                    f"{r.get('reason', '')} err={r.get('normwise_rel_error')}")
+    print("gemm.gemv check: " + ", ".join(f"{v} {c}" for v, c in sorted(verdicts.items(), key=str)))
+    print("  worst normwise error passed: " + ", ".join(f"{d} {e:.2e}" for d, e in sorted(worst.items())))
+    for line in failures[:40]:
+        print(line)
+    print()
+    print(f"{'bf16 shape':>24} {'best kport instance':>36} {'us':>8} {'gemv us':>8} {'cuBLAS us':>9} "
+          f"{'best x':>6} {'gemv x':>6}")
+    for doc in docs(os.path.join(w, "bench.jsonl")):
+        rows = [r for r in doc.get("results", []) if r.get("verdict") == "measured"]
+        if not rows:
+            continue
+        best = min(rows, key=lambda r: r["timing"]["median_ms"])
+        gemv = next((r for r in rows if r["instance"].startswith("gemm.gemv")), None)
+        base = next((r["baseline"]["timing"]["median_ms"] for r in rows
+                     if isinstance(r.get("baseline"), dict) and "timing" in r["baseline"]), None)
+        t = best["timing"]["median_ms"] * 1e3
+        g = gemv["timing"]["median_ms"] * 1e3 if gemv else None
+        b = base * 1e3 if base else None
+        print(f"{best['shape_text']:>24} {best['instance']:>36} {t:8.1f} {g if g is None else round(g, 1)!s:>8} "
+              f"{b if b is None else round(b, 1)!s:>9} {(b / t if b else float('nan')):6.2f} "
+              f"{(b / g if b and g else float('nan')):6.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,308 @@
+// gemm, decode variant: C[M,N] = A[M,K] * B[K,N] for M <= 8, row-major, fp32 accumulation on
+// CUDA cores, output in the input dtype. At decode sizes the product is a matrix-vector one:
+// the time is B's bytes, read once, so the kernel is shaped for reading B at the memory's rate.
+//
+// Each thread owns 16 bytes of columns (8 bf16/fp16 or 4 fp32) and a warp one row segment of
+// 32 such loads; the block's 4 warps split its K rows, 64 at a time, with A's 64 x M tile in
+// shared memory as fp32, four B loads in flight per thread. K is split over the grid (y)
+// until about four blocks per SM are busy: each split writes its fp32 partial sums to a
+// workspace, and the last split of a column segment to finish (a counter per segment) adds
+// the partials in split order and writes C, so the result does not depend on which split ran
+// first. M is a template argument: one kernel per row count 1..8, no wasted accumulators.
+//
+// The workspace is this process's, per device, grown on the first launch that needs more
+// (cudaMalloc, outside any timed launch once warmed up); launches that use it must not run
+// concurrently on one device, as with a cuBLAS handle's workspace.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "kport/kernels/registry.h"
+
+namespace {
+
+using kport::kernels::DType;
+using kport::kernels::Family;
+using kport::kernels::GemmArgs;
+using kport::kernels::Instance;
+using kport::kernels::Problem;
+
+constexpr int k_max_m = 8;
+constexpr int k_warps = 4;
+constexpr int k_threads = 32 * k_warps;
+constexpr int k_tile_k = 64;        // K rows of A staged at a time
+constexpr int k_loads = 4;          // B loads in flight per thread
+constexpr int k_blocks_per_sm = 4;  // how many blocks the K split aims at
+
+template <typename T>
+constexpr int vec() {
+  return 16 / static_cast<int>(sizeof(T));
+}
+
+__device__ inline float2 to_float2(__nv_bfloat162 h) { return __bfloat1622float2(h); }
+__device__ inline float2 to_float2(__half2 h) { return __half22float2(h); }
+
+// 16 bytes of B as fp32.
+template <typename T>
+__device__ inline void unpack(const uint4& raw, float (&out)[vec<T>()]) {
+  if constexpr (std::is_same_v<T, float>) {
+    out[0] = __uint_as_float(raw.x), out[1] = __uint_as_float(raw.y);
+    out[2] = __uint_as_float(raw.z), out[3] = __uint_as_float(raw.w);
+  } else {
+    using Pair = std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>;
+    const Pair* h = reinterpret_cast<const Pair*>(&raw);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float2 f = to_float2(h[i]);
+      out[2 * i] = f.x, out[2 * i + 1] = f.y;
+    }
+  }
+}
+
+template <typename T>
+__device__ inline T from_float(float x) {
+  if constexpr (std::is_same_v<T, float>)
+    return x;
+  else if constexpr (std::is_same_v<T, __half>)
+    return __float2half_rn(x);
+  else
+    return __float2bfloat16_rn(x);
+}
+
+// One block: the columns [blockIdx.x * 32 * V, +32 * V) over the K rows of split blockIdx.y.
+template <typename T, int M>
+__global__ void __launch_bounds__(k_threads)
+    gemv_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int n, int k, int k_chunk,
+                float* __restrict__ partial, unsigned* __restrict__ done) {
+  constexpr int V = vec<T>();
+  __shared__ float a_s[k_tile_k][M];
+  __shared__ float red[k_warps - 1][M][32 * V];
+  __shared__ bool last;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int col = (blockIdx.x * 32 + lane) * V;
+  const bool active = col < n;  // n is a multiple of V
+  const int k_begin = blockIdx.y * k_chunk, k_end = min(k, k_begin + k_chunk);
+
+  float acc[M][V];
+#pragma unroll
+  for (int m = 0; m < M; ++m)
+#pragma unroll
+    for (int v = 0; v < V; ++v) acc[m][v] = 0.0f;
+
+  for (int kt = k_begin; kt < k_end; kt += k_tile_k) {
+    const int rows = min(k_tile_k, k_end - kt);
+    for (int i = threadIdx.x; i < k_tile_k * M; i += k_threads) {
+      const int m = i / k_tile_k, r = i % k_tile_k;
+      a_s[r][m] = r < rows ? static_cast<float>(a[static_cast<long long>(m) * k + kt + r]) : 0.0f;
+    }
+    __syncthreads();
+    // Each warp takes 16 consecutive rows of the tile, k_loads of them in flight at a time.
+    constexpr int per_warp = k_tile_k / k_warps;
+#pragma unroll
+    for (int r0 = 0; r0 < per_warp; r0 += k_loads) {
+      uint4 raw[k_loads];
+#pragma unroll
+      for (int j = 0; j < k_loads; ++j) {
+        const int r = warp * per_warp + r0 + j;
+        raw[j] = active && r < rows
+                     ? __ldg(reinterpret_cast<const uint4*>(b + static_cast<long long>(kt + r) * n + col))
+                     : make_uint4(0, 0, 0, 0);
+      }
+#pragma unroll
+      for (int j = 0; j < k_loads; ++j) {
+        float bf[V];
+        unpack<T>(raw[j], bf);
+        const int r = warp * per_warp + r0 + j;
+#pragma unroll
+        for (int m = 0; m < M; ++m) {
+          const float av = a_s[r][m];
+#pragma unroll
+          for (int v = 0; v < V; ++v) acc[m][v] = fmaf(av, bf[v], acc[m][v]);
+        }
+      }
+    }
+    __syncthreads();
+  }
+
+  // The block's four warps into warp 0.
+  if (warp > 0)
+#pragma unroll
+    for (int m = 0; m < M; ++m)
+#pragma unroll
+      for (int v = 0; v < V; ++v) red[warp - 1][m][lane * V + v] = acc[m][v];
+  __syncthreads();
+  if (warp > 0) return;
+#pragma unroll
+  for (int w = 0; w < k_warps - 1; ++w)
+#pragma unroll
+    for (int m = 0; m < M; ++m)
+#pragma unroll
+      for (int v = 0; v < V; ++v) acc[m][v] += red[w][m][lane * V + v];
+
+  if (gridDim.y == 1) {
+    if (active)
+#pragma unroll
+      for (int m = 0; m < M; ++m)
+#pragma unroll
+        for (int v = 0; v < V; ++v) c[static_cast<long long>(m) * n + col + v] = from_float<T>(acc[m][v]);
+    return;
+  }
+  // Split K: this split's partial sums, then the last split of the segment adds them in order.
+  const long long plane = static_cast<long long>(M) * n;
+  if (active)
+#pragma unroll
+    for (int m = 0; m < M; ++m)
+#pragma unroll
+      for (int v = 0; v < V; ++v) partial[blockIdx.y * plane + static_cast<long long>(m) * n + col + v] = acc[m][v];
+  __threadfence();
+  __syncwarp();
+  if (lane == 0) last = atomicAdd(&done[blockIdx.x], 1u) == gridDim.y - 1;
+  __syncwarp();
+  if (!last) return;
+  __threadfence();
+  if (active)
+#pragma unroll
+    for (int m = 0; m < M; ++m)
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        float sum = 0.0f;
+        for (unsigned s = 0; s < gridDim.y; ++s)
+          sum += __ldcg(&partial[s * plane + static_cast<long long>(m) * n + col + v]);
+        c[static_cast<long long>(m) * n + col + v] = from_float<T>(sum);
+      }
+  if (lane == 0) done[blockIdx.x] = 0;  // ready for the next launch
+}
+
+// The process's workspace on one device: partial sums and the per-segment counters (zero
+// between launches: the last split of each segment resets its own).
+struct Workspace {
+  float* partial = nullptr;
+  std::size_t partial_floats = 0;
+  unsigned* done = nullptr;
+  std::size_t done_count = 0;
+};
+
+cudaError_t workspace(std::size_t floats, std::size_t counters, Workspace*& out) {
+  static std::mutex mutex;
+  static std::vector<Workspace> per_device;
+  std::lock_guard<std::mutex> lock(mutex);
+  int device = 0;
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  if (per_device.size() <= static_cast<std::size_t>(device)) per_device.resize(device + 1);
+  Workspace& w = per_device[device];
+  if (w.partial_floats < floats) {
+    if (w.partial) cudaFree(w.partial);
+    w.partial = nullptr, w.partial_floats = 0;
+    if (cudaError_t e = cudaMalloc(&w.partial, floats * sizeof(float)); e != cudaSuccess) return e;
+    w.partial_floats = floats;
+  }
+  if (w.done_count < counters) {
+    if (w.done) cudaFree(w.done);
+    w.done = nullptr, w.done_count = 0;
+    if (cudaError_t e = cudaMalloc(&w.done, counters * sizeof(unsigned)); e != cudaSuccess) return e;
+    if (cudaError_t e = cudaMemset(w.done, 0, counters * sizeof(unsigned)); e != cudaSuccess) return e;
+    w.done_count = counters;
+  }
+  out = &w;
+  return cudaSuccess;
+}
+
+int sm_count() {
+  static const int count = [] {
+    int device = 0, sms = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+      return 132;
+    return sms;
+  }();
+  return count;
+}
+
+template <typename T>
+std::string supports(const Problem& p) {
+  if (p.family != Family::gemm) return "not a gemm problem";
+  const GemmArgs& g = p.gemm;
+  if (g.m <= 0 || g.n <= 0 || g.k <= 0) return "m, n, k must be positive";
+  if (g.m > k_max_m)
+    return "m = " + std::to_string(g.m) + " is not a decode size: this variant takes m <= " + std::to_string(k_max_m);
+  const int v = vec<T>();
+  if (g.n % v != 0)
+    return "n = " + std::to_string(g.n) + " must be a multiple of " + std::to_string(v) +
+           " (B is read 16 bytes at a time)";
+  if ((g.n / v + 31) / 32 > 65535 * 64) return "n is too large";
+  return "";
+}
+
+std::string supports_any(const Problem& p) {
+  switch (p.gemm.dtype) {
+    case DType::f32: return supports<float>(p);
+    case DType::f16: return supports<__half>(p);
+    case DType::bf16: return supports<__nv_bfloat16>(p);
+    default: return "dtype not supported: gemm.gemv takes bf16, fp16 and fp32";
+  }
+}
+
+template <typename T, int M>
+cudaError_t launch_m(const GemmArgs& g, cudaStream_t stream) {
+  constexpr int V = vec<T>();
+  const int segments = (g.n / V + 31) / 32;
+  // Split K until about k_blocks_per_sm blocks per SM, each split at least two A tiles deep.
+  const int want = std::max(1, k_blocks_per_sm * sm_count() / segments);
+  const int most = std::max(1, g.k / (2 * k_tile_k));
+  const int splits_wanted = std::min(want, most);
+  const int k_chunk = (g.k + splits_wanted - 1) / splits_wanted;
+  const int chunk = (k_chunk + k_tile_k - 1) / k_tile_k * k_tile_k;
+  const int splits = (g.k + chunk - 1) / chunk;
+  float* partial = nullptr;
+  unsigned* done = nullptr;
+  if (splits > 1) {
+    Workspace* w = nullptr;
+    if (cudaError_t e = workspace(static_cast<std::size_t>(splits) * M * g.n, segments, w); e != cudaSuccess) return e;
+    partial = w->partial, done = w->done;
+  }
+  gemv_kernel<T, M><<<dim3(segments, splits), k_threads, 0, stream>>>(
+      static_cast<const T*>(g.a), static_cast<const T*>(g.b), static_cast<T*>(g.c), g.n, g.k, chunk, partial, done);
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t launch_typed(const GemmArgs& g, cudaStream_t stream) {
+  switch (g.m) {
+    case 1: return launch_m<T, 1>(g, stream);
+    case 2: return launch_m<T, 2>(g, stream);
+    case 3: return launch_m<T, 3>(g, stream);
+    case 4: return launch_m<T, 4>(g, stream);
+    case 5: return launch_m<T, 5>(g, stream);
+    case 6: return launch_m<T, 6>(g, stream);
+    case 7: return launch_m<T, 7>(g, stream);
+    case 8: return launch_m<T, 8>(g, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+cudaError_t launch(const Problem& p, cudaStream_t stream) {
+  switch (p.gemm.dtype) {
+    case DType::f32: return launch_typed<float>(p.gemm, stream);
+    case DType::f16: return launch_typed<__half>(p.gemm, stream);
+    case DType::bf16: return launch_typed<__nv_bfloat16>(p.gemm, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+const Instance k_gemm_gemv{Family::gemm,
+                           "gemv",
+                           "gemm.gemv.m8_splitk",
+                           {"simt"},
+                           {DType::bf16, DType::f16, DType::f32},
+                           R"({"max_m":8,"threads":128,"warps_split_k":4,"tile_k":64,"loads_in_flight":4,)"
+                           R"("bytes_per_load":16,"split_k":"grid, fp32 partials added in split order"})",
+                           &supports_any,
+                           &launch};
+KPORT_REGISTER_KERNEL(k_gemm_gemv);
+
+}  // namespace
