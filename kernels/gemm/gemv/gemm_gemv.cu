@@ -187,7 +187,8 @@ struct Workspace {
   std::size_t done_count = 0;
 };
 
-cudaError_t workspace(std::size_t floats, std::size_t counters, Workspace*& out) {
+// The workspace of the current device, at least `floats` partial sums and `counters` counters.
+cudaError_t workspace(std::size_t floats, std::size_t counters, float*& partial, unsigned*& done) {
   static std::mutex mutex;
   static std::vector<Workspace> per_device;
   std::lock_guard<std::mutex> lock(mutex);
@@ -208,7 +209,7 @@ cudaError_t workspace(std::size_t floats, std::size_t counters, Workspace*& out)
     if (cudaError_t e = cudaMemset(w.done, 0, counters * sizeof(unsigned)); e != cudaSuccess) return e;
     w.done_count = counters;
   }
-  out = &w;
+  partial = w.partial, done = w.done;
   return cudaSuccess;
 }
 
@@ -234,7 +235,6 @@ std::string supports(const Problem& p) {
   if (g.n % v != 0)
     return "n = " + std::to_string(g.n) + " must be a multiple of " + std::to_string(v) +
            " (B is read 16 bytes at a time)";
-  if ((g.n / v + 31) / 32 > 65535 * 64) return "n is too large";
   return "";
 }
 
@@ -260,11 +260,10 @@ cudaError_t launch_m(const GemmArgs& g, cudaStream_t stream) {
   const int splits = (g.k + chunk - 1) / chunk;
   float* partial = nullptr;
   unsigned* done = nullptr;
-  if (splits > 1) {
-    Workspace* w = nullptr;
-    if (cudaError_t e = workspace(static_cast<std::size_t>(splits) * M * g.n, segments, w); e != cudaSuccess) return e;
-    partial = w->partial, done = w->done;
-  }
+  if (splits > 1)
+    if (cudaError_t e = workspace(static_cast<std::size_t>(splits) * M * g.n, segments, partial, done);
+        e != cudaSuccess)
+      return e;
   gemv_kernel<T, M><<<dim3(segments, splits), k_threads, 0, stream>>>(
       static_cast<const T*>(g.a), static_cast<const T*>(g.b), static_cast<T*>(g.c), g.n, g.k, chunk, partial, done);
   return cudaGetLastError();
