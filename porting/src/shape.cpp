@@ -53,12 +53,17 @@ std::int64_t Shape::get(std::string_view key) const {
 }
 
 std::string Shape::canonical() const {
+  // Every answer names shapes by this text, several times a question: one allocation.
+  std::size_t n = 0;
+  for (const auto& [k, v] : m_dims) n += k.size() + 22;
   std::string out;
+  out.reserve(n);
+  char digits[24];
   for (const auto& [k, v] : m_dims) {
     if (!out.empty()) out.push_back(',');
     out += k;
     out.push_back('=');
-    out += std::to_string(v);
+    out.append(digits, std::to_chars(digits, digits + sizeof digits, v).ptr);
   }
   return out;
 }

@@ -47,7 +47,7 @@ const Router& router() {
 
 void fuzz_target(std::string_view method, std::string_view target) {
   std::size_t q = target.find('?');
-  std::map<std::string, std::string> params;
+  ParamMap params;
   Match m = router().match(method, target.substr(0, q), params);
   if (m.kind == Match::Kind::found) {
     require(m.route != nullptr);

@@ -2,8 +2,9 @@
 // per library (the repository the answer's evidence is of: the one a measure request of
 // the shape would measure, migration 0025), counted in memory on the request path and written to the store in batches
 // (best_asks, migration 0010) by flush(), which the coordinator's reaper calls once a
-// second and once at stop. No database write happens on an I/O thread: an answer takes
-// its key's Counter (a mutex and a hash lookup) and counts with one atomic add.
+// second (less often while a flush takes over a twentieth of that) and once at stop. No
+// database write happens on an I/O thread: an answer takes its key's Counter (a mutex and
+// a hash lookup) and counts with one atomic add.
 //
 // Bounded: at most k_max_keys keys are counted at once; asks of further keys are
 // counted as dropped until a flush forgets the idle ones. Thread-safe.

@@ -4,6 +4,8 @@
 
 #include <boost/asio/thread_pool.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
@@ -125,6 +127,10 @@ class Coordinator::Impl {
   std::thread reaper;
   std::int64_t bisections_swept_ms = 0;  // reaper thread only
   static constexpr std::int64_t k_bisection_sweep_ms = 10'000;
+  // The unmeasured asks' next flush (reaper thread only): a second after the last, or
+  // k_asks_flush_share times as long as it took when that is later.
+  std::chrono::steady_clock::time_point asks_flush_due{};
+  static constexpr int k_asks_flush_share = 20;
   std::mutex mu;
   std::condition_variable cv;
   bool stopping = false;
@@ -215,10 +221,18 @@ void Coordinator::Impl::refresh_queue_metrics() {
   queue_metrics_at_ms = now_unix_ms();
 }
 
-// Writes the counts of /api/v1/best questions answered without a measurement.
+// Writes the counts of /api/v1/best questions answered without a measurement. Each
+// flush is an upsert per key counted (up to BestAsks::k_max_keys), so a flood of distinct
+// unmeasured shapes made the writer's share of the CPU a fifth of what the answers took;
+// flushing no more than 1/k_asks_flush_share of the time bounds it. Meanwhile the counts
+// wait in memory, where GET /api/v1/best/requests reads them too (BestAsks::pending_for).
 void Coordinator::Impl::flush_best_asks() {
+  const auto start = std::chrono::steady_clock::now();
   if (auto st = best_asks.flush(*store); !st.ok())
     log::warn("best-answer asks not recorded; kept for the next flush", {{"error", st.error().message}});
+  const auto took = std::chrono::steady_clock::now() - start;
+  asks_flush_due =
+      start + std::max<std::chrono::steady_clock::duration>(std::chrono::seconds(1), took * k_asks_flush_share);
 }
 
 void Coordinator::Impl::reap() {
@@ -226,7 +240,7 @@ void Coordinator::Impl::reap() {
   while (!cv.wait_for(lock, std::chrono::seconds(1), [this] { return stopping; })) {
     lock.unlock();
     refresh_queue_metrics();
-    flush_best_asks();
+    if (std::chrono::steady_clock::now() >= asks_flush_due) flush_best_asks();
     // Bisections whose last probe ended unseen (a restart in between) go on from here.
     if (const std::int64_t now = now_unix_ms(); now - bisections_swept_ms >= k_bisection_sweep_ms) {
       bisections_swept_ms = now;

@@ -33,12 +33,12 @@ std::string_view Request::header(std::string_view name) const noexcept {
 // std::map<std::string, ...> without a transparent comparator needs a key string; keys
 // are short, so it stays in the small-string buffer.
 std::string_view Request::query_or(std::string_view key, std::string_view fallback) const {
-  auto it = query.find(std::string(key));
+  auto it = query.find(key);
   return it == query.end() ? fallback : std::string_view(it->second);
 }
 
 std::string_view Request::param(std::string_view key) const {
-  auto it = params.find(std::string(key));
+  auto it = params.find(key);
   return it == params.end() ? std::string_view{} : std::string_view(it->second);
 }
 

@@ -166,7 +166,7 @@ void Router::add_prefix(std::string_view prefix, SyncHandler handler, std::strin
 
 // Captures are collected as views into the raw path and decoded only once the whole
 // path matched, so a failed branch of the walk costs no allocation.
-Match Router::match(std::string_view method, std::string_view path, std::map<std::string, std::string>& params) const {
+Match Router::match(std::string_view method, std::string_view path, ParamMap& params) const {
   Match m;
   if (path.empty() || path.front() != '/') return m;
   Walker w;

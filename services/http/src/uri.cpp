@@ -97,8 +97,8 @@ std::string percent_encode(std::string_view in) {
   return out;
 }
 
-Result<std::map<std::string, std::string>> parse_query(std::string_view query) {
-  std::map<std::string, std::string> out;
+Result<ParamMap> parse_query(std::string_view query) {
+  ParamMap out;
   while (!query.empty()) {
     std::size_t amp = query.find('&');
     std::string_view pair = query.substr(0, amp);

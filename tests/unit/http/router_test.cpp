@@ -27,7 +27,7 @@ class RouterTest : public ::testing::Test {
     return router.match(method, path, params);
   }
   Router router;
-  std::map<std::string, std::string> params;
+  ParamMap params;
 };
 
 TEST_F(RouterTest, CapturesPathParameters) {

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -23,14 +24,16 @@ class StopSignal;
 class Subscription;
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
+// Query and path parameters by name; looked up by string_view without a copy of the name.
+using ParamMap = std::map<std::string, std::string, std::less<>>;
 
 struct Request {
-  std::string method;                         // "GET", as sent (upper case by convention)
-  std::string target;                         // raw request target "/api/v1/results?limit=5"
-  std::string path;                           // percent-decoded path "/api/v1/results"
-  std::map<std::string, std::string> query;   // decoded query parameters (last one wins)
-  std::map<std::string, std::string> params;  // path parameters from the route pattern
-  HeaderList headers;                         // as received, names in their original case
+  std::string method;  // "GET", as sent (upper case by convention)
+  std::string target;  // raw request target "/api/v1/results?limit=5"
+  std::string path;    // percent-decoded path "/api/v1/results"
+  ParamMap query;      // decoded query parameters (last one wins)
+  ParamMap params;     // path parameters from the route pattern
+  HeaderList headers;  // as received, names in their original case
   std::string body;
   std::string remote;      // peer "127.0.0.1:5555"
   std::string_view route;  // name of the matched route; points into the Router (Server lifetime)

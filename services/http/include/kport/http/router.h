@@ -68,7 +68,7 @@ class Router {
   // stays inside its segment; captured parameters are decoded into `params`, and one that
   // is malformed, holds NUL or is not UTF-8 gives bad_parameter. HEAD falls back to GET
   // when no HEAD route exists.
-  Match match(std::string_view method, std::string_view path, std::map<std::string, std::string>& params) const;
+  Match match(std::string_view method, std::string_view path, ParamMap& params) const;
 
   const std::vector<std::unique_ptr<Route>>& routes() const noexcept { return m_routes; }
 

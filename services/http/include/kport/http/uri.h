@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "kport/common/result.h"
+#include "kport/http/message.h"
 
 namespace kport::http {
 
@@ -18,7 +19,7 @@ Result<std::string> percent_decode(std::string_view in, bool query_mode = false)
 std::string percent_encode(std::string_view in);
 // Parses "a=1&b=x%20y&flag" into {a:1, b:"x y", flag:""}; the last duplicate wins.
 // Fails like percent_decode, naming the offending parameter.
-Result<std::map<std::string, std::string>> parse_query(std::string_view query);
+Result<ParamMap> parse_query(std::string_view query);
 // True when s is well-formed UTF-8 (no overlongs, no surrogates, <= U+10FFFF).
 bool is_valid_utf8(std::string_view s) noexcept;
 
