@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "shapes.h"
 #include "tolerance.h"
@@ -128,34 +127,19 @@ DType tensor_dtype(const FamilyDef& def, std::size_t i, DType dtype) {
 
 std::optional<HarnessError> parse_declared_shape(const FamilyDef& def, const std::string& text, Shape& out) {
   std::map<std::string, long long> values;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    const auto eq = item.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
-      return bad_shape(def, text, "'" + item + "' is not key=value");
-    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    const int d = dim_index(def, key);
-    if (d < 0) {
-      std::string keys;
-      for (const auto& dim : def.dims) keys += (keys.empty() ? "" : ", ") + dim.name;
-      return bad_shape(def, text, "unknown key '" + key + "' (the family's dims are " + keys + ")");
-    }
-    if (values.count(key)) return bad_shape(def, text, "key '" + key + "' given twice");
-    std::size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(value, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != value.size()) return bad_shape(def, text, "'" + value + "' is not an integer");
-    const auto& dim = def.dims[std::size_t(d)];
-    if (v < dim.min || v > dim.max)
-      return bad_shape(def, text,
-                       key + " must be between " + std::to_string(dim.min) + " and " + std::to_string(dim.max));
-    values[key] = v;
-  }
+  const auto unknown = [&](const std::string& key) {
+    if (dim_index(def, key) >= 0) return std::string();
+    std::string keys;
+    for (const auto& dim : def.dims) keys += (keys.empty() ? "" : ", ") + dim.name;
+    return "unknown key '" + key + "' (the family's dims are " + keys + ")";
+  };
+  const auto out_of_range = [&](const std::string& key, long long v) {
+    const auto& dim = def.dims[std::size_t(dim_index(def, key))];
+    return v < dim.min || v > dim.max
+               ? key + " must be between " + std::to_string(dim.min) + " and " + std::to_string(dim.max)
+               : std::string();
+  };
+  if (auto why = read_shape_values(text, unknown, out_of_range, values)) return bad_shape(def, text, *why);
   Shape s;
   s.family = kport::kernels::Family::declared;
   s.def = &def;

@@ -1,5 +1,6 @@
 #include "shapes.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <map>
@@ -29,6 +30,32 @@ HarnessError bad_shape(const std::string& text, const std::string& why, Family f
 
 }  // namespace
 
+std::optional<std::string> read_shape_values(
+    const std::string& text, const std::function<std::string(const std::string&)>& unknown,
+    const std::function<std::string(const std::string&, long long)>& out_of_range,
+    std::map<std::string, long long>& values) {
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) return "'" + item + "' is not key=value";
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (std::string why = unknown(key); !why.empty()) return why;
+    if (values.count(key)) return "key '" + key + "' given twice";
+    std::size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != value.size()) return "'" + value + "' is not an integer";
+    if (std::string why = out_of_range(key, v); !why.empty()) return why;
+    values[key] = v;
+  }
+  return std::nullopt;
+}
+
 std::optional<HarnessError> parse_shape(Family family, const std::string& text, Shape& out,
                                         const kport::kernels::FamilyDef* def) {
   if (family == Family::declared) {
@@ -45,35 +72,15 @@ std::optional<HarnessError> parse_shape(Family family, const std::string& text, 
     default: keys = {"rows", "cols"}; break;
   }
   std::map<std::string, long long> values;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    const auto eq = item.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
-      return bad_shape(text, "'" + item + "' is not key=value", family);
-    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    bool known = false;
-    for (const auto& k : keys) known = known || k == key;
-    if (!known) return bad_shape(text, "unknown key '" + key + "'", family);
-    if (values.count(key)) return bad_shape(text, "key '" + key + "' given twice", family);
-    std::size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(value, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != value.size()) return bad_shape(text, "'" + value + "' is not an integer", family);
-    if (key == "causal") {
-      if (v != 0 && v != 1) return bad_shape(text, "causal must be 0 or 1", family);
-    } else if (key == "scale") {
-      if (v < 0 || v > 2)
-        return bad_shape(text, "scale must be 0 (per tensor), 1 (row-wise) or 2 (128-blocks)", family);
-    } else if (v <= 0 || v > k_max_dim) {
-      return bad_shape(text, key + " must be between 1 and 2^30", family);
-    }
-    values[key] = v;
-  }
+  const auto unknown = [&](const std::string& key) {
+    return std::find(keys.begin(), keys.end(), key) == keys.end() ? "unknown key '" + key + "'" : std::string();
+  };
+  const auto out_of_range = [](const std::string& key, long long v) -> std::string {
+    if (key == "causal") return v != 0 && v != 1 ? "causal must be 0 or 1" : "";
+    if (key == "scale") return v < 0 || v > 2 ? "scale must be 0 (per tensor), 1 (row-wise) or 2 (128-blocks)" : "";
+    return v <= 0 || v > k_max_dim ? key + " must be between 1 and 2^30" : "";
+  };
+  if (auto why = read_shape_values(text, unknown, out_of_range, values)) return bad_shape(text, *why, family);
   for (const auto& k : keys)
     if (k != "causal" && k != "scale" && !values.count(k)) return bad_shape(text, "missing key '" + k + "'", family);
   Shape s;

@@ -2,6 +2,8 @@
 // `check --all` and `bench --all` walk. Host-only; no CUDA calls.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +40,14 @@ struct Shape {
 // takes its dims (declared_family.h, parse_declared_shape) and prints every one.
 std::optional<HarnessError> parse_shape(Family family, const std::string& text, Shape& out,
                                         const kport::kernels::FamilyDef* def = nullptr);
+// Reads a shape's text, "key=value,...", into `values`, item by item: each item key=value, the key
+// known (`unknown(key)` gives the reason it is not, or ""), given once, the value an integer,
+// then in range (`out_of_range(key, value)` gives the reason it is not, or ""). Returns the
+// first problem's reason; the caller wraps it in its bad_shape error.
+std::optional<std::string> read_shape_values(
+    const std::string& text, const std::function<std::string(const std::string&)>& unknown,
+    const std::function<std::string(const std::string&, long long)>& out_of_range,
+    std::map<std::string, long long>& values);
 std::string shape_string(const Shape& s);
 Json shape_json(const Shape& s);
 
