@@ -213,15 +213,11 @@ cudaError_t workspace(std::size_t floats, std::size_t counters, float*& partial,
   return cudaSuccess;
 }
 
-int sm_count() {
-  static const int count = [] {
-    int device = 0, sms = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
-      return 132;
-    return sms;
-  }();
-  return count;
+// The current device's SM count (a driver attribute read, no synchronisation).
+cudaError_t sm_count(int& sms) {
+  int device = 0;
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  return cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
 }
 
 template <typename T>
@@ -252,7 +248,9 @@ cudaError_t launch_m(const GemmArgs& g, cudaStream_t stream) {
   constexpr int V = vec<T>();
   const int segments = (g.n / V + 31) / 32;
   // Split K until about k_blocks_per_sm blocks per SM, each split at least two A tiles deep.
-  const int want = std::max(1, k_blocks_per_sm * sm_count() / segments);
+  int sms = 0;
+  if (cudaError_t e = sm_count(sms); e != cudaSuccess) return e;
+  const int want = std::max(1, k_blocks_per_sm * sms / segments);
   const int most = std::max(1, g.k / (2 * k_tile_k));
   const int splits_wanted = std::min(want, most);
   const int k_chunk = (g.k + splits_wanted - 1) / splits_wanted;
