@@ -170,7 +170,8 @@ Result<BuildReport> build_variants(const BuildRequest& req, const TargetEntry& t
   say(disassembler.cuobjdump.empty() ? "SASS audit off: " + disassembler.missing
                                      : "SASS audit with " + disassembler.cuobjdump.string());
 
-  // The harness's own objects (core, references, main) compile beside the variants.
+  // The harness's own parts (core, references, main) build beside the variants, so that
+  // linking after them is only a link.
   std::set<std::string> variant_objects;
   for (const auto& v : *variants)
     for (const auto& source : v.sources) {
@@ -178,9 +179,9 @@ Result<BuildReport> build_variants(const BuildRequest& req, const TargetEntry& t
       if (auto it = objects->find(fs::weakly_canonical(v.dir / source, fec)); it != objects->end())
         variant_objects.insert(it->second);
     }
-  std::thread own_objects([&, own = detail::harness_own_objects(req, project, *objects, variant_objects)] {
-    detail::build_objects(req, own);
-  });
+  const detail::HarnessLink link = detail::harness_link(req, project, variant_objects);
+  std::string own_failure;
+  std::thread own_parts([&] { own_failure = detail::build_before_link(req, link.before); });
 
   // Compile: a fixed pool of workers takes the next variant until none is left.
   std::vector<VariantRecord> built(report.plan.applicable.size());
@@ -201,7 +202,7 @@ Result<BuildReport> build_variants(const BuildRequest& req, const TargetEntry& t
   std::vector<std::thread> pool;
   for (int t = 0; t < std::min<int>(jobs, static_cast<int>(built.size())); ++t) pool.emplace_back(work);
   for (auto& t : pool) t.join();
-  own_objects.join();
+  own_parts.join();
 
   std::vector<std::string> excluded;
   for (std::size_t i = 0; i < built.size(); ++i) {
@@ -228,8 +229,13 @@ Result<BuildReport> build_variants(const BuildRequest& req, const TargetEntry& t
       return report;
     }
   }
+  // The variants' objects are the driver's, not ninja's: run the link itself. Through ninja
+  // when ninja could not say how it links, when the harness's own parts failed (ninja
+  // then says why) or when failed variants changed what links.
   std::string link_log;
-  auto harness = detail::link_harness(req, project, link_log);
+  auto harness = !link.command.empty() && own_failure.empty() && excluded.empty()
+                     ? detail::run_link(req, project, link)
+                     : detail::link_harness(req, project, link_log);
   if (!harness.ok()) {
     report.harness_error = harness.error().message;
     say(report.harness_error);

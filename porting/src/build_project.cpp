@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "build_steps.h"
@@ -158,37 +159,94 @@ Status run_prerequisites(const BuildRequest& r, const std::map<fs::path, std::st
   return {};
 }
 
-bool ninja_up_to_date(const BuildRequest& r, const std::string& object) {
-  ProcessOptions o;
-  o.timeout = std::chrono::seconds(60);
-  auto out = env_of(r).run_process({r.ninja, "-C", r.build_dir.string(), "-n", object}, o);
-  return out.ok() && out->exit_code == 0 && out->output.find("no work to do") != std::string::npos;
-}
+namespace {
 
-std::vector<std::string> harness_own_objects(const BuildRequest& r, const Project& project,
-                                             const std::map<fs::path, std::string>& objects,
-                                             const std::set<std::string>& variant_objects) {
+// `ninja -t query NAME`: the rule of the edge that makes NAME, its explicit inputs and its
+// implicit (`| `) ones; order-only inputs (`|| `) are left out: they order, they are not read.
+struct Query {
+  std::string rule;
+  std::vector<std::string> explicit_inputs, implicit_inputs;
+};
+
+std::optional<Query> ninja_query(const BuildRequest& r, const std::string& name) {
   ProcessOptions o;
   o.timeout = std::chrono::seconds(60);
-  auto out = env_of(r).run_process({r.ninja, "-C", r.build_dir.string(), "-t", "inputs", project.harness_target}, o);
-  if (!out.ok() || out->exit_code != 0 || out->timed_out) return {};
-  std::set<std::string> compiled;  // what the configured project compiles, as ninja names it
-  for (const auto& [source, object] : objects) compiled.insert(object);
-  std::vector<std::string> own;
+  auto out = env_of(r).run_process({r.ninja, "-C", r.build_dir.string(), "-t", "query", name}, o);
+  if (!out.ok() || out->exit_code != 0 || out->timed_out) return std::nullopt;
+  Query q;
+  bool inputs = false;
   std::istringstream lines(out->output);
-  for (std::string line; std::getline(lines, line);)
-    if (compiled.count(line) && !variant_objects.count(line)) own.push_back(line);
-  return own;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("  input: ", 0) == 0) {
+      q.rule = line.substr(9);
+      inputs = true;
+    } else if (line.rfind("  outputs:", 0) == 0) {
+      inputs = false;
+    } else if (inputs && line.rfind("    || ", 0) == 0) {
+      continue;
+    } else if (inputs && line.rfind("    | ", 0) == 0) {
+      q.implicit_inputs.push_back(line.substr(6));
+    } else if (inputs && line.rfind("    ", 0) == 0) {
+      q.explicit_inputs.push_back(line.substr(4));
+    }
+  }
+  if (q.rule.empty()) return std::nullopt;
+  return q;
 }
 
-void build_objects(const BuildRequest& r, const std::vector<std::string>& objects) {
-  if (objects.empty()) return;
+}  // namespace
+
+HarnessLink harness_link(const BuildRequest& r, const Project& project, const std::set<std::string>& variant_objects) {
+  HarnessLink link;
+  // The target is usually a phony name for the program (kport-harness-sm_90a for
+  // bin/kport-harness-sm_90a): the link is the edge behind it.
+  std::string output = project.harness_target;
+  auto q = ninja_query(r, output);
+  if (q && q->rule == "phony" && q->explicit_inputs.size() == 1 && q->implicit_inputs.empty()) {
+    output = q->explicit_inputs.front();
+    q = ninja_query(r, output);
+  }
+  if (!q || q->rule == "phony") return {};
+  for (const auto& in : q->explicit_inputs)
+    if (!variant_objects.count(in)) link.before.push_back(in);
+  for (const auto& in : q->implicit_inputs) link.before.push_back(in);
+  // What ninja runs for the output; its last command is the link.
+  auto command = ninja_command(r, output);
+  if (!command.ok() || command->empty()) return {};
+  link.output = output;
+  link.command = *command;
+  return link;
+}
+
+std::string build_before_link(const BuildRequest& r, const std::vector<std::string>& targets) {
+  if (targets.empty()) return {};
   std::vector<std::string> argv{r.ninja, "-C", r.build_dir.string()};
-  argv.insert(argv.end(), objects.begin(), objects.end());
+  argv.insert(argv.end(), targets.begin(), targets.end());
   ProcessOptions o;
   o.timeout = r.step_timeout;
   o.cancel = r.cancel;
-  (void)env_of(r).run_process(argv, o);
+  auto out = env_of(r).run_process(argv, o);
+  if (!out.ok()) return out.error().message;
+  if (out->cancelled) return "the build was cancelled";
+  if (out->timed_out) return "timed out after " + std::to_string(r.step_timeout.count()) + " s";
+  if (out->exit_code != 0) return tail(out->output);
+  return {};
+}
+
+Result<fs::path> run_link(const BuildRequest& r, const Project& project, const HarnessLink& link) {
+  ProcessOptions o;
+  o.cwd = r.build_dir;
+  o.timeout = r.step_timeout;
+  o.cancel = r.cancel;
+  const std::string& target = project.harness_target;
+  auto out = env_of(r).run_process({"/bin/sh", "-c", link.command}, o);
+  if (!out.ok()) return out.error();
+  if (out->cancelled) return make_error(Errc::internal, "the build was cancelled");
+  if (out->timed_out) return make_error(Errc::internal, "linking " + target + " timed out");
+  if (out->exit_code != 0) return make_error(Errc::internal, "linking " + target + " failed:\n" + tail(out->output));
+  fs::path bin = project.harness.empty() ? r.build_dir / link.output : project.harness;
+  if (!fs::exists(bin)) return make_error(Errc::internal, "the link finished but " + bin.string() + " does not exist");
+  return bin;
 }
 
 Result<fs::path> link_harness(const BuildRequest& r, const Project& project, std::string& log) {

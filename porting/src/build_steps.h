@@ -56,9 +56,6 @@ Result<std::vector<std::string>> ninja_prerequisites(const BuildRequest& request
 // parallel and share them. The first that fails is the error, with its output.
 Status run_prerequisites(const BuildRequest& request, const std::map<std::filesystem::path, std::string>& objects);
 
-// Whether ninja would not rebuild `object` (a dry run says there is no work).
-bool ninja_up_to_date(const BuildRequest& request, const std::string& object);
-
 // The SASS audit's tool, found once per build: request.cuobjdump when set, else
 // cuobjdump beside request.nvcc, else on PATH. Empty path: none, and `missing` says why.
 struct Disassembler {
@@ -75,14 +72,23 @@ SassAudit audit_objects(const BuildRequest& request, const Disassembler& tool, c
 VariantRecord compile_variant(const BuildRequest& request, const VariantSpec& variant,
                               const std::map<std::filesystem::path, std::string>& objects, const Disassembler& tool);
 
-// The objects project.harness_target needs beyond `variant_objects` (its core, references and
-// main), from `ninja -t inputs` and the configured compile commands; empty when ninja cannot
-// say. Compiled while the variants compile, so that linking after them is only a link.
-std::vector<std::string> harness_own_objects(const BuildRequest& request, const Project& project,
-                                             const std::map<std::filesystem::path, std::string>& objects,
-                                             const std::set<std::string>& variant_objects);
-// `ninja` over those objects; a failure is left for the link to report.
-void build_objects(const BuildRequest& request, const std::vector<std::string>& objects);
+// How project.harness_target links once its variants' objects exist: what else the link
+// reads that the build makes (the harness's core, references and main, their libraries),
+// and the link command itself, as ninja would run it. The driver compiles the variants
+// itself, so ninja has no record of their objects: linking through ninja would compile
+// them all again (a second full compile where there is no ccache). `command` is empty when
+// ninja cannot say; the caller then links through ninja.
+struct HarnessLink {
+  std::vector<std::string> before;  // ninja targets, built while the variants compile
+  std::string output;               // the harness, relative to the build directory
+  std::string command;              // run with the build directory as its working directory
+};
+HarnessLink harness_link(const BuildRequest& request, const Project& project,
+                         const std::set<std::string>& variant_objects);
+// `ninja` over those targets; empty when they built, else ninja's output.
+std::string build_before_link(const BuildRequest& request, const std::vector<std::string>& targets);
+// Runs the link command of `link`; returns the harness's path.
+Result<std::filesystem::path> run_link(const BuildRequest& request, const Project& project, const HarnessLink& link);
 
 // Builds project.harness_target; returns the harness's path.
 Result<std::filesystem::path> link_harness(const BuildRequest& request, const Project& project, std::string& log);

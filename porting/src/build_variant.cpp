@@ -111,16 +111,25 @@ UnitResult compile_unit(const BuildRequest& r, const VariantSpec& v, std::size_t
     return fail(VariantStatus::compile_error, "the configured project has no compile command for " + src.string());
   auto cmd = ninja_command(r, it->second);
   if (!cmd.ok()) return fail(VariantStatus::compile_error, cmd.error().message);
-  // Up to date for ninja and compiled by this command before: reuse that compile's
-  // output instead of running it again. Rewriting the object (even from ccache)
-  // would make ninja relink the harness for nothing.
+  // What the compile read, as the depfile of its last run names it (toolkit and system
+  // headers left out). A compile whose command and every file it read are unchanged is
+  // reused, not run again: the driver, not ninja, keeps these objects.
+  const fs::path depfile = r.build_dir / (it->second + ".d");
+  auto inputs = [&] {
+    if (!fs::exists(depfile)) return read_file(src) + crypto::random_token();  // never reused
+    std::string text;
+    for (const auto& dep : depfile_inputs(depfile, toolkit_root)) text += "\n" + dep + "\n" + read_file(dep);
+    return text;
+  };
   fs::path saved_out = work / ("unit-" + std::to_string(i) + ".out");
-  fs::path saved_cmd = work / ("unit-" + std::to_string(i) + ".cmd");
-  if (read_file(saved_cmd) == *cmd && fs::exists(saved_out) && ninja_up_to_date(r, it->second)) {
+  fs::path saved_key = work / ("unit-" + std::to_string(i) + ".key");
+  std::string read = inputs();
+  if (read_file(saved_key) == crypto::sha256_hex(*cmd + read) && fs::exists(saved_out) &&
+      fs::exists(r.build_dir / it->second)) {
     u.output = read_file(saved_out);
     u.hit = true;
   } else {
-    fs::remove(saved_cmd, fec);
+    fs::remove(saved_key, fec);
     fs::path stats = work / ("ccache-" + std::to_string(i) + ".log");
     fs::remove(stats, fec);
     ProcessOptions o;
@@ -144,8 +153,9 @@ UnitResult compile_unit(const BuildRequest& r, const VariantSpec& v, std::size_t
     if (out->exit_code != 0)
       return fail(VariantStatus::compile_error, "nvcc exited with " + std::to_string(out->exit_code) + " on " +
                                                     v.sources[i] + ":\n" + compiler_diagnostics(out->output));
+    read = inputs();
     std::ofstream(saved_out, std::ios::binary) << out->output;
-    std::ofstream(saved_cmd, std::ios::binary) << *cmd;
+    std::ofstream(saved_key, std::ios::binary) << crypto::sha256_hex(*cmd + read);
   }
   ProcessOptions o;
   o.cwd = r.build_dir;
@@ -154,14 +164,8 @@ UnitResult compile_unit(const BuildRequest& r, const VariantSpec& v, std::size_t
   // The audit's PTX, from the cache when nothing the compile read has changed.
   fs::path ptx_file = work / ("unit-" + std::to_string(i) + ".ptx");
   std::string pcmd = ptx_command(*cmd, ptx_file.string());
-  std::string key_text = ptx_command(*cmd, "PTX");
-  fs::path depfile = r.build_dir / (it->second + ".d");
-  if (fs::exists(depfile)) {
-    for (const auto& dep : depfile_inputs(depfile, toolkit_root)) key_text += "\n" + dep + "\n" + read_file(dep);
-  } else {
-    key_text += "\n" + read_file(src) + crypto::random_token();  // no depfile: never reuse
-  }
-  fs::path cached = r.build_dir / "kport-driver" / "ptx-cache" / (crypto::sha256_hex(key_text) + ".ptx");
+  fs::path cached =
+      r.build_dir / "kport-driver" / "ptx-cache" / (crypto::sha256_hex(ptx_command(*cmd, "PTX") + read) + ".ptx");
   if (!fs::exists(cached)) {
     auto pout = env_of(r).run_process({"/bin/sh", "-c", pcmd}, o);
     if (!pout.ok()) return fail(VariantStatus::compile_error, pout.error().message);

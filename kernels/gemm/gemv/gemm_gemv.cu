@@ -8,7 +8,10 @@
 // until about four blocks per SM are busy: each split writes its fp32 partial sums to a
 // workspace, and the last split of a column segment to finish (a counter per segment) adds
 // the partials in split order and writes C, so the result does not depend on which split ran
-// first. M is a template argument: one kernel per row count 1..8, no wasted accumulators.
+// first. M, the rows the kernel holds, is a template argument of 1, 2, 4 or 8: the row count
+// rounded up to one of them (the rows past it repeat A's last row and are never written).
+// Four kernels per dtype instead of eight keep the compile short; the spare accumulators of
+// a rounded-up M cost arithmetic the kernel has to spare, not bytes.
 //
 // The workspace is this process's, per device, grown on the first launch that needs more
 // (cudaMalloc, outside any timed launch once warmed up); launches that use it must not run
@@ -77,8 +80,8 @@ __device__ inline T from_float(float x) {
 // One block: the columns [blockIdx.x * 32 * V, +32 * V) over the K rows of split blockIdx.y.
 template <typename T, int M>
 __global__ void __launch_bounds__(k_threads)
-    gemv_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int n, int k, int k_chunk,
-                float* __restrict__ partial, unsigned* __restrict__ done) {
+    gemv_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int m_rows, int n, int k,
+                int k_chunk, float* __restrict__ partial, unsigned* __restrict__ done) {
   constexpr int V = vec<T>();
   __shared__ float a_s[k_tile_k][M];
   __shared__ float red[k_warps - 1][M][32 * V];
@@ -96,9 +99,11 @@ __global__ void __launch_bounds__(k_threads)
 
   for (int kt = k_begin; kt < k_end; kt += k_tile_k) {
     const int rows = min(k_tile_k, k_end - kt);
+    // The rows past m_rows repeat A's last row: their sums are never written.
     for (int i = threadIdx.x; i < k_tile_k * M; i += k_threads) {
       const int m = i / k_tile_k, r = i % k_tile_k;
-      a_s[r][m] = r < rows ? static_cast<float>(a[static_cast<long long>(m) * k + kt + r]) : 0.0f;
+      const long long row = min(m, m_rows - 1);
+      a_s[r][m] = r < rows ? static_cast<float>(a[row * k + kt + r]) : 0.0f;
     }
     __syncthreads();
     // Each warp takes 16 consecutive rows of the tile, k_loads of them in flight at a time.
@@ -148,8 +153,9 @@ __global__ void __launch_bounds__(k_threads)
     if (active)
 #pragma unroll
       for (int m = 0; m < M; ++m)
+        if (m < m_rows)
 #pragma unroll
-        for (int v = 0; v < V; ++v) c[static_cast<long long>(m) * n + col + v] = from_float<T>(acc[m][v]);
+          for (int v = 0; v < V; ++v) c[static_cast<long long>(m) * n + col + v] = from_float<T>(acc[m][v]);
     return;
   }
   // Split K: this split's partial sums, then the last split of the segment adds them in order.
@@ -167,7 +173,8 @@ __global__ void __launch_bounds__(k_threads)
   __threadfence();
   if (active)
 #pragma unroll
-    for (int m = 0; m < M; ++m)
+    for (int m = 0; m < M; ++m) {
+      if (m >= m_rows) continue;
 #pragma unroll
       for (int v = 0; v < V; ++v) {
         float sum = 0.0f;
@@ -175,6 +182,7 @@ __global__ void __launch_bounds__(k_threads)
           sum += __ldcg(&partial[s * plane + static_cast<long long>(m) * n + col + v]);
         c[static_cast<long long>(m) * n + col + v] = from_float<T>(sum);
       }
+    }
   if (lane == 0) done[blockIdx.x] = 0;  // ready for the next launch
 }
 
@@ -262,8 +270,9 @@ cudaError_t launch_m(const GemmArgs& g, cudaStream_t stream) {
     if (cudaError_t e = workspace(static_cast<std::size_t>(splits) * M * g.n, segments, partial, done);
         e != cudaSuccess)
       return e;
-  gemv_kernel<T, M><<<dim3(segments, splits), k_threads, 0, stream>>>(
-      static_cast<const T*>(g.a), static_cast<const T*>(g.b), static_cast<T*>(g.c), g.n, g.k, chunk, partial, done);
+  gemv_kernel<T, M><<<dim3(segments, splits), k_threads, 0, stream>>>(static_cast<const T*>(g.a),
+                                                                      static_cast<const T*>(g.b), static_cast<T*>(g.c),
+                                                                      g.m, g.n, g.k, chunk, partial, done);
   return cudaGetLastError();
 }
 
@@ -272,11 +281,11 @@ cudaError_t launch_typed(const GemmArgs& g, cudaStream_t stream) {
   switch (g.m) {
     case 1: return launch_m<T, 1>(g, stream);
     case 2: return launch_m<T, 2>(g, stream);
-    case 3: return launch_m<T, 3>(g, stream);
+    case 3:
     case 4: return launch_m<T, 4>(g, stream);
-    case 5: return launch_m<T, 5>(g, stream);
-    case 6: return launch_m<T, 6>(g, stream);
-    case 7: return launch_m<T, 7>(g, stream);
+    case 5:
+    case 6:
+    case 7:
     case 8: return launch_m<T, 8>(g, stream);
     default: return cudaErrorInvalidValue;
   }

@@ -227,8 +227,8 @@ class FullDiskAtLink : public Env {
  public:
   explicit FullDiskAtLink(std::string link_target) : m_link(std::move(link_target)) {}
   Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const ProcessOptions& options) override {
-    // The link (`ninja -C DIR TARGET`), not the question of what it needs (`-t inputs TARGET`).
-    if (argv.size() == 4 && argv.back() == m_link) {
+    // The link (`/bin/sh -c "... -o bin/TARGET ..."`), not a compile or ninja's answers.
+    if (argv.size() == 3 && argv[0] == "/bin/sh" && argv[2].find(" -o bin/" + m_link + " ") != std::string::npos) {
       m_links.fetch_add(1);
       ProcessOutput out;
       out.exit_code = 1;
@@ -273,11 +273,16 @@ class PairedCompiles : public Env {
     const bool unit = argv.size() == 3 && argv[2].find(" -c ") != std::string::npos &&
                       argv[2].find("softmax_pair_") != std::string::npos;
     if (!unit) {
-      if (argv.size() > 3 && argv[1] == "-C" && !argv[3].starts_with("-")) {
+      {
         std::lock_guard lock(m_mutex);
-        m_ninja.push_back(argv);
+        if (argv.size() > 3 && argv[1] == "-C" && !argv[3].starts_with("-")) m_ninja.push_back(argv);
+        if (argv.size() == 3 && argv[0] == "/bin/sh") m_shell.push_back(argv[2]);
       }
       return Env::run_process(argv, options);
+    }
+    {
+      std::lock_guard lock(m_mutex);
+      m_shell.push_back(argv[2]);
     }
     {
       std::unique_lock lock(m_mutex);
@@ -289,6 +294,11 @@ class PairedCompiles : public Env {
     std::lock_guard lock(m_mutex);
     --m_running;
     return out;
+  }
+  // Every command the build ran through the shell (compiles, PTX passes, the link), in order.
+  std::vector<std::string> shell_runs() {
+    std::lock_guard lock(m_mutex);
+    return m_shell;
   }
   // Every `ninja -C DIR TARGET...` the build ran, in order.
   std::vector<std::vector<std::string>> ninja_runs() {
@@ -305,6 +315,7 @@ class PairedCompiles : public Env {
   std::condition_variable m_changed;
   int m_running = 0, m_most = 0;
   std::vector<std::vector<std::string>> m_ninja;
+  std::vector<std::string> m_shell;
 };
 
 // A variant split into several units is compiled all at once, not one unit after another
@@ -337,19 +348,64 @@ TEST(BuildDriver, AVariantsSourcesCompileAtOnce) {
       EXPECT_NE(r.audit_json.find("\"ptx\""), std::string::npos) << r.audit_json;
     }
   EXPECT_TRUE(found) << report->summary();
-  // The harness's own objects (its core, references, main) compiled beside the variants, in
-  // one ninja run before the link, and none of a variant's objects among them.
+  // The harness's own parts (its core, references, main, their libraries) built beside the
+  // variants in one ninja run, none of a variant's objects among them; then the link ran
+  // by itself, last, and ninja never compiled a variant's object a second time.
   const auto runs = machine.ninja_runs();
-  ASSERT_GE(runs.size(), 2u);
+  ASSERT_EQ(runs.size(), 1u);
   const auto& own = runs.front();
   ASSERT_GT(own.size(), 3u);
   for (std::size_t i = 3; i < own.size(); ++i) {
-    EXPECT_TRUE(own[i].ends_with(".o")) << own[i];
+    EXPECT_TRUE(own[i].ends_with(".o") || own[i].ends_with(".a") || own[i].ends_with(".so")) << own[i];
     for (const char* family : {"/kport_gemm_", "/kport_softmax_", "/kport_rmsnorm_", "/kport_attention_"})
       EXPECT_EQ(own[i].find(family), std::string::npos) << own[i] << " is a variant's object";
   }
-  EXPECT_EQ(runs.back().back(), "kport-harness-sm_90a");  // the link, last
+  const auto shell = machine.shell_runs();
+  ASSERT_FALSE(shell.empty());
+  EXPECT_NE(shell.back().find(" -o bin/kport-harness-sm_90a "), std::string::npos) << shell.back();
   EXPECT_FALSE(report->harness.empty()) << report->harness_error;
+  std::string list;
+  testing::run_to_exit(report->harness.string(), {"list"}, list);
+  EXPECT_NE(list.find("softmax.pair"), std::string::npos) << list;
+}
+
+// A second build of the same tree in the same folder reuses every compile (nothing any of
+// them read has changed), and a source changed since is compiled again, alone.
+TEST(BuildDriver, ARebuildCompilesOnlyWhatChanged) {
+  if (!testing::nvcc_available())
+    GTEST_SKIP() << "nvcc is not installed (looked for /usr/local/cuda/bin/nvcc and PATH)";
+  Sm90Build b;
+  ASSERT_TRUE(b.catalog.ok()) << b.catalog.error().message;
+  b.req.cuobjdump = (b.dir.path() / "no-such-cuobjdump").string();
+  auto first = build_target(b.req);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  ASSERT_FALSE(first->harness.empty()) << first->harness_error;
+
+  auto compiles = [](PairedCompiles& m) {
+    int n = 0;
+    for (const auto& c : m.shell_runs())
+      if (c.find(" -c ") != std::string::npos && c.find(" -ptx") == std::string::npos) ++n;
+    return n;
+  };
+  PairedCompiles again;
+  b.req.env = &again;
+  auto second = build_target(b.req);
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_EQ(compiles(again), 0);
+  for (const auto& r : second->records) {
+    if (r.status == VariantStatus::ok) {
+      EXPECT_EQ(r.cache, "hit") << r.id();
+    }
+  }
+  EXPECT_FALSE(second->harness.empty()) << second->harness_error;
+
+  std::ofstream(b.kernels / "softmax" / "tiny" / "softmax_tiny.cu", std::ios::app) << "// changed\n";
+  PairedCompiles changed;
+  b.req.env = &changed;
+  auto third = build_target(b.req);
+  ASSERT_TRUE(third.ok()) << third.error().message;
+  EXPECT_EQ(compiles(changed), 1);
+  EXPECT_FALSE(third->harness.empty()) << third->harness_error;
 }
 
 }  // namespace
