@@ -19,7 +19,8 @@
 # changed, time those instances' bf16 grid (change<S>-<A|B><P>.json.gz).
 # KPORT_CHANGE=128x256 makes only the 128x256x64 edit (4 -> 3 stages, 0-2.4 % on most of its
 # shapes at 0a6da06) and times that instance's grid with its unchanged 2x1-cluster twin (the
-# control): the "about 2 %" change.
+# control): the "about 2 %" change. KPORT_CHANGE=128x128 makes only 128x128x64 6 -> 5 stages
+# and times it with the unchanged 128x128x64_s4_k2 (the control).
 # KPORT_LATER_WARMUP_MS (default 20, the GPU runner's) shortens the warm-up of every case after a
 # process's first, so that eight passes fit one call.
 # KPORT_KERNELS_DIR=DIR builds the harness from another copy of kernels/: the kernels of the
@@ -60,13 +61,16 @@ HC=
 if (( PAIRS > 0 )); then
   SRC=$KDIR/gemm/wgmma_tma/gemm_wgmma_tma_sm90.cu
   cp $SRC "$SRC.orig"
-  edits=(-e 's/^using Cfg128x256 = Config<128, 256, 64, 4, 1>;/using Cfg128x256 = Config<128, 256, 64, 3, 1>;/')
-  CHANGE_FILTER=wgmma_tma.128x
-  if [[ ${KPORT_CHANGE:-both} == 128x256 ]]; then
-    CHANGE_FILTER=wgmma_tma.128x256x64_s4
-  else
-    edits+=(-e 's/^using Cfg128x128 = Config<128, 128, 64, 6, 1>;/using Cfg128x128 = Config<128, 128, 64, 4, 1>;/')
-  fi
+  s256_3='s/^using Cfg128x256 = Config<128, 256, 64, 4, 1>;/using Cfg128x256 = Config<128, 256, 64, 3, 1>;/'
+  case ${KPORT_CHANGE:-both} in
+    128x256) edits=(-e "$s256_3") CHANGE_FILTER=wgmma_tma.128x256x64_s4 ;;
+    128x128)
+      edits=(-e 's/^using Cfg128x128 = Config<128, 128, 64, 6, 1>;/using Cfg128x128 = Config<128, 128, 64, 5, 1>;/')
+      CHANGE_FILTER=wgmma_tma.128x128x64_s ;;
+    *)
+      edits=(-e "$s256_3" -e 's/^using Cfg128x128 = Config<128, 128, 64, 6, 1>;/using Cfg128x128 = Config<128, 128, 64, 4, 1>;/')
+      CHANGE_FILTER=wgmma_tma.128x ;;
+  esac
   sed -i "${edits[@]}" $SRC
   if [[ $(diff "$SRC.orig" $SRC | grep -c '^>') == $((${#edits[@]} / 2)) ]] &&
     cmake --build $B >>"$W/start$START-build.log" 2>&1; then
