@@ -4,11 +4,11 @@
 //
 // Each thread owns 16 bytes of columns (8 bf16/fp16 or 4 fp32) and a warp one row segment of
 // 32 such loads; the block's 4 warps split its K rows, 64 at a time, with A's 64 x M tile in
-// shared memory as fp32, four B loads in flight per thread. K is split over the grid (y)
-// until about four blocks per SM are busy: each split writes its fp32 partial sums to a
-// workspace, and the last split of a column segment to finish (a counter per segment) adds
-// the partials in split order and writes C, so the result does not depend on which split ran
-// first. M, the rows the kernel holds, is a template argument of 1, 2, 4 or 8: the row count
+// shared memory as fp32, a few B loads in flight per thread (Tuning::loads). K is split
+// over the grid (y) until about Tuning::blocks_per_sm blocks per SM are busy: each split
+// writes its fp32 partial sums to a workspace, and the last split of a column segment to
+// finish (a counter per segment) adds the partials in split order with all its threads and
+// writes C, so the result does not depend on which split ran first. M, the rows the kernel holds, is a template argument of 1, 2, 4 or 8: the row count
 // rounded up to one of them (the rows past it repeat A's last row and are never written).
 // Four kernels per dtype instead of eight keep the compile short; the spare accumulators of
 // a rounded-up M cost arithmetic the kernel has to spare, not bytes.
@@ -38,9 +38,12 @@ using kport::kernels::Problem;
 constexpr int k_max_m = 8;
 constexpr int k_warps = 4;
 constexpr int k_threads = 32 * k_warps;
-constexpr int k_tile_k = 64;        // K rows of A staged at a time
-constexpr int k_loads = 4;          // B loads in flight per thread
-constexpr int k_blocks_per_sm = 4;  // how many blocks the K split aims at
+constexpr int k_tile_k = 64;  // K rows of A staged at a time
+// How many B loads each thread has in flight and how many blocks per SM the K split aims
+// at, by row count (launch_typed).
+struct Tuning {
+  int loads, blocks_per_sm;
+};
 
 template <typename T>
 constexpr int vec() {
@@ -78,7 +81,7 @@ __device__ inline T from_float(float x) {
 }
 
 // One block: the columns [blockIdx.x * 32 * V, +32 * V) over the K rows of split blockIdx.y.
-template <typename T, int M>
+template <typename T, int M, int Loads>
 __global__ void __launch_bounds__(k_threads)
     gemv_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int m_rows, int n, int k,
                 int k_chunk, float* __restrict__ partial, unsigned* __restrict__ done) {
@@ -106,20 +109,20 @@ __global__ void __launch_bounds__(k_threads)
       a_s[r][m] = r < rows ? static_cast<float>(a[row * k + kt + r]) : 0.0f;
     }
     __syncthreads();
-    // Each warp takes 16 consecutive rows of the tile, k_loads of them in flight at a time.
+    // Each warp takes 16 consecutive rows of the tile, Loads of them in flight at a time.
     constexpr int per_warp = k_tile_k / k_warps;
 #pragma unroll
-    for (int r0 = 0; r0 < per_warp; r0 += k_loads) {
-      uint4 raw[k_loads];
+    for (int r0 = 0; r0 < per_warp; r0 += Loads) {
+      uint4 raw[Loads];
 #pragma unroll
-      for (int j = 0; j < k_loads; ++j) {
+      for (int j = 0; j < Loads; ++j) {
         const int r = warp * per_warp + r0 + j;
         raw[j] = active && r < rows
                      ? __ldg(reinterpret_cast<const uint4*>(b + static_cast<long long>(kt + r) * n + col))
                      : make_uint4(0, 0, 0, 0);
       }
 #pragma unroll
-      for (int j = 0; j < k_loads; ++j) {
+      for (int j = 0; j < Loads; ++j) {
         float bf[V];
         unpack<T>(raw[j], bf);
         const int r = warp * per_warp + r0 + j;
@@ -141,49 +144,54 @@ __global__ void __launch_bounds__(k_threads)
 #pragma unroll
       for (int v = 0; v < V; ++v) red[warp - 1][m][lane * V + v] = acc[m][v];
   __syncthreads();
-  if (warp > 0) return;
+  if (warp == 0) {
 #pragma unroll
-  for (int w = 0; w < k_warps - 1; ++w)
-#pragma unroll
-    for (int m = 0; m < M; ++m)
-#pragma unroll
-      for (int v = 0; v < V; ++v) acc[m][v] += red[w][m][lane * V + v];
-
-  if (gridDim.y == 1) {
-    if (active)
+    for (int w = 0; w < k_warps - 1; ++w)
 #pragma unroll
       for (int m = 0; m < M; ++m)
-        if (m < m_rows)
 #pragma unroll
-          for (int v = 0; v < V; ++v) c[static_cast<long long>(m) * n + col + v] = from_float<T>(acc[m][v]);
-    return;
+        for (int v = 0; v < V; ++v) acc[m][v] += red[w][m][lane * V + v];
+    if (gridDim.y == 1) {
+      if (active)
+#pragma unroll
+        for (int m = 0; m < M; ++m)
+          if (m < m_rows)
+#pragma unroll
+            for (int v = 0; v < V; ++v) c[static_cast<long long>(m) * n + col + v] = from_float<T>(acc[m][v]);
+    } else if (active) {
+      // This split's partial sums, 16 bytes a store.
+#pragma unroll
+      for (int m = 0; m < M; ++m)
+#pragma unroll
+        for (int v = 0; v < V; v += 4)
+          *reinterpret_cast<float4*>(
+              &partial[blockIdx.y * static_cast<long long>(M) * n + static_cast<long long>(m) * n + col + v]) =
+              make_float4(acc[m][v], acc[m][v + 1], acc[m][v + 2], acc[m][v + 3]);
+      __threadfence();
+    }
   }
-  // Split K: this split's partial sums, then the last split of the segment adds them in order.
-  const long long plane = static_cast<long long>(M) * n;
-  if (active)
-#pragma unroll
-    for (int m = 0; m < M; ++m)
-#pragma unroll
-      for (int v = 0; v < V; ++v) partial[blockIdx.y * plane + static_cast<long long>(m) * n + col + v] = acc[m][v];
-  __threadfence();
-  __syncwarp();
-  if (lane == 0) last = atomicAdd(&done[blockIdx.x], 1u) == gridDim.y - 1;
-  __syncwarp();
+  if (gridDim.y == 1) return;
+  // Split K: the last split of the segment to finish adds every split's sums in split order,
+  // the whole block at once, consecutive threads on consecutive columns.
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(&done[blockIdx.x], 1u) == gridDim.y - 1;
+  __syncthreads();
   if (!last) return;
   __threadfence();
-  if (active)
-#pragma unroll
-    for (int m = 0; m < M; ++m) {
-      if (m >= m_rows) continue;
-#pragma unroll
-      for (int v = 0; v < V; ++v) {
-        float sum = 0.0f;
-        for (unsigned s = 0; s < gridDim.y; ++s)
-          sum += __ldcg(&partial[s * plane + static_cast<long long>(m) * n + col + v]);
-        c[static_cast<long long>(m) * n + col + v] = from_float<T>(sum);
-      }
+  const long long plane = static_cast<long long>(M) * n;
+  constexpr int seg = 32 * V;
+  const int splits = static_cast<int>(gridDim.y);
+  for (int i = threadIdx.x; i < m_rows * seg; i += k_threads) {
+    const int m = i / seg, cc = blockIdx.x * seg + i % seg;
+    if (cc < n) {
+      const float* p = partial + static_cast<long long>(m) * n + cc;
+      float sum = 0.0f;
+#pragma unroll 1
+      for (int s = 0; s < splits; ++s) sum += __ldcg(p + s * plane);
+      c[static_cast<long long>(m) * n + cc] = from_float<T>(sum);
     }
-  if (lane == 0) done[blockIdx.x] = 0;  // ready for the next launch
+  }
+  if (threadIdx.x == 0) done[blockIdx.x] = 0;  // ready for the next launch
 }
 
 // The process's workspace on one device: partial sums and the per-segment counters (zero
@@ -251,14 +259,14 @@ std::string supports_any(const Problem& p) {
   }
 }
 
-template <typename T, int M>
+template <Tuning Tu, typename T, int M>
 cudaError_t launch_m(const GemmArgs& g, cudaStream_t stream) {
   constexpr int V = vec<T>();
   const int segments = (g.n / V + 31) / 32;
-  // Split K until about k_blocks_per_sm blocks per SM, each split at least two A tiles deep.
+  // Split K until about Tu.blocks_per_sm blocks per SM, each split at least two A tiles deep.
   int sms = 0;
   if (cudaError_t e = sm_count(sms); e != cudaSuccess) return e;
-  const int want = std::max(1, k_blocks_per_sm * sms / segments);
+  const int want = std::max(1, Tu.blocks_per_sm * sms / segments);
   const int most = std::max(1, g.k / (2 * k_tile_k));
   const int splits_wanted = std::min(want, most);
   const int k_chunk = (g.k + splits_wanted - 1) / splits_wanted;
@@ -270,23 +278,28 @@ cudaError_t launch_m(const GemmArgs& g, cudaStream_t stream) {
     if (cudaError_t e = workspace(static_cast<std::size_t>(splits) * M * g.n, segments, partial, done);
         e != cudaSuccess)
       return e;
-  gemv_kernel<T, M><<<dim3(segments, splits), k_threads, 0, stream>>>(static_cast<const T*>(g.a),
-                                                                      static_cast<const T*>(g.b), static_cast<T*>(g.c),
-                                                                      g.m, g.n, g.k, chunk, partial, done);
+  gemv_kernel<T, M, Tu.loads>
+      <<<dim3(segments, splits), k_threads, 0, stream>>>(static_cast<const T*>(g.a), static_cast<const T*>(g.b),
+                                                         static_cast<T*>(g.c), g.m, g.n, g.k, chunk, partial, done);
   return cudaGetLastError();
 }
+
+// One or two rows are B's read alone: eight loads in flight and eight blocks per SM read it
+// fastest (up to 1.6x four and four at M = 1 on the H200). At four and eight rows the
+// arithmetic and the split's sums weigh in, and four and four were as fast or faster.
+constexpr Tuning k_few_rows{8, 8}, k_more_rows{4, 4};
 
 template <typename T>
 cudaError_t launch_typed(const GemmArgs& g, cudaStream_t stream) {
   switch (g.m) {
-    case 1: return launch_m<T, 1>(g, stream);
-    case 2: return launch_m<T, 2>(g, stream);
+    case 1: return launch_m<k_few_rows, T, 1>(g, stream);
+    case 2: return launch_m<k_few_rows, T, 2>(g, stream);
     case 3:
-    case 4: return launch_m<T, 4>(g, stream);
+    case 4: return launch_m<k_more_rows, T, 4>(g, stream);
     case 5:
     case 6:
     case 7:
-    case 8: return launch_m<T, 8>(g, stream);
+    case 8: return launch_m<k_more_rows, T, 8>(g, stream);
     default: return cudaErrorInvalidValue;
   }
 }
@@ -300,15 +313,17 @@ cudaError_t launch(const Problem& p, cudaStream_t stream) {
   }
 }
 
-const Instance k_gemm_gemv{Family::gemm,
-                           "gemv",
-                           "gemm.gemv.m8_splitk",
-                           {"simt"},
-                           {DType::bf16, DType::f16, DType::f32},
-                           R"({"max_m":8,"threads":128,"warps_split_k":4,"tile_k":64,"loads_in_flight":4,)"
-                           R"("bytes_per_load":16,"split_k":"grid, fp32 partials added in split order"})",
-                           &supports_any,
-                           &launch};
+const Instance k_gemm_gemv{
+    Family::gemm,
+    "gemv",
+    "gemm.gemv.m8_splitk",
+    {"simt"},
+    {DType::bf16, DType::f16, DType::f32},
+    R"({"max_m":8,"threads":128,"warps_split_k":4,"tile_k":64,"bytes_per_load":16,)"
+    R"("loads_in_flight":4,"blocks_per_sm":4,"loads_in_flight_m_le_2":8,"blocks_per_sm_m_le_2":8,)"
+    R"("split_k":"grid, fp32 partials added in split order"})",
+    &supports_any,
+    &launch};
 KPORT_REGISTER_KERNEL(k_gemm_gemv);
 
 }  // namespace
