@@ -1,8 +1,9 @@
 // Blackwell (sm_100a family: sm_100a, sm_103a, sm_110a and their `f` targets) tcgen05
-// primitives: tensor-memory allocation, tcgen05.mma with its shared-memory and instruction
-// descriptors, tcgen05.commit and tcgen05.ld. mbarriers and TMA are the sm_90 ones
-// (mbarrier_sm90.cuh, tma_sm90.cuh: the same PTX). Inline PTX that only assembles for
-// targets with tcgen05; callers guard their bodies with KPORT_TCGEN05_ENABLED.
+// primitives: tensor-memory allocation, tcgen05.mma (kind::f16 and kind::f8f6f4) with its
+// shared-memory and instruction descriptors, tcgen05.commit and tcgen05.ld. mbarriers and
+// TMA are the sm_90 ones (mbarrier_sm90.cuh, tma_sm90.cuh: the same PTX). Inline PTX that
+// only assembles for targets with tcgen05; callers guard their bodies with
+// KPORT_TCGEN05_ENABLED.
 #pragma once
 
 #include <cstdint>
@@ -66,6 +67,26 @@ __device__ __forceinline__ void mma_f16(uint32_t d_tmem, uint64_t da, uint64_t d
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"
       "tcgen05.mma.cta_group::1.kind::f16 [%0], %1, %2, %3, p;\n}\n" ::"r"(d_tmem),
+      "l"(da), "l"(db), "r"(idesc), "r"(accumulate)
+      : "memory");
+}
+
+// Instruction descriptor for kind::f8f6f4 with fp32 accumulation: D format bits 4-5 (1 =
+// f32), A and B formats bits 7-9 and 10-12 (0 = e4m3, 1 = e5m2), both K-major (bits 15 and 16
+// clear), N >> 3 in bits 17-22, M >> 4 in bits 24-28.
+template <int M, int N, bool IsE5m2>
+__host__ __device__ constexpr uint32_t make_idesc_f8() {
+  static_assert(M == 128 && N % 16 == 0 && N >= 16 && N <= 256, "cta_group::1, M=128 shapes");
+  constexpr uint32_t ab = IsE5m2 ? 1u : 0u;
+  return (1u << 4) | (ab << 7) | (ab << 10) | (static_cast<uint32_t>(N >> 3) << 17) |
+         (static_cast<uint32_t>(M >> 4) << 24);
+}
+
+// D[tmem] (+)= A[smem] * B[smem] over 32 fp8 values of K; issued by a single thread.
+__device__ __forceinline__ void mma_f8(uint32_t d_tmem, uint64_t da, uint64_t db, uint32_t idesc, uint32_t accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"
+      "tcgen05.mma.cta_group::1.kind::f8f6f4 [%0], %1, %2, %3, p;\n}\n" ::"r"(d_tmem),
       "l"(da), "l"(db), "r"(idesc), "r"(accumulate)
       : "memory");
 }

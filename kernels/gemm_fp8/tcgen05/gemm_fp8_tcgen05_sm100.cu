@@ -58,28 +58,6 @@ struct Config {
   static_assert(smem_bytes <= 227 * 1024, "fits the sm_100 per-block shared memory");
 };
 
-// The instruction descriptor of kind::f8f6f4 with fp32 accumulation: D format bits 4-5
-// (1 = f32), A and B formats bits 7-9 and 10-12 (0 = e4m3, 1 = e5m2), both K-major (bits 15
-// and 16 clear), N >> 3 in bits 17-22, M >> 4 in bits 24-28.
-template <int M, int N, bool IsE5m2>
-__host__ __device__ constexpr uint32_t make_idesc_f8() {
-  static_assert(M == 128 && N % 16 == 0 && N >= 16 && N <= 256, "cta_group::1, M=128 shapes");
-  constexpr uint32_t ab = IsE5m2 ? 1u : 0u;
-  return (1u << 4) | (ab << 7) | (ab << 10) | (static_cast<uint32_t>(N >> 3) << 17) |
-         (static_cast<uint32_t>(M >> 4) << 24);
-}
-
-#if KPORT_TCGEN05_ENABLED
-// D[tmem] (+)= A[smem] * B[smem] over 32 values of K; issued by a single thread.
-__device__ __forceinline__ void mma_f8(uint32_t d_tmem, uint64_t da, uint64_t db, uint32_t idesc, uint32_t accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"
-      "tcgen05.mma.cta_group::1.kind::f8f6f4 [%0], %1, %2, %3, p;\n}\n" ::"r"(d_tmem),
-      "l"(da), "l"(db), "r"(idesc), "r"(accumulate)
-      : "memory");
-}
-#endif
-
 template <class Cfg, class T, Fp8Scale Mode>
 __global__ void __launch_bounds__(k_threads, 1)
     gemm_fp8_tcgen05_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
