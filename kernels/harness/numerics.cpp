@@ -5,15 +5,16 @@
 
 namespace kport::harness {
 
-void compare_host(const float* out, const double* ref, std::size_t n, CompareStats& s) {
+void compare_host(const float* out, const double* ref, std::size_t n, CompareStats& s, const double* floor) {
   for (std::size_t i = 0; i < n; ++i) {
     if (!std::isfinite(out[i])) {
       ++s.nonfinite;
       continue;
     }
     const double d = static_cast<double>(out[i]) - ref[i];
+    const double magnitude = floor ? std::fmax(std::fabs(ref[i]), floor[i]) : ref[i];
     s.sum_sq_diff += d * d;
-    s.sum_sq_ref += ref[i] * ref[i];
+    s.sum_sq_ref += magnitude * magnitude;
     s.max_abs_diff = std::fmax(s.max_abs_diff, std::fabs(d));
     s.max_abs_ref = std::fmax(s.max_abs_ref, std::fabs(ref[i]));
   }

@@ -21,8 +21,12 @@ struct CompareStats {
   std::size_t compared = 0;
 };
 
-// Accumulates out[i] vs ref[i] into `stats` (so several row samples add up).
-void compare_host(const float* out, const double* ref, std::size_t n, CompareStats& stats);
+// Accumulates out[i] vs ref[i] into `stats` (so several row samples add up). With `floor`,
+// each element's magnitude in the normwise error's denominator is at least floor[i]: an
+// element whose exact value is a sum that cancels far below the size of its terms is judged
+// against the terms' size, not against what cancellation left (see tolerance.h).
+void compare_host(const float* out, const double* ref, std::size_t n, CompareStats& stats,
+                  const double* floor = nullptr);
 
 // ||out - ref|| / ||ref||, or the absolute norm of the difference when ref is all zero.
 double normwise_error(const CompareStats& s);

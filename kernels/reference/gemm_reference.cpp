@@ -1,6 +1,7 @@
 #include "reference/reference.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 namespace kport::reference {
@@ -34,14 +35,19 @@ void dequantize_fp8(float* values, const float* scales, int rows, int k, kport::
           scales[kport::kernels::fp8_scale_index(mode, of_a, r, c / kport::kernels::k_fp8_block, rows, kblocks)];
 }
 
-void gemm_nt(const float* a, const float* b, double* c, int m, int n, int k) {
+void gemm_nt(const float* a, const float* b, double* c, int m, int n, int k, double* rss) {
   for (int i = 0; i < m; ++i) {
     const float* arow = a + static_cast<std::size_t>(i) * k;
     for (int j = 0; j < n; ++j) {
       const float* brow = b + static_cast<std::size_t>(j) * k;
-      double sum = 0.0;
-      for (int p = 0; p < k; ++p) sum += static_cast<double>(arow[p]) * brow[p];
+      double sum = 0.0, squares = 0.0;
+      for (int p = 0; p < k; ++p) {
+        const double product = static_cast<double>(arow[p]) * brow[p];
+        sum += product;
+        squares += product * product;
+      }
       c[static_cast<std::size_t>(i) * n + j] = sum;
+      if (rss) rss[static_cast<std::size_t>(i) * n + j] = std::sqrt(squares);
     }
   }
 }

@@ -19,8 +19,10 @@ void gemm(const float* a, const float* b, double* c, int m, int n, int k);
 // sum_p a[g*m + i, p] * b[g, p, j], with a [groups*m, k], b [groups, k, n], d [groups*m, n].
 void grouped_gemm(const float* a, const float* b, double* d, int groups, int m, int n, int k);
 
-// c[m,n] = sum_k a[m,k] * b[n,k]: both operands K-contiguous, as gemm_fp8 stores them.
-void gemm_nt(const float* a, const float* b, double* c, int m, int n, int k);
+// c[m,n] = sum_k a[m,k] * b[n,k]: both operands K-contiguous, as gemm_fp8 stores them. With
+// `rss`, also rss[m,n] = sqrt(sum_k (a[m,k] * b[n,k])^2): the size the sum would have if its
+// products did not cancel (what `check` floors an element's magnitude by).
+void gemm_nt(const float* a, const float* b, double* c, int m, int n, int k, double* rss = nullptr);
 
 // Replaces each of the rows x k stored fp8 values in `values` (widened to float) by its
 // dequantized value, value * scale, with `scales` laid out as kport::kernels::GemmFp8Args

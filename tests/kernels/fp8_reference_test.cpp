@@ -70,6 +70,12 @@ TEST(Fp8Reference, GemmNtIsATimesBTransposed) {
   std::vector<double> c(4);
   kr::gemm_nt(a.data(), b.data(), c.data(), 2, 2, 3);
   EXPECT_EQ(c, (std::vector<double>{58, 64, 139, 154}));
+  // The products' root-sum-square beside the sum: row 0 of a with row 0 of b is 7, 18, 33.
+  std::vector<double> d(4), rss(4);
+  kr::gemm_nt(a.data(), b.data(), d.data(), 2, 2, 3, rss.data());
+  EXPECT_EQ(d, c);
+  EXPECT_DOUBLE_EQ(rss[0], std::sqrt(7.0 * 7 + 18 * 18 + 33 * 33));
+  EXPECT_DOUBLE_EQ(rss[3], std::sqrt(4.0 * 4 * 8 * 8 + 5 * 5 * 10 * 10 + 6 * 6 * 12 * 12));
 }
 
 // With block scales every 128-wide K block of a row of A and every 128x128 block of B is

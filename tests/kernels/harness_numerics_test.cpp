@@ -75,3 +75,32 @@ TEST(Numerics, TolerancesTightenWithPrecision) {
   // TF32-level error (~3e-4) must not pass as fp32.
   EXPECT_LT(tolerance_for(Family::gemm, DType::f32).normwise, 3e-4);
 }
+
+// A sum that cancels far below its terms (one element: +a, -a, +a, ... and a small rest) is
+// judged against the floor (a sixteenth of its products' root-sum-square, as check_gemm_fp8
+// passes it), not against what cancellation left; an element above its floor is judged as
+// before, and a wrong element still fails.
+TEST(Numerics, AFloorJudgesACancelledSumAgainstItsTerms) {
+  const std::vector<double> ref = {0.0927};
+  const std::vector<double> floor = {15.9 / 16};
+  const std::vector<float> near = {static_cast<float>(0.0927 + 5.7e-4)};  // the error of the H200's kernel
+  CompareStats plain, floored;
+  compare_host(near.data(), ref.data(), 1, plain);
+  compare_host(near.data(), ref.data(), 1, floored, floor.data());
+  const Tolerance tol = tolerance_for(Family::gemm_fp8, DType::e5m2);
+  EXPECT_FALSE(judge(plain, tol).passed) << normwise_error(plain);
+  EXPECT_TRUE(judge(floored, tol).passed) << normwise_error(floored);
+  EXPECT_NEAR(normwise_error(floored), 5.7e-4 / (15.9 / 16), 1e-6);
+
+  const std::vector<float> wrong = {0.5f};  // an error of the terms' size
+  CompareStats bad;
+  compare_host(wrong.data(), ref.data(), 1, bad, floor.data());
+  EXPECT_FALSE(judge(bad, tol).passed) << normwise_error(bad);
+
+  const std::vector<double> big = {20.0};  // above its floor: the floor changes nothing
+  const std::vector<float> out = {20.05f};
+  CompareStats with, without;
+  compare_host(out.data(), big.data(), 1, with, floor.data());
+  compare_host(out.data(), big.data(), 1, without);
+  EXPECT_EQ(normwise_error(with), normwise_error(without));
+}
