@@ -123,8 +123,10 @@ UnitResult compile_unit(const BuildRequest& r, const VariantSpec& v, std::size_t
   };
   fs::path saved_out = work / ("unit-" + std::to_string(i) + ".out");
   fs::path saved_key = work / ("unit-" + std::to_string(i) + ".key");
-  std::string read = inputs();
-  if (read_file(saved_key) == crypto::sha256_hex(*cmd + read) && fs::exists(saved_out) &&
+  // The files are read only where a compile was saved to compare with.
+  const std::string saved = read_file(saved_key);
+  std::string read = saved.empty() ? std::string() : inputs();
+  if (!saved.empty() && saved == crypto::sha256_hex(*cmd + read) && fs::exists(saved_out) &&
       fs::exists(r.build_dir / it->second)) {
     u.output = read_file(saved_out);
     u.hit = true;

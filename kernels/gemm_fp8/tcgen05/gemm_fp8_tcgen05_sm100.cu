@@ -5,14 +5,10 @@
 // so its numerics are unverified (config "verified": false; NOTES.md says what to check
 // first).
 //
-// Algorithm: gemm.tcgen05's, for 8-bit operands. One CTA of four warps per 128xBN output
-// tile (tiles in a grouped order for L2 reuse). Warp 0 streams 128x128 tiles of A and BNx128
-// tiles of B (both K-major: one 128-byte swizzle row holds 128 fp8 values) through a ring of
-// shared memory with TMA; warp 1 issues tcgen05.mma (cta_group::1, kind::f8f6f4, M=128,
-// N=BN, K=32) from a single thread into the fp32 accumulator, and tcgen05.commit hands each
-// stage back to the producer. Warp 2 allocates and frees the tensor memory. When the last
-// commit lands, each warp moves its 32 accumulator lanes (rows) to registers, multiplies by
-// the scales and stores bf16 rows of D.
+// Algorithm: the tcgen05 gemm tile of common/tcgen05_gemm_sm100.cuh, for 8-bit operands:
+// 128x128 tiles of A and BNx128 tiles of B (both K-major: one 128-byte swizzle row holds 128
+// fp8 values), tcgen05.mma kind::f8f6f4 (M=128, N=BN, K=32); the epilogue multiplies by the
+// scales and stores bf16 rows of D.
 //
 // Block scales (1x128 / 128x128) are not taken: on sm_100a they belong to the block-scaled
 // MMA (kind::mxf8f6f4.block_scale, UE8M0 scales in tensor memory), which is a later variant.
@@ -30,6 +26,7 @@
 #include "common/convert.cuh"
 #include "common/mbarrier_sm90.cuh"
 #include "common/smem.cuh"
+#include "common/tcgen05_gemm_sm100.cuh"
 #include "common/tcgen05_sm100.cuh"
 #include "common/tma_host_sm90.h"
 #include "common/tma_sm90.cuh"
@@ -41,8 +38,7 @@ namespace {
 using namespace kport::kernels::sm90;  // mbarriers and TMA: the same PTX on sm_100
 using namespace kport::kernels::sm100;
 
-constexpr int k_threads = 128;
-constexpr int k_group_m = 8;
+constexpr int k_threads = k_gemm_threads;
 
 template <int BM_, int BN_, int Stages_>
 struct Config {
@@ -64,102 +60,26 @@ __global__ void __launch_bounds__(k_threads, 1)
                             __nv_bfloat16* __restrict__ d, const float* __restrict__ scale_a,
                             const float* __restrict__ scale_b, int m, int n, int k) {
 #if KPORT_TCGEN05_ENABLED
-  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, S = Cfg::Stages;
-  extern __shared__ uint8_t smem_raw[];
-  const uint32_t smem_base = (smem_u32(smem_raw) + 1023u) & ~1023u;
-  const uint32_t bar_base = smem_base + S * Cfg::stage_bytes;
-  auto full_bar = [&](int s) { return bar_base + 8u * s; };
-  auto empty_bar = [&](int s) { return bar_base + 8u * (S + s); };
-  const uint32_t acc_bar = bar_base + 16u * S;
-  const uint32_t tmem_slot = acc_bar + 8u;
-  auto stage_a = [&](int s) { return smem_base + s * Cfg::stage_bytes; };
-  auto stage_b = [&](int s) { return smem_base + s * Cfg::stage_bytes + Cfg::a_bytes; };
-
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-
-  // grouped tile order
-  const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
-  const int per_group = k_group_m * tiles_n;
-  const int group = blockIdx.x / per_group, first_m = group * k_group_m;
-  const int rows = min(tiles_m - first_m, k_group_m);
-  const int tm = first_m + (blockIdx.x - group * per_group) % rows;
-  const int tn = (blockIdx.x - group * per_group) / rows;
-  const int k_blocks = (k + BK - 1) / BK;  // TMA fills the K past the end with zeros
-
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < S; ++s) {
-      mbar_init(full_bar(s), 1);
-      mbar_init(empty_bar(s), 1);
-    }
-    mbar_init(acc_bar, 1);
-    mbar_fence_init();
-    tma_prefetch_desc(&tmap_a);
-    tma_prefetch_desc(&tmap_b);
-  }
-  if (warp == 2) {
-    tmem_alloc(tmem_slot, Cfg::tmem_cols);
-    tmem_relinquish();
-  }
-  tc_fence_before();
-  __syncthreads();
-  tc_fence_after();
-  uint32_t tmem_d;
-  asm volatile("ld.shared.b32 %0, [%1];" : "=r"(tmem_d) : "r"(tmem_slot) : "memory");
-
-  if (warp == 0 && lane == 0) {
-    // TMA producer
-    int s = 0;
-    uint32_t phase = 0;
-    for (int kb = 0; kb < k_blocks; ++kb) {
-      mbar_wait(empty_bar(s), phase ^ 1);
-      mbar_arrive_expect_tx(full_bar(s), Cfg::stage_bytes);
-      tma_load_2d(stage_a(s), &tmap_a, kb * BK, tm * BM, full_bar(s));
-      tma_load_2d(stage_b(s), &tmap_b, kb * BK, tn * BN, full_bar(s));
-      if (++s == S) {
-        s = 0;
-        phase ^= 1;
-      }
-    }
-  } else if (warp == 1 && lane == 0) {
-    // MMA issuer: K steps of 32 values advance both K-major descriptors by 32 bytes inside
-    // the 128-byte swizzle row; 8-row groups are 1024 bytes apart.
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK;
+  auto load = [&](uint32_t a, uint32_t b, int kb, int tm, int tn, uint32_t bar) {
+    tma_load_2d(a, &tmap_a, kb * BK, tm * BM, bar);
+    tma_load_2d(b, &tmap_b, kb * BK, tn * BN, bar);
+  };
+  // K steps of 32 values advance both K-major descriptors by 32 bytes inside the 128-byte
+  // swizzle row; 8-row groups are 1024 bytes apart.
+  auto mma = [](uint32_t tmem_d, uint32_t a, uint32_t b, bool accumulate) {
     constexpr uint32_t idesc = make_idesc_f8<BM, BN, std::is_same_v<T, __nv_fp8_e5m2>>();
-    int s = 0;
-    uint32_t phase = 0;
-    for (int kb = 0; kb < k_blocks; ++kb) {
-      mbar_wait(full_bar(s), phase);
-      tc_fence_after();
 #pragma unroll
-      for (int kk = 0; kk < BK / 32; ++kk) {
-        const uint64_t da = make_sdesc_sw128(stage_a(s) + kk * 32, 16, 1024);
-        const uint64_t db = make_sdesc_sw128(stage_b(s) + kk * 32, 16, 1024);
-        mma_f8(tmem_d, da, db, idesc, (kb > 0 || kk > 0) ? 1u : 0u);
-      }
-      mma_commit(empty_bar(s));  // stage s is free once these MMAs are done
-      if (++s == S) {
-        s = 0;
-        phase ^= 1;
-      }
+    for (int kk = 0; kk < BK / 32; ++kk) {
+      const uint64_t da = make_sdesc_sw128(a + kk * 32, 16, 1024);
+      const uint64_t db = make_sdesc_sw128(b + kk * 32, 16, 1024);
+      mma_f8(tmem_d, da, db, idesc, (accumulate || kk > 0) ? 1u : 0u);
     }
-    mma_commit(acc_bar);  // accumulator complete
-  }
-  __syncwarp();
-
-  // Epilogue: warp w owns tensor-memory lanes (rows) 32w..32w+31; 32 columns per load.
-  mbar_wait(acc_bar, 0);
-  tc_fence_after();
-  const int row = tm * BM + warp * 32 + lane;
-  float row_scale = 0.0f;
-  if constexpr (Mode == Fp8Scale::tensor) row_scale = __ldg(scale_a) * __ldg(scale_b);
-  if constexpr (Mode == Fp8Scale::row) row_scale = row < m ? __ldg(scale_a + row) : 0.0f;
-  const uint32_t lane_addr = tmem_d + (static_cast<uint32_t>(warp * 32) << 16);
-#pragma unroll 1
-  for (int chunk = 0; chunk < BN / 32; ++chunk) {
-    uint32_t r[32];
-    tmem_ld_32x32b_x32(lane_addr + chunk * 32, r);
-    tmem_wait_ld();
-    const int col = tn * BN + chunk * 32;
-    if (row >= m || col >= n) continue;
+  };
+  auto store = [&](int row, int col, const uint32_t(&r)[32]) {
+    float row_scale = 0.0f;
+    if constexpr (Mode == Fp8Scale::tensor) row_scale = __ldg(scale_a) * __ldg(scale_b);
+    if constexpr (Mode == Fp8Scale::row) row_scale = __ldg(scale_a + row);
     float v[32];
 #pragma unroll
     for (int i = 0; i < 32; ++i) {
@@ -180,13 +100,8 @@ __global__ void __launch_bounds__(k_threads, 1)
       for (int i = 0; i < 32; ++i)
         if (col + i < n) dst[i] = __float2bfloat16_rn(v[i]);
     }
-  }
-  tc_fence_before();
-  __syncthreads();
-  if (warp == 2) {
-    tc_fence_after();
-    tmem_dealloc(tmem_d, Cfg::tmem_cols);
-  }
+  };
+  gemm_tile<Cfg>(&tmap_a, &tmap_b, m, n, k, load, mma, store);
 #endif
 }
 

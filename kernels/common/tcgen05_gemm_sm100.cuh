@@ -1,0 +1,129 @@
+// One output tile of a tcgen05 gemm on sm_100a, the part every tcgen05 gemm of the library
+// shares: a CTA of four warps per BM x BN tile, tiles in a grouped order for L2 reuse. Warp 0
+// streams K blocks through a ring of Cfg::Stages shared-memory stages with TMA, warp 1
+// issues the MMAs of each stage from one thread into an fp32 accumulator in tensor memory and
+// tcgen05.commit hands the stage back, warp 2 allocates and frees the tensor memory, and when
+// the last commit lands every warp moves its 32 accumulator lanes (rows) to registers, 32
+// columns at a time. What differs between variants comes in as three callables:
+//   load(stage_a, stage_b, kb, tm, tn, full_bar)  the TMA loads of K block kb (one thread)
+//   mma(tmem_d, stage_a, stage_b, accumulate)      the MMAs of one stage (one thread)
+//   store(row, col, r)                             a row's 32 accumulator columns from col,
+//                                                  row < m and col < n
+// Cfg gives BM, BN, BK, Stages, stage_bytes, a_bytes and tmem_cols; the kernel's dynamic
+// shared memory is Cfg::smem_bytes. Callers guard their kernels with KPORT_TCGEN05_ENABLED.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "common/mbarrier_sm90.cuh"
+#include "common/smem.cuh"
+#include "common/tcgen05_sm100.cuh"
+#include "common/tma_sm90.cuh"
+
+namespace kport::kernels::sm100 {
+
+constexpr int k_gemm_threads = 128;  // the four warps above
+constexpr int k_gemm_group_m = 8;    // tile rows of one group of the grouped order
+
+template <class Cfg, class Load, class Mma, class Store>
+__device__ __forceinline__ void gemm_tile(const CUtensorMap* tmap_a, const CUtensorMap* tmap_b, int m, int n, int k,
+                                          Load load, Mma mma, Store store) {
+  using namespace kport::kernels::sm90;  // mbarriers and TMA: the same PTX on sm_100
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, S = Cfg::Stages;
+  extern __shared__ uint8_t smem_raw[];
+  const uint32_t smem_base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const uint32_t bar_base = smem_base + S * Cfg::stage_bytes;
+  auto full_bar = [&](int s) { return bar_base + 8u * s; };
+  auto empty_bar = [&](int s) { return bar_base + 8u * (S + s); };
+  const uint32_t acc_bar = bar_base + 16u * S;
+  const uint32_t tmem_slot = acc_bar + 8u;
+  auto stage_a = [&](int s) { return smem_base + s * Cfg::stage_bytes; };
+  auto stage_b = [&](int s) { return smem_base + s * Cfg::stage_bytes + Cfg::a_bytes; };
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+
+  // grouped tile order
+  const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
+  const int per_group = k_gemm_group_m * tiles_n;
+  const int group = blockIdx.x / per_group, first_m = group * k_gemm_group_m;
+  const int rows = min(tiles_m - first_m, k_gemm_group_m);
+  const int tm = first_m + (blockIdx.x - group * per_group) % rows;
+  const int tn = (blockIdx.x - group * per_group) / rows;
+  const int k_blocks = (k + BK - 1) / BK;  // TMA fills the K past the end with zeros
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < S; ++s) {
+      mbar_init(full_bar(s), 1);
+      mbar_init(empty_bar(s), 1);
+    }
+    mbar_init(acc_bar, 1);
+    mbar_fence_init();
+    tma_prefetch_desc(tmap_a);
+    tma_prefetch_desc(tmap_b);
+  }
+  if (warp == 2) {
+    tmem_alloc(tmem_slot, Cfg::tmem_cols);
+    tmem_relinquish();
+  }
+  tc_fence_before();
+  __syncthreads();
+  tc_fence_after();
+  uint32_t tmem_d;
+  asm volatile("ld.shared.b32 %0, [%1];" : "=r"(tmem_d) : "r"(tmem_slot) : "memory");
+
+  if (warp == 0 && lane == 0) {
+    // TMA producer
+    int s = 0;
+    uint32_t phase = 0;
+    for (int kb = 0; kb < k_blocks; ++kb) {
+      mbar_wait(empty_bar(s), phase ^ 1);
+      mbar_arrive_expect_tx(full_bar(s), Cfg::stage_bytes);
+      load(stage_a(s), stage_b(s), kb, tm, tn, full_bar(s));
+      if (++s == S) {
+        s = 0;
+        phase ^= 1;
+      }
+    }
+  } else if (warp == 1 && lane == 0) {
+    // MMA issuer
+    int s = 0;
+    uint32_t phase = 0;
+    for (int kb = 0; kb < k_blocks; ++kb) {
+      mbar_wait(full_bar(s), phase);
+      tc_fence_after();
+      mma(tmem_d, stage_a(s), stage_b(s), kb > 0);
+      mma_commit(empty_bar(s));  // stage s is free once these MMAs are done
+      if (++s == S) {
+        s = 0;
+        phase ^= 1;
+      }
+    }
+    mma_commit(acc_bar);  // accumulator complete
+  }
+  __syncwarp();
+
+  // Epilogue: warp w owns tensor-memory lanes (rows) 32w..32w+31; 32 columns per load.
+  mbar_wait(acc_bar, 0);
+  tc_fence_after();
+  const int row = tm * BM + warp * 32 + lane;
+  const uint32_t lane_addr = tmem_d + (static_cast<uint32_t>(warp * 32) << 16);
+#pragma unroll 1
+  for (int chunk = 0; chunk < BN / 32; ++chunk) {
+    uint32_t r[32];
+    tmem_ld_32x32b_x32(lane_addr + chunk * 32, r);
+    tmem_wait_ld();
+    const int col = tn * BN + chunk * 32;
+    if (row >= m || col >= n) continue;
+    store(row, col, r);
+  }
+  tc_fence_before();
+  __syncthreads();
+  if (warp == 2) {
+    tc_fence_after();
+    tmem_dealloc(tmem_d, Cfg::tmem_cols);
+  }
+}
+
+}  // namespace kport::kernels::sm100
