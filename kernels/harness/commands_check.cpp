@@ -29,13 +29,6 @@ namespace {
 
 // Problems up to these sizes are checked against the CPU double reference.
 constexpr double k_cpu_gemm_macs = 1 << 27;
-// gemm_fp8's tensor cores accumulate with less than fp32's precision, an error that scales
-// with the products' size, not with their sum: an element whose products cancel (a
-// one-element output of e5m2 block-scaled m=1,n=1,k=128 summed to 0.0927 from products whose
-// root-sum-square is 15.9) is judged against a sixteenth of that root-sum-square when it is
-// larger than the element. On random signs the floor moves a large output's normwise error
-// by about 1e-4 of itself (the elements below it are rare and small). tolerance.h says more.
-constexpr double k_fp8_cancellation_floor = 1.0 / 16;
 constexpr double k_cpu_attention_macs = 1 << 26;
 constexpr int k_sampled_rows = 64;
 
