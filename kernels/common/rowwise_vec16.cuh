@@ -3,11 +3,12 @@
 //
 // A row of `cols` elements is `vecs = cols * sizeof(T) / 16` vectors, spread over `tpr`
 // threads (a power of two, 32..512) holding k_v vectors each (k_v in 1, 2, 4, 8); a block
-// holds max(tpr, 256) threads, i.e. one or more rows. Row reductions use warp shuffles and,
+// holds max(tpr, min_block) threads, i.e. one or more rows (min_block: 512 for rmsnorm, 256
+// for softmax, the faster of the two for each on an H200, bench/rowwise 2026-12-03). Row reductions use warp shuffles and,
 // for rows wider than a warp, one shared-memory exchange between the row's warps.
 // Applies when the row is a whole number of 16-byte vectors, x/y/w are 16-byte aligned and
 // vecs <= 512 * 8 (64 KB per row); otherwise plan_rowwise_vec16 says so and the caller falls
-// back to the simt kernels. Needs nothing beyond sm_80 (the L2 prefetch hint).
+// back to the simt kernels. Needs nothing beyond sm_70 (the streaming store).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -20,7 +21,8 @@
 namespace kport::kernels {
 
 inline constexpr int k_vec16_max_tpr = 512;
-inline constexpr int k_vec16_block = 256;
+inline constexpr int k_vec16_block_rmsnorm = 512;
+inline constexpr int k_vec16_block_softmax = 256;
 inline constexpr int k_vec16_max_vecs = 8;  // 16-byte vectors one thread holds at most
 // The rows the plan takes, published in the instances' configs as their path bounds.
 inline constexpr long k_vec16_max_row_bytes = 16L * k_vec16_max_tpr * k_vec16_max_vecs;
@@ -35,8 +37,8 @@ struct Vec16Plan {
 };
 
 // target_vecs: vectors each thread should hold (1, 2, 4, 8); rows get fewer threads and more
-// loads in flight per thread as it grows.
-inline Vec16Plan plan_rowwise_vec16(const RowwiseArgs& a, int target_vecs = 4) {
+// loads in flight per thread as it grows. min_block: the fewest threads a block holds.
+inline Vec16Plan plan_rowwise_vec16(const RowwiseArgs& a, int target_vecs, int min_block) {
   Vec16Plan plan;
   const long row_bytes = static_cast<long>(a.cols) * dtype_size(a.dtype);
   if (row_bytes % k_vec16_row_align_bytes != 0) return plan;
@@ -54,7 +56,7 @@ inline Vec16Plan plan_rowwise_vec16(const RowwiseArgs& a, int target_vecs = 4) {
   plan.ok = true;
   plan.vecs_per_thread = k_v;
   plan.tpr_log2 = tpr_log2;
-  plan.threads = static_cast<int>(tpr > k_vec16_block ? tpr : k_vec16_block);
+  plan.threads = static_cast<int>(tpr > min_block ? tpr : min_block);
   plan.rows_per_block = plan.threads >> tpr_log2;
   return plan;
 }
@@ -75,8 +77,18 @@ __device__ __forceinline__ float row_reduce(float v, float* scratch, int tpr_log
   return k_max ? warp_reduce_max(v) : warp_reduce_sum(v);
 }
 
+// Registers a thread may use. On sm_90 at 8 vectors a thread bf16 took 85, two blocks of 256
+// threads per SM; 80 fit three (H200, bench/rowwise 2026-12-03). sm_100a and sm_120 spill at
+// 80, so they and every other case keep what a block of 512 threads allows.
+constexpr int vec16_max_registers([[maybe_unused]] int k_v) {
+#if defined(KPORT_SM) && KPORT_SM == 90
+  if (k_v == 8) return 80;
+#endif
+  return 65536 / k_vec16_max_tpr;
+}
+
 template <typename T, int k_v, bool k_softmax>
-__global__ void __launch_bounds__(k_vec16_max_tpr)
+__global__ void __maxnreg__(vec16_max_registers(k_v))
     rowwise_vec16_kernel(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y, int rows, int cols,
                          float eps, int tpr_log2) {
   constexpr int k_e = Vec16<T>::k_count;  // elements per vector
@@ -92,18 +104,15 @@ __global__ void __launch_bounds__(k_vec16_max_tpr)
   const T* xr = x + row * cols;
   T* yr = y + row * cols;
 
-  // rmsnorm issues the weight with the row, so its latency hides behind the row's loads
-  // instead of following the reduction; at 8 vectors per thread that spills, so the weight
-  // is read after the reduction there.
-  constexpr bool k_early_w = !k_softmax && k_v <= 4;
+  // rmsnorm reads the weight (a cache hit after the first rows) after the reduction: issuing
+  // it with the row took bf16 at 4 vectors a thread from 60 to 80 registers, a block fewer
+  // per SM, and 0.92 of the copy's bandwidth against 0.96 (H200, bench/rowwise 2026-12-03).
   Vec16<T> xv[k_v];
-  [[maybe_unused]] Vec16<T> wv[k_early_w ? k_v : 1];
 #pragma unroll
   for (int i = 0; i < k_v; ++i) {
     const int vi = lt + i * tpr;
     if (!(active && vi < vecs)) continue;
-    xv[i] = load_vec16_stream_sm80(xr + static_cast<long>(vi) * k_e);
-    if constexpr (k_early_w) wv[i] = load_vec16(w + static_cast<long>(vi) * k_e);
+    xv[i] = load_vec16_nc(xr + static_cast<long>(vi) * k_e);
   }
 
   if constexpr (!k_softmax) {
@@ -123,11 +132,7 @@ __global__ void __launch_bounds__(k_vec16_max_tpr)
     for (int i = 0; i < k_v; ++i) {
       const int vi = lt + i * tpr;
       if (!(active && vi < vecs)) continue;
-      Vec16<T> wi;
-      if constexpr (k_early_w)
-        wi = wv[i];
-      else
-        wi = load_vec16(w + static_cast<long>(vi) * k_e);
+      const Vec16<T> wi = load_vec16(w + static_cast<long>(vi) * k_e);
       Vec16<T> out;
 #pragma unroll
       for (int e = 0; e < k_e; ++e) out.v[e] = from_float<T>(to_float(xv[i].v[e]) * inv * to_float(wi.v[e]));

@@ -3,15 +3,19 @@
 // the time is B's bytes, read once, so the kernel is shaped for reading B at the memory's rate.
 //
 // Each thread owns 16 bytes of columns (8 bf16/fp16 or 4 fp32) and a warp one row segment of
-// 32 such loads; the block's 4 warps split its K rows, 64 at a time, with A's 64 x M tile in
-// shared memory as fp32, a few B loads in flight per thread (Tuning::loads). K is split
-// over the grid (y) until about Tuning::blocks_per_sm blocks per SM are busy: each split
-// writes its fp32 partial sums to a workspace, and the last split of a column segment to
-// finish (a counter per segment) adds the partials in split order with all its threads and
-// writes C, so the result does not depend on which split ran first. M, the rows the kernel holds, is a template argument of 1, 2, 4 or 8: the row count
-// rounded up to one of them (the rows past it repeat A's last row and are never written).
-// Four kernels per dtype instead of eight keep the compile short; the spare accumulators of
-// a rounded-up M cost arithmetic the kernel has to spare, not bytes.
+// 32 such loads. A block stages its split's whole slice of A (k_chunk x M, fp32) in shared
+// memory once, then its 4 warps stream B without a barrier: warp w reads rows
+// w*L..w*L+L-1 of every group of 4*L consecutive rows (L = Tuning::loads in flight), so the
+// block reads B's rows in order and every warp keeps loads in flight from its first row to
+// its last. (A 64-row A tile between two barriers, as before, drained every warp's loads
+// each 64 rows.) K is split over the grid (y) until about Tuning::blocks_per_sm blocks per
+// SM are busy and each split's A fits k_a_bytes: each split writes its fp32 partial sums to
+// a workspace, and the last split of a column segment to finish (a counter per segment) adds
+// the partials in split order with all its threads and writes C, so the result does not
+// depend on which split ran first. M, the rows the kernel holds, is a template argument of 1,
+// 2, 4 or 8: the row count rounded up to one of them (the rows past it repeat A's last row
+// and are never written). Four kernels per dtype instead of eight keep the compile short;
+// the spare accumulators of a rounded-up M cost arithmetic the kernel has to spare, not bytes.
 //
 // The workspace is this process's, per device, grown on the first launch that needs more
 // (cudaMalloc, outside any timed launch once warmed up); launches that use it must not run
@@ -38,7 +42,8 @@ using kport::kernels::Problem;
 constexpr int k_max_m = 8;
 constexpr int k_warps = 4;
 constexpr int k_threads = 32 * k_warps;
-constexpr int k_tile_k = 64;  // K rows of A staged at a time
+// Shared memory for a split's A (k_chunk x M fp32): small enough for 8 blocks per SM.
+constexpr int k_a_bytes = 16 * 1024;
 // How many B loads each thread has in flight and how many blocks per SM the K split aims
 // at, by row count (launch_typed).
 struct Tuning {
@@ -86,13 +91,24 @@ __global__ void __launch_bounds__(k_threads)
     gemv_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int m_rows, int n, int k,
                 int k_chunk, float* __restrict__ partial, unsigned* __restrict__ done) {
   constexpr int V = vec<T>();
-  __shared__ float a_s[k_tile_k][M];
+  constexpr int group = k_warps * Loads;  // consecutive rows of B the block reads at a time
+  extern __shared__ float a_s[];          // [k_chunk][M]
   __shared__ float red[k_warps - 1][M][32 * V];
   __shared__ bool last;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int col = (blockIdx.x * 32 + lane) * V;
   const bool active = col < n;  // n is a multiple of V
-  const int k_begin = blockIdx.y * k_chunk, k_end = min(k, k_begin + k_chunk);
+  const int k_begin = blockIdx.y * k_chunk;
+  const int rows = min(k_chunk, k - k_begin);
+
+  // The split's A, once. The rows past m_rows repeat A's last row: their sums are never
+  // written.
+  for (int i = threadIdx.x; i < rows * M; i += k_threads) {
+    const int m = i / rows, r = i % rows;
+    const long long row = min(m, m_rows - 1);
+    a_s[r * M + m] = static_cast<float>(a[row * k + k_begin + r]);
+  }
+  __syncthreads();
 
   float acc[M][V];
 #pragma unroll
@@ -100,41 +116,25 @@ __global__ void __launch_bounds__(k_threads)
 #pragma unroll
     for (int v = 0; v < V; ++v) acc[m][v] = 0.0f;
 
-  for (int kt = k_begin; kt < k_end; kt += k_tile_k) {
-    const int rows = min(k_tile_k, k_end - kt);
-    // The rows past m_rows repeat A's last row: their sums are never written.
-    for (int i = threadIdx.x; i < k_tile_k * M; i += k_threads) {
-      const int m = i / k_tile_k, r = i % k_tile_k;
-      const long long row = min(m, m_rows - 1);
-      a_s[r][m] = r < rows ? static_cast<float>(a[row * k + kt + r]) : 0.0f;
-    }
-    __syncthreads();
-    // Each warp takes 16 consecutive rows of the tile, Loads of them in flight at a time.
-    constexpr int per_warp = k_tile_k / k_warps;
+  const T* bp = b + static_cast<long long>(k_begin) * n + col;
+  for (int r0 = warp * Loads; r0 < rows; r0 += group) {
+    uint4 raw[Loads];
 #pragma unroll
-    for (int r0 = 0; r0 < per_warp; r0 += Loads) {
-      uint4 raw[Loads];
+    for (int j = 0; j < Loads; ++j)
+      raw[j] = active && r0 + j < rows ? __ldg(reinterpret_cast<const uint4*>(bp + static_cast<long long>(r0 + j) * n))
+                                       : make_uint4(0, 0, 0, 0);
 #pragma unroll
-      for (int j = 0; j < Loads; ++j) {
-        const int r = warp * per_warp + r0 + j;
-        raw[j] = active && r < rows
-                     ? __ldg(reinterpret_cast<const uint4*>(b + static_cast<long long>(kt + r) * n + col))
-                     : make_uint4(0, 0, 0, 0);
-      }
+    for (int j = 0; j < Loads; ++j) {
+      if (r0 + j >= rows) break;
+      float bf[V];
+      unpack<T>(raw[j], bf);
 #pragma unroll
-      for (int j = 0; j < Loads; ++j) {
-        float bf[V];
-        unpack<T>(raw[j], bf);
-        const int r = warp * per_warp + r0 + j;
+      for (int m = 0; m < M; ++m) {
+        const float av = a_s[(r0 + j) * M + m];
 #pragma unroll
-        for (int m = 0; m < M; ++m) {
-          const float av = a_s[r][m];
-#pragma unroll
-          for (int v = 0; v < V; ++v) acc[m][v] = fmaf(av, bf[v], acc[m][v]);
-        }
+        for (int v = 0; v < V; ++v) acc[m][v] = fmaf(av, bf[v], acc[m][v]);
       }
     }
-    __syncthreads();
   }
 
   // The block's four warps into warp 0.
@@ -185,9 +185,19 @@ __global__ void __launch_bounds__(k_threads)
     const int m = i / seg, cc = blockIdx.x * seg + i % seg;
     if (cc < n) {
       const float* p = partial + static_cast<long long>(m) * n + cc;
+      // Eight splits' loads in flight at a time, added in split order.
       float sum = 0.0f;
+      int s = 0;
 #pragma unroll 1
-      for (int s = 0; s < splits; ++s) sum += __ldcg(p + s * plane);
+      for (; s + 8 <= splits; s += 8) {
+        float part[8];
+#pragma unroll
+        for (int j = 0; j < 8; ++j) part[j] = __ldcg(p + (s + j) * plane);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) sum += part[j];
+      }
+#pragma unroll 1
+      for (; s < splits; ++s) sum += __ldcg(p + s * plane);
       c[static_cast<long long>(m) * n + cc] = from_float<T>(sum);
     }
   }
@@ -263,14 +273,17 @@ template <Tuning Tu, typename T, int M>
 cudaError_t launch_m(const GemmArgs& g, cudaStream_t stream) {
   constexpr int V = vec<T>();
   const int segments = (g.n / V + 31) / 32;
-  // Split K until about Tu.blocks_per_sm blocks per SM, each split at least two A tiles deep.
+  // Split K until about Tu.blocks_per_sm blocks per SM, each split at least two groups of
+  // rows deep and its A within k_a_bytes.
   int sms = 0;
   if (cudaError_t e = sm_count(sms); e != cudaSuccess) return e;
+  constexpr int group = k_warps * Tu.loads;
+  constexpr int chunk_most = k_a_bytes / (M * static_cast<int>(sizeof(float))) / group * group;
   const int want = std::max(1, Tu.blocks_per_sm * sms / segments);
-  const int most = std::max(1, g.k / (2 * k_tile_k));
-  const int splits_wanted = std::min(want, most);
+  const int most = std::max(1, g.k / (2 * group));
+  const int splits_wanted = std::max(std::min(want, most), (g.k + chunk_most - 1) / chunk_most);
   const int k_chunk = (g.k + splits_wanted - 1) / splits_wanted;
-  const int chunk = (k_chunk + k_tile_k - 1) / k_tile_k * k_tile_k;
+  const int chunk = std::min(chunk_most, (k_chunk + group - 1) / group * group);
   const int splits = (g.k + chunk - 1) / chunk;
   float* partial = nullptr;
   unsigned* done = nullptr;
@@ -278,9 +291,10 @@ cudaError_t launch_m(const GemmArgs& g, cudaStream_t stream) {
     if (cudaError_t e = workspace(static_cast<std::size_t>(splits) * M * g.n, segments, partial, done);
         e != cudaSuccess)
       return e;
-  gemv_kernel<T, M, Tu.loads>
-      <<<dim3(segments, splits), k_threads, 0, stream>>>(static_cast<const T*>(g.a), static_cast<const T*>(g.b),
-                                                         static_cast<T*>(g.c), g.m, g.n, g.k, chunk, partial, done);
+  const std::size_t a_bytes = static_cast<std::size_t>(chunk) * M * sizeof(float);
+  gemv_kernel<T, M, Tu.loads><<<dim3(segments, splits), k_threads, a_bytes, stream>>>(
+      static_cast<const T*>(g.a), static_cast<const T*>(g.b), static_cast<T*>(g.c), g.m, g.n, g.k, chunk, partial,
+      done);
   return cudaGetLastError();
 }
 
@@ -319,7 +333,7 @@ const Instance k_gemm_gemv{
     "gemm.gemv.m8_splitk",
     {"simt"},
     {DType::bf16, DType::f16, DType::f32},
-    R"({"max_m":8,"threads":128,"warps_split_k":4,"tile_k":64,"bytes_per_load":16,)"
+    R"({"max_m":8,"threads":128,"warps_interleave_k":4,"a_staged_bytes":16384,"bytes_per_load":16,)"
     R"("loads_in_flight":4,"blocks_per_sm":4,"loads_in_flight_m_le_2":8,"blocks_per_sm_m_le_2":8,)"
     R"("split_k":"grid, fp32 partials added in split order"})",
     &supports_any,

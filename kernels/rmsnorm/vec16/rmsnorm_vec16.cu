@@ -23,7 +23,7 @@ std::string supports(const Problem& p) {
 // k_target_vecs: 16-byte vectors per thread the plan aims at (threads per row follow).
 template <int k_target_vecs>
 cudaError_t launch(const Problem& p, cudaStream_t stream) {
-  const Vec16Plan plan = plan_rowwise_vec16(p.rowwise, k_target_vecs);
+  const Vec16Plan plan = plan_rowwise_vec16(p.rowwise, k_target_vecs, k_vec16_block_rmsnorm);
   if (!plan.ok) return launch_rowwise_simt_any(p.rowwise, false, stream);
   return launch_rowwise_vec16<false>(p.rowwise, plan, stream);
 }

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# rmsnorm and softmax against a copy of the same bytes on one H200, in one call:
+#  1. (KPORT_SWEEP=1) the memory sweep of sweep.cu: load and store cache policies, block
+#     sizes and vectors per thread, every variant against cudaMemcpyAsync;
+#  2. kport-harness-sm_90a built with the row-wise variants only, `check --all` of both
+#     families in every dtype on the check grid, then `bench --all` of every instance on the
+#     bench grid's rows in bf16 (the copy timed in the same process) and the table (table.py):
+#     per shape the best kport instance against the copy.
+# $OUT receives sweep.txt, table.txt and rowwise-run.tar.gz.
+#   bash bench/rowwise/run_h200.sh          (OUT defaults to build/rowwise-out)
+set -u
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-$PWD/build/rowwise-out}
+W=build/rowwise-work
+mkdir -p "$OUT" "$W"
+finish() {
+  [[ -f $W/table.txt ]] && cp "$W/table.txt" "$OUT/"
+  tar czf "$OUT/rowwise-run.tar.gz" -C "$W" . || true
+}
+trap finish EXIT
+trap "exit 143" TERM INT
+t0=$(date +%s)
+stamp() { echo "[$(($(date +%s) - t0))s] $*"; }
+nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
+  --format=csv,noheader | tee "$W/gpu.txt"
+if [[ ${KPORT_SWEEP:-0} == 1 ]]; then
+  nvcc -O3 -std=c++20 -arch=sm_90a bench/rowwise/sweep.cu -o "$W/sweep" && "$W/sweep" 25 >"$OUT/sweep.txt"
+  stamp "sweep: exit $?"
+fi
+B=build/h-rowwise
+H=$B/bin/kport-harness-sm_90a
+others="gemm.simt;gemm.mma_sync;gemm.wgmma_tma;gemm.tcgen05;gemm.gemv;gemm_fp8.wgmma_tma;gemm_fp8.tcgen05"
+others+=";attention.simt;attention.mma_sync;attention.wgmma_tma;grouped_gemm.simt;grouped_gemm.wgmma_tma"
+{ cmake -S kernels -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPORT_CUDA_TARGETS=sm_90a \
+    "-DKPORT_EXCLUDE_VARIANTS=$others" && timeout 240 cmake --build $B; } >"$W/build.log" 2>&1 ||
+  { echo "harness build failed"; grep -B2 -A20 -m3 'error' "$W/build.log" | head -60; exit 2; }
+stamp "harness built"
+: >"$W/check.json"
+for fam in rmsnorm softmax; do
+  timeout 200 $H check --all --filter $fam. --dtype all --seed 7 --timeout-s 30 >>"$W/check.json" 2>>"$W/check.err"
+  echo >>"$W/check.json"
+done
+stamp "check grid: done"
+: >"$W/bench.jsonl"
+for fam in rmsnorm softmax; do
+  for sh in rows=65536,cols=1024 rows=32768,cols=4096 rows=16384,cols=8192 rows=8192,cols=16384 \
+    rows=4096,cols=4096 rows=2048,cols=32768 rows=1024,cols=131072; do
+    timeout 60 $H bench --all --filter $fam. --dtype bf16 --shape "$sh" --time-cap-ms 200 --timeout-s 30 \
+      >>"$W/bench.jsonl" 2>>"$W/bench.err"
+    echo >>"$W/bench.jsonl"
+  done
+done
+stamp "bench: done"
+python3 bench/rowwise/table.py "$W" | tee "$W/table.txt"
