@@ -298,22 +298,25 @@ cudaError_t launch_m(const GemmArgs& g, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-// One or two rows are B's read alone: eight loads in flight and eight blocks per SM read it
-// fastest (up to 1.6x four and four at M = 1 on the H200). At four and eight rows the
-// arithmetic and the split's sums weigh in, and four and four were as fast or faster.
-constexpr Tuning k_few_rows{8, 8}, k_more_rows{4, 4};
+// Loads in flight a thread and the blocks per SM the split aims at, by rows held: eight and
+// four at one, two and eight rows, four and four at four rows. Side by side on the H200
+// (bench/decode, 2026-12-03, with A staged once) eight and four were up to 12 % faster than
+// eight and eight at one row (1x4096x4096: 19.3 against 21.7 µs) and 7-11 % faster than four
+// and four at eight rows (8x8192x28672: 233.7 against 249.2 µs); at four rows four and four
+// were the faster on the large shapes (4x8192x28672: 156.0 against 170.1 µs).
+constexpr Tuning k_one_two_rows{8, 4}, k_four_rows{4, 4}, k_eight_rows{8, 4};
 
 template <typename T>
 cudaError_t launch_typed(const GemmArgs& g, cudaStream_t stream) {
   switch (g.m) {
-    case 1: return launch_m<k_few_rows, T, 1>(g, stream);
-    case 2: return launch_m<k_few_rows, T, 2>(g, stream);
+    case 1: return launch_m<k_one_two_rows, T, 1>(g, stream);
+    case 2: return launch_m<k_one_two_rows, T, 2>(g, stream);
     case 3:
-    case 4: return launch_m<k_more_rows, T, 4>(g, stream);
+    case 4: return launch_m<k_four_rows, T, 4>(g, stream);
     case 5:
     case 6:
     case 7:
-    case 8: return launch_m<k_more_rows, T, 8>(g, stream);
+    case 8: return launch_m<k_eight_rows, T, 8>(g, stream);
     default: return cudaErrorInvalidValue;
   }
 }
@@ -334,7 +337,7 @@ const Instance k_gemm_gemv{
     {"simt"},
     {DType::bf16, DType::f16, DType::f32},
     R"({"max_m":8,"threads":128,"warps_interleave_k":4,"a_staged_bytes":16384,"bytes_per_load":16,)"
-    R"("loads_in_flight":4,"blocks_per_sm":4,"loads_in_flight_m_le_2":8,"blocks_per_sm_m_le_2":8,)"
+    R"("loads_in_flight":{"1-2":8,"3-4":4,"5-8":8},"blocks_per_sm":4,)"
     R"("split_k":"grid, fp32 partials added in split order"})",
     &supports_any,
     &launch};
