@@ -2,13 +2,15 @@
 // from HBM once with 16-byte loads and written once with 16-byte stores, fp32 math.
 //
 // A row of `cols` elements is `vecs = cols * sizeof(T) / 16` vectors, spread over `tpr`
-// threads (a power of two, 32..512) holding k_v vectors each (k_v in 1, 2, 4, 8); a block
-// holds max(tpr, min_block) threads, i.e. one or more rows (min_block: 512 for rmsnorm, 256
-// for softmax, the faster of the two for each on an H200, bench/rowwise 2026-12-03). Row reductions use warp shuffles and,
-// for rows wider than a warp, one shared-memory exchange between the row's warps.
-// Applies when the row is a whole number of 16-byte vectors, x/y/w are 16-byte aligned and
-// vecs <= 512 * 8 (64 KB per row); otherwise plan_rowwise_vec16 says so and the caller falls
-// back to the simt kernels. Needs nothing beyond sm_70 (the streaming store).
+// threads (a power of two, 32..512, or 1024 of at most 4 vectors for rows the plan's 512
+// threads would give more than the vectors it aims at) holding k_v vectors each (k_v in 1,
+// 2, 4, 8); a block holds max(tpr, min_block) threads, i.e. one or more rows (min_block: 512
+// for rmsnorm, 256 for softmax, the faster of the two for each on an H200, bench/rowwise
+// 2026-12-03). Row reductions use warp shuffles and, for rows wider than a warp, one
+// shared-memory exchange between the row's warps. Applies when the row is a whole number of
+// 16-byte vectors, x/y/w are 16-byte aligned and vecs <= 512 * 8 (64 KB per row); otherwise
+// plan_rowwise_vec16 says so and the caller falls back to the simt kernels. Needs nothing
+// beyond sm_70 (the streaming store).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -21,6 +23,10 @@
 namespace kport::kernels {
 
 inline constexpr int k_vec16_max_tpr = 512;
+// Rows over 512 x target_vecs vectors (32 KB at 4): 1024 threads of at most 4 vectors each
+// rather than 512 of 8. A block of 512 threads at 8 vectors (80 registers and more) is alone
+// on its SM; one of 1024 at 4 (at most 64) doubles the loads in flight.
+inline constexpr int k_vec16_wide_tpr = 1024;
 inline constexpr int k_vec16_block_rmsnorm = 512;
 inline constexpr int k_vec16_block_softmax = 256;
 inline constexpr int k_vec16_max_vecs = 8;  // 16-byte vectors one thread holds at most
@@ -48,11 +54,12 @@ inline Vec16Plan plan_rowwise_vec16(const RowwiseArgs& a, int target_vecs, int m
   // latency while rows stay spread over many blocks.
   int tpr_log2 = 5;
   while ((1L << tpr_log2) * target_vecs < vecs && (1 << tpr_log2) < k_vec16_max_tpr) ++tpr_log2;
+  if ((1L << tpr_log2) * target_vecs < vecs && target_vecs <= 4) tpr_log2 = 10;  // k_vec16_wide_tpr
   const long tpr = 1L << tpr_log2;
   long v = (vecs + tpr - 1) / tpr;
   int k_v = 1;
   while (k_v < v) k_v *= 2;
-  if (k_v > k_vec16_max_vecs) return plan;
+  if (k_v > k_vec16_max_vecs || (tpr > k_vec16_max_tpr && k_v > 4)) return plan;
   plan.ok = true;
   plan.vecs_per_thread = k_v;
   plan.tpr_log2 = tpr_log2;
@@ -62,29 +69,32 @@ inline Vec16Plan plan_rowwise_vec16(const RowwiseArgs& a, int target_vecs, int m
 }
 
 // Reduction over the `1 << tpr_log2` threads of one row (all threads of the block call it).
+// scratch: a float per warp of the block; a row's warps are consecutive there.
 template <bool k_max>
 __device__ __forceinline__ float row_reduce(float v, float* scratch, int tpr_log2) {
   v = k_max ? warp_reduce_max(v) : warp_reduce_sum(v);
   if (tpr_log2 <= 5) return v;  // the row is one warp
   const int lane = threadIdx.x & 31;
-  const int local_row = threadIdx.x >> tpr_log2;
-  const int warp_in_row = (threadIdx.x & ((1 << tpr_log2) - 1)) >> 5;
   const int warps_per_row = 1 << (tpr_log2 - 5);
-  if (lane == 0) scratch[local_row * 16 + warp_in_row] = v;
+  const int first_warp = (threadIdx.x >> tpr_log2) * warps_per_row;
+  if (lane == 0) scratch[threadIdx.x >> 5] = v;
   __syncthreads();
   const float identity = k_max ? -INFINITY : 0.0f;
-  v = lane < warps_per_row ? scratch[local_row * 16 + lane] : identity;
+  v = lane < warps_per_row ? scratch[first_warp + lane] : identity;
   return k_max ? warp_reduce_max(v) : warp_reduce_sum(v);
 }
 
-// Registers a thread may use. On sm_90 at 8 vectors a thread bf16 took 85, two blocks of 256
-// threads per SM; 80 fit three (H200, bench/rowwise 2026-12-03). sm_100a and sm_120 spill at
-// 80, so they and every other case keep what a block of 512 threads allows.
-constexpr int vec16_max_registers([[maybe_unused]] int k_v) {
+// Registers a thread may use: up to 4 vectors a thread, what a block of 1024 threads allows.
+// At 8 vectors (blocks of at most 512) on sm_90, bf16 took 85, two blocks of 256 threads per
+// SM; 80 fit three (H200, bench/rowwise 2026-12-03). sm_100a and sm_120 spill at 80, so
+// they keep what a block of 512 threads allows.
+constexpr int vec16_max_registers(int k_v) {
+  if (k_v <= 4) return 65536 / k_vec16_wide_tpr;
 #if defined(KPORT_SM) && KPORT_SM == 90
-  if (k_v == 8) return 80;
-#endif
+  return 80;
+#else
   return 65536 / k_vec16_max_tpr;
+#endif
 }
 
 template <typename T, int k_v, bool k_softmax>
@@ -94,8 +104,8 @@ __global__ void __maxnreg__(vec16_max_registers(k_v))
   constexpr int k_e = Vec16<T>::k_count;  // elements per vector
   // At most 16 warps per row (512 threads); separate scratch per reduction so that no
   // barrier is needed between them.
-  __shared__ float scratch_a[k_vec16_max_tpr / 32 * 16];
-  __shared__ float scratch_b[k_vec16_max_tpr / 32 * 16];
+  __shared__ float scratch_a[k_vec16_wide_tpr / 32];
+  __shared__ float scratch_b[k_vec16_wide_tpr / 32];
   const int tpr = 1 << tpr_log2;
   const int lt = threadIdx.x & (tpr - 1);
   const long row = static_cast<long>(blockIdx.x) * (blockDim.x >> tpr_log2) + (threadIdx.x >> tpr_log2);

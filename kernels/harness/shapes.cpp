@@ -397,7 +397,7 @@ std::vector<Shape> check_grid(Family family, const kport::kernels::FamilyDef* de
     default:
       for (const Shape& s : {row_shape(family, 4096, 1000), row_shape(family, 1024, 4097), row_shape(family, 1000, 1),
                              row_shape(family, 7, 8192), row_shape(family, 3, 65536), row_shape(family, 4, 300000),
-                             row_shape(family, 5, 8), row_shape(family, 129, 4104)})
+                             row_shape(family, 5, 8), row_shape(family, 129, 4104), row_shape(family, 3, 20000)})
         grid.push_back(s);
       break;
   }

@@ -38,7 +38,7 @@ static_assert(k_vec16_max_row_bytes == 65536 && k_vec16_row_align_bytes == 16);
       {"simt"},                                                                        \
       {DType::bf16, DType::f16, DType::f32},                                           \
       R"({"load_bytes":16,"target_vectors_per_thread":)" #vecs                         \
-      R"(,"max_threads_per_row":512,"max_row_bytes":65536,"row_align_bytes":16)"       \
+      R"(,"max_threads_per_row":1024,"max_row_bytes":65536,"row_align_bytes":16)"      \
       R"(,"fallback":"simt when row bytes % 16 != 0, unaligned, or row over 64 KB"})", \
       &supports,                                                                       \
       &launch<vecs>};                                                                  \
