@@ -6,7 +6,8 @@
 # g=4,m=8192,n=4096,k=7168 and odd shapes outside the grid, benches the wgmma instances on the
 # bench grid (cublasGemmStridedBatchedEx in the same process), the dense gemm at
 # m=32768,n=4096,k=7168, and the peer torch._grouped_mm at the same shapes (peer.py).
-# fp8 (grouped_gemm_fp8): checks every case of its check grid in e4m3 and e5m2, benches its
+# fp8 (grouped_gemm_fp8): checks every case of its check grid in e4m3 and e5m2, runs
+# tests/gpu/grouped_gemm_fp8_groups_gpu_test.cpp (exact sums, every group's own scales), benches its
 # bench grid (e4m3; no in-process baseline), then per scale mode (0 tensor, 1 row, 2 block128)
 # one process timing the grouped fp8 instances at the target shape and the dense gemm_fp8 of
 # the same tiles at m = 4*8192 = 32768 (the same work).
@@ -90,6 +91,20 @@ if has_part fp8; then
   timeout 300 $H check --all --filter grouped_gemm_fp8 --dtype all --seed 7 --timeout-s 60 \
     >"$W/check-fp8.json" 2>"$W/check-fp8.err"
   stamp "fp8 check grid: exit $?"
+  # Each group's own B and scales with exact sums, every instance, mode and format
+  #    (tests/gpu/grouped_gemm_fp8_groups_gpu_test.cpp), built in the harness's build with the
+  #    tests switched on; without GoogleTest the step is skipped, said so, and switched back.
+  if cmake -S kernels -B $B -DKPORT_BUILD_TESTS=ON >"$W/gtest_configure.log" 2>&1; then
+    if timeout 150 cmake --build $B --target kernels_grouped_gemm_fp8_gpu_test >"$W/gtest_build.log" 2>&1; then
+      timeout 90 $B/tests/kernels_grouped_gemm_fp8_gpu_test >"$W/groups_test.log" 2>&1
+      stamp "fp8 groups test: exit $? ($(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$W/groups_test.log" | head -3 | tr '\n' ' '))"
+    else
+      stamp "fp8 groups test: build failed (gtest_build.log)"
+    fi
+  else
+    stamp "fp8 groups test: not built (configure with KPORT_BUILD_TESTS=ON failed, see gtest_configure.log)"
+    cmake -S kernels -B $B -DKPORT_BUILD_TESTS=OFF >>"$W/gtest_configure.log" 2>&1
+  fi
   # 5. fp8 timing: the bench grid (e4m3), then per scale mode the target shape of both grouped
   #    instances and the dense gemm_fp8 of the same tiles at the same total work, in one process.
   timeout 240 $H bench --all --filter grouped_gemm_fp8 --dtype e4m3 --time-cap-ms 400 --timeout-s 60 \
