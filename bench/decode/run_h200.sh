@@ -25,7 +25,7 @@ nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,temperat
 B=build/h-decode
 H=$B/bin/kport-harness-sm_90a
 others="gemm.tcgen05;gemm_fp8.wgmma_tma;attention.simt;attention.mma_sync;attention.wgmma_tma;grouped_gemm.simt"
-others+=";grouped_gemm.wgmma_tma;rmsnorm.simt;rmsnorm.vec16;softmax.simt;softmax.vec16"
+others+=";grouped_gemm.wgmma_tma;grouped_gemm_fp8.wgmma_tma;rmsnorm.simt;rmsnorm.vec16;softmax.simt;softmax.vec16"
 { cmake -S kernels -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPORT_CUDA_TARGETS=sm_90a \
     "-DKPORT_EXCLUDE_VARIANTS=$others" && timeout 240 cmake --build $B; } >"$W/build.log" 2>&1 ||
   { echo "harness build failed"; grep -B2 -A20 -m3 'error' "$W/build.log" | head -60; exit 2; }

@@ -36,6 +36,8 @@ if [[ -n ${KPORT_FP8_HARNESS:-} ]] && "$KPORT_FP8_HARNESS" --version >/dev/null 
 else
   others="gemm.simt;gemm.mma_sync;gemm.wgmma_tma;attention.simt;attention.mma_sync;attention.wgmma_tma"
   others+=";rmsnorm.simt;rmsnorm.vec16;softmax.simt;softmax.vec16"
+  # The grouped families too: "gemm_fp8" below would also name grouped_gemm_fp8's instances.
+  others+=";grouped_gemm.simt;grouped_gemm.wgmma_tma;grouped_gemm_fp8.wgmma_tma"
   { cmake -S kernels -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPORT_CUDA_TARGETS=sm_90a \
       "-DKPORT_EXCLUDE_VARIANTS=$others" && timeout 200 cmake --build $B; } >"$W/build.log" 2>&1 ||
     { echo "harness build failed"; tail -30 "$W/build.log"; exit 2; }
@@ -53,7 +55,7 @@ mapfile -t instances < <(python3 -c '
 import json, sys
 for v in json.load(open(sys.argv[1]))["variants"]:
     for i in v.get("instances", []):
-        if sys.argv[2] in i["name"]:
+        if i.get("family") == "gemm_fp8" and sys.argv[2] in i["name"]:
             print(i["name"])' "$W/list.json" "${KPORT_FP8_FILTER:-gemm_fp8}")
 stamp "${#instances[@]} instances"
 # m=130,n=448,k=384: tiles of 160, 176 and 192 columns that straddle 128-row scale blocks of B,

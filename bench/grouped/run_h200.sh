@@ -1,19 +1,28 @@
 #!/usr/bin/env bash
 # kport's grouped gemm on one H200 (sm_90a), in one call: builds kport-harness-sm_90a from
-# kernels/ with only the grouped_gemm variants and gemm.wgmma_tma (the dense gemm of the same
-# tile, for the same total work), checks every grouped_gemm case of the check grid, then the
-# target shape g=4,m=8192,n=4096,k=7168 and odd shapes outside the grid, benches the wgmma
-# instances on the bench grid (cublasGemmStridedBatchedEx in the same process), the dense gemm
-# at m=32768,n=4096,k=7168, and the peer torch._grouped_mm at the same shapes (peer.py), and
-# prints the table (table.py). $OUT receives table.txt and grouped-run.tar.gz.
-#   bash bench/grouped/run_h200.sh          (OUT defaults to build/grouped-out)
+# kernels/ with only the grouped variants (grouped_gemm, grouped_gemm_fp8), gemm.wgmma_tma and
+# gemm_fp8.wgmma_tma (the dense gemms of the same tiles, for the same total work).
+# bf16 (grouped_gemm): checks every case of the check grid, then the target shape
+# g=4,m=8192,n=4096,k=7168 and odd shapes outside the grid, benches the wgmma instances on the
+# bench grid (cublasGemmStridedBatchedEx in the same process), the dense gemm at
+# m=32768,n=4096,k=7168, and the peer torch._grouped_mm at the same shapes (peer.py).
+# fp8 (grouped_gemm_fp8): checks every case of its check grid in e4m3 and e5m2, runs
+# tests/gpu/grouped_gemm_fp8_groups_gpu_test.cpp (exact sums, every group's own scales), benches its
+# bench grid (e4m3; no in-process baseline), then per scale mode (0 tensor, 1 row, 2 block128)
+# one process timing the grouped fp8 instances at the target shape and the dense gemm_fp8 of
+# the same tiles at m = 4*8192 = 32768 (the same work).
+# Prints the table (table.py). $OUT receives table.txt and grouped-run.tar.gz.
+#   bash bench/grouped/run_h200.sh                (OUT defaults to build/grouped-out)
+#   PARTS=fp8 bash bench/grouped/run_h200.sh      (only the fp8 part; PARTS=bf16: only bf16)
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/build/grouped-out}
+PARTS=${PARTS:-bf16,fp8}
 W=build/grouped-work
 mkdir -p "$OUT" "$W"
 finish() {
-  for f in table.txt check.json bench.json peer.json; do [[ -f $W/$f ]] && cp "$W/$f" "$OUT/"; done
+  for f in table.txt check.json bench.json peer.json check-fp8.json bench-fp8.json bench-fp8-target-0.json \
+           bench-fp8-target-1.json bench-fp8-target-2.json; do [[ -f $W/$f ]] && cp "$W/$f" "$OUT/"; done
   tar czf "$OUT/grouped-run.tar.gz" -C "$W" . || true
 }
 trap finish EXIT
@@ -25,40 +34,43 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.g
 
 B=build/h-grouped
 H=$B/bin/kport-harness-sm_90a
-others="gemm.simt;gemm.mma_sync;gemm.tcgen05;gemm_fp8.wgmma_tma;attention.simt;attention.mma_sync;attention.wgmma_tma"
+others="gemm.simt;gemm.mma_sync;gemm.tcgen05;gemm.gemv;attention.simt;attention.mma_sync;attention.wgmma_tma"
 others+=";rmsnorm.simt;rmsnorm.vec16;softmax.simt;softmax.vec16"
 { cmake -S kernels -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPORT_CUDA_TARGETS=sm_90a \
-    "-DKPORT_EXCLUDE_VARIANTS=$others" && timeout 240 cmake --build $B; } >"$W/build.log" 2>&1 ||
+    "-DKPORT_EXCLUDE_VARIANTS=$others" && timeout 420 cmake --build $B; } >"$W/build.log" 2>&1 ||
   { echo "harness build failed"; grep -B2 -A20 -m3 'error' "$W/build.log" | head -80; exit 2; }
 stamp "harness built: $($H --version)"
 $H list --filter grouped_gemm >"$W/list.json"
+has_part() { [[ ",$PARTS," == *",$1,"* ]]; }
 
-# 1. The check grid, every dtype (the wgmma instances take bf16 and refuse the rest).
-timeout 240 $H check --all --filter grouped_gemm --dtype all --seed 7 --timeout-s 30 >"$W/check.json" 2>"$W/check.err"
-stamp "check grid: exit $?"
-# 2. Outside the grid: several groups with K not a multiple of 64 (the last K block of each
-#    group must read zeros, not the next group's rows), N not a multiple of the tile, many
-#    small groups, and the target shape (cuBLAS pedantic reference).
-cases=()
-for inst in grouped_gemm.wgmma_tma.128x256x64_s4 grouped_gemm.wgmma_tma.128x128x64_s6; do
-  for s in g=3,m=256,n=264,k=520 g=2,m=384,n=200,k=72 g=7,m=128,n=1000,k=4104 g=16,m=128,n=512,k=256 \
-           g=2,m=1280,n=2056,k=3000 g=4,m=8192,n=4096,k=7168; do
-    cases+=(--case "$inst:bf16:$s")
+if has_part bf16; then
+  # 1. The check grid, every dtype (the wgmma instances take bf16 and refuse the rest); the filter's
+  #    dot leaves grouped_gemm_fp8 to part 4.
+  timeout 240 $H check --all --filter grouped_gemm. --dtype all --seed 7 --timeout-s 30 >"$W/check.json" 2>"$W/check.err"
+  stamp "check grid: exit $?"
+  # 2. Outside the grid: several groups with K not a multiple of 64 (the last K block of each
+  #    group must read zeros, not the next group's rows), N not a multiple of the tile, many
+  #    small groups, and the target shape (cuBLAS pedantic reference).
+  cases=()
+  for inst in grouped_gemm.wgmma_tma.128x256x64_s4 grouped_gemm.wgmma_tma.128x128x64_s6; do
+    for s in g=3,m=256,n=264,k=520 g=2,m=384,n=200,k=72 g=7,m=128,n=1000,k=4104 g=16,m=128,n=512,k=256 \
+             g=2,m=1280,n=2056,k=3000 g=4,m=8192,n=4096,k=7168; do
+      cases+=(--case "$inst:bf16:$s")
+    done
   done
-done
-timeout 240 $H check "${cases[@]}" --seed 11 --timeout-s 60 >"$W/check-outside.json" 2>"$W/check-outside.err"
-stamp "check outside the grid: exit $?"
+  timeout 240 $H check "${cases[@]}" --seed 11 --timeout-s 60 >"$W/check-outside.json" 2>"$W/check-outside.err"
+  stamp "check outside the grid: exit $?"
 
-# 3. Timing: the bench grid (with cuBLAS's strided batch in the same process), then the dense
-#    gemm of the same tile at the same total work as the target.
-timeout 300 $H bench --all --filter 'grouped_gemm.wgmma_tma' --dtype bf16 --time-cap-ms 400 --timeout-s 60 \
-  >"$W/bench.json" 2>"$W/bench.err"
-stamp "bench grid: exit $?"
-timeout 120 $H bench --case gemm.wgmma_tma.128x256x64_s4:bf16:m=32768,n=4096,k=7168 \
-  --case gemm.wgmma_tma.128x128x64_s6:bf16:m=32768,n=4096,k=7168 --time-cap-ms 400 --timeout-s 60 \
-  >"$W/bench-dense.json" 2>"$W/bench-dense.err"
-stamp "dense gemm at the same work: exit $?"
-shapes=$(python3 -c '
+  # 3. Timing: the bench grid (with cuBLAS's strided batch in the same process), then the dense
+  #    gemm of the same tile at the same total work as the target.
+  timeout 300 $H bench --all --filter 'grouped_gemm.wgmma_tma' --dtype bf16 --time-cap-ms 400 --timeout-s 60 \
+    >"$W/bench.json" 2>"$W/bench.err"
+  stamp "bench grid: exit $?"
+  timeout 120 $H bench --case gemm.wgmma_tma.128x256x64_s4:bf16:m=32768,n=4096,k=7168 \
+    --case gemm.wgmma_tma.128x128x64_s6:bf16:m=32768,n=4096,k=7168 --time-cap-ms 400 --timeout-s 60 \
+    >"$W/bench-dense.json" 2>"$W/bench-dense.err"
+  stamp "dense gemm at the same work: exit $?"
+  shapes=$(python3 -c '
 import json, sys
 seen = []
 for r in json.load(open(sys.argv[1])).get("results", []):
@@ -66,7 +78,47 @@ for r in json.load(open(sys.argv[1])).get("results", []):
     t = "%dx%dx%dx%d" % (s["g"], s["m"], s["n"], s["k"]) if "g" in s else None
     if t and t not in seen: seen.append(t)
 print(",".join(seen) or "4x8192x4096x7168")' "$W/bench.json" 2>/dev/null || echo 4x8192x4096x7168)
-PYTHONUNBUFFERED=1 timeout 200 python3 bench/grouped/peer.py --out "$W/peer.json" --shapes "$shapes" --cap-ms 400 \
-  2>"$W/peer.err" | tail -30
-stamp "peer: exit ${PIPESTATUS[0]}"
+  PYTHONUNBUFFERED=1 timeout 200 python3 bench/grouped/peer.py --out "$W/peer.json" --shapes "$shapes" --cap-ms 400 \
+    2>"$W/peer.err" | tail -30
+  stamp "peer: exit ${PIPESTATUS[0]}"
+fi
+
+if has_part fp8; then
+  # 4. fp8: the check grid in both formats (several groups on the CPU reference, each group's B
+  #    at its own power-of-two gain, so a tile that reads another group's B or scales fails;
+  #    K not a multiple of 128 refused by block128, not of 16 by every mode; the bench shapes
+  #    on the cuBLAS strided batched fp32 reference).
+  timeout 300 $H check --all --filter grouped_gemm_fp8 --dtype all --seed 7 --timeout-s 60 \
+    >"$W/check-fp8.json" 2>"$W/check-fp8.err"
+  stamp "fp8 check grid: exit $?"
+  # Each group's own B and scales with exact sums, every instance, mode and format
+  #    (tests/gpu/grouped_gemm_fp8_groups_gpu_test.cpp), built in the harness's build with the
+  #    tests switched on; without GoogleTest the step is skipped, said so, and switched back.
+  if cmake -S kernels -B $B -DKPORT_BUILD_TESTS=ON >"$W/gtest_configure.log" 2>&1; then
+    if timeout 150 cmake --build $B --target kernels_grouped_gemm_fp8_gpu_test >"$W/gtest_build.log" 2>&1; then
+      timeout 90 $B/tests/kernels_grouped_gemm_fp8_gpu_test >"$W/groups_test.log" 2>&1
+      stamp "fp8 groups test: exit $? ($(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$W/groups_test.log" | head -3 | tr '\n' ' '))"
+    else
+      stamp "fp8 groups test: build failed (gtest_build.log)"
+    fi
+  else
+    stamp "fp8 groups test: not built (configure with KPORT_BUILD_TESTS=ON failed, see gtest_configure.log)"
+    cmake -S kernels -B $B -DKPORT_BUILD_TESTS=OFF >>"$W/gtest_configure.log" 2>&1
+  fi
+  # 5. fp8 timing: the bench grid (e4m3), then per scale mode the target shape of both grouped
+  #    instances and the dense gemm_fp8 of the same tiles at the same total work, in one process.
+  timeout 240 $H bench --all --filter grouped_gemm_fp8 --dtype e4m3 --time-cap-ms 400 --timeout-s 60 \
+    >"$W/bench-fp8.json" 2>"$W/bench-fp8.err"
+  stamp "fp8 bench grid: exit $?"
+  for scale in 0 1 2; do
+    fcases=()
+    for tile in 128x128x128_s6 128x160x128_s6; do
+      fcases+=(--case "grouped_gemm_fp8.wgmma_tma.$tile:e4m3:g=4,m=8192,n=4096,k=7168,scale=$scale")
+      fcases+=(--case "gemm_fp8.wgmma_tma.$tile:e4m3:m=32768,n=4096,k=7168,scale=$scale")
+    done
+    timeout 150 $H bench "${fcases[@]}" --time-cap-ms 600 --timeout-s 60 \
+      >"$W/bench-fp8-target-$scale.json" 2>"$W/bench-fp8-target-$scale.err"
+    stamp "fp8 target, scale=$scale, grouped and dense in one process: exit $?"
+  done
+fi
 python3 bench/grouped/table.py "$W" | tee "$W/table.txt"

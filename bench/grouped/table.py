@@ -2,7 +2,10 @@
 """Prints bench/grouped's table from one run's work folder: the `check` verdicts (grid and
 outside it), then per bench shape kport's grouped_gemm instances in TFLOP/s with the ratio to
 cuBLAS's strided batch of the same process and to torch._grouped_mm (peer.py, same call), and
-the dense gemm of the same tile at the same total work.
+the dense gemm of the same tile at the same total work. Then grouped_gemm_fp8: its check
+verdicts, its bench grid, and per scale mode the target shape against the dense gemm_fp8 of
+the same tile at the same total work (one process per mode). A part that did not run (PARTS)
+prints nothing.
 
     python3 bench/grouped/table.py WORK_DIR
 """
@@ -24,10 +27,71 @@ def shape_key(s):
     return (s.get("g", 1), s["m"], s["n"], s["k"])
 
 
+def verdict_lines(w, names):
+    """The verdicts of the check reports `names` (those present) and the failures among them."""
+    verdicts, failures = collections.Counter(), []
+    for name in names:
+        if not os.path.exists(os.path.join(w, name)):
+            continue
+        doc = load(os.path.join(w, name))
+        if "error" in doc:
+            failures.append(f"  {name}: {doc['error']}")
+        for r in doc.get("results", []):
+            verdicts[r.get("verdict")] += 1
+            if r.get("verdict") not in ("passed", "unsupported"):
+                failures.append(f"  {r['instance']} {r['dtype']} {r['shape_text']}: {r.get('verdict')} "
+                                f"{r.get('reason', '')} err={r.get('normwise_rel_error')}")
+    return verdicts, failures
+
+
+def fp8_tables(w):
+    verdicts, failures = verdict_lines(w, ["check-fp8.json"])
+    if verdicts or failures:
+        print("fp8 check: " + ", ".join(f"{v} {c}" for v, c in sorted(verdicts.items(), key=str)))
+        for line in failures[:40]:
+            print(line)
+        worst = collections.defaultdict(float)
+        for r in load(os.path.join(w, "check-fp8.json")).get("results", []):
+            if r.get("verdict") == "passed":
+                key = (r["dtype"], r["shape"].get("scale"))
+                worst[key] = max(worst[key], r.get("normwise_rel_error") or 0.0)
+        for (dtype, scale), err in sorted(worst.items()):
+            print(f"  largest normwise error among passes, {dtype} scale={scale}: {err:.2e}")
+    grid = [r for r in load(os.path.join(w, "bench-fp8.json")).get("results", []) if r.get("verdict") == "measured"]
+    if grid:
+        print()
+        print(f"{'fp8 g x (m, n, k), scale':>34} {'instance':>16} {'TFLOP/s':>8}")
+        for r in grid:
+            s = r["shape"]
+            key = "%d x (%d, %d, %d), %d" % (s["g"], s["m"], s["n"], s["k"], s["scale"])
+            print(f"{key:>34} {r['instance'].split('.')[-1]:>16} {r.get('tflops', 0.0):8.1f}")
+    for scale in (0, 1, 2):
+        name = f"bench-fp8-target-{scale}.json"
+        if not os.path.exists(os.path.join(w, name)):
+            continue
+        doc = load(os.path.join(w, name))
+        grouped, dense = {}, {}
+        for r in doc.get("results", []):
+            tile = r["instance"].split(".")[-1]
+            figure = r.get("tflops") if r.get("verdict") == "measured" else None
+            (grouped if r["instance"].startswith("grouped_gemm_fp8.") else dense)[tile] = (figure, r.get("reason"))
+        print(f"\nfp8 target, scale={scale}: grouped 4 x (8192, 4096, 7168) against dense gemm_fp8 "
+              f"(32768, 4096, 7168), same process" + (f" ({doc['error']})" if "error" in doc else ""))
+        for tile in sorted(set(grouped) | set(dense)):
+            g, d = grouped.get(tile, (None, None)), dense.get(tile, (None, None))
+            ratio = f"{g[0] / d[0]:.3f}" if g[0] and d[0] else "-"
+            notes = "; ".join(x for x in (g[1], d[1]) if x)
+            print(f"  {tile:>16}: grouped {g[0] if g[0] is None else round(g[0], 1)!s:>7}  "
+                  f"dense {d[0] if d[0] is None else round(d[0], 1)!s:>7}  grouped/dense {ratio}"
+                  + (f"  ({notes})" if notes else ""))
+
+
 def main():
     w = sys.argv[1]
     verdicts, failures = collections.Counter(), []
     for name in ("check.json", "check-outside.json"):
+        if not os.path.exists(os.path.join(w, name)):
+            continue
         doc = load(os.path.join(w, name))
         if "error" in doc:
             failures.append(f"  {name}: {doc['error']}")
@@ -74,6 +138,8 @@ def main():
         if r.get("verdict") == "measured":
             b = (r.get("baseline") or {}).get("tflops")
             print(f"dense {r['instance']} {r['shape_text']}: {r.get('tflops', 0):.1f} TFLOP/s (cuBLAS {b})")
+    print()
+    fp8_tables(w)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,8 @@
 #     linker) and linked in; otherwise nothing is compiled and `list` reports the variant
 #     not_applicable with the missing features. KPORT_EXCLUDE_VARIANTS (family.variant, ...)
 #     leaves variants out on purpose (`excluded`). FAMILY is one of kport's (gemm, gemm_fp8,
-#     grouped_gemm, attention, rmsnorm, softmax) or one kport_harness_family declared first.
+#     grouped_gemm, grouped_gemm_fp8, attention, rmsnorm, softmax) or one kport_harness_family
+#     declared first.
 #
 #   kport_harness_family(<name> FAMILY <family> SOURCES ...)
 #     Declares an op family the library brings (kport/kernels/family_def.h): SOURCES define its
@@ -96,10 +97,10 @@ function(kport_harness_variant name)
     message(FATAL_ERROR "${where}: FAMILY, VARIANT and SOURCES are required")
   endif()
   get_property(declared TARGET ${name} PROPERTY KPORT_HARNESS_FAMILIES)
-  if(NOT ARG_FAMILY MATCHES "^(gemm|gemm_fp8|grouped_gemm|attention|rmsnorm|softmax)$"
+  if(NOT ARG_FAMILY MATCHES "^(gemm|gemm_fp8|grouped_gemm|grouped_gemm_fp8|attention|rmsnorm|softmax)$"
      AND NOT ARG_FAMILY IN_LIST declared)
     message(FATAL_ERROR "${where}: '${ARG_FAMILY}' is not one of kport's families (gemm, gemm_fp8, grouped_gemm, "
-                        "attention, rmsnorm, softmax) nor one declared for ${name}; declare it first with "
+                        "grouped_gemm_fp8, attention, rmsnorm, softmax) nor one declared for ${name}; declare it first with "
                         "kport_harness_family(${name} FAMILY ${ARG_FAMILY} SOURCES <its FamilyDef>) "
                         "(docs/BRING-YOUR-LIBRARY.md, \"A family of your own\")")
   endif()
@@ -146,7 +147,7 @@ function(kport_harness_family name)
     message(FATAL_ERROR "${where}: FAMILY and SOURCES (the sources that define and register its FamilyDef) "
                         "are required")
   endif()
-  if(ARG_FAMILY MATCHES "^(gemm|gemm_fp8|grouped_gemm|attention|rmsnorm|softmax)$")
+  if(ARG_FAMILY MATCHES "^(gemm|gemm_fp8|grouped_gemm|grouped_gemm_fp8|attention|rmsnorm|softmax)$")
     message(FATAL_ERROR "${where}: ${ARG_FAMILY} is kport's own family; a library's family needs a name of its own "
                         "(to change kport's grids or tolerances, use KPORT_OVERRIDE_FAMILY in kport_harness_sources)")
   endif()

@@ -23,6 +23,7 @@ const char* family_name(Family f) {
     case Family::softmax: return "softmax";
     case Family::gemm_fp8: return "gemm_fp8";
     case Family::grouped_gemm: return "grouped_gemm";
+    case Family::grouped_gemm_fp8: return "grouped_gemm_fp8";
     case Family::declared: return "declared";
   }
   return "unknown";

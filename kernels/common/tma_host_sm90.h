@@ -79,6 +79,23 @@ inline bool make_tmap_8bit_sw128(CUtensorMap* map, const void* ptr, int rows, in
                       CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
+// 3-D row-major [depth, rows, cols] tensor of 8-bit elements (a stack of `depth` matrices, as
+// grouped_gemm_fp8's B), boxes of one matrix's box_rows x 128 columns, 128-byte swizzle: a box
+// lands in shared memory as make_tmap_8bit_sw128's does, and never reads across two matrices
+// (their edges are zero-filled). cols must be a multiple of 16.
+inline bool make_tmap_8bit_sw128_3d(CUtensorMap* map, const void* ptr, int depth, int rows, int cols, int box_rows) {
+  EncodeTiled enc = encode_tiled();
+  if (enc == nullptr) return false;
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows),
+                              static_cast<cuuint64_t>(depth)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(cols) * rows};
+  const cuuint32_t box[3] = {128, static_cast<cuuint32_t>(box_rows), 1};
+  const cuuint32_t elem_strides[3] = {1, 1, 1};
+  return enc(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, const_cast<void*>(ptr), dims, strides, box, elem_strides,
+             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
 // "" when a TMA-fed gemm named `variant` can run `p`, otherwise why not.
 inline std::string gemm_supports(const Problem& p, const char* variant) {
   if (p.family != Family::gemm) return "not a gemm problem";

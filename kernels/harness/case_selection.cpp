@@ -118,11 +118,13 @@ std::optional<HarnessError> select_cases(const Options& o, const std::vector<con
   } else if (!shape_parsed_somewhere) {
     Shape s;
     const bool has_g = o.shape.rfind("g=", 0) == 0 || o.shape.find(",g=") != std::string::npos;
-    Family guess = o.shape.find("scale=") != std::string::npos ? Family::gemm_fp8
-                   : has_g                                     ? Family::grouped_gemm
-                   : o.shape.find("m=") != std::string::npos   ? Family::gemm
-                   : o.shape.find("l=") != std::string::npos   ? Family::attention
-                                                               : Family::rmsnorm;
+    const bool has_scale = o.shape.find("scale=") != std::string::npos;
+    Family guess = has_g && has_scale                        ? Family::grouped_gemm_fp8
+                   : has_scale                               ? Family::gemm_fp8
+                   : has_g                                   ? Family::grouped_gemm
+                   : o.shape.find("m=") != std::string::npos ? Family::gemm
+                   : o.shape.find("l=") != std::string::npos ? Family::attention
+                                                             : Family::rmsnorm;
     if (auto err = parse_shape(guess, o.shape, s)) return err;
   }
   if (out.empty())

@@ -12,7 +12,8 @@
 // moved compute-bound figures by up to 4-7 % between a cool and a hot GPU; this way, under 1 %. The baseline runs in the same process on the same buffers: cuBLAS
 // (cublasGemmEx, same dtype and layout, fp32 compute) for gemm, cublasGemmStridedBatchedEx for
 // grouped_gemm (its groups are equal, so a strided batch), a device-to-device copy of
-// the input for rmsnorm and softmax; attention has none here (bench/peers measures it).
+// the input for rmsnorm and softmax; attention has none here (bench/peers measures it), nor
+// have gemm_fp8 and grouped_gemm_fp8 (bench/fp8 and bench/grouped time their peers).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -175,6 +176,14 @@ class Bencher {
     if (c.shape.family == Family::declared) {
       r["baseline"] = nullptr;
       r["baseline_note"] = "no in-process baseline for a family a library declares";
+      return r;
+    }
+    if (c.shape.family == Family::grouped_gemm_fp8) {
+      r["baseline"] = nullptr;
+      r["baseline_note"] =
+          "no in-process grouped fp8 baseline: a cuBLASLt fp8 matmul takes one scale per operand and call, not "
+          "one per group of B; bench/grouped/run_h200.sh times gemm_fp8 at m = g*m (the same work) in the same "
+          "process";
       return r;
     }
     if (c.shape.family == Family::gemm_fp8) {

@@ -139,6 +139,7 @@ class Checker {
       case Family::gemm: ce = check_gemm(b, stats, reference); break;
       case Family::gemm_fp8: ce = check_gemm_fp8(b, stats, reference); break;
       case Family::grouped_gemm: ce = check_grouped_gemm(b, stats, reference); break;
+      case Family::grouped_gemm_fp8: ce = check_grouped_gemm_fp8(b, stats, reference); break;
       case Family::attention: ce = check_attention(b, stats, lse_err, lse_bad, reference); break;
       case Family::declared: ce = check_declared(b, stats, outputs, reference); break;
       default: ce = check_rowwise(b, seed, stats, reference); break;
@@ -309,6 +310,60 @@ class Checker {
                                           g.k, &beta, static_cast<float*>(ref.get()), g.n);
     cublasSetMathMode(m_ctx.cublas, CUBLAS_DEFAULT_MATH);
     if (st != CUBLAS_STATUS_SUCCESS) return {cudaErrorUnknown, "cuBLAS reference gemm"};
+    e = compare_with_reference(g.d, DType::bf16, static_cast<float*>(ref.get()), b.out_elems, scratch.get(), stats,
+                               m_ctx.stream);
+    return {e, "comparing with the cuBLAS reference"};
+  }
+
+  // Reference of grouped_gemm_fp8: A (one tall operand) and every group's B dequantized, then
+  // each group's gemm in double on the CPU with gemm_fp8's cancellation floor, or in fp32 by
+  // one cuBLAS strided batched call in pedantic math on the GPU.
+  CheckError check_grouped_gemm_fp8(ProblemBuffers& b, CompareStats& stats, std::string& reference) {
+    const auto& g = b.problem.grouped_gemm_fp8;
+    const int rows = g.groups * g.m;
+    const std::size_t na = std::size_t(rows) * g.k, nb = std::size_t(g.groups) * g.n * g.k;
+    if (m_opt.reference == "auto" && double(rows) * g.n * g.k <= k_cpu_gemm_macs) {
+      reference = "cpu_double_dequantized";
+      std::vector<float> a, bm, sa, sb, out;
+      const auto sa_count = static_cast<std::size_t>(kport::kernels::fp8_scale_count(g.scale, true, rows, g.k));
+      const auto sb_count =
+          static_cast<std::size_t>(kport::kernels::fp8_group_scale_b_offset(g.scale, g.groups, g.n, g.k));
+      cudaError_t e = download_as_float(g.a, g.dtype, 0, na, a);
+      if (e == cudaSuccess) e = download_as_float(g.b, g.dtype, 0, nb, bm);
+      if (e == cudaSuccess) e = download_as_float(g.scale_a, DType::f32, 0, sa_count, sa);
+      if (e == cudaSuccess) e = download_as_float(g.scale_b, DType::f32, 0, sb_count, sb);
+      if (e == cudaSuccess) e = download_as_float(g.d, DType::bf16, 0, b.out_elems, out);
+      if (e != cudaSuccess) return {e, "copying grouped_gemm_fp8 data to the host"};
+      kport::reference::dequantize_fp8(a.data(), sa.data(), rows, g.k, g.scale, true);
+      kport::reference::dequantize_fp8_grouped_b(bm.data(), sb.data(), g.groups, g.n, g.k, g.scale);
+      std::vector<double> ref(b.out_elems), floor(b.out_elems);
+      kport::reference::grouped_gemm_nt(a.data(), bm.data(), ref.data(), g.groups, g.m, g.n, g.k, floor.data());
+      for (double& f : floor) f *= k_fp8_cancellation_floor;
+      compare_host(out.data(), ref.data(), out.size(), stats, floor.data());
+      return {cudaSuccess, ""};
+    }
+    reference = "gpu_cublas_fp32_pedantic_dequantized_strided_batched";
+    DeviceBuffer a32, b32, ref, scratch;
+    cudaError_t e = a32.allocate(na * sizeof(float));
+    if (e == cudaSuccess) e = b32.allocate(nb * sizeof(float));
+    if (e == cudaSuccess) e = ref.allocate(b.out_elems * sizeof(float));
+    if (e == cudaSuccess) e = scratch.allocate(compare_scratch_bytes());
+    if (e != cudaSuccess) return {e, "allocating the reference"};
+    auto* pa = static_cast<float*>(a32.get());
+    auto* pb = static_cast<float*>(b32.get());
+    e = dequantize_fp8(g.a, g.scale_a, rows, g.k, g.dtype, g.scale, true, pa, m_ctx.stream);
+    if (e == cudaSuccess)
+      e = dequantize_fp8_grouped_b(g.b, g.scale_b, g.groups, g.n, g.k, g.dtype, g.scale, pb, m_ctx.stream);
+    if (e != cudaSuccess) return {e, "dequantizing the operands"};
+    // Per group, row-major D_g[m,n] = A_g[m,k] B_g[n,k]^T is column-major D_g^T = B_g^T A_g.
+    const float alpha = 1.0f, beta = 0.0f;
+    cublasSetMathMode(m_ctx.cublas, CUBLAS_PEDANTIC_MATH);
+    const cublasStatus_t st =
+        cublasSgemmStridedBatched(m_ctx.cublas, CUBLAS_OP_T, CUBLAS_OP_N, g.n, g.m, g.k, &alpha, pb, g.k,
+                                  static_cast<long long>(g.n) * g.k, pa, g.k, static_cast<long long>(g.m) * g.k, &beta,
+                                  static_cast<float*>(ref.get()), g.n, static_cast<long long>(g.m) * g.n, g.groups);
+    cublasSetMathMode(m_ctx.cublas, CUBLAS_DEFAULT_MATH);
+    if (st != CUBLAS_STATUS_SUCCESS) return {cudaErrorUnknown, "cuBLAS reference strided batched gemm"};
     e = compare_with_reference(g.d, DType::bf16, static_cast<float*>(ref.get()), b.out_elems, scratch.get(), stats,
                                m_ctx.stream);
     return {e, "comparing with the cuBLAS reference"};

@@ -50,9 +50,9 @@ HarnessError bad_family(const std::string& family, const std::string& why) {
 }
 
 bool builtin_family(const std::string& name) {
-  for (auto f :
-       {kport::kernels::Family::gemm, kport::kernels::Family::attention, kport::kernels::Family::rmsnorm,
-        kport::kernels::Family::softmax, kport::kernels::Family::gemm_fp8, kport::kernels::Family::grouped_gemm})
+  for (auto f : {kport::kernels::Family::gemm, kport::kernels::Family::attention, kport::kernels::Family::rmsnorm,
+                 kport::kernels::Family::softmax, kport::kernels::Family::gemm_fp8,
+                 kport::kernels::Family::grouped_gemm, kport::kernels::Family::grouped_gemm_fp8})
     if (name == kport::kernels::family_name(f)) return true;
   return false;
 }

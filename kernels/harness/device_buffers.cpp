@@ -18,6 +18,8 @@ namespace {
 
 // Distinct random streams per buffer, so a and b (or q and k) are independent.
 constexpr std::uint64_t k_stream_in0 = 1, k_stream_in1 = 2, k_stream_in2 = 3;
+// grouped_gemm_fp8's B: group g from stream k_stream_groups + g, clear of the ones above.
+constexpr std::uint64_t k_stream_groups = 1000;
 }  // namespace
 
 DeviceBuffer::~DeviceBuffer() {
@@ -40,6 +42,9 @@ double problem_device_bytes(const Shape& s, DType dtype) {
     case Family::gemm_fp8:  // the operands, D, and the fp32 operands and D of the reference
       return e * (double(s.m) * s.k + double(s.k) * s.n) + 2.0 * s.m * double(s.n) +
              4.0 * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n) / 2.2;
+    case Family::grouped_gemm_fp8:  // as gemm_fp8, every group
+      return s.groups * (e * (double(s.m) * s.k + double(s.k) * s.n) + 2.0 * s.m * double(s.n) +
+                         4.0 * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n) / 2.2);
     case Family::grouped_gemm:  // A, B, D, and the fp32 D of the cuBLAS reference
       return s.groups *
              (e * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n) + 4.0 * s.m * double(s.n) / 2.2);
@@ -108,6 +113,33 @@ cudaError_t setup_problem(const Shape& s, DType dtype, std::uint64_t seed, Probl
       KPORT_TRY(fill_uniform(b.in1.get(), nb, dtype, seed, k_stream_in1, -1.0f, 1.0f, stream));
       auto& g = b.problem.grouped_gemm;
       g.a = b.in0.get(), g.b = b.in1.get(), g.d = b.out.get();
+      break;
+    }
+    case Family::grouped_gemm_fp8: {
+      // A is one tall operand of g*m rows, quantized as gemm_fp8's A (one scale for all of it
+      // per tensor); B is every group's weight made as gemm_fp8's B from its own stream, at
+      // its own power-of-two gain (make_fp8_grouped_b), with its own scales.
+      const int rows = s.groups * s.m;  // parse_shape keeps it within 2^30
+      const std::size_t na = std::size_t(rows) * s.k, nb = std::size_t(s.groups) * s.n * s.k;
+      const auto mode = static_cast<kport::kernels::Fp8Scale>(s.scale);
+      b.out_elems = std::size_t(rows) * s.n;
+      KPORT_TRY(b.in0.allocate(na));
+      KPORT_TRY(b.in1.allocate(nb));
+      KPORT_TRY(b.out.allocate(b.out_elems * 2));  // bf16
+      KPORT_TRY(b.scale_a.allocate(kport::kernels::fp8_scale_count(mode, true, rows, s.k) * sizeof(float)));
+      KPORT_TRY(b.scale_b.allocate(kport::kernels::fp8_group_scale_b_offset(mode, s.groups, s.n, s.k) * sizeof(float)));
+      DeviceBuffer scratch;
+      KPORT_TRY(scratch.allocate(fp8_operand_scratch_bytes(std::max(rows, s.n), s.k)));
+      auto* amax = static_cast<float*>(scratch.get());
+      KPORT_TRY(make_fp8_operand(b.in0.get(), static_cast<float*>(b.scale_a.get()), rows, s.k, dtype, mode, true, seed,
+                                 k_stream_in0, amax, stream));
+      KPORT_TRY(make_fp8_grouped_b(b.in1.get(), static_cast<float*>(b.scale_b.get()), s.groups, s.n, s.k, dtype, mode,
+                                   seed, k_stream_groups, amax, stream));
+      KPORT_TRY(cudaStreamSynchronize(stream));  // before the scratch is freed
+      auto& g = b.problem.grouped_gemm_fp8;
+      g.a = b.in0.get(), g.b = b.in1.get(), g.d = b.out.get();
+      g.scale_a = static_cast<const float*>(b.scale_a.get());
+      g.scale_b = static_cast<const float*>(b.scale_b.get());
       break;
     }
     case Family::attention: {

@@ -17,11 +17,12 @@ namespace {
 constexpr long long k_max_dim = 1LL << 30;
 
 HarnessError bad_shape(const std::string& text, const std::string& why, Family family) {
-  const char* expected = family == Family::gemm           ? "m=4096,n=4096,k=4096"
-                         : family == Family::gemm_fp8     ? "m=4096,n=7168,k=16384,scale=2"
-                         : family == Family::grouped_gemm ? "g=4,m=8192,n=4096,k=7168"
-                         : family == Family::attention    ? "b=4,h=16,l=4096,d=128,causal=1"
-                                                          : "rows=32768,cols=4096";
+  const char* expected = family == Family::gemm               ? "m=4096,n=4096,k=4096"
+                         : family == Family::gemm_fp8         ? "m=4096,n=7168,k=16384,scale=2"
+                         : family == Family::grouped_gemm     ? "g=4,m=8192,n=4096,k=7168"
+                         : family == Family::grouped_gemm_fp8 ? "g=4,m=8192,n=4096,k=7168,scale=2"
+                         : family == Family::attention        ? "b=4,h=16,l=4096,d=128,causal=1"
+                                                              : "rows=32768,cols=4096";
   return {"bad_shape",
           "shape '" + text + "' for " + kport::kernels::family_name(family) + ": " + why + " (expected e.g. " +
               expected + ")",
@@ -68,6 +69,7 @@ std::optional<HarnessError> parse_shape(Family family, const std::string& text, 
     case Family::gemm: keys = {"m", "n", "k"}; break;
     case Family::gemm_fp8: keys = {"m", "n", "k", "scale"}; break;
     case Family::grouped_gemm: keys = {"g", "m", "n", "k"}; break;
+    case Family::grouped_gemm_fp8: keys = {"g", "m", "n", "k", "scale"}; break;
     case Family::attention: keys = {"b", "h", "l", "d", "causal"}; break;
     default: keys = {"rows", "cols"}; break;
   }
@@ -93,7 +95,9 @@ std::optional<HarnessError> parse_shape(Family family, const std::string& text, 
       s.scale = values.count("scale") ? get("scale") : 0;
       break;
     case Family::grouped_gemm:
+    case Family::grouped_gemm_fp8:
       s.groups = get("g"), s.m = get("m"), s.n = get("n"), s.k = get("k");
+      if (family == Family::grouped_gemm_fp8) s.scale = values.count("scale") ? get("scale") : 0;
       // The contiguous layout's contract: no tile of rows holds two groups' rows.
       if (s.m % kport::kernels::k_grouped_m_align != 0)
         return bad_shape(text,
@@ -122,6 +126,9 @@ std::string shape_string(const Shape& s) {
     case Family::gemm: o << "m=" << s.m << ",n=" << s.n << ",k=" << s.k; break;
     case Family::gemm_fp8: o << "m=" << s.m << ",n=" << s.n << ",k=" << s.k << ",scale=" << s.scale; break;
     case Family::grouped_gemm: o << "g=" << s.groups << ",m=" << s.m << ",n=" << s.n << ",k=" << s.k; break;
+    case Family::grouped_gemm_fp8:
+      o << "g=" << s.groups << ",m=" << s.m << ",n=" << s.n << ",k=" << s.k << ",scale=" << s.scale;
+      break;
     case Family::attention:
       o << "b=" << s.batch << ",h=" << s.heads << ",l=" << s.seq_len << ",d=" << s.head_dim
         << ",causal=" << (s.causal ? 1 : 0);
@@ -140,6 +147,7 @@ Json shape_json(const Shape& s) {
     case Family::gemm: return {{"m", s.m}, {"n", s.n}, {"k", s.k}};
     case Family::gemm_fp8: return {{"m", s.m}, {"n", s.n}, {"k", s.k}, {"scale", s.scale}};
     case Family::grouped_gemm: return {{"g", s.groups}, {"m", s.m}, {"n", s.n}, {"k", s.k}};
+    case Family::grouped_gemm_fp8: return {{"g", s.groups}, {"m", s.m}, {"n", s.n}, {"k", s.k}, {"scale", s.scale}};
     case Family::attention:
       return {{"b", s.batch}, {"h", s.heads}, {"l", s.seq_len}, {"d", s.head_dim}, {"causal", s.causal}};
     case Family::declared: {
@@ -153,8 +161,8 @@ Json shape_json(const Shape& s) {
 }
 
 std::optional<Family> parse_family(const std::string& name) {
-  for (Family f :
-       {Family::gemm, Family::attention, Family::rmsnorm, Family::softmax, Family::gemm_fp8, Family::grouped_gemm})
+  for (Family f : {Family::gemm, Family::attention, Family::rmsnorm, Family::softmax, Family::gemm_fp8,
+                   Family::grouped_gemm, Family::grouped_gemm_fp8})
     if (name == kport::kernels::family_name(f)) return f;
   return std::nullopt;
 }
@@ -172,7 +180,8 @@ double output_elements(const Shape& s) {
   switch (s.family) {
     case Family::gemm:
     case Family::gemm_fp8: return double(s.m) * s.n;
-    case Family::grouped_gemm: return double(s.groups) * s.m * s.n;
+    case Family::grouped_gemm:
+    case Family::grouped_gemm_fp8: return double(s.groups) * s.m * s.n;
     case Family::attention: return double(s.batch) * s.heads * s.seq_len * s.head_dim;
     case Family::declared: {
       double n = 0;
@@ -188,7 +197,8 @@ double flop_count(const Shape& s, DType dtype) {
   switch (s.family) {
     case Family::gemm:
     case Family::gemm_fp8: return 2.0 * s.m * s.n * s.k;
-    case Family::grouped_gemm: return 2.0 * s.groups * s.m * double(s.n) * s.k;
+    case Family::grouped_gemm:
+    case Family::grouped_gemm_fp8: return 2.0 * s.groups * s.m * double(s.n) * s.k;
     case Family::attention: {
       const double full = 4.0 * s.batch * s.heads * double(s.seq_len) * s.seq_len * s.head_dim;
       return s.causal ? full / 2 : full;
@@ -207,6 +217,8 @@ double byte_count(const Shape& s, DType dtype) {
       return e * (double(s.m) * s.k + double(s.k) * s.n) + 2.0 * s.m * double(s.n);
     case Family::grouped_gemm:  // every group's A, B and D once, as gemm counts them
       return e * s.groups * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
+    case Family::grouped_gemm_fp8:  // every group's fp8 A and B read, its bf16 D written
+      return s.groups * (e * (double(s.m) * s.k + double(s.k) * s.n) + 2.0 * s.m * double(s.n));
     case Family::attention:
       return e * 4.0 * s.batch * s.heads * double(s.seq_len) * s.head_dim +
              4.0 * s.batch * s.heads * double(s.seq_len);  // q,k,v read; o, lse written
@@ -237,6 +249,11 @@ Shape fp8_shape(int m, int n, int k, int scale) {
 Shape grouped_shape(int g, int m, int n, int k) {
   Shape s = gemm_shape(m, n, k);
   s.family = Family::grouped_gemm, s.groups = g;
+  return s;
+}
+Shape grouped_fp8_shape(int g, int m, int n, int k, int scale) {
+  Shape s = grouped_shape(g, m, n, k);
+  s.family = Family::grouped_gemm_fp8, s.scale = scale;
   return s;
 }
 Shape attn_shape(int b, int h, int l, int d, bool causal) {
@@ -324,6 +341,15 @@ std::vector<Shape> bench_grid(Family family, const kport::kernels::FamilyDef* de
                                std::array<int, 4>{8, 2048, 4096, 2048}})
         grid.push_back(grouped_shape(gmnk[0], gmnk[1], gmnk[2], gmnk[3]));
       break;
+    case Family::grouped_gemm_fp8:
+      // grouped_gemm's target in fp8 (4 experts of M 8192, N 4096, K 7168), then the MoE layers
+      // of a 7168-hidden model with 2048-wide experts, 8 of them at 1024 and 256 tokens each:
+      // up/gate (N 4096, K 7168) and down (N 7168, K 2048) projections; every scaling mode.
+      for (int scale : {0, 1, 2})
+        for (const auto& gmnk : {std::array<int, 4>{4, 8192, 4096, 7168}, std::array<int, 4>{8, 1024, 4096, 7168},
+                                 std::array<int, 4>{8, 1024, 7168, 2048}, std::array<int, 4>{8, 256, 4096, 7168}})
+          grid.push_back(grouped_fp8_shape(gmnk[0], gmnk[1], gmnk[2], gmnk[3], scale));
+      break;
     case Family::attention:
       // Batch x heads x length at about the same tokens per launch, head dim 64 and 128,
       // causal and not.
@@ -388,6 +414,20 @@ std::vector<Shape> check_grid(Family family, const kport::kernels::FamilyDef* de
                              grouped_shape(5, 384, 8, 8), grouped_shape(2, 128, 1, 1), grouped_shape(3, 256, 264, 520)})
         grid.push_back(s);
       break;
+    case Family::grouped_gemm_fp8:
+      // Several groups small enough for the CPU reference, in every mode. The harness gives each
+      // group's B its own power-of-two gain (fp8_group_gain), so a tile that reads another
+      // group's B or scales fails by far more than the tolerance. N off every tile width (200,
+      // 264, 4104: partial tiles, and a block of B scales past N), K a multiple of 16 but not
+      // of 128 (528, 400: block128 refused, the other modes zero-fill each group's last K
+      // block), K not a multiple of 16 (520: refused by all), N of one column and of one tile.
+      for (int scale : {0, 1, 2})
+        for (const auto& gmnk : {std::array<int, 4>{3, 128, 256, 256}, std::array<int, 4>{4, 128, 160, 384},
+                                 std::array<int, 4>{2, 256, 200, 528}, std::array<int, 4>{5, 128, 64, 128},
+                                 std::array<int, 4>{3, 256, 264, 400}, std::array<int, 4>{3, 128, 72, 520},
+                                 std::array<int, 4>{1, 128, 1, 128}, std::array<int, 4>{2, 384, 4104, 1024}})
+          grid.push_back(grouped_fp8_shape(gmnk[0], gmnk[1], gmnk[2], gmnk[3], scale));
+      break;
     case Family::attention:
       for (const Shape& s :
            {attn_shape(1, 2, 1, 64, false), attn_shape(1, 2, 77, 64, true), attn_shape(2, 3, 129, 128, false),
@@ -415,6 +455,11 @@ Problem make_problem(const Shape& s, DType dtype) {
           dtype};
       break;
     case Family::grouped_gemm: p.grouped_gemm = {nullptr, nullptr, nullptr, s.groups, s.m, s.n, s.k, dtype}; break;
+    case Family::grouped_gemm_fp8:
+      p.grouped_gemm_fp8 = {nullptr,  nullptr, nullptr, nullptr, nullptr,
+                            s.groups, s.m,     s.n,     s.k,     static_cast<kport::kernels::Fp8Scale>(s.scale),
+                            dtype};
+      break;
     case Family::declared: {
       auto& a = p.declared;
       a.def = s.def;

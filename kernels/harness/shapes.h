@@ -18,10 +18,11 @@ using kport::kernels::Family;
 
 struct Shape {
   Family family = Family::gemm;
-  // gemm, gemm_fp8, grouped_gemm (m: the rows of each group)
+  // gemm, gemm_fp8, grouped_gemm and grouped_gemm_fp8 (m: the rows of each group)
   int m = 0, n = 0, k = 0;
-  int groups = 0;  // grouped_gemm: g
-  int scale = 0;   // gemm_fp8: kport::kernels::Fp8Scale by number (0 tensor, 1 row, 2 block128)
+  int groups = 0;  // grouped_gemm, grouped_gemm_fp8: g
+  // gemm_fp8, grouped_gemm_fp8: kport::kernels::Fp8Scale by number (0 tensor, 1 row, 2 block128)
+  int scale = 0;
   // attention
   int batch = 0, heads = 0, seq_len = 0, head_dim = 0;
   bool causal = false;
@@ -34,9 +35,10 @@ struct Shape {
 
 // Keys per family: gemm m,n,k; gemm_fp8 m,n,k[,scale=0|1|2]; grouped_gemm g,m,n,k (m the
 // rows of each of the g groups, a multiple of kport::kernels::k_grouped_m_align, and g*m at
-// most 2^30); attention b,h,l,d[,causal=0|1]; rmsnorm/softmax rows,cols. Every key must be
-// given once (causal and scale default to 0) and sizes must be positive. The canonical text
-// (shape_string) always names scale for gemm_fp8. A declared family (`def`, required then)
+// most 2^30); grouped_gemm_fp8 g,m,n,k[,scale=0|1|2] (m as grouped_gemm's); attention
+// b,h,l,d[,causal=0|1]; rmsnorm/softmax rows,cols. Every key must be given once (causal and
+// scale default to 0) and sizes must be positive. The canonical text (shape_string) always
+// names scale for gemm_fp8 and grouped_gemm_fp8. A declared family (`def`, required then)
 // takes its dims (declared_family.h, parse_declared_shape) and prints every one.
 std::optional<HarnessError> parse_shape(Family family, const std::string& text, Shape& out,
                                         const kport::kernels::FamilyDef* def = nullptr);
@@ -56,7 +58,7 @@ std::optional<DType> parse_dtype(const std::string& name);
 
 // Number of elements of the main output (C, O or y; a declared family's outputs together).
 double output_elements(const Shape& s);
-// Work per call: 2MNK for gemm and gemm_fp8, 2GMNK for grouped_gemm, 4*B*H*L^2*d for attention
+// Work per call: 2MNK for gemm and gemm_fp8, 2GMNK for grouped_gemm and grouped_gemm_fp8, 4*B*H*L^2*d for attention
 // (halved when causal), a declared family's `flops` (0 without).
 double flop_count(const Shape& s, DType dtype = DType::bf16);
 // Bytes each call must move at least: inputs read once plus outputs written once (a declared

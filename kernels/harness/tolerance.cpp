@@ -16,7 +16,7 @@ Tolerance builtin_tolerance(Family family, DType dtype) {
   // gemm_fp8: the reference multiplies the same dequantized values, so what is left is fp32
   // accumulation (wgmma's, promoted every 128 K) and the bf16 output's rounding (2^-9
   // relative), for either fp8 input format.
-  if (family == Family::gemm_fp8) return {6e-3, 1.6e-2, 0.0};
+  if (family == Family::gemm_fp8 || family == Family::grouped_gemm_fp8) return {6e-3, 1.6e-2, 0.0};
   switch (dtype) {
     case DType::f32: return {5e-5, 1e-4, lse};
     case DType::f16: return {3e-3, 8e-3, lse};

@@ -20,6 +20,8 @@
 //         judged against their size. The GPU
 //         reference (large problems) compares with ||ref|| alone, where cancelled elements
 //         are few among many.
+//   grouped_gemm_fp8: each group is a gemm_fp8 of the same K, so gemm_fp8's bounds and its
+//         cancellation floor, per element of every group.
 // A declared family (`def`) takes its def's tolerance for the dtype, else the above; a
 // library's FamilyOverride of a family (kport's or declared) replaces it for its dtypes.
 #pragma once

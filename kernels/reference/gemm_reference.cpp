@@ -35,6 +35,21 @@ void dequantize_fp8(float* values, const float* scales, int rows, int k, kport::
           scales[kport::kernels::fp8_scale_index(mode, of_a, r, c / kport::kernels::k_fp8_block, rows, kblocks)];
 }
 
+void grouped_gemm_nt(const float* a, const float* b, double* d, int groups, int m, int n, int k, double* rss) {
+  for (int g = 0; g < groups; ++g) {
+    const std::size_t out = static_cast<std::size_t>(g) * m * n;
+    gemm_nt(a + static_cast<std::size_t>(g) * m * k, b + static_cast<std::size_t>(g) * n * k, d + out, m, n, k,
+            rss ? rss + out : nullptr);
+  }
+}
+
+void dequantize_fp8_grouped_b(float* values, const float* scales, int groups, int n, int k,
+                              kport::kernels::Fp8Scale mode) {
+  for (int g = 0; g < groups; ++g)
+    dequantize_fp8(values + static_cast<std::size_t>(g) * n * k,
+                   scales + kport::kernels::fp8_group_scale_b_offset(mode, g, n, k), n, k, mode, false);
+}
+
 void gemm_nt(const float* a, const float* b, double* c, int m, int n, int k, double* rss) {
   for (int i = 0; i < m; ++i) {
     const float* arow = a + static_cast<std::size_t>(i) * k;

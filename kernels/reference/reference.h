@@ -24,10 +24,21 @@ void grouped_gemm(const float* a, const float* b, double* d, int groups, int m, 
 // products did not cancel (what `check` floors an element's magnitude by).
 void gemm_nt(const float* a, const float* b, double* c, int m, int n, int k, double* rss = nullptr);
 
+// grouped_gemm_fp8's contiguous layout over dequantized operands: for each group g,
+// d[g*m + i, j] = sum_p a[g*m + i, p] * b[g, j, p], with a [groups*m, k], b [groups, n, k]
+// (K-contiguous, as gemm_nt's b) and d [groups*m, n]; with `rss`, each element's products'
+// root-sum-square beside it, as gemm_nt gives.
+void grouped_gemm_nt(const float* a, const float* b, double* d, int groups, int m, int n, int k, double* rss = nullptr);
+
 // Replaces each of the rows x k stored fp8 values in `values` (widened to float) by its
 // dequantized value, value * scale, with `scales` laid out as kport::kernels::GemmFp8Args
 // says for operand A (`of_a`) or B under `mode`.
 void dequantize_fp8(float* values, const float* scales, int rows, int k, kport::kernels::Fp8Scale mode, bool of_a);
+
+// The same for grouped_gemm_fp8's B: `groups` operands of n x k one after the other, group g's
+// scales at kport::kernels::fp8_group_scale_b_offset(mode, g, n, k).
+void dequantize_fp8_grouped_b(float* values, const float* scales, int groups, int n, int k,
+                              kport::kernels::Fp8Scale mode);
 
 // One attention head: q,k,v are [seq_len, head_dim]; o [seq_len, head_dim]; lse [seq_len]
 // is the natural log of sum_j exp(scale * q_i.k_j) over the unmasked keys.

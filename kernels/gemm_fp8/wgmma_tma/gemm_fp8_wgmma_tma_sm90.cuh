@@ -29,6 +29,15 @@
 // refilled only when the consumers of both CTAs have released it; L2 then serves 24 KiB per
 // CTA and K block instead of 32 (BN 128).
 //
+// Grouped (GroupedConfig, grouped_gemm_fp8's instances): G gemms in the contiguous layout of
+// prefill MoE, A [G*M, K] and D [G*M, N] with each group's M a multiple of BM, so every tile
+// row lies in one group and the tile walk is the plain gemm's over G*M rows. B is a 3-D map
+// [G][N][K] whose loads take the tile's group, tile row / (M / BM), as the third coordinate
+// (each group's N and K edges zero-filled within it), and the tile reads its group's scales of
+// B (fp8_group_scale_b_offset); A's scales are the tall A's, as the plain gemm's. The dense
+// instances' code does not change: their Config says Grouped = false and the kernel's
+// signature is the same (the last argument carries M / BM when grouped).
+//
 // Constraints: K a multiple of 16 (TMA needs 16-byte row strides of A and B), of 128 in
 // block128 mode (a K block is one scale block); A, B (and block128 scale_a) 16-byte aligned.
 // M and N are free: TMA fills the edges of A and B with zeros and the epilogue masks D.
@@ -98,6 +107,15 @@ struct Config {
   static_assert(a_bytes % 1024 == 0 && b_bytes % 1024 == 0, "swizzle atoms are 1 KiB");
   static constexpr int smem_bytes = Stages * (stage_bytes + sa_bytes) + 2 * Stages * 8 + 1024;
   static_assert(smem_bytes <= 227 * 1024, "fits the sm_90 per-block shared memory");
+  static constexpr bool Grouped = false;  // GroupedConfig below
+};
+
+// A dense Config's tile, pipeline and promotion over grouped_gemm_fp8's contiguous layout (a
+// type of its own, so the dense instances' kernels keep their names and code).
+template <class Base>
+struct GroupedConfig : Base {
+  static constexpr bool Grouped = true;
+  static_assert(Base::ClusterM == 1, "a grouped tile takes no B multicast (the cluster's tiles may be two groups')");
 };
 
 template <int GroupM>
@@ -173,7 +191,7 @@ __global__ void __launch_bounds__(k_threads, 1)
     gemm_fp8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                     const __grid_constant__ CUtensorMap tmap_sa, __nv_bfloat16* __restrict__ d,
                     const float* __restrict__ scale_a, const float* __restrict__ scale_b, int m, int n, int k,
-                    int a_rows) {
+                    int a_rows_or_group_tiles) {
 #if KPORT_WGMMA_ENABLED
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, S = Cfg::Stages;
   constexpr bool k_block = Mode == Fp8Scale::block128;
@@ -214,6 +232,10 @@ __global__ void __launch_bounds__(k_threads, 1)
   const int tiles = groups_m * tiles_n;          // work items, one per cluster
   const int k_blocks = (k + BK - 1) / BK;
   const int first_tile = blockIdx.x / CM, tile_step = gridDim.x / CM;
+  // The last argument: the rows of A's box (dense, < BM for fewer rows than a tile), or the
+  // tile rows of one group (grouped, whose A's box is always BM rows).
+  const int a_rows = Cfg::Grouped ? BM : a_rows_or_group_tiles;
+  const int group_tiles = Cfg::Grouped ? a_rows_or_group_tiles : 1;
 
   if (wg == 0) {
     regs_dealloc<k_producer_regs>();
@@ -225,7 +247,8 @@ __global__ void __launch_bounds__(k_threads, 1)
       for (int tile = first_tile; tile < tiles; tile += tile_step) {
         int tm, tn;
         tile_coords<k_group_m / CM>(tile, groups_m, tiles_n, tm, tn);
-        tm = tm * CM + rank;  // may pass the last tile row: TMA then fills zeros
+        tm = tm * CM + rank;                                    // may pass the last tile row: TMA then fills zeros
+        const int group = Cfg::Grouped ? tm / group_tiles : 0;  // B's third coordinate
         for (int kb = 0; kb < k_blocks; ++kb) {
           // empty here means every CTA of the cluster has released stage s
           mbar_wait(empty_bar(s), phase ^ 1);
@@ -235,6 +258,8 @@ __global__ void __launch_bounds__(k_threads, 1)
           if constexpr (CM > 1)
             tma_load_2d_multicast(stage_b(s) + rank * part * BK, &tmap_b, kb * BK, tn * BN + rank * part, full_bar(s),
                                   static_cast<uint16_t>((1u << CM) - 1));
+          else if constexpr (Cfg::Grouped)
+            tma_load_3d(stage_b(s), &tmap_b, kb * BK, tn * BN, group, full_bar(s));
           else
             tma_load_2d(stage_b(s), &tmap_b, kb * BK, tn * BN, full_bar(s));
           if constexpr (k_block) tma_load_2d(sa_base + s * Cfg::sa_bytes, &tmap_sa, tm * BM, kb, full_bar(s));
@@ -304,6 +329,8 @@ __global__ void __launch_bounds__(k_threads, 1)
       int tm, tn;
       tile_coords<k_group_m / CM>(tile, groups_m, tiles_n, tm, tn);
       tm = tm * CM + rank;
+      // Grouped: this tile's group's scales of B (the dense gemm's layout, once per group).
+      const float* group_sb = Cfg::Grouped ? scale_b + fp8_group_scale_b_offset(Mode, tm / group_tiles, n, k) : scale_b;
 #pragma unroll
       for (int i = 0; i < BN / 2; ++i) total[i] = 0.0f;
       // block128: the tile's columns [0, 128 - sb_offset) lie in scale block sb_first of B
@@ -311,7 +338,7 @@ __global__ void __launch_bounds__(k_threads, 1)
       // sb_first + 2 (sb_row2). A block past the last one of B holds only columns past N,
       // never stored, so its pointer repeats the one before rather than read beyond scale_b.
       const int sb_first = tn * BN / k_fp8_block, sb_offset = tn * BN % k_fp8_block;
-      const float* sb_row = scale_b + static_cast<size_t>(sb_first) * k_blocks;
+      const float* sb_row = group_sb + static_cast<size_t>(sb_first) * k_blocks;
       const float* sb_row1 = (sb_first + 1) * k_fp8_block < n ? sb_row + k_blocks : sb_row;
       const float* sb_row2 = (sb_first + 2) * k_fp8_block < n ? sb_row + 2 * k_blocks : sb_row1;
       if constexpr (!Cfg::Promote) {
@@ -429,7 +456,7 @@ __global__ void __launch_bounds__(k_threads, 1)
       // r+8, columns 8g + 2*(lane%4) and +1.
       const int r0 = tm * BM + row_in_tile, r1 = r0 + 8;
       float a0 = 1.0f, a1 = 1.0f;
-      if constexpr (Mode == Fp8Scale::tensor) a0 = a1 = __ldg(scale_a) * __ldg(scale_b);
+      if constexpr (Mode == Fp8Scale::tensor) a0 = a1 = __ldg(scale_a) * __ldg(group_sb);
       if constexpr (Mode == Fp8Scale::row) {
         a0 = r0 < m ? __ldg(scale_a + r0) : 0.0f;
         a1 = r1 < m ? __ldg(scale_a + r1) : 0.0f;
@@ -440,8 +467,8 @@ __global__ void __launch_bounds__(k_threads, 1)
         const int col = tn * BN + g * 8 + 2 * (lane % 4);
         float b0 = 1.0f, b1 = 1.0f;
         if constexpr (Mode == Fp8Scale::row) {
-          b0 = col < n ? __ldg(scale_b + col) : 0.0f;
-          b1 = col + 1 < n ? __ldg(scale_b + col + 1) : 0.0f;
+          b0 = col < n ? __ldg(group_sb + col) : 0.0f;
+          b1 = col + 1 < n ? __ldg(group_sb + col + 1) : 0.0f;
         }
         if (r0 < m) store_pair(d, n, r0, col, res[g * 4] * a0 * b0, res[g * 4 + 1] * a0 * b1, pairs);
         if (r1 < m) store_pair(d, n, r1, col, res[g * 4 + 2] * a1 * b0, res[g * 4 + 3] * a1 * b1, pairs);

@@ -114,6 +114,12 @@ __global__ void dequantize_kernel(const T* q, const float* scales, int rows, int
   }
 }
 
+__global__ void multiply_kernel(float* p, long long n, float factor) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x)
+    p[i] *= factor;
+}
+
 unsigned grid_for(std::size_t n) {
   const std::size_t blocks = (n + k_threads - 1) / k_threads;
   return static_cast<unsigned>(blocks < 65536 ? (blocks == 0 ? 1 : blocks) : 65536);
@@ -156,6 +162,33 @@ cudaError_t dequantize_fp8(const void* q, const float* scales, int rows, int k, 
     dequantize_kernel<<<grid_for(n), k_threads, 0, stream>>>(static_cast<const __nv_fp8_e4m3*>(q), scales, rows, k,
                                                              kblocks, mode, of_a, dst);
   return cudaGetLastError();
+}
+
+cudaError_t make_fp8_grouped_b(void* q, float* scales, int groups, int n, int k, DType dtype, Fp8Scale mode,
+                               std::uint64_t seed, std::uint64_t stream_id, float* scratch, cudaStream_t stream) {
+  const long long per_group = kport::kernels::fp8_scale_count(mode, false, n, k);
+  for (int g = 0; g < groups; ++g) {
+    float* sg = scales + kport::kernels::fp8_group_scale_b_offset(mode, g, n, k);
+    cudaError_t e = make_fp8_operand(static_cast<std::uint8_t*>(q) + static_cast<std::size_t>(g) * n * k, sg, n, k,
+                                     dtype, mode, false, seed, stream_id + g, scratch, stream);
+    if (e != cudaSuccess) return e;
+    multiply_kernel<<<grid_for(static_cast<std::size_t>(per_group)), k_threads, 0, stream>>>(sg, per_group,
+                                                                                             fp8_group_gain(g));
+    if ((e = cudaGetLastError()) != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+
+cudaError_t dequantize_fp8_grouped_b(const void* q, const float* scales, int groups, int n, int k, DType dtype,
+                                     Fp8Scale mode, float* dst, cudaStream_t stream) {
+  for (int g = 0; g < groups; ++g) {
+    const std::size_t at = static_cast<std::size_t>(g) * n * k;
+    const cudaError_t e = dequantize_fp8(static_cast<const std::uint8_t*>(q) + at,
+                                         scales + kport::kernels::fp8_group_scale_b_offset(mode, g, n, k), n, k, dtype,
+                                         mode, false, dst + at, stream);
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
 }
 
 }  // namespace kport::harness

@@ -59,6 +59,24 @@ cudaError_t make_fp8_operand(void* q, float* scales, int rows, int k, DType dtyp
 cudaError_t dequantize_fp8(const void* q, const float* scales, int rows, int k, DType dtype,
                            kport::kernels::Fp8Scale mode, bool of_a, float* dst, cudaStream_t stream);
 
+// grouped_gemm_fp8's B: group g's weight is a power-of-two gain, 2^((g % 5) - 2), times values
+// made as gemm_fp8's, so the groups' weights differ in size as experts' do, and a kernel that
+// applies another group's B or scales (of the five nearest) is off by a factor of 2 or more.
+constexpr float fp8_group_gain(int group) {
+  const int e = group % 5 - 2;
+  return e >= 0 ? static_cast<float>(1 << e) : 1.0f / static_cast<float>(1 << -e);
+}
+// `groups` B operands of n x k (GroupedGemmFp8Args): group g is make_fp8_operand's B from
+// stream `stream_id + g` at q + g*n*k, its scales at fp8_group_scale_b_offset(mode, g, n, k)
+// multiplied by fp8_group_gain(g) (exact: a power of two). `scratch`:
+// fp8_operand_scratch_bytes(n, k). Asynchronous.
+cudaError_t make_fp8_grouped_b(void* q, float* scales, int groups, int n, int k, DType dtype,
+                               kport::kernels::Fp8Scale mode, std::uint64_t seed, std::uint64_t stream_id,
+                               float* scratch, cudaStream_t stream);
+// The dequantized B of every group, [groups, n, k] fp32, for the reference. Asynchronous.
+cudaError_t dequantize_fp8_grouped_b(const void* q, const float* scales, int groups, int n, int k, DType dtype,
+                                     kport::kernels::Fp8Scale mode, float* dst, cudaStream_t stream);
+
 // fp32 attention over [B,H,L,d] inputs of `args.dtype` by its definition (cuBLAS fp32
 // gemms in pedantic math around a row softmax): o_ref [B,H,L,d] fp32 and lse_ref [B,H,L]
 // fp32. `scratch`: device memory of attention_reference_scratch_bytes(args) (about 1.4 GiB

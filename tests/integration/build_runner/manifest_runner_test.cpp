@@ -162,7 +162,7 @@ TEST_F(ManifestRunner, AFamilyTheLibraryDeclaresIsLearnedFromItsBuildAndAnswered
   ASSERT_EQ(before.status, 400) << before.raw;
   ASSERT_TRUE(before.body.is_object() && before.body.as_object().contains("error")) << before.raw;
   EXPECT_EQ(before.body.at("error").at("message").as_string(),
-            "op 'layernorm' is not one of gemm, attention, gemm_fp8, grouped_gemm, rmsnorm, softmax "
+            "op 'layernorm' is not one of gemm, attention, gemm_fp8, grouped_gemm, grouped_gemm_fp8, rmsnorm, softmax "
             "(GET /api/v1/families lists the families)")
       << before.raw;
 
@@ -180,8 +180,8 @@ TEST_F(ManifestRunner, AFamilyTheLibraryDeclaresIsLearnedFromItsBuildAndAnswered
     names.emplace_back(f.at("name").as_string());
     if (f.at("name") == "layernorm") layernorm = &f.as_object();
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"gemm", "attention", "gemm_fp8", "grouped_gemm", "rmsnorm", "softmax",
-                                             "swiglu", "layernorm"}))
+  EXPECT_EQ(names, (std::vector<std::string>{"gemm", "attention", "gemm_fp8", "grouped_gemm", "grouped_gemm_fp8",
+                                             "rmsnorm", "softmax", "swiglu", "layernorm"}))
       << families.raw;
   ASSERT_NE(layernorm, nullptr) << families.raw;
   EXPECT_EQ(layernorm->at("library"), "swiglu-lib");
@@ -252,13 +252,12 @@ TEST_F(ManifestRunner, AFamilyTheLibraryDeclaresIsLearnedFromItsBuildAndAnswered
   EXPECT_TRUE(std::regex_search(listed, std::regex("\nlayernorm +rows,cols +bf16,e4m3 +memory"))) << listed;
   EXPECT_NE(listed.find("swiglu-lib (swiglu-lib)"), std::string::npos) << listed;
   EXPECT_NE(listed.find("causal=0"), std::string::npos) << listed;
-  EXPECT_NE(listed.find("8 op families"), std::string::npos) << listed;
+  EXPECT_NE(listed.find("9 op families"), std::string::npos) << listed;
   std::string refused;
   EXPECT_NE(cli({"best", "--gpu", "NVIDIA H200", "--op", "conv2d", "--shape", "n=1"}, refused), 0) << refused;
-  EXPECT_NE(
-      refused.find(
-          "op 'conv2d' is not one of gemm, attention, gemm_fp8, grouped_gemm, rmsnorm, softmax, swiglu, layernorm"),
-      std::string::npos)
+  EXPECT_NE(refused.find("op 'conv2d' is not one of gemm, attention, gemm_fp8, grouped_gemm, grouped_gemm_fp8, "
+                         "rmsnorm, softmax, swiglu, layernorm"),
+            std::string::npos)
       << refused;
 }
 

@@ -50,7 +50,7 @@ TEST_F(FamiliesTest, AFreshDatabaseKnowsKportsOwnFamilies) {
   Families families(m_builtin);
   ASSERT_TRUE(families.reload(*m_store).ok());
   const auto known = families.current();
-  EXPECT_EQ(known->names(), "gemm, attention, gemm_fp8, grouped_gemm, rmsnorm, softmax");
+  EXPECT_EQ(known->names(), "gemm, attention, gemm_fp8, grouped_gemm, grouped_gemm_fp8, rmsnorm, softmax");
   EXPECT_EQ(known->find("softmax")->bound(), porting::Bound::memory);
   EXPECT_EQ(known->find("gemm")->library, "kport-kernels");
   EXPECT_EQ(known->find("gemm")->repo, "");
@@ -63,7 +63,7 @@ TEST_F(FamiliesTest, AReportedFamilyIsKnownAfterARestartAndAReportReplacesTheLib
     ASSERT_TRUE(families.learn(*m_store, "norm", declared).ok());
     const auto known = families.current();
     ASSERT_NE(known->find("layernorm"), nullptr);
-    EXPECT_EQ(known->names(), "gemm, attention, gemm_fp8, grouped_gemm, rmsnorm, softmax, layernorm");
+    EXPECT_EQ(known->names(), "gemm, attention, gemm_fp8, grouped_gemm, grouped_gemm_fp8, rmsnorm, softmax, layernorm");
   }
   Families restarted(m_builtin);
   ASSERT_TRUE(restarted.reload(*m_store).ok());

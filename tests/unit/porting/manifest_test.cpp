@@ -452,7 +452,8 @@ TEST(Manifest, KportsOwnKernelsManifestMatchesTheHarness) {
     EXPECT_TRUE(parsed.ok()) << f.name << ": " << parsed.error().message;
     EXPECT_TRUE(check_family(to_op_family(f, m->name)).ok()) << f.name;
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"gemm", "attention", "gemm_fp8", "grouped_gemm", "rmsnorm", "softmax"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"gemm", "attention", "gemm_fp8", "grouped_gemm", "grouped_gemm_fp8",
+                                             "rmsnorm", "softmax"}));
   // Each declares the config keys its instances publish their geometry under.
   for (const auto& f : m->families) EXPECT_FALSE(f.geometry.empty()) << f.name;
   // The figures' units and the work counts are the harness's (kernels/harness/shapes.cpp).
@@ -472,6 +473,12 @@ TEST(Manifest, KportsOwnKernelsManifestMatchesTheHarness) {
                    2.0 * 3 * 128 * 8 * 16);
   EXPECT_DOUBLE_EQ(*known.find("grouped_gemm")->bytes_at(*Shape::parse("g=3,m=128,n=8,k=16"), "bf16"),
                    3 * (128 * 16 + 16 * 8 + 128 * 8) * 2.0);
+  // grouped_gemm_fp8: every group's fp8 A and B read and its bf16 D written, as gemm_fp8 counts one.
+  EXPECT_EQ(known.find("grouped_gemm_fp8")->bound(), Bound::compute);
+  EXPECT_DOUBLE_EQ(*known.find("grouped_gemm_fp8")->flops_at(*Shape::parse("g=3,m=128,n=8,k=16,scale=1"), "e4m3"),
+                   2.0 * 3 * 128 * 8 * 16);
+  EXPECT_DOUBLE_EQ(*known.find("grouped_gemm_fp8")->bytes_at(*Shape::parse("g=3,m=128,n=8,k=16,scale=1"), "e5m2"),
+                   3 * ((128 * 16 + 8 * 16) * 1.0 + 2.0 * 128 * 8));
   EXPECT_DOUBLE_EQ(*known.find("rmsnorm")->bytes_at(*Shape::parse("rows=2,cols=4"), "fp16"), (16 + 4) * 2.0);
   EXPECT_EQ(op_shape(*known.find("attention"), "b=1,h=1,l=1,d=64,causal=2").error().message,
             "shape value 2 of 'causal' is out of range (0 or 1)");

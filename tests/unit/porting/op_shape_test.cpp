@@ -73,6 +73,27 @@ TEST(OpShape, GroupedGemmIsSpelledGroupsFirstAndCountsEveryGroupsWork) {
   EXPECT_NE(zero.error().message.find("'g' is out of range"), std::string::npos) << zero.error().message;
 }
 
+// grouped_gemm_fp8 is spelled g,m,n,k,scale; scale defaults to 0 (one scale for A, one per
+// group for B), and its work and bytes are gemm_fp8's once per group.
+TEST(OpShape, GroupedGemmFp8IsSpelledGroupsFirstWithItsScaleMode) {
+  auto s = op_shape("grouped_gemm_fp8", "scale=2,k=7168,n=4096,m=8192,g=4");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->text, "g=4,m=8192,n=4096,k=7168,scale=2");
+  auto tensor = op_shape("grouped_gemm_fp8", "g=4,m=8192,n=4096,k=7168");
+  ASSERT_TRUE(tensor.ok()) << tensor.error().message;
+  EXPECT_EQ(tensor->text, "g=4,m=8192,n=4096,k=7168,scale=0");
+  EXPECT_FALSE(tensor->shape == s->shape);  // the scaling mode is part of the problem
+  const OpFamily* f = kport_families().find("grouped_gemm_fp8");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->bound(), Bound::compute);
+  EXPECT_EQ(f->dtypes, (std::vector<std::string>{"e4m3", "e5m2"}));
+  EXPECT_DOUBLE_EQ(*f->flops_at(s->shape, "e4m3"), 2.0 * 4 * 8192 * 4096 * 7168);
+  EXPECT_DOUBLE_EQ(*f->bytes_at(s->shape, "e4m3"), 4.0 * (8192.0 * 7168 + 4096.0 * 7168 + 2.0 * 8192 * 4096));
+  auto bad_scale = op_shape("grouped_gemm_fp8", "g=4,m=128,n=8,k=128,scale=3");
+  ASSERT_FALSE(bad_scale.ok());
+  EXPECT_NE(bad_scale.error().message.find("'scale' is out of range"), std::string::npos) << bad_scale.error().message;
+}
+
 TEST(OpShape, ShapesTheFamilyCannotRunAreRefusedNamingTheKey) {
   struct Bad {
     const char* family;
@@ -94,8 +115,9 @@ TEST(OpShape, AnUnknownFamilyIsRefusedListingTheKnownOnes) {
   auto s = op_shape("conv2d", "n=1");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code, Errc::invalid_argument);
-  EXPECT_EQ(s.error().message, "op 'conv2d' is not one of gemm, attention, gemm_fp8, grouped_gemm, rmsnorm, softmax");
-  EXPECT_EQ(kport_families().all().size(), 6u);
+  EXPECT_EQ(s.error().message,
+            "op 'conv2d' is not one of gemm, attention, gemm_fp8, grouped_gemm, grouped_gemm_fp8, rmsnorm, softmax");
+  EXPECT_EQ(kport_families().all().size(), 7u);
   auto none = FamilySet().family("gemm");
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().message, "op 'gemm' is not known: no op family is known yet");
@@ -111,7 +133,7 @@ TEST(OpShape, AFamilyALibraryDeclaresIsShapedByItsOwnDims) {
   auto bad = porting::op_shape(known, "layernorm", "rows=128,cols=4096,k=2");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message, "shape key 'k' is not a dimension of layernorm (layernorm shapes are rows,cols)");
-  EXPECT_EQ(known.names(), "gemm, attention, gemm_fp8, grouped_gemm, rmsnorm, softmax, layernorm");
+  EXPECT_EQ(known.names(), "gemm, attention, gemm_fp8, grouped_gemm, grouped_gemm_fp8, rmsnorm, softmax, layernorm");
 }
 
 TEST(OpShape, ALaterDeclarationOfANameReplacesTheEarlierInItsPlace) {

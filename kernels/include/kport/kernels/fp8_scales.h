@@ -42,4 +42,11 @@ constexpr long long fp8_scale_count(Fp8Scale mode, bool of_a, int rows, int k) {
   return 1;
 }
 
+// grouped_gemm_fp8 holds gemm_fp8's scale_b of an N x K operand once per group, one after the
+// other: where group `group`'s scales start in scale_b. A's scales are gemm_fp8's of the tall
+// [groups*m, K] A (fp8_scale_index with rows = groups*m).
+constexpr long long fp8_group_scale_b_offset(Fp8Scale mode, int group, int n, int k) {
+  return group * fp8_scale_count(mode, false, n, k);
+}
+
 }  // namespace kport::kernels

@@ -16,6 +16,11 @@
 //              each group's K x N weight (N contiguous, as gemm's B); D[G*M,N] =
 //              A[g*M..,:] * B[g] for each group g. M, the rows of each group, is a multiple of
 //              k_grouped_m_align. Inputs and D in `dtype`, fp32 accumulation.
+//   grouped_gemm_fp8: grouped_gemm's contiguous layout in gemm_fp8's operands: A[G*M,K] and
+//              B[G,N,K] fp8 (e4m3 or e5m2, both K-contiguous), D[G*M,N] bf16, fp32
+//              accumulation; D[g*M+i,:] = (sa . A[g*M+i,:]) * (sb_g . B[g])^T. Scales as
+//              gemm_fp8's, A's for the one tall A and B's once per group
+//              (GroupedGemmFp8Args). M is a multiple of k_grouped_m_align.
 //   declared:  a family a library declares as data (kport/kernels/family_def.h: its dims,
 //              tensors, work counts, CPU reference, tolerances and grids); its instances get
 //              FamilyArgs and name the FamilyDef in Instance::def.
@@ -34,7 +39,7 @@
 namespace kport::kernels {
 
 enum class DType { f32, f16, bf16, e4m3, e5m2 };
-enum class Family { gemm, attention, rmsnorm, softmax, gemm_fp8, grouped_gemm, declared };
+enum class Family { gemm, attention, rmsnorm, softmax, gemm_fp8, grouped_gemm, grouped_gemm_fp8, declared };
 
 struct FamilyDef;  // kport/kernels/family_def.h
 struct Instance;
@@ -79,6 +84,22 @@ struct GroupedGemmArgs {
   void* d;              // [groups*m, N] row-major
   int groups, m, n, k;  // m: rows of each group
   DType dtype;
+};
+
+struct GroupedGemmFp8Args {
+  const void* a;  // [groups*m, K] fp8, row-major: group g's rows from g*m on
+  const void* b;  // [groups, N, K] fp8, row-major: each group's N x K weight, as gemm_fp8's B
+  void* d;        // [groups*m, N] bf16, row-major
+  // scale_a: gemm_fp8's scale_a of the tall A ([groups*m, K]): tensor, one scale for all of A;
+  //   row, [groups*m]; block128, [kb][fp8_scale_a_stride(groups*m)].
+  // scale_b: gemm_fp8's scale_b of an N x K B once per group, group g's at
+  //   fp8_group_scale_b_offset(scale, g, N, K): tensor, [groups]; row, [groups][N]; block128,
+  //   [groups][ceil(N/128)][kb].
+  const float* scale_a;
+  const float* scale_b;
+  int groups, m, n, k;  // m: rows of each group, a multiple of k_grouped_m_align
+  Fp8Scale scale;
+  DType dtype;  // e4m3 or e5m2
 };
 
 struct AttentionArgs {
@@ -127,6 +148,7 @@ struct Problem {
   GemmArgs gemm{};
   GemmFp8Args gemm_fp8{};
   GroupedGemmArgs grouped_gemm{};
+  GroupedGemmFp8Args grouped_gemm_fp8{};
   AttentionArgs attention{};
   RowwiseArgs rowwise{};
   FamilyArgs declared{};

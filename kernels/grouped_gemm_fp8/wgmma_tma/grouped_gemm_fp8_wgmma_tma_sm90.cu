@@ -1,0 +1,136 @@
+// grouped_gemm_fp8, Hopper: gemm_fp8.wgmma_tma's persistent, warp-specialized kernel
+// (kernels/gemm_fp8/wgmma_tma/gemm_fp8_wgmma_tma_sm90.cuh) with GroupedConfig. Target sm_90a
+// only.
+//
+// The contiguous layout makes a grouped problem one tall fp8 gemm over G*M rows of A and D
+// whose B changes every M rows: each group's M is a multiple of the 128-row tile, so every
+// tile row lies in one group, the persistent scheduler walks the tiles of all groups in the
+// dense kernel's order (L2-grouped over G*M / 128 tile rows), and a tile's group is its tile
+// row divided by M / 128. B is read through a 3-D tensor map [G][N][K]: a tile loads group g's
+// slice, and an N or K edge is zero-filled at the slice's end instead of read from the next
+// group. The tile's scales of B are its group's (gemm_fp8's layout once per group); A's are
+// the tall A's. Per tensor: one scale for A, one per group for B; row-wise and block128 as
+// gemm_fp8's, per group for B.
+//
+// Constraints: e4m3 or e5m2; M (per group) a multiple of 128; K a multiple of 16 (TMA's
+// 16-byte row strides), of 128 with block128 scales; A, B (and block128 scale_a) 16-byte
+// aligned. N is free: TMA zero-fills B's rows past N and the epilogue masks D.
+#include "gemm_fp8/wgmma_tma/gemm_fp8_wgmma_tma_sm90.cuh"
+
+#include <climits>
+#include <string>
+
+namespace kport::kernels::grouped_gemm_fp8_wgmma_tma {
+namespace {
+
+using gemm_fp8_wgmma_tma::Config;
+using gemm_fp8_wgmma_tma::gemm_fp8_kernel;
+using gemm_fp8_wgmma_tma::GroupedConfig;
+using gemm_fp8_wgmma_tma::k_threads;
+using gemm_fp8_wgmma_tma::resident_ctas;
+
+template <class Cfg>
+std::string supports(const Problem& p) {
+  if (p.family != Family::grouped_gemm_fp8) return "not a grouped_gemm_fp8 problem";
+  const GroupedGemmFp8Args& g = p.grouped_gemm_fp8;
+  if (g.dtype != DType::e4m3 && g.dtype != DType::e5m2)
+    return std::string("dtype ") + dtype_name(g.dtype) +
+           " not supported: grouped_gemm_fp8.wgmma_tma takes e4m3 or e5m2";
+  if (g.groups <= 0 || g.m <= 0 || g.n <= 0 || g.k <= 0) return "g, m, n and k must be positive";
+  if (g.m % Cfg::BM != 0)
+    return "m (the rows of each group) must be a multiple of " + std::to_string(Cfg::BM) +
+           ", the tile's rows, so that no tile holds two groups (m=" + std::to_string(g.m) +
+           "); pad each group's rows to it";
+  if (static_cast<long long>(g.groups) * g.m > INT_MAX) return "g*m (the rows of A and D) must fit an int";
+  if (g.k % 16 != 0)
+    return "K=" + std::to_string(g.k) +
+           " is not a multiple of 16: TMA needs 16-byte row strides of A and B; pad K with zeros to a multiple of 16";
+  if (g.scale == Fp8Scale::block128 && g.k % k_fp8_block != 0)
+    return "K=" + std::to_string(g.k) +
+           " is not a multiple of 128: block128 scales cover whole 128-wide K blocks; pad K with zeros (scale 1) to "
+           "a multiple of 128";
+  auto misaligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 != 0; };
+  if (misaligned(g.a) || misaligned(g.b)) return "A and B must be 16-byte aligned for TMA";
+  if (g.scale == Fp8Scale::block128 && misaligned(g.scale_a)) return "block128 scale_a must be 16-byte aligned for TMA";
+  return "";
+}
+
+template <class Cfg, class T, Fp8Scale Mode>
+cudaError_t launch_typed(const GroupedGemmFp8Args& g, cudaStream_t stream) {
+  const int rows = g.groups * g.m;  // supports() keeps it within int
+  CUtensorMap ta, tb, tsa;
+  if (!tma_host::make_tmap_8bit_sw128(&ta, g.a, rows, g.k, Cfg::BM) ||
+      !tma_host::make_tmap_8bit_sw128_3d(&tb, g.b, g.groups, g.n, g.k, Cfg::BN))
+    return cudaErrorInvalidValue;
+  tsa = ta;  // unused unless block128
+  if constexpr (Mode == Fp8Scale::block128) {
+    // The tall A's scales, as gemm_fp8's: [kblocks rows, G*M columns].
+    const long long kblocks = g.k / k_fp8_block;
+    if (!tma_host::make_tmap_2d(&tsa, g.scale_a, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, kblocks, rows,
+                                4LL * fp8_scale_a_stride(rows), 1, Cfg::BM, CU_TENSOR_MAP_SWIZZLE_NONE))
+      return cudaErrorInvalidValue;
+  }
+  auto kernel = gemm_fp8_kernel<Cfg, T, Mode>;
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
+  if (err != cudaSuccess) return err;
+  int ctas = 0;
+  if ((err = resident_ctas<Cfg>(&ctas)) != cudaSuccess) return err;
+  const long long items = static_cast<long long>(rows / Cfg::BM) * ((g.n + Cfg::BN - 1) / Cfg::BN);
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(items < ctas ? items : ctas));
+  cfg.blockDim = dim3(k_threads);
+  cfg.dynamicSmemBytes = Cfg::smem_bytes;
+  cfg.stream = stream;
+  // The kernel's last argument is the tile rows of one group when grouped.
+  err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, tsa, static_cast<__nv_bfloat16*>(g.d), g.scale_a, g.scale_b, rows, g.n,
+                           g.k, g.m / Cfg::BM);
+  if (err != cudaSuccess) return err;
+  return cudaGetLastError();
+}
+
+template <class Cfg, class T>
+cudaError_t launch_mode(const GroupedGemmFp8Args& g, cudaStream_t stream) {
+  switch (g.scale) {
+    case Fp8Scale::tensor: return launch_typed<Cfg, T, Fp8Scale::tensor>(g, stream);
+    case Fp8Scale::row: return launch_typed<Cfg, T, Fp8Scale::row>(g, stream);
+    case Fp8Scale::block128: return launch_typed<Cfg, T, Fp8Scale::block128>(g, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+template <class Cfg>
+cudaError_t launch(const Problem& p, cudaStream_t stream) {
+  if (p.grouped_gemm_fp8.dtype == DType::e5m2) return launch_mode<Cfg, __nv_fp8_e5m2>(p.grouped_gemm_fp8, stream);
+  return launch_mode<Cfg, __nv_fp8_e4m3>(p.grouped_gemm_fp8, stream);
+}
+
+// gemm_fp8's config and the row alignment each group needs.
+template <class Cfg>
+std::string config_json() {
+  std::string json = gemm_fp8_wgmma_tma::config_json<Cfg>();
+  json.pop_back();  // the closing brace
+  return json + ",\"group_m_align\":" + std::to_string(Cfg::BM) + "}";
+}
+
+template <class Cfg>
+Instance make_instance(const char* name) {
+  static_assert(Cfg::Grouped && Cfg::Promote, "grouped, and promoting (block scales, full fp32 sums)");
+  return Instance{
+      Family::grouped_gemm_fp8,   "wgmma_tma",        name,           {"wgmma", "tma", "mbarrier", "setmaxnreg"},
+      {DType::e4m3, DType::e5m2}, config_json<Cfg>(), &supports<Cfg>, &launch<Cfg>};
+}
+
+// gemm_fp8's 128x128 tile (6 stages) and its promoted 128x160 one (6 stages, up to two scale
+// blocks of B per tile), both one K block in flight, no cluster.
+using Cfg128x128 = GroupedConfig<Config<128, 6, 1>>;
+using Cfg128x160 = GroupedConfig<Config<160, 6, 1>>;
+
+const Instance k_inst_128x128 = make_instance<Cfg128x128>("grouped_gemm_fp8.wgmma_tma.128x128x128_s6");
+const Instance k_inst_128x160 = make_instance<Cfg128x160>("grouped_gemm_fp8.wgmma_tma.128x160x128_s6");
+
+}  // namespace
+
+KPORT_REGISTER_KERNEL(k_inst_128x128);
+KPORT_REGISTER_KERNEL(k_inst_128x160);
+
+}  // namespace kport::kernels::grouped_gemm_fp8_wgmma_tma

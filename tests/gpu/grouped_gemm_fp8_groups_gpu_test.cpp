@@ -1,0 +1,198 @@
+// Every grouped_gemm_fp8 instance, in every scale mode and both formats, gives each group's
+// rows the product with that group's B and that group's scales of B: every group has its own
+// operand values and its own power-of-two scales (neighbouring groups' differ by 2x at least,
+// per tensor, per row or per 128x128 block), so a tile that loads another group's B, or
+// applies another group's scales, misses by a factor of 2 or more. The operands are small
+// multiples of 1/2, so every fp32 sum is exact and D must equal the double reference to bf16
+// rounding; the row after D must stay untouched. Shapes: tiles of 160 columns straddling
+// scale blocks of B and a last tile past N (448, 1001), N off every tile (200), and K not a
+// multiple of 128 (272, per tensor and row-wise only), where each group's last K block must be
+// zero-filled rather than read from the next group. Skips with the reason without a compute
+// capability 9.0 device.
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kport/kernels/registry.h"
+
+using namespace kport::kernels;
+
+namespace {
+
+std::string skip_reason() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) return "no CUDA device";
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) return "cudaGetDeviceProperties failed";
+  if (prop.major != 9 || prop.minor != 0)
+    return std::string("the sm_90a kernels need compute capability 9.0; device 0 is ") + prop.name + " (" +
+           std::to_string(prop.major) + "." + std::to_string(prop.minor) + ")";
+  return "";
+}
+
+// A value in {+-0.5, +-1, +-1.5, +-2}: exact in e4m3 and e5m2, products and sums exact in fp32.
+float operand(int row, int col, std::uint32_t salt) {
+  std::uint32_t h =
+      (static_cast<std::uint32_t>(row) * 0x9E3779B1u) ^ (static_cast<std::uint32_t>(col) * 0x85EBCA77u) ^ salt;
+  h ^= h >> 15;
+  h *= 0x2C1B3C6Du;
+  h ^= h >> 12;
+  const float mag = 0.5f * static_cast<float>(1 + (h & 3u));
+  return (h & 4u) ? -mag : mag;
+}
+
+std::uint8_t to_fp8(float v, DType t) {
+  if (t == DType::e5m2) return __nv_fp8_e5m2(v).__x;
+  return __nv_fp8_e4m3(v).__x;
+}
+
+float bf16_to_float(std::uint16_t b) {
+  const std::uint32_t bits = static_cast<std::uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+template <class T>
+struct DeviceBuffer {
+  T* ptr = nullptr;
+  explicit DeviceBuffer(size_t count) { EXPECT_EQ(cudaMalloc(&ptr, count * sizeof(T)), cudaSuccess); }
+  ~DeviceBuffer() { cudaFree(ptr); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+struct Shape {
+  int g, m, n, k;
+};
+
+// A problem's host side: operands, scales in the registry's layouts (A's of the tall A, B's
+// once per group at fp8_group_scale_b_offset) and the double reference.
+struct Inputs {
+  Shape s;
+  Fp8Scale mode;
+  std::vector<float> a, b, sa, sb;
+  std::vector<double> ref;
+
+  Inputs(Shape shape, Fp8Scale scale) : s(shape), mode(scale) {
+    const int rows = s.g * s.m, kblocks = (s.k + k_fp8_block - 1) / k_fp8_block;
+    a.resize(static_cast<size_t>(rows) * s.k);
+    b.resize(static_cast<size_t>(s.g) * s.n * s.k);
+    for (int i = 0; i < rows; ++i)
+      for (int c = 0; c < s.k; ++c) a[static_cast<size_t>(i) * s.k + c] = operand(i, c, 0x1234u);
+    for (int g = 0; g < s.g; ++g)
+      for (int j = 0; j < s.n; ++j)
+        for (int c = 0; c < s.k; ++c)
+          b[(static_cast<size_t>(g) * s.n + j) * s.k + c] = operand(j, c, 0xBEEFu + 77u * static_cast<unsigned>(g));
+    // A: 2^-1..2^1 by row and K block; B: 2^-2..2^2, where group g+1 is 2^3 or 2^-2 times group g
+    // at every row and block (and block p+1 of a group likewise against block p).
+    sa.assign(fp8_scale_count(mode, true, rows, s.k), 1.0f);
+    sb.assign(fp8_group_scale_b_offset(mode, s.g, s.n, s.k), 0.0f);
+    for (int kb = 0; kb < kblocks; ++kb)
+      for (int i = 0; i < rows; ++i) sa[index_a(i, kb)] = std::ldexp(1.0f, (i + 2 * kb) % 3 - 1);
+    for (int g = 0; g < s.g; ++g)
+      for (int kb = 0; kb < kblocks; ++kb)
+        for (int j = 0; j < s.n; ++j) {
+          const int unit = mode == Fp8Scale::row ? j : mode == Fp8Scale::block128 ? j / k_fp8_block + kb : 0;
+          sb[index_b(g, j, kb)] = std::ldexp(1.0f, (3 * g + 3 * unit) % 5 - 2);
+        }
+    ref.assign(static_cast<size_t>(rows) * s.n, 0.0);
+    for (int i = 0; i < rows; ++i) {
+      const int g = i / s.m;
+      for (int j = 0; j < s.n; ++j)
+        for (int kb = 0; kb < kblocks; ++kb) {
+          double part = 0.0;
+          for (int c = kb * k_fp8_block; c < std::min(s.k, (kb + 1) * k_fp8_block); ++c)
+            part += static_cast<double>(a[static_cast<size_t>(i) * s.k + c]) *
+                    b[(static_cast<size_t>(g) * s.n + j) * s.k + c];
+          ref[static_cast<size_t>(i) * s.n + j] += part * sa[index_a(i, kb)] * sb[index_b(g, j, kb)];
+        }
+    }
+  }
+  long long index_a(int row, int kb) const {
+    return fp8_scale_index(mode, true, row, kb, s.g * s.m, (s.k + k_fp8_block - 1) / k_fp8_block);
+  }
+  long long index_b(int g, int row, int kb) const {
+    return fp8_group_scale_b_offset(mode, g, s.n, s.k) +
+           fp8_scale_index(mode, false, row, kb, s.n, (s.k + k_fp8_block - 1) / k_fp8_block);
+  }
+};
+
+std::vector<std::uint8_t> encode(const std::vector<float>& v, DType t) {
+  std::vector<std::uint8_t> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i) out[i] = to_fp8(v[i], t);
+  return out;
+}
+
+// Runs `inst` on one problem and dtype and compares D with the reference; returns the number
+// of wrong elements (and reports the first few).
+int run_and_compare(const Instance& inst, const Inputs& in, DType dtype) {
+  const Shape s = in.s;
+  const int rows = s.g * s.m;
+  const std::vector<std::uint8_t> a8 = encode(in.a, dtype), b8 = encode(in.b, dtype);
+  DeviceBuffer<std::uint8_t> da(a8.size()), db(b8.size());
+  DeviceBuffer<float> dsa(in.sa.size()), dsb(in.sb.size());
+  // One row more than D: the kernel must leave it alone.
+  const size_t d_count = static_cast<size_t>(rows + 1) * s.n;
+  DeviceBuffer<std::uint16_t> dd(d_count);
+  EXPECT_EQ(cudaMemcpy(da.ptr, a8.data(), a8.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(db.ptr, b8.data(), b8.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(dsa.ptr, in.sa.data(), in.sa.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(dsb.ptr, in.sb.data(), in.sb.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemset(dd.ptr, 0xFF, d_count * 2), cudaSuccess);  // NaN: what is never written shows
+
+  Problem p;
+  p.family = Family::grouped_gemm_fp8;
+  p.grouped_gemm_fp8 = {da.ptr, db.ptr, dd.ptr, dsa.ptr, dsb.ptr, s.g, s.m, s.n, s.k, in.mode, dtype};
+  const std::string why = inst.supports(p);
+  EXPECT_EQ(why, "") << inst.name;
+  if (!why.empty()) return 1;
+  EXPECT_EQ(inst.launch(p, nullptr), cudaSuccess) << inst.name;
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess) << inst.name;
+  std::vector<std::uint16_t> d(d_count);
+  EXPECT_EQ(cudaMemcpy(d.data(), dd.ptr, d_count * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+
+  int wrong = 0;
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < s.n; ++j) {
+      const double ref = in.ref[static_cast<size_t>(i) * s.n + j];
+      const double got = bf16_to_float(d[static_cast<size_t>(i) * s.n + j]);
+      // bf16 rounding lands within 2^-8 of the value; another group's B or scales are off by far more.
+      if (!(std::fabs(got - ref) <= std::ldexp(std::fabs(ref), -7)) && ++wrong <= 5)
+        ADD_FAILURE() << inst.name << " " << dtype_name(dtype) << " scale=" << static_cast<int>(in.mode) << " g=" << s.g
+                      << ",m=" << s.m << ",n=" << s.n << ",k=" << s.k << ": D[" << i << "][" << j << "] (group "
+                      << i / s.m << ") = " << got << ", expected " << ref;
+    }
+  for (int j = 0; j < s.n; ++j)
+    if (d[static_cast<size_t>(rows) * s.n + j] != 0xFFFF && ++wrong <= 5)
+      ADD_FAILURE() << inst.name << ": wrote past the last row of D at column " << j;
+  return wrong;
+}
+
+}  // namespace
+
+TEST(GroupedGemmFp8OnGpu, EveryGroupTakesItsOwnBAndScales) {
+  if (const std::string why = skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const Shape shapes[] = {{3, 128, 448, 384}, {4, 256, 200, 256}, {2, 128, 1001, 256}};
+  const Shape k_not_128 = {3, 128, 96, 272};
+  int tested = 0;
+  for (const Instance* inst : registry()) {
+    if (inst->family != Family::grouped_gemm_fp8) continue;
+    for (Fp8Scale mode : {Fp8Scale::tensor, Fp8Scale::row, Fp8Scale::block128}) {
+      std::vector<Inputs> inputs;
+      for (const Shape& s : shapes) inputs.emplace_back(s, mode);
+      if (mode != Fp8Scale::block128) inputs.emplace_back(k_not_128, mode);
+      for (DType t : {DType::e4m3, DType::e5m2})
+        for (const Inputs& in : inputs) EXPECT_EQ(run_and_compare(*inst, in, t), 0) << inst->name;
+    }
+    ++tested;
+  }
+  EXPECT_GT(tested, 0) << "no grouped_gemm_fp8 instance is linked";
+}
