@@ -39,6 +39,7 @@ struct ForgeRequest {
   std::string method, path, body;
   std::string target;  // as sent, percent-encoded
   http::HeaderList headers;
+  std::chrono::steady_clock::time_point at{};  // when the fake received it
   std::string header(std::string_view name) const {
     for (const auto& [k, v] : headers)
       if (k.size() == name.size() && std::equal(k.begin(), k.end(), name.begin(), [](char a, char b) {
@@ -163,7 +164,8 @@ class FakeForge {
     std::int64_t id = 0;
     {
       std::lock_guard lock(m_mu);
-      m_requests.push_back(ForgeRequest{req.method, req.path, req.body, req.target, req.headers});
+      m_requests.push_back(
+          ForgeRequest{req.method, req.path, req.body, req.target, req.headers, std::chrono::steady_clock::now()});
       id = static_cast<std::int64_t>(m_requests.size());
       if (m_always) {
         fault = m_always;
