@@ -29,8 +29,9 @@
 // refilled only when the consumers of both CTAs have released it; L2 then serves 24 KiB per
 // CTA and K block instead of 32 (BN 128).
 //
-// Constraints: K a multiple of 16 (TMA needs 16-byte row strides of A and B), of 128 in
-// block128 mode (a K block is one scale block); A, B (and block128 scale_a) 16-byte aligned.
+// Constraints: K a multiple of 16 (TMA needs 16-byte row strides of A and B), of 128 with
+// block scales (a K block is one scale block); A, B (and block scale_a) 16-byte aligned.
+// block128_ue8m0 (power-of-two block scales) runs the block128 kernel on its fp32 copy.
 // M and N are free: TMA fills the edges of A and B with zeros and the epilogue masks D.
 //
 // This header holds the kernel and its launch for every Config; each
