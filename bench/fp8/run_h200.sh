@@ -79,9 +79,13 @@ stamp "check outside the grid: exit $?"
 # the build is switched back.
 if [[ -f $B/build.ninja && $H == "$B"/* ]]; then
   if cmake -S kernels -B $B -DKPORT_BUILD_TESTS=ON >"$W/gtest_configure.log" 2>&1; then
-    if timeout 120 cmake --build $B --target kernels_gemm_fp8_block_scales_gpu_test >"$W/gtest_build.log" 2>&1; then
+    if timeout 120 cmake --build $B --target kernels_gemm_fp8_block_scales_gpu_test \
+      kernels_harness_fp8_ue8m0_gpu_test >"$W/gtest_build.log" 2>&1; then
       timeout 90 $B/tests/kernels_gemm_fp8_block_scales_gpu_test >"$W/block_scales_test.log" 2>&1
       stamp "block-scale test: exit $? ($(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$W/block_scales_test.log" | head -3 | tr '\n' ' '))"
+      # The harness's scale=3 inputs: power-of-two scales and the UE8M0 bytes Blackwell reads.
+      timeout 60 $B/tests/kernels_harness_fp8_ue8m0_gpu_test >"$W/ue8m0_inputs_test.log" 2>&1
+      stamp "UE8M0 input test: exit $? ($(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$W/ue8m0_inputs_test.log" | head -3 | tr '\n' ' '))"
     else
       stamp "block-scale test: build failed (gtest_build.log)"
     fi
