@@ -60,13 +60,16 @@ for v in json.load(open(sys.argv[1]))["variants"]:
 stamp "${#instances[@]} instances"
 # m=130,n=448,k=384: tiles of 160, 176 and 192 columns that straddle 128-row scale blocks of B,
 # with block scales (K a multiple of 128). Which block's scale each column takes is pinned by the
-# GPU test below, not here (the harness's B scales barely differ between blocks).
+# GPU test below, not here (the harness's B scales barely differ between blocks). scale=3 (the
+# power-of-two block scales Blackwell takes as UE8M0) runs the promoting instances' block128
+# code on its fp32 copy: checked here, not timed again below.
 for inst in "${instances[@]}"; do
   for shape in m=77,n=1001,k=256 m=4095,n=7167,k=2048 m=513,n=3,k=4096 m=200,n=384,k=400 m=64,n=64,k=24 \
     m=130,n=448,k=384; do
-    for scale in 0 1 2; do cases+=(--case "$inst:e4m3:$shape,scale=$scale"); done
+    for scale in 0 1 2 3; do cases+=(--case "$inst:e4m3:$shape,scale=$scale"); done
   done
   cases+=(--case "$inst:e5m2:m=1999,n=1537,k=1152,scale=2")
+  cases+=(--case "$inst:e5m2:m=1999,n=1537,k=1152,scale=3")
 done
 timeout 90 $H check "${cases[@]}" --seed 11 --timeout-s 10 >"$W/check_extra.json" 2>"$W/check_extra.err"
 stamp "check outside the grid: exit $?"
@@ -78,9 +81,13 @@ stamp "check outside the grid: exit $?"
 # the build is switched back.
 if [[ -f $B/build.ninja && $H == "$B"/* ]]; then
   if cmake -S kernels -B $B -DKPORT_BUILD_TESTS=ON >"$W/gtest_configure.log" 2>&1; then
-    if timeout 120 cmake --build $B --target kernels_gemm_fp8_block_scales_gpu_test >"$W/gtest_build.log" 2>&1; then
+    if timeout 120 cmake --build $B --target kernels_gemm_fp8_block_scales_gpu_test \
+      kernels_harness_fp8_ue8m0_gpu_test >"$W/gtest_build.log" 2>&1; then
       timeout 90 $B/tests/kernels_gemm_fp8_block_scales_gpu_test >"$W/block_scales_test.log" 2>&1
       stamp "block-scale test: exit $? ($(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$W/block_scales_test.log" | head -3 | tr '\n' ' '))"
+      # The harness's scale=3 inputs: power-of-two scales and the UE8M0 bytes Blackwell reads.
+      timeout 60 $B/tests/kernels_harness_fp8_ue8m0_gpu_test >"$W/ue8m0_inputs_test.log" 2>&1
+      stamp "UE8M0 input test: exit $? ($(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$W/ue8m0_inputs_test.log" | head -3 | tr '\n' ' '))"
     else
       stamp "block-scale test: build failed (gtest_build.log)"
     fi

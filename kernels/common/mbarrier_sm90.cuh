@@ -39,6 +39,13 @@ __device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t byt
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
 }
 
+// Announces `bytes` more transaction bytes for the current phase without arriving: for loads
+// that only some phases carry, issued after the phase's arrive.expect_tx (which has left an
+// arrival or transaction pending) and before the loads themselves.
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+
 // Arrives on the barrier at the same shared-memory offset in CTA `cta` of the cluster. Only
 // used to hand a stage back after wgmma.wait_group has retired its reads, so the default
 // (CTA-scope) semantics suffice. With .release.cluster instead, the clustered gemm ran at

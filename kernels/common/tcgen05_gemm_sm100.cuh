@@ -5,12 +5,18 @@
 // tcgen05.commit hands the stage back, warp 2 allocates and frees the tensor memory, and when
 // the last commit lands every warp moves its 32 accumulator lanes (rows) to registers, 32
 // columns at a time. What differs between variants comes in as three callables:
-//   load(stage_a, stage_b, kb, tm, tn, full_bar)  the TMA loads of K block kb (one thread)
-//   mma(tmem_d, stage_a, stage_b, accumulate)      the MMAs of one stage (one thread)
+//   load(stage_a, stage_b, kb, tm, tn, full_bar)  the TMA loads of K block kb (one thread),
+//                                                  after full_bar expects Cfg::tx_bytes;
+//                                                  loads beyond those expect their own bytes
+//   mma(tmem_d, stage_a, stage_b, kb)              the MMAs of K block kb's stage (one
+//                                                  thread); kb == 0 overwrites the accumulator
 //   store(row, col, r)                             a row's 32 accumulator columns from col,
 //                                                  row < m and col < n
-// Cfg gives BM, BN, BK, Stages, stage_bytes, a_bytes and tmem_cols; the kernel's dynamic
-// shared memory is Cfg::smem_bytes. Callers guard their kernels with KPORT_TCGEN05_ENABLED.
+// Cfg gives BM, BN, BK, Stages, stage_bytes (a stage's size, a multiple of 1024 from the
+// 1024-aligned base; A at its start, B a_bytes in), tx_bytes (what load delivers to every
+// stage), a_bytes and tmem_cols (the accumulator at column 0; more columns are the variant's);
+// the kernel's dynamic shared memory is Cfg::smem_bytes. Callers guard their kernels with
+// KPORT_TCGEN05_ENABLED.
 #pragma once
 
 #include <cuda.h>
@@ -79,7 +85,7 @@ __device__ __forceinline__ void gemm_tile(const CUtensorMap* tmap_a, const CUten
     uint32_t phase = 0;
     for (int kb = 0; kb < k_blocks; ++kb) {
       mbar_wait(empty_bar(s), phase ^ 1);
-      mbar_arrive_expect_tx(full_bar(s), Cfg::stage_bytes);
+      mbar_arrive_expect_tx(full_bar(s), Cfg::tx_bytes);
       load(stage_a(s), stage_b(s), kb, tm, tn, full_bar(s));
       if (++s == S) {
         s = 0;
@@ -93,7 +99,7 @@ __device__ __forceinline__ void gemm_tile(const CUtensorMap* tmap_a, const CUten
     for (int kb = 0; kb < k_blocks; ++kb) {
       mbar_wait(full_bar(s), phase);
       tc_fence_after();
-      mma(tmem_d, stage_a(s), stage_b(s), kb > 0);
+      mma(tmem_d, stage_a(s), stage_b(s), kb);
       mma_commit(empty_bar(s));  // stage s is free once these MMAs are done
       if (++s == S) {
         s = 0;

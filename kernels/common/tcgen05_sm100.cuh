@@ -1,6 +1,7 @@
 // Blackwell (sm_100a family: sm_100a, sm_103a, sm_110a and their `f` targets) tcgen05
-// primitives: tensor-memory allocation, tcgen05.mma (kind::f16 and kind::f8f6f4) with its
-// shared-memory and instruction descriptors, tcgen05.commit and tcgen05.ld. mbarriers and
+// primitives: tensor-memory allocation, tcgen05.mma (kind::f16, kind::f8f6f4 and the
+// block-scaled kind::mxf8f6f4) with its shared-memory and instruction descriptors,
+// tcgen05.cp (scale factors into tensor memory), tcgen05.commit and tcgen05.ld. mbarriers and
 // TMA are the sm_90 ones (mbarrier_sm90.cuh, tma_sm90.cuh: the same PTX). Inline PTX that
 // only assembles for targets with tcgen05; callers guard their bodies with
 // KPORT_TCGEN05_ENABLED.
@@ -91,7 +92,61 @@ __device__ __forceinline__ void mma_f8(uint32_t d_tmem, uint64_t da, uint64_t db
       : "memory");
 }
 
-// Arrives once on `bar` when every tcgen05.mma issued so far by this thread has completed.
+// ---- block-scaled MMA ---------------------------------------------------------------------------
+// Instruction descriptor for kind::mxf8f6f4.block_scale with UE8M0 scale factors (fp32
+// accumulation, the only one this kind has): B's scale-factor id bits 4-5 (the byte of each
+// 32-bit scale column the MMA reads, idesc_with_sf_ids), A and B formats bits 7-9 and 10-12
+// (0 = e4m3, 1 = e5m2), both K-major (bits 15 and 16 clear), N >> 3 in bits 17-22, scale
+// format bit 23 (1 = UE8M0), M >> 4 in bits 24-28, A's scale-factor id bits 29-30, bit 31
+// clear (dense K = 32).
+template <int M, int N, bool IsE5m2>
+__host__ __device__ constexpr uint32_t make_idesc_mxf8() {
+  static_assert(M == 128 && N % 16 == 0 && N >= 16 && N <= 256, "cta_group::1, M=128 shapes");
+  constexpr uint32_t ab = IsE5m2 ? 1u : 0u;
+  return (ab << 7) | (ab << 10) | (static_cast<uint32_t>(N >> 3) << 17) | (1u << 23) |
+         (static_cast<uint32_t>(M >> 4) << 24);
+}
+// `idesc` reading byte `a_id` of A's and byte `b_id` of B's scale columns (0..3).
+__host__ __device__ constexpr uint32_t idesc_with_sf_ids(uint32_t idesc, uint32_t a_id, uint32_t b_id) {
+  return idesc | ((a_id & 3u) << 29) | ((b_id & 3u) << 4);
+}
+
+// D[tmem] (+)= (A[smem] x its scales) * (B[smem] x its scales) over 32 fp8 values of K, one
+// UE8M0 scale per row of A and of B (scale_vec::1X), read from tensor memory at `sfa` (M=128:
+// four columns, row r in column r / 32 at lane r % 32) and `sfb` (N / 32 columns, the same
+// way per 128 rows of B). Issued by a single thread.
+__device__ __forceinline__ void mma_mxf8_block_scale(uint32_t d_tmem, uint64_t da, uint64_t db, uint32_t idesc,
+                                                     uint32_t sfa, uint32_t sfb, uint32_t accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+      "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X [%0], %1, %2, %3, [%4], [%5], p;\n}\n" ::"r"(
+          d_tmem),
+      "l"(da), "l"(db), "r"(idesc), "r"(sfa), "r"(sfb), "r"(accumulate)
+      : "memory");
+}
+
+// Shared-memory descriptor without swizzle (layout field 0): rows of 16 bytes, 8-row core
+// matrices `sbo` bytes apart; what tcgen05.cp reads (32 consecutive rows: sbo = 128).
+__device__ __forceinline__ uint64_t make_sdesc_plain(uint32_t addr, uint32_t lbo, uint32_t sbo) {
+  uint64_t d = 0;
+  d |= static_cast<uint64_t>((addr & 0x3FFFF) >> 4);
+  d |= static_cast<uint64_t>((lbo >> 4) & 0x3FFF) << 16;
+  d |= static_cast<uint64_t>((sbo >> 4) & 0x3FFF) << 32;
+  d |= 1ull << 46;
+  return d;
+}
+
+// Copies 32 rows of 128 bits from shared memory (descriptor `src`) into tensor memory at
+// `taddr`: row l to lane l of four consecutive 32-bit columns, and the same into lanes
+// 32+l, 64+l and 96+l (warpx4), as the MMA wants M=128 scale factors. Asynchronous, issued by
+// one thread; a later tcgen05.mma of the same thread sees the copy, and tcgen05.commit tracks
+// its completion (and so its reads of shared memory) with the MMAs'.
+__device__ __forceinline__ void tmem_cp_32x128b_warpx4(uint32_t taddr, uint64_t src) {
+  asm volatile("tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;" ::"r"(taddr), "l"(src) : "memory");
+}
+
+// Arrives once on `bar` when every tcgen05.mma (and tcgen05.cp) issued so far by this thread
+// has completed.
 __device__ __forceinline__ void mma_commit(uint32_t bar) {
   asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" ::"r"(bar) : "memory");
 }

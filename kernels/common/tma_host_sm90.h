@@ -72,6 +72,18 @@ inline bool make_tmap_2d(CUtensorMap* map, const void* ptr, CUtensorMapDataType 
              swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+// A 3-D tensor of type `dt`: `dims` innermost first (dimension 0 dense), `strides` in bytes
+// of dimensions 1 and 2, boxes of `box` elements, 256-byte L2 promotion, zeros for
+// out-of-bounds loads.
+inline bool make_tmap_3d(CUtensorMap* map, const void* ptr, CUtensorMapDataType dt, const cuuint64_t (&dims)[3],
+                         const cuuint64_t (&strides)[2], const cuuint32_t (&box)[3], CUtensorMapSwizzle swizzle) {
+  EncodeTiled enc = encode_tiled();
+  if (enc == nullptr) return false;
+  const cuuint32_t elem_strides[3] = {1, 1, 1};
+  return enc(map, dt, 3, const_cast<void*>(ptr), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+             swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
 // 2-D row-major [rows, cols] tensor of 8-bit elements (fp8 as raw bytes), boxes of box_rows x
 // 128 columns: one 128-byte swizzle row per box row. cols must be a multiple of 16.
 inline bool make_tmap_8bit_sw128(CUtensorMap* map, const void* ptr, int rows, int cols, int box_rows) {

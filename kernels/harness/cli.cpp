@@ -32,7 +32,7 @@ std::string usage_text() {
          "[--min-samples N] [--no-baseline] "
          "[--throttle-threshold F] [--throttle-recovery-ms MS] [--sample-gap-ms MS] [--max-duty F] [--no-blocker] "
          "[--l2-flush write|read|off] [--input-sets N|auto] [--trace]; check: [--reference auto|gpu]; "
-         "all: [--timeout-s S]. Shapes: gemm m=..,n=..,k=..; gemm_fp8 m=..,n=..,k=..[,scale=0|1|2]; grouped_gemm "
+         "all: [--timeout-s S]. Shapes: gemm m=..,n=..,k=..; gemm_fp8 m=..,n=..,k=..[,scale=0|1|2|3]; grouped_gemm "
          "g=..,m=..,n=..,k=.. (m per group, a multiple of 128); grouped_gemm_fp8 g=..,m=..,n=..,k=..[,scale=0|1|2]; "
          "attention "
          "b=..,h=..,l=..,d=..[,causal=1]; "

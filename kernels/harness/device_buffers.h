@@ -33,6 +33,7 @@ struct ProblemBuffers {
   DeviceBuffer in0, in1, in2;  // gemm a, b; attention q, k, v; rowwise x, w
   DeviceBuffer out, lse;
   DeviceBuffer scale_a, scale_b;  // gemm_fp8: fp32 scales (GemmFp8Args)
+  DeviceBuffer ue8m0_a, ue8m0_b;  // gemm_fp8 block128_ue8m0: the scales as packed UE8M0 bytes
   // A declared family's tensors, in its def's order (FamilyArgs::tensors), and their elements.
   DeviceBuffer tensors[kport::kernels::k_max_family_tensors];
   std::size_t tensor_elems[kport::kernels::k_max_family_tensors] = {};

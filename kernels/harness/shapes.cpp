@@ -79,7 +79,11 @@ std::optional<HarnessError> parse_shape(Family family, const std::string& text, 
   };
   const auto out_of_range = [](const std::string& key, long long v) -> std::string {
     if (key == "causal") return v != 0 && v != 1 ? "causal must be 0 or 1" : "";
-    if (key == "scale") return v < 0 || v > 2 ? "scale must be 0 (per tensor), 1 (row-wise) or 2 (128-blocks)" : "";
+    if (key == "scale")
+      return v < 0 || v >= kport::kernels::k_fp8_scale_modes
+                 ? "scale must be 0 (per tensor), 1 (row-wise), 2 (128-blocks, fp32 scales) or 3 (128-blocks, "
+                   "power-of-two scales also as UE8M0 bytes)"
+                 : "";
     return v <= 0 || v > k_max_dim ? key + " must be between 1 and 2^30" : "";
   };
   if (auto why = read_shape_values(text, unknown, out_of_range, values)) return bad_shape(text, *why, family);
@@ -97,7 +101,14 @@ std::optional<HarnessError> parse_shape(Family family, const std::string& text, 
     case Family::grouped_gemm:
     case Family::grouped_gemm_fp8:
       s.groups = get("g"), s.m = get("m"), s.n = get("n"), s.k = get("k");
-      if (family == Family::grouped_gemm_fp8) s.scale = values.count("scale") ? get("scale") : 0;
+      if (family == Family::grouped_gemm_fp8) {
+        s.scale = values.count("scale") ? get("scale") : 0;
+        if (s.scale == static_cast<int>(kport::kernels::Fp8Scale::block128_ue8m0))
+          return bad_shape(text,
+                           "scale must be 0 (per tensor), 1 (row-wise) or 2 (128-blocks, fp32 scales): UE8M0 block "
+                           "scales (3) are gemm_fp8's only",
+                           family);
+      }
       // The contiguous layout's contract: no tile of rows holds two groups' rows.
       if (s.m % kport::kernels::k_grouped_m_align != 0)
         return bad_shape(text,
@@ -319,8 +330,10 @@ std::vector<Shape> bench_grid(Family family, const kport::kernels::FamilyDef* de
       // tile's figure there stood in for shapes where the 128x64 tile was 26-37 % faster). Each
       // (N, K) pair has batches on both sides of a half tile (64 rows), where the instances'
       // order changes: a batch of 32 at N 4096, K 7168 was answered from N 7168, K 2048, where
-      // four tiles were within 3 %, and took one 16 % slower than the fastest.
-      for (int scale : {0, 1, 2})
+      // four tiles were within 3 %, and took one 16 % slower than the fastest. Block scales
+      // come in both forms: fp32 (Hopper's promoting kernels) and UE8M0 (Blackwell's
+      // block-scaled MMA; the Hopper kernels read its fp32 copy).
+      for (int scale : {0, 1, 2, 3})
         for (const auto& mnk : {std::array<int, 3>{4096, 7168, 16384}, std::array<int, 3>{4096, 4096, 7168},
                                 std::array<int, 3>{4096, 2112, 7168}, std::array<int, 3>{8192, 8192, 8192},
                                 std::array<int, 3>{64, 7168, 16384}, std::array<int, 3>{128, 7168, 16384},
@@ -398,8 +411,8 @@ std::vector<Shape> check_grid(Family family, const kport::kernels::FamilyDef* de
       break;
     case Family::gemm_fp8:
       // Odd M and N (partial tiles, odd output rows), K below one block, K that is a multiple
-      // of 16 but not of 128 (refused by block128) and not of 16 (refused by all).
-      for (int scale : {0, 1, 2})
+      // of 16 but not of 128 (refused by the block modes) and not of 16 (refused by all).
+      for (int scale : {0, 1, 2, 3})
         for (const auto& mnk :
              {std::array<int, 3>{127, 255, 128}, std::array<int, 3>{1, 1, 128}, std::array<int, 3>{257, 129, 384},
               std::array<int, 3>{33, 4104, 528}, std::array<int, 3>{1000, 2500, 1024}, std::array<int, 3>{3, 7, 16},

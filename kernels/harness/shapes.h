@@ -21,7 +21,8 @@ struct Shape {
   // gemm, gemm_fp8, grouped_gemm and grouped_gemm_fp8 (m: the rows of each group)
   int m = 0, n = 0, k = 0;
   int groups = 0;  // grouped_gemm, grouped_gemm_fp8: g
-  // gemm_fp8, grouped_gemm_fp8: kport::kernels::Fp8Scale by number (0 tensor, 1 row, 2 block128)
+  // gemm_fp8 and grouped_gemm_fp8: kport::kernels::Fp8Scale by number (0 tensor, 1 row, 2 block128;
+  // gemm_fp8 also 3 block128_ue8m0)
   int scale = 0;
   // attention
   int batch = 0, heads = 0, seq_len = 0, head_dim = 0;
@@ -33,7 +34,7 @@ struct Shape {
   std::vector<long long> dims;
 };
 
-// Keys per family: gemm m,n,k; gemm_fp8 m,n,k[,scale=0|1|2]; grouped_gemm g,m,n,k (m the
+// Keys per family: gemm m,n,k; gemm_fp8 m,n,k[,scale=0|1|2|3]; grouped_gemm g,m,n,k (m the
 // rows of each of the g groups, a multiple of kport::kernels::k_grouped_m_align, and g*m at
 // most 2^30); grouped_gemm_fp8 g,m,n,k[,scale=0|1|2] (m as grouped_gemm's); attention
 // b,h,l,d[,causal=0|1]; rmsnorm/softmax rows,cols. Every key must be given once (causal and

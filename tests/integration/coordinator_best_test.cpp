@@ -273,6 +273,9 @@ TEST_F(BestAnswerTest, AShapeTheFamilyCannotTakeIsTheAskersErrorAndADefaultIsFil
             std::string::npos)
       << block.raw;
   EXPECT_EQ(fp8("m=64,n=7168,k=100").status, 422);
+  // UE8M0 block scales (scale=3) have the same blocks.
+  auto ue8m0 = fp8("m=64,n=7168,k=400,scale=3");
+  EXPECT_EQ(ue8m0.status, 422) << ue8m0.raw;
   // The same K with per-tensor scales is a question (no gemm_fp8 instance is known here).
   EXPECT_NE(fp8("m=64,n=7168,k=400,scale=0").status, 422);
   auto request =

@@ -42,12 +42,12 @@ TEST(GemmFp8Supports, EveryScaleModeOfBothFormatsIsRegistered) {
   EXPECT_EQ(inst.family, Family::gemm_fp8);
   EXPECT_EQ(inst.dtypes, (std::vector<DType>{DType::e4m3, DType::e5m2}));
   EXPECT_NE(find_instance("gemm_fp8.wgmma_tma.128x64x128_s8"), nullptr);
-  for (Fp8Scale s : {Fp8Scale::tensor, Fp8Scale::row, Fp8Scale::block128})
+  for (Fp8Scale s : {Fp8Scale::tensor, Fp8Scale::row, Fp8Scale::block128, Fp8Scale::block128_ue8m0})
     for (DType t : {DType::e4m3, DType::e5m2}) EXPECT_EQ(inst.supports(problem(4096, 7168, 16384, s, t)), "");
 }
 
 TEST(GemmFp8Supports, OddMAndNAreAccepted) {
-  for (Fp8Scale s : {Fp8Scale::tensor, Fp8Scale::row, Fp8Scale::block128}) {
+  for (Fp8Scale s : {Fp8Scale::tensor, Fp8Scale::row, Fp8Scale::block128, Fp8Scale::block128_ue8m0}) {
     EXPECT_EQ(instance().supports(problem(127, 255, 128, s)), "");
     EXPECT_EQ(instance().supports(problem(1, 1, 128, s)), "");
   }
@@ -56,12 +56,14 @@ TEST(GemmFp8Supports, OddMAndNAreAccepted) {
 TEST(GemmFp8Supports, KNotAMultipleOf128IsRefusedOnlyWithBlockScales) {
   EXPECT_EQ(instance().supports(problem(33, 4104, 528, Fp8Scale::tensor)), "");
   EXPECT_EQ(instance().supports(problem(33, 4104, 528, Fp8Scale::row)), "");
-  const std::string why = instance().supports(problem(33, 4104, 528, Fp8Scale::block128));
-  EXPECT_NE(why.find("K=528 is not a multiple of 128"), std::string::npos) << why;
+  for (Fp8Scale s : {Fp8Scale::block128, Fp8Scale::block128_ue8m0}) {
+    const std::string why = instance().supports(problem(33, 4104, 528, s));
+    EXPECT_NE(why.find("K=528 is not a multiple of 128"), std::string::npos) << why;
+  }
 }
 
 TEST(GemmFp8Supports, KNotAMultipleOf16IsRefusedInEveryMode) {
-  for (Fp8Scale s : {Fp8Scale::tensor, Fp8Scale::row, Fp8Scale::block128}) {
+  for (Fp8Scale s : {Fp8Scale::tensor, Fp8Scale::row, Fp8Scale::block128, Fp8Scale::block128_ue8m0}) {
     const std::string why = instance().supports(problem(129, 4096, 520, s));
     EXPECT_NE(why.find("not a multiple of 16"), std::string::npos) << why;
   }
@@ -72,14 +74,25 @@ TEST(GemmFp8Supports, TheUnpromotedInstanceRefusesBlockScalesOnly) {
   ASSERT_NE(fast, nullptr);
   EXPECT_EQ(fast->supports(problem(4096, 7168, 16384, Fp8Scale::tensor)), "");
   EXPECT_EQ(fast->supports(problem(127, 255, 528, Fp8Scale::row)), "");
-  EXPECT_NE(fast->supports(problem(4096, 7168, 16384, Fp8Scale::block128)).find("promoting instances"),
-            std::string::npos);
+  for (Fp8Scale s : {Fp8Scale::block128, Fp8Scale::block128_ue8m0})
+    EXPECT_NE(fast->supports(problem(4096, 7168, 16384, s)).find("promoting instances"), std::string::npos);
   for (const char* name : {"gemm_fp8.wgmma_tma.128x128x128_s6_c2x1", "gemm_fp8.wgmma_tma.128x128x128_s6_ov",
                            "gemm_fp8.wgmma_tma.128x128x128_s6_c2x1_ov"}) {
     const Instance* inst = find_instance(name);
     ASSERT_NE(inst, nullptr) << name;
     EXPECT_EQ(inst->supports(problem(4096, 7168, 16384, Fp8Scale::block128)), "") << name;
+    EXPECT_EQ(inst->supports(problem(4096, 7168, 16384, Fp8Scale::block128_ue8m0)), "") << name;
   }
+}
+
+TEST(GemmFp8Supports, PromotingInstancesListBothBlockModes) {
+  // block128_ue8m0 hands its power-of-two scales over in fp32 too; Hopper's kernels read those.
+  const std::string& cfg = instance().config_json;
+  EXPECT_NE(cfg.find("\"block128\""), std::string::npos) << cfg;
+  EXPECT_NE(cfg.find("\"block128_ue8m0\""), std::string::npos) << cfg;
+  const Instance* fast = find_instance("gemm_fp8.wgmma_tma.128x256x128_s4_fastacc");
+  ASSERT_NE(fast, nullptr);
+  EXPECT_EQ(fast->config_json.find("block128"), std::string::npos) << fast->config_json;
 }
 
 TEST(GemmFp8Supports, TheWidePromotingInstancesTakeEveryModeAndOddN) {
@@ -89,7 +102,7 @@ TEST(GemmFp8Supports, TheWidePromotingInstancesTakeEveryModeAndOddN) {
                            "gemm_fp8.wgmma_tma.128x160x128_s6", "gemm_fp8.wgmma_tma.128x176x128_s5"}) {
     const Instance* inst = find_instance(name);
     ASSERT_NE(inst, nullptr) << name;
-    for (Fp8Scale s : {Fp8Scale::tensor, Fp8Scale::row, Fp8Scale::block128})
+    for (Fp8Scale s : {Fp8Scale::tensor, Fp8Scale::row, Fp8Scale::block128, Fp8Scale::block128_ue8m0})
       for (DType t : {DType::e4m3, DType::e5m2}) {
         EXPECT_EQ(inst->supports(problem(4096, 7168, 16384, s, t)), "") << name;
         EXPECT_EQ(inst->supports(problem(77, 1001, 256, s, t)), "") << name;

@@ -39,10 +39,19 @@ TEST(HarnessFp8, ScaleIsPartOfTheShapeAndDefaultsToPerTensor) {
   EXPECT_EQ(s.m, 64);
   EXPECT_EQ(shape_string(s), "m=64,n=7168,k=16384,scale=2");
   EXPECT_EQ(shape_json(s)["scale"], 2);
-  const auto bad = parse_shape(Family::gemm_fp8, "m=1,n=1,k=128,scale=3", s);
-  ASSERT_TRUE(bad);
-  EXPECT_EQ(bad->code, "bad_shape");
-  EXPECT_NE(bad->message.find("scale must be 0"), std::string::npos) << bad->message;
+  // 3: the same block scales as powers of two, also as UE8M0 bytes (Blackwell's block-scaled MMA)
+  ASSERT_FALSE(parse_shape(Family::gemm_fp8, "m=64,n=7168,k=16384,scale=3", s));
+  EXPECT_EQ(s.scale, 3);
+  EXPECT_EQ(shape_string(s), "m=64,n=7168,k=16384,scale=3");
+  EXPECT_EQ(make_problem(s, DType::e4m3).gemm_fp8.scale, kport::kernels::Fp8Scale::block128_ue8m0);
+  for (const char* text : {"m=1,n=1,k=128,scale=4", "m=1,n=1,k=128,scale=-1"}) {
+    const auto bad = parse_shape(Family::gemm_fp8, text, s);
+    ASSERT_TRUE(bad) << text;
+    EXPECT_EQ(bad->code, "bad_shape");
+    EXPECT_NE(bad->message.find("scale must be 0"), std::string::npos) << bad->message;
+    EXPECT_NE(bad->message.find("3 (128-blocks, power-of-two scales also as UE8M0 bytes)"), std::string::npos)
+        << bad->message;
+  }
   EXPECT_TRUE(parse_shape(Family::gemm, "m=1,n=1,k=1,scale=0", s));  // not a gemm key
   ASSERT_FALSE(parse_shape(Family::gemm_fp8, "m=2,n=3,k=128,scale=1", s));
   EXPECT_EQ(flop_count(s), 2.0 * 2 * 3 * 128);
@@ -65,7 +74,7 @@ TEST(HarnessFp8, DtypesAreNamedAndOneByte) {
 TEST(HarnessFp8, GridsHoldThePeerShapesEdgesAndRefusedK) {
   const auto bench = bench_grid(Family::gemm_fp8);
   const auto check = check_grid(Family::gemm_fp8);
-  for (int scale : {0, 1, 2}) {
+  for (int scale : {0, 1, 2, 3}) {
     EXPECT_TRUE(has(bench, 4096, 7168, 16384, scale));
     EXPECT_TRUE(has(bench, 4096, 4096, 7168, scale));
     EXPECT_TRUE(has(bench, 64, 7168, 16384, scale));
@@ -79,7 +88,7 @@ TEST(HarnessFp8, GridsHoldThePeerShapesEdgesAndRefusedK) {
     EXPECT_TRUE(has(bench, 256, 7168, 16384, scale));
     EXPECT_TRUE(has(check, 4096, 7168, 16384, scale));  // every bench shape is checked
     EXPECT_TRUE(has(check, 127, 255, 128, scale));      // odd M and N
-    EXPECT_TRUE(has(check, 33, 4104, 528, scale));      // K % 128 != 0: block128 refuses
+    EXPECT_TRUE(has(check, 33, 4104, 528, scale));      // K % 128 != 0: the block modes refuse
     EXPECT_TRUE(has(check, 129, 4096, 520, scale));     // K % 16 != 0: every mode refuses
   }
 }

@@ -47,6 +47,7 @@ struct Config {
   static constexpr int a_bytes = BM * BK * 2;
   static constexpr int b_chunk_bytes = BK * 64 * 2;
   static constexpr int stage_bytes = a_bytes + BK * BN * 2;
+  static constexpr int tx_bytes = stage_bytes;  // A and B, all a stage holds
   static constexpr int tmem_cols = BN;
   // stages, full/empty barriers, the accumulator barrier and the tensor-memory address slot
   static constexpr int smem_bytes = Stages * stage_bytes + (2 * Stages + 1) * 8 + 16 + 1024;
@@ -66,13 +67,13 @@ __global__ void __launch_bounds__(k_threads, 1)
     for (int j = 0; j < BN / 64; ++j) tma_load_2d(b + j * Cfg::b_chunk_bytes, &tmap_b, tn * BN + j * 64, kb * BK, bar);
   };
   // K steps of 16: A (K-major) advances 32 bytes in its swizzle row, B (MN-major) 2048 bytes.
-  auto mma = [](uint32_t tmem_d, uint32_t a, uint32_t b, bool accumulate) {
+  auto mma = [](uint32_t tmem_d, uint32_t a, uint32_t b, int kb) {
     constexpr uint32_t idesc = make_idesc_f16<BM, BN, std::is_same_v<T, __nv_bfloat16>>();
 #pragma unroll
     for (int kk = 0; kk < BK / 16; ++kk) {
       const uint64_t da = make_sdesc_sw128(a + kk * 32, 16, 1024);
       const uint64_t db = make_sdesc_sw128(b + kk * 2048, Cfg::b_chunk_bytes, 1024);
-      mma_f16(tmem_d, da, db, idesc, (accumulate || kk > 0) ? 1u : 0u);
+      mma_f16(tmem_d, da, db, idesc, (kb > 0 || kk > 0) ? 1u : 0u);
     }
   };
   auto store = [&](int row, int col, const uint32_t(&r)[32]) {

@@ -38,8 +38,9 @@
 // instances' code does not change: their Config says Grouped = false and the kernel's
 // signature is the same (the last argument carries M / BM when grouped).
 //
-// Constraints: K a multiple of 16 (TMA needs 16-byte row strides of A and B), of 128 in
-// block128 mode (a K block is one scale block); A, B (and block128 scale_a) 16-byte aligned.
+// Constraints: K a multiple of 16 (TMA needs 16-byte row strides of A and B), of 128 with
+// block scales (a K block is one scale block); A, B (and block scale_a) 16-byte aligned.
+// block128_ue8m0 (power-of-two block scales) runs the block128 kernel on its fp32 copy.
 // M and N are free: TMA fills the edges of A and B with zeros and the epilogue masks D.
 //
 // This header holds the kernel and its launch for every Config; each
@@ -493,16 +494,19 @@ std::string supports(const Problem& p) {
   if (g.k % 16 != 0)
     return "K=" + std::to_string(g.k) +
            " is not a multiple of 16: TMA needs 16-byte row strides of A and B; pad K with zeros to a multiple of 16";
-  if (!Cfg::Promote && g.scale == Fp8Scale::block128)
-    return "block128 scales need the promoting instances (this one accumulates over all of K in the tensor cores); "
+  // block128_ue8m0 hands its power-of-two scales over in fp32 too (block128's layout, the same
+  // values exactly): this kernel reads those, so the two block modes run the same code.
+  const bool block = fp8_scale_is_block(g.scale);
+  if (!Cfg::Promote && block)
+    return "block scales need the promoting instances (this one accumulates over all of K in the tensor cores); "
            "use gemm_fp8.wgmma_tma.128x128x128_s6";
-  if (g.scale == Fp8Scale::block128 && g.k % k_fp8_block != 0)
+  if (block && g.k % k_fp8_block != 0)
     return "K=" + std::to_string(g.k) +
-           " is not a multiple of 128: block128 scales cover whole 128-wide K blocks; pad K with zeros (scale 1) to "
+           " is not a multiple of 128: block scales cover whole 128-wide K blocks; pad K with zeros (scale 1) to "
            "a multiple of 128";
   auto misaligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 != 0; };
   if (misaligned(g.a) || misaligned(g.b)) return "A and B must be 16-byte aligned for TMA";
-  if (g.scale == Fp8Scale::block128 && misaligned(g.scale_a)) return "block128 scale_a must be 16-byte aligned for TMA";
+  if (block && misaligned(g.scale_a)) return "block scale_a must be 16-byte aligned for TMA";
   return "";
 }
 
@@ -601,6 +605,7 @@ cudaError_t launch_mode(const GemmFp8Args& g, cudaStream_t stream) {
     case Fp8Scale::tensor: return launch_typed<Cfg, T, Fp8Scale::tensor>(g, stream);
     case Fp8Scale::row: return launch_typed<Cfg, T, Fp8Scale::row>(g, stream);
     case Fp8Scale::block128:
+    case Fp8Scale::block128_ue8m0:  // its fp32 scales, in block128's layout
       if constexpr (Cfg::Promote)
         return launch_typed<Cfg, T, Fp8Scale::block128>(g, stream);
       else
@@ -621,7 +626,8 @@ std::string config_json() {
          ",\"bk\":" + std::to_string(Cfg::BK) + ",\"stages\":" + std::to_string(Cfg::Stages) +
          ",\"consumer_warpgroups\":" + std::to_string(k_consumers) + ",\"threads\":" + std::to_string(k_threads) +
          ",\"promote_every_k\":" + std::to_string(Cfg::Promote ? k_fp8_block : 0) +
-         (Cfg::Promote ? ",\"scales\":[\"tensor\",\"row\",\"block128\"]" : ",\"scales\":[\"tensor\",\"row\"]") +
+         (Cfg::Promote ? ",\"scales\":[\"tensor\",\"row\",\"block128\",\"block128_ue8m0\"]"
+                       : ",\"scales\":[\"tensor\",\"row\"]") +
          ",\"cluster_m\":" + std::to_string(Cfg::ClusterM) + ",\"k_blocks_in_flight\":" + (Cfg::Overlap ? "2" : "1") +
          ",\"persistent\":true}";
 }

@@ -45,6 +45,8 @@ std::string supports(const Problem& p) {
   if (g.k % 16 != 0)
     return "K=" + std::to_string(g.k) +
            " is not a multiple of 16: TMA needs 16-byte row strides of A and B; pad K with zeros to a multiple of 16";
+  if (g.scale != Fp8Scale::tensor && g.scale != Fp8Scale::row && g.scale != Fp8Scale::block128)
+    return "scale mode not supported: grouped_gemm_fp8 takes per-tensor, row-wise and 128-block fp32 scales";
   if (g.scale == Fp8Scale::block128 && g.k % k_fp8_block != 0)
     return "K=" + std::to_string(g.k) +
            " is not a multiple of 128: block128 scales cover whole 128-wide K blocks; pad K with zeros (scale 1) to "
@@ -94,6 +96,7 @@ cudaError_t launch_mode(const GroupedGemmFp8Args& g, cudaStream_t stream) {
     case Fp8Scale::tensor: return launch_typed<Cfg, T, Fp8Scale::tensor>(g, stream);
     case Fp8Scale::row: return launch_typed<Cfg, T, Fp8Scale::row>(g, stream);
     case Fp8Scale::block128: return launch_typed<Cfg, T, Fp8Scale::block128>(g, stream);
+    case Fp8Scale::block128_ue8m0: break;  // supports() refuses it
   }
   return cudaErrorInvalidValue;
 }

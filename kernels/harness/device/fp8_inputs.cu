@@ -6,7 +6,9 @@
 // (2^-1 .. 2^1), so rows and blocks differ as activations and weights do and the three
 // scaling modes give different answers. The quantizer takes the amax of every group its mode
 // scales (the tensor, a row, a 1x128 or 128x128 block), sets scale = amax / fp8 max (1 for an
-// all-zero group) and stores round(x / scale), saturated.
+// all-zero group) and stores round(x / scale), saturated. block128_ue8m0 rounds that scale up
+// to a power of two (the UE8M0 recipe: nothing saturates, the stored values use a little
+// less of the format's range), so the same scale is exact in fp32 and in UE8M0.
 #include <cuda_fp8.h>
 
 #include "common/cuda_check.h"
@@ -60,7 +62,7 @@ __global__ void scale_kernel(float* scales, const float* amax, int rows, int kbl
   int r0 = 0, r1 = rows, k0 = 0, k1 = kblocks;
   if (mode == Fp8Scale::row) {
     r0 = static_cast<int>(entry), r1 = r0 + 1;
-  } else if (mode == Fp8Scale::block128) {
+  } else if (kport::kernels::fp8_scale_is_block(mode)) {
     if (of_a) {
       const int stride = kport::kernels::fp8_scale_a_stride(rows);
       r0 = static_cast<int>(entry % stride), k0 = static_cast<int>(entry / stride);
@@ -86,7 +88,14 @@ __global__ void scale_kernel(float* scales, const float* amax, int rows, int kbl
   __syncthreads();
   if (threadIdx.x == 0) {
     for (int w = 1; w < k_threads / 32; ++w) m = fmaxf(m, part[w]);
-    scales[entry] = m > 0.0f ? m / fmax_value : 1.0f;
+    float scale = m > 0.0f ? m / fmax_value : 1.0f;
+    if (mode == Fp8Scale::block128_ue8m0) {
+      // the smallest power of two >= scale: scale = f * 2^e with f in [0.5, 1)
+      int e = 0;
+      const float f = frexpf(scale, &e);
+      scale = ldexpf(1.0f, f == 0.5f ? e - 1 : e);
+    }
+    scales[entry] = scale;
   }
 }
 

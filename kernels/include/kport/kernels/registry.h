@@ -10,7 +10,8 @@
 //   gemm_fp8:  D[M,N] = (sa . A[M,K]) * (sb . B[N,K])^T: A and B both K-contiguous (B is
 //              stored "N x K", as the 8-bit wgmma needs both operands K-major), in e4m3 or
 //              e5m2 (`dtype`, both operands), fp32 accumulation, D in bf16. Scales are fp32
-//              and multiply the stored values; their layout depends on `scale` (GemmFp8Args).
+//              and multiply the stored values; their layout depends on `scale` (GemmFp8Args);
+//              block128_ue8m0 also hands them over as UE8M0 bytes.
 //   grouped_gemm: G independent gemms in gemm's layout (the contiguous layout of prefill MoE):
 //              A[G*M,K] holds the M rows of group 0, then of group 1, ...; B[G,K,N] holds
 //              each group's K x N weight (N contiguous, as gemm's B); D[G*M,N] =
@@ -32,6 +33,7 @@
 
 #include "kport/kernels/fp8_scales.h"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,14 +66,18 @@ struct GemmFp8Args {
   const void* a;  // [M,K] fp8, row-major
   const void* b;  // [N,K] fp8, row-major
   void* d;        // [M,N] bf16, row-major
-  // tensor: [1] each. row: scale_a[M], scale_b[N]. block128, kb = ceil(K/128):
-  //   scale_a[kb][fp8_scale_a_stride(M)] (row i of K block j at j*stride + i),
+  // tensor: [1] each. row: scale_a[M], scale_b[N]. block128 and block128_ue8m0, kb =
+  //   ceil(K/128): scale_a[kb][fp8_scale_a_stride(M)] (row i of K block j at j*stride + i),
   //   scale_b[ceil(N/128)][kb] (rows 128*p.. of B, K block j at p*kb + j).
   const float* scale_a;
   const float* scale_b;
   int m, n, k;
   Fp8Scale scale;
   DType dtype;  // e4m3 or e5m2
+  // block128_ue8m0 only (else null): the same scales as UE8M0 bytes, fp8_ue8m0_bytes(M, K)
+  // and fp8_ue8m0_bytes(N, K) of them in fp8_scales.h's tiled layout, 16-byte aligned.
+  const std::uint8_t* ue8m0_a = nullptr;
+  const std::uint8_t* ue8m0_b = nullptr;
 };
 
 // Every group's row count is a multiple of this (the M tile of the tensor-core instances), so
