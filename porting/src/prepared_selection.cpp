@@ -132,7 +132,7 @@ bool PreparedSelection::moved(const Shape& want, const Match& m, Moved& out) con
   detail::evidence_order(
       out.places.size(), [&](std::size_t i) -> const Measurement& { return *out.places[i].m; }, out.commits,
       out.drivers);
-  out.method = m_by_waves[m.shape] ? "wave_model" : "problem_size";
+  out.method = moved_method(m.shape);
   return true;
 }
 

@@ -24,6 +24,7 @@ struct BestQuestion {
   std::string arch, target;   // as given; either may be empty
   std::string repo;           // the library asked about (?repo=); empty: the one the evidence is of
   porting::Shape shape;       // the family's whole shape: every dimension, defaults filled in
+  std::string canonical;      // shape.canonical(), written once
   std::string op_shape_text;  // the same in the harness's order (porting::op_shape)
   std::shared_ptr<const porting::FamilySet> families;  // the families known when it was asked
   const porting::OpFamily* family = nullptr;           // op's, in `families`

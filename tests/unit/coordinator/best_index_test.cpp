@@ -80,7 +80,7 @@ std::string gemm_text(const porting::Shape& s) {
 
 TEST(BestAnswer, MeasuredAnswersAreByteForByteWhatTheRuleAndTheCodecWrite) {
   std::mt19937_64 rng(16);
-  for (int round = 0; round < 20; ++round) {
+  for (int round = 0; round < 80; ++round) {
     auto rows = history(rng, 1 + static_cast<int>(rng() % 50));
     std::vector<porting::DriverSeen> drivers{{"NVIDIA H200", "570.1"}, {"NVIDIA H200", "580.1"}};
     // Odd rounds move figures from another shape by waves of tiles over 132 SMs.

@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kport/porting/selection.h"
@@ -92,6 +93,9 @@ class PreparedSelection {
   const std::optional<NeighbourRegret>& regret() const { return m_regret.regret; }
   const std::string& regret_note() const { return m_regret.note; }
   int sm_count() const { return m_sm_count; }
+  // Moved::method of every answer from `shape` to another: "wave_model" when some timed
+  // figure there moves by its waves of tiles, else "problem_size".
+  std::string_view moved_method(std::size_t shape) const { return m_by_waves[shape] ? "wave_model" : "problem_size"; }
 
   // The distinct shapes of the current figures, and what a question at exactly that
   // shape's rows is answered with before the query's own fields (answer() adds them).
