@@ -84,6 +84,13 @@ PreparedSelection::PreparedSelection(std::string gpu_model, std::vector<Measurem
   m_by_waves.assign(m_shapes.size(), 0);
   for (std::size_t i = 0; i < m_shapes.size(); ++i) {
     const auto& here = (*m_current_at)[i];
+    std::vector<const std::string*> commits, used;
+    auto number = [](std::vector<const std::string*>& seen, const std::string& s) {
+      std::size_t k = 0;
+      while (k < seen.size() && *seen[k] != s) ++k;
+      if (k == seen.size()) seen.push_back(&s);
+      return static_cast<std::uint32_t>(k);
+    };
     for (std::size_t f = 0; f < here.size(); ++f) {
       const Measurement& m = here[f];
       if (!m.ranks()) continue;
@@ -96,7 +103,8 @@ PreparedSelection::PreparedSelection(std::string gpu_model, std::vector<Measurem
       if (g >= 0) m_by_waves[i] = 1;
       m_work[i].push_back(Work{static_cast<std::uint32_t>(f), g,
                                estimate_work(g >= 0 ? &m_geometry[static_cast<std::size_t>(g)].geometry : nullptr,
-                                             m_sm_count, m_shapes[i], m_rules)});
+                                             m_sm_count, m_shapes[i], m_rules),
+                               number(commits, m.commit), number(used, m.driver)});
     }
   }
 }
@@ -109,7 +117,8 @@ bool PreparedSelection::moved(const Shape& want, const Match& m, Moved& out) con
   const auto& here = (*m_current_at)[m.shape];
   out.places.clear();
   double want_size = -1;  // problem_size(want), when some figure moves by it
-  for (const Work& w : m_work[m.shape]) {
+  for (std::size_t k = 0; k < m_work[m.shape].size(); ++k) {
+    const Work& w = m_work[m.shape][k];
     const Measurement& fig = here[w.figure];
     double to = 0;
     if (w.geometry >= 0) {
@@ -119,7 +128,8 @@ bool PreparedSelection::moved(const Shape& want, const Match& m, Moved& out) con
       to = want_size;
     }
     const double cost = scale_by_work(fig.median_us, w.at_shape, to);
-    out.places.push_back(Moved::Place{&fig, w.figure, cost, fig.stddev_us * cost / fig.median_us, 1.0, false});
+    out.places.push_back(Moved::Place{&fig, w.figure, static_cast<std::uint32_t>(k), cost,
+                                      fig.stddev_us * cost / fig.median_us, 1.0, false});
   }
   out.unstable = detail::order_ranking(out.places);
   const Moved::Place& best = out.places.front();
@@ -129,9 +139,11 @@ bool PreparedSelection::moved(const Shape& want, const Match& m, Moved& out) con
     p.slowdown = best.cost > 0 ? p.cost / best.cost : 1.0;
   }
   if (out.places.size() > 1 && out.places[1].tie_with_best) out.places.front().tie_with_best = true;
+  const auto& work = m_work[m.shape];
   detail::evidence_order(
-      out.places.size(), [&](std::size_t i) -> const Measurement& { return *out.places[i].m; }, out.commits,
-      out.drivers);
+      out.places.size(), [&](std::size_t i) { return work[out.places[i].work].commit; },
+      [&](std::size_t i) { return work[out.places[i].work].driver; },
+      [&](std::size_t i) { return out.places[i].m->commit_ms; }, out.commits, out.drivers);
   out.method = moved_method(m.shape);
   return true;
 }

@@ -139,7 +139,9 @@ void summarize(Selection& sel, std::span<const DriverSeen> drivers) {
   }
   std::vector<std::uint32_t> commits, used;
   detail::evidence_order(
-      figures.size(), [&](std::size_t i) -> const Measurement& { return *figures[i]; }, commits, used);
+      figures.size(), [&](std::size_t i) -> const std::string& { return figures[i]->commit; },
+      [&](std::size_t i) -> const std::string& { return figures[i]->driver; },
+      [&](std::size_t i) { return figures[i]->commit_ms; }, commits, used);
   for (auto c : commits) e.commits.push_back(figures[c]->commit);
   for (auto d : used) e.drivers.push_back(figures[d]->driver);
   for (const auto& d : drivers)

@@ -59,25 +59,26 @@ UnstableBest order_ranking(std::vector<S>& scored) {
   return UnstableBest::moved;
 }
 
-// The evidence's order over the ranked figures (`figure(i)`, i < n, best first): the
-// position of the first figure of each commit, the best's first and the others newest
-// first (Evidence::commits), and of the first figure of each driver (Evidence::drivers).
-// `commits` and `drivers` are cleared first; their capacity is kept.
-template <typename F>
-void evidence_order(std::size_t n, const F& figure, std::vector<std::uint32_t>& commits,
-                    std::vector<std::uint32_t>& drivers) {
+// The evidence's order over the ranked figures (i < n, best first): the position of the
+// first figure of each commit, the best's first and the others newest first
+// (Evidence::commits), and of the first figure of each driver (Evidence::drivers).
+// `commit(i)` and `driver(i)` name figure i's commit and driver by any value that is equal
+// exactly when they are (the text, or a number given to each), `commit_ms(i)` its commit's
+// time. `commits` and `drivers` are cleared first; their capacity is kept.
+template <typename Commit, typename Driver, typename CommitMs>
+void evidence_order(std::size_t n, const Commit& commit, const Driver& driver, const CommitMs& commit_ms,
+                    std::vector<std::uint32_t>& commits, std::vector<std::uint32_t>& drivers) {
   commits.clear();
   drivers.clear();
   for (std::size_t i = 0; i < n; ++i) {
-    const Measurement& m = figure(i);
-    if (std::none_of(commits.begin(), commits.end(), [&](std::uint32_t c) { return figure(c).commit == m.commit; }))
+    if (std::none_of(commits.begin(), commits.end(), [&](std::uint32_t c) { return commit(c) == commit(i); }))
       commits.push_back(static_cast<std::uint32_t>(i));
-    if (std::none_of(drivers.begin(), drivers.end(), [&](std::uint32_t d) { return figure(d).driver == m.driver; }))
+    if (std::none_of(drivers.begin(), drivers.end(), [&](std::uint32_t d) { return driver(d) == driver(i); }))
       drivers.push_back(static_cast<std::uint32_t>(i));
   }
   if (commits.size() > 2)
     std::stable_sort(commits.begin() + 1, commits.end(),
-                     [&](std::uint32_t a, std::uint32_t b) { return figure(a).commit_ms > figure(b).commit_ms; });
+                     [&](std::uint32_t a, std::uint32_t b) { return commit_ms(a) > commit_ms(b); });
 }
 
 // What select_best answers from the current figures at `shape` (current not empty),

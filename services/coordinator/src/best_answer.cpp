@@ -56,7 +56,7 @@ Result<BestQuestion> parse_best_question(const http::Request& req, std::shared_p
 
 void write_question_members(JsonText& w, const BestQuestion& q, std::string_view arch, std::string_view target,
                             std::string_view repo, bool measured_exactly, bool known_gpu,
-                            std::optional<UnmeasuredAsk>& unmeasured) {
+                            std::optional<AskView>& unmeasured) {
   w.next("query").raw('{').key("gpu").str(q.gpu);
   w.next("op").str(q.op).next("dtype").str(q.dtype).next("shape").str(q.canonical);
   w.next("arch").str(arch).next("target").str(target).next("repo").str(repo).raw('}');
@@ -64,7 +64,7 @@ void write_question_members(JsonText& w, const BestQuestion& q, std::string_view
   // shape is its family's, parse_best_question saw to that), and count the question.
   if (measured_exactly || !known_gpu) return;
   {
-    unmeasured = UnmeasuredAsk{db::BestKey{q.gpu, q.op, q.dtype, q.canonical}, std::string(repo)};
+    unmeasured = AskView{q.gpu, q.op, q.dtype, q.canonical, repo};
     w.next("measure").raw('{').key("requests").str("POST /api/v1/best/requests");
     w.next("body").raw('{').key("gpu").str(q.gpu);
     w.next("op").str(q.op).next("dtype").str(q.dtype).next("shape").str(q.op_shape_text);
@@ -73,14 +73,18 @@ void write_question_members(JsonText& w, const BestQuestion& q, std::string_view
     if (!repo.empty()) w.next("repo").str(repo);
     w.raw('}');
     // Percent-encoded text is unreserved ASCII, which str() would copy as it is.
-    w.next("list").raw("\"GET /api/v1/best/requests?gpu=").raw(http::percent_encode(q.gpu));
-    if (!repo.empty()) w.raw("&repo=").raw(http::percent_encode(repo));
+    w.next("list").raw("\"GET /api/v1/best/requests?gpu=");
+    http::percent_encode(q.gpu, w.out());
+    if (!repo.empty()) {
+      w.raw("&repo=");
+      http::percent_encode(repo, w.out());
+    }
     w.raw("\"}");
   }
 }
 
 std::optional<std::string> measured_answer(const BestIndex::Entry& entry, const BestQuestion& q,
-                                           std::optional<UnmeasuredAsk>& unmeasured) {
+                                           std::optional<AskView>& unmeasured) {
   // One library's evidence only: rows of several, or of another than the one asked
   // about, are picked apart from the store.
   const auto& repos = entry.repos();

@@ -42,9 +42,9 @@ Result<BestQuestion> parse_best_question(const http::Request& req, std::shared_p
 // nullopt: the answer needs the store (one library's rows picked out of several, or a
 // provisional or unranked answer from other GPU models' evidence). `unmeasured` is set when the answer is
 // not a measurement at the exact shape asked: the key, in the answer's library, counted as an
-// unmeasured ask.
+// unmeasured ask; its views are into `q` and `entry`.
 std::optional<std::string> measured_answer(const BestIndex::Entry& entry, const BestQuestion& q,
-                                           std::optional<UnmeasuredAsk>& unmeasured);
+                                           std::optional<AskView>& unmeasured);
 
 // The members every answer ends with, `,"query":{...}` (the question as answered, arch,
 // target and repo (the library the answer is of, "" when none) as resolved) and, when
@@ -52,9 +52,9 @@ std::optional<std::string> measured_answer(const BestIndex::Entry& entry, const 
 // `,"measure":{...}` (how to ask for one: a request of the answer's library, naming it
 // whenever the answer has one, asked or not, so that the request stays the answer's
 // library's once another library runs the op), setting `unmeasured` (the key, of that
-// library).
+// library: views into `q` and `repo`).
 void write_question_members(JsonText& w, const BestQuestion& q, std::string_view arch, std::string_view target,
                             std::string_view repo, bool measured_exactly, bool known_gpu,
-                            std::optional<UnmeasuredAsk>& unmeasured);
+                            std::optional<AskView>& unmeasured);
 
 }  // namespace kport::coordinator

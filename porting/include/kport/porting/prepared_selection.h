@@ -73,6 +73,7 @@ class PreparedSelection {
     struct Place {
       const Measurement* m = nullptr;  // the figure, in figures(m.shape)
       std::uint32_t figure = 0;        // its index there
+      std::uint32_t work = 0;          // its index among the shape's timed figures
       double cost = 0;                 // Ranked::estimate_us
       double noise = 0;                // its spread, moved with it
       double slowdown = 1.0;           // Ranked::slowdown
@@ -131,6 +132,8 @@ class PreparedSelection {
     std::uint32_t figure;
     int geometry;  // index in m_geometry, with its tiles and an SM count known; -1: by problem size
     double at_shape;
+    // Its commit and driver numbered per shape (equal exactly when the texts are).
+    std::uint32_t commit, driver;
   };
   std::vector<std::vector<Work>> m_work;
   std::vector<char> m_by_waves;  // per shape: some timed figure moves by waves
