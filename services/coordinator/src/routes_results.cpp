@@ -259,8 +259,10 @@ Response answer_best(const Request& req, Context& ctx, std::optional<UnmeasuredA
   JsonText w(body);
   write_members(w, sel);
   const bool measured_exactly = sel.kind == porting::Selection::Kind::measured && sel.exact_shape;
+  // The ask's views are into the question and this: copied before either goes.
+  const std::string answer_repo = repo.value_or("");
   std::optional<AskView> ask;
-  write_question_members(w, bq, q.arch, q.target, repo.value_or(""), measured_exactly, known_gpu, ask);
+  write_question_members(w, bq, q.arch, q.target, answer_repo, measured_exactly, known_gpu, ask);
   if (ask) unmeasured = owned(*ask);
   w.raw('}');
   return json_text(std::move(body));
