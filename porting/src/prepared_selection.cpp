@@ -79,6 +79,73 @@ PreparedSelection::PreparedSelection(std::string gpu_model, std::vector<Measurem
     m_at.push_back(
         detail::measured_at(m_gpu_model, m_drivers, (*m_current_at)[i], m_shapes[i], nullptr, {}, m_current_at));
   m_regret = detail::regret_note(m_gpu_model, detail::neighbour_regret(timed, waves()));
+  // What measured_at() computes per figure at the shape it moves from, once.
+  m_work.resize(m_shapes.size());
+  m_by_waves.assign(m_shapes.size(), 0);
+  for (std::size_t i = 0; i < m_shapes.size(); ++i) {
+    const auto& here = (*m_current_at)[i];
+    std::vector<const std::string*> commits, used;
+    auto number = [](std::vector<const std::string*>& seen, const std::string& s) {
+      std::size_t k = 0;
+      while (k < seen.size() && *seen[k] != s) ++k;
+      if (k == seen.size()) seen.push_back(&s);
+      return static_cast<std::uint32_t>(k);
+    };
+    for (std::size_t f = 0; f < here.size(); ++f) {
+      const Measurement& m = here[f];
+      if (!m.ranks()) continue;
+      // find_geometry()'s: the first of the instance's name.
+      int g = -1;
+      if (m_sm_count > 0)
+        for (std::size_t k = 0; k < m_geometry.size() && g < 0; ++k)
+          if (m_geometry[k].instance == m.instance) g = static_cast<int>(k);
+      if (g >= 0 && !has_waves(m_geometry[static_cast<std::size_t>(g)].geometry)) g = -1;
+      if (g >= 0) m_by_waves[i] = 1;
+      m_work[i].push_back(Work{static_cast<std::uint32_t>(f), g,
+                               estimate_work(g >= 0 ? &m_geometry[static_cast<std::size_t>(g)].geometry : nullptr,
+                                             m_sm_count, m_shapes[i], m_rules),
+                               number(commits, m.commit), number(used, m.driver)});
+    }
+  }
+}
+
+bool PreparedSelection::moved(const Shape& want, const Match& m, Moved& out) const {
+  // measured_at()'s estimated branch and rank(), over the figures' work computed once:
+  // the same doubles in the same order (prepared_selection_test holds them to answer()).
+  if (m.distance == 0 || m.shape >= m_shapes.size() || m_work[m.shape].empty() || want == m_shapes[m.shape])
+    return false;
+  const auto& here = (*m_current_at)[m.shape];
+  out.places.clear();
+  double want_size = -1;  // problem_size(want), when some figure moves by it
+  for (std::size_t k = 0; k < m_work[m.shape].size(); ++k) {
+    const Work& w = m_work[m.shape][k];
+    const Measurement& fig = here[w.figure];
+    double to = 0;
+    if (w.geometry >= 0) {
+      to = estimate_work(&m_geometry[static_cast<std::size_t>(w.geometry)].geometry, m_sm_count, want, m_rules);
+    } else {
+      if (want_size < 0) want_size = estimate_work(nullptr, m_sm_count, want, m_rules);
+      to = want_size;
+    }
+    const double cost = scale_by_work(fig.median_us, w.at_shape, to);
+    out.places.push_back(Moved::Place{&fig, w.figure, static_cast<std::uint32_t>(k), cost,
+                                      fig.stddev_us * cost / fig.median_us, 1.0, false});
+  }
+  out.unstable = detail::order_ranking(out.places);
+  const Moved::Place& best = out.places.front();
+  for (std::size_t i = 1; i < out.places.size(); ++i) {
+    Moved::Place& p = out.places[i];
+    p.tie_with_best = costs_tie(best.cost, best.noise, p.cost, p.noise);
+    p.slowdown = best.cost > 0 ? p.cost / best.cost : 1.0;
+  }
+  if (out.places.size() > 1 && out.places[1].tie_with_best) out.places.front().tie_with_best = true;
+  const auto& work = m_work[m.shape];
+  detail::evidence_order(
+      out.places.size(), [&](std::size_t i) { return work[out.places[i].work].commit; },
+      [&](std::size_t i) { return work[out.places[i].work].driver; },
+      [&](std::size_t i) { return out.places[i].m->commit_ms; }, out.commits, out.drivers);
+  out.method = moved_method(m.shape);
+  return true;
 }
 
 detail::Waves PreparedSelection::waves() const {
@@ -143,7 +210,9 @@ std::size_t PreparedSelection::bytes() const {
   for (const auto& s : m_at) n += heap(s);
   if (m_current_at) n += m_current_at->capacity() * sizeof(std::vector<Measurement>);
   n += m_drivers.capacity() * sizeof(DriverSeen) + m_geometry.capacity() * sizeof(InstanceGeometry);
-  n += m_own.capacity() * sizeof(std::vector<char>);
+  n += m_own.capacity() * sizeof(std::vector<char>) + m_work.capacity() * sizeof(std::vector<Work>) +
+       m_by_waves.capacity();
+  for (const auto& w : m_work) n += w.capacity() * sizeof(Work);
   for (const auto& own : m_own) n += own.capacity();
   if (m_current_at)
     for (const auto& at : *m_current_at) {

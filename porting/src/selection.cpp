@@ -62,13 +62,7 @@ ShapeMatch nearest_shape(const Shape& want, const std::vector<Measurement>& rows
   return best;
 }
 
-// What a ranking orders by, lower first, with its noise in the same unit: the median
-// (measured) or the time relative to the vendor baseline, 1 / ratio (provisional).
-struct Scored {
-  const Measurement* m;
-  double cost;
-  double noise;
-};
+using detail::Scored;
 
 bool cost_tie(const Scored& a, const Scored& b) { return costs_tie(a.cost, a.noise, b.cost, b.noise); }
 
@@ -77,22 +71,12 @@ bool cost_tie(const Scored& a, const Scored& b) { return costs_tie(a.cost, a.noi
 // `owner`, when given, holds every figure scored: the ranking's evidence shares it.
 std::vector<Ranked> rank(std::vector<Scored> scored, std::vector<std::string>& notes, bool estimated = false,
                          const std::shared_ptr<const void>& owner = nullptr) {
-  std::sort(scored.begin(), scored.end(), [](const Scored& a, const Scored& b) {
-    return a.cost != b.cost ? a.cost < b.cost : a.m->instance < b.m->instance;
-  });
-  if (!scored.empty() && scored.front().m->unstable) {
-    auto stable = std::find_if(scored.begin() + 1, scored.end(),
-                               [&](const Scored& s) { return !s.m->unstable && cost_tie(scored.front(), s); });
-    if (stable != scored.end()) {
-      notes.push_back(scored.front().m->instance +
-                      "'s figure is unstable (its bench rounds disagreed) and within noise of " + stable->m->instance +
-                      "'s stable figure, so " + stable->m->instance + " ranks first");
-      std::rotate(scored.begin(), stable, stable + 1);
-    } else {
-      notes.push_back("the best figure (" + scored.front().m->instance +
-                      ") is unstable: its bench rounds disagreed beyond the measured noise, though it is faster beyond "
-                      "that noise than every stable figure");
-    }
+  switch (detail::order_ranking(scored)) {
+    case UnstableBest::moved:
+      notes.push_back(unstable_note(UnstableBest::moved, scored[1].m->instance, scored[0].m->instance));
+      break;
+    case UnstableBest::kept: notes.push_back(unstable_note(UnstableBest::kept, scored[0].m->instance, {})); break;
+    case UnstableBest::none: break;
   }
   std::vector<Ranked> out;
   out.reserve(scored.size());
@@ -147,33 +131,30 @@ void summarize(Selection& sel, std::span<const DriverSeen> drivers) {
   for (const auto& r : sel.ranking)
     if (r.ranked && r.evidence) figures.push_back(r.evidence.get());
   if (figures.empty()) return;
-  std::vector<std::pair<std::int64_t, std::string>> commits;
   for (const auto* m : figures) {
     e.result_ids.push_back(m->result_id);
     e.samples += m->samples;
     e.newest_ms = std::max(e.newest_ms, m->measured_at_ms);
     e.oldest_ms = e.oldest_ms == 0 ? m->measured_at_ms : std::min(e.oldest_ms, m->measured_at_ms);
-    if (std::none_of(commits.begin(), commits.end(), [&](const auto& c) { return c.second == m->commit; }))
-      commits.emplace_back(m->commit_ms, m->commit);
-    if (std::find(e.drivers.begin(), e.drivers.end(), m->driver) == e.drivers.end()) e.drivers.push_back(m->driver);
   }
-  // The best's commit first, then the others newest first.
-  std::stable_sort(commits.begin() + 1, commits.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (auto& c : commits) e.commits.push_back(c.second);
+  std::vector<std::uint32_t> commits, used;
+  detail::evidence_order(
+      figures.size(), [&](std::size_t i) -> const std::string& { return figures[i]->commit; },
+      [&](std::size_t i) -> const std::string& { return figures[i]->driver; },
+      [&](std::size_t i) { return figures[i]->commit_ms; }, commits, used);
+  for (auto c : commits) e.commits.push_back(figures[c]->commit);
+  for (auto d : used) e.drivers.push_back(figures[d]->driver);
   for (const auto& d : drivers)
     if (d.gpu_model == sel.evidence_gpu_model &&
         std::find(e.drivers.begin(), e.drivers.end(), d.driver) == e.drivers.end() &&
         std::find(e.other_drivers.begin(), e.other_drivers.end(), d.driver) == e.other_drivers.end())
       e.other_drivers.push_back(d.driver);
   if (e.commits.size() > 1)
-    sel.notes.push_back("each instance's figure is its newest on " + sel.evidence_gpu_model + "; they come from " +
-                        std::to_string(e.commits.size()) + " commits (the best's is " + short_sha(e.commits.front()) +
-                        ")");
-  if (!e.other_drivers.empty())
-    sel.notes.push_back("results from driver " + join(e.other_drivers) + " also exist on " + sel.evidence_gpu_model +
-                        "; this answer uses driver " + join(e.drivers) + ", that of the newest commit's measurements");
-  else if (e.drivers.size() > 1)
-    sel.notes.push_back("the ranked figures were measured under drivers " + join(e.drivers));
+    sel.notes.push_back(commits_note(sel.evidence_gpu_model, e.commits.size(), e.commits.front()));
+  const std::vector<std::string_view> used_text(e.drivers.begin(), e.drivers.end());
+  const std::vector<std::string_view> other_text(e.other_drivers.begin(), e.other_drivers.end());
+  if (auto note = drivers_note(sel.evidence_gpu_model, used_text, other_text); !note.empty())
+    sel.notes.push_back(std::move(note));
 }
 
 }  // namespace
@@ -234,14 +215,8 @@ void answer_query(Selection& sel, const Shape& want, double distance, const std:
   sel.exact_shape = distance == 0;
   sel.shape_distance = distance;
   if (distance != 0) {
-    std::string note =
-        "nearest measured shape " + sel.matched_shape->canonical() + " stands in for " + want.canonical();
-    if (sel.method == "wave_model")
-      note += "; each instance's figure there is moved to the asked shape by its waves of tiles over " +
-              std::to_string(waves.sm_count) +
-              " SMs and the steps each tile takes (wave model), and ranked by that estimate";
-    else if (sel.method == "problem_size")
-      note += "; its figures are ranked as measured there (no instance geometry or SM count known to move them by)";
+    const auto parts = stand_in_note(sel.matched_shape->canonical(), sel.method, waves.sm_count);
+    std::string note = parts.before + want.canonical() + parts.after;
     sel.reason = sel.reason.empty() ? std::move(note) : sel.reason + "; " + note;
   }
   if (sel.kind == Selection::Kind::measured && !sel.exact_shape) {
@@ -345,6 +320,58 @@ std::vector<std::string> sorted(std::vector<std::string> v) {
 }
 
 }  // namespace
+
+std::string unstable_note(UnstableBest how, std::string_view unstable, std::string_view stable) {
+  std::string out;
+  if (how == UnstableBest::moved) {
+    out.append(unstable).append("'s figure is unstable (its bench rounds disagreed) and within noise of ");
+    out.append(stable).append("'s stable figure, so ").append(stable).append(" ranks first");
+  } else if (how == UnstableBest::kept) {
+    out.append("the best figure (").append(unstable);
+    out.append(
+        ") is unstable: its bench rounds disagreed beyond the measured noise, though it is faster beyond "
+        "that noise than every stable figure");
+  }
+  return out;
+}
+
+std::string commits_note(std::string_view gpu_model, std::size_t commits, std::string_view best_commit) {
+  std::string out = "each instance's figure is its newest on ";
+  out.append(gpu_model).append("; they come from ").append(std::to_string(commits)).append(" commits (the best's is ");
+  out.append(best_commit.substr(0, 12)).append(")");
+  return out;
+}
+
+std::string drivers_note(std::string_view gpu_model, std::span<const std::string_view> used,
+                         std::span<const std::string_view> other) {
+  auto join = [](std::string& out, std::span<const std::string_view> v) {
+    for (std::size_t i = 0; i < v.size(); ++i) out.append(i ? ", " : "").append(v[i]);
+  };
+  std::string out;
+  if (!other.empty()) {
+    out = "results from driver ";
+    join(out, other);
+    out.append(" also exist on ").append(gpu_model).append("; this answer uses driver ");
+    join(out, used);
+    out.append(", that of the newest commit's measurements");
+  } else if (used.size() > 1) {
+    out = "the ranked figures were measured under drivers ";
+    join(out, used);
+  }
+  return out;
+}
+
+StandInNote stand_in_note(std::string_view matched, std::string_view method, int sm_count) {
+  StandInNote out;
+  out.before.append("nearest measured shape ").append(matched).append(" stands in for ");
+  if (method == "wave_model")
+    out.after = "; each instance's figure there is moved to the asked shape by its waves of tiles over " +
+                std::to_string(sm_count) +
+                " SMs and the steps each tile takes (wave model), and ranked by that estimate";
+  else if (method == "problem_size")
+    out.after = "; its figures are ranked as measured there (no instance geometry or SM count known to move them by)";
+  return out;
+}
 
 const char* kind_name(Selection::Kind k) {
   switch (k) {

@@ -2,6 +2,8 @@
 // select_best() and PreparedSelection so that both answer by the very same code.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -29,6 +31,55 @@ struct Waves {
     return rules ? *rules : plain;
   }
 };
+
+// What a ranking orders by, lower first, with its noise in the same unit: the median
+// (measured), the median moved to the asked shape (estimated) or the time relative to the
+// vendor baseline, 1 / ratio (provisional).
+struct Scored {
+  const Measurement* m;
+  double cost;
+  double noise;
+};
+
+// The ranking's order, in place: by cost (then instance name); when the best figure is
+// unstable, the first stable figure within noise of it goes first. What `S` holds is
+// Scored's members (m, cost, noise). Returns which note the ranking carries: moved (then
+// scored[1] is the unstable figure and scored[0] the stable one), kept (scored[0]), none.
+template <typename S>
+UnstableBest order_ranking(std::vector<S>& scored) {
+  std::sort(scored.begin(), scored.end(),
+            [](const S& a, const S& b) { return a.cost != b.cost ? a.cost < b.cost : a.m->instance < b.m->instance; });
+  if (scored.empty() || !scored.front().m->unstable) return UnstableBest::none;
+  const S& best = scored.front();
+  auto stable = std::find_if(scored.begin() + 1, scored.end(), [&](const S& s) {
+    return !s.m->unstable && costs_tie(best.cost, best.noise, s.cost, s.noise);
+  });
+  if (stable == scored.end()) return UnstableBest::kept;
+  std::rotate(scored.begin(), stable, stable + 1);
+  return UnstableBest::moved;
+}
+
+// The evidence's order over the ranked figures (i < n, best first): the position of the
+// first figure of each commit, the best's first and the others newest first
+// (Evidence::commits), and of the first figure of each driver (Evidence::drivers).
+// `commit(i)` and `driver(i)` name figure i's commit and driver by any value that is equal
+// exactly when they are (the text, or a number given to each), `commit_ms(i)` its commit's
+// time. `commits` and `drivers` are cleared first; their capacity is kept.
+template <typename Commit, typename Driver, typename CommitMs>
+void evidence_order(std::size_t n, const Commit& commit, const Driver& driver, const CommitMs& commit_ms,
+                    std::vector<std::uint32_t>& commits, std::vector<std::uint32_t>& drivers) {
+  commits.clear();
+  drivers.clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (std::none_of(commits.begin(), commits.end(), [&](std::uint32_t c) { return commit(c) == commit(i); }))
+      commits.push_back(static_cast<std::uint32_t>(i));
+    if (std::none_of(drivers.begin(), drivers.end(), [&](std::uint32_t d) { return driver(d) == driver(i); }))
+      drivers.push_back(static_cast<std::uint32_t>(i));
+  }
+  if (commits.size() > 2)
+    std::stable_sort(commits.begin() + 1, commits.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return commit_ms(a) > commit_ms(b); });
+}
 
 // What select_best answers from the current figures at `shape` (current not empty),
 // before anything that depends on the query's own shape: ranking, exclusions, evidence,

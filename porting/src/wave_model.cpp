@@ -181,18 +181,13 @@ double problem_size(const Shape& s, const ShapeRules& rules) {
   return size;
 }
 
+double estimate_work(const Geometry* g, int sm_count, const Shape& s, const ShapeRules& rules) {
+  return g && has_waves(*g) && sm_count > 0 ? wave_work(*g, s, sm_count, rules) : problem_size(s, rules);
+}
+
 double estimate_at(const Geometry* g, int sm_count, const Shape& from, double from_us, const Shape& to,
                    const ShapeRules& rules) {
-  double a = 0, b = 0;
-  if (g && has_waves(*g) && sm_count > 0) {
-    a = wave_work(*g, from, sm_count, rules);
-    b = wave_work(*g, to, sm_count, rules);
-  } else {
-    a = problem_size(from, rules);
-    b = problem_size(to, rules);
-  }
-  if (a <= 0 || b <= 0) return from_us;
-  return from_us * (b / a);
+  return scale_by_work(from_us, estimate_work(g, sm_count, from, rules), estimate_work(g, sm_count, to, rules));
 }
 
 const Geometry* find_geometry(std::span<const InstanceGeometry> all, std::string_view instance) {

@@ -41,6 +41,7 @@ Result<BestQuestion> parse_best_question(const http::Request& req, std::shared_p
   auto shape = porting::op_shape(*q.family, q.shape_text);
   if (!shape.ok()) return make_error(Errc::invalid_argument, "shape '" + q.shape_text + "': " + shape.error().message);
   q.shape = std::move(shape->shape);
+  q.canonical = q.shape.canonical();
   q.op_shape_text = std::move(shape->text);
   // A shape the family's contract rules out for every instance (gemm_fp8's K with block
   // scales): no answer names one that cannot run it.
@@ -55,15 +56,15 @@ Result<BestQuestion> parse_best_question(const http::Request& req, std::shared_p
 
 void write_question_members(JsonText& w, const BestQuestion& q, std::string_view arch, std::string_view target,
                             std::string_view repo, bool measured_exactly, bool known_gpu,
-                            std::optional<UnmeasuredAsk>& unmeasured) {
+                            std::optional<AskView>& unmeasured) {
   w.next("query").raw('{').key("gpu").str(q.gpu);
-  w.next("op").str(q.op).next("dtype").str(q.dtype).next("shape").str(q.shape.canonical());
+  w.next("op").str(q.op).next("dtype").str(q.dtype).next("shape").str(q.canonical);
   w.next("arch").str(arch).next("target").str(target).next("repo").str(repo).raw('}');
   // Not measured at this shape: say how to have it measured (a GPU model kport knows; the
   // shape is its family's, parse_best_question saw to that), and count the question.
   if (measured_exactly || !known_gpu) return;
   {
-    unmeasured = UnmeasuredAsk{db::BestKey{q.gpu, q.op, q.dtype, q.shape.canonical()}, std::string(repo)};
+    unmeasured = AskView{q.gpu, q.op, q.dtype, q.canonical, repo};
     w.next("measure").raw('{').key("requests").str("POST /api/v1/best/requests");
     w.next("body").raw('{').key("gpu").str(q.gpu);
     w.next("op").str(q.op).next("dtype").str(q.dtype).next("shape").str(q.op_shape_text);
@@ -72,14 +73,18 @@ void write_question_members(JsonText& w, const BestQuestion& q, std::string_view
     if (!repo.empty()) w.next("repo").str(repo);
     w.raw('}');
     // Percent-encoded text is unreserved ASCII, which str() would copy as it is.
-    w.next("list").raw("\"GET /api/v1/best/requests?gpu=").raw(http::percent_encode(q.gpu));
-    if (!repo.empty()) w.raw("&repo=").raw(http::percent_encode(repo));
+    w.next("list").raw("\"GET /api/v1/best/requests?gpu=");
+    http::percent_encode(q.gpu, w.out());
+    if (!repo.empty()) {
+      w.raw("&repo=");
+      http::percent_encode(repo, w.out());
+    }
     w.raw("\"}");
   }
 }
 
 std::optional<std::string> measured_answer(const BestIndex::Entry& entry, const BestQuestion& q,
-                                           std::optional<UnmeasuredAsk>& unmeasured) {
+                                           std::optional<AskView>& unmeasured) {
   // One library's evidence only: rows of several, or of another than the one asked
   // about, are picked apart from the store.
   const auto& repos = entry.repos();
@@ -92,29 +97,34 @@ std::optional<std::string> measured_answer(const BestIndex::Entry& entry, const 
   const std::string_view arch = q.arch.empty() ? std::string_view(prepared.first_arch()) : std::string_view(q.arch);
   std::string body;
   JsonText w(body);
-  if (match->distance != 0) {
-    // From another shape the ranking is the figures moved to this one: every member is
-    // the question's but the figures' evidence and the exclusions, written from the shape's texts.
-    const porting::Selection sel = prepared.answer(q.shape, *match);
-    body.reserve(text.segments.front().size() + text.segments.back().size() + 2048);
-    w.raw('{');
-    write_members(w, sel, &text.figures, &text.excluded);
-    write_question_members(w, q, arch, q.target, repo, false, true, unmeasured);
+  // What the question's own members take, at most, besides its echoed parameters.
+  constexpr std::size_t k_question = 512;
+  const std::size_t question = k_question + 3 * (q.gpu.size() + q.op.size() + q.dtype.size() + q.canonical.size()) +
+                               q.arch.size() + q.target.size() + q.repo.size() + repos.size() * 128;
+  if (match->distance == 0) {
+    // At the shape itself every member but the question's is the shape's, serialized once.
+    body.reserve(text.exact.size() + question);
+    w.raw(text.exact);
+    // Measured exactly unless nothing there was timed (an unranked answer).
+    const bool exactly = prepared.at(match->shape).kind == porting::Selection::Kind::measured;
+    write_question_members(w, q, arch, q.target, repo, exactly, true, unmeasured);
     w.raw('}');
     return body;
   }
-  // Only the members that depend on the question are written per request; the rest is
-  // the matched shape's, serialized once.
-  const porting::Selection sel = prepared.answer_query_part(q.shape, *match);
-  body.reserve(text.segments.front().size() + text.segments.back().size() + 1024 +
-               (text.segments.size() > 2 ? text.segments[1].size() + text.segments[2].size() : 0));
-  for (std::size_t i = 0; i + 1 < text.segments.size(); ++i) {
-    w.raw(text.segments[i]);
-    write_member(w, sel, k_query_members[i]);
+  // From another shape the ranking is the figures moved to this one, ranked per question
+  // and written from the shape's texts.
+  thread_local porting::PreparedSelection::Moved moved;
+  if (text.moved && prepared.moved(q.shape, *match, moved)) {
+    body.reserve(text.moved->size + moved.places.size() * 64 + q.canonical.size() + question);
+    write_moved(w, *text.moved, prepared, match->shape, moved, q.canonical, match->distance);
+  } else {
+    // Nothing timed there (an unranked answer): the answer whole.
+    const porting::Selection sel = prepared.answer(q.shape, *match);
+    body.reserve(text.excluded.size() + 4096 + question);
+    w.raw('{');
+    write_members(w, sel, &text.excluded);
   }
-  w.raw(text.segments.back());
-  const bool exactly = sel.kind == porting::Selection::Kind::measured && sel.exact_shape;
-  write_question_members(w, q, arch, q.target, repo, exactly, true, unmeasured);
+  write_question_members(w, q, arch, q.target, repo, false, true, unmeasured);
   w.raw('}');
   return body;
 }

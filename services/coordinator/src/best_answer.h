@@ -24,6 +24,7 @@ struct BestQuestion {
   std::string arch, target;   // as given; either may be empty
   std::string repo;           // the library asked about (?repo=); empty: the one the evidence is of
   porting::Shape shape;       // the family's whole shape: every dimension, defaults filled in
+  std::string canonical;      // shape.canonical(), written once
   std::string op_shape_text;  // the same in the harness's order (porting::op_shape)
   std::shared_ptr<const porting::FamilySet> families;  // the families known when it was asked
   const porting::OpFamily* family = nullptr;           // op's, in `families`
@@ -41,9 +42,9 @@ Result<BestQuestion> parse_best_question(const http::Request& req, std::shared_p
 // nullopt: the answer needs the store (one library's rows picked out of several, or a
 // provisional or unranked answer from other GPU models' evidence). `unmeasured` is set when the answer is
 // not a measurement at the exact shape asked: the key, in the answer's library, counted as an
-// unmeasured ask.
+// unmeasured ask; its views are into `q` and `entry`.
 std::optional<std::string> measured_answer(const BestIndex::Entry& entry, const BestQuestion& q,
-                                           std::optional<UnmeasuredAsk>& unmeasured);
+                                           std::optional<AskView>& unmeasured);
 
 // The members every answer ends with, `,"query":{...}` (the question as answered, arch,
 // target and repo (the library the answer is of, "" when none) as resolved) and, when
@@ -51,9 +52,9 @@ std::optional<std::string> measured_answer(const BestIndex::Entry& entry, const 
 // `,"measure":{...}` (how to ask for one: a request of the answer's library, naming it
 // whenever the answer has one, asked or not, so that the request stays the answer's
 // library's once another library runs the op), setting `unmeasured` (the key, of that
-// library).
+// library: views into `q` and `repo`).
 void write_question_members(JsonText& w, const BestQuestion& q, std::string_view arch, std::string_view target,
                             std::string_view repo, bool measured_exactly, bool known_gpu,
-                            std::optional<UnmeasuredAsk>& unmeasured);
+                            std::optional<AskView>& unmeasured);
 
 }  // namespace kport::coordinator

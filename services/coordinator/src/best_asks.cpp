@@ -4,15 +4,19 @@
 
 namespace kport::coordinator {
 
+void BestAsks::key_text(const AskView& a, std::string& s) {
+  s.clear();
+  s.reserve(a.gpu_model.size() + a.family.size() + a.dtype.size() + a.shape.size() + a.repo.size() + 4);
+  s.append(a.gpu_model).push_back('\0');
+  s.append(a.family).push_back('\0');
+  s.append(a.dtype).push_back('\0');
+  s.append(a.shape).push_back('\0');
+  s.append(a.repo);
+}
+
 std::string BestAsks::key_text(const db::BestKey& k, const std::string& repo) {
-  // NUL cannot appear in any of the five (the request readers refuse it).
   std::string s;
-  s.reserve(k.gpu_model.size() + k.family.size() + k.dtype.size() + k.shape.size() + repo.size() + 4);
-  s.append(k.gpu_model).push_back('\0');
-  s.append(k.family).push_back('\0');
-  s.append(k.dtype).push_back('\0');
-  s.append(k.shape).push_back('\0');
-  s.append(repo);
+  key_text(AskView{k.gpu_model, k.family, k.dtype, k.shape, repo}, s);
   return s;
 }
 
@@ -30,8 +34,21 @@ std::shared_ptr<BestAsks::Counter> BestAsks::counter(const UnmeasuredAsk& ask) {
   return c;
 }
 
-void BestAsks::record(const UnmeasuredAsk& ask, std::int64_t now_ms) {
-  if (auto c = counter(ask)) c->add(now_ms);
+void BestAsks::record(const AskView& ask, std::int64_t now_ms) {
+  // The key's text in a buffer of the thread's, kept between questions.
+  thread_local std::string k;
+  key_text(ask, k);
+  std::lock_guard lock(m_mu);
+  auto it = m_counters.find(std::string_view(k));
+  if (it == m_counters.end()) {
+    if (m_counters.size() >= k_max_keys) {
+      m_dropped.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    it = m_counters.emplace(k, std::make_shared<Counter>(owned(ask))).first;
+  }
+  // Under the mutex: flush() forgets only a counter no one holds, and this one is held.
+  it->second->add(now_ms);
 }
 
 std::int64_t BestAsks::pending(const db::BestKey& key, const std::string& repo) const {

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -29,6 +30,20 @@ struct UnmeasuredAsk {
   db::BestKey key;
   std::string repo = {};
 };
+
+// The same, as the request path names it: views into the question and the evidence it
+// was answered from, which outlive the count (nothing is copied unless the key is new).
+struct AskView {
+  std::string_view gpu_model, family, dtype, shape, repo;
+};
+inline AskView view_of(const UnmeasuredAsk& a) {
+  return AskView{a.key.gpu_model, a.key.family, a.key.dtype, a.key.shape, a.repo};
+}
+inline UnmeasuredAsk owned(const AskView& a) {
+  return UnmeasuredAsk{
+      db::BestKey{std::string(a.gpu_model), std::string(a.family), std::string(a.dtype), std::string(a.shape)},
+      std::string(a.repo)};
+}
 
 class BestAsks {
  public:
@@ -54,8 +69,10 @@ class BestAsks {
   // The counter of `ask`; nullptr (and one ask counted as dropped) when k_max_keys
   // other (key, library) pairs are being counted.
   std::shared_ptr<Counter> counter(const UnmeasuredAsk& ask);
-  // counter(ask)->add(now_ms).
-  void record(const UnmeasuredAsk& ask, std::int64_t now_ms);
+  // counter(ask)->add(now_ms), without a copy of the key when it is counted already (the
+  // request path's: a hash lookup of the key's text under the mutex and an atomic add).
+  void record(const AskView& ask, std::int64_t now_ms);
+  void record(const UnmeasuredAsk& ask, std::int64_t now_ms) { record(view_of(ask), now_ms); }
   // Asks of `key` in library `repo` not yet written to the store.
   std::int64_t pending(const db::BestKey& key, const std::string& repo) const;
   // Pending asks of one GPU model (empty: all) and of one library (nullopt: every
@@ -68,9 +85,16 @@ class BestAsks {
   std::int64_t dropped() const { return m_dropped.load(std::memory_order_relaxed); }
 
  private:
+  // The five joined by NUL (which none of them holds: the request readers refuse it),
+  // into `out`.
+  static void key_text(const AskView& ask, std::string& out);
   static std::string key_text(const db::BestKey& key, const std::string& repo);
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
   mutable std::mutex m_mu;  // guards the two maps
-  std::unordered_map<std::string, std::shared_ptr<Counter>> m_counters;
+  std::unordered_map<std::string, std::shared_ptr<Counter>, Hash, std::equal_to<>> m_counters;
   std::unordered_map<std::string, db::BestAsk> m_in_flight;  // being written by flush()
   std::atomic<std::int64_t> m_dropped{0};
 };

@@ -10,10 +10,6 @@
 namespace kport::coordinator {
 namespace {
 
-bool query_member(std::string_view name) {
-  return std::find(std::begin(k_query_members), std::end(k_query_members), name) != std::end(k_query_members);
-}
-
 const porting::GeometryKeys& declared_geometry(const porting::FamilySet& known, std::string_view family) {
   static const porting::GeometryKeys k_none;
   const porting::OpFamily* f = known.find(family);
@@ -58,27 +54,19 @@ const BestIndex::ShapeText& BestIndex::Entry::text(std::size_t shape) const {
   Lazy& lazy = *m_text.at(shape);
   std::call_once(lazy.once, [&] {
     const porting::Selection& sel = m_prepared.at(shape);
-    std::string segment = "{";
-    bool first = true;
-    for (std::string_view name : k_selection_members) {
-      JsonText w(segment);
-      if (!first) w.raw(',');
-      first = false;
-      w.key(name);
-      if (query_member(name)) {
-        lazy.text.segments.push_back(std::move(segment));
-        segment.clear();
-        continue;
-      }
-      write_member(w, sel, name);
-    }
-    lazy.text.segments.push_back(std::move(segment));
-    lazy.text.figures = figure_texts(sel);
+    // At the shape itself: the answer to a question there, whatever its own shape's text
+    // (the members depend on the distance only, and it is 0).
+    const porting::Selection exact =
+        m_prepared.answer(m_prepared.shapes()[shape], porting::PreparedSelection::Match{shape, 0});
+    JsonText w(lazy.text.exact);
+    w.raw('{');
+    write_members(w, exact);
     JsonText excluded(lazy.text.excluded);
-    write_member(excluded, sel, "excluded");
-    std::size_t n = sizeof(ShapeText) + lazy.text.excluded.capacity();
-    for (const auto& s : lazy.text.segments) n += sizeof(std::string) + s.capacity();
-    for (const auto& f : lazy.text.figures) n += sizeof(FigureText) + f.evidence.capacity();
+    write_excluded(excluded, sel);
+    if (sel.kind == porting::Selection::Kind::measured)
+      lazy.text.moved.emplace(moved_text(m_prepared, shape, lazy.text.excluded));
+    std::size_t n = sizeof(ShapeText) + lazy.text.exact.capacity() + lazy.text.excluded.capacity();
+    if (lazy.text.moved) n += lazy.text.moved->bytes();
     m_text_bytes.fetch_add(n, std::memory_order_relaxed);
   });
   return lazy.text;

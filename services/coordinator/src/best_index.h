@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -34,6 +35,7 @@
 #include "kport/db/store.h"
 #include "kport/porting/op_shape.h"
 #include "kport/porting/prepared_selection.h"
+#include "moved_text.h"
 #include "selection_text.h"
 
 namespace kport::coordinator {
@@ -42,16 +44,16 @@ class BestIndex {
  public:
   static constexpr std::size_t k_default_max_bytes = std::size_t{256} << 20;
 
-  // One shape's answer members, serialized: `segments` around the members named in
-  // `k_query_members` (selection_text.h), which each question writes itself:
-  // segments[0] member[0] segments[1] ... segments[n]; and each ranked figure's evidence,
-  // which an answer from this shape to another writes in its own order, with `excluded`.
+  // One shape's answer members, serialized. `exact`: `{` and every member of an answer
+  // at the shape itself (distance 0), to which a question adds only its own members;
+  // `excluded`: the excluded member's value, the same in an answer from this shape to
+  // another (the instances that failed or were not timed here); `moved`: the texts an
+  // answer from this shape to another is written from (moved_text.h), when something
+  // here ranks.
   struct ShapeText {
-    std::vector<std::string> segments;
-    FigureTexts figures;
-    // The excluded member's value: the same in an answer from this shape to another (the
-    // instances that failed or were not timed here), so written once.
+    std::string exact;
     std::string excluded;
+    std::optional<MovedText> moved;
   };
 
   class Entry {

@@ -106,10 +106,6 @@ Response json_text(std::string body) {
   return r;
 }
 
-void count_ask(const std::shared_ptr<BestAsks::Counter>& unmeasured) {
-  if (unmeasured) unmeasured->add(now_unix_ms());
-}
-
 // The answer on the worker pool: the key's evidence loaded into the index (so the next
 // questions are answered on the I/O thread), else, when no row of this GPU model is
 // comparable with the shape, the provisional rule over every GPU model's evidence.
@@ -125,7 +121,11 @@ Response answer_best(const Request& req, Context& ctx, std::optional<UnmeasuredA
   if (ctx.best_index) {
     auto entry = ctx.best_index->load(gpu, op, dtype, *bq.families);
     if (!entry.ok()) return http::error_response(entry.error());
-    if (auto body = measured_answer(**entry, bq, unmeasured)) return json_text(std::move(*body));
+    std::optional<AskView> ask;
+    if (auto body = measured_answer(**entry, bq, ask)) {
+      if (ask) unmeasured = owned(*ask);  // the views die with this answer's question and entry
+      return json_text(std::move(*body));
+    }
   }
 
   // One library's evidence: the one asked about, else the one library the evidence is of.
@@ -259,7 +259,11 @@ Response answer_best(const Request& req, Context& ctx, std::optional<UnmeasuredA
   JsonText w(body);
   write_members(w, sel);
   const bool measured_exactly = sel.kind == porting::Selection::Kind::measured && sel.exact_shape;
-  write_question_members(w, bq, q.arch, q.target, repo.value_or(""), measured_exactly, known_gpu, unmeasured);
+  // The ask's views are into the question and this: copied before either goes.
+  const std::string answer_repo = repo.value_or("");
+  std::optional<AskView> ask;
+  write_question_members(w, bq, q.arch, q.target, answer_repo, measured_exactly, known_gpu, ask);
+  if (ask) unmeasured = owned(*ask);
   w.raw('}');
   return json_text(std::move(body));
 }
@@ -385,9 +389,9 @@ void add_result_routes(http::Router& router, Context& ctx) {
           auto question = parse_best_question(req, ctx.families ? ctx.families->current() : nullptr);
           if (!question.ok()) return reply(http::error_response(question.error()));
           if (auto entry = ctx.best_index->current(question->gpu, question->op, question->dtype, *question->families)) {
-            std::optional<UnmeasuredAsk> unmeasured;
+            std::optional<AskView> unmeasured;
             if (auto body = measured_answer(*entry, *question, unmeasured)) {
-              if (unmeasured && ctx.best_asks) count_ask(ctx.best_asks->counter(*unmeasured));
+              if (unmeasured && ctx.best_asks) ctx.best_asks->record(*unmeasured, now_unix_ms());
               return reply(json_text(std::move(*body)));
             }
           }
@@ -402,7 +406,7 @@ void add_result_routes(http::Router& router, Context& ctx) {
             res = http::error_response(make_error(Errc::internal, "internal error; the coordinator logged it"));
             unmeasured.reset();
           }
-          if (res.status == 200 && unmeasured && ctx.best_asks) count_ask(ctx.best_asks->counter(*unmeasured));
+          if (res.status == 200 && unmeasured && ctx.best_asks) ctx.best_asks->record(*unmeasured, now_unix_ms());
           reply(std::move(res));
         });
       },

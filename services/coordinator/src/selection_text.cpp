@@ -32,23 +32,38 @@ void JsonText::drain() {
   while (!m_sr.done()) m_out += m_sr.read(buf, sizeof buf);
 }
 
-JsonText& JsonText::str(std::string_view s) {
-  // Printable ASCII other than the quote and the backslash is written as it is by the
-  // serializer too; only text with something to escape takes the serializer's path.
-  bool plain = true;
+namespace {
+
+// Printable ASCII other than the quote and the backslash is written as it is by the
+// serializer too; only text with something to escape takes the serializer's path.
+bool plain(std::string_view s) {
   for (char c : s)
-    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') {
-      plain = false;
-      break;
-    }
-  if (plain) {
-    m_out += '"';
-    m_out += s;
-    m_out += '"';
+    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') return false;
+  return true;
+}
+
+}  // namespace
+
+JsonText& JsonText::str(std::string_view s) {
+  if (plain(s)) {
+    const std::size_t at = m_out.size();
+    m_out.resize(at + s.size() + 2);
+    char* p = m_out.data() + at;
+    *p = '"';
+    std::copy(s.begin(), s.end(), p + 1);
+    p[s.size() + 1] = '"';
     return *this;
   }
   m_sr.reset(s);
   drain();
+  return *this;
+}
+
+JsonText& JsonText::chars(std::string_view s) {
+  if (plain(s)) return raw(s);
+  std::string quoted;
+  JsonText(quoted).str(s);
+  m_out.append(quoted, 1, quoted.size() - 2);
   return *this;
 }
 
@@ -100,22 +115,9 @@ void write_evidence(JsonText& w, const porting::Measurement& m) {
   w.raw('}');
 }
 
-FigureTexts figure_texts(const porting::Selection& at_shape) {
-  FigureTexts out;
-  out.reserve(at_shape.ranking.size());
-  for (const auto& r : at_shape.ranking) {
-    if (!r.evidence) continue;
-    FigureText f{r.evidence->result_id, {}};
-    JsonText w(f.evidence);
-    write_evidence(w, *r.evidence);
-    out.push_back(std::move(f));
-  }
-  return out;
-}
-
 namespace {
 
-void write_ranking(JsonText& w, const porting::Selection& s, const FigureTexts* figures) {
+void write_ranking(JsonText& w, const porting::Selection& s) {
   w.raw('[');
   bool first = true;
   for (const auto& r : s.ranking) {
@@ -127,21 +129,10 @@ void write_ranking(JsonText& w, const porting::Selection& s, const FigureTexts* 
     w.next("slowdown").num(r.slowdown);
     w.next("ranked").boolean(r.ranked);
     w.next("evidence");
-    if (!r.evidence) {
+    if (!r.evidence)
       w.null();
-    } else {
-      const FigureText* text = nullptr;
-      if (figures)
-        for (const auto& f : *figures)
-          if (f.result_id == r.evidence->result_id) {
-            text = &f;
-            break;
-          }
-      if (text)
-        w.raw(text->evidence);
-      else
-        write_evidence(w, *r.evidence);
-    }
+    else
+      write_evidence(w, *r.evidence);
     if (r.estimate_us) w.next("estimate_us").num(*r.estimate_us);
     w.raw('}');
   }
@@ -154,7 +145,7 @@ namespace {
 
 // The member k_selection_members[member]; the answer writers name members by index, so
 // no name is compared on the way.
-void write_member_at(JsonText& w, const porting::Selection& s, std::size_t member, const FigureTexts* figures) {
+void write_member_at(JsonText& w, const porting::Selection& s, std::size_t member) {
   const porting::Ranked* best = s.best();
   switch (member) {
     case 0: {  // kind
@@ -257,7 +248,7 @@ void write_member_at(JsonText& w, const porting::Selection& s, std::size_t membe
       break;
     }
     case 14: {  // ranking
-      write_ranking(w, s, figures);
+      write_ranking(w, s);
       break;
     }
     case 15: {  // excluded
@@ -282,12 +273,7 @@ void write_member_at(JsonText& w, const porting::Selection& s, std::size_t membe
 
 }  // namespace
 
-void write_member(JsonText& w, const porting::Selection& s, std::string_view name, const FigureTexts* figures) {
-  const auto* at = std::find(std::begin(k_selection_members), std::end(k_selection_members), name);
-  write_member_at(w, s, static_cast<std::size_t>(at - std::begin(k_selection_members)), figures);
-}
-
-void write_members(JsonText& w, const porting::Selection& s, const FigureTexts* figures, const std::string* excluded) {
+void write_members(JsonText& w, const porting::Selection& s, const std::string* excluded) {
   constexpr std::size_t k_excluded = std::size(k_selection_members) - 1;
   static_assert(k_selection_members[k_excluded] == "excluded");
   for (std::size_t i = 0; i < std::size(k_selection_members); ++i) {
@@ -296,8 +282,12 @@ void write_members(JsonText& w, const porting::Selection& s, const FigureTexts* 
     if (excluded && i == k_excluded)
       w.raw(*excluded);
     else
-      write_member_at(w, s, i, figures);
+      write_member_at(w, s, i);
   }
+}
+
+void write_excluded(JsonText& w, const porting::Selection& s) {
+  write_member_at(w, s, std::size(k_selection_members) - 1);
 }
 
 }  // namespace kport::coordinator

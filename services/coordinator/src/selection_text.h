@@ -1,8 +1,7 @@
 // The JSON text of a best-kernel answer: the one home of how a porting::Selection is
 // written, straight into a string, member by member. /api/v1/best writes every answer with
 // it: an exact one from members serialized once per shape (best_index.h), one from
-// another shape from its per-request members and each figure's evidence serialized once
-// per shape (FigureTexts).
+// another shape from text serialized once per shape by the same writer (moved_text.h).
 #pragma once
 
 #include <boost/json.hpp>
@@ -36,6 +35,9 @@ class JsonText {
   // `,"name":`.
   JsonText& next(std::string_view name) { return raw(',').key(name); }
   JsonText& str(std::string_view s);
+  // What str(s) writes between its quotes: a part of a string whose other parts are
+  // written alike (escaping is character by character).
+  JsonText& chars(std::string_view s);
   JsonText& num(double d);
   JsonText& num(std::int64_t i);
   JsonText& num(int i) { return num(static_cast<std::int64_t>(i)); }
@@ -52,32 +54,17 @@ class JsonText {
   boost::json::serializer m_sr;
 };
 
-// to_json(Selection)'s members in their order, each written alone by write_member, so that
-// an answer can be written from members serialized ahead of time. k_query_members: those
-// that depend on the question's own shape rather than on the shape it is answered from.
+// to_json(Selection)'s members in their order.
 inline constexpr std::string_view k_selection_members[] = {
     "kind",          "provisional", "confidence",      "best",          "tied",        "reason",
     "notes",         "ranked_by",   "candidates_from", "matched_shape", "exact_shape", "evidence_gpu_model",
     "evidence_arch", "evidence",    "ranking",         "excluded"};
-inline constexpr std::string_view k_query_members[] = {"confidence", "reason", "notes", "exact_shape"};
 
-// The evidence object of each ranked figure of one shape's answer, serialized once: an
-// answer from that shape to another ranks the same figures in its own order.
-struct FigureText {
-  std::int64_t result_id = 0;
-  std::string evidence;
-};
-using FigureTexts = std::vector<FigureText>;
-FigureTexts figure_texts(const porting::Selection& at_shape);
-
-// One member's value (no name). With `figures`, a ranked figure whose result is among
-// them is written from its text.
-void write_member(JsonText& w, const porting::Selection& s, std::string_view name,
-                  const FigureTexts* figures = nullptr);
 // Every member, `"kind":...,"excluded":[...]`, without the braces. With `excluded`, the
 // excluded member's value is that text (written ahead of time from the same exclusions).
-void write_members(JsonText& w, const porting::Selection& s, const FigureTexts* figures = nullptr,
-                   const std::string* excluded = nullptr);
+void write_members(JsonText& w, const porting::Selection& s, const std::string* excluded = nullptr);
+// The excluded member's value alone.
+void write_excluded(JsonText& w, const porting::Selection& s);
 // A measurement as every answer names its evidence.
 void write_evidence(JsonText& w, const porting::Measurement& m);
 

@@ -56,6 +56,13 @@ bool is_valid_utf8(std::string_view s) noexcept {
 
 Result<std::string> percent_decode(std::string_view in, bool query_mode) {
   std::string out;
+  // Most components have nothing to decode: taken whole.
+  if (in.find_first_of(query_mode ? std::string_view("%+\0", 3) : std::string_view("%\0", 2)) ==
+      std::string_view::npos) {
+    out.assign(in);
+    if (!is_valid_utf8(out)) return make_error(Errc::invalid_argument, "URL component is not valid UTF-8");
+    return out;
+  }
   out.reserve(in.size());
   for (std::size_t i = 0; i < in.size(); ++i) {
     char c = in[i];
@@ -81,9 +88,14 @@ Result<std::string> percent_decode(std::string_view in, bool query_mode) {
 
 // Encoding everything outside the unreserved set is always safe, in paths and queries.
 std::string percent_encode(std::string_view in) {
-  static constexpr char k_hex[] = "0123456789ABCDEF";
   std::string out;
   out.reserve(in.size());
+  percent_encode(in, out);
+  return out;
+}
+
+void percent_encode(std::string_view in, std::string& out) {
+  static constexpr char k_hex[] = "0123456789ABCDEF";
   for (char ch : in) {
     auto c = static_cast<unsigned char>(ch);
     if (is_unreserved(c)) {
@@ -94,7 +106,6 @@ std::string percent_encode(std::string_view in) {
       out.push_back(k_hex[c & 15]);
     }
   }
-  return out;
 }
 
 Result<ParamMap> parse_query(std::string_view query) {

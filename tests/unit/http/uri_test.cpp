@@ -25,6 +25,17 @@ TEST(PercentDecode, RejectsMalformedEscapesNulAndBadUtf8) {
   EXPECT_FALSE(percent_decode("%C0%AF").ok()) << "overlong '/' must be rejected";
 }
 
+// A component with nothing to decode is taken whole, and still checked like any other.
+TEST(PercentDecode, TakesPlainTextWholeButStillRejectsNulAndBadUtf8) {
+  EXPECT_EQ(*percent_decode("m=4096,n=4096,k=4096", true), "m=4096,n=4096,k=4096");
+  EXPECT_EQ(*percent_decode("\xE2\x82\xAC"), "\xE2\x82\xAC");
+  EXPECT_EQ(*percent_decode(""), "");
+  EXPECT_FALSE(percent_decode(std::string_view("a\0b", 3)).ok()) << "a literal NUL as much as %00";
+  EXPECT_FALSE(percent_decode(std::string_view("a\0b", 3), true).ok());
+  EXPECT_FALSE(percent_decode("\xFF").ok()) << "invalid UTF-8 sent raw";
+  EXPECT_FALSE(percent_decode("\xC0\xAF", true).ok()) << "an overlong form sent raw";
+}
+
 TEST(Utf8, AcceptsWellFormedRejectsSurrogatesAndTruncation) {
   EXPECT_TRUE(is_valid_utf8("plain ascii"));
   EXPECT_TRUE(is_valid_utf8("\xF0\x9F\x9A\x80"));
@@ -53,6 +64,9 @@ TEST(PercentEncode, RoundTripsThroughDecode) {
   std::string raw = "a b/c?d=e&f\xE2\x82\xAC";
   EXPECT_EQ(percent_encode("a b/c"), "a%20b%2Fc");
   EXPECT_EQ(*percent_decode(percent_encode(raw)), raw);
+  std::string out = "list?gpu=";
+  percent_encode("NVIDIA H200", out);
+  EXPECT_EQ(out, "list?gpu=NVIDIA%20H200") << "appended, what percent_encode returns";
 }
 
 TEST(ParseUrl, SplitsHostPortAndTarget) {

@@ -115,6 +115,46 @@ TEST(PreparedSelection, AnswersEveryShapeAsSelectBestDoes) {
       auto got = prepared.answer(shape);
       ASSERT_TRUE(got.has_value()) << text;
       ASSERT_EQ(describe(*got), describe(want)) << "round " << round << " shape " << text;
+      // From another timed shape, moved() ranks as the answer does, without its texts.
+      const auto match = *prepared.match(shape);
+      PreparedSelection::Moved moved;
+      const bool applies = want.kind == Selection::Kind::measured && !want.exact_shape;
+      ASSERT_EQ(prepared.moved(shape, match, moved), applies) << text;
+      if (applies) {
+        EXPECT_EQ(moved.method, want.method);
+        ASSERT_EQ(moved.places.size(), want.ranking.size());
+        for (std::size_t i = 0; i < moved.places.size(); ++i) {
+          const auto& p = moved.places[i];
+          const auto& r = want.ranking[i];
+          EXPECT_EQ(p.m, &prepared.figures(match.shape)[p.figure]);
+          EXPECT_EQ(describe(*p.m), describe(*r.evidence)) << i;
+          EXPECT_EQ(p.cost, r.estimate_us.value_or(-1)) << i;
+          EXPECT_EQ(p.slowdown, r.slowdown) << i;
+          EXPECT_EQ(p.tie_with_best, r.tie_with_best) << i;
+        }
+        ASSERT_EQ(moved.commits.size(), want.evidence.commits.size());
+        for (std::size_t i = 0; i < moved.commits.size(); ++i)
+          EXPECT_EQ(moved.places[moved.commits[i]].m->commit, want.evidence.commits[i]);
+        ASSERT_EQ(moved.drivers.size(), want.evidence.drivers.size());
+        for (std::size_t i = 0; i < moved.drivers.size(); ++i)
+          EXPECT_EQ(moved.places[moved.drivers[i]].m->driver, want.evidence.drivers[i]);
+        // Its notes, in the answer's order, from the words select_best writes them with.
+        std::vector<std::string> notes;
+        if (moved.unstable != UnstableBest::none)
+          notes.push_back(unstable_note(moved.unstable,
+                                        moved.places[moved.unstable == UnstableBest::moved ? 1 : 0].m->instance,
+                                        moved.places[0].m->instance));
+        if (moved.commits.size() > 1)
+          notes.push_back(commits_note("NVIDIA H200", moved.commits.size(), want.evidence.commits.front()));
+        std::vector<std::string_view> used(want.evidence.drivers.begin(), want.evidence.drivers.end());
+        std::vector<std::string_view> other(want.evidence.other_drivers.begin(), want.evidence.other_drivers.end());
+        if (auto note = drivers_note("NVIDIA H200", used, other); !note.empty()) notes.push_back(note);
+        if (!prepared.regret_note().empty()) notes.push_back(prepared.regret_note());
+        EXPECT_EQ(notes, want.notes) << text;
+        const auto reason = stand_in_note(prepared.canonical()[match.shape], moved.method, prepared.sm_count());
+        EXPECT_EQ(reason.before + shape.canonical() + reason.after, want.reason);
+        continue;
+      }
       // At a measured shape, the question's own fields alone, as answer() has them.
       if (prepared.match(shape)->distance != 0) continue;
       auto part = prepared.answer_query_part(shape, *prepared.match(shape));

@@ -13,9 +13,11 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kport/porting/selection.h"
@@ -60,6 +62,42 @@ class PreparedSelection {
   // it): ask answer().
   Selection answer_query_part(const Shape& want, const Match& m) const;
 
+  // An answer from a timed shape to another one, ranked but not written: answer(want, m)'s
+  // ranking as places among figures(m.shape), and which of them name its evidence's
+  // commits and drivers, in the answer's order. The rest of that answer is at(m.shape)'s
+  // (kind, exclusions, the evidence's totals and other drivers), the question's words
+  // (stand_in_note with `method`, regret_note()) and these, so a writer that holds each
+  // figure's text serialized (the coordinator's) writes it without building a Selection.
+  // `out`'s vectors are reused: a caller that keeps one per thread allocates nothing.
+  struct Moved {
+    struct Place {
+      const Measurement* m = nullptr;  // the figure, in figures(m.shape)
+      std::uint32_t figure = 0;        // its index there
+      std::uint32_t work = 0;          // its index among the shape's timed figures
+      double cost = 0;                 // Ranked::estimate_us
+      double noise = 0;                // its spread, moved with it
+      double slowdown = 1.0;           // Ranked::slowdown
+      bool tie_with_best = false;      // Ranked::tie_with_best
+    };
+    std::vector<Place> places;                    // best first
+    UnstableBest unstable = UnstableBest::none;   // its note: places[1] moved below places[0], or places[0] kept
+    std::vector<std::uint32_t> commits, drivers;  // positions in places (Evidence::commits, ::drivers)
+    std::string_view method;                      // Selection::method: "wave_model" or "problem_size"
+  };
+  // False (out unspecified) when answer(want, m) is no such answer: nothing was timed at
+  // m.shape (an unranked answer), or m.distance is 0 (the figures are not moved).
+  bool moved(const Shape& want, const Match& m, Moved& out) const;
+  // The current figures at a shape (the rows answer() ranks there, any status).
+  const std::vector<Measurement>& figures(std::size_t shape) const { return (*m_current_at)[shape]; }
+  // The neighbour regret and its note (empty without one), the same for every answer
+  // from another shape.
+  const std::optional<NeighbourRegret>& regret() const { return m_regret.regret; }
+  const std::string& regret_note() const { return m_regret.note; }
+  int sm_count() const { return m_sm_count; }
+  // Moved::method of every answer from `shape` to another: "wave_model" when some timed
+  // figure there moves by its waves of tiles, else "problem_size".
+  std::string_view moved_method(std::size_t shape) const { return m_by_waves[shape] ? "wave_model" : "problem_size"; }
+
   // The distinct shapes of the current figures, and what a question at exactly that
   // shape's rows is answered with before the query's own fields (answer() adds them).
   const std::vector<Shape>& shapes() const { return m_shapes; }
@@ -89,6 +127,16 @@ class PreparedSelection {
   int m_element_bytes = 0;
   ShapeRules m_rules;
   detail::RegretNote m_regret;  // and its note, written once
+  // Per shape, its timed figures' work there (estimate_work): what moved() scales each by.
+  struct Work {
+    std::uint32_t figure;
+    int geometry;  // index in m_geometry, with its tiles and an SM count known; -1: by problem size
+    double at_shape;
+    // Its commit and driver numbered per shape (equal exactly when the texts are).
+    std::uint32_t commit, driver;
+  };
+  std::vector<std::vector<Work>> m_work;
+  std::vector<char> m_by_waves;  // per shape: some timed figure moves by waves
 };
 
 }  // namespace kport::porting

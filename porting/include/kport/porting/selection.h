@@ -208,6 +208,29 @@ bool prefer_shape(double d, std::string_view canonical, double best_d, std::stri
 bool prefer_match(int changes, double d, std::string_view canonical, int best_changes, double best_d,
                   std::string_view best_canonical);
 
+// ---- the words of a measured answer ---------------------------------------------------
+// One home each: select_best writes its notes and reason by these, and so does a writer
+// that keeps the rest of an answer serialized (PreparedSelection::moved()).
+
+// What the ranking did with an unstable best figure (a note either way): `moved` the
+// first stable figure within noise of it ahead of it, or `kept` it first (faster than
+// every stable figure beyond the noise).
+enum class UnstableBest { none, moved, kept };
+// The note: `unstable` the unstable best's instance, `stable` the one moved ahead (moved only).
+std::string unstable_note(UnstableBest how, std::string_view unstable, std::string_view stable);
+// The note on ranked figures from `commits` (> 1) commits, the best's first.
+std::string commits_note(std::string_view gpu_model, std::size_t commits, std::string_view best_commit);
+// The note on drivers: `used`, the ranked figures' (the best's first), and `other`, those of
+// other results on the GPU model; empty when there is nothing to say (one driver, no other).
+std::string drivers_note(std::string_view gpu_model, std::span<const std::string_view> used,
+                         std::span<const std::string_view> other);
+// The reason of a measured answer from another shape: before + the asked shape's
+// canonical text + after (how its figures were moved: Selection::method, over `sm_count` SMs).
+struct StandInNote {
+  std::string before, after;
+};
+StandInNote stand_in_note(std::string_view matched, std::string_view method, int sm_count);
+
 // ---- provisional candidates ----------------------------------------------------------
 
 struct InstanceInfo {  // a published kernel instance

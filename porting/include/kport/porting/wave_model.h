@@ -148,9 +148,19 @@ double problem_size(const Shape& s, const ShapeRules& rules);
 
 // `from_us`, measured at `from`, moved to `to`: scaled by the geometry's wave work when
 // `g` is given with its tiles (has_waves) and `sm_count` > 0, else by problem_size(). Returns from_us when a work
-// figure is 0 (nothing to scale by).
+// figure is 0 (nothing to scale by). The same as
+// scale_by_work(from_us, estimate_work(g, .., from, ..), estimate_work(g, .., to, ..)).
 double estimate_at(const Geometry* g, int sm_count, const Shape& from, double from_us, const Shape& to,
                    const ShapeRules& rules);
+// What estimate_at() scales by at one shape: wave_work() when `g` has its tiles and
+// `sm_count` > 0, else problem_size(). A caller that moves one figure to many shapes
+// computes its work at the measured shape once.
+double estimate_work(const Geometry* g, int sm_count, const Shape& s, const ShapeRules& rules);
+// `from_us` scaled by to_work / from_work; from_us when either is 0 or less.
+inline double scale_by_work(double from_us, double from_work, double to_work) {
+  if (from_work <= 0 || to_work <= 0) return from_us;
+  return from_us * (to_work / from_work);
+}
 
 // The geometry of `instance` in `all`, or nullptr.
 const Geometry* find_geometry(std::span<const InstanceGeometry> all, std::string_view instance);

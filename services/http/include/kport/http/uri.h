@@ -17,6 +17,8 @@ namespace kport::http {
 Result<std::string> percent_decode(std::string_view in, bool query_mode = false);
 // Encodes everything except unreserved characters (RFC 3986) for use in a path or query.
 std::string percent_encode(std::string_view in);
+// The same, appended to `out`.
+void percent_encode(std::string_view in, std::string& out);
 // Parses "a=1&b=x%20y&flag" into {a:1, b:"x y", flag:""}; the last duplicate wins.
 // Fails like percent_decode, naming the offending parameter.
 Result<ParamMap> parse_query(std::string_view query);
