@@ -153,9 +153,9 @@ test('best-kernel explorer answers from the URL with its evidence', opts, async 
     assert.ok((await page.textContent('#answer .muted')).includes('evidence from'), 'where the evidence comes from');
     assert.ok(await page.locator('#ranking a[href^="#/result/"]').count() >= 2, 'evidence links to the result pages');
     // The form offers the op families the coordinator knows, each with its own dtypes and
-    // example shape (GET /api/v1/families: kport's own six here).
+    // example shape (GET /api/v1/families: kport's own seven here).
     const options = (name) => page.$$eval(`#best-form select[name=${name}] option`, (os) => os.map((o) => o.value));
-    assert.deepEqual(await options('op'), ['gemm', 'attention', 'gemm_fp8', 'grouped_gemm', 'rmsnorm', 'softmax']);
+    assert.deepEqual(await options('op'), ['gemm', 'attention', 'gemm_fp8', 'grouped_gemm', 'grouped_gemm_fp8', 'rmsnorm', 'softmax']);
     assert.deepEqual(await options('dtype'), ['bf16', 'fp16', 'fp32']);
     await page.selectOption('#best-form select[name=op]', 'attention');
     assert.deepEqual(await options('dtype'), ['bf16', 'fp16']);

@@ -193,7 +193,7 @@ TEST_F(HarnessSdk, PlanResolvesTheFixtureCasesWithoutAGpu) {
   ASSERT_EQ(shapes.size() % 3, 0u);
   EXPECT_EQ(std::vector<std::string>(shapes.begin(), shapes.begin() + 2),
             (std::vector<std::string>{"rows=4096,cols=4096", "rows=16,cols=32000"}));
-  EXPECT_EQ(shapes.size() / 3, 2u + 8u) << "the override's two shapes and kport's eight softmax edge shapes";
+  EXPECT_EQ(shapes.size() / 3, 2u + 9u) << "the override's two shapes and kport's nine softmax edge shapes";
 
   // bench times the library's softmax grid (KPORT_OVERRIDE_FAMILY), not kport's.
   EXPECT_EQ(plan_field(harness({"bench", "--all", "--filter", "softmax", "--plan"}, 0), "shape_text"),

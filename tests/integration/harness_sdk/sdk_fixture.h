@@ -37,9 +37,11 @@ inline std::string read_file(const fs::path& p) {
   return s.str();
 }
 
-// Runs argv[0] (a path) with argv, stdout and stderr captured through files in `dir`.
+// Runs argv[0] (a path) with argv, stdout and stderr captured through files in `dir`, named
+// by this process: ctest runs each test of a suite as its own process, at once, in one `dir`.
 inline Ran run(const std::vector<std::string>& argv, const fs::path& dir) {
-  const fs::path out = dir / "run.stdout", err = dir / "run.stderr";
+  const std::string tag = "run." + std::to_string(getpid());
+  const fs::path out = dir / (tag + ".stdout"), err = dir / (tag + ".stderr");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -60,6 +62,9 @@ inline Ran run(const std::vector<std::string>& argv, const fs::path& dir) {
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   r.out = read_file(out);
   r.err = read_file(err);
+  std::error_code ec;
+  fs::remove(out, ec);
+  fs::remove(err, ec);
   return r;
 }
 
