@@ -21,53 +21,18 @@
 #include <vector>
 
 #include "kport/kernels/registry.h"
+#include "sm90_gpu_test_support.h"
 
 using namespace kport::kernels;
 
 namespace {
 
-std::string skip_reason() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) return "no CUDA device";
-  cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) return "cudaGetDeviceProperties failed";
-  if (prop.major != 9 || prop.minor != 0)
-    return std::string("the sm_90a kernels need compute capability 9.0; device 0 is ") + prop.name + " (" +
-           std::to_string(prop.major) + "." + std::to_string(prop.minor) + ")";
-  return "";
-}
+using kport::test_gpu::bf16_to_float;
+using kport::test_gpu::DeviceBuffer;
+using kport::test_gpu::operand;
+using kport::test_gpu::to_fp8;
 
-// A value in {+-0.5, +-1, +-1.5, +-2}: exact in e4m3 and e5m2, products and sums exact in fp32.
-float operand(int row, int col, std::uint32_t salt) {
-  std::uint32_t h =
-      (static_cast<std::uint32_t>(row) * 0x9E3779B1u) ^ (static_cast<std::uint32_t>(col) * 0x85EBCA77u) ^ salt;
-  h ^= h >> 15;
-  h *= 0x2C1B3C6Du;
-  h ^= h >> 12;
-  const float mag = 0.5f * static_cast<float>(1 + (h & 3u));
-  return (h & 4u) ? -mag : mag;
-}
-
-std::uint8_t to_fp8(float v, DType t) {
-  if (t == DType::e5m2) return __nv_fp8_e5m2(v).__x;
-  return __nv_fp8_e4m3(v).__x;
-}
-
-float bf16_to_float(std::uint16_t b) {
-  const std::uint32_t bits = static_cast<std::uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-template <class T>
-struct DeviceBuffer {
-  T* ptr = nullptr;
-  explicit DeviceBuffer(size_t count) { EXPECT_EQ(cudaMalloc(&ptr, count * sizeof(T)), cudaSuccess); }
-  ~DeviceBuffer() { cudaFree(ptr); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-};
+std::string skip_reason() { return kport::test_gpu::sm90_skip_reason("the sm_90a kernels"); }
 
 struct Shape {
   int g, m, n, k;

@@ -15,6 +15,7 @@
 #include "device_buffers.h"
 #include "kport/kernels/fp8_scales.h"
 #include "shapes.h"
+#include "sm90_gpu_test_support.h"
 
 using namespace kport::kernels;
 using kport::harness::ProblemBuffers;
@@ -22,16 +23,7 @@ using kport::harness::Shape;
 
 namespace {
 
-std::string skip_reason() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) return "no CUDA device";
-  cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) return "cudaGetDeviceProperties failed";
-  if (prop.major != 9 || prop.minor != 0)
-    return std::string("the harness's sm_90a device code needs compute capability 9.0; device 0 is ") + prop.name +
-           " (" + std::to_string(prop.major) + "." + std::to_string(prop.minor) + ")";
-  return "";
-}
+std::string skip_reason() { return kport::test_gpu::sm90_skip_reason("the harness's sm_90a device code"); }
 
 template <class T>
 std::vector<T> download(const void* src, long long n) {
