@@ -88,18 +88,7 @@ def fp8_tables(w):
 
 def main():
     w = sys.argv[1]
-    verdicts, failures = collections.Counter(), []
-    for name in ("check.json", "check-outside.json"):
-        if not os.path.exists(os.path.join(w, name)):
-            continue
-        doc = load(os.path.join(w, name))
-        if "error" in doc:
-            failures.append(f"  {name}: {doc['error']}")
-        for r in doc.get("results", []):
-            verdicts[r.get("verdict")] += 1
-            if r.get("verdict") not in ("passed", "unsupported"):
-                failures.append(f"  {r['instance']} {r['dtype']} {r['shape_text']}: {r.get('verdict')} "
-                                f"{r.get('reason', '')} err={r.get('normwise_rel_error')}")
+    verdicts, failures = verdict_lines(w, ("check.json", "check-outside.json"))
     print("check: " + ", ".join(f"{v} {c}" for v, c in sorted(verdicts.items(), key=str)))
     for line in failures[:40]:
         print(line)

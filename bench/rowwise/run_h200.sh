@@ -24,7 +24,7 @@ stamp() { echo "[$(($(date +%s) - t0))s] $*"; }
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
   --format=csv,noheader | tee "$W/gpu.txt"
 if [[ ${KPORT_SWEEP:-0} == 1 ]]; then
-  nvcc -O3 -std=c++20 -arch=sm_90a bench/rowwise/sweep.cu -o "$W/sweep" && "$W/sweep" 25 >"$OUT/sweep.txt"
+  nvcc -O3 -std=c++20 -arch=sm_90a -I kernels bench/rowwise/sweep.cu -o "$W/sweep" && "$W/sweep" 25 >"$OUT/sweep.txt"
   stamp "sweep: exit $?"
 fi
 B=build/h-rowwise

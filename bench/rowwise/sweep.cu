@@ -4,7 +4,7 @@
 // the winner moves into kernels/common/rowwise_vec16.cuh and is checked there.
 // Method: L2 flushed (a 256 MB memset) before every sample, CUDA events around one launch,
 // samples interleaved over the variants in rounds, median per variant.
-//   nvcc -O3 -std=c++20 -arch=sm_90a -I kernels -I kernels/include bench/rowwise/sweep.cu -o sweep
+//   nvcc -O3 -std=c++20 -arch=sm_90a -I kernels bench/rowwise/sweep.cu -o sweep
 //   ./sweep [rounds]
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "common/warp_reduce.cuh"
+
 #define CK(x)                                                                                 \
   do {                                                                                        \
     cudaError_t e_ = (x);                                                                     \
@@ -27,6 +29,8 @@
   } while (0)
 
 using T = __nv_bfloat16;
+using kport::kernels::warp_reduce_max;
+using kport::kernels::warp_reduce_sum;
 
 template <int P>
 __device__ __forceinline__ uint4 ld16(const void* p) {
@@ -69,20 +73,9 @@ __device__ __forceinline__ void st16(void* p, uint4 v) {
         : "memory");
 }
 
-__device__ __forceinline__ float wsum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-__device__ __forceinline__ float wmax(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
-
 template <bool k_max>
 __device__ __forceinline__ float row_reduce(float v, float* scratch, int tpr_log2) {
-  v = k_max ? wmax(v) : wsum(v);
+  v = k_max ? warp_reduce_max(v) : warp_reduce_sum(v);
   if (tpr_log2 <= 5) return v;
   const int lane = threadIdx.x & 31;
   const int local_row = threadIdx.x >> tpr_log2;
@@ -91,7 +84,7 @@ __device__ __forceinline__ float row_reduce(float v, float* scratch, int tpr_log
   if (lane == 0) scratch[local_row * 32 + warp_in_row] = v;
   __syncthreads();
   v = lane < warps_per_row ? scratch[local_row * 32 + lane] : (k_max ? -INFINITY : 0.0f);
-  return k_max ? wmax(v) : wsum(v);
+  return k_max ? warp_reduce_max(v) : warp_reduce_sum(v);
 }
 
 // op: 0 rmsnorm, 1 softmax, 2 copy with the same geometry (no reduction).
