@@ -87,7 +87,7 @@ grep -qxF "$before_line" "$src/$wgmma" || { echo "$wgmma has no line '$before_li
 # compile, so they change nothing the probes build or time.
 harmless=(kernels/README.md kernels/gemm/simt/gemm_simt.cu kernels/gemm/mma_sync/gemm_mma_sync_sm80.cu
   kernels/gemm/tcgen05/gemm_tcgen05_sm100.cu kernels/attention/simt/attention_simt.cu
-  kernels/attention/mma_sync/attention_mma_sync_sm80.cu kernels/attention/wgmma_tma/attention_wgmma_tma_sm90.cu
+  kernels/attention/mma_sync/attention_mma_sync_sm80.cu kernels/attention/wgmma_tma/attention_wgmma_tma_sm90_d64.cu
   kernels/rmsnorm/simt/rmsnorm_simt.cu kernels/rmsnorm/vec16/rmsnorm_vec16.cu kernels/softmax/simt/softmax_simt.cu
   kernels/softmax/vec16/softmax_vec16.cu kernels/gemm/wgmma_tma/NOTES.md kernels/gemm/mma_sync/NOTES.md
   kernels/gemm/tcgen05/NOTES.md kernels/README.md)

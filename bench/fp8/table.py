@@ -11,7 +11,7 @@ import collections
 import json
 import sys
 
-SCALE = {0: "tensor", 1: "row", 2: "block128"}
+SCALE = {0: "tensor", 1: "row", 2: "block128", 3: "block128_ue8m0"}
 
 
 def load(path):

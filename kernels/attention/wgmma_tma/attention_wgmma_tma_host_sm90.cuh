@@ -1,7 +1,11 @@
-// attention.wgmma_tma instances: host side of the Hopper attention kernel (see the
-// .cuh for the algorithm). Builds the Q, K, V and O TMA tensor maps per launch
-// (common/tma_host_sm90.h: the driver's encoder, no link against libcuda), picks the dtype/causal
-// instantiation and launches one CTA per (query tile, batch*head).
+// attention.wgmma_tma: the host side of the Hopper attention kernel
+// (attention_wgmma_tma_sm90.cuh has the algorithm), shared by the instances' units. Builds the
+// Q, K, V and O TMA tensor maps per launch (common/tma_host_sm90.h: the driver's encoder, no
+// link against libcuda), picks the dtype/causal instantiation and launches one CTA per (query
+// tile, batch*head). Each unit instantiates what its instances use, so the head dims compile
+// side by side.
+#pragma once
+
 #include <cmath>
 #include <string>
 
@@ -83,27 +87,5 @@ Instance make_instance(const char* name) {
       {DType::bf16, DType::f16}, config_json<Cfg>(), &supports<Cfg>, &launch<Cfg>};
 }
 
-// Instances kept after tuning on the H200 (bf16, L=4096, TFLOP/s, same run):
-//   d128: Bc=128 with 3 stages 608 full / 507 causal; Bc=176 with 2 stages 592 / 517
-//         (Bc=128 2 stages 583 / 512, Bc=192 594 / 515);
-//   d64:  three consumer warpgroups (Br=192) 493 against 405 for Br=128.
-// Ping-pong between consumer warpgroups won at every shape (d128: 575 against 508
-// without it), so every instance uses it.
-using D64Br192 = TileConfig<64, 192, 128, 2, true>;
-using D64Br128 = TileConfig<64, 128, 128, 2, true>;
-using D128Bc128 = TileConfig<128, 128, 128, 3, true>;
-using D128Bc176 = TileConfig<128, 128, 176, 2, true>;
-
-const Instance k_d64_br192 = make_instance<D64Br192>("attention.wgmma_tma.d64_br192_bc128_s2");
-const Instance k_d64_br128 = make_instance<D64Br128>("attention.wgmma_tma.d64_br128_bc128_s2");
-const Instance k_d128_bc128 = make_instance<D128Bc128>("attention.wgmma_tma.d128_br128_bc128_s3");
-const Instance k_d128_bc176 = make_instance<D128Bc176>("attention.wgmma_tma.d128_br128_bc176_s2");
-
 }  // namespace
-
-KPORT_REGISTER_KERNEL(k_d64_br192);
-KPORT_REGISTER_KERNEL(k_d64_br128);
-KPORT_REGISTER_KERNEL(k_d128_bc128);
-KPORT_REGISTER_KERNEL(k_d128_bc176);
-
 }  // namespace kport::kernels::attention_wgmma_tma
