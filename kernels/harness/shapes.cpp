@@ -304,9 +304,12 @@ std::vector<Shape> bench_grid(Family family, const kport::kernels::FamilyDef* de
       // Decode (a few tokens against a model's projections), prefill, square and skinny-K:
       // the projections of 4096-hidden models (attention 4096x4096, MLP up 14336x4096 and
       // down 4096x14336), so a selection for any shape has a measured neighbour on each
-      // side of the tile and wave boundaries that decide it.
+      // side of the tile and wave boundaries that decide it. Batches of 4 and 8 tokens: there
+      // the gemv's time barely grows with M while a tile's does not grow at all, and no other
+      // batch stands in for them (from 1 and 16 rows the tile kernels were picked at 4 rows,
+      // 15-30 % slower than the gemv).
       const int nk[][2] = {{4096, 4096}, {14336, 4096}, {4096, 14336}};
-      for (int m : {1, 16, 64, 256})
+      for (int m : {1, 4, 8, 16, 64, 256})
         for (const auto& p : nk) grid.push_back(gemm_shape(m, p[0], p[1]));
       for (int m : {1024, 4096})
         for (const auto& p :
