@@ -84,7 +84,11 @@ std::optional<Geometry> geometry_from_config(
       else
         complete = false;
     }
-    if (auto v = read(d.split)) g.split = *v;
+    for (const auto& k : d.split)  // the first alternative the config has; 0 fills the GPU
+      if (auto v = config(k)) {
+        if (*v >= 0) g.split = *v;
+        break;
+      }
     auto max_bytes = read(d.max_bytes), align = read(d.align_bytes);
     if (max_bytes || align) g.paths.push_back({d.dim, max_bytes.value_or(0), align.value_or(0)});
   }
@@ -128,7 +132,7 @@ int path_changes(const std::vector<char>& a, const std::vector<char>& b) {
 
 double wave_work(std::span<const Extent> tiled, std::span<const Extent> stepped, std::span<const std::int64_t> others,
                  int sm_count, std::int64_t split) {
-  if (sm_count <= 0 || split <= 0) return 0;
+  if (sm_count <= 0 || split < 0) return 0;
   double blocks = 1, steps = 1;
   for (const auto& [v, size] : tiled) {
     if (v <= 0) return 0;
@@ -142,7 +146,8 @@ double wave_work(std::span<const Extent> tiled, std::span<const Extent> stepped,
     if (v <= 0) return 0;
     blocks *= static_cast<double>(v);
   }
-  if (split > 1) {  // each tile's steps shared among `split` blocks
+  if (split == 0) return std::ceil(blocks * steps / sm_count);  // every SM an even share
+  if (split > 1) {                                              // each tile's steps shared among `split` blocks
     blocks *= static_cast<double>(split);
     steps = std::ceil(steps / static_cast<double>(split));
   }

@@ -268,8 +268,9 @@ Expected<porting::InstanceGeometry> read_geometry(const json::value& v, const st
   }
   // Split K came later within schema_version 2: a snapshot without it splits nothing.
   if (const auto* split = v.as_object().if_contains("split")) {
-    if (!split->is_int64() || split->as_int64() < 1 || split->as_int64() > 64)
-      return fail(ErrorCode::bad_value, path + ".split is not a whole number of blocks per tile from 1 to 64");
+    if (!split->is_int64() || split->as_int64() < 0 || split->as_int64() > 64)
+      return fail(ErrorCode::bad_value,
+                  path + ".split is not a whole number of blocks per tile from 1 to 64, or 0 (fills the GPU)");
     g.geometry.split = split->as_int64();
   }
   // Path bounds came later within schema_version 2: a snapshot without them has none.

@@ -121,7 +121,7 @@ std::string write_snapshot(const SnapshotSource& source) {
     };
     json::object instance{
         {"name", g.instance}, {"tiles", splits(g.geometry.tiles)}, {"steps", splits(g.geometry.steps)}};
-    if (g.geometry.split > 1) instance["split"] = g.geometry.split;
+    if (g.geometry.split != 1) instance["split"] = g.geometry.split;
     if (!g.geometry.paths.empty()) {
       json::array paths;
       for (const auto& b : g.geometry.paths)

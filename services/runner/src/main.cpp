@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
            "one (A/B/A/B)")
       .add("bench-l2-flush", "KPORT_BENCH_L2_FLUSH", "write",
            "gpu role: how the L2 is emptied before each sample: write, read or off")
-      .add("bench-later-warmup-ms", "KPORT_BENCH_LATER_WARMUP_MS", "20",
+      .add("bench-later-warmup-ms", "KPORT_BENCH_LATER_WARMUP_MS", "10",
            "gpu role: warm-up of each measurement after a process's first (whose warm-up brought the clocks up)")
       .add("check-parallel", "KPORT_CHECK_PARALLEL", "8",
            "gpu role: instances checked at once on one GPU, each in its own processes (nothing is timed meanwhile)")

@@ -258,8 +258,9 @@ TEST_P(DispatchLookupRule, AgreesWithSelectBestOnRandomTablesAndShapes) {
       }
   // A shape nobody timed: near as it may be, a timed shape answers before it.
   for (const char* inst : instances) figures.push_back(figure("gemm", "bf16", inst, "m=3,n=3,k=3", 0, 0, "failed"));
-  // "gemm.d.four" publishes no geometry: it moves by problem size among the others.
-  std::vector<porting::InstanceGeometry> geometry = {gemm_tiles("gemm.a.one", 64, 64),
+  // "gemm.d.four" publishes no geometry: it moves by problem size among the others;
+  // "gemm.a.one" splits K until the GPU is full (split 0).
+  std::vector<porting::InstanceGeometry> geometry = {split_k(gemm_tiles("gemm.a.one", 64, 64), 0),
                                                      split_k(gemm_tiles("gemm.b.two", 128, 128), 2),
                                                      gemm_tiles("gemm.c.three", 128, 256, 32)};
   const int sm_count = waves ? 132 : 0;

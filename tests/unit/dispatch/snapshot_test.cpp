@@ -144,8 +144,25 @@ TEST(DispatchSnapshot, AnInstancesSplitOfKIsKeptAndABadOneRefused) {
   auto a = snap->lookup("gemm", "bf16", "m=128,n=8192,k=16384");
   EXPECT_EQ(std::string(a.instance), "gemm.w.k2");
   EXPECT_DOUBLE_EQ(a.estimate_us, 80.0);
-  expect_refused(edit(text, [](json::object& d) { d["instances"].as_array()[0].as_object()["split"] = 0; }),
+  expect_refused(edit(text, [](json::object& d) { d["instances"].as_array()[0].as_object()["split"] = -1; }),
                  ErrorCode::bad_value, "instances[0].split");
+  expect_refused(edit(text, [](json::object& d) { d["instances"].as_array()[0].as_object()["split"] = 65; }),
+                 ErrorCode::bad_value, "instances[0].split");
+}
+
+// A kernel that splits K until the GPU is full (gemm.gemv) is written with split 0 and read
+// back so: its figure moves with N x K, not with M.
+TEST(DispatchSnapshot, ASplitThatFillsTheGpuIsKept) {
+  const std::vector<SnapshotFigure> figures = {figure("gemm", "bf16", "gemm.v.fill", "m=1,n=4096,k=14336", 42.0)};
+  auto fill = split_k(gemm_tiles("gemm.v.fill", 8, 256, 4), 0);
+  const auto text = write(figures, k_generated_ms, 132, {fill});
+  auto doc = json::parse(text).as_object();
+  EXPECT_EQ(doc.at("instances").as_array()[0].at("split").as_int64(), 0);
+  auto snap = Snapshot::parse(text, at_generation());
+  ASSERT_TRUE(snap.ok()) << snap.error().message;
+  auto a = snap->lookup("gemm", "bf16", "m=4,n=8192,k=28672");
+  EXPECT_EQ(std::string(a.instance), "gemm.v.fill");
+  EXPECT_DOUBLE_EQ(a.estimate_us, 42.0 * 1738 / 435);  // 4x the column tiles x steps; M alone moves nothing
 }
 
 TEST(DispatchSnapshot, ABitChangedAfterServingFailsTheChecksum) {

@@ -264,6 +264,28 @@ TEST(WaveModel, ASplitTileIsThatManyBlocksEachWalkingItsShareOfK) {
   EXPECT_DOUBLE_EQ(wave_work(whole, shape("m=128,n=8192,k=8192"), 132, kport_rules("gemm")), 128);
 }
 
+// gemm.gemv splits K over the grid until the GPU is full (split_k 0): its work is all the
+// tiles' steps spread over the SMs, so it moves with N x K and not with M (one tile of up to
+// 8 rows), where by problem size a batch of 4 would cost 4 times a batch of 1.
+TEST(WaveModel, ASplitThatFillsTheGpuSpreadsEveryStepOverTheSms) {
+  auto g = from("gemm", {{"bm", 8}, {"bn", 256}, {"bk", 4}, {"split_k", 0}});
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->split, 0);
+  // 16 column tiles x 3584 steps of K = 14336, over 132 SMs: ceil(57344 / 132).
+  EXPECT_DOUBLE_EQ(wave_work(*g, shape("m=1,n=4096,k=14336"), 132, kport_rules("gemm")), 435);
+  EXPECT_DOUBLE_EQ(wave_work(*g, shape("m=4,n=4096,k=14336"), 132, kport_rules("gemm")), 435);
+  // Twice N and twice K: four times the work (ceil(229376 / 132)).
+  EXPECT_DOUBLE_EQ(wave_work(*g, shape("m=4,n=8192,k=28672"), 132, kport_rules("gemm")), 1738);
+  // The H200's 42.3 us at 1x4096x14336 moved to 4x8192x28672 (measured there: 155.6 us).
+  EXPECT_NEAR(
+      estimate_at(&*g, 132, shape("m=1,n=4096,k=14336"), 42.3, shape("m=4,n=8192,k=28672"), kport_rules("gemm")),
+      42.3 * 1738 / 435, 1e-9);
+  // A negative split is no geometry a kernel has: no work figure.
+  Geometry bad = *g;
+  bad.split = -1;
+  EXPECT_EQ(wave_work(bad, shape("m=4,n=8192,k=28672"), 132, kport_rules("gemm")), 0);
+}
+
 TEST(WaveModel, AnEstimateScalesTheMeasuredFigureByTheWorkRatio) {
   Geometry narrow{{{"m", 128}, {"n", 128}}, {{"k", 64}}};
   auto at = shape("m=64,n=14336,k=4096"), to = shape("m=96,n=28672,k=8192");

@@ -50,6 +50,9 @@ struct Geometry {  // how an instance divides a problem among its thread blocks
   std::vector<PathBound> paths = {};
   // Blocks per tile (split K): each of `split` blocks walks its 1/split share of the steps, so
   // a tile is `split` blocks of ceil(steps / split) steps. 1: one block walks them all.
+  // 0: the kernel splits the steps over as many blocks as fill the GPU (gemm.gemv's K split
+  // until a few blocks per SM are busy), so every SM walks an even share of all the tiles'
+  // steps: the work is ceil(tiles x steps / SMs).
   std::int64_t split = 1;
 };
 
@@ -120,7 +123,8 @@ std::optional<GeometryProblem> geometry_problem(const GeometryKeys& keys, const 
 // An instance's geometry read from its published configuration by its family's declared
 // `keys`: `config(key)` is the config's integer value of `key`, nullopt when absent or not
 // an integer. The tiles and steps when every declared tile and step key has a value > 0
-// (one missing: none of them, never a guess), with the split when its key is > 0; the
+// (one missing: none of them, never a guess), with the split when its key is > 0 (0: the
+// kernel fills the GPU, Geometry::split); the
 // path bounds whose max_bytes or align_bytes key is > 0. nullopt when that leaves neither
 // tiles nor path bounds, and for a family that declares nothing: its instances move by
 // problem size. A geometry that names a dimension a shape lacks gives no wave work there
@@ -136,7 +140,8 @@ double wave_work(const Geometry& g, const Shape& s, int sm_count, const ShapeRul
 // The same arithmetic over plain values, for a caller that keeps its own dimensions
 // (kport-dispatch's lookup tables): `tiled` and `stepped` as {extent, tile} in the
 // geometry's order, `others` the extents that multiply the blocks in key order, `split`
-// Geometry::split. 0 when an extent is <= 0 or `sm_count` <= 0. wave_work() is this over a
+// Geometry::split (0: fills the GPU). 0 when an extent is <= 0, `sm_count` <= 0 or `split` < 0.
+// wave_work() is this over a
 // Shape, so both give the very same double.
 using Extent = std::array<std::int64_t, 2>;  // {extent, tile or step}
 double wave_work(std::span<const Extent> tiled, std::span<const Extent> stepped, std::span<const std::int64_t> others,

@@ -51,14 +51,16 @@ struct BenchSampling {
   int paired_rounds = 4;
   double round_agreement_floor = 0.01;  // round medians this close always agree
   // Later measurements of a process, the clocks already up from its first, warm up this long.
-  double later_warmup_ms = 20;
+  // 10 ms is thousands of calls of a decode kernel and a few of the slowest fp32 gemm; the
+  // screen below takes half of it (a pipeline spent 30 % of its measuring time warming up).
+  double later_warmup_ms = 10;
   // Screening (successive halving): where several instances run a case, each is first
   // timed briefly; only those within screen_margin of the fastest (widened by their
   // screens' noise) are then measured to the precise settings above. The rest keep their
   // screen figure, marked "precision": "screen".
   bool screen = true;
   double screen_time_cap_ms = 10;
-  double screen_warmup_ms = 10;
+  double screen_warmup_ms = 5;
   int screen_min_samples = 3;
   double screen_max_rse = 0.01;
   double screen_margin = 0.05;
