@@ -800,11 +800,12 @@ class Validator {
     for (const auto& m : n.members) {
       const std::string dpath = join(path, m.key);
       KPORT_TRY(want(m.value, dpath, Node::Kind::object));
-      KPORT_TRY(only(m.value, dpath, {"tile", "step", "split", "max_bytes", "align_bytes"}));
+      KPORT_TRY(only(m.value, dpath, {"tile", "step", "split", "max_bytes", "align_bytes", "max"}));
       DimKeys d;
       d.dim = m.key;
-      for (auto [role, slot] : {std::pair{"tile", &d.tile}, std::pair{"step", &d.step}, std::pair{"split", &d.split},
-                                std::pair{"max_bytes", &d.max_bytes}, std::pair{"align_bytes", &d.align_bytes}})
+      for (auto [role, slot] :
+           {std::pair{"tile", &d.tile}, std::pair{"step", &d.step}, std::pair{"split", &d.split},
+            std::pair{"max_bytes", &d.max_bytes}, std::pair{"align_bytes", &d.align_bytes}, std::pair{"max", &d.max}})
         if (const Node* x = member(m.value, role)) {
           const std::string rpath = join(dpath, role);
           if (x->kind == Node::Kind::string) {

@@ -101,7 +101,13 @@ PreparedSelection::PreparedSelection(std::string gpu_model, std::vector<Measurem
           if (m_geometry[k].instance == m.instance) g = static_cast<int>(k);
       if (g >= 0 && !has_waves(m_geometry[static_cast<std::size_t>(g)].geometry)) g = -1;
       if (g >= 0) m_by_waves[i] = 1;
-      m_work[i].push_back(Work{static_cast<std::uint32_t>(f), g,
+      int lim = -1;  // find_geometry()'s again, whatever the SM count, when it has limits
+      for (std::size_t k = 0; k < m_geometry.size(); ++k)
+        if (m_geometry[k].instance == m.instance) {
+          if (!m_geometry[k].geometry.limits.empty()) lim = static_cast<int>(k);
+          break;
+        }
+      m_work[i].push_back(Work{static_cast<std::uint32_t>(f), g, lim,
                                estimate_work(g >= 0 ? &m_geometry[static_cast<std::size_t>(g)].geometry : nullptr,
                                              m_sm_count, m_shapes[i], m_rules),
                                number(commits, m.commit), number(used, m.driver)});
@@ -115,6 +121,10 @@ bool PreparedSelection::moved(const Shape& want, const Match& m, Moved& out) con
   if (m.distance == 0 || m.shape >= m_shapes.size() || m_work[m.shape].empty() || want == m_shapes[m.shape])
     return false;
   const auto& here = (*m_current_at)[m.shape];
+  // An instance the question is beyond the limits of is left out with its reason, which
+  // answer() writes: those answers take that path.
+  for (const Work& w : m_work[m.shape])
+    if (w.limits >= 0 && !runs_within(m_geometry[static_cast<std::size_t>(w.limits)].geometry, want)) return false;
   out.places.clear();
   double want_size = -1;  // problem_size(want), when some figure moves by it
   for (std::size_t k = 0; k < m_work[m.shape].size(); ++k) {

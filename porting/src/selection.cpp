@@ -98,6 +98,14 @@ std::vector<Ranked> rank(std::vector<Scored> scored, std::vector<std::string>& n
   return out;
 }
 
+// Why an instance is no candidate at `want` by its limits (wave_model.h runs_within), or "".
+std::string limit_reason(const Geometry& g, const Shape& want) {
+  for (const auto& l : g.limits)
+    if (!within_limit(want.get(l.dim), l.size))
+      return "runs " + l.dim + " up to " + std::to_string(l.size) + ", not " + std::to_string(want.get(l.dim));
+  return "";
+}
+
 std::string exclusion_reason(const Measurement& m) {
   std::string where =
       " on " + m.gpu_model + " at commit " + short_sha(m.commit) + " (result " + std::to_string(m.result_id) + ")";
@@ -181,6 +189,11 @@ Selection measured_at(const std::string& gpu_model, std::span<const DriverSeen> 
       scored.push_back(Scored{&m, m.median_us, m.stddev_us});
       continue;
     }
+    if (const Geometry* own = find_geometry(waves.geometry, m.instance))
+      if (auto why = limit_reason(*own, *want); !why.empty()) {
+        sel.excluded.push_back(Excluded{m.instance, m.variant, m, why});
+        continue;
+      }
     const Geometry* g = waves.sm_count > 0 ? find_geometry(waves.geometry, m.instance) : nullptr;
     by_waves = by_waves || (g && has_waves(*g));
     double cost = estimate_at(g, waves.sm_count, m.shape, m.median_us, *want, waves.shape_rules());
@@ -439,6 +452,7 @@ std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& 
     std::string best;
     double best_cost = std::numeric_limits<double>::infinity();
     for (const auto& [instance, median] : from.median) {
+      if (const Geometry* own = find_geometry(waves.geometry, instance); own && !runs_within(*own, to)) continue;
       const Geometry* g = waves.sm_count > 0 ? find_geometry(waves.geometry, instance) : nullptr;
       double cost = estimate_at(g, waves.sm_count, *from.shape, median, to, waves.shape_rules());
       if (cost < best_cost) {

@@ -39,7 +39,8 @@ std::optional<GeometryProblem> geometry_problem(const GeometryKeys& keys, const 
                                                                              {"step", &d.step},
                                                                              {"split", &d.split},
                                                                              {"max_bytes", &d.max_bytes},
-                                                                             {"align_bytes", &d.align_bytes}};
+                                                                             {"align_bytes", &d.align_bytes},
+                                                                             {"max", &d.max}};
     bool any = false;
     for (const auto& [role, list] : roles) {
       any = any || !list->empty();
@@ -49,7 +50,8 @@ std::optional<GeometryProblem> geometry_problem(const GeometryKeys& keys, const 
         if (!config_key(k))
           return GeometryProblem{at, "'" + k + "' is not a config key (letters, digits and '_', 64 at most)"};
     }
-    if (!any) return GeometryProblem{d.dim, "declares no config key: give tile, step, split, max_bytes or align_bytes"};
+    if (!any)
+      return GeometryProblem{d.dim, "declares no config key: give tile, step, split, max_bytes, align_bytes or max"};
     if (!d.split.empty()) {
       if (d.step.empty())
         return GeometryProblem{d.dim + ".split",
@@ -91,6 +93,7 @@ std::optional<Geometry> geometry_from_config(
       }
     auto max_bytes = read(d.max_bytes), align = read(d.align_bytes);
     if (max_bytes || align) g.paths.push_back({d.dim, max_bytes.value_or(0), align.value_or(0)});
+    if (auto v = read(d.max)) g.limits.push_back({d.dim, *v});
   }
   // Part of a tiling is no tiling: waves from a guessed tile would rank by the guess.
   if (!complete || g.tiles.empty()) {
@@ -98,7 +101,7 @@ std::optional<Geometry> geometry_from_config(
     g.steps.clear();
     g.split = 1;
   }
-  if (g.tiles.empty() && g.paths.empty()) return std::nullopt;
+  if (g.tiles.empty() && g.paths.empty() && g.limits.empty()) return std::nullopt;
   return g;
 }
 
@@ -109,6 +112,12 @@ bool within(const Geometry::PathBound& b, std::int64_t extent, int element_bytes
   const std::int64_t bytes = extent * element_bytes;
   if (b.max_bytes > 0 && bytes > b.max_bytes) return false;
   return b.align_bytes <= 0 || bytes % b.align_bytes == 0;
+}
+
+bool runs_within(const Geometry& g, const Shape& s) {
+  for (const auto& l : g.limits)
+    if (!within_limit(s.get(l.dim), l.size)) return false;
+  return true;
 }
 
 bool own_path(const Geometry& g, const Shape& s, int element_bytes) {

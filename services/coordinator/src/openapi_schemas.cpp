@@ -179,11 +179,13 @@ void catalog(json::object& s) {
   // Which instance config keys give a family's tiles, steps, split and path bounds, per
   // dimension (porting/wave_model.h DimKeys): a key, or alternatives read in order.
   const V config_keys = json::object{{"anyOf", json::array{str(), strings()}}};
-  s["FamilyGeometryDim"] = obj({opt("tile", describe(config_keys, "the tile along the dimension, one per block")),
-                                opt("step", describe(config_keys, "the step each block walks the dimension by")),
-                                opt("split", describe(config_keys, "blocks sharing one tile's steps (split-K)")),
-                                opt("max_bytes", describe(config_keys, "the most bytes along it the instance runs")),
-                                opt("align_bytes", describe(config_keys, "the bytes along it must be a multiple of"))});
+  s["FamilyGeometryDim"] =
+      obj({opt("tile", describe(config_keys, "the tile along the dimension, one per block")),
+           opt("step", describe(config_keys, "the step each block walks the dimension by")),
+           opt("split", describe(config_keys, "blocks sharing one tile's steps (split-K)")),
+           opt("max_bytes", describe(config_keys, "the most bytes along it the instance runs")),
+           opt("align_bytes", describe(config_keys, "the bytes along it must be a multiple of")),
+           opt("max", describe(config_keys, "the largest extent along it the instance runs at all"))});
   s["FamilyGeometry"] =
       describe(json::object{{"type", "object"}, {"additionalProperties", ref("FamilyGeometryDim")}},
                "per dimension of the family, the instance config keys the selection reads its geometry from");
@@ -818,16 +820,20 @@ void best(json::object& s) {
        {"drivers", strings()},
        {"rule", str()},
        {"instances",
-        describe(arr(obj({{"name", str()},
-                          {"tiles", splits()},
-                          {"steps", splits()},
-                          opt("paths", describe(arr(obj({{"dim", str()},
-                                                         {"max_bytes", describe(integer(), "0: no upper bound")},
-                                                         {"align_bytes", describe(integer(), "0: no alignment")}})),
-                                                "the extents beyond which, or off whose alignment in bytes, the "
-                                                "instance runs a fallback kernel instead of its own"))})),
-                 "how each instance with a known geometry divides a problem among its thread blocks: "
-                 "the dimensions cut into tiles and those walked in steps, and where it leaves its own code")},
+        describe(
+            arr(obj({{"name", str()},
+                     {"tiles", splits()},
+                     {"steps", splits()},
+                     opt("paths", describe(arr(obj({{"dim", str()},
+                                                    {"max_bytes", describe(integer(), "0: no upper bound")},
+                                                    {"align_bytes", describe(integer(), "0: no alignment")}})),
+                                           "the extents beyond which, or off whose alignment in bytes, the "
+                                           "instance runs a fallback kernel instead of its own")),
+                     opt("split", describe(integer(), "blocks sharing one tile's steps; 0: as many as fill the GPU")),
+                     opt("limits", describe(arr(obj({{"dim", str()}, {"max", integer()}})),
+                                            "the largest extent along a dimension the instance runs at all"))})),
+            "how each instance with a known geometry divides a problem among its thread blocks: "
+            "the dimensions cut into tiles and those walked in steps, and where it leaves its own code")},
        {"tables",
         arr(obj(
             {{"op", str()},

@@ -289,9 +289,18 @@ void rank_estimates(const Snapshot::Table& t, const Layout& l, std::size_t j, co
   std::size_t n = 0;
   for (std::uint32_t f = l.first[j]; f < l.first[j + 1]; ++f) {
     const Figure& fig = l.figures[f];
-    double to = plan_work(l.plans[fig.instance], q.values, sm_count);
+    const WorkPlan& plan = l.plans[fig.instance];
+    bool runs = true;  // porting::runs_within: beyond a limit the instance is no candidate
+    for (std::uint8_t i = 0; i < plan.n_limits; ++i)
+      runs = runs && porting::within_limit(q.values[plan.limit_at[i]], plan.limit[i]);
+    if (!runs) continue;
+    double to = plan_work(plan, q.values, sm_count);
     double cost = (fig.work <= 0 || to <= 0) ? fig.median_us : fig.median_us * (to / fig.work);
     est[n++] = Estimated{f, cost, fig.stddev_us * cost / fig.median_us};
+  }
+  if (n == 0) {  // every figure's instance is beyond its limits: as the API, no best
+    a.status = Status::no_best;
+    return;
   }
   std::size_t best = 0;
   for (std::size_t i = 1; i < n; ++i)

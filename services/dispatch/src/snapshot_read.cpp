@@ -291,6 +291,25 @@ Expected<porting::InstanceGeometry> read_geometry(const json::value& v, const st
       g.geometry.paths.push_back(std::move(b));
     }
   }
+  // Limits came later within schema_version 2: a snapshot without them limits nothing.
+  if (const auto* limits = v.as_object().if_contains("limits")) {
+    if (!limits->is_array())
+      return fail(ErrorCode::bad_json, path + ".limits is " + kind_of(*limits) + "; expected an array");
+    const auto& list = limits->as_array();
+    if (list.size() > k_max_dims)
+      return fail(ErrorCode::bad_value, path + ".limits has more than " + std::to_string(k_max_dims) + " entries");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      std::string at = path + ".limits[" + std::to_string(i) + "]";
+      if (!list[i].is_object())
+        return fail(ErrorCode::bad_json, at + " is " + kind_of(list[i]) + "; expected an object");
+      Fields e(list[i].as_object(), at);
+      porting::Geometry::Split lim{e.str("dim"), e.integer("max", 0)};
+      if (e.error()) return *e.error();
+      if (!dim_key(lim.dim)) return fail(ErrorCode::bad_value, at + ".dim '" + lim.dim + "' is not a shape dimension");
+      if (lim.size < 1) return fail(ErrorCode::bad_value, at + ".max is not a positive extent");
+      g.geometry.limits.push_back(std::move(lim));
+    }
+  }
   return g;
 }
 
@@ -325,6 +344,12 @@ WorkPlan plan_for(const Layout& l, const porting::Geometry* g, int sm_count) {
       p.step[p.n_steps++] = t.size;
     }
   }
+  if (g)
+    for (const auto& lim : g->limits)
+      if (int at = index_of(lim.dim); at >= 0) {
+        p.limit_at[p.n_limits] = static_cast<std::uint8_t>(at);
+        p.limit[p.n_limits++] = lim.size;
+      }
   auto named = [&](const std::vector<porting::Geometry::Split>& splits, const std::string& key) {
     return std::any_of(splits.begin(), splits.end(), [&](const auto& s) { return s.dim == key; });
   };

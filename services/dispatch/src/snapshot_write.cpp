@@ -128,6 +128,11 @@ std::string write_snapshot(const SnapshotSource& source) {
         paths.push_back(json::object{{"dim", b.dim}, {"max_bytes", b.max_bytes}, {"align_bytes", b.align_bytes}});
       instance["paths"] = std::move(paths);
     }
+    if (!g.geometry.limits.empty()) {
+      json::array limits;
+      for (const auto& l : g.geometry.limits) limits.push_back(json::object{{"dim", l.dim}, {"max", l.size}});
+      instance["limits"] = std::move(limits);
+    }
     instances.push_back(std::move(instance));
   }
   json::object doc{

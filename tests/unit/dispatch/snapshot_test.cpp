@@ -165,6 +165,31 @@ TEST(DispatchSnapshot, ASplitThatFillsTheGpuIsKept) {
   EXPECT_DOUBLE_EQ(a.estimate_us, 42.0 * 1738 / 435);  // 4x the column tiles x steps; M alone moves nothing
 }
 
+// An instance's limit (the gemv runs m up to 8) travels in the snapshot, and a lookup
+// beyond it never names the instance, as the API does; a bad limit is refused.
+TEST(DispatchSnapshot, AnInstanceIsNoAnswerBeyondItsLimit) {
+  const std::vector<SnapshotFigure> figures = {figure("gemm", "fp32", "gemm.v.rows8", "m=4,n=4096,k=4096", 10.0),
+                                               figure("gemm", "fp32", "gemm.w.tile", "m=4,n=4096,k=4096", 30.0)};
+  auto gemv = split_k(gemm_tiles("gemm.v.rows8", 8, 256, 4), 0);
+  gemv.geometry.limits.push_back({"m", 8});
+  const auto text = write(figures, k_generated_ms, 132, {gemv, gemm_tiles("gemm.w.tile", 128, 128)});
+  auto doc = json::parse(text).as_object();
+  const auto& limits = doc.at("instances").as_array()[0].at("limits").as_array();
+  ASSERT_EQ(limits.size(), 1u);
+  EXPECT_EQ(limits[0].at("max").as_int64(), 8);
+  auto snap = Snapshot::parse(text, at_generation());
+  ASSERT_TRUE(snap.ok()) << snap.error().message;
+  EXPECT_EQ(std::string(snap->lookup("gemm", "fp32", "m=6,n=4096,k=4096").instance), "gemm.v.rows8");
+  auto beyond = snap->lookup("gemm", "fp32", "m=12,n=4096,k=4096");
+  EXPECT_EQ(beyond.status, Status::nearest);
+  EXPECT_EQ(std::string(beyond.instance), "gemm.w.tile");
+  expect_refused(edit(text,
+                      [](json::object& d) {
+                        d["instances"].as_array()[0].as_object()["limits"].as_array()[0].as_object()["max"] = 0;
+                      }),
+                 ErrorCode::bad_value, "instances[0].limits[0].max");
+}
+
 TEST(DispatchSnapshot, ABitChangedAfterServingFailsTheChecksum) {
   auto text = sample();
   auto at = text.find("\"median_us\":1E2");

@@ -152,7 +152,7 @@ TEST(WaveModel, AGeometryDeclarationThatDoesNotHoldNamesItsKey) {
   EXPECT_EQ(problem({{{"rows", {"a"}, {}, {}, {}, {}}, {"rows", {"b"}, {}, {}, {}, {}}}}),
             "rows: dimension 'rows' is declared twice");
   EXPECT_EQ(problem({{{"rows", {}, {}, {}, {}, {}}}}),
-            "rows: declares no config key: give tile, step, split, max_bytes or align_bytes");
+            "rows: declares no config key: give tile, step, split, max_bytes, align_bytes or max");
   EXPECT_EQ(problem({{{"rows", {"rows per cta"}, {}, {}, {}, {}}}}),
             "rows.tile: 'rows per cta' is not a config key (letters, digits and '_', 64 at most)");
   EXPECT_EQ(problem({{{"cols", {}, {""}, {}, {}, {}}}}),
@@ -284,6 +284,42 @@ TEST(WaveModel, ASplitThatFillsTheGpuSpreadsEveryStepOverTheSms) {
   Geometry bad = *g;
   bad.split = -1;
   EXPECT_EQ(wave_work(bad, shape("m=4,n=8192,k=28672"), 132, kport_rules("gemm")), 0);
+}
+
+// gemm declares `max_m` as the largest m an instance runs: the gemv (8 rows) is no
+// candidate at 12 rows, however fast its figure at 4 rows moves there. At 4 rows it is.
+TEST(WaveModel, AnInstanceIsNoCandidateBeyondItsLimit) {
+  auto gemv = from("gemm", {{"max_m", 8}, {"bm", 8}, {"bn", 256}, {"bk", 4}, {"split_k", 0}});
+  ASSERT_TRUE(gemv);
+  ASSERT_EQ(gemv->limits.size(), 1u);
+  EXPECT_EQ(gemv->limits[0].dim, "m");
+  EXPECT_EQ(gemv->limits[0].size, 8);
+  EXPECT_TRUE(runs_within(*gemv, shape("m=8,n=4096,k=4096")));
+  EXPECT_FALSE(runs_within(*gemv, shape("m=9,n=4096,k=4096")));
+  EXPECT_TRUE(runs_within(*gemv, shape("rows=100,cols=4096"))) << "a shape without m limits nothing";
+  // A limit alone is a geometry too (no tiles: moved by problem size).
+  auto only = from("gemm", {{"max_m", 8}});
+  ASSERT_TRUE(only);
+  EXPECT_FALSE(has_waves(*only));
+  EXPECT_TRUE(from("gemm", {{"bm", 128}, {"bn", 128}, {"bk", 64}})->limits.empty());
+
+  std::vector<Measurement> rows = {meas(1, "gemm.gemv.m8_splitk", "m=4,n=4096,k=4096", 10.0),
+                                   meas(2, "gemm.wgmma_tma.128x128x64_s6", "m=4,n=4096,k=4096", 30.0)};
+  std::vector<InstanceGeometry> geometry = {{"gemm.gemv.m8_splitk", *gemv},
+                                            {"gemm.wgmma_tma.128x128x64_s6", {{{"m", 128}, {"n", 128}}, {{"k", 64}}}}};
+  SelectionInputs in{.on_gpu = rows, .sm_count = 132, .geometry = geometry};
+  in.rules = &kport_rules("gemm");
+  auto six = select_best(SelectionQuery{"NVIDIA H200", "9.0", "sm_90a", shape("m=6,n=4096,k=4096"), "fp32"}, in);
+  ASSERT_NE(six.best(), nullptr);
+  EXPECT_EQ(six.best()->instance, "gemm.gemv.m8_splitk");
+  auto twelve = select_best(SelectionQuery{"NVIDIA H200", "9.0", "sm_90a", shape("m=12,n=4096,k=4096"), "fp32"}, in);
+  ASSERT_NE(twelve.best(), nullptr);
+  EXPECT_EQ(twelve.best()->instance, "gemm.wgmma_tma.128x128x64_s6");
+  ASSERT_EQ(twelve.ranking.size(), 1u);
+  bool said = false;
+  for (const auto& e : twelve.excluded)
+    said = said || (e.instance == "gemm.gemv.m8_splitk" && e.reason == "runs m up to 8, not 12");
+  EXPECT_TRUE(said);
 }
 
 TEST(WaveModel, AnEstimateScalesTheMeasuredFigureByTheWorkRatio) {

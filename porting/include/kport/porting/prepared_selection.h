@@ -131,6 +131,7 @@ class PreparedSelection {
   struct Work {
     std::uint32_t figure;
     int geometry;  // index in m_geometry, with its tiles and an SM count known; -1: by problem size
+    int limits;    // index in m_geometry of the instance's, when it has limits (runs_within); -1: none
     double at_shape;
     // Its commit and driver numbered per shape (equal exactly when the texts are).
     std::uint32_t commit, driver;

@@ -48,6 +48,9 @@ struct Geometry {  // how an instance divides a problem among its thread blocks
     std::int64_t align_bytes = 0;  // 16
   };
   std::vector<PathBound> paths = {};
+  // The largest extent along a dimension the instance runs at all (gemm.gemv: m up to 8):
+  // beyond it the instance is no candidate, whatever its figures elsewhere say.
+  std::vector<Split> limits = {};
   // Blocks per tile (split K): each of `split` blocks walks its 1/split share of the steps, so
   // a tile is `split` blocks of ceil(steps / split) steps. 1: one block walks them all.
   // 0: the kernel splits the steps over as many blocks as fill the GPU (gemm.gemv's K split
@@ -73,6 +76,13 @@ int element_bytes(std::string_view dtype);
 // when either is unknown (<= 0). own_path() is this over a shape's dimensions, so a
 // caller that keeps its own dimensions (kport-dispatch's lookup) applies the same rule.
 bool within(const Geometry::PathBound& b, std::int64_t extent, int element_bytes);
+
+// Whether `extent` is within a limit of `max` (Geometry::limits); true when either is <= 0.
+inline bool within_limit(std::int64_t extent, std::int64_t max) { return max <= 0 || extent <= 0 || extent <= max; }
+
+// Whether the instance runs `s` at all by its limits (every extent within its limit; a
+// dimension the shape lacks limits nothing).
+bool runs_within(const Geometry& g, const Shape& s);
 
 // Whether the instance runs its own code at `s` (every path bound holds), for elements
 // of `element_bytes`; true when that is 0 (unknown) or the shape lacks the bound's dim.
@@ -101,6 +111,7 @@ struct DimKeys {
   std::vector<std::string> step;                    // Geometry::steps: the extent each block walks in steps
   std::vector<std::string> split;                   // Geometry::split: blocks sharing one tile's steps (split-K)
   std::vector<std::string> max_bytes, align_bytes;  // a Geometry::PathBound on the dim
+  std::vector<std::string> max = {};                // Geometry::limits: the largest extent it runs
   bool operator==(const DimKeys&) const = default;
 };
 struct GeometryKeys {
@@ -124,9 +135,9 @@ std::optional<GeometryProblem> geometry_problem(const GeometryKeys& keys, const 
 // `keys`: `config(key)` is the config's integer value of `key`, nullopt when absent or not
 // an integer. The tiles and steps when every declared tile and step key has a value > 0
 // (one missing: none of them, never a guess), with the split when its key is > 0 (0: the
-// kernel fills the GPU, Geometry::split); the
-// path bounds whose max_bytes or align_bytes key is > 0. nullopt when that leaves neither
-// tiles nor path bounds, and for a family that declares nothing: its instances move by
+// kernel fills the GPU, Geometry::split); the limits whose max key is > 0; the
+// path bounds whose max_bytes or align_bytes key is > 0. nullopt when that leaves no tiles,
+// path bounds or limits, and for a family that declares nothing: its instances move by
 // problem size. A geometry that names a dimension a shape lacks gives no wave work there
 // (wave_work() is 0).
 std::optional<Geometry> geometry_from_config(

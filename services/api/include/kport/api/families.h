@@ -45,6 +45,7 @@ struct FamilyDim {
 struct FamilyGeometryDim {
   std::string dim;
   std::vector<std::string> tile, step, split, max_bytes, align_bytes;
+  std::vector<std::string> max = {};
 };
 
 // A value `dim` must be a multiple of for any instance to run a shape, when the dims of
@@ -62,7 +63,8 @@ inline constexpr std::pair<const char*, std::vector<std::string> FamilyGeometryD
     {"step", &FamilyGeometryDim::step},
     {"split", &FamilyGeometryDim::split},
     {"max_bytes", &FamilyGeometryDim::max_bytes},
-    {"align_bytes", &FamilyGeometryDim::align_bytes}};
+    {"align_bytes", &FamilyGeometryDim::align_bytes},
+    {"max", &FamilyGeometryDim::max}};
 
 struct Family {
   std::string name, description;
@@ -203,9 +205,9 @@ inline std::vector<FamilyGeometryDim> read_family_geometry(Fields& f) {
                                        [&](const auto& known_role) { return role == known_role.first; });
       const std::string rat = at + "." + std::string(role);
       if (known == std::end(k_geometry_roles)) {
-        f.fail_with(
-            Error{Errc::invalid_argument,
-                  "field '" + rat + "' is not a role (a dimension takes tile, step, split, max_bytes, align_bytes)"});
+        f.fail_with(Error{
+            Errc::invalid_argument,
+            "field '" + rat + "' is not a role (a dimension takes tile, step, split, max_bytes, align_bytes, max)"});
         break;
       }
       auto& keys = d.*(known->second);
