@@ -118,11 +118,12 @@ std::optional<std::string> measured_answer(const BestIndex::Entry& entry, const 
     body.reserve(text.moved->size + moved.places.size() * 64 + q.canonical.size() + question);
     write_moved(w, *text.moved, prepared, match->shape, moved, q.canonical, match->distance);
   } else {
-    // Nothing timed there (an unranked answer): the answer whole.
+    // Nothing timed there (an unranked answer), or an instance the question is beyond the
+    // limits of: the answer whole, its exclusions those of the shape and that instance's.
     const porting::Selection sel = prepared.answer(q.shape, *match);
     body.reserve(text.excluded.size() + 4096 + question);
     w.raw('{');
-    write_members(w, sel, &text.excluded);
+    write_members(w, sel);
   }
   write_question_members(w, q, arch, q.target, repo, false, true, unmeasured);
   w.raw('}');
