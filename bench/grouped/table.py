@@ -2,10 +2,11 @@
 """Prints bench/grouped's table from one run's work folder: the `check` verdicts (grid and
 outside it), then per bench shape kport's grouped_gemm instances in TFLOP/s with the ratio to
 cuBLAS's strided batch of the same process and to torch._grouped_mm (peer.py, same call), and
-the dense gemm of the same tile at the same total work. Then grouped_gemm_fp8: its check
-verdicts, its bench grid, and per scale mode the target shape against the dense gemm_fp8 of
-the same tile at the same total work (one process per mode). A part that did not run (PARTS)
-prints nothing.
+the dense gemm of the same tile at the same total work, and the masked decode shapes in TFLOP/s
+and GB/s (no baseline) with the GPU test of the masked layout. Then grouped_gemm_fp8: its check
+verdicts, its bench grid (the masked shapes with their GB/s), the GPU test, and per scale mode
+the target shape against the dense gemm_fp8 of the same tile at the same total work (one
+process per mode). A part that did not run (PARTS) prints nothing.
 
     python3 bench/grouped/table.py WORK_DIR
 """
@@ -25,6 +26,20 @@ def load(path):
 
 def shape_key(s):
     return (s.get("g", 1), s["m"], s["n"], s["k"])
+
+
+def masked_text(s):
+    return "%d x (%d of %d, %d, %d)" % (s["g"], s["valid"], s["m"], s["n"], s["k"])
+
+
+def test_line(w, name, what):
+    """The GoogleTest summary of a GPU test's log, if it ran."""
+    try:
+        with open(os.path.join(w, name)) as f:
+            lines = [l.strip() for l in f if l.startswith(("[  PASSED", "[  FAILED", "[  SKIPPED"))]
+    except OSError:
+        return
+    print(f"{what}: " + ("; ".join(lines[:3]) if lines else "no summary (see " + name + ")"))
 
 
 def verdict_lines(w, names):
@@ -57,12 +72,18 @@ def fp8_tables(w):
                 worst[key] = max(worst[key], r.get("normwise_rel_error") or 0.0)
         for (dtype, scale), err in sorted(worst.items()):
             print(f"  largest normwise error among passes, {dtype} scale={scale}: {err:.2e}")
+    test_line(w, "groups_test.log", "fp8 GPU test (groups, masked layout)")
     grid = [r for r in load(os.path.join(w, "bench-fp8.json")).get("results", []) if r.get("verdict") == "measured"]
     if grid:
         print()
         print(f"{'fp8 g x (m, n, k), scale':>34} {'instance':>16} {'TFLOP/s':>8}")
         for r in grid:
             s = r["shape"]
+            if "valid" in s:  # the masked layout: valid rows of m per group; decode is bound by B's bytes
+                key = masked_text(s) + ", %d" % s["scale"]
+                print(f"{key:>34} {r['instance'].split('.')[-1]:>16} {r.get('tflops', 0.0):8.1f}"
+                      f"  {r.get('gbps', 0.0):7.1f} GB/s (masked)")
+                continue
             key = "%d x (%d, %d, %d), %d" % (s["g"], s["m"], s["n"], s["k"], s["scale"])
             print(f"{key:>34} {r['instance'].split('.')[-1]:>16} {r.get('tflops', 0.0):8.1f}")
     for scale in (0, 1, 2):
@@ -92,6 +113,7 @@ def main():
     print("check: " + ", ".join(f"{v} {c}" for v, c in sorted(verdicts.items(), key=str)))
     for line in failures[:40]:
         print(line)
+    test_line(w, "masked_test.log", "GPU test of the masked layout")
 
     peers = collections.defaultdict(dict)
     for e in load(os.path.join(w, "peer.json")).get("entries", []):
@@ -99,8 +121,12 @@ def main():
             peers[shape_key(e["shape"])][e["layout"]] = e["tflops"]
     rows = collections.defaultdict(dict)
     base = {}
+    masked = []
     for r in load(os.path.join(w, "bench.json")).get("results", []):
         if r.get("verdict") != "measured":
+            continue
+        if "valid" in r["shape"]:
+            masked.append(r)
             continue
         key = shape_key(r["shape"])
         rows[key][r["instance"].split(".")[-1]] = r.get("tflops", 0.0)
@@ -122,6 +148,12 @@ def main():
     for e in load(os.path.join(w, "peer.json")).get("entries", []):
         if "error" in e:
             print(f"  torch._grouped_mm {shape_key(e['shape'])} {e['layout']}: {e['error'][:160]}")
+    if masked:
+        print()
+        print(f"{'masked g x (valid of m, n, k)':>34} {'instance':>22} {'TFLOP/s':>8} {'GB/s':>8}")
+        for r in masked:
+            print(f"{masked_text(r['shape']):>34} {r['instance'].split('.')[-1]:>22} {r.get('tflops', 0.0):8.1f} "
+                  f"{r.get('gbps', 0.0):8.1f}")
     print()
     for r in load(os.path.join(w, "bench-dense.json")).get("results", []):
         if r.get("verdict") == "measured":

@@ -33,7 +33,8 @@ std::string usage_text() {
          "[--throttle-threshold F] [--throttle-recovery-ms MS] [--sample-gap-ms MS] [--max-duty F] [--no-blocker] "
          "[--l2-flush write|read|off] [--input-sets N|auto] [--trace]; check: [--reference auto|gpu]; "
          "all: [--timeout-s S]. Shapes: gemm m=..,n=..,k=..; gemm_fp8 m=..,n=..,k=..[,scale=0|1|2|3]; grouped_gemm "
-         "g=..,m=..,n=..,k=.. (m per group, a multiple of 128); grouped_gemm_fp8 g=..,m=..,n=..,k=..[,scale=0|1|2]; "
+         "g=..,m=..,n=..,k=..[,valid=..] (m per group, a multiple of 128 unless valid < m: the masked layout); "
+         "grouped_gemm_fp8 g=..,m=..,n=..,k=..[,scale=0|1|2][,valid=..]; "
          "attention "
          "b=..,h=..,l=..,d=..[,causal=1]; "
          "rmsnorm/softmax rows=..,cols=..; a family the library declares: its dims (see `list`)";

@@ -13,7 +13,8 @@
 // (cublasGemmEx, same dtype and layout, fp32 compute) for gemm, cublasGemmStridedBatchedEx for
 // grouped_gemm (its groups are equal, so a strided batch), a device-to-device copy of
 // the input for rmsnorm and softmax; attention has none here (bench/peers measures it), nor
-// have gemm_fp8 and grouped_gemm_fp8 (bench/fp8 and bench/grouped time their peers).
+// have gemm_fp8 and grouped_gemm_fp8 (bench/fp8 and bench/grouped time their peers), nor the
+// grouped families' masked layout (a strided batch would compute every row of every group).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -184,6 +185,13 @@ class Bencher {
           "no in-process grouped fp8 baseline: a cuBLASLt fp8 matmul takes one scale per operand and call, not "
           "one per group of B; bench/grouped/run_h200.sh times gemm_fp8 at m = g*m (the same work) in the same "
           "process";
+      return r;
+    }
+    if (c.shape.family == Family::grouped_gemm && c.shape.valid >= 0) {
+      r["baseline"] = nullptr;
+      r["baseline_note"] =
+          "no in-process baseline for the masked layout: cuBLAS's strided batch would compute all m rows of every "
+          "group, the counts being on the device";
       return r;
     }
     if (c.shape.family == Family::gemm_fp8) {

@@ -235,35 +235,89 @@ class Checker {
     return {e, "comparing with the cuBLAS reference"};
   }
 
+  // The masked layout compares each group's first counts[g] rows of D only (the rows after
+  // them are unspecified): rows_of is that count, or m for the contiguous layout.
+  static int rows_of(const ProblemBuffers& b, int group, int m) {
+    return b.counts.empty() ? m : std::clamp(b.counts[group], 0, m);
+  }
+  static double valid_rows(const ProblemBuffers& b, int groups, int m) {
+    double rows = 0;
+    for (int i = 0; i < groups; ++i) rows += rows_of(b, i, m);
+    return rows;
+  }
+  // compare_host over each group's valid rows (out, ref and floor as [groups*m, n]).
+  static void compare_groups(const ProblemBuffers& b, int groups, int m, int n, const float* out, const double* ref,
+                             CompareStats& stats, const double* floor = nullptr) {
+    for (int i = 0; i < groups; ++i) {
+      const std::size_t at = std::size_t(i) * m * n;
+      compare_host(out + at, ref + at, std::size_t(rows_of(b, i, m)) * n, stats, floor ? floor + at : nullptr);
+    }
+  }
+  // compare_with_reference over each group's valid rows of D (of `dtype`) against the fp32 `ref`.
+  cudaError_t compare_groups_on_gpu(const ProblemBuffers& b, int groups, int m, int n, const void* d, DType dtype,
+                                    const float* ref, void* scratch, CompareStats& stats) {
+    if (b.counts.empty()) return compare_with_reference(d, dtype, ref, b.out_elems, scratch, stats, m_ctx.stream);
+    for (int i = 0; i < groups; ++i) {
+      const std::size_t at = std::size_t(i) * m * n, count = std::size_t(rows_of(b, i, m)) * n;
+      if (count == 0) continue;
+      CompareStats part;
+      const void* d_at = static_cast<const char*>(d) + at * kport::kernels::dtype_size(dtype);
+      if (cudaError_t e = compare_with_reference(d_at, dtype, ref + at, count, scratch, part, m_ctx.stream);
+          e != cudaSuccess)
+        return e;
+      add_stats(stats, part);
+    }
+    return cudaSuccess;
+  }
+
   // Reference of grouped_gemm: each group's gemm in double on the CPU (kport::reference::
   // grouped_gemm), or all of them in one cuBLAS strided batched call in fp32 pedantic math
-  // (groups are equal, so the batch is exactly the grouped problem).
+  // (groups are equal, so the batch is exactly the grouped problem). The masked layout:
+  // each group's valid rows only, on the GPU one cuBLAS gemm per group.
   CheckError check_grouped_gemm(ProblemBuffers& b, CompareStats& stats, std::string& reference) {
     const auto& g = b.problem.grouped_gemm;
     const std::size_t rows = std::size_t(g.groups) * g.m;
-    if (m_opt.reference == "auto" && double(g.groups) * g.m * g.n * g.k <= k_cpu_gemm_macs) {
-      reference = "cpu_double";
+    const int* counts = b.counts.empty() ? nullptr : b.counts.data();
+    if (m_opt.reference == "auto" && valid_rows(b, g.groups, g.m) * g.n * g.k <= k_cpu_gemm_macs) {
+      reference = counts ? "cpu_double_valid_rows" : "cpu_double";
       std::vector<float> a, bm, out;
       cudaError_t e = download_as_float(g.a, g.dtype, 0, rows * g.k, a);
       if (e == cudaSuccess) e = download_as_float(g.b, g.dtype, 0, std::size_t(g.groups) * g.k * g.n, bm);
       if (e == cudaSuccess) e = download_as_float(g.d, g.dtype, 0, b.out_elems, out);
       if (e != cudaSuccess) return {e, "copying grouped_gemm data to the host"};
       std::vector<double> ref(b.out_elems);
-      kport::reference::grouped_gemm(a.data(), bm.data(), ref.data(), g.groups, g.m, g.n, g.k);
-      compare_host(out.data(), ref.data(), out.size(), stats);
+      kport::reference::grouped_gemm(a.data(), bm.data(), ref.data(), g.groups, g.m, g.n, g.k, counts);
+      compare_groups(b, g.groups, g.m, g.n, out.data(), ref.data(), stats);
       return {cudaSuccess, ""};
     }
-    reference = "gpu_cublas_fp32_pedantic_strided_batched";
+    reference = counts ? "gpu_cublas_fp32_pedantic_valid_rows" : "gpu_cublas_fp32_pedantic_strided_batched";
     DeviceBuffer ref, scratch;
     cudaError_t e = ref.allocate(b.out_elems * sizeof(float));
     if (e == cudaSuccess) e = scratch.allocate(compare_scratch_bytes());
     if (e != cudaSuccess) return {e, "allocating the reference"};
+    auto* pref = static_cast<float*>(ref.get());
     cublasSetMathMode(m_ctx.cublas, CUBLAS_PEDANTIC_MATH);
-    const cublasStatus_t st = cublas_grouped_gemm(m_ctx.cublas, g, ref.get(), CUDA_R_32F, CUBLAS_COMPUTE_32F);
+    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+    if (counts == nullptr) {
+      st = cublas_grouped_gemm(m_ctx.cublas, g, pref, CUDA_R_32F, CUBLAS_COMPUTE_32F);
+    } else {
+      const std::size_t e_size = kport::kernels::dtype_size(g.dtype);
+      for (int i = 0; i < g.groups && st == CUBLAS_STATUS_SUCCESS; ++i) {
+        const int count = rows_of(b, i, g.m);
+        if (count == 0) continue;
+        const kport::kernels::GemmArgs one{static_cast<const char*>(g.a) + std::size_t(i) * g.m * g.k * e_size,
+                                           static_cast<const char*>(g.b) + std::size_t(i) * g.k * g.n * e_size,
+                                           nullptr,
+                                           count,
+                                           g.n,
+                                           g.k,
+                                           g.dtype};
+        st = cublas_gemm(m_ctx.cublas, one, pref + std::size_t(i) * g.m * g.n, CUDA_R_32F, CUBLAS_COMPUTE_32F);
+      }
+    }
     cublasSetMathMode(m_ctx.cublas, CUBLAS_DEFAULT_MATH);
-    if (st != CUBLAS_STATUS_SUCCESS) return {cudaErrorUnknown, "cuBLAS reference strided batched gemm"};
-    e = compare_with_reference(g.d, g.dtype, static_cast<float*>(ref.get()), b.out_elems, scratch.get(), stats,
-                               m_ctx.stream);
+    if (st != CUBLAS_STATUS_SUCCESS) return {cudaErrorUnknown, "cuBLAS reference gemm of the groups"};
+    e = compare_groups_on_gpu(b, g.groups, g.m, g.n, g.d, g.dtype, pref, scratch.get(), stats);
     return {e, "comparing with the cuBLAS reference"};
   }
 
@@ -317,13 +371,15 @@ class Checker {
 
   // Reference of grouped_gemm_fp8: A (one tall operand) and every group's B dequantized, then
   // each group's gemm in double on the CPU with gemm_fp8's cancellation floor, or in fp32 by
-  // one cuBLAS strided batched call in pedantic math on the GPU.
+  // one cuBLAS strided batched call in pedantic math on the GPU. The masked layout: each
+  // group's valid rows only, on the GPU one cuBLAS gemm per group.
   CheckError check_grouped_gemm_fp8(ProblemBuffers& b, CompareStats& stats, std::string& reference) {
     const auto& g = b.problem.grouped_gemm_fp8;
     const int rows = g.groups * g.m;
     const std::size_t na = std::size_t(rows) * g.k, nb = std::size_t(g.groups) * g.n * g.k;
-    if (m_opt.reference == "auto" && double(rows) * g.n * g.k <= k_cpu_gemm_macs) {
-      reference = "cpu_double_dequantized";
+    const int* counts = b.counts.empty() ? nullptr : b.counts.data();
+    if (m_opt.reference == "auto" && valid_rows(b, g.groups, g.m) * g.n * g.k <= k_cpu_gemm_macs) {
+      reference = counts ? "cpu_double_dequantized_valid_rows" : "cpu_double_dequantized";
       std::vector<float> a, bm, sa, sb, out;
       const auto sa_count = static_cast<std::size_t>(kport::kernels::fp8_scale_count(g.scale, true, rows, g.k));
       const auto sb_count =
@@ -337,12 +393,13 @@ class Checker {
       kport::reference::dequantize_fp8(a.data(), sa.data(), rows, g.k, g.scale, true);
       kport::reference::dequantize_fp8_grouped_b(bm.data(), sb.data(), g.groups, g.n, g.k, g.scale);
       std::vector<double> ref(b.out_elems), floor(b.out_elems);
-      kport::reference::grouped_gemm_nt(a.data(), bm.data(), ref.data(), g.groups, g.m, g.n, g.k, floor.data());
+      kport::reference::grouped_gemm_nt(a.data(), bm.data(), ref.data(), g.groups, g.m, g.n, g.k, floor.data(), counts);
       for (double& f : floor) f *= k_fp8_cancellation_floor;
-      compare_host(out.data(), ref.data(), out.size(), stats, floor.data());
+      compare_groups(b, g.groups, g.m, g.n, out.data(), ref.data(), stats, floor.data());
       return {cudaSuccess, ""};
     }
-    reference = "gpu_cublas_fp32_pedantic_dequantized_strided_batched";
+    reference = counts ? "gpu_cublas_fp32_pedantic_dequantized_valid_rows"
+                       : "gpu_cublas_fp32_pedantic_dequantized_strided_batched";
     DeviceBuffer a32, b32, ref, scratch;
     cudaError_t e = a32.allocate(na * sizeof(float));
     if (e == cudaSuccess) e = b32.allocate(nb * sizeof(float));
@@ -357,15 +414,25 @@ class Checker {
     if (e != cudaSuccess) return {e, "dequantizing the operands"};
     // Per group, row-major D_g[m,n] = A_g[m,k] B_g[n,k]^T is column-major D_g^T = B_g^T A_g.
     const float alpha = 1.0f, beta = 0.0f;
+    auto* pref = static_cast<float*>(ref.get());
     cublasSetMathMode(m_ctx.cublas, CUBLAS_PEDANTIC_MATH);
-    const cublasStatus_t st =
-        cublasSgemmStridedBatched(m_ctx.cublas, CUBLAS_OP_T, CUBLAS_OP_N, g.n, g.m, g.k, &alpha, pb, g.k,
-                                  static_cast<long long>(g.n) * g.k, pa, g.k, static_cast<long long>(g.m) * g.k, &beta,
-                                  static_cast<float*>(ref.get()), g.n, static_cast<long long>(g.m) * g.n, g.groups);
+    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+    if (counts == nullptr) {
+      st = cublasSgemmStridedBatched(m_ctx.cublas, CUBLAS_OP_T, CUBLAS_OP_N, g.n, g.m, g.k, &alpha, pb, g.k,
+                                     static_cast<long long>(g.n) * g.k, pa, g.k, static_cast<long long>(g.m) * g.k,
+                                     &beta, pref, g.n, static_cast<long long>(g.m) * g.n, g.groups);
+    } else {
+      for (int i = 0; i < g.groups && st == CUBLAS_STATUS_SUCCESS; ++i) {
+        const int count = rows_of(b, i, g.m);
+        if (count > 0)
+          st = cublasSgemm(m_ctx.cublas, CUBLAS_OP_T, CUBLAS_OP_N, g.n, count, g.k, &alpha,
+                           pb + std::size_t(i) * g.n * g.k, g.k, pa + std::size_t(i) * g.m * g.k, g.k, &beta,
+                           pref + std::size_t(i) * g.m * g.n, g.n);
+      }
+    }
     cublasSetMathMode(m_ctx.cublas, CUBLAS_DEFAULT_MATH);
-    if (st != CUBLAS_STATUS_SUCCESS) return {cudaErrorUnknown, "cuBLAS reference strided batched gemm"};
-    e = compare_with_reference(g.d, DType::bf16, static_cast<float*>(ref.get()), b.out_elems, scratch.get(), stats,
-                               m_ctx.stream);
+    if (st != CUBLAS_STATUS_SUCCESS) return {cudaErrorUnknown, "cuBLAS reference gemm of the groups"};
+    e = compare_groups_on_gpu(b, g.groups, g.m, g.n, g.d, DType::bf16, pref, scratch.get(), stats);
     return {e, "comparing with the cuBLAS reference"};
   }
 

@@ -5,6 +5,7 @@
 
 #include "declared_family.h"
 #include "device/harness_kernels.h"
+#include "kport/kernels/masked_counts.h"
 #include "reference/dtype_bits.h"
 
 namespace kport::harness {
@@ -32,6 +33,19 @@ cudaError_t pack_ue8m0(const DeviceBuffer& scales, DeviceBuffer& packed, bool of
   if (!fp8_pack_ue8m0(host.data(), of_a, rows, k, bytes.data())) return cudaErrorInvalidValue;  // not a power of 2
   KPORT_TRY(packed.allocate(bytes.size()));
   return cudaMemcpy(packed.get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice);
+}
+
+// A masked grouped case's counts, on the host and in device memory; null for the contiguous
+// layout. Synchronous.
+cudaError_t make_counts(const Shape& s, ProblemBuffers& b, const int*& masked_m) {
+  masked_m = nullptr;
+  b.counts.clear();
+  if (s.valid < 0) return cudaSuccess;
+  b.counts = kport::kernels::masked_counts(s.groups, s.m, s.valid);
+  KPORT_TRY(b.masked_m.allocate(b.counts.size() * sizeof(int)));
+  KPORT_TRY(cudaMemcpy(b.masked_m.get(), b.counts.data(), b.counts.size() * sizeof(int), cudaMemcpyHostToDevice));
+  masked_m = static_cast<const int*>(b.masked_m.get());
+  return cudaSuccess;
 }
 }  // namespace
 
@@ -120,8 +134,9 @@ cudaError_t setup_problem(const Shape& s, DType dtype, std::uint64_t seed, Probl
       break;
     }
     case Family::grouped_gemm: {
-      // Equal groups, one after the other: A [g*m, k], B [g, k, n], D [g*m, n]; the same value
-      // range as gemm, so each group is a gemm of the gemm family's inputs.
+      // Equal groups, one after the other: A [g*m, k], B [g, k, n], D [g*m, n] (the masked
+      // layout's [g][m][k] and [g][m][n] are the same memory); the same value range as gemm, so
+      // each group is a gemm of the gemm family's inputs.
       const std::size_t rows = std::size_t(s.groups) * s.m;
       const std::size_t na = rows * s.k, nb = std::size_t(s.groups) * s.k * s.n;
       b.out_elems = rows * s.n;
@@ -132,6 +147,7 @@ cudaError_t setup_problem(const Shape& s, DType dtype, std::uint64_t seed, Probl
       KPORT_TRY(fill_uniform(b.in1.get(), nb, dtype, seed, k_stream_in1, -1.0f, 1.0f, stream));
       auto& g = b.problem.grouped_gemm;
       g.a = b.in0.get(), g.b = b.in1.get(), g.d = b.out.get();
+      KPORT_TRY(make_counts(s, b, g.masked_m));
       break;
     }
     case Family::grouped_gemm_fp8: {
@@ -159,6 +175,7 @@ cudaError_t setup_problem(const Shape& s, DType dtype, std::uint64_t seed, Probl
       g.a = b.in0.get(), g.b = b.in1.get(), g.d = b.out.get();
       g.scale_a = static_cast<const float*>(b.scale_a.get());
       g.scale_b = static_cast<const float*>(b.scale_b.get());
+      KPORT_TRY(make_counts(s, b, g.masked_m));
       break;
     }
     case Family::attention: {

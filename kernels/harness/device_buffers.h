@@ -34,6 +34,10 @@ struct ProblemBuffers {
   DeviceBuffer out, lse;
   DeviceBuffer scale_a, scale_b;  // gemm_fp8: fp32 scales (GemmFp8Args)
   DeviceBuffer ue8m0_a, ue8m0_b;  // gemm_fp8 block128_ue8m0: the scales as packed UE8M0 bytes
+  // The grouped families' masked layout: masked_m on the device and its host copy (the case's
+  // kport::kernels::masked_counts); empty for the contiguous layout.
+  DeviceBuffer masked_m;
+  std::vector<int> counts;
   // A declared family's tensors, in its def's order (FamilyArgs::tensors), and their elements.
   DeviceBuffer tensors[kport::kernels::k_max_family_tensors];
   std::size_t tensor_elems[kport::kernels::k_max_family_tensors] = {};
@@ -42,7 +46,8 @@ struct ProblemBuffers {
 };
 
 // Allocates and fills the inputs (values uniform in ranges chosen per family, a declared
-// family's input i in its range from stream i + 1) from `seed` and poisons the outputs. On cudaErrorMemoryAllocation the caller reports the case as an
+// family's input i in its range from stream i + 1) from `seed` and poisons the outputs; a
+// masked grouped case also gets its counts (masked_m). On cudaErrorMemoryAllocation the caller reports the case as an
 // error and continues; the buffers free themselves.
 cudaError_t setup_problem(const Shape& shape, DType dtype, std::uint64_t seed, ProblemBuffers& b, cudaStream_t stream);
 cudaError_t poison_outputs(ProblemBuffers& b, cudaStream_t stream);

@@ -21,6 +21,15 @@ void compare_host(const float* out, const double* ref, std::size_t n, CompareSta
   s.compared += n;
 }
 
+void add_stats(CompareStats& total, const CompareStats& part) {
+  total.sum_sq_diff += part.sum_sq_diff;
+  total.sum_sq_ref += part.sum_sq_ref;
+  total.max_abs_diff = std::fmax(total.max_abs_diff, part.max_abs_diff);
+  total.max_abs_ref = std::fmax(total.max_abs_ref, part.max_abs_ref);
+  total.nonfinite += part.nonfinite;
+  total.compared += part.compared;
+}
+
 double normwise_error(const CompareStats& s) {
   return s.sum_sq_ref > 0 ? std::sqrt(s.sum_sq_diff / s.sum_sq_ref) : std::sqrt(s.sum_sq_diff);
 }

@@ -28,6 +28,9 @@ struct CompareStats {
 void compare_host(const float* out, const double* ref, std::size_t n, CompareStats& stats,
                   const double* floor = nullptr);
 
+// Adds the statistics of another part of an output (a group's valid rows) into `total`.
+void add_stats(CompareStats& total, const CompareStats& part);
+
 // ||out - ref|| / ||ref||, or the absolute norm of the difference when ref is all zero.
 double normwise_error(const CompareStats& s);
 

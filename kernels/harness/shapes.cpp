@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "declared_family.h"
+#include "kport/kernels/masked_counts.h"
 
 namespace kport::harness {
 
@@ -68,8 +69,8 @@ std::optional<HarnessError> parse_shape(Family family, const std::string& text, 
   switch (family) {
     case Family::gemm: keys = {"m", "n", "k"}; break;
     case Family::gemm_fp8: keys = {"m", "n", "k", "scale"}; break;
-    case Family::grouped_gemm: keys = {"g", "m", "n", "k"}; break;
-    case Family::grouped_gemm_fp8: keys = {"g", "m", "n", "k", "scale"}; break;
+    case Family::grouped_gemm: keys = {"g", "m", "n", "k", "valid"}; break;
+    case Family::grouped_gemm_fp8: keys = {"g", "m", "n", "k", "scale", "valid"}; break;
     case Family::attention: keys = {"b", "h", "l", "d", "causal"}; break;
     default: keys = {"rows", "cols"}; break;
   }
@@ -84,11 +85,14 @@ std::optional<HarnessError> parse_shape(Family family, const std::string& text, 
                  ? "scale must be 0 (per tensor), 1 (row-wise), 2 (128-blocks, fp32 scales) or 3 (128-blocks, "
                    "power-of-two scales also as UE8M0 bytes)"
                  : "";
+    if (key == "valid")
+      return v < 0 || v > k_max_dim ? "valid (the mean valid rows per group) must be between 0 and m" : "";
     return v <= 0 || v > k_max_dim ? key + " must be between 1 and 2^30" : "";
   };
   if (auto why = read_shape_values(text, unknown, out_of_range, values)) return bad_shape(text, *why, family);
   for (const auto& k : keys)
-    if (k != "causal" && k != "scale" && !values.count(k)) return bad_shape(text, "missing key '" + k + "'", family);
+    if (k != "causal" && k != "scale" && k != "valid" && !values.count(k))
+      return bad_shape(text, "missing key '" + k + "'", family);
   Shape s;
   s.family = family;
   const auto get = [&](const char* k) { return static_cast<int>(values[k]); };
@@ -109,12 +113,29 @@ std::optional<HarnessError> parse_shape(Family family, const std::string& text, 
                            "scales (3) are gemm_fp8's only",
                            family);
       }
-      // The contiguous layout's contract: no tile of rows holds two groups' rows.
-      if (s.m % kport::kernels::k_grouped_m_align != 0)
+      // valid = m, or 2^30 (the declared default), is every row: the contiguous layout, written
+      // without it.
+      if (values.count("valid") && values["valid"] != s.m && values["valid"] != k_max_dim) {
+        s.valid = get("valid");
+        if (s.valid > s.m)
+          return bad_shape(text,
+                           "valid (the mean valid rows per group) must be between 0 and m=" + std::to_string(s.m) +
+                               " (valid=m, or no valid, is the contiguous layout: every row valid)",
+                           family);
+        if (s.groups > kport::kernels::k_masked_max_groups)
+          return bad_shape(text,
+                           "the masked layout (valid < m) takes at most " +
+                               std::to_string(kport::kernels::k_masked_max_groups) + " groups",
+                           family);
+      }
+      // The contiguous layout's contract: no tile of rows holds two groups' rows. The masked
+      // layout's groups are each read as their own [m, k] rows: any m.
+      if (s.valid < 0 && s.m % kport::kernels::k_grouped_m_align != 0)
         return bad_shape(text,
                          "m is the rows of each group and must be a multiple of " +
                              std::to_string(kport::kernels::k_grouped_m_align) +
-                             " (the contiguous layout's row alignment; pad each group's rows to it)",
+                             " (the contiguous layout's row alignment; pad each group's rows to it, or give "
+                             "valid < m for the masked layout, which takes any m)",
                          family);
       if (double(s.groups) * s.m > double(k_max_dim))
         return bad_shape(text, "g*m (the rows of A and D) must be at most 2^30", family);
@@ -136,9 +157,13 @@ std::string shape_string(const Shape& s) {
   switch (s.family) {
     case Family::gemm: o << "m=" << s.m << ",n=" << s.n << ",k=" << s.k; break;
     case Family::gemm_fp8: o << "m=" << s.m << ",n=" << s.n << ",k=" << s.k << ",scale=" << s.scale; break;
-    case Family::grouped_gemm: o << "g=" << s.groups << ",m=" << s.m << ",n=" << s.n << ",k=" << s.k; break;
+    case Family::grouped_gemm:
+      o << "g=" << s.groups << ",m=" << s.m << ",n=" << s.n << ",k=" << s.k;
+      if (s.valid >= 0) o << ",valid=" << s.valid;
+      break;
     case Family::grouped_gemm_fp8:
       o << "g=" << s.groups << ",m=" << s.m << ",n=" << s.n << ",k=" << s.k << ",scale=" << s.scale;
+      if (s.valid >= 0) o << ",valid=" << s.valid;
       break;
     case Family::attention:
       o << "b=" << s.batch << ",h=" << s.heads << ",l=" << s.seq_len << ",d=" << s.head_dim
@@ -157,8 +182,16 @@ Json shape_json(const Shape& s) {
   switch (s.family) {
     case Family::gemm: return {{"m", s.m}, {"n", s.n}, {"k", s.k}};
     case Family::gemm_fp8: return {{"m", s.m}, {"n", s.n}, {"k", s.k}, {"scale", s.scale}};
-    case Family::grouped_gemm: return {{"g", s.groups}, {"m", s.m}, {"n", s.n}, {"k", s.k}};
-    case Family::grouped_gemm_fp8: return {{"g", s.groups}, {"m", s.m}, {"n", s.n}, {"k", s.k}, {"scale", s.scale}};
+    case Family::grouped_gemm: {
+      Json j = {{"g", s.groups}, {"m", s.m}, {"n", s.n}, {"k", s.k}};
+      if (s.valid >= 0) j["valid"] = s.valid;
+      return j;
+    }
+    case Family::grouped_gemm_fp8: {
+      Json j = {{"g", s.groups}, {"m", s.m}, {"n", s.n}, {"k", s.k}, {"scale", s.scale}};
+      if (s.valid >= 0) j["valid"] = s.valid;
+      return j;
+    }
     case Family::attention:
       return {{"b", s.batch}, {"h", s.heads}, {"l", s.seq_len}, {"d", s.head_dim}, {"causal", s.causal}};
     case Family::declared: {
@@ -209,7 +242,7 @@ double flop_count(const Shape& s, DType dtype) {
     case Family::gemm:
     case Family::gemm_fp8: return 2.0 * s.m * s.n * s.k;
     case Family::grouped_gemm:
-    case Family::grouped_gemm_fp8: return 2.0 * s.groups * s.m * double(s.n) * s.k;
+    case Family::grouped_gemm_fp8: return 2.0 * s.groups * (s.valid >= 0 ? s.valid : s.m) * double(s.n) * s.k;
     case Family::attention: {
       const double full = 4.0 * s.batch * s.heads * double(s.seq_len) * s.seq_len * s.head_dim;
       return s.causal ? full / 2 : full;
@@ -222,14 +255,15 @@ double flop_count(const Shape& s, DType dtype) {
 
 double byte_count(const Shape& s, DType dtype) {
   const double e = kport::kernels::dtype_size(dtype);
+  const int rows = s.valid >= 0 ? s.valid : s.m;  // the grouped families' rows of each group
   switch (s.family) {
     case Family::gemm: return e * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
     case Family::gemm_fp8:  // fp8 A and B read, bf16 D written (scales are negligible)
       return e * (double(s.m) * s.k + double(s.k) * s.n) + 2.0 * s.m * double(s.n);
-    case Family::grouped_gemm:  // every group's A, B and D once, as gemm counts them
-      return e * s.groups * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
+    case Family::grouped_gemm:  // every group's A, B and D once, as gemm counts them (valid rows when masked)
+      return e * s.groups * (double(rows) * s.k + double(s.k) * s.n + double(rows) * s.n);
     case Family::grouped_gemm_fp8:  // every group's fp8 A and B read, its bf16 D written
-      return s.groups * (e * (double(s.m) * s.k + double(s.k) * s.n) + 2.0 * s.m * double(s.n));
+      return s.groups * (e * (double(rows) * s.k + double(s.k) * s.n) + 2.0 * rows * double(s.n));
     case Family::attention:
       return e * 4.0 * s.batch * s.heads * double(s.seq_len) * s.head_dim +
              4.0 * s.batch * s.heads * double(s.seq_len);  // q,k,v read; o, lse written
@@ -265,6 +299,17 @@ Shape grouped_shape(int g, int m, int n, int k) {
 Shape grouped_fp8_shape(int g, int m, int n, int k, int scale) {
   Shape s = grouped_shape(g, m, n, k);
   s.family = Family::grouped_gemm_fp8, s.scale = scale;
+  return s;
+}
+// The masked layout: g groups of capacity m, valid rows per group on average.
+Shape masked_shape(int g, int m, int n, int k, int valid) {
+  Shape s = grouped_shape(g, m, n, k);
+  s.valid = valid;
+  return s;
+}
+Shape masked_fp8_shape(int g, int m, int n, int k, int scale, int valid) {
+  Shape s = grouped_fp8_shape(g, m, n, k, scale);
+  s.valid = valid;
   return s;
 }
 Shape attn_shape(int b, int h, int l, int d, bool causal) {
@@ -356,6 +401,11 @@ std::vector<Shape> bench_grid(Family family, const kport::kernels::FamilyDef* de
                                std::array<int, 4>{8, 512, 7168, 2048}, std::array<int, 4>{8, 1024, 2048, 4096},
                                std::array<int, 4>{8, 2048, 4096, 2048}})
         grid.push_back(grouped_shape(gmnk[0], gmnk[1], gmnk[2], gmnk[3]));
+      // Decode in the masked layout: 8 experts of a 7168-hidden model with room for 256 tokens
+      // each, 64 on average (up/gate, N 4096, K 7168), and 32 experts of 128 with 16 each (down,
+      // N 7168, K 2048), the counts read on the device.
+      grid.push_back(masked_shape(8, 256, 4096, 7168, 64));
+      grid.push_back(masked_shape(32, 128, 7168, 2048, 16));
       break;
     case Family::grouped_gemm_fp8:
       // grouped_gemm's target in fp8 (4 experts of M 8192, N 4096, K 7168), then the MoE layers
@@ -365,6 +415,10 @@ std::vector<Shape> bench_grid(Family family, const kport::kernels::FamilyDef* de
         for (const auto& gmnk : {std::array<int, 4>{4, 8192, 4096, 7168}, std::array<int, 4>{8, 1024, 4096, 7168},
                                  std::array<int, 4>{8, 1024, 7168, 2048}, std::array<int, 4>{8, 256, 4096, 7168}})
           grid.push_back(grouped_fp8_shape(gmnk[0], gmnk[1], gmnk[2], gmnk[3], scale));
+      // grouped_gemm's decode shapes in the masked layout, with block scales (DeepGEMM's masked
+      // fp8 gemm's mode).
+      grid.push_back(masked_fp8_shape(8, 256, 4096, 7168, 2, 64));
+      grid.push_back(masked_fp8_shape(32, 128, 7168, 2048, 2, 16));
       break;
     case Family::attention:
       // Batch x heads x length at about the same tokens per launch, head dim 64 and 128,
@@ -429,6 +483,15 @@ std::vector<Shape> check_grid(Family family, const kport::kernels::FamilyDef* de
                              grouped_shape(2, 256, 129, 520), grouped_shape(4, 128, 4104, 72),
                              grouped_shape(5, 384, 8, 8), grouped_shape(2, 128, 1, 1), grouped_shape(3, 256, 264, 520)})
         grid.push_back(s);
+      // The masked layout (masked_counts.h: group 0 empty, the last as full as the rows allow):
+      // m of one row (every group empty), of 7, 65 (one row past a 64-row half) and 200 (a
+      // second tile row ending mid-tile), one group of one row, one valid row per group on
+      // average, nearly every row valid, N past 4096; odd N and K for the simt instance.
+      for (const Shape& s :
+           {masked_shape(3, 1, 64, 64, 0), masked_shape(1, 7, 64, 64, 1), masked_shape(4, 7, 136, 72, 3),
+            masked_shape(5, 65, 264, 520, 20), masked_shape(8, 200, 256, 128, 64), masked_shape(6, 128, 128, 128, 1),
+            masked_shape(4, 256, 64, 256, 255), masked_shape(2, 200, 4104, 64, 150), masked_shape(3, 130, 255, 63, 40)})
+        grid.push_back(s);
       break;
     case Family::grouped_gemm_fp8:
       // Several groups small enough for the CPU reference, in every mode. The harness gives each
@@ -443,6 +506,14 @@ std::vector<Shape> check_grid(Family family, const kport::kernels::FamilyDef* de
                                  std::array<int, 4>{3, 256, 264, 400}, std::array<int, 4>{3, 128, 72, 520},
                                  std::array<int, 4>{1, 128, 1, 128}, std::array<int, 4>{2, 384, 4104, 1024}})
           grid.push_back(grouped_fp8_shape(gmnk[0], gmnk[1], gmnk[2], gmnk[3], scale));
+      // The masked layout in every mode, as grouped_gemm's (m of 1, 7, 65 and 200; every group
+      // empty, one row, nearly every row valid), K not a multiple of 128 (272: block128
+      // refused), a tile of 160 columns past N (264, 4104).
+      for (int scale : {0, 1, 2})
+        for (const auto& gmnkv : {std::array<int, 5>{3, 1, 64, 128, 0}, std::array<int, 5>{1, 7, 160, 128, 1},
+                                  std::array<int, 5>{5, 65, 264, 384, 20}, std::array<int, 5>{8, 200, 200, 256, 64},
+                                  std::array<int, 5>{4, 7, 96, 272, 3}, std::array<int, 5>{2, 200, 4104, 128, 150}})
+          grid.push_back(masked_fp8_shape(gmnkv[0], gmnkv[1], gmnkv[2], gmnkv[3], scale, gmnkv[4]));
       break;
     case Family::attention:
       for (const Shape& s :

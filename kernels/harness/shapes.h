@@ -21,6 +21,9 @@ struct Shape {
   // gemm, gemm_fp8, grouped_gemm and grouped_gemm_fp8 (m: the rows of each group)
   int m = 0, n = 0, k = 0;
   int groups = 0;  // grouped_gemm, grouped_gemm_fp8: g
+  // grouped_gemm, grouped_gemm_fp8: the masked layout's mean valid rows per group, 0 .. m - 1
+  // (each group's count from kport/kernels/masked_counts.h); -1 the contiguous layout
+  int valid = -1;
   // gemm_fp8 and grouped_gemm_fp8: kport::kernels::Fp8Scale by number (0 tensor, 1 row, 2 block128;
   // gemm_fp8 also 3 block128_ue8m0)
   int scale = 0;
@@ -34,13 +37,17 @@ struct Shape {
   std::vector<long long> dims;
 };
 
-// Keys per family: gemm m,n,k; gemm_fp8 m,n,k[,scale=0|1|2|3]; grouped_gemm g,m,n,k (m the
-// rows of each of the g groups, a multiple of kport::kernels::k_grouped_m_align, and g*m at
-// most 2^30); grouped_gemm_fp8 g,m,n,k[,scale=0|1|2] (m as grouped_gemm's); attention
-// b,h,l,d[,causal=0|1]; rmsnorm/softmax rows,cols. Every key must be given once (causal and
-// scale default to 0) and sizes must be positive. The canonical text (shape_string) always
-// names scale for gemm_fp8 and grouped_gemm_fp8. A declared family (`def`, required then)
-// takes its dims (declared_family.h, parse_declared_shape) and prints every one.
+// Keys per family: gemm m,n,k; gemm_fp8 m,n,k[,scale=0|1|2|3]; grouped_gemm g,m,n,k[,valid=V]
+// (m the rows of each of the g groups, and g*m at most 2^30); grouped_gemm_fp8
+// g,m,n,k[,scale=0|1|2][,valid=V] (m as grouped_gemm's); attention b,h,l,d[,causal=0|1];
+// rmsnorm/softmax rows,cols. Every key must be given once (causal and scale default to 0) and
+// sizes must be positive. The grouped families' `valid`, 0 <= valid < m, is the masked layout
+// (its mean valid rows per group, at most kport::kernels::k_masked_max_groups groups, any m);
+// left out, or m (or 2^30, its declared default), every row is valid: the contiguous layout,
+// whose m must be a multiple of kport::kernels::k_grouped_m_align. The canonical text
+// (shape_string) always names scale for gemm_fp8 and grouped_gemm_fp8, and valid only for the
+// masked layout. A declared family (`def`, required then) takes its dims
+// (declared_family.h, parse_declared_shape) and prints every one.
 std::optional<HarnessError> parse_shape(Family family, const std::string& text, Shape& out,
                                         const kport::kernels::FamilyDef* def = nullptr);
 // Reads a shape's text, "key=value,...", into `values`, item by item: each item key=value, the key
@@ -59,11 +66,12 @@ std::optional<DType> parse_dtype(const std::string& name);
 
 // Number of elements of the main output (C, O or y; a declared family's outputs together).
 double output_elements(const Shape& s);
-// Work per call: 2MNK for gemm and gemm_fp8, 2GMNK for grouped_gemm and grouped_gemm_fp8, 4*B*H*L^2*d for attention
-// (halved when causal), a declared family's `flops` (0 without).
+// Work per call: 2MNK for gemm and gemm_fp8, 2GMNK for grouped_gemm and grouped_gemm_fp8 (2G*valid*NK in the
+// masked layout), 4*B*H*L^2*d for attention (halved when causal), a declared family's `flops` (0 without).
 double flop_count(const Shape& s, DType dtype = DType::bf16);
-// Bytes each call must move at least: inputs read once plus outputs written once (a declared
-// family's `bytes` when it gives them).
+// Bytes each call must move at least: inputs read once plus outputs written once (the masked
+// layout's valid rows of A and D and every group's B; a declared family's `bytes` when it
+// gives them).
 double byte_count(const Shape& s, DType dtype);
 
 // Grids. bench_grid holds the shapes users run (LLM decode and prefill projections, square

@@ -21,10 +21,10 @@ void gemm(const float* a, const float* b, double* c, int m, int n, int k) {
   }
 }
 
-void grouped_gemm(const float* a, const float* b, double* d, int groups, int m, int n, int k) {
+void grouped_gemm(const float* a, const float* b, double* d, int groups, int m, int n, int k, const int* counts) {
   for (int g = 0; g < groups; ++g)
     gemm(a + static_cast<std::size_t>(g) * m * k, b + static_cast<std::size_t>(g) * k * n,
-         d + static_cast<std::size_t>(g) * m * n, m, n, k);
+         d + static_cast<std::size_t>(g) * m * n, counts ? std::clamp(counts[g], 0, m) : m, n, k);
 }
 
 void dequantize_fp8(float* values, const float* scales, int rows, int k, kport::kernels::Fp8Scale mode, bool of_a) {
@@ -35,11 +35,12 @@ void dequantize_fp8(float* values, const float* scales, int rows, int k, kport::
           scales[kport::kernels::fp8_scale_index(mode, of_a, r, c / kport::kernels::k_fp8_block, rows, kblocks)];
 }
 
-void grouped_gemm_nt(const float* a, const float* b, double* d, int groups, int m, int n, int k, double* rss) {
+void grouped_gemm_nt(const float* a, const float* b, double* d, int groups, int m, int n, int k, double* rss,
+                     const int* counts) {
   for (int g = 0; g < groups; ++g) {
     const std::size_t out = static_cast<std::size_t>(g) * m * n;
-    gemm_nt(a + static_cast<std::size_t>(g) * m * k, b + static_cast<std::size_t>(g) * n * k, d + out, m, n, k,
-            rss ? rss + out : nullptr);
+    gemm_nt(a + static_cast<std::size_t>(g) * m * k, b + static_cast<std::size_t>(g) * n * k, d + out,
+            counts ? std::clamp(counts[g], 0, m) : m, n, k, rss ? rss + out : nullptr);
   }
 }
 

@@ -17,7 +17,10 @@ void gemm(const float* a, const float* b, double* c, int m, int n, int k);
 
 // grouped_gemm's contiguous layout: for each of `groups` groups g, d[g*m + i, j] =
 // sum_p a[g*m + i, p] * b[g, p, j], with a [groups*m, k], b [groups, k, n], d [groups*m, n].
-void grouped_gemm(const float* a, const float* b, double* d, int groups, int m, int n, int k);
+// With `counts` (the masked layout, counts[g] in 0..m), only group g's first counts[g] rows
+// are computed; its other rows of d are left as they were.
+void grouped_gemm(const float* a, const float* b, double* d, int groups, int m, int n, int k,
+                  const int* counts = nullptr);
 
 // c[m,n] = sum_k a[m,k] * b[n,k]: both operands K-contiguous, as gemm_fp8 stores them. With
 // `rss`, also rss[m,n] = sqrt(sum_k (a[m,k] * b[n,k])^2): the size the sum would have if its
@@ -27,8 +30,10 @@ void gemm_nt(const float* a, const float* b, double* c, int m, int n, int k, dou
 // grouped_gemm_fp8's contiguous layout over dequantized operands: for each group g,
 // d[g*m + i, j] = sum_p a[g*m + i, p] * b[g, j, p], with a [groups*m, k], b [groups, n, k]
 // (K-contiguous, as gemm_nt's b) and d [groups*m, n]; with `rss`, each element's products'
-// root-sum-square beside it, as gemm_nt gives.
-void grouped_gemm_nt(const float* a, const float* b, double* d, int groups, int m, int n, int k, double* rss = nullptr);
+// root-sum-square beside it, as gemm_nt gives. With `counts`, only the valid rows, as
+// grouped_gemm's.
+void grouped_gemm_nt(const float* a, const float* b, double* d, int groups, int m, int n, int k, double* rss = nullptr,
+                     const int* counts = nullptr);
 
 // Replaces each of the rows x k stored fp8 values in `values` (widened to float) by its
 // dequantized value, value * scale, with `scales` laid out as kport::kernels::GemmFp8Args

@@ -618,7 +618,7 @@ class Validator {
         if (d.kind == Node::Kind::string) {
           md.name = d.text;
         } else if (d.kind == Node::Kind::object) {
-          KPORT_TRY(only(d, dpath, {"name", "default", "min", "max", "exact", "weight", "align"}));
+          KPORT_TRY(only(d, dpath, {"name", "default", "min", "max", "exact", "weight", "align", "omit_default"}));
           const Node* dn = member(d, "name");
           if (!dn) return error(d.line, "key '" + dpath + "' needs 'name'");
           auto t = string(*dn, join(dpath, "name"));
@@ -640,6 +640,14 @@ class Validator {
               return error(def->line, "key '" + join(dpath, "default") + "': " + std::to_string(def->integer) +
                                           " is outside " + std::to_string(md.min) + " .. " + std::to_string(md.max));
             md.default_value = def->integer;
+          }
+          if (const Node* omit = member(d, "omit_default")) {
+            if (omit->kind != Node::Kind::boolean)
+              return type_error(*omit, join(dpath, "omit_default"), "true or false");
+            md.omit_default = omit->boolean;
+            if (md.omit_default && !md.default_value)
+              return error(omit->line, "key '" + join(dpath, "omit_default") +
+                                           "': a dimension left out at its default needs a 'default'");
           }
           auto rule = dim_rule(d, dpath);
           if (!rule.ok()) return rule.error();
@@ -970,7 +978,7 @@ OpFamily to_op_family(const ManifestFamily& f, const std::string& library, const
   OpFamily out;
   out.name = f.name;
   out.description = f.description;
-  for (const auto& d : f.dims) out.dims.push_back({d.name, d.default_value, d.min, d.max, d.rule});
+  for (const auto& d : f.dims) out.dims.push_back({d.name, d.default_value, d.min, d.max, d.rule, d.omit_default});
   out.dtypes = f.dtypes;
   out.flops = f.flops;
   out.bytes = f.bytes;

@@ -23,6 +23,13 @@ std::string range_text(const OpDim& d) {
   return std::to_string(d.min) + " .. " + (d.max == k_max_dim ? std::string("2^30") : std::to_string(d.max));
 }
 
+// The default of `f`'s dimension `name`, -1 when it has none.
+std::int64_t default_of(const OpFamily& f, std::string_view name) {
+  for (const auto& d : f.dims)
+    if (d.name == name) return d.default_value.value_or(-1);
+  return -1;
+}
+
 std::optional<double> work_at(const std::string& text, const OpFamily& f, const Shape& s, std::string_view dtype) {
   if (text.empty()) return std::nullopt;
   auto expr = WorkExpr::parse(text, f.dim_names());
@@ -32,7 +39,8 @@ std::optional<double> work_at(const std::string& text, const OpFamily& f, const 
       const int b = dtype_bytes(dtype);
       return b > 0 ? std::optional<double>(b) : std::nullopt;
     }
-    const std::int64_t v = s.get(name);
+    std::int64_t v = s.get(name);
+    if (v < 0) v = default_of(f, name);
     return v >= 0 ? std::optional<double>(static_cast<double>(v)) : std::nullopt;
   });
 }
@@ -120,11 +128,15 @@ std::optional<RequirementProblem> requirement_problem(const ShapeRequirement& r,
 
 std::optional<std::string> unmet_requirement(const OpFamily& f, const Shape& s) {
   for (const auto& r : f.requirements) {
-    if (!rules_out(r, [&](std::string_view dim) { return s.get(dim); })) continue;
+    const auto value_of = [&](std::string_view dim) {
+      const std::int64_t v = s.get(dim);
+      return v >= 0 ? v : default_of(f, dim);
+    };
+    if (!rules_out(r, value_of)) continue;
     std::string when;
     for (const auto& [name, value] : r.when)
       when += (when.empty() ? " when " : ",") + name + "=" + std::to_string(value);
-    return r.dim + "=" + std::to_string(s.get(r.dim)) + " is not a multiple of " + std::to_string(r.multiple) +
+    return r.dim + "=" + std::to_string(value_of(r.dim)) + " is not a multiple of " + std::to_string(r.multiple) +
            ", which " + f.name + " needs" + when + (r.why.empty() ? std::string() : ": " + r.why);
   }
   return std::nullopt;
@@ -149,6 +161,8 @@ Status check_family(const OpFamily& f) {
     if (d.default_value && (*d.default_value < d.min || *d.default_value > d.max))
       return bad(at + ": the default " + std::to_string(*d.default_value) + " of '" + d.name +
                  "' is out of its range (" + range_text(d) + ")");
+    if (d.omit_default && !d.default_value)
+      return bad(at + ": '" + d.name + "' is left out at its default (omit_default) but has no default");
     if (auto p = dim_rule_problem(d.rule))
       return bad("field 'dims[" + std::to_string(i) + "]." + p->key + "'" + of + ": " + p->what);
   }
@@ -227,14 +241,17 @@ Result<OpShape> op_shape(const OpFamily& family, std::string_view text) {
                                                     "' is out of range (" + range_text(*d) + ")");
   }
   OpShape out;
-  bool defaulted = false;
+  bool defaulted = false;  // the text's keys differ from the parsed shape's
   for (const auto& d : family.dims) {
     std::int64_t v = parsed->get(d.name);
-    if (v < 0 && d.default_value) {
-      v = *d.default_value;
-      defaulted = true;
-    }
+    const bool given = v >= 0;
+    if (!given && d.default_value) v = *d.default_value;
     if (v < 0) return make_error(Errc::invalid_argument, "shape has no '" + d.name + "'" + expected());
+    if (d.omit_default && v == *d.default_value) {  // left out of the text, given or not
+      defaulted = defaulted || given;
+      continue;
+    }
+    defaulted = defaulted || !given;
     if (!out.text.empty()) out.text += ',';
     out.text += d.name;
     out.text += '=';

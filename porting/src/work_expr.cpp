@@ -100,6 +100,8 @@ class WorkExprParser {
       while (m_at < m_text.size() && (std::isalnum(static_cast<unsigned char>(m_text[m_at])) || m_text[m_at] == '_'))
         ++m_at;
       std::string name(m_text.substr(start, m_at - start));
+      skip();
+      if ((name == "min" || name == "max") && m_at < m_text.size() && m_text[m_at] == '(') return call(name, out);
       if (name != k_bytes_per_elem && std::find(m_names.begin(), m_names.end(), name) == m_names.end()) {
         m_at = start;
         std::string known;
@@ -107,10 +109,21 @@ class WorkExprParser {
         return fail("unknown name '" + name + "' (the names are " + known + std::string(k_bytes_per_elem) + ")");
       }
       out.push_back({Op::Kind::name, 0, std::move(name)});
-      skip();
       return {};
     }
     return fail("expected a number, a name or '(', found '" + std::string(1, c) + "'");
+  }
+  // min( or max( has been read up to its parenthesis: its two arguments and the ')'.
+  Status call(const std::string& fn, std::vector<Op>& out) {
+    if (++m_depth > k_max_depth) return fail("parentheses nest deeper than 32");
+    take('(');
+    KPORT_TRY(expr(out));
+    if (!take(',')) return fail("expected ',' between the two values of " + fn + "(a, b)");
+    KPORT_TRY(expr(out));
+    if (!take(')')) return fail("expected ')' after the two values of " + fn + "(a, b)");
+    --m_depth;
+    out.push_back({fn == "min" ? Op::Kind::min : Op::Kind::max, 0, {}});
+    return {};
   }
 
   std::string_view m_text;
@@ -141,6 +154,8 @@ std::optional<double> WorkExpr::eval(const std::function<std::optional<double>(s
       case Op::Kind::add: a += b; break;
       case Op::Kind::sub: a -= b; break;
       case Op::Kind::mul: a *= b; break;
+      case Op::Kind::min: a = std::min(a, b); break;
+      case Op::Kind::max: a = std::max(a, b); break;
       default:
         if (b == 0) return std::nullopt;
         a /= b;

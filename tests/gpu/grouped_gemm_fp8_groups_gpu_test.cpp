@@ -7,8 +7,10 @@
 // rounding; the row after D must stay untouched. Shapes: tiles of 160 columns straddling
 // scale blocks of B and a last tile past N (448, 1001), N off every tile (200), and K not a
 // multiple of 128 (272, per tensor and row-wise only), where each group's last K block must be
-// zero-filled rather than read from the next group. Skips with the reason without a compute
-// capability 9.0 device.
+// zero-filled rather than read from the next group. The masked layout: each group's first
+// masked_m[g] rows against the same reference, with m off the tile, an empty group and counts
+// ending mid-tile, the counts read from device memory when the kernel runs (a captured graph
+// replayed after they change). Skips with the reason without a compute capability 9.0 device.
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -157,6 +159,106 @@ TEST(GroupedGemmFp8OnGpu, EveryGroupTakesItsOwnBAndScales) {
       for (DType t : {DType::e4m3, DType::e5m2})
         for (const Inputs& in : inputs) EXPECT_EQ(run_and_compare(*inst, in, t), 0) << inst->name;
     }
+    ++tested;
+  }
+  EXPECT_GT(tested, 0) << "no grouped_gemm_fp8 instance is linked";
+}
+
+namespace {
+
+// One masked run of `inst` through a captured graph: D's valid rows under `counts` (uploaded
+// before the graph runs; the graph and its arguments stay as captured) against the reference,
+// and an empty group's rows left as they were (its tiles are skipped). Returns the wrong elements.
+int replay_and_compare(const Instance& inst, const Inputs& in, DType dtype, cudaGraphExec_t exec, cudaStream_t stream,
+                       int* device_counts, std::uint16_t* dd, const std::vector<int>& counts) {
+  const Shape s = in.s;
+  const size_t d_count = static_cast<size_t>(s.g * s.m + 1) * s.n;
+  EXPECT_EQ(cudaMemset(dd, 0xFF, d_count * 2), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(device_counts, counts.data(), counts.size() * sizeof(int), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess) << inst.name;
+  EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess) << inst.name;
+  std::vector<std::uint16_t> d(d_count);
+  EXPECT_EQ(cudaMemcpy(d.data(), dd, d_count * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+  int wrong = 0;
+  for (int g = 0; g < s.g; ++g)
+    for (int i = 0; i < s.m; ++i)
+      for (int j = 0; j < s.n; ++j) {
+        const size_t at = (static_cast<size_t>(g) * s.m + i) * s.n + j;
+        if (i >= counts[g]) {
+          if (counts[g] == 0 && d[at] != 0xFFFF && ++wrong <= 5)
+            ADD_FAILURE() << inst.name << ": wrote row " << i << " of group " << g << ", which has no valid rows";
+          continue;
+        }
+        const double ref = in.ref[at], got = bf16_to_float(d[at]);
+        if (!(std::fabs(got - ref) <= std::ldexp(std::fabs(ref), -7)) && ++wrong <= 5)
+          ADD_FAILURE() << inst.name << " " << dtype_name(dtype) << " scale=" << static_cast<int>(in.mode)
+                        << " masked g=" << s.g << ",m=" << s.m << ",n=" << s.n << ",k=" << s.k << ": D[" << g << "]["
+                        << i << "][" << j << "] = " << got << ", expected " << ref;
+      }
+  for (int j = 0; j < s.n; ++j)
+    if (d[static_cast<size_t>(s.g) * s.m * s.n + j] != 0xFFFF && ++wrong <= 5)
+      ADD_FAILURE() << inst.name << ": wrote past the last group's rows at column " << j;
+  return wrong;
+}
+
+// The masked layout of `in` (its A read as [g][m][k]): the launch captured once, replayed under
+// each set of counts.
+int run_masked(const Instance& inst, const Inputs& in, DType dtype, const std::vector<std::vector<int>>& runs) {
+  const Shape s = in.s;
+  const std::vector<std::uint8_t> a8 = encode(in.a, dtype), b8 = encode(in.b, dtype);
+  DeviceBuffer<std::uint8_t> da(a8.size()), db(b8.size());
+  DeviceBuffer<float> dsa(in.sa.size()), dsb(in.sb.size());
+  DeviceBuffer<std::uint16_t> dd(static_cast<size_t>(s.g * s.m + 1) * s.n);
+  DeviceBuffer<int> dcounts(s.g);
+  EXPECT_EQ(cudaMemcpy(da.ptr, a8.data(), a8.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(db.ptr, b8.data(), b8.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(dsa.ptr, in.sa.data(), in.sa.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(dsb.ptr, in.sb.data(), in.sb.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemset(dcounts.ptr, 0, s.g * sizeof(int)), cudaSuccess);
+
+  Problem p;
+  p.family = Family::grouped_gemm_fp8;
+  p.grouped_gemm_fp8 = {da.ptr, db.ptr, dd.ptr, dsa.ptr, dsb.ptr, s.g, s.m, s.n, s.k, in.mode, dtype, dcounts.ptr};
+  const std::string why = inst.supports(p);
+  EXPECT_EQ(why, "") << inst.name;
+  if (!why.empty()) return 1;
+  cudaStream_t stream = nullptr;
+  EXPECT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  EXPECT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed), cudaSuccess);
+  const cudaError_t launched = inst.launch(p, stream);
+  EXPECT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  EXPECT_EQ(launched, cudaSuccess) << inst.name;
+  EXPECT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess) << inst.name;
+  int wrong = 0;
+  if (exec != nullptr)
+    for (const auto& counts : runs)
+      wrong += replay_and_compare(inst, in, dtype, exec, stream, dcounts.ptr, dd.ptr, counts);
+  else
+    wrong = 1;
+  if (exec != nullptr) cudaGraphExecDestroy(exec);
+  if (graph != nullptr) cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+  return wrong;
+}
+
+}  // namespace
+
+TEST(GroupedGemmFp8OnGpu, TheMaskedLayoutComputesEachGroupsValidRowsFromCountsOnTheDevice) {
+  if (const std::string why = skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  // m of 200 (two tile rows, the second of 72) and of 65 (one, past a 64-row half); counts of
+  // 0, of a whole group, ending mid-tile and of one row, then changed on the device.
+  const Shape shapes[] = {{4, 200, 264, 256}, {3, 65, 160, 384}};
+  const std::vector<std::vector<int>> runs[] = {{{0, 200, 130, 7}, {129, 0, 64, 200}}, {{65, 0, 1}, {0, 33, 65}}};
+  int tested = 0;
+  for (const Instance* inst : registry()) {
+    if (inst->family != Family::grouped_gemm_fp8) continue;
+    for (Fp8Scale mode : {Fp8Scale::tensor, Fp8Scale::row, Fp8Scale::block128})
+      for (int i = 0; i < 2; ++i) {
+        const Inputs in(shapes[i], mode);
+        for (DType t : {DType::e4m3, DType::e5m2}) EXPECT_EQ(run_masked(*inst, in, t, runs[i]), 0) << inst->name;
+      }
     ++tested;
   }
   EXPECT_GT(tested, 0) << "no grouped_gemm_fp8 instance is linked";

@@ -120,3 +120,24 @@ TEST(GroupedGemmFp8Supports, OtherDtypesSizesAndMisalignedOperandsAreRefused) {
     EXPECT_EQ(inst.supports(dense), "not a grouped_gemm_fp8 problem");
   }
 }
+
+TEST(GroupedGemmFp8Supports, TheMaskedLayoutTakesAnyRowsPerGroupInEveryMode) {
+  const auto masked = [](int g, int m, int n, int k, Fp8Scale s) {
+    Problem p = problem(g, m, n, k, s);
+    p.grouped_gemm_fp8.masked_m = reinterpret_cast<const int*>(std::uintptr_t{0x60000});
+    return p;
+  };
+  for (const char* name : k_names)
+    for (Fp8Scale s : k_modes) {
+      EXPECT_EQ(instance(name).supports(masked(8, 256, 4096, 7168, s)), "") << name;
+      EXPECT_EQ(instance(name).supports(masked(5, 65, 264, 384, s)), "") << name;
+      EXPECT_EQ(instance(name).supports(masked(3, 1, 64, 128, s)), "") << name;
+      // K's rules are the contiguous layout's.
+      EXPECT_NE(instance(name).supports(masked(2, 7, 64, 520, s)).find("not a multiple of 16"), std::string::npos);
+    }
+  for (const char* name : k_names) {
+    const std::string why = instance(name).supports(masked(4, 7, 96, 272, Fp8Scale::block128));
+    EXPECT_NE(why.find("K=272 is not a multiple of 128"), std::string::npos) << why;
+    EXPECT_EQ(instance(name).supports(masked(4, 7, 96, 272, Fp8Scale::row)), "") << name;
+  }
+}

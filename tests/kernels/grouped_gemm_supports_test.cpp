@@ -80,3 +80,30 @@ TEST(GroupedGemmSupports, TheSimtInstanceTakesOddNAndK) {
   EXPECT_EQ(simt.supports(problem(2, 128, 1, 1)), "");
   EXPECT_NE(simt.supports(problem(70000, 128, 8, 8)).find("65535"), std::string::npos);
 }
+
+namespace {
+// The same problem in the masked layout (a stand-in address for masked_m).
+Problem masked(int g, int m, int n, int k) {
+  Problem p = problem(g, m, n, k);
+  p.grouped_gemm.masked_m = reinterpret_cast<const int*>(std::uintptr_t{0x40000});
+  return p;
+}
+}  // namespace
+
+TEST(GroupedGemmSupports, TheMaskedLayoutTakesAnyRowsPerGroup) {
+  for (const char* name : k_wgmma) {
+    const Instance& inst = instance(name);
+    EXPECT_EQ(inst.supports(masked(8, 256, 4096, 7168)), "") << name;
+    EXPECT_EQ(inst.supports(masked(5, 65, 264, 520)), "") << name;
+    EXPECT_EQ(inst.supports(masked(3, 1, 64, 64)), "") << name;
+    EXPECT_EQ(inst.supports(masked(2, 192, 64, 64)), "") << name;  // refused contiguous, above
+    // What TMA needs still holds.
+    EXPECT_NE(inst.supports(masked(3, 130, 255, 64)).find("multiples of 8"), std::string::npos) << name;
+    Problem misaligned = masked(2, 65, 64, 64);
+    misaligned.grouped_gemm.d = reinterpret_cast<void*>(std::uintptr_t{0x30008});
+    EXPECT_NE(inst.supports(misaligned).find("16-byte aligned"), std::string::npos) << name;
+  }
+  const Instance& simt = instance("grouped_gemm.simt.128x128x16_t8x8");
+  EXPECT_EQ(simt.supports(masked(3, 130, 255, 63)), "");
+  EXPECT_EQ(simt.supports(masked(4, 7, 1, 1)), "");
+}

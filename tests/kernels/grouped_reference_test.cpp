@@ -57,3 +57,25 @@ TEST(GroupedGemmReference, OneGroupIsThePlainGemm) {
   kr::gemm(a.data(), b.data(), plain.data(), m, n, k);
   EXPECT_EQ(grouped, plain);
 }
+
+TEST(GroupedGemmReference, TheMaskedLayoutComputesEachGroupsValidRowsOnly) {
+  // Group g's first counts[g] rows as the contiguous layout's; the rows after them untouched.
+  const int groups = 3, m = 4, n = 2, k = 3;
+  const int counts[groups] = {0, 4, 2};
+  const auto a = ramp(std::size_t(groups) * m * k, 11, 5);
+  const auto b = ramp(std::size_t(groups) * k * n, 9, 4);
+  std::vector<double> all(std::size_t(groups) * m * n), d(all.size(), -7.0);
+  kr::grouped_gemm(a.data(), b.data(), all.data(), groups, m, n, k);
+  kr::grouped_gemm(a.data(), b.data(), d.data(), groups, m, n, k, counts);
+  for (int g = 0; g < groups; ++g)
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) {
+        const std::size_t at = (std::size_t(g) * m + i) * n + j;
+        EXPECT_EQ(d[at], i < counts[g] ? all[at] : -7.0) << "group " << g << " row " << i << " col " << j;
+      }
+  std::vector<double> nt(d.size(), -7.0);
+  kr::grouped_gemm_nt(a.data(), b.data(), nt.data(), groups, m, n, k, nullptr, counts);
+  for (int g = 0; g < groups; ++g)
+    for (int i = counts[g]; i < m; ++i) EXPECT_EQ(nt[(std::size_t(g) * m + i) * n], -7.0) << g << " " << i;
+  EXPECT_NE(nt[(std::size_t(1) * m + 3) * n], -7.0);
+}

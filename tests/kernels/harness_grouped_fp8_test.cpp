@@ -33,9 +33,10 @@ const Instance k_fp8{Family::gemm_fp8,           "wgmma_tma", "gemm_fp8.fake", {
 const Instance k_grouped{
     Family::grouped_gemm, "simt", "grouped_gemm.fake", {"simt"}, {DType::bf16}, "{}", &accept, &no_launch};
 
-bool has(const std::vector<Shape>& grid, int g, int m, int n, int k, int scale) {
+// valid -1: the contiguous layout.
+bool has(const std::vector<Shape>& grid, int g, int m, int n, int k, int scale, int valid = -1) {
   return std::any_of(grid.begin(), grid.end(), [&](const Shape& s) {
-    return s.groups == g && s.m == m && s.n == n && s.k == k && s.scale == scale;
+    return s.groups == g && s.m == m && s.n == n && s.k == k && s.scale == scale && s.valid == valid;
   });
 }
 
@@ -107,9 +108,15 @@ TEST(HarnessGroupedFp8, BenchGridHoldsTheTargetAndSmallerMoeShapesInEveryMode) {
   }
   for (const Shape& s : bench) {
     EXPECT_EQ(s.family, Family::grouped_gemm_fp8);
-    EXPECT_EQ(s.m % kport::kernels::k_grouped_m_align, 0) << shape_string(s);
-    EXPECT_TRUE(has(check, s.groups, s.m, s.n, s.k, s.scale)) << shape_string(s);  // every bench shape is checked
+    if (s.valid < 0) {
+      EXPECT_EQ(s.m % kport::kernels::k_grouped_m_align, 0) << shape_string(s);
+    }
+    // every bench shape is checked
+    EXPECT_TRUE(has(check, s.groups, s.m, s.n, s.k, s.scale, s.valid)) << shape_string(s);
   }
+  // Decode in the masked layout, with block scales.
+  EXPECT_TRUE(has(bench, 8, 256, 4096, 7168, 2, 64));
+  EXPECT_TRUE(has(bench, 32, 128, 7168, 2048, 2, 16));
 }
 
 TEST(HarnessGroupedFp8, CheckGridHasSeveralGroupsOnTheCpuReferenceAndTheRefusedKs) {
@@ -117,6 +124,7 @@ TEST(HarnessGroupedFp8, CheckGridHasSeveralGroupsOnTheCpuReferenceAndTheRefusedK
   for (int scale : {0, 1, 2}) {
     int cpu_several_groups = 0, k_not_128 = 0, k_not_16 = 0, n_off_tiles = 0;
     for (const Shape& s : check) {
+      if (s.valid >= 0) continue;  // the masked layout's, below
       EXPECT_EQ(s.m % kport::kernels::k_grouped_m_align, 0) << shape_string(s);
       if (s.scale != scale) continue;
       // Small enough for the CPU double reference (2^27 multiply-adds), three groups or more.
@@ -204,4 +212,41 @@ TEST(HarnessGroupedFp8, ACaseNamesTheInstanceDtypeAndShape) {
   EXPECT_EQ(cases[1].instance, &k_fp8);
   // The dense gemm at m = g*m does the same work as the grouped one.
   EXPECT_EQ(flop_count(cases[0].shape), flop_count(cases[1].shape));
+}
+
+TEST(HarnessGroupedFp8, ValidBelowMIsTheMaskedLayoutWrittenAfterTheScale) {
+  Shape s;
+  ASSERT_FALSE(parse_shape(Family::grouped_gemm_fp8, "valid=16,scale=2,k=2048,n=7168,m=128,g=32", s));
+  EXPECT_EQ(s.valid, 16);
+  EXPECT_EQ(s.scale, 2);
+  EXPECT_EQ(shape_string(s), "g=32,m=128,n=7168,k=2048,scale=2,valid=16");
+  EXPECT_EQ(shape_json(s)["valid"], 16);
+  EXPECT_EQ(flop_count(s), 2.0 * 32 * 16 * 7168 * 2048);
+  EXPECT_EQ(byte_count(s, DType::e4m3), 32 * (16.0 * 2048 + 7168.0 * 2048 + 2.0 * 16 * 7168));
+  ASSERT_FALSE(parse_shape(Family::grouped_gemm_fp8, "g=5,m=65,n=264,k=384,valid=20", s));  // any m; scale 0
+  EXPECT_EQ(shape_string(s), "g=5,m=65,n=264,k=384,scale=0,valid=20");
+  ASSERT_FALSE(parse_shape(Family::grouped_gemm_fp8, "g=4,m=128,n=8,k=128,scale=1,valid=128", s));
+  EXPECT_EQ(shape_string(s), "g=4,m=128,n=8,k=128,scale=1");  // every row: the contiguous layout
+  const auto above = parse_shape(Family::grouped_gemm_fp8, "g=4,m=65,n=8,k=128,valid=66", s);
+  ASSERT_TRUE(above);
+  EXPECT_NE(above->message.find("between 0 and m=65"), std::string::npos) << above->message;
+}
+
+TEST(HarnessGroupedFp8, CheckGridHasMaskedCasesInEveryMode) {
+  const auto check = check_grid(Family::grouped_gemm_fp8);
+  for (int scale : {0, 1, 2}) {
+    int masked = 0, none = 0, odd_m = 0, k_not_128 = 0;
+    for (const Shape& s : check) {
+      if (s.valid < 0 || s.scale != scale) continue;
+      ++masked;
+      EXPECT_LT(s.valid, s.m) << shape_string(s);
+      none += s.valid == 0;
+      odd_m += s.m % 2 == 1;
+      k_not_128 += s.k % 128 != 0;
+    }
+    EXPECT_GE(masked, 5) << scale;
+    EXPECT_GE(none, 1) << scale;
+    EXPECT_GE(odd_m, 3) << scale;  // m of 1, 7 and 65
+    EXPECT_GE(k_not_128, 1) << scale;
+  }
 }

@@ -29,22 +29,14 @@ struct GemmTile {
   static constexpr int k_pad = 4;  // keeps float4 alignment, shifts banks between rows
 };
 
-// Batched (grouped_gemm's simt instances): blockIdx.z picks a gemm whose A, B and C start
-// stride_a, stride_b and stride_c elements after the previous one's; otherwise the strides
-// are not read.
-template <typename T, int k_bm, int k_bn, int k_bk, int k_tm, int k_tn, bool Batched = false>
-__global__ void __launch_bounds__(k_threads)
-    gemm_simt_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int m, int n, int k,
-                     long long stride_a, long long stride_b, long long stride_c) {
-  if constexpr (Batched) {
-    a += blockIdx.z * stride_a;
-    b += blockIdx.z * stride_b;
-    c += blockIdx.z * stride_c;
-  }
-  using Tile = GemmTile<k_bm, k_bn, k_bk, k_tm, k_tn>;
-  __shared__ __align__(16) float as[2][k_bk][k_bm + Tile::k_pad];
-  __shared__ __align__(16) float bs[2][k_bk][k_bn + Tile::k_pad];
-
+// The block's tile of C, tile row blockIdx.y and column blockIdx.x, staged through the
+// kernel's `as` and `bs`: the kernels' body (gemm's, and grouped_gemm's with A, B and C at the
+// block's group).
+template <typename T, int k_bm, int k_bn, int k_bk, int k_tm, int k_tn,
+          class Tile = GemmTile<k_bm, k_bn, k_bk, k_tm, k_tn>>
+__device__ __forceinline__ void gemm_simt_tile(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c,
+                                               int m, int n, int k, float (&as)[2][k_bk][k_bm + Tile::k_pad],
+                                               float (&bs)[2][k_bk][k_bn + Tile::k_pad]) {
   const int tid = threadIdx.x;
   const int tx = tid % (k_bn / k_tn), ty = tid / (k_bn / k_tn);
   const long m0 = static_cast<long>(blockIdx.y) * k_bm;
@@ -118,6 +110,24 @@ __global__ void __launch_bounds__(k_threads)
       if (col < n) c[row * n + col] = from_float<T>(acc[i][j]);
     }
   }
+}
+
+// Batched (grouped_gemm's simt instances): blockIdx.z picks a gemm whose A, B and C start
+// stride_a, stride_b and stride_c elements after the previous one's; otherwise the strides
+// are not read.
+template <typename T, int k_bm, int k_bn, int k_bk, int k_tm, int k_tn, bool Batched = false>
+__global__ void __launch_bounds__(k_threads)
+    gemm_simt_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int m, int n, int k,
+                     long long stride_a, long long stride_b, long long stride_c) {
+  if constexpr (Batched) {
+    a += blockIdx.z * stride_a;
+    b += blockIdx.z * stride_b;
+    c += blockIdx.z * stride_c;
+  }
+  using Tile = GemmTile<k_bm, k_bn, k_bk, k_tm, k_tn>;
+  __shared__ __align__(16) float as[2][k_bk][k_bm + Tile::k_pad];
+  __shared__ __align__(16) float bs[2][k_bk][k_bn + Tile::k_pad];
+  gemm_simt_tile<T, k_bm, k_bn, k_bk, k_tm, k_tn>(a, b, c, m, n, k, as, bs);
 }
 
 }  // namespace

@@ -25,6 +25,10 @@
 // tile row belongs to one group and the tile walk is the plain gemm's over G*M rows; B is a
 // 3-D map [G][K][N] and a tile's B loads take its group, tile row / (M / BM), as the third
 // coordinate, so the K edge of one group's B is zero-filled rather than read from the next.
+// The masked layout (gemm_wgmma_tma_masked_kernel, grouped_gemm's decode path) is the same
+// gemm over A [G][M][K] and C [G][M][N] as 3-D maps, so M is free and no tile reaches into
+// another group; only tiles holding some of group g's first masked_m[g] rows exist
+// (MaskedTiles, counts read on the device), walked group after group.
 //
 // Constraints: K and N multiples of 8 (TMA needs 16-byte global row strides) and 16-byte
 // aligned A, B and C; M is free. Edges in M, N and K are handled by TMA: zero fill on loads,
@@ -46,6 +50,7 @@
 
 #include "common/convert.cuh"
 #include "common/dsmem_sm90.cuh"
+#include "common/masked_tiles.cuh"
 #include "common/mbarrier_sm90.cuh"
 #include "common/smem.cuh"
 #include "common/sync_sm90.cuh"
@@ -103,13 +108,15 @@ __device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, 
   tn = r / rows;
 }
 
-// m is the rows of A and C (G*M when grouped); group_tiles_m, the tile rows of one group
-// (M / BM), is read only when Cfg::Grouped.
-template <class Cfg, class T>
-__global__ void __launch_bounds__(k_threads, 1)
-    gemm_wgmma_tma_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-                          const __grid_constant__ CUtensorMap tmap_c, int m, int n, int k, int group_tiles_m) {
+// The kernels' body. m is the rows of A and C (G*M when grouped, each group's when Masked);
+// group_tiles_m, the tile rows of one group (M / BM), is read only when Cfg::Grouped and not
+// Masked; masked_m and groups only when Masked.
+template <class Cfg, class T, bool Masked>
+__device__ __forceinline__ void gemm_wgmma_tma_body(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b,
+                                                    const CUtensorMap& tmap_c, int m, int n, int k, int group_tiles_m,
+                                                    const int* masked_m, int groups) {
 #if KPORT_WGMMA_ENABLED
+  static_assert(!Masked || (Cfg::Grouped && Cfg::ClusterSize == 1), "masked tiles are grouped ones");
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, S = Cfg::Stages;
   extern __shared__ uint8_t smem_raw[];
   const uint32_t smem_base = (smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -168,16 +175,25 @@ __global__ void __launch_bounds__(k_threads, 1)
     if (threadIdx.x == 0) {
       int s = 0;
       uint32_t phase = 0;
-      for (int tile = first_tile; tile < tiles; tile += tile_step) {
+      MaskedTiles<BM> masked{masked_m, groups, m, tiles_n};  // Masked: the groups' tiles, as the consumers walk them
+      for (int tile = first_tile; Masked ? masked.seek(tile) : tile < tiles; tile += tile_step) {
         int tm, tn;
-        tile_coords<k_group_m / CM>(tile, groups_m, tiles_n, tm, tn);
-        tm = tm * CM + rank;                                      // may pass the last tile row: TMA then fills zeros
-        const int group = Cfg::Grouped ? tm / group_tiles_m : 0;  // B's third coordinate
+        if constexpr (Masked) {
+          tile_coords<k_group_m>(tile - masked.first, masked.tiles_m, tiles_n, tm, tn);  // tm: in its group
+        } else {
+          tile_coords<k_group_m / CM>(tile, groups_m, tiles_n, tm, tn);
+          tm = tm * CM + rank;  // may pass the last tile row: TMA then fills zeros
+        }
+        // B's third coordinate
+        const int group = Masked ? masked.group : Cfg::Grouped ? tm / group_tiles_m : 0;
         for (int kb = kb_begin; kb < kb_end; ++kb) {
           // empty here means every CTA of the cluster has released stage s
           mbar_wait(empty_bar(s), phase ^ 1);
           mbar_arrive_expect_tx(full_bar(s), Cfg::stage_bytes);
-          tma_load_2d(stage_a(s), &tmap_a, kb * BK, tm * BM, full_bar(s));
+          if constexpr (Masked)
+            tma_load_3d(stage_a(s), &tmap_a, kb * BK, tm * BM, group, full_bar(s));
+          else
+            tma_load_2d(stage_a(s), &tmap_a, kb * BK, tm * BM, full_bar(s));
           constexpr int slabs = BN / 64 / CM;
 #pragma unroll
           for (int jj = 0; jj < slabs; ++jj) {
@@ -209,6 +225,7 @@ __global__ void __launch_bounds__(k_threads, 1)
     const bool store_issuer = threadIdx.x == 128;
     uint32_t c_slabs = 0;     // C slabs staged so far; slab i uses buffer i % 2
     uint32_t tiles_done = 0;  // SplitK: partial tiles handed over, the parity of red_full/red_empty
+    MaskedTiles<BM> masked{masked_m, groups, m, tiles_n};  // Masked: the groups' tiles, as the producer walks them
     // Stage release: lane 0 of each consumer warp arrives here, lane r at cluster peer r.
     auto release = [&](int stage) {
       if constexpr (CM > 1) {
@@ -217,10 +234,14 @@ __global__ void __launch_bounds__(k_threads, 1)
         if (lane == 0) mbar_arrive(empty_bar(stage));
       }
     };
-    for (int tile = first_tile; tile < tiles; tile += tile_step) {
+    for (int tile = first_tile; Masked ? masked.seek(tile) : tile < tiles; tile += tile_step) {
       int tm, tn;
-      tile_coords<k_group_m / CM>(tile, groups_m, tiles_n, tm, tn);
-      tm = tm * CM + rank;
+      if constexpr (Masked) {
+        tile_coords<k_group_m>(tile - masked.first, masked.tiles_m, tiles_n, tm, tn);
+      } else {
+        tile_coords<k_group_m / CM>(tile, groups_m, tiles_n, tm, tn);
+        tm = tm * CM + rank;
+      }
       int prev = -1;
       if (kb_begin == kb_end) {
 #pragma unroll
@@ -310,7 +331,10 @@ __global__ void __launch_bounds__(k_threads, 1)
         fence_proxy_async_smem();
         named_bar_sync(1, 128 * k_consumers);
         if (store_issuer) {
-          tma_store_2d(&tmap_c, buf, tn * BN + slab * 64, tm * BM);
+          if constexpr (Masked)  // clipped at the group's m rows; rows past its count are left as computed
+            tma_store_3d(&tmap_c, buf, tn * BN + slab * 64, tm * BM, masked.group);
+          else
+            tma_store_2d(&tmap_c, buf, tn * BN + slab * 64, tm * BM);
           bulk_commit();
         }
       }
@@ -321,6 +345,24 @@ __global__ void __launch_bounds__(k_threads, 1)
   // arrive on its barriers.
   if constexpr (CS > 1) cluster_sync();
 #endif
+}
+
+template <class Cfg, class T>
+__global__ void __launch_bounds__(k_threads, 1)
+    gemm_wgmma_tma_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+                          const __grid_constant__ CUtensorMap tmap_c, int m, int n, int k, int group_tiles_m) {
+  gemm_wgmma_tma_body<Cfg, T, false>(tmap_a, tmap_b, tmap_c, m, n, k, group_tiles_m, nullptr, 0);
+}
+
+// The masked layout: A [groups][m][k] and C [groups][m][n] as 3-D maps, B [groups][k][n];
+// masked_m[g] (device memory) of group g's m rows are valid, and only tiles holding valid rows
+// run. C's rows past a group's count are unspecified.
+template <class Cfg, class T>
+__global__ void __launch_bounds__(k_threads, 1)
+    gemm_wgmma_tma_masked_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+                                 const __grid_constant__ CUtensorMap tmap_c, const int* __restrict__ masked_m,
+                                 int groups, int m, int n, int k) {
+  gemm_wgmma_tma_body<Cfg, T, true>(tmap_a, tmap_b, tmap_c, m, n, k, 0, masked_m, groups);
 }
 
 // ---- host side --------------------------------------------------------------------------------

@@ -37,6 +37,11 @@
 // B (fp8_group_scale_b_offset); A's scales are the tall A's, as the plain gemm's. The dense
 // instances' code does not change: their Config says Grouped = false and the kernel's
 // signature is the same (the last argument carries M / BM when grouped).
+// The masked layout (gemm_fp8_masked_kernel, grouped_gemm_fp8's decode path): A [G][M][K] as a
+// 3-D map, so M is free and no tile reads another group's rows; only tiles holding some of
+// group g's first masked_m[g] rows exist (MaskedTiles, counts read on the device), walked
+// group after group; the epilogue stores those rows only. A's scales are still the tall A's
+// (row g*M + i of [G*M] rows).
 //
 // Constraints: K a multiple of 16 (TMA needs 16-byte row strides of A and B), of 128 with
 // block scales (a K block is one scale block); A, B (and block scale_a) 16-byte aligned.
@@ -58,6 +63,7 @@
 #include <numeric>
 #include <string>
 
+#include "common/masked_tiles.cuh"
 #include "common/mbarrier_sm90.cuh"
 #include "common/smem.cuh"
 #include "common/sync_sm90.cuh"
@@ -187,13 +193,16 @@ __device__ __forceinline__ void store_pair(__nv_bfloat16* d, int n, int row, int
   }
 }
 
-template <class Cfg, class T, Fp8Scale Mode>
-__global__ void __launch_bounds__(k_threads, 1)
-    gemm_fp8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-                    const __grid_constant__ CUtensorMap tmap_sa, __nv_bfloat16* __restrict__ d,
-                    const float* __restrict__ scale_a, const float* __restrict__ scale_b, int m, int n, int k,
-                    int a_rows_or_group_tiles) {
+// The kernels' body. m is the rows of A and D (G*M when grouped, each group's when Masked);
+// masked_m and groups are read only when Masked, a_rows_or_group_tiles only when not.
+template <class Cfg, class T, Fp8Scale Mode, bool Masked>
+__device__ __forceinline__ void gemm_fp8_body(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b,
+                                              const CUtensorMap& tmap_sa, __nv_bfloat16* __restrict__ d,
+                                              const float* __restrict__ scale_a, const float* __restrict__ scale_b,
+                                              int m, int n, int k, int a_rows_or_group_tiles,
+                                              const int* __restrict__ masked_m, int groups) {
 #if KPORT_WGMMA_ENABLED
+  static_assert(!Masked || Cfg::Grouped, "masked tiles are grouped ones");
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, S = Cfg::Stages;
   constexpr bool k_block = Mode == Fp8Scale::block128;
   extern __shared__ uint8_t smem_raw[];
@@ -245,16 +254,25 @@ __global__ void __launch_bounds__(k_threads, 1)
       uint32_t phase = 0;
       // A's box is a_rows (< BM when M is: the rows past them are never stored, see launch_typed).
       const uint32_t bytes = a_rows * BK + Cfg::b_bytes + (k_block ? Cfg::sa_bytes : 0);
-      for (int tile = first_tile; tile < tiles; tile += tile_step) {
+      MaskedTiles<BM> masked{masked_m, groups, m, tiles_n};  // Masked: the groups' tiles, as the consumers walk them
+      for (int tile = first_tile; Masked ? masked.seek(tile) : tile < tiles; tile += tile_step) {
         int tm, tn;
-        tile_coords<k_group_m / CM>(tile, groups_m, tiles_n, tm, tn);
-        tm = tm * CM + rank;                                    // may pass the last tile row: TMA then fills zeros
-        const int group = Cfg::Grouped ? tm / group_tiles : 0;  // B's third coordinate
+        if constexpr (Masked) {
+          tile_coords<k_group_m>(tile - masked.first, masked.tiles_m, tiles_n, tm, tn);  // tm: in its group
+        } else {
+          tile_coords<k_group_m / CM>(tile, groups_m, tiles_n, tm, tn);
+          tm = tm * CM + rank;  // may pass the last tile row: TMA then fills zeros
+        }
+        // B's third coordinate
+        const int group = Masked ? masked.group : Cfg::Grouped ? tm / group_tiles : 0;
         for (int kb = 0; kb < k_blocks; ++kb) {
           // empty here means every CTA of the cluster has released stage s
           mbar_wait(empty_bar(s), phase ^ 1);
           mbar_arrive_expect_tx(full_bar(s), bytes);
-          tma_load_2d(stage_a(s), &tmap_a, kb * BK, tm * BM, full_bar(s));
+          if constexpr (Masked)
+            tma_load_3d(stage_a(s), &tmap_a, kb * BK, tm * BM, group, full_bar(s));
+          else
+            tma_load_2d(stage_a(s), &tmap_a, kb * BK, tm * BM, full_bar(s));
           constexpr int part = Cfg::b_part_rows;
           if constexpr (CM > 1)
             tma_load_2d_multicast(stage_b(s) + rank * part * BK, &tmap_b, kb * BK, tn * BN + rank * part, full_bar(s),
@@ -263,7 +281,11 @@ __global__ void __launch_bounds__(k_threads, 1)
             tma_load_3d(stage_b(s), &tmap_b, kb * BK, tn * BN, group, full_bar(s));
           else
             tma_load_2d(stage_b(s), &tmap_b, kb * BK, tn * BN, full_bar(s));
-          if constexpr (k_block) tma_load_2d(sa_base + s * Cfg::sa_bytes, &tmap_sa, tm * BM, kb, full_bar(s));
+          // The tile's row scales: its group's rows of the tall A's (Masked), else its own rows.
+          if constexpr (k_block && Masked)
+            tma_load_2d(sa_base + s * Cfg::sa_bytes, &tmap_sa, group * m + tm * BM, kb, full_bar(s));
+          else if constexpr (k_block)
+            tma_load_2d(sa_base + s * Cfg::sa_bytes, &tmap_sa, tm * BM, kb, full_bar(s));
           if (++s == S) {
             s = 0;
             phase ^= 1;
@@ -326,12 +348,19 @@ __global__ void __launch_bounds__(k_threads, 1)
       }
       promote<BN / 8, BN / 8>(total, from, s0, s1, s0, s1, s0, s1);
     };
-    for (int tile = first_tile; tile < tiles; tile += tile_step) {
+    MaskedTiles<BM> masked{masked_m, groups, m, tiles_n};  // Masked: the groups' tiles, as the producer walks them
+    for (int tile = first_tile; Masked ? masked.seek(tile) : tile < tiles; tile += tile_step) {
       int tm, tn;
-      tile_coords<k_group_m / CM>(tile, groups_m, tiles_n, tm, tn);
-      tm = tm * CM + rank;
+      if constexpr (Masked) {
+        tile_coords<k_group_m>(tile - masked.first, masked.tiles_m, tiles_n, tm, tn);
+      } else {
+        tile_coords<k_group_m / CM>(tile, groups_m, tiles_n, tm, tn);
+        tm = tm * CM + rank;
+      }
       // Grouped: this tile's group's scales of B (the dense gemm's layout, once per group).
-      const float* group_sb = Cfg::Grouped ? scale_b + fp8_group_scale_b_offset(Mode, tm / group_tiles, n, k) : scale_b;
+      const float* group_sb =
+          Cfg::Grouped ? scale_b + fp8_group_scale_b_offset(Mode, Masked ? masked.group : tm / group_tiles, n, k)
+                       : scale_b;
 #pragma unroll
       for (int i = 0; i < BN / 2; ++i) total[i] = 0.0f;
       // block128: the tile's columns [0, 128 - sb_offset) lie in scale block sb_first of B
@@ -455,12 +484,16 @@ __global__ void __launch_bounds__(k_threads, 1)
       const float(&res)[BN / 2] = pick<Cfg::Promote>(total, acc);  // the K-long sums
       // Epilogue. Accumulator layout of m64nN: per 8-column group g a thread holds rows r and
       // r+8, columns 8g + 2*(lane%4) and +1.
+      // Masked: rows of the tile's group, stored up to its count, their scales the tall A's.
       const int r0 = tm * BM + row_in_tile, r1 = r0 + 8;
+      const int rows_end = Masked ? masked.rows : m;
+      __nv_bfloat16* const d_rows = Masked ? d + static_cast<size_t>(masked.group) * m * n : d;
+      const float* const sa_rows = Masked ? scale_a + static_cast<size_t>(masked.group) * m : scale_a;
       float a0 = 1.0f, a1 = 1.0f;
       if constexpr (Mode == Fp8Scale::tensor) a0 = a1 = __ldg(scale_a) * __ldg(group_sb);
       if constexpr (Mode == Fp8Scale::row) {
-        a0 = r0 < m ? __ldg(scale_a + r0) : 0.0f;
-        a1 = r1 < m ? __ldg(scale_a + r1) : 0.0f;
+        a0 = r0 < rows_end ? __ldg(sa_rows + r0) : 0.0f;
+        a1 = r1 < rows_end ? __ldg(sa_rows + r1) : 0.0f;
       }
       const bool pairs = (n % 2 == 0) && (reinterpret_cast<uintptr_t>(d) % 4 == 0);
 #pragma unroll
@@ -471,8 +504,8 @@ __global__ void __launch_bounds__(k_threads, 1)
           b0 = col < n ? __ldg(group_sb + col) : 0.0f;
           b1 = col + 1 < n ? __ldg(group_sb + col + 1) : 0.0f;
         }
-        if (r0 < m) store_pair(d, n, r0, col, res[g * 4] * a0 * b0, res[g * 4 + 1] * a0 * b1, pairs);
-        if (r1 < m) store_pair(d, n, r1, col, res[g * 4 + 2] * a1 * b0, res[g * 4 + 3] * a1 * b1, pairs);
+        if (r0 < rows_end) store_pair(d_rows, n, r0, col, res[g * 4] * a0 * b0, res[g * 4 + 1] * a0 * b1, pairs);
+        if (r1 < rows_end) store_pair(d_rows, n, r1, col, res[g * 4 + 2] * a1 * b0, res[g * 4 + 3] * a1 * b1, pairs);
       }
     }
   }
@@ -480,6 +513,28 @@ __global__ void __launch_bounds__(k_threads, 1)
   // barriers.
   if constexpr (CM > 1) cluster_sync();
 #endif
+}
+
+template <class Cfg, class T, Fp8Scale Mode>
+__global__ void __launch_bounds__(k_threads, 1)
+    gemm_fp8_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+                    const __grid_constant__ CUtensorMap tmap_sa, __nv_bfloat16* __restrict__ d,
+                    const float* __restrict__ scale_a, const float* __restrict__ scale_b, int m, int n, int k,
+                    int a_rows_or_group_tiles) {
+  gemm_fp8_body<Cfg, T, Mode, false>(tmap_a, tmap_b, tmap_sa, d, scale_a, scale_b, m, n, k, a_rows_or_group_tiles,
+                                     nullptr, 0);
+}
+
+// The masked layout: A [groups][m][k] as a 3-D map, B [groups][n][k], D [groups][m][n];
+// masked_m[g] (device memory) of group g's m rows are valid, and only their tiles run and only
+// they are stored. Scales as the contiguous layout's (A's of the [groups*m] rows).
+template <class Cfg, class T, Fp8Scale Mode>
+__global__ void __launch_bounds__(k_threads, 1)
+    gemm_fp8_masked_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+                           const __grid_constant__ CUtensorMap tmap_sa, __nv_bfloat16* __restrict__ d,
+                           const float* __restrict__ scale_a, const float* __restrict__ scale_b,
+                           const int* __restrict__ masked_m, int groups, int m, int n, int k) {
+  gemm_fp8_body<Cfg, T, Mode, true>(tmap_a, tmap_b, tmap_sa, d, scale_a, scale_b, m, n, k, 0, masked_m, groups);
 }
 
 // ---- host side --------------------------------------------------------------------------------

@@ -2,12 +2,14 @@
 // over a grid whose z dimension is the group. With equal groups the contiguous layout is a
 // strided batch: group g's A rows start at g*M*K, its B at g*K*N, its D rows at g*M*N. Loads
 // are bounds-checked, so any N and K and any alignment work; M (per group) is a multiple of
-// 128 by the family's contract, which this variant does not need. Builds for every target: the
-// reference-grade instance, not a fast one.
+// 128 by the family's contract, which this variant does not need. The masked layout
+// (masked_m set) runs grouped_gemm_simt_masked.cu's kernel, any M. Builds for every target:
+// the reference-grade instance, not a fast one, and the one that runs every shape.
 #include <string>
 
 #include "common/cuda_check.h"
 #include "gemm/simt/gemm_simt.cuh"
+#include "grouped_gemm/simt/grouped_gemm_simt_masked.h"
 #include "kport/kernels/registry.h"
 
 namespace {
@@ -35,6 +37,8 @@ cudaError_t launch_typed(const GroupedGemmArgs& g, cudaStream_t stream) {
 
 template <int k_bm, int k_bn, int k_bk, int k_tm, int k_tn>
 cudaError_t launch(const Problem& p, cudaStream_t stream) {
+  if (p.grouped_gemm.masked_m != nullptr)
+    return kport::kernels::grouped_gemm_simt::launch_masked<k_bm, k_bn, k_bk, k_tm, k_tn>(p.grouped_gemm, stream);
   switch (p.grouped_gemm.dtype) {
     case DType::f32: return launch_typed<float, k_bm, k_bn, k_bk, k_tm, k_tn>(p.grouped_gemm, stream);
     case DType::f16: return launch_typed<__half, k_bm, k_bn, k_bk, k_tm, k_tn>(p.grouped_gemm, stream);

@@ -11,8 +11,10 @@
 //
 // Constraints: bf16; M (per group) a multiple of 128; K and N multiples of 8 (TMA's 16-byte
 // row strides); A, B and D 16-byte aligned. Anything else is refused by supports(), with the
-// simt variant named as the one that runs it.
+// simt variant named as the one that runs it. The masked layout (masked_m set) runs the
+// masked kernel of grouped_gemm_wgmma_tma_masked_sm90.cu at the same tile, M free.
 #include "gemm/wgmma_tma/gemm_wgmma_tma_sm90.cuh"
+#include "grouped_gemm/wgmma_tma/grouped_gemm_wgmma_tma_masked_sm90.h"
 
 #include <climits>
 #include <string>
@@ -34,13 +36,14 @@ std::string supports(const Problem& p) {
   if (g.dtype != DType::bf16)
     return std::string("dtype ") + dtype_name(g.dtype) + " not supported: grouped_gemm.wgmma_tma takes bf16";
   if (g.groups <= 0 || g.m <= 0 || g.n <= 0 || g.k <= 0) return "g, m, n and k must be positive";
+  if (g.k % 8 != 0 || g.n % 8 != 0)
+    return "K and N must be multiples of 8: TMA needs 16-byte row strides (K=" + std::to_string(g.k) +
+           ", N=" + std::to_string(g.n) + "); use the simt variant";
+  if (g.masked_m != nullptr) return masked_supports(g, Cfg::BM, Cfg::BN);
   if (g.m % Cfg::BM != 0)
     return "m (the rows of each group) must be a multiple of " + std::to_string(Cfg::BM) +
            ", the tile's rows, so that no tile holds two groups (m=" + std::to_string(g.m) + ")";
   if (static_cast<long long>(g.groups) * g.m > INT_MAX) return "g*m (the rows of A and D) must fit an int";
-  if (g.k % 8 != 0 || g.n % 8 != 0)
-    return "K and N must be multiples of 8: TMA needs 16-byte row strides (K=" + std::to_string(g.k) +
-           ", N=" + std::to_string(g.n) + "); use the simt variant";
   auto misaligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 != 0; };
   if (misaligned(g.a) || misaligned(g.b) || misaligned(g.d)) return "A, B and D must be 16-byte aligned for TMA";
   return "";
@@ -77,6 +80,7 @@ cudaError_t launch_typed(const GroupedGemmArgs& g, cudaStream_t stream) {
 
 template <class Cfg>
 cudaError_t launch(const Problem& p, cudaStream_t stream) {
+  if (p.grouped_gemm.masked_m != nullptr) return launch_masked<Cfg::BN, Cfg::Stages>(p.grouped_gemm, stream);
   return launch_typed<Cfg, __nv_bfloat16>(p.grouped_gemm, stream);
 }
 

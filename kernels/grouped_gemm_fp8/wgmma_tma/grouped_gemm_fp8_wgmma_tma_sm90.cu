@@ -14,8 +14,11 @@
 //
 // Constraints: e4m3 or e5m2; M (per group) a multiple of 128; K a multiple of 16 (TMA's
 // 16-byte row strides), of 128 with block128 scales; A, B (and block128 scale_a) 16-byte
-// aligned. N is free: TMA zero-fills B's rows past N and the epilogue masks D.
+// aligned. N is free: TMA zero-fills B's rows past N and the epilogue masks D. The masked
+// layout (masked_m set) runs the masked kernel of grouped_gemm_fp8_wgmma_tma_masked_sm90.cu at
+// the same tile, M free.
 #include "gemm_fp8/wgmma_tma/gemm_fp8_wgmma_tma_sm90.cuh"
+#include "grouped_gemm_fp8/wgmma_tma/grouped_gemm_fp8_wgmma_tma_masked_sm90.h"
 
 #include <climits>
 #include <string>
@@ -37,11 +40,14 @@ std::string supports(const Problem& p) {
     return std::string("dtype ") + dtype_name(g.dtype) +
            " not supported: grouped_gemm_fp8.wgmma_tma takes e4m3 or e5m2";
   if (g.groups <= 0 || g.m <= 0 || g.n <= 0 || g.k <= 0) return "g, m, n and k must be positive";
-  if (g.m % Cfg::BM != 0)
+  if (g.m % Cfg::BM != 0 && g.masked_m == nullptr)
     return "m (the rows of each group) must be a multiple of " + std::to_string(Cfg::BM) +
            ", the tile's rows, so that no tile holds two groups (m=" + std::to_string(g.m) +
            "); pad each group's rows to it";
   if (static_cast<long long>(g.groups) * g.m > INT_MAX) return "g*m (the rows of A and D) must fit an int";
+  if (g.masked_m != nullptr &&
+      static_cast<long long>(g.groups) * ((g.m + Cfg::BM - 1) / Cfg::BM) * ((g.n + Cfg::BN - 1) / Cfg::BN) > INT_MAX)
+    return "the masked layout's tiles (g * ceil(m/128) * ceil(n/" + std::to_string(Cfg::BN) + ")) must fit an int";
   if (g.k % 16 != 0)
     return "K=" + std::to_string(g.k) +
            " is not a multiple of 16: TMA needs 16-byte row strides of A and B; pad K with zeros to a multiple of 16";
@@ -54,6 +60,7 @@ std::string supports(const Problem& p) {
   auto misaligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 != 0; };
   if (misaligned(g.a) || misaligned(g.b)) return "A and B must be 16-byte aligned for TMA";
   if (g.scale == Fp8Scale::block128 && misaligned(g.scale_a)) return "block128 scale_a must be 16-byte aligned for TMA";
+  if (reinterpret_cast<uintptr_t>(g.masked_m) % alignof(int) != 0) return "masked_m must be int-aligned";
   return "";
 }
 
@@ -103,6 +110,7 @@ cudaError_t launch_mode(const GroupedGemmFp8Args& g, cudaStream_t stream) {
 
 template <class Cfg>
 cudaError_t launch(const Problem& p, cudaStream_t stream) {
+  if (p.grouped_gemm_fp8.masked_m != nullptr) return launch_masked<Cfg::BN>(p.grouped_gemm_fp8, stream);
   if (p.grouped_gemm_fp8.dtype == DType::e5m2) return launch_mode<Cfg, __nv_fp8_e5m2>(p.grouped_gemm_fp8, stream);
   return launch_mode<Cfg, __nv_fp8_e4m3>(p.grouped_gemm_fp8, stream);
 }

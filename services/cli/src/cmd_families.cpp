@@ -11,11 +11,16 @@ namespace kport::cli {
 
 namespace {
 
-// "b,h,l,d,causal=0": the dims in the harness's order, an optional one with its default.
+// "b,h,l,d,causal=0": the dims in the harness's order, an optional one with its default (in
+// brackets, "[valid]", one left out of a shape's text at its default).
 std::string dims_text(const api::Family& f) {
   std::string out;
   for (const auto& d : f.dims) {
     if (!out.empty()) out += ",";
+    if (d.omit_default) {
+      out += "[" + d.name + "]";
+      continue;
+    }
     out += d.name;
     if (d.default_value) out += "=" + std::to_string(*d.default_value);
   }

@@ -85,6 +85,42 @@ TEST_F(FamiliesTest, AReportedFamilyIsKnownAfterARestartAndAReportReplacesTheLib
   EXPECT_NE(restarted.current()->find("rope"), nullptr);
 }
 
+// A dimension whose default is left out of a shape's text (kport's grouped gemms' `valid`)
+// keeps that through a report, the store and a restart, and a shape of it is written without
+// it at its default.
+TEST_F(FamiliesTest, ADimensionLeftOutAtItsDefaultStaysSoThroughTheStore) {
+  const auto builtin = Families(m_builtin).current();
+  const porting::OpFamily* grouped = builtin->find("grouped_gemm");
+  ASSERT_NE(grouped, nullptr);
+  EXPECT_TRUE(grouped->dims.back().omit_default) << "kernels/kport.json's valid";
+  EXPECT_EQ(json::serialize(api::to_json(to_api_family(*grouped).dims.back())),
+            R"({"name":"valid","min":0,"max":1073741824,"default":1073741824,"exact":true,"omit_default":true})");
+  api::Family ln = layernorm();
+  ln.dims.push_back(api::FamilyDim{"mode", 0, 0, 3});
+  ln.dims.back().omit_default = true;
+  {
+    Families families(m_builtin);
+    ASSERT_TRUE(families.learn(*m_store, "norm", api::LibraryFamilies{"norm-lib", 0, {ln}}).ok());
+  }
+  Families restarted(m_builtin);
+  ASSERT_TRUE(restarted.reload(*m_store).ok());
+  const porting::OpFamily* stored = restarted.current()->find("layernorm");
+  ASSERT_NE(stored, nullptr);
+  ASSERT_EQ(stored->dims.size(), 3u);
+  EXPECT_TRUE(stored->dims[2].omit_default);
+  auto at_default = porting::op_shape(*stored, "rows=2,cols=8,mode=0");
+  ASSERT_TRUE(at_default.ok()) << at_default.error().message;
+  EXPECT_EQ(at_default->text, "rows=2,cols=8");
+  auto other = porting::op_shape(*stored, "rows=2,cols=8,mode=1");
+  ASSERT_TRUE(other.ok()) << other.error().message;
+  EXPECT_EQ(other->text, "rows=2,cols=8,mode=1");
+  api::Family no_default = layernorm();
+  no_default.dims[1].omit_default = true;
+  auto st = restarted.learn(*m_store, "norm", api::LibraryFamilies{"norm-lib", 0, {no_default}});
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message.find("omit_default"), std::string::npos) << st.error().message;
+}
+
 TEST_F(FamiliesTest, ADeclarationThatDoesNotHoldIsRefusedNamingItAndStoresNothing) {
   Families families(m_builtin);
   api::Family bad = layernorm();

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <limits>
 
 #include "kport/porting/manifest.h"
 
@@ -67,7 +68,7 @@ TEST(OpShape, GroupedGemmIsSpelledGroupsFirstAndCountsEveryGroupsWork) {
   EXPECT_EQ(f->dtypes, std::vector<std::string>{"bf16"});
   auto missing = op_shape("grouped_gemm", "m=128,n=8,k=8");
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().message, "shape has no 'g' (grouped_gemm shapes are g,m,n,k)");
+  EXPECT_EQ(missing.error().message, "shape has no 'g' (grouped_gemm shapes are g,m,n,k,valid)");
   auto zero = op_shape("grouped_gemm", "g=0,m=128,n=8,k=8");
   ASSERT_FALSE(zero.ok());
   EXPECT_NE(zero.error().message.find("'g' is out of range"), std::string::npos) << zero.error().message;
@@ -92,6 +93,47 @@ TEST(OpShape, GroupedGemmFp8IsSpelledGroupsFirstWithItsScaleMode) {
   auto bad_scale = op_shape("grouped_gemm_fp8", "g=4,m=128,n=8,k=128,scale=3");
   ASSERT_FALSE(bad_scale.ok());
   EXPECT_NE(bad_scale.error().message.find("'scale' is out of range"), std::string::npos) << bad_scale.error().message;
+}
+
+// The grouped gemms' `valid` (the masked layout's mean valid rows per group) is left out of the
+// text at its default, every row valid: a contiguous shape keeps the text the harness has
+// always printed, given with valid or not; a masked one names it, and its work is its valid
+// rows'. Each layout's rule on m is its own.
+TEST(OpShape, TheGroupedGemmsValidIsWrittenOnlyForTheMaskedLayout) {
+  for (const char* text : {"g=4,m=8192,n=4096,k=7168", "valid=1073741824,g=4,m=8192,n=4096,k=7168"}) {
+    auto s = op_shape("grouped_gemm", text);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    EXPECT_EQ(s->text, "g=4,m=8192,n=4096,k=7168") << text;
+    EXPECT_EQ(s->shape.canonical(), "g=4,k=7168,m=8192,n=4096") << text;
+  }
+  auto masked = op_shape("grouped_gemm", "g=8,m=256,n=4096,k=7168,valid=64");
+  ASSERT_TRUE(masked.ok()) << masked.error().message;
+  EXPECT_EQ(masked->text, "g=8,m=256,n=4096,k=7168,valid=64");
+  const OpFamily* f = kport_families().find("grouped_gemm");
+  ASSERT_NE(f, nullptr);
+  EXPECT_DOUBLE_EQ(*f->flops_at(masked->shape, "bf16"), 2.0 * 8 * 64 * 4096 * 7168);
+  EXPECT_DOUBLE_EQ(*f->bytes_at(masked->shape, "bf16"), 8.0 * (64.0 * 7168 + 7168.0 * 4096 + 64.0 * 4096) * 2);
+  // A stored contiguous result's shape, as the harness prints it, counts every row.
+  EXPECT_DOUBLE_EQ(*f->flops_at(*Shape::parse("g=4,m=8192,n=4096,k=7168"), "bf16"), 2.0 * 4 * 8192 * 4096 * 7168);
+  // m off the 128-row tile: refused contiguous, taken masked.
+  auto unaligned = unmet_requirement(*f, op_shape("grouped_gemm", "g=4,m=100,n=64,k=64")->shape);
+  ASSERT_TRUE(unaligned);
+  EXPECT_NE(unaligned->find("m=100 is not a multiple of 128, which grouped_gemm needs when valid=1073741824"),
+            std::string::npos)
+      << *unaligned;
+  EXPECT_FALSE(unmet_requirement(*f, op_shape("grouped_gemm", "g=4,m=100,n=64,k=64,valid=37")->shape));
+  auto fp8 = op_shape("grouped_gemm_fp8", "g=32,m=128,n=7168,k=2048,scale=2,valid=16");
+  ASSERT_TRUE(fp8.ok()) << fp8.error().message;
+  EXPECT_EQ(fp8->text, "g=32,m=128,n=7168,k=2048,scale=2,valid=16");
+  EXPECT_EQ(op_shape("grouped_gemm_fp8", "g=4,m=128,n=8,k=128")->text, "g=4,m=128,n=8,k=128,scale=0");
+  EXPECT_DOUBLE_EQ(*kport_families().find("grouped_gemm_fp8")->flops_at(fp8->shape, "e4m3"),
+                   2.0 * 32 * 16 * 7168 * 2048);
+  // Masked and contiguous shapes are never stand-ins for each other, nor two valids.
+  const ShapeRules rules = f->shape_rules();
+  EXPECT_EQ(masked->shape.distance(op_shape("grouped_gemm", "g=8,m=256,n=4096,k=7168")->shape, rules),
+            std::numeric_limits<double>::infinity());
+  EXPECT_EQ(masked->shape.distance(op_shape("grouped_gemm", "g=8,m=256,n=4096,k=7168,valid=32")->shape, rules),
+            std::numeric_limits<double>::infinity());
 }
 
 TEST(OpShape, ShapesTheFamilyCannotRunAreRefusedNamingTheKey) {

@@ -72,4 +72,21 @@ TEST(WorkExpr, ABrokenExpressionIsRefusedNamingTheColumnAndWhatWasExpected) {
   EXPECT_EQ(refusal(std::string(300, 'm')), "the expression is longer than 256 characters");
 }
 
+// A grouped gemm's rows per group are min(m, valid): m when valid is left at its default
+// (every row), valid in the masked layout.
+TEST(WorkExpr, MinAndMaxTakeTwoValues) {
+  const std::vector<std::string> grouped = {"g", "m", "n", "k", "valid"};
+  const char* flops = "2*g*min(m,valid)*n*k";
+  EXPECT_DOUBLE_EQ(*eval(flops, {{"g", 8}, {"m", 256}, {"n", 2}, {"k", 3}, {"valid", 64}}, grouped), 2.0 * 8 * 64 * 6);
+  EXPECT_DOUBLE_EQ(*eval(flops, {{"g", 8}, {"m", 256}, {"n", 2}, {"k", 3}, {"valid", 1 << 30}}, grouped),
+                   2.0 * 8 * 256 * 6);
+  EXPECT_DOUBLE_EQ(*eval("max(m, n) - min(m, n)", {{"m", 3}, {"n", 10}}), 7);
+  EXPECT_DOUBLE_EQ(*eval("min(m + 1, 2 * (n + 1))", {{"m", 9}, {"n", 3}}), 8);
+  EXPECT_DOUBLE_EQ(*eval(" min ( m , n ) ", {{"m", 4}, {"n", 5}}), 4);
+  EXPECT_FALSE(eval("min(m, n)", {{"m", 4}})) << "a value without one";
+  EXPECT_EQ(refusal("min(m)"), "at column 6: expected ',' between the two values of min(a, b)");
+  EXPECT_EQ(refusal("max(m, n"), "at column 9: expected ')' after the two values of max(a, b)");
+  EXPECT_EQ(refusal("min*2"), "at column 1: unknown name 'min' (the names are m, n, k, bytes_per_elem)");
+}
+
 }  // namespace kport::porting

@@ -17,11 +17,17 @@
 //              each group's K x N weight (N contiguous, as gemm's B); D[G*M,N] =
 //              A[g*M..,:] * B[g] for each group g. M, the rows of each group, is a multiple of
 //              k_grouped_m_align. Inputs and D in `dtype`, fp32 accumulation.
+//              The masked layout (MoE decode, `masked_m` not null): the same memory read as
+//              A[G][M][K] and D[G][M][N], M any positive capacity, and only the first
+//              masked_m[g] rows of group g valid (counts in device memory, each 0..M, read by
+//              the kernel when it runs); D's rows past a group's count are unspecified.
 //   grouped_gemm_fp8: grouped_gemm's contiguous layout in gemm_fp8's operands: A[G*M,K] and
 //              B[G,N,K] fp8 (e4m3 or e5m2, both K-contiguous), D[G*M,N] bf16, fp32
 //              accumulation; D[g*M+i,:] = (sa . A[g*M+i,:]) * (sb_g . B[g])^T. Scales as
 //              gemm_fp8's, A's for the one tall A and B's once per group
-//              (GroupedGemmFp8Args). M is a multiple of k_grouped_m_align.
+//              (GroupedGemmFp8Args). M is a multiple of k_grouped_m_align. The masked layout
+//              as grouped_gemm's (A[G][M][K], D[G][M][N], masked_m[g] valid rows, M free), the
+//              scales laid out as the contiguous layout's.
 //   declared:  a family a library declares as data (kport/kernels/family_def.h: its dims,
 //              tensors, work counts, CPU reference, tolerances and grids); its instances get
 //              FamilyArgs and name the FamilyDef in Instance::def.
@@ -90,6 +96,10 @@ struct GroupedGemmArgs {
   void* d;              // [groups*m, N] row-major
   int groups, m, n, k;  // m: rows of each group
   DType dtype;
+  // The masked layout: device memory, groups counts of valid leading rows of each group, each
+  // 0..m, read when the kernel runs. Null: the contiguous layout (every row valid, m a
+  // multiple of k_grouped_m_align).
+  const int* masked_m = nullptr;
 };
 
 struct GroupedGemmFp8Args {
@@ -103,9 +113,11 @@ struct GroupedGemmFp8Args {
   //   [groups][ceil(N/128)][kb].
   const float* scale_a;
   const float* scale_b;
-  int groups, m, n, k;  // m: rows of each group, a multiple of k_grouped_m_align
+  int groups, m, n, k;  // m: rows of each group, a multiple of k_grouped_m_align unless masked
   Fp8Scale scale;
   DType dtype;  // e4m3 or e5m2
+  // The masked layout, as GroupedGemmArgs::masked_m (scales as above: A's of its groups*m rows).
+  const int* masked_m = nullptr;
 };
 
 struct AttentionArgs {

@@ -65,6 +65,7 @@ struct ManifestDim {
   std::optional<std::int64_t> default_value;  // an optional dimension (attention's causal)
   std::int64_t min = 1, max = k_max_dim;      // the values a shape may give it
   Shape::DimRule rule{};                      // `exact`, `weight`, `align`
+  bool omit_default = false;                  // `omit_default`: its default is left out of a shape's text
 };
 
 struct ManifestFamily {

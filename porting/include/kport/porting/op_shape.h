@@ -48,6 +48,10 @@ struct OpDim {
   // How far apart two values of it are for the best-kernel query's nearest shape, or
   // that they must match exactly (the declaration's `exact`, `weight`, `align`).
   Shape::DimRule rule{};
+  // The canonical text leaves the dimension out at its default (`omit_default`: a key added to
+  // a family later, whose shapes written before it keep their text, as the grouped gemms'
+  // `valid`). Needs a default.
+  bool omit_default = false;
 };
 
 // What is wrong with a dimension's rule, if anything: `key` is the field within the
@@ -96,16 +100,17 @@ struct OpFamily {
   std::vector<std::string> dim_names() const;
   // The dims' rules by name, those that are not plain (Shape::distance's `rules`).
   ShapeRules shape_rules() const;
-  // The family's work at `s` for `dtype`, from `flops` or `bytes`; nullopt when it is not
-  // stated or the shape lacks a name it uses.
+  // The family's work at `s` for `dtype`, from `flops` or `bytes` (a dimension `s` leaves
+  // out at its default); nullopt when it is not stated or the shape lacks a name it uses that
+  // has no default.
   std::optional<double> flops_at(const Shape& s, std::string_view dtype) const;
   std::optional<double> bytes_at(const Shape& s, std::string_view dtype) const;
 };
 
 // Whether `r` rules out a shape whose value of each dimension `value_of(name)` gives (-1
 // when it has none: then nothing is ruled out by that dimension). The one rule, for
-// unmet_requirement and kport-dispatch's lookup, which reads its query's own values and
-// allocates nothing.
+// unmet_requirement (which gives a dimension left out its default) and kport-dispatch's
+// lookup, which reads its query's own values and allocates nothing.
 template <typename ValueOf>
 bool rules_out(const ShapeRequirement& r, ValueOf&& value_of) {
   const std::int64_t v = value_of(std::string_view(r.dim));

@@ -4,12 +4,13 @@
 //
 //   expr   := term (('+' | '-') term)*
 //   term   := factor (('*' | '/') factor)*
-//   factor := integer | name | '(' expr ')'
+//   factor := integer | name | ('min' | 'max') '(' expr ',' expr ')' | '(' expr ')'
 //
 // A name is one of the family's dimensions or `bytes_per_elem` (the bytes of one element
-// of the dtype asked: 2 for bf16, 1 for e4m3). Spaces are ignored. Evaluation is in
-// double precision; a missing name, a division by zero or a result that is not finite
-// has no value.
+// of the dtype asked: 2 for bf16, 1 for e4m3); `min` and `max` followed by '(' are the
+// smaller and the larger of two values (a grouped gemm's `min(m,valid)` rows per group).
+// Spaces are ignored. Evaluation is in double precision; a missing name, a division by zero
+// or a result that is not finite has no value.
 //
 // Values; thread-safe; the standard library only (part of kport::selection).
 #pragma once
@@ -39,7 +40,7 @@ class WorkExpr {
 
  private:
   struct Op {
-    enum class Kind { number, name, add, sub, mul, div } kind = Kind::number;
+    enum class Kind { number, name, add, sub, mul, div, min, max } kind = Kind::number;
     double number = 0;
     std::string name;
   };

@@ -38,6 +38,7 @@ struct FamilyDim {
   bool exact = false;
   double weight = 1.0;
   std::vector<FamilyAlignment> align = {};
+  bool omit_default = false;  // a shape's canonical text leaves it out at its default; written only when true
 };
 
 // One dimension of a family's `geometry`: the instance config keys of each role, each
@@ -100,6 +101,7 @@ inline boost::json::object to_json(const FamilyDim& d) {
     for (const auto& x : d.align) a.push_back(boost::json::object{{"multiple", x.multiple}, {"penalty", x.penalty}});
     o["align"] = std::move(a);
   }
+  if (d.omit_default) o["omit_default"] = true;
   return o;
 }
 
@@ -177,6 +179,7 @@ inline FamilyDim read_family_dim(Fields& f) {
     x.penalty = a.opt_num("penalty").value_or(-1);
     return x;
   });
+  d.omit_default = f.boolean("omit_default", false);
   return d;
 }
 
