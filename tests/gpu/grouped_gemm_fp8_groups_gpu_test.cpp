@@ -256,6 +256,8 @@ TEST(GroupedGemmFp8OnGpu, TheMaskedLayoutComputesEachGroupsValidRowsFromCountsOn
     if (inst->family != Family::grouped_gemm_fp8) continue;
     for (Fp8Scale mode : {Fp8Scale::tensor, Fp8Scale::row, Fp8Scale::block128})
       for (int i = 0; i < 2; ++i) {
+        // Block scales in the masked layout take m a multiple of 4 (supports() says so).
+        if (mode == Fp8Scale::block128 && shapes[i].m % 4 != 0) continue;
         const Inputs in(shapes[i], mode);
         for (DType t : {DType::e4m3, DType::e5m2}) EXPECT_EQ(run_masked(*inst, in, t, runs[i]), 0) << inst->name;
       }

@@ -60,6 +60,12 @@ std::string supports(const Problem& p) {
   auto misaligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 != 0; };
   if (misaligned(g.a) || misaligned(g.b)) return "A and B must be 16-byte aligned for TMA";
   if (g.scale == Fp8Scale::block128 && misaligned(g.scale_a)) return "block128 scale_a must be 16-byte aligned for TMA";
+  // Each group's block scales of A start g*m scales in; on the H200 a start off 16 bytes
+  // stopped the kernel (an illegal instruction at g=5, m=65), one on them ran right.
+  if (g.masked_m != nullptr && g.scale == Fp8Scale::block128 && g.m % 4 != 0)
+    return "the masked layout with block128 scales needs m (each group's rows) a multiple of 4, so that every "
+           "group's scales of A start 16-byte aligned (m=" +
+           std::to_string(g.m) + "); pad m to a multiple of 4";
   if (reinterpret_cast<uintptr_t>(g.masked_m) % alignof(int) != 0) return "masked_m must be int-aligned";
   return "";
 }
