@@ -606,6 +606,16 @@ cudaError_t resident_ctas(int* ctas) {
   return cudaSuccess;
 }
 
+// block128: A's scales through TMA as [K / 128 rows, `rows` columns], rows
+// fp8_scale_a_stride(rows) floats apart, a box of one K block's scales of BM rows. The dense,
+// contiguous grouped (rows G*M) and masked grouped launchers' map.
+template <class Cfg>
+bool make_scale_a_map(CUtensorMap* map, const float* scale_a, int rows, int k) {
+  const long long kblocks = k / k_fp8_block;
+  return tma_host::make_tmap_2d(map, scale_a, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, kblocks, rows,
+                                4LL * fp8_scale_a_stride(rows), 1, Cfg::BM, CU_TENSOR_MAP_SWIZZLE_NONE);
+}
+
 template <class Cfg, class T, Fp8Scale Mode>
 cudaError_t launch_typed(const GemmFp8Args& g, cudaStream_t stream) {
   CUtensorMap ta, tb, tsa;
@@ -620,13 +630,8 @@ cudaError_t launch_typed(const GemmFp8Args& g, cudaStream_t stream) {
       !tma_host::make_tmap_8bit_sw128(&tb, g.b, g.n, g.k, Cfg::b_part_rows))
     return cudaErrorInvalidValue;
   tsa = ta;  // unused unless block128
-  if constexpr (Mode == Fp8Scale::block128) {
-    // scale_a as [kblocks rows, M columns], rows fp8_scale_a_stride(M) floats apart.
-    const long long kblocks = g.k / k_fp8_block;
-    if (!tma_host::make_tmap_2d(&tsa, g.scale_a, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, kblocks, g.m,
-                                4LL * fp8_scale_a_stride(g.m), 1, Cfg::BM, CU_TENSOR_MAP_SWIZZLE_NONE))
-      return cudaErrorInvalidValue;
-  }
+  if constexpr (Mode == Fp8Scale::block128)
+    if (!make_scale_a_map<Cfg>(&tsa, g.scale_a, g.m, g.k)) return cudaErrorInvalidValue;
   auto kernel = gemm_fp8_kernel<Cfg, T, Mode>;
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
   if (err != cudaSuccess) return err;

@@ -20,6 +20,7 @@ using gemm_fp8_wgmma_tma::Config;
 using gemm_fp8_wgmma_tma::gemm_fp8_masked_kernel;
 using gemm_fp8_wgmma_tma::GroupedConfig;
 using gemm_fp8_wgmma_tma::k_threads;
+using gemm_fp8_wgmma_tma::make_scale_a_map;
 using gemm_fp8_wgmma_tma::resident_ctas;
 
 template <class Cfg, class T, Fp8Scale Mode>
@@ -29,14 +30,9 @@ cudaError_t launch_typed(const GroupedGemmFp8Args& g, cudaStream_t stream) {
   if (!tma_host::make_tmap_8bit_sw128_3d(&ta, g.a, g.groups, g.m, g.k, Cfg::BM) ||
       !tma_host::make_tmap_8bit_sw128_3d(&tb, g.b, g.groups, g.n, g.k, Cfg::BN))
     return cudaErrorInvalidValue;
-  tsa = ta;  // unused unless block128
-  if constexpr (Mode == Fp8Scale::block128) {
-    // The scales of the [G*M] rows, as the contiguous layout's: [kblocks rows, G*M columns].
-    const long long kblocks = g.k / k_fp8_block;
-    if (!tma_host::make_tmap_2d(&tsa, g.scale_a, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, kblocks, rows,
-                                4LL * fp8_scale_a_stride(rows), 1, Cfg::BM, CU_TENSOR_MAP_SWIZZLE_NONE))
-      return cudaErrorInvalidValue;
-  }
+  tsa = ta;                                  // unused unless block128
+  if constexpr (Mode == Fp8Scale::block128)  // the scales of the [G*M] rows, as the contiguous layout's
+    if (!make_scale_a_map<Cfg>(&tsa, g.scale_a, rows, g.k)) return cudaErrorInvalidValue;
   auto kernel = gemm_fp8_masked_kernel<Cfg, T, Mode>;
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
   if (err != cudaSuccess) return err;
