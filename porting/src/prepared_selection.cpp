@@ -94,19 +94,15 @@ PreparedSelection::PreparedSelection(std::string gpu_model, std::vector<Measurem
     for (std::size_t f = 0; f < here.size(); ++f) {
       const Measurement& m = here[f];
       if (!m.ranks()) continue;
-      // find_geometry()'s: the first of the instance's name.
-      int g = -1;
-      if (m_sm_count > 0)
-        for (std::size_t k = 0; k < m_geometry.size() && g < 0; ++k)
-          if (m_geometry[k].instance == m.instance) g = static_cast<int>(k);
-      if (g >= 0 && !has_waves(m_geometry[static_cast<std::size_t>(g)].geometry)) g = -1;
+      // find_geometry()'s: the first of the instance's name. It moves the figure by waves
+      // when it has tiles and the SM count is known, and rules shapes out by its limits.
+      int own = -1;
+      for (std::size_t k = 0; k < m_geometry.size() && own < 0; ++k)
+        if (m_geometry[k].instance == m.instance) own = static_cast<int>(k);
+      const Geometry* og = own >= 0 ? &m_geometry[static_cast<std::size_t>(own)].geometry : nullptr;
+      const int g = og && m_sm_count > 0 && has_waves(*og) ? own : -1;
+      const int lim = og && !og->limits.empty() ? own : -1;
       if (g >= 0) m_by_waves[i] = 1;
-      int lim = -1;  // find_geometry()'s again, whatever the SM count, when it has limits
-      for (std::size_t k = 0; k < m_geometry.size(); ++k)
-        if (m_geometry[k].instance == m.instance) {
-          if (!m_geometry[k].geometry.limits.empty()) lim = static_cast<int>(k);
-          break;
-        }
       m_work[i].push_back(Work{static_cast<std::uint32_t>(f), g, lim,
                                estimate_work(g >= 0 ? &m_geometry[static_cast<std::size_t>(g)].geometry : nullptr,
                                              m_sm_count, m_shapes[i], m_rules),

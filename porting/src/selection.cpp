@@ -189,12 +189,13 @@ Selection measured_at(const std::string& gpu_model, std::span<const DriverSeen> 
       scored.push_back(Scored{&m, m.median_us, m.stddev_us});
       continue;
     }
-    if (const Geometry* own = find_geometry(waves.geometry, m.instance))
+    const Geometry* own = find_geometry(waves.geometry, m.instance);
+    if (own)
       if (auto why = limit_reason(*own, *want); !why.empty()) {
         sel.excluded.push_back(Excluded{m.instance, m.variant, m, why});
         continue;
       }
-    const Geometry* g = waves.sm_count > 0 ? find_geometry(waves.geometry, m.instance) : nullptr;
+    const Geometry* g = waves.sm_count > 0 ? own : nullptr;
     by_waves = by_waves || (g && has_waves(*g));
     double cost = estimate_at(g, waves.sm_count, m.shape, m.median_us, *want, waves.shape_rules());
     scored.push_back(Scored{&m, cost, m.stddev_us * cost / m.median_us});
@@ -452,8 +453,9 @@ std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& 
     std::string best;
     double best_cost = std::numeric_limits<double>::infinity();
     for (const auto& [instance, median] : from.median) {
-      if (const Geometry* own = find_geometry(waves.geometry, instance); own && !runs_within(*own, to)) continue;
-      const Geometry* g = waves.sm_count > 0 ? find_geometry(waves.geometry, instance) : nullptr;
+      const Geometry* own = find_geometry(waves.geometry, instance);
+      if (own && !runs_within(*own, to)) continue;
+      const Geometry* g = waves.sm_count > 0 ? own : nullptr;
       double cost = estimate_at(g, waves.sm_count, *from.shape, median, to, waves.shape_rules());
       if (cost < best_cost) {
         best_cost = cost;
