@@ -356,6 +356,14 @@ std::vector<Shape> bench_grid(Family family, const kport::kernels::FamilyDef* de
       const int nk[][2] = {{4096, 4096}, {14336, 4096}, {4096, 14336}};
       for (int m : {1, 4, 8, 16, 64, 256})
         for (const auto& p : nk) grid.push_back(gemm_shape(m, p[0], p[1]));
+      // Decode against an 8192-hidden model's MLP (up 28672x8192, down 8192x28672): 470 MB of
+      // weights, four times the largest projection above, where the gemv streams at 3 TB/s and
+      // a tile kernel's 128 blocks at about 2.3. No smaller projection shows that: moved from
+      // 4096x14336 by their steps, a 128x128 tile split in two was named at 4 rows, 32 % slower
+      // than the gemv.
+      for (int m : {1, 4, 8, 64})
+        for (const auto& p : {std::array<int, 2>{28672, 8192}, std::array<int, 2>{8192, 28672}})
+          grid.push_back(gemm_shape(m, p[0], p[1]));
       for (int m : {1024, 4096})
         for (const auto& p :
              {std::array<int, 2>{14336, 4096}, std::array<int, 2>{4096, 14336}, std::array<int, 2>{6144, 4096}})
