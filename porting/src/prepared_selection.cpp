@@ -40,6 +40,44 @@ std::size_t heap(const Selection& s) {
   return n;
 }
 
+// The prepared shapes for detail::break_tie: the timed ones other than the matched one,
+// on as many path changes from the asked shape as the matched one.
+class PreparedShapes final : public detail::OtherShapes {
+ public:
+  PreparedShapes(const std::vector<Shape>& shapes, const std::vector<std::string>& canonical,
+                 const std::vector<char>& timed, const std::vector<std::vector<char>>& own,
+                 const std::vector<std::vector<Measurement>>& current_at, std::size_t matched,
+                 const std::vector<char>& want_own)
+      : m_shapes(shapes),
+        m_canonical(canonical),
+        m_timed(timed),
+        m_own(own),
+        m_current_at(current_at),
+        m_matched(matched),
+        m_want_own(want_own),
+        m_changes(path_changes(want_own, own[matched])) {}
+  std::size_t size() const override { return m_shapes.size(); }
+  Ref shape(std::size_t i) const override {
+    const bool usable = i != m_matched && m_timed[i] && path_changes(m_want_own, m_own[i]) == m_changes;
+    return Ref{usable ? &m_shapes[i] : nullptr, m_canonical[i]};
+  }
+  const Measurement* figure(std::size_t i, std::string_view instance) const override {
+    for (const auto& m : m_current_at[i])
+      if (m.ranks() && m.instance == instance) return &m;
+    return nullptr;
+  }
+
+ private:
+  const std::vector<Shape>& m_shapes;
+  const std::vector<std::string>& m_canonical;
+  const std::vector<char>& m_timed;
+  const std::vector<std::vector<char>>& m_own;
+  const std::vector<std::vector<Measurement>>& m_current_at;
+  std::size_t m_matched;
+  const std::vector<char>& m_want_own;
+  int m_changes;
+};
+
 }  // namespace
 
 PreparedSelection::PreparedSelection(std::string gpu_model, std::vector<Measurement> on_gpu,
@@ -137,7 +175,23 @@ bool PreparedSelection::moved(const Shape& want, const Match& m, Moved& out) con
     out.places.push_back(Moved::Place{&fig, w.figure, static_cast<std::uint32_t>(k), cost,
                                       fig.stddev_us * cost / fig.median_us, 1.0, false});
   }
-  out.unstable = detail::order_ranking(out.places);
+  // A tie among the best estimates, broken by the nearest other shape that tells them apart.
+  out.tie_first = {};
+  out.tie_shape = m_shapes.size();
+  const auto& works = m_work[m.shape];
+  const auto tied = detail::tied_with_fastest(out.places, [&](const Moved::Place& p) -> const Geometry* {
+    const int g = works[p.work].geometry;
+    return g >= 0 ? &m_geometry[static_cast<std::size_t>(g)].geometry : nullptr;
+  });
+  if (!tied.empty()) {
+    const auto want_own = own_paths(m_geometry, want, m_element_bytes);
+    const PreparedShapes others(m_shapes, m_canonical, m_timed, m_own, *m_current_at, m.shape, want_own);
+    if (auto tb = detail::break_tie(want, tied, others, waves())) {
+      out.tie_first = tied[tb->tied].instance;
+      out.tie_shape = tb->shape;
+    }
+  }
+  out.unstable = detail::order_ranking(out.places, out.tie_first);
   const Moved::Place& best = out.places.front();
   for (std::size_t i = 1; i < out.places.size(); ++i) {
     Moved::Place& p = out.places[i];
@@ -181,10 +235,17 @@ std::optional<PreparedSelection::Match> PreparedSelection::match(const Shape& wa
 }
 
 Selection PreparedSelection::answer(const Shape& want, const Match& m) const {
-  // From another shape the figures are moved to the question's and ranked there.
-  Selection sel = m.distance == 0 ? m_at[m.shape]
-                                  : detail::measured_at(m_gpu_model, m_drivers, (*m_current_at)[m.shape],
-                                                        m_shapes[m.shape], &want, waves(), m_current_at);
+  // From another shape the figures are moved to the question's and ranked there, a tie
+  // broken by the other shapes.
+  Selection sel;
+  if (m.distance == 0) {
+    sel = m_at[m.shape];
+  } else {
+    const auto want_own = own_paths(m_geometry, want, m_element_bytes);
+    const PreparedShapes others(m_shapes, m_canonical, m_timed, m_own, *m_current_at, m.shape, want_own);
+    sel = detail::measured_at(m_gpu_model, m_drivers, (*m_current_at)[m.shape], m_shapes[m.shape], &want, waves(),
+                              m_current_at, &others);
+  }
   detail::answer_query(
       sel, want, m.distance, [this]() -> const detail::RegretNote& { return m_regret; }, waves());
   return sel;

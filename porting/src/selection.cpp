@@ -64,14 +64,52 @@ ShapeMatch nearest_shape(const Shape& want, const std::vector<Measurement>& rows
 
 using detail::Scored;
 
+// The timed figures by shape, for break_tie: each shape once, usable when it is neither the
+// matched shape nor on other paths to the asked shape than the matched one is.
+class FlatShapes final : public detail::OtherShapes {
+ public:
+  FlatShapes(const std::vector<Measurement>& timed, const Shape& matched, const Shape& want,
+             const detail::Waves& waves) {
+    const auto want_own = own_paths(waves.geometry, want, waves.element_bytes);
+    const int changes = path_changes(want_own, own_paths(waves.geometry, matched, waves.element_bytes));
+    const std::string matched_canonical = matched.canonical();
+    std::map<std::string, std::size_t> index;
+    for (const auto& m : timed) {
+      auto [it, added] = index.try_emplace(m.shape.canonical(), m_shapes.size());
+      if (added) {
+        const bool usable = it->first != matched_canonical &&
+                            path_changes(want_own, own_paths(waves.geometry, m.shape, waves.element_bytes)) == changes;
+        m_shapes.push_back(At{usable ? &m.shape : nullptr, it->first, {}});
+      }
+      m_shapes[it->second].figures.push_back(&m);
+    }
+  }
+  std::size_t size() const override { return m_shapes.size(); }
+  Ref shape(std::size_t i) const override { return Ref{m_shapes[i].shape, m_shapes[i].canonical}; }
+  const Measurement* figure(std::size_t i, std::string_view instance) const override {
+    for (const auto* m : m_shapes[i].figures)
+      if (m->instance == instance) return m;
+    return nullptr;
+  }
+
+ private:
+  struct At {
+    const Shape* shape;
+    std::string canonical;
+    std::vector<const Measurement*> figures;
+  };
+  std::vector<At> m_shapes;
+};
+
 bool cost_tie(const Scored& a, const Scored& b) { return costs_tie(a.cost, a.noise, b.cost, b.noise); }
 
 // Sorts by cost, lets a stable figure within noise of an unstable best go first, and
 // marks ties and slowdowns against the (possibly new) best.
 // `owner`, when given, holds every figure scored: the ranking's evidence shares it.
+// `first`: a broken tie's instance (detail::order_ranking).
 std::vector<Ranked> rank(std::vector<Scored> scored, std::vector<std::string>& notes, bool estimated = false,
-                         const std::shared_ptr<const void>& owner = nullptr) {
-  switch (detail::order_ranking(scored)) {
+                         const std::shared_ptr<const void>& owner = nullptr, std::string_view first = {}) {
+  switch (detail::order_ranking(scored, first)) {
     case UnstableBest::moved:
       notes.push_back(unstable_note(UnstableBest::moved, scored[1].m->instance, scored[0].m->instance));
       break;
@@ -169,9 +207,44 @@ void summarize(Selection& sel, std::span<const DriverSeen> drivers) {
 
 namespace detail {
 
+std::optional<TieBreak> break_tie(const Shape& want, std::span<const Tied> tied, const OtherShapes& others,
+                                  const Waves& waves) {
+  std::vector<char> tried(others.size(), 0);
+  std::vector<double> cost(tied.size()), noise(tied.size());
+  for (;;) {
+    std::size_t at = others.size();
+    double at_d = std::numeric_limits<double>::infinity();
+    std::string_view at_canonical;
+    for (std::size_t i = 0; i < others.size(); ++i) {
+      if (tried[i]) continue;
+      const OtherShapes::Ref ref = others.shape(i);
+      if (!ref.shape) continue;
+      const double d = want.distance(*ref.shape, waves.shape_rules());
+      if (prefer_shape(d, ref.canonical, at_d, at_canonical)) at = i, at_d = d, at_canonical = ref.canonical;
+    }
+    if (at == others.size()) return std::nullopt;
+    tried[at] = 1;
+    bool all = true;
+    for (std::size_t k = 0; k < tied.size() && all; ++k) {
+      const Measurement* m = others.figure(at, tied[k].instance);
+      all = m != nullptr;
+      if (!all) break;
+      cost[k] = estimate_at(tied[k].geometry, waves.sm_count, m->shape, m->median_us, want, waves.shape_rules());
+      noise[k] = m->stddev_us * cost[k] / m->median_us;
+    }
+    if (!all) continue;
+    std::size_t fastest = 0;
+    for (std::size_t k = 1; k < tied.size(); ++k)
+      if (cost[k] < cost[fastest] || (cost[k] == cost[fastest] && tied[k].instance < tied[fastest].instance))
+        fastest = k;
+    for (std::size_t k = 0; k < tied.size(); ++k)
+      if (k != fastest && !costs_tie(cost[fastest], noise[fastest], cost[k], noise[k])) return TieBreak{fastest, at};
+  }
+}
+
 Selection measured_at(const std::string& gpu_model, std::span<const DriverSeen> drivers,
                       const std::vector<Measurement>& current, const Shape& shape, const Shape* want,
-                      const Waves& waves, const std::shared_ptr<const void>& owner) {
+                      const Waves& waves, const std::shared_ptr<const void>& owner, const OtherShapes* others) {
   Selection sel;
   sel.matched_shape = shape;
   sel.evidence_gpu_model = gpu_model;
@@ -200,7 +273,18 @@ Selection measured_at(const std::string& gpu_model, std::span<const DriverSeen> 
     double cost = estimate_at(g, waves.sm_count, m.shape, m.median_us, *want, waves.shape_rules());
     scored.push_back(Scored{&m, cost, m.stddev_us * cost / m.median_us});
   }
-  sel.ranking = rank(std::move(scored), sel.notes, estimated, owner);
+  std::string_view first;
+  if (estimated && others) {
+    const auto tied = tied_with_fastest(scored, [&](const Scored& s) {
+      return waves.sm_count > 0 ? find_geometry(waves.geometry, s.m->instance) : nullptr;
+    });
+    if (!tied.empty())
+      if (auto tb = break_tie(*want, tied, *others, waves)) {
+        first = tied[tb->tied].instance;
+        sel.notes.push_back(tie_note(first, others->shape(tb->shape).canonical));
+      }
+  }
+  sel.ranking = rank(std::move(scored), sel.notes, estimated, owner, first);
   sel.method = !estimated ? "measured_shape" : by_waves ? "wave_model" : "problem_size";
   if (sel.ranking.empty()) {
     sel.kind = Selection::Kind::unranked;
@@ -375,6 +459,13 @@ std::string drivers_note(std::string_view gpu_model, std::span<const std::string
   return out;
 }
 
+std::string tie_note(std::string_view first, std::string_view shape) {
+  std::string out = "the best estimates tie within noise; at ";
+  out.append(shape).append(", the nearest other measured shape where they differ, ").append(first);
+  out.append(" is the fastest of them, so it ranks first");
+  return out;
+}
+
 StandInNote stand_in_note(std::string_view matched, std::string_view method, int sm_count) {
   StandInNote out;
   out.before.append("nearest measured shape ").append(matched).append(" stands in for ");
@@ -443,26 +534,9 @@ std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& 
   struct AtShape {
     const Shape* shape = nullptr;
     std::string canonical;
-    std::map<std::string, double> median;  // instance -> median_us
+    std::map<std::string, const Measurement*> figure;  // instance -> its figure
     std::string fastest;
     std::vector<char> own;  // own_paths() at the shape
-  };
-  // The instance an answer at `to` from the figures at `from` would name: the best
-  // estimate, as measured() ranks (ties by name).
-  auto answer_from = [&](const AtShape& from, const Shape& to) {
-    std::string best;
-    double best_cost = std::numeric_limits<double>::infinity();
-    for (const auto& [instance, median] : from.median) {
-      const Geometry* own = find_geometry(waves.geometry, instance);
-      if (own && !runs_within(*own, to)) continue;
-      const Geometry* g = waves.sm_count > 0 ? own : nullptr;
-      double cost = estimate_at(g, waves.sm_count, *from.shape, median, to, waves.shape_rules());
-      if (cost < best_cost) {
-        best_cost = cost;
-        best = instance;
-      }
-    }
-    return best;
   };
   std::map<std::string, AtShape> shapes;
   for (const auto& m : timed) {
@@ -470,12 +544,60 @@ std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& 
     if (!a.shape) a.own = own_paths(waves.geometry, m.shape, waves.element_bytes);
     a.shape = &m.shape;
     a.canonical = m.shape.canonical();
-    a.median[m.instance] = m.median_us;
-    if (a.fastest.empty() || m.median_us < a.median[a.fastest]) a.fastest = m.instance;
+    a.figure[m.instance] = &m;
+    if (a.fastest.empty() || m.median_us < a.figure[a.fastest]->median_us) a.fastest = m.instance;
   }
+  std::vector<const AtShape*> list;
+  for (const auto& [key, a] : shapes) list.push_back(&a);
+  // The shapes a tie at `from` may be broken by when `to` is answered from it: the others
+  // on as many paths changes from `to` as `from` (`to` itself is left out, as the asked
+  // shape of an answer is unmeasured).
+  class Others final : public OtherShapes {
+   public:
+    Others(const std::vector<const AtShape*>& list, const AtShape& from, const AtShape& to)
+        : m_list(list), m_from(from), m_to(to), m_changes(path_changes(to.own, from.own)) {}
+    std::size_t size() const override { return m_list.size(); }
+    Ref shape(std::size_t i) const override {
+      const AtShape& a = *m_list[i];
+      if (&a == &m_from || &a == &m_to || path_changes(m_to.own, a.own) != m_changes) return Ref{nullptr, a.canonical};
+      return Ref{a.shape, a.canonical};
+    }
+    const Measurement* figure(std::size_t i, std::string_view instance) const override {
+      auto it = m_list[i]->figure.find(std::string(instance));
+      return it == m_list[i]->figure.end() ? nullptr : it->second;
+    }
+
+   private:
+    const std::vector<const AtShape*>& m_list;
+    const AtShape& m_from;
+    const AtShape& m_to;
+    int m_changes;
+  };
+  // The instance an answer at `to` from the figures at `from` would name, as measured_at()
+  // ranks: the best estimate (ties by name), a tie broken by the other shapes, an unstable
+  // best giving way to a stable figure within noise of it.
+  auto answer_from = [&](const AtShape& from, const AtShape& to) {
+    std::vector<Scored> scored;
+    for (const auto& [instance, m] : from.figure) {
+      const Geometry* own = find_geometry(waves.geometry, instance);
+      if (own && !runs_within(*own, *to.shape)) continue;
+      const Geometry* g = waves.sm_count > 0 ? own : nullptr;
+      double cost = estimate_at(g, waves.sm_count, *from.shape, m->median_us, *to.shape, waves.shape_rules());
+      scored.push_back(Scored{m, cost, m->stddev_us * cost / m->median_us});
+    }
+    if (scored.empty()) return std::string();
+    std::string_view first;
+    const auto tied = tied_with_fastest(scored, [&](const Scored& s) {
+      return waves.sm_count > 0 ? find_geometry(waves.geometry, s.m->instance) : nullptr;
+    });
+    if (!tied.empty())
+      if (auto tb = break_tie(*to.shape, tied, Others(list, from, to), waves)) first = tied[tb->tied].instance;
+    order_ranking(scored, first);
+    return scored.front().m->instance;
+  };
   std::vector<double> regrets;
   for (const auto& [key, a] : shapes) {
-    if (a.median.size() < 2) continue;
+    if (a.figure.size() < 2) continue;
     const AtShape* nearest = nullptr;
     double best_d = std::numeric_limits<double>::infinity();
     int best_changes = 0;
@@ -491,9 +613,9 @@ std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& 
       }
     }
     if (!nearest) continue;
-    auto it = a.median.find(answer_from(*nearest, *a.shape));
-    if (it == a.median.end()) continue;
-    regrets.push_back(it->second / a.median.at(a.fastest) - 1.0);
+    auto it = a.figure.find(answer_from(*nearest, a));
+    if (it == a.figure.end()) continue;
+    regrets.push_back(it->second->median_us / a.figure.at(a.fastest)->median_us - 1.0);
   }
   if (regrets.size() < 2) return std::nullopt;
   std::sort(regrets.begin(), regrets.end());
@@ -524,7 +646,9 @@ Selection select_best(const SelectionQuery& q, const SelectionInputs& in) {
   if (!match.shape) match = nearest_shape(q.shape, current, waves);
   if (!match.shape)
     return provisional(q, in, "nothing comparable to " + q.shape.canonical() + " was measured on " + q.gpu_model);
-  Selection sel = detail::measured_at(q.gpu_model, in.drivers, current, *match.shape, &q.shape, waves);
+  const FlatShapes others(timed, *match.shape, q.shape, waves);
+  Selection sel =
+      detail::measured_at(q.gpu_model, in.drivers, current, *match.shape, &q.shape, waves, nullptr, &others);
   std::optional<detail::RegretNote> regret;
   detail::answer_query(
       sel, q.shape, match.distance,

@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kport/porting/prepared_selection.h"
@@ -32,6 +33,57 @@ struct Waves {
   }
 };
 
+// The timed shapes other than the matched one that an answer from another shape may break
+// a tie by (break_tie): the caller's shapes by index, each with its text, and an
+// instance's ranking figure there.
+class OtherShapes {
+ public:
+  struct Ref {
+    // Null: not one to break a tie by (untimed, the matched shape, or one with more or
+    // fewer path changes to the asked shape than the matched one).
+    const Shape* shape = nullptr;
+    std::string_view canonical;
+  };
+  virtual ~OtherShapes() = default;
+  virtual std::size_t size() const = 0;
+  virtual Ref shape(std::size_t i) const = 0;
+  virtual const Measurement* figure(std::size_t i, std::string_view instance) const = 0;
+};
+
+// An instance among those tied with the best estimate, and the geometry that moves its
+// figures (null: by problem size), as the ranking moved it.
+struct Tied {
+  std::string_view instance;
+  const Geometry* geometry = nullptr;
+};
+struct TieBreak {
+  std::size_t tied = 0;   // index into the tied instances: the one that ranks first
+  std::size_t shape = 0;  // index into the other shapes: where they differed
+};
+// The tie-break of an answer from another shape (selection.h): the nearest of `others`
+// (prefer_shape) where every tied instance has a ranking figure and, moved to `want`,
+// they do not all tie with the fastest of them (by estimate, then name): that one.
+// nullopt when no shape tells them apart.
+std::optional<TieBreak> break_tie(const Shape& want, std::span<const Tied> tied, const OtherShapes& others,
+                                  const Waves& waves);
+
+// The instances of a ranking tied with its fastest estimate (by cost, then name) when at
+// least two are, else empty: what break_tie() takes. `S` holds Scored's members, its
+// instance's geometry found by `geometry(s)`.
+template <typename S, typename GeometryOf>
+std::vector<Tied> tied_with_fastest(const std::vector<S>& scored, const GeometryOf& geometry) {
+  std::vector<Tied> out;
+  if (scored.size() < 2) return out;
+  const S* fastest = &scored.front();
+  for (const S& s : scored)
+    if (s.cost < fastest->cost || (s.cost == fastest->cost && s.m->instance < fastest->m->instance)) fastest = &s;
+  for (const S& s : scored)
+    if (&s == fastest || costs_tie(fastest->cost, fastest->noise, s.cost, s.noise))
+      out.push_back(Tied{s.m->instance, geometry(s)});
+  if (out.size() < 2) out.clear();
+  return out;
+}
+
 // What a ranking orders by, lower first, with its noise in the same unit: the median
 // (measured), the median moved to the asked shape (estimated) or the time relative to the
 // vendor baseline, 1 / ratio (provisional).
@@ -41,14 +93,20 @@ struct Scored {
   double noise;
 };
 
-// The ranking's order, in place: by cost (then instance name); when the best figure is
-// unstable, the first stable figure within noise of it goes first. What `S` holds is
-// Scored's members (m, cost, noise). Returns which note the ranking carries: moved (then
-// scored[1] is the unstable figure and scored[0] the stable one), kept (scored[0]), none.
+// The ranking's order, in place: by cost (then instance name); `first`, when it names one
+// of them (a broken tie, break_tie()), goes first, the rest keeping their order; when the
+// best figure is then unstable, the first stable figure within noise of it goes first.
+// What `S` holds is Scored's members (m, cost, noise). Returns which note the ranking
+// carries: moved (then scored[1] is the unstable figure and scored[0] the stable one),
+// kept (scored[0]), none.
 template <typename S>
-UnstableBest order_ranking(std::vector<S>& scored) {
+UnstableBest order_ranking(std::vector<S>& scored, std::string_view first = {}) {
   std::sort(scored.begin(), scored.end(),
             [](const S& a, const S& b) { return a.cost != b.cost ? a.cost < b.cost : a.m->instance < b.m->instance; });
+  if (!first.empty()) {
+    auto it = std::find_if(scored.begin(), scored.end(), [&](const S& s) { return s.m->instance == first; });
+    if (it != scored.end()) std::rotate(scored.begin(), it, it + 1);
+  }
   if (scored.empty() || !scored.front().m->unstable) return UnstableBest::none;
   const S& best = scored.front();
   auto stable = std::find_if(scored.begin() + 1, scored.end(), [&](const S& s) {
@@ -89,9 +147,12 @@ void evidence_order(std::size_t n, const Commit& commit, const Driver& driver, c
 // (estimate_at() with `waves`), ranked_by estimate_us, and method says how.
 // With `owner` (what keeps `current` alive), the ranking's evidence shares it instead of
 // copying each figure.
+// With `others`, an answer from another shape whose best estimates tie is broken by them
+// (break_tie), with its note (tie_note).
 Selection measured_at(const std::string& gpu_model, std::span<const DriverSeen> drivers,
                       const std::vector<Measurement>& current, const Shape& shape, const Shape* want = nullptr,
-                      const Waves& waves = {}, const std::shared_ptr<const void>& owner = nullptr);
+                      const Waves& waves = {}, const std::shared_ptr<const void>& owner = nullptr,
+                      const OtherShapes* others = nullptr);
 
 // The neighbour regret of a GPU model's answers and the note a measured answer from
 // another shape carries with it (empty without a regret): the same for every question

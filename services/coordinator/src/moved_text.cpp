@@ -136,13 +136,18 @@ void write_moved(JsonText& w, const MovedText& t, const porting::PreparedSelecti
     }
   w.raw(']');
   w.raw(t.reason_before).chars(want).raw(t.reason_after);
-  // The notes in select_best's order: the unstable best, commits, drivers, the regret.
+  // The notes in select_best's order: a broken tie, the unstable best, commits, drivers,
+  // the regret.
   first = true;
   auto note = [&](std::string_view quoted_note) {
     if (!first) w.raw(',');
     first = false;
     w.raw(quoted_note);
   };
+  if (moved.tie_shape < p.shapes().size()) {
+    first = false;
+    w.str(porting::tie_note(moved.tie_first, p.canonical()[moved.tie_shape]));
+  }
   if (moved.unstable != porting::UnstableBest::none) {
     const bool moved_down = moved.unstable == porting::UnstableBest::moved;
     if (!first) w.raw(',');

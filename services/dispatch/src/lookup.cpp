@@ -283,7 +283,70 @@ bool before(const Layout& l, const Estimated& a, const Estimated& b) {
   return l.figures[a.figure].instance < l.figures[b.figure].instance;  // indices order as names
 }
 
-void rank_estimates(const Snapshot::Table& t, const Layout& l, std::size_t j, const Query& q, int sm_count, Answer& a) {
+// A figure's estimate at the query (porting::estimate_at over its WorkPlan).
+double moved_cost(const Layout& l, const Figure& fig, const Query& q, int sm_count) {
+  const double to = plan_work(l.plans[fig.instance], q.values, sm_count);
+  return (fig.work <= 0 || to <= 0) ? fig.median_us : fig.median_us * (to / fig.work);
+}
+
+// The API's tie-break (porting::detail::break_tie): when estimates tie with the best
+// (est[best]), the nearest other timed shape on as many path changes from the query as
+// shape j (porting::prefer_shape's order, walked without allocating: each step takes the
+// nearest shape after the last one tried) where every tied instance has a figure and,
+// moved to the query, they do not all tie with the fastest of them: that one's index in
+// est. SIZE_MAX when none tells them apart.
+std::size_t break_tie(const Layout& l, std::size_t j, const Query& q, std::uint64_t query_own, int sm_count,
+                      const Estimated* est, std::size_t n, std::size_t best) {
+  std::uint32_t tied[k_max_figures];
+  std::size_t n_tied = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (i == best || porting::costs_tie(est[best].cost, est[best].noise, est[i].cost, est[i].noise))
+      tied[n_tied++] = static_cast<std::uint32_t>(i);
+  if (n_tied < 2) return SIZE_MAX;
+  const ShapeSet& s = l.timed;
+  const int want_changes = changes(s, j, query_own);
+  double cost[k_max_figures], noise[k_max_figures];
+  double last_d = -1;
+  std::string_view last_canonical;
+  for (;;) {
+    // The nearest shape after (last_d, last_canonical) in prefer_shape's order.
+    std::size_t at = SIZE_MAX;
+    double at_d = k_inf;
+    std::string_view at_canonical;
+    for (std::size_t k = 0; k < s.size(); ++k) {
+      if (k == j || changes(s, k, query_own) != want_changes) continue;
+      const double d = exact_distance(l, s, k, q);
+      const std::string_view c = s.canonical[k];
+      const bool after = last_d < 0 || d > last_d || (d == last_d && c < last_canonical);
+      if (after && porting::prefer_shape(d, c, at_d, at_canonical)) at = k, at_d = d, at_canonical = c;
+    }
+    if (at == SIZE_MAX) return SIZE_MAX;
+    last_d = at_d;
+    last_canonical = at_canonical;
+    bool all = true;
+    for (std::size_t t = 0; t < n_tied && all; ++t) {
+      const std::uint32_t inst = l.figures[est[tied[t]].figure].instance;
+      const Figure* fig = nullptr;
+      for (std::uint32_t f = l.first[at]; f < l.first[at + 1] && !fig; ++f)
+        if (l.figures[f].instance == inst) fig = &l.figures[f];
+      all = fig != nullptr;
+      if (!all) break;
+      cost[t] = moved_cost(l, *fig, q, sm_count);
+      noise[t] = fig->stddev_us * cost[t] / fig->median_us;
+    }
+    if (!all) continue;
+    std::size_t fastest = 0;
+    for (std::size_t t = 1; t < n_tied; ++t)
+      if (cost[t] < cost[fastest] || (cost[t] == cost[fastest] && l.figures[est[tied[t]].figure].instance <
+                                                                      l.figures[est[tied[fastest]].figure].instance))
+        fastest = t;
+    for (std::size_t t = 0; t < n_tied; ++t)
+      if (t != fastest && !porting::costs_tie(cost[fastest], noise[fastest], cost[t], noise[t])) return tied[fastest];
+  }
+}
+
+void rank_estimates(const Snapshot::Table& t, const Layout& l, std::size_t j, const Query& q, std::uint64_t query_own,
+                    int sm_count, Answer& a) {
   Estimated est[k_max_figures];
   est[0] = Estimated{l.first[j], 0, 0};  // a timed shape has a ranking figure (index_table)
   std::size_t n = 0;
@@ -294,8 +357,7 @@ void rank_estimates(const Snapshot::Table& t, const Layout& l, std::size_t j, co
     for (std::uint8_t i = 0; i < plan.n_limits; ++i)
       runs = runs && porting::within_limit(q.values[plan.limit_at[i]], plan.limit[i]);
     if (!runs) continue;
-    double to = plan_work(plan, q.values, sm_count);
-    double cost = (fig.work <= 0 || to <= 0) ? fig.median_us : fig.median_us * (to / fig.work);
+    const double cost = moved_cost(l, fig, q, sm_count);
     est[n++] = Estimated{f, cost, fig.stddev_us * cost / fig.median_us};
   }
   if (n == 0) {  // every figure's instance is beyond its limits: as the API, no best
@@ -305,6 +367,8 @@ void rank_estimates(const Snapshot::Table& t, const Layout& l, std::size_t j, co
   std::size_t best = 0;
   for (std::size_t i = 1; i < n; ++i)
     if (before(l, est[i], est[best])) best = i;
+  // A broken tie puts its instance first; the rest keep their order.
+  if (std::size_t first = break_tie(l, j, q, query_own, sm_count, est, n, best); first != SIZE_MAX) best = first;
   std::size_t win = best;
   if (l.figures[est[best].figure].unstable) {
     std::size_t stable = SIZE_MAX;
@@ -393,7 +457,7 @@ Answer Snapshot::lookup(const Table& t, std::string_view shape) const noexcept {
     a.matched_shape = l->timed.canonical[n.index];
     a.distance = n.distance;
     if (a.status == Status::nearest) {
-      rank_estimates(t, *l, n.index, q, m_impl->sm_count, a);
+      rank_estimates(t, *l, n.index, q, query_own, m_impl->sm_count, a);
       return a;
     }
     const Winner& w = l->winners[n.index];

@@ -140,6 +140,8 @@ TEST(PreparedSelection, AnswersEveryShapeAsSelectBestDoes) {
           EXPECT_EQ(moved.places[moved.drivers[i]].m->driver, want.evidence.drivers[i]);
         // Its notes, in the answer's order, from the words select_best writes them with.
         std::vector<std::string> notes;
+        if (moved.tie_shape < prepared.shapes().size())
+          notes.push_back(tie_note(moved.tie_first, prepared.canonical()[moved.tie_shape]));
         if (moved.unstable != UnstableBest::none)
           notes.push_back(unstable_note(moved.unstable,
                                         moved.places[moved.unstable == UnstableBest::moved ? 1 : 0].m->instance,

@@ -79,8 +79,13 @@ class PreparedSelection {
       double slowdown = 1.0;           // Ranked::slowdown
       bool tie_with_best = false;      // Ranked::tie_with_best
     };
-    std::vector<Place> places;                    // best first
-    UnstableBest unstable = UnstableBest::none;   // its note: places[1] moved below places[0], or places[0] kept
+    std::vector<Place> places;                   // best first
+    UnstableBest unstable = UnstableBest::none;  // its note: places[1] moved below places[0], or places[0] kept
+    // A tie among the best estimates broken by another shape (selection.h): the instance
+    // that ranks first and that shape's index in shapes() (tie_note); tie_shape is
+    // shapes().size() when no tie was broken.
+    std::string_view tie_first;
+    std::size_t tie_shape = 0;
     std::vector<std::uint32_t> commits, drivers;  // positions in places (Evidence::commits, ::drivers)
     std::string_view method;                      // Selection::method: "wave_model" or "problem_size"
   };

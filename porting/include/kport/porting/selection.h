@@ -14,6 +14,13 @@
 //    says whether the match was exact. From another shape, each instance's figure there
 //    is moved to the asked shape (estimate_at(), wave_model.h: its waves of tiles over
 //    the GPU's SMs when its geometry and the SM count are known) and the estimates rank.
+//    When estimates tie with the best, the nearest other timed shape on the same code
+//    paths where the tied instances were all timed and do not all tie (their figures
+//    there moved to the asked shape) decides which of them ranks first, and a note says
+//    so: a tie at the nearest shape is no evidence for either, and the next shape often
+//    is (rmsnorm fp16 at 16384x5120 on the H200: the 2- and 4-vector kernels tied at
+//    32768x4096, 8.5 % apart at the asked shape, and the 4-vector one 3.8 % faster at
+//    4096x5120).
 //  - With no comparable measurement on that GPU model the answer is *provisional*: the
 //    caller's candidates (provisional_candidates(): instances that build for the GPU's
 //    target and run the dtype) ranked by their ratio to the vendor baseline on the
@@ -224,6 +231,9 @@ std::string commits_note(std::string_view gpu_model, std::size_t commits, std::s
 // other results on the GPU model; empty when there is nothing to say (one driver, no other).
 std::string drivers_note(std::string_view gpu_model, std::span<const std::string_view> used,
                          std::span<const std::string_view> other);
+// The note on a tie broken by another measured shape: the best estimates tied within noise,
+// and `first`, the fastest of them at `shape`, ranks first.
+std::string tie_note(std::string_view first, std::string_view shape);
 // The reason of a measured answer from another shape: before + the asked shape's
 // canonical text + after (how its figures were moved: Selection::method, over `sm_count` SMs).
 struct StandInNote {
