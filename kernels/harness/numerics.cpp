@@ -17,6 +17,7 @@ void compare_host(const float* out, const double* ref, std::size_t n, CompareSta
     s.sum_sq_ref += magnitude * magnitude;
     s.max_abs_diff = std::fmax(s.max_abs_diff, std::fabs(d));
     s.max_abs_ref = std::fmax(s.max_abs_ref, std::fabs(ref[i]));
+    if (floor) s.max_abs_scale = std::fmax(s.max_abs_scale, std::fabs(magnitude));
   }
   s.compared += n;
 }
@@ -26,6 +27,7 @@ void add_stats(CompareStats& total, const CompareStats& part) {
   total.sum_sq_ref += part.sum_sq_ref;
   total.max_abs_diff = std::fmax(total.max_abs_diff, part.max_abs_diff);
   total.max_abs_ref = std::fmax(total.max_abs_ref, part.max_abs_ref);
+  total.max_abs_scale = std::fmax(total.max_abs_scale, part.max_abs_scale);
   total.nonfinite += part.nonfinite;
   total.compared += part.compared;
 }
@@ -45,9 +47,11 @@ Verdict judge(const CompareStats& s, const Tolerance& tol, double lse_max_abs, u
     why << "normwise relative error " << nw << " > " << tol.normwise;
     return {false, why.str()};
   }
-  const double max_allowed = tol.max_abs_rel * s.max_abs_ref;
+  const bool floored = s.max_abs_scale > s.max_abs_ref;
+  const double max_allowed = tol.max_abs_rel * (floored ? s.max_abs_scale : s.max_abs_ref);
   if (!(s.max_abs_diff <= max_allowed)) {
-    why << "max abs error " << s.max_abs_diff << " > " << tol.max_abs_rel << " * max|ref| = " << max_allowed;
+    why << "max abs error " << s.max_abs_diff << " > " << tol.max_abs_rel
+        << (floored ? " * max|ref| (each at least its cancellation floor) = " : " * max|ref| = ") << max_allowed;
     return {false, why.str()};
   }
   if (lse_nonfinite > 0) {

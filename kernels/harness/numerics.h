@@ -17,14 +17,18 @@ struct CompareStats {
   double sum_sq_ref = 0;
   double max_abs_diff = 0;
   double max_abs_ref = 0;
+  // The largest magnitude an element is judged against: max|ref|, or above it where a floor
+  // raised an element's (compare_host); 0 when no floor was given (then max_abs_ref).
+  double max_abs_scale = 0;
   unsigned long long nonfinite = 0;  // NaN or Inf in the output (poison left unwritten, too)
   std::size_t compared = 0;
 };
 
 // Accumulates out[i] vs ref[i] into `stats` (so several row samples add up). With `floor`,
-// each element's magnitude in the normwise error's denominator is at least floor[i]: an
-// element whose exact value is a sum that cancels far below the size of its terms is judged
-// against the terms' size, not against what cancellation left (see tolerance.h).
+// each element's magnitude in the normwise error's denominator and in the largest error's
+// bound is at least floor[i]: an element whose exact value is a sum that cancels far below
+// the size of its terms is judged against the terms' size, not against what cancellation
+// left (see tolerance.h).
 void compare_host(const float* out, const double* ref, std::size_t n, CompareStats& stats,
                   const double* floor = nullptr);
 

@@ -104,3 +104,32 @@ TEST(Numerics, AFloorJudgesACancelledSumAgainstItsTerms) {
   compare_host(out.data(), big.data(), 1, without);
   EXPECT_EQ(normwise_error(with), normwise_error(without));
 }
+
+// The largest error's bound takes the same floor: the H200's e4m3 row-scaled m=1,n=1,k=128
+// summed to 2.9e-6, and its 2.5e-5 error failed although it is far inside the products'
+// size. An error beyond the bound of the floor still fails, on the largest error, saying so.
+TEST(Numerics, TheMaxBoundOfACancelledSumIsItsFloorToo) {
+  const std::vector<double> ref = {2.855e-6};
+  const std::vector<double> floor = {11.3 / 16};
+  const std::vector<float> out = {static_cast<float>(2.855e-6 + 2.49e-5)};
+  CompareStats plain, floored;
+  compare_host(out.data(), ref.data(), 1, plain);
+  compare_host(out.data(), ref.data(), 1, floored, floor.data());
+  const Tolerance tol = tolerance_for(Family::gemm_fp8, DType::e4m3);
+  EXPECT_FALSE(judge(plain, tol).passed);
+  EXPECT_TRUE(judge(floored, tol).passed) << judge(floored, tol).reason;
+  EXPECT_DOUBLE_EQ(floored.max_abs_ref, 2.855e-6) << "what is reported stays the reference's own";
+  EXPECT_DOUBLE_EQ(floored.max_abs_scale, 11.3 / 16);
+
+  // 10,000 cancelled sums, one 0.02 off: normwise 0.02 / (0.7 x 100) passes, the largest
+  // error is over 1.6e-2 x 0.7.
+  std::vector<double> many(10000, 1e-6), floors(10000, 0.7);
+  std::vector<float> got(10000, 1e-6f);
+  got[42] = 0.02f;
+  CompareStats bad;
+  compare_host(got.data(), many.data(), many.size(), bad, floors.data());
+  const Verdict v = judge(bad, tol);
+  EXPECT_FALSE(v.passed);
+  EXPECT_NE(v.reason.find("max abs error"), std::string::npos) << v.reason;
+  EXPECT_NE(v.reason.find("cancellation floor"), std::string::npos) << v.reason;
+}
