@@ -186,7 +186,7 @@ bool PreparedSelection::moved(const Shape& want, const Match& m, Moved& out) con
   if (!tied.empty()) {
     const auto want_own = own_paths(m_geometry, want, m_element_bytes);
     const PreparedShapes others(m_shapes, m_canonical, m_timed, m_own, *m_current_at, m.shape, want_own);
-    if (auto tb = detail::break_tie(want, tied, others, waves())) {
+    if (auto tb = detail::break_tie(want, tied, others, waves(), k_tie_reach * m.distance)) {
       out.tie_first = tied[tb->tied].instance;
       out.tie_shape = tb->shape;
     }

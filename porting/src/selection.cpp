@@ -208,7 +208,7 @@ void summarize(Selection& sel, std::span<const DriverSeen> drivers) {
 namespace detail {
 
 std::optional<TieBreak> break_tie(const Shape& want, std::span<const Tied> tied, const OtherShapes& others,
-                                  const Waves& waves) {
+                                  const Waves& waves, double reach) {
   std::vector<char> tried(others.size(), 0);
   std::vector<double> cost(tied.size()), noise(tied.size());
   for (;;) {
@@ -220,6 +220,7 @@ std::optional<TieBreak> break_tie(const Shape& want, std::span<const Tied> tied,
       const OtherShapes::Ref ref = others.shape(i);
       if (!ref.shape) continue;
       const double d = want.distance(*ref.shape, waves.shape_rules());
+      if (d > reach) continue;
       if (prefer_shape(d, ref.canonical, at_d, at_canonical)) at = i, at_d = d, at_canonical = ref.canonical;
     }
     if (at == others.size()) return std::nullopt;
@@ -278,8 +279,9 @@ Selection measured_at(const std::string& gpu_model, std::span<const DriverSeen> 
     const auto tied = tied_with_fastest(scored, [&](const Scored& s) {
       return waves.sm_count > 0 ? find_geometry(waves.geometry, s.m->instance) : nullptr;
     });
+    const double reach = k_tie_reach * want->distance(shape, waves.shape_rules());
     if (!tied.empty())
-      if (auto tb = break_tie(*want, tied, *others, waves)) {
+      if (auto tb = break_tie(*want, tied, *others, waves, reach)) {
         first = tied[tb->tied].instance;
         sel.notes.push_back(tie_note(first, others->shape(tb->shape).canonical));
       }
@@ -591,7 +593,9 @@ std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& 
       return waves.sm_count > 0 ? find_geometry(waves.geometry, s.m->instance) : nullptr;
     });
     if (!tied.empty())
-      if (auto tb = break_tie(*to.shape, tied, Others(list, from, to), waves)) first = tied[tb->tied].instance;
+      if (auto tb = break_tie(*to.shape, tied, Others(list, from, to), waves,
+                              k_tie_reach * to.shape->distance(*from.shape, waves.shape_rules())))
+        first = tied[tb->tied].instance;
     order_ranking(scored, first);
     return scored.front().m->instance;
   };

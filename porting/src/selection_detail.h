@@ -61,11 +61,12 @@ struct TieBreak {
   std::size_t shape = 0;  // index into the other shapes: where they differed
 };
 // The tie-break of an answer from another shape (selection.h): the nearest of `others`
-// (prefer_shape) where every tied instance has a ranking figure and, moved to `want`,
-// they do not all tie with the fastest of them (by estimate, then name): that one.
-// nullopt when no shape tells them apart.
+// (prefer_shape) within `reach` of `want` (k_tie_reach times the matched shape's distance)
+// where every tied instance has a ranking figure and, moved to `want`, they do not all
+// tie with the fastest of them (by estimate, then name): that one. nullopt when no shape
+// that near tells them apart.
 std::optional<TieBreak> break_tie(const Shape& want, std::span<const Tied> tied, const OtherShapes& others,
-                                  const Waves& waves);
+                                  const Waves& waves, double reach);
 
 // The instances of a ranking tied with its fastest estimate (by cost, then name) when at
 // least two are, else empty: what break_tie() takes. `S` holds Scored's members, its

@@ -291,10 +291,11 @@ double moved_cost(const Layout& l, const Figure& fig, const Query& q, int sm_cou
 
 // The API's tie-break (porting::detail::break_tie): when estimates tie with the best
 // (est[best]), the nearest other timed shape on as many path changes from the query as
-// shape j (porting::prefer_shape's order, walked without allocating: each step takes the
-// nearest shape after the last one tried) where every tied instance has a figure and,
-// moved to the query, they do not all tie with the fastest of them: that one's index in
-// est. SIZE_MAX when none tells them apart.
+// shape j and within porting::k_tie_reach times j's distance of it (porting::prefer_shape's
+// order, walked without allocating: each step takes the nearest shape after the last one
+// tried) where every tied instance has a figure and, moved to the query, they do not all
+// tie with the fastest of them: that one's index in est. SIZE_MAX when none tells them
+// apart.
 std::size_t break_tie(const Layout& l, std::size_t j, const Query& q, std::uint64_t query_own, int sm_count,
                       const Estimated* est, std::size_t n, std::size_t best) {
   std::uint32_t tied[k_max_figures];
@@ -305,6 +306,7 @@ std::size_t break_tie(const Layout& l, std::size_t j, const Query& q, std::uint6
   if (n_tied < 2) return SIZE_MAX;
   const ShapeSet& s = l.timed;
   const int want_changes = changes(s, j, query_own);
+  const double reach = porting::k_tie_reach * exact_distance(l, s, j, q);
   double cost[k_max_figures], noise[k_max_figures];
   double last_d = -1;
   std::string_view last_canonical;
@@ -316,6 +318,7 @@ std::size_t break_tie(const Layout& l, std::size_t j, const Query& q, std::uint6
     for (std::size_t k = 0; k < s.size(); ++k) {
       if (k == j || changes(s, k, query_own) != want_changes) continue;
       const double d = exact_distance(l, s, k, q);
+      if (d > reach) continue;
       const std::string_view c = s.canonical[k];
       const bool after = last_d < 0 || d > last_d || (d == last_d && c < last_canonical);
       if (after && porting::prefer_shape(d, c, at_d, at_canonical)) at = k, at_d = d, at_canonical = c;

@@ -201,9 +201,7 @@ TEST(WaveModel, PathBoundsAreInBytesOfTheDtype) {
 
 // The H200 at 323250a: softmax fp16 rows=1, cols=32000 was answered from rows=1,
 // cols=131072, where the vec16 instances run the simt kernel, so the tie there named simt
-// (8x slower at 32000). A shape where vec16 runs its own kernel answers instead. Without
-// the bounds the far shape still answers, and only the tie-break by the next shape, where
-// vec16 was faster, keeps simt from being named.
+// (8x slower at 32000). A shape where vec16 runs its own kernel answers instead.
 TEST(WaveModel, AShapeOnTheSamePathsAnswersBeforeANearerOneOnAFallback) {
   std::vector<Measurement> rows = {meas(1, "softmax.simt.block256", "rows=1,cols=131072", 60.0),
                                    meas(2, "softmax.vec16.regs_v2", "rows=1,cols=131072", 60.1),
@@ -215,8 +213,7 @@ TEST(WaveModel, AShapeOnTheSamePathsAnswersBeforeANearerOneOnAFallback) {
   SelectionQuery q{"NVIDIA H200", "9.0", "sm_90a", shape("rows=1,cols=32000"), "fp16"};
   auto plain = select_best(q, SelectionInputs{.on_gpu = rows});
   EXPECT_EQ(plain.matched_shape->canonical(), "cols=131072,rows=1");
-  EXPECT_EQ(plain.best()->instance, "softmax.vec16.regs_v2");
-  EXPECT_EQ(plain.notes.front(), tie_note("softmax.vec16.regs_v2", "cols=32768,rows=4096"));
+  EXPECT_EQ(plain.best()->instance, "softmax.simt.block256");
   auto bounded = select_best(q, SelectionInputs{.on_gpu = rows, .sm_count = 132, .geometry = geometry});
   EXPECT_EQ(bounded.matched_shape->canonical(), "cols=32768,rows=4096");
   EXPECT_EQ(bounded.best()->instance, "softmax.vec16.regs_v2");

@@ -15,12 +15,15 @@
 //    is moved to the asked shape (estimate_at(), wave_model.h: its waves of tiles over
 //    the GPU's SMs when its geometry and the SM count are known) and the estimates rank.
 //    When estimates tie with the best, the nearest other timed shape on the same code
-//    paths where the tied instances were all timed and do not all tie (their figures
-//    there moved to the asked shape) decides which of them ranks first, and a note says
-//    so: a tie at the nearest shape is no evidence for either, and the next shape often
-//    is (rmsnorm fp16 at 16384x5120 on the H200: the 2- and 4-vector kernels tied at
+//    paths, at most k_tie_reach times as far from the asked shape as the matched one,
+//    where the tied instances were all timed and do not all tie (their figures there
+//    moved to the asked shape) decides which of them ranks first, and a note says so: a
+//    tie at the nearest shape is no evidence for either, and the next shape often is
+//    (rmsnorm fp16 at 16384x5120 on the H200: the 2- and 4-vector kernels tied at
 //    32768x4096, 8.5 % apart at the asked shape, and the 4-vector one 3.8 % faster at
-//    4096x5120).
+//    4096x5120). A shape farther off says less than the tie: fp32 gemm at 3000^3, matched
+//    to 5000^3, where the two simt tiles tied, was broken by 1000^3 towards the tile
+//    6.8 % slower.
 //  - With no comparable measurement on that GPU model the answer is *provisional*: the
 //    caller's candidates (provisional_candidates(): instances that build for the GPU's
 //    target and run the dtype) ranked by their ratio to the vendor baseline on the
@@ -190,6 +193,12 @@ const char* kind_name(Selection::Kind k);
 // one and twice their combined standard deviation: run-to-run noise on a GPU is a
 // percent or so even when one run's spread is tighter.
 bool is_tie(const Measurement& best, const Measurement& other);
+// How far a tie-break may look (above): shapes at most this many times the matched
+// shape's distance from the asked one. On the H200's figures (2026-12-03), answering each
+// measured shape from the others, a reach of 2 left as few answers over 5 % regret as an
+// unbounded one (25 of 371 against 31 without a tie-break), and on 79 seeded shapes
+// outside the grids it kept the worst at 2.1 % where the unbounded one named the 6.8 %.
+inline constexpr double k_tie_reach = 2.0;
 // The same test on any cost with its noise in the same unit (an estimate and its
 // spread): what ranks ties, for a caller that ranks without Measurements (kport-dispatch).
 bool costs_tie(double a, double a_noise, double b, double b_noise);
