@@ -618,7 +618,8 @@ class Validator {
         if (d.kind == Node::Kind::string) {
           md.name = d.text;
         } else if (d.kind == Node::Kind::object) {
-          KPORT_TRY(only(d, dpath, {"name", "default", "min", "max", "exact", "weight", "align", "omit_default"}));
+          KPORT_TRY(
+              only(d, dpath, {"name", "default", "min", "max", "exact", "weight", "align", "omit_default", "full_at"}));
           const Node* dn = member(d, "name");
           if (!dn) return error(d.line, "key '" + dpath + "' needs 'name'");
           auto t = string(*dn, join(dpath, "name"));
@@ -648,6 +649,15 @@ class Validator {
             if (md.omit_default && !md.default_value)
               return error(omit->line, "key '" + join(dpath, "omit_default") +
                                            "': a dimension left out at its default needs a 'default'");
+          }
+          if (const Node* full = member(d, "full_at")) {
+            auto full_name = string(*full, join(dpath, "full_at"));
+            if (!full_name.ok()) return full_name.error();
+            if (!md.default_value)
+              return error(full->line,
+                           "key '" + join(dpath, "full_at") +
+                               "': a dimension whose value at another's means its default needs a 'default'");
+            md.full_at = *full_name;
           }
           auto rule = dim_rule(d, dpath);
           if (!rule.ok()) return rule.error();
@@ -978,7 +988,8 @@ OpFamily to_op_family(const ManifestFamily& f, const std::string& library, const
   OpFamily out;
   out.name = f.name;
   out.description = f.description;
-  for (const auto& d : f.dims) out.dims.push_back({d.name, d.default_value, d.min, d.max, d.rule, d.omit_default});
+  for (const auto& d : f.dims)
+    out.dims.push_back({d.name, d.default_value, d.min, d.max, d.rule, d.omit_default, d.full_at});
   out.dtypes = f.dtypes;
   out.flops = f.flops;
   out.bytes = f.bytes;

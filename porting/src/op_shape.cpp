@@ -163,6 +163,13 @@ Status check_family(const OpFamily& f) {
                  "' is out of its range (" + range_text(d) + ")");
     if (d.omit_default && !d.default_value)
       return bad(at + ": '" + d.name + "' is left out at its default (omit_default) but has no default");
+    if (!d.full_at.empty()) {
+      if (!d.default_value) return bad(at + ": '" + d.name + "' has a full_at but no default");
+      const bool other = d.full_at != d.name &&
+                         std::any_of(f.dims.begin(), f.dims.end(), [&](const OpDim& x) { return x.name == d.full_at; });
+      if (!other)
+        return bad(at + ": full_at '" + d.full_at + "' of '" + d.name + "' must name another dimension of " + f.name);
+    }
     if (auto p = dim_rule_problem(d.rule))
       return bad("field 'dims[" + std::to_string(i) + "]." + p->key + "'" + of + ": " + p->what);
   }
@@ -247,6 +254,23 @@ Result<OpShape> op_shape(const OpFamily& family, std::string_view text) {
     const bool given = v >= 0;
     if (!given && d.default_value) v = *d.default_value;
     if (v < 0) return make_error(Errc::invalid_argument, "shape has no '" + d.name + "'" + expected());
+    if (given && !d.full_at.empty() && v != *d.default_value) {  // at its full value the default's case; above, none
+      std::int64_t full = parsed->get(d.full_at);
+      if (full < 0) {
+        auto o =
+            std::find_if(family.dims.begin(), family.dims.end(), [&](const OpDim& x) { return x.name == d.full_at; });
+        if (o != family.dims.end() && o->default_value) full = *o->default_value;
+      }
+      if (full >= 0 && v > full)
+        return make_error(Errc::invalid_argument, "shape value " + std::to_string(v) + " of '" + d.name +
+                                                      "' is above " + d.full_at + "=" + std::to_string(full) +
+                                                      ", its largest (" + d.name + "=" + d.full_at +
+                                                      " is the same case as leaving " + d.name + " out)");
+      if (full >= 0 && v == full) {
+        v = *d.default_value;
+        defaulted = true;  // the text changes: the parsed shape is not the whole shape
+      }
+    }
     if (d.omit_default && v == *d.default_value) {  // left out of the text, given or not
       defaulted = defaulted || given;
       continue;

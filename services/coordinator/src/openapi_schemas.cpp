@@ -176,7 +176,10 @@ void catalog(json::object& s) {
            opt("exact", describe(boolean(), "a shape at another value of it is never a stand-in")),
            opt("weight", describe(number(), "its weight on |ln(a/b)| in the shape distance; absent: 1")),
            opt("align", describe(align, "one value a multiple and the other not adds the penalty to the distance")),
-           opt("omit_default", describe(boolean(), "a shape's canonical text leaves it out at its default"))});
+           opt("omit_default", describe(boolean(), "a shape's canonical text leaves it out at its default")),
+           opt("full_at", describe(str(),
+                                   "another dimension: this one at its value is the default's case, above it "
+                                   "no case"))});
   // Which instance config keys give a family's tiles, steps, split and path bounds, per
   // dimension (porting/wave_model.h DimKeys): a key, or alternatives read in order.
   const V config_keys = json::object{{"anyOf", json::array{str(), strings()}}};
@@ -219,7 +222,8 @@ void catalog(json::object& s) {
                               opt("exact", boolean()),
                               opt("weight", number()),
                               opt("align", arr(body({{"multiple", integer()}, {"penalty", number()}}))),
-                              opt("omit_default", boolean())});
+                              opt("omit_default", boolean()),
+                              opt("full_at", str())});
   s["FamilyInput"] = body(
       {{"name", str()},
        opt("description", str()),

@@ -139,6 +139,26 @@ TEST(BestAnswer, MeasuredAnswersAreByteForByteWhatTheRuleAndTheCodecWrite) {
   }
 }
 
+// A grouped gemm asked with valid = m is the contiguous shape (every row of a group valid), as
+// the harness measures and stores it; valid above m is no shape, refused saying so.
+TEST(BestAnswer, AGroupedGemmAskedWithEveryRowValidIsTheContiguousQuestion) {
+  auto ask = [](const std::string& shape) {
+    http::Request r;
+    r.query = {{"gpu", "NVIDIA H200"}, {"op", "grouped_gemm"}, {"dtype", "bf16"}, {"shape", shape}};
+    return parse_best_question(r, kport_families());
+  };
+  auto full = ask("g=4,m=8192,n=4096,k=7168,valid=8192");
+  ASSERT_TRUE(full.ok()) << full.error().message;
+  auto contiguous = ask("g=4,m=8192,n=4096,k=7168");
+  ASSERT_TRUE(contiguous.ok());
+  EXPECT_EQ(full->shape, contiguous->shape);
+  EXPECT_EQ(full->op_shape_text, "g=4,m=8192,n=4096,k=7168");
+  auto over = ask("g=4,m=8192,n=4096,k=7168,valid=9000");
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.error().code, Errc::invalid_argument);
+  EXPECT_NE(over.error().message.find("above m=8192"), std::string::npos) << over.error().message;
+}
+
 TEST(JsonText, WritesEveryValueAsTheSerializerDoes) {
   std::vector<json::value> values = {json::value(0.0),
                                      json::value(-0.0),

@@ -287,6 +287,11 @@ TEST(Manifest, AFamilyStatesHowItCountsItsWorkAndTheRangeOfItsDims) {
           head +
           R"("families": [{"name": "ln", "dims": [{"name": "g", "default": 1, "omit_default": 1}], "dtypes": ["bf16"]}]})"),
       "kport.json:1: key 'families[0].dims[0].omit_default' must be true or false, not a number");
+  EXPECT_EQ(
+      refusal(head +
+              R"("families": [{"name": "ln", "dims": ["m", {"name": "g", "full_at": "m"}], "dtypes": ["bf16"]}]})"),
+      "kport.json:1: key 'families[0].dims[1].full_at': a dimension whose value at another's means its default "
+      "needs a 'default'");
   EXPECT_EQ(refusal(head + R"("families": [{"name": "ln", "dims": ["bytes_per_elem"], "dtypes": ["bf16"]}]})"),
             "kport.json:1: key 'families[0].dims[0]': 'bytes_per_elem' is the dtype's element size in work "
             "expressions, not a dimension");
@@ -350,7 +355,7 @@ TEST(Manifest, AFamilyDeclaresItsExactDimensionsWeightsAndAlignments) {
             "kport.json:5: key 'families[0].dims[2].align[0]' needs 'multiple' and 'penalty'");
   EXPECT_EQ(refusal(head + R"({"name": "rotary_dim", "exactly": true}]}]})"),
             "kport.json:5: unknown key 'families[0].dims[2].exactly' (families[0].dims[2] takes name, default, min, "
-            "max, exact, weight, align, omit_default)");
+            "max, exact, weight, align, omit_default, full_at)");
 }
 
 // A family says which of its instances' config keys tile which of its dims, so that the

@@ -136,6 +136,40 @@ TEST(OpShape, TheGroupedGemmsValidIsWrittenOnlyForTheMaskedLayout) {
             std::numeric_limits<double>::infinity());
 }
 
+// `valid` at m is every row of a group: the contiguous layout's case, answered and queued as the
+// shape without valid, as the harness reads it; above m no layout has that many valid rows.
+TEST(OpShape, TheGroupedGemmsValidAtMIsTheContiguousShapeAndAboveMIsRefused) {
+  for (const char* family : {"grouped_gemm", "grouped_gemm_fp8"}) {
+    const std::string scale = std::string(family) == "grouped_gemm" ? "" : ",scale=1";
+    auto full = op_shape(family, "g=4,m=8192,n=4096,k=7168" + scale + ",valid=8192");
+    ASSERT_TRUE(full.ok()) << full.error().message;
+    EXPECT_EQ(full->text, "g=4,m=8192,n=4096,k=7168" + scale) << family;
+    EXPECT_EQ(full->shape, op_shape(family, "g=4,m=8192,n=4096,k=7168" + scale)->shape) << family;
+    auto over = op_shape(family, "g=4,m=8192,n=4096,k=7168" + scale + ",valid=8193");
+    ASSERT_FALSE(over.ok()) << family;
+    EXPECT_EQ(over.error().code, Errc::invalid_argument);
+    EXPECT_EQ(over.error().message,
+              "shape value 8193 of 'valid' is above m=8192, its largest (valid=m is the same case as leaving valid "
+              "out)");
+    auto masked = op_shape(family, "g=4,m=8192,n=4096,k=7168" + scale + ",valid=8191");
+    ASSERT_TRUE(masked.ok());
+    EXPECT_EQ(masked->text, "g=4,m=8192,n=4096,k=7168" + scale + ",valid=8191");
+  }
+  // A declaration's full_at names another of its dimensions and comes with a default.
+  OpFamily f = layernorm();
+  f.dims[1].full_at = "cols";
+  f.dims[1].default_value = 1;
+  EXPECT_EQ(check_family(f).error().message,
+            "field 'dims[1]' of family layernorm: full_at 'cols' of 'cols' must name another dimension of layernorm");
+  f.dims[1].full_at = "depth";
+  EXPECT_FALSE(check_family(f).ok());
+  f.dims[1].full_at = "rows";
+  EXPECT_TRUE(check_family(f).ok());
+  f.dims[1].default_value.reset();
+  EXPECT_EQ(check_family(f).error().message,
+            "field 'dims[1]' of family layernorm: 'cols' has a full_at but no default");
+}
+
 TEST(OpShape, ShapesTheFamilyCannotRunAreRefusedNamingTheKey) {
   struct Bad {
     const char* family;

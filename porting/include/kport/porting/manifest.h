@@ -66,6 +66,7 @@ struct ManifestDim {
   std::int64_t min = 1, max = k_max_dim;      // the values a shape may give it
   Shape::DimRule rule{};                      // `exact`, `weight`, `align`
   bool omit_default = false;                  // `omit_default`: its default is left out of a shape's text
+  std::string full_at;                        // `full_at`: the dimension whose value means the default (OpDim)
 };
 
 struct ManifestFamily {

@@ -52,6 +52,11 @@ struct OpDim {
   // a family later, whose shapes written before it keep their text, as the grouped gemms'
   // `valid`). Needs a default.
   bool omit_default = false;
+  // Another dimension whose value, given to this one, is the same case as the default, and
+  // above which there is no case (`full_at`: the grouped gemms' `valid` rows of a group at
+  // `m` are every row, the contiguous layout; more valid rows than rows is no layout). Needs
+  // a default; empty: none.
+  std::string full_at = {};
 };
 
 // What is wrong with a dimension's rule, if anything: `key` is the field within the

@@ -39,6 +39,7 @@ struct FamilyDim {
   double weight = 1.0;
   std::vector<FamilyAlignment> align = {};
   bool omit_default = false;  // a shape's canonical text leaves it out at its default; written only when true
+  std::string full_at = {};   // the dimension whose value means the default (porting::OpDim); written only when set
 };
 
 // One dimension of a family's `geometry`: the instance config keys of each role, each
@@ -102,6 +103,7 @@ inline boost::json::object to_json(const FamilyDim& d) {
     o["align"] = std::move(a);
   }
   if (d.omit_default) o["omit_default"] = true;
+  if (!d.full_at.empty()) o["full_at"] = d.full_at;
   return o;
 }
 
@@ -180,6 +182,7 @@ inline FamilyDim read_family_dim(Fields& f) {
     return x;
   });
   d.omit_default = f.boolean("omit_default", false);
+  d.full_at = f.opt_str("full_at", 64).value_or("");
   return d;
 }
 

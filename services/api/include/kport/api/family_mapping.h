@@ -20,7 +20,7 @@ inline Family to_api_family(const porting::OpFamily& f) {
     std::vector<FamilyAlignment> align;
     for (const auto& a : d.rule.alignments) align.push_back({a.quantum, a.penalty});
     out.dims.push_back(FamilyDim{d.name, d.default_value, d.min, d.max, d.rule.exact, d.rule.weight, std::move(align),
-                                 d.omit_default});
+                                 d.omit_default, d.full_at});
   }
   out.dtypes = f.dtypes;
   if (!f.flops.empty()) out.flops = f.flops;
@@ -43,7 +43,8 @@ inline porting::OpFamily to_op_family(const Family& f) {
   for (const auto& d : f.dims) {
     porting::Shape::DimRule rule{d.weight, {}, d.exact};
     for (const auto& a : d.align) rule.alignments.push_back({a.multiple, a.penalty});
-    out.dims.push_back(porting::OpDim{d.name, d.default_value, d.min, d.max, std::move(rule), d.omit_default});
+    out.dims.push_back(
+        porting::OpDim{d.name, d.default_value, d.min, d.max, std::move(rule), d.omit_default, d.full_at});
   }
   out.dtypes = f.dtypes;
   out.flops = f.flops.value_or("");

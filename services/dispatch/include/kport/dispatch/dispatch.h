@@ -17,7 +17,11 @@
 // op and dtype on this GPU model, or none comparable to the shape) is Status::unknown,
 // and a shape whose every instance failed is Status::no_best; a shape the family's
 // declared requirements rule out (gemm_fp8's K with block scales, the table's `requires`)
-// is Status::ruled_out, as the API refuses it: never a silent default.
+// is Status::ruled_out, as the API refuses it: never a silent default. A query is a shape as
+// the API writes it (its answer's `query.shape`): every dimension given, one the family
+// leaves out at its default left out (the grouped gemms' `valid` at m, or at its default, is
+// the contiguous shape, without `valid`); another spelling of it finds no layout or no
+// comparable shape, Status::unknown, never another case's answer.
 //
 // Thread-safety: a Snapshot is immutable after load; lookups from any number of threads
 // are safe. Answers point into the Snapshot and stay valid while it lives (a moved
