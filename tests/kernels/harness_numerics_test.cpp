@@ -77,12 +77,12 @@ TEST(Numerics, TolerancesTightenWithPrecision) {
 }
 
 // A sum that cancels far below its terms (one element: +a, -a, +a, ... and a small rest) is
-// judged against the floor (a sixteenth of its products' root-sum-square, as check_gemm_fp8
+// judged against the floor (a quarter of its products' root-sum-square, as check_gemm_fp8
 // passes it), not against what cancellation left; an element above its floor is judged as
 // before, and a wrong element still fails.
 TEST(Numerics, AFloorJudgesACancelledSumAgainstItsTerms) {
   const std::vector<double> ref = {0.0927};
-  const std::vector<double> floor = {15.9 / 16};
+  const std::vector<double> floor = {15.9 * k_fp8_cancellation_floor};
   const std::vector<float> near = {static_cast<float>(0.0927 + 5.7e-4)};  // the error of the H200's kernel
   CompareStats plain, floored;
   compare_host(near.data(), ref.data(), 1, plain);
@@ -90,7 +90,7 @@ TEST(Numerics, AFloorJudgesACancelledSumAgainstItsTerms) {
   const Tolerance tol = tolerance_for(Family::gemm_fp8, DType::e5m2);
   EXPECT_FALSE(judge(plain, tol).passed) << normwise_error(plain);
   EXPECT_TRUE(judge(floored, tol).passed) << normwise_error(floored);
-  EXPECT_NEAR(normwise_error(floored), 5.7e-4 / (15.9 / 16), 1e-6);
+  EXPECT_NEAR(normwise_error(floored), 5.7e-4 / (15.9 * k_fp8_cancellation_floor), 1e-6);
 
   const std::vector<float> wrong = {0.5f};  // an error of the terms' size
   CompareStats bad;
@@ -110,7 +110,7 @@ TEST(Numerics, AFloorJudgesACancelledSumAgainstItsTerms) {
 // size. An error beyond the bound of the floor still fails, on the largest error, saying so.
 TEST(Numerics, TheMaxBoundOfACancelledSumIsItsFloorToo) {
   const std::vector<double> ref = {2.855e-6};
-  const std::vector<double> floor = {11.3 / 16};
+  const std::vector<double> floor = {11.3 * k_fp8_cancellation_floor};
   const std::vector<float> out = {static_cast<float>(2.855e-6 + 2.49e-5)};
   CompareStats plain, floored;
   compare_host(out.data(), ref.data(), 1, plain);
@@ -119,7 +119,7 @@ TEST(Numerics, TheMaxBoundOfACancelledSumIsItsFloorToo) {
   EXPECT_FALSE(judge(plain, tol).passed);
   EXPECT_TRUE(judge(floored, tol).passed) << judge(floored, tol).reason;
   EXPECT_DOUBLE_EQ(floored.max_abs_ref, 2.855e-6) << "what is reported stays the reference's own";
-  EXPECT_DOUBLE_EQ(floored.max_abs_scale, 11.3 / 16);
+  EXPECT_DOUBLE_EQ(floored.max_abs_scale, 11.3 * k_fp8_cancellation_floor);
 
   // 10,000 cancelled sums, one 0.02 off: normwise 0.02 / (0.7 x 100) passes, the largest
   // error is over 1.6e-2 x 0.7.
