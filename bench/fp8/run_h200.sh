@@ -2,11 +2,12 @@
 # kport's fp8 gemm on one H200 (sm_90a) against cuBLASLt, in one call: builds
 # kport-harness-sm_90a from kernels/ with only the gemm_fp8 variants, checks every gemm_fp8
 # case of the check grid (both fp8 formats, the three scaling modes, odd M and N, K refused
-# by block128 and by every mode) plus odd shapes outside the grid, runs the GPU test of the
+# by block128 and by every mode) plus odd shapes outside the grid, then every instance's
+# one-element cases (m=1,n=1,k=128) under KPORT_FP8_SEEDS seeds (40), runs the GPU test of the
 # block scales of B column by column (when the harness is built here), times the e4m3 instances
 # at 4096x7168x16384, 4096x4096x7168 and 64x7168x16384 in each scaling mode with `bench`,
 # then the peer, torch._scaled_mm (cuBLASLt), at the same shapes in the same run
-# (bench/fp8/peer.py), and prints the table (bench/fp8/table.py). $OUT receives table.txt and
+# (bench/fp8/peer.py), and prints the table (bench/fp8/table.py). $OUT receives table.txt, seeds.txt and
 # fp8-run.tar.gz (every report, log and the GPU's state; the work folder is $W).
 #   bash bench/fp8/run_h200.sh          (OUT defaults to build/fp8-out; KPORT_FP8_HARNESS, below)
 # About 2-3 minutes on an H200 with 15 instances; each step has its own time limit.
