@@ -37,8 +37,8 @@ class GpuRunnerTest : public BuildRunnerTest {
     lease_seconds = 4;
   }
   void TearDown() override {
-    for (const char* v : {"KPORT_STAND_IN_SICK", "KPORT_STAND_IN_ONLY", "KPORT_STAND_IN_BENCH_MS",
-                          "KPORT_STAND_IN_CALLS", "KPORT_STAND_IN_EXTRA_SHAPE"})
+    for (const char* v : {"KPORT_STAND_IN_SICK", "KPORT_STAND_IN_SICK_GPU", "KPORT_STAND_IN_ONLY",
+                          "KPORT_STAND_IN_BENCH_MS", "KPORT_STAND_IN_CALLS", "KPORT_STAND_IN_EXTRA_SHAPE"})
       ::unsetenv(v);
   }
 
@@ -78,12 +78,19 @@ class GpuRunnerTest : public BuildRunnerTest {
     return 0;
   }
 
+  // The UUID of GPU i of start_gpu_runner's inventory.
+  static std::string gpu_uuid(int i) { return "GPU-0badc0de-0000-4000-8000-00000000000" + std::to_string(i + 1); }
+
   void start_gpu_runner(const std::string& name, const std::string& arch = "9.0",
-                        const std::vector<std::string>& extra = {}, const std::string& server = "") {
+                        const std::vector<std::string>& extra = {}, const std::string& server = "", int gpus = 1) {
     fs::path inventory = dir.path() / "gpus.json";
-    std::ofstream(inventory) << R"([{"index":0,"name":"NVIDIA H200","uuid":"GPU-0badc0de-0000-4000-8000-000000000001",)"
-                             << R"("arch":")" << arch
-                             << R"(","sm_count":132,"memory_mib":143771,"driver":"580.95.05"}])";
+    std::ofstream list(inventory);
+    list << "[";
+    for (int i = 0; i < gpus; ++i)
+      list << (i ? "," : "") << R"({"index":)" << i << R"(,"name":"NVIDIA H200","uuid":")" << gpu_uuid(i)
+           << R"(","arch":")" << arch << R"(","sm_count":132,"memory_mib":143771,"driver":"580.95.05"})";
+    list << "]";
+    list.close();
     std::vector<std::string> args{KPORT_RUNNER_BIN,
                                   "--role",
                                   "gpu",
@@ -601,6 +608,51 @@ int processes_with(const std::string& needle) {
     if (cmd.find(needle) != std::string::npos) ++n;
   }
   return n;
+}
+
+// Two GPUs in one runner process: a worker each, registered with its GPU's UUID, the two
+// pipelines' check jobs taken one by each. The segfault leaves only the second GPU sick: its
+// worker gives its job back and takes no more work, the first worker goes on, and the job
+// given back runs to its end there (its second attempt, every result of it on the first GPU).
+TEST_F(GpuRunnerTest, OfTwoGpusASickOneTakesOnlyItsOwnWorkerOutAndItsJobRunsOnTheOther) {
+  ::setenv("KPORT_STAND_IN_SICK", (dir.path() / "gpu-sick").c_str(), 1);
+  ::setenv("KPORT_STAND_IN_SICK_GPU", gpu_uuid(1).c_str(), 1);
+  const std::string first = commit_sha(21), second = commit_sha(22);
+  const std::int64_t a = build_with_stand_in(first), b = build_with_stand_in(second);
+  ASSERT_GT(a, 0);
+  ASSERT_GT(b, 0);
+  start_gpu_runner("pair", "9.0", {}, "", 2);
+  const auto job_a = wait_job(a, std::chrono::seconds(180)), job_b = wait_job(b, std::chrono::seconds(180));
+  // Two workers, one per GPU, each with its own UUID.
+  std::vector<std::string> uuids;
+  const auto runners = get("/api/v1/runners");
+  for (const auto& r : runners.body.at("items").as_array())
+    if (r.at("role").as_string() == "gpu") uuids.emplace_back(r.at("capabilities").at("gpu_uuid").as_string());
+  std::sort(uuids.begin(), uuids.end());
+  EXPECT_EQ(uuids, (std::vector<std::string>{gpu_uuid(0), gpu_uuid(1)}));
+  EXPECT_NE(runner_output().find("not taking work"), std::string::npos) << runner_output();
+  // Both ended (failed by the stand-in's faults, as on one GPU); exactly one came back.
+  for (const auto* job : {&job_a, &job_b}) EXPECT_EQ(job->at("status").as_string(), "failed") << json::serialize(*job);
+  const auto attempts = job_a.at("attempt").to_number<std::int64_t>() + job_b.at("attempt").to_number<std::int64_t>();
+  EXPECT_EQ(attempts, 3) << "one job given back by the sick GPU's worker, the other run once";
+  // Every result of a job's last attempt came from the healthy GPU; the sick one's are of a
+  // first attempt only, and it took no job after.
+  for (const auto& [sha, job] : {std::pair{first, &job_a}, std::pair{second, &job_b}}) {
+    const auto last = job->at("attempt").to_number<std::int64_t>();
+    int of_last = 0;
+    const auto page = get("/api/v1/results?commit=" + sha + "&limit=1000");
+    for (const auto& r : page.body.at("items").as_array()) {
+      const std::string uuid(r.at("gpu_uuid").as_string());
+      if (r.at("attempt").to_number<std::int64_t>() == last) {
+        ++of_last;
+        EXPECT_EQ(uuid, gpu_uuid(0)) << json::serialize(r);
+      } else {
+        EXPECT_EQ(uuid, gpu_uuid(1)) << json::serialize(r);
+        EXPECT_EQ(r.at("attempt").to_number<std::int64_t>(), 1) << json::serialize(r);
+      }
+    }
+    EXPECT_EQ(of_last, 18) << sha;
+  }
 }
 
 TEST_F(GpuRunnerTest, AKilledRunnersJobComesBackByLeaseExpiryAndRunsElsewhere) {

@@ -18,6 +18,8 @@
 // Environment: KPORT_STAND_IN_CC (compute capability `device` reports, default 9.0);
 // KPORT_STAND_IN_SICK (a file: while it exists `device` fails, as a GPU in a bad state
 // would; the segfaulting instance creates it once when the variable is set);
+// KPORT_STAND_IN_SICK_GPU (a GPU's UUID: only a process pinned to it by CUDA_VISIBLE_DEVICES
+// reads KPORT_STAND_IN_SICK, so one GPU of several falls sick);
 // KPORT_STAND_IN_ONLY (list only this instance); KPORT_STAND_IN_BENCH_MS (a file of
 // medians in ms, one a line: each bench process that times gemm.good.steady takes the first
 // line for all its cases of that instance and removes it, so a test decides what each round
@@ -64,6 +66,13 @@ std::string env(const char* name, const std::string& fallback = "") {
 }
 
 bool exists(const std::string& path) { return !path.empty() && std::ifstream(path).good(); }
+
+// KPORT_STAND_IN_SICK for this process's GPU: none on a GPU other than KPORT_STAND_IN_SICK_GPU.
+std::string sick_file() {
+  const std::string only = env("KPORT_STAND_IN_SICK_GPU");
+  if (!only.empty() && only != env("CUDA_VISIBLE_DEVICES")) return "";
+  return env("KPORT_STAND_IN_SICK");
+}
 
 std::string case_head(const std::string& inst, const std::string& shape, std::uint64_t seed) {
   return "{\"instance\":\"" + inst + "\",\"family\":\"gemm\",\"variant\":\"" + variant_of(inst) +
@@ -124,7 +133,7 @@ std::string run_case(const std::string& cmd, const std::string& inst, const std:
   const bool trouble = shape == k_trouble;
   const std::string head = case_head(inst, shape, seed);
   if (trouble && inst == "gemm.crash.segv" && cmd == "check") {
-    if (auto sick = env("KPORT_STAND_IN_SICK"); !sick.empty() && !exists(sick + ".done")) {
+    if (auto sick = sick_file(); !sick.empty() && !exists(sick + ".done")) {
       std::ofstream(sick) << "sick\n";
       std::ofstream(sick + ".done") << "done\n";
     }
@@ -230,7 +239,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd == "device") {
-    if (exists(env("KPORT_STAND_IN_SICK"))) {
+    if (exists(sick_file())) {
       std::printf("{\"error\":{\"code\":\"no_device\",\"message\":\"cudaGetDeviceCount: unknown error\"}}\n");
       return 3;
     }
