@@ -17,12 +17,17 @@
 // stage), a_bytes and tmem_cols (the accumulator at column 0; more columns are the variant's);
 // the kernel's dynamic shared memory is Cfg::smem_bytes. Callers guard their kernels with
 // KPORT_TCGEN05_ENABLED.
+//
+// For 16-bit A and B (tcgen05.mma kind::f16: gemm.tcgen05, grouped_gemm.tcgen05) the header
+// also holds their configuration (F16Config), a K block's MMAs (mma_f16_kblock) and the store
+// of a row's 32 columns of C (store_row32); the variants keep only their loads.
 #pragma once
 
 #include <cuda.h>
 
 #include <cstdint>
 
+#include "common/convert.cuh"
 #include "common/mbarrier_sm90.cuh"
 #include "common/smem.cuh"
 #include "common/tcgen05_sm100.cuh"
@@ -129,6 +134,61 @@ __device__ __forceinline__ void gemm_tile(const CUtensorMap* tmap_a, const CUten
   if (warp == 2) {
     tc_fence_after();
     tmem_dealloc(tmem_d, Cfg::tmem_cols);
+  }
+}
+
+// A tcgen05 gemm of 16-bit A and B: A as BM x 64 K-major tiles, B as 64 x BN MN-major tiles
+// in 64-column slabs, both 128-byte swizzled; the fp32 accumulator takes BN tensor-memory
+// columns.
+template <int BM_, int BN_, int BK_, int Stages_>
+struct F16Config {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, Stages = Stages_;
+  static_assert(BM == 128, "cta_group::1 MMA with all 128 tensor-memory lanes");
+  static_assert(BN % 32 == 0 && BN >= 32 && BN <= 256, "N of one MMA; 32-column loads");
+  static_assert((BN & (BN - 1)) == 0, "tensor memory is allocated in powers of two columns");
+  static_assert(BK == 64, "one 128-byte swizzle row of 16-bit elements per K block");
+  static_assert(BN % 64 == 0, "B arrives in 64-column slabs");
+  static constexpr int a_bytes = BM * BK * 2;
+  static constexpr int b_chunk_bytes = BK * 64 * 2;
+  static constexpr int stage_bytes = a_bytes + BK * BN * 2;
+  static constexpr int tx_bytes = stage_bytes;  // A and B, all a stage holds
+  static constexpr int tmem_cols = BN;
+  // stages, full/empty barriers, the accumulator barrier and the tensor-memory address slot
+  static constexpr int smem_bytes = Stages * stage_bytes + (2 * Stages + 1) * 8 + 16 + 1024;
+  static_assert(smem_bytes <= 227 * 1024, "fits the sm_100 per-block shared memory");
+};
+
+// The MMAs of K block kb of an F16Config stage: K steps of 16, A (K-major) advancing 32 bytes
+// in its swizzle row, B (MN-major) 2048 bytes; kb == 0 overwrites the accumulator.
+template <class Cfg, bool BF16>
+__device__ __forceinline__ void mma_f16_kblock(uint32_t tmem_d, uint32_t a, uint32_t b, int kb) {
+  constexpr uint32_t idesc = make_idesc_f16<Cfg::BM, Cfg::BN, BF16>();
+#pragma unroll
+  for (int kk = 0; kk < Cfg::BK / 16; ++kk) {
+    const uint64_t da = make_sdesc_sw128(a + kk * 32, 16, 1024);
+    const uint64_t db = make_sdesc_sw128(b + kk * 2048, Cfg::b_chunk_bytes, 1024);
+    mma_f16(tmem_d, da, db, idesc, (kb > 0 || kk > 0) ? 1u : 0u);
+  }
+}
+
+// Row `row` of C (n columns, row-major), its 32 accumulator columns from col converted to T
+// and stored with 16-byte stores, guarded at the N edge (n % 8 == 0 and col % 32 == 0 keep
+// them aligned).
+template <class T>
+__device__ __forceinline__ void store_row32(T* __restrict__ c, int n, int row, int col, const uint32_t (&r)[32]) {
+  uint32_t packed[16];
+#pragma unroll
+  for (int i = 0; i < 16; ++i) packed[i] = pack2<T>(__uint_as_float(r[2 * i]), __uint_as_float(r[2 * i + 1]));
+  T* dst = c + static_cast<size_t>(row) * n + col;
+  if (col + 32 <= n) {
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+      reinterpret_cast<uint4*>(dst)[q] =
+          make_uint4(packed[4 * q], packed[4 * q + 1], packed[4 * q + 2], packed[4 * q + 3]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < 16; ++i)
+      if (col + 2 * i < n) reinterpret_cast<uint32_t*>(dst)[i] = packed[i];
   }
 }
 

@@ -19,7 +19,6 @@
 #include <string>
 #include <type_traits>
 
-#include "common/convert.cuh"
 #include "common/mbarrier_sm90.cuh"
 #include "common/smem.cuh"
 #include "common/tcgen05_gemm_sm100.cuh"
@@ -36,24 +35,6 @@ using namespace kport::kernels::sm100;
 
 constexpr int k_threads = k_gemm_threads;
 
-template <int BM_, int BN_, int BK_, int Stages_>
-struct Config {
-  static constexpr int BM = BM_, BN = BN_, BK = BK_, Stages = Stages_;
-  static_assert(BM == 128, "cta_group::1 MMA with all 128 tensor-memory lanes");
-  static_assert(BN % 32 == 0 && BN >= 32 && BN <= 256, "N of one MMA; 32-column loads");
-  static_assert((BN & (BN - 1)) == 0, "tensor memory is allocated in powers of two columns");
-  static_assert(BK == 64, "one 128-byte swizzle row of 16-bit elements per K block");
-  static_assert(BN % 64 == 0, "B arrives in 64-column slabs");
-  static constexpr int a_bytes = BM * BK * 2;
-  static constexpr int b_chunk_bytes = BK * 64 * 2;
-  static constexpr int stage_bytes = a_bytes + BK * BN * 2;
-  static constexpr int tx_bytes = stage_bytes;  // A and B, all a stage holds
-  static constexpr int tmem_cols = BN;
-  // stages, full/empty barriers, the accumulator barrier and the tensor-memory address slot
-  static constexpr int smem_bytes = Stages * stage_bytes + (2 * Stages + 1) * 8 + 16 + 1024;
-  static_assert(smem_bytes <= 227 * 1024, "fits the sm_100 per-block shared memory");
-};
-
 template <class Cfg, class T>
 __global__ void __launch_bounds__(k_threads, 1)
     gemm_tcgen05_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
@@ -66,33 +47,10 @@ __global__ void __launch_bounds__(k_threads, 1)
 #pragma unroll
     for (int j = 0; j < BN / 64; ++j) tma_load_2d(b + j * Cfg::b_chunk_bytes, &tmap_b, tn * BN + j * 64, kb * BK, bar);
   };
-  // K steps of 16: A (K-major) advances 32 bytes in its swizzle row, B (MN-major) 2048 bytes.
   auto mma = [](uint32_t tmem_d, uint32_t a, uint32_t b, int kb) {
-    constexpr uint32_t idesc = make_idesc_f16<BM, BN, std::is_same_v<T, __nv_bfloat16>>();
-#pragma unroll
-    for (int kk = 0; kk < BK / 16; ++kk) {
-      const uint64_t da = make_sdesc_sw128(a + kk * 32, 16, 1024);
-      const uint64_t db = make_sdesc_sw128(b + kk * 2048, Cfg::b_chunk_bytes, 1024);
-      mma_f16(tmem_d, da, db, idesc, (kb > 0 || kk > 0) ? 1u : 0u);
-    }
+    mma_f16_kblock<Cfg, std::is_same_v<T, __nv_bfloat16>>(tmem_d, a, b, kb);
   };
-  auto store = [&](int row, int col, const uint32_t(&r)[32]) {
-    uint32_t packed[16];
-#pragma unroll
-    for (int i = 0; i < 16; ++i) packed[i] = pack2<T>(__uint_as_float(r[2 * i]), __uint_as_float(r[2 * i + 1]));
-    T* dst = c + static_cast<size_t>(row) * n + col;
-    if (col + 32 <= n) {
-      // n % 8 == 0 and col % 32 == 0 keep these 16-byte aligned
-#pragma unroll
-      for (int q = 0; q < 4; ++q)
-        reinterpret_cast<uint4*>(dst)[q] =
-            make_uint4(packed[4 * q], packed[4 * q + 1], packed[4 * q + 2], packed[4 * q + 3]);
-    } else {
-#pragma unroll
-      for (int i = 0; i < 16; ++i)
-        if (col + 2 * i < n) reinterpret_cast<uint32_t*>(dst)[i] = packed[i];
-    }
-  };
+  auto store = [&](int row, int col, const uint32_t(&r)[32]) { store_row32(c, n, row, col, r); };
   gemm_tile<Cfg>(&tmap_a, &tmap_b, m, n, k, load, mma, store);
 #endif
 }
@@ -125,7 +83,7 @@ cudaError_t launch(const Problem& p, cudaStream_t stream) {
   return launch_typed<Cfg, __half>(p.gemm, stream);
 }
 
-using Cfg128x256 = Config<128, 256, 64, 4>;
+using Cfg128x256 = F16Config<128, 256, 64, 4>;
 
 const Instance k_inst_128x256{Family::gemm,
                               "tcgen05",
