@@ -178,9 +178,9 @@ bool PreparedSelection::moved(const Shape& want, const Match& m, Moved& out) con
   // A tie among the best estimates, broken by the nearest other shape that tells them apart.
   out.tie_first = {};
   out.tie_shape = m_shapes.size();
-  const auto& works = m_work[m.shape];
+  const auto& work = m_work[m.shape];
   const auto tied = detail::tied_with_fastest(out.places, [&](const Moved::Place& p) -> const Geometry* {
-    const int g = works[p.work].geometry;
+    const int g = work[p.work].geometry;
     return g >= 0 ? &m_geometry[static_cast<std::size_t>(g)].geometry : nullptr;
   });
   if (!tied.empty()) {
@@ -199,7 +199,6 @@ bool PreparedSelection::moved(const Shape& want, const Match& m, Moved& out) con
     p.slowdown = best.cost > 0 ? p.cost / best.cost : 1.0;
   }
   if (out.places.size() > 1 && out.places[1].tie_with_best) out.places.front().tie_with_best = true;
-  const auto& work = m_work[m.shape];
   detail::evidence_order(
       out.places.size(), [&](std::size_t i) { return work[out.places[i].work].commit; },
       [&](std::size_t i) { return work[out.places[i].work].driver; },

@@ -279,9 +279,8 @@ Selection measured_at(const std::string& gpu_model, std::span<const DriverSeen> 
     const auto tied = tied_with_fastest(scored, [&](const Scored& s) {
       return waves.sm_count > 0 ? find_geometry(waves.geometry, s.m->instance) : nullptr;
     });
-    const double reach = k_tie_reach * want->distance(shape, waves.shape_rules());
     if (!tied.empty())
-      if (auto tb = break_tie(*want, tied, *others, waves, reach)) {
+      if (auto tb = break_tie(*want, tied, *others, waves, k_tie_reach * want->distance(shape, waves.shape_rules()))) {
         first = tied[tb->tied].instance;
         sel.notes.push_back(tie_note(first, others->shape(tb->shape).canonical));
       }
@@ -536,7 +535,7 @@ std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& 
   struct AtShape {
     const Shape* shape = nullptr;
     std::string canonical;
-    std::map<std::string, const Measurement*> figure;  // instance -> its figure
+    std::map<std::string, const Measurement*, std::less<>> figure;  // instance -> its figure
     std::string fastest;
     std::vector<char> own;  // own_paths() at the shape
   };
@@ -565,7 +564,7 @@ std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& 
       return Ref{a.shape, a.canonical};
     }
     const Measurement* figure(std::size_t i, std::string_view instance) const override {
-      auto it = m_list[i]->figure.find(std::string(instance));
+      auto it = m_list[i]->figure.find(instance);
       return it == m_list[i]->figure.end() ? nullptr : it->second;
     }
 
