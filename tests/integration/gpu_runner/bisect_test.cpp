@@ -149,12 +149,18 @@ class Bisection : public BuildRunnerTest {
                   "20"});
   }
 
-  // Waits until no job of any pipeline is queued or running.
+  // Waits until no job of any pipeline is queued or running, read from one listing of
+  // the newest jobs: two listings (queued, then running) could miss a check job that a
+  // build's completion queued between them.
   void wait_idle(std::chrono::seconds limit) {
     for (auto end = std::chrono::steady_clock::now() + limit; std::chrono::steady_clock::now() < end;) {
-      auto q = get("/api/v1/jobs?status=queued&limit=1");
-      auto r = get("/api/v1/jobs?status=running&limit=1");
-      if (q.body.at("items").as_array().empty() && r.body.at("items").as_array().empty()) return;
+      bool idle = true;
+      const auto jobs = get("/api/v1/jobs?limit=100");
+      for (const auto& j : jobs.body.at("items").as_array()) {
+        const auto& s = j.at("status").as_string();
+        idle = idle && s != "queued" && s != "running";
+      }
+      if (idle) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
     ADD_FAILURE() << "jobs still queued or running after " << limit.count() << " s\n" << runner_output();
