@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Drives a started kport stack through pipelines on one commit and reports.
 
-Registers the repository and the target, waits for a build runner and a GPU runner,
-queues `--pipelines` pipelines back to back on the same commit, waits for each, then
-prints the target's bring-up, the best-kernel answers for the shapes of the H200
-baselines, the time split of each check job, and how far the figures of the pipelines
-agree. Standard library only; writes results-N.json and report.txt under --out.
+Registers the repository and the target, waits for a build runner and `--gpu-workers`
+GPU workers, queues `--pipelines` pipelines on the same commit, back to back or, with
+`--concurrent`, all at once (the wall time of them all is reported too), waits for each,
+then prints the target's bring-up, the best-kernel answers for the shapes of the H200
+baselines, the time split of each check job and the GPU that ran it, and how far the
+figures of the pipelines agree. Standard library only; writes results-N.json and
+report.txt under --out.
 """
 import argparse
 import json
@@ -68,25 +70,28 @@ def log(out, line):
     out.append(line)
 
 
-def wait_runners(api, report, limit_s):
+def wait_runners(api, report, limit_s, gpu_workers):
     end = time.time() + limit_s
     while time.time() < end:
         runners = api.ok("GET", "/api/v1/runners")["items"]
         roles = {r["role"] for r in runners}
-        if {"build", "gpu"} <= roles:
+        if "build" in roles and sum(r["role"] == "gpu" for r in runners) >= gpu_workers:
             for r in runners:
                 log(report, f"runner {r['name']}: role {r['role']}, caps {json.dumps(r.get('capabilities', {}))}")
             return
         time.sleep(1)
-    sys.exit("no build and GPU runner registered in time")
+    sys.exit(f"no build runner and {gpu_workers} GPU worker(s) registered in time")
 
 
-def run_pipeline(api, args, n, report):
-    t0 = time.time()
+def queue_pipeline(api, args, n, report):
     p = api.ok("POST", "/api/v1/pipelines", {"commit": args.commit, "repo": "kernels", "ref": "refs/heads/main",
                                             "targets": [args.target], "note": f"bench/pipeline run {n}"})
-    pid = p["id"]
-    log(report, f"pipeline {pid} queued for {args.commit[:12]} on {args.target}")
+    log(report, f"pipeline {p['id']} queued for {args.commit[:12]} on {args.target}")
+    return p["id"], time.time()
+
+
+def run_pipeline(api, args, n, report, queued=None):
+    pid, t0 = queued or queue_pipeline(api, args, n, report)
     last = ""
     while True:
         doc = api.ok("GET", f"/api/v1/pipelines/{pid}")
@@ -107,6 +112,11 @@ def run_pipeline(api, args, n, report):
     wall = time.time() - t0
     log(report, f"pipeline {pid}: {wall:.1f} s wall")
     for j in jobs:
+        if j["kind"] == "check":
+            shard = (j.get("payload") or {}).get("shard")
+            uuids = {r.get("gpu_uuid") for r in results_of(api, args.commit, j["id"])}
+            log(report, f"  job {j['id']} (check{', shard %d/%d' % (shard['index'] + 1, shard['count']) if shard else ''})"
+                        f" ran on {', '.join(sorted(u for u in uuids if u)) or 'no GPU'}")
         if j.get("failure_reason"):
             log(report, f"  job {j['id']} ({j['kind']}): {j['failure_reason'][:1500]}")
         status, doc = api.call("GET", f"/api/v1/jobs/{j['id']}/log")
@@ -118,10 +128,11 @@ def run_pipeline(api, args, n, report):
     return pid, jobs, wall
 
 
-def results_of(api, commit):
+def results_of(api, commit, job=None):
     items, cursor = [], None
     while True:
-        path = f"/api/v1/results?commit={commit}&limit=1000" + (f"&before={cursor}" if cursor else "")
+        path = (f"/api/v1/results?commit={commit}&limit=1000" + (f"&job={job}" if job else "")
+                + (f"&before={cursor}" if cursor else ""))
         page = api.ok("GET", path)
         items += page["items"]
         cursor = page.get("next_cursor")
@@ -147,6 +158,8 @@ def main():
     ap.add_argument("--arch", default="9.0")
     ap.add_argument("--gpu", default="NVIDIA H200")
     ap.add_argument("--pipelines", type=int, default=2)
+    ap.add_argument("--concurrent", action="store_true", help="queue every pipeline at once")
+    ap.add_argument("--gpu-workers", type=int, default=1, help="GPU workers to wait for before queueing")
     ap.add_argument("--timeout", type=int, default=900)
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
@@ -162,11 +175,18 @@ def main():
         features["max_dynamic_smem_per_block"] = entry["max_dynamic_smem_per_block"]
     api.ok("PUT", f"/api/v1/targets/{args.target}", {"arch": args.arch, "check_arches": [args.arch], "features": features})
     api.call("POST", "/api/v1/commits", {"sha": args.commit, "repo": "kernels", "message": "bench/pipeline"})
-    wait_runners(api, report, 120)
+    wait_runners(api, report, 120, args.gpu_workers)
 
     runs = []
-    for n in range(1, args.pipelines + 1):
-        runs.append(run_pipeline(api, args, n, report))
+    if args.concurrent:
+        t0 = time.time()
+        queued = [queue_pipeline(api, args, n, report) for n in range(1, args.pipelines + 1)]
+        for n, q in enumerate(queued, 1):
+            runs.append(run_pipeline(api, args, n, report, q))
+        log(report, f"all {args.pipelines} pipelines, queued at once: {time.time() - t0:.1f} s wall")
+    else:
+        for n in range(1, args.pipelines + 1):
+            runs.append(run_pipeline(api, args, n, report))
 
     everything = results_of(api, args.commit)
     by_job = {}
@@ -217,6 +237,7 @@ def main():
         diffs = {"compute": [], "memory": []}
         big = {"compute": [], "memory": []}
         worst = []
+        across = {"compute": [], "memory": []}  # >= 50 us, timed on different GPUs in the two pipelines
         for k in sorted(a.keys() & b.keys()):
             x, y = a[k]["timing"]["median_us"], b[k]["timing"]["median_us"]
             d = abs(x - y) / min(x, y)
@@ -224,6 +245,8 @@ def main():
             diffs[cls].append(d)
             if x >= 50:  # kernels of 50 us or more: launch jitter no longer dominates
                 big[cls].append(d)
+                if a[k].get("gpu_uuid") != b[k].get("gpu_uuid"):
+                    across[cls].append(d)
             worst.append((d, k, x, y))
         log(report, "\nrepeatability, pipeline 1 vs 2 (|a-b|/min(a,b) of the median):")
         for cls, limit in (("compute", 0.01), ("memory", 0.02)):
@@ -231,6 +254,10 @@ def main():
             log(report, f"  {cls}-bound, all cases: {spread(diffs[cls])}; within {100 * limit:.0f}%: {within}/{len(diffs[cls])}")
             within = sum(1 for d in big[cls] if d <= limit)
             log(report, f"  {cls}-bound, median >= 50 us: {spread(big[cls])}; within {100 * limit:.0f}%: {within}/{len(big[cls])}")
+            if across[cls]:
+                within = sum(1 for d in across[cls] if d <= limit)
+                log(report, f"  {cls}-bound, median >= 50 us, on two different GPUs: {spread(across[cls])}; "
+                            f"within {100 * limit:.0f}%: {within}/{len(across[cls])}")
         for d, k, x, y in sorted(worst, reverse=True)[:12]:
             log(report, f"    {100 * d:6.2f}%  {k[0]} {k[1]} {k[2]}: {x:.2f} vs {y:.2f} us")
     with open(f"{args.out}/report.txt", "w") as f:

@@ -14,7 +14,9 @@
 # KPORT_BENCH_MAX_RSE (0.003), KPORT_BENCH_MAX_DUTY (0.5), KPORT_BENCH_THROTTLE (0.97),
 # KPORT_BENCH_ROUNDS (2),
 # KPORT_PIPELINE_TIMEOUT (900 s each), KPORT_AFTER_PIPELINES (a command run once the
-# pipelines finished, while the stack is still up, with KPORT_URL and KPORT_ADMIN_TOKEN set).
+# pipelines finished, while the stack is still up, with KPORT_URL and KPORT_ADMIN_TOKEN set),
+# KPORT_CONCURRENT (set: queue the pipelines at once), KPORT_ONLY_GPUS (the GPU runner's
+# --only-gpus: indexes or UUIDs; default every GPU nvidia-smi lists, a worker each).
 set -u
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -63,9 +65,16 @@ svc kport-runner --role gpu --server "$url" --registration-token "$reg" --workdi
   >"$OUT/gpu-runner.log" 2>&1 &
 pids+=($!)
 
+# The workers the GPU runner starts: one per GPU it was given, else per GPU listed.
+if [[ -n ${KPORT_ONLY_GPUS:-} ]]; then
+  workers=$(tr ',' '\n' <<<"$KPORT_ONLY_GPUS" | grep -c .)
+else
+  workers=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | grep -c .)
+fi
 python3 "$root/bench/pipeline/drive.py" --server "$url" --token "$admin" --repo "$repo" --commit "$commit" \
   --target "${KPORT_TARGET:-sm_90a}" --arch "${KPORT_ARCH:-9.0}" --pipelines "${KPORT_PIPELINES:-2}" \
-  --timeout "${KPORT_PIPELINE_TIMEOUT:-900}" --out "$OUT"
+  --timeout "${KPORT_PIPELINE_TIMEOUT:-900}" --out "$OUT" --gpu-workers "$workers" \
+  ${KPORT_CONCURRENT:+--concurrent}
 rc=$?
 if [[ -n ${KPORT_AFTER_PIPELINES:-} ]]; then
   KPORT_URL=$url KPORT_ADMIN_TOKEN=$admin bash -c "$KPORT_AFTER_PIPELINES" || rc=1

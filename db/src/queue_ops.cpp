@@ -1,7 +1,14 @@
 #include "queue_ops.h"
 
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <map>
+
 #include "json_text.h"
+#include "kport/api/job_payload.h"
 #include "kport/porting/check_arches.h"
+#include "kport/porting/check_shards.h"
 #include "rows.h"
 
 namespace kport::db::detail {
@@ -242,7 +249,58 @@ Status requeue_job(Connection& c, const Job& job, const std::string& reason, std
   return free_runner->bind(1, job.id).run();
 }
 
-Result<std::vector<std::int64_t>> spawn_checks(Connection& c, const Job& build, std::int64_t now) {
+namespace {
+
+// How many GPU workers could take a check of `arch` now: the online GPU runners of that
+// arch when they are all one GPU model; one when there are none or several models (a
+// pipeline's figures then come from whichever model takes its one job, as before).
+Result<std::int64_t> check_workers(Connection& c, const std::string& arch, std::int64_t online_since) {
+  auto s = c.prepare(
+      "SELECT gpu_model, count(*) FROM runners WHERE role = 'gpu' AND arch = ?1 AND deregistered_ms IS NULL"
+      " AND last_heartbeat_ms >= ?2 GROUP BY gpu_model");
+  if (!s) return std::move(s).error();
+  s->bind_all(arch, online_since);
+  auto models = collect<std::int64_t>(*s, [](const Stmt& st) { return st.int64(1); });
+  if (!models) return std::move(models).error();
+  return models->size() == 1 ? models->front() : std::int64_t{1};
+}
+
+// What each family of the build costs to check on `arch`: the results the library's
+// latest earlier pipeline stored for it there (its plain checks of this target and arch),
+// else, where that pipeline misses a family the build made, the family's built variants.
+Result<std::vector<porting::FamilyWeight>> family_weights(Connection& c, const Job& build, const std::string& arch) {
+  auto built = c.prepare(
+      "SELECT family, count(*) FROM build_records WHERE job_id = ?1 AND attempt = ?2 AND status = 'ok'"
+      " GROUP BY family");
+  if (!built) return std::move(built).error();
+  built->bind_all(build.id, build.attempt);
+  using Count = std::pair<std::string, std::int64_t>;
+  auto variants = collect<Count>(*built, [](const Stmt& st) { return Count{st.text(0), st.int64(1)}; });
+  if (!variants) return std::move(variants).error();
+  auto measured = c.prepare(
+      "SELECT r.family, count(*) FROM results r WHERE r.job_id IN (SELECT j.id FROM jobs j WHERE j.kind = 'check'"
+      " AND j.target = ?1 AND j.arch = ?2 AND j.pipeline_id = (SELECT j2.pipeline_id FROM jobs j2"
+      " JOIN pipelines p ON p.id = j2.pipeline_id WHERE j2.kind = 'check' AND j2.purpose = 'check'"
+      " AND j2.status IN ('succeeded', 'failed') AND j2.target = ?1 AND j2.arch = ?2 AND j2.pipeline_id <> ?3"
+      " AND p.repo = (SELECT repo FROM pipelines WHERE id = ?3) ORDER BY j2.id DESC LIMIT 1))"
+      " GROUP BY r.family");
+  if (!measured) return std::move(measured).error();
+  measured->bind_all(build.target, arch, build.pipeline_id);
+  auto cases = collect<Count>(*measured, [](const Stmt& st) { return Count{st.text(0), st.int64(1)}; });
+  if (!cases) return std::move(cases).error();
+  const std::map<std::string, std::int64_t> by_cases(cases->begin(), cases->end());
+  const bool all_measured =
+      std::all_of(variants->begin(), variants->end(), [&](const Count& v) { return by_cases.count(v.first) > 0; });
+  std::vector<porting::FamilyWeight> out;
+  for (const auto& [family, n] : *variants)
+    out.push_back({family, static_cast<double>(all_measured ? by_cases.at(family) : n)});
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<std::int64_t>> spawn_checks(Connection& c, const Job& build, std::int64_t now,
+                                               std::int64_t online_since) {
   auto t = c.prepare("SELECT arch FROM targets WHERE name = ?1");
   if (!t) return std::move(t).error();
   auto row = t->bind(1, build.target).step();
@@ -278,18 +336,51 @@ Result<std::vector<std::int64_t>> spawn_checks(Connection& c, const Job& build, 
     spec.purpose = build.purpose;
     return insert_jobs(c, build.pipeline_id, {spec}, now);
   }
+  // A payload that already chooses families is not split again; one that cannot be read
+  // goes to its one job as it is, where the runner names what is wrong with it.
+  auto payload = api::parse_job_payload(std::string_view(build.payload_json));
+  const bool splittable =
+      payload.ok() && payload->families.empty() && payload->families_except.empty() && !payload->shard;
   std::vector<JobSpec> specs;
   for (auto& arch : porting::check_arches(target_arch, std::move(*registered))) {
     JobSpec spec;
     spec.kind = JobKind::check;
     spec.commit_sha = build.commit_sha;
     spec.target = build.target;
-    spec.arch = std::move(arch);
+    spec.arch = arch;
     spec.depends_on = build.id;
     spec.max_attempts = build.max_attempts;
     spec.payload_json = build.payload_json;
     spec.purpose = build.purpose;
-    specs.push_back(std::move(spec));
+    std::vector<porting::CheckShard> shards(1);
+    if (splittable) {
+      auto workers = check_workers(c, arch, online_since);
+      if (!workers) return std::move(workers).error();
+      if (*workers > 1) {
+        auto weights = family_weights(c, build, arch);
+        if (!weights) return std::move(weights).error();
+        shards = porting::plan_check_shards(std::move(*weights), *workers);
+      }
+    }
+    if (shards.size() == 1) {
+      specs.push_back(std::move(spec));
+      continue;
+    }
+    // Each shard names its families; the last, the rest, names those it leaves.
+    std::vector<std::string> named;
+    for (std::size_t i = 0; i + 1 < shards.size(); ++i)
+      named.insert(named.end(), shards[i].families.begin(), shards[i].families.end());
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+      api::JobPayload part = *payload;
+      if (shards[i].rest)
+        part.families_except = named;
+      else
+        part.families = shards[i].families;
+      part.shard = api::CheckShardRef{static_cast<std::int64_t>(i), static_cast<std::int64_t>(shards.size())};
+      JobSpec shard = spec;
+      shard.payload_json = boost::json::serialize(api::to_json(part));
+      specs.push_back(std::move(shard));
+    }
   }
   return insert_jobs(c, build.pipeline_id, specs, now);
 }

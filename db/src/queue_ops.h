@@ -58,11 +58,15 @@ Status requeue_job(Connection& c, const Job& job, const std::string& reason, std
 // jobs that depended on it when it did not succeed.
 Status finish_job(Connection& c, const Job& job, JobStatus status, const std::optional<std::string>& reason,
                   std::int64_t now);
-// Enqueues the check jobs of a finished build job in its pipeline: one per arch of
-// porting::check_arches(target's arch, its registered check arches), depends_on the
-// build, same commit, target, attempts and payload. Nothing when the target is unknown.
-// Call it in the transaction that ends the build; it does not look at the build's status.
-Result<std::vector<std::int64_t>> spawn_checks(Connection& c, const Job& build, std::int64_t now);
+// Enqueues the check jobs of a finished build job in its pipeline: for each arch of
+// porting::check_arches(target's arch, its registered check arches), one job, or, when
+// several GPU runners of that arch (one GPU model) were heard from since `online_since`,
+// one per shard of porting::plan_check_shards (payload "families" / "families_except"
+// and "shard"); depends_on the build, same commit, target, attempts and payload. Nothing
+// when the target is unknown. Call it in the transaction that ends the build; it does
+// not look at the build's status.
+Result<std::vector<std::int64_t>> spawn_checks(Connection& c, const Job& build, std::int64_t now,
+                                               std::int64_t online_since);
 // A runner with its targets; `online` is left false (the caller knows the clock).
 Result<std::optional<Runner>> load_runner(Connection& c, std::int64_t id);
 // The id of the repository registered as `name`; not_found (saying to register it) if none.

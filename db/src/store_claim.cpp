@@ -149,7 +149,7 @@ Result<CompleteReply> Store::complete(std::int64_t job_id, std::int64_t runner_i
     CompleteReply reply;
     reply.status = status;
     if (status == JobStatus::succeeded && j.kind == JobKind::build && spawn) {
-      auto ids = detail::spawn_checks(c, j, now);
+      auto ids = detail::spawn_checks(c, j, now, m_impl->online_since(now));
       if (!ids) return std::move(ids).error();
       reply.spawned = std::move(*ids);
     }

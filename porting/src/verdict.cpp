@@ -281,7 +281,11 @@ Verdict decide_verdict(const std::string& commit, const CommitFacts& mine,
   std::map<std::int64_t, const JobFact*> jobs;
   for (const auto& j : mine.jobs) jobs[j.id] = &j;
   std::map<std::pair<std::string, std::string>, RemeasureRequest> requests;
-  std::set<std::pair<std::string, std::string>> checked;  // (target, arch) with results
+  // Check jobs with results: by id, as one arch's check may be split over several GPUs
+  // (porting/check_shards.h), each part answering for itself; a result that names no job
+  // answers for its (target, arch).
+  std::set<std::int64_t> checked;
+  std::set<std::pair<std::string, std::string>> checked_unnamed;
   auto ask_remeasure = [&](const ResultFact& r) {
     auto& req = requests[{r.target, r.gpu_model}];
     req.target = r.target;
@@ -293,7 +297,10 @@ Verdict decide_verdict(const std::string& commit, const CommitFacts& mine,
   std::set<std::int64_t> mass_failures;
   for (std::int64_t job : mass_failure_jobs(mine.results)) mass_failures.insert(job);
   for (const auto& r : mine.results) {
-    checked.insert({r.target, r.arch});
+    if (r.job_id)
+      checked.insert(*r.job_id);
+    else
+      checked_unnamed.insert({r.target, r.arch});
     if ((r.status == CheckOutcome::crashed || r.status == CheckOutcome::timeout) && r.job_id &&
         mass_failures.count(*r.job_id)) {
       // Checked once more on the same build: a machine that fell over does not fall over
@@ -458,7 +465,8 @@ Verdict decide_verdict(const std::string& commit, const CommitFacts& mine,
       continue;
     }
     const bool has_records = j.kind == JobKind::build ? targets_with_builds.count(j.target) > 0
-                                                      : checked.count({j.target, j.arch.value_or("")}) > 0;
+                                                      : checked.count(j.id) > 0 ||
+                                                            checked_unnamed.count({j.target, j.arch.value_or("")}) > 0;
     if (has_records) continue;
     VerdictReason r{"job_failure", "", j.target, j.gpu_model.value_or(""), "", {}};
     r.message = what + " failed: " + j.failure_reason.value_or("no reason given").substr(0, 300);

@@ -1,6 +1,7 @@
 #include "kport/runner/check_job.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -155,6 +156,16 @@ Status CheckHandler::prepare() {
 }
 
 Result<api::RunnerRegistration> CheckHandler::registration(const std::string& name) {
+  // A worker registers (and so claims) only once its GPU is its own on this host: another
+  // runner process given the same GPU keeps it until it ends, and this one waits.
+  if (!m_lock.held() && !m_s.lock_dir.empty()) {
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    auto lock = GpuLock::try_take(m_s.lock_dir, m_s.gpu.uuid,
+                                  "pid " + std::to_string(::getpid()) + ", runner " + name + ", host " + host);
+    if (!lock.ok()) return lock.error();
+    m_lock = std::move(*lock);
+  }
   api::RunnerRegistration r;
   r.name = name;
   r.role = api::RunnerRole::gpu;
@@ -325,11 +336,16 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
   if (!listing.ok()) return failed("the harness cannot list its instances: " + listing.error().message);
 
   // Which instances: every one built into the harness, or the payload's choice
-  // ("instances": names, "filter": a substring), as revalidation pipelines ask. Which
-  // cases: each instance's grids, or exactly the payload's "cases" ({family, dtype,
-  // shape}) for every instance of that family, as a request to measure a shape asks.
+  // ("instances": names, "filter": a substring), as revalidation pipelines ask, and of a
+  // shard of a check split over several GPUs only its families ("families", or every
+  // family but "families_except"). Which cases: each instance's grids, or exactly the
+  // payload's "cases" ({family, dtype, shape}) for every instance of that family, as a
+  // request to measure a shape asks.
   const std::vector<std::string>& wanted = payload->instances;
   const std::string& filter = payload->filter;
+  auto named = [](const std::vector<std::string>& list, const std::string& family) {
+    return std::find(list.begin(), list.end(), family) != list.end();
+  };
   std::optional<std::vector<HarnessCase>> asked;  // family, dtype and shape set; no instance
   if (payload->cases) {
     asked.emplace();
@@ -349,15 +365,36 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
         if (name.empty() || (!filter.empty() && name.find(filter) == std::string::npos)) continue;
         if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), name) == wanted.end()) continue;
         Named n{name, str(i.as_object(), "family"), str(i.as_object(), "variant")};
+        if (!payload->families.empty() && !named(payload->families, n.family)) continue;
+        if (named(payload->families_except, n.family)) continue;
         if (asked &&
             std::none_of(asked->begin(), asked->end(), [&](const HarnessCase& c) { return c.family == n.family; }))
           continue;
         instances.push_back(std::move(n));
       }
     }
-  if (instances.empty())
+  const bool narrowed =
+      !filter.empty() || !wanted.empty() || asked || !payload->families.empty() || !payload->families_except.empty();
+  if (instances.empty()) {
+    // The rest of a split check may find every family taken by the other shards.
+    if (payload->shard && payload->families.empty()) {
+      const std::string none = "shard " + std::to_string(payload->shard->index + 1) + "/" +
+                               std::to_string(payload->shard->count) +
+                               ": every family of the harness is another shard's; nothing to check";
+      log(none);
+      return JobOutcome{true, none, false};
+    }
     return failed("the harness for " + job.target + " holds no instance to check" +
-                  (filter.empty() && wanted.empty() && !asked ? "" : " among those asked for"));
+                  (narrowed ? " among those asked for" : ""));
+  }
+  if (payload->shard) {
+    std::set<std::string> families;
+    for (const auto& n : instances) families.insert(n.family);
+    std::string list;
+    for (const auto& f : families) list += (list.empty() ? "" : ", ") + f;
+    log("shard " + std::to_string(payload->shard->index + 1) + "/" + std::to_string(payload->shard->count) +
+        " of this arch's check, split over its GPUs by family: " + list);
+  }
   log(std::to_string(instances.size()) + " instance(s) to check and time");
 
   json::object env_base{

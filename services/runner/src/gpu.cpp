@@ -1,8 +1,14 @@
 #include "kport/runner/gpu.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -213,6 +219,57 @@ json::object read_telemetry(const std::string& nvidia_smi, const std::string& uu
   }
   if (!out.ok() || out->exit_code != 0) return {};
   return parse_telemetry_csv(out->stdout_text);
+}
+
+GpuLock::GpuLock(GpuLock&& other) noexcept : m_fd(other.m_fd) { other.m_fd = -1; }
+
+GpuLock& GpuLock::operator=(GpuLock&& other) noexcept {
+  if (this != &other) {
+    if (m_fd >= 0) ::close(m_fd);
+    m_fd = other.m_fd;
+    other.m_fd = -1;
+  }
+  return *this;
+}
+
+GpuLock::~GpuLock() {
+  if (m_fd >= 0) ::close(m_fd);  // closing the last descriptor of the file drops the flock
+}
+
+Result<GpuLock> GpuLock::try_take(const std::filesystem::path& dir, const std::string& uuid, const std::string& who) {
+  if (uuid.empty() || uuid.find('/') != std::string::npos || uuid.starts_with("."))
+    return make_error(Errc::invalid_argument, "GPU UUID '" + uuid + "' cannot name a lock file");
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    std::filesystem::create_directories(dir, ec);
+    if (ec)
+      return make_error(Errc::internal, "cannot make the GPU lock directory " + dir.string() + ": " + ec.message());
+    ::chmod(dir.c_str(), 01777);  // shared by the runners of every user, like /tmp
+  }
+  const std::filesystem::path file = dir / (uuid + ".lock");
+  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) return make_error(Errc::internal, "cannot open " + file.string() + ": " + std::strerror(errno));
+  ::fchmod(fd, 0666);  // the umask must not keep another user's runner out
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    char held_by[512] = {};
+    const ssize_t n = ::pread(fd, held_by, sizeof held_by - 1, 0);
+    ::close(fd);
+    if (err != EWOULDBLOCK)
+      return make_error(Errc::internal, "cannot lock " + file.string() + ": " + std::strerror(err));
+    std::string holder(held_by, n > 0 ? static_cast<std::size_t>(n) : 0);
+    while (!holder.empty() && (holder.back() == '\n' || holder.back() == '\0')) holder.pop_back();
+    return make_error(Errc::unavailable, "GPU " + uuid + " is in use by another kport-runner on this host (" +
+                                             (holder.empty() ? std::string("holder unknown") : holder) + "; lock " +
+                                             file.string() + ")");
+  }
+  const std::string line = who + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, line.data(), line.size(), 0) < 0) {
+    // The lock holds without the note; only the waiting runner's message is poorer.
+  }
+  GpuLock lock;
+  lock.m_fd = fd;
+  return lock;
 }
 
 }  // namespace kport::runner

@@ -56,6 +56,8 @@ int main(int argc, char** argv) {
       .add("target", "", "", "with --build-local: the nvcc target")
       .add("build-dir", "", "", "with --build-local: the build tree (default: <workdir>/build/local/<target>)")
       .add("gpus", "KPORT_GPUS", "", "gpu role: a JSON inventory file used instead of nvidia-smi discovery")
+      .add("gpu-lock-dir", "KPORT_GPU_LOCK_DIR", "/tmp/kport-gpu-locks",
+           "gpu role: where each GPU's host-wide lock file lives (one runner process per GPU; empty: no lock)")
       .add("only-gpus", "KPORT_ONLY_GPUS", "",
            "gpu role: comma-separated indices or UUIDs to run workers for (default: all)")
       .add("nvidia-smi", "KPORT_NVIDIA_SMI", "nvidia-smi", "gpu role: the nvidia-smi program")
@@ -264,6 +266,7 @@ int main(int argc, char** argv) {
     s.build = b;
     s.build.workdir = b.workdir;  // workspaces and build trees are shared by the GPUs of a host
     s.nvcc_probe = o.get("nvcc");
+    s.lock_dir = o.get("gpu-lock-dir");
     handlers.push_back(std::make_unique<kport::runner::CheckHandler>(std::move(s)));
     auto wc = c;
     wc.name = c.name + "-gpu" + std::to_string(g.index);

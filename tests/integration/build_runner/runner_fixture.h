@@ -102,6 +102,8 @@ class BuildRunnerTest : public CoordinatorTest {
     runner_log = dir.path() / "runner.log";
     runner_pid = ::fork();
     if (runner_pid == 0) {
+      // GPU locks of this test's own: tests running at once use the same fake GPU UUIDs.
+      ::setenv("KPORT_GPU_LOCK_DIR", (dir.path() / "gpu-locks").c_str(), 1);
       std::freopen(runner_log.c_str(), "w", stdout);
       ::dup2(1, 2);
       std::vector<char*> argv;

@@ -37,15 +37,19 @@ class GpuRunnerTest : public BuildRunnerTest {
     lease_seconds = 4;
   }
   void TearDown() override {
-    for (const char* v : {"KPORT_STAND_IN_SICK", "KPORT_STAND_IN_SICK_GPU", "KPORT_STAND_IN_ONLY",
-                          "KPORT_STAND_IN_BENCH_MS", "KPORT_STAND_IN_CALLS", "KPORT_STAND_IN_EXTRA_SHAPE"})
+    for (const char* v :
+         {"KPORT_STAND_IN_SICK", "KPORT_STAND_IN_SICK_GPU", "KPORT_STAND_IN_ONLY", "KPORT_STAND_IN_BENCH_MS",
+          "KPORT_STAND_IN_CALLS", "KPORT_STAND_IN_EXTRA_SHAPE", "KPORT_STAND_IN_FAMILY_OF", "KPORT_STAND_IN_CHECK_MS"})
       ::unsetenv(v);
   }
 
   // Queues a pipeline for sm_90a and plays the build runner: the stand-in harness goes
-  // up as the build's artifact. Returns the spawned check job's id.
-  // `harness_env`: the library's env its build records carry (kport.json `env`).
-  std::int64_t build_with_stand_in(const std::string& sha, const json::object& harness_env = {}) {
+  // up as the build's artifact. Returns the (first) spawned check job's id.
+  // `harness_env`: the library's env its build records carry (kport.json `env`);
+  // `variants`: the (family, variant) of each build record.
+  std::int64_t build_with_stand_in(const std::string& sha, const json::object& harness_env = {},
+                                   const std::vector<std::pair<std::string, std::string>>& variants = {
+                                       {"gemm", "good"}}) {
     add_target("sm_90a", "9.0");
     auto p = start_pipeline(sha);
     std::string builder = register_runner("builder", "build");
@@ -63,10 +67,14 @@ class GpuRunnerTest : public BuildRunnerTest {
                             std::to_string(build_id) + "&attempt=" + std::to_string(attempt)),
                         bytes.str(), builder, "application/octet-stream");
     EXPECT_EQ(put.status, 201) << put.raw;
-    json::object rec{{"family", "gemm"}, {"variant", "good"}, {"status", "ok"}, {"artifact", hash}};
-    if (!harness_env.empty()) rec["harness_env"] = harness_env;
+    json::array records;
+    for (const auto& [family, variant] : variants) {
+      json::object rec{{"family", family}, {"variant", variant}, {"status", "ok"}, {"artifact", hash}};
+      if (!harness_env.empty()) rec["harness_env"] = harness_env;
+      records.push_back(std::move(rec));
+    }
     auto b = post("/api/v1/jobs/" + std::to_string(build_id) + "/builds",
-                  json::object{{"attempt", attempt}, {"records", json::array{rec}}}, builder);
+                  json::object{{"attempt", attempt}, {"records", records}}, builder);
     EXPECT_EQ(b.status, 200) << b.raw;
     auto done =
         post("/api/v1/jobs/" + std::to_string(build_id) + "/complete", json::object{{"attempt", attempt}}, builder);
@@ -653,6 +661,137 @@ TEST_F(GpuRunnerTest, OfTwoGpusASickOneTakesOnlyItsOwnWorkerOutAndItsJobRunsOnTh
     }
     EXPECT_EQ(of_last, 18) << sha;
   }
+}
+
+// One pipeline on a host of two GPUs: the build's check is split by family into two jobs
+// (both GPUs were online when it was spawned), each GPU's worker takes one, checks and
+// times only its shard's families, and together they cover the harness, each case once.
+TEST_F(GpuRunnerTest, OnePipelinesCheckIsSplitByFamilyOverTwoGpus) {
+  ::setenv("KPORT_STAND_IN_ONLY", "gemm.good.steady,gemm.wrong.numerics", 1);
+  ::setenv("KPORT_STAND_IN_FAMILY_OF", "gemm.wrong.numerics:lite", 1);
+  // Each check process takes 1.5 s, so neither worker can end its shard and take the
+  // other's before that one's worker, woken by the same spawn, has claimed it.
+  ::setenv("KPORT_STAND_IN_CHECK_MS", "1500", 1);
+  add_target("sm_90a", "9.0");
+  start_gpu_runner("pair", "9.0", {}, "", 2);
+  for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);;) {
+    int gpus = 0;
+    const auto runners = get("/api/v1/runners");
+    for (const auto& r : runners.body.at("items").as_array()) gpus += r.at("role").as_string() == "gpu";
+    if (gpus == 2) break;
+    ASSERT_LT(std::chrono::steady_clock::now(), end) << "two GPU workers never registered\n" << runner_output();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const std::string sha = commit_sha(31);
+  ASSERT_GT(build_with_stand_in(sha, {}, {{"gemm", "good"}, {"lite", "wrong"}}), 0);
+  std::vector<std::int64_t> checks;
+  const auto listed = get("/api/v1/jobs?commit=" + sha + "&kind=check");
+  for (const auto& j : listed.body.at("items").as_array()) checks.push_back(j.at("id").to_number<std::int64_t>());
+  ASSERT_EQ(checks.size(), 2u);
+  std::map<std::string, std::string> family_gpu;  // family -> the GPU that ran its shard
+  for (auto id : checks) {
+    const auto job = wait_job(id, std::chrono::seconds(120));
+    const auto& payload = job.at("payload").as_object();
+    const auto shard = payload.at("shard").as_object();
+    EXPECT_EQ(shard.at("count").to_number<std::int64_t>(), 2);
+    // gemm and lite weigh one variant each: gemm (first by name) alone, lite the rest.
+    const bool first = shard.at("index").to_number<std::int64_t>() == 0;
+    EXPECT_EQ(json::serialize(payload.at(first ? "families" : "families_except")), R"(["gemm"])")
+        << json::serialize(payload);
+    // lite's instance fails its numerics at m=256 (the stand-in's fault): only its shard fails.
+    EXPECT_EQ(job.at("status").as_string(), first ? "succeeded" : "failed") << json::serialize(job);
+    std::string log;
+    const auto log_answer = get("/api/v1/jobs/" + std::to_string(id) + "/log");
+    for (const auto& c : log_answer.body.at("chunks").as_array()) log += c.at("text").as_string();
+    EXPECT_NE(log.find(first ? "shard 1/2 of this arch's check, split over its GPUs by family: gemm\n"
+                             : "shard 2/2 of this arch's check, split over its GPUs by family: lite\n"),
+              std::string::npos)
+        << log;
+  }
+  const auto res = results_of(sha);
+  ASSERT_EQ(res.size(), 6u) << runner_output();  // two instances x three shapes, each once
+  for (const auto& [key, r] : res) {
+    const std::string family(r.at("family").as_string());
+    const std::string uuid(r.at("gpu_uuid").as_string());
+    EXPECT_EQ(family, key.starts_with("gemm.good") ? "gemm" : "lite") << key;
+    auto [at, fresh] = family_gpu.emplace(family, uuid);
+    EXPECT_EQ(at->second, uuid) << "a family's cases all ran on its shard's GPU: " << key;
+  }
+  ASSERT_EQ(family_gpu.size(), 2u);
+  EXPECT_NE(family_gpu["gemm"], family_gpu["lite"]) << "the two shards ran on the two GPUs\n" << runner_output();
+}
+
+// Two runner processes given one GPU (two services on a host, or a copy started by
+// mistake): the second does not register while the first holds the GPU's lock, and says
+// who holds it; once the first has ended, the second registers and runs the job.
+TEST_F(GpuRunnerTest, ASecondRunnerProcessOfTheSameGpuWaitsUntilTheFirstEnds) {
+  ::setenv("KPORT_STAND_IN_ONLY", "gemm.good.steady", 1);
+  add_target("sm_90a", "9.0");
+  start_gpu_runner("first");
+  const pid_t first = runner_pid;
+  auto gpu_runners = [&] {
+    std::vector<std::string> names;
+    const auto runners = get("/api/v1/runners");
+    for (const auto& r : runners.body.at("items").as_array())
+      if (r.at("role").as_string() == "gpu") names.emplace_back(r.at("name").as_string());
+    return names;
+  };
+  for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30); gpu_runners().empty();) {
+    ASSERT_LT(std::chrono::steady_clock::now(), end) << runner_output();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  // The second: the same inventory and the same lock directory the fixture gives the first.
+  const fs::path second_log = dir.path() / "second.log";
+  std::vector<std::string> args{KPORT_RUNNER_BIN,
+                                "--role",
+                                "gpu",
+                                "--server",
+                                url(""),
+                                "--registration-token",
+                                k_registration,
+                                "--workdir",
+                                (dir.path() / "work-second").string(),
+                                "--name",
+                                "second",
+                                "--gpus",
+                                (dir.path() / "gpus.json").string(),
+                                "--claim-wait",
+                                "1",
+                                "--gpu-lock-dir",
+                                (dir.path() / "gpu-locks").string()};
+  const pid_t second = ::fork();
+  if (second == 0) {
+    std::freopen(second_log.c_str(), "w", stdout);
+    ::dup2(1, 2);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    _exit(127);
+  }
+  ASSERT_GT(second, 0);
+  struct Reap {
+    pid_t pid;
+    ~Reap() {
+      ::kill(pid, SIGTERM);
+      ::waitpid(pid, nullptr, 0);
+    }
+  } reap{second};
+  const std::string held = "GPU " + gpu_uuid(0) + " is in use by another kport-runner on this host (pid " +
+                           std::to_string(first) + ", runner first-gpu0, host ";
+  for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+       slurp(second_log).find(held) == std::string::npos;) {
+    ASSERT_LT(std::chrono::steady_clock::now(), end) << slurp(second_log);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(gpu_runners(), std::vector<std::string>{"first-gpu0"}) << "the waiting one is not registered";
+  // The first ends (deregistering, its lock gone with it); the second takes the GPU.
+  EXPECT_EQ(stop_runner(), 0);
+  const std::int64_t check = build_with_stand_in(commit_sha(41));
+  ASSERT_GT(check, 0);
+  const auto job = wait_job(check, std::chrono::seconds(60));
+  EXPECT_EQ(job.at("status").as_string(), "succeeded") << json::serialize(job) << "\n" << slurp(second_log);
+  EXPECT_EQ(gpu_runners(), std::vector<std::string>{"second-gpu0"}) << slurp(second_log);
 }
 
 TEST_F(GpuRunnerTest, AKilledRunnersJobComesBackByLeaseExpiryAndRunsElsewhere) {

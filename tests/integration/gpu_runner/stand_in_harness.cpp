@@ -20,7 +20,10 @@
 // would; the segfaulting instance creates it once when the variable is set);
 // KPORT_STAND_IN_SICK_GPU (a GPU's UUID: only a process pinned to it by CUDA_VISIBLE_DEVICES
 // reads KPORT_STAND_IN_SICK, so one GPU of several falls sick);
-// KPORT_STAND_IN_ONLY (list only this instance); KPORT_STAND_IN_BENCH_MS (a file of
+// KPORT_STAND_IN_ONLY (list only these instances, comma-separated);
+// KPORT_STAND_IN_FAMILY_OF ("INSTANCE:FAMILY;...": those instances are of that family, the
+// others of gemm); KPORT_STAND_IN_CHECK_MS (every check process first spends that long, as
+// a real check of many shapes does); KPORT_STAND_IN_BENCH_MS (a file of
 // medians in ms, one a line: each bench process that times gemm.good.steady takes the first
 // line for all its cases of that instance and removes it, so a test decides what each round
 // measures);
@@ -74,8 +77,35 @@ std::string sick_file() {
   return env("KPORT_STAND_IN_SICK");
 }
 
+// The instance's family: KPORT_STAND_IN_FAMILY_OF's word for it, else gemm.
+std::string family_of(const std::string& inst) {
+  const std::string map = env("KPORT_STAND_IN_FAMILY_OF");
+  for (std::size_t at = 0; at < map.size();) {
+    std::size_t end = map.find(';', at);
+    if (end == std::string::npos) end = map.size();
+    const std::string entry = map.substr(at, end - at);
+    if (auto colon = entry.find(':'); colon != std::string::npos && entry.substr(0, colon) == inst)
+      return entry.substr(colon + 1);
+    at = end + 1;
+  }
+  return "gemm";
+}
+
+// KPORT_STAND_IN_ONLY unset, or naming the instance in its comma-separated list.
+bool listed_instance(const std::string& inst) {
+  const std::string only = env("KPORT_STAND_IN_ONLY");
+  if (only.empty()) return true;
+  for (std::size_t at = 0; at <= only.size();) {
+    std::size_t end = only.find(',', at);
+    if (end == std::string::npos) end = only.size();
+    if (only.compare(at, end - at, inst) == 0 && end - at == inst.size()) return true;
+    at = end + 1;
+  }
+  return false;
+}
+
 std::string case_head(const std::string& inst, const std::string& shape, std::uint64_t seed) {
-  return "{\"instance\":\"" + inst + "\",\"family\":\"gemm\",\"variant\":\"" + variant_of(inst) +
+  return "{\"instance\":\"" + inst + "\",\"family\":\"" + family_of(inst) + "\",\"variant\":\"" + variant_of(inst) +
          "\",\"dtype\":\"bf16\",\"shape_text\":\"" + shape + "\",\"seed\":" + std::to_string(seed);
 }
 
@@ -226,13 +256,12 @@ int main(int argc, char** argv) {
   std::fflush(stderr);
   if (cmd == "list") {
     std::string out = "{\"target\":\"sm_90a\",\"arch\":\"9.0\",\"variants\":[";
-    const std::string only = env("KPORT_STAND_IN_ONLY");
     bool first = true;
     for (const auto& inst : k_instances) {
-      if (!only.empty() && inst != only) continue;
-      out += std::string(first ? "" : ",") + "{\"variant\":\"gemm." + variant_of(inst) +
-             "\",\"status\":\"built\",\"instances\":[{\"name\":\"" + inst + "\",\"family\":\"gemm\",\"variant\":\"" +
-             variant_of(inst) + "\",\"dtypes\":[\"bf16\"]}]}";
+      if (!listed_instance(inst)) continue;
+      out += std::string(first ? "" : ",") + "{\"variant\":\"" + family_of(inst) + "." + variant_of(inst) +
+             "\",\"status\":\"built\",\"instances\":[{\"name\":\"" + inst + "\",\"family\":\"" + family_of(inst) +
+             "\",\"variant\":\"" + variant_of(inst) + "\",\"dtypes\":[\"bf16\"]}]}";
       first = false;
     }
     std::printf("%s]}\n", out.c_str());
@@ -261,11 +290,14 @@ int main(int argc, char** argv) {
   if (plan) {
     std::string out = "{\"command\":\"" + cmd + "\",\"target\":\"sm_90a\",\"plan\":[";
     for (std::size_t i = 0; i < shapes.size(); ++i)
-      out += std::string(i ? "," : "") + "{\"instance\":\"" + instance + "\",\"family\":\"gemm\",\"variant\":\"" +
-             variant_of(instance) + "\",\"dtype\":\"bf16\",\"shape_text\":\"" + shapes[i] + "\"}";
+      out += std::string(i ? "," : "") + "{\"instance\":\"" + instance + "\",\"family\":\"" + family_of(instance) +
+             "\",\"variant\":\"" + variant_of(instance) + "\",\"dtype\":\"bf16\",\"shape_text\":\"" + shapes[i] + "\"}";
     std::printf("%s]}\n", out.c_str());
     return 0;
   }
+  if (cmd == "check")
+    if (const std::string ms = env("KPORT_STAND_IN_CHECK_MS"); !ms.empty())
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(ms.c_str())));
   if (std::any_of(listed.begin(), listed.end(), [](const auto& c) { return c.first == "gemm.garbage.text"; })) {
     std::printf("Segmentation fault (core dumped)? no: this harness only prints text\n");
     return 0;

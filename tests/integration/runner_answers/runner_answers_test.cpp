@@ -133,7 +133,9 @@ TEST(RunnerAnswersIntegration, RunnerStaysUpThroughMalformedAnswersAndRecovers) 
                                 "--gpus",
                                 inventory.string(),
                                 "--claim-wait",
-                                "1"};
+                                "1",
+                                "--gpu-lock-dir",
+                                (dir.path() / "gpu-locks").string()};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

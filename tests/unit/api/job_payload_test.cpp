@@ -93,3 +93,32 @@ TEST(JobPayload, TwoPurposesAtOnceAreRefused) {
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.error().message.find("more than one"), std::string::npos) << p.error().message;
 }
+
+// A build split over several GPUs: each shard names the families it runs, the last one
+// those it leaves to the others.
+TEST(JobPayload, AShardsFamiliesAreTypedAndItsIndexBelowItsCount) {
+  const json::object in =
+      json::parse(R"({"families":["gemm","attention"],"shard":{"index":0,"count":2},"bench":true})").as_object();
+  auto p = api::parse_job_payload(in);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(p->families, (std::vector<std::string>{"gemm", "attention"}));
+  EXPECT_TRUE(p->families_except.empty());
+  ASSERT_TRUE(p->shard);
+  EXPECT_EQ(p->shard->index, 0);
+  EXPECT_EQ(p->shard->count, 2);
+  EXPECT_TRUE(p->extra.empty());
+  EXPECT_EQ(api::to_json(*p), in);
+  const json::object rest =
+      json::parse(R"({"families_except":["gemm","attention"],"shard":{"index":1,"count":2}})").as_object();
+  auto r = api::parse_job_payload(rest);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->families_except, (std::vector<std::string>{"gemm", "attention"}));
+  EXPECT_EQ(api::to_json(*r), rest);
+  for (const char* bad : {R"({"shard":{"index":2,"count":2}})", R"({"shard":{"index":0}})",
+                          R"({"shard":{"index":-1,"count":2}})", R"({"families":"gemm"})"}) {
+    auto b = api::parse_job_payload(std::string_view(bad));
+    ASSERT_FALSE(b.ok()) << bad;
+    EXPECT_NE(b.error().message.find(std::string_view(bad).substr(2, 5)), std::string::npos)
+        << bad << ": " << b.error().message;
+  }
+}

@@ -88,6 +88,93 @@ TEST_F(QueueTest, SucceededBuildSpawnsChecksForRegisteredArches) {
   EXPECT_EQ(ok(m_store->get_pipeline(p.id))->status, PipelineStatus::running);
 }
 
+// Two GPUs of one model online: a build's check on their arch is split in two by
+// family, the heaviest alone, the last part taking every family the first leaves; the
+// weights are the variants built the first time and what the earlier pipeline measured
+// after. One GPU, or GPUs of two models, keep the one job.
+TEST_F(QueueTest, ABuildsCheckIsSplitByFamilyOverTheOnlineGpusOfItsArch) {
+  const Runner b = build_runner("b", {"sm_90a"});
+  const Runner gpu0 = gpu_runner("h200-0", "9.0"), gpu1 = gpu_runner("h200-1", "9.0");
+  // Builds and completes one pipeline's build with these variants; returns its checks.
+  auto build_with = [&](const std::vector<std::pair<std::string, std::string>>& variants) {
+    pipeline_with_builds({"sm_90a"});
+    auto c = ok(m_store->claim(b.id));
+    EXPECT_TRUE(c);
+    if (!c) return std::vector<Job>{};
+    std::vector<BuildRecord> records;
+    for (const auto& [family, variant] : variants) {
+      BuildRecord r;
+      r.job_id = c->job.id;
+      r.attempt = c->job.attempt;
+      r.family = family;
+      r.variant = variant;
+      records.push_back(r);
+    }
+    BuildRecord broken = records.back();
+    broken.family = "softmax";
+    broken.variant = "broken";
+    broken.status = BuildStatus::compile_error;  // no instance in the harness, no weight
+    records.push_back(broken);
+    ok(m_store->put_build_records(records, b.id));
+    std::vector<Job> checks;
+    for (auto id : ok(m_store->complete(c->job.id, b.id, c->job.attempt)).spawned) checks.push_back(job(id));
+    return checks;
+  };
+  const std::vector<std::pair<std::string, std::string>> variants{
+      {"gemm", "simt"}, {"gemm", "mma"}, {"gemm", "wgmma"}, {"attention", "fa"}, {"rmsnorm", "vec"}};
+  auto first = build_with(variants);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(first[0].payload_json, R"({"families":["gemm"],"shard":{"index":0,"count":2}})");
+  EXPECT_EQ(first[1].payload_json, R"({"families_except":["gemm"],"shard":{"index":1,"count":2}})");
+  for (const auto& j : first) {
+    EXPECT_EQ(j.arch, "9.0");
+    EXPECT_EQ(j.purpose, JobPurpose::check);
+    EXPECT_FALSE(j.gpu_model) << "either GPU takes either part";
+  }
+  // One part each; both parts' results measured: attention (9 cases) is the heavy family
+  // now, gemm (2) and rmsnorm (1) together lighter.
+  for (const Runner* gpu : {&gpu0, &gpu1}) {
+    auto c = ok(m_store->claim(gpu->id));
+    ASSERT_TRUE(c);
+    const bool heavy = c->job.id == first[0].id;
+    std::vector<ResultRecord> results;
+    for (int i = 0; i < (heavy ? 2 : 10); ++i) {
+      const std::string family = heavy ? "gemm" : i == 0 ? "rmsnorm" : "attention";
+      ResultRecord r;
+      r.job_id = c->job.id;
+      r.attempt = c->job.attempt;
+      r.runner_id = gpu->id;
+      r.commit_sha = c->job.commit_sha;
+      r.target = "sm_90a";
+      r.family = family;
+      r.variant = "v";
+      r.instance = family + ".v." + std::to_string(i);
+      r.dtype = "bf16";
+      r.shape = "m=1";
+      r.toolkit = "13.0";
+      r.arch = "9.0";
+      r.status = ResultStatus::passed;
+      r.median_us = 10;
+      results.push_back(r);
+    }
+    ok(m_store->put_results(results));
+    ok(m_store->complete(c->job.id, gpu->id, c->job.attempt));
+  }
+  auto second = build_with(variants);
+  ASSERT_EQ(second.size(), 2u);
+  EXPECT_EQ(second[0].payload_json, R"({"families":["attention"],"shard":{"index":0,"count":2}})");
+  EXPECT_EQ(second[1].payload_json, R"({"families_except":["attention"],"shard":{"index":1,"count":2}})");
+  // A family the earlier pipeline did not measure: every weight is the variants' again.
+  auto third = build_with({{"gemm", "simt"}, {"gemm", "mma"}, {"gemm", "wgmma"}, {"attention", "fa"}, {"new", "x"}});
+  ASSERT_EQ(third.size(), 2u);
+  EXPECT_EQ(third[0].payload_json, R"({"families":["gemm"],"shard":{"index":0,"count":2}})");
+  // A GPU of another model on the arch: one job, as before the split.
+  gpu_runner("h100", "9.0", "NVIDIA H100");
+  auto mixed = build_with(variants);
+  ASSERT_EQ(mixed.size(), 1u);
+  EXPECT_EQ(mixed[0].payload_json, "{}");
+}
+
 TEST_F(QueueTest, ChecksWaitUntilTheirBuildSucceeds) {
   NewPipeline np;
   np.commit_sha = std::string(40, 'b');

@@ -266,6 +266,27 @@ TEST(Verdict, FailedJobWithoutRecordsCounts) {
   EXPECT_EQ(decide_verdict("c", mine, std::nullopt, {}).status, "insufficient_data");
 }
 
+// One arch's check split over two GPUs by family: the part that failed without a result
+// counts, though the other part stored results for the same target and arch.
+TEST(Verdict, AFailedPartOfASplitCheckCountsBesideThePartWithResults) {
+  auto mine = done({}, {result("mma", 100, 0.5)});
+  mine.results[0].job_id = 2;
+  mine.jobs.push_back(mine.jobs[1]);
+  mine.jobs[2].id = 3;
+  mine.jobs[2].status = JobState::failed;
+  mine.jobs[2].failure_reason = "the harness for sm_90a holds no instance to check among those asked for";
+  auto v = decide_verdict("c", mine, std::nullopt, {});
+  ASSERT_EQ(v.status, "fail");
+  ASSERT_EQ(v.reasons.size(), 1u);
+  EXPECT_EQ(v.reasons[0].kind, "job_failure");
+  EXPECT_EQ(std::get<std::int64_t>(v.reasons[0].figures.at("job")), 3);
+  // The part with results failing (some case did not pass) is judged by its results.
+  mine.jobs[2].status = JobState::succeeded;
+  mine.jobs[1].status = JobState::failed;
+  mine.jobs[1].failure_reason = "1 case(s) did not pass";
+  EXPECT_EQ(decide_verdict("c", mine, std::nullopt, {}).status, "pass");
+}
+
 // The commit page's per-result kinds are the verdict's decisions, one by one.
 TEST(Verdict, ClassifyIsTheVerdictsComparison) {
   const VerdictPolicy p;

@@ -1,6 +1,8 @@
 // GPU discovery and telemetry parsing of the GPU runner; discovery itself on this machine.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "kport/runner/gpu.h"
@@ -117,4 +119,41 @@ TEST(GpuDiscovery, ADriverThatDoesNotAnswerIsUnavailableWithWhatNvidiaSmiSaid) {
   EXPECT_EQ(machine.m_argv.front(), "/bin/true");
   EXPECT_TRUE(kport::runner::read_telemetry("/bin/true", "GPU-1", machine).empty())
       << "no figures rather than wrong ones";
+}
+
+// One runner process per GPU on a host: the second to ask waits, told who holds it; the
+// lock goes with its holder; GPUs do not share a lock.
+TEST(GpuLock, TheSecondTakerOfAGpuIsToldWhoHoldsItUntilItIsLetGo) {
+  char tmpl[] = "/tmp/kport-gpu-lock-test.XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::filesystem::path dir = std::filesystem::path(tmpl) / "locks";  // made by the first taker
+  const std::string uuid = "GPU-3f1c2a6e-1111-2222-3333-444455556666";
+  {
+    auto first = kport::runner::GpuLock::try_take(dir, uuid, "pid 1, runner first, host h");
+    ASSERT_TRUE(first.ok()) << first.error().message;
+    EXPECT_TRUE(first->held());
+    EXPECT_EQ(std::filesystem::status(dir).permissions() & std::filesystem::perms::others_write,
+              std::filesystem::perms::others_write)
+        << "every user's runner may lock in it";
+    auto second = kport::runner::GpuLock::try_take(dir, uuid, "pid 2, runner second, host h");
+    ASSERT_FALSE(second.ok());
+    EXPECT_EQ(second.error().code, kport::Errc::unavailable);
+    EXPECT_NE(second.error().message.find("GPU " + uuid +
+                                          " is in use by another kport-runner on this host (pid 1, "
+                                          "runner first, host h; lock " +
+                                          (dir / (uuid + ".lock")).string() + ")"),
+              std::string::npos)
+        << second.error().message;
+    auto other_gpu = kport::runner::GpuLock::try_take(dir, "GPU-aaaaaaaa-1111-2222-3333-444455556666", "pid 2");
+    EXPECT_TRUE(other_gpu.ok()) << "another GPU's lock is its own";
+    kport::runner::GpuLock moved = std::move(*first);
+    EXPECT_TRUE(moved.held());
+    EXPECT_FALSE(kport::runner::GpuLock::try_take(dir, uuid, "pid 3").ok()) << "a moved lock is still held";
+  }
+  auto after = kport::runner::GpuLock::try_take(dir, uuid, "pid 2, runner second, host h");
+  EXPECT_TRUE(after.ok()) << "its holder gone, the GPU is free: " << (after.ok() ? "" : after.error().message);
+  auto bad = kport::runner::GpuLock::try_take(dir, "../escape", "pid 4");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, kport::Errc::invalid_argument);
+  std::filesystem::remove_all(tmpl);
 }

@@ -9,8 +9,11 @@
 //  - remeasure:       {"remeasure": true}: a verdict measures a suspected slowdown again;
 //  - measure_request: {"best_request": {gpu_model, op, dtype, shape}}: a user asked for a shape.
 // A payload naming two purposes is an Error. What to run: "instances" (names), "filter"
-// (a substring of the name), "cases" ([{family, dtype, shape}]: exactly those, for every
-// instance of the family), "bench" (time what passed); a build's "repo_url",
+// (a substring of the name), "families" (only instances of these families),
+// "families_except" (only instances of other families), "cases" ([{family, dtype,
+// shape}]: exactly those, for every instance of the family), "bench" (time what passed);
+// "shard" ({index, count}: the part of one arch's check this job is, when a build split
+// it over several GPUs by family, porting/check_shards.h); a build's "repo_url",
 // "kernels_dir" and "variants" (["family.variant"]: build only those, as a bisection's
 // probe does); a re-measure's "paired" ({commit, harness_sha256}: the baseline's harness,
 // timed in rounds interleaved with the job's own, A/B/A/B on the same GPU). A field of the wrong type is an Error naming it ("field 'payload.cases[0]
@@ -19,6 +22,7 @@
 
 #include <boost/json.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -62,6 +66,11 @@ struct PairedHarness {
   std::string commit, harness_sha256;
 };
 
+// Which part of one arch's check a job is: shard `index` (0-based) of `count`.
+struct CheckShardRef {
+  std::int64_t index = 0, count = 1;
+};
+
 struct JobPayload {
   JobPurpose purpose = JobPurpose::check;
   std::optional<RevalidationAsk> revalidate;   // purpose revalidate
@@ -69,6 +78,9 @@ struct JobPayload {
   std::optional<std::vector<CaseAsk>> cases;   // exactly these cases; never empty when set
   std::vector<std::string> instances;          // only these instances; empty: all
   std::string filter;                          // only instances whose name contains it
+  std::vector<std::string> families;           // only instances of these families; empty: any
+  std::vector<std::string> families_except;    // no instance of these families
+  std::optional<CheckShardRef> shard;          // this job's part of its arch's check
   std::optional<bool> bench;                   // time what passed; unset: the runner's default
   std::string repo_url, kernels_dir;           // build: where to fetch, where the kernels are
   std::vector<std::string> variants;           // build: only these "family.variant"; empty: all
@@ -78,6 +90,11 @@ struct JobPayload {
 
 inline boost::json::object to_json(const JobPayload& p) {
   boost::json::object o = p.extra;
+  auto names = [](const std::vector<std::string>& v) {
+    boost::json::array a;
+    for (const auto& i : v) a.emplace_back(i);
+    return a;
+  };
   if (p.revalidate)
     o["revalidate"] = boost::json::object{{"gpu_model", p.revalidate->gpu_model},
                                           {"driver", p.revalidate->driver},
@@ -89,12 +106,11 @@ inline boost::json::object to_json(const JobPayload& p) {
       a.push_back(boost::json::object{{"family", c.family}, {"dtype", c.dtype}, {"shape", c.shape}});
     o["cases"] = std::move(a);
   }
-  if (!p.instances.empty()) {
-    boost::json::array a;
-    for (const auto& i : p.instances) a.emplace_back(i);
-    o["instances"] = std::move(a);
-  }
+  if (!p.instances.empty()) o["instances"] = names(p.instances);
   if (!p.filter.empty()) o["filter"] = p.filter;
+  if (!p.families.empty()) o["families"] = names(p.families);
+  if (!p.families_except.empty()) o["families_except"] = names(p.families_except);
+  if (p.shard) o["shard"] = boost::json::object{{"index", p.shard->index}, {"count", p.shard->count}};
   if (p.bench) o["bench"] = *p.bench;
   if (p.best_request)
     o["best_request"] = boost::json::object{{"gpu_model", p.best_request->gpu_model},
@@ -105,11 +121,7 @@ inline boost::json::object to_json(const JobPayload& p) {
   if (!p.kernels_dir.empty()) o["kernels_dir"] = p.kernels_dir;
   if (p.paired)
     o["paired"] = boost::json::object{{"commit", p.paired->commit}, {"harness_sha256", p.paired->harness_sha256}};
-  if (!p.variants.empty()) {
-    boost::json::array a;
-    for (const auto& v : p.variants) a.emplace_back(v);
-    o["variants"] = std::move(a);
-  }
+  if (!p.variants.empty()) o["variants"] = names(p.variants);
   return o;
 }
 
@@ -156,6 +168,16 @@ inline Result<JobPayload> parse_job_payload(const boost::json::object& o, std::s
   }
   p.instances = f.str_list("instances", 100000);
   p.filter = f.opt_str("filter", 256).value_or("");
+  p.families = f.str_list("families", 10000);
+  p.families_except = f.str_list("families_except", 10000);
+  if (const auto* sh = f.object("shard")) {
+    Fields sf(*sh, f.path("shard"));
+    const auto index = sf.opt_int("index", 0, 1 << 20), count = sf.opt_int("count", 1, 1 << 20);
+    if (sf.ok() && (!index || !count)) sf.fail(index ? "count" : "index", "must be given");
+    if (sf.ok()) p.shard = CheckShardRef{*index, *count};
+    if (!sf.ok()) f.fail_with(sf.error());
+    if (f.ok() && p.shard && p.shard->index >= p.shard->count) f.fail("shard", "must have index below count");
+  }
   if (const auto* b = o.if_contains("bench"); b && !b->is_null()) p.bench = f.boolean("bench", true);
   p.repo_url = f.opt_str("repo_url", 4096).value_or("");
   p.kernels_dir = f.opt_str("kernels_dir", 4096).value_or("");
@@ -168,7 +190,8 @@ inline Result<JobPayload> parse_job_payload(const boost::json::object& o, std::s
   if (!f.ok()) return f.error();
   for (const auto& [k, v] : o)
     if (k != "revalidate" && k != "remeasure" && k != "best_request" && k != "cases" && k != "instances" &&
-        k != "filter" && k != "bench" && k != "repo_url" && k != "kernels_dir" && k != "variants" && k != "paired")
+        k != "filter" && k != "families" && k != "families_except" && k != "shard" && k != "bench" && k != "repo_url" &&
+        k != "kernels_dir" && k != "variants" && k != "paired")
       p.extra[k] = v;
   return p;
 }

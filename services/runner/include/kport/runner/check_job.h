@@ -12,7 +12,8 @@
 // The job succeeds when every case passed or was unsupported; numerics failures, faults
 // and hangs fail it with a reason naming them (their results are stored either way). A GPU
 // that fails its health check fails the job with retry, and the runner takes no work
-// until the GPU answers again.
+// until the GPU answers again. A worker registers only once it holds its GPU's host-wide
+// lock (GpuLock): two runner processes never run jobs on one GPU at once.
 #pragma once
 
 #include <cstdint>
@@ -81,6 +82,8 @@ struct GpuSettings {
   BuildSettings build;                // for a local build when no harness artifact exists
   std::string nvcc_probe = "nvcc";
   Env* env = nullptr;  // harness processes start through it; null: Env::system()
+  // Where the GPU's host-wide lock lives (GpuLock, gpu.h); empty: no lock.
+  std::filesystem::path lock_dir = "/tmp/kport-gpu-locks";
 };
 
 class CheckHandler : public JobHandler {
@@ -112,6 +115,7 @@ class CheckHandler : public JobHandler {
   std::optional<std::filesystem::path> m_unhealthy_harness;  // set while the GPU fails its health check
   std::string m_unhealthy_reason;
   std::vector<std::string> m_unhealthy_env;  // the library's env that harness runs with
+  GpuLock m_lock;                            // the GPU, this process's on this host from registration on
 };
 
 }  // namespace kport::runner

@@ -53,4 +53,29 @@ inline constexpr std::string_view k_telemetry_query =
 boost::json::object parse_telemetry_csv(std::string_view line);
 boost::json::object read_telemetry(const std::string& nvidia_smi, const std::string& uuid, Env& env = Env::system());
 
+// A GPU's exclusive claim among the kport-runner processes of one host: an flock(2) on
+// `<dir>/<uuid>.lock`, held while a worker may run jobs on the GPU and released when the
+// object goes (or its process dies, the kernel dropping the lock). Two runner processes
+// given the same GPU (two services, a copy started by mistake) so never time a case while
+// the other runs one there: the second waits, naming the holder the file records (its
+// pid, runner name and host). The directory is made when absent, open to every user
+// (sticky, like /tmp), so runners of different users share it.
+class GpuLock {
+ public:
+  GpuLock() = default;
+  GpuLock(const GpuLock&) = delete;
+  GpuLock& operator=(const GpuLock&) = delete;
+  GpuLock(GpuLock&& other) noexcept;
+  GpuLock& operator=(GpuLock&& other) noexcept;
+  ~GpuLock();
+
+  // Takes the lock without waiting; unavailable, naming the holder, while another holds
+  // it; other errors when the file cannot be made. `who` is written into the file.
+  static Result<GpuLock> try_take(const std::filesystem::path& dir, const std::string& uuid, const std::string& who);
+  bool held() const { return m_fd >= 0; }
+
+ private:
+  int m_fd = -1;
+};
+
 }  // namespace kport::runner
