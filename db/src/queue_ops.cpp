@@ -359,7 +359,7 @@ Result<std::vector<std::int64_t>> spawn_checks(Connection& c, const Job& build, 
       if (*workers > 1) {
         auto weights = family_weights(c, build, arch);
         if (!weights) return std::move(weights).error();
-        shards = porting::plan_check_shards(std::move(*weights), *workers);
+        shards = porting::plan_check_shards(*weights, *workers);
       }
     }
     if (shards.size() == 1) {

@@ -5,9 +5,9 @@
 
 namespace kport::porting {
 
-std::vector<CheckShard> plan_check_shards(std::vector<FamilyWeight> weights, std::int64_t workers) {
+std::vector<CheckShard> plan_check_shards(const std::vector<FamilyWeight>& weights, std::int64_t workers) {
   std::map<std::string, double> by_family;
-  for (auto& w : weights)
+  for (const auto& w : weights)
     if (!w.family.empty()) by_family[w.family] += std::max(0.0, w.weight);
   std::vector<FamilyWeight> families;
   for (auto& [f, w] : by_family) families.push_back({f, w});

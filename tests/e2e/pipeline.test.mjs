@@ -137,3 +137,23 @@ test('the burndown of a target with a single point is drawn with room around it'
     assert.ok(min < at && at < max, `the point ${at} lies inside ${min}..${max}`);
   });
 });
+
+test("a check that is one part of its arch's check split over several GPUs says which families it runs", async () => {
+  // A manual pipeline whose payload is a shard's, as spawn_checks writes it on a host of two
+  // GPUs: its build's check inherits the payload and is not split again.
+  const payload = { families: ['gemm'], shard: { index: 0, count: 2 } };
+  const made = await api('POST', '/api/v1/pipelines', { token: site.k.admin, body: { commit: facts.child, repo: 'kernels', reason: 'manual', targets: ['sm_90a'], payload } });
+  const build = (await api('GET', `/api/v1/pipelines/${made.id}`)).jobs.find((j) => j.kind === 'build');
+  const claimed = await api('POST', '/api/v1/runners/claim?wait=0', { token: site.runners.build, body: {} });
+  assert.equal(claimed.job && claimed.job.id, build.id, 'the build of that pipeline is the one queued');
+  await api('POST', `/api/v1/jobs/${build.id}/complete`, { token: site.runners.build, body: { attempt: claimed.job.attempt } });
+  const check = (await api('GET', `/api/v1/pipelines/${made.id}`)).jobs.find((j) => j.kind === 'check');
+  assert.ok(check, 'the build spawned its check');
+  assert.deepEqual(check.payload, payload);
+  await visit('pipeline-shard', `#/pipeline/${made.id}`, async (page) => {
+    assert.match(await page.textContent(`#jobs tr[data-id="${check.id}"]`), /sm_90a on arch 9\.0 · part 1 of 2: gemm/);
+  });
+  await visit('job-shard', `#/job/${check.id}`, async (page) => {
+    assert.match(await page.textContent('#job-facts'), /checkspart 1 of 2: gemm/);
+  });
+});

@@ -443,6 +443,13 @@ function missing(root2, what, err) {
 function withOrigin(command) {
   return command ? command.split("${KPORT_SERVER:-http://127.0.0.1:8080}").join(window.location.origin) : command;
 }
+function shardText(j) {
+  const s = j.payload && j.payload.shard;
+  if (!s) return "";
+  const named = j.payload.families || [];
+  const which = named.length ? named.join(", ") : `every family but ${(j.payload.families_except || []).join(", ")}`;
+  return `part ${s.index + 1} of ${s.count}: ${which}`;
+}
 var init_shared = __esm({
   "js/pages/shared.js"() {
     init_dom();
@@ -1386,7 +1393,8 @@ function fmtDuration(ms) {
 }
 function where(j) {
   if (j.kind === "build") return j.target;
-  return `${j.target} on arch ${j.arch}${j.gpu_model ? ` (${j.gpu_model})` : ""}`;
+  const part = shardText(j);
+  return `${j.target} on arch ${j.arch}${j.gpu_model ? ` (${j.gpu_model})` : ""}${part ? ` \xB7 ${part}` : ""}`;
 }
 function jobRow(j, status, refresh) {
   const actions = [];
@@ -1523,6 +1531,7 @@ var init_pipeline = __esm({
     init_api();
     init_live();
     init_admin();
+    init_shared();
   }
 });
 
@@ -1575,6 +1584,7 @@ async function render9(root2, route) {
       row2("state", j.status + (j.cancel_requested && !FINISHED.has(j.status) ? " (cancel requested)" : "")),
       row2("attempts", `${j.attempt} of ${j.max_attempts}`),
       j.kind === "check" ? row2("runs on", `arch ${j.arch}${j.gpu_model ? `, ${j.gpu_model}` : ""}`) : row2("target", j.target),
+      shardText(j) ? row2("checks", shardText(j)) : null,
       j.depends_on ? row2("after", pageLink(`/job/${j.depends_on}`, null, `build job #${j.depends_on}`)) : null,
       row2("runner", j.runner_name || "\u2014"),
       row2("created", fmtTime(j.created)),
@@ -1656,6 +1666,7 @@ var init_job = __esm({
     init_api();
     init_live();
     init_admin();
+    init_shared();
     init_pipeline();
     POLL_MS = 1e3;
   }

@@ -6,6 +6,7 @@ import { h, fill, fmtTime, shortSha, pageLink } from '../dom.js';
 import { api } from '../api.js';
 import { coalesce } from '../live.js';
 import { tokenField, actionButton, FINISHED } from '../admin.js';
+import { shardText } from './shared.js';
 import { fmtDuration } from './pipeline.js';
 
 const POLL_MS = 1000;
@@ -42,6 +43,7 @@ export async function render(root, route) {
       row('state', j.status + (j.cancel_requested && !FINISHED.has(j.status) ? ' (cancel requested)' : '')),
       row('attempts', `${j.attempt} of ${j.max_attempts}`),
       j.kind === 'check' ? row('runs on', `arch ${j.arch}${j.gpu_model ? `, ${j.gpu_model}` : ''}`) : row('target', j.target),
+      shardText(j) ? row('checks', shardText(j)) : null,
       j.depends_on ? row('after', pageLink(`/job/${j.depends_on}`, null, `build job #${j.depends_on}`)) : null,
       row('runner', j.runner_name || '—'),
       row('created', fmtTime(j.created)),

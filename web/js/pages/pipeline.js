@@ -7,6 +7,7 @@ import { h, fill, fmtTime, shortSha, pageLink } from '../dom.js';
 import { api } from '../api.js';
 import { coalesce } from '../live.js';
 import { tokenField, actionButton, FINISHED } from '../admin.js';
+import { shardText } from './shared.js';
 
 export function fmtDuration(ms) {
   if (ms === null || ms === undefined) return '—';
@@ -18,7 +19,8 @@ export function fmtDuration(ms) {
 
 function where(j) {
   if (j.kind === 'build') return j.target;
-  return `${j.target} on arch ${j.arch}${j.gpu_model ? ` (${j.gpu_model})` : ''}`;
+  const part = shardText(j);
+  return `${j.target} on arch ${j.arch}${j.gpu_model ? ` (${j.gpu_model})` : ''}${part ? ` · ${part}` : ''}`;
 }
 
 function jobRow(j, status, refresh) {

@@ -27,3 +27,13 @@ export function missing(root, what, err) {
 export function withOrigin(command) {
   return command ? command.split('${KPORT_SERVER:-http://127.0.0.1:8080}').join(window.location.origin) : command;
 }
+
+// The part of its arch's check a job is, where a build split the check over several GPUs
+// by family (payload "shard"); '' for a whole check.
+export function shardText(j) {
+  const s = j.payload && j.payload.shard;
+  if (!s) return '';
+  const named = j.payload.families || [];
+  const which = named.length ? named.join(', ') : `every family but ${(j.payload.families_except || []).join(', ')}`;
+  return `part ${s.index + 1} of ${s.count}: ${which}`;
+}

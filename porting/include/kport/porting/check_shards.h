@@ -35,6 +35,6 @@ struct CheckShard {
 // check (rest, naming every family). Families are deduplicated (the weights of a repeated
 // name add up) and a negative weight counts as zero; ties go by name, so the plan is the
 // same for the same input.
-std::vector<CheckShard> plan_check_shards(std::vector<FamilyWeight> weights, std::int64_t workers);
+std::vector<CheckShard> plan_check_shards(const std::vector<FamilyWeight>& weights, std::int64_t workers);
 
 }  // namespace kport::porting
