@@ -12,6 +12,9 @@
 //                                                  thread); kb == 0 overwrites the accumulator
 //   store(row, col, r)                             a row's 32 accumulator columns from col,
 //                                                  row < m and col < n
+// gemm_tile takes the CTA's tile from blockIdx.x in the grouped order; gemm_tile_at is handed
+// its tile by a callable (a grouped gemm's masked layout, whose CTAs find theirs among the
+// valid tiles).
 // Cfg gives BM, BN, BK, Stages, stage_bytes (a stage's size, a multiple of 1024 from the
 // 1024-aligned base; A at its start, B a_bytes in), tx_bytes (what load delivers to every
 // stage), a_bytes and tmem_cols (the accumulator at column 0; more columns are the variant's);
@@ -38,9 +41,25 @@ namespace kport::kernels::sm100 {
 constexpr int k_gemm_threads = 128;  // the four warps above
 constexpr int k_gemm_group_m = 8;    // tile rows of one group of the grouped order
 
-template <class Cfg, class Load, class Mma, class Store>
-__device__ __forceinline__ void gemm_tile(const CUtensorMap* tmap_a, const CUtensorMap* tmap_b, int m, int n, int k,
-                                          Load load, Mma mma, Store store) {
+// The CTA's tile among tiles_m x tiles_n, when CTA `first` + t takes tile t of the grouped
+// order: k_gemm_group_m tile rows at a time, down each group's rows first, so neighbouring CTAs
+// share tiles of A and B.
+struct TileCoord {
+  int tm, tn;
+};
+__device__ __forceinline__ TileCoord grouped_tile_order(int tiles_m, int tiles_n, unsigned first = 0) {
+  const int per_group = k_gemm_group_m * tiles_n;
+  const unsigned t = blockIdx.x - first;
+  const int group = t / per_group, first_m = group * k_gemm_group_m;
+  const int rows = min(tiles_m - first_m, k_gemm_group_m);
+  return {static_cast<int>(first_m + (t - group * per_group) % rows), static_cast<int>((t - group * per_group) / rows)};
+}
+
+// The output tile where() (a TileCoord) of a gemm of m rows, n columns and depth k; m bounds
+// the rows the epilogue hands to store (a masked group's valid rows, tm counted in the group).
+template <class Cfg, class Where, class Load, class Mma, class Store>
+__device__ __forceinline__ void gemm_tile_at(const CUtensorMap* tmap_a, const CUtensorMap* tmap_b, Where where, int m,
+                                             int n, int k, Load load, Mma mma, Store store) {
   using namespace kport::kernels::sm90;  // mbarriers and TMA: the same PTX on sm_100
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, S = Cfg::Stages;
   extern __shared__ uint8_t smem_raw[];
@@ -55,13 +74,8 @@ __device__ __forceinline__ void gemm_tile(const CUtensorMap* tmap_a, const CUten
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
-  // grouped tile order
-  const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
-  const int per_group = k_gemm_group_m * tiles_n;
-  const int group = blockIdx.x / per_group, first_m = group * k_gemm_group_m;
-  const int rows = min(tiles_m - first_m, k_gemm_group_m);
-  const int tm = first_m + (blockIdx.x - group * per_group) % rows;
-  const int tn = (blockIdx.x - group * per_group) / rows;
+  const TileCoord at = where();
+  const int tm = at.tm, tn = at.tn;
   const int k_blocks = (k + BK - 1) / BK;  // TMA fills the K past the end with zeros
 
   if (threadIdx.x == 0) {
@@ -135,6 +149,14 @@ __device__ __forceinline__ void gemm_tile(const CUtensorMap* tmap_a, const CUten
     tc_fence_after();
     tmem_dealloc(tmem_d, Cfg::tmem_cols);
   }
+}
+
+// The tile of a CTA of a one-tile-a-CTA grid over an m x n gemm, in the grouped order.
+template <class Cfg, class Load, class Mma, class Store>
+__device__ __forceinline__ void gemm_tile(const CUtensorMap* tmap_a, const CUtensorMap* tmap_b, int m, int n, int k,
+                                          Load load, Mma mma, Store store) {
+  auto where = [&] { return grouped_tile_order((m + Cfg::BM - 1) / Cfg::BM, (n + Cfg::BN - 1) / Cfg::BN); };
+  gemm_tile_at<Cfg>(tmap_a, tmap_b, where, m, n, k, load, mma, store);
 }
 
 // A tcgen05 gemm of 16-bit A and B: A as BM x 64 K-major tiles, B as 64 x BN MN-major tiles

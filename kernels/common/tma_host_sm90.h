@@ -1,7 +1,8 @@
 // Host side of TMA (sm_90 and later, Blackwell too), the one home of tensor-map code: the
 // driver's tensor-map encoder, the tiled maps of 16-bit elements with 128-byte swizzle that
-// the TMA-fed variants load and store through (kernels/common/tma_sm90.cuh), and the shape
-// and alignment rules TMA imposes on a gemm's operands.
+// the TMA-fed variants load and store through (kernels/common/tma_sm90.cuh), the 8-bit maps of
+// the fp8 gemms and of their packed UE8M0 scales, and the shape and alignment rules TMA
+// imposes on a gemm's operands.
 // Header-only host code; everything is inline so each variant stays its own unit.
 #pragma once
 
@@ -106,6 +107,20 @@ inline bool make_tmap_8bit_sw128_3d(CUtensorMap* map, const void* ptr, int depth
   return enc(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, const_cast<void*>(ptr), dims, strides, box, elem_strides,
              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+// The packed UE8M0 block scales of fp8_scales.h (block128_ue8m0) as [row tiles][K-block
+// groups][128 words] of 32 bits, boxes of one K-block group of `box_tiles` row tiles, no
+// swizzle: what the block-scaled tcgen05 gemms copy into tensor memory. `row_tiles` is
+// ceil(rows / 128) of one operand, or the sum over operands packed one after the other (the
+// groups of grouped_gemm_fp8's B); `k` the operands' K.
+inline bool make_tmap_ue8m0(CUtensorMap* map, const std::uint8_t* packed, long long row_tiles, int k, int box_tiles) {
+  const auto groups = static_cast<cuuint64_t>(fp8_ue8m0_kgroups(k));
+  constexpr cuuint64_t words = k_ue8m0_tile_bytes / 4;
+  const cuuint64_t dims[3] = {words, groups, static_cast<cuuint64_t>(row_tiles)};
+  const cuuint64_t strides[2] = {k_ue8m0_tile_bytes, groups * k_ue8m0_tile_bytes};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(words), 1, static_cast<cuuint32_t>(box_tiles)};
+  return make_tmap_3d(map, packed, CU_TENSOR_MAP_DATA_TYPE_UINT32, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_NONE);
 }
 
 // "" when a TMA-fed gemm named `variant` can run `p`, otherwise why not.

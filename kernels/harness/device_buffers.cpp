@@ -22,15 +22,19 @@ constexpr std::uint64_t k_stream_in0 = 1, k_stream_in1 = 2, k_stream_in2 = 3;
 // grouped_gemm_fp8's B: group g from stream k_stream_groups + g, clear of the ones above.
 constexpr std::uint64_t k_stream_groups = 1000;
 
-// block128_ue8m0: the operand's fp32 block scales (powers of two, made on the device) packed
-// on the host by the same code the unit tests check, into the tiled UE8M0 layout the
-// variants read. Synchronous; small (one byte per row and 128 K).
-cudaError_t pack_ue8m0(const DeviceBuffer& scales, DeviceBuffer& packed, bool of_a, int rows, int k) {
+// block128_ue8m0: the fp32 block scales (powers of two, made on the device) of A (`of_a`: one
+// operand of `rows` rows, the tall A of a grouped case) or of `groups` B operands of `rows`
+// rows one after the other (gemm_fp8's B is one group), packed on the host by the code the
+// unit tests check into the tiled UE8M0 layout the variants read. Synchronous; small (one
+// byte per row and 128 K).
+cudaError_t pack_ue8m0(const DeviceBuffer& scales, DeviceBuffer& packed, bool of_a, int groups, int rows, int k) {
   using namespace kport::kernels;
-  std::vector<float> host(static_cast<std::size_t>(fp8_scale_count(Fp8Scale::block128_ue8m0, of_a, rows, k)));
+  std::vector<float> host(static_cast<std::size_t>(groups * fp8_scale_count(Fp8Scale::block128_ue8m0, of_a, rows, k)));
   KPORT_TRY(cudaMemcpy(host.data(), scales.get(), host.size() * sizeof(float), cudaMemcpyDeviceToHost));
-  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(fp8_ue8m0_bytes(rows, k)));
-  if (!fp8_pack_ue8m0(host.data(), of_a, rows, k, bytes.data())) return cudaErrorInvalidValue;  // not a power of 2
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(groups * fp8_ue8m0_bytes(rows, k)));
+  const bool packed_all = of_a ? groups == 1 && fp8_pack_ue8m0(host.data(), true, rows, k, bytes.data())
+                               : fp8_pack_ue8m0_grouped_b(host.data(), groups, rows, k, bytes.data());
+  if (!packed_all) return cudaErrorInvalidValue;  // not a power of 2
   KPORT_TRY(packed.allocate(bytes.size()));
   return cudaMemcpy(packed.get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice);
 }
@@ -126,8 +130,8 @@ cudaError_t setup_problem(const Shape& s, DType dtype, std::uint64_t seed, Probl
       g.scale_a = static_cast<const float*>(b.scale_a.get());
       g.scale_b = static_cast<const float*>(b.scale_b.get());
       if (mode == kport::kernels::Fp8Scale::block128_ue8m0) {
-        KPORT_TRY(pack_ue8m0(b.scale_a, b.ue8m0_a, true, s.m, s.k));
-        KPORT_TRY(pack_ue8m0(b.scale_b, b.ue8m0_b, false, s.n, s.k));
+        KPORT_TRY(pack_ue8m0(b.scale_a, b.ue8m0_a, true, 1, s.m, s.k));
+        KPORT_TRY(pack_ue8m0(b.scale_b, b.ue8m0_b, false, 1, s.n, s.k));
         g.ue8m0_a = static_cast<const std::uint8_t*>(b.ue8m0_a.get());
         g.ue8m0_b = static_cast<const std::uint8_t*>(b.ue8m0_b.get());
       }
@@ -175,6 +179,12 @@ cudaError_t setup_problem(const Shape& s, DType dtype, std::uint64_t seed, Probl
       g.a = b.in0.get(), g.b = b.in1.get(), g.d = b.out.get();
       g.scale_a = static_cast<const float*>(b.scale_a.get());
       g.scale_b = static_cast<const float*>(b.scale_b.get());
+      if (mode == kport::kernels::Fp8Scale::block128_ue8m0) {  // A's of the tall A, B's group after group
+        KPORT_TRY(pack_ue8m0(b.scale_a, b.ue8m0_a, true, 1, rows, s.k));
+        KPORT_TRY(pack_ue8m0(b.scale_b, b.ue8m0_b, false, s.groups, s.n, s.k));
+        g.ue8m0_a = static_cast<const std::uint8_t*>(b.ue8m0_a.get());
+        g.ue8m0_b = static_cast<const std::uint8_t*>(b.ue8m0_b.get());
+      }
       KPORT_TRY(make_counts(s, b, g.masked_m));
       break;
     }

@@ -32,8 +32,8 @@ struct ProblemBuffers {
   kport::kernels::Problem problem{};
   DeviceBuffer in0, in1, in2;  // gemm a, b; attention q, k, v; rowwise x, w
   DeviceBuffer out, lse;
-  DeviceBuffer scale_a, scale_b;  // gemm_fp8: fp32 scales (GemmFp8Args)
-  DeviceBuffer ue8m0_a, ue8m0_b;  // gemm_fp8 block128_ue8m0: the scales as packed UE8M0 bytes
+  DeviceBuffer scale_a, scale_b;  // gemm_fp8 and grouped_gemm_fp8: fp32 scales
+  DeviceBuffer ue8m0_a, ue8m0_b;  // their block128_ue8m0: the scales as packed UE8M0 bytes
   // The grouped families' masked layout: masked_m on the device and its host copy (the case's
   // kport::kernels::masked_counts); empty for the contiguous layout.
   DeviceBuffer masked_m;

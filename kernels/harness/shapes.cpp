@@ -105,14 +105,7 @@ std::optional<HarnessError> parse_shape(Family family, const std::string& text, 
     case Family::grouped_gemm:
     case Family::grouped_gemm_fp8:
       s.groups = get("g"), s.m = get("m"), s.n = get("n"), s.k = get("k");
-      if (family == Family::grouped_gemm_fp8) {
-        s.scale = values.count("scale") ? get("scale") : 0;
-        if (s.scale == static_cast<int>(kport::kernels::Fp8Scale::block128_ue8m0))
-          return bad_shape(text,
-                           "scale must be 0 (per tensor), 1 (row-wise) or 2 (128-blocks, fp32 scales): UE8M0 block "
-                           "scales (3) are gemm_fp8's only",
-                           family);
-      }
+      if (family == Family::grouped_gemm_fp8) s.scale = values.count("scale") ? get("scale") : 0;
       // valid = m, or 2^30 (the declared default), is every row: the contiguous layout, written
       // without it.
       if (values.count("valid") && values["valid"] != s.m && values["valid"] != k_max_dim) {
@@ -418,8 +411,10 @@ std::vector<Shape> bench_grid(Family family, const kport::kernels::FamilyDef* de
     case Family::grouped_gemm_fp8:
       // grouped_gemm's target in fp8 (4 experts of M 8192, N 4096, K 7168), then the MoE layers
       // of a 7168-hidden model with 2048-wide experts, 8 of them at 1024 and 256 tokens each:
-      // up/gate (N 4096, K 7168) and down (N 7168, K 2048) projections; every scaling mode.
-      for (int scale : {0, 1, 2})
+      // up/gate (N 4096, K 7168) and down (N 7168, K 2048) projections; every scaling mode, block
+      // scales in both forms, as gemm_fp8's (fp32 for Hopper, UE8M0 for Blackwell's
+      // block-scaled MMA; the Hopper kernels read scale 3's fp32 copy).
+      for (int scale : {0, 1, 2, 3})
         for (const auto& gmnk : {std::array<int, 4>{4, 8192, 4096, 7168}, std::array<int, 4>{8, 1024, 4096, 7168},
                                  std::array<int, 4>{8, 1024, 7168, 2048}, std::array<int, 4>{8, 256, 4096, 7168}})
           grid.push_back(grouped_fp8_shape(gmnk[0], gmnk[1], gmnk[2], gmnk[3], scale));
@@ -506,18 +501,18 @@ std::vector<Shape> check_grid(Family family, const kport::kernels::FamilyDef* de
       // group's B its own power-of-two gain (fp8_group_gain), so a tile that reads another
       // group's B or scales fails by far more than the tolerance. N off every tile width (200,
       // 264, 4104: partial tiles, and a block of B scales past N), K a multiple of 16 but not
-      // of 128 (528, 400: block128 refused, the other modes zero-fill each group's last K
+      // of 128 (528, 400: the block modes refused, the others zero-fill each group's last K
       // block), K not a multiple of 16 (520: refused by all), N of one column and of one tile.
-      for (int scale : {0, 1, 2})
+      for (int scale : {0, 1, 2, 3})
         for (const auto& gmnk : {std::array<int, 4>{3, 128, 256, 256}, std::array<int, 4>{4, 128, 160, 384},
                                  std::array<int, 4>{2, 256, 200, 528}, std::array<int, 4>{5, 128, 64, 128},
                                  std::array<int, 4>{3, 256, 264, 400}, std::array<int, 4>{3, 128, 72, 520},
                                  std::array<int, 4>{1, 128, 1, 128}, std::array<int, 4>{2, 384, 4104, 1024}})
           grid.push_back(grouped_fp8_shape(gmnk[0], gmnk[1], gmnk[2], gmnk[3], scale));
       // The masked layout in every mode, as grouped_gemm's (m of 1, 7, 65 and 200; every group
-      // empty, one row, nearly every row valid), K not a multiple of 128 (272: block128
+      // empty, one row, nearly every row valid), K not a multiple of 128 (272: the block modes
       // refused), a tile of 160 columns past N (264, 4104).
-      for (int scale : {0, 1, 2})
+      for (int scale : {0, 1, 2, 3})
         for (const auto& gmnkv : {std::array<int, 5>{3, 1, 64, 128, 0}, std::array<int, 5>{1, 7, 160, 128, 1},
                                   std::array<int, 5>{5, 65, 264, 384, 20}, std::array<int, 5>{8, 200, 200, 256, 64},
                                   std::array<int, 5>{4, 7, 96, 272, 3}, std::array<int, 5>{2, 200, 4104, 128, 150}})

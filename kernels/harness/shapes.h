@@ -24,8 +24,8 @@ struct Shape {
   // grouped_gemm, grouped_gemm_fp8: the masked layout's mean valid rows per group, 0 .. m - 1
   // (each group's count from kport/kernels/masked_counts.h); -1 the contiguous layout
   int valid = -1;
-  // gemm_fp8 and grouped_gemm_fp8: kport::kernels::Fp8Scale by number (0 tensor, 1 row, 2 block128;
-  // gemm_fp8 also 3 block128_ue8m0)
+  // gemm_fp8 and grouped_gemm_fp8: kport::kernels::Fp8Scale by number (0 tensor, 1 row, 2 block128,
+  // 3 block128_ue8m0)
   int scale = 0;
   // attention
   int batch = 0, heads = 0, seq_len = 0, head_dim = 0;

@@ -5,12 +5,15 @@
         compiles every CUDA unit of a configured kernels build (compile_commands.json)
         exactly as the build does, plus --keep and -Xptxas=-v, into OUT/<object>/:
         the PTX and cubin (keep/) and the ptxas report (ptxas.txt).
-    codegen_diff.py compare BEFORE AFTER
+    codegen_diff.py compare BEFORE AFTER [--kernels-by-order]
         per unit (variant x target): PTX without line info, PTX with whitespace
         normalised, ptxas resources per kernel (registers, barriers, stack, spills,
         shared memory), and the cubin's sections other than debug info and symbol
         tables (machine code .text.*, .nv.info*, .nv.shared*, .nv.constant*). Exit 1
-        when resources or sections differ.
+        when resources or sections differ. --kernels-by-order names each unit's
+        kernels KERNEL0, KERNEL1, ... in the order of their PTX entries, for a change
+        that renames a kernel's template arguments (a configuration moved to a shared
+        header) but must not change its code.
 
 Snapshot before and after the change from the same source path: names in an unnamed
 namespace carry a per-compilation tag either way, which compare replaces by ANON.
@@ -108,7 +111,18 @@ def only(folder, ext):
     return os.path.join(folder, files[0])
 
 
-def compare(before, after):
+def by_order(ptx_text):
+    """A function mapping each PTX entry's (mangled) name to KERNEL<i>, in entry order."""
+    names = re.findall(r'\.entry\s+([\w$.]+)', ptx_text)
+    pairs = sorted(((n, f'KERNEL{i}') for i, n in enumerate(names)), key=lambda p: -len(p[0]))
+    def rename(text):
+        for n, k in pairs:
+            text = text.replace(n, k)
+        return text
+    return rename
+
+
+def compare(before, after, kernels_by_order=False):
     units = sorted(set(os.listdir(before)) | set(os.listdir(after)))
     same = {'ptx': 0, 'ptx_ws': 0, 'resources': 0, 'cubin': 0}
     kernels, bad = 0, False
@@ -118,12 +132,14 @@ def compare(before, after):
             print(f'{u}: only in one snapshot')
             bad = True
             continue
-        pa = ptx_forms(open(only(os.path.join(a, 'keep'), '.ptx')).read())
-        pb = ptx_forms(open(only(os.path.join(b, 'keep'), '.ptx')).read())
-        ra = ptxas(open(os.path.join(a, 'ptxas.txt')).read())
-        rb = ptxas(open(os.path.join(b, 'ptxas.txt')).read())
-        sa = elf_sections(only(os.path.join(a, 'keep'), '.cubin'))
-        sb = elf_sections(only(os.path.join(b, 'keep'), '.cubin'))
+        ta = norm(open(only(os.path.join(a, 'keep'), '.ptx')).read())
+        tb = norm(open(only(os.path.join(b, 'keep'), '.ptx')).read())
+        na, nb = (by_order(ta), by_order(tb)) if kernels_by_order else (str, str)
+        pa, pb = ptx_forms(na(ta)), ptx_forms(nb(tb))
+        ra = ptxas(na(norm(open(os.path.join(a, 'ptxas.txt')).read())))
+        rb = ptxas(nb(norm(open(os.path.join(b, 'ptxas.txt')).read())))
+        sa = {na(k): v for k, v in elf_sections(only(os.path.join(a, 'keep'), '.cubin')).items()}
+        sb = {nb(k): v for k, v in elf_sections(only(os.path.join(b, 'keep'), '.cubin')).items()}
         keys = sorted(k for k in set(sa) | set(sb) if not SKIP.match(k))
         sections = [k for k in keys if sa.get(k) != sb.get(k)]
         kernels += len(ra)
@@ -153,10 +169,11 @@ def main():
     c = sub.add_parser('compare')
     c.add_argument('before')
     c.add_argument('after')
+    c.add_argument('--kernels-by-order', action='store_true')
     args = p.parse_args()
     if args.command == 'snapshot':
         return snapshot(args.build, args.out, args.jobs)
-    return compare(args.before, args.after)
+    return compare(args.before, args.after, args.kernels_by_order)
 
 
 if __name__ == '__main__':

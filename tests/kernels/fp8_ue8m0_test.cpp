@@ -1,8 +1,10 @@
-// gemm_fp8's UE8M0 block scales (block128_ue8m0) on the host: the byte a power of two
-// becomes, the tiled layout the block-scaled tcgen05 MMA reads (fp8_scales.h), and the
-// packing the harness does before a check, against values worked out by hand.
+// gemm_fp8's and grouped_gemm_fp8's UE8M0 block scales (block128_ue8m0) on the host: the byte a
+// power of two becomes, the tiled layout the block-scaled tcgen05 MMA reads (fp8_scales.h), and
+// the packing the harness does before a check (one operand, and every group's B one after the
+// other), against values worked out by hand.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -173,4 +175,73 @@ TEST(Ue8m0Pack, BlockModesShareTheFp32Layout) {
     EXPECT_EQ(fp8_scale_index(Fp8Scale::block128_ue8m0, of_a, 300, 2, 1001, 3),
               fp8_scale_index(Fp8Scale::block128, of_a, 300, 2, 1001, 3));
   }
+}
+
+// grouped_gemm_fp8's scale=3: A's bytes are the tall A's; with each group's rows a multiple of
+// 128, group i's rows start a tile of their own, so a 128-row tile of A (the kernels' row tile
+// tm) reads scale tile tm, and group i's bytes are one [m, K] A's packed bytes shifted by
+// i * fp8_ue8m0_bytes(m, K).
+TEST(Ue8m0GroupedPack, TheTallAsGroupsStartWholeTiles) {
+  const int m = 256, k = 5 * 128;
+  for (int i = 0; i < 4; ++i)
+    for (int r : {0, 1, 127, 128, 255})
+      for (int j = 0; j < 5; ++j)
+        EXPECT_EQ(fp8_ue8m0_offset(i * m + r, j, k), i * fp8_ue8m0_bytes(m, k) + fp8_ue8m0_offset(r, j, k))
+            << i << "," << r << "," << j;
+  EXPECT_EQ(fp8_ue8m0_bytes(4 * m, k), 4 * fp8_ue8m0_bytes(m, k));
+}
+
+// B's bytes: every group's N x K B packed as gemm_fp8's B, one group after the other, from the
+// fp32 scales of every group (fp8_group_scale_b_offset), each at its own power-of-two gain as
+// the harness makes them.
+TEST(Ue8m0GroupedPack, EachGroupsBIsPackedAsOneBAtItsOffset) {
+  const int groups = 3, n = 200, k = 5 * 128, kblocks = 5;  // two 128-row tiles a group, the last partial
+  const long long per_group = fp8_scale_count(Fp8Scale::block128_ue8m0, false, n, k);
+  ASSERT_EQ(per_group, 2 * 5);
+  std::vector<float> sb(static_cast<std::size_t>(groups * per_group), 0.0f);
+  auto exponent = [](int g, int p, int j) { return 3 * g - 2 * p + j - 4; };
+  for (int g = 0; g < groups; ++g)
+    for (int p = 0; p < 2; ++p)
+      for (int j = 0; j < kblocks; ++j)
+        sb[static_cast<std::size_t>(fp8_group_scale_b_offset(Fp8Scale::block128_ue8m0, g, n, k) +
+                                    fp8_scale_index(Fp8Scale::block128_ue8m0, false, 128 * p, j, n, kblocks))] =
+            std::ldexp(1.0f, exponent(g, p, j));
+  ASSERT_EQ(fp8_group_ue8m0_b_offset(1, n, k), fp8_ue8m0_bytes(n, k));
+  ASSERT_EQ(fp8_group_ue8m0_b_offset(groups, n, k), 3 * 2 * 2 * 512);
+  std::vector<std::uint8_t> packed(static_cast<std::size_t>(fp8_group_ue8m0_b_offset(groups, n, k)), 0);
+  ASSERT_TRUE(fp8_pack_ue8m0_grouped_b(sb.data(), groups, n, k, packed.data()));
+  for (int g = 0; g < groups; ++g) {
+    const long long base = fp8_group_ue8m0_b_offset(g, n, k);
+    for (int r = 0; r < n; ++r)
+      for (int j = 0; j < kblocks; ++j)
+        EXPECT_EQ(packed[static_cast<std::size_t>(base + fp8_ue8m0_offset(r, j, k))], 127 + exponent(g, r / 128, j))
+            << g << "," << r << "," << j;
+    // Rows 200..255 of each group's last tile and K blocks 5..7 of its last K-block group are
+    // padding, never another group's scales.
+    EXPECT_EQ(packed[static_cast<std::size_t>(base + fp8_ue8m0_offset(200, 0, k))], k_ue8m0_one);
+    EXPECT_EQ(packed[static_cast<std::size_t>(base + fp8_ue8m0_offset(255, 4, k))], k_ue8m0_one);
+    EXPECT_EQ(packed[static_cast<std::size_t>(base + fp8_ue8m0_offset(0, 7, k))], k_ue8m0_one);
+    // Each group's bytes are exactly what packing its B alone gives (gemm_fp8's B).
+    std::vector<std::uint8_t> alone(static_cast<std::size_t>(fp8_ue8m0_bytes(n, k)), 0);
+    ASSERT_TRUE(fp8_pack_ue8m0(sb.data() + g * per_group, false, n, k, alone.data()));
+    EXPECT_TRUE(std::equal(alone.begin(), alone.end(), packed.begin() + base)) << g;
+  }
+}
+
+TEST(Ue8m0GroupedPack, OneGroupIsGemmFp8sBAndABadScaleIsNamedAmongAllGroups) {
+  const int n = 300, k = 256;
+  const long long per_group = fp8_scale_count(Fp8Scale::block128_ue8m0, false, n, k);
+  std::vector<float> sb(static_cast<std::size_t>(4 * per_group), 0.5f);
+  std::vector<std::uint8_t> one(static_cast<std::size_t>(fp8_ue8m0_bytes(n, k))), dense(one.size());
+  ASSERT_TRUE(fp8_pack_ue8m0_grouped_b(sb.data(), 1, n, k, one.data()));
+  ASSERT_TRUE(fp8_pack_ue8m0(sb.data(), false, n, k, dense.data()));
+  EXPECT_EQ(one, dense);
+
+  const long long at = fp8_group_scale_b_offset(Fp8Scale::block128_ue8m0, 2, n, k) +
+                       fp8_scale_index(Fp8Scale::block128_ue8m0, false, 256, 1, n, 2);
+  sb[static_cast<std::size_t>(at)] = 0.75f;  // group 2, rows 256.., K block 1: not a power of two
+  std::vector<std::uint8_t> packed(static_cast<std::size_t>(fp8_group_ue8m0_b_offset(4, n, k)));
+  long long bad = -1;
+  EXPECT_FALSE(fp8_pack_ue8m0_grouped_b(sb.data(), 4, n, k, packed.data(), &bad));
+  EXPECT_EQ(bad, at);
 }

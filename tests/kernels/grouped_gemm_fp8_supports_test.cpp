@@ -1,7 +1,8 @@
 // grouped_gemm_fp8.wgmma_tma answers supports() with a reason for every problem it cannot run:
 // rows per group off the 128-row tile, K not a multiple of 16 (TMA), K not a multiple of 128
-// with block scales, other dtypes and misaligned operands; odd N and several groups are
-// accepted. Host code only, from the variant's own object: nothing is launched.
+// with block scales (fp32 or UE8M0: scale=3 runs block128's code on its fp32 copy), other
+// dtypes and misaligned operands; odd N and several groups are accepted in every mode. Host
+// code only, from the variant's own object: nothing is launched.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -41,7 +42,8 @@ Problem problem(int g, int m, int n, int k, Fp8Scale scale, DType dtype = DType:
   return p;
 }
 
-constexpr Fp8Scale k_modes[] = {Fp8Scale::tensor, Fp8Scale::row, Fp8Scale::block128};
+// scale=3 (block128_ue8m0) runs block128's code on its fp32 copy of the scales: the same rules.
+constexpr Fp8Scale k_modes[] = {Fp8Scale::tensor, Fp8Scale::row, Fp8Scale::block128, Fp8Scale::block128_ue8m0};
 
 }  // namespace
 
@@ -86,8 +88,10 @@ TEST(GroupedGemmFp8Supports, KNotAMultipleOf128IsRefusedOnlyWithBlockScales) {
   for (const char* name : k_names) {
     EXPECT_EQ(instance(name).supports(problem(2, 256, 200, 528, Fp8Scale::tensor)), "") << name;
     EXPECT_EQ(instance(name).supports(problem(2, 256, 200, 528, Fp8Scale::row)), "") << name;
-    const std::string why = instance(name).supports(problem(2, 256, 200, 528, Fp8Scale::block128));
-    EXPECT_NE(why.find("K=528 is not a multiple of 128"), std::string::npos) << why;
+    for (Fp8Scale s : {Fp8Scale::block128, Fp8Scale::block128_ue8m0}) {
+      const std::string why = instance(name).supports(problem(2, 256, 200, 528, s));
+      EXPECT_NE(why.find("K=528 is not a multiple of 128"), std::string::npos) << why;
+    }
   }
 }
 
@@ -113,6 +117,8 @@ TEST(GroupedGemmFp8Supports, OtherDtypesSizesAndMisalignedOperandsAreRefused) {
     Problem sa = problem(2, 128, 64, 128, Fp8Scale::block128);
     sa.grouped_gemm_fp8.scale_a = reinterpret_cast<const float*>(std::uintptr_t{0x40004});
     EXPECT_NE(inst.supports(sa).find("scale_a must be 16-byte aligned"), std::string::npos);
+    sa.grouped_gemm_fp8.scale = Fp8Scale::block128_ue8m0;
+    EXPECT_NE(inst.supports(sa).find("scale_a must be 16-byte aligned"), std::string::npos);
     sa.grouped_gemm_fp8.scale = Fp8Scale::row;
     EXPECT_EQ(inst.supports(sa), "");
     Problem dense;
@@ -131,7 +137,7 @@ TEST(GroupedGemmFp8Supports, TheMaskedLayoutTakesAnyRowsPerGroupInEveryModeButBl
     for (Fp8Scale s : k_modes) {
       EXPECT_EQ(instance(name).supports(masked(8, 256, 4096, 7168, s)), "") << name;
       EXPECT_EQ(instance(name).supports(masked(8, 200, 264, 384, s)), "") << name;
-      if (s == Fp8Scale::block128) {
+      if (fp8_scale_is_block(s)) {
         // Each group's block scales of A must start 16-byte aligned: m a multiple of 4.
         const std::string why = instance(name).supports(masked(5, 65, 264, 384, s));
         EXPECT_NE(why.find("needs m (each group's rows) a multiple of 4"), std::string::npos) << why;
@@ -144,8 +150,10 @@ TEST(GroupedGemmFp8Supports, TheMaskedLayoutTakesAnyRowsPerGroupInEveryModeButBl
       EXPECT_NE(instance(name).supports(masked(2, 7, 64, 520, s)).find("not a multiple of 16"), std::string::npos);
     }
   for (const char* name : k_names) {
-    const std::string why = instance(name).supports(masked(4, 7, 96, 272, Fp8Scale::block128));
-    EXPECT_NE(why.find("K=272 is not a multiple of 128"), std::string::npos) << why;
+    for (Fp8Scale s : {Fp8Scale::block128, Fp8Scale::block128_ue8m0}) {
+      const std::string why = instance(name).supports(masked(4, 7, 96, 272, s));
+      EXPECT_NE(why.find("K=272 is not a multiple of 128"), std::string::npos) << why;
+    }
     EXPECT_EQ(instance(name).supports(masked(4, 7, 96, 272, Fp8Scale::row)), "") << name;
   }
 }

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <set>
 
 #include "case_selection.h"
@@ -70,6 +72,41 @@ TEST(HarnessGroupedFp8, ShapeIsGroupsRowsPerGroupNKAndScale) {
   EXPECT_EQ(shape_string(s), "g=2,m=128,n=8,k=16,scale=0");
 }
 
+// scale=3 is gemm_fp8's block128_ue8m0 per group: block128's groups with power-of-two scales,
+// also as UE8M0 bytes, in the contiguous layout and the masked one.
+TEST(HarnessGroupedFp8, Ue8m0BlockScalesAreAModeOfTheirOwn) {
+  Shape s;
+  ASSERT_FALSE(parse_shape(Family::grouped_gemm_fp8, "g=4,m=8192,n=4096,k=7168,scale=3", s));
+  EXPECT_EQ(s.scale, 3);
+  EXPECT_EQ(shape_string(s), "g=4,m=8192,n=4096,k=7168,scale=3");
+  EXPECT_EQ(shape_json(s)["scale"], 3);
+  EXPECT_EQ(flop_count(s), 2.0 * 4 * 8192 * 4096 * 7168);  // the work is the same in every mode
+  const Problem p = make_problem(s, DType::e4m3);
+  EXPECT_EQ(p.grouped_gemm_fp8.scale, kport::kernels::Fp8Scale::block128_ue8m0);
+  // The bytes are the harness's to fill (setup_problem), never a default pointer.
+  EXPECT_EQ(p.grouped_gemm_fp8.ue8m0_a, nullptr);
+  EXPECT_EQ(p.grouped_gemm_fp8.ue8m0_b, nullptr);
+  Shape two;
+  ASSERT_FALSE(parse_shape(Family::grouped_gemm_fp8, "g=4,m=8192,n=4096,k=7168,scale=2", two));
+  EXPECT_FALSE(shape_string(two) == shape_string(s));  // the mode is part of the case
+  ASSERT_FALSE(parse_shape(Family::grouped_gemm_fp8, "g=8,m=256,n=4096,k=7168,scale=3,valid=64", s));
+  EXPECT_EQ(s.scale, 3);
+  EXPECT_EQ(s.valid, 64);
+}
+
+// A group's scale=3 scales of B are its power-of-two scales times its gain (fp8_group_gain):
+// still powers of two, so every group's B packs into UE8M0 bytes that hold its fp32 scales
+// exactly, the same values Hopper's kernels and the reference read.
+TEST(HarnessGroupedFp8, Ue8m0ScalesOfEveryGroupStayPowersOfTwo) {
+  for (int g = 0; g < 10; ++g)
+    for (int e = -20; e <= 20; e += 5) {
+      const float scale = std::ldexp(1.0f, e) * fp8_group_gain(g);
+      std::uint8_t byte = 0;
+      ASSERT_TRUE(kport::kernels::ue8m0_from_float(scale, byte)) << g << "," << e;
+      EXPECT_EQ(kport::kernels::ue8m0_to_float(byte), scale) << g << "," << e;
+    }
+}
+
 TEST(HarnessGroupedFp8, BadShapesAreRefusedSayingWhy) {
   Shape s;
   for (const char* text : {"g=2,m=100,n=64,k=128,scale=1", "g=1,m=64,n=8,k=128"}) {
@@ -80,7 +117,7 @@ TEST(HarnessGroupedFp8, BadShapesAreRefusedSayingWhy) {
         << bad->message;
     EXPECT_NE(bad->message.find("grouped_gemm_fp8"), std::string::npos) << bad->message;
   }
-  const auto scale = parse_shape(Family::grouped_gemm_fp8, "g=2,m=128,n=8,k=128,scale=3", s);
+  const auto scale = parse_shape(Family::grouped_gemm_fp8, "g=2,m=128,n=8,k=128,scale=4", s);
   ASSERT_TRUE(scale);
   EXPECT_NE(scale->message.find("scale must be 0"), std::string::npos) << scale->message;
   const auto missing = parse_shape(Family::grouped_gemm_fp8, "m=128,n=8,k=128,scale=0", s);
@@ -101,7 +138,7 @@ TEST(HarnessGroupedFp8, FamilyIsNamedAndParsed) {
 TEST(HarnessGroupedFp8, BenchGridHoldsTheTargetAndSmallerMoeShapesInEveryMode) {
   const auto bench = bench_grid(Family::grouped_gemm_fp8);
   const auto check = check_grid(Family::grouped_gemm_fp8);
-  for (int scale : {0, 1, 2}) {
+  for (int scale : {0, 1, 2, 3}) {
     EXPECT_TRUE(has(bench, 4, 8192, 4096, 7168, scale)) << scale;  // the target
     EXPECT_TRUE(has(bench, 8, 1024, 7168, 2048, scale)) << scale;
     EXPECT_TRUE(has(bench, 8, 256, 4096, 7168, scale)) << scale;
@@ -121,15 +158,18 @@ TEST(HarnessGroupedFp8, BenchGridHoldsTheTargetAndSmallerMoeShapesInEveryMode) {
 
 TEST(HarnessGroupedFp8, CheckGridHasSeveralGroupsOnTheCpuReferenceAndTheRefusedKs) {
   const auto check = check_grid(Family::grouped_gemm_fp8);
-  for (int scale : {0, 1, 2}) {
-    int cpu_several_groups = 0, k_not_128 = 0, k_not_16 = 0, n_off_tiles = 0;
+  for (int scale : {0, 1, 2, 3}) {
+    int cpu_several_groups = 0, k_not_128 = 0, k_not_16 = 0, n_off_tiles = 0, masked = 0;
     for (const Shape& s : check) {
-      if (s.valid >= 0) continue;  // the masked layout's, below
+      if (s.valid >= 0) {  // the masked layout's, in every mode too
+        masked += s.scale == scale;
+        continue;
+      }
       EXPECT_EQ(s.m % kport::kernels::k_grouped_m_align, 0) << shape_string(s);
       if (s.scale != scale) continue;
       // Small enough for the CPU double reference (2^27 multiply-adds), three groups or more.
       if (s.groups >= 3 && double(s.groups) * s.m * s.n * s.k <= double(1 << 27)) ++cpu_several_groups;
-      if (s.k % 16 == 0 && s.k % 128 != 0) ++k_not_128;  // block128 refuses, the others take
+      if (s.k % 16 == 0 && s.k % 128 != 0) ++k_not_128;  // the block modes refuse, the others take
       if (s.k % 16 != 0) ++k_not_16;                     // every mode refuses
       if (s.n % 128 != 0 && s.n % 160 != 0) ++n_off_tiles;
     }
@@ -137,6 +177,7 @@ TEST(HarnessGroupedFp8, CheckGridHasSeveralGroupsOnTheCpuReferenceAndTheRefusedK
     EXPECT_GE(k_not_128, 2) << scale;
     EXPECT_GE(k_not_16, 1) << scale;
     EXPECT_GE(n_off_tiles, 3) << scale;
+    EXPECT_GE(masked, 6) << scale;
   }
 }
 

@@ -11,8 +11,8 @@
 // slice instead of being read from the next group.
 //
 // Constraints: bf16; M (per group) a multiple of 128; K and N multiples of 8 (TMA's 16-byte row
-// strides); A, B and D 16-byte aligned. The masked layout (counts on the device) is not built
-// for tcgen05 yet and is refused with that reason.
+// strides); A, B and D 16-byte aligned. The masked layout (masked_m set, counts on the device)
+// runs the masked kernel of grouped_gemm_tcgen05_masked_sm100.cu at the same tile, M free.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -20,6 +20,8 @@
 #include <climits>
 #include <cstdint>
 #include <string>
+
+#include "grouped_gemm/tcgen05/grouped_gemm_tcgen05_masked_sm100.h"
 
 #include "common/mbarrier_sm90.cuh"
 #include "common/smem.cuh"
@@ -67,11 +69,10 @@ std::string supports(const Problem& p) {
   if (g.dtype != DType::bf16)
     return std::string("dtype ") + dtype_name(g.dtype) + " not supported: grouped_gemm.tcgen05 takes bf16";
   if (g.groups <= 0 || g.m <= 0 || g.n <= 0 || g.k <= 0) return "g, m, n and k must be positive";
-  if (g.masked_m != nullptr)
-    return "the masked layout (valid < m) is not built for tcgen05 yet: grouped_gemm.simt runs it";
   if (g.k % 8 != 0 || g.n % 8 != 0)
     return "K and N must be multiples of 8: TMA needs 16-byte row strides (K=" + std::to_string(g.k) +
            ", N=" + std::to_string(g.n) + "); use the simt variant";
+  if (g.masked_m != nullptr) return masked_supports(g, Cfg::BM, Cfg::BN);
   if (g.m % Cfg::BM != 0)
     return "m (the rows of each group) must be a multiple of " + std::to_string(Cfg::BM) +
            ", the tile's rows, so that no tile holds two groups (m=" + std::to_string(g.m) + ")";
@@ -84,6 +85,7 @@ std::string supports(const Problem& p) {
 template <class Cfg>
 cudaError_t launch(const Problem& p, cudaStream_t stream) {
   const GroupedGemmArgs& g = p.grouped_gemm;
+  if (g.masked_m != nullptr) return launch_masked<Cfg::BN, Cfg::Stages>(g, stream);
   const int rows = g.groups * g.m;  // supports() keeps it within int
   CUtensorMap ta, tb;
   // B as [G][K][N]: dims innermost first, byte strides of K rows and of whole groups.

@@ -1,6 +1,6 @@
 // grouped_gemm_fp8.wgmma_tma in the masked layout of MoE decode: gemm_fp8.wgmma_tma's kernel in
 // its masked form (gemm_fp8_masked_kernel) at the contiguous instances' tiles, every scale
-// mode. Target sm_90a.
+// mode (block128_ue8m0 on its fp32 copy, through block128's code). Target sm_90a.
 //
 // A is read through a 3-D tensor map [G][M][K]: a tile's rows are one group's, rows past M are
 // zero-filled, so M (each group's capacity) is free. The persistent scheduler numbers only the
@@ -57,8 +57,9 @@ cudaError_t launch_mode(const GroupedGemmFp8Args& g, cudaStream_t stream) {
   switch (g.scale) {
     case Fp8Scale::tensor: return launch_typed<Cfg, T, Fp8Scale::tensor>(g, stream);
     case Fp8Scale::row: return launch_typed<Cfg, T, Fp8Scale::row>(g, stream);
-    case Fp8Scale::block128: return launch_typed<Cfg, T, Fp8Scale::block128>(g, stream);
-    case Fp8Scale::block128_ue8m0: break;  // supports() refuses it
+    case Fp8Scale::block128:
+    case Fp8Scale::block128_ue8m0:  // its fp32 scales, in block128's layout
+      return launch_typed<Cfg, T, Fp8Scale::block128>(g, stream);
   }
   return cudaErrorInvalidValue;
 }

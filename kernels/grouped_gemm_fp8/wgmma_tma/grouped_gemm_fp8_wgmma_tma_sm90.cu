@@ -10,10 +10,11 @@
 // slice, and an N or K edge is zero-filled at the slice's end instead of read from the next
 // group. The tile's scales of B are its group's (gemm_fp8's layout once per group); A's are
 // the tall A's. Per tensor: one scale for A, one per group for B; row-wise and block128 as
-// gemm_fp8's, per group for B.
+// gemm_fp8's, per group for B; block128_ue8m0 through block128's code, on its fp32 copy of the
+// scales (as gemm_fp8.wgmma_tma runs it).
 //
 // Constraints: e4m3 or e5m2; M (per group) a multiple of 128; K a multiple of 16 (TMA's
-// 16-byte row strides), of 128 with block128 scales; A, B (and block128 scale_a) 16-byte
+// 16-byte row strides), of 128 with block scales; A, B (and a block mode's scale_a) 16-byte
 // aligned. N is free: TMA zero-fills B's rows past N and the epilogue masks D. The masked
 // layout (masked_m set) runs the masked kernel of grouped_gemm_fp8_wgmma_tma_masked_sm90.cu at
 // the same tile, M free.
@@ -52,19 +53,20 @@ std::string supports(const Problem& p) {
   if (g.k % 16 != 0)
     return "K=" + std::to_string(g.k) +
            " is not a multiple of 16: TMA needs 16-byte row strides of A and B; pad K with zeros to a multiple of 16";
-  if (g.scale != Fp8Scale::tensor && g.scale != Fp8Scale::row && g.scale != Fp8Scale::block128)
-    return "scale mode not supported: grouped_gemm_fp8 takes per-tensor, row-wise and 128-block fp32 scales";
-  if (g.scale == Fp8Scale::block128 && g.k % k_fp8_block != 0)
+  // block128_ue8m0 hands its power-of-two scales over in fp32 too (block128's layout, the same
+  // values exactly): this kernel reads those, so the two block modes run the same code.
+  const bool block = fp8_scale_is_block(g.scale);
+  if (block && g.k % k_fp8_block != 0)
     return "K=" + std::to_string(g.k) +
-           " is not a multiple of 128: block128 scales cover whole 128-wide K blocks; pad K with zeros (scale 1) to "
+           " is not a multiple of 128: block scales cover whole 128-wide K blocks; pad K with zeros (scale 1) to "
            "a multiple of 128";
   auto misaligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 != 0; };
   if (misaligned(g.a) || misaligned(g.b)) return "A and B must be 16-byte aligned for TMA";
-  if (g.scale == Fp8Scale::block128 && misaligned(g.scale_a)) return "block128 scale_a must be 16-byte aligned for TMA";
+  if (block && misaligned(g.scale_a)) return "block scale_a must be 16-byte aligned for TMA";
   // Each group's block scales of A start g*m scales in; on the H200 a start off 16 bytes
   // stopped the kernel (an illegal instruction at g=5, m=65), one on them ran right.
-  if (g.masked_m != nullptr && g.scale == Fp8Scale::block128 && g.m % 4 != 0)
-    return "the masked layout with block128 scales needs m (each group's rows) a multiple of 4, so that every "
+  if (g.masked_m != nullptr && block && g.m % 4 != 0)
+    return "the masked layout with block scales needs m (each group's rows) a multiple of 4, so that every "
            "group's scales of A start 16-byte aligned (m=" +
            std::to_string(g.m) + "); pad m to a multiple of 4";
   if (reinterpret_cast<uintptr_t>(g.masked_m) % alignof(int) != 0) return "masked_m must be int-aligned";
@@ -104,8 +106,9 @@ cudaError_t launch_mode(const GroupedGemmFp8Args& g, cudaStream_t stream) {
   switch (g.scale) {
     case Fp8Scale::tensor: return launch_typed<Cfg, T, Fp8Scale::tensor>(g, stream);
     case Fp8Scale::row: return launch_typed<Cfg, T, Fp8Scale::row>(g, stream);
-    case Fp8Scale::block128: return launch_typed<Cfg, T, Fp8Scale::block128>(g, stream);
-    case Fp8Scale::block128_ue8m0: break;  // supports() refuses it
+    case Fp8Scale::block128:
+    case Fp8Scale::block128_ue8m0:  // its fp32 scales, in block128's layout
+      return launch_typed<Cfg, T, Fp8Scale::block128>(g, stream);
   }
   return cudaErrorInvalidValue;
 }

@@ -90,7 +90,11 @@ TEST(OpShape, GroupedGemmFp8IsSpelledGroupsFirstWithItsScaleMode) {
   EXPECT_EQ(f->dtypes, (std::vector<std::string>{"e4m3", "e5m2"}));
   EXPECT_DOUBLE_EQ(*f->flops_at(s->shape, "e4m3"), 2.0 * 4 * 8192 * 4096 * 7168);
   EXPECT_DOUBLE_EQ(*f->bytes_at(s->shape, "e4m3"), 4.0 * (8192.0 * 7168 + 4096.0 * 7168 + 2.0 * 8192 * 4096));
-  auto bad_scale = op_shape("grouped_gemm_fp8", "g=4,m=128,n=8,k=128,scale=3");
+  // scale=3, gemm_fp8's power-of-two block scales also as UE8M0 bytes, per group for B.
+  auto ue8m0 = op_shape("grouped_gemm_fp8", "g=4,m=128,n=8,k=128,scale=3");
+  ASSERT_TRUE(ue8m0.ok()) << ue8m0.error().message;
+  EXPECT_EQ(ue8m0->text, "g=4,m=128,n=8,k=128,scale=3");
+  auto bad_scale = op_shape("grouped_gemm_fp8", "g=4,m=128,n=8,k=128,scale=4");
   ASSERT_FALSE(bad_scale.ok());
   EXPECT_NE(bad_scale.error().message.find("'scale' is out of range"), std::string::npos) << bad_scale.error().message;
 }

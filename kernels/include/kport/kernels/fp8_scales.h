@@ -130,6 +130,10 @@ inline float ue8m0_to_float(std::uint8_t byte) {
   return f;
 }
 
+// grouped_gemm_fp8's B as UE8M0 bytes: each group's N x K B packed as above, one group after
+// the other; where group `group`'s bytes start. (A's are the tall [groups*m, K] A's.)
+constexpr long long fp8_group_ue8m0_b_offset(int group, int n, int k) { return group * fp8_ue8m0_bytes(n, k); }
+
 // Packs an operand's block scales, given as fp32 in block128's layout (`scales`,
 // fp8_scale_count(block128, of_a, rows, k) values), into `out` (fp8_ue8m0_bytes(rows, k)
 // bytes) in the tiled layout above. False, with `out` partly written, when a scale is not a
@@ -147,6 +151,23 @@ inline bool fp8_pack_ue8m0(const float* scales, bool of_a, int rows, int k, std:
         return false;
       }
     }
+  return true;
+}
+
+// Packs grouped_gemm_fp8's B scales, `groups` operands of n x k whose fp32 block scales follow
+// one another (group g's at fp8_group_scale_b_offset(block128, g, n, k)), into `out`
+// (fp8_group_ue8m0_b_offset(groups, n, k) bytes), group g's at fp8_group_ue8m0_b_offset(g, n,
+// k), each as fp8_pack_ue8m0 packs one B. One group is gemm_fp8's B. False as
+// fp8_pack_ue8m0, `bad` then the index in `scales` of all groups.
+inline bool fp8_pack_ue8m0_grouped_b(const float* scales, int groups, int n, int k, std::uint8_t* out,
+                                     long long* bad = nullptr) {
+  for (int g = 0; g < groups; ++g) {
+    const long long at = fp8_group_scale_b_offset(Fp8Scale::block128, g, n, k);
+    if (!fp8_pack_ue8m0(scales + at, false, n, k, out + fp8_group_ue8m0_b_offset(g, n, k), bad)) {
+      if (bad != nullptr) *bad += at;
+      return false;
+    }
+  }
   return true;
 }
 

@@ -25,9 +25,9 @@
 //              B[G,N,K] fp8 (e4m3 or e5m2, both K-contiguous), D[G*M,N] bf16, fp32
 //              accumulation; D[g*M+i,:] = (sa . A[g*M+i,:]) * (sb_g . B[g])^T. Scales as
 //              gemm_fp8's, A's for the one tall A and B's once per group
-//              (GroupedGemmFp8Args). M is a multiple of k_grouped_m_align. The masked layout
-//              as grouped_gemm's (A[G][M][K], D[G][M][N], masked_m[g] valid rows, M free), the
-//              scales laid out as the contiguous layout's.
+//              (GroupedGemmFp8Args; block128_ue8m0's bytes too). M is a multiple of
+//              k_grouped_m_align. The masked layout as grouped_gemm's (A[G][M][K], D[G][M][N],
+//              masked_m[g] valid rows, M free), the scales laid out as the contiguous layout's.
 //   declared:  a family a library declares as data (kport/kernels/family_def.h: its dims,
 //              tensors, work counts, CPU reference, tolerances and grids); its instances get
 //              FamilyArgs and name the FamilyDef in Instance::def.
@@ -109,8 +109,8 @@ struct GroupedGemmFp8Args {
   // scale_a: gemm_fp8's scale_a of the tall A ([groups*m, K]): tensor, one scale for all of A;
   //   row, [groups*m]; block128, [kb][fp8_scale_a_stride(groups*m)].
   // scale_b: gemm_fp8's scale_b of an N x K B once per group, group g's at
-  //   fp8_group_scale_b_offset(scale, g, N, K): tensor, [groups]; row, [groups][N]; block128,
-  //   [groups][ceil(N/128)][kb].
+  //   fp8_group_scale_b_offset(scale, g, N, K): tensor, [groups]; row, [groups][N]; block128
+  //   and block128_ue8m0, [groups][ceil(N/128)][kb].
   const float* scale_a;
   const float* scale_b;
   int groups, m, n, k;  // m: rows of each group, a multiple of k_grouped_m_align unless masked
@@ -118,6 +118,12 @@ struct GroupedGemmFp8Args {
   DType dtype;  // e4m3 or e5m2
   // The masked layout, as GroupedGemmArgs::masked_m (scales as above: A's of its groups*m rows).
   const int* masked_m = nullptr;
+  // block128_ue8m0 only (else null): the same scales as UE8M0 bytes in fp8_scales.h's tiled
+  // layout, 16-byte aligned: ue8m0_a the tall A's, fp8_ue8m0_bytes(groups*m, K) bytes;
+  // ue8m0_b each group's N x K B's one after the other, group g's at
+  // fp8_group_ue8m0_b_offset(g, N, K).
+  const std::uint8_t* ue8m0_a = nullptr;
+  const std::uint8_t* ue8m0_b = nullptr;
 };
 
 struct AttentionArgs {
