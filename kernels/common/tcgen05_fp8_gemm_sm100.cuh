@@ -25,6 +25,7 @@
 
 #include "common/convert.cuh"
 #include "common/mbarrier_sm90.cuh"
+#include "common/tcgen05_gemm_sm100.cuh"
 #include "common/tcgen05_sm100.cuh"
 #include "common/tma_sm90.cuh"
 #include "kport/kernels/fp8_scales.h"
@@ -43,8 +44,7 @@ struct F8Config {
   static constexpr int stage_bytes = a_bytes + BN * BK;
   static constexpr int tx_bytes = stage_bytes;  // A and B, all a stage holds
   static constexpr int tmem_cols = BN;
-  // stages, full/empty barriers, the accumulator barrier and the tensor-memory address slot
-  static constexpr int smem_bytes = Stages * stage_bytes + (2 * Stages + 1) * 8 + 16 + 1024;
+  static constexpr int smem_bytes = gemm_smem_bytes(Stages, stage_bytes);
   static_assert(smem_bytes <= 227 * 1024, "fits the sm_100 per-block shared memory");
 };
 
@@ -69,8 +69,7 @@ struct F8BlockConfig {
   static_assert(4 + BN / 32 <= sf_set_cols, "A's and B's scale columns fit a set");
   static constexpr int tmem_cols = BN + 2 * sf_set_cols <= 256 ? 256 : 512;
   static_assert(BN + 2 * sf_set_cols <= tmem_cols, "accumulator and scales fit the allocation");
-  // stages, full/empty barriers, the accumulator barrier and the tensor-memory address slot
-  static constexpr int smem_bytes = Stages * stage_bytes + (2 * Stages + 1) * 8 + 16 + 1024;
+  static constexpr int smem_bytes = gemm_smem_bytes(Stages, stage_bytes);
   static_assert(smem_bytes <= 227 * 1024, "fits the sm_100 per-block shared memory");
 };
 

@@ -31,6 +31,7 @@
 #include <cstdint>
 
 #include "common/convert.cuh"
+#include "common/masked_tiles.cuh"
 #include "common/mbarrier_sm90.cuh"
 #include "common/smem.cuh"
 #include "common/tcgen05_sm100.cuh"
@@ -53,6 +54,13 @@ __device__ __forceinline__ TileCoord grouped_tile_order(int tiles_m, int tiles_n
   const int group = t / per_group, first_m = group * k_gemm_group_m;
   const int rows = min(tiles_m - first_m, k_gemm_group_m);
   return {static_cast<int>(first_m + (t - group * per_group) % rows), static_cast<int>((t - group * per_group) / rows)};
+}
+
+// The dynamic shared memory gemm_tile_at lays out for a Cfg of `stages` stages of stage_bytes:
+// the stages from the 1024-aligned base (up to 1024 bytes lost to the alignment), the full and
+// empty barriers, the accumulator barrier and the tensor-memory address slot.
+constexpr int gemm_smem_bytes(int stages, int stage_bytes) {
+  return stages * stage_bytes + (2 * stages + 1) * 8 + 16 + 1024;
 }
 
 // The output tile where() (a TileCoord) of a gemm of m rows, n columns and depth k; m bounds
@@ -159,6 +167,26 @@ __device__ __forceinline__ void gemm_tile(const CUtensorMap* tmap_a, const CUten
   gemm_tile_at<Cfg>(tmap_a, tmap_b, where, m, n, k, load, mma, store);
 }
 
+// The tile of CTA blockIdx.x of a grouped gemm's masked layout, whose grid is one CTA a tile
+// of the most tiles the counts could ask for: the blockIdx.x-th tile of the valid rows
+// (MaskedTiles::seek_warp), found alike by every warp. `found` is false past the last valid
+// tile, and the kernel returns before it touches a barrier or tensor memory (the CTA leaves
+// whole). Otherwise tiles.group is the tile's group and tiles.rows its valid rows, the m that
+// gemm_tile_at is given (rows counted in the group), and the object is gemm_tile_at's where:
+// the tile in the group's grouped order.
+template <class Cfg>
+struct MaskedGemmTile {
+  MaskedTiles<Cfg::BM> tiles;
+  bool found;
+
+  __device__ __forceinline__ MaskedGemmTile(const int* masked_m, int groups, int m, int n)
+      : tiles{masked_m, groups, m, (n + Cfg::BN - 1) / Cfg::BN}, found(tiles.seek_warp(static_cast<int>(blockIdx.x))) {}
+
+  __device__ __forceinline__ TileCoord operator()() const {
+    return grouped_tile_order(tiles.tiles_m, tiles.tiles_n, tiles.first);
+  }
+};
+
 // A tcgen05 gemm of 16-bit A and B: A as BM x 64 K-major tiles, B as 64 x BN MN-major tiles
 // in 64-column slabs, both 128-byte swizzled; the fp32 accumulator takes BN tensor-memory
 // columns.
@@ -175,8 +203,7 @@ struct F16Config {
   static constexpr int stage_bytes = a_bytes + BK * BN * 2;
   static constexpr int tx_bytes = stage_bytes;  // A and B, all a stage holds
   static constexpr int tmem_cols = BN;
-  // stages, full/empty barriers, the accumulator barrier and the tensor-memory address slot
-  static constexpr int smem_bytes = Stages * stage_bytes + (2 * Stages + 1) * 8 + 16 + 1024;
+  static constexpr int smem_bytes = gemm_smem_bytes(Stages, stage_bytes);
   static_assert(smem_bytes <= 227 * 1024, "fits the sm_100 per-block shared memory");
 };
 

@@ -28,7 +28,9 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-ANON = re.compile(r'\d+_GLOBAL__N__[0-9a-f]+_\d+_\w+?_cu_[0-9a-f]+_\d+')
+# The tag ends in 8 hex digits, followed in a mangled name by the next name's length (no
+# separator) or elsewhere by _<n>.
+ANON = re.compile(r'\d+_GLOBAL__N__[0-9a-f]+_\d+_\w+?_cu_[0-9a-f]{8}(?:_\d+)?')
 SKIP = re.compile(r'^(\.nv\.merc)?(\.debug|\.nv_debug|\.rela?\.debug|\.rela?\.nv_debug|'
                   r'\.symtab|\.strtab|\.shstrtab|$)')
 

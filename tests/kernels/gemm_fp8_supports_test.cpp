@@ -5,35 +5,15 @@
 
 #include <cstdint>
 
+#include "fp8_problems.h"
 #include "kport/kernels/registry.h"
 
 using namespace kport::kernels;
+using namespace kport::kernels::stand_ins;
 
 namespace {
 
-const Instance& instance() {
-  const Instance* inst = find_instance("gemm_fp8.wgmma_tma.128x128x128_s6");
-  EXPECT_NE(inst, nullptr);
-  return *inst;
-}
-
-Problem problem(int m, int n, int k, Fp8Scale scale, DType dtype = DType::e4m3) {
-  Problem p;
-  p.family = Family::gemm_fp8;
-  // 256-byte aligned stand-ins: supports() only looks at the addresses.
-  auto at = [](std::uintptr_t a) { return reinterpret_cast<void*>(a); };
-  p.gemm_fp8 = {at(0x10000),
-                at(0x20000),
-                at(0x30000),
-                static_cast<const float*>(at(0x40000)),
-                static_cast<const float*>(at(0x50000)),
-                m,
-                n,
-                k,
-                scale,
-                dtype};
-  return p;
-}
+const Instance& instance() { return registered("gemm_fp8.wgmma_tma.128x128x128_s6"); }
 
 }  // namespace
 
@@ -43,28 +23,28 @@ TEST(GemmFp8Supports, EveryScaleModeOfBothFormatsIsRegistered) {
   EXPECT_EQ(inst.dtypes, (std::vector<DType>{DType::e4m3, DType::e5m2}));
   EXPECT_NE(find_instance("gemm_fp8.wgmma_tma.128x64x128_s8"), nullptr);
   for (Fp8Scale s : {Fp8Scale::tensor, Fp8Scale::row, Fp8Scale::block128, Fp8Scale::block128_ue8m0})
-    for (DType t : {DType::e4m3, DType::e5m2}) EXPECT_EQ(inst.supports(problem(4096, 7168, 16384, s, t)), "");
+    for (DType t : {DType::e4m3, DType::e5m2}) EXPECT_EQ(inst.supports(gemm_fp8_problem(4096, 7168, 16384, s, t)), "");
 }
 
 TEST(GemmFp8Supports, OddMAndNAreAccepted) {
   for (Fp8Scale s : {Fp8Scale::tensor, Fp8Scale::row, Fp8Scale::block128, Fp8Scale::block128_ue8m0}) {
-    EXPECT_EQ(instance().supports(problem(127, 255, 128, s)), "");
-    EXPECT_EQ(instance().supports(problem(1, 1, 128, s)), "");
+    EXPECT_EQ(instance().supports(gemm_fp8_problem(127, 255, 128, s)), "");
+    EXPECT_EQ(instance().supports(gemm_fp8_problem(1, 1, 128, s)), "");
   }
 }
 
 TEST(GemmFp8Supports, KNotAMultipleOf128IsRefusedOnlyWithBlockScales) {
-  EXPECT_EQ(instance().supports(problem(33, 4104, 528, Fp8Scale::tensor)), "");
-  EXPECT_EQ(instance().supports(problem(33, 4104, 528, Fp8Scale::row)), "");
+  EXPECT_EQ(instance().supports(gemm_fp8_problem(33, 4104, 528, Fp8Scale::tensor)), "");
+  EXPECT_EQ(instance().supports(gemm_fp8_problem(33, 4104, 528, Fp8Scale::row)), "");
   for (Fp8Scale s : {Fp8Scale::block128, Fp8Scale::block128_ue8m0}) {
-    const std::string why = instance().supports(problem(33, 4104, 528, s));
+    const std::string why = instance().supports(gemm_fp8_problem(33, 4104, 528, s));
     EXPECT_NE(why.find("K=528 is not a multiple of 128"), std::string::npos) << why;
   }
 }
 
 TEST(GemmFp8Supports, KNotAMultipleOf16IsRefusedInEveryMode) {
   for (Fp8Scale s : {Fp8Scale::tensor, Fp8Scale::row, Fp8Scale::block128, Fp8Scale::block128_ue8m0}) {
-    const std::string why = instance().supports(problem(129, 4096, 520, s));
+    const std::string why = instance().supports(gemm_fp8_problem(129, 4096, 520, s));
     EXPECT_NE(why.find("not a multiple of 16"), std::string::npos) << why;
   }
 }
@@ -72,16 +52,16 @@ TEST(GemmFp8Supports, KNotAMultipleOf16IsRefusedInEveryMode) {
 TEST(GemmFp8Supports, TheUnpromotedInstanceRefusesBlockScalesOnly) {
   const Instance* fast = find_instance("gemm_fp8.wgmma_tma.128x256x128_s4_fastacc");
   ASSERT_NE(fast, nullptr);
-  EXPECT_EQ(fast->supports(problem(4096, 7168, 16384, Fp8Scale::tensor)), "");
-  EXPECT_EQ(fast->supports(problem(127, 255, 528, Fp8Scale::row)), "");
+  EXPECT_EQ(fast->supports(gemm_fp8_problem(4096, 7168, 16384, Fp8Scale::tensor)), "");
+  EXPECT_EQ(fast->supports(gemm_fp8_problem(127, 255, 528, Fp8Scale::row)), "");
   for (Fp8Scale s : {Fp8Scale::block128, Fp8Scale::block128_ue8m0})
-    EXPECT_NE(fast->supports(problem(4096, 7168, 16384, s)).find("promoting instances"), std::string::npos);
+    EXPECT_NE(fast->supports(gemm_fp8_problem(4096, 7168, 16384, s)).find("promoting instances"), std::string::npos);
   for (const char* name : {"gemm_fp8.wgmma_tma.128x128x128_s6_c2x1", "gemm_fp8.wgmma_tma.128x128x128_s6_ov",
                            "gemm_fp8.wgmma_tma.128x128x128_s6_c2x1_ov"}) {
     const Instance* inst = find_instance(name);
     ASSERT_NE(inst, nullptr) << name;
-    EXPECT_EQ(inst->supports(problem(4096, 7168, 16384, Fp8Scale::block128)), "") << name;
-    EXPECT_EQ(inst->supports(problem(4096, 7168, 16384, Fp8Scale::block128_ue8m0)), "") << name;
+    EXPECT_EQ(inst->supports(gemm_fp8_problem(4096, 7168, 16384, Fp8Scale::block128)), "") << name;
+    EXPECT_EQ(inst->supports(gemm_fp8_problem(4096, 7168, 16384, Fp8Scale::block128_ue8m0)), "") << name;
   }
 }
 
@@ -104,22 +84,22 @@ TEST(GemmFp8Supports, TheWidePromotingInstancesTakeEveryModeAndOddN) {
     ASSERT_NE(inst, nullptr) << name;
     for (Fp8Scale s : {Fp8Scale::tensor, Fp8Scale::row, Fp8Scale::block128, Fp8Scale::block128_ue8m0})
       for (DType t : {DType::e4m3, DType::e5m2}) {
-        EXPECT_EQ(inst->supports(problem(4096, 7168, 16384, s, t)), "") << name;
-        EXPECT_EQ(inst->supports(problem(77, 1001, 256, s, t)), "") << name;
+        EXPECT_EQ(inst->supports(gemm_fp8_problem(4096, 7168, 16384, s, t)), "") << name;
+        EXPECT_EQ(inst->supports(gemm_fp8_problem(77, 1001, 256, s, t)), "") << name;
       }
-    EXPECT_NE(inst->supports(problem(64, 448, 400, Fp8Scale::block128)).find("K=400 is not a multiple of 128"),
+    EXPECT_NE(inst->supports(gemm_fp8_problem(64, 448, 400, Fp8Scale::block128)).find("K=400 is not a multiple of 128"),
               std::string::npos)
         << name;
   }
 }
 
 TEST(GemmFp8Supports, OtherDtypesAndMisalignedOperandsAreRefused) {
-  EXPECT_NE(instance().supports(problem(128, 128, 128, Fp8Scale::tensor, DType::bf16)).find("e4m3 or e5m2"),
+  EXPECT_NE(instance().supports(gemm_fp8_problem(128, 128, 128, Fp8Scale::tensor, DType::bf16)).find("e4m3 or e5m2"),
             std::string::npos);
-  Problem p = problem(128, 128, 128, Fp8Scale::block128);
+  Problem p = gemm_fp8_problem(128, 128, 128, Fp8Scale::block128);
   p.gemm_fp8.scale_a = reinterpret_cast<const float*>(std::uintptr_t{0x40004});
   EXPECT_NE(instance().supports(p).find("scale_a must be 16-byte aligned"), std::string::npos);
-  p = problem(128, 128, 128, Fp8Scale::tensor);
+  p = gemm_fp8_problem(128, 128, 128, Fp8Scale::tensor);
   p.gemm_fp8.b = reinterpret_cast<const void*>(std::uintptr_t{0x20008});
   EXPECT_NE(instance().supports(p).find("16-byte aligned"), std::string::npos);
   Problem other;

@@ -7,40 +7,16 @@
 
 #include <cstdint>
 
+#include "fp8_problems.h"
 #include "kport/kernels/registry.h"
 
 using namespace kport::kernels;
+using namespace kport::kernels::stand_ins;
 
 namespace {
 
 const char* const k_names[] = {"grouped_gemm_fp8.wgmma_tma.128x128x128_s6",
                                "grouped_gemm_fp8.wgmma_tma.128x160x128_s6"};
-
-const Instance& instance(const char* name) {
-  const Instance* inst = find_instance(name);
-  EXPECT_NE(inst, nullptr) << name;
-  static const Instance none{};
-  return inst != nullptr ? *inst : none;
-}
-
-Problem problem(int g, int m, int n, int k, Fp8Scale scale, DType dtype = DType::e4m3) {
-  Problem p;
-  p.family = Family::grouped_gemm_fp8;
-  // 256-byte aligned stand-ins: supports() only looks at the addresses.
-  auto at = [](std::uintptr_t a) { return reinterpret_cast<void*>(a); };
-  p.grouped_gemm_fp8 = {at(0x10000),
-                        at(0x20000),
-                        at(0x30000),
-                        static_cast<const float*>(at(0x40000)),
-                        static_cast<const float*>(at(0x50000)),
-                        g,
-                        m,
-                        n,
-                        k,
-                        scale,
-                        dtype};
-  return p;
-}
 
 // scale=3 (block128_ue8m0) runs block128's code on its fp32 copy of the scales: the same rules.
 constexpr Fp8Scale k_modes[] = {Fp8Scale::tensor, Fp8Scale::row, Fp8Scale::block128, Fp8Scale::block128_ue8m0};
@@ -49,7 +25,7 @@ constexpr Fp8Scale k_modes[] = {Fp8Scale::tensor, Fp8Scale::row, Fp8Scale::block
 
 TEST(GroupedGemmFp8Supports, TheInstancesAreRegisteredWithTheirFeaturesAndTiles) {
   for (const char* name : k_names) {
-    const Instance& inst = instance(name);
+    const Instance& inst = registered(name);
     EXPECT_EQ(inst.family, Family::grouped_gemm_fp8);
     EXPECT_EQ(inst.variant, "wgmma_tma");
     EXPECT_EQ(inst.dtypes, (std::vector<DType>{DType::e4m3, DType::e5m2}));
@@ -60,36 +36,36 @@ TEST(GroupedGemmFp8Supports, TheInstancesAreRegisteredWithTheirFeaturesAndTiles)
     EXPECT_NE(inst.config_json.find("\"group_m_align\":128}"), std::string::npos) << inst.config_json;
     EXPECT_NE(inst.config_json.find("block128"), std::string::npos) << inst.config_json;  // promoting
   }
-  EXPECT_NE(instance(k_names[1]).config_json.find("\"bn\":160"), std::string::npos);
+  EXPECT_NE(registered(k_names[1]).config_json.find("\"bn\":160"), std::string::npos);
 }
 
 TEST(GroupedGemmFp8Supports, TheTargetShapeAndMoeShapesAreAcceptedInEveryModeAndFormat) {
   for (const char* name : k_names)
     for (Fp8Scale s : k_modes)
       for (DType t : {DType::e4m3, DType::e5m2}) {
-        EXPECT_EQ(instance(name).supports(problem(4, 8192, 4096, 7168, s, t)), "") << name;
-        EXPECT_EQ(instance(name).supports(problem(8, 256, 7168, 2048, s, t)), "") << name;
-        EXPECT_EQ(instance(name).supports(problem(1, 128, 1, 128, s, t)), "") << name;  // one column
-        EXPECT_EQ(instance(name).supports(problem(2, 384, 4104, 1024, s, t)), "") << name;
+        EXPECT_EQ(registered(name).supports(grouped_gemm_fp8_problem(4, 8192, 4096, 7168, s, t)), "") << name;
+        EXPECT_EQ(registered(name).supports(grouped_gemm_fp8_problem(8, 256, 7168, 2048, s, t)), "") << name;
+        EXPECT_EQ(registered(name).supports(grouped_gemm_fp8_problem(1, 128, 1, 128, s, t)), "") << name;  // one column
+        EXPECT_EQ(registered(name).supports(grouped_gemm_fp8_problem(2, 384, 4104, 1024, s, t)), "") << name;
       }
 }
 
 TEST(GroupedGemmFp8Supports, RowsPerGroupOffTheTileAreRefusedSayingToPad) {
   for (const char* name : k_names)
     for (Fp8Scale s : k_modes) {
-      const std::string why = instance(name).supports(problem(2, 192, 256, 256, s));
+      const std::string why = registered(name).supports(grouped_gemm_fp8_problem(2, 192, 256, 256, s));
       EXPECT_NE(why.find("m (the rows of each group) must be a multiple of 128"), std::string::npos) << why;
       EXPECT_NE(why.find("pad each group's rows"), std::string::npos) << why;
-      EXPECT_NE(instance(name).supports(problem(3, 64, 256, 256, s)), "") << name;
+      EXPECT_NE(registered(name).supports(grouped_gemm_fp8_problem(3, 64, 256, 256, s)), "") << name;
     }
 }
 
 TEST(GroupedGemmFp8Supports, KNotAMultipleOf128IsRefusedOnlyWithBlockScales) {
   for (const char* name : k_names) {
-    EXPECT_EQ(instance(name).supports(problem(2, 256, 200, 528, Fp8Scale::tensor)), "") << name;
-    EXPECT_EQ(instance(name).supports(problem(2, 256, 200, 528, Fp8Scale::row)), "") << name;
+    EXPECT_EQ(registered(name).supports(grouped_gemm_fp8_problem(2, 256, 200, 528, Fp8Scale::tensor)), "") << name;
+    EXPECT_EQ(registered(name).supports(grouped_gemm_fp8_problem(2, 256, 200, 528, Fp8Scale::row)), "") << name;
     for (Fp8Scale s : {Fp8Scale::block128, Fp8Scale::block128_ue8m0}) {
-      const std::string why = instance(name).supports(problem(2, 256, 200, 528, s));
+      const std::string why = registered(name).supports(grouped_gemm_fp8_problem(2, 256, 200, 528, s));
       EXPECT_NE(why.find("K=528 is not a multiple of 128"), std::string::npos) << why;
     }
   }
@@ -98,23 +74,26 @@ TEST(GroupedGemmFp8Supports, KNotAMultipleOf128IsRefusedOnlyWithBlockScales) {
 TEST(GroupedGemmFp8Supports, KNotAMultipleOf16IsRefusedInEveryMode) {
   for (const char* name : k_names)
     for (Fp8Scale s : k_modes) {
-      const std::string why = instance(name).supports(problem(3, 128, 72, 520, s));
+      const std::string why = registered(name).supports(grouped_gemm_fp8_problem(3, 128, 72, 520, s));
       EXPECT_NE(why.find("K=520 is not a multiple of 16"), std::string::npos) << why;
     }
 }
 
 TEST(GroupedGemmFp8Supports, OtherDtypesSizesAndMisalignedOperandsAreRefused) {
   for (const char* name : k_names) {
-    const Instance& inst = instance(name);
-    EXPECT_NE(inst.supports(problem(1, 128, 64, 128, Fp8Scale::tensor, DType::bf16)).find("takes e4m3 or e5m2"),
+    const Instance& inst = registered(name);
+    EXPECT_NE(inst.supports(grouped_gemm_fp8_problem(1, 128, 64, 128, Fp8Scale::tensor, DType::bf16))
+                  .find("takes e4m3 or e5m2"),
               std::string::npos);
-    EXPECT_NE(inst.supports(problem(0, 128, 64, 128, Fp8Scale::tensor)).find("positive"), std::string::npos);
-    EXPECT_NE(inst.supports(problem(2, 128, 0, 128, Fp8Scale::tensor)).find("positive"), std::string::npos);
-    Problem b = problem(2, 128, 64, 128, Fp8Scale::tensor);
+    EXPECT_NE(inst.supports(grouped_gemm_fp8_problem(0, 128, 64, 128, Fp8Scale::tensor)).find("positive"),
+              std::string::npos);
+    EXPECT_NE(inst.supports(grouped_gemm_fp8_problem(2, 128, 0, 128, Fp8Scale::tensor)).find("positive"),
+              std::string::npos);
+    Problem b = grouped_gemm_fp8_problem(2, 128, 64, 128, Fp8Scale::tensor);
     b.grouped_gemm_fp8.b = reinterpret_cast<const void*>(std::uintptr_t{0x20008});
     EXPECT_NE(inst.supports(b).find("16-byte aligned"), std::string::npos);
     // scale_a is read by TMA only with block scales.
-    Problem sa = problem(2, 128, 64, 128, Fp8Scale::block128);
+    Problem sa = grouped_gemm_fp8_problem(2, 128, 64, 128, Fp8Scale::block128);
     sa.grouped_gemm_fp8.scale_a = reinterpret_cast<const float*>(std::uintptr_t{0x40004});
     EXPECT_NE(inst.supports(sa).find("scale_a must be 16-byte aligned"), std::string::npos);
     sa.grouped_gemm_fp8.scale = Fp8Scale::block128_ue8m0;
@@ -129,31 +108,31 @@ TEST(GroupedGemmFp8Supports, OtherDtypesSizesAndMisalignedOperandsAreRefused) {
 
 TEST(GroupedGemmFp8Supports, TheMaskedLayoutTakesAnyRowsPerGroupInEveryModeButBlockScalesTakeMultiplesOf4) {
   const auto masked = [](int g, int m, int n, int k, Fp8Scale s) {
-    Problem p = problem(g, m, n, k, s);
+    Problem p = grouped_gemm_fp8_problem(g, m, n, k, s);
     p.grouped_gemm_fp8.masked_m = reinterpret_cast<const int*>(std::uintptr_t{0x60000});
     return p;
   };
   for (const char* name : k_names)
     for (Fp8Scale s : k_modes) {
-      EXPECT_EQ(instance(name).supports(masked(8, 256, 4096, 7168, s)), "") << name;
-      EXPECT_EQ(instance(name).supports(masked(8, 200, 264, 384, s)), "") << name;
+      EXPECT_EQ(registered(name).supports(masked(8, 256, 4096, 7168, s)), "") << name;
+      EXPECT_EQ(registered(name).supports(masked(8, 200, 264, 384, s)), "") << name;
       if (fp8_scale_is_block(s)) {
         // Each group's block scales of A must start 16-byte aligned: m a multiple of 4.
-        const std::string why = instance(name).supports(masked(5, 65, 264, 384, s));
+        const std::string why = registered(name).supports(masked(5, 65, 264, 384, s));
         EXPECT_NE(why.find("needs m (each group's rows) a multiple of 4"), std::string::npos) << why;
-        EXPECT_NE(instance(name).supports(masked(3, 1, 64, 128, s)), "") << name;
+        EXPECT_NE(registered(name).supports(masked(3, 1, 64, 128, s)), "") << name;
       } else {
-        EXPECT_EQ(instance(name).supports(masked(5, 65, 264, 384, s)), "") << name;
-        EXPECT_EQ(instance(name).supports(masked(3, 1, 64, 128, s)), "") << name;
+        EXPECT_EQ(registered(name).supports(masked(5, 65, 264, 384, s)), "") << name;
+        EXPECT_EQ(registered(name).supports(masked(3, 1, 64, 128, s)), "") << name;
       }
       // K's rules are the contiguous layout's.
-      EXPECT_NE(instance(name).supports(masked(2, 7, 64, 520, s)).find("not a multiple of 16"), std::string::npos);
+      EXPECT_NE(registered(name).supports(masked(2, 7, 64, 520, s)).find("not a multiple of 16"), std::string::npos);
     }
   for (const char* name : k_names) {
     for (Fp8Scale s : {Fp8Scale::block128, Fp8Scale::block128_ue8m0}) {
-      const std::string why = instance(name).supports(masked(4, 7, 96, 272, s));
+      const std::string why = registered(name).supports(masked(4, 7, 96, 272, s));
       EXPECT_NE(why.find("K=272 is not a multiple of 128"), std::string::npos) << why;
     }
-    EXPECT_EQ(instance(name).supports(masked(4, 7, 96, 272, Fp8Scale::row)), "") << name;
+    EXPECT_EQ(registered(name).supports(masked(4, 7, 96, 272, Fp8Scale::row)), "") << name;
   }
 }

@@ -11,42 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "fp8_problems.h"
 #include "kport/kernels/registry.h"
 
 using namespace kport::kernels;
+using namespace kport::kernels::stand_ins;
 
 namespace {
 
-const Instance& instance() {
-  const Instance* inst = find_instance("grouped_gemm_fp8.tcgen05.128x256x128_s4");
-  EXPECT_NE(inst, nullptr);
-  static const Instance none{};
-  return inst != nullptr ? *inst : none;
-}
-
-// 256-byte aligned stand-ins unless told: supports() only looks at the addresses. The UE8M0
-// scales are handed over in block128_ue8m0 only, as the harness does.
-Problem problem(int g, int m, int n, int k, Fp8Scale scale, DType dtype = DType::e4m3, std::uintptr_t a = 0x10000) {
-  Problem p;
-  p.family = Family::grouped_gemm_fp8;
-  auto at = [](std::uintptr_t x) { return reinterpret_cast<void*>(x); };
-  p.grouped_gemm_fp8 = {at(a),
-                        at(0x20000),
-                        at(0x30000),
-                        static_cast<const float*>(at(0x40000)),
-                        static_cast<const float*>(at(0x50000)),
-                        g,
-                        m,
-                        n,
-                        k,
-                        scale,
-                        dtype};
-  if (scale == Fp8Scale::block128_ue8m0) {
-    p.grouped_gemm_fp8.ue8m0_a = static_cast<const std::uint8_t*>(at(0x60000));
-    p.grouped_gemm_fp8.ue8m0_b = static_cast<const std::uint8_t*>(at(0x70000));
-  }
-  return p;
-}
+const Instance& instance() { return registered("grouped_gemm_fp8.tcgen05.128x256x128_s4"); }
 
 constexpr Fp8Scale k_taken[] = {Fp8Scale::tensor, Fp8Scale::row, Fp8Scale::block128_ue8m0};
 
@@ -72,19 +45,19 @@ TEST(GroupedGemmFp8Tcgen05Supports, TheContiguousLayoutInBothFormatsWithTensorRo
     for (DType t : {DType::e4m3, DType::e5m2}) {
       // The target, the MoE layers of the grid, N off every tile (one column, 200,
       // 264, 4104: a second B scale tile past N), one group and many.
-      EXPECT_EQ(instance().supports(problem(4, 8192, 4096, 7168, s, t)), "");
-      EXPECT_EQ(instance().supports(problem(8, 1024, 7168, 2048, s, t)), "");
-      EXPECT_EQ(instance().supports(problem(8, 256, 4096, 7168, s, t)), "");
-      EXPECT_EQ(instance().supports(problem(1, 128, 1, 128, s, t)), "");
-      EXPECT_EQ(instance().supports(problem(3, 128, 264, 256, s, t)), "");
-      EXPECT_EQ(instance().supports(problem(2, 384, 4104, 1024, s, t)), "");
-      EXPECT_EQ(instance().supports(problem(64, 128, 200, 640, s, t)), "");
+      EXPECT_EQ(instance().supports(grouped_gemm_fp8_problem(4, 8192, 4096, 7168, s, t)), "");
+      EXPECT_EQ(instance().supports(grouped_gemm_fp8_problem(8, 1024, 7168, 2048, s, t)), "");
+      EXPECT_EQ(instance().supports(grouped_gemm_fp8_problem(8, 256, 4096, 7168, s, t)), "");
+      EXPECT_EQ(instance().supports(grouped_gemm_fp8_problem(1, 128, 1, 128, s, t)), "");
+      EXPECT_EQ(instance().supports(grouped_gemm_fp8_problem(3, 128, 264, 256, s, t)), "");
+      EXPECT_EQ(instance().supports(grouped_gemm_fp8_problem(2, 384, 4104, 1024, s, t)), "");
+      EXPECT_EQ(instance().supports(grouped_gemm_fp8_problem(64, 128, 200, 640, s, t)), "");
     }
 }
 
 TEST(GroupedGemmFp8Tcgen05Supports, Fp32BlockScalesAreRefusedAskingForScale3) {
   for (DType t : {DType::e4m3, DType::e5m2}) {
-    const std::string why = instance().supports(problem(4, 8192, 4096, 7168, Fp8Scale::block128, t));
+    const std::string why = instance().supports(grouped_gemm_fp8_problem(4, 8192, 4096, 7168, Fp8Scale::block128, t));
     EXPECT_NE(why.find("fp32 block scales (scale=2) are not taken by grouped_gemm_fp8.tcgen05"), std::string::npos)
         << why;
     EXPECT_NE(why.find("UE8M0"), std::string::npos) << why;
@@ -97,7 +70,7 @@ namespace {
 // The masked layout: counts set (supports() only looks at their address).
 Problem masked(int g, int m, int n, int k, Fp8Scale scale, DType dtype = DType::e4m3) {
   alignas(int) static const int counts[2] = {0, 0};
-  Problem p = problem(g, m, n, k, scale, dtype);
+  Problem p = grouped_gemm_fp8_problem(g, m, n, k, scale, dtype);
   p.grouped_gemm_fp8.masked_m = counts;
   return p;
 }
@@ -156,49 +129,52 @@ TEST(GroupedGemmFp8Tcgen05Supports, TheMaskedLayoutRefusesKOffTmaStridesAndMisal
 
 TEST(GroupedGemmFp8Tcgen05Supports, RowsPerGroupOffTheTileAreRefusedSayingToPad) {
   for (Fp8Scale s : k_taken) {
-    const std::string why = instance().supports(problem(2, 192, 256, 256, s));
+    const std::string why = instance().supports(grouped_gemm_fp8_problem(2, 192, 256, 256, s));
     EXPECT_NE(why.find("m (the rows of each group) must be a multiple of 128"), std::string::npos) << why;
     EXPECT_NE(why.find("pad each group's rows"), std::string::npos) << why;
-    EXPECT_NE(instance().supports(problem(3, 64, 256, 256, s)).find("multiple of 128"), std::string::npos);
+    EXPECT_NE(instance().supports(grouped_gemm_fp8_problem(3, 64, 256, 256, s)).find("multiple of 128"),
+              std::string::npos);
   }
 }
 
 TEST(GroupedGemmFp8Tcgen05Supports, KMustBeAMultipleOf16AndOf128WithBlockScales) {
   for (Fp8Scale s : k_taken) {
-    const std::string why = instance().supports(problem(3, 128, 72, 520, s));
+    const std::string why = instance().supports(grouped_gemm_fp8_problem(3, 128, 72, 520, s));
     EXPECT_NE(why.find("K=520 is not a multiple of 16"), std::string::npos) << why;
   }
-  EXPECT_EQ(instance().supports(problem(2, 256, 200, 528, Fp8Scale::tensor)), "");
-  EXPECT_EQ(instance().supports(problem(2, 256, 200, 528, Fp8Scale::row)), "");
-  const std::string why = instance().supports(problem(2, 256, 200, 528, Fp8Scale::block128_ue8m0));
+  EXPECT_EQ(instance().supports(grouped_gemm_fp8_problem(2, 256, 200, 528, Fp8Scale::tensor)), "");
+  EXPECT_EQ(instance().supports(grouped_gemm_fp8_problem(2, 256, 200, 528, Fp8Scale::row)), "");
+  const std::string why = instance().supports(grouped_gemm_fp8_problem(2, 256, 200, 528, Fp8Scale::block128_ue8m0));
   EXPECT_NE(why.find("K=528 is not a multiple of 128"), std::string::npos) << why;
 }
 
 TEST(GroupedGemmFp8Tcgen05Supports, Ue8m0BlockScalesNeedTheirBytesAligned) {
-  Problem p = problem(4, 128, 256, 512, Fp8Scale::block128_ue8m0);
+  Problem p = grouped_gemm_fp8_problem(4, 128, 256, 512, Fp8Scale::block128_ue8m0);
   p.grouped_gemm_fp8.ue8m0_b = nullptr;
   const std::string missing = instance().supports(p);
   EXPECT_NE(missing.find("needs the scales as UE8M0 bytes"), std::string::npos) << missing;
 
-  p = problem(4, 128, 256, 512, Fp8Scale::block128_ue8m0);
+  p = grouped_gemm_fp8_problem(4, 128, 256, 512, Fp8Scale::block128_ue8m0);
   p.grouped_gemm_fp8.ue8m0_a = reinterpret_cast<const std::uint8_t*>(std::uintptr_t{0x60004});
   const std::string aligned = instance().supports(p);
   EXPECT_NE(aligned.find("UE8M0 scales (ue8m0_a, ue8m0_b) must be 16-byte aligned"), std::string::npos) << aligned;
   // Per-tensor and row-wise scales never read the bytes.
-  p = problem(4, 128, 256, 512, Fp8Scale::row);
+  p = grouped_gemm_fp8_problem(4, 128, 256, 512, Fp8Scale::row);
   EXPECT_EQ(p.grouped_gemm_fp8.ue8m0_a, nullptr);
   EXPECT_EQ(instance().supports(p), "");
 }
 
 TEST(GroupedGemmFp8Tcgen05Supports, OtherDtypesSizesAndMisalignedOperandsAreRefused) {
   const Instance& inst = instance();
-  const std::string dtype = inst.supports(problem(1, 128, 64, 128, Fp8Scale::tensor, DType::bf16));
+  const std::string dtype = inst.supports(grouped_gemm_fp8_problem(1, 128, 64, 128, Fp8Scale::tensor, DType::bf16));
   EXPECT_NE(dtype.find("takes e4m3 or e5m2"), std::string::npos) << dtype;
-  EXPECT_NE(inst.supports(problem(0, 128, 64, 128, Fp8Scale::tensor)).find("positive"), std::string::npos);
-  EXPECT_NE(inst.supports(problem(2, 128, 0, 128, Fp8Scale::tensor)).find("positive"), std::string::npos);
-  const std::string a = inst.supports(problem(2, 128, 64, 128, Fp8Scale::row, DType::e4m3, 0x10008));
+  EXPECT_NE(inst.supports(grouped_gemm_fp8_problem(0, 128, 64, 128, Fp8Scale::tensor)).find("positive"),
+            std::string::npos);
+  EXPECT_NE(inst.supports(grouped_gemm_fp8_problem(2, 128, 0, 128, Fp8Scale::tensor)).find("positive"),
+            std::string::npos);
+  const std::string a = inst.supports(grouped_gemm_fp8_problem(2, 128, 64, 128, Fp8Scale::row, DType::e4m3, 0x10008));
   EXPECT_NE(a.find("A and B must be 16-byte aligned"), std::string::npos) << a;
-  const std::string tall = inst.supports(problem(2049, 1048576, 64, 128, Fp8Scale::tensor));
+  const std::string tall = inst.supports(grouped_gemm_fp8_problem(2049, 1048576, 64, 128, Fp8Scale::tensor));
   EXPECT_NE(tall.find("g*m"), std::string::npos) << tall;
   Problem dense;
   dense.family = Family::gemm_fp8;

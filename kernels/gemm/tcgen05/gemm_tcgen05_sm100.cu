@@ -22,6 +22,7 @@
 #include "common/mbarrier_sm90.cuh"
 #include "common/smem.cuh"
 #include "common/tcgen05_gemm_sm100.cuh"
+#include "common/tcgen05_launch_sm100.cuh"
 #include "common/tcgen05_sm100.cuh"
 #include "common/tma_host_sm90.h"
 #include "common/tma_sm90.cuh"
@@ -33,10 +34,8 @@ namespace {
 using namespace kport::kernels::sm90;  // mbarriers and TMA: the same PTX on sm_100
 using namespace kport::kernels::sm100;
 
-constexpr int k_threads = k_gemm_threads;
-
 template <class Cfg, class T>
-__global__ void __launch_bounds__(k_threads, 1)
+__global__ void __launch_bounds__(k_gemm_threads, 1)
     gemm_tcgen05_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                         T* __restrict__ c, int m, int n, int k) {
 #if KPORT_TCGEN05_ENABLED
@@ -69,12 +68,8 @@ cudaError_t launch_typed(const GemmArgs& g, cudaStream_t stream) {
   CUtensorMap ta, tb;
   if (!make_tmap(&ta, g.a, g.m, g.k, Cfg::BM, g.dtype) || !make_tmap(&tb, g.b, g.k, g.n, Cfg::BK, g.dtype))
     return cudaErrorInvalidValue;
-  auto kernel = gemm_tcgen05_kernel<Cfg, T>;
-  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
-  if (err != cudaSuccess) return err;
-  const int tiles = ((g.m + Cfg::BM - 1) / Cfg::BM) * ((g.n + Cfg::BN - 1) / Cfg::BN);
-  kernel<<<tiles, k_threads, Cfg::smem_bytes, stream>>>(ta, tb, static_cast<T*>(g.c), g.m, g.n, g.k);
-  return cudaGetLastError();
+  return launch_gemm_kernel<Cfg>(gemm_tcgen05_kernel<Cfg, T>, gemm_tiles<Cfg>(g.m, g.n), stream, ta, tb,
+                                 static_cast<T*>(g.c), g.m, g.n, g.k);
 }
 
 template <class Cfg>

@@ -35,7 +35,9 @@
 #include "common/mbarrier_sm90.cuh"
 #include "common/smem.cuh"
 #include "common/tcgen05_fp8_gemm_sm100.cuh"
+#include "common/tcgen05_fp8_supports_sm100.h"
 #include "common/tcgen05_gemm_sm100.cuh"
+#include "common/tcgen05_launch_sm100.cuh"
 #include "common/tcgen05_sm100.cuh"
 #include "common/tma_host_sm90.h"
 #include "common/tma_sm90.cuh"
@@ -48,10 +50,8 @@ namespace {
 using namespace kport::kernels::sm90;  // mbarriers and TMA: the same PTX on sm_100
 using namespace kport::kernels::sm100;
 
-constexpr int k_threads = k_gemm_threads;
-
 template <class Cfg, class T, Fp8Scale Mode>
-__global__ void __launch_bounds__(k_threads, 1)
+__global__ void __launch_bounds__(k_gemm_threads, 1)
     gemm_fp8_tcgen05_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                             __nv_bfloat16* __restrict__ d, const float* __restrict__ scale_a,
                             const float* __restrict__ scale_b, int m, int n, int k) {
@@ -74,7 +74,7 @@ __global__ void __launch_bounds__(k_threads, 1)
 // Block scales as UE8M0 (Fp8Scale::block128_ue8m0), Cfg an F8BlockConfig. tmap_sfa and
 // tmap_sfb view the packed scales as [row tiles][K-block groups][128 words] of 32 bits.
 template <class Cfg, class T>
-__global__ void __launch_bounds__(k_threads, 1)
+__global__ void __launch_bounds__(k_gemm_threads, 1)
     gemm_fp8_tcgen05_ue8m0_kernel(const __grid_constant__ CUtensorMap tmap_a,
                                   const __grid_constant__ CUtensorMap tmap_b,
                                   const __grid_constant__ CUtensorMap tmap_sfa,
@@ -106,24 +106,8 @@ std::string supports(const Problem& p) {
     return std::string("dtype ") + dtype_name(g.dtype) + " not supported: gemm_fp8.tcgen05 takes e4m3 or e5m2";
   if (g.m <= 0 || g.n <= 0 || g.k <= 0) return "M, N and K must be positive";
   if (g.scale == Fp8Scale::block128)
-    return "fp32 block scales (scale=2) are not taken by gemm_fp8.tcgen05: sm_100a's block-scaled MMA takes UE8M0 "
-           "scales (powers of two); ask scale=3 (block128_ue8m0: the same 1x128 and 128x128 blocks, its scales as "
-           "UE8M0 bytes)";
-  if (g.k % 16 != 0)
-    return "K=" + std::to_string(g.k) +
-           " is not a multiple of 16: TMA needs 16-byte row strides of A and B; pad K with zeros to a multiple of 16";
-  const bool ue8m0 = g.scale == Fp8Scale::block128_ue8m0;
-  if (ue8m0 && g.k % k_fp8_block != 0)
-    return "K=" + std::to_string(g.k) +
-           " is not a multiple of 128: block scales cover whole 128-wide K blocks; pad K with zeros (scale 1) to a "
-           "multiple of 128";
-  auto misaligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 != 0; };
-  if (misaligned(g.a) || misaligned(g.b)) return "A and B must be 16-byte aligned for TMA";
-  if (ue8m0 && (g.ue8m0_a == nullptr || g.ue8m0_b == nullptr))
-    return "block128_ue8m0 needs the scales as UE8M0 bytes (GemmFp8Args ue8m0_a and ue8m0_b), not only as fp32";
-  if (ue8m0 && (misaligned(g.ue8m0_a) || misaligned(g.ue8m0_b)))
-    return "the UE8M0 scales (ue8m0_a, ue8m0_b) must be 16-byte aligned for TMA";
-  return "";
+    return tcgen05_fp32_block_scales_refused("gemm_fp8.tcgen05", "1x128 and 128x128 blocks");
+  return tcgen05_fp8_operands_supported(g, "GemmFp8Args");
 }
 
 template <class Cfg, class T, Fp8Scale Mode>
@@ -132,49 +116,26 @@ cudaError_t launch_typed(const GemmFp8Args& g, cudaStream_t stream) {
   if (!tma_host::make_tmap_8bit_sw128(&ta, g.a, g.m, g.k, Cfg::BM) ||
       !tma_host::make_tmap_8bit_sw128(&tb, g.b, g.n, g.k, Cfg::BN))
     return cudaErrorInvalidValue;
-  auto kernel = gemm_fp8_tcgen05_kernel<Cfg, T, Mode>;
-  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
-  if (err != cudaSuccess) return err;
-  const int tiles = ((g.m + Cfg::BM - 1) / Cfg::BM) * ((g.n + Cfg::BN - 1) / Cfg::BN);
-  kernel<<<tiles, k_threads, Cfg::smem_bytes, stream>>>(ta, tb, static_cast<__nv_bfloat16*>(g.d), g.scale_a, g.scale_b,
-                                                        g.m, g.n, g.k);
-  return cudaGetLastError();
+  return launch_gemm_kernel<Cfg>(gemm_fp8_tcgen05_kernel<Cfg, T, Mode>, gemm_tiles<Cfg>(g.m, g.n), stream, ta, tb,
+                                 static_cast<__nv_bfloat16*>(g.d), g.scale_a, g.scale_b, g.m, g.n, g.k);
 }
 
 template <class Cfg, class T>
 cudaError_t launch_ue8m0(const GemmFp8Args& g, cudaStream_t stream) {
   CUtensorMap ta, tb, tsa, tsb;
   if (!tma_host::make_tmap_8bit_sw128(&ta, g.a, g.m, g.k, Cfg::BM) ||
-      !tma_host::make_tmap_8bit_sw128(&tb, g.b, g.n, g.k, Cfg::BN) ||
-      !tma_host::make_tmap_ue8m0(&tsa, g.ue8m0_a, (g.m + k_ue8m0_tile_rows - 1) / k_ue8m0_tile_rows, g.k,
-                                 Cfg::BM / k_ue8m0_tile_rows) ||
-      !tma_host::make_tmap_ue8m0(&tsb, g.ue8m0_b, (g.n + k_ue8m0_tile_rows - 1) / k_ue8m0_tile_rows, g.k,
-                                 Cfg::BN / k_ue8m0_tile_rows))
+      !tma_host::make_tmap_8bit_sw128(&tb, g.b, g.n, g.k, Cfg::BN) || !make_ue8m0_maps<Cfg>(g, &tsa, &tsb))
     return cudaErrorInvalidValue;
-  auto kernel = gemm_fp8_tcgen05_ue8m0_kernel<Cfg, T>;
-  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
-  if (err != cudaSuccess) return err;
-  const int tiles = ((g.m + Cfg::BM - 1) / Cfg::BM) * ((g.n + Cfg::BN - 1) / Cfg::BN);
-  kernel<<<tiles, k_threads, Cfg::smem_bytes, stream>>>(ta, tb, tsa, tsb, static_cast<__nv_bfloat16*>(g.d), g.m, g.n,
-                                                        g.k);
-  return cudaGetLastError();
-}
-
-template <class Cfg, class BlockCfg, class T>
-cudaError_t launch_mode(const GemmFp8Args& g, cudaStream_t stream) {
-  switch (g.scale) {
-    case Fp8Scale::tensor: return launch_typed<Cfg, T, Fp8Scale::tensor>(g, stream);
-    case Fp8Scale::row: return launch_typed<Cfg, T, Fp8Scale::row>(g, stream);
-    case Fp8Scale::block128: return cudaErrorInvalidValue;  // supports() refuses it
-    case Fp8Scale::block128_ue8m0: return launch_ue8m0<BlockCfg, T>(g, stream);
-  }
-  return cudaErrorInvalidValue;
+  return launch_gemm_kernel<Cfg>(gemm_fp8_tcgen05_ue8m0_kernel<Cfg, T>, gemm_tiles<Cfg>(g.m, g.n), stream, ta, tb, tsa,
+                                 tsb, static_cast<__nv_bfloat16*>(g.d), g.m, g.n, g.k);
 }
 
 template <class Cfg, class BlockCfg>
 cudaError_t launch(const Problem& p, cudaStream_t stream) {
-  if (p.gemm_fp8.dtype == DType::e5m2) return launch_mode<Cfg, BlockCfg, __nv_fp8_e5m2>(p.gemm_fp8, stream);
-  return launch_mode<Cfg, BlockCfg, __nv_fp8_e4m3>(p.gemm_fp8, stream);
+  const GemmFp8Args& g = p.gemm_fp8;
+  return launch_fp8_kernel(
+      g.dtype, g.scale, [&]<class T, Fp8Scale Mode>() { return launch_typed<Cfg, T, Mode>(g, stream); },
+      [&]<class T>() { return launch_ue8m0<BlockCfg, T>(g, stream); });
 }
 
 using Cfg128x256 = F8Config<128, 256, 4>;

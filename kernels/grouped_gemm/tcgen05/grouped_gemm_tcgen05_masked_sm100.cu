@@ -17,12 +17,11 @@
 #include <cuda.h>
 #include <cuda_bf16.h>
 
-#include <climits>
 #include <cstddef>
 #include <cstdint>
 
-#include "common/masked_tiles.cuh"
 #include "common/tcgen05_gemm_sm100.cuh"
+#include "common/tcgen05_launch_sm100.cuh"
 #include "common/tcgen05_sm100.cuh"
 #include "common/tma_host_sm90.h"
 #include "common/tma_sm90.cuh"
@@ -33,20 +32,17 @@ namespace {
 using namespace kport::kernels::sm90;  // mbarriers and TMA: the same PTX on sm_100
 using namespace kport::kernels::sm100;
 
-constexpr int k_threads = k_gemm_threads;
-
 // m = M (a group's rows, any), masked_m[groups] the valid rows of each.
 template <class Cfg>
-__global__ void __launch_bounds__(k_threads, 1)
+__global__ void __launch_bounds__(k_gemm_threads, 1)
     grouped_gemm_tcgen05_masked_kernel(const __grid_constant__ CUtensorMap tmap_a,
                                        const __grid_constant__ CUtensorMap tmap_b, __nv_bfloat16* __restrict__ d,
                                        const int* __restrict__ masked_m, int groups, int m, int n, int k) {
 #if KPORT_TCGEN05_ENABLED
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK;
-  MaskedTiles<BM> tiles{masked_m, groups, m, (n + BN - 1) / BN};
-  if (!tiles.seek_warp(static_cast<int>(blockIdx.x))) return;  // every warp finds the same: the CTA leaves whole
-  const int group = tiles.group;
-  auto where = [&] { return grouped_tile_order(tiles.tiles_m, tiles.tiles_n, tiles.first); };
+  const MaskedGemmTile<Cfg> at(masked_m, groups, m, n);
+  if (!at.found) return;
+  const int group = at.tiles.group;
   // A as 128x64 tiles of the group's [M][K] slice; B as the contiguous layout's 64-column slabs.
   auto load = [&](uint32_t a, uint32_t b, int kb, int tm, int tn, uint32_t bar) {
     tma_load_3d(a, &tmap_a, kb * BK, tm * BM, group, bar);
@@ -58,23 +54,11 @@ __global__ void __launch_bounds__(k_threads, 1)
   __nv_bfloat16* d_group = d + static_cast<std::size_t>(group) * m * n;
   auto store = [&](int row, int col, const uint32_t(&r)[32]) { store_row32(d_group, n, row, col, r); };
   // Rows are counted inside the group and end at its valid rows.
-  gemm_tile_at<Cfg>(&tmap_a, &tmap_b, where, tiles.rows, n, k, load, mma, store);
+  gemm_tile_at<Cfg>(&tmap_a, &tmap_b, at, at.tiles.rows, n, k, load, mma, store);
 #endif
 }
 
 }  // namespace
-
-std::string masked_supports(const GroupedGemmArgs& g, int bm, int bn) {
-  const long long tiles =
-      static_cast<long long>(g.groups) * ((g.m + bm - 1) / bm) * ((static_cast<long long>(g.n) + bn - 1) / bn);
-  if (tiles > INT_MAX)
-    return "the masked layout's tiles (g * ceil(m/" + std::to_string(bm) + ") * ceil(n/" + std::to_string(bn) +
-           ")) must fit an int";
-  auto misaligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 != 0; };
-  if (misaligned(g.a) || misaligned(g.b) || misaligned(g.d)) return "A, B and D must be 16-byte aligned for TMA";
-  if (reinterpret_cast<uintptr_t>(g.masked_m) % alignof(int) != 0) return "masked_m must be int-aligned";
-  return "";
-}
 
 template <int BN, int Stages>
 cudaError_t launch_masked(const GroupedGemmArgs& g, cudaStream_t stream) {
@@ -90,15 +74,9 @@ cudaError_t launch_masked(const GroupedGemmArgs& g, cudaStream_t stream) {
   if (!tma_host::make_tmap_16bit_sw128<3>(&ta, g.a, a_dims, a_strides, a_box, g.dtype) ||
       !tma_host::make_tmap_16bit_sw128<3>(&tb, g.b, b_dims, b_strides, b_box, g.dtype))
     return cudaErrorInvalidValue;
-  auto kernel = grouped_gemm_tcgen05_masked_kernel<Cfg>;
-  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
-  if (err != cudaSuccess) return err;
-  // Every row valid is the most tiles there can be (masked_supports keeps it within int).
-  const int most = g.groups * ((g.m + Cfg::BM - 1) / Cfg::BM) * ((g.n + BN - 1) / BN);
-  if (most == 0) return cudaSuccess;
-  kernel<<<most, k_threads, Cfg::smem_bytes, stream>>>(ta, tb, static_cast<__nv_bfloat16*>(g.d), g.masked_m, g.groups,
-                                                       g.m, g.n, g.k);
-  return cudaGetLastError();
+  // Every row valid is the most tiles there can be (grouped_gemm_masked_supports keeps it within int).
+  return launch_gemm_kernel<Cfg>(grouped_gemm_tcgen05_masked_kernel<Cfg>, g.groups * gemm_tiles<Cfg>(g.m, g.n), stream,
+                                 ta, tb, static_cast<__nv_bfloat16*>(g.d), g.masked_m, g.groups, g.m, g.n, g.k);
 }
 
 template cudaError_t launch_masked<256, 4>(const GroupedGemmArgs&, cudaStream_t);

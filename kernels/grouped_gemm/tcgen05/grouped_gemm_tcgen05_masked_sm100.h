@@ -4,19 +4,13 @@
 
 #include <cuda_runtime.h>
 
-#include <string>
-
 #include "kport/kernels/registry.h"
 
 namespace kport::kernels::grouped_gemm_tcgen05 {
 
-// "" when the masked kernel of a BM x BN tile runs `g` (masked_m set; dtype, sizes and the
-// TMA strides already checked), else why not.
-std::string masked_supports(const GroupedGemmArgs& g, int bm, int bn);
-
 // Launches the masked kernel at a 128 x BN tile of `Stages` stages: A as a 3-D map
 // [groups][m][k], B as the contiguous layout's [groups][k][n], D [groups][m][n]; bf16.
-// Asynchronous; masked_supports() must have passed.
+// Asynchronous; grouped_gemm_masked_supports() must have passed.
 template <int BN, int Stages>
 cudaError_t launch_masked(const GroupedGemmArgs& g, cudaStream_t stream);
 

@@ -23,9 +23,11 @@
 
 #include "grouped_gemm/tcgen05/grouped_gemm_tcgen05_masked_sm100.h"
 
+#include "common/grouped_masked_supports.h"
 #include "common/mbarrier_sm90.cuh"
 #include "common/smem.cuh"
 #include "common/tcgen05_gemm_sm100.cuh"
+#include "common/tcgen05_launch_sm100.cuh"
 #include "common/tcgen05_sm100.cuh"
 #include "common/tma_host_sm90.h"
 #include "common/tma_sm90.cuh"
@@ -37,11 +39,9 @@ namespace {
 using namespace kport::kernels::sm90;  // mbarriers and TMA: the same PTX on sm_100
 using namespace kport::kernels::sm100;
 
-constexpr int k_threads = k_gemm_threads;
-
 // rows = G*M (A's and D's rows), m = M (a group's rows, a multiple of BM).
 template <class Cfg>
-__global__ void __launch_bounds__(k_threads, 1)
+__global__ void __launch_bounds__(k_gemm_threads, 1)
     grouped_gemm_tcgen05_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                                 __nv_bfloat16* __restrict__ d, int rows, int m, int n, int k) {
 #if KPORT_TCGEN05_ENABLED
@@ -72,7 +72,7 @@ std::string supports(const Problem& p) {
   if (g.k % 8 != 0 || g.n % 8 != 0)
     return "K and N must be multiples of 8: TMA needs 16-byte row strides (K=" + std::to_string(g.k) +
            ", N=" + std::to_string(g.n) + "); use the simt variant";
-  if (g.masked_m != nullptr) return masked_supports(g, Cfg::BM, Cfg::BN);
+  if (g.masked_m != nullptr) return grouped_gemm_masked_supports(g, Cfg::BM, Cfg::BN);
   if (g.m % Cfg::BM != 0)
     return "m (the rows of each group) must be a multiple of " + std::to_string(Cfg::BM) +
            ", the tile's rows, so that no tile holds two groups (m=" + std::to_string(g.m) + ")";
@@ -96,12 +96,8 @@ cudaError_t launch(const Problem& p, cudaStream_t stream) {
   if (!tma_host::make_tmap(&ta, g.a, rows, g.k, Cfg::BM, g.dtype) ||
       !tma_host::make_tmap_16bit_sw128<3>(&tb, g.b, b_dims, b_strides, b_box, g.dtype))
     return cudaErrorInvalidValue;
-  auto kernel = grouped_gemm_tcgen05_kernel<Cfg>;
-  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
-  if (err != cudaSuccess) return err;
-  const int tiles = (rows / Cfg::BM) * ((g.n + Cfg::BN - 1) / Cfg::BN);
-  kernel<<<tiles, k_threads, Cfg::smem_bytes, stream>>>(ta, tb, static_cast<__nv_bfloat16*>(g.d), rows, g.m, g.n, g.k);
-  return cudaGetLastError();
+  return launch_gemm_kernel<Cfg>(grouped_gemm_tcgen05_kernel<Cfg>, gemm_tiles<Cfg>(rows, g.n), stream, ta, tb,
+                                 static_cast<__nv_bfloat16*>(g.d), rows, g.m, g.n, g.k);
 }
 
 using Cfg128x256 = F16Config<128, 256, 64, 4>;

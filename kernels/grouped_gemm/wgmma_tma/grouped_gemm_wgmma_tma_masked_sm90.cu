@@ -11,8 +11,6 @@
 // with what their A rows give; rows of tiles past the count are not written.
 #include "grouped_gemm/wgmma_tma/grouped_gemm_wgmma_tma_masked_sm90.h"
 
-#include <climits>
-
 #include "gemm/wgmma_tma/gemm_wgmma_tma_sm90.cuh"
 
 namespace kport::kernels::grouped_gemm_wgmma_tma {
@@ -21,17 +19,6 @@ using gemm_wgmma_tma::Config;
 using gemm_wgmma_tma::gemm_wgmma_tma_masked_kernel;
 using gemm_wgmma_tma::k_threads;
 using gemm_wgmma_tma::resident_ctas;
-
-std::string masked_supports(const GroupedGemmArgs& g, int bm, int bn) {
-  const long long tiles =
-      static_cast<long long>(g.groups) * ((g.m + bm - 1) / bm) * ((static_cast<long long>(g.n) + bn - 1) / bn);
-  if (tiles > INT_MAX)
-    return "the masked layout's tiles (g * ceil(m/128) * ceil(n/" + std::to_string(bn) + ")) must fit an int";
-  auto misaligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 != 0; };
-  if (misaligned(g.a) || misaligned(g.b) || misaligned(g.d)) return "A, B and D must be 16-byte aligned for TMA";
-  if (reinterpret_cast<uintptr_t>(g.masked_m) % alignof(int) != 0) return "masked_m must be int-aligned";
-  return "";
-}
 
 template <int BN, int Stages>
 cudaError_t launch_masked(const GroupedGemmArgs& g, cudaStream_t stream) {

@@ -4,14 +4,9 @@
 
 #include <cuda_runtime.h>
 
-#include <string>
-
 #include "kport/kernels/registry.h"
 
 namespace kport::kernels::grouped_gemm_wgmma_tma {
-
-// "" when the masked kernel of a BM-row tile runs `g` (masked_m set), else why not.
-std::string masked_supports(const GroupedGemmArgs& g, int bm, int bn);
 
 // Launches the masked kernel at a 128 x BN tile of `Stages` stages: A and D as 3-D maps
 // [groups][m][k] and [groups][m][n], B as the contiguous layout's; bf16. Asynchronous.

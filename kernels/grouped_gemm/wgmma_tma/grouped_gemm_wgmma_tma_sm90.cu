@@ -13,6 +13,7 @@
 // row strides); A, B and D 16-byte aligned. Anything else is refused by supports(), with the
 // simt variant named as the one that runs it. The masked layout (masked_m set) runs the
 // masked kernel of grouped_gemm_wgmma_tma_masked_sm90.cu at the same tile, M free.
+#include "common/grouped_masked_supports.h"
 #include "gemm/wgmma_tma/gemm_wgmma_tma_sm90.cuh"
 #include "grouped_gemm/wgmma_tma/grouped_gemm_wgmma_tma_masked_sm90.h"
 
@@ -39,7 +40,7 @@ std::string supports(const Problem& p) {
   if (g.k % 8 != 0 || g.n % 8 != 0)
     return "K and N must be multiples of 8: TMA needs 16-byte row strides (K=" + std::to_string(g.k) +
            ", N=" + std::to_string(g.n) + "); use the simt variant";
-  if (g.masked_m != nullptr) return masked_supports(g, Cfg::BM, Cfg::BN);
+  if (g.masked_m != nullptr) return grouped_gemm_masked_supports(g, Cfg::BM, Cfg::BN);
   if (g.m % Cfg::BM != 0)
     return "m (the rows of each group) must be a multiple of " + std::to_string(Cfg::BM) +
            ", the tile's rows, so that no tile holds two groups (m=" + std::to_string(g.m) + ")";

@@ -29,9 +29,9 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "common/masked_tiles.cuh"
 #include "common/tcgen05_fp8_gemm_sm100.cuh"
 #include "common/tcgen05_gemm_sm100.cuh"
+#include "common/tcgen05_launch_sm100.cuh"
 #include "common/tcgen05_sm100.cuh"
 #include "common/tma_host_sm90.h"
 #include "common/tma_sm90.cuh"
@@ -43,22 +43,19 @@ namespace {
 using namespace kport::kernels::sm90;  // mbarriers and TMA: the same PTX on sm_100
 using namespace kport::kernels::sm100;
 
-constexpr int k_threads = k_gemm_threads;
-
 // Per-tensor and row-wise scales, Cfg an F8Config. m = M (a group's rows, any), masked_m[groups]
 // the valid rows of each.
 template <class Cfg, class T, Fp8Scale Mode>
-__global__ void __launch_bounds__(k_threads, 1)
+__global__ void __launch_bounds__(k_gemm_threads, 1)
     grouped_gemm_fp8_tcgen05_masked_kernel(const __grid_constant__ CUtensorMap tmap_a,
                                            const __grid_constant__ CUtensorMap tmap_b, __nv_bfloat16* __restrict__ d,
                                            const float* __restrict__ scale_a, const float* __restrict__ scale_b,
                                            const int* __restrict__ masked_m, int groups, int m, int n, int k) {
 #if KPORT_TCGEN05_ENABLED
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK;
-  MaskedTiles<BM> tiles{masked_m, groups, m, (n + BN - 1) / BN};
-  if (!tiles.seek_warp(static_cast<int>(blockIdx.x))) return;  // every warp finds the same: the CTA leaves whole
-  const int group = tiles.group;
-  auto where = [&] { return grouped_tile_order(tiles.tiles_m, tiles.tiles_n, tiles.first); };
+  const MaskedGemmTile<Cfg> at(masked_m, groups, m, n);
+  if (!at.found) return;
+  const int group = at.tiles.group;
   // A as 128x128 tiles of the group's [M][K] slice; B as BNx128 tiles of the group's.
   auto load = [&](uint32_t a, uint32_t b, int kb, int tm, int tn, uint32_t bar) {
     tma_load_3d(a, &tmap_a, kb * BK, tm * BM, group, bar);
@@ -74,7 +71,7 @@ __global__ void __launch_bounds__(k_threads, 1)
   auto store = [&](int row, int col, const uint32_t(&r)[32]) {
     store_row_fp8_scaled<Mode>(d_group, n, row, col, r, sa, sb);
   };
-  gemm_tile_at<Cfg>(&tmap_a, &tmap_b, where, tiles.rows, n, k, load, mma, store);
+  gemm_tile_at<Cfg>(&tmap_a, &tmap_b, at, at.tiles.rows, n, k, load, mma, store);
 #endif
 }
 
@@ -82,7 +79,7 @@ __global__ void __launch_bounds__(k_threads, 1)
 // tmap_sfa views the tall A's packed scales (G*M/128 row tiles) and tmap_sfb every group's B's,
 // one after the other; b_tiles is ceil(N / 128), the row tiles of one group's B.
 template <class Cfg, class T>
-__global__ void __launch_bounds__(k_threads, 1)
+__global__ void __launch_bounds__(k_gemm_threads, 1)
     grouped_gemm_fp8_tcgen05_masked_ue8m0_kernel(const __grid_constant__ CUtensorMap tmap_a,
                                                  const __grid_constant__ CUtensorMap tmap_b,
                                                  const __grid_constant__ CUtensorMap tmap_sfa,
@@ -91,10 +88,9 @@ __global__ void __launch_bounds__(k_threads, 1)
                                                  int groups, int m, int n, int k, int b_tiles) {
 #if KPORT_TCGEN05_ENABLED
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK;
-  MaskedTiles<BM> tiles{masked_m, groups, m, (n + BN - 1) / BN};
-  if (!tiles.seek_warp(static_cast<int>(blockIdx.x))) return;  // every warp finds the same: the CTA leaves whole
-  const int group = tiles.group;
-  auto where = [&] { return grouped_tile_order(tiles.tiles_m, tiles.tiles_n, tiles.first); };
+  const MaskedGemmTile<Cfg> at(masked_m, groups, m, n);
+  if (!at.found) return;
+  const int group = at.tiles.group;
   // The group's rows start scale tile group * M / 128 of the tall A's; its B's, as contiguous.
   const int a_first = group * (m / k_ue8m0_tile_rows);
   auto load = [&](uint32_t a, uint32_t b, int kb, int tm, int tn, uint32_t bar) {
@@ -107,7 +103,7 @@ __global__ void __launch_bounds__(k_threads, 1)
   };
   __nv_bfloat16* d_group = d + static_cast<std::size_t>(group) * m * n;
   auto store = [&](int row, int col, const uint32_t(&r)[32]) { store_row_fp8_unscaled(d_group, n, row, col, r); };
-  gemm_tile_at<Cfg>(&tmap_a, &tmap_b, where, tiles.rows, n, k, load, mma, store);
+  gemm_tile_at<Cfg>(&tmap_a, &tmap_b, at, at.tiles.rows, n, k, load, mma, store);
 #endif
 }
 
@@ -121,48 +117,26 @@ bool make_operand_maps(const GroupedGemmFp8Args& g, CUtensorMap* ta, CUtensorMap
 // Every row valid is the most tiles there can be (supports() keeps it within int).
 template <class Cfg>
 int most_tiles(const GroupedGemmFp8Args& g) {
-  return g.groups * ((g.m + Cfg::BM - 1) / Cfg::BM) * ((g.n + Cfg::BN - 1) / Cfg::BN);
+  return g.groups * gemm_tiles<Cfg>(g.m, g.n);
 }
 
 template <class Cfg, class T, Fp8Scale Mode>
 cudaError_t launch_typed(const GroupedGemmFp8Args& g, cudaStream_t stream) {
   CUtensorMap ta, tb;
   if (!make_operand_maps<Cfg::BM, Cfg::BN>(g, &ta, &tb)) return cudaErrorInvalidValue;
-  auto kernel = grouped_gemm_fp8_tcgen05_masked_kernel<Cfg, T, Mode>;
-  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
-  if (err != cudaSuccess) return err;
-  kernel<<<most_tiles<Cfg>(g), k_threads, Cfg::smem_bytes, stream>>>(
-      ta, tb, static_cast<__nv_bfloat16*>(g.d), g.scale_a, g.scale_b, g.masked_m, g.groups, g.m, g.n, g.k);
-  return cudaGetLastError();
+  return launch_gemm_kernel<Cfg>(grouped_gemm_fp8_tcgen05_masked_kernel<Cfg, T, Mode>, most_tiles<Cfg>(g), stream, ta,
+                                 tb, static_cast<__nv_bfloat16*>(g.d), g.scale_a, g.scale_b, g.masked_m, g.groups, g.m,
+                                 g.n, g.k);
 }
 
 template <class Cfg, class T>
 cudaError_t launch_ue8m0(const GroupedGemmFp8Args& g, cudaStream_t stream) {
-  constexpr int rows_per_tile = k_ue8m0_tile_rows;
-  const int b_tiles = (g.n + rows_per_tile - 1) / rows_per_tile;
   CUtensorMap ta, tb, tsa, tsb;
-  if (!make_operand_maps<Cfg::BM, Cfg::BN>(g, &ta, &tb) ||
-      !tma_host::make_tmap_ue8m0(&tsa, g.ue8m0_a, g.groups * g.m / rows_per_tile, g.k, Cfg::BM / rows_per_tile) ||
-      !tma_host::make_tmap_ue8m0(&tsb, g.ue8m0_b, static_cast<long long>(g.groups) * b_tiles, g.k,
-                                 Cfg::BN / rows_per_tile))
+  if (!make_operand_maps<Cfg::BM, Cfg::BN>(g, &ta, &tb) || !make_ue8m0_maps<Cfg>(g, &tsa, &tsb))
     return cudaErrorInvalidValue;
-  auto kernel = grouped_gemm_fp8_tcgen05_masked_ue8m0_kernel<Cfg, T>;
-  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
-  if (err != cudaSuccess) return err;
-  kernel<<<most_tiles<Cfg>(g), k_threads, Cfg::smem_bytes, stream>>>(ta, tb, tsa, tsb, static_cast<__nv_bfloat16*>(g.d),
-                                                                     g.masked_m, g.groups, g.m, g.n, g.k, b_tiles);
-  return cudaGetLastError();
-}
-
-template <class Cfg, class BlockCfg, class T>
-cudaError_t launch_mode(const GroupedGemmFp8Args& g, cudaStream_t stream) {
-  switch (g.scale) {
-    case Fp8Scale::tensor: return launch_typed<Cfg, T, Fp8Scale::tensor>(g, stream);
-    case Fp8Scale::row: return launch_typed<Cfg, T, Fp8Scale::row>(g, stream);
-    case Fp8Scale::block128: return cudaErrorInvalidValue;  // supports() refuses it
-    case Fp8Scale::block128_ue8m0: return launch_ue8m0<BlockCfg, T>(g, stream);
-  }
-  return cudaErrorInvalidValue;
+  return launch_gemm_kernel<Cfg>(grouped_gemm_fp8_tcgen05_masked_ue8m0_kernel<Cfg, T>, most_tiles<Cfg>(g), stream, ta,
+                                 tb, tsa, tsb, static_cast<__nv_bfloat16*>(g.d), g.masked_m, g.groups, g.m, g.n, g.k,
+                                 fp8_ue8m0_row_tiles(g.n));
 }
 
 }  // namespace
@@ -171,8 +145,9 @@ template <int BN, int Stages>
 cudaError_t launch_masked(const GroupedGemmFp8Args& g, cudaStream_t stream) {
   using Cfg = F8Config<128, BN, Stages>;
   using BlockCfg = F8BlockConfig<128, BN, Stages>;
-  if (g.dtype == DType::e5m2) return launch_mode<Cfg, BlockCfg, __nv_fp8_e5m2>(g, stream);
-  return launch_mode<Cfg, BlockCfg, __nv_fp8_e4m3>(g, stream);
+  return launch_fp8_kernel(
+      g.dtype, g.scale, [&]<class T, Fp8Scale Mode>() { return launch_typed<Cfg, T, Mode>(g, stream); },
+      [&]<class T>() { return launch_ue8m0<BlockCfg, T>(g, stream); });
 }
 
 template cudaError_t launch_masked<256, 4>(const GroupedGemmFp8Args&, cudaStream_t);

@@ -37,7 +37,9 @@
 #include "grouped_gemm_fp8/tcgen05/grouped_gemm_fp8_tcgen05_masked_sm100.h"
 
 #include "common/tcgen05_fp8_gemm_sm100.cuh"
+#include "common/tcgen05_fp8_supports_sm100.h"
 #include "common/tcgen05_gemm_sm100.cuh"
+#include "common/tcgen05_launch_sm100.cuh"
 #include "common/tcgen05_sm100.cuh"
 #include "common/tma_host_sm90.h"
 #include "common/tma_sm90.cuh"
@@ -50,12 +52,10 @@ namespace {
 using namespace kport::kernels::sm90;  // mbarriers and TMA: the same PTX on sm_100
 using namespace kport::kernels::sm100;
 
-constexpr int k_threads = k_gemm_threads;
-
 // Per-tensor and row-wise scales, Cfg an F8Config. rows = G*M (A's and D's rows), m = M (a
 // group's rows, a multiple of BM).
 template <class Cfg, class T, Fp8Scale Mode>
-__global__ void __launch_bounds__(k_threads, 1)
+__global__ void __launch_bounds__(k_gemm_threads, 1)
     grouped_gemm_fp8_tcgen05_kernel(const __grid_constant__ CUtensorMap tmap_a,
                                     const __grid_constant__ CUtensorMap tmap_b, __nv_bfloat16* __restrict__ d,
                                     const float* __restrict__ scale_a, const float* __restrict__ scale_b, int rows,
@@ -84,7 +84,7 @@ __global__ void __launch_bounds__(k_threads, 1)
 // tiles][K-block groups][128 words] of 32 bits; b_tiles is ceil(N / 128), the row tiles of one
 // group's B.
 template <class Cfg, class T>
-__global__ void __launch_bounds__(k_threads, 1)
+__global__ void __launch_bounds__(k_gemm_threads, 1)
     grouped_gemm_fp8_tcgen05_ue8m0_kernel(const __grid_constant__ CUtensorMap tmap_a,
                                           const __grid_constant__ CUtensorMap tmap_b,
                                           const __grid_constant__ CUtensorMap tmap_sfa,
@@ -120,9 +120,7 @@ std::string supports(const Problem& p) {
     return std::string("dtype ") + dtype_name(g.dtype) + " not supported: grouped_gemm_fp8.tcgen05 takes e4m3 or e5m2";
   if (g.groups <= 0 || g.m <= 0 || g.n <= 0 || g.k <= 0) return "g, m, n and k must be positive";
   if (g.scale == Fp8Scale::block128)
-    return "fp32 block scales (scale=2) are not taken by grouped_gemm_fp8.tcgen05: sm_100a's block-scaled MMA takes "
-           "UE8M0 scales (powers of two); ask scale=3 (block128_ue8m0: the same 1x128 and 128x128 blocks per group, "
-           "its scales as UE8M0 bytes)";
+    return tcgen05_fp32_block_scales_refused("grouped_gemm_fp8.tcgen05", "1x128 and 128x128 blocks per group");
   const bool masked = g.masked_m != nullptr;
   if (g.m % Cfg::BM != 0 && !masked)
     return "m (the rows of each group) must be a multiple of " + std::to_string(Cfg::BM) +
@@ -132,26 +130,12 @@ std::string supports(const Problem& p) {
   // One CTA a tile (the masked layout's grid: every row valid); the scale tiles of every
   // group's B are numbered as one.
   if (static_cast<long long>(g.groups) * ((g.m + Cfg::BM - 1) / Cfg::BM) * ((g.n + Cfg::BN - 1) / Cfg::BN) > INT_MAX ||
-      static_cast<long long>(g.groups) * ((g.n + k_ue8m0_tile_rows - 1) / k_ue8m0_tile_rows) > INT_MAX)
+      static_cast<long long>(g.groups) * fp8_ue8m0_row_tiles(g.n) > INT_MAX)
     return "the tiles (g*ceil(m/128) * ceil(n/" + std::to_string(Cfg::BN) + ")) and g*ceil(n/128) must fit an int";
-  if (g.k % 16 != 0)
-    return "K=" + std::to_string(g.k) +
-           " is not a multiple of 16: TMA needs 16-byte row strides of A and B; pad K with zeros to a multiple of 16";
-  const bool ue8m0 = g.scale == Fp8Scale::block128_ue8m0;
-  if (ue8m0 && g.k % k_fp8_block != 0)
-    return "K=" + std::to_string(g.k) +
-           " is not a multiple of 128: block scales cover whole 128-wide K blocks; pad K with zeros (scale 1) to a "
-           "multiple of 128";
-  auto misaligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 != 0; };
-  if (misaligned(g.a) || misaligned(g.b)) return "A and B must be 16-byte aligned for TMA";
-  if (ue8m0 && (g.ue8m0_a == nullptr || g.ue8m0_b == nullptr))
-    return "block128_ue8m0 needs the scales as UE8M0 bytes (GroupedGemmFp8Args ue8m0_a and ue8m0_b), not only as "
-           "fp32";
-  if (ue8m0 && (misaligned(g.ue8m0_a) || misaligned(g.ue8m0_b)))
-    return "the UE8M0 scales (ue8m0_a, ue8m0_b) must be 16-byte aligned for TMA";
+  if (std::string why = tcgen05_fp8_operands_supported(g, "GroupedGemmFp8Args"); !why.empty()) return why;
   // A's scales are packed for the G*M rows in tiles of 128; a tile of a group's rows is one
   // scale tile only when every group starts one.
-  if (masked && ue8m0 && g.m % k_ue8m0_tile_rows != 0)
+  if (masked && g.scale == Fp8Scale::block128_ue8m0 && g.m % k_ue8m0_tile_rows != 0)
     return "the masked layout with UE8M0 block scales (scale=3) needs m (each group's rows) a multiple of 128, so "
            "that every group's rows start a 128-row tile of A's packed scales (m=" +
            std::to_string(g.m) + "); pad m to a multiple of 128, or use scale=0 or 1 (any m)";
@@ -166,58 +150,33 @@ bool make_operand_maps(const GroupedGemmFp8Args& g, CUtensorMap* ta, CUtensorMap
          tma_host::make_tmap_8bit_sw128_3d(tb, g.b, g.groups, g.n, g.k, BN);
 }
 
-template <class Cfg>
-int tile_count(const GroupedGemmFp8Args& g) {
-  return (g.groups * g.m / Cfg::BM) * ((g.n + Cfg::BN - 1) / Cfg::BN);
-}
-
+// Every group's rows are whole tiles: the tall gemm's tiles.
 template <class Cfg, class T, Fp8Scale Mode>
 cudaError_t launch_typed(const GroupedGemmFp8Args& g, cudaStream_t stream) {
   CUtensorMap ta, tb;
   if (!make_operand_maps<Cfg::BM, Cfg::BN>(g, &ta, &tb)) return cudaErrorInvalidValue;
-  auto kernel = grouped_gemm_fp8_tcgen05_kernel<Cfg, T, Mode>;
-  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
-  if (err != cudaSuccess) return err;
-  kernel<<<tile_count<Cfg>(g), k_threads, Cfg::smem_bytes, stream>>>(
-      ta, tb, static_cast<__nv_bfloat16*>(g.d), g.scale_a, g.scale_b, g.groups * g.m, g.m, g.n, g.k);
-  return cudaGetLastError();
+  return launch_gemm_kernel<Cfg>(grouped_gemm_fp8_tcgen05_kernel<Cfg, T, Mode>, gemm_tiles<Cfg>(g.groups * g.m, g.n),
+                                 stream, ta, tb, static_cast<__nv_bfloat16*>(g.d), g.scale_a, g.scale_b, g.groups * g.m,
+                                 g.m, g.n, g.k);
 }
 
 template <class Cfg, class T>
 cudaError_t launch_ue8m0(const GroupedGemmFp8Args& g, cudaStream_t stream) {
-  constexpr int rows_per_tile = k_ue8m0_tile_rows;
-  const int b_tiles = (g.n + rows_per_tile - 1) / rows_per_tile;
   CUtensorMap ta, tb, tsa, tsb;
-  if (!make_operand_maps<Cfg::BM, Cfg::BN>(g, &ta, &tb) ||
-      !tma_host::make_tmap_ue8m0(&tsa, g.ue8m0_a, g.groups * g.m / rows_per_tile, g.k, Cfg::BM / rows_per_tile) ||
-      !tma_host::make_tmap_ue8m0(&tsb, g.ue8m0_b, static_cast<long long>(g.groups) * b_tiles, g.k,
-                                 Cfg::BN / rows_per_tile))
+  if (!make_operand_maps<Cfg::BM, Cfg::BN>(g, &ta, &tb) || !make_ue8m0_maps<Cfg>(g, &tsa, &tsb))
     return cudaErrorInvalidValue;
-  auto kernel = grouped_gemm_fp8_tcgen05_ue8m0_kernel<Cfg, T>;
-  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
-  if (err != cudaSuccess) return err;
-  kernel<<<tile_count<Cfg>(g), k_threads, Cfg::smem_bytes, stream>>>(ta, tb, tsa, tsb, static_cast<__nv_bfloat16*>(g.d),
-                                                                     g.groups * g.m, g.m, g.n, g.k, b_tiles);
-  return cudaGetLastError();
-}
-
-template <class Cfg, class BlockCfg, class T>
-cudaError_t launch_mode(const GroupedGemmFp8Args& g, cudaStream_t stream) {
-  switch (g.scale) {
-    case Fp8Scale::tensor: return launch_typed<Cfg, T, Fp8Scale::tensor>(g, stream);
-    case Fp8Scale::row: return launch_typed<Cfg, T, Fp8Scale::row>(g, stream);
-    case Fp8Scale::block128: return cudaErrorInvalidValue;  // supports() refuses it
-    case Fp8Scale::block128_ue8m0: return launch_ue8m0<BlockCfg, T>(g, stream);
-  }
-  return cudaErrorInvalidValue;
+  return launch_gemm_kernel<Cfg>(grouped_gemm_fp8_tcgen05_ue8m0_kernel<Cfg, T>, gemm_tiles<Cfg>(g.groups * g.m, g.n),
+                                 stream, ta, tb, tsa, tsb, static_cast<__nv_bfloat16*>(g.d), g.groups * g.m, g.m, g.n,
+                                 g.k, fp8_ue8m0_row_tiles(g.n));
 }
 
 template <class Cfg, class BlockCfg>
 cudaError_t launch(const Problem& p, cudaStream_t stream) {
   const GroupedGemmFp8Args& g = p.grouped_gemm_fp8;
   if (g.masked_m != nullptr) return launch_masked<Cfg::BN, Cfg::Stages>(g, stream);
-  if (g.dtype == DType::e5m2) return launch_mode<Cfg, BlockCfg, __nv_fp8_e5m2>(g, stream);
-  return launch_mode<Cfg, BlockCfg, __nv_fp8_e4m3>(g, stream);
+  return launch_fp8_kernel(
+      g.dtype, g.scale, [&]<class T, Fp8Scale Mode>() { return launch_typed<Cfg, T, Mode>(g, stream); },
+      [&]<class T>() { return launch_ue8m0<BlockCfg, T>(g, stream); });
 }
 
 // gemm_fp8.tcgen05's configurations: 128x256 tiles, 4 stages.

@@ -92,10 +92,11 @@ constexpr long long fp8_ue8m0_kgroups(int k) {
   const long long kblocks = (k + k_fp8_block - 1) / k_fp8_block;
   return (kblocks + k_ue8m0_tile_kblocks - 1) / k_ue8m0_tile_kblocks;
 }
+// Row tiles (tiles along the rows) of an operand with `rows` rows.
+constexpr int fp8_ue8m0_row_tiles(int rows) { return (rows + k_ue8m0_tile_rows - 1) / k_ue8m0_tile_rows; }
 // Bytes of the packed scales of an operand of `rows` rows and `k` columns.
 constexpr long long fp8_ue8m0_bytes(int rows, int k) {
-  return static_cast<long long>((rows + k_ue8m0_tile_rows - 1) / k_ue8m0_tile_rows) * fp8_ue8m0_kgroups(k) *
-         k_ue8m0_tile_bytes;
+  return static_cast<long long>(fp8_ue8m0_row_tiles(rows)) * fp8_ue8m0_kgroups(k) * k_ue8m0_tile_bytes;
 }
 // Byte of row `row`, K block `kblock` in the packed scales of an operand with `k` columns.
 constexpr long long fp8_ue8m0_offset(int row, int kblock, int k) {
