@@ -669,9 +669,9 @@ TEST_F(GpuRunnerTest, OfTwoGpusASickOneTakesOnlyItsOwnWorkerOutAndItsJobRunsOnTh
 TEST_F(GpuRunnerTest, OnePipelinesCheckIsSplitByFamilyOverTwoGpus) {
   ::setenv("KPORT_STAND_IN_ONLY", "gemm.good.steady,gemm.wrong.numerics", 1);
   ::setenv("KPORT_STAND_IN_FAMILY_OF", "gemm.wrong.numerics:lite", 1);
-  // Each check process takes 1.5 s, so neither worker can end its shard and take the
+  // Each check process takes 3 s, so neither worker can end its shard and take the
   // other's before that one's worker, woken by the same spawn, has claimed it.
-  ::setenv("KPORT_STAND_IN_CHECK_MS", "1500", 1);
+  ::setenv("KPORT_STAND_IN_CHECK_MS", "3000", 1);
   add_target("sm_90a", "9.0");
   start_gpu_runner("pair", "9.0", {}, "", 2);
   for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);;) {
