@@ -37,9 +37,9 @@ class GpuRunnerTest : public BuildRunnerTest {
     lease_seconds = 4;
   }
   void TearDown() override {
-    for (const char* v :
-         {"KPORT_STAND_IN_SICK", "KPORT_STAND_IN_SICK_GPU", "KPORT_STAND_IN_ONLY", "KPORT_STAND_IN_BENCH_MS",
-          "KPORT_STAND_IN_CALLS", "KPORT_STAND_IN_EXTRA_SHAPE", "KPORT_STAND_IN_FAMILY_OF", "KPORT_STAND_IN_CHECK_MS"})
+    for (const char* v : {"KPORT_STAND_IN_SICK", "KPORT_STAND_IN_SICK_GPU", "KPORT_STAND_IN_ONLY",
+                          "KPORT_STAND_IN_BENCH_MS", "KPORT_STAND_IN_CALLS", "KPORT_STAND_IN_EXTRA_SHAPE",
+                          "KPORT_STAND_IN_FAMILY_OF", "KPORT_STAND_IN_CHECK_MS", "KPORT_STAND_IN_SICK_BY"})
       ::unsetenv(v);
   }
 
@@ -619,12 +619,21 @@ int processes_with(const std::string& needle) {
 }
 
 // Two GPUs in one runner process: a worker each, registered with its GPU's UUID, the two
-// pipelines' check jobs taken one by each. The segfault leaves only the second GPU sick: its
-// worker gives its job back and takes no more work, the first worker goes on, and the job
-// given back runs to its end there (its second attempt, every result of it on the first GPU).
-TEST_F(GpuRunnerTest, OfTwoGpusASickOneTakesOnlyItsOwnWorkerOutAndItsJobRunsOnTheOther) {
+// pipelines' check jobs taken one by each. A fault leaves only the second GPU sick (a
+// segfault, or a hung kernel the runner kills at its timeout): its worker gives its job back
+// and takes no more work, the first worker goes on, and the job given back runs to its end
+// there (its second attempt, every result of it on the first GPU).
+class GpuRunnerSickGpu : public GpuRunnerTest, public ::testing::WithParamInterface<const char*> {};
+
+INSTANTIATE_TEST_SUITE_P(Faults, GpuRunnerSickGpu, ::testing::Values("gemm.crash.segv", "gemm.hang.sleep"),
+                         [](const auto& fault) {
+                           return std::string(fault.param) == "gemm.crash.segv" ? "Segfault" : "HungKernel";
+                         });
+
+TEST_P(GpuRunnerSickGpu, OfTwoGpusASickOneTakesOnlyItsOwnWorkerOutAndItsJobRunsOnTheOther) {
   ::setenv("KPORT_STAND_IN_SICK", (dir.path() / "gpu-sick").c_str(), 1);
   ::setenv("KPORT_STAND_IN_SICK_GPU", gpu_uuid(1).c_str(), 1);
+  ::setenv("KPORT_STAND_IN_SICK_BY", GetParam(), 1);
   const std::string first = commit_sha(21), second = commit_sha(22);
   const std::int64_t a = build_with_stand_in(first), b = build_with_stand_in(second);
   ASSERT_GT(a, 0);

@@ -19,7 +19,9 @@
 // KPORT_STAND_IN_SICK (a file: while it exists `device` fails, as a GPU in a bad state
 // would; the segfaulting instance creates it once when the variable is set);
 // KPORT_STAND_IN_SICK_GPU (a GPU's UUID: only a process pinned to it by CUDA_VISIBLE_DEVICES
-// reads KPORT_STAND_IN_SICK, so one GPU of several falls sick);
+// reads KPORT_STAND_IN_SICK, so one GPU of several falls sick); KPORT_STAND_IN_SICK_BY (the
+// instance whose fault leaves its GPU sick: gemm.crash.segv, the default, or gemm.hang.sleep,
+// a hung kernel the runner kills at its timeout);
 // KPORT_STAND_IN_ONLY (list only these instances, comma-separated);
 // KPORT_STAND_IN_FAMILY_OF ("INSTANCE:FAMILY;...": those instances are of that family, the
 // others of gemm); KPORT_STAND_IN_CHECK_MS (every check process first spends that long, as
@@ -162,15 +164,22 @@ std::string run_case(const std::string& cmd, const std::string& inst, const std:
                      std::optional<double> scripted, std::vector<std::string>& done, bool& fault) {
   const bool trouble = shape == k_trouble;
   const std::string head = case_head(inst, shape, seed);
-  if (trouble && inst == "gemm.crash.segv" && cmd == "check") {
+  // The faulting instance KPORT_STAND_IN_SICK_BY names leaves its GPU sick, once.
+  auto fall_sick = [&] {
+    if (inst != env("KPORT_STAND_IN_SICK_BY", "gemm.crash.segv")) return;
     if (auto sick = sick_file(); !sick.empty() && !exists(sick + ".done")) {
       std::ofstream(sick) << "sick\n";
       std::ofstream(sick + ".done") << "done\n";
     }
+  };
+  if (trouble && inst == "gemm.crash.segv" && cmd == "check") {
+    fall_sick();
     std::raise(SIGSEGV);
   }
-  if (trouble && inst == "gemm.hang.sleep" && cmd == "check")
+  if (trouble && inst == "gemm.hang.sleep" && cmd == "check") {
+    fall_sick();
     for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
   if (trouble && inst == "gemm.fault.kernel" && cmd == "check") {
     fault = true;
     return head + ",\"verdict\":\"error\",\"reason\":\"kernel: an illegal memory access was encountered\"}";
