@@ -266,8 +266,9 @@ Result<std::int64_t> check_workers(Connection& c, const std::string& arch, std::
 }
 
 // What each family of the build costs to check on `arch`: the results the library's
-// latest earlier pipeline stored for it there (its plain checks of this target and arch),
-// else, where that pipeline misses a family the build made, the family's built variants.
+// latest earlier pipeline stored for it there (its plain checks of this target and arch; a
+// bisection's probe, which checks a few cases, says nothing of the whole), else, where that
+// pipeline misses a family the build made, the family's built variants.
 Result<std::vector<porting::FamilyWeight>> family_weights(Connection& c, const Job& build, const std::string& arch) {
   auto built = c.prepare(
       "SELECT family, count(*) FROM build_records WHERE job_id = ?1 AND attempt = ?2 AND status = 'ok'"
@@ -282,6 +283,7 @@ Result<std::vector<porting::FamilyWeight>> family_weights(Connection& c, const J
       " AND j.target = ?1 AND j.arch = ?2 AND j.pipeline_id = (SELECT j2.pipeline_id FROM jobs j2"
       " JOIN pipelines p ON p.id = j2.pipeline_id WHERE j2.kind = 'check' AND j2.purpose = 'check'"
       " AND j2.status IN ('succeeded', 'failed') AND j2.target = ?1 AND j2.arch = ?2 AND j2.pipeline_id <> ?3"
+      " AND NOT EXISTS (SELECT 1 FROM bisection_probes bp WHERE bp.pipeline_id = j2.pipeline_id)"
       " AND p.repo = (SELECT repo FROM pipelines WHERE id = ?3) ORDER BY j2.id DESC LIMIT 1))"
       " GROUP BY r.family");
   if (!measured) return std::move(measured).error();

@@ -131,35 +131,69 @@ TEST_F(QueueTest, ABuildsCheckIsSplitByFamilyOverTheOnlineGpusOfItsArch) {
     EXPECT_EQ(j.purpose, JobPurpose::check);
     EXPECT_FALSE(j.gpu_model) << "either GPU takes either part";
   }
+  // Stores `counts` results of each family for the job `c` holds on `gpu`, and ends it.
+  auto measure = [&](const Claim& c, const Runner& gpu, const std::vector<std::pair<std::string, int>>& counts) {
+    std::vector<ResultRecord> results;
+    for (const auto& [family, n] : counts)
+      for (int i = 0; i < n; ++i) {
+        ResultRecord r;
+        r.job_id = c.job.id;
+        r.attempt = c.job.attempt;
+        r.runner_id = gpu.id;
+        r.commit_sha = c.job.commit_sha;
+        r.target = "sm_90a";
+        r.family = family;
+        r.variant = "v";
+        r.instance = family + ".v." + std::to_string(i);
+        r.dtype = "bf16";
+        r.shape = "m=1";
+        r.toolkit = "13.0";
+        r.arch = "9.0";
+        r.status = ResultStatus::passed;
+        r.median_us = 10;
+        results.push_back(r);
+      }
+    ok(m_store->put_results(results));
+    ok(m_store->complete(c.job.id, gpu.id, c.job.attempt));
+  };
   // One part each; both parts' results measured: attention (9 cases) is the heavy family
   // now, gemm (2) and rmsnorm (1) together lighter.
   for (const Runner* gpu : {&gpu0, &gpu1}) {
     auto c = ok(m_store->claim(gpu->id));
     ASSERT_TRUE(c);
-    const bool heavy = c->job.id == first[0].id;
-    std::vector<ResultRecord> results;
-    for (int i = 0; i < (heavy ? 2 : 10); ++i) {
-      const std::string family = heavy ? "gemm" : i == 0 ? "rmsnorm" : "attention";
-      ResultRecord r;
-      r.job_id = c->job.id;
-      r.attempt = c->job.attempt;
-      r.runner_id = gpu->id;
-      r.commit_sha = c->job.commit_sha;
-      r.target = "sm_90a";
-      r.family = family;
-      r.variant = "v";
-      r.instance = family + ".v." + std::to_string(i);
-      r.dtype = "bf16";
-      r.shape = "m=1";
-      r.toolkit = "13.0";
-      r.arch = "9.0";
-      r.status = ResultStatus::passed;
-      r.median_us = 10;
-      results.push_back(r);
-    }
-    ok(m_store->put_results(results));
-    ok(m_store->complete(c->job.id, gpu->id, c->job.attempt));
+    if (c->job.id == first[0].id)
+      measure(*c, *gpu, {{"gemm", 2}});
+    else
+      measure(*c, *gpu, {{"rmsnorm", 1}, {"attention", 9}});
   }
+  // A bisection's probe checked after it, of gemm alone: it says nothing of the whole
+  // library's weights (counted, every family but gemm would be unmeasured).
+  Bisection bisection;
+  bisection.kind = "numerics_failure";
+  bisection.origin = "auto";
+  bisection.repo = "kernels";
+  bisection.target = "sm_90a";
+  bisection.gpu_model = "NVIDIA H200";
+  bisection.arch = "9.0";
+  bisection.good_sha = std::string(40, 'a');
+  bisection.bad_sha = std::string(40, 'c');
+  bisection.commits_json = R"(["aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","cccccccccccccccccccccccccccccccccccccccc"])";
+  bisection.cases_json = "[]";
+  NewPipeline probe;
+  probe.reason = PipelineReason::manual;
+  probe.repo = "kernels";
+  probe.commit_sha = bisection.bad_sha;
+  probe.jobs.push_back(
+      JobSpec{JobKind::build, probe.commit_sha, "sm_90a", {}, {}, {}, 3, R"({"variants":["gemm.mma"]})"});
+  ASSERT_TRUE(ok(m_store->open_bisection(bisection, {probe})));
+  auto probe_build = ok(m_store->claim(b.id));
+  ASSERT_TRUE(probe_build);
+  const auto probe_checks = ok(m_store->complete(probe_build->job.id, b.id, probe_build->job.attempt)).spawned;
+  ASSERT_EQ(probe_checks.size(), 1u) << "a probe's check is never split";
+  auto probe_check = ok(m_store->claim(gpu0.id));
+  ASSERT_TRUE(probe_check);
+  ASSERT_EQ(probe_check->job.id, probe_checks[0]);
+  measure(*probe_check, gpu0, {{"gemm", 20}});
   auto second = build_with(variants);
   ASSERT_EQ(second.size(), 2u);
   EXPECT_EQ(second[0].payload_json, R"({"families":["attention"],"shard":{"index":0,"count":2}})");
