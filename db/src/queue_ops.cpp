@@ -370,8 +370,8 @@ Result<std::vector<std::int64_t>> spawn_checks(Connection& c, const Job& build, 
     }
     // Each shard names its families; the last, the rest, names those it leaves.
     std::vector<std::string> named;
-    for (std::size_t i = 0; i + 1 < shards.size(); ++i)
-      named.insert(named.end(), shards[i].families.begin(), shards[i].families.end());
+    for (const auto& s : shards)
+      if (!s.rest) named.insert(named.end(), s.families.begin(), s.families.end());
     for (std::size_t i = 0; i < shards.size(); ++i) {
       api::JobPayload part = *payload;
       if (shards[i].rest)

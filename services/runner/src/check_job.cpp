@@ -343,8 +343,8 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
   // request to measure a shape asks.
   const std::vector<std::string>& wanted = payload->instances;
   const std::string& filter = payload->filter;
-  auto named = [](const std::vector<std::string>& list, const std::string& family) {
-    return std::find(list.begin(), list.end(), family) != list.end();
+  auto named = [](const std::vector<std::string>& list, const std::string& name) {
+    return std::find(list.begin(), list.end(), name) != list.end();
   };
   std::optional<std::vector<HarnessCase>> asked;  // family, dtype and shape set; no instance
   if (payload->cases) {
@@ -363,7 +363,7 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
         if (!i.is_object()) continue;
         auto name = str(i.as_object(), "name");
         if (name.empty() || (!filter.empty() && name.find(filter) == std::string::npos)) continue;
-        if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), name) == wanted.end()) continue;
+        if (!wanted.empty() && !named(wanted, name)) continue;
         Named n{name, str(i.as_object(), "family"), str(i.as_object(), "variant")};
         if (!payload->families.empty() && !named(payload->families, n.family)) continue;
         if (named(payload->families_except, n.family)) continue;
@@ -375,12 +375,13 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
     }
   const bool narrowed =
       !filter.empty() || !wanted.empty() || asked || !payload->families.empty() || !payload->families_except.empty();
+  const std::string shard = payload->shard ? "shard " + std::to_string(payload->shard->index + 1) + "/" +
+                                                 std::to_string(payload->shard->count)
+                                           : "";
   if (instances.empty()) {
     // The rest of a split check may find every family taken by the other shards.
     if (payload->shard && payload->families.empty()) {
-      const std::string none = "shard " + std::to_string(payload->shard->index + 1) + "/" +
-                               std::to_string(payload->shard->count) +
-                               ": every family of the harness is another shard's; nothing to check";
+      const std::string none = shard + ": every family of the harness is another shard's; nothing to check";
       log(none);
       return JobOutcome{true, none, false};
     }
@@ -392,8 +393,7 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
     for (const auto& n : instances) families.insert(n.family);
     std::string list;
     for (const auto& f : families) list += (list.empty() ? "" : ", ") + f;
-    log("shard " + std::to_string(payload->shard->index + 1) + "/" + std::to_string(payload->shard->count) +
-        " of this arch's check, split over its GPUs by family: " + list);
+    log(shard + " of this arch's check, split over its GPUs by family: " + list);
   }
   log(std::to_string(instances.size()) + " instance(s) to check and time");
 

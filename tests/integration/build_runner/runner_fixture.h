@@ -100,11 +100,16 @@ class BuildRunnerTest : public CoordinatorTest {
   // Starts kport-runner with `args` (argv[0] first), its output in runner_log.
   void spawn_runner(std::vector<std::string> args) {
     runner_log = dir.path() / "runner.log";
-    runner_pid = ::fork();
-    if (runner_pid == 0) {
-      // GPU locks of this test's own: tests running at once use the same fake GPU UUIDs.
+    runner_pid = spawn_process(std::move(args), runner_log);
+  }
+  // Starts `args` (argv[0] first) with stdout and stderr in `log`; returns its pid. Every
+  // runner it starts takes its GPU locks in this test's own directory: tests running at
+  // once use the same fake GPU UUIDs.
+  pid_t spawn_process(std::vector<std::string> args, const std::filesystem::path& log) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
       ::setenv("KPORT_GPU_LOCK_DIR", (dir.path() / "gpu-locks").c_str(), 1);
-      std::freopen(runner_log.c_str(), "w", stdout);
+      std::freopen(log.c_str(), "w", stdout);
       ::dup2(1, 2);
       std::vector<char*> argv;
       for (auto& a : args) argv.push_back(a.data());
@@ -112,6 +117,7 @@ class BuildRunnerTest : public CoordinatorTest {
       ::execv(argv[0], argv.data());
       _exit(127);
     }
+    return pid;
   }
   // SIGTERM; returns the exit status (-1 when it had to be killed).
   int stop_runner(std::chrono::seconds wait = std::chrono::seconds(30)) {

@@ -749,7 +749,7 @@ TEST_F(GpuRunnerTest, ASecondRunnerProcessOfTheSameGpuWaitsUntilTheFirstEnds) {
     ASSERT_LT(std::chrono::steady_clock::now(), end) << runner_output();
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  // The second: the same inventory and the same lock directory the fixture gives the first.
+  // The second: the same inventory, and the lock directory the fixture gives every runner.
   const fs::path second_log = dir.path() / "second.log";
   std::vector<std::string> args{KPORT_RUNNER_BIN,
                                 "--role",
@@ -765,19 +765,8 @@ TEST_F(GpuRunnerTest, ASecondRunnerProcessOfTheSameGpuWaitsUntilTheFirstEnds) {
                                 "--gpus",
                                 (dir.path() / "gpus.json").string(),
                                 "--claim-wait",
-                                "1",
-                                "--gpu-lock-dir",
-                                (dir.path() / "gpu-locks").string()};
-  const pid_t second = ::fork();
-  if (second == 0) {
-    std::freopen(second_log.c_str(), "w", stdout);
-    ::dup2(1, 2);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    _exit(127);
-  }
+                                "1"};
+  const pid_t second = spawn_process(args, second_log);
   ASSERT_GT(second, 0);
   struct Reap {
     pid_t pid;
