@@ -796,8 +796,10 @@ TEST_F(GpuRunnerTest, AKilledRunnersJobComesBackByLeaseExpiryAndRunsElsewhere) {
   std::string sha = commit_sha(9);
   std::int64_t check = build_with_stand_in(sha);
   ASSERT_GT(check, 0);
-  // One instance checked at a time, so the hanging harness is the only one running when killed.
-  start_gpu_runner("doomed", "9.0", {"--check-parallel", "1"});
+  // One instance checked at a time, so the hanging harness is the only one running when killed;
+  // a kernel timeout far beyond the test's look at it, which a loaded machine may delay past
+  // the fixture's 1 s (the test kills the runner itself).
+  start_gpu_runner("doomed", "9.0", {"--check-parallel", "1", "--kernel-timeout", "60", "--process-timeout", "120"});
   wait_job(check, std::chrono::seconds(60), "running");
   // Let it get into the hang (the fourth instance), then kill it outright.
   for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
