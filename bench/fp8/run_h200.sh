@@ -35,7 +35,7 @@ if [[ -n ${KPORT_FP8_HARNESS:-} ]] && "$KPORT_FP8_HARNESS" --version >/dev/null 
   H=$KPORT_FP8_HARNESS
   stamp "harness given: $($H --version)"
 else
-  others="gemm.simt;gemm.mma_sync;gemm.wgmma_tma;attention.simt;attention.mma_sync;attention.wgmma_tma"
+  others="gemm.simt;gemm.mma_sync;gemm.wgmma_tma;gemm.gemv;attention.simt;attention.mma_sync;attention.wgmma_tma"
   others+=";rmsnorm.simt;rmsnorm.vec16;softmax.simt;softmax.vec16"
   # The grouped families too: "gemm_fp8" below would also name grouped_gemm_fp8's instances.
   others+=";grouped_gemm.simt;grouped_gemm.wgmma_tma;grouped_gemm_fp8.wgmma_tma"

@@ -93,6 +93,25 @@ TEST(GemmFp8Supports, TheWidePromotingInstancesTakeEveryModeAndOddN) {
   }
 }
 
+TEST(GemmFp8Supports, TheTallInstancesTakeEveryModeAndOddShapes) {
+  // 256 rows a tile (two 64-row slices per consumer warpgroup): M, N free, K as the others.
+  for (const char* name : {"gemm_fp8.wgmma_tma.256x128x128_s4", "gemm_fp8.wgmma_tma.256x128x128_s4_c2x1"}) {
+    const Instance* inst = find_instance(name);
+    ASSERT_NE(inst, nullptr) << name;
+    EXPECT_NE(inst->config_json.find("\"bm\":256"), std::string::npos) << inst->config_json;
+    for (Fp8Scale s : {Fp8Scale::tensor, Fp8Scale::row, Fp8Scale::block128, Fp8Scale::block128_ue8m0})
+      for (DType t : {DType::e4m3, DType::e5m2}) {
+        EXPECT_EQ(inst->supports(gemm_fp8_problem(4096, 7168, 16384, s, t)), "") << name;
+        EXPECT_EQ(inst->supports(gemm_fp8_problem(77, 1001, 256, s, t)), "") << name;
+        EXPECT_EQ(inst->supports(gemm_fp8_problem(4095, 7167, 2048, s, t)), "") << name;
+      }
+    EXPECT_NE(
+        inst->supports(gemm_fp8_problem(300, 448, 400, Fp8Scale::block128)).find("K=400 is not a multiple of 128"),
+        std::string::npos)
+        << name;
+  }
+}
+
 TEST(GemmFp8Supports, OtherDtypesAndMisalignedOperandsAreRefused) {
   EXPECT_NE(instance().supports(gemm_fp8_problem(128, 128, 128, Fp8Scale::tensor, DType::bf16)).find("e4m3 or e5m2"),
             std::string::npos);

@@ -24,6 +24,10 @@
 // accumulator, which leaves registers for a 128x256 tile. The two fp32 arrays of a promoting
 // tile take BN registers a consumer thread (3*BN/2 with overlap), which bounds BN at 192 under
 // setmaxnreg 232 (128 with overlap).
+// Tall tiles (Waves = 2, the 256x128 instances): each consumer warpgroup takes two 64-row
+// slices of a stage in turn (rows cw*64, then 128 + cw*64) into its one accumulator, each
+// promoted into a total of its own, so a stage loaded once feeds four wgmma groups: fewer
+// bytes from L2 per MAC than any 128-row tile.
 // Optionally (ClusterM = 2) two CTAs on vertically adjacent tiles form a cluster: each loads
 // its own A (and A scales) and half of the shared B tile, multicast to both, and a stage is
 // refilled only when the consumers of both CTAs have released it; L2 then serves 24 KiB per
@@ -83,19 +87,26 @@ constexpr int k_group_m = 8;                        // tile rows per L2 group
 constexpr int k_producer_regs = 40;
 constexpr int k_consumer_regs = 232;
 
-template <int BN_, int Stages_, int ClusterM_, bool Overlap_ = false, bool Promote_ = true>
+template <int BN_, int Stages_, int ClusterM_, bool Overlap_ = false, bool Promote_ = true, int Waves_ = 1>
 struct Config {
-  static constexpr int BM = 64 * k_consumers, BN = BN_, BK = k_fp8_block, Stages = Stages_, ClusterM = ClusterM_;
+  // Waves: 64-row slices of the tile each consumer warpgroup takes in turn per K block (rows
+  // cw*64 and 128 + cw*64 with two), so a 256-row tile reads each stage of B four times while
+  // the stage is loaded once: a quarter fewer bytes from L2 per MAC than 128x128.
+  static constexpr int Waves = Waves_;
+  static constexpr int BM = 64 * k_consumers * Waves, BN = BN_, BK = k_fp8_block, Stages = Stages_,
+                       ClusterM = ClusterM_;
+  static_assert(Waves == 1 || Waves == 2, "one or two 64-row slices per consumer warpgroup");
   static constexpr bool Overlap = Overlap_;  // two K blocks in flight per warpgroup
   // Promote: every 128-K block is added into a separate fp32 total (needed for block scales).
   // Without, the wgmma accumulate over all of K in one register tile (per-tensor and row-wise
   // scales only), which leaves room for 256 columns.
   static constexpr bool Promote = Promote_;
   static_assert(Promote || !Overlap, "two blocks in flight only pay when promoting");
+  static_assert(Waves == 1 || (Promote && !Overlap), "two slices share one wgmma accumulator, promoted in turn");
   static_assert(BN % 16 == 0 && BN >= 64 && BN <= 256, "whole 8-column accumulator groups, one wgmma per k32");
   // Registers of a consumer thread: BN/2 per accumulator (the wgmma's, the promoted total and,
   // with Overlap, a second wgmma accumulator) must leave ~40 of setmaxnreg 232 for the rest.
-  static_assert((Promote ? (Overlap ? 3 : 2) : 1) * BN / 2 <= 192, "accumulators fit under setmaxnreg 232");
+  static_assert((Promote ? (Overlap ? 3 : 1 + Waves) : 1) * BN / 2 <= 192, "accumulators fit under setmaxnreg 232");
   // Tile column tn starts (tn * BN) % 128 rows into a 128-row scale block of B, a multiple
   // of gcd(BN, 128), so it spans at most sb_blocks scale blocks (1 for BN 64 and 128, 2 for
   // 160 and 192, 3 for 176).
@@ -123,6 +134,7 @@ template <class Base>
 struct GroupedConfig : Base {
   static constexpr bool Grouped = true;
   static_assert(Base::ClusterM == 1, "a grouped tile takes no B multicast (the cluster's tiles may be two groups')");
+  static_assert(Base::Waves == 1, "grouped tiles are 128 rows (each group's M a multiple of them)");
 };
 
 template <int GroupM>
@@ -299,7 +311,9 @@ __device__ __forceinline__ void gemm_fp8_body(const CUtensorMap& tmap_a, const C
     const int t = threadIdx.x % 128;
     const int warp = t / 32, lane = t % 32;
     const int row_in_tile = cw * 64 + warp * 16 + lane / 4;  // and row_in_tile + 8
-    float acc[BN / 2], acc2[BN / 2], total[BN / 2];          // acc2: the second K block in flight (Overlap)
+    constexpr int W = Cfg::Waves;
+    // acc2: the second K block in flight (Overlap); total[w]: the promoted sums of slice w
+    float acc[BN / 2], acc2[BN / 2], total[W][BN / 2];
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) acc[i] = acc2[i] = 0.0f;
     int s = 0;
@@ -346,7 +360,7 @@ __device__ __forceinline__ void gemm_fp8_body(const CUtensorMap& tmap_a, const C
       } else {
         if (lane == 0) mbar_arrive(empty_bar(st));
       }
-      promote<BN / 8, BN / 8>(total, from, s0, s1, s0, s1, s0, s1);
+      promote<BN / 8, BN / 8>(total[0], from, s0, s1, s0, s1, s0, s1);
     };
     MaskedTiles<BM> masked{masked_m, groups, m, tiles_n};  // Masked: the groups' tiles, as the producer walks them
     for (int tile = first_tile; Masked ? masked.seek(tile) : tile < tiles; tile += tile_step) {
@@ -362,7 +376,9 @@ __device__ __forceinline__ void gemm_fp8_body(const CUtensorMap& tmap_a, const C
           Cfg::Grouped ? scale_b + fp8_group_scale_b_offset(Mode, Masked ? masked.group : tm / group_tiles, n, k)
                        : scale_b;
 #pragma unroll
-      for (int i = 0; i < BN / 2; ++i) total[i] = 0.0f;
+      for (int w = 0; w < W; ++w)
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) total[w][i] = 0.0f;
       // block128: the tile's columns [0, 128 - sb_offset) lie in scale block sb_first of B
       // (its scales at sb_row), the next 128 in sb_first + 1 (sb_row1), the rest in
       // sb_first + 2 (sb_row2). A block past the last one of B holds only columns past N,
@@ -444,68 +460,79 @@ __device__ __forceinline__ void gemm_fp8_body(const CUtensorMap& tmap_a, const C
             if constexpr (Cfg::sb_blocks > 2) sb2 = __ldg(sb_row2 + kb);
           }
           mbar_wait(full_bar(s), phase);
-          wgmma_fence();
-          const uint32_t a0 = stage_a(s) + cw * 64 * 128;
-          const uint32_t b0 = stage_b(s);
+          // Slice w: the warpgroup's 64 rows at w * 128 + cw * 64, into the one accumulator,
+          // promoted into total[w] before the next slice is issued; the stage is released after
+          // the last slice's wgmma have read it.
 #pragma unroll
-          for (int kk = 0; kk < BK / 32; ++kk) {
-            const uint64_t da = make_desc_sw128(a0 + kk * 32, 16, 1024);
-            const uint64_t db = make_desc_sw128(b0 + kk * 32, 16, 1024);
-            wgmma_fp8_ss<BN, T, T>(acc, da, db, kk > 0 ? 1 : 0);
+          for (int w = 0; w < W; ++w) {
+            wgmma_fence();
+            const uint32_t a0 = stage_a(s) + cw * 64 * 128 + w * 128 * 128;
+            const uint32_t b0 = stage_b(s);
+#pragma unroll
+            for (int kk = 0; kk < BK / 32; ++kk) {
+              const uint64_t da = make_desc_sw128(a0 + kk * 32, 16, 1024);
+              const uint64_t db = make_desc_sw128(b0 + kk * 32, 16, 1024);
+              wgmma_fp8_ss<BN, T, T>(acc, da, db, kk > 0 ? 1 : 0);
+            }
+            wgmma_commit();
+            wgmma_wait<0>();
+            fence_regs(acc);
+            float sa0 = 1.0f, sa1 = 1.0f;
+            if constexpr (k_block) {
+              const float* sa = reinterpret_cast<const float*>(smem_gen + S * Cfg::stage_bytes + s * Cfg::sa_bytes);
+              sa0 = sa[w * 128 + row_in_tile];
+              sa1 = sa[w * 128 + row_in_tile + 8];
+            }
+            if (w == W - 1) {
+              __syncwarp();
+              // Stage release: lane 0 of each consumer warp arrives here, lane r at cluster peer r.
+              if constexpr (CM > 1) {
+                if (lane < CM) mbar_arrive_cluster(empty_bar(s), lane);
+              } else {
+                if (lane == 0) mbar_arrive(empty_bar(s));
+              }
+              if (++s == S) {
+                s = 0;
+                phase ^= 1;
+              }
+            }
+            if constexpr (k_block && Cfg::sb_blocks > 1)
+              promote_at<BN, Cfg::sb_offset_step>(sb_offset, total[w], acc, sa0 * sb, sa1 * sb, sa0 * sb1, sa1 * sb1,
+                                                  sa0 * sb2, sa1 * sb2);
+            else
+              promote<BN / 8, BN / 8>(total[w], acc, sa0 * sb, sa1 * sb, sa0 * sb, sa1 * sb, sa0 * sb, sa1 * sb);
           }
-          wgmma_commit();
-          wgmma_wait<0>();
-          fence_regs(acc);
-          float sa0 = 1.0f, sa1 = 1.0f;
-          if constexpr (k_block) {
-            const float* sa = reinterpret_cast<const float*>(smem_gen + S * Cfg::stage_bytes + s * Cfg::sa_bytes);
-            sa0 = sa[row_in_tile];
-            sa1 = sa[row_in_tile + 8];
-          }
-          __syncwarp();
-          // Stage release: lane 0 of each consumer warp arrives here, lane r at cluster peer r.
-          if constexpr (CM > 1) {
-            if (lane < CM) mbar_arrive_cluster(empty_bar(s), lane);
-          } else {
-            if (lane == 0) mbar_arrive(empty_bar(s));
-          }
-          if (++s == S) {
-            s = 0;
-            phase ^= 1;
-          }
-          if constexpr (k_block && Cfg::sb_blocks > 1)
-            promote_at<BN, Cfg::sb_offset_step>(sb_offset, total, acc, sa0 * sb, sa1 * sb, sa0 * sb1, sa1 * sb1,
-                                                sa0 * sb2, sa1 * sb2);
-          else
-            promote<BN / 8, BN / 8>(total, acc, sa0 * sb, sa1 * sb, sa0 * sb, sa1 * sb, sa0 * sb, sa1 * sb);
         }
       }
 
-      const float(&res)[BN / 2] = pick<Cfg::Promote>(total, acc);  // the K-long sums
       // Epilogue. Accumulator layout of m64nN: per 8-column group g a thread holds rows r and
       // r+8, columns 8g + 2*(lane%4) and +1.
       // Masked: rows of the tile's group, stored up to its count, their scales the tall A's.
-      const int r0 = tm * BM + row_in_tile, r1 = r0 + 8;
-      const int rows_end = Masked ? masked.rows : m;
-      __nv_bfloat16* const d_rows = Masked ? d + static_cast<size_t>(masked.group) * m * n : d;
-      const float* const sa_rows = Masked ? scale_a + static_cast<size_t>(masked.group) * m : scale_a;
-      float a0 = 1.0f, a1 = 1.0f;
-      if constexpr (Mode == Fp8Scale::tensor) a0 = a1 = __ldg(scale_a) * __ldg(group_sb);
-      if constexpr (Mode == Fp8Scale::row) {
-        a0 = r0 < rows_end ? __ldg(sa_rows + r0) : 0.0f;
-        a1 = r1 < rows_end ? __ldg(sa_rows + r1) : 0.0f;
-      }
-      const bool pairs = (n % 2 == 0) && (reinterpret_cast<uintptr_t>(d) % 4 == 0);
 #pragma unroll
-      for (int g = 0; g < BN / 8; ++g) {
-        const int col = tn * BN + g * 8 + 2 * (lane % 4);
-        float b0 = 1.0f, b1 = 1.0f;
+      for (int w = 0; w < W; ++w) {
+        const float(&res)[BN / 2] = pick<Cfg::Promote>(total[w], acc);  // the K-long sums
+        const int r0 = tm * BM + w * 128 + row_in_tile, r1 = r0 + 8;
+        const int rows_end = Masked ? masked.rows : m;
+        __nv_bfloat16* const d_rows = Masked ? d + static_cast<size_t>(masked.group) * m * n : d;
+        const float* const sa_rows = Masked ? scale_a + static_cast<size_t>(masked.group) * m : scale_a;
+        float a0 = 1.0f, a1 = 1.0f;
+        if constexpr (Mode == Fp8Scale::tensor) a0 = a1 = __ldg(scale_a) * __ldg(group_sb);
         if constexpr (Mode == Fp8Scale::row) {
-          b0 = col < n ? __ldg(group_sb + col) : 0.0f;
-          b1 = col + 1 < n ? __ldg(group_sb + col + 1) : 0.0f;
+          a0 = r0 < rows_end ? __ldg(sa_rows + r0) : 0.0f;
+          a1 = r1 < rows_end ? __ldg(sa_rows + r1) : 0.0f;
         }
-        if (r0 < rows_end) store_pair(d_rows, n, r0, col, res[g * 4] * a0 * b0, res[g * 4 + 1] * a0 * b1, pairs);
-        if (r1 < rows_end) store_pair(d_rows, n, r1, col, res[g * 4 + 2] * a1 * b0, res[g * 4 + 3] * a1 * b1, pairs);
+        const bool pairs = (n % 2 == 0) && (reinterpret_cast<uintptr_t>(d) % 4 == 0);
+#pragma unroll
+        for (int g = 0; g < BN / 8; ++g) {
+          const int col = tn * BN + g * 8 + 2 * (lane % 4);
+          float b0 = 1.0f, b1 = 1.0f;
+          if constexpr (Mode == Fp8Scale::row) {
+            b0 = col < n ? __ldg(group_sb + col) : 0.0f;
+            b1 = col + 1 < n ? __ldg(group_sb + col + 1) : 0.0f;
+          }
+          if (r0 < rows_end) store_pair(d_rows, n, r0, col, res[g * 4] * a0 * b0, res[g * 4 + 1] * a0 * b1, pairs);
+          if (r1 < rows_end) store_pair(d_rows, n, r1, col, res[g * 4 + 2] * a1 * b0, res[g * 4 + 3] * a1 * b1, pairs);
+        }
       }
     }
   }
