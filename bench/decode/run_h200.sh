@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # kport's bf16 gemm at decode sizes (M <= 8) on one H200, in one call: builds
-# kport-harness-sm_90a with the gemm variants only, checks gemm.gemv on the check grid and on
-# odd decode shapes outside it (every M from 1 to 8, N ending inside a column segment, K not a
-# multiple of the K tile), then benches every gemm instance at M = 1, 4, 8 on the LLM
-# projections (cublasGemmEx timed in the same process on the same buffers) and prints the
-# table (table.py): per shape the best kport instance against cuBLAS. $OUT receives table.txt
-# and decode-run.tar.gz.
+# kport-harness-sm_90a with the gemm variants only, checks the decode variants (gemm.gemv and
+# every gemm.decode_mma instance) on the check grid and on odd decode shapes outside it (every
+# M from 1 to 8, N ending inside a column segment, K not a multiple of the K tile, and cases
+# each must refuse), then benches every gemm instance at M = 1, 4, 8 on the LLM projections
+# (cublasGemmEx timed in the same process on the same buffers) and prints the table
+# (table.py): per shape the best kport instance, gemm.gemv and the best gemm.decode_mma
+# against cuBLAS. $OUT receives table.txt and decode-run.tar.gz.
 #   bash bench/decode/run_h200.sh          (OUT defaults to build/decode-out)
 set -u
 cd "$(dirname "$0")/../.."
@@ -30,19 +31,34 @@ others+=";grouped_gemm.wgmma_tma;grouped_gemm_fp8.wgmma_tma;rmsnorm.simt;rmsnorm
     "-DKPORT_EXCLUDE_VARIANTS=$others" && timeout 240 cmake --build $B; } >"$W/build.log" 2>&1 ||
   { echo "harness build failed"; grep -B2 -A20 -m3 'error' "$W/build.log" | head -60; exit 2; }
 stamp "harness built"
-grep -A3 "gemv_kernel" "$W/build.log" | grep -i "registers\|spill" | sort -u | head -8
+grep -i "spill" "$W/build.log" | grep "gemv_kernel\|decode_mma_kernel" | sort -u | head -8
 
-timeout 200 $H check --all --filter gemm.gemv --dtype all --seed 7 --timeout-s 30 >"$W/check.json" 2>"$W/check.err"
-stamp "check grid: exit $?"
+: >"$W/check.json"
+for f in gemm.gemv gemm.decode_mma; do
+  timeout 200 $H check --all --filter $f --dtype all --seed 7 --timeout-s 30 >>"$W/check.json" 2>>"$W/check.err"
+  stamp "check grid, $f: exit $?"
+  echo >>"$W/check.json"
+done
+# The decode instances: every one the harness lists (gemm.decode_mma's tunings included),
+# on the same odd shapes; m=9 and n=4100 must be refused, fp32 by gemm.decode_mma too.
+mapfile -t decode < <($H list --filter gemm. | python3 -c '
+import json, sys
+for v in json.load(sys.stdin).get("variants", []):
+    if v["variant"] in ("gemm.gemv", "gemm.decode_mma") and v["status"] == "built":
+        for i in v["instances"]:
+            print(i["name"])')
 cases=()
-for dt in bf16 fp16 fp32; do
-  for m in 1 2 3 4 5 6 7 8; do cases+=(--case "gemm.gemv.m8_splitk:$dt:m=$m,n=4104,k=4100"); done
-  for s in m=8,n=8,k=1 m=1,n=128256,k=4096 m=5,n=2056,k=65 m=2,n=14336,k=14336; do
-    cases+=(--case "gemm.gemv.m8_splitk:$dt:$s")
+for inst in "${decode[@]}"; do
+  for dt in bf16 fp16 fp32; do
+    for m in 1 2 3 4 5 6 7 8; do cases+=(--case "$inst:$dt:m=$m,n=4104,k=4100"); done
+    for s in m=8,n=8,k=1 m=1,n=128256,k=4096 m=5,n=2056,k=65 m=2,n=14336,k=14336 m=3,n=512,k=8192 \
+      m=8,n=4096,k=4096 m=9,n=4096,k=4096 m=4,n=4100,k=4096; do
+      cases+=(--case "$inst:$dt:$s")
+    done
   done
 done
-timeout 200 $H check "${cases[@]}" --seed 11 --timeout-s 30 >"$W/check-outside.json" 2>"$W/check-outside.err"
-stamp "check outside the grid: exit $?"
+timeout 300 $H check "${cases[@]}" --seed 11 --timeout-s 30 >"$W/check-outside.json" 2>"$W/check-outside.err"
+stamp "check outside the grid (${#decode[@]} instances): exit $?"
 
 shapes=()
 for m in 1 4 8; do

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Prints bench/decode's table from one run's work folder: the `check` verdicts of gemm.gemv
-(grid and outside it), then per decode shape the best kport instance and gemm.gemv against
-cublasGemmEx of the same process (time in us, ratio = cuBLAS time / kport time).
+"""Prints bench/decode's table from one run's work folder: the `check` verdicts of the decode
+variants, gemm.gemv and gemm.decode_mma (grid and outside it), then per decode shape the best
+kport instance, gemm.gemv and the fastest gemm.decode_mma instance against cublasGemmEx of the
+same process (time in us, ratio = cuBLAS time / kport time).
 
     python3 bench/decode/table.py WORK_DIR
 """
@@ -35,40 +36,46 @@ def docs(path):
 
 def main():
     w = sys.argv[1]
-    verdicts, failures = collections.Counter(), []
+    verdicts, failures = collections.defaultdict(collections.Counter), []
     worst = collections.defaultdict(float)
     for name in ("check.json", "check-outside.json"):
         for doc in docs(os.path.join(w, name)):
             if "error" in doc and "results" not in doc:
                 failures.append(f"  {name}: {doc['error']}")
             for r in doc.get("results", []):
-                verdicts[r.get("verdict")] += 1
+                verdicts[r["instance"].split(".")[1]][r.get("verdict")] += 1
                 if r.get("verdict") == "passed":
                     worst[r["dtype"]] = max(worst[r["dtype"]], r.get("normwise_rel_error") or 0)
                 elif r.get("verdict") != "unsupported":
                     failures.append(f"  {r['instance']} {r['dtype']} {r['shape_text']}: {r.get('verdict')} "
                                     f"{r.get('reason', '')} err={r.get('normwise_rel_error')}")
-    print("gemm.gemv check: " + ", ".join(f"{v} {c}" for v, c in sorted(verdicts.items(), key=str)))
+    for variant, counts in sorted(verdicts.items()):
+        print(f"gemm.{variant} check: " + ", ".join(f"{v} {c}" for v, c in sorted(counts.items(), key=str)))
     print("  worst normwise error passed: " + ", ".join(f"{d} {e:.2e}" for d, e in sorted(worst.items())))
     for line in failures[:40]:
         print(line)
     print()
-    print(f"{'bf16 shape':>24} {'best kport instance':>36} {'us':>8} {'gemv us':>8} {'cuBLAS us':>9} "
-          f"{'best x':>6} {'gemv x':>6}")
+    print(f"{'bf16 shape':>24} {'best kport instance':>36} {'us':>8} {'gemv us':>8} {'fastest decode_mma':>28} "
+          f"{'us':>8} {'cuBLAS us':>9} {'best x':>6} {'gemv x':>6} {'mma x':>6}")
     for doc in docs(os.path.join(w, "bench.jsonl")):
         rows = [r for r in doc.get("results", []) if r.get("verdict") == "measured"]
         if not rows:
             continue
         best = min(rows, key=lambda r: r["timing"]["median_ms"])
         gemv = next((r for r in rows if r["instance"].startswith("gemm.gemv")), None)
+        mmas = [r for r in rows if r["instance"].startswith("gemm.decode_mma")]
+        mma = min(mmas, key=lambda r: r["timing"]["median_ms"]) if mmas else None
         base = next((r["baseline"]["timing"]["median_ms"] for r in rows
                      if isinstance(r.get("baseline"), dict) and "timing" in r["baseline"]), None)
         t = best["timing"]["median_ms"] * 1e3
         g = gemv["timing"]["median_ms"] * 1e3 if gemv else None
+        d = mma["timing"]["median_ms"] * 1e3 if mma else None
+        d_name = mma["instance"].removeprefix("gemm.decode_mma.") if mma else "-"
         b = base * 1e3 if base else None
         print(f"{best['shape_text']:>24} {best['instance']:>36} {t:8.1f} {g if g is None else round(g, 1)!s:>8} "
+              f"{d_name:>28} {d if d is None else round(d, 1)!s:>8} "
               f"{b if b is None else round(b, 1)!s:>9} {(b / t if b else float('nan')):6.2f} "
-              f"{(b / g if b and g else float('nan')):6.2f}")
+              f"{(b / g if b and g else float('nan')):6.2f} {(b / d if b and d else float('nan')):6.2f}")
 
 
 if __name__ == "__main__":

@@ -16,19 +16,17 @@
 // 2, 4 or 8: the row count rounded up to one of them (the rows past it repeat A's last row
 // and are never written). Four kernels per dtype instead of eight keep the compile short;
 // the spare accumulators of a rounded-up M cost arithmetic the kernel has to spare, not bytes.
-//
-// The workspace is this process's, per device, grown on the first launch that needs more
-// (cudaMalloc, outside any timed launch once warmed up); launches that use it must not run
-// concurrently on one device, as with a cuBLAS handle's workspace.
+// The split plan, the workspace and the adding of the splits are common/split_k_rows.cuh's,
+// shared with gemm.decode_mma.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
-#include <mutex>
 #include <string>
 #include <type_traits>
-#include <vector>
 
+#include "common/convert.cuh"
+#include "common/split_k_rows.cuh"
 #include "kport/kernels/registry.h"
 
 namespace {
@@ -38,6 +36,7 @@ using kport::kernels::Family;
 using kport::kernels::GemmArgs;
 using kport::kernels::Instance;
 using kport::kernels::Problem;
+using kport::kernels::SplitK;
 
 constexpr int k_max_m = 8;
 constexpr int k_warps = 4;
@@ -55,9 +54,6 @@ constexpr int vec() {
   return 16 / static_cast<int>(sizeof(T));
 }
 
-__device__ inline float2 to_float2(__nv_bfloat162 h) { return __bfloat1622float2(h); }
-__device__ inline float2 to_float2(__half2 h) { return __half22float2(h); }
-
 // 16 bytes of B as fp32.
 template <typename T>
 __device__ inline void unpack(const uint4& raw, float (&out)[vec<T>()]) {
@@ -69,20 +65,10 @@ __device__ inline void unpack(const uint4& raw, float (&out)[vec<T>()]) {
     const Pair* h = reinterpret_cast<const Pair*>(&raw);
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const float2 f = to_float2(h[i]);
+      const float2 f = kport::kernels::to_float2(h[i]);
       out[2 * i] = f.x, out[2 * i + 1] = f.y;
     }
   }
-}
-
-template <typename T>
-__device__ inline T from_float(float x) {
-  if constexpr (std::is_same_v<T, float>)
-    return x;
-  else if constexpr (std::is_same_v<T, __half>)
-    return __float2half_rn(x);
-  else
-    return __float2bfloat16_rn(x);
 }
 
 // One block: the columns [blockIdx.x * 32 * V, +32 * V) over the K rows of split blockIdx.y.
@@ -94,7 +80,6 @@ __global__ void __launch_bounds__(k_threads)
   constexpr int group = k_warps * Loads;  // consecutive rows of B the block reads at a time
   extern __shared__ float a_s[];          // [k_chunk][M]
   __shared__ float red[k_warps - 1][M][32 * V];
-  __shared__ bool last;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int col = (blockIdx.x * 32 + lane) * V;
   const bool active = col < n;  // n is a multiple of V
@@ -157,7 +142,8 @@ __global__ void __launch_bounds__(k_threads)
         for (int m = 0; m < M; ++m)
           if (m < m_rows)
 #pragma unroll
-            for (int v = 0; v < V; ++v) c[static_cast<long long>(m) * n + col + v] = from_float<T>(acc[m][v]);
+            for (int v = 0; v < V; ++v)
+              c[static_cast<long long>(m) * n + col + v] = kport::kernels::from_float<T>(acc[m][v]);
     } else if (active) {
       // This split's partial sums, 16 bytes a store.
 #pragma unroll
@@ -171,79 +157,11 @@ __global__ void __launch_bounds__(k_threads)
     }
   }
   if (gridDim.y == 1) return;
-  // Split K: the last split of the segment to finish adds every split's sums in split order,
-  // the whole block at once, consecutive threads on consecutive columns.
-  __syncthreads();
-  if (threadIdx.x == 0) last = atomicAdd(&done[blockIdx.x], 1u) == gridDim.y - 1;
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  const long long plane = static_cast<long long>(M) * n;
+  // Split K: the last split of the segment to finish adds every split's sums in split order.
+  if (!kport::kernels::last_split_to_finish(done)) return;
   constexpr int seg = 32 * V;
-  const int splits = static_cast<int>(gridDim.y);
-  for (int i = threadIdx.x; i < m_rows * seg; i += k_threads) {
-    const int m = i / seg, cc = blockIdx.x * seg + i % seg;
-    if (cc < n) {
-      const float* p = partial + static_cast<long long>(m) * n + cc;
-      // Eight splits' loads in flight at a time, added in split order.
-      float sum = 0.0f;
-      int s = 0;
-#pragma unroll 1
-      for (; s + 8 <= splits; s += 8) {
-        float part[8];
-#pragma unroll
-        for (int j = 0; j < 8; ++j) part[j] = __ldcg(p + (s + j) * plane);
-#pragma unroll
-        for (int j = 0; j < 8; ++j) sum += part[j];
-      }
-#pragma unroll 1
-      for (; s < splits; ++s) sum += __ldcg(p + s * plane);
-      c[static_cast<long long>(m) * n + cc] = from_float<T>(sum);
-    }
-  }
-  if (threadIdx.x == 0) done[blockIdx.x] = 0;  // ready for the next launch
-}
-
-// The process's workspace on one device: partial sums and the per-segment counters (zero
-// between launches: the last split of each segment resets its own).
-struct Workspace {
-  float* partial = nullptr;
-  std::size_t partial_floats = 0;
-  unsigned* done = nullptr;
-  std::size_t done_count = 0;
-};
-
-// The workspace of the current device, at least `floats` partial sums and `counters` counters.
-cudaError_t workspace(std::size_t floats, std::size_t counters, float*& partial, unsigned*& done) {
-  static std::mutex mutex;
-  static std::vector<Workspace> per_device;
-  std::lock_guard<std::mutex> lock(mutex);
-  int device = 0;
-  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-  if (per_device.size() <= static_cast<std::size_t>(device)) per_device.resize(device + 1);
-  Workspace& w = per_device[device];
-  if (w.partial_floats < floats) {
-    if (w.partial) cudaFree(w.partial);
-    w.partial = nullptr, w.partial_floats = 0;
-    if (cudaError_t e = cudaMalloc(&w.partial, floats * sizeof(float)); e != cudaSuccess) return e;
-    w.partial_floats = floats;
-  }
-  if (w.done_count < counters) {
-    if (w.done) cudaFree(w.done);
-    w.done = nullptr, w.done_count = 0;
-    if (cudaError_t e = cudaMalloc(&w.done, counters * sizeof(unsigned)); e != cudaSuccess) return e;
-    if (cudaError_t e = cudaMemset(w.done, 0, counters * sizeof(unsigned)); e != cudaSuccess) return e;
-    w.done_count = counters;
-  }
-  partial = w.partial, done = w.done;
-  return cudaSuccess;
-}
-
-// The current device's SM count (a driver attribute read, no synchronisation).
-cudaError_t sm_count(int& sms) {
-  int device = 0;
-  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-  return cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  kport::kernels::add_splits_in_order<T, k_threads>(partial, c, done, m_rows, n, static_cast<long long>(M) * n,
+                                                    blockIdx.x * seg, seg);
 }
 
 template <typename T>
@@ -276,19 +194,16 @@ cudaError_t launch_m(const GemmArgs& g, cudaStream_t stream) {
   // Split K until about Tu.blocks_per_sm blocks per SM, each split at least two groups of
   // rows deep and its A within k_a_bytes.
   int sms = 0;
-  if (cudaError_t e = sm_count(sms); e != cudaSuccess) return e;
+  if (cudaError_t e = kport::kernels::sm_count(sms); e != cudaSuccess) return e;
   constexpr int group = k_warps * Tu.loads;
   constexpr int chunk_most = k_a_bytes / (M * static_cast<int>(sizeof(float))) / group * group;
-  const int want = std::max(1, Tu.blocks_per_sm * sms / segments);
-  const int most = std::max(1, g.k / (2 * group));
-  const int splits_wanted = std::max(std::min(want, most), (g.k + chunk_most - 1) / chunk_most);
-  const int k_chunk = (g.k + splits_wanted - 1) / splits_wanted;
-  const int chunk = std::min(chunk_most, (k_chunk + group - 1) / group * group);
-  const int splits = (g.k + chunk - 1) / chunk;
+  const SplitK plan = kport::kernels::plan_split_k(g.k, segments, sms, Tu.blocks_per_sm, group, chunk_most);
+  const int chunk = plan.chunk, splits = plan.splits;
   float* partial = nullptr;
   unsigned* done = nullptr;
   if (splits > 1)
-    if (cudaError_t e = workspace(static_cast<std::size_t>(splits) * M * g.n, segments, partial, done);
+    if (cudaError_t e =
+            kport::kernels::split_k_workspace(static_cast<std::size_t>(splits) * M * g.n, segments, partial, done);
         e != cudaSuccess)
       return e;
   const std::size_t a_bytes = static_cast<std::size_t>(chunk) * M * sizeof(float);
