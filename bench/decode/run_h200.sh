@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# kport's bf16 gemm at decode sizes (M <= 8) on one H200, in one call: builds
-# kport-harness-sm_90a with the gemm variants only, checks the decode variants (gemm.gemv and
-# every gemm.decode_mma instance) on the check grid and on odd decode shapes outside it (every
-# M from 1 to 8, N ending inside a column segment, K not a multiple of the K tile, and cases
-# each must refuse), then benches every gemm instance at M = 1, 4, 8 on the LLM projections
-# (cublasGemmEx timed in the same process on the same buffers) and prints the table
-# (table.py): per shape the best kport instance, gemm.gemv and the best gemm.decode_mma
-# against cuBLAS. $OUT receives table.txt and decode-run.tar.gz.
+# kport's bf16 gemm at decode sizes (M <= 8) and skinny M (16, 32, 64) on one H200, in one
+# call: builds kport-harness-sm_90a with the gemm variants only, checks the decode variants
+# (gemm.gemv and every gemm.decode_mma instance, 8-row and 16/32/64-row) on the check grid and
+# on odd shapes outside it (every M from 1 to 8 at n=4104, k=4100; every M from 9 to 64 at
+# n=1032, k=1096 and k=1100, N ending inside a column segment, K not a multiple of the K tile
+# nor of A's 256-row window; split K at 16/32/64 rows; cases each must refuse: m above an
+# instance's rows, m=65, n=4100), then benches every gemm instance at M = 1, 4, 8, 16, 32, 64
+# on the LLM projections (cublasGemmEx timed in the same process on the same buffers) and
+# prints the table (table.py): per shape the best kport instance, gemm.gemv and the best
+# gemm.decode_mma against cuBLAS. $OUT receives table.txt and decode-run.tar.gz.
 #   bash bench/decode/run_h200.sh          (OUT defaults to build/decode-out)
 set -u
 cd "$(dirname "$0")/../.."
@@ -35,12 +37,13 @@ grep -i "spill" "$W/build.log" | grep "gemv_kernel\|decode_mma_kernel" | sort -u
 
 : >"$W/check.json"
 for f in gemm.gemv gemm.decode_mma; do
-  timeout 200 $H check --all --filter $f --dtype all --seed 7 --timeout-s 30 >>"$W/check.json" 2>>"$W/check.err"
+  timeout 400 $H check --all --filter $f --dtype all --seed 7 --timeout-s 30 >>"$W/check.json" 2>>"$W/check.err"
   stamp "check grid, $f: exit $?"
   echo >>"$W/check.json"
 done
 # The decode instances: every one the harness lists (gemm.decode_mma's tunings included),
-# on the same odd shapes; m=9 and n=4100 must be refused, fp32 by gemm.decode_mma too.
+# on the same odd shapes; m above an instance's rows (9 for gemm.gemv and the 8-row
+# gemm.decode_mma, 17/33/65 for the others), n=4100 and fp32 (gemm.decode_mma) must be refused.
 mapfile -t decode < <($H list --filter gemm. | python3 -c '
 import json, sys
 for v in json.load(sys.stdin).get("variants", []):
@@ -55,13 +58,25 @@ for inst in "${decode[@]}"; do
       m=8,n=4096,k=4096 m=9,n=4096,k=4096 m=4,n=4100,k=4096; do
       cases+=(--case "$inst:$dt:$s")
     done
+    # Rows 9 to 64: N ending 8 columns into a segment, K a multiple of 8 (cp.async windows) and
+    # not (plain copies), neither a multiple of the 256-row window; then the LLM-sized cases
+    # that split K over the grid, tiny K, and m=65 (refused by every instance).
+    for m in $(seq 9 64); do
+      cases+=(--case "$inst:$dt:m=$m,n=1032,k=1096")
+      ((m % 4 == 1)) && cases+=(--case "$inst:$dt:m=$m,n=1032,k=1100")
+    done
+    for s in m=16,n=4096,k=14336 m=13,n=14336,k=4100 m=32,n=4096,k=4096 m=29,n=2056,k=8200 \
+      m=64,n=4096,k=14336 m=57,n=14336,k=4096 m=64,n=8,k=1 m=17,n=264,k=65 m=40,n=128256,k=4096 \
+      m=64,n=4104,k=4100 m=65,n=4096,k=4096; do
+      cases+=(--case "$inst:$dt:$s")
+    done
   done
 done
-timeout 300 $H check "${cases[@]}" --seed 11 --timeout-s 30 >"$W/check-outside.json" 2>"$W/check-outside.err"
+timeout 540 $H check "${cases[@]}" --seed 11 --timeout-s 30 >"$W/check-outside.json" 2>"$W/check-outside.err"
 stamp "check outside the grid (${#decode[@]} instances): exit $?"
 
 shapes=()
-for m in 1 4 8; do
+for m in 1 4 8 16 32 64; do
   for nk in 4096,4096 4096,14336 14336,4096 28672,8192 8192,28672 128256,4096; do
     shapes+=("m=$m,n=${nk%,*},k=${nk#*,}")
   done

@@ -28,7 +28,9 @@
 // block's first instruction. K is split over the grid as gemm.gemv splits it
 // (common/split_k_rows.cuh: the workspace, the plan, the last split adding in split order).
 // Any M from 1 to 8 runs the one kernel (the MMA's N is 8 either way); N must be a multiple of
-// 8 (16-byte loads), any K.
+// 8 (16-byte loads), any K. Instances of 16, 32 and 64 rows (decode_mma_rows_kernel, further
+// down) put 2, 4 or 8 n8 tiles of A's rows on the MMA's N side, each reusing the step's B
+// fragments, and stage A in double-buffered windows of 256 K rows.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -37,6 +39,7 @@
 #include <type_traits>
 
 #include "common/convert.cuh"
+#include "common/cp_async_sm80.cuh"
 #include "common/mma_sync_sm80.cuh"
 #include "common/split_k_rows.cuh"
 #include "common/vector_io.cuh"
@@ -214,22 +217,223 @@ __global__ void __launch_bounds__(32 * WarpsN * WarpsK)
                                                   blockIdx.x * seg, seg);
 }
 
-template <typename T>
-std::string supports_typed(const GemmArgs& g) {
+// ---- More rows: 16, 32 or 64 (NT = Rows / 8 n8 tiles on the MMA's N side) ----
+//
+// The same B fragments, read and permuted as above, now feed NT MMAs each: tile j takes A's
+// rows 8j..8j+7 as its N, so B is still read once and a step's permutes serve NT x 4 MMAs.
+// Lane (g, t) holds C's rows 8j+2t and 8j+2t+1 of tile j at columns col..col+7. A's split
+// slice no longer fits shared memory whole at these rows (64 rows of a 1792-row split are
+// 229 KB), so A comes in windows of k_window K rows, double-buffered with cp.async: window
+// w+1 is copied while window w is multiplied, one barrier a window. The K split is then
+// chosen by the grid alone (whole windows a split), not by shared memory.
+constexpr int k_window = 256;  // K rows of A a window holds
+
+// The MMAs of one set at NT tiles: per step the four A fragments of B's column pairs are
+// built once and each multiplies the tiles' activation fragments (rows 8j+g, j < tiles).
+// `a_row` is row g of the window's buffer at K column 4t, `row0` the window's first K row;
+// tiles at or past `tiles` (rows past m rounded up to 8) are skipped, rows past m inside the
+// last tile read zeros from the buffer.
+template <bool IsBf16, int S, int NT>
+__device__ __forceinline__ void mma_set_rows(float (&acc)[4][NT][4], const uint4 (&raw)[S][4], const uint16_t* a_row,
+                                             int tile_stride, int step0, int row0, int rows, int tiles) {
+#pragma unroll
+  for (int s = 0; s < S; ++s) {
+    const int r = (step0 + s) * k_step;
+    if (r >= rows) break;  // warp-uniform
+    uint32_t b[NT][2];
+#pragma unroll
+    for (int j = 0; j < NT; ++j) {
+      b[j][0] = b[j][1] = 0u;
+      if (j < tiles) {  // warp-uniform
+        const uint2 v = *reinterpret_cast<const uint2*>(a_row + j * tile_stride + (r - row0));
+        b[j][0] = v.x, b[j][1] = v.y;
+      }
+    }
+    const uint32_t* r0 = &raw[s][0].x;
+    const uint32_t* r1 = &raw[s][1].x;
+    const uint32_t* r2 = &raw[s][2].x;
+    const uint32_t* r3 = &raw[s][3].x;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const uint32_t a[4] = {__byte_perm(r0[i], r1[i], 0x5410), __byte_perm(r0[i], r1[i], 0x7632),
+                             __byte_perm(r2[i], r3[i], 0x5410), __byte_perm(r2[i], r3[i], 0x7632)};
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+        if (j < tiles) kport::kernels::sm80::mma_m16n8k16<IsBf16>(acc[i][j], a, b[j]);
+    }
+  }
+}
+
+// Window w of the split's A (K rows [w * k_window, +k_window) of the split) into `dst`,
+// [m][a_stride(k_window)] for m below m_pad (m_rows rounded up to 8), zeros past `rows` and
+// m_rows: cp.async of 16 bytes when K is a multiple of 8 (the caller commits), else plain
+// copies (seen after the caller's next barrier).
+template <int Threads>
+__device__ __forceinline__ void stage_window(uint16_t* dst, const uint16_t* a16, int m_rows, int m_pad, int k,
+                                             int k_begin, int rows, int w) {
+  constexpr int stride = a_stride(k_window);
+  const int r0 = w * k_window;
+  if (k % 8 == 0) {
+    constexpr int vecs = k_window / 8;
+    for (int i = threadIdx.x; i < m_pad * vecs; i += Threads) {
+      const int m = i / vecs, r = r0 + i % vecs * 8;  // rows and k are multiples of 8
+      const bool valid = r < rows && m < m_rows;
+      const uint16_t* src = a16 + (valid ? static_cast<long long>(m) * k + k_begin + r : 0);
+      kport::kernels::cp_async_16_sm80(dst + m * stride + (r - r0), src, valid);
+    }
+  } else {
+    for (int i = threadIdx.x; i < m_pad * k_window; i += Threads) {
+      const int m = i / k_window, r = r0 + i % k_window;
+      dst[m * stride + (r - r0)] =
+          r < rows && m < m_rows ? a16[static_cast<long long>(m) * k + k_begin + r] : uint16_t{0};
+    }
+  }
+}
+
+// Dynamic shared memory of the kernel below: A's two windows, reused at the end for the
+// column groups' WK - 1 warps' sums of the tiles in use.
+__host__ __device__ constexpr int rows_smem_bytes(int m_rows, int warps_n, int warps_k) {
+  const int windows = 2 * ((m_rows + 7) / 8 * 8) * a_stride(k_window) * 2;  // two buffers of 16-bit values
+  const int red = (warps_k - 1) * warps_n * 16 * ((m_rows + 7) / 8) * 32 * 4;
+  return windows > red ? windows : red;
+}
+
+// One block of the Rows-row kernel: columns [blockIdx.x * 64 * WarpsN, +64 * WarpsN) over the
+// K rows of split blockIdx.y (a whole number of windows but at K's end). Partial sums
+// [split][m_rows][n] as above.
+template <typename T, int Rows, int WarpsN, int WarpsK, int Steps, int MinBlocks>
+__global__ void __launch_bounds__(32 * WarpsN * WarpsK, MinBlocks)
+    decode_mma_rows_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int m_rows, int n,
+                           int k, int chunk, float* __restrict__ partial, unsigned* __restrict__ done) {
+  constexpr bool is_bf16 = std::is_same_v<T, __nv_bfloat16>;
+  constexpr int S = Steps, WK = WarpsK, NT = Rows / 8;
+  constexpr int threads = 32 * WarpsN * WK;
+  constexpr int group = WK * S;                    // steps the block's warps cover a set
+  constexpr int sets = k_window / k_step / group;  // sets of a warp a window
+  constexpr int stride = a_stride(k_window);
+  static_assert(Rows % 8 == 0 && Rows <= 64, "rows are whole n8 tiles, at most eight");
+  static_assert(sets >= 2 && sets % 2 == 0, "a window holds an even number of a warp's sets");
+  extern __shared__ __align__(16) uint16_t a_s[];  // [2][m_pad][stride], then the sums
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int wn = warp % WarpsN, wk = warp / WarpsN;
+  const int g = lane / 4, t = lane % 4;
+  const int col = (blockIdx.x * WarpsN + wn) * k_warp_cols + 8 * g;
+  const bool active = col < n;  // n is a multiple of 8
+  const int k_begin = blockIdx.y * chunk;
+  const int rows = min(chunk, k - k_begin);
+  const int windows = (rows + k_window - 1) / k_window;
+  const uint16_t* bp = reinterpret_cast<const uint16_t*>(b) + static_cast<long long>(k_begin + 4 * t) * n + col;
+  const uint16_t* a16 = reinterpret_cast<const uint16_t*>(a);
+  const int tiles = (m_rows + 7) / 8, m_pad = 8 * tiles;
+  const int buffer = m_pad * stride;
+
+  // The first set of B, then A's first window on its way.
+  uint4 raw0[S][4], raw1[S][4];
+  int step0 = wk * S;
+  load_set<S>(raw0, bp, n, step0, rows, 4 * t, active);
+  stage_window<threads>(a_s, a16, m_rows, m_pad, k, k_begin, rows, 0);
+  kport::kernels::cp_async_commit_sm80();
+
+  float acc[4][NT][4] = {};
+  for (int w = 0; w < windows; ++w) {
+    // Window w has landed and every warp is done with window w - 1's buffer: the next
+    // window goes there while this one is multiplied.
+    kport::kernels::cp_async_wait_sm80<0>();
+    __syncthreads();
+    if (w + 1 < windows) {
+      stage_window<threads>(a_s + (w + 1) % 2 * buffer, a16, m_rows, m_pad, k, k_begin, rows, w + 1);
+      kport::kernels::cp_async_commit_sm80();
+    }
+    const uint16_t* a_row = a_s + w % 2 * buffer + g * stride + 4 * t;
+    const int row0 = w * k_window;
+#pragma unroll 1
+    for (int p = 0; p < sets; p += 2) {
+      load_set<S>(raw1, bp, n, step0 + group, rows, 4 * t, active);
+      mma_set_rows<is_bf16, S, NT>(acc, raw0, a_row, 8 * stride, step0, row0, rows, tiles);
+      step0 += group;
+      load_set<S>(raw0, bp, n, step0 + group, rows, 4 * t, active);
+      mma_set_rows<is_bf16, S, NT>(acc, raw1, a_row, 8 * stride, step0, row0, rows, tiles);
+      step0 += group;
+    }
+  }
+
+  // The column group's WK warps into its first, through the windows' memory.
+  if constexpr (WK > 1) {
+    float* red = reinterpret_cast<float*>(a_s);
+    const int per_warp = 16 * tiles * 32;
+    __syncthreads();  // every warp is done with A
+    if (wk > 0)
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+        if (j < tiles)
+#pragma unroll
+          for (int i = 0; i < 16; ++i)
+            red[((wk - 1) * WarpsN + wn) * per_warp + (j * 16 + i) * 32 + lane] = acc[i / 4][j][i % 4];
+    __syncthreads();
+    if (wk == 0)
+#pragma unroll
+      for (int v = 0; v < WK - 1; ++v)
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+          if (j < tiles)
+#pragma unroll
+            for (int i = 0; i < 16; ++i)
+              acc[i / 4][j][i % 4] += red[(v * WarpsN + wn) * per_warp + (j * 16 + i) * 32 + lane];
+  }
+
+  // Tile j: lane (g, t) holds C's rows 8j+2t and 8j+2t+1 at columns col..col+7 (MMA i's
+  // d0/d1 column col+2i, d2/d3 column col+2i+1).
+  if (wk == 0 && active) {
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int m = 8 * j + 2 * t + h;
+        if (m >= m_rows) continue;
+        if (gridDim.y == 1) {
+          uint4 out;
+          out.x = kport::kernels::pack2<T>(acc[0][j][h], acc[0][j][2 + h]);
+          out.y = kport::kernels::pack2<T>(acc[1][j][h], acc[1][j][2 + h]);
+          out.z = kport::kernels::pack2<T>(acc[2][j][h], acc[2][j][2 + h]);
+          out.w = kport::kernels::pack2<T>(acc[3][j][h], acc[3][j][2 + h]);
+          *reinterpret_cast<uint4*>(c + static_cast<long long>(m) * n + col) = out;
+        } else {
+          float* p = partial + (static_cast<long long>(blockIdx.y) * m_rows + m) * n + col;
+          *reinterpret_cast<float4*>(p) = make_float4(acc[0][j][h], acc[0][j][2 + h], acc[1][j][h], acc[1][j][2 + h]);
+          *reinterpret_cast<float4*>(p + 4) =
+              make_float4(acc[2][j][h], acc[2][j][2 + h], acc[3][j][h], acc[3][j][2 + h]);
+        }
+      }
+    if (gridDim.y > 1) __threadfence();
+  }
+  if (gridDim.y == 1) return;
+  if (!kport::kernels::last_split_to_finish(done)) return;
+  constexpr int seg = k_warp_cols * WarpsN;
+  kport::kernels::add_splits_in_order<T, threads>(partial, c, done, m_rows, n, static_cast<long long>(m_rows) * n,
+                                                  blockIdx.x * seg, seg);
+}
+
+// What an instance of `Rows` rows takes: m from 1 to Rows (the MMA's N side holds Rows / 8
+// tiles of eight rows), n a multiple of 8, any K, 16-bit types.
+template <int Rows>
+std::string supports_gemm(const GemmArgs& g) {
   if (g.m <= 0 || g.n <= 0 || g.k <= 0) return "m, n, k must be positive";
-  if (g.m > k_max_m)
-    return "m = " + std::to_string(g.m) +
-           " is not a decode size: gemm.decode_mma takes m <= " + std::to_string(k_max_m) +
-           " (the MMA's N holds the rows); use a tiled gemm";
+  if (g.m > Rows) {
+    std::string why = "m = " + std::to_string(g.m) + " is above this instance's " + std::to_string(Rows) +
+                      " rows (its MMAs' N side holds " + std::to_string(Rows) + " rows of A)";
+    return g.m > 64 ? why + "; gemm.decode_mma takes m <= 64: use a tiled gemm"
+                    : why + "; gemm.decode_mma's m16, m32 and m64 instances take up to 16, 32 and 64";
+  }
   if (g.n % 8 != 0) return "n = " + std::to_string(g.n) + " must be a multiple of 8 (B is read 16 bytes at a time)";
   return "";
 }
 
+template <int Rows>
 std::string supports(const Problem& p) {
   if (p.family != Family::gemm) return "not a gemm problem";
   switch (p.gemm.dtype) {
-    case DType::f16: return supports_typed<__half>(p.gemm);
-    case DType::bf16: return supports_typed<__nv_bfloat16>(p.gemm);
+    case DType::f16:
+    case DType::bf16: return supports_gemm<Rows>(p.gemm);
     default: return "dtype not supported: gemm.decode_mma takes bf16 and fp16 (a 16-bit MMA); gemm.gemv takes fp32";
   }
 }
@@ -264,11 +468,49 @@ cudaError_t launch_typed(const GemmArgs& g, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
+// The Rows-row kernel: K split by the grid alone, each split whole windows of A (but at K's
+// end), A's two windows (or the sums of the K warps, the larger) in dynamic shared memory.
+template <int Rows, Config C, typename T>
+cudaError_t launch_rows_typed(const GemmArgs& g, cudaStream_t stream) {
+  constexpr int seg = k_warp_cols * C.warps_n;
+  const int segments = (g.n + seg - 1) / seg;
+  int sms = 0;
+  if (cudaError_t e = kport::kernels::sm_count(sms); e != cudaSuccess) return e;
+  constexpr int chunk_most = (1 << 30) / k_window * k_window;
+  const SplitK plan = kport::kernels::plan_split_k(g.k, segments, sms, C.blocks_per_sm, k_window, chunk_most);
+  float* partial = nullptr;
+  unsigned* done = nullptr;
+  if (plan.splits > 1)
+    if (cudaError_t e = kport::kernels::split_k_workspace(static_cast<std::size_t>(plan.splits) * g.m * g.n, segments,
+                                                          partial, done);
+        e != cudaSuccess)
+      return e;
+  const int smem = rows_smem_bytes(g.m, C.warps_n, C.warps_k);
+  auto kernel = decode_mma_rows_kernel<T, Rows, C.warps_n, C.warps_k, C.steps, C.blocks_per_sm>;
+  if (smem > 48 * 1024)
+    if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+        e != cudaSuccess)
+      return e;
+  kernel<<<dim3(segments, plan.splits), 32 * C.warps_n * C.warps_k, smem, stream>>>(
+      static_cast<const T*>(g.a), static_cast<const T*>(g.b), static_cast<T*>(g.c), g.m, g.n, g.k, plan.chunk, partial,
+      done);
+  return cudaGetLastError();
+}
+
 template <Config C>
 cudaError_t launch(const Problem& p, cudaStream_t stream) {
   switch (p.gemm.dtype) {
     case DType::f16: return launch_typed<C, __half>(p.gemm, stream);
     case DType::bf16: return launch_typed<C, __nv_bfloat16>(p.gemm, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+template <int Rows, Config C>
+cudaError_t launch_rows(const Problem& p, cudaStream_t stream) {
+  switch (p.gemm.dtype) {
+    case DType::f16: return launch_rows_typed<Rows, C, __half>(p.gemm, stream);
+    case DType::bf16: return launch_rows_typed<Rows, C, __nv_bfloat16>(p.gemm, stream);
     default: return cudaErrorInvalidValue;
   }
 }
@@ -288,7 +530,7 @@ cudaError_t launch(const Problem& p, cudaStream_t stream) {
                      R"(,"steps_per_set":)" #S R"(,"blocks_per_sm":)" #BPS                                          \
                      R"(,"mma":"m16n8k16, C transposed","a_staged_bytes":32768,)"                                   \
                      R"("split_k":0,"split_k_by":"grid until about blocks_per_sm blocks per SM, in split order"})", \
-                     &supports,                                                                                     \
+                     &supports<k_max_m>,                                                                            \
                      &launch<k_cfg_##VAR>};                                                                         \
   KPORT_REGISTER_KERNEL(VAR)
 
@@ -296,5 +538,34 @@ KPORT_DECODE_MMA_INSTANCE(k_n64_k4_s2, "n64_k4_s2", 1, 4, 2, 4, 64);
 KPORT_DECODE_MMA_INSTANCE(k_n64_k4_s1, "n64_k4_s1", 1, 4, 1, 8, 64);
 KPORT_DECODE_MMA_INSTANCE(k_n128_k2_s2, "n128_k2_s2", 2, 2, 2, 4, 128);
 KPORT_DECODE_MMA_INSTANCE(k_n256_k1_s2, "n256_k1_s2", 4, 1, 2, 4, 256);
+
+// The instances of 16, 32 and 64 rows: geometry as above with bm = max_m = ROWS and A staged
+// in windows of 256 K rows, the K split by the grid alone (whole windows a split).
+#define KPORT_DECODE_MMA_ROWS_INSTANCE(VAR, NAME, ROWS, WN, WK, S, BPS, BN)                                         \
+  constexpr Config k_cfg_##VAR{WN, WK, S, BPS, 0};                                                                  \
+  const Instance VAR{Family::gemm,                                                                                  \
+                     "decode_mma",                                                                                  \
+                     "gemm.decode_mma." NAME,                                                                       \
+                     {"mma_sync", "mma_sync_bf16"},                                                                 \
+                     {DType::bf16, DType::f16},                                                                     \
+                     R"({"max_m":)" #ROWS R"(,"bm":)" #ROWS R"(,"bn":)" #BN R"(,"bk":16,"warps_n":)" #WN            \
+                     R"(,"warps_k":)" #WK R"(,"steps_per_set":)" #S R"(,"blocks_per_sm":)" #BPS                     \
+                     R"(,"mma":"m16n8k16, C transposed","a_window_rows":256,)"                                      \
+                     R"("split_k":0,"split_k_by":"grid until about blocks_per_sm blocks per SM, in split order"})", \
+                     &supports<ROWS>,                                                                               \
+                     &launch_rows<ROWS, k_cfg_##VAR>};                                                              \
+  KPORT_REGISTER_KERNEL(VAR)
+
+KPORT_DECODE_MMA_ROWS_INSTANCE(k_m16_n64_k4_s2, "m16_n64_k4_s2", 16, 1, 4, 2, 3, 64);
+KPORT_DECODE_MMA_ROWS_INSTANCE(k_m16_n64_k4_s1, "m16_n64_k4_s1", 16, 1, 4, 1, 4, 64);
+KPORT_DECODE_MMA_ROWS_INSTANCE(k_m16_n128_k2_s2, "m16_n128_k2_s2", 16, 2, 2, 2, 3, 128);
+KPORT_DECODE_MMA_ROWS_INSTANCE(k_m16_n256_k1_s2, "m16_n256_k1_s2", 16, 4, 1, 2, 3, 256);
+KPORT_DECODE_MMA_ROWS_INSTANCE(k_m32_n64_k4_s1, "m32_n64_k4_s1", 32, 1, 4, 1, 3, 64);
+KPORT_DECODE_MMA_ROWS_INSTANCE(k_m32_n128_k2_s1, "m32_n128_k2_s1", 32, 2, 2, 1, 3, 128);
+KPORT_DECODE_MMA_ROWS_INSTANCE(k_m32_n256_k1_s1, "m32_n256_k1_s1", 32, 4, 1, 1, 3, 256);
+KPORT_DECODE_MMA_ROWS_INSTANCE(k_m32_n256_k1_s2, "m32_n256_k1_s2", 32, 4, 1, 2, 2, 256);
+KPORT_DECODE_MMA_ROWS_INSTANCE(k_m64_n64_k4_s1, "m64_n64_k4_s1", 64, 1, 4, 1, 2, 64);
+KPORT_DECODE_MMA_ROWS_INSTANCE(k_m64_n128_k2_s1, "m64_n128_k2_s1", 64, 2, 2, 1, 2, 128);
+KPORT_DECODE_MMA_ROWS_INSTANCE(k_m64_n256_k1_s1, "m64_n256_k1_s1", 64, 4, 1, 1, 2, 256);
 
 }  // namespace
