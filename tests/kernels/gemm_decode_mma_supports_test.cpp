@@ -1,0 +1,63 @@
+// gemm.decode_mma's supports(): each instance takes its band of rows (1-8, 9-16, 17-32), n a
+// multiple of 8, any K, bf16 and fp16, and refuses the rest with a reason that names who
+// takes it. Host code only: nothing is launched.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "kport/kernels/registry.h"
+
+using namespace kport::kernels;
+
+namespace {
+
+Problem gemm_problem(int m, int n, int k, DType t = DType::bf16) {
+  Problem p;
+  p.family = Family::gemm;
+  p.gemm.m = m;
+  p.gemm.n = n;
+  p.gemm.k = k;
+  p.gemm.dtype = t;
+  return p;
+}
+
+const Instance& instance(const std::string& name) {
+  const Instance* inst = find_instance(name);
+  EXPECT_NE(inst, nullptr) << name;
+  return *inst;
+}
+
+}  // namespace
+
+TEST(GemmDecodeMmaSupports, EachInstanceTakesItsBandOfRows) {
+  struct Band {
+    const char* name;
+    int lo, hi;
+  };
+  for (const Band& b : {Band{"gemm.decode_mma.n64_k4_s2", 1, 8}, Band{"gemm.decode_mma.m16_n64_k4_s1", 9, 16},
+                        Band{"gemm.decode_mma.m32_n128_k2_s1", 17, 32}}) {
+    const Instance& inst = instance(b.name);
+    for (int m = 1; m <= 40; ++m) {
+      const std::string why = inst.supports(gemm_problem(m, 4096, 14336));
+      if (m >= b.lo && m <= b.hi)
+        EXPECT_EQ(why, "") << b.name << " m=" << m;
+      else
+        EXPECT_NE(why, "") << b.name << " m=" << m;
+    }
+  }
+  EXPECT_NE(instance("gemm.decode_mma.m16_n64_k4_s1").supports(gemm_problem(5, 4096, 4096)).find("8-row"),
+            std::string::npos);
+  EXPECT_NE(instance("gemm.decode_mma.m32_n64_k4_s1").supports(gemm_problem(12, 4096, 4096)).find("m16"),
+            std::string::npos);
+  EXPECT_NE(instance("gemm.decode_mma.m32_n64_k4_s1").supports(gemm_problem(33, 4096, 4096)).find("tiled gemm"),
+            std::string::npos);
+  EXPECT_EQ(find_instance("gemm.decode_mma.m64_n128_k2_s1"), nullptr);
+}
+
+TEST(GemmDecodeMmaSupports, NMustBeWholeVectorsAndTheTypesSixteenBits) {
+  const Instance& inst = instance("gemm.decode_mma.m16_n64_k4_s1");
+  EXPECT_EQ(inst.supports(gemm_problem(16, 4104, 65, DType::f16)), "");
+  EXPECT_NE(inst.supports(gemm_problem(16, 4100, 4096)).find("multiple of 8"), std::string::npos);
+  EXPECT_NE(inst.supports(gemm_problem(16, 4096, 4096, DType::f32)).find("bf16 and fp16"), std::string::npos);
+  EXPECT_NE(inst.supports(gemm_problem(0, 4096, 4096)).find("positive"), std::string::npos);
+}
