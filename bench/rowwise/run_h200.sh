@@ -29,8 +29,9 @@ if [[ ${KPORT_SWEEP:-0} == 1 ]]; then
 fi
 B=build/h-rowwise
 H=$B/bin/kport-harness-sm_90a
-others="gemm.simt;gemm.mma_sync;gemm.wgmma_tma;gemm.tcgen05;gemm.gemv;gemm_fp8.wgmma_tma;gemm_fp8.tcgen05"
+others="gemm.simt;gemm.mma_sync;gemm.wgmma_tma;gemm.tcgen05;gemm.gemv;gemm.decode_mma;gemm_fp8.wgmma_tma;gemm_fp8.tcgen05"
 others+=";attention.simt;attention.mma_sync;attention.wgmma_tma;grouped_gemm.simt;grouped_gemm.wgmma_tma"
+others+=";grouped_gemm_fp8.wgmma_tma"
 { cmake -S kernels -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPORT_CUDA_TARGETS=sm_90a \
     "-DKPORT_EXCLUDE_VARIANTS=$others" && timeout 240 cmake --build $B; } >"$W/build.log" 2>&1 ||
   { echo "harness build failed"; grep -B2 -A20 -m3 'error' "$W/build.log" | head -60; exit 2; }
@@ -40,11 +41,26 @@ for fam in rmsnorm softmax; do
   timeout 200 $H check --all --filter $fam. --dtype all --seed 7 --timeout-s 30 >>"$W/check.json" 2>>"$W/check.err"
   echo >>"$W/check.json"
 done
+# Rows of the cluster instances (rmsnorm/softmax.cluster.*, slices of 2048 or 4096 vectors)
+# beyond the grid's: the shortest row they take (32 KB and one vector in bf16), slices of
+# unequal length (5001, 8193, 16385 vectors: 2 to 9 CTAs, 9 over the portable 8), rows that
+# fill 16 CTAs exactly (262144 columns) and one a vector past what 16 slices of 2048 hold
+# (131080 fp32: refused by b256_s32k, 9 CTAs of b512_s64k), a single row, row counts that are
+# no multiple of anything, and rows they refuse: whole 16-byte vectors in fp32 only (20004
+# columns), an odd length.
+for sh in rows=1,cols=16392 rows=999,cols=16400 rows=5,cols=40008 rows=77,cols=65544 rows=3,cols=262144 \
+  rows=1,cols=131080 rows=3,cols=20004 rows=2,cols=32771; do
+  for fam in rmsnorm softmax; do
+    timeout 100 $H check --all --filter $fam. --dtype all --shape "$sh" --seed 7 --timeout-s 30 \
+      >>"$W/check.json" 2>>"$W/check.err"
+    echo >>"$W/check.json"
+  done
+done
 stamp "check grid: done"
 : >"$W/bench.jsonl"
 for fam in rmsnorm softmax; do
   for sh in rows=65536,cols=1024 rows=32768,cols=4096 rows=16384,cols=8192 rows=8192,cols=16384 \
-    rows=4096,cols=4096 rows=2048,cols=32768 rows=1024,cols=131072; do
+    rows=4096,cols=4096 rows=2048,cols=32768 rows=1024,cols=131072 rows=1,cols=131072; do
     timeout 60 $H bench --all --filter $fam. --dtype bf16 --shape "$sh" --time-cap-ms 200 --timeout-s 30 \
       >>"$W/bench.jsonl" 2>>"$W/bench.err"
     echo >>"$W/bench.jsonl"
