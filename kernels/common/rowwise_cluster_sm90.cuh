@@ -37,6 +37,7 @@
 #include "common/sync_sm90.cuh"
 #include "common/vector_io.cuh"
 #include "common/warp_reduce.cuh"
+#include "kport/kernels/registry.h"
 
 namespace kport::kernels::rowwise_cluster {
 
@@ -315,5 +316,48 @@ std::string rowwise_cluster_fit_refusal(const RowwiseArgs& a, const ClusterPlan&
   return "a cluster of " + std::to_string(plan.ctas) + " CTAs of " + std::to_string(k_threads) +
          " threads does not fit this device; rows of this length need fewer CTAs (the vec16 long_b1024 instance)";
 }
+
+// An instance's supports() and launch: k_threads threads a CTA, slices of at most
+// k_slice_bytes; the family (rmsnorm with its weight, or softmax) by k_softmax.
+template <bool k_softmax, int k_threads, int k_slice_bytes>
+std::string cluster_supports(const Problem& p) {
+  if constexpr (k_softmax) {
+    if (p.family != Family::softmax) return "not a softmax problem";
+  } else {
+    if (p.family != Family::rmsnorm) return "not an rmsnorm problem";
+    if (p.rowwise.w == nullptr && p.rowwise.x != nullptr) return "rmsnorm needs a weight";
+  }
+  const ClusterPlan plan = plan_rowwise_cluster(p.rowwise, k_slice_bytes / 16);
+  if (!plan.refusal.empty()) return plan.refusal;
+  if (p.rowwise.x == nullptr) return "";  // no buffers yet: the device is asked at the launch's problem
+  return rowwise_cluster_fit_refusal<k_threads, k_slice_bytes / 16, k_softmax>(p.rowwise, plan);
+}
+
+template <bool k_softmax, int k_threads, int k_slice_bytes>
+cudaError_t cluster_launch(const Problem& p, cudaStream_t stream) {
+  const ClusterPlan plan = plan_rowwise_cluster(p.rowwise, k_slice_bytes / 16);
+  if (!plan.refusal.empty()) return cudaErrorInvalidValue;  // supports() says why
+  return launch_rowwise_cluster<k_threads, k_slice_bytes / 16, k_softmax>(p.rowwise, plan, stream);
+}
+
+// The config's bounds are plan_rowwise_cluster's.
+static_assert(k_cluster_min_row_bytes == 32768 && k_cluster_row_align_bytes == 16 && k_cluster_max_ctas == 16);
+
+// One instance of `family` (rmsnorm or softmax): threads a CTA, slices of slice_kb KB, rows up
+// to max_row_bytes (checked against the plan's bound).
+#define KPORT_ROWWISE_CLUSTER(family, softmax, threads, slice_kb, max_row_bytes)                           \
+  static_assert(kport::kernels::cluster_max_row_bytes(slice_kb * 1024 / 16) == max_row_bytes);             \
+  const kport::kernels::Instance k_##family##_cluster_b##threads##_s##slice_kb{                            \
+      kport::kernels::Family::family,                                                                      \
+      "cluster",                                                                                           \
+      #family ".cluster.b" #threads "_s" #slice_kb "k",                                                    \
+      {"cluster", "dsmem", "tma", "mbarrier"},                                                             \
+      {kport::kernels::DType::bf16, kport::kernels::DType::f16, kport::kernels::DType::f32},               \
+      R"({"load_bytes":16,"threads_per_cta":)" #threads R"(,"max_slice_kb":)" #slice_kb                    \
+      R"(,"staging":"shared memory, cp.async.bulk","max_cluster_ctas":16,"passes":1)"                      \
+      R"(,"max_row_bytes":)" #max_row_bytes R"(,"row_align_bytes":16,"refuses_row_bytes_at_most":32768})", \
+      &kport::kernels::rowwise_cluster::cluster_supports<softmax, threads, slice_kb * 1024>,               \
+      &kport::kernels::rowwise_cluster::cluster_launch<softmax, threads, slice_kb * 1024>};                \
+  KPORT_REGISTER_KERNEL(k_##family##_cluster_b##threads##_s##slice_kb)
 
 }  // namespace kport::kernels::rowwise_cluster
