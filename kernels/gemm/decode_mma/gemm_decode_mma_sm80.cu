@@ -28,11 +28,10 @@
 // block's first instruction. K is split over the grid as gemm.gemv splits it
 // (common/split_k_rows.cuh: the workspace, the plan, the last split adding in split order).
 // Any M from 1 to 8 runs the one kernel (the MMA's N is 8 either way); N must be a multiple of
-// 8 (16-byte loads), any K. Instances of 16 and 32 rows (decode_mma_rows_kernel, further down;
-// 9 to 16 and 17 to 32 rows) put 2 or 4 n8 tiles of A's rows on the MMA's N side, each reusing
-// the step's B fragments, and stage A in double-buffered windows of 256 K rows. (64 rows, 8
-// tiles, ran at 0.58x cuBLAS at 64x4096x14336 on an H200, below the tiled gemm's 0.65x: not
-// registered.)
+// 8 (16-byte loads), any K. Instances of 16 and 32 rows (decode_mma_rows_kernel, further down)
+// put 2 or 4 n8 tiles of A's rows on the MMA's N side, each reusing the step's B fragments, and
+// stage A in double-buffered windows of 256 K rows. (64 rows, 8 tiles, ran at 0.58x cuBLAS at
+// 64x4096x14336 on an H200, below the tiled gemm's 0.65x: not registered.)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -416,10 +415,10 @@ __global__ void __launch_bounds__(32 * WarpsN * WarpsK, MinBlocks)
                                                   blockIdx.x * seg, seg);
 }
 
-// What an instance of `Rows` rows takes: n a multiple of 8, any K, 16-bit types, and m in its
-// band: 1 to 8 for the 8-row instances, Rows / 2 < m <= Rows for the others (the MMA's N side
-// holds Rows / 8 tiles of eight rows; at half of them or fewer the next smaller instances
-// compute the same with less idle work, so each m has one set of instances to try).
+// What an instance of `Rows` rows takes: m from 1 to Rows (the MMA's N side holds Rows / 8
+// tiles of eight rows; tiles past m are skipped), n a multiple of 8, any K, 16-bit types. Every
+// m an instance takes is one it may be measured at, so the best-kernel answers about small m
+// compare the 16- and 32-row instances with the 8-row ones on figures, not on a model.
 template <int Rows>
 std::string supports_gemm(const GemmArgs& g) {
   if (g.m <= 0 || g.n <= 0 || g.k <= 0) return "m, n, k must be positive";
@@ -427,18 +426,7 @@ std::string supports_gemm(const GemmArgs& g) {
     std::string why = "m = " + std::to_string(g.m) + " is above this instance's " + std::to_string(Rows) +
                       " rows (its MMAs' N side holds " + std::to_string(Rows) + " rows of A)";
     return g.m > k_max_rows ? why + "; gemm.decode_mma takes m <= " + std::to_string(k_max_rows) + ": use a tiled gemm"
-                            : why + "; gemm.decode_mma's m16 and m32 instances take 9 to 16 and 17 to 32 rows";
-  }
-  if (Rows > 8 && g.m <= Rows / 2) {
-    std::string why = "m = " + std::to_string(g.m) + " is at most half this instance's " + std::to_string(Rows) +
-                      " rows: gemm.decode_mma's ";
-    if (g.m <= 8) {
-      why += "8-row";
-    } else {
-      why += 'm';
-      why += std::to_string(Rows / 2);
-    }
-    return why + " instances take it";
+                            : why + "; gemm.decode_mma's m16 and m32 instances take up to 16 and 32 rows";
   }
   if (g.n % 8 != 0) return "n = " + std::to_string(g.n) + " must be a multiple of 8 (B is read 16 bytes at a time)";
   return "";
