@@ -252,24 +252,28 @@ Status requeue_job(Connection& c, const Job& job, const std::string& reason, std
 namespace {
 
 // How many GPU workers could take a check of `arch` now: the online GPU runners of that
-// arch when they are all one GPU model; one when there are none or several models (a
-// pipeline's figures then come from whichever model takes its one job, as before).
-Result<std::int64_t> check_workers(Connection& c, const std::string& arch, std::int64_t online_since) {
+// arch when they are all one GPU model (or, for a check that names its model, of that
+// model); one when there are none or several models (a pipeline's figures then come from
+// whichever model takes its one job, as before).
+Result<std::int64_t> check_workers(Connection& c, const std::string& arch, const std::optional<std::string>& model,
+                                   std::int64_t online_since) {
   auto s = c.prepare(
       "SELECT gpu_model, count(*) FROM runners WHERE role = 'gpu' AND arch = ?1 AND deregistered_ms IS NULL"
-      " AND last_heartbeat_ms >= ?2 GROUP BY gpu_model");
+      " AND last_heartbeat_ms >= ?2 AND (?3 IS NULL OR gpu_model = ?3) GROUP BY gpu_model");
   if (!s) return std::move(s).error();
-  s->bind_all(arch, online_since);
+  s->bind_all(arch, online_since, model);
   auto models = collect<std::int64_t>(*s, [](const Stmt& st) { return st.int64(1); });
   if (!models) return std::move(models).error();
   return models->size() == 1 ? models->front() : std::int64_t{1};
 }
 
 // What each family of the build costs to check on `arch`: the results the library's
-// latest earlier pipeline stored for it there (its plain checks of this target and arch; a
-// bisection's probe, which checks a few cases, says nothing of the whole), else, where that
-// pipeline misses a family the build made, the family's built variants.
-Result<std::vector<porting::FamilyWeight>> family_weights(Connection& c, const Job& build, const std::string& arch) {
+// latest pipeline other than `excluded` stored for it there (its plain checks of this
+// target and arch; a bisection's probe, which checks a few cases, says nothing of the
+// whole), else, where that pipeline misses a family the build made, the family's built
+// variants.
+Result<std::vector<porting::FamilyWeight>> family_weights(Connection& c, const Job& build, const std::string& arch,
+                                                          std::int64_t excluded) {
   auto built = c.prepare(
       "SELECT family, count(*) FROM build_records WHERE job_id = ?1 AND attempt = ?2 AND status = 'ok'"
       " GROUP BY family");
@@ -282,12 +286,12 @@ Result<std::vector<porting::FamilyWeight>> family_weights(Connection& c, const J
       "SELECT r.family, count(*) FROM results r WHERE r.job_id IN (SELECT j.id FROM jobs j WHERE j.kind = 'check'"
       " AND j.target = ?1 AND j.arch = ?2 AND j.pipeline_id = (SELECT j2.pipeline_id FROM jobs j2"
       " JOIN pipelines p ON p.id = j2.pipeline_id WHERE j2.kind = 'check' AND j2.purpose = 'check'"
-      " AND j2.status IN ('succeeded', 'failed') AND j2.target = ?1 AND j2.arch = ?2 AND j2.pipeline_id <> ?3"
+      " AND j2.status IN ('succeeded', 'failed') AND j2.target = ?1 AND j2.arch = ?2 AND j2.pipeline_id <> ?4"
       " AND NOT EXISTS (SELECT 1 FROM bisection_probes bp WHERE bp.pipeline_id = j2.pipeline_id)"
       " AND p.repo = (SELECT repo FROM pipelines WHERE id = ?3) ORDER BY j2.id DESC LIMIT 1))"
       " GROUP BY r.family");
   if (!measured) return std::move(measured).error();
-  measured->bind_all(build.target, arch, build.pipeline_id);
+  measured->bind_all(build.target, arch, build.pipeline_id, excluded);
   auto cases = collect<Count>(*measured, [](const Stmt& st) { return Count{st.text(0), st.int64(1)}; });
   if (!cases) return std::move(cases).error();
   const std::map<std::string, std::int64_t> by_cases(cases->begin(), cases->end());
@@ -300,6 +304,40 @@ Result<std::vector<porting::FamilyWeight>> family_weights(Connection& c, const J
 }
 
 }  // namespace
+
+Result<std::vector<JobSpec>> split_check(Connection& c, const JobSpec& check, const Job& build,
+                                         std::int64_t online_since, std::int64_t weigh_excluding) {
+  // A payload that already chooses families is not split again; one that cannot be read
+  // goes to its one job as it is, where the runner names what is wrong with it.
+  auto payload = api::parse_job_payload(std::string_view(check.payload_json));
+  const bool splittable =
+      payload.ok() && payload->families.empty() && payload->families_except.empty() && !payload->shard;
+  if (!splittable || !check.arch) return std::vector<JobSpec>{check};
+  auto workers = check_workers(c, *check.arch, check.gpu_model, online_since);
+  if (!workers) return std::move(workers).error();
+  if (*workers <= 1) return std::vector<JobSpec>{check};
+  auto weights = family_weights(c, build, *check.arch, weigh_excluding);
+  if (!weights) return std::move(weights).error();
+  const std::vector<porting::CheckShard> shards = porting::plan_check_shards(*weights, *workers);
+  if (shards.size() <= 1) return std::vector<JobSpec>{check};
+  // Each shard names its families; the last, the rest, names those it leaves.
+  std::vector<std::string> named;
+  for (const auto& s : shards)
+    if (!s.rest) named.insert(named.end(), s.families.begin(), s.families.end());
+  std::vector<JobSpec> out;
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    api::JobPayload part = *payload;
+    if (shards[i].rest)
+      part.families_except = named;
+    else
+      part.families = shards[i].families;
+    part.shard = api::CheckShardRef{static_cast<std::int64_t>(i), static_cast<std::int64_t>(shards.size())};
+    JobSpec shard = check;
+    shard.payload_json = boost::json::serialize(api::to_json(part));
+    out.push_back(std::move(shard));
+  }
+  return out;
+}
 
 Result<std::vector<std::int64_t>> spawn_checks(Connection& c, const Job& build, std::int64_t now,
                                                std::int64_t online_since) {
@@ -338,11 +376,6 @@ Result<std::vector<std::int64_t>> spawn_checks(Connection& c, const Job& build, 
     spec.purpose = build.purpose;
     return insert_jobs(c, build.pipeline_id, {spec}, now);
   }
-  // A payload that already chooses families is not split again; one that cannot be read
-  // goes to its one job as it is, where the runner names what is wrong with it.
-  auto payload = api::parse_job_payload(std::string_view(build.payload_json));
-  const bool splittable =
-      payload.ok() && payload->families.empty() && payload->families_except.empty() && !payload->shard;
   std::vector<JobSpec> specs;
   for (auto& arch : porting::check_arches(target_arch, std::move(*registered))) {
     JobSpec spec;
@@ -354,35 +387,9 @@ Result<std::vector<std::int64_t>> spawn_checks(Connection& c, const Job& build, 
     spec.max_attempts = build.max_attempts;
     spec.payload_json = build.payload_json;
     spec.purpose = build.purpose;
-    std::vector<porting::CheckShard> shards(1);
-    if (splittable) {
-      auto workers = check_workers(c, arch, online_since);
-      if (!workers) return std::move(workers).error();
-      if (*workers > 1) {
-        auto weights = family_weights(c, build, arch);
-        if (!weights) return std::move(weights).error();
-        shards = porting::plan_check_shards(*weights, *workers);
-      }
-    }
-    if (shards.size() == 1) {
-      specs.push_back(std::move(spec));
-      continue;
-    }
-    // Each shard names its families; the last, the rest, names those it leaves.
-    std::vector<std::string> named;
-    for (const auto& s : shards)
-      if (!s.rest) named.insert(named.end(), s.families.begin(), s.families.end());
-    for (std::size_t i = 0; i < shards.size(); ++i) {
-      api::JobPayload part = *payload;
-      if (shards[i].rest)
-        part.families_except = named;
-      else
-        part.families = shards[i].families;
-      part.shard = api::CheckShardRef{static_cast<std::int64_t>(i), static_cast<std::int64_t>(shards.size())};
-      JobSpec shard = spec;
-      shard.payload_json = boost::json::serialize(api::to_json(part));
-      specs.push_back(std::move(shard));
-    }
+    auto parts = split_check(c, spec, build, online_since, build.pipeline_id);
+    if (!parts) return std::move(parts).error();
+    specs.insert(specs.end(), parts->begin(), parts->end());
   }
   return insert_jobs(c, build.pipeline_id, specs, now);
 }

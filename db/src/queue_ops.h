@@ -67,6 +67,14 @@ Status finish_job(Connection& c, const Job& job, JobStatus status, const std::op
 // not look at the build's status.
 Result<std::vector<std::int64_t>> spawn_checks(Connection& c, const Job& build, std::int64_t now,
                                                std::int64_t online_since);
+// One check of `build` (arch set; gpu_model too when it asks for one model) as it is, or,
+// when several GPU runners could take it (check_workers: online since `online_since`, of
+// one model) and its payload does not already choose families, one spec per shard of
+// porting::plan_check_shards, the families weighed by the library's latest plain check of
+// the target and arch in a pipeline other than `weigh_excluding` (0: any). spawn_checks
+// and a revalidation's checks both split here.
+Result<std::vector<JobSpec>> split_check(Connection& c, const JobSpec& check, const Job& build,
+                                         std::int64_t online_since, std::int64_t weigh_excluding);
 // A runner with its targets; `online` is left false (the caller knows the clock).
 Result<std::optional<Runner>> load_runner(Connection& c, std::int64_t id);
 // The id of the repository registered as `name`; not_found (saying to register it) if none.

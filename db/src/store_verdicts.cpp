@@ -130,7 +130,26 @@ Result<std::optional<Revalidation>> Store::open_revalidation(const Revalidation&
     out.pipeline_id.reset();
     // Nothing built for the GPU's arch yet: recorded, no pipeline (its checks would wait forever).
     if (!p.jobs.empty()) {
-      auto ins = detail::insert_pipeline(c, p, now);
+      // Each library's check of a built target is split over the GPUs of the model that
+      // could take it now, as a push's is (detail::split_check).
+      NewPipeline split = p;
+      split.jobs.clear();
+      for (const JobSpec& spec : p.jobs) {
+        std::optional<Job> build;
+        if (spec.kind == JobKind::check && spec.depends_on && *spec.depends_on > 0) {
+          auto loaded = detail::load_job(c, *spec.depends_on);
+          if (!loaded) return std::move(loaded).error();
+          build = std::move(*loaded);
+        }
+        if (!build) {
+          split.jobs.push_back(spec);
+          continue;
+        }
+        auto parts = detail::split_check(c, spec, *build, m_impl->online_since(now), 0);
+        if (!parts) return std::move(parts).error();
+        split.jobs.insert(split.jobs.end(), parts->begin(), parts->end());
+      }
+      auto ins = detail::insert_pipeline(c, split, now);
       if (!ins) return std::move(ins).error();
       out.pipeline_id = ins->id;
     }

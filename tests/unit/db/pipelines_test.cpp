@@ -131,6 +131,54 @@ TEST_F(PipelineStoreTest, ARevalidationIsOpenedOnceWithItsPipelineOrWithoutOneWh
   EXPECT_EQ(pipelines(), 1u);
 }
 
+TEST_F(PipelineStoreTest, ARevalidationsCheckIsSplitByFamilyOverTheOnlineGpusOfItsModel) {
+  pipeline_with_builds({"sm_90a"});
+  const Runner b = build_runner("b", {"sm_90a"});
+  auto c = ok(m_store->claim(b.id));
+  ASSERT_TRUE(c);
+  std::vector<BuildRecord> records;
+  for (const auto& [family, variant] : std::vector<std::pair<std::string, std::string>>{
+           {"gemm", "simt"}, {"gemm", "mma"}, {"gemm", "wgmma"}, {"attention", "fa"}, {"rmsnorm", "vec"}}) {
+    BuildRecord r;
+    r.job_id = c->job.id;
+    r.attempt = c->job.attempt;
+    r.family = family;
+    r.variant = variant;
+    records.push_back(r);
+  }
+  ok(m_store->put_build_records(records, b.id));
+  ok(m_store->complete(c->job.id, b.id, c->job.attempt));  // no GPU runner yet: one check
+  const std::int64_t built = c->job.id;
+  gpu_runner("h200-0", "9.0", "NVIDIA H200", "600.1");
+  gpu_runner("h200-1", "9.0", "NVIDIA H200", "600.1");
+  gpu_runner("h100", "9.0", "NVIDIA H100", "600.1");
+  auto revalidate = [&](const std::string& model) {
+    NewPipeline np;
+    np.reason = PipelineReason::new_gpu;
+    np.repo = "kernels";
+    np.commit_sha = c->job.commit_sha;
+    JobSpec check{JobKind::check, c->job.commit_sha, "sm_90a", "9.0", model, built, 3, ""};
+    np.jobs.push_back(check);
+    auto opened = ok(m_store->open_revalidation(Revalidation{model, "600.1", "9.0", "", {}, 0}, np));
+    EXPECT_TRUE(opened && opened->pipeline_id);
+    return opened && opened->pipeline_id ? jobs_of(*opened->pipeline_id) : std::vector<Job>{};
+  };
+  // Two H200s online: one part each, gemm (three variants) against the rest, both for that
+  // model; the H100 beside them on the arch does not count, the check names its model.
+  const auto h200 = revalidate("NVIDIA H200");
+  ASSERT_EQ(h200.size(), 2u);
+  EXPECT_EQ(h200[0].payload_json, R"({"families":["gemm"],"shard":{"index":0,"count":2}})");
+  EXPECT_EQ(h200[1].payload_json, R"({"families_except":["gemm"],"shard":{"index":1,"count":2}})");
+  for (const auto& j : h200) {
+    EXPECT_EQ(j.gpu_model.value_or(""), "NVIDIA H200");
+    EXPECT_EQ(j.depends_on.value_or(0), built);
+  }
+  // One H100: its check stays whole.
+  const auto h100 = revalidate("NVIDIA H100");
+  ASSERT_EQ(h100.size(), 1u);
+  EXPECT_EQ(h100[0].payload_json, "{}");
+}
+
 TEST_F(PipelineStoreTest, ARemeasureIsQueuedOncePerCommitTargetAndGpuModel) {
   auto p = ok(m_store->create_pipeline(push_pipeline({build("sm_90a")})));
   const std::int64_t b = jobs_of(p.id).at(0).id;
