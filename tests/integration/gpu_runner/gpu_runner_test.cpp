@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -728,6 +729,28 @@ TEST_F(GpuRunnerTest, OnePipelinesCheckIsSplitByFamilyOverTwoGpus) {
   }
   ASSERT_EQ(family_gpu.size(), 2u);
   EXPECT_NE(family_gpu["gemm"], family_gpu["lite"]) << "the two shards ran on the two GPUs\n" << runner_output();
+
+  // A revalidation of this GPU model (the fleet changed) checks that build again, split the
+  // same way over the two GPUs: one part each, each pinned to the model.
+  const auto opened =
+      post("/api/v1/revalidations", json::object{{"gpu_model", "NVIDIA H200"}, {"driver", "580.95.05"}}, k_admin);
+  ASSERT_EQ(opened.status, 201) << opened.raw;
+  EXPECT_EQ(opened.body.at("jobs").to_number<std::int64_t>(), 2) << opened.raw;
+  const auto pipeline =
+      get("/api/v1/pipelines/" + std::to_string(opened.body.at("pipeline").to_number<std::int64_t>()));
+  ASSERT_EQ(pipeline.status, 200) << pipeline.raw;
+  std::set<std::string> runners;
+  for (const auto& j : pipeline.body.at("jobs").as_array()) {
+    const auto job = wait_job(j.at("id").to_number<std::int64_t>(), std::chrono::seconds(120));
+    EXPECT_EQ(job.at("gpu_model").as_string(), "NVIDIA H200") << json::serialize(job);
+    const auto& payload = job.at("payload").as_object();
+    const bool first = payload.at("shard").at("index").to_number<std::int64_t>() == 0;
+    EXPECT_EQ(json::serialize(payload.at(first ? "families" : "families_except")), R"(["gemm"])")
+        << json::serialize(payload);
+    EXPECT_EQ(job.at("status").as_string(), first ? "succeeded" : "failed") << json::serialize(job);
+    runners.insert(json::serialize(job.at("runner")));
+  }
+  EXPECT_EQ(runners.size(), 2u) << "the revalidation's two parts ran on the two GPUs\n" << runner_output();
 }
 
 // Two runner processes given one GPU (two services on a host, or a copy started by

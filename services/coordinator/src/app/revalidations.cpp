@@ -102,7 +102,10 @@ Result<RevalidationOpened> open_revalidation(Context& ctx, const std::string& gp
   if (out.revalidation->pipeline_id) {
     ctx.broker->notify();
     auto p = ctx.store->get_pipeline(*out.revalidation->pipeline_id);
-    if (p.ok() && *p) ctx.events->publish("pipelines", "pipeline", json::serialize(to_json(**p)));
+    if (p.ok() && *p) {
+      out.jobs = static_cast<std::size_t>((*p)->jobs_total);  // a check split over GPUs is several
+      ctx.events->publish("pipelines", "pipeline", json::serialize(to_json(**p)));
+    }
   }
   log::info("revalidation opened",
             {{"gpu", rv.gpu_model}, {"driver", rv.driver}, {"previous", rv.previous_driver}, {"jobs", out.jobs}});
