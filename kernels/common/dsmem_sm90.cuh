@@ -1,5 +1,5 @@
 // Distributed shared memory between the CTAs of a cluster (sm_90 and later): a peer's
-// address of a shared-memory location, 16-byte stores to it and loads of one's own, the
+// address of a shared-memory location, 8- and 16-byte stores to it and loads of one's own, the
 // fence that orders them for the cluster, and an mbarrier wait that acquires what a peer
 // released before arriving. One CTA hands data to another through these: it stores into the
 // peer's shared memory, fences, and arrives on the peer's barrier (mbar_arrive_cluster);
@@ -18,6 +18,11 @@ __device__ __forceinline__ uint32_t cluster_map(uint32_t addr, uint32_t cta) {
   uint32_t r;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(cta));
   return r;
+}
+
+// Stores two floats at a cluster shared address (cluster_map), 8-byte aligned.
+__device__ __forceinline__ void st_cluster_f32x2(uint32_t addr, float a, float b) {
+  asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(a), "f"(b) : "memory");
 }
 
 // Stores four floats at a cluster shared address (cluster_map), 16-byte aligned.

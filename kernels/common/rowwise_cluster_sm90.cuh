@@ -35,43 +35,12 @@
 #include "common/rowwise_cluster_plan.h"
 #include "common/smem.cuh"
 #include "common/sync_sm90.cuh"
+#include "common/tma_sm90.cuh"
 #include "common/vector_io.cuh"
 #include "common/warp_reduce.cuh"
 #include "kport/kernels/registry.h"
 
 namespace kport::kernels::rowwise_cluster {
-
-__device__ __forceinline__ uint32_t cluster_ctas() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(r));
-  return r;
-}
-__device__ __forceinline__ uint32_t cluster_index_x() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r));
-  return r;
-}
-// The two halves of a cluster barrier: arrive releases this thread's earlier writes, wait
-// acquires what every thread of the cluster released before arriving.
-__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release;" ::: "memory"); }
-// An arrive that orders nothing: only says this thread got there.
-__device__ __forceinline__ void cluster_arrive_relaxed() {
-  asm volatile("barrier.cluster.arrive.relaxed;" ::: "memory");
-}
-__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire;" ::: "memory"); }
-
-// Stores two floats at a cluster shared address (sm90::cluster_map), 8-byte aligned.
-__device__ __forceinline__ void st_cluster_f32x2(uint32_t addr, float a, float b) {
-  asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(a), "f"(b) : "memory");
-}
-
-// (max, sum of exp(x - max)) of two parts of a row as one.
-__device__ __forceinline__ void merge_max_sum(float& m, float& s, float m2, float s2) {
-  const float mx = fmaxf(m, m2);
-  if (mx == -INFINITY) return;  // both empty
-  s = (m == -INFINITY ? 0.0f : s * __expf(m - mx)) + (m2 == -INFINITY ? 0.0f : s2 * __expf(m2 - mx));
-  m = mx;
-}
 
 // The reduction of (a, b) pairs over a warp: rmsnorm adds a (b unused), softmax merges
 // (max, sum of exp(x - max)).
@@ -80,18 +49,10 @@ __device__ __forceinline__ void warp_combine(float& a, float& b) {
   if constexpr (k_softmax) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1)
-      merge_max_sum(a, b, __shfl_xor_sync(0xffffffffu, a, o), __shfl_xor_sync(0xffffffffu, b, o));
+      softmax_merge(a, b, __shfl_xor_sync(0xffffffffu, a, o), __shfl_xor_sync(0xffffffffu, b, o));
   } else {
     a = warp_reduce_sum(a);
   }
-}
-
-// Copies `bytes` (a multiple of 16, at most 2^20 - 1 with the others of the phase) from global
-// memory to this CTA's shared memory, the mbarrier `bar` counting them as they land.
-__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
-               "l"(src), "r"(bytes), "r"(bar)
-               : "memory");
 }
 
 // k_threads threads a CTA, a slice of at most k_slice_vecs 16-byte vectors a CTA.
@@ -113,8 +74,8 @@ __global__ void __launch_bounds__(k_threads)
   __shared__ float2 parts[k_cluster_max_ctas];  // CTA p's (a, b) at p, stored there by CTA p
   __shared__ __align__(8) uint64_t landed;
   const uint32_t rank = sm90::cluster_rank();
-  const uint32_t ctas = cluster_ctas();
-  const long row = cluster_index_x();
+  const uint32_t ctas = sm90::cluster_size();
+  const long row = sm90::cluster_id_x();
   const int first = static_cast<int>(rank) * cta_vecs;
   const int mine = min(cta_vecs, cols / k_e - first);  // vectors of this CTA's slice
   const T* xs = x + row * cols + static_cast<long>(first) * k_e;
@@ -127,10 +88,11 @@ __global__ void __launch_bounds__(k_threads)
     sm90::mbar_fence_init();
     sm90::mbar_arrive_expect_tx(bar, bytes);
     for (uint32_t off = 0; off < bytes; off += k_copy_bytes)
-      bulk_load(smem_u32(slice) + off, reinterpret_cast<const char*>(xs) + off, min(k_copy_bytes, bytes - off), bar);
+      sm90::bulk_load(smem_u32(slice) + off, reinterpret_cast<const char*>(xs) + off, min(k_copy_bytes, bytes - off),
+                      bar);
   }
   // This CTA has started: peers may store into its shared memory once every CTA says so.
-  cluster_arrive_relaxed();
+  sm90::cluster_arrive_relaxed();
   __syncthreads();  // the barrier is initialised before anyone waits on it
   sm90::mbar_wait(bar, 0);
 
@@ -185,11 +147,11 @@ __global__ void __launch_bounds__(k_threads)
   b = lane < k_warps ? warp_b[lane] : 0.0f;
   warp_combine<k_softmax>(a, b);
   // Lane p of warp 0 hands the CTA's partial to CTA p.
-  cluster_wait();
+  sm90::cluster_wait();
   if (warp == 0 && lane < static_cast<int>(ctas))
-    st_cluster_f32x2(sm90::cluster_map(smem_u32(&parts[rank]), lane), a, b);
-  cluster_arrive();
-  cluster_wait();
+    sm90::st_cluster_f32x2(sm90::cluster_map(smem_u32(&parts[rank]), lane), a, b);
+  sm90::cluster_arrive();
+  sm90::cluster_wait();
 
   // The row's reduction: lane p reads CTA p's partial.
   a = lane < static_cast<int>(ctas) ? parts[lane].x : k_identity;

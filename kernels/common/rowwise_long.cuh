@@ -52,14 +52,6 @@ __device__ __forceinline__ Vec16<T> load_vec16_policy_sm80(const T* p, std::uint
   return out;
 }
 
-// (max, sum of exp(x - max)) of two parts of a row as one.
-__device__ __forceinline__ void softmax_merge(float& m, float& s, float m2, float s2) {
-  const float mx = fmaxf(m, m2);
-  if (mx == -INFINITY) return;  // both empty
-  s = (m == -INFINITY ? 0.0f : s * __expf(m - mx)) + (m2 == -INFINITY ? 0.0f : s2 * __expf(m2 - mx));
-  m = mx;
-}
-
 // One step of a pass: a thread's k_long_unroll vectors of the row, base, base + k_long_threads, ...
 template <typename T>
 __device__ __forceinline__ void load_long_step(Vec16<T> (&v)[k_long_unroll], const T* xr, int base, int vecs,

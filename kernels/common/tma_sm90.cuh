@@ -61,6 +61,15 @@ __device__ __forceinline__ void tma_store_3d(const void* tmap, uint32_t src, int
                : "memory");
 }
 
+// Copies `bytes` (a multiple of 16, at most 2^20 - 1 with the others of the phase) from global
+// memory to this CTA's shared memory, the mbarrier `bar` counting them as they land (no
+// tensor map: a plain bulk copy).
+__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
+
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
 // Waits until at most N bulk groups still read their shared-memory source.
 template <int N>

@@ -62,4 +62,12 @@ __device__ __forceinline__ float block_reduce_max(float v, float* scratch) {
   return warp_reduce_max(v);
 }
 
+// (max, sum of exp(x - max)) of two parts of a row as one: softmax's reduction step.
+__device__ __forceinline__ void softmax_merge(float& m, float& s, float m2, float s2) {
+  const float mx = fmaxf(m, m2);
+  if (mx == -INFINITY) return;  // both empty
+  s = (m == -INFINITY ? 0.0f : s * __expf(m - mx)) + (m2 == -INFINITY ? 0.0f : s2 * __expf(m2 - mx));
+  m = mx;
+}
+
 }  // namespace kport::kernels

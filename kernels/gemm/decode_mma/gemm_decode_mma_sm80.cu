@@ -84,6 +84,21 @@ __device__ __forceinline__ void load_set(uint4 (&raw)[S][4], const uint16_t* bp,
     }
 }
 
+// MMA i's A fragment from one step's four loads of B (K rows 4t..4t+3, columns 8g..8g+7):
+// register i of a load holds columns 8g+2i (low half) and 8g+2i+1 (high half), so pairing
+// the halves of loads 0 and 1 (and 2 and 3) gives those two columns at K slots 2t, 2t+1 (and
+// 2t+8, 2t+9) as the fragment's rows g and g+8.
+__device__ __forceinline__ void b_columns_as_a(const uint4 (&raw)[4], int i, uint32_t (&a)[4]) {
+  const uint32_t* r0 = &raw[0].x;
+  const uint32_t* r1 = &raw[1].x;
+  const uint32_t* r2 = &raw[2].x;
+  const uint32_t* r3 = &raw[3].x;
+  a[0] = __byte_perm(r0[i], r1[i], 0x5410);
+  a[1] = __byte_perm(r0[i], r1[i], 0x7632);
+  a[2] = __byte_perm(r2[i], r3[i], 0x5410);
+  a[3] = __byte_perm(r2[i], r3[i], 0x7632);
+}
+
 // The MMAs of one set: per step, A's fragment from shared memory, then B's four column pairs.
 template <bool IsBf16, int S>
 __device__ __forceinline__ void mma_set(float (&acc)[4][4], const uint4 (&raw)[S][4], const uint16_t* a_row, int step0,
@@ -96,15 +111,10 @@ __device__ __forceinline__ void mma_set(float (&acc)[4][4], const uint4 (&raw)[S
       const uint2 v = *reinterpret_cast<const uint2*>(a_row + (step0 + s) * k_step);
       b[0] = v.x, b[1] = v.y;
     }
-    const uint32_t* r0 = &raw[s][0].x;
-    const uint32_t* r1 = &raw[s][1].x;
-    const uint32_t* r2 = &raw[s][2].x;
-    const uint32_t* r3 = &raw[s][3].x;
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      // Register i of a load holds columns 8g+2i (low half) and 8g+2i+1 (high half).
-      const uint32_t a[4] = {__byte_perm(r0[i], r1[i], 0x5410), __byte_perm(r0[i], r1[i], 0x7632),
-                             __byte_perm(r2[i], r3[i], 0x5410), __byte_perm(r2[i], r3[i], 0x7632)};
+      uint32_t a[4];
+      b_columns_as_a(raw[s], i, a);
       kport::kernels::sm80::mma_m16n8k16<IsBf16>(acc[i], a, b);
     }
   }
@@ -251,14 +261,10 @@ __device__ __forceinline__ void mma_set_rows(float (&acc)[4][NT][4], const uint4
         b[j][0] = v.x, b[j][1] = v.y;
       }
     }
-    const uint32_t* r0 = &raw[s][0].x;
-    const uint32_t* r1 = &raw[s][1].x;
-    const uint32_t* r2 = &raw[s][2].x;
-    const uint32_t* r3 = &raw[s][3].x;
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const uint32_t a[4] = {__byte_perm(r0[i], r1[i], 0x5410), __byte_perm(r0[i], r1[i], 0x7632),
-                             __byte_perm(r2[i], r3[i], 0x5410), __byte_perm(r2[i], r3[i], 0x7632)};
+      uint32_t a[4];
+      b_columns_as_a(raw[s], i, a);
 #pragma unroll
       for (int j = 0; j < NT; ++j)
         if (j < tiles) kport::kernels::sm80::mma_m16n8k16<IsBf16>(acc[i][j], a, b[j]);

@@ -354,12 +354,7 @@ __device__ __forceinline__ void gemm_fp8_body(const CUtensorMap& tmap_a, const C
         s0 *= sa[row_in_tile];
         s1 *= sa[row_in_tile + 8];
       }
-      __syncwarp();
-      if constexpr (CM > 1) {
-        if (lane < CM) mbar_arrive_cluster(empty_bar(st), lane);
-      } else {
-        if (lane == 0) mbar_arrive(empty_bar(st));
-      }
+      release(st);
       promote<BN / 8, BN / 8>(total[0], from, s0, s1, s0, s1, s0, s1);
     };
     MaskedTiles<BM> masked{masked_m, groups, m, tiles_n};  // Masked: the groups' tiles, as the producer walks them
@@ -484,13 +479,7 @@ __device__ __forceinline__ void gemm_fp8_body(const CUtensorMap& tmap_a, const C
               sa1 = sa[w * 128 + row_in_tile + 8];
             }
             if (w == W - 1) {
-              __syncwarp();
-              // Stage release: lane 0 of each consumer warp arrives here, lane r at cluster peer r.
-              if constexpr (CM > 1) {
-                if (lane < CM) mbar_arrive_cluster(empty_bar(s), lane);
-              } else {
-                if (lane == 0) mbar_arrive(empty_bar(s));
-              }
+              release(s);
               if (++s == S) {
                 s = 0;
                 phase ^= 1;

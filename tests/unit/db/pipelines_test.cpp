@@ -136,17 +136,9 @@ TEST_F(PipelineStoreTest, ARevalidationsCheckIsSplitByFamilyOverTheOnlineGpusOfI
   const Runner b = build_runner("b", {"sm_90a"});
   auto c = ok(m_store->claim(b.id));
   ASSERT_TRUE(c);
-  std::vector<BuildRecord> records;
-  for (const auto& [family, variant] : std::vector<std::pair<std::string, std::string>>{
-           {"gemm", "simt"}, {"gemm", "mma"}, {"gemm", "wgmma"}, {"attention", "fa"}, {"rmsnorm", "vec"}}) {
-    BuildRecord r;
-    r.job_id = c->job.id;
-    r.attempt = c->job.attempt;
-    r.family = family;
-    r.variant = variant;
-    records.push_back(r);
-  }
-  ok(m_store->put_build_records(records, b.id));
+  ok(m_store->put_build_records(
+      built(c->job, {{"gemm", "simt"}, {"gemm", "mma"}, {"gemm", "wgmma"}, {"attention", "fa"}, {"rmsnorm", "vec"}}),
+      b.id));
   ok(m_store->complete(c->job.id, b.id, c->job.attempt));  // no GPU runner yet: one check
   const std::int64_t built = c->job.id;
   gpu_runner("h200-0", "9.0", "NVIDIA H200", "600.1");

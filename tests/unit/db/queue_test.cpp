@@ -101,15 +101,7 @@ TEST_F(QueueTest, ABuildsCheckIsSplitByFamilyOverTheOnlineGpusOfItsArch) {
     auto c = ok(m_store->claim(b.id));
     EXPECT_TRUE(c);
     if (!c) return std::vector<Job>{};
-    std::vector<BuildRecord> records;
-    for (const auto& [family, variant] : variants) {
-      BuildRecord r;
-      r.job_id = c->job.id;
-      r.attempt = c->job.attempt;
-      r.family = family;
-      r.variant = variant;
-      records.push_back(r);
-    }
+    std::vector<BuildRecord> records = built(c->job, variants);
     BuildRecord broken = records.back();
     broken.family = "softmax";
     broken.variant = "broken";

@@ -75,6 +75,20 @@ Runner StoreTest::gpu_runner(const std::string& name, const std::string& arch, c
   return ok(m_store->register_runner(n)).runner;
 }
 
+std::vector<BuildRecord> StoreTest::built(const Job& job,
+                                          const std::vector<std::pair<std::string, std::string>>& variants) {
+  std::vector<BuildRecord> records;
+  for (const auto& [family, variant] : variants) {
+    BuildRecord r;
+    r.job_id = job.id;
+    r.attempt = job.attempt;
+    r.family = family;
+    r.variant = variant;
+    records.push_back(r);
+  }
+  return records;
+}
+
 Pipeline StoreTest::pipeline_with_builds(const std::vector<std::string>& targets, int max_attempts) {
   NewPipeline p;
   p.reason = PipelineReason::push;

@@ -9,6 +9,8 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kport/db/store.h"
 
@@ -28,6 +30,9 @@ class StoreTest : public ::testing::Test {
                     const std::string& driver = "570.86");
   // A pipeline with one build job per target.
   Pipeline pipeline_with_builds(const std::vector<std::string>& targets, int max_attempts = 3);
+  // Build records (status ok) of `job`'s current attempt, one per (family, variant).
+  static std::vector<BuildRecord> built(const Job& job,
+                                        const std::vector<std::pair<std::string, std::string>>& variants);
   Job job(std::int64_t id);
 
   std::filesystem::path m_dir;
