@@ -23,6 +23,10 @@ inline constexpr int k_cluster_max_ctas = 16;
 inline constexpr int k_cluster_max_portable_ctas = 8;
 inline constexpr long k_cluster_min_row_bytes = 32768;  // refused at or below
 inline constexpr long k_cluster_row_align_bytes = 16;
+// The shortest row taken, 32 KB and one vector: the instances publish it as their
+// run_min_row_bytes (with run_max_row_bytes and run_row_align_bytes, the bounds outside
+// which they take no row at all).
+inline constexpr long k_cluster_shortest_row_bytes = k_cluster_min_row_bytes + k_cluster_row_align_bytes;
 
 struct ClusterPlan {
   std::string refusal;  // empty when the kernel takes the rows
@@ -31,7 +35,7 @@ struct ClusterPlan {
 };
 
 // The most bytes of a row a cluster of CTAs holding `slice_vecs` vectors each takes: the
-// instances publish it as their max_row_bytes.
+// instances publish it as their run_max_row_bytes.
 constexpr long cluster_max_row_bytes(int slice_vecs) { return 16L * slice_vecs * k_cluster_max_ctas; }
 
 inline bool cluster_aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }

@@ -302,8 +302,10 @@ cudaError_t cluster_launch(const Problem& p, cudaStream_t stream) {
   return launch_rowwise_cluster<k_threads, k_slice_bytes / 16, k_softmax>(p.rowwise, plan, stream);
 }
 
-// The config's bounds are plan_rowwise_cluster's.
-static_assert(k_cluster_min_row_bytes == 32768 && k_cluster_row_align_bytes == 16 && k_cluster_max_ctas == 16);
+// The config's bounds are plan_rowwise_cluster's: outside them the instance takes no row at all
+// (run_*, which the selection reads as where it runs), where the vec16 instances' max_row_bytes
+// and row_align_bytes say where they hand a row to another kernel.
+static_assert(k_cluster_shortest_row_bytes == 32784 && k_cluster_row_align_bytes == 16 && k_cluster_max_ctas == 16);
 
 // One instance of `family` (rmsnorm or softmax): threads a CTA, slices of slice_kb KB, rows up
 // to max_row_bytes (checked against the plan's bound).
@@ -317,7 +319,7 @@ static_assert(k_cluster_min_row_bytes == 32768 && k_cluster_row_align_bytes == 1
       {kport::kernels::DType::bf16, kport::kernels::DType::f16, kport::kernels::DType::f32},               \
       R"({"load_bytes":16,"threads_per_cta":)" #threads R"(,"max_slice_kb":)" #slice_kb                    \
       R"(,"staging":"shared memory, cp.async.bulk","max_cluster_ctas":16,"passes":1)"                      \
-      R"(,"max_row_bytes":)" #max_row_bytes R"(,"row_align_bytes":16,"refuses_row_bytes_at_most":32768})", \
+      R"(,"run_min_row_bytes":32784,"run_max_row_bytes":)" #max_row_bytes R"(,"run_row_align_bytes":16})", \
       &kport::kernels::rowwise_cluster::cluster_supports<softmax, threads, slice_kb * 1024>,               \
       &kport::kernels::rowwise_cluster::cluster_launch<softmax, threads, slice_kb * 1024>};                \
   KPORT_REGISTER_KERNEL(k_##family##_cluster_b##threads##_s##slice_kb)

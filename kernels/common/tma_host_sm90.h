@@ -123,6 +123,11 @@ inline bool make_tmap_ue8m0(CUtensorMap* map, const std::uint8_t* packed, long l
   return make_tmap_3d(map, packed, CU_TENSOR_MAP_DATA_TYPE_UINT32, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_NONE);
 }
 
+// What gemm_supports asks of N and K (16-byte row strides of 16-bit elements), in the config
+// keys kernels/kport.json's gemm and grouped_gemm geometry read: at no other N or K does the
+// instance run at all.
+inline constexpr const char* k_gemm_run_align_config = R"("run_n_align_bytes":16,"run_k_align_bytes":16)";
+
 // "" when a TMA-fed gemm named `variant` can run `p`, otherwise why not.
 inline std::string gemm_supports(const Problem& p, const char* variant) {
   if (p.family != Family::gemm) return "not a gemm problem";

@@ -6,9 +6,11 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <fstream>
 #include <set>
+#include <span>
 #include <sstream>
 
 #include "kport/common/utf8.h"
@@ -345,6 +347,9 @@ class Validator {
 
   // Refuses members not in `known`, naming them and what is allowed.
   Status only(const Node& object, const std::string& path, std::initializer_list<std::string_view> known) const {
+    return only(object, path, std::span<const std::string_view>(known.begin(), known.size()));
+  }
+  Status only(const Node& object, const std::string& path, std::span<const std::string_view> known) const {
     for (const auto& m : object.members) {
       if (std::find(known.begin(), known.end(), m.key) != known.end()) continue;
       std::string allowed;
@@ -818,21 +823,21 @@ class Validator {
     for (const auto& m : n.members) {
       const std::string dpath = join(path, m.key);
       KPORT_TRY(want(m.value, dpath, Node::Kind::object));
-      KPORT_TRY(only(m.value, dpath, {"tile", "step", "split", "max_bytes", "align_bytes", "max"}));
+      std::array<std::string_view, std::size(k_dim_roles)> roles;
+      for (std::size_t i = 0; i < roles.size(); ++i) roles[i] = k_dim_roles[i].first;
+      KPORT_TRY(only(m.value, dpath, roles));
       DimKeys d;
       d.dim = m.key;
-      for (auto [role, slot] :
-           {std::pair{"tile", &d.tile}, std::pair{"step", &d.step}, std::pair{"split", &d.split},
-            std::pair{"max_bytes", &d.max_bytes}, std::pair{"align_bytes", &d.align_bytes}, std::pair{"max", &d.max}})
+      for (auto [role, slot] : k_dim_roles)
         if (const Node* x = member(m.value, role)) {
           const std::string rpath = join(dpath, role);
           if (x->kind == Node::Kind::string) {
-            slot->push_back(x->text);
+            (d.*slot).push_back(x->text);
           } else if (x->kind == Node::Kind::array) {
             if (x->items.empty()) return error(x->line, "key '" + rpath + "' must name at least one config key");
             auto list = strings(*x, rpath, true);
             if (!list.ok()) return list.error();
-            *slot = std::move(*list);
+            d.*slot = std::move(*list);
           } else {
             return type_error(*x, rpath, "a config key (a string) or an array of them");
           }

@@ -139,7 +139,7 @@ PreparedSelection::PreparedSelection(std::string gpu_model, std::vector<Measurem
         if (m_geometry[k].instance == m.instance) own = static_cast<int>(k);
       const Geometry* og = own >= 0 ? &m_geometry[static_cast<std::size_t>(own)].geometry : nullptr;
       const int g = og && m_sm_count > 0 && has_waves(*og) ? own : -1;
-      const int lim = og && !og->limits.empty() ? own : -1;
+      const int lim = og && !(og->limits.empty() && og->byte_limits.empty()) ? own : -1;
       if (g >= 0) m_by_waves[i] = 1;
       m_work[i].push_back(Work{static_cast<std::uint32_t>(f), g, lim,
                                estimate_work(g >= 0 ? &m_geometry[static_cast<std::size_t>(g)].geometry : nullptr,
@@ -158,7 +158,8 @@ bool PreparedSelection::moved(const Shape& want, const Match& m, Moved& out) con
   // An instance the question is beyond the limits of is left out with its reason, which
   // answer() writes: those answers take that path.
   for (const Work& w : m_work[m.shape])
-    if (w.limits >= 0 && !runs_within(m_geometry[static_cast<std::size_t>(w.limits)].geometry, want)) return false;
+    if (w.limits >= 0 && !runs_within(m_geometry[static_cast<std::size_t>(w.limits)].geometry, want, m_element_bytes))
+      return false;
   out.places.clear();
   double want_size = -1;  // problem_size(want), when some figure moves by it
   for (std::size_t k = 0; k < m_work[m.shape].size(); ++k) {

@@ -136,14 +136,6 @@ std::vector<Ranked> rank(std::vector<Scored> scored, std::vector<std::string>& n
   return out;
 }
 
-// Why an instance is no candidate at `want` by its limits (wave_model.h runs_within), or "".
-std::string limit_reason(const Geometry& g, const Shape& want) {
-  for (const auto& l : g.limits)
-    if (!within_limit(want.get(l.dim), l.size))
-      return "runs " + l.dim + " up to " + std::to_string(l.size) + ", not " + std::to_string(want.get(l.dim));
-  return "";
-}
-
 std::string exclusion_reason(const Measurement& m) {
   std::string where =
       " on " + m.gpu_model + " at commit " + short_sha(m.commit) + " (result " + std::to_string(m.result_id) + ")";
@@ -265,7 +257,7 @@ Selection measured_at(const std::string& gpu_model, std::span<const DriverSeen> 
     }
     const Geometry* own = find_geometry(waves.geometry, m.instance);
     if (own)
-      if (auto why = limit_reason(*own, *want); !why.empty()) {
+      if (auto why = limit_reason(*own, *want, waves.element_bytes); !why.empty()) {
         sel.excluded.push_back(Excluded{m.instance, m.variant, m, why});
         continue;
       }
@@ -581,7 +573,7 @@ std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& 
     std::vector<Scored> scored;
     for (const auto& [instance, m] : from.figure) {
       const Geometry* own = find_geometry(waves.geometry, instance);
-      if (own && !runs_within(*own, *to.shape)) continue;
+      if (own && !runs_within(*own, *to.shape, waves.element_bytes)) continue;
       const Geometry* g = waves.sm_count > 0 ? own : nullptr;
       double cost = estimate_at(g, waves.sm_count, *from.shape, m->median_us, *to.shape, waves.shape_rules());
       scored.push_back(Scored{m, cost, m->stddev_us * cost / m->median_us});

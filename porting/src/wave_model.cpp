@@ -35,23 +35,17 @@ std::optional<GeometryProblem> geometry_problem(const GeometryKeys& keys, const 
       return GeometryProblem{d.dim, "'" + d.dim + "' is not a dimension of the family (" + names + ")"};
     for (std::size_t j = 0; j < i; ++j)
       if (keys.dims[j].dim == d.dim) return GeometryProblem{d.dim, "dimension '" + d.dim + "' is declared twice"};
-    const std::pair<const char*, const std::vector<std::string>*> roles[] = {{"tile", &d.tile},
-                                                                             {"step", &d.step},
-                                                                             {"split", &d.split},
-                                                                             {"max_bytes", &d.max_bytes},
-                                                                             {"align_bytes", &d.align_bytes},
-                                                                             {"max", &d.max}};
     bool any = false;
-    for (const auto& [role, list] : roles) {
-      any = any || !list->empty();
-      const std::string at = d.dim + "." + role;
-      if (list->size() > 8) return GeometryProblem{at, "names more than 8 config keys"};
-      for (const auto& k : *list)
+    for (const auto& [role, slot] : k_dim_roles) {
+      const std::vector<std::string>& list = d.*slot;
+      any = any || !list.empty();
+      const std::string at = d.dim + "." + std::string(role);
+      if (list.size() > 8) return GeometryProblem{at, "names more than 8 config keys"};
+      for (const auto& k : list)
         if (!config_key(k))
           return GeometryProblem{at, "'" + k + "' is not a config key (letters, digits and '_', 64 at most)"};
     }
-    if (!any)
-      return GeometryProblem{d.dim, "declares no config key: give tile, step, split, max_bytes, align_bytes or max"};
+    if (!any) return GeometryProblem{d.dim, "declares no config key: give one of " + dim_role_names()};
     if (!d.split.empty()) {
       if (d.step.empty())
         return GeometryProblem{d.dim + ".split",
@@ -94,6 +88,9 @@ std::optional<Geometry> geometry_from_config(
     auto max_bytes = read(d.max_bytes), align = read(d.align_bytes);
     if (max_bytes || align) g.paths.push_back({d.dim, max_bytes.value_or(0), align.value_or(0)});
     if (auto v = read(d.max)) g.limits.push_back({d.dim, *v});
+    auto run_min = read(d.run_min_bytes), run_max = read(d.run_max_bytes), run_align = read(d.run_align_bytes);
+    if (run_min || run_max || run_align)
+      g.byte_limits.push_back({d.dim, run_max.value_or(0), run_align.value_or(0), run_min.value_or(0)});
   }
   // Part of a tiling is no tiling: waves from a guessed tile would rank by the guess.
   if (!complete || g.tiles.empty()) {
@@ -101,7 +98,7 @@ std::optional<Geometry> geometry_from_config(
     g.steps.clear();
     g.split = 1;
   }
-  if (g.tiles.empty() && g.paths.empty() && g.limits.empty()) return std::nullopt;
+  if (g.tiles.empty() && g.paths.empty() && g.limits.empty() && g.byte_limits.empty()) return std::nullopt;
   return g;
 }
 
@@ -111,13 +108,44 @@ bool within(const Geometry::PathBound& b, std::int64_t extent, int element_bytes
   if (element_bytes <= 0 || extent <= 0) return true;
   const std::int64_t bytes = extent * element_bytes;
   if (b.max_bytes > 0 && bytes > b.max_bytes) return false;
+  if (b.min_bytes > 0 && bytes < b.min_bytes) return false;
   return b.align_bytes <= 0 || bytes % b.align_bytes == 0;
 }
 
-bool runs_within(const Geometry& g, const Shape& s) {
+bool runs_within(const Geometry& g, const Shape& s, int element_bytes) {
   for (const auto& l : g.limits)
     if (!within_limit(s.get(l.dim), l.size)) return false;
+  for (const auto& b : g.byte_limits)
+    if (!within(b, s.get(b.dim), element_bytes)) return false;
   return true;
+}
+
+std::string limit_reason(const Geometry& g, const Shape& s, int element_bytes) {
+  for (const auto& l : g.limits)
+    if (!within_limit(s.get(l.dim), l.size))
+      return "runs " + l.dim + " up to " + std::to_string(l.size) + ", not " + std::to_string(s.get(l.dim));
+  for (const auto& b : g.byte_limits) {
+    const std::int64_t extent = s.get(b.dim);
+    if (within(b, extent, element_bytes)) continue;
+    std::string why = "runs " + b.dim;
+    if (b.min_bytes > 0 && b.max_bytes > 0)
+      why += " of " + std::to_string(b.min_bytes) + " to " + std::to_string(b.max_bytes) + " bytes";
+    else if (b.min_bytes > 0)
+      why += " of " + std::to_string(b.min_bytes) + " bytes or more";
+    else if (b.max_bytes > 0)
+      why += " of up to " + std::to_string(b.max_bytes) + " bytes";
+    if (b.align_bytes > 0)
+      why += " in multiples of " + std::to_string(b.align_bytes) + (b.min_bytes > 0 || b.max_bytes > 0 ? "" : " bytes");
+    why += ", not " + std::to_string(extent) + " (" + std::to_string(extent * element_bytes) + " bytes)";
+    return why;
+  }
+  return "";
+}
+
+std::string dim_role_names() {
+  std::string out;
+  for (const auto& [role, slot] : k_dim_roles) (out += out.empty() ? "" : ", ") += role;
+  return out;
 }
 
 bool own_path(const Geometry& g, const Shape& s, int element_bytes) {

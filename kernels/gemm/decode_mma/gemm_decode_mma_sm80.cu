@@ -536,8 +536,8 @@ cudaError_t launch_rows(const Problem& p, cudaStream_t stream) {
                      "gemm.decode_mma." NAME,                                                                       \
                      {"mma_sync", "mma_sync_bf16"},                                                                 \
                      {DType::bf16, DType::f16},                                                                     \
-                     R"({"max_m":8,"bm":8,"bn":)" #BN R"(,"bk":16,"warps_n":)" #WN R"(,"warps_k":)" #WK             \
-                     R"(,"steps_per_set":)" #S R"(,"blocks_per_sm":)" #BPS                                          \
+                     R"({"max_m":8,"bm":8,"bn":)" #BN R"(,"bk":16,"run_n_align_bytes":16,"warps_n":)" #WN           \
+                     R"(,"warps_k":)" #WK R"(,"steps_per_set":)" #S R"(,"blocks_per_sm":)" #BPS                     \
                      R"(,"mma":"m16n8k16, C transposed","a_staged_bytes":32768,)"                                   \
                      R"("split_k":0,"split_k_by":"grid until about blocks_per_sm blocks per SM, in split order"})", \
                      &supports<k_max_m>,                                                                            \
@@ -551,19 +551,19 @@ KPORT_DECODE_MMA_INSTANCE(k_n256_k1_s2, "n256_k1_s2", 4, 1, 2, 4, 256);
 
 // The instances of 16, 32 and 64 rows: geometry as above with bm = max_m = ROWS and A staged
 // in windows of 256 K rows, the K split by the grid alone (whole windows a split).
-#define KPORT_DECODE_MMA_ROWS_INSTANCE(VAR, NAME, ROWS, WN, WK, S, BPS, BN)                                         \
-  constexpr Config k_cfg_##VAR{WN, WK, S, BPS, 0};                                                                  \
-  const Instance VAR{Family::gemm,                                                                                  \
-                     "decode_mma",                                                                                  \
-                     "gemm.decode_mma." NAME,                                                                       \
-                     {"mma_sync", "mma_sync_bf16"},                                                                 \
-                     {DType::bf16, DType::f16},                                                                     \
-                     R"({"max_m":)" #ROWS R"(,"bm":)" #ROWS R"(,"bn":)" #BN R"(,"bk":16,"warps_n":)" #WN            \
-                     R"(,"warps_k":)" #WK R"(,"steps_per_set":)" #S R"(,"blocks_per_sm":)" #BPS                     \
-                     R"(,"mma":"m16n8k16, C transposed","a_window_rows":256,)"                                      \
-                     R"("split_k":0,"split_k_by":"grid until about blocks_per_sm blocks per SM, in split order"})", \
-                     &supports<ROWS>,                                                                               \
-                     &launch_rows<ROWS, k_cfg_##VAR>};                                                              \
+#define KPORT_DECODE_MMA_ROWS_INSTANCE(VAR, NAME, ROWS, WN, WK, S, BPS, BN)                                          \
+  constexpr Config k_cfg_##VAR{WN, WK, S, BPS, 0};                                                                   \
+  const Instance VAR{Family::gemm,                                                                                   \
+                     "decode_mma",                                                                                   \
+                     "gemm.decode_mma." NAME,                                                                        \
+                     {"mma_sync", "mma_sync_bf16"},                                                                  \
+                     {DType::bf16, DType::f16},                                                                      \
+                     R"({"max_m":)" #ROWS R"(,"bm":)" #ROWS R"(,"bn":)" #BN R"(,"bk":16,"run_n_align_bytes":16)"     \
+                     R"(,"warps_n":)" #WN R"(,"warps_k":)" #WK R"(,"steps_per_set":)" #S R"(,"blocks_per_sm":)" #BPS \
+                     R"(,"mma":"m16n8k16, C transposed","a_window_rows":256,)"                                       \
+                     R"("split_k":0,"split_k_by":"grid until about blocks_per_sm blocks per SM, in split order"})",  \
+                     &supports<ROWS>,                                                                                \
+                     &launch_rows<ROWS, k_cfg_##VAR>};                                                               \
   KPORT_REGISTER_KERNEL(VAR)
 
 KPORT_DECODE_MMA_ROWS_INSTANCE(k_m16_n64_k4_s2, "m16_n64_k4_s2", 16, 1, 4, 2, 3, 64);

@@ -254,8 +254,9 @@ const Instance k_gemm_gemv{
     // Its geometry for the best-kernel query: one tile of rows (bm = max_m), a block's 256
     // columns (bn, 2-byte elements; fp32 blocks take 128), K walked 4 rows a step (bk, one
     // a warp) and split until the GPU is full (split_k 0), so the time moves with N x K
-    // and not with M.
-    R"({"max_m":8,"bm":8,"bn":256,"bk":4,"threads":128,"warps_interleave_k":4,"a_staged_bytes":16384,)"
+    // and not with M. It takes N only in whole 16-byte loads (run_n_align_bytes).
+    R"({"max_m":8,"bm":8,"bn":256,"bk":4,"run_n_align_bytes":16,"threads":128,"warps_interleave_k":4,)"
+    R"("a_staged_bytes":16384,)"
     R"("bytes_per_load":16,"loads_in_flight":{"1-2":8,"3-4":4,"5-8":8},"blocks_per_sm":4,"split_k":0,)"
     R"("split_k_by":"grid until about blocks_per_sm blocks per SM, fp32 partials added in split order"})",
     &supports_any,

@@ -233,7 +233,8 @@ std::string config_json() {
   return "{\"bm\":" + std::to_string(Cfg::BM) + ",\"bn\":" + std::to_string(Cfg::BN) +
          ",\"bk\":" + std::to_string(Cfg::BK) + ",\"stages\":" + std::to_string(Cfg::Stages) +
          ",\"warps_m\":" + std::to_string(Cfg::WarpsM) + ",\"warps_n\":" + std::to_string(Cfg::WarpsN) +
-         ",\"threads\":" + std::to_string(Cfg::threads) + ",\"smem_bytes\":" + std::to_string(Cfg::smem_bytes) + "}";
+         ",\"threads\":" + std::to_string(Cfg::threads) + ",\"smem_bytes\":" + std::to_string(Cfg::smem_bytes) +
+         R"(,"n_align_bytes":16,"k_align_bytes":16})";  // launch_typed's other kernel off 16-byte rows
 }
 
 // 128x128: 8 warps of 64x32; 4 stages (76 KB) fit every target down to sm_86's 99 KB.

@@ -38,13 +38,16 @@ cudaError_t launch(const Problem& p, cudaStream_t stream) {
   return cudaErrorInvalidValue;
 }
 
+// supports()'s grid bound as the config's max_m (the most rows it runs at all): 65535 row tiles.
+static_assert(65535 * 128 == 8388480 && 65535 * 64 == 4194240);
+
 const Instance k_gemm_simt_128{Family::gemm,
                                "simt",
                                "gemm.simt.128x128x16_t8x8",
                                {"simt"},
                                {DType::bf16, DType::f16, DType::f32},
                                R"({"block_m":128,"block_n":128,"block_k":16,"thread_m":8,)"
-                               R"("thread_n":8,"threads":256,"smem_buffers":2})",
+                               R"("thread_n":8,"threads":256,"smem_buffers":2,"max_m":8388480})",
                                &supports<128, 128, 16, 8, 8>,
                                &launch<128, 128, 16, 8, 8>};
 KPORT_REGISTER_KERNEL(k_gemm_simt_128);
@@ -55,7 +58,7 @@ const Instance k_gemm_simt_64{Family::gemm,
                               {"simt"},
                               {DType::bf16, DType::f16, DType::f32},
                               R"({"block_m":64,"block_n":64,"block_k":16,"thread_m":4,)"
-                              R"("thread_n":4,"threads":256,"smem_buffers":2})",
+                              R"("thread_n":4,"threads":256,"smem_buffers":2,"max_m":4194240})",
                               &supports<64, 64, 16, 4, 4>,
                               &launch<64, 64, 16, 4, 4>};
 KPORT_REGISTER_KERNEL(k_gemm_simt_64);

@@ -85,8 +85,8 @@ const Instance k_inst_128x256{Family::gemm,
                               "gemm.tcgen05.128x256x64_s4",
                               {"tcgen05", "tmem", "tma", "mbarrier"},
                               {DType::bf16, DType::f16},
-                              "{\"bm\":128,\"bn\":256,\"bk\":64,\"stages\":4,\"threads\":128,\"cta_group\":1,"
-                              "\"verified\":false}",
+                              std::string(R"({"bm":128,"bn":256,"bk":64,"stages":4,"threads":128,"cta_group":1,)") +
+                                  tma_host::k_gemm_run_align_config + R"(,"verified":false})",
                               &supports,
                               &launch<Cfg128x256>};
 

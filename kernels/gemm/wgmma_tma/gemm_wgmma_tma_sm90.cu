@@ -58,7 +58,7 @@ std::string config_json() {
          ",\"bk\":" + std::to_string(Cfg::BK) + ",\"stages\":" + std::to_string(Cfg::Stages) +
          ",\"consumer_warpgroups\":" + std::to_string(k_consumers) + ",\"threads\":" + std::to_string(k_threads) +
          ",\"cluster_m\":" + std::to_string(Cfg::ClusterM) + ",\"split_k\":" + std::to_string(Cfg::SplitK) +
-         ",\"persistent\":true}";
+         ",\"persistent\":true," + tma_host::k_gemm_run_align_config + "}";
 }
 
 using Cfg128x256 = Config<128, 256, 64, 4, 1>;

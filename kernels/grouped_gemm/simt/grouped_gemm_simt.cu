@@ -49,13 +49,17 @@ cudaError_t launch(const Problem& p, cudaStream_t stream) {
   return cudaErrorInvalidValue;
 }
 
+// supports()'s grid bounds as the config's max_m and max_g (the most rows of a group and
+// groups it runs at all): 65535 row tiles of 128, 65535 groups.
+static_assert(65535 * 128 == 8388480);
+
 const Instance k_grouped_simt_128{Family::grouped_gemm,
                                   "simt",
                                   "grouped_gemm.simt.128x128x16_t8x8",
                                   {"simt"},
                                   {DType::bf16},
                                   R"({"block_m":128,"block_n":128,"block_k":16,"thread_m":8,)"
-                                  R"("thread_n":8,"threads":256,"smem_buffers":2})",
+                                  R"("thread_n":8,"threads":256,"smem_buffers":2,"max_m":8388480,"max_g":65535})",
                                   &supports<128, 128>,
                                   &launch<128, 128, 16, 8, 8>};
 KPORT_REGISTER_KERNEL(k_grouped_simt_128);

@@ -107,8 +107,9 @@ const Instance k_inst_128x256{Family::grouped_gemm,
                               "grouped_gemm.tcgen05.128x256x64_s4",
                               {"tcgen05", "tmem", "tma", "mbarrier"},
                               {DType::bf16},
-                              "{\"bm\":128,\"bn\":256,\"bk\":64,\"stages\":4,\"threads\":128,\"cta_group\":1,"
-                              "\"group_m_align\":128,\"verified\":false}",
+                              std::string(R"({"bm":128,"bn":256,"bk":64,"stages":4,"threads":128,"cta_group":1,)") +
+                                  R"("group_m_align":128,)" + tma_host::k_gemm_run_align_config +
+                                  R"(,"verified":false})",
                               &supports<Cfg128x256>,
                               &launch<Cfg128x256>};
 

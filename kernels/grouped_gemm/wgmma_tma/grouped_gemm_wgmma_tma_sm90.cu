@@ -90,7 +90,8 @@ std::string config_json() {
   return "{\"bm\":" + std::to_string(Cfg::BM) + ",\"bn\":" + std::to_string(Cfg::BN) +
          ",\"bk\":" + std::to_string(Cfg::BK) + ",\"stages\":" + std::to_string(Cfg::Stages) +
          ",\"consumer_warpgroups\":" + std::to_string(k_consumers) + ",\"threads\":" + std::to_string(k_threads) +
-         ",\"group_m_align\":" + std::to_string(Cfg::BM) + ",\"persistent\":true}";
+         ",\"group_m_align\":" + std::to_string(Cfg::BM) + ",\"persistent\":true," + tma_host::k_gemm_run_align_config +
+         "}";
 }
 
 using Cfg128x256 = Config<128, 256, 64, 4, 1, 1, true>;

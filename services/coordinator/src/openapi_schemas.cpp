@@ -189,7 +189,11 @@ void catalog(json::object& s) {
            opt("split", describe(config_keys, "blocks sharing one tile's steps (split-K)")),
            opt("max_bytes", describe(config_keys, "the most bytes along it the instance runs")),
            opt("align_bytes", describe(config_keys, "the bytes along it must be a multiple of")),
-           opt("max", describe(config_keys, "the largest extent along it the instance runs at all"))});
+           opt("max", describe(config_keys, "the largest extent along it the instance runs at all")),
+           opt("run_min_bytes", describe(config_keys, "the fewest bytes along it the instance runs at all")),
+           opt("run_max_bytes", describe(config_keys, "the most bytes along it the instance runs at all")),
+           opt("run_align_bytes",
+               describe(config_keys, "the bytes along it must be a multiple of for the instance to run at all"))});
   s["FamilyGeometry"] =
       describe(json::object{{"type", "object"}, {"additionalProperties", ref("FamilyGeometryDim")}},
                "per dimension of the family, the instance config keys the selection reads its geometry from");
@@ -814,6 +818,12 @@ void best(json::object& s) {
                "An instance's current figure at a shape: the latest result of the newest commit measured there");
   auto schema_version = json::object{{"type", "integer"}, {"enum", json::array{2}}};
   auto splits = [] { return arr(obj({{"dim", str()}, {"size", integer()}})); };
+  auto byte_range = [] {
+    return obj({{"dim", str()},
+                {"max_bytes", describe(integer(), "0: no upper bound")},
+                {"align_bytes", describe(integer(), "0: no alignment")},
+                opt("min_bytes", describe(integer(), "absent or 0: no lower bound"))});
+  };
   s["DispatchSnapshot"] = obj(
       {{"schema_version", schema_version},
        {"kind", enm({"kport.dispatch.snapshot"})},
@@ -830,14 +840,15 @@ void best(json::object& s) {
             arr(obj({{"name", str()},
                      {"tiles", splits()},
                      {"steps", splits()},
-                     opt("paths", describe(arr(obj({{"dim", str()},
-                                                    {"max_bytes", describe(integer(), "0: no upper bound")},
-                                                    {"align_bytes", describe(integer(), "0: no alignment")}})),
+                     opt("paths", describe(arr(byte_range()),
                                            "the extents beyond which, or off whose alignment in bytes, the "
                                            "instance runs a fallback kernel instead of its own")),
                      opt("split", describe(integer(), "blocks sharing one tile's steps; 0: as many as fill the GPU")),
                      opt("limits", describe(arr(obj({{"dim", str()}, {"max", integer()}})),
-                                            "the largest extent along a dimension the instance runs at all"))})),
+                                            "the largest extent along a dimension the instance runs at all")),
+                     opt("byte_limits", describe(arr(byte_range()),
+                                                 "the bytes along a dimension (in the table's dtype) outside "
+                                                 "which the instance does not run at all"))})),
             "how each instance with a known geometry divides a problem among its thread blocks: "
             "the dimensions cut into tiles and those walked in steps, and where it leaves its own code")},
        {"tables",

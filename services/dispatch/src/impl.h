@@ -47,10 +47,12 @@ struct WorkPlan {
   std::int64_t split = 1;                                                 // porting::Geometry::split
   std::array<std::uint8_t, k_max_dims> tile_at{}, step_at{}, other_at{};  // key indices
   std::array<std::int64_t, k_max_dims> tile{}, step{};
-  // porting::Geometry::limits over the layout's keys (those the layout lacks limit nothing).
-  std::uint8_t n_limits = 0;
-  std::array<std::uint8_t, k_max_dims> limit_at{};
+  // porting::Geometry::limits and byte_limits over the layout's keys (those the layout
+  // lacks limit nothing); byte_limit points into the instance's geometry.
+  std::uint8_t n_limits = 0, n_byte_limits = 0;
+  std::array<std::uint8_t, k_max_dims> limit_at{}, byte_limit_at{};
   std::array<std::int64_t, k_max_dims> limit{};
+  std::array<const porting::Geometry::PathBound*, k_max_dims> byte_limit{};
 };
 
 struct TableInstance {

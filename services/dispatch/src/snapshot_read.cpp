@@ -273,24 +273,34 @@ Expected<porting::InstanceGeometry> read_geometry(const json::value& v, const st
                   path + ".split is not a whole number of blocks per tile from 1 to 64, or 0 (fills the GPU)");
     g.geometry.split = split->as_int64();
   }
-  // Path bounds came later within schema_version 2: a snapshot without them has none.
-  if (const auto* paths = v.as_object().if_contains("paths")) {
-    if (!paths->is_array())
-      return fail(ErrorCode::bad_json, path + ".paths is " + kind_of(*paths) + "; expected an array");
-    const auto& list = paths->as_array();
+  // Byte ranges (porting::Geometry::PathBound) under `key`, `min_bytes` optional.
+  auto bounds = [&](const char* key, std::vector<porting::Geometry::PathBound>& into) -> std::optional<Error> {
+    const auto* found = v.as_object().if_contains(key);
+    if (!found) return std::nullopt;
+    const std::string lpath = path + "." + key;
+    if (!found->is_array()) return fail(ErrorCode::bad_json, lpath + " is " + kind_of(*found) + "; expected an array");
+    const auto& list = found->as_array();
     if (list.size() > k_max_dims)
-      return fail(ErrorCode::bad_value, path + ".paths has more than " + std::to_string(k_max_dims) + " entries");
+      return fail(ErrorCode::bad_value, lpath + " has more than " + std::to_string(k_max_dims) + " entries");
     for (std::size_t i = 0; i < list.size(); ++i) {
-      std::string at = path + ".paths[" + std::to_string(i) + "]";
+      std::string at = lpath + "[" + std::to_string(i) + "]";
       if (!list[i].is_object())
         return fail(ErrorCode::bad_json, at + " is " + kind_of(list[i]) + "; expected an object");
       Fields e(list[i].as_object(), at);
       porting::Geometry::PathBound b{e.str("dim"), e.integer("max_bytes", 0), e.integer("align_bytes", 0)};
+      if (list[i].as_object().contains("min_bytes")) b.min_bytes = e.integer("min_bytes", 0);
       if (e.error()) return *e.error();
       if (!dim_key(b.dim)) return fail(ErrorCode::bad_value, at + ".dim '" + b.dim + "' is not a shape dimension");
-      g.geometry.paths.push_back(std::move(b));
+      if (b.min_bytes == 0 && b.max_bytes == 0 && b.align_bytes == 0)
+        return fail(ErrorCode::bad_value, at + " bounds nothing: give min_bytes, max_bytes or align_bytes above 0");
+      into.push_back(std::move(b));
     }
-  }
+    return std::nullopt;
+  };
+  // Path bounds and byte limits came later within schema_version 2: a snapshot without
+  // them has none.
+  if (auto e = bounds("paths", g.geometry.paths)) return *e;
+  if (auto e = bounds("byte_limits", g.geometry.byte_limits)) return *e;
   // Limits came later within schema_version 2: a snapshot without them limits nothing.
   if (const auto* limits = v.as_object().if_contains("limits")) {
     if (!limits->is_array())
@@ -349,6 +359,12 @@ WorkPlan plan_for(const Layout& l, const porting::Geometry* g, int sm_count) {
       if (int at = index_of(lim.dim); at >= 0) {
         p.limit_at[p.n_limits] = static_cast<std::uint8_t>(at);
         p.limit[p.n_limits++] = lim.size;
+      }
+  if (g)
+    for (const auto& b : g->byte_limits)
+      if (int at = index_of(b.dim); at >= 0) {
+        p.byte_limit_at[p.n_byte_limits] = static_cast<std::uint8_t>(at);
+        p.byte_limit[p.n_byte_limits++] = &b;
       }
   auto named = [&](const std::vector<porting::Geometry::Split>& splits, const std::string& key) {
     return std::any_of(splits.begin(), splits.end(), [&](const auto& s) { return s.dim == key; });

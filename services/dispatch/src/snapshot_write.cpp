@@ -122,17 +122,23 @@ std::string write_snapshot(const SnapshotSource& source) {
     json::object instance{
         {"name", g.instance}, {"tiles", splits(g.geometry.tiles)}, {"steps", splits(g.geometry.steps)}};
     if (g.geometry.split != 1) instance["split"] = g.geometry.split;
-    if (!g.geometry.paths.empty()) {
-      json::array paths;
-      for (const auto& b : g.geometry.paths)
-        paths.push_back(json::object{{"dim", b.dim}, {"max_bytes", b.max_bytes}, {"align_bytes", b.align_bytes}});
-      instance["paths"] = std::move(paths);
-    }
+    // A byte range: min_bytes only when it has one, so a path bound reads as it always did.
+    auto bounds = [](const std::vector<porting::Geometry::PathBound>& list) {
+      json::array out;
+      for (const auto& b : list) {
+        json::object o{{"dim", b.dim}, {"max_bytes", b.max_bytes}, {"align_bytes", b.align_bytes}};
+        if (b.min_bytes > 0) o["min_bytes"] = b.min_bytes;
+        out.push_back(std::move(o));
+      }
+      return out;
+    };
+    if (!g.geometry.paths.empty()) instance["paths"] = bounds(g.geometry.paths);
     if (!g.geometry.limits.empty()) {
       json::array limits;
       for (const auto& l : g.geometry.limits) limits.push_back(json::object{{"dim", l.dim}, {"max", l.size}});
       instance["limits"] = std::move(limits);
     }
+    if (!g.geometry.byte_limits.empty()) instance["byte_limits"] = bounds(g.geometry.byte_limits);
     instances.push_back(std::move(instance));
   }
   json::object doc{

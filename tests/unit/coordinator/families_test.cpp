@@ -169,6 +169,24 @@ TEST_F(FamiliesTest, AFamilysGeometryKeysAreKeptAndAnsweredAndADeclarationThatDo
             R"({"rows":{"tile":"rows_per_cta"},"cols":{"step":"cols_per_step","max_bytes":"max_cols_bytes",)"
             R"("align_bytes":"vec_bytes"}})");
 
+  // The byte limits travel too (a cluster kernel's rows), and the wire's roles are the
+  // manifest's, in its order.
+  api::Family limited = layernorm();
+  limited.name = "layernorm_cluster";
+  limited.geometry = {api::FamilyGeometryDim{
+      "cols", {}, {}, {}, {}, {}, {}, {"run_min_row_bytes"}, {"run_max_row_bytes"}, {"run_row_align_bytes"}}};
+  ASSERT_TRUE(restarted.learn(*m_store, "norm", api::LibraryFamilies{"norm-lib", 0, {ln, limited}}).ok());
+  const porting::OpFamily* cluster = restarted.current()->find("layernorm_cluster");
+  ASSERT_NE(cluster, nullptr);
+  EXPECT_EQ(cluster->geometry.dims.at(0).run_min_bytes, std::vector<std::string>{"run_min_row_bytes"});
+  EXPECT_EQ(cluster->geometry.dims.at(0).run_align_bytes, std::vector<std::string>{"run_row_align_bytes"});
+  EXPECT_EQ(json::serialize(api::to_json(to_api_family(*cluster)).at("geometry")),
+            R"({"cols":{"run_min_bytes":"run_min_row_bytes","run_max_bytes":"run_max_row_bytes",)"
+            R"("run_align_bytes":"run_row_align_bytes"}})");
+  ASSERT_EQ(std::size(api::k_geometry_roles), std::size(porting::k_dim_roles));
+  for (std::size_t i = 0; i < std::size(porting::k_dim_roles); ++i)
+    EXPECT_EQ(api::k_geometry_roles[i].first, porting::k_dim_roles[i].first);
+
   api::Family bad = layernorm();
   bad.geometry = {api::FamilyGeometryDim{"width", {"w"}, {}, {}, {}, {}}};
   auto st = restarted.learn(*m_store, "norm", api::LibraryFamilies{"norm-lib", 0, {bad}});

@@ -190,6 +190,40 @@ TEST(DispatchSnapshot, AnInstanceIsNoAnswerBeyondItsLimit) {
                  ErrorCode::bad_value, "instances[0].limits[0].max");
 }
 
+// An instance's byte limits (a cluster row kernel takes rows over 32 KB, in whole 16-byte
+// vectors) travel in the snapshot and are read in the table's dtype: a lookup outside them
+// never names the instance; a limit that bounds nothing is refused.
+TEST(DispatchSnapshot, AnInstanceIsNoAnswerOutsideTheBytesItRuns) {
+  const std::vector<SnapshotFigure> figures = {
+      figure("softmax", "bf16", "softmax.c.cluster", "rows=2048,cols=16392", 20.0),
+      figure("softmax", "bf16", "softmax.v.vec16", "rows=2048,cols=16392", 25.0)};
+  porting::InstanceGeometry cluster{"softmax.c.cluster", {}};
+  cluster.geometry.byte_limits.push_back({"cols", 524288, 16, 32784});
+  const auto text = write(figures, k_generated_ms, 132, {cluster});
+  auto doc = json::parse(text).as_object();
+  const auto& limits = doc.at("instances").as_array()[0].at("byte_limits").as_array();
+  ASSERT_EQ(limits.size(), 1u);
+  EXPECT_EQ(limits[0].at("min_bytes").as_int64(), 32784);
+  EXPECT_EQ(limits[0].at("max_bytes").as_int64(), 524288);
+  EXPECT_EQ(limits[0].at("align_bytes").as_int64(), 16);
+  auto snap = Snapshot::parse(text, at_generation());
+  ASSERT_TRUE(snap.ok()) << snap.error().message;
+  EXPECT_EQ(std::string(snap->lookup("softmax", "bf16", "rows=2048,cols=16400").instance), "softmax.c.cluster");
+  for (const char* outside : {"rows=2048,cols=16384", "rows=2048,cols=16396", "rows=2048,cols=262152"}) {
+    auto a = snap->lookup("softmax", "bf16", outside);
+    EXPECT_EQ(a.status, Status::nearest) << outside;
+    EXPECT_EQ(std::string(a.instance), "softmax.v.vec16") << outside;
+  }
+  expect_refused(edit(text,
+                      [](json::object& d) {
+                        auto& b = d["instances"].as_array()[0].as_object()["byte_limits"].as_array()[0].as_object();
+                        b["min_bytes"] = 0;
+                        b["max_bytes"] = 0;
+                        b["align_bytes"] = 0;
+                      }),
+                 ErrorCode::bad_value, "instances[0].byte_limits[0] bounds nothing");
+}
+
 TEST(DispatchSnapshot, ABitChangedAfterServingFailsTheChecksum) {
   auto text = sample();
   auto at = text.find("\"median_us\":1E2");

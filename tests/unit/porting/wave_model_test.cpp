@@ -152,7 +152,8 @@ TEST(WaveModel, AGeometryDeclarationThatDoesNotHoldNamesItsKey) {
   EXPECT_EQ(problem({{{"rows", {"a"}, {}, {}, {}, {}}, {"rows", {"b"}, {}, {}, {}, {}}}}),
             "rows: dimension 'rows' is declared twice");
   EXPECT_EQ(problem({{{"rows", {}, {}, {}, {}, {}}}}),
-            "rows: declares no config key: give tile, step, split, max_bytes, align_bytes or max");
+            "rows: declares no config key: give one of tile, step, split, max_bytes, align_bytes, max, "
+            "run_min_bytes, run_max_bytes, run_align_bytes");
   EXPECT_EQ(problem({{{"rows", {"rows per cta"}, {}, {}, {}, {}}}}),
             "rows.tile: 'rows per cta' is not a config key (letters, digits and '_', 64 at most)");
   EXPECT_EQ(problem({{{"cols", {}, {""}, {}, {}, {}}}}),
@@ -294,9 +295,9 @@ TEST(WaveModel, AnInstanceIsNoCandidateBeyondItsLimit) {
   ASSERT_EQ(gemv->limits.size(), 1u);
   EXPECT_EQ(gemv->limits[0].dim, "m");
   EXPECT_EQ(gemv->limits[0].size, 8);
-  EXPECT_TRUE(runs_within(*gemv, shape("m=8,n=4096,k=4096")));
-  EXPECT_FALSE(runs_within(*gemv, shape("m=9,n=4096,k=4096")));
-  EXPECT_TRUE(runs_within(*gemv, shape("rows=100,cols=4096"))) << "a shape without m limits nothing";
+  EXPECT_TRUE(runs_within(*gemv, shape("m=8,n=4096,k=4096"), 4));
+  EXPECT_FALSE(runs_within(*gemv, shape("m=9,n=4096,k=4096"), 4));
+  EXPECT_TRUE(runs_within(*gemv, shape("rows=100,cols=4096"), 4)) << "a shape without m limits nothing";
   // A limit alone is a geometry too (no tiles: moved by problem size).
   auto only = from("gemm", {{"max_m", 8}});
   ASSERT_TRUE(only);
@@ -320,6 +321,80 @@ TEST(WaveModel, AnInstanceIsNoCandidateBeyondItsLimit) {
   for (const auto& e : twelve.excluded)
     said = said || (e.instance == "gemm.gemv.m8_splitk" && e.reason == "runs m up to 8, not 12");
   EXPECT_TRUE(said);
+}
+
+// The cluster row kernels take rows over 32 KB, up to what 16 CTAs hold, in whole 16-byte
+// vectors, and no other: outside those bytes (in the question's dtype) they are no
+// candidate, however fast their figure at a longer row moves there. The answer says why,
+// and the prepared answers take the same path (moved() declines, answer() agrees).
+TEST(WaveModel, ARowKernelIsNoCandidateOutsideTheBytesItRuns) {
+  auto cluster =
+      from("softmax", {{"run_min_row_bytes", 32784}, {"run_max_row_bytes", 524288}, {"run_row_align_bytes", 16}});
+  ASSERT_TRUE(cluster);
+  EXPECT_FALSE(has_waves(*cluster));
+  EXPECT_TRUE(cluster->paths.empty()) << "outside its bytes it runs nothing, not a fallback";
+  ASSERT_EQ(cluster->byte_limits.size(), 1u);
+  EXPECT_EQ(cluster->byte_limits[0].dim, "cols");
+  EXPECT_EQ(cluster->byte_limits[0].min_bytes, 32784);
+  EXPECT_EQ(cluster->byte_limits[0].max_bytes, 524288);
+  EXPECT_EQ(cluster->byte_limits[0].align_bytes, 16);
+  EXPECT_FALSE(runs_within(*cluster, shape("rows=2048,cols=8192"), 4)) << "32 KB of fp32";
+  EXPECT_TRUE(runs_within(*cluster, shape("rows=2048,cols=8196"), 4));
+  EXPECT_FALSE(runs_within(*cluster, shape("rows=2048,cols=16384"), 2)) << "32 KB of bf16";
+  EXPECT_TRUE(runs_within(*cluster, shape("rows=2048,cols=16392"), 2));
+  EXPECT_FALSE(runs_within(*cluster, shape("rows=2048,cols=16393"), 2)) << "not whole vectors";
+  EXPECT_TRUE(runs_within(*cluster, shape("rows=8,cols=262144"), 2));
+  EXPECT_FALSE(runs_within(*cluster, shape("rows=8,cols=262152"), 2)) << "more than 16 CTAs hold";
+  EXPECT_TRUE(runs_within(*cluster, shape("rows=2048,cols=8192"), 0)) << "an unknown dtype size limits nothing";
+  EXPECT_EQ(limit_reason(*cluster, shape("rows=2048,cols=16384"), 2),
+            "runs cols of 32784 to 524288 bytes in multiples of 16, not 16384 (32768 bytes)");
+  EXPECT_EQ(limit_reason(*cluster, shape("rows=2048,cols=16392"), 2), "");
+  Geometry aligned;
+  aligned.byte_limits.push_back({"n", 0, 16});
+  EXPECT_EQ(limit_reason(aligned, shape("m=4,n=4100,k=4096"), 2),
+            "runs n in multiples of 16 bytes, not 4100 (8200 bytes)");
+  Geometry least;
+  least.byte_limits.push_back({"cols", 0, 0, 32784});
+  EXPECT_EQ(limit_reason(least, shape("rows=1,cols=16"), 4), "runs cols of 32784 bytes or more, not 16 (64 bytes)");
+
+  auto vec16 = from("softmax", {{"max_row_bytes", 65536}, {"row_align_bytes", 16}});
+  ASSERT_TRUE(vec16);
+  std::vector<Measurement> rows = {meas(1, "softmax.cluster.b256_s32k", "rows=2048,cols=16392", 20.0),
+                                   meas(2, "softmax.vec16.regs_v8", "rows=2048,cols=16392", 25.0)};
+  rows[0].variant = "cluster";
+  rows[1].variant = "vec16";
+  const std::vector<InstanceGeometry> geometry = {{"softmax.cluster.b256_s32k", *cluster},
+                                                  {"softmax.vec16.regs_v8", *vec16}};
+  SelectionInputs in{.on_gpu = rows, .sm_count = 132, .geometry = geometry};
+  in.rules = &kport_rules("softmax");
+  auto longer = select_best(SelectionQuery{"NVIDIA H200", "9.0", "sm_90a", shape("rows=2048,cols=16400"), "bf16"}, in);
+  ASSERT_NE(longer.best(), nullptr);
+  EXPECT_EQ(longer.best()->instance, "softmax.cluster.b256_s32k");
+  const SelectionQuery at32k{"NVIDIA H200", "9.0", "sm_90a", shape("rows=2048,cols=16384"), "bf16"};
+  auto short_row = select_best(at32k, in);
+  ASSERT_NE(short_row.best(), nullptr);
+  EXPECT_EQ(short_row.best()->instance, "softmax.vec16.regs_v8");
+  ASSERT_EQ(short_row.ranking.size(), 1u);
+  bool said = false;
+  for (const auto& e : short_row.excluded)
+    said = said || (e.instance == "softmax.cluster.b256_s32k" &&
+                    e.reason == "runs cols of 32784 to 524288 bytes in multiples of 16, not 16384 (32768 bytes)");
+  EXPECT_TRUE(said);
+  // fp32 at the same columns is 64 KB a row: the cluster instance runs it.
+  auto fp32 = select_best(SelectionQuery{"NVIDIA H200", "9.0", "sm_90a", shape("rows=2048,cols=16384"), "fp32"}, in);
+  ASSERT_NE(fp32.best(), nullptr);
+  EXPECT_EQ(fp32.best()->instance, "softmax.cluster.b256_s32k");
+
+  PreparedSelection prepared("NVIDIA H200", rows, {}, 132, geometry, element_bytes("bf16"), kport_rules("softmax"));
+  const auto match = prepared.match(at32k.shape);
+  ASSERT_TRUE(match);
+  PreparedSelection::Moved moved;
+  EXPECT_FALSE(prepared.moved(at32k.shape, *match, moved)) << "an answer that leaves an instance out is written whole";
+  auto whole = prepared.answer(at32k.shape, *match);
+  ASSERT_NE(whole.best(), nullptr);
+  EXPECT_EQ(whole.best()->instance, "softmax.vec16.regs_v8");
+  ASSERT_EQ(whole.excluded.size(), short_row.excluded.size());
+  EXPECT_TRUE(prepared.moved(shape("rows=2048,cols=16400"), *prepared.match(shape("rows=2048,cols=16400")), moved));
 }
 
 TEST(WaveModel, AnEstimateScalesTheMeasuredFigureByTheWorkRatio) {

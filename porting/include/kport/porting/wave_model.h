@@ -25,6 +25,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kport/porting/shape.h"
@@ -38,19 +39,24 @@ struct Geometry {  // how an instance divides a problem among its thread blocks
   };
   std::vector<Split> tiles;  // cut into one tile per block: gemm m, n; attention l (query rows)
   std::vector<Split> steps;  // walked by each block in steps: gemm k; attention l (key columns)
-  // Where the instance leaves its own code for a fallback: an extent whose bytes exceed
-  // `max_bytes` or are not a multiple of `align_bytes` (0: no such bound) runs another
-  // kernel (the row-wise vec16 instances: rows over 64 KB, or not a whole number of
-  // 16-byte vectors, run simt). Figures on either side of a bound are of different code.
+  // A range of bytes along a dimension, in the question's dtype: at least `min_bytes`, at
+  // most `max_bytes`, a multiple of `align_bytes` (each 0: no such bound).
   struct PathBound {
     std::string dim;               // "cols"
     std::int64_t max_bytes = 0;    // 65536
     std::int64_t align_bytes = 0;  // 16
+    std::int64_t min_bytes = 0;    // 32784
   };
+  // Where the instance leaves its own code for a fallback: outside such a range it runs
+  // another kernel (the row-wise vec16 instances: rows over 64 KB, or not a whole number
+  // of 16-byte vectors, run simt). Figures on either side of a bound are of different code.
   std::vector<PathBound> paths = {};
-  // The largest extent along a dimension the instance runs at all (gemm.gemv: m up to 8):
-  // beyond it the instance is no candidate, whatever its figures elsewhere say.
+  // Where the instance runs at all; outside, it is no candidate, whatever its figures
+  // elsewhere say. `limits`: the largest extent along a dimension (gemm.gemv: m up to 8);
+  // `byte_limits`: a range of bytes (the cluster row kernels: rows over 32 KB, up to what
+  // 16 CTAs hold, in whole 16-byte vectors).
   std::vector<Split> limits = {};
+  std::vector<PathBound> byte_limits = {};
   // Blocks per tile (split K): each of `split` blocks walks its 1/split share of the steps, so
   // a tile is `split` blocks of ceil(steps / split) steps. 1: one block walks them all.
   // 0: the kernel splits the steps over as many blocks as fill the GPU (gemm.gemv's K split
@@ -73,16 +79,22 @@ inline bool has_waves(const Geometry& g) { return !g.tiles.empty(); }
 int element_bytes(std::string_view dtype);
 
 // Whether an extent of `extent` elements of `element_bytes` keeps within bound `b`; true
-// when either is unknown (<= 0). own_path() is this over a shape's dimensions, so a
-// caller that keeps its own dimensions (kport-dispatch's lookup) applies the same rule.
+// when either is unknown (<= 0). own_path() and runs_within() are this over a shape's
+// dimensions, so a caller that keeps its own dimensions (kport-dispatch's lookup) applies
+// the same rule.
 bool within(const Geometry::PathBound& b, std::int64_t extent, int element_bytes);
 
 // Whether `extent` is within a limit of `max` (Geometry::limits); true when either is <= 0.
 inline bool within_limit(std::int64_t extent, std::int64_t max) { return max <= 0 || extent <= 0 || extent <= max; }
 
-// Whether the instance runs `s` at all by its limits (every extent within its limit; a
-// dimension the shape lacks limits nothing).
-bool runs_within(const Geometry& g, const Shape& s);
+// Whether the instance runs `s` at all by its limits and byte limits, for elements of
+// `element_bytes` (0: unknown, byte limits limit nothing); a dimension the shape lacks
+// limits nothing.
+bool runs_within(const Geometry& g, const Shape& s, int element_bytes);
+
+// Why the instance does not run `s` at all (runs_within() false), or "": "runs m up to 8,
+// not 12", "runs cols of 32784 to 524288 bytes in multiples of 16, not 4096 (8192 bytes)".
+std::string limit_reason(const Geometry& g, const Shape& s, int element_bytes);
 
 // Whether the instance runs its own code at `s` (every path bound holds), for elements
 // of `element_bytes`; true when that is 0 (unknown) or the shape lacks the bound's dim.
@@ -112,8 +124,26 @@ struct DimKeys {
   std::vector<std::string> split;                   // Geometry::split: blocks sharing one tile's steps (split-K)
   std::vector<std::string> max_bytes, align_bytes;  // a Geometry::PathBound on the dim
   std::vector<std::string> max = {};                // Geometry::limits: the largest extent it runs
+  // Geometry::byte_limits: the fewest and most bytes it runs, and their multiple.
+  std::vector<std::string> run_min_bytes = {}, run_max_bytes = {}, run_align_bytes = {};
   bool operator==(const DimKeys&) const = default;
 };
+
+// A dimension's roles by their declared names, in their documented order: the one list
+// the manifest, the check of a declaration and its messages read.
+inline constexpr std::pair<std::string_view, std::vector<std::string> DimKeys::*> k_dim_roles[] = {
+    {"tile", &DimKeys::tile},
+    {"step", &DimKeys::step},
+    {"split", &DimKeys::split},
+    {"max_bytes", &DimKeys::max_bytes},
+    {"align_bytes", &DimKeys::align_bytes},
+    {"max", &DimKeys::max},
+    {"run_min_bytes", &DimKeys::run_min_bytes},
+    {"run_max_bytes", &DimKeys::run_max_bytes},
+    {"run_align_bytes", &DimKeys::run_align_bytes}};
+
+// The roles' names joined for a message: "tile, step, split, ..., run_align_bytes".
+std::string dim_role_names();
 struct GeometryKeys {
   std::vector<DimKeys> dims;  // as declared; none: the family declares no geometry
   bool empty() const { return dims.empty(); }
@@ -136,8 +166,9 @@ std::optional<GeometryProblem> geometry_problem(const GeometryKeys& keys, const 
 // an integer. The tiles and steps when every declared tile and step key has a value > 0
 // (one missing: none of them, never a guess), with the split when its key is > 0 (0: the
 // kernel fills the GPU, Geometry::split); the limits whose max key is > 0; the
-// path bounds whose max_bytes or align_bytes key is > 0. nullopt when that leaves no tiles,
-// path bounds or limits, and for a family that declares nothing: its instances move by
+// path bounds whose max_bytes or align_bytes key is > 0 and the byte limits whose run_*
+// key is > 0. nullopt when that leaves no tiles, path bounds, limits or byte limits, and
+// for a family that declares nothing: its instances move by
 // problem size. A geometry that names a dimension a shape lacks gives no wave work there
 // (wave_work() is 0).
 std::optional<Geometry> geometry_from_config(

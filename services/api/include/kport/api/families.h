@@ -47,7 +47,7 @@ struct FamilyDim {
 struct FamilyGeometryDim {
   std::string dim;
   std::vector<std::string> tile, step, split, max_bytes, align_bytes;
-  std::vector<std::string> max = {};
+  std::vector<std::string> max = {}, run_min_bytes = {}, run_max_bytes = {}, run_align_bytes = {};
 };
 
 // A value `dim` must be a multiple of for any instance to run a shape, when the dims of
@@ -66,7 +66,10 @@ inline constexpr std::pair<const char*, std::vector<std::string> FamilyGeometryD
     {"split", &FamilyGeometryDim::split},
     {"max_bytes", &FamilyGeometryDim::max_bytes},
     {"align_bytes", &FamilyGeometryDim::align_bytes},
-    {"max", &FamilyGeometryDim::max}};
+    {"max", &FamilyGeometryDim::max},
+    {"run_min_bytes", &FamilyGeometryDim::run_min_bytes},
+    {"run_max_bytes", &FamilyGeometryDim::run_max_bytes},
+    {"run_align_bytes", &FamilyGeometryDim::run_align_bytes}};
 
 struct Family {
   std::string name, description;
@@ -211,9 +214,10 @@ inline std::vector<FamilyGeometryDim> read_family_geometry(Fields& f) {
                                        [&](const auto& known_role) { return role == known_role.first; });
       const std::string rat = at + "." + std::string(role);
       if (known == std::end(k_geometry_roles)) {
-        f.fail_with(Error{
-            Errc::invalid_argument,
-            "field '" + rat + "' is not a role (a dimension takes tile, step, split, max_bytes, align_bytes, max)"});
+        std::string roles;
+        for (const auto& [name, slot] : k_geometry_roles) (roles += roles.empty() ? "" : ", ") += name;
+        f.fail_with(
+            Error{Errc::invalid_argument, "field '" + rat + "' is not a role (a dimension takes " + roles + ")"});
         break;
       }
       auto& keys = d.*(known->second);

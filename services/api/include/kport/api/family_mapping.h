@@ -28,7 +28,8 @@ inline Family to_api_family(const porting::OpFamily& f) {
   out.bound = porting::to_string(f.bound());
   if (!f.example.empty()) out.example = f.example;
   for (const auto& d : f.geometry.dims)
-    out.geometry.push_back(FamilyGeometryDim{d.dim, d.tile, d.step, d.split, d.max_bytes, d.align_bytes, d.max});
+    out.geometry.push_back(FamilyGeometryDim{d.dim, d.tile, d.step, d.split, d.max_bytes, d.align_bytes, d.max,
+                                             d.run_min_bytes, d.run_max_bytes, d.run_align_bytes});
   for (const auto& r : f.requirements) out.requirements.push_back(FamilyRequirement{r.dim, r.multiple, r.when, r.why});
   out.library = f.library;
   out.repo = f.repo;
@@ -52,7 +53,8 @@ inline porting::OpFamily to_op_family(const Family& f) {
   out.bound_hint = porting::parse_bound(f.bound);
   out.example = f.example.value_or("");
   for (const auto& d : f.geometry)
-    out.geometry.dims.push_back(porting::DimKeys{d.dim, d.tile, d.step, d.split, d.max_bytes, d.align_bytes, d.max});
+    out.geometry.dims.push_back(porting::DimKeys{d.dim, d.tile, d.step, d.split, d.max_bytes, d.align_bytes, d.max,
+                                                 d.run_min_bytes, d.run_max_bytes, d.run_align_bytes});
   for (const auto& r : f.requirements)
     out.requirements.push_back(porting::ShapeRequirement{r.dim, r.multiple, r.when, r.why});
   out.library = f.library;
