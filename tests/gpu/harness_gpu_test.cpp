@@ -128,6 +128,33 @@ TEST_P(HarnessOnGpu, TheGpuReferencesAgreeWithTheCpuDoubleOne) {
   EXPECT_GT(compared, 4);
 }
 
+// More (batch, head) pairs than one grid axis holds (65536: b = 512, h = 128), which the
+// attention variants lay over the grid's z and y (kernels/common/attention_grid.cuh): every
+// attention instance of head dim 64 checks them and passes; those of 128 refuse d=64.
+TEST_P(HarnessOnGpu, AttentionRunsMoreHeadPairsThanOneGridAxisHolds) {
+  const Harness& h = GetParam();
+  const RunResult dev = run("'" + h.path + "' device");
+  const auto info = nlohmann::json::parse(dev.out, nullptr, false);
+  ASSERT_FALSE(info.is_discarded()) << "device printed no JSON: " << dev.out;
+  if (info.contains("error")) GTEST_SKIP() << "no CUDA device: " << info["error"]["message"].get<std::string>();
+  if (!info.value("harness_target_runs_here", false)) GTEST_SKIP() << h.target << " code does not run here";
+  for (const char* shape : {"b=512,h=128,l=64,d=64", "b=512,h=128,l=80,d=64,causal=1"}) {
+    const RunResult r =
+        run("'" + h.path + "' check --all --filter 'attention.' --dtype bf16 --shape '" + shape + "' --timeout-s 120");
+    const auto doc = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(doc.is_discarded()) << r.out;
+    ASSERT_TRUE(doc.contains("results")) << doc.dump();
+    int passed = 0;
+    for (const auto& c : doc["results"]) {
+      const std::string instance = c["instance"].get<std::string>(), verdict = c.value("verdict", "?");
+      const bool d64 = instance.find("d128") == std::string::npos;
+      EXPECT_EQ(verdict, d64 ? "passed" : "unsupported") << instance << " " << shape << ": " << c.dump();
+      passed += verdict == "passed";
+    }
+    EXPECT_GT(passed, 0) << shape;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Targets, HarnessOnGpu, testing::ValuesIn(harnesses()),
                          [](const testing::TestParamInfo<Harness>& p) { return p.param.target; });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(HarnessOnGpu);

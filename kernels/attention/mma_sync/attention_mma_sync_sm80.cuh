@@ -21,6 +21,7 @@
 
 #include <cstdint>
 
+#include "common/attention_grid.cuh"
 #include "common/convert.cuh"
 #include "common/cp_async_sm80.cuh"
 #include "common/fast_math.cuh"
@@ -92,7 +93,7 @@ __global__ void __launch_bounds__(Cfg::k_threads, Cfg::k_min_blocks)
   const uint32_t k_tiles = q_tile + Cfg::k_q_bytes;
   const uint32_t v_tiles = k_tiles + 2 * Cfg::k_kv_bytes;
 
-  const int bh = blockIdx.y;
+  const int bh = attention_grid::head_index();
   const int m_block = Causal ? (gridDim.x - 1 - blockIdx.x) : blockIdx.x;
   const int kv_len = Causal ? min(seq_len, (m_block + 1) * Br) : seq_len;
   const int n_blocks = (kv_len + Bc - 1) / Bc;

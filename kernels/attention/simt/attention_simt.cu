@@ -9,11 +9,13 @@
 // The running max and rescaling follow the online softmax in the log2 domain; P goes through
 // shared memory and each lane accumulates d/32 output columns of its 4 rows. Causal blocks
 // stop at their last query and warps skip tiles wholly above their diagonal.
-// Constraints: q, k, v, o 16-byte aligned; B*H <= 65535. Builds for every target; dynamic
-// shared memory is 53 KB at d=128 (opt-in, within every target's limit).
+// Constraints: q, k, v, o 16-byte aligned; B and H each <= 65535 (attention_grid.cuh). Builds
+// for every target; dynamic shared memory is 53 KB at d=128 (opt-in, within every target's
+// limit).
 #include <cmath>
 #include <string>
 
+#include "common/attention_grid.cuh"
 #include "common/convert.cuh"
 #include "common/cuda_check.h"
 #include "common/vector_io.cuh"
@@ -67,7 +69,7 @@ __global__ void __launch_bounds__(k_threads)
   float* ps = qs + k_block_queries * k_d;    // [warps][32 keys][4 rows]
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const long head = blockIdx.y;
+  const long head = attention_grid::head_index();
   const long head_off = head * seq_len * k_d;
   const int q0 = blockIdx.x * k_block_queries;
   const int row0 = q0 + warp * k_rows_per_warp;  // first query of this warp
@@ -164,7 +166,7 @@ std::string supports(const Problem& p) {
   if (a.head_dim != 64 && a.head_dim != 128)
     return "head_dim " + std::to_string(a.head_dim) + " not supported (64 or 128)";
   if (a.batch <= 0 || a.heads <= 0 || a.seq_len <= 0) return "b, h, l must be positive";
-  if (static_cast<long>(a.batch) * a.heads > 65535) return "batch * heads > 65535";
+  if (auto why = attention_grid::refusal(a); !why.empty()) return why;
   if (a.q != nullptr && (!is_aligned16(a.q) || !is_aligned16(a.k) || !is_aligned16(a.v)))
     return "q, k, v must be 16-byte aligned";
   return "";
@@ -175,8 +177,7 @@ cudaError_t launch_typed(const AttentionArgs& a, cudaStream_t s) {
   constexpr size_t k_smem = smem_bytes<k_d>();
   KPORT_CUDA_CHECK(cudaFuncSetAttribute(attention_simt_kernel<T, k_d>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(k_smem)));
-  const dim3 grid(static_cast<unsigned>((a.seq_len + k_block_queries - 1) / k_block_queries),
-                  static_cast<unsigned>(a.batch * a.heads));
+  const dim3 grid = attention_grid::grid(static_cast<unsigned>((a.seq_len + k_block_queries - 1) / k_block_queries), a);
   attention_simt_kernel<T, k_d><<<grid, k_threads, k_smem, s>>>(static_cast<const T*>(a.q), static_cast<const T*>(a.k),
                                                                 static_cast<const T*>(a.v), static_cast<T*>(a.o), a.lse,
                                                                 a.seq_len, a.causal, a.scale * 1.44269504088896341f);
@@ -192,15 +193,16 @@ cudaError_t launch(const Problem& p, cudaStream_t stream) {
   return cudaErrorInvalidValue;
 }
 
-const Instance k_attention_simt{Family::attention,
-                                "simt",
-                                "attention.simt.q32_k32",
-                                {"simt"},
-                                {DType::bf16, DType::f16},
-                                R"({"queries_per_block":32,"keys_per_tile":32,"warps":8,)"
-                                R"("head_dims":[64,128]})",
-                                &supports,
-                                &launch};
+const Instance k_attention_simt{
+    Family::attention,
+    "simt",
+    "attention.simt.q32_k32",
+    {"simt"},
+    {DType::bf16, DType::f16},
+    std::string(R"({"queries_per_block":32,"keys_per_tile":32,"warps":8,"head_dims":[64,128],)") +
+        attention_grid::k_limits_config + "}",
+    &supports,
+    &launch};
 KPORT_REGISTER_KERNEL(k_attention_simt);
 
 }  // namespace

@@ -37,7 +37,7 @@ cudaError_t launch_typed(const AttentionArgs& a, cudaStream_t stream) {
   static const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::k_smem_bytes);
   if (attr != cudaSuccess) return attr;
-  const dim3 grid((a.seq_len + Cfg::k_br - 1) / Cfg::k_br, a.batch * a.heads);
+  const dim3 grid = attention_grid::grid((a.seq_len + Cfg::k_br - 1) / Cfg::k_br, a);
   const float scale_log2 = a.scale * 1.4426950408889634f;
   kernel<<<grid, Cfg::k_threads, Cfg::k_smem_bytes, stream>>>(tm_q, tm_k, tm_v, tm_o, a.lse, a.seq_len, scale_log2);
   return cudaGetLastError();
@@ -53,7 +53,7 @@ std::string supports(const Problem& p) {
     return "head_dim " + std::to_string(a.head_dim) + " not supported by this instance (needs " +
            std::to_string(Cfg::k_d) + ")";
   if (a.batch < 1 || a.heads < 1 || a.seq_len < 1) return "batch, heads and seq_len must be >= 1";
-  if (a.batch > 65535 / a.heads) return "batch * heads must be at most 65535";
+  if (auto why = attention_grid::refusal(a); !why.empty()) return why;
   if (!(a.scale > 0.f) || !std::isfinite(a.scale)) return "softmax scale must be positive and finite";
   for (const void* ptr : {a.q, a.k, a.v, static_cast<const void*>(a.o)})
     if (reinterpret_cast<uintptr_t>(ptr) % 16 != 0) return "Q, K, V and O must be 16-byte aligned";
@@ -77,7 +77,7 @@ std::string config_json() {
          ",\"pingpong\":" + (Cfg::k_pingpong ? "true" : "false") +
          ",\"consumer_warpgroups\":" + std::to_string(Cfg::k_consumers) +
          ",\"threads\":" + std::to_string(Cfg::k_threads) + ",\"smem_bytes\":" + std::to_string(Cfg::k_smem_bytes) +
-         "}";
+         "," + attention_grid::k_limits_config + "}";
 }
 
 template <class Cfg>

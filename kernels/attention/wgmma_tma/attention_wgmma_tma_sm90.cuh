@@ -27,6 +27,7 @@
 
 #include <cstdint>
 
+#include "common/attention_grid.cuh"
 #include "common/convert.cuh"
 #include "common/fast_math.cuh"
 #include "common/mbarrier_sm90.cuh"
@@ -180,7 +181,7 @@ __global__ void __launch_bounds__(Cfg::k_threads, 1)
   auto k_empty = [&](int s) { return bars + 8u * (1 + 2 * S + s); };
   auto v_empty = [&](int s) { return bars + 8u * (1 + 3 * S + s); };
 
-  const int bh = blockIdx.y;
+  const int bh = attention_grid::head_index();
   const int m_block = Causal ? (gridDim.x - 1 - blockIdx.x) : blockIdx.x;
   const int kv_len = Causal ? min(seq_len, (m_block + 1) * Br) : seq_len;
   const int n_blocks = (kv_len + Bc - 1) / Bc;

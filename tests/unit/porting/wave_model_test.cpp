@@ -303,6 +303,17 @@ TEST(WaveModel, AnInstanceIsNoCandidateBeyondItsLimit) {
   ASSERT_TRUE(only);
   EXPECT_FALSE(has_waves(*only));
   EXPECT_TRUE(from("gemm", {{"bm", 128}, {"bn", 128}, {"bk", 64}})->limits.empty());
+  // attention's b and h are limited (each on a grid axis), not tiled: they still multiply
+  // the blocks, so the limits change no estimate.
+  auto attention = from("attention", {{"br", 128}, {"bc", 128}, {"max_b", 65535}, {"max_h", 65535}});
+  ASSERT_TRUE(attention);
+  EXPECT_EQ(attention->limits.size(), 2u);
+  EXPECT_TRUE(runs_within(*attention, shape("b=512,h=128,l=256,d=128"), 2));
+  EXPECT_FALSE(runs_within(*attention, shape("b=65536,h=1,l=256,d=128"), 2));
+  EXPECT_EQ(limit_reason(*attention, shape("b=1,h=70000,l=256,d=128"), 2), "runs h up to 65535, not 70000");
+  const Geometry tiles_only{{{"l", 128}}, {{"l", 128}}};
+  EXPECT_DOUBLE_EQ(wave_work(*attention, shape("b=4,h=32,l=4096,d=128"), 132, kport_rules("attention")),
+                   wave_work(tiles_only, shape("b=4,h=32,l=4096,d=128"), 132, kport_rules("attention")));
 
   std::vector<Measurement> rows = {meas(1, "gemm.gemv.m8_splitk", "m=4,n=4096,k=4096", 10.0),
                                    meas(2, "gemm.wgmma_tma.128x128x64_s6", "m=4,n=4096,k=4096", 30.0)};
