@@ -5,11 +5,15 @@
 # on odd shapes outside it (every M from 1 to 8 at n=4104, k=4100; every M from 9 to 64 at
 # n=1032, k=1096 and k=1100, N ending inside a column segment, K not a multiple of the K tile
 # nor of A's 256-row window; split K at 16/32/64 rows; cases each must refuse: m above an
-# instance's rows, m=65, n=4100), then benches every gemm instance at M = 1, 4, 8, 16, 32, 64
+# instance's rows, m=65, n=4100; in bf16 and fp16, and two fp32 cases, which gemm.gemv takes
+# and gemm.decode_mma refuses), then benches every gemm instance at M = 1, 4, 8, 16, 32, 64
 # on the LLM projections (cublasGemmEx timed in the same process on the same buffers) and
 # prints the table (table.py): per shape the best kport instance, gemm.gemv and the best
 # gemm.decode_mma against cuBLAS. $OUT receives table.txt and decode-run.tar.gz.
 #   bash bench/decode/run_h200.sh          (OUT defaults to build/decode-out)
+# The rows from 9 to 64 outside the grid are 14 of them, each side of the 16- and 32-row
+# instances' bounds and between; KPORT_DECODE_ALL_ROWS=1 checks every one and every case in
+# fp32 too (about three times the cases: more than one device call holds with the rest).
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/build/decode-out}
@@ -51,8 +55,17 @@ for v in json.load(sys.stdin).get("variants", []):
         for i in v["instances"]:
             print(i["name"])')
 cases=()
+rows=(9 12 15 16 17 24 31 32 33 40 48 57 63 64)
+dtypes=(bf16 fp16)
+if [[ ${KPORT_DECODE_ALL_ROWS:-0} == 1 ]]; then
+  mapfile -t rows < <(seq 9 64)
+  dtypes+=(fp32)
+fi
 for inst in "${decode[@]}"; do
-  for dt in bf16 fp16 fp32; do
+  if [[ ${KPORT_DECODE_ALL_ROWS:-0} != 1 ]]; then
+    for s in m=4,n=4104,k=4100 m=1,n=128256,k=4096; do cases+=(--case "$inst:fp32:$s"); done
+  fi
+  for dt in "${dtypes[@]}"; do
     for m in 1 2 3 4 5 6 7 8; do cases+=(--case "$inst:$dt:m=$m,n=4104,k=4100"); done
     for s in m=8,n=8,k=1 m=1,n=128256,k=4096 m=5,n=2056,k=65 m=2,n=14336,k=14336 m=3,n=512,k=8192 \
       m=8,n=4096,k=4096 m=9,n=4096,k=4096 m=4,n=4100,k=4096; do
@@ -61,7 +74,7 @@ for inst in "${decode[@]}"; do
     # Rows 9 to 64: N ending 8 columns into a segment, K a multiple of 8 (cp.async windows) and
     # not (plain copies), neither a multiple of the 256-row window; then the LLM-sized cases
     # that split K over the grid, tiny K, and m=65 (refused by every instance).
-    for m in $(seq 9 64); do
+    for m in "${rows[@]}"; do
       cases+=(--case "$inst:$dt:m=$m,n=1032,k=1096")
       ((m % 4 == 1)) && cases+=(--case "$inst:$dt:m=$m,n=1032,k=1100")
     done
