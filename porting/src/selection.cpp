@@ -247,6 +247,7 @@ Selection measured_at(const std::string& gpu_model, std::span<const DriverSeen> 
   // From another shape, each figure is moved to the asked one and its noise with it.
   const bool estimated = want && !(*want == shape);
   bool by_waves = false;
+  int limited = 0;  // timed figures whose instance runs nothing at `want`
   std::vector<Scored> scored;
   for (const auto* figure : here) {
     const Measurement& m = *figure;
@@ -259,6 +260,7 @@ Selection measured_at(const std::string& gpu_model, std::span<const DriverSeen> 
     if (own)
       if (auto why = limit_reason(*own, *want, waves.element_bytes); !why.empty()) {
         sel.excluded.push_back(Excluded{m.instance, m.variant, m, why});
+        ++limited;
         continue;
       }
     const Geometry* g = waves.sm_count > 0 ? own : nullptr;
@@ -279,7 +281,12 @@ Selection measured_at(const std::string& gpu_model, std::span<const DriverSeen> 
   }
   sel.ranking = rank(std::move(scored), sel.notes, estimated, owner, first);
   sel.method = !estimated ? "measured_shape" : by_waves ? "wave_model" : "problem_size";
-  if (sel.ranking.empty()) {
+  if (sel.ranking.empty() && limited > 0) {
+    sel.kind = Selection::Kind::unranked;
+    sel.reason = "no instance timed on " + gpu_model + " at " + shape.canonical() + " runs " + want->canonical() +
+                 ": those timed there are outside what they run at all (see excluded); none can be recommended, ask "
+                 "for a measurement (POST /api/v1/best/requests)";
+  } else if (sel.ranking.empty()) {
     sel.kind = Selection::Kind::unranked;
     sel.reason = "every instance measured on " + gpu_model + " at " + shape.canonical() +
                  " failed or was not timed on its newest commit; none can be recommended";
@@ -307,7 +314,8 @@ void answer_query(Selection& sel, const Shape& want, double distance, const std:
   sel.shape_distance = distance;
   if (distance != 0) {
     const auto parts = stand_in_note(sel.matched_shape->canonical(), sel.method, waves.sm_count);
-    std::string note = parts.before + want.canonical() + parts.after;
+    // How figures are moved is said only where some were ranked.
+    std::string note = parts.before + want.canonical() + (sel.kind == Selection::Kind::measured ? parts.after : "");
     sel.reason = sel.reason.empty() ? std::move(note) : sel.reason + "; " + note;
   }
   if (sel.kind == Selection::Kind::measured && !sel.exact_shape) {

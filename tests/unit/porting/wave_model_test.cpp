@@ -406,6 +406,21 @@ TEST(WaveModel, ARowKernelIsNoCandidateOutsideTheBytesItRuns) {
   EXPECT_EQ(whole.best()->instance, "softmax.vec16.regs_v8");
   ASSERT_EQ(whole.excluded.size(), short_row.excluded.size());
   EXPECT_TRUE(prepared.moved(shape("rows=2048,cols=16400"), *prepared.match(shape("rows=2048,cols=16400")), moved));
+
+  // Where every instance timed at the nearest shape runs nothing, the answer says so and
+  // names none (not "failed or was not timed").
+  const std::vector<Measurement> cluster_only = {rows[0]};
+  SelectionInputs only_cluster{.on_gpu = cluster_only, .sm_count = 132, .geometry = geometry};
+  only_cluster.rules = &kport_rules("softmax");
+  auto none = select_best(at32k, only_cluster);
+  EXPECT_EQ(none.best(), nullptr);
+  EXPECT_EQ(none.kind, Selection::Kind::unranked);
+  EXPECT_EQ(none.reason,
+            "no instance timed on NVIDIA H200 at cols=16392,rows=2048 runs cols=16384,rows=2048: those timed there "
+            "are outside what they run at all (see excluded); none can be recommended, ask for a measurement "
+            "(POST /api/v1/best/requests); nearest measured shape cols=16392,rows=2048 stands in for "
+            "cols=16384,rows=2048");
+  ASSERT_EQ(none.excluded.size(), 1u);
 }
 
 TEST(WaveModel, AnEstimateScalesTheMeasuredFigureByTheWorkRatio) {
