@@ -22,6 +22,8 @@ porting::Measurement to_measurement(const BestCandidate& c) {
   m.unstable = c.unstable;
   m.runs = c.results_count;
   m.measured_at_ms = c.measured_ms;
+  m.gpu_uuid = c.gpu_uuid;
+  m.sm_clock_mhz = c.sm_clock_mhz.value_or(0);
   return m;
 }
 

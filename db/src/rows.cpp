@@ -239,7 +239,8 @@ const char* const k_candidate_select =
     "SELECT b.gpu_model, b.arch, b.family, b.dtype, b.shape, s.dims_json, b.instance, b.variant, b.target,"
     " b.commit_sha, b.commit_ms, b.status, b.driver, b.median_us, b.stddev_us, b.samples, b.tflops, b.gbps,"
     " b.ratio, b.baseline_median_us, b.unstable, b.result_id, b.passed_count, b.results_count, b.measured_ms,"
-    " b.repo FROM best_candidates b JOIN shapes s ON s.shape = b.shape";
+    " b.repo, r.gpu_uuid, r.sm_clock_mhz FROM best_candidates b JOIN shapes s ON s.shape = b.shape"
+    " LEFT JOIN results r ON r.id = b.result_id";
 
 BestCandidate read_candidate(const Stmt& s) {
   BestCandidate b;
@@ -271,6 +272,8 @@ BestCandidate read_candidate(const Stmt& s) {
   b.results_count = s.int64(c++);
   b.measured_ms = s.int64(c++);
   b.repo = s.text(c++);
+  b.gpu_uuid = s.text(c++);
+  b.sm_clock_mhz = s.opt_real(c++);
   return b;
 }
 

@@ -193,6 +193,7 @@ void summarize(Selection& sel, std::span<const DriverSeen> drivers) {
   const std::vector<std::string_view> other_text(e.other_drivers.begin(), e.other_drivers.end());
   if (auto note = drivers_note(sel.evidence_gpu_model, used_text, other_text); !note.empty())
     sel.notes.push_back(std::move(note));
+  if (auto note = gpus_note(sel.evidence_gpu_model, figures); !note.empty()) sel.notes.push_back(std::move(note));
 }
 
 }  // namespace
@@ -457,6 +458,43 @@ std::string drivers_note(std::string_view gpu_model, std::span<const std::string
     out = "the ranked figures were measured under drivers ";
     join(out, used);
   }
+  return out;
+}
+
+std::string gpus_note(std::string_view gpu_model, std::span<const Measurement* const> ranked) {
+  struct Seen {
+    int figures = 0;
+    double low = 0, high = 0;  // SM clocks, MHz (0: none known)
+  };
+  std::map<std::string_view, Seen> gpus;
+  for (const Measurement* m : ranked) {
+    if (m->gpu_uuid.empty()) continue;
+    Seen& g = gpus[m->gpu_uuid];
+    ++g.figures;
+    if (m->sm_clock_mhz > 0) {
+      g.low = g.low > 0 ? std::min(g.low, m->sm_clock_mhz) : m->sm_clock_mhz;
+      g.high = std::max(g.high, m->sm_clock_mhz);
+    }
+  }
+  if (gpus.size() < 2) return "";
+  auto mhz = [](double v) { return std::to_string(static_cast<long long>(std::lround(v))); };
+  std::string out = "the ranked figures were measured on " + std::to_string(gpus.size()) + " GPUs of ";
+  out.append(gpu_model).append(":");
+  bool first = true;
+  for (const auto& [uuid, g] : gpus) {
+    out.append(first ? " " : ", ").append(uuid).append(" (").append(std::to_string(g.figures));
+    out.append(g.figures == 1 ? " figure" : " figures");
+    if (g.high > 0) {
+      out.append(", SM clock ").append(mhz(g.low));
+      if (mhz(g.high) != mhz(g.low)) out.append("-").append(mhz(g.high));
+      out.append(" MHz");
+    }
+    out.append(")");
+    first = false;
+  }
+  out.append(
+      "; GPUs of one model can differ beyond a figure's noise, so instances timed on different GPUs compare less "
+      "surely than on one");
   return out;
 }
 

@@ -199,6 +199,34 @@ TEST_F(BestAnswerTest, AReMeasureOnTheSameCommitReplacesItsFirstFigure) {
   EXPECT_EQ(e.at("runs").as_int64(), 2);
 }
 
+// A host of several GPUs times its cases on each: an answer ranking figures from two GPUs
+// of the model says which GPU timed how many at what SM clock, in the answer at the shape
+// and in one moved from it, and each figure's evidence names its GPU and clock.
+TEST_F(BestAnswerTest, FiguresFromTwoGpusOfTheModelAreNamedWithTheirClocks) {
+  auto on = [](json::object r, const char* uuid, double mhz) {
+    r["gpu_uuid"] = uuid;
+    r["sm_clock_mhz"] = mhz;
+    return r;
+  };
+  validate(commit_sha(1), 1'700'000'000'000,
+           json::array{on(gemm_result("gemm.wgmma_tma.a", 100.0, "580.1"), "GPU-aaaa", 1980),
+                       on(gemm_result("gemm.mma_sync.e", 120.0, "580.1"), "GPU-bbbb", 1755)});
+  const std::string note =
+      "the ranked figures were measured on 2 GPUs of NVIDIA H200: GPU-aaaa (1 figure, SM clock 1980 MHz), GPU-bbbb "
+      "(1 figure, SM clock 1755 MHz); GPUs of one model can differ beyond a figure's noise, so instances timed on "
+      "different GPUs compare less surely than on one";
+  for (const std::string& shape : {k_shape, std::string("m=4096,n=4096,k=4000")}) {
+    auto r = get("/api/v1/best?gpu=NVIDIA%20H200&op=gemm&dtype=bf16&shape=" + shape);
+    ASSERT_EQ(r.status, 200) << r.raw;
+    bool said = false;
+    for (const auto& n : r.body.at("notes").as_array()) said = said || n.as_string() == note;
+    EXPECT_TRUE(said) << shape << ": " << r.raw;
+    const auto& e = r.body.at("ranking").as_array()[0].at("evidence");
+    EXPECT_EQ(e.at("gpu_uuid").as_string(), "GPU-aaaa") << r.raw;
+    EXPECT_DOUBLE_EQ(e.at("sm_clock_mhz").to_number<double>(), 1980.0) << r.raw;
+  }
+}
+
 TEST_F(BestAnswerTest, AnUnstableFigureWithinNoiseOfAStableOneDoesNotWin) {
   auto shaky = gemm_result("gemm.wgmma_tma.a", 100.0, "580.1");
   shaky["unstable"] = true;

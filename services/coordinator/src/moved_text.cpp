@@ -25,8 +25,8 @@ std::size_t heap(const std::string& s) { return s.capacity() > 15 ? s.capacity()
 
 std::size_t MovedText::bytes() const {
   std::size_t n = sizeof(*this) + figures.capacity() * sizeof(Figure) + heap(head) + heap(after_distance) +
-                  heap(reason_before) + heap(reason_after) + heap(drivers_note) + heap(regret_note) + heap(middle) +
-                  heap(other_drivers) + heap(evidence_tail) + heap(excluded);
+                  heap(reason_before) + heap(reason_after) + heap(drivers_note) + heap(gpus_note) + heap(regret_note) +
+                  heap(middle) + heap(other_drivers) + heap(evidence_tail) + heap(excluded);
   for (const auto& f : figures)
     n += heap(f.head) + heap(f.tail) + heap(f.instance) + heap(f.commit) + heap(f.driver) + heap(f.result) +
          heap(f.commits_note);
@@ -73,6 +73,12 @@ MovedText moved_text(const porting::PreparedSelection& p, std::size_t shape, std
     auto note = porting::drivers_note(at.evidence_gpu_model, drivers, other);
     if (!note.empty()) t.drivers_note = quoted(note);
   }
+  // Every figure that ranks at the shape ranks in an answer moved from it (moved() declines
+  // when an instance is left out), so the GPUs' note is the shape's.
+  std::vector<const porting::Measurement*> ranked;
+  for (const auto& m : figures)
+    if (m.ranks()) ranked.push_back(&m);
+  if (auto note = porting::gpus_note(at.evidence_gpu_model, ranked); !note.empty()) t.gpus_note = quoted(note);
   if (!p.regret_note().empty()) t.regret_note = quoted(p.regret_note());
 
   t.head = text_of([&](JsonText& w) {
@@ -112,8 +118,8 @@ MovedText moved_text(const porting::PreparedSelection& p, std::size_t shape, std
   t.excluded = text_of([&](JsonText& w) { w.raw(']').next("excluded").raw(excluded); });
 
   t.size = t.head.size() + t.after_distance.size() + t.reason_before.size() + t.reason_after.size() +
-           t.drivers_note.size() + t.regret_note.size() + t.middle.size() + t.other_drivers.size() +
-           t.evidence_tail.size() + t.excluded.size();
+           t.drivers_note.size() + t.gpus_note.size() + t.regret_note.size() + t.middle.size() +
+           t.other_drivers.size() + t.evidence_tail.size() + t.excluded.size();
   for (const auto& f : t.figures)
     t.size += f.head.size() + f.tail.size() + 2 * f.instance.size() + 2 * f.commit.size() + 2 * f.driver.size() +
               f.result.size() + f.commits_note.size();
@@ -137,7 +143,7 @@ void write_moved(JsonText& w, const MovedText& t, const porting::PreparedSelecti
   w.raw(']');
   w.raw(t.reason_before).chars(want).raw(t.reason_after);
   // The notes in select_best's order: a broken tie, the unstable best, commits, drivers,
-  // the regret.
+  // GPUs, the regret.
   first = true;
   auto note = [&](std::string_view quoted_note) {
     if (!first) w.raw(',');
@@ -177,6 +183,7 @@ void write_moved(JsonText& w, const MovedText& t, const porting::PreparedSelecti
   } else if (!t.drivers_note.empty()) {
     note(t.drivers_note);
   }
+  if (!t.gpus_note.empty()) note(t.gpus_note);
   if (!t.regret_note.empty()) note(t.regret_note);
   // The evidence: commits best's first, drivers in ranking order, results in ranking order.
   w.raw(t.middle).raw(figures[places[moved.commits.front()].figure].commit);

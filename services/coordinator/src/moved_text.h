@@ -36,6 +36,7 @@ struct MovedText {
   std::string reason_after;     // ; …","notes":[
   bool drivers_vary = false;    // several drivers ranked: the drivers note is written per question
   std::string drivers_note;     // otherwise, the note ("…"), or empty when there is none
+  std::string gpus_note;        // "…" (porting::gpus_note of the shape's ranked figures); empty for one GPU
   std::string regret_note;      // "…"; empty without a regret
   std::string middle;           // ],"ranked_by":…,"evidence":{"gpu_model":…,"arch":…,"commit":
   std::string other_drivers;    // ,"other_drivers":[…],"results":[

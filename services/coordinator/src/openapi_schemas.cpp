@@ -658,6 +658,8 @@ void best(json::object& s) {
                     {"target", str()},
                     {"commit", str()},
                     {"driver", str()},
+                    {"gpu_uuid", describe(str(), "the GPU that measured it; empty: not known")},
+                    {"sm_clock_mhz", describe(nullable(number()), "the SM clock it was timed at; null: not known")},
                     {"shape", str()},
                     {"status", result_status()},
                     {"median_us", nullable(number())},

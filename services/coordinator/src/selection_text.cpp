@@ -100,6 +100,9 @@ void write_evidence(JsonText& w, const porting::Measurement& m) {
   w.next("target").str(m.target);
   w.next("commit").str(m.commit);
   w.next("driver").str(m.driver);
+  w.next("gpu_uuid").str(m.gpu_uuid);
+  w.next("sm_clock_mhz");
+  m.sm_clock_mhz > 0 ? w.num(m.sm_clock_mhz) : w.null();
   w.next("shape").str(m.shape.canonical());
   w.next("status").str(m.status);
   w.next("median_us");

@@ -18,7 +18,7 @@ std::string describe(const Measurement& m) {
   o << m.result_id << '|' << m.instance << '|' << m.variant << '|' << m.target << '|' << m.gpu_model << '|' << m.arch
     << '|' << m.driver << '|' << m.commit << '|' << m.commit_ms << '|' << m.status << '|' << m.shape.canonical() << '|'
     << m.median_us << '|' << m.stddev_us << '|' << m.samples << '|' << m.ratio.value_or(-1) << '|' << m.unstable << '|'
-    << m.runs << '|' << m.measured_at_ms;
+    << m.runs << '|' << m.measured_at_ms << '|' << m.gpu_uuid << '|' << m.sm_clock_mhz;
   return o.str();
 }
 
@@ -76,6 +76,12 @@ std::vector<Measurement> history(std::mt19937_64& rng, int n) {
     m.unstable = rng() % 7 == 0;
     m.runs = 1 + static_cast<std::int64_t>(rng() % 2);
     m.measured_at_ms = m.commit_ms + i;
+    // Two GPUs of the model, one of them at a lower clock, and results that name none.
+    const auto gpu = rng() % 3;
+    if (gpu > 0) {
+      m.gpu_uuid = gpu == 1 ? "GPU-aaaa" : "GPU-bbbb";
+      m.sm_clock_mhz = gpu == 1 ? 1980 : 1755 + static_cast<double>(rng() % 3) * 10;
+    }
     rows.push_back(std::move(m));
   }
   return rows;
@@ -151,6 +157,10 @@ TEST(PreparedSelection, AnswersEveryShapeAsSelectBestDoes) {
         std::vector<std::string_view> used(want.evidence.drivers.begin(), want.evidence.drivers.end());
         std::vector<std::string_view> other(want.evidence.other_drivers.begin(), want.evidence.other_drivers.end());
         if (auto note = drivers_note("NVIDIA H200", used, other); !note.empty()) notes.push_back(note);
+        std::vector<const Measurement*> ranked;
+        for (const auto& m : prepared.figures(match.shape))
+          if (m.ranks()) ranked.push_back(&m);
+        if (auto note = gpus_note("NVIDIA H200", ranked); !note.empty()) notes.push_back(note);
         if (!prepared.regret_note().empty()) notes.push_back(prepared.regret_note());
         EXPECT_EQ(notes, want.notes) << text;
         const auto reason = stand_in_note(prepared.canonical()[match.shape], moved.method, prepared.sm_count());

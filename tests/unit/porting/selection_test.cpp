@@ -197,6 +197,42 @@ TEST(Selection, TheAnswerNamesItsDriverAndTheOthersPresent) {
   EXPECT_NE(sel.notes[0].find("uses driver 580.1"), std::string::npos) << sel.notes[0];
 }
 
+// Figures timed on two GPUs of one model (a host of several, where each GPU takes its own
+// share of the cases) are ranked together, and the answer says which GPU timed how many and
+// at what SM clocks; one GPU, or figures that name none, say nothing.
+TEST(Selection, TheAnswerSaysWhenItsFiguresCameFromSeveralGpusOfTheModel) {
+  auto on = [](Measurement m, std::string uuid, double mhz) {
+    m.gpu_uuid = std::move(uuid);
+    m.sm_clock_mhz = mhz;
+    return m;
+  };
+  std::vector<Measurement> rows = {on(meas(1, "gemm.a.x", k_cube, 100.0), "GPU-bbbb", 1755),
+                                   on(meas(2, "gemm.b.x", k_cube, 150.0), "GPU-aaaa", 1980),
+                                   on(meas(3, "gemm.c.x", k_cube, 170.0), "GPU-bbbb", 1830.4),
+                                   meas(4, "gemm.d.x", k_cube, 190.0)};
+  auto sel = on_gpu(query(k_cube), rows);
+  ASSERT_EQ(sel.notes.size(), 1u);
+  EXPECT_EQ(sel.notes[0],
+            "the ranked figures were measured on 2 GPUs of NVIDIA H200: GPU-aaaa (1 figure, SM clock 1980 MHz), "
+            "GPU-bbbb (2 figures, SM clock 1755-1830 MHz); GPUs of one model can differ beyond a figure's noise, so "
+            "instances timed on different GPUs compare less surely than on one");
+  std::vector<Measurement> one = {on(meas(1, "gemm.a.x", k_cube, 100.0), "GPU-aaaa", 1980),
+                                  on(meas(2, "gemm.b.x", k_cube, 150.0), "GPU-aaaa", 1975),
+                                  meas(3, "gemm.c.x", k_cube, 170.0)};
+  EXPECT_TRUE(on_gpu(query(k_cube), one).notes.empty());
+  // A failed figure is not ranked, so its GPU is not counted.
+  std::vector<Measurement> failing = {on(meas(1, "gemm.a.x", k_cube, 100.0), "GPU-aaaa", 1980),
+                                      on(failed(meas(2, "gemm.b.x", k_cube, 150.0)), "GPU-bbbb", 1755)};
+  EXPECT_TRUE(on_gpu(query(k_cube), failing).notes.empty());
+  // Without clocks, the counts alone.
+  std::vector<Measurement> unclocked = {on(meas(1, "gemm.a.x", k_cube, 100.0), "GPU-aaaa", 0),
+                                        on(meas(2, "gemm.b.x", k_cube, 150.0), "GPU-bbbb", 0)};
+  auto plain = on_gpu(query(k_cube), unclocked);
+  ASSERT_EQ(plain.notes.size(), 1u);
+  EXPECT_EQ(plain.notes[0].substr(0, plain.notes[0].find(';')),
+            "the ranked figures were measured on 2 GPUs of NVIDIA H200: GPU-aaaa (1 figure), GPU-bbbb (1 figure)");
+}
+
 // Provisional: raw microseconds of another GPU are not compared; the ratio to the vendor
 // baseline measured there is. And only the caller's candidates are ranked.
 TEST(Selection, UnmeasuredGpuIsProvisionalRankedByRatioOnTheNearestArch) {

@@ -86,11 +86,13 @@ struct BestCandidate {
   std::optional<std::int64_t> samples;
   std::optional<double> tflops, gbps, ratio, baseline_median_us;
   bool unstable = false;
-  std::int64_t result_id = 0;      // the result the row shows
-  std::int64_t passed_count = 0;   // passing results of commit_sha behind this row
-  std::int64_t results_count = 0;  // all results of commit_sha behind it (> 1: re-measured)
-  std::int64_t measured_ms = 0;    // created_ms of result_id
-  std::string repo;                // the library (repository) the instance belongs to
+  std::int64_t result_id = 0;          // the result the row shows
+  std::int64_t passed_count = 0;       // passing results of commit_sha behind this row
+  std::int64_t results_count = 0;      // all results of commit_sha behind it (> 1: re-measured)
+  std::int64_t measured_ms = 0;        // created_ms of result_id
+  std::string repo;                    // the library (repository) the instance belongs to
+  std::string gpu_uuid;                // of result_id: the GPU that measured it ("" when unknown)
+  std::optional<double> sm_clock_mhz;  // of result_id: the SM clock it was timed at
 };
 
 // How many results of a GPU model, family and dtype came from one driver.

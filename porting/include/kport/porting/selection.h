@@ -69,6 +69,8 @@ struct Measurement {  // one result of an instance on a GPU model, any status
   bool unstable = false;        // its bench rounds disagreed beyond the measured noise
   std::int64_t runs = 1;        // results of its commit behind it (> 1: re-measured)
   std::int64_t measured_at_ms = 0;
+  std::string gpu_uuid;     // the GPU that measured it ("" when unknown)
+  double sm_clock_mhz = 0;  // the SM clock it was timed at (0: unknown)
 
   bool ranks() const { return status == "passed" && median_us > 0; }
 };
@@ -240,6 +242,12 @@ std::string commits_note(std::string_view gpu_model, std::size_t commits, std::s
 // other results on the GPU model; empty when there is nothing to say (one driver, no other).
 std::string drivers_note(std::string_view gpu_model, std::span<const std::string_view> used,
                          std::span<const std::string_view> other);
+// The note on ranked figures measured on more than one GPU of the model (by their
+// gpu_uuid; those without one are not counted): each GPU with its figures and the SM
+// clocks they were timed at, since two GPUs of one model can differ beyond a figure's
+// noise. Empty for one GPU. The GPUs in the order of their UUIDs, so the note is the
+// same set's whatever the ranking's order.
+std::string gpus_note(std::string_view gpu_model, std::span<const Measurement* const> ranked);
 // The note on a tie broken by another measured shape: the best estimates tied within noise,
 // and `first`, the fastest of them at `shape`, ranks first.
 std::string tie_note(std::string_view first, std::string_view shape);
