@@ -260,6 +260,19 @@ def main():
                             f"within {100 * limit:.0f}%: {within}/{len(across[cls])}")
         for d, k, x, y in sorted(worst, reverse=True)[:12]:
             log(report, f"    {100 * d:6.2f}%  {k[0]} {k[1]} {k[2]}: {x:.2f} vs {y:.2f} us")
+    # What kport itself answers about the GPUs of each model (GET /api/v1/gpus/agreement):
+    # every case timed at one commit on two of them, against the noise of its kind.
+    _, models = api.call("GET", "/api/v1/gpus")
+    for m in (models or {}).get("items", []) if isinstance(models, dict) else []:
+        q = urllib.parse.urlencode({"gpu": m["name"]})
+        status, agreement = api.call("GET", f"/api/v1/gpus/agreement?{q}")
+        if status != 200 or not isinstance(agreement, dict):
+            log(report, f"\nGPU agreement of {m['name']}: answered {status}")
+            continue
+        items = agreement.get("items", [])
+        log(report, f"\nGPU agreement of {m['name']}: " + ("no case timed on two of its GPUs" if not items else ""))
+        for item in items:
+            log(report, "  " + item["summary"])
     with open(f"{args.out}/report.txt", "w") as f:
         f.write("\n".join(report) + "\n")
 

@@ -143,6 +143,24 @@ Result<std::vector<GpuModel>> Store::list_gpu_models() {
   });
 }
 
+Result<std::vector<porting::SameCase>> Store::same_cases_on_gpus(std::string_view gpu_model, int limit) {
+  return m_impl->read<std::vector<porting::SameCase>>([&](Connection& c) -> Result<std::vector<porting::SameCase>> {
+    // Each side through results_by_gpu (gpu_model, family, dtype, shape).
+    auto s = c.prepare(
+        "SELECT a.gpu_uuid, b.gpu_uuid, a.family, a.median_us, b.median_us, coalesce(a.sm_clock_mhz, 0),"
+        " coalesce(b.sm_clock_mhz, 0) FROM results a JOIN results b"
+        " ON b.gpu_model = a.gpu_model AND b.family = a.family AND b.dtype = a.dtype AND b.shape = a.shape"
+        " AND b.instance = a.instance AND b.commit_sha = a.commit_sha AND b.gpu_uuid > a.gpu_uuid"
+        " WHERE a.gpu_model = ?1 AND a.gpu_uuid != '' AND a.status = 'passed' AND b.status = 'passed'"
+        " AND a.median_us > 0 AND b.median_us > 0 ORDER BY max(a.id, b.id) DESC LIMIT ?2");
+    if (!s) return std::move(s).error();
+    s->bind_all(gpu_model, static_cast<std::int64_t>(limit));
+    return detail::collect<porting::SameCase>(*s, [](const detail::Stmt& st) {
+      return porting::SameCase{st.text(0), st.text(1), st.text(2), st.real(3), st.real(4), st.real(5), st.real(6)};
+    });
+  });
+}
+
 Result<int> Store::gpu_sm_count(const std::string& gpu_model) {
   return m_impl->read<int>([&](Connection& c) -> Result<int> {
     auto s = c.prepare(

@@ -227,6 +227,45 @@ TEST_F(BestAnswerTest, FiguresFromTwoGpusOfTheModelAreNamedWithTheirClocks) {
   }
 }
 
+// The same cases timed at one commit on two GPUs of the model: GET /api/v1/gpus/agreement
+// pairs them and says whether the GPUs agree within the noise (compute-bound 1 %), with
+// their clocks; a question without a GPU model is refused.
+TEST_F(BestAnswerTest, TheGpusOfAModelAreJudgedOnTheCasesBothTimed) {
+  auto on = [](json::object r, const char* uuid, double mhz) {
+    r["gpu_uuid"] = uuid;
+    r["sm_clock_mhz"] = mhz;
+    return r;
+  };
+  const std::string sha = commit_sha(3);
+  validate(sha, 1'700'000'000'000,
+           json::array{on(gemm_result("gemm.wgmma_tma.a", 100.0, "580.1"), "GPU-aaaa", 1980),
+                       on(gemm_result("gemm.mma_sync.e", 120.0, "580.1"), "GPU-aaaa", 1980)});
+  validate(sha, 1'700'000'000'000,
+           json::array{on(gemm_result("gemm.wgmma_tma.a", 108.0, "580.1"), "GPU-bbbb", 1830),
+                       on(gemm_result("gemm.mma_sync.e", 129.6, "580.1"), "GPU-bbbb", 1830),
+                       on(gemm_result("gemm.simt.c", 900.0, "580.1"), "GPU-bbbb", 1830)});
+  auto r = get("/api/v1/gpus/agreement?gpu=NVIDIA%20H200");
+  ASSERT_EQ(r.status, 200) << r.raw;
+  const auto& items = r.body.at("items").as_array();
+  ASSERT_EQ(items.size(), 1u) << r.raw;
+  const auto& pair = items[0].as_object();
+  EXPECT_EQ(pair.at("gpus").as_array()[0].as_string(), "GPU-aaaa");
+  EXPECT_EQ(pair.at("cases").as_int64(), 2) << "simt was timed on one GPU only";
+  EXPECT_FALSE(pair.at("agree").as_bool());
+  EXPECT_NEAR(pair.at("median_ratio").to_number<double>(), 1.08, 1e-9);
+  EXPECT_DOUBLE_EQ(pair.at("sm_clock_mhz").as_array()[1].to_number<double>(), 1830.0);
+  EXPECT_EQ(pair.at("bounds").as_array()[0].at("bound").as_string(), "compute");
+  EXPECT_NE(std::string(pair.at("summary").as_string()).find("GPU-aaaa and GPU-bbbb differ: 2 cases"),
+            std::string::npos)
+      << r.raw;
+  auto none = get("/api/v1/gpus/agreement?gpu=NVIDIA%20B200");
+  ASSERT_EQ(none.status, 200) << none.raw;
+  EXPECT_TRUE(none.body.at("items").as_array().empty());
+  auto bad = get("/api/v1/gpus/agreement");
+  EXPECT_EQ(bad.status, 400) << bad.raw;
+  EXPECT_EQ(bad.body.at("error").at("code").as_string(), "invalid_argument") << bad.raw;
+}
+
 TEST_F(BestAnswerTest, AnUnstableFigureWithinNoiseOfAStableOneDoesNotWin) {
   auto shaky = gemm_result("gemm.wgmma_tma.a", 100.0, "580.1");
   shaky["unstable"] = true;

@@ -40,6 +40,7 @@ struct Command {
   X(best)                     \
   X(best_request)             \
   X(families)                 \
+  X(gpus)                     \
   X(bringup)                  \
   X(runners)                  \
   X(logs)                     \

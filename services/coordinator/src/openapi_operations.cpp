@@ -213,6 +213,16 @@ std::vector<Op> operations() {
        {},
        {ok(200, "GpuModelList")}});
   add({"get",
+       "/api/v1/gpus/agreement",
+       "gpuAgreement",
+       "Whether the GPUs of one model time the same cases alike: per pair of GPUs, the cases both timed at one "
+       "commit, their median difference against the noise of the family's kind (compute-bound 1 %, memory-bound "
+       "2 %) and their SM clocks",
+       read,
+       {q_required("gpu", str(), "the GPU model")},
+       {},
+       {ok(200, "GpuAgreement"), err(400, "invalid_argument: no gpu given")}});
+  add({"get",
        "/api/v1/repositories",
        "listRepositories",
        "Watched repositories",

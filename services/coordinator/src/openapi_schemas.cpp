@@ -248,6 +248,22 @@ void catalog(json::object& s) {
   s["KernelsPublished"] = obj({{"upserted", integer()}, {"variants", integer()}});
   s["GpuModel"] =
       obj({{"name", str()}, {"arch", str()}, {"drivers", strings()}, {"first_seen", when()}, {"last_seen", when()}});
+  s["GpuAgreement"] =
+      obj({{"gpu_model", str()},
+           {"items",
+            arr(obj({{"gpus", describe(strings(), "the two GPUs' UUIDs, in order")},
+                     {"cases", describe(integer(), "cases (instance, dtype, shape) timed on both at one commit")},
+                     {"median_ratio", describe(number(), "median of the second GPU's time over the first's")},
+                     {"sm_clock_mhz", describe(arr(nullable(number())), "each GPU's median SM clock; null: not known")},
+                     {"bounds", arr(obj({{"bound", enm({"compute", "memory"})},
+                                         {"cases", integer()},
+                                         {"tolerance", describe(number(), "0.01 compute-bound, 0.02 memory-bound")},
+                                         {"median_diff", describe(number(), "median |ratio - 1|")},
+                                         {"p90_diff", number()},
+                                         {"within", describe(integer(), "cases within the tolerance")},
+                                         {"agree", describe(boolean(), "median_diff within the tolerance")}}))},
+                     {"agree", describe(boolean(), "every bound agrees")},
+                     {"summary", str()}}))}});
   s["Repository"] = obj({{"id", integer()}, {"name", str()}, {"url", str()}, {"created", when()}});
   s["RepositoryInput"] = body({{"name", str()}, {"url", str()}});
   s["Commit"] = obj({{"sha", str()},

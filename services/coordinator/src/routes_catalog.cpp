@@ -5,6 +5,7 @@
 #include "context.h"
 #include "families.h"
 #include "kport/porting/check_arches.h"
+#include "kport/porting/gpu_agreement.h"
 
 namespace kport::coordinator {
 namespace json = boost::json;
@@ -152,6 +153,44 @@ void add_catalog_routes(http::Router& router, Context& ctx) {
     auto r = ctx.store->list_gpu_models();
     if (!r.ok()) return http::error_response(r.error());
     return http::json_ok(list_to_json(*r));
+  });
+
+  // Whether the GPUs of one model time the same cases alike (porting/gpu_agreement.h): per
+  // pair of GPUs, over the cases both timed at one commit.
+  add_blocking(router, ctx, "GET", "/api/v1/gpus/agreement", [&ctx](const Request& req) {
+    KPORT_AUTH(require_reader(req, ctx));
+    const std::string gpu(req.query_or("gpu"));
+    if (gpu.empty() || gpu.size() > 256)
+      return http::error_response(make_error(
+          Errc::invalid_argument, "agreement needs gpu, a GPU model of at most 256 bytes, e.g. ?gpu=NVIDIA%20H200"));
+    auto cases = ctx.store->same_cases_on_gpus(gpu);
+    if (!cases.ok()) return http::error_response(cases.error());
+    const auto families = ctx.families->current();
+    const auto pairs = porting::gpu_agreement(*cases, [&](std::string_view family) -> std::optional<porting::Bound> {
+      const porting::OpFamily* f = families->find(family);
+      return f ? std::optional<porting::Bound>(f->bound()) : std::nullopt;
+    });
+    boost::json::array items;
+    for (const auto& p : pairs) {
+      boost::json::array bounds;
+      for (const auto& b : p.bounds)
+        bounds.push_back(boost::json::object{{"bound", porting::to_string(b.bound)},
+                                             {"cases", b.cases},
+                                             {"tolerance", b.tolerance},
+                                             {"median_diff", b.median_diff},
+                                             {"p90_diff", b.p90_diff},
+                                             {"within", b.within},
+                                             {"agree", b.agree}});
+      auto clock = [](double mhz) { return mhz > 0 ? boost::json::value(mhz) : boost::json::value(nullptr); };
+      items.push_back(boost::json::object{{"gpus", boost::json::array{p.gpu_a, p.gpu_b}},
+                                          {"cases", p.cases},
+                                          {"median_ratio", p.median_ratio},
+                                          {"sm_clock_mhz", boost::json::array{clock(p.clock_a), clock(p.clock_b)}},
+                                          {"bounds", std::move(bounds)},
+                                          {"agree", p.agree},
+                                          {"summary", porting::describe(p)}});
+    }
+    return http::json_ok(boost::json::object{{"gpu_model", gpu}, {"items", std::move(items)}});
   });
 
   add_blocking(router, ctx, "GET", "/api/v1/repositories", [&ctx](const Request& req) {

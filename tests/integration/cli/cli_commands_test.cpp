@@ -365,6 +365,57 @@ TEST_F(CliTest, BringupAndBestShowWhatWasMeasured) {
   EXPECT_EQ(kport({"best", "--gpu", "NVIDIA H200", "--shape", "m=x", "--op", "conv"}).rc, cli::k_exit_usage);
 }
 
+// `kport gpus` lists the GPU models seen; with --gpu it judges that model's GPUs on the
+// cases both timed at one commit: one GPU 8 % slower at a lower clock differs, in words and
+// as JSON; with nothing timed on two GPUs it says there is nothing to compare.
+TEST_F(CliTest, GpusListsTheModelsAndJudgesAModelsGpus) {
+  seed();
+  auto builder = register_runner("builder-1", "build");
+  auto gpu = register_runner("gpu-1", "gpu");
+  auto measure = [&](const char* uuid, double mhz, double wgmma_us, double mma_us) {
+    ASSERT_EQ(kport({"trigger", commit_sha(), "--json"}).rc, 0);
+    auto job = claim(builder);
+    ASSERT_TRUE(job.is_object());
+    auto id = std::to_string(job.at("id").as_int64());
+    json::array records;
+    for (const char* v : {"mma_sync", "wgmma_tma"})
+      records.push_back(json::object{{"target", "sm_90a"}, {"family", "gemm"}, {"variant", v}, {"status", "ok"}});
+    ASSERT_EQ(
+        post("/api/v1/jobs/" + id + "/builds", json::object{{"attempt", 1}, {"records", records}}, builder).status,
+        200);
+    ASSERT_EQ(
+        post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}, {"status", "succeeded"}}, builder).status,
+        200);
+    auto check = claim(gpu);
+    ASSERT_TRUE(check.is_object());
+    auto cid = std::to_string(check.at("id").as_int64());
+    json::array results{gemm_result("wgmma_tma", wgmma_us), gemm_result("mma_sync", mma_us)};
+    for (auto& r : results) {
+      r.as_object()["gpu_uuid"] = uuid;
+      r.as_object()["sm_clock_mhz"] = mhz;
+    }
+    ASSERT_EQ(post("/api/v1/jobs/" + cid + "/results", json::object{{"attempt", 1}, {"results", results}}, gpu).status,
+              200);
+    ASSERT_EQ(post("/api/v1/jobs/" + cid + "/complete", json::object{{"attempt", 1}}, gpu).status, 200);
+  };
+  measure("GPU-aaaa", 1980, 90.0, 150.0);
+  auto alone = kport({"gpus", "--gpu", "NVIDIA H200"});
+  ASSERT_EQ(alone.rc, 0) << alone.err;
+  EXPECT_EQ(alone.out, "no case was timed on two GPUs of NVIDIA H200 at one commit: nothing to compare\n");
+  measure("GPU-bbbb", 1830, 97.2, 162.0);
+  auto list = kport({"gpus"});
+  ASSERT_EQ(list.rc, 0) << list.err;
+  EXPECT_NE(list.out.find("NVIDIA H200"), std::string::npos) << list.out;
+  auto judged = kport({"gpus", "--gpu", "NVIDIA H200"});
+  ASSERT_EQ(judged.rc, 0) << judged.err;
+  EXPECT_EQ(judged.out.rfind("GPU-aaaa and GPU-bbbb differ: 2 cases timed on both, compute-bound 8.0 % apart", 0), 0u)
+      << judged.out;
+  EXPECT_NE(judged.out.find("SM clocks 1980 and 1830 MHz"), std::string::npos) << judged.out;
+  auto as_json = kport({"gpus", "--gpu", "NVIDIA H200", "--json"});
+  ASSERT_EQ(as_json.rc, 0) << as_json.err;
+  EXPECT_FALSE(as_json.json().at("items").as_array()[0].at("agree").as_bool()) << as_json.out;
+}
+
 TEST_F(CliTest, BestSaysInWordsWhenAnAnswerIsProvisionalOrUnranked) {
   seed();
   json::array kernels;
@@ -453,8 +504,8 @@ TEST_F(CliTest, CommandHelpPrintsThatCommandsUsageAndOptions) {
   EXPECT_EQ(best.err, "");
   // Every command answers its own --help, without asking the coordinator.
   std::string out;
-  for (const char* c :
-       {"build", "trigger", "best", "best-request", "families", "bringup", "runners", "logs", "status", "admin"}) {
+  for (const char* c : {"build", "trigger", "best", "best-request", "families", "gpus", "bringup", "runners", "logs",
+                        "status", "admin"}) {
     EXPECT_EQ(run_to_exit(KPORT_CLI_BIN, {"--server", "http://127.0.0.1:1", c, "--help"}, out), 0) << c << ": " << out;
     EXPECT_EQ(out.rfind(std::string("usage: kport ") + c + " ", 0), 0u) << c << ": " << out;
   }

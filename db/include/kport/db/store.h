@@ -71,6 +71,7 @@
 #include "kport/db/records.h"
 #include "kport/db/retry.h"
 #include "kport/db/types.h"
+#include "kport/porting/gpu_agreement.h"
 
 namespace kport::db {
 
@@ -158,6 +159,11 @@ class Store {
   // registration changes it, a heartbeat never);
   // 0 when none said.
   Result<int> gpu_sm_count(const std::string& gpu_model);
+  // Every case (instance, dtype, shape) timed at one commit on two GPUs of `gpu_model`
+  // (passing, timed results of different gpu_uuids; a re-measure on one GPU pairs each
+  // time), the pair's UUIDs in order: what porting::gpu_agreement judges. At most `limit`
+  // pairs, the newest commits' first.
+  Result<std::vector<porting::SameCase>> same_cases_on_gpus(std::string_view gpu_model, int limit = 20000);
 
   // Inserts or updates instances (and their families and variants) by name.
   Status upsert_kernel_instances(const std::vector<KernelInstance>& instances);
