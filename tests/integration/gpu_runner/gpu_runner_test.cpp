@@ -658,7 +658,10 @@ TEST_P(GpuRunnerSickGpu, OfTwoGpusASickOneTakesOnlyItsOwnWorkerOutAndItsJobRunsO
   // Both ended (failed by the stand-in's faults, as on one GPU); exactly one came back.
   for (const auto* job : {&job_a, &job_b}) EXPECT_EQ(job->at("status").as_string(), "failed") << json::serialize(*job);
   const auto attempts = job_a.at("attempt").to_number<std::int64_t>() + job_b.at("attempt").to_number<std::int64_t>();
-  EXPECT_EQ(attempts, 3) << "one job given back by the sick GPU's worker, the other run once";
+  EXPECT_EQ(attempts, 3) << "one job given back by the sick GPU's worker, the other run once\n"
+                         << json::serialize(job_a) << "\n"
+                         << json::serialize(job_b) << "\n"
+                         << runner_output();
   // Every result of a job's last attempt came from the healthy GPU; the sick one's are of a
   // first attempt only, and it took no job after.
   for (const auto& [sha, job] : {std::pair{first, &job_a}, std::pair{second, &job_b}}) {

@@ -419,6 +419,8 @@ TEST_F(OpenApiConformance, EveryAnswerMatchesItsDocumentedSchema) {
   ask("get", "/api/v1/commits/{sha}/verdict", "/api/v1/commits/" + sha1 + "/verdict");
   ask("get", "/api/v1/commits/{sha}/verdict", "/api/v1/commits/" + commit_sha(9) + "/verdict");
   ask("get", "/api/v1/gpus", "/api/v1/gpus");
+  ask("get", "/api/v1/gpus/agreement", "/api/v1/gpus/agreement?gpu=NVIDIA%20H200");
+  ask("get", "/api/v1/gpus/agreement", "/api/v1/gpus/agreement");
   ask("get", "/api/v1/results", "/api/v1/results?commit=" + sha1 + "&status=passed&limit=10");
   ask("get", "/api/v1/results/{id}", "/api/v1/results/" + result_id);
   ask("get", "/api/v1/results/{id}", "/api/v1/results/999");
