@@ -494,7 +494,7 @@ std::string gpus_note(std::string_view gpu_model, std::span<const Measurement* c
   }
   out.append(
       "; GPUs of one model can differ beyond a figure's noise, so instances timed on different GPUs compare less "
-      "surely than on one");
+      "surely than on one (GET /api/v1/gpus/agreement, kport gpus --gpu MODEL: whether they agree)");
   return out;
 }
 

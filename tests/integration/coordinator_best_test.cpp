@@ -214,7 +214,8 @@ TEST_F(BestAnswerTest, FiguresFromTwoGpusOfTheModelAreNamedWithTheirClocks) {
   const std::string note =
       "the ranked figures were measured on 2 GPUs of NVIDIA H200: GPU-aaaa (1 figure, SM clock 1980 MHz), GPU-bbbb "
       "(1 figure, SM clock 1755 MHz); GPUs of one model can differ beyond a figure's noise, so instances timed on "
-      "different GPUs compare less surely than on one";
+      "different GPUs compare less surely than on one (GET /api/v1/gpus/agreement, kport gpus --gpu MODEL: whether "
+      "they agree)";
   for (const std::string& shape : {k_shape, std::string("m=4096,n=4096,k=4000")}) {
     auto r = get("/api/v1/best?gpu=NVIDIA%20H200&op=gemm&dtype=bf16&shape=" + shape);
     ASSERT_EQ(r.status, 200) << r.raw;

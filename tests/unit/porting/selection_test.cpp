@@ -215,7 +215,8 @@ TEST(Selection, TheAnswerSaysWhenItsFiguresCameFromSeveralGpusOfTheModel) {
   EXPECT_EQ(sel.notes[0],
             "the ranked figures were measured on 2 GPUs of NVIDIA H200: GPU-aaaa (1 figure, SM clock 1980 MHz), "
             "GPU-bbbb (2 figures, SM clock 1755-1830 MHz); GPUs of one model can differ beyond a figure's noise, so "
-            "instances timed on different GPUs compare less surely than on one");
+            "instances timed on different GPUs compare less surely than on one (GET /api/v1/gpus/agreement, kport gpus "
+            "--gpu MODEL: whether they agree)");
   std::vector<Measurement> one = {on(meas(1, "gemm.a.x", k_cube, 100.0), "GPU-aaaa", 1980),
                                   on(meas(2, "gemm.b.x", k_cube, 150.0), "GPU-aaaa", 1975),
                                   meas(3, "gemm.c.x", k_cube, 170.0)};
