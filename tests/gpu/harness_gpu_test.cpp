@@ -50,6 +50,18 @@ RunResult run(const std::string& command) {
   return r;
 }
 
+// What `device` of harness `h` says: "" when its code runs on this machine's GPU, else why
+// not (the reason a test skips with); a `device` that prints no JSON fails the test.
+std::string skip_reason(const Harness& h) {
+  const RunResult dev = run("'" + h.path + "' device");
+  const auto info = nlohmann::json::parse(dev.out, nullptr, false);
+  EXPECT_FALSE(info.is_discarded()) << "device printed no JSON: " << dev.out;
+  if (info.is_discarded()) return "device printed no JSON";
+  if (info.contains("error")) return "no CUDA device: " + info["error"]["message"].get<std::string>();
+  if (!info.value("harness_target_runs_here", false)) return h.target + " code does not run here";
+  return "";
+}
+
 class HarnessOnGpu : public testing::TestWithParam<Harness> {};
 
 TEST_P(HarnessOnGpu, EveryInstancePassesCheck) {
@@ -88,11 +100,7 @@ TEST_P(HarnessOnGpu, EveryInstancePassesCheck) {
 // differ by fp32 rounding only, far below what the kernels' own rounding makes.
 TEST_P(HarnessOnGpu, TheGpuReferencesAgreeWithTheCpuDoubleOne) {
   const Harness& h = GetParam();
-  const RunResult dev = run("'" + h.path + "' device");
-  const auto info = nlohmann::json::parse(dev.out, nullptr, false);
-  ASSERT_FALSE(info.is_discarded()) << "device printed no JSON: " << dev.out;
-  if (info.contains("error")) GTEST_SKIP() << "no CUDA device: " << info["error"]["message"].get<std::string>();
-  if (!info.value("harness_target_runs_here", false)) GTEST_SKIP() << h.target << " code does not run here";
+  if (const std::string why = skip_reason(h); !why.empty()) GTEST_SKIP() << why;
   const std::vector<std::pair<std::string, std::string>> cases = {{"attention", "b=1,h=2,l=128,d=64"},
                                                                   {"attention", "b=2,h=3,l=200,d=128,causal=1"},
                                                                   {"attention", "b=1,h=1,l=77,d=64,causal=1"},
@@ -133,11 +141,7 @@ TEST_P(HarnessOnGpu, TheGpuReferencesAgreeWithTheCpuDoubleOne) {
 // attention instance of head dim 64 checks them and passes; those of 128 refuse d=64.
 TEST_P(HarnessOnGpu, AttentionRunsMoreHeadPairsThanOneGridAxisHolds) {
   const Harness& h = GetParam();
-  const RunResult dev = run("'" + h.path + "' device");
-  const auto info = nlohmann::json::parse(dev.out, nullptr, false);
-  ASSERT_FALSE(info.is_discarded()) << "device printed no JSON: " << dev.out;
-  if (info.contains("error")) GTEST_SKIP() << "no CUDA device: " << info["error"]["message"].get<std::string>();
-  if (!info.value("harness_target_runs_here", false)) GTEST_SKIP() << h.target << " code does not run here";
+  if (const std::string why = skip_reason(h); !why.empty()) GTEST_SKIP() << why;
   for (const char* shape : {"b=512,h=128,l=64,d=64", "b=512,h=128,l=80,d=64,causal=1"}) {
     const RunResult r =
         run("'" + h.path + "' check --all --filter 'attention.' --dtype bf16 --shape '" + shape + "' --timeout-s 120");

@@ -65,6 +65,43 @@ class CliTest : public CoordinatorTest {
     return r;
   }
 
+  // The sm_90a build records of gemm's mma_sync and wgmma_tma variants, each with `extra`.
+  static json::array gemm_records(const json::object& extra = {}) {
+    json::array records;
+    for (const char* v : {"mma_sync", "wgmma_tma"}) {
+      json::object r{{"target", "sm_90a"}, {"family", "gemm"}, {"variant", v}, {"status", "ok"}};
+      for (const auto& [k, x] : extra) r[k] = x;
+      records.push_back(std::move(r));
+    }
+    return records;
+  }
+
+  // `kport trigger` of commit_sha(), then the build runner `builder` builds it: `records`
+  // go up and the build job succeeds (its check job is queued).
+  void trigger_and_build(const std::string& builder, const json::array& records) {
+    ASSERT_EQ(kport({"trigger", commit_sha(), "--json"}).rc, 0);
+    auto job = claim(builder);
+    ASSERT_TRUE(job.is_object());
+    auto id = std::to_string(job.at("id").as_int64());
+    ASSERT_EQ(
+        post("/api/v1/jobs/" + id + "/builds", json::object{{"attempt", 1}, {"records", records}}, builder).status,
+        200);
+    ASSERT_EQ(
+        post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}, {"status", "succeeded"}}, builder).status,
+        200);
+  }
+
+  // The GPU runner `gpu` claims the check job and uploads `results`; the job ends when `complete`.
+  void check_with(const std::string& gpu, const json::array& results, bool complete = true) {
+    auto check = claim(gpu);
+    ASSERT_TRUE(check.is_object());
+    auto cid = std::to_string(check.at("id").as_int64());
+    ASSERT_EQ(post("/api/v1/jobs/" + cid + "/results", json::object{{"attempt", 1}, {"results", results}}, gpu).status,
+              200);
+    if (!complete) return;
+    ASSERT_EQ(post("/api/v1/jobs/" + cid + "/complete", json::object{{"attempt", 1}}, gpu).status, 200);
+  }
+
   // A repository with one recorded commit, and the target sm_90a.
   void seed() {
     add_target();
@@ -309,32 +346,11 @@ TEST_F(CliTest, BringupAndBestShowWhatWasMeasured) {
   EXPECT_NE(empty.out.find("no build of sm_90a is recorded yet"), std::string::npos) << empty.out;
   auto builder = register_runner("builder-1", "build");
   auto gpu = register_runner("gpu-1", "gpu");
-  ASSERT_EQ(kport({"trigger", commit_sha(), "--json"}).rc, 0);
-  auto job = claim(builder);
-  ASSERT_TRUE(job.is_object());
-  auto id = std::to_string(job.at("id").as_int64());
-  json::array records;
-  for (const char* v : {"mma_sync", "wgmma_tma"})
-    records.push_back(json::object{{"target", "sm_90a"},
-                                   {"family", "gemm"},
-                                   {"variant", v},
-                                   {"status", "ok"},
-                                   {"registers", 128},
-                                   {"spill_stores_bytes", 0},
-                                   {"spill_loads_bytes", 0},
-                                   {"shared_mem_bytes", 65536}});
-  ASSERT_EQ(post("/api/v1/jobs/" + id + "/builds", json::object{{"attempt", 1}, {"records", records}}, builder).status,
-            200);
-  ASSERT_EQ(
-      post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}, {"status", "succeeded"}}, builder).status,
-      200);
-  auto check = claim(gpu);
-  ASSERT_TRUE(check.is_object());
-  auto cid = std::to_string(check.at("id").as_int64());
-  json::array results{gemm_result("wgmma_tma", 90.0), gemm_result("mma_sync", 150.0)};
-  ASSERT_EQ(post("/api/v1/jobs/" + cid + "/results", json::object{{"attempt", 1}, {"results", results}}, gpu).status,
-            200);
-  ASSERT_EQ(post("/api/v1/jobs/" + cid + "/complete", json::object{{"attempt", 1}}, gpu).status, 200);
+  trigger_and_build(
+      builder,
+      gemm_records(
+          {{"registers", 128}, {"spill_stores_bytes", 0}, {"spill_loads_bytes", 0}, {"shared_mem_bytes", 65536}}));
+  check_with(gpu, json::array{gemm_result("wgmma_tma", 90.0), gemm_result("mma_sync", 150.0)});
 
   auto table = kport({"bringup", "sm_90a"});
   ASSERT_EQ(table.rc, 0) << table.err;
@@ -373,30 +389,13 @@ TEST_F(CliTest, GpusListsTheModelsAndJudgesAModelsGpus) {
   auto builder = register_runner("builder-1", "build");
   auto gpu = register_runner("gpu-1", "gpu");
   auto measure = [&](const char* uuid, double mhz, double wgmma_us, double mma_us) {
-    ASSERT_EQ(kport({"trigger", commit_sha(), "--json"}).rc, 0);
-    auto job = claim(builder);
-    ASSERT_TRUE(job.is_object());
-    auto id = std::to_string(job.at("id").as_int64());
-    json::array records;
-    for (const char* v : {"mma_sync", "wgmma_tma"})
-      records.push_back(json::object{{"target", "sm_90a"}, {"family", "gemm"}, {"variant", v}, {"status", "ok"}});
-    ASSERT_EQ(
-        post("/api/v1/jobs/" + id + "/builds", json::object{{"attempt", 1}, {"records", records}}, builder).status,
-        200);
-    ASSERT_EQ(
-        post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}, {"status", "succeeded"}}, builder).status,
-        200);
-    auto check = claim(gpu);
-    ASSERT_TRUE(check.is_object());
-    auto cid = std::to_string(check.at("id").as_int64());
+    trigger_and_build(builder, gemm_records());
     json::array results{gemm_result("wgmma_tma", wgmma_us), gemm_result("mma_sync", mma_us)};
     for (auto& r : results) {
       r.as_object()["gpu_uuid"] = uuid;
       r.as_object()["sm_clock_mhz"] = mhz;
     }
-    ASSERT_EQ(post("/api/v1/jobs/" + cid + "/results", json::object{{"attempt", 1}, {"results", results}}, gpu).status,
-              200);
-    ASSERT_EQ(post("/api/v1/jobs/" + cid + "/complete", json::object{{"attempt", 1}}, gpu).status, 200);
+    check_with(gpu, results);
   };
   measure("GPU-aaaa", 1980, 90.0, 150.0);
   auto alone = kport({"gpus", "--gpu", "NVIDIA H200"});
@@ -429,18 +428,7 @@ TEST_F(CliTest, BestSaysInWordsWhenAnAnswerIsProvisionalOrUnranked) {
   ASSERT_EQ(put("/api/v1/kernels", json::object{{"instances", kernels}}, k_admin).status, 200);
   auto builder = register_runner("builder-1", "build");
   auto gpu = register_runner("gpu-1", "gpu");
-  ASSERT_EQ(kport({"trigger", commit_sha(), "--json"}).rc, 0);
-  auto job = claim(builder);
-  ASSERT_TRUE(job.is_object());
-  auto id = std::to_string(job.at("id").as_int64());
-  json::array records;
-  for (const char* v : {"mma_sync", "wgmma_tma"})
-    records.push_back(json::object{{"target", "sm_90a"}, {"family", "gemm"}, {"variant", v}, {"status", "ok"}});
-  ASSERT_EQ(post("/api/v1/jobs/" + id + "/builds", json::object{{"attempt", 1}, {"records", records}}, builder).status,
-            200);
-  ASSERT_EQ(
-      post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}, {"status", "succeeded"}}, builder).status,
-      200);
+  trigger_and_build(builder, gemm_records());
   // A Blackwell target appears before anything was built for it.
   ASSERT_EQ(put("/api/v1/targets/sm_100a",
                 json::object{{"arch", "10.0"}, {"features", json::array{"mma_sync", "tcgen05"}}}, k_admin)
@@ -455,12 +443,7 @@ TEST_F(CliTest, BestSaysInWordsWhenAnAnswerIsProvisionalOrUnranked) {
   EXPECT_NE(unranked.out.find("gemm.tcgen05.128x128"), std::string::npos) << unranked.out;
   EXPECT_EQ(unranked.out.find("gemm.wgmma_tma"), std::string::npos) << "sm_100a has no wgmma: " << unranked.out;
 
-  auto check = claim(gpu);
-  ASSERT_TRUE(check.is_object());
-  auto cid = std::to_string(check.at("id").as_int64());
-  json::array results{gemm_result("wgmma_tma", 90.0), gemm_result("mma_sync", 150.0)};
-  ASSERT_EQ(post("/api/v1/jobs/" + cid + "/results", json::object{{"attempt", 1}, {"results", results}}, gpu).status,
-            200);
+  check_with(gpu, json::array{gemm_result("wgmma_tma", 90.0), gemm_result("mma_sync", 150.0)}, false);
 
   // Measured on the H200 only: the B200's answer is provisional and says by what.
   auto prov = kport({"best", "--gpu", "NVIDIA B200", "--arch", "10.0", "--shape", "m=1024,n=1024,k=1024"});
@@ -527,13 +510,7 @@ TEST_F(CliTest, BestRequestQueuesAMeasurementFollowsItAndLists) {
   ASSERT_EQ(
       post("/api/v1/jobs/" + id + "/complete", json::object{{"attempt", 1}, {"status", "succeeded"}}, builder).status,
       200);
-  auto check = claim(gpu);
-  ASSERT_TRUE(check.is_object());
-  auto cid = std::to_string(check.at("id").as_int64());
-  json::array results{gemm_result("wgmma_tma", 90.0), gemm_result("mma_sync", 150.0)};
-  ASSERT_EQ(post("/api/v1/jobs/" + cid + "/results", json::object{{"attempt", 1}, {"results", results}}, gpu).status,
-            200);
-  ASSERT_EQ(post("/api/v1/jobs/" + cid + "/complete", json::object{{"attempt", 1}}, gpu).status, 200);
+  check_with(gpu, json::array{gemm_result("wgmma_tma", 90.0), gemm_result("mma_sync", 150.0)});
 
   auto nearest = kport({"best", "--gpu", "NVIDIA H200", "--shape", "m=2048,n=2048,k=2048"});
   ASSERT_EQ(nearest.rc, 0) << nearest.err;
