@@ -42,19 +42,6 @@
 
 namespace kport::kernels::rowwise_cluster {
 
-// The reduction of (a, b) pairs over a warp: rmsnorm adds a (b unused), softmax merges
-// (max, sum of exp(x - max)).
-template <bool k_softmax>
-__device__ __forceinline__ void warp_combine(float& a, float& b) {
-  if constexpr (k_softmax) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-      softmax_merge(a, b, __shfl_xor_sync(0xffffffffu, a, o), __shfl_xor_sync(0xffffffffu, b, o));
-  } else {
-    a = warp_reduce_sum(a);
-  }
-}
-
 // k_threads threads a CTA, a slice of at most k_slice_vecs 16-byte vectors a CTA.
 template <typename T, int k_threads, int k_slice_vecs, bool k_softmax>
 __global__ void __launch_bounds__(k_threads)

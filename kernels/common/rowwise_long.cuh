@@ -101,13 +101,7 @@ __global__ void __launch_bounds__(k_long_threads)
   }
   // The row's reduction: within each warp, then across the block's warps.
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if constexpr (k_softmax) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-      softmax_merge(a, b, __shfl_xor_sync(0xffffffffu, a, o), __shfl_xor_sync(0xffffffffu, b, o));
-  } else {
-    a = warp_reduce_sum(a);
-  }
+  warp_combine<k_softmax>(a, b);
   if (lane == 0) part_a[warp] = a, part_b[warp] = b;
   __syncthreads();
   a = k_softmax ? -INFINITY : 0.0f;

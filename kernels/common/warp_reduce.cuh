@@ -70,4 +70,17 @@ __device__ __forceinline__ void softmax_merge(float& m, float& s, float m2, floa
   m = mx;
 }
 
+// A row's reduction of (a, b) pairs over a warp, every lane left with the result: rmsnorm
+// adds a (b unused), softmax merges (max, sum of exp(x - max)).
+template <bool k_softmax>
+__device__ __forceinline__ void warp_combine(float& a, float& b) {
+  if constexpr (k_softmax) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+      softmax_merge(a, b, __shfl_xor_sync(0xffffffffu, a, o), __shfl_xor_sync(0xffffffffu, b, o));
+  } else {
+    a = warp_reduce_sum(a);
+  }
+}
+
 }  // namespace kport::kernels

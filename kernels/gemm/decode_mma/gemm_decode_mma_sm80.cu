@@ -448,6 +448,30 @@ std::string supports(const Problem& p) {
   }
 }
 
+// Launches `kernel` (either decode kernel: they take the same arguments) as segments x
+// plan.splits blocks of `threads` with `smem` bytes of dynamic shared memory, after the split
+// workspace when K is split.
+template <typename T, typename Kernel>
+cudaError_t launch_split(Kernel kernel, const GemmArgs& g, int segments, const SplitK& plan, int threads,
+                         std::size_t smem, cudaStream_t stream) {
+  float* partial = nullptr;
+  unsigned* done = nullptr;
+  if (plan.splits > 1)
+    if (cudaError_t e = kport::kernels::split_k_workspace(static_cast<std::size_t>(plan.splits) * g.m * g.n, segments,
+                                                          partial, done);
+        e != cudaSuccess)
+      return e;
+  if (smem > 48 * 1024)
+    if (cudaError_t e =
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+        e != cudaSuccess)
+      return e;
+  kernel<<<dim3(segments, plan.splits), threads, smem, stream>>>(static_cast<const T*>(g.a), static_cast<const T*>(g.b),
+                                                                 static_cast<T*>(g.c), g.m, g.n, g.k, plan.chunk,
+                                                                 partial, done);
+  return cudaGetLastError();
+}
+
 template <Config C, typename T>
 cudaError_t launch_typed(const GemmArgs& g, cudaStream_t stream) {
   constexpr int seg = k_warp_cols * C.warps_n;
@@ -458,24 +482,9 @@ cudaError_t launch_typed(const GemmArgs& g, cudaStream_t stream) {
   // The split's A, m rows of a_stride(chunk) 16-bit values, within C.a_bytes.
   const int chunk_most = std::max(group, (C.a_bytes / (2 * g.m) - 80) / group * group);
   const SplitK plan = kport::kernels::plan_split_k(g.k, segments, sms, C.blocks_per_sm, group, chunk_most);
-  float* partial = nullptr;
-  unsigned* done = nullptr;
-  if (plan.splits > 1)
-    if (cudaError_t e = kport::kernels::split_k_workspace(static_cast<std::size_t>(plan.splits) * g.m * g.n, segments,
-                                                          partial, done);
-        e != cudaSuccess)
-      return e;
   const std::size_t a_bytes = static_cast<std::size_t>(g.m) * a_stride(plan.chunk) * sizeof(uint16_t);
-  auto kernel = decode_mma_kernel<T, C.warps_n, C.warps_k, C.steps>;
-  if (a_bytes > 48 * 1024)
-    if (cudaError_t e =
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(a_bytes));
-        e != cudaSuccess)
-      return e;
-  kernel<<<dim3(segments, plan.splits), 32 * C.warps_n * C.warps_k, a_bytes, stream>>>(
-      static_cast<const T*>(g.a), static_cast<const T*>(g.b), static_cast<T*>(g.c), g.m, g.n, g.k, plan.chunk, partial,
-      done);
-  return cudaGetLastError();
+  return launch_split<T>(decode_mma_kernel<T, C.warps_n, C.warps_k, C.steps>, g, segments, plan,
+                         32 * C.warps_n * C.warps_k, a_bytes, stream);
 }
 
 // The Rows-row kernel: K split by the grid alone, each split whole windows of A (but at K's
@@ -488,23 +497,8 @@ cudaError_t launch_rows_typed(const GemmArgs& g, cudaStream_t stream) {
   if (cudaError_t e = kport::kernels::sm_count(sms); e != cudaSuccess) return e;
   constexpr int chunk_most = (1 << 30) / k_window * k_window;
   const SplitK plan = kport::kernels::plan_split_k(g.k, segments, sms, C.blocks_per_sm, k_window, chunk_most);
-  float* partial = nullptr;
-  unsigned* done = nullptr;
-  if (plan.splits > 1)
-    if (cudaError_t e = kport::kernels::split_k_workspace(static_cast<std::size_t>(plan.splits) * g.m * g.n, segments,
-                                                          partial, done);
-        e != cudaSuccess)
-      return e;
-  const int smem = rows_smem_bytes(g.m, C.warps_n, C.warps_k);
-  auto kernel = decode_mma_rows_kernel<T, Rows, C.warps_n, C.warps_k, C.steps, C.blocks_per_sm>;
-  if (smem > 48 * 1024)
-    if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-        e != cudaSuccess)
-      return e;
-  kernel<<<dim3(segments, plan.splits), 32 * C.warps_n * C.warps_k, smem, stream>>>(
-      static_cast<const T*>(g.a), static_cast<const T*>(g.b), static_cast<T*>(g.c), g.m, g.n, g.k, plan.chunk, partial,
-      done);
-  return cudaGetLastError();
+  return launch_split<T>(decode_mma_rows_kernel<T, Rows, C.warps_n, C.warps_k, C.steps, C.blocks_per_sm>, g, segments,
+                         plan, 32 * C.warps_n * C.warps_k, rows_smem_bytes(g.m, C.warps_n, C.warps_k), stream);
 }
 
 template <Config C>
