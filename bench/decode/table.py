@@ -61,7 +61,7 @@ def main():
         print(line)
     print()
     print(f"{'bf16 shape':>24} {'best kport instance':>36} {'us':>8} {'gemv us':>8} {'fastest decode_mma':>28} "
-          f"{'us':>8} {'tile us':>8} {'cuBLAS us':>9} {'best x':>6} {'gemv x':>6} {'mma x':>6} {'tile x':>6}")
+          f"{'us':>8} {'fastest tiled instance':>36} {'tile us':>8} {'cuBLAS us':>9} {'best x':>6} {'gemv x':>6} {'mma x':>6} {'tile x':>6}")
     for doc in docs(os.path.join(w, "bench.jsonl")):
         rows = [r for r in doc.get("results", []) if r.get("verdict") == "measured"]
         if not rows:
@@ -79,9 +79,10 @@ def main():
         d = mma["timing"]["median_ms"] * 1e3 if mma else None
         tt = tile["timing"]["median_ms"] * 1e3 if tile else None
         d_name = mma["instance"].removeprefix("gemm.decode_mma.") if mma else "-"
+        t_name = tile["instance"] if tile else "-"
         b = base * 1e3 if base else None
         print(f"{best['shape_text']:>24} {best['instance']:>36} {t:8.1f} {g if g is None else round(g, 1)!s:>8} "
-              f"{d_name:>28} {d if d is None else round(d, 1)!s:>8} {tt if tt is None else round(tt, 1)!s:>8} "
+              f"{d_name:>28} {d if d is None else round(d, 1)!s:>8} {t_name:>36} {tt if tt is None else round(tt, 1)!s:>8} "
               f"{b if b is None else round(b, 1)!s:>9} {(b / t if b else float('nan')):6.2f} "
               f"{(b / g if b and g else float('nan')):6.2f} {(b / d if b and d else float('nan')):6.2f} "
               f"{(b / tt if b and tt else float('nan')):6.2f}")

@@ -10,7 +10,8 @@
 # (bench/fp8/peer.py), and prints the table (bench/fp8/table.py). $OUT receives table.txt, seeds.txt and
 # fp8-run.tar.gz (every report, log and the GPU's state; the work folder is $W).
 #   bash bench/fp8/run_h200.sh          (OUT defaults to build/fp8-out; KPORT_FP8_HARNESS, below)
-# About 2-3 minutes on an H200 with 15 instances; each step has its own time limit.
+# About 2-3 minutes on an H200 with the 15 instances (19 with the experiments; KPORT_FP8_FILTER
+# narrows them); each step has its own time limit.
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/build/fp8-out}
@@ -39,8 +40,11 @@ else
   others+=";rmsnorm.simt;rmsnorm.vec16;softmax.simt;softmax.vec16"
   # The grouped families too: "gemm_fp8" below would also name grouped_gemm_fp8's instances.
   others+=";grouped_gemm.simt;grouped_gemm.wgmma_tma;grouped_gemm_fp8.wgmma_tma"
+  # The experimental instances too (KPORT_KERNEL_EXPERIMENTS; kernels/gemm_fp8/wgmma_tma/NOTES.md
+  # "Open"), timed beside the library's; KPORT_FP8_EXPERIMENTS=0 leaves them out.
   { cmake -S kernels -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPORT_CUDA_TARGETS=sm_90a \
-      "-DKPORT_EXCLUDE_VARIANTS=$others" && timeout 200 cmake --build $B; } >"$W/build.log" 2>&1 ||
+      "-DKPORT_EXCLUDE_VARIANTS=$others" "-DKPORT_KERNEL_EXPERIMENTS=$([[ ${KPORT_FP8_EXPERIMENTS:-1} == 0 ]] && echo OFF || echo ON)" &&
+      timeout 200 cmake --build $B; } >"$W/build.log" 2>&1 ||
     { echo "harness build failed"; tail -30 "$W/build.log"; exit 2; }
   stamp "harness built: $($H --version)"
 fi
@@ -51,12 +55,13 @@ $H list --filter gemm_fp8 >"$W/list.json"
 timeout 200 $H check --all --filter gemm_fp8 --dtype all --seed 7 --timeout-s 10 >"$W/check.json" 2>"$W/check.err"
 stamp "check grid: exit $?"
 cases=()
-# Every gemm_fp8 instance the harness lists (KPORT_FP8_FILTER narrows them by substring).
+# Every gemm_fp8 instance the harness lists (KPORT_FP8_FILTER, a Python regular expression
+# searched in the name, narrows them: "256x128|s6_sf" is the tall tiles and the 128x128 experiment).
 mapfile -t instances < <(python3 -c '
-import json, sys
+import json, re, sys
 for v in json.load(open(sys.argv[1]))["variants"]:
     for i in v.get("instances", []):
-        if i.get("family") == "gemm_fp8" and sys.argv[2] in i["name"]:
+        if i.get("family") == "gemm_fp8" and re.search(sys.argv[2], i["name"]):
             print(i["name"])' "$W/list.json" "${KPORT_FP8_FILTER:-gemm_fp8}")
 stamp "${#instances[@]} instances"
 # m=130,n=448,k=384: tiles of 160, 176 and 192 columns that straddle 128-row scale blocks of B,
@@ -127,7 +132,8 @@ for shape in m=4096,n=7168,k=16384 m=4096,n=4096,k=7168 m=64,n=7168,k=16384; do
     done
   done
 done
-timeout 150 $H bench "${cases[@]}" --seed 3 --time-cap-ms 400 --warmup-ms 400 --later-warmup-ms 50 --max-rse 0.005 \
+# About a second a case (400 ms cap, warm-ups, the L2 flush between samples).
+timeout $((40 + ${#cases[@]})) $H bench "${cases[@]}" --seed 3 --time-cap-ms 400 --warmup-ms 400 --later-warmup-ms 50 --max-rse 0.005 \
   --max-duty 0.5 --timeout-s 10 >"$W/bench.json" 2>"$W/bench.err"
 stamp "bench: exit $?"
 

@@ -18,9 +18,18 @@ cudaError_t launch_typed(const GemmArgs& g, cudaStream_t stream) {
   if (g.k == 0)  // empty sum: C is zero
     return cudaMemsetAsync(g.c, 0, static_cast<size_t>(g.m) * g.n * sizeof(T), stream);
   CUtensorMap ta, tb, tc;
-  if (!make_tmap(&ta, g.a, g.m, g.k, Cfg::BM, g.dtype) || !make_tmap(&tb, g.b, g.k, g.n, Cfg::BK, g.dtype) ||
-      !make_tmap(&tc, g.c, g.m, g.n, Cfg::BM, g.dtype))
+  // ShortA: A's box only as tall as the rows there are (a whole 8-row swizzle atom), passed on.
+  const int a_rows = Cfg::ShortA && g.m < Cfg::BM ? (g.m + 7) / 8 * 8 : Cfg::BM;
+  if (!make_tmap(&ta, g.a, g.m, g.k, a_rows, g.dtype) || !make_tmap(&tb, g.b, g.k, g.n, Cfg::BK, g.dtype))
     return cudaErrorInvalidValue;
+  if constexpr (Cfg::SplitK == 4) {  // each CTA of a cluster stores a quarter of the tile's columns, unswizzled
+    const CUtensorMapDataType dt =
+        g.dtype == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    if (!tma_host::make_tmap_2d(&tc, g.c, dt, g.m, g.n, 2LL * g.n, Cfg::BM, Cfg::BN / 4, CU_TENSOR_MAP_SWIZZLE_NONE))
+      return cudaErrorInvalidValue;
+  } else if (!make_tmap(&tc, g.c, g.m, g.n, Cfg::BM, g.dtype)) {
+    return cudaErrorInvalidValue;
+  }
   auto kernel = gemm_wgmma_tma_kernel<Cfg, T>;
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
   if (err != cudaSuccess) return err;
@@ -36,12 +45,12 @@ cudaError_t launch_typed(const GemmArgs& g, cudaStream_t stream) {
   attr.val.clusterDim.y = 1;
   attr.val.clusterDim.z = 1;
   cfg.gridDim = dim3(grid);
-  cfg.blockDim = dim3(k_threads);
+  cfg.blockDim = dim3(Cfg::Threads);
   cfg.dynamicSmemBytes = Cfg::smem_bytes;
   cfg.stream = stream;
   cfg.attrs = &attr;
   cfg.numAttrs = CS > 1 ? 1 : 0;
-  err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, g.m, g.n, g.k, 0);
+  err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, g.m, g.n, g.k, Cfg::ShortA ? a_rows : 0);
   if (err != cudaSuccess) return err;
   return cudaGetLastError();
 }
@@ -56,7 +65,7 @@ template <class Cfg>
 std::string config_json() {
   return "{\"bm\":" + std::to_string(Cfg::BM) + ",\"bn\":" + std::to_string(Cfg::BN) +
          ",\"bk\":" + std::to_string(Cfg::BK) + ",\"stages\":" + std::to_string(Cfg::Stages) +
-         ",\"consumer_warpgroups\":" + std::to_string(k_consumers) + ",\"threads\":" + std::to_string(k_threads) +
+         ",\"consumer_warpgroups\":" + std::to_string(Cfg::Consumers) + ",\"threads\":" + std::to_string(Cfg::Threads) +
          ",\"cluster_m\":" + std::to_string(Cfg::ClusterM) + ",\"split_k\":" + std::to_string(Cfg::SplitK) +
          ",\"persistent\":true," + tma_host::k_gemm_run_align_config + "}";
 }
@@ -85,5 +94,21 @@ KPORT_REGISTER_KERNEL(k_inst_128x256);
 KPORT_REGISTER_KERNEL(k_inst_128x256_c2);
 KPORT_REGISTER_KERNEL(k_inst_128x128);
 KPORT_REGISTER_KERNEL(k_inst_128x128_k2);
+
+#if KPORT_KERNEL_EXPERIMENTS
+// Experimental instances for skinny M (NOTES.md "Skinny M, experiments"): A's box only as tall
+// as M (_sa), 64-row tiles of one consumer warpgroup, K split over four CTAs of a cluster.
+namespace {
+using Cfg128x128K2Sa = Config<128, 128, 64, 4, 1, 2, false, true>;
+using Cfg64x128K4Sa = Config<64, 128, 64, 7, 1, 4, false, true>;  // 7 x 24 KiB stages, 24 KiB of partial sums
+using Cfg64x128K2Sa = Config<64, 128, 64, 7, 1, 2, false, true>;  // 7 x 24 KiB stages, a 32 KiB partial tile
+const Instance k_inst_128x128_k2_sa = make_instance<Cfg128x128K2Sa>("gemm.wgmma_tma.128x128x64_s4_k2_sa");
+const Instance k_inst_64x128_k4_sa = make_instance<Cfg64x128K4Sa>("gemm.wgmma_tma.64x128x64_s7_k4_sa");
+const Instance k_inst_64x128_k2_sa = make_instance<Cfg64x128K2Sa>("gemm.wgmma_tma.64x128x64_s7_k2_sa");
+}  // namespace
+KPORT_REGISTER_KERNEL(k_inst_128x128_k2_sa);
+KPORT_REGISTER_KERNEL(k_inst_64x128_k4_sa);
+KPORT_REGISTER_KERNEL(k_inst_64x128_k2_sa);
+#endif
 
 }  // namespace kport::kernels::gemm_wgmma_tma

@@ -67,6 +67,7 @@
 #include <numeric>
 #include <string>
 
+#include "common/convert.cuh"
 #include "common/masked_tiles.cuh"
 #include "common/mbarrier_sm90.cuh"
 #include "common/smem.cuh"
@@ -87,7 +88,8 @@ constexpr int k_group_m = 8;                        // tile rows per L2 group
 constexpr int k_producer_regs = 40;
 constexpr int k_consumer_regs = 232;
 
-template <int BN_, int Stages_, int ClusterM_, bool Overlap_ = false, bool Promote_ = true, int Waves_ = 1>
+template <int BN_, int Stages_, int ClusterM_, bool Overlap_ = false, bool Promote_ = true, int Waves_ = 1,
+          bool ScalesFirst_ = false, bool StagedD_ = false>
 struct Config {
   // Waves: 64-row slices of the tile each consumer warpgroup takes in turn per K block (rows
   // cw*64 and 128 + cw*64 with two), so a 256-row tile reads each stage of B four times while
@@ -116,14 +118,27 @@ struct Config {
   static_assert(!Overlap || sb_blocks == 1, "the overlapped promotion applies one scale of B per tile");
   static_assert(Stages >= 2 && Stages <= 8, "pipeline depth");
   static_assert(ClusterM == 1 || ClusterM == 2, "CTAs along M sharing one B tile");
-  static constexpr int b_part_rows = BN / ClusterM;  // rows of B each CTA of a cluster loads
+  // ScalesFirst: a K block's A scales are read from the stage as soon as it is full, before
+  // its wgmma are issued (the promoting path without Overlap), so the promotion never waits
+  // for them. Otherwise they are read after the wgmma's wait.
+  static constexpr bool ScalesFirst = ScalesFirst_;
+  static_assert(!ScalesFirst || (Promote && !Overlap), "the scales of the one K block in flight");
+  // StagedD: the epilogue writes D into a shared-memory slab (128 rows x 64 columns, 128-byte
+  // swizzle) and one thread stores it by TMA, which drains while the next slab is written and
+  // the next tile's main loop runs; otherwise every thread stores its values from registers.
+  // TMA needs N a multiple of 8 and D 16-byte aligned (supports() refuses the rest).
+  static constexpr bool StagedD = StagedD_;
+  static_assert(!StagedD || BN % 64 == 0, "D staged in 64-column slabs");
+  static constexpr int d_bytes = StagedD ? 128 * 64 * 2 : 0;  // one slab of D, both consumer warpgroups' rows
+  static constexpr int b_part_rows = BN / ClusterM;           // rows of B each CTA of a cluster loads
   static_assert(b_part_rows * BK % 1024 == 0, "each CTA multicasts whole swizzle atoms");
   static constexpr int a_bytes = BM * BK;  // one byte per element
   static constexpr int b_bytes = BN * BK;
   static constexpr int sa_bytes = BM * 4;  // block128: the K block's scales of the tile's rows
   static constexpr int stage_bytes = a_bytes + b_bytes;
   static_assert(a_bytes % 1024 == 0 && b_bytes % 1024 == 0, "swizzle atoms are 1 KiB");
-  static constexpr int smem_bytes = Stages * (stage_bytes + sa_bytes) + 2 * Stages * 8 + 1024;
+  static constexpr int sa_offset = Stages * stage_bytes + d_bytes;  // the stages' A scales, from the 1 KiB aligned base
+  static constexpr int smem_bytes = Stages * (stage_bytes + sa_bytes) + d_bytes + 2 * Stages * 8 + 1024;
   static_assert(smem_bytes <= 227 * 1024, "fits the sm_90 per-block shared memory");
   static constexpr bool Grouped = false;  // GroupedConfig below
 };
@@ -135,6 +150,7 @@ struct GroupedConfig : Base {
   static constexpr bool Grouped = true;
   static_assert(Base::ClusterM == 1, "a grouped tile takes no B multicast (the cluster's tiles may be two groups')");
   static_assert(Base::Waves == 1, "grouped tiles are 128 rows (each group's M a multiple of them)");
+  static_assert(!Base::StagedD, "a grouped tile stores D from registers (the masked layout stores its rows only)");
 };
 
 template <int GroupM>
@@ -212,7 +228,7 @@ __device__ __forceinline__ void gemm_fp8_body(const CUtensorMap& tmap_a, const C
                                               const CUtensorMap& tmap_sa, __nv_bfloat16* __restrict__ d,
                                               const float* __restrict__ scale_a, const float* __restrict__ scale_b,
                                               int m, int n, int k, int a_rows_or_group_tiles,
-                                              const int* __restrict__ masked_m, int groups) {
+                                              const int* __restrict__ masked_m, int groups, const CUtensorMap* tmap_d) {
 #if KPORT_WGMMA_ENABLED
   static_assert(!Masked || Cfg::Grouped, "masked tiles are grouped ones");
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, S = Cfg::Stages;
@@ -221,7 +237,8 @@ __device__ __forceinline__ void gemm_fp8_body(const CUtensorMap& tmap_a, const C
   const uint32_t raw_base = smem_u32(smem_raw);
   const uint32_t smem_base = (raw_base + 1023u) & ~1023u;
   const uint8_t* smem_gen = smem_raw + (smem_base - raw_base);  // the same bytes, generic address
-  const uint32_t sa_base = smem_base + S * Cfg::stage_bytes;
+  const uint32_t d_base = smem_base + S * Cfg::stage_bytes;     // StagedD: D's slab (1 KiB aligned)
+  const uint32_t sa_base = smem_base + Cfg::sa_offset;
   const uint32_t bar_base = sa_base + S * Cfg::sa_bytes;
   auto full_bar = [&](int s) { return bar_base + 8u * s; };
   auto empty_bar = [&](int s) { return bar_base + 8u * (S + s); };
@@ -242,6 +259,7 @@ __device__ __forceinline__ void gemm_fp8_body(const CUtensorMap& tmap_a, const C
     tma_prefetch_desc(&tmap_a);
     tma_prefetch_desc(&tmap_b);
     if constexpr (k_block) tma_prefetch_desc(&tmap_sa);
+    if constexpr (Cfg::StagedD) tma_prefetch_desc(tmap_d);
   }
   if constexpr (CM > 1)
     cluster_sync();  // peers' barriers exist before anyone signals them
@@ -350,7 +368,7 @@ __device__ __forceinline__ void gemm_fp8_body(const CUtensorMap& tmap_a, const C
       const int st = static_cast<int>(pos % S);
       float s0 = sb, s1 = sb;
       if constexpr (k_block) {
-        const float* sa = reinterpret_cast<const float*>(smem_gen + S * Cfg::stage_bytes + st * Cfg::sa_bytes);
+        const float* sa = reinterpret_cast<const float*>(smem_gen + Cfg::sa_offset + st * Cfg::sa_bytes);
         s0 *= sa[row_in_tile];
         s1 *= sa[row_in_tile + 8];
       }
@@ -358,6 +376,8 @@ __device__ __forceinline__ void gemm_fp8_body(const CUtensorMap& tmap_a, const C
       promote<BN / 8, BN / 8>(total[0], from, s0, s1, s0, s1, s0, s1);
     };
     MaskedTiles<BM> masked{masked_m, groups, m, tiles_n};  // Masked: the groups' tiles, as the producer walks them
+    const bool store_issuer = threadIdx.x == 128;          // StagedD: the thread that stores D's slabs
+    uint32_t d_stores = 0;                                 // StagedD: slabs stored so far
     for (int tile = first_tile; Masked ? masked.seek(tile) : tile < tiles; tile += tile_step) {
       int tm, tn;
       if constexpr (Masked) {
@@ -455,6 +475,15 @@ __device__ __forceinline__ void gemm_fp8_body(const CUtensorMap& tmap_a, const C
             if constexpr (Cfg::sb_blocks > 2) sb2 = __ldg(sb_row2 + kb);
           }
           mbar_wait(full_bar(s), phase);
+          float first_sa[W][2];  // ScalesFirst: this K block's A scales, read before any wgmma is issued
+          if constexpr (k_block && Cfg::ScalesFirst) {
+            const float* sa = reinterpret_cast<const float*>(smem_gen + Cfg::sa_offset + s * Cfg::sa_bytes);
+#pragma unroll
+            for (int w = 0; w < W; ++w) {
+              first_sa[w][0] = sa[w * 128 + row_in_tile];
+              first_sa[w][1] = sa[w * 128 + row_in_tile + 8];
+            }
+          }
           // Slice w: the warpgroup's 64 rows at w * 128 + cw * 64, into the one accumulator,
           // promoted into total[w] before the next slice is issued; the stage is released after
           // the last slice's wgmma have read it.
@@ -473,8 +502,11 @@ __device__ __forceinline__ void gemm_fp8_body(const CUtensorMap& tmap_a, const C
             wgmma_wait<0>();
             fence_regs(acc);
             float sa0 = 1.0f, sa1 = 1.0f;
-            if constexpr (k_block) {
-              const float* sa = reinterpret_cast<const float*>(smem_gen + S * Cfg::stage_bytes + s * Cfg::sa_bytes);
+            if constexpr (k_block && Cfg::ScalesFirst) {
+              sa0 = first_sa[w][0];
+              sa1 = first_sa[w][1];
+            } else if constexpr (k_block) {
+              const float* sa = reinterpret_cast<const float*>(smem_gen + Cfg::sa_offset + s * Cfg::sa_bytes);
               sa0 = sa[w * 128 + row_in_tile];
               sa1 = sa[w * 128 + row_in_tile + 8];
             }
@@ -510,6 +542,41 @@ __device__ __forceinline__ void gemm_fp8_body(const CUtensorMap& tmap_a, const C
           a0 = r0 < rows_end ? __ldg(sa_rows + r0) : 0.0f;
           a1 = r1 < rows_end ? __ldg(sa_rows + r1) : 0.0f;
         }
+        if constexpr (Cfg::StagedD) {
+          // One 64-column slab at a time: both consumer warpgroups write the slice's 128 rows
+          // into the slab (128-byte swizzle, as D's tensor map reads it; a thread's row r has
+          // r % 8 = lane / 4), then one thread stores it by TMA, clipped at M and N. The slab
+          // is written again only once the store before has read it.
+#pragma unroll
+          for (int slab = 0; slab < BN / 64; ++slab) {
+            if (store_issuer && d_stores > 0) bulk_wait_read<0>();
+            named_bar_sync(1, 128 * k_consumers);
+#pragma unroll
+            for (int g = 0; g < 8; ++g) {
+              const int col = tn * BN + slab * 64 + g * 8 + 2 * (lane % 4);
+              float b0 = 1.0f, b1 = 1.0f;
+              if constexpr (Mode == Fp8Scale::row) {
+                b0 = col < n ? __ldg(group_sb + col) : 0.0f;
+                b1 = col + 1 < n ? __ldg(group_sb + col + 1) : 0.0f;
+              }
+              const int a = (slab * 8 + g) * 4;
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                const float ah = h ? a1 : a0;
+                const uint32_t addr = d_base + (row_in_tile + h * 8) * 128 + ((g ^ (lane / 4)) << 4) + (lane % 4) * 4;
+                st_shared_u32(addr, pack2<__nv_bfloat16>(res[a + 2 * h] * ah * b0, res[a + 2 * h + 1] * ah * b1));
+              }
+            }
+            fence_proxy_async_smem();
+            named_bar_sync(1, 128 * k_consumers);
+            if (store_issuer) {
+              tma_store_2d(tmap_d, d_base, tn * BN + slab * 64, tm * BM + w * 128);
+              bulk_commit();
+            }
+            ++d_stores;
+          }
+          continue;
+        }
         const bool pairs = (n % 2 == 0) && (reinterpret_cast<uintptr_t>(d) % 4 == 0);
 #pragma unroll
         for (int g = 0; g < BN / 8; ++g) {
@@ -524,6 +591,8 @@ __device__ __forceinline__ void gemm_fp8_body(const CUtensorMap& tmap_a, const C
         }
       }
     }
+    if constexpr (Cfg::StagedD)
+      if (store_issuer) bulk_wait<0>();  // the last slab has reached D before the CTA's shared memory goes
   }
   // No CTA may leave while a peer can still multicast into its shared memory or arrive on its
   // barriers.
@@ -537,8 +606,22 @@ __global__ void __launch_bounds__(k_threads, 1)
                     const __grid_constant__ CUtensorMap tmap_sa, __nv_bfloat16* __restrict__ d,
                     const float* __restrict__ scale_a, const float* __restrict__ scale_b, int m, int n, int k,
                     int a_rows_or_group_tiles) {
+  static_assert(!Cfg::StagedD, "gemm_fp8_staged_kernel stores D through its tensor map");
   gemm_fp8_body<Cfg, T, Mode, false>(tmap_a, tmap_b, tmap_sa, d, scale_a, scale_b, m, n, k, a_rows_or_group_tiles,
-                                     nullptr, 0);
+                                     nullptr, 0, nullptr);
+}
+
+// The same with D stored through tmap_d (Cfg::StagedD: [M, N] bf16, boxes of 128 rows x 64
+// columns, 128-byte swizzle).
+template <class Cfg, class T, Fp8Scale Mode>
+__global__ void __launch_bounds__(k_threads, 1)
+    gemm_fp8_staged_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+                           const __grid_constant__ CUtensorMap tmap_sa, const __grid_constant__ CUtensorMap tmap_d,
+                           __nv_bfloat16* __restrict__ d, const float* __restrict__ scale_a,
+                           const float* __restrict__ scale_b, int m, int n, int k, int a_rows) {
+  static_assert(Cfg::StagedD && !Cfg::Grouped, "the dense kernel with D staged");
+  gemm_fp8_body<Cfg, T, Mode, false>(tmap_a, tmap_b, tmap_sa, d, scale_a, scale_b, m, n, k, a_rows, nullptr, 0,
+                                     &tmap_d);
 }
 
 // The masked layout: A [groups][m][k] as a 3-D map, B [groups][n][k], D [groups][m][n];
@@ -550,7 +633,8 @@ __global__ void __launch_bounds__(k_threads, 1)
                            const __grid_constant__ CUtensorMap tmap_sa, __nv_bfloat16* __restrict__ d,
                            const float* __restrict__ scale_a, const float* __restrict__ scale_b,
                            const int* __restrict__ masked_m, int groups, int m, int n, int k) {
-  gemm_fp8_body<Cfg, T, Mode, true>(tmap_a, tmap_b, tmap_sa, d, scale_a, scale_b, m, n, k, 0, masked_m, groups);
+  gemm_fp8_body<Cfg, T, Mode, true>(tmap_a, tmap_b, tmap_sa, d, scale_a, scale_b, m, n, k, 0, masked_m, groups,
+                                    nullptr);
 }
 
 // ---- host side --------------------------------------------------------------------------------
@@ -578,6 +662,10 @@ std::string supports(const Problem& p) {
   auto misaligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 != 0; };
   if (misaligned(g.a) || misaligned(g.b)) return "A and B must be 16-byte aligned for TMA";
   if (block && misaligned(g.scale_a)) return "block scale_a must be 16-byte aligned for TMA";
+  if (Cfg::StagedD && (g.n % 8 != 0 || misaligned(g.d)))
+    return "N=" + std::to_string(g.n) +
+           ": this instance stores D by TMA, which needs N a multiple of 8 and D 16-byte aligned; the instances "
+           "without _sd store any N";
   return "";
 }
 
@@ -648,7 +736,15 @@ cudaError_t launch_typed(const GemmFp8Args& g, cudaStream_t stream) {
   tsa = ta;  // unused unless block128
   if constexpr (Mode == Fp8Scale::block128)
     if (!make_scale_a_map<Cfg>(&tsa, g.scale_a, g.m, g.k)) return cudaErrorInvalidValue;
-  auto kernel = gemm_fp8_kernel<Cfg, T, Mode>;
+  CUtensorMap td;  // StagedD: D, boxes of the 128 rows x 64 columns of one slab
+  if constexpr (Cfg::StagedD)
+    if (!tma_host::make_tmap(&td, g.d, g.m, g.n, 128, DType::bf16)) return cudaErrorInvalidValue;
+  auto kernel = [] {
+    if constexpr (Cfg::StagedD)
+      return gemm_fp8_staged_kernel<Cfg, T, Mode>;
+    else
+      return gemm_fp8_kernel<Cfg, T, Mode>;
+  }();
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
   if (err != cudaSuccess) return err;
   int ctas = 0;
@@ -669,8 +765,12 @@ cudaError_t launch_typed(const GemmFp8Args& g, cudaStream_t stream) {
   cfg.stream = stream;
   cfg.attrs = &attr;
   cfg.numAttrs = CM > 1 ? 1 : 0;
-  err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, tsa, static_cast<__nv_bfloat16*>(g.d), g.scale_a, g.scale_b, g.m, g.n,
-                           g.k, a_rows);
+  if constexpr (Cfg::StagedD)
+    err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, tsa, td, static_cast<__nv_bfloat16*>(g.d), g.scale_a, g.scale_b, g.m,
+                             g.n, g.k, a_rows);
+  else
+    err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, tsa, static_cast<__nv_bfloat16*>(g.d), g.scale_a, g.scale_b, g.m,
+                             g.n, g.k, a_rows);
   if (err != cudaSuccess) return err;
   return cudaGetLastError();
 }
@@ -705,7 +805,8 @@ std::string config_json() {
          (Cfg::Promote ? ",\"scales\":[\"tensor\",\"row\",\"block128\",\"block128_ue8m0\"]"
                        : ",\"scales\":[\"tensor\",\"row\"]") +
          ",\"cluster_m\":" + std::to_string(Cfg::ClusterM) + ",\"k_blocks_in_flight\":" + (Cfg::Overlap ? "2" : "1") +
-         ",\"persistent\":true}";
+         (Cfg::ScalesFirst ? ",\"scales_before_issue\":true" : "") +
+         (Cfg::StagedD ? ",\"d_through_tma\":true,\"run_n_align_bytes\":8" : "") + ",\"persistent\":true}";
 }
 
 template <class Cfg>
