@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -38,9 +39,10 @@ class GpuRunnerTest : public BuildRunnerTest {
     lease_seconds = 4;
   }
   void TearDown() override {
-    for (const char* v : {"KPORT_STAND_IN_SICK", "KPORT_STAND_IN_SICK_GPU", "KPORT_STAND_IN_ONLY",
-                          "KPORT_STAND_IN_BENCH_MS", "KPORT_STAND_IN_CALLS", "KPORT_STAND_IN_EXTRA_SHAPE",
-                          "KPORT_STAND_IN_FAMILY_OF", "KPORT_STAND_IN_CHECK_MS", "KPORT_STAND_IN_SICK_BY"})
+    for (const char* v :
+         {"KPORT_STAND_IN_SICK", "KPORT_STAND_IN_SICK_GPU", "KPORT_STAND_IN_ONLY", "KPORT_STAND_IN_BENCH_MS",
+          "KPORT_STAND_IN_CALLS", "KPORT_STAND_IN_EXTRA_SHAPE", "KPORT_STAND_IN_FAMILY_OF", "KPORT_STAND_IN_CHECK_MS",
+          "KPORT_STAND_IN_SICK_BY", "KPORT_STAND_IN_SPANS"})
       ::unsetenv(v);
   }
 
@@ -123,6 +125,15 @@ class GpuRunnerTest : public BuildRunnerTest {
                                   "50"};
     args.insert(args.end(), extra.begin(), extra.end());
     spawn_runner(std::move(args));
+  }
+
+  // Every attempt's log of job `id`, as the coordinator keeps it.
+  std::string job_log(std::int64_t id) {
+    std::string text;
+    const auto answer = get("/api/v1/jobs/" + std::to_string(id) + "/log");
+    if (const auto* chunks = answer.body.is_object() ? answer.body.as_object().if_contains("chunks") : nullptr)
+      for (const auto& c : chunks->as_array()) text += std::string(c.at("text").as_string());
+    return text;
   }
 
   json::object wait_job(std::int64_t id, std::chrono::seconds limit, const std::string& want = "") {
@@ -661,7 +672,10 @@ TEST_P(GpuRunnerSickGpu, OfTwoGpusASickOneTakesOnlyItsOwnWorkerOutAndItsJobRunsO
   EXPECT_EQ(attempts, 3) << "one job given back by the sick GPU's worker, the other run once\n"
                          << json::serialize(job_a) << "\n"
                          << json::serialize(job_b) << "\n"
-                         << runner_output();
+                         << job_log(a) << "\n"
+                         << job_log(b) << "\n"
+                         << runner_output() << "\ncoordinator:\n"
+                         << proc->log();
   // Every result of a job's last attempt came from the healthy GPU; the sick one's are of a
   // first attempt only, and it took no job after.
   for (const auto& [sha, job] : {std::pair{first, &job_a}, std::pair{second, &job_b}}) {
@@ -682,6 +696,36 @@ TEST_P(GpuRunnerSickGpu, OfTwoGpusASickOneTakesOnlyItsOwnWorkerOutAndItsJobRunsO
   }
 }
 
+// A check or bench process of the stand-in as KPORT_STAND_IN_SPANS recorded it: its GPU, its
+// command and when it ran (end is absent for a process that died or was killed).
+struct Span {
+  std::string pid, gpu, command;
+  long long start = 0;
+  std::optional<long long> end;
+};
+std::vector<Span> spans_in(const std::string& text) {
+  std::vector<Span> out;
+  std::map<std::string, std::size_t> of_pid;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string kind, pid;
+    words >> kind >> pid;
+    if (kind == "start") {
+      Span sp;
+      sp.pid = pid;
+      words >> sp.gpu >> sp.command >> sp.start;
+      of_pid[pid] = out.size();
+      out.push_back(std::move(sp));
+    } else if (auto at = of_pid.find(pid); kind == "end" && at != of_pid.end()) {
+      long long t = 0;
+      words >> t;
+      out[at->second].end = t;
+    }
+  }
+  return out;
+}
+
 // One pipeline on a host of two GPUs: the build's check is split by family into two jobs
 // (both GPUs were online when it was spawned), each GPU's worker takes one, checks and
 // times only its shard's families, and together they cover the harness, each case once.
@@ -691,6 +735,8 @@ TEST_F(GpuRunnerTest, OnePipelinesCheckIsSplitByFamilyOverTwoGpus) {
   // Each check process takes 3 s, so neither worker can end its shard and take the
   // other's before that one's worker, woken by the same spawn, has claimed it.
   ::setenv("KPORT_STAND_IN_CHECK_MS", "3000", 1);
+  const fs::path spans_file = dir.path() / "spans";
+  ::setenv("KPORT_STAND_IN_SPANS", spans_file.c_str(), 1);
   add_target("sm_90a", "9.0");
   start_gpu_runner("pair", "9.0", {}, "", 2);
   for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);;) {
@@ -719,9 +765,7 @@ TEST_F(GpuRunnerTest, OnePipelinesCheckIsSplitByFamilyOverTwoGpus) {
         << json::serialize(payload);
     // lite's instance fails its numerics at m=256 (the stand-in's fault): only its shard fails.
     EXPECT_EQ(job.at("status").as_string(), first ? "succeeded" : "failed") << json::serialize(job);
-    std::string log;
-    const auto log_answer = get("/api/v1/jobs/" + std::to_string(id) + "/log");
-    for (const auto& c : log_answer.body.at("chunks").as_array()) log += c.at("text").as_string();
+    const std::string log = job_log(id);
     EXPECT_NE(log.find(first ? "shard 1/2 of this arch's check, split over its GPUs by family: gemm\n"
                              : "shard 2/2 of this arch's check, split over its GPUs by family: lite\n"),
               std::string::npos)
@@ -738,6 +782,26 @@ TEST_F(GpuRunnerTest, OnePipelinesCheckIsSplitByFamilyOverTwoGpus) {
   }
   ASSERT_EQ(family_gpu.size(), 2u);
   EXPECT_NE(family_gpu["gemm"], family_gpu["lite"]) << "the two shards ran on the two GPUs\n" << runner_output();
+  // The harness processes of the two shards: the GPUs worked at once, and no case was timed
+  // while another process ran on its GPU.
+  const auto spans = spans_in(slurp(spans_file));
+  std::set<std::string> gpus_timing;
+  bool gpus_at_once = false;
+  for (const auto& p : spans) {
+    ASSERT_TRUE(p.end) << "process " << p.pid << " (" << p.command << " on " << p.gpu << ") never ended\n"
+                       << slurp(spans_file);
+    if (p.command == "bench") gpus_timing.insert(p.gpu);
+    for (const auto& q : spans) {
+      if (&p == &q || !q.end || q.start >= *p.end || p.start >= *q.end) continue;  // apart in time
+      if (q.gpu != p.gpu) gpus_at_once = true;
+      EXPECT_FALSE(p.command == "bench" && q.gpu == p.gpu) << "process " << q.pid << " (" << q.command << ") ran on "
+                                                           << p.gpu << " while " << p.pid << " timed cases there\n"
+                                                           << slurp(spans_file);
+    }
+  }
+  EXPECT_EQ(gpus_timing, (std::set<std::string>{gpu_uuid(0), gpu_uuid(1)})) << slurp(spans_file);
+  EXPECT_TRUE(gpus_at_once) << "the two GPUs' harness processes never ran at once\n" << slurp(spans_file);
+  ::unsetenv("KPORT_STAND_IN_SPANS");  // the revalidation below is not judged on them
 
   // A revalidation of this GPU model (the fleet changed) checks that build again, split the
   // same way over the two GPUs: one part each, each pinned to the model.

@@ -30,7 +30,10 @@
 // line for all its cases of that instance and removes it, so a test decides what each round
 // measures);
 // KPORT_STAND_IN_CALLS (a file: one line per check/bench process, its arguments and the
-// seeds its cases used); KPORT_STAND_IN_SLOW ("INSTANCE:SHAPE:FACTOR;...": those cases time
+// seeds its cases used); KPORT_STAND_IN_SPANS (a file: each check/bench process appends
+// "start PID GPU COMMAND NS" when it starts its cases and "end PID NS" when it ends, NS on
+// the machine's monotonic clock and GPU its CUDA_VISIBLE_DEVICES, so a test can see which
+// processes ran at once on a GPU); KPORT_STAND_IN_SLOW ("INSTANCE:SHAPE:FACTOR;...": those cases time
 // FACTOR times slower, as a commit that costs them would); KPORT_STAND_IN_WRONG
 // ("INSTANCE:SHAPE;...": those cases fail numerics); KPORT_STAND_IN_NOISE (a relative
 // standard deviation: every bench process draws its own factor around 1 for its figures,
@@ -210,6 +213,20 @@ std::string run_case(const std::string& cmd, const std::string& inst, const std:
   return head + timing;
 }
 
+// One line of KPORT_STAND_IN_SPANS, written in one call so that lines of processes running
+// at once do not interleave.
+void span_line(const std::string& text) {
+  const std::string path = env("KPORT_STAND_IN_SPANS");
+  if (path.empty()) return;
+  const long long ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  const std::string line = text + " " + std::to_string(ns) + "\n";
+  if (FILE* f = std::fopen(path.c_str(), "a")) {
+    std::fwrite(line.data(), 1, line.size(), f);
+    std::fclose(f);
+  }
+}
+
 int usage(const std::string& what) {
   std::printf("{\"error\":{\"code\":\"usage\",\"message\":\"%s\"}}\n", what.c_str());
   return 2;
@@ -304,11 +321,13 @@ int main(int argc, char** argv) {
     std::printf("%s]}\n", out.c_str());
     return 0;
   }
+  span_line("start " + std::to_string(::getpid()) + " " + env("CUDA_VISIBLE_DEVICES", "-") + " " + cmd);
   if (cmd == "check")
     if (const std::string ms = env("KPORT_STAND_IN_CHECK_MS"); !ms.empty())
       std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(ms.c_str())));
   if (std::any_of(listed.begin(), listed.end(), [](const auto& c) { return c.first == "gemm.garbage.text"; })) {
     std::printf("Segmentation fault (core dumped)? no: this harness only prints text\n");
+    span_line("end " + std::to_string(::getpid()));
     return 0;
   }
   std::string results, seeds;
@@ -333,5 +352,6 @@ int main(int argc, char** argv) {
       fault ? ",\"error\":{\"code\":\"kernel_fault\",\"message\":\"an illegal memory access was encountered\"}" : "");
   std::fflush(stdout);
   std::fprintf(stderr, "stand-in: done }\n");
+  span_line("end " + std::to_string(::getpid()));
   return fault ? 4 : (results.find("\"failed\"") != std::string::npos ? 1 : 0);
 }
