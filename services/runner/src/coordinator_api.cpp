@@ -1,7 +1,10 @@
 #include "kport/runner/coordinator_api.h"
 
+#include <thread>
+
 #include "kport/common/crypto.h"
 #include "kport/common/json_fields.h"
+#include "kport/common/log.h"
 #include "kport/runner/answers.h"
 
 namespace kport::runner {
@@ -110,12 +113,24 @@ Status CoordinatorApi::ack(std::string_view method, const std::string& path, std
   return {};
 }
 
+Status CoordinatorApi::ack_upload(const std::string& path, std::string_view body) {
+  for (int tries = 1;; ++tries) {
+    auto st = ack("POST", path, body);
+    const bool unanswered =
+        !st.ok() && (st.error().code == Errc::unavailable || st.error().code == Errc::request_timeout);
+    if (!unanswered || tries == 3) return st;
+    log::warn("the upload was not answered; sending it again",
+              {{"path", path}, {"try", tries}, {"error", st.error().message}});
+    std::this_thread::sleep_for(std::chrono::milliseconds(250 * tries));
+  }
+}
+
 Status CoordinatorApi::deregister() { return ack("POST", "/api/v1/runners/deregister", {}); }
 
 Status CoordinatorApi::post_build_records(std::int64_t job, int attempt,
                                           const std::vector<api::BuildRecordUpload>& records) {
   auto body = json::serialize(api::to_json(api::BuildRecordBatch{attempt, records}));
-  return ack("POST", "/api/v1/jobs/" + std::to_string(job) + "/builds", body);
+  return ack_upload("/api/v1/jobs/" + std::to_string(job) + "/builds", body);
 }
 
 Status CoordinatorApi::put_artifact(std::int64_t job, int attempt, const std::string& sha256, const std::string& name,
@@ -146,7 +161,7 @@ Status CoordinatorApi::put_kernels(const api::KernelCatalogUpload& catalog) {
 
 Status CoordinatorApi::post_results(std::int64_t job, int attempt, std::vector<api::ResultUpload> results) {
   auto body = json::serialize(api::to_json(api::ResultBatch{attempt, std::move(results)}));
-  return ack("POST", "/api/v1/jobs/" + std::to_string(job) + "/results", body);
+  return ack_upload("/api/v1/jobs/" + std::to_string(job) + "/results", body);
 }
 
 Result<std::string> CoordinatorApi::get_artifact(const std::string& sha256) {

@@ -993,21 +993,24 @@ TEST_F(GpuRunnerTest, WithoutAHarnessArtifactTheRunnerBuildsOne) {
 // A proxy in front of the real coordinator, as a runner often has one: it forwards
 // every request, except that it answers the first `html_beats` heartbeats of a job
 // itself with a 200 HTML page (what nginx or a captive portal sends when the upstream
-// hiccups).
-class HtmlHeartbeatProxy {
+// hiccups), and answers the first `lost_uploads` result batches with a 503 after the
+// coordinator has stored them (an answer lost on its way back).
+class FaultProxy {
  public:
-  HtmlHeartbeatProxy(std::string upstream, int html_beats) : m_upstream(std::move(upstream)), m_html_left(html_beats) {
+  FaultProxy(std::string upstream, int html_beats, int lost_uploads = 0)
+      : m_upstream(std::move(upstream)), m_html_left(html_beats), m_lost_left(lost_uploads) {
     auto router = std::make_shared<http::Router>();
     for (const char* method : {"GET", "POST", "PUT", "DELETE"})
       router->add_sync(method, "/{path...}", [this](const http::Request& req) { return forward(req); });
     m_server = std::make_unique<http::Server>(http::ServerOptions{}, router);
     m_ok = m_server->start().ok();
   }
-  ~HtmlHeartbeatProxy() { m_server->stop(); }
+  ~FaultProxy() { m_server->stop(); }
   bool ok() const { return m_ok; }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(m_server->port()); }
   int html_sent() const { return m_html_sent; }
   int beats_forwarded() const { return m_forwarded; }
+  int uploads_lost() const { return m_lost_sent; }
 
  private:
   http::Response forward(const http::Request& req) {
@@ -1024,12 +1027,16 @@ class HtmlHeartbeatProxy {
       if (auto v = req.header(h); !v.empty()) headers.emplace_back(h, std::string(v));
     auto r = http::fetch(req.method, m_upstream + req.target, req.body, headers, std::chrono::milliseconds(60'000));
     if (!r.ok()) return http::text_response(502, "upstream: " + r.error().message, "text/plain");
+    if (req.method == "POST" && req.path.ends_with("/results") && r->status == 200 && m_lost_left.fetch_sub(1) > 0) {
+      ++m_lost_sent;
+      return http::text_response(503, "<html><body><h1>503 Service Unavailable</h1></body></html>", "text/html");
+    }
     std::string type(r->header("Content-Type"));
     return http::text_response(r->status, r->body, type.empty() ? "application/json" : type);
   }
 
   std::string m_upstream;
-  std::atomic<int> m_html_left, m_html_sent{0}, m_forwarded{0};
+  std::atomic<int> m_html_left, m_lost_left, m_html_sent{0}, m_forwarded{0}, m_lost_sent{0};
   std::unique_ptr<http::Server> m_server;
   bool m_ok = false;
 };
@@ -1041,7 +1048,7 @@ TEST_F(GpuRunnerTest, A200HtmlHeartbeatAnswerMidJobIsLoggedAndTheJobStillFinishe
   std::string sha = commit_sha(8);
   std::int64_t check = build_with_stand_in(sha);
   ASSERT_GT(check, 0);
-  HtmlHeartbeatProxy proxy(url(""), 1);
+  FaultProxy proxy(url(""), 1);
   ASSERT_TRUE(proxy.ok());
   start_gpu_runner("gpu-behind-proxy", "9.0", {}, proxy.url());
   auto job = wait_job(check, std::chrono::seconds(120));
@@ -1062,6 +1069,28 @@ TEST_F(GpuRunnerTest, A200HtmlHeartbeatAnswerMidJobIsLoggedAndTheJobStillFinishe
   // Still up, waiting for its next job.
   int status = 0;
   EXPECT_EQ(::waitpid(runner_pid, &status, WNOHANG), 0) << "the runner ended (status " << status << ")\n" << out;
+}
+
+// A batch of results whose answer is lost (the coordinator stored it, the proxy answered
+// 503) is sent again, and the coordinator stores each result once: the job ends on its first
+// attempt with every result, where before it went back to the queue with the attempt's
+// results and its time lost.
+TEST_F(GpuRunnerTest, AResultBatchWhoseAnswerIsLostIsSentAgainAndStoredOnce) {
+  std::string sha = commit_sha(9);
+  std::int64_t check = build_with_stand_in(sha);
+  ASSERT_GT(check, 0);
+  FaultProxy proxy(url(""), 0, 1);
+  ASSERT_TRUE(proxy.ok());
+  start_gpu_runner("gpu-lossy-proxy", "9.0", {}, proxy.url());
+  auto job = wait_job(check, std::chrono::seconds(120));
+  EXPECT_EQ(job.at("status").as_string(), "failed") << json::serialize(job);  // the stand-in's faults
+  EXPECT_EQ(job.at("attempt").to_number<std::int64_t>(), 1) << json::serialize(job) << runner_output();
+  EXPECT_EQ(proxy.uploads_lost(), 1);
+  const auto page = get("/api/v1/results?commit=" + sha + "&limit=1000");
+  ASSERT_EQ(page.status, 200) << page.raw;
+  EXPECT_EQ(page.body.at("items").as_array().size(), 18u) << runner_output();  // each case once
+  EXPECT_NE(runner_output().find("the upload was not answered; sending it again"), std::string::npos)
+      << runner_output();
 }
 
 }  // namespace

@@ -97,6 +97,11 @@ class CoordinatorApi {
   Status ack(std::string_view method, const std::string& path, std::string_view body,
              std::chrono::milliseconds timeout = std::chrono::milliseconds{0},
              std::string_view content_type = "application/json");
+  // ack() of an upload the coordinator stores once per job, attempt and item (results, build
+  // records: a batch sent again is answered with what the first one stored), so a batch
+  // whose answer did not come (a kept connection closed as the batch left, a restart, a proxy's
+  // 503) goes again, up to three times in all.
+  Status ack_upload(const std::string& path, std::string_view body);
   std::string m_server;
   std::string m_token;
   http::Client m_client;
