@@ -1,8 +1,7 @@
-// Experimental gemm_fp8.wgmma_tma instances (KPORT_KERNEL_EXPERIMENTS; NOTES.md "Open"): D
-// stored by TMA through a shared-memory slab, on the 256x128 tile and on the 128x128 tile with
-// its scales read before the wgmma. The kernel and its contract are in
+// Experimental gemm_fp8.wgmma_tma instances, built only with KPORT_KERNEL_EXPERIMENTS (NOTES.md
+// "Open"): D stored by TMA through a shared-memory slab, on the 256x128 tile and on the 128x128
+// tile with its scales read before the wgmma. The kernel and its contract are in
 // gemm_fp8_wgmma_tma_sm90.cuh.
-#if KPORT_KERNEL_EXPERIMENTS
 #include "gemm_fp8_wgmma_tma_sm90.cuh"
 
 namespace kport::kernels::gemm_fp8_wgmma_tma {
@@ -20,4 +19,3 @@ KPORT_REGISTER_KERNEL(k_inst_256x128_sd);
 KPORT_REGISTER_KERNEL(k_inst_128x128_sf_sd);
 
 }  // namespace kport::kernels::gemm_fp8_wgmma_tma
-#endif  // KPORT_KERNEL_EXPERIMENTS

@@ -1,7 +1,6 @@
-// Experimental gemm_fp8.wgmma_tma instances (KPORT_KERNEL_EXPERIMENTS; NOTES.md "Open"): the
-// 256x128 tile with each K block's A scales read before its wgmma are issued, alone and with D
-// stored by TMA. The kernel and its contract are in gemm_fp8_wgmma_tma_sm90.cuh.
-#if KPORT_KERNEL_EXPERIMENTS
+// Experimental gemm_fp8.wgmma_tma instances, built only with KPORT_KERNEL_EXPERIMENTS (NOTES.md
+// "Open"): the 256x128 tile with each K block's A scales read before its wgmma are issued,
+// alone and with D stored by TMA. The kernel and its contract are in gemm_fp8_wgmma_tma_sm90.cuh.
 #include "gemm_fp8_wgmma_tma_sm90.cuh"
 
 namespace kport::kernels::gemm_fp8_wgmma_tma {
@@ -19,4 +18,3 @@ KPORT_REGISTER_KERNEL(k_inst_256x128_sf);
 KPORT_REGISTER_KERNEL(k_inst_256x128_sf_sd);
 
 }  // namespace kport::kernels::gemm_fp8_wgmma_tma
-#endif  // KPORT_KERNEL_EXPERIMENTS
