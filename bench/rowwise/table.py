@@ -57,6 +57,10 @@ def main():
         fam = best["instance"].split(".")[0]
         print(f"{fam + ' ' + best['shape_text']:>28} {best['instance']:>30} {t:8.1f} "
               f"{b if b is None else round(b, 1)!s:>8} {(b / t if b else float('nan')):7.3f}")
+        # Every cluster instance at the shape (experiments included), so they compare side by side.
+        for r in sorted((r for r in rows if ".cluster." in r["instance"]), key=lambda r: r["instance"]):
+            rt = r["timing"]["median_ms"] * 1e3
+            print(f"{'':>28} {r['instance']:>30} {rt:8.1f} {'':>8} {(b / rt if b else float('nan')):7.3f}")
 
 
 if __name__ == "__main__":

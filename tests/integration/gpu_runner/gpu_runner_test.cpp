@@ -671,11 +671,7 @@ TEST_P(GpuRunnerSickGpu, OfTwoGpusASickOneTakesOnlyItsOwnWorkerOutAndItsJobRunsO
   const auto attempts = job_a.at("attempt").to_number<std::int64_t>() + job_b.at("attempt").to_number<std::int64_t>();
   EXPECT_EQ(attempts, 3) << "one job given back by the sick GPU's worker, the other run once\n"
                          << json::serialize(job_a) << "\n"
-                         << json::serialize(job_b) << "\n"
-                         << job_log(a) << "\n"
-                         << job_log(b) << "\n"
-                         << runner_output() << "\ncoordinator:\n"
-                         << proc->log();
+                         << json::serialize(job_b);
   // Every result of a job's last attempt came from the healthy GPU; the sick one's are of a
   // first attempt only, and it took no job after.
   for (const auto& [sha, job] : {std::pair{first, &job_a}, std::pair{second, &job_b}}) {
@@ -694,6 +690,13 @@ TEST_P(GpuRunnerSickGpu, OfTwoGpusASickOneTakesOnlyItsOwnWorkerOutAndItsJobRunsO
     }
     EXPECT_EQ(of_last, 18) << sha;
   }
+  // What each attempt did and why it ended, from every side, when anything above failed.
+  if (HasFailure())
+    ADD_FAILURE() << "job " << a << ":\n"
+                  << job_log(a) << "\njob " << b << ":\n"
+                  << job_log(b) << "\nrunner:\n"
+                  << runner_output() << "\ncoordinator:\n"
+                  << proc->log();
 }
 
 // A check or bench process of the stand-in as KPORT_STAND_IN_SPANS recorded it: its GPU, its
