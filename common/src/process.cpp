@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -53,8 +54,17 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const Pr
     ::close(out_fds[1]);
     return make_error(Errc::internal, std::string("pipe: ") + std::strerror(e));
   }
-  const auto close_all = [&] {
+  // The child writes execve's errno here when it cannot start the program; a successful
+  // execve closes it (O_CLOEXEC), so the parent reads end of file.
+  int exec_fds[2] = {-1, -1};
+  if (::pipe2(exec_fds, O_CLOEXEC) != 0) {
+    const int e = errno;
     for (int fd : {out_fds[0], out_fds[1], err_fds[0], err_fds[1]})
+      if (fd >= 0) ::close(fd);
+    return make_error(Errc::internal, std::string("pipe: ") + std::strerror(e));
+  }
+  const auto close_all = [&] {
+    for (int fd : {out_fds[0], out_fds[1], err_fds[0], err_fds[1], exec_fds[0], exec_fds[1]})
       if (fd >= 0) ::close(fd);
   };
 
@@ -86,11 +96,45 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const Pr
     ::dup2(options.split_streams ? err_fds[1] : out_fds[1], 2);
     int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) ::dup2(devnull, 0);
-    if (!options.cwd.empty() && ::chdir(options.cwd.c_str()) != 0) _exit(127);
-    ::execve(exe.c_str(), args.data(), envp.data());
+    int err = 0;
+    if (!options.cwd.empty() && ::chdir(options.cwd.c_str()) != 0) {
+      err = errno;
+    } else {
+      // ETXTBSY: another thread of the parent wrote the program and forked a child of its own
+      // while the file was open; that child holds the write descriptor until its own execve
+      // closes it. Try again for up to half a second (nanosleep is async-signal-safe).
+      for (int tries = 0; tries < 250; ++tries) {
+        ::execve(exe.c_str(), args.data(), envp.data());
+        err = errno;
+        if (err != ETXTBSY) break;
+        const timespec pause{0, 2'000'000};
+        ::nanosleep(&pause, nullptr);
+      }
+    }
+    [[maybe_unused]] const ssize_t n = ::write(exec_fds[1], &err, sizeof err);
     _exit(127);
   }
   ::setpgid(pid, pid);
+  ::close(exec_fds[1]);
+  exec_fds[1] = -1;
+  {
+    // Wait for the execve: end of file, or its errno. Another thread's child may hold the
+    // write end a moment longer (until its own execve); that only delays the answer.
+    int err = 0;
+    ssize_t n;
+    do n = ::read(exec_fds[0], &err, sizeof err);
+    while (n < 0 && errno == EINTR);
+    ::close(exec_fds[0]);
+    exec_fds[0] = -1;
+    if (n == static_cast<ssize_t>(sizeof err)) {
+      int status = 0;
+      ::waitpid(pid, &status, 0);
+      close_all();
+      return make_error(Errc::unavailable, "cannot run " + exe.string() +
+                                               (options.cwd.empty() ? "" : " in " + options.cwd.string()) + ": " +
+                                               std::strerror(err));
+    }
+  }
   ::close(out_fds[1]);
   out_fds[1] = -1;
   if (err_fds[1] >= 0) {

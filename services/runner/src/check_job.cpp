@@ -1,9 +1,12 @@
 #include "kport/runner/check_job.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <atomic>
@@ -209,9 +212,23 @@ Result<CheckHandler::HarnessFile> CheckHandler::cached_harness(CoordinatorApi& a
   fs::path tmp = path;
   tmp += ".part";
   {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
-    if (!out) return make_error(Errc::internal, "cannot write " + tmp.string());
+    // O_CLOEXEC: a harness process another worker of this runner starts meanwhile must not
+    // carry the descriptor, or the file would stay "busy" (ETXTBSY) for as long as it runs.
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+    if (fd < 0) return make_error(Errc::internal, "cannot write " + tmp.string() + ": " + std::strerror(errno));
+    std::size_t done = 0;
+    while (done < bytes->size()) {
+      const ssize_t n = ::write(fd, bytes->data() + done, bytes->size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int e = errno;
+        ::close(fd);
+        return make_error(Errc::internal, "cannot write " + tmp.string() + ": " + std::strerror(e));
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    if (::close(fd) != 0)
+      return make_error(Errc::internal, "cannot write " + tmp.string() + ": " + std::strerror(errno));
   }
   ::chmod(tmp.c_str(), 0755);
   fs::rename(tmp, path, ec);

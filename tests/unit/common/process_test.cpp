@@ -1,8 +1,16 @@
 // The child-process seam the build driver stands on: output capture, exit codes, and a
 // hung compiler (with helpers of its own) killed at the limit.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "kport/common/process.h"
@@ -82,6 +90,73 @@ TEST(Subprocess, MissingProgramIsNotFound) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Errc::not_found);
   EXPECT_NE(r.error().message.find("kport-no-such-program"), std::string::npos);
+}
+
+// A file to run: `text` with the execute bit, in a fresh folder under the temp directory.
+std::filesystem::path program_file(const std::string& name, const std::string& text) {
+  const auto dir = std::filesystem::temp_directory_path() / ("kport-process-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = dir / name;
+  std::ofstream(path) << text;
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  return path;
+}
+
+// A program the kernel refuses to start is an error that says why, not exit code 127.
+TEST(Subprocess, AProgramThatCannotStartIsAnErrorSayingWhy) {
+  auto bad_interpreter = run_process({program_file("bad-interpreter", "#!/kport/no/such/shell\n").string()});
+  ASSERT_FALSE(bad_interpreter.ok());
+  EXPECT_EQ(bad_interpreter.error().code, Errc::unavailable);
+  EXPECT_NE(bad_interpreter.error().message.find("cannot run"), std::string::npos) << bad_interpreter.error().message;
+  EXPECT_NE(bad_interpreter.error().message.find(std::strerror(ENOENT)), std::string::npos)
+      << bad_interpreter.error().message;
+  const auto plain = program_file("not-executable", "#!/bin/sh\necho no\n");
+  std::filesystem::permissions(plain, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  auto denied = run_process({plain.string()});
+  ASSERT_FALSE(denied.ok());
+  EXPECT_NE(denied.error().message.find(std::strerror(EACCES)), std::string::npos) << denied.error().message;
+}
+
+// Another process that holds `path` open for writing for `hold_ms`, as the child another
+// thread forked while the file was being written holds it until its own execve. Returns once
+// the file is open there.
+pid_t hold_open_for_writing(const std::filesystem::path& path, int hold_ms) {
+  int ready[2];
+  if (::pipe(ready) != 0) return -1;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND);
+    const char c = fd >= 0 ? 1 : 0;
+    [[maybe_unused]] const ssize_t n = ::write(ready[1], &c, 1);
+    ::usleep(static_cast<useconds_t>(hold_ms) * 1000);
+    _exit(0);
+  }
+  ::close(ready[1]);
+  char c = 0;
+  const bool opened = ::read(ready[0], &c, 1) == 1 && c == 1;
+  ::close(ready[0]);
+  return opened ? pid : -1;
+}
+
+// A program open for writing in another process is "busy" (ETXTBSY): it starts once that
+// process lets go, within half a second, and is an error naming ETXTBSY after that.
+TEST(Subprocess, AProgramBusyForAMomentStartsOnceItIsClosed) {
+  const auto path = program_file("busy", "#!/bin/sh\necho started\n");
+  pid_t holder = hold_open_for_writing(path, 100);
+  ASSERT_GT(holder, 0);
+  auto r = run_process({path.string()});
+  ::waitpid(holder, nullptr, 0);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->exit_code, 0);
+  EXPECT_EQ(r->output, "started\n");
+
+  holder = hold_open_for_writing(path, 3000);
+  ASSERT_GT(holder, 0);
+  auto busy = run_process({path.string()});
+  ::kill(holder, SIGKILL);
+  ::waitpid(holder, nullptr, 0);
+  ASSERT_FALSE(busy.ok());
+  EXPECT_NE(busy.error().message.find(std::strerror(ETXTBSY)), std::string::npos) << busy.error().message;
 }
 
 }  // namespace
