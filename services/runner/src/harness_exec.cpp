@@ -69,8 +69,8 @@ Harness::RunResult Harness::run(const std::vector<std::string>& args, std::chron
   auto out = machine().run_process(argv, o);
   m_seconds[stage] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!out.ok()) {
-    r.status = "crashed";
-    r.message = "cannot start " + m_opt.harness.string() + ": " + out.error().message;
+    // Not the case's fault (nothing of it ran): the stage stops, and the job goes back.
+    r.unstartable = make_error(out.error().code, "cannot start " + m_opt.harness.string() + ": " + out.error().message);
     return r;
   }
   std::string label = args.front();
@@ -282,6 +282,7 @@ Status Harness::run_cases(const std::string& stage, const std::vector<HarnessCas
     args.insert(args.end(), common.begin(), common.end());
     RunResult r = run(args, case_limit, stage_index);
     if (r.status == "cancelled") return make_error(Errc::conflict, "cancelled");
+    if (r.unstartable) return *r.unstartable;
     if (r.unreadable) return unreadable(*r.unreadable);
     CaseOutcome* o = nullptr;
     for (const auto& e : r.entries) o = apply(e, r);
@@ -311,6 +312,7 @@ Status Harness::run_cases(const std::string& stage, const std::vector<HarnessCas
     args.insert(args.end(), common.begin(), common.end());
     RunResult r = run(args, m_opt.process_timeout, stage_index);
     if (r.status == "cancelled") return make_error(Errc::conflict, "cancelled");
+    if (r.unstartable) return *r.unstartable;
     if (r.unreadable) return unreadable(*r.unreadable);
     std::set<std::string> reported;
     for (const auto& e : r.entries)

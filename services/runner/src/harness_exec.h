@@ -121,6 +121,7 @@ class Harness {
     std::vector<api::HarnessEntry> entries;  // the report's "results"
     bool clean = false;                      // exited 0/1 with a readable report
     std::optional<Error> unreadable;         // the report is JSON but not of a version read here
+    std::optional<Error> unstartable;        // the harness did not start at all (run_process's error)
     std::string status;                      // when not clean: crashed or timeout
     std::string message;
   };

@@ -1,12 +1,15 @@
 // The GPU runner against a harness whose report it cannot read: a report of another
 // schema_version, or of none, stops the stage with an Error that says which version came
-// (kport::api::parse_harness_report), instead of turning every case into a crash.
+// (kport::api::parse_harness_report), instead of turning every case into a crash; so does a
+// harness that does not start at all.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -140,4 +143,22 @@ TEST_F(ScriptedHarness, AHarnessKilledByTheMachineIsACrashedResultPerCaseThrough
   const auto commands = machine.commands();
   EXPECT_GE(std::count(commands.begin(), commands.end(), "check"), 2) << "a killed process's cases run again, alone";
   EXPECT_NE(std::find(commands.begin(), commands.end(), "device"), commands.end()) << "the GPU is health-checked";
+}
+
+// A harness that does not start at all (here its interpreter is missing; on a GPU runner, a
+// file still held open for writing) says nothing about the cases: the stage stops with the
+// reason, and the job goes back, instead of every case being stored as a crash.
+TEST_F(ScriptedHarness, AHarnessThatCannotStartStopsTheStageInsteadOfCrashingItsCases) {
+  const fs::path script = m_dir / "kport-harness-sm_90a";
+  std::ofstream(script) << "#!/kport/no/such/shell\n";
+  ::chmod(script.c_str(), 0755);
+  HarnessOptions o;
+  o.harness = script;
+  o.seed = 7;
+  Harness h(o, [](const std::string&) {});
+  auto r = h.check(two_cases());
+  ASSERT_FALSE(r.ok()) << "the cases were judged: " << r->size();
+  EXPECT_NE(r.error().message.find("cannot start"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find(std::strerror(ENOENT)), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().code, Errc::unprocessable) << "not a harness of another version: the job may run again";
 }
