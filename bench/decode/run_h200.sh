@@ -16,19 +16,8 @@
 # fp32 too (about three times the cases: more than one device call holds with the rest).
 set -u
 cd "$(dirname "$0")/../.."
-OUT=${OUT:-$PWD/build/decode-out}
-W=build/decode-work
-mkdir -p "$OUT" "$W"
-finish() {
-  [[ -f $W/table.txt ]] && cp "$W/table.txt" "$OUT/"
-  tar czf "$OUT/decode-run.tar.gz" -C "$W" . || true
-}
-trap finish EXIT
-trap "exit 143" TERM INT
-t0=$(date +%s)
-stamp() { echo "[$(($(date +%s) - t0))s] $*"; }
-nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
-  --format=csv,noheader | tee "$W/gpu.txt"
+source bench/gpu_run.sh
+gpu_run_start decode
 B=build/h-decode
 H=$B/bin/kport-harness-sm_90a
 others="gemm.tcgen05;gemm_fp8.wgmma_tma;attention.simt;attention.mma_sync;attention.wgmma_tma;grouped_gemm.simt"

@@ -14,19 +14,8 @@
 # narrows them); each step has its own time limit.
 set -u
 cd "$(dirname "$0")/../.."
-OUT=${OUT:-$PWD/build/fp8-out}
-W=build/fp8-work
-mkdir -p "$OUT" "$W"
-finish() {
-  for f in table.txt check.json bench.json peer.json seeds.txt; do [[ -f $W/$f ]] && cp "$W/$f" "$OUT/"; done
-  tar czf "$OUT/fp8-run.tar.gz" -C "$W" . || true
-}
-trap finish EXIT
-trap "exit 143" TERM INT  # a stopped run still hands back what it has
-t0=$(date +%s)
-stamp() { echo "[$(($(date +%s) - t0))s] $*"; }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader |
-  tee "$W/gpu.txt"
+source bench/gpu_run.sh
+gpu_run_start fp8 table.txt check.json bench.json peer.json seeds.txt
 
 B=build/h-fp8
 H=$B/bin/kport-harness-sm_90a

@@ -19,21 +19,10 @@
 #   PARTS=fp8 bash bench/grouped/run_h200.sh      (only the fp8 part; PARTS=bf16: only bf16)
 set -u
 cd "$(dirname "$0")/../.."
-OUT=${OUT:-$PWD/build/grouped-out}
 PARTS=${PARTS:-bf16,fp8}
-W=build/grouped-work
-mkdir -p "$OUT" "$W"
-finish() {
-  for f in table.txt check.json check-outside.json bench.json peer.json check-fp8.json bench-fp8.json \
-           bench-fp8-target-0.json bench-fp8-target-1.json bench-fp8-target-2.json masked_test.log groups_test.log; do [[ -f $W/$f ]] && cp "$W/$f" "$OUT/"; done
-  tar czf "$OUT/grouped-run.tar.gz" -C "$W" . || true
-}
-trap finish EXIT
-trap "exit 143" TERM INT
-t0=$(date +%s)
-stamp() { echo "[$(($(date +%s) - t0))s] $*"; }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader |
-  tee "$W/gpu.txt"
+source bench/gpu_run.sh
+gpu_run_start grouped table.txt check.json check-outside.json bench.json peer.json check-fp8.json bench-fp8.json \
+  bench-fp8-target-0.json bench-fp8-target-1.json bench-fp8-target-2.json masked_test.log groups_test.log
 
 B=build/h-grouped
 H=$B/bin/kport-harness-sm_90a

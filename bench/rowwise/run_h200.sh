@@ -10,19 +10,8 @@
 #   bash bench/rowwise/run_h200.sh          (OUT defaults to build/rowwise-out)
 set -u
 cd "$(dirname "$0")/../.."
-OUT=${OUT:-$PWD/build/rowwise-out}
-W=build/rowwise-work
-mkdir -p "$OUT" "$W"
-finish() {
-  [[ -f $W/table.txt ]] && cp "$W/table.txt" "$OUT/"
-  tar czf "$OUT/rowwise-run.tar.gz" -C "$W" . || true
-}
-trap finish EXIT
-trap "exit 143" TERM INT
-t0=$(date +%s)
-stamp() { echo "[$(($(date +%s) - t0))s] $*"; }
-nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
-  --format=csv,noheader | tee "$W/gpu.txt"
+source bench/gpu_run.sh
+gpu_run_start rowwise
 if [[ ${KPORT_SWEEP:-0} == 1 ]]; then
   nvcc -O3 -std=c++20 -arch=sm_90a -I kernels bench/rowwise/sweep.cu -o "$W/sweep" && "$W/sweep" 25 >"$OUT/sweep.txt"
   stamp "sweep: exit $?"

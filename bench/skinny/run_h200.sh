@@ -13,19 +13,8 @@
 # About 3-4 minutes on an H200.
 set -u
 cd "$(dirname "$0")/../.."
-OUT=${OUT:-$PWD/build/skinny-out}
-W=build/skinny-work
-mkdir -p "$OUT" "$W"
-finish() {
-  [[ -f $W/table.txt ]] && cp "$W/table.txt" "$OUT/"
-  tar czf "$OUT/skinny-run.tar.gz" -C "$W" . || true
-}
-trap finish EXIT
-trap "exit 143" TERM INT
-t0=$(date +%s)
-stamp() { echo "[$(($(date +%s) - t0))s] $*"; }
-nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
-  --format=csv,noheader | tee "$W/gpu.txt"
+source bench/gpu_run.sh
+gpu_run_start skinny
 B=build/h-skinny
 H=$B/bin/kport-harness-sm_90a
 others="gemm.simt;gemm.mma_sync;gemm.gemv;gemm.tcgen05;gemm_fp8.wgmma_tma;gemm_fp8.tcgen05;attention.simt"
