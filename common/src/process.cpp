@@ -18,6 +18,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Held shared around each fork, exclusively by NoForkWhileWriting.
+std::shared_mutex& fork_mutex() {
+  static std::shared_mutex m;
+  return m;
+}
+
 int decode_status(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
@@ -25,6 +31,8 @@ int decode_status(int status) {
 }
 
 }  // namespace
+
+NoForkWhileWriting::NoForkWhileWriting() : m_lock(fork_mutex()) {}
 
 std::filesystem::path find_program(const std::string& name) {
   if (name.find('/') != std::string::npos) return std::filesystem::exists(name) ? name : "";
@@ -79,7 +87,11 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const Pr
   for (auto& e : env_store) envp.push_back(e.data());
   envp.push_back(nullptr);
   const pid_t parent = ::getpid();
-  pid_t pid = ::fork();
+  pid_t pid;
+  {
+    std::shared_lock no_writer(fork_mutex());  // no program of ours is open for writing now
+    pid = ::fork();
+  }
   if (pid < 0) {
     const int e = errno;
     close_all();

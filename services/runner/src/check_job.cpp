@@ -24,6 +24,7 @@
 #include "kport/common/crypto.h"
 #include "kport/common/json_fields.h"
 #include "kport/common/log.h"
+#include "kport/common/process.h"
 #include "kport/porting/manifest.h"
 #include "kport/runner/answers.h"
 
@@ -212,8 +213,10 @@ Result<CheckHandler::HarnessFile> CheckHandler::cached_harness(CoordinatorApi& a
   fs::path tmp = path;
   tmp += ".part";
   {
-    // O_CLOEXEC: a harness process another worker of this runner starts meanwhile must not
-    // carry the descriptor, or the file would stay "busy" (ETXTBSY) for as long as it runs.
+    // No harness process another worker of this runner starts meanwhile may carry the
+    // descriptor: the file would be "busy" (ETXTBSY) until that child's execve, and for as
+    // long as it runs without O_CLOEXEC.
+    const NoForkWhileWriting no_fork;
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
     if (fd < 0) return make_error(Errc::internal, "cannot write " + tmp.string() + ": " + std::strerror(errno));
     std::size_t done = 0;

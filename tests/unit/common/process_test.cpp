@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -115,6 +116,25 @@ TEST(Subprocess, AProgramThatCannotStartIsAnErrorSayingWhy) {
   auto denied = run_process({plain.string()});
   ASSERT_FALSE(denied.ok());
   EXPECT_NE(denied.error().message.find(std::strerror(EACCES)), std::string::npos) << denied.error().message;
+}
+
+// While a NoForkWhileWriting lives (a program being written), no child is forked: a
+// run_process started meanwhile forks only after it ends.
+TEST(Subprocess, NoChildIsForkedWhileAProgramIsBeingWritten) {
+  std::atomic<bool> writing_done{false};
+  std::atomic<bool> holding{false};
+  std::thread writer([&] {
+    const NoForkWhileWriting no_fork;
+    holding = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    writing_done = true;
+  });
+  while (!holding) std::this_thread::yield();
+  auto r = run_process({"true"});
+  const bool after = writing_done;
+  writer.join();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(after) << "the child was forked while the program was being written";
 }
 
 // Another process that holds `path` open for writing for `hold_ms`, as the child another

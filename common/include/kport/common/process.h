@@ -5,13 +5,17 @@
 //
 // A child that outlives its limit is killed with its whole process group (nvcc spawns
 // cicc and ptxas; killing only nvcc would leave a hung ptxas behind) and reported as
-// timed_out. Thread-safe: each call owns its child. Errors (Result): the program could
-// not be started (not_found) or the pipe could not be created (internal).
+// timed_out. Thread-safe: each call owns its child. Errors (Result): the program was not
+// found (not_found), the kernel would not start it (unavailable, with execve's reason: an
+// execve refused as "text file busy" is tried again for half a second first), or a pipe or
+// the fork failed (internal).
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -45,5 +49,17 @@ Result<ProcessOutput> run_process(const std::vector<std::string>& argv, const Pr
 
 // Where `name` resolves on PATH (or itself when it contains a '/'); empty when absent.
 std::filesystem::path find_program(const std::string& name);
+
+// While one lives, run_process does not fork in this process. Write a program that this
+// process will run under one: a child forked while the file is open for writing would hold
+// the descriptor until its own execve, and the kernel refuses to start a program open for
+// writing ("text file busy").
+class NoForkWhileWriting {
+ public:
+  NoForkWhileWriting();
+
+ private:
+  std::unique_lock<std::shared_mutex> m_lock;
+};
 
 }  // namespace kport
