@@ -21,10 +21,6 @@
 // store), both ex2.approx of one FFMA. The split is plan_rowwise_cluster's
 // (common/rowwise_cluster_plan.h): rows of whole 16-byte vectors, 16-byte aligned buffers.
 // fp32 math.
-// Chunked (an experiment, the _ch instances built with KPORT_KERNEL_EXPERIMENTS; rmsnorm's
-// NOTES.md): one mbarrier per 8 KB bulk copy, kept after the slice in dynamic shared memory, so
-// a thread starts its first pass on the copy it reads first instead of waiting for the whole
-// slice.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -46,23 +42,14 @@
 
 namespace kport::kernels::rowwise_cluster {
 
-// A bulk copy's bytes.
-constexpr uint32_t k_copy_bytes = 8192;
-
-// Dynamic shared memory of a CTA with slices of at most k_slice_vecs vectors: the slice and,
-// when chunked, an mbarrier per bulk copy after it.
-template <int k_slice_vecs, bool k_chunked>
-constexpr int cluster_dynamic_smem(int cta_vecs) {
-  return cta_vecs * 16 + (k_chunked ? static_cast<int>((k_slice_vecs * 16 + k_copy_bytes - 1) / k_copy_bytes) * 8 : 0);
-}
-
 // k_threads threads a CTA, a slice of at most k_slice_vecs 16-byte vectors a CTA.
-template <typename T, int k_threads, int k_slice_vecs, bool k_softmax, bool k_chunked = false>
+template <typename T, int k_threads, int k_slice_vecs, bool k_softmax>
 __global__ void __launch_bounds__(k_threads)
     rowwise_cluster_kernel(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y, int cols, int cta_vecs,
                            float eps) {
   constexpr int k_e = Vec16<T>::k_count;  // elements per vector
   constexpr int k_warps = k_threads / 32;
+  constexpr uint32_t k_copy_bytes = 8192;  // a bulk copy's bytes
   constexpr float k_log2e = 1.4426950408889634f;
   static_assert(k_threads % 32 == 0 && k_warps <= 32, "a warp combines the CTA's warps");
   constexpr float k_identity = k_softmax ? -INFINITY : 0.0f;
@@ -82,50 +69,25 @@ __global__ void __launch_bounds__(k_threads)
   T* ys = y + row * cols + static_cast<long>(first) * k_e;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const uint32_t bar = smem_u32(&landed);
-  // Chunked: copy c's mbarrier, after the slice (cta_vecs vectors) in dynamic shared memory.
-  [[maybe_unused]] const auto chunk_bar = [&](uint32_t c) { return smem_u32(slice) + cta_vecs * 16u + 8u * c; };
   if (threadIdx.x == 0) {
     const uint32_t bytes = static_cast<uint32_t>(max(mine, 0)) * 16u;
-    if constexpr (k_chunked) {
-      for (uint32_t off = 0, c = 0; off < bytes; off += k_copy_bytes, ++c) sm90::mbar_init(chunk_bar(c), 1);
-      sm90::mbar_fence_init();
-      for (uint32_t off = 0, c = 0; off < bytes; off += k_copy_bytes, ++c) {
-        const uint32_t n = min(k_copy_bytes, bytes - off);
-        sm90::mbar_arrive_expect_tx(chunk_bar(c), n);
-        sm90::bulk_load(smem_u32(slice) + off, reinterpret_cast<const char*>(xs) + off, n, chunk_bar(c));
-      }
-    } else {
-      sm90::mbar_init(bar, 1);
-      sm90::mbar_fence_init();
-      sm90::mbar_arrive_expect_tx(bar, bytes);
-      for (uint32_t off = 0; off < bytes; off += k_copy_bytes)
-        sm90::bulk_load(smem_u32(slice) + off, reinterpret_cast<const char*>(xs) + off, min(k_copy_bytes, bytes - off),
-                        bar);
-    }
+    sm90::mbar_init(bar, 1);
+    sm90::mbar_fence_init();
+    sm90::mbar_arrive_expect_tx(bar, bytes);
+    for (uint32_t off = 0; off < bytes; off += k_copy_bytes)
+      sm90::bulk_load(smem_u32(slice) + off, reinterpret_cast<const char*>(xs) + off, min(k_copy_bytes, bytes - off),
+                      bar);
   }
   // This CTA has started: peers may store into its shared memory once every CTA says so.
   sm90::cluster_arrive_relaxed();
   __syncthreads();  // the barrier is initialised before anyone waits on it
-  if constexpr (!k_chunked) sm90::mbar_wait(bar, 0);
-  // Chunked: the first pass waits for each copy it reads as it comes to it (a thread's vectors
-  // go up by k_threads, so its copies in order); the later passes read what it waited for.
-  [[maybe_unused]] int landed_upto = -1;
-  const auto wait_copy_of = [&](int vi) {
-    if constexpr (k_chunked) {
-      const int c = vi * 16 / static_cast<int>(k_copy_bytes);
-      if (c != landed_upto) {
-        sm90::mbar_wait(chunk_bar(static_cast<uint32_t>(c)), 0);
-        landed_upto = c;
-      }
-    }
-  };
+  sm90::mbar_wait(bar, 0);
 
   // This thread's partial: rmsnorm a = sum of squares; softmax a = max, b = sum of exp(x - a).
   float a = k_identity, b = 0.0f;
   if constexpr (k_softmax) {
 #pragma unroll 4
     for (int vi = threadIdx.x; vi < mine; vi += k_threads) {
-      wait_copy_of(vi);
       const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(&slice[vi]);
 #pragma unroll
       for (int e = 0; e < k_e; ++e) a = fmaxf(a, to_float(v.v[e]));
@@ -153,7 +115,6 @@ __global__ void __launch_bounds__(k_threads)
   } else {
 #pragma unroll 4
     for (int vi = threadIdx.x; vi < mine; vi += k_threads) {
-      wait_copy_of(vi);
       const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(&slice[vi]);
 #pragma unroll
       for (int e = 0; e < k_e; ++e) {
@@ -226,34 +187,33 @@ struct ClusterLaunch {
 };
 
 inline void cluster_launch_config(ClusterLaunch& l, const RowwiseArgs& a, const ClusterPlan& plan, int threads,
-                                  int dynamic_smem, cudaStream_t stream) {
+                                  cudaStream_t stream) {
   l.attr.id = cudaLaunchAttributeClusterDimension;
   l.attr.val.clusterDim.x = static_cast<unsigned>(plan.ctas);
   l.attr.val.clusterDim.y = 1;
   l.attr.val.clusterDim.z = 1;
   l.cfg.gridDim = dim3(static_cast<unsigned>(static_cast<long>(a.rows) * plan.ctas));
   l.cfg.blockDim = dim3(static_cast<unsigned>(threads));
-  l.cfg.dynamicSmemBytes = static_cast<std::size_t>(dynamic_smem);
+  l.cfg.dynamicSmemBytes = static_cast<std::size_t>(plan.cta_vecs) * 16;
   l.cfg.stream = stream;
   l.cfg.attrs = &l.attr;
   l.cfg.numAttrs = 1;
 }
 
-template <typename T, int k_threads, int k_slice_vecs, bool k_softmax, bool k_chunked>
+template <typename T, int k_threads, int k_slice_vecs, bool k_softmax>
 cudaError_t launch_rowwise_cluster_typed(const RowwiseArgs& a, const ClusterPlan& plan, cudaStream_t stream,
                                          int* fitting_clusters) {
-  auto* kernel = rowwise_cluster_kernel<T, k_threads, k_slice_vecs, k_softmax, k_chunked>;
+  auto* kernel = rowwise_cluster_kernel<T, k_threads, k_slice_vecs, k_softmax>;
   if (plan.ctas > k_cluster_max_portable_ctas) {
     const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
     if (e != cudaSuccess) return e;
   }
-  constexpr int k_most_smem = cluster_dynamic_smem<k_slice_vecs, k_chunked>(k_slice_vecs);
-  if constexpr (k_most_smem > 48 * 1024) {
-    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, k_most_smem);
+  if constexpr (k_slice_vecs * 16 > 48 * 1024) {
+    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, k_slice_vecs * 16);
     if (e != cudaSuccess) return e;
   }
   ClusterLaunch l;
-  cluster_launch_config(l, a, plan, k_threads, cluster_dynamic_smem<k_slice_vecs, k_chunked>(plan.cta_vecs), stream);
+  cluster_launch_config(l, a, plan, k_threads, stream);
   if (fitting_clusters != nullptr) return cudaOccupancyMaxActiveClusters(fitting_clusters, kernel, &l.cfg);
   const cudaError_t e = cudaLaunchKernelEx(&l.cfg, kernel, static_cast<const T*>(a.x), static_cast<const T*>(a.w),
                                            static_cast<T*>(a.y), a.cols, plan.cta_vecs, a.eps);
@@ -262,19 +222,18 @@ cudaError_t launch_rowwise_cluster_typed(const RowwiseArgs& a, const ClusterPlan
 
 // Launches plan's kernel for a's dtype, or with `fitting_clusters` set only asks how many of its
 // clusters the device holds at once (0: the cluster does not fit).
-template <int k_threads, int k_slice_vecs, bool k_softmax, bool k_chunked>
+template <int k_threads, int k_slice_vecs, bool k_softmax>
 cudaError_t launch_rowwise_cluster(const RowwiseArgs& a, const ClusterPlan& plan, cudaStream_t stream,
                                    int* fitting_clusters = nullptr) {
   switch (a.dtype) {
     case DType::f32:
-      return launch_rowwise_cluster_typed<float, k_threads, k_slice_vecs, k_softmax, k_chunked>(a, plan, stream,
-                                                                                                fitting_clusters);
+      return launch_rowwise_cluster_typed<float, k_threads, k_slice_vecs, k_softmax>(a, plan, stream, fitting_clusters);
     case DType::f16:
-      return launch_rowwise_cluster_typed<__half, k_threads, k_slice_vecs, k_softmax, k_chunked>(a, plan, stream,
-                                                                                                 fitting_clusters);
+      return launch_rowwise_cluster_typed<__half, k_threads, k_slice_vecs, k_softmax>(a, plan, stream,
+                                                                                      fitting_clusters);
     case DType::bf16:
-      return launch_rowwise_cluster_typed<__nv_bfloat16, k_threads, k_slice_vecs, k_softmax, k_chunked>(
-          a, plan, stream, fitting_clusters);
+      return launch_rowwise_cluster_typed<__nv_bfloat16, k_threads, k_slice_vecs, k_softmax>(a, plan, stream,
+                                                                                             fitting_clusters);
     case DType::e4m3:
     case DType::e5m2: break;  // 8-bit inputs are gemm_fp8's only
   }
@@ -283,7 +242,7 @@ cudaError_t launch_rowwise_cluster(const RowwiseArgs& a, const ClusterPlan& plan
 
 // "" when the plan's cluster fits the current device, otherwise why not. Answers are kept per
 // device, dtype and cluster size (the query costs a few microseconds of host time).
-template <int k_threads, int k_slice_vecs, bool k_softmax, bool k_chunked>
+template <int k_threads, int k_slice_vecs, bool k_softmax>
 std::string rowwise_cluster_fit_refusal(const RowwiseArgs& a, const ClusterPlan& plan) {
   static int known[16][3][k_cluster_max_ctas + 1] = {};  // 0 unknown, 1 fits, 2 does not
   int dev = 0;
@@ -293,8 +252,7 @@ std::string rowwise_cluster_fit_refusal(const RowwiseArgs& a, const ClusterPlan&
   int* slot = dev < 16 ? &known[dev][t][plan.ctas] : nullptr;
   if (slot == nullptr || *slot == 0) {
     int clusters = 0;
-    const cudaError_t e =
-        launch_rowwise_cluster<k_threads, k_slice_vecs, k_softmax, k_chunked>(a, plan, nullptr, &clusters);
+    const cudaError_t e = launch_rowwise_cluster<k_threads, k_slice_vecs, k_softmax>(a, plan, nullptr, &clusters);
     if (e != cudaSuccess) {
       cudaGetLastError();  // the query's error is this answer, not the next launch's
       return "cannot ask the device about a cluster of " + std::to_string(plan.ctas) +
@@ -310,7 +268,7 @@ std::string rowwise_cluster_fit_refusal(const RowwiseArgs& a, const ClusterPlan&
 
 // An instance's supports() and launch: k_threads threads a CTA, slices of at most
 // k_slice_bytes; the family (rmsnorm with its weight, or softmax) by k_softmax.
-template <bool k_softmax, int k_threads, int k_slice_bytes, bool k_chunked = false>
+template <bool k_softmax, int k_threads, int k_slice_bytes>
 std::string cluster_supports(const Problem& p) {
   if constexpr (k_softmax) {
     if (p.family != Family::softmax) return "not a softmax problem";
@@ -321,14 +279,14 @@ std::string cluster_supports(const Problem& p) {
   const ClusterPlan plan = plan_rowwise_cluster(p.rowwise, k_slice_bytes / 16);
   if (!plan.refusal.empty()) return plan.refusal;
   if (p.rowwise.x == nullptr) return "";  // no buffers yet: the device is asked at the launch's problem
-  return rowwise_cluster_fit_refusal<k_threads, k_slice_bytes / 16, k_softmax, k_chunked>(p.rowwise, plan);
+  return rowwise_cluster_fit_refusal<k_threads, k_slice_bytes / 16, k_softmax>(p.rowwise, plan);
 }
 
-template <bool k_softmax, int k_threads, int k_slice_bytes, bool k_chunked = false>
+template <bool k_softmax, int k_threads, int k_slice_bytes>
 cudaError_t cluster_launch(const Problem& p, cudaStream_t stream) {
   const ClusterPlan plan = plan_rowwise_cluster(p.rowwise, k_slice_bytes / 16);
   if (!plan.refusal.empty()) return cudaErrorInvalidValue;  // supports() says why
-  return launch_rowwise_cluster<k_threads, k_slice_bytes / 16, k_softmax, k_chunked>(p.rowwise, plan, stream);
+  return launch_rowwise_cluster<k_threads, k_slice_bytes / 16, k_softmax>(p.rowwise, plan, stream);
 }
 
 // The config's bounds are plan_rowwise_cluster's: outside them the instance takes no row at all
@@ -337,25 +295,20 @@ cudaError_t cluster_launch(const Problem& p, cudaStream_t stream) {
 static_assert(k_cluster_shortest_row_bytes == 32784 && k_cluster_row_align_bytes == 16 && k_cluster_max_ctas == 16);
 
 // One instance of `family` (rmsnorm or softmax): threads a CTA, slices of slice_kb KB, rows up
-// to max_row_bytes (checked against the plan's bound); KPORT_ROWWISE_CLUSTER_CHUNKED the same
-// with an mbarrier per bulk copy, named with _ch.
-#define KPORT_ROWWISE_CLUSTER_AS(family, softmax, threads, slice_kb, max_row_bytes, chunked, suffix)       \
+// to max_row_bytes (checked against the plan's bound).
+#define KPORT_ROWWISE_CLUSTER(family, softmax, threads, slice_kb, max_row_bytes)                           \
   static_assert(kport::kernels::cluster_max_row_bytes(slice_kb * 1024 / 16) == max_row_bytes);             \
-  const kport::kernels::Instance k_##family##_cluster_b##threads##_s##slice_kb##suffix{                    \
+  const kport::kernels::Instance k_##family##_cluster_b##threads##_s##slice_kb{                            \
       kport::kernels::Family::family,                                                                      \
       "cluster",                                                                                           \
-      #family ".cluster.b" #threads "_s" #slice_kb "k" #suffix,                                            \
+      #family ".cluster.b" #threads "_s" #slice_kb "k",                                                    \
       {"cluster", "dsmem", "tma", "mbarrier"},                                                             \
       {kport::kernels::DType::bf16, kport::kernels::DType::f16, kport::kernels::DType::f32},               \
       R"({"load_bytes":16,"threads_per_cta":)" #threads R"(,"max_slice_kb":)" #slice_kb                    \
       R"(,"staging":"shared memory, cp.async.bulk","max_cluster_ctas":16,"passes":1)"                      \
       R"(,"run_min_row_bytes":32784,"run_max_row_bytes":)" #max_row_bytes R"(,"run_row_align_bytes":16})", \
-      &kport::kernels::rowwise_cluster::cluster_supports<softmax, threads, slice_kb * 1024, chunked>,      \
-      &kport::kernels::rowwise_cluster::cluster_launch<softmax, threads, slice_kb * 1024, chunked>};       \
-  KPORT_REGISTER_KERNEL(k_##family##_cluster_b##threads##_s##slice_kb##suffix)
-#define KPORT_ROWWISE_CLUSTER(family, softmax, threads, slice_kb, max_row_bytes) \
-  KPORT_ROWWISE_CLUSTER_AS(family, softmax, threads, slice_kb, max_row_bytes, false, )
-#define KPORT_ROWWISE_CLUSTER_CHUNKED(family, softmax, threads, slice_kb, max_row_bytes) \
-  KPORT_ROWWISE_CLUSTER_AS(family, softmax, threads, slice_kb, max_row_bytes, true, _ch)
+      &kport::kernels::rowwise_cluster::cluster_supports<softmax, threads, slice_kb * 1024>,               \
+      &kport::kernels::rowwise_cluster::cluster_launch<softmax, threads, slice_kb * 1024>};                \
+  KPORT_REGISTER_KERNEL(k_##family##_cluster_b##threads##_s##slice_kb)
 
 }  // namespace kport::kernels::rowwise_cluster

@@ -14,10 +14,4 @@ namespace {
 KPORT_ROWWISE_CLUSTER(softmax, true, 256, 32, 524288);
 KPORT_ROWWISE_CLUSTER(softmax, true, 512, 64, 1048576);
 
-#if KPORT_KERNEL_EXPERIMENTS
-// An mbarrier per bulk copy (rmsnorm's NOTES.md, "Not measured, and what to try next"): the
-// first pass starts on the first 8 KB that lands.
-KPORT_ROWWISE_CLUSTER_CHUNKED(softmax, true, 256, 32, 524288);
-#endif
-
 }  // namespace
