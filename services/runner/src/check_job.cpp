@@ -1,12 +1,9 @@
 #include "kport/runner/check_job.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <atomic>
@@ -214,24 +211,9 @@ Result<CheckHandler::HarnessFile> CheckHandler::cached_harness(CoordinatorApi& a
   tmp += ".part";
   {
     // No harness process another worker of this runner starts meanwhile may carry the
-    // descriptor: the file would be "busy" (ETXTBSY) until that child's execve, and for as
-    // long as it runs without O_CLOEXEC.
+    // descriptor: the file would be "busy" (ETXTBSY) until that child's execve.
     const NoForkWhileWriting no_fork;
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
-    if (fd < 0) return make_error(Errc::internal, "cannot write " + tmp.string() + ": " + std::strerror(errno));
-    std::size_t done = 0;
-    while (done < bytes->size()) {
-      const ssize_t n = ::write(fd, bytes->data() + done, bytes->size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        const int e = errno;
-        ::close(fd);
-        return make_error(Errc::internal, "cannot write " + tmp.string() + ": " + std::strerror(e));
-      }
-      done += static_cast<std::size_t>(n);
-    }
-    if (::close(fd) != 0)
-      return make_error(Errc::internal, "cannot write " + tmp.string() + ": " + std::strerror(errno));
+    if (auto st = (m_s.env ? *m_s.env : Env::system()).write_file(tmp, *bytes); !st.ok()) return st.error();
   }
   ::chmod(tmp.c_str(), 0755);
   fs::rename(tmp, path, ec);
