@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# gemm.wgmma_tma's experimental instances for skinny M (kernels/gemm/wgmma_tma/NOTES.md
-# "Skinny M, experiments") on one H200 (sm_90a), in one call: builds kport-harness-sm_90a with
-# gemm.wgmma_tma and gemm.decode_mma only and the experiments on (KPORT_KERNEL_EXPERIMENTS),
-# checks the experiments (the `_sa` instances) on the check grid and on shapes outside it
+# gemm.wgmma_tma's instances for skinny M (kernels/gemm/wgmma_tma/NOTES.md "Skinny M") on one
+# H200 (sm_90a), in one call: builds kport-harness-sm_90a with gemm.wgmma_tma and
+# gemm.decode_mma only and any experiments they keep (KPORT_KERNEL_EXPERIMENTS), checks the
+# skinny-M instances (`_sa`: A's box as tall as M) on the check grid and on shapes outside it
 # (every M from 1 to 8, rows either side of 16, 32, 64 and 128, N and K multiples of 8 that
 # are not of the tile, K of one to five 64-wide blocks so that a four-way split leaves CTAs
 # with no block or uneven shares, and n=4100, which each must refuse), in bf16 and fp16, then

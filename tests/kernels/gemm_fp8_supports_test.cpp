@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 #include "fp8_problems.h"
 #include "kport/kernels/registry.h"
@@ -94,16 +96,24 @@ TEST(GemmFp8Supports, TheWidePromotingInstancesTakeEveryModeAndOddN) {
 }
 
 TEST(GemmFp8Supports, TheTallInstancesTakeEveryModeAndOddShapes) {
-  // 256 rows a tile (two 64-row slices per consumer warpgroup): M, N free, K as the others.
-  for (const char* name : {"gemm_fp8.wgmma_tma.256x128x128_s4", "gemm_fp8.wgmma_tma.256x128x128_s4_c2x1"}) {
+  // 256 rows a tile (two 64-row slices per consumer warpgroup): M free, K as the others, N free
+  // but where D is stored by TMA (_sd): a multiple of 8 there, refused with the reason otherwise.
+  for (const char* name : {"gemm_fp8.wgmma_tma.256x128x128_s4_sf_sd", "gemm_fp8.wgmma_tma.256x128x128_s4_c2x1"}) {
     const Instance* inst = find_instance(name);
     ASSERT_NE(inst, nullptr) << name;
     EXPECT_NE(inst->config_json.find("\"bm\":256"), std::string::npos) << inst->config_json;
+    const bool staged = std::string_view(name).ends_with("_sd");
+    EXPECT_EQ(inst->config_json.find("\"run_n_align_bytes\":8") != std::string::npos, staged) << inst->config_json;
     for (Fp8Scale s : {Fp8Scale::tensor, Fp8Scale::row, Fp8Scale::block128, Fp8Scale::block128_ue8m0})
       for (DType t : {DType::e4m3, DType::e5m2}) {
         EXPECT_EQ(inst->supports(gemm_fp8_problem(4096, 7168, 16384, s, t)), "") << name;
-        EXPECT_EQ(inst->supports(gemm_fp8_problem(77, 1001, 256, s, t)), "") << name;
-        EXPECT_EQ(inst->supports(gemm_fp8_problem(4095, 7167, 2048, s, t)), "") << name;
+        EXPECT_EQ(inst->supports(gemm_fp8_problem(77, 1000, 256, s, t)), "") << name;
+        EXPECT_EQ(inst->supports(gemm_fp8_problem(4095, 7160, 2048, s, t)), "") << name;
+        const std::string odd_n = inst->supports(gemm_fp8_problem(4095, 7167, 2048, s, t));
+        if (staged)
+          EXPECT_NE(odd_n.find("N=7167: this instance stores D by TMA"), std::string::npos) << name << ": " << odd_n;
+        else
+          EXPECT_EQ(odd_n, "") << name;
       }
     EXPECT_NE(
         inst->supports(gemm_fp8_problem(300, 448, 400, Fp8Scale::block128)).find("K=400 is not a multiple of 128"),

@@ -1,4 +1,4 @@
-// gemm.wgmma_tma's instances: the Hopper kernel (gemm_wgmma_tma_sm90.cuh) at four tile and
+// gemm.wgmma_tma's instances: the Hopper kernel (gemm_wgmma_tma_sm90.cuh) at five tile and
 // cluster configurations, with gemm's supports() and launch.
 #include "gemm/wgmma_tma/gemm_wgmma_tma_sm90.cuh"
 
@@ -22,14 +22,7 @@ cudaError_t launch_typed(const GemmArgs& g, cudaStream_t stream) {
   const int a_rows = Cfg::ShortA && g.m < Cfg::BM ? (g.m + 7) / 8 * 8 : Cfg::BM;
   if (!make_tmap(&ta, g.a, g.m, g.k, a_rows, g.dtype) || !make_tmap(&tb, g.b, g.k, g.n, Cfg::BK, g.dtype))
     return cudaErrorInvalidValue;
-  if constexpr (Cfg::SplitK == 4) {  // each CTA of a cluster stores a quarter of the tile's columns, unswizzled
-    const CUtensorMapDataType dt =
-        g.dtype == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    if (!tma_host::make_tmap_2d(&tc, g.c, dt, g.m, g.n, 2LL * g.n, Cfg::BM, Cfg::BN / 4, CU_TENSOR_MAP_SWIZZLE_NONE))
-      return cudaErrorInvalidValue;
-  } else if (!make_tmap(&tc, g.c, g.m, g.n, Cfg::BM, g.dtype)) {
-    return cudaErrorInvalidValue;
-  }
+  if (!make_tmap(&tc, g.c, g.m, g.n, Cfg::BM, g.dtype)) return cudaErrorInvalidValue;
   auto kernel = gemm_wgmma_tma_kernel<Cfg, T>;
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
   if (err != cudaSuccess) return err;
@@ -74,6 +67,9 @@ using Cfg128x256 = Config<128, 256, 64, 4, 1>;
 using Cfg128x256C2 = Config<128, 256, 64, 4, 2>;
 using Cfg128x128 = Config<128, 128, 64, 6, 1>;
 using Cfg128x128K2 = Config<128, 128, 64, 4, 1, 2>;  // 4 stages leave room for the 64 KiB partial tile
+// Skinny M: a 64-row tile of one consumer warpgroup, K split over two CTAs, A's box only as tall
+// as M (_sa); 7 x 24 KiB stages and a 32 KiB partial tile.
+using Cfg64x128K2Sa = Config<64, 128, 64, 7, 1, 2, false, true>;
 
 template <class Cfg>
 Instance make_instance(const char* name) {
@@ -87,6 +83,7 @@ const Instance k_inst_128x256 = make_instance<Cfg128x256>("gemm.wgmma_tma.128x25
 const Instance k_inst_128x256_c2 = make_instance<Cfg128x256C2>("gemm.wgmma_tma.128x256x64_s4_c2x1");
 const Instance k_inst_128x128 = make_instance<Cfg128x128>("gemm.wgmma_tma.128x128x64_s6");
 const Instance k_inst_128x128_k2 = make_instance<Cfg128x128K2>("gemm.wgmma_tma.128x128x64_s4_k2");
+const Instance k_inst_64x128_k2_sa = make_instance<Cfg64x128K2Sa>("gemm.wgmma_tma.64x128x64_s7_k2_sa");
 
 }  // namespace
 
@@ -94,21 +91,6 @@ KPORT_REGISTER_KERNEL(k_inst_128x256);
 KPORT_REGISTER_KERNEL(k_inst_128x256_c2);
 KPORT_REGISTER_KERNEL(k_inst_128x128);
 KPORT_REGISTER_KERNEL(k_inst_128x128_k2);
-
-#if KPORT_KERNEL_EXPERIMENTS
-// Experimental instances for skinny M (NOTES.md "Skinny M, experiments"): A's box only as tall
-// as M (_sa), 64-row tiles of one consumer warpgroup, K split over four CTAs of a cluster.
-namespace {
-using Cfg128x128K2Sa = Config<128, 128, 64, 4, 1, 2, false, true>;
-using Cfg64x128K4Sa = Config<64, 128, 64, 7, 1, 4, false, true>;  // 7 x 24 KiB stages, 24 KiB of partial sums
-using Cfg64x128K2Sa = Config<64, 128, 64, 7, 1, 2, false, true>;  // 7 x 24 KiB stages, a 32 KiB partial tile
-const Instance k_inst_128x128_k2_sa = make_instance<Cfg128x128K2Sa>("gemm.wgmma_tma.128x128x64_s4_k2_sa");
-const Instance k_inst_64x128_k4_sa = make_instance<Cfg64x128K4Sa>("gemm.wgmma_tma.64x128x64_s7_k4_sa");
-const Instance k_inst_64x128_k2_sa = make_instance<Cfg64x128K2Sa>("gemm.wgmma_tma.64x128x64_s7_k2_sa");
-}  // namespace
-KPORT_REGISTER_KERNEL(k_inst_128x128_k2_sa);
-KPORT_REGISTER_KERNEL(k_inst_64x128_k4_sa);
 KPORT_REGISTER_KERNEL(k_inst_64x128_k2_sa);
-#endif
 
 }  // namespace kport::kernels::gemm_wgmma_tma
