@@ -93,4 +93,17 @@ KPORT_REGISTER_KERNEL(k_inst_128x128);
 KPORT_REGISTER_KERNEL(k_inst_128x128_k2);
 KPORT_REGISTER_KERNEL(k_inst_64x128_k2_sa);
 
+#if KPORT_KERNEL_EXPERIMENTS
+// Experimental instances (NOTES.md "Skinny M, 64-column tiles"): 64-column tiles, so a skinny
+// problem's split-K grid is twice as many CTAs (64x4096: 128 where 64x128 gives 64).
+namespace {
+using Cfg64x64K2Sa = Config<64, 64, 64, 8, 1, 2, false, true>;    // 8 x 16 KiB stages, a 16 KiB partial tile
+using Cfg128x64K2Sa = Config<128, 64, 64, 6, 1, 2, false, true>;  // 6 x 24 KiB stages, a 32 KiB partial tile
+const Instance k_inst_64x64_k2_sa = make_instance<Cfg64x64K2Sa>("gemm.wgmma_tma.64x64x64_s8_k2_sa");
+const Instance k_inst_128x64_k2_sa = make_instance<Cfg128x64K2Sa>("gemm.wgmma_tma.128x64x64_s6_k2_sa");
+}  // namespace
+KPORT_REGISTER_KERNEL(k_inst_64x64_k2_sa);
+KPORT_REGISTER_KERNEL(k_inst_128x64_k2_sa);
+#endif
+
 }  // namespace kport::kernels::gemm_wgmma_tma

@@ -91,7 +91,7 @@ struct Config {
   // depends on its own row of A alone.
   static constexpr bool ShortA = ShortA_;
   static_assert(!ShortA || !Grouped, "a grouped tile's rows are always whole");
-  static_assert(BN == 128 || BN == 256, "wgmma wrappers exist for n128 and n256");
+  static_assert(BN % 64 == 0 && BN <= 256, "whole 64-column slabs of B and C, one wgmma per k16");
   static_assert(BK == 64, "one 128-byte swizzle row of 16-bit elements per K block");
   static_assert(Stages >= 2 && Stages <= 8, "pipeline depth");
   static_assert(ClusterM == 1 || ClusterM == 2, "CTAs along M sharing one B tile");

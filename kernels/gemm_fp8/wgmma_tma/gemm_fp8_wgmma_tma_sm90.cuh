@@ -89,7 +89,7 @@ constexpr int k_producer_regs = 40;
 constexpr int k_consumer_regs = 232;
 
 template <int BN_, int Stages_, int ClusterM_, bool Overlap_ = false, bool Promote_ = true, int Waves_ = 1,
-          bool ScalesFirst_ = false, bool StagedD_ = false, bool Stagger_ = false>
+          bool ScalesFirst_ = false, bool StagedD_ = false>
 struct Config {
   // Waves: 64-row slices of the tile each consumer warpgroup takes in turn per K block (rows
   // cw*64 and 128 + cw*64 with two), so a 256-row tile reads each stage of B four times while
@@ -128,14 +128,6 @@ struct Config {
   // the next tile's main loop runs; otherwise every thread stores its values from registers.
   // TMA needs N a multiple of 8 and D 16-byte aligned (supports() refuses the rest).
   static constexpr bool StagedD = StagedD_;
-  // Stagger: once per tile the second consumer warpgroup issues its first slice only when the
-  // first has its first slice's sums back, so each warpgroup's promotion runs while the other's
-  // wgmma do (strict turns every K block were slower, NOTES.md; this is a one-time offset).
-  static constexpr bool Stagger = Stagger_;
-  static_assert(!Stagger || (Promote && !Overlap && Waves == 2), "an offset of one 64-row slice");
-  // The staged epilogue's barrier over both warpgroups keeps the first from arriving for the
-  // next tile before the second has waited for this one.
-  static_assert(!Stagger || StagedD, "at most one arrival outstanding");
   static_assert(!StagedD || BN % 64 == 0, "D staged in 64-column slabs");
   static constexpr int d_bytes = StagedD ? 128 * 64 * 2 : 0;  // one slab of D, both consumer warpgroups' rows
   static constexpr int b_part_rows = BN / ClusterM;           // rows of B each CTA of a cluster loads
@@ -475,10 +467,6 @@ __device__ __forceinline__ void gemm_fp8_body(const CUtensorMap& tmap_a, const C
           ring += 1;
         }
       } else {
-        // Stagger: named barrier 2 over both consumer warpgroups, the second waits, the first
-        // arrives after its first slice's wait below (never reached without a K block).
-        if constexpr (Cfg::Stagger)
-          if (cw == 1 && k_blocks > 0) named_bar_sync(2, 128 * k_consumers);
         for (int kb = 0; kb < k_blocks; ++kb) {
           float sb = 1.0f, sb1 = 1.0f, sb2 = 1.0f;
           if constexpr (k_block) {
@@ -513,8 +501,6 @@ __device__ __forceinline__ void gemm_fp8_body(const CUtensorMap& tmap_a, const C
             wgmma_commit();
             wgmma_wait<0>();
             fence_regs(acc);
-            if constexpr (Cfg::Stagger)
-              if (cw == 0 && kb == 0 && w == 0) named_bar_arrive(2, 128 * k_consumers);
             float sa0 = 1.0f, sa1 = 1.0f;
             if constexpr (k_block && Cfg::ScalesFirst) {
               sa0 = first_sa[w][0];
@@ -820,8 +806,7 @@ std::string config_json() {
                        : ",\"scales\":[\"tensor\",\"row\"]") +
          ",\"cluster_m\":" + std::to_string(Cfg::ClusterM) + ",\"k_blocks_in_flight\":" + (Cfg::Overlap ? "2" : "1") +
          (Cfg::ScalesFirst ? ",\"scales_before_issue\":true" : "") +
-         (Cfg::StagedD ? ",\"d_through_tma\":true,\"run_n_align_bytes\":8" : "") +
-         (Cfg::Stagger ? ",\"staggered_warpgroups\":true" : "") + ",\"persistent\":true}";
+         (Cfg::StagedD ? ",\"d_through_tma\":true,\"run_n_align_bytes\":8" : "") + ",\"persistent\":true}";
 }
 
 template <class Cfg>
