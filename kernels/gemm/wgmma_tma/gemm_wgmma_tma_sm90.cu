@@ -1,4 +1,4 @@
-// gemm.wgmma_tma's instances: the Hopper kernel (gemm_wgmma_tma_sm90.cuh) at five tile and
+// gemm.wgmma_tma's instances: the Hopper kernel (gemm_wgmma_tma_sm90.cuh) at seven tile and
 // cluster configurations, with gemm's supports() and launch.
 #include "gemm/wgmma_tma/gemm_wgmma_tma_sm90.cuh"
 
@@ -70,6 +70,10 @@ using Cfg128x128K2 = Config<128, 128, 64, 4, 1, 2>;  // 4 stages leave room for 
 // Skinny M: a 64-row tile of one consumer warpgroup, K split over two CTAs, A's box only as tall
 // as M (_sa); 7 x 24 KiB stages and a 32 KiB partial tile.
 using Cfg64x128K2Sa = Config<64, 128, 64, 7, 1, 2, false, true>;
+// 64-column tiles: twice the split-K CTAs of the 128-column ones where N is 4096 (64 rows: 128
+// CTAs where 64x128 gives 64); 8 x 16 KiB stages and a 16 KiB partial tile, or 6 x 24 KiB and 32 KiB.
+using Cfg64x64K2Sa = Config<64, 64, 64, 8, 1, 2, false, true>;
+using Cfg128x64K2Sa = Config<128, 64, 64, 6, 1, 2, false, true>;
 
 template <class Cfg>
 Instance make_instance(const char* name) {
@@ -84,6 +88,8 @@ const Instance k_inst_128x256_c2 = make_instance<Cfg128x256C2>("gemm.wgmma_tma.1
 const Instance k_inst_128x128 = make_instance<Cfg128x128>("gemm.wgmma_tma.128x128x64_s6");
 const Instance k_inst_128x128_k2 = make_instance<Cfg128x128K2>("gemm.wgmma_tma.128x128x64_s4_k2");
 const Instance k_inst_64x128_k2_sa = make_instance<Cfg64x128K2Sa>("gemm.wgmma_tma.64x128x64_s7_k2_sa");
+const Instance k_inst_64x64_k2_sa = make_instance<Cfg64x64K2Sa>("gemm.wgmma_tma.64x64x64_s8_k2_sa");
+const Instance k_inst_128x64_k2_sa = make_instance<Cfg128x64K2Sa>("gemm.wgmma_tma.128x64x64_s6_k2_sa");
 
 }  // namespace
 
@@ -92,18 +98,7 @@ KPORT_REGISTER_KERNEL(k_inst_128x256_c2);
 KPORT_REGISTER_KERNEL(k_inst_128x128);
 KPORT_REGISTER_KERNEL(k_inst_128x128_k2);
 KPORT_REGISTER_KERNEL(k_inst_64x128_k2_sa);
-
-#if KPORT_KERNEL_EXPERIMENTS
-// Experimental instances (NOTES.md "Skinny M, 64-column tiles"): 64-column tiles, so a skinny
-// problem's split-K grid is twice as many CTAs (64x4096: 128 where 64x128 gives 64).
-namespace {
-using Cfg64x64K2Sa = Config<64, 64, 64, 8, 1, 2, false, true>;    // 8 x 16 KiB stages, a 16 KiB partial tile
-using Cfg128x64K2Sa = Config<128, 64, 64, 6, 1, 2, false, true>;  // 6 x 24 KiB stages, a 32 KiB partial tile
-const Instance k_inst_64x64_k2_sa = make_instance<Cfg64x64K2Sa>("gemm.wgmma_tma.64x64x64_s8_k2_sa");
-const Instance k_inst_128x64_k2_sa = make_instance<Cfg128x64K2Sa>("gemm.wgmma_tma.128x64x64_s6_k2_sa");
-}  // namespace
 KPORT_REGISTER_KERNEL(k_inst_64x64_k2_sa);
 KPORT_REGISTER_KERNEL(k_inst_128x64_k2_sa);
-#endif
 
 }  // namespace kport::kernels::gemm_wgmma_tma
