@@ -13,7 +13,7 @@
 # layout too), benches its bench grid (e4m3, the masked decode shapes among it; no in-process
 # baseline), then per scale mode (0 tensor, 1 row, 2 block128)
 # one process timing the grouped fp8 instances at the target shape and the dense gemm_fp8 of
-# the same tiles at m = 4*8192 = 32768 (the same work).
+# the same tiles at m = 4*8192 = 32768 (the same work), and the fastest of each against the other.
 # Prints the table (table.py). $OUT receives table.txt and grouped-run.tar.gz.
 #   bash bench/grouped/run_h200.sh                (OUT defaults to build/grouped-out)
 #   PARTS=fp8 bash bench/grouped/run_h200.sh      (only the fp8 part; PARTS=bf16: only bf16)
@@ -112,7 +112,7 @@ if has_part fp8; then
   stamp "fp8 bench grid: exit $?"
   for scale in 0 1 2; do
     fcases=()
-    for tile in 128x128x128_s6 128x160x128_s6; do
+    for tile in 128x128x128_s6 128x160x128_s6 256x128x128_s4_sf_sd; do
       fcases+=(--case "grouped_gemm_fp8.wgmma_tma.$tile:e4m3:g=4,m=8192,n=4096,k=7168,scale=$scale")
       fcases+=(--case "gemm_fp8.wgmma_tma.$tile:e4m3:m=32768,n=4096,k=7168,scale=$scale")
     done

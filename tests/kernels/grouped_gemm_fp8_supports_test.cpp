@@ -136,3 +136,33 @@ TEST(GroupedGemmFp8Supports, TheMaskedLayoutTakesAnyRowsPerGroupInEveryModeButBl
     EXPECT_EQ(registered(name).supports(masked(4, 7, 96, 272, Fp8Scale::row)), "") << name;
   }
 }
+
+TEST(GroupedGemmFp8Supports, TheTallStagedInstanceTakesWhole256RowGroupsNOf8AndTensorOrBlockScalesContiguousOnly) {
+  const Instance& inst = registered("grouped_gemm_fp8.wgmma_tma.256x128x128_s4_sf_sd");
+  EXPECT_EQ(inst.family, Family::grouped_gemm_fp8);
+  // Its rows per group and N's multiple as config keys and as the path bounds answers read.
+  for (const char* key :
+       {"\"bm\":256", "\"group_m_align\":256", "\"run_m_align_bytes\":256", "\"run_n_align_bytes\":8"})
+    EXPECT_NE(inst.config_json.find(key), std::string::npos) << key << " in " << inst.config_json;
+  EXPECT_NE(inst.config_json.find("\"scales\":[\"tensor\",\"block128\",\"block128_ue8m0\"]"), std::string::npos)
+      << inst.config_json;
+  for (DType t : {DType::e4m3, DType::e5m2}) {
+    // Row-wise scales would spill its kernel: refused, naming the instances that take them.
+    const std::string row = inst.supports(grouped_gemm_fp8_problem(4, 8192, 4096, 7168, Fp8Scale::row, t));
+    EXPECT_NE(row.find("row-wise scales (scale=1) are not taken by this instance"), std::string::npos) << row;
+  }
+  for (Fp8Scale s : {Fp8Scale::tensor, Fp8Scale::block128, Fp8Scale::block128_ue8m0})
+    for (DType t : {DType::e4m3, DType::e5m2}) {
+      EXPECT_EQ(inst.supports(grouped_gemm_fp8_problem(4, 8192, 4096, 7168, s, t)), "");
+      EXPECT_EQ(inst.supports(grouped_gemm_fp8_problem(8, 256, 7168, 2048, s, t)), "");
+      EXPECT_EQ(inst.supports(grouped_gemm_fp8_problem(2, 512, 4104, 1024, s, t)), "");
+      const std::string rows = inst.supports(grouped_gemm_fp8_problem(2, 384, 4104, 1024, s, t));
+      EXPECT_NE(rows.find("m (the rows of each group) must be a multiple of 256"), std::string::npos) << rows;
+      const std::string n = inst.supports(grouped_gemm_fp8_problem(2, 256, 4100, 1024, s, t));
+      EXPECT_NE(n.find("N=4100: this instance stores D by TMA"), std::string::npos) << n;
+      Problem masked = grouped_gemm_fp8_problem(8, 256, 4096, 7168, s, t);
+      masked.grouped_gemm_fp8.masked_m = reinterpret_cast<const int*>(std::uintptr_t{0x60000});
+      const std::string why = inst.supports(masked);
+      EXPECT_NE(why.find("the masked layout (valid < m) runs 128-row tiles"), std::string::npos) << why;
+    }
+}

@@ -149,8 +149,9 @@ template <class Base>
 struct GroupedConfig : Base {
   static constexpr bool Grouped = true;
   static_assert(Base::ClusterM == 1, "a grouped tile takes no B multicast (the cluster's tiles may be two groups')");
-  static_assert(Base::Waves == 1, "grouped tiles are 128 rows (each group's M a multiple of them)");
-  static_assert(!Base::StagedD, "a grouped tile stores D from registers (the masked layout stores its rows only)");
+  // A tile of 128 or 256 rows (Waves 2) lies in one group: each group's M is a multiple of BM.
+  // StagedD stores D by TMA over the G*M rows of the contiguous layout (gemm_fp8_staged_kernel);
+  // the masked layout, which stores a group's valid rows only, runs its own 128-row configs.
 };
 
 template <int GroupM>
@@ -612,16 +613,17 @@ __global__ void __launch_bounds__(k_threads, 1)
 }
 
 // The same with D stored through tmap_d (Cfg::StagedD: [M, N] bf16, boxes of 128 rows x 64
-// columns, 128-byte swizzle).
+// columns, 128-byte swizzle; the contiguous grouped layout's [G*M, N]). The last argument as
+// gemm_fp8_kernel's.
 template <class Cfg, class T, Fp8Scale Mode>
 __global__ void __launch_bounds__(k_threads, 1)
     gemm_fp8_staged_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                            const __grid_constant__ CUtensorMap tmap_sa, const __grid_constant__ CUtensorMap tmap_d,
                            __nv_bfloat16* __restrict__ d, const float* __restrict__ scale_a,
-                           const float* __restrict__ scale_b, int m, int n, int k, int a_rows) {
-  static_assert(Cfg::StagedD && !Cfg::Grouped, "the dense kernel with D staged");
-  gemm_fp8_body<Cfg, T, Mode, false>(tmap_a, tmap_b, tmap_sa, d, scale_a, scale_b, m, n, k, a_rows, nullptr, 0,
-                                     &tmap_d);
+                           const float* __restrict__ scale_b, int m, int n, int k, int a_rows_or_group_tiles) {
+  static_assert(Cfg::StagedD, "the dense or contiguous grouped kernel with D staged");
+  gemm_fp8_body<Cfg, T, Mode, false>(tmap_a, tmap_b, tmap_sa, d, scale_a, scale_b, m, n, k, a_rows_or_group_tiles,
+                                     nullptr, 0, &tmap_d);
 }
 
 // The masked layout: A [groups][m][k] as a 3-D map, B [groups][n][k], D [groups][m][n];
@@ -633,6 +635,7 @@ __global__ void __launch_bounds__(k_threads, 1)
                            const __grid_constant__ CUtensorMap tmap_sa, __nv_bfloat16* __restrict__ d,
                            const float* __restrict__ scale_a, const float* __restrict__ scale_b,
                            const int* __restrict__ masked_m, int groups, int m, int n, int k) {
+  static_assert(!Cfg::StagedD, "the masked layout stores a group's valid rows from registers");
   gemm_fp8_body<Cfg, T, Mode, true>(tmap_a, tmap_b, tmap_sa, d, scale_a, scale_b, m, n, k, 0, masked_m, groups,
                                     nullptr);
 }

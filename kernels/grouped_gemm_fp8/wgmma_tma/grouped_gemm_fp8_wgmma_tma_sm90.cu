@@ -13,7 +13,8 @@
 // gemm_fp8's, per group for B; block128_ue8m0 through block128's code, on its fp32 copy of the
 // scales (as gemm_fp8.wgmma_tma runs it).
 //
-// Constraints: e4m3 or e5m2; M (per group) a multiple of 128; K a multiple of 16 (TMA's
+// Constraints: e4m3 or e5m2; M (per group) a multiple of the tile's rows (128, or 256 for the
+// 256x128 tile, whose D is stored by TMA: N a multiple of 8 there); K a multiple of 16 (TMA's
 // 16-byte row strides), of 128 with block scales; A, B (and a block mode's scale_a) 16-byte
 // aligned. N is free: TMA zero-fills B's rows past N and the epilogue masks D. The masked
 // layout (masked_m set) runs the masked kernel of grouped_gemm_fp8_wgmma_tma_masked_sm90.cu at
@@ -29,10 +30,17 @@ namespace {
 
 using gemm_fp8_wgmma_tma::Config;
 using gemm_fp8_wgmma_tma::gemm_fp8_kernel;
+using gemm_fp8_wgmma_tma::gemm_fp8_staged_kernel;
 using gemm_fp8_wgmma_tma::GroupedConfig;
 using gemm_fp8_wgmma_tma::k_threads;
 using gemm_fp8_wgmma_tma::make_scale_a_map;
 using gemm_fp8_wgmma_tma::resident_ctas;
+
+// Row-wise scales on the 256-row staged tile: its grouped kernel spills under the launch bound
+// (ptxas 13.0: 140 bytes, where the dense one fits 168 registers exactly), so it takes per-tensor
+// and block scales only, and says so.
+template <class Cfg>
+constexpr bool k_takes_row_scales = Cfg::Waves == 1;
 
 template <class Cfg>
 std::string supports(const Problem& p) {
@@ -42,6 +50,11 @@ std::string supports(const Problem& p) {
     return std::string("dtype ") + dtype_name(g.dtype) +
            " not supported: grouped_gemm_fp8.wgmma_tma takes e4m3 or e5m2";
   if (g.groups <= 0 || g.m <= 0 || g.n <= 0 || g.k <= 0) return "g, m, n and k must be positive";
+  // The masked layout runs 128-row tiles of its own (launch_masked), so a taller tile has no
+  // masked kernel to stand for.
+  if (Cfg::BM != 128 && g.masked_m != nullptr)
+    return "the masked layout (valid < m) runs 128-row tiles: use grouped_gemm_fp8.wgmma_tma.128x128x128_s6 or "
+           "128x160x128_s6";
   if (g.m % Cfg::BM != 0 && g.masked_m == nullptr)
     return "m (the rows of each group) must be a multiple of " + std::to_string(Cfg::BM) +
            ", the tile's rows, so that no tile holds two groups (m=" + std::to_string(g.m) +
@@ -53,6 +66,9 @@ std::string supports(const Problem& p) {
   if (g.k % 16 != 0)
     return "K=" + std::to_string(g.k) +
            " is not a multiple of 16: TMA needs 16-byte row strides of A and B; pad K with zeros to a multiple of 16";
+  if (!k_takes_row_scales<Cfg> && g.scale == Fp8Scale::row)
+    return "row-wise scales (scale=1) are not taken by this instance (its kernel would spill registers): use "
+           "grouped_gemm_fp8.wgmma_tma.128x128x128_s6 or 128x160x128_s6";
   // block128_ue8m0 hands its power-of-two scales over in fp32 too (block128's layout, the same
   // values exactly): this kernel reads those, so the two block modes run the same code.
   const bool block = fp8_scale_is_block(g.scale);
@@ -70,6 +86,10 @@ std::string supports(const Problem& p) {
            "group's scales of A start 16-byte aligned (m=" +
            std::to_string(g.m) + "); pad m to a multiple of 4";
   if (reinterpret_cast<uintptr_t>(g.masked_m) % alignof(int) != 0) return "masked_m must be int-aligned";
+  if (Cfg::StagedD && g.masked_m == nullptr && (g.n % 8 != 0 || misaligned(g.d)))
+    return "N=" + std::to_string(g.n) +
+           ": this instance stores D by TMA, which needs N a multiple of 8 and D 16-byte aligned; the instances "
+           "without _sd store any N";
   return "";
 }
 
@@ -83,7 +103,15 @@ cudaError_t launch_typed(const GroupedGemmFp8Args& g, cudaStream_t stream) {
   tsa = ta;                                  // unused unless block128
   if constexpr (Mode == Fp8Scale::block128)  // the tall A's scales, as gemm_fp8's
     if (!make_scale_a_map<Cfg>(&tsa, g.scale_a, rows, g.k)) return cudaErrorInvalidValue;
-  auto kernel = gemm_fp8_kernel<Cfg, T, Mode>;
+  CUtensorMap td;  // StagedD: D [G*M, N], boxes of the 128 rows x 64 columns of one slab
+  if constexpr (Cfg::StagedD)
+    if (!tma_host::make_tmap(&td, g.d, rows, g.n, 128, DType::bf16)) return cudaErrorInvalidValue;
+  auto kernel = [] {
+    if constexpr (Cfg::StagedD)
+      return gemm_fp8_staged_kernel<Cfg, T, Mode>;
+    else
+      return gemm_fp8_kernel<Cfg, T, Mode>;
+  }();
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
   if (err != cudaSuccess) return err;
   int ctas = 0;
@@ -95,8 +123,12 @@ cudaError_t launch_typed(const GroupedGemmFp8Args& g, cudaStream_t stream) {
   cfg.dynamicSmemBytes = Cfg::smem_bytes;
   cfg.stream = stream;
   // The kernel's last argument is the tile rows of one group when grouped.
-  err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, tsa, static_cast<__nv_bfloat16*>(g.d), g.scale_a, g.scale_b, rows, g.n,
-                           g.k, g.m / Cfg::BM);
+  if constexpr (Cfg::StagedD)
+    err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, tsa, td, static_cast<__nv_bfloat16*>(g.d), g.scale_a, g.scale_b,
+                             rows, g.n, g.k, g.m / Cfg::BM);
+  else
+    err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, tsa, static_cast<__nv_bfloat16*>(g.d), g.scale_a, g.scale_b, rows,
+                             g.n, g.k, g.m / Cfg::BM);
   if (err != cudaSuccess) return err;
   return cudaGetLastError();
 }
@@ -105,7 +137,11 @@ template <class Cfg, class T>
 cudaError_t launch_mode(const GroupedGemmFp8Args& g, cudaStream_t stream) {
   switch (g.scale) {
     case Fp8Scale::tensor: return launch_typed<Cfg, T, Fp8Scale::tensor>(g, stream);
-    case Fp8Scale::row: return launch_typed<Cfg, T, Fp8Scale::row>(g, stream);
+    case Fp8Scale::row:
+      if constexpr (k_takes_row_scales<Cfg>)
+        return launch_typed<Cfg, T, Fp8Scale::row>(g, stream);
+      else
+        return cudaErrorInvalidValue;  // supports() refuses it
     case Fp8Scale::block128:
     case Fp8Scale::block128_ue8m0:  // its fp32 scales, in block128's layout
       return launch_typed<Cfg, T, Fp8Scale::block128>(g, stream);
@@ -115,17 +151,29 @@ cudaError_t launch_mode(const GroupedGemmFp8Args& g, cudaStream_t stream) {
 
 template <class Cfg>
 cudaError_t launch(const Problem& p, cudaStream_t stream) {
-  if (p.grouped_gemm_fp8.masked_m != nullptr) return launch_masked<Cfg::BN>(p.grouped_gemm_fp8, stream);
+  if constexpr (Cfg::BM == 128) {
+    if (p.grouped_gemm_fp8.masked_m != nullptr) return launch_masked<Cfg::BN>(p.grouped_gemm_fp8, stream);
+  } else if (p.grouped_gemm_fp8.masked_m != nullptr) {
+    return cudaErrorInvalidValue;  // supports() refuses it
+  }
   if (p.grouped_gemm_fp8.dtype == DType::e5m2) return launch_mode<Cfg, __nv_fp8_e5m2>(p.grouped_gemm_fp8, stream);
   return launch_mode<Cfg, __nv_fp8_e4m3>(p.grouped_gemm_fp8, stream);
 }
 
-// gemm_fp8's config and the row alignment each group needs.
+// gemm_fp8's config and the row alignment each group needs in the contiguous layout (also as
+// the path bound run_m_align_bytes, one byte an fp8 element, where it is more than 128 rows: the
+// family's own rule asks for 128).
 template <class Cfg>
 std::string config_json() {
   std::string json = gemm_fp8_wgmma_tma::config_json<Cfg>();
   json.pop_back();  // the closing brace
-  return json + ",\"group_m_align\":" + std::to_string(Cfg::BM) + "}";
+  if constexpr (!k_takes_row_scales<Cfg>) {
+    const std::string row = "\"row\",";
+    if (const auto at = json.find(row); at != std::string::npos) json.erase(at, row.size());
+  }
+  json += ",\"group_m_align\":" + std::to_string(Cfg::BM);
+  if (Cfg::BM > 128) json += ",\"run_m_align_bytes\":" + std::to_string(Cfg::BM);
+  return json + "}";
 }
 
 template <class Cfg>
@@ -137,16 +185,21 @@ Instance make_instance(const char* name) {
 }
 
 // gemm_fp8's 128x128 tile (6 stages) and its promoted 128x160 one (6 stages, up to two scale
-// blocks of B per tile), both one K block in flight, no cluster.
+// blocks of B per tile), both one K block in flight, no cluster; and its 256x128 tile with A's
+// scales read before the wgmma and D stored by TMA (4 stages; each group's M a multiple of 256,
+// N of 8; the contiguous layout, per-tensor and block scales).
 using Cfg128x128 = GroupedConfig<Config<128, 6, 1>>;
 using Cfg128x160 = GroupedConfig<Config<160, 6, 1>>;
+using Cfg256x128SfSd = GroupedConfig<Config<128, 4, 1, false, true, 2, true, true>>;
 
 const Instance k_inst_128x128 = make_instance<Cfg128x128>("grouped_gemm_fp8.wgmma_tma.128x128x128_s6");
 const Instance k_inst_128x160 = make_instance<Cfg128x160>("grouped_gemm_fp8.wgmma_tma.128x160x128_s6");
+const Instance k_inst_256x128_sf_sd = make_instance<Cfg256x128SfSd>("grouped_gemm_fp8.wgmma_tma.256x128x128_s4_sf_sd");
 
 }  // namespace
 
 KPORT_REGISTER_KERNEL(k_inst_128x128);
 KPORT_REGISTER_KERNEL(k_inst_128x160);
+KPORT_REGISTER_KERNEL(k_inst_256x128_sf_sd);
 
 }  // namespace kport::kernels::grouped_gemm_fp8_wgmma_tma
