@@ -19,8 +19,9 @@
 // shared memory (distributed shared memory, one mbarrier each way per tile), and the first
 // adds it to its own and stores C. A skinny problem (M = 128, N = K = 8192: 64 tiles of
 // 128x128 for 132 SMs) then runs on twice as many SMs, without a workspace or a second kernel.
-// A 64-row tile (BM = 64, the skinny-M instance) has one consumer warpgroup; ShortA loads A's
-// box only as tall as M when M is below the tile.
+// A 64-row tile (BM = 64, the skinny-M instances) has one consumer warpgroup; a 64-column
+// one (BN = 64) is one slab of B and C, twice the split-K CTAs where N is 4096. ShortA loads
+// A's box only as tall as M when M is below the tile.
 //
 // Optionally (Grouped, grouped_gemm's instances) the problem is G gemms in the contiguous
 // layout: A and C are [G*M, K] and [G*M, N] with each group's M a multiple of BM, so every
