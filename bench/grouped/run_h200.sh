@@ -112,7 +112,7 @@ if has_part fp8; then
   stamp "fp8 bench grid: exit $?"
   for scale in 0 1 2; do
     fcases=()
-    for tile in 128x128x128_s6 128x160x128_s6 256x128x128_s4_sf_sd; do
+    for tile in 128x128x128_s6 128x160x128_s6 256x128x128_s4_sf_sd 128x256x128_s4_fastacc; do
       fcases+=(--case "grouped_gemm_fp8.wgmma_tma.$tile:e4m3:g=4,m=8192,n=4096,k=7168,scale=$scale")
       fcases+=(--case "gemm_fp8.wgmma_tma.$tile:e4m3:m=32768,n=4096,k=7168,scale=$scale")
     done

@@ -50,11 +50,11 @@ std::string supports(const Problem& p) {
     return std::string("dtype ") + dtype_name(g.dtype) +
            " not supported: grouped_gemm_fp8.wgmma_tma takes e4m3 or e5m2";
   if (g.groups <= 0 || g.m <= 0 || g.n <= 0 || g.k <= 0) return "g, m, n and k must be positive";
-  // The masked layout runs 128-row tiles of its own (launch_masked), so a taller tile has no
-  // masked kernel to stand for.
-  if (Cfg::BM != 128 && g.masked_m != nullptr)
-    return "the masked layout (valid < m) runs 128-row tiles: use grouped_gemm_fp8.wgmma_tma.128x128x128_s6 or "
-           "128x160x128_s6";
+  // The masked layout runs promoting 128-row tiles of its own (launch_masked), so a taller or
+  // unpromoted tile has no masked kernel to stand for.
+  if ((Cfg::BM != 128 || !Cfg::Promote) && g.masked_m != nullptr)
+    return "the masked layout (valid < m) runs the promoting 128-row tiles: use "
+           "grouped_gemm_fp8.wgmma_tma.128x128x128_s6 or 128x160x128_s6";
   if (g.m % Cfg::BM != 0 && g.masked_m == nullptr)
     return "m (the rows of each group) must be a multiple of " + std::to_string(Cfg::BM) +
            ", the tile's rows, so that no tile holds two groups (m=" + std::to_string(g.m) +
@@ -66,6 +66,9 @@ std::string supports(const Problem& p) {
   if (g.k % 16 != 0)
     return "K=" + std::to_string(g.k) +
            " is not a multiple of 16: TMA needs 16-byte row strides of A and B; pad K with zeros to a multiple of 16";
+  if (!Cfg::Promote && fp8_scale_is_block(g.scale))
+    return "block scales need the promoting instances (this one accumulates over all of K in the tensor cores); "
+           "use grouped_gemm_fp8.wgmma_tma.256x128x128_s4_sf_sd or 128x128x128_s6";
   if (!k_takes_row_scales<Cfg> && g.scale == Fp8Scale::row)
     return "row-wise scales (scale=1) are not taken by this instance (its kernel would spill registers): use "
            "grouped_gemm_fp8.wgmma_tma.128x128x128_s6 or 128x160x128_s6";
@@ -144,14 +147,17 @@ cudaError_t launch_mode(const GroupedGemmFp8Args& g, cudaStream_t stream) {
         return cudaErrorInvalidValue;  // supports() refuses it
     case Fp8Scale::block128:
     case Fp8Scale::block128_ue8m0:  // its fp32 scales, in block128's layout
-      return launch_typed<Cfg, T, Fp8Scale::block128>(g, stream);
+      if constexpr (Cfg::Promote)
+        return launch_typed<Cfg, T, Fp8Scale::block128>(g, stream);
+      else
+        return cudaErrorInvalidValue;  // supports() refuses it
   }
   return cudaErrorInvalidValue;
 }
 
 template <class Cfg>
 cudaError_t launch(const Problem& p, cudaStream_t stream) {
-  if constexpr (Cfg::BM == 128) {
+  if constexpr (Cfg::BM == 128 && Cfg::Promote) {
     if (p.grouped_gemm_fp8.masked_m != nullptr) return launch_masked<Cfg::BN>(p.grouped_gemm_fp8, stream);
   } else if (p.grouped_gemm_fp8.masked_m != nullptr) {
     return cudaErrorInvalidValue;  // supports() refuses it
@@ -178,7 +184,7 @@ std::string config_json() {
 
 template <class Cfg>
 Instance make_instance(const char* name) {
-  static_assert(Cfg::Grouped && Cfg::Promote, "grouped, and promoting (block scales, full fp32 sums)");
+  static_assert(Cfg::Grouped, "grouped");
   return Instance{
       Family::grouped_gemm_fp8,   "wgmma_tma",        name,           {"wgmma", "tma", "mbarrier", "setmaxnreg"},
       {DType::e4m3, DType::e5m2}, config_json<Cfg>(), &supports<Cfg>, &launch<Cfg>};
@@ -187,19 +193,25 @@ Instance make_instance(const char* name) {
 // gemm_fp8's 128x128 tile (6 stages) and its promoted 128x160 one (6 stages, up to two scale
 // blocks of B per tile), both one K block in flight, no cluster; and its 256x128 tile with A's
 // scales read before the wgmma and D stored by TMA (4 stages; each group's M a multiple of 256,
-// N of 8; the contiguous layout, per-tensor and block scales).
+// N of 8; the contiguous layout, per-tensor and block scales); and gemm_fp8's unpromoted 128x256
+// tile (per-tensor and row-wise scales, the tensor cores accumulating over all of K, the
+// contiguous layout).
 using Cfg128x128 = GroupedConfig<Config<128, 6, 1>>;
 using Cfg128x160 = GroupedConfig<Config<160, 6, 1>>;
 using Cfg256x128SfSd = GroupedConfig<Config<128, 4, 1, false, true, 2, true, true>>;
+using Cfg128x256Fast = GroupedConfig<Config<256, 4, 1, false, false>>;
 
 const Instance k_inst_128x128 = make_instance<Cfg128x128>("grouped_gemm_fp8.wgmma_tma.128x128x128_s6");
 const Instance k_inst_128x160 = make_instance<Cfg128x160>("grouped_gemm_fp8.wgmma_tma.128x160x128_s6");
 const Instance k_inst_256x128_sf_sd = make_instance<Cfg256x128SfSd>("grouped_gemm_fp8.wgmma_tma.256x128x128_s4_sf_sd");
+
+const Instance k_inst_128x256_fast = make_instance<Cfg128x256Fast>("grouped_gemm_fp8.wgmma_tma.128x256x128_s4_fastacc");
 
 }  // namespace
 
 KPORT_REGISTER_KERNEL(k_inst_128x128);
 KPORT_REGISTER_KERNEL(k_inst_128x160);
 KPORT_REGISTER_KERNEL(k_inst_256x128_sf_sd);
+KPORT_REGISTER_KERNEL(k_inst_128x256_fast);
 
 }  // namespace kport::kernels::grouped_gemm_fp8_wgmma_tma
