@@ -81,11 +81,7 @@ std::vector<std::uint8_t> encode(const std::vector<float>& v, DType t) {
 
 // The N alignment in bytes (of the 8-bit inputs) an instance publishes as run_n_align_bytes
 // (the instances that store D by TMA), else 1.
-int run_n_align_bytes(const Instance& inst) {
-  const std::string key = "\"run_n_align_bytes\":";
-  const auto at = inst.config_json.find(key);
-  return at == std::string::npos ? 1 : std::stoi(inst.config_json.substr(at + key.size()));
-}
+int run_n_align_bytes(const Instance& inst) { return kport::test_gpu::config_int(inst, "run_n_align_bytes", 1); }
 
 // Runs `inst` on one problem and dtype and compares D with the reference; returns the number
 // of wrong elements (and reports the first few). A shape whose N the instance publishes that it

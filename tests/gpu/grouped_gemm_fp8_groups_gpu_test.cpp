@@ -18,7 +18,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -31,6 +30,7 @@ using namespace kport::kernels;
 namespace {
 
 using kport::test_gpu::bf16_to_float;
+using kport::test_gpu::config_int;
 using kport::test_gpu::DeviceBuffer;
 using kport::test_gpu::operand;
 using kport::test_gpu::to_fp8;
@@ -41,18 +41,10 @@ struct Shape {
   int g, m, n, k;
 };
 
-// An integer the instance's config publishes, 0 when it does not ("group_m_align": the rows
-// each group's M is a multiple of; "run_n_align_bytes": N's multiple where D is stored by TMA).
-int config_int(const Instance& inst, const std::string& key) {
-  const std::string tag = "\"" + key + "\":";
-  const auto at = inst.config_json.find(tag);
-  return at == std::string::npos ? 0 : std::atoi(inst.config_json.c_str() + at + tag.size());
-}
-
 // `s` as the instance runs it: M rounded up to its rows per group, N to the multiple it
 // publishes (a shape off them is refused with the reason, tests/kernels' supports tests).
 Shape for_instance(const Instance& inst, Shape s) {
-  const int bm = std::max(1, config_int(inst, "group_m_align")), n_align = config_int(inst, "run_n_align_bytes");
+  const int bm = config_int(inst, "group_m_align", 1), n_align = config_int(inst, "run_n_align_bytes", 0);
   s.m = (s.m + bm - 1) / bm * bm;
   if (n_align > 0) s.n = (s.n + n_align - 1) / n_align * n_align;
   return s;
@@ -277,7 +269,7 @@ TEST(GroupedGemmFp8OnGpu, TheMaskedLayoutComputesEachGroupsValidRowsFromCountsOn
   int tested = 0;
   for (const Instance* inst : registry()) {
     if (inst->family != Family::grouped_gemm_fp8) continue;
-    if (config_int(*inst, "group_m_align") != 128 || config_int(*inst, "promote_every_k") == 0) {
+    if (config_int(*inst, "group_m_align", 0) != 128 || config_int(*inst, "promote_every_k", 0) == 0) {
       // A taller or unpromoted tile has no masked kernel: it refuses the layout, naming the
       // instances that run it.
       Problem p;

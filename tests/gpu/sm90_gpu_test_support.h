@@ -1,5 +1,6 @@
 // What the sm_90a GPU tests share: the reason to skip on a machine without a compute
-// capability 9.0 device, exact fp8 operands, bf16 read-back and a device buffer.
+// capability 9.0 device, exact fp8 operands, bf16 read-back, a device buffer and an integer an
+// instance's config publishes.
 #pragma once
 
 #include <cuda_fp8.h>
@@ -8,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -58,5 +60,13 @@ struct DeviceBuffer {
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 };
+
+// An integer key of an instance's config ("run_n_align_bytes", "group_m_align", ...), or
+// `absent` when the config has none.
+inline int config_int(const kport::kernels::Instance& inst, const std::string& key, int absent) {
+  const std::string tag = "\"" + key + "\":";
+  const auto at = inst.config_json.find(tag);
+  return at == std::string::npos ? absent : std::atoi(inst.config_json.c_str() + at + tag.size());
+}
 
 }  // namespace kport::test_gpu

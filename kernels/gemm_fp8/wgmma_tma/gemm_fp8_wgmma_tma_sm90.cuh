@@ -642,6 +642,30 @@ __global__ void __launch_bounds__(k_threads, 1)
 
 // ---- host side --------------------------------------------------------------------------------
 
+// Cfg::StagedD (the dense and contiguous grouped instances alike): D is stored by TMA, whose
+// 16-byte row strides need N a multiple of 8 and D 16-byte aligned. Why not, or "".
+template <class Cfg>
+std::string staged_d_refusal(int n, const void* d) {
+  if (!Cfg::StagedD || (n % 8 == 0 && reinterpret_cast<uintptr_t>(d) % 16 == 0)) return "";
+  return "N=" + std::to_string(n) +
+         ": this instance stores D by TMA, which needs N a multiple of 8 and D 16-byte aligned; the instances "
+         "without _sd store any N";
+}
+
+// The kernel a launcher runs, and D's map where it is staged ([rows, N] bf16, boxes of one
+// slab's 128 rows x 64 columns; unused otherwise).
+template <class Cfg, class T, Fp8Scale Mode>
+constexpr auto dense_or_staged_kernel() {
+  if constexpr (Cfg::StagedD)
+    return gemm_fp8_staged_kernel<Cfg, T, Mode>;
+  else
+    return gemm_fp8_kernel<Cfg, T, Mode>;
+}
+template <class Cfg>
+bool make_staged_d_map(CUtensorMap* map, void* d, int rows, int n) {
+  return !Cfg::StagedD || tma_host::make_tmap(map, d, rows, n, 128, DType::bf16);
+}
+
 template <class Cfg>
 std::string supports(const Problem& p) {
   if (p.family != Family::gemm_fp8) return "not a gemm_fp8 problem";
@@ -665,11 +689,7 @@ std::string supports(const Problem& p) {
   auto misaligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 != 0; };
   if (misaligned(g.a) || misaligned(g.b)) return "A and B must be 16-byte aligned for TMA";
   if (block && misaligned(g.scale_a)) return "block scale_a must be 16-byte aligned for TMA";
-  if (Cfg::StagedD && (g.n % 8 != 0 || misaligned(g.d)))
-    return "N=" + std::to_string(g.n) +
-           ": this instance stores D by TMA, which needs N a multiple of 8 and D 16-byte aligned; the instances "
-           "without _sd store any N";
-  return "";
+  return staged_d_refusal<Cfg>(g.n, g.d);
 }
 
 // CTAs of this kernel that fit on the device at once (whole clusters): the persistent grid
@@ -739,15 +759,9 @@ cudaError_t launch_typed(const GemmFp8Args& g, cudaStream_t stream) {
   tsa = ta;  // unused unless block128
   if constexpr (Mode == Fp8Scale::block128)
     if (!make_scale_a_map<Cfg>(&tsa, g.scale_a, g.m, g.k)) return cudaErrorInvalidValue;
-  CUtensorMap td;  // StagedD: D, boxes of the 128 rows x 64 columns of one slab
-  if constexpr (Cfg::StagedD)
-    if (!tma_host::make_tmap(&td, g.d, g.m, g.n, 128, DType::bf16)) return cudaErrorInvalidValue;
-  auto kernel = [] {
-    if constexpr (Cfg::StagedD)
-      return gemm_fp8_staged_kernel<Cfg, T, Mode>;
-    else
-      return gemm_fp8_kernel<Cfg, T, Mode>;
-  }();
+  CUtensorMap td;  // StagedD: D
+  if (!make_staged_d_map<Cfg>(&td, g.d, g.m, g.n)) return cudaErrorInvalidValue;
+  auto kernel = dense_or_staged_kernel<Cfg, T, Mode>();
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
   if (err != cudaSuccess) return err;
   int ctas = 0;

@@ -29,12 +29,13 @@ namespace kport::kernels::grouped_gemm_fp8_wgmma_tma {
 namespace {
 
 using gemm_fp8_wgmma_tma::Config;
-using gemm_fp8_wgmma_tma::gemm_fp8_kernel;
-using gemm_fp8_wgmma_tma::gemm_fp8_staged_kernel;
+using gemm_fp8_wgmma_tma::dense_or_staged_kernel;
 using gemm_fp8_wgmma_tma::GroupedConfig;
 using gemm_fp8_wgmma_tma::k_threads;
 using gemm_fp8_wgmma_tma::make_scale_a_map;
+using gemm_fp8_wgmma_tma::make_staged_d_map;
 using gemm_fp8_wgmma_tma::resident_ctas;
+using gemm_fp8_wgmma_tma::staged_d_refusal;
 
 // Row-wise scales on the 256-row staged tile: its grouped kernel spills under the launch bound
 // (ptxas 13.0: 140 bytes, where the dense one fits 168 registers exactly), so it takes per-tensor
@@ -89,11 +90,7 @@ std::string supports(const Problem& p) {
            "group's scales of A start 16-byte aligned (m=" +
            std::to_string(g.m) + "); pad m to a multiple of 4";
   if (reinterpret_cast<uintptr_t>(g.masked_m) % alignof(int) != 0) return "masked_m must be int-aligned";
-  if (Cfg::StagedD && g.masked_m == nullptr && (g.n % 8 != 0 || misaligned(g.d)))
-    return "N=" + std::to_string(g.n) +
-           ": this instance stores D by TMA, which needs N a multiple of 8 and D 16-byte aligned; the instances "
-           "without _sd store any N";
-  return "";
+  return g.masked_m == nullptr ? staged_d_refusal<Cfg>(g.n, g.d) : "";
 }
 
 template <class Cfg, class T, Fp8Scale Mode>
@@ -106,15 +103,9 @@ cudaError_t launch_typed(const GroupedGemmFp8Args& g, cudaStream_t stream) {
   tsa = ta;                                  // unused unless block128
   if constexpr (Mode == Fp8Scale::block128)  // the tall A's scales, as gemm_fp8's
     if (!make_scale_a_map<Cfg>(&tsa, g.scale_a, rows, g.k)) return cudaErrorInvalidValue;
-  CUtensorMap td;  // StagedD: D [G*M, N], boxes of the 128 rows x 64 columns of one slab
-  if constexpr (Cfg::StagedD)
-    if (!tma_host::make_tmap(&td, g.d, rows, g.n, 128, DType::bf16)) return cudaErrorInvalidValue;
-  auto kernel = [] {
-    if constexpr (Cfg::StagedD)
-      return gemm_fp8_staged_kernel<Cfg, T, Mode>;
-    else
-      return gemm_fp8_kernel<Cfg, T, Mode>;
-  }();
+  CUtensorMap td;  // StagedD: D [G*M, N]
+  if (!make_staged_d_map<Cfg>(&td, g.d, rows, g.n)) return cudaErrorInvalidValue;
+  auto kernel = dense_or_staged_kernel<Cfg, T, Mode>();
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
   if (err != cudaSuccess) return err;
   int ctas = 0;
