@@ -88,9 +88,12 @@ std::optional<double> OpFamily::bytes_at(const Shape& s, std::string_view dtype)
 
 ShapeRules OpFamily::shape_rules() const {
   std::vector<std::pair<std::string, Shape::DimRule>> out;
-  for (const auto& d : dims)
+  std::vector<ShapeRules::Cap> caps;
+  for (const auto& d : dims) {
     if (d.rule != Shape::DimRule{}) out.emplace_back(d.name, d.rule);
-  return ShapeRules(std::move(out));
+    if (!d.full_at.empty()) caps.push_back({d.name, d.full_at});
+  }
+  return ShapeRules(std::move(out), std::move(caps));
 }
 
 std::optional<DimRuleProblem> dim_rule_problem(const Shape::DimRule& r) {
@@ -169,6 +172,10 @@ Status check_family(const OpFamily& f) {
                          std::any_of(f.dims.begin(), f.dims.end(), [&](const OpDim& x) { return x.name == d.full_at; });
       if (!other)
         return bad(at + ": full_at '" + d.full_at + "' of '" + d.name + "' must name another dimension of " + f.name);
+      for (std::size_t j = 0; j < i; ++j)
+        if (f.dims[j].full_at == d.full_at)
+          return bad(at + ": '" + d.full_at + "' is already the full_at of '" + f.dims[j].name +
+                     "'; a dimension is bounded by one other at most");
     }
     if (auto p = dim_rule_problem(d.rule))
       return bad("field 'dims[" + std::to_string(i) + "]." + p->key + "'" + of + ": " + p->what);

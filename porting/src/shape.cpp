@@ -99,7 +99,23 @@ double Shape::dim_distance(const DimRule& rule, std::int64_t a, std::int64_t b) 
   return term;
 }
 
-ShapeRules::ShapeRules(std::vector<std::pair<std::string, Shape::DimRule>> dims) : m_dims(std::move(dims)) {}
+ShapeRules::ShapeRules(std::vector<std::pair<std::string, Shape::DimRule>> dims, std::vector<Cap> caps)
+    : m_dims(std::move(dims)), m_caps(std::move(caps)) {}
+
+bool ShapeRules::bounds_another(std::string_view key) const {
+  for (const auto& c : m_caps)
+    if (c.dim == key) return true;
+  return false;
+}
+
+std::int64_t ShapeRules::extent(const Shape& s, std::string_view key) const {
+  std::int64_t v = s.get(key);
+  if (v < 0) return v;
+  for (const auto& c : m_caps)
+    if (c.bounds == key)
+      if (std::int64_t cap = s.get(c.dim); cap >= 0 && cap < v) v = cap;
+  return v;
+}
 
 const Shape::DimRule& ShapeRules::rule(std::string_view key) const {
   static const Shape::DimRule plain{};

@@ -16,6 +16,12 @@ bool named(const std::vector<Geometry::Split>& splits, std::string_view dim) {
   return false;
 }
 
+// Whether `key` multiplies the blocks of wave_work(): neither tiled nor stepped, not a
+// mode that must match exactly, not a bound on another dimension's extent.
+bool multiplies(const Geometry& g, const ShapeRules& rules, std::string_view key) {
+  return !named(g.tiles, key) && !named(g.steps, key) && !rules.exact(key) && !rules.bounds_another(key);
+}
+
 bool config_key(std::string_view s) {
   if (s.empty() || s.size() > 64) return false;
   for (char c : s)
@@ -199,19 +205,19 @@ double wave_work(const Geometry& g, const Shape& s, int sm_count, const ShapeRul
   if (g.tiles.size() > k_small || g.steps.size() > k_small || s.dims().size() > k_small) {
     std::vector<Extent> tiled, stepped;
     std::vector<std::int64_t> others;
-    for (const auto& t : g.tiles) tiled.push_back({s.get(t.dim), t.size});  // -1 when absent
-    for (const auto& t : g.steps) stepped.push_back({s.get(t.dim), t.size});
+    for (const auto& t : g.tiles) tiled.push_back({rules.extent(s, t.dim), t.size});  // -1 when absent
+    for (const auto& t : g.steps) stepped.push_back({rules.extent(s, t.dim), t.size});
     for (const auto& [key, v] : s.dims())
-      if (!named(g.tiles, key) && !named(g.steps, key) && !rules.exact(key)) others.push_back(v);
+      if (multiplies(g, rules, key)) others.push_back(rules.extent(s, key));
     return wave_work(tiled, stepped, others, sm_count, g.split);
   }
   Extent tiled[k_small], stepped[k_small];
   std::int64_t others[k_small];
   std::size_t n_tiled = 0, n_stepped = 0, n_others = 0;
-  for (const auto& t : g.tiles) tiled[n_tiled++] = {s.get(t.dim), t.size};  // -1 when absent
-  for (const auto& t : g.steps) stepped[n_stepped++] = {s.get(t.dim), t.size};
+  for (const auto& t : g.tiles) tiled[n_tiled++] = {rules.extent(s, t.dim), t.size};  // -1 when absent
+  for (const auto& t : g.steps) stepped[n_stepped++] = {rules.extent(s, t.dim), t.size};
   for (const auto& [key, v] : s.dims())
-    if (!named(g.tiles, key) && !named(g.steps, key) && !rules.exact(key)) others[n_others++] = v;
+    if (multiplies(g, rules, key)) others[n_others++] = rules.extent(s, key);
   return wave_work(std::span<const Extent>(tiled, n_tiled), std::span<const Extent>(stepped, n_stepped),
                    std::span<const std::int64_t>(others, n_others), sm_count, g.split);
 }
@@ -219,7 +225,7 @@ double wave_work(const Geometry& g, const Shape& s, int sm_count, const ShapeRul
 double problem_size(const Shape& s, const ShapeRules& rules) {
   double size = 1;
   for (const auto& [key, v] : s.dims())
-    if (!rules.exact(key)) size *= static_cast<double>(v);
+    if (!rules.exact(key) && !rules.bounds_another(key)) size *= static_cast<double>(rules.extent(s, key));
   return size;
 }
 

@@ -164,6 +164,16 @@ test('best-kernel explorer answers from the URL with its evidence', opts, async 
     assert.deepEqual(await options('dtype'), ['e4m3', 'e5m2']);
     assert.equal(await page.inputValue('#best-form input[name=shape]'), 'm=4096,n=7168,k=16384,scale=2');
   });
+  // A shape nobody measured: ranked by each figure moved here from the nearest measured shape
+  // (by problem size: the seeded instances publish no tiles), the estimate beside the median there.
+  const moved = new URLSearchParams({ gpu: facts.gpu, op: 'gemm', dtype: 'bf16', shape: 'm=2048,n=2048,k=2048' });
+  await visit('best-moved', `#/best?${moved}`, async (page) => {
+    await page.waitForSelector('#ranking');
+    assert.ok((await page.textContent('#answer .summary')).includes('moved to this shape by its problem size'));
+    const head = await page.$$eval('#ranking th', (ths) => ths.map((t) => t.textContent));
+    assert.ok(head.includes('estimate µs here') && head.includes('median µs there'), head.join(' | '));
+    assert.ok(await page.locator('#ranking td.estimate').count() >= 2, 'each ranked instance has its estimate');
+  });
 });
 
 test('a result posted by a runner appears live without moving the page', opts, async () => {

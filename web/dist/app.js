@@ -1109,13 +1109,14 @@ function heading(a) {
 }
 function answer(a) {
   const ev = a.evidence;
+  const moved = a.ranked_by === "estimate_us";
   return [
     heading(a),
     h(
       "p",
       { class: "summary" },
       h("span", { class: `tag ${KIND_TAG[a.kind] || "st-queued"}` }, a.kind),
-      a.ranked_by ? ` ${RANKED_BY[a.ranked_by] || a.ranked_by}.` : "",
+      a.ranked_by ? ` ${rankedBy(a)}.` : "",
       a.reason ? ` ${a.reason}` : ""
     ),
     h(
@@ -1133,7 +1134,20 @@ function answer(a) {
     h(
       "table",
       { class: "grid", id: "ranking" },
-      h("thead", {}, h("tr", {}, ["rank", "instance", "variant", "tie", "slowdown", "median \xB5s", "vs baseline", "samples", "GPU", "commit", "measured", "evidence"].map((t) => h("th", {}, t)))),
+      h("thead", {}, h("tr", {}, [
+        "rank",
+        "instance",
+        "variant",
+        "tie",
+        "slowdown",
+        ...moved ? ["estimate \xB5s here", "median \xB5s there"] : ["median \xB5s"],
+        "vs baseline",
+        "samples",
+        "GPU",
+        "commit",
+        "measured",
+        "evidence"
+      ].map((t) => h("th", {}, t)))),
       h("tbody", {}, a.ranking.map((r, i) => {
         const e = r.evidence;
         return h(
@@ -1144,6 +1158,7 @@ function answer(a) {
           h("td", {}, r.variant),
           h("td", {}, r.tie_with_best ? "tie" : ""),
           h("td", { class: "num" }, r.ranked ? `\xD7${fmtNum(r.slowdown)}` : "\u2014"),
+          moved ? h("td", { class: "num estimate" }, r.estimate_us != null ? fmtNum(r.estimate_us) : "\u2014") : null,
           h("td", { class: "num" }, e && e.median_us ? `${fmtNum(e.median_us)} \xB1 ${fmtNum(e.stddev_us)}${e.unstable ? " (unstable)" : ""}` : "\u2014"),
           h("td", { class: "num" }, e && e.ratio ? `\xD7${fmtNum(e.ratio)}` : "\u2014"),
           h("td", { class: "num" }, e ? String(e.samples) : "\u2014"),
@@ -1225,7 +1240,7 @@ async function render6(root2, route) {
     if (ev === "results" && out.querySelector("table")) stale.add(payload.ids ? payload.ids.length : 1);
   } };
 }
-var exampleShape, KIND_TAG, RANKED_BY;
+var exampleShape, KIND_TAG, RANKED_BY, MOVED_BY, rankedBy;
 var init_best = __esm({
   "js/pages/best.js"() {
     init_dom();
@@ -1234,11 +1249,12 @@ var init_best = __esm({
     init_prefetch();
     exampleShape = (f) => f ? f.example || f.dims.map((d) => `${d.name}=${d.default ?? ""}`).join(",") : "";
     KIND_TAG = { measured: "st-succeeded", provisional: "st-queued", unranked: "st-failed" };
-    RANKED_BY = {
-      median_us: "ranked by measured median",
-      estimate_us: "ranked by each figure moved to this shape by its waves of tiles",
-      ratio_to_baseline: "ranked by time relative to the vendor baseline"
+    RANKED_BY = { median_us: "ranked by measured median", ratio_to_baseline: "ranked by time relative to the vendor baseline" };
+    MOVED_BY = {
+      wave_model: "ranked by each figure moved to this shape by its waves of tiles",
+      problem_size: "ranked by each figure moved to this shape by its problem size"
     };
+    rankedBy = (a) => a.ranked_by === "estimate_us" ? MOVED_BY[a.confidence && a.confidence.method] || "ranked by each figure moved to this shape" : RANKED_BY[a.ranked_by] || a.ranked_by;
   }
 });
 

@@ -17,9 +17,11 @@ void declare(Options& o) {
       .add("arch", "", "", "best: arch of a GPU kport has not seen, e.g. 10.0 (provisional answer)");
 }
 
-std::string us(const json::value& evidence) {
-  std::string median = cell(evidence, "median_us");
-  return median == "-" ? median : median + " us";
+// A figure in microseconds: `key` of `v` ("median_us" of the evidence, "estimate_us" of a
+// ranked instance), "-" when absent.
+std::string us(const json::value& v, std::string_view key = "median_us") {
+  std::string figure = cell(v, key);
+  return figure == "-" ? figure : figure + " us";
 }
 
 std::string short_sha(std::string sha) { return sha.size() > 12 ? sha.substr(0, 12) : sha; }
@@ -91,6 +93,9 @@ int run_best(Context& ctx) {
   }
   for (const auto& n : list(b, "notes"))
     if (n.is_string()) ctx.out << "note: " << n.as_string() << "\n";
+  // An answer from another shape ranks by each figure moved to the asked shape: that
+  // estimate first, then the median measured at the stand-in shape it came from.
+  const bool moved = str(b, "ranked_by") == "estimate_us";
   std::vector<std::vector<std::string>> rows;
   for (const auto& x : list(b, "ranking")) {
     static const json::value k_none;
@@ -102,11 +107,15 @@ int run_best(Context& ctx) {
     rows.push_back({cell(x, "instance"), cell(x, "variant"), us(e), e.is_object() ? cell(e, "ratio") : "-",
                     cell(e, "samples"), ranked ? cell(x, "slowdown") : "unranked", tie, cell(e, "gpu_model"),
                     e.is_object() ? short_sha(str(e, "commit")) : "-", cell(e, "result")});
+    if (moved) rows.back().insert(rows.back().begin() + 2, us(x, "estimate_us"));
   }
-  if (!rows.empty())
-    ctx.out << format_table(
-        {"instance", "variant", "median", "vs baseline", "samples", "slowdown", "", "measured on", "commit", "result"},
-        rows);
+  std::vector<std::string> header = {"instance", "variant", "median",      "vs baseline", "samples",
+                                     "slowdown", "",        "measured on", "commit",      "result"};
+  if (moved) {
+    header[2] = "median there";
+    header.insert(header.begin() + 2, "estimate here");
+  }
+  if (!rows.empty()) ctx.out << format_table(header, rows);
   if (!list(b, "excluded").empty()) {
     ctx.out << "out of the ranking:\n";
     for (const auto& x : list(b, "excluded")) ctx.out << "  " << str(x, "instance") << ": " << str(x, "reason") << "\n";

@@ -870,24 +870,26 @@ void best(json::object& s) {
             "how each instance with a known geometry divides a problem among its thread blocks: "
             "the dimensions cut into tiles and those walked in steps, and where it leaves its own code")},
        {"tables",
-        arr(obj(
-            {{"op", str()},
-             {"dtype", str()},
-             {"commits", strings()},
-             {"drivers", strings()},
-             {"figures", arr(ref("DispatchFigure"))},
-             opt("dims", describe(arr(obj({{"name", str()},
-                                           opt("exact", boolean()),
-                                           opt("weight", number()),
-                                           opt("align", arr(obj({{"multiple", integer()}, {"penalty", number()}})))})),
-                                  "the op family's declared rule of each dimension that is not plain: "
-                                  "exact, or its weight and alignments in the shape distance")),
-             opt("requires",
-                 describe(
-                     arr(obj({{"dim", str()},
-                              {"multiple", integer()},
-                              opt("when", json::object{{"type", "object"}, {"additionalProperties", integer()}})})),
-                     "the op family's requirements: a shape that misses one is ruled out for every instance"))}))},
+        arr(obj({{"op", str()},
+                 {"dtype", str()},
+                 {"commits", strings()},
+                 {"drivers", strings()},
+                 {"figures", arr(ref("DispatchFigure"))},
+                 opt("dims", describe(arr(obj({{"name", str()},
+                                               opt("exact", boolean()),
+                                               opt("weight", number()),
+                                               opt("align", arr(obj({{"multiple", integer()}, {"penalty", number()}}))),
+                                               opt("full_at", str())})),
+                                      "the op family's declared rule of each dimension that is not plain: "
+                                      "exact, or its weight and alignments in the shape distance; full_at: the "
+                                      "dimension whose extent this one bounds in a work estimate (the grouped gemms' "
+                                      "valid rows, at most m)")),
+                 opt("requires",
+                     describe(
+                         arr(obj({{"dim", str()},
+                                  {"multiple", integer()},
+                                  opt("when", json::object{{"type", "object"}, {"additionalProperties", integer()}})})),
+                         "the op family's requirements: a shape that misses one is ruled out for every instance"))}))},
        {"checksum",
         describe(str(), "fnv1a64:<16 hex>: FNV-1a 64 of the document's bytes with these 16 digits read as '0'")}});
 }

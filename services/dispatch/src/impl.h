@@ -46,6 +46,9 @@ struct WorkPlan {
   std::uint8_t n_tiles = 0, n_steps = 0, n_others = 0;
   std::int64_t split = 1;                                                 // porting::Geometry::split
   std::array<std::uint8_t, k_max_dims> tile_at{}, step_at{}, other_at{};  // key indices
+  // Per tile, step and other, the key index of the dimension bounding it (Layout::bound_by),
+  // k_unbounded when none: its extent counts as the smaller of the two (ShapeRules::extent).
+  std::array<std::uint8_t, k_max_dims> tile_cap{}, step_cap{}, other_cap{};
   std::array<std::int64_t, k_max_dims> tile{}, step{};
   // porting::Geometry::limits and byte_limits over the layout's keys (those the layout
   // lacks limit nothing); byte_limit points into the instance's geometry.
@@ -98,9 +101,15 @@ struct PathCheck {
 };
 inline constexpr std::size_t k_max_bounded = 64;  // bounded instances of one table
 
+inline constexpr std::uint8_t k_unbounded = 0xff;
+
 struct Layout {
-  std::vector<std::string> keys;               // sorted, as porting::Shape keeps them
-  std::vector<char> exact;                     // rules[i].exact
+  std::vector<std::string> keys;  // sorted, as porting::Shape keeps them
+  std::vector<char> exact;        // rules[i].exact
+  // Per key, the index of the key that bounds its extent (porting::ShapeRules::Cap), or
+  // k_unbounded; and whether it bounds another (then it multiplies no work).
+  std::vector<std::uint8_t> bound_by;
+  std::vector<char> bounds_another;
   std::vector<porting::Shape::DimRule> rules;  // the table's family's rule of each key
   // The same rules flattened for the fast pass: the weight on |ln a - ln b| and, indexed
   // by the XOR of two values' alignment bits, the penalty they add.
@@ -130,20 +139,26 @@ inline constexpr std::size_t k_max_figures = 256;  // ranking figures at one tim
 
 // A plan's work at `values` (the layout's key order): porting::wave_work itself (or
 // porting::problem_size's product, in its order), so the doubles are the same.
+// The value at key index `at` as a work estimate counts it: at most the value at `cap`.
+inline std::int64_t bounded(const std::int64_t* values, std::uint8_t at, std::uint8_t cap) {
+  return cap == k_unbounded ? values[at] : std::min(values[at], values[cap]);
+}
+
 inline double plan_work(const WorkPlan& p, const std::int64_t* values, int sm_count) {
   if (p.missing) return 0;
   if (!p.waves) {
     double size = 1;
-    for (std::uint8_t i = 0; i < p.n_others; ++i) size *= static_cast<double>(values[p.other_at[i]]);
+    for (std::uint8_t i = 0; i < p.n_others; ++i)
+      size *= static_cast<double>(bounded(values, p.other_at[i], p.other_cap[i]));
     return size;
   }
   // Only the first n_tiles, n_steps and n_others entries are read: not zeroed, since
   // this runs for every figure of an answer from another shape.
   std::array<porting::Extent, k_max_dims> tiled, stepped;
   std::array<std::int64_t, k_max_dims> others;
-  for (std::uint8_t i = 0; i < p.n_tiles; ++i) tiled[i] = {values[p.tile_at[i]], p.tile[i]};
-  for (std::uint8_t i = 0; i < p.n_steps; ++i) stepped[i] = {values[p.step_at[i]], p.step[i]};
-  for (std::uint8_t i = 0; i < p.n_others; ++i) others[i] = values[p.other_at[i]];
+  for (std::uint8_t i = 0; i < p.n_tiles; ++i) tiled[i] = {bounded(values, p.tile_at[i], p.tile_cap[i]), p.tile[i]};
+  for (std::uint8_t i = 0; i < p.n_steps; ++i) stepped[i] = {bounded(values, p.step_at[i], p.step_cap[i]), p.step[i]};
+  for (std::uint8_t i = 0; i < p.n_others; ++i) others[i] = bounded(values, p.other_at[i], p.other_cap[i]);
   return porting::wave_work(std::span(tiled.data(), p.n_tiles), std::span(stepped.data(), p.n_steps),
                             std::span(others.data(), p.n_others), sm_count, p.split);
 }

@@ -139,6 +139,7 @@ Expected<porting::ShapeRules> read_rules(const json::object& table, const std::s
   if (!dims) return porting::ShapeRules{};
   if (!dims->is_array()) return fail(ErrorCode::bad_json, path + ".dims is " + kind_of(*dims) + "; expected an array");
   std::vector<std::pair<std::string, porting::Shape::DimRule>> out;
+  std::vector<porting::ShapeRules::Cap> caps;
   for (std::size_t i = 0; i < dims->as_array().size(); ++i) {
     const std::string at = path + ".dims[" + std::to_string(i) + "]";
     const json::value& d = dims->as_array()[i];
@@ -147,6 +148,8 @@ Expected<porting::ShapeRules> read_rules(const json::object& table, const std::s
     porting::Shape::DimRule rule;
     std::string name = f.str("name");
     if (d.as_object().contains("exact")) rule.exact = f.boolean("exact");
+    // full_at came later within schema_version 2: a snapshot without it bounds nothing.
+    if (d.as_object().contains("full_at")) caps.push_back({name, f.str("full_at")});
     if (d.as_object().contains("weight")) rule.weight = f.number("weight", false).value_or(1.0);
     if (d.as_object().contains("align"))
       if (const json::array* align = f.array("align"))
@@ -163,9 +166,18 @@ Expected<porting::ShapeRules> read_rules(const json::object& table, const std::s
     if (!(rule.weight > 0) || rule.alignments.size() > k_max_alignments)
       return fail(ErrorCode::bad_value, at + ": a weight above 0 and at most " + std::to_string(k_max_alignments) +
                                             " alignments, as the coordinator writes");
-    out.emplace_back(std::move(name), std::move(rule));
+    if (!caps.empty() && caps.back().dim == name) {
+      const auto& b = caps.back().bounds;
+      const bool twice = std::any_of(caps.begin(), caps.end() - 1, [&](const auto& c) { return c.bounds == b; });
+      if (b.empty() || b == name || twice)
+        return fail(ErrorCode::bad_value,
+                    at + ".full_at must name another dimension, one no other bounds, as the coordinator writes");
+    }
+    const auto& o = d.as_object();
+    if (o.contains("exact") || o.contains("weight") || o.contains("align"))
+      out.emplace_back(std::move(name), std::move(rule));
   }
-  return porting::ShapeRules(std::move(out));
+  return porting::ShapeRules(std::move(out), std::move(caps));
 }
 
 // A table's `requires`: what a shape needs for any instance to run it. Absent: nothing.
@@ -342,6 +354,7 @@ WorkPlan plan_for(const Layout& l, const porting::Geometry* g, int sm_count) {
         return p;
       }
       p.tile_at[p.n_tiles] = static_cast<std::uint8_t>(at);
+      p.tile_cap[p.n_tiles] = l.bound_by[static_cast<std::size_t>(at)];
       p.tile[p.n_tiles++] = t.size;
     }
     for (const auto& t : g->steps) {
@@ -351,6 +364,7 @@ WorkPlan plan_for(const Layout& l, const porting::Geometry* g, int sm_count) {
         return p;
       }
       p.step_at[p.n_steps] = static_cast<std::uint8_t>(at);
+      p.step_cap[p.n_steps] = l.bound_by[static_cast<std::size_t>(at)];
       p.step[p.n_steps++] = t.size;
     }
   }
@@ -370,9 +384,10 @@ WorkPlan plan_for(const Layout& l, const porting::Geometry* g, int sm_count) {
     return std::any_of(splits.begin(), splits.end(), [&](const auto& s) { return s.dim == key; });
   };
   for (std::size_t i = 0; i < l.keys.size(); ++i) {
-    if (l.exact[i]) continue;
+    if (l.exact[i] || l.bounds_another[i]) continue;
     if (p.waves && (named(g->tiles, l.keys[i]) || named(g->steps, l.keys[i]))) continue;
-    p.other_at[p.n_others++] = static_cast<std::uint8_t>(i);
+    p.other_at[p.n_others] = static_cast<std::uint8_t>(i);
+    p.other_cap[p.n_others++] = l.bound_by[i];
   }
   return p;
 }
@@ -451,7 +466,16 @@ Layout& layout_for(Snapshot::Table& t, const porting::Shape& shape) {
     const auto& rule = t.rules.rule(key);
     l.exact.push_back(rule.exact ? 1 : 0);
     l.rules.push_back(rule);
+    l.bounds_another.push_back(t.rules.bounds_another(key) ? 1 : 0);
   }
+  // The first bound of each key that the layout has (porting::ShapeRules::extent takes the
+  // smallest of all; kport's families bound a dimension by one other at most).
+  l.bound_by.assign(l.keys.size(), k_unbounded);
+  for (const auto& c : t.rules.caps())
+    for (std::size_t i = 0; i < l.keys.size(); ++i)
+      if (l.keys[i] == c.bounds && l.bound_by[i] == k_unbounded)
+        for (std::size_t j = 0; j < l.keys.size(); ++j)
+          if (l.keys[j] == c.dim) l.bound_by[i] = static_cast<std::uint8_t>(j);
   t.layouts.push_back(std::move(l));
   return t.layouts.back();
 }

@@ -77,8 +77,14 @@ std::string write_snapshot(const SnapshotSource& source) {
                        {"drivers", std::move(drivers)},
                        {"figures", std::move(figures)}};
     // The family's dimension rules, so a lookup's distance is the coordinator's.
-    if (auto r = source.rules.find(key.first); r != source.rules.end() && !r->second.dims().empty()) {
+    // and the dimensions that bound another's extent in a work estimate (`full_at`).
+    if (auto r = source.rules.find(key.first);
+        r != source.rules.end() && !(r->second.dims().empty() && r->second.caps().empty())) {
       json::array dims;
+      auto full_at = [&](json::object& d, const std::string& name) {
+        for (const auto& c : r->second.caps())
+          if (c.dim == name) d["full_at"] = c.bounds;
+      };
       for (const auto& [name, rule] : r->second.dims()) {
         json::object d{{"name", name}};
         if (rule.exact) d["exact"] = true;
@@ -89,8 +95,13 @@ std::string write_snapshot(const SnapshotSource& source) {
             align.push_back(json::object{{"multiple", a.quantum}, {"penalty", a.penalty}});
           d["align"] = std::move(align);
         }
+        full_at(d, name);
         dims.push_back(std::move(d));
       }
+      for (const auto& c : r->second.caps())
+        if (std::none_of(r->second.dims().begin(), r->second.dims().end(),
+                         [&](const auto& d) { return d.first == c.dim; }))
+          dims.push_back(json::object{{"name", c.dim}, {"full_at", c.bounds}});
       table["dims"] = std::move(dims);
     }
     if (auto r = source.requirements.find(key.first); r != source.requirements.end() && !r->second.empty()) {

@@ -515,6 +515,10 @@ TEST_F(CliTest, BestRequestQueuesAMeasurementFollowsItAndLists) {
   auto nearest = kport({"best", "--gpu", "NVIDIA H200", "--shape", "m=2048,n=2048,k=2048"});
   ASSERT_EQ(nearest.rc, 0) << nearest.err;
   EXPECT_NE(nearest.out.find("nearest measured shape: k=1024,m=1024,n=1024"), std::string::npos) << nearest.out;
+  // Ranked by each figure moved to the asked shape (8x the problem): the estimate beside the
+  // median measured at the stand-in shape.
+  EXPECT_NE(nearest.out.find("estimate here  median there"), std::string::npos) << nearest.out;
+  EXPECT_NE(nearest.out.find("720 us         90 us"), std::string::npos) << nearest.out;
   EXPECT_NE(nearest.out.find("to measure it: kport best-request --gpu \"NVIDIA H200\" --op gemm --dtype bf16 --shape "
                              "m=2048,n=2048,k=2048 --repo kernels"),
             std::string::npos)

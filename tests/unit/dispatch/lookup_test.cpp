@@ -411,6 +411,61 @@ TEST(DispatchLookup, PathBoundsPlaceShapesAsSelectBestDoesInEveryDtype) {
   EXPECT_GT(moved_off_nearest, 200);
 }
 
+// grouped_gemm_fp8's masked layout (valid rows of each group below m) beside its contiguous
+// one: `valid` bounds `m` in the work estimate (kernels/kport.json's full_at), so a masked
+// question is answered from the nearest masked shape, never from a contiguous one, with the
+// same shape, instance and estimate select_best gives.
+TEST(DispatchLookup, AMaskedShapeIsAnsweredFromAnotherValidAsSelectBestAnswersIt) {
+  std::mt19937_64 rng(20261205);
+  const char* instances[] = {"grouped_gemm_fp8.wgmma_tma.short", "grouped_gemm_fp8.wgmma_tma.tall"};
+  std::vector<porting::InstanceGeometry> geometry = {
+      {"grouped_gemm_fp8.wgmma_tma.short", porting::Geometry{{{"m", 128}, {"n", 128}}, {{"k", 128}}}},
+      {"grouped_gemm_fp8.wgmma_tma.tall", porting::Geometry{{{"m", 256}, {"n", 128}}, {{"k", 128}}}}};
+  std::vector<SnapshotFigure> figures;
+  for (const char* layout : {"", ",valid=16", ",valid=64", ",valid=200"})
+    for (int g : {8, 32}) {
+      const std::string s = "g=" + std::to_string(g) + ",m=256,n=4096,k=7168,scale=2" + layout;
+      for (const char* inst : instances)
+        figures.push_back(
+            figure("grouped_gemm_fp8", "e4m3", inst, s, std::uniform_real_distribution<double>(50, 60)(rng)));
+    }
+  auto parsed = Snapshot::parse(write(figures, k_generated_ms, 132, geometry), at_generation());
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  std::vector<porting::Measurement> rows;
+  for (const auto& f : figures) rows.push_back(f.m);
+  const porting::ShapeRules& rules = kport_rules().at("grouped_gemm_fp8");
+  int masked = 0;
+  for (int i = 0; i < 600; ++i) {
+    const bool is_masked = i % 3 != 0;
+    std::string q = "g=" + std::to_string(1 + rng() % 40) + ",m=256,n=" + std::to_string(128 * (1 + rng() % 64)) +
+                    ",k=7168,scale=2" + (is_masked ? ",valid=" + std::to_string(1 + rng() % 255) : "");
+    porting::SelectionInputs in;
+    in.on_gpu = rows;
+    in.sm_count = 132;
+    in.geometry = geometry;
+    in.rules = &rules;
+    auto sel = porting::select_best(porting::SelectionQuery{k_gpu, "9.0", "sm_90a", shape(q), "e4m3"}, in);
+    auto a = parsed->lookup("grouped_gemm_fp8", "e4m3", q);
+    ASSERT_TRUE(sel.matched_shape) << q;
+    ASSERT_NE(sel.best(), nullptr) << q;
+    EXPECT_EQ(sel.matched_shape->get("valid") >= 0, is_masked) << q << " from " << sel.matched_shape->canonical();
+    EXPECT_EQ(std::string(a.matched_shape), sel.matched_shape->canonical()) << q;
+    EXPECT_EQ(std::string(a.instance), sel.best()->instance) << q;
+    ASSERT_EQ(a.estimated, sel.best()->estimate_us.has_value()) << q;
+    if (a.estimated) {
+      EXPECT_DOUBLE_EQ(a.estimate_us, *sel.best()->estimate_us) << q;
+    }
+    masked += is_masked;
+  }
+  EXPECT_EQ(masked, 400);
+  // At 64 valid rows of 256 both tiles take one tile row a group: valid, not m, sets the waves.
+  auto at64 = parsed->lookup("grouped_gemm_fp8", "e4m3", "g=8,m=256,n=4096,k=7168,scale=2,valid=64");
+  EXPECT_EQ(at64.status, Status::exact);
+  auto at40 = parsed->lookup("grouped_gemm_fp8", "e4m3", "g=8,m=256,n=4096,k=7168,scale=2,valid=40");
+  EXPECT_EQ(at40.status, Status::nearest);
+  EXPECT_EQ(std::string(at40.matched_shape), "g=8,k=7168,m=256,n=4096,scale=2,valid=64");
+}
+
 TEST(DispatchLookup, ALookupAllocatesNothing) {
   auto parsed =
       Snapshot::parse(write(gemm_grid(), k_generated_ms, 132,

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <limits>
 
@@ -132,12 +133,18 @@ TEST(OpShape, TheGroupedGemmsValidIsWrittenOnlyForTheMaskedLayout) {
   EXPECT_EQ(op_shape("grouped_gemm_fp8", "g=4,m=128,n=8,k=128")->text, "g=4,m=128,n=8,k=128,scale=0");
   EXPECT_DOUBLE_EQ(*kport_families().find("grouped_gemm_fp8")->flops_at(fp8->shape, "e4m3"),
                    2.0 * 32 * 16 * 7168 * 2048);
-  // Masked and contiguous shapes are never stand-ins for each other, nor two valids.
+  // Masked and contiguous shapes are never stand-ins for each other (their keys differ);
+  // two masked ones are as far apart as their valids, and valid bounds m.
   const ShapeRules rules = f->shape_rules();
   EXPECT_EQ(masked->shape.distance(op_shape("grouped_gemm", "g=8,m=256,n=4096,k=7168")->shape, rules),
             std::numeric_limits<double>::infinity());
-  EXPECT_EQ(masked->shape.distance(op_shape("grouped_gemm", "g=8,m=256,n=4096,k=7168,valid=32")->shape, rules),
-            std::numeric_limits<double>::infinity());
+  EXPECT_DOUBLE_EQ(masked->shape.distance(op_shape("grouped_gemm", "g=8,m=256,n=4096,k=7168,valid=32")->shape, rules),
+                   std::log(2.0));
+  EXPECT_EQ(rules.caps(), (std::vector<ShapeRules::Cap>{{"valid", "m"}}));
+  EXPECT_EQ(rules.extent(masked->shape, "m"), 64);
+  EXPECT_EQ(rules.extent(*Shape::parse("g=8,m=256,n=4096,k=7168"), "m"), 256);
+  EXPECT_EQ(kport_families().find("grouped_gemm_fp8")->shape_rules().caps(),
+            (std::vector<ShapeRules::Cap>{{"valid", "m"}}));
 }
 
 // `valid` at m is every row of a group: the contiguous layout's case, answered and queued as the

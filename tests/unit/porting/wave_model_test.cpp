@@ -471,6 +471,49 @@ TEST(WaveModel, AnAnswerFromAnotherShapeRanksByTheWavesEachTileNeedsThere) {
   EXPECT_FALSE(exact.best()->estimate_us);
 }
 
+// grouped_gemm_fp8's masked layout: `valid` (mean valid rows of a group) bounds `m` in the
+// work (kernels/kport.json's full_at). Measured at 64 valid rows of 256, where a 128-row and a
+// 256-row tile each take one tile row a group; asked at 200, the 128-row tile takes two and
+// the 256-row tile still one, so the 256-row tile's figure stands while the other doubles.
+// A contiguous figure at the same g, m, n, k (every row of 256, much faster per row) never
+// answers a masked question.
+TEST(WaveModel, AMaskedShapeIsAnsweredFromAnotherValidWithTheRowsItBounds) {
+  const ShapeRules rules = kport_rules("grouped_gemm_fp8");
+  Geometry short_tile{{{"m", 128}, {"n", 128}}, {{"k", 128}}}, tall_tile{{{"m", 256}, {"n", 128}}, {{"k", 128}}};
+  // 8 groups x 1 tile row x 32 column tiles = 256 blocks: two waves of 56 steps.
+  EXPECT_DOUBLE_EQ(wave_work(short_tile, shape("g=8,m=256,n=4096,k=7168,scale=2,valid=64"), 132, rules), 2 * 56);
+  EXPECT_DOUBLE_EQ(wave_work(short_tile, shape("g=8,m=256,n=4096,k=7168,scale=2,valid=200"), 132, rules), 4 * 56);
+  EXPECT_DOUBLE_EQ(wave_work(tall_tile, shape("g=8,m=256,n=4096,k=7168,scale=2,valid=200"), 132, rules), 2 * 56);
+  // valid multiplies nothing; by problem size the rows count as min(m, valid).
+  EXPECT_DOUBLE_EQ(problem_size(shape("g=8,m=256,n=4096,k=7168,scale=2,valid=64"), rules), 8.0 * 64 * 4096 * 7168);
+  EXPECT_DOUBLE_EQ(problem_size(shape("g=8,m=256,n=4096,k=7168,scale=2"), rules), 8.0 * 256 * 4096 * 7168);
+
+  std::vector<Measurement> rows = {
+      meas(1, "grouped_gemm_fp8.wgmma_tma.short", "g=8,m=256,n=4096,k=7168,scale=2,valid=64", 40.0),
+      meas(2, "grouped_gemm_fp8.wgmma_tma.tall", "g=8,m=256,n=4096,k=7168,scale=2,valid=64", 50.0),
+      meas(3, "grouped_gemm_fp8.wgmma_tma.short", "g=8,m=256,n=4096,k=7168,scale=2", 10.0),
+      meas(4, "grouped_gemm_fp8.wgmma_tma.tall", "g=8,m=256,n=4096,k=7168,scale=2", 12.0)};
+  std::vector<InstanceGeometry> geometry = {{"grouped_gemm_fp8.wgmma_tma.short", short_tile},
+                                            {"grouped_gemm_fp8.wgmma_tma.tall", tall_tile}};
+  SelectionQuery q{"NVIDIA H200", "9.0", "sm_90a", shape("g=8,m=256,n=4096,k=7168,scale=2,valid=200"), "e4m3"};
+  auto sel = select_best(q, SelectionInputs{.on_gpu = rows, .sm_count = 132, .geometry = geometry, .rules = &rules});
+  ASSERT_NE(sel.best(), nullptr);
+  EXPECT_EQ(sel.kind, Selection::Kind::measured);
+  EXPECT_EQ(sel.method, "wave_model");
+  ASSERT_TRUE(sel.matched_shape);
+  EXPECT_EQ(sel.matched_shape->canonical(), "g=8,k=7168,m=256,n=4096,scale=2,valid=64");
+  EXPECT_EQ(sel.best()->instance, "grouped_gemm_fp8.wgmma_tma.tall");
+  EXPECT_DOUBLE_EQ(*sel.best()->estimate_us, 50.0);
+  EXPECT_DOUBLE_EQ(*sel.ranking.at(1).estimate_us, 80.0);
+  // The contiguous question is answered from the contiguous figures.
+  SelectionQuery full{"NVIDIA H200", "9.0", "sm_90a", shape("g=8,m=256,n=4096,k=7168,scale=2"), "e4m3"};
+  auto contiguous =
+      select_best(full, SelectionInputs{.on_gpu = rows, .sm_count = 132, .geometry = geometry, .rules = &rules});
+  ASSERT_NE(contiguous.best(), nullptr);
+  EXPECT_TRUE(contiguous.exact_shape);
+  EXPECT_EQ(contiguous.best()->instance, "grouped_gemm_fp8.wgmma_tma.short");
+}
+
 // How sure an answer from another shape is follows the method that answers: measured at
 // two shapes where the tiles' waves differ, each answered from the other by the wave model
 // names the faster there, where the nearest shape's winner would be 20 % off.

@@ -10,8 +10,14 @@ import { bestQuery } from '../prefetch.js';
 const exampleShape = (f) => (f ? f.example || f.dims.map((d) => `${d.name}=${d.default ?? ''}`).join(',') : '');
 
 const KIND_TAG = { measured: 'st-succeeded', provisional: 'st-queued', unranked: 'st-failed' };
-const RANKED_BY = { median_us: 'ranked by measured median', estimate_us: 'ranked by each figure moved to this shape by its waves of tiles',
-  ratio_to_baseline: 'ranked by time relative to the vendor baseline' };
+const RANKED_BY = { median_us: 'ranked by measured median', ratio_to_baseline: 'ranked by time relative to the vendor baseline' };
+// An answer from another shape ranks by each figure moved to the asked shape, by the
+// method the answer's confidence names.
+const MOVED_BY = { wave_model: 'ranked by each figure moved to this shape by its waves of tiles',
+  problem_size: 'ranked by each figure moved to this shape by its problem size' };
+const rankedBy = (a) => (a.ranked_by === 'estimate_us'
+  ? MOVED_BY[a.confidence && a.confidence.method] || 'ranked by each figure moved to this shape'
+  : RANKED_BY[a.ranked_by] || a.ranked_by);
 
 function heading(a) {
   if (a.best) return h('h2', {}, [a.kind === 'measured' ? 'Best: ' : 'Provisional best: ',
@@ -21,10 +27,11 @@ function heading(a) {
 
 function answer(a) {
   const ev = a.evidence;
+  const moved = a.ranked_by === 'estimate_us';
   return [
     heading(a),
     h('p', { class: 'summary' }, h('span', { class: `tag ${KIND_TAG[a.kind] || 'st-queued'}` }, a.kind),
-      a.ranked_by ? ` ${RANKED_BY[a.ranked_by] || a.ranked_by}.` : '', a.reason ? ` ${a.reason}` : ''),
+      a.ranked_by ? ` ${rankedBy(a)}.` : '', a.reason ? ` ${a.reason}` : ''),
     h('p', { class: 'muted' }, a.query.repo ? h('span', { id: 'answer-library' }, `library ${a.query.repo} · `) : '',
       `shape ${a.matched_shape || '—'}${a.matched_shape ? (a.exact_shape ? ' (exact)' : ' (nearest measured)') : ''}`,
       ev ? ` · evidence from ${ev.gpu_model}, commit ` : '', ev ? pageLink(`/commit/${ev.commit}`, null, h('code', {}, shortSha(ev.commit))) : '',
@@ -33,12 +40,14 @@ function answer(a) {
       a.tied.length > 1 ? ` · tied: ${a.tied.join(', ')}` : ''),
     a.notes.length ? h('ul', { class: 'notes', id: 'answer-notes' }, a.notes.map((n) => h('li', {}, n))) : '',
     h('table', { class: 'grid', id: 'ranking' },
-      h('thead', {}, h('tr', {}, ['rank', 'instance', 'variant', 'tie', 'slowdown', 'median µs', 'vs baseline', 'samples', 'GPU', 'commit', 'measured', 'evidence'].map((t) => h('th', {}, t)))),
+      h('thead', {}, h('tr', {}, ['rank', 'instance', 'variant', 'tie', 'slowdown', ...(moved ? ['estimate µs here', 'median µs there'] : ['median µs']),
+        'vs baseline', 'samples', 'GPU', 'commit', 'measured', 'evidence'].map((t) => h('th', {}, t)))),
       h('tbody', {}, a.ranking.map((r, i) => {
         const e = r.evidence;
         return h('tr', {},
           h('td', { class: 'num' }, r.ranked ? String(i + 1) : '—'), h('td', {}, r.instance), h('td', {}, r.variant),
           h('td', {}, r.tie_with_best ? 'tie' : ''), h('td', { class: 'num' }, r.ranked ? `×${fmtNum(r.slowdown)}` : '—'),
+          moved ? h('td', { class: 'num estimate' }, r.estimate_us != null ? fmtNum(r.estimate_us) : '—') : null,
           h('td', { class: 'num' }, e && e.median_us ? `${fmtNum(e.median_us)} ± ${fmtNum(e.stddev_us)}${e.unstable ? ' (unstable)' : ''}` : '—'),
           h('td', { class: 'num' }, e && e.ratio ? `×${fmtNum(e.ratio)}` : '—'),
           h('td', { class: 'num' }, e ? String(e.samples) : '—'),

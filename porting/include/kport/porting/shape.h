@@ -71,8 +71,17 @@ class Shape {
 // for is plain. Immutable once made; rule() never allocates.
 class ShapeRules {
  public:
+  // A dimension that bounds another's extent: the family's `full_at` (op_shape.h OpDim),
+  // the grouped gemms' `valid` rows of a group at most its `m`. A work estimate takes the
+  // bounded dimension at the smaller of the two and the bounding one multiplies nothing;
+  // distance() treats the bounding one by its own rule.
+  struct Cap {
+    std::string dim, bounds;
+    bool operator==(const Cap&) const = default;
+  };
+
   ShapeRules() = default;
-  explicit ShapeRules(std::vector<std::pair<std::string, Shape::DimRule>> dims);
+  explicit ShapeRules(std::vector<std::pair<std::string, Shape::DimRule>> dims, std::vector<Cap> caps = {});
 
   const Shape::DimRule& rule(std::string_view key) const;
   bool exact(std::string_view key) const { return rule(key).exact; }
@@ -80,10 +89,17 @@ class ShapeRules {
     return Shape::dim_distance(rule(key), a, b);
   }
   const std::vector<std::pair<std::string, Shape::DimRule>>& dims() const { return m_dims; }
+  const std::vector<Cap>& caps() const { return m_caps; }
+  // Whether `key` bounds another dimension (a Cap's `dim`).
+  bool bounds_another(std::string_view key) const;
+  // `s`'s value of `key` as a work estimate counts it: the smaller of it and each value of
+  // `s` that bounds it; -1 when `s` lacks `key`.
+  std::int64_t extent(const Shape& s, std::string_view key) const;
   bool operator==(const ShapeRules&) const = default;
 
  private:
   std::vector<std::pair<std::string, Shape::DimRule>> m_dims;  // only the declared ones
+  std::vector<Cap> m_caps;
 };
 
 }  // namespace kport::porting

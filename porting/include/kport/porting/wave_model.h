@@ -176,7 +176,9 @@ std::optional<Geometry> geometry_from_config(
 
 // The work above, in SM steps; 0 when the shape lacks a dimension the geometry names or
 // a dimension is 0. `sm_count` > 0. A dimension neither tiled nor stepped multiplies the
-// blocks unless the family's `rules` say it must match exactly (a mode, not an extent).
+// blocks unless the family's `rules` say it must match exactly (a mode, not an extent) or
+// that it bounds another (ShapeRules::Cap: the masked layout's `valid` rows of a group);
+// a bounded dimension counts at its bound (ShapeRules::extent: min(m, valid)).
 double wave_work(const Geometry& g, const Shape& s, int sm_count, const ShapeRules& rules);
 
 // The same arithmetic over plain values, for a caller that keeps its own dimensions
@@ -189,8 +191,8 @@ using Extent = std::array<std::int64_t, 2>;  // {extent, tile or step}
 double wave_work(std::span<const Extent> tiled, std::span<const Extent> stepped, std::span<const std::int64_t> others,
                  int sm_count, std::int64_t split = 1);
 
-// The product of the dimensions that need not match exactly under the family's `rules`
-// (0 when one is 0).
+// The product of the dimensions that need not match exactly under the family's `rules`,
+// each at its bound and a bounding one left out, as wave_work() counts them (0 when one is 0).
 double problem_size(const Shape& s, const ShapeRules& rules);
 
 // `from_us`, measured at `from`, moved to `to`: scaled by the geometry's wave work when
