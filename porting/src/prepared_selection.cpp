@@ -139,7 +139,7 @@ PreparedSelection::PreparedSelection(std::string gpu_model, std::vector<Measurem
         if (m_geometry[k].instance == m.instance) own = static_cast<int>(k);
       const Geometry* og = own >= 0 ? &m_geometry[static_cast<std::size_t>(own)].geometry : nullptr;
       const int g = og && m_sm_count > 0 && has_waves(*og) ? own : -1;
-      const int lim = og && !(og->limits.empty() && og->byte_limits.empty()) ? own : -1;
+      const int lim = og && !(og->limits.empty() && og->byte_limits.empty() && og->multiples.empty()) ? own : -1;
       if (g >= 0) m_by_waves[i] = 1;
       m_work[i].push_back(Work{static_cast<std::uint32_t>(f), g, lim,
                                estimate_work(g >= 0 ? &m_geometry[static_cast<std::size_t>(g)].geometry : nullptr,

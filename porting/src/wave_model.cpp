@@ -97,6 +97,7 @@ std::optional<Geometry> geometry_from_config(
     auto run_min = read(d.run_min_bytes), run_max = read(d.run_max_bytes), run_align = read(d.run_align_bytes);
     if (run_min || run_max || run_align)
       g.byte_limits.push_back({d.dim, run_max.value_or(0), run_align.value_or(0), run_min.value_or(0)});
+    if (auto v = read(d.run_multiple); v && *v > 1) g.multiples.push_back({d.dim, *v});
   }
   // Part of a tiling is no tiling: waves from a guessed tile would rank by the guess.
   if (!complete || g.tiles.empty()) {
@@ -104,7 +105,8 @@ std::optional<Geometry> geometry_from_config(
     g.steps.clear();
     g.split = 1;
   }
-  if (g.tiles.empty() && g.paths.empty() && g.limits.empty() && g.byte_limits.empty()) return std::nullopt;
+  if (g.tiles.empty() && g.paths.empty() && g.limits.empty() && g.byte_limits.empty() && g.multiples.empty())
+    return std::nullopt;
   return g;
 }
 
@@ -121,6 +123,8 @@ bool within(const Geometry::PathBound& b, std::int64_t extent, int element_bytes
 bool runs_within(const Geometry& g, const Shape& s, int element_bytes) {
   for (const auto& l : g.limits)
     if (!within_limit(s.get(l.dim), l.size)) return false;
+  for (const auto& l : g.multiples)
+    if (!within_multiple(s.get(l.dim), l.size)) return false;
   for (const auto& b : g.byte_limits)
     if (!within(b, s.get(b.dim), element_bytes)) return false;
   return true;
@@ -130,6 +134,9 @@ std::string limit_reason(const Geometry& g, const Shape& s, int element_bytes) {
   for (const auto& l : g.limits)
     if (!within_limit(s.get(l.dim), l.size))
       return "runs " + l.dim + " up to " + std::to_string(l.size) + ", not " + std::to_string(s.get(l.dim));
+  for (const auto& l : g.multiples)
+    if (!within_multiple(s.get(l.dim), l.size))
+      return "runs " + l.dim + " in multiples of " + std::to_string(l.size) + ", not " + std::to_string(s.get(l.dim));
   for (const auto& b : g.byte_limits) {
     const std::int64_t extent = s.get(b.dim);
     if (within(b, extent, element_bytes)) continue;

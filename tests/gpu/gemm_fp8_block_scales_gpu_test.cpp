@@ -79,13 +79,13 @@ std::vector<std::uint8_t> encode(const std::vector<float>& v, DType t) {
   return out;
 }
 
-// The N alignment in bytes (of the 8-bit inputs) an instance publishes as run_n_align_bytes
+// The multiple of N an instance publishes as run_n_multiple
 // (the instances that store D by TMA), else 1.
-int run_n_align_bytes(const Instance& inst) { return kport::test_gpu::config_int(inst, "run_n_align_bytes", 1); }
+int run_n_multiple(const Instance& inst) { return kport::test_gpu::config_int(inst, "run_n_multiple", 1); }
 
 // Runs `inst` on one problem and dtype and compares D with the reference; returns the number
 // of wrong elements (and reports the first few). A shape whose N the instance publishes that it
-// does not run (run_n_align_bytes) is refused, with its reason, and not compared.
+// does not run (run_n_multiple) is refused, with its reason, and not compared.
 int run_and_compare(const Instance& inst, const Inputs& in, DType dtype) {
   const Shape s = in.s;
   const std::vector<std::uint8_t> a8 = encode(in.a, dtype), b8 = encode(in.b, dtype);
@@ -104,7 +104,7 @@ int run_and_compare(const Instance& inst, const Inputs& in, DType dtype) {
   p.family = Family::gemm_fp8;
   p.gemm_fp8 = {da.ptr, db.ptr, dd.ptr, dsa.ptr, dsb.ptr, s.m, s.n, s.k, Fp8Scale::block128, dtype};
   const std::string why = inst.supports(p);
-  if (s.n % run_n_align_bytes(inst) != 0) {
+  if (s.n % run_n_multiple(inst) != 0) {
     EXPECT_NE(why, "") << inst.name << " takes N=" << s.n << ", which it publishes that it does not run";
     return 0;
   }

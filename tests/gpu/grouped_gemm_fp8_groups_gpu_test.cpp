@@ -44,7 +44,7 @@ struct Shape {
 // `s` as the instance runs it: M rounded up to its rows per group, N to the multiple it
 // publishes (a shape off them is refused with the reason, tests/kernels' supports tests).
 Shape for_instance(const Instance& inst, Shape s) {
-  const int bm = config_int(inst, "group_m_align", 1), n_align = config_int(inst, "run_n_align_bytes", 0);
+  const int bm = config_int(inst, "group_m_align", 1), n_align = config_int(inst, "run_n_multiple", 0);
   s.m = (s.m + bm - 1) / bm * bm;
   if (n_align > 0) s.n = (s.n + n_align - 1) / n_align * n_align;
   return s;

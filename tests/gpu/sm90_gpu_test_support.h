@@ -61,7 +61,7 @@ struct DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 };
 
-// An integer key of an instance's config ("run_n_align_bytes", "group_m_align", ...), or
+// An integer key of an instance's config ("run_n_multiple", "group_m_align", ...), or
 // `absent` when the config has none.
 inline int config_int(const kport::kernels::Instance& inst, const std::string& key, int absent) {
   const std::string tag = "\"" + key + "\":";

@@ -103,7 +103,7 @@ TEST(GemmFp8Supports, TheTallInstancesTakeEveryModeAndOddShapes) {
     ASSERT_NE(inst, nullptr) << name;
     EXPECT_NE(inst->config_json.find("\"bm\":256"), std::string::npos) << inst->config_json;
     const bool staged = std::string_view(name).ends_with("_sd");
-    EXPECT_EQ(inst->config_json.find("\"run_n_align_bytes\":8") != std::string::npos, staged) << inst->config_json;
+    EXPECT_EQ(inst->config_json.find("\"run_n_multiple\":8") != std::string::npos, staged) << inst->config_json;
     for (Fp8Scale s : {Fp8Scale::tensor, Fp8Scale::row, Fp8Scale::block128, Fp8Scale::block128_ue8m0})
       for (DType t : {DType::e4m3, DType::e5m2}) {
         EXPECT_EQ(inst->supports(gemm_fp8_problem(4096, 7168, 16384, s, t)), "") << name;

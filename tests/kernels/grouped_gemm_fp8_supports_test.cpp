@@ -141,8 +141,7 @@ TEST(GroupedGemmFp8Supports, TheTallStagedInstanceTakesWhole256RowGroupsNOf8AndT
   const Instance& inst = registered("grouped_gemm_fp8.wgmma_tma.256x128x128_s4_sf_sd");
   EXPECT_EQ(inst.family, Family::grouped_gemm_fp8);
   // Its rows per group and N's multiple as config keys and as the path bounds answers read.
-  for (const char* key :
-       {"\"bm\":256", "\"group_m_align\":256", "\"run_m_align_bytes\":256", "\"run_n_align_bytes\":8"})
+  for (const char* key : {"\"bm\":256", "\"group_m_align\":256", "\"run_m_multiple\":256", "\"run_n_multiple\":8"})
     EXPECT_NE(inst.config_json.find(key), std::string::npos) << key << " in " << inst.config_json;
   EXPECT_NE(inst.config_json.find("\"scales\":[\"tensor\",\"block128\",\"block128_ue8m0\"]"), std::string::npos)
       << inst.config_json;

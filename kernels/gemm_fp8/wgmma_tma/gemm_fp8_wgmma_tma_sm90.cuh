@@ -823,7 +823,7 @@ std::string config_json() {
                        : ",\"scales\":[\"tensor\",\"row\"]") +
          ",\"cluster_m\":" + std::to_string(Cfg::ClusterM) + ",\"k_blocks_in_flight\":" + (Cfg::Overlap ? "2" : "1") +
          (Cfg::ScalesFirst ? ",\"scales_before_issue\":true" : "") +
-         (Cfg::StagedD ? ",\"d_through_tma\":true,\"run_n_align_bytes\":8" : "") + ",\"persistent\":true}";
+         (Cfg::StagedD ? ",\"d_through_tma\":true,\"run_n_multiple\":8" : "") + ",\"persistent\":true}";
 }
 
 template <class Cfg>

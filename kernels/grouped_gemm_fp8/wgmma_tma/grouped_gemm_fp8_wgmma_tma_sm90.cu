@@ -158,8 +158,7 @@ cudaError_t launch(const Problem& p, cudaStream_t stream) {
 }
 
 // gemm_fp8's config and the row alignment each group needs in the contiguous layout (also as
-// the path bound run_m_align_bytes, one byte an fp8 element, where it is more than 128 rows: the
-// family's own rule asks for 128).
+// the limit run_m_multiple where it is more than 128 rows: the family's own rule asks for 128).
 template <class Cfg>
 std::string config_json() {
   std::string json = gemm_fp8_wgmma_tma::config_json<Cfg>();
@@ -169,7 +168,7 @@ std::string config_json() {
     if (const auto at = json.find(row); at != std::string::npos) json.erase(at, row.size());
   }
   json += ",\"group_m_align\":" + std::to_string(Cfg::BM);
-  if (Cfg::BM > 128) json += ",\"run_m_align_bytes\":" + std::to_string(Cfg::BM);
+  if (Cfg::BM > 128) json += ",\"run_m_multiple\":" + std::to_string(Cfg::BM);
   return json + "}";
 }
 

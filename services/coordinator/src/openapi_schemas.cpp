@@ -193,7 +193,10 @@ void catalog(json::object& s) {
            opt("run_min_bytes", describe(config_keys, "the fewest bytes along it the instance runs at all")),
            opt("run_max_bytes", describe(config_keys, "the most bytes along it the instance runs at all")),
            opt("run_align_bytes",
-               describe(config_keys, "the bytes along it must be a multiple of for the instance to run at all"))});
+               describe(config_keys, "the bytes along it must be a multiple of for the instance to run at all")),
+           opt("run_multiple", describe(config_keys,
+                                        "the extent along it (elements or rows) must be a multiple of for the instance "
+                                        "to run at all"))});
   s["FamilyGeometry"] =
       describe(json::object{{"type", "object"}, {"additionalProperties", ref("FamilyGeometryDim")}},
                "per dimension of the family, the instance config keys the selection reads its geometry from");
@@ -864,6 +867,9 @@ void best(json::object& s) {
                      opt("split", describe(integer(), "blocks sharing one tile's steps; 0: as many as fill the GPU")),
                      opt("limits", describe(arr(obj({{"dim", str()}, {"max", integer()}})),
                                             "the largest extent along a dimension the instance runs at all")),
+                     opt("multiples", describe(arr(obj({{"dim", str()}, {"multiple", integer()}})),
+                                               "an extent along a dimension the instance runs only in whole "
+                                               "multiples of")),
                      opt("byte_limits", describe(arr(byte_range()),
                                                  "the bytes along a dimension (in the table's dtype) outside "
                                                  "which the instance does not run at all"))})),

@@ -50,11 +50,11 @@ struct WorkPlan {
   // k_unbounded when none: its extent counts as the smaller of the two (ShapeRules::extent).
   std::array<std::uint8_t, k_max_dims> tile_cap{}, step_cap{}, other_cap{};
   std::array<std::int64_t, k_max_dims> tile{}, step{};
-  // porting::Geometry::limits and byte_limits over the layout's keys (those the layout
-  // lacks limit nothing); byte_limit points into the instance's geometry.
-  std::uint8_t n_limits = 0, n_byte_limits = 0;
-  std::array<std::uint8_t, k_max_dims> limit_at{}, byte_limit_at{};
-  std::array<std::int64_t, k_max_dims> limit{};
+  // porting::Geometry::limits, multiples and byte_limits over the layout's keys (those the
+  // layout lacks limit nothing); byte_limit points into the instance's geometry.
+  std::uint8_t n_limits = 0, n_multiples = 0, n_byte_limits = 0;
+  std::array<std::uint8_t, k_max_dims> limit_at{}, multiple_at{}, byte_limit_at{};
+  std::array<std::int64_t, k_max_dims> limit{}, multiple{};
   std::array<const porting::Geometry::PathBound*, k_max_dims> byte_limit{};
 };
 

@@ -359,6 +359,8 @@ void rank_estimates(const Snapshot::Table& t, const Layout& l, std::size_t j, co
     bool runs = true;  // porting::runs_within: beyond a limit the instance is no candidate
     for (std::uint8_t i = 0; i < plan.n_limits; ++i)
       runs = runs && porting::within_limit(q.values[plan.limit_at[i]], plan.limit[i]);
+    for (std::uint8_t i = 0; i < plan.n_multiples; ++i)
+      runs = runs && porting::within_multiple(q.values[plan.multiple_at[i]], plan.multiple[i]);
     for (std::uint8_t i = 0; i < plan.n_byte_limits; ++i)
       runs = runs && porting::within(*plan.byte_limit[i], q.values[plan.byte_limit_at[i]], l.element_bytes);
     if (!runs) continue;

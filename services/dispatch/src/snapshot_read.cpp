@@ -313,25 +313,34 @@ Expected<porting::InstanceGeometry> read_geometry(const json::value& v, const st
   // them has none.
   if (auto e = bounds("paths", g.geometry.paths)) return *e;
   if (auto e = bounds("byte_limits", g.geometry.byte_limits)) return *e;
-  // Limits came later within schema_version 2: a snapshot without them limits nothing.
-  if (const auto* limits = v.as_object().if_contains("limits")) {
-    if (!limits->is_array())
-      return fail(ErrorCode::bad_json, path + ".limits is " + kind_of(*limits) + "; expected an array");
-    const auto& list = limits->as_array();
+  // Extents along a dimension under `key`, each a positive `field`: "limits" (the largest,
+  // "max") and "multiples" (the multiple it runs, "multiple").
+  auto extents = [&](const char* key, const char* field,
+                     std::vector<porting::Geometry::Split>& into) -> std::optional<Error> {
+    const auto* found = v.as_object().if_contains(key);
+    if (!found) return std::nullopt;
+    const std::string lpath = path + "." + key;
+    if (!found->is_array()) return fail(ErrorCode::bad_json, lpath + " is " + kind_of(*found) + "; expected an array");
+    const auto& list = found->as_array();
     if (list.size() > k_max_dims)
-      return fail(ErrorCode::bad_value, path + ".limits has more than " + std::to_string(k_max_dims) + " entries");
+      return fail(ErrorCode::bad_value, lpath + " has more than " + std::to_string(k_max_dims) + " entries");
     for (std::size_t i = 0; i < list.size(); ++i) {
-      std::string at = path + ".limits[" + std::to_string(i) + "]";
+      std::string at = lpath + "[" + std::to_string(i) + "]";
       if (!list[i].is_object())
         return fail(ErrorCode::bad_json, at + " is " + kind_of(list[i]) + "; expected an object");
       Fields e(list[i].as_object(), at);
-      porting::Geometry::Split lim{e.str("dim"), e.integer("max", 0)};
+      porting::Geometry::Split lim{e.str("dim"), e.integer(field, 0)};
       if (e.error()) return *e.error();
       if (!dim_key(lim.dim)) return fail(ErrorCode::bad_value, at + ".dim '" + lim.dim + "' is not a shape dimension");
-      if (lim.size < 1) return fail(ErrorCode::bad_value, at + ".max is not a positive extent");
-      g.geometry.limits.push_back(std::move(lim));
+      if (lim.size < 1) return fail(ErrorCode::bad_value, at + "." + field + " is not a positive extent");
+      into.push_back(std::move(lim));
     }
-  }
+    return std::nullopt;
+  };
+  // Limits, then multiples, came later within schema_version 2: a snapshot without them
+  // limits nothing.
+  if (auto e = extents("limits", "max", g.geometry.limits)) return *e;
+  if (auto e = extents("multiples", "multiple", g.geometry.multiples)) return *e;
   return g;
 }
 
@@ -373,6 +382,12 @@ WorkPlan plan_for(const Layout& l, const porting::Geometry* g, int sm_count) {
       if (int at = index_of(lim.dim); at >= 0) {
         p.limit_at[p.n_limits] = static_cast<std::uint8_t>(at);
         p.limit[p.n_limits++] = lim.size;
+      }
+  if (g)
+    for (const auto& lim : g->multiples)
+      if (int at = index_of(lim.dim); at >= 0) {
+        p.multiple_at[p.n_multiples] = static_cast<std::uint8_t>(at);
+        p.multiple[p.n_multiples++] = lim.size;
       }
   if (g)
     for (const auto& b : g->byte_limits)

@@ -149,6 +149,12 @@ std::string write_snapshot(const SnapshotSource& source) {
       for (const auto& l : g.geometry.limits) limits.push_back(json::object{{"dim", l.dim}, {"max", l.size}});
       instance["limits"] = std::move(limits);
     }
+    if (!g.geometry.multiples.empty()) {
+      json::array multiples;
+      for (const auto& l : g.geometry.multiples)
+        multiples.push_back(json::object{{"dim", l.dim}, {"multiple", l.size}});
+      instance["multiples"] = std::move(multiples);
+    }
     if (!g.geometry.byte_limits.empty()) instance["byte_limits"] = bounds(g.geometry.byte_limits);
     instances.push_back(std::move(instance));
   }

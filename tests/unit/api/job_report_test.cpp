@@ -282,7 +282,7 @@ TEST(KernelCatalogUpload, CarriesAFamilysGeometryKeysAndRefusesOnesThatDoNotRead
             "an array of 1 to 8 of them");
   EXPECT_EQ(refusal(json::object{{"rows", json::object{{"tiles", "a"}}}}),
             "field 'library.families[0].geometry.rows.tiles' is not a role (a dimension takes tile, step, split, "
-            "max_bytes, align_bytes, max, run_min_bytes, run_max_bytes, run_align_bytes)");
+            "max_bytes, align_bytes, max, run_min_bytes, run_max_bytes, run_align_bytes, run_multiple)");
   EXPECT_EQ(refusal(json::object{{"rows", "rows_per_cta"}}),
             "field 'library.families[0].geometry.rows' must be an object of config keys");
   EXPECT_NE(refusal(json::array{"rows"}).find("library.families[0].geometry"), std::string::npos);

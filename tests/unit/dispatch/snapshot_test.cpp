@@ -190,6 +190,39 @@ TEST(DispatchSnapshot, AnInstanceIsNoAnswerBeyondItsLimit) {
                  ErrorCode::bad_value, "instances[0].limits[0].max");
 }
 
+// An instance's multiple (a 256-row grouped tile: each group's m a multiple of 256) travels
+// in the snapshot, and a lookup off it never names the instance, as the API does; a bad
+// multiple is refused.
+TEST(DispatchSnapshot, AnInstanceIsNoAnswerOffItsMultiple) {
+  const std::vector<SnapshotFigure> figures = {
+      figure("grouped_gemm_fp8", "e4m3", "grouped_gemm_fp8.t.tall", "g=4,m=512,n=4096,k=7168,scale=2", 50.0),
+      figure("grouped_gemm_fp8", "e4m3", "grouped_gemm_fp8.s.short", "g=4,m=512,n=4096,k=7168,scale=2", 60.0)};
+  porting::InstanceGeometry tall{"grouped_gemm_fp8.t.tall", porting::Geometry{{{"m", 256}, {"n", 128}}, {{"k", 128}}}};
+  tall.geometry.multiples.push_back({"m", 256});
+  porting::InstanceGeometry short_tile{"grouped_gemm_fp8.s.short",
+                                       porting::Geometry{{{"m", 128}, {"n", 128}}, {{"k", 128}}}};
+  const auto text = write(figures, k_generated_ms, 132, {tall, short_tile});
+  auto doc = json::parse(text).as_object();
+  const auto& instances = doc.at("instances").as_array();  // sorted by name
+  ASSERT_EQ(instances.size(), 2u);
+  ASSERT_EQ(instances[1].at("name").as_string(), "grouped_gemm_fp8.t.tall");
+  ASSERT_EQ(instances[1].at("multiples").as_array().size(), 1u);
+  EXPECT_EQ(instances[1].at("multiples").as_array()[0].at("multiple").as_int64(), 256);
+  EXPECT_FALSE(instances[0].as_object().contains("multiples"));
+  auto snap = Snapshot::parse(text, at_generation());
+  ASSERT_TRUE(snap.ok()) << snap.error().message;
+  EXPECT_EQ(std::string(snap->lookup("grouped_gemm_fp8", "e4m3", "g=4,m=1024,n=4096,k=7168,scale=2").instance),
+            "grouped_gemm_fp8.t.tall");
+  auto off = snap->lookup("grouped_gemm_fp8", "e4m3", "g=4,m=384,n=4096,k=7168,scale=2");
+  EXPECT_EQ(off.status, Status::nearest);
+  EXPECT_EQ(std::string(off.instance), "grouped_gemm_fp8.s.short");
+  expect_refused(edit(text,
+                      [](json::object& d) {
+                        d["instances"].as_array()[1].as_object()["multiples"].as_array()[0].as_object()["multiple"] = 0;
+                      }),
+                 ErrorCode::bad_value, "instances[1].multiples[0].multiple is not a positive extent");
+}
+
 // An instance's byte limits (a cluster row kernel takes rows over 32 KB, in whole 16-byte
 // vectors) travel in the snapshot and are read in the table's dtype: a lookup outside them
 // never names the instance; a limit that bounds nothing is refused.

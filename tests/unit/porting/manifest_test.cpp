@@ -392,7 +392,7 @@ TEST(Manifest, AFamilyDeclaresWhichConfigKeysGiveItsGeometry) {
             "kport.json:3: key 'families[0].geometry.rows.tile[1]' must be a string, not a number");
   EXPECT_EQ(refusal(head + R"({"rows": {"tiles": "a"}}}]})"),
             "kport.json:3: unknown key 'families[0].geometry.rows.tiles' (families[0].geometry.rows takes tile, "
-            "step, split, max_bytes, align_bytes, max, run_min_bytes, run_max_bytes, run_align_bytes)");
+            "step, split, max_bytes, align_bytes, max, run_min_bytes, run_max_bytes, run_align_bytes, run_multiple)");
   EXPECT_EQ(refusal(head + R"(["rows"]}]})"),
             "kport.json:3: key 'families[0].geometry' must be an object, not an array");
   EXPECT_EQ(refusal(head + R"({"rows": "rows_per_cta"}}]})"),

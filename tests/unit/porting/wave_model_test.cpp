@@ -153,7 +153,7 @@ TEST(WaveModel, AGeometryDeclarationThatDoesNotHoldNamesItsKey) {
             "rows: dimension 'rows' is declared twice");
   EXPECT_EQ(problem({{{"rows", {}, {}, {}, {}, {}}}}),
             "rows: declares no config key: give one of tile, step, split, max_bytes, align_bytes, max, "
-            "run_min_bytes, run_max_bytes, run_align_bytes");
+            "run_min_bytes, run_max_bytes, run_align_bytes, run_multiple");
   EXPECT_EQ(problem({{{"rows", {"rows per cta"}, {}, {}, {}, {}}}}),
             "rows.tile: 'rows per cta' is not a config key (letters, digits and '_', 64 at most)");
   EXPECT_EQ(problem({{{"cols", {}, {""}, {}, {}, {}}}}),
@@ -331,6 +331,46 @@ TEST(WaveModel, AnInstanceIsNoCandidateBeyondItsLimit) {
   bool said = false;
   for (const auto& e : twelve.excluded)
     said = said || (e.instance == "gemm.gemv.m8_splitk" && e.reason == "runs m up to 8, not 12");
+  EXPECT_TRUE(said);
+}
+
+// grouped_gemm_fp8 declares `run_multiple` on m and n: the 256-row grouped tile runs each
+// group's m only in multiples of 256 and, storing D by TMA, n in multiples of 8 (counted in
+// rows and columns, not bytes of the fp8 inputs). Off them it is no candidate, and says so.
+TEST(WaveModel, AnInstanceIsNoCandidateOffTheMultipleItRuns) {
+  auto tall =
+      from("grouped_gemm_fp8", {{"bm", 256}, {"bn", 128}, {"bk", 128}, {"run_m_multiple", 256}, {"run_n_multiple", 8}});
+  ASSERT_TRUE(tall);
+  ASSERT_EQ(tall->multiples.size(), 2u);
+  EXPECT_EQ(tall->multiples[0].dim, "m");
+  EXPECT_EQ(tall->multiples[0].size, 256);
+  EXPECT_TRUE(tall->byte_limits.empty());
+  EXPECT_TRUE(runs_within(*tall, shape("g=4,m=512,n=4096,k=7168,scale=2"), 1));
+  EXPECT_FALSE(runs_within(*tall, shape("g=4,m=384,n=4096,k=7168,scale=2"), 1));
+  EXPECT_EQ(limit_reason(*tall, shape("g=4,m=384,n=4096,k=7168,scale=2"), 1), "runs m in multiples of 256, not 384");
+  EXPECT_EQ(limit_reason(*tall, shape("g=4,m=512,n=4100,k=7168,scale=2"), 1), "runs n in multiples of 8, not 4100");
+  // A multiple of 1 is none; a multiple alone is a geometry (moved by problem size).
+  EXPECT_TRUE(from("gemm_fp8", {{"bm", 128}, {"bn", 128}, {"bk", 128}, {"run_n_multiple", 1}})->multiples.empty());
+  auto only = from("gemm_fp8", {{"run_n_multiple", 8}});
+  ASSERT_TRUE(only);
+  EXPECT_FALSE(has_waves(*only));
+
+  std::vector<Measurement> rows = {
+      meas(1, "grouped_gemm_fp8.wgmma_tma.256x128x128_s4_sf_sd", "g=4,m=512,n=4096,k=7168,scale=2", 50.0),
+      meas(2, "grouped_gemm_fp8.wgmma_tma.128x128x128_s6", "g=4,m=512,n=4096,k=7168,scale=2", 60.0)};
+  std::vector<InstanceGeometry> geometry = {
+      {"grouped_gemm_fp8.wgmma_tma.256x128x128_s4_sf_sd", *tall},
+      {"grouped_gemm_fp8.wgmma_tma.128x128x128_s6", {{{"m", 128}, {"n", 128}}, {{"k", 128}}}}};
+  SelectionInputs in{.on_gpu = rows, .sm_count = 132, .geometry = geometry};
+  in.rules = &kport_rules("grouped_gemm_fp8");
+  auto off =
+      select_best(SelectionQuery{"NVIDIA H200", "9.0", "sm_90a", shape("g=4,m=384,n=4096,k=7168,scale=2"), "e4m3"}, in);
+  ASSERT_NE(off.best(), nullptr);
+  EXPECT_EQ(off.best()->instance, "grouped_gemm_fp8.wgmma_tma.128x128x128_s6");
+  bool said = false;
+  for (const auto& e : off.excluded)
+    said = said || (e.instance == "grouped_gemm_fp8.wgmma_tma.256x128x128_s4_sf_sd" &&
+                    e.reason == "runs m in multiples of 256, not 384");
   EXPECT_TRUE(said);
 }
 

@@ -54,9 +54,12 @@ struct Geometry {  // how an instance divides a problem among its thread blocks
   // Where the instance runs at all; outside, it is no candidate, whatever its figures
   // elsewhere say. `limits`: the largest extent along a dimension (gemm.gemv: m up to 8);
   // `byte_limits`: a range of bytes (the cluster row kernels: rows over 32 KB, up to what
-  // 16 CTAs hold, in whole 16-byte vectors).
+  // 16 CTAs hold, in whole 16-byte vectors); `multiples`: an extent it runs only in whole
+  // multiples of, counted in elements or rows (a grouped tile of 256 rows: each group's m a
+  // multiple of 256; D stored by TMA: n a multiple of 8).
   std::vector<Split> limits = {};
   std::vector<PathBound> byte_limits = {};
+  std::vector<Split> multiples = {};
   // Blocks per tile (split K): each of `split` blocks walks its 1/split share of the steps, so
   // a tile is `split` blocks of ceil(steps / split) steps. 1: one block walks them all.
   // 0: the kernel splits the steps over as many blocks as fill the GPU (gemm.gemv's K split
@@ -87,7 +90,13 @@ bool within(const Geometry::PathBound& b, std::int64_t extent, int element_bytes
 // Whether `extent` is within a limit of `max` (Geometry::limits); true when either is <= 0.
 inline bool within_limit(std::int64_t extent, std::int64_t max) { return max <= 0 || extent <= 0 || extent <= max; }
 
-// Whether the instance runs `s` at all by its limits and byte limits, for elements of
+// Whether `extent` is a whole multiple of `multiple` (Geometry::multiples); true when either
+// is <= 0 (a dimension the shape lacks, no multiple).
+inline bool within_multiple(std::int64_t extent, std::int64_t multiple) {
+  return multiple <= 0 || extent <= 0 || extent % multiple == 0;
+}
+
+// Whether the instance runs `s` at all by its limits, byte limits and multiples, for elements of
 // `element_bytes` (0: unknown, byte limits limit nothing); a dimension the shape lacks
 // limits nothing.
 bool runs_within(const Geometry& g, const Shape& s, int element_bytes);
@@ -126,6 +135,7 @@ struct DimKeys {
   std::vector<std::string> max = {};                // Geometry::limits: the largest extent it runs
   // Geometry::byte_limits: the fewest and most bytes it runs, and their multiple.
   std::vector<std::string> run_min_bytes = {}, run_max_bytes = {}, run_align_bytes = {};
+  std::vector<std::string> run_multiple = {};  // Geometry::multiples: the extent's multiple it runs
   bool operator==(const DimKeys&) const = default;
 };
 
@@ -140,9 +150,10 @@ inline constexpr std::pair<std::string_view, std::vector<std::string> DimKeys::*
     {"max", &DimKeys::max},
     {"run_min_bytes", &DimKeys::run_min_bytes},
     {"run_max_bytes", &DimKeys::run_max_bytes},
-    {"run_align_bytes", &DimKeys::run_align_bytes}};
+    {"run_align_bytes", &DimKeys::run_align_bytes},
+    {"run_multiple", &DimKeys::run_multiple}};
 
-// The roles' names joined for a message: "tile, step, split, ..., run_align_bytes".
+// The roles' names joined for a message: "tile, step, split, ..., run_multiple".
 std::string dim_role_names();
 struct GeometryKeys {
   std::vector<DimKeys> dims;  // as declared; none: the family declares no geometry

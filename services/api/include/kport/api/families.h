@@ -48,6 +48,7 @@ struct FamilyGeometryDim {
   std::string dim;
   std::vector<std::string> tile, step, split, max_bytes, align_bytes;
   std::vector<std::string> max = {}, run_min_bytes = {}, run_max_bytes = {}, run_align_bytes = {};
+  std::vector<std::string> run_multiple = {};
 };
 
 // A value `dim` must be a multiple of for any instance to run a shape, when the dims of
@@ -69,7 +70,8 @@ inline constexpr std::pair<const char*, std::vector<std::string> FamilyGeometryD
     {"max", &FamilyGeometryDim::max},
     {"run_min_bytes", &FamilyGeometryDim::run_min_bytes},
     {"run_max_bytes", &FamilyGeometryDim::run_max_bytes},
-    {"run_align_bytes", &FamilyGeometryDim::run_align_bytes}};
+    {"run_align_bytes", &FamilyGeometryDim::run_align_bytes},
+    {"run_multiple", &FamilyGeometryDim::run_multiple}};
 
 struct Family {
   std::string name, description;

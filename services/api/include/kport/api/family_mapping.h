@@ -29,7 +29,7 @@ inline Family to_api_family(const porting::OpFamily& f) {
   if (!f.example.empty()) out.example = f.example;
   for (const auto& d : f.geometry.dims)
     out.geometry.push_back(FamilyGeometryDim{d.dim, d.tile, d.step, d.split, d.max_bytes, d.align_bytes, d.max,
-                                             d.run_min_bytes, d.run_max_bytes, d.run_align_bytes});
+                                             d.run_min_bytes, d.run_max_bytes, d.run_align_bytes, d.run_multiple});
   for (const auto& r : f.requirements) out.requirements.push_back(FamilyRequirement{r.dim, r.multiple, r.when, r.why});
   out.library = f.library;
   out.repo = f.repo;
@@ -54,7 +54,7 @@ inline porting::OpFamily to_op_family(const Family& f) {
   out.example = f.example.value_or("");
   for (const auto& d : f.geometry)
     out.geometry.dims.push_back(porting::DimKeys{d.dim, d.tile, d.step, d.split, d.max_bytes, d.align_bytes, d.max,
-                                                 d.run_min_bytes, d.run_max_bytes, d.run_align_bytes});
+                                                 d.run_min_bytes, d.run_max_bytes, d.run_align_bytes, d.run_multiple});
   for (const auto& r : f.requirements)
     out.requirements.push_back(porting::ShapeRequirement{r.dim, r.multiple, r.when, r.why});
   out.library = f.library;
