@@ -345,9 +345,11 @@ std::vector<Shape> bench_grid(Family family, const kport::kernels::FamilyDef* de
       // side of the tile and wave boundaries that decide it. Batches of 4 and 8 tokens: there
       // the gemv's time barely grows with M while a tile's does not grow at all, and no other
       // batch stands in for them (from 1 and 16 rows the tile kernels were picked at 4 rows,
-      // 15-30 % slower than the gemv).
+      // 15-30 % slower than the gemv). 128 rows (a prefill chunk): from 256 rows the wave model
+      // halved the 64-row tile's figure and named it at 4096x4096, where the 128x64 split tile
+      // is faster; the projections' own answers there said p90 15 %, worst 73 % off.
       const int nk[][2] = {{4096, 4096}, {14336, 4096}, {4096, 14336}};
-      for (int m : {1, 4, 8, 16, 64, 256})
+      for (int m : {1, 4, 8, 16, 64, 128, 256})
         for (const auto& p : nk) grid.push_back(gemm_shape(m, p[0], p[1]));
       // Decode against an 8192-hidden model's MLP (up 28672x8192, down 8192x28672): 470 MB of
       // weights, four times the largest projection above, where the gemv streams at 3 TB/s and

@@ -51,20 +51,41 @@ void dequantize_fp8_grouped_b(float* values, const float* scales, int groups, in
                    scales + kport::kernels::fp8_group_scale_b_offset(mode, g, n, k), n, k, mode, false);
 }
 
+namespace {
+
+// Outputs j0 .. j0 + J - 1 of one row of gemm_nt. Each output's sums run over p in order, as
+// one output at a time would add them, so every value is the same double; the J independent
+// chains hide the latency of the adds that one chain waits on (about twice as fast at J = 6).
+template <int J>
+void nt_columns(const float* arow, const float* b, double* crow, double* rrow, int j0, int k) {
+  const float* brow[J];
+  for (int t = 0; t < J; ++t) brow[t] = b + static_cast<std::size_t>(j0 + t) * k;
+  double sum[J] = {}, squares[J] = {};
+  for (int p = 0; p < k; ++p) {
+    const double av = arow[p];
+    for (int t = 0; t < J; ++t) {
+      const double product = av * brow[t][p];
+      sum[t] += product;
+      squares[t] += product * product;
+    }
+  }
+  for (int t = 0; t < J; ++t) {
+    crow[j0 + t] = sum[t];
+    if (rrow) rrow[j0 + t] = std::sqrt(squares[t]);
+  }
+}
+
+}  // namespace
+
 void gemm_nt(const float* a, const float* b, double* c, int m, int n, int k, double* rss) {
+  constexpr int k_columns = 6;
   for (int i = 0; i < m; ++i) {
     const float* arow = a + static_cast<std::size_t>(i) * k;
-    for (int j = 0; j < n; ++j) {
-      const float* brow = b + static_cast<std::size_t>(j) * k;
-      double sum = 0.0, squares = 0.0;
-      for (int p = 0; p < k; ++p) {
-        const double product = static_cast<double>(arow[p]) * brow[p];
-        sum += product;
-        squares += product * product;
-      }
-      c[static_cast<std::size_t>(i) * n + j] = sum;
-      if (rss) rss[static_cast<std::size_t>(i) * n + j] = std::sqrt(squares);
-    }
+    double* crow = c + static_cast<std::size_t>(i) * n;
+    double* rrow = rss ? rss + static_cast<std::size_t>(i) * n : nullptr;
+    int j = 0;
+    for (; j + k_columns <= n; j += k_columns) nt_columns<k_columns>(arow, b, crow, rrow, j, k);
+    for (; j < n; ++j) nt_columns<1>(arow, b, crow, rrow, j, k);
   }
 }
 

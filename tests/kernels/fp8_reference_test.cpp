@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "kport/kernels/fp8_scales.h"
@@ -76,6 +77,33 @@ TEST(Fp8Reference, GemmNtIsATimesBTransposed) {
   EXPECT_EQ(d, c);
   EXPECT_DOUBLE_EQ(rss[0], std::sqrt(7.0 * 7 + 18 * 18 + 33 * 33));
   EXPECT_DOUBLE_EQ(rss[3], std::sqrt(4.0 * 4 * 8 * 8 + 5 * 5 * 10 * 10 + 6 * 6 * 12 * 12));
+}
+
+// The reference computes several outputs of a row at once; each output's products are still
+// summed in K order, so every value is the double one output at a time gives, to the bit, at
+// widths that are and are not whole blocks of outputs.
+TEST(Fp8Reference, OutputsComputedTogetherAreTheSameDoublesAsOneAtATime) {
+  std::mt19937 rng(20261205);
+  std::uniform_real_distribution<float> value(-448.0f, 448.0f);
+  for (int n : {1, 5, 6, 7, 13, 24}) {
+    const int m = 3, k = 331;
+    std::vector<float> a(static_cast<std::size_t>(m) * k), b(static_cast<std::size_t>(n) * k);
+    for (float& x : a) x = value(rng);
+    for (float& x : b) x = value(rng);
+    std::vector<double> d(static_cast<std::size_t>(m) * n), rss(d.size());
+    kr::gemm_nt(a.data(), b.data(), d.data(), m, n, k, rss.data());
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) {
+        double sum = 0, squares = 0;
+        for (int p = 0; p < k; ++p) {
+          const double product = static_cast<double>(a[i * k + p]) * b[j * k + p];
+          sum += product;
+          squares += product * product;
+        }
+        EXPECT_EQ(d[i * n + j], sum) << "n " << n << " at " << i << "," << j;
+        EXPECT_EQ(rss[i * n + j], std::sqrt(squares)) << "n " << n << " at " << i << "," << j;
+      }
+  }
 }
 
 // With block scales every 128-wide K block of a row of A and every 128x128 block of B is
