@@ -470,9 +470,9 @@ function figure(stage, c) {
     case "numerics":
       return `${c.passed} pass \xB7 ${c.failed} fail`;
     case "timing":
-      return c.max_ratio != null ? `\xD7${fmtNum(c.max_ratio)} vs baseline` : `${c.measured} timed`;
+      return c.max_ratio != null ? `${c.measured} timed \xB7 up to \xD7${fmtNum(c.max_ratio)} vs baseline` : `${c.measured} timed`;
     case "selected":
-      return c.count ? `best on ${c.count}` : "\u2014";
+      return c.count ? `best on ${c.count}` : c.state === "none" ? "fastest at no measured shape" : "\u2014";
     default:
       return "";
   }

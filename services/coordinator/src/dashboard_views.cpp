@@ -88,7 +88,10 @@ json::object cells_json(const db::VariantBoard& v, const porting::VariantStage& 
       {"state", state(f.measured, false)}, {"measured", v.measured},
       {"max_ratio", opt(v.max_ratio)},     {"max_tflops", opt(v.max_tflops)},
       {"max_gbps", opt(v.max_gbps)},       {"evidence", evidence_for(v.pass_result_id, evidence, true)}};
-  json::object selected{{"state", state(f.selected_best, false)}, {"count", v.selected}};
+  // Measured and the fastest nowhere measured is no stage still to come: "none" (a reference
+  // variant may never be the fastest), not "pending".
+  json::object selected{{"state", !na && f.measured && !f.selected_best ? "none" : state(f.selected_best, false)},
+                        {"count", v.selected}};
   return json::object{{"build", std::move(build)},
                       {"resources", std::move(resources)},
                       {"numerics", std::move(numerics)},

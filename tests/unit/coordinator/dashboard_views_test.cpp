@@ -104,6 +104,39 @@ TEST(DashboardTarget, CellsFollowTheDecidedStages) {
   EXPECT_EQ(api.at("progress"), out.at("progress"));
   EXPECT_EQ(api.at("variants").at(0).at("stage"), rows.at(0).at("stage"));
   EXPECT_EQ(api.at("variants").at(0).at("results_failed").as_int64(), 1);
+  EXPECT_EQ(rows.at(0).at("cells").at("selected").at("state").as_string(), "pending");
+  EXPECT_EQ(rows.at(1).at("cells").at("selected").at("state").as_string(), "na");
+}
+
+// A variant measured everywhere and the fastest nowhere has reached its last stage: its
+// selected cell says none, not pending; the fastest somewhere is ok.
+TEST(DashboardTarget, AMeasuredVariantFastestNowhereIsNoneNotPending) {
+  db::TargetBoard board;
+  board.target.name = "sm_90a";
+  board.target.arch = "9.0";
+  board.target.features_json = R"({"simt": true})";
+  board.stage_commit = std::string(40, 'c');
+  db::VariantBoard slow, fast;
+  for (auto* v : {&slow, &fast}) {
+    v->family = "gemm";
+    v->features_json = R"(["simt"])";
+    v->build_status = "ok";
+    v->registers = 64;
+    v->spill_bytes = 0;
+    v->passed = 4;
+    v->measured = 4;
+  }
+  slow.variant = "simt";
+  fast.variant = "simt_fast";
+  fast.selected = 4;
+  board.variants = {slow, fast};
+  json::object out = target_board_json(board, stages_of(board), {});
+  const auto& rows = out.at("variants").as_array();
+  EXPECT_EQ(rows.at(0).at("stage").as_string(), "measured");
+  EXPECT_EQ(rows.at(0).at("cells").at("timing").at("state").as_string(), "ok");
+  EXPECT_EQ(rows.at(0).at("cells").at("selected").at("state").as_string(), "none");
+  EXPECT_EQ(rows.at(1).at("stage").as_string(), "selected_best");
+  EXPECT_EQ(rows.at(1).at("cells").at("selected").at("state").as_string(), "ok");
 }
 
 TEST(DashboardKernel, ShareOfPeakAndItsBandFollowTheTimeBand) {

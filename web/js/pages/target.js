@@ -23,8 +23,8 @@ function figure(stage, c) {
     case 'build': return c.status || 'not built';
     case 'resources': return c.registers != null ? `${c.registers} regs · ${c.spill_bytes || 0} B spill` : '—';
     case 'numerics': return `${c.passed} pass · ${c.failed} fail`;
-    case 'timing': return c.max_ratio != null ? `×${fmtNum(c.max_ratio)} vs baseline` : `${c.measured} timed`;
-    case 'selected': return c.count ? `best on ${c.count}` : '—';
+    case 'timing': return c.max_ratio != null ? `${c.measured} timed · up to ×${fmtNum(c.max_ratio)} vs baseline` : `${c.measured} timed`;
+    case 'selected': return c.count ? `best on ${c.count}` : c.state === 'none' ? 'fastest at no measured shape' : '—';
     default: return '';
   }
 }
