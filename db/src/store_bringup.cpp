@@ -117,15 +117,15 @@ Status board_results(Connection& c, const Target& t, const std::vector<std::stri
 Status board_milestones(Connection& c, const Target& t, const std::vector<std::string>& arches,
                         const std::optional<std::string>& repo, std::map<Key, VariantBoard>& rows) {
   auto first = c.prepare(
-      "SELECT b.family, b.variant, min(coalesce(c.time_ms, b.created_ms)) FROM build_records b"
+      "SELECT b.family, b.variant, min(coalesce(nullif(c.time_ms, 0), b.created_ms)) FROM build_records b"
       " LEFT JOIN commits c ON c.sha = b.commit_sha WHERE b.target = ?1 AND b.status = 'ok'"
       " AND (?2 IS NULL OR b.repo = ?2) GROUP BY b.family, b.variant");
   if (first) first->bind_all(t.name, repo);
   KPORT_TRY(each_row(first, [&](const Stmt& st) { rows[{st.text(0), st.text(1)}].built_ms = st.int64(2); }));
   auto s = c.prepare(
       "SELECT r.family, r.variant,"
-      " min(CASE WHEN r.passed > 0 THEN coalesce(c.time_ms, r.first_ms) END),"
-      " min(CASE WHEN r.measured > 0 THEN coalesce(c.time_ms, r.first_ms) END)"
+      " min(CASE WHEN r.passed > 0 THEN coalesce(nullif(c.time_ms, 0), r.first_ms) END),"
+      " min(CASE WHEN r.measured > 0 THEN coalesce(nullif(c.time_ms, 0), r.first_ms) END)"
       " FROM result_rollup r LEFT JOIN commits c ON c.sha = r.commit_sha"
       " WHERE r.target = ?1 AND r.arch IN (SELECT value FROM json_each(?2))"
       " AND (?3 IS NULL OR r.commit_sha IN (SELECT commit_sha FROM build_records WHERE repo = ?3 AND target = ?1))"

@@ -32,7 +32,8 @@ Result<std::vector<KernelPoint>> Store::kernel_history(std::string_view instance
                                                        std::string_view shape, const std::optional<std::string>& repo) {
   return m_impl->read<std::vector<KernelPoint>>([&](Connection& c) -> Result<std::vector<KernelPoint>> {
     auto s = c.prepare(
-        "SELECT r.gpu_model, r.commit_sha, coalesce(c.time_ms, 0), count(*), avg(r.median_us),"
+        "SELECT r.gpu_model, r.commit_sha, coalesce(nullif(c.time_ms, 0), min(r.created_ms)), count(*),"
+        " avg(r.median_us),"
         " min(r.median_us - coalesce(r.stddev_us, 0)), max(r.median_us + coalesce(r.stddev_us, 0)),"
         " avg(r.tflops), avg(r.gbps), avg(r.ratio), max(r.id), min(r.created_ms)"
         " FROM results r LEFT JOIN commits c ON c.sha = r.commit_sha"

@@ -918,12 +918,17 @@ function charts(container, data, lineChart) {
     x,
     series: data.series.map((s) => ({ label: s.gpu_model, values: at(s, "share"), low: at(s, "share_low"), high: at(s, "share_high") }))
   });
-  lineChart(ratioEl, {
-    title: "Ratio to the vendor baseline (higher is faster)",
-    yLabel: "ratio",
-    x,
-    series: data.series.map((s) => ({ label: s.gpu_model, values: at(s, "ratio") }))
-  });
+  if (data.series.some((s) => s.points.ratio.some((r) => r != null))) {
+    lineChart(ratioEl, {
+      title: "Ratio to the vendor baseline (higher is faster)",
+      yLabel: "ratio",
+      x,
+      series: data.series.map((s) => ({ label: s.gpu_model, values: at(s, "ratio") }))
+    });
+  } else {
+    ratioEl.classList.add("empty");
+    fill(ratioEl, h("p", { class: "muted" }, "No vendor baseline was timed beside this configuration: no ratio to show."));
+  }
   lineChart(timeEl, {
     title: "Median time with noise band (\xB5s)",
     yLabel: "\xB5s",
@@ -935,7 +940,7 @@ function table(data) {
   return h(
     "table",
     { class: "grid", id: "latest" },
-    h("thead", {}, h("tr", {}, ["GPU", "peak", "latest commit", "median \xB5s", "band \xB5s", "share of peak", "ratio", "points"].map((t) => h("th", {}, t)))),
+    h("thead", {}, h("tr", {}, ["GPU", "measured peak", "latest commit", "median \xB5s", "band \xB5s", "share of peak", "ratio", "points"].map((t) => h("th", {}, t)))),
     h("tbody", {}, data.series.map((s) => {
       const n = s.points.time_ms.length;
       const p = pointAt(s, n - 1);
@@ -948,7 +953,7 @@ function table(data) {
         h("td", { class: "num" }, h("a", { href: hashFor(`/result/${p.result}`) }, fmtNum(p.median_us))),
         h("td", { class: "num" }, `${fmtNum(p.low_us)}\u2013${fmtNum(p.high_us)}`),
         h("td", { class: "num" }, fmtPct(p.share)),
-        h("td", { class: "num" }, `\xD7${fmtNum(p.ratio)}`),
+        h("td", { class: "num" }, p.ratio != null ? `\xD7${fmtNum(p.ratio)}` : "\u2014"),
         h("td", { class: "num" }, String(n))
       );
     }))

@@ -209,6 +209,22 @@ TEST_F(BestCandidatesTest, TwoLibrariesNamingAnInstanceAlikeKeepTheirOwnFigures)
             (std::map<std::string, std::string>{{"kernels", R"({"tile_m":256})"}, {"other-lib", R"({"tile_m":64})"}}));
 }
 
+// A commit queued by hand and never posted or pushed has no known time (0): its kernel page
+// point sits where its first result arrived, not at 1970; a known time is the author's.
+TEST_F(BestCandidatesTest, AKernelPointOfACommitWithNoKnownTimeSitsWhereItsResultArrived) {
+  commit('1', 0);
+  commit('2', 20'000);
+  put(figure(sha('1'), "wgmma.a", 100.0), 1'000'000);
+  put(figure(sha('1'), "wgmma.a", 101.0), 1'000'500);
+  put(figure(sha('2'), "wgmma.a", 90.0), 2'000'000);
+  auto points = ok(m_store->kernel_history("wgmma.a", "bf16", k_cube, std::nullopt));
+  ASSERT_EQ(points.size(), 2u);
+  std::map<std::string, std::int64_t> time;
+  for (const auto& p : points) time[p.commit_sha] = p.commit_time_ms;
+  EXPECT_EQ(time[sha('1')], 1'000'000);
+  EXPECT_EQ(time[sha('2')], 20'000);
+}
+
 // A kernel page and a revalidation read one library's side of a shared instance name:
 // its history, its configurations, its best on the GPU model.
 TEST_F(BestCandidatesTest, OneLibrarysHistoryConfigsAndBestLeaveTheOtherLibrarysOut) {

@@ -326,6 +326,10 @@ TEST_F(ResultsTest, EveryFilterCombinationNarrowsTheRows) {
 TEST_F(ResultsTest, BuildRecordsAreIdempotentAndFeedTheBringupFacts) {
   NewPipeline np;
   np.commit_sha = std::string(40, 'a');
+  // A commit kport knows no time of (queued by hand, time 0): the burndown places its stages
+  // when their records and results arrived, not at 1970.
+  ok(m_store->upsert_repository("kernels", "/srv/git/kernels.git"));
+  ok(m_store->put_commit(Commit{np.commit_sha, "kernels", {}, "msg", "dev", 0}));
   np.jobs.push_back(JobSpec{JobKind::build, np.commit_sha, "sm_90a", {}, {}, {}, 3, ""});
   ok(m_store->create_pipeline(np));
   auto b = build_runner("b", {"sm_90a"});
@@ -379,6 +383,8 @@ TEST_F(ResultsTest, BuildRecordsAreIdempotentAndFeedTheBringupFacts) {
   EXPECT_EQ(by["wgmma"].measured, 1);
   EXPECT_EQ(by["wgmma"].selected, 1);
   EXPECT_EQ(by["wgmma"].features_json, "[\"wgmma\"]");
+  EXPECT_GE(by["wgmma"].built_ms.value_or(0), 1'000'000) << "the record's arrival, the commit's time being unknown";
+  EXPECT_GE(by["wgmma"].numerics_ms.value_or(0), 1'000'000);
   EXPECT_EQ(by["mma"].spill_bytes, 128) << "stores and loads";
   EXPECT_EQ(by["mma"].selected, 0) << "wgmma is faster";
   EXPECT_EQ(by["tcgen05"].build_status, "not_applicable");
@@ -388,6 +394,7 @@ TEST_F(ResultsTest, BuildRecordsAreIdempotentAndFeedTheBringupFacts) {
   // A later commit rebuilt: its records and results are the facts now; an earlier pass
   // stays in the history only.
   const std::string later(40, 'b');
+  ok(m_store->put_commit(Commit{later, "kernels", np.commit_sha, "msg", "dev", 0}));
   std::vector<BuildRecord> rebuilt{rec("wgmma", BuildStatus::ok, 0), rec("mma", BuildStatus::compile_error, 0)};
   for (auto& r : rebuilt) {
     r.commit_sha = later;

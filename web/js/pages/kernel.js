@@ -28,15 +28,22 @@ function charts(container, data, lineChart) {
   const unit = data.series[0] ? data.series[0].unit : '';
   lineChart(shareEl, { title: `Share of the GPU's measured peak ${unit}`, yLabel: 'share', x,
     series: data.series.map((s) => ({ label: s.gpu_model, values: at(s, 'share'), low: at(s, 'share_low'), high: at(s, 'share_high') })) });
-  lineChart(ratioEl, { title: 'Ratio to the vendor baseline (higher is faster)', yLabel: 'ratio', x,
-    series: data.series.map((s) => ({ label: s.gpu_model, values: at(s, 'ratio') })) });
+  // A family with no vendor baseline in the harness (gemm_fp8: cuBLASLt is timed by the
+  // benchmarks, not beside each case) has no ratio to draw: say so rather than draw none.
+  if (data.series.some((s) => s.points.ratio.some((r) => r != null))) {
+    lineChart(ratioEl, { title: 'Ratio to the vendor baseline (higher is faster)', yLabel: 'ratio', x,
+      series: data.series.map((s) => ({ label: s.gpu_model, values: at(s, 'ratio') })) });
+  } else {
+    ratioEl.classList.add('empty');
+    fill(ratioEl, h('p', { class: 'muted' }, 'No vendor baseline was timed beside this configuration: no ratio to show.'));
+  }
   lineChart(timeEl, { title: 'Median time with noise band (µs)', yLabel: 'µs', x,
     series: data.series.map((s) => ({ label: s.gpu_model, values: at(s, 'median_us'), low: at(s, 'low_us'), high: at(s, 'high_us') })) });
 }
 
 function table(data) {
   return h('table', { class: 'grid', id: 'latest' },
-    h('thead', {}, h('tr', {}, ['GPU', 'peak', 'latest commit', 'median µs', 'band µs', 'share of peak', 'ratio', 'points'].map((t) => h('th', {}, t)))),
+    h('thead', {}, h('tr', {}, ['GPU', 'measured peak', 'latest commit', 'median µs', 'band µs', 'share of peak', 'ratio', 'points'].map((t) => h('th', {}, t)))),
     h('tbody', {}, data.series.map((s) => {
       const n = s.points.time_ms.length;
       const p = pointAt(s, n - 1);
@@ -47,7 +54,7 @@ function table(data) {
         h('td', { class: 'num' }, h('a', { href: hashFor(`/result/${p.result}`) }, fmtNum(p.median_us))),
         h('td', { class: 'num' }, `${fmtNum(p.low_us)}–${fmtNum(p.high_us)}`),
         h('td', { class: 'num' }, fmtPct(p.share)),
-        h('td', { class: 'num' }, `×${fmtNum(p.ratio)}`),
+        h('td', { class: 'num' }, p.ratio != null ? `×${fmtNum(p.ratio)}` : '—'),
         h('td', { class: 'num' }, String(n)));
     })));
 }

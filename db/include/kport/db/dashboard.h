@@ -56,7 +56,9 @@ struct TargetBoard {
 // One kernel configuration on one GPU model at one commit (the kernel page's points).
 struct KernelPoint {
   std::string gpu_model, commit_sha;
-  std::int64_t commit_time_ms = 0;            // author time; 0 when the commit is unknown
+  // The commit's author time; when kport knows none (a commit queued by hand, never posted
+  // nor pushed: time 0), when its first result of the point arrived.
+  std::int64_t commit_time_ms = 0;
   std::int64_t results = 0;                   // passing results behind the point
   double median_us = 0;                       // mean of their medians
   double low_us = 0, high_us = 0;             // min(median - stddev), max(median + stddev)
