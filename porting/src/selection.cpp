@@ -305,7 +305,8 @@ RegretNote regret_note(const std::string& gpu_model, std::optional<NeighbourRegr
     out.note = "how sure: on " + gpu_model + ", answering each of " + std::to_string(r->shapes) +
                " measured shapes from its nearest other measured shape by the same method picked an instance " +
                percent(r->median) + " slower than the fastest there at the median, " + percent(r->p90) + " at p90, " +
-               percent(r->max) + " at worst; ask for a measurement (POST /api/v1/best/requests) to be sure";
+               percent(r->max) + " at worst (" + r->worst_shape + " answered from " + r->worst_from +
+               "); ask for a measurement (POST /api/v1/best/requests) to be sure";
   return out;
 }
 
@@ -637,6 +638,8 @@ std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& 
     return scored.front().m->instance;
   };
   std::vector<double> regrets;
+  const AtShape *worst = nullptr, *worst_from = nullptr;
+  double worst_regret = -1;
   for (const auto& [key, a] : shapes) {
     if (a.figure.size() < 2) continue;
     const AtShape* nearest = nullptr;
@@ -657,6 +660,11 @@ std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& 
     auto it = a.figure.find(answer_from(*nearest, a));
     if (it == a.figure.end()) continue;
     regrets.push_back(it->second->median_us / a.figure.at(a.fastest)->median_us - 1.0);
+    if (regrets.back() > worst_regret) {  // the first of equal ones, in canonical order
+      worst_regret = regrets.back();
+      worst = &a;
+      worst_from = nearest;
+    }
   }
   if (regrets.size() < 2) return std::nullopt;
   std::sort(regrets.begin(), regrets.end());
@@ -668,6 +676,8 @@ std::optional<NeighbourRegret> neighbour_regret(const std::vector<Measurement>& 
   r.median = at(0.5);
   r.p90 = at(0.9);
   r.max = regrets.back();
+  r.worst_shape = worst->canonical;
+  r.worst_from = worst_from->canonical;
   return r;
 }
 

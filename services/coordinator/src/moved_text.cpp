@@ -90,7 +90,8 @@ MovedText moved_text(const porting::PreparedSelection& p, std::size_t shape, std
   t.after_distance = text_of([&](JsonText& w) {
     if (const auto& r = p.regret()) {
       w.next("nearest_shape_regret").raw('{').key("shapes").num(r->shapes);
-      w.next("median").num(r->median).next("p90").num(r->p90).next("max").num(r->max).raw('}');
+      w.next("median").num(r->median).next("p90").num(r->p90).next("max").num(r->max);
+      w.next("worst_shape").str(r->worst_shape).next("worst_from").str(r->worst_from).raw('}');
     }
     w.raw('}').next("best");
   });

@@ -697,17 +697,23 @@ void best(json::object& s) {
                          "the nearest measured arch; unranked: candidates only, no best")},
        {"provisional", boolean()},
        {"confidence",
-        describe(nullable(obj(
-                     {{"basis", str()},
-                      {"method", describe(method(),
-                                          "how it ranked: at this shape, or from the nearest measured "
-                                          "one moved by each instance's waves of tiles (wave_model) "
-                                          "or by problem size")},
-                      {"shape_distance", number()},
-                      opt("nearest_shape_regret",
-                          obj({{"shapes", integer()}, {"median", number()}, {"p90", number()}, {"max", number()}}))})),
-                 "measured answers: the basis (this shape, or the nearest measured one), the distance to it, and for "
-                 "a nearest-shape answer how such answers fared on this GPU model (regret as fractions)")},
+        describe(
+            nullable(obj({{"basis", str()},
+                          {"method", describe(method(),
+                                              "how it ranked: at this shape, or from the nearest measured "
+                                              "one moved by each instance's waves of tiles (wave_model) "
+                                              "or by problem size")},
+                          {"shape_distance", number()},
+                          opt("nearest_shape_regret",
+                              obj({{"shapes", integer()},
+                                   {"median", number()},
+                                   {"p90", number()},
+                                   {"max", number()},
+                                   {"worst_shape", describe(str(), "the measured shape answered worst")},
+                                   {"worst_from",
+                                    describe(str(), "the nearest other measured shape it was answered from")}}))})),
+            "measured answers: the basis (this shape, or the nearest measured one), the distance to it, and for "
+            "a nearest-shape answer how such answers fared on this GPU model (regret as fractions)")},
        {"best", describe(nullable(str()), "null when unranked")},
        {"tied", strings()},
        {"reason", str()},

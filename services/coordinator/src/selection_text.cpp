@@ -171,7 +171,8 @@ void write_member_at(JsonText& w, const porting::Selection& s, std::size_t membe
       w.next("shape_distance").num(s.shape_distance);
       if (const auto& r = s.nearest_shape_regret) {
         w.next("nearest_shape_regret").raw('{').key("shapes").num(r->shapes);
-        w.next("median").num(r->median).next("p90").num(r->p90).next("max").num(r->max).raw('}');
+        w.next("median").num(r->median).next("p90").num(r->p90).next("max").num(r->max);
+        w.next("worst_shape").str(r->worst_shape).next("worst_from").str(r->worst_from).raw('}');
       }
       w.raw('}');
       break;

@@ -112,9 +112,12 @@ TEST(Selection, ANearestShapeAnswerSaysHowSuchAnswersFaredOnThisGpu) {
   EXPECT_EQ(sel.nearest_shape_regret->shapes, 3);
   EXPECT_DOUBLE_EQ(sel.nearest_shape_regret->median, 0.0);
   EXPECT_NEAR(sel.nearest_shape_regret->max, 0.25, 1e-12);
+  EXPECT_EQ(sel.nearest_shape_regret->worst_shape, "k=8192,m=8192,n=8192");
+  EXPECT_EQ(sel.nearest_shape_regret->worst_from, "k=2048,m=2048,n=2048");
   bool said = false;
   for (const auto& n : sel.notes)
-    said |= n.find("how sure") != std::string::npos && n.find("25.0 %") != std::string::npos;
+    said |= n.find("how sure") != std::string::npos &&
+            n.find("25.0 % at worst (k=8192,m=8192,n=8192 answered from k=2048,m=2048,n=2048)") != std::string::npos;
   EXPECT_TRUE(said);
   // An exact answer needs no such estimate.
   auto exact = on_gpu(query("m=2048,n=2048,k=2048"), rows);

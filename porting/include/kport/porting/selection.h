@@ -159,6 +159,9 @@ struct Evidence {                          // where the ranked figures come from
 struct NeighbourRegret {
   int shapes = 0;  // shapes scored (their neighbour's winner was timed there too)
   double median = 0, p90 = 0, max = 0;
+  // Where the worst one was: the measured shape and the nearest other it was answered from
+  // (canonical texts), so a reader sees which part of the grid the method serves worst.
+  std::string worst_shape = {}, worst_from = {};
 };
 
 struct Selection {
