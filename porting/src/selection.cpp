@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "kport/porting/planner.h"
 #include "selection_detail.h"
@@ -300,7 +301,7 @@ Selection measured_at(const std::string& gpu_model, std::span<const DriverSeen> 
 }
 
 RegretNote regret_note(const std::string& gpu_model, std::optional<NeighbourRegret> regret) {
-  RegretNote out{regret, {}};
+  RegretNote out{std::move(regret), {}};
   if (const auto& r = out.regret)
     out.note = "how sure: on " + gpu_model + ", answering each of " + std::to_string(r->shapes) +
                " measured shapes from its nearest other measured shape by the same method picked an instance " +
