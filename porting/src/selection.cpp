@@ -408,8 +408,12 @@ Selection provisional(const SelectionQuery& q, const SelectionInputs& in, const 
     sel.kind = Selection::Kind::unranked;
     sel.matched_shape.reset();
     sel.exact_shape = false;
-    sel.reason = why + "; unranked: " + what +
-                 ", but none has a comparable measurement with a vendor baseline on any GPU, so there is no best";
+    sel.reason = why + "; unranked: " +
+                 (in.candidates.empty()
+                      ? "no instances that " + in.candidates_basis + " are known yet, so there is no best"
+                      : what +
+                            ", but none has a comparable measurement with a vendor baseline on any GPU, so there "
+                            "is no best");
   }
   summarize(sel, in.drivers);
   return sel;
@@ -774,6 +778,10 @@ Result<Candidates> provisional_candidates(const CandidateQuery& q, std::span<con
   }
   for (const auto& v : variants)
     if (!with_instances.count(v)) out.without_instances.push_back(q.family + "." + v);
+  // Variants apply (a Blackwell target before its first build: gemm_fp8.tcgen05) but none has
+  // a known instance, nor does any other: no candidate to name, which the unranked answer
+  // says with the variants that apply (Selection's note), rather than that none applies.
+  if (out.list.empty() && !any_on_target && !out.without_instances.empty()) return out;
   if (out.list.empty()) {
     if (!any_on_target)
       return make_error(Errc::unprocessable,

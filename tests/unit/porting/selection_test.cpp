@@ -365,6 +365,39 @@ TEST(ProvisionalCandidates, AnApplicableVariantWithNoKnownInstanceIsNamedNotHidd
       << sel.notes[0];
 }
 
+// gemm_fp8 on a Blackwell target before its first build: the only variant that applies there
+// (tcgen05) has no known instance, and the Hopper one does not apply. No candidate to name,
+// said as such (the unranked answer names the variant that applies), not that none applies.
+TEST(ProvisionalCandidates, WhenOnlyVariantsWithNoKnownInstanceApplyTheAnswerSaysSo) {
+  std::vector<InstanceInfo> all = {
+      {"gemm_fp8.wgmma_tma.128x128", "gemm_fp8", "wgmma_tma", {"wgmma", "tma"}, std::vector<std::string>{"e4m3"}}};
+  CandidateQuery q{"gemm_fp8", "e4m3", "sm_100a", k_sm100a, false, {}, {}};
+  q.variants = {{"tcgen05", {"tcgen05", "tma"}}, {"wgmma_tma", {"wgmma", "tma"}}};
+  auto c = provisional_candidates(q, all);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_TRUE(c->list.empty());
+  EXPECT_EQ(c->without_instances, (std::vector<std::string>{"gemm_fp8.tcgen05"}));
+  auto sel = select_best(
+      SelectionQuery{"NVIDIA B200", "10.0", "sm_100a", *Shape::parse("k=16384,m=4096,n=7168,scale=2"), "e4m3"},
+      SelectionInputs{.candidates = c->list, .candidates_basis = c->basis, .candidates_missing = c->without_instances});
+  EXPECT_EQ(sel.kind, Selection::Kind::unranked);
+  EXPECT_EQ(sel.best(), nullptr);
+  EXPECT_NE(sel.reason.find("unranked: no instances that apply to sm_100a by its features (no build for it yet) "
+                            "are known yet"),
+            std::string::npos)
+      << sel.reason;
+  ASSERT_EQ(sel.notes.size(), 1u);
+  EXPECT_NE(sel.notes[0].find("gemm_fp8.tcgen05 applies to sm_100a but no instance of it is known yet"),
+            std::string::npos)
+      << sel.notes[0];
+  // Where nothing applies at all, that is what it says.
+  q.variants = {{"wgmma_tma", {"wgmma", "tma"}}};
+  auto none = provisional_candidates(q, all);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("no gemm_fp8 variant applies to sm_100a"), std::string::npos)
+      << none.error().message;
+}
+
 TEST(ProvisionalCandidates, AfterABuildOnlyWhatBuiltAndRunsTheDtype) {
   auto all = gemm_instances();
   auto c = provisional_candidates(
