@@ -519,7 +519,10 @@ StandInNote stand_in_note(std::string_view matched, std::string_view method, int
                 std::to_string(sm_count) +
                 " SMs and the steps each tile takes (wave model), and ranked by that estimate";
   else if (method == "problem_size")
-    out.after = "; its figures are ranked as measured there (no instance geometry or SM count known to move them by)";
+    out.after =
+        "; each figure there is scaled to the asked shape by the problem's size (no instance geometry or SM count "
+        "known to move them by waves of tiles): the order is the one measured there, the times a rough guess, "
+        "worst for small memory-bound problems, where launch and latency do not shrink with the size";
   return out;
 }
 

@@ -93,6 +93,10 @@ TEST(Selection, NearestShapeStandsInAndSaysSo) {
   EXPECT_FALSE(sel.exact_shape);
   EXPECT_EQ(sel.matched_shape->canonical(), "k=8192,m=8192,n=8192");
   EXPECT_NE(sel.reason.find("nearest measured shape"), std::string::npos);
+  // No geometry: scaled by problem size, which keeps the order and only guesses the times.
+  EXPECT_EQ(sel.method, "problem_size");
+  EXPECT_NE(sel.reason.find("scaled to the asked shape by the problem's size"), std::string::npos) << sel.reason;
+  EXPECT_NE(sel.reason.find("the times a rough guess"), std::string::npos) << sel.reason;
 }
 
 // How sure a nearest-shape answer is, calibrated on the GPU's own measurements: each

@@ -311,6 +311,15 @@ TEST(WaveModel, AnInstanceIsNoCandidateBeyondItsLimit) {
   EXPECT_TRUE(runs_within(*attention, shape("b=512,h=128,l=256,d=128"), 2));
   EXPECT_FALSE(runs_within(*attention, shape("b=65536,h=1,l=256,d=128"), 2));
   EXPECT_EQ(limit_reason(*attention, shape("b=1,h=70000,l=256,d=128"), 2), "runs h up to 65535, not 70000");
+  // attention.simt names its tile and step in words; they are its geometry too, so its figure
+  // moves with l squared as the others' do (by problem size, l=8192 at half the heads of
+  // l=4096 at twice the batch would have cost it the same).
+  auto simt = from("attention", {{"queries_per_block", 32}, {"keys_per_tile", 32}, {"max_b", 65535}, {"max_h", 65535}});
+  ASSERT_TRUE(simt);
+  ASSERT_TRUE(has_waves(*simt));
+  EXPECT_DOUBLE_EQ(estimate_at(&*simt, 132, shape("b=4,h=16,l=4096,d=128,causal=1"), 100.0,
+                               shape("b=1,h=32,l=8192,d=128,causal=1"), kport_rules("attention")),
+                   200.0);
   const Geometry tiles_only{{{"l", 128}}, {{"l", 128}}};
   EXPECT_DOUBLE_EQ(wave_work(*attention, shape("b=4,h=32,l=4096,d=128"), 132, kport_rules("attention")),
                    wave_work(tiles_only, shape("b=4,h=32,l=4096,d=128"), 132, kport_rules("attention")));
