@@ -441,9 +441,9 @@ Status Coordinator::start() {
     m.slurm = std::make_unique<SlurmDispatcher>(m.config.slurm, *m.store, Env::system());
     m.slurm->start();
   }
-  if (!m.config.port_file.empty()) {
-    std::ofstream(m.config.port_file, std::ios::trunc) << m.server->port() << "\n";
-  }
+  // Written whole and renamed into place: a reader that sees the file sees the port.
+  if (!m.config.port_file.empty())
+    KPORT_TRY(Env::system().write_file(m.config.port_file, std::to_string(m.server->port()) + "\n"));
   log::info("coordinator listening",
             {{"url", std::string(m.server->scheme()) + "://" + m.config.host + ":" + std::to_string(m.server->port())},
              {"db", m.config.db_path}});
