@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Prints bench/tiles' table from one run's work folder: the `check` verdicts of the
+experimental instances (grid and outside it), then per bf16 shape every gemm.wgmma_tma
+instance's time against cublasGemmEx of the same process (ratio = cuBLAS time / kport time),
+the fastest library instance and the fastest experiment.
+
+    python3 bench/tiles/table.py WORK_DIR EXPERIMENT...
+"""
+import collections
+import json
+import os
+import sys
+
+
+def docs(path):
+    """Every JSON document of a file, one per line."""
+    try:
+        lines = open(path).read().splitlines()
+    except OSError as e:
+        return [{"error": str(e)}]
+    out = []
+    for line in lines:
+        line = line.strip()
+        if line:
+            try:
+                out.append(json.loads(line))
+            except ValueError as e:
+                out.append({"error": f"{path}: {e}"})
+    return out
+
+
+def main():
+    w, experiments = sys.argv[1], set(sys.argv[2:])
+    verdicts, worst, failures = collections.defaultdict(collections.Counter), collections.defaultdict(float), []
+    for name in ("check.json", "check-outside.json"):
+        for doc in docs(os.path.join(w, name)):
+            if "error" in doc and "results" not in doc:
+                failures.append(f"  {name}: {doc['error']}")
+            for r in doc.get("results", []):
+                verdicts[r["instance"]][r.get("verdict")] += 1
+                if r.get("verdict") == "passed":
+                    worst[r["dtype"]] = max(worst[r["dtype"]], r.get("normwise_rel_error") or 0)
+                elif r.get("verdict") != "unsupported":
+                    failures.append(f"  {r['instance']} {r['dtype']} {r['shape_text']}: {r.get('verdict')} "
+                                    f"{r.get('reason', '')} err={r.get('normwise_rel_error')}")
+    for inst, counts in sorted(verdicts.items()):
+        print(f"{inst} check: " + ", ".join(f"{v} {c}" for v, c in sorted(counts.items(), key=str)))
+    print("  worst normwise error passed: " + ", ".join(f"{d} {e:.2e}" for d, e in sorted(worst.items())))
+    for line in failures[:40]:
+        print(line)
+    print()
+    print(f"{'bf16 shape':>22} {'cuBLAS us':>9} {'fastest library instance':>36} {'us':>8} {'x':>5} "
+          f"{'fastest experiment':>30} {'us':>8} {'x':>5}   all (x cuBLAS)")
+    for doc in docs(os.path.join(w, "bench.jsonl")):
+        rows = [r for r in doc.get("results", []) if r.get("verdict") == "measured"]
+        if not rows:
+            continue
+        base = next((r["baseline"]["timing"]["median_ms"] * 1e3 for r in rows
+                     if isinstance(r.get("baseline"), dict) and "timing" in r["baseline"]), None)
+        us = {r["instance"]: r["timing"]["median_ms"] * 1e3 for r in rows}
+        lib = {i: t for i, t in us.items() if i not in experiments}
+        exp = {i: t for i, t in us.items() if i in experiments}
+
+        def cols(d, width):
+            if not d:
+                return f"{'-':>{width}} {'-':>8} {'-':>5}"
+            i = min(d, key=d.get)
+            return f"{i.removeprefix('gemm.wgmma_tma.'):>{width}} {d[i]:8.1f} {(base / d[i] if base else float('nan')):5.2f}"
+
+        every = " ".join(f"{i.removeprefix('gemm.wgmma_tma.')} {base / t:.2f}" if base else i
+                         for i, t in sorted(us.items(), key=lambda kv: kv[1]))
+        print(f"{rows[0]['shape_text']:>22} {base if base is None else round(base, 1)!s:>9} {cols(lib, 36)} {cols(exp, 30)}   {every}")
+
+
+if __name__ == "__main__":
+    main()
