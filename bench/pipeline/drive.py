@@ -65,6 +65,18 @@ class Api:
         return doc
 
 
+def local_gpu():
+    """The model name of this machine's first GPU, as nvidia-smi gives it (and the GPU runner
+    registers it): the GPU whose best kernels the benches ask about."""
+    import subprocess
+    try:
+        names = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                               text=True, timeout=30, check=True).stdout.split("\n")
+    except (OSError, subprocess.SubprocessError) as e:
+        sys.exit(f"cannot read this machine's GPU from nvidia-smi ({e}); pass --gpu")
+    return names[0].strip()
+
+
 def log(out, line):
     print(line, flush=True)
     out.append(line)
@@ -156,13 +168,14 @@ def main():
     ap.add_argument("--commit", required=True)
     ap.add_argument("--target", default="sm_90a")
     ap.add_argument("--arch", default="9.0")
-    ap.add_argument("--gpu", default="NVIDIA H200")
+    ap.add_argument("--gpu", help="the GPU model asked about (default: this machine's, from nvidia-smi)")
     ap.add_argument("--pipelines", type=int, default=2)
     ap.add_argument("--concurrent", action="store_true", help="queue every pipeline at once")
     ap.add_argument("--gpu-workers", type=int, default=1, help="GPU workers to wait for before queueing")
     ap.add_argument("--timeout", type=int, default=900)
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
+    args.gpu = args.gpu or local_gpu()
     api = Api(args.server, args.token)
     report = []
 

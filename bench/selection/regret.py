@@ -26,7 +26,7 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
-from drive import Api  # noqa: E402  (the benches' one client of the REST API)
+from drive import Api, local_gpu  # noqa: E402  (the benches' one client of the REST API)
 
 # How many shapes per (family, dtype); dtypes the harness does not run for a family are skipped.
 PER_CASE = {("gemm", "bf16"): 12, ("gemm", "fp16"): 8, ("gemm", "fp32"): 4,
@@ -138,7 +138,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--server", required=True)
     ap.add_argument("--token", required=True)
-    ap.add_argument("--gpu", default="NVIDIA H200")
+    ap.add_argument("--gpu", help="the GPU model asked about (default: this machine's, from nvidia-smi)")
     ap.add_argument("--target", default="sm_90a")
     ap.add_argument("--seed", type=int, default=20261201)
     ap.add_argument("--out", required=True)
@@ -148,6 +148,7 @@ def main():
                     help="then ask kport to measure the shapes of this many worst answers, and read /best again")
     ap.add_argument("--measure-timeout", type=float, default=150)
     args = ap.parse_args()
+    args.gpu = args.gpu or local_gpu()
     os.makedirs(args.out, exist_ok=True)
     api = Api(args.server, args.token)
     harness = os.path.join(args.out, "kport-harness-" + args.target)

@@ -165,3 +165,24 @@ TEST(GroupedGemmFp8Supports, TheTallStagedInstanceTakesWhole256RowGroupsNOf8AndT
       EXPECT_NE(why.find("the masked layout (valid < m) runs the promoting 128-row tiles"), std::string::npos) << why;
     }
 }
+
+TEST(GroupedGemmFp8Supports, TheUnpromotedInstanceTakesTensorAndRowScalesInTheContiguousLayoutOnly) {
+  const Instance& inst = registered("grouped_gemm_fp8.wgmma_tma.128x256x128_s4_fastacc");
+  for (const char* key : {"\"bm\":128", "\"bn\":256", "\"promote_every_k\":0", "\"scales\":[\"tensor\",\"row\"]",
+                          "\"group_m_align\":128"})
+    EXPECT_NE(inst.config_json.find(key), std::string::npos) << key << " in " << inst.config_json;
+  for (DType t : {DType::e4m3, DType::e5m2}) {
+    for (Fp8Scale s : {Fp8Scale::tensor, Fp8Scale::row}) {
+      EXPECT_EQ(inst.supports(grouped_gemm_fp8_problem(4, 8192, 4096, 7168, s, t)), "");
+      EXPECT_EQ(inst.supports(grouped_gemm_fp8_problem(2, 384, 4100, 1024, s, t)), "");  // odd N: stored from registers
+      Problem masked = grouped_gemm_fp8_problem(8, 256, 4096, 7168, s, t);
+      masked.grouped_gemm_fp8.masked_m = reinterpret_cast<const int*>(std::uintptr_t{0x60000});
+      EXPECT_NE(inst.supports(masked).find("the masked layout (valid < m) runs the promoting 128-row tiles"),
+                std::string::npos);
+    }
+    for (Fp8Scale s : {Fp8Scale::block128, Fp8Scale::block128_ue8m0}) {
+      const std::string why = inst.supports(grouped_gemm_fp8_problem(4, 8192, 4096, 7168, s, t));
+      EXPECT_NE(why.find("block scales need the promoting instances"), std::string::npos) << why;
+    }
+  }
+}

@@ -1,5 +1,5 @@
-// gemm.wgmma_tma's instances: the Hopper kernel (gemm_wgmma_tma_sm90.cuh) at seven tile and
-// cluster configurations (two more as experiments), with gemm's supports() and launch.
+// gemm.wgmma_tma's instances: the Hopper kernel (gemm_wgmma_tma_sm90.cuh) at nine tile and
+// cluster configurations, with gemm's supports() and launch.
 #include "gemm/wgmma_tma/gemm_wgmma_tma_sm90.cuh"
 
 #include <string>
@@ -90,17 +90,13 @@ const Instance k_inst_128x128_k2 = make_instance<Cfg128x128K2>("gemm.wgmma_tma.1
 const Instance k_inst_64x128_k2_sa = make_instance<Cfg64x128K2Sa>("gemm.wgmma_tma.64x128x64_s7_k2_sa");
 const Instance k_inst_64x64_k2_sa = make_instance<Cfg64x64K2Sa>("gemm.wgmma_tma.64x64x64_s8_k2_sa");
 const Instance k_inst_128x64_k2_sa = make_instance<Cfg128x64K2Sa>("gemm.wgmma_tma.128x64x64_s6_k2_sa");
-
-#if KPORT_KERNEL_EXPERIMENTS
-// Experiments (NOTES.md "Wave quantization"; bench/tiles/run_h200.sh): tiles whose counts fill
-// the 132 SMs where the library's leave a wave part empty. 128x64 unsplit: 128 tiles at 1024^3
-// and 256x4096 (64 of 128x128), 8 x 24 KiB stages. 128x192: 384 tiles at 3072^3 (2.9 waves,
-// where 128x128 makes 4.4 and 128x256 2.2), 4 x 40 KiB stages.
+// Tiles whose counts fill the 132 SMs where the others leave part of a wave empty (NOTES.md
+// "Wave quantization"): 128x64 unsplit, 128 tiles at 1024^3 and 256x4096 (8 x 24 KiB stages);
+// 128x192, 384 tiles at 3072^3 (4 x 40 KiB stages).
 using Cfg128x64 = Config<128, 64, 64, 8, 1>;
 using Cfg128x192 = Config<128, 192, 64, 4, 1>;
 const Instance k_inst_128x64 = make_instance<Cfg128x64>("gemm.wgmma_tma.128x64x64_s8");
 const Instance k_inst_128x192 = make_instance<Cfg128x192>("gemm.wgmma_tma.128x192x64_s4");
-#endif
 
 }  // namespace
 
@@ -111,9 +107,7 @@ KPORT_REGISTER_KERNEL(k_inst_128x128_k2);
 KPORT_REGISTER_KERNEL(k_inst_64x128_k2_sa);
 KPORT_REGISTER_KERNEL(k_inst_64x64_k2_sa);
 KPORT_REGISTER_KERNEL(k_inst_128x64_k2_sa);
-#if KPORT_KERNEL_EXPERIMENTS
 KPORT_REGISTER_KERNEL(k_inst_128x64);
 KPORT_REGISTER_KERNEL(k_inst_128x192);
-#endif
 
 }  // namespace kport::kernels::gemm_wgmma_tma

@@ -183,29 +183,25 @@ Instance make_instance(const char* name) {
 // gemm_fp8's 128x128 tile (6 stages) and its promoted 128x160 one (6 stages, up to two scale
 // blocks of B per tile), both one K block in flight, no cluster; and its 256x128 tile with A's
 // scales read before the wgmma and D stored by TMA (4 stages; each group's M a multiple of 256,
-// N of 8; the contiguous layout, per-tensor and block scales).
+// N of 8; the contiguous layout, per-tensor and block scales); and gemm_fp8's unpromoted 128x256
+// tile (per-tensor and row-wise scales, the tensor cores accumulating over all of K, the
+// contiguous layout).
 using Cfg128x128 = GroupedConfig<Config<128, 6, 1>>;
 using Cfg128x160 = GroupedConfig<Config<160, 6, 1>>;
 using Cfg256x128SfSd = GroupedConfig<Config<128, 4, 1, false, true, 2, true, true>>;
+using Cfg128x256Fast = GroupedConfig<Config<256, 4, 1, false, false>>;
 
 const Instance k_inst_128x128 = make_instance<Cfg128x128>("grouped_gemm_fp8.wgmma_tma.128x128x128_s6");
 const Instance k_inst_128x160 = make_instance<Cfg128x160>("grouped_gemm_fp8.wgmma_tma.128x160x128_s6");
 const Instance k_inst_256x128_sf_sd = make_instance<Cfg256x128SfSd>("grouped_gemm_fp8.wgmma_tma.256x128x128_s4_sf_sd");
+
+const Instance k_inst_128x256_fast = make_instance<Cfg128x256Fast>("grouped_gemm_fp8.wgmma_tma.128x256x128_s4_fastacc");
 
 }  // namespace
 
 KPORT_REGISTER_KERNEL(k_inst_128x128);
 KPORT_REGISTER_KERNEL(k_inst_128x160);
 KPORT_REGISTER_KERNEL(k_inst_256x128_sf_sd);
-
-#if KPORT_KERNEL_EXPERIMENTS
-// Experimental instance (NOTES.md "The unpromoted 128x256 tile"): gemm_fp8's unpromoted 128x256
-// tile over the contiguous layout, per-tensor and row-wise scales.
-namespace {
-using Cfg128x256Fast = GroupedConfig<Config<256, 4, 1, false, false>>;
-const Instance k_inst_128x256_fast = make_instance<Cfg128x256Fast>("grouped_gemm_fp8.wgmma_tma.128x256x128_s4_fastacc");
-}  // namespace
 KPORT_REGISTER_KERNEL(k_inst_128x256_fast);
-#endif
 
 }  // namespace kport::kernels::grouped_gemm_fp8_wgmma_tma
