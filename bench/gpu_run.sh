@@ -1,5 +1,5 @@
 # Sourced by the bench scripts that run on a GPU machine in one device call
-# (bench/{decode,fp8,grouped,rowwise,skinny}/run_h200.sh, from the repository's root):
+# (bench/{decode,fp8,grouped,rowwise,skinny,tiles}/run_h200.sh, from the repository's root):
 #   gpu_run_start NAME [FILE...]
 # sets OUT (the caller's, else build/NAME-out) and W=build/NAME-work and makes both; however
 # the script ends (a stopped run too: TERM and INT exit 143), copies the FILEs of W that exist

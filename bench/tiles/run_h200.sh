@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# gemm.wgmma_tma's tile experiments for wave quantization (kernels/gemm/wgmma_tma/NOTES.md
-# "Wave quantization") on one H200 (sm_90a), in one call: builds kport-harness-sm_90a with
-# gemm.wgmma_tma only and its experiments (KPORT_KERNEL_EXPERIMENTS), checks the experimental
-# instances on the check grid and on shapes outside it (M, N and K not of the tile, K of one
-# block, N that must be refused), in bf16 and fp16, then benches every gemm.wgmma_tma instance
-# in bf16 on the squares and the mid-sized shapes where the library's tiles leave part of a
-# wave of the 132 SMs empty (cublasGemmEx timed in the same process on the same buffers), and
-# prints bench/tiles/table.py's table. $OUT receives table.txt and tiles-run.tar.gz.
+# gemm.wgmma_tma's tiles against wave quantization (kernels/gemm/wgmma_tma/NOTES.md "Wave
+# quantization") on one H200 or H100 (sm_90a), in one call: builds kport-harness-sm_90a with
+# gemm.wgmma_tma only and its experiments (KPORT_KERNEL_EXPERIMENTS, if it keeps any), checks the
+# tiles under study (TILES, default the 128x64 and 128x192 ones) on the check grid and on shapes
+# outside it (M, N and K not of the tile, K of one block, N that must be refused), in bf16 and
+# fp16, then benches every gemm.wgmma_tma instance in bf16 on the squares and the mid-sized
+# shapes where a tile count can leave part of a wave of the 132 SMs empty (cublasGemmEx timed
+# in the same process on the same buffers), and prints bench/tiles/table.py's table, the tiles
+# under study beside the fastest of the others. $OUT receives table.txt and tiles-run.tar.gz.
 #   bash bench/tiles/run_h200.sh          (OUT defaults to build/tiles-out)
+#   TILES="gemm.wgmma_tma.A gemm.wgmma_tma.B" bash bench/tiles/run_h200.sh
 set -u
 cd "$(dirname "$0")/../.."
 source bench/gpu_run.sh
@@ -26,13 +28,12 @@ stamp "harness built"
 grep -A2 "Compiling entry.*gemm_wgmma_tma_kernel" "$W/build.log" | grep -c "0 bytes spill stores" |
   xargs echo "gemm.wgmma_tma kernels without spills:"
 
-# The experiments (under KPORT_KERNEL_EXPERIMENTS in gemm_wgmma_tma_sm90.cu), each asked of the
-# harness first so a build without one stops here.
-exp=(gemm.wgmma_tma.128x64x64_s8 gemm.wgmma_tma.128x192x64_s4)
+# The tiles under study, each asked of the harness first so a build without one stops here.
+read -r -a exp <<<"${TILES:-gemm.wgmma_tma.128x64x64_s8 gemm.wgmma_tma.128x192x64_s4}"
 for inst in "${exp[@]}"; do
   $H list --filter "$inst" | grep -q "\"$inst\"" || { echo "$inst is not in the harness"; exit 2; }
 done
-stamp "experiments: ${exp[*]}"
+stamp "tiles under study: ${exp[*]}"
 
 : >"$W/check.json"
 for inst in "${exp[@]}"; do

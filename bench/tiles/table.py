@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Prints bench/tiles' table from one run's work folder: the `check` verdicts of the
-experimental instances (grid and outside it), then per bf16 shape every gemm.wgmma_tma
-instance's time against cublasGemmEx of the same process (ratio = cuBLAS time / kport time),
-the fastest library instance and the fastest experiment.
+"""Prints bench/tiles' table from one run's work folder: the `check` verdicts of the tiles
+under study (grid and outside it), then per bf16 shape every gemm.wgmma_tma instance's time
+against cublasGemmEx of the same process (ratio = cuBLAS time / kport time), the fastest of
+the other instances and the fastest tile under study.
 
-    python3 bench/tiles/table.py WORK_DIR EXPERIMENT...
+    python3 bench/tiles/table.py WORK_DIR TILE...
 """
 import collections
 import json
@@ -30,7 +30,7 @@ def docs(path):
 
 
 def main():
-    w, experiments = sys.argv[1], set(sys.argv[2:])
+    w, studied = sys.argv[1], set(sys.argv[2:])
     verdicts, worst, failures = collections.defaultdict(collections.Counter), collections.defaultdict(float), []
     for name in ("check.json", "check-outside.json"):
         for doc in docs(os.path.join(w, name)):
@@ -49,8 +49,8 @@ def main():
     for line in failures[:40]:
         print(line)
     print()
-    print(f"{'bf16 shape':>22} {'cuBLAS us':>9} {'fastest library instance':>36} {'us':>8} {'x':>5} "
-          f"{'fastest experiment':>30} {'us':>8} {'x':>5}   all (x cuBLAS)")
+    print(f"{'bf16 shape':>22} {'cuBLAS us':>9} {'fastest other instance':>36} {'us':>8} {'x':>5} "
+          f"{'fastest tile under study':>30} {'us':>8} {'x':>5}   all (x cuBLAS)")
     for doc in docs(os.path.join(w, "bench.jsonl")):
         rows = [r for r in doc.get("results", []) if r.get("verdict") == "measured"]
         if not rows:
@@ -58,8 +58,8 @@ def main():
         base = next((r["baseline"]["timing"]["median_ms"] * 1e3 for r in rows
                      if isinstance(r.get("baseline"), dict) and "timing" in r["baseline"]), None)
         us = {r["instance"]: r["timing"]["median_ms"] * 1e3 for r in rows}
-        lib = {i: t for i, t in us.items() if i not in experiments}
-        exp = {i: t for i, t in us.items() if i in experiments}
+        others = {i: t for i, t in us.items() if i not in studied}
+        under_study = {i: t for i, t in us.items() if i in studied}
 
         def cols(d, width):
             if not d:
@@ -69,7 +69,7 @@ def main():
 
         every = " ".join(f"{i.removeprefix('gemm.wgmma_tma.')} {base / t:.2f}" if base else i
                          for i, t in sorted(us.items(), key=lambda kv: kv[1]))
-        print(f"{rows[0]['shape_text']:>22} {base if base is None else round(base, 1)!s:>9} {cols(lib, 36)} {cols(exp, 30)}   {every}")
+        print(f"{rows[0]['shape_text']:>22} {base if base is None else round(base, 1)!s:>9} {cols(others, 36)} {cols(under_study, 30)}   {every}")
 
 
 if __name__ == "__main__":
