@@ -587,4 +587,9 @@ JobOutcome CheckHandler::run(CoordinatorApi& api, const ClaimedJob& job, const s
   return JobOutcome{true, summary + " on " + m_s.gpu.name + " " + m_s.gpu.uuid, false};
 }
 
+int checks_at_once(unsigned cores, std::size_t gpus) {
+  const std::size_t share = cores / std::max<std::size_t>(gpus, 1);
+  return static_cast<int>(std::clamp<std::size_t>(share, 1, 64));
+}
+
 }  // namespace kport::runner

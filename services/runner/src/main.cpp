@@ -88,8 +88,9 @@ int main(int argc, char** argv) {
            "gpu role: how the L2 is emptied before each sample: write, read or off")
       .add("bench-later-warmup-ms", "KPORT_BENCH_LATER_WARMUP_MS", "10",
            "gpu role: warm-up of each measurement after a process's first (whose warm-up brought the clocks up)")
-      .add("check-parallel", "KPORT_CHECK_PARALLEL", "8",
-           "gpu role: instances checked at once on one GPU, each in its own processes (nothing is timed meanwhile)")
+      .add("check-parallel", "KPORT_CHECK_PARALLEL", "0",
+           "gpu role: instances checked at once on one GPU, each in its own processes (nothing is timed meanwhile); "
+           "0: the host's cores shared among its GPUs")
       .add("bench-screen", "KPORT_BENCH_SCREEN", "on",
            "gpu role: on: where instances compete for a case, time each briefly first and measure precisely only those "
            "within --bench-screen-margin of the fastest; off: measure every case precisely")
@@ -192,7 +193,7 @@ int main(int argc, char** argv) {
     std::cerr << "kport-runner: --bench-l2-flush must be write, read or off, not '" << proto.sampling.l2_flush << "'\n";
     return 2;
   }
-  proto.check_parallel = static_cast<int>(number("check-parallel", 1, 64));
+  const auto check_parallel = static_cast<int>(number("check-parallel", 0, 64));
   proto.sampling.later_warmup_ms = static_cast<double>(number("bench-later-warmup-ms", 0, 60000));
   proto.sampling.screen_time_cap_ms = static_cast<double>(number("bench-screen-time-cap-ms", 1, 600000));
   if (o.get("bench-screen") != "on" && o.get("bench-screen") != "off") {
@@ -248,6 +249,10 @@ int main(int argc, char** argv) {
     }
     *gpus = std::move(kept);
   }
+  proto.check_parallel = check_parallel > 0
+                             ? check_parallel
+                             : kport::runner::checks_at_once(std::thread::hardware_concurrency(), gpus->size());
+  kport::log::info("checks at once per GPU", {{"check_parallel", proto.check_parallel}});
   std::vector<std::unique_ptr<kport::runner::CheckHandler>> handlers;
   std::vector<std::thread> workers;
   std::vector<int> codes(gpus->size(), 0);

@@ -77,6 +77,7 @@ struct GpuSettings {
   bool bench = true;
   // Instances checked at once, each in its own processes (nothing is timed meanwhile):
   // a check mostly waits on references, inputs and process start, not on the GPU.
+  // kport-runner's default is checks_at_once() of its host.
   int check_parallel = 8;
   std::optional<std::uint64_t> seed;  // base seed of every harness run; unset: a fresh random one per run
   BuildSettings build;                // for a local build when no harness artifact exists
@@ -85,6 +86,10 @@ struct GpuSettings {
   // Where the GPU's host-wide lock lives (GpuLock, gpu.h); empty: no lock.
   std::filesystem::path lock_dir = "/tmp/kport-gpu-locks";
 };
+
+// Instances one GPU's worker checks at once by default: the host's cores shared among the
+// workers of its GPUs (a check's CPU reference keeps one core busy), at least 1, at most 64.
+int checks_at_once(unsigned cores, std::size_t gpus);
 
 class CheckHandler : public JobHandler {
  public:
