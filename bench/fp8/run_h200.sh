@@ -25,14 +25,11 @@ if [[ -n ${KPORT_FP8_HARNESS:-} ]] && "$KPORT_FP8_HARNESS" --version >/dev/null 
   H=$KPORT_FP8_HARNESS
   stamp "harness given: $($H --version)"
 else
-  others="gemm.simt;gemm.mma_sync;gemm.wgmma_tma;gemm.gemv;attention.simt;attention.mma_sync;attention.wgmma_tma"
-  others+=";rmsnorm.simt;rmsnorm.vec16;softmax.simt;softmax.vec16"
-  # The grouped families too: "gemm_fp8" below would also name grouped_gemm_fp8's instances.
-  others+=";grouped_gemm.simt;grouped_gemm.wgmma_tma;grouped_gemm_fp8.wgmma_tma"
+  only="gemm_fp8.wgmma_tma"
   # The experimental instances too (KPORT_KERNEL_EXPERIMENTS; kernels/gemm_fp8/wgmma_tma/NOTES.md
   # "Open"), timed beside the library's; KPORT_FP8_EXPERIMENTS=0 leaves them out.
   { cmake -S kernels -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPORT_CUDA_TARGETS=sm_90a \
-      "-DKPORT_EXCLUDE_VARIANTS=$others" "-DKPORT_KERNEL_EXPERIMENTS=$([[ ${KPORT_FP8_EXPERIMENTS:-1} == 0 ]] && echo OFF || echo ON)" &&
+      "-DKPORT_ONLY_VARIANTS=$only" "-DKPORT_KERNEL_EXPERIMENTS=$([[ ${KPORT_FP8_EXPERIMENTS:-1} == 0 ]] && echo OFF || echo ON)" &&
       timeout 200 cmake --build $B; } >"$W/build.log" 2>&1 ||
     { echo "harness build failed"; tail -30 "$W/build.log"; exit 2; }
   stamp "harness built: $($H --version)"

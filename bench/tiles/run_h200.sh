@@ -16,12 +16,9 @@ source bench/gpu_run.sh
 gpu_run_start tiles
 B=build/h-tiles
 H=$B/bin/kport-harness-sm_90a
-others="gemm.simt;gemm.mma_sync;gemm.gemv;gemm.decode_mma;gemm.tcgen05;gemm_fp8.wgmma_tma;gemm_fp8.tcgen05"
-others+=";attention.simt;attention.mma_sync;attention.wgmma_tma;grouped_gemm.simt;grouped_gemm.wgmma_tma"
-others+=";grouped_gemm.tcgen05;grouped_gemm_fp8.wgmma_tma;grouped_gemm_fp8.tcgen05;rmsnorm.simt;rmsnorm.vec16"
-others+=";rmsnorm.cluster;softmax.simt;softmax.vec16;softmax.cluster"
+only="gemm.wgmma_tma"
 { cmake -S kernels -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPORT_CUDA_TARGETS=sm_90a \
-    "-DKPORT_EXCLUDE_VARIANTS=$others" -DKPORT_KERNEL_EXPERIMENTS=ON -DKPORT_PTXAS_VERBOSE=ON &&
+    "-DKPORT_ONLY_VARIANTS=$only" -DKPORT_KERNEL_EXPERIMENTS=ON -DKPORT_PTXAS_VERBOSE=ON &&
     timeout 240 cmake --build $B; } >"$W/build.log" 2>&1 ||
   { echo "harness build failed"; grep -B2 -A20 -m3 'error' "$W/build.log" | head -60; exit 2; }
 stamp "harness built"

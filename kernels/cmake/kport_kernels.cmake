@@ -15,7 +15,10 @@
 # translation unit is never dropped by the linker). For a target that lacks a feature the
 # variant is not built; the harness `list` reports it as not applicable with the missing
 # features. KPORT_EXCLUDE_VARIANTS (family.variant, ...) leaves variants out on purpose, e.g.
-# when one fails to compile for a target and the others must still be run.
+# when one fails to compile for a target and the others must still be run; KPORT_ONLY_VARIANTS
+# (family.variant, ...), when set, leaves out every variant it does not name (a bench that
+# times a few variants builds only those, however many the tree gains). Either way the harness
+# `list` reports a variant left out as excluded, with the option that did it.
 
 # CMake 3.25 predates nvcc's C++20 support and knows no flag for the CUDA20 dialect.
 if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
@@ -27,6 +30,21 @@ set(KPORT_CATALOG_FILE "${CMAKE_CURRENT_LIST_DIR}/../../porting/catalog/targets.
     CACHE FILEPATH "Architecture catalog: features per nvcc target")
 set(KPORT_EXCLUDE_VARIANTS "" CACHE STRING
     "family.variant entries not to build (reported as excluded by kport-harness list)")
+set(KPORT_ONLY_VARIANTS "" CACHE STRING
+    "family.variant entries to build, the others not (empty: every variant; reported as excluded by kport-harness list)")
+
+# kport_check_only_variants(): fails the configuration when KPORT_ONLY_VARIANTS names a variant
+# no kport_kernel_variant() declared (a typo would otherwise build nothing of it, silently).
+# Called once every variant is declared.
+function(kport_check_only_variants)
+  get_property(declared GLOBAL PROPERTY KPORT_DECLARED_VARIANTS)
+  foreach(id IN LISTS KPORT_ONLY_VARIANTS)
+    if(NOT id IN_LIST declared)
+      list(JOIN declared ", " known)
+      message(FATAL_ERROR "KPORT_ONLY_VARIANTS names '${id}', which is no variant of this tree (${known})")
+    endif()
+  endforeach()
+endfunction()
 
 # kport_catalog_entry(<catalog> <t> <prefix> <origin>): reads target <t>'s entry of the
 # catalog file into <prefix>_arch, <prefix>_features (a list) and <prefix>_smem; <origin>
@@ -124,6 +142,7 @@ function(kport_kernel_variant)
     message(FATAL_ERROR "kport_kernel_variant: unknown FAMILY '${ARG_FAMILY}'")
   endif()
   set(id "${ARG_FAMILY}.${ARG_VARIANT}")
+  set_property(GLOBAL APPEND PROPERTY KPORT_DECLARED_VARIANTS "${id}")
   list(JOIN ARG_FEATURES "," needs)
   foreach(t IN LISTS KPORT_CUDA_TARGETS)
     get_property(have GLOBAL PROPERTY KPORT_FEATURES_${t})
@@ -136,6 +155,11 @@ function(kport_kernel_variant)
     if(id IN_LIST KPORT_EXCLUDE_VARIANTS)
       set_property(GLOBAL APPEND PROPERTY KPORT_NOT_APPLICABLE_${t}
                    "${id}|${needs}|excluded from this build (KPORT_EXCLUDE_VARIANTS)")
+      continue()
+    endif()
+    if(KPORT_ONLY_VARIANTS AND NOT id IN_LIST KPORT_ONLY_VARIANTS)
+      set_property(GLOBAL APPEND PROPERTY KPORT_NOT_APPLICABLE_${t}
+                   "${id}|${needs}|excluded from this build (not in KPORT_ONLY_VARIANTS)")
       continue()
     endif()
     set(lib kport_${ARG_FAMILY}_${ARG_VARIANT}_${t})
