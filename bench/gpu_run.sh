@@ -6,6 +6,10 @@
 # (default table.txt) into OUT and packs W into OUT/NAME-run.tar.gz; writes the GPU's name,
 # UUID, driver, clocks, temperature and power into W/gpu.txt (and prints them).
 #   stamp TEXT...   prints TEXT after the seconds since gpu_run_start.
+#   gpu_run_build_harness DIR SECONDS ONLY [CMAKE_ARG...]   configures kernels/ into DIR for
+# sm_90a (Release, Ninja) with only the variants ONLY (KPORT_ONLY_VARIANTS, ;-separated) and the
+# extra arguments, builds it within SECONDS, the log in W/build.log; on failure prints the
+# first errors and exits 2.
 gpu_run_start() {
   gpu_run_name=$1
   shift
@@ -27,3 +31,11 @@ gpu_run_finish() {
 }
 
 stamp() { echo "[$(($(date +%s) - gpu_run_t0))s] $*"; }
+
+gpu_run_build_harness() {
+  local dir=$1 secs=$2 only=$3
+  shift 3
+  { cmake -S kernels -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPORT_CUDA_TARGETS=sm_90a \
+      "-DKPORT_ONLY_VARIANTS=$only" "$@" && timeout "$secs" cmake --build "$dir"; } >"$W/build.log" 2>&1 ||
+    { echo "harness build failed"; grep -i -B2 -A20 -m3 'error' "$W/build.log" | head -80; exit 2; }
+}

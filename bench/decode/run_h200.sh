@@ -20,10 +20,7 @@ source bench/gpu_run.sh
 gpu_run_start decode
 B=build/h-decode
 H=$B/bin/kport-harness-sm_90a
-only="gemm.simt;gemm.mma_sync;gemm.wgmma_tma;gemm.gemv;gemm.decode_mma"
-{ cmake -S kernels -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPORT_CUDA_TARGETS=sm_90a \
-    "-DKPORT_ONLY_VARIANTS=$only" && timeout 240 cmake --build $B; } >"$W/build.log" 2>&1 ||
-  { echo "harness build failed"; grep -B2 -A20 -m3 'error' "$W/build.log" | head -60; exit 2; }
+gpu_run_build_harness $B 240 "gemm.simt;gemm.mma_sync;gemm.wgmma_tma;gemm.gemv;gemm.decode_mma"
 stamp "harness built"
 grep -i "spill" "$W/build.log" | grep "gemv_kernel\|decode_mma_kernel" | sort -u | head -8
 

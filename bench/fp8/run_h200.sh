@@ -25,13 +25,10 @@ if [[ -n ${KPORT_FP8_HARNESS:-} ]] && "$KPORT_FP8_HARNESS" --version >/dev/null 
   H=$KPORT_FP8_HARNESS
   stamp "harness given: $($H --version)"
 else
-  only="gemm_fp8.wgmma_tma"
   # The experimental instances too (KPORT_KERNEL_EXPERIMENTS; kernels/gemm_fp8/wgmma_tma/NOTES.md
   # "Open"), timed beside the library's; KPORT_FP8_EXPERIMENTS=0 leaves them out.
-  { cmake -S kernels -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPORT_CUDA_TARGETS=sm_90a \
-      "-DKPORT_ONLY_VARIANTS=$only" "-DKPORT_KERNEL_EXPERIMENTS=$([[ ${KPORT_FP8_EXPERIMENTS:-1} == 0 ]] && echo OFF || echo ON)" &&
-      timeout 200 cmake --build $B; } >"$W/build.log" 2>&1 ||
-    { echo "harness build failed"; tail -30 "$W/build.log"; exit 2; }
+  gpu_run_build_harness $B 200 gemm_fp8.wgmma_tma \
+    "-DKPORT_KERNEL_EXPERIMENTS=$([[ ${KPORT_FP8_EXPERIMENTS:-1} == 0 ]] && echo OFF || echo ON)"
   stamp "harness built: $($H --version)"
 fi
 $H list --filter gemm_fp8 >"$W/list.json"

@@ -26,11 +26,9 @@ gpu_run_start grouped table.txt check.json check-outside.json bench.json peer.js
 
 B=build/h-grouped
 H=$B/bin/kport-harness-sm_90a
-only="grouped_gemm.simt;grouped_gemm.wgmma_tma;grouped_gemm_fp8.wgmma_tma;gemm.wgmma_tma;gemm_fp8.wgmma_tma"
 # The variants' experimental instances too (KPORT_KERNEL_EXPERIMENTS; each variant's NOTES.md).
-{ cmake -S kernels -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPORT_CUDA_TARGETS=sm_90a \
-    "-DKPORT_ONLY_VARIANTS=$only" -DKPORT_KERNEL_EXPERIMENTS=ON && timeout 420 cmake --build $B; } >"$W/build.log" 2>&1 ||
-  { echo "harness build failed"; grep -B2 -A20 -m3 'error' "$W/build.log" | head -80; exit 2; }
+gpu_run_build_harness $B 420 "grouped_gemm.simt;grouped_gemm.wgmma_tma;grouped_gemm_fp8.wgmma_tma;gemm.wgmma_tma;gemm_fp8.wgmma_tma" \
+  -DKPORT_KERNEL_EXPERIMENTS=ON
 stamp "harness built: $($H --version)"
 $H list --filter grouped_gemm >"$W/list.json"
 has_part() { [[ ",$PARTS," == *",$1,"* ]]; }

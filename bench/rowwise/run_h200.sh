@@ -18,15 +18,11 @@ if [[ ${KPORT_SWEEP:-0} == 1 ]]; then
 fi
 B=build/h-rowwise
 H=$B/bin/kport-harness-sm_90a
-only="rmsnorm.simt;rmsnorm.vec16;rmsnorm.cluster;softmax.simt;softmax.vec16;softmax.cluster"
 # Experimental instances too, when the row-wise variants keep any (KPORT_KERNEL_EXPERIMENTS;
 # rmsnorm's NOTES.md), checked and timed beside the library's; KPORT_ROWWISE_EXPERIMENTS=0
 # leaves them out.
-{ cmake -S kernels -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPORT_CUDA_TARGETS=sm_90a \
-    "-DKPORT_ONLY_VARIANTS=$only" \
-    "-DKPORT_KERNEL_EXPERIMENTS=$([[ ${KPORT_ROWWISE_EXPERIMENTS:-1} == 0 ]] && echo OFF || echo ON)" &&
-    timeout 240 cmake --build $B; } >"$W/build.log" 2>&1 ||
-  { echo "harness build failed"; grep -B2 -A20 -m3 'error' "$W/build.log" | head -60; exit 2; }
+gpu_run_build_harness $B 240 "rmsnorm.simt;rmsnorm.vec16;rmsnorm.cluster;softmax.simt;softmax.vec16;softmax.cluster" \
+  "-DKPORT_KERNEL_EXPERIMENTS=$([[ ${KPORT_ROWWISE_EXPERIMENTS:-1} == 0 ]] && echo OFF || echo ON)"
 stamp "harness built"
 : >"$W/check.json"
 for fam in rmsnorm softmax; do

@@ -17,11 +17,7 @@ source bench/gpu_run.sh
 gpu_run_start skinny
 B=build/h-skinny
 H=$B/bin/kport-harness-sm_90a
-only="gemm.wgmma_tma;gemm.decode_mma"
-{ cmake -S kernels -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DKPORT_CUDA_TARGETS=sm_90a \
-    "-DKPORT_ONLY_VARIANTS=$only" -DKPORT_KERNEL_EXPERIMENTS=ON -DKPORT_PTXAS_VERBOSE=ON &&
-    timeout 240 cmake --build $B; } >"$W/build.log" 2>&1 ||
-  { echo "harness build failed"; grep -B2 -A20 -m3 'error' "$W/build.log" | head -60; exit 2; }
+gpu_run_build_harness $B 240 "gemm.wgmma_tma;gemm.decode_mma" -DKPORT_KERNEL_EXPERIMENTS=ON -DKPORT_PTXAS_VERBOSE=ON
 stamp "harness built"
 grep -A2 "Compiling entry.*gemm_wgmma_tma_kernel" "$W/build.log" | grep -c "0 bytes spill stores" |
   xargs echo "gemm.wgmma_tma kernels without spills:"

@@ -7,26 +7,11 @@ the other instances and the fastest tile under study.
     python3 bench/tiles/table.py WORK_DIR TILE...
 """
 import collections
-import json
 import os
 import sys
 
-
-def docs(path):
-    """Every JSON document of a file, one per line."""
-    try:
-        lines = open(path).read().splitlines()
-    except OSError as e:
-        return [{"error": str(e)}]
-    out = []
-    for line in lines:
-        line = line.strip()
-        if line:
-            try:
-                out.append(json.loads(line))
-            except ValueError as e:
-                out.append({"error": f"{path}: {e}"})
-    return out
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "decode"))
+from table import docs  # noqa: E402  (every JSON document of a harness output file)
 
 
 def main():
