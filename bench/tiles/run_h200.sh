@@ -10,6 +10,7 @@
 # under study beside the fastest of the others. $OUT receives table.txt and tiles-run.tar.gz.
 #   bash bench/tiles/run_h200.sh          (OUT defaults to build/tiles-out)
 #   TILES="gemm.wgmma_tma.A gemm.wgmma_tma.B" bash bench/tiles/run_h200.sh
+#   TILES=gemm.wgmma_tma.128x128x64_s4_k4 bash bench/tiles/run_h200.sh   (the four-way split, NOTES.md "Open")
 set -u
 cd "$(dirname "$0")/../.."
 source bench/gpu_run.sh
@@ -49,7 +50,8 @@ stamp "check outside the grid: exit $?"
 
 : >"$W/bench.jsonl"
 for s in m=1000,n=1000,k=1000 m=1024,n=1024,k=1024 m=2048,n=2048,k=2048 m=3072,n=3072,k=3072 \
-  m=4096,n=4096,k=4096 m=5000,n=5000,k=5000 m=6144,n=6144,k=6144 m=128,n=4096,k=4096 m=128,n=8192,k=8192 \
+  m=4096,n=4096,k=4096 m=5000,n=5000,k=5000 m=6144,n=6144,k=6144 m=64,n=4096,k=4096 m=128,n=4096,k=4096 \
+  m=128,n=4096,k=14336 m=128,n=8192,k=8192 \
   m=256,n=4096,k=4096 m=256,n=4096,k=14336 m=256,n=14336,k=4096 m=1000,n=14336,k=4096 \
   m=1024,n=4096,k=14336 m=1024,n=14336,k=4096 m=3000,n=4096,k=4096 m=4096,n=4096,k=512 m=8192,n=8192,k=1024; do
   timeout 90 $H bench --all --filter gemm.wgmma_tma --dtype bf16 --shape "$s" --time-cap-ms 150 \

@@ -22,7 +22,14 @@ cudaError_t launch_typed(const GemmArgs& g, cudaStream_t stream) {
   const int a_rows = Cfg::ShortA && g.m < Cfg::BM ? (g.m + 7) / 8 * 8 : Cfg::BM;
   if (!make_tmap(&ta, g.a, g.m, g.k, a_rows, g.dtype) || !make_tmap(&tb, g.b, g.k, g.n, Cfg::BK, g.dtype))
     return cudaErrorInvalidValue;
-  if (!make_tmap(&tc, g.c, g.m, g.n, Cfg::BM, g.dtype)) return cudaErrorInvalidValue;
+  if constexpr (Cfg::SplitK == 4) {  // each CTA of a cluster stores a quarter of the tile's columns, unswizzled
+    const CUtensorMapDataType dt =
+        g.dtype == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    if (!tma_host::make_tmap_2d(&tc, g.c, dt, g.m, g.n, 2LL * g.n, Cfg::BM, Cfg::BN / 4, CU_TENSOR_MAP_SWIZZLE_NONE))
+      return cudaErrorInvalidValue;
+  } else if (!make_tmap(&tc, g.c, g.m, g.n, Cfg::BM, g.dtype)) {
+    return cudaErrorInvalidValue;
+  }
   auto kernel = gemm_wgmma_tma_kernel<Cfg, T>;
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
   if (err != cudaSuccess) return err;
@@ -109,5 +116,17 @@ KPORT_REGISTER_KERNEL(k_inst_64x64_k2_sa);
 KPORT_REGISTER_KERNEL(k_inst_128x64_k2_sa);
 KPORT_REGISTER_KERNEL(k_inst_128x64);
 KPORT_REGISTER_KERNEL(k_inst_128x192);
+
+#if KPORT_KERNEL_EXPERIMENTS
+// Experiment (NOTES.md "Open", the 4096x4096 projection at 128 rows): a 128x128 tile split over
+// four CTAs of a cluster that reduce-scatter it, 128 CTAs where N is 4096 reading A and B once
+// each per quarter of K (64 MB from L2 at 128x4096x4096, where the split 128x64 tile reads 96);
+// 4 x 32 KiB stages and 48 KiB of partial sums. bench/tiles/run_h200.sh with TILES naming it.
+namespace {
+using Cfg128x128K4 = Config<128, 128, 64, 4, 1, 4>;
+const Instance k_inst_128x128_k4 = make_instance<Cfg128x128K4>("gemm.wgmma_tma.128x128x64_s4_k4");
+}  // namespace
+KPORT_REGISTER_KERNEL(k_inst_128x128_k4);
+#endif
 
 }  // namespace kport::kernels::gemm_wgmma_tma
