@@ -36,8 +36,10 @@ def docs(path):
     return out
 
 
-def main():
-    w = sys.argv[1]
+def print_checks(w, label):
+    """Prints the `check` verdicts of WORK_DIR's check.json and check-outside.json counted by
+    label(instance name), the largest normwise error among passes per dtype and the first 40
+    cases that neither passed nor were refused."""
     verdicts, failures = collections.defaultdict(collections.Counter), []
     worst = collections.defaultdict(float)
     for name in ("check.json", "check-outside.json"):
@@ -45,21 +47,30 @@ def main():
             if "error" in doc and "results" not in doc:
                 failures.append(f"  {name}: {doc['error']}")
             for r in doc.get("results", []):
-                inst = r["instance"].split(".")
-                rows = inst[2].split("_")[0] if len(inst) > 2 and inst[2][:1] == "m" else ""
-                key = inst[1] + (f" {rows}" if rows else " m8" if inst[1] == "decode_mma" else "")
-                verdicts[key][r.get("verdict")] += 1
+                verdicts[label(r["instance"])][r.get("verdict")] += 1
                 if r.get("verdict") == "passed":
                     worst[r["dtype"]] = max(worst[r["dtype"]], r.get("normwise_rel_error") or 0)
                 elif r.get("verdict") != "unsupported":
                     failures.append(f"  {r['instance']} {r['dtype']} {r['shape_text']}: {r.get('verdict')} "
                                     f"{r.get('reason', '')} err={r.get('normwise_rel_error')}")
-    for variant, counts in sorted(verdicts.items()):
-        print(f"gemm.{variant} check: " + ", ".join(f"{v} {c}" for v, c in sorted(counts.items(), key=str)))
+    for key, counts in sorted(verdicts.items()):
+        print(f"{key} check: " + ", ".join(f"{v} {c}" for v, c in sorted(counts.items(), key=str)))
     print("  worst normwise error passed: " + ", ".join(f"{d} {e:.2e}" for d, e in sorted(worst.items())))
     for line in failures[:40]:
         print(line)
     print()
+
+
+def variant_rows(instance):
+    """gemm.decode_mma's instances by their rows (m8, m16, ...), the others by variant."""
+    inst = instance.split(".")
+    rows = inst[2].split("_")[0] if len(inst) > 2 and inst[2][:1] == "m" else ""
+    return "gemm." + inst[1] + (f" {rows}" if rows else " m8" if inst[1] == "decode_mma" else "")
+
+
+def main():
+    w = sys.argv[1]
+    print_checks(w, variant_rows)
     print(f"{'bf16 shape':>24} {'best kport instance':>36} {'us':>8} {'gemv us':>8} {'fastest decode_mma':>28} "
           f"{'us':>8} {'fastest tiled instance':>36} {'tile us':>8} {'cuBLAS us':>9} {'best x':>6} {'gemv x':>6} {'mma x':>6} {'tile x':>6}")
     for doc in docs(os.path.join(w, "bench.jsonl")):

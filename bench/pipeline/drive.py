@@ -13,6 +13,7 @@ import argparse
 import json
 import pathlib
 import statistics
+import subprocess
 import sys
 import time
 import urllib.error
@@ -68,7 +69,6 @@ class Api:
 def local_gpu():
     """The model name of this machine's first GPU, as nvidia-smi gives it (and the GPU runner
     registers it): the GPU whose best kernels the benches ask about."""
-    import subprocess
     try:
         names = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
                                text=True, timeout=30, check=True).stdout.split("\n")

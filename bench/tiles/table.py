@@ -6,34 +6,16 @@ the other instances and the fastest tile under study.
 
     python3 bench/tiles/table.py WORK_DIR TILE...
 """
-import collections
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "decode"))
-from table import docs  # noqa: E402  (every JSON document of a harness output file)
+from table import docs, print_checks  # noqa: E402  (harness output files, their check verdicts)
 
 
 def main():
     w, studied = sys.argv[1], set(sys.argv[2:])
-    verdicts, worst, failures = collections.defaultdict(collections.Counter), collections.defaultdict(float), []
-    for name in ("check.json", "check-outside.json"):
-        for doc in docs(os.path.join(w, name)):
-            if "error" in doc and "results" not in doc:
-                failures.append(f"  {name}: {doc['error']}")
-            for r in doc.get("results", []):
-                verdicts[r["instance"]][r.get("verdict")] += 1
-                if r.get("verdict") == "passed":
-                    worst[r["dtype"]] = max(worst[r["dtype"]], r.get("normwise_rel_error") or 0)
-                elif r.get("verdict") != "unsupported":
-                    failures.append(f"  {r['instance']} {r['dtype']} {r['shape_text']}: {r.get('verdict')} "
-                                    f"{r.get('reason', '')} err={r.get('normwise_rel_error')}")
-    for inst, counts in sorted(verdicts.items()):
-        print(f"{inst} check: " + ", ".join(f"{v} {c}" for v, c in sorted(counts.items(), key=str)))
-    print("  worst normwise error passed: " + ", ".join(f"{d} {e:.2e}" for d, e in sorted(worst.items())))
-    for line in failures[:40]:
-        print(line)
-    print()
+    print_checks(w, lambda instance: instance)
     print(f"{'bf16 shape':>22} {'cuBLAS us':>9} {'fastest other instance':>36} {'us':>8} {'x':>5} "
           f"{'fastest tile under study':>30} {'us':>8} {'x':>5}   all (x cuBLAS)")
     for doc in docs(os.path.join(w, "bench.jsonl")):
