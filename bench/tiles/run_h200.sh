@@ -11,6 +11,7 @@
 #   bash bench/tiles/run_h200.sh          (OUT defaults to build/tiles-out)
 #   TILES="gemm.wgmma_tma.A gemm.wgmma_tma.B" bash bench/tiles/run_h200.sh
 #   TILES=gemm.wgmma_tma.128x128x64_s4_k4 bash bench/tiles/run_h200.sh   (the four-way split, NOTES.md "Open")
+#   TILES="gemm.wgmma_tma.128x128x64_s6_ca8 gemm.wgmma_tma.128x256x64_s4_ca8" ...  (8-byte rows, 2500^3)
 set -u
 cd "$(dirname "$0")/../.."
 source bench/gpu_run.sh
@@ -40,7 +41,7 @@ for inst in "${exp[@]}"; do
   for dt in bf16 fp16; do
     for s in m=1,n=64,k=64 m=127,n=191,k=63 m=129,n=193,k=65 m=1000,n=1000,k=1000 m=1024,n=1024,k=1024 \
       m=3072,n=3072,k=3072 m=256,n=4096,k=4096 m=5000,n=5000,k=5000 m=333,n=1096,k=8 m=200,n=4104,k=4096 \
-      m=64,n=4100,k=4096; do
+      m=64,n=4100,k=4096 m=2500,n=2500,k=2500 m=129,n=196,k=68 m=1,n=2500,k=4 m=300,n=4100,k=2500; do
       cases+=(--case "$inst:$dt:$s")
     done
   done
@@ -50,7 +51,7 @@ stamp "check outside the grid: exit $?"
 
 : >"$W/bench.jsonl"
 for s in m=1000,n=1000,k=1000 m=1024,n=1024,k=1024 m=2048,n=2048,k=2048 m=3072,n=3072,k=3072 \
-  m=4096,n=4096,k=4096 m=5000,n=5000,k=5000 m=6144,n=6144,k=6144 m=64,n=4096,k=4096 m=128,n=4096,k=4096 \
+  m=4096,n=4096,k=4096 m=5000,n=5000,k=5000 m=2500,n=2500,k=2500 m=4096,n=4100,k=4100 m=6144,n=6144,k=6144 m=64,n=4096,k=4096 m=128,n=4096,k=4096 \
   m=128,n=4096,k=14336 m=128,n=8192,k=8192 \
   m=256,n=4096,k=4096 m=256,n=4096,k=14336 m=256,n=14336,k=4096 m=1000,n=14336,k=4096 \
   m=1024,n=4096,k=14336 m=1024,n=14336,k=4096 m=3000,n=4096,k=4096 m=4096,n=4096,k=512 m=8192,n=8192,k=1024; do

@@ -12,11 +12,63 @@ using tma_host::make_tmap;
 
 std::string supports(const Problem& p) { return tma_host::gemm_supports(p, "wgmma_tma"); }
 
+// The CpAsync instances: rows of whole 8-byte pieces, 8-byte aligned matrices.
+std::string supports_cp_async(const Problem& p) {
+  if (p.family != Family::gemm) return "not a gemm problem";
+  const GemmArgs& g = p.gemm;
+  if (g.dtype != DType::bf16 && g.dtype != DType::f16)
+    return std::string("dtype ") + dtype_name(g.dtype) + " not supported: wgmma_tma takes bf16 or f16";
+  if (g.m < 0 || g.n < 0 || g.k < 0) return "negative dimension";
+  if (g.k % 4 != 0 || g.n % 4 != 0)
+    return "K and N must be multiples of 4: this instance copies rows in 8-byte pieces (K=" + std::to_string(g.k) +
+           ", N=" + std::to_string(g.n) + "); use the mma_sync variant";
+  auto misaligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 8 != 0; };
+  if (misaligned(g.a) || misaligned(g.b) || misaligned(g.c)) return "A, B and C must be 8-byte aligned";
+  return "";
+}
+
+// Persistent grid: one CTA per resident slot, at most one per work item (a cluster's tile).
+template <class Cfg, class T>
+cudaError_t grid_ctas(const GemmArgs& g, int* grid) {
+  int ctas = 0;
+  const cudaError_t err = resident_ctas<Cfg, T>(&ctas);
+  if (err != cudaSuccess) return err;
+  constexpr int CM = Cfg::ClusterM, CS = Cfg::ClusterSize;
+  const int items = ((g.m + Cfg::BM * CM - 1) / (Cfg::BM * CM)) * ((g.n + Cfg::BN - 1) / Cfg::BN);
+  *grid = (items < ctas / CS ? items : ctas / CS) * CS;
+  return cudaSuccess;
+}
+
 template <class Cfg, class T>
 cudaError_t launch_typed(const GemmArgs& g, cudaStream_t stream) {
   if (g.m == 0 || g.n == 0) return cudaSuccess;
   if (g.k == 0)  // empty sum: C is zero
     return cudaMemsetAsync(g.c, 0, static_cast<size_t>(g.m) * g.n * sizeof(T), stream);
+  constexpr int CS = Cfg::ClusterSize;
+  cudaLaunchConfig_t cfg{};
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = CS;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cfg.blockDim = dim3(Cfg::Threads);
+  cfg.dynamicSmemBytes = Cfg::smem_bytes;
+  cfg.stream = stream;
+  cfg.attrs = &attr;
+  cfg.numAttrs = CS > 1 ? 1 : 0;
+  int grid = 0;
+  cudaError_t err = grid_ctas<Cfg, T>(g, &grid);
+  if (err != cudaSuccess) return err;
+  cfg.gridDim = dim3(grid);
+  if constexpr (Cfg::CpAsync) {
+    auto kernel = gemm_wgmma_cp_async_kernel<Cfg, T>;
+    if ((err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes)) !=
+        cudaSuccess)
+      return err;
+    err = cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(g.a), static_cast<const T*>(g.b), static_cast<T*>(g.c),
+                             g.m, g.n, g.k);
+    return err != cudaSuccess ? err : cudaGetLastError();
+  }
   CUtensorMap ta, tb, tc;
   // ShortA: A's box only as tall as the rows there are (a whole 8-row swizzle atom), passed on.
   const int a_rows = Cfg::ShortA && g.m < Cfg::BM ? (g.m + 7) / 8 * 8 : Cfg::BM;
@@ -31,25 +83,8 @@ cudaError_t launch_typed(const GemmArgs& g, cudaStream_t stream) {
     return cudaErrorInvalidValue;
   }
   auto kernel = gemm_wgmma_tma_kernel<Cfg, T>;
-  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
-  if (err != cudaSuccess) return err;
-  int ctas = 0;
-  if ((err = resident_ctas<Cfg, T>(&ctas)) != cudaSuccess) return err;
-  constexpr int CM = Cfg::ClusterM, CS = Cfg::ClusterSize;
-  const int items = ((g.m + Cfg::BM * CM - 1) / (Cfg::BM * CM)) * ((g.n + Cfg::BN - 1) / Cfg::BN);
-  const int grid = (items < ctas / CS ? items : ctas / CS) * CS;
-  cudaLaunchConfig_t cfg{};
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = CS;
-  attr.val.clusterDim.y = 1;
-  attr.val.clusterDim.z = 1;
-  cfg.gridDim = dim3(grid);
-  cfg.blockDim = dim3(Cfg::Threads);
-  cfg.dynamicSmemBytes = Cfg::smem_bytes;
-  cfg.stream = stream;
-  cfg.attrs = &attr;
-  cfg.numAttrs = CS > 1 ? 1 : 0;
+  if ((err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes)) != cudaSuccess)
+    return err;
   err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, g.m, g.n, g.k, Cfg::ShortA ? a_rows : 0);
   if (err != cudaSuccess) return err;
   return cudaGetLastError();
@@ -67,7 +102,10 @@ std::string config_json() {
          ",\"bk\":" + std::to_string(Cfg::BK) + ",\"stages\":" + std::to_string(Cfg::Stages) +
          ",\"consumer_warpgroups\":" + std::to_string(Cfg::Consumers) + ",\"threads\":" + std::to_string(Cfg::Threads) +
          ",\"cluster_m\":" + std::to_string(Cfg::ClusterM) + ",\"split_k\":" + std::to_string(Cfg::SplitK) +
-         ",\"persistent\":true," + tma_host::k_gemm_run_align_config + "}";
+         ",\"persistent\":true," +
+         (Cfg::CpAsync ? std::string(R"("run_n_align_bytes":8,"run_k_align_bytes":8)")
+                       : std::string(tma_host::k_gemm_run_align_config)) +
+         "}";
 }
 
 using Cfg128x256 = Config<128, 256, 64, 4, 1>;
@@ -84,10 +122,16 @@ using Cfg128x64K2Sa = Config<128, 64, 64, 6, 1, 2, false, true>;
 
 template <class Cfg>
 Instance make_instance(const char* name) {
-  std::vector<std::string> features{"wgmma", "tma", "mbarrier", "setmaxnreg"};
+  std::vector<std::string> features{"wgmma", Cfg::CpAsync ? "cp_async" : "tma", "mbarrier", "setmaxnreg"};
   if (Cfg::SplitK > 1) features.insert(features.end(), {"cluster", "dsmem"});  // partial tiles meet in a peer's smem
-  return Instance{Family::gemm,       "wgmma_tma", name,        std::move(features), {DType::bf16, DType::f16},
-                  config_json<Cfg>(), &supports,   &launch<Cfg>};
+  return Instance{Family::gemm,
+                  "wgmma_tma",
+                  name,
+                  std::move(features),
+                  {DType::bf16, DType::f16},
+                  config_json<Cfg>(),
+                  Cfg::CpAsync ? &supports_cp_async : &supports,
+                  &launch<Cfg>};
 }
 
 const Instance k_inst_128x256 = make_instance<Cfg128x256>("gemm.wgmma_tma.128x256x64_s4");
@@ -127,6 +171,18 @@ using Cfg128x128K4 = Config<128, 128, 64, 4, 1, 4>;
 const Instance k_inst_128x128_k4 = make_instance<Cfg128x128K4>("gemm.wgmma_tma.128x128x64_s4_k4");
 }  // namespace
 KPORT_REGISTER_KERNEL(k_inst_128x128_k4);
+
+// Experiment (NOTES.md "Open", 2500^3): the stages and C copied in 8-byte pieces by the threads,
+// for rows TMA cannot describe (K or N a multiple of 4 but not of 8). 128x128 makes 400 tiles
+// at 2500^3 (3.0 waves of 132), 128x256 200 (1.5).
+namespace {
+using Cfg128x128Ca8 = Config<128, 128, 64, 6, 1, 1, false, false, true>;
+using Cfg128x256Ca8 = Config<128, 256, 64, 4, 1, 1, false, false, true>;
+const Instance k_inst_128x128_ca8 = make_instance<Cfg128x128Ca8>("gemm.wgmma_tma.128x128x64_s6_ca8");
+const Instance k_inst_128x256_ca8 = make_instance<Cfg128x256Ca8>("gemm.wgmma_tma.128x256x64_s4_ca8");
+}  // namespace
+KPORT_REGISTER_KERNEL(k_inst_128x128_ca8);
+KPORT_REGISTER_KERNEL(k_inst_128x256_ca8);
 #endif
 
 }  // namespace kport::kernels::gemm_wgmma_tma

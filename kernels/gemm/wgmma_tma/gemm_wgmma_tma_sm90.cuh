@@ -36,9 +36,15 @@
 // another group; only tiles holding some of group g's first masked_m[g] rows exist
 // (MaskedTiles, counts read on the device), walked group after group.
 //
+// Optionally (CpAsync, the _ca8 instances) rows that are whole 8 bytes but not 16 (K or N = 2500:
+// 5000-byte rows, which TMA cannot describe): all 128 threads of the producer warpgroup copy the
+// stages in 8-byte pieces with cp.async, into the same 128-byte-swizzled layout, and arrive on
+// the stage's full barrier as their copies land; the consumers fence the async proxy before
+// their wgmma read it, and store C from the staged slabs in 8-byte pieces themselves.
+//
 // Constraints: K and N multiples of 8 (TMA needs 16-byte global row strides) and 16-byte
-// aligned A, B and C; M is free. Edges in M, N and K are handled by TMA: zero fill on loads,
-// clipping on stores.
+// aligned A, B and C (CpAsync: multiples of 4 and 8-byte aligned); M is free. Edges in M, N and
+// K are handled by TMA: zero fill on loads, clipping on stores (CpAsync: by the copies' bounds).
 //
 // This header holds the kernel and its launch-time helpers, included by the gemm instances
 // (gemm_wgmma_tma_sm90.cu) and by grouped_gemm.wgmma_tma; each unit instantiates its own.
@@ -55,6 +61,7 @@
 #include <vector>
 
 #include "common/convert.cuh"
+#include "common/cp_async_sm80.cuh"
 #include "common/dsmem_sm90.cuh"
 #include "common/masked_tiles.cuh"
 #include "common/mbarrier_sm90.cuh"
@@ -77,7 +84,7 @@ constexpr int k_producer_regs = 40;
 constexpr int k_consumer_regs = 232;
 
 template <int BM_, int BN_, int BK_, int Stages_, int ClusterM_, int SplitK_ = 1, bool Grouped_ = false,
-          bool ShortA_ = false>
+          bool ShortA_ = false, bool CpAsync_ = false>
 struct Config {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, Stages = Stages_, ClusterM = ClusterM_, SplitK = SplitK_;
   static constexpr bool Grouped = Grouped_;
@@ -96,6 +103,10 @@ struct Config {
   // depends on its own row of A alone.
   static constexpr bool ShortA = ShortA_;
   static_assert(!ShortA || !Grouped, "a grouped tile's rows are always whole");
+  // CpAsync: A, B and C in 8-byte pieces by the threads (rows of 8-byte multiples), not TMA.
+  static constexpr bool CpAsync = CpAsync_;
+  static_assert(!CpAsync || (ClusterM == 1 && SplitK <= 2 && !Grouped && !ShortA),
+                "the copied stages are one CTA's own (no multicast), its C stored by its consumers");
   static_assert(BN % 64 == 0 && BN <= 256, "whole 64-column slabs of B and C, one wgmma per k16");
   static_assert(BK == 64, "one 128-byte swizzle row of 16-bit elements per K block");
   static_assert(Stages >= 2 && Stages <= 8, "pipeline depth");
@@ -133,10 +144,12 @@ __device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, 
 // group_tiles_m, the tile rows of one group (M / BM), is read only when Cfg::Grouped and not
 // Masked, and the rows of A's box in its place when Cfg::ShortA; masked_m and groups only when
 // Masked.
+// With Cfg::CpAsync the tensor maps are null and a, b, c are the matrices; otherwise those are
+// null.
 template <class Cfg, class T, bool Masked>
-__device__ __forceinline__ void gemm_wgmma_tma_body(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b,
-                                                    const CUtensorMap& tmap_c, int m, int n, int k, int group_tiles_m,
-                                                    const int* masked_m, int groups) {
+__device__ __forceinline__ void gemm_wgmma_tma_body(const CUtensorMap* tmap_a, const CUtensorMap* tmap_b,
+                                                    const CUtensorMap* tmap_c, int m, int n, int k, int group_tiles_m,
+                                                    const int* masked_m, int groups, const T* a, const T* b, T* c) {
 #if KPORT_WGMMA_ENABLED
   static_assert(!Masked || (Cfg::Grouped && Cfg::ClusterSize == 1), "masked tiles are grouped ones");
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, S = Cfg::Stages;
@@ -165,7 +178,7 @@ __device__ __forceinline__ void gemm_wgmma_tma_body(const CUtensorMap& tmap_a, c
   const uint32_t kr = Cfg::SplitK > 1 ? crank : 0;
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) {
-      mbar_init(full_bar(s), 1);
+      mbar_init(full_bar(s), Cfg::CpAsync ? 128 : 1);  // CpAsync: every producer thread's copies
       // one arrival per consumer warp of every CTA whose B slabs land here
       mbar_init(empty_bar(s), Cfg::Consumers * 4 * CM);
     }
@@ -175,9 +188,11 @@ __device__ __forceinline__ void gemm_wgmma_tma_body(const CUtensorMap& tmap_a, c
       mbar_init(red_empty, Cfg::Consumers * 4 * (Cfg::SplitK - 1));
     }
     mbar_fence_init();
-    tma_prefetch_desc(&tmap_a);
-    tma_prefetch_desc(&tmap_b);
-    tma_prefetch_desc(&tmap_c);
+    if constexpr (!Cfg::CpAsync) {
+      tma_prefetch_desc(tmap_a);
+      tma_prefetch_desc(tmap_b);
+      tma_prefetch_desc(tmap_c);
+    }
   }
   if constexpr (CS > 1)
     cluster_sync();  // peers' barriers exist before anyone signals them
@@ -200,7 +215,47 @@ __device__ __forceinline__ void gemm_wgmma_tma_body(const CUtensorMap& tmap_a, c
       Cfg::ShortA ? static_cast<uint32_t>(group_tiles_m * BK * 2 + Cfg::b_bytes) : uint32_t{Cfg::stage_bytes};
   if (wg == 0) {
     regs_dealloc<k_producer_regs>();
-    if (threadIdx.x == 0) {
+    if constexpr (Cfg::CpAsync) {
+      // Thread t copies 8-byte piece q = t % 16 of 128-byte rows t / 16 + 8 i of A's tile and of
+      // each 64-column slab of B's; those rows are all r0 mod 8, so the swizzled offset of its
+      // piece within a row is the same for all of them. A piece is wholly inside or outside the
+      // matrix (K and N multiples of 4); outside, it is zero-filled and nothing is read.
+      const int q = threadIdx.x % 16, r0 = threadIdx.x / 16;
+      const uint32_t piece = (((q >> 1) ^ r0) << 4) | ((q & 1) << 3);
+      int s = 0;
+      uint32_t phase = 0;
+      for (int tile = first_tile; tile < tiles; tile += tile_step) {
+        int tm, tn;
+        tile_coords<k_group_m>(tile, groups_m, tiles_n, tm, tn);
+        for (int kb = kb_begin; kb < kb_end; ++kb) {
+          mbar_wait(empty_bar(s), phase ^ 1);
+          const int kc = kb * BK + q * 4;
+          const uint32_t sa = stage_a(s) + r0 * 128 + piece;
+#pragma unroll 4
+          for (int i = 0; i < BM / 8; ++i) {
+            const int row = tm * BM + r0 + 8 * i;
+            const bool in = row < m && kc < k;
+            cp_async_8_sm80(sa + i * 1024, in ? a + static_cast<size_t>(row) * k + kc : a, in);
+          }
+#pragma unroll 1
+          for (int j = 0; j < BN / 64; ++j) {
+            const int col = tn * BN + j * 64 + q * 4;
+            const uint32_t sb = stage_b(s) + j * Cfg::b_chunk_bytes + r0 * 128 + piece;
+#pragma unroll 4
+            for (int i = 0; i < BK / 8; ++i) {
+              const int row = kb * BK + r0 + 8 * i;
+              const bool in = row < k && col < n;
+              cp_async_8_sm80(sb + i * 1024, in ? b + static_cast<size_t>(row) * n + col : b, in);
+            }
+          }
+          mbar_arrive_on_cp_async(full_bar(s));
+          if (++s == S) {
+            s = 0;
+            phase ^= 1;
+          }
+        }
+      }
+    } else if (threadIdx.x == 0) {
       int s = 0;
       uint32_t phase = 0;
       MaskedTiles<BM> masked{masked_m, groups, m, tiles_n};  // Masked: the groups' tiles, as the consumers walk them
@@ -219,21 +274,21 @@ __device__ __forceinline__ void gemm_wgmma_tma_body(const CUtensorMap& tmap_a, c
           mbar_wait(empty_bar(s), phase ^ 1);
           mbar_arrive_expect_tx(full_bar(s), stage_tx);
           if constexpr (Masked)
-            tma_load_3d(stage_a(s), &tmap_a, kb * BK, tm * BM, group, full_bar(s));
+            tma_load_3d(stage_a(s), tmap_a, kb * BK, tm * BM, group, full_bar(s));
           else
-            tma_load_2d(stage_a(s), &tmap_a, kb * BK, tm * BM, full_bar(s));
+            tma_load_2d(stage_a(s), tmap_a, kb * BK, tm * BM, full_bar(s));
           constexpr int slabs = BN / 64 / CM;
 #pragma unroll
           for (int jj = 0; jj < slabs; ++jj) {
             const int j = rank * slabs + jj;
             const uint32_t dst = stage_b(s) + j * Cfg::b_chunk_bytes;
             if constexpr (CM > 1)
-              tma_load_2d_multicast(dst, &tmap_b, tn * BN + j * 64, kb * BK, full_bar(s),
+              tma_load_2d_multicast(dst, tmap_b, tn * BN + j * 64, kb * BK, full_bar(s),
                                     static_cast<uint16_t>((1u << CM) - 1));
             else if constexpr (Cfg::Grouped)
-              tma_load_3d(dst, &tmap_b, tn * BN + j * 64, kb * BK, group, full_bar(s));
+              tma_load_3d(dst, tmap_b, tn * BN + j * 64, kb * BK, group, full_bar(s));
             else
-              tma_load_2d(dst, &tmap_b, tn * BN + j * 64, kb * BK, full_bar(s));
+              tma_load_2d(dst, tmap_b, tn * BN + j * 64, kb * BK, full_bar(s));
           }
           if (++s == S) {
             s = 0;
@@ -277,6 +332,7 @@ __device__ __forceinline__ void gemm_wgmma_tma_body(const CUtensorMap& tmap_a, c
       }
       for (int kb = kb_begin; kb < kb_end; ++kb) {
         mbar_wait(full_bar(s), phase);
+        if constexpr (Cfg::CpAsync) fence_proxy_async_smem();  // the copies wrote through the generic proxy
         fence_regs(acc);
         wgmma_fence();
         const uint32_t a0 = stage_a(s) + cw * 64 * 128;
@@ -396,7 +452,7 @@ __device__ __forceinline__ void gemm_wgmma_tma_body(const CUtensorMap& tmap_a, c
         fence_proxy_async_smem();
         named_bar_sync(1, 128 * Cfg::Consumers);
         if (store_issuer) {
-          tma_store_2d(&tmap_c, buf, tn * BN + static_cast<int>(kr) * (BN / P), tm * BM);
+          tma_store_2d(tmap_c, buf, tn * BN + static_cast<int>(kr) * (BN / P), tm * BM);
           bulk_commit();
         }
       }
@@ -411,7 +467,7 @@ __device__ __forceinline__ void gemm_wgmma_tma_body(const CUtensorMap& tmap_a, c
 #pragma unroll
         for (int slab = 0; slab < BN / 64; ++slab, ++c_slabs) {
           const uint32_t buf = c_base + (c_slabs & 1) * Cfg::c_chunk_bytes;
-          if (store_issuer && c_slabs >= 2) bulk_wait_read<1>();  // slab - 2 has left buf
+          if (!Cfg::CpAsync && store_issuer && c_slabs >= 2) bulk_wait_read<1>();  // slab - 2 has left buf
           named_bar_sync(1, 128 * Cfg::Consumers);
 #pragma unroll
           for (int g = 0; g < 8; ++g) {
@@ -423,19 +479,34 @@ __device__ __forceinline__ void gemm_wgmma_tma_body(const CUtensorMap& tmap_a, c
               st_shared_u32(addr, pack2<T>(acc[a], acc[a + 1]));
             }
           }
+          if constexpr (Cfg::CpAsync) {
+            // The consumers store the slab in 8-byte pieces, as the producer loads them:
+            // thread u piece u % 16 of rows u / 16 + 8 * Consumers * i (all u / 16 mod 8).
+            named_bar_sync(1, 128 * Cfg::Consumers);
+            const int u = cw * 128 + t, q = u % 16, r0 = u / 16;
+            const int col = tn * BN + slab * 64 + q * 4;
+            const uint32_t src = buf + r0 * 128 + ((((q >> 1) ^ (r0 & 7)) << 4) | ((q & 1) << 3));
+#pragma unroll
+            for (int i = 0; i < 8; ++i) {
+              const int r = r0 + 8 * Cfg::Consumers * i, row = tm * BM + r;
+              const uint2 v = ld_shared_u32x2(src + 8 * Cfg::Consumers * i * 128);
+              if (row < m && col < n) *reinterpret_cast<uint2*>(c + static_cast<size_t>(row) * n + col) = v;
+            }
+            continue;  // the next slab's barrier keeps its buffer until every piece is read
+          }
           fence_proxy_async_smem();
           named_bar_sync(1, 128 * Cfg::Consumers);
           if (store_issuer) {
             if constexpr (Masked)  // clipped at the group's m rows; rows past its count are left as computed
-              tma_store_3d(&tmap_c, buf, tn * BN + slab * 64, tm * BM, masked.group);
+              tma_store_3d(tmap_c, buf, tn * BN + slab * 64, tm * BM, masked.group);
             else
-              tma_store_2d(&tmap_c, buf, tn * BN + slab * 64, tm * BM);
+              tma_store_2d(tmap_c, buf, tn * BN + slab * 64, tm * BM);
             bulk_commit();
           }
         }
       }
     }
-    if (store_issuer) bulk_wait<0>();
+    if (!Cfg::CpAsync && store_issuer) bulk_wait<0>();
   }
   // No CTA may leave while a peer can still multicast or write into its shared memory or
   // arrive on its barriers.
@@ -447,7 +518,16 @@ template <class Cfg, class T>
 __global__ void __launch_bounds__(Cfg::Threads, 1)
     gemm_wgmma_tma_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                           const __grid_constant__ CUtensorMap tmap_c, int m, int n, int k, int group_tiles_m) {
-  gemm_wgmma_tma_body<Cfg, T, false>(tmap_a, tmap_b, tmap_c, m, n, k, group_tiles_m, nullptr, 0);
+  gemm_wgmma_tma_body<Cfg, T, false>(&tmap_a, &tmap_b, &tmap_c, m, n, k, group_tiles_m, nullptr, 0, nullptr, nullptr,
+                                     nullptr);
+}
+
+// Cfg::CpAsync: the matrices themselves, rows of 8-byte multiples, 8-byte aligned.
+template <class Cfg, class T>
+__global__ void __launch_bounds__(Cfg::Threads, 1)
+    gemm_wgmma_cp_async_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int m, int n,
+                               int k) {
+  gemm_wgmma_tma_body<Cfg, T, false>(nullptr, nullptr, nullptr, m, n, k, 0, nullptr, 0, a, b, c);
 }
 
 // The masked layout: A [groups][m][k] and C [groups][m][n] as 3-D maps, B [groups][k][n];
@@ -458,7 +538,7 @@ __global__ void __launch_bounds__(Cfg::Threads, 1)
     gemm_wgmma_tma_masked_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                                  const __grid_constant__ CUtensorMap tmap_c, const int* __restrict__ masked_m,
                                  int groups, int m, int n, int k) {
-  gemm_wgmma_tma_body<Cfg, T, true>(tmap_a, tmap_b, tmap_c, m, n, k, 0, masked_m, groups);
+  gemm_wgmma_tma_body<Cfg, T, true>(&tmap_a, &tmap_b, &tmap_c, m, n, k, 0, masked_m, groups, nullptr, nullptr, nullptr);
 }
 
 // ---- host side --------------------------------------------------------------------------------
