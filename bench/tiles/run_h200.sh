@@ -10,8 +10,7 @@
 # under study beside the fastest of the others. $OUT receives table.txt and tiles-run.tar.gz.
 #   bash bench/tiles/run_h200.sh          (OUT defaults to build/tiles-out)
 #   TILES="gemm.wgmma_tma.A gemm.wgmma_tma.B" bash bench/tiles/run_h200.sh
-#   TILES=gemm.wgmma_tma.128x128x64_s4_k4 bash bench/tiles/run_h200.sh   (the four-way split, NOTES.md "Open")
-#   TILES="gemm.wgmma_tma.128x128x64_s6_ca8 gemm.wgmma_tma.128x256x64_s4_ca8" ...  (8-byte rows, 2500^3)
+#   TILES=gemm.wgmma_tma.128x256x64_s4_ca8 bash bench/tiles/run_h200.sh   (rows of 8-byte pieces, 2500^3)
 set -u
 cd "$(dirname "$0")/../.."
 source bench/gpu_run.sh

@@ -1,5 +1,5 @@
-// gemm.wgmma_tma's instances: the Hopper kernel (gemm_wgmma_tma_sm90.cuh) at nine tile and
-// cluster configurations, with gemm's supports() and launch.
+// gemm.wgmma_tma's instances: the Hopper kernel (gemm_wgmma_tma_sm90.cuh) at ten tile, cluster
+// and copy configurations, with gemm's supports() and launch.
 #include "gemm/wgmma_tma/gemm_wgmma_tma_sm90.cuh"
 
 #include <string>
@@ -27,16 +27,32 @@ std::string supports_cp_async(const Problem& p) {
   return "";
 }
 
-// Persistent grid: one CTA per resident slot, at most one per work item (a cluster's tile).
-template <class Cfg, class T>
-cudaError_t grid_ctas(const GemmArgs& g, int* grid) {
-  int ctas = 0;
-  const cudaError_t err = resident_ctas<Cfg, T>(&ctas);
+// Launches one of the kernels on a persistent grid: one CTA per resident slot, at most one per
+// work item (a cluster's tile). The shared-memory attribute is set first: the occupancy query
+// of a cluster kernel counts no cluster without it.
+template <class Cfg, class T, class Kernel, class... Args>
+cudaError_t launch_persistent(Kernel kernel, const GemmArgs& g, cudaStream_t stream, Args... args) {
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes);
   if (err != cudaSuccess) return err;
+  int ctas = 0;
+  if ((err = resident_ctas<Cfg, T>(&ctas)) != cudaSuccess) return err;
   constexpr int CM = Cfg::ClusterM, CS = Cfg::ClusterSize;
   const int items = ((g.m + Cfg::BM * CM - 1) / (Cfg::BM * CM)) * ((g.n + Cfg::BN - 1) / Cfg::BN);
-  *grid = (items < ctas / CS ? items : ctas / CS) * CS;
-  return cudaSuccess;
+  const int grid = (items < ctas / CS ? items : ctas / CS) * CS;
+  cudaLaunchConfig_t cfg{};
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = CS;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cfg.gridDim = dim3(grid);
+  cfg.blockDim = dim3(Cfg::Threads);
+  cfg.dynamicSmemBytes = Cfg::smem_bytes;
+  cfg.stream = stream;
+  cfg.attrs = &attr;
+  cfg.numAttrs = CS > 1 ? 1 : 0;
+  if ((err = cudaLaunchKernelEx(&cfg, kernel, args...)) != cudaSuccess) return err;
+  return cudaGetLastError();
 }
 
 template <class Cfg, class T>
@@ -44,50 +60,19 @@ cudaError_t launch_typed(const GemmArgs& g, cudaStream_t stream) {
   if (g.m == 0 || g.n == 0) return cudaSuccess;
   if (g.k == 0)  // empty sum: C is zero
     return cudaMemsetAsync(g.c, 0, static_cast<size_t>(g.m) * g.n * sizeof(T), stream);
-  constexpr int CS = Cfg::ClusterSize;
-  cudaLaunchConfig_t cfg{};
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = CS;
-  attr.val.clusterDim.y = 1;
-  attr.val.clusterDim.z = 1;
-  cfg.blockDim = dim3(Cfg::Threads);
-  cfg.dynamicSmemBytes = Cfg::smem_bytes;
-  cfg.stream = stream;
-  cfg.attrs = &attr;
-  cfg.numAttrs = CS > 1 ? 1 : 0;
-  int grid = 0;
-  cudaError_t err = grid_ctas<Cfg, T>(g, &grid);
-  if (err != cudaSuccess) return err;
-  cfg.gridDim = dim3(grid);
   if constexpr (Cfg::CpAsync) {
-    auto kernel = gemm_wgmma_cp_async_kernel<Cfg, T>;
-    if ((err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes)) !=
-        cudaSuccess)
-      return err;
-    err = cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(g.a), static_cast<const T*>(g.b), static_cast<T*>(g.c),
-                             g.m, g.n, g.k);
-    return err != cudaSuccess ? err : cudaGetLastError();
-  }
-  CUtensorMap ta, tb, tc;
-  // ShortA: A's box only as tall as the rows there are (a whole 8-row swizzle atom), passed on.
-  const int a_rows = Cfg::ShortA && g.m < Cfg::BM ? (g.m + 7) / 8 * 8 : Cfg::BM;
-  if (!make_tmap(&ta, g.a, g.m, g.k, a_rows, g.dtype) || !make_tmap(&tb, g.b, g.k, g.n, Cfg::BK, g.dtype))
-    return cudaErrorInvalidValue;
-  if constexpr (Cfg::SplitK == 4) {  // each CTA of a cluster stores a quarter of the tile's columns, unswizzled
-    const CUtensorMapDataType dt =
-        g.dtype == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    if (!tma_host::make_tmap_2d(&tc, g.c, dt, g.m, g.n, 2LL * g.n, Cfg::BM, Cfg::BN / 4, CU_TENSOR_MAP_SWIZZLE_NONE))
+    return launch_persistent<Cfg, T>(gemm_wgmma_cp_async_kernel<Cfg, T>, g, stream, static_cast<const T*>(g.a),
+                                     static_cast<const T*>(g.b), static_cast<T*>(g.c), g.m, g.n, g.k);
+  } else {
+    CUtensorMap ta, tb, tc;
+    // ShortA: A's box only as tall as the rows there are (a whole 8-row swizzle atom), passed on.
+    const int a_rows = Cfg::ShortA && g.m < Cfg::BM ? (g.m + 7) / 8 * 8 : Cfg::BM;
+    if (!make_tmap(&ta, g.a, g.m, g.k, a_rows, g.dtype) || !make_tmap(&tb, g.b, g.k, g.n, Cfg::BK, g.dtype))
       return cudaErrorInvalidValue;
-  } else if (!make_tmap(&tc, g.c, g.m, g.n, Cfg::BM, g.dtype)) {
-    return cudaErrorInvalidValue;
+    if (!make_tmap(&tc, g.c, g.m, g.n, Cfg::BM, g.dtype)) return cudaErrorInvalidValue;
+    return launch_persistent<Cfg, T>(gemm_wgmma_tma_kernel<Cfg, T>, g, stream, ta, tb, tc, g.m, g.n, g.k,
+                                     Cfg::ShortA ? a_rows : 0);
   }
-  auto kernel = gemm_wgmma_tma_kernel<Cfg, T>;
-  if ((err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::smem_bytes)) != cudaSuccess)
-    return err;
-  err = cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, g.m, g.n, g.k, Cfg::ShortA ? a_rows : 0);
-  if (err != cudaSuccess) return err;
-  return cudaGetLastError();
 }
 
 template <class Cfg>
@@ -148,6 +133,12 @@ using Cfg128x64 = Config<128, 64, 64, 8, 1>;
 using Cfg128x192 = Config<128, 192, 64, 4, 1>;
 const Instance k_inst_128x64 = make_instance<Cfg128x64>("gemm.wgmma_tma.128x64x64_s8");
 const Instance k_inst_128x192 = make_instance<Cfg128x192>("gemm.wgmma_tma.128x192x64_s4");
+// Rows TMA cannot describe (K or N a multiple of 4 but not of 8: 2500 columns are 5000 bytes):
+// the stages and C copied in 8-byte pieces by the threads (Config::CpAsync), 200 tiles at
+// 2500^3. It runs aligned shapes too, at a third of the TMA tiles' speed (NOTES.md "Rows of
+// 8-byte pieces").
+using Cfg128x256Ca8 = Config<128, 256, 64, 4, 1, 1, false, false, true>;
+const Instance k_inst_128x256_ca8 = make_instance<Cfg128x256Ca8>("gemm.wgmma_tma.128x256x64_s4_ca8");
 
 }  // namespace
 
@@ -160,29 +151,6 @@ KPORT_REGISTER_KERNEL(k_inst_64x64_k2_sa);
 KPORT_REGISTER_KERNEL(k_inst_128x64_k2_sa);
 KPORT_REGISTER_KERNEL(k_inst_128x64);
 KPORT_REGISTER_KERNEL(k_inst_128x192);
-
-#if KPORT_KERNEL_EXPERIMENTS
-// Experiment (NOTES.md "Open", the 4096x4096 projection at 128 rows): a 128x128 tile split over
-// four CTAs of a cluster that reduce-scatter it, 128 CTAs where N is 4096 reading A and B once
-// each per quarter of K (64 MB from L2 at 128x4096x4096, where the split 128x64 tile reads 96);
-// 4 x 32 KiB stages and 48 KiB of partial sums. bench/tiles/run_h200.sh with TILES naming it.
-namespace {
-using Cfg128x128K4 = Config<128, 128, 64, 4, 1, 4>;
-const Instance k_inst_128x128_k4 = make_instance<Cfg128x128K4>("gemm.wgmma_tma.128x128x64_s4_k4");
-}  // namespace
-KPORT_REGISTER_KERNEL(k_inst_128x128_k4);
-
-// Experiment (NOTES.md "Open", 2500^3): the stages and C copied in 8-byte pieces by the threads,
-// for rows TMA cannot describe (K or N a multiple of 4 but not of 8). 128x128 makes 400 tiles
-// at 2500^3 (3.0 waves of 132), 128x256 200 (1.5).
-namespace {
-using Cfg128x128Ca8 = Config<128, 128, 64, 6, 1, 1, false, false, true>;
-using Cfg128x256Ca8 = Config<128, 256, 64, 4, 1, 1, false, false, true>;
-const Instance k_inst_128x128_ca8 = make_instance<Cfg128x128Ca8>("gemm.wgmma_tma.128x128x64_s6_ca8");
-const Instance k_inst_128x256_ca8 = make_instance<Cfg128x256Ca8>("gemm.wgmma_tma.128x256x64_s4_ca8");
-}  // namespace
-KPORT_REGISTER_KERNEL(k_inst_128x128_ca8);
 KPORT_REGISTER_KERNEL(k_inst_128x256_ca8);
-#endif
 
 }  // namespace kport::kernels::gemm_wgmma_tma

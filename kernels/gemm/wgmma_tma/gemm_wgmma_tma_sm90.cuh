@@ -19,9 +19,6 @@
 // shared memory (distributed shared memory, one mbarrier each way per tile), and the first
 // adds it to its own and stores C. A skinny problem (M = 128, N = K = 8192: 64 tiles of
 // 128x128 for 132 SMs) then runs on twice as many SMs, without a workspace or a second kernel.
-// With SplitK = 4 (an experiment, NOTES.md "Open") four CTAs share the tile and reduce-scatter
-// it: each stores a quarter of its columns, and receives the other three's partial sums of
-// that quarter in its shared memory.
 // A 64-row tile (BM = 64, the skinny-M instances) has one consumer warpgroup; a 64-column
 // one (BN = 64) is one slab of B and C, twice the split-K CTAs where N is 4096. ShortA loads
 // A's box only as tall as M when M is below the tile.
@@ -89,8 +86,7 @@ struct Config {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, Stages = Stages_, ClusterM = ClusterM_, SplitK = SplitK_;
   static constexpr bool Grouped = Grouped_;
   static_assert(!Grouped || (ClusterM == 1 && SplitK == 1), "grouped tiles take neither B multicast nor split K");
-  static_assert(SplitK == 1 || ((SplitK == 2 || SplitK == 4) && ClusterM == 1),
-                "K split over a 2- or 4-CTA cluster, without B multicast");
+  static_assert(SplitK == 1 || (SplitK == 2 && ClusterM == 1), "K split over a 2-CTA cluster, without B multicast");
   static constexpr int ClusterSize = ClusterM * SplitK;
   // Consumer warpgroups: each owns 64 rows of the tile (one for the 64-row tiles of skinny M).
   static constexpr int Consumers = BM / 64;
@@ -105,7 +101,7 @@ struct Config {
   static_assert(!ShortA || !Grouped, "a grouped tile's rows are always whole");
   // CpAsync: A, B and C in 8-byte pieces by the threads (rows of 8-byte multiples), not TMA.
   static constexpr bool CpAsync = CpAsync_;
-  static_assert(!CpAsync || (ClusterM == 1 && SplitK <= 2 && !Grouped && !ShortA),
+  static_assert(!CpAsync || (ClusterM == 1 && !Grouped && !ShortA),
                 "the copied stages are one CTA's own (no multicast), its C stored by its consumers");
   static_assert(BN % 64 == 0 && BN <= 256, "whole 64-column slabs of B and C, one wgmma per k16");
   static_assert(BK == 64, "one 128-byte swizzle row of 16-bit elements per K block");
@@ -118,11 +114,8 @@ struct Config {
   static constexpr int stage_bytes = a_bytes + b_bytes;
   static_assert(a_bytes % 1024 == 0 && b_chunk_bytes % 1024 == 0, "swizzle atoms are 1 KiB");
   static constexpr int c_chunk_bytes = BM * 64 * 2;  // one 64-column slab of C, staged
-  // SplitK 2: the second CTA's fp32 partial tile, received by the first. SplitK 4: each CTA
-  // stores a quarter of the tile's columns and receives the other three CTAs' partial sums of
-  // them (BM x BN / 4 floats each, BM * BN bytes).
-  static constexpr int red_bytes = SplitK == 2 ? BM * BN * 4 : SplitK == 4 ? 3 * BM * BN : 0;
-  static_assert(SplitK != 4 || BN % 32 == 0, "a quarter of the tile is whole 8-column groups");
+  // SplitK: the second CTA's fp32 partial tile, received by the first.
+  static constexpr int red_bytes = SplitK == 2 ? BM * BN * 4 : 0;
   // stages, two C staging buffers, the partial tile, the barriers (two per stage, two for the
   // partial tile), plus slack to align the base to 1 KiB
   static constexpr int smem_bytes = Stages * stage_bytes + 2 * c_chunk_bytes + red_bytes + 2 * Stages * 8 + 16 + 1024;
@@ -160,10 +153,8 @@ __device__ __forceinline__ void gemm_wgmma_tma_body(const CUtensorMap* tmap_a, c
   const uint32_t bar_base = red_base + Cfg::red_bytes;
   auto full_bar = [&](int s) { return bar_base + 8u * s; };
   auto empty_bar = [&](int s) { return bar_base + 8u * (S + s); };
-  // SplitK 2: red_full (in the first CTA) completes when the second CTA's partial tile has
-  // landed; red_empty (in the second) when the first has read it. SplitK 4: red_full (in each
-  // CTA) when the three others' partial sums of its quarter have landed; red_empty (in each)
-  // when the three others have read what it sent them.
+  // SplitK: red_full (in the first CTA) completes when the second CTA's partial tile has
+  // landed; red_empty (in the second) when the first has read it.
   const uint32_t red_full = bar_base + 16u * S, red_empty = red_full + 8u;
   auto stage_a = [&](int s) { return smem_base + s * Cfg::stage_bytes; };
   auto stage_b = [&](int s) { return smem_base + s * Cfg::stage_bytes + Cfg::a_bytes; };
@@ -183,9 +174,9 @@ __device__ __forceinline__ void gemm_wgmma_tma_body(const CUtensorMap* tmap_a, c
       mbar_init(empty_bar(s), Cfg::Consumers * 4 * CM);
     }
     if constexpr (Cfg::SplitK > 1) {
-      // one arrival per consumer warp of each peer
-      mbar_init(red_full, Cfg::Consumers * 4 * (Cfg::SplitK - 1));
-      mbar_init(red_empty, Cfg::Consumers * 4 * (Cfg::SplitK - 1));
+      // one arrival per consumer warp of the peer
+      mbar_init(red_full, Cfg::Consumers * 4);
+      mbar_init(red_empty, Cfg::Consumers * 4);
     }
     mbar_fence_init();
     if constexpr (!Cfg::CpAsync) {
@@ -390,71 +381,6 @@ __device__ __forceinline__ void gemm_wgmma_tma_body(const CUtensorMap* tmap_a, c
         fence_cluster();
         __syncwarp();
         if (lane == 0) mbar_arrive_cluster(red_empty, 1);
-      } else if constexpr (Cfg::SplitK == 4) {
-        // Reduce-scatter over the cluster: CTA q stores columns [q * BN/4, (q+1) * BN/4) of
-        // the tile (8-column groups q*G .. q*G + G - 1). Each CTA sends every other CTA q its
-        // partial sums of q's quarter: thread i writes group j of it as float4 at
-        // red_base + ((slot * G + j) * 128 * Consumers + i) * 16 of q, slot being the sender's
-        // rank among q's three peers, and the same thread of q, which holds the same elements,
-        // adds the three. The quarters are walked at compile time (a branch on this CTA's rank,
-        // uniform over it), so the accumulators stay in registers.
-        constexpr int P = 4, G = BN / 8 / P, group_stride = 128 * Cfg::Consumers;  // float4s of one group
-        const int tid = cw * 128 + t;
-        const uint32_t tiles = tiles_done++;
-        if (tiles > 0) mbar_wait_cluster(red_empty, (tiles - 1) & 1u);  // the peers read the last ones
-#pragma unroll
-        for (int q = 0; q < P; ++q) {
-          if (q == static_cast<int>(kr)) continue;
-          const uint32_t slot = static_cast<int>(kr) < q ? kr : kr - 1;
-          const uint32_t dst = cluster_map(red_base, q);
-#pragma unroll
-          for (int j = 0; j < G; ++j) {
-            const int g = q * G + j;
-            st_cluster_f32x4(dst + ((slot * G + j) * group_stride + tid) * 16, acc[4 * g], acc[4 * g + 1],
-                             acc[4 * g + 2], acc[4 * g + 3]);
-          }
-        }
-        fence_cluster();
-        __syncwarp();
-        if (lane < P - 1) mbar_arrive_cluster(red_full, (kr + 1 + lane) % P);
-        mbar_wait_cluster(red_full, tiles & 1u);
-        // This CTA's quarter, summed, then staged unswizzled (C's tensor map has boxes of BN/4
-        // columns here) and stored by one thread, clipped at M and N.
-        const uint32_t buf = c_base + (c_slabs & 1) * Cfg::c_chunk_bytes;
-        if (store_issuer && c_slabs >= 2) bulk_wait_read<1>();  // the store before last has left buf
-        ++c_slabs;
-        named_bar_sync(1, 128 * Cfg::Consumers);
-#pragma unroll
-        for (int q = 0; q < P; ++q) {
-          if (q != static_cast<int>(kr)) continue;
-#pragma unroll
-          for (int j = 0; j < G; ++j) {
-            const int g = q * G + j;
-#pragma unroll
-            for (int slot = 0; slot < P - 1; ++slot) {
-              const float4 v = ld_shared_f32x4(red_base + ((slot * G + j) * group_stride + tid) * 16);
-              acc[4 * g] += v.x;
-              acc[4 * g + 1] += v.y;
-              acc[4 * g + 2] += v.z;
-              acc[4 * g + 3] += v.w;
-            }
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const int r = cw * 64 + warp * 16 + lane / 4 + h * 8;
-              const uint32_t addr = buf + r * (BN / P * 2) + (j * 8 + 2 * (lane % 4)) * 2;
-              st_shared_u32(addr, pack2<T>(acc[4 * g + 2 * h], acc[4 * g + 2 * h + 1]));
-            }
-          }
-        }
-        fence_cluster();  // the partial sums are read: the peers may send the next tile's
-        __syncwarp();
-        if (lane < P - 1) mbar_arrive_cluster(red_empty, (kr + 1 + lane) % P);
-        fence_proxy_async_smem();
-        named_bar_sync(1, 128 * Cfg::Consumers);
-        if (store_issuer) {
-          tma_store_2d(tmap_c, buf, tn * BN + static_cast<int>(kr) * (BN / P), tm * BM);
-          bulk_commit();
-        }
       }
 
       // Epilogue, one 64-column slab of C at a time: both consumer warpgroups write their
@@ -462,47 +388,45 @@ __device__ __forceinline__ void gemm_wgmma_tma_body(const CUtensorMap* tmap_a, c
       // thread hands the slab to a TMA store, which clips at the M and N edges. Two buffers
       // alternate, so the stores drain while the next slab is written and while the next
       // tile's wgmma run. Accumulator layout of m64nN: per 8-column group a thread holds rows
-      // r and r+8, columns 2*(lane%4) and +1.
-      if constexpr (Cfg::SplitK != 4) {  // SplitK 4 stored its quarter above
+      // r and r+8, columns 2*(lane%4) and +1. (CpAsync: the consumers store the slab.)
 #pragma unroll
-        for (int slab = 0; slab < BN / 64; ++slab, ++c_slabs) {
-          const uint32_t buf = c_base + (c_slabs & 1) * Cfg::c_chunk_bytes;
-          if (!Cfg::CpAsync && store_issuer && c_slabs >= 2) bulk_wait_read<1>();  // slab - 2 has left buf
+      for (int slab = 0; slab < BN / 64; ++slab, ++c_slabs) {
+        const uint32_t buf = c_base + (c_slabs & 1) * Cfg::c_chunk_bytes;
+        if (!Cfg::CpAsync && store_issuer && c_slabs >= 2) bulk_wait_read<1>();  // slab - 2 has left buf
+        named_bar_sync(1, 128 * Cfg::Consumers);
+#pragma unroll
+        for (int g = 0; g < 8; ++g) {
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int r = cw * 64 + warp * 16 + lane / 4 + h * 8;  // tile row; r%8 = lane/4
+            const uint32_t addr = buf + r * 128 + ((g ^ (lane / 4)) << 4) + (lane % 4) * 4;
+            const int a = (slab * 8 + g) * 4 + h * 2;
+            st_shared_u32(addr, pack2<T>(acc[a], acc[a + 1]));
+          }
+        }
+        if constexpr (Cfg::CpAsync) {
+          // The consumers store the slab in 8-byte pieces, as the producer loads them:
+          // thread u piece u % 16 of rows u / 16 + 8 * Consumers * i (all u / 16 mod 8).
           named_bar_sync(1, 128 * Cfg::Consumers);
+          const int u = cw * 128 + t, q = u % 16, r0 = u / 16;
+          const int col = tn * BN + slab * 64 + q * 4;
+          const uint32_t src = buf + r0 * 128 + ((((q >> 1) ^ (r0 & 7)) << 4) | ((q & 1) << 3));
 #pragma unroll
-          for (int g = 0; g < 8; ++g) {
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const int r = cw * 64 + warp * 16 + lane / 4 + h * 8;  // tile row; r%8 = lane/4
-              const uint32_t addr = buf + r * 128 + ((g ^ (lane / 4)) << 4) + (lane % 4) * 4;
-              const int a = (slab * 8 + g) * 4 + h * 2;
-              st_shared_u32(addr, pack2<T>(acc[a], acc[a + 1]));
-            }
+          for (int i = 0; i < 8; ++i) {
+            const int r = r0 + 8 * Cfg::Consumers * i, row = tm * BM + r;
+            const uint2 v = ld_shared_u32x2(src + 8 * Cfg::Consumers * i * 128);
+            if (row < m && col < n) *reinterpret_cast<uint2*>(c + static_cast<size_t>(row) * n + col) = v;
           }
-          if constexpr (Cfg::CpAsync) {
-            // The consumers store the slab in 8-byte pieces, as the producer loads them:
-            // thread u piece u % 16 of rows u / 16 + 8 * Consumers * i (all u / 16 mod 8).
-            named_bar_sync(1, 128 * Cfg::Consumers);
-            const int u = cw * 128 + t, q = u % 16, r0 = u / 16;
-            const int col = tn * BN + slab * 64 + q * 4;
-            const uint32_t src = buf + r0 * 128 + ((((q >> 1) ^ (r0 & 7)) << 4) | ((q & 1) << 3));
-#pragma unroll
-            for (int i = 0; i < 8; ++i) {
-              const int r = r0 + 8 * Cfg::Consumers * i, row = tm * BM + r;
-              const uint2 v = ld_shared_u32x2(src + 8 * Cfg::Consumers * i * 128);
-              if (row < m && col < n) *reinterpret_cast<uint2*>(c + static_cast<size_t>(row) * n + col) = v;
-            }
-            continue;  // the next slab's barrier keeps its buffer until every piece is read
-          }
-          fence_proxy_async_smem();
-          named_bar_sync(1, 128 * Cfg::Consumers);
-          if (store_issuer) {
-            if constexpr (Masked)  // clipped at the group's m rows; rows past its count are left as computed
-              tma_store_3d(tmap_c, buf, tn * BN + slab * 64, tm * BM, masked.group);
-            else
-              tma_store_2d(tmap_c, buf, tn * BN + slab * 64, tm * BM);
-            bulk_commit();
-          }
+          continue;  // the next slab's barrier keeps its buffer until every piece is read
+        }
+        fence_proxy_async_smem();
+        named_bar_sync(1, 128 * Cfg::Consumers);
+        if (store_issuer) {
+          if constexpr (Masked)  // clipped at the group's m rows; rows past its count are left as computed
+            tma_store_3d(tmap_c, buf, tn * BN + slab * 64, tm * BM, masked.group);
+          else
+            tma_store_2d(tmap_c, buf, tn * BN + slab * 64, tm * BM);
+          bulk_commit();
         }
       }
     }
