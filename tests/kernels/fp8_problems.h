@@ -1,5 +1,5 @@
-// Stand-in fp8 problems for the supports() tests of the gemm_fp8 and grouped_gemm_fp8 variants,
-// and the instance a test asks about. supports() only looks at the addresses: A, B, D and the
+// Stand-in fp8 problems for the supports() tests of the gemm_fp8 and grouped_gemm_fp8 variants
+// (and registered.h's instance a test asks about). supports() only looks at the addresses: A, B, D and the
 // fp32 scales are 256-byte aligned stand-ins (A's at `a`, for a test that misaligns it), and
 // the UE8M0 bytes are handed over with block128_ue8m0 only, as the harness does.
 #pragma once
@@ -9,16 +9,9 @@
 #include <cstdint>
 
 #include "kport/kernels/registry.h"
+#include "registered.h"
 
 namespace kport::kernels::stand_ins {
-
-// The instance registered as `name`; a failed expectation and an empty instance when none is.
-inline const Instance& registered(const char* name) {
-  const Instance* inst = find_instance(name);
-  EXPECT_NE(inst, nullptr) << name;
-  static const Instance none{};
-  return inst != nullptr ? *inst : none;
-}
 
 // The arguments of an m x n x k problem (a GemmFp8Args or GroupedGemmFp8Args): A, B, D and
 // the scales as stand-ins, A's at `a`.

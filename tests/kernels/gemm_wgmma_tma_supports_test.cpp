@@ -8,8 +8,10 @@
 #include <string>
 
 #include "kport/kernels/registry.h"
+#include "registered.h"
 
 using namespace kport::kernels;
+using stand_ins::registered;
 
 namespace {
 
@@ -29,19 +31,13 @@ Problem gemm_problem(int m, int n, int k, std::uintptr_t base = 0x10000, DType t
   return p;
 }
 
-const Instance& instance(const std::string& name) {
-  const Instance* inst = find_instance(name);
-  EXPECT_NE(inst, nullptr) << name;
-  return *inst;
-}
-
 const char* const k_ca8 = "gemm.wgmma_tma.128x256x64_s4_ca8";
 
 }  // namespace
 
 TEST(GemmWgmmaTmaSupports, RowsOfEightByteMultiplesGoToTheCopyingInstance) {
-  const Instance& ca8 = instance(k_ca8);
-  const Instance& tma = instance("gemm.wgmma_tma.128x256x64_s4");
+  const Instance& ca8 = registered(k_ca8);
+  const Instance& tma = registered("gemm.wgmma_tma.128x256x64_s4");
   EXPECT_EQ(ca8.supports(gemm_problem(2500, 2500, 2500)), "");
   EXPECT_EQ(ca8.supports(gemm_problem(4096, 4100, 4100, 0x10000, DType::f16)), "");
   EXPECT_EQ(ca8.supports(gemm_problem(1, 2500, 4)), "");
@@ -52,7 +48,7 @@ TEST(GemmWgmmaTmaSupports, RowsOfEightByteMultiplesGoToTheCopyingInstance) {
 }
 
 TEST(GemmWgmmaTmaSupports, TheCopyingInstanceRefusesWhatItsPiecesCannotCarry) {
-  const Instance& ca8 = instance(k_ca8);
+  const Instance& ca8 = registered(k_ca8);
   const std::string odd_k = ca8.supports(gemm_problem(2500, 2500, 2502));
   EXPECT_NE(odd_k.find("multiples of 4"), std::string::npos) << odd_k;
   EXPECT_NE(odd_k.find("mma_sync"), std::string::npos) << odd_k;
@@ -69,10 +65,11 @@ TEST(GemmWgmmaTmaSupports, TheCopyingInstanceRefusesWhatItsPiecesCannotCarry) {
 TEST(GemmWgmmaTmaSupports, EachInstanceDeclaresTheRowsItRuns) {
   // kernels/kport.json reads these keys as the rows an instance runs at all, so a best answer
   // at 2500 columns can name the copying instance and not a TMA one.
-  const Instance& ca8 = instance(k_ca8);
+  const Instance& ca8 = registered(k_ca8);
   EXPECT_NE(ca8.config_json.find(R"("run_n_align_bytes":8,"run_k_align_bytes":8)"), std::string::npos)
       << ca8.config_json;
-  EXPECT_NE(instance("gemm.wgmma_tma.128x128x64_s6").config_json.find(R"("run_k_align_bytes":16)"), std::string::npos);
+  EXPECT_NE(registered("gemm.wgmma_tma.128x128x64_s6").config_json.find(R"("run_k_align_bytes":16)"),
+            std::string::npos);
   bool copies = false;
   for (const std::string& f : ca8.features) copies = copies || f == "cp_async";
   EXPECT_TRUE(copies);

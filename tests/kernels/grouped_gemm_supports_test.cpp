@@ -7,17 +7,12 @@
 #include <cstdint>
 
 #include "kport/kernels/registry.h"
+#include "registered.h"
 
 using namespace kport::kernels;
+using stand_ins::registered;
 
 namespace {
-
-const Instance& instance(const char* name) {
-  const Instance* inst = find_instance(name);
-  EXPECT_NE(inst, nullptr) << name;
-  static const Instance none{};
-  return inst != nullptr ? *inst : none;
-}
 
 Problem problem(int g, int m, int n, int k, DType dtype = DType::bf16) {
   Problem p;
@@ -34,7 +29,7 @@ const char* const k_wgmma[] = {"grouped_gemm.wgmma_tma.128x256x64_s4", "grouped_
 
 TEST(GroupedGemmSupports, TheInstancesAreRegisteredWithTheirFeatures) {
   for (const char* name : k_wgmma) {
-    const Instance& inst = instance(name);
+    const Instance& inst = registered(name);
     EXPECT_EQ(inst.family, Family::grouped_gemm);
     EXPECT_EQ(inst.variant, "wgmma_tma");
     EXPECT_EQ(inst.dtypes, std::vector<DType>{DType::bf16});
@@ -43,23 +38,23 @@ TEST(GroupedGemmSupports, TheInstancesAreRegisteredWithTheirFeatures) {
     EXPECT_NE(inst.config_json.find("\"bm\":128"), std::string::npos) << inst.config_json;
     EXPECT_NE(inst.config_json.find("\"bk\":64"), std::string::npos) << inst.config_json;
   }
-  const Instance& simt = instance("grouped_gemm.simt.128x128x16_t8x8");
+  const Instance& simt = registered("grouped_gemm.simt.128x128x16_t8x8");
   EXPECT_EQ(simt.family, Family::grouped_gemm);
   EXPECT_EQ(simt.features, std::vector<std::string>{"simt"});
 }
 
 TEST(GroupedGemmSupports, TheTargetShapeAndMoeShapesAreAccepted) {
   for (const char* name : k_wgmma) {
-    EXPECT_EQ(instance(name).supports(problem(4, 8192, 4096, 7168)), "") << name;
-    EXPECT_EQ(instance(name).supports(problem(8, 512, 7168, 2048)), "") << name;
-    EXPECT_EQ(instance(name).supports(problem(1, 128, 8, 8)), "") << name;      // one tile
-    EXPECT_EQ(instance(name).supports(problem(2, 256, 264, 520)), "") << name;  // N and K off the tile
+    EXPECT_EQ(registered(name).supports(problem(4, 8192, 4096, 7168)), "") << name;
+    EXPECT_EQ(registered(name).supports(problem(8, 512, 7168, 2048)), "") << name;
+    EXPECT_EQ(registered(name).supports(problem(1, 128, 8, 8)), "") << name;      // one tile
+    EXPECT_EQ(registered(name).supports(problem(2, 256, 264, 520)), "") << name;  // N and K off the tile
   }
 }
 
 TEST(GroupedGemmSupports, TheWgmmaInstancesRefuseWhatTheyCannotRunSayingWhy) {
   for (const char* name : k_wgmma) {
-    const Instance& inst = instance(name);
+    const Instance& inst = registered(name);
     EXPECT_NE(inst.supports(problem(2, 192, 64, 64)).find("multiple of 128"), std::string::npos) << name;
     EXPECT_NE(inst.supports(problem(3, 128, 255, 64)).find("multiples of 8"), std::string::npos) << name;
     EXPECT_NE(inst.supports(problem(3, 128, 64, 63)).find("use the simt variant"), std::string::npos) << name;
@@ -75,7 +70,7 @@ TEST(GroupedGemmSupports, TheWgmmaInstancesRefuseWhatTheyCannotRunSayingWhy) {
 }
 
 TEST(GroupedGemmSupports, TheSimtInstanceTakesOddNAndK) {
-  const Instance& simt = instance("grouped_gemm.simt.128x128x16_t8x8");
+  const Instance& simt = registered("grouped_gemm.simt.128x128x16_t8x8");
   EXPECT_EQ(simt.supports(problem(3, 128, 255, 63)), "");
   EXPECT_EQ(simt.supports(problem(2, 128, 1, 1)), "");
   EXPECT_NE(simt.supports(problem(70000, 128, 8, 8)).find("65535"), std::string::npos);
@@ -92,7 +87,7 @@ Problem masked(int g, int m, int n, int k) {
 
 TEST(GroupedGemmSupports, TheMaskedLayoutTakesAnyRowsPerGroup) {
   for (const char* name : k_wgmma) {
-    const Instance& inst = instance(name);
+    const Instance& inst = registered(name);
     EXPECT_EQ(inst.supports(masked(8, 256, 4096, 7168)), "") << name;
     EXPECT_EQ(inst.supports(masked(5, 65, 264, 520)), "") << name;
     EXPECT_EQ(inst.supports(masked(3, 1, 64, 64)), "") << name;
@@ -103,7 +98,7 @@ TEST(GroupedGemmSupports, TheMaskedLayoutTakesAnyRowsPerGroup) {
     misaligned.grouped_gemm.d = reinterpret_cast<void*>(std::uintptr_t{0x30008});
     EXPECT_NE(inst.supports(misaligned).find("16-byte aligned"), std::string::npos) << name;
   }
-  const Instance& simt = instance("grouped_gemm.simt.128x128x16_t8x8");
+  const Instance& simt = registered("grouped_gemm.simt.128x128x16_t8x8");
   EXPECT_EQ(simt.supports(masked(3, 130, 255, 63)), "");
   EXPECT_EQ(simt.supports(masked(4, 7, 1, 1)), "");
 }
