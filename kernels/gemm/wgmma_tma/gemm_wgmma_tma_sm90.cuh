@@ -33,7 +33,7 @@
 // another group; only tiles holding some of group g's first masked_m[g] rows exist
 // (MaskedTiles, counts read on the device), walked group after group.
 //
-// Optionally (CpAsync, the _ca8 instances) rows that are whole 8 bytes but not 16 (K or N = 2500:
+// Optionally (CpAsync, the _ca8 instance) rows that are whole 8 bytes but not 16 (K or N = 2500:
 // 5000-byte rows, which TMA cannot describe): all 128 threads of the producer warpgroup copy the
 // stages in 8-byte pieces with cp.async, into the same 128-byte-swizzled layout, and arrive on
 // the stage's full barrier as their copies land; the consumers fence the async proxy before
