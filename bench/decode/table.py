@@ -36,6 +36,15 @@ def docs(path):
     return out
 
 
+def measured(doc):
+    """A bench document's measured results and the baseline's median time in ms (None when no
+    result carries one)."""
+    rows = [r for r in doc.get("results", []) if r.get("verdict") == "measured"]
+    base = next((r["baseline"]["timing"]["median_ms"] for r in rows
+                 if isinstance(r.get("baseline"), dict) and "timing" in r["baseline"]), None)
+    return rows, base
+
+
 def print_checks(w, label):
     """Prints the `check` verdicts of WORK_DIR's check.json and check-outside.json counted by
     label(instance name), the largest normwise error among passes per dtype and the first 40
@@ -74,7 +83,7 @@ def main():
     print(f"{'bf16 shape':>24} {'best kport instance':>36} {'us':>8} {'gemv us':>8} {'fastest decode_mma':>28} "
           f"{'us':>8} {'fastest tiled instance':>36} {'tile us':>8} {'cuBLAS us':>9} {'best x':>6} {'gemv x':>6} {'mma x':>6} {'tile x':>6}")
     for doc in docs(os.path.join(w, "bench.jsonl")):
-        rows = [r for r in doc.get("results", []) if r.get("verdict") == "measured"]
+        rows, base = measured(doc)
         if not rows:
             continue
         best = min(rows, key=lambda r: r["timing"]["median_ms"])
@@ -83,8 +92,6 @@ def main():
         mma = min(mmas, key=lambda r: r["timing"]["median_ms"]) if mmas else None
         tiles = [r for r in rows if not r["instance"].startswith(("gemm.gemv", "gemm.decode_mma"))]
         tile = min(tiles, key=lambda r: r["timing"]["median_ms"]) if tiles else None
-        base = next((r["baseline"]["timing"]["median_ms"] for r in rows
-                     if isinstance(r.get("baseline"), dict) and "timing" in r["baseline"]), None)
         t = best["timing"]["median_ms"] * 1e3
         g = gemv["timing"]["median_ms"] * 1e3 if gemv else None
         d = mma["timing"]["median_ms"] * 1e3 if mma else None

@@ -10,7 +10,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "decode"))
-from table import docs, print_checks  # noqa: E402  (harness output files, their check verdicts)
+from table import docs, measured, print_checks  # noqa: E402  (harness output files, their verdicts)
 
 
 def main():
@@ -19,11 +19,10 @@ def main():
     print(f"{'bf16 shape':>22} {'cuBLAS us':>9} {'fastest other instance':>36} {'us':>8} {'x':>5} "
           f"{'fastest tile under study':>30} {'us':>8} {'x':>5}   all (x cuBLAS)")
     for doc in docs(os.path.join(w, "bench.jsonl")):
-        rows = [r for r in doc.get("results", []) if r.get("verdict") == "measured"]
+        rows, base_ms = measured(doc)
         if not rows:
             continue
-        base = next((r["baseline"]["timing"]["median_ms"] * 1e3 for r in rows
-                     if isinstance(r.get("baseline"), dict) and "timing" in r["baseline"]), None)
+        base = base_ms * 1e3 if base_ms is not None else None
         us = {r["instance"]: r["timing"]["median_ms"] * 1e3 for r in rows}
         others = {i: t for i, t in us.items() if i not in studied}
         under_study = {i: t for i, t in us.items() if i in studied}
